@@ -1,0 +1,317 @@
+/*
+ * spanscope.h -- the whole public C API of spanscope, a region profiler.
+ *
+ * A program marks regions (named spans of its own code); spanscope records
+ * every call with nanosecond timestamps into per-thread buffers, and at
+ * sps_finalize() writes an HDF5 file (scope-profiler schema 3) and, if asked,
+ * prints a summary table.
+ *
+ *     #include <spanscope.h>
+ *
+ *     int main(void) {
+ *         sps_config_t cfg = SPS_CONFIG_INIT;
+ *         cfg.file_path = "profile.h5";
+ *         cfg.verbose = 1;
+ *         sps_setup(&cfg);
+ *         for (int i = 0; i < 100; i++) {
+ *             SPS_REGION("step");        // lasts to the end of the block
+ *             do_work();
+ *         }
+ *         return sps_finalize() < 0;
+ *     }
+ *
+ * Conventions (one rule for the whole API):
+ *   - Functions that can fail return int: 0 on success, a negative SPS_E*
+ *     code on failure.  sps_strerror(code) names the code.  Nothing aborts
+ *     the host program and nothing prints unless cfg.verbose asks for it.
+ *   - Strings passed in are copied; the caller keeps ownership.  Strings
+ *     returned point into spanscope's registry and stay valid until the
+ *     process exits (region names are interned for the life of the process).
+ *   - Thread rules: sps_begin/sps_end/sps_region and every query may be called
+ *     from any thread at any time.  sps_setup and sps_finalize may be called
+ *     from any thread, but not concurrently with each other; a thread inside
+ *     sps_begin/sps_end while another thread calls sps_setup may lose that
+ *     one call (never crashes).
+ *
+ * Timestamps are nanoseconds on the CLOCK_MONOTONIC timeline, the same one
+ * Python's time.perf_counter_ns() uses on Linux, so C and Python regions of
+ * one process line up.
+ */
+#ifndef SPANSCOPE_H
+#define SPANSCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPS_VERSION_MAJOR 0
+#define SPS_VERSION_MINOR 1
+#define SPS_VERSION_PATCH 0
+#define SPS_VERSION_STRING "0.1.0"
+
+#if defined(_WIN32)
+#  define SPS_API
+#elif defined(__GNUC__)
+#  define SPS_API __attribute__((visibility("default")))
+#else
+#  define SPS_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Every error code, as X(NAME, value, message).  Codes are negative. */
+#define SPS_ERRNO_MAP(X)                                                       \
+    X(EINVAL,     -1, "invalid argument")                                      \
+    X(ENOMEM,     -2, "out of memory")                                         \
+    X(ENOSESSION, -3, "no profiling session (sps_setup was not called, or "    \
+                      "this is a forked child of the profiled process)")       \
+    X(EACTIVE,    -4, "a profiling session is already active")                 \
+    X(EIO,        -5, "I/O error writing or reading a file")                   \
+    X(EHDF5,      -6, "the HDF5 library reported an error")                    \
+    X(EFORMAT,    -7, "the file is not a valid spanscope/scope-profiler file") \
+    X(ENOREGION,  -8, "no such region")                                        \
+    X(EPATH,      -9, "the output path cannot be written (directory missing " \
+                      "or not writable); the recording is kept")               \
+    X(ETOOBIG,   -10, "a limit was exceeded (too many regions or threads)")    \
+    X(ENOTSUP,   -11, "not supported by this build or platform")
+
+typedef enum {
+    SPS_OK = 0,
+#define SPS__ERRNO_ENUM(name, val, msg) SPS_##name = (val),
+    SPS_ERRNO_MAP(SPS__ERRNO_ENUM)
+#undef SPS__ERRNO_ENUM
+    SPS__ERR_MIN = -12
+} sps_errno_t;
+
+/* Returns a static English message for an error code (never NULL; unknown
+ * codes give "unknown error"). */
+SPS_API const char *sps_strerror(int code);
+
+/* Returns the error's name, e.g. "SPS_EINVAL" (never NULL). */
+SPS_API const char *sps_err_name(int code);
+
+/* ------------------------------------------------------------------------ */
+/* Configuration and session                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* What to do when the in-memory event buffers reach cfg.memory_limit. */
+typedef enum {
+    SPS_OVERFLOW_SPILL = 0, /* write full chunks to a spill file (default):
+                               nothing lost, memory stays bounded */
+    SPS_OVERFLOW_DROP  = 1, /* drop new events and count them; the count is
+                               reported in the file and by sps_dropped() */
+    SPS_OVERFLOW_GROW  = 2  /* keep allocating: nothing lost, memory unbounded */
+} sps_overflow_t;
+
+typedef struct sps_config {
+    /* HDF5 file written by sps_finalize().  NULL means no file (statistics
+     * and the table only).  Copied by sps_setup. */
+    const char *file_path;
+    /* Non-zero: sps_finalize() prints the summary table to stderr. */
+    int verbose;
+    /* Non-zero: aggregate mode -- keep per-region statistics only (count,
+     * total, self, min, max, variance), no per-call events.  For regions hit
+     * billions of times.  The file then uses storage_layout="aggregate". */
+    int aggregate;
+    /* Bytes of event buffers kept in memory before the overflow policy
+     * applies.  0 = default (32 MiB).  Each recorded call costs 16 bytes. */
+    size_t memory_limit;
+    /* Bytes per buffer chunk, a power of two between 4 KiB and 16 MiB.
+     * 0 = default (64 KiB). */
+    size_t chunk_size;
+    sps_overflow_t overflow;
+    /* Directory for the spill file (an unlinked temporary file).  NULL =
+     * $TMPDIR, else /tmp. */
+    const char *spill_dir;
+    /* A label stored in the file's /metadata (e.g. a run name), or NULL. */
+    const char *label;
+    /* gzip+shuffle the event columns from this many events on; 0 = default
+     * (16384, as scope-profiler's "auto"), -1 = never. */
+    long compress_threshold;
+    /* MPI rank and size stored in the file (0 and 1 without MPI). */
+    int rank;
+    int size;
+} sps_config_t;
+
+#define SPS_CONFIG_INIT                                                        \
+    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, NULL, NULL, 0, 0, 1 }
+
+/* Starts a profiling session: recording begins at once in every thread.
+ * cfg may be NULL (defaults).  Returns SPS_EACTIVE if a session is active
+ * (call sps_shutdown first, or sps_finalize then sps_setup -- see below),
+ * SPS_EINVAL for a bad field.
+ *
+ * Calling sps_setup after sps_shutdown starts a fresh session: statistics,
+ * events and the set of registered regions are empty again; region ids
+ * already handed out stay valid (names are interned per process). */
+SPS_API int sps_setup(const sps_config_t *cfg);
+
+/* Writes everything recorded since the previous finalize (or setup) to
+ * cfg.file_path, prints the table if verbose, and keeps recording: a
+ * checkpoint, as in scope-profiler.  Each file holds only its own period;
+ * calls still open at the checkpoint are written by the next finalize.
+ *
+ * The file is written to "<path>.tmp-<pid>" and renamed into place, so a
+ * reader never sees half a file.  If the path cannot be written the period's
+ * data is NOT consumed: fix the path with sps_set_file_path() and call
+ * sps_finalize() again, and everything is written.
+ *
+ * Returns 0, SPS_ENOSESSION (no session, or a forked child), SPS_EPATH,
+ * SPS_EIO or SPS_EHDF5. */
+SPS_API int sps_finalize(void);
+
+/* Like sps_finalize but writes to path (NULL = no file) instead of the
+ * configured one, once. */
+SPS_API int sps_finalize_to(const char *path);
+
+/* Changes the output path of the active session (copied). */
+SPS_API int sps_set_file_path(const char *path);
+
+/* Ends the session without writing: recording stops, buffers are released.
+ * Safe to call without a session.  Returns 0. */
+SPS_API int sps_shutdown(void);
+
+/* Non-zero while a session records in this process. */
+SPS_API int sps_is_active(void);
+
+/* Events dropped so far under SPS_OVERFLOW_DROP (0 otherwise). */
+SPS_API uint64_t sps_dropped(void);
+
+/* Number of calls whose nesting was repaired: an sps_end that named a region
+ * other than the innermost open one closes the inner ones at that time; an
+ * sps_end with no matching open call is ignored.  Both are counted here. */
+SPS_API uint64_t sps_misuse_count(void);
+
+/* Current time on the profiler's timeline (CLOCK_MONOTONIC ns). */
+SPS_API int64_t sps_now_ns(void);
+
+/* ------------------------------------------------------------------------ */
+/* Regions                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A region id: small, dense, stable for the life of the process. */
+typedef uint32_t sps_region_t;
+
+/* The id returned for a NULL name; its calls are recorded as misuse. */
+#define SPS_REGION_INVALID ((sps_region_t)0)
+
+/* Interns name (any bytes up to a NUL; copied) and returns its id.  The same
+ * name always gives the same id.  May be called before sps_setup (ids survive
+ * sessions).  An empty name is the region "" shown as "(empty)"; names longer
+ * than 4096 bytes are cut there; bytes that are not valid UTF-8 are kept for
+ * identity but written as U+FFFD.  NULL gives SPS_REGION_INVALID.  Also
+ * registers the region in the active session.  Thread-safe; takes a lock, so
+ * cache the id (SPS_REGION does). */
+SPS_API sps_region_t sps_region(const char *name);
+
+/* Enter / leave a region on the calling thread.  Lock-free and allocation-
+ * free: one fixed 8-byte record each into the thread's own buffer.  With no
+ * session they cost one branch.  Regions must nest per thread; see
+ * sps_misuse_count for what happens when they do not. */
+SPS_API void sps_begin(sps_region_t r);
+SPS_API void sps_end(sps_region_t r);
+
+/* Statistics of a region.  All times in ns. */
+typedef struct sps_stats {
+    uint64_t num_calls;   /* completed calls */
+    int64_t total_ns;     /* sum of durations */
+    int64_t self_ns;      /* sum of durations minus direct children */
+    int64_t min_ns;       /* 0 when num_calls == 0 */
+    int64_t max_ns;
+    double mean_ns;
+    double var_ns2;       /* sample variance (n-1), 0 for fewer than 2 calls */
+} sps_stats_t;
+
+/* Statistics of r over the whole session (all periods, including those
+ * already written by a checkpoint finalize).  Open calls are not counted.
+ * Returns 0, SPS_ENOSESSION or SPS_ENOREGION.  Cost: proportional to events
+ * recorded since the last query. */
+SPS_API int sps_region_stats(sps_region_t r, sps_stats_t *out);
+
+/* Copies the durations (ns) of r's completed calls since the last finalize,
+ * in start order, into out[0..cap) and returns how many there are in all
+ * (may exceed cap; call with cap 0 to size a buffer).  The matching start
+ * times (CLOCK_MONOTONIC ns) go to starts if not NULL.  Returns 0 without a
+ * session or for an unknown region.  Cost: one pass over the period's
+ * events. */
+SPS_API size_t sps_region_durations(sps_region_t r, int64_t *out,
+                                    size_t cap);
+SPS_API size_t sps_region_calls(sps_region_t r, int64_t *starts,
+                                int64_t *durations, size_t cap);
+
+/* Name of region r (NULL for an unknown id).  Valid for the process life. */
+SPS_API const char *sps_region_name(sps_region_t r);
+
+/* Iteration.  sps_region_count() is the number of interned ids (ids run from
+ * 1 to count).  sps_regions_registered / sps_regions_recorded write the ids
+ * registered in (or with at least one completed call in) the active session
+ * into out[0..cap) and return how many there are in all. */
+SPS_API uint32_t sps_region_count(void);
+SPS_API size_t sps_regions_registered(sps_region_t *out, size_t cap);
+SPS_API size_t sps_regions_recorded(sps_region_t *out, size_t cap);
+
+/* Prints the summary table of the session so far (all periods) to a FILE*
+ * (stdio's FILE, passed as void* to keep <stdio.h> out of this header). */
+SPS_API int sps_print_summary(void *file);
+
+/* ------------------------------------------------------------------------ */
+/* Scoped regions (C with GCC/Clang cleanup attribute, and C++)              */
+/* ------------------------------------------------------------------------ */
+
+#define SPS__CAT2(a, b) a##b
+#define SPS__CAT(a, b) SPS__CAT2(a, b)
+
+#if defined(__cplusplus)
+namespace spanscope {
+struct scope {
+    sps_region_t r;
+    explicit scope(sps_region_t id) : r(id) { sps_begin(r); }
+    ~scope() { sps_end(r); }
+    scope(const scope &) = delete;
+    scope &operator=(const scope &) = delete;
+};
+} /* namespace spanscope */
+#  define SPS__SCOPE(name_expr, uniq)                                          \
+    static const sps_region_t SPS__CAT(sps__id_, uniq) = sps_region(name_expr); \
+    spanscope::scope SPS__CAT(sps__scope_, uniq)(SPS__CAT(sps__id_, uniq))
+#elif defined(__GNUC__)
+static inline void sps__scope_end(const sps_region_t *r) { sps_end(*r); }
+/* The id is interned on first execution and cached in a static: after that a
+ * scope costs what sps_begin + sps_end cost. */
+static inline sps_region_t sps__cached_region(sps_region_t *slot,
+                                              const char *name) {
+    sps_region_t id = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0)) {
+        id = sps_region(name);
+        __atomic_store_n(slot, id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+#  define SPS__SCOPE(name_expr, uniq)                                          \
+    static sps_region_t SPS__CAT(sps__id_, uniq);                              \
+    __attribute__((cleanup(sps__scope_end))) const sps_region_t                 \
+        SPS__CAT(sps__scope_, uniq) =                                          \
+            sps__cached_region(&SPS__CAT(sps__id_, uniq), (name_expr));        \
+    sps_begin(SPS__CAT(sps__scope_, uniq))
+#endif
+
+#if defined(SPS__SCOPE) && !defined(SPS_DISABLE)
+/* A region from here to the end of the enclosing block. */
+#  define SPS_REGION(name) SPS__SCOPE(name, __LINE__)
+/* A region named after the enclosing function. */
+#  define SPS_FUNCTION() SPS__SCOPE(__func__, __LINE__)
+#else
+/* SPS_DISABLE (or a compiler without cleanup) compiles scopes out. */
+#  define SPS_REGION(name) ((void)0)
+#  define SPS_FUNCTION() ((void)0)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPANSCOPE_H */

@@ -1,0 +1,323 @@
+/*
+ * sps_int.h -- spanscope's internal interfaces, shared between layers.
+ *
+ * Nothing here is public.  Every non-static symbol is prefixed sps__ and
+ * marked SPS__HIDDEN (like Lua's LUAI_FUNC) so it does not leak from the .so.
+ *
+ * Layers (a layer uses only those above it in this file):
+ *   core     clock, registry, per-thread buffers, session       src/core/
+ *   model    streams of records -> calls, nesting, statistics   src/model/
+ *   formats  HDF5 writer/reader, tables                         src/formats/
+ */
+#ifndef SPS_INT_H
+#define SPS_INT_H
+
+#include "spanscope.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#if defined(__GNUC__)
+#  define SPS__HIDDEN __attribute__((visibility("hidden")))
+#  define SPS__LIKELY(x) __builtin_expect(!!(x), 1)
+#  define SPS__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#  define SPS__HIDDEN
+#  define SPS__LIKELY(x) (x)
+#  define SPS__UNLIKELY(x) (x)
+#endif
+
+/* ======================================================================== */
+/* core: clock (src/core/clock.c)                                            */
+/* ======================================================================== */
+
+/* Raw timestamps ("ticks") come from rdtsc where the TSC is invariant, else
+ * from CLOCK_MONOTONIC (then ticks are ns).  They are converted to
+ * CLOCK_MONOTONIC ns only when read back, through anchors: pairs (ticks, ns)
+ * taken at setup, now and then while recording, and at every query. */
+typedef struct sps__anchor {
+    uint64_t ticks;
+    int64_t ns;
+} sps__anchor_t;
+
+SPS__HIDDEN extern int sps__use_tsc; /* read on the hot path */
+
+static inline uint64_t sps__ticks(void);
+SPS__HIDDEN uint64_t sps__mono_ns(void);
+
+/* Once per process: picks the counter (env SPANSCOPE_CLOCK=tsc|monotonic
+ * overrides) and measures its rate. */
+SPS__HIDDEN void sps__clock_init(void);
+/* A fresh anchor (best of a few reads). */
+SPS__HIDDEN sps__anchor_t sps__anchor_now(void);
+
+/* Piecewise-linear map ticks -> ns over a growing array of anchors. */
+typedef struct sps__timemap {
+    sps__anchor_t *a;
+    size_t n, cap;
+} sps__timemap_t;
+SPS__HIDDEN int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a);
+SPS__HIDDEN int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks);
+/* ns per tick near the last anchor (1.0 with the monotonic clock). */
+SPS__HIDDEN double sps__timemap_scale(const sps__timemap_t *m);
+SPS__HIDDEN void sps__timemap_free(sps__timemap_t *m);
+
+#if defined(__x86_64__) || defined(__i386__)
+#  include <x86intrin.h>
+static inline uint64_t sps__ticks(void) {
+    if (SPS__LIKELY(sps__use_tsc)) return __rdtsc();
+    return sps__mono_ns();
+}
+#else
+static inline uint64_t sps__ticks(void) { return sps__mono_ns(); }
+#endif
+
+/* ======================================================================== */
+/* core: records                                                             */
+/* ======================================================================== */
+
+/* One 8-byte record per sps_begin / sps_end:
+ *   bits 63..33  region id (31 bits)
+ *   bit  32      1 = end, 0 = begin
+ *   bits 31..0   low 32 bits of the timestamp
+ * A HI record (upper half all ones) carries the upper 32 bits of the
+ * timestamp in its low half; every chunk starts with one and the hot path
+ * writes one whenever the upper half changes. */
+#define SPS__REC_HI_TAG 0xFFFFFFFFu
+#define SPS__REGION_MAX 0x7FFFFFFEu
+
+static inline uint64_t sps__rec_make(uint32_t region, int is_end,
+                                     uint32_t lo) {
+    return ((uint64_t)((region << 1) | (uint32_t)is_end) << 32) | lo;
+}
+static inline uint64_t sps__rec_hi(uint32_t hi) {
+    return ((uint64_t)SPS__REC_HI_TAG << 32) | hi;
+}
+
+/* ======================================================================== */
+/* core: chunks and threads (src/core/buffer.c)                              */
+/* ======================================================================== */
+
+/* A chunk descriptor.  Its records live in memory (rec != NULL) or in the
+ * spill file at file_off. */
+typedef struct sps__chunk {
+    struct sps__chunk *next; /* thread's retired list, or a free list */
+    uint64_t *rec;           /* chunk memory, or NULL when spilled */
+    int64_t file_off;        /* spill file offset, -1 when in memory */
+    uint32_t n;              /* records written (set when retired) */
+    uint32_t consumed;       /* records [0, consumed) already written out */
+    uint64_t seq0;           /* per-thread sequence number of rec[0] */
+} sps__chunk_t;
+
+/* An analysis frame: one open call on a thread's stack. */
+typedef struct sps__frame {
+    uint32_t region;
+    int32_t node;        /* call-tree node (model), -1 if none */
+    uint64_t start;      /* ticks */
+    uint64_t child;      /* ticks spent in direct children */
+    uint64_t seq;        /* record sequence number of the begin */
+} sps__frame_t;
+
+typedef struct sps__stack {
+    sps__frame_t *f;
+    size_t n, cap;
+} sps__stack_t;
+
+/* Running statistics in ticks.  Variance uses a shifted sum (shift = first
+ * duration seen), merged across threads with Chan's formula. */
+typedef struct sps__acc {
+    uint64_t count;
+    uint64_t total, self, min, max;
+    uint64_t first_start, last_start, end_max; /* ticks */
+    uint64_t shift;
+    double s1, s2; /* sums of (d - shift) and (d - shift)^2 */
+} sps__acc_t;
+
+/* Per-thread state.  pos/end/hi are the hot fields. */
+typedef struct sps__thr {
+    _Atomic(uint64_t *) pos; /* next free record in cur */
+    uint64_t *end;           /* one past the last usable record */
+    uint32_t hi;             /* upper timestamp half last written */
+    uint32_t index;          /* 0, 1, ... in order of first use */
+    uint64_t epoch;          /* session epoch this state belongs to */
+    sps__chunk_t *cur;       /* chunk being written */
+    sps__chunk_t *head, *tail; /* retired chunks, oldest first */
+    uint64_t dropped;        /* events dropped under SPS_OVERFLOW_DROP */
+    int dropping;
+    int exited;
+    pid_t tid;
+    char name[32];
+    int64_t first_ns, last_ns; /* first/last use, CLOCK_MONOTONIC ns */
+    /* aggregate mode (owner thread writes, readers use relaxed loads) */
+    sps__acc_t *agg;
+    uint32_t agg_cap;
+    sps__stack_t astack;
+    /* analyzer cursor (under the session lock) */
+    sps__chunk_t *acur;
+    uint32_t aidx;
+    uint32_t ahi;
+    sps__stack_t stack;      /* open calls as of the analyzer cursor */
+    sps__stack_t carried;    /* open calls at the last finalize */
+    struct sps__thr *next_all;
+} sps__thr_t;
+
+/* ======================================================================== */
+/* core: registry (src/core/registry.c)                                      */
+/* ======================================================================== */
+
+/* Process-wide name interning.  Ids start at 1; 0 is SPS_REGION_INVALID. */
+SPS__HIDDEN sps_region_t sps__registry_intern(const char *name);
+SPS__HIDDEN uint32_t sps__registry_count(void); /* ids are 1..count-1... */
+/* Display name (valid UTF-8, never NULL for ids < count; "(invalid)" for 0). */
+SPS__HIDDEN const char *sps__registry_name(sps_region_t r);
+/* Replaces invalid UTF-8 by U+FFFD; returns a malloc'd string. */
+SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
+
+/* ======================================================================== */
+/* model: calls and periods (src/model/)                                    */
+/* ======================================================================== */
+
+/* A stretch of one thread's records: chunk memory or a spill-file range.
+ * Records [0, skip) only update the timestamp's upper half. */
+typedef struct sps__seg {
+    uint32_t thread;
+    const uint64_t *rec; /* NULL: read n records at file_off from spill fd */
+    int64_t file_off;
+    uint32_t n, skip;
+    uint64_t seq0;
+} sps__seg_t;
+
+/* A decoded record. */
+typedef struct sps__ev {
+    uint64_t ticks;
+    uint64_t seq;
+    uint32_t region;
+    int is_end;
+} sps__ev_t;
+
+/* A completed call as every consumer sees it.  Times in ticks. */
+typedef struct sps__call {
+    uint32_t region;
+    uint32_t thread;
+    uint64_t start, end, self;
+    int64_t call_id;   /* start order among the period's written calls */
+    int64_t parent_id; /* call_id of the enclosing call, -1 if none */
+    uint32_t depth;
+} sps__call_t;
+
+/* ======================================================================== */
+/* formats: one row of the HDF5 index, the period's shape                    */
+/* ======================================================================== */
+
+/* Statistics in ns as written to rank_region_index/summary_statistics. */
+typedef struct sps__summary {
+    int64_t total, minimum, maximum, first, last, start_minimum, end_maximum;
+    uint64_t gpu_count;
+    int64_t gpu_total;
+    double mean, m2;
+} sps__summary_t;
+
+typedef struct sps__row {
+    uint32_t file_region; /* index into names[] of the file */
+    uint32_t rank;
+    uint64_t offset, count; /* slice of /events */
+    int64_t exclusive_total; /* self ns, -1 if unknown */
+    sps__summary_t s;
+} sps__row_t;
+
+typedef struct sps__thread_info {
+    int64_t index, ident, native_id;
+    int64_t start_ns, end_ns, cpu_ns;
+    const char *name;
+} sps__thread_info_t;
+
+/* Everything a writer needs besides the per-call columns. */
+typedef struct sps__layout {
+    int aggregate;                /* storage_layout "aggregate" */
+    size_t nnames;
+    const char *const *names;     /* file region id -> name */
+    size_t nrows;
+    const sps__row_t *rows;       /* in file region id order */
+    uint64_t nevents;             /* total rows of /events */
+    int with_tree;                /* write call_ids/parent_ids/thread_ids */
+    long compress_threshold;      /* see sps_config_t */
+    size_t nthreads;
+    const sps__thread_info_t *threads;
+    /* /metadata attributes */
+    int64_t start_time_ns, finalize_time_ns;
+    int64_t wall_anchor_ns;   /* CLOCK_REALTIME ns taken with mono_anchor_ns */
+    int64_t mono_anchor_ns;
+    const char *label;
+    int rank, size;
+    uint64_t dropped, misuse, open_calls;
+    const char *clock_source; /* "tsc" or "monotonic" */
+} sps__layout_t;
+
+/* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at
+ * its final size), write_rows any number of times, write_durations for late
+ * durations, close.  Rows are addressed by their position in /events. */
+typedef struct sps__h5w sps__h5w_t;
+SPS__HIDDEN int sps__h5w_open(sps__h5w_t **out, const char *path,
+                              const sps__layout_t *lay);
+/* Writes n consecutive rows starting at first.  parent_ids/call_ids/
+ * thread_ids may be NULL when !lay->with_tree. */
+SPS__HIDDEN int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
+                              const int64_t *start_deltas,
+                              const int64_t *durations,
+                              const int64_t *call_ids,
+                              const int64_t *parent_ids,
+                              const int64_t *thread_ids);
+/* Writes durations at scattered positions (calls that completed after their
+ * row was written with a placeholder). */
+SPS__HIDDEN int sps__h5w_durations(sps__h5w_t *w, size_t n,
+                                   const uint64_t *pos, const int64_t *dur);
+/* Writes the index, names, metadata and thread table and closes the file.
+ * Frees w even on error. */
+SPS__HIDDEN int sps__h5w_close(sps__h5w_t *w);
+/* Closes and removes the file without finishing it. */
+SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
+
+/* ======================================================================== */
+/* formats: summary table (src/formats/table.c)                              */
+/* ======================================================================== */
+
+/* A node of the call tree: one distinct path of nested regions. */
+typedef struct sps__tnode {
+    int32_t parent;   /* index of the parent node, -1 for a root */
+    const char *name;
+    uint64_t calls;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+} sps__tnode_t;
+
+/* A region's flat statistics. */
+typedef struct sps__tflat {
+    const char *name;
+    uint64_t calls;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+    double mean_ns;
+} sps__tflat_t;
+
+typedef enum {
+    SPS__SORT_SELF = 0, SPS__SORT_TOTAL, SPS__SORT_CALLS, SPS__SORT_MEAN,
+    SPS__SORT_MAX, SPS__SORT_NAME
+} sps__sort_t;
+
+typedef struct sps__table_opts {
+    int tree;          /* print the tree view */
+    int flat;          /* print the flat view */
+    sps__sort_t sort;  /* flat view order (tree: children by total) */
+    size_t top;        /* flat view rows, 0 = all */
+    int64_t session_ns; /* 100 % (wall time of the session period) */
+} sps__table_opts_t;
+
+/* Prints the tree view (nodes, any order; children sorted by total) and/or
+ * the flat view.  Never fails on odd input (cycles in parent links are
+ * printed as roots). */
+SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tnode_t *nodes,
+                                 size_t nnodes, const sps__tflat_t *flat,
+                                 size_t nflat, const sps__table_opts_t *opt);
+
+#endif /* SPS_INT_H */
