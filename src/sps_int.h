@@ -119,6 +119,8 @@ typedef struct sps__frame {
     uint64_t start;      /* ticks */
     uint64_t child;      /* ticks spent in direct children */
     uint64_t seq;        /* record sequence number of the begin */
+    int64_t id;          /* merged pass: call id, -1 if not written */
+    uint64_t ord;        /* merged pass: ordinal within its region */
 } sps__frame_t;
 
 typedef struct sps__stack {
@@ -131,7 +133,9 @@ typedef struct sps__stack {
 typedef struct sps__acc {
     uint64_t count;
     uint64_t total, self, min, max;
-    uint64_t first_start, last_start, end_max; /* ticks */
+    uint64_t first_start, first_dur; /* call with the earliest start */
+    uint64_t last_start, last_dur;   /* call with the latest start */
+    uint64_t end_max;                /* latest end */
     uint64_t shift;
     double s1, s2; /* sums of (d - shift) and (d - shift)^2 */
 } sps__acc_t;
@@ -154,6 +158,7 @@ typedef struct sps__thr {
     /* aggregate mode (owner thread writes, readers use relaxed loads) */
     sps__acc_t *agg;
     uint32_t agg_cap;
+    uint32_t aseq;           /* seqlock over agg: odd while updating */
     sps__stack_t astack;
     /* analyzer cursor (under the session lock) */
     sps__chunk_t *acur;
@@ -180,6 +185,8 @@ SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
 /* model: calls and periods (src/model/)                                    */
 /* ======================================================================== */
 
+typedef struct sps__tree sps__tree_t;
+
 /* A stretch of one thread's records: chunk memory or a spill-file range.
  * Records [0, skip) only update the timestamp's upper half. */
 typedef struct sps__seg {
@@ -190,6 +197,17 @@ typedef struct sps__seg {
     uint64_t seq0;
 } sps__seg_t;
 
+/* Statistics accumulators (src/model/analyze.c). */
+SPS__HIDDEN void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end,
+                              uint64_t self);
+SPS__HIDDEN void sps__acc_merge(sps__acc_t *into, const sps__acc_t *from);
+/* Converts to public stats (ns) with scale ns/tick. */
+SPS__HIDDEN void sps__acc_stats(const sps__acc_t *a, double scale,
+                                sps_stats_t *out);
+SPS__HIDDEN int sps__stack_push(sps__stack_t *s, sps__frame_t f);
+SPS__HIDDEN void sps__stack_free(sps__stack_t *s);
+SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);
+
 /* A decoded record. */
 typedef struct sps__ev {
     uint64_t ticks;
@@ -197,6 +215,37 @@ typedef struct sps__ev {
     uint32_t region;
     int is_end;
 } sps__ev_t;
+
+/* Reads the records of one thread's segments in order, decoding full
+ * timestamps.  Spilled segments are read from the spill file in blocks.
+ * Frames in `inject` (open calls carried in from the previous period) come
+ * first, as begin events with their original timestamps and seqs. */
+typedef struct sps__rd {
+    const sps__seg_t *seg, *seg_end;
+    const sps__stack_t *inject;
+    size_t ninjected;
+    const uint64_t *rec; /* current block */
+    uint32_t i, n;       /* index in block, block length */
+    uint32_t base;       /* index of rec[0] within the segment */
+    uint32_t hi;
+    uint64_t *buf;       /* block buffer for spilled segments */
+} sps__rd_t;
+SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
+                              size_t nsegs, const sps__stack_t *inject);
+/* 1 and *ev filled, 0 at the end, or a negative SPS_E* code. */
+SPS__HIDDEN int sps__rd_next(sps__rd_t *r, sps__ev_t *ev);
+SPS__HIDDEN void sps__rd_free(sps__rd_t *r);
+
+/* Nesting (analyze.c): see the rule there. */
+typedef void (*sps__close_fn)(void *ctx, const sps__frame_t *f, uint64_t end,
+                              uint64_t self, size_t depth);
+SPS__HIDDEN int sps__nest_end(sps__stack_t *s, uint32_t region, uint64_t ts,
+                              sps__close_fn fn, void *ctx);
+SPS__HIDDEN int32_t sps__tree_node(sps__tree_t *t, int32_t parent,
+                                   uint32_t region);
+SPS__HIDDEN void sps__tree_free(sps__tree_t *t);
+SPS__HIDDEN int sps__acc_reserve(uint32_t r);
+SPS__HIDDEN int sps__analyze_thread(sps__thr_t *t);
 
 /* A completed call as every consumer sees it.  Times in ticks. */
 typedef struct sps__call {
@@ -206,7 +255,24 @@ typedef struct sps__call {
     int64_t call_id;   /* start order among the period's written calls */
     int64_t parent_id; /* call_id of the enclosing call, -1 if none */
     uint32_t depth;
+    uint64_t ordinal;  /* start order among the period's written calls of
+                          this region */
 } sps__call_t;
+
+/* The merged pass (period.c).  begin gets calls with end == 0 in start
+ * order; end gets completed calls in end order.  Either may be NULL; a
+ * non-zero return stops the pass. */
+typedef struct sps__pass_cb {
+    void *ctx;
+    int (*begin)(void *ctx, const sps__call_t *c);
+    int (*end)(void *ctx, const sps__call_t *c);
+} sps__pass_cb_t;
+typedef struct sps__snap sps__snap_t;
+SPS__HIDDEN int sps__pass_run(const sps__snap_t *snap,
+                              const sps__pass_cb_t *cb, uint64_t *misuse);
+SPS__HIDDEN size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r,
+                                      int64_t *starts, int64_t *durs,
+                                      size_t cap);
 
 /* ======================================================================== */
 /* formats: one row of the HDF5 index, the period's shape                    */
@@ -277,6 +343,10 @@ SPS__HIDDEN int sps__h5w_durations(sps__h5w_t *w, size_t n,
 /* Writes the index, names, metadata and thread table and closes the file.
  * Frees w even on error. */
 SPS__HIDDEN int sps__h5w_close(sps__h5w_t *w);
+/* Writes every call of a snapshot as rows (period.c). */
+SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
+                                  const sps__layout_t *lay,
+                                  const uint32_t *file_region);
 /* Closes and removes the file without finishing it. */
 SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
 
@@ -319,5 +389,115 @@ typedef struct sps__table_opts {
 SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tnode_t *nodes,
                                  size_t nnodes, const sps__tflat_t *flat,
                                  size_t nflat, const sps__table_opts_t *opt);
+
+/* ======================================================================== */
+/* core: session state (src/core/session.c, buffer.c)                        */
+/* ======================================================================== */
+
+enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2 };
+
+/* Read on every sps_begin/sps_end; on its own cache line. */
+SPS__HIDDEN extern _Atomic int sps__state;
+SPS__HIDDEN extern __thread sps__thr_t *sps__tls;
+SPS__HIDDEN extern sps__thr_t sps__dummy_thr;
+
+/* A node of the live call tree: (parent node, region). */
+typedef struct sps__node {
+    int32_t parent;
+    uint32_t region;
+    sps__acc_t cum, per;
+} sps__node_t;
+
+struct sps__tree {
+    sps__node_t *n;
+    size_t len, cap;
+    int32_t *slots; /* hash of (parent, region) -> node index + 1 */
+    size_t nslots;
+};
+
+/* What a finalize takes out of the session to write, without the lock. */
+struct sps__snap {
+    uint32_t nthreads;
+    sps__seg_t *segs;      /* all segments, grouped by thread, in order */
+    size_t nsegs, capsegs;
+    sps__chunk_t *owned;   /* in-memory chunks to give back after writing */
+    uint64_t **copies;     /* copies of current chunks */
+    size_t ncopies, capcopies;
+    sps__stack_t *carried; /* [nthreads] open calls at the previous period end */
+    sps__stack_t *open;    /* [nthreads] open calls at this period end */
+    sps__acc_t *per;       /* [nregions] period statistics (ticks) */
+    uint32_t nregions;
+    sps__acc_t *node_per;  /* [nnodes] period statistics of tree nodes */
+    size_t nnodes;
+    sps__timemap_t tm;
+    int64_t start_ns, end_ns;
+    /* copied under the lock for the writer and the table */
+    uint32_t *regs;        /* region ids in the file's region table */
+    size_t nregs;
+    int32_t *node_parent;  /* [nnodes] */
+    uint32_t *node_region; /* [nnodes] */
+    sps__thread_info_t *threads; /* [nthreads] */
+    char (*tnames)[32];
+    int aggregate, rank, size;
+    long compress_threshold;
+    uint64_t dropped, misuse, open_calls;
+    int64_t wall_anchor_ns, mono_anchor_ns;
+    char *label;
+};
+
+typedef struct sps__session {
+    pthread_mutex_t lock;
+    uint64_t epoch;
+    int pid;
+    int mode;                 /* SPS__EVENTS or SPS__AGGREGATE */
+    sps_config_t cfg;         /* strings below are owned copies */
+    char *file_path, *label, *spill_dir;
+    uint32_t chunk_recs;
+    size_t budget_chunks, mem_chunks;
+    sps__chunk_t *free_mem;   /* descriptors holding free chunk memory */
+    sps__thr_t *threads;      /* every thread state (all epochs) */
+    uint32_t nthreads;        /* threads of this epoch */
+    int spill_fd;
+    int64_t spill_end;
+    size_t spilled_live;
+    int spill_failed;
+    sps__timemap_t tm;
+    int64_t start_ns, period_start_ns;
+    int64_t wall_anchor_ns, mono_anchor_ns;
+    uint8_t *registered;      /* [registered_cap] by region id */
+    uint32_t registered_cap;
+    sps__acc_t *cum, *per;    /* by region id, ticks */
+    uint32_t acc_cap;
+    sps__tree_t tree;
+    uint64_t misuse;
+    uint64_t open_written;    /* open calls left at the last finalize */
+    sps__snap_t *pending;     /* a period whose write failed */
+} sps__session_t;
+
+SPS__HIDDEN extern sps__session_t sps__g;
+
+/* buffer.c */
+SPS__HIDDEN void sps__slow_record(sps__thr_t *t, uint32_t payload,
+                                  uint64_t now);
+SPS__HIDDEN void sps__agg_begin(sps_region_t r, uint64_t now);
+SPS__HIDDEN void sps__agg_end(sps_region_t r, uint64_t now);
+/* Under the lock: release every chunk of every thread (session end). */
+SPS__HIDDEN void sps__buffers_reset(void);
+/* Under the lock: give a chunk's memory back to the pool. */
+SPS__HIDDEN void sps__chunk_release(sps__chunk_t *c);
+SPS__HIDDEN void sps__thread_key_init(void);
+/* Reads n records at off of the spill file into out. 0 or SPS_EIO. */
+SPS__HIDDEN int sps__spill_read(int64_t off, uint32_t n, uint64_t *out);
+
+/* output.c: writes a finalized period to path (NULL: no file) and prints
+ * the table if verbose.  Does not take the lock. */
+SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
+                                    int verbose);
+/* output.c: builds table input from accumulators (ticks) and prints it. */
+SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
+                                uint32_t nregions, const sps__acc_t *nodes,
+                                const int32_t *node_parent,
+                                const uint32_t *node_region, size_t nnodes,
+                                double scale, int64_t session_ns);
 
 #endif /* SPS_INT_H */

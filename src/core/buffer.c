@@ -1,0 +1,392 @@
+/* buffer.c -- the hot path: per-thread chunks of 8-byte records.
+ *
+ * sps_begin/sps_end append one record to the calling thread's current chunk:
+ * no lock, no allocation, no syscall.  Everything else -- the first call of a
+ * thread, a full chunk, a change of the timestamp's upper half, a new session
+ * -- goes through sps__slow_record, which takes the session lock.
+ *
+ * Memory: chunks come from a pool bounded by cfg.memory_limit.  When a chunk
+ * fills and the pool is spent, the overflow policy decides: SPILL writes the
+ * chunk to an unlinked spill file and reuses its memory at once, DROP counts
+ * and discards new events, GROW allocates.  Chunk memory is touched when
+ * allocated and then recycled, so a long run does not keep paying page
+ * faults. */
+#include "sps_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Atomic int sps__state __attribute__((aligned(64))) = SPS__OFF;
+sps__thr_t sps__dummy_thr; /* pos == end == NULL: always the slow path */
+__thread sps__thr_t *sps__tls __attribute__((tls_model("initial-exec"))) =
+    &sps__dummy_thr;
+static pthread_key_t g_key;
+
+/* ------------------------------------------------------------------------ */
+/* Hot path                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static inline void record(uint32_t payload) {
+    sps__thr_t *t = sps__tls;
+    uint64_t now = sps__ticks();
+    uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    if (SPS__UNLIKELY(p >= t->end || (uint32_t)(now >> 32) != t->hi)) {
+        sps__slow_record(t, payload, now);
+        return;
+    }
+    *p = ((uint64_t)payload << 32) | (uint32_t)now;
+    atomic_store_explicit(&t->pos, p + 1, memory_order_release);
+}
+
+void sps_begin(sps_region_t r) {
+    int s = atomic_load_explicit(&sps__state, memory_order_relaxed);
+    if (SPS__LIKELY(s == SPS__EVENTS)) record(r << 1);
+    else if (s == SPS__AGGREGATE) sps__agg_begin(r, sps__ticks());
+}
+
+void sps_end(sps_region_t r) {
+    int s = atomic_load_explicit(&sps__state, memory_order_relaxed);
+    if (SPS__LIKELY(s == SPS__EVENTS)) record((r << 1) | 1u);
+    else if (s == SPS__AGGREGATE) sps__agg_end(r, sps__ticks());
+}
+
+/* ------------------------------------------------------------------------ */
+/* Chunks                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A descriptor with fresh (pre-touched) or recycled memory; NULL if none can
+ * be had.  Under the lock. */
+static sps__chunk_t *chunk_get(int allow_alloc) {
+    sps__chunk_t *c = sps__g.free_mem;
+    if (c) {
+        sps__g.free_mem = c->next;
+    } else {
+        if (!allow_alloc) return NULL;
+        c = calloc(1, sizeof *c);
+        size_t bytes = (size_t)sps__g.chunk_recs * sizeof(uint64_t);
+        if (c) c->rec = aligned_alloc(64, bytes);
+        if (!c || !c->rec) {
+            free(c);
+            return NULL;
+        }
+        memset(c->rec, 0, bytes); /* fault the pages in now, not per event */
+        sps__g.mem_chunks++;
+    }
+    c->next = NULL;
+    c->file_off = -1;
+    c->n = c->consumed = 0;
+    return c;
+}
+
+/* Gives c's memory (if any) back to the pool and frees a spilled
+ * descriptor.  Under the lock. */
+void sps__chunk_release(sps__chunk_t *c) {
+    if (!c) return;
+    if (c->rec) {
+        c->next = sps__g.free_mem;
+        sps__g.free_mem = c;
+    } else {
+        if (sps__g.spilled_live) sps__g.spilled_live--;
+        free(c);
+    }
+}
+
+static int spill_open(void) {
+    const char *dir = sps__g.spill_dir;
+    if (!dir) dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+#ifdef O_TMPFILE
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+#endif
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spanscope-spill-XXXXXX", dir);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0) unlink(path);
+    return fd;
+}
+
+/* Moves the records of c to the spill file; c keeps its descriptor and
+ * loses its memory, which is returned.  NULL on failure (c unchanged). */
+static uint64_t *chunk_spill(sps__chunk_t *c) {
+    if (sps__g.spill_fd < 0) sps__g.spill_fd = spill_open();
+    if (sps__g.spill_fd < 0) return NULL;
+    size_t bytes = (size_t)c->n * sizeof(uint64_t);
+    const char *p = (const char *)c->rec;
+    for (size_t done = 0; done < bytes;) {
+        ssize_t w = pwrite(sps__g.spill_fd, p + done, bytes - done,
+                           sps__g.spill_end + (off_t)done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return NULL;
+        done += (size_t)w;
+    }
+    uint64_t *mem = c->rec;
+    c->rec = NULL;
+    c->file_off = sps__g.spill_end;
+    sps__g.spill_end += (int64_t)bytes;
+    sps__g.spilled_live++;
+    return mem;
+}
+
+int sps__spill_read(int64_t off, uint32_t n, uint64_t *out) {
+    size_t bytes = (size_t)n * sizeof(uint64_t);
+    for (size_t done = 0; done < bytes;) {
+        ssize_t r = pread(sps__g.spill_fd, (char *)out + done, bytes - done,
+                          off + (off_t)done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return SPS_EIO;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+/* Makes c the thread's current chunk, starting with a HI record. */
+static void thr_install(sps__thr_t *t, sps__chunk_t *c, uint64_t now,
+                        uint64_t seq0) {
+    c->seq0 = seq0;
+    t->cur = c;
+    t->hi = (uint32_t)(now >> 32);
+    c->rec[0] = sps__rec_hi(t->hi);
+    t->end = c->rec + sps__g.chunk_recs;
+    atomic_store_explicit(&t->pos, c->rec + 1, memory_order_release);
+}
+
+static void thr_stop(sps__thr_t *t) { /* no chunk: every call is slow */
+    static uint64_t none[1];
+    t->end = none;
+    atomic_store_explicit(&t->pos, none, memory_order_release);
+}
+
+/* Retires the full current chunk and installs a new one according to the
+ * overflow policy.  Returns 0, or -1 when events must be dropped. */
+static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
+    sps__chunk_t *old = t->cur;
+    uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    uint64_t seq0 = old->seq0 + (uint64_t)(p - old->rec);
+    old->n = (uint32_t)(p - old->rec);
+    old->next = NULL;
+    if (t->tail) t->tail->next = old; else t->head = old;
+    t->tail = old;
+    t->cur = NULL;
+    int grow = sps__g.cfg.overflow == SPS_OVERFLOW_GROW ||
+               sps__g.mem_chunks < sps__g.budget_chunks;
+    sps__chunk_t *c = chunk_get(grow);
+    if (!c && sps__g.cfg.overflow == SPS_OVERFLOW_SPILL) {
+        uint64_t *mem = chunk_spill(old);
+        if (!mem) sps__g.spill_failed = 1; /* keep data: grow instead */
+        c = calloc(1, sizeof *c);
+        if (c && mem) c->rec = mem;
+        else if (c) {
+            free(c);
+            c = chunk_get(1);
+        } else if (mem) {
+            free(mem); /* cannot happen in practice: descriptor alloc failed */
+            sps__g.mem_chunks--;
+        }
+    }
+    if (!c) {
+        t->dropping = 1;
+        thr_stop(t);
+        return -1;
+    }
+    thr_install(t, c, now, seq0);
+    sps__anchor_t a = sps__anchor_now(); /* follow clock drift on long runs */
+    if (a.ns - (sps__g.tm.n ? sps__g.tm.a[sps__g.tm.n - 1].ns : 0) > 100000000)
+        sps__timemap_add(&sps__g.tm, a);
+    return 0;
+}
+
+static void thr_exit(void *arg) {
+    sps__thr_t *t = arg;
+    pthread_mutex_lock(&sps__g.lock);
+    t->exited = 1;
+    t->last_ns = (int64_t)sps__mono_ns();
+    pthread_mutex_unlock(&sps__g.lock);
+    sps__tls = &sps__dummy_thr;
+}
+
+void sps__thread_key_init(void) { pthread_key_create(&g_key, thr_exit); }
+
+/* Joins t to the current session (first use, or first use after a new
+ * sps_setup).  Under the lock.  Returns 0 or -1. */
+static int thr_join(sps__thr_t *t, uint64_t now) {
+    if (!t->cur) {
+        sps__chunk_t *c = chunk_get(1); /* a thread always gets one chunk */
+        if (!c) return -1;
+        t->cur = c;
+    }
+    t->head = t->tail = NULL;
+    t->epoch = sps__g.epoch;
+    t->index = sps__g.nthreads++;
+    t->dropping = 0;
+    t->dropped = 0;
+    t->first_ns = t->last_ns = (int64_t)sps__mono_ns();
+    t->stack.n = t->carried.n = t->astack.n = 0;
+    t->acur = t->cur;
+    t->aidx = 0;
+    t->ahi = 0;
+    t->cur->consumed = 0;
+    thr_install(t, t->cur, now, 0);
+    return 0;
+}
+
+static sps__thr_t *thr_register(void) {
+    sps__thr_t *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->tid = (pid_t)syscall(SYS_gettid);
+    pthread_getname_np(pthread_self(), t->name, sizeof t->name);
+    t->next_all = sps__g.threads;
+    sps__g.threads = t;
+    pthread_setspecific(g_key, t);
+    sps__tls = t;
+    return t;
+}
+
+/* Everything the fast path does not handle.  Takes the session lock. */
+void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
+    pthread_mutex_lock(&sps__g.lock);
+    if (atomic_load(&sps__state) != SPS__EVENTS) goto out;
+    if (t == &sps__dummy_thr && !(t = thr_register())) goto out;
+    if (t->epoch != sps__g.epoch || !t->cur) {
+        if (thr_join(t, now)) goto out;
+    }
+    if (t->dropping) {
+        if (sps__g.free_mem || sps__g.mem_chunks < sps__g.budget_chunks) {
+            sps__chunk_t *c = chunk_get(1);
+            if (c) {
+                t->dropping = 0;
+                uint64_t seq0 = t->tail ? t->tail->seq0 + t->tail->n : 0;
+                thr_install(t, c, now, seq0);
+            }
+        }
+        if (t->dropping) {
+            t->dropped++;
+            goto out;
+        }
+    }
+    uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    if (p + 2 > t->end) {
+        if (thr_next_chunk(t, now)) {
+            t->dropped++;
+            goto out;
+        }
+        p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    }
+    if ((uint32_t)(now >> 32) != t->hi) {
+        t->hi = (uint32_t)(now >> 32);
+        *p++ = sps__rec_hi(t->hi);
+    }
+    *p++ = ((uint64_t)payload << 32) | (uint32_t)now;
+    atomic_store_explicit(&t->pos, p, memory_order_release);
+out:
+    pthread_mutex_unlock(&sps__g.lock);
+}
+
+/* Under the lock: drops every chunk of every thread; a live thread keeps its
+ * current chunk's memory (it may be writing into it) but is sent to the slow
+ * path, where it rejoins the next session.  Exited threads are freed. */
+void sps__buffers_reset(void) {
+    sps__thr_t **pp = &sps__g.threads;
+    while (*pp) {
+        sps__thr_t *t = *pp;
+        for (sps__chunk_t *c = t->head, *n; c; c = n) {
+            n = c->next;
+            sps__chunk_release(c);
+        }
+        t->head = t->tail = NULL;
+        t->epoch = 0;
+        if (t->exited) {
+            sps__chunk_release(t->cur);
+            sps__stack_free(&t->stack);
+            sps__stack_free(&t->carried);
+            sps__stack_free(&t->astack);
+            free(t->agg);
+            *pp = t->next_all;
+            free(t);
+            continue;
+        }
+        if (t->cur) {
+            t->end = t->cur->rec; /* pos >= end: next call takes the slow path */
+        }
+        memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
+        t->astack.n = 0;
+        pp = &t->next_all;
+    }
+    sps__g.nthreads = 0;
+    if (sps__g.spill_fd >= 0 && ftruncate(sps__g.spill_fd, 0) == 0) sps__g.spill_end = 0;
+    sps__g.spilled_live = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Aggregate mode: statistics kept by the thread itself, no events          */
+/* ------------------------------------------------------------------------ */
+
+/* The calling thread's state, joined to the session; NULL if impossible. */
+static sps__thr_t *agg_thread(sps_region_t r) {
+    sps__thr_t *t = sps__tls;
+    if (SPS__LIKELY(t->epoch == sps__g.epoch && r < t->agg_cap)) return t;
+    pthread_mutex_lock(&sps__g.lock);
+    if (t == &sps__dummy_thr) t = thr_register();
+    if (t && t->epoch != sps__g.epoch) {
+        t->epoch = sps__g.epoch;
+        t->index = sps__g.nthreads++;
+        t->first_ns = (int64_t)sps__mono_ns();
+        t->astack.n = 0;
+        memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
+    }
+    if (t && r >= t->agg_cap) {
+        uint32_t cap = sps__registry_count() + 64;
+        if (cap <= r) cap = r + 64;
+        sps__acc_t *a = realloc(t->agg, cap * sizeof *a);
+        if (a) {
+            memset(a + t->agg_cap, 0, (cap - t->agg_cap) * sizeof *a);
+            t->agg = a;
+            t->agg_cap = cap;
+        }
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return t && r < t->agg_cap ? t : NULL;
+}
+
+void sps__agg_begin(sps_region_t r, uint64_t now) {
+    sps__thr_t *t = agg_thread(r);
+    if (!t) return;
+    sps__frame_t f = {r, -1, now, 0, 0, -1, 0};
+    if (SPS__UNLIKELY(t->astack.n == t->astack.cap)) {
+        pthread_mutex_lock(&sps__g.lock); /* readers may scan the stack size */
+        sps__stack_push(&t->astack, f);
+        pthread_mutex_unlock(&sps__g.lock);
+        return;
+    }
+    t->astack.f[t->astack.n++] = f;
+}
+
+void sps__agg_end(sps_region_t r, uint64_t now) {
+    sps__thr_t *t = sps__tls;
+    if (t->epoch != sps__g.epoch) return;
+    size_t k = t->astack.n;
+    while (k > 0 && t->astack.f[k - 1].region != r) k--;
+    if (k == 0) {
+        __atomic_fetch_add(&sps__g.misuse, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    while (t->astack.n >= k) { /* closes any inner calls left open too */
+        sps__frame_t f = t->astack.f[--t->astack.n];
+        if (t->astack.n + 1 > k)
+            __atomic_fetch_add(&sps__g.misuse, 1, __ATOMIC_RELAXED);
+        uint64_t d = now > f.start ? now - f.start : 0;
+        if (t->astack.n > 0) t->astack.f[t->astack.n - 1].child += d;
+        if (f.region < t->agg_cap) { /* seqlock: readers retry while odd */
+            __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+            atomic_thread_fence(memory_order_release);
+            sps__acc_add(&t->agg[f.region], f.start, now,
+                         d > f.child ? d - f.child : 0);
+            atomic_thread_fence(memory_order_release);
+            __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+/* registry.c -- process-wide interning of region names to small ids.
+ *
+ * Ids are dense (1, 2, ...), never reused and valid for the life of the
+ * process, so a call site may cache one in a static across sessions.  The
+ * table is an open-addressing hash on the raw bytes of the name; lookups and
+ * inserts take one mutex (interning is not on the hot path). */
+#include "sps_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_BYTES 4096
+
+typedef struct entry {
+    char *raw;     /* identity: the bytes as given (cut at NAME_MAX_BYTES) */
+    char *display; /* valid UTF-8 for files and tables */
+    uint64_t hash;
+} entry_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static entry_t *g_ent;          /* index = id; [0] is the invalid region */
+static _Atomic uint32_t g_count; /* number of ids handed out, incl. 0 */
+static uint32_t g_cap;
+static uint32_t *g_slots;       /* hash slots: id, 0 = empty */
+static uint32_t g_nslots;
+
+static uint64_t fnv1a(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    if (s[0] < 0x80) return 1;
+    size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
+               : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (len == 0 || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
+    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+    return len;
+}
+
+/* Returns a malloc'd copy of s[0..len) in which every byte that does not
+ * start a valid UTF-8 sequence is replaced by U+FFFD.  NULL on ENOMEM. */
+char *sps__utf8_sanitize(const char *s, size_t len) {
+    char *out = malloc(len * 3 + 1), *o = out;
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(p + i, len - i);
+        if (k) {
+            memcpy(o, p + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+static int grow_slots(void) {
+    uint32_t n = g_nslots ? g_nslots * 2 : 1024;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s) return -1;
+    for (uint32_t id = 1; id < g_count; id++) {
+        uint32_t i = (uint32_t)g_ent[id].hash & (n - 1);
+        while (s[i]) i = (i + 1) & (n - 1);
+        s[i] = id;
+    }
+    free(g_slots);
+    g_slots = s;
+    g_nslots = n;
+    return 0;
+}
+
+static int ensure_entries(void) {
+    if (g_count < g_cap) return 0;
+    uint32_t cap = g_cap ? g_cap * 2 : 256;
+    entry_t *e = realloc(g_ent, cap * sizeof *e);
+    if (!e) return -1;
+    g_ent = e;
+    g_cap = cap;
+    return 0;
+}
+
+/* First-time setup of the table: entry 0 is the invalid region. */
+static int init_locked(void) {
+    if (g_count) return 0;
+    if (ensure_entries() || grow_slots()) return -1;
+    g_ent[0].raw = NULL;
+    g_ent[0].display = "(invalid)";
+    g_ent[0].hash = 0;
+    atomic_store(&g_count, 1);
+    return 0;
+}
+
+static sps_region_t insert_locked(const char *name, size_t n, uint64_t h) {
+    if (g_count > SPS__REGION_MAX) return SPS_REGION_INVALID;
+    if ((uint64_t)(g_count + 1) * 2 > g_nslots && grow_slots()) return SPS_REGION_INVALID;
+    if (ensure_entries()) return SPS_REGION_INVALID;
+    char *raw = malloc(n + 1);
+    char *disp = n ? sps__utf8_sanitize(name, n) : strdup("(empty)");
+    if (!raw || !disp) {
+        free(raw);
+        free(disp);
+        return SPS_REGION_INVALID;
+    }
+    memcpy(raw, name, n);
+    raw[n] = 0;
+    uint32_t id = g_count;
+    g_ent[id] = (entry_t){raw, disp, h};
+    uint32_t i = (uint32_t)h & (g_nslots - 1);
+    while (g_slots[i]) i = (i + 1) & (g_nslots - 1);
+    g_slots[i] = id;
+    atomic_store(&g_count, id + 1);
+    return id;
+}
+
+/* Returns the id of name, interning it on first sight; SPS_REGION_INVALID
+ * for NULL or when memory runs out. */
+sps_region_t sps__registry_intern(const char *name) {
+    if (!name) return SPS_REGION_INVALID;
+    size_t n = strnlen(name, NAME_MAX_BYTES);
+    while (n > 0 && n == NAME_MAX_BYTES && ((unsigned char)name[n] & 0xC0) == 0x80)
+        n--; /* do not cut inside a UTF-8 sequence */
+    uint64_t h = fnv1a(name, n);
+    pthread_mutex_lock(&g_lock);
+    sps_region_t id = SPS_REGION_INVALID;
+    if (init_locked() == 0) {
+        uint32_t i = (uint32_t)h & (g_nslots - 1);
+        for (; g_slots[i]; i = (i + 1) & (g_nslots - 1)) {
+            entry_t *e = &g_ent[g_slots[i]];
+            if (e->hash == h && strncmp(e->raw, name, n) == 0 && e->raw[n] == 0) {
+                id = g_slots[i];
+                break;
+            }
+        }
+        if (id == SPS_REGION_INVALID) id = insert_locked(name, n, h);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return id;
+}
+
+/* Number of ids handed out so far, counting the invalid id 0. */
+uint32_t sps__registry_count(void) {
+    uint32_t n = atomic_load(&g_count);
+    return n ? n : 1;
+}
+
+/* Display name of r: valid UTF-8, stable for the process life; NULL for an
+ * id never handed out. */
+const char *sps__registry_name(sps_region_t r) {
+    if (r == 0) return "(invalid)";
+    if (r >= atomic_load(&g_count)) return NULL;
+    pthread_mutex_lock(&g_lock); /* g_ent may be moved by realloc */
+    const char *s = g_ent[r].display;
+    pthread_mutex_unlock(&g_lock);
+    return s;
+}

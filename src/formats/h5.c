@@ -1,0 +1,858 @@
+/*
+ * h5.c -- the HDF5 writer: scope-profiler's schema 3, columnar or aggregate.
+ *
+ * The file it writes (every dataset one-dimensional):
+ *
+ *   /                       attrs scope_profiler_schema=3, storage_layout
+ *   /region_table/names     vlen UTF-8, file region id -> name
+ *   /rank_region_index/...  one row per (rank, region): region_ids u4,
+ *                           ranks u4, event_offsets u8, event_counts u8,
+ *                           source_lines i8, exclusive_totals i8,
+ *                           source_files, source_texts, tags,
+ *                           event_metadata (vlen UTF-8), summary_statistics
+ *                           (compound, 11 fields), and in aggregate mode
+ *                           aggregate_counts u8 + aggregate_{totals,
+ *                           minimums,maximums,exclusives} i8
+ *   /events/...             start_deltas, durations (i8), and with the tree
+ *                           call_ids, parent_ids, thread_ids (i8)
+ *   /metadata               attributes only
+ *   /thread_table/...       one row per thread, when there are threads
+ *
+ * Usage: sps__h5w_open() creates the file and every dataset at its final
+ * size; sps__h5w_rows() / sps__h5w_durations() fill /events in any order;
+ * sps__h5w_close() writes the rest and closes.  The writer never prints:
+ * HDF5's automatic error printing is switched off for the duration of each
+ * call here and restored afterwards, so a host that uses HDF5 itself keeps
+ * its own settings.
+ */
+#include "sps_int.h"
+
+#include <hdf5.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SPS__H5_SCHEMA 3
+#define SPS__H5_DEFAULT_THRESHOLD 16384
+#define SPS__H5_CHUNK 65536        /* elements per event chunk */
+#define SPS__H5_DEFLATE_LEVEL 4
+#define SPS__H5_POINT_BATCH 65536  /* points per H5Sselect_elements call */
+
+enum { EV_START, EV_DUR, EV_CALL, EV_PARENT, EV_THREAD, EV_N };
+static const char *const ev_names[EV_N] = {
+    "start_deltas", "durations", "call_ids", "parent_ids", "thread_ids"};
+
+struct sps__h5w {
+    hid_t file;
+    hid_t ev[EV_N];            /* event columns, H5I_INVALID_HID if absent */
+    const sps__layout_t *lay;  /* borrowed, see sps__h5w_open */
+    size_t nnames, nrows, nthreads; /* shape fixed at open */
+    uint64_t nevents;
+    int aggregate, with_tree;
+    char *path;                /* owned copy, for abort's unlink */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* HDF5's automatic error printing, saved while a call of ours runs. */
+typedef struct quiet {
+    H5E_auto2_t func;
+    void *data;
+    int saved;
+} quiet_t;
+
+/* Switches HDF5's error printing off for this thread, remembering the
+ * previous handler in *q for quiet_end. */
+static void quiet_begin(quiet_t *q) {
+    q->saved = H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* Restores the handler saved by quiet_begin and passes rc through. */
+static int quiet_end(quiet_t *q, int rc) {
+    if (q->saved) H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+    return rc;
+}
+
+/* The error code for a failed HDF5 call: SPS_EIO when the operating system
+ * said the disk is full or failing (errno, cleared by the public entry
+ * points), SPS_EHDF5 otherwise. */
+static int h5_fail(void) {
+    switch (errno) {
+    case ENOSPC: case EDQUOT: case EIO: case EFBIG: return SPS_EIO;
+    default: return SPS_EHDF5;
+    }
+}
+
+/* Closes an HDF5 handle of any kind if it is valid; *id becomes invalid. */
+static void h5_close(hid_t *id) {
+    if (*id < 0) return;
+    switch (H5Iget_type(*id)) {
+    case H5I_FILE: H5Fclose(*id); break;
+    case H5I_GROUP: H5Gclose(*id); break;
+    case H5I_DATASET: H5Dclose(*id); break;
+    case H5I_DATASPACE: H5Sclose(*id); break;
+    case H5I_DATATYPE: H5Tclose(*id); break;
+    case H5I_ATTR: H5Aclose(*id); break;
+    case H5I_GENPROP_LST: H5Pclose(*id); break;
+    default: break;
+    }
+    *id = H5I_INVALID_HID;
+}
+
+/* A new variable-length UTF-8 string type (caller closes it), or -1. */
+static hid_t str_type(void) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return t;
+    if (H5Tset_size(t, H5T_VARIABLE) < 0 ||
+        H5Tset_cset(t, H5T_CSET_UTF8) < 0 ||
+        H5Tset_strpad(t, H5T_STR_NULLTERM) < 0)
+        h5_close(&t);
+    return t;
+}
+
+/* Column element kinds: one file type and one memory type each. */
+typedef enum { K_U32, K_U64, K_I64, K_I8, K_STR, K_SUMMARY } kind_t;
+
+/* The summary compound with its 11 fields, laid out at base + the field's
+ * offset in sps__summary_t within elements of `size` bytes (memory), or
+ * packed little-endian (file, when file != 0).  Caller closes it. */
+static hid_t summary_type(int file, size_t base, size_t size) {
+    static const struct { const char *name; size_t off; int k; } f[] = {
+        {"total", offsetof(sps__summary_t, total), 0},
+        {"minimum", offsetof(sps__summary_t, minimum), 0},
+        {"maximum", offsetof(sps__summary_t, maximum), 0},
+        {"first", offsetof(sps__summary_t, first), 0},
+        {"last", offsetof(sps__summary_t, last), 0},
+        {"start_minimum", offsetof(sps__summary_t, start_minimum), 0},
+        {"end_maximum", offsetof(sps__summary_t, end_maximum), 0},
+        {"gpu_count", offsetof(sps__summary_t, gpu_count), 1},
+        {"gpu_total", offsetof(sps__summary_t, gpu_total), 0},
+        {"mean", offsetof(sps__summary_t, mean), 2},
+        {"m2", offsetof(sps__summary_t, m2), 2}};
+    size_t nf = sizeof f / sizeof f[0];
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? nf * 8 : size);
+    for (size_t i = 0; t >= 0 && i < nf; i++) {
+        hid_t m = f[i].k == 0 ? (file ? H5T_STD_I64LE : H5T_NATIVE_INT64)
+                : f[i].k == 1 ? (file ? H5T_STD_U64LE : H5T_NATIVE_UINT64)
+                              : (file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE);
+        if (H5Tinsert(t, f[i].name, file ? i * 8 : base + f[i].off, m) < 0)
+            h5_close(&t);
+    }
+    return t;
+}
+
+/* A new type for kind k, in the file (file != 0) or in memory; for
+ * K_SUMMARY the memory type reads the summary out of an sps__row_t array.
+ * Caller closes it; -1 on failure. */
+static hid_t kind_type(kind_t k, int file) {
+    switch (k) {
+    case K_U32: return H5Tcopy(file ? H5T_STD_U32LE : H5T_NATIVE_UINT32);
+    case K_U64: return H5Tcopy(file ? H5T_STD_U64LE : H5T_NATIVE_UINT64);
+    case K_I64: return H5Tcopy(file ? H5T_STD_I64LE : H5T_NATIVE_INT64);
+    case K_I8: return H5Tcopy(file ? H5T_STD_I8LE : H5T_NATIVE_INT8);
+    case K_STR: return str_type();
+    case K_SUMMARY:
+        return summary_type(file, offsetof(sps__row_t, s), sizeof(sps__row_t));
+    }
+    return H5I_INVALID_HID;
+}
+
+/* Creates the 1-D dataset loc/name of n elements of kind k with creation
+ * properties dcpl (H5P_DEFAULT: contiguous) and returns it open (caller
+ * closes it), or -1. */
+static hid_t col_create(hid_t loc, const char *name, kind_t k, uint64_t n,
+                        hid_t dcpl, hid_t dapl) {
+    hsize_t dim = (hsize_t)n;
+    hid_t space = H5Screate_simple(1, &dim, NULL);
+    hid_t type = kind_type(k, 1);
+    hid_t d = H5I_INVALID_HID;
+    if (space >= 0 && type >= 0)
+        d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, dapl);
+    h5_close(&type);
+    h5_close(&space);
+    return d;
+}
+
+/* Creates every column named in names[0..n) with kind k[i] and len elements
+ * under loc, closing them again.  Returns 0 or -1. */
+static int cols_create(hid_t loc, const char *const *names, const kind_t *k,
+                       size_t n, uint64_t len) {
+    for (size_t i = 0; i < n; i++) {
+        hid_t d = col_create(loc, names[i], k[i], len, H5P_DEFAULT,
+                             H5P_DEFAULT);
+        if (d < 0) return -1;
+        h5_close(&d);
+    }
+    return 0;
+}
+
+/* Writes the whole of dataset loc/name from buf, elements of kind k in
+ * memory.  Returns 0 or -1. */
+static int col_write(hid_t loc, const char *name, kind_t k, const void *buf) {
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t t = kind_type(k, 0);
+    int rc = -1;
+    if (d >= 0 && t >= 0)
+        rc = H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+    h5_close(&t);
+    h5_close(&d);
+    return rc;
+}
+
+/* Writes a scalar attribute name = *v of kind k (K_I64 or K_STR, where v
+ * is a const char **) on loc.  Returns 0 or -1. */
+static int attr_put(hid_t loc, const char *name, kind_t k, const void *v) {
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t ft = kind_type(k, 1), mt = kind_type(k, 0);
+    hid_t a = H5I_INVALID_HID;
+    int rc = -1;
+    if (space >= 0 && ft >= 0 && mt >= 0)
+        a = H5Acreate2(loc, name, ft, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (a >= 0) rc = H5Awrite(a, mt, v) < 0 ? -1 : 0;
+    h5_close(&a);
+    h5_close(&mt);
+    h5_close(&ft);
+    h5_close(&space);
+    return rc;
+}
+
+/* Scalar int64 attribute. */
+static int attr_i64(hid_t loc, const char *name, int64_t v) {
+    return attr_put(loc, name, K_I64, &v);
+}
+
+/* Scalar vlen UTF-8 string attribute; NULL is written as "". */
+static int attr_str(hid_t loc, const char *name, const char *s) {
+    const char *p = s ? s : "";
+    return attr_put(loc, name, K_STR, &p);
+}
+
+/* Creates group loc/name and closes it.  Returns 0 or -1. */
+static int group_make(hid_t loc, const char *name) {
+    hid_t g = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) return -1;
+    h5_close(&g);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* open                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static const char *const idx_names[] = {
+    "region_ids", "ranks", "event_offsets", "event_counts", "source_lines",
+    "exclusive_totals", "source_files", "source_texts", "tags",
+    "event_metadata", "summary_statistics"};
+static const kind_t idx_kinds[] = {
+    K_U32, K_U32, K_U64, K_U64, K_I64, K_I64, K_STR, K_STR, K_STR, K_STR,
+    K_SUMMARY};
+static const char *const agg_names[] = {
+    "aggregate_counts", "aggregate_totals", "aggregate_minimums",
+    "aggregate_maximums", "aggregate_exclusives"};
+static const kind_t agg_kinds[] = {K_U64, K_I64, K_I64, K_I64, K_I64};
+static const char *const thr_names[] = {
+    "ranks", "index", "ident", "native_id", "daemon", "start_ns", "end_ns",
+    "cpu_ns", "name"};
+static const kind_t thr_kinds[] = {
+    K_U32, K_I64, K_I64, K_I64, K_I8, K_I64, K_I64, K_I64, K_STR};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Non-zero when this HDF5 can both encode deflate and shuffle. */
+static int can_compress(void) {
+    unsigned int cfg = 0;
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0 ||
+        H5Zfilter_avail(H5Z_FILTER_SHUFFLE) <= 0)
+        return 0;
+    if (H5Zget_filter_info(H5Z_FILTER_DEFLATE, &cfg) < 0) return 0;
+    return (cfg & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
+}
+
+/* Non-zero when n events reach the layout's compression threshold. */
+static int wants_compression(const sps__layout_t *lay, uint64_t n) {
+    long th = lay->compress_threshold;
+    if (th < 0 || n == 0) return 0;
+    if (th == 0) th = SPS__H5_DEFAULT_THRESHOLD;
+    return n >= (uint64_t)th;
+}
+
+/* The creation property list for the event columns: chunked with shuffle +
+ * deflate when compressing, contiguous otherwise.  Caller closes it. */
+static hid_t event_dcpl(const sps__layout_t *lay, uint64_t n) {
+    hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+    if (p < 0 || !wants_compression(lay, n) || !can_compress()) return p;
+    hsize_t chunk = n < SPS__H5_CHUNK ? (hsize_t)n : SPS__H5_CHUNK;
+    if (H5Pset_chunk(p, 1, &chunk) < 0 || H5Pset_shuffle(p) < 0 ||
+        H5Pset_deflate(p, SPS__H5_DEFLATE_LEVEL) < 0)
+        h5_close(&p);
+    return p;
+}
+
+/* Creates /events and its columns, keeping them open in w->ev. */
+static int events_create(sps__h5w_t *w) {
+    hid_t g = H5Gcreate2(w->file, "events", H5P_DEFAULT, H5P_DEFAULT,
+                         H5P_DEFAULT);
+    hid_t dcpl = event_dcpl(w->lay, w->nevents);
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    int rc = g >= 0 && dcpl >= 0 && dapl >= 0 ? 0 : -1;
+    /* room for a few chunks per column so sequential writes never evict
+     * a half-written chunk */
+    if (rc == 0 && H5Pset_chunk_cache(dapl, 521, 4u * SPS__H5_CHUNK * 8, 1.0) < 0)
+        rc = -1;
+    int ncols = w->with_tree ? EV_N : EV_DUR + 1;
+    for (int i = 0; rc == 0 && i < ncols; i++) {
+        w->ev[i] = col_create(g, ev_names[i], K_I64, w->nevents, dcpl, dapl);
+        if (w->ev[i] < 0) rc = -1;
+    }
+    h5_close(&dapl);
+    h5_close(&dcpl);
+    h5_close(&g);
+    return rc;
+}
+
+/* Creates the root attributes, the groups and every dataset. */
+static int layout_create(sps__h5w_t *w) {
+    const char *layout = w->aggregate ? "aggregate" : "columnar";
+    hid_t g = H5I_INVALID_HID;
+    int rc = attr_i64(w->file, "scope_profiler_schema", SPS__H5_SCHEMA);
+    if (rc == 0) rc = attr_str(w->file, "storage_layout", layout);
+    if (rc == 0) rc = group_make(w->file, "region_table");
+    if (rc == 0) rc = group_make(w->file, "rank_region_index");
+    if (rc == 0) rc = group_make(w->file, "metadata");
+    if (rc == 0 && w->nthreads) rc = group_make(w->file, "thread_table");
+    if (rc == 0) rc = events_create(w);
+    if (rc == 0 && (g = H5Gopen2(w->file, "region_table", H5P_DEFAULT)) < 0)
+        rc = -1;
+    if (rc == 0) rc = cols_create(g, (const char *const[]){"names"},
+                                  (const kind_t[]){K_STR}, 1, w->nnames);
+    h5_close(&g);
+    if (rc == 0 && (g = H5Gopen2(w->file, "rank_region_index", H5P_DEFAULT)) < 0)
+        rc = -1;
+    if (rc == 0) rc = cols_create(g, idx_names, idx_kinds, NELEM(idx_names),
+                                  w->nrows);
+    if (rc == 0 && w->aggregate)
+        rc = cols_create(g, agg_names, agg_kinds, NELEM(agg_names), w->nrows);
+    h5_close(&g);
+    if (rc == 0 && w->nthreads &&
+        (g = H5Gopen2(w->file, "thread_table", H5P_DEFAULT)) < 0)
+        rc = -1;
+    if (rc == 0 && w->nthreads)
+        rc = cols_create(g, thr_names, thr_kinds, NELEM(thr_names),
+                         w->nthreads);
+    h5_close(&g);
+    return rc;
+}
+
+/* Checks the pointers and sizes of a layout.  Returns 0 or SPS_EINVAL. */
+static int layout_check(const sps__layout_t *lay) {
+    if ((lay->nnames && !lay->names) || (lay->nrows && !lay->rows) ||
+        (lay->nthreads && !lay->threads))
+        return SPS_EINVAL;
+    if (lay->aggregate && lay->nevents) return SPS_EINVAL;
+    if (lay->nevents > (uint64_t)INT64_MAX) return SPS_EINVAL;
+    return 0;
+}
+
+/* The error code for a file that could not be created: SPS_EPATH when the
+ * operating system refused the path, else as h5_fail(). */
+static int create_fail(void) {
+    switch (errno) {
+    case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EROFS:
+    case EISDIR: case ENAMETOOLONG: case ELOOP:
+        return SPS_EPATH;
+    default: return h5_fail();
+    }
+}
+
+/* Frees w and whatever it still holds open; the file stays on disk. */
+static void w_free(sps__h5w_t *w) {
+    for (int i = 0; i < EV_N; i++) h5_close(&w->ev[i]);
+    h5_close(&w->file);
+    free(w->path);
+    free(w);
+}
+
+/* Creates the file at path (truncating any file there) and every dataset
+ * of the layout at its final size: /events/... with lay->nevents rows,
+ * /rank_region_index/... with lay->nrows, /region_table/names with
+ * lay->nnames, /thread_table/... with lay->nthreads (if any).
+ *
+ * lay is borrowed, not copied: it and the arrays it points to must stay
+ * valid until sps__h5w_close or sps__h5w_abort.  Its contents (rows, the
+ * metadata fields) may still change until close, which reads them; its
+ * sizes (nnames, nrows, nevents, nthreads, aggregate, with_tree) may not.
+ *
+ * On success *out owns the open file; the caller must end it with
+ * sps__h5w_close or sps__h5w_abort.  Returns 0, SPS_EINVAL (bad layout),
+ * SPS_ENOMEM, SPS_EPATH (the path cannot be created), SPS_EIO or
+ * SPS_EHDF5; on failure nothing is left on disk and *out is NULL. */
+int sps__h5w_open(sps__h5w_t **out, const char *path,
+                  const sps__layout_t *lay) {
+    quiet_t q;
+    if (out) *out = NULL;
+    if (!out || !path || !*path || !lay) return SPS_EINVAL;
+    int rc = layout_check(lay);
+    if (rc) return rc;
+    sps__h5w_t *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path))) {
+        free(w);
+        return SPS_ENOMEM;
+    }
+    for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;
+    w->lay = lay;
+    w->nnames = lay->nnames;
+    w->nrows = lay->nrows;
+    w->nthreads = lay->nthreads;
+    w->nevents = lay->nevents;
+    w->aggregate = lay->aggregate != 0;
+    w->with_tree = lay->with_tree != 0;
+    quiet_begin(&q);
+    errno = 0;
+    w->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->file < 0) {
+        rc = create_fail();
+        w->file = H5I_INVALID_HID;
+        w_free(w);
+        return quiet_end(&q, rc);
+    }
+    if (layout_create(w) < 0) {
+        rc = h5_fail();
+        sps__h5w_abort(w);
+        return quiet_end(&q, rc);
+    }
+    *out = w;
+    return quiet_end(&q, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* rows and durations                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Writes buf[0..n) into event column d at rows [first, first + n). */
+static int ev_write(hid_t d, uint64_t first, size_t n, const int64_t *buf) {
+    hsize_t start = (hsize_t)first, count = (hsize_t)n;
+    hid_t fs = H5Dget_space(d);
+    hid_t ms = H5Screate_simple(1, &count, NULL);
+    int rc = -1;
+    if (fs >= 0 && ms >= 0 &&
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count,
+                            NULL) >= 0)
+        rc = H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, buf) < 0
+                 ? -1 : 0;
+    h5_close(&ms);
+    h5_close(&fs);
+    return rc;
+}
+
+/* Writes n consecutive rows of /events starting at row `first`: one value
+ * per column from each array (borrowed, only read during the call).
+ * start_deltas and durations are required; call_ids, parent_ids and
+ * thread_ids are required when the layout has with_tree and ignored
+ * otherwise.  Rows may be written in any order and more than once.
+ * Returns 0, SPS_EINVAL (NULL array, rows out of range), SPS_EIO or
+ * SPS_EHDF5.  After a failure the writer can only be closed or aborted. */
+int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
+                  const int64_t *start_deltas, const int64_t *durations,
+                  const int64_t *call_ids, const int64_t *parent_ids,
+                  const int64_t *thread_ids) {
+    const int64_t *col[EV_N] = {start_deltas, durations, call_ids, parent_ids,
+                                thread_ids};
+    int ncols = 0, rc = 0;
+    quiet_t q;
+    if (!w) return SPS_EINVAL;
+    if (n == 0) return 0;
+    if (first > w->nevents || n > w->nevents - first) return SPS_EINVAL;
+    ncols = w->with_tree ? EV_N : EV_DUR + 1;
+    for (int i = 0; i < ncols; i++)
+        if (!col[i]) return SPS_EINVAL;
+    quiet_begin(&q);
+    errno = 0;
+    for (int i = 0; rc == 0 && i < ncols; i++)
+        if (ev_write(w->ev[i], first, n, col[i]) < 0) rc = h5_fail();
+    return quiet_end(&q, rc);
+}
+
+/* One scattered duration, with its place in the caller's arrays so that
+ * of two writes to one row the later one wins. */
+typedef struct point {
+    uint64_t pos;
+    size_t i;
+    int64_t dur;
+} point_t;
+
+/* qsort order: by row, then by position in the caller's arrays. */
+static int point_cmp(const void *a, const void *b) {
+    const point_t *x = a, *y = b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Writes the n points p[0..n) (n <= SPS__H5_POINT_BATCH) into the
+ * durations column, using the scratch arrays coord and val. */
+static int points_write(hid_t d, const point_t *p, size_t n, hsize_t *coord,
+                        int64_t *val) {
+    hsize_t count = (hsize_t)n;
+    for (size_t i = 0; i < n; i++) {
+        coord[i] = (hsize_t)p[i].pos;
+        val[i] = p[i].dur;
+    }
+    hid_t fs = H5Dget_space(d);
+    hid_t ms = H5Screate_simple(1, &count, NULL);
+    int rc = -1;
+    if (fs >= 0 && ms >= 0 &&
+        H5Sselect_elements(fs, H5S_SELECT_SET, n, coord) >= 0)
+        rc = H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, val) < 0
+                 ? -1 : 0;
+    h5_close(&ms);
+    h5_close(&fs);
+    return rc;
+}
+
+/* Writes dur[i] into /events/durations at row pos[i], for i < n (arrays
+ * borrowed).  Positions may come in any order; when one row appears twice
+ * the later entry wins.  They are sorted before writing, so compressed
+ * chunks are visited once each.  Returns 0, SPS_EINVAL (NULL arrays, a
+ * position out of range), SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
+int sps__h5w_durations(sps__h5w_t *w, size_t n, const uint64_t *pos,
+                       const int64_t *dur) {
+    quiet_t q;
+    int rc = 0;
+    if (!w || (n && (!pos || !dur))) return SPS_EINVAL;
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (pos[i] >= w->nevents) return SPS_EINVAL;
+    size_t batch = n < SPS__H5_POINT_BATCH ? n : SPS__H5_POINT_BATCH;
+    point_t *p = malloc(n * sizeof *p);
+    hsize_t *coord = malloc(batch * sizeof *coord);
+    int64_t *val = malloc(batch * sizeof *val);
+    if (!p || !coord || !val) rc = SPS_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        p[i] = (point_t){pos[i], i, dur[i]};
+    if (rc == 0) qsort(p, n, sizeof *p, point_cmp);
+    quiet_begin(&q);
+    errno = 0;
+    for (size_t at = 0; rc == 0 && at < n; at += batch) {
+        size_t k = n - at < batch ? n - at : batch;
+        if (points_write(w->ev[EV_DUR], p + at, k, coord, val) < 0)
+            rc = h5_fail();
+    }
+    free(val);
+    free(coord);
+    free(p);
+    return quiet_end(&q, rc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* close: names, index, metadata, threads                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Scratch space for one column of the index or thread table. */
+typedef struct scratch {
+    void *num;         /* n elements of 8 bytes */
+    const char **str;  /* n string pointers */
+} scratch_t;
+
+/* Writes /region_table/names; NULL names are written as "". */
+static int names_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
+    for (size_t i = 0; i < w->nnames; i++)
+        s->str[i] = w->lay->names[i] ? w->lay->names[i] : "";
+    return col_write(g, "names", K_STR, s->str);
+}
+
+/* Writes the string column `name` with every row equal to v. */
+static int const_str_write(hid_t g, const char *name, size_t n,
+                           scratch_t *s, const char *v) {
+    for (size_t i = 0; i < n; i++) s->str[i] = v;
+    return col_write(g, name, K_STR, s->str);
+}
+
+/* Which field of a row an index column takes; the aggregate mode writes
+ * event_offsets and event_counts as 0 (it has no /events rows). */
+typedef enum {
+    F_REGION, F_RANK, F_OFFSET, F_COUNT, F_LINE, F_EXCL, F_AGG_COUNT,
+    F_TOTAL, F_MIN, F_MAX
+} field_t;
+
+/* The value of field f of row r (as 64 raw bits). */
+static uint64_t row_field(const sps__h5w_t *w, const sps__row_t *r,
+                          field_t f) {
+    switch (f) {
+    case F_REGION: return r->file_region;
+    case F_RANK: return r->rank;
+    case F_OFFSET: return w->aggregate ? 0 : r->offset;
+    case F_COUNT: return w->aggregate ? 0 : r->count;
+    case F_LINE: return (uint64_t)(int64_t)-1;
+    case F_EXCL: return (uint64_t)r->exclusive_total;
+    case F_AGG_COUNT: return r->count;
+    case F_TOTAL: return (uint64_t)r->s.total;
+    case F_MIN: return (uint64_t)r->s.minimum;
+    case F_MAX: return (uint64_t)r->s.maximum;
+    }
+    return 0;
+}
+
+/* Writes index column `name` (kind k: K_U32, K_U64 or K_I64) from field f
+ * of every row. */
+static int field_write(sps__h5w_t *w, hid_t g, const char *name, kind_t k,
+                       field_t f, scratch_t *s) {
+    for (size_t i = 0; i < w->nrows; i++) {
+        uint64_t v = row_field(w, &w->lay->rows[i], f);
+        if (k == K_U32) ((uint32_t *)s->num)[i] = (uint32_t)v;
+        else memcpy((char *)s->num + i * 8, &v, 8);
+    }
+    return col_write(g, name, k, s->num);
+}
+
+/* Writes every /rank_region_index column. */
+static int index_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
+    static const struct { const char *name; kind_t k; field_t f; } num[] = {
+        {"region_ids", K_U32, F_REGION}, {"ranks", K_U32, F_RANK},
+        {"event_offsets", K_U64, F_OFFSET}, {"event_counts", K_U64, F_COUNT},
+        {"source_lines", K_I64, F_LINE}, {"exclusive_totals", K_I64, F_EXCL}};
+    static const struct { const char *name; kind_t k; field_t f; } agg[] = {
+        {"aggregate_counts", K_U64, F_AGG_COUNT},
+        {"aggregate_totals", K_I64, F_TOTAL},
+        {"aggregate_minimums", K_I64, F_MIN},
+        {"aggregate_maximums", K_I64, F_MAX},
+        {"aggregate_exclusives", K_I64, F_EXCL}};
+    size_t n = w->nrows;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < NELEM(num); i++)
+        rc = field_write(w, g, num[i].name, num[i].k, num[i].f, s);
+    for (size_t i = 0; rc == 0 && w->aggregate && i < NELEM(agg); i++)
+        rc = field_write(w, g, agg[i].name, agg[i].k, agg[i].f, s);
+    if (rc == 0) rc = const_str_write(g, "source_files", n, s, "");
+    if (rc == 0) rc = const_str_write(g, "source_texts", n, s, "");
+    if (rc == 0) rc = const_str_write(g, "tags", n, s, "[]");
+    if (rc == 0) rc = const_str_write(g, "event_metadata", n, s, "[]");
+    if (rc == 0 && n)
+        rc = col_write(g, "summary_statistics", K_SUMMARY, w->lay->rows);
+    return rc;
+}
+
+/* Which field of a thread a thread_table column takes. */
+typedef enum {
+    T_RANK, T_INDEX, T_IDENT, T_NATIVE, T_DAEMON, T_START, T_END, T_CPU
+} tfield_t;
+
+/* Writes thread_table column `name` from field f of every thread. */
+static int tfield_write(sps__h5w_t *w, hid_t g, const char *name, tfield_t f,
+                        scratch_t *s) {
+    for (size_t i = 0; i < w->nthreads; i++) {
+        const sps__thread_info_t *t = &w->lay->threads[i];
+        int64_t v = f == T_INDEX ? t->index : f == T_IDENT ? t->ident
+                  : f == T_NATIVE ? t->native_id : f == T_START ? t->start_ns
+                  : f == T_END ? t->end_ns : f == T_CPU ? t->cpu_ns : 0;
+        if (f == T_RANK) ((uint32_t *)s->num)[i] = (uint32_t)w->lay->rank;
+        else if (f == T_DAEMON) ((int8_t *)s->num)[i] = 0;
+        else ((int64_t *)s->num)[i] = v;
+    }
+    kind_t k = f == T_RANK ? K_U32 : f == T_DAEMON ? K_I8 : K_I64;
+    return col_write(g, name, k, s->num);
+}
+
+/* Writes every /thread_table column (columns of scope-profiler's lane
+ * table: the events' thread_ids index its `index` column). */
+static int threads_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
+    int rc = 0;
+    for (int f = T_RANK; rc == 0 && f <= T_CPU; f++)
+        rc = tfield_write(w, g, thr_names[f], (tfield_t)f, s);
+    for (size_t i = 0; rc == 0 && i < w->nthreads; i++)
+        s->str[i] = w->lay->threads[i].name ? w->lay->threads[i].name : "";
+    if (rc == 0) rc = col_write(g, "name", K_STR, s->str);
+    return rc;
+}
+
+/* Formats the wall-clock time of the finalize as ISO-8601 UTC with
+ * microseconds ("2026-05-09T07:35:25.123456+00:00", as Python's
+ * datetime.isoformat) into buf. */
+static void iso_time(const sps__layout_t *lay, char *buf, size_t cap) {
+    struct timespec ts;
+    int64_t ns;
+    if (lay->wall_anchor_ns > 0 && lay->finalize_time_ns > 0) {
+        ns = lay->wall_anchor_ns + (lay->finalize_time_ns - lay->mono_anchor_ns);
+    } else {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    }
+    time_t sec = (time_t)(ns / 1000000000);
+    long us = (long)(ns % 1000000000) / 1000;
+    if (us < 0) { us += 1000000; sec -= 1; }
+    struct tm tm;
+    char day[40];
+    if (!gmtime_r(&sec, &tm) ||
+        !strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm)) {
+        snprintf(buf, cap, "1970-01-01T00:00:00+00:00");
+        return;
+    }
+    snprintf(buf, cap, "%s.%06ld+00:00", day, us);
+}
+
+/* OMP_NUM_THREADS as a number (its first entry), or -1 when unset. */
+static int64_t omp_threads(void) {
+    const char *e = getenv("OMP_NUM_THREADS");
+    if (!e || !*e) return -1;
+    char *end;
+    long v = strtol(e, &end, 10);
+    return end == e || v <= 0 ? -1 : v;
+}
+
+/* Writes the host description attributes on g (platform, uname,
+ * hostname). */
+static int host_attrs(hid_t g) {
+    struct utsname u;
+    char plat[3 * sizeof u.release], full[6 * sizeof u.release];
+    if (uname(&u) < 0) memset(&u, 0, sizeof u);
+    snprintf(plat, sizeof plat, "%s-%s-%s", u.sysname, u.release, u.machine);
+    snprintf(full, sizeof full, "%s %s %s %s %s", u.sysname, u.nodename,
+             u.release, u.version, u.machine);
+    int rc = attr_str(g, "platform", plat);
+    if (rc == 0) rc = attr_str(g, "uname", full);
+    if (rc == 0) rc = attr_str(g, "hostname", u.nodename);
+    return rc;
+}
+
+/* Writes every /metadata attribute. */
+static int metadata_write(sps__h5w_t *w, hid_t g) {
+    const sps__layout_t *l = w->lay;
+    const char *ver = "spanscope " SPS_VERSION_STRING;
+    char ts[64];
+    iso_time(l, ts, sizeof ts);
+    const struct { const char *name; int64_t v; } ints[] = {
+        {"start_time_ns", l->start_time_ns},
+        {"finalize_time_ns", l->finalize_time_ns},
+        {"pid", (int64_t)getpid()},
+        {"mpi_size", l->size}, {"rank", l->rank},
+        {"total_cores", (int64_t)sysconf(_SC_NPROCESSORS_ONLN)},
+        {"omp_num_threads", omp_threads()},
+        {"threads", (int64_t)l->nthreads},
+        {"wall_anchor_ns", l->wall_anchor_ns},
+        {"mono_anchor_ns", l->mono_anchor_ns},
+        {"dropped_events", (int64_t)l->dropped},
+        {"misuse_count", (int64_t)l->misuse},
+        {"open_calls", (int64_t)l->open_calls}};
+    int rc = attr_str(g, "timestamp", ts);
+    if (rc == 0) rc = attr_str(g, "label", l->label);
+    for (size_t i = 0; rc == 0 && i < NELEM(ints); i++)
+        rc = attr_i64(g, ints[i].name, ints[i].v);
+    if (rc == 0) rc = host_attrs(g);
+    if (rc == 0) rc = attr_str(g, "spanscope_version", SPS_VERSION_STRING);
+    if (rc == 0) rc = attr_str(g, "scope_profiler_version", ver);
+    if (rc == 0)
+        rc = attr_str(g, "clock_source",
+                      l->clock_source ? l->clock_source : "unknown");
+    return rc;
+}
+
+/* Opens group `name` of the file and runs fn on it.  Returns fn's result
+ * or -1. */
+static int in_group(sps__h5w_t *w, const char *name,
+                    int (*fn)(sps__h5w_t *, hid_t, scratch_t *),
+                    scratch_t *s) {
+    hid_t g = H5Gopen2(w->file, name, H5P_DEFAULT);
+    if (g < 0) return -1;
+    int rc = fn(w, g, s);
+    h5_close(&g);
+    return rc;
+}
+
+/* in_group's adapter for metadata_write. */
+static int metadata_fn(sps__h5w_t *w, hid_t g, scratch_t *s) {
+    (void)s;
+    return metadata_write(w, g);
+}
+
+/* Checks that the layout still has the shape it had at open and that every
+ * row names a region of the table.  Returns 0 or SPS_EINVAL. */
+static int shape_check(const sps__h5w_t *w) {
+    const sps__layout_t *l = w->lay;
+    if (l->nnames != w->nnames || l->nrows != w->nrows ||
+        l->nthreads != w->nthreads || l->nevents != w->nevents ||
+        (l->aggregate != 0) != w->aggregate ||
+        (l->with_tree != 0) != w->with_tree || layout_check(l))
+        return SPS_EINVAL;
+    for (size_t i = 0; i < w->nrows; i++)
+        if (l->rows[i].file_region >= w->nnames) return SPS_EINVAL;
+    return 0;
+}
+
+/* Writes the names, index, thread table and metadata.  Returns 0,
+ * SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
+static int tables_write(sps__h5w_t *w) {
+    size_t n = w->nrows > w->nnames ? w->nrows : w->nnames;
+    if (w->nthreads > n) n = w->nthreads;
+    scratch_t s = {malloc((n ? n : 1) * 8), malloc((n ? n : 1) * sizeof(char *))};
+    int rc = s.num && s.str ? 0 : SPS_ENOMEM;
+    if (rc == 0 && in_group(w, "region_table", names_write, &s) < 0)
+        rc = h5_fail();
+    if (rc == 0 && in_group(w, "rank_region_index", index_write, &s) < 0)
+        rc = h5_fail();
+    if (rc == 0 && w->nthreads &&
+        in_group(w, "thread_table", threads_write, &s) < 0)
+        rc = h5_fail();
+    if (rc == 0 && in_group(w, "metadata", metadata_fn, &s) < 0)
+        rc = h5_fail();
+    free(s.num);
+    free(s.str);
+    return rc;
+}
+
+/* Flushes the file to stable storage (fsync), so that a rename that
+ * follows publishes complete data.  Returns 0 or SPS_EIO. */
+static int file_sync(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return SPS_EIO;
+    int rc = fsync(fd) < 0 && errno != EINVAL && errno != EROFS ? SPS_EIO : 0;
+    close(fd);
+    return rc;
+}
+
+/* Writes /region_table/names, /rank_region_index/..., /thread_table/... and
+ * the /metadata attributes from the layout given to open, then flushes,
+ * closes and fsyncs the file.  Always frees w (NULL is a no-op returning
+ * SPS_EINVAL).  On failure the (incomplete) file is removed.  Returns 0,
+ * SPS_EINVAL (the layout's shape changed since open, or a row names a
+ * region >= nnames), SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
+int sps__h5w_close(sps__h5w_t *w) {
+    quiet_t q;
+    if (!w) return SPS_EINVAL;
+    int rc = shape_check(w);
+    if (rc) {
+        sps__h5w_abort(w);
+        return rc;
+    }
+    quiet_begin(&q);
+    errno = 0;
+    rc = tables_write(w);
+    for (int i = 0; i < EV_N; i++)
+        if (w->ev[i] >= 0 && H5Dclose(w->ev[i]) < 0 && rc == 0) rc = h5_fail();
+    for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;
+    if (rc == 0 && H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
+    if (H5Fclose(w->file) < 0 && rc == 0) rc = h5_fail();
+    w->file = H5I_INVALID_HID;
+    if (rc == 0) rc = file_sync(w->path);
+    if (rc) unlink(w->path);
+    w_free(w);
+    return quiet_end(&q, rc);
+}
+
+/* Closes the file without finishing it, removes it from disk and frees w.
+ * NULL is a no-op. */
+void sps__h5w_abort(sps__h5w_t *w) {
+    quiet_t q;
+    if (!w) return;
+    quiet_begin(&q);
+    for (int i = 0; i < EV_N; i++) h5_close(&w->ev[i]);
+    h5_close(&w->file);
+    unlink(w->path);
+    w_free(w);
+    quiet_end(&q, 0);
+}

@@ -1,0 +1,415 @@
+/*
+ * table.c -- the summary table: a call tree and a flat per-region view.
+ *
+ *   Call tree (session 1.204 s; children by total time)
+ *   region                    calls  % session     total      self ...
+ *   ------------------------------------------------------------ ...
+ *   main                          1     100.0%   1.204 s  10.05 ms ...
+ *     solve                      10      95.1%   1.145 s   1.145 s ...
+ *   ------------------------------------------------------------ ...
+ *   TOTAL                        11     100.0%   1.204 s   1.204 s
+ *
+ * Input comes from a live session or from a file someone else wrote, so
+ * nothing here trusts it: parent links may point anywhere or form cycles,
+ * names may hold control bytes, numbers may be negative.  The output stays
+ * well formed whatever comes in.
+ */
+#include "sps_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MIN 6       /* "region" */
+#define NAME_MAX_W 60    /* widest region column */
+#define INDENT_MAX 24    /* deepest indentation shown, in levels */
+#define TIME_W 10
+#define CALLS_W 10
+#define PCT_W 10
+
+/* ------------------------------------------------------------------------ */
+/* Cells                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Formats ns with a human unit into buf: "812 ns", "12.35 us", "4.20 ms",
+ * "1.204 s".  Fits in 16 bytes for any int64. */
+static void fmt_time(char *buf, size_t cap, int64_t ns) {
+    double v = (double)ns, a = v < 0 ? -v : v;
+    if (a < 1e3) snprintf(buf, cap, "%lld ns", (long long)ns);
+    else if (a < 1e6) snprintf(buf, cap, "%.2f us", v / 1e3);
+    else if (a < 1e9) snprintf(buf, cap, "%.2f ms", v / 1e6);
+    else if (a < 1e13) snprintf(buf, cap, "%.3f s", v / 1e9);
+    else snprintf(buf, cap, "%.3g s", v / 1e9);
+}
+
+/* Formats part as a percentage of whole into buf ("-" without a whole). */
+static void fmt_pct(char *buf, size_t cap, int64_t part, int64_t whole) {
+    if (whole <= 0) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%.1f%%", 100.0 * (double)part / (double)whole);
+}
+
+/* The name to show: "(empty)" for "", "(null)" for NULL. */
+static const char *shown_name(const char *s) {
+    return !s ? "(null)" : !*s ? "(empty)" : s;
+}
+
+/* Display width of a UTF-8 string: one column per code point (bytes that
+ * do not continue a sequence). */
+static size_t utf8_width(const char *s) {
+    size_t w = 0;
+    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+/* Non-zero for a byte sequence at p that a terminal could act on: C0
+ * controls, DEL, and C1 controls (U+0080..U+009F, encoded C2 80..C2 9F).
+ * *len is set to the sequence's length in bytes. */
+static int is_control(const unsigned char *p, size_t *len) {
+    *len = 1;
+    if (*p < 0x20 || *p == 0x7f) return 1;
+    if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
+        *len = 2;
+        return 1;
+    }
+    return 0;
+}
+
+/* Prints indent spaces, then name cut to fit width columns in total
+ * (ending in "..." when cut, never inside a UTF-8 sequence), then pads
+ * with spaces to width.  Control characters are printed as '?'. */
+static void put_name(FILE *fp, size_t indent, const char *name, size_t width) {
+    if (indent > width) indent = width;
+    size_t room = width - indent, w = utf8_width(name);
+    size_t keep = w <= room ? w : (room > 3 ? room - 3 : 0), seen = 0, len;
+    fprintf(fp, "%*s", (int)indent, "");
+    for (const unsigned char *p = (const unsigned char *)name; *p; p += len) {
+        int lead = (*p & 0xC0) != 0x80;
+        if (lead && seen == keep) break;
+        seen += lead;
+        if (is_control(p, &len)) fputc('?', fp);
+        else fputc(*p, fp);
+    }
+    size_t col = indent + keep;
+    if (w > room) col += (size_t)fprintf(fp, "%.*s", (int)(room - keep), "...");
+    fprintf(fp, "%*s", (int)(width - col), "");
+}
+
+/* One row's numbers. */
+typedef struct cells {
+    uint64_t calls;
+    int64_t total, self, min, max;
+    double mean;
+    int has_minmax; /* min/max/mean meaningful */
+} cells_t;
+
+/* Prints the numeric columns of one row and the newline. */
+static void put_cells(FILE *fp, const cells_t *c, int64_t session) {
+    char pct[32], t[5][32];
+    fmt_pct(pct, sizeof pct, c->total, session);
+    fmt_time(t[0], sizeof t[0], c->total);
+    fmt_time(t[1], sizeof t[1], c->self);
+    fmt_time(t[2], sizeof t[2], (int64_t)c->mean);
+    fmt_time(t[3], sizeof t[3], c->min);
+    fmt_time(t[4], sizeof t[4], c->max);
+    if (!c->has_minmax)
+        for (int i = 2; i < 5; i++) snprintf(t[i], sizeof t[i], "-");
+    fprintf(fp, " %*llu %*s %*s %*s %*s %*s %*s\n", CALLS_W,
+            (unsigned long long)c->calls, PCT_W, pct, TIME_W, t[0], TIME_W,
+            t[1], TIME_W, t[2], TIME_W, t[3], TIME_W, t[4]);
+}
+
+/* Prints the column header and a rule under it. */
+static void put_header(FILE *fp, size_t name_w) {
+    put_name(fp, 0, "region", name_w);
+    fprintf(fp, " %*s %*s %*s %*s %*s %*s %*s\n", CALLS_W, "calls", PCT_W,
+            "% session", TIME_W, "total", TIME_W, "self", TIME_W, "mean",
+            TIME_W, "min", TIME_W, "max");
+}
+
+/* Prints a rule as wide as the table. */
+static void put_rule(FILE *fp, size_t name_w) {
+    size_t w = name_w + 1 + CALLS_W + 1 + PCT_W + 5 * (1 + TIME_W);
+    for (size_t i = 0; i < w; i++) fputc('-', fp);
+    fputc('\n', fp);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tree view                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A child reference, sortable without context. */
+typedef struct kid {
+    int64_t total;
+    const char *name;
+    int32_t idx;
+} kid_t;
+
+/* qsort order: total descending, then name, then index. */
+static int kid_cmp(const void *a, const void *b) {
+    const kid_t *x = a, *y = b;
+    if (x->total != y->total) return x->total > y->total ? -1 : 1;
+    int c = strcmp(shown_name(x->name), shown_name(y->name));
+    if (c) return c;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The tree in CSR form: node i's children are kids[first[i] ..
+ * first[i + 1]); the roots (nodes with no valid parent) are
+ * kids[first[n] .. first[n + 1]). */
+typedef struct tree {
+    const sps__tnode_t *nodes;
+    size_t n;
+    size_t *first;  /* n + 2 */
+    kid_t *kids;    /* n */
+    unsigned char *seen;
+} tree_t;
+
+/* The parent slot of node i: its parent's index, or n for a root (no
+ * parent, or one out of range, or itself). */
+static size_t parent_slot(const sps__tnode_t *nodes, size_t n, size_t i) {
+    int32_t p = nodes[i].parent;
+    if (p < 0 || (size_t)p >= n || (size_t)p == i) return n;
+    return (size_t)p;
+}
+
+/* Builds t's child lists (sorted) from nodes.  Returns 0 or SPS_ENOMEM. */
+static int tree_build(tree_t *t, const sps__tnode_t *nodes, size_t n) {
+    t->nodes = nodes;
+    t->n = n;
+    t->first = calloc(n + 2, sizeof *t->first);
+    t->kids = malloc((n ? n : 1) * sizeof *t->kids);
+    t->seen = calloc(n ? n : 1, 1);
+    if (!t->first || !t->kids || !t->seen) return SPS_ENOMEM;
+    for (size_t i = 0; i < n; i++) t->first[parent_slot(nodes, n, i) + 1]++;
+    for (size_t s = 0; s <= n; s++) t->first[s + 1] += t->first[s];
+    size_t *fill = malloc((n + 1) * sizeof *fill);
+    if (!fill) return SPS_ENOMEM;
+    memcpy(fill, t->first, (n + 1) * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        t->kids[fill[parent_slot(nodes, n, i)]++] =
+            (kid_t){nodes[i].total_ns, nodes[i].name, (int32_t)i};
+    free(fill);
+    for (size_t s = 0; s <= n; s++)
+        qsort(t->kids + t->first[s], t->first[s + 1] - t->first[s],
+              sizeof *t->kids, kid_cmp);
+    return 0;
+}
+
+/* Frees what tree_build allocated. */
+static void tree_free(tree_t *t) {
+    free(t->first);
+    free(t->kids);
+    free(t->seen);
+}
+
+/* The widest name column the tree needs (indent + name), clamped. */
+static size_t tree_name_width(const tree_t *t, const int32_t *depth) {
+    size_t w = NAME_MIN;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t d = depth[i] < INDENT_MAX ? (size_t)depth[i] : INDENT_MAX;
+        size_t x = 2 * d + utf8_width(shown_name(t->nodes[i].name));
+        if (x > w) w = x;
+    }
+    return w > NAME_MAX_W ? NAME_MAX_W : w;
+}
+
+/* A pending node of the depth-first walk. */
+typedef struct visit {
+    int32_t idx;
+    int32_t depth;
+} visit_t;
+
+/* Walks the tree depth first from root (each node once: seen marks break
+ * cycles), calling emit(node, depth) in print order.  stack has room for
+ * n entries.  order/depth collect the walk when not NULL. */
+static void tree_walk(tree_t *t, int32_t root, visit_t *stack,
+                      int32_t *order, size_t *norder, int32_t *depth) {
+    size_t top = 0;
+    stack[top++] = (visit_t){root, 0};
+    t->seen[root] = 1;
+    while (top) {
+        visit_t v = stack[--top];
+        order[(*norder)++] = v.idx;
+        depth[v.idx] = v.depth;
+        size_t a = t->first[v.idx], b = t->first[v.idx + 1];
+        for (size_t k = b; k > a; k--) {
+            int32_t c = t->kids[k - 1].idx;
+            if (t->seen[c]) continue;
+            t->seen[c] = 1;
+            stack[top++] = (visit_t){c, v.depth + 1};
+        }
+    }
+}
+
+/* Orders every node for printing: the true roots by total, then each node
+ * left unreached (it sits on a cycle of parent links) as a root of its own.
+ * Fills order[0..n) and depth[].  Returns 0 or SPS_ENOMEM. */
+static int tree_order(tree_t *t, int32_t *order, int32_t *depth) {
+    visit_t *stack = malloc((t->n ? t->n : 1) * sizeof *stack);
+    size_t norder = 0;
+    if (!stack) return SPS_ENOMEM;
+    for (size_t k = t->first[t->n]; k < t->first[t->n + 1]; k++)
+        tree_walk(t, t->kids[k].idx, stack, order, &norder, depth);
+    kid_t *rest = malloc((t->n ? t->n : 1) * sizeof *rest);
+    size_t nrest = 0;
+    for (size_t i = 0; rest && i < t->n; i++)
+        if (!t->seen[i])
+            rest[nrest++] = (kid_t){t->nodes[i].total_ns, t->nodes[i].name,
+                                    (int32_t)i};
+    if (rest) qsort(rest, nrest, sizeof *rest, kid_cmp);
+    for (size_t k = 0; rest && k < nrest; k++)
+        if (!t->seen[rest[k].idx])
+            tree_walk(t, rest[k].idx, stack, order, &norder, depth);
+    free(stack);
+    int rc = rest ? 0 : SPS_ENOMEM;
+    free(rest);
+    return rc;
+}
+
+/* The cells of tree node x. */
+static cells_t node_cells(const sps__tnode_t *x) {
+    cells_t c = {x->calls, x->total_ns, x->self_ns, x->min_ns, x->max_ns,
+                 x->calls ? (double)x->total_ns / (double)x->calls : 0.0,
+                 x->calls > 0};
+    return c;
+}
+
+/* Prints the rows of the tree in order, then the TOTAL row. */
+static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
+                      const int32_t *depth, size_t name_w, int64_t session) {
+    cells_t tot = {0, 0, 0, 0, 0, 0.0, 0};
+    if (t->n == 0) fprintf(fp, "(no calls recorded)\n");
+    for (size_t k = 0; k < t->n; k++) {
+        const sps__tnode_t *x = &t->nodes[order[k]];
+        int32_t d = depth[order[k]];
+        cells_t c = node_cells(x);
+        put_name(fp, 2 * (size_t)(d < INDENT_MAX ? d : INDENT_MAX),
+                 shown_name(x->name), name_w);
+        put_cells(fp, &c, session);
+        tot.calls += x->calls;
+        tot.self += x->self_ns;
+        if (d == 0) tot.total += x->total_ns;
+    }
+    put_rule(fp, name_w);
+    put_name(fp, 0, "TOTAL", name_w);
+    put_cells(fp, &tot, session);
+}
+
+/* Prints the tree view.  Returns 0 or SPS_ENOMEM. */
+static int tree_print(FILE *fp, const sps__tnode_t *nodes, size_t n,
+                      int64_t session) {
+    tree_t t = {0};
+    int32_t *order = malloc((n ? n : 1) * sizeof *order);
+    int32_t *depth = malloc((n ? n : 1) * sizeof *depth);
+    int rc = order && depth ? tree_build(&t, nodes, n) : SPS_ENOMEM;
+    if (rc == 0) rc = tree_order(&t, order, depth);
+    if (rc == 0) {
+        char s[32];
+        size_t name_w = tree_name_width(&t, depth);
+        fmt_time(s, sizeof s, session);
+        fprintf(fp, "Call tree (session %s; children by total time)\n",
+                session > 0 ? s : "unknown");
+        put_header(fp, name_w);
+        put_rule(fp, name_w);
+        tree_rows(fp, &t, order, depth, name_w, session);
+    }
+    tree_free(&t);
+    free(order);
+    free(depth);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Flat view                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A flat row with the order it sorts by. */
+typedef struct frow {
+    const sps__tflat_t *f;
+    size_t idx;
+    sps__sort_t by;
+} frow_t;
+
+/* The sort key of f under `by` (larger first), as a double. */
+static double flat_key(const sps__tflat_t *f, sps__sort_t by) {
+    switch (by) {
+    case SPS__SORT_TOTAL: return (double)f->total_ns;
+    case SPS__SORT_CALLS: return (double)f->calls;
+    case SPS__SORT_MEAN: return f->mean_ns;
+    case SPS__SORT_MAX: return (double)f->max_ns;
+    case SPS__SORT_NAME: return 0.0;
+    case SPS__SORT_SELF: default: return (double)f->self_ns;
+    }
+}
+
+/* qsort order: key descending (name ascending for SPS__SORT_NAME), then
+ * name, then input order. */
+static int frow_cmp(const void *a, const void *b) {
+    const frow_t *x = a, *y = b;
+    double kx = flat_key(x->f, x->by), ky = flat_key(y->f, y->by);
+    if (kx != ky) return kx > ky ? -1 : 1;
+    int c = strcmp(shown_name(x->f->name), shown_name(y->f->name));
+    if (c) return c;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The name of a sort order, for the view's title. */
+static const char *sort_name(sps__sort_t by) {
+    static const char *const n[] = {"self", "total", "calls", "mean", "max",
+                                    "name"};
+    return (unsigned)by < sizeof n / sizeof n[0] ? n[by] : "self";
+}
+
+/* Prints the flat view: rows sorted by opt->sort, the first opt->top of
+ * them (all when 0).  Returns 0 or SPS_ENOMEM. */
+static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
+                      const sps__table_opts_t *opt) {
+    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) return SPS_ENOMEM;
+    sps__sort_t by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort
+                                                          : SPS__SORT_SELF;
+    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, by};
+    qsort(r, n, sizeof *r, frow_cmp);
+    size_t shown = opt->top && opt->top < n ? opt->top : n;
+    size_t name_w = NAME_MIN;
+    for (size_t i = 0; i < shown; i++) {
+        size_t w = utf8_width(shown_name(r[i].f->name));
+        if (w > name_w) name_w = w;
+    }
+    if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
+    fprintf(fp, "Regions (by %s; %zu of %zu)\n", sort_name(by), shown, n);
+    put_header(fp, name_w);
+    put_rule(fp, name_w);
+    if (n == 0) fprintf(fp, "(no regions)\n");
+    for (size_t i = 0; i < shown; i++) {
+        const sps__tflat_t *f = r[i].f;
+        cells_t c = {f->calls, f->total_ns, f->self_ns, f->min_ns, f->max_ns,
+                     f->mean_ns, f->calls > 0};
+        put_name(fp, 0, shown_name(f->name), name_w);
+        put_cells(fp, &c, opt->session_ns);
+    }
+    free(r);
+    return 0;
+}
+
+/* Prints the tree view of nodes[0..nnodes) (opt->tree) and the flat view of
+ * flat[0..nflat) (opt->flat) to fp, a blank line between them.  Nodes may
+ * come in any order; children are sorted by total, and nodes whose parent
+ * links are invalid or form a cycle are printed as roots.  Arrays are only
+ * read.  opt NULL means both views, sorted by self time, all rows, no
+ * session time (the "% session" column shows "-").
+ * Returns 0, SPS_EINVAL (fp NULL, or an array NULL with its count > 0),
+ * SPS_ENOMEM or SPS_EIO (a write to fp failed). */
+int sps__table_print(FILE *fp, const sps__tnode_t *nodes, size_t nnodes,
+                     const sps__tflat_t *flat, size_t nflat,
+                     const sps__table_opts_t *opt) {
+    static const sps__table_opts_t defaults = {1, 1, SPS__SORT_SELF, 0, 0};
+    int rc = 0;
+    if (!fp || (nnodes && !nodes) || (nflat && !flat)) return SPS_EINVAL;
+    if (nnodes > (size_t)INT32_MAX) return SPS_EINVAL;
+    if (!opt) opt = &defaults;
+    if (opt->tree) rc = tree_print(fp, nodes, nnodes, opt->session_ns);
+    if (rc == 0 && opt->tree && opt->flat) fputc('\n', fp);
+    if (rc == 0 && opt->flat) rc = flat_print(fp, flat, nflat, opt);
+    if (rc == 0 && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
+    return rc;
+}

@@ -1,0 +1,334 @@
+/* period.c -- the merged pass over a period's records, and its sinks.
+ *
+ * The pass merges every thread's records by timestamp (a binary heap over
+ * the threads' next events), applies the nesting rule per thread, and gives
+ * each call written in this period its call id (start order across the
+ * rank, as scope-profiler's call_ids) and its ordinal within its region.
+ * Sinks receive begins (in start order) and ends (in end order); one sink
+ * writes HDF5 rows, one collects a region's calls for queries.  Memory is
+ * bounded by the number of threads and regions, never by the number of
+ * events. */
+#include "sps_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* The merged pass                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct lane {
+    sps__rd_t rd;
+    sps__ev_t ev;  /* next event */
+    sps__stack_t st;
+    const sps__stack_t *open; /* frames that stay open: their begins are skipped */
+    size_t open_i;
+    uint32_t thread;
+} lane_t;
+
+typedef struct pass {
+    lane_t *lanes;
+    uint32_t *heap; /* lane indexes ordered by (ticks, thread) */
+    size_t nheap;
+    const sps__pass_cb_t *cb;
+    int64_t next_id;
+    uint64_t *ord;  /* by region id */
+    uint32_t nids;
+    uint64_t misuse;
+    lane_t *cur_lane;
+    int err;
+} pass_t;
+
+static int lane_less(const pass_t *p, uint32_t a, uint32_t b) {
+    const lane_t *x = &p->lanes[a], *y = &p->lanes[b];
+    return x->ev.ticks != y->ev.ticks ? x->ev.ticks < y->ev.ticks : x->thread < y->thread;
+}
+
+static void heap_down(pass_t *p, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < p->nheap && lane_less(p, p->heap[l], p->heap[m])) m = l;
+        if (l + 1 < p->nheap && lane_less(p, p->heap[l + 1], p->heap[m])) m = l + 1;
+        if (m == i) return;
+        uint32_t t = p->heap[i];
+        p->heap[i] = p->heap[m];
+        p->heap[m] = t;
+        i = m;
+    }
+}
+
+static void pass_close(void *ctx, const sps__frame_t *f, uint64_t end,
+                       uint64_t self, size_t depth) {
+    pass_t *p = ctx;
+    if (f->id < 0 || p->err) return;
+    lane_t *ln = p->cur_lane;
+    sps__call_t c = {f->region, ln->thread, f->start, end, self, f->id,
+                     ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
+                     (uint32_t)depth, f->ord};
+    if (p->cb->end) p->err = p->cb->end(p->cb->ctx, &c);
+}
+
+/* Handles one event of lane ln. */
+static void pass_event(pass_t *p, lane_t *ln) {
+    const sps__ev_t *e = &ln->ev;
+    if (e->region == 0 || e->region >= p->nids) {
+        p->misuse++;
+        return;
+    }
+    p->cur_lane = ln;
+    if (e->is_end) {
+        p->misuse += (uint64_t)sps__nest_end(&ln->st, e->region, e->ticks,
+                                             pass_close, p);
+        return;
+    }
+    sps__frame_t f = {e->region, -1, e->ticks, 0, e->seq, -1, 0};
+    int stays_open = ln->open && ln->open_i < ln->open->n &&
+                     ln->open->f[ln->open_i].seq == e->seq;
+    if (stays_open) {
+        ln->open_i++;
+    } else {
+        f.id = p->next_id++;
+        f.ord = p->ord[e->region]++;
+        sps__call_t c = {e->region, ln->thread, e->ticks, 0, 0, f.id,
+                         ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
+                         (uint32_t)ln->st.n, f.ord};
+        if (p->cb->begin && !p->err) p->err = p->cb->begin(p->cb->ctx, &c);
+    }
+    if (sps__stack_push(&ln->st, f)) p->err = SPS_ENOMEM;
+}
+
+/* Runs the merged pass over snap, calling cb.  Returns 0 or an SPS_E code;
+ * *misuse (if not NULL) receives the number of repaired nesting errors. */
+int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
+                  uint64_t *misuse) {
+    pass_t p = {0};
+    uint32_t nt = snap->nthreads;
+    p.cb = cb;
+    p.nids = sps__registry_count();
+    p.lanes = calloc(nt ? nt : 1, sizeof *p.lanes);
+    p.heap = calloc(nt ? nt : 1, sizeof *p.heap);
+    p.ord = calloc(p.nids, sizeof *p.ord);
+    if (!p.lanes || !p.heap || !p.ord) p.err = SPS_ENOMEM;
+    size_t si = 0;
+    for (uint32_t t = 0; t < nt && !p.err; t++) {
+        size_t s0 = si;
+        while (si < snap->nsegs && snap->segs[si].thread == t) si++;
+        lane_t *ln = &p.lanes[t];
+        ln->thread = t;
+        ln->open = snap->open ? &snap->open[t] : NULL;
+        sps__rd_init(&ln->rd, snap->segs + s0, si - s0,
+                     snap->carried ? &snap->carried[t] : NULL);
+        int rc = sps__rd_next(&ln->rd, &ln->ev);
+        if (rc < 0) p.err = rc;
+        if (rc > 0) p.heap[p.nheap++] = t;
+    }
+    for (size_t i = p.nheap; i-- > 0;) heap_down(&p, i);
+    while (p.nheap && !p.err) {
+        lane_t *ln = &p.lanes[p.heap[0]];
+        pass_event(&p, ln);
+        int rc = sps__rd_next(&ln->rd, &ln->ev);
+        if (rc < 0) p.err = rc;
+        if (rc <= 0) p.heap[0] = p.heap[--p.nheap];
+        heap_down(&p, 0);
+    }
+    for (uint32_t t = 0; p.lanes && t < nt; t++) {
+        sps__rd_free(&p.lanes[t].rd);
+        sps__stack_free(&p.lanes[t].st);
+    }
+    free(p.lanes);
+    free(p.heap);
+    free(p.ord);
+    if (misuse) *misuse = p.misuse;
+    return p.err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sink: one region's calls (queries)                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct collect {
+    uint32_t region;
+    int64_t *starts, *durs; /* in ns */
+    size_t n, cap;
+    const sps__timemap_t *tm;
+} collect_t;
+
+static int collect_end(void *ctx, const sps__call_t *c) {
+    collect_t *k = ctx;
+    if (c->region != k->region) return 0;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 256;
+        int64_t *s = realloc(k->starts, cap * sizeof *s);
+        if (!s) return SPS_ENOMEM;
+        k->starts = s;
+        int64_t *d = realloc(k->durs, cap * sizeof *d);
+        if (!d) return SPS_ENOMEM;
+        k->durs = d;
+        k->cap = cap;
+    }
+    int64_t s0 = sps__timemap_ns(k->tm, c->start);
+    k->starts[k->n] = s0;
+    k->durs[k->n] = sps__timemap_ns(k->tm, c->end) - s0;
+    k->n++;
+    return 0;
+}
+
+typedef struct { int64_t s, d; } sd_t;
+static int sd_cmp(const void *a, const void *b) {
+    const sd_t *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Collects region r's calls of snap in start order (ns).  Returns how many
+ * there are; copies at most cap into starts/durs (either may be NULL). */
+size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r, int64_t *starts,
+                          int64_t *durs, size_t cap) {
+    collect_t k = {.region = r, .tm = &snap->tm};
+    sps__pass_cb_t cb = {&k, NULL, collect_end};
+    sps__pass_run(snap, &cb, NULL);
+    sd_t *v = malloc((k.n ? k.n : 1) * sizeof *v);
+    if (v) {
+        for (size_t i = 0; i < k.n; i++) v[i] = (sd_t){k.starts[i], k.durs[i]};
+        qsort(v, k.n, sizeof *v, sd_cmp);
+        for (size_t i = 0; i < k.n && i < cap; i++) {
+            if (starts) starts[i] = v[i].s;
+            if (durs) durs[i] = v[i].d;
+        }
+    }
+    free(v);
+    free(k.starts);
+    free(k.durs);
+    return k.n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sink: HDF5 rows                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Calls of one region not yet written, by ordinal from base. */
+typedef struct ring {
+    uint64_t base;     /* ordinal of slot 0 */
+    size_t n, cap;
+    int64_t *start, *dur, *id, *parent, *thread;
+    int64_t prev_start; /* ns of the last written start (for deltas) */
+} ring_t;
+
+typedef struct h5sink {
+    sps__h5w_t *w;
+    const sps__timemap_t *tm;
+    const uint32_t *file_region; /* region id -> file row, UINT32_MAX none */
+    const sps__row_t *rows;
+    ring_t *rings;     /* by file row */
+    size_t ring_cap;   /* slots per ring */
+    uint64_t *late_pos;
+    int64_t *late_dur;
+    size_t nlate, caplate;
+    int64_t *scratch;  /* start deltas being written */
+} h5sink_t;
+
+static int ring_alloc(ring_t *g, size_t cap) {
+    int64_t **cols[] = {&g->start, &g->dur, &g->id, &g->parent, &g->thread};
+    for (size_t i = 0; i < 5; i++)
+        if (!(*cols[i] = malloc(cap * sizeof(int64_t)))) return SPS_ENOMEM;
+    g->cap = cap;
+    return 0;
+}
+
+static void ring_free(ring_t *g) {
+    free(g->start);
+    free(g->dur);
+    free(g->id);
+    free(g->parent);
+    free(g->thread);
+}
+
+/* Writes the oldest k slots of ring g (file row fr); pending durations are
+ * written as 0 now and fixed later. */
+static int ring_flush(h5sink_t *h, uint32_t fr, size_t k) {
+    ring_t *g = &h->rings[fr];
+    for (size_t i = 0; i < k; i++) {
+        h->scratch[i] = g->start[i] - g->prev_start;
+        g->prev_start = g->start[i];
+        if (g->dur[i] < 0) g->dur[i] = 0; /* its end comes later: late write */
+    }
+    int rc = sps__h5w_rows(h->w, h->rows[fr].offset + g->base, k, h->scratch,
+                           g->dur, g->id, g->parent, g->thread);
+    size_t rest = g->n - k;
+    int64_t *cols[] = {g->start, g->dur, g->id, g->parent, g->thread};
+    for (size_t i = 0; i < 5; i++) memmove(cols[i], cols[i] + k, rest * sizeof(int64_t));
+    g->n = rest;
+    g->base += k;
+    return rc;
+}
+
+static int h5_begin(void *ctx, const sps__call_t *c) {
+    h5sink_t *h = ctx;
+    uint32_t fr = h->file_region[c->region];
+    ring_t *g = &h->rings[fr];
+    if (!g->cap) {
+        size_t cap = h->rows[fr].count < h->ring_cap ? (size_t)h->rows[fr].count : h->ring_cap;
+        if (ring_alloc(g, cap ? cap : 1)) return SPS_ENOMEM;
+    }
+    if (g->n == g->cap) {
+        int rc = ring_flush(h, fr, g->n);
+        if (rc) return rc;
+    }
+    size_t i = g->n++;
+    g->start[i] = sps__timemap_ns(h->tm, c->start);
+    g->dur[i] = -1;
+    g->id[i] = c->call_id;
+    g->parent[i] = c->parent_id;
+    g->thread[i] = c->thread;
+    return 0;
+}
+
+static int h5_end(void *ctx, const sps__call_t *c) {
+    h5sink_t *h = ctx;
+    uint32_t fr = h->file_region[c->region];
+    ring_t *g = &h->rings[fr];
+    int64_t s = sps__timemap_ns(h->tm, c->start);
+    int64_t d = sps__timemap_ns(h->tm, c->end) - s;
+    if (c->ordinal >= g->base) {
+        g->dur[c->ordinal - g->base] = d;
+        return 0;
+    }
+    if (h->nlate == h->caplate) {
+        size_t cap = h->caplate ? h->caplate * 2 : 1024;
+        uint64_t *p = realloc(h->late_pos, cap * sizeof *p);
+        if (!p) return SPS_ENOMEM;
+        h->late_pos = p;
+        int64_t *q = realloc(h->late_dur, cap * sizeof *q);
+        if (!q) return SPS_ENOMEM;
+        h->late_dur = q;
+        h->caplate = cap;
+    }
+    h->late_pos[h->nlate] = h->rows[fr].offset + c->ordinal;
+    h->late_dur[h->nlate++] = d;
+    return 0;
+}
+
+/* Writes every call of snap to w.  file_region maps region ids to rows of
+ * lay (whose offsets/counts must match the calls the pass will produce). */
+int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
+                      const sps__layout_t *lay, const uint32_t *file_region) {
+    h5sink_t h = {w, &snap->tm, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL};
+    size_t active = lay->nrows ? lay->nrows : 1;
+    h.ring_cap = (32u << 20) / 40 / active; /* ~32 MiB of rings in all */
+    if (h.ring_cap > 4096) h.ring_cap = 4096;
+    if (h.ring_cap < 64) h.ring_cap = 64;
+    h.rings = calloc(active, sizeof *h.rings);
+    h.scratch = malloc(h.ring_cap * sizeof *h.scratch);
+    int rc = h.rings && h.scratch ? 0 : SPS_ENOMEM;
+    sps__pass_cb_t cb = {&h, h5_begin, h5_end};
+    if (!rc) rc = sps__pass_run(snap, &cb, NULL);
+    for (uint32_t fr = 0; !rc && fr < lay->nrows; fr++)
+        if (h.rings[fr].n) rc = ring_flush(&h, fr, h.rings[fr].n);
+    if (!rc && h.nlate) rc = sps__h5w_durations(w, h.nlate, h.late_pos, h.late_dur);
+    for (size_t i = 0; h.rings && i < active; i++) ring_free(&h.rings[i]);
+    free(h.rings);
+    free(h.scratch);
+    free(h.late_pos);
+    free(h.late_dur);
+    return rc;
+}

@@ -1,0 +1,78 @@
+/* stream.c -- decoding one thread's records from memory or the spill file.
+ *
+ * Each chunk starts with a HI record, so a segment decodes on its own: the
+ * reader walks it from record 0, tracking the timestamp's upper half, and
+ * yields only records at or after seg->skip (those before were written out
+ * by an earlier finalize). */
+#include "sps_int.h"
+
+#include <stdlib.h>
+
+#define BLOCK_RECS 2048u
+
+void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs, size_t nsegs,
+                  const sps__stack_t *inject) {
+    *r = (sps__rd_t){0};
+    r->seg = segs;
+    r->seg_end = segs + nsegs;
+    r->inject = inject;
+}
+
+void sps__rd_free(sps__rd_t *r) {
+    free(r->buf);
+    r->buf = NULL;
+}
+
+/* Loads the block of the current segment that starts at index base. */
+static int load_block(sps__rd_t *r, uint32_t base) {
+    const sps__seg_t *s = r->seg;
+    r->base = base;
+    r->i = 0;
+    if (s->rec) {
+        r->rec = s->rec + base;
+        r->n = s->n - base;
+        return 0;
+    }
+    if (!r->buf && !(r->buf = malloc(BLOCK_RECS * sizeof *r->buf))) return SPS_ENOMEM;
+    r->n = s->n - base < BLOCK_RECS ? s->n - base : BLOCK_RECS;
+    r->rec = r->buf;
+    return sps__spill_read(s->file_off + (int64_t)base * 8, r->n, r->buf);
+}
+
+int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
+    if (r->inject && r->ninjected < r->inject->n) {
+        const sps__frame_t *f = &r->inject->f[r->ninjected++];
+        *ev = (sps__ev_t){f->start, f->seq, f->region, 0};
+        return 1;
+    }
+    for (;;) {
+        if (r->seg == r->seg_end) return 0;
+        if (!r->rec) {
+            int rc = load_block(r, 0);
+            if (rc) return rc;
+        }
+        while (r->i < r->n) {
+            uint32_t idx = r->base + r->i;
+            uint64_t w = r->rec[r->i++];
+            uint32_t tag = (uint32_t)(w >> 32);
+            if (tag == SPS__REC_HI_TAG) {
+                r->hi = (uint32_t)w;
+                continue;
+            }
+            if (idx < r->seg->skip) continue;
+            ev->ticks = ((uint64_t)r->hi << 32) | (uint32_t)w;
+            ev->seq = r->seg->seq0 + idx;
+            ev->region = tag >> 1;
+            ev->is_end = (int)(tag & 1u);
+            return 1;
+        }
+        uint32_t next = r->base + r->n;
+        if (next < r->seg->n) {
+            int rc = load_block(r, next);
+            if (rc) return rc;
+            continue;
+        }
+        r->seg++;
+        r->rec = NULL;
+    }
+}
