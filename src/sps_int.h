@@ -490,9 +490,13 @@ SPS__HIDDEN void sps__thread_key_init(void);
 SPS__HIDDEN int sps__spill_read(int64_t off, uint32_t n, uint64_t *out);
 
 /* output.c: writes a finalized period to path (NULL: no file) and prints
- * the table if verbose.  Does not take the lock. */
+ * the table to verbose if not NULL.  Does not take the lock. */
 SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
-                                    int verbose);
+                                    FILE *verbose);
+/* session.c: sps_finalize_to with the table printed to table_fp (or none). */
+SPS__HIDDEN int sps__finalize_ex(const char *path, FILE *table_fp);
+/* session.c: start of the session (CLOCK_MONOTONIC ns), 0 without one. */
+SPS__HIDDEN int64_t sps__session_start_ns(void);
 /* output.c: builds table input from accumulators (ticks) and prints it. */
 SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 uint32_t nregions, const sps__acc_t *nodes,

@@ -551,6 +551,11 @@ static void snap_release(sps__snap_t *s) {
 /* ------------------------------------------------------------------------ */
 
 int sps_finalize_to(const char *path) {
+    return sps__finalize_ex(path, sps__g.cfg.verbose ? stderr : NULL);
+}
+
+/* sps_finalize_to, with the table printed to table_fp (NULL: no table). */
+int sps__finalize_ex(const char *path, FILE *table_fp) {
     ensure_process_init();
     pthread_mutex_lock(&sps__g.lock);
     if (!session_live()) {
@@ -573,13 +578,12 @@ int sps_finalize_to(const char *path) {
         s = NULL;
     }
     if (s) sps__g.period_start_ns = s->end_ns;
-    int verbose = sps__g.cfg.verbose;
     pthread_mutex_unlock(&sps__g.lock);
     if (!s) {
         free(p);
         return SPS_ENOMEM;
     }
-    int rc = sps__finalize_write(s, p, verbose);
+    int rc = sps__finalize_write(s, p, table_fp);
     pthread_mutex_lock(&sps__g.lock);
     if (rc) {
         snap_stash(s);
@@ -668,4 +672,11 @@ int sps_print_summary(void *file) {
     free(par);
     free(reg);
     return rc;
+}
+
+int64_t sps__session_start_ns(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    int64_t t = session_live() ? sps__g.start_ns : 0;
+    pthread_mutex_unlock(&sps__g.lock);
+    return t;
 }

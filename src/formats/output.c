@@ -129,14 +129,14 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
     return rc;
 }
 
-int sps__finalize_write(sps__snap_t *s, const char *path, int verbose) {
+int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
     double scale = sps__timemap_scale(&s->tm);
     int rc = path ? write_file(s, path, scale) : 0;
     if (verbose) {
-        sps__print_accs(stderr, s->per, s->nregions, s->node_per, s->node_parent,
+        sps__print_accs(verbose, s->per, s->nregions, s->node_per, s->node_parent,
                         s->node_region, s->nnodes, scale, s->end_ns - s->start_ns);
-        if (path && rc == 0) fprintf(stderr, "spanscope: wrote %s\n", path);
-        if (rc) fprintf(stderr, "spanscope: could not write %s: %s\n",
+        if (path && rc == 0) fprintf(verbose, "spanscope: wrote %s\n", path);
+        if (rc) fprintf(verbose, "spanscope: could not write %s: %s\n",
                         path ? path : "(none)", sps_strerror(rc));
     }
     return rc;

@@ -1,0 +1,54 @@
+# spanscope -- the commands of the README.
+#   make demo    set up, build, run the instrumented Jacobi solver
+#   make check   set up, build, run every test (C with CTest, Python with pytest)
+#   make bench   run the benchmarks and print their tables
+#   make check-sanitize   the C tests under ASan+UBSan, then under TSan
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PY := $(CURDIR)/.venv/bin/python
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+.PHONY: all deps build py-install demo check check-c check-py bench check-sanitize clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@rm -f jacobi.h5
+	$(BUILD)/examples/jacobi --threads 2 --n 512 --iters 200 --out jacobi.h5
+	@echo
+	$(BUILD)/spanscope report jacobi.h5 --top 5
+
+check-c: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The Python package, built by pip from the same CMake (scikit-build-core).
+py-install: deps
+	$(PY) -m pip install -q --no-build-isolation .
+
+check-py: build py-install
+	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q tests/python
+
+check: build py-install
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q tests/python
+
+bench: build py-install
+	$(PY) bench/run.py --build $(BUILD)
+
+check-sanitize: deps
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=address,undefined -DSPS_BUILD_BENCH=OFF >/dev/null
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=thread -DSPS_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

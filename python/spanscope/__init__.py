@@ -1,0 +1,45 @@
+"""spanscope: a region profiler with a C core.
+
+Python faces over one C core:
+
+* scope-profiler's ``ProfileManager`` (regions, decorator, recursive
+  profiling, HDF5 output)::
+
+      from spanscope import ProfileManager
+      ProfileManager.setup(file_path="run.h5")
+      with ProfileManager.region("solve"):
+          ...
+      ProfileManager.finalize()
+
+* the same calls as module-level shortcuts: ``spanscope.setup``,
+  ``region``, ``profile``, ``finalize``, ``session``, ...
+* ``spanscope.read(path)`` to analyse a file.
+"""
+
+from spanscope import _ext
+from spanscope.profile_manager import ProfileManager, ProfilingRun, Region, RegionStats
+from spanscope.results import Results, read
+
+__version__ = _ext.version
+
+#: Module-level spellings of the ProfileManager API (the same functions).
+setup = ProfileManager.setup
+finalize = ProfileManager.finalize
+region = ProfileManager.region
+profile_region = ProfileManager.profile_region
+profile = ProfileManager.profile
+session = ProfileManager.session
+is_active = ProfileManager.is_active
+is_configured = ProfileManager.is_configured
+get_region = ProfileManager.get_region
+get_all_regions = ProfileManager.get_all_regions
+registered_regions = ProfileManager.registered_regions
+recorded_regions = ProfileManager.recorded_regions
+summary = ProfileManager.summary
+
+__all__ = [
+    "ProfileManager", "ProfilingRun", "Region", "RegionStats", "Results", "read",
+    "setup", "finalize", "region", "profile_region", "profile", "session", "is_active",
+    "is_configured", "get_region", "get_all_regions", "registered_regions",
+    "recorded_regions", "summary", "__version__",
+]

@@ -1,0 +1,787 @@
+/* _ext.c -- the CPython extension: a thin face over the C core.
+ *
+ * Everything that runs per call is here, in C: Region.__enter__/__exit__
+ * (one sps_begin/sps_end each), the decorator's wrapper (vectorcall: begin,
+ * call, end), and the recursive tracer (a C profile hook installed with
+ * PyEval_SetProfile by the outermost recursive call).  The Python package
+ * adds the API's shape (ProfileManager, setup options, numpy views) on top.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+#include <structmember.h>
+
+#include "sps_int.h"
+#include "formats/h5_read.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if PY_VERSION_HEX < 0x030B0000
+#  error "spanscope needs Python 3.11 or newer"
+#endif
+#if PY_VERSION_HEX >= 0x030C0000
+#  define CODE_GET_EXTRA PyUnstable_Code_GetExtra
+#  define CODE_SET_EXTRA PyUnstable_Code_SetExtra
+#  define REQUEST_EXTRA PyUnstable_Eval_RequestCodeExtraIndex
+#else
+#  define CODE_GET_EXTRA _PyCode_GetExtra
+#  define CODE_SET_EXTRA _PyCode_SetExtra
+#  define REQUEST_EXTRA _PyEval_RequestCodeExtraIndex
+#endif
+
+/* Module state kept in statics: the extension is single-phase and the core
+ * is process-wide anyway. */
+static PyObject *g_registry;     /* dict name -> Region, insertion ordered */
+static PyObject *g_region_class; /* the Python subclass to instantiate */
+static uint32_t g_generation = 1; /* bumped by clear_registry (new session) */
+static Py_ssize_t g_extra_index = -1;
+
+/* ======================================================================== */
+/* Region                                                                    */
+/* ======================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    sps_region_t id;
+    PyObject *name;
+} RegionObject;
+
+static int Region_init(RegionObject *self, PyObject *args, PyObject *kw) {
+    PyObject *name;
+    static char *kwlist[] = {"name", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "U", kwlist, &name)) return -1;
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(name, &n);
+    if (!s) return -1;
+    if ((Py_ssize_t)strlen(s) != n) {
+        PyErr_SetString(PyExc_ValueError, "region name must not contain NUL characters");
+        return -1;
+    }
+    sps_region_t id = sps_region(s);
+    if (id == SPS_REGION_INVALID) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->id = id;
+    Py_INCREF(name);
+    Py_XSETREF(self->name, name);
+    return 0;
+}
+
+static void Region_dealloc(RegionObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_XDECREF(self->name);
+    tp->tp_free((PyObject *)self);
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
+}
+
+static PyObject *Region_enter(RegionObject *self, PyObject *unused) {
+    (void)unused;
+    sps_begin(self->id);
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *Region_exit(RegionObject *self, PyObject *const *args,
+                             Py_ssize_t nargs) {
+    (void)args;
+    (void)nargs;
+    sps_end(self->id);
+    Py_RETURN_FALSE; /* never swallows the exception; the call is counted */
+}
+
+static PyObject *stats_tuple(sps_region_t id) {
+    sps_stats_t st;
+    int rc = sps_region_stats(id, &st);
+    if (rc == SPS_ENOSESSION) memset(&st, 0, sizeof st);
+    else if (rc) return PyErr_Format(PyExc_RuntimeError, "%s", sps_strerror(rc));
+    return Py_BuildValue("(KLLLLdd)", (unsigned long long)st.num_calls,
+                         (long long)st.total_ns, (long long)st.self_ns,
+                         (long long)st.min_ns, (long long)st.max_ns, st.mean_ns,
+                         st.var_ns2);
+}
+
+static PyObject *Region_get_num_calls(RegionObject *self, void *c) {
+    (void)c;
+    sps_stats_t st;
+    if (sps_region_stats(self->id, &st) != 0) st.num_calls = 0;
+    return PyLong_FromUnsignedLongLong(st.num_calls);
+}
+
+static PyObject *Region_stats(RegionObject *self, PyObject *unused) {
+    (void)unused;
+    return stats_tuple(self->id);
+}
+
+/* (starts, durations) of the calls since the last finalize, as two bytes
+ * objects of native int64 (numpy wraps them without a copy). */
+static PyObject *Region_calls(RegionObject *self, PyObject *unused) {
+    (void)unused;
+    size_t n = 0;
+    PyObject *s = NULL, *d = NULL;
+    for (;;) { /* calls may arrive between sizing and copying: retry */
+        Py_BEGIN_ALLOW_THREADS
+        n = sps_region_calls(self->id, NULL, NULL, 0);
+        Py_END_ALLOW_THREADS
+        s = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+        d = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+        if (!s || !d) break;
+        size_t m;
+        int64_t *ps = (int64_t *)PyBytes_AS_STRING(s), *pd = (int64_t *)PyBytes_AS_STRING(d);
+        Py_BEGIN_ALLOW_THREADS
+        m = sps_region_calls(self->id, ps, pd, n);
+        Py_END_ALLOW_THREADS
+        if (m <= n) {
+            if (m < n) {
+                _PyBytes_Resize(&s, (Py_ssize_t)(m * 8));
+                _PyBytes_Resize(&d, (Py_ssize_t)(m * 8));
+            }
+            return s && d ? Py_BuildValue("(NN)", s, d) : NULL;
+        }
+        Py_DECREF(s);
+        Py_DECREF(d);
+    }
+    Py_XDECREF(s);
+    Py_XDECREF(d);
+    return NULL;
+}
+
+static PyObject *Region_repr(RegionObject *self) {
+    return PyUnicode_FromFormat("<%s %R id=%u>", Py_TYPE(self)->tp_name, self->name,
+                                (unsigned)self->id);
+}
+
+static PyMethodDef Region_methods[] = {
+    {"__enter__", (PyCFunction)Region_enter, METH_NOARGS, "Enter the region (sps_begin)."},
+    {"__exit__", (PyCFunction)(void (*)(void))Region_exit, METH_FASTCALL,
+     "Leave the region (sps_end); exceptions propagate and the call is counted."},
+    {"_stats", (PyCFunction)Region_stats, METH_NOARGS,
+     "(num_calls, total_ns, self_ns, min_ns, max_ns, mean_ns, var_ns2) over the session."},
+    {"_calls", (PyCFunction)Region_calls, METH_NOARGS,
+     "(starts, durations) since the last finalize as int64 bytes."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMemberDef Region_members[] = {
+    {"id", T_UINT, offsetof(RegionObject, id), READONLY, "region id in the C core"},
+    {"region_name", T_OBJECT, offsetof(RegionObject, name), READONLY, "the region's name"},
+    {"name", T_OBJECT, offsetof(RegionObject, name), READONLY, "the region's name"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyGetSetDef Region_getset[] = {
+    {"num_calls", (getter)Region_get_num_calls, NULL,
+     "completed calls in this session (keeps counting across finalize)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject RegionType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope._ext.Region",
+    .tp_basicsize = sizeof(RegionObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A named region: a context manager recording one call per with-block.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Region_init,
+    .tp_dealloc = (destructor)Region_dealloc,
+    .tp_repr = (reprfunc)Region_repr,
+    .tp_methods = Region_methods,
+    .tp_members = Region_members,
+    .tp_getset = Region_getset,
+};
+
+/* ======================================================================== */
+/* The registry: name -> Region, cleared by each setup()                     */
+/* ======================================================================== */
+
+/* Borrowed reference to the region named name, created and registered if
+ * new.  NULL with an exception set on failure. */
+static PyObject *registry_get(PyObject *name) {
+    PyObject *r = PyDict_GetItemWithError(g_registry, name);
+    if (r || PyErr_Occurred()) return r;
+    if (!PyUnicode_Check(name))
+        return PyErr_Format(PyExc_TypeError, "region name must be str, not %.100s",
+                            Py_TYPE(name)->tp_name);
+    PyObject *cls = g_region_class ? g_region_class : (PyObject *)&RegionType;
+    r = PyObject_CallOneArg(cls, name);
+    if (!r) return NULL;
+    int rc = PyDict_SetItem(g_registry, name, r);
+    Py_DECREF(r);
+    return rc ? NULL : r;
+}
+
+/* region(cls, name): bound as a classmethod of ProfileManager. */
+static PyObject *ext_region(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "region(name) takes exactly one argument");
+        return NULL;
+    }
+    PyObject *r = registry_get(args[nargs - 1]);
+    Py_XINCREF(r);
+    return r;
+}
+
+static PyObject *ext_clear_registry(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    PyDict_Clear(g_registry);
+    g_generation++;
+    Py_RETURN_NONE;
+}
+
+/* ======================================================================== */
+/* The recursive tracer                                                      */
+/* ======================================================================== */
+
+/* Per-thread stack of what each traced CALL pushed: a region id to end on
+ * the matching RETURN, or 0 for a frame that is not recorded. */
+typedef struct tstack {
+    sps_region_t *v;
+    size_t n, cap;
+    int depth; /* nesting of recursive wrappers on this thread */
+    Py_tracefunc prev_func;
+    PyObject *prev_obj;
+} tstack_t;
+static _Thread_local tstack_t t_trace;
+
+#define EXTRA_SKIP ((void *)(uintptr_t)1) /* decorated function: records itself */
+
+static int tstack_push(tstack_t *t, sps_region_t r) {
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        sps_region_t *v = realloc(t->v, cap * sizeof *v);
+        if (!v) return -1;
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[t->n++] = r;
+    return 0;
+}
+
+/* The region of a traced code object, cached in the code's co_extra slot as
+ * (generation << 32 | id); 0 if the frame is not to be recorded. */
+static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
+    void *extra = NULL;
+    if (g_extra_index >= 0) CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra);
+    if (extra == EXTRA_SKIP) return 0;
+    uint64_t v = (uint64_t)(uintptr_t)extra;
+    if (v && (uint32_t)(v >> 32) == g_generation) return (sps_region_t)v;
+    /* slow path: the name is "<module>.<qualname>" */
+    PyObject *globals = PyFrame_GetGlobals(frame);
+    PyObject *mod = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
+    Py_XDECREF(globals);
+    const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : "?";
+    if (!m) {
+        PyErr_Clear();
+        m = "?";
+    }
+    if (strcmp(m, "spanscope") == 0 || strncmp(m, "spanscope.", 10) == 0) {
+        if (g_extra_index >= 0) CODE_SET_EXTRA((PyObject *)code, g_extra_index, EXTRA_SKIP);
+        return 0;
+    }
+    PyObject *name = PyUnicode_FromFormat("%s.%U", m, code->co_qualname);
+    PyObject *r = name ? registry_get(name) : NULL;
+    Py_XDECREF(name);
+    if (!r) {
+        PyErr_Clear();
+        return 0;
+    }
+    sps_region_t id = ((RegionObject *)r)->id;
+    if (g_extra_index >= 0)
+        CODE_SET_EXTRA((PyObject *)code, g_extra_index,
+                       (void *)(uintptr_t)((uint64_t)g_generation << 32 | id));
+    return id;
+}
+
+static int tracer(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
+    (void)obj;
+    tstack_t *t = &t_trace;
+    if (t->prev_func && t->prev_func(t->prev_obj, frame, what, arg) < 0)
+        return -1; /* chain to the profiler that was there before */
+    if (what == PyTrace_CALL) {
+        sps_region_t r = 0;
+        if (t->n > 0) { /* the root frame is the decorated function itself */
+            PyCodeObject *code = PyFrame_GetCode(frame);
+            r = traced_region(frame, code);
+            Py_DECREF(code);
+        }
+        if (tstack_push(t, r) == 0 && r) sps_begin(r);
+    } else if (what == PyTrace_RETURN) {
+        if (t->n > 0) {
+            sps_region_t r = t->v[--t->n];
+            if (r) sps_end(r);
+        }
+    }
+    return 0;
+}
+
+/* Installs the tracer for the outermost recursive call on this thread. */
+static void trace_enter(void) {
+    tstack_t *t = &t_trace;
+    if (t->depth++ > 0) return;
+    PyThreadState *ts = PyThreadState_Get();
+    t->prev_func = ts->c_profilefunc;
+    t->prev_obj = ts->c_profileobj;
+    Py_XINCREF(t->prev_obj);
+    t->n = 0;
+    PyEval_SetProfile(tracer, NULL);
+}
+
+static void trace_exit(void) {
+    tstack_t *t = &t_trace;
+    if (--t->depth > 0) return;
+    /* close what an exception may have left open */
+    while (t->n > 0) {
+        sps_region_t r = t->v[--t->n];
+        if (r) sps_end(r);
+    }
+    PyEval_SetProfile(t->prev_func, t->prev_obj);
+    Py_XDECREF(t->prev_obj);
+    t->prev_obj = NULL;
+}
+
+/* ======================================================================== */
+/* ProfiledFunction: what the decorator returns                              */
+/* ======================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *func;
+    RegionObject *region;
+    int recursive;
+    vectorcallfunc vectorcall;
+    PyObject *dict;
+    PyObject *weaklist;
+} ProfiledObject;
+
+static PyObject *Profiled_vectorcall(ProfiledObject *self, PyObject *const *args,
+                                     size_t nargsf, PyObject *kwnames) {
+    sps_region_t r = self->region->id;
+    if (self->recursive) trace_enter();
+    sps_begin(r);
+    PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+    sps_end(r);
+    if (self->recursive) trace_exit();
+    return res;
+}
+
+static PyObject *Profiled_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    PyObject *func, *region;
+    int recursive = 0;
+    static char *kwlist[] = {"func", "region", "recursive", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!|p", kwlist, &func, &RegionType,
+                                     &region, &recursive))
+        return NULL;
+    if (!PyCallable_Check(func)) return PyErr_Format(PyExc_TypeError, "%R is not callable", func);
+    ProfiledObject *self = (ProfiledObject *)tp->tp_alloc(tp, 0);
+    if (!self) return NULL;
+    Py_INCREF(func);
+    Py_INCREF(region);
+    self->func = func;
+    self->region = (RegionObject *)region;
+    self->recursive = recursive;
+    self->vectorcall = (vectorcallfunc)Profiled_vectorcall;
+    /* a decorated function records itself: the tracer must not add it again */
+    if (PyFunction_Check(func) && g_extra_index >= 0)
+        CODE_SET_EXTRA(PyFunction_GET_CODE(func), g_extra_index, EXTRA_SKIP);
+    return (PyObject *)self;
+}
+
+static int Profiled_traverse(ProfiledObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->func);
+    Py_VISIT(self->region);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int Profiled_clear(ProfiledObject *self) {
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->region);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void Profiled_dealloc(ProfiledObject *self) {
+    PyObject_GC_UnTrack(self);
+    if (self->weaklist) PyObject_ClearWeakRefs((PyObject *)self);
+    Profiled_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Methods: bind like a function does. */
+static PyObject *Profiled_get(PyObject *self, PyObject *obj, PyObject *type) {
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *Profiled_repr(ProfiledObject *self) {
+    return PyUnicode_FromFormat("<profiled %R region=%R>", self->func, self->region->name);
+}
+
+static PyMemberDef Profiled_members[] = {
+    {"region", T_OBJECT, offsetof(ProfiledObject, region), READONLY, "the region it records"},
+    {"recursive", T_INT, offsetof(ProfiledObject, recursive), READONLY, "traces nested calls"},
+    {"__dictoffset__", T_PYSSIZET, offsetof(ProfiledObject, dict), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(ProfiledObject, weaklist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyGetSetDef Profiled_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject ProfiledType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope._ext.ProfiledFunction",
+    .tp_basicsize = sizeof(ProfiledObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "A function wrapped by @profile: each call is one call of its region.",
+    .tp_new = Profiled_new,
+    .tp_dealloc = (destructor)Profiled_dealloc,
+    .tp_traverse = (traverseproc)Profiled_traverse,
+    .tp_clear = (inquiry)Profiled_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(ProfiledObject, vectorcall),
+    .tp_descr_get = Profiled_get,
+    .tp_repr = (reprfunc)Profiled_repr,
+    .tp_members = Profiled_members,
+    .tp_getset = Profiled_getset,
+    .tp_dictoffset = offsetof(ProfiledObject, dict),
+    .tp_weaklistoffset = offsetof(ProfiledObject, weaklist),
+};
+
+/* ======================================================================== */
+/* Benchmark floors: the cheapest C context manager and profile hook        */
+/* ======================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t t0, t1;
+} ClockPairObject;
+
+static PyObject *ClockPair_enter(ClockPairObject *self, PyObject *unused) {
+    (void)unused;
+    self->t0 = sps__ticks();
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *ClockPair_exit(ClockPairObject *self, PyObject *const *args, Py_ssize_t n) {
+    (void)args;
+    (void)n;
+    self->t1 = sps__ticks();
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef ClockPair_methods[] = {
+    {"__enter__", (PyCFunction)ClockPair_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))ClockPair_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ClockPairType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope._ext.ClockPair",
+    .tp_basicsize = sizeof(ClockPairObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Benchmark floor: a C context manager that only reads the clock twice.",
+    .tp_new = PyType_GenericNew,
+    .tp_methods = ClockPair_methods,
+};
+
+static int noop_hook(PyObject *o, PyFrameObject *f, int what, PyObject *arg) {
+    (void)o;
+    (void)arg;
+    if (what == PyTrace_CALL) { /* what the tracer must do at least */
+        PyCodeObject *code = PyFrame_GetCode(f);
+        Py_DECREF(code);
+    }
+    return 0;
+}
+
+static PyObject *ext_noop_profile(PyObject *mod, PyObject *on) {
+    (void)mod;
+    PyEval_SetProfile(PyObject_IsTrue(on) ? noop_hook : NULL, NULL);
+    Py_RETURN_NONE;
+}
+
+/* ======================================================================== */
+/* Session functions                                                         */
+/* ======================================================================== */
+
+static PyObject *raise_sps(int rc, const char *path) {
+    if (rc == SPS_EPATH || rc == SPS_EIO || rc == SPS_EHDF5) {
+        PyObject *p = path ? PyUnicode_DecodeFSDefault(path) : Py_None;
+        if (path && !p) return NULL;
+        if (!path) Py_INCREF(p);
+        PyObject *e = PyObject_CallFunction(PyExc_OSError, "isO", rc == SPS_EPATH ? 13 : 5,
+                                            sps_strerror(rc), p);
+        Py_DECREF(p);
+        if (e) {
+            PyErr_SetObject(PyExc_OSError, e);
+            Py_DECREF(e);
+        }
+        return NULL;
+    }
+    if (rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", sps_strerror(rc));
+    if (rc == SPS_ENOMEM) return PyErr_NoMemory();
+    return PyErr_Format(PyExc_RuntimeError, "%s (%s)", sps_strerror(rc), sps_err_name(rc));
+}
+
+static PyObject *ext_setup(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *kwlist[] = {"file_path", "aggregate", "memory_limit", "chunk_size",
+                             "overflow", "spill_dir", "label", "compress_threshold",
+                             "rank", "size", NULL};
+    sps_config_t c = SPS_CONFIG_INIT;
+    const char *file_path = NULL, *spill_dir = NULL, *label = NULL;
+    Py_ssize_t mem = 0, chunk = 0;
+    int overflow = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$pnnizzlii", kwlist, &file_path,
+                                     &c.aggregate, &mem, &chunk, &overflow, &spill_dir,
+                                     &label, &c.compress_threshold, &c.rank, &c.size))
+        return NULL;
+    if (mem < 0 || chunk < 0) return PyErr_Format(PyExc_ValueError, "sizes must be >= 0");
+    c.file_path = file_path;
+    c.memory_limit = (size_t)mem;
+    c.chunk_size = (size_t)chunk;
+    c.overflow = (sps_overflow_t)overflow;
+    c.spill_dir = spill_dir;
+    c.label = label;
+    int rc = sps_setup(&c);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* finalize(path, verbose) -> table text ("" unless verbose). */
+static PyObject *ext_finalize(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path = NULL;
+    int verbose = 0;
+    if (!PyArg_ParseTuple(args, "zp", &path, &verbose)) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = verbose ? open_memstream(&buf, &len) : NULL;
+    if (verbose && !fp) return PyErr_NoMemory();
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps__finalize_ex(path, fp);
+    Py_END_ALLOW_THREADS
+    if (fp) fclose(fp);
+    PyObject *text = rc ? NULL : PyUnicode_DecodeUTF8(buf ? buf : "", (Py_ssize_t)len, "replace");
+    free(buf);
+    if (rc) return raise_sps(rc, path);
+    return text;
+}
+
+static PyObject *ext_shutdown(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    sps_shutdown();
+    Py_RETURN_NONE;
+}
+
+static PyObject *ext_is_active(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyBool_FromLong(sps_is_active());
+}
+
+static PyObject *ext_now_ns(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyLong_FromLongLong(sps_now_ns());
+}
+
+static PyObject *ext_session_start_ns(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyLong_FromLongLong(sps__session_start_ns());
+}
+
+static PyObject *region_list(int recorded) {
+    size_t n = recorded ? sps_regions_recorded(NULL, 0) : sps_regions_registered(NULL, 0);
+    sps_region_t *v = malloc((n + 1) * sizeof *v);
+    if (!v) return PyErr_NoMemory();
+    size_t m = recorded ? sps_regions_recorded(v, n) : sps_regions_registered(v, n);
+    if (m > n) m = n;
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out && i < m; i++) {
+        PyObject *id = PyLong_FromUnsignedLong(v[i]);
+        if (!id || PyList_Append(out, id)) Py_CLEAR(out);
+        Py_XDECREF(id);
+    }
+    free(v);
+    return out;
+}
+
+static PyObject *ext_recorded_ids(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return region_list(1);
+}
+
+static PyObject *ext_summary(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    if (!fp) return PyErr_NoMemory();
+    int rc = sps_print_summary(fp);
+    fclose(fp);
+    PyObject *s = rc ? NULL : PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
+    free(buf);
+    return rc ? raise_sps(rc, NULL) : s;
+}
+
+static PyObject *ext_counters(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return Py_BuildValue("{sKsK}", "dropped", (unsigned long long)sps_dropped(), "misuse",
+                         (unsigned long long)sps_misuse_count());
+}
+
+static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
+    (void)mod;
+    unsigned long r = PyLong_AsUnsignedLong(id);
+    if (PyErr_Occurred()) return NULL;
+    const char *s = r <= UINT32_MAX ? sps_region_name((sps_region_t)r) : NULL;
+    if (!s) Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+/* Opens and validates a file with the C reader; sets OSError/ValueError. */
+static sps__h5r_t *open_checked(const char *path) {
+    sps__h5r_t *r = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps__h5r_open(&r, path);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EIO) PyErr_Format(PyExc_OSError, "%s", sps__h5r_error());
+    else if (rc == SPS_ENOMEM) PyErr_NoMemory();
+    else if (rc) PyErr_Format(PyExc_ValueError, "%s", sps__h5r_error());
+    return rc ? NULL : r;
+}
+
+static PyObject *ext_validate(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path)) return NULL;
+    sps__h5r_t *r = open_checked(path);
+    if (!r) return NULL;
+    sps__h5r_free(r);
+    Py_RETURN_NONE;
+}
+
+/* report(path, sort, top) -> the summary table of a file, as text. */
+static PyObject *ext_report(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path, *sort = "self";
+    Py_ssize_t top = 0;
+    if (!PyArg_ParseTuple(args, "s|sn", &path, &sort, &top)) return NULL;
+    static const char *sorts[] = {"self", "total", "calls", "mean", "max", "name"};
+    int si = -1;
+    for (int i = 0; i < 6; i++)
+        if (strcmp(sort, sorts[i]) == 0) si = i;
+    if (si < 0) return PyErr_Format(PyExc_ValueError, "sort must be one of self, total, calls, mean, max, name");
+    sps__h5r_t *r = open_checked(path);
+    if (!r) return NULL;
+    sps__tnode_t *nodes = NULL;
+    sps__tflat_t *flat = NULL;
+    size_t nn = 0, nf = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    int rc = fp ? 0 : SPS_ENOMEM;
+    if (!rc) rc = sps__h5r_tree(r, &nodes, &nn);
+    if (!rc) rc = sps__h5r_flat(r, &flat, &nf);
+    if (!rc) {
+        sps__table_opts_t opt = {1, 1, (sps__sort_t)si, top < 0 ? 0 : (size_t)top,
+                                 sps__h5r_session_ns(r)};
+        rc = sps__table_print(fp, nodes, nn, flat, nf, &opt);
+    }
+    if (fp) fclose(fp);
+    PyObject *s = rc ? NULL : PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
+    free(buf);
+    free(nodes);
+    free(flat);
+    sps__h5r_free(r);
+    return rc ? raise_sps(rc, path) : s;
+}
+
+static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
+    (void)mod;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
+        return PyErr_Format(PyExc_TypeError, "expected a subclass of Region");
+    Py_INCREF(cls);
+    Py_XSETREF(g_region_class, cls);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ext_begin(PyObject *mod, PyObject *id) {
+    (void)mod;
+    sps_begin((sps_region_t)PyLong_AsUnsignedLong(id));
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *ext_end(PyObject *mod, PyObject *id) {
+    (void)mod;
+    sps_end((sps_region_t)PyLong_AsUnsignedLong(id));
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef ext_methods[] = {
+    {"setup", (PyCFunction)(void (*)(void))ext_setup, METH_VARARGS | METH_KEYWORDS,
+     "Start a session (sps_setup)."},
+    {"finalize", ext_finalize, METH_VARARGS,
+     "finalize(path, verbose) -> table text; writes the period (sps_finalize)."},
+    {"shutdown", ext_shutdown, METH_NOARGS, "End the session without writing."},
+    {"is_active", ext_is_active, METH_NOARGS, "True while a session records."},
+    {"now_ns", ext_now_ns, METH_NOARGS, "The profiler's clock, CLOCK_MONOTONIC ns."},
+    {"session_start_ns", ext_session_start_ns, METH_NOARGS, "Session start (ns), 0 if none."},
+    {"region", (PyCFunction)(void (*)(void))ext_region, METH_FASTCALL,
+     "region([cls,] name) -> the Region of that name (created on first use)."},
+    {"clear_registry", ext_clear_registry, METH_NOARGS, "Forget all Region objects."},
+    {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},
+    {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
+    {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
+    {"validate", ext_validate, METH_VARARGS, "validate(path): raise if not a valid file."},
+    {"report", ext_report, METH_VARARGS, "report(path, sort='self', top=0) -> table text."},
+    {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},
+    {"set_region_class", ext_set_region_class, METH_O, "The Region subclass to create."},
+    {"begin", ext_begin, METH_O, "sps_begin(id) (for tests)."},
+    {"end", ext_end, METH_O, "sps_end(id) (for tests)."},
+    {"_noop_profile", ext_noop_profile, METH_O, "Benchmark floor: a no-op C profile hook."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef ext_module = {
+    PyModuleDef_HEAD_INIT, "spanscope._ext",
+    "The C face of spanscope (see the spanscope package).", -1, ext_methods,
+    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__ext(void) {
+    if (PyType_Ready(&RegionType) < 0 || PyType_Ready(&ProfiledType) < 0 ||
+        PyType_Ready(&ClockPairType) < 0)
+        return NULL;
+    g_extra_index = REQUEST_EXTRA(NULL);
+    PyObject *m = PyModule_Create(&ext_module);
+    if (!m) return NULL;
+    g_registry = PyDict_New();
+    if (!g_registry || PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) ||
+        PyModule_AddObjectRef(m, "ProfiledFunction", (PyObject *)&ProfiledType) ||
+        PyModule_AddObjectRef(m, "ClockPair", (PyObject *)&ClockPairType) ||
+        PyModule_AddObjectRef(m, "registry", g_registry) ||
+        PyModule_AddStringConstant(m, "version", SPS_VERSION_STRING) ||
+        PyModule_AddIntConstant(m, "OVERFLOW_SPILL", SPS_OVERFLOW_SPILL) ||
+        PyModule_AddIntConstant(m, "OVERFLOW_DROP", SPS_OVERFLOW_DROP) ||
+        PyModule_AddIntConstant(m, "OVERFLOW_GROW", SPS_OVERFLOW_GROW)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

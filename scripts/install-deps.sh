@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what spanscope needs to build and test, only where it is missing:
+# Debian packages (compilers, CMake, HDF5, cmocka) and a Python virtual
+# environment in .venv with numpy, h5py, pytest and scope-profiler (whose
+# reader checks our files).  Safe to run again: it does nothing when all is
+# there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  need+=(python3-venv)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core"
+if [ ! -x .venv/bin/python ]; then
+  echo "install-deps: creating .venv"
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core' >/dev/null 2>&1; then
+  echo "install-deps: pip install $PY_PKGS"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q $PY_PKGS
+fi
