@@ -61,6 +61,8 @@ typedef struct sps__timemap {
 } sps__timemap_t;
 SPS__HIDDEN int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a);
 SPS__HIDDEN int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks);
+SPS__HIDDEN int64_t sps__timemap_ns_hint(const sps__timemap_t *m,
+                                         uint64_t ticks, size_t *hint);
 /* ns per tick near the last anchor (1.0 with the monotonic clock). */
 SPS__HIDDEN double sps__timemap_scale(const sps__timemap_t *m);
 SPS__HIDDEN void sps__timemap_free(sps__timemap_t *m);
@@ -201,16 +203,17 @@ typedef struct sps__seg {
 SPS__HIDDEN void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end,
                               uint64_t self);
 SPS__HIDDEN void sps__acc_merge(sps__acc_t *into, const sps__acc_t *from);
-/* Converts to public stats (ns) with scale ns/tick. */
-SPS__HIDDEN void sps__acc_stats(const sps__acc_t *a, double scale,
-                                sps_stats_t *out);
+/* Converts to public stats.  Accumulators hold ns, except the per-thread
+ * ones of aggregate mode, which hold ticks until sps__acc_to_ns. */
+SPS__HIDDEN void sps__acc_stats(const sps__acc_t *a, sps_stats_t *out);
+SPS__HIDDEN void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm);
 SPS__HIDDEN int sps__stack_push(sps__stack_t *s, sps__frame_t f);
 SPS__HIDDEN void sps__stack_free(sps__stack_t *s);
 SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);
 
 /* A decoded record. */
 typedef struct sps__ev {
-    uint64_t ticks;
+    uint64_t ticks; /* CLOCK_MONOTONIC ns once decoded by a reader */
     uint64_t seq;
     uint32_t region;
     int is_end;
@@ -229,9 +232,12 @@ typedef struct sps__rd {
     uint32_t base;       /* index of rec[0] within the segment */
     uint32_t hi;
     uint64_t *buf;       /* block buffer for spilled segments */
+    const sps__timemap_t *tm; /* ticks -> ns (NULL: records hold ns) */
+    size_t hint;
 } sps__rd_t;
 SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
-                              size_t nsegs, const sps__stack_t *inject);
+                              size_t nsegs, const sps__stack_t *inject,
+                              const sps__timemap_t *tm);
 /* 1 and *ev filled, 0 at the end, or a negative SPS_E* code. */
 SPS__HIDDEN int sps__rd_next(sps__rd_t *r, sps__ev_t *ev);
 SPS__HIDDEN void sps__rd_free(sps__rd_t *r);
@@ -247,7 +253,7 @@ SPS__HIDDEN void sps__tree_free(sps__tree_t *t);
 SPS__HIDDEN int sps__acc_reserve(uint32_t r);
 SPS__HIDDEN int sps__analyze_thread(sps__thr_t *t);
 
-/* A completed call as every consumer sees it.  Times in ticks. */
+/* A completed call as every consumer sees it.  Times in CLOCK_MONOTONIC ns. */
 typedef struct sps__call {
     uint32_t region;
     uint32_t thread;
@@ -502,6 +508,6 @@ SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 uint32_t nregions, const sps__acc_t *nodes,
                                 const int32_t *node_parent,
                                 const uint32_t *node_region, size_t nnodes,
-                                double scale, int64_t session_ns);
+                                int64_t session_ns);
 
 #endif /* SPS_INT_H */

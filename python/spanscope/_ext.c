@@ -69,11 +69,11 @@ static int Region_init(RegionObject *self, PyObject *args, PyObject *kw) {
     return 0;
 }
 
+/* For Python subclasses, subtype_dealloc calls this and then drops the
+ * reference to the heap type itself. */
 static void Region_dealloc(RegionObject *self) {
-    PyTypeObject *tp = Py_TYPE(self);
     Py_XDECREF(self->name);
-    tp->tp_free((PyObject *)self);
-    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
+    Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *Region_enter(RegionObject *self, PyObject *unused) {
@@ -424,8 +424,6 @@ static PyObject *Profiled_repr(ProfiledObject *self) {
 static PyMemberDef Profiled_members[] = {
     {"region", T_OBJECT, offsetof(ProfiledObject, region), READONLY, "the region it records"},
     {"recursive", T_INT, offsetof(ProfiledObject, recursive), READONLY, "traces nested calls"},
-    {"__dictoffset__", T_PYSSIZET, offsetof(ProfiledObject, dict), READONLY, NULL},
-    {"__weaklistoffset__", T_PYSSIZET, offsetof(ProfiledObject, weaklist), READONLY, NULL},
     {NULL, 0, 0, 0, NULL}};
 
 static PyGetSetDef Profiled_getset[] = {

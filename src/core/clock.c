@@ -121,6 +121,26 @@ int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks) {
     return a->ns + (int64_t)(d * seg_scale(m, seg) + (d >= 0 ? 0.5 : -0.5));
 }
 
+/* sps__timemap_ns for ticks read in increasing order: *hint remembers the
+ * segment so that most calls skip the search.  A NULL map means raw ns. */
+int64_t sps__timemap_ns_hint(const sps__timemap_t *m, uint64_t ticks, size_t *hint) {
+    if (!m || !sps__use_tsc) return (int64_t)ticks;
+    size_t i = *hint;
+    if (i + 2 < m->n && m->a[i].ticks <= ticks && ticks < m->a[i + 1].ticks) {
+        const sps__anchor_t *a = &m->a[i];
+        double d = (double)(ticks - a->ticks);
+        return a->ns + (int64_t)(d * seg_scale(m, i) + 0.5);
+    }
+    int64_t ns = sps__timemap_ns(m, ticks);
+    size_t lo = 0, hi = m->n;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (m->a[mid].ticks <= ticks) lo = mid; else hi = mid;
+    }
+    *hint = lo;
+    return ns;
+}
+
 /* ns per tick of the most recent trustworthy segment. */
 double sps__timemap_scale(const sps__timemap_t *m) {
     if (!sps__use_tsc) return 1.0;

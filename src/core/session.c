@@ -190,7 +190,10 @@ uint64_t sps_dropped(void) {
 
 uint64_t sps_misuse_count(void) {
     pthread_mutex_lock(&sps__g.lock);
-    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) sps__analyze_thread(t);
+    if (sps__g.mode == SPS__EVENTS && session_live()) {
+        sps__timemap_add(&sps__g.tm, sps__anchor_now());
+        for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) sps__analyze_thread(t);
+    }
     uint64_t n = __atomic_load_n(&sps__g.misuse, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&sps__g.lock);
     return n;
@@ -251,6 +254,7 @@ static sps__acc_t cum_acc(sps_region_t r) {
         for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
             if (t->epoch == sps__g.epoch && r < t->agg_cap) {
                 sps__acc_t x = agg_read(t, r);
+                sps__acc_to_ns(&x, &sps__g.tm);
                 sps__acc_merge(&a, &x);
             }
     } else if (r < sps__g.acc_cap) {
@@ -259,9 +263,11 @@ static sps__acc_t cum_acc(sps_region_t r) {
     return a;
 }
 
-static double current_scale(void) {
+/* Under the lock: a fresh anchor, then the analysis up to now (so every
+ * analyzed timestamp lies before the last anchor and converts stably). */
+static void refresh(void) {
     sps__timemap_add(&sps__g.tm, sps__anchor_now());
-    return sps__timemap_scale(&sps__g.tm);
+    analyze_all();
 }
 
 int sps_region_stats(sps_region_t r, sps_stats_t *out) {
@@ -272,9 +278,9 @@ int sps_region_stats(sps_region_t r, sps_stats_t *out) {
     if (!session_live()) rc = SPS_ENOSESSION;
     else if (r == 0 || r >= sps__registry_count()) rc = SPS_ENOREGION;
     else {
-        analyze_all();
+        refresh();
         sps__acc_t a = cum_acc(r);
-        sps__acc_stats(&a, current_scale(), out);
+        sps__acc_stats(&a, out);
     }
     pthread_mutex_unlock(&sps__g.lock);
     return rc;
@@ -284,7 +290,7 @@ static size_t list_regions(sps_region_t *out, size_t cap, int recorded) {
     size_t n = 0;
     pthread_mutex_lock(&sps__g.lock);
     if (session_live()) {
-        analyze_all();
+        refresh();
         uint32_t count = sps__registry_count();
         for (sps_region_t r = 1; r < count; r++) {
             int reg = r < sps__g.registered_cap && sps__g.registered[r];
@@ -649,9 +655,8 @@ int sps_print_summary(void *file) {
         pthread_mutex_unlock(&sps__g.lock);
         return SPS_ENOSESSION;
     }
-    analyze_all();
+    refresh();
     uint32_t n = sps__registry_count();
-    double scale = current_scale();
     sps__acc_t *acc = calloc(n, sizeof *acc);
     size_t nn = sps__g.tree.len;
     sps__acc_t *nodes = calloc(nn + 1, sizeof *nodes);
@@ -666,7 +671,7 @@ int sps_print_summary(void *file) {
     }
     int64_t span = sps__g.tm.a[sps__g.tm.n - 1].ns - sps__g.start_ns;
     pthread_mutex_unlock(&sps__g.lock);
-    if (!rc) rc = sps__print_accs(fp, acc, n, nodes, par, reg, nn, scale, span);
+    if (!rc) rc = sps__print_accs(fp, acc, n, nodes, par, reg, nn, span);
     free(acc);
     free(nodes);
     free(par);

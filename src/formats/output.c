@@ -13,17 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
-static void summary_of(const sps__acc_t *a, const sps__timemap_t *tm,
-                       double scale, sps__summary_t *o) {
+static void summary_of(const sps__acc_t *a, sps__summary_t *o) {
     sps_stats_t st;
-    sps__acc_stats(a, scale, &st);
+    sps__acc_stats(a, &st);
     o->total = st.total_ns;
     o->minimum = st.min_ns;
     o->maximum = st.max_ns;
-    o->first = (int64_t)llround((double)a->first_dur * scale);
-    o->last = (int64_t)llround((double)a->last_dur * scale);
-    o->start_minimum = a->count ? sps__timemap_ns(tm, a->first_start) : 0;
-    o->end_maximum = a->count ? sps__timemap_ns(tm, a->end_max) : 0;
+    o->first = (int64_t)a->first_dur;
+    o->last = (int64_t)a->last_dur;
+    o->start_minimum = a->count ? (int64_t)a->first_start : 0;
+    o->end_maximum = a->count ? (int64_t)a->end_max : 0;
     o->gpu_count = 0;
     o->gpu_total = 0;
     o->mean = st.mean_ns;
@@ -39,7 +38,7 @@ static int probe_path(const char *tmp) {
     return 0;
 }
 
-static int write_file(sps__snap_t *s, const char *path, double scale) {
+static int write_file(sps__snap_t *s, const char *path) {
     const char **names = calloc(s->nregs + 1, sizeof *names);
     sps__row_t *rows = calloc(s->nregs + 1, sizeof *rows);
     uint32_t nids = sps__registry_count();
@@ -62,8 +61,8 @@ static int write_file(sps__snap_t *s, const char *path, double scale) {
         row->rank = (uint32_t)s->rank;
         row->offset = off;
         row->count = s->aggregate ? 0 : a->count;
-        row->exclusive_total = (int64_t)llround((double)a->self * scale);
-        summary_of(a, &s->tm, scale, &row->s);
+        row->exclusive_total = (int64_t)a->self;
+        summary_of(a, &row->s);
         if (s->aggregate) row->count = a->count; /* aggregate_counts */
         file_region[r] = (uint32_t)nrows++;
         if (!s->aggregate) off += a->count;
@@ -98,7 +97,7 @@ static int write_file(sps__snap_t *s, const char *path, double scale) {
 
 int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
                     const sps__acc_t *nodes, const int32_t *node_parent,
-                    const uint32_t *node_region, size_t nnodes, double scale,
+                    const uint32_t *node_region, size_t nnodes,
                     int64_t session_ns) {
     sps__tnode_t *tn = calloc(nnodes + 1, sizeof *tn);
     sps__tflat_t *fl = calloc(nregions + 1, sizeof *fl);
@@ -111,13 +110,13 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
     for (uint32_t r = 1; r < nregions; r++) {
         if (!per_region[r].count) continue;
         sps_stats_t st;
-        sps__acc_stats(&per_region[r], scale, &st);
+        sps__acc_stats(&per_region[r], &st);
         fl[nf++] = (sps__tflat_t){sps__registry_name(r), st.num_calls, st.total_ns,
                                   st.self_ns, st.min_ns, st.max_ns, st.mean_ns};
     }
     for (size_t i = 0; i < nnodes; i++) {
         sps_stats_t st;
-        sps__acc_stats(&nodes[i], scale, &st);
+        sps__acc_stats(&nodes[i], &st);
         tn[i] = (sps__tnode_t){node_parent[i], sps__registry_name(node_region[i]),
                                st.num_calls, st.total_ns, st.self_ns, st.min_ns,
                                st.max_ns};
@@ -130,11 +129,10 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
 }
 
 int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
-    double scale = sps__timemap_scale(&s->tm);
-    int rc = path ? write_file(s, path, scale) : 0;
+    int rc = path ? write_file(s, path) : 0;
     if (verbose) {
         sps__print_accs(verbose, s->per, s->nregions, s->node_per, s->node_parent,
-                        s->node_region, s->nnodes, scale, s->end_ns - s->start_ns);
+                        s->node_region, s->nnodes, s->end_ns - s->start_ns);
         if (path && rc == 0) fprintf(verbose, "spanscope: wrote %s\n", path);
         if (rc) fprintf(verbose, "spanscope: could not write %s: %s\n",
                         path ? path : "(none)", sps_strerror(rc));

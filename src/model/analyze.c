@@ -81,16 +81,34 @@ void sps__acc_merge(sps__acc_t *into, const sps__acc_t *from) {
     into->s2 = m2 + off * off * n;
 }
 
-void sps__acc_stats(const sps__acc_t *a, double scale, sps_stats_t *out) {
+void sps__acc_stats(const sps__acc_t *a, sps_stats_t *out) {
     double mean, m2;
     acc_moments(a, &mean, &m2);
     out->num_calls = a->count;
-    out->total_ns = (int64_t)llround((double)a->total * scale);
-    out->self_ns = (int64_t)llround((double)a->self * scale);
-    out->min_ns = a->count ? (int64_t)llround((double)a->min * scale) : 0;
-    out->max_ns = a->count ? (int64_t)llround((double)a->max * scale) : 0;
-    out->mean_ns = mean * scale;
-    out->var_ns2 = a->count > 1 ? m2 * scale * scale / (double)(a->count - 1) : 0.0;
+    out->total_ns = (int64_t)a->total;
+    out->self_ns = (int64_t)a->self;
+    out->min_ns = a->count ? (int64_t)a->min : 0;
+    out->max_ns = a->count ? (int64_t)a->max : 0;
+    out->mean_ns = mean;
+    out->var_ns2 = a->count > 1 ? m2 / (double)(a->count - 1) : 0.0;
+}
+
+/* Converts an accumulator kept in ticks (aggregate mode) to ns. */
+void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm) {
+    if (!a->count || !sps__use_tsc) return;
+    double k = sps__timemap_scale(tm);
+    a->total = (uint64_t)llround((double)a->total * k);
+    a->self = (uint64_t)llround((double)a->self * k);
+    a->min = (uint64_t)llround((double)a->min * k);
+    a->max = (uint64_t)llround((double)a->max * k);
+    a->first_dur = (uint64_t)llround((double)a->first_dur * k);
+    a->last_dur = (uint64_t)llround((double)a->last_dur * k);
+    a->shift = (uint64_t)llround((double)a->shift * k);
+    a->s1 *= k;
+    a->s2 *= k * k;
+    a->first_start = (uint64_t)sps__timemap_ns(tm, a->first_start);
+    a->last_start = (uint64_t)sps__timemap_ns(tm, a->last_start);
+    a->end_max = (uint64_t)sps__timemap_ns(tm, a->end_max);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -267,7 +285,7 @@ int sps__analyze_thread(sps__thr_t *t) {
         c = c == t->cur ? NULL : (c->next ? c->next : t->cur);
     }
     sps__rd_t rd;
-    sps__rd_init(&rd, segs, ns, NULL);
+    sps__rd_init(&rd, segs, ns, NULL, &sps__g.tm);
     uint32_t nids = sps__registry_count();
     sps__ev_t e;
     int rc;

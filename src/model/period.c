@@ -118,7 +118,7 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
         ln->thread = t;
         ln->open = snap->open ? &snap->open[t] : NULL;
         sps__rd_init(&ln->rd, snap->segs + s0, si - s0,
-                     snap->carried ? &snap->carried[t] : NULL);
+                     snap->carried ? &snap->carried[t] : NULL, &snap->tm);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
         if (rc > 0) p.heap[p.nheap++] = t;
@@ -151,7 +151,6 @@ typedef struct collect {
     uint32_t region;
     int64_t *starts, *durs; /* in ns */
     size_t n, cap;
-    const sps__timemap_t *tm;
 } collect_t;
 
 static int collect_end(void *ctx, const sps__call_t *c) {
@@ -167,9 +166,8 @@ static int collect_end(void *ctx, const sps__call_t *c) {
         k->durs = d;
         k->cap = cap;
     }
-    int64_t s0 = sps__timemap_ns(k->tm, c->start);
-    k->starts[k->n] = s0;
-    k->durs[k->n] = sps__timemap_ns(k->tm, c->end) - s0;
+    k->starts[k->n] = (int64_t)c->start;
+    k->durs[k->n] = (int64_t)(c->end - c->start);
     k->n++;
     return 0;
 }
@@ -184,7 +182,7 @@ static int sd_cmp(const void *a, const void *b) {
  * there are; copies at most cap into starts/durs (either may be NULL). */
 size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r, int64_t *starts,
                           int64_t *durs, size_t cap) {
-    collect_t k = {.region = r, .tm = &snap->tm};
+    collect_t k = {.region = r};
     sps__pass_cb_t cb = {&k, NULL, collect_end};
     sps__pass_run(snap, &cb, NULL);
     sd_t *v = malloc((k.n ? k.n : 1) * sizeof *v);
@@ -216,7 +214,6 @@ typedef struct ring {
 
 typedef struct h5sink {
     sps__h5w_t *w;
-    const sps__timemap_t *tm;
     const uint32_t *file_region; /* region id -> file row, UINT32_MAX none */
     const sps__row_t *rows;
     ring_t *rings;     /* by file row */
@@ -275,7 +272,7 @@ static int h5_begin(void *ctx, const sps__call_t *c) {
         if (rc) return rc;
     }
     size_t i = g->n++;
-    g->start[i] = sps__timemap_ns(h->tm, c->start);
+    g->start[i] = (int64_t)c->start;
     g->dur[i] = -1;
     g->id[i] = c->call_id;
     g->parent[i] = c->parent_id;
@@ -287,8 +284,7 @@ static int h5_end(void *ctx, const sps__call_t *c) {
     h5sink_t *h = ctx;
     uint32_t fr = h->file_region[c->region];
     ring_t *g = &h->rings[fr];
-    int64_t s = sps__timemap_ns(h->tm, c->start);
-    int64_t d = sps__timemap_ns(h->tm, c->end) - s;
+    int64_t d = (int64_t)(c->end - c->start);
     if (c->ordinal >= g->base) {
         g->dur[c->ordinal - g->base] = d;
         return 0;
@@ -312,7 +308,7 @@ static int h5_end(void *ctx, const sps__call_t *c) {
  * lay (whose offsets/counts must match the calls the pass will produce). */
 int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                       const sps__layout_t *lay, const uint32_t *file_region) {
-    h5sink_t h = {w, &snap->tm, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL};
+    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL};
     size_t active = lay->nrows ? lay->nrows : 1;
     h.ring_cap = (32u << 20) / 40 / active; /* ~32 MiB of rings in all */
     if (h.ring_cap > 4096) h.ring_cap = 4096;

@@ -3,7 +3,9 @@
  * Each chunk starts with a HI record, so a segment decodes on its own: the
  * reader walks it from record 0, tracking the timestamp's upper half, and
  * yields only records at or after seg->skip (those before were written out
- * by an earlier finalize). */
+ * by an earlier finalize).  Timestamps leave the reader as CLOCK_MONOTONIC
+ * ns, converted with the anchors known when the records are read: every
+ * consumer (statistics, files, queries) then sees the same ns values. */
 #include "sps_int.h"
 
 #include <stdlib.h>
@@ -11,8 +13,9 @@
 #define BLOCK_RECS 2048u
 
 void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs, size_t nsegs,
-                  const sps__stack_t *inject) {
+                  const sps__stack_t *inject, const sps__timemap_t *tm) {
     *r = (sps__rd_t){0};
+    r->tm = tm;
     r->seg = segs;
     r->seg_end = segs + nsegs;
     r->inject = inject;
@@ -60,7 +63,8 @@ int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
                 continue;
             }
             if (idx < r->seg->skip) continue;
-            ev->ticks = ((uint64_t)r->hi << 32) | (uint32_t)w;
+            uint64_t raw = ((uint64_t)r->hi << 32) | (uint32_t)w;
+            ev->ticks = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
             ev->seq = r->seg->seq0 + idx;
             ev->region = tag >> 1;
             ev->is_end = (int)(tag & 1u);
