@@ -1,0 +1,197 @@
+"""Python-face benchmarks: ns per region call, side by side with floors and a
+pure-Python reference, all measured in one run.
+
+    python bench/bench_python.py [--quick] [--json out.json]
+
+Each figure is the median over REPS repetitions of a timed loop (these are
+shared, noisy VMs); every loop's own overhead (a bare ``for`` over the same
+range) is measured too and subtracted.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from spanscope import ProfileManager, _ext
+
+
+class PyRegion:
+    """The pure-Python reference: scope-profiler's TimeOnly region, written the
+    way pure-Python profilers do it (perf_counter_ns, preallocated numpy
+    buffers, a stack of open slots)."""
+
+    __slots__ = ("start_times", "end_times", "ptr", "stack")
+
+    def __init__(self, capacity=1 << 22):
+        self.start_times = np.empty(capacity, dtype=np.int64)
+        self.end_times = np.zeros(capacity, dtype=np.int64)
+        self.ptr = 0
+        self.stack = []
+
+    def __enter__(self):
+        slot = self.ptr
+        if slot >= len(self.start_times):
+            self.ptr = slot = 0  # the benchmark wraps instead of growing
+        self.ptr = slot + 1
+        self.stack.append(slot)
+        self.start_times[slot] = time.perf_counter_ns()
+        return self
+
+    def __exit__(self, *exc):
+        self.end_times[self.stack.pop()] = time.perf_counter_ns()
+        return False
+
+
+def timed(fn, n, reps):
+    """Median ns per iteration of fn(n) over reps runs."""
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn(n)
+        out.append((time.perf_counter_ns() - t0) / n)
+    return statistics.median(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer iterations")
+    ap.add_argument("--json", help="write results here")
+    args = ap.parse_args()
+    n = 50_000 if args.quick else 300_000
+    reps = 5 if args.quick else 11
+
+    ProfileManager.setup(output=None, overflow="spill")
+    reg = ProfileManager.region("bench")
+    floor_cm = _ext.ClockPair()
+    ref = PyRegion()
+    region = ProfileManager.region
+
+    def empty(k):
+        for _ in range(k):
+            pass
+
+    def with_floor(k):
+        for _ in range(k):
+            with floor_cm:
+                pass
+
+    def with_region(k):
+        for _ in range(k):
+            with reg:
+                pass
+
+    def with_lookup(k):
+        for _ in range(k):
+            with region("bench"):
+                pass
+
+    def with_ref(k):
+        for _ in range(k):
+            with ref:
+                pass
+
+    def f():
+        return None
+
+    deco = ProfileManager.profile("deco")(f)
+
+    class RefDeco:
+        def __init__(self, func):
+            self.func, self.r = func, PyRegion()
+
+        def __call__(self, *a, **kw):
+            with self.r:
+                return self.func(*a, **kw)
+
+    ref_deco = RefDeco(f)
+
+    def call_plain(k):
+        for _ in range(k):
+            f()
+
+    def call_deco(k):
+        for _ in range(k):
+            deco()
+
+    def call_ref_deco(k):
+        for _ in range(k):
+            ref_deco()
+
+    def callee():
+        return None
+
+    def traced_loop(k):
+        for _ in range(k):
+            callee()
+
+    rec_loop = ProfileManager.profile("rec", recursive=True)(traced_loop)
+
+    def run_rec(k):
+        rec_loop(k)
+
+    def run_noop_hook(k):
+        _ext._noop_profile(True)
+        try:
+            traced_loop(k)
+        finally:
+            _ext._noop_profile(False)
+
+    def py_hook(frame, event, arg):  # pure-Python reference tracer
+        if event == "call":
+            ref.__enter__()
+        elif event == "return":
+            ref.__exit__(None, None, None)
+
+    def run_py_hook(k):
+        sys.setprofile(py_hook)
+        try:
+            traced_loop(k)
+        finally:
+            sys.setprofile(None)
+
+    loop = timed(empty, n, reps)
+    m = {name: timed(fn, n, reps) - loop for name, fn in [
+        ("floor_with", with_floor), ("with_region", with_region),
+        ("with_region_lookup", with_lookup), ("ref_with", with_ref),
+        ("plain_call", call_plain), ("decorated_call", call_deco), ("ref_decorated", call_ref_deco),
+        ("noop_hook_call", run_noop_hook), ("recursive_call", run_rec), ("ref_py_hook", run_py_hook),
+    ]}
+    calls = reg.num_calls
+    assert calls >= n * reps * 2, f"recorded {calls} calls: the benchmark did not record"
+    ProfileManager._reset()
+
+    rows = [
+        ("with floor: C context manager reading the clock twice", m["floor_with"], "", ""),
+        ("with region (region object held)", m["with_region"],
+         f"{m['with_region'] / m['floor_with']:.2f}x floor", "target <= 1.3x"),
+        ("with ProfileManager.region(name)", m["with_region_lookup"],
+         f"{m['with_region_lookup'] / m['floor_with']:.2f}x floor", "includes the name lookup"),
+        ("with pure-Python reference region", m["ref_with"],
+         f"{m['ref_with'] / m['with_region']:.1f}x ours", "target >= 5x"),
+        ("call floor: undecorated function", m["plain_call"], "", ""),
+        ("@profile decorated call", m["decorated_call"],
+         f"{m['decorated_call'] / m['plain_call']:.2f}x floor", "target <= 1.5x"),
+        ("pure-Python reference decorator", m["ref_decorated"],
+         f"{m['ref_decorated'] / m['decorated_call']:.1f}x ours", "target >= 5x"),
+        ("trace floor: call under a no-op C profile hook", m["noop_hook_call"], "", ""),
+        ("recursive=True traced call", m["recursive_call"],
+         f"{m['recursive_call'] / m['noop_hook_call']:.2f}x floor", "target <= 1.5x"),
+        ("pure-Python sys.setprofile reference", m["ref_py_hook"],
+         f"{m['ref_py_hook'] / m['recursive_call']:.1f}x ours", "target >= 5x"),
+    ]
+    print(f"Python face: ns per call, median of {reps} runs of {n} calls "
+          f"(loop overhead {loop:.1f} ns subtracted)")
+    w = max(len(r[0]) for r in rows)
+    print(f"{'benchmark':<{w}}  {'ns':>8}  {'ratio':>14}  note")
+    for name, ns, ratio, note in rows:
+        print(f"{name:<{w}}  {ns:8.1f}  {ratio:>14}  {note}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"n": n, "reps": reps, "loop_ns": loop, "ns": m}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
