@@ -169,6 +169,11 @@ SPS_API int sps_finalize(void);
  * configured one, once. */
 SPS_API int sps_finalize_to(const char *path);
 
+/* Like sps_finalize_to, and prints the period's summary table to
+ * table_file (a stdio FILE*, passed as void*) when it is not NULL, whatever
+ * cfg.verbose says. */
+SPS_API int sps_finalize_print(const char *path, void *table_file);
+
 /* Changes the output path of the active session (copied). */
 SPS_API int sps_set_file_path(const char *path);
 
@@ -189,6 +194,12 @@ SPS_API uint64_t sps_misuse_count(void);
 
 /* Current time on the profiler's timeline (CLOCK_MONOTONIC ns). */
 SPS_API int64_t sps_now_ns(void);
+
+/* When the active session started (CLOCK_MONOTONIC ns); 0 without one. */
+SPS_API int64_t sps_session_start_ns(void);
+
+/* The counter the hot path reads: "tsc" or "monotonic". */
+SPS_API const char *sps_clock_source(void);
 
 /* ------------------------------------------------------------------------ */
 /* Regions                                                                   */
@@ -211,10 +222,26 @@ SPS_API sps_region_t sps_region(const char *name);
 
 /* Enter / leave a region on the calling thread.  Lock-free and allocation-
  * free: one fixed 8-byte record each into the thread's own buffer.  With no
- * session they cost one branch.  Regions must nest per thread; see
- * sps_misuse_count for what happens when they do not. */
-SPS_API void sps_begin(sps_region_t r);
-SPS_API void sps_end(sps_region_t r);
+ * session they cost one load and one predicted branch, inlined at the call
+ * site.  Regions must nest per thread; see sps_misuse_count for what happens
+ * when they do not.
+ *
+ * sps__begin / sps__end are the out-of-line halves (exported for bindings
+ * that cannot use inline functions, e.g. ctypes or Fortran's bind(C)); they
+ * check the session themselves.  sps__active is non-zero while a session
+ * records; it is read here and written only by the library. */
+SPS_API extern int sps__active;
+SPS_API void sps__begin(sps_region_t r);
+SPS_API void sps__end(sps_region_t r);
+
+static inline void sps_begin(sps_region_t r) {
+    if (__builtin_expect(__atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0, 1))
+        sps__begin(r);
+}
+static inline void sps_end(sps_region_t r) {
+    if (__builtin_expect(__atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0, 1))
+        sps__end(r);
+}
 
 /* Statistics of a region.  All times in ns. */
 typedef struct sps_stats {
@@ -258,6 +285,16 @@ SPS_API size_t sps_regions_recorded(sps_region_t *out, size_t cap);
 /* Prints the summary table of the session so far (all periods) to a FILE*
  * (stdio's FILE, passed as void* to keep <stdio.h> out of this header). */
 SPS_API int sps_print_summary(void *file);
+
+/* Reads the HDF5 file at path (spanscope's, or scope-profiler's schema 2/3)
+ * and prints its summary table to out_file (a FILE*): the tree view and
+ * the flat view sorted by sort ("self" (NULL), "total", "calls", "mean",
+ * "max" or "name"), at most top rows (0 = all).  The input is validated; on
+ * failure returns SPS_EIO (cannot open), SPS_EFORMAT (not a valid file),
+ * SPS_EINVAL (bad sort) or SPS_ENOMEM and writes a one-line reason to
+ * err[0..errlen) when err is not NULL. */
+SPS_API int sps_report(const char *path, void *out_file, const char *sort,
+                       size_t top, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* Scoped regions (C with GCC/Clang cleanup attribute, and C++)              */

@@ -57,6 +57,7 @@ SPS__HIDDEN sps__anchor_t sps__anchor_now(void);
 /* Piecewise-linear map ticks -> ns over a growing array of anchors. */
 typedef struct sps__timemap {
     sps__anchor_t *a;
+    double *k;      /* k[i]: ns per tick from anchor i to i+1 */
     size_t n, cap;
 } sps__timemap_t;
 SPS__HIDDEN int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a);
@@ -403,7 +404,18 @@ SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tnode_t *nodes,
 enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2 };
 
 /* Read on every sps_begin/sps_end; on its own cache line. */
-SPS__HIDDEN extern _Atomic int sps__state;
+/* sps__active (spanscope.h) holds SPS__OFF / SPS__EVENTS / SPS__AGGREGATE;
+ * always accessed with __atomic builtins (it is a plain int in the public
+ * header so that C++ can include it). */
+/* Accessed through the GOT even inside the library: an executable that
+ * reads sps__active inline gets a copy relocation, and the library must
+ * write that copy, not its own. */
+static inline int sps__state_load(void) {
+    return __atomic_load_n(&sps__active, __ATOMIC_RELAXED);
+}
+static inline void sps__state_store(int s) {
+    __atomic_store_n(&sps__active, s, __ATOMIC_SEQ_CST);
+}
 SPS__HIDDEN extern __thread sps__thr_t *sps__tls;
 SPS__HIDDEN extern sps__thr_t sps__dummy_thr;
 
@@ -501,8 +513,7 @@ SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
                                     FILE *verbose);
 /* session.c: sps_finalize_to with the table printed to table_fp (or none). */
 SPS__HIDDEN int sps__finalize_ex(const char *path, FILE *table_fp);
-/* session.c: start of the session (CLOCK_MONOTONIC ns), 0 without one. */
-SPS__HIDDEN int64_t sps__session_start_ns(void);
+
 /* output.c: builds table input from accumulators (ticks) and prints it. */
 SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 uint32_t nregions, const sps__acc_t *nodes,

@@ -5,14 +5,22 @@
  * call, end), and the recursive tracer (a C profile hook installed with
  * PyEval_SetProfile by the outermost recursive call).  The Python package
  * adds the API's shape (ProfileManager, setup options, numpy views) on top.
+ *
+ * It uses only the public C API and links the shared libspanscope (shipped
+ * next to it), so C code in the same process that links libspanscope
+ * records into the same session.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
 #include <structmember.h>
 
-#include "sps_int.h"
-#include "formats/h5_read.h"
+#include "spanscope.h"
+
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#  include <x86intrin.h>
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -460,9 +468,21 @@ typedef struct {
     uint64_t t0, t1;
 } ClockPairObject;
 
+static int g_use_tsc;
+
+/* The counter the core reads (sps_clock_source), read the same way. */
+static inline uint64_t floor_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (g_use_tsc) return __rdtsc();
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static PyObject *ClockPair_enter(ClockPairObject *self, PyObject *unused) {
     (void)unused;
-    self->t0 = sps__ticks();
+    self->t0 = floor_ticks();
     Py_INCREF(self);
     return (PyObject *)self;
 }
@@ -470,7 +490,7 @@ static PyObject *ClockPair_enter(ClockPairObject *self, PyObject *unused) {
 static PyObject *ClockPair_exit(ClockPairObject *self, PyObject *const *args, Py_ssize_t n) {
     (void)args;
     (void)n;
-    self->t1 = sps__ticks();
+    self->t1 = floor_ticks();
     Py_RETURN_FALSE;
 }
 
@@ -565,7 +585,7 @@ static PyObject *ext_finalize(PyObject *mod, PyObject *args) {
     if (verbose && !fp) return PyErr_NoMemory();
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = sps__finalize_ex(path, fp);
+    rc = sps_finalize_print(path, fp);
     Py_END_ALLOW_THREADS
     if (fp) fclose(fp);
     PyObject *text = rc ? NULL : PyUnicode_DecodeUTF8(buf ? buf : "", (Py_ssize_t)len, "replace");
@@ -596,7 +616,7 @@ static PyObject *ext_now_ns(PyObject *mod, PyObject *unused) {
 static PyObject *ext_session_start_ns(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
-    return PyLong_FromLongLong(sps__session_start_ns());
+    return PyLong_FromLongLong(sps_session_start_ns());
 }
 
 static PyObject *region_list(int recorded) {
@@ -651,63 +671,28 @@ static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
-/* Opens and validates a file with the C reader; sets OSError/ValueError. */
-static sps__h5r_t *open_checked(const char *path) {
-    sps__h5r_t *r = NULL;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = sps__h5r_open(&r, path);
-    Py_END_ALLOW_THREADS
-    if (rc == SPS_EIO) PyErr_Format(PyExc_OSError, "%s", sps__h5r_error());
-    else if (rc == SPS_ENOMEM) PyErr_NoMemory();
-    else if (rc) PyErr_Format(PyExc_ValueError, "%s", sps__h5r_error());
-    return rc ? NULL : r;
-}
-
-static PyObject *ext_validate(PyObject *mod, PyObject *args) {
-    (void)mod;
-    const char *path;
-    if (!PyArg_ParseTuple(args, "s", &path)) return NULL;
-    sps__h5r_t *r = open_checked(path);
-    if (!r) return NULL;
-    sps__h5r_free(r);
-    Py_RETURN_NONE;
-}
-
-/* report(path, sort, top) -> the summary table of a file, as text. */
+/* report(path, sort='self', top=0) -> the summary table of a file, as text.
+ * OSError if the file cannot be opened, ValueError if it is not valid. */
 static PyObject *ext_report(PyObject *mod, PyObject *args) {
     (void)mod;
     const char *path, *sort = "self";
     Py_ssize_t top = 0;
     if (!PyArg_ParseTuple(args, "s|sn", &path, &sort, &top)) return NULL;
-    static const char *sorts[] = {"self", "total", "calls", "mean", "max", "name"};
-    int si = -1;
-    for (int i = 0; i < 6; i++)
-        if (strcmp(sort, sorts[i]) == 0) si = i;
-    if (si < 0) return PyErr_Format(PyExc_ValueError, "sort must be one of self, total, calls, mean, max, name");
-    sps__h5r_t *r = open_checked(path);
-    if (!r) return NULL;
-    sps__tnode_t *nodes = NULL;
-    sps__tflat_t *flat = NULL;
-    size_t nn = 0, nf = 0;
-    char *buf = NULL;
+    char *buf = NULL, err[512] = "";
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
-    int rc = fp ? 0 : SPS_ENOMEM;
-    if (!rc) rc = sps__h5r_tree(r, &nodes, &nn);
-    if (!rc) rc = sps__h5r_flat(r, &flat, &nf);
-    if (!rc) {
-        sps__table_opts_t opt = {1, 1, (sps__sort_t)si, top < 0 ? 0 : (size_t)top,
-                                 sps__h5r_session_ns(r)};
-        rc = sps__table_print(fp, nodes, nn, flat, nf, &opt);
-    }
-    if (fp) fclose(fp);
+    if (!fp) return PyErr_NoMemory();
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_report(path, fp, sort, top < 0 ? 0 : (size_t)top, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    fclose(fp);
     PyObject *s = rc ? NULL : PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
     free(buf);
-    free(nodes);
-    free(flat);
-    sps__h5r_free(r);
-    return rc ? raise_sps(rc, path) : s;
+    if (rc == SPS_EIO) return PyErr_Format(PyExc_OSError, "%s", err);
+    if (rc == SPS_EFORMAT || rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", err);
+    if (rc) return raise_sps(rc, path);
+    return s;
 }
 
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
@@ -748,7 +733,6 @@ static PyMethodDef ext_methods[] = {
     {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},
     {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
     {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
-    {"validate", ext_validate, METH_VARARGS, "validate(path): raise if not a valid file."},
     {"report", ext_report, METH_VARARGS, "report(path, sort='self', top=0) -> table text."},
     {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},
     {"set_region_class", ext_set_region_class, METH_O, "The Region subclass to create."},
@@ -767,6 +751,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
         PyType_Ready(&ClockPairType) < 0)
         return NULL;
     g_extra_index = REQUEST_EXTRA(NULL);
+    g_use_tsc = strcmp(sps_clock_source(), "tsc") == 0;
     PyObject *m = PyModule_Create(&ext_module);
     if (!m) return NULL;
     g_registry = PyDict_New();

@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-_Atomic int sps__state __attribute__((aligned(64))) = SPS__OFF;
+SPS_API int sps__active __attribute__((aligned(64))) = SPS__OFF;
 sps__thr_t sps__dummy_thr; /* pos == end == NULL: always the slow path */
 __thread sps__thr_t *sps__tls __attribute__((tls_model("initial-exec"))) =
     &sps__dummy_thr;
@@ -30,9 +30,9 @@ static pthread_key_t g_key;
 /* Hot path                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static inline void record(uint32_t payload) {
+/* Appends one record stamped now; the fast path of both clocks. */
+static inline void record_at(uint32_t payload, uint64_t now) {
     sps__thr_t *t = sps__tls;
-    uint64_t now = sps__ticks();
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
     if (SPS__UNLIKELY(p >= t->end || (uint32_t)(now >> 32) != t->hi)) {
         sps__slow_record(t, payload, now);
@@ -42,17 +42,30 @@ static inline void record(uint32_t payload) {
     atomic_store_explicit(&t->pos, p + 1, memory_order_release);
 }
 
-void sps_begin(sps_region_t r) {
-    int s = atomic_load_explicit(&sps__state, memory_order_relaxed);
-    if (SPS__LIKELY(s == SPS__EVENTS)) record(r << 1);
-    else if (s == SPS__AGGREGATE) sps__agg_begin(r, sps__ticks());
+/* Everything but the TSC events path, kept out of line so that the fast
+ * path needs no stack frame. */
+__attribute__((noinline, cold))
+static void record_other(uint32_t payload, int state) {
+    uint64_t now = sps__ticks();
+    if (state == SPS__EVENTS) record_at(payload, now);
+    else if (state != SPS__AGGREGATE) return;
+    else if (payload & 1u) sps__agg_end(payload >> 1, now);
+    else sps__agg_begin(payload >> 1, now);
 }
 
-void sps_end(sps_region_t r) {
-    int s = atomic_load_explicit(&sps__state, memory_order_relaxed);
-    if (SPS__LIKELY(s == SPS__EVENTS)) record((r << 1) | 1u);
-    else if (s == SPS__AGGREGATE) sps__agg_end(r, sps__ticks());
+static inline void record(uint32_t payload) {
+    int s = sps__state_load();
+#if defined(__x86_64__) || defined(__i386__)
+    if (SPS__LIKELY(s == SPS__EVENTS && sps__use_tsc)) {
+        record_at(payload, __rdtsc());
+        return;
+    }
+#endif
+    record_other(payload, s);
 }
+
+void sps__begin(sps_region_t r) { record(r << 1); }
+void sps__end(sps_region_t r) { record((r << 1) | 1u); }
 
 /* ------------------------------------------------------------------------ */
 /* Chunks                                                                    */
@@ -249,11 +262,9 @@ static sps__thr_t *thr_register(void) {
 /* Everything the fast path does not handle.  Takes the session lock. */
 void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
     pthread_mutex_lock(&sps__g.lock);
-    if (atomic_load(&sps__state) != SPS__EVENTS) goto out;
+    if (sps__state_load() != SPS__EVENTS) goto out;
     if (t == &sps__dummy_thr && !(t = thr_register())) goto out;
-    if (t->epoch != sps__g.epoch || !t->cur) {
-        if (thr_join(t, now)) goto out;
-    }
+    if (t->epoch != sps__g.epoch && thr_join(t, now)) goto out;
     if (t->dropping) {
         if (sps__g.free_mem || sps__g.mem_chunks < sps__g.budget_chunks) {
             sps__chunk_t *c = chunk_get(1);
@@ -312,7 +323,7 @@ void sps__buffers_reset(void) {
         if (t->cur) {
             t->end = t->cur->rec; /* pos >= end: next call takes the slow path */
         }
-        memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
+        if (t->agg) memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
         t->astack.n = 0;
         pp = &t->next_all;
     }
@@ -336,7 +347,7 @@ static sps__thr_t *agg_thread(sps_region_t r) {
         t->index = sps__g.nthreads++;
         t->first_ns = (int64_t)sps__mono_ns();
         t->astack.n = 0;
-        memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
+        if (t->agg) memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
     }
     if (t && r >= t->agg_cap) {
         uint32_t cap = sps__registry_count() + 64;

@@ -85,22 +85,47 @@ int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a) {
         sps__anchor_t *p = realloc(m->a, cap * sizeof *p);
         if (!p) return SPS_ENOMEM;
         m->a = p;
+        double *k = realloc(m->k, cap * sizeof *k);
+        if (!k) return SPS_ENOMEM;
+        m->k = k;
         m->cap = cap;
     }
-    m->a[m->n++] = a;
+    m->a[m->n] = a;
+    m->k[m->n] = g_init_scale;
+    if (m->n > 0) { /* the segment that this anchor closes */
+        const sps__anchor_t *p = &m->a[m->n - 1];
+        if (a.ns - p->ns >= 1000000)
+            m->k[m->n - 1] = (double)(a.ns - p->ns) / (double)(a.ticks - p->ticks);
+    }
+    m->n++;
     return 0;
 }
 
-/* Slope (ns per tick) of the segment starting at anchor i.  Segments
- * shorter than 1 ms are too noisy to trust; they use the init rate. */
+/* Slope (ns per tick) of the segment starting at anchor i, computed when
+ * its closing anchor was added.  Segments shorter than 1 ms are too noisy
+ * to trust; they (and the open segment after the last anchor) use the rate
+ * measured at init. */
 static double seg_scale(const sps__timemap_t *m, size_t i) {
-    if (!sps__use_tsc) return 1.0;
-    if (i + 1 < m->n) {
-        const sps__anchor_t *a = &m->a[i], *b = &m->a[i + 1];
-        if (b->ns - a->ns >= 1000000)
-            return (double)(b->ns - a->ns) / (double)(b->ticks - a->ticks);
+    return sps__use_tsc ? m->k[i] : 1.0;
+}
+
+/* Index of the last anchor at or before ticks (0 if none). */
+static size_t find_anchor(const sps__timemap_t *m, uint64_t ticks) {
+    size_t lo = 0, hi = m->n;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (m->a[mid].ticks <= ticks) lo = mid; else hi = mid;
     }
-    return g_init_scale;
+    return lo;
+}
+
+/* Converts with anchor i as the base. */
+static int64_t map_from(const sps__timemap_t *m, size_t i, uint64_t ticks) {
+    const sps__anchor_t *a = &m->a[i];
+    double d = ticks >= a->ticks ? (double)(ticks - a->ticks) : -(double)(a->ticks - ticks);
+    size_t seg = (i + 1 == m->n && i > 0) ? i - 1 : i; /* past the end: extend
+                                                          the last segment */
+    return a->ns + (int64_t)(d * seg_scale(m, seg) + (d >= 0 ? 0.5 : -0.5));
 }
 
 /* Maps ticks to CLOCK_MONOTONIC ns.  Before the first anchor and after the
@@ -108,37 +133,18 @@ static double seg_scale(const sps__timemap_t *m, size_t i) {
 int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks) {
     if (!sps__use_tsc) return (int64_t)ticks;
     if (m->n == 0) return (int64_t)((double)ticks * g_init_scale);
-    size_t lo = 0, hi = m->n; /* last anchor with a.ticks <= ticks */
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (m->a[mid].ticks <= ticks) lo = mid; else hi = mid;
-    }
-    const sps__anchor_t *a = &m->a[lo];
-    double d = ticks >= a->ticks ? (double)(ticks - a->ticks)
-                                 : -(double)(a->ticks - ticks);
-    size_t seg = (lo + 1 == m->n && lo > 0) ? lo - 1 : lo; /* past the end:
-                                                   extend the last segment */
-    return a->ns + (int64_t)(d * seg_scale(m, seg) + (d >= 0 ? 0.5 : -0.5));
+    return map_from(m, find_anchor(m, ticks), ticks);
 }
 
 /* sps__timemap_ns for ticks read in increasing order: *hint remembers the
  * segment so that most calls skip the search.  A NULL map means raw ns. */
 int64_t sps__timemap_ns_hint(const sps__timemap_t *m, uint64_t ticks, size_t *hint) {
     if (!m || !sps__use_tsc) return (int64_t)ticks;
+    if (m->n == 0) return sps__timemap_ns(m, ticks);
     size_t i = *hint;
-    if (i + 2 < m->n && m->a[i].ticks <= ticks && ticks < m->a[i + 1].ticks) {
-        const sps__anchor_t *a = &m->a[i];
-        double d = (double)(ticks - a->ticks);
-        return a->ns + (int64_t)(d * seg_scale(m, i) + 0.5);
-    }
-    int64_t ns = sps__timemap_ns(m, ticks);
-    size_t lo = 0, hi = m->n;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (m->a[mid].ticks <= ticks) lo = mid; else hi = mid;
-    }
-    *hint = lo;
-    return ns;
+    if (!(i < m->n && m->a[i].ticks <= ticks && (i + 1 == m->n || ticks < m->a[i + 1].ticks)))
+        *hint = i = find_anchor(m, ticks);
+    return map_from(m, i, ticks);
 }
 
 /* ns per tick of the most recent trustworthy segment. */
@@ -146,14 +152,15 @@ double sps__timemap_scale(const sps__timemap_t *m) {
     if (!sps__use_tsc) return 1.0;
     for (size_t i = m->n; i-- > 1;) {
         const sps__anchor_t *a = &m->a[i - 1], *b = &m->a[i];
-        if (b->ns - a->ns >= 1000000)
-            return (double)(b->ns - a->ns) / (double)(b->ticks - a->ticks);
+        if (b->ns - a->ns >= 1000000) return m->k[i - 1];
     }
     return g_init_scale;
 }
 
 void sps__timemap_free(sps__timemap_t *m) {
     free(m->a);
+    free(m->k);
+    m->k = NULL;
     m->a = NULL;
     m->n = m->cap = 0;
 }

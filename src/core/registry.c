@@ -33,8 +33,11 @@ static uint64_t fnv1a(const char *s, size_t n) {
 /* Length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
     if (s[0] < 0x80) return 1;
-    size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
-               : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    size_t len = s[0] >= 0xF5   ? 0  /* never a lead byte */
+               : s[0] >= 0xF0   ? 4
+               : s[0] >= 0xE0   ? 3
+               : s[0] >= 0xC2   ? 2
+                                : 0; /* continuation byte or overlong lead */
     if (len == 0 || len > n) return 0;
     for (size_t i = 1; i < len; i++)
         if ((s[i] & 0xC0) != 0x80) return 0;
@@ -128,8 +131,8 @@ static sps_region_t insert_locked(const char *name, size_t n, uint64_t h) {
 sps_region_t sps__registry_intern(const char *name) {
     if (!name) return SPS_REGION_INVALID;
     size_t n = strnlen(name, NAME_MAX_BYTES);
-    while (n > 0 && n == NAME_MAX_BYTES && ((unsigned char)name[n] & 0xC0) == 0x80)
-        n--; /* do not cut inside a UTF-8 sequence */
+    if (n == NAME_MAX_BYTES) /* cut, but not inside a UTF-8 sequence */
+        while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) n--;
     uint64_t h = fnv1a(name, n);
     pthread_mutex_lock(&g_lock);
     sps_region_t id = SPS_REGION_INVALID;

@@ -35,7 +35,7 @@ static void atfork_parent(void) { pthread_mutex_unlock(&sps__g.lock); }
  * start its own session with sps_setup. */
 static void atfork_child(void) {
     pthread_mutex_init(&sps__g.lock, NULL);
-    atomic_store(&sps__state, SPS__OFF);
+    sps__state_store(SPS__OFF);
     if (sps__g.spill_fd >= 0) close(sps__g.spill_fd);
     sps__g.spill_fd = -1;
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
@@ -54,7 +54,7 @@ static void ensure_process_init(void) {
 }
 
 static int session_live(void) {
-    return atomic_load(&sps__state) != SPS__OFF && sps__g.pid == getpid();
+    return sps__state_load() != SPS__OFF && sps__g.pid == getpid();
 }
 
 /* ------------------------------------------------------------------------ */
@@ -84,6 +84,18 @@ static void free_session_strings(void) {
 
 static void snap_free(sps__snap_t *s);
 
+/* Under the lock: frees pooled chunk memory until at most keep chunks are
+ * allocated (threads' current chunks are never freed here). */
+static void pool_trim(size_t keep) {
+    while (sps__g.mem_chunks > keep && sps__g.free_mem) {
+        sps__chunk_t *c = sps__g.free_mem;
+        sps__g.free_mem = c->next;
+        free(c->rec);
+        free(c);
+        sps__g.mem_chunks--;
+    }
+}
+
 /* Under the lock: forgets everything recorded (not the registry). */
 static void session_clear(void) {
     sps__buffers_reset();
@@ -91,9 +103,11 @@ static void session_clear(void) {
         snap_free(sps__g.pending);
         sps__g.pending = NULL;
     }
-    memset(sps__g.cum, 0, sps__g.acc_cap * sizeof *sps__g.cum);
-    memset(sps__g.per, 0, sps__g.acc_cap * sizeof *sps__g.per);
-    memset(sps__g.registered, 0, sps__g.registered_cap);
+    if (sps__g.acc_cap) {
+        memset(sps__g.cum, 0, sps__g.acc_cap * sizeof *sps__g.cum);
+        memset(sps__g.per, 0, sps__g.acc_cap * sizeof *sps__g.per);
+    }
+    if (sps__g.registered_cap) memset(sps__g.registered, 0, sps__g.registered_cap);
     sps__tree_free(&sps__g.tree);
     sps__timemap_free(&sps__g.tm);
     sps__g.misuse = 0;
@@ -111,7 +125,7 @@ int sps_setup(const sps_config_t *cfg) {
         pthread_mutex_unlock(&sps__g.lock);
         return SPS_EACTIVE;
     }
-    atomic_store(&sps__state, SPS__OFF);
+    sps__state_store(SPS__OFF);
     session_clear();
     free_session_strings();
     sps__g.cfg = *cfg;
@@ -136,6 +150,7 @@ int sps_setup(const sps_config_t *cfg) {
     }
     sps__g.chunk_recs = (uint32_t)(chunk / 8);
     sps__g.budget_chunks = mem / chunk;
+    pool_trim(sps__g.budget_chunks); /* a larger earlier session's pool */
     sps__g.epoch++;
     sps__g.pid = getpid();
     sps__g.mode = cfg->aggregate ? SPS__AGGREGATE : SPS__EVENTS;
@@ -146,7 +161,7 @@ int sps_setup(const sps_config_t *cfg) {
     sps__g.wall_anchor_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
     sps__g.mono_anchor_ns = (int64_t)sps__mono_ns();
     sps__g.start_ns = sps__g.period_start_ns = a.ns;
-    atomic_store(&sps__state, sps__g.mode);
+    sps__state_store(sps__g.mode);
     pthread_mutex_unlock(&sps__g.lock);
     return 0;
 }
@@ -154,8 +169,11 @@ int sps_setup(const sps_config_t *cfg) {
 int sps_shutdown(void) {
     ensure_process_init();
     pthread_mutex_lock(&sps__g.lock);
-    atomic_store(&sps__state, SPS__OFF);
-    if (sps__g.pid == getpid()) session_clear();
+    sps__state_store(SPS__OFF);
+    if (sps__g.pid == getpid()) {
+        session_clear();
+        pool_trim(0);
+    }
     pthread_mutex_unlock(&sps__g.lock);
     return 0;
 }
@@ -218,7 +236,7 @@ static void mark_registered(sps_region_t r) {
 
 sps_region_t sps_region(const char *name) {
     sps_region_t r = sps__registry_intern(name);
-    if (r != SPS_REGION_INVALID && atomic_load(&sps__state) != SPS__OFF) {
+    if (r != SPS_REGION_INVALID && sps__state_load() != SPS__OFF) {
         pthread_mutex_lock(&sps__g.lock);
         mark_registered(r);
         pthread_mutex_unlock(&sps__g.lock);
@@ -412,9 +430,10 @@ static sps__thr_t **threads_by_index(void) {
     return v;
 }
 
-/* Adds thread t's records since the last finalize to s.  take: move the
- * retired chunks into s and mark everything consumed; else just reference
- * the live memory (the caller keeps the lock while it reads). */
+/* Adds thread t's records since the last finalize, up to the analyzer's
+ * cursor, to s.  take: move the retired chunks into s and mark everything
+ * consumed; else just reference the live memory (the caller keeps the lock
+ * while it reads).  Call right after the analyzer caught up. */
 static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
     int rc = 0;
     sps__chunk_t *c = t->head;
@@ -430,7 +449,12 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
     }
     if (take && !rc && !t->head) t->tail = NULL;
     if (rc || !t->cur || t->dropping) return rc;
-    uint32_t n = (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - t->cur->rec);
+    /* Stop where the analyzer stopped, not at the current position: the
+     * owner keeps appending, and records the statistics have not seen must
+     * stay for the next period or counts and rows would disagree. */
+    uint32_t n = t->acur == t->cur
+        ? t->aidx
+        : (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - t->cur->rec);
     const uint64_t *rec = take ? snap_copy(s, t->cur->rec, n) : t->cur->rec;
     if (!rec) return SPS_ENOMEM;
     rc = snap_push_seg(s, (sps__seg_t){t->index, rec, -1, n, t->cur->consumed, t->cur->seq0});
@@ -474,8 +498,10 @@ static int snap_take_stats(sps__snap_t *s) {
     s->nnodes = sps__g.tree.len;
     s->node_per = calloc(s->nnodes ? s->nnodes : 1, sizeof *s->node_per);
     if (!s->per || !s->node_per) return SPS_ENOMEM;
-    memcpy(s->per, sps__g.per, s->nregions * sizeof *s->per);
-    memset(sps__g.per, 0, s->nregions * sizeof *sps__g.per);
+    if (s->nregions) {
+        memcpy(s->per, sps__g.per, s->nregions * sizeof *s->per);
+        memset(sps__g.per, 0, s->nregions * sizeof *sps__g.per);
+    }
     for (size_t i = 0; i < s->nnodes; i++) {
         s->node_per[i] = sps__g.tree.n[i].per;
         memset(&sps__g.tree.n[i].per, 0, sizeof sps__g.tree.n[i].per);
@@ -679,7 +705,16 @@ int sps_print_summary(void *file) {
     return rc;
 }
 
-int64_t sps__session_start_ns(void) {
+const char *sps_clock_source(void) {
+    ensure_process_init();
+    return sps__use_tsc ? "tsc" : "monotonic";
+}
+
+int sps_finalize_print(const char *path, void *table_file) {
+    return sps__finalize_ex(path, (FILE *)table_file);
+}
+
+int64_t sps_session_start_ns(void) {
     pthread_mutex_lock(&sps__g.lock);
     int64_t t = session_live() ? sps__g.start_ns : 0;
     pthread_mutex_unlock(&sps__g.lock);

@@ -20,7 +20,19 @@
  *
  * Usage: sps__h5w_open() creates the file and every dataset at its final
  * size; sps__h5w_rows() / sps__h5w_durations() fill /events in any order;
- * sps__h5w_close() writes the rest and closes.  The writer never prints:
+ * sps__h5w_close() writes the rest and closes.
+ *
+ * Compressed event columns are staged.  Callers write rows region by
+ * region, so consecutive writes land far apart in /events; written straight
+ * into deflated chunks, every small write would decompress and recompress a
+ * whole chunk (HDF5's chunk cache either thrashes or, told to keep partial
+ * chunks, grows to the whole column).  So when compressing, rows go to an
+ * unlinked staging file next to the output (plain int64 columns, written
+ * with pwrite), and close() copies each column into /events in chunk order,
+ * every chunk compressed exactly once.  Memory stays at one chunk; the disk
+ * holds the uncompressed columns until close.
+ *
+ * The writer never prints:
  * HDF5's automatic error printing is switched off for the duration of each
  * call here and restored afterwards, so a host that uses HDF5 itself keeps
  * its own settings.
@@ -31,6 +43,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +64,8 @@ static const char *const ev_names[EV_N] = {
 struct sps__h5w {
     hid_t file;
     hid_t ev[EV_N];            /* event columns, H5I_INVALID_HID if absent */
+    int ncols;                 /* event columns written: 2, or EV_N (tree) */
+    int stage_fd;              /* staging file (compressed columns), or -1 */
     const sps__layout_t *lay;  /* borrowed, see sps__h5w_open */
     size_t nnames, nrows, nthreads; /* shape fixed at open */
     uint64_t nevents;
@@ -296,32 +311,135 @@ static hid_t event_dcpl(const sps__layout_t *lay, uint64_t n) {
     return p;
 }
 
-/* Creates /events and its columns, keeping them open in w->ev. */
+/* ------------------------------------------------------------------------ */
+/* Staging (compressed event columns only)                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Opens an unlinked staging file in the directory of w->path (the same
+ * file system as the output, known to be writable).  Returns 0 or -1 with
+ * errno set. */
+static int stage_open(sps__h5w_t *w) {
+    char *dup = strdup(w->path), tmpl[4200];
+    if (!dup) return -1;
+    const char *dir = dirname(dup);
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+    if (fd < 0 && (size_t)snprintf(tmpl, sizeof tmpl, "%s/.spanscope-stage-"
+                                   "XXXXXX", dir) < sizeof tmpl) {
+        fd = mkstemp(tmpl);
+        if (fd >= 0) {
+            unlink(tmpl);
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
+        }
+    }
+    free(dup);
+    w->stage_fd = fd;
+    return fd < 0 ? -1 : 0;
+}
+
+/* The staging file offset of row `row` of event column `col`. */
+static off_t stage_off(const sps__h5w_t *w, int col, uint64_t row) {
+    return (off_t)(((uint64_t)col * w->nevents + row) * 8);
+}
+
+/* Writes n bytes at off of the staging file.  Returns 0 or -1 (errno). */
+static int stage_pwrite(int fd, const void *buf, size_t n, off_t off) {
+    const char *p = buf;
+    while (n) {
+        ssize_t k = pwrite(fd, p, n, off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (k == 0) errno = EIO;
+            return -1;
+        }
+        p += k;
+        n -= (size_t)k;
+        off += k;
+    }
+    return 0;
+}
+
+/* Reads n bytes at off of the staging file; what lies past its end (rows
+ * never written) reads as zeros.  Returns 0 or -1 (errno). */
+static int stage_pread(int fd, void *buf, size_t n, off_t off) {
+    char *p = buf;
+    while (n) {
+        ssize_t k = pread(fd, p, n, off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) {
+            memset(p, 0, n);
+            return 0;
+        }
+        p += k;
+        n -= (size_t)k;
+        off += k;
+    }
+    return 0;
+}
+
+static int ev_write(hid_t d, uint64_t first, size_t n, const int64_t *buf);
+
+/* Copies every staged column into its dataset, one whole chunk per write
+ * (each chunk is compressed once).  Returns 0 or an SPS_E* code. */
+static int stage_flush(sps__h5w_t *w) {
+    int64_t *buf = malloc(SPS__H5_CHUNK * sizeof *buf);
+    int rc = buf ? 0 : SPS_ENOMEM;
+    for (int c = 0; rc == 0 && c < w->ncols; c++)
+        for (uint64_t at = 0; rc == 0 && at < w->nevents; at += SPS__H5_CHUNK) {
+            size_t k = w->nevents - at < SPS__H5_CHUNK
+                           ? (size_t)(w->nevents - at) : SPS__H5_CHUNK;
+            if (stage_pread(w->stage_fd, buf, k * 8, stage_off(w, c, at)) < 0)
+                rc = SPS_EIO;
+            else if (ev_write(w->ev[c], at, k, buf) < 0)
+                rc = h5_fail();
+        }
+    free(buf);
+    return rc;
+}
+
+/* Closes the staging file if open (it is unlinked already). */
+static void stage_close(sps__h5w_t *w) {
+    if (w->stage_fd >= 0) close(w->stage_fd);
+    w->stage_fd = -1;
+}
+
+/* Creates /events and its columns, keeping them open in w->ev; opens the
+ * staging file when the columns are compressed. */
 static int events_create(sps__h5w_t *w) {
     hid_t g = H5Gcreate2(w->file, "events", H5P_DEFAULT, H5P_DEFAULT,
                          H5P_DEFAULT);
     hid_t dcpl = event_dcpl(w->lay, w->nevents);
-    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    int rc = g >= 0 && dcpl >= 0 && dapl >= 0 ? 0 : -1;
-    /* room for a few chunks per column so sequential writes never evict
-     * a half-written chunk */
-    if (rc == 0 && H5Pset_chunk_cache(dapl, 521, 4u * SPS__H5_CHUNK * 8, 1.0) < 0)
-        rc = -1;
-    int ncols = w->with_tree ? EV_N : EV_DUR + 1;
-    for (int i = 0; rc == 0 && i < ncols; i++) {
-        w->ev[i] = col_create(g, ev_names[i], K_I64, w->nevents, dcpl, dapl);
+    int rc = g >= 0 && dcpl >= 0 ? 0 : -1;
+    if (rc == 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) rc = stage_open(w);
+    for (int i = 0; rc == 0 && i < w->ncols; i++) {
+        w->ev[i] = col_create(g, ev_names[i], K_I64, w->nevents, dcpl,
+                              H5P_DEFAULT);
         if (w->ev[i] < 0) rc = -1;
     }
-    h5_close(&dapl);
     h5_close(&dcpl);
+    h5_close(&g);
+    return rc;
+}
+
+/* Creates the columns names[0..n) (kinds k[]) of len elements in the
+ * existing group `group` of the file.  Returns 0 or -1. */
+static int group_cols(sps__h5w_t *w, const char *group,
+                      const char *const *names, const kind_t *k, size_t n,
+                      uint64_t len) {
+    hid_t g = H5Gopen2(w->file, group, H5P_DEFAULT);
+    int rc = g < 0 ? -1 : cols_create(g, names, k, n, len);
     h5_close(&g);
     return rc;
 }
 
 /* Creates the root attributes, the groups and every dataset. */
 static int layout_create(sps__h5w_t *w) {
+    static const char *const names[] = {"names"};
+    static const kind_t names_k[] = {K_STR};
     const char *layout = w->aggregate ? "aggregate" : "columnar";
-    hid_t g = H5I_INVALID_HID;
     int rc = attr_i64(w->file, "scope_profiler_schema", SPS__H5_SCHEMA);
     if (rc == 0) rc = attr_str(w->file, "storage_layout", layout);
     if (rc == 0) rc = group_make(w->file, "region_table");
@@ -329,25 +447,17 @@ static int layout_create(sps__h5w_t *w) {
     if (rc == 0) rc = group_make(w->file, "metadata");
     if (rc == 0 && w->nthreads) rc = group_make(w->file, "thread_table");
     if (rc == 0) rc = events_create(w);
-    if (rc == 0 && (g = H5Gopen2(w->file, "region_table", H5P_DEFAULT)) < 0)
-        rc = -1;
-    if (rc == 0) rc = cols_create(g, (const char *const[]){"names"},
-                                  (const kind_t[]){K_STR}, 1, w->nnames);
-    h5_close(&g);
-    if (rc == 0 && (g = H5Gopen2(w->file, "rank_region_index", H5P_DEFAULT)) < 0)
-        rc = -1;
-    if (rc == 0) rc = cols_create(g, idx_names, idx_kinds, NELEM(idx_names),
-                                  w->nrows);
+    if (rc == 0)
+        rc = group_cols(w, "region_table", names, names_k, 1, w->nnames);
+    if (rc == 0)
+        rc = group_cols(w, "rank_region_index", idx_names, idx_kinds,
+                        NELEM(idx_names), w->nrows);
     if (rc == 0 && w->aggregate)
-        rc = cols_create(g, agg_names, agg_kinds, NELEM(agg_names), w->nrows);
-    h5_close(&g);
-    if (rc == 0 && w->nthreads &&
-        (g = H5Gopen2(w->file, "thread_table", H5P_DEFAULT)) < 0)
-        rc = -1;
+        rc = group_cols(w, "rank_region_index", agg_names, agg_kinds,
+                        NELEM(agg_names), w->nrows);
     if (rc == 0 && w->nthreads)
-        rc = cols_create(g, thr_names, thr_kinds, NELEM(thr_names),
-                         w->nthreads);
-    h5_close(&g);
+        rc = group_cols(w, "thread_table", thr_names, thr_kinds,
+                        NELEM(thr_names), w->nthreads);
     return rc;
 }
 
@@ -374,6 +484,7 @@ static int create_fail(void) {
 
 /* Frees w and whatever it still holds open; the file stays on disk. */
 static void w_free(sps__h5w_t *w) {
+    stage_close(w);
     for (int i = 0; i < EV_N; i++) h5_close(&w->ev[i]);
     h5_close(&w->file);
     free(w->path);
@@ -407,6 +518,7 @@ int sps__h5w_open(sps__h5w_t **out, const char *path,
         return SPS_ENOMEM;
     }
     for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;
+    w->stage_fd = -1;
     w->lay = lay;
     w->nnames = lay->nnames;
     w->nrows = lay->nrows;
@@ -414,6 +526,7 @@ int sps__h5w_open(sps__h5w_t **out, const char *path,
     w->nevents = lay->nevents;
     w->aggregate = lay->aggregate != 0;
     w->with_tree = lay->with_tree != 0;
+    w->ncols = w->with_tree ? EV_N : EV_DUR + 1;
     quiet_begin(&q);
     errno = 0;
     w->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -457,6 +570,7 @@ static int ev_write(hid_t d, uint64_t first, size_t n, const int64_t *buf) {
  * start_deltas and durations are required; call_ids, parent_ids and
  * thread_ids are required when the layout has with_tree and ignored
  * otherwise.  Rows may be written in any order and more than once.
+ * Compressed columns go to the staging file (see the top of this file).
  * Returns 0, SPS_EINVAL (NULL array, rows out of range), SPS_EIO or
  * SPS_EHDF5.  After a failure the writer can only be closed or aborted. */
 int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
@@ -465,17 +579,23 @@ int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
                   const int64_t *thread_ids) {
     const int64_t *col[EV_N] = {start_deltas, durations, call_ids, parent_ids,
                                 thread_ids};
-    int ncols = 0, rc = 0;
+    int rc = 0;
     quiet_t q;
     if (!w) return SPS_EINVAL;
     if (n == 0) return 0;
     if (first > w->nevents || n > w->nevents - first) return SPS_EINVAL;
-    ncols = w->with_tree ? EV_N : EV_DUR + 1;
-    for (int i = 0; i < ncols; i++)
+    for (int i = 0; i < w->ncols; i++)
         if (!col[i]) return SPS_EINVAL;
+    if (w->stage_fd >= 0) {
+        for (int i = 0; rc == 0 && i < w->ncols; i++)
+            if (stage_pwrite(w->stage_fd, col[i], n * 8,
+                             stage_off(w, i, first)) < 0)
+                rc = SPS_EIO;
+        return rc;
+    }
     quiet_begin(&q);
     errno = 0;
-    for (int i = 0; rc == 0 && i < ncols; i++)
+    for (int i = 0; rc == 0 && i < w->ncols; i++)
         if (ev_write(w->ev[i], first, n, col[i]) < 0) rc = h5_fail();
     return quiet_end(&q, rc);
 }
@@ -516,10 +636,40 @@ static int points_write(hid_t d, const point_t *p, size_t n, hsize_t *coord,
     return rc;
 }
 
+/* Writes the n sorted points p[0..n) into the staged durations column,
+ * one pwrite per run of consecutive rows, using the scratch array val (n
+ * elements).  Returns 0 or -1 (errno). */
+static int points_stage(sps__h5w_t *w, const point_t *p, size_t n,
+                        int64_t *val) {
+    for (size_t i = 0, j; i < n; i = j) {
+        val[0] = p[i].dur;
+        for (j = i + 1; j < n && p[j].pos == p[j - 1].pos + 1; j++)
+            val[j - i] = p[j].dur;
+        if (stage_pwrite(w->stage_fd, val, (j - i) * 8,
+                         stage_off(w, EV_DUR, p[i].pos)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Writes the n sorted points p[0..n) into /events/durations in batches,
+ * staged or straight into the dataset.  Returns 0 or an SPS_E* code. */
+static int points_put(sps__h5w_t *w, const point_t *p, size_t n,
+                      hsize_t *coord, int64_t *val, size_t batch) {
+    for (size_t at = 0; at < n; at += batch) {
+        size_t k = n - at < batch ? n - at : batch;
+        if (w->stage_fd >= 0 ? points_stage(w, p + at, k, val) < 0
+                             : points_write(w->ev[EV_DUR], p + at, k, coord,
+                                            val) < 0)
+            return w->stage_fd >= 0 ? SPS_EIO : h5_fail();
+    }
+    return 0;
+}
+
 /* Writes dur[i] into /events/durations at row pos[i], for i < n (arrays
  * borrowed).  Positions may come in any order; when one row appears twice
- * the later entry wins.  They are sorted before writing, so compressed
- * chunks are visited once each.  Returns 0, SPS_EINVAL (NULL arrays, a
+ * the later entry wins.  They are sorted before writing, so each chunk or
+ * run of rows is visited once.  Returns 0, SPS_EINVAL (NULL arrays, a
  * position out of range), SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
 int sps__h5w_durations(sps__h5w_t *w, size_t n, const uint64_t *pos,
                        const int64_t *dur) {
@@ -539,11 +689,7 @@ int sps__h5w_durations(sps__h5w_t *w, size_t n, const uint64_t *pos,
     if (rc == 0) qsort(p, n, sizeof *p, point_cmp);
     quiet_begin(&q);
     errno = 0;
-    for (size_t at = 0; rc == 0 && at < n; at += batch) {
-        size_t k = n - at < batch ? n - at : batch;
-        if (points_write(w->ev[EV_DUR], p + at, k, coord, val) < 0)
-            rc = h5_fail();
-    }
+    if (rc == 0) rc = points_put(w, p, n, coord, val, batch);
     free(val);
     free(coord);
     free(p);
@@ -815,8 +961,9 @@ static int file_sync(const char *path) {
     return rc;
 }
 
-/* Writes /region_table/names, /rank_region_index/..., /thread_table/... and
- * the /metadata attributes from the layout given to open, then flushes,
+/* Copies the staged event columns into /events (when compressing), writes
+ * /region_table/names, /rank_region_index/..., /thread_table/... and the
+ * /metadata attributes from the layout given to open, then flushes,
  * closes and fsyncs the file.  Always frees w (NULL is a no-op returning
  * SPS_EINVAL).  On failure the (incomplete) file is removed.  Returns 0,
  * SPS_EINVAL (the layout's shape changed since open, or a row names a
@@ -831,7 +978,9 @@ int sps__h5w_close(sps__h5w_t *w) {
     }
     quiet_begin(&q);
     errno = 0;
-    rc = tables_write(w);
+    if (w->stage_fd >= 0) rc = stage_flush(w);
+    stage_close(w);
+    if (rc == 0) rc = tables_write(w);
     for (int i = 0; i < EV_N; i++)
         if (w->ev[i] >= 0 && H5Dclose(w->ev[i]) < 0 && rc == 0) rc = h5_fail();
     for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;

@@ -16,6 +16,7 @@
  */
 #include "sps_int.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,15 @@ static void fmt_time(char *buf, size_t cap, int64_t ns) {
     else if (a < 1e9) snprintf(buf, cap, "%.2f ms", v / 1e6);
     else if (a < 1e13) snprintf(buf, cap, "%.3f s", v / 1e9);
     else snprintf(buf, cap, "%.3g s", v / 1e9);
+}
+
+/* A double as int64 ns, clamped (NaN gives 0): casting an out-of-range
+ * double is undefined. */
+static int64_t dbl_ns(double v) {
+    if (v != v) return 0;
+    if (v >= 9.2e18) return INT64_MAX;
+    if (v <= -9.2e18) return INT64_MIN;
+    return (int64_t)v;
 }
 
 /* Formats part as a percentage of whole into buf ("-" without a whole). */
@@ -107,7 +117,7 @@ static void put_cells(FILE *fp, const cells_t *c, int64_t session) {
     fmt_pct(pct, sizeof pct, c->total, session);
     fmt_time(t[0], sizeof t[0], c->total);
     fmt_time(t[1], sizeof t[1], c->self);
-    fmt_time(t[2], sizeof t[2], (int64_t)c->mean);
+    fmt_time(t[2], sizeof t[2], dbl_ns(c->mean));
     fmt_time(t[3], sizeof t[3], c->min);
     fmt_time(t[4], sizeof t[4], c->max);
     if (!c->has_minmax)
@@ -117,7 +127,7 @@ static void put_cells(FILE *fp, const cells_t *c, int64_t session) {
             t[1], TIME_W, t[2], TIME_W, t[3], TIME_W, t[4]);
 }
 
-/* Prints the column header and a rule under it. */
+/* Prints the column header line. */
 static void put_header(FILE *fp, size_t name_w) {
     put_name(fp, 0, "region", name_w);
     fprintf(fp, " %*s %*s %*s %*s %*s %*s %*s\n", CALLS_W, "calls", PCT_W,
@@ -218,9 +228,9 @@ typedef struct visit {
     int32_t depth;
 } visit_t;
 
-/* Walks the tree depth first from root (each node once: seen marks break
- * cycles), calling emit(node, depth) in print order.  stack has room for
- * n entries.  order/depth collect the walk when not NULL. */
+/* Walks the tree depth first from root, children in sorted order, each
+ * node once (seen marks break cycles): appends every node reached to
+ * order[*norder...] and sets its depth[].  stack has room for n entries. */
 static void tree_walk(tree_t *t, int32_t root, visit_t *stack,
                       int32_t *order, size_t *norder, int32_t *depth) {
     size_t top = 0;
@@ -329,12 +339,14 @@ typedef struct frow {
     sps__sort_t by;
 } frow_t;
 
-/* The sort key of f under `by` (larger first), as a double. */
+/* The sort key of f under `by` (larger first), as a double; a NaN mean
+ * sorts last, so the order stays consistent for qsort. */
 static double flat_key(const sps__tflat_t *f, sps__sort_t by) {
     switch (by) {
     case SPS__SORT_TOTAL: return (double)f->total_ns;
     case SPS__SORT_CALLS: return (double)f->calls;
-    case SPS__SORT_MEAN: return f->mean_ns;
+    case SPS__SORT_MEAN: return f->mean_ns == f->mean_ns ? f->mean_ns
+                                                         : -DBL_MAX;
     case SPS__SORT_MAX: return (double)f->max_ns;
     case SPS__SORT_NAME: return 0.0;
     case SPS__SORT_SELF: default: return (double)f->self_ns;

@@ -1,0 +1,681 @@
+/* bench_core.c -- micro and macro benchmarks of spanscope's hot path.
+ *
+ * Uses only the public API (<spanscope.h>).  One subcommand per run, so that
+ * each measurement of resident memory starts from a fresh process; every run
+ * prints one JSON object on stdout.  bench/run.py drives it, repeats the runs
+ * and prints the table (`make bench`).
+ *
+ *   bench_core info
+ *   bench_core floor     [--n PAIRS] [--reps R]
+ *   bench_core pair      --mode events|disabled|aggregate|scope
+ *                        [--threads T] [--n PAIRS] [--reps R]
+ *   bench_core mem       [--n CALLS]
+ *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
+ *   bench_core big       [--n CALLS] --out FILE.h5
+ *
+ * Times are wall-clock ns from CLOCK_MONOTONIC around a batch of calls,
+ * divided by the number of calls; each repetition is one batch, and the
+ * JSON lists every repetition so the driver can take the median. */
+#define _GNU_SOURCE
+#include <spanscope.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#  include <cpuid.h>
+#  include <x86intrin.h>
+#  define HAVE_TSC 1
+#else
+#  define HAVE_TSC 0
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static volatile uint64_t g_sink; /* keeps results of the floor loops alive */
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, int rc) {
+    fprintf(stderr, "bench_core: %s: %s\n", what,
+            rc < 0 ? sps_strerror(rc) : strerror(errno));
+    exit(2);
+}
+
+/* The same choice of counter as the library (src/core/clock.c): the TSC when
+ * CPUID 0x80000007 EDX bit 8 (invariant TSC) is set, overridden by the
+ * environment variable SPANSCOPE_CLOCK=tsc|monotonic. */
+static int tsc_invariant(void) {
+#if HAVE_TSC
+    unsigned a, b, c, d;
+    if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u &&
+        __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8)))
+        return 1;
+#endif
+    return 0;
+}
+
+static int g_use_tsc;
+
+static void clock_choose(void) {
+    const char *env = getenv("SPANSCOPE_CLOCK");
+    g_use_tsc = tsc_invariant();
+    if (env && strcmp(env, "monotonic") == 0) g_use_tsc = 0;
+    if (env && strcmp(env, "tsc") == 0) g_use_tsc = 1;
+    if (!HAVE_TSC) g_use_tsc = 0;
+}
+
+/* One timestamp read exactly as the hot path does it. */
+static inline uint64_t ticks(void) {
+#if HAVE_TSC
+    if (__builtin_expect(g_use_tsc, 1)) return __rdtsc();
+#endif
+    return mono_ns();
+}
+
+static long status_kib(const char *key) { /* from /proc/self/status */
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t k = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, k) == 0 && line[k] == ':') {
+            v = strtol(line + k + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+static long rss_bytes(void) { /* resident set from /proc/self/statm */
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, res = -1;
+    if (!f) return -1;
+    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
+}
+
+static long maxrss_kib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static long long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+static void print_array(const char *key, const double *v, int n, int last) {
+    printf("\"%s\": [", key);
+    for (int i = 0; i < n; i++) printf("%s%.4f", i ? ", " : "", v[i]);
+    printf("]%s", last ? "" : ", ");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Command line                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct opts {
+    const char *cmd, *mode, *shape, *out;
+    long long n;
+    int reps, threads, finalize;
+} opts_t;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: bench_core info\n"
+            "       bench_core floor [--n PAIRS] [--reps R]\n"
+            "       bench_core pair --mode events|disabled|aggregate|scope "
+            "[--threads T] [--n PAIRS] [--reps R]\n"
+            "       bench_core mem [--n CALLS]\n"
+            "       bench_core disk --shape loop|nested|varied [--n CALLS] --out FILE\n"
+            "       bench_core big [--n CALLS] --out FILE [--finalize 0|1]\n"
+            "Prints one JSON object on stdout.  Driven by bench/run.py.\n");
+}
+
+static opts_t parse(int argc, char **argv) {
+    opts_t o = {NULL, "events", "loop", NULL, 0, 7, 1, 1};
+    if (argc < 2) {
+        usage(stderr);
+        exit(2);
+    }
+    o.cmd = argv[1];
+    if (!strcmp(o.cmd, "--help") || !strcmp(o.cmd, "-h")) {
+        usage(stdout);
+        exit(0);
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!v) {
+            fprintf(stderr, "bench_core: %s needs a value\n", a);
+            exit(2);
+        }
+        i++;
+        if (!strcmp(a, "--n")) o.n = (long long)strtod(v, NULL);
+        else if (!strcmp(a, "--reps")) o.reps = atoi(v);
+        else if (!strcmp(a, "--threads")) o.threads = atoi(v);
+        else if (!strcmp(a, "--mode")) o.mode = v;
+        else if (!strcmp(a, "--shape")) o.shape = v;
+        else if (!strcmp(a, "--out")) o.out = v;
+        else if (!strcmp(a, "--finalize")) o.finalize = atoi(v);
+        else {
+            fprintf(stderr, "bench_core: unknown option %s\n", a);
+            exit(2);
+        }
+    }
+    if (o.reps < 1 || o.reps > 1000 || o.threads < 1 || o.threads > 64 || o.n < 0) {
+        fprintf(stderr, "bench_core: bad --reps, --threads or --n\n");
+        exit(2);
+    }
+    return o;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stopwatch: CPU time of the calling thread, and wall time                  */
+/* ------------------------------------------------------------------------ */
+
+/* Per-operation times are taken from the thread's CPU-time clock
+ * (CLOCK_THREAD_CPUTIME_ID): on a shared 2-core VM other processes preempt
+ * the benchmark for milliseconds at a time, which inflates wall-clock
+ * batches by up to 3x but does not move CPU time.  Kernel time spent on the
+ * thread's behalf (a spill write) is CPU time and is counted; time asleep
+ * (waiting for a lock) is not.  Wall-clock figures are reported alongside. */
+typedef struct stamp {
+    uint64_t wall, cpu;
+} stamp_t;
+
+typedef struct per {
+    double cpu, wall; /* ns per operation */
+} per_t;
+
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static stamp_t stamp(void) {
+    stamp_t s;
+    s.cpu = thread_cpu_ns();
+    s.wall = mono_ns();
+    return s;
+}
+
+static per_t per_op(stamp_t a, stamp_t b, long long n) {
+    per_t p = {(double)(b.cpu - a.cpu) / (double)n,
+               (double)(b.wall - a.wall) / (double)n};
+    return p;
+}
+
+static void print_per(const char *key, const per_t *v, int n, int last) {
+    printf("\"%s\": [", key);
+    for (int i = 0; i < n; i++) printf("%s%.4f", i ? ", " : "", v[i].cpu);
+    printf("], \"%s_wall\": [", key);
+    for (int i = 0; i < n; i++) printf("%s%.4f", i ? ", " : "", v[i].wall);
+    printf("]%s", last ? "" : ", ");
+}
+
+/* ------------------------------------------------------------------------ */
+/* floor: what two timestamp reads cost                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Two reads of the counter the hot path uses, the way it uses it. */
+__attribute__((noinline)) static per_t floor_hot(long long n) {
+    uint64_t acc = 0;
+    stamp_t t0 = stamp();
+    for (long long i = 0; i < n; i++) {
+        uint64_t a = ticks();
+        uint64_t b = ticks();
+        acc += a ^ b;
+    }
+    stamp_t t1 = stamp();
+    g_sink += acc;
+    return per_op(t0, t1, n);
+}
+
+__attribute__((noinline)) static per_t floor_tsc(long long n) {
+    uint64_t acc = 0;
+    stamp_t t0 = stamp();
+    for (long long i = 0; i < n; i++) {
+#if HAVE_TSC
+        uint64_t a = __rdtsc();
+        uint64_t b = __rdtsc();
+#else
+        uint64_t a = mono_ns(), b = mono_ns();
+#endif
+        acc += a ^ b;
+    }
+    stamp_t t1 = stamp();
+    g_sink += acc;
+    return per_op(t0, t1, n);
+}
+
+__attribute__((noinline)) static per_t floor_mono(long long n) {
+    uint64_t acc = 0;
+    stamp_t t0 = stamp();
+    for (long long i = 0; i < n; i++) {
+        uint64_t a = mono_ns();
+        uint64_t b = mono_ns();
+        acc += a ^ b;
+    }
+    stamp_t t1 = stamp();
+    g_sink += acc;
+    return per_op(t0, t1, n);
+}
+
+/* What two calls of an empty function cost: the least a disabled sps_begin +
+ * sps_end pair can cost as long as its check is not inlined. */
+__attribute__((noinline)) static void bench_empty_call(sps_region_t r) {
+    __asm__ __volatile__("" : : "r"(r) : "memory");
+}
+
+__attribute__((noinline)) static per_t floor_calls(long long n) {
+    void (*volatile fp)(sps_region_t) = bench_empty_call; /* no inlining */
+    void (*f)(sps_region_t) = fp;
+    stamp_t t0 = stamp();
+    for (long long i = 0; i < n; i++) {
+        f(1);
+        f(1);
+    }
+    return per_op(t0, stamp(), n);
+}
+
+/* What a disabled pair would cost if the header inlined the check: one load
+ * of a global flag and a predictable branch per call, the call itself only
+ * when recording.  (A model of a possible design, not the library's code.) */
+static int g_flag; /* stays 0: "no session" */
+
+__attribute__((noinline)) static per_t floor_inline_check(long long n) {
+    sps_region_t r = 1;
+    stamp_t t0 = stamp();
+    for (long long i = 0; i < n; i++) {
+        if (__builtin_expect(__atomic_load_n(&g_flag, __ATOMIC_RELAXED), 0)) sps_begin(r);
+        __asm__ __volatile__("" ::: "memory");
+        if (__builtin_expect(__atomic_load_n(&g_flag, __ATOMIC_RELAXED), 0)) sps_end(r);
+        __asm__ __volatile__("" ::: "memory");
+    }
+    return per_op(t0, stamp(), n);
+}
+
+static int cmd_floor(const opts_t *o) {
+    long long n = o->n ? o->n : 5000000;
+    per_t *hot = calloc((size_t)o->reps, sizeof *hot);
+    per_t *tsc = calloc((size_t)o->reps, sizeof *tsc);
+    per_t *mono = calloc((size_t)o->reps, sizeof *mono);
+    per_t *calls = calloc((size_t)o->reps, sizeof *calls);
+    per_t *inl = calloc((size_t)o->reps, sizeof *inl);
+    if (!hot || !tsc || !mono || !calls || !inl) die("calloc", 0);
+    floor_hot(n / 10); /* warm up */
+    for (int r = 0; r < o->reps; r++) {
+        hot[r] = floor_hot(n);
+        tsc[r] = floor_tsc(n);
+        mono[r] = floor_mono(n / 2 ? n / 2 : 1);
+        calls[r] = floor_calls(n);
+        inl[r] = floor_inline_check(n);
+    }
+    printf("{\"clock\": \"%s\", \"pairs\": %lld, ", g_use_tsc ? "tsc" : "monotonic", n);
+    print_per("hot_pair_ns", hot, o->reps, 0);
+    print_per("tsc_pair_ns", tsc, o->reps, 0);
+    print_per("mono_pair_ns", mono, o->reps, 0);
+    print_per("empty_call_pair_ns", calls, o->reps, 0);
+    print_per("inline_check_pair_ns", inl, o->reps, 1);
+    printf("}\n");
+    free(inl);
+    free(calls);
+    free(hot);
+    free(tsc);
+    free(mono);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* pair: what a begin+end pair costs                                         */
+/* ------------------------------------------------------------------------ */
+
+static sps_region_t g_region;
+
+__attribute__((noinline)) static void loop_pairs(long long n) {
+    sps_region_t r = g_region;
+    for (long long i = 0; i < n; i++) {
+        sps_begin(r);
+        sps_end(r);
+    }
+}
+
+__attribute__((noinline)) static void loop_scope(long long n) {
+    for (long long i = 0; i < n; i++) {
+        SPS_REGION("bench scope");
+        __asm__ __volatile__("" ::: "memory");
+    }
+}
+
+typedef struct worker {
+    pthread_t th;
+    int idx;
+    const opts_t *o;
+    long long n;
+    per_t *ns;    /* [reps] the batch of pairs */
+    per_t *floor; /* [reps] the floor, measured just before it */
+} worker_t;
+
+static pthread_barrier_t g_start, g_done;
+
+static per_t run_batch(const opts_t *o, long long n) {
+    stamp_t t0 = stamp();
+    if (!strcmp(o->mode, "scope")) loop_scope(n);
+    else loop_pairs(n);
+    return per_op(t0, stamp(), n);
+}
+
+static void *worker_main(void *arg) {
+    worker_t *w = arg;
+    char name[16];
+    snprintf(name, sizeof name, "bench-%d", w->idx);
+    pthread_setname_np(pthread_self(), name);
+    /* warm-up batch: the thread's first chunks are allocated and touched */
+    pthread_barrier_wait(&g_start);
+    run_batch(w->o, w->n);
+    pthread_barrier_wait(&g_done);
+    for (int r = 0; r < w->o->reps; r++) {
+        pthread_barrier_wait(&g_start);
+        /* the floor right before the batch, in the same thread: the ratio
+         * of the two is taken under the same conditions */
+        w->floor[r] = floor_hot(w->n);
+        w->ns[r] = run_batch(w->o, w->n);
+        pthread_barrier_wait(&g_done);
+    }
+    return NULL;
+}
+
+static int cmd_pair(const opts_t *o) {
+    long long n = o->n ? o->n : 1000000;
+    int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope");
+    int aggregate = !strcmp(o->mode, "aggregate");
+    int disabled = !strcmp(o->mode, "disabled");
+    if (!events && !aggregate && !disabled) {
+        fprintf(stderr, "bench_core: unknown --mode %s\n", o->mode);
+        return 2;
+    }
+    g_region = sps_region("bench pair");
+    if (!disabled) {
+        sps_config_t cfg = SPS_CONFIG_INIT;
+        cfg.aggregate = aggregate;
+        /* Room for one batch of every thread: the timed batches run on
+         * chunks recycled by the untimed sps_finalize_to(NULL) between
+         * them (the steady state of a long run that checkpoints), so no
+         * spill write falls inside a batch.  The 10^8-call run ("big")
+         * measures the default configuration, spill writes included. */
+        size_t need = (size_t)n * 16u * (size_t)o->threads * 2u + (8u << 20);
+        cfg.memory_limit = need > (32u << 20) ? need : (32u << 20);
+        int rc = sps_setup(&cfg);
+        if (rc) die("sps_setup", rc);
+    }
+    int nt = o->threads;
+    worker_t *w = calloc((size_t)nt, sizeof *w);
+    if (!w) die("calloc", 0);
+    pthread_barrier_init(&g_start, NULL, (unsigned)nt + 1);
+    pthread_barrier_init(&g_done, NULL, (unsigned)nt + 1);
+    for (int i = 0; i < nt; i++) {
+        w[i] = (worker_t){0, i, o, n, calloc((size_t)o->reps, sizeof(per_t)),
+                          calloc((size_t)o->reps, sizeof(per_t))};
+        if (!w[i].ns || !w[i].floor || pthread_create(&w[i].th, NULL, worker_main, &w[i]))
+            die("pthread_create", 0);
+    }
+    for (int r = 0; r <= o->reps; r++) { /* rep 0 is the warm-up */
+        pthread_barrier_wait(&g_start);
+        pthread_barrier_wait(&g_done);
+        if (!disabled && !aggregate) {
+            int rc = sps_finalize_to(NULL); /* recycles the chunks, untimed */
+            if (rc) die("sps_finalize_to", rc);
+        }
+    }
+    for (int i = 0; i < nt; i++) pthread_join(w[i].th, NULL);
+    /* per-thread ns per pair: mean over the threads of each repetition */
+    per_t *mean = calloc((size_t)o->reps, sizeof *mean);
+    per_t *fl = calloc((size_t)o->reps, sizeof *fl);
+    double *ratio = calloc((size_t)o->reps, sizeof *ratio);
+    if (!mean || !fl || !ratio) die("calloc", 0);
+    for (int r = 0; r < o->reps; r++) {
+        for (int i = 0; i < nt; i++) {
+            mean[r].cpu += w[i].ns[r].cpu / nt;
+            mean[r].wall += w[i].ns[r].wall / nt;
+            fl[r].cpu += w[i].floor[r].cpu / nt;
+            fl[r].wall += w[i].floor[r].wall / nt;
+        }
+        ratio[r] = mean[r].cpu / fl[r].cpu;
+    }
+    uint64_t calls = 0;
+    if (aggregate) {
+        sps_stats_t st;
+        if (sps_region_stats(g_region, &st) == 0) calls = st.num_calls;
+    }
+    uint64_t dropped = sps_dropped();
+    if (!disabled) sps_shutdown();
+    printf("{\"mode\": \"%s\", \"threads\": %d, \"pairs\": %lld, "
+           "\"dropped\": %llu, \"aggregate_calls\": %llu, ",
+           o->mode, nt, n, (unsigned long long)dropped, (unsigned long long)calls);
+    print_per("ns", mean, o->reps, 0);
+    print_per("floor_ns", fl, o->reps, 0);
+    print_array("ratio", ratio, o->reps, 1);
+    printf("}\n");
+    for (int i = 0; i < nt; i++) {
+        free(w[i].ns);
+        free(w[i].floor);
+    }
+    free(w);
+    free(mean);
+    free(fl);
+    free(ratio);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* mem: bytes of memory per recorded call                                    */
+/* ------------------------------------------------------------------------ */
+
+static int cmd_mem(const opts_t *o) {
+    long long n = o->n ? o->n : 4000000;
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.overflow = SPS_OVERFLOW_GROW;
+    cfg.memory_limit = (size_t)4 << 30;
+    int rc = sps_setup(&cfg);
+    if (rc) die("sps_setup", rc);
+    g_region = sps_region("bench mem");
+    loop_pairs(1); /* the thread joins and gets its first chunk */
+    long before = rss_bytes(), hwm0 = status_kib("VmHWM");
+    loop_pairs(n);
+    long after = rss_bytes(), hwm1 = status_kib("VmHWM");
+    sps_stats_t st;
+    rc = sps_region_stats(g_region, &st);
+    if (rc) die("sps_region_stats", rc);
+    sps_shutdown();
+    printf("{\"calls\": %lld, \"rss_before\": %ld, \"rss_after\": %ld, "
+           "\"vmhwm_before_kib\": %ld, \"vmhwm_after_kib\": %ld, "
+           "\"recorded_calls\": %llu, \"bytes_per_call\": %.4f, \"dropped\": %llu}\n",
+           n, before, after, hwm0, hwm1, (unsigned long long)st.num_calls,
+           (double)(after - before) / (double)n, (unsigned long long)sps_dropped());
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* disk: bytes in the HDF5 file per recorded call                            */
+/* ------------------------------------------------------------------------ */
+
+__attribute__((noinline)) static void loop_nested(long long outer, long long inner,
+                                                  sps_region_t a, sps_region_t b) {
+    for (long long i = 0; i < outer; i++) {
+        sps_begin(a);
+        for (long long j = 0; j < inner; j++) {
+            sps_begin(b);
+            sps_end(b);
+        }
+        sps_end(a);
+    }
+}
+
+/* A loop whose body does a pseudo-random amount of work (0..255 steps of a
+ * dependent chain, roughly 0..250 ns): durations and start deltas spread
+ * out, so the file holds more entropy than a perfectly regular loop. */
+__attribute__((noinline)) static void loop_varied(long long n, sps_region_t r) {
+    uint64_t x = 88172645463325252ull, acc = 0;
+    for (long long i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        unsigned k = (unsigned)(x & 255u);
+        sps_begin(r);
+        for (unsigned j = 0; j < k; j++) {
+            acc = acc * 6364136223846793005ull + j;
+            __asm__ __volatile__("" : "+r"(acc));
+        }
+        sps_end(r);
+    }
+    g_sink += acc;
+}
+
+static int cmd_disk(const opts_t *o) {
+    long long n = o->n ? o->n : 1000000, calls;
+    if (!o->out) {
+        fprintf(stderr, "bench_core: disk needs --out FILE\n");
+        return 2;
+    }
+    remove(o->out);
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = o->out;
+    int rc = sps_setup(&cfg);
+    if (rc) die("sps_setup", rc);
+    if (!strcmp(o->shape, "nested")) {
+        long long inner = 1000, outer = n / inner ? n / inner : 1;
+        loop_nested(outer, inner, sps_region("outer"), sps_region("inner"));
+        calls = outer * (inner + 1);
+    } else if (!strcmp(o->shape, "varied")) {
+        loop_varied(n, sps_region("varied"));
+        calls = n;
+    } else if (!strcmp(o->shape, "loop")) {
+        g_region = sps_region("loop");
+        loop_pairs(n);
+        calls = n;
+    } else {
+        fprintf(stderr, "bench_core: unknown --shape %s\n", o->shape);
+        return 2;
+    }
+    uint64_t t0 = mono_ns();
+    rc = sps_finalize();
+    double fin_s = (double)(mono_ns() - t0) / 1e9;
+    if (rc) die("sps_finalize", rc);
+    sps_shutdown();
+    long long size = file_size(o->out);
+    printf("{\"shape\": \"%s\", \"calls\": %lld, \"file_bytes\": %lld, "
+           "\"bytes_per_call\": %.4f, \"finalize_s\": %.4f}\n",
+           o->shape, calls, size, (double)size / (double)calls, fin_s);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* big: 10^8 calls with the default configuration (SPILL, 32 MiB)            */
+/* ------------------------------------------------------------------------ */
+
+static int dbl_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmd_big(const opts_t *o) {
+    long long n = o->n ? o->n : 100000000;
+    if (!o->out) {
+        fprintf(stderr, "bench_core: big needs --out FILE\n");
+        return 2;
+    }
+    remove(o->out);
+    long rss0 = rss_bytes(), hwm0 = status_kib("VmHWM");
+    sps_config_t cfg = SPS_CONFIG_INIT; /* defaults: SPILL, 32 MiB, 64 KiB chunks */
+    cfg.file_path = o->out;
+    int rc = sps_setup(&cfg);
+    if (rc) die("sps_setup", rc);
+    g_region = sps_region("big loop");
+    /* Recorded in slices of 10^6 pairs, timed one by one: the first slices
+     * fill the 32 MiB pool (fresh, page-faulted chunks), the later ones run
+     * with a full pool, where every full chunk is written to the spill
+     * file. */
+    const long long slice = 1000000;
+    long long nslices = (n + slice - 1) / slice;
+    double *sl = calloc((size_t)nslices, sizeof *sl);
+    if (!sl) die("calloc", 0);
+    stamp_t t0 = stamp();
+    for (long long i = 0, done = 0; i < nslices; i++) {
+        long long k = n - done < slice ? n - done : slice;
+        stamp_t a = stamp();
+        loop_pairs(k);
+        sl[i] = per_op(a, stamp(), k).cpu;
+        done += k;
+    }
+    stamp_t t1 = stamp();
+    long hwm_rec = status_kib("VmHWM");
+    if (o->finalize) rc = sps_finalize();
+    stamp_t t2 = stamp();
+    if (rc) die("sps_finalize", rc);
+    sps_shutdown();
+    long long size = o->finalize ? file_size(o->out) : 0;
+    double first2 = nslices > 1 ? (sl[0] + sl[1]) / 2 : sl[0];
+    long long late0 = nslices > 4 ? 4 : 0; /* pool full from slice 3 on */
+    qsort(sl + late0, (size_t)(nslices - late0), sizeof *sl, dbl_cmp);
+    double late_med = sl[late0 + (nslices - late0) / 2];
+    per_t rec = per_op(t0, t1, n);
+    printf("{\"calls\": %lld, \"record_ns_per_pair\": %.4f, \"record_ns_per_pair_wall\": %.4f, "
+           "\"first_slices_ns_per_pair\": %.4f, \"spill_slices_median_ns_per_pair\": %.4f, "
+           "\"finalize_s\": %.4f, \"finalize_cpu_s\": %.4f, "
+           "\"rss_before_setup\": %ld, \"vmhwm_before_setup_kib\": %ld, "
+           "\"vmhwm_after_record_kib\": %ld, \"vmhwm_kib\": %ld, \"maxrss_kib\": %ld, "
+           "\"file_bytes\": %lld, \"file_bytes_per_call\": %.4f, \"dropped\": %llu}\n",
+           n, rec.cpu, rec.wall, first2, late_med,
+           (double)(t2.wall - t1.wall) / 1e9, (double)(t2.cpu - t1.cpu) / 1e9, rss0, hwm0, hwm_rec, status_kib("VmHWM"),
+           maxrss_kib(), size, (double)size / (double)n,
+           (unsigned long long)sps_dropped());
+    free(sl);
+    remove(o->out);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+int main(int argc, char **argv) {
+    opts_t o = parse(argc, argv);
+    clock_choose();
+    if (!strcmp(o.cmd, "info")) {
+        printf("{\"clock\": \"%s\", \"tsc_invariant\": %d, \"spanscope_clock_env\": \"%s\", "
+               "\"version\": \"%s\"}\n",
+               g_use_tsc ? "tsc" : "monotonic", tsc_invariant(),
+               getenv("SPANSCOPE_CLOCK") ? getenv("SPANSCOPE_CLOCK") : "",
+               SPS_VERSION_STRING);
+        return 0;
+    }
+    if (!strcmp(o.cmd, "floor")) return cmd_floor(&o);
+    if (!strcmp(o.cmd, "pair")) return cmd_pair(&o);
+    if (!strcmp(o.cmd, "mem")) return cmd_mem(&o);
+    if (!strcmp(o.cmd, "disk")) return cmd_disk(&o);
+    if (!strcmp(o.cmd, "big")) return cmd_big(&o);
+    fprintf(stderr, "bench_core: unknown command %s\n", o.cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Runs spanscope's C benchmarks and prints a table (``make bench``).
+
+    python bench/run.py --build build [--quick] [--json PATH]
+
+Drives build/bench/bench_core (linked with the shared library) and
+build/bench/bench_core_static (static library).  Each measurement runs in
+several fresh processes with several repetitions each; the table shows the
+median of all repetitions (these are noisy shared VMs).  The results, every
+sample included, go to BUILD/bench/results.json.  Standard library only.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MIB = 1024 * 1024
+HAVE_X86 = platform.machine() in ("x86_64", "AMD64", "i686", "i386")
+
+
+def machine_info():
+    info = {"model": "unknown", "nproc": os.cpu_count(),
+            "kernel": platform.release(), "hypervisor": None}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["model"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True,
+                             timeout=10).stdout
+        for line in out.splitlines():
+            key, _, val = line.partition(":")
+            if key.strip() == "Hypervisor vendor":
+                info["hypervisor"] = val.strip()
+            if key.strip() == "Model name" and info["model"] == "unknown":
+                info["model"] = val.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def build_type(build):
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            m = re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", f.read(), re.M)
+            return m.group(1) if m else ""
+    except OSError:
+        return ""
+
+
+class Runner:
+    def __init__(self, bindir, verbose):
+        self.bindir = bindir
+        self.verbose = verbose
+
+    def run(self, binary, *args, env=None, fatal=True):
+        cmd = [os.path.join(self.bindir, binary)] + [str(a) for a in args]
+        if self.verbose:
+            print("  $ " + " ".join(cmd), file=sys.stderr)
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           env=dict(os.environ, **env) if env else None)
+        if p.returncode != 0:
+            msg = "%s failed (exit %d): %s" % (" ".join(cmd), p.returncode,
+                                                p.stderr.strip())
+            if not fatal:
+                return {"_error": msg}
+            sys.exit("run.py: " + msg)
+        try:
+            res = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            sys.exit("run.py: cannot parse the output of %s:\n%s" %
+                     (" ".join(cmd), p.stdout))
+        res["_wall_s"] = round(time.monotonic() - t0, 3)
+        return res
+
+    def repeat(self, procs, binary, *args, env=None):
+        """Runs procs fresh processes; returns their results."""
+        return [self.run(binary, *args, env=env) for _ in range(procs)]
+
+
+def pooled(results, key):
+    out = []
+    for r in results:
+        v = r[key]
+        out.extend(v if isinstance(v, list) else [v])
+    return out
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def spread(xs):
+    """A short 'min..max' note for a list of samples."""
+    return "%.1f..%.1f" % (min(xs), max(xs)) if len(xs) > 1 else ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build", help="CMake build directory")
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller sizes and fewer repetitions (about 20 s)")
+    ap.add_argument("--json", help="where to write the results "
+                    "(default BUILD/bench/results.json)")
+    ap.add_argument("--big", type=float, default=None,
+                    help="calls of the large run (default 1e8, --quick 1e7)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print each command run")
+    a = ap.parse_args()
+
+    bindir = os.path.join(a.build, "bench")
+    for b in ("bench_core", "bench_core_static"):
+        if not os.access(os.path.join(bindir, b), os.X_OK):
+            sys.exit("run.py: %s not found: build first (make build, or "
+                     "cmake --build %s)" % (os.path.join(bindir, b), a.build))
+    json_path = a.json or os.path.join(bindir, "results.json")
+    R = Runner(bindir, a.verbose)
+
+    q = a.quick
+    procs = 1 if q else 5       # fresh processes per timing
+    reps = 5 if q else 11       # batches per process
+    pairs = 200000 if q else 1000000
+    floor_n = 1000000 if q else 5000000
+    mem_n = 1000000 if q else 4000000
+    disk_n = 1000000
+    big_n = int(a.big if a.big is not None else (1e7 if q else 1e8))
+    size_procs = 1 if q else 3
+
+    t_start = time.monotonic()
+    mach = machine_info()
+    btype = build_type(a.build)
+    info = R.run("bench_core", "info")
+    clock = info["clock"]
+    print("spanscope benchmarks: %s, %s CPUs, kernel %s%s; counter: %s%s" % (
+        mach["model"], mach["nproc"], mach["kernel"],
+        ", " + mach["hypervisor"] + " guest" if mach["hypervisor"] else "",
+        clock, " (SPANSCOPE_CLOCK=%s)" % info["spanscope_clock_env"]
+        if info["spanscope_clock_env"] else ""), flush=True)
+    if btype and btype not in ("Release", "RelWithDebInfo"):
+        print("warning: CMAKE_BUILD_TYPE=%s: timings are not representative"
+              % btype, file=sys.stderr)
+
+    rows = []
+
+    def row(name, value, unit, note, samples=None, **extra):
+        r = {"benchmark": name, "value": value, "unit": unit, "note": note}
+        if samples is not None:
+            r["samples"] = [round(x, 4) for x in samples]
+        r.update(extra)
+        rows.append(r)
+        return value
+
+    # --- the floor ------------------------------------------------------
+    # Every time is the CPU time of the measuring thread per operation (see
+    # bench_core.c: other processes on a shared VM stretch wall-clock batches
+    # by up to 3x, CPU time stays put); the wall-clock median is in the note.
+    fl = R.repeat(procs, "bench_core", "floor", "--n", floor_n,
+                  "--reps", 9 if not q else 5)
+
+    def timed(name, res, key, note, **extra):
+        xs = pooled(res, key)
+        wall = pooled(res, key + "_wall")
+        return row(name, med(xs), "ns", "%s%swall %.1f" % (
+            note, "; " if note else "", med(wall)), xs,
+            wall_samples=[round(x, 4) for x in wall], **extra)
+
+    floor = timed("floor: 2 timestamp reads (hot path's counter)", fl,
+                  "hot_pair_ns", "%s x2, read as sps_begin+sps_end do" % (
+                      "rdtsc" if clock == "tsc" else "clock_gettime"))
+    if clock == "tsc":
+        timed("floor: rdtsc x2", fl, "tsc_pair_ns", "")
+    timed("floor: clock_gettime(MONOTONIC) x2", fl, "mono_pair_ns", "reference")
+    timed("floor: 2 calls of an empty function", fl, "empty_call_pair_ns",
+          "indirect call, no PLT")
+    timed("model: 2 inline checks of a global flag", fl,
+          "inline_check_pair_ns", "what a header-inlined disabled check costs")
+    print("  floor done", file=sys.stderr, flush=True)
+
+    # --- pairs ----------------------------------------------------------
+    ratios = {}
+
+    def pair(name, binary, mode, threads, note, env=None):
+        res = R.repeat(procs, binary, "pair", "--mode", mode, "--threads",
+                       threads, "--n", pairs, "--reps", reps, env=env)
+        ratios[(binary, mode, threads, bool(env))] = pooled(res, "ratio")
+        return timed(name, res, "ns", note,
+                     dropped=sum(r["dropped"] for r in res))
+
+    enabled = pair("enabled pair, 1 thread", "bench_core", "events", 1,
+                   "sps_begin+sps_end, shared lib")
+    enabled2 = pair("enabled pair, 2 threads (per thread)", "bench_core",
+                    "events", 2, "both threads at once")
+    pair("enabled pair, static lib", "bench_core_static", "events", 1,
+         "no PLT")
+    pair("SPS_REGION scope", "bench_core", "scope", 1,
+                 "cached id + cleanup")
+    disabled = pair("disabled pair (no session)", "bench_core", "disabled", 1,
+                    "shared lib")
+    disabled_s = pair("disabled pair, static lib", "bench_core_static",
+                      "disabled", 1, "no PLT")
+    pair("aggregate-mode pair", "bench_core", "aggregate", 1,
+               "statistics only, shared lib")
+    other = "monotonic" if clock == "tsc" else "tsc"
+    if clock == "tsc" or HAVE_X86:
+        pair("enabled pair, SPANSCOPE_CLOCK=%s" % other, "bench_core",
+             "events", 1, "the other counter", env={"SPANSCOPE_CLOCK": other})
+    r1 = ratios[("bench_core", "events", 1, False)]
+    r2 = ratios[("bench_core", "events", 2, False)]
+    ratio = row("ratio enabled / floor, 1 thread", med(r1), "x",
+                "each batch over a floor batch run just before it", r1)
+    ratio2 = row("ratio enabled / floor, 2 threads", med(r2), "x",
+                 "same, per thread", r2)
+    ro = ratios.get(("bench_core", "events", 1, True))
+    if ro:
+        row("ratio enabled / floor, SPANSCOPE_CLOCK=%s" % other, med(ro), "x",
+            "floor = 2 reads of that counter", ro)
+    print("  pairs done", file=sys.stderr, flush=True)
+
+    # --- memory and disk per call ----------------------------------------
+    mres = R.repeat(size_procs, "bench_core", "mem", "--n", mem_n)
+    mem = row("memory per recorded call", med(pooled(mres, "bytes_per_call")),
+              "B", "RSS growth over %.0e calls, GROW policy" % mem_n,
+              pooled(mres, "bytes_per_call"))
+    with tempfile.TemporaryDirectory(prefix="spanscope-bench-",
+                                     dir=bindir) as tmp:
+        disk = {}
+        for shape, note in (("loop", "1 region, 10^6 calls"),
+                            ("nested", "2 levels: 10^3 x (1 + 10^3) calls"),
+                            ("varied", "10^6 calls of 0..~250 ns random work")):
+            res = R.repeat(size_procs, "bench_core", "disk", "--shape", shape,
+                           "--n", disk_n, "--out",
+                           os.path.join(tmp, shape + ".h5"))
+            xs = pooled(res, "bytes_per_call")
+            disk[shape] = row("file per call, %s" % shape, med(xs), "B",
+                              note + ", HDF5 as written", xs,
+                              file_bytes=[r["file_bytes"] for r in res])
+        print("  sizes done", file=sys.stderr, flush=True)
+
+        # --- the large run ------------------------------------------------
+        # SPILL writes every record past the 32 MiB pool to an unlinked
+        # file in $TMPDIR (or /tmp): 16 bytes per call until finalize.
+        spill_dir = os.environ.get("TMPDIR") or "/tmp"
+        need = big_n * 16 + 256 * MIB
+        try:
+            free = shutil.disk_usage(spill_dir).free
+        except OSError:
+            free = need
+        if free < need:
+            big = {"_error": "only %.0f MiB free in %s, the spill file needs "
+                   "%.0f MiB" % (free / MIB, spill_dir, need / MIB)}
+        else:
+            big = R.run("bench_core", "big", "--n", big_n, "--out",
+                        os.path.join(tmp, "big.h5"), fatal=False)
+    k = round(math.log10(big_n)) if big_n > 0 else 0
+    tag = "10^%d" % k if 10 ** k == big_n else "%.0e" % big_n
+    big_ok = "_error" not in big
+    if big_ok:
+        peak_hwm = big["vmhwm_kib"] * 1024
+        row("%s calls: recording" % tag, big["record_ns_per_pair"], "ns",
+            "per pair, default SPILL/32 MiB, spill writes included; wall %.1f"
+            % big["record_ns_per_pair_wall"])
+        row("%s calls: before the pool fills" % tag,
+            big["first_slices_ns_per_pair"], "ns",
+            "per pair, first 2x10^6 pairs")
+        row("%s calls: with spilling" % tag,
+            big["spill_slices_median_ns_per_pair"], "ns",
+            "per pair, median slice of 10^6 once the pool is full")
+        row("%s calls: finalize" % tag, big["finalize_s"], "s",
+            "wall; analysis + HDF5 write (CPU %.1f s)" % big["finalize_cpu_s"])
+        row("%s calls: peak RSS (VmHWM)" % tag, peak_hwm / MIB, "MiB",
+            "incl. finalize; %.1f MiB before sps_setup" %
+            (big["vmhwm_before_setup_kib"] / 1024.0))
+        row("%s calls: peak RSS (ru_maxrss)" % tag,
+            big["maxrss_kib"] / 1024.0, "MiB", "getrusage")
+        row("%s calls: file per call" % tag, big["file_bytes_per_call"], "B",
+            "%.1f MiB file" % (big["file_bytes"] / MIB))
+        row("%s calls: ratio recording / floor" % tag,
+            big["record_ns_per_pair"] / floor, "x", "default configuration")
+    else:
+        print("warning: the %s-call run failed: %s" % (tag, big["_error"]),
+              file=sys.stderr)
+        row("%s calls" % tag, float("nan"), "-", "FAILED: " + big["_error"])
+
+    # --- the table --------------------------------------------------------
+    def fmt(v):
+        if v != v:
+            return "-"
+        return "%.3f" % v if abs(v) < 10 else "%.1f" % v
+    w0 = max(len(r["benchmark"]) for r in rows)
+    w1 = max(len(fmt(r["value"])) for r in rows)
+    print()
+    print("%-*s  %*s  %-4s  %s" % (w0, "benchmark", w1, "value", "unit", "note"))
+    print("-" * (w0 + w1 + 40))
+    for r in rows:
+        print("%-*s  %*s  %-4s  %s" % (w0, r["benchmark"], w1, fmt(r["value"]),
+                                       r["unit"], r["note"]))
+
+    targets = [
+        ("enabled pair <= 1.3 x floor", ratio <= 1.3,
+         "%.2f x (%.1f ns vs floor %.1f ns)" % (ratio, enabled, floor)),
+        ("enabled pair, 2 threads <= 1.3 x floor", ratio2 <= 1.3,
+         "%.2f x (%.1f ns per thread)" % (ratio2, enabled2)),
+        ("disabled pair <= 1 ns", disabled <= 1.0,
+         "%.2f ns (static lib %.2f ns)" % (disabled, disabled_s)),
+        ("<= 16 B per call in memory", mem <= 16.0 + 0.05,
+         "%.2f B" % mem),
+        ("<= 6 B per call on disk (regular loop)",
+         disk["loop"] <= 6 and disk["nested"] <= 6,
+         "loop %.2f B, nested %.2f B" % (disk["loop"], disk["nested"])),
+        ("peak RSS < 64 MiB for %s calls" % tag,
+         (peak_hwm < 64 * MIB) if big_ok else None,
+         "%.1f MiB (VmHWM)" % (peak_hwm / MIB) if big_ok else
+         "not measured: the run failed"),
+    ]
+    print()
+    for name, ok, detail in targets:
+        verdict = "n/a" if ok is None else ("met" if ok else "MISSED")
+        print("%-7s %-42s %s" % (verdict, name, detail))
+    if big_ok:
+        print("\n(default-config recording of %s calls: %.1f ns/pair = %.2f x "
+              "floor)" % (tag, big["record_ns_per_pair"],
+                          big["record_ns_per_pair"] / floor))
+
+    out = {
+        "machine": mach, "build_type": btype, "clock": info,
+        "quick": q, "processes": procs, "repetitions": reps,
+        "pairs_per_batch": pairs, "big_calls": big_n,
+        "rows": rows,
+        "targets": [{"target": n, "met": ok, "measured": d}
+                    for n, ok, d in targets],
+        "raw": {"big": big, "mem": mres},
+        "wall_s": round(time.monotonic() - t_start, 1),
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
+    with open(json_path, "w") as f:
+        json.dump(out, f, indent=1)
+    print("results: %s (%.0f s)" % (json_path, out["wall_s"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

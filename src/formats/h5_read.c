@@ -1,0 +1,971 @@
+/*
+ * h5_read.c -- the validating reader of scope-profiler schema 2/3 files.
+ * See h5_read.h for the contract.
+ *
+ * Order of work: open (checking the file exists and looks like HDF5 first,
+ * for a clear message), root attributes, names, index, events, metadata,
+ * then the derived columns: absolute starts, the row of each event, the
+ * parent of each event (from ids, or from intervals), cycle cuts, self
+ * times.  Any check that fails sets the thread's message and unwinds.
+ */
+#include "h5_read.h"
+
+#include <hdf5.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A dataset may claim at most this many bytes per byte of file: deflate
+ * cannot compress better than about 1032:1. */
+#define RATIO_MAX 1100
+/* Elements in one column at most (events are indexed by int32). */
+#define ELEMS_MAX ((hsize_t)INT32_MAX - 1)
+/* Bytes of one fixed-length string element at most. */
+#define FIXED_STR_MAX 65536
+#define NO_ROW UINT32_MAX
+
+static _Thread_local char errbuf[512];
+
+/* The message of this thread's last failure ("" when none). */
+const char *sps__h5r_error(void) { return errbuf; }
+
+/* Sets the message (printf-style, cut to one line) and returns code. */
+static int fail(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    va_end(ap);
+    for (char *p = errbuf; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    return code;
+}
+
+/* What one read needs: the open file, its size and its name. */
+typedef struct rd {
+    hid_t file;
+    uint64_t fsize;
+    const char *path;
+    sps__h5r_t *r;
+    int deltas; /* /events holds start gaps (schema 3), not start times */
+} rd_t;
+
+/* ------------------------------------------------------------------------ */
+/* HDF5 plumbing                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Closes any HDF5 handle if valid and invalidates it. */
+static void h5_close(hid_t *id) {
+    if (*id < 0) return;
+    switch (H5Iget_type(*id)) {
+    case H5I_FILE: H5Fclose(*id); break;
+    case H5I_GROUP: H5Gclose(*id); break;
+    case H5I_DATASET: H5Dclose(*id); break;
+    case H5I_DATASPACE: H5Sclose(*id); break;
+    case H5I_DATATYPE: H5Tclose(*id); break;
+    case H5I_ATTR: H5Aclose(*id); break;
+    case H5I_GENPROP_LST: H5Pclose(*id); break;
+    default: break;
+    }
+    *id = H5I_INVALID_HID;
+}
+
+/* Non-zero when loc has a link called name (a single path component). */
+static int has_link(hid_t loc, const char *name) {
+    return H5Lexists(loc, name, H5P_DEFAULT) > 0;
+}
+
+/* Opens group loc/name.  Returns it, or -1 with the message set. */
+static hid_t group_open(rd_t *c, hid_t loc, const char *name) {
+    hid_t g = has_link(loc, name) ? H5Gopen2(loc, name, H5P_DEFAULT)
+                                  : H5I_INVALID_HID;
+    if (g < 0) fail(SPS_EFORMAT, "%s: missing group /%s", c->path, name);
+    return g;
+}
+
+/* Checks that space is 1-D (or, when scalar_ok, scalar) and sets *n to its
+ * number of elements.  Returns 0 or -1. */
+static int space_len(hid_t space, int scalar_ok, hsize_t *n) {
+    H5S_class_t cls = H5Sget_simple_extent_type(space);
+    if (cls == H5S_SCALAR && scalar_ok) {
+        *n = 1;
+        return 0;
+    }
+    if (cls != H5S_SIMPLE || H5Sget_simple_extent_ndims(space) != 1) return -1;
+    return H5Sget_simple_extent_dims(space, n, NULL) == 1 ? 0 : -1;
+}
+
+/* Checks that n elements of elem bytes each are plausible for the file:
+ * at most ELEMS_MAX and at most RATIO_MAX bytes per byte of file. */
+static int size_ok(const rd_t *c, hsize_t n, size_t elem) {
+    if (n > ELEMS_MAX) return 0;
+    return (double)n * (double)elem <= (double)c->fsize * RATIO_MAX + 65536.0;
+}
+
+/* A column's element class: what the reader accepts. */
+typedef enum { C_INT, C_STR } cclass_t;
+
+/* Opens dataset grp/name under loc, checking it is 1-D, of class cls
+ * (integers: 1..8 bytes; strings: variable, or fixed up to FIXED_STR_MAX)
+ * and of plausible size.  Sets *n.  Returns the dataset or -1 with the
+ * message set. */
+static hid_t col_open(rd_t *c, hid_t loc, const char *grp, const char *name,
+                      cclass_t cls, hsize_t *n) {
+    hid_t d = has_link(loc, name) ? H5Dopen2(loc, name, H5P_DEFAULT)
+                                  : H5I_INVALID_HID;
+    if (d < 0) {
+        fail(SPS_EFORMAT, "%s: missing dataset /%s/%s", c->path, grp, name);
+        return d;
+    }
+    hid_t s = H5Dget_space(d), t = H5Dget_type(d);
+    H5T_class_t tc = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    size_t sz = t >= 0 ? H5Tget_size(t) : 0;
+    int var = tc == H5T_STRING && H5Tis_variable_str(t) > 0;
+    const char *bad = NULL;
+    if (s < 0 || space_len(s, 0, n) < 0) bad = "is not one-dimensional";
+    else if (cls == C_INT && (tc != H5T_INTEGER || sz < 1 || sz > 8))
+        bad = "is not an integer column";
+    else if (cls == C_STR && (tc != H5T_STRING || (!var && sz > FIXED_STR_MAX)))
+        bad = "is not a string column";
+    else if (!size_ok(c, *n, var ? 16 : sz ? sz : 1))
+        bad = "claims more elements than the file can hold";
+    h5_close(&t);
+    h5_close(&s);
+    if (bad) {
+        fail(SPS_EFORMAT, "%s: /%s/%s %s", c->path, grp, name, bad);
+        h5_close(&d);
+    }
+    return d;
+}
+
+/* Reads integer dataset grp/name under loc as native type mtype (int64 or
+ * uint64) into a new array *out (caller frees).  When want is not
+ * HSIZE_UNDEF the column must have exactly want elements.  Sets *n.
+ * Returns 0 or an error code with the message set. */
+static int ints_read(rd_t *c, hid_t loc, const char *grp, const char *name,
+                     hid_t mtype, hsize_t want, void **out, hsize_t *n) {
+    hsize_t len = 0;
+    *out = NULL;
+    hid_t d = col_open(c, loc, grp, name, C_INT, &len);
+    if (d < 0) return SPS_EFORMAT;
+    if (want != HSIZE_UNDEF && len != want) {
+        h5_close(&d);
+        return fail(SPS_EFORMAT, "%s: /%s/%s has %llu elements, expected %llu",
+                    c->path, grp, name, (unsigned long long)len,
+                    (unsigned long long)want);
+    }
+    *out = malloc(len ? len * 8 : 1);
+    int rc = *out ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0 && len &&
+        H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
+        rc = fail(SPS_EFORMAT, "%s: cannot read /%s/%s (corrupt data)",
+                  c->path, grp, name);
+    h5_close(&d);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
+    if (n) *n = len;
+    return rc;
+}
+
+/* Reads an optional integer column (absent: *out NULL, returns 0). */
+static int ints_read_opt(rd_t *c, hid_t loc, const char *grp,
+                         const char *name, hid_t mtype, hsize_t want,
+                         void **out) {
+    *out = NULL;
+    if (!has_link(loc, name)) return 0;
+    return ints_read(c, loc, grp, name, mtype, want, out, NULL);
+}
+
+/* Copies s (len bytes, not necessarily terminated) as valid UTF-8 into a
+ * new string.  NULL on allocation failure. */
+static char *name_copy(const char *s, size_t len) {
+    return sps__utf8_sanitize(s ? s : "", s ? len : 0);
+}
+
+/* Reads the variable-length strings of d (n of them) into out[]. */
+static int vstr_read(rd_t *c, hid_t d, hsize_t n, char **out) {
+    char **raw = calloc(n ? n : 1, sizeof *raw);
+    hid_t t = H5Tcopy(H5T_C_S1), ft = H5Dget_type(d);
+    int rc = raw && t >= 0 && ft >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 &&
+             H5Tset_cset(t, H5Tget_cset(ft)) >= 0 ? 0 : -1;
+    h5_close(&ft);
+    if (rc == 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0)
+        rc = fail(SPS_EFORMAT, "%s: cannot read the region names", c->path);
+    for (hsize_t i = 0; rc == 0 && i < n; i++)
+        if (!(out[i] = name_copy(raw[i], raw[i] ? strlen(raw[i]) : 0)))
+            rc = -1;
+    for (hsize_t i = 0; raw && i < n; i++)
+        if (raw[i]) H5free_memory(raw[i]);
+    h5_close(&t);
+    free(raw);
+    return rc == -1 ? fail(SPS_ENOMEM, "%s: out of memory", c->path) : rc;
+}
+
+/* Reads the fixed-length strings of d (n of them, sz bytes each) into
+ * out[]. */
+static int fstr_read(rd_t *c, hid_t d, hsize_t n, size_t sz, char **out) {
+    char *raw = malloc(n * (sz + 1) + 1);
+    hid_t t = H5Tcopy(H5T_C_S1), ft = H5Dget_type(d);
+    int rc = raw && t >= 0 && ft >= 0 && H5Tset_size(t, sz + 1) >= 0 &&
+             H5Tset_cset(t, H5Tget_cset(ft)) >= 0 &&
+             H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0 ? 0 : -1;
+    h5_close(&ft);
+    if (rc == 0 && n &&
+        H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0)
+        rc = fail(SPS_EFORMAT, "%s: cannot read the region names", c->path);
+    for (hsize_t i = 0; rc == 0 && i < n; i++) {
+        const char *s = raw + i * (sz + 1);
+        if (!(out[i] = name_copy(s, strnlen(s, sz)))) rc = -1;
+    }
+    h5_close(&t);
+    free(raw);
+    return rc == -1 ? fail(SPS_ENOMEM, "%s: out of memory", c->path) : rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Attributes                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Reads the scalar integer attribute name of loc into *v.  Returns 1 when
+ * read, 0 when absent or not a scalar integer. */
+static int attr_int(hid_t loc, const char *name, int64_t *v) {
+    if (H5Aexists(loc, name) <= 0) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t s = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hsize_t n = 0;
+    int ok = s >= 0 && t >= 0 && space_len(s, 1, &n) == 0 && n == 1 &&
+             H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) <= 8 &&
+             H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
+    h5_close(&t);
+    h5_close(&s);
+    h5_close(&a);
+    return ok;
+}
+
+/* Reads the scalar string attribute name of loc (variable or fixed
+ * length) into buf.  Returns 1 when read, 0 when absent or not a string. */
+static int attr_str(hid_t loc, const char *name, char *buf, size_t cap) {
+    if (H5Aexists(loc, name) <= 0) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t s = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t m = H5Tcopy(H5T_C_S1);
+    hsize_t n = 0;
+    int ok = s >= 0 && t >= 0 && m >= 0 && space_len(s, 1, &n) == 0 &&
+             n == 1 && H5Tget_class(t) == H5T_STRING &&
+             H5Tset_cset(m, H5Tget_cset(t)) >= 0;
+    if (ok && H5Tis_variable_str(t) > 0) {
+        char *v = NULL;
+        ok = H5Tset_size(m, H5T_VARIABLE) >= 0 && H5Aread(a, m, &v) >= 0;
+        snprintf(buf, cap, "%s", ok && v ? v : "");
+        if (v) H5free_memory(v);
+    } else if (ok) {
+        ok = H5Tset_size(m, cap) >= 0 && H5Tset_strpad(m, H5T_STR_NULLTERM) >= 0 &&
+             H5Aread(a, m, buf) >= 0;
+        buf[cap - 1] = 0;
+    }
+    h5_close(&m);
+    h5_close(&t);
+    h5_close(&s);
+    h5_close(&a);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Checks that path is a readable regular file; sets c->fsize.  Returns 0,
+ * SPS_EIO or SPS_EFORMAT (not HDF5), with the message set. */
+static int file_probe(rd_t *c) {
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n',
+                                         0x1a, '\n'};
+    unsigned char head[8];
+    struct stat st;
+    int fd = open(c->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(SPS_EIO, "%s: %s", c->path, strerror(errno));
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(SPS_EIO, "%s: not a regular file", c->path);
+    }
+    c->fsize = (uint64_t)st.st_size;
+    ssize_t got = read(fd, head, sizeof head);
+    close(fd);
+    /* HDF5 also allows a user block (512, 1024, ... bytes) before the
+     * signature; H5Fopen finds that case, so only a plain miss at 0 with
+     * no room for a user block is refused here. */
+    if (got != (ssize_t)sizeof head ||
+        (memcmp(head, sig, sizeof sig) != 0 && c->fsize < 512 + sizeof sig))
+        return fail(SPS_EFORMAT, "%s: not an HDF5 file", c->path);
+    return 0;
+}
+
+/* Opens the HDF5 file read-only into c->file.  Returns 0 or SPS_EFORMAT. */
+static int file_open(rd_t *c) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    c->file = H5Fopen(c->path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+    h5_close(&fapl);
+    if (c->file >= 0) return 0;
+    return fail(SPS_EFORMAT,
+                "%s: not a readable HDF5 file (truncated or corrupt?)",
+                c->path);
+}
+
+/* Reads the root attributes: schema (2 or 3) and storage layout. */
+static int root_read(rd_t *c) {
+    int64_t schema = 0;
+    char layout[64] = "columnar";
+    if (!attr_int(c->file, "scope_profiler_schema", &schema))
+        return fail(SPS_EFORMAT,
+                    "%s: no scope_profiler_schema attribute (schema 1 files "
+                    "and non-profile HDF5 files are not supported)", c->path);
+    if (schema < 2 || schema > 3)
+        return fail(SPS_EFORMAT, "%s: unsupported schema version %lld",
+                    c->path, (long long)schema);
+    if (H5Aexists(c->file, "storage_layout") > 0 &&
+        !attr_str(c->file, "storage_layout", layout, sizeof layout))
+        return fail(SPS_EFORMAT, "%s: storage_layout is not a string",
+                    c->path);
+    if (strcmp(layout, "columnar") && strcmp(layout, "aggregate"))
+        return fail(SPS_EFORMAT, "%s: unknown storage_layout \"%.32s\"",
+                    c->path, layout);
+    c->r->schema = (int)schema;
+    c->r->aggregate = strcmp(layout, "aggregate") == 0;
+    return 0;
+}
+
+/* Reads /region_table/names. */
+static int names_read(rd_t *c) {
+    hid_t g = group_open(c, c->file, "region_table");
+    hsize_t n = 0;
+    if (g < 0) return SPS_EFORMAT;
+    hid_t d = col_open(c, g, "region_table", "names", C_STR, &n);
+    int rc = d < 0 ? SPS_EFORMAT : 0;
+    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    if (rc == 0 && !(c->r->names = calloc(n ? n : 1, sizeof(char *))))
+        rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0) c->r->nnames = n;
+    if (rc == 0 && n && H5Tis_variable_str(t) > 0)
+        rc = vstr_read(c, d, n, c->r->names);
+    else if (rc == 0 && n)
+        rc = fstr_read(c, d, n, H5Tget_size(t), c->r->names);
+    h5_close(&t);
+    h5_close(&d);
+    h5_close(&g);
+    return rc;
+}
+
+/* The raw index columns while they are read. */
+typedef struct idx {
+    uint64_t *region, *rank, *off, *cnt;
+    int64_t *excl, *atot, *amin, *amax;
+} idx_t;
+
+/* Frees the raw index columns. */
+static void idx_free(idx_t *x) {
+    free(x->region); free(x->rank); free(x->off); free(x->cnt);
+    free(x->excl); free(x->atot); free(x->amin); free(x->amax);
+}
+
+/* Reads the aggregate_* columns of the index (n rows). */
+static int agg_cols_read(rd_t *c, hid_t g, hsize_t n, idx_t *x) {
+    const char *G = "rank_region_index";
+    int rc = ints_read(c, g, G, "aggregate_counts", H5T_NATIVE_UINT64, n,
+                       (void **)&x->cnt, NULL);
+    if (rc == 0) rc = ints_read(c, g, G, "aggregate_totals", H5T_NATIVE_INT64,
+                                n, (void **)&x->atot, NULL);
+    if (rc == 0) rc = ints_read(c, g, G, "aggregate_minimums",
+                                H5T_NATIVE_INT64, n, (void **)&x->amin, NULL);
+    if (rc == 0) rc = ints_read(c, g, G, "aggregate_maximums",
+                                H5T_NATIVE_INT64, n, (void **)&x->amax, NULL);
+    if (rc == 0) rc = ints_read_opt(c, g, G, "aggregate_exclusives",
+                                    H5T_NATIVE_INT64, n, (void **)&x->excl);
+    return rc;
+}
+
+/* Reads the index columns the layout needs into x; *n = rows. */
+static int idx_cols_read(rd_t *c, hid_t g, idx_t *x, hsize_t *n) {
+    const char *G = "rank_region_index";
+    int rc = ints_read(c, g, G, "region_ids", H5T_NATIVE_UINT64, HSIZE_UNDEF,
+                       (void **)&x->region, n);
+    if (rc == 0) rc = ints_read(c, g, G, "ranks", H5T_NATIVE_UINT64, *n,
+                                (void **)&x->rank, NULL);
+    if (rc == 0 && c->r->aggregate) return agg_cols_read(c, g, *n, x);
+    if (rc == 0) rc = ints_read(c, g, G, "event_offsets", H5T_NATIVE_UINT64,
+                                *n, (void **)&x->off, NULL);
+    if (rc == 0) rc = ints_read(c, g, G, "event_counts", H5T_NATIVE_UINT64,
+                                *n, (void **)&x->cnt, NULL);
+    if (rc == 0) rc = ints_read_opt(c, g, G, "exclusive_totals",
+                                    H5T_NATIVE_INT64, *n, (void **)&x->excl);
+    return rc;
+}
+
+/* Converts the raw index columns into r->rows, checking region ids and
+ * ranks.  Event bounds are checked once /events is known. */
+static int idx_rows(rd_t *c, const idx_t *x, hsize_t n) {
+    sps__row_t *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    c->r->rows = rows;
+    c->r->nrows = n;
+    for (hsize_t i = 0; i < n; i++) {
+        if (x->region[i] >= c->r->nnames)
+            return fail(SPS_EFORMAT, "%s: index row %llu names region %llu "
+                        "but the file has %zu names", c->path,
+                        (unsigned long long)i,
+                        (unsigned long long)x->region[i], c->r->nnames);
+        if (x->rank[i] > UINT32_MAX)
+            return fail(SPS_EFORMAT, "%s: index row %llu has rank %llu",
+                        c->path, (unsigned long long)i,
+                        (unsigned long long)x->rank[i]);
+        rows[i].file_region = (uint32_t)x->region[i];
+        rows[i].rank = (uint32_t)x->rank[i];
+        rows[i].offset = x->off ? x->off[i] : 0;
+        rows[i].count = x->cnt[i];
+        rows[i].exclusive_total = x->excl ? x->excl[i] : -1;
+        if (x->atot) {
+            rows[i].s.total = x->atot[i];
+            rows[i].s.minimum = x->amin[i];
+            rows[i].s.maximum = x->amax[i];
+        }
+    }
+    return 0;
+}
+
+/* Reads /rank_region_index. */
+static int index_read(rd_t *c) {
+    idx_t x = {0};
+    hsize_t n = 0;
+    hid_t g = group_open(c, c->file, "rank_region_index");
+    if (g < 0) return SPS_EFORMAT;
+    int rc = idx_cols_read(c, g, &x, &n);
+    if (rc == 0 && n >= NO_ROW)
+        rc = fail(SPS_EFORMAT, "%s: too many index rows", c->path);
+    if (rc == 0) rc = idx_rows(c, &x, n);
+    idx_free(&x);
+    h5_close(&g);
+    return rc;
+}
+
+/* Reads the optional tree/thread columns of /events (n elements each). */
+static int events_opt_read(rd_t *c, hid_t g, hsize_t n) {
+    sps__h5r_t *r = c->r;
+    int rc = ints_read_opt(c, g, "events", "call_ids", H5T_NATIVE_INT64, n,
+                           (void **)&r->call_ids);
+    if (rc == 0) rc = ints_read_opt(c, g, "events", "parent_ids",
+                                    H5T_NATIVE_INT64, n,
+                                    (void **)&r->parent_ids);
+    if (rc == 0) rc = ints_read_opt(c, g, "events", "thread_ids",
+                                    H5T_NATIVE_INT64, n,
+                                    (void **)&r->thread_ids);
+    return rc;
+}
+
+/* Reads /events: start_deltas + durations (schema 3) or start_times +
+ * end_times (schema 2), then the optional columns.  r->start holds the raw
+ * first column until decode_starts runs. */
+static int events_read(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    hsize_t n = 0;
+    if (r->aggregate) return 0; /* no per-call data, events ignored */
+    hid_t g = group_open(c, c->file, "events");
+    if (g < 0) return SPS_EFORMAT;
+    int deltas = c->deltas = has_link(g, "start_deltas");
+    const char *a = deltas ? "start_deltas" : "start_times";
+    const char *b = deltas ? "durations" : "end_times";
+    int rc = ints_read(c, g, "events", a, H5T_NATIVE_INT64, HSIZE_UNDEF,
+                       (void **)&r->start, &n);
+    if (rc == 0) rc = ints_read(c, g, "events", b, H5T_NATIVE_INT64, n,
+                                (void **)&r->dur, NULL);
+    if (rc == 0) rc = events_opt_read(c, g, n);
+    r->nevents = n;
+    if (rc == 0 && !deltas) /* end times -> durations */
+        for (hsize_t i = 0; i < n; i++)
+            r->dur[i] = (int64_t)((uint64_t)r->dur[i] - (uint64_t)r->start[i]);
+    h5_close(&g);
+    return rc;
+}
+
+/* Reads /metadata start_time_ns and finalize_time_ns when present. */
+static void metadata_read(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    if (!has_link(c->file, "metadata")) return;
+    hid_t g = H5Gopen2(c->file, "metadata", H5P_DEFAULT);
+    if (g < 0) return;
+    r->has_times = attr_int(g, "start_time_ns", &r->start_time_ns) &&
+                   attr_int(g, "finalize_time_ns", &r->finalize_time_ns);
+    h5_close(&g);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Derived columns                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A row's event range, for the overlap check. */
+typedef struct span {
+    uint64_t off, end;
+    uint32_t row;
+} span_t;
+
+/* qsort order of spans: by offset. */
+static int span_cmp(const void *a, const void *b) {
+    const span_t *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Checks every row's event slice lies within /events and that no two
+ * overlap; fills r->row (the row covering each event). */
+static int rows_check(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    span_t *s = malloc((r->nrows ? r->nrows : 1) * sizeof *s);
+    r->row = malloc((r->nevents ? r->nevents : 1) * sizeof *r->row);
+    if (!s || !r->row) {
+        free(s);
+        return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->nrows; i++) {
+        uint64_t off = r->rows[i].offset, cnt = r->rows[i].count;
+        if (off > r->nevents || cnt > r->nevents - off)
+            rc = fail(SPS_EFORMAT, "%s: index row %zu slices events [%llu, "
+                      "+%llu) but /events has %llu", c->path, i,
+                      (unsigned long long)off, (unsigned long long)cnt,
+                      (unsigned long long)r->nevents);
+        s[i] = (span_t){off, off + cnt, (uint32_t)i};
+    }
+    if (rc == 0) qsort(s, r->nrows, sizeof *s, span_cmp);
+    for (size_t i = 1; rc == 0 && i < r->nrows; i++)
+        if (s[i].off < s[i - 1].end)
+            rc = fail(SPS_EFORMAT, "%s: index rows %u and %u overlap in "
+                      "/events", c->path, s[i - 1].row, s[i].row);
+    for (uint64_t e = 0; rc == 0 && e < r->nevents; e++) r->row[e] = NO_ROW;
+    for (size_t i = 0; rc == 0 && i < r->nrows; i++)
+        for (uint64_t e = s[i].off; e < s[i].end; e++) r->row[e] = s[i].row;
+    free(s);
+    return rc;
+}
+
+/* Turns each row's start gaps into absolute starts (wrapping, like
+ * numpy's cumsum, so hostile values cannot trap). */
+static void decode_starts(sps__h5r_t *r) {
+    for (size_t i = 0; i < r->nrows; i++) {
+        uint64_t acc = 0;
+        for (uint64_t e = r->rows[i].offset;
+             e < r->rows[i].offset + r->rows[i].count; e++) {
+            acc += (uint64_t)r->start[e];
+            r->start[e] = (int64_t)acc;
+        }
+    }
+}
+
+/* The end of event e: start + duration, saturating; a negative duration
+ * counts as 0. */
+static int64_t ev_end(const sps__h5r_t *r, uint64_t e) {
+    int64_t s = r->start[e], d = r->dur[e] > 0 ? r->dur[e] : 0;
+    return s > INT64_MAX - d ? INT64_MAX : s + d;
+}
+
+/* The rank of event e (0 for events no row covers). */
+static uint32_t ev_rank(const sps__h5r_t *r, uint64_t e) {
+    return r->row[e] == NO_ROW ? 0 : r->rows[r->row[e]].rank;
+}
+
+/* A call id of one rank, for the parent lookup. */
+typedef struct cid {
+    uint32_t rank;
+    int64_t id;
+    int32_t ev;
+} cid_t;
+
+/* qsort order: by rank, then id. */
+static int cid_cmp(const void *a, const void *b) {
+    const cid_t *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The event whose call id is id on rank, or -1. */
+static int32_t cid_find(const cid_t *k, size_t n, uint32_t rank, int64_t id) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].rank < rank || (k[mid].rank == rank && k[mid].id < id))
+            lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && k[lo].rank == rank && k[lo].id == id ? k[lo].ev : -1;
+}
+
+/* Sets r->parent from call_ids/parent_ids: ids are per rank; a parent id
+ * that names no call of its rank makes the call a root (counted in
+ * r->orphans).  Refuses duplicate call ids and parent ids below -1. */
+static int parents_by_ids(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    size_t n = 0;
+    cid_t *k = malloc((r->nevents ? r->nevents : 1) * sizeof *k);
+    if (!k) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    for (uint64_t e = 0; e < r->nevents; e++)
+        if (r->row[e] != NO_ROW)
+            k[n++] = (cid_t){ev_rank(r, e), r->call_ids[e], (int32_t)e};
+    qsort(k, n, sizeof *k, cid_cmp);
+    int rc = 0;
+    for (size_t i = 1; rc == 0 && i < n; i++)
+        if (k[i].rank == k[i - 1].rank && k[i].id == k[i - 1].id)
+            rc = fail(SPS_EFORMAT, "%s: call id %lld appears twice on rank "
+                      "%u", c->path, (long long)k[i].id, k[i].rank);
+    for (uint64_t e = 0; rc == 0 && e < r->nevents; e++) {
+        int64_t p = r->parent_ids[e];
+        r->parent[e] = -1;
+        if (r->row[e] == NO_ROW || p == -1) continue;
+        if (p < -1)
+            rc = fail(SPS_EFORMAT, "%s: event %llu has parent id %lld",
+                      c->path, (unsigned long long)e, (long long)p);
+        else if ((r->parent[e] = cid_find(k, n, ev_rank(r, e), p)) < 0)
+            r->orphans++;
+    }
+    free(k);
+    return rc;
+}
+
+/* An event interval, for nesting by containment. */
+typedef struct ivl {
+    uint32_t rank;
+    int64_t thread;
+    int64_t start, end;
+    int32_t ev;
+} ivl_t;
+
+/* qsort order: rank, thread, start ascending, end descending (outer
+ * first), event index. */
+static int ivl_cmp(const void *a, const void *b) {
+    const ivl_t *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Non-zero when interval b lies inside a on the same lane (a zero-length
+ * b at a's very end does not). */
+static int ivl_inside(const ivl_t *a, const ivl_t *b) {
+    if (a->rank != b->rank || a->thread != b->thread) return 0;
+    return a->start <= b->start && b->end <= a->end &&
+           (b->start < a->end || a->start == a->end);
+}
+
+/* Sets r->parent by containment: per rank and thread (when thread_ids is
+ * there), a call's parent is the innermost earlier call enclosing it. */
+static int parents_by_intervals(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    size_t n = 0, top = 0;
+    ivl_t *v = malloc((r->nevents ? r->nevents : 1) * sizeof *v);
+    int32_t *stack = malloc((r->nevents ? r->nevents : 1) * sizeof *stack);
+    if (!v || !stack) {
+        free(v);
+        free(stack);
+        return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    }
+    for (uint64_t e = 0; e < r->nevents; e++) {
+        r->parent[e] = -1;
+        if (r->row[e] == NO_ROW) continue;
+        v[n++] = (ivl_t){ev_rank(r, e), r->thread_ids ? r->thread_ids[e] : 0,
+                         r->start[e], ev_end(r, e), (int32_t)e};
+    }
+    qsort(v, n, sizeof *v, ivl_cmp);
+    for (size_t i = 0; i < n; i++) {
+        while (top && !ivl_inside(&v[stack[top - 1]], &v[i])) top--;
+        r->parent[v[i].ev] = top ? v[stack[top - 1]].ev : -1;
+        stack[top++] = (int32_t)i;
+    }
+    free(stack);
+    free(v);
+    return 0;
+}
+
+/* Cuts cycles in r->parent (possible only with hostile parent ids): walks
+ * up from every event; a walk that meets its own path makes the last call
+ * on it a root.  state: 0 new, 1 on the current path, 2 done. */
+static int cycles_cut(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    unsigned char *state = calloc(r->nevents ? r->nevents : 1, 1);
+    int32_t *path = malloc((r->nevents ? r->nevents : 1) * sizeof *path);
+    if (!state || !path) {
+        free(state);
+        free(path);
+        return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    }
+    for (uint64_t e = 0; e < r->nevents; e++) {
+        size_t n = 0;
+        int32_t cur = (int32_t)e;
+        while (cur >= 0 && state[cur] == 0) {
+            state[cur] = 1;
+            path[n++] = cur;
+            cur = r->parent[cur];
+        }
+        if (cur >= 0 && state[cur] == 1) {
+            r->parent[path[n - 1]] = -1;
+            r->cycles++;
+        }
+        while (n) state[path[--n]] = 2;
+    }
+    free(path);
+    free(state);
+    return 0;
+}
+
+/* Sets r->self: each call's duration minus its direct children's
+ * (wrapping arithmetic: hostile values cannot trap). */
+static int self_times(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    r->self = malloc((r->nevents ? r->nevents : 1) * sizeof *r->self);
+    if (!r->self) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    memcpy(r->self, r->dur, r->nevents * sizeof *r->self);
+    for (uint64_t e = 0; e < r->nevents; e++) {
+        int32_t p = r->parent[e];
+        if (p >= 0 && r->row[e] != NO_ROW)
+            r->self[p] = (int64_t)((uint64_t)r->self[p] - (uint64_t)r->dur[e]);
+    }
+    return 0;
+}
+
+/* Computes every derived column from the raw ones. */
+static int derive(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    if (r->aggregate) return 0;
+    int rc = rows_check(c);
+    if (rc) return rc;
+    if (c->deltas) decode_starts(r);
+    r->parent = malloc((r->nevents ? r->nevents : 1) * sizeof *r->parent);
+    if (!r->parent) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    r->nested_by_ids = r->call_ids && r->parent_ids;
+    rc = r->nested_by_ids ? parents_by_ids(c) : parents_by_intervals(c);
+    if (rc == 0) rc = cycles_cut(c);
+    if (rc == 0) rc = self_times(c);
+    return rc;
+}
+
+/* Runs every step of a read on an opened probe. */
+static int read_all(rd_t *c) {
+    int rc = file_open(c);
+    if (rc == 0) rc = root_read(c);
+    if (rc == 0) rc = names_read(c);
+    if (rc == 0) rc = index_read(c);
+    if (rc == 0) rc = events_read(c);
+    if (rc == 0) metadata_read(c);
+    if (rc == 0) rc = derive(c);
+    return rc;
+}
+
+/* Reads and validates path into *out (see h5_read.h). */
+int sps__h5r_open(sps__h5r_t **out, const char *path) {
+    H5E_auto2_t efunc = NULL;
+    void *edata = NULL;
+    if (out) *out = NULL;
+    if (!out || !path) return fail(SPS_EINVAL, "no file given");
+    errbuf[0] = 0;
+    rd_t c = {H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
+    if (!c.r) return fail(SPS_ENOMEM, "%s: out of memory", path);
+    int rc = file_probe(&c);
+    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (rc == 0) rc = read_all(&c);
+    h5_close(&c.file);
+    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    if (rc) {
+        sps__h5r_free(c.r);
+        return rc;
+    }
+    *out = c.r;
+    return 0;
+}
+
+/* Frees r and everything it owns. */
+void sps__h5r_free(sps__h5r_t *r) {
+    if (!r) return;
+    for (size_t i = 0; r->names && i < r->nnames; i++) free(r->names[i]);
+    free(r->names);
+    free(r->rows);
+    free(r->start);
+    free(r->dur);
+    free(r->self);
+    free(r->parent);
+    free(r->row);
+    free(r->call_ids);
+    free(r->parent_ids);
+    free(r->thread_ids);
+    free(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Views: tree, flat, session                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Nodes under construction with an index (parent node, region) -> node. */
+typedef struct nodes {
+    sps__tnode_t *v;
+    uint32_t *region; /* file region of each node */
+    size_t n;
+    int32_t *slot;    /* hash slots: node index or -1 */
+    size_t mask;
+} nodes_t;
+
+/* The hash of (parent, region). */
+static size_t node_hash(int32_t parent, uint32_t region) {
+    uint64_t h = ((uint64_t)(uint32_t)parent << 32 | region) *
+                 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 17);
+}
+
+/* The node for region under parent (-1: a root), made if new. */
+static int32_t node_get(const sps__h5r_t *r, nodes_t *t, int32_t parent,
+                        uint32_t region) {
+    size_t h = node_hash(parent, region) & t->mask;
+    for (;; h = (h + 1) & t->mask) {
+        int32_t i = t->slot[h];
+        if (i < 0) break;
+        if (t->v[i].parent == parent && t->region[i] == region) return i;
+    }
+    int32_t i = (int32_t)t->n++;
+    t->slot[h] = i;
+    t->region[i] = region;
+    t->v[i] = (sps__tnode_t){parent, r->names[region], 0, 0, 0, 0, 0};
+    return i;
+}
+
+/* Adds event e's call to node i. */
+static void node_add(const sps__h5r_t *r, sps__tnode_t *x, uint64_t e) {
+    int64_t d = r->dur[e];
+    if (x->calls == 0 || d < x->min_ns) x->min_ns = d;
+    if (x->calls == 0 || d > x->max_ns) x->max_ns = d;
+    x->calls++;
+    x->total_ns = (int64_t)((uint64_t)x->total_ns + (uint64_t)d);
+    x->self_ns = (int64_t)((uint64_t)x->self_ns + (uint64_t)r->self[e]);
+}
+
+/* Gives event e (and, first, its ancestors) a node: walks up to the first
+ * ancestor that has one, then assigns on the way down. */
+static void node_assign(const sps__h5r_t *r, nodes_t *t, int32_t *ev_node,
+                        int32_t *path, uint64_t e) {
+    size_t n = 0;
+    for (int32_t cur = (int32_t)e; cur >= 0 && ev_node[cur] < 0;
+         cur = r->parent[cur])
+        path[n++] = cur;
+    while (n) {
+        int32_t cur = path[--n], p = r->parent[cur];
+        int32_t pn = p >= 0 ? ev_node[p] : -1;
+        ev_node[cur] = node_get(r, t, pn, r->rows[r->row[cur]].file_region);
+        node_add(r, &t->v[ev_node[cur]], (uint64_t)cur);
+    }
+}
+
+/* Builds the call tree (see h5_read.h). */
+int sps__h5r_tree(const sps__h5r_t *r, sps__tnode_t **nodes, size_t *n) {
+    size_t ne = r->aggregate ? 0 : (size_t)r->nevents, cap = 16;
+    while (cap < 2 * ne) cap <<= 1;
+    nodes_t t = {malloc((ne ? ne : 1) * sizeof *t.v),
+                 malloc((ne ? ne : 1) * sizeof *t.region), 0,
+                 malloc(cap * sizeof *t.slot), cap - 1};
+    int32_t *ev_node = malloc((ne ? ne : 1) * sizeof *ev_node);
+    int32_t *path = malloc((ne ? ne : 1) * sizeof *path);
+    int rc = t.v && t.region && t.slot && ev_node && path ? 0 : SPS_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < cap; i++) t.slot[i] = -1;
+    for (size_t e = 0; rc == 0 && e < ne; e++) ev_node[e] = -1;
+    for (size_t e = 0; rc == 0 && e < ne; e++)
+        if (r->row[e] != NO_ROW && ev_node[e] < 0)
+            node_assign(r, &t, ev_node, path, e);
+    free(path);
+    free(ev_node);
+    free(t.slot);
+    free(t.region);
+    if (rc) {
+        free(t.v);
+        t.v = NULL;
+        t.n = 0;
+    }
+    *nodes = t.v;
+    *n = t.n;
+    return rc ? fail(rc, "out of memory") : 0;
+}
+
+/* Adds row i of an aggregate file to flat entry f. */
+static void flat_add_row(const sps__row_t *row, sps__tflat_t *f) {
+    if (row->count == 0) return;
+    if (f->calls == 0 || row->s.minimum < f->min_ns) f->min_ns = row->s.minimum;
+    if (f->calls == 0 || row->s.maximum > f->max_ns) f->max_ns = row->s.maximum;
+    f->calls += row->count;
+    f->total_ns = (int64_t)((uint64_t)f->total_ns + (uint64_t)row->s.total);
+    int64_t x = row->exclusive_total >= 0 ? row->exclusive_total : row->s.total;
+    f->self_ns = (int64_t)((uint64_t)f->self_ns + (uint64_t)x);
+}
+
+/* Adds the calls of row i of a columnar file to flat entry f. */
+static void flat_add_events(const sps__h5r_t *r, size_t i, sps__tflat_t *f) {
+    const sps__row_t *row = &r->rows[i];
+    for (uint64_t e = row->offset; e < row->offset + row->count; e++) {
+        int64_t d = r->dur[e];
+        if (f->calls == 0 || d < f->min_ns) f->min_ns = d;
+        if (f->calls == 0 || d > f->max_ns) f->max_ns = d;
+        f->calls++;
+        f->total_ns = (int64_t)((uint64_t)f->total_ns + (uint64_t)d);
+        f->self_ns = (int64_t)((uint64_t)f->self_ns + (uint64_t)r->self[e]);
+    }
+}
+
+/* Builds the flat per-region statistics (see h5_read.h). */
+int sps__h5r_flat(const sps__h5r_t *r, sps__tflat_t **flat, size_t *n) {
+    sps__tflat_t *f = calloc(r->nnames ? r->nnames : 1, sizeof *f);
+    unsigned char *used = calloc(r->nnames ? r->nnames : 1, 1);
+    size_t k = 0;
+    *flat = NULL;
+    *n = 0;
+    if (!f || !used) {
+        free(f);
+        free(used);
+        return fail(SPS_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < r->nrows; i++) {
+        uint32_t g = r->rows[i].file_region;
+        used[g] = 1;
+        if (r->aggregate) flat_add_row(&r->rows[i], &f[g]);
+        else flat_add_events(r, i, &f[g]);
+    }
+    for (size_t g = 0; g < r->nnames; g++) {
+        if (!used[g]) continue;
+        f[k] = f[g];
+        f[k].name = r->names[g];
+        f[k].mean_ns = f[k].calls ? (double)f[k].total_ns / (double)f[k].calls
+                                  : 0.0;
+        k++;
+    }
+    free(used);
+    *flat = f;
+    *n = k;
+    return 0;
+}
+
+/* The session's wall time (see h5_read.h). */
+int64_t sps__h5r_session_ns(const sps__h5r_t *r) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    if (r->has_times && r->finalize_time_ns > r->start_time_ns &&
+        (r->start_time_ns >= 0 ||
+         r->finalize_time_ns <= INT64_MAX + r->start_time_ns))
+        return r->finalize_time_ns - r->start_time_ns;
+    for (uint64_t e = 0; !r->aggregate && e < r->nevents; e++) {
+        if (r->row[e] == NO_ROW) continue;
+        if (r->start[e] < lo) lo = r->start[e];
+        if (ev_end(r, e) > hi) hi = ev_end(r, e);
+    }
+    if (hi > lo && (lo >= 0 || hi <= INT64_MAX + lo)) return hi - lo;
+    int64_t best = 0;
+    for (size_t i = 0; r->aggregate && i < r->nrows; i++)
+        if (r->rows[i].s.total > best) best = r->rows[i].s.total;
+    return best;
+}

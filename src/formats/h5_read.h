@@ -1,0 +1,103 @@
+/*
+ * h5_read.h -- a validating reader of scope-profiler HDF5 files (schema 2
+ * and 3, columnar and aggregate layouts): the ones spanscope writes and the
+ * ones scope-profiler writes.
+ *
+ *     sps__h5r_t *r;
+ *     if (sps__h5r_open(&r, path) < 0) {
+ *         fprintf(stderr, "%s\n", sps__h5r_error());
+ *         return 1;
+ *     }
+ *     sps__tnode_t *nodes; size_t nn;
+ *     sps__h5r_tree(r, &nodes, &nn);    // call tree, names point into r
+ *     ...
+ *     free(nodes);
+ *     sps__h5r_free(r);
+ *
+ * The input is untrusted.  Every dataset the reader uses is checked for
+ * existence, rank (1-D), type class and size, and length; the index must
+ * slice /events within bounds without overlap, region ids must name a
+ * region, call/parent ids must be consistent; and no dataset may claim more
+ * elements than the file's size could hold (even compressed).  A file that
+ * fails a check gives SPS_EFORMAT and a one-line message.
+ *
+ * What the reader cannot check is HDF5's own parsing: HDF5 1.10 crashes or
+ * loops forever on some corrupt files (its global heap, which holds the
+ * variable-length strings, is trusted).  Code that reads hostile files
+ * should call the reader in a child process under a time limit, as the
+ * command-line tool does (tools/spanscope.c, run_isolated).
+ *
+ * Nesting comes from /events/call_ids + parent_ids when the file has both,
+ * else from interval containment per rank and thread (thread_ids when
+ * present).
+ */
+#ifndef SPS_H5_READ_H
+#define SPS_H5_READ_H
+
+#include "sps_int.h"
+
+/* A file read into memory.  Everything is owned by the struct. */
+typedef struct sps__h5r {
+    int schema;            /* 2 or 3 */
+    int aggregate;         /* storage_layout "aggregate": no per-call data */
+    size_t nnames;
+    char **names;          /* region names, valid UTF-8 (never NULL) */
+    size_t nrows;
+    /* The index.  file_region < nnames; offset + count <= nevents.  For the
+     * aggregate layout count is aggregate_counts, offset 0, and s.total /
+     * minimum / maximum and exclusive_total come from aggregate_*.
+     * Otherwise s is zero: the reader recomputes statistics from events. */
+    sps__row_t *rows;
+    uint64_t nevents;      /* rows of /events (0 for aggregate files) */
+    /* Per event (NULL when nevents == 0).  start is absolute (deltas
+     * decoded), dur = end - start, self = dur minus the direct children's
+     * durations, parent = index of the enclosing event or -1, row = index
+     * into rows or UINT32_MAX for an event no row covers. */
+    int64_t *start, *dur, *self;
+    int32_t *parent;
+    uint32_t *row;
+    /* The optional columns as stored (NULL when absent). */
+    int64_t *call_ids, *parent_ids, *thread_ids;
+    int nested_by_ids;     /* nesting from call/parent ids, else intervals */
+    uint64_t orphans;      /* parent ids naming no call of the file */
+    uint64_t cycles;       /* parent-id cycles cut (their calls made roots) */
+    /* /metadata start_time_ns and finalize_time_ns, when present. */
+    int has_times;
+    int64_t start_time_ns, finalize_time_ns;
+} sps__h5r_t;
+
+/* Reads and validates the file at path.  On success *out owns the result
+ * (free it with sps__h5r_free).  Returns 0, SPS_EIO (the file cannot be
+ * opened or read: missing, unreadable, not a regular file), SPS_EFORMAT
+ * (not HDF5, or not a valid schema 2/3 file) or SPS_ENOMEM; on failure *out
+ * is NULL and sps__h5r_error() says why.  HDF5's error printing is off
+ * while it runs (and restored afterwards). */
+SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
+
+/* Frees r and everything it owns.  NULL is a no-op. */
+SPS__HIDDEN void sps__h5r_free(sps__h5r_t *r);
+
+/* The message of this thread's last failed sps__h5r_* call: one line, no
+ * trailing newline, naming the file and what is wrong with it.  Static
+ * storage, overwritten by the next failure; "" when none. */
+SPS__HIDDEN const char *sps__h5r_error(void);
+
+/* The call tree of r's events: one node per distinct path of regions, over
+ * all ranks and threads.  *nodes is malloc'd (caller frees it); its names
+ * point into r and live as long as r.  Aggregate files give no nodes.
+ * Returns 0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__h5r_tree(const sps__h5r_t *r, sps__tnode_t **nodes,
+                              size_t *n);
+
+/* Per-region statistics over all ranks and threads, one entry per region
+ * that has a row in the index, in region id order.  *flat is malloc'd
+ * (caller frees it); names point into r.  Returns 0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__h5r_flat(const sps__h5r_t *r, sps__tflat_t **flat,
+                              size_t *n);
+
+/* The session's wall time: finalize_time_ns - start_time_ns from /metadata
+ * when both are there and in order, else the span of the events (first
+ * start to last end), else the largest aggregate total; 0 when unknown. */
+SPS__HIDDEN int64_t sps__h5r_session_ns(const sps__h5r_t *r);
+
+#endif /* SPS_H5_READ_H */

@@ -1,0 +1,382 @@
+/* test_spill.c -- the overflow policies under a small cfg.memory_limit:
+ * SPILL loses nothing (exact counts in the stats and in the file), DROP
+ * counts what it drops (file counts + dropped consistent), GROW loses
+ * nothing; a later session's memory_limit holds even after a larger one.
+ *
+ * All tests use 4 KiB chunks (2 chunks of memory) so the chunk pool keeps
+ * one size in this process.
+ *
+ * Files left in $SPS_TEST_TMP for tests/python/test_c_h5.py: spill.h5 */
+#include "testutil.h"
+#include "tu_core.h"
+#include "tu_h5.h"
+#include "sps_int.h" /* sps__g: to see that the spill file was used */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK 4096
+#define N1 1000000
+
+static sps_config_t small_cfg(const char *path, sps_overflow_t ov) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    cfg.chunk_size = CHUNK;
+    cfg.memory_limit = 2 * CHUNK;
+    cfg.overflow = ov;
+    cfg.spill_dir = getenv("SPS_TEST_TMP");
+    return cfg;
+}
+
+/* 10^6 calls, every 100th with a nested one, through 8 KiB of memory. */
+static void test_spill_single(void **state) {
+    (void)state;
+    const char *path = tu_path("spill.h5");
+    unlink(path);
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_SPILL);
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t A = sps_region("spill.a"), B = sps_region("spill.b");
+    int64_t t0 = tu_now();
+    for (int i = 0; i < N1; i++) {
+        sps_begin(A);
+        if (i % 100 == 0) {
+            sps_begin(B);
+            sps_end(B);
+        }
+        sps_end(A);
+    }
+    int64_t t1 = tu_now();
+    assert_true(sps__g.spill_end > 0); /* the spill file was used */
+    assert_true(sps__g.mem_chunks <= 2);
+    sps_stats_t sa, sb;
+    assert_int_equal(sps_region_stats(A, &sa), 0);
+    assert_int_equal(sps_region_stats(B, &sb), 0);
+    assert_int_equal(sa.num_calls, N1);
+    assert_int_equal(sb.num_calls, N1 / 100);
+    assert_int_equal(sps_dropped(), 0);
+    assert_int_equal(sps_misuse_count(), 0);
+    /* the per-call query reads the spill file too */
+    int64_t *s = malloc(N1 * sizeof *s), *d = malloc(N1 * sizeof *d);
+    assert_int_equal(sps_region_calls(A, s, d, N1), N1);
+    int64_t tot = 0;
+    for (int i = 0; i < N1; i++) {
+        assert_true(d[i] >= 0);
+        assert_true(s[i] >= t0 - 50000 && s[i] + d[i] <= t1 + 50000);
+        if (i) assert_true(s[i] >= s[i - 1]);
+        tot += d[i];
+    }
+    TU_ASSERT_NEAR(sa.total_ns, tot, 1e-3, 1e5);
+    assert_int_equal(sps_finalize(), 0);
+
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    assert_int_equal(tu_h5_count(h, "spill.a"), N1);
+    assert_int_equal(tu_h5_count(h, "spill.b"), N1 / 100);
+    assert_int_equal(h->nev, N1 + N1 / 100);
+    long ra = tu_h5_row(h, "spill.a");
+    int64_t *fs = malloc(N1 * sizeof *fs);
+    tu_h5_starts(h, ra, fs);
+    for (int i = 0; i < N1; i += 997) {
+        TU_ASSERT_NEAR(fs[i], s[i], 0, 1000);
+        TU_ASSERT_NEAR(h->durations[h->offsets[ra] + i], d[i], 0, 200);
+    }
+    TU_CHECK_TREE(h);
+    long rb = tu_h5_row(h, "spill.b");
+    for (uint64_t e = 0; e < h->counts[rb]; e++)
+        assert_true(h->parent_ids[h->offsets[rb] + e] >= 0);
+    tu_h5_free(h);
+    free(fs);
+    free(s);
+    free(d);
+    sps_shutdown();
+}
+
+/* ------------------------------------------------------------------------ */
+
+#define MT 4
+#define MT_CALLS 250000
+static sps_region_t g_r[MT];
+static sps_region_t g_shared;
+
+static void *mt_worker(void *arg) {
+    int k = (int)(intptr_t)arg;
+    for (int i = 0; i < MT_CALLS; i++) {
+        sps_begin(g_shared);
+        sps_begin(g_r[k]);
+        sps_end(g_r[k]);
+        sps_end(g_shared);
+    }
+    return NULL;
+}
+
+/* 4 threads share the 2 chunks; one checkpoint happens while they spill. */
+static void test_spill_threads(void **state) {
+    (void)state;
+    const char *p1 = tu_path("spill_mt1.h5"), *p2 = tu_path("spill_mt2.h5");
+    sps_config_t cfg = small_cfg(p1, SPS_OVERFLOW_SPILL);
+    assert_int_equal(sps_setup(&cfg), 0);
+    g_shared = sps_region("spill.mt.shared");
+    for (int k = 0; k < MT; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "spill.mt.%d", k);
+        g_r[k] = sps_region(name);
+    }
+    pthread_t th[MT];
+    for (int k = 0; k < MT; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, mt_worker, (void *)(intptr_t)k), 0);
+    for (int k = 0; k < MT; k++) pthread_join(th[k], NULL);
+    assert_int_equal(sps_finalize(), 0);
+    /* a second period, spilling again after the first was released */
+    for (int k = 0; k < MT; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, mt_worker, (void *)(intptr_t)k), 0);
+    for (int k = 0; k < MT; k++) pthread_join(th[k], NULL);
+    assert_int_equal(sps_finalize_to(p2), 0);
+    sps_stats_t st;
+    assert_int_equal(sps_region_stats(g_shared, &st), 0);
+    assert_int_equal(st.num_calls, 2ull * MT * MT_CALLS);
+    const char *paths[2] = {p1, p2};
+    for (int f = 0; f < 2; f++) {
+        tu_h5_t *h = tu_h5_load(paths[f]);
+        assert_non_null(h);
+        assert_true(h->ok);
+        assert_int_equal(tu_h5_count(h, "spill.mt.shared"), (uint64_t)MT * MT_CALLS);
+        for (int k = 0; k < MT; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "spill.mt.%d", k);
+            assert_int_equal(tu_h5_count(h, name), MT_CALLS);
+        }
+        TU_CHECK_TREE(h);
+        tu_h5_free(h);
+        unlink(paths[f]);
+    }
+    sps_shutdown();
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* DROP: events beyond the memory limit are dropped and counted.  Every
+ * record is a begin or an end, and a thread drops from the moment memory
+ * runs out, so: 2 * attempted calls == 2 * calls in the file + open calls
+ * + misuse + dropped records.
+ *
+ * KNOWN LIBRARY BUG (reported, keep failing until fixed): when the budget
+ * is spent, thr_next_chunk() sets t->cur = NULL and the next record's
+ * sps__slow_record() sees !t->cur and calls thr_join() again *before* it
+ * looks at t->dropping: the thread rejoins as a new thread index with a
+ * freshly allocated chunk (beyond the budget), its retired chunks are
+ * forgotten (head = tail = NULL: events lost, memory leaked) and its drop
+ * counter is reset.  Nothing is ever counted as dropped, most events
+ * vanish, and memory grows by one chunk per 511 calls. */
+static void check_drop_balance(const char *what, uint64_t attempted_records,
+                               uint64_t in_file, uint64_t open,
+                               uint64_t misuse, uint64_t dropped) {
+    if (dropped == 0 ||
+        attempted_records != 2 * in_file + open + misuse + dropped)
+        fail_msg("LIBRARY BUG (SPS_OVERFLOW_DROP loses events without "
+                 "counting them): %s: %llu records attempted, file holds %llu "
+                 "calls (%llu records) + %llu open + %llu misuse, "
+                 "sps_dropped() = %llu; %llu records unaccounted for; %zu "
+                 "chunks allocated against a budget of %zu",
+                 what, (unsigned long long)attempted_records,
+                 (unsigned long long)in_file, (unsigned long long)(2 * in_file),
+                 (unsigned long long)open, (unsigned long long)misuse,
+                 (unsigned long long)dropped,
+                 (unsigned long long)(attempted_records - 2 * in_file - open -
+                                      misuse - dropped),
+                 sps__g.mem_chunks, sps__g.budget_chunks);
+}
+static void test_drop(void **state) {
+    (void)state;
+    const char *path = tu_path("spill_drop.h5");
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_DROP);
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t A = sps_region("drop.a"), B = sps_region("drop.b");
+    for (int i = 0; i < N1; i++) {
+        sps_begin(A);
+        if (i % 3 == 0) {
+            sps_begin(B);
+            sps_end(B);
+        }
+        sps_end(A);
+    }
+    uint64_t attempted = N1 + (N1 + 2) / 3;
+    uint64_t dropped = sps_dropped();
+    size_t chunks = sps__g.mem_chunks;
+    sps_stats_t sa, sb;
+    assert_int_equal(sps_region_stats(A, &sa), 0);
+    assert_int_equal(sps_region_stats(B, &sb), 0);
+    uint64_t misuse = sps_misuse_count();
+    assert_int_equal(sps_finalize(), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    uint64_t fa = tu_h5_count(h, "drop.a"), fb = tu_h5_count(h, "drop.b");
+    assert_int_equal(fa, sa.num_calls);
+    assert_int_equal(fb, sb.num_calls);
+    TU_CHECK_TREE(h);
+    tu_h5_free(h);
+    uint64_t open = (uint64_t)tu_h5_attr_i64(path, "/metadata", "open_calls", -1);
+    uint64_t fmis = (uint64_t)tu_h5_attr_i64(path, "/metadata", "misuse_count", -1);
+    assert_int_equal(tu_h5_attr_i64(path, "/metadata", "dropped_events", -1),
+                     (int64_t)dropped);
+    assert_int_equal(fmis, misuse);
+    check_drop_balance("1 thread", 2 * attempted, fa + fb, open, misuse, dropped);
+    assert_true(open <= 2);
+    assert_true(fa > 0 && fa < N1);
+    assert_true(chunks <= sps__g.budget_chunks);
+    sps_shutdown();
+}
+
+/* DROP with threads: the same balance over all of them. */
+static void *drop_worker(void *arg) {
+    sps_region_t r = *(sps_region_t *)arg;
+    for (int i = 0; i < 100000; i++) {
+        sps_begin(r);
+        sps_end(r);
+    }
+    return NULL;
+}
+
+static void test_drop_threads(void **state) {
+    (void)state;
+    const char *path = tu_path("spill_drop_mt.h5");
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_DROP);
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t R = sps_region("drop.mt");
+    pthread_t th[4];
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, drop_worker, &R), 0);
+    for (int k = 0; k < 4; k++) pthread_join(th[k], NULL);
+    uint64_t dropped = sps_dropped();
+    sps_stats_t st;
+    assert_int_equal(sps_region_stats(R, &st), 0);
+    uint64_t misuse = sps_misuse_count();
+    assert_int_equal(sps_finalize(), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    uint64_t n = tu_h5_count(h, "drop.mt");
+    assert_int_equal(n, st.num_calls);
+    TU_CHECK_TREE(h);
+    tu_h5_free(h);
+    uint64_t open = (uint64_t)tu_h5_attr_i64(path, "/metadata", "open_calls", -1);
+    assert_int_equal(tu_h5_attr_i64(path, "/metadata", "dropped_events", -1),
+                     (int64_t)dropped);
+    check_drop_balance("4 threads", 2ull * 4 * 100000, n, open, misuse, dropped);
+    sps_shutdown();
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* GROW: nothing lost, nothing dropped, no spill file. */
+static void test_grow(void **state) {
+    (void)state;
+    const char *path = tu_path("spill_grow.h5");
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_GROW);
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t A = sps_region("grow.a");
+    for (int i = 0; i < N1; i++) {
+        sps_begin(A);
+        sps_end(A);
+    }
+    assert_int_equal(sps__g.spill_end, 0);
+    assert_int_equal(sps_dropped(), 0);
+    sps_stats_t st;
+    assert_int_equal(sps_region_stats(A, &st), 0);
+    assert_int_equal(st.num_calls, N1);
+    assert_int_equal(sps_finalize(), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    assert_int_equal(tu_h5_count(h, "grow.a"), N1);
+    TU_CHECK_TREE(h);
+    tu_h5_free(h);
+    unlink(path);
+    sps_shutdown();
+}
+
+/* The memory limit belongs to the session: after a GROW session that took
+ * lots of memory, a SPILL session with 8 KiB must start spilling once 8 KiB
+ * are full ("Bytes of event buffers kept in memory before the overflow
+ * policy applies").
+ *
+ * KNOWN LIBRARY BUG (reported, keep failing until fixed): chunk memory is
+ * pooled per process (sps__g.free_mem) and sps_setup keeps the pool when the
+ * chunk size is unchanged; chunk_get() hands out pooled chunks without
+ * looking at the new session's budget, so the new limit does not apply
+ * until the old pool is used up. */
+static void test_limit_after_grow(void **state) {
+    (void)state;
+    sps_config_t cfg = small_cfg(NULL, SPS_OVERFLOW_GROW);
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t A = sps_region("limit.a");
+    for (int i = 0; i < 200000; i++) {
+        sps_begin(A);
+        sps_end(A);
+    }
+    assert_int_equal(sps_finalize_to(NULL), 0);
+    sps_shutdown();
+    cfg = small_cfg(NULL, SPS_OVERFLOW_SPILL);
+    assert_int_equal(sps_setup(&cfg), 0);
+    for (int i = 0; i < 100000; i++) {
+        sps_begin(A);
+        sps_end(A);
+    }
+    sps_stats_t st;
+    assert_int_equal(sps_region_stats(A, &st), 0);
+    assert_int_equal(st.num_calls, 100000);
+    /* 8 KiB hold 1024 records = 512 calls; 100000 calls need the spill file */
+    if (sps__g.spill_end == 0)
+        fail_msg("LIBRARY BUG (memory_limit not honoured after a larger "
+                 "session): SPILL session with memory_limit %d kept all "
+                 "%llu calls (%llu bytes of records) in memory without "
+                 "spilling; %zu chunks of %d bytes are held",
+                 2 * CHUNK, (unsigned long long)st.num_calls,
+                 (unsigned long long)st.num_calls * 16, sps__g.mem_chunks,
+                 CHUNK);
+    sps_shutdown();
+}
+
+/* Sessions with different chunk sizes, one after another, in a process
+ * whose thread keeps recording: every session counts right.
+ *
+ * Under LeakSanitizer (make check-sanitize) this test also shows a
+ * KNOWN LIBRARY LEAK (reported): sps_setup() with a new chunk size frees
+ * each live thread's current chunk descriptor but not its memory
+ * ("t->cur->rec = NULL; free(t->cur)", session.c), so every change leaks
+ * one chunk per live thread. */
+static void test_chunk_size_change(void **state) {
+    (void)state;
+    sps_region_t A = sps_region("chunk.change");
+    const size_t sizes[] = {8192, 4096, 65536, CHUNK};
+    for (int k = 0; k < 4; k++) {
+        sps_config_t cfg = small_cfg(NULL, SPS_OVERFLOW_SPILL);
+        cfg.chunk_size = sizes[k];
+        cfg.memory_limit = 2 * sizes[k];
+        assert_int_equal(sps_setup(&cfg), 0);
+        for (int i = 0; i < 5000; i++) {
+            sps_begin(A);
+            sps_end(A);
+        }
+        sps_stats_t st;
+        assert_int_equal(sps_region_stats(A, &st), 0);
+        assert_int_equal(st.num_calls, 5000);
+        assert_int_equal(sps_region_durations(A, NULL, 0), 5000);
+        sps_shutdown();
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_spill_single), TU_TEST(test_spill_threads),
+        TU_TEST(test_drop),         TU_TEST(test_drop_threads),
+        TU_TEST(test_grow),         TU_TEST(test_limit_after_grow),
+        TU_TEST(test_chunk_size_change),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

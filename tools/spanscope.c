@@ -1,0 +1,315 @@
+/*
+ * spanscope.c -- the command-line tool.
+ *
+ *     spanscope report FILE [--sort KEY] [--top N] [--tree|--flat]
+ *
+ * A small dispatcher: each subcommand is one function taking its own
+ * argv (argv[0] is the subcommand's name) and returning the exit status.
+ * Add a subcommand by writing cmd_<name> and a line in `commands`.
+ *
+ * Exit status: 0 success, 1 bad input data (missing, unreadable or invalid
+ * file), 2 bad usage.  Every error is one line on stderr, "spanscope:
+ * <message>"; nothing else goes to stderr.
+ *
+ * Subcommands that read files run in a child process: the reader checks
+ * everything it can, but HDF5 itself (1.10) still crashes on some corrupt
+ * files (its global heap reader trusts the file), and a crash there must
+ * come out as an error line, not a core dump.  Some corrupt files make it
+ * loop forever instead, so the child also runs under a time limit that
+ * grows with the input's size (input_watchdog).
+ */
+#include "sps_int.h"
+#include "formats/h5_read.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#define EXIT_DATA 1
+#define EXIT_USAGE 2
+
+/* Prints "spanscope: <message>" on stderr and returns code. */
+static int die(int code, const char *fmt, ...) {
+    va_list ap;
+    fputs("spanscope: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+/* Limits the time this (child) process may spend reading path: 20 s plus
+ * 1 s per 4 MiB, or $SPANSCOPE_READ_TIMEOUT seconds (0: no limit).  Past
+ * it, SIGALRM ends the process and run_isolated reports it. */
+static void input_watchdog(const char *path) {
+    const char *env = getenv("SPANSCOPE_READ_TIMEOUT");
+    struct stat st;
+    unsigned long secs = 20;
+    if (stat(path, &st) == 0 && st.st_size > 0)
+        secs += (unsigned long)(st.st_size >> 22);
+    if (env && *env) secs = strtoul(env, NULL, 10);
+    if (secs > 86400) secs = 86400;
+    alarm((unsigned)secs);
+}
+
+/* ------------------------------------------------------------------------ */
+/* report                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static const char report_help[] =
+    "usage: spanscope report FILE [--sort KEY] [--top N] [--tree | --flat]\n"
+    "\n"
+    "Prints the summary table of an HDF5 profile written by spanscope or by\n"
+    "scope-profiler (schema 2 or 3): a call tree (children by total time)\n"
+    "and a flat per-region view.\n"
+    "\n"
+    "options:\n"
+    "  --sort KEY   order of the flat view: self (default), total, calls,\n"
+    "               mean, max, name\n"
+    "  --top N      show only the first N regions of the flat view\n"
+    "  --tree       print only the call tree\n"
+    "  --flat       print only the flat view\n"
+    "  -h, --help   show this help and exit\n"
+    "\n"
+    "Reading gives up after 20 s plus 1 s per 4 MiB of input (a corrupt file\n"
+    "can make the HDF5 library loop); SPANSCOPE_READ_TIMEOUT=SECONDS sets\n"
+    "another limit, 0 none.\n";
+
+/* Options of report. */
+typedef struct report_opts {
+    const char *file;
+    sps__table_opts_t t;
+} report_opts_t;
+
+/* Parses a sort key into *out.  Returns 0 or -1. */
+static int parse_sort(const char *s, sps__sort_t *out) {
+    static const char *const keys[] = {"self", "total", "calls", "mean",
+                                       "max", "name"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(s, keys[i]) == 0) {
+            *out = (sps__sort_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* Parses a count (decimal, >= 0) into *out.  Returns 0 or -1. */
+static int parse_count(const char *s, size_t *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno == ERANGE || v > SIZE_MAX) return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* The value of option `name` at argv[*i]: the text after '=' in
+ * "--name=value", else the next argument (advancing *i).  NULL when
+ * missing. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+/* Non-zero when argv[i] is option name, alone or as "name=value". */
+static int is_opt(const char *arg, const char *name) {
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+/* Parses one option of report at argv[*i] into o.  Returns 0, 1 for
+ * --help, or EXIT_USAGE after printing the error. */
+static int report_opt(int argc, char **argv, int *i, report_opts_t *o) {
+    const char *a = argv[*i], *v;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
+    if (!strcmp(a, "--tree")) { o->t.tree = 1; o->t.flat = 0; return 0; }
+    if (!strcmp(a, "--flat")) { o->t.flat = 1; o->t.tree = 0; return 0; }
+    if (is_opt(a, "--sort")) {
+        if (!(v = opt_value(argc, argv, i, "--sort")))
+            return die(EXIT_USAGE, "report: --sort needs a key");
+        if (parse_sort(v, &o->t.sort) < 0)
+            return die(EXIT_USAGE, "report: unknown sort key '%s' (self, "
+                       "total, calls, mean, max, name)", v);
+        return 0;
+    }
+    if (is_opt(a, "--top")) {
+        if (!(v = opt_value(argc, argv, i, "--top")))
+            return die(EXIT_USAGE, "report: --top needs a number");
+        if (parse_count(v, &o->t.top) < 0)
+            return die(EXIT_USAGE, "report: --top needs a number, got '%s'",
+                       v);
+        return 0;
+    }
+    return die(EXIT_USAGE, "report: unknown option '%s' (see spanscope "
+               "report --help)", a);
+}
+
+/* Parses report's arguments into o.  Returns 0, 1 for --help, or
+ * EXIT_USAGE after printing the error. */
+static int report_args(int argc, char **argv, report_opts_t *o) {
+    int opts_done = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int rc;
+        if (!opts_done && !strcmp(a, "--")) { opts_done = 1; continue; }
+        if (!opts_done && a[0] == '-' && a[1]) {
+            if ((rc = report_opt(argc, argv, &i, o))) return rc;
+            continue;
+        }
+        if (o->file)
+            return die(EXIT_USAGE, "report: one FILE only (got '%s' and "
+                       "'%s')", o->file, a);
+        o->file = a;
+    }
+    if (!o->file) return die(EXIT_USAGE, "report: missing FILE (see "
+                             "spanscope report --help)");
+    return 0;
+}
+
+/* Prints the table of r with the options o.  Returns the exit status. */
+static int report_print(const sps__h5r_t *r, report_opts_t *o) {
+    sps__tnode_t *nodes = NULL;
+    sps__tflat_t *flat = NULL;
+    size_t nn = 0, nf = 0;
+    int rc = sps__h5r_tree(r, &nodes, &nn);
+    if (rc == 0) rc = sps__h5r_flat(r, &flat, &nf);
+    if (rc == 0) {
+        unsigned long long calls = 0;
+        for (size_t i = 0; i < nf; i++) calls += flat[i].calls;
+        o->t.session_ns = sps__h5r_session_ns(r);
+        printf("%s: schema %d, %s, %zu region%s, %llu call%s\n\n", o->file,
+               r->schema, r->aggregate ? "aggregate" : "columnar", nf,
+               nf == 1 ? "" : "s", calls, calls == 1 ? "" : "s");
+        if (r->aggregate && o->t.tree) {
+            printf("(aggregate file: no per-call data, so no call tree)\n");
+            if (o->t.flat) printf("\n");
+            o->t.tree = 0;
+        }
+        rc = sps__table_print(stdout, nodes, nn, flat, nf, &o->t);
+    }
+    free(nodes);
+    free(flat);
+    if (rc) return die(EXIT_DATA, "report: %s", sps_strerror(rc));
+    return 0;
+}
+
+/* spanscope report: the summary table of a file. */
+static int cmd_report(int argc, char **argv) {
+    report_opts_t o = {NULL, {1, 1, SPS__SORT_SELF, 0, 0}};
+    int rc = report_args(argc, argv, &o);
+    if (rc == 1) {
+        fputs(report_help, stdout);
+        return 0;
+    }
+    if (rc) return rc;
+    sps__h5r_t *r;
+    input_watchdog(o.file);
+    if (sps__h5r_open(&r, o.file) < 0)
+        return die(EXIT_DATA, "%s", sps__h5r_error());
+    rc = report_print(r, &o);
+    sps__h5r_free(r);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dispatch                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A subcommand: its name, its entry point (argv[0] is the name), whether
+ * it reads untrusted files, and its line in the help. */
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    int isolate; /* reads untrusted files: run it in a child process */
+    const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+    {"report", cmd_report, 1, "print the summary table of a profile (.h5)"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* Prints the tool's help to fp. */
+static void main_help(FILE *fp) {
+    fprintf(fp, "usage: spanscope COMMAND [ARGS...]\n"
+                "       spanscope --help | --version\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(fp, "\nRun 'spanscope COMMAND --help' for a command's options.\n");
+}
+
+/* Runs c in a child process and returns its exit status.  A child killed
+ * by a crash signal gives one error line and EXIT_DATA; one killed by
+ * another signal (SIGPIPE under `| head`, SIGINT) makes this process die
+ * the same way.  The child dies with this process (killed by a timeout, for
+ * example) where the system allows.  Without fork, c runs here. */
+static int run_isolated(const command_t *c, int argc, char **argv) {
+    int st;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid(), pid = fork();
+    (void)parent;
+    if (pid < 0) return c->run(argc, argv);
+    if (pid == 0) {
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(EXIT_DATA);
+#endif
+        int rc = c->run(argc, argv);
+        fflush(stdout);
+        _exit(rc);
+    }
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return die(EXIT_DATA, "%s: waitpid: %s", c->name,
+                                       strerror(errno));
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    int sig = WTERMSIG(st);
+    if (sig == SIGALRM)
+        return die(EXIT_DATA, "%s: reading the input took too long (see "
+                   "SPANSCOPE_READ_TIMEOUT): the file is corrupt", c->name);
+    if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+        sig == SIGABRT || sig == SIGSYS)
+        return die(EXIT_DATA, "%s: reading the input crashed the HDF5 library "
+                   "(%s): the file is corrupt", c->name, strsignal(sig));
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return 128 + sig;
+}
+
+/* Dispatches to the subcommand named by argv[1]; handles the tool's own
+ * --help and --version. */
+int main(int argc, char **argv) {
+    if (argc < 2)
+        return die(EXIT_USAGE, "missing command (see spanscope --help)");
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        main_help(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+        printf("spanscope %s\n", SPS_VERSION_STRING);
+        return 0;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].isolate
+                       ? run_isolated(&commands[i], argc - 1, argv + 1)
+                       : commands[i].run(argc - 1, argv + 1);
+    if (cmd[0] == '-')
+        return die(EXIT_USAGE, "unknown option '%s' (see spanscope --help)",
+                   cmd);
+    return die(EXIT_USAGE, "unknown command '%s' (see spanscope --help)", cmd);
+}
