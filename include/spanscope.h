@@ -102,7 +102,9 @@ SPS_API const char *sps_err_name(int code);
 /* What to do when the in-memory event buffers reach cfg.memory_limit. */
 typedef enum {
     SPS_OVERFLOW_SPILL = 0, /* write full chunks to a spill file (default):
-                               nothing lost, memory stays bounded */
+                               nothing lost, memory stays bounded; if the
+                               file cannot grow (disk full, spill_limit),
+                               new events are dropped and counted */
     SPS_OVERFLOW_DROP  = 1, /* drop new events and count them; the count is
                                reported in the file and by sps_dropped() */
     SPS_OVERFLOW_GROW  = 2  /* keep allocating: nothing lost, memory unbounded */
@@ -136,10 +138,14 @@ typedef struct sps_config {
     /* MPI rank and size stored in the file (0 and 1 without MPI). */
     int rank;
     int size;
+    /* Most bytes the spill file may hold between two finalizes; past it
+     * (or when the disk is full) new events are dropped and counted, as
+     * under SPS_OVERFLOW_DROP.  0 = no limit but the disk. */
+    uint64_t spill_limit;
 } sps_config_t;
 
 #define SPS_CONFIG_INIT                                                        \
-    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, NULL, NULL, 0, 0, 1 }
+    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, NULL, NULL, 0, 0, 1, 0 }
 
 /* Starts a profiling session: recording begins at once in every thread.
  * cfg may be NULL (defaults).  Returns SPS_EACTIVE if a session is active

@@ -189,16 +189,20 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
                sps__g.mem_chunks < sps__g.budget_chunks;
     sps__chunk_t *c = chunk_get(grow);
     if (!c && sps__g.cfg.overflow == SPS_OVERFLOW_SPILL) {
-        uint64_t *mem = chunk_spill(old);
-        if (!mem) sps__g.spill_failed = 1; /* keep data: grow instead */
-        c = calloc(1, sizeof *c);
-        if (c && mem) c->rec = mem;
-        else if (c) {
-            free(c);
-            c = chunk_get(1);
-        } else if (mem) {
-            free(mem); /* cannot happen in practice: descriptor alloc failed */
-            sps__g.mem_chunks--;
+        /* A full disk must not turn into unbounded memory: when the spill
+         * file cannot take the chunk, keep it in memory and drop new events
+         * (counted) until a finalize frees room. */
+        uint64_t lim = sps__g.cfg.spill_limit;
+        int room = !lim || (uint64_t)sps__g.spill_end + (uint64_t)old->n * 8 <= lim;
+        sps__chunk_t *d = room ? calloc(1, sizeof *d) : NULL;
+        uint64_t *mem = d ? chunk_spill(old) : NULL;
+        if (mem) {
+            d->rec = mem; /* old's memory, now free, under a new descriptor */
+            d->file_off = -1;
+            c = d;
+        } else {
+            free(d);
+            sps__g.spill_failed = 1;
         }
     }
     if (!c) {
