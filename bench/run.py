@@ -348,7 +348,21 @@ def main():
     with open(json_path, "w") as f:
         json.dump(out, f, indent=1)
     print("results: %s (%.0f s)" % (json_path, out["wall_s"]))
-    return 0
+
+    # --- the Python face (needs the package installed: make py-install) ----
+    here = os.path.dirname(os.path.abspath(__file__))
+    pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
+    cmd = [sys.executable, os.path.join(here, "bench_python.py"), "--json", pyjson]
+    if q:
+        cmd.append("--quick")
+    print()
+    try:
+        import spanscope  # noqa: F401
+    except ImportError:
+        print("Python face: not measured (spanscope is not installed for %s)"
+              % sys.executable)
+        return 0
+    return subprocess.call(cmd)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,7 @@ typedef struct sps__chunk {
     uint64_t *rec;           /* chunk memory, or NULL when spilled */
     int64_t file_off;        /* spill file offset, -1 when in memory */
     uint32_t n;              /* records written (set when retired) */
+    uint32_t cap;            /* records the memory holds */
     uint32_t consumed;       /* records [0, consumed) already written out */
     uint64_t seq0;           /* per-thread sequence number of rec[0] */
 } sps__chunk_t;

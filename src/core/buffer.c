@@ -87,6 +87,7 @@ static sps__chunk_t *chunk_get(int allow_alloc) {
             return NULL;
         }
         memset(c->rec, 0, bytes); /* fault the pages in now, not per event */
+        c->cap = sps__g.chunk_recs;
         sps__g.mem_chunks++;
     }
     c->next = NULL;
@@ -198,6 +199,7 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
         uint64_t *mem = d ? chunk_spill(old) : NULL;
         if (mem) {
             d->rec = mem; /* old's memory, now free, under a new descriptor */
+            d->cap = old->cap;
             d->file_off = -1;
             c = d;
         } else {
@@ -231,6 +233,14 @@ void sps__thread_key_init(void) { pthread_key_create(&g_key, thr_exit); }
 /* Joins t to the current session (first use, or first use after a new
  * sps_setup).  Under the lock.  Returns 0 or -1. */
 static int thr_join(sps__thr_t *t, uint64_t now) {
+    if (t->cur && t->cur->cap != sps__g.chunk_recs) {
+        /* the session changed the chunk size; only this thread may free the
+         * chunk it was writing */
+        free(t->cur->rec);
+        free(t->cur);
+        t->cur = NULL;
+        sps__g.mem_chunks--;
+    }
     if (!t->cur) {
         sps__chunk_t *c = chunk_get(1); /* a thread always gets one chunk */
         if (!c) return -1;

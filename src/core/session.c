@@ -141,12 +141,7 @@ int sps_setup(const sps_config_t *cfg) {
             free(c);
             sps__g.mem_chunks--;
         }
-        sps__g.free_mem = NULL;
-        for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) {
-            if (t->cur) t->cur->rec = NULL; /* may still be written: leaked */
-            free(t->cur);
-            t->cur = NULL;
-        }
+        sps__g.free_mem = NULL; /* threads' current chunks: see thr_join */
     }
     sps__g.chunk_recs = (uint32_t)(chunk / 8);
     sps__g.budget_chunks = mem / chunk;

@@ -19,6 +19,14 @@
 #include <unistd.h>
 
 #define PARENT_CALLS 100000
+
+/* sps__g.spill_end, read under the session lock (other threads spill) */
+static int64_t spill_end(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    int64_t v = sps__g.spill_end;
+    pthread_mutex_unlock(&sps__g.lock);
+    return v;
+}
 static atomic_int g_stop;
 static atomic_long g_bg_calls;
 static sps_region_t g_bg;
@@ -101,8 +109,8 @@ static void test_fork(void **state) {
         sps_end(P);
     }
     sps_begin(P); /* open across the fork */
-    assert_true(sps__g.spill_end > 0); /* spilled before the fork */
-    int64_t spill_before = sps__g.spill_end;
+    int64_t spill_before = spill_end();
+    assert_true(spill_before > 0); /* spilled before the fork */
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) _exit(child_main(pp, cp, P));
@@ -115,7 +123,7 @@ static void test_fork(void **state) {
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     if (WEXITSTATUS(status) != C_OK) fail_msg("child failed check %d", WEXITSTATUS(status));
-    assert_true(sps__g.spill_end >= spill_before);
+    assert_true(spill_end() >= spill_before);
     sps_end(P);
     atomic_store(&g_stop, 1);
     pthread_join(bg, NULL);

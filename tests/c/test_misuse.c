@@ -566,7 +566,7 @@ static void test_names(void **state) {
 /* Lead bytes 0xF5..0xFF never start a UTF-8 sequence; followed by
  * continuation bytes they must still be written as U+FFFD.
  *
- * KNOWN LIBRARY BUG (reported, keep failing until fixed): utf8_seq() in
+ * Regression test for a library bug (it failed before the fix): utf8_seq() in
  * src/core/registry.c takes any byte >= 0xE0 that is not 0xF0..0xF4 for a
  * 3-byte lead, so "\xF5\x80\x80" (or "\xFF\x80\x80") is copied through and
  * the written name is not valid UTF-8 (h5py cannot decode it). */
@@ -593,7 +593,7 @@ static void test_name_bad_lead_bytes(void **state) {
     assert_int_equal(sps_finalize_to(path), 0); /* for tests/python/test_c_h5.py */
     sps_shutdown();
     if (bad)
-        fail_msg("LIBRARY BUG (registry utf8_seq: 0xF5..0xFF taken for 3-byte "
+        fail_msg("REGRESSION (registry utf8_seq: 0xF5..0xFF taken for 3-byte "
                  "leads): %d of 3 written names are not valid UTF-8; first: %s",
                  bad, msg);
 }
@@ -601,7 +601,7 @@ static void test_name_bad_lead_bytes(void **state) {
 /* A cut at 4096 bytes never splits a UTF-8 sequence: a valid name stays
  * valid and gains no U+FFFD.
  *
- * KNOWN LIBRARY BUG (reported, keep failing until fixed): the back-off loop
+ * Regression test for a library bug (it failed before the fix): the back-off loop
  * in sps__registry_intern() only runs while n == NAME_MAX_BYTES, so it backs
  * off one byte at most: a 3- or 4-byte character across the cut leaves a
  * partial sequence, written as U+FFFD characters. */
@@ -634,7 +634,7 @@ static void test_name_cut_multibyte(void **state) {
     free(big);
     sps_shutdown();
     if (bad)
-        fail_msg("LIBRARY BUG (name cut splits a UTF-8 sequence): %d of 4 "
+        fail_msg("REGRESSION (name cut splits a UTF-8 sequence): %d of 4 "
                  "cases; first: %s", bad, msg);
 }
 

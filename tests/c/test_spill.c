@@ -164,7 +164,7 @@ static void test_spill_threads(void **state) {
  * runs out, so: 2 * attempted calls == 2 * calls in the file + open calls
  * + misuse + dropped records.
  *
- * KNOWN LIBRARY BUG (reported, keep failing until fixed): when the budget
+ * Regression test for a library bug (it failed before the fix): when the budget
  * is spent, thr_next_chunk() sets t->cur = NULL and the next record's
  * sps__slow_record() sees !t->cur and calls thr_join() again *before* it
  * looks at t->dropping: the thread rejoins as a new thread index with a
@@ -177,7 +177,7 @@ static void check_drop_balance(const char *what, uint64_t attempted_records,
                                uint64_t misuse, uint64_t dropped) {
     if (dropped == 0 ||
         attempted_records != 2 * in_file + open + misuse + dropped)
-        fail_msg("LIBRARY BUG (SPS_OVERFLOW_DROP loses events without "
+        fail_msg("REGRESSION (SPS_OVERFLOW_DROP loses events without "
                  "counting them): %s: %llu records attempted, file holds %llu "
                  "calls (%llu records) + %llu open + %llu misuse, "
                  "sps_dropped() = %llu; %llu records unaccounted for; %zu "
@@ -305,7 +305,7 @@ static void test_grow(void **state) {
  * are full ("Bytes of event buffers kept in memory before the overflow
  * policy applies").
  *
- * KNOWN LIBRARY BUG (reported, keep failing until fixed): chunk memory is
+ * Regression test for a library bug (it failed before the fix): chunk memory is
  * pooled per process (sps__g.free_mem) and sps_setup keeps the pool when the
  * chunk size is unchanged; chunk_get() hands out pooled chunks without
  * looking at the new session's budget, so the new limit does not apply
@@ -332,7 +332,7 @@ static void test_limit_after_grow(void **state) {
     assert_int_equal(st.num_calls, 100000);
     /* 8 KiB hold 1024 records = 512 calls; 100000 calls need the spill file */
     if (sps__g.spill_end == 0)
-        fail_msg("LIBRARY BUG (memory_limit not honoured after a larger "
+        fail_msg("REGRESSION (memory_limit not honoured after a larger "
                  "session): SPILL session with memory_limit %d kept all "
                  "%llu calls (%llu bytes of records) in memory without "
                  "spilling; %zu chunks of %d bytes are held",

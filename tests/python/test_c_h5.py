@@ -342,7 +342,7 @@ def test_nonutf8_file():
 
 
 def test_nonutf8_bad_lead_bytes():
-    """KNOWN LIBRARY BUG (see tests/c/test_misuse.c test_name_bad_lead_bytes):
+    """Regression test (see tests/c/test_misuse.c test_name_bad_lead_bytes):
     bytes 0xF5..0xFF followed by continuation bytes are written as they are,
     so the names are not valid UTF-8 and h5py cannot decode them."""
     p = path_of("nonutf8_lead.h5")
@@ -354,7 +354,7 @@ def test_nonutf8_bad_lead_bytes():
             n.decode("utf-8")
         except UnicodeDecodeError:
             bad.append(n)
-    assert not bad, f"LIBRARY BUG: names in {p.name} are not valid UTF-8: {bad}"
+    assert not bad, f"REGRESSION: names in {p.name} are not valid UTF-8: {bad}"
 
 
 def test_epath_file():
