@@ -150,6 +150,7 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
 typedef struct collect {
     uint32_t region;
     int64_t *starts, *durs; /* in ns */
+    uint64_t *ord;          /* ordinal: the order the file uses */
     size_t n, cap;
 } collect_t;
 
@@ -164,22 +165,27 @@ static int collect_end(void *ctx, const sps__call_t *c) {
         int64_t *d = realloc(k->durs, cap * sizeof *d);
         if (!d) return SPS_ENOMEM;
         k->durs = d;
+        uint64_t *o = realloc(k->ord, cap * sizeof *o);
+        if (!o) return SPS_ENOMEM;
+        k->ord = o;
         k->cap = cap;
     }
     k->starts[k->n] = (int64_t)c->start;
     k->durs[k->n] = (int64_t)(c->end - c->start);
+    k->ord[k->n] = c->ordinal;
     k->n++;
     return 0;
 }
 
-typedef struct { int64_t s, d; } sd_t;
+typedef struct { uint64_t o; int64_t s, d; } sd_t;
 static int sd_cmp(const void *a, const void *b) {
     const sd_t *x = a, *y = b;
-    return x->s < y->s ? -1 : x->s > y->s;
+    return x->o < y->o ? -1 : x->o > y->o;
 }
 
-/* Collects region r's calls of snap in start order (ns).  Returns how many
- * there are; copies at most cap into starts/durs (either may be NULL). */
+/* Collects region r's calls of snap in start order (ns) -- the order of the
+ * file's rows, ties in start time included.  Returns how many there are;
+ * copies at most cap into starts/durs (either may be NULL). */
 size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r, int64_t *starts,
                           int64_t *durs, size_t cap) {
     collect_t k = {.region = r};
@@ -187,7 +193,7 @@ size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r, int64_t *starts,
     sps__pass_run(snap, &cb, NULL);
     sd_t *v = malloc((k.n ? k.n : 1) * sizeof *v);
     if (v) {
-        for (size_t i = 0; i < k.n; i++) v[i] = (sd_t){k.starts[i], k.durs[i]};
+        for (size_t i = 0; i < k.n; i++) v[i] = (sd_t){k.ord[i], k.starts[i], k.durs[i]};
         qsort(v, k.n, sizeof *v, sd_cmp);
         for (size_t i = 0; i < k.n && i < cap; i++) {
             if (starts) starts[i] = v[i].s;
@@ -197,6 +203,7 @@ size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r, int64_t *starts,
     free(v);
     free(k.starts);
     free(k.durs);
+    free(k.ord);
     return k.n;
 }
 
