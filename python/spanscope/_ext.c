@@ -249,7 +249,7 @@ typedef struct tstack {
     Py_tracefunc prev_func;
     PyObject *prev_obj;
 } tstack_t;
-static _Thread_local tstack_t t_trace;
+static _Thread_local tstack_t t_trace __attribute__((tls_model("initial-exec")));
 
 #define EXTRA_SKIP ((void *)(uintptr_t)1) /* decorated function: records itself */
 
@@ -519,6 +519,23 @@ static int noop_hook(PyObject *o, PyFrameObject *f, int what, PyObject *arg) {
     return 0;
 }
 
+/* Benchmark floor: ns per pair of counter reads, timed over n pairs in C. */
+static PyObject *ext_floor_pair_ns(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    long n = PyLong_AsLong(arg);
+    if (n <= 0) return PyErr_Occurred() ? NULL : PyFloat_FromDouble(0.0);
+    volatile uint64_t sink = 0;
+    int64_t t0 = sps_now_ns();
+    for (long i = 0; i < n; i++) {
+        uint64_t a = floor_ticks();
+        uint64_t b = floor_ticks();
+        sink += b - a;
+    }
+    int64_t t1 = sps_now_ns();
+    (void)sink;
+    return PyFloat_FromDouble((double)(t1 - t0) / (double)n);
+}
+
 static PyObject *ext_noop_profile(PyObject *mod, PyObject *on) {
     (void)mod;
     PyEval_SetProfile(PyObject_IsTrue(on) ? noop_hook : NULL, NULL);
@@ -739,6 +756,7 @@ static PyMethodDef ext_methods[] = {
     {"begin", ext_begin, METH_O, "sps_begin(id) (for tests)."},
     {"end", ext_end, METH_O, "sps_end(id) (for tests)."},
     {"_noop_profile", ext_noop_profile, METH_O, "Benchmark floor: a no-op C profile hook."},
+    {"_floor_pair_ns", ext_floor_pair_ns, METH_O, "Benchmark floor: ns per two counter reads."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef ext_module = {
