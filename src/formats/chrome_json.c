@@ -1,0 +1,491 @@
+/*
+ * chrome_json.c -- the Chrome trace event JSON writer (.json, .json.gz).
+ *
+ * Output, streamed (memory O(threads + names), never O(spans)):
+ *
+ *   {"traceEvents":[
+ *   {"name":"process_name","ph":"M","ts":0,"pid":1,"tid":0,"args":{"name":"rank 0"}},
+ *   ...metadata (process_name, process_sort_index, process_labels,
+ *      thread_name, thread_sort_index)...
+ *   {"ph":"X","cat":"user_annotation","name":"solve","pid":1,"tid":7,"ts":12345.678,"dur":0.125},
+ *   ...one X event per span...
+ *   ],
+ *   "schemaVersion":1,"displayTimeUnit":"ns","baseTimeNanoseconds":N,
+ *   "traceName":"...","distributedInfo":{...},"deviceProperties":[]}
+ *
+ * ts and dur are microseconds printed as fixed point with exactly three
+ * decimals from integer ns, so ns precision survives a round trip exactly.
+ * Strings are escaped so that the output is valid JSON whatever the bytes
+ * (control characters as \uXXXX, invalid UTF-8 as U+FFFD).  With gzip the
+ * same text goes through zlib's gzwrite.  Every write is checked: a full
+ * disk gives SPS_EIO.
+ */
+#include "formats/timeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CJW_BUF (1u << 16)   /* output buffer; flushed when nearly full */
+#define CJW_EVENT_MAX 256    /* bytes of one span event, name excluded */
+
+struct sps__cjw {
+    FILE *f;              /* plain output, or NULL */
+    gzFile gz;            /* gzip output, or NULL */
+    char *path;           /* owned copy, for abort's unlink */
+    size_t nnames, nthreads;
+    char **ename;         /* owned: names JSON-escaped, with quotes */
+    size_t *elen;         /* their lengths */
+    int64_t *pid, *tid;   /* per thread */
+    int64_t base_ns;
+    int64_t last_start;   /* start of the previous span (order check) */
+    uint64_t nspans;
+    int err;              /* first write error, sticky */
+    int first;            /* no event written yet (no comma before the next) */
+    char *tail;           /* owned: the top-level keys written at close */
+    size_t len;           /* bytes in buf */
+    char buf[CJW_BUF];
+};
+
+/* ------------------------------------------------------------------------ */
+/* Small growable strings (used at open only)                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf_t;
+
+/* Appends n bytes to b, growing it; sets b->oom on failure. */
+static void sb_put(sbuf_t *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->n + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+/* Appends a NUL-terminated string. */
+static void sb_puts(sbuf_t *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* Appends a decimal int64. */
+static void sb_i64(sbuf_t *b, int64_t v) {
+    char t[24];
+    int n = snprintf(t, sizeof t, "%lld", (long long)v);
+    sb_put(b, t, (size_t)n);
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if the bytes
+ * there are not one (overlong forms, surrogates and code points above
+ * U+10FFFF are invalid). */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp, min;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* Appends s (NUL-terminated, any bytes) as a quoted JSON string: '"' and
+ * '\\' escaped, control characters as \n, \t, ... or \u00XX, invalid UTF-8
+ * bytes as \ufffd.  The result is valid JSON and valid UTF-8. */
+static void sb_json_str(sbuf_t *b, const char *str) {
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    size_t n = strlen((const char *)s), i = 0, run = 0;
+    sb_put(b, "\"", 1);
+    while (i < n) {
+        unsigned c = s[i];
+        const char *esc = NULL;
+        char u[8];
+        size_t k = 1;
+        if (c == '"') esc = "\\\"";
+        else if (c == '\\') esc = "\\\\";
+        else if (c == '\n') esc = "\\n";
+        else if (c == '\r') esc = "\\r";
+        else if (c == '\t') esc = "\\t";
+        else if (c == '\b') esc = "\\b";
+        else if (c == '\f') esc = "\\f";
+        else if (c < 0x20 || c == 0x7F) {
+            snprintf(u, sizeof u, "\\u%04x", c);
+            esc = u;
+        } else if (c >= 0x80) {
+            k = utf8_seq(s + i, n - i);
+            if (!k) { esc = "\\ufffd"; k = 1; }
+        }
+        if (esc) {
+            sb_put(b, (const char *)s + i - run, run);
+            run = 0;
+            sb_puts(b, esc);
+        } else {
+            run += k;
+        }
+        i += k;
+    }
+    sb_put(b, (const char *)s + n - run, run);
+    sb_put(b, "\"", 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Writes n bytes straight to the file (plain or gzip); records SPS_EIO in
+ * w->err on failure.  Returns w->err. */
+static int raw_write(sps__cjw_t *w, const char *p, size_t n) {
+    if (w->err || n == 0) return w->err;
+    if (w->gz) {
+        while (n > 0) {
+            unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
+            int k = gzwrite(w->gz, p, chunk);
+            if (k <= 0) return w->err = SPS_EIO;
+            p += k;
+            n -= (size_t)k;
+        }
+    } else if (fwrite(p, 1, n, w->f) != n) {
+        w->err = SPS_EIO;
+    }
+    return w->err;
+}
+
+/* Empties w's buffer into the file.  Returns 0 or SPS_EIO. */
+static int flush_buf(sps__cjw_t *w) {
+    int rc = raw_write(w, w->buf, w->len);
+    w->len = 0;
+    return rc;
+}
+
+/* Appends n bytes to w's buffer, flushing as needed.  Returns 0 or SPS_EIO. */
+static int put(sps__cjw_t *w, const char *p, size_t n) {
+    if (w->len + n > CJW_BUF) {
+        if (flush_buf(w)) return w->err;
+        if (n > CJW_BUF) return raw_write(w, p, n);
+    }
+    memcpy(w->buf + w->len, p, n);
+    w->len += n;
+    return w->err;
+}
+
+/* Writes v in decimal at p; returns the number of bytes (at most 20). */
+static size_t fmt_i64(char *p, int64_t v) {
+    char t[24];
+    size_t n = 0, k = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { t[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) p[k++] = '-';
+    while (n) p[k++] = t[--n];
+    return k;
+}
+
+/* Writes ns as microseconds with exactly three decimals ("12345.678",
+ * "-0.005"), by integer arithmetic.  Returns the bytes written (<= 24). */
+static size_t fmt_us(char *p, int64_t ns) {
+    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t ip = u / 1000, fp = u % 1000;
+    size_t k = 0;
+    char t[24];
+    size_t n = 0;
+    if (ns < 0) p[k++] = '-';
+    do { t[n++] = (char)('0' + ip % 10); ip /= 10; } while (ip);
+    while (n) p[k++] = t[--n];
+    p[k++] = '.';
+    p[k++] = (char)('0' + fp / 100);
+    p[k++] = (char)('0' + fp / 10 % 10);
+    p[k++] = (char)('0' + fp % 10);
+    return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Open                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Compares two int64 for qsort. */
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Compares two (pid, tid) pairs for qsort. */
+static int cmp_pair(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Checks that h is consistent: arrays present, names/proc names present,
+ * pids unique, every thread's pid a process, (pid, tid) unique, counts
+ * within uint32 indices.  Returns 0, SPS_EINVAL or SPS_ENOMEM. */
+static int check_header(const sps__tl_header_t *h) {
+    if (!h) return SPS_EINVAL;
+    if ((h->nnames && !h->names) || (h->nprocs && !h->procs) ||
+        (h->nthreads && !h->threads))
+        return SPS_EINVAL;
+    if (h->nnames > UINT32_MAX || h->nthreads > UINT32_MAX) return SPS_EINVAL;
+    for (size_t i = 0; i < h->nnames; i++)
+        if (!h->names[i]) return SPS_EINVAL;
+    int64_t *pids = malloc((h->nprocs + 1) * sizeof *pids);
+    int64_t *pairs = malloc((2 * h->nthreads + 1) * sizeof *pairs);
+    int rc = 0;
+    if (!pids || !pairs) { rc = SPS_ENOMEM; goto out; }
+    for (size_t i = 0; i < h->nprocs; i++) pids[i] = h->procs[i].pid;
+    qsort(pids, h->nprocs, sizeof *pids, cmp_i64);
+    for (size_t i = 1; i < h->nprocs; i++)
+        if (pids[i] == pids[i - 1]) { rc = SPS_EINVAL; goto out; }
+    for (size_t i = 0; i < h->nthreads; i++) {
+        if (!bsearch(&h->threads[i].pid, pids, h->nprocs, sizeof *pids,
+                     cmp_i64)) { rc = SPS_EINVAL; goto out; }
+        pairs[2 * i] = h->threads[i].pid;
+        pairs[2 * i + 1] = h->threads[i].tid;
+    }
+    qsort(pairs, h->nthreads, 2 * sizeof *pairs, cmp_pair);
+    for (size_t i = 1; i < h->nthreads; i++)
+        if (!cmp_pair(pairs + 2 * i, pairs + 2 * (i - 1))) {
+            rc = SPS_EINVAL;
+            goto out;
+        }
+out:
+    free(pids);
+    free(pairs);
+    return rc;
+}
+
+/* Appends one metadata event {"name":what,"ph":"M","ts":0,"pid":..,"tid":..,
+ * "args":{key:value}} where value is already JSON (a number or a quoted
+ * string) in val. */
+static void sb_meta(sbuf_t *b, int *first, const char *what, int64_t pid,
+                    int64_t tid,
+                    const char *key, const char *val) {
+    if (!*first) sb_puts(b, ",\n");
+    *first = 0;
+    sb_puts(b, "{\"name\":\"");
+    sb_puts(b, what);
+    sb_puts(b, "\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    sb_i64(b, pid);
+    sb_puts(b, ",\"tid\":");
+    sb_i64(b, tid);
+    sb_puts(b, ",\"args\":{\"");
+    sb_puts(b, key);
+    sb_puts(b, "\":");
+    sb_puts(b, val);
+    sb_puts(b, "}}");
+}
+
+/* Builds the prologue (opening brace and all metadata events) into pro and
+ * the epilogue (end of the array and the top-level keys) into epi.  Events
+ * are separated by ",\n"; *first is left 1 if no event was written. */
+static void build_text(const sps__tl_header_t *h, sbuf_t *pro, sbuf_t *epi,
+                       int *first) {
+    sbuf_t v = {0};
+    char num[32];
+    sb_puts(pro, "{\"traceEvents\":[\n");
+    for (size_t i = 0; i < h->nprocs; i++) {
+        const sps__tl_proc_t *p = &h->procs[i];
+        v.n = 0;
+        sb_json_str(&v, p->name ? p->name : "");
+        sb_meta(pro, first, "process_name", p->pid, 0, "name",
+                v.oom ? "\"\"" : v.p);
+        snprintf(num, sizeof num, "%zu", i);
+        sb_meta(pro, first, "process_sort_index", p->pid, 0, "sort_index",
+                num);
+        if (p->rank >= 0) {
+            snprintf(num, sizeof num, "\"rank %lld\"", (long long)p->rank);
+            sb_meta(pro, first, "process_labels", p->pid, 0, "labels", num);
+        }
+    }
+    for (size_t i = 0; i < h->nthreads; i++) {
+        const sps__tl_thread_t *t = &h->threads[i];
+        if (t->name && *t->name) {
+            v.n = 0;
+            sb_json_str(&v, t->name);
+            sb_meta(pro, first, "thread_name", t->pid, t->tid, "name",
+                    v.oom ? "\"\"" : v.p);
+        }
+        snprintf(num, sizeof num, "%zu", i);
+        sb_meta(pro, first, "thread_sort_index", t->pid, t->tid,
+                "sort_index", num);
+    }
+    pro->oom |= v.oom;
+    free(v.p);
+
+    sb_puts(epi, "\n],\n\"schemaVersion\":1,\"displayTimeUnit\":\"ns\","
+                 "\"baseTimeNanoseconds\":");
+    sb_i64(epi, h->base_ns);
+    if (h->trace_name) {
+        sb_puts(epi, ",\"traceName\":");
+        sb_json_str(epi, h->trace_name);
+    }
+    if (h->rank >= 0) {
+        sb_puts(epi, ",\"distributedInfo\":{\"rank\":");
+        sb_i64(epi, h->rank);
+        sb_puts(epi, ",\"world_size\":");
+        sb_i64(epi, h->world_size);
+        sb_puts(epi, h->world_size > 0 ? ",\"backend\":\"mpi\"}"
+                                       : ",\"backend\":null}");
+    }
+    sb_puts(epi, ",\"deviceProperties\":[]}\n");
+}
+
+/* Frees w and everything it owns (not the file handles). */
+static void cjw_free(sps__cjw_t *w) {
+    if (!w) return;
+    if (w->ename)
+        for (size_t i = 0; i < w->nnames; i++) free(w->ename[i]);
+    free(w->ename);
+    free(w->elen);
+    free(w->pid);
+    free(w->tid);
+    free(w->tail);
+    free(w->path);
+    free(w);
+}
+
+/* Opens path (gzip-compressed when gzip != 0) and writes the prologue.  On
+ * success *out owns the file until sps__cjw_close / sps__cjw_abort.
+ * Returns 0, SPS_EINVAL (bad header), SPS_ENOMEM, SPS_EPATH (cannot create
+ * the file) or SPS_EIO. */
+int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
+                  const sps__tl_header_t *h) {
+    if (!out || !path) return SPS_EINVAL;
+    *out = NULL;
+    int rc = check_header(h);
+    if (rc) return rc;
+    sps__cjw_t *w = calloc(1, sizeof *w);
+    if (!w) return SPS_ENOMEM;
+    w->nnames = h->nnames;
+    w->nthreads = h->nthreads;
+    w->base_ns = h->base_ns;
+    w->last_start = INT64_MIN;
+    w->path = strdup(path);
+    w->ename = calloc(h->nnames + 1, sizeof *w->ename);
+    w->elen = calloc(h->nnames + 1, sizeof *w->elen);
+    w->pid = malloc((h->nthreads + 1) * sizeof *w->pid);
+    w->tid = malloc((h->nthreads + 1) * sizeof *w->tid);
+    if (!w->path || !w->ename || !w->elen || !w->pid || !w->tid) {
+        cjw_free(w);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < h->nnames; i++) {
+        sbuf_t b = {0};
+        sb_json_str(&b, h->names[i]);
+        if (b.oom) { free(b.p); cjw_free(w); return SPS_ENOMEM; }
+        w->ename[i] = b.p;
+        w->elen[i] = b.n;
+    }
+    for (size_t i = 0; i < h->nthreads; i++) {
+        w->pid[i] = h->threads[i].pid;
+        w->tid[i] = h->threads[i].tid;
+    }
+    sbuf_t pro = {0}, epi = {0};
+    w->first = 1;
+    build_text(h, &pro, &epi, &w->first);
+    if (pro.oom || epi.oom) {
+        free(pro.p);
+        free(epi.p);
+        cjw_free(w);
+        return SPS_ENOMEM;
+    }
+    w->tail = epi.p;
+    if (gzip) {
+        w->gz = gzopen(path, "wb6");
+    } else {
+        w->f = fopen(path, "wb");
+    }
+    if (!w->gz && !w->f) {
+        int e = errno;
+        free(pro.p);
+        cjw_free(w);
+        return e == ENOSPC || e == EIO || e == EDQUOT ? SPS_EIO : SPS_EPATH;
+    }
+    if (w->gz) gzbuffer(w->gz, 1u << 17);
+    rc = put(w, pro.p, pro.n);
+    free(pro.p);
+    if (rc) {
+        sps__cjw_abort(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+/* Writes one span as an X event.  Returns 0, SPS_EINVAL (index out of
+ * range, end before start, start before the previous span's start; nothing
+ * is written) or SPS_EIO (sticky: later calls fail too). */
+int sps__cjw_span(sps__cjw_t *w, const sps__tl_span_t *s) {
+    if (!w || !s) return SPS_EINVAL;
+    if (w->err) return w->err;
+    if (s->name >= w->nnames || s->thread >= w->nthreads ||
+        s->end_ns < s->start_ns || s->start_ns < w->last_start)
+        return SPS_EINVAL;
+    /* ts and dur must not overflow int64 in the subtraction. */
+    if ((w->base_ns < 0 && s->start_ns > INT64_MAX + w->base_ns) ||
+        (w->base_ns > 0 && s->start_ns < INT64_MIN + w->base_ns) ||
+        (s->start_ns < 0 && s->end_ns > INT64_MAX + s->start_ns))
+        return SPS_EINVAL;
+    w->last_start = s->start_ns;
+    char ev[CJW_EVENT_MAX];
+    size_t n = 0;
+    static const char a[] = ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":";
+    if (put(w, a + (w->first ? 2 : 0), sizeof a - 1 - (w->first ? 2 : 0)))
+        return w->err;
+    w->first = 0;
+    if (put(w, w->ename[s->name], w->elen[s->name])) return w->err;
+    memcpy(ev + n, ",\"pid\":", 7); n += 7;
+    n += fmt_i64(ev + n, w->pid[s->thread]);
+    memcpy(ev + n, ",\"tid\":", 7); n += 7;
+    n += fmt_i64(ev + n, w->tid[s->thread]);
+    memcpy(ev + n, ",\"ts\":", 6); n += 6;
+    n += fmt_us(ev + n, s->start_ns - w->base_ns);
+    memcpy(ev + n, ",\"dur\":", 7); n += 7;
+    n += fmt_us(ev + n, s->end_ns - s->start_ns);
+    ev[n++] = '}';
+    w->nspans++;
+    return put(w, ev, n);
+}
+
+/* Writes the epilogue, flushes and closes the file, frees w (even on
+ * error).  Returns 0 or SPS_EIO. */
+int sps__cjw_close(sps__cjw_t *w) {
+    if (!w) return SPS_EINVAL;
+    int rc = w->err;
+    if (!rc) rc = put(w, w->tail, strlen(w->tail));
+    if (!rc) rc = flush_buf(w);
+    if (w->gz) {
+        if (gzclose(w->gz) != Z_OK && !rc) rc = SPS_EIO;
+    } else if (w->f) {
+        if (fflush(w->f) != 0 && !rc) rc = SPS_EIO;
+        if (!rc && fsync(fileno(w->f)) < 0 && errno != EINVAL &&
+            errno != EROFS)
+            rc = SPS_EIO;
+        if (fclose(w->f) != 0 && !rc) rc = SPS_EIO;
+    }
+    cjw_free(w);
+    return rc;
+}
+
+/* Closes the file without finishing it, removes it, frees w. */
+void sps__cjw_abort(sps__cjw_t *w) {
+    if (!w) return;
+    if (w->gz) gzclose(w->gz);
+    if (w->f) fclose(w->f);
+    if (w->path) unlink(w->path);
+    cjw_free(w);
+}

@@ -1,0 +1,1315 @@
+/*
+ * chrome_json_read.c -- reads Chrome trace event JSON (.json, .json.gz)
+ * written by spanscope, torch (kineto) or tensorplay into a timeline.
+ *
+ * Accepted: {"traceEvents":[...], ...} or a bare array of events (whose
+ * closing ']' may be missing, as the trace viewer allows).  Used events:
+ *   ph "X"   a span: ts, dur in microseconds (int or fraction), pid, tid;
+ *   ph "B"/"E" begin/end pairs, matched with a stack per (pid, tid);
+ *   ph "M"   process_name, process_labels ("rank N"), process_sort_index,
+ *            thread_name, thread_sort_index.
+ * Everything else is skipped (but must be valid JSON).  Top-level keys used:
+ * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size}.
+ * Times convert to ns exactly from the decimal text (no binary floating
+ * point): start_ns = baseTimeNanoseconds + round(ts * 1000).
+ *
+ * The parser is hand written, strict (RFC 8259 plus a leading BOM) and
+ * iterative: nesting is tracked in a fixed stack of SKIP_DEPTH levels, so
+ * deep input gives an error instead of a stack overflow.  The whole file is
+ * read (and gunzipped, with a cap on the expansion) into memory first; all
+ * other allocation is bounded by a constant times the number of events.
+ *
+ * Spans are then sorted by (start, -end, thread, name); spans that overlap
+ * a sibling partially on their thread (which timeline.h rules out) are
+ * dropped and counted, as are unmatched B/E events and spans with negative
+ * durations (see sps__cjr_dropped).
+ */
+#include "formats/timeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define SKIP_DEPTH 512                 /* deepest JSON nesting accepted */
+#define GZ_RATIO 100                   /* max decompressed / compressed */
+#define GZ_FLOOR ((size_t)1 << 20)     /* ... but always allow 1 MiB */
+#define GZ_ABS_MAX ((uint64_t)4 << 30) /* and never more than 4 GiB */
+
+/* A span as collected: times relative to baseTimeNanoseconds. */
+typedef struct {
+    int64_t start, end;
+    uint32_t name, thread;
+} rspan_t;
+
+/* A B or E event, kept until all events are read. */
+typedef struct {
+    int64_t ts;
+    uint64_t seq;     /* file order */
+    uint32_t thread;
+    uint32_t name;    /* B: its name; E: unused */
+    int is_end;
+} be_t;
+
+/* An open-addressing hash table of indices (slot = index + 1, 0 = empty);
+ * keys live in the owner's arrays. */
+typedef struct {
+    uint32_t *slot;
+    size_t cap, n;
+} htab_t;
+
+typedef struct {
+    int64_t pid, rank, sort;
+    int has_sort;
+    char *name;         /* owned, NULL until process_name */
+    uint64_t seen;      /* first appearance */
+} rproc_t;
+
+typedef struct {
+    int64_t pid, tid, sort;
+    int has_sort;
+    char *name;         /* owned, NULL until thread_name */
+    uint64_t seen;
+} rthread_t;
+
+/* The reader.  vt must stay the first member (timeline.c casts). */
+typedef struct {
+    sps__tlr_vt_t vt;
+    sps__tl_header_t h;
+    /* interned names */
+    char **names;
+    size_t nnames, names_cap;
+    htab_t name_ht;
+    /* processes and threads, in order of first appearance until the end */
+    rproc_t *rp;
+    size_t nrp, rp_cap;
+    htab_t proc_ht;
+    rthread_t *rt;
+    size_t nrt, rt_cap;
+    htab_t thr_ht;
+    /* header arrays (built at the end) */
+    sps__tl_proc_t *procs;
+    sps__tl_thread_t *threads;
+    const char **name_ptrs;
+    char *trace_name;
+    /* spans */
+    rspan_t *spans;
+    size_t nspans, spans_cap, pos;
+    be_t *be;
+    size_t nbe, be_cap;
+    uint64_t dropped;      /* unmatched B/E, negative dur, overlap */
+    int64_t base_ns;
+    int64_t rank, world_size;
+    int has_rank;
+} cjr_t;
+
+/* Parser state over the in-memory text [p, end). */
+typedef struct {
+    const char *path;
+    const unsigned char *begin, *p, *end;
+    char *s;             /* scratch: the last decoded string (owned) */
+    size_t slen, scap;
+    int oom;
+} js_t;
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Sets the one-line message "<path>: <what> at byte N" and returns
+ * SPS_EFORMAT (SPS_ENOMEM if js ran out of memory). */
+static int jfail(js_t *js, const char *what) {
+    if (js->oom) {
+        sps__tlr_set_error("%s: out of memory", js->path);
+        return SPS_ENOMEM;
+    }
+    sps__tlr_set_error("%s: not a valid trace JSON file: %s at byte %zu",
+                       js->path, what, (size_t)(js->p - js->begin));
+    return SPS_EFORMAT;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hash tables                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* 64-bit mix (splitmix64's finalizer). */
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* FNV-1a over n bytes, mixed. */
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return mix64(h);
+}
+
+/* Hash of the key of entry idx of table kind k (0 names, 1 procs, 2 threads). */
+static uint64_t key_hash(const cjr_t *r, int k, uint32_t idx) {
+    if (k == 0) return hash_bytes(r->names[idx], strlen(r->names[idx]));
+    if (k == 1) return mix64((uint64_t)r->rp[idx].pid);
+    return mix64((uint64_t)r->rt[idx].pid * 31 + mix64((uint64_t)r->rt[idx].tid));
+}
+
+/* Grows t to twice its size (or 64 slots), rehashing.  Returns 0 or -1. */
+static int ht_grow(htab_t *t, const cjr_t *r, int k) {
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    uint32_t *slot = calloc(cap, sizeof *slot);
+    if (!slot) return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slot[i]) continue;
+        size_t j = key_hash(r, k, t->slot[i] - 1) & (cap - 1);
+        while (slot[j]) j = (j + 1) & (cap - 1);
+        slot[j] = t->slot[i];
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->cap = cap;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Interning                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Grows *arr (elements of size sz, capacity *cap) to hold n + 1.  Returns 0
+ * or -1. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
+    if (n < *cap) return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    if (c > SIZE_MAX / sz) return -1;
+    void *p = realloc(*arr, c * sz);
+    if (!p) return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* The id of name s (n bytes, valid UTF-8, no NUL), added if new.  Returns
+ * the id, or -1 out of memory / too many names. */
+static int64_t intern_name(cjr_t *r, const char *s, size_t n) {
+    if ((r->name_ht.n + 1) * 2 > r->name_ht.cap && ht_grow(&r->name_ht, r, 0))
+        return -1;
+    size_t mask = r->name_ht.cap - 1, j = hash_bytes(s, n) & mask;
+    for (uint32_t v; (v = r->name_ht.slot[j]); j = (j + 1) & mask) {
+        const char *o = r->names[v - 1];
+        if (strncmp(o, s, n) == 0 && o[n] == 0) return v - 1;
+    }
+    if (r->nnames >= UINT32_MAX - 1 ||
+        grow((void **)&r->names, &r->names_cap, r->nnames, sizeof *r->names))
+        return -1;
+    char *c = malloc(n + 1);
+    if (!c) return -1;
+    memcpy(c, s, n);
+    c[n] = 0;
+    r->names[r->nnames] = c;
+    r->name_ht.slot[j] = (uint32_t)r->nnames + 1;
+    r->name_ht.n++;
+    return (int64_t)r->nnames++;
+}
+
+/* The index of process pid, added if new.  Returns it or -1 (no memory). */
+static int64_t get_proc(cjr_t *r, int64_t pid) {
+    if ((r->proc_ht.n + 1) * 2 > r->proc_ht.cap && ht_grow(&r->proc_ht, r, 1))
+        return -1;
+    size_t mask = r->proc_ht.cap - 1, j = mix64((uint64_t)pid) & mask;
+    for (uint32_t v; (v = r->proc_ht.slot[j]); j = (j + 1) & mask)
+        if (r->rp[v - 1].pid == pid) return v - 1;
+    if (r->nrp >= UINT32_MAX - 1 ||
+        grow((void **)&r->rp, &r->rp_cap, r->nrp, sizeof *r->rp))
+        return -1;
+    rproc_t *p = &r->rp[r->nrp];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->rank = -1;
+    p->seen = r->nrp;
+    r->proc_ht.slot[j] = (uint32_t)r->nrp + 1;
+    r->proc_ht.n++;
+    return (int64_t)r->nrp++;
+}
+
+/* The index of thread (pid, tid), added (with its process) if new.
+ * Returns it or -1 (no memory). */
+static int64_t get_thread(cjr_t *r, int64_t pid, int64_t tid) {
+    if (get_proc(r, pid) < 0) return -1;
+    if ((r->thr_ht.n + 1) * 2 > r->thr_ht.cap && ht_grow(&r->thr_ht, r, 2))
+        return -1;
+    size_t mask = r->thr_ht.cap - 1;
+    size_t j = mix64((uint64_t)pid * 31 + mix64((uint64_t)tid)) & mask;
+    for (uint32_t v; (v = r->thr_ht.slot[j]); j = (j + 1) & mask)
+        if (r->rt[v - 1].pid == pid && r->rt[v - 1].tid == tid) return v - 1;
+    if (r->nrt >= UINT32_MAX - 1 ||
+        grow((void **)&r->rt, &r->rt_cap, r->nrt, sizeof *r->rt))
+        return -1;
+    rthread_t *t = &r->rt[r->nrt];
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->tid = tid;
+    t->seen = r->nrt;
+    r->thr_ht.slot[j] = (uint32_t)r->nrt + 1;
+    r->thr_ht.n++;
+    return (int64_t)r->nrt++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lexing                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Skips JSON whitespace. */
+static void ws(js_t *js) {
+    while (js->p < js->end &&
+           (*js->p == ' ' || *js->p == '\n' || *js->p == '\r' || *js->p == '\t'))
+        js->p++;
+}
+
+/* Appends n bytes to the scratch string; sets js->oom on failure. */
+static void sput(js_t *js, const void *b, size_t n) {
+    if (js->oom) return;
+    if (js->slen + n + 1 > js->scap) {
+        size_t c = js->scap ? js->scap : 256;
+        while (c < js->slen + n + 1) c *= 2;
+        char *p = realloc(js->s, c);
+        if (!p) { js->oom = 1; return; }
+        js->s = p;
+        js->scap = c;
+    }
+    memcpy(js->s + js->slen, b, n);
+    js->slen += n;
+    js->s[js->slen] = 0;
+}
+
+/* Appends code point cp as UTF-8 to the scratch string. */
+static void sput_cp(js_t *js, uint32_t cp) {
+    unsigned char b[4];
+    size_t n;
+    if (cp < 0x80) { b[0] = (unsigned char)cp; n = 1; }
+    else if (cp < 0x800) {
+        b[0] = (unsigned char)(0xC0 | (cp >> 6));
+        b[1] = (unsigned char)(0x80 | (cp & 0x3F)); n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | (cp >> 12));
+        b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F)); n = 3;
+    } else {
+        b[0] = (unsigned char)(0xF0 | (cp >> 18));
+        b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[3] = (unsigned char)(0x80 | (cp & 0x3F)); n = 4;
+    }
+    sput(js, b, n);
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp, min;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* Reads 4 hex digits at p (bounds checked by the caller).  Returns the value
+ * or -1. */
+static int32_t hex4(const unsigned char *p) {
+    int32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned c = p[i];
+        int d = c >= '0' && c <= '9' ? (int)c - '0'
+              : c >= 'a' && c <= 'f' ? (int)c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? (int)c - 'A' + 10 : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Parses the string at js->p (which is '"').  With decode, its value goes
+ * to js->s / js->slen as valid UTF-8 (invalid bytes, lone surrogates and
+ * NUL become U+FFFD, so the result is a C string).  Returns 0 or an error. */
+static int jstring(js_t *js, int decode) {
+    const unsigned char *p = js->p + 1, *e = js->end;
+    js->slen = 0;
+    if (decode) sput(js, "", 0);
+    for (;;) {
+        const unsigned char *q = p;
+        while (q < e && *q != '"' && *q != '\\' && *q >= 0x20 && *q < 0x80) q++;
+        if (decode && q > p) sput(js, p, (size_t)(q - p));
+        p = q;
+        if (p >= e) { js->p = p; return jfail(js, "unterminated string"); }
+        unsigned c = *p;
+        if (c == '"') break;
+        if (c < 0x20) { js->p = p; return jfail(js, "control character in string"); }
+        if (c >= 0x80) {
+            size_t k = utf8_len(p, (size_t)(e - p));
+            if (decode) {
+                if (k) sput(js, p, k);
+                else sput_cp(js, 0xFFFD);
+            }
+            p += k ? k : 1;
+            continue;
+        }
+        /* backslash */
+        if (e - p < 2) { js->p = p; return jfail(js, "unterminated string"); }
+        c = p[1];
+        const char *simple = NULL;
+        switch (c) {
+        case '"': simple = "\""; break;
+        case '\\': simple = "\\"; break;
+        case '/': simple = "/"; break;
+        case 'b': simple = "\b"; break;
+        case 'f': simple = "\f"; break;
+        case 'n': simple = "\n"; break;
+        case 'r': simple = "\r"; break;
+        case 't': simple = "\t"; break;
+        case 'u': break;
+        default: js->p = p; return jfail(js, "bad escape in string");
+        }
+        if (simple) {
+            if (decode) sput(js, simple, 1);
+            p += 2;
+            continue;
+        }
+        if (e - p < 6) { js->p = p; return jfail(js, "unterminated string"); }
+        int32_t u = hex4(p + 2);
+        if (u < 0) { js->p = p; return jfail(js, "bad \\u escape"); }
+        p += 6;
+        uint32_t cp = (uint32_t)u;
+        if (cp >= 0xD800 && cp <= 0xDBFF && e - p >= 6 && p[0] == '\\' &&
+            p[1] == 'u') {
+            int32_t lo = hex4(p + 2);
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+                p += 6;
+            }
+        }
+        if ((cp >= 0xD800 && cp <= 0xDFFF) || cp == 0) cp = 0xFFFD;
+        if (decode) sput_cp(js, cp);
+    }
+    js->p = p + 1;
+    if (js->oom) return jfail(js, "");
+    return 0;
+}
+
+/* Scans a JSON number at js->p; on success *tok and *len give its text.
+ * Returns 0 or an error. */
+static int jnumber(js_t *js, const char **tok, size_t *len) {
+    const unsigned char *p = js->p, *e = js->end, *s = p;
+    if (p < e && *p == '-') p++;
+    if (p >= e || *p < '0' || *p > '9') return jfail(js, "bad number");
+    if (*p == '0') p++;
+    else while (p < e && *p >= '0' && *p <= '9') p++;
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || *p < '0' || *p > '9') { js->p = p; return jfail(js, "bad number"); }
+        while (p < e && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        if (p >= e || *p < '0' || *p > '9') { js->p = p; return jfail(js, "bad number"); }
+        while (p < e && *p >= '0' && *p <= '9') p++;
+    }
+    *tok = (const char *)s;
+    *len = (size_t)(p - s);
+    js->p = p;
+    return 0;
+}
+
+/* Converts the JSON number text t (n bytes, already validated) times
+ * 10^scale to an int64, rounding half away from zero, exactly (decimal
+ * arithmetic, no floating point).  Returns 0, -1 (out of int64 range) or,
+ * when exact is set and digits would be lost, -2. */
+static int num_scaled(const char *t, size_t n, int scale, int exact,
+                      int64_t *out) {
+    const char *e = t + n;
+    int neg = 0, inexact = 0;
+    uint64_t mant = 0;
+    int ndig = 0;          /* significant digits in mant */
+    int64_t dexp = 0;      /* value = mant * 10^dexp (before dropped digits) */
+    int dropped_first = -1; /* first digit that did not fit in mant */
+    if (t < e && *t == '-') { neg = 1; t++; }
+    for (; t < e && *t >= '0' && *t <= '9'; t++) {
+        int d = *t - '0';
+        if (ndig < 19) {
+            if (ndig || d) { mant = mant * 10 + (uint64_t)d; ndig++; }
+        } else {
+            if (dropped_first < 0) dropped_first = d;
+            else if (d) inexact = 1;
+            dexp++;
+        }
+    }
+    if (t < e && *t == '.') {
+        for (t++; t < e && *t >= '0' && *t <= '9'; t++) {
+            int d = *t - '0';
+            if (ndig < 19) {
+                if (ndig || d) { mant = mant * 10 + (uint64_t)d; ndig++; }
+                dexp--;
+            } else {
+                if (dropped_first < 0) dropped_first = d;
+                else if (d) inexact = 1;
+            }
+        }
+    }
+    if (t < e && (*t == 'e' || *t == 'E')) {
+        int eneg = 0;
+        int64_t x = 0;
+        t++;
+        if (*t == '+' || *t == '-') eneg = *t++ == '-';
+        for (; t < e && *t >= '0' && *t <= '9'; t++)
+            if (x < 1000000) x = x * 10 + (*t - '0');
+        dexp += eneg ? -x : x;
+    }
+    if (dropped_first > 0) inexact = 1;
+    int64_t k = dexp + scale;
+    /* Digits beyond the 19th decide rounding only when nothing more
+     * significant is cut below (k >= 0); mant < 10^19, so +1 fits. */
+    if (k >= 0 && dropped_first >= 5) mant++;
+    if (mant == 0) { *out = 0; return inexact && exact ? -2 : 0; }
+    if (k >= 0) {
+        for (int64_t i = 0; i < k; i++) {
+            if (mant > UINT64_MAX / 10) return -1;
+            mant *= 10;
+        }
+    } else if (k < -40) {
+        mant = 0;
+        inexact = 1;
+    } else {
+        int last = 0;
+        for (int64_t i = 0; i < -k; i++) {
+            if (last) inexact = 1;
+            last = (int)(mant % 10);
+            mant /= 10;
+        }
+        if (last) inexact = 1;
+        if (last >= 5) mant++;
+    }
+    if (exact && inexact) return -2;
+    if (mant > (uint64_t)INT64_MAX) return -1;
+    *out = neg ? -(int64_t)mant : (int64_t)mant;
+    return 0;
+}
+
+/* Matches literal word w at js->p.  Returns 0 or an error. */
+static int jword(js_t *js, const char *w) {
+    size_t n = strlen(w);
+    if ((size_t)(js->end - js->p) < n || memcmp(js->p, w, n) != 0)
+        return jfail(js, "unexpected character");
+    js->p += n;
+    return 0;
+}
+
+/* Skips one scalar (string, number, true, false, null) at js->p.  Returns
+ * 0 or an error. */
+static int skip_scalar(js_t *js) {
+    const char *t;
+    size_t n;
+    if (js->p >= js->end) return jfail(js, "unexpected end of file");
+    switch (*js->p) {
+    case '"': return jstring(js, 0);
+    case 't': return jword(js, "true");
+    case 'f': return jword(js, "false");
+    case 'n': return jword(js, "null");
+    default: return jnumber(js, &t, &n);
+    }
+}
+
+/* Skips one complete JSON value of any shape, iteratively, nesting at most
+ * SKIP_DEPTH deep.  Returns 0 or an error. */
+static int skip_value(js_t *js) {
+    unsigned char st[SKIP_DEPTH];
+    int d = 0, rc;
+    for (;;) {
+        ws(js);
+        if (js->p >= js->end) return jfail(js, "unexpected end of file");
+        unsigned c = *js->p;
+        if (c == '{' || c == '[') {
+            js->p++;
+            ws(js);
+            if (js->p < js->end && *js->p == (c == '{' ? '}' : ']')) {
+                js->p++;
+            } else {
+                if (d >= SKIP_DEPTH) return jfail(js, "nesting too deep");
+                st[d++] = (unsigned char)c;
+                if (c == '{') {
+                    if (js->p >= js->end || *js->p != '"')
+                        return jfail(js, "expected a key");
+                    if ((rc = jstring(js, 0))) return rc;
+                    ws(js);
+                    if (js->p >= js->end || *js->p != ':')
+                        return jfail(js, "expected ':'");
+                    js->p++;
+                }
+                continue;
+            }
+        } else if ((rc = skip_scalar(js))) {
+            return rc;
+        }
+        /* after a value: close containers or move to the next member */
+        for (;;) {
+            if (d == 0) return 0;
+            ws(js);
+            if (js->p >= js->end) return jfail(js, "unexpected end of file");
+            c = *js->p;
+            unsigned close = st[d - 1] == '{' ? '}' : ']';
+            if (c == close) { js->p++; d--; continue; }
+            if (c != ',') return jfail(js, "expected ',' or a closing bracket");
+            js->p++;
+            if (st[d - 1] == '{') {
+                ws(js);
+                if (js->p >= js->end || *js->p != '"')
+                    return jfail(js, "expected a key");
+                if ((rc = jstring(js, 0))) return rc;
+                ws(js);
+                if (js->p >= js->end || *js->p != ':')
+                    return jfail(js, "expected ':'");
+                js->p++;
+            }
+            break;
+        }
+    }
+}
+
+/* Object iteration: call with js->p at '{' and *first = 1; each call
+ * leaves the next key in js->s and js->p after its ':' and returns 1, or
+ * returns 0 after the closing '}', or an error. */
+static int obj_next(js_t *js, int *first) {
+    int rc;
+    ws(js);
+    if (*first) {
+        *first = 0;
+        if (js->p >= js->end || *js->p != '{') return jfail(js, "expected an object");
+        js->p++;
+        ws(js);
+        if (js->p < js->end && *js->p == '}') { js->p++; return 0; }
+    } else {
+        if (js->p >= js->end) return jfail(js, "unexpected end of file");
+        if (*js->p == '}') { js->p++; return 0; }
+        if (*js->p != ',') return jfail(js, "expected ',' or '}'");
+        js->p++;
+        ws(js);
+    }
+    if (js->p >= js->end || *js->p != '"') return jfail(js, "expected a key");
+    if ((rc = jstring(js, 1))) return rc;
+    ws(js);
+    if (js->p >= js->end || *js->p != ':') return jfail(js, "expected ':'");
+    js->p++;
+    ws(js);
+    if (js->p >= js->end) return jfail(js, "unexpected end of file");
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A growable owned string. */
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int set;
+} str_t;
+
+/* Copies the scratch string into d.  Returns 0 or -1 (no memory). */
+static int str_take(str_t *d, const js_t *js) {
+    if (js->slen + 1 > d->cap) {
+        size_t c = d->cap ? d->cap : 64;
+        while (c < js->slen + 1) c *= 2;
+        char *p = realloc(d->p, c);
+        if (!p) return -1;
+        d->p = p;
+        d->cap = c;
+    }
+    memcpy(d->p, js->s, js->slen + 1);
+    d->n = js->slen;
+    d->set = 1;
+    return 0;
+}
+
+/* A field of an event that is converted once ph is known: kind 'n' (number,
+ * text in tok/len), 's' (string, decoded in str), 'o' (other), 0 absent. */
+typedef struct {
+    char kind;
+    const char *tok;
+    size_t len;
+} field_t;
+
+/* One event's interesting fields (buffers reused from event to event). */
+typedef struct {
+    str_t ph, name, aname, alabels, pid_s, tid_s;
+    field_t ts, dur, pid, tid, asort;
+} event_t;
+
+/* Reads a value into f: numbers keep their text, strings are decoded into
+ * sbuf (when given), anything else is skipped.  Returns 0 or an error. */
+static int read_field(js_t *js, field_t *f, str_t *sbuf) {
+    int rc;
+    if (*js->p == '"') {
+        if ((rc = jstring(js, 1))) return rc;
+        if (sbuf && str_take(sbuf, js)) { js->oom = 1; return jfail(js, ""); }
+        f->kind = sbuf ? 's' : 'o';
+        return 0;
+    }
+    if (*js->p == '-' || (*js->p >= '0' && *js->p <= '9')) {
+        f->kind = 'n';
+        return jnumber(js, &f->tok, &f->len);
+    }
+    f->kind = 'o';
+    return skip_value(js);
+}
+
+/* Reads a string value into d (any other type is skipped, d unset). */
+static int read_str(js_t *js, str_t *d) {
+    int rc;
+    if (*js->p != '"') return skip_value(js);
+    if ((rc = jstring(js, 1))) return rc;
+    if (str_take(d, js)) { js->oom = 1; return jfail(js, ""); }
+    return 0;
+}
+
+/* Parses one event object into ev.  Returns 0 or an error. */
+static int parse_event(js_t *js, event_t *ev) {
+    int first = 1, rc;
+    ev->ph.set = ev->name.set = ev->aname.set = ev->alabels.set = 0;
+    ev->ts.kind = ev->dur.kind = ev->pid.kind = ev->tid.kind = 0;
+    ev->asort.kind = 0;
+    while ((rc = obj_next(js, &first)) == 1) {
+        const char *k = js->s;
+        if (!strcmp(k, "ph")) rc = read_str(js, &ev->ph);
+        else if (!strcmp(k, "name")) rc = read_str(js, &ev->name);
+        else if (!strcmp(k, "ts")) rc = read_field(js, &ev->ts, NULL);
+        else if (!strcmp(k, "dur")) rc = read_field(js, &ev->dur, NULL);
+        else if (!strcmp(k, "pid")) rc = read_field(js, &ev->pid, &ev->pid_s);
+        else if (!strcmp(k, "tid")) rc = read_field(js, &ev->tid, &ev->tid_s);
+        else if (!strcmp(k, "args") && *js->p == '{') {
+            int af = 1;
+            while ((rc = obj_next(js, &af)) == 1) {
+                const char *ak = js->s;
+                if (!strcmp(ak, "name")) rc = read_str(js, &ev->aname);
+                else if (!strcmp(ak, "labels")) rc = read_str(js, &ev->alabels);
+                else if (!strcmp(ak, "sort_index"))
+                    rc = read_field(js, &ev->asort, NULL);
+                else rc = skip_value(js);
+                if (rc) return rc;
+            }
+        } else rc = skip_value(js);
+        if (rc < 0) return rc;
+    }
+    return rc;
+}
+
+/* Converts an event's pid or tid field to an integer: a JSON integer or a
+ * string holding one; absent is 0.  Returns 0 or -1 (unusable). */
+static int id_of(const field_t *f, const str_t *s, int64_t *out) {
+    if (f->kind == 0) { *out = 0; return 0; }
+    if (f->kind == 'n') return num_scaled(f->tok, f->len, 0, 1, out) ? -1 : 0;
+    if (f->kind == 's') {
+        const char *p = s->p;
+        size_t i = (p[0] == '-'), n = s->n;
+        if (i >= n || n - i > 18) return -1;
+        for (size_t j = i; j < n; j++)
+            if (p[j] < '0' || p[j] > '9') return -1;
+        return num_scaled(p, n, 0, 1, out) ? -1 : 0;
+    }
+    return -1;
+}
+
+/* Formats the "event N: what" message and returns SPS_EFORMAT. */
+static int ev_fail(js_t *js, uint64_t idx, const char *what) {
+    sps__tlr_set_error("%s: not a valid trace JSON file: event %llu: %s",
+                       js->path, (unsigned long long)idx, what);
+    return SPS_EFORMAT;
+}
+
+/* Parses "rank N" into *rank.  Returns 1 if it matched. */
+static int parse_rank_label(const char *s, int64_t *rank) {
+    if (strncmp(s, "rank ", 5) != 0) return 0;
+    s += 5;
+    int64_t v = 0;
+    if (*s < '0' || *s > '9') return 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > 100000000) return 0;
+        v = v * 10 + (*s - '0');
+    }
+    if (*s) return 0;
+    *rank = v;
+    return 1;
+}
+
+/* Replaces *dst (owned, may be NULL) with a copy of s.  Returns 0 or -1. */
+static int set_owned(char **dst, const char *s) {
+    char *c = strdup(s);
+    if (!c) return -1;
+    free(*dst);
+    *dst = c;
+    return 0;
+}
+
+/* Acts on one parsed event (index idx in the file): records a span, a B/E
+ * event or metadata.  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
+static int use_event(cjr_t *r, js_t *js, event_t *ev, uint64_t idx) {
+    if (!ev->ph.set || ev->ph.n != 1) return 0;
+    char ph = ev->ph.p[0];
+    if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 'M') return 0;
+    int64_t pid, tid, ts = 0, dur = 0;
+    if (id_of(&ev->pid, &ev->pid_s, &pid) || id_of(&ev->tid, &ev->tid_s, &tid)) {
+        if (ph == 'M') return 0;
+        return ev_fail(js, idx, "pid/tid is not an integer");
+    }
+    if (ph == 'M') {
+        if (!ev->name.set) return 0;
+        const char *what = ev->name.p;
+        int64_t sort;
+        int has_sort = ev->asort.kind == 'n' &&
+                       !num_scaled(ev->asort.tok, ev->asort.len, 0, 1, &sort);
+        if (!strncmp(what, "process_", 8)) {
+            int64_t pi = get_proc(r, pid);
+            if (pi < 0) goto oom;
+            rproc_t *p = &r->rp[pi];
+            if (!strcmp(what, "process_name") && ev->aname.set) {
+                if (set_owned(&p->name, ev->aname.p)) goto oom;
+            } else if (!strcmp(what, "process_labels") && ev->alabels.set) {
+                parse_rank_label(ev->alabels.p, &p->rank);
+            } else if (!strcmp(what, "process_sort_index") && has_sort) {
+                p->sort = sort;
+                p->has_sort = 1;
+            }
+        } else if (!strncmp(what, "thread_", 7)) {
+            int64_t ti = get_thread(r, pid, tid);
+            if (ti < 0) goto oom;
+            rthread_t *t = &r->rt[ti];
+            if (!strcmp(what, "thread_name") && ev->aname.set) {
+                if (set_owned(&t->name, ev->aname.p)) goto oom;
+            } else if (!strcmp(what, "thread_sort_index") && has_sort) {
+                t->sort = sort;
+                t->has_sort = 1;
+            }
+        }
+        return 0;
+    }
+    if (ev->ts.kind != 'n') return ev_fail(js, idx, "\"ts\" missing or not a number");
+    if (num_scaled(ev->ts.tok, ev->ts.len, 3, 0, &ts))
+        return ev_fail(js, idx, "\"ts\" out of range");
+    if (ph == 'X') {
+        if (ev->dur.kind && ev->dur.kind != 'n')
+            return ev_fail(js, idx, "\"dur\" is not a number");
+        if (ev->dur.kind && num_scaled(ev->dur.tok, ev->dur.len, 3, 0, &dur))
+            return ev_fail(js, idx, "\"dur\" out of range");
+        if (dur < 0) { r->dropped++; return 0; }
+        if (ts > 0 && dur > INT64_MAX - ts)
+            return ev_fail(js, idx, "\"ts\" + \"dur\" out of range");
+    }
+    int64_t ti = get_thread(r, pid, tid);
+    int64_t ni = ph == 'E' ? 0
+               : intern_name(r, ev->name.set ? ev->name.p : "",
+                             ev->name.set ? ev->name.n : 0);
+    if (ti < 0 || ni < 0) goto oom;
+    if (ph == 'X') {
+        if (grow((void **)&r->spans, &r->spans_cap, r->nspans, sizeof *r->spans))
+            goto oom;
+        rspan_t *s = &r->spans[r->nspans++];
+        s->start = ts;
+        s->end = ts + dur;
+        s->name = (uint32_t)ni;
+        s->thread = (uint32_t)ti;
+    } else {
+        if (grow((void **)&r->be, &r->be_cap, r->nbe, sizeof *r->be)) goto oom;
+        be_t *b = &r->be[r->nbe++];
+        b->ts = ts;
+        b->seq = idx;
+        b->thread = (uint32_t)ti;
+        b->name = (uint32_t)ni;
+        b->is_end = ph == 'E';
+    }
+    return 0;
+oom:
+    js->oom = 1;
+    return jfail(js, "");
+}
+
+/* Parses the events array at js->p ('[').  With lenient_end (a bare
+ * top-level array), the file may end where ',' or ']' is expected.
+ * Returns 0 or an error. */
+static int parse_events(cjr_t *r, js_t *js, int lenient_end) {
+    event_t ev;
+    uint64_t idx = 0;
+    int rc = 0;
+    memset(&ev, 0, sizeof ev);
+    js->p++; /* '[' */
+    ws(js);
+    if (js->p < js->end && *js->p == ']') { js->p++; goto out; }
+    for (;;) {
+        ws(js);
+        if (lenient_end && js->p >= js->end) break;
+        if (js->p >= js->end || *js->p != '{') {
+            rc = jfail(js, "expected an event object");
+            break;
+        }
+        if ((rc = parse_event(js, &ev))) break;
+        if ((rc = use_event(r, js, &ev, idx++))) break;
+        ws(js);
+        if (lenient_end && js->p >= js->end) break;
+        if (js->p >= js->end) { rc = jfail(js, "unexpected end of file"); break; }
+        if (*js->p == ']') { js->p++; break; }
+        if (*js->p != ',') { rc = jfail(js, "expected ',' or ']'"); break; }
+        js->p++;
+    }
+out:
+    free(ev.ph.p); free(ev.name.p); free(ev.aname.p); free(ev.alabels.p);
+    free(ev.pid_s.p); free(ev.tid_s.p);
+    return rc;
+}
+
+/* Parses the whole document.  Returns 0 or an error. */
+static int parse_doc(cjr_t *r, js_t *js) {
+    int rc, first = 1, have_events = 0;
+    if (js->end - js->p >= 3 && !memcmp(js->p, "\xEF\xBB\xBF", 3)) js->p += 3;
+    ws(js);
+    if (js->p >= js->end) return jfail(js, "empty file");
+    if (*js->p == '[') {
+        if ((rc = parse_events(r, js, 1))) return rc;
+    } else if (*js->p == '{') {
+        while ((rc = obj_next(js, &first)) == 1) {
+            const char *k = js->s;
+            if (!strcmp(k, "traceEvents")) {
+                if (*js->p != '[') return jfail(js, "traceEvents is not an array");
+                if (have_events) return jfail(js, "two traceEvents arrays");
+                have_events = 1;
+                rc = parse_events(r, js, 0);
+            } else if (!strcmp(k, "baseTimeNanoseconds")) {
+                const char *t;
+                size_t n;
+                if ((rc = jnumber(js, &t, &n))) return rc;
+                if (num_scaled(t, n, 0, 0, &r->base_ns))
+                    return jfail(js, "baseTimeNanoseconds out of range");
+            } else if (!strcmp(k, "traceName") && *js->p == '"') {
+                if ((rc = jstring(js, 1))) return rc;
+                if (set_owned(&r->trace_name, js->s)) {
+                    js->oom = 1;
+                    return jfail(js, "");
+                }
+            } else if (!strcmp(k, "distributedInfo") && *js->p == '{') {
+                int df = 1;
+                while ((rc = obj_next(js, &df)) == 1) {
+                    const char *dk = js->s;
+                    int is_rank = !strcmp(dk, "rank");
+                    int is_ws = !strcmp(dk, "world_size");
+                    field_t f = {0};
+                    if ((rc = read_field(js, &f, NULL))) return rc;
+                    int64_t v;
+                    if ((is_rank || is_ws) && f.kind == 'n' &&
+                        !num_scaled(f.tok, f.len, 0, 1, &v)) {
+                        if (is_rank) { r->rank = v; r->has_rank = 1; }
+                        else r->world_size = v;
+                    }
+                }
+            } else {
+                rc = skip_value(js);
+            }
+            if (rc < 0) return rc;
+        }
+        if (rc < 0) return rc;
+        if (!have_events) return jfail(js, "no traceEvents array");
+    } else {
+        return jfail(js, "expected '{' or '['");
+    }
+    ws(js);
+    if (js->p != js->end) return jfail(js, "trailing data after the trace");
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Building the timeline                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Orders B/E events by (thread, ts, file order). */
+static int cmp_be(const void *a, const void *b) {
+    const be_t *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Orders spans by (start, -end, thread, name). */
+static int cmp_span(const void *a, const void *b) {
+    const rspan_t *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+/* A sort key for processes and threads: (sort_index or after all, seen). */
+typedef struct {
+    int64_t sort;
+    uint64_t seen;
+    uint32_t idx;
+} okey_t;
+
+/* Orders okey_t by (sort, seen). */
+static int cmp_okey(const void *a, const void *b) {
+    const okey_t *x = a, *y = b;
+    if (x->sort != y->sort) return x->sort < y->sort ? -1 : 1;
+    return (x->seen > y->seen) - (x->seen < y->seen);
+}
+
+/* Turns matched B/E pairs into spans (unmatched ones are counted in
+ * r->dropped).  Returns 0 or -1 (no memory). */
+static int match_be(cjr_t *r) {
+    if (!r->nbe) return 0;
+    qsort(r->be, r->nbe, sizeof *r->be, cmp_be);
+    size_t *stack = malloc(r->nbe * sizeof *stack), top = 0;
+    if (!stack) return -1;
+    for (size_t i = 0; i < r->nbe; i++) {
+        if (i > 0 && r->be[i].thread != r->be[i - 1].thread) {
+            r->dropped += top;
+            top = 0;
+        }
+        if (!r->be[i].is_end) { stack[top++] = i; continue; }
+        if (!top) { r->dropped++; continue; }
+        const be_t *b = &r->be[stack[--top]];
+        if (grow((void **)&r->spans, &r->spans_cap, r->nspans, sizeof *r->spans)) {
+            free(stack);
+            return -1;
+        }
+        rspan_t *s = &r->spans[r->nspans++];
+        s->start = b->ts;
+        s->end = r->be[i].ts;
+        s->name = b->name;
+        s->thread = b->thread;
+    }
+    r->dropped += top;
+    free(stack);
+    free(r->be);
+    r->be = NULL;
+    r->nbe = 0;
+    return 0;
+}
+
+/* Builds the header: orders processes and threads, fills names, renumbers
+ * span threads, sorts spans, drops those that do not nest on their thread,
+ * and makes times absolute.  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
+static int build(cjr_t *r, const char *path) {
+    if (match_be(r)) goto oom;
+    size_t np = r->nrp, nt = r->nrt;
+    okey_t *k = malloc((np > nt ? np : nt) * sizeof *k + 1);
+    uint32_t *tmap = malloc(nt * sizeof *tmap + 1);
+    r->procs = calloc(np + 1, sizeof *r->procs);
+    r->threads = calloc(nt + 1, sizeof *r->threads);
+    r->name_ptrs = malloc((r->nnames + 1) * sizeof *r->name_ptrs);
+    if (!k || !tmap || !r->procs || !r->threads || !r->name_ptrs) {
+        free(k);
+        free(tmap);
+        goto oom;
+    }
+    for (size_t i = 0; i < np; i++) {
+        rproc_t *p = &r->rp[i];
+        k[i] = (okey_t){p->has_sort ? p->sort : INT64_MAX, p->seen, (uint32_t)i};
+        if (p->rank < 0 && r->has_rank) p->rank = r->rank;
+        if (!p->name) {
+            char buf[48];
+            if (p->rank >= 0) snprintf(buf, sizeof buf, "rank %lld", (long long)p->rank);
+            else snprintf(buf, sizeof buf, "process %lld", (long long)p->pid);
+            if (set_owned(&p->name, buf)) { free(k); free(tmap); goto oom; }
+        }
+    }
+    qsort(k, np, sizeof *k, cmp_okey);
+    for (size_t i = 0; i < np; i++) {
+        const rproc_t *p = &r->rp[k[i].idx];
+        r->procs[i] = (sps__tl_proc_t){p->pid, p->rank, p->name};
+    }
+    for (size_t i = 0; i < nt; i++) {
+        rthread_t *t = &r->rt[i];
+        k[i] = (okey_t){t->has_sort ? t->sort : INT64_MAX, t->seen, (uint32_t)i};
+        if (!t->name && set_owned(&t->name, "")) { free(k); free(tmap); goto oom; }
+    }
+    qsort(k, nt, sizeof *k, cmp_okey);
+    for (size_t i = 0; i < nt; i++) {
+        const rthread_t *t = &r->rt[k[i].idx];
+        r->threads[i] = (sps__tl_thread_t){t->pid, t->tid, t->name};
+        tmap[k[i].idx] = (uint32_t)i;
+    }
+    free(k);
+    for (size_t i = 0; i < r->nnames; i++) r->name_ptrs[i] = r->names[i];
+    for (size_t i = 0; i < r->nspans; i++) {
+        rspan_t *s = &r->spans[i];
+        s->thread = tmap[s->thread];
+        if ((r->base_ns > 0 && s->end > INT64_MAX - r->base_ns) ||
+            (r->base_ns < 0 && s->start < INT64_MIN - r->base_ns)) {
+            free(tmap);
+            sps__tlr_set_error("%s: not a valid trace JSON file: a time is "
+                               "out of range", path);
+            return SPS_EFORMAT;
+        }
+        s->start += r->base_ns;
+        s->end += r->base_ns;
+    }
+    free(tmap);
+    if (r->nspans) qsort(r->spans, r->nspans, sizeof *r->spans, cmp_span);
+    /* nesting filter: per thread a stack threaded through up[] */
+    size_t *up = malloc(r->nspans * sizeof *up + 1);
+    size_t *topi = malloc(nt * sizeof *topi + 1);
+    if (!up || !topi) { free(up); free(topi); goto oom; }
+    for (size_t i = 0; i < nt; i++) topi[i] = SIZE_MAX;
+    size_t out = 0;
+    for (size_t i = 0; i < r->nspans; i++) {
+        rspan_t s = r->spans[i];
+        size_t *t = &topi[s.thread];
+        while (*t != SIZE_MAX && r->spans[*t].end <= s.start) *t = up[*t];
+        if (*t != SIZE_MAX && s.end > r->spans[*t].end) {
+            r->dropped++;
+            continue;
+        }
+        r->spans[out] = s;
+        up[out] = *t;
+        *t = out++;
+    }
+    free(up);
+    free(topi);
+    r->nspans = out;
+
+    r->h.nnames = r->nnames;
+    r->h.names = r->name_ptrs;
+    r->h.nprocs = np;
+    r->h.procs = r->procs;
+    r->h.nthreads = nt;
+    r->h.threads = r->threads;
+    r->h.base_ns = r->base_ns;
+    r->h.trace_name = r->trace_name;
+    r->h.rank = r->has_rank ? r->rank : -1;
+    r->h.world_size = r->has_rank ? r->world_size : 0;
+    r->h.nspans = r->nspans;
+    return 0;
+oom:
+    sps__tlr_set_error("%s: out of memory", path);
+    return SPS_ENOMEM;
+}
+
+/* ------------------------------------------------------------------------ */
+/* File input                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Reads all of path into *buf (owned by the caller), gunzipping when the
+ * data starts with the gzip magic; the expansion is capped.  Returns 0,
+ * SPS_EIO, SPS_EFORMAT or SPS_ENOMEM with the message set. */
+static int slurp(const char *path, unsigned char **buf, size_t *len) {
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        sps__tlr_set_error("%s: %s", path, strerror(errno));
+        return SPS_EIO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        sps__tlr_set_error("%s: not a regular file", path);
+        close(fd);
+        return SPS_EIO;
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    unsigned char *raw = malloc(n + 1);
+    if (!raw) {
+        close(fd);
+        sps__tlr_set_error("%s: out of memory", path);
+        return SPS_ENOMEM;
+    }
+    while (got < n) {
+        ssize_t k = read(fd, raw + got, n - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            sps__tlr_set_error("%s: %s", path, strerror(errno));
+            free(raw);
+            close(fd);
+            return SPS_EIO;
+        }
+        if (k == 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    n = got;
+    if (n < 2 || raw[0] != 0x1f || raw[1] != 0x8b) {
+        *buf = raw;
+        *len = n;
+        return 0;
+    }
+    /* gzip (possibly several members) */
+    uint64_t cap64 = (uint64_t)n * GZ_RATIO;
+    if (cap64 < GZ_FLOOR) cap64 = GZ_FLOOR;
+    if (cap64 > GZ_ABS_MAX) cap64 = GZ_ABS_MAX;
+    if (cap64 > SIZE_MAX / 2) cap64 = SIZE_MAX / 2;
+    size_t cap = (size_t)cap64, ocap = n * 4 + 4096, olen = 0;
+    if (ocap > cap) ocap = cap;
+    unsigned char *o = malloc(ocap + 1);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    int zr = Z_OK, rc = 0;
+    if (!o || inflateInit2(&z, 15 + 16) != Z_OK) {
+        free(o);
+        free(raw);
+        sps__tlr_set_error("%s: out of memory", path);
+        return SPS_ENOMEM;
+    }
+    z.next_in = raw;
+    size_t in_left = n;
+    for (;;) {
+        if (olen == ocap) {
+            if (ocap >= cap) {
+                sps__tlr_set_error("%s: gzip data expands to more than %zu "
+                                   "bytes", path, cap);
+                rc = SPS_EFORMAT;
+                break;
+            }
+            size_t nc = ocap * 2 > cap ? cap : ocap * 2;
+            unsigned char *p = realloc(o, nc + 1);
+            if (!p) {
+                sps__tlr_set_error("%s: out of memory", path);
+                rc = SPS_ENOMEM;
+                break;
+            }
+            o = p;
+            ocap = nc;
+        }
+        unsigned ib = in_left > (1u << 30) ? (1u << 30) : (unsigned)in_left;
+        size_t ospace = ocap - olen;
+        unsigned ob = ospace > (1u << 30) ? (1u << 30) : (unsigned)ospace;
+        z.avail_in = ib;
+        z.next_out = o + olen;
+        z.avail_out = ob;
+        zr = inflate(&z, Z_NO_FLUSH);
+        in_left -= ib - z.avail_in;
+        olen += ob - z.avail_out;
+        if (zr == Z_STREAM_END) {
+            /* another member may follow (skip trailing zero padding) */
+            while (in_left && *z.next_in == 0) { z.next_in++; in_left--; }
+            if (!in_left) break;
+            if (inflateReset(&z) != Z_OK) { zr = Z_DATA_ERROR; }
+            else continue;
+        }
+        if (zr == Z_BUF_ERROR && in_left == 0) {
+            sps__tlr_set_error("%s: truncated gzip data", path);
+            rc = SPS_EFORMAT;
+            break;
+        }
+        if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            sps__tlr_set_error("%s: corrupt gzip data (%s)", path,
+                               z.msg ? z.msg : "inflate failed");
+            rc = zr == Z_MEM_ERROR ? SPS_ENOMEM : SPS_EFORMAT;
+            break;
+        }
+        if (zr == Z_BUF_ERROR && ob - z.avail_out == 0 && ib == z.avail_in &&
+            olen < ocap) {
+            sps__tlr_set_error("%s: corrupt gzip data", path);
+            rc = SPS_EFORMAT;
+            break;
+        }
+    }
+    inflateEnd(&z);
+    free(raw);
+    if (rc) {
+        free(o);
+        return rc;
+    }
+    *buf = o;
+    *len = olen;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The reader object                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* vt.header: the header (valid until free). */
+static const sps__tl_header_t *cjr_header(void *rv) {
+    return &((cjr_t *)rv)->h;
+}
+
+/* vt.next: the next span (1), or 0 at the end. */
+static int cjr_next(void *rv, sps__tl_span_t *s) {
+    cjr_t *r = rv;
+    if (!s) return SPS_EINVAL;
+    if (r->pos >= r->nspans) return 0;
+    const rspan_t *x = &r->spans[r->pos++];
+    s->name = x->name;
+    s->thread = x->thread;
+    s->start_ns = x->start;
+    s->end_ns = x->end;
+    return 1;
+}
+
+/* vt.free: frees the reader and everything it owns. */
+static void cjr_free(void *rv) {
+    cjr_t *r = rv;
+    if (!r) return;
+    for (size_t i = 0; i < r->nnames; i++) free(r->names[i]);
+    free(r->names);
+    for (size_t i = 0; i < r->nrp; i++) free(r->rp[i].name);
+    free(r->rp);
+    for (size_t i = 0; i < r->nrt; i++) free(r->rt[i].name);
+    free(r->rt);
+    free(r->name_ht.slot);
+    free(r->proc_ht.slot);
+    free(r->thr_ht.slot);
+    free(r->procs);
+    free(r->threads);
+    free(r->name_ptrs);
+    free(r->trace_name);
+    free(r->spans);
+    free(r->be);
+    free(r);
+}
+
+/* Spans and B/E events dropped by reader r (unmatched B/E, negative
+ * durations, partial overlaps on a thread). */
+SPS__HIDDEN uint64_t sps__cjr_dropped(const void *r);
+uint64_t sps__cjr_dropped(const void *r) {
+    return r ? ((const cjr_t *)r)->dropped : 0;
+}
+
+/* Opens a Chrome trace JSON file (gzip detected by its magic bytes, gzip
+ * is only a hint).  *out receives a reader owned by the caller (free it
+ * through its vt).  Returns 0, SPS_EIO (cannot read), SPS_EFORMAT (not a
+ * valid trace) or SPS_ENOMEM, with a one-line message set. */
+int sps__cjr_open(void **out, const char *path, int gzip) {
+    (void)gzip;
+    if (!out || !path) return SPS_EINVAL;
+    *out = NULL;
+    unsigned char *buf;
+    size_t len;
+    int rc = slurp(path, &buf, &len);
+    if (rc) return rc;
+    cjr_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        free(buf);
+        sps__tlr_set_error("%s: out of memory", path);
+        return SPS_ENOMEM;
+    }
+    r->vt.header = cjr_header;
+    r->vt.next = cjr_next;
+    r->vt.free = cjr_free;
+    r->rank = -1;
+    js_t js = {path, buf, buf, buf + len, NULL, 0, 0, 0};
+    rc = parse_doc(r, &js);
+    free(js.s);
+    free(buf);
+    if (!rc) rc = build(r, path);
+    if (rc) {
+        cjr_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}

@@ -1,0 +1,636 @@
+/*
+ * perfetto.c -- timeline writer for Perfetto's native protobuf trace format
+ * (.pftrace), with a hand-written protobuf encoder (no protobuf library).
+ *
+ * The file is a `Trace` message: a sequence of `packet` (field 1)
+ * TracePackets, all on ONE trusted_packet_sequence_id.  Layout:
+ *
+ *   1. A packet with sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED carrying
+ *      TracePacketDefaults {timestamp_clock_id = 64, track_event_defaults
+ *      {track_uuid = first thread's track}} and a ClockSnapshot mapping the
+ *      sequence-scoped clock 64 (is_incremental, unit_multiplier_ns = 1) to
+ *      BUILTIN_CLOCK_MONOTONIC (3) at base_ns, with primary_trace_clock =
+ *      MONOTONIC.  Its own timestamp is base_ns on clock 3 (explicit id), so
+ *      it does not advance clock 64.
+ *   2. InternedData packets: every header name as EventName {iid = id + 1}.
+ *   3. One TrackDescriptor per process (ProcessDescriptor pid, process_name)
+ *      and per thread (parent_uuid = its process, ThreadDescriptor pid, tid,
+ *      thread_name).  Track uuids are small (threads 1..n, processes after),
+ *      so that an explicit track_uuid costs 2-3 bytes.
+ *   4. TrackEvent TYPE_SLICE_BEGIN / TYPE_SLICE_END packets.  Timestamps are
+ *      deltas on clock 64 ("each TracePacket's timestamp should be
+ *      interpreted as a delta from the last TracePacket's timestamp
+ *      (referencing this clock) emitted by the same packet_sequence_id";
+ *      the first one is relative to the ClockSnapshot's value).  track_uuid
+ *      is written only when it differs from the default.
+ *
+ * Event packets do not carry SEQ_NEEDS_INCREMENTAL_STATE: a file written in
+ * one go has no packet loss, trace processor applies defaults and interned
+ * data regardless of the flag, and leaving it out keeps a regular loop at
+ * <= 24 bytes per span (begin 13 + end 11 with 2-byte deltas).
+ *
+ * Spans arrive in global start order and nest per thread.  Each thread keeps
+ * a stack of the ends of its open spans; a binary heap over threads keyed by
+ * their stack top lets us, before a begin at time t, write every pending end
+ * <= t across all threads in time order, so timestamps never decrease on the
+ * sequence.  Memory: O(threads + names + nesting depth), never O(spans).
+ */
+#include "formats/timeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PF_SEQ_ID 1u          /* our one trusted_packet_sequence_id */
+#define PF_CLOCK_INCR 64u     /* first sequence-scoped clock id */
+#define PF_CLOCK_MONO 3u      /* BUILTIN_CLOCK_MONOTONIC */
+#define PF_BUF_CAP (256u * 1024u)
+#define PF_NAMES_PER_PACKET 1024u
+
+/* A growable byte buffer used to build the prologue messages.  Owns b. */
+typedef struct pf_bytes {
+    uint8_t *b;
+    size_t n, cap;
+    int oom;
+} pf_bytes_t;
+
+/* One thread's stack of pending span ends (ns, absolute). Owns ends. */
+typedef struct pf_thr {
+    int64_t *ends;
+    size_t n, cap;
+    size_t heap_pos;    /* index in the heap, SIZE_MAX when not in it */
+    uint64_t uuid;      /* track uuid */
+} pf_thr_t;
+
+struct sps__pfw {
+    int fd;
+    char *path;          /* owned copy, for messages and abort */
+    int err;             /* sticky first error */
+    uint8_t *buf;        /* output buffer, PF_BUF_CAP bytes, owned */
+    size_t nbuf;
+    size_t nthreads, nnames;
+    pf_thr_t *thr;       /* nthreads entries, owned */
+    uint32_t *heap;      /* threads with pending ends, owned */
+    size_t nheap;
+    uint64_t def_uuid;   /* TrackEventDefaults.track_uuid */
+    int64_t clock;       /* current value of clock 64 (absolute ns) */
+    int64_t last_start;  /* start of the previous span */
+    int any_span;
+};
+
+/* ------------------------------------------------------------------------ */
+/* encoding primitives                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Writes v as a base-128 varint at p (room for 10 bytes); returns bytes. */
+static size_t pf_varint(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Makes room for need more bytes in b (sets b->oom on failure). */
+static int pf_bytes_reserve(pf_bytes_t *b, size_t need) {
+    if (b->oom) return -1;
+    if (b->cap - b->n >= need) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->n < need) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = 1;
+            return -1;
+        }
+        cap *= 2;
+    }
+    uint8_t *nb = realloc(b->b, cap);
+    if (!nb) {
+        b->oom = 1;
+        return -1;
+    }
+    b->b = nb;
+    b->cap = cap;
+    return 0;
+}
+
+/* Appends a varint to b. */
+static void pf_put_varint(pf_bytes_t *b, uint64_t v) {
+    if (pf_bytes_reserve(b, 10) == 0) b->n += pf_varint(b->b + b->n, v);
+}
+
+/* Appends a varint field (wire type 0) to b. */
+static void pf_put_uint(pf_bytes_t *b, uint32_t field, uint64_t v) {
+    pf_put_varint(b, (uint64_t)field << 3);
+    pf_put_varint(b, v);
+}
+
+/* Appends a length-delimited field (wire type 2) holding n bytes at p. */
+static void pf_put_bytes(pf_bytes_t *b, uint32_t field, const void *p,
+                         size_t n) {
+    pf_put_varint(b, ((uint64_t)field << 3) | 2);
+    pf_put_varint(b, n);
+    if (n && pf_bytes_reserve(b, n) == 0) {
+        memcpy(b->b + b->n, p, n);
+        b->n += n;
+    }
+}
+
+/* Appends a string field. */
+static void pf_put_str(pf_bytes_t *b, uint32_t field, const char *s) {
+    pf_put_bytes(b, field, s, strlen(s));
+}
+
+/* Appends the nested message in sub as field, then empties sub (keeps its
+ * memory). */
+static void pf_put_msg(pf_bytes_t *b, uint32_t field, pf_bytes_t *sub) {
+    if (sub->oom) b->oom = 1;
+    pf_put_bytes(b, field, sub->b, sub->n);
+    sub->n = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* output                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Records the first error (with a message naming the file); returns it. */
+static int pf_fail(sps__pfw_t *w, int code, const char *what) {
+    if (!w->err) {
+        w->err = code;
+        sps__tlr_set_error("%s: %s", w->path, what);
+    }
+    return w->err;
+}
+
+/* Writes the buffered bytes to the file; SPS_EIO on failure. */
+static int pf_flush(sps__pfw_t *w) {
+    size_t off = 0;
+    while (off < w->nbuf) {
+        ssize_t k = write(w->fd, w->buf + off, w->nbuf - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            w->nbuf = 0;
+            return pf_fail(w, SPS_EIO, strerror(k < 0 ? errno : EIO));
+        }
+        off += (size_t)k;
+    }
+    w->nbuf = 0;
+    return 0;
+}
+
+/* Appends n raw bytes to the output. */
+static int pf_out(sps__pfw_t *w, const void *p, size_t n) {
+    const uint8_t *s = p;
+    while (n) {
+        if (w->nbuf == PF_BUF_CAP && pf_flush(w)) return w->err;
+        size_t k = PF_BUF_CAP - w->nbuf;
+        if (k > n) k = n;
+        memcpy(w->buf + w->nbuf, s, k);
+        w->nbuf += k;
+        s += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* Writes one Trace.packet (field 1) whose TracePacket body is pkt. */
+static int pf_packet(sps__pfw_t *w, pf_bytes_t *pkt) {
+    if (pkt->oom) return pf_fail(w, SPS_ENOMEM, "out of memory");
+    uint8_t hdr[11];
+    size_t h = 0;
+    hdr[h++] = 0x0A; /* field 1, wire type 2 */
+    h += pf_varint(hdr + h, pkt->n);
+    if (pf_out(w, hdr, h) || pf_out(w, pkt->b, pkt->n)) return w->err;
+    pkt->n = 0;
+    return 0;
+}
+
+/* Writes one TrackEvent packet: type 1 (begin, with name_iid) or 2 (end) at
+ * absolute time t on the track uuid.  The hot path: encoded straight into
+ * the output buffer. */
+static int pf_event(sps__pfw_t *w, int type, uint64_t uuid, uint32_t name,
+                    int64_t t) {
+    uint8_t ev[32], pk[64];
+    size_t ne = 0, np = 0;
+    ev[ne++] = 0x48; /* type = 9 */
+    ev[ne++] = (uint8_t)type;
+    if (type == 1) {
+        ev[ne++] = 0x50; /* name_iid = 10 */
+        ne += pf_varint(ev + ne, (uint64_t)name + 1);
+    }
+    if (uuid != w->def_uuid) {
+        ev[ne++] = 0x58; /* track_uuid = 11 */
+        ne += pf_varint(ev + ne, uuid);
+    }
+    if (t >= w->clock) {
+        pk[np++] = 0x40; /* timestamp = 8, delta on clock 64 */
+        np += pf_varint(pk + np, (uint64_t)(t - w->clock));
+        w->clock = t;
+    } else {
+        /* Only before base_ns: an absolute MONOTONIC timestamp, which leaves
+         * clock 64 where it is. */
+        pk[np++] = 0x40;
+        np += pf_varint(pk + np, (uint64_t)t);
+        pk[np++] = 0xD0; /* timestamp_clock_id = 58: tag 58<<3 = 464 */
+        pk[np++] = 0x03;
+        pk[np++] = (uint8_t)PF_CLOCK_MONO;
+    }
+    pk[np++] = 0x50; /* trusted_packet_sequence_id = 10 */
+    pk[np++] = (uint8_t)PF_SEQ_ID;
+    pk[np++] = 0x5A; /* track_event = 11 */
+    pk[np++] = (uint8_t)ne;
+    memcpy(pk + np, ev, ne);
+    np += ne;
+    if (PF_BUF_CAP - w->nbuf >= np + 2) { /* fast path */
+        w->buf[w->nbuf++] = 0x0A;
+        w->buf[w->nbuf++] = (uint8_t)np; /* np < 128 */
+        memcpy(w->buf + w->nbuf, pk, np);
+        w->nbuf += np;
+        return 0;
+    }
+    uint8_t hdr[2] = {0x0A, (uint8_t)np};
+    if (pf_out(w, hdr, 2) || pf_out(w, pk, np)) return w->err;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* pending ends: a min-heap over threads keyed by their stack top           */
+/* ------------------------------------------------------------------------ */
+
+/* The key of heap slot i: the earliest pending end of that thread. */
+static int64_t pf_key(const sps__pfw_t *w, size_t i) {
+    const pf_thr_t *t = &w->thr[w->heap[i]];
+    return t->ends[t->n - 1];
+}
+
+/* Swaps heap slots i and j, keeping heap_pos in step. */
+static void pf_heap_swap(sps__pfw_t *w, size_t i, size_t j) {
+    uint32_t a = w->heap[i];
+    w->heap[i] = w->heap[j];
+    w->heap[j] = a;
+    w->thr[w->heap[i]].heap_pos = i;
+    w->thr[w->heap[j]].heap_pos = j;
+}
+
+/* Restores the heap order around slot i after its key changed. */
+static void pf_heap_fix(sps__pfw_t *w, size_t i) {
+    while (i > 0 && pf_key(w, (i - 1) / 2) > pf_key(w, i)) {
+        pf_heap_swap(w, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < w->nheap && pf_key(w, l) < pf_key(w, m)) m = l;
+        if (r < w->nheap && pf_key(w, r) < pf_key(w, m)) m = r;
+        if (m == i) break;
+        pf_heap_swap(w, i, m);
+        i = m;
+    }
+}
+
+/* Writes every pending end <= t (all of them when all is set), in time
+ * order, popping the threads' stacks. */
+static int pf_flush_ends(sps__pfw_t *w, int64_t t, int all) {
+    while (w->nheap && (all || pf_key(w, 0) <= t)) {
+        uint32_t ti = w->heap[0];
+        pf_thr_t *th = &w->thr[ti];
+        if (pf_event(w, 2, th->uuid, 0, th->ends[--th->n])) return w->err;
+        if (th->n == 0) {
+            th->heap_pos = SIZE_MAX;
+            w->nheap--;
+            if (w->nheap) {
+                w->heap[0] = w->heap[w->nheap];
+                w->thr[w->heap[0]].heap_pos = 0;
+                pf_heap_fix(w, 0);
+            }
+        } else {
+            pf_heap_fix(w, 0);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* header validation and prologue                                             */
+/* ------------------------------------------------------------------------ */
+
+/* 1 if s is valid UTF-8 without NUL bytes (no overlongs, no surrogates). */
+static int pf_utf8_ok(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        size_t n;
+        uint32_t cp;
+        if (c < 0x80) {
+            p++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        for (size_t i = 1; i <= n; i++) {
+            if ((p[i] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (p[i] & 0x3F);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+            (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        p += n + 1;
+    }
+    return 1;
+}
+
+/* Orders (pid, tid) pairs, for the uniqueness check. */
+static int pf_cmp_pair(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
+    return 0;
+}
+
+/* 1 if v fits an int32 (ProcessDescriptor/ThreadDescriptor pid, tid). */
+static int pf_fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* Checks h: strings present and UTF-8, pids unique and in int32, every
+ * thread's process present, (pid, tid) unique.  0 or SPS_EINVAL/ENOMEM. */
+static int pf_check_header(const sps__tl_header_t *h, const char **why) {
+    if ((h->nnames && !h->names) || (h->nprocs && !h->procs) ||
+        (h->nthreads && !h->threads)) {
+        *why = "header arrays missing";
+        return SPS_EINVAL;
+    }
+    if (h->nnames > (size_t)UINT32_MAX - 1 || h->nthreads > 0x7FFFFFFF) {
+        *why = "too many names or threads";
+        return SPS_EINVAL;
+    }
+    for (size_t i = 0; i < h->nnames; i++)
+        if (!h->names[i] || !pf_utf8_ok(h->names[i])) {
+            *why = "a span name is missing or not UTF-8";
+            return SPS_EINVAL;
+        }
+    size_t n = h->nprocs > h->nthreads ? h->nprocs : h->nthreads;
+    int64_t *pairs = malloc((n ? n : 1) * 2 * sizeof *pairs);
+    if (!pairs) {
+        *why = "out of memory";
+        return SPS_ENOMEM;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < h->nprocs && !rc; i++) {
+        if (!pf_fits32(h->procs[i].pid) ||
+            (h->procs[i].name && !pf_utf8_ok(h->procs[i].name))) {
+            *why = "a process pid is out of range or its name not UTF-8";
+            rc = SPS_EINVAL;
+        }
+        pairs[2 * i] = h->procs[i].pid;
+        pairs[2 * i + 1] = 0;
+    }
+    if (!rc && h->nprocs) {
+        qsort(pairs, h->nprocs, 2 * sizeof *pairs, pf_cmp_pair);
+        for (size_t i = 1; i < h->nprocs && !rc; i++)
+            if (pairs[2 * i] == pairs[2 * i - 2]) {
+                *why = "two processes share a pid";
+                rc = SPS_EINVAL;
+            }
+    }
+    for (size_t i = 0; i < h->nthreads && !rc; i++) {
+        const sps__tl_thread_t *t = &h->threads[i];
+        int found = 0;
+        /* binary search the sorted pids */
+        size_t lo = 0, hi = h->nprocs;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (pairs[2 * mid] < t->pid) lo = mid + 1;
+            else hi = mid;
+        }
+        found = lo < h->nprocs && pairs[2 * lo] == t->pid;
+        if (!found || !pf_fits32(t->tid) ||
+            (t->name && !pf_utf8_ok(t->name))) {
+            *why = "a thread has no process, a tid out of range or a "
+                   "non-UTF-8 name";
+            rc = SPS_EINVAL;
+        }
+    }
+    if (!rc && h->nthreads) {
+        for (size_t i = 0; i < h->nthreads; i++) {
+            pairs[2 * i] = h->threads[i].pid;
+            pairs[2 * i + 1] = h->threads[i].tid;
+        }
+        qsort(pairs, h->nthreads, 2 * sizeof *pairs, pf_cmp_pair);
+        for (size_t i = 1; i < h->nthreads && !rc; i++)
+            if (!pf_cmp_pair(pairs + 2 * i, pairs + 2 * i - 2)) {
+                *why = "two threads share (pid, tid)";
+                rc = SPS_EINVAL;
+            }
+    }
+    free(pairs);
+    return rc;
+}
+
+/* Writes the prologue packets (defaults + clock snapshot, interned names,
+ * track descriptors). */
+static int pf_prologue(sps__pfw_t *w, const sps__tl_header_t *h) {
+    pf_bytes_t pkt = {0}, a = {0}, b = {0};
+    int rc = 0;
+
+    /* 1: incremental state cleared, defaults, clock snapshot */
+    pf_put_uint(&pkt, 8, (uint64_t)h->base_ns);       /* timestamp */
+    pf_put_uint(&pkt, 58, PF_CLOCK_MONO);             /* timestamp_clock_id */
+    pf_put_uint(&pkt, 10, PF_SEQ_ID);
+    pf_put_uint(&pkt, 13, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
+    pf_put_uint(&a, 58, PF_CLOCK_INCR);               /* defaults clock */
+    pf_put_uint(&b, 11, w->def_uuid);                 /* track_uuid */
+    pf_put_msg(&a, 11, &b);                           /* track_event_defaults */
+    pf_put_msg(&pkt, 59, &a);                         /* trace_packet_defaults */
+    pf_put_uint(&b, 1, PF_CLOCK_MONO);                /* clock_id */
+    pf_put_uint(&b, 2, (uint64_t)h->base_ns);         /* timestamp */
+    pf_put_msg(&a, 1, &b);                            /* clocks */
+    pf_put_uint(&b, 1, PF_CLOCK_INCR);
+    pf_put_uint(&b, 2, (uint64_t)h->base_ns);
+    pf_put_uint(&b, 3, 1);                            /* is_incremental */
+    pf_put_uint(&b, 4, 1);                            /* unit_multiplier_ns */
+    pf_put_msg(&a, 1, &b);
+    pf_put_uint(&a, 2, PF_CLOCK_MONO);                /* primary_trace_clock */
+    pf_put_msg(&pkt, 6, &a);                          /* clock_snapshot */
+    rc = pf_packet(w, &pkt);
+
+    /* 2: interned names, PF_NAMES_PER_PACKET per packet */
+    for (size_t i = 0; i < h->nnames && !rc; i++) {
+        pf_put_uint(&b, 1, (uint64_t)i + 1);          /* iid */
+        pf_put_str(&b, 2, h->names[i]);               /* name */
+        pf_put_msg(&a, 2, &b);                        /* event_names */
+        if ((i + 1) % PF_NAMES_PER_PACKET == 0 || i + 1 == h->nnames) {
+            pf_put_uint(&pkt, 10, PF_SEQ_ID);
+            pf_put_msg(&pkt, 12, &a);                 /* interned_data */
+            rc = pf_packet(w, &pkt);
+        }
+    }
+
+    /* 3: track descriptors */
+    for (size_t i = 0; i < h->nprocs && !rc; i++) {
+        const sps__tl_proc_t *p = &h->procs[i];
+        pf_put_uint(&a, 1, w->nthreads + 1 + i);      /* uuid */
+        pf_put_uint(&b, 1, (uint64_t)p->pid);         /* pid (int32) */
+        pf_put_str(&b, 6, p->name ? p->name : "");    /* process_name */
+        pf_put_msg(&a, 3, &b);                        /* process */
+        pf_put_uint(&pkt, 10, PF_SEQ_ID);
+        pf_put_msg(&pkt, 60, &a);                     /* track_descriptor */
+        rc = pf_packet(w, &pkt);
+    }
+    for (size_t i = 0; i < h->nthreads && !rc; i++) {
+        const sps__tl_thread_t *t = &h->threads[i];
+        size_t pi = 0;
+        while (pi < h->nprocs && h->procs[pi].pid != t->pid) pi++;
+        pf_put_uint(&a, 1, w->thr[i].uuid);           /* uuid */
+        pf_put_uint(&a, 5, w->nthreads + 1 + pi);     /* parent_uuid */
+        pf_put_uint(&b, 1, (uint64_t)t->pid);
+        pf_put_uint(&b, 2, (uint64_t)t->tid);
+        if (t->name && *t->name) pf_put_str(&b, 5, t->name); /* thread_name */
+        pf_put_msg(&a, 4, &b);                        /* thread */
+        pf_put_uint(&pkt, 10, PF_SEQ_ID);
+        pf_put_msg(&pkt, 60, &a);
+        rc = pf_packet(w, &pkt);
+    }
+    free(pkt.b);
+    free(a.b);
+    free(b.b);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* public back end                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Frees w and everything it owns (closes the fd if still open). */
+static void pf_free(sps__pfw_t *w) {
+    if (!w) return;
+    if (w->fd >= 0) close(w->fd);
+    for (size_t i = 0; i < w->nthreads; i++) free(w->thr[i].ends);
+    free(w->thr);
+    free(w->heap);
+    free(w->buf);
+    free(w->path);
+    free(w);
+}
+
+/* Validates h, creates path and writes the prologue.  On success *out owns
+ * the writer (free it with close or abort); on failure nothing is left. */
+int sps__pfw_open(sps__pfw_t **out, const char *path,
+                  const sps__tl_header_t *h) {
+    if (!out || !path || !h) return SPS_EINVAL;
+    *out = NULL;
+    const char *why = NULL;
+    int rc = pf_check_header(h, &why);
+    if (rc) {
+        sps__tlr_set_error("%s: %s", path, why);
+        return rc;
+    }
+    sps__pfw_t *w = calloc(1, sizeof *w);
+    if (!w) return SPS_ENOMEM;
+    w->fd = -1;
+    w->path = strdup(path);
+    w->buf = malloc(PF_BUF_CAP);
+    w->nthreads = h->nthreads;
+    w->nnames = h->nnames;
+    w->thr = calloc(h->nthreads ? h->nthreads : 1, sizeof *w->thr);
+    w->heap = calloc(h->nthreads ? h->nthreads : 1, sizeof *w->heap);
+    if (!w->path || !w->buf || !w->thr || !w->heap) {
+        pf_free(w);
+        sps__tlr_set_error("%s: out of memory", path);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < h->nthreads; i++) {
+        w->thr[i].uuid = i + 1;
+        w->thr[i].heap_pos = SIZE_MAX;
+    }
+    w->def_uuid = h->nthreads ? 1 : 0;
+    w->clock = h->base_ns;
+    w->last_start = INT64_MIN;
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (w->fd < 0) {
+        sps__tlr_set_error("%s: cannot create: %s", path, strerror(errno));
+        pf_free(w);
+        return SPS_EIO;
+    }
+    rc = pf_prologue(w, h);
+    if (rc) {
+        unlink(w->path);
+        pf_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+/* Writes one span: its begin now (after every pending end <= its start),
+ * its end later.  SPS_EINVAL for a span out of order, not nested on its
+ * thread, or with bad indices; the error is sticky. */
+int sps__pfw_span(sps__pfw_t *w, const sps__tl_span_t *s) {
+    if (!w || !s) return SPS_EINVAL;
+    if (w->err) return w->err;
+    if (s->thread >= w->nthreads || s->name >= w->nnames ||
+        s->end_ns < s->start_ns)
+        return pf_fail(w, SPS_EINVAL, "span with a bad thread, name or end");
+    if (w->any_span && s->start_ns < w->last_start)
+        return pf_fail(w, SPS_EINVAL, "spans out of start order");
+    if (pf_flush_ends(w, s->start_ns, 0)) return w->err;
+    pf_thr_t *th = &w->thr[s->thread];
+    if (th->n && s->end_ns > th->ends[th->n - 1])
+        return pf_fail(w, SPS_EINVAL, "span not nested on its thread");
+    if (th->n == th->cap) {
+        size_t cap = th->cap ? th->cap * 2 : 16;
+        int64_t *e = realloc(th->ends, cap * sizeof *e);
+        if (!e) return pf_fail(w, SPS_ENOMEM, "out of memory");
+        th->ends = e;
+        th->cap = cap;
+    }
+    if (pf_event(w, 1, th->uuid, s->name, s->start_ns)) return w->err;
+    th->ends[th->n++] = s->end_ns;
+    if (th->heap_pos == SIZE_MAX) {
+        th->heap_pos = w->nheap;
+        w->heap[w->nheap++] = s->thread;
+    }
+    pf_heap_fix(w, th->heap_pos);
+    w->last_start = s->start_ns;
+    w->any_span = 1;
+    return 0;
+}
+
+/* Writes the remaining ends, flushes and closes the file, frees w (always).
+ * Returns the first error seen, if any. */
+int sps__pfw_close(sps__pfw_t *w) {
+    if (!w) return SPS_EINVAL;
+    if (!w->err) pf_flush_ends(w, 0, 1);
+    if (!w->err) pf_flush(w);
+    if (w->fd >= 0) {
+        if (close(w->fd) != 0 && !w->err)
+            pf_fail(w, SPS_EIO, strerror(errno));
+        w->fd = -1;
+    }
+    int rc = w->err;
+    pf_free(w);
+    return rc;
+}
+
+/* Frees w and removes the partial file. */
+void sps__pfw_abort(sps__pfw_t *w) {
+    if (!w) return;
+    if (w->fd >= 0) {
+        close(w->fd);
+        w->fd = -1;
+    }
+    unlink(w->path);
+    pf_free(w);
+}

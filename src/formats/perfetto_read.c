@@ -1,0 +1,822 @@
+/*
+ * perfetto_read.c -- timeline reader for Perfetto protobuf traces
+ * (.pftrace): the files perfetto.c writes, and tolerably other TrackEvent
+ * traces (unknown fields are skipped by wire type; absolute or incremental
+ * timestamps; several sequences; interned or literal names).
+ *
+ * The whole file (at most PFR_MAX_FILE bytes) is read into memory and
+ * parsed with bounds-checked varint/length decoding (no recursion beyond the
+ * fixed message nesting of the schema).  Slices are matched per track with
+ * a stack; timestamps must not go backwards on a track (that keeps spans
+ * properly nested).  Spans are then sorted by (start, -end, thread, file
+ * order) and delivered.  Memory is proportional to the file size.
+ *
+ * Any malformed input gives SPS_EFORMAT and a one-line message through
+ * sps__tlr_set_error("<path>: ...").
+ */
+#include "formats/timeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PFR_MAX_FILE ((uint64_t)8 << 30)
+
+/* A bounds-checked view of bytes [p, e). */
+typedef struct pfr_buf {
+    const uint8_t *p, *e;
+} pfr_buf_t;
+
+/* One decoded field: number, wire type, varint value or byte view. */
+typedef struct pfr_field {
+    uint32_t num;
+    int wt;
+    uint64_t v;
+    pfr_buf_t b;
+} pfr_field_t;
+
+/* A hash map from a (u64, u64) key to a u32 value (open addressing). */
+typedef struct pfr_map {
+    uint64_t *ka, *kb;
+    uint32_t *val;   /* UINT32_MAX = empty */
+    size_t n, cap;
+} pfr_map_t;
+
+/* An open slice on a track's stack. */
+typedef struct pfr_open {
+    uint32_t name;
+    int64_t start;
+    uint64_t ord;
+} pfr_open_t;
+
+/* A track (TrackDescriptor, or a uuid seen only on events). */
+typedef struct pfr_track {
+    uint64_t uuid, parent;
+    int has_thread, has_process, used;
+    int64_t pid, tid;
+    const char *name;       /* thread_name, process_name or track name */
+    pfr_open_t *stack;      /* owned */
+    size_t n, cap;
+    int64_t last_ts;        /* timestamps must not go backwards */
+    uint32_t thread;        /* header thread index, assigned at the end */
+} pfr_track_t;
+
+/* Per-sequence incremental state. */
+typedef struct pfr_seq {
+    uint32_t def_clock;     /* 0 = none (BOOTTIME by default) */
+    int has_def_track;
+    uint64_t def_track;
+    /* sequence-scoped clocks 64..127 */
+    uint8_t clk_valid[64], clk_incr[64];
+    uint64_t clk_unit[64];
+    int64_t clk_last[64];   /* current value, ns */
+    int64_t clk_ref[64];    /* value at the snapshot, ns */
+    int64_t clk_mono[64];   /* MONOTONIC at the snapshot */
+    uint8_t clk_has_mono[64];
+} pfr_seq_t;
+
+/* A span as parsed (track index, not yet a thread index). */
+typedef struct pfr_span {
+    sps__tl_span_t s;
+    uint64_t ord;
+} pfr_span_t;
+
+/* The reader object.  First member: the dispatch table (timeline.h). */
+typedef struct pfr {
+    sps__tlr_vt_t vt;
+    const char *path;
+    sps__tl_header_t h;
+    /* owned storage */
+    uint8_t *file;
+    char **strs; size_t nstrs, capstrs;      /* every copied string */
+    const char **names; size_t nnames, capnames;
+    sps__tl_proc_t *procs; size_t nprocs, capprocs;
+    sps__tl_thread_t *threads;
+    pfr_track_t *tracks; size_t ntracks, captracks;
+    pfr_seq_t *seqs; size_t nseqs, capseqs;
+    pfr_span_t *spans; size_t nspans, capspans;
+    pfr_map_t track_map, seq_map, iid_map, str_map, pid_map;
+    int64_t builtin_off[64];  /* MONOTONIC - clock c, from snapshots */
+    uint8_t builtin_has[64];
+    int have_base;
+    int64_t base;
+    uint64_t ord;
+    size_t next;
+    char err[160];
+} pfr_t;
+
+/* ------------------------------------------------------------------------ */
+/* small helpers                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Records a format error (first one wins); returns SPS_EFORMAT. */
+static int pfr_bad(pfr_t *r, const char *what) {
+    if (!r->err[0]) snprintf(r->err, sizeof r->err, "%s", what);
+    return SPS_EFORMAT;
+}
+
+/* Grows *arr (element size sz) to hold one more than *n; 0 or -1. */
+static int pfr_grow(void **arr, size_t *cap, size_t n, size_t sz) {
+    if (n < *cap) return 0;
+    size_t nc = *cap ? *cap * 2 : 16;
+    if (nc > SIZE_MAX / sz) return -1;
+    void *p = realloc(*arr, nc * sz);
+    if (!p) return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+/* Mixes a key pair into a hash. */
+static uint64_t pfr_hash(uint64_t a, uint64_t b) {
+    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return x;
+}
+
+/* Looks (a, b) up: its value or UINT32_MAX. */
+static uint32_t pfr_map_get(const pfr_map_t *m, uint64_t a, uint64_t b) {
+    if (!m->cap) return UINT32_MAX;
+    size_t i = pfr_hash(a, b) & (m->cap - 1);
+    while (m->val[i] != UINT32_MAX) {
+        if (m->ka[i] == a && m->kb[i] == b) return m->val[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return UINT32_MAX;
+}
+
+/* Sets (a, b) -> v (inserting or replacing); 0 or -1 (no memory). */
+static int pfr_map_put(pfr_map_t *m, uint64_t a, uint64_t b, uint32_t v) {
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
+        pfr_map_t nm = {malloc(nc * 8), malloc(nc * 8), malloc(nc * 4), 0, nc};
+        if (!nm.ka || !nm.kb || !nm.val) {
+            free(nm.ka); free(nm.kb); free(nm.val);
+            return -1;
+        }
+        memset(nm.val, 0xFF, nc * 4);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->val[i] != UINT32_MAX) {
+                size_t j = pfr_hash(m->ka[i], m->kb[i]) & (nc - 1);
+                while (nm.val[j] != UINT32_MAX) j = (j + 1) & (nc - 1);
+                nm.ka[j] = m->ka[i]; nm.kb[j] = m->kb[i]; nm.val[j] = m->val[i];
+                nm.n++;
+            }
+        free(m->ka); free(m->kb); free(m->val);
+        *m = nm;
+    }
+    size_t i = pfr_hash(a, b) & (m->cap - 1);
+    while (m->val[i] != UINT32_MAX) {
+        if (m->ka[i] == a && m->kb[i] == b) {
+            m->val[i] = v;
+            return 0;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->ka[i] = a; m->kb[i] = b; m->val[i] = v;
+    m->n++;
+    return 0;
+}
+
+/* Frees m's arrays. */
+static void pfr_map_free(pfr_map_t *m) {
+    free(m->ka); free(m->kb); free(m->val);
+}
+
+/* 1 if the n bytes at s are valid UTF-8 without NUL bytes. */
+static int pfr_utf8_ok(const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t k;
+        uint32_t cp;
+        if (c == 0) return 0;
+        if (c < 0x80) { i++; continue; }
+        if ((c & 0xE0) == 0xC0) { k = 1; cp = c & 0x1F; }
+        else if ((c & 0xF0) == 0xE0) { k = 2; cp = c & 0x0F; }
+        else if ((c & 0xF8) == 0xF0) { k = 3; cp = c & 0x07; }
+        else return 0;
+        if (n - i <= k) return 0;
+        for (size_t j = 1; j <= k; j++) {
+            if ((s[i + j] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (s[i + j] & 0x3F);
+        }
+        if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) ||
+            (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+/* A NUL-terminated copy of b, owned by r (NULL on bad UTF-8 / no memory,
+ * with the error recorded). */
+static const char *pfr_str(pfr_t *r, pfr_buf_t b) {
+    size_t n = (size_t)(b.e - b.p);
+    if (!pfr_utf8_ok(b.p, n)) {
+        pfr_bad(r, "a string is not valid UTF-8");
+        return NULL;
+    }
+    if (pfr_grow((void **)&r->strs, &r->capstrs, r->nstrs, sizeof *r->strs))
+        return NULL;
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, b.p, n);
+    s[n] = 0;
+    r->strs[r->nstrs++] = s;
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* wire format                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Decodes a varint from *b into *v; -1 if truncated or over 10 bytes. */
+static int pfr_varint(pfr_buf_t *b, uint64_t *v) {
+    uint64_t x = 0;
+    for (int i = 0; i < 10; i++) {
+        if (b->p >= b->e) return -1;
+        uint8_t c = *b->p++;
+        x |= (uint64_t)(c & 0x7F) << (7 * i);
+        if (!(c & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Reads the next field of message *b into *f: 1 read, 0 at the end, -1 on
+ * malformed input (bad tag, truncation, length beyond the buffer, groups). */
+static int pfr_next_field(pfr_buf_t *b, pfr_field_t *f) {
+    if (b->p >= b->e) return 0;
+    uint64_t tag, len;
+    if (pfr_varint(b, &tag)) return -1;
+    if ((tag >> 3) == 0 || (tag >> 3) > 0x1FFFFFFF) return -1;
+    f->num = (uint32_t)(tag >> 3);
+    f->wt = (int)(tag & 7);
+    switch (f->wt) {
+    case 0:
+        return pfr_varint(b, &f->v) ? -1 : 1;
+    case 1:
+        if (b->e - b->p < 8) return -1;
+        memcpy(&f->v, b->p, 8);
+        b->p += 8;
+        return 1;
+    case 5: {
+        uint32_t x;
+        if (b->e - b->p < 4) return -1;
+        memcpy(&x, b->p, 4);
+        f->v = x;
+        b->p += 4;
+        return 1;
+    }
+    case 2:
+        if (pfr_varint(b, &len)) return -1;
+        if (len > (uint64_t)(b->e - b->p)) return -1;
+        f->b.p = b->p;
+        f->b.e = b->p + len;
+        b->p += len;
+        return 1;
+    default:
+        return -1; /* groups (3, 4) and invalid types */
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* semantic parsing                                                           */
+/* ------------------------------------------------------------------------ */
+
+#define PFR_FIELDS(r, buf, f, rc)                                        \
+    for (int rc; (rc = pfr_next_field(&(buf), &(f))) != 0;)              \
+        if (rc < 0) return pfr_bad((r), "malformed protobuf");           \
+        else
+
+/* The sequence state for id, created on first use; NULL if no memory. */
+static pfr_seq_t *pfr_seq(pfr_t *r, uint64_t id) {
+    uint32_t i = pfr_map_get(&r->seq_map, id, 0);
+    if (i != UINT32_MAX) return &r->seqs[i];
+    if (r->nseqs >= UINT32_MAX - 1 ||
+        pfr_grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof *r->seqs) ||
+        pfr_map_put(&r->seq_map, id, 0, (uint32_t)r->nseqs))
+        return NULL;
+    pfr_seq_t *s = &r->seqs[r->nseqs++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+/* The track for uuid, created on first use; its index or -1. */
+static int64_t pfr_track(pfr_t *r, uint64_t uuid) {
+    uint32_t i = pfr_map_get(&r->track_map, uuid, 0);
+    if (i != UINT32_MAX) return i;
+    if (r->ntracks >= UINT32_MAX - 1 ||
+        pfr_grow((void **)&r->tracks, &r->captracks, r->ntracks,
+                 sizeof *r->tracks) ||
+        pfr_map_put(&r->track_map, uuid, 0, (uint32_t)r->ntracks))
+        return -1;
+    pfr_track_t *t = &r->tracks[r->ntracks];
+    memset(t, 0, sizeof *t);
+    t->uuid = uuid;
+    t->last_ts = INT64_MIN;
+    return (int64_t)r->ntracks++;
+}
+
+/* Adds a name string; its index or -1. */
+static int64_t pfr_add_name(pfr_t *r, const char *s) {
+    if (r->nnames >= UINT32_MAX - 1 ||
+        pfr_grow((void **)&r->names, &r->capnames, r->nnames, sizeof *r->names))
+        return -1;
+    r->names[r->nnames] = s;
+    return (int64_t)r->nnames++;
+}
+
+/* Parses InternedData: event_names (2) {iid 1, name 2} on sequence seq. */
+static int pfr_interned(pfr_t *r, uint64_t seq, pfr_buf_t b) {
+    pfr_field_t f, g;
+    PFR_FIELDS(r, b, f, rc) {
+        if (f.num != 2 || f.wt != 2) continue;
+        uint64_t iid = 0;
+        const char *name = NULL;
+        pfr_buf_t e = f.b;
+        PFR_FIELDS(r, e, g, rc2) {
+            if (g.num == 1 && g.wt == 0) iid = g.v;
+            else if (g.num == 2 && g.wt == 2 && !(name = pfr_str(r, g.b)))
+                return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
+        }
+        if (!iid) return pfr_bad(r, "interned name without an iid");
+        int64_t ni = pfr_add_name(r, name ? name : "");
+        if (ni < 0 || pfr_map_put(&r->iid_map, seq, iid, (uint32_t)ni))
+            return SPS_ENOMEM;
+    }
+    return 0;
+}
+
+/* Parses a TrackDescriptor. */
+static int pfr_descriptor(pfr_t *r, pfr_buf_t b) {
+    pfr_field_t f, g;
+    uint64_t uuid = 0, parent = 0;
+    int has_uuid = 0, has_parent = 0, has_thr = 0, has_proc = 0;
+    int64_t pid = 0, tid = 0;
+    const char *name = NULL, *tname = NULL, *pname = NULL;
+    PFR_FIELDS(r, b, f, rc) {
+        if (f.num == 1 && f.wt == 0) { uuid = f.v; has_uuid = 1; }
+        else if (f.num == 5 && f.wt == 0) { parent = f.v; has_parent = 1; }
+        else if (f.num == 2 && f.wt == 2) {
+            if (!(name = pfr_str(r, f.b))) return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
+        } else if ((f.num == 3 || f.num == 4) && f.wt == 2) {
+            pfr_buf_t d = f.b;
+            if (f.num == 3) has_proc = 1; else has_thr = 1;
+            PFR_FIELDS(r, d, g, rc2) {
+                if (g.num == 1 && g.wt == 0) pid = (int32_t)(uint32_t)g.v;
+                else if (f.num == 4 && g.num == 2 && g.wt == 0)
+                    tid = (int32_t)(uint32_t)g.v;
+                else if (f.num == 4 && g.num == 5 && g.wt == 2) {
+                    if (!(tname = pfr_str(r, g.b))) return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
+                } else if (f.num == 3 && g.num == 6 && g.wt == 2) {
+                    if (!(pname = pfr_str(r, g.b))) return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
+                }
+            }
+        }
+    }
+    if (!has_uuid) return 0; /* nothing refers to it */
+    int64_t ti = pfr_track(r, uuid);
+    if (ti < 0) return SPS_ENOMEM;
+    pfr_track_t *t = &r->tracks[ti];
+    if (has_parent) t->parent = parent;
+    if (has_thr) {
+        t->has_thread = 1;
+        t->pid = pid;
+        t->tid = tid;
+        t->name = tname ? tname : (name ? name : "");
+    } else if (has_proc) {
+        t->has_process = 1;
+        t->pid = pid;
+        t->name = pname ? pname : (name ? name : "");
+    } else if (name && !t->name) {
+        t->name = name;
+    }
+    return 0;
+}
+
+/* Parses a ClockSnapshot for sequence s. */
+static int pfr_snapshot(pfr_t *r, pfr_seq_t *s, pfr_buf_t b) {
+    pfr_field_t f, g;
+    uint32_t ids[64 + 64];
+    int64_t vals[128];
+    uint8_t incr[128];
+    uint64_t units[128];
+    size_t n = 0;
+    int has_mono = 0;
+    int64_t mono = 0;
+    PFR_FIELDS(r, b, f, rc) {
+        if (f.num != 1 || f.wt != 2) continue;
+        uint64_t id = 0, ts = 0, unit = 1;
+        int inc = 0;
+        pfr_buf_t c = f.b;
+        PFR_FIELDS(r, c, g, rc2) {
+            if (g.wt != 0) continue;
+            if (g.num == 1) id = g.v;
+            else if (g.num == 2) ts = g.v;
+            else if (g.num == 3) inc = g.v != 0;
+            else if (g.num == 4) unit = g.v ? g.v : 1;
+        }
+        if (id == 0 || id >= 128) continue; /* unknown clocks: ignored */
+        if (n == 128) return pfr_bad(r, "too many clocks in a snapshot");
+        ids[n] = (uint32_t)id;
+        vals[n] = (int64_t)(ts * unit);
+        incr[n] = (uint8_t)inc;
+        units[n] = unit;
+        if (id == 3) { has_mono = 1; mono = vals[n]; }
+        n++;
+    }
+    if (has_mono && !r->have_base) {
+        r->have_base = 1;
+        r->base = mono;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = ids[i];
+        if (id >= 64) {
+            size_t k = id - 64;
+            s->clk_valid[k] = 1;
+            s->clk_incr[k] = incr[i];
+            s->clk_unit[k] = units[i];
+            s->clk_last[k] = s->clk_ref[k] = vals[i];
+            s->clk_has_mono[k] = (uint8_t)has_mono;
+            s->clk_mono[k] = mono;
+        } else if (has_mono) {
+            r->builtin_has[id] = 1;
+            r->builtin_off[id] = (int64_t)((uint64_t)mono - (uint64_t)vals[i]);
+        }
+    }
+    return 0;
+}
+
+/* Converts a packet timestamp ts on clock id to MONOTONIC ns (advancing an
+ * incremental clock).  0 or SPS_EFORMAT. */
+static int pfr_time(pfr_t *r, pfr_seq_t *s, uint32_t clock, uint64_t ts,
+                    int64_t *out) {
+    if (clock >= 64 && clock < 128) {
+        size_t k = clock - 64;
+        if (!s->clk_valid[k])
+            return pfr_bad(r, "timestamp on an undefined sequence clock");
+        uint64_t v = ts * s->clk_unit[k];
+        int64_t ns = s->clk_incr[k]
+                         ? (int64_t)((uint64_t)s->clk_last[k] + v)
+                         : (int64_t)v;
+        s->clk_last[k] = ns;
+        *out = s->clk_has_mono[k]
+                   ? (int64_t)((uint64_t)s->clk_mono[k] + (uint64_t)ns -
+                               (uint64_t)s->clk_ref[k])
+                   : ns;
+        return 0;
+    }
+    if (clock >= 128) return pfr_bad(r, "unsupported clock id");
+    *out = (int64_t)ts;
+    if (clock != 3 && r->builtin_has[clock])
+        *out = (int64_t)(ts + (uint64_t)r->builtin_off[clock]);
+    return 0;
+}
+
+/* Handles a TrackEvent at time t on sequence seq. */
+static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
+                     int has_ts, int64_t t) {
+    pfr_field_t f;
+    uint64_t type = 0, iid = 0, uuid = s->def_track;
+    int has_iid = 0, has_name = 0;
+    pfr_buf_t name = {0};
+    PFR_FIELDS(r, b, f, rc) {
+        if (f.num == 9 && f.wt == 0) type = f.v;
+        else if (f.num == 10 && f.wt == 0) { iid = f.v; has_iid = 1; }
+        else if (f.num == 11 && f.wt == 0) uuid = f.v;
+        else if (f.num == 23 && f.wt == 2) { name = f.b; has_name = 1; }
+    }
+    if (type != 1 && type != 2) return 0; /* instants, counters: ignored */
+    if (!has_ts) return pfr_bad(r, "slice event without a timestamp");
+    int64_t ti = pfr_track(r, uuid);
+    if (ti < 0) return SPS_ENOMEM;
+    pfr_track_t *tr = &r->tracks[ti];
+    if (t < tr->last_ts) return pfr_bad(r, "timestamps go backwards on a track");
+    tr->last_ts = t;
+    tr->used = 1;
+    if (type == 1) {
+        uint32_t ni;
+        if (has_iid) {
+            ni = pfr_map_get(&r->iid_map, seq, iid);
+            if (ni == UINT32_MAX) return pfr_bad(r, "unknown name iid");
+        } else {
+            const char *str = "";
+            if (has_name && !(str = pfr_str(r, name)))
+                return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
+            /* literal names: deduplicated by content */
+            uint64_t hsh = 1469598103934665603ull;
+            for (const char *c = str; *c; c++)
+                hsh = (hsh ^ (uint8_t)*c) * 1099511628211ull;
+            ni = pfr_map_get(&r->str_map, hsh, strlen(str));
+            if (ni == UINT32_MAX || strcmp(r->names[ni], str) != 0) {
+                int64_t k = pfr_add_name(r, str);
+                if (k < 0 || pfr_map_put(&r->str_map, hsh, strlen(str),
+                                         (uint32_t)k))
+                    return SPS_ENOMEM;
+                ni = (uint32_t)k;
+            }
+        }
+        if (pfr_grow((void **)&tr->stack, &tr->cap, tr->n, sizeof *tr->stack))
+            return SPS_ENOMEM;
+        tr->stack[tr->n++] = (pfr_open_t){ni, t, r->ord++};
+    } else {
+        if (!tr->n) return pfr_bad(r, "slice end without a begin");
+        pfr_open_t o = tr->stack[--tr->n];
+        if (pfr_grow((void **)&r->spans, &r->capspans, r->nspans,
+                     sizeof *r->spans))
+            return SPS_ENOMEM;
+        pfr_span_t *sp = &r->spans[r->nspans++];
+        sp->s.name = o.name;
+        sp->s.thread = (uint32_t)ti; /* remapped later */
+        sp->s.start_ns = o.start;
+        sp->s.end_ns = t;
+        sp->ord = o.ord;
+    }
+    return 0;
+}
+
+/* Parses one TracePacket. */
+static int pfr_packet(pfr_t *r, pfr_buf_t b) {
+    pfr_field_t f;
+    uint64_t ts = 0, seq = 0, flags = 0;
+    uint32_t clock = 0;
+    int has_ts = 0, has_clock = 0, cleared = 0;
+    pfr_buf_t ev = {0}, desc = {0}, intern = {0}, defs = {0}, snap = {0};
+    int has_ev = 0, has_desc = 0, has_intern = 0, has_defs = 0, has_snap = 0;
+    PFR_FIELDS(r, b, f, rc) {
+        switch (f.num) {
+        case 8: if (f.wt == 0) { ts = f.v; has_ts = 1; } break;
+        case 58: if (f.wt == 0) { clock = (uint32_t)f.v; has_clock = 1; } break;
+        case 10: if (f.wt == 0) seq = f.v; break;
+        case 13: if (f.wt == 0) flags = f.v; break;
+        case 41: if (f.wt == 0 && f.v) cleared = 1; break;
+        case 11: if (f.wt == 2) { ev = f.b; has_ev = 1; } break;
+        case 60: if (f.wt == 2) { desc = f.b; has_desc = 1; } break;
+        case 12: if (f.wt == 2) { intern = f.b; has_intern = 1; } break;
+        case 59: if (f.wt == 2) { defs = f.b; has_defs = 1; } break;
+        case 6: if (f.wt == 2) { snap = f.b; has_snap = 1; } break;
+        default: break;
+        }
+    }
+    pfr_seq_t *s = pfr_seq(r, seq);
+    if (!s) return SPS_ENOMEM;
+    int rc = 0;
+    if ((flags & 1) || cleared) {
+        s->def_clock = 0;
+        s->has_def_track = 0;
+        s->def_track = 0;
+    }
+    if (has_defs) {
+        pfr_field_t g, h2;
+        s->def_clock = 0;
+        s->has_def_track = 0;
+        s->def_track = 0;
+        PFR_FIELDS(r, defs, g, rc2) {
+            if (g.num == 58 && g.wt == 0) s->def_clock = (uint32_t)g.v;
+            else if (g.num == 11 && g.wt == 2) {
+                pfr_buf_t d = g.b;
+                PFR_FIELDS(r, d, h2, rc3) {
+                    if (h2.num == 11 && h2.wt == 0) {
+                        s->def_track = h2.v;
+                        s->has_def_track = 1;
+                    }
+                }
+            }
+        }
+    }
+    if (has_snap && (rc = pfr_snapshot(r, s, snap))) return rc;
+    if (has_intern && (rc = pfr_interned(r, seq, intern))) return rc;
+    if (has_desc && (rc = pfr_descriptor(r, desc))) return rc;
+    int64_t t = 0;
+    if (has_ts) {
+        uint32_t c = has_clock ? clock : (s->def_clock ? s->def_clock : 6);
+        if ((rc = pfr_time(r, s, c, ts, &t))) return rc;
+    }
+    if (has_ev && (rc = pfr_event(r, seq, s, ev, has_ts, t))) return rc;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* header assembly and delivery                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Adds a process (pid, name) unless the pid is known; 0 or SPS_ENOMEM. */
+static int pfr_add_proc(pfr_t *r, int64_t pid, const char *name) {
+    uint32_t i = pfr_map_get(&r->pid_map, (uint64_t)pid, 0);
+    if (i != UINT32_MAX) {
+        if (name && *name && !*r->procs[i].name) r->procs[i].name = name;
+        return 0;
+    }
+    if (pfr_grow((void **)&r->procs, &r->capprocs, r->nprocs, sizeof *r->procs) ||
+        pfr_map_put(&r->pid_map, (uint64_t)pid, 0, (uint32_t)r->nprocs))
+        return SPS_ENOMEM;
+    sps__tl_proc_t *p = &r->procs[r->nprocs++];
+    p->pid = pid;
+    p->name = name ? name : "";
+    p->rank = -1;
+    /* "rank N" exactly (N decimal, no sign, < 2^31) gives the rank */
+    if (strncmp(p->name, "rank ", 5) == 0 && p->name[5]) {
+        int64_t v = 0;
+        const char *c = p->name + 5;
+        while (*c >= '0' && *c <= '9' && v < INT32_MAX)
+            v = v * 10 + (*c++ - '0');
+        if (!*c && v <= INT32_MAX) p->rank = v;
+    }
+    return 0;
+}
+
+/* Orders spans by (start, -end, thread, file order). */
+static int pfr_cmp_span(const void *a, const void *b) {
+    const pfr_span_t *x = a, *y = b;
+    if (x->s.start_ns != y->s.start_ns) return x->s.start_ns < y->s.start_ns ? -1 : 1;
+    if (x->s.end_ns != y->s.end_ns) return x->s.end_ns > y->s.end_ns ? -1 : 1;
+    if (x->s.thread != y->s.thread) return x->s.thread < y->s.thread ? -1 : 1;
+    return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* Builds procs and threads from the tracks, remaps and sorts spans. */
+static int pfr_finish(pfr_t *r) {
+    for (size_t i = 0; i < r->ntracks; i++)
+        if (r->tracks[i].n) return pfr_bad(r, "slice begin without an end (truncated?)");
+    /* processes: from process tracks, in file order */
+    for (size_t i = 0; i < r->ntracks; i++)
+        if (r->tracks[i].has_process &&
+            pfr_add_proc(r, r->tracks[i].pid, r->tracks[i].name))
+            return SPS_ENOMEM;
+    /* threads: thread tracks first (file order), then other used tracks */
+    size_t nthr = 0;
+    for (size_t i = 0; i < r->ntracks; i++)
+        if (r->tracks[i].has_thread || r->tracks[i].used) nthr++;
+    r->threads = calloc(nthr ? nthr : 1, sizeof *r->threads);
+    if (!r->threads) return SPS_ENOMEM;
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < r->ntracks; i++) {
+            pfr_track_t *t = &r->tracks[i];
+            if (pass == 0 ? !t->has_thread : (t->has_thread || !t->used))
+                continue;
+            sps__tl_thread_t *th = &r->threads[k];
+            if (t->has_thread) {
+                th->pid = t->pid;
+                th->tid = t->tid;
+            } else {
+                /* a process or custom track: its process, a synthetic tid */
+                uint32_t pi = t->has_process ? (uint32_t)i
+                                             : pfr_map_get(&r->track_map, t->parent, 0);
+                th->pid = pi != UINT32_MAX && r->tracks[pi].has_process
+                              ? r->tracks[pi].pid : 0;
+                th->tid = -(int64_t)(i + 1);
+            }
+            th->name = t->name ? t->name : "";
+            if (pfr_add_proc(r, th->pid, NULL)) return SPS_ENOMEM;
+            t->thread = (uint32_t)k++;
+        }
+    for (size_t i = 0; i < r->nspans; i++)
+        r->spans[i].s.thread = r->tracks[r->spans[i].s.thread].thread;
+    if (r->nspans) qsort(r->spans, r->nspans, sizeof *r->spans, pfr_cmp_span);
+    r->h.nnames = r->nnames;
+    r->h.names = r->names;
+    r->h.nprocs = r->nprocs;
+    r->h.procs = r->procs;
+    r->h.nthreads = nthr;
+    r->h.threads = r->threads;
+    r->h.base_ns = r->have_base ? r->base : (r->nspans ? r->spans[0].s.start_ns : 0);
+    r->h.trace_name = NULL;
+    r->h.rank = r->nprocs == 1 ? r->procs[0].rank : -1;
+    r->h.world_size = 0;
+    r->h.nspans = r->nspans;
+    return 0;
+}
+
+/* vt: the header. */
+static const sps__tl_header_t *pfr_header(void *rv) {
+    return &((pfr_t *)rv)->h;
+}
+
+/* vt: the next span in order: 1, or 0 at the end. */
+static int pfr_next(void *rv, sps__tl_span_t *s) {
+    pfr_t *r = rv;
+    if (r->next >= r->nspans) return 0;
+    *s = r->spans[r->next++].s;
+    return 1;
+}
+
+/* vt: frees the reader and everything it owns. */
+static void pfr_free(void *rv) {
+    pfr_t *r = rv;
+    if (!r) return;
+    for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i]);
+    for (size_t i = 0; i < r->ntracks; i++) free(r->tracks[i].stack);
+    free(r->strs);
+    free(r->names);
+    free(r->procs);
+    free(r->threads);
+    free(r->tracks);
+    free(r->seqs);
+    free(r->spans);
+    free(r->file);
+    pfr_map_free(&r->track_map);
+    pfr_map_free(&r->seq_map);
+    pfr_map_free(&r->iid_map);
+    pfr_map_free(&r->str_map);
+    pfr_map_free(&r->pid_map);
+    free((char *)r->path);
+    free(r);
+}
+
+/* Reads path whole into a malloc'd buffer (*out, *n); 0, SPS_EIO,
+ * SPS_EFORMAT (too big) or SPS_ENOMEM, with a message. */
+static int pfr_slurp(const char *path, uint8_t **out, size_t *n) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        sps__tlr_set_error("%s: cannot open: %s", path, strerror(errno));
+        return SPS_EIO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        sps__tlr_set_error("%s: not a regular file", path);
+        close(fd);
+        return SPS_EIO;
+    }
+    if ((uint64_t)st.st_size > PFR_MAX_FILE || (uint64_t)st.st_size > SIZE_MAX) {
+        sps__tlr_set_error("%s: file larger than 8 GiB", path);
+        close(fd);
+        return SPS_EFORMAT;
+    }
+    size_t size = (size_t)st.st_size;
+    uint8_t *b = malloc(size ? size : 1);
+    if (!b) {
+        sps__tlr_set_error("%s: out of memory", path);
+        close(fd);
+        return SPS_ENOMEM;
+    }
+    size_t off = 0;
+    while (off < size) {
+        ssize_t k = read(fd, b + off, size - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break; /* shrank under us: parse what we have */
+        off += (size_t)k;
+    }
+    close(fd);
+    *out = b;
+    *n = off;
+    return 0;
+}
+
+/* Opens and fully parses a Perfetto trace; *out is a pfr_t (first member
+ * the vt) owned by the caller, freed through vt.free. */
+int sps__pfr_open(void **out, const char *path) {
+    if (!out || !path) return SPS_EINVAL;
+    *out = NULL;
+    pfr_t *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
+        sps__tlr_set_error("%s: out of memory", path);
+        return SPS_ENOMEM;
+    }
+    r->vt.header = pfr_header;
+    r->vt.next = pfr_next;
+    r->vt.free = pfr_free;
+    size_t n = 0;
+    int rc = pfr_slurp(path, &r->file, &n);
+    if (rc) {
+        pfr_free(r);
+        return rc;
+    }
+    pfr_buf_t b = {r->file, r->file + n};
+    pfr_field_t f;
+    size_t npackets = 0;
+    for (;;) {
+        int k = pfr_next_field(&b, &f);
+        if (k == 0) break;
+        if (k < 0) {
+            rc = pfr_bad(r, "malformed protobuf (truncated?)");
+            break;
+        }
+        if (f.num != 1 || f.wt != 2) continue;
+        npackets++;
+        if ((rc = pfr_packet(r, f.b))) break;
+    }
+    if (!rc && !npackets) rc = pfr_bad(r, "no trace packets");
+    if (!rc) rc = pfr_finish(r);
+    if (rc) {
+        if (rc == SPS_EFORMAT)
+            sps__tlr_set_error("%s: not a valid Perfetto trace: %s", path, r->err);
+        else
+            sps__tlr_set_error("%s: %s", path, sps_strerror(rc));
+        pfr_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}

@@ -1,0 +1,147 @@
+/* timeline.c -- format dispatch for timeline writers and readers, and the
+ * readers' shared error message. */
+#include "formats/timeline.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char g_err[512];
+
+/* Sets the one-line message returned by sps__tlr_error (newlines become
+ * spaces). */
+void sps__tlr_set_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    va_end(ap);
+    for (char *p = g_err; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
+const char *sps__tlr_error(void) { return g_err; }
+
+/* True when s ends with suffix, ignoring ASCII case. */
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    if (k > n) return 0;
+    for (size_t i = 0; i < k; i++) {
+        char a = s[n - k + i], b = suffix[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (a != b) return 0;
+    }
+    return 1;
+}
+
+sps__tl_format_t sps__tl_format_of(const char *path) {
+    if (!path) return SPS__TL_UNKNOWN;
+    if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return SPS__TL_H5;
+    if (ends_with(path, ".json.gz")) return SPS__TL_JSON_GZ;
+    if (ends_with(path, ".json")) return SPS__TL_JSON;
+    if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace") ||
+        ends_with(path, ".pb"))
+        return SPS__TL_PFTRACE;
+    return SPS__TL_UNKNOWN;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writers                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct sps__tlw {
+    sps__tl_format_t fmt;
+    void *impl;
+};
+
+int sps__tlw_open(sps__tlw_t **out, const char *path, sps__tl_format_t fmt,
+                  const sps__tl_header_t *h) {
+    *out = NULL;
+    sps__tlw_t *w = calloc(1, sizeof *w);
+    if (!w) return SPS_ENOMEM;
+    w->fmt = fmt;
+    int rc;
+    switch (fmt) {
+    case SPS__TL_JSON:
+    case SPS__TL_JSON_GZ:
+        rc = sps__cjw_open((sps__cjw_t **)&w->impl, path, fmt == SPS__TL_JSON_GZ, h);
+        break;
+    case SPS__TL_PFTRACE:
+        rc = sps__pfw_open((sps__pfw_t **)&w->impl, path, h);
+        break;
+    default:
+        rc = SPS_ENOTSUP; /* HDF5 output goes through the session writer */
+    }
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+int sps__tlw_span(sps__tlw_t *w, const sps__tl_span_t *s) {
+    return w->fmt == SPS__TL_PFTRACE ? sps__pfw_span(w->impl, s)
+                                     : sps__cjw_span(w->impl, s);
+}
+
+int sps__tlw_close(sps__tlw_t *w) {
+    int rc = w->fmt == SPS__TL_PFTRACE ? sps__pfw_close(w->impl)
+                                       : sps__cjw_close(w->impl);
+    free(w);
+    return rc;
+}
+
+void sps__tlw_abort(sps__tlw_t *w) {
+    if (!w) return;
+    if (w->fmt == SPS__TL_PFTRACE) sps__pfw_abort(w->impl);
+    else sps__cjw_abort(w->impl);
+    free(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Readers                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct sps__tlr {
+    void *impl; /* starts with a sps__tlr_vt_t */
+};
+
+int sps__tlr_open(sps__tlr_t **out, const char *path, sps__tl_format_t fmt) {
+    *out = NULL;
+    g_err[0] = 0;
+    void *impl = NULL;
+    int rc;
+    switch (fmt) {
+    case SPS__TL_H5: rc = sps__h5tl_open(&impl, path); break;
+    case SPS__TL_JSON: rc = sps__cjr_open(&impl, path, 0); break;
+    case SPS__TL_JSON_GZ: rc = sps__cjr_open(&impl, path, 1); break;
+    case SPS__TL_PFTRACE: rc = sps__pfr_open(&impl, path); break;
+    default:
+        sps__tlr_set_error("%s: unknown format (use .h5, .json, .json.gz or .pftrace)",
+                           path ? path : "(null)");
+        return SPS_EINVAL;
+    }
+    if (rc) return rc;
+    sps__tlr_t *r = malloc(sizeof *r);
+    if (!r) {
+        ((const sps__tlr_vt_t *)impl)->free(impl);
+        return SPS_ENOMEM;
+    }
+    r->impl = impl;
+    *out = r;
+    return 0;
+}
+
+const sps__tl_header_t *sps__tlr_header(const sps__tlr_t *r) {
+    return ((const sps__tlr_vt_t *)r->impl)->header(r->impl);
+}
+
+int sps__tlr_next(sps__tlr_t *r, sps__tl_span_t *s) {
+    return ((const sps__tlr_vt_t *)r->impl)->next(r->impl, s);
+}
+
+void sps__tlr_free(sps__tlr_t *r) {
+    if (!r) return;
+    ((const sps__tlr_vt_t *)r->impl)->free(r->impl);
+    free(r);
+}

@@ -1,0 +1,119 @@
+/*
+ * timeline.h -- the one interface between span sources (a recording, an
+ * HDF5 file, a trace file) and timeline writers/readers (Chrome trace JSON,
+ * Perfetto protobuf).
+ *
+ * A timeline is: processes (one per rank), threads (tracks) inside them,
+ * interned span names, and spans.  Spans are delivered in global order of
+ * start time; ties are broken so that an enclosing span comes before the
+ * spans it contains (longer first).  On one thread spans nest properly (a
+ * child lies inside its parent), which is what lets a writer emit begin/end
+ * pairs with a stack and delta-encoded timestamps without buffering.
+ *
+ * Writers and readers never hold more than O(threads + names) state, so a
+ * 10^7-span conversion runs in bounded memory.
+ */
+#ifndef SPS_TIMELINE_H
+#define SPS_TIMELINE_H
+
+#include "sps_int.h"
+
+typedef enum {
+    SPS__TL_UNKNOWN = 0,
+    SPS__TL_H5,         /* .h5 / .hdf5 */
+    SPS__TL_JSON,       /* .json (Chrome trace event format) */
+    SPS__TL_JSON_GZ,    /* .json.gz */
+    SPS__TL_PFTRACE     /* .pftrace / .perfetto-trace (Perfetto protobuf) */
+} sps__tl_format_t;
+
+/* The format named by path's extension. */
+SPS__HIDDEN sps__tl_format_t sps__tl_format_of(const char *path);
+
+typedef struct sps__tl_proc {
+    int64_t pid;       /* unique per process in the timeline */
+    int64_t rank;      /* MPI rank, -1 if none */
+    const char *name;  /* "rank N" where there are ranks, else e.g. "spanscope" */
+} sps__tl_proc_t;
+
+typedef struct sps__tl_thread {
+    int64_t pid;       /* its process */
+    int64_t tid;       /* unique within the process */
+    const char *name;  /* may be "" */
+} sps__tl_thread_t;
+
+typedef struct sps__tl_header {
+    size_t nnames;
+    const char *const *names;      /* span name id -> valid UTF-8 */
+    size_t nprocs;
+    const sps__tl_proc_t *procs;
+    size_t nthreads;
+    const sps__tl_thread_t *threads;
+    int64_t base_ns;   /* CLOCK_MONOTONIC ns of time zero in the output */
+    const char *trace_name; /* e.g. the source file name, may be NULL */
+    int64_t rank, world_size;  /* for torch's distributedInfo; -1 / 0 if none */
+    uint64_t nspans;   /* how many spans will follow, 0 if unknown */
+} sps__tl_header_t;
+
+typedef struct sps__tl_span {
+    uint32_t name;     /* index into header names */
+    uint32_t thread;   /* index into header threads */
+    int64_t start_ns;  /* CLOCK_MONOTONIC ns (absolute; writers subtract base_ns) */
+    int64_t end_ns;    /* >= start_ns */
+} sps__tl_span_t;
+
+/* A timeline writer.  open: validates h (names/threads/procs consistent) and
+ * writes the prologue to path; span: one span, in the order above (a writer
+ * may return SPS_EINVAL for a span out of order or not nested on its
+ * thread); close: writes the epilogue, flushes, frees w even on error;
+ * abort: frees w and removes the partial file.  Files are written in place
+ * (the caller writes to a temporary name and renames). */
+typedef struct sps__tlw sps__tlw_t;
+SPS__HIDDEN int sps__tlw_open(sps__tlw_t **out, const char *path,
+                              sps__tl_format_t fmt, const sps__tl_header_t *h);
+SPS__HIDDEN int sps__tlw_span(sps__tlw_t *w, const sps__tl_span_t *s);
+SPS__HIDDEN int sps__tlw_close(sps__tlw_t *w);
+SPS__HIDDEN void sps__tlw_abort(sps__tlw_t *w);
+
+/* The format back ends behind sps__tlw_* (same contracts). */
+typedef struct sps__cjw sps__cjw_t; /* chrome_json.c */
+SPS__HIDDEN int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
+                              const sps__tl_header_t *h);
+SPS__HIDDEN int sps__cjw_span(sps__cjw_t *w, const sps__tl_span_t *s);
+SPS__HIDDEN int sps__cjw_close(sps__cjw_t *w);
+SPS__HIDDEN void sps__cjw_abort(sps__cjw_t *w);
+
+typedef struct sps__pfw sps__pfw_t; /* perfetto.c */
+SPS__HIDDEN int sps__pfw_open(sps__pfw_t **out, const char *path,
+                              const sps__tl_header_t *h);
+SPS__HIDDEN int sps__pfw_span(sps__pfw_t *w, const sps__tl_span_t *s);
+SPS__HIDDEN int sps__pfw_close(sps__pfw_t *w);
+SPS__HIDDEN void sps__pfw_abort(sps__pfw_t *w);
+
+/* A timeline reader: the same header and spans, in the same order, from a
+ * file.  Input is untrusted: a truncated, corrupt or hostile file gives
+ * SPS_EFORMAT and a one-line message (sps__tlr_error), never a crash, a
+ * hang or an allocation out of proportion to the file's size.  The header
+ * and its strings stay valid until sps__tlr_free. */
+typedef struct sps__tlr sps__tlr_t;
+SPS__HIDDEN int sps__tlr_open(sps__tlr_t **out, const char *path,
+                              sps__tl_format_t fmt);
+SPS__HIDDEN const sps__tl_header_t *sps__tlr_header(const sps__tlr_t *r);
+/* 1 and *s filled, 0 at the end, or a negative SPS_E* code. */
+SPS__HIDDEN int sps__tlr_next(sps__tlr_t *r, sps__tl_span_t *s);
+SPS__HIDDEN void sps__tlr_free(sps__tlr_t *r);
+SPS__HIDDEN const char *sps__tlr_error(void);
+
+/* Back ends behind sps__tlr_* : each returns an object whose first member
+ * is a sps__tlr_vt_t (dispatch table), so timeline.c can call through it. */
+typedef struct sps__tlr_vt {
+    const sps__tl_header_t *(*header)(void *r);
+    int (*next)(void *r, sps__tl_span_t *s);
+    void (*free)(void *r);
+} sps__tlr_vt_t;
+SPS__HIDDEN int sps__cjr_open(void **out, const char *path, int gzip); /* chrome_json_read.c */
+SPS__HIDDEN int sps__pfr_open(void **out, const char *path);           /* perfetto_read.c */
+SPS__HIDDEN int sps__h5tl_open(void **out, const char *path);          /* h5_timeline.c */
+/* Back ends report errors here (thread-local, one line, names the file). */
+SPS__HIDDEN void sps__tlr_set_error(const char *fmt, ...);
+
+#endif /* SPS_TIMELINE_H */

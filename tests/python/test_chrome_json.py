@@ -1,0 +1,112 @@
+"""Reads the Chrome trace JSON files that tests/c/test_chrome_json.c leaves in
+its scratch directory with Python's json module, and checks what TensorBoard,
+Perfetto and torch tooling rely on: valid JSON (after gunzip), µs units with
+ns precision, M metadata, torch-compatible top-level keys.
+
+The files are produced by `ctest` (run it first).  The directory is
+$SPS_BUILD/tests/c/tmp (SPS_BUILD defaults to <repo>/build).  A missing file
+is skipped with the reason, not an error.
+"""
+import gzip
+import json
+import os
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("SPS_BUILD", REPO / "build"))
+TMP = Path(os.environ.get("SPS_TEST_TMP", BUILD / "tests" / "c" / "tmp"))
+
+BASE_NS = 1234567890123  # make_tl() in test_chrome_json.c
+NAMES = {"main", 'say "hi"', "back\\slash", "line\nbreak\ttab\r",
+         "caf\u00e9 \u65e5\u672c \U0001F600", "ctl\x01\x1f\x7f",
+         "slash/</script>", "", "u2028\u2028", "x"}
+
+
+def load(name):
+    p = TMP / name
+    if not p.exists():
+        pytest.skip(f"{p} is missing: run ctest first (test_chrome_json writes it)")
+    raw = p.read_bytes()
+    if name.endswith(".gz"):
+        assert raw[:2] == b"\x1f\x8b"
+        raw = gzip.decompress(raw)
+    text = raw.decode("utf-8")  # strict: the writer emits valid UTF-8
+    # json.loads with parse_float=Decimal keeps the printed digits exact
+    return text, json.loads(text, parse_float=Decimal)
+
+
+@pytest.mark.parametrize("name", ["chrome_rt.json", "chrome_rt.json.gz"])
+def test_roundtrip_file(name):
+    text, doc = load(name)
+    assert doc["schemaVersion"] == 1
+    assert doc["displayTimeUnit"] == "ns"
+    assert doc["baseTimeNanoseconds"] == BASE_NS
+    assert doc["traceName"] == 'rt "trace".h5'
+    assert doc["distributedInfo"] == {"rank": 1, "world_size": 3, "backend": "mpi"}
+    assert doc["deviceProperties"] == []
+    ev = doc["traceEvents"]
+    xs = [e for e in ev if e["ph"] == "X"]
+    ms = [e for e in ev if e["ph"] == "M"]
+    assert len(xs) > 1000
+    for e in xs:
+        assert e["cat"] == "user_annotation"
+        assert e["name"] in NAMES
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
+        # µs with exactly three decimals: ns precision, no float noise
+        for k in ("ts", "dur"):
+            assert isinstance(e[k], Decimal)
+            assert e[k].as_tuple().exponent == -3, e
+        assert e["dur"] >= 0
+    # the exactly known span: base + 999912345678 ns, 1 ns long
+    known = [e for e in xs if e["ts"] == Decimal("999912345.678")]
+    assert len(known) == 1 and known[0]["dur"] == Decimal("0.001")
+    assert re.search(r'"ts":999912345\.678,"dur":0\.001\}', text)
+    # a span that starts before baseTimeNanoseconds has a negative ts
+    assert any(e["ts"] < 0 for e in xs)
+    # X events come in start order
+    ts = [e["ts"] for e in xs]
+    assert ts == sorted(ts)
+    # metadata: process names "rank N", labels, sort indices, thread names
+    pn = {e["pid"]: e["args"]["name"] for e in ms if e["name"] == "process_name"}
+    assert pn == {1000: "rank 0", 1007: "rank 1", 1014: "rank 2"}
+    labels = {e["pid"]: e["args"]["labels"] for e in ms if e["name"] == "process_labels"}
+    assert labels == {1000: "rank 0", 1007: "rank 1", 1014: "rank 2"}
+    psort = [e["args"]["sort_index"] for e in ms if e["name"] == "process_sort_index"]
+    assert psort == [0, 1, 2]
+    tn = [e for e in ms if e["name"] == "thread_name"]
+    assert all(re.fullmatch(r'worker "\d+"', e["args"]["name"]) for e in tn)
+    assert len(tn) == 26  # 40 threads, every third unnamed
+    tsort = [e["args"]["sort_index"] for e in ms if e["name"] == "thread_sort_index"]
+    assert tsort == list(range(40))
+    # every X event's (pid, tid) is a declared thread
+    threads = {(e["pid"], e["tid"]) for e in ms if e["name"] == "thread_sort_index"}
+    assert {(e["pid"], e["tid"]) for e in xs} <= threads
+
+
+def test_bad_utf8_names_are_valid_json():
+    _, doc = load("chrome_names.json")
+    xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert [e["name"] for e in xs] == ["bad\ufffd\ufffdend", "over\ufffd\ufffd",
+                                       "sur\ufffd\ufffd\ufffd"]
+    assert [e["ts"] for e in xs] == [Decimal("0.010"), Decimal("0.011"),
+                                     Decimal("0.012")]
+    assert "distributedInfo" not in doc
+    assert "traceName" not in doc
+
+
+def test_float_loading_matches_ns():
+    """Plain json.load (floats, as TensorBoard and Perfetto's importers use)
+    gives times within float rounding of the exact ns."""
+    p = TMP / "chrome_rt.json"
+    if not p.exists():
+        pytest.skip(f"{p} is missing: run ctest first")
+    with open(p) as f:
+        doc = json.load(f)
+    xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    for e in xs[:200]:
+        ns = e["ts"] * 1000
+        assert abs(ns - round(ns)) < 1e-3
