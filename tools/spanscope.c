@@ -36,33 +36,7 @@
 #include <sys/prctl.h>
 #endif
 
-#define EXIT_DATA 1
-#define EXIT_USAGE 2
-
-/* Prints "spanscope: <message>" on stderr and returns code. */
-static int die(int code, const char *fmt, ...) {
-    va_list ap;
-    fputs("spanscope: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
-}
-
-/* Limits the time this (child) process may spend reading path: 20 s plus
- * 1 s per 4 MiB, or $SPANSCOPE_READ_TIMEOUT seconds (0: no limit).  Past
- * it, SIGALRM ends the process and run_isolated reports it. */
-static void input_watchdog(const char *path) {
-    const char *env = getenv("SPANSCOPE_READ_TIMEOUT");
-    struct stat st;
-    unsigned long secs = 20;
-    if (stat(path, &st) == 0 && st.st_size > 0)
-        secs += (unsigned long)(st.st_size >> 22);
-    if (env && *env) secs = strtoul(env, NULL, 10);
-    if (secs > 86400) secs = 86400;
-    alarm((unsigned)secs);
-}
+#include "cli.h"
 
 /* ------------------------------------------------------------------------ */
 /* report                                                                    */
@@ -330,9 +304,18 @@ typedef struct command {
     const char *summary;
 } command_t;
 
+/* Subcommands in their own files (tools/cmd_NAME.c).  Weak, so that the
+ * tool builds while one is being written; a missing one is not listed. */
+int cmd_merge(int argc, char **argv) __attribute__((weak));
+int cmd_diff(int argc, char **argv) __attribute__((weak));
+int cmd_html(int argc, char **argv) __attribute__((weak));
+
 static const command_t commands[] = {
     {"report", cmd_report, 1, "print the summary table of a profile (.h5)"},
     {"convert", cmd_convert, 1, "convert between .h5, .json, .json.gz and .pftrace"},
+    {"merge", cmd_merge, 1, "merge per-rank recordings into one, clocks aligned"},
+    {"diff", cmd_diff, 1, "compare two recordings: what got slower or faster"},
+    {"html", cmd_html, 1, "write a self-contained HTML report (timeline, bars, table)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -341,7 +324,8 @@ static void main_help(FILE *fp) {
     fprintf(fp, "usage: spanscope COMMAND [ARGS...]\n"
                 "       spanscope --help | --version\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        if (commands[i].run)
+            fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(fp, "\nRun 'spanscope COMMAND --help' for a command's options.\n");
 }
 
@@ -398,7 +382,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(cmd, commands[i].name))
+        if (commands[i].run && !strcmp(cmd, commands[i].name))
             return commands[i].isolate
                        ? run_isolated(&commands[i], argc - 1, argv + 1)
                        : commands[i].run(argc - 1, argv + 1);

@@ -1,0 +1,35 @@
+/* cli.c -- what every subcommand of the spanscope tool shares. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+/* Prints "spanscope: <message>" on stderr and returns code. */
+int cli_die(int code, const char *fmt, ...) {
+    va_list ap;
+    fputs("spanscope: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+/* Limits the time this (child) process may spend reading path: 20 s plus
+ * 1 s per 4 MiB, or $SPANSCOPE_READ_TIMEOUT seconds (0: no limit).  Past
+ * it, SIGALRM ends the process and run_isolated reports it. */
+void cli_input_watchdog(const char *path) {
+    const char *env = getenv("SPANSCOPE_READ_TIMEOUT");
+    struct stat st;
+    unsigned long secs = 20;
+    if (stat(path, &st) == 0 && st.st_size > 0)
+        secs += (unsigned long)(st.st_size >> 22);
+    if (env && *env) secs = strtoul(env, NULL, 10);
+    if (secs > 86400) secs = 86400;
+    alarm((unsigned)secs);
+}
+
