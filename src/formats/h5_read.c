@@ -764,6 +764,132 @@ static int read_all(rd_t *c) {
     return rc;
 }
 
+/* Checks every row's slice lies within /events and that no two overlap,
+ * without a per-event array (streaming). */
+static int rows_bounds_check(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    span_t *s = malloc((r->nrows ? r->nrows : 1) * sizeof *s);
+    if (!s) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->nrows; i++) {
+        uint64_t off = r->rows[i].offset, cnt = r->rows[i].count;
+        if (off > r->nevents || cnt > r->nevents - off)
+            rc = fail(SPS_EFORMAT, "%s: index row %zu slices events [%llu, "
+                      "+%llu) but /events has %llu", c->path, i,
+                      (unsigned long long)off, (unsigned long long)cnt,
+                      (unsigned long long)r->nevents);
+        s[i] = (span_t){off, off + cnt, (uint32_t)i};
+    }
+    if (rc == 0) qsort(s, r->nrows, sizeof *s, span_cmp);
+    for (size_t i = 1; rc == 0 && i < r->nrows; i++)
+        if (s[i].off < s[i - 1].end)
+            rc = fail(SPS_EFORMAT, "%s: index rows %u and %u overlap in "
+                      "/events", c->path, s[i - 1].row, s[i].row);
+    free(s);
+    return rc;
+}
+
+/* Opens the event columns for block reads and sets nevents. */
+static int events_open(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    hsize_t n = 0, m = 0, k = 0;
+    hid_t g = group_open(c, c->file, "events");
+    if (g < 0) return SPS_EFORMAT;
+    r->deltas = has_link(g, "start_deltas");
+    const char *a = r->deltas ? "start_deltas" : "start_times";
+    const char *b = r->deltas ? "durations" : "end_times";
+    hid_t ds = col_open(c, g, "events", a, C_INT, &n);
+    hid_t dd = ds >= 0 ? col_open(c, g, "events", b, C_INT, &m) : H5I_INVALID_HID;
+    hid_t dt = dd >= 0 && has_link(g, "thread_ids")
+                   ? col_open(c, g, "events", "thread_ids", C_INT, &k)
+                   : H5I_INVALID_HID;
+    int rc = ds < 0 || dd < 0 ? SPS_EFORMAT : 0;
+    if (rc == 0 && (m != n || (dt >= 0 && k != n)))
+        rc = fail(SPS_EFORMAT, "%s: the /events columns differ in length", c->path);
+    if (rc == 0 && has_link(g, "thread_ids") && dt < 0) rc = SPS_EFORMAT;
+    h5_close(&g);
+    if (rc) {
+        h5_close(&ds);
+        h5_close(&dd);
+        h5_close(&dt);
+        return rc;
+    }
+    r->h_start = ds;
+    r->h_dur = dd;
+    r->h_tid = dt;
+    r->nevents = n;
+    return rows_bounds_check(c);
+}
+
+/* Reads n elements from first of dataset d as int64 into out. */
+static int block_read(const sps__h5r_t *r, hid_t d, uint64_t first, size_t n,
+                      int64_t *out) {
+    hsize_t start = first, count = n;
+    hid_t fs = H5Dget_space(d);
+    hid_t ms = H5Screate_simple(1, &count, NULL);
+    int ok = fs >= 0 && ms >= 0 &&
+             H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) >= 0 &&
+             H5Dread(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, out) >= 0;
+    hid_t tmp = fs;
+    h5_close(&tmp);
+    tmp = ms;
+    h5_close(&tmp);
+    (void)r;
+    return ok ? 0 : SPS_EFORMAT;
+}
+
+int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
+                    int64_t *start, int64_t *dur, int64_t *tid) {
+    if (r->h_start < 0 || first > r->nevents || n > r->nevents - first)
+        return fail(SPS_EINVAL, "events [%llu, +%zu) out of range",
+                    (unsigned long long)first, n);
+    if (!n) return 0;
+    H5E_auto2_t efunc = NULL;
+    void *edata = NULL;
+    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int rc = block_read(r, r->h_start, first, n, start);
+    if (rc == 0) rc = block_read(r, r->h_dur, first, n, dur);
+    if (rc == 0 && r->h_tid >= 0) rc = block_read(r, r->h_tid, first, n, tid);
+    else if (rc == 0) for (size_t i = 0; i < n; i++) tid[i] = -1;
+    if (rc == 0 && !r->deltas) /* end times -> durations */
+        for (size_t i = 0; i < n; i++)
+            dur[i] = (int64_t)((uint64_t)dur[i] - (uint64_t)start[i]);
+    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    if (rc) fail(rc, "cannot read /events [%llu, +%zu) (corrupt data)",
+                 (unsigned long long)first, n);
+    return rc;
+}
+
+/* Reads names, index and metadata; leaves the file open (see h5_read.h). */
+int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
+    H5E_auto2_t efunc = NULL;
+    void *edata = NULL;
+    if (out) *out = NULL;
+    if (!out || !path) return fail(SPS_EINVAL, "no file given");
+    errbuf[0] = 0;
+    rd_t c = {H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
+    if (!c.r) return fail(SPS_ENOMEM, "%s: out of memory", path);
+    c.r->h_file = c.r->h_start = c.r->h_dur = c.r->h_tid = H5I_INVALID_HID;
+    int rc = file_probe(&c);
+    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (rc == 0) rc = file_open(&c);
+    if (rc == 0) rc = root_read(&c);
+    if (rc == 0) rc = names_read(&c);
+    if (rc == 0) rc = index_read(&c);
+    if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
+    if (rc == 0) metadata_read(&c);
+    c.r->h_file = c.file;
+    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    if (rc) {
+        sps__h5r_free(c.r);
+        return rc;
+    }
+    *out = c.r;
+    return 0;
+}
+
 /* Reads and validates path into *out (see h5_read.h). */
 int sps__h5r_open(sps__h5r_t **out, const char *path) {
     H5E_auto2_t efunc = NULL;
@@ -773,6 +899,7 @@ int sps__h5r_open(sps__h5r_t **out, const char *path) {
     errbuf[0] = 0;
     rd_t c = {H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
     if (!c.r) return fail(SPS_ENOMEM, "%s: out of memory", path);
+    c.r->h_file = c.r->h_start = c.r->h_dur = c.r->h_tid = H5I_INVALID_HID;
     int rc = file_probe(&c);
     int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -790,6 +917,8 @@ int sps__h5r_open(sps__h5r_t **out, const char *path) {
 /* Frees r and everything it owns. */
 void sps__h5r_free(sps__h5r_t *r) {
     if (!r) return;
+    hid_t ids[] = {r->h_tid, r->h_dur, r->h_start, r->h_file};
+    for (size_t i = 0; i < 4; i++) h5_close(&ids[i]);
     for (size_t i = 0; r->names && i < r->nnames; i++) free(r->names[i]);
     free(r->names);
     free(r->rows);

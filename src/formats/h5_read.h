@@ -64,6 +64,11 @@ typedef struct sps__h5r {
     /* /metadata start_time_ns and finalize_time_ns, when present. */
     int has_times;
     int64_t start_time_ns, finalize_time_ns;
+    /* Streaming (sps__h5r_open_index): the open file and event columns
+     * (HDF5 ids; -1 when closed or absent) and whether /events holds start
+     * gaps (schema 3) rather than start times. */
+    int64_t h_file, h_start, h_dur, h_tid;
+    int deltas;
 } sps__h5r_t;
 
 /* Reads and validates the file at path.  On success *out owns the result
@@ -73,6 +78,20 @@ typedef struct sps__h5r {
  * is NULL and sps__h5r_error() says why.  HDF5's error printing is off
  * while it runs (and restored afterwards). */
 SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
+
+/* Like sps__h5r_open, but reads and validates only the region names, the
+ * index (rows within /events, no overlaps) and /metadata; the per-event
+ * arrays stay NULL and the file stays open so that sps__h5r_events can
+ * read the events in blocks.  Memory does not grow with the events. */
+SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
+
+/* Reads events [first, first + n) of a file opened with
+ * sps__h5r_open_index: the raw first column (start gaps for schema 3, start
+ * times for schema 2, see r->deltas) into start, durations into dur, and
+ * thread ids into tid (-1 where the file has none).  Returns 0 or
+ * SPS_EFORMAT/SPS_EINVAL with the message set. */
+SPS__HIDDEN int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
+                                int64_t *start, int64_t *dur, int64_t *tid);
 
 /* Frees r and everything it owns.  NULL is a no-op. */
 SPS__HIDDEN void sps__h5r_free(sps__h5r_t *r);

@@ -1,8 +1,11 @@
 /* h5_timeline.c -- an HDF5 recording as a timeline (processes per rank,
  * threads, spans in start order), read through the validating reader.
  *
- * Limitation: the events are held in memory (the reader loads them, about
- * 56 bytes per call); a streaming read of /events is not implemented yet. */
+ * Streaming: the reader validates the names and the index only; events are
+ * read in blocks, one cursor per (rank, region) row, and merged by start
+ * time with a binary heap (each row is in start order, as both spanscope
+ * and scope-profiler write it).  Memory: O(rows x block + threads), never
+ * O(events). */
 #include "formats/timeline.h"
 #include "formats/h5_read.h"
 
@@ -15,6 +18,22 @@ typedef struct lane {
     size_t n, cap;
 } lane_t;
 
+/* One (rank, region) row being read: a block of its events. */
+typedef struct cursor {
+    uint32_t row;
+    uint64_t next, end;   /* events of the row not yet loaded */
+    int64_t acc;          /* running start (schema 3 stores gaps) */
+    int64_t last;         /* last start seen: rows must be in start order */
+    size_t i, n;          /* position and length of the loaded block */
+    int64_t *start, *dur; /* block */
+    uint32_t *thread;     /* block: thread indexes */
+} cursor_t;
+
+typedef struct tkey {
+    uint32_t rank;
+    int64_t tid;
+} tkey_t;
+
 typedef struct h5tl {
     sps__tlr_vt_t vt; /* first: see timeline.h */
     sps__h5r_t *r;
@@ -23,11 +42,19 @@ typedef struct h5tl {
     sps__tl_proc_t *procs;
     sps__tl_thread_t *threads;
     char (*labels)[32];    /* process and thread names */
-    uint32_t *ev_thread;   /* thread index of each event */
-    uint64_t *order;       /* event indices in timeline order */
-    uint64_t n, i;
+    tkey_t *keys;          /* thread index -> (rank, tid) */
+    size_t nkeys, capkeys;
+    int32_t *slots;        /* hash (rank, tid) -> thread index */
+    size_t nslots;
+    cursor_t *cur;         /* one per non-empty row */
+    size_t ncur;
+    uint32_t *heap;        /* cursor indexes, smallest event first */
+    size_t nheap;
+    size_t block;          /* events per cursor block */
+    int64_t *tmp_tid;      /* scratch for a block's thread ids */
     lane_t *lanes;
     uint64_t dropped;      /* spans that overlap a sibling partially */
+    int err;
 } h5tl_t;
 
 static const sps__tl_header_t *h5tl_header(void *p) { return &((h5tl_t *)p)->h; }
@@ -36,9 +63,17 @@ static void h5tl_free(void *p) {
     h5tl_t *t = p;
     if (!t) return;
     for (size_t k = 0; t->lanes && k < t->h.nthreads; k++) free(t->lanes[k].ends);
+    for (size_t k = 0; t->cur && k < t->ncur; k++) {
+        free(t->cur[k].start);
+        free(t->cur[k].dur);
+        free(t->cur[k].thread);
+    }
+    free(t->cur);
+    free(t->heap);
+    free(t->tmp_tid);
     free(t->lanes);
-    free(t->order);
-    free(t->ev_thread);
+    free(t->keys);
+    free(t->slots);
     free(t->labels);
     free(t->threads);
     free(t->procs);
@@ -47,125 +82,170 @@ static void h5tl_free(void *p) {
     free(t);
 }
 
-/* Order of events: start, then longer first (an enclosing call before what
- * it contains), then thread. */
-static int ev_cmp(const void *a, const void *b, void *ctx) {
-    const h5tl_t *t = ctx;
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    int64_t sx = t->r->start[x], sy = t->r->start[y];
-    if (sx != sy) return sx < sy ? -1 : 1;
-    int64_t dx = t->r->dur[x], dy = t->r->dur[y];
-    if (dx != dy) return dx > dy ? -1 : 1;
-    return t->ev_thread[x] < t->ev_thread[y] ? -1 : t->ev_thread[x] > t->ev_thread[y];
+static size_t key_hash(tkey_t k, size_t mask) {
+    return (size_t)(((uint64_t)k.rank * 0x9E3779B97F4A7C15ull) ^
+                    ((uint64_t)k.tid * 0xC2B2AE3D27D4EB4Full)) & mask;
 }
 
-/* Index of (rank, tid) in the thread table, added if new.  Linear probing
- * over a small open-addressing table kept in *slots. */
-typedef struct tkey {
-    uint32_t rank;
-    int64_t tid;
-} tkey_t;
+/* Index of thread (rank, tid), added when add is set; -1 if absent or on
+ * ENOMEM (then t->err is set). */
+static int32_t thread_of(h5tl_t *t, tkey_t k, int add) {
+    if (add && (t->nkeys + 1) * 2 > t->nslots) {
+        size_t ns = t->nslots ? t->nslots * 2 : 256;
+        int32_t *s = malloc(ns * sizeof *s);
+        if (!s) { t->err = SPS_ENOMEM; return -1; }
+        memset(s, -1, ns * sizeof *s);
+        for (size_t j = 0; j < t->nkeys; j++) {
+            size_t h = key_hash(t->keys[j], ns - 1);
+            while (s[h] >= 0) h = (h + 1) & (ns - 1);
+            s[h] = (int32_t)j;
+        }
+        free(t->slots);
+        t->slots = s;
+        t->nslots = ns;
+    }
+    if (!t->nslots) return -1;
+    size_t h = key_hash(k, t->nslots - 1);
+    for (; t->slots[h] >= 0; h = (h + 1) & (t->nslots - 1)) {
+        tkey_t *e = &t->keys[t->slots[h]];
+        if (e->rank == k.rank && e->tid == k.tid) return t->slots[h];
+    }
+    if (!add) return -1;
+    if (t->nkeys == t->capkeys) {
+        size_t cap = t->capkeys ? t->capkeys * 2 : 64;
+        tkey_t *v = realloc(t->keys, cap * sizeof *v);
+        if (!v) { t->err = SPS_ENOMEM; return -1; }
+        t->keys = v;
+        t->capkeys = cap;
+    }
+    t->keys[t->nkeys] = k;
+    t->slots[h] = (int32_t)t->nkeys;
+    return (int32_t)t->nkeys++;
+}
 
+/* Loads the next block of cursor c.  Returns 0 or an error code. */
+static int cursor_fill(h5tl_t *t, cursor_t *c, int add_threads) {
+    const sps__h5r_t *r = t->r;
+    size_t n = c->end - c->next < t->block ? (size_t)(c->end - c->next) : t->block;
+    int rc = sps__h5r_events(r, c->next, n, c->start, c->dur, t->tmp_tid);
+    if (rc) return rc;
+    uint32_t rank = r->rows[c->row].rank;
+    for (size_t i = 0; i < n; i++) {
+        if (r->deltas) { /* wrapping, like numpy's cumsum: hostile values cannot trap */
+            c->acc = (int64_t)((uint64_t)c->acc + (uint64_t)c->start[i]);
+            c->start[i] = c->acc;
+        }
+        if (c->dur[i] < 0) c->dur[i] = 0;
+        if (c->next + i > r->rows[c->row].offset && c->start[i] < c->last) {
+            sps__tlr_set_error("events of region '%s' (rank %u) are not in start order",
+                               r->names[r->rows[c->row].file_region], rank);
+            return SPS_EFORMAT;
+        }
+        c->last = c->start[i];
+        tkey_t k = {rank, t->tmp_tid[i] >= 0 ? t->tmp_tid[i] : 0};
+        int32_t th = thread_of(t, k, add_threads);
+        if (th < 0) return t->err ? t->err : SPS_EFORMAT;
+        c->thread[i] = (uint32_t)th;
+    }
+    c->next += n;
+    c->i = 0;
+    c->n = n;
+    return 0;
+}
+
+/* Order of events: start, then longer first (an enclosing call before what
+ * it contains), then thread. */
+static int cur_less(const h5tl_t *t, uint32_t a, uint32_t b) {
+    const cursor_t *x = &t->cur[a], *y = &t->cur[b];
+    int64_t sx = x->start[x->i], sy = y->start[y->i];
+    if (sx != sy) return sx < sy;
+    int64_t dx = x->dur[x->i], dy = y->dur[y->i];
+    if (dx != dy) return dx > dy;
+    if (x->thread[x->i] != y->thread[y->i]) return x->thread[x->i] < y->thread[y->i];
+    return x->row < y->row;
+}
+
+static void heap_down(h5tl_t *t, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < t->nheap && cur_less(t, t->heap[l], t->heap[m])) m = l;
+        if (l + 1 < t->nheap && cur_less(t, t->heap[l + 1], t->heap[m])) m = l + 1;
+        if (m == i) return;
+        uint32_t x = t->heap[i];
+        t->heap[i] = t->heap[m];
+        t->heap[m] = x;
+        i = m;
+    }
+}
+
+/* Finds every thread with a pre-pass over the rows' thread ids (the header
+ * lists threads before any span), then names processes and threads. */
 static int threads_build(h5tl_t *t) {
     const sps__h5r_t *r = t->r;
-    size_t cap = 64, n = 0, nslots = 256;
-    tkey_t *keys = malloc(cap * sizeof *keys);
-    int32_t *slots = malloc(nslots * sizeof *slots);
-    t->ev_thread = malloc((r->nevents ? r->nevents : 1) * sizeof *t->ev_thread);
-    if (!keys || !slots || !t->ev_thread) goto nomem;
-    memset(slots, -1, nslots * sizeof *slots);
-    for (uint64_t e = 0; e < r->nevents; e++) {
-        if (r->row[e] == UINT32_MAX) {
-            t->ev_thread[e] = UINT32_MAX; /* no row covers it: skipped */
-            continue;
+    for (size_t k = 0; k < t->ncur && !t->err; k++) {
+        cursor_t *c = &t->cur[k];
+        while (c->next < c->end) {
+            int rc = cursor_fill(t, c, 1);
+            if (rc) return rc;
         }
-        tkey_t k = {r->rows[r->row[e]].rank,
-                    r->thread_ids && r->thread_ids[e] >= 0 ? r->thread_ids[e] : 0};
-        size_t h = (size_t)(((uint64_t)k.rank * 0x9E3779B97F4A7C15ull) ^
-                            ((uint64_t)k.tid * 0xC2B2AE3D27D4EB4Full)) & (nslots - 1);
-        while (slots[h] >= 0 && !(keys[slots[h]].rank == k.rank && keys[slots[h]].tid == k.tid))
-            h = (h + 1) & (nslots - 1);
-        if (slots[h] < 0) {
-            if (n == cap) {
-                tkey_t *nk = realloc(keys, (cap *= 2) * sizeof *nk);
-                if (!nk) goto nomem;
-                keys = nk;
-            }
-            keys[n] = k;
-            slots[h] = (int32_t)n++;
-            if (n * 2 > nslots) { /* grow and rehash */
-                size_t ns = nslots * 2;
-                int32_t *s2 = malloc(ns * sizeof *s2);
-                if (!s2) goto nomem;
-                memset(s2, -1, ns * sizeof *s2);
-                for (size_t j = 0; j < n; j++) {
-                    size_t g = (size_t)(((uint64_t)keys[j].rank * 0x9E3779B97F4A7C15ull) ^
-                                        ((uint64_t)keys[j].tid * 0xC2B2AE3D27D4EB4Full)) & (ns - 1);
-                    while (s2[g] >= 0) g = (g + 1) & (ns - 1);
-                    s2[g] = (int32_t)j;
-                }
-                free(slots);
-                slots = s2;
-                nslots = ns;
-                h = (size_t)-1;
-            }
-        }
-        if (h == (size_t)-1) { /* find again after a rehash */
-            h = (size_t)(((uint64_t)k.rank * 0x9E3779B97F4A7C15ull) ^
-                         ((uint64_t)k.tid * 0xC2B2AE3D27D4EB4Full)) & (nslots - 1);
-            while (!(keys[slots[h]].rank == k.rank && keys[slots[h]].tid == k.tid))
-                h = (h + 1) & (nslots - 1);
-        }
-        t->ev_thread[e] = (uint32_t)slots[h];
+        c->next = r->rows[c->row].offset; /* rewind for the real pass */
+        c->acc = 0;
+        c->n = c->i = 0;
     }
-    /* processes: one per rank seen, in rank order */
-    uint32_t maxrank = 0;
-    for (size_t j = 0; j < n; j++) if (keys[j].rank > maxrank) maxrank = keys[j].rank;
+    size_t n = t->nkeys;
     int multi = 0;
-    for (size_t j = 0; j < n; j++) if (keys[j].rank != keys[0].rank) multi = 1;
+    for (size_t j = 0; j < n; j++) if (t->keys[j].rank != t->keys[0].rank) multi = 1;
     t->threads = calloc(n + 1, sizeof *t->threads);
     t->procs = calloc(n + 1, sizeof *t->procs);
     t->labels = calloc(2 * n + 1, sizeof *t->labels);
-    if (!t->threads || !t->procs || !t->labels) goto nomem;
+    if (!t->threads || !t->procs || !t->labels) return SPS_ENOMEM;
     size_t np = 0;
     for (size_t j = 0; j < n; j++) {
-        int64_t pid = keys[j].rank;
+        int64_t pid = t->keys[j].rank;
         size_t p = 0;
         while (p < np && t->procs[p].pid != pid) p++;
         if (p == np) {
             char *lab = t->labels[n + np];
-            if (multi || keys[j].rank > 0) snprintf(lab, 32, "rank %u", keys[j].rank);
+            int ranked = multi || t->keys[j].rank > 0;
+            if (ranked) snprintf(lab, 32, "rank %u", t->keys[j].rank);
             else snprintf(lab, 32, "spanscope");
-            t->procs[np++] = (sps__tl_proc_t){pid, (multi || keys[j].rank > 0) ? pid : -1, lab};
+            t->procs[np++] = (sps__tl_proc_t){pid, ranked ? pid : -1, lab};
         }
-        snprintf(t->labels[j], 32, "thread %lld", (long long)keys[j].tid);
-        t->threads[j] = (sps__tl_thread_t){pid, keys[j].tid, t->labels[j]};
+        snprintf(t->labels[j], 32, "thread %lld", (long long)t->keys[j].tid);
+        t->threads[j] = (sps__tl_thread_t){pid, t->keys[j].tid, t->labels[j]};
     }
     t->h.nthreads = n;
     t->h.threads = t->threads;
     t->h.nprocs = np;
     t->h.procs = t->procs;
-    free(keys);
-    free(slots);
     return 0;
-nomem:
-    free(keys);
-    free(slots);
-    sps__tlr_set_error("out of memory");
-    return SPS_ENOMEM;
 }
 
-/* The next span: skips events outside every row and spans that partially
- * overlap an open span of their thread (counted in dropped). */
+/* The next span: skips spans that partially overlap an open span of their
+ * thread (counted in dropped). */
 static int h5tl_next(void *p, sps__tl_span_t *s) {
     h5tl_t *t = p;
-    while (t->i < t->n) {
-        uint64_t e = t->order[t->i++];
-        uint32_t th = t->ev_thread[e];
-        int64_t st = t->r->start[e], en = st + (t->r->dur[e] > 0 ? t->r->dur[e] : 0);
-        lane_t *ln = &t->lanes[th];
-        while (ln->n && ln->ends[ln->n - 1] <= st) ln->n--;
-        if (ln->n && ln->ends[ln->n - 1] < en) {
+    while (t->nheap) {
+        uint32_t ci = t->heap[0];
+        cursor_t *c = &t->cur[ci];
+        sps__tl_span_t out = {t->r->rows[c->row].file_region, c->thread[c->i],
+                              c->start[c->i], c->start[c->i] + c->dur[c->i]};
+        if (out.end_ns < out.start_ns) out.end_ns = INT64_MAX; /* overflow */
+        if (++c->i == c->n) {
+            if (c->next < c->end) {
+                int rc = cursor_fill(t, c, 0);
+                if (rc) {
+                    if (rc != SPS_EFORMAT) sps__tlr_set_error("%s", sps__h5r_error());
+                    return rc;
+                }
+            } else {
+                t->heap[0] = t->heap[--t->nheap];
+            }
+        }
+        heap_down(t, 0);
+        lane_t *ln = &t->lanes[out.thread];
+        while (ln->n && ln->ends[ln->n - 1] <= out.start_ns) ln->n--;
+        if (ln->n && ln->ends[ln->n - 1] < out.end_ns) {
             t->dropped++;
             continue;
         }
@@ -176,9 +256,34 @@ static int h5tl_next(void *p, sps__tl_span_t *s) {
             ln->ends = v;
             ln->cap = cap;
         }
-        ln->ends[ln->n++] = en;
-        *s = (sps__tl_span_t){t->r->rows[t->r->row[e]].file_region, th, st, en};
+        ln->ends[ln->n++] = out.end_ns;
+        *s = out;
         return 1;
+    }
+    return 0;
+}
+
+/* Sets up one cursor per non-empty row with its block buffers. */
+static int cursors_make(h5tl_t *t) {
+    const sps__h5r_t *r = t->r;
+    size_t rows = 0;
+    for (size_t i = 0; i < r->nrows; i++) rows += r->rows[i].count > 0;
+    size_t b = (64u << 20) / 24 / (rows ? rows : 1);
+    t->block = b < 16 ? 16 : b > 4096 ? 4096 : b;
+    t->cur = calloc(rows + 1, sizeof *t->cur);
+    t->heap = calloc(rows + 1, sizeof *t->heap);
+    t->tmp_tid = malloc(t->block * sizeof *t->tmp_tid);
+    if (!t->cur || !t->heap || !t->tmp_tid) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrows; i++) {
+        if (!r->rows[i].count) continue;
+        cursor_t *c = &t->cur[t->ncur++];
+        c->row = (uint32_t)i;
+        c->next = r->rows[i].offset;
+        c->end = r->rows[i].offset + r->rows[i].count;
+        c->start = malloc(t->block * sizeof *c->start);
+        c->dur = malloc(t->block * sizeof *c->dur);
+        c->thread = malloc(t->block * sizeof *c->thread);
+        if (!c->start || !c->dur || !c->thread) return SPS_ENOMEM;
     }
     return 0;
 }
@@ -188,7 +293,7 @@ int sps__h5tl_open(void **out, const char *path) {
     h5tl_t *t = calloc(1, sizeof *t);
     if (!t) return SPS_ENOMEM;
     t->vt = (sps__tlr_vt_t){h5tl_header, h5tl_next, h5tl_free};
-    int rc = sps__h5r_open(&t->r, path);
+    int rc = sps__h5r_open_index(&t->r, path);
     if (rc) {
         sps__tlr_set_error("%s", sps__h5r_error());
         free(t);
@@ -201,35 +306,35 @@ int sps__h5tl_open(void **out, const char *path) {
         return SPS_EFORMAT;
     }
     t->names = malloc((r->nnames + 1) * sizeof *t->names);
-    rc = t->names ? threads_build(t) : SPS_ENOMEM;
-    if (!rc) {
-        for (size_t k = 0; k < r->nnames; k++) t->names[k] = r->names[k];
-        t->h.nnames = r->nnames;
-        t->h.names = t->names;
-        t->lanes = calloc(t->h.nthreads + 1, sizeof *t->lanes);
-        t->order = malloc((r->nevents ? r->nevents : 1) * sizeof *t->order);
-        if (!t->lanes || !t->order) rc = SPS_ENOMEM;
-    }
-    if (!rc) {
-        int64_t minstart = INT64_MAX;
-        for (uint64_t e = 0; e < r->nevents; e++) {
-            if (t->ev_thread[e] == UINT32_MAX) continue;
-            t->order[t->n++] = e;
-            if (r->start[e] < minstart) minstart = r->start[e];
+    rc = t->names ? cursors_make(t) : SPS_ENOMEM;
+    if (!rc) rc = threads_build(t);
+    if (!rc && !(t->lanes = calloc(t->h.nthreads + 1, sizeof *t->lanes))) rc = SPS_ENOMEM;
+    int64_t minstart = INT64_MAX;
+    uint64_t total = 0;
+    for (size_t k = 0; !rc && k < t->ncur; k++) { /* load the first blocks */
+        rc = cursor_fill(t, &t->cur[k], 0);
+        if (!rc) {
+            t->heap[t->nheap++] = (uint32_t)k;
+            if (t->cur[k].start[0] < minstart) minstart = t->cur[k].start[0];
+            total += r->rows[t->cur[k].row].count;
         }
-        qsort_r(t->order, t->n, sizeof *t->order, ev_cmp, t);
-        t->h.base_ns = r->has_times ? r->start_time_ns : (t->n ? minstart : 0);
-        const char *slash = strrchr(path, '/');
-        t->h.trace_name = slash ? slash + 1 : path;
-        t->h.rank = t->h.nprocs > 1 ? 0 : -1;
-        t->h.world_size = (int64_t)t->h.nprocs;
-        t->h.nspans = t->n;
     }
     if (rc) {
         if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
+        else sps__tlr_set_error("%s", sps__h5r_error()[0] ? sps__h5r_error() : sps_strerror(rc));
         h5tl_free(t);
         return rc;
     }
+    for (size_t i = t->nheap; i-- > 0;) heap_down(t, i);
+    for (size_t k = 0; k < r->nnames; k++) t->names[k] = r->names[k];
+    t->h.nnames = r->nnames;
+    t->h.names = t->names;
+    t->h.base_ns = r->has_times ? r->start_time_ns : (total ? minstart : 0);
+    const char *slash = strrchr(path, '/');
+    t->h.trace_name = slash ? slash + 1 : path;
+    t->h.rank = t->h.nprocs > 1 ? 0 : -1;
+    t->h.world_size = (int64_t)t->h.nprocs;
+    t->h.nspans = total;
     *out = t;
     return 0;
 }
