@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build py-install demo check check-c check-py bench check-sanitize clean
+.PHONY: all deps build py-install demo check check-c check-py bench check-sanitize check-warnings clean
 
 all: build
 
@@ -50,5 +50,13 @@ check-sanitize: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
+# -Werror at -O3 with gcc and clang (what `pip install .` builds, where
+# optimisation finds other warnings than -O2 does).
+check-warnings: deps
+	cmake -S . -B $(BUILD)-rel-gcc -DCMAKE_BUILD_TYPE=Release -DSPS_PYTHON=ON -DSPS_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=gcc -DPython_EXECUTABLE=$(PY) >/dev/null
+	cmake --build $(BUILD)-rel-gcc -j $(JOBS)
+	cmake -S . -B $(BUILD)-rel-clang -DCMAKE_BUILD_TYPE=Release -DSPS_PYTHON=ON -DSPS_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DPython_EXECUTABLE=$(PY) >/dev/null
+	cmake --build $(BUILD)-rel-clang -j $(JOBS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-rel-gcc $(BUILD)-rel-clang

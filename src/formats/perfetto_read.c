@@ -794,7 +794,7 @@ int sps__pfr_open(void **out, const char *path) {
         return rc;
     }
     pfr_buf_t b = {r->file, r->file + n};
-    pfr_field_t f;
+    pfr_field_t f = {0};
     size_t npackets = 0;
     for (;;) {
         int k = pfr_next_field(&b, &f);
