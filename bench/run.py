@@ -349,8 +349,17 @@ def main():
         json.dump(out, f, indent=1)
     print("results: %s (%.0f s)" % (json_path, out["wall_s"]))
 
-    # --- the Python face (needs the package installed: make py-install) ----
+    # --- timelines: convert and merge at scale ----------------------------
     here = os.path.dirname(os.path.abspath(__file__))
+    print()
+    tl = subprocess.call([sys.executable, os.path.join(here, "bench_timeline.py"),
+                          "--build", a.build, "--spans", "1e6" if q else "1e7",
+                          "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
+                                                 "timeline.json")])
+    if tl:
+        return tl
+
+    # --- the Python face (needs the package installed: make py-install) ----
     pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
     cmd = [sys.executable, os.path.join(here, "bench_python.py"), "--json", pyjson]
     if q:
