@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what spanscope needs to build and test, only where it is missing:
-# Debian packages (compilers, CMake, HDF5, cmocka) and a Python virtual
+# Debian packages (compilers, CMake, HDF5, cmocka, zlib, Chromium for the
+# HTML report's test) and a Python virtual
 # environment in .venv with numpy, h5py, pytest and scope-profiler (whose
 # reader checks our files).  Safe to run again: it does nothing when all is
 # there.
@@ -8,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev; do
+# chromium: the HTML report's test opens the page headless
+for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v python3 >/dev/null 2>&1 || need+=(python3)

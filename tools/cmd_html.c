@@ -8,10 +8,10 @@
  *   - per-region statistics over ALL spans (calls, total, self, min, max);
  *     self time from a per-thread stack: duration minus direct children;
  *   - the spans embedded for the timeline, at most --max-spans of them: a
- *     min-heap keeps the longest; at the end every span no longer than the
- *     longest one left out is dropped too, so the page holds exactly the
- *     spans longer than a threshold (and, since a parent is never shorter
- *     than its child, every kept span's ancestors).
+ *     min-heap keeps the longest (every span longer than the longest one
+ *     left out; among spans of exactly that length, the earliest).  Since
+ *     a parent is never shorter than its child and wins ties against it,
+ *     every kept span's ancestors are kept too.
  * Memory: O(regions + threads * depth + embedded spans).
  *
  * The page writer lives in this file for now (it would move to
@@ -97,11 +97,13 @@ static void stat_add(html_state_t *S, const frame_t *f) {
     r->self += self;
 }
 
-/* Less-than of the heap: shorter first; among equals, later start first
- * (so that earlier spans survive ties). */
+/* Less-than of the heap: shorter first; among equals, later start first,
+ * then deeper first (so that earlier spans survive ties, and a parent as
+ * long as its child outlives it). */
 static int kless(const kspan_t *a, const kspan_t *b) {
     if (a->dur != b->dur) return a->dur < b->dur;
-    return a->start > b->start;
+    if (a->start != b->start) return a->start > b->start;
+    return a->depth > b->depth;
 }
 
 /* Restores the heap property downwards from i. */
@@ -211,15 +213,8 @@ static int kspan_cmp(const void *pa, const void *pb) {
     return 0;
 }
 
-/* Drops the kept spans no longer than the longest span left out (so the
- * kept set is "every span longer than a threshold") and sorts the rest. */
+/* Sorts the kept spans for the page. */
 static void finish_kept(html_state_t *S) {
-    if (S->dropped_any) {
-        size_t j = 0;
-        for (size_t i = 0; i < S->nheap; i++)
-            if (S->heap[i].dur > S->dropped_max) S->heap[j++] = S->heap[i];
-        S->nheap = j;
-    }
     qsort(S->heap, S->nheap, sizeof *S->heap, kspan_cmp);
 }
 
@@ -535,8 +530,9 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
           "zoom out</button><button id=\"reset\">reset</button></div>\n", fp);
     if (S->nheap < S->nspans)
         fprintf(fp, "<div class=\"meta note\" id=\"leftout\">%" PRIu64 " of %" PRIu64
-                " spans left out of the timeline (those of %s or less), to keep the "
-                "page small; the statistics below cover every span.</div>\n",
+                " spans left out of the timeline to keep the page small: the shortest"
+                " ones (none of them longer than %s). The statistics below cover "
+                "every span.</div>\n",
                 S->nspans - S->nheap, S->nspans,
                 fmt_ns(b, sizeof b, (double)(S->dropped_any ? S->dropped_max : 0)));
     fputs("<div id=\"tlwrap\"><canvas id=\"tl\" data-drawn=\"0\"></canvas></div>\n"
