@@ -1,0 +1,1047 @@
+/*
+ * cmd_merge.c -- spanscope merge -o OUT IN...: per-rank recordings into one
+ * timeline, one process per rank, clocks aligned.
+ *
+ * Every input becomes one process of the output, labelled with its rank:
+ * /metadata rank for .h5, distributedInfo.rank or a "rank N" process label
+ * for traces, else the input's position in the argument list.  Two inputs
+ * with the same rank are an error (exit 1).
+ *
+ * Output by extension:
+ *   .json / .json.gz / .pftrace  a k-way merge over the inputs' timeline
+ *       readers (sps__tlr_*): spans leave in global start order and memory
+ *       stays at O(inputs + threads + names) beyond what each reader holds.
+ *       Names are interned by string, pids are ranks, threads are per
+ *       (rank, tid).  JSON gets a top-level "spanscope" key saying, per
+ *       rank, how its clock was aligned.
+ *   .h5  every input must be .h5 (read whole with sps__h5r_open): one
+ *       schema-3 file, rows per (region, rank) over a merged region table,
+ *       start deltas recomputed after the shift, call/parent/thread ids
+ *       kept (ids are per rank), /metadata from the lowest rank with
+ *       mpi_size = number of inputs.  No /thread_table: the writer's table
+ *       has one rank for all of its threads.
+ *
+ * CLOCK ALIGNMENT
+ *
+ * Times in a recording are CLOCK_MONOTONIC ns of the recording host.  At
+ * sps_setup a session reads CLOCK_REALTIME and then CLOCK_MONOTONIC, back to
+ * back, and stores them as /metadata wall_anchor_ns and mono_anchor_ns.  So
+ * for input i, wall(t) = t + (wall_i - mono_i).  The output's timeline is
+ * the monotonic clock of the reference input (the first input that has
+ * anchors), and input i's times are shifted by
+ *
+ *     offset_i = (wall_i - mono_i) - (wall_ref - mono_ref).
+ *
+ * Error of offset_i: (a) the anchor read skew, the time between the two
+ * clock reads (tens of ns; up to the scheduler's time slice if the thread
+ * is preempted in between), once per input; (b) anything that moved
+ * CLOCK_REALTIME against CLOCK_MONOTONIC between the two setups: NTP slew
+ * (at most 500 ppm, typically a few ppm) or a step; (c) across hosts, the
+ * difference of the hosts' NTP errors (well under a ms on a LAN with
+ * chrony/ntpd, microseconds with PTP).
+ *
+ * On one host within one boot all processes share CLOCK_MONOTONIC, so no
+ * shift is right and (a)/(b) only add error.  An input whose /metadata
+ * hostname equals the reference's and whose computed offset is under 1 s
+ * (a reboot in between takes longer; NTP slew over a run stays below) is
+ * therefore taken as on the same clock: offset exactly 0.
+ *
+ * Inputs without anchors (traces: torch's baseTimeNanoseconds is a
+ * perf_counter value, spanscope's JSON is CLOCK_MONOTONIC without a wall
+ * anchor) are merged unshifted, which is exact when they come from the
+ * reference's host and boot, and meaningless otherwise.  This is recorded
+ * as "clock_aligned": false for the rank in the JSON output's "spanscope"
+ * key; nothing is printed (stderr carries only errors).
+ */
+#include "sps_int.h"
+#include "formats/h5_read.h"
+#include "formats/timeline.h"
+
+#include <hdf5.h>
+#include <zlib.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char merge_help[] =
+    "usage: spanscope merge -o OUT IN...\n"
+    "\n"
+    "Merges per-rank recordings into one file: each input becomes one\n"
+    "process, labelled with its rank (from the file: /metadata rank of an\n"
+    ".h5, distributedInfo.rank or a \"rank N\" process label of a trace;\n"
+    "else its position among the inputs).  Two inputs with the same rank\n"
+    "are an error.\n"
+    "\n"
+    "Clocks are aligned through each recording's wall-clock anchor onto\n"
+    "the first input's clock (recordings of one host are not shifted).\n"
+    "Traces carry no anchor and are merged unshifted; the JSON output\n"
+    "records this per rank as \"clock_aligned\": false.  See docs/merge.md.\n"
+    "\n"
+    "OUT by extension:\n"
+    "  .json, .json.gz, .pftrace  from any inputs (.h5, .json, .json.gz,\n"
+    "                             .pftrace)\n"
+    "  .h5                        from .h5 inputs only\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT   the merged file (written to a temporary name and\n"
+    "                     renamed into place)\n"
+    "  -h, --help         show this help and exit\n";
+
+/* Offsets smaller than this between inputs of one host mean one boot. */
+#define SAME_BOOT_NS 1000000000LL
+
+/* Events per sps__h5w_rows call. */
+#define H5_BATCH 65536
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* /metadata of an .h5 input (what merge uses of it). */
+typedef struct meta {
+    int has_rank, has_anchor, aggregate;
+    int64_t rank, size, wall_anchor, mono_anchor;
+    int64_t start_ns, finalize_ns, dropped, misuse, open_calls;
+    char host[256], label[1024], clock_source[32];
+} meta_t;
+
+/* One input file and its state during the merge. */
+typedef struct input {
+    const char *path;
+    sps__tl_format_t fmt;
+    int pos;               /* index in the argument list */
+    meta_t m;              /* .h5 only (zeros otherwise) */
+    int64_t rank;
+    int64_t offset;        /* ns added to each of its times */
+    const char *clock;     /* "reference", "same-host", "wall-clock", "none" */
+    /* trace output */
+    sps__tlr_t *r;
+    uint32_t *name_map;    /* input name id -> output name id */
+    uint32_t *thread_map;  /* input thread index -> output thread index */
+    sps__tl_span_t cur;    /* its next span, shifted and mapped */
+    /* .h5 output */
+    sps__h5r_t *h5;
+    uint32_t *region_map;  /* input region id -> output region id */
+} input_t;
+
+/* Reads the scalar integer attribute name of loc into *v.  Returns 1 when
+ * it is there and readable, else 0. */
+static int attr_int(hid_t loc, const char *name, int64_t *v) {
+    if (H5Aexists(loc, name) <= 0) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return 0;
+    hid_t t = H5Aget_type(a), s = H5Aget_space(a);
+    int ok = t >= 0 && s >= 0 && H5Tget_class(t) == H5T_INTEGER &&
+             H5Sget_simple_extent_npoints(s) == 1 &&
+             H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
+    if (t >= 0) H5Tclose(t);
+    if (s >= 0) H5Sclose(s);
+    H5Aclose(a);
+    return ok;
+}
+
+/* Reads the scalar string attribute name of loc (variable or fixed
+ * length) into buf, truncated to cap - 1 bytes.  Returns 1 or 0. */
+static int attr_text(hid_t loc, const char *name, char *buf, size_t cap) {
+    buf[0] = 0;
+    if (H5Aexists(loc, name) <= 0) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return 0;
+    hid_t t = H5Aget_type(a), s = H5Aget_space(a), mt = -1;
+    int ok = t >= 0 && s >= 0 && H5Tget_class(t) == H5T_STRING &&
+             H5Sget_simple_extent_npoints(s) == 1;
+    if (ok && H5Tis_variable_str(t) > 0) {
+        char *p = NULL;
+        mt = H5Tcopy(H5T_C_S1);
+        ok = mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
+             H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(a, mt, &p) >= 0;
+        if (ok && p) snprintf(buf, cap, "%s", p);
+        if (p) H5free_memory(p);
+    } else if (ok) {
+        size_t n = H5Tget_size(t);
+        char *p = n > 0 && n < 65536 ? calloc(1, n + 1) : NULL;
+        mt = H5Tcopy(H5T_C_S1);
+        ok = p && mt >= 0 && H5Tset_size(mt, n) >= 0 && H5Aread(a, mt, p) >= 0;
+        if (ok) snprintf(buf, cap, "%s", p);
+        free(p);
+    }
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (s >= 0) H5Sclose(s);
+    H5Aclose(a);
+    return ok;
+}
+
+/* Reads what merge uses of an .h5 file's /metadata and root attributes
+ * into *m.  The file has already been validated by a reader; missing
+ * attributes leave their fields unset (has_* 0). */
+static void h5_meta(const char *path, meta_t *m) {
+    memset(m, 0, sizeof *m);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (f < 0) return;
+    char layout[32];
+    if (attr_text(f, "storage_layout", layout, sizeof layout))
+        m->aggregate = !strcmp(layout, "aggregate");
+    if (H5Lexists(f, "metadata", H5P_DEFAULT) > 0) {
+        hid_t g = H5Gopen2(f, "metadata", H5P_DEFAULT);
+        if (g >= 0) {
+            m->has_rank = attr_int(g, "rank", &m->rank) && m->rank >= 0 &&
+                          m->rank <= INT32_MAX;
+            if (!attr_int(g, "mpi_size", &m->size)) m->size = 0;
+            m->has_anchor = attr_int(g, "wall_anchor_ns", &m->wall_anchor) &&
+                            attr_int(g, "mono_anchor_ns", &m->mono_anchor) &&
+                            m->wall_anchor > 0;
+            attr_int(g, "start_time_ns", &m->start_ns);
+            attr_int(g, "finalize_time_ns", &m->finalize_ns);
+            attr_int(g, "dropped_events", &m->dropped);
+            attr_int(g, "misuse_count", &m->misuse);
+            attr_int(g, "open_calls", &m->open_calls);
+            attr_text(g, "hostname", m->host, sizeof m->host);
+            attr_text(g, "label", m->label, sizeof m->label);
+            attr_text(g, "clock_source", m->clock_source,
+                      sizeof m->clock_source);
+            H5Gclose(g);
+        }
+    }
+    H5Fclose(f);
+}
+
+/* The rank a trace header names: distributedInfo.rank, else the one rank
+ * its labelled processes share; -1 when none.  Returns -2 (after the
+ * error line) when its processes name different ranks. */
+static int64_t header_rank(const input_t *in, const sps__tl_header_t *h) {
+    int64_t rank = h->rank >= 0 ? h->rank : -1;
+    for (size_t p = 0; p < h->nprocs; p++) {
+        int64_t q = h->procs[p].rank;
+        if (q < 0) continue;
+        if (rank >= 0 && q != rank && h->rank < 0) {
+            die(EXIT_DATA, "merge: %s holds several ranks (%lld and %lld): "
+                "merge takes one recording per rank", in->path,
+                (long long)rank, (long long)q);
+            return -2;
+        }
+        if (rank < 0) rank = q;
+    }
+    return rank;
+}
+
+/* Sets in->rank from its metadata (h: its trace header, or NULL for an
+ * .h5 read whole), else its position.  Returns 0 or EXIT_DATA after the
+ * error line. */
+static int resolve_rank(input_t *in, const sps__tl_header_t *h) {
+    int64_t rank = -1;
+    if (in->fmt == SPS__TL_H5 && in->m.has_rank) rank = in->m.rank;
+    if (h && in->fmt == SPS__TL_H5 && h->nprocs > 1)
+        return die(EXIT_DATA, "merge: %s holds several ranks: merge takes "
+                   "one recording per rank", in->path);
+    if (h && rank < 0) {
+        rank = header_rank(in, h);
+        if (rank == -2) return EXIT_DATA;
+    }
+    if (in->h5) {
+        for (size_t i = 1; i < in->h5->nrows; i++)
+            if (in->h5->rows[i].rank != in->h5->rows[0].rank)
+                return die(EXIT_DATA, "merge: %s holds several ranks (%u and "
+                           "%u): merge takes one recording per rank", in->path,
+                           in->h5->rows[0].rank, in->h5->rows[i].rank);
+        if (rank < 0 && in->h5->nrows) rank = in->h5->rows[0].rank;
+    }
+    in->rank = rank >= 0 && rank <= INT32_MAX ? rank : in->pos;
+    return 0;
+}
+
+/* Checks that no two inputs share a rank.  Returns 0 or EXIT_DATA after
+ * the error line. */
+static int check_ranks(const input_t *in, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (in[i].rank == in[j].rank)
+                return die(EXIT_DATA, "merge: %s and %s are both rank %lld",
+                           in[i].path, in[j].path, (long long)in[i].rank);
+    return 0;
+}
+
+/* Sets each input's clock offset (see CLOCK ALIGNMENT above); returns the
+ * index of the reference input, or -1 when no input has anchors. */
+static int align_clocks(input_t *in, size_t n) {
+    int ref = -1;
+    for (size_t i = 0; i < n && ref < 0; i++)
+        if (in[i].m.has_anchor) ref = (int)i;
+    for (size_t i = 0; i < n; i++) {
+        in[i].offset = 0;
+        in[i].clock = "none";
+        if (!in[i].m.has_anchor) continue;
+        if ((int)i == ref) {
+            in[i].clock = "reference";
+            continue;
+        }
+        const meta_t *a = &in[i].m, *b = &in[ref].m;
+        /* wrapping arithmetic: hostile anchors must not trap */
+        int64_t d = (int64_t)(((uint64_t)a->wall_anchor - (uint64_t)a->mono_anchor) -
+                              ((uint64_t)b->wall_anchor - (uint64_t)b->mono_anchor));
+        if (a->host[0] && !strcmp(a->host, b->host) && d > -SAME_BOOT_NS &&
+            d < SAME_BOOT_NS) {
+            in[i].clock = "same-host";
+        } else {
+            in[i].offset = d;
+            in[i].clock = "wall-clock";
+        }
+    }
+    return ref;
+}
+
+/* Shifts *t by off.  Returns 0, or -1 when the result leaves int64. */
+static int shift(int64_t *t, int64_t off) {
+    return __builtin_add_overflow(*t, off, t) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Name interning                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A set of strings (borrowed) with ids in order of first insertion. */
+typedef struct strtab {
+    const char **v;   /* id -> string */
+    size_t n, cap;
+    uint32_t *slot;   /* hash slots: id + 1, 0 empty */
+    size_t nslot;
+} strtab_t;
+
+/* FNV-1a of s. */
+static uint64_t str_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Rebuilds t's slots with room for twice its strings.  Returns 0 or -1. */
+static int strtab_grow(strtab_t *t) {
+    size_t ns = t->nslot ? t->nslot * 2 : 64;
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    const char **v = realloc(t->v, ns / 2 * sizeof *v);
+    if (!sl || !v) {
+        free(sl);
+        if (v) t->v = v;
+        return -1;
+    }
+    t->v = v;
+    t->cap = ns / 2;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t h = str_hash(v[i]) & (ns - 1);
+        while (sl[h]) h = (h + 1) & (ns - 1);
+        sl[h] = (uint32_t)i + 1;
+    }
+    free(t->slot);
+    t->slot = sl;
+    t->nslot = ns;
+    return 0;
+}
+
+/* The id of s in t, added if new.  Returns the id or -1 (no memory). */
+static int64_t strtab_id(strtab_t *t, const char *s) {
+    if (t->n + 1 > t->cap || t->n >= UINT32_MAX - 1) {
+        if (t->n >= UINT32_MAX - 1 || strtab_grow(t) < 0) return -1;
+    }
+    size_t h = str_hash(s) & (t->nslot - 1);
+    while (t->slot[h]) {
+        uint32_t id = t->slot[h] - 1;
+        if (!strcmp(t->v[id], s)) return id;
+        h = (h + 1) & (t->nslot - 1);
+    }
+    t->slot[h] = (uint32_t)t->n + 1;
+    t->v[t->n] = s;
+    return (int64_t)t->n++;
+}
+
+/* Frees t's arrays (not the strings). */
+static void strtab_free(strtab_t *t) {
+    free(t->v);
+    free(t->slot);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Trace output: k-way merge over timeline readers                           */
+/* ------------------------------------------------------------------------ */
+
+/* Everything the trace merge builds besides the inputs. */
+typedef struct tmerge {
+    strtab_t names;
+    sps__tl_proc_t *procs;
+    sps__tl_thread_t *threads;
+    size_t nthreads;
+    char **labels;         /* owned strings: proc and thread names */
+    size_t nlabels;
+    size_t *heap;          /* input indices, ordered by cur */
+    size_t nheap;
+} tmerge_t;
+
+/* Frees what m owns. */
+static void tmerge_free(tmerge_t *m) {
+    strtab_free(&m->names);
+    free(m->procs);
+    free(m->threads);
+    for (size_t i = 0; i < m->nlabels; i++) free(m->labels[i]);
+    free(m->labels);
+    free(m->heap);
+}
+
+/* A copy of the formatted string, kept in m->labels.  NULL: no memory. */
+static const char *label(tmerge_t *m, const char *fmt, const char *a,
+                         const char *b) {
+    char *s = NULL;
+    if (asprintf(&s, fmt, a, b) < 0) return NULL;
+    m->labels[m->nlabels++] = s;
+    return s;
+}
+
+/* qsort order of input pointers: by rank. */
+static int by_rank(const void *a, const void *b) {
+    const input_t *x = *(input_t *const *)a, *y = *(input_t *const *)b;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Builds the merged header's names, processes (in rank order) and threads
+ * from the inputs' headers.  Returns 0 or SPS_ENOMEM. */
+static int tmerge_header(tmerge_t *m, input_t *in, size_t n) {
+    size_t nthr = 0;
+    for (size_t i = 0; i < n; i++) nthr += sps__tlr_header(in[i].r)->nthreads;
+    input_t **order = malloc(n * sizeof *order);
+    m->procs = calloc(n, sizeof *m->procs);
+    m->threads = calloc(nthr + 1, sizeof *m->threads);
+    m->labels = calloc(n + nthr + 1, sizeof *m->labels);
+    m->heap = malloc(n * sizeof *m->heap);
+    if (!order || !m->procs || !m->threads || !m->labels || !m->heap) {
+        free(order);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = &in[i];
+    qsort(order, n, sizeof *order, by_rank);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        input_t *x = order[k];
+        const sps__tl_header_t *h = sps__tlr_header(x->r);
+        char num[32];
+        snprintf(num, sizeof num, "%lld", (long long)x->rank);
+        const char *pname = label(m, "rank %s%s", num, "");
+        x->name_map = malloc((h->nnames + 1) * sizeof *x->name_map);
+        x->thread_map = malloc((h->nthreads + 1) * sizeof *x->thread_map);
+        if (!pname || !x->name_map || !x->thread_map) { rc = SPS_ENOMEM; break; }
+        m->procs[k] = (sps__tl_proc_t){x->rank, x->rank, pname};
+        for (size_t j = 0; rc == 0 && j < h->nnames; j++) {
+            int64_t id = strtab_id(&m->names, h->names[j]);
+            if (id < 0) rc = SPS_ENOMEM;
+            else x->name_map[j] = (uint32_t)id;
+        }
+        /* Threads of the input's first process keep their tids (unique
+         * within it); those of any other process get fresh tids above the
+         * input's largest, and their process's name in theirs. */
+        int64_t fresh = INT64_MIN;
+        for (size_t j = 0; j < h->nthreads; j++)
+            if (h->threads[j].tid > fresh) fresh = h->threads[j].tid;
+        fresh = fresh < 0 ? 0 : fresh == INT64_MAX ? fresh : fresh + 1;
+        int64_t first = h->nprocs ? h->procs[0].pid : 0;
+        for (size_t j = 0; rc == 0 && j < h->nthreads; j++) {
+            const sps__tl_thread_t *t = &h->threads[j];
+            sps__tl_thread_t *o = &m->threads[m->nthreads];
+            o->pid = x->rank;
+            o->tid = t->tid;
+            o->name = t->name ? t->name : "";
+            if (t->pid != first) {
+                const char *pn = "";
+                for (size_t p = 0; p < h->nprocs; p++)
+                    if (h->procs[p].pid == t->pid && h->procs[p].name)
+                        pn = h->procs[p].name;
+                o->tid = fresh < INT64_MAX ? fresh++ : fresh;
+                if (!(o->name = label(m, "%s: %s", pn, o->name))) rc = SPS_ENOMEM;
+            }
+            x->thread_map[j] = (uint32_t)m->nthreads++;
+        }
+    }
+    free(order);
+    return rc;
+}
+
+/* Non-zero when input a's next span goes before input b's: start, then
+ * the longer (enclosing) first, then argument order. */
+static int span_before(const input_t *a, const input_t *b) {
+    if (a->cur.start_ns != b->cur.start_ns) return a->cur.start_ns < b->cur.start_ns;
+    if (a->cur.end_ns != b->cur.end_ns) return a->cur.end_ns > b->cur.end_ns;
+    return a->pos < b->pos;
+}
+
+/* Moves heap entry i down to its place. */
+static void heap_down(tmerge_t *m, const input_t *in, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, s = i;
+        if (l < m->nheap && span_before(&in[m->heap[l]], &in[m->heap[s]])) s = l;
+        if (r < m->nheap && span_before(&in[m->heap[r]], &in[m->heap[s]])) s = r;
+        if (s == i) return;
+        size_t t = m->heap[i];
+        m->heap[i] = m->heap[s];
+        m->heap[s] = t;
+        i = s;
+    }
+}
+
+/* Reads input x's next span into x->cur, shifted and mapped.  Returns 1,
+ * 0 at its end, or EXIT_DATA-worthy negative codes (error line printed
+ * by the caller from *why). */
+static int advance(input_t *x, const char **why) {
+    sps__tl_span_t s;
+    int rc = sps__tlr_next(x->r, &s);
+    if (rc < 0) {
+        *why = rc == SPS_EFORMAT ? sps__tlr_error() : sps_strerror(rc);
+        return rc;
+    }
+    if (rc == 0) return 0;
+    if (shift(&s.start_ns, x->offset) || shift(&s.end_ns, x->offset)) {
+        static char msg[4300];
+        snprintf(msg, sizeof msg, "%s: a time leaves the 64-bit range after "
+                 "clock alignment", x->path);
+        *why = msg;
+        return SPS_EFORMAT;
+    }
+    x->cur = (sps__tl_span_t){x->name_map[s.name], x->thread_map[s.thread],
+                              s.start_ns, s.end_ns};
+    return 1;
+}
+
+/* Appends s to b as JSON string contents (quotes not included): control
+ * characters, quotes and backslashes escaped; bytes of invalid UTF-8
+ * become '?'. */
+static void json_text(FILE *fp, const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') { fprintf(fp, "\\%c", c); p++; continue; }
+        if (c < 0x20) { fprintf(fp, "\\u%04x", c); p++; continue; }
+        if (c < 0x80) { fputc((int)c, fp); p++; continue; }
+        int len = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+        int ok = len > 0;
+        for (int k = 1; ok && k < len; k++) ok = (p[k] & 0xC0) == 0x80;
+        if (!ok) { fputc('?', fp); p++; continue; }
+        fwrite(p, 1, (size_t)len, fp);
+        p += len;
+    }
+}
+
+/* Replaces the closing '}' of the JSON document at path with the
+ * "spanscope" key describing the merge.  Returns 0 or SPS_EIO. */
+static int json_add_meta(const char *path, const input_t *in, size_t n,
+                         int ref) {
+    FILE *fp = fopen(path, "r+b");
+    if (!fp) return SPS_EIO;
+    char tail[256];
+    int rc = SPS_EIO;
+    if (fseeko(fp, 0, SEEK_END) == 0) {
+        off_t size = ftello(fp), from = size > 256 ? size - 256 : 0;
+        size_t got = 0;
+        if (size > 0 && fseeko(fp, from, SEEK_SET) == 0)
+            got = fread(tail, 1, (size_t)(size - from), fp);
+        size_t k = got;
+        while (k > 0 && tail[k - 1] != '}') k--;
+        if (k > 0 && fseeko(fp, from + (off_t)k - 1, SEEK_SET) == 0) {
+            fprintf(fp, ",\"spanscope\":{\"merge\":{\"reference\":");
+            if (ref >= 0) {
+                fputc('"', fp);
+                json_text(fp, in[ref].path);
+                fputc('"', fp);
+            } else {
+                fputs("null", fp);
+            }
+            fputs(",\"ranks\":[", fp);
+            for (size_t i = 0; i < n; i++) {
+                fprintf(fp, "%s{\"rank\":%lld,\"source\":\"", i ? "," : "",
+                        (long long)in[i].rank);
+                json_text(fp, in[i].path);
+                fprintf(fp, "\",\"clock_aligned\":%s,\"clock\":\"%s\","
+                        "\"offset_ns\":%lld}",
+                        strcmp(in[i].clock, "none") ? "true" : "false",
+                        in[i].clock, (long long)in[i].offset);
+            }
+            fputs("]}}}\n", fp);
+            fflush(fp);
+            off_t end = ftello(fp);
+            rc = !ferror(fp) && end > 0 && ftruncate(fileno(fp), end) == 0 ? 0 : SPS_EIO;
+        }
+    }
+    if (fclose(fp) != 0) rc = SPS_EIO;
+    return rc;
+}
+
+/* Compresses the file src into dst with gzip.  Returns 0 or SPS_EIO. */
+static int gzip_file(const char *src, const char *dst) {
+    FILE *in = fopen(src, "rb");
+    gzFile out = in ? gzopen(dst, "wb6") : NULL;
+    char *buf = malloc(1 << 16);
+    int rc = in && out && buf ? 0 : SPS_EIO;
+    size_t got;
+    while (rc == 0 && (got = fread(buf, 1, 1 << 16, in)) > 0)
+        if (gzwrite(out, buf, (unsigned)got) != (int)got) rc = SPS_EIO;
+    if (in && ferror(in)) rc = SPS_EIO;
+    if (out && gzclose(out) != Z_OK) rc = SPS_EIO;
+    if (in) fclose(in);
+    free(buf);
+    return rc;
+}
+
+/* Writes the merged spans of every input to w (k-way merge).  Returns 0
+ * or a negative code with *why set. */
+static int tmerge_spans(tmerge_t *m, input_t *in, sps__tlw_t *w,
+                        const char **why) {
+    while (m->nheap) {
+        input_t *x = &in[m->heap[0]];
+        int rc = sps__tlw_span(w, &x->cur);
+        if (rc) {
+            *why = sps_strerror(rc);
+            return rc;
+        }
+        rc = advance(x, why);
+        if (rc < 0) return rc;
+        if (rc == 0) m->heap[0] = m->heap[--m->nheap];
+        heap_down(m, in, 0);
+    }
+    return 0;
+}
+
+/* Opens every input's timeline reader, resolves ranks and clocks, and
+ * builds the merged header.  Returns 0 or an exit status after the error
+ * line. */
+static int tmerge_open(tmerge_t *m, input_t *in, size_t n, int *ref) {
+    for (size_t i = 0; i < n; i++) {
+        input_watchdog(in[i].path);
+        int rc = sps__tlr_open(&in[i].r, in[i].path, in[i].fmt);
+        if (rc) return die(EXIT_DATA, "merge: %s", sps__tlr_error());
+        if (in[i].fmt == SPS__TL_H5) {
+            /* validated by the reader; read again (the reader may hold it
+             * open with properties of its own) */
+            sps__tlr_free(in[i].r);
+            in[i].r = NULL;
+            h5_meta(in[i].path, &in[i].m);
+            if (in[i].m.aggregate)
+                return die(EXIT_DATA, "merge: %s: aggregate file (no per-call "
+                           "data): nothing to put on a timeline", in[i].path);
+            if ((rc = sps__tlr_open(&in[i].r, in[i].path, in[i].fmt)))
+                return die(EXIT_DATA, "merge: %s", sps__tlr_error());
+        }
+        if ((rc = resolve_rank(&in[i], sps__tlr_header(in[i].r)))) return rc;
+    }
+    alarm(0); /* the headers are read: the rest is bounded work */
+    int rc = check_ranks(in, n);
+    if (rc) return rc;
+    *ref = align_clocks(in, n);
+    if (tmerge_header(m, in, n)) return die(EXIT_DATA, "merge: out of memory");
+    return 0;
+}
+
+/* Primes each input's first span into the heap and fills the output
+ * header h.  Returns 0 or an exit status after the error line. */
+static int tmerge_prime(tmerge_t *m, input_t *in, size_t n,
+                        sps__tl_header_t *h, const char *out) {
+    int64_t base = INT64_MAX;
+    uint64_t nspans = 0;
+    int known = 1;
+    for (size_t i = 0; i < n; i++) {
+        const sps__tl_header_t *ih = sps__tlr_header(in[i].r);
+        const char *why = NULL;
+        int64_t b = ih->base_ns;
+        if (!shift(&b, in[i].offset) && b < base) base = b;
+        if (ih->nspans == 0) known = 0;
+        nspans += ih->nspans;
+        int rc = advance(&in[i], &why);
+        if (rc < 0) return die(EXIT_DATA, "merge: %s", why);
+        if (rc == 0) continue;
+        if (in[i].cur.start_ns < base) base = in[i].cur.start_ns;
+        m->heap[m->nheap++] = i;
+    }
+    for (size_t i = m->nheap; i-- > 0;) heap_down(m, in, i);
+    const char *slash = strrchr(out, '/');
+    *h = (sps__tl_header_t){m->names.n, m->names.v, n, m->procs, m->nthreads,
+                            m->threads, base == INT64_MAX ? 0 : base,
+                            slash ? slash + 1 : out, -1, (int64_t)n,
+                            known ? nspans : 0};
+    return 0;
+}
+
+/* Writes the trace output: JSON through a plain temporary (patched with
+ * the merge description, gzipped for .json.gz), Perfetto directly.
+ * Returns 0 or an exit status after the error line. */
+static int trace_write(tmerge_t *m, input_t *in, size_t n, int ref,
+                       const sps__tl_header_t *h, const char *out,
+                       sps__tl_format_t fo) {
+    char tmp[4200], plain[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
+    snprintf(plain, sizeof plain, "%s.json", tmp);
+    const char *wpath = fo == SPS__TL_JSON_GZ ? plain : tmp;
+    sps__tl_format_t wf = fo == SPS__TL_JSON_GZ ? SPS__TL_JSON : fo;
+    sps__tlw_t *w;
+    const char *why = NULL;
+    int rc = sps__tlw_open(&w, wpath, wf, h);
+    if (rc) {
+        unlink(wpath);
+        return die(EXIT_DATA, "merge: %s: %s", out, sps_strerror(rc));
+    }
+    rc = tmerge_spans(m, in, w, &why);
+    if (rc) sps__tlw_abort(w);
+    else rc = sps__tlw_close(w);
+    if (rc == 0 && wf == SPS__TL_JSON) rc = json_add_meta(wpath, in, n, ref);
+    if (rc == 0 && fo == SPS__TL_JSON_GZ) rc = gzip_file(plain, tmp);
+    if (fo == SPS__TL_JSON_GZ) unlink(plain);
+    if (rc == 0 && rename(tmp, out) != 0) rc = SPS_EIO;
+    if (rc) {
+        unlink(tmp);
+        if (why) return die(EXIT_DATA, "merge: %s", why);
+        return die(EXIT_DATA, "merge: %s: %s", out, sps_strerror(rc));
+    }
+    return 0;
+}
+
+/* Merges the inputs into a trace file out (format fo).  Returns the exit
+ * status. */
+static int merge_trace(input_t *in, size_t n, const char *out,
+                       sps__tl_format_t fo) {
+    tmerge_t m;
+    memset(&m, 0, sizeof m);
+    int ref = -1;
+    sps__tl_header_t h;
+    int rc = tmerge_open(&m, in, n, &ref);
+    if (rc == 0) rc = tmerge_prime(&m, in, n, &h, out);
+    if (rc == 0) rc = trace_write(&m, in, n, ref, &h, out, fo);
+    for (size_t i = 0; i < n; i++) {
+        sps__tlr_free(in[i].r);
+        free(in[i].name_map);
+        free(in[i].thread_map);
+    }
+    tmerge_free(&m);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* .h5 output                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* One output row: which input row it copies. */
+typedef struct orow {
+    uint32_t input, row;
+} orow_t;
+
+/* What the .h5 merge builds. */
+typedef struct hmerge {
+    input_t *in;
+    strtab_t names;
+    orow_t *src;           /* by output row */
+    sps__row_t *rows;      /* by output row */
+    size_t nrows;
+    uint64_t nevents;
+    int64_t *col[5];       /* batch: deltas, durations, call, parent, thread */
+} hmerge_t;
+
+/* qsort_r order of output rows: by output region, then rank. */
+static int orow_cmp(const void *a, const void *b, void *ctx) {
+    const hmerge_t *h = ctx;
+    const orow_t *x = a, *y = b;
+    uint32_t rx = h->in[x->input].region_map[h->in[x->input].h5->rows[x->row].file_region];
+    uint32_t ry = h->in[y->input].region_map[h->in[y->input].h5->rows[y->row].file_region];
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return h->in[x->input].rank < h->in[y->input].rank ? -1
+         : h->in[x->input].rank > h->in[y->input].rank;
+}
+
+/* Reads every input whole, resolves ranks and clocks.  Returns 0 or an
+ * exit status after the error line. */
+static int hmerge_read(input_t *in, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        input_watchdog(in[i].path);
+        if (sps__h5r_open(&in[i].h5, in[i].path) < 0)
+            return die(EXIT_DATA, "merge: %s", sps__h5r_error());
+        h5_meta(in[i].path, &in[i].m);
+        if (in[i].h5->aggregate)
+            return die(EXIT_DATA, "merge: %s: aggregate file (no per-call "
+                       "data): cannot merge into a columnar .h5", in[i].path);
+        int rc = resolve_rank(&in[i], NULL);
+        if (rc) return rc;
+    }
+    alarm(0);
+    int rc = check_ranks(in, n);
+    if (rc == 0) align_clocks(in, n);
+    return rc;
+}
+
+/* Fills row o's statistics from the events of input x's row ir, shifted
+ * by x's offset.  Returns 0 or -1 (a time leaves int64). */
+static int row_stats(const input_t *x, const sps__row_t *ir, sps__row_t *o) {
+    const sps__h5r_t *r = x->h5;
+    sps__summary_t *s = &o->s;
+    double mean = 0, m2 = 0;
+    int64_t self = 0;
+    memset(s, 0, sizeof *s);
+    s->minimum = INT64_MAX;
+    s->maximum = INT64_MIN;
+    s->start_minimum = INT64_MAX;
+    s->end_maximum = INT64_MIN;
+    for (uint64_t k = 0; k < ir->count; k++) {
+        uint64_t e = ir->offset + k;
+        int64_t st = r->start[e], d = r->dur[e], en;
+        if (shift(&st, x->offset) || __builtin_add_overflow(st, d > 0 ? d : 0, &en))
+            return -1;
+        if (__builtin_add_overflow(s->total, d, &s->total)) s->total = INT64_MAX;
+        if (__builtin_add_overflow(self, r->self[e], &self)) self = INT64_MAX;
+        if (d < s->minimum) s->minimum = d;
+        if (d > s->maximum) s->maximum = d;
+        if (k == 0) s->first = d;
+        s->last = d;
+        if (st < s->start_minimum) s->start_minimum = st;
+        if (en > s->end_maximum) s->end_maximum = en;
+        double dd = (double)d, delta = dd - mean;
+        mean += delta / (double)(k + 1);
+        m2 += delta * (dd - mean);
+    }
+    if (!ir->count) s->minimum = s->maximum = s->start_minimum = s->end_maximum = 0;
+    s->mean = mean;
+    s->m2 = m2;
+    o->exclusive_total = self;
+    return 0;
+}
+
+/* Builds the merged region table and the output rows with their offsets
+ * and statistics.  Returns 0 or an exit status after the error line. */
+static int hmerge_rows(hmerge_t *h, size_t n) {
+    input_t *in = h->in;
+    size_t nrows = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sps__h5r_t *r = in[i].h5;
+        nrows += r->nrows;
+        in[i].region_map = malloc((r->nnames + 1) * sizeof *in[i].region_map);
+        if (!in[i].region_map) return die(EXIT_DATA, "merge: out of memory");
+        for (size_t j = 0; j < r->nnames; j++) {
+            int64_t id = strtab_id(&h->names, r->names[j]);
+            if (id < 0) return die(EXIT_DATA, "merge: out of memory");
+            in[i].region_map[j] = (uint32_t)id;
+        }
+    }
+    h->src = malloc((nrows + 1) * sizeof *h->src);
+    h->rows = calloc(nrows + 1, sizeof *h->rows);
+    if (!h->src || !h->rows) return die(EXIT_DATA, "merge: out of memory");
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < in[i].h5->nrows; j++)
+            h->src[h->nrows++] = (orow_t){(uint32_t)i, (uint32_t)j};
+    qsort_r(h->src, h->nrows, sizeof *h->src, orow_cmp, h);
+    for (size_t k = 0; k < h->nrows; k++) {
+        const input_t *x = &in[h->src[k].input];
+        const sps__row_t *ir = &x->h5->rows[h->src[k].row];
+        sps__row_t *o = &h->rows[k];
+        o->file_region = x->region_map[ir->file_region];
+        o->rank = (uint32_t)x->rank;
+        o->offset = h->nevents;
+        o->count = ir->count;
+        if (ir->count > (uint64_t)INT64_MAX - h->nevents)
+            return die(EXIT_DATA, "merge: too many events");
+        h->nevents += ir->count;
+        if (row_stats(x, ir, o) < 0)
+            return die(EXIT_DATA, "merge: %s: a time leaves the 64-bit range "
+                       "after clock alignment", x->path);
+    }
+    return 0;
+}
+
+/* Fills the output layout: region table, rows, and /metadata from the
+ * lowest rank (anchors from the reference input, whose clock the output
+ * uses; times spanning all inputs; counters summed). */
+static void hmerge_layout(hmerge_t *h, size_t n, sps__layout_t *lay) {
+    const input_t *in = h->in, *lo = &in[0], *ref = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (in[i].rank < lo->rank) lo = &in[i];
+        if (!ref && in[i].m.has_anchor) ref = &in[i];
+    }
+    memset(lay, 0, sizeof *lay);
+    lay->nnames = h->names.n;
+    lay->names = h->names.v;
+    lay->nrows = h->nrows;
+    lay->rows = h->rows;
+    lay->nevents = h->nevents;
+    lay->with_tree = 1;
+    lay->start_time_ns = INT64_MAX;
+    lay->finalize_time_ns = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        const input_t *x = &in[i];
+        int64_t s = x->h5->has_times ? x->h5->start_time_ns : x->m.start_ns;
+        int64_t f = x->h5->has_times ? x->h5->finalize_time_ns : x->m.finalize_ns;
+        if (!shift(&s, x->offset) && s < lay->start_time_ns) lay->start_time_ns = s;
+        if (!shift(&f, x->offset) && f > lay->finalize_time_ns) lay->finalize_time_ns = f;
+        lay->dropped += (uint64_t)x->m.dropped;
+        lay->misuse += (uint64_t)x->m.misuse;
+        lay->open_calls += (uint64_t)x->m.open_calls;
+    }
+    if (lay->start_time_ns == INT64_MAX) lay->start_time_ns = 0;
+    if (lay->finalize_time_ns == INT64_MIN) lay->finalize_time_ns = 0;
+    if (ref) {
+        lay->wall_anchor_ns = ref->m.wall_anchor;
+        lay->mono_anchor_ns = ref->m.mono_anchor;
+    }
+    lay->label = lo->m.label;
+    lay->rank = (int)lo->rank;
+    lay->size = (int)n;
+    lay->clock_source = lo->m.clock_source[0] ? lo->m.clock_source : NULL;
+}
+
+/* Writes the events of output row k in batches: start deltas recomputed
+ * after the shift, ids kept (missing ids derived: call id = event index,
+ * parent id from the reader's nesting, thread 0).  Returns 0 or a code. */
+static int hmerge_events(hmerge_t *h, sps__h5w_t *w, size_t k) {
+    const input_t *x = &h->in[h->src[k].input];
+    const sps__h5r_t *r = x->h5;
+    const sps__row_t *ir = &r->rows[h->src[k].row];
+    uint64_t prev = 0;
+    for (uint64_t done = 0; done < ir->count;) {
+        size_t b = ir->count - done < H5_BATCH ? (size_t)(ir->count - done) : H5_BATCH;
+        for (size_t j = 0; j < b; j++) {
+            uint64_t e = ir->offset + done + j;
+            uint64_t st = (uint64_t)r->start[e] + (uint64_t)x->offset;
+            int32_t p = r->parent[e];
+            h->col[0][j] = (int64_t)(st - prev);
+            prev = st;
+            h->col[1][j] = r->dur[e];
+            h->col[2][j] = r->call_ids ? r->call_ids[e] : (int64_t)e;
+            h->col[3][j] = r->parent_ids && r->call_ids ? r->parent_ids[e]
+                         : p < 0 ? -1
+                         : r->call_ids ? r->call_ids[p] : (int64_t)p;
+            h->col[4][j] = r->thread_ids ? r->thread_ids[e] : 0;
+        }
+        int rc = sps__h5w_rows(w, h->rows[k].offset + done, b, h->col[0],
+                               h->col[1], h->col[2], h->col[3], h->col[4]);
+        if (rc) return rc;
+        done += b;
+    }
+    return 0;
+}
+
+/* Writes the merged .h5 to a temporary name and renames it to out.
+ * Returns 0 or an exit status after the error line. */
+static int hmerge_write(hmerge_t *h, size_t n, const char *out) {
+    sps__layout_t lay;
+    hmerge_layout(h, n, &lay);
+    for (int c = 0; c < 5; c++)
+        if (!(h->col[c] = malloc(H5_BATCH * sizeof(int64_t))))
+            return die(EXIT_DATA, "merge: out of memory");
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
+    sps__h5w_t *w;
+    int rc = sps__h5w_open(&w, tmp, &lay);
+    if (rc) {
+        unlink(tmp);
+        return die(EXIT_DATA, "merge: %s: %s", out, sps_strerror(rc));
+    }
+    for (size_t k = 0; rc == 0 && k < h->nrows; k++) rc = hmerge_events(h, w, k);
+    if (rc) sps__h5w_abort(w);
+    else rc = sps__h5w_close(w);
+    if (rc == 0 && rename(tmp, out) != 0) rc = SPS_EIO;
+    if (rc) {
+        unlink(tmp);
+        return die(EXIT_DATA, "merge: %s: %s", out, sps_strerror(rc));
+    }
+    return 0;
+}
+
+/* Merges .h5 inputs into the .h5 file out.  Returns the exit status. */
+static int merge_h5(input_t *in, size_t n, const char *out) {
+    hmerge_t h;
+    memset(&h, 0, sizeof h);
+    h.in = in;
+    int rc = hmerge_read(in, n);
+    if (rc == 0) rc = hmerge_rows(&h, n);
+    if (rc == 0) rc = hmerge_write(&h, n, out);
+    for (size_t i = 0; i < n; i++) {
+        sps__h5r_free(in[i].h5);
+        free(in[i].region_map);
+    }
+    strtab_free(&h.names);
+    free(h.src);
+    free(h.rows);
+    for (int c = 0; c < 5; c++) free(h.col[c]);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Command line                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Parses merge's arguments: *out and the inputs (pointers into argv, in
+ * order, into ins).  Returns 0, 1 for --help, or EXIT_USAGE after the
+ * error line. */
+static int merge_args(int argc, char **argv, const char **out,
+                      const char **ins, size_t *nin) {
+    int opts_done = 0;
+    *nin = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!opts_done && !strcmp(a, "--")) { opts_done = 1; continue; }
+        if (!opts_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) return 1;
+        if (!opts_done && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
+            if (i + 1 >= argc)
+                return die(EXIT_USAGE, "merge: %s needs a file name", a);
+            *out = argv[++i];
+            continue;
+        }
+        if (!opts_done && !strncmp(a, "--output=", 9)) { *out = a + 9; continue; }
+        if (!opts_done && !strncmp(a, "-o", 2) && a[2]) { *out = a + 2; continue; }
+        if (!opts_done && a[0] == '-' && a[1])
+            return die(EXIT_USAGE, "merge: unknown option '%s' (see spanscope "
+                       "merge --help)", a);
+        ins[(*nin)++] = a;
+    }
+    if (!*out || !**out)
+        return die(EXIT_USAGE, "merge: missing -o OUT (see spanscope merge "
+                   "--help)");
+    if (!*nin)
+        return die(EXIT_USAGE, "merge: no input files (see spanscope merge "
+                   "--help)");
+    return 0;
+}
+
+/* spanscope merge -o OUT IN... */
+int cmd_merge(int argc, char **argv) {
+    const char *out = NULL;
+    const char **ins = calloc((size_t)argc + 1, sizeof *ins);
+    size_t n = 0;
+    if (!ins) return die(EXIT_DATA, "merge: out of memory");
+    int rc = merge_args(argc, argv, &out, ins, &n);
+    if (rc == 1) {
+        free(ins);
+        fputs(merge_help, stdout);
+        return 0;
+    }
+    sps__tl_format_t fo = rc ? SPS__TL_UNKNOWN : sps__tl_format_of(out);
+    if (rc == 0 && fo == SPS__TL_UNKNOWN)
+        rc = die(EXIT_USAGE, "merge: %s: unknown output format (.h5, .json, "
+                 ".json.gz, .pftrace)", out);
+    input_t *in = rc ? NULL : calloc(n, sizeof *in);
+    if (rc == 0 && !in) rc = die(EXIT_DATA, "merge: out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        in[i].path = ins[i];
+        in[i].pos = (int)i;
+        in[i].fmt = sps__tl_format_of(ins[i]);
+        if (in[i].fmt == SPS__TL_UNKNOWN)
+            rc = die(EXIT_USAGE, "merge: %s: unknown input format (.h5, .json, "
+                     ".json.gz, .pftrace)", ins[i]);
+        else if (fo == SPS__TL_H5 && in[i].fmt != SPS__TL_H5)
+            rc = die(EXIT_USAGE, "merge: %s: writing .h5 from trace inputs is "
+                     "not supported (merge to .json, .json.gz or .pftrace)",
+                     ins[i]);
+    }
+    if (rc == 0) {
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors come as lines */
+        rc = fo == SPS__TL_H5 ? merge_h5(in, n, out) : merge_trace(in, n, out, fo);
+    }
+    free(in);
+    free(ins);
+    return rc;
+}
