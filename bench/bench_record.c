@@ -10,12 +10,13 @@
 #include <stdlib.h>
 
 static long g_per_thread;
+volatile double g_sink; /* keeps the work from being optimised away */
 
 static void *work(void *arg) {
     (void)arg;
     sps_region_t outer = sps_region("step"), a = sps_region("compute"),
                  b = sps_region("exchange");
-    volatile double x = 0;
+    double x = 0;
     for (long i = 0; i < g_per_thread; i += 10) {
         sps_begin(outer);
         for (int k = 0; k < 9; k++) {
@@ -26,6 +27,7 @@ static void *work(void *arg) {
         }
         sps_end(outer);
     }
+    g_sink = x;
     return NULL;
 }
 
