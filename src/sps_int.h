@@ -397,6 +397,16 @@ typedef struct sps__table_opts {
 SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tnode_t *nodes,
                                  size_t nnodes, const sps__tflat_t *flat,
                                  size_t nflat, const sps__table_opts_t *opt);
+/* Prints the per-rank view: for each of nregions regions (names[g]), the
+ * min / mean / max over the nranks ranks (ranks[k]) of its total time
+ * totals[g * nranks + k], the slowest rank and the imbalance (max - mean) /
+ * max, sorted by imbalance (by the sum over ranks for SPS__SORT_TOTAL),
+ * the first top rows (all when 0).  Returns 0, SPS_EINVAL, SPS_ENOMEM or
+ * SPS_EIO. */
+SPS__HIDDEN int sps__rank_table_print(FILE *fp, const char *const *names,
+                                      size_t nregions, const uint32_t *ranks,
+                                      size_t nranks, const int64_t *totals,
+                                      sps__sort_t sort, size_t top);
 
 /* ======================================================================== */
 /* core: session state (src/core/session.c, buffer.c)                        */

@@ -2,6 +2,7 @@
  * spanscope.c -- the command-line tool.
  *
  *     spanscope report FILE [--sort KEY] [--top N] [--tree|--flat]
+ *                      [--ranks|--no-ranks]
  *     spanscope convert IN OUT
  *
  * A small dispatcher: each subcommand is one function taking its own
@@ -44,17 +45,27 @@
 
 static const char report_help[] =
     "usage: spanscope report FILE [--sort KEY] [--top N] [--tree | --flat]\n"
+    "                        [--ranks | --no-ranks]\n"
     "\n"
     "Prints the summary table of an HDF5 profile written by spanscope or by\n"
     "scope-profiler (schema 2 or 3): a call tree (children by total time)\n"
-    "and a flat per-region view.\n"
+    "and a flat per-region view.  A file of several ranks (e.g. from\n"
+    "spanscope merge) also gets a per-rank view: for each region the min,\n"
+    "mean and max over the ranks of its total time (a rank with no calls of\n"
+    "the region counts as 0), the slowest rank, and the imbalance\n"
+    "(max - mean) / max, sorted by imbalance.\n"
     "\n"
     "options:\n"
     "  --sort KEY   order of the flat view: self (default), total, calls,\n"
     "               mean, max, name\n"
-    "  --top N      show only the first N regions of the flat view\n"
+    "               (--sort total also orders the per-rank view by total)\n"
+    "  --top N      show only the first N regions of the flat and per-rank\n"
+    "               views\n"
     "  --tree       print only the call tree\n"
-    "  --flat       print only the flat view\n"
+    "  --flat       print only the flat view (and the per-rank view)\n"
+    "  --ranks      print the per-rank view, even for one rank or with --tree\n"
+    "  --no-ranks   do not print the per-rank view (default: printed when the\n"
+    "               file holds 2 or more ranks and the flat view is shown)\n"
     "  -h, --help   show this help and exit\n"
     "\n"
     "Reading gives up after 20 s plus 1 s per 4 MiB of input (a corrupt file\n"
@@ -65,6 +76,7 @@ static const char report_help[] =
 typedef struct report_opts {
     const char *file;
     sps__table_opts_t t;
+    int ranks; /* per-rank view: -1 auto (2+ ranks, flat view), 0 no, 1 yes */
 } report_opts_t;
 
 /* Parses a sort key into *out.  Returns 0 or -1. */
@@ -113,6 +125,8 @@ static int report_opt(int argc, char **argv, int *i, report_opts_t *o) {
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
     if (!strcmp(a, "--tree")) { o->t.tree = 1; o->t.flat = 0; return 0; }
     if (!strcmp(a, "--flat")) { o->t.flat = 1; o->t.tree = 0; return 0; }
+    if (!strcmp(a, "--ranks")) { o->ranks = 1; return 0; }
+    if (!strcmp(a, "--no-ranks")) { o->ranks = 0; return 0; }
     if (is_opt(a, "--sort")) {
         if (!(v = opt_value(argc, argv, i, "--sort")))
             return die(EXIT_USAGE, "report: --sort needs a key");
@@ -155,6 +169,73 @@ static int report_args(int argc, char **argv, report_opts_t *o) {
     return 0;
 }
 
+/* qsort order of rank numbers. */
+static int u32_cmp(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The distinct ranks of r's index, sorted, into *ranks (malloc'd) and
+ * *nranks.  Returns 0 or SPS_ENOMEM. */
+static int index_ranks(const sps__h5r_t *r, uint32_t **ranks, size_t *nranks) {
+    uint32_t *v = malloc((r->nrows ? r->nrows : 1) * sizeof *v);
+    size_t n = 0;
+    *ranks = v;
+    *nranks = 0;
+    if (!v) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrows; i++) v[i] = r->rows[i].rank;
+    qsort(v, r->nrows, sizeof *v, u32_cmp);
+    for (size_t i = 0; i < r->nrows; i++)
+        if (n == 0 || v[n - 1] != v[i]) v[n++] = v[i];
+    *nranks = n;
+    return 0;
+}
+
+/* Prints the per-rank view of r: the total time of every region with a
+ * row in the index (region id order, as in the flat view) on every rank
+ * of the index, 0 where a rank has no row for it.  Returns 0 or an
+ * SPS_E* code. */
+static int report_ranks(const sps__h5r_t *r, const uint32_t *ranks,
+                        size_t nranks, const report_opts_t *o) {
+    size_t *slot = malloc((r->nnames ? r->nnames : 1) * sizeof *slot);
+    const char **names = malloc((r->nnames ? r->nnames : 1) * sizeof *names);
+    int64_t *tot = NULL;
+    size_t ng = 0;
+    int rc = SPS_ENOMEM;
+    if (!slot || !names) goto out;
+    for (size_t g = 0; g < r->nnames; g++) slot[g] = SIZE_MAX;
+    for (size_t i = 0; i < r->nrows; i++) slot[r->rows[i].file_region] = 0;
+    for (size_t g = 0; g < r->nnames; g++)
+        if (slot[g] == 0) {
+            names[ng] = r->names[g];
+            slot[g] = ng++;
+        }
+    if (nranks && ng > SIZE_MAX / sizeof *tot / nranks) goto out;
+    tot = calloc(ng && nranks ? ng * nranks : 1, sizeof *tot);
+    if (!tot) goto out;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const sps__row_t *row = &r->rows[i];
+        const uint32_t *k = bsearch(&row->rank, ranks, nranks, sizeof *ranks,
+                                    u32_cmp);
+        uint64_t sum = 0;
+        if (!k || row->count == 0) continue;
+        if (r->aggregate) sum = (uint64_t)row->s.total;
+        else
+            for (uint64_t e = row->offset; e < row->offset + row->count; e++)
+                sum += (uint64_t)r->dur[e];
+        int64_t *cell = &tot[slot[row->file_region] * nranks +
+                             (size_t)(k - ranks)];
+        *cell = (int64_t)((uint64_t)*cell + sum);
+    }
+    rc = sps__rank_table_print(stdout, names, ng, ranks, nranks, tot,
+                               o->t.sort, o->t.top);
+out:
+    free(slot);
+    free(names);
+    free(tot);
+    return rc;
+}
+
 /* Prints the table of r with the options o.  Returns the exit status. */
 static int report_print(const sps__h5r_t *r, report_opts_t *o) {
     sps__tnode_t *nodes = NULL;
@@ -176,6 +257,15 @@ static int report_print(const sps__h5r_t *r, report_opts_t *o) {
         }
         rc = sps__table_print(stdout, nodes, nn, flat, nf, &o->t);
     }
+    uint32_t *ranks = NULL;
+    size_t nranks = 0;
+    if (rc == 0 && o->ranks != 0) rc = index_ranks(r, &ranks, &nranks);
+    if (rc == 0 && nranks > 0 &&
+        (o->ranks == 1 || (nranks >= 2 && o->t.flat))) {
+        if (o->t.tree || o->t.flat) printf("\n");
+        rc = report_ranks(r, ranks, nranks, o);
+    }
+    free(ranks);
     free(nodes);
     free(flat);
     if (rc) return die(EXIT_DATA, "report: %s", sps_strerror(rc));
@@ -184,7 +274,7 @@ static int report_print(const sps__h5r_t *r, report_opts_t *o) {
 
 /* spanscope report: the summary table of a file. */
 static int cmd_report(int argc, char **argv) {
-    report_opts_t o = {NULL, {1, 1, SPS__SORT_SELF, 0, 0}};
+    report_opts_t o = {NULL, {1, 1, SPS__SORT_SELF, 0, 0}, -1};
     int rc = report_args(argc, argv, &o);
     if (rc == 1) {
         fputs(report_help, stdout);

@@ -425,3 +425,101 @@ int sps__table_print(FILE *fp, const sps__tnode_t *nodes, size_t nnodes,
     if (rc == 0 && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
     return rc;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Per-rank view                                                             */
+/* ------------------------------------------------------------------------ */
+
+#define RANK_W 10
+
+/* A region's spread over the ranks, with the order it sorts by. */
+typedef struct rrow {
+    const char *name;
+    size_t idx;
+    int64_t min, max;
+    double mean, sum;
+    uint32_t slowest;
+    double imb;     /* percent; -1 when max <= 0 (no imbalance to speak of) */
+    int by_total;
+} rrow_t;
+
+/* qsort order: imbalance (or sum over ranks) descending, then name, then
+ * input order. */
+static int rrow_cmp(const void *a, const void *b) {
+    const rrow_t *x = a, *y = b;
+    double kx = x->by_total ? x->sum : x->imb;
+    double ky = y->by_total ? y->sum : y->imb;
+    if (kx != ky) return kx > ky ? -1 : 1;
+    int c = strcmp(shown_name(x->name), shown_name(y->name));
+    if (c) return c;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The spread of region g: min / mean / max of its totals over the ranks,
+ * the slowest rank (the lowest of equals) and the imbalance. */
+static rrow_t rank_row(const char *const *names, size_t g,
+                       const uint32_t *ranks, size_t nranks,
+                       const int64_t *totals, int by_total) {
+    const int64_t *t = totals + g * nranks;
+    rrow_t x = {names[g], g, t[0], t[0], 0.0, 0.0, ranks[0], -1.0, by_total};
+    for (size_t k = 0; k < nranks; k++) {
+        if (t[k] < x.min) x.min = t[k];
+        if (t[k] > x.max) {
+            x.max = t[k];
+            x.slowest = ranks[k];
+        }
+        x.sum += (double)t[k];
+    }
+    x.mean = x.sum / (double)nranks;
+    if (x.max > 0) x.imb = 100.0 * ((double)x.max - x.mean) / (double)x.max;
+    return x;
+}
+
+/* Prints the per-rank view (see sps_int.h).  Returns 0, SPS_EINVAL,
+ * SPS_ENOMEM or SPS_EIO. */
+int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
+                          const uint32_t *ranks, size_t nranks,
+                          const int64_t *totals, sps__sort_t sort,
+                          size_t top) {
+    if (!fp || (nregions && (!names || !totals || !nranks)) ||
+        (nranks && !ranks))
+        return SPS_EINVAL;
+    rrow_t *r = malloc((nregions ? nregions : 1) * sizeof *r);
+    if (!r) return SPS_ENOMEM;
+    int by_total = sort == SPS__SORT_TOTAL;
+    for (size_t g = 0; g < nregions; g++)
+        r[g] = rank_row(names, g, ranks, nranks, totals, by_total);
+    qsort(r, nregions, sizeof *r, rrow_cmp);
+    size_t shown = top && top < nregions ? top : nregions;
+    size_t name_w = NAME_MIN;
+    for (size_t i = 0; i < shown; i++) {
+        size_t w = utf8_width(shown_name(r[i].name));
+        if (w > name_w) name_w = w;
+    }
+    if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
+    fprintf(fp, "Per rank (%zu rank%s; a region's total time on each rank, "
+            "0 where a rank has no calls of it; by %s; %zu of %zu)\n",
+            nranks, nranks == 1 ? "" : "s", by_total ? "total" : "imbalance",
+            shown, nregions);
+    put_name(fp, 0, "region", name_w);
+    fprintf(fp, " %*s %*s %*s %*s %*s\n", TIME_W, "min", TIME_W, "mean",
+            TIME_W, "max", RANK_W, "slowest", PCT_W, "imbalance");
+    size_t rule = name_w + 3 * (1 + TIME_W) + 1 + RANK_W + 1 + PCT_W;
+    for (size_t i = 0; i < rule; i++) fputc('-', fp);
+    fputc('\n', fp);
+    if (nregions == 0) fprintf(fp, "(no regions)\n");
+    for (size_t i = 0; i < shown; i++) {
+        char t[3][32], pct[32];
+        fmt_time(t[0], sizeof t[0], r[i].min);
+        fmt_time(t[1], sizeof t[1], dbl_ns(r[i].mean));
+        fmt_time(t[2], sizeof t[2], r[i].max);
+        if (r[i].imb < 0) snprintf(pct, sizeof pct, "-");
+        else snprintf(pct, sizeof pct, "%.1f%%", r[i].imb);
+        put_name(fp, 0, shown_name(r[i].name), name_w);
+        fprintf(fp, " %*s %*s %*s %*lu %*s\n", TIME_W, t[0], TIME_W, t[1],
+                TIME_W, t[2], RANK_W, (unsigned long)r[i].slowest, PCT_W,
+                pct);
+    }
+    free(r);
+    return fflush(fp) != 0 || ferror(fp) ? SPS_EIO : 0;
+}
