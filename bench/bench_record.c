@@ -1,6 +1,6 @@
 /* bench_record: writes a recording of N calls for the timeline benchmarks.
  *
- *     bench_record N OUT.h5 [THREADS]
+ *     bench_record N OUT.h5 [THREADS [RANK SIZE]]
  *
  * Each thread runs an outer region around 9 inner calls (a 2-level tree,
  * 3 region names), so N calls give N spans in the file. */
@@ -33,7 +33,7 @@ static void *work(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_record N OUT.h5 [THREADS]\n");
+        fprintf(stderr, "usage: bench_record N OUT.h5 [THREADS [RANK SIZE]]\n");
         return 2;
     }
     long n = atol(argv[1]);
@@ -41,6 +41,10 @@ int main(int argc, char **argv) {
     if (n <= 0 || nt <= 0 || nt > 256) return 2;
     g_per_thread = n / nt;
     sps_config_t cfg = SPS_CONFIG_INIT;
+    if (argc > 5) {
+        cfg.rank = atoi(argv[4]);
+        cfg.size = atoi(argv[5]);
+    }
     if (sps_setup(&cfg) < 0) return 1;
     pthread_t th[256];
     for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, work, NULL);

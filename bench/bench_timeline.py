@@ -38,7 +38,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="sps-tl-") as d:
         h5 = os.path.join(d, "rec.h5")
-        t, m = run([rec, str(n), h5, "2"])
+        t, m = run([rec, str(n), h5, "2", "0", "2"])
         rows.append(("record + finalize to .h5", n, t, m, os.path.getsize(h5)))
         for ext in (".pftrace", ".json.gz", ".json"):
             out = os.path.join(d, "rec" + ext)
@@ -54,7 +54,7 @@ def main():
         if subprocess.run([merge, "merge", "--help"], stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL).returncode == 0:
             h5b = os.path.join(d, "rec_b.h5")
-            run([rec, str(n // 2), h5b, "2"])
+            run([rec, str(n // 2), h5b, "2", "1", "2"])
             for ext in (".pftrace", ".h5"):
                 out = os.path.join(d, "merged" + ext)
                 t, m = run([cli, "merge", "-o", out, h5, h5b])
