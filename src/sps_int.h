@@ -182,6 +182,10 @@ SPS__HIDDEN sps_region_t sps__registry_intern(const char *name);
 SPS__HIDDEN uint32_t sps__registry_count(void); /* ids are 1..count-1... */
 /* Display name (valid UTF-8, never NULL for ids < count; "(invalid)" for 0). */
 SPS__HIDDEN const char *sps__registry_name(sps_region_t r);
+/* UTF-8 (registry.c): the length of the valid sequence at s (0 if none),
+ * and whether n bytes are valid UTF-8 without NUL. */
+SPS__HIDDEN size_t sps__utf8_len(const unsigned char *s, size_t n);
+SPS__HIDDEN int sps__utf8_valid(const void *s, size_t n);
 /* Replaces invalid UTF-8 by U+FFFD; returns a malloc'd string. */
 SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
 

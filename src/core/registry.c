@@ -30,20 +30,36 @@ static uint64_t fnv1a(const char *s, size_t n) {
     return h;
 }
 
-/* Length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    if (s[0] < 0x80) return 1;
-    size_t len = s[0] >= 0xF5   ? 0  /* never a lead byte */
-               : s[0] >= 0xF0   ? 4
-               : s[0] >= 0xE0   ? 3
-               : s[0] >= 0xC2   ? 2
-                                : 0; /* continuation byte or overlong lead */
-    if (len == 0 || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0 if the
+ * bytes there are not one: overlong forms, surrogates and code points above
+ * U+10FFFF are invalid.  The one UTF-8 check of the library. */
+size_t sps__utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp, min;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
         if ((s[i] & 0xC0) != 0x80) return 0;
-    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
-    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
     return len;
+}
+
+/* 1 if the n bytes at s are valid UTF-8 without NUL bytes. */
+int sps__utf8_valid(const void *s, size_t n) {
+    const unsigned char *p = s;
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] ? sps__utf8_len(p + i, n - i) : 0;
+        if (!k) return 0;
+        i += k;
+    }
+    return 1;
 }
 
 /* Returns a malloc'd copy of s[0..len) in which every byte that does not
@@ -53,7 +69,7 @@ char *sps__utf8_sanitize(const char *s, size_t len) {
     if (!out) return NULL;
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_seq(p + i, len - i);
+        size_t k = sps__utf8_len(p + i, len - i);
         if (k) {
             memcpy(o, p + i, k);
             o += k;

@@ -85,26 +85,6 @@ static void sb_i64(sbuf_t *b, int64_t v) {
     sb_put(b, t, (size_t)n);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if the bytes
- * there are not one (overlong forms, surrogates and code points above
- * U+10FFFF are invalid). */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    uint32_t cp, min;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
 
 /* Appends s (NUL-terminated, any bytes) as a quoted JSON string: '"' and
  * '\\' escaped, control characters as \n, \t, ... or \u00XX, invalid UTF-8
@@ -129,7 +109,7 @@ static void sb_json_str(sbuf_t *b, const char *str) {
             snprintf(u, sizeof u, "\\u%04x", c);
             esc = u;
         } else if (c >= 0x80) {
-            k = utf8_seq(s + i, n - i);
+            k = sps__utf8_len(s + i, n - i);
             if (!k) { esc = "\\ufffd"; k = 1; }
         }
         if (esc) {

@@ -304,24 +304,6 @@ static void sput_cp(js_t *js, uint32_t cp) {
     sput(js, b, n);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    uint32_t cp, min;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
 
 /* Reads 4 hex digits at p (bounds checked by the caller).  Returns the value
  * or -1. */
@@ -355,7 +337,7 @@ static int jstring(js_t *js, int decode) {
         if (c == '"') break;
         if (c < 0x20) { js->p = p; return jfail(js, "control character in string"); }
         if (c >= 0x80) {
-            size_t k = utf8_len(p, (size_t)(e - p));
+            size_t k = sps__utf8_len(p, (size_t)(e - p));
             if (decode) {
                 if (k) sput(js, p, k);
                 else sput_cp(js, 0xFFFD);

@@ -520,36 +520,21 @@ static int span_cmp(const void *a, const void *b) {
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int rows_bounds_check(rd_t *c);
+
 /* Checks every row's event slice lies within /events and that no two
  * overlap; fills r->row (the row covering each event). */
 static int rows_check(rd_t *c) {
     sps__h5r_t *r = c->r;
-    span_t *s = malloc((r->nrows ? r->nrows : 1) * sizeof *s);
+    int rc = rows_bounds_check(c);
+    if (rc) return rc;
     r->row = malloc((r->nevents ? r->nevents : 1) * sizeof *r->row);
-    if (!s || !r->row) {
-        free(s);
-        return fail(SPS_ENOMEM, "%s: out of memory", c->path);
-    }
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->nrows; i++) {
-        uint64_t off = r->rows[i].offset, cnt = r->rows[i].count;
-        if (off > r->nevents || cnt > r->nevents - off)
-            rc = fail(SPS_EFORMAT, "%s: index row %zu slices events [%llu, "
-                      "+%llu) but /events has %llu", c->path, i,
-                      (unsigned long long)off, (unsigned long long)cnt,
-                      (unsigned long long)r->nevents);
-        s[i] = (span_t){off, off + cnt, (uint32_t)i};
-    }
-    if (rc == 0) qsort(s, r->nrows, sizeof *s, span_cmp);
-    for (size_t i = 1; rc == 0 && i < r->nrows; i++)
-        if (s[i].off < s[i - 1].end)
-            rc = fail(SPS_EFORMAT, "%s: index rows %u and %u overlap in "
-                      "/events", c->path, s[i - 1].row, s[i].row);
-    for (uint64_t e = 0; rc == 0 && e < r->nevents; e++) r->row[e] = NO_ROW;
-    for (size_t i = 0; rc == 0 && i < r->nrows; i++)
-        for (uint64_t e = s[i].off; e < s[i].end; e++) r->row[e] = s[i].row;
-    free(s);
-    return rc;
+    if (!r->row) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    for (uint64_t e = 0; e < r->nevents; e++) r->row[e] = NO_ROW;
+    for (size_t i = 0; i < r->nrows; i++)
+        for (uint64_t e = r->rows[i].offset; e < r->rows[i].offset + r->rows[i].count; e++)
+            r->row[e] = (uint32_t)i;
+    return 0;
 }
 
 /* Turns each row's start gaps into absolute starts (wrapping, like

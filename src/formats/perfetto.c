@@ -318,40 +318,6 @@ static int pf_flush_ends(sps__pfw_t *w, int64_t t, int all) {
 /* header validation and prologue                                             */
 /* ------------------------------------------------------------------------ */
 
-/* 1 if s is valid UTF-8 without NUL bytes (no overlongs, no surrogates). */
-static int pf_utf8_ok(const char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80) {
-            p++;
-            continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            n = 1;
-            cp = c & 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            n = 2;
-            cp = c & 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            n = 3;
-            cp = c & 0x07;
-        } else {
-            return 0;
-        }
-        for (size_t i = 1; i <= n; i++) {
-            if ((p[i] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (p[i] & 0x3F);
-        }
-        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
-            (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        p += n + 1;
-    }
-    return 1;
-}
 
 /* Orders (pid, tid) pairs, for the uniqueness check. */
 static int pf_cmp_pair(const void *a, const void *b) {
@@ -377,7 +343,7 @@ static int pf_check_header(const sps__tl_header_t *h, const char **why) {
         return SPS_EINVAL;
     }
     for (size_t i = 0; i < h->nnames; i++)
-        if (!h->names[i] || !pf_utf8_ok(h->names[i])) {
+        if (!h->names[i] || !sps__utf8_valid(h->names[i], strlen(h->names[i]))) {
             *why = "a span name is missing or not UTF-8";
             return SPS_EINVAL;
         }
@@ -390,7 +356,7 @@ static int pf_check_header(const sps__tl_header_t *h, const char **why) {
     int rc = 0;
     for (size_t i = 0; i < h->nprocs && !rc; i++) {
         if (!pf_fits32(h->procs[i].pid) ||
-            (h->procs[i].name && !pf_utf8_ok(h->procs[i].name))) {
+            (h->procs[i].name && !sps__utf8_valid(h->procs[i].name, strlen(h->procs[i].name)))) {
             *why = "a process pid is out of range or its name not UTF-8";
             rc = SPS_EINVAL;
         }
@@ -417,7 +383,7 @@ static int pf_check_header(const sps__tl_header_t *h, const char **why) {
         }
         found = lo < h->nprocs && pairs[2 * lo] == t->pid;
         if (!found || !pf_fits32(t->tid) ||
-            (t->name && !pf_utf8_ok(t->name))) {
+            (t->name && !sps__utf8_valid(t->name, strlen(t->name)))) {
             *why = "a thread has no process, a tid out of range or a "
                    "non-UTF-8 name";
             rc = SPS_EINVAL;

@@ -188,38 +188,12 @@ static void pfr_map_free(pfr_map_t *m) {
     free(m->ka); free(m->kb); free(m->val);
 }
 
-/* 1 if the n bytes at s are valid UTF-8 without NUL bytes. */
-static int pfr_utf8_ok(const uint8_t *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        size_t k;
-        uint32_t cp;
-        if (c == 0) return 0;
-        if (c < 0x80) { i++; continue; }
-        if ((c & 0xE0) == 0xC0) { k = 1; cp = c & 0x1F; }
-        else if ((c & 0xF0) == 0xE0) { k = 2; cp = c & 0x0F; }
-        else if ((c & 0xF8) == 0xF0) { k = 3; cp = c & 0x07; }
-        else return 0;
-        if (n - i <= k) return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (s[i + j] & 0x3F);
-        }
-        if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) ||
-            (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        i += k + 1;
-    }
-    return 1;
-}
 
 /* A NUL-terminated copy of b, owned by r (NULL on bad UTF-8 / no memory,
  * with the error recorded). */
 static const char *pfr_str(pfr_t *r, pfr_buf_t b) {
     size_t n = (size_t)(b.e - b.p);
-    if (!pfr_utf8_ok(b.p, n)) {
+    if (!sps__utf8_valid(b.p, n)) {
         pfr_bad(r, "a string is not valid UTF-8");
         return NULL;
     }
