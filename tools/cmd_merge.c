@@ -14,7 +14,9 @@
  *       Names are interned by string, pids are ranks, threads are per
  *       (rank, tid).  JSON gets a top-level "spanscope" key saying, per
  *       rank, how its clock was aligned.
- *   .h5  every input must be .h5 (read whole with sps__h5r_open): one
+ *   .h5  every input must be .h5 (streamed in blocks from
+ *       sps__h5r_open_index when it has call_ids and parent_ids, else read
+ *       whole with sps__h5r_open to invent them from its nesting): one
  *       schema-3 file, rows per (region, rank) over a merged region table,
  *       start deltas recomputed after the shift, call/parent/thread ids
  *       kept (ids are per rank), /metadata from the lowest rank with
@@ -96,7 +98,7 @@ static const char merge_help[] =
 /* Offsets smaller than this between inputs of one host mean one boot. */
 #define SAME_BOOT_NS 1000000000LL
 
-/* Events per sps__h5w_rows call. */
+/* Events per sps__h5w_rows call (and per block read when streaming). */
 #define H5_BATCH 65536
 
 /* ------------------------------------------------------------------------ */
@@ -126,7 +128,7 @@ typedef struct input {
     uint32_t *thread_map;  /* input thread index -> output thread index */
     sps__tl_span_t cur;    /* its next span, shifted and mapped */
     /* .h5 output */
-    sps__h5r_t *h5;
+    sps__h5r_t *h5;        /* index only (streamed), or whole (fallback) */
     uint32_t *region_map;  /* input region id -> output region id */
 } input_t;
 
@@ -743,6 +745,7 @@ typedef struct hmerge {
     size_t nrows;
     uint64_t nevents;
     int64_t *col[5];       /* batch: deltas, durations, call, parent, thread */
+    int64_t *st;           /* batch: raw first column (streamed inputs) */
 } hmerge_t;
 
 /* qsort_r order of output rows: by output region, then rank. */
@@ -756,13 +759,33 @@ static int orow_cmp(const void *a, const void *b, void *ctx) {
          : h->in[x->input].rank > h->in[y->input].rank;
 }
 
-/* Reads every input whole, resolves ranks and clocks.  Returns 0 or an
- * exit status after the error line. */
+/* Non-zero when every row of r stores its exclusive total (spanscope's
+ * files do): a streamed merge copies them, since merging does not change
+ * any call's children. */
+static int has_excl(const sps__h5r_t *r) {
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].exclusive_total < 0) return 0;
+    return 1;
+}
+
+/* Opens every input: the index only (events are streamed later) when the
+ * file has call_ids and parent_ids, else whole with sps__h5r_open -- the
+ * fallback for files without ids (scope-profiler's own), whose parent ids
+ * must be invented from the reader's nesting by intervals.  Resolves ranks
+ * and clocks.  Returns 0 or an exit status after the error line. */
 static int hmerge_read(input_t *in, size_t n) {
     for (size_t i = 0; i < n; i++) {
         input_watchdog(in[i].path);
-        if (sps__h5r_open(&in[i].h5, in[i].path) < 0)
+        if (sps__h5r_open_index(&in[i].h5, in[i].path) < 0)
             return die(EXIT_DATA, "merge: %s", sps__h5r_error());
+        if (!in[i].h5->aggregate &&
+            (in[i].h5->h_call < 0 || in[i].h5->h_parent < 0 ||
+             !has_excl(in[i].h5))) {
+            sps__h5r_free(in[i].h5);
+            in[i].h5 = NULL;
+            if (sps__h5r_open(&in[i].h5, in[i].path) < 0)
+                return die(EXIT_DATA, "merge: %s", sps__h5r_error());
+        }
         h5_meta(in[i].path, &in[i].m);
         if (in[i].h5->aggregate)
             return die(EXIT_DATA, "merge: %s: aggregate file (no per-call "
@@ -774,6 +797,56 @@ static int hmerge_read(input_t *in, size_t n) {
     int rc = check_ranks(in, n);
     if (rc == 0) align_clocks(in, n);
     return rc;
+}
+
+/* Non-zero when input x is streamed (opened by index, not read whole). */
+static int streamed(const input_t *x) { return x->h5->start == NULL; }
+
+/* Fills row o's statistics from the events of streamed input x's row ir,
+ * shifted by x's offset, reading them in blocks; the exclusive total is the
+ * one the input stores.  Returns 0, -1 (a time leaves int64) or -2 (read
+ * error, message set). */
+static int row_stats_stream(hmerge_t *h, const input_t *x,
+                            const sps__row_t *ir, sps__row_t *o) {
+    const sps__h5r_t *r = x->h5;
+    sps__summary_t *s = &o->s;
+    double mean = 0, m2 = 0;
+    uint64_t acc = 0;
+    memset(s, 0, sizeof *s);
+    s->minimum = INT64_MAX;
+    s->maximum = INT64_MIN;
+    s->start_minimum = INT64_MAX;
+    s->end_maximum = INT64_MIN;
+    for (uint64_t k0 = 0; k0 < ir->count;) {
+        size_t b = ir->count - k0 < H5_BATCH ? (size_t)(ir->count - k0) : H5_BATCH;
+        if (sps__h5r_events_ids(r, ir->offset + k0, b, h->st, h->col[1], NULL,
+                                NULL, NULL) < 0)
+            return -2;
+        for (size_t j = 0; j < b; j++) {
+            uint64_t k = k0 + j;
+            if (r->deltas) acc += (uint64_t)h->st[j];
+            else acc = (uint64_t)h->st[j];
+            int64_t st = (int64_t)acc, d = h->col[1][j], en;
+            if (shift(&st, x->offset) ||
+                __builtin_add_overflow(st, d > 0 ? d : 0, &en))
+                return -1;
+            if (__builtin_add_overflow(s->total, d, &s->total)) s->total = INT64_MAX;
+            if (d < s->minimum) s->minimum = d;
+            if (d > s->maximum) s->maximum = d;
+            if (k == 0) s->first = d;
+            s->last = d;
+            if (st < s->start_minimum) s->start_minimum = st;
+            if (en > s->end_maximum) s->end_maximum = en;
+            double dd = (double)d, delta = dd - mean;
+            mean += delta / (double)(k + 1);
+            m2 += delta * (dd - mean);
+        }
+        k0 += b;
+    }
+    if (!ir->count) s->minimum = s->maximum = s->start_minimum = s->end_maximum = 0;
+    s->mean = mean;
+    s->m2 = m2;
+    return 0;
 }
 
 /* Fills row o's statistics from the events of input x's row ir, shifted
@@ -836,7 +909,7 @@ static int hmerge_rows(hmerge_t *h, size_t n) {
             h->src[h->nrows++] = (orow_t){(uint32_t)i, (uint32_t)j};
     qsort_r(h->src, h->nrows, sizeof *h->src, orow_cmp, h);
     for (size_t k = 0; k < h->nrows; k++) {
-        const input_t *x = &in[h->src[k].input];
+        input_t *x = &in[h->src[k].input];
         const sps__row_t *ir = &x->h5->rows[h->src[k].row];
         sps__row_t *o = &h->rows[k];
         o->file_region = x->region_map[ir->file_region];
@@ -846,10 +919,26 @@ static int hmerge_rows(hmerge_t *h, size_t n) {
         if (ir->count > (uint64_t)INT64_MAX - h->nevents)
             return die(EXIT_DATA, "merge: too many events");
         h->nevents += ir->count;
-        if (row_stats(x, ir, o) < 0)
+        int rc = streamed(x) ? row_stats_stream(h, x, ir, o) : row_stats(x, ir, o);
+        if (streamed(x)) o->exclusive_total = ir->exclusive_total;
+        if (rc == -2)
+            return die(EXIT_DATA, "merge: %s: %s", x->path, sps__h5r_error());
+        if (rc < 0)
             return die(EXIT_DATA, "merge: %s: a time leaves the 64-bit range "
                        "after clock alignment", x->path);
     }
+    return 0;
+}
+
+/* Allocates the block buffers.  Returns 0 or an exit status after the
+ * error line. */
+static int hmerge_alloc(hmerge_t *h, size_t n) {
+    (void)n;
+    for (int c = 0; c < 5; c++)
+        if (!(h->col[c] = malloc(H5_BATCH * sizeof(int64_t))))
+            return die(EXIT_DATA, "merge: out of memory");
+    if (!(h->st = malloc(H5_BATCH * sizeof(int64_t))))
+        return die(EXIT_DATA, "merge: out of memory");
     return 0;
 }
 
@@ -924,14 +1013,42 @@ static int hmerge_events(hmerge_t *h, sps__h5w_t *w, size_t k) {
     return 0;
 }
 
+/* Writes the events of output row k of a streamed input, read in blocks:
+ * start deltas recomputed after the shift, durations and call/parent ids
+ * as stored, thread ids as stored or 0 when the file has none (as the
+ * whole-file path does).  Returns 0 or a code (read errors: SPS_EFORMAT,
+ * message in sps__h5r_error()). */
+static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
+    const input_t *x = &h->in[h->src[k].input];
+    const sps__h5r_t *r = x->h5;
+    const sps__row_t *ir = &r->rows[h->src[k].row];
+    uint64_t prev = 0, acc = 0;
+    for (uint64_t done = 0; done < ir->count;) {
+        size_t b = ir->count - done < H5_BATCH ? (size_t)(ir->count - done) : H5_BATCH;
+        int rc = sps__h5r_events_ids(r, ir->offset + done, b, h->st, h->col[1],
+                                     h->col[4], h->col[2], h->col[3]);
+        if (rc) return rc;
+        for (size_t j = 0; j < b; j++) {
+            if (r->deltas) acc += (uint64_t)h->st[j];
+            else acc = (uint64_t)h->st[j];
+            uint64_t st = acc + (uint64_t)x->offset;
+            h->col[0][j] = (int64_t)(st - prev);
+            prev = st;
+        }
+        if (r->h_tid < 0) memset(h->col[4], 0, b * sizeof *h->col[4]);
+        rc = sps__h5w_rows(w, h->rows[k].offset + done, b, h->col[0],
+                           h->col[1], h->col[2], h->col[3], h->col[4]);
+        if (rc) return rc;
+        done += b;
+    }
+    return 0;
+}
+
 /* Writes the merged .h5 to a temporary name and renames it to out.
  * Returns 0 or an exit status after the error line. */
 static int hmerge_write(hmerge_t *h, size_t n, const char *out) {
     sps__layout_t lay;
     hmerge_layout(h, n, &lay);
-    for (int c = 0; c < 5; c++)
-        if (!(h->col[c] = malloc(H5_BATCH * sizeof(int64_t))))
-            return die(EXIT_DATA, "merge: out of memory");
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
     sps__h5w_t *w;
@@ -940,7 +1057,9 @@ static int hmerge_write(hmerge_t *h, size_t n, const char *out) {
         unlink(tmp);
         return die(EXIT_DATA, "merge: %s: %s", out, sps_strerror(rc));
     }
-    for (size_t k = 0; rc == 0 && k < h->nrows; k++) rc = hmerge_events(h, w, k);
+    for (size_t k = 0; rc == 0 && k < h->nrows; k++)
+        rc = streamed(&h->in[h->src[k].input]) ? hmerge_events_stream(h, w, k)
+                                               : hmerge_events(h, w, k);
     if (rc) sps__h5w_abort(w);
     else rc = sps__h5w_close(w);
     if (rc == 0 && rename(tmp, out) != 0) rc = SPS_EIO;
@@ -957,6 +1076,7 @@ static int merge_h5(input_t *in, size_t n, const char *out) {
     memset(&h, 0, sizeof h);
     h.in = in;
     int rc = hmerge_read(in, n);
+    if (rc == 0) rc = hmerge_alloc(&h, n);
     if (rc == 0) rc = hmerge_rows(&h, n);
     if (rc == 0) rc = hmerge_write(&h, n, out);
     for (size_t i = 0; i < n; i++) {
@@ -967,6 +1087,7 @@ static int merge_h5(input_t *in, size_t n, const char *out) {
     free(h.src);
     free(h.rows);
     for (int c = 0; c < 5; c++) free(h.col[c]);
+    free(h.st);
     return rc;
 }
 

@@ -774,10 +774,27 @@ static int rows_bounds_check(rd_t *c) {
     return rc;
 }
 
-/* Opens the event columns for block reads and sets nevents. */
+/* Opens the optional integer column name of /events (group g) into *d
+ * when the file has it, checking its length against n; *d stays -1 when
+ * it is absent.  Returns 0 or SPS_EFORMAT with the message set. */
+static int opt_col_open(rd_t *c, hid_t g, const char *name, hsize_t n,
+                        hid_t *d) {
+    hsize_t k = 0;
+    *d = H5I_INVALID_HID;
+    if (!has_link(g, name)) return 0;
+    *d = col_open(c, g, "events", name, C_INT, &k);
+    if (*d < 0) return SPS_EFORMAT;
+    if (k != n)
+        return fail(SPS_EFORMAT, "%s: the /events columns differ in length",
+                    c->path);
+    return 0;
+}
+
+/* Opens the event columns for block reads (start, durations and, when
+ * present, thread_ids, call_ids and parent_ids) and sets nevents. */
 static int events_open(rd_t *c) {
     sps__h5r_t *r = c->r;
-    hsize_t n = 0, m = 0, k = 0;
+    hsize_t n = 0, m = 0;
     hid_t g = group_open(c, c->file, "events");
     if (g < 0) return SPS_EFORMAT;
     r->deltas = has_link(g, "start_deltas");
@@ -785,23 +802,27 @@ static int events_open(rd_t *c) {
     const char *b = r->deltas ? "durations" : "end_times";
     hid_t ds = col_open(c, g, "events", a, C_INT, &n);
     hid_t dd = ds >= 0 ? col_open(c, g, "events", b, C_INT, &m) : H5I_INVALID_HID;
-    hid_t dt = dd >= 0 && has_link(g, "thread_ids")
-                   ? col_open(c, g, "events", "thread_ids", C_INT, &k)
-                   : H5I_INVALID_HID;
+    hid_t dt = H5I_INVALID_HID, dc = H5I_INVALID_HID, dp = H5I_INVALID_HID;
     int rc = ds < 0 || dd < 0 ? SPS_EFORMAT : 0;
-    if (rc == 0 && (m != n || (dt >= 0 && k != n)))
+    if (rc == 0 && m != n)
         rc = fail(SPS_EFORMAT, "%s: the /events columns differ in length", c->path);
-    if (rc == 0 && has_link(g, "thread_ids") && dt < 0) rc = SPS_EFORMAT;
+    if (rc == 0) rc = opt_col_open(c, g, "thread_ids", n, &dt);
+    if (rc == 0) rc = opt_col_open(c, g, "call_ids", n, &dc);
+    if (rc == 0) rc = opt_col_open(c, g, "parent_ids", n, &dp);
     h5_close(&g);
     if (rc) {
         h5_close(&ds);
         h5_close(&dd);
         h5_close(&dt);
+        h5_close(&dc);
+        h5_close(&dp);
         return rc;
     }
     r->h_start = ds;
     r->h_dur = dd;
     r->h_tid = dt;
+    r->h_call = dc;
+    r->h_parent = dp;
     r->nevents = n;
     return rows_bounds_check(c);
 }
@@ -823,8 +844,20 @@ static int block_read(const sps__h5r_t *r, hid_t d, uint64_t first, size_t n,
     return ok ? 0 : SPS_EFORMAT;
 }
 
-int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
-                    int64_t *start, int64_t *dur, int64_t *tid) {
+/* Reads n elements from first of the optional column d into out (when
+ * out is not NULL): the stored values, or -1 each when d is absent. */
+static int opt_block_read(const sps__h5r_t *r, hid_t d, uint64_t first,
+                          size_t n, int64_t *out) {
+    if (!out) return 0;
+    if (d >= 0) return block_read(r, d, first, n, out);
+    for (size_t i = 0; i < n; i++) out[i] = -1;
+    return 0;
+}
+
+/* Reads a block of events with all columns (see h5_read.h). */
+int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first, size_t n,
+                        int64_t *start, int64_t *dur, int64_t *tid,
+                        int64_t *call_ids, int64_t *parent_ids) {
     if (r->h_start < 0 || first > r->nevents || n > r->nevents - first)
         return fail(SPS_EINVAL, "events [%llu, +%zu) out of range",
                     (unsigned long long)first, n);
@@ -835,8 +868,9 @@ int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     int rc = block_read(r, r->h_start, first, n, start);
     if (rc == 0) rc = block_read(r, r->h_dur, first, n, dur);
-    if (rc == 0 && r->h_tid >= 0) rc = block_read(r, r->h_tid, first, n, tid);
-    else if (rc == 0) for (size_t i = 0; i < n; i++) tid[i] = -1;
+    if (rc == 0) rc = opt_block_read(r, r->h_tid, first, n, tid);
+    if (rc == 0) rc = opt_block_read(r, r->h_call, first, n, call_ids);
+    if (rc == 0) rc = opt_block_read(r, r->h_parent, first, n, parent_ids);
     if (rc == 0 && !r->deltas) /* end times -> durations */
         for (size_t i = 0; i < n; i++)
             dur[i] = (int64_t)((uint64_t)dur[i] - (uint64_t)start[i]);
@@ -844,6 +878,12 @@ int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
     if (rc) fail(rc, "cannot read /events [%llu, +%zu) (corrupt data)",
                  (unsigned long long)first, n);
     return rc;
+}
+
+/* Reads a block of events without the id columns (see h5_read.h). */
+int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
+                    int64_t *start, int64_t *dur, int64_t *tid) {
+    return sps__h5r_events_ids(r, first, n, start, dur, tid, NULL, NULL);
 }
 
 /* Reads names, index and metadata; leaves the file open (see h5_read.h). */
@@ -856,6 +896,7 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     rd_t c = {H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
     if (!c.r) return fail(SPS_ENOMEM, "%s: out of memory", path);
     c.r->h_file = c.r->h_start = c.r->h_dur = c.r->h_tid = H5I_INVALID_HID;
+    c.r->h_call = c.r->h_parent = H5I_INVALID_HID;
     int rc = file_probe(&c);
     int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -885,6 +926,7 @@ int sps__h5r_open(sps__h5r_t **out, const char *path) {
     rd_t c = {H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
     if (!c.r) return fail(SPS_ENOMEM, "%s: out of memory", path);
     c.r->h_file = c.r->h_start = c.r->h_dur = c.r->h_tid = H5I_INVALID_HID;
+    c.r->h_call = c.r->h_parent = H5I_INVALID_HID;
     int rc = file_probe(&c);
     int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -902,8 +944,9 @@ int sps__h5r_open(sps__h5r_t **out, const char *path) {
 /* Frees r and everything it owns. */
 void sps__h5r_free(sps__h5r_t *r) {
     if (!r) return;
-    hid_t ids[] = {r->h_tid, r->h_dur, r->h_start, r->h_file};
-    for (size_t i = 0; i < 4; i++) h5_close(&ids[i]);
+    hid_t ids[] = {r->h_parent, r->h_call, r->h_tid, r->h_dur, r->h_start,
+                   r->h_file};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) h5_close(&ids[i]);
     for (size_t i = 0; r->names && i < r->nnames; i++) free(r->names[i]);
     free(r->names);
     free(r->rows);

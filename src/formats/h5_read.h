@@ -65,9 +65,10 @@ typedef struct sps__h5r {
     int has_times;
     int64_t start_time_ns, finalize_time_ns;
     /* Streaming (sps__h5r_open_index): the open file and event columns
-     * (HDF5 ids; -1 when closed or absent) and whether /events holds start
+     * (HDF5 ids; -1 when closed or absent: h_tid, h_call and h_parent are
+     * the optional thread_ids, call_ids and parent_ids) and whether /events holds start
      * gaps (schema 3) rather than start times. */
-    int64_t h_file, h_start, h_dur, h_tid;
+    int64_t h_file, h_start, h_dur, h_tid, h_call, h_parent;
     int deltas;
 } sps__h5r_t;
 
@@ -88,8 +89,18 @@ SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
 /* Reads events [first, first + n) of a file opened with
  * sps__h5r_open_index: the raw first column (start gaps for schema 3, start
  * times for schema 2, see r->deltas) into start, durations into dur, and
- * thread ids into tid (-1 where the file has none).  Returns 0 or
- * SPS_EFORMAT/SPS_EINVAL with the message set. */
+ * thread ids, call ids and parent ids into tid, call_ids and parent_ids
+ * (-1 each where the file lacks the column; any of these three may be
+ * NULL when the caller does not want it; r->h_call / r->h_parent < 0 say
+ * the file lacks them).  The ids are as stored: not validated.  Returns 0
+ * or SPS_EFORMAT/SPS_EINVAL with the message set. */
+SPS__HIDDEN int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first,
+                                    size_t n, int64_t *start, int64_t *dur,
+                                    int64_t *tid, int64_t *call_ids,
+                                    int64_t *parent_ids);
+
+/* sps__h5r_events_ids without the call and parent ids (the timeline
+ * reader's form). */
 SPS__HIDDEN int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
                                 int64_t *start, int64_t *dur, int64_t *tid);
 
