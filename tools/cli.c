@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,3 +34,19 @@ void cli_input_watchdog(const char *path) {
     alarm((unsigned)secs);
 }
 
+
+/* The value of option name at argv[*i]: the text after '=' in
+ * "--name=value", else the next argument (advancing *i).  NULL when
+ * missing. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+/* Non-zero when arg is option name, alone or as "name=value". */
+int cli_is_opt(const char *arg, const char *name) {
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}

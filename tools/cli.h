@@ -21,6 +21,12 @@ int cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
  * once the input is read. */
 void cli_input_watchdog(const char *path);
 
+/* Option parsing: the value of option name at argv[*i] ("--name=value" or
+ * "--name value", advancing *i; NULL when missing), and whether arg is that
+ * option. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
+int cli_is_opt(const char *arg, const char *name);
+
 #define die cli_die
 #define input_watchdog cli_input_watchdog
 

@@ -480,20 +480,7 @@ static int print_diff(const regions_t *t, const diff_opts_t *o) {
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* The value of option `name` at argv[*i]: after '=' in "--name=value", else
- * the next argument (advancing *i).  NULL when missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
 
-/* Non-zero when arg is option name, alone or as "name=value". */
-static int is_opt(const char *arg, const char *name) {
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
 
 /* Parses one option at argv[*i] into o.  Returns 0, 1 for --help, or
  * EXIT_USAGE after printing the error. */
@@ -501,8 +488,8 @@ static int diff_opt(int argc, char **argv, int *i, diff_opts_t *o) {
     const char *a = argv[*i], *v;
     char *end;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
-    if (is_opt(a, "--sort")) {
-        if (!(v = opt_value(argc, argv, i, "--sort")))
+    if (cli_is_opt(a, "--sort")) {
+        if (!(v = cli_opt_value(argc, argv, i, "--sort")))
             return die(EXIT_USAGE, "diff: --sort needs a key (total, per-call, name)");
         if (!strcmp(v, "total")) o->sort = SORT_TOTAL;
         else if (!strcmp(v, "per-call")) o->sort = SORT_PERCALL;
@@ -511,8 +498,8 @@ static int diff_opt(int argc, char **argv, int *i, diff_opts_t *o) {
                         "per-call, name)", v);
         return 0;
     }
-    if (is_opt(a, "--top")) {
-        if (!(v = opt_value(argc, argv, i, "--top")))
+    if (cli_is_opt(a, "--top")) {
+        if (!(v = cli_opt_value(argc, argv, i, "--top")))
             return die(EXIT_USAGE, "diff: --top needs a number");
         errno = 0;
         unsigned long long n = strtoull(v, &end, 10);
@@ -521,8 +508,8 @@ static int diff_opt(int argc, char **argv, int *i, diff_opts_t *o) {
         o->top = (size_t)n;
         return 0;
     }
-    if (is_opt(a, "--threshold")) {
-        if (!(v = opt_value(argc, argv, i, "--threshold")))
+    if (cli_is_opt(a, "--threshold")) {
+        if (!(v = cli_opt_value(argc, argv, i, "--threshold")))
             return die(EXIT_USAGE, "diff: --threshold needs a percentage");
         errno = 0;
         double p = strtod(v, &end);

@@ -102,21 +102,7 @@ static int parse_count(const char *s, size_t *out) {
     return 0;
 }
 
-/* The value of option `name` at argv[*i]: the text after '=' in
- * "--name=value", else the next argument (advancing *i).  NULL when
- * missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
 
-/* Non-zero when argv[i] is option name, alone or as "name=value". */
-static int is_opt(const char *arg, const char *name) {
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
 
 /* Parses one option of report at argv[*i] into o.  Returns 0, 1 for
  * --help, or EXIT_USAGE after printing the error. */
@@ -127,16 +113,16 @@ static int report_opt(int argc, char **argv, int *i, report_opts_t *o) {
     if (!strcmp(a, "--flat")) { o->t.flat = 1; o->t.tree = 0; return 0; }
     if (!strcmp(a, "--ranks")) { o->ranks = 1; return 0; }
     if (!strcmp(a, "--no-ranks")) { o->ranks = 0; return 0; }
-    if (is_opt(a, "--sort")) {
-        if (!(v = opt_value(argc, argv, i, "--sort")))
+    if (cli_is_opt(a, "--sort")) {
+        if (!(v = cli_opt_value(argc, argv, i, "--sort")))
             return die(EXIT_USAGE, "report: --sort needs a key");
         if (parse_sort(v, &o->t.sort) < 0)
             return die(EXIT_USAGE, "report: unknown sort key '%s' (self, "
                        "total, calls, mean, max, name)", v);
         return 0;
     }
-    if (is_opt(a, "--top")) {
-        if (!(v = opt_value(argc, argv, i, "--top")))
+    if (cli_is_opt(a, "--top")) {
+        if (!(v = cli_opt_value(argc, argv, i, "--top")))
             return die(EXIT_USAGE, "report: --top needs a number");
         if (parse_count(v, &o->t.top) < 0)
             return die(EXIT_USAGE, "report: --top needs a number, got '%s'",
