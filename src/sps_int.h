@@ -359,6 +359,9 @@ SPS__HIDDEN int sps__h5w_close(sps__h5w_t *w);
 SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                                   const sps__layout_t *lay,
                                   const uint32_t *file_region);
+/* Closes an HDF5 handle (an hid_t) of any kind if it is valid and sets it
+ * to -1 (h5_read.c; shared by the writer and the readers). */
+SPS__HIDDEN void sps__h5_close(int64_t *id);
 /* Closes and removes the file without finishing it. */
 SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
 

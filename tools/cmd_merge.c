@@ -799,6 +799,38 @@ static int hmerge_read(input_t *in, size_t n) {
     return rc;
 }
 
+/* Starts row statistics s (no events yet). */
+static void stats_init(sps__summary_t *s) {
+    memset(s, 0, sizeof *s);
+    s->minimum = INT64_MAX;
+    s->maximum = INT64_MIN;
+    s->start_minimum = INT64_MAX;
+    s->end_maximum = INT64_MIN;
+}
+
+/* Adds event number k (start st after the clock shift, duration d) to s
+ * (mean and m2 by Welford).  Returns 0 or -1 when the end leaves int64. */
+static int stats_add(sps__summary_t *s, uint64_t k, int64_t st, int64_t d) {
+    int64_t en;
+    if (__builtin_add_overflow(st, d > 0 ? d : 0, &en)) return -1;
+    if (__builtin_add_overflow(s->total, d, &s->total)) s->total = INT64_MAX;
+    if (d < s->minimum) s->minimum = d;
+    if (d > s->maximum) s->maximum = d;
+    if (k == 0) s->first = d;
+    s->last = d;
+    if (st < s->start_minimum) s->start_minimum = st;
+    if (en > s->end_maximum) s->end_maximum = en;
+    double dd = (double)d, delta = dd - s->mean;
+    s->mean += delta / (double)(k + 1);
+    s->m2 += delta * (dd - s->mean);
+    return 0;
+}
+
+/* Ends s after count events (an empty row reads as zeros). */
+static void stats_end(sps__summary_t *s, uint64_t count) {
+    if (!count) s->minimum = s->maximum = s->start_minimum = s->end_maximum = 0;
+}
+
 /* Non-zero when input x is streamed (opened by index, not read whole). */
 static int streamed(const input_t *x) { return x->h5->start == NULL; }
 
@@ -809,43 +841,22 @@ static int streamed(const input_t *x) { return x->h5->start == NULL; }
 static int row_stats_stream(hmerge_t *h, const input_t *x,
                             const sps__row_t *ir, sps__row_t *o) {
     const sps__h5r_t *r = x->h5;
-    sps__summary_t *s = &o->s;
-    double mean = 0, m2 = 0;
     uint64_t acc = 0;
-    memset(s, 0, sizeof *s);
-    s->minimum = INT64_MAX;
-    s->maximum = INT64_MIN;
-    s->start_minimum = INT64_MAX;
-    s->end_maximum = INT64_MIN;
+    stats_init(&o->s);
     for (uint64_t k0 = 0; k0 < ir->count;) {
         size_t b = ir->count - k0 < H5_BATCH ? (size_t)(ir->count - k0) : H5_BATCH;
         if (sps__h5r_events_ids(r, ir->offset + k0, b, h->st, h->col[1], NULL,
                                 NULL, NULL) < 0)
             return -2;
         for (size_t j = 0; j < b; j++) {
-            uint64_t k = k0 + j;
-            if (r->deltas) acc += (uint64_t)h->st[j];
-            else acc = (uint64_t)h->st[j];
-            int64_t st = (int64_t)acc, d = h->col[1][j], en;
-            if (shift(&st, x->offset) ||
-                __builtin_add_overflow(st, d > 0 ? d : 0, &en))
+            acc = r->deltas ? acc + (uint64_t)h->st[j] : (uint64_t)h->st[j];
+            int64_t st = (int64_t)acc;
+            if (shift(&st, x->offset) || stats_add(&o->s, k0 + j, st, h->col[1][j]))
                 return -1;
-            if (__builtin_add_overflow(s->total, d, &s->total)) s->total = INT64_MAX;
-            if (d < s->minimum) s->minimum = d;
-            if (d > s->maximum) s->maximum = d;
-            if (k == 0) s->first = d;
-            s->last = d;
-            if (st < s->start_minimum) s->start_minimum = st;
-            if (en > s->end_maximum) s->end_maximum = en;
-            double dd = (double)d, delta = dd - mean;
-            mean += delta / (double)(k + 1);
-            m2 += delta * (dd - mean);
         }
         k0 += b;
     }
-    if (!ir->count) s->minimum = s->maximum = s->start_minimum = s->end_maximum = 0;
-    s->mean = mean;
-    s->m2 = m2;
+    stats_end(&o->s, ir->count);
     return 0;
 }
 
@@ -853,34 +864,15 @@ static int row_stats_stream(hmerge_t *h, const input_t *x,
  * by x's offset.  Returns 0 or -1 (a time leaves int64). */
 static int row_stats(const input_t *x, const sps__row_t *ir, sps__row_t *o) {
     const sps__h5r_t *r = x->h5;
-    sps__summary_t *s = &o->s;
-    double mean = 0, m2 = 0;
     int64_t self = 0;
-    memset(s, 0, sizeof *s);
-    s->minimum = INT64_MAX;
-    s->maximum = INT64_MIN;
-    s->start_minimum = INT64_MAX;
-    s->end_maximum = INT64_MIN;
+    stats_init(&o->s);
     for (uint64_t k = 0; k < ir->count; k++) {
         uint64_t e = ir->offset + k;
-        int64_t st = r->start[e], d = r->dur[e], en;
-        if (shift(&st, x->offset) || __builtin_add_overflow(st, d > 0 ? d : 0, &en))
-            return -1;
-        if (__builtin_add_overflow(s->total, d, &s->total)) s->total = INT64_MAX;
+        int64_t st = r->start[e];
+        if (shift(&st, x->offset) || stats_add(&o->s, k, st, r->dur[e])) return -1;
         if (__builtin_add_overflow(self, r->self[e], &self)) self = INT64_MAX;
-        if (d < s->minimum) s->minimum = d;
-        if (d > s->maximum) s->maximum = d;
-        if (k == 0) s->first = d;
-        s->last = d;
-        if (st < s->start_minimum) s->start_minimum = st;
-        if (en > s->end_maximum) s->end_maximum = en;
-        double dd = (double)d, delta = dd - mean;
-        mean += delta / (double)(k + 1);
-        m2 += delta * (dd - mean);
     }
-    if (!ir->count) s->minimum = s->maximum = s->start_minimum = s->end_maximum = 0;
-    s->mean = mean;
-    s->m2 = m2;
+    stats_end(&o->s, ir->count);
     o->exclusive_total = self;
     return 0;
 }

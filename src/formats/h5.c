@@ -107,21 +107,7 @@ static int h5_fail(void) {
     }
 }
 
-/* Closes an HDF5 handle of any kind if it is valid; *id becomes invalid. */
-static void h5_close(hid_t *id) {
-    if (*id < 0) return;
-    switch (H5Iget_type(*id)) {
-    case H5I_FILE: H5Fclose(*id); break;
-    case H5I_GROUP: H5Gclose(*id); break;
-    case H5I_DATASET: H5Dclose(*id); break;
-    case H5I_DATASPACE: H5Sclose(*id); break;
-    case H5I_DATATYPE: H5Tclose(*id); break;
-    case H5I_ATTR: H5Aclose(*id); break;
-    case H5I_GENPROP_LST: H5Pclose(*id); break;
-    default: break;
-    }
-    *id = H5I_INVALID_HID;
-}
+#define h5_close sps__h5_close /* h5_read.c */
 
 /* A new variable-length UTF-8 string type (caller closes it), or -1. */
 static hid_t str_type(void) {

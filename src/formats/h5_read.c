@@ -59,7 +59,7 @@ typedef struct rd {
 /* ------------------------------------------------------------------------ */
 
 /* Closes any HDF5 handle if valid and invalidates it. */
-static void h5_close(hid_t *id) {
+void sps__h5_close(int64_t *id) {
     if (*id < 0) return;
     switch (H5Iget_type(*id)) {
     case H5I_FILE: H5Fclose(*id); break;
@@ -73,6 +73,7 @@ static void h5_close(hid_t *id) {
     }
     *id = H5I_INVALID_HID;
 }
+#define h5_close sps__h5_close
 
 /* Non-zero when loc has a link called name (a single path component). */
 static int has_link(hid_t loc, const char *name) {
@@ -886,20 +887,44 @@ int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
     return sps__h5r_events_ids(r, first, n, start, dur, tid, NULL, NULL);
 }
 
+/* Shared start of both opens: a probe of path and a new, empty result;
+ * HDF5's error printing is switched off until open_end.  Returns 0 or an
+ * error code with the message set (c->r is then NULL). */
+static int open_begin(rd_t *c, const char *path, H5E_auto2_t *efunc,
+                      void **edata, int *saved) {
+    *c = (rd_t){H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
+    errbuf[0] = 0;
+    if (!c->r) return fail(SPS_ENOMEM, "%s: out of memory", path);
+    c->r->h_file = c->r->h_start = c->r->h_dur = c->r->h_tid = H5I_INVALID_HID;
+    c->r->h_call = c->r->h_parent = H5I_INVALID_HID;
+    *saved = H5Eget_auto2(H5E_DEFAULT, efunc, edata) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    return file_probe(c);
+}
+
+/* Shared end of both opens: restores HDF5's error printing and hands the
+ * result over (or frees it on failure). */
+static int open_end(rd_t *c, int rc, H5E_auto2_t efunc, void *edata,
+                    int saved, sps__h5r_t **out) {
+    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    if (rc) {
+        sps__h5r_free(c->r);
+        return rc;
+    }
+    *out = c->r;
+    return 0;
+}
+
 /* Reads names, index and metadata; leaves the file open (see h5_read.h). */
 int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     H5E_auto2_t efunc = NULL;
     void *edata = NULL;
+    int saved = 0;
+    rd_t c;
     if (out) *out = NULL;
     if (!out || !path) return fail(SPS_EINVAL, "no file given");
-    errbuf[0] = 0;
-    rd_t c = {H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
-    if (!c.r) return fail(SPS_ENOMEM, "%s: out of memory", path);
-    c.r->h_file = c.r->h_start = c.r->h_dur = c.r->h_tid = H5I_INVALID_HID;
-    c.r->h_call = c.r->h_parent = H5I_INVALID_HID;
-    int rc = file_probe(&c);
-    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int rc = open_begin(&c, path, &efunc, &edata, &saved);
+    if (!c.r) return rc;
     if (rc == 0) rc = file_open(&c);
     if (rc == 0) rc = root_read(&c);
     if (rc == 0) rc = names_read(&c);
@@ -907,38 +932,22 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
     if (rc == 0) metadata_read(&c);
     c.r->h_file = c.file;
-    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    if (rc) {
-        sps__h5r_free(c.r);
-        return rc;
-    }
-    *out = c.r;
-    return 0;
+    return open_end(&c, rc, efunc, edata, saved, out);
 }
 
 /* Reads and validates path into *out (see h5_read.h). */
 int sps__h5r_open(sps__h5r_t **out, const char *path) {
     H5E_auto2_t efunc = NULL;
     void *edata = NULL;
+    int saved = 0;
+    rd_t c;
     if (out) *out = NULL;
     if (!out || !path) return fail(SPS_EINVAL, "no file given");
-    errbuf[0] = 0;
-    rd_t c = {H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
-    if (!c.r) return fail(SPS_ENOMEM, "%s: out of memory", path);
-    c.r->h_file = c.r->h_start = c.r->h_dur = c.r->h_tid = H5I_INVALID_HID;
-    c.r->h_call = c.r->h_parent = H5I_INVALID_HID;
-    int rc = file_probe(&c);
-    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int rc = open_begin(&c, path, &efunc, &edata, &saved);
+    if (!c.r) return rc;
     if (rc == 0) rc = read_all(&c);
     h5_close(&c.file);
-    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    if (rc) {
-        sps__h5r_free(c.r);
-        return rc;
-    }
-    *out = c.r;
-    return 0;
+    return open_end(&c, rc, efunc, edata, saved, out);
 }
 
 /* Frees r and everything it owns. */
