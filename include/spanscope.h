@@ -78,14 +78,15 @@ extern "C" {
     X(EPATH,      -9, "the output path cannot be written (directory missing " \
                       "or not writable); the recording is kept")               \
     X(ETOOBIG,   -10, "a limit was exceeded (too many regions or threads)")    \
-    X(ENOTSUP,   -11, "not supported by this build or platform")
+    X(ENOTSUP,   -11, "not supported by this build or platform")           \
+    X(EMODE,     -12, "an aggregate session keeps statistics only, no spans")
 
 typedef enum {
     SPS_OK = 0,
 #define SPS__ERRNO_ENUM(name, val, msg) SPS_##name = (val),
     SPS_ERRNO_MAP(SPS__ERRNO_ENUM)
 #undef SPS__ERRNO_ENUM
-    SPS__ERR_MIN = -12
+    SPS__ERR_MIN = -13
 } sps_errno_t;
 
 /* Returns a static English message for an error code (never NULL; unknown
@@ -276,6 +277,50 @@ SPS_API size_t sps_region_durations(sps_region_t r, int64_t *out,
                                     size_t cap);
 SPS_API size_t sps_region_calls(sps_region_t r, int64_t *starts,
                                 int64_t *durations, size_t cap);
+
+/* One completed span of the session, as sps_spans returns it.  Times are
+ * CLOCK_MONOTONIC ns (the timeline of Python's time.perf_counter_ns()). */
+typedef struct sps_span {
+    int64_t start_ns, end_ns;
+    int64_t self_ns;     /* duration minus the direct children's durations */
+    int64_t parent;      /* index of the enclosing span in the same array,
+                            -1 when it has none or it is not in the array */
+    sps_region_t region;
+    uint32_t thread;     /* thread index (see sps_thread_info) */
+    uint32_t depth;      /* open calls around it on its thread */
+    uint32_t reserved;
+} sps_span_t;
+
+/* Every span completed since the last finalize whose interval lies inside
+ * [from_ns, to_ns] (use 0 and INT64_MAX for all), from every thread, in
+ * order of start (an enclosing span before the spans it contains).  Nesting,
+ * self time and parent links follow the one rule of the event model (a
+ * child lies inside its parent on the same thread).  On success *out is a
+ * malloc'd array the caller frees with sps_free, and *n its length (*out
+ * may be NULL when *n is 0).  Returns 0, SPS_EINVAL (NULL arguments),
+ * SPS_ENOSESSION, SPS_EMODE (aggregate sessions keep no spans) or
+ * SPS_ENOMEM.  Cost: one pass over the period's events; memory: 48 bytes
+ * per returned span. */
+SPS_API int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out,
+                      size_t *n);
+
+/* Frees memory the library handed out (sps_spans).  NULL is fine. */
+SPS_API void sps_free(void *p);
+
+/* A thread of the session, by its index (0, 1, ... in order of first use). */
+typedef struct sps_thread {
+    int64_t native_id;   /* the kernel's thread id (gettid) */
+    int64_t first_ns;    /* first recorded event, CLOCK_MONOTONIC ns */
+    char name[32];       /* pthread name at first use, may be "" */
+} sps_thread_t;
+
+/* Fills *out for thread index i of the running session.  Returns 0,
+ * SPS_EINVAL (out NULL, or no thread i). */
+SPS_API int sps_thread_info(uint32_t i, sps_thread_t *out);
+
+/* The calling thread's index in the running session, or -1 if it has
+ * recorded nothing in this session (or there is none). */
+SPS_API int64_t sps_thread_current(void);
 
 /* Name of region r (NULL for an unknown id).  Valid for the process life. */
 SPS_API const char *sps_region_name(sps_region_t r);

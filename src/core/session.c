@@ -715,3 +715,141 @@ int64_t sps_session_start_ns(void) {
     pthread_mutex_unlock(&sps__g.lock);
     return t;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Spans (the torch-style face's view of a session)                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spans_sink {
+    sps_span_t *v;
+    int64_t *ids, *pids; /* call ids and parent call ids, beside v */
+    size_t n, cap;
+    int64_t from, to;
+} spans_sink_t;
+
+static int spans_grow(spans_sink_t *k) {
+    size_t cap = k->cap ? k->cap * 2 : 1024;
+    sps_span_t *v = realloc(k->v, cap * sizeof *v);
+    if (v) k->v = v;
+    int64_t *a = realloc(k->ids, cap * sizeof *a);
+    if (a) k->ids = a;
+    int64_t *b = realloc(k->pids, cap * sizeof *b);
+    if (b) k->pids = b;
+    if (!v || !a || !b) return SPS_ENOMEM;
+    k->cap = cap;
+    return 0;
+}
+
+/* Pass sink: keeps the calls that lie inside the window. */
+static int spans_end(void *ctx, const sps__call_t *c) {
+    spans_sink_t *k = ctx;
+    if ((int64_t)c->start < k->from || (int64_t)c->end > k->to) return 0;
+    if (k->n == k->cap && spans_grow(k)) return SPS_ENOMEM;
+    k->v[k->n] = (sps_span_t){(int64_t)c->start, (int64_t)c->end, (int64_t)c->self,
+                              -1, c->region, c->thread, c->depth, 0};
+    k->ids[k->n] = c->call_id;
+    k->pids[k->n] = c->parent_id;
+    k->n++;
+    return 0;
+}
+
+typedef struct { int64_t id; size_t i; } id_ix_t;
+static int id_ix_cmp(const void *a, const void *b) {
+    const id_ix_t *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Sorts k's spans from index first on by call id (start order) and turns
+ * parent call ids into indexes.  Ends arrive in end order; ids are start
+ * order, so one sort puts every parent before its children. */
+static int spans_order(spans_sink_t *k, size_t first) {
+    size_t m = k->n - first;
+    id_ix_t *ix = malloc((m ? m : 1) * sizeof *ix);
+    sps_span_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    int64_t *pid = malloc((m ? m : 1) * sizeof *pid);
+    if (!ix || !tmp || !pid) {
+        free(ix), free(tmp), free(pid);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < m; i++) ix[i] = (id_ix_t){k->ids[first + i], first + i};
+    qsort(ix, m, sizeof *ix, id_ix_cmp);
+    for (size_t i = 0; i < m; i++) {
+        tmp[i] = k->v[ix[i].i];
+        pid[i] = k->pids[ix[i].i];
+    }
+    for (size_t i = 0; i < m; i++) {
+        k->v[first + i] = tmp[i];
+        k->ids[first + i] = ix[i].id;
+    }
+    for (size_t i = 0; i < m; i++) {
+        id_ix_t key = {pid[i], 0};
+        id_ix_t *hit = pid[i] < 0 ? NULL : bsearch(&key, ix, m, sizeof *ix, id_ix_cmp);
+        k->v[first + i].parent = hit ? (int64_t)(first + (size_t)(hit - ix)) : -1;
+    }
+    free(ix), free(tmp), free(pid);
+    return 0;
+}
+
+static int spans_of(const sps__snap_t *s, spans_sink_t *k) {
+    size_t first = k->n;
+    sps__pass_cb_t cb = {k, NULL, spans_end};
+    int rc = sps__pass_run(s, &cb, NULL);
+    return rc ? rc : spans_order(k, first);
+}
+
+int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
+    if (!out || !n) return SPS_EINVAL;
+    *out = NULL;
+    *n = 0;
+    spans_sink_t k = {.from = from_ns, .to = to_ns};
+    int rc = 0;
+    pthread_mutex_lock(&sps__g.lock);
+    if (!session_live()) rc = SPS_ENOSESSION;
+    else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
+    else {
+        refresh();
+        sps__snap_t *s = snap_build(0);
+        if (!s) rc = SPS_ENOMEM;
+        if (!rc && sps__g.pending) rc = spans_of(sps__g.pending, &k); /* older first */
+        if (!rc) rc = spans_of(s, &k);
+        snap_free(s);
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    free(k.ids);
+    free(k.pids);
+    if (rc) {
+        free(k.v);
+        return rc;
+    }
+    *out = k.v;
+    *n = k.n;
+    return 0;
+}
+
+void sps_free(void *p) { free(p); }
+
+int sps_thread_info(uint32_t i, sps_thread_t *out) {
+    if (!out) return SPS_EINVAL;
+    memset(out, 0, sizeof *out);
+    int rc = SPS_EINVAL;
+    pthread_mutex_lock(&sps__g.lock);
+    if (!session_live()) rc = SPS_ENOSESSION;
+    else
+        for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
+            if (t->epoch == sps__g.epoch && t->index == i) {
+                out->native_id = t->tid;
+                out->first_ns = t->first_ns;
+                memcpy(out->name, t->name, sizeof out->name);
+                out->name[sizeof out->name - 1] = 0;
+                rc = 0;
+                break;
+            }
+    pthread_mutex_unlock(&sps__g.lock);
+    return rc;
+}
+
+int64_t sps_thread_current(void) {
+    sps__thr_t *t = sps__tls;
+    if (!t || t == &sps__dummy_thr || !session_live()) return -1;
+    return __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) == sps__g.epoch ? (int64_t)t->index : -1;
+}
