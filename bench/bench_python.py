@@ -186,16 +186,97 @@ def main():
         ("pure-Python sys.setprofile reference", m["ref_py_hook"],
          f"{m['ref_py_hook'] / m['recursive_call']:.1f}x ours", "target >= 5x"),
     ]
+    prof = bench_profiler(n, reps, loop)
     print(f"Python face: ns per call, median of {reps} runs of {n} calls "
           f"(loop overhead {loop:.1f} ns subtracted)")
     w = max(len(r[0]) for r in rows)
     print(f"{'benchmark':<{w}}  {'ns':>8}  {'ratio':>14}  note")
     for name, ns, ratio, note in rows:
         print(f"{name:<{w}}  {ns:8.1f}  {ratio:>14}  {note}")
+    print()
+    print(f"torch-style face (spanscope.profiler), inside profile(): ns per span, median of "
+          f"{reps} runs of {n} spans")
+    rows = [
+        ("with region (ProfileManager, region object held)", prof["pm_with"], "", ""),
+        ("with record_function(name)", prof["rf_with"],
+         f"{prof['rf_with'] / prof['pm_with']:.2f}x region", "target <= 1.2x"),
+        ("with ProfileManager.region(name)", prof["pm_lookup"],
+         f"{prof['pm_lookup'] / prof['pm_with']:.2f}x region", "same lookup as record_function"),
+        ("@record_function(name) decorated call", prof["rf_deco"], "", "Python wrapper"),
+    ]
+    w = max(len(r[0]) for r in rows)
+    for name, ns, ratio, note in rows:
+        print(f"{name:<{w}}  {ns:8.1f}  {ratio:>14}  {note}")
+    print(f"trace of {prof['spans']} spans (export_chrome_trace): " + ", ".join(
+        f"{ext} {b / prof['spans']:.1f} B/span in {t:.2f} s" for ext, (b, t) in prof["trace"].items()))
+    print(f"key_averages().table() over {prof['spans']} spans: {prof['table_s']:.3f} s")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"n": n, "reps": reps, "loop_ns": loop, "clock_pair_ns": pair, "ns": m},
-                      fh, indent=2)
+            json.dump({"n": n, "reps": reps, "loop_ns": loop, "clock_pair_ns": pair, "ns": m,
+                       "profiler": prof}, fh, indent=2)
+
+
+def bench_profiler(n, reps, loop):
+    """record_function against a ProfileManager region in one profile() run,
+    then the trace size per span of the last window."""
+    import os
+    import tempfile
+
+    from spanscope import profiler
+    rf = profiler.record_function
+    region = ProfileManager.region
+
+    def rf_with(k):
+        for _ in range(k):
+            with rf("bench.rf"):
+                pass
+
+    def pm_lookup(k):
+        for _ in range(k):
+            with region("bench.pm"):
+                pass
+
+    @rf("bench.deco")
+    def g():
+        return None
+
+    def rf_deco(k):
+        for _ in range(k):
+            g()
+
+    out = {}
+    with profiler.profile():
+        reg = region("bench.pm")
+
+        def pm_with(k):
+            for _ in range(k):
+                with reg:
+                    pass
+        # interleaved, so drift on a noisy VM hits all alike
+        samples = {"rf_with": [], "pm_with": [], "pm_lookup": [], "rf_deco": []}
+        for _ in range(reps):
+            for name, fn in (("rf_with", rf_with), ("pm_with", pm_with),
+                             ("pm_lookup", pm_lookup), ("rf_deco", rf_deco)):
+                samples[name].append(timed(fn, n, 1) - loop)
+        out.update({k: statistics.median(v) for k, v in samples.items()})
+    spans_n = 200_000
+    with profiler.profile() as p:
+        for i in range(spans_n // 2):
+            with rf("outer"):
+                with rf("inner"):
+                    pass
+    out["spans"] = len(p.events())
+    t0 = time.perf_counter()
+    p.key_averages().table()
+    out["table_s"] = time.perf_counter() - t0
+    out["trace"] = {}
+    with tempfile.TemporaryDirectory() as d:
+        for ext in (".json", ".json.gz", ".pftrace"):
+            path = os.path.join(d, "t" + ext)
+            t0 = time.perf_counter()
+            p.export_chrome_trace(path)
+            out["trace"][ext] = (os.path.getsize(path), time.perf_counter() - t0)
+    return out
 
 
 if __name__ == "__main__":

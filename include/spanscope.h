@@ -307,6 +307,33 @@ SPS_API int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out,
 /* Frees memory the library handed out (sps_spans).  NULL is fine. */
 SPS_API void sps_free(void *p);
 
+/* Spans held by the caller, to be written as a timeline. */
+typedef struct sps_timeline {
+    size_t nnames;
+    const char *const *names;        /* span.region indexes names[] */
+    size_t nthreads;
+    const int64_t *thread_ids;       /* span.thread indexes these ... */
+    const char *const *thread_names; /* ... and these (NULL, or "" entries) */
+    size_t nspans;
+    const sps_span_t *spans;         /* in start order, nested per thread */
+    const char *const *args;         /* NULL, or per span the text of a JSON
+                                        object ("{...}") or NULL; JSON only,
+                                        written as given (not validated) */
+    const char *extra;               /* NULL, or top-level JSON members
+                                        ("\"k\":1,\"j\":true"), JSON only */
+    int64_t base_ns;                 /* CLOCK_MONOTONIC ns of time zero */
+    const char *process_name;        /* NULL: "rank N" or "spanscope" */
+    const char *trace_name;          /* NULL: none */
+    int64_t rank, world_size;        /* rank < 0: not distributed */
+} sps_timeline_t;
+
+/* Writes t to path as a Chrome trace (.json, .json.gz) or a Perfetto trace
+ * (.pftrace), chosen by the extension, through a temporary file renamed
+ * into place.  Returns 0, SPS_EINVAL (unknown extension, or spans out of
+ * order or out of range), SPS_EPATH, SPS_EIO or SPS_ENOMEM.  Needs no
+ * session. */
+SPS_API int sps_timeline_write(const char *path, const sps_timeline_t *t);
+
 /* A thread of the session, by its index (0, 1, ... in order of first use). */
 typedef struct sps_thread {
     int64_t native_id;   /* the kernel's thread id (gettid) */
@@ -336,6 +363,53 @@ SPS_API size_t sps_regions_recorded(sps_region_t *out, size_t cap);
 /* Prints the summary table of the session so far (all periods) to a FILE*
  * (stdio's FILE, passed as void* to keep <stdio.h> out of this header). */
 SPS_API int sps_print_summary(void *file);
+
+/* ------------------------------------------------------------------------ */
+/* Files: merging and reading recordings                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Merges per-rank recordings into one file at out_path: each of the n files
+ * in_paths[0..n) becomes one process of the output, labelled with its rank.
+ * Needs no session and leaves the active one alone; may be called from any
+ * thread (two calls must not write the same output).  in_paths and the
+ * strings are borrowed for the call only.
+ *
+ * Output format by out_path's extension: .h5 (scope-profiler schema 3; from
+ * .h5 inputs only), .json / .json.gz (Chrome trace JSON) or .pftrace
+ * (Perfetto), these from any mix of .h5, .json, .json.gz, .pftrace inputs.
+ *
+ * Ranks come from the files (/metadata rank of an .h5, distributedInfo.rank
+ * or a "rank N" process label of a trace), else from the position in
+ * in_paths (0-based).  Two inputs with one rank are an error, and so is an
+ * input that already holds several ranks (an earlier merge).
+ *
+ * Clocks: the output is on the monotonic clock of a reference input and
+ * the others are shifted onto it.  An .h5 whose /metadata has
+ * clock_offset_ns (ns to add to its times to put them on rank 0's clock,
+ * measured by the MPI integration) is shifted by exactly that, the
+ * reference then being the lowest rank (rank 0: the output is on rank 0's
+ * clock); other .h5 inputs are shifted through their wall-clock anchors
+ * (not at all when recorded on the reference's host and boot); traces
+ * carry no anchor and are merged unshifted.  A JSON output records how
+ * each rank was aligned in its top-level "spanscope" key.  docs/merge.md
+ * gives the error bounds.
+ *
+ * The output is written to "<out_path>.tmp-<pid>" and renamed into place;
+ * on failure nothing is left behind.  The inputs are validated, but HDF5
+ * itself may crash or hang on some corrupt .h5 files: to merge files you
+ * do not trust, call this in a child process (as `spanscope merge` does).
+ *
+ * Returns 0, SPS_EINVAL (NULL or empty paths, n == 0, an unknown
+ * extension, .h5 output from trace inputs, two inputs with one rank),
+ * SPS_EIO (an input cannot be opened or read, or the output cannot be
+ * finished), SPS_EFORMAT (an input is not a valid file, holds several
+ * ranks, or a time leaves the 64-bit range once shifted), SPS_EMODE (an
+ * aggregate .h5 input: no spans), SPS_EPATH (the output path cannot be
+ * created), SPS_EHDF5 or SPS_ENOMEM.  On failure one line, the reason
+ * naming the file, is written to err_file (a stdio FILE*, passed as void*)
+ * when it is not NULL; nothing is printed otherwise. */
+SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
+                      size_t n, void *err_file);
 
 /* Reads the HDF5 file at path (spanscope's, or scope-profiler's schema 2/3)
  * and prints its summary table to out_file (a FILE*): the tree view and

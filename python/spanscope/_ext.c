@@ -38,6 +38,12 @@
 #  define REQUEST_EXTRA _PyEval_RequestCodeExtraIndex
 #endif
 
+/* _profiler.c (the torch-style face's C half). */
+extern int sps__py_capture;
+int sps__py_capture_call(sps_region_t r, PyObject *name, PyObject *const *args,
+                         size_t nargsf, PyObject *kwnames);
+int sps__py_profiler_init(PyObject *m);
+
 /* Module state kept in statics: the extension is single-phase and the core
  * is process-wide anyway. */
 static PyObject *g_registry;     /* dict name -> Region, insertion ordered */
@@ -366,6 +372,12 @@ static PyObject *Profiled_vectorcall(ProfiledObject *self, PyObject *const *args
     sps_region_t r = self->region->id;
     if (self->recursive) trace_enter();
     sps_begin(r);
+    if (sps__py_capture &&
+        sps__py_capture_call(r, self->region->name, args, nargsf, kwnames)) {
+        sps_end(r);
+        if (self->recursive) trace_exit();
+        return NULL;
+    }
     PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
     sps_end(r);
     if (self->recursive) trace_exit();
@@ -780,7 +792,8 @@ PyMODINIT_FUNC PyInit__ext(void) {
         PyModule_AddStringConstant(m, "version", SPS_VERSION_STRING) ||
         PyModule_AddIntConstant(m, "OVERFLOW_SPILL", SPS_OVERFLOW_SPILL) ||
         PyModule_AddIntConstant(m, "OVERFLOW_DROP", SPS_OVERFLOW_DROP) ||
-        PyModule_AddIntConstant(m, "OVERFLOW_GROW", SPS_OVERFLOW_GROW)) {
+        PyModule_AddIntConstant(m, "OVERFLOW_GROW", SPS_OVERFLOW_GROW) ||
+        sps__py_profiler_init(m)) {
         Py_DECREF(m);
         return NULL;
     }

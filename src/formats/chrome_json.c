@@ -410,6 +410,13 @@ int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
  * range, end before start, start before the previous span's start; nothing
  * is written) or SPS_EIO (sticky: later calls fail too). */
 int sps__cjw_span(sps__cjw_t *w, const sps__tl_span_t *s) {
+    return sps__cjw_span_args(w, s, NULL);
+}
+
+/* sps__cjw_span with an "args" member: args is the text of a JSON object
+ * ("{...}"), written as given (the caller guarantees it is valid JSON), or
+ * NULL for none. */
+int sps__cjw_span_args(sps__cjw_t *w, const sps__tl_span_t *s, const char *args) {
     if (!w || !s) return SPS_EINVAL;
     if (w->err) return w->err;
     if (s->name >= w->nnames || s->thread >= w->nthreads ||
@@ -436,9 +443,35 @@ int sps__cjw_span(sps__cjw_t *w, const sps__tl_span_t *s) {
     n += fmt_us(ev + n, s->start_ns - w->base_ns);
     memcpy(ev + n, ",\"dur\":", 7); n += 7;
     n += fmt_us(ev + n, s->end_ns - s->start_ns);
-    ev[n++] = '}';
     w->nspans++;
+    if (args) {
+        memcpy(ev + n, ",\"args\":", 8); n += 8;
+        if (put(w, ev, n) || put(w, args, strlen(args))) return w->err;
+        n = 0;
+    }
+    ev[n++] = '}';
     return put(w, ev, n);
+}
+
+/* Adds top-level members (JSON text such as "\"a\":1,\"b\":true", written
+ * as given) to the epilogue, before "deviceProperties".  Call before
+ * sps__cjw_close.  Returns 0, SPS_EINVAL or SPS_ENOMEM. */
+int sps__cjw_extra(sps__cjw_t *w, const char *members) {
+    if (!w || !members) return SPS_EINVAL;
+    if (!*members) return 0;
+    static const char key[] = ",\"deviceProperties\"";
+    char *at = strstr(w->tail, key);
+    if (!at) return SPS_EINVAL;
+    size_t head = (size_t)(at - w->tail), m = strlen(members), rest = strlen(at);
+    char *t = malloc(head + 1 + m + rest + 1);
+    if (!t) return SPS_ENOMEM;
+    memcpy(t, w->tail, head);
+    t[head] = ',';
+    memcpy(t + head + 1, members, m);
+    memcpy(t + head + 1 + m, at, rest + 1);
+    free(w->tail);
+    w->tail = t;
+    return 0;
 }
 
 /* Writes the epilogue, flushes and closes the file, frees w (even on

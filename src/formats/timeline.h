@@ -79,6 +79,9 @@ typedef struct sps__cjw sps__cjw_t; /* chrome_json.c */
 SPS__HIDDEN int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
                               const sps__tl_header_t *h);
 SPS__HIDDEN int sps__cjw_span(sps__cjw_t *w, const sps__tl_span_t *s);
+SPS__HIDDEN int sps__cjw_span_args(sps__cjw_t *w, const sps__tl_span_t *s,
+                                   const char *args);
+SPS__HIDDEN int sps__cjw_extra(sps__cjw_t *w, const char *members);
 SPS__HIDDEN int sps__cjw_close(sps__cjw_t *w);
 SPS__HIDDEN void sps__cjw_abort(sps__cjw_t *w);
 

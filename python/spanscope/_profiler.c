@@ -1,0 +1,453 @@
+/* _profiler.c -- the C half of spanscope.profiler (the torch-style face).
+ *
+ * record_function is a C type: constructing it looks the name up in a dict
+ * (name -> region id), __enter__/__exit__ are one sps_begin/sps_end each.
+ * Nothing else runs per span unless a profile asked for payloads (shapes,
+ * stacks, FLOPs, args): then a Python hook receives (region, thread, time,
+ * args) right after the span began, and the face joins it to the span later
+ * (the span of that region on that thread with the latest start <= time).
+ *
+ * The rest hands the core's spans (sps_spans) to Python as one bytes object
+ * that numpy views without copying, and writes timelines (sps_timeline_write).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include "spanscope.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Read by _ext.c's decorated-function wrapper too. */
+int sps__py_capture;            /* 1: every span opened from Python reports */
+static PyObject *g_hook;        /* callable(region, thread, t_ns, name, args) */
+static PyObject *g_decorate;    /* callable(record_function, func) -> wrapper */
+static PyObject *g_ids;         /* dict name -> int region id */
+
+/* Calls the payload hook for a span of region r that just began. */
+static int report_begin(sps_region_t r, PyObject *name, PyObject *args) {
+    if (!g_hook) return 0;
+    PyObject *res = PyObject_CallFunction(g_hook, "kLLOO", (unsigned long)r,
+                                          (long long)sps_thread_current(),
+                                          (long long)sps_now_ns(), name, args);
+    Py_XDECREF(res);
+    return res ? 0 : -1;
+}
+
+/* For _ext.c: a decorated function of region r was called with these
+ * arguments (vectorcall convention); reports them when capturing. */
+int sps__py_capture_call(sps_region_t r, PyObject *name, PyObject *const *args,
+                         size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *t = PyTuple_New(n);
+    if (!t) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(t, i, args[i]);
+    }
+    int rc = report_begin(r, name, t);
+    Py_DECREF(t);
+    return rc;
+}
+
+/* ======================================================================== */
+/* record_function                                                           */
+/* ======================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    sps_region_t id;
+    PyObject *name;
+    PyObject *args;
+} RFObject;
+
+static PyTypeObject RFType;
+
+/* The region id of name (a str), interned once per distinct name. */
+static sps_region_t rf_region(PyObject *name) {
+    PyObject *v = PyDict_GetItemWithError(g_ids, name);
+    if (v) return (sps_region_t)PyLong_AsUnsignedLong(v);
+    if (PyErr_Occurred()) return 0;
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(name, &n);
+    if (!s) return 0;
+    if ((Py_ssize_t)strlen(s) != n) {
+        PyErr_SetString(PyExc_ValueError, "record_function name must not contain NUL");
+        return 0;
+    }
+    sps_region_t r = sps_region(s);
+    if (!r) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    v = PyLong_FromUnsignedLong(r);
+    if (!v || PyDict_SetItem(g_ids, name, v)) r = 0;
+    Py_XDECREF(v);
+    return r;
+}
+
+/* record_function(name) without args is stateless, so one object per name
+ * serves every use (nested and concurrent ones too): name -> object. */
+static PyObject *g_shared;
+
+static PyObject *rf_make(PyTypeObject *tp, PyObject *name, PyObject *args) {
+    int shared = args == Py_None && tp == &RFType;
+    if (shared && PyUnicode_CheckExact(name)) {
+        PyObject *o = PyDict_GetItemWithError(g_shared, name);
+        if (o) return Py_NewRef(o);
+        if (PyErr_Occurred()) return NULL;
+    }
+    if (!PyUnicode_Check(name))
+        return PyErr_Format(PyExc_TypeError, "record_function name must be a str, not %.100s",
+                            Py_TYPE(name)->tp_name);
+    sps_region_t r = rf_region(name);
+    if (!r) return NULL;
+    RFObject *self = (RFObject *)tp->tp_alloc(tp, 0);
+    if (!self) return NULL;
+    self->id = r;
+    Py_INCREF(name);
+    self->name = name;
+    Py_XINCREF(args);
+    self->args = args == Py_None ? NULL : args;
+    if (args == Py_None) Py_DECREF(args);
+    if (shared && PyUnicode_CheckExact(name) && PyDict_SetItem(g_shared, name, (PyObject *)self)) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* record_function(name, args=None), the fast way in. */
+static PyObject *RF_vectorcall(PyObject *tp, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    PyObject *name = n > 0 ? args[0] : NULL, *a = n > 1 ? args[1] : NULL;
+    Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (n > 2) return PyErr_Format(PyExc_TypeError, "record_function takes at most 2 arguments");
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(k, "name") == 0 && !name) name = args[n + i];
+        else if (PyUnicode_CompareWithASCIIString(k, "args") == 0 && !a) a = args[n + i];
+        else return PyErr_Format(PyExc_TypeError, "record_function got an unexpected or "
+                                 "repeated keyword argument %R", k);
+    }
+    if (!name) return PyErr_Format(PyExc_TypeError, "record_function missing argument 'name'");
+    return rf_make((PyTypeObject *)tp, name, a ? a : Py_None);
+}
+
+static PyObject *RF_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    PyObject *name, *a = Py_None;
+    static char *kwlist[] = {"name", "args", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O", kwlist, &name, &a)) return NULL;
+    return rf_make(tp, name, a);
+}
+
+static void RF_dealloc(RFObject *self) {
+    Py_XDECREF(self->name);
+    Py_XDECREF(self->args);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *RF_enter(RFObject *self, PyObject *unused) {
+    (void)unused;
+    sps_begin(self->id);
+    if (g_hook && (sps__py_capture || self->args) &&
+        report_begin(self->id, self->name, self->args ? self->args : Py_None)) {
+        sps_end(self->id);
+        return NULL;
+    }
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *RF_exit(RFObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)args;
+    (void)nargs;
+    sps_end(self->id);
+    Py_RETURN_FALSE; /* never swallows the exception */
+}
+
+/* record_function(...)(func): a decorator, made by the Python face. */
+static PyObject *RF_call(RFObject *self, PyObject *args, PyObject *kw) {
+    PyObject *func;
+    if (kw && PyDict_GET_SIZE(kw))
+        return PyErr_Format(PyExc_TypeError, "record_function used as a decorator takes "
+                            "one function");
+    if (!PyArg_ParseTuple(args, "O", &func)) return NULL;
+    if (!g_decorate) return PyErr_Format(PyExc_RuntimeError, "spanscope.profiler not imported");
+    return PyObject_CallFunctionObjArgs(g_decorate, (PyObject *)self, func, NULL);
+}
+
+static PyObject *RF_repr(RFObject *self) {
+    return PyUnicode_FromFormat("record_function(%R)", self->name);
+}
+
+static PyObject *RF_get_args(RFObject *self, void *c) {
+    (void)c;
+    PyObject *a = self->args ? self->args : Py_None;
+    Py_INCREF(a);
+    return a;
+}
+
+static PyMethodDef RF_methods[] = {
+    {"__enter__", (PyCFunction)RF_enter, METH_NOARGS, "Open the span (sps_begin)."},
+    {"__exit__", (PyCFunction)(void (*)(void))RF_exit, METH_FASTCALL,
+     "Close the span (sps_end); exceptions pass through."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMemberDef RF_members[] = {
+    {"name", T_OBJECT, offsetof(RFObject, name), READONLY, "the span's name"},
+    {"id", T_UINT, offsetof(RFObject, id), READONLY, "region id in the C core"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyGetSetDef RF_getset[] = {
+    {"args", (getter)RF_get_args, NULL, "the args given (None if none)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject RFType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope.profiler.record_function",
+    .tp_basicsize = sizeof(RFObject),
+    .tp_dealloc = (destructor)RF_dealloc,
+    .tp_repr = (reprfunc)RF_repr,
+    .tp_call = (ternaryfunc)RF_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "record_function(name, args=None): a span of the recording, as a context\n"
+              "manager (with record_function('x'): ...) or a decorator.  args (a dict)\n"
+              "is kept with the span while a profile records; args['flops'] declares\n"
+              "the span's floating-point operations.",
+    .tp_methods = RF_methods,
+    .tp_members = RF_members,
+    .tp_getset = RF_getset,
+    .tp_new = RF_new,
+    .tp_vectorcall = RF_vectorcall,
+};
+
+/* ======================================================================== */
+/* Module functions                                                          */
+/* ======================================================================== */
+
+static PyObject *raise_rc(int rc) {
+    if (rc == SPS_ENOMEM) return PyErr_NoMemory();
+    if (rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", sps_strerror(rc));
+    if (rc == SPS_EPATH || rc == SPS_EIO)
+        return PyErr_Format(PyExc_OSError, "%s (%s)", sps_strerror(rc), sps_err_name(rc));
+    return PyErr_Format(PyExc_RuntimeError, "%s (%s)", sps_strerror(rc), sps_err_name(rc));
+}
+
+/* spans(from_ns, to_ns) -> bytes of sps_span_t records (48 bytes each). */
+static PyObject *py_spans(PyObject *mod, PyObject *args) {
+    (void)mod;
+    long long from, to;
+    if (!PyArg_ParseTuple(args, "LL", &from, &to)) return NULL;
+    sps_span_t *v = NULL;
+    size_t n = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_spans(from, to, &v, &n);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_rc(rc);
+    PyObject *b = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)(n * sizeof *v));
+    sps_free(v);
+    return b;
+}
+
+static PyObject *py_thread_info(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    unsigned long i = PyLong_AsUnsignedLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    sps_thread_t t;
+    if (i > UINT32_MAX || sps_thread_info((uint32_t)i, &t)) Py_RETURN_NONE;
+    return Py_BuildValue("(LLs)", (long long)t.native_id, (long long)t.first_ns, t.name);
+}
+
+static PyObject *py_thread_current(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyLong_FromLongLong(sps_thread_current());
+}
+
+static PyObject *py_set_capture(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *hook;
+    int all = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &hook, &all)) return NULL;
+    if (hook != Py_None && !PyCallable_Check(hook))
+        return PyErr_Format(PyExc_TypeError, "hook must be callable or None");
+    Py_XSETREF(g_hook, hook == Py_None ? NULL : Py_NewRef(hook));
+    sps__py_capture = g_hook && all;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_set_decorate(PyObject *mod, PyObject *fn) {
+    (void)mod;
+    Py_XSETREF(g_decorate, fn == Py_None ? NULL : Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+/* A list of str (or None entries) as a C array of UTF-8 pointers that stay
+ * valid while the list lives.  NULL entries for None.  *out NULL if the
+ * list is None. */
+static int str_array(PyObject *list, const char ***out, size_t *n, const char *what) {
+    *out = NULL;
+    *n = 0;
+    if (list == Py_None) return 0;
+    if (!PyList_Check(list)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a list", what);
+        return -1;
+    }
+    Py_ssize_t m = PyList_GET_SIZE(list);
+    const char **v = calloc((size_t)m + 1, sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *s = PyList_GET_ITEM(list, i);
+        if (s == Py_None) continue;
+        if (!PyUnicode_Check(s) || !(v[i] = PyUnicode_AsUTF8(s))) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s must hold str", what);
+            free(v);
+            return -1;
+        }
+    }
+    *out = v;
+    *n = (size_t)m;
+    return 0;
+}
+
+/* timeline_write(path, names, thread_ids, thread_names, spans, args, extra,
+ *                base_ns, trace_name, rank, world_size) */
+static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
+    (void)mod;
+    PyObject *path, *names, *tids, *tnames, *spans, *args;
+    const char *extra, *trace_name;
+    long long base, rank, world;
+    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLL", PyUnicode_FSConverter, &path, &PyList_Type,
+                          &names, &PyList_Type, &tids, &tnames, &spans, &args, &extra,
+                          &base, &trace_name, &rank, &world))
+        return NULL;
+    sps_timeline_t t = {0};
+    const char **nm = NULL, **tn = NULL, **ar = NULL;
+    size_t nn, ntn, nar;
+    int64_t *ids = NULL;
+    PyObject *res = NULL;
+    if (str_array(names, &nm, &nn, "names") || str_array(tnames, &tn, &ntn, "thread_names") ||
+        str_array(args, &ar, &nar, "args"))
+        goto out;
+    Py_ssize_t nt = PyList_GET_SIZE(tids);
+    ids = malloc(((size_t)nt + 1) * sizeof *ids);
+    if (!ids) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < nt; i++)
+        if ((ids[i] = PyLong_AsLongLong(PyList_GET_ITEM(tids, i))) == -1 && PyErr_Occurred())
+            goto out;
+    size_t nspans = (size_t)PyBytes_GET_SIZE(spans) / sizeof(sps_span_t);
+    if ((tn && ntn != (size_t)nt) || (ar && nar != nspans)) {
+        PyErr_SetString(PyExc_ValueError, "timeline_write: table lengths disagree");
+        goto out;
+    }
+    t = (sps_timeline_t){nn, nm, (size_t)nt, ids, tn, nspans,
+                         (const sps_span_t *)PyBytes_AS_STRING(spans), ar, extra, base,
+                         NULL, trace_name, rank, world};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_timeline_write(PyBytes_AS_STRING(path), &t);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EPATH || rc == SPS_EIO)
+        PyErr_Format(PyExc_OSError, "cannot write %s: %s", PyBytes_AS_STRING(path),
+                     sps_strerror(rc));
+    else if (rc) raise_rc(rc);
+    else res = Py_NewRef(Py_None);
+out:
+    free(nm);
+    free(tn);
+    free(ar);
+    free(ids);
+    Py_DECREF(path);
+    return res;
+}
+
+/* merge(out_path, [paths]) -> None (sps_merge).  OSError when a file cannot
+ * be read or written, ValueError for invalid input, with the library's
+ * one-line reason. */
+static PyObject *py_merge(PyObject *mod, PyObject *a) {
+    (void)mod;
+    PyObject *out, *list;
+    if (!PyArg_ParseTuple(a, "O&O!", PyUnicode_FSConverter, &out, &PyList_Type, &list))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    PyObject **enc = calloc((size_t)n + 1, sizeof *enc);
+    const char **paths = calloc((size_t)n + 1, sizeof *paths);
+    PyObject *res = NULL;
+    if (!enc || !paths) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_FSConverter(PyList_GET_ITEM(list, i), &enc[i])) goto out;
+        paths[i] = PyBytes_AS_STRING(enc[i]);
+    }
+    char *msg = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&msg, &len);
+    if (!err) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_merge(PyBytes_AS_STRING(out), paths, (size_t)n, err);
+    Py_END_ALLOW_THREADS
+    fclose(err);
+    while (len && (msg[len - 1] == '\n' || msg[len - 1] == '\r')) msg[--len] = 0;
+    const char *why = len ? msg : sps_strerror(rc);
+    if (rc == SPS_EIO || rc == SPS_EPATH) PyErr_SetString(PyExc_OSError, why);
+    else if (rc == SPS_ENOMEM) PyErr_NoMemory();
+    else if (rc) PyErr_SetString(PyExc_ValueError, why);
+    else res = Py_NewRef(Py_None);
+    free(msg);
+out:
+    if (enc)
+        for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(enc[i]);
+    free(enc);
+    free(paths);
+    Py_DECREF(out);
+    return res;
+}
+
+static PyMethodDef prof_methods[] = {
+    {"merge", py_merge, METH_VARARGS,
+     "merge(out_path, [paths]): sps_merge (per-rank files into one)."},
+    {"spans", py_spans, METH_VARARGS,
+     "spans(from_ns, to_ns) -> bytes: the session's spans inside the window "
+     "(sps_span_t records)."},
+    {"thread_info", py_thread_info, METH_O, "thread_info(i) -> (native_id, first_ns, name) or None."},
+    {"thread_current", py_thread_current, METH_NOARGS, "This thread's index, or -1."},
+    {"set_capture", py_set_capture, METH_VARARGS,
+     "set_capture(hook or None, all=False): payload hook for spans opened from Python."},
+    {"set_decorate", py_set_decorate, METH_O, "The record_function decorator factory."},
+    {"timeline_write", py_timeline_write, METH_VARARGS, "Write spans as a trace file."},
+    {NULL, NULL, 0, NULL}};
+
+/* Called by PyInit__ext: adds record_function and the functions above. */
+int sps__py_profiler_init(PyObject *m) {
+    if (PyType_Ready(&RFType) < 0) return -1;
+    g_ids = PyDict_New();
+    g_shared = PyDict_New();
+    if (!g_ids || !g_shared || PyModule_AddObjectRef(m, "record_function", (PyObject *)&RFType) ||
+        PyModule_AddIntConstant(m, "SPAN_SIZE", (long)sizeof(sps_span_t)))
+        return -1;
+    for (PyMethodDef *d = prof_methods; d->ml_name; d++) {
+        PyObject *f = PyCFunction_New(d, NULL);
+        if (!f || PyModule_AddObject(m, d->ml_name, f)) {
+            Py_XDECREF(f);
+            return -1;
+        }
+    }
+    return 0;
+}

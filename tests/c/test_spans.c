@@ -1,0 +1,164 @@
+/* test_spans.c -- sps_spans (a window's spans with parents and self time,
+ * from every thread) and sps_timeline_write (caller-held spans to a trace),
+ * the two public calls the torch-style face is built on. */
+#include "testutil.h"
+#include "tu_core.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static sps_region_t g_a, g_b, g_c;
+
+static void setup_events(void) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    g_a = sps_region("sp.a");
+    g_b = sps_region("sp.b");
+    g_c = sps_region("sp.c");
+}
+
+static void *thread_body(void *arg) {
+    (void)arg;
+    sps_begin(g_c);
+    sps_end(g_c);
+    return NULL;
+}
+
+/* a { b b } on the main thread, c on another: parents, self, order. */
+static void test_spans_nesting_and_self(void **state) {
+    (void)state;
+    setup_events();
+    assert_int_equal(sps_thread_current(), -1); /* nothing recorded yet */
+    sps_begin(g_a);
+    assert_int_equal(sps_thread_current(), 0);
+    for (int i = 0; i < 2; i++) {
+        sps_begin(g_b);
+        usleep(200);
+        sps_end(g_b);
+    }
+    sps_end(g_a);
+    pthread_t t;
+    pthread_create(&t, NULL, thread_body, NULL);
+    pthread_join(t, NULL);
+    sps_span_t *v;
+    size_t n;
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(v[0].region, g_a);
+    assert_int_equal(v[0].parent, -1);
+    assert_int_equal(v[1].region, g_b);
+    assert_int_equal(v[1].parent, 0);
+    assert_int_equal(v[2].parent, 0);
+    assert_int_equal(v[3].region, g_c);
+    assert_int_equal(v[3].thread, 1);
+    assert_int_equal(v[3].parent, -1);
+    int64_t kids = (v[1].end_ns - v[1].start_ns) + (v[2].end_ns - v[2].start_ns);
+    assert_int_equal(v[0].self_ns, (v[0].end_ns - v[0].start_ns) - kids);
+    assert_int_equal(v[1].self_ns, v[1].end_ns - v[1].start_ns);
+    assert_true(v[1].end_ns - v[1].start_ns >= 200000);
+    for (size_t i = 1; i < n; i++) assert_true(v[i - 1].start_ns <= v[i].start_ns);
+    sps_thread_t ti;
+    assert_int_equal(sps_thread_info(1, &ti), 0);
+    assert_true(ti.native_id > 0);
+    assert_int_equal(sps_thread_info(7, &ti), SPS_EINVAL);
+
+    /* a window holding only the second b: its parent is outside, so -1 */
+    int64_t from = v[2].start_ns, to = v[2].end_ns;
+    sps_free(v);
+    assert_int_equal(sps_spans(from, to, &v, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(v[0].region, g_b);
+    assert_int_equal(v[0].parent, -1);
+    sps_free(v);
+    sps_shutdown();
+}
+
+/* Open spans are not returned; a finalize (checkpoint) starts a new
+ * period; errors without a session and in aggregate mode. */
+static void test_spans_open_periods_errors(void **state) {
+    (void)state;
+    sps_span_t *v = (sps_span_t *)1;
+    size_t n = 9;
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), SPS_ENOSESSION);
+    assert_null(v);
+    assert_int_equal(n, 0);
+    assert_int_equal(sps_spans(0, 1, NULL, &n), SPS_EINVAL);
+    setup_events();
+    sps_begin(g_a);
+    sps_begin(g_b);
+    sps_end(g_b);
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 1); /* a is still open */
+    assert_int_equal(v[0].parent, -1); /* its parent is not in the array */
+    sps_free(v);
+    assert_int_equal(sps_finalize_to(NULL), 0);
+    sps_end(g_a);
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 1); /* a, carried over from the first period */
+    assert_int_equal(v[0].region, g_a);
+    sps_free(v);
+    sps_shutdown();
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.aggregate = 1;
+    assert_int_equal(sps_setup(&cfg), 0);
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), SPS_EMODE);
+    sps_shutdown();
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+/* Caller-held spans with args and extra keys; bad input is refused. */
+static void test_timeline_write(void **state) {
+    (void)state;
+    const char *names[] = {"zero", "outer", "inn\"er"};
+    int64_t tids[] = {4242};
+    const char *tnames[] = {"main"};
+    sps_span_t sp[2] = {{1000, 5000, 2000, -1, 1, 0, 0, 0}, {2000, 4000, 2000, 0, 2, 0, 1, 0}};
+    const char *args[] = {NULL, "{\"Input Dims\":[[2,3]]}"};
+    sps_timeline_t t = {3, names, 1, tids, tnames, 2, sp, args, "\"record_shapes\":true",
+                        500, NULL, "unit", -1, 0};
+    const char *path = tu_path("spans.json");
+    assert_int_equal(sps_timeline_write(path, &t), 0);
+    char *s = slurp(path);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "\"name\":\"outer\",\"pid\":0,\"tid\":4242,\"ts\":0.500,\"dur\":4.000}"));
+    assert_non_null(strstr(s, "\"name\":\"inn\\\"er\""));
+    assert_non_null(strstr(s, "\"dur\":2.000,\"args\":{\"Input Dims\":[[2,3]]}}"));
+    assert_non_null(strstr(s, "\"record_shapes\":true,\"deviceProperties\""));
+    assert_non_null(strstr(s, "\"thread_name\""));
+    /* out of order, out of range, unknown extension, missing directory */
+    sps_span_t bad[2] = {sp[1], sp[0]};
+    t.spans = bad;
+    assert_int_equal(sps_timeline_write(path, &t), SPS_EINVAL);
+    t.spans = sp;
+    sp[1].region = 3;
+    assert_int_equal(sps_timeline_write(path, &t), SPS_EINVAL);
+    sp[1].region = 2;
+    assert_int_equal(sps_timeline_write(tu_path("spans.txt"), &t), SPS_EINVAL);
+    assert_int_equal(sps_timeline_write("/nonexistent-dir/x.json", &t), SPS_EPATH);
+    assert_int_equal(access(tu_path("spans.txt"), F_OK), -1);
+    /* Perfetto: ignores args and extra, still writes the spans */
+    assert_int_equal(sps_timeline_write(tu_path("spans.pftrace"), &t), 0);
+    assert_int_equal(access(tu_path("spans.pftrace"), F_OK), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spans_nesting_and_self),
+        cmocka_unit_test(test_spans_open_periods_errors),
+        cmocka_unit_test(test_timeline_write),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

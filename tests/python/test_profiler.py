@@ -1,0 +1,656 @@
+"""spanscope.profiler: the torch.profiler-style face (issue 4)."""
+import ctypes
+import gzip
+import itertools
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import spanscope
+from spanscope import ProfileManager, profiler
+from spanscope.profiler import ProfilerAction as A
+from spanscope.profiler import record_function
+
+
+# --------------------------------------------------------------------------
+# schedule
+# --------------------------------------------------------------------------
+
+def reference_schedule(step, wait, warmup, active, repeat, skip_first, skip_first_wait):
+    """torch/profiler/profiler.py schedule_fn, transcribed from
+    reference/tensorplay-profiler-facts.md section 7."""
+    if step < skip_first:
+        return A.NONE
+    step -= skip_first
+    if skip_first_wait != 0:
+        step += wait
+    num_steps = wait + warmup + active
+    if repeat > 0 and step / num_steps >= repeat:
+        return A.NONE
+    mod = step % num_steps
+    if mod < wait:
+        return A.NONE
+    if mod < wait + warmup:
+        return A.WARMUP
+    return A.RECORD if mod < num_steps - 1 else A.RECORD_AND_SAVE
+
+
+@pytest.mark.filterwarnings("ignore:profiler schedule has warmup=0")
+@pytest.mark.parametrize("wait,warmup,active,repeat,skip_first,skip_first_wait",
+                         [p for p in itertools.product((0, 1, 3), (0, 2), (1, 2, 4), (0, 1, 3),
+                                                       (0, 5), (0, 1))])
+def test_schedule_matches_torch_formula(wait, warmup, active, repeat, skip_first,
+                                        skip_first_wait):
+    fn = profiler.schedule(wait=wait, warmup=warmup, active=active, repeat=repeat,
+                           skip_first=skip_first, skip_first_wait=skip_first_wait)
+    for step in range(60):
+        assert fn(step) == reference_schedule(step, wait, warmup, active, repeat, skip_first,
+                                              skip_first_wait), step
+
+
+def test_schedule_known_sequences():
+    fn = profiler.schedule(wait=1, warmup=1, active=2)
+    assert [fn(s).value for s in range(5)] == ["none", "warmup", "record", "record_and_save",
+                                               "none"]
+    # skip_first_wait: the first cycle's wait is skipped, later ones are not
+    fn = profiler.schedule(skip_first=2, wait=2, warmup=1, active=1, skip_first_wait=1, repeat=2)
+    assert [fn(s) for s in range(10)] == [A.NONE, A.NONE, A.WARMUP, A.RECORD_AND_SAVE,
+                                          A.NONE, A.NONE, A.WARMUP, A.RECORD_AND_SAVE,
+                                          A.NONE, A.NONE]
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(wait=-1, warmup=1, active=1), "wait"),
+    (dict(wait=0, warmup=-2, active=1), "warmup"),
+    (dict(wait=0, warmup=1, active=0), "active"),
+    (dict(wait=0, warmup=1, active=1, repeat=-1), "repeat"),
+    (dict(wait=0, warmup=1, active=1, skip_first=-3), "skip_first"),
+    (dict(wait=0, warmup=1, active=1, skip_first_wait=2), "skip_first_wait"),
+    (dict(wait=1.5, warmup=1, active=1), "wait"),
+])
+def test_schedule_rejects_bad_arguments(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        profiler.schedule(**kw)
+
+
+def test_enums_are_str_valued():
+    assert isinstance(A.RECORD, str) and A.RECORD == "record"
+    assert profiler.ProfilerActivity.CPU == "cpu"
+    assert profiler.supported_activities() == {profiler.ProfilerActivity.CPU}
+
+
+# --------------------------------------------------------------------------
+# cycles
+# --------------------------------------------------------------------------
+
+def names_of(p):
+    return [e.name for e in p.events()]
+
+
+def test_on_trace_ready_once_per_cycle_with_that_cycle_only():
+    cycles = []
+
+    def ready(p):
+        cycles.append((p.step_num, sorted({n for n in names_of(p)
+                                            if n.startswith("work")})))
+
+    sched = profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
+    with profiler.profile(schedule=sched, on_trace_ready=ready) as p:
+        for step in range(12):
+            with record_function(f"work{step}"):
+                pass
+            p.step()
+    # cycle 1 records steps 2-3, cycle 2 steps 6-7; ready fires at the step
+    # that leaves RECORD_AND_SAVE
+    assert cycles == [(4, ["work2", "work3"]), (8, ["work6", "work7"])]
+
+
+def test_ready_fires_on_exit_from_recording_state_but_not_from_warmup():
+    fired = []
+    sched = profiler.schedule(wait=0, warmup=1, active=3)
+    with profiler.profile(schedule=sched, on_trace_ready=lambda p: fired.append(p.step_num)) as p:
+        for _ in range(2):  # warmup, record: exit while RECORD
+            p.step()
+    assert fired == [2]
+    fired.clear()
+    with profiler.profile(schedule=sched, on_trace_ready=lambda p: fired.append(1)) as p:
+        pass  # exit from WARMUP: start and stop, no ready
+    assert fired == []
+    assert len(p.events()) == 0
+
+
+def test_record_followed_by_none_warns():
+    seq = [A.RECORD, A.NONE, A.NONE]
+    with pytest.warns(UserWarning, match="RECORD followed by NONE"):
+        with profiler.profile(schedule=lambda s: seq[min(s, 2)]) as p:
+            p.step()
+
+
+def test_profiler_step_spans_and_current_action():
+    with pytest.warns(UserWarning, match="warmup=0"):
+        sched = profiler.schedule(wait=1, warmup=0, active=2)
+    p = profiler.profile(schedule=sched)
+    assert p.current_action == A.NONE
+    with p:
+        for _ in range(3):
+            p.step()
+    assert [n for n in names_of(p) if n.startswith("ProfilerStep")] == ["ProfilerStep#1",
+                                                                         "ProfilerStep#2"]
+
+
+def test_start_stop_without_context_manager():
+    p = profiler.profile()
+    p.start()
+    with record_function("a"):
+        pass
+    p.stop()
+    assert names_of(p) == ["a"]
+    assert not spanscope.is_active()  # the session the profile started is gone
+
+
+def test_disabled_profile_records_nothing():
+    with profiler.profile(enabled=False) as p:
+        with record_function("a"):
+            pass
+    assert len(p.events()) == 0
+
+
+# --------------------------------------------------------------------------
+# record_function
+# --------------------------------------------------------------------------
+
+def test_record_function_exception_safe():
+    with profiler.profile() as p:
+        with pytest.raises(KeyError):
+            with record_function("outer"):
+                with record_function("inner"):
+                    raise KeyError("x")
+        with record_function("after"):
+            pass
+    ev = {e.name: e for e in p.events()}
+    assert ev["inner"].cpu_parent.name == "outer"
+    assert ev["after"].cpu_parent is None
+
+
+def test_record_function_as_decorator():
+    @record_function("decorated")
+    def f(x):
+        return x * 2
+
+    assert f.__name__ == "f"
+    with profiler.profile() as p:
+        assert f(21) == 42
+        assert f(1) == 2
+    assert names_of(p) == ["decorated", "decorated"]
+
+
+def test_record_function_arguments():
+    with pytest.raises(TypeError):
+        record_function(3)
+    with pytest.raises(TypeError):
+        record_function()
+    with pytest.raises(ValueError):
+        record_function("a\0b")
+    r = record_function(name="n", args={"k": 1})
+    assert r.name == "n" and r.args == {"k": 1}
+
+
+def test_span_open_across_step():
+    sched = profiler.schedule(wait=0, warmup=1, active=3)
+    with profiler.profile(schedule=sched) as p:
+        p.step()  # -> RECORD
+        with record_function("across"):
+            with record_function("before_step"):
+                pass
+            p.step()
+            with record_function("after_step"):
+                pass
+        p.step()
+    ev = {e.name: e for e in p.events()}
+    assert ev["across"].cpu_parent is None
+    assert ev["before_step"].cpu_parent.name == "across"
+    assert ev["after_step"].cpu_parent.name == "across"
+    # the step spans are siblings of it, not its parent, and each is whole
+    steps = [e for e in p.events() if e.name.startswith("ProfilerStep")]
+    assert [e.name for e in steps] == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
+
+
+def test_spans_crossing_a_cycle_boundary_are_left_out():
+    cycles = []
+    sched = profiler.schedule(wait=0, warmup=1, active=1)
+    with profiler.profile(schedule=sched,
+                          on_trace_ready=lambda p: cycles.append(names_of(p))) as p:
+        p.step()  # RECORD_AND_SAVE
+        with record_function("long"):
+            p.step()  # cycle ends while "long" is open
+            p.step()
+        p.step()
+    assert all("long" not in c for c in cycles)
+
+
+# --------------------------------------------------------------------------
+# every face, every thread
+# --------------------------------------------------------------------------
+
+C_SOURCE = r"""
+#include <spanscope.h>
+void c_kernel(int n) {
+    for (int i = 0; i < n; i++) { SPS_REGION("c.kernel"); volatile int x = i; (void)x; }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_lib(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    pkg = pathlib.Path(spanscope.__file__).parent
+    d = tmp_path_factory.mktemp("clib")
+    (d / "k.c").write_text(C_SOURCE)
+    so = d / "libk.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(pkg / "include"), str(d / "k.c"),
+                    "-o", str(so), "-L", str(pkg), "-l:libspanscope.so.0",
+                    f"-Wl,-rpath,{pkg}"], check=True)
+    return ctypes.CDLL(str(so))
+
+
+def test_every_face_and_thread_is_captured(c_lib):
+    region = ProfileManager.region("pm.region")
+
+    @ProfileManager.profile("pm.decorated")
+    def decorated():
+        c_lib.c_kernel(3)
+
+    done, go = threading.Event(), threading.Event()
+
+    def worker():
+        with record_function("worker.span"):
+            pass
+        done.set()
+        go.wait()  # alive at the window's end: the profile reads its Python name
+
+    t = threading.Thread(target=worker, name="worker-1")
+    with profiler.profile() as p:
+        with record_function("rf"):
+            with region:
+                decorated()
+        t.start()
+        done.wait()
+    go.set()
+    t.join()
+    ev = p.events()
+    by = {}
+    for e in ev:
+        by.setdefault(e.name, []).append(e)
+    assert set(by) == {"rf", "pm.region", "pm.decorated", "c.kernel", "worker.span"}
+    assert len(by["c.kernel"]) == 3
+    assert all(k.cpu_parent.name == "pm.decorated" for k in by["c.kernel"])
+    assert by["pm.region"][0].cpu_parent.name == "rf"
+    assert by["worker.span"][0].thread != by["rf"][0].thread
+    assert by["worker.span"][0].thread_name == "worker-1"
+
+
+def test_profile_inside_a_profile_manager_session_keeps_its_file(tmp_path):
+    path = tmp_path / "pm.h5"
+    ProfileManager.setup(file_path=str(path))
+    with ProfileManager.region("before"):
+        pass
+    with profiler.profile() as p:
+        with ProfileManager.region("during"):
+            pass
+    assert names_of(p) == ["during"]
+    ProfileManager.finalize(verbose=False)
+    res = spanscope.read(path)
+    assert res["before"].num_calls == 1 and res["during"].num_calls == 1
+
+
+# --------------------------------------------------------------------------
+# self time, key_averages, table
+# --------------------------------------------------------------------------
+
+def test_self_time_is_total_minus_direct_children():
+    with profiler.profile() as p:
+        for _ in range(3):
+            with record_function("parent"):
+                time.sleep(0.002)
+                with record_function("child"):
+                    time.sleep(0.001)
+                    with record_function("grandchild"):
+                        time.sleep(0.001)
+    ev = p.events()
+    for e in ev:
+        kids = e.cpu_children
+        assert e.self_ns == (e.end_ns - e.start_ns) - sum(k.end_ns - k.start_ns for k in kids)
+        for k in kids:
+            assert e.start_ns <= k.start_ns and k.end_ns <= e.end_ns
+    avg = {r.key: r for r in p.key_averages()}
+    assert avg["parent"].count == 3
+    assert avg["parent"].self_cpu_time_total >= 3 * 2000  # slept 2 ms in its own body
+    assert avg["child"].self_cpu_time_total >= 3 * 1000
+    total = sum(e.cpu_time_total for e in ev if e.name == "parent")
+    assert avg["parent"].cpu_time_total == pytest.approx(total)
+    assert avg["parent"].cpu_time == pytest.approx(total / 3)
+    assert avg["parent"].min_cpu_time <= avg["parent"].cpu_time <= avg["parent"].max_cpu_time
+    # Self CPU time total = sum of self times = the roots' total
+    roots = sum(e.cpu_time_total for e in ev if e.cpu_parent is None)
+    assert p.self_cpu_time_total == pytest.approx(roots)
+
+
+def test_table_layout_and_sort_keys():
+    with profiler.profile() as p:
+        for i in range(4):
+            with record_function("many"):
+                pass
+        with record_function("slow"):
+            time.sleep(0.003)
+    t = p.key_averages().table(sort_by="self_cpu_time_total", row_limit=10)
+    lines = t.splitlines()
+    assert lines[1].split() == ["Name", "Self", "CPU", "%", "Self", "CPU", "CPU", "total", "%",
+                                "CPU", "total", "CPU", "time", "avg", "#", "of", "Calls"]
+    assert lines[0] == lines[2] == lines[-2] and set(lines[0]) == {"-", " "}
+    assert lines[3].split()[0] == "slow"
+    assert lines[-1].startswith("Self CPU time total: ")
+    row = {ln.split()[0]: ln.split() for ln in lines[3:-2]}
+    assert row["many"][-1] == "4" and row["slow"][-1] == "1"
+    by_calls = p.key_averages().table(sort_by="count").splitlines()
+    assert by_calls[3].split()[0] == "many"
+    assert p.key_averages().table(sort_by="name").splitlines()[3].split()[0] == "many"
+    assert len(p.key_averages().table(row_limit=1).splitlines()) == 6
+    for key in ("cpu_time_total", "self_cpu_time", "cpu_time", "calls", "flops",
+                "self_cuda_time_total", "device_time_total"):
+        p.key_averages().table(sort_by=key)
+    with pytest.raises(ValueError, match="sort_by"):
+        p.key_averages().table(sort_by="bogus")
+
+
+# --------------------------------------------------------------------------
+# options
+# --------------------------------------------------------------------------
+
+class FakeTensor:
+    def __init__(self, *shape, dtype="float32"):
+        self.shape = shape
+        self.dtype = dtype
+
+
+def test_record_shapes_for_record_function_and_decorated_functions():
+    @ProfileManager.profile("dec")
+    def dec(a, b, scale=1.0):
+        return a
+
+    with profiler.profile(record_shapes=True) as p:
+        with record_function("rf", args={"x": np.zeros((3, 4)), "n": 2}):
+            dec(FakeTensor(2, 5), np.ones(7, dtype=np.int32), scale=2.0)
+    ev = {e.name: e for e in p.events()}
+    assert ev["rf"].input_shapes == [[3, 4], []]
+    assert ev["rf"].dtypes == ["float64", None]
+    assert ev["dec"].input_shapes == [[2, 5], [7], []]
+    assert ev["dec"].dtypes == ["float32", "int32", None]
+    avg = p.key_averages(group_by_input_shape=True)
+    assert {(r.key, r.input_shapes) for r in avg} == {("rf", ((3, 4), ())),
+                                                     ("dec", ((2, 5), (7,), ()))}
+    assert "Input Shapes" in avg.table()
+
+
+def test_shapes_not_captured_without_the_option():
+    with profiler.profile() as p:
+        with record_function("rf", args={"x": np.zeros(3)}):
+            pass
+    e = p.events()[0]
+    assert e.input_shapes is None and e.args["x"].shape == (3,)
+
+
+def test_with_flops_sums_declared_flops_and_shows_a_rate():
+    with profiler.profile(with_flops=True) as p:
+        for _ in range(3):
+            with record_function("matmul", args={"flops": 2_000_000}):
+                time.sleep(0.001)
+        with record_function("no_flops"):
+            pass
+    avg = {r.key: r for r in p.key_averages()}
+    assert avg["matmul"].flops == 6_000_000 and avg["no_flops"].flops == 0
+    t = p.key_averages().table(sort_by="flops")
+    assert "Total MFLOPs" in t and "FLOP/s" in t
+    row = [ln for ln in t.splitlines() if ln.split()[:1] == ["matmul"]][0]
+    assert "6.000" in row
+
+
+def test_with_stack_records_the_python_call_site():
+    def site():
+        with record_function("here"):
+            pass
+
+    with profiler.profile(with_stack=True) as p:
+        site()
+    st = p.events()[0].stack
+    assert st[0].startswith(__file__) and st[0].endswith("(site)")
+    assert any("test_with_stack_records_the_python_call_site" in s for s in st)
+    avg = p.key_averages(group_by_stack_n=2)
+    assert "Source Location" in avg.table()
+
+
+def test_with_modules_groups_by_module():
+    with profiler.profile(with_modules=True) as p:
+        with record_function("m"):
+            pass
+    assert p.events()[0].module == __name__
+    t = p.key_averages().table()
+    assert "Module" in t and __name__ in t
+
+
+def test_memory_and_samples_raise_and_device_requests_warn():
+    with pytest.raises(NotImplementedError, match="memory"):
+        profiler.profile(profile_memory=True)
+    with pytest.raises(NotImplementedError, match="sampl"):
+        profiler.profile(with_samples=True)
+    with pytest.warns(RuntimeWarning, match="CPU only"):
+        p = profiler.profile(activities=[profiler.ProfilerActivity.CPU,
+                                         profiler.ProfilerActivity.CUDA])
+    with p:
+        with record_function("cpu"):
+            pass
+    assert names_of(p) == ["cpu"]
+    with pytest.warns(RuntimeWarning):
+        profiler.profile(gpu_timing=True)
+    with pytest.raises(ValueError, match="activity"):
+        profiler.profile(activities=["tpu"])
+
+
+# --------------------------------------------------------------------------
+# export
+# --------------------------------------------------------------------------
+
+def load_trace(path):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def test_chrome_trace_is_well_formed_nested_and_in_microseconds(tmp_path):
+    go = threading.Event()
+
+    def worker():
+        go.wait()
+        with record_function("w.outer"):
+            with record_function("w.inner"):
+                pass
+
+    t = threading.Thread(target=worker, name="helper")
+    t.start()  # alive at the window's start: the profile reads its Python name
+    with profiler.profile() as p:
+        go.set()
+        with record_function("outer"):
+            with record_function("inner"):
+                time.sleep(0.001)
+        t.join()
+    path = tmp_path / "t.json"
+    p.export_chrome_trace(str(path))
+    d = load_trace(path)
+    for key in ("traceEvents", "schemaVersion", "displayTimeUnit", "baseTimeNanoseconds",
+                "deviceProperties", "record_shapes", "with_stack"):
+        assert key in d
+    xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
+    assert sorted(e["name"] for e in xs) == ["inner", "outer", "w.inner", "w.outer"]
+    ev = {e.name: e for e in p.events()}
+    for x in xs:
+        e = ev[x["name"]]
+        assert x["ts"] == pytest.approx((e.start_ns - d["baseTimeNanoseconds"]) / 1e3, abs=1e-3)
+        assert x["dur"] == pytest.approx((e.end_ns - e.start_ns) / 1e3, abs=1e-3)
+        assert x["tid"] == e.thread
+    # nested per thread
+    by_tid = {}
+    for x in xs:
+        by_tid.setdefault(x["tid"], []).append(x)
+    assert len(by_tid) == 2
+    for spans in by_tid.values():
+        outer, inner = sorted(spans, key=lambda x: x["ts"])
+        assert outer["ts"] <= inner["ts"]
+        assert inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 1e-3
+    meta = [e for e in d["traceEvents"] if e["ph"] == "M"]
+    assert any(e["name"] == "process_name" for e in meta)
+    tnames = {e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    assert "helper" in tnames
+
+
+def test_trace_args_carry_shapes_and_stack(tmp_path):
+    with profiler.profile(record_shapes=True, with_stack=True) as p:
+        with record_function("a", args={"x": np.zeros((2, 2)), "note": "hi"}):
+            pass
+    path = tmp_path / "a.json"
+    p.export_chrome_trace(path)
+    x = [e for e in load_trace(path)["traceEvents"] if e["ph"] == "X"][0]
+    assert x["args"]["Input Dims"] == [[2, 2], []]
+    assert x["args"]["args"]["note"] == "hi"
+    assert "shape=[2, 2]" in x["args"]["args"]["x"]
+    assert "Call stack" in x["args"]
+
+
+def test_tensorboard_handler_names_and_gzip(tmp_path):
+    sched = profiler.schedule(wait=0, warmup=1, active=1, repeat=2)
+    for gz in (False, True):
+        d = tmp_path / f"gz{gz}"
+        h = profiler.tensorboard_trace_handler(str(d), worker_name="w0", use_gzip=gz)
+        with profiler.profile(schedule=sched, on_trace_ready=h) as p:
+            for i in range(5):
+                with record_function("s"):
+                    pass
+                p.step()
+        files = sorted(os.listdir(d))
+        assert len(files) == 2
+        suffix = ".pt.trace.json.gz" if gz else ".pt.trace.json"
+        for f in files:
+            assert f.startswith("w0.") and f.endswith(suffix)
+            assert f[len("w0."):-len(suffix)].isdigit()
+            data = load_trace(d / f)
+            assert [e["name"] for e in data["traceEvents"] if e["ph"] == "X"].count("s") == 1
+        if gz:
+            with open(d / files[0], "rb") as f:
+                assert f.read(2) == b"\x1f\x8b"
+    h = profiler.tensorboard_trace_handler(str(tmp_path / "default"))
+    with profiler.profile(on_trace_ready=h):
+        pass
+    (name,) = os.listdir(tmp_path / "default")
+    assert name.startswith(f"{__import__('socket').gethostname()}_{os.getpid()}.")
+
+
+def test_export_stacks_folds_spans(tmp_path):
+    with profiler.profile() as p:
+        with record_function("a"):
+            with record_function("b"):
+                time.sleep(0.001)
+    path = tmp_path / "stacks.txt"
+    p.export_stacks(str(path))
+    lines = dict(ln.rsplit(" ", 1) for ln in path.read_text().splitlines())
+    key = [k for k in lines if k.endswith(";a;b")]
+    assert key and int(lines[key[0]]) >= 1000  # µs of self time
+    with pytest.raises(ValueError):
+        p.export_stacks(str(path), metric="bogus")
+
+
+def test_export_to_unwritable_path_raises(tmp_path):
+    with profiler.profile() as p:
+        pass
+    with pytest.raises(OSError):
+        p.export_chrome_trace(str(tmp_path / "missing" / "t.json"))
+    with pytest.raises(ValueError):
+        p.export_chrome_trace(str(tmp_path / "t.unknown"))
+
+
+def test_pftrace_export_has_the_spans(tmp_path):
+    with profiler.profile() as p:
+        for _ in range(5):
+            with record_function("loop"):
+                pass
+    path = tmp_path / "t.pftrace"
+    p.export_chrome_trace(str(path))
+    assert path.stat().st_size > 0
+    back = tmp_path / "back.json"
+    cli = pathlib.Path(os.environ.get("SPS_BUILD", "build")) / "spanscope"
+    if cli.exists():
+        subprocess.run([str(cli), "convert", str(path), str(back)], check=True)
+        names = [e["name"] for e in load_trace(back)["traceEvents"] if e["ph"] == "X"]
+        assert names.count("loop") == 5
+
+
+def test_interval_and_function_event_fields():
+    with profiler.profile() as p:
+        with record_function("x"):
+            pass
+    e = p.events()[0]
+    iv = e.time_range
+    assert isinstance(iv, profiler.Interval)
+    assert iv.elapsed_us() == pytest.approx(e.cpu_time_total)
+    assert e.count == 1 and e.device_type == "CPU" and e.cpu_children == []
+    assert e.id == 0 and e.key == "x"
+
+
+# --------------------------------------------------------------------------
+# merge_distributed_traces
+# --------------------------------------------------------------------------
+
+def test_merge_distributed_traces(tmp_path, monkeypatch):
+    paths = []
+    for rank in (1, 0):  # ranks from distributedInfo, not from list position
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        with profiler.profile() as p:
+            with record_function(f"work.r{rank}"):
+                with record_function("inner"):
+                    pass
+        path = tmp_path / f"r{rank}.pt.trace.json"
+        p.export_chrome_trace(path)
+        assert load_trace(path)["distributedInfo"]["rank"] == rank
+        paths.append(path)
+    out = tmp_path / "merged.json"
+    profiler.merge_distributed_traces(paths, out)
+    d = load_trace(out)
+    xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
+    assert sorted((e["name"], e["pid"]) for e in xs) == [("inner", 0), ("inner", 1),
+                                                         ("work.r0", 0), ("work.r1", 1)]
+    labels = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
+              if e["ph"] == "M" and e["name"] == "process_name"}
+    assert labels == {0: "rank 0", 1: "rank 1"}
+    # Perfetto output from the same inputs
+    profiler.merge_distributed_traces(paths, tmp_path / "merged.pftrace")
+    assert (tmp_path / "merged.pftrace").stat().st_size > 0
+
+
+def test_merge_distributed_traces_errors(tmp_path):
+    with pytest.raises(ValueError):
+        profiler.merge_distributed_traces([], tmp_path / "o.json")
+    with pytest.raises(OSError, match="missing.json"):
+        profiler.merge_distributed_traces([tmp_path / "missing.json"], tmp_path / "o.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [')
+    with pytest.raises(ValueError, match="bad.json"):
+        profiler.merge_distributed_traces([bad], tmp_path / "o.json")
+    assert not (tmp_path / "o.json").exists()
