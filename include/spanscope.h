@@ -300,7 +300,8 @@ typedef struct sps_span {
  * may be NULL when *n is 0).  Returns 0, SPS_EINVAL (NULL arguments),
  * SPS_ENOSESSION, SPS_EMODE (aggregate sessions keep no spans) or
  * SPS_ENOMEM.  Cost: one pass over the period's events; memory: 48 bytes
- * per returned span. */
+ * per returned span.  A window with from_ns > to_ns returns no spans at
+ * once (a cheap way to ask whether spans can be had). */
 SPS_API int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out,
                       size_t *n);
 

@@ -942,6 +942,13 @@ class profile:
         if not _ext.is_active():
             _ext.setup(None)
             self._owns_session = True
+            return
+        try:
+            _ext.spans(1, 0)  # an empty window: only checks the session keeps spans
+        except RuntimeError as e:
+            raise RuntimeError("spanscope.profiler needs per-call spans, but the running "
+                               "ProfileManager session was set up with aggregation_mode=True"
+                               ) from e
 
     def _release_session(self) -> None:
         _ext.set_capture(None)

@@ -806,7 +806,7 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     pthread_mutex_lock(&sps__g.lock);
     if (!session_live()) rc = SPS_ENOSESSION;
     else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
-    else {
+    else if (from_ns <= to_ns) { /* an empty window only probes the mode */
         refresh();
         sps__snap_t *s = snap_build(0);
         if (!s) rc = SPS_ENOMEM;

@@ -313,6 +313,13 @@ def test_profile_inside_a_profile_manager_session_keeps_its_file(tmp_path):
     assert res["before"].num_calls == 1 and res["during"].num_calls == 1
 
 
+def test_profile_refuses_an_aggregate_session():
+    ProfileManager.setup(output=None, aggregation_mode=True)
+    with pytest.raises(RuntimeError, match="aggregation_mode"):
+        with profiler.profile():
+            pass
+
+
 # --------------------------------------------------------------------------
 # self time, key_averages, table
 # --------------------------------------------------------------------------
