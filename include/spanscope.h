@@ -288,7 +288,8 @@ typedef struct sps_span {
     sps_region_t region;
     uint32_t thread;     /* thread index (see sps_thread_info) */
     uint32_t depth;      /* open calls around it on its thread */
-    uint32_t reserved;
+    uint32_t stack;      /* native stack of its begin (sps_capture_stacks),
+                            0 if none; see sps_stack_format */
 } sps_span_t;
 
 /* Every span completed since the last finalize whose interval lies inside
@@ -304,6 +305,21 @@ typedef struct sps_span {
  * once (a cheap way to ask whether spans can be had). */
 SPS_API int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out,
                       size_t *n);
+
+/* Native call stacks.  sps_capture_stacks(1) makes every sps_begin of the
+ * running session (events mode) also take its native stack (glibc's
+ * backtrace(), about a microsecond, interned process-wide); sps_spans then
+ * gives each such span a stack id.  sps_capture_stacks(0) stops it; a new
+ * session starts without it.  While off it costs nothing: the hot path
+ * does not look at it.  Returns 0, SPS_ENOSESSION or SPS_EMODE. */
+SPS_API int sps_capture_stacks(int on);
+
+/* Writes stack id's frames, innermost first, one "symbol+0xoff (object)"
+ * line each (dladdr: exported and dynamic symbols; others as an address
+ * and offset in their object), NUL-terminated, into buf[0..cap) and
+ * returns the length the whole text needs (excluding the NUL; call with
+ * cap 0 to size a buffer).  Unknown ids give 0.  Thread-safe. */
+SPS_API size_t sps_stack_format(uint32_t id, char *buf, size_t cap);
 
 /* Frees memory the library handed out (sps_spans).  NULL is fine. */
 SPS_API void sps_free(void *p);

@@ -269,7 +269,14 @@ typedef struct sps__call {
     uint32_t depth;
     uint64_t ordinal;  /* start order among the period's written calls of
                           this region */
+    uint64_t seq;      /* per-thread sequence number of its begin record */
 } sps__call_t;
+
+/* Native stacks (stacks.c).  note: called by the recording thread t right
+ * after it wrote the begin record number seq (state SPS__EVENTS_STACKS);
+ * lookup: the stack id of that begin in session epoch, 0 if none. */
+SPS__HIDDEN void sps__stack_note(const sps__thr_t *t, uint64_t seq);
+SPS__HIDDEN uint32_t sps__stack_lookup(uint32_t thread, uint64_t epoch, uint64_t seq);
 
 /* The merged pass (period.c).  begin gets calls with end == 0 in start
  * order; end gets completed calls in end order.  Either may be NULL; a
@@ -419,7 +426,9 @@ SPS__HIDDEN int sps__rank_table_print(FILE *fp, const char *const *names,
 /* core: session state (src/core/session.c, buffer.c)                        */
 /* ======================================================================== */
 
-enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2 };
+/* SPS__EVENTS_STACKS: events, plus a native stack per begin (stacks.c);
+ * the hot path only knows SPS__EVENTS, so this state takes the slow path. */
+enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_STACKS = 3 };
 
 /* Read on every sps_begin/sps_end; on its own cache line. */
 /* sps__active (spanscope.h) holds SPS__OFF / SPS__EVENTS / SPS__AGGREGATE;

@@ -420,7 +420,35 @@ out:
     return res;
 }
 
+static PyObject *py_capture_stacks(PyObject *mod, PyObject *on) {
+    (void)mod;
+    int rc = sps_capture_stacks(PyObject_IsTrue(on));
+    if (rc) return raise_rc(rc);
+    Py_RETURN_NONE;
+}
+
+/* stack_format(id) -> list of "symbol+0xoff (object)" frames, innermost first. */
+static PyObject *py_stack_format(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    unsigned long id = PyLong_AsUnsignedLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    if (id > UINT32_MAX) return PyList_New(0);
+    size_t n = sps_stack_format((uint32_t)id, NULL, 0);
+    char *buf = malloc(n + 1);
+    if (!buf) return PyErr_NoMemory();
+    sps_stack_format((uint32_t)id, buf, n + 1);
+    PyObject *text = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)n, "replace");
+    free(buf);
+    if (!text) return NULL;
+    PyObject *lines = PyUnicode_Splitlines(text, 0);
+    Py_DECREF(text);
+    return lines;
+}
+
 static PyMethodDef prof_methods[] = {
+    {"capture_stacks", py_capture_stacks, METH_O,
+     "capture_stacks(on): native stacks of span begins (sps_capture_stacks)."},
+    {"stack_format", py_stack_format, METH_O, "stack_format(id) -> native frames."},
     {"merge", py_merge, METH_VARARGS,
      "merge(out_path, [paths]): sps_merge (per-rank files into one)."},
     {"spans", py_spans, METH_VARARGS,

@@ -56,7 +56,7 @@ record_function = _ext.record_function
 
 _SPAN_DTYPE = np.dtype([("start", "<i8"), ("end", "<i8"), ("self", "<i8"), ("parent", "<i8"),
                         ("region", "<u4"), ("thread", "<u4"), ("depth", "<u4"),
-                        ("reserved", "<u4")])
+                        ("stack", "<u4")])
 assert _SPAN_DTYPE.itemsize == _ext.SPAN_SIZE
 
 #: How far after a span's start the payload hook may read the clock and
@@ -195,10 +195,25 @@ class _Recording:
     def durations(self) -> np.ndarray:
         return self.spans["end"] - self.spans["start"]
 
+    def stack_of(self, i: int):
+        """Span i's stack, innermost first: the Python stack captured for it,
+        else the native stack of its begin (C regions), else None."""
+        p = self.payloads.get(i)
+        if p and p.get("stack"):
+            return p["stack"]
+        sid = int(self.spans["stack"][i])
+        if not sid:
+            return None
+        cache = self.__dict__.setdefault("_native", {})
+        if sid not in cache:
+            cache[sid] = _ext.stack_format(sid)
+        return cache[sid]
+
     def group_keys(self, group_by_input_shape=False, group_by_stack_n=0, by_module=False):
         """An int key per span and the key tuples: (name, shapes, stack, module)."""
         regions = self.spans["region"].astype(np.int64)
-        if not (group_by_input_shape or group_by_stack_n or by_module) or not self.payloads:
+        plain = not self.payloads and not (group_by_stack_n and self.spans["stack"].any())
+        if not (group_by_input_shape or group_by_stack_n or by_module) or plain:
             uniq, inv = np.unique(regions, return_inverse=True)
             return inv, [(self.names[r], None, None, None) for r in uniq]
         table: dict = {}
@@ -208,8 +223,8 @@ class _Recording:
             p = self.payloads.get(i)
             shapes = tuple(map(tuple, p["shapes"])) if p and group_by_input_shape and \
                 p.get("shapes") is not None else None
-            stack = tuple(p["stack"][:group_by_stack_n]) if p and group_by_stack_n and \
-                p.get("stack") else None
+            st = self.stack_of(i) if group_by_stack_n else None
+            stack = tuple(st[:group_by_stack_n]) if st else None
             module = p.get("module") if p and by_module else None
             k = (r, shapes, stack, module)
             j = table.get(k)
@@ -255,7 +270,7 @@ class FunctionEvent:
     depth = property(lambda self: self._field("depth"))
     input_shapes = property(lambda self: self._payload("shapes"))
     dtypes = property(lambda self: self._payload("dtypes"))
-    stack = property(lambda self: self._payload("stack"))
+    stack = property(lambda self: self._rec.stack_of(self._i))
     module = property(lambda self: self._payload("module"))
     args = property(lambda self: self._payload("args"))
     flops = property(lambda self: self._payload("flops", 0) or 0)
@@ -704,8 +719,14 @@ def _dist_info():
 
 def _export_trace(rec: _Recording, path: str) -> None:
     args = None
-    if rec.payloads:
-        args = [_json_args(rec.payloads.get(i)) for i in range(len(rec.spans))]
+    native = rec.spans["stack"]
+    if rec.payloads or native.any():
+        args = []
+        for i in range(len(rec.spans)):
+            p = rec.payloads.get(i)
+            if native[i] and not (p and p.get("stack")):
+                p = dict(p or {}, stack=rec.stack_of(i))
+            args.append(_json_args(p))
     o = rec.options
     extra = json.dumps({
         "record_shapes": bool(o.get("record_shapes")), "with_stack": bool(o.get("with_stack")),
@@ -962,6 +983,8 @@ class profile:
             _ext.finalize(None, False)  # drop what warm-up recorded
         self._collector = _Collector(self.record_shapes, self.with_stack, self.with_flops,
                                      self.with_modules)
+        if self.with_stack:
+            _ext.capture_stacks(True)
         _ext.set_capture(self._collector, self.record_shapes or self.with_stack or
                          self.with_modules)
         self._tnames = _python_thread_names()
@@ -969,6 +992,8 @@ class profile:
 
     def _stop_trace(self) -> None:
         t1 = _ext.now_ns()
+        if self.with_stack and _ext.is_active():
+            _ext.capture_stacks(False)
         tnames = getattr(self, "_tnames", {})
         tnames.update(_python_thread_names())
         _ext.set_capture(None)

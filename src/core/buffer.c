@@ -42,12 +42,23 @@ static inline void record_at(uint32_t payload, uint64_t now) {
     atomic_store_explicit(&t->pos, p + 1, memory_order_release);
 }
 
+/* Records, then notes the native stack of a begin (stacks.c). */
+static void record_with_stack(uint32_t payload, uint64_t now) {
+    record_at(payload, now);
+    sps__thr_t *t = sps__tls;
+    if (payload & 1u || t == &sps__dummy_thr || !t->cur || t->dropping) return;
+    const uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    if (p <= t->cur->rec) return;
+    sps__stack_note(t, t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec));
+}
+
 /* Everything but the TSC events path, kept out of line so that the fast
  * path needs no stack frame. */
 __attribute__((noinline, cold))
 static void record_other(uint32_t payload, int state) {
     uint64_t now = sps__ticks();
     if (state == SPS__EVENTS) record_at(payload, now);
+    else if (state == SPS__EVENTS_STACKS) record_with_stack(payload, now);
     else if (state != SPS__AGGREGATE) return;
     else if (payload & 1u) sps__agg_end(payload >> 1, now);
     else sps__agg_begin(payload >> 1, now);
@@ -276,7 +287,8 @@ static sps__thr_t *thr_register(void) {
 /* Everything the fast path does not handle.  Takes the session lock. */
 void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
     pthread_mutex_lock(&sps__g.lock);
-    if (sps__state_load() != SPS__EVENTS) goto out;
+    int st = sps__state_load();
+    if (st != SPS__EVENTS && st != SPS__EVENTS_STACKS) goto out;
     if (t == &sps__dummy_thr && !(t = thr_register())) goto out;
     if (t->epoch != sps__g.epoch && thr_join(t, now)) goto out;
     if (t->dropping) {

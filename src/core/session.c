@@ -725,6 +725,7 @@ typedef struct spans_sink {
     int64_t *ids, *pids; /* call ids and parent call ids, beside v */
     size_t n, cap;
     int64_t from, to;
+    int stacks;          /* look native stacks up (some were captured) */
 } spans_sink_t;
 
 static int spans_grow(spans_sink_t *k) {
@@ -745,8 +746,9 @@ static int spans_end(void *ctx, const sps__call_t *c) {
     spans_sink_t *k = ctx;
     if ((int64_t)c->start < k->from || (int64_t)c->end > k->to) return 0;
     if (k->n == k->cap && spans_grow(k)) return SPS_ENOMEM;
+    uint32_t stack = k->stacks ? sps__stack_lookup(c->thread, sps__g.epoch, c->seq) : 0;
     k->v[k->n] = (sps_span_t){(int64_t)c->start, (int64_t)c->end, (int64_t)c->self,
-                              -1, c->region, c->thread, c->depth, 0};
+                              -1, c->region, c->thread, c->depth, stack};
     k->ids[k->n] = c->call_id;
     k->pids[k->n] = c->parent_id;
     k->n++;
@@ -801,7 +803,7 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     if (!out || !n) return SPS_EINVAL;
     *out = NULL;
     *n = 0;
-    spans_sink_t k = {.from = from_ns, .to = to_ns};
+    spans_sink_t k = {.from = from_ns, .to = to_ns, .stacks = 1};
     int rc = 0;
     pthread_mutex_lock(&sps__g.lock);
     if (!session_live()) rc = SPS_ENOSESSION;

@@ -65,7 +65,7 @@ static void pass_close(void *ctx, const sps__frame_t *f, uint64_t end,
     lane_t *ln = p->cur_lane;
     sps__call_t c = {f->region, ln->thread, f->start, end, self, f->id,
                      ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
-                     (uint32_t)depth, f->ord};
+                     (uint32_t)depth, f->ord, f->seq};
     if (p->cb->end) p->err = p->cb->end(p->cb->ctx, &c);
 }
 
@@ -92,7 +92,7 @@ static void pass_event(pass_t *p, lane_t *ln) {
         f.ord = p->ord[e->region]++;
         sps__call_t c = {e->region, ln->thread, e->ticks, 0, 0, f.id,
                          ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
-                         (uint32_t)ln->st.n, f.ord};
+                         (uint32_t)ln->st.n, f.ord, e->seq};
         if (p->cb->begin && !p->err) p->err = p->cb->begin(p->cb->ctx, &c);
     }
     if (sps__stack_push(&ln->st, f)) p->err = SPS_ENOMEM;

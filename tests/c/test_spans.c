@@ -109,6 +109,51 @@ static void test_spans_open_periods_errors(void **state) {
     sps_shutdown();
 }
 
+static void __attribute__((noinline)) stacked_work(void) {
+    sps_begin(g_b);
+    sps_end(g_b);
+}
+
+/* Native stacks: only while capture is on; interned; formatted. */
+static void test_native_stacks(void **state) {
+    (void)state;
+    assert_int_equal(sps_capture_stacks(1), SPS_ENOSESSION);
+    setup_events();
+    sps_begin(g_a);                     /* before: no stack */
+    sps_end(g_a);
+    assert_int_equal(sps_capture_stacks(1), 0);
+    for (volatile int i = 0; i < 3; i++) stacked_work(); /* one call site */
+    assert_int_equal(sps_capture_stacks(0), 0);
+    stacked_work();                     /* after: no stack */
+    sps_span_t *v;
+    size_t n;
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 5);
+    assert_int_equal(v[0].stack, 0);
+    assert_int_not_equal(v[1].stack, 0);
+    assert_int_equal(v[1].stack, v[2].stack); /* the same call site, interned */
+    assert_int_equal(v[2].stack, v[3].stack);
+    assert_int_equal(v[4].stack, 0);
+    size_t len = sps_stack_format(v[1].stack, NULL, 0);
+    assert_true(len > 0);
+    char *text = malloc(len + 1);
+    assert_int_equal(sps_stack_format(v[1].stack, text, len + 1), len);
+    assert_int_equal(strlen(text), len);
+    assert_non_null(strchr(text, '\n'));
+    char small[8];
+    assert_int_equal(sps_stack_format(v[1].stack, small, sizeof small), len);
+    assert_int_equal(small[0], 0); /* too small: nothing partial */
+    assert_int_equal(sps_stack_format(999999, small, sizeof small), 0);
+    free(text);
+    sps_free(v);
+    sps_shutdown();
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.aggregate = 1;
+    assert_int_equal(sps_setup(&cfg), 0);
+    assert_int_equal(sps_capture_stacks(1), SPS_EMODE);
+    sps_shutdown();
+}
+
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -159,6 +204,7 @@ int main(void) {
         cmocka_unit_test(test_spans_nesting_and_self),
         cmocka_unit_test(test_spans_open_periods_errors),
         cmocka_unit_test(test_timeline_write),
+        cmocka_unit_test(test_native_stacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -661,3 +661,25 @@ def test_merge_distributed_traces_errors(tmp_path):
     with pytest.raises(ValueError, match="bad.json"):
         profiler.merge_distributed_traces([bad], tmp_path / "o.json")
     assert not (tmp_path / "o.json").exists()
+
+
+def test_with_stack_gives_c_regions_their_native_stack(c_lib, tmp_path):
+    with profiler.profile(with_stack=True) as p:
+        with record_function("py"):
+            c_lib.c_kernel(2)
+    kernels = [e for e in p.events() if e.name == "c.kernel"]
+    assert len(kernels) == 2
+    for k in kernels:
+        assert k.stack and k.stack[0].startswith("c_kernel+0x"), k.stack
+        assert k.stack[0].endswith("(libk.so)")
+    assert kernels[0].stack == kernels[1].stack  # interned once
+    avg = {r.key: r for r in p.key_averages(group_by_stack_n=1)}
+    assert avg["c.kernel"].stack[0].startswith("c_kernel+0x")
+    path = tmp_path / "s.json"
+    p.export_chrome_trace(path)
+    x = [e for e in load_trace(path)["traceEvents"] if e.get("name") == "c.kernel"][0]
+    assert x["args"]["Call site"].startswith("c_kernel+0x")
+    # off again once the window ends: no stacks without with_stack
+    with profiler.profile() as q:
+        c_lib.c_kernel(1)
+    assert q.events()[0].stack is None

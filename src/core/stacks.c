@@ -1,0 +1,234 @@
+/* stacks.c -- native call stacks of spans, captured only on request.
+ *
+ * sps_capture_stacks(1) switches a running events session into the state
+ * SPS__EVENTS_STACKS.  The hot path compares the state with SPS__EVENTS, so
+ * in that state every record takes the out-of-line path (buffer.c), which
+ * records as usual and then, for a begin, calls sps__stack_note: one
+ * backtrace(), interned into a process-wide table, and the pair (record
+ * sequence number, stack id) appended to the thread's table.  sps_spans
+ * looks a span's stack up by (thread, sequence number of its begin).
+ * Nothing here runs while capture is off.
+ *
+ * Locks: g_lock guards the interning table and the array of per-thread
+ * tables; each thread's table has its own lock (its owner appends, queries
+ * read under the session lock).  Lock order: session lock, then g_lock,
+ * then a thread table's lock.
+ */
+#include "sps_int.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STACK_MAX 32   /* frames kept per stack */
+#define STACK_SKIP 1   /* sps__stack_note itself; the rest of the recording
+                          path is dropped when formatting (own_prefix) */
+
+typedef struct stack_ent {
+    uint64_t hash;
+    uint32_t n;
+    void **frames;       /* n return addresses, innermost first */
+} stack_ent_t;
+
+typedef struct seq_tab {
+    pthread_mutex_t lock;
+    uint64_t epoch;
+    uint64_t *seq;       /* begin record sequence numbers, increasing */
+    uint32_t *id;
+    size_t n, cap;
+} seq_tab_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static stack_ent_t *g_ents;   /* id - 1 -> stack */
+static size_t g_nents, g_capents;
+static uint32_t *g_slots;     /* open addressing: id, 0 = empty */
+static size_t g_nslots;
+static seq_tab_t **g_tabs;    /* by thread index */
+static size_t g_ntabs;
+
+static uint64_t frames_hash(void *const *f, int n) {
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) h = (h ^ (uint64_t)(uintptr_t)f[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Under g_lock: doubles the slot table. */
+static int slots_grow(void) {
+    size_t n = g_nslots ? g_nslots * 2 : 1024;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s) return SPS_ENOMEM;
+    for (size_t i = 0; i < g_nents; i++) {
+        size_t k = g_ents[i].hash & (n - 1);
+        while (s[k]) k = (k + 1) & (n - 1);
+        s[k] = (uint32_t)(i + 1);
+    }
+    free(g_slots);
+    g_slots = s;
+    g_nslots = n;
+    return 0;
+}
+
+/* Under g_lock: the id of stack f[0..n), interned on first sight; 0 when
+ * out of memory. */
+static uint32_t intern(void *const *f, int n) {
+    uint64_t h = frames_hash(f, n);
+    if ((g_nents + 1) * 2 > g_nslots && slots_grow()) return 0;
+    size_t k = h & (g_nslots - 1);
+    for (uint32_t id; (id = g_slots[k]); k = (k + 1) & (g_nslots - 1)) {
+        const stack_ent_t *e = &g_ents[id - 1];
+        if (e->hash == h && e->n == (uint32_t)n && !memcmp(e->frames, f, n * sizeof *f))
+            return id;
+    }
+    if (g_nents == g_capents) {
+        size_t cap = g_capents ? g_capents * 2 : 256;
+        stack_ent_t *p = realloc(g_ents, cap * sizeof *p);
+        if (!p) return 0;
+        g_ents = p;
+        g_capents = cap;
+    }
+    void **copy = malloc((n ? n : 1) * sizeof *copy);
+    if (!copy) return 0;
+    memcpy(copy, f, n * sizeof *f);
+    g_ents[g_nents] = (stack_ent_t){h, (uint32_t)n, copy};
+    g_slots[k] = (uint32_t)++g_nents;
+    return (uint32_t)g_nents;
+}
+
+/* Under g_lock: the table of thread index i (created on first use). */
+static seq_tab_t *tab_of(uint32_t i) {
+    if (i >= g_ntabs) {
+        size_t n = (size_t)i * 2 + 8;
+        seq_tab_t **p = realloc(g_tabs, n * sizeof *p);
+        if (!p) return NULL;
+        memset(p + g_ntabs, 0, (n - g_ntabs) * sizeof *p);
+        g_tabs = p;
+        g_ntabs = n;
+    }
+    if (!g_tabs[i] && (g_tabs[i] = calloc(1, sizeof **g_tabs)))
+        pthread_mutex_init(&g_tabs[i]->lock, NULL);
+    return g_tabs[i];
+}
+
+/* Appends (seq, id) to tab, forgetting entries of an earlier session. */
+static void tab_add(seq_tab_t *tab, uint64_t epoch, uint64_t seq, uint32_t id) {
+    pthread_mutex_lock(&tab->lock);
+    if (tab->epoch != epoch || (tab->n && tab->seq[tab->n - 1] >= seq)) {
+        tab->n = 0; /* a new session, or a new period's numbering */
+        tab->epoch = epoch;
+    }
+    if (tab->n == tab->cap) {
+        size_t cap = tab->cap ? tab->cap * 2 : 1024;
+        uint64_t *s = realloc(tab->seq, cap * sizeof *s);
+        if (s) tab->seq = s;
+        uint32_t *d = realloc(tab->id, cap * sizeof *d);
+        if (d) tab->id = d;
+        if (s && d) tab->cap = cap;
+    }
+    if (tab->n < tab->cap) {
+        tab->seq[tab->n] = seq;
+        tab->id[tab->n++] = id;
+    }
+    pthread_mutex_unlock(&tab->lock);
+}
+
+void sps__stack_note(const sps__thr_t *t, uint64_t seq) {
+    void *f[STACK_MAX + STACK_SKIP];
+    int n = backtrace(f, STACK_MAX + STACK_SKIP);
+    int skip = n > STACK_SKIP ? STACK_SKIP : 0;
+    pthread_mutex_lock(&g_lock);
+    uint32_t id = intern(f + skip, n - skip);
+    seq_tab_t *tab = id ? tab_of(t->index) : NULL;
+    pthread_mutex_unlock(&g_lock);
+    if (tab) tab_add(tab, t->epoch, seq, id);
+}
+
+uint32_t sps__stack_lookup(uint32_t thread, uint64_t epoch, uint64_t seq) {
+    uint32_t id = 0;
+    pthread_mutex_lock(&g_lock);
+    seq_tab_t *tab = thread < g_ntabs ? g_tabs[thread] : NULL;
+    pthread_mutex_unlock(&g_lock);
+    if (!tab) return 0;
+    pthread_mutex_lock(&tab->lock);
+    if (tab->epoch == epoch) {
+        size_t lo = 0, hi = tab->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (tab->seq[mid] < seq) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < tab->n && tab->seq[lo] == seq) id = tab->id[lo];
+    }
+    pthread_mutex_unlock(&tab->lock);
+    return id;
+}
+
+int sps_capture_stacks(int on) {
+    void *warm[2];
+    backtrace(warm, 2); /* loads the unwinder now, not inside a span */
+    pthread_mutex_lock(&sps__g.lock);
+    int s = sps__state_load(), rc = 0;
+    if (s == SPS__OFF || sps__g.pid != getpid()) rc = SPS_ENOSESSION;
+    else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
+    else sps__state_store(on ? SPS__EVENTS_STACKS : SPS__EVENTS);
+    pthread_mutex_unlock(&sps__g.lock);
+    return rc;
+}
+
+/* Appends "symbol+0xoff (object)" or "0xaddr (object)" for address a. */
+static size_t format_frame(char *buf, size_t cap, void *a) {
+    Dl_info di;
+    int n;
+    /* a return address points after the call; a-1 names the call's line */
+    if (dladdr((char *)a - 1, &di) && di.dli_fname) {
+        const char *obj = strrchr(di.dli_fname, '/');
+        obj = obj ? obj + 1 : di.dli_fname;
+        if (di.dli_sname)
+            n = snprintf(buf, cap, "%s+0x%lx (%s)\n", di.dli_sname,
+                         (unsigned long)((char *)a - (char *)di.dli_saddr), obj);
+        else
+            n = snprintf(buf, cap, "0x%lx (%s+0x%lx)\n", (unsigned long)(uintptr_t)a, obj,
+                         (unsigned long)((char *)a - (char *)di.dli_fbase));
+    } else {
+        n = snprintf(buf, cap, "0x%lx\n", (unsigned long)(uintptr_t)a);
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* True when return address a is in spanscope's own recording path: in the
+ * object holding this code, under no symbol or an sps_ one. */
+static int own_frame(void *a, const void *own_base) {
+    Dl_info di;
+    if (!dladdr((char *)a - 1, &di) || di.dli_fbase != own_base) return 0;
+    return !di.dli_sname || strncmp(di.dli_sname, "sps_", 4) == 0;
+}
+
+/* How many leading frames of e belong to the recording path (how many the
+ * compiler kept depends on inlining and tail calls); 0 if that is all. */
+static uint32_t own_prefix(const stack_ent_t *e) {
+    Dl_info self;
+    if (!dladdr((void *)sps_stack_format, &self)) return 0;
+    uint32_t k = 0;
+    while (k < e->n && own_frame(e->frames[k], self.dli_fbase)) k++;
+    return k < e->n ? k : 0;
+}
+
+size_t sps_stack_format(uint32_t id, char *buf, size_t cap) {
+    if (cap) buf[0] = 0;
+    pthread_mutex_lock(&g_lock);
+    size_t need = 0;
+    if (id > 0 && id <= g_nents) {
+        const stack_ent_t *e = &g_ents[id - 1];
+        char line[1024];
+        for (uint32_t i = own_prefix(e); i < e->n; i++) {
+            size_t k = format_frame(line, sizeof line, e->frames[i]);
+            if (k >= sizeof line) k = sizeof line - 1;
+            if (buf && need + k < cap) memcpy(buf + need, line, k + 1);
+            need += k;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return need;
+}
