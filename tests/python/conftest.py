@@ -25,3 +25,26 @@ def _fresh_profiler():
 @pytest.fixture
 def build_dir():
     return BUILD
+
+
+def build_c_lib(tmp_path_factory, source: str):
+    """Compiles source into a shared library linked against the installed
+    package's libspanscope (so it records into the Python session) and
+    loads it with ctypes; skips the test without a C compiler."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    import spanscope
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    pkg = pathlib.Path(spanscope.__file__).parent
+    d = tmp_path_factory.mktemp("clib")
+    src = d / "k.c"
+    src.write_text(source)
+    so = d / "libk.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(pkg / "include"), str(src),
+                    "-o", str(so), "-L", str(pkg), "-l:libspanscope.so.0",
+                    f"-Wl,-rpath,{pkg}"], check=True)
+    return ctypes.CDLL(str(so))

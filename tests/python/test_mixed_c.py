@@ -1,11 +1,7 @@
 """C regions and Python regions of one process land in one session and one
 file, on one clock, nested as they ran."""
-import ctypes
-import pathlib
-import shutil
-import subprocess
-
 import pytest
+from conftest import build_c_lib
 
 import spanscope
 from spanscope import ProfileManager
@@ -24,18 +20,7 @@ void c_kernel(int n) {
 
 @pytest.fixture(scope="module")
 def c_lib(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler")
-    pkg = pathlib.Path(spanscope.__file__).parent
-    d = tmp_path_factory.mktemp("clib")
-    src = d / "k.c"
-    src.write_text(C_SOURCE)
-    so = d / "libk.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(pkg / "include"), str(src),
-                    "-o", str(so), "-L", str(pkg), "-l:libspanscope.so.0",
-                    f"-Wl,-rpath,{pkg}"], check=True)
-    return ctypes.CDLL(str(so))
+    return build_c_lib(tmp_path_factory, C_SOURCE)
 
 
 def test_c_regions_share_the_python_session(c_lib, tmp_path):

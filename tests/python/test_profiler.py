@@ -1,18 +1,16 @@
 """spanscope.profiler: the torch.profiler-style face (issue 4)."""
-import ctypes
 import gzip
 import itertools
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import threading
 import time
-import warnings
 
 import numpy as np
 import pytest
+from conftest import build_c_lib
 
 import spanscope
 from spanscope import ProfileManager, profiler
@@ -250,17 +248,7 @@ void c_kernel(int n) {
 
 @pytest.fixture(scope="module")
 def c_lib(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler")
-    pkg = pathlib.Path(spanscope.__file__).parent
-    d = tmp_path_factory.mktemp("clib")
-    (d / "k.c").write_text(C_SOURCE)
-    so = d / "libk.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(pkg / "include"), str(d / "k.c"),
-                    "-o", str(so), "-L", str(pkg), "-l:libspanscope.so.0",
-                    f"-Wl,-rpath,{pkg}"], check=True)
-    return ctypes.CDLL(str(so))
+    return build_c_lib(tmp_path_factory, C_SOURCE)
 
 
 def test_every_face_and_thread_is_captured(c_lib):
