@@ -25,12 +25,13 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core"
+# perfetto + protobuf: Perfetto's own trace schema, to check our .pftrace files
+PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf"
 if [ ! -x .venv/bin/python ]; then
   echo "install-deps: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core' >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf' >/dev/null 2>&1; then
   echo "install-deps: pip install $PY_PKGS"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q $PY_PKGS
