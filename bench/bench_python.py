@@ -202,7 +202,7 @@ def main():
          f"{prof['rf_with'] / prof['pm_with']:.2f}x region", "target <= 1.2x"),
         ("with ProfileManager.region(name)", prof["pm_lookup"],
          f"{prof['pm_lookup'] / prof['pm_with']:.2f}x region", "same lookup as record_function"),
-        ("@record_function(name) decorated call", prof["rf_deco"], "", "Python wrapper"),
+        ("@record_function(name) decorated call", prof["rf_deco"], "", "the C wrapper of @profile"),
     ]
     w = max(len(r[0]) for r in rows)
     for name, ns, ratio, note in rows:

@@ -653,7 +653,12 @@ class _Collector:
 
 
 def _decorate(rf, func):
+    """record_function(name)(func).  Without args this is the C wrapper the
+    ProfileManager decorator uses (begin, vectorcall, end); with args a
+    Python wrapper that opens record_function(name, args) per call."""
     name, args = rf.name, rf.args
+    if args is None:
+        return functools.update_wrapper(_ext.ProfiledFunction(func, _ext.Region(name)), func)
 
     @functools.wraps(func)
     def wrapper(*a, **k):

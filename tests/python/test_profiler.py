@@ -183,11 +183,25 @@ def test_record_function_as_decorator():
     def f(x):
         return x * 2
 
-    assert f.__name__ == "f"
-    with profiler.profile() as p:
+    @record_function("with_args", args={"flops": 10})
+    def g(x):
+        return x + 1
+
+    class C:
+        @record_function("method")
+        def m(self, x):
+            return x - 1
+
+    assert f.__name__ == "f" and f.__wrapped__ is not None
+    with profiler.profile(with_flops=True) as p:
         assert f(21) == 42
         assert f(1) == 2
-    assert names_of(p) == ["decorated", "decorated"]
+        assert g(1) == 2
+        assert C().m(5) == 4
+        with pytest.raises(TypeError):
+            f()  # the call's own error passes through; the span is closed
+    assert names_of(p) == ["decorated", "decorated", "with_args", "method", "decorated"]
+    assert p.events()[2].flops == 10
 
 
 def test_record_function_arguments():
