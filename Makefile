@@ -1,6 +1,6 @@
 # spanscope -- the commands of the README.
 #   make demo    set up, build, run the instrumented Jacobi solver
-#   make check   set up, build, run every test (C with CTest, Python with pytest)
+#   make check   set up, build, run every test (C with CTest, MPI under mpirun, Python with pytest)
 #   make bench   run the benchmarks and print their tables
 #   make check-sanitize   the C tests under ASan+UBSan, then under TSan
 BUILD ?= build
@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build py-install demo check check-c check-py bench check-sanitize check-warnings clean
+.PHONY: all deps build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings clean
 
 all: build
 
@@ -31,6 +31,11 @@ check-c: build
 # The Python package, built by pip from the same CMake (scikit-build-core).
 py-install: deps
 	$(PY) -m pip install -q --no-build-isolation .
+
+# the MPI tests alone (tests/mpi, mpirun -n 4 --oversubscribe; docs/mpi.md):
+# registered when the build found MPI, which `make deps` installs
+check-mpi: build py-install
+	cd $(BUILD) && ctest --output-on-failure -R '^mpi_'
 
 check-py: build py-install
 	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q tests/python

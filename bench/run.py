@@ -359,6 +359,16 @@ def main():
     if tl:
         return tl
 
+    # --- MPI: the collective finalize at 1, 2, 4, 8 ranks (docs/mpi.md) ---
+    print()
+    mp = subprocess.call([sys.executable, os.path.join(here, "bench_mpi.py"),
+                          "--build", a.build, "--calls", "100000" if q else "300000",
+                          "--reps", "3" if q else "5",
+                          "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
+                                                 "mpi.json")])
+    if mp:
+        return mp
+
     # --- the Python face (needs the package installed: make py-install) ----
     pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
     cmd = [sys.executable, os.path.join(here, "bench_python.py"), "--json", pyjson]

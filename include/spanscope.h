@@ -143,10 +143,14 @@ typedef struct sps_config {
      * (or when the disk is full) new events are dropped and counted, as
      * under SPS_OVERFLOW_DROP.  0 = no limit but the disk. */
     uint64_t spill_limit;
+    /* Non-zero: this process only, even when MPI is initialised (no
+     * collective setup or finalize; see spanscope_mpi.h).  For sessions
+     * that ranks start on their own, such as the torch-style profiler's. */
+    int local;
 } sps_config_t;
 
 #define SPS_CONFIG_INIT                                                        \
-    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, NULL, NULL, 0, 0, 1, 0 }
+    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, NULL, NULL, 0, 0, 1, 0, 0 }
 
 /* Starts a profiling session: recording begins at once in every thread.
  * cfg may be NULL (defaults).  Returns SPS_EACTIVE if a session is active

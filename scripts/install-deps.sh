@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 
 need=()
 # chromium: the HTML report's test opens the page headless
-for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev chromium; do
+# libopenmpi-dev, openmpi-bin: the optional MPI integration and its tests (docs/mpi.md)
+for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev chromium \
+           libopenmpi-dev openmpi-bin; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v python3 >/dev/null 2>&1 || need+=(python3)
@@ -35,4 +37,10 @@ if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_bui
   echo "install-deps: pip install $PY_PKGS"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q $PY_PKGS
+fi
+# mpi4py: the Python face under mpirun (tests/mpi/mpi_python.py), only where
+# MPI is installed
+if command -v mpicc >/dev/null 2>&1 && ! .venv/bin/python -c 'import mpi4py' >/dev/null 2>&1; then
+  echo "install-deps: pip install mpi4py"
+  .venv/bin/python -m pip install -q mpi4py
 fi

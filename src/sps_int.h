@@ -339,6 +339,11 @@ typedef struct sps__layout {
     int rank, size;
     uint64_t dropped, misuse, open_calls;
     const char *clock_source; /* "tsc" or "monotonic" */
+    /* MPI clock alignment (src/ext/mpi.c): when has_clock_offset, /metadata
+     * gets int64 clock_offset_ns (ns to ADD to this file's times to put them
+     * on rank 0's clock) and clock_offset_error_ns (its error bound). */
+    int has_clock_offset;
+    int64_t clock_offset_ns, clock_offset_error_ns;
 } sps__layout_t;
 
 /* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at
@@ -488,7 +493,49 @@ struct sps__snap {
     uint64_t dropped, misuse, open_calls;
     int64_t wall_anchor_ns, mono_anchor_ns;
     char *label;
+    int has_clock_offset;  /* MPI clock alignment (see sps__layout_t) */
+    int64_t clock_offset_ns, clock_offset_error_ns;
 };
+
+/* ======================================================================== */
+/* integrations: MPI (src/ext/mpi.c; no-ops in a build without MPI)         */
+/* ======================================================================== */
+
+/* What an MPI setup found.  The core never includes mpi.h: session.c calls
+ * the three hooks below, which src/ext/mpi.c defines -- as no-ops when the
+ * library is built without MPI (SPS_HAVE_MPI undefined). */
+typedef struct sps__dist {
+    int on;                  /* 1: sessions are collective over a communicator */
+    int rank, size;
+    int has_clock_offset;
+    int64_t clock_offset_ns;       /* ns to add to put times on rank 0's clock */
+    int64_t clock_offset_error_ns; /* half the best round trip */
+} sps__dist_t;
+
+/* Called by sps_setup (no session live, outside the lock).  When MPI is
+ * initialised (or sps_mpi_setup named a communicator) it is collective: it
+ * duplicates the communicator, measures the clock offset against rank 0 and
+ * fills *out (on = 1, rank, size).  Otherwise *out is zeroed (on = 0).
+ * Returns 0 or a negative SPS_E* code. */
+SPS__HIDDEN int sps__mpi_setup_hook(sps__dist_t *out);
+/* Called by sps__finalize_ex when sps__g.dist.on: the collective finalize.
+ * Writes this rank's period with sps__finalize_local to a per-rank file and
+ * has rank 0 merge them into path.  Every rank returns the same code. */
+SPS__HIDDEN int sps__mpi_finalize_hook(const char *path, FILE *table_fp);
+/* Called by sps_shutdown: releases the communicator. */
+SPS__HIDDEN void sps__mpi_shutdown_hook(void);
+/* session.c: the finalize of this process alone (what sps__finalize_ex does
+ * without MPI). */
+SPS__HIDDEN int sps__finalize_local(const char *path, FILE *table_fp);
+/* h5.c: adds group `group` to an existing, closed HDF5 file: n rows of an
+ * optional vlen UTF-8 column strname (none when strcol is NULL) and ncols
+ * int64 columns, and a "description" attribute.  0, SPS_EHDF5 or SPS_EIO. */
+SPS__HIDDEN int sps__h5_add_table(const char *path, const char *group,
+                                  const char *desc, size_t n,
+                                  const char *strname,
+                                  const char *const *strcol, size_t ncols,
+                                  const char *const *colname,
+                                  const int64_t *const *cols);
 
 typedef struct sps__session {
     pthread_mutex_t lock;
@@ -517,6 +564,7 @@ typedef struct sps__session {
     uint64_t misuse;
     uint64_t open_written;    /* open calls left at the last finalize */
     sps__snap_t *pending;     /* a period whose write failed */
+    sps__dist_t dist;         /* MPI: rank, size, clock offset (ext/mpi.c) */
 } sps__session_t;
 
 SPS__HIDDEN extern sps__session_t sps__g;

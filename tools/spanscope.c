@@ -24,6 +24,8 @@
 #include "formats/h5_read.h"
 #include "formats/timeline.h"
 
+#include <hdf5.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -161,10 +163,37 @@ static int u32_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* /metadata mpi_size of the file at path, or 0 when absent or odd. */
+static int64_t meta_mpi_size(const char *path) {
+    H5E_auto2_t func;
+    void *data;
+    int saved = H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int64_t v = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t a = f >= 0 ? H5Aopen_by_name(f, "metadata", "mpi_size", H5P_DEFAULT, H5P_DEFAULT)
+                     : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    if (sp < 0 || H5Sget_simple_extent_npoints(sp) != 1 ||
+        H5Aread(a, H5T_NATIVE_INT64, &v) < 0 || v < 0 || v > (1 << 24))
+        v = 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
+    if (f >= 0) H5Fclose(f);
+    if (saved) H5Eset_auto2(H5E_DEFAULT, func, data);
+    return v;
+}
+
 /* The distinct ranks of r's index, sorted, into *ranks (malloc'd) and
- * *nranks.  Returns 0 or SPS_ENOMEM. */
-static int index_ranks(const sps__h5r_t *r, uint32_t **ranks, size_t *nranks) {
-    uint32_t *v = malloc((r->nrows ? r->nrows : 1) * sizeof *v);
+ * *nranks.  When /metadata mpi_size is larger than every rank of the index
+ * (an MPI file where some ranks recorded nothing), the ranks are 0 ..
+ * mpi_size - 1: a rank without calls counts as 0 in the per-rank view.
+ * Returns 0 or SPS_ENOMEM. */
+static int index_ranks(const sps__h5r_t *r, const char *path, uint32_t **ranks,
+                       size_t *nranks) {
+    int64_t world = meta_mpi_size(path);
+    size_t cap = r->nrows > (size_t)world ? r->nrows : (size_t)world;
+    uint32_t *v = malloc((cap ? cap : 1) * sizeof *v);
     size_t n = 0;
     *ranks = v;
     *nranks = 0;
@@ -173,6 +202,10 @@ static int index_ranks(const sps__h5r_t *r, uint32_t **ranks, size_t *nranks) {
     qsort(v, r->nrows, sizeof *v, u32_cmp);
     for (size_t i = 0; i < r->nrows; i++)
         if (n == 0 || v[n - 1] != v[i]) v[n++] = v[i];
+    if (n && world > 1 && (int64_t)v[n - 1] < world && (size_t)world > n) {
+        for (uint32_t k = 0; k < (uint32_t)world; k++) v[k] = k;
+        n = (size_t)world;
+    }
     *nranks = n;
     return 0;
 }
@@ -245,7 +278,7 @@ static int report_print(const sps__h5r_t *r, report_opts_t *o) {
     }
     uint32_t *ranks = NULL;
     size_t nranks = 0;
-    if (rc == 0 && o->ranks != 0) rc = index_ranks(r, &ranks, &nranks);
+    if (rc == 0 && o->ranks != 0) rc = index_ranks(r, o->file, &ranks, &nranks);
     if (rc == 0 && nranks > 0 &&
         (o->ranks == 1 || (nranks >= 2 && o->t.flat))) {
         if (o->t.tree || o->t.flat) printf("\n");

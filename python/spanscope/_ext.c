@@ -581,14 +581,15 @@ static PyObject *ext_setup(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"file_path", "aggregate", "memory_limit", "chunk_size",
                              "overflow", "spill_dir", "label", "compress_threshold",
-                             "rank", "size", NULL};
+                             "rank", "size", "local", NULL};
     sps_config_t c = SPS_CONFIG_INIT;
     const char *file_path = NULL, *spill_dir = NULL, *label = NULL;
     Py_ssize_t mem = 0, chunk = 0;
     int overflow = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$pnnizzlii", kwlist, &file_path,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$pnnizzliip", kwlist, &file_path,
                                      &c.aggregate, &mem, &chunk, &overflow, &spill_dir,
-                                     &label, &c.compress_threshold, &c.rank, &c.size))
+                                     &label, &c.compress_threshold, &c.rank, &c.size,
+                                     &c.local))
         return NULL;
     if (mem < 0 || chunk < 0) return PyErr_Format(PyExc_ValueError, "sizes must be >= 0");
     c.file_path = file_path;

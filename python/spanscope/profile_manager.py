@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from spanscope import _ext
+from spanscope import _ext, _mpi
 
 __all__ = ["ProfileManager", "ProfilingRun", "Region", "RegionStats"]
 
@@ -242,6 +242,7 @@ class ProfileManager:
         path = None if o["deactivate_file_output"] or o["file_path"] is None else os.fspath(o["file_path"])
         compress = {"auto": 0, "gzip": 1, None: -1, "none": -1}[o["hdf5_compression"]]
         if not o["deactivate_profiling"]:
+            _mpi.ensure_initialized()  # under mpirun: a collective session (docs/mpi.md)
             _ext.setup(path, aggregate=o["aggregation_mode"], memory_limit=o["memory_limit"],
                        chunk_size=o["chunk_size"], overflow=_OVERFLOW[o["overflow"]],
                        spill_dir=o["spill_dir"], label=o["label"], compress_threshold=compress)

@@ -966,7 +966,8 @@ class profile:
 
     def _prepare(self) -> None:
         if not _ext.is_active():
-            _ext.setup(None)
+            # local: each rank profiles on its own, never collectively
+            _ext.setup(None, local=True)
             self._owns_session = True
             return
         try:

@@ -120,6 +120,12 @@ int sps_setup(const sps_config_t *cfg) {
     int rc = check_config(cfg);
     if (rc) return rc;
     ensure_process_init();
+    /* MPI (src/ext/mpi.c): collective when MPI is initialised; a no-op in a
+     * build without MPI.  Runs before the lock: it talks to other ranks. */
+    sps__dist_t dist = {0};
+    if (session_live()) return SPS_EACTIVE;
+    rc = cfg->local ? 0 : sps__mpi_setup_hook(&dist);
+    if (rc) return rc;
     pthread_mutex_lock(&sps__g.lock);
     if (session_live()) {
         pthread_mutex_unlock(&sps__g.lock);
@@ -129,6 +135,11 @@ int sps_setup(const sps_config_t *cfg) {
     session_clear();
     free_session_strings();
     sps__g.cfg = *cfg;
+    sps__g.dist = dist;
+    if (dist.on) {
+        sps__g.cfg.rank = dist.rank;
+        sps__g.cfg.size = dist.size;
+    }
     sps__g.file_path = dup_or_null(cfg->file_path);
     sps__g.label = dup_or_null(cfg->label);
     sps__g.spill_dir = dup_or_null(cfg->spill_dir);
@@ -165,11 +176,15 @@ int sps_shutdown(void) {
     ensure_process_init();
     pthread_mutex_lock(&sps__g.lock);
     sps__state_store(SPS__OFF);
-    if (sps__g.pid == getpid()) {
+    int mine = sps__g.pid == getpid();
+    if (mine) {
         session_clear();
         pool_trim(0);
     }
+    int dist_on = sps__g.dist.on;
+    sps__g.dist.on = 0;
     pthread_mutex_unlock(&sps__g.lock);
+    if (mine && dist_on) sps__mpi_shutdown_hook();
     return 0;
 }
 
@@ -386,6 +401,9 @@ static int snap_describe(sps__snap_t *s) {
     s->wall_anchor_ns = sps__g.wall_anchor_ns;
     s->mono_anchor_ns = sps__g.mono_anchor_ns;
     s->label = sps__g.label ? strdup(sps__g.label) : NULL;
+    s->has_clock_offset = sps__g.dist.has_clock_offset;
+    s->clock_offset_ns = sps__g.dist.clock_offset_ns;
+    s->clock_offset_error_ns = sps__g.dist.clock_offset_error_ns;
     return 0;
 }
 
@@ -581,8 +599,15 @@ int sps_finalize_to(const char *path) {
     return sps__finalize_ex(path, sps__g.cfg.verbose ? stderr : NULL);
 }
 
-/* sps_finalize_to, with the table printed to table_fp (NULL: no table). */
+/* sps_finalize_to, with the table printed to table_fp (NULL: no table).
+ * Under MPI the finalize is collective (src/ext/mpi.c), which writes this
+ * process's part with sps__finalize_local. */
 int sps__finalize_ex(const char *path, FILE *table_fp) {
+    if (session_live() && sps__g.dist.on) return sps__mpi_finalize_hook(path, table_fp);
+    return sps__finalize_local(path, table_fp);
+}
+
+int sps__finalize_local(const char *path, FILE *table_fp) {
     ensure_process_init();
     pthread_mutex_lock(&sps__g.lock);
     if (!session_live()) {

@@ -881,6 +881,10 @@ static int metadata_write(sps__h5w_t *w, hid_t g) {
     if (rc == 0)
         rc = attr_str(g, "clock_source",
                       l->clock_source ? l->clock_source : "unknown");
+    if (rc == 0 && l->has_clock_offset) /* MPI clock alignment (docs/mpi.md) */
+        rc = attr_i64(g, "clock_offset_ns", l->clock_offset_ns);
+    if (rc == 0 && l->has_clock_offset)
+        rc = attr_i64(g, "clock_offset_error_ns", l->clock_offset_error_ns);
     return rc;
 }
 
@@ -990,4 +994,42 @@ void sps__h5w_abort(sps__h5w_t *w) {
     unlink(w->path);
     w_free(w);
     quiet_end(&q, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Extra tables (src/ext/mpi.c: /communication, /mpi_clock; docs/mpi.md)    */
+/* ------------------------------------------------------------------------ */
+
+/* Adds group `group` to the closed file at path: n rows of an optional
+ * vlen UTF-8 column strname (skipped when strcol is NULL) and ncols int64
+ * columns colname[i] = cols[i][0..n), and a string attribute description.
+ * Returns 0 or SPS_EHDF5 / SPS_EIO. */
+int sps__h5_add_table(const char *path, const char *group, const char *desc,
+                      size_t n, const char *strname, const char *const *strcol,
+                      size_t ncols, const char *const *colname,
+                      const int64_t *const *cols) {
+    quiet_t q;
+    quiet_begin(&q);
+    errno = 0;
+    int rc = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gcreate2(f, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                     : H5I_INVALID_HID;
+    if (g < 0) rc = h5_fail();
+    if (rc == 0 && strcol) {
+        hid_t d = col_create(g, strname, K_STR, n, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && n && col_write(g, strname, K_STR, strcol) < 0) rc = h5_fail();
+    }
+    for (size_t i = 0; rc == 0 && i < ncols; i++) {
+        hid_t d = col_create(g, colname[i], K_I64, n, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && n && col_write(g, colname[i], K_I64, cols[i]) < 0) rc = h5_fail();
+    }
+    if (rc == 0 && desc && attr_str(g, "description", desc) < 0) rc = h5_fail();
+    h5_close(&g);
+    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    return quiet_end(&q, rc);
 }

@@ -76,7 +76,10 @@ static int write_file(sps__snap_t *s, const char *path) {
         .mono_anchor_ns = s->mono_anchor_ns, .label = s->label,
         .rank = s->rank, .size = s->size, .dropped = s->dropped,
         .misuse = s->misuse, .open_calls = s->open_calls,
-        .clock_source = sps__use_tsc ? "tsc" : "monotonic"};
+        .clock_source = sps__use_tsc ? "tsc" : "monotonic",
+        .has_clock_offset = s->has_clock_offset,
+        .clock_offset_ns = s->clock_offset_ns,
+        .clock_offset_error_ns = s->clock_offset_error_ns};
     sps__h5w_t *w = NULL;
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
     if (!rc && !s->aggregate) {

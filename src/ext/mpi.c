@@ -1,0 +1,466 @@
+/* mpi.c -- the MPI integration: collective sessions, clock alignment, the
+ * collective finalize and the /communication counters (docs/mpi.md).
+ *
+ * The core never includes mpi.h; src/core/session.c calls the three hooks
+ * declared in sps_int.h.  Built without MPI (SPS_HAVE_MPI undefined) they
+ * are no-ops and this file needs nothing from MPI.
+ *
+ * Every MPI call here goes through the PMPI entry points, so that a
+ * profiling library (libspanscope_pmpi) does not record spanscope's own
+ * messages as the program's. */
+#include "sps_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SPS_HAVE_MPI
+
+int sps__mpi_setup_hook(sps__dist_t *out) {
+    memset(out, 0, sizeof *out);
+    return 0;
+}
+int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
+    return sps__finalize_local(path, table_fp);
+}
+void sps__mpi_shutdown_hook(void) {}
+
+#else /* SPS_HAVE_MPI */
+
+#include <mpi.h>
+
+#include "spanscope_mpi.h"
+
+/* formats/merge.c (declared in spanscope.h as well). */
+SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
+                      size_t n, void *err_file);
+
+#define TAG_CLOCK 0x5350 /* on spanscope's own duplicate communicator */
+#define CLOCK_ROUNDS 16
+
+static MPI_Comm g_comm = MPI_COMM_NULL; /* the session's duplicate */
+static MPI_Comm g_explicit = MPI_COMM_NULL; /* from sps_mpi_setup, once */
+static int g_explicit_set;
+
+/* /communication counters by region id (sps_mpi_count). */
+static pthread_mutex_t g_cnt_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *g_calls, *g_bytes;
+static uint32_t g_cnt_cap;
+
+static int mpi_live(void) {
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    return init && !fin;
+}
+
+static void comm_release(void) {
+    if (g_comm != MPI_COMM_NULL && mpi_live()) PMPI_Comm_free(&g_comm);
+    g_comm = MPI_COMM_NULL;
+}
+
+static void counters_clear(void) {
+    pthread_mutex_lock(&g_cnt_lock);
+    if (g_cnt_cap) {
+        memset(g_calls, 0, g_cnt_cap * sizeof *g_calls);
+        memset(g_bytes, 0, g_cnt_cap * sizeof *g_bytes);
+    }
+    pthread_mutex_unlock(&g_cnt_lock);
+}
+
+/* Ping-pong with rank 0, one rank after the other: each of CLOCK_ROUNDS
+ * rounds, rank r sends, rank 0 answers with its clock t0, and r keeps the
+ * round with the lowest round trip (rtt): offset = t0 - (send + recv) / 2,
+ * error bound rtt / 2 (both clocks tick forward, so rank 0's reading lies
+ * between r's send and receive times).  One unmeasured round first. */
+static int clock_sync(MPI_Comm c, int rank, int size, int64_t *off,
+                      int64_t *err) {
+    *off = 0;
+    *err = 0;
+    const char *e = getenv("SPANSCOPE_MPI_CLOCK_ROUNDS");
+    int rounds = e && atoi(e) > 0 ? atoi(e) : CLOCK_ROUNDS;
+    if (rank == 0) {
+        for (int r = 1; r < size; r++)
+            for (int k = 0; k <= rounds; k++) {
+                int64_t x;
+                if (PMPI_Recv(&x, 1, MPI_INT64_T, r, TAG_CLOCK, c, MPI_STATUS_IGNORE) ||
+                    (x = (int64_t)sps__mono_ns(),
+                     PMPI_Send(&x, 1, MPI_INT64_T, r, TAG_CLOCK, c)))
+                    return SPS_EIO;
+            }
+        return 0;
+    }
+    int64_t best = INT64_MAX;
+    for (int k = 0; k <= rounds; k++) {
+        int64_t t0 = (int64_t)sps__mono_ns(), ts;
+        if (PMPI_Send(&t0, 1, MPI_INT64_T, 0, TAG_CLOCK, c) ||
+            PMPI_Recv(&ts, 1, MPI_INT64_T, 0, TAG_CLOCK, c, MPI_STATUS_IGNORE))
+            return SPS_EIO;
+        int64_t t1 = (int64_t)sps__mono_ns();
+        if (k == 0 || t1 - t0 >= best) continue;
+        best = t1 - t0;
+        *off = ts - (t0 + (t1 - t0) / 2);
+        *err = (best + 1) / 2;
+    }
+    return 0;
+}
+
+int sps__mpi_setup_hook(sps__dist_t *out) {
+    static pid_t mpi_pid; /* the process that used MPI first (not a fork) */
+    memset(out, 0, sizeof *out);
+    if (mpi_pid && mpi_pid != getpid()) return 0; /* forked child: no MPI */
+    MPI_Comm base;
+    if (g_explicit_set) {
+        base = g_explicit;
+        g_explicit_set = 0;
+        if (!mpi_live()) return SPS_EINVAL;
+    } else {
+        const char *e = getenv("SPANSCOPE_MPI");
+        if (e && !strcmp(e, "0")) return 0;
+        if (!mpi_live()) return 0;
+        base = MPI_COMM_WORLD;
+    }
+    comm_release();
+    if (PMPI_Comm_dup(base, &g_comm) != MPI_SUCCESS) {
+        g_comm = MPI_COMM_NULL;
+        return SPS_EIO;
+    }
+    mpi_pid = getpid();
+    PMPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(g_comm, &rank);
+    PMPI_Comm_size(g_comm, &size);
+    int64_t off = 0, err = 0;
+    int rc = clock_sync(g_comm, rank, size, &off, &err);
+    /* agree: every rank fails or none does */
+    int agreed = rc;
+    if (PMPI_Allreduce(&rc, &agreed, 1, MPI_INT, MPI_MIN, g_comm)) agreed = SPS_EIO;
+    if (agreed) {
+        comm_release();
+        return agreed;
+    }
+    counters_clear();
+    *out = (sps__dist_t){1, rank, size, 1, off, err};
+    return 0;
+}
+
+void sps__mpi_shutdown_hook(void) {
+    comm_release();
+    counters_clear();
+}
+
+int sps_mpi_setup(const sps_config_t *cfg, MPI_Comm comm) {
+    if (comm == MPI_COMM_NULL || !mpi_live()) return SPS_EINVAL;
+    if (sps_is_active()) return SPS_EACTIVE;
+    g_explicit = comm;
+    g_explicit_set = 1;
+    int rc = sps_setup(cfg);
+    g_explicit_set = 0;
+    return rc;
+}
+
+int sps_mpi_clock_offset(int64_t *offset_ns, int64_t *error_ns) {
+    pthread_mutex_lock(&sps__g.lock);
+    int on = sps__g.dist.on && sps__g.pid == getpid();
+    if (offset_ns) *offset_ns = on ? sps__g.dist.clock_offset_ns : 0;
+    if (error_ns) *error_ns = on ? sps__g.dist.clock_offset_error_ns : 0;
+    pthread_mutex_unlock(&sps__g.lock);
+    return on && sps_is_active() ? 0 : SPS_ENOSESSION;
+}
+
+void sps_mpi_count(sps_region_t r, uint64_t bytes) {
+    if (r == SPS_REGION_INVALID || !sps__state_load()) return;
+    pthread_mutex_lock(&g_cnt_lock);
+    if (r >= g_cnt_cap) {
+        uint32_t cap = r + 64;
+        uint64_t *c = realloc(g_calls, cap * sizeof *c);
+        if (c) g_calls = c;
+        uint64_t *b = c ? realloc(g_bytes, cap * sizeof *b) : NULL;
+        if (b) g_bytes = b;
+        if (!c || !b) {
+            pthread_mutex_unlock(&g_cnt_lock);
+            return;
+        }
+        memset(g_calls + g_cnt_cap, 0, (cap - g_cnt_cap) * sizeof *g_calls);
+        memset(g_bytes + g_cnt_cap, 0, (cap - g_cnt_cap) * sizeof *g_bytes);
+        g_cnt_cap = cap;
+    }
+    g_calls[r]++;
+    g_bytes[r] += bytes;
+    pthread_mutex_unlock(&g_cnt_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The collective finalize                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* This rank's counters since the last finalize, serialised: names as
+ * NUL-terminated strings one after the other, and (calls, bytes) pairs.
+ * The counters start again from zero. */
+typedef struct comm_rows {
+    char *names;
+    size_t nbytes;
+    int64_t *vals; /* 2 per row */
+    int n;
+} comm_rows_t;
+
+static int comm_take(comm_rows_t *o) {
+    memset(o, 0, sizeof *o);
+    pthread_mutex_lock(&g_cnt_lock);
+    size_t nb = 0;
+    int n = 0;
+    for (uint32_t r = 1; r < g_cnt_cap; r++)
+        if (g_calls[r]) {
+            nb += strlen(sps__registry_name(r)) + 1;
+            n++;
+        }
+    o->names = malloc(nb + 1);
+    o->vals = malloc(2 * (size_t)(n + 1) * sizeof *o->vals);
+    if (!o->names || !o->vals) {
+        pthread_mutex_unlock(&g_cnt_lock);
+        return SPS_ENOMEM;
+    }
+    for (uint32_t r = 1; r < g_cnt_cap; r++)
+        if (g_calls[r]) {
+            const char *s = sps__registry_name(r);
+            size_t l = strlen(s) + 1;
+            memcpy(o->names + o->nbytes, s, l);
+            o->nbytes += l;
+            o->vals[2 * o->n] = (int64_t)g_calls[r];
+            o->vals[2 * o->n + 1] = (int64_t)g_bytes[r];
+            o->n++;
+            g_calls[r] = g_bytes[r] = 0;
+        }
+    pthread_mutex_unlock(&g_cnt_lock);
+    return 0;
+}
+
+/* Gathers every rank's counters to rank 0 and, there, adds them to the file
+ * at path as /communication (nothing when no rank counted anything).
+ * Collective.  Returns 0 or a negative code (on rank 0; 0 elsewhere). */
+static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
+                       const char *path, int write) {
+    int cnt[2] = {mine->n, (int)mine->nbytes};
+    int *all = rank == 0 ? calloc(2 * (size_t)size, sizeof *all) : NULL;
+    int *rc_n = rank == 0 ? calloc((size_t)size, sizeof *rc_n) : NULL;
+    int *rc_b = rank == 0 ? calloc((size_t)size, sizeof *rc_b) : NULL;
+    int *dn = rank == 0 ? calloc((size_t)size, sizeof *dn) : NULL;
+    int *db = rank == 0 ? calloc((size_t)size, sizeof *db) : NULL;
+    int rc = 0;
+    if (rank == 0 && (!all || !rc_n || !rc_b || !dn || !db)) rc = SPS_ENOMEM;
+    int64_t *tmp_all = NULL;
+    int dummy[2];
+    if (PMPI_Gather(cnt, 2, MPI_INT, all ? all : dummy, 2, MPI_INT, 0, c)) rc = SPS_EIO;
+    size_t tn = 0, tb = 0;
+    if (rank == 0 && all) {
+        for (int r = 0; r < size; r++) {
+            dn[r] = (int)(2 * tn);
+            db[r] = (int)tb;
+            rc_n[r] = 2 * all[2 * r];
+            rc_b[r] = all[2 * r + 1];
+            tn += (size_t)all[2 * r];
+            tb += (size_t)all[2 * r + 1];
+        }
+    }
+    char *names = rank == 0 ? malloc(tb + 1) : NULL;
+    int64_t *vals = rank == 0 ? malloc((2 * tn + 1) * sizeof *vals) : NULL;
+    if (rank == 0 && (!names || !vals)) rc = SPS_ENOMEM;
+    if (PMPI_Gatherv(mine->vals, 2 * mine->n, MPI_INT64_T, vals, rc_n, dn,
+                     MPI_INT64_T, 0, c) ||
+        PMPI_Gatherv(mine->names, (int)mine->nbytes, MPI_CHAR, names, rc_b, db,
+                     MPI_CHAR, 0, c))
+        rc = SPS_EIO;
+    if (rank == 0 && !rc && write && tn) {
+        const char **reg = malloc(tn * sizeof *reg);
+        int64_t *rk = malloc(tn * sizeof *rk), *calls = malloc(tn * sizeof *calls),
+                *bytes = malloc(tn * sizeof *bytes);
+        if (!reg || !rk || !calls || !bytes) rc = SPS_ENOMEM;
+        size_t i = 0, nb = 0;
+        for (int r = 0; !rc && r < size; r++)
+            for (int k = 0; k < all[2 * r]; k++, i++) {
+                reg[i] = names + nb;
+                nb += strlen(names + nb) + 1;
+                rk[i] = r;
+                calls[i] = vals[2 * i];
+                bytes[i] = vals[2 * i + 1];
+            }
+        static const char *const cn[] = {"rank", "calls", "bytes"};
+        const int64_t *cv[] = {rk, calls, bytes};
+        if (!rc)
+            rc = sps__h5_add_table(path, "communication",
+                                   "per rank and MPI call: calls, and bytes sent or "
+                                   "received by this rank (docs/mpi.md)",
+                                   tn, "region", reg, 3, cn, cv);
+        free(reg), free(rk), free(calls), free(bytes);
+    }
+    free(tmp_all), free(all), free(rc_n), free(rc_b), free(dn), free(db);
+    free(names), free(vals);
+    return rank == 0 ? rc : 0;
+}
+
+/* Gathers every rank's clock offset and error bound to rank 0 and, there
+ * (when write), adds them to the file as /mpi_clock (rank,
+ * clock_offset_ns, clock_offset_error_ns; one row per rank).  Collective. */
+static int clock_gather(MPI_Comm c, int rank, int size, const char *path,
+                        int write) {
+    int64_t mine[2] = {sps__g.dist.clock_offset_ns, sps__g.dist.clock_offset_error_ns};
+    int64_t *all = rank == 0 ? malloc(2 * (size_t)size * sizeof *all) : NULL;
+    int rc = rank == 0 && !all ? SPS_ENOMEM : 0;
+    int64_t dummy[2];
+    if (PMPI_Gather(mine, 2, MPI_INT64_T, all ? all : dummy, 2, MPI_INT64_T, 0, c))
+        rc = SPS_EIO;
+    if (rank == 0 && !rc && write) {
+        int64_t *v = malloc(3 * (size_t)size * sizeof *v);
+        if (!v) rc = SPS_ENOMEM;
+        for (int r = 0; !rc && r < size; r++) {
+            v[r] = r;
+            v[size + r] = all[2 * r];
+            v[2 * size + r] = all[2 * r + 1];
+        }
+        static const char *const cn[] = {"rank", "clock_offset_ns", "clock_offset_error_ns"};
+        const int64_t *cv[] = {v, v ? v + size : NULL, v ? v + 2 * size : NULL};
+        if (!rc)
+            rc = sps__h5_add_table(path, "mpi_clock",
+                                   "per rank: ns added to its times to put them on "
+                                   "rank 0's clock, and the error bound (docs/mpi.md)",
+                                   (size_t)size, NULL, NULL, 3, cn, cv);
+        free(v);
+    }
+    free(all);
+    return rank == 0 ? rc : 0;
+}
+
+/* "<base>.<what>.h5" into buf. */
+static int name_with(char *buf, size_t cap, const char *base, const char *what) {
+    int n = snprintf(buf, cap, "%s.%s.h5", base, what);
+    return n < 0 || (size_t)n >= cap ? SPS_EPATH : 0;
+}
+
+/* sps__finalize_local(path, table_fp), with the "spanscope: wrote" line
+ * (naming the temporary per-rank file) left out of the table output. */
+static int local_quiet(const char *path, FILE *table_fp) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *ms = table_fp ? open_memstream(&text, &len) : NULL;
+    int rc = sps__finalize_local(path, ms ? ms : table_fp);
+    if (ms && fclose(ms) == 0 && text) {
+        static const char skip[] = "spanscope: wrote ";
+        for (char *line = text, *nl; *line; line = nl) {
+            nl = strchr(line, '\n');
+            nl = nl ? nl + 1 : line + strlen(line);
+            if (strncmp(line, skip, sizeof skip - 1))
+                fwrite(line, 1, (size_t)(nl - line), table_fp);
+        }
+    }
+    free(text);
+    return rc;
+}
+
+/* Every rank gets the lowest (most negative) code of all. */
+static int agree(MPI_Comm c, int rc) {
+    int out = rc;
+    if (PMPI_Allreduce(&rc, &out, 1, MPI_INT, MPI_MIN, c)) return SPS_EIO;
+    return out;
+}
+
+int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
+    char buf[64];
+    if (!mpi_live() || g_comm == MPI_COMM_NULL) {
+        /* MPI already finalized: no collective possible.  Each rank writes
+         * its own "<path>.rank<N>.h5" (spanscope merge joins them). */
+        if (!path) return sps__finalize_local(NULL, table_fp);
+        char *p = malloc(strlen(path) + 64);
+        if (!p) return SPS_ENOMEM;
+        snprintf(buf, sizeof buf, "rank%d", sps__g.dist.rank);
+        int rc = name_with(p, strlen(path) + 64, path, buf);
+        if (!rc) rc = sps__finalize_local(p, table_fp);
+        free(p);
+        return rc;
+    }
+    MPI_Comm c = g_comm;
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(c, &rank);
+    PMPI_Comm_size(c, &size);
+    if (sps__g.mode == SPS__AGGREGATE) {
+        /* aggregate files hold no spans, which sps_merge needs: each rank
+         * keeps its own "<path>.rank<N>.h5"; the code is still agreed */
+        int rc = 0;
+        char *p = path ? malloc(strlen(path) + 64) : NULL;
+        if (path && !p) rc = SPS_ENOMEM;
+        snprintf(buf, sizeof buf, "rank%d", rank);
+        if (!rc && p) rc = name_with(p, strlen(path) + 64, path, buf);
+        if (!rc) rc = sps__finalize_local(p, rank == 0 ? table_fp : NULL);
+        free(p);
+        return agree(c, rc);
+    }
+    /* Rank 0's path and pid name every file. */
+    long long hdr[2] = {path ? (long long)strlen(path) : -1, (long long)getpid()};
+    if (PMPI_Bcast(hdr, 2, MPI_LONG_LONG, 0, c)) return SPS_EIO;
+    FILE *mytable = rank == 0 ? table_fp : NULL;
+    if (hdr[0] < 0) return agree(c, sps__finalize_local(NULL, mytable));
+    size_t plen = (size_t)hdr[0], cap = plen + 96;
+    char *final = malloc(plen + 1), *mine = malloc(cap), *tmpout = malloc(cap);
+    int rc = final && mine && tmpout ? 0 : SPS_ENOMEM;
+    rc = agree(c, rc);
+    if (rc) {
+        free(final), free(mine), free(tmpout);
+        return rc;
+    }
+    if (rank == 0) memcpy(final, path, plen);
+    final[plen] = 0;
+    if (PMPI_Bcast(final, (int)plen, MPI_CHAR, 0, c)) rc = SPS_EIO;
+    int pid0 = (int)hdr[1];
+    snprintf(buf, sizeof buf, "rank%d.tmp-%d", rank, pid0);
+    if (!rc) rc = name_with(mine, cap, final, buf);
+    snprintf(buf, sizeof buf, "tmp-mpi-%d", pid0);
+    if (!rc) rc = name_with(tmpout, cap, final, buf);
+    /* 1. every rank writes its period (rank 0's table without the line
+     * naming the per-rank file: the merged file is named below) */
+    if (!rc) rc = local_quiet(mine, mytable);
+    int wrote = rc == 0;
+    comm_rows_t rows;
+    int crc = comm_take(&rows);
+    if (crc) rows.n = 0, rows.nbytes = 0;
+    rc = agree(c, rc);
+    /* 2. rank 0 merges (the others wait in the broadcast) */
+    int mrc = rc;
+    if (!rc && rank == 0) {
+        const char **in = calloc((size_t)size, sizeof *in);
+        char **own = calloc((size_t)size, sizeof *own);
+        if (!in || !own) mrc = SPS_ENOMEM;
+        for (int r = 0; !mrc && r < size; r++) {
+            own[r] = malloc(cap);
+            snprintf(buf, sizeof buf, "rank%d.tmp-%d", r, pid0);
+            if (!own[r] || name_with(own[r], cap, final, buf)) mrc = SPS_ENOMEM;
+            in[r] = own[r];
+        }
+        if (!mrc) mrc = sps_merge(tmpout, in, (size_t)size, table_fp);
+        if (mrc > 0) mrc = SPS_EIO; /* a merge failure reported as a count */
+        for (int r = 0; own && r < size; r++)
+            if (own[r]) unlink(own[r]);
+        for (int r = 0; own && r < size; r++) free(own[r]);
+        free(own);
+        free(in);
+    }
+    /* 3. the counters go into the merged file (collective either way) */
+    int grc = comm_gather(c, rank, size, &rows, tmpout, rank == 0 && !mrc);
+    if (rank == 0 && !mrc && grc) mrc = grc;
+    grc = clock_gather(c, rank, size, tmpout, rank == 0 && !mrc);
+    if (rank == 0 && !mrc && grc) mrc = grc;
+    if (rank == 0 && !rc) {
+        if (!mrc && rename(tmpout, final) != 0) mrc = SPS_EPATH;
+        if (mrc) unlink(tmpout);
+        if (table_fp && !mrc)
+            fprintf(table_fp, "spanscope: merged %d ranks into %s\n", size, final);
+        if (table_fp && mrc)
+            fprintf(table_fp, "spanscope: could not merge the ranks into %s: %s\n",
+                    final, sps_strerror(mrc));
+    }
+    if (rc && wrote) unlink(mine); /* another rank failed: nothing merged */
+    if (!rc && PMPI_Bcast(&mrc, 1, MPI_INT, 0, c)) mrc = SPS_EIO;
+    free(rows.names), free(rows.vals);
+    free(final), free(mine), free(tmpout);
+    return rc ? rc : mrc;
+}
+
+#endif /* SPS_HAVE_MPI */
