@@ -45,7 +45,7 @@ static uint64_t status_bytes(const MPI_Status *st, MPI_Datatype t) {
  * counted.  Both do nothing without a session (sps_begin's own check). */
 #define BEGIN(name)                                                            \
     static sps_region_t slot_;                                                 \
-    int on_ = __atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0;                                              \
+    int on_ = __atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0;          \
     sps_region_t r_ = on_ ? rid(&slot_, name) : 0;                             \
     if (on_) sps_begin(r_)
 #define END(bytes)                                                             \
