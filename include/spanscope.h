@@ -346,6 +346,10 @@ typedef struct sps_timeline {
     const char *process_name;        /* NULL: "rank N" or "spanscope" */
     const char *trace_name;          /* NULL: none */
     int64_t rank, world_size;        /* rank < 0: not distributed */
+    int64_t wall_anchor_ns;          /* CLOCK_REALTIME ns read together with */
+    int64_t mono_anchor_ns;          /* this CLOCK_MONOTONIC ns (0: none), so
+                                        that merges can align hosts (JSON) */
+    const char *hostname;            /* NULL: none */
 } sps_timeline_t;
 
 /* Writes t to path as a Chrome trace (.json, .json.gz) or a Perfetto trace
@@ -410,8 +414,9 @@ SPS_API int sps_print_summary(void *file);
  * measured by the MPI integration) is shifted by exactly that, the
  * reference then being the lowest rank (rank 0: the output is on rank 0's
  * clock); other .h5 inputs are shifted through their wall-clock anchors
- * (not at all when recorded on the reference's host and boot); traces
- * carry no anchor and are merged unshifted.  A JSON output records how
+ * (not at all when recorded on the reference's host and boot), and so are
+ * JSON traces carrying spanscope's "spanscopeClock" anchor; other traces
+ * are merged unshifted.  A JSON output records how
  * each rank was aligned in its top-level "spanscope" key.  docs/merge.md
  * gives the error bounds.
  *

@@ -319,15 +319,16 @@ static int str_array(PyObject *list, const char ***out, size_t *n, const char *w
 }
 
 /* timeline_write(path, names, thread_ids, thread_names, spans, args, extra,
- *                base_ns, trace_name, rank, world_size) */
+ *                base_ns, trace_name, rank, world_size, wall_anchor_ns,
+ *                mono_anchor_ns, hostname) */
 static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     (void)mod;
     PyObject *path, *names, *tids, *tnames, *spans, *args;
-    const char *extra, *trace_name;
-    long long base, rank, world;
-    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLL", PyUnicode_FSConverter, &path, &PyList_Type,
+    const char *extra, *trace_name, *host;
+    long long base, rank, world, wall, mono;
+    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLz", PyUnicode_FSConverter, &path, &PyList_Type,
                           &names, &PyList_Type, &tids, &tnames, &spans, &args, &extra,
-                          &base, &trace_name, &rank, &world))
+                          &base, &trace_name, &rank, &world, &wall, &mono, &host))
         return NULL;
     sps_timeline_t t = {0};
     const char **nm = NULL, **tn = NULL, **ar = NULL;
@@ -353,7 +354,7 @@ static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     }
     t = (sps_timeline_t){nn, nm, (size_t)nt, ids, tn, nspans,
                          (const sps_span_t *)PyBytes_AS_STRING(spans), ar, extra, base,
-                         NULL, trace_name, rank, world};
+                         NULL, trace_name, rank, world, wall, mono, host};
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = sps_timeline_write(PyBytes_AS_STRING(path), &t);

@@ -11,7 +11,9 @@
  *   ...one X event per span...
  *   ],
  *   "schemaVersion":1,"displayTimeUnit":"ns","baseTimeNanoseconds":N,
- *   "traceName":"...","distributedInfo":{...},"deviceProperties":[]}
+ *   "traceName":"...","distributedInfo":{...},
+ *   "spanscopeClock":{"wall_anchor_ns":W,"mono_anchor_ns":M,"hostname":"h"}
+ *   (only when the header has an anchor),"deviceProperties":[]}
  *
  * ts and dur are microseconds printed as fixed point with exactly three
  * decimals from integer ns, so ns precision survives a round trip exactly.
@@ -320,6 +322,17 @@ static void build_text(const sps__tl_header_t *h, sbuf_t *pro, sbuf_t *epi,
         sb_i64(epi, h->world_size);
         sb_puts(epi, h->world_size > 0 ? ",\"backend\":\"mpi\"}"
                                        : ",\"backend\":null}");
+    }
+    if (h->wall_anchor_ns || h->mono_anchor_ns) {
+        sb_puts(epi, ",\"spanscopeClock\":{\"wall_anchor_ns\":");
+        sb_i64(epi, h->wall_anchor_ns);
+        sb_puts(epi, ",\"mono_anchor_ns\":");
+        sb_i64(epi, h->mono_anchor_ns);
+        if (h->hostname && *h->hostname) {
+            sb_puts(epi, ",\"hostname\":");
+            sb_json_str(epi, h->hostname);
+        }
+        sb_puts(epi, "}");
     }
     sb_puts(epi, ",\"deviceProperties\":[]}\n");
 }

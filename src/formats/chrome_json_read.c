@@ -9,20 +9,31 @@
  *   ph "M"   process_name, process_labels ("rank N"), process_sort_index,
  *            thread_name, thread_sort_index.
  * Everything else is skipped (but must be valid JSON).  Top-level keys used:
- * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size}.
+ * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size},
+ * spanscopeClock {wall_anchor_ns, mono_anchor_ns, hostname} (the clock
+ * anchor; used only when both are integers and wall_anchor_ns > 0).
  * Times convert to ns exactly from the decimal text (no binary floating
  * point): start_ns = baseTimeNanoseconds + round(ts * 1000).
  *
  * The parser is hand written, strict (RFC 8259 plus a leading BOM) and
  * iterative: nesting is tracked in a fixed stack of SKIP_DEPTH levels, so
- * deep input gives an error instead of a stack overflow.  The whole file is
- * read (and gunzipped, with a cap on the expansion) into memory first; all
- * other allocation is bounded by a constant times the number of events.
+ * deep input gives an error instead of a stack overflow.  The file is read
+ * through zlib's gzread (plain or gzip, by its magic; the expansion of
+ * gzip data is capped) into a sliding window: one event (or one top-level
+ * member) is parsed at a time, and a parse that runs into the window's end
+ * is retried once more text is in (the window grows only for a single
+ * value larger than it, so at most to the file's size).
  *
- * Spans are then sorted by (start, -end, thread, name); spans that overlap
- * a sibling partially on their thread (which timeline.h rules out) are
- * dropped and counted, as are unmatched B/E events and spans with negative
- * durations (see sps__cjr_dropped).
+ * Spans (X events, and B/E pairs matched per thread in (ts, file order)
+ * after their own sort) go to the external sort (spansort.c), ordered by
+ * (start, -end, thread in order of first appearance, name): memory does
+ * not grow with the number of events beyond the sort's run.  Spans that
+ * overlap a sibling partially on their thread (which timeline.h rules out)
+ * are dropped and counted, as are unmatched B/E events and spans with
+ * negative durations (see sps__cjr_dropped).  When the sort stayed in
+ * memory that filter runs at open, in place; after a spill it runs in a
+ * counting pass over the merged runs at open and again as spans are
+ * delivered (so the header's nspans is exact either way).
  */
 #include "formats/timeline.h"
 
@@ -37,22 +48,20 @@
 #define SKIP_DEPTH 512                 /* deepest JSON nesting accepted */
 #define GZ_RATIO 100                   /* max decompressed / compressed */
 #define GZ_FLOOR ((size_t)1 << 20)     /* ... but always allow 1 MiB */
-#define GZ_ABS_MAX ((uint64_t)4 << 30) /* and never more than 4 GiB */
+#define WIN_INIT ((size_t)1 << 20)    /* initial window (bytes) */
+#define WIN_AHEAD ((size_t)64 << 10)   /* text kept ahead of a step */
+#define NEAR_END 16                    /* a failure this close to the
+                                          window's end may need more text */
 
-/* A span as collected: times relative to baseTimeNanoseconds. */
-typedef struct {
-    int64_t start, end;
-    uint32_t name, thread;
-} rspan_t;
+/* Spans are sps__srec_t {start, end (relative to baseTimeNanoseconds),
+ * thread (first-appearance index), name, ord = name}; B/E events are
+ * {start = ts, end = 1 for E, thread, name (B), ord = file order}. */
 
-/* A B or E event, kept until all events are read. */
+/* An open-span stack of end times (nesting filter, one per thread). */
 typedef struct {
-    int64_t ts;
-    uint64_t seq;     /* file order */
-    uint32_t thread;
-    uint32_t name;    /* B: its name; E: unused */
-    int is_end;
-} be_t;
+    int64_t *e;
+    size_t n, cap;
+} stk_t;
 
 /* An open-addressing hash table of indices (slot = index + 1, 0 = empty);
  * keys live in the owner's arrays. */
@@ -96,23 +105,34 @@ typedef struct {
     const char **name_ptrs;
     char *trace_name;
     /* spans */
-    rspan_t *spans;
-    size_t nspans, spans_cap, pos;
-    be_t *be;
-    size_t nbe, be_cap;
+    sps__xsort_t *xs, *xbe;
+    int64_t tmin, tmax;    /* over spans, relative */
+    uint32_t *tmap;        /* first-appearance thread -> header thread */
+    stk_t *stk;            /* per first-appearance thread, when filtering */
+    int filter_late;       /* nesting filter at delivery (after a spill) */
+    uint64_t nkept;        /* spans that pass the filter */
     uint64_t dropped;      /* unmatched B/E, negative dur, overlap */
     int64_t base_ns;
     int64_t rank, world_size;
     int has_rank;
+    int64_t wall_anchor, mono_anchor; /* spanscopeClock, 0 = none */
+    char *hostname;
 } cjr_t;
 
-/* Parser state over the in-memory text [p, end). */
+/* Parser state over the window [begin, end) of the text; begin is the
+ * owned buffer (cap bytes) and holds the text from file offset off. */
 typedef struct {
     const char *path;
     const unsigned char *begin, *p, *end;
     char *s;             /* scratch: the last decoded string (owned) */
     size_t slen, scap;
     int oom;
+    gzFile gz;
+    size_t cap;
+    uint64_t off;        /* file offset of begin[0] (decompressed) */
+    uint64_t total, limit; /* text read so far, its cap (gzip only) */
+    int eof, hard;       /* all text read; an I/O or gzip error happened */
+    const unsigned char *fail_at; /* where the last jfail happened */
 } js_t;
 
 /* ------------------------------------------------------------------------ */
@@ -126,8 +146,10 @@ static int jfail(js_t *js, const char *what) {
         sps__tlr_set_error("%s: out of memory", js->path);
         return SPS_ENOMEM;
     }
-    sps__tlr_set_error("%s: not a valid trace JSON file: %s at byte %zu",
-                       js->path, what, (size_t)(js->p - js->begin));
+    js->fail_at = js->p;
+    sps__tlr_set_error("%s: not a valid trace JSON file: %s at byte %llu",
+                       js->path, what,
+                       (unsigned long long)(js->off + (uint64_t)(js->p - js->begin)));
     return SPS_EFORMAT;
 }
 
@@ -371,6 +393,10 @@ static int jstring(js_t *js, int decode) {
         if (u < 0) { js->p = p; return jfail(js, "bad \\u escape"); }
         p += 6;
         uint32_t cp = (uint32_t)u;
+        if (cp >= 0xD800 && cp <= 0xDBFF && e - p < 6 && !js->eof) {
+            js->p = e; /* the low half may be beyond the window */
+            return jfail(js, "unterminated string");
+        }
         if (cp >= 0xD800 && cp <= 0xDBFF && e - p >= 6 && p[0] == '\\' &&
             p[1] == 'u') {
             int32_t lo = hex4(p + 2);
@@ -741,6 +767,18 @@ static int set_owned(char **dst, const char *s) {
     return 0;
 }
 
+/* Hands span [start, end) (relative times) of first-appearance thread th
+ * to the sort.  Returns 0, SPS_ENOMEM or SPS_EIO (message set). */
+static int add_span(cjr_t *r, int64_t start, int64_t end, uint32_t th,
+                    uint32_t name) {
+    sps__srec_t x = {start, end, th, name, name};
+    int rc = sps__xsort_add(r->xs, &x);
+    if (rc) return rc;
+    if (sps__xsort_count(r->xs) == 1 || start < r->tmin) r->tmin = start;
+    if (sps__xsort_count(r->xs) == 1 || end > r->tmax) r->tmax = end;
+    return 0;
+}
+
 /* Acts on one parsed event (index idx in the file): records a span, a B/E
  * event or metadata.  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
 static int use_event(cjr_t *r, js_t *js, event_t *ev, uint64_t idx) {
@@ -800,27 +838,131 @@ static int use_event(cjr_t *r, js_t *js, event_t *ev, uint64_t idx) {
                : intern_name(r, ev->name.set ? ev->name.p : "",
                              ev->name.set ? ev->name.n : 0);
     if (ti < 0 || ni < 0) goto oom;
+    int rc;
     if (ph == 'X') {
-        if (grow((void **)&r->spans, &r->spans_cap, r->nspans, sizeof *r->spans))
-            goto oom;
-        rspan_t *s = &r->spans[r->nspans++];
-        s->start = ts;
-        s->end = ts + dur;
-        s->name = (uint32_t)ni;
-        s->thread = (uint32_t)ti;
+        rc = add_span(r, ts, ts + dur, (uint32_t)ti, (uint32_t)ni);
     } else {
-        if (grow((void **)&r->be, &r->be_cap, r->nbe, sizeof *r->be)) goto oom;
-        be_t *b = &r->be[r->nbe++];
-        b->ts = ts;
-        b->seq = idx;
-        b->thread = (uint32_t)ti;
-        b->name = (uint32_t)ni;
-        b->is_end = ph == 'E';
+        sps__srec_t b = {ts, ph == 'E', (uint32_t)ti, (uint32_t)ni, idx};
+        rc = sps__xsort_add(r->xbe, &b);
     }
+    if (rc == SPS_EIO) return rc;
+    if (rc) goto oom;
     return 0;
 oom:
     js->oom = 1;
     return jfail(js, "");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The text window                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Sets the message for a gzread failure and returns SPS_EFORMAT. */
+static int gz_fail(js_t *js) {
+    int zerr = Z_OK;
+    const char *m = gzerror(js->gz, &zerr);
+    js->hard = 1;
+    if (zerr == Z_MEM_ERROR) {
+        sps__tlr_set_error("%s: out of memory", js->path);
+        return SPS_ENOMEM;
+    }
+    if (zerr == Z_ERRNO) {
+        sps__tlr_set_error("%s: %s", js->path, strerror(errno));
+        return SPS_EIO;
+    }
+    if (m && strstr(m, "unexpected end"))
+        sps__tlr_set_error("%s: truncated gzip data", js->path);
+    else
+        sps__tlr_set_error("%s: corrupt gzip data (%s)", js->path,
+                           m && *m ? m : "inflate failed");
+    return SPS_EFORMAT;
+}
+
+/* Moves the text from keep on to the front of the window (growing it to
+ * twice its size when keep is its start and it is full) and reads more.
+ * Pointers into the window stay valid relative to keep.  Returns 0 (js->eof
+ * set once all text is in), SPS_EFORMAT (corrupt or over-expanding gzip),
+ * SPS_EIO or SPS_ENOMEM. */
+static int refill(js_t *js, const unsigned char *keep) {
+    unsigned char *b = (unsigned char *)js->begin;
+    size_t k = (size_t)(keep - b), have = (size_t)(js->end - keep);
+    size_t pofs = (size_t)(js->p - keep);
+    if (k) memmove(b, keep, have);
+    js->off += k;
+    if (!k && have == js->cap) {
+        if (js->cap > SIZE_MAX / 4) { js->oom = 1; return jfail(js, ""); }
+        unsigned char *nb = realloc(b, js->cap * 2 + 1);
+        if (!nb) { js->oom = 1; return jfail(js, ""); }
+        b = nb;
+        js->cap *= 2;
+    }
+    js->begin = b;
+    js->p = b + pofs;
+    js->end = b + have;
+    while (!js->eof && (size_t)(js->end - b) < js->cap) {
+        size_t room = js->cap - (size_t)(js->end - b);
+        unsigned ask = room > (1u << 30) ? (1u << 30) : (unsigned)room;
+        int got = gzread(js->gz, b + (js->end - b), ask);
+        if (got < 0) return gz_fail(js);
+        if (got == 0) { js->eof = 1; break; }
+        js->end += got;
+        js->total += (uint64_t)got;
+        if (!gzdirect(js->gz) && js->total > js->limit) {
+            js->hard = 1;
+            sps__tlr_set_error("%s: gzip data expands to more than %llu bytes",
+                               js->path, (unsigned long long)js->limit);
+            return SPS_EFORMAT;
+        }
+        if ((size_t)got < ask) continue;
+    }
+    return 0;
+}
+
+/* Skips whitespace, reading more text as needed (whitespace is never
+ * kept).  After it js->p < js->end, or js->p == js->end at the end of the
+ * text.  Returns 0 or an error. */
+static int ws_fill(js_t *js) {
+    for (;;) {
+        ws(js);
+        if (js->p < js->end || js->eof) return 0;
+        int rc = refill(js, js->p);
+        if (rc) return rc;
+    }
+}
+
+/* A parse step: must be restartable (no effect outside js but through
+ * arg, and arg only on success). */
+typedef int (*step_fn)(cjr_t *r, js_t *js, void *arg);
+
+/* Runs fn at the next non-blank text with WIN_AHEAD bytes in view; when it
+ * fails near the end of the window before all text is in, reruns it from
+ * the same place with more text.  Returns fn's result or a read error. */
+static int step(cjr_t *r, js_t *js, step_fn fn, void *arg) {
+    int rc = ws_fill(js);
+    if (rc) return rc;
+    if ((size_t)(js->end - js->p) < WIN_AHEAD && !js->eof &&
+        (rc = refill(js, js->p)))
+        return rc;
+    for (;;) {
+        const unsigned char *start = js->p;
+        js->fail_at = NULL;
+        rc = fn(r, js, arg);
+        if (rc != SPS_EFORMAT || js->eof || js->hard || !js->fail_at ||
+            js->fail_at + NEAR_END < js->end)
+            return rc;
+        js->p = start;
+        if ((rc = refill(js, start))) return rc;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Document structure                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* step_fn: one event object into arg (an event_t). */
+static int event_step(cjr_t *r, js_t *js, void *arg) {
+    (void)r;
+    return parse_event(js, arg);
 }
 
 /* Parses the events array at js->p ('[').  With lenient_end (a bare
@@ -829,21 +971,21 @@ oom:
 static int parse_events(cjr_t *r, js_t *js, int lenient_end) {
     event_t ev;
     uint64_t idx = 0;
-    int rc = 0;
+    int rc;
     memset(&ev, 0, sizeof ev);
     js->p++; /* '[' */
-    ws(js);
+    if ((rc = ws_fill(js))) goto out;
     if (js->p < js->end && *js->p == ']') { js->p++; goto out; }
     for (;;) {
-        ws(js);
+        if ((rc = ws_fill(js))) break;
         if (lenient_end && js->p >= js->end) break;
         if (js->p >= js->end || *js->p != '{') {
             rc = jfail(js, "expected an event object");
             break;
         }
-        if ((rc = parse_event(js, &ev))) break;
+        if ((rc = step(r, js, event_step, &ev))) break;
         if ((rc = use_event(r, js, &ev, idx++))) break;
-        ws(js);
+        if ((rc = ws_fill(js))) break;
         if (lenient_end && js->p >= js->end) break;
         if (js->p >= js->end) { rc = jfail(js, "unexpected end of file"); break; }
         if (*js->p == ']') { js->p++; break; }
@@ -856,60 +998,138 @@ out:
     return rc;
 }
 
+/* Reads the spanscopeClock object at js->p into r (restartable: r's
+ * fields are set only at the end).  Returns 0 or an error. */
+static int read_clock(cjr_t *r, js_t *js) {
+    int first = 1, rc, nw = 0, nm = 0;
+    int64_t w = 0, m = 0;
+    char host[256] = "";
+    while ((rc = obj_next(js, &first)) == 1) {
+        int is_w = !strcmp(js->s, "wall_anchor_ns");
+        int is_m = !strcmp(js->s, "mono_anchor_ns");
+        if (!strcmp(js->s, "hostname") && *js->p == '"') {
+            if ((rc = jstring(js, 1))) return rc;
+            snprintf(host, sizeof host, "%s", js->slen < sizeof host ? js->s : "");
+            continue;
+        }
+        field_t f = {0};
+        if ((rc = read_field(js, &f, NULL))) return rc;
+        if ((is_w || is_m) && f.kind == 'n' &&
+            !num_scaled(f.tok, f.len, 0, 1, is_w ? &w : &m)) {
+            if (is_w) nw = 1;
+            else nm = 1;
+        }
+    }
+    if (rc < 0) return rc;
+    if (nw && nm && w > 0) {
+        if (set_owned(&r->hostname, host)) {
+            js->oom = 1;
+            return jfail(js, "");
+        }
+        r->wall_anchor = w;
+        r->mono_anchor = m;
+    }
+    return 0;
+}
+
+/* Top-level members other than traceEvents: reads the value at js->p of
+ * key k (a copy) into r.  Returns 0 or an error. */
+static int top_value(cjr_t *r, js_t *js, const char *k) {
+    int rc = 0;
+    if (!strcmp(k, "baseTimeNanoseconds")) {
+        const char *t;
+        size_t n;
+        if ((rc = jnumber(js, &t, &n))) return rc;
+        if (num_scaled(t, n, 0, 0, &r->base_ns))
+            return jfail(js, "baseTimeNanoseconds out of range");
+    } else if (!strcmp(k, "traceName") && *js->p == '"') {
+        if ((rc = jstring(js, 1))) return rc;
+        if (set_owned(&r->trace_name, js->s)) {
+            js->oom = 1;
+            return jfail(js, "");
+        }
+    } else if (!strcmp(k, "distributedInfo") && *js->p == '{') {
+        int df = 1;
+        while ((rc = obj_next(js, &df)) == 1) {
+            const char *dk = js->s;
+            int is_rank = !strcmp(dk, "rank");
+            int is_ws = !strcmp(dk, "world_size");
+            field_t f = {0};
+            if ((rc = read_field(js, &f, NULL))) return rc;
+            int64_t v;
+            if ((is_rank || is_ws) && f.kind == 'n' &&
+                !num_scaled(f.tok, f.len, 0, 1, &v)) {
+                if (is_rank) { r->rank = v; r->has_rank = 1; }
+                else r->world_size = v;
+            }
+        }
+    } else if (!strcmp(k, "spanscopeClock") && *js->p == '{') {
+        rc = read_clock(r, js);
+    } else {
+        rc = skip_value(js);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* Top-level iteration state for top_step. */
+typedef struct {
+    int first;    /* obj_next's flag */
+    int more;     /* a member was read (0: the closing '}') */
+    int events;   /* it is traceEvents, js->p at its '[' */
+} top_t;
+
+/* step_fn: the next top-level member: traceEvents stops at its '[',
+ * others are read whole. */
+static int top_step(cjr_t *r, js_t *js, void *arg) {
+    top_t *t = arg;
+    int first = t->first;
+    int rc = obj_next(js, &first);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        t->more = 0;
+        t->first = first;
+        return 0;
+    }
+    int events = !strcmp(js->s, "traceEvents");
+    if (events) {
+        if (*js->p != '[') return jfail(js, "traceEvents is not an array");
+    } else {
+        char key[32];
+        snprintf(key, sizeof key, "%s", strlen(js->s) < sizeof key ? js->s : "");
+        if ((rc = top_value(r, js, key))) return rc;
+        ws(js); /* a cut value (a number) must not pass for a whole one */
+        if (js->p >= js->end) return jfail(js, "unexpected end of file");
+    }
+    t->more = 1;
+    t->events = events;
+    t->first = first;
+    return 0;
+}
+
 /* Parses the whole document.  Returns 0 or an error. */
 static int parse_doc(cjr_t *r, js_t *js) {
-    int rc, first = 1, have_events = 0;
+    int rc, have_events = 0;
+    if ((rc = refill(js, js->p))) return rc;
     if (js->end - js->p >= 3 && !memcmp(js->p, "\xEF\xBB\xBF", 3)) js->p += 3;
-    ws(js);
+    if ((rc = ws_fill(js))) return rc;
     if (js->p >= js->end) return jfail(js, "empty file");
     if (*js->p == '[') {
         if ((rc = parse_events(r, js, 1))) return rc;
     } else if (*js->p == '{') {
-        while ((rc = obj_next(js, &first)) == 1) {
-            const char *k = js->s;
-            if (!strcmp(k, "traceEvents")) {
-                if (*js->p != '[') return jfail(js, "traceEvents is not an array");
-                if (have_events) return jfail(js, "two traceEvents arrays");
-                have_events = 1;
-                rc = parse_events(r, js, 0);
-            } else if (!strcmp(k, "baseTimeNanoseconds")) {
-                const char *t;
-                size_t n;
-                if ((rc = jnumber(js, &t, &n))) return rc;
-                if (num_scaled(t, n, 0, 0, &r->base_ns))
-                    return jfail(js, "baseTimeNanoseconds out of range");
-            } else if (!strcmp(k, "traceName") && *js->p == '"') {
-                if ((rc = jstring(js, 1))) return rc;
-                if (set_owned(&r->trace_name, js->s)) {
-                    js->oom = 1;
-                    return jfail(js, "");
-                }
-            } else if (!strcmp(k, "distributedInfo") && *js->p == '{') {
-                int df = 1;
-                while ((rc = obj_next(js, &df)) == 1) {
-                    const char *dk = js->s;
-                    int is_rank = !strcmp(dk, "rank");
-                    int is_ws = !strcmp(dk, "world_size");
-                    field_t f = {0};
-                    if ((rc = read_field(js, &f, NULL))) return rc;
-                    int64_t v;
-                    if ((is_rank || is_ws) && f.kind == 'n' &&
-                        !num_scaled(f.tok, f.len, 0, 1, &v)) {
-                        if (is_rank) { r->rank = v; r->has_rank = 1; }
-                        else r->world_size = v;
-                    }
-                }
-            } else {
-                rc = skip_value(js);
-            }
-            if (rc < 0) return rc;
+        top_t t = {1, 0, 0};
+        for (;;) {
+            if ((rc = step(r, js, top_step, &t))) return rc;
+            if (!t.more) break;
+            if (!t.events) continue;
+            if (have_events) return jfail(js, "two traceEvents arrays");
+            have_events = 1;
+            if ((rc = parse_events(r, js, 0))) return rc;
         }
-        if (rc < 0) return rc;
         if (!have_events) return jfail(js, "no traceEvents array");
     } else {
         return jfail(js, "expected '{' or '['");
     }
-    ws(js);
+    if ((rc = ws_fill(js))) return rc;
     if (js->p != js->end) return jfail(js, "trailing data after the trace");
     return 0;
 }
@@ -918,21 +1138,21 @@ static int parse_doc(cjr_t *r, js_t *js) {
 /* Building the timeline                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* Orders B/E events by (thread, ts, file order). */
+/* Orders B/E records by (thread, ts, file order). */
 static int cmp_be(const void *a, const void *b) {
-    const be_t *x = a, *y = b;
+    const sps__srec_t *x = a, *y = b;
     if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
-/* Orders spans by (start, -end, thread, name). */
+/* Orders span records by (start, -end, thread, name). */
 static int cmp_span(const void *a, const void *b) {
-    const rspan_t *x = a, *y = b;
+    const sps__srec_t *x = a, *y = b;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     if (x->end != y->end) return x->end > y->end ? -1 : 1;
     if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
-    return (x->name > y->name) - (x->name < y->name);
+    return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
 /* A sort key for processes and threads: (sort_index or after all, seen). */
@@ -949,55 +1169,110 @@ static int cmp_okey(const void *a, const void *b) {
     return (x->seen > y->seen) - (x->seen < y->seen);
 }
 
-/* Turns matched B/E pairs into spans (unmatched ones are counted in
- * r->dropped).  Returns 0 or -1 (no memory). */
+/* Turns matched B/E pairs into spans, reading them sorted by (thread, ts,
+ * file order) with one stack of open B events (unmatched ones are counted
+ * in r->dropped).  Frees the B/E sort.  Returns 0, SPS_ENOMEM or SPS_EIO. */
 static int match_be(cjr_t *r) {
-    if (!r->nbe) return 0;
-    qsort(r->be, r->nbe, sizeof *r->be, cmp_be);
-    size_t *stack = malloc(r->nbe * sizeof *stack), top = 0;
-    if (!stack) return -1;
-    for (size_t i = 0; i < r->nbe; i++) {
-        if (i > 0 && r->be[i].thread != r->be[i - 1].thread) {
+    int rc = sps__xsort_finish(r->xbe);
+    sps__srec_t *stack = NULL, e;
+    size_t top = 0, cap = 0;
+    uint32_t th = 0;
+    while (!rc && (rc = sps__xsort_next(r->xbe, &e)) == 1) {
+        rc = 0;
+        if (e.thread != th) {
             r->dropped += top;
             top = 0;
+            th = e.thread;
         }
-        if (!r->be[i].is_end) { stack[top++] = i; continue; }
-        if (!top) { r->dropped++; continue; }
-        const be_t *b = &r->be[stack[--top]];
-        if (grow((void **)&r->spans, &r->spans_cap, r->nspans, sizeof *r->spans)) {
-            free(stack);
-            return -1;
+        if (!e.end) {
+            if (grow((void **)&stack, &cap, top, sizeof *stack)) rc = SPS_ENOMEM;
+            else stack[top++] = e;
+        } else if (!top) {
+            r->dropped++;
+        } else {
+            const sps__srec_t *b = &stack[--top];
+            rc = add_span(r, b->start, e.start, b->thread, b->name);
         }
-        rspan_t *s = &r->spans[r->nspans++];
-        s->start = b->ts;
-        s->end = r->be[i].ts;
-        s->name = b->name;
-        s->thread = b->thread;
     }
     r->dropped += top;
     free(stack);
-    free(r->be);
-    r->be = NULL;
-    r->nbe = 0;
+    sps__xsort_free(r->xbe);
+    r->xbe = NULL;
+    return rc;
+}
+
+/* The nesting filter: 1 when a span [start, end) of thread th (delivered
+ * in order) nests on its thread and is kept, 0 when it overlaps a sibling
+ * partially (dropped), -1 out of memory. */
+static int nest_keep(cjr_t *r, uint32_t th, int64_t start, int64_t end) {
+    stk_t *t = &r->stk[th];
+    while (t->n && t->e[t->n - 1] <= start) t->n--;
+    if (t->n && end > t->e[t->n - 1]) return 0;
+    if (grow((void **)&t->e, &t->cap, t->n, sizeof *t->e)) return -1;
+    t->e[t->n++] = end;
+    return 1;
+}
+
+/* Frees the nesting filter's stacks. */
+static void free_stacks(cjr_t *r) {
+    if (!r->stk) return;
+    for (size_t i = 0; i < r->nrt; i++) free(r->stk[i].e);
+    free(r->stk);
+    r->stk = NULL;
+}
+
+/* After a spill: counts the spans the nesting filter keeps (into
+ * r->nkept, drops into r->dropped) in one pass, then rewinds the sort and
+ * the filter for delivery.  Returns 0, SPS_ENOMEM or SPS_EIO. */
+static int count_pass(cjr_t *r) {
+    sps__srec_t x;
+    int rc;
+    while ((rc = sps__xsort_next(r->xs, &x)) == 1) {
+        int k = nest_keep(r, x.thread, x.start, x.end);
+        if (k < 0) return SPS_ENOMEM;
+        if (k) r->nkept++;
+        else r->dropped++;
+    }
+    if (rc) return rc;
+    for (size_t i = 0; i < r->nrt; i++) r->stk[i].n = 0;
+    r->filter_late = 1;
+    return sps__xsort_rewind(r->xs);
+}
+
+/* Ends the span sort and runs the nesting filter: in place when the spans
+ * stayed in memory, else as a counting pass (and again at delivery).
+ * Either way r->nkept is exact.  Returns 0, SPS_ENOMEM or SPS_EIO. */
+static int finish_spans(cjr_t *r) {
+    int rc = sps__xsort_finish(r->xs);
+    if (rc) return rc;
+    r->stk = calloc(r->nrt + 1, sizeof *r->stk);
+    if (!r->stk) return SPS_ENOMEM;
+    size_t n;
+    sps__srec_t *a = sps__xsort_memory(r->xs, &n);
+    if (!a) return count_pass(r);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        int k = nest_keep(r, a[i].thread, a[i].start, a[i].end);
+        if (k < 0) return SPS_ENOMEM;
+        if (k) a[out++] = a[i];
+        else r->dropped++;
+    }
+    sps__xsort_truncate(r->xs, out);
+    r->nkept = out;
+    free_stacks(r);
     return 0;
 }
 
-/* Builds the header: orders processes and threads, fills names, renumbers
- * span threads, sorts spans, drops those that do not nest on their thread,
- * and makes times absolute.  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
-static int build(cjr_t *r, const char *path) {
-    if (match_be(r)) goto oom;
+/* Orders processes and threads (r->procs, r->threads, r->tmap) and fills
+ * names.  Returns 0 or SPS_ENOMEM. */
+static int build_tables(cjr_t *r) {
     size_t np = r->nrp, nt = r->nrt;
     okey_t *k = malloc((np > nt ? np : nt) * sizeof *k + 1);
-    uint32_t *tmap = malloc(nt * sizeof *tmap + 1);
+    r->tmap = malloc(nt * sizeof *r->tmap + 1);
     r->procs = calloc(np + 1, sizeof *r->procs);
     r->threads = calloc(nt + 1, sizeof *r->threads);
     r->name_ptrs = malloc((r->nnames + 1) * sizeof *r->name_ptrs);
-    if (!k || !tmap || !r->procs || !r->threads || !r->name_ptrs) {
-        free(k);
-        free(tmap);
-        goto oom;
-    }
+    if (!k || !r->tmap || !r->procs || !r->threads || !r->name_ptrs) goto oom;
     for (size_t i = 0; i < np; i++) {
         rproc_t *p = &r->rp[i];
         k[i] = (okey_t){p->has_sort ? p->sort : INT64_MAX, p->seen, (uint32_t)i};
@@ -1006,7 +1281,7 @@ static int build(cjr_t *r, const char *path) {
             char buf[48];
             if (p->rank >= 0) snprintf(buf, sizeof buf, "rank %lld", (long long)p->rank);
             else snprintf(buf, sizeof buf, "process %lld", (long long)p->pid);
-            if (set_owned(&p->name, buf)) { free(k); free(tmap); goto oom; }
+            if (set_owned(&p->name, buf)) goto oom;
         }
     }
     qsort(k, np, sizeof *k, cmp_okey);
@@ -1017,197 +1292,55 @@ static int build(cjr_t *r, const char *path) {
     for (size_t i = 0; i < nt; i++) {
         rthread_t *t = &r->rt[i];
         k[i] = (okey_t){t->has_sort ? t->sort : INT64_MAX, t->seen, (uint32_t)i};
-        if (!t->name && set_owned(&t->name, "")) { free(k); free(tmap); goto oom; }
+        if (!t->name && set_owned(&t->name, "")) goto oom;
     }
     qsort(k, nt, sizeof *k, cmp_okey);
     for (size_t i = 0; i < nt; i++) {
         const rthread_t *t = &r->rt[k[i].idx];
         r->threads[i] = (sps__tl_thread_t){t->pid, t->tid, t->name};
-        tmap[k[i].idx] = (uint32_t)i;
+        r->tmap[k[i].idx] = (uint32_t)i;
     }
     free(k);
     for (size_t i = 0; i < r->nnames; i++) r->name_ptrs[i] = r->names[i];
-    for (size_t i = 0; i < r->nspans; i++) {
-        rspan_t *s = &r->spans[i];
-        s->thread = tmap[s->thread];
-        if ((r->base_ns > 0 && s->end > INT64_MAX - r->base_ns) ||
-            (r->base_ns < 0 && s->start < INT64_MIN - r->base_ns)) {
-            free(tmap);
-            sps__tlr_set_error("%s: not a valid trace JSON file: a time is "
-                               "out of range", path);
-            return SPS_EFORMAT;
-        }
-        s->start += r->base_ns;
-        s->end += r->base_ns;
-    }
-    free(tmap);
-    if (r->nspans) qsort(r->spans, r->nspans, sizeof *r->spans, cmp_span);
-    /* nesting filter: per thread a stack threaded through up[] */
-    size_t *up = malloc(r->nspans * sizeof *up + 1);
-    size_t *topi = malloc(nt * sizeof *topi + 1);
-    if (!up || !topi) { free(up); free(topi); goto oom; }
-    for (size_t i = 0; i < nt; i++) topi[i] = SIZE_MAX;
-    size_t out = 0;
-    for (size_t i = 0; i < r->nspans; i++) {
-        rspan_t s = r->spans[i];
-        size_t *t = &topi[s.thread];
-        while (*t != SIZE_MAX && r->spans[*t].end <= s.start) *t = up[*t];
-        if (*t != SIZE_MAX && s.end > r->spans[*t].end) {
-            r->dropped++;
-            continue;
-        }
-        r->spans[out] = s;
-        up[out] = *t;
-        *t = out++;
-    }
-    free(up);
-    free(topi);
-    r->nspans = out;
+    return 0;
+oom:
+    free(k);
+    return SPS_ENOMEM;
+}
 
+/* Builds the header: matches B/E pairs, orders processes and threads,
+ * checks that times stay in range once absolute, and ends the span sort.
+ * Returns 0, SPS_EFORMAT, SPS_EIO or SPS_ENOMEM (message set). */
+static int build(cjr_t *r, const char *path) {
+    int rc = match_be(r);
+    if (!rc) rc = build_tables(r);
+    if (rc) goto fail;
+    if (sps__xsort_count(r->xs) &&
+        ((r->base_ns > 0 && r->tmax > INT64_MAX - r->base_ns) ||
+         (r->base_ns < 0 && r->tmin < INT64_MIN - r->base_ns))) {
+        sps__tlr_set_error("%s: not a valid trace JSON file: a time is "
+                           "out of range", path);
+        return SPS_EFORMAT;
+    }
+    if ((rc = finish_spans(r))) goto fail;
     r->h.nnames = r->nnames;
     r->h.names = r->name_ptrs;
-    r->h.nprocs = np;
+    r->h.nprocs = r->nrp;
     r->h.procs = r->procs;
-    r->h.nthreads = nt;
+    r->h.nthreads = r->nrt;
     r->h.threads = r->threads;
     r->h.base_ns = r->base_ns;
     r->h.trace_name = r->trace_name;
     r->h.rank = r->has_rank ? r->rank : -1;
     r->h.world_size = r->has_rank ? r->world_size : 0;
-    r->h.nspans = r->nspans;
+    r->h.nspans = r->nkept;
+    r->h.wall_anchor_ns = r->wall_anchor;
+    r->h.mono_anchor_ns = r->mono_anchor;
+    r->h.hostname = r->hostname;
     return 0;
-oom:
-    sps__tlr_set_error("%s: out of memory", path);
-    return SPS_ENOMEM;
-}
-
-/* ------------------------------------------------------------------------ */
-/* File input                                                                */
-/* ------------------------------------------------------------------------ */
-
-/* Reads all of path into *buf (owned by the caller), gunzipping when the
- * data starts with the gzip magic; the expansion is capped.  Returns 0,
- * SPS_EIO, SPS_EFORMAT or SPS_ENOMEM with the message set. */
-static int slurp(const char *path, unsigned char **buf, size_t *len) {
-    *buf = NULL;
-    *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        sps__tlr_set_error("%s: %s", path, strerror(errno));
-        return SPS_EIO;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        sps__tlr_set_error("%s: not a regular file", path);
-        close(fd);
-        return SPS_EIO;
-    }
-    size_t n = (size_t)st.st_size, got = 0;
-    unsigned char *raw = malloc(n + 1);
-    if (!raw) {
-        close(fd);
-        sps__tlr_set_error("%s: out of memory", path);
-        return SPS_ENOMEM;
-    }
-    while (got < n) {
-        ssize_t k = read(fd, raw + got, n - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0) {
-            sps__tlr_set_error("%s: %s", path, strerror(errno));
-            free(raw);
-            close(fd);
-            return SPS_EIO;
-        }
-        if (k == 0) break;
-        got += (size_t)k;
-    }
-    close(fd);
-    n = got;
-    if (n < 2 || raw[0] != 0x1f || raw[1] != 0x8b) {
-        *buf = raw;
-        *len = n;
-        return 0;
-    }
-    /* gzip (possibly several members) */
-    uint64_t cap64 = (uint64_t)n * GZ_RATIO;
-    if (cap64 < GZ_FLOOR) cap64 = GZ_FLOOR;
-    if (cap64 > GZ_ABS_MAX) cap64 = GZ_ABS_MAX;
-    if (cap64 > SIZE_MAX / 2) cap64 = SIZE_MAX / 2;
-    size_t cap = (size_t)cap64, ocap = n * 4 + 4096, olen = 0;
-    if (ocap > cap) ocap = cap;
-    unsigned char *o = malloc(ocap + 1);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    int zr = Z_OK, rc = 0;
-    if (!o || inflateInit2(&z, 15 + 16) != Z_OK) {
-        free(o);
-        free(raw);
-        sps__tlr_set_error("%s: out of memory", path);
-        return SPS_ENOMEM;
-    }
-    z.next_in = raw;
-    size_t in_left = n;
-    for (;;) {
-        if (olen == ocap) {
-            if (ocap >= cap) {
-                sps__tlr_set_error("%s: gzip data expands to more than %zu "
-                                   "bytes", path, cap);
-                rc = SPS_EFORMAT;
-                break;
-            }
-            size_t nc = ocap * 2 > cap ? cap : ocap * 2;
-            unsigned char *p = realloc(o, nc + 1);
-            if (!p) {
-                sps__tlr_set_error("%s: out of memory", path);
-                rc = SPS_ENOMEM;
-                break;
-            }
-            o = p;
-            ocap = nc;
-        }
-        unsigned ib = in_left > (1u << 30) ? (1u << 30) : (unsigned)in_left;
-        size_t ospace = ocap - olen;
-        unsigned ob = ospace > (1u << 30) ? (1u << 30) : (unsigned)ospace;
-        z.avail_in = ib;
-        z.next_out = o + olen;
-        z.avail_out = ob;
-        zr = inflate(&z, Z_NO_FLUSH);
-        in_left -= ib - z.avail_in;
-        olen += ob - z.avail_out;
-        if (zr == Z_STREAM_END) {
-            /* another member may follow (skip trailing zero padding) */
-            while (in_left && *z.next_in == 0) { z.next_in++; in_left--; }
-            if (!in_left) break;
-            if (inflateReset(&z) != Z_OK) { zr = Z_DATA_ERROR; }
-            else continue;
-        }
-        if (zr == Z_BUF_ERROR && in_left == 0) {
-            sps__tlr_set_error("%s: truncated gzip data", path);
-            rc = SPS_EFORMAT;
-            break;
-        }
-        if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            sps__tlr_set_error("%s: corrupt gzip data (%s)", path,
-                               z.msg ? z.msg : "inflate failed");
-            rc = zr == Z_MEM_ERROR ? SPS_ENOMEM : SPS_EFORMAT;
-            break;
-        }
-        if (zr == Z_BUF_ERROR && ob - z.avail_out == 0 && ib == z.avail_in &&
-            olen < ocap) {
-            sps__tlr_set_error("%s: corrupt gzip data", path);
-            rc = SPS_EFORMAT;
-            break;
-        }
-    }
-    inflateEnd(&z);
-    free(raw);
-    if (rc) {
-        free(o);
-        return rc;
-    }
-    *buf = o;
-    *len = olen;
-    return 0;
+fail:
+    if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1219,23 +1352,33 @@ static const sps__tl_header_t *cjr_header(void *rv) {
     return &((cjr_t *)rv)->h;
 }
 
-/* vt.next: the next span (1), or 0 at the end. */
+/* vt.next: the next span (1), 0 at the end, SPS_EIO (the temporary sort
+ * file) or SPS_ENOMEM. */
 static int cjr_next(void *rv, sps__tl_span_t *s) {
     cjr_t *r = rv;
     if (!s) return SPS_EINVAL;
-    if (r->pos >= r->nspans) return 0;
-    const rspan_t *x = &r->spans[r->pos++];
-    s->name = x->name;
-    s->thread = x->thread;
-    s->start_ns = x->start;
-    s->end_ns = x->end;
-    return 1;
+    for (;;) {
+        sps__srec_t x;
+        int rc = sps__xsort_next(r->xs, &x);
+        if (rc <= 0) return rc;
+        if (r->filter_late) {
+            int k = nest_keep(r, x.thread, x.start, x.end);
+            if (k < 0) return SPS_ENOMEM;
+            if (!k) continue; /* counted by count_pass */
+        }
+        s->name = x.name;
+        s->thread = r->tmap[x.thread];
+        s->start_ns = x.start + r->base_ns;
+        s->end_ns = x.end + r->base_ns;
+        return 1;
+    }
 }
 
 /* vt.free: frees the reader and everything it owns. */
 static void cjr_free(void *rv) {
     cjr_t *r = rv;
     if (!r) return;
+    free_stacks(r);
     for (size_t i = 0; i < r->nnames; i++) free(r->names[i]);
     free(r->names);
     for (size_t i = 0; i < r->nrp; i++) free(r->rp[i].name);
@@ -1249,8 +1392,10 @@ static void cjr_free(void *rv) {
     free(r->threads);
     free(r->name_ptrs);
     free(r->trace_name);
-    free(r->spans);
-    free(r->be);
+    free(r->hostname);
+    free(r->tmap);
+    sps__xsort_free(r->xs);
+    sps__xsort_free(r->xbe);
     free(r);
 }
 
@@ -1261,21 +1406,57 @@ uint64_t sps__cjr_dropped(const void *r) {
     return r ? ((const cjr_t *)r)->dropped : 0;
 }
 
+/* Opens path for js: gzread (plain or gzip by its magic), the expansion
+ * cap from the file's size, and the window.  Returns 0, SPS_EIO or
+ * SPS_ENOMEM with the message set. */
+static int js_open(js_t *js, const char *path) {
+    memset(js, 0, sizeof *js);
+    js->path = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        sps__tlr_set_error("%s: %s", path, fd < 0 ? strerror(errno)
+                                                  : "not a regular file");
+        if (fd >= 0) close(fd);
+        return SPS_EIO;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    uint64_t cap = size > UINT64_MAX / GZ_RATIO ? UINT64_MAX : size * GZ_RATIO;
+    js->limit = cap < GZ_FLOOR ? GZ_FLOOR : cap;
+    unsigned char *b = malloc(WIN_INIT + 1);
+    js->gz = b ? gzdopen(fd, "rb") : NULL;
+    if (!js->gz) {
+        free(b);
+        close(fd);
+        sps__tlr_set_error("%s: out of memory", path);
+        return SPS_ENOMEM;
+    }
+    gzbuffer(js->gz, 128 << 10);
+    js->cap = WIN_INIT;
+    js->begin = js->p = js->end = b;
+    return 0;
+}
+
+/* Releases what js_open acquired. */
+static void js_close(js_t *js) {
+    if (js->gz) gzclose(js->gz);
+    free((void *)js->begin);
+    free(js->s);
+}
+
 /* Opens a Chrome trace JSON file (gzip detected by its magic bytes, gzip
  * is only a hint).  *out receives a reader owned by the caller (free it
- * through its vt).  Returns 0, SPS_EIO (cannot read), SPS_EFORMAT (not a
- * valid trace) or SPS_ENOMEM, with a one-line message set. */
+ * through its vt).  Returns 0, SPS_EIO (cannot read, or the temporary sort
+ * file failed), SPS_EFORMAT (not a valid trace) or SPS_ENOMEM, with a
+ * one-line message set. */
 int sps__cjr_open(void **out, const char *path, int gzip) {
     (void)gzip;
     if (!out || !path) return SPS_EINVAL;
     *out = NULL;
-    unsigned char *buf;
-    size_t len;
-    int rc = slurp(path, &buf, &len);
-    if (rc) return rc;
     cjr_t *r = calloc(1, sizeof *r);
-    if (!r) {
-        free(buf);
+    if (!r || sps__xsort_new(&r->xs, cmp_span, path) ||
+        sps__xsort_new(&r->xbe, cmp_be, path)) {
+        cjr_free(r);
         sps__tlr_set_error("%s: out of memory", path);
         return SPS_ENOMEM;
     }
@@ -1283,10 +1464,14 @@ int sps__cjr_open(void **out, const char *path, int gzip) {
     r->vt.next = cjr_next;
     r->vt.free = cjr_free;
     r->rank = -1;
-    js_t js = {path, buf, buf, buf + len, NULL, 0, 0, 0};
+    js_t js;
+    int rc = js_open(&js, path);
+    if (rc) {
+        cjr_free(r);
+        return rc;
+    }
     rc = parse_doc(r, &js);
-    free(js.s);
-    free(buf);
+    js_close(&js);
     if (!rc) rc = build(r, path);
     if (rc) {
         cjr_free(r);

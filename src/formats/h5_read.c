@@ -494,7 +494,8 @@ static int events_read(rd_t *c) {
     return rc;
 }
 
-/* Reads /metadata start_time_ns and finalize_time_ns when present. */
+/* Reads /metadata start_time_ns and finalize_time_ns, the clock anchors
+ * and hostname when present. */
 static void metadata_read(rd_t *c) {
     sps__h5r_t *r = c->r;
     if (!has_link(c->file, "metadata")) return;
@@ -502,6 +503,12 @@ static void metadata_read(rd_t *c) {
     if (g < 0) return;
     r->has_times = attr_int(g, "start_time_ns", &r->start_time_ns) &&
                    attr_int(g, "finalize_time_ns", &r->finalize_time_ns);
+    if (!attr_int(g, "wall_anchor_ns", &r->wall_anchor_ns) ||
+        !attr_int(g, "mono_anchor_ns", &r->mono_anchor_ns) ||
+        r->wall_anchor_ns <= 0)
+        r->wall_anchor_ns = r->mono_anchor_ns = 0;
+    if (!attr_str(g, "hostname", r->hostname, sizeof r->hostname))
+        r->hostname[0] = 0;
     h5_close(&g);
 }
 

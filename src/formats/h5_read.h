@@ -64,6 +64,10 @@ typedef struct sps__h5r {
     /* /metadata start_time_ns and finalize_time_ns, when present. */
     int has_times;
     int64_t start_time_ns, finalize_time_ns;
+    /* /metadata wall_anchor_ns, mono_anchor_ns (0 when absent or
+     * wall_anchor_ns <= 0) and hostname ("" when absent). */
+    int64_t wall_anchor_ns, mono_anchor_ns;
+    char hostname[256];
     /* Streaming (sps__h5r_open_index): the open file and event columns
      * (HDF5 ids; -1 when closed or absent: h_tid, h_call and h_parent are
      * the optional thread_ids, call_ids and parent_ids) and whether /events holds start

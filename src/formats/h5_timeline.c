@@ -335,6 +335,9 @@ int sps__h5tl_open(void **out, const char *path) {
     t->h.rank = t->h.nprocs > 1 ? 0 : -1;
     t->h.world_size = (int64_t)t->h.nprocs;
     t->h.nspans = total;
+    t->h.wall_anchor_ns = r->wall_anchor_ns;
+    t->h.mono_anchor_ns = r->mono_anchor_ns;
+    t->h.hostname = r->hostname;
     *out = t;
     return 0;
 }

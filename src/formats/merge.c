@@ -78,12 +78,19 @@
  * bound (and the reference "offset_error_ns": 0 when it has
  * clock_offset_ns).
  *
- * Inputs without anchors (traces: torch's baseTimeNanoseconds is a
- * perf_counter value, spanscope's JSON is CLOCK_MONOTONIC without a wall
- * anchor) are merged unshifted, which is exact when they come from the
- * reference's host and boot, and meaningless otherwise.  This is recorded
- * as "clock_aligned": false for the rank in the JSON output's "spanscope"
- * key; nothing is printed.
+ * Trace inputs carry anchors when their header has them (a JSON trace's
+ * top-level "spanscopeClock" {wall_anchor_ns, mono_anchor_ns, hostname},
+ * written by spanscope since the anchors were added to sps__tl_header_t):
+ * they are then used exactly as an .h5 input's /metadata anchors and
+ * hostname, same-host rule included.  A trace output carries the
+ * reference's anchors in its header, so a merged JSON can be merged again.
+ *
+ * Inputs without anchors (torch's baseTimeNanoseconds is a perf_counter
+ * value; older spanscope JSON and all Perfetto traces are CLOCK_MONOTONIC
+ * without a wall anchor) are merged unshifted, which is exact when they
+ * come from the reference's host and boot, and meaningless otherwise.
+ * This is recorded as "clock_aligned": false for the rank in the JSON
+ * output's "spanscope" key; nothing is printed.
  */
 #include "sps_int.h"
 #include "formats/h5_read.h"
@@ -740,6 +747,16 @@ static int tmerge_spans(merge_t *c, tmerge_t *m, sps__tlw_t *w) {
     return 0;
 }
 
+/* Takes a trace input's clock anchor (if its header has one) into x->m,
+ * where an .h5 input has its /metadata anchors and hostname. */
+static void trace_anchor(input_t *x, const sps__tl_header_t *h) {
+    if (h->wall_anchor_ns <= 0) return;
+    x->m.has_anchor = 1;
+    x->m.wall_anchor = h->wall_anchor_ns;
+    x->m.mono_anchor = h->mono_anchor_ns;
+    snprintf(x->m.host, sizeof x->m.host, "%s", h->hostname ? h->hostname : "");
+}
+
 /* Opens input x's timeline reader (an .h5 also has its metadata read and
  * must not be aggregate) and resolves its rank.  Returns 0 or a code
  * after the error line. */
@@ -758,6 +775,8 @@ static int tmerge_open_one(merge_t *c, input_t *x) {
                         "data): nothing to put on a timeline", x->path);
         if ((rc = sps__tlr_open(&x->r, x->path, x->fmt)))
             return fail(c, rc, "%s", sps__tlr_error());
+    } else {
+        trace_anchor(x, sps__tlr_header(x->r));
     }
     return resolve_rank(c, x, sps__tlr_header(x->r));
 }
@@ -802,7 +821,12 @@ static int tmerge_prime(merge_t *c, tmerge_t *m, sps__tl_header_t *h) {
                             m->nthreads, m->threads,
                             base == INT64_MAX ? 0 : base,
                             slash ? slash + 1 : c->out, -1, (int64_t)c->n,
-                            known ? nspans : 0};
+                            known ? nspans : 0, 0, 0, NULL};
+    if (c->ref >= 0 && in[c->ref].m.has_anchor) {
+        h->wall_anchor_ns = in[c->ref].m.wall_anchor;
+        h->mono_anchor_ns = in[c->ref].m.mono_anchor;
+        h->hostname = in[c->ref].m.host;
+    }
     return 0;
 }
 
@@ -853,6 +877,7 @@ static int merge_trace(merge_t *c) {
     tmerge_t m;
     memset(&m, 0, sizeof m);
     sps__tl_header_t h;
+    memset(&h, 0, sizeof h);
     int rc = tmerge_open(c, &m);
     if (rc == 0) rc = tmerge_prime(c, &m, &h);
     if (rc == 0) rc = trace_write(c, &m, &h);

@@ -4,12 +4,14 @@
  * traces (unknown fields are skipped by wire type; absolute or incremental
  * timestamps; several sequences; interned or literal names).
  *
- * The whole file (at most PFR_MAX_FILE bytes) is read into memory and
- * parsed with bounds-checked varint/length decoding (no recursion beyond the
- * fixed message nesting of the schema).  Slices are matched per track with
- * a stack; timestamps must not go backwards on a track (that keeps spans
- * properly nested).  Spans are then sorted by (start, -end, thread, file
- * order) and delivered.  Memory is proportional to the file size.
+ * The file is read one TracePacket at a time (a packet is held whole,
+ * so at most the file's size) and parsed with bounds-checked
+ * varint/length decoding (no recursion beyond the fixed message nesting of
+ * the schema).  Slices are matched per track with a stack; timestamps must
+ * not go backwards on a track (that keeps spans properly nested).  Spans
+ * go to the external sort (spansort.c), ordered by (start, -end, track,
+ * file order), and are delivered from it: memory is bounded by the sort's
+ * run, the open-slice stacks and the names/tracks, not the span count.
  *
  * Any malformed input gives SPS_EFORMAT and a one-line message through
  * sps__tlr_set_error("<path>: ...").
@@ -78,11 +80,6 @@ typedef struct pfr_seq {
     uint8_t clk_has_mono[64];
 } pfr_seq_t;
 
-/* A span as parsed (track index, not yet a thread index). */
-typedef struct pfr_span {
-    sps__tl_span_t s;
-    uint64_t ord;
-} pfr_span_t;
 
 /* The reader object.  First member: the dispatch table (timeline.h). */
 typedef struct pfr {
@@ -90,21 +87,22 @@ typedef struct pfr {
     const char *path;
     sps__tl_header_t h;
     /* owned storage */
-    uint8_t *file;
+    uint8_t *pkt; size_t cappkt;             /* the current packet */
     char **strs; size_t nstrs, capstrs;      /* every copied string */
     const char **names; size_t nnames, capnames;
     sps__tl_proc_t *procs; size_t nprocs, capprocs;
     sps__tl_thread_t *threads;
     pfr_track_t *tracks; size_t ntracks, captracks;
     pfr_seq_t *seqs; size_t nseqs, capseqs;
-    pfr_span_t *spans; size_t nspans, capspans;
+    sps__xsort_t *xs;       /* spans: thread = track index until delivery */
+    uint64_t nspans;
+    int64_t min_start;
     pfr_map_t track_map, seq_map, iid_map, str_map, pid_map;
     int64_t builtin_off[64];  /* MONOTONIC - clock c, from snapshots */
     uint8_t builtin_has[64];
     int have_base;
     int64_t base;
     uint64_t ord;
-    size_t next;
     char err[160];
 } pfr_t;
 
@@ -457,6 +455,27 @@ static int pfr_time(pfr_t *r, pfr_seq_t *s, uint32_t clock, uint64_t ts,
     return 0;
 }
 
+/* The name id of a literal (non-interned) name b, deduplicated by content
+ * (copied only when new).  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
+static int pfr_literal(pfr_t *r, pfr_buf_t b, uint32_t *ni) {
+    size_t n = (size_t)(b.e - b.p);
+    uint64_t hsh = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) hsh = (hsh ^ b.p[i]) * 1099511628211ull;
+    uint32_t k = pfr_map_get(&r->str_map, hsh, n);
+    if (k != UINT32_MAX && strlen(r->names[k]) == n &&
+        (n == 0 || memcmp(r->names[k], b.p, n) == 0)) {
+        *ni = k;
+        return 0;
+    }
+    const char *str = n ? pfr_str(r, b) : "";
+    if (!str) return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
+    int64_t id = pfr_add_name(r, str);
+    if (id < 0 || pfr_map_put(&r->str_map, hsh, n, (uint32_t)id))
+        return SPS_ENOMEM;
+    *ni = (uint32_t)id;
+    return 0;
+}
+
 /* Handles a TrackEvent at time t on sequence seq. */
 static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
                      int has_ts, int64_t t) {
@@ -484,21 +503,8 @@ static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
             ni = pfr_map_get(&r->iid_map, seq, iid);
             if (ni == UINT32_MAX) return pfr_bad(r, "unknown name iid");
         } else {
-            const char *str = "";
-            if (has_name && !(str = pfr_str(r, name)))
-                return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
-            /* literal names: deduplicated by content */
-            uint64_t hsh = 1469598103934665603ull;
-            for (const char *c = str; *c; c++)
-                hsh = (hsh ^ (uint8_t)*c) * 1099511628211ull;
-            ni = pfr_map_get(&r->str_map, hsh, strlen(str));
-            if (ni == UINT32_MAX || strcmp(r->names[ni], str) != 0) {
-                int64_t k = pfr_add_name(r, str);
-                if (k < 0 || pfr_map_put(&r->str_map, hsh, strlen(str),
-                                         (uint32_t)k))
-                    return SPS_ENOMEM;
-                ni = (uint32_t)k;
-            }
+            int rc = pfr_literal(r, has_name ? name : (pfr_buf_t){0}, &ni);
+            if (rc) return rc;
         }
         if (pfr_grow((void **)&tr->stack, &tr->cap, tr->n, sizeof *tr->stack))
             return SPS_ENOMEM;
@@ -506,15 +512,11 @@ static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
     } else {
         if (!tr->n) return pfr_bad(r, "slice end without a begin");
         pfr_open_t o = tr->stack[--tr->n];
-        if (pfr_grow((void **)&r->spans, &r->capspans, r->nspans,
-                     sizeof *r->spans))
-            return SPS_ENOMEM;
-        pfr_span_t *sp = &r->spans[r->nspans++];
-        sp->s.name = o.name;
-        sp->s.thread = (uint32_t)ti; /* remapped later */
-        sp->s.start_ns = o.start;
-        sp->s.end_ns = t;
-        sp->ord = o.ord;
+        sps__srec_t sp = {o.start, t, (uint32_t)ti, o.name, o.ord};
+        int rc = sps__xsort_add(r->xs, &sp);
+        if (rc) return rc;
+        if (!r->nspans || o.start < r->min_start) r->min_start = o.start;
+        r->nspans++;
     }
     return 0;
 }
@@ -609,16 +611,17 @@ static int pfr_add_proc(pfr_t *r, int64_t pid, const char *name) {
     return 0;
 }
 
-/* Orders spans by (start, -end, thread, file order). */
+/* Orders span records by (start, -end, track, file order). */
 static int pfr_cmp_span(const void *a, const void *b) {
-    const pfr_span_t *x = a, *y = b;
-    if (x->s.start_ns != y->s.start_ns) return x->s.start_ns < y->s.start_ns ? -1 : 1;
-    if (x->s.end_ns != y->s.end_ns) return x->s.end_ns > y->s.end_ns ? -1 : 1;
-    if (x->s.thread != y->s.thread) return x->s.thread < y->s.thread ? -1 : 1;
+    const sps__srec_t *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
     return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-/* Builds procs and threads from the tracks, remaps and sorts spans. */
+/* Builds procs and threads from the tracks and ends the span sort
+ * (threads are remapped as spans are delivered). */
 static int pfr_finish(pfr_t *r) {
     for (size_t i = 0; i < r->ntracks; i++)
         if (r->tracks[i].n) return pfr_bad(r, "slice begin without an end (truncated?)");
@@ -655,16 +658,15 @@ static int pfr_finish(pfr_t *r) {
             if (pfr_add_proc(r, th->pid, NULL)) return SPS_ENOMEM;
             t->thread = (uint32_t)k++;
         }
-    for (size_t i = 0; i < r->nspans; i++)
-        r->spans[i].s.thread = r->tracks[r->spans[i].s.thread].thread;
-    if (r->nspans) qsort(r->spans, r->nspans, sizeof *r->spans, pfr_cmp_span);
+    int rc = sps__xsort_finish(r->xs);
+    if (rc) return rc;
     r->h.nnames = r->nnames;
     r->h.names = r->names;
     r->h.nprocs = r->nprocs;
     r->h.procs = r->procs;
     r->h.nthreads = nthr;
     r->h.threads = r->threads;
-    r->h.base_ns = r->have_base ? r->base : (r->nspans ? r->spans[0].s.start_ns : 0);
+    r->h.base_ns = r->have_base ? r->base : (r->nspans ? r->min_start : 0);
     r->h.trace_name = NULL;
     r->h.rank = r->nprocs == 1 ? r->procs[0].rank : -1;
     r->h.world_size = 0;
@@ -677,11 +679,17 @@ static const sps__tl_header_t *pfr_header(void *rv) {
     return &((pfr_t *)rv)->h;
 }
 
-/* vt: the next span in order: 1, or 0 at the end. */
+/* vt: the next span in order: 1, 0 at the end, or SPS_EIO (the
+ * temporary sort file could not be read). */
 static int pfr_next(void *rv, sps__tl_span_t *s) {
     pfr_t *r = rv;
-    if (r->next >= r->nspans) return 0;
-    *s = r->spans[r->next++].s;
+    sps__srec_t x;
+    int rc = sps__xsort_next(r->xs, &x);
+    if (rc <= 0) return rc;
+    s->name = x.name;
+    s->thread = r->tracks[x.thread].thread;
+    s->start_ns = x.start;
+    s->end_ns = x.end;
     return 1;
 }
 
@@ -697,8 +705,8 @@ static void pfr_free(void *rv) {
     free(r->threads);
     free(r->tracks);
     free(r->seqs);
-    free(r->spans);
-    free(r->file);
+    sps__xsort_free(r->xs);
+    free(r->pkt);
     pfr_map_free(&r->track_map);
     pfr_map_free(&r->seq_map);
     pfr_map_free(&r->iid_map);
@@ -708,9 +716,87 @@ static void pfr_free(void *rv) {
     free(r);
 }
 
-/* Reads path whole into a malloc'd buffer (*out, *n); 0, SPS_EIO,
- * SPS_EFORMAT (too big) or SPS_ENOMEM, with a message. */
-static int pfr_slurp(const char *path, uint8_t **out, size_t *n) {
+/* A buffered sequential reader of the trace file. */
+typedef struct pfr_in {
+    int fd;
+    uint64_t left;          /* bytes the file still holds (from fstat) */
+    size_t pos, n;
+    uint8_t buf[1 << 16];
+} pfr_in_t;
+
+/* Copies the next k bytes of the file to dst (NULL: skips them).  Returns
+ * 0, or -1 when the file ends first or cannot be read. */
+static int pfr_in_get(pfr_in_t *in, uint8_t *dst, uint64_t k) {
+    if (k > in->left) return -1;
+    while (k) {
+        if (in->pos == in->n) {
+            ssize_t got = read(in->fd, in->buf, sizeof in->buf);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return -1;
+            in->pos = 0;
+            in->n = (size_t)got;
+        }
+        size_t m = in->n - in->pos;
+        if (m > k) m = (size_t)k;
+        if (dst) {
+            memcpy(dst, in->buf + in->pos, m);
+            dst += m;
+        }
+        in->pos += m;
+        in->left -= m;
+        k -= m;
+    }
+    return 0;
+}
+
+/* Reads a varint: 1 read, 0 at a clean end of file, -1 malformed. */
+static int pfr_in_varint(pfr_in_t *in, uint64_t *v) {
+    uint64_t x = 0;
+    for (int i = 0; i < 10; i++) {
+        uint8_t c;
+        if (pfr_in_get(in, &c, 1)) return i == 0 && in->left == 0 ? 0 : -1;
+        x |= (uint64_t)(c & 0x7F) << (7 * i);
+        if (!(c & 0x80)) {
+            *v = x;
+            return 1;
+        }
+    }
+    return -1;
+}
+
+/* Reads the next top-level field; a TracePacket (field 1, length
+ * delimited) lands whole in r->pkt and sets *len.  Returns 1 for a
+ * packet, 2 for another field (skipped), 0 at the end, SPS_EFORMAT
+ * (malformed or truncated) or SPS_ENOMEM. */
+static int pfr_in_field(pfr_t *r, pfr_in_t *in, size_t *len) {
+    uint64_t tag, v;
+    int k = pfr_in_varint(in, &tag);
+    if (k <= 0) return k ? pfr_bad(r, "malformed protobuf (truncated?)") : 0;
+    if ((tag >> 3) == 0 || (tag >> 3) > 0x1FFFFFFF)
+        return pfr_bad(r, "malformed protobuf (truncated?)");
+    int wt = (int)(tag & 7), bad = 0;
+    if (wt == 0) bad = pfr_in_varint(in, &v) != 1;
+    else if (wt == 1 || wt == 5) bad = pfr_in_get(in, NULL, wt == 1 ? 8 : 4);
+    else if (wt != 2) bad = 1;
+    if (bad) return pfr_bad(r, "malformed protobuf (truncated?)");
+    if (wt != 2) return 2;
+    if (pfr_in_varint(in, &v) != 1 || v > in->left)
+        return pfr_bad(r, "malformed protobuf (truncated?)");
+    if ((tag >> 3) != 1) return pfr_in_get(in, NULL, v) ? pfr_bad(r, "truncated") : 2;
+    if (v > r->cappkt) {
+        uint8_t *p = realloc(r->pkt, (size_t)v);
+        if (!p) return SPS_ENOMEM;
+        r->pkt = p;
+        r->cappkt = (size_t)v;
+    }
+    if (pfr_in_get(in, r->pkt, v)) return pfr_bad(r, "malformed protobuf (truncated?)");
+    *len = (size_t)v;
+    return 1;
+}
+
+/* Opens path for pfr_in_*.  Returns 0, SPS_EIO, SPS_EFORMAT (too big) or
+ * SPS_ENOMEM, with a message; *out is owned by the caller (close its fd). */
+static int pfr_in_open(const char *path, pfr_in_t **out) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         sps__tlr_set_error("%s: cannot open: %s", path, strerror(errno));
@@ -727,24 +813,33 @@ static int pfr_slurp(const char *path, uint8_t **out, size_t *n) {
         close(fd);
         return SPS_EFORMAT;
     }
-    size_t size = (size_t)st.st_size;
-    uint8_t *b = malloc(size ? size : 1);
-    if (!b) {
+    pfr_in_t *in = malloc(sizeof *in);
+    if (!in) {
         sps__tlr_set_error("%s: out of memory", path);
         close(fd);
         return SPS_ENOMEM;
     }
-    size_t off = 0;
-    while (off < size) {
-        ssize_t k = read(fd, b + off, size - off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break; /* shrank under us: parse what we have */
-        off += (size_t)k;
-    }
-    close(fd);
-    *out = b;
-    *n = off;
+    in->fd = fd;
+    in->left = (uint64_t)st.st_size;
+    in->pos = in->n = 0;
+    *out = in;
     return 0;
+}
+
+/* Parses every packet of the file.  Returns 0 or an error code. */
+static int pfr_parse_file(pfr_t *r, pfr_in_t *in) {
+    size_t npackets = 0, len = 0;
+    int k;
+    while ((k = pfr_in_field(r, in, &len)) > 0) {
+        if (k != 1) continue;
+        npackets++;
+        static const uint8_t none[1];
+        const uint8_t *b = r->pkt ? r->pkt : none; /* an empty first packet */
+        int rc = pfr_packet(r, (pfr_buf_t){b, b + len});
+        if (rc) return rc;
+    }
+    if (k < 0) return k;
+    return npackets ? 0 : pfr_bad(r, "no trace packets");
 }
 
 /* Opens and fully parses a Perfetto trace; *out is a pfr_t (first member
@@ -753,40 +848,29 @@ int sps__pfr_open(void **out, const char *path) {
     if (!out || !path) return SPS_EINVAL;
     *out = NULL;
     pfr_t *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(path))) {
-        free(r);
+    if (!r || !(r->path = strdup(path)) ||
+        sps__xsort_new(&r->xs, pfr_cmp_span, path)) {
+        if (r) pfr_free(r);
         sps__tlr_set_error("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     r->vt.header = pfr_header;
     r->vt.next = pfr_next;
     r->vt.free = pfr_free;
-    size_t n = 0;
-    int rc = pfr_slurp(path, &r->file, &n);
+    pfr_in_t *in = NULL;
+    int rc = pfr_in_open(path, &in);
     if (rc) {
         pfr_free(r);
         return rc;
     }
-    pfr_buf_t b = {r->file, r->file + n};
-    pfr_field_t f = {0};
-    size_t npackets = 0;
-    for (;;) {
-        int k = pfr_next_field(&b, &f);
-        if (k == 0) break;
-        if (k < 0) {
-            rc = pfr_bad(r, "malformed protobuf (truncated?)");
-            break;
-        }
-        if (f.num != 1 || f.wt != 2) continue;
-        npackets++;
-        if ((rc = pfr_packet(r, f.b))) break;
-    }
-    if (!rc && !npackets) rc = pfr_bad(r, "no trace packets");
+    rc = pfr_parse_file(r, in);
+    close(in->fd);
+    free(in);
     if (!rc) rc = pfr_finish(r);
     if (rc) {
         if (rc == SPS_EFORMAT)
             sps__tlr_set_error("%s: not a valid Perfetto trace: %s", path, r->err);
-        else
+        else if (rc != SPS_EIO)
             sps__tlr_set_error("%s: %s", path, sps_strerror(rc));
         pfr_free(r);
         return rc;

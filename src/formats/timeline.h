@@ -10,8 +10,10 @@
  * child lies inside its parent), which is what lets a writer emit begin/end
  * pairs with a stack and delta-encoded timestamps without buffering.
  *
- * Writers and readers never hold more than O(threads + names) state, so a
- * 10^7-span conversion runs in bounded memory.
+ * Writers never hold more than O(threads + names) state.  Trace readers
+ * (JSON, Perfetto) receive spans in file order and sort them with a
+ * bounded-memory external sort (sps__xsort_*, spansort.c), so a 10^7-span
+ * conversion runs in bounded memory either way.
  */
 #ifndef SPS_TIMELINE_H
 #define SPS_TIMELINE_H
@@ -52,6 +54,15 @@ typedef struct sps__tl_header {
     const char *trace_name; /* e.g. the source file name, may be NULL */
     int64_t rank, world_size;  /* for torch's distributedInfo; -1 / 0 if none */
     uint64_t nspans;   /* how many spans will follow, 0 if unknown */
+    /* Optional clock anchor of the recording host, 0 = none: CLOCK_REALTIME
+     * and CLOCK_MONOTONIC ns read back to back (as /metadata
+     * wall_anchor_ns / mono_anchor_ns of an .h5), and the host's name
+     * (NULL or "" if unknown).  JSON carries them as the top-level
+     * "spanscopeClock"; merge aligns inputs with them (docs/merge.md).
+     * Every sps__tl_header_t must be zero-initialised so that these stay
+     * 0 where nobody sets them. */
+    int64_t wall_anchor_ns, mono_anchor_ns;
+    const char *hostname;
 } sps__tl_header_t;
 
 typedef struct sps__tl_span {
@@ -118,5 +129,32 @@ SPS__HIDDEN int sps__pfr_open(void **out, const char *path);           /* perfet
 SPS__HIDDEN int sps__h5tl_open(void **out, const char *path);          /* h5_timeline.c */
 /* Back ends report errors here (thread-local, one line, names the file). */
 SPS__HIDDEN void sps__tlr_set_error(const char *fmt, ...);
+
+/* The readers' bounded-memory external sort (spansort.c).  A record is 32
+ * bytes; what its fields mean, and so its order (cmp, qsort-style), is the
+ * reader's.  add: appends (spills a full run, sorted, to an unlinked file
+ * in $TMPDIR); finish: ends the input; next: records in cmp order (1, 0 at
+ * the end, or SPS_EIO); rewind: delivers again from the first.  Errors other than SPS_ENOMEM set the message
+ * (sps__tlr_set_error) naming what.  The run size is set_run's (tests),
+ * else $SPANSCOPE_SORT_RUN, else 2^20 records. */
+typedef struct sps__srec {
+    int64_t start, end;
+    uint32_t thread, name;
+    uint64_t ord;
+} sps__srec_t;
+typedef int (*sps__srec_cmp_t)(const void *a, const void *b);
+typedef struct sps__xsort sps__xsort_t;
+SPS__HIDDEN int sps__xsort_new(sps__xsort_t **out, sps__srec_cmp_t cmp,
+                               const char *what);
+SPS__HIDDEN int sps__xsort_add(sps__xsort_t *x, const sps__srec_t *r);
+SPS__HIDDEN int sps__xsort_finish(sps__xsort_t *x);
+SPS__HIDDEN int sps__xsort_next(sps__xsort_t *x, sps__srec_t *r);
+SPS__HIDDEN int sps__xsort_rewind(sps__xsort_t *x); /* deliver again */
+SPS__HIDDEN uint64_t sps__xsort_count(const sps__xsort_t *x);
+SPS__HIDDEN int sps__xsort_spilled(const sps__xsort_t *x);
+SPS__HIDDEN sps__srec_t *sps__xsort_memory(sps__xsort_t *x, size_t *n);
+SPS__HIDDEN void sps__xsort_truncate(sps__xsort_t *x, size_t n);
+SPS__HIDDEN void sps__xsort_free(sps__xsort_t *x);
+SPS__HIDDEN void sps__xsort_set_run(size_t records);
 
 #endif /* SPS_TIMELINE_H */

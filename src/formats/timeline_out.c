@@ -96,6 +96,9 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     h.rank = t->rank >= 0 ? t->rank : -1;
     h.world_size = t->world_size;
     h.nspans = t->nspans;
+    h.wall_anchor_ns = t->wall_anchor_ns;
+    h.mono_anchor_ns = t->mono_anchor_ns;
+    h.hostname = t->hostname;
     snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
     rc = write_file(tmp, fmt, &h, t);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;

@@ -173,7 +173,7 @@ static void test_timeline_write(void **state) {
     sps_span_t sp[2] = {{1000, 5000, 2000, -1, 1, 0, 0, 0}, {2000, 4000, 2000, 0, 2, 0, 1, 0}};
     const char *args[] = {NULL, "{\"Input Dims\":[[2,3]]}"};
     sps_timeline_t t = {3, names, 1, tids, tnames, 2, sp, args, "\"record_shapes\":true",
-                        500, NULL, "unit", -1, 0};
+                        500, NULL, "unit", -1, 0, 1700000000000000000, 123456789, "node-x"};
     const char *path = tu_path("spans.json");
     assert_int_equal(sps_timeline_write(path, &t), 0);
     char *s = slurp(path);
@@ -183,6 +183,8 @@ static void test_timeline_write(void **state) {
     assert_non_null(strstr(s, "\"dur\":2.000,\"args\":{\"Input Dims\":[[2,3]]}}"));
     assert_non_null(strstr(s, "\"record_shapes\":true,\"deviceProperties\""));
     assert_non_null(strstr(s, "\"thread_name\""));
+    assert_non_null(strstr(s, "\"spanscopeClock\":{\"wall_anchor_ns\":1700000000000000000,"
+                              "\"mono_anchor_ns\":123456789,\"hostname\":\"node-x\"}"));
     /* out of order, out of range, unknown extension, missing directory */
     sps_span_t bad[2] = {sp[1], sp[0]};
     t.spans = bad;

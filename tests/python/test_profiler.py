@@ -685,3 +685,17 @@ def test_with_stack_gives_c_regions_their_native_stack(c_lib, tmp_path):
     with profiler.profile() as q:
         c_lib.c_kernel(1)
     assert q.events()[0].stack is None
+
+
+def test_traces_carry_a_clock_anchor_for_merges(tmp_path):
+    import socket
+    with profiler.profile() as p:
+        with record_function("x"):
+            pass
+    path = tmp_path / "a.json"
+    p.export_chrome_trace(path)
+    clock = load_trace(path)["spanscopeClock"]
+    assert clock["hostname"] == socket.gethostname()
+    # wall - mono is the offset between the clocks, read back to back
+    assert abs((clock["wall_anchor_ns"] - clock["mono_anchor_ns"])
+               - (time.time_ns() - time.monotonic_ns())) < 50_000_000
