@@ -33,9 +33,11 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path,
 }
 
 /* Opens path with the timeline reader for fmt and reads everything: every
- * header string, every span.  Traps when the reader breaks its contract
- * (a span naming no name or thread, or ending before it starts): a caller
- * indexing with those would read out of bounds. */
+ * header string, counter sample, flow point and span.  Traps when the
+ * reader breaks its contract (a span, sample or flow point naming no
+ * name, process or thread, a span ending before it starts, samples or
+ * flow points out of time order): a caller indexing with those would read
+ * out of bounds. */
 static inline void fuzz_read_timeline(const char *path, sps__tl_format_t fmt) {
     sps__tlr_t *r;
     if (sps__tlr_open(&r, path, fmt) != 0) {
@@ -48,6 +50,14 @@ static inline void fuzz_read_timeline(const char *path, sps__tl_format_t fmt) {
     for (size_t i = 0; i < h->nprocs; i++) total += strlen(h->procs[i].name);
     for (size_t i = 0; i < h->nthreads; i++) total += strlen(h->threads[i].name);
     if (h->trace_name) total += strlen(h->trace_name);
+    for (size_t i = 0; i < h->ncounters; i++)
+        if (h->counters[i].name >= h->nnames || h->counters[i].proc >= h->nprocs ||
+            (i && h->counters[i].ts_ns < h->counters[i - 1].ts_ns))
+            __builtin_trap();
+    for (size_t i = 0; i < h->nflows; i++)
+        if (h->flows[i].name >= h->nnames || h->flows[i].thread >= h->nthreads ||
+            (i && h->flows[i].ts_ns < h->flows[i - 1].ts_ns))
+            __builtin_trap();
     sps__tl_span_t s;
     int rc;
     while ((rc = sps__tlr_next(r, &s)) > 0)

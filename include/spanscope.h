@@ -310,6 +310,28 @@ typedef struct sps_span {
 SPS_API int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out,
                       size_t *n);
 
+/* Counters: named time series sampled by the program (memory in use, queue
+ * depth, loss).  sps_counter_id interns a name (a counter is not a region:
+ * it never appears in region tables); sps_counter records (now, value) in
+ * the running session, under the session lock (about 50 ns: for samples,
+ * not for hot loops).  Without a session it does nothing.  Samples are
+ * written to the file's /counters group at finalize (and then start again)
+ * and to timelines as counter tracks (Chrome "ph":"C").  A period keeps at
+ * most 2^22 samples; later ones are dropped and counted. */
+typedef struct sps_counter_sample {
+    int64_t t_ns;          /* CLOCK_MONOTONIC ns */
+    double value;
+    sps_region_t counter;  /* from sps_counter_id */
+    uint32_t reserved;
+} sps_counter_sample_t;
+SPS_API sps_region_t sps_counter_id(const char *name);
+SPS_API void sps_counter(sps_region_t counter, double value);
+/* The period's samples with from_ns <= t_ns <= to_ns, in time order, as a
+ * malloc'd array (free with sps_free).  Returns 0, SPS_EINVAL or
+ * SPS_ENOSESSION, SPS_ENOMEM. */
+SPS_API int sps_counter_samples(int64_t from_ns, int64_t to_ns,
+                                sps_counter_sample_t **out, size_t *n);
+
 /* Native call stacks.  sps_capture_stacks(1) makes every sps_begin of the
  * running session (events mode) also take its native stack (glibc's
  * backtrace(), about a microsecond, interned process-wide); sps_spans then
@@ -350,6 +372,8 @@ typedef struct sps_timeline {
     int64_t mono_anchor_ns;          /* this CLOCK_MONOTONIC ns (0: none), so
                                         that merges can align hosts (JSON) */
     const char *hostname;            /* NULL: none */
+    size_t ncounters;                /* counter samples, time order; their */
+    const struct sps_counter_sample *counters; /* .counter indexes names[] */
 } sps_timeline_t;
 
 /* Writes t to path as a Chrome trace (.json, .json.gz) or a Perfetto trace

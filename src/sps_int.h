@@ -495,6 +495,9 @@ struct sps__snap {
     char *label;
     int has_clock_offset;  /* MPI clock alignment (see sps__layout_t) */
     int64_t clock_offset_ns, clock_offset_error_ns;
+    sps_counter_sample_t *counters; /* the period's counter samples */
+    size_t ncounters;
+    uint64_t counters_dropped;
 };
 
 /* ======================================================================== */
@@ -568,6 +571,18 @@ typedef struct sps__session {
 } sps__session_t;
 
 SPS__HIDDEN extern sps__session_t sps__g;
+
+/* counters.c, under the session lock: moves the period's samples into s
+ * (the log starts again); puts them back in front (a failed write); forgets
+ * them (session end). */
+SPS__HIDDEN void sps__counters_take(sps__snap_t *s);
+SPS__HIDDEN void sps__counters_reset(void);
+/* h5.c: adds /counters to the closed file at path (see docs/design.md). */
+SPS__HIDDEN int sps__h5_add_counters(const char *path, size_t nnames,
+                                     const char *const *names, size_t n,
+                                     const int64_t *series, const int64_t *ranks,
+                                     const int64_t *t_ns, const double *values,
+                                     uint64_t dropped);
 
 /* buffer.c */
 SPS__HIDDEN void sps__slow_record(sps__thr_t *t, uint32_t payload,

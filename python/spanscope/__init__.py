@@ -37,9 +37,17 @@ registered_regions = ProfileManager.registered_regions
 recorded_regions = ProfileManager.recorded_regions
 summary = ProfileManager.summary
 
+
+def counter(name: str, value: float) -> None:
+    """Records one sample of the counter `name` (a time series: memory in
+    use, queue depth, loss) in the running session; nothing without one.
+    Samples go to the file's /counters group and to timelines as counter
+    tracks.  About a lock and a clock read: for samples, not inner loops."""
+    _ext.counter(name, value)
+
 __all__ = [
     "ProfileManager", "ProfilingRun", "Region", "RegionStats", "Results", "read",
     "setup", "finalize", "region", "profile_region", "profile", "session", "is_active",
     "is_configured", "get_region", "get_all_regions", "registered_regions",
-    "recorded_regions", "summary", "__version__",
+    "recorded_regions", "summary", "counter", "__version__",
 ]

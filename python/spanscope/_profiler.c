@@ -320,15 +320,15 @@ static int str_array(PyObject *list, const char ***out, size_t *n, const char *w
 
 /* timeline_write(path, names, thread_ids, thread_names, spans, args, extra,
  *                base_ns, trace_name, rank, world_size, wall_anchor_ns,
- *                mono_anchor_ns, hostname) */
+ *                mono_anchor_ns, hostname, counters) */
 static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     (void)mod;
-    PyObject *path, *names, *tids, *tnames, *spans, *args;
+    PyObject *path, *names, *tids, *tnames, *spans, *args, *counters;
     const char *extra, *trace_name, *host;
     long long base, rank, world, wall, mono;
-    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLz", PyUnicode_FSConverter, &path, &PyList_Type,
+    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLzS", PyUnicode_FSConverter, &path, &PyList_Type,
                           &names, &PyList_Type, &tids, &tnames, &spans, &args, &extra,
-                          &base, &trace_name, &rank, &world, &wall, &mono, &host))
+                          &base, &trace_name, &rank, &world, &wall, &mono, &host, &counters))
         return NULL;
     sps_timeline_t t = {0};
     const char **nm = NULL, **tn = NULL, **ar = NULL;
@@ -354,7 +354,9 @@ static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     }
     t = (sps_timeline_t){nn, nm, (size_t)nt, ids, tn, nspans,
                          (const sps_span_t *)PyBytes_AS_STRING(spans), ar, extra, base,
-                         NULL, trace_name, rank, world, wall, mono, host};
+                         NULL, trace_name, rank, world, wall, mono, host,
+                         (size_t)PyBytes_GET_SIZE(counters) / sizeof(sps_counter_sample_t),
+                         (const sps_counter_sample_t *)PyBytes_AS_STRING(counters)};
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = sps_timeline_write(PyBytes_AS_STRING(path), &t);
@@ -446,7 +448,53 @@ static PyObject *py_stack_format(PyObject *mod, PyObject *arg) {
     return lines;
 }
 
+static PyObject *g_cids; /* dict name -> counter id */
+
+/* counter(name, value): one sample of a named counter (sps_counter). */
+static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
+    (void)mod;
+    if (n != 2 || !PyUnicode_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "counter(name: str, value: float)");
+    double v = PyFloat_AsDouble(args[1]);
+    if (v == -1.0 && PyErr_Occurred()) return NULL;
+    PyObject *id = PyDict_GetItemWithError(g_cids, args[0]);
+    if (!id) {
+        if (PyErr_Occurred()) return NULL;
+        Py_ssize_t len;
+        const char *s = PyUnicode_AsUTF8AndSize(args[0], &len);
+        if (!s) return NULL;
+        if ((Py_ssize_t)strlen(s) != len)
+            return PyErr_Format(PyExc_ValueError, "counter name must not contain NUL");
+        id = PyLong_FromUnsignedLong(sps_counter_id(s));
+        if (!id || PyDict_SetItem(g_cids, args[0], id)) {
+            Py_XDECREF(id);
+            return NULL;
+        }
+        Py_DECREF(id);
+    }
+    sps_counter((sps_region_t)PyLong_AsUnsignedLong(id), v);
+    Py_RETURN_NONE;
+}
+
+/* counter_samples(from_ns, to_ns) -> bytes of sps_counter_sample_t (24 bytes each). */
+static PyObject *py_counter_samples(PyObject *mod, PyObject *args) {
+    (void)mod;
+    long long from, to;
+    if (!PyArg_ParseTuple(args, "LL", &from, &to)) return NULL;
+    sps_counter_sample_t *v = NULL;
+    size_t n = 0;
+    int rc = sps_counter_samples(from, to, &v, &n);
+    if (rc) return raise_rc(rc);
+    PyObject *b = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)(n * sizeof *v));
+    sps_free(v);
+    return b;
+}
+
 static PyMethodDef prof_methods[] = {
+    {"counter", (PyCFunction)(void (*)(void))py_counter, METH_FASTCALL,
+     "counter(name, value): one sample of a named counter."},
+    {"counter_samples", py_counter_samples, METH_VARARGS,
+     "counter_samples(from_ns, to_ns) -> bytes of counter samples."},
     {"capture_stacks", py_capture_stacks, METH_O,
      "capture_stacks(on): native stacks of span begins (sps_capture_stacks)."},
     {"stack_format", py_stack_format, METH_O, "stack_format(id) -> native frames."},
@@ -468,8 +516,10 @@ int sps__py_profiler_init(PyObject *m) {
     if (PyType_Ready(&RFType) < 0) return -1;
     g_ids = PyDict_New();
     g_shared = PyDict_New();
-    if (!g_ids || !g_shared || PyModule_AddObjectRef(m, "record_function", (PyObject *)&RFType) ||
-        PyModule_AddIntConstant(m, "SPAN_SIZE", (long)sizeof(sps_span_t)))
+    g_cids = PyDict_New();
+    if (!g_ids || !g_shared || !g_cids || PyModule_AddObjectRef(m, "record_function", (PyObject *)&RFType) ||
+        PyModule_AddIntConstant(m, "SPAN_SIZE", (long)sizeof(sps_span_t)) ||
+        PyModule_AddIntConstant(m, "COUNTER_SAMPLE_SIZE", (long)sizeof(sps_counter_sample_t)))
         return -1;
     for (PyMethodDef *d = prof_methods; d->ml_name; d++) {
         PyObject *f = PyCFunction_New(d, NULL);

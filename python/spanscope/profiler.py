@@ -58,6 +58,9 @@ _SPAN_DTYPE = np.dtype([("start", "<i8"), ("end", "<i8"), ("self", "<i8"), ("par
                         ("region", "<u4"), ("thread", "<u4"), ("depth", "<u4"),
                         ("stack", "<u4")])
 assert _SPAN_DTYPE.itemsize == _ext.SPAN_SIZE
+_COUNTER_DTYPE = np.dtype([("t_ns", "<i8"), ("value", "<f8"), ("counter", "<u4"),
+                           ("reserved", "<u4")])
+assert _COUNTER_DTYPE.itemsize == _ext.COUNTER_SAMPLE_SIZE
 
 #: How far after a span's start the payload hook may read the clock and
 #: still be joined to it (the hook runs right after sps_begin; this covers
@@ -182,8 +185,10 @@ class _Recording:
     name; threads: index -> (native id, name); payloads: span index -> dict;
     base_ns: the window's start; options: the profile's flags."""
 
-    def __init__(self, spans, names, threads, payloads, base_ns, end_ns, options):
+    def __init__(self, spans, names, threads, payloads, base_ns, end_ns, options,
+                 counters=None):
         self.spans = spans
+        self.counters = counters if counters is not None else np.zeros(0, _COUNTER_DTYPE)
         self.names = names
         self.threads = threads
         self.payloads = payloads
@@ -745,7 +750,7 @@ def _export_trace(rec: _Recording, path: str) -> None:
     _ext.timeline_write(path, _names_for(rec), [t[0] for t in rec.threads],
                         [t[1] for t in rec.threads], rec.spans.tobytes(), args, extra,
                         rec.base_ns, os.path.basename(path), rank, world, wall, mono,
-                        socket.gethostname())
+                        socket.gethostname(), rec.counters.tobytes())
 
 
 def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
@@ -1009,7 +1014,10 @@ class profile:
         t0 = self._t0 if self._t0 is not None else t1
         raw = _ext.spans(t0, t1) if _ext.is_active() else b""
         spans = np.frombuffer(raw, dtype=_SPAN_DTYPE)
-        names = [_ext.region_name(i) or "" for i in range(_max_region(spans) + 1)]
+        counters = np.frombuffer(_ext.counter_samples(t0, t1) if _ext.is_active() else b"",
+                                 dtype=_COUNTER_DTYPE)
+        top = max(_max_region(spans), int(counters["counter"].max()) if len(counters) else 0)
+        names = [_ext.region_name(i) or "" for i in range(top + 1)]
         threads = []
         for i in range(int(spans["thread"].max()) + 1 if len(spans) else 0):
             info = _ext.thread_info(i)
@@ -1022,7 +1030,7 @@ class profile:
             spans, payloads = _add_step_spans(spans, names, threads, payloads, steps)
         opts = {"record_shapes": self.record_shapes, "with_stack": self.with_stack,
                 "with_flops": self.with_flops, "with_modules": self.with_modules}
-        self._result = _Recording(spans, names, threads, payloads, t0, t1, opts)
+        self._result = _Recording(spans, names, threads, payloads, t0, t1, opts, counters)
         self._events = None
         if self._owns_session and _ext.is_active():
             _ext.finalize(None, False)  # the window's records are no longer needed
@@ -1055,6 +1063,17 @@ class profile:
 
     def table(self, sort_by=None, row_limit=100, **kw) -> str:
         return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, **kw)
+
+    def counters(self) -> dict:
+        """Counter samples of the last window (spanscope.counter / sps_counter):
+        {name: {"times_ns": array, "values": array}}, in time order."""
+        rec = self._recording()
+        out = {}
+        for cid in np.unique(rec.counters["counter"]):
+            sel = rec.counters["counter"] == cid
+            out[rec.names[int(cid)]] = {"times_ns": rec.counters["t_ns"][sel].copy(),
+                                        "values": rec.counters["value"][sel].copy()}
+        return out
 
     def export_chrome_trace(self, path) -> None:
         """Writes the last window as a Chrome trace (.json; .gz compresses;

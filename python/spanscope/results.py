@@ -56,6 +56,8 @@ class Results:
     regions: dict[str, dict[int, RegionData]] = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
     aggregate: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: counter name -> {"times_ns", "values", "ranks"} numpy arrays (time order)
+    counters: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> RegionData:
         """The region on rank 0 (or its only rank)."""
@@ -75,6 +77,18 @@ class Results:
 
 def _text(v) -> str:
     return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+
+def _counters(g) -> dict:
+    """/counters as {name: {"times_ns", "values", "ranks"}}."""
+    names = [_text(n) for n in g["names"][()]]
+    series = g["series"][()]
+    cols = {k: g[k][()] for k in ("times_ns", "values", "ranks")}
+    out = {}
+    for i, name in enumerate(names):
+        sel = series == i
+        out[name] = {k: v[sel] for k, v in cols.items()}
+    return out
 
 
 def read(path) -> Results:
@@ -108,6 +122,8 @@ def read(path) -> Results:
                     k: int(idx[f"aggregate_{k}"][i]) for k in
                     ("counts", "totals", "minimums", "maximums", "exclusives")
                     if f"aggregate_{k}" in idx}
+        if "counters" in f:
+            res.counters = _counters(f["counters"])
         for i, rid in enumerate(region_ids):
             sl = slice(int(offsets[i]), int(offsets[i]) + int(counts[i]))
             name = names[int(rid)]

@@ -99,6 +99,7 @@ static void pool_trim(size_t keep) {
 /* Under the lock: forgets everything recorded (not the registry). */
 static void session_clear(void) {
     sps__buffers_reset();
+    sps__counters_reset();
     if (sps__g.pending) {
         snap_free(sps__g.pending);
         sps__g.pending = NULL;
@@ -342,6 +343,7 @@ size_t sps_regions_recorded(sps_region_t *out, size_t cap) { return list_regions
 
 static void snap_free(sps__snap_t *s) {
     if (!s) return;
+    free(s->counters);
     free(s->segs);
     for (size_t i = 0; i < s->ncopies; i++) free(s->copies[i]);
     free(s->copies);
@@ -549,6 +551,17 @@ static void snap_stash(sps__snap_t *s) {
     for (size_t k = 0; k < s->nnodes && k < old->nnodes; k++)
         sps__acc_merge(&s->node_per[k], &old->node_per[k]);
     s->start_ns = old->start_ns;
+    if (old->ncounters) { /* the older samples first */
+        sps_counter_sample_t *c = malloc((old->ncounters + s->ncounters) * sizeof *c);
+        if (c) {
+            memcpy(c, old->counters, old->ncounters * sizeof *c);
+            if (s->ncounters) memcpy(c + old->ncounters, s->counters, s->ncounters * sizeof *c);
+            free(s->counters);
+            s->counters = c;
+            s->ncounters += old->ncounters;
+        }
+    }
+    s->counters_dropped += old->counters_dropped;
     /* chunks and copies now belong to s */
     sps__chunk_t **tail = &s->owned;
     while (*tail) tail = &(*tail)->next;
@@ -623,6 +636,7 @@ int sps__finalize_local(const char *path, FILE *table_fp) {
         s = NULL;
     }
     if (s) snap_absorb_pending(s);
+    if (s) sps__counters_take(s);
     if (s && sps__g.mode == SPS__AGGREGATE) /* aggregate files: whole session */
         for (uint32_t r = 1; r < s->nregions; r++) s->per[r] = cum_acc(r);
     if (s && snap_describe(s)) {

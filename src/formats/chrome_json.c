@@ -7,6 +7,10 @@
  *   {"name":"process_name","ph":"M","ts":0,"pid":1,"tid":0,"args":{"name":"rank 0"}},
  *   ...metadata (process_name, process_sort_index, process_labels,
  *      thread_name, thread_sort_index)...
+ *   {"ph":"C","name":"mem","pid":1,"ts":12.000,"args":{"mem":1.5}},
+ *   ...one C event per counter sample (finite values only)...
+ *   {"ph":"s","id":7,"pid":1,"tid":7,"ts":12.5,"cat":"flow","name":"ac2g"},
+ *   ...one s/t/f event per flow point ("bp":"e" when enclosing)...
  *   {"ph":"X","cat":"user_annotation","name":"solve","pid":1,"tid":7,"ts":12345.678,"dur":0.125},
  *   ...one X event per span...
  *   ],
@@ -337,6 +341,70 @@ static void build_text(const sps__tl_header_t *h, sbuf_t *pro, sbuf_t *epi,
     sb_puts(epi, ",\"deviceProperties\":[]}\n");
 }
 
+/* Writes the event text p (n bytes) after a separator.  Returns 0 or
+ * SPS_EIO. */
+static int put_event(sps__cjw_t *w, const char *p, size_t n) {
+    if (!w->first && put(w, ",\n", 2)) return w->err;
+    w->first = 0;
+    return put(w, p, n);
+}
+
+/* Writes one counter sample as a C event; skipped when its value is not
+ * finite.  Returns 0 or SPS_EIO. */
+static int put_counter(sps__cjw_t *w, const sps__tl_header_t *h,
+                       const sps__tl_counter_t *c) {
+    char ev[128], num[40];
+    size_t n = 0, k = sps__tl_fmt_double(num, sizeof num, c->value);
+    if (!k) return 0;
+    const char *nm = w->ename[c->name];
+    size_t nl = w->elen[c->name];
+    static const char head[] = "{\"ph\":\"C\",\"name\":";
+    if (put_event(w, head, sizeof head - 1) || put(w, nm, nl))
+        return w->err;
+    memcpy(ev + n, ",\"pid\":", 7); n += 7;
+    n += fmt_i64(ev + n, h->procs[c->proc].pid);
+    memcpy(ev + n, ",\"ts\":", 6); n += 6;
+    n += fmt_us(ev + n, c->ts_ns - w->base_ns);
+    memcpy(ev + n, ",\"args\":{", 9); n += 9;
+    if (put(w, ev, n) || put(w, nm, nl)) return w->err;
+    n = 0;
+    ev[n++] = ':';
+    memcpy(ev + n, num, k); n += k;
+    memcpy(ev + n, "}}", 2); n += 2;
+    return put(w, ev, n);
+}
+
+/* Writes one flow point as an s/t/f event.  Returns 0 or SPS_EIO. */
+static int put_flow(sps__cjw_t *w, const sps__tl_flow_t *f) {
+    char ev[CJW_EVENT_MAX];
+    size_t n = 0;
+    memcpy(ev + n, "{\"ph\":\"", 7); n += 7;
+    ev[n++] = f->phase;
+    n += (size_t)snprintf(ev + n, 32, "\",\"id\":%llu", (unsigned long long)f->id);
+    memcpy(ev + n, ",\"pid\":", 7); n += 7;
+    n += fmt_i64(ev + n, w->pid[f->thread]);
+    memcpy(ev + n, ",\"tid\":", 7); n += 7;
+    n += fmt_i64(ev + n, w->tid[f->thread]);
+    memcpy(ev + n, ",\"ts\":", 6); n += 6;
+    n += fmt_us(ev + n, f->ts_ns - w->base_ns);
+    if (f->enclosing) { memcpy(ev + n, ",\"bp\":\"e\"", 9); n += 9; }
+    static const char cat[] = ",\"cat\":\"flow\",\"name\":";
+    memcpy(ev + n, cat, sizeof cat - 1); n += sizeof cat - 1;
+    if (put_event(w, ev, n) || put(w, w->ename[f->name], w->elen[f->name]))
+        return w->err;
+    return put(w, "}", 1);
+}
+
+/* Writes h's counter samples, then its flow points (right after the
+ * metadata events).  Returns 0 or SPS_EIO. */
+static int put_extras(sps__cjw_t *w, const sps__tl_header_t *h) {
+    for (size_t i = 0; i < h->ncounters; i++)
+        if (put_counter(w, h, &h->counters[i])) return w->err;
+    for (size_t i = 0; i < h->nflows; i++)
+        if (put_flow(w, &h->flows[i])) return w->err;
+    return 0;
+}
+
 /* Frees w and everything it owns (not the file handles). */
 static void cjw_free(sps__cjw_t *w) {
     if (!w) return;
@@ -360,6 +428,7 @@ int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
     if (!out || !path) return SPS_EINVAL;
     *out = NULL;
     int rc = check_header(h);
+    if (!rc) rc = sps__tl_check_extras(h);
     if (rc) return rc;
     sps__cjw_t *w = calloc(1, sizeof *w);
     if (!w) return SPS_ENOMEM;
@@ -411,6 +480,7 @@ int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
     if (w->gz) gzbuffer(w->gz, 1u << 17);
     rc = put(w, pro.p, pro.n);
     free(pro.p);
+    if (!rc) rc = put_extras(w, h);
     if (rc) {
         sps__cjw_abort(w);
         return rc;

@@ -7,7 +7,18 @@
  *   ph "X"   a span: ts, dur in microseconds (int or fraction), pid, tid;
  *   ph "B"/"E" begin/end pairs, matched with a stack per (pid, tid);
  *   ph "M"   process_name, process_labels ("rank N"), process_sort_index,
- *            thread_name, thread_sort_index.
+ *            thread_name, thread_sort_index;
+ *   ph "C"   counter samples: one series per (pid, name, args key), for
+ *            numeric args only, named "name" when its (pid, name) has a
+ *            single numeric key or the key is the name, else "name.key";
+ *   ph "s"/"t"/"f" flow points: id from "id" (a number, or a string
+ *            hashed to 64 bits; numbers that are no uint64 are hashed as
+ *            text), else "bind_id"; name from "name", else "cat"; "bp":"e"
+ *            marks an enclosing binding.  Their threads join the thread
+ *            table even without spans.
+ * C/s/t/f events without a usable pid/tid, ts or id are dropped (counted).
+ * Counters and flows are kept in memory (a few dozen bytes each, so bounded
+ * by the text's size) and sorted by time for the header.
  * Everything else is skipped (but must be valid JSON).  Top-level keys used:
  * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size},
  * spanscopeClock {wall_anchor_ns, mono_anchor_ns, hostname} (the clock
@@ -39,6 +50,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,6 +99,16 @@ typedef struct {
     uint64_t seen;
 } rthread_t;
 
+/* A counter sample as read: proc is the first-appearance process, name
+ * the event's name, key its args key (r->keys), ts relative, ord its
+ * index in file order. */
+typedef struct {
+    uint32_t proc, name, key;
+    int64_t ts;
+    double v;
+    uint64_t ord;
+} rcounter_t;
+
 /* The reader.  vt must stay the first member (timeline.c casts). */
 typedef struct {
     sps__tlr_vt_t vt;
@@ -117,6 +142,18 @@ typedef struct {
     int has_rank;
     int64_t wall_anchor, mono_anchor; /* spanscopeClock, 0 = none */
     char *hostname;
+    /* counter args keys (interned apart from the names) */
+    char **keys;
+    size_t nkeys, keys_cap;
+    htab_t key_ht;
+    rcounter_t *rc;        /* raw counter samples, file order */
+    size_t nrc, rc_cap;
+    sps__tl_flow_t *fl;    /* flow points (thread: first appearance,
+                              ts: relative until build) */
+    size_t nfl, fl_cap;
+    uint32_t *pmap;        /* first-appearance process -> header process */
+    sps__tl_counter_t *counters; /* header arrays */
+    size_t ncounters;
 } cjr_t;
 
 /* Parser state over the window [begin, end) of the text; begin is the
@@ -171,9 +208,11 @@ static uint64_t hash_bytes(const char *s, size_t n) {
     return mix64(h);
 }
 
-/* Hash of the key of entry idx of table kind k (0 names, 1 procs, 2 threads). */
+/* Hash of the key of entry idx of table kind k (0 names, 1 procs, 2
+ * threads, 3 counter keys). */
 static uint64_t key_hash(const cjr_t *r, int k, uint32_t idx) {
     if (k == 0) return hash_bytes(r->names[idx], strlen(r->names[idx]));
+    if (k == 3) return hash_bytes(r->keys[idx], strlen(r->keys[idx]));
     if (k == 1) return mix64((uint64_t)r->rp[idx].pid);
     return mix64((uint64_t)r->rt[idx].pid * 31 + mix64((uint64_t)r->rt[idx].tid));
 }
@@ -212,27 +251,48 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
     return 0;
 }
 
-/* The id of name s (n bytes, valid UTF-8, no NUL), added if new.  Returns
- * the id, or -1 out of memory / too many names. */
-static int64_t intern_name(cjr_t *r, const char *s, size_t n) {
-    if ((r->name_ht.n + 1) * 2 > r->name_ht.cap && ht_grow(&r->name_ht, r, 0))
-        return -1;
-    size_t mask = r->name_ht.cap - 1, j = hash_bytes(s, n) & mask;
-    for (uint32_t v; (v = r->name_ht.slot[j]); j = (j + 1) & mask) {
-        const char *o = r->names[v - 1];
+/* A string table: owned strings, their count and capacity, their hash
+ * table and its kind for key_hash. */
+typedef struct {
+    char ***v;
+    size_t *n, *cap;
+    htab_t *ht;
+    int kind;
+} stab_t;
+
+/* The id of string s (n bytes, valid UTF-8, no NUL) in table t, added if
+ * new.  Returns the id, or -1 out of memory / too many strings. */
+static int64_t intern_in(cjr_t *r, stab_t t, const char *s, size_t n) {
+    if ((t.ht->n + 1) * 2 > t.ht->cap && ht_grow(t.ht, r, t.kind)) return -1;
+    size_t mask = t.ht->cap - 1, j = hash_bytes(s, n) & mask;
+    for (uint32_t v; (v = t.ht->slot[j]); j = (j + 1) & mask) {
+        const char *o = (*t.v)[v - 1];
         if (strncmp(o, s, n) == 0 && o[n] == 0) return v - 1;
     }
-    if (r->nnames >= UINT32_MAX - 1 ||
-        grow((void **)&r->names, &r->names_cap, r->nnames, sizeof *r->names))
+    if (*t.n >= UINT32_MAX - 1 ||
+        grow((void **)t.v, t.cap, *t.n, sizeof **t.v))
         return -1;
     char *c = malloc(n + 1);
     if (!c) return -1;
     memcpy(c, s, n);
     c[n] = 0;
-    r->names[r->nnames] = c;
-    r->name_ht.slot[j] = (uint32_t)r->nnames + 1;
-    r->name_ht.n++;
-    return (int64_t)r->nnames++;
+    (*t.v)[*t.n] = c;
+    t.ht->slot[j] = (uint32_t)*t.n + 1;
+    t.ht->n++;
+    return (int64_t)(*t.n)++;
+}
+
+/* The id of name s (n bytes), added if new; -1 out of memory. */
+static int64_t intern_name(cjr_t *r, const char *s, size_t n) {
+    stab_t t = {&r->names, &r->nnames, &r->names_cap, &r->name_ht, 0};
+    return intern_in(r, t, s, n);
+}
+
+/* The id of counter args key s (n bytes), added if new; -1 out of
+ * memory. */
+static int64_t intern_key(cjr_t *r, const char *s, size_t n) {
+    stab_t t = {&r->keys, &r->nkeys, &r->keys_cap, &r->key_ht, 3};
+    return intern_in(r, t, s, n);
 }
 
 /* The index of process pid, added if new.  Returns it or -1 (no memory). */
@@ -656,10 +716,23 @@ typedef struct {
     size_t len;
 } field_t;
 
+/* The numeric args of one event (kept while ph is unknown or "C"): keys
+ * NUL-terminated one after the other in kbuf, number texts in the
+ * window. */
+typedef struct {
+    char *kbuf;
+    size_t klen, kcap;
+    size_t *koff;
+    const char **tok;
+    size_t *tlen;
+    size_t n, cap;
+} nargs_t;
+
 /* One event's interesting fields (buffers reused from event to event). */
 typedef struct {
-    str_t ph, name, aname, alabels, pid_s, tid_s;
-    field_t ts, dur, pid, tid, asort;
+    str_t ph, name, aname, alabels, pid_s, tid_s, cat, bp, id_s, bind_s;
+    field_t ts, dur, pid, tid, asort, id, bind;
+    nargs_t na;
 } event_t;
 
 /* Reads a value into f: numbers keep their text, strings are decoded into
@@ -689,34 +762,93 @@ static int read_str(js_t *js, str_t *d) {
     return 0;
 }
 
+/* Adds the key in js->s and the number text (tok, len) to na.  Returns 0
+ * or -1 (no memory). */
+static int nargs_add(nargs_t *na, const js_t *js, const char *tok,
+                     size_t len) {
+    size_t need = na->klen + js->slen + 1;
+    if (need > na->kcap) {
+        size_t c = na->kcap ? na->kcap : 128;
+        while (c < need) c *= 2;
+        char *p = realloc(na->kbuf, c);
+        if (!p) return -1;
+        na->kbuf = p;
+        na->kcap = c;
+    }
+    if (na->n == na->cap) {
+        size_t c = na->cap ? na->cap * 2 : 8;
+        size_t *ko = realloc(na->koff, c * sizeof *ko);
+        if (ko) na->koff = ko;
+        const char **tk = ko ? realloc(na->tok, c * sizeof *tk) : NULL;
+        if (tk) na->tok = tk;
+        size_t *tl = tk ? realloc(na->tlen, c * sizeof *tl) : NULL;
+        if (!tl) return -1;
+        na->tlen = tl;
+        na->cap = c;
+    }
+    memcpy(na->kbuf + na->klen, js->s, js->slen + 1);
+    na->koff[na->n] = na->klen;
+    na->klen = need;
+    na->tok[na->n] = tok;
+    na->tlen[na->n++] = len;
+    return 0;
+}
+
+/* 1 while ev's numeric args are worth keeping (ph unknown yet, or "C"). */
+static int want_nargs(const event_t *ev) {
+    return !ev->ph.set || (ev->ph.n == 1 && ev->ph.p[0] == 'C');
+}
+
+/* Parses the args object at js->p into ev.  Returns 0 or an error. */
+static int parse_args(js_t *js, event_t *ev) {
+    int af = 1, rc;
+    while ((rc = obj_next(js, &af)) == 1) {
+        const char *ak = js->s;
+        if (*js->p == '-' || (*js->p >= '0' && *js->p <= '9')) {
+            field_t f = {0};
+            if ((rc = read_field(js, &f, NULL))) return rc;
+            if (!strcmp(ak, "sort_index")) ev->asort = f;
+            /* js->s still holds the key: a number decodes no string */
+            if (want_nargs(ev) && nargs_add(&ev->na, js, f.tok, f.len)) {
+                js->oom = 1;
+                return jfail(js, "");
+            }
+        } else if (!strcmp(ak, "name")) rc = read_str(js, &ev->aname);
+        else if (!strcmp(ak, "labels")) rc = read_str(js, &ev->alabels);
+        else rc = skip_value(js);
+        if (rc) return rc;
+    }
+    return rc;
+}
+
+/* Parses one member (key in js->s) of an event object into ev.  Returns
+ * 0 or an error. */
+static int parse_member(js_t *js, event_t *ev) {
+    const char *k = js->s;
+    if (!strcmp(k, "ph")) return read_str(js, &ev->ph);
+    if (!strcmp(k, "name")) return read_str(js, &ev->name);
+    if (!strcmp(k, "cat")) return read_str(js, &ev->cat);
+    if (!strcmp(k, "bp")) return read_str(js, &ev->bp);
+    if (!strcmp(k, "ts")) return read_field(js, &ev->ts, NULL);
+    if (!strcmp(k, "dur")) return read_field(js, &ev->dur, NULL);
+    if (!strcmp(k, "pid")) return read_field(js, &ev->pid, &ev->pid_s);
+    if (!strcmp(k, "tid")) return read_field(js, &ev->tid, &ev->tid_s);
+    if (!strcmp(k, "id")) return read_field(js, &ev->id, &ev->id_s);
+    if (!strcmp(k, "bind_id")) return read_field(js, &ev->bind, &ev->bind_s);
+    if (!strcmp(k, "args") && *js->p == '{') return parse_args(js, ev);
+    return skip_value(js);
+}
+
 /* Parses one event object into ev.  Returns 0 or an error. */
 static int parse_event(js_t *js, event_t *ev) {
     int first = 1, rc;
     ev->ph.set = ev->name.set = ev->aname.set = ev->alabels.set = 0;
+    ev->cat.set = ev->bp.set = 0;
     ev->ts.kind = ev->dur.kind = ev->pid.kind = ev->tid.kind = 0;
-    ev->asort.kind = 0;
-    while ((rc = obj_next(js, &first)) == 1) {
-        const char *k = js->s;
-        if (!strcmp(k, "ph")) rc = read_str(js, &ev->ph);
-        else if (!strcmp(k, "name")) rc = read_str(js, &ev->name);
-        else if (!strcmp(k, "ts")) rc = read_field(js, &ev->ts, NULL);
-        else if (!strcmp(k, "dur")) rc = read_field(js, &ev->dur, NULL);
-        else if (!strcmp(k, "pid")) rc = read_field(js, &ev->pid, &ev->pid_s);
-        else if (!strcmp(k, "tid")) rc = read_field(js, &ev->tid, &ev->tid_s);
-        else if (!strcmp(k, "args") && *js->p == '{') {
-            int af = 1;
-            while ((rc = obj_next(js, &af)) == 1) {
-                const char *ak = js->s;
-                if (!strcmp(ak, "name")) rc = read_str(js, &ev->aname);
-                else if (!strcmp(ak, "labels")) rc = read_str(js, &ev->alabels);
-                else if (!strcmp(ak, "sort_index"))
-                    rc = read_field(js, &ev->asort, NULL);
-                else rc = skip_value(js);
-                if (rc) return rc;
-            }
-        } else rc = skip_value(js);
-        if (rc < 0) return rc;
-    }
+    ev->asort.kind = ev->id.kind = ev->bind.kind = 0;
+    ev->na.n = ev->na.klen = 0;
+    while ((rc = obj_next(js, &first)) == 1)
+        if ((rc = parse_member(js, ev)) < 0) return rc;
     return rc;
 }
 
@@ -779,11 +911,113 @@ static int add_span(cjr_t *r, int64_t start, int64_t end, uint32_t th,
     return 0;
 }
 
+/* Reads the JSON number text t (n bytes, validated) as a double, whatever
+ * the locale.  Returns 0, or -1 when it is not finite or no memory. */
+static int num_double(const char *t, size_t n, double *out) {
+    char tmp[64], *b = n < sizeof tmp ? tmp : malloc(n + 1);
+    if (!b) return -1;
+    memcpy(b, t, n);
+    b[n] = 0;
+    const char *dp = localeconv()->decimal_point;
+    if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
+        char *d = strchr(b, '.');
+        if (d) *d = dp[0];
+    }
+    *out = strtod(b, NULL);
+    if (b != tmp) free(b);
+    return isfinite(*out) ? 0 : -1;
+}
+
+/* The flow id in f (a number: its value when it is an integer in uint64
+ * or int64, else its text hashed) or s (a string, hashed).  Returns 0, or
+ * -1 when there is none. */
+static int flow_id_of(const field_t *f, const str_t *s, uint64_t *out) {
+    if (f->kind == 's') { *out = hash_bytes(s->p, s->n); return 0; }
+    if (f->kind != 'n') return -1;
+    int64_t v;
+    uint64_t u = 0;
+    size_t i = 0;
+    if (!num_scaled(f->tok, f->len, 0, 1, &v)) { *out = (uint64_t)v; return 0; }
+    for (; i < f->len && f->tok[i] >= '0' && f->tok[i] <= '9'; i++) {
+        unsigned d = (unsigned)(f->tok[i] - '0');
+        if (u > (UINT64_MAX - d) / 10) break;
+        u = u * 10 + d;
+    }
+    *out = i == f->len ? u : hash_bytes(f->tok, f->len);
+    return 0;
+}
+
+/* The pid, tid and ts (relative ns) of a counter or flow event.  Returns
+ * 0, or -1 when one is missing or unusable. */
+static int extra_where(const event_t *ev, int64_t *pid, int64_t *tid,
+                       int64_t *ts) {
+    if (id_of(&ev->pid, &ev->pid_s, pid) || id_of(&ev->tid, &ev->tid_s, tid))
+        return -1;
+    if (ev->ts.kind != 'n' || num_scaled(ev->ts.tok, ev->ts.len, 3, 0, ts))
+        return -1;
+    return 0;
+}
+
+/* Records the samples of a C event: one per numeric arg with a finite
+ * value, ord their order in the file.  Returns 0 or SPS_ENOMEM (via
+ * jfail). */
+static int use_counter(cjr_t *r, js_t *js, const event_t *ev) {
+    int64_t pid, tid, ts;
+    if (extra_where(ev, &pid, &tid, &ts)) { r->dropped++; return 0; }
+    int64_t pi = get_proc(r, pid);
+    int64_t ni = intern_name(r, ev->name.set ? ev->name.p : "",
+                             ev->name.set ? ev->name.n : 0);
+    if (pi < 0 || ni < 0) goto oom;
+    for (size_t i = 0; i < ev->na.n; i++) {
+        double v;
+        if (num_double(ev->na.tok[i], ev->na.tlen[i], &v)) continue;
+        const char *k = ev->na.kbuf + ev->na.koff[i];
+        int64_t ki = intern_key(r, k, strlen(k));
+        if (ki < 0 || grow((void **)&r->rc, &r->rc_cap, r->nrc, sizeof *r->rc))
+            goto oom;
+        r->rc[r->nrc] = (rcounter_t){(uint32_t)pi, (uint32_t)ni,
+                                     (uint32_t)ki, ts, v, r->nrc};
+        r->nrc++;
+    }
+    return 0;
+oom:
+    js->oom = 1;
+    return jfail(js, "");
+}
+
+/* Records an s/t/f event as a flow point.  Returns 0 or SPS_ENOMEM (via
+ * jfail). */
+static int use_flow(cjr_t *r, js_t *js, const event_t *ev, char ph) {
+    int64_t pid, tid, ts;
+    uint64_t id;
+    if (extra_where(ev, &pid, &tid, &ts) ||
+        (flow_id_of(&ev->id, &ev->id_s, &id) &&
+         flow_id_of(&ev->bind, &ev->bind_s, &id))) {
+        r->dropped++;
+        return 0;
+    }
+    const str_t *nm = ev->name.set ? &ev->name : ev->cat.set ? &ev->cat : NULL;
+    int64_t ti = get_thread(r, pid, tid);
+    int64_t ni = intern_name(r, nm ? nm->p : "", nm ? nm->n : 0);
+    if (ti < 0 || ni < 0 ||
+        grow((void **)&r->fl, &r->fl_cap, r->nfl, sizeof *r->fl)) {
+        js->oom = 1;
+        return jfail(js, "");
+    }
+    int enc = ev->bp.set && ev->bp.n == 1 && ev->bp.p[0] == 'e';
+    r->fl[r->nfl++] = (sps__tl_flow_t){id, (uint32_t)ti, (uint32_t)ni, ts,
+                                       ph, (uint8_t)enc};
+    return 0;
+}
+
 /* Acts on one parsed event (index idx in the file): records a span, a B/E
- * event or metadata.  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
+ * event, metadata, a counter sample or a flow point.  Returns 0,
+ * SPS_EFORMAT or SPS_ENOMEM. */
 static int use_event(cjr_t *r, js_t *js, event_t *ev, uint64_t idx) {
     if (!ev->ph.set || ev->ph.n != 1) return 0;
     char ph = ev->ph.p[0];
+    if (ph == 'C') return use_counter(r, js, ev);
+    if (ph == 's' || ph == 't' || ph == 'f') return use_flow(r, js, ev, ph);
     if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 'M') return 0;
     int64_t pid, tid, ts = 0, dur = 0;
     if (id_of(&ev->pid, &ev->pid_s, &pid) || id_of(&ev->tid, &ev->tid_s, &tid)) {
@@ -994,7 +1228,9 @@ static int parse_events(cjr_t *r, js_t *js, int lenient_end) {
     }
 out:
     free(ev.ph.p); free(ev.name.p); free(ev.aname.p); free(ev.alabels.p);
-    free(ev.pid_s.p); free(ev.tid_s.p);
+    free(ev.pid_s.p); free(ev.tid_s.p); free(ev.cat.p); free(ev.bp.p);
+    free(ev.id_s.p); free(ev.bind_s.p);
+    free(ev.na.kbuf); free(ev.na.koff); free(ev.na.tok); free(ev.na.tlen);
     return rc;
 }
 
@@ -1269,10 +1505,13 @@ static int build_tables(cjr_t *r) {
     size_t np = r->nrp, nt = r->nrt;
     okey_t *k = malloc((np > nt ? np : nt) * sizeof *k + 1);
     r->tmap = malloc(nt * sizeof *r->tmap + 1);
+    r->pmap = malloc(np * sizeof *r->pmap + 1);
     r->procs = calloc(np + 1, sizeof *r->procs);
     r->threads = calloc(nt + 1, sizeof *r->threads);
     r->name_ptrs = malloc((r->nnames + 1) * sizeof *r->name_ptrs);
-    if (!k || !r->tmap || !r->procs || !r->threads || !r->name_ptrs) goto oom;
+    if (!k || !r->tmap || !r->pmap || !r->procs || !r->threads ||
+        !r->name_ptrs)
+        goto oom;
     for (size_t i = 0; i < np; i++) {
         rproc_t *p = &r->rp[i];
         k[i] = (okey_t){p->has_sort ? p->sort : INT64_MAX, p->seen, (uint32_t)i};
@@ -1288,6 +1527,7 @@ static int build_tables(cjr_t *r) {
     for (size_t i = 0; i < np; i++) {
         const rproc_t *p = &r->rp[k[i].idx];
         r->procs[i] = (sps__tl_proc_t){p->pid, p->rank, p->name};
+        r->pmap[k[i].idx] = (uint32_t)i;
     }
     for (size_t i = 0; i < nt; i++) {
         rthread_t *t = &r->rt[i];
@@ -1308,12 +1548,99 @@ oom:
     return SPS_ENOMEM;
 }
 
+/* Orders raw counter samples by (proc, name, key, file order). */
+static int cmp_series(const void *a, const void *b) {
+    const rcounter_t *x = a, *y = b;
+    if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* Orders raw counter samples by (ts, file order). */
+static int cmp_sample(const void *a, const void *b) {
+    const rcounter_t *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* Names the series of the samples [a, e) of one (proc, name) (sorted by
+ * key): the name itself when the group has one key or the key is the
+ * name, else "name.key".  Returns 0 or -1 (no memory). */
+static int name_group(cjr_t *r, rcounter_t *a, rcounter_t *e) {
+    int one = a->key == e[-1].key;
+    const char *nm = r->names[a->name];
+    uint32_t key = UINT32_MAX, id = a->name;
+    for (rcounter_t *c = a; c < e; c++) {
+        if (c->key != key) {
+            const char *k = r->keys[c->key];
+            key = c->key;
+            id = a->name;
+            if (!one && strcmp(k, nm)) {
+                char *s = NULL;
+                int n = asprintf(&s, "%s.%s", nm, k);
+                int64_t ni = n < 0 ? -1 : intern_name(r, s, (size_t)n);
+                free(s);
+                if (ni < 0) return -1;
+                id = (uint32_t)ni;
+            }
+        }
+        c->name = id;
+    }
+    return 0;
+}
+
+/* Gives every raw counter sample its series name (name_group per (proc,
+ * name)) and puts them back in time order.  Returns 0 or SPS_ENOMEM. */
+static int name_counters(cjr_t *r) {
+    if (!r->nrc) return 0;
+    qsort(r->rc, r->nrc, sizeof *r->rc, cmp_series);
+    for (size_t i = 0, j; i < r->nrc; i = j) {
+        for (j = i + 1; j < r->nrc && r->rc[j].proc == r->rc[i].proc &&
+                        r->rc[j].name == r->rc[i].name; j++) {
+        }
+        if (name_group(r, r->rc + i, r->rc + j)) return SPS_ENOMEM;
+    }
+    qsort(r->rc, r->nrc, sizeof *r->rc, cmp_sample);
+    return 0;
+}
+
+/* Builds the header's counters and flows (absolute times, header process
+ * and thread indices, time order); a sample whose time leaves int64 once
+ * absolute is dropped.  Returns 0 or SPS_ENOMEM. */
+static int finish_extras(cjr_t *r) {
+    r->counters = malloc((r->nrc + 1) * sizeof *r->counters);
+    if (!r->counters) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrc; i++) {
+        const rcounter_t *c = &r->rc[i];
+        int64_t t;
+        if (__builtin_add_overflow(c->ts, r->base_ns, &t)) { r->dropped++; continue; }
+        r->counters[r->ncounters++] =
+            (sps__tl_counter_t){c->name, r->pmap[c->proc], t, c->v};
+    }
+    size_t out = 0;
+    for (size_t i = 0; i < r->nfl; i++) {
+        sps__tl_flow_t f = r->fl[i];
+        if (__builtin_add_overflow(f.ts_ns, r->base_ns, &f.ts_ns)) {
+            r->dropped++;
+            continue;
+        }
+        f.thread = r->tmap[f.thread];
+        r->fl[out++] = f;
+    }
+    r->nfl = out;
+    return sps__tl_sort_by_time(r->fl, r->nfl, sizeof *r->fl,
+                                offsetof(sps__tl_flow_t, ts_ns));
+}
+
 /* Builds the header: matches B/E pairs, orders processes and threads,
  * checks that times stay in range once absolute, and ends the span sort.
  * Returns 0, SPS_EFORMAT, SPS_EIO or SPS_ENOMEM (message set). */
 static int build(cjr_t *r, const char *path) {
     int rc = match_be(r);
+    if (!rc) rc = name_counters(r);
     if (!rc) rc = build_tables(r);
+    if (!rc) rc = finish_extras(r);
     if (rc) goto fail;
     if (sps__xsort_count(r->xs) &&
         ((r->base_ns > 0 && r->tmax > INT64_MAX - r->base_ns) ||
@@ -1337,6 +1664,10 @@ static int build(cjr_t *r, const char *path) {
     r->h.wall_anchor_ns = r->wall_anchor;
     r->h.mono_anchor_ns = r->mono_anchor;
     r->h.hostname = r->hostname;
+    r->h.ncounters = r->ncounters;
+    r->h.counters = r->counters;
+    r->h.nflows = r->nfl;
+    r->h.flows = r->fl;
     return 0;
 fail:
     if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
@@ -1394,6 +1725,13 @@ static void cjr_free(void *rv) {
     free(r->trace_name);
     free(r->hostname);
     free(r->tmap);
+    free(r->pmap);
+    for (size_t i = 0; i < r->nkeys; i++) free(r->keys[i]);
+    free(r->keys);
+    free(r->key_ht.slot);
+    free(r->rc);
+    free(r->fl);
+    free(r->counters);
     sps__xsort_free(r->xs);
     sps__xsort_free(r->xbe);
     free(r);

@@ -121,7 +121,7 @@ static hid_t str_type(void) {
 }
 
 /* Column element kinds: one file type and one memory type each. */
-typedef enum { K_U32, K_U64, K_I64, K_I8, K_STR, K_SUMMARY } kind_t;
+typedef enum { K_U32, K_U64, K_I64, K_I8, K_STR, K_SUMMARY, K_F64 } kind_t;
 
 /* The summary compound with its 11 fields, laid out at base + the field's
  * offset in sps__summary_t within elements of `size` bytes (memory), or
@@ -159,6 +159,7 @@ static hid_t kind_type(kind_t k, int file) {
     case K_U32: return H5Tcopy(file ? H5T_STD_U32LE : H5T_NATIVE_UINT32);
     case K_U64: return H5Tcopy(file ? H5T_STD_U64LE : H5T_NATIVE_UINT64);
     case K_I64: return H5Tcopy(file ? H5T_STD_I64LE : H5T_NATIVE_INT64);
+    case K_F64: return H5Tcopy(file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE);
     case K_I8: return H5Tcopy(file ? H5T_STD_I8LE : H5T_NATIVE_INT8);
     case K_STR: return str_type();
     case K_SUMMARY:
@@ -1029,6 +1030,41 @@ int sps__h5_add_table(const char *path, const char *group, const char *desc,
         if (rc == 0 && n && col_write(g, colname[i], K_I64, cols[i]) < 0) rc = h5_fail();
     }
     if (rc == 0 && desc && attr_str(g, "description", desc) < 0) rc = h5_fail();
+    h5_close(&g);
+    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    return quiet_end(&q, rc);
+}
+
+/* Adds /counters to the closed file at path: /counters/names[nnames] and,
+ * per sample, series (index into names), ranks, times_ns (CLOCK_MONOTONIC)
+ * and values (float64), plus the attribute dropped (samples lost to the
+ * per-period cap).  scope-profiler's readers ignore the group.  Returns 0
+ * or SPS_EHDF5 / SPS_EIO. */
+int sps__h5_add_counters(const char *path, size_t nnames, const char *const *names,
+                         size_t n, const int64_t *series, const int64_t *ranks,
+                         const int64_t *t_ns, const double *values, uint64_t dropped) {
+    quiet_t q;
+    quiet_begin(&q);
+    errno = 0;
+    int rc = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gcreate2(f, "counters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                     : H5I_INVALID_HID;
+    if (g < 0) rc = h5_fail();
+    static const char *const cols[] = {"names", "series", "ranks", "times_ns", "values"};
+    const kind_t kinds[] = {K_STR, K_I64, K_I64, K_I64, K_F64};
+    const void *bufs[] = {names, series, ranks, t_ns, values};
+    for (size_t i = 0; rc == 0 && i < 5; i++) {
+        uint64_t len = i == 0 ? nnames : n;
+        hid_t d = col_create(g, cols[i], kinds[i], len, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && len && col_write(g, cols[i], kinds[i], bufs[i]) < 0) rc = h5_fail();
+    }
+    if (rc == 0 && attr_i64(g, "dropped", (int64_t)dropped) < 0) rc = h5_fail();
+    if (rc == 0 && attr_str(g, "description", "counter samples: series indexes names; "
+                            "times_ns is CLOCK_MONOTONIC") < 0)
+        rc = h5_fail();
     h5_close(&g);
     if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
     return quiet_end(&q, rc);

@@ -1142,3 +1142,108 @@ int64_t sps__h5r_session_ns(const sps__h5r_t *r) {
         if (r->rows[i].s.total > best) best = r->rows[i].s.total;
     return best;
 }
+
+/* ------------------------------------------------------------------------ */
+/* /counters (spanscope's counter samples)                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Reads float dataset grp/name (want elements) as double into *out. */
+static int floats_read(rd_t *c, hid_t loc, const char *grp, const char *name,
+                       hsize_t want, double **out) {
+    *out = NULL;
+    hid_t d = has_link(loc, name) ? H5Dopen2(loc, name, H5P_DEFAULT) : H5I_INVALID_HID;
+    if (d < 0) return fail(SPS_EFORMAT, "%s: missing dataset /%s/%s", c->path, grp, name);
+    hid_t s = H5Dget_space(d), t = H5Dget_type(d);
+    hsize_t n = 0;
+    int bad = s < 0 || space_len(s, 0, &n) < 0 || t < 0 || H5Tget_class(t) != H5T_FLOAT ||
+              n != want || !size_ok(c, n, 8);
+    h5_close(&t);
+    h5_close(&s);
+    int rc = bad ? fail(SPS_EFORMAT, "%s: /%s/%s is not a float column of %llu elements",
+                        c->path, grp, name, (unsigned long long)want) : 0;
+    if (rc == 0 && !(*out = malloc(n ? n * sizeof **out : 1)))
+        rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0 && n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
+        rc = fail(SPS_EFORMAT, "%s: cannot read /%s/%s (corrupt data)", c->path, grp, name);
+    h5_close(&d);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Reads /counters/names into out. */
+static int counter_names_read(rd_t *c, hid_t g, sps__h5r_counters_t *out) {
+    hsize_t n = 0;
+    hid_t d = col_open(c, g, "counters", "names", C_STR, &n);
+    if (d < 0) return SPS_EFORMAT;
+    hid_t t = H5Dget_type(d);
+    int rc = (out->names = calloc(n ? n : 1, sizeof(char *))) ? 0
+             : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0) out->nnames = n;
+    if (rc == 0 && n && H5Tis_variable_str(t) > 0) rc = vstr_read(c, d, n, out->names);
+    else if (rc == 0 && n) rc = fstr_read(c, d, n, H5Tget_size(t), out->names);
+    h5_close(&t);
+    h5_close(&d);
+    return rc;
+}
+
+/* Reads and checks the sample columns of /counters. */
+static int counter_cols_read(rd_t *c, hid_t g, sps__h5r_counters_t *out) {
+    hsize_t n = 0;
+    int rc = ints_read(c, g, "counters", "series", H5T_NATIVE_INT64, HSIZE_UNDEF,
+                       (void **)&out->series, &n);
+    if (rc == 0) rc = ints_read(c, g, "counters", "ranks", H5T_NATIVE_INT64, n,
+                                (void **)&out->ranks, NULL);
+    if (rc == 0) rc = ints_read(c, g, "counters", "times_ns", H5T_NATIVE_INT64, n,
+                                (void **)&out->times, NULL);
+    if (rc == 0) rc = floats_read(c, g, "counters", "values", n, &out->values);
+    if (rc) return rc;
+    out->n = n;
+    for (hsize_t i = 0; i < n; i++) {
+        if (out->series[i] < 0 || (uint64_t)out->series[i] >= out->nnames)
+            return fail(SPS_EFORMAT, "%s: /counters/series[%llu] names no counter",
+                        c->path, (unsigned long long)i);
+        if (out->ranks[i] < 0 || out->ranks[i] > INT32_MAX)
+            return fail(SPS_EFORMAT, "%s: /counters/ranks[%llu] is not a rank", c->path,
+                        (unsigned long long)i);
+    }
+    return 0;
+}
+
+void sps__h5r_counters_free(sps__h5r_counters_t *x) {
+    if (!x) return;
+    for (size_t i = 0; x->names && i < x->nnames; i++) free(x->names[i]);
+    free(x->names);
+    free(x->series);
+    free(x->ranks);
+    free(x->times);
+    free(x->values);
+    memset(x, 0, sizeof *x);
+}
+
+int sps__h5r_counters(const char *path, sps__h5r_counters_t *out) {
+    if (!out || !path) return fail(SPS_EINVAL, "no file given");
+    memset(out, 0, sizeof *out);
+    H5E_auto2_t efunc = NULL;
+    void *edata = NULL;
+    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    rd_t c = {H5I_INVALID_HID, 0, path, NULL, 0};
+    int rc = file_probe(&c);
+    if (rc == 0) rc = file_open(&c);
+    if (rc == 0 && has_link(c.file, "counters")) {
+        hid_t g = group_open(&c, c.file, "counters");
+        rc = g < 0 ? SPS_EFORMAT : counter_names_read(&c, g, out);
+        if (rc == 0) rc = counter_cols_read(&c, g, out);
+        int64_t dropped = 0;
+        if (rc == 0 && attr_int(g, "dropped", &dropped) && dropped > 0)
+            out->dropped = (uint64_t)dropped;
+        h5_close(&g);
+    }
+    h5_close(&c.file);
+    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    if (rc) sps__h5r_counters_free(out);
+    return rc;
+}

@@ -134,4 +134,23 @@ SPS__HIDDEN int sps__h5r_flat(const sps__h5r_t *r, sps__tflat_t **flat,
  * start to last end), else the largest aggregate total; 0 when unknown. */
 SPS__HIDDEN int64_t sps__h5r_session_ns(const sps__h5r_t *r);
 
+/* A file's /counters (spanscope's counter samples; see h5.c). */
+typedef struct sps__h5r_counters {
+    size_t nnames;
+    char **names;          /* valid UTF-8 */
+    size_t n;              /* samples */
+    int64_t *series;       /* index into names, checked */
+    int64_t *ranks;        /* 0..INT32_MAX, checked */
+    int64_t *times;        /* CLOCK_MONOTONIC ns */
+    double *values;
+    uint64_t dropped;      /* samples the recording lost to its cap */
+} sps__h5r_counters_t;
+
+/* Reads /counters of the file at path into *out (a file without the group
+ * gives 0 samples).  Validated like the rest of the file.  Returns 0,
+ * SPS_EIO, SPS_EFORMAT or SPS_ENOMEM (message: sps__h5r_error()); free
+ * with sps__h5r_counters_free. */
+SPS__HIDDEN int sps__h5r_counters(const char *path, sps__h5r_counters_t *out);
+SPS__HIDDEN void sps__h5r_counters_free(sps__h5r_counters_t *x);
+
 #endif /* SPS_H5_READ_H */

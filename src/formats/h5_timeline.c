@@ -55,6 +55,9 @@ typedef struct h5tl {
     lane_t *lanes;
     uint64_t dropped;      /* spans that overlap a sibling partially */
     int err;
+    sps__h5r_counters_t cnt;      /* /counters, names owned here */
+    sps__tl_counter_t *counters;
+    char (*xlabels)[32];          /* names of processes with counters only */
 } h5tl_t;
 
 static const sps__tl_header_t *h5tl_header(void *p) { return &((h5tl_t *)p)->h; }
@@ -78,6 +81,9 @@ static void h5tl_free(void *p) {
     free(t->threads);
     free(t->procs);
     free(t->names);
+    free(t->counters);
+    free(t->xlabels);
+    sps__h5r_counters_free(&t->cnt);
     sps__h5r_free(t->r);
     free(t);
 }
@@ -288,6 +294,68 @@ static int cursors_make(h5tl_t *t) {
     return 0;
 }
 
+static int counter_cmp(const void *a, const void *b) {
+    const sps__tl_counter_t *x = a, *y = b;
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* The index of rank's process in t's header, -1 if none. */
+static long proc_find(const h5tl_t *t, int64_t rank) {
+    for (size_t p = 0; p < t->h.nprocs; p++)
+        if (t->procs[p].pid == rank) return (long)p;
+    return -1;
+}
+
+/* Adds a process for each rank that has counter samples but no spans. */
+static int procs_for_counters(h5tl_t *t) {
+    size_t np = t->h.nprocs, extra = 0;
+    for (size_t i = 0; i < t->cnt.n; i++) {
+        if (proc_find(t, t->cnt.ranks[i]) >= 0) continue;
+        sps__tl_proc_t *procs = realloc(t->procs, (t->h.nprocs + 2) * sizeof *procs);
+        if (!procs) return SPS_ENOMEM;
+        t->procs = procs;
+        procs[t->h.nprocs++] = (sps__tl_proc_t){t->cnt.ranks[i], t->cnt.ranks[i], NULL};
+        t->h.procs = t->procs;
+        extra++;
+    }
+    if (!extra) return 0;
+    if (!(t->xlabels = calloc(extra, sizeof *t->xlabels))) return SPS_ENOMEM;
+    for (size_t k = 0; k < extra; k++) {
+        snprintf(t->xlabels[k], 32, "rank %lld", (long long)t->procs[np + k].pid);
+        t->procs[np + k].name = t->xlabels[k];
+    }
+    return 0;
+}
+
+/* Adds the file's /counters to the header: their names after the region
+ * names, one process per rank.  Returns 0 or an error code (message set). */
+static int counters_load(h5tl_t *t, const char *path) {
+    int rc = sps__h5r_counters(path, &t->cnt);
+    if (rc) {
+        sps__tlr_set_error("%s", sps__h5r_error());
+        return rc;
+    }
+    if (!t->cnt.n) return 0;
+    size_t base = t->h.nnames;
+    const char **names = realloc(t->names, (base + t->cnt.nnames + 1) * sizeof *names);
+    if (!names) return SPS_ENOMEM;
+    t->names = names;
+    for (size_t k = 0; k < t->cnt.nnames; k++) names[base + k] = t->cnt.names[k];
+    t->h.names = names;
+    t->h.nnames = base + t->cnt.nnames;
+    if (!(t->counters = malloc(t->cnt.n * sizeof *t->counters))) return SPS_ENOMEM;
+    if (procs_for_counters(t)) return SPS_ENOMEM;
+    for (size_t i = 0; i < t->cnt.n; i++) {
+        long p = proc_find(t, t->cnt.ranks[i]);
+        t->counters[i] = (sps__tl_counter_t){(uint32_t)(base + (size_t)t->cnt.series[i]),
+                                             (uint32_t)p, t->cnt.times[i], t->cnt.values[i]};
+    }
+    qsort(t->counters, t->cnt.n, sizeof *t->counters, counter_cmp);
+    t->h.ncounters = t->cnt.n;
+    t->h.counters = t->counters;
+    return 0;
+}
+
 int sps__h5tl_open(void **out, const char *path) {
     *out = NULL;
     h5tl_t *t = calloc(1, sizeof *t);
@@ -338,6 +406,12 @@ int sps__h5tl_open(void **out, const char *path) {
     t->h.wall_anchor_ns = r->wall_anchor_ns;
     t->h.mono_anchor_ns = r->mono_anchor_ns;
     t->h.hostname = r->hostname;
+    rc = counters_load(t, path);
+    if (rc) {
+        if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
+        h5tl_free(t);
+        return rc;
+    }
     *out = t;
     return 0;
 }

@@ -15,7 +15,10 @@
  *       stays at O(inputs + threads + names) beyond what each reader holds.
  *       Names are interned by string, pids are ranks, threads are per
  *       (rank, tid).  JSON gets a top-level "spanscope" key saying, per
- *       rank, how its clock was aligned.
+ *       rank, how its clock was aligned.  Counter samples and flow points
+ *       of every input go along (held in memory: they are few), shifted
+ *       like its spans, counters on its process, flow ids remapped so
+ *       that inputs never share one (remap_flow_id).
  *   .h5  every input must be .h5 (streamed in blocks from
  *       sps__h5r_open_index when it has call_ids and parent_ids, else read
  *       whole with sps__h5r_open to invent them from its nesting): one
@@ -101,6 +104,7 @@
 #include <zlib.h>
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +146,7 @@ typedef struct input {
     uint32_t *name_map;    /* input name id -> output name id */
     uint32_t *thread_map;  /* input thread index -> output thread index */
     sps__tl_span_t cur;    /* its next span, shifted and mapped */
+    uint32_t proc_out;     /* its process in the output header */
     /* .h5 output */
     sps__h5r_t *h5;        /* index only (streamed), or whole (fallback) */
     uint32_t *region_map;  /* input region id -> output region id */
@@ -503,6 +508,10 @@ typedef struct tmerge {
     size_t nlabels;
     size_t *heap;          /* input indices, ordered by cur */
     size_t nheap;
+    sps__tl_counter_t *counters; /* every input's, shifted and mapped */
+    size_t ncounters;
+    sps__tl_flow_t *flows;
+    size_t nflows;
 } tmerge_t;
 
 /* Frees what m owns. */
@@ -513,6 +522,8 @@ static void tmerge_free(tmerge_t *m) {
     for (size_t i = 0; i < m->nlabels; i++) free(m->labels[i]);
     free(m->labels);
     free(m->heap);
+    free(m->counters);
+    free(m->flows);
 }
 
 /* A copy of the formatted string, kept in m->labels.  NULL: no memory. */
@@ -570,6 +581,7 @@ static int tmerge_input(tmerge_t *m, input_t *x, size_t k) {
     x->thread_map = malloc((h->nthreads + 1) * sizeof *x->thread_map);
     if (!pname || !x->name_map || !x->thread_map) return SPS_ENOMEM;
     m->procs[k] = (sps__tl_proc_t){x->rank, x->rank, pname};
+    x->proc_out = (uint32_t)k;
     for (size_t j = 0; j < h->nnames; j++) {
         int64_t id = strtab_id(&m->names, h->names[j]);
         if (id < 0) return SPS_ENOMEM;
@@ -796,6 +808,74 @@ static int tmerge_open(merge_t *c, tmerge_t *m) {
     return 0;
 }
 
+/* The output id of flow id of the input of rank rank: (rank << 40) | id
+ * when id < 2^40 and 0 <= rank < 2^23, else a 64-bit hash of (rank, id)
+ * with the top bit set, so that the two kinds never meet and different
+ * inputs never share an id (but for a hash collision, ~n^2 / 2^64). */
+static uint64_t remap_flow_id(int64_t rank, uint64_t id) {
+    if (id < ((uint64_t)1 << 40) && rank >= 0 && rank < ((int64_t)1 << 23))
+        return ((uint64_t)rank << 40) | id;
+    uint64_t x = id ^ ((uint64_t)rank * 0x9E3779B97F4A7C15ull);
+    for (int i = 0; i < 2; i++) {
+        x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 27; x *= 0x94d049bb133111ebull;
+        x ^= x >> 31;
+        x += (uint64_t)rank;
+    }
+    return x | ((uint64_t)1 << 63);
+}
+
+/* Appends input x's counter samples and flow points to m: names, process
+ * and threads mapped, times shifted, flow ids remapped.  Returns 0 or a
+ * code after the error line. */
+static int tmerge_extras_one(merge_t *c, tmerge_t *m, const input_t *x) {
+    const sps__tl_header_t *h = sps__tlr_header(x->r);
+    for (size_t i = 0; i < h->ncounters; i++) {
+        sps__tl_counter_t o = h->counters[i];
+        if (o.name >= h->nnames || o.proc >= h->nprocs) continue;
+        if (shift(&o.ts_ns, x->offset)) goto range;
+        o.name = x->name_map[o.name];
+        o.proc = x->proc_out;
+        m->counters[m->ncounters++] = o;
+    }
+    for (size_t i = 0; i < h->nflows; i++) {
+        sps__tl_flow_t o = h->flows[i];
+        if (o.name >= h->nnames || o.thread >= h->nthreads) continue;
+        if (shift(&o.ts_ns, x->offset)) goto range;
+        o.name = x->name_map[o.name];
+        o.thread = x->thread_map[o.thread];
+        o.id = remap_flow_id(x->rank, o.id);
+        m->flows[m->nflows++] = o;
+    }
+    return 0;
+range:
+    return fail(c, SPS_EFORMAT, "%s: a time leaves the 64-bit range after "
+                "clock alignment", x->path);
+}
+
+/* Gathers every input's counter samples and flow points into m, in time
+ * order.  Returns 0 or a code after the error line. */
+static int tmerge_extras(merge_t *c, tmerge_t *m) {
+    size_t nc = 0, nf = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        nc += sps__tlr_header(c->in[i].r)->ncounters;
+        nf += sps__tlr_header(c->in[i].r)->nflows;
+    }
+    m->counters = malloc((nc + 1) * sizeof *m->counters);
+    m->flows = malloc((nf + 1) * sizeof *m->flows);
+    if (!m->counters || !m->flows) return fail(c, SPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        int rc = tmerge_extras_one(c, m, &c->in[i]);
+        if (rc) return rc;
+    }
+    if (sps__tl_sort_by_time(m->counters, m->ncounters, sizeof *m->counters,
+                             offsetof(sps__tl_counter_t, ts_ns)) ||
+        sps__tl_sort_by_time(m->flows, m->nflows, sizeof *m->flows,
+                             offsetof(sps__tl_flow_t, ts_ns)))
+        return fail(c, SPS_ENOMEM, "out of memory");
+    return 0;
+}
+
 /* Primes each input's first span into the heap and fills the output
  * header h.  Returns 0 or a code after the error line. */
 static int tmerge_prime(merge_t *c, tmerge_t *m, sps__tl_header_t *h) {
@@ -817,11 +897,22 @@ static int tmerge_prime(merge_t *c, tmerge_t *m, sps__tl_header_t *h) {
     }
     for (size_t i = m->nheap; i-- > 0;) heap_down(m, in, i);
     const char *slash = strrchr(c->out, '/');
-    *h = (sps__tl_header_t){m->names.n, m->names.v, c->n, m->procs,
-                            m->nthreads, m->threads,
-                            base == INT64_MAX ? 0 : base,
-                            slash ? slash + 1 : c->out, -1, (int64_t)c->n,
-                            known ? nspans : 0, 0, 0, NULL};
+    memset(h, 0, sizeof *h);
+    h->nnames = m->names.n;
+    h->names = m->names.v;
+    h->nprocs = c->n;
+    h->procs = m->procs;
+    h->nthreads = m->nthreads;
+    h->threads = m->threads;
+    h->base_ns = base == INT64_MAX ? 0 : base;
+    h->trace_name = slash ? slash + 1 : c->out;
+    h->rank = -1;
+    h->world_size = (int64_t)c->n;
+    h->nspans = known ? nspans : 0;
+    h->ncounters = m->ncounters;
+    h->counters = m->counters;
+    h->nflows = m->nflows;
+    h->flows = m->flows;
     if (c->ref >= 0 && in[c->ref].m.has_anchor) {
         h->wall_anchor_ns = in[c->ref].m.wall_anchor;
         h->mono_anchor_ns = in[c->ref].m.mono_anchor;
@@ -879,6 +970,7 @@ static int merge_trace(merge_t *c) {
     sps__tl_header_t h;
     memset(&h, 0, sizeof h);
     int rc = tmerge_open(c, &m);
+    if (rc == 0) rc = tmerge_extras(c, &m);
     if (rc == 0) rc = tmerge_prime(c, &m, &h);
     if (rc == 0) rc = trace_write(c, &m, &h);
     for (size_t i = 0; i < c->n; i++) {
@@ -1212,6 +1304,81 @@ static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
     return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* .h5 output: counter samples                                               */
+/* ------------------------------------------------------------------------ */
+
+/* The merged /counters: every input's samples with its rank and its clock
+ * shift, names merged by string (the strings stay in src). */
+typedef struct mcounters {
+    sps__h5r_counters_t *src; /* one per input */
+    strtab_t names;
+    int64_t *series, *ranks, *times;
+    double *values;
+    size_t n;
+    uint64_t dropped;
+} mcounters_t;
+
+/* Appends input x's samples (in) to k, which has room.  Returns 0,
+ * SPS_ENOMEM or SPS_EFORMAT (a time overflows once shifted). */
+static int mcounters_add(mcounters_t *k, const input_t *x, const sps__h5r_counters_t *in) {
+    for (size_t i = 0; i < in->n; i++) {
+        int64_t id = strtab_id(&k->names, in->names[in->series[i]]);
+        int64_t t = in->times[i];
+        if (id < 0) return SPS_ENOMEM;
+        if (shift(&t, x->offset)) return SPS_EFORMAT;
+        k->series[k->n] = id;
+        k->ranks[k->n] = x->rank;
+        k->times[k->n] = t;
+        k->values[k->n++] = in->values[i];
+    }
+    k->dropped += in->dropped;
+    return 0;
+}
+
+/* Reads every input's /counters into k.  Returns 0 or a code after the
+ * error line. */
+static int mcounters_read(merge_t *c, mcounters_t *k) {
+    size_t total = 0;
+    if (!(k->src = calloc(c->n + 1, sizeof *k->src))) return fail(c, SPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        int rc = sps__h5r_counters(c->in[i].path, &k->src[i]);
+        if (rc) return fail(c, rc, "%s", sps__h5r_error());
+        total += k->src[i].n;
+    }
+    k->series = malloc((total + 1) * sizeof *k->series);
+    k->ranks = malloc((total + 1) * sizeof *k->ranks);
+    k->times = malloc((total + 1) * sizeof *k->times);
+    k->values = malloc((total + 1) * sizeof *k->values);
+    if (!k->series || !k->ranks || !k->times || !k->values)
+        return fail(c, SPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        int rc = mcounters_add(k, &c->in[i], &k->src[i]);
+        if (rc == SPS_ENOMEM) return fail(c, rc, "out of memory");
+        if (rc) return fail(c, rc, "%s: a counter time leaves the 64-bit range once shifted",
+                            c->in[i].path);
+    }
+    return 0;
+}
+
+/* Adds the inputs' counter samples (if any) to the closed output tmp.
+ * Returns 0 or a code after the error line. */
+static int hmerge_counters(merge_t *c, const char *tmp) {
+    mcounters_t k;
+    memset(&k, 0, sizeof k);
+    int rc = mcounters_read(c, &k);
+    if (rc == 0 && (k.n || k.dropped)) {
+        rc = sps__h5_add_counters(tmp, k.names.n, k.names.v, k.n, k.series, k.ranks,
+                                  k.times, k.values, k.dropped);
+        if (rc) rc = fail(c, rc, "%s: cannot add /counters: %s", c->out, sps_strerror(rc));
+    }
+    for (size_t i = 0; k.src && i < c->n; i++) sps__h5r_counters_free(&k.src[i]);
+    free(k.src);
+    strtab_free(&k.names);
+    free(k.series), free(k.ranks), free(k.times), free(k.values);
+    return rc;
+}
+
 /* Writes the merged .h5 to the temporary name tmp and renames it to the
  * output; nothing is left behind on failure.  Returns 0 or a code after
  * the error line. */
@@ -1230,6 +1397,10 @@ static int hmerge_write_to(hmerge_t *h, const char *tmp) {
                                                : hmerge_events(h, w, k);
     if (rc) sps__h5w_abort(w);
     else rc = sps__h5w_close(w);
+    if (rc == 0 && (rc = hmerge_counters(h->c, tmp))) {
+        unlink(tmp);
+        return rc; /* the error line is written */
+    }
     if (rc == 0 && rename(tmp, out) != 0) rc = SPS_EIO;
     if (rc) {
         unlink(tmp);

@@ -38,6 +38,38 @@ static int probe_path(const char *tmp) {
     return 0;
 }
 
+/* Adds the period's counter samples to the closed file tmp as /counters:
+ * names in order of first sample, one row per sample. */
+static int write_counters(const sps__snap_t *s, const char *tmp) {
+    size_t n = s->ncounters;
+    uint32_t nids = sps__registry_count();
+    int64_t *series = malloc((n + 1) * sizeof *series);
+    int64_t *ranks = malloc((n + 1) * sizeof *ranks);
+    int64_t *t = malloc((n + 1) * sizeof *t);
+    double *v = malloc((n + 1) * sizeof *v);
+    uint32_t *slot = calloc(nids + 1, sizeof *slot); /* id -> names index + 1 */
+    const char **names = malloc((n + 1) * sizeof *names);
+    int rc = series && ranks && t && v && slot && names ? 0 : SPS_ENOMEM;
+    size_t nnames = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        uint32_t id = s->counters[i].counter;
+        if (id >= nids) id = 0;
+        if (!slot[id]) {
+            names[nnames] = sps__registry_name(id);
+            slot[id] = (uint32_t)++nnames;
+        }
+        series[i] = slot[id] - 1;
+        ranks[i] = s->rank;
+        t[i] = s->counters[i].t_ns;
+        v[i] = s->counters[i].value;
+    }
+    if (!rc)
+        rc = sps__h5_add_counters(tmp, nnames, names, n, series, ranks, t, v,
+                                  s->counters_dropped);
+    free(series), free(ranks), free(t), free(v), free(slot), free(names);
+    return rc;
+}
+
 static int write_file(sps__snap_t *s, const char *path) {
     const char **names = calloc(s->nregs + 1, sizeof *names);
     sps__row_t *rows = calloc(s->nregs + 1, sizeof *rows);
@@ -90,6 +122,7 @@ static int write_file(sps__snap_t *s, const char *path) {
         }
     }
     if (w) rc = sps__h5w_close(w);
+    if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
     if (rc) unlink(tmp);
     free(names);

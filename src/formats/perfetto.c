@@ -24,6 +24,20 @@
  *      the first one is relative to the ClockSnapshot's value).  track_uuid
  *      is written only when it differs from the default.
  *
+ *   3b. One counter track per (process, counter name) of the header's
+ *      counter samples: TrackDescriptor {uuid (after the processes'),
+ *      parent_uuid = its process, name, counter = CounterDescriptor {}}.
+ *   5. Counter samples as TrackEvent {type = TYPE_COUNTER (4), track_uuid,
+ *      double_counter_value (44)}; flow points as TrackEvent {type =
+ *      TYPE_INSTANT (3), name_iid, track_uuid = its thread, flow_ids (47,
+ *      fixed64) for 's'/'t', terminating_flow_ids (48) for 'f'}.  They go
+ *      on the same sequence, interleaved in time order with the slice
+ *      packets (before a begin at t: every pending end <= t and every
+ *      counter/flow point < t, earliest first, a counter/flow point first
+ *      on a tie), so the incremental clock never goes backwards.  A
+ *      non-finite counter value is skipped.  The writer keeps a sorted
+ *      copy of the header's counters and flows (O(samples) memory).
+ *
  * Event packets do not carry SEQ_NEEDS_INCREMENTAL_STATE: a file written in
  * one go has no packet loss, trace processor applies defaults and interned
  * data regardless of the flag, and leaving it out keeps a regular loop at
@@ -40,6 +54,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,6 +81,21 @@ typedef struct pf_thr {
     uint64_t uuid;      /* track uuid */
 } pf_thr_t;
 
+/* A counter sample or a flow point, ready to write.  kind: 'C' (counter:
+ * bits holds the double's bits) or the flow phase (bits: the flow id). */
+typedef struct pf_extra {
+    int64_t ts_ns;
+    uint64_t bits;
+    uint64_t uuid;     /* its track */
+    uint32_t name;
+    char kind;
+} pf_extra_t;
+
+/* A counter track: (process index, name). */
+typedef struct pf_ctrack {
+    uint32_t proc, name;
+} pf_ctrack_t;
+
 struct sps__pfw {
     int fd;
     char *path;          /* owned copy, for messages and abort */
@@ -79,6 +110,11 @@ struct sps__pfw {
     int64_t clock;       /* current value of clock 64 (absolute ns) */
     int64_t last_start;  /* start of the previous span */
     int any_span;
+    pf_extra_t *ex;      /* counters and flows in time order, owned */
+    size_t nex, iex;     /* how many, how many written */
+    pf_ctrack_t *ct;     /* counter tracks, sorted, owned */
+    size_t nct;
+    uint64_t ct_uuid0;   /* uuid of counter track 0 */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -212,10 +248,11 @@ static int pf_packet(sps__pfw_t *w, pf_bytes_t *pkt) {
 /* Writes one TrackEvent packet: type 1 (begin, with name_iid) or 2 (end) at
  * absolute time t on the track uuid.  The hot path: encoded straight into
  * the output buffer. */
+static int pf_emit(sps__pfw_t *w, const uint8_t *ev, size_t ne, int64_t t);
 static int pf_event(sps__pfw_t *w, int type, uint64_t uuid, uint32_t name,
                     int64_t t) {
-    uint8_t ev[32], pk[64];
-    size_t ne = 0, np = 0;
+    uint8_t ev[32];
+    size_t ne = 0;
     ev[ne++] = 0x48; /* type = 9 */
     ev[ne++] = (uint8_t)type;
     if (type == 1) {
@@ -226,6 +263,14 @@ static int pf_event(sps__pfw_t *w, int type, uint64_t uuid, uint32_t name,
         ev[ne++] = 0x58; /* track_uuid = 11 */
         ne += pf_varint(ev + ne, uuid);
     }
+    return pf_emit(w, ev, ne, t);
+}
+
+/* Writes one TracePacket at absolute time t holding the TrackEvent body
+ * ev (ne < 40 bytes). */
+static int pf_emit(sps__pfw_t *w, const uint8_t *ev, size_t ne, int64_t t) {
+    uint8_t pk[64];
+    size_t np = 0;
     if (t >= w->clock) {
         pk[np++] = 0x40; /* timestamp = 8, delta on clock 64 */
         np += pf_varint(pk + np, (uint64_t)(t - w->clock));
@@ -292,26 +337,60 @@ static void pf_heap_fix(sps__pfw_t *w, size_t i) {
     }
 }
 
-/* Writes every pending end <= t (all of them when all is set), in time
- * order, popping the threads' stacks. */
-static int pf_flush_ends(sps__pfw_t *w, int64_t t, int all) {
-    while (w->nheap && (all || pf_key(w, 0) <= t)) {
-        uint32_t ti = w->heap[0];
-        pf_thr_t *th = &w->thr[ti];
-        if (pf_event(w, 2, th->uuid, 0, th->ends[--th->n])) return w->err;
-        if (th->n == 0) {
-            th->heap_pos = SIZE_MAX;
-            w->nheap--;
-            if (w->nheap) {
-                w->heap[0] = w->heap[w->nheap];
-                w->thr[w->heap[0]].heap_pos = 0;
-                pf_heap_fix(w, 0);
-            }
-        } else {
+/* Writes counter sample or flow point x as a TYPE_COUNTER or TYPE_INSTANT
+ * TrackEvent packet. */
+static int pf_extra(sps__pfw_t *w, const pf_extra_t *x) {
+    uint8_t ev[40];
+    size_t ne = 0;
+    ev[ne++] = 0x48; /* type = 9 */
+    ev[ne++] = x->kind == 'C' ? 4 : 3;
+    if (x->kind != 'C') {
+        ev[ne++] = 0x50; /* name_iid = 10 */
+        ne += pf_varint(ev + ne, (uint64_t)x->name + 1);
+    }
+    ev[ne++] = 0x58; /* track_uuid = 11 */
+    ne += pf_varint(ev + ne, x->uuid);
+    /* double_counter_value = 44 (tag 0x161), flow_ids = 47 (0x179),
+     * terminating_flow_ids = 48 (0x181): wire type 1 */
+    uint32_t tag = x->kind == 'C' ? 0x161 : x->kind == 'f' ? 0x181 : 0x179;
+    ne += pf_varint(ev + ne, tag);
+    for (int i = 0; i < 8; i++) ev[ne++] = (uint8_t)(x->bits >> (8 * i));
+    return pf_emit(w, ev, ne, x->ts_ns);
+}
+
+/* Pops the earliest pending end (heap top) and writes it. */
+static int pf_pop_end(sps__pfw_t *w) {
+    pf_thr_t *th = &w->thr[w->heap[0]];
+    if (pf_event(w, 2, th->uuid, 0, th->ends[--th->n])) return w->err;
+    if (th->n == 0) {
+        th->heap_pos = SIZE_MAX;
+        w->nheap--;
+        if (w->nheap) {
+            w->heap[0] = w->heap[w->nheap];
+            w->thr[w->heap[0]].heap_pos = 0;
             pf_heap_fix(w, 0);
         }
+    } else {
+        pf_heap_fix(w, 0);
     }
     return 0;
+}
+
+/* Writes every pending end <= t and every counter/flow point < t (all of
+ * both when all is set), in time order (a counter/flow point first on a
+ * tie), popping the threads' stacks. */
+static int pf_flush_ends(sps__pfw_t *w, int64_t t, int all) {
+    for (;;) {
+        int xok = w->iex < w->nex && (all || w->ex[w->iex].ts_ns < t);
+        int eok = w->nheap && (all || pf_key(w, 0) <= t);
+        if (xok && (!eok || w->ex[w->iex].ts_ns <= pf_key(w, 0))) {
+            if (pf_extra(w, &w->ex[w->iex++])) return w->err;
+        } else if (eok) {
+            if (pf_pop_end(w)) return w->err;
+        } else {
+            return 0;
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -469,10 +548,71 @@ static int pf_prologue(sps__pfw_t *w, const sps__tl_header_t *h) {
         pf_put_msg(&pkt, 60, &a);
         rc = pf_packet(w, &pkt);
     }
+    for (size_t i = 0; i < w->nct && !rc; i++) {
+        pf_put_uint(&a, 1, w->ct_uuid0 + i);          /* uuid */
+        pf_put_str(&a, 2, h->names[w->ct[i].name]);   /* name */
+        pf_put_uint(&a, 5, w->nthreads + 1 + w->ct[i].proc); /* parent */
+        pf_put_bytes(&a, 8, NULL, 0);                 /* counter {} */
+        pf_put_uint(&pkt, 10, PF_SEQ_ID);
+        pf_put_msg(&pkt, 60, &a);
+        rc = pf_packet(w, &pkt);
+    }
     free(pkt.b);
     free(a.b);
     free(b.b);
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* counters and flows                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Orders counter tracks by (proc, name). */
+static int pf_cmp_ct(const void *a, const void *b) {
+    const pf_ctrack_t *x = a, *y = b;
+    if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+/* Fills w->ct with the distinct (proc, name) of h's counters.  Returns 0
+ * or SPS_ENOMEM. */
+static int pf_counter_tracks(sps__pfw_t *w, const sps__tl_header_t *h) {
+    w->ct = malloc((h->ncounters + 1) * sizeof *w->ct);
+    if (!w->ct) return SPS_ENOMEM;
+    for (size_t i = 0; i < h->ncounters; i++)
+        w->ct[i] = (pf_ctrack_t){h->counters[i].proc, h->counters[i].name};
+    qsort(w->ct, h->ncounters, sizeof *w->ct, pf_cmp_ct);
+    for (size_t i = 0; i < h->ncounters; i++)
+        if (!w->nct || pf_cmp_ct(&w->ct[w->nct - 1], &w->ct[i]))
+            w->ct[w->nct++] = w->ct[i];
+    w->ct_uuid0 = w->nthreads + h->nprocs + 1;
+    return 0;
+}
+
+/* Fills w->ex with h's counter samples (finite values, on their tracks)
+ * and flow points (on their threads' tracks), in time order.  Returns 0
+ * or SPS_ENOMEM. */
+static int pf_extras(sps__pfw_t *w, const sps__tl_header_t *h) {
+    if (pf_counter_tracks(w, h)) return SPS_ENOMEM;
+    w->ex = malloc((h->ncounters + h->nflows + 1) * sizeof *w->ex);
+    if (!w->ex) return SPS_ENOMEM;
+    for (size_t i = 0; i < h->ncounters; i++) {
+        const sps__tl_counter_t *c = &h->counters[i];
+        pf_ctrack_t key = {c->proc, c->name};
+        pf_ctrack_t *t = bsearch(&key, w->ct, w->nct, sizeof *w->ct, pf_cmp_ct);
+        if (!isfinite(c->value) || !t) continue;
+        pf_extra_t *x = &w->ex[w->nex++];
+        *x = (pf_extra_t){c->ts_ns, 0, w->ct_uuid0 + (uint64_t)(t - w->ct),
+                          c->name, 'C'};
+        memcpy(&x->bits, &c->value, sizeof x->bits);
+    }
+    for (size_t i = 0; i < h->nflows; i++) {
+        const sps__tl_flow_t *f = &h->flows[i];
+        w->ex[w->nex++] = (pf_extra_t){f->ts_ns, f->id, w->thr[f->thread].uuid,
+                                       f->name, f->phase};
+    }
+    return sps__tl_sort_by_time(w->ex, w->nex, sizeof *w->ex,
+                                offsetof(pf_extra_t, ts_ns));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -486,6 +626,8 @@ static void pf_free(sps__pfw_t *w) {
     for (size_t i = 0; i < w->nthreads; i++) free(w->thr[i].ends);
     free(w->thr);
     free(w->heap);
+    free(w->ex);
+    free(w->ct);
     free(w->buf);
     free(w->path);
     free(w);
@@ -499,6 +641,10 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     *out = NULL;
     const char *why = NULL;
     int rc = pf_check_header(h, &why);
+    if (!rc && sps__tl_check_extras(h)) {
+        why = "a counter or flow point with a bad index, phase or time";
+        rc = SPS_EINVAL;
+    }
     if (rc) {
         sps__tlr_set_error("%s: %s", path, why);
         return rc;
@@ -520,6 +666,11 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     for (size_t i = 0; i < h->nthreads; i++) {
         w->thr[i].uuid = i + 1;
         w->thr[i].heap_pos = SIZE_MAX;
+    }
+    if (pf_extras(w, h)) {
+        pf_free(w);
+        sps__tlr_set_error("%s: out of memory", path);
+        return SPS_ENOMEM;
     }
     w->def_uuid = h->nthreads ? 1 : 0;
     w->clock = h->base_ns;

@@ -13,6 +13,15 @@
  * file order), and are delivered from it: memory is bounded by the sort's
  * run, the open-slice stacks and the names/tracks, not the span count.
  *
+ * Counter tracks (TrackDescriptor.counter) and their TYPE_COUNTER events
+ * (double_counter_value or counter_value) become counter samples: the
+ * series is named by the track's name, its process is the parent track's.
+ * Flow ids on slice and instant events become flow points on the event's
+ * track (flow_ids / flow_ids_old: 's' the first time an id is seen, 't'
+ * after; terminating_flow_ids / _old: 'f', taken as enclosing, as torch
+ * writes them).  Both are held in memory (bounded by the file's size)
+ * and sorted by time for the header.
+ *
  * Any malformed input gives SPS_EFORMAT and a one-line message through
  * sps__tlr_set_error("<path>: ...").
  */
@@ -20,6 +29,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,7 +75,16 @@ typedef struct pfr_track {
     size_t n, cap;
     int64_t last_ts;        /* timestamps must not go backwards */
     uint32_t thread;        /* header thread index, assigned at the end */
+    int is_counter;         /* has a CounterDescriptor */
+    int64_t cname;          /* its counter name id, -1 until needed */
 } pfr_track_t;
+
+/* A counter sample as read: its track, absolute time, value. */
+typedef struct pfr_sample {
+    uint32_t track;
+    int64_t ts_ns;
+    double v;
+} pfr_sample_t;
 
 /* Per-sequence incremental state. */
 typedef struct pfr_seq {
@@ -104,6 +124,10 @@ typedef struct pfr {
     int64_t base;
     uint64_t ord;
     char err[160];
+    pfr_sample_t *smp; size_t nsmp, capsmp; /* counter samples */
+    sps__tl_counter_t *counters; size_t ncounters;
+    sps__tl_flow_t *flows; size_t nflows, capflows; /* thread: track */
+    pfr_map_t flow_seen;    /* flow ids seen so far */
 } pfr_t;
 
 /* ------------------------------------------------------------------------ */
@@ -296,6 +320,7 @@ static int64_t pfr_track(pfr_t *r, uint64_t uuid) {
     memset(t, 0, sizeof *t);
     t->uuid = uuid;
     t->last_ts = INT64_MIN;
+    t->cname = -1;
     return (int64_t)r->ntracks++;
 }
 
@@ -333,12 +358,13 @@ static int pfr_interned(pfr_t *r, uint64_t seq, pfr_buf_t b) {
 static int pfr_descriptor(pfr_t *r, pfr_buf_t b) {
     pfr_field_t f, g;
     uint64_t uuid = 0, parent = 0;
-    int has_uuid = 0, has_parent = 0, has_thr = 0, has_proc = 0;
+    int has_uuid = 0, has_parent = 0, has_thr = 0, has_proc = 0, ctr = 0;
     int64_t pid = 0, tid = 0;
     const char *name = NULL, *tname = NULL, *pname = NULL;
     PFR_FIELDS(r, b, f, rc) {
         if (f.num == 1 && f.wt == 0) { uuid = f.v; has_uuid = 1; }
         else if (f.num == 5 && f.wt == 0) { parent = f.v; has_parent = 1; }
+        else if (f.num == 8 && f.wt == 2) ctr = 1;
         else if (f.num == 2 && f.wt == 2) {
             if (!(name = pfr_str(r, f.b))) return r->err[0] ? SPS_EFORMAT : SPS_ENOMEM;
         } else if ((f.num == 3 || f.num == 4) && f.wt == 2) {
@@ -361,6 +387,7 @@ static int pfr_descriptor(pfr_t *r, pfr_buf_t b) {
     if (ti < 0) return SPS_ENOMEM;
     pfr_track_t *t = &r->tracks[ti];
     if (has_parent) t->parent = parent;
+    t->is_counter |= ctr;
     if (has_thr) {
         t->has_thread = 1;
         t->pid = pid;
@@ -476,22 +503,125 @@ static int pfr_literal(pfr_t *r, pfr_buf_t b, uint32_t *ni) {
     return 0;
 }
 
+/* The fields of a TrackEvent that pfr_event uses. */
+typedef struct pfr_tev {
+    uint64_t type, iid, uuid;
+    int has_iid, has_name, has_value, nflow;
+    pfr_buf_t name;
+    double value;
+    pfr_buf_t flows;        /* the event, rescanned for flow ids */
+} pfr_tev_t;
+
+/* Decodes the TrackEvent b into e (default track def_track). */
+static int pfr_tev(pfr_t *r, pfr_buf_t b, uint64_t def_track, pfr_tev_t *e) {
+    pfr_field_t f = {0};
+    memset(e, 0, sizeof *e);
+    e->uuid = def_track;
+    e->flows = b;
+    PFR_FIELDS(r, b, f, rc) {
+        if (f.num == 9 && f.wt == 0) e->type = f.v;
+        else if (f.num == 10 && f.wt == 0) { e->iid = f.v; e->has_iid = 1; }
+        else if (f.num == 11 && f.wt == 0) e->uuid = f.v;
+        else if (f.num == 23 && f.wt == 2) { e->name = f.b; e->has_name = 1; }
+        else if (f.num == 44 && f.wt == 1) {
+            memcpy(&e->value, &f.v, sizeof e->value);
+            e->has_value = 1;
+        } else if (f.num == 30 && f.wt == 0) {
+            e->value = (double)(int64_t)f.v;
+            e->has_value = 1;
+        } else if (f.num == 36 || f.num == 42 || f.num == 47 || f.num == 48)
+            e->nflow = 1;
+    }
+    return 0;
+}
+
+/* The name id of event e on sequence seq (interned or literal).  Returns
+ * 0, SPS_EFORMAT or SPS_ENOMEM. */
+static int pfr_ev_name(pfr_t *r, uint64_t seq, const pfr_tev_t *e,
+                       uint32_t *ni) {
+    if (!e->has_iid)
+        return pfr_literal(r, e->has_name ? e->name : (pfr_buf_t){0}, ni);
+    *ni = pfr_map_get(&r->iid_map, seq, e->iid);
+    return *ni == UINT32_MAX ? pfr_bad(r, "unknown name iid") : 0;
+}
+
+/* Records a TYPE_COUNTER event e at time t on its track (a finite value
+ * only).  Returns 0 or SPS_ENOMEM. */
+static int pfr_counter(pfr_t *r, const pfr_tev_t *e, int64_t t) {
+    if (!e->has_value || !isfinite(e->value)) return 0;
+    int64_t ti = pfr_track(r, e->uuid);
+    if (ti < 0 || pfr_grow((void **)&r->smp, &r->capsmp, r->nsmp, sizeof *r->smp))
+        return SPS_ENOMEM;
+    r->smp[r->nsmp++] = (pfr_sample_t){(uint32_t)ti, t, e->value};
+    return 0;
+}
+
+/* Adds one flow point (id, phase) at t on track ti named ni.  Returns 0
+ * or SPS_ENOMEM. */
+static int pfr_flow(pfr_t *r, uint64_t id, int term, uint32_t ti,
+                    uint32_t ni, int64_t t) {
+    char ph = 'f';
+    if (!term) {
+        ph = pfr_map_get(&r->flow_seen, id, 0) == UINT32_MAX ? 's' : 't';
+        if (ph == 's' && pfr_map_put(&r->flow_seen, id, 0, 1)) return SPS_ENOMEM;
+    }
+    if (pfr_grow((void **)&r->flows, &r->capflows, r->nflows, sizeof *r->flows))
+        return SPS_ENOMEM;
+    r->flows[r->nflows++] = (sps__tl_flow_t){id, ti, ni, t, ph, (uint8_t)term};
+    return 0;
+}
+
+/* Records the flow ids of event e (at t, on track ti, named ni) as flow
+ * points: fixed64 (47, 48; packed too) and varint (36, 42) forms.
+ * Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
+static int pfr_flows(pfr_t *r, const pfr_tev_t *e, uint32_t ti, uint32_t ni,
+                     int64_t t) {
+    pfr_field_t f, g;
+    pfr_buf_t b = e->flows;
+    PFR_FIELDS(r, b, f, rc) {
+        int term = f.num == 42 || f.num == 48, fixed = f.num >= 47;
+        if (f.num != 36 && f.num != 42 && f.num != 47 && f.num != 48) continue;
+        if (f.wt != 2) {
+            if (f.wt != (fixed ? 1 : 0)) continue;
+            int rc2 = pfr_flow(r, f.v, term, ti, ni, t);
+            if (rc2) return rc2;
+            continue;
+        }
+        pfr_buf_t p = f.b; /* packed */
+        while (p.p < p.e) {
+            if (fixed && p.e - p.p < 8) return pfr_bad(r, "malformed protobuf");
+            if (fixed) { memcpy(&g.v, p.p, 8); p.p += 8; }
+            else if (pfr_varint(&p, &g.v)) return pfr_bad(r, "malformed protobuf");
+            int rc2 = pfr_flow(r, g.v, term, ti, ni, t);
+            if (rc2) return rc2;
+        }
+    }
+    return 0;
+}
+
+/* Handles an instant (type 3) carrying flow ids: its flow points, on its
+ * track (which becomes a thread).  Returns 0 or an error. */
+static int pfr_instant(pfr_t *r, uint64_t seq, const pfr_tev_t *e, int64_t t) {
+    uint32_t ni;
+    int64_t ti = pfr_track(r, e->uuid);
+    if (ti < 0) return SPS_ENOMEM;
+    r->tracks[ti].used = 1;
+    int rc = pfr_ev_name(r, seq, e, &ni);
+    return rc ? rc : pfr_flows(r, e, (uint32_t)ti, ni, t);
+}
+
 /* Handles a TrackEvent at time t on sequence seq. */
 static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
                      int has_ts, int64_t t) {
-    pfr_field_t f;
-    uint64_t type = 0, iid = 0, uuid = s->def_track;
-    int has_iid = 0, has_name = 0;
-    pfr_buf_t name = {0};
-    PFR_FIELDS(r, b, f, rc) {
-        if (f.num == 9 && f.wt == 0) type = f.v;
-        else if (f.num == 10 && f.wt == 0) { iid = f.v; has_iid = 1; }
-        else if (f.num == 11 && f.wt == 0) uuid = f.v;
-        else if (f.num == 23 && f.wt == 2) { name = f.b; has_name = 1; }
-    }
-    if (type != 1 && type != 2) return 0; /* instants, counters: ignored */
+    pfr_tev_t e;
+    int rc0 = pfr_tev(r, b, s->def_track, &e);
+    if (rc0) return rc0;
+    uint64_t type = e.type;
+    if (type == 4) return has_ts ? pfr_counter(r, &e, t) : 0;
+    if (type == 3) return has_ts && e.nflow ? pfr_instant(r, seq, &e, t) : 0;
+    if (type != 1 && type != 2) return 0; /* other types: ignored */
     if (!has_ts) return pfr_bad(r, "slice event without a timestamp");
-    int64_t ti = pfr_track(r, uuid);
+    int64_t ti = pfr_track(r, e.uuid);
     if (ti < 0) return SPS_ENOMEM;
     pfr_track_t *tr = &r->tracks[ti];
     if (t < tr->last_ts) return pfr_bad(r, "timestamps go backwards on a track");
@@ -499,13 +629,10 @@ static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
     tr->used = 1;
     if (type == 1) {
         uint32_t ni;
-        if (has_iid) {
-            ni = pfr_map_get(&r->iid_map, seq, iid);
-            if (ni == UINT32_MAX) return pfr_bad(r, "unknown name iid");
-        } else {
-            int rc = pfr_literal(r, has_name ? name : (pfr_buf_t){0}, &ni);
-            if (rc) return rc;
-        }
+        int rc = pfr_ev_name(r, seq, &e, &ni);
+        if (!rc && e.nflow) rc = pfr_flows(r, &e, (uint32_t)ti, ni, t);
+        if (rc) return rc;
+        tr = &r->tracks[ti];
         if (pfr_grow((void **)&tr->stack, &tr->cap, tr->n, sizeof *tr->stack))
             return SPS_ENOMEM;
         tr->stack[tr->n++] = (pfr_open_t){ni, t, r->ord++};
@@ -523,7 +650,7 @@ static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
 
 /* Parses one TracePacket. */
 static int pfr_packet(pfr_t *r, pfr_buf_t b) {
-    pfr_field_t f;
+    pfr_field_t f = {0};
     uint64_t ts = 0, seq = 0, flags = 0;
     uint32_t clock = 0;
     int has_ts = 0, has_clock = 0, cleared = 0;
@@ -620,6 +747,43 @@ static int pfr_cmp_span(const void *a, const void *b) {
     return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
+/* The header process index of counter track t's process (its parent
+ * process track's pid, its own if it is one, else pid 0), added if new;
+ * -1 when out of memory. */
+static int64_t pfr_counter_proc(pfr_t *r, const pfr_track_t *t) {
+    int64_t pid = 0;
+    uint32_t pi = t->has_process ? UINT32_MAX : pfr_map_get(&r->track_map, t->parent, 0);
+    if (t->has_process) pid = t->pid;
+    else if (pi != UINT32_MAX && r->tracks[pi].has_process) pid = r->tracks[pi].pid;
+    if (pfr_add_proc(r, pid, NULL)) return -1;
+    return pfr_map_get(&r->pid_map, (uint64_t)pid, 0);
+}
+
+/* Builds the header's counters (name: the track's, process: see
+ * pfr_counter_proc) and maps the flows' tracks to threads; both in time
+ * order.  Returns 0 or SPS_ENOMEM. */
+static int pfr_finish_extras(pfr_t *r) {
+    r->counters = malloc((r->nsmp + 1) * sizeof *r->counters);
+    if (!r->counters) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nsmp; i++) {
+        pfr_track_t *t = &r->tracks[r->smp[i].track];
+        if (t->cname < 0)
+            t->cname = pfr_add_name(r, t->name && *t->name ? t->name : "counter");
+        int64_t pi = pfr_counter_proc(r, t);
+        if (t->cname < 0 || pi < 0) return SPS_ENOMEM;
+        r->counters[r->ncounters++] = (sps__tl_counter_t){
+            (uint32_t)t->cname, (uint32_t)pi, r->smp[i].ts_ns, r->smp[i].v};
+    }
+    for (size_t i = 0; i < r->nflows; i++)
+        r->flows[i].thread = r->tracks[r->flows[i].thread].thread;
+    if (sps__tl_sort_by_time(r->counters, r->ncounters, sizeof *r->counters,
+                             offsetof(sps__tl_counter_t, ts_ns)) ||
+        sps__tl_sort_by_time(r->flows, r->nflows, sizeof *r->flows,
+                             offsetof(sps__tl_flow_t, ts_ns)))
+        return SPS_ENOMEM;
+    return 0;
+}
+
 /* Builds procs and threads from the tracks and ends the span sort
  * (threads are remapped as spans are delivered). */
 static int pfr_finish(pfr_t *r) {
@@ -658,8 +822,13 @@ static int pfr_finish(pfr_t *r) {
             if (pfr_add_proc(r, th->pid, NULL)) return SPS_ENOMEM;
             t->thread = (uint32_t)k++;
         }
-    int rc = sps__xsort_finish(r->xs);
+    int rc = pfr_finish_extras(r);
+    if (!rc) rc = sps__xsort_finish(r->xs);
     if (rc) return rc;
+    r->h.ncounters = r->ncounters;
+    r->h.counters = r->counters;
+    r->h.nflows = r->nflows;
+    r->h.flows = r->flows;
     r->h.nnames = r->nnames;
     r->h.names = r->names;
     r->h.nprocs = r->nprocs;
@@ -705,6 +874,10 @@ static void pfr_free(void *rv) {
     free(r->threads);
     free(r->tracks);
     free(r->seqs);
+    free(r->smp);
+    free(r->counters);
+    free(r->flows);
+    pfr_map_free(&r->flow_seen);
     sps__xsort_free(r->xs);
     free(r->pkt);
     pfr_map_free(&r->track_map);

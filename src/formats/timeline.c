@@ -2,6 +2,7 @@
  * readers' shared error message. */
 #include "formats/timeline.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +145,83 @@ void sps__tlr_free(sps__tlr_t *r) {
     if (!r) return;
     ((const sps__tlr_vt_t *)r->impl)->free(r->impl);
     free(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Counters and flows                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* 1 when ts - base fits int64. */
+static int rel_ok(int64_t ts, int64_t base) {
+    int64_t d;
+    return !__builtin_sub_overflow(ts, base, &d);
+}
+
+int sps__tl_check_extras(const sps__tl_header_t *h) {
+    if ((h->ncounters && !h->counters) || (h->nflows && !h->flows))
+        return SPS_EINVAL;
+    for (size_t i = 0; i < h->ncounters; i++) {
+        const sps__tl_counter_t *c = &h->counters[i];
+        if (c->name >= h->nnames || c->proc >= h->nprocs ||
+            !rel_ok(c->ts_ns, h->base_ns))
+            return SPS_EINVAL;
+    }
+    for (size_t i = 0; i < h->nflows; i++) {
+        const sps__tl_flow_t *f = &h->flows[i];
+        if (f->name >= h->nnames || f->thread >= h->nthreads ||
+            (f->phase != 's' && f->phase != 't' && f->phase != 'f') ||
+            !rel_ok(f->ts_ns, h->base_ns))
+            return SPS_EINVAL;
+    }
+    return 0;
+}
+
+/* The time key of record i of base. */
+static int64_t key_at(const char *base, size_t i, size_t sz, size_t off) {
+    int64_t t;
+    memcpy(&t, base + i * sz + off, sizeof t);
+    return t;
+}
+
+/* Merges the sorted runs [lo, mid) and [mid, hi) of a into t (stable). */
+static void merge_runs(const char *a, char *t, size_t lo, size_t mid,
+                       size_t hi, size_t sz, size_t off) {
+    size_t i = lo, j = mid, k = lo;
+    while (i < mid || j < hi) {
+        int left = j >= hi || (i < mid && key_at(a, i, sz, off) <=
+                                              key_at(a, j, sz, off));
+        memcpy(t + k++ * sz, a + (left ? i++ : j++) * sz, sz);
+    }
+}
+
+int sps__tl_sort_by_time(void *base, size_t n, size_t sz, size_t ts_off) {
+    size_t i = 1;
+    while (i < n && key_at(base, i - 1, sz, ts_off) <= key_at(base, i, sz, ts_off))
+        i++;
+    if (i >= n) return 0; /* already in order: the common case */
+    char *a = base, *t = malloc(n * sz);
+    if (!t) return SPS_ENOMEM;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n;
+            size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+            merge_runs(a, t, lo, mid, hi, sz, ts_off);
+        }
+        char *x = a; a = t; t = x;
+    }
+    if (a != base) {
+        memcpy(base, a, n * sz);
+        t = a;
+    }
+    free(t);
+    return 0;
+}
+
+size_t sps__tl_fmt_double(char *buf, size_t cap, double v) {
+    if (!isfinite(v) || cap < 32) return 0;
+    int n = snprintf(buf, cap, "%.17g", v);
+    if (n <= 0 || (size_t)n >= cap) return 0;
+    for (int i = 0; i < n; i++)
+        if (buf[i] == ',') buf[i] = '.'; /* a locale's decimal comma */
+    return (size_t)n;
 }

@@ -10,7 +10,12 @@
  * child lies inside its parent), which is what lets a writer emit begin/end
  * pairs with a stack and delta-encoded timestamps without buffering.
  *
- * Writers never hold more than O(threads + names) state.  Trace readers
+ * Besides spans a timeline has counter samples and flow points (torch's
+ * ph "C" and "s"/"t"/"f" events).  They are few next to spans and come
+ * with the header, all at once, in time order.
+ *
+ * Writers never hold more than O(threads + names) state (plus, for
+ * Perfetto, a copy of the header's counters and flows).  Trace readers
  * (JSON, Perfetto) receive spans in file order and sort them with a
  * bounded-memory external sort (sps__xsort_*, spansort.c), so a 10^7-span
  * conversion runs in bounded memory either way.
@@ -43,6 +48,25 @@ typedef struct sps__tl_thread {
     const char *name;  /* may be "" */
 } sps__tl_thread_t;
 
+/* One counter sample. */
+typedef struct sps__tl_counter {
+    uint32_t name;   /* index into header names (the counter's name) */
+    uint32_t proc;   /* index into header procs */
+    int64_t ts_ns;   /* CLOCK_MONOTONIC ns (absolute, like spans) */
+    double value;
+} sps__tl_counter_t;
+
+/* One flow point: phase 's' starts flow id on its thread, 't' is a step,
+ * 'f' ends it.  A flow's points share id (unique per flow in a timeline). */
+typedef struct sps__tl_flow {
+    uint64_t id;      /* flow id (string ids hashed to 64 bits) */
+    uint32_t thread;  /* index into header threads */
+    uint32_t name;    /* index into header names (the event's name; cat kept as name when name is absent) */
+    int64_t ts_ns;
+    char phase;       /* 's', 't' or 'f' */
+    uint8_t enclosing;/* bp:"e" */
+} sps__tl_flow_t;
+
 typedef struct sps__tl_header {
     size_t nnames;
     const char *const *names;      /* span name id -> valid UTF-8 */
@@ -63,7 +87,26 @@ typedef struct sps__tl_header {
      * 0 where nobody sets them. */
     int64_t wall_anchor_ns, mono_anchor_ns;
     const char *hostname;
+    /* Counter samples and flow points, each in time order (ts_ns
+     * non-decreasing), 0 / NULL when none.  Writers check indices and
+     * phases (SPS_EINVAL); non-finite counter values are skipped. */
+    size_t ncounters;
+    const sps__tl_counter_t *counters; /* time order */
+    size_t nflows;
+    const sps__tl_flow_t *flows;       /* time order */
 } sps__tl_header_t;
+
+/* Checks h's counters and flows: arrays present, indices in range,
+ * phases 's'/'t'/'f', ts_ns - h->base_ns within int64.  Returns 0 or
+ * SPS_EINVAL (timeline.c). */
+SPS__HIDDEN int sps__tl_check_extras(const sps__tl_header_t *h);
+/* Stable sort of n records of size sz by the int64 at byte offset ts_off
+ * (ts_ns of a counter or flow).  Returns 0 or SPS_ENOMEM (timeline.c). */
+SPS__HIDDEN int sps__tl_sort_by_time(void *base, size_t n, size_t sz,
+                                     size_t ts_off);
+/* A counter value as JSON text (%.17g, '.' whatever the locale) into buf
+ * (>= 32 bytes).  Returns its length, 0 when v is not finite. */
+SPS__HIDDEN size_t sps__tl_fmt_double(char *buf, size_t cap, double v);
 
 typedef struct sps__tl_span {
     uint32_t name;     /* index into header names */

@@ -11,8 +11,12 @@
 /* Checks the spans against the name and thread tables. */
 static int check_spans(const sps_timeline_t *t) {
     if ((t->nnames && !t->names) || (t->nthreads && !t->thread_ids) ||
-        (t->nspans && !t->spans))
+        (t->nspans && !t->spans) || (t->ncounters && !t->counters))
         return SPS_EINVAL;
+    for (size_t i = 0; i < t->ncounters; i++)
+        if (t->counters[i].counter >= t->nnames ||
+            (i && t->counters[i].t_ns < t->counters[i - 1].t_ns))
+            return SPS_EINVAL;
     for (size_t i = 0; i < t->nspans; i++) {
         const sps_span_t *s = &t->spans[i];
         if (s->region >= t->nnames || s->thread >= t->nthreads ||
@@ -68,13 +72,18 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     int rc = check_spans(t);
     if (rc) return rc;
     sps__tl_thread_t *th = calloc(t->nthreads + 1, sizeof *th);
+    sps__tl_counter_t *cnt = calloc(t->ncounters + 1, sizeof *cnt);
     size_t plen = strlen(path) + 32;
     char *tmp = malloc(plen);
-    if (!th || !tmp) {
+    if (!th || !tmp || !cnt) {
         free(th);
         free(tmp);
+        free(cnt);
         return SPS_ENOMEM;
     }
+    for (size_t i = 0; i < t->ncounters; i++)
+        cnt[i] = (sps__tl_counter_t){t->counters[i].counter, 0, t->counters[i].t_ns,
+                                     t->counters[i].value};
     int64_t pid = t->rank >= 0 ? t->rank : 0;
     for (size_t i = 0; i < t->nthreads; i++)
         th[i] = (sps__tl_thread_t){pid, t->thread_ids[i],
@@ -99,11 +108,14 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     h.wall_anchor_ns = t->wall_anchor_ns;
     h.mono_anchor_ns = t->mono_anchor_ns;
     h.hostname = t->hostname;
+    h.ncounters = t->ncounters;
+    h.counters = cnt;
     snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
     rc = write_file(tmp, fmt, &h, t);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
     if (rc) unlink(tmp);
     free(th);
     free(tmp);
+    free(cnt);
     return rc;
 }

@@ -269,7 +269,7 @@ static void test_names_and_empty(void **state) {
     const char *names[] = {("bad\xff\xfe" "end"), "over\xc0\xaf", "sur\xed\xa0\x80"};
     sps__tl_proc_t proc = {0, -1, "spanscope"};
     sps__tl_thread_t thr = {0, 1, "t\xff"};
-    sps__tl_header_t h = {3, names, 1, &proc, 1, &thr, 0, NULL, -1, 0, 0, 0, 0, NULL};
+    sps__tl_header_t h = {3, names, 1, &proc, 1, &thr, 0, NULL, -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     const char *p = tu_path("chrome_names.json");
     sps__cjw_t *w;
     assert_int_equal(sps__cjw_open(&w, p, 0, &h), 0);
@@ -294,7 +294,7 @@ static void test_names_and_empty(void **state) {
     rd_free(r);
 
     /* empty: no procs, no spans */
-    sps__tl_header_t e = {0, NULL, 0, NULL, 0, NULL, 5, "e", -1, 0, 0, 0, 0, NULL};
+    sps__tl_header_t e = {0, NULL, 0, NULL, 0, NULL, 5, "e", -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     p = tu_path("chrome_empty.json");
     assert_int_equal(sps__cjw_open(&w, p, 0, &e), 0);
     assert_int_equal(sps__cjw_close(w), 0);
@@ -311,7 +311,7 @@ static void test_writer_errors(void **state) {
     const char *names[] = {"a", "b"};
     sps__tl_proc_t procs[2] = {{1, 0, "rank 0"}, {1, 1, "rank 1"}};
     sps__tl_thread_t thr[2] = {{1, 1, ""}, {1, 2, ""}};
-    sps__tl_header_t h = {2, names, 2, procs, 2, thr, 0, NULL, -1, 0, 0, 0, 0, NULL};
+    sps__tl_header_t h = {2, names, 2, procs, 2, thr, 0, NULL, -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     const char *p = tu_path("chrome_err.json");
     sps__cjw_t *w = NULL;
     assert_int_equal(sps__cjw_open(&w, p, 0, &h), SPS_EINVAL); /* dup pid */
@@ -463,7 +463,7 @@ static void test_truncated_and_mutated(void **state) {
     static const char *names[] = {"main", "q\"uote"};
     sps__tl_proc_t proc = {7, 0, "rank 0"};
     sps__tl_thread_t thr[2] = {{7, 1, "main"}, {7, 2, ""}};
-    sps__tl_header_t h = {2, names, 1, &proc, 2, thr, 100, "t", 0, 1, 0, 0, 0, NULL};
+    sps__tl_header_t h = {2, names, 1, &proc, 2, thr, 100, "t", 0, 1, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     for (int gz = 0; gz < 2; gz++) {
         const char *p = tu_path(gz ? "chrome_small.json.gz" : "chrome_small.json");
         sps__cjw_t *w;

@@ -173,7 +173,8 @@ static void test_timeline_write(void **state) {
     sps_span_t sp[2] = {{1000, 5000, 2000, -1, 1, 0, 0, 0}, {2000, 4000, 2000, 0, 2, 0, 1, 0}};
     const char *args[] = {NULL, "{\"Input Dims\":[[2,3]]}"};
     sps_timeline_t t = {3, names, 1, tids, tnames, 2, sp, args, "\"record_shapes\":true",
-                        500, NULL, "unit", -1, 0, 1700000000000000000, 123456789, "node-x"};
+                        500, NULL, "unit", -1, 0, 1700000000000000000, 123456789, "node-x",
+                        0, NULL};
     const char *path = tu_path("spans.json");
     assert_int_equal(sps_timeline_write(path, &t), 0);
     char *s = slurp(path);

@@ -45,6 +45,8 @@ def interpret(data: bytes):
     stacks = {}
     spans = []
     procs = {}
+    counter_tracks = {}
+    counters = []
     for pkt in trace.packet:
         no_unknown_fields(pkt)
         seq = pkt.trusted_packet_sequence_id
@@ -69,6 +71,8 @@ def interpret(data: bytes):
                 tracks[td.uuid] = (td.thread.pid, td.thread.tid, td.thread.thread_name)
             elif td.HasField("process"):
                 procs[td.process.pid] = td.process.process_name
+            elif td.HasField("counter"):
+                counter_tracks[td.uuid] = td.name
         if pkt.HasField("track_event"):
             d = defaults.get(seq)
             clock_id = pkt.timestamp_clock_id or (d.timestamp_clock_id if d else 0)
@@ -79,7 +83,13 @@ def interpret(data: bytes):
             ev = pkt.track_event
             uuid = ev.track_uuid if ev.HasField("track_uuid") else \
                 d.track_event_defaults.track_uuid
+            if ev.type == TE.TYPE_COUNTER:
+                assert uuid in counter_tracks, "counter event on a non-counter track"
+                counters.append((counter_tracks[uuid], t, ev.double_counter_value))
+                continue
             assert uuid in tracks, "event on an undeclared track"
+            if ev.type == TE.TYPE_INSTANT:
+                continue  # flow points (tests/python/test_timeline_extras.py)
             if ev.type == TE.TYPE_SLICE_BEGIN:
                 name = names[ev.name_iid] if ev.HasField("name_iid") else ev.name
                 stacks.setdefault(uuid, []).append((name, t))
@@ -89,6 +99,7 @@ def interpret(data: bytes):
                 pid, tid, _ = tracks[uuid]
                 spans.append((name, pid, tid, start, t))
     assert all(not s for s in stacks.values()), "slices left open"
+    interpret.counters = counters
     return sorted(spans, key=lambda s: (s[3], -s[4])), tracks, procs
 
 
@@ -104,12 +115,14 @@ def test_profile_pftrace_matches_the_official_schema(tmp_path):
 
     t = threading.Thread(target=worker, name="worker")
     t.start()
+    import spanscope
     with profiler.profile() as p:
         go.set()
-        for _ in range(50):
+        for i in range(50):
             with record_function("outer"):
                 with record_function("inner"):
                     pass
+            spanscope.counter("progress", i / 2)
         t.join()
     path = tmp_path / "t.pftrace"
     p.export_chrome_trace(str(path))
@@ -118,6 +131,9 @@ def test_profile_pftrace_matches_the_official_schema(tmp_path):
                   key=lambda s: (s[2], -s[3]))
     got = [(n, tid, s, e) for n, _, tid, s, e in spans]
     assert got == want  # every span, ns-exact, on its thread
+    want_c = p.counters()["progress"]
+    assert [(n, t, v) for n, t, v in interpret.counters] == \
+        [("progress", int(t), float(v)) for t, v in zip(want_c["times_ns"], want_c["values"])]
     assert {name for _, _, name in tracks.values()} >= {"worker"}
     assert list(procs.values()) == ["spanscope"]
 

@@ -1,0 +1,141 @@
+/* test_counters.c -- counter samples: recorded only in a session, queried by
+ * window, written to /counters at finalize (one period each), kept when a
+ * write fails, from many threads. */
+#include "testutil.h"
+#include "tu_core.h"
+#include "formats/h5_read.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void test_counters_basic(void **state) {
+    (void)state;
+    sps_region_t c = sps_counter_id("queue");
+    assert_int_not_equal(c, SPS_REGION_INVALID);
+    assert_int_equal(sps_counter_id(NULL), SPS_REGION_INVALID);
+    sps_counter(c, 1.0); /* no session: ignored */
+    sps_counter_sample_t *v;
+    size_t n;
+    assert_int_equal(sps_counter_samples(0, INT64_MAX, &v, &n), SPS_ENOSESSION);
+    assert_int_equal(sps_counter_samples(0, INT64_MAX, NULL, &n), SPS_EINVAL);
+    const char *p1 = tu_path("counters1.h5"), *p2 = tu_path("counters2.h5");
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t loss = sps_counter_id("loss");
+    int64_t t0 = sps_now_ns();
+    for (int i = 0; i < 10; i++) sps_counter(i % 2 ? c : loss, i * 0.5);
+    int64_t t1 = sps_now_ns();
+    sps_counter(SPS_REGION_INVALID, 3.0); /* ignored */
+    sps_counter(0x7ffffff0u, 3.0);        /* unknown id: ignored */
+    assert_int_equal(sps_counter_samples(t0, t1, &v, &n), 0);
+    assert_int_equal(n, 10);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(v[i].value == (double)i * 0.5);
+        assert_int_equal(v[i].counter, i % 2 ? c : loss);
+        if (i) assert_true(v[i].t_ns >= v[i - 1].t_ns);
+    }
+    sps_free(v);
+    assert_int_equal(sps_counter_samples(t1 + 1, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 0);
+    sps_free(v);
+    assert_int_equal(sps_finalize_to(p1), 0);
+    sps_counter(c, 42.0);
+    assert_int_equal(sps_finalize_to(p2), 0);
+    sps_shutdown();
+
+    sps__h5r_counters_t k;
+    assert_int_equal(sps__h5r_counters(p1, &k), 0);
+    assert_int_equal(k.n, 10);
+    assert_int_equal(k.nnames, 2);
+    assert_string_equal(k.names[k.series[0]], "loss");
+    assert_string_equal(k.names[k.series[1]], "queue");
+    assert_true(k.values[9] == 4.5);
+    assert_int_equal(k.ranks[0], 0);
+    sps__h5r_counters_free(&k);
+    assert_int_equal(sps__h5r_counters(p2, &k), 0);
+    assert_int_equal(k.n, 1); /* the second period only */
+    assert_true(k.values[0] == 42.0);
+    sps__h5r_counters_free(&k);
+}
+
+/* A file without /counters reads as none; a missing file is an error. */
+static void test_counters_absent(void **state) {
+    (void)state;
+    const char *p = tu_path("nocounters.h5");
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t r = sps_region("r");
+    sps_begin(r);
+    sps_end(r);
+    assert_int_equal(sps_finalize_to(p), 0);
+    sps_shutdown();
+    sps__h5r_counters_t k;
+    assert_int_equal(sps__h5r_counters(p, &k), 0);
+    assert_int_equal(k.n, 0);
+    sps__h5r_counters_free(&k);
+    assert_int_equal(sps__h5r_counters(tu_path("missing.h5"), &k), SPS_EIO);
+}
+
+/* A failed write keeps the period's samples for the next finalize. */
+static void test_counters_survive_a_failed_write(void **state) {
+    (void)state;
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t c = sps_counter_id("kept");
+    sps_counter(c, 1.0);
+    assert_int_equal(sps_finalize_to("/nonexistent-dir/x.h5"), SPS_EPATH);
+    sps_counter(c, 2.0);
+    const char *p = tu_path("counters_kept.h5");
+    assert_int_equal(sps_finalize_to(p), 0);
+    sps_shutdown();
+    sps__h5r_counters_t k;
+    assert_int_equal(sps__h5r_counters(p, &k), 0);
+    assert_int_equal(k.n, 2);
+    assert_true(k.values[0] == 1.0 && k.values[1] == 2.0);
+    sps__h5r_counters_free(&k);
+}
+
+#define NTHR 8
+#define PER 2000
+static sps_region_t g_tc;
+static void *sampler(void *arg) {
+    (void)arg;
+    for (int i = 0; i < PER; i++) sps_counter(g_tc, i);
+    return NULL;
+}
+
+static void test_counters_threads(void **state) {
+    (void)state;
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    g_tc = sps_counter_id("threads");
+    pthread_t t[NTHR];
+    for (int i = 0; i < NTHR; i++) pthread_create(&t[i], NULL, sampler, NULL);
+    for (int i = 0; i < NTHR; i++) pthread_join(t[i], NULL);
+    sps_counter_sample_t *v;
+    size_t n;
+    assert_int_equal(sps_counter_samples(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, NTHR * PER);
+    for (size_t i = 1; i < n; i++) assert_true(v[i].t_ns >= v[i - 1].t_ns);
+    sps_free(v);
+    sps_shutdown();
+    sps_config_t again = SPS_CONFIG_INIT; /* a new session starts empty */
+    assert_int_equal(sps_setup(&again), 0);
+    assert_int_equal(sps_counter_samples(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 0);
+    sps_free(v);
+    sps_shutdown();
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counters_basic),
+        cmocka_unit_test(test_counters_absent),
+        cmocka_unit_test(test_counters_survive_a_failed_write),
+        cmocka_unit_test(test_counters_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
