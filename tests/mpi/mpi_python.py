@@ -45,6 +45,8 @@ def main(out):
     if rank == 1:
         with ProfileManager.region("py_only_rank1"):
             pass
+    import spanscope
+    spanscope.counter("rank_load", float(rank))  # a counter sample on every rank
     ProfileManager.finalize(verbose=False)  # collective
     if rank == 0:
         with h5py.File(p1, "r") as f:
@@ -63,6 +65,11 @@ def main(out):
             # one host, one CLOCK_MONOTONIC: the estimate lies within its bound
             assert (np.abs(off) <= err + 1000).all(), (off, err)
             assert len(f["events/durations"]) == 3 * last + 1
+            cn = [n.decode() if isinstance(n, bytes) else n for n in f["counters/names"][:]]
+            assert cn == ["rank_load"], cn
+            assert sorted(f["counters/ranks"][:].tolist()) == list(range(size))
+            got_v = dict(zip(f["counters/ranks"][:].tolist(), f["counters/values"][:].tolist()))
+            assert got_v == {r: float(r) for r in range(size)}, got_v
     # checkpoint: the second file holds only the second period, every rank
     with ProfileManager.region("py_step"):
         spin(10_000)
