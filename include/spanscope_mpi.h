@@ -13,12 +13,15 @@
  *     round with the lowest round trip wins).  SPANSCOPE_MPI=0 in the
  *     environment switches the automatic detection off.
  *   - sps_finalize() (and sps_finalize_to / sps_finalize_print) is then
- *     collective too: every rank writes its period to a per-rank temporary
- *     file next to rank 0's output path (a file system all ranks share),
- *     rank 0 merges them into one schema-3 file with the rank column filled
- *     (written to a temporary name and renamed into place) and removes the
- *     per-rank files.  Every rank returns the same code.  Rank 0's path is
- *     the one used.  Checkpoints (finalize again) work as without MPI.
+ *     collective too: every rank writes its period to a temporary part
+ *     (rank 0 next to its output path, the others in their node-local
+ *     $TMPDIR), the parts are handed to rank 0 through MPI one rank after
+ *     the other (no file system in common is needed), and rank 0 merges
+ *     them into one schema-3 file with the rank column filled (written to
+ *     a temporary name and renamed into place) and removes them.  Every
+ *     rank returns the same code; an output path rank 0 cannot write fails
+ *     on every rank before any period is consumed.  Rank 0's path is the
+ *     one used.  Checkpoints (finalize again) work as without MPI.
  *   - sps_shutdown() releases the duplicated communicator (MPI_Comm_free,
  *     which MPI defines as collective: call it on every rank).
  *

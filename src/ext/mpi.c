@@ -356,6 +356,70 @@ static int local_quiet(const char *path, FILE *table_fp) {
     return rc;
 }
 
+/* ---- the hand-over: each rank's part reaches rank 0 through MPI --------- */
+
+#define PART_TAG 0x5350        /* "SP" */
+#define PART_CHUNK (4 << 20)   /* bytes per message */
+
+/* Where rank r (not 0) writes its part before handing it over: a
+ * node-local temporary file ($TMPDIR, else /tmp), so that the ranks need
+ * no file system in common with rank 0. */
+static int local_part_name(char *buf, size_t cap, int rank, int pid0) {
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    int n = snprintf(buf, cap, "%s/spanscope-part-%d-rank%d-%d.h5", dir, pid0, rank,
+                     (int)getpid());
+    return n < 0 || (size_t)n >= cap ? SPS_EPATH : 0;
+}
+
+/* The hand-over's buffer (finalizes are collective, so never two at once
+ * in one process; static, so the drain below cannot fail to allocate). */
+static char g_part[PART_CHUNK];
+
+/* A rank's side: sends the file at path to rank 0 (its size, -1 when it
+ * cannot be read, then the bytes in PART_CHUNK messages) and removes it. */
+static int part_send(MPI_Comm c, const char *path) {
+    FILE *f = fopen(path, "rb");
+    long long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (f && (size < 0 || fseek(f, 0, SEEK_SET) != 0)) size = -1;
+    int rc = PMPI_Send(&size, 1, MPI_LONG_LONG, 0, PART_TAG, c) ? SPS_EIO : 0;
+    for (long long done = 0; !rc && size > 0 && done < size;) {
+        int n = (int)(size - done < PART_CHUNK ? size - done : PART_CHUNK);
+        /* a short read still sends n bytes, so rank 0 never waits forever;
+         * the merge then finds the part corrupt */
+        if (fread(g_part, 1, (size_t)n, f) != (size_t)n) memset(g_part, 0, (size_t)n);
+        if (PMPI_Send(g_part, n, MPI_BYTE, 0, PART_TAG, c)) rc = SPS_EIO;
+        done += n;
+    }
+    if (f) fclose(f);
+    unlink(path);
+    return size < 0 ? SPS_EIO : rc;
+}
+
+/* Rank 0's side: receives rank r's part into the file at path (NULL:
+ * receive and drop it).  Keeps receiving when it cannot write, so the
+ * sender is never left blocked. */
+static int part_recv(MPI_Comm c, int r, const char *path) {
+    long long size = -1;
+    if (PMPI_Recv(&size, 1, MPI_LONG_LONG, r, PART_TAG, c, MPI_STATUS_IGNORE)) return SPS_EIO;
+    if (size < 0) return SPS_EIO;
+    FILE *f = path ? fopen(path, "wb") : NULL;
+    int rc = f ? 0 : path ? SPS_EPATH : SPS_ENOMEM;
+    for (long long done = 0; done < size;) {
+        int n = (int)(size - done < PART_CHUNK ? size - done : PART_CHUNK);
+        if (PMPI_Recv(g_part, n, MPI_BYTE, r, PART_TAG, c, MPI_STATUS_IGNORE)) {
+            rc = SPS_EIO; /* the communicator is broken: nothing more will come */
+            break;
+        }
+        if (!rc && fwrite(g_part, 1, (size_t)n, f) != (size_t)n) rc = SPS_EIO;
+        done += n;
+    }
+    if (f && fclose(f) != 0 && !rc) rc = SPS_EIO;
+    if (rc && f) unlink(path);
+    return rc;
+}
+
 /* Every rank gets the lowest (most negative) code of all. */
 static int agree(MPI_Comm c, int rc) {
     int out = rc;
@@ -411,9 +475,27 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     if (PMPI_Bcast(final, (int)plen, MPI_CHAR, 0, c)) rc = SPS_EIO;
     int pid0 = (int)hdr[1];
     snprintf(buf, sizeof buf, "rank%d.tmp-%d", rank, pid0);
-    if (!rc) rc = name_with(mine, cap, final, buf);
+    if (!rc && rank == 0) rc = name_with(mine, cap, final, buf);
+    if (!rc && rank != 0) { /* written locally, then handed over */
+        char *p = realloc(mine, 4200);
+        if (!p) rc = SPS_ENOMEM;
+        else mine = p, rc = local_part_name(mine, 4200, rank, pid0);
+    }
     snprintf(buf, sizeof buf, "tmp-mpi-%d", pid0);
     if (!rc) rc = name_with(tmpout, cap, final, buf);
+    /* 0. rank 0 checks that it can create files next to the output before
+     * any rank gives up its period: a bad path then loses nothing (every
+     * rank keeps its data for the next finalize) */
+    if (!rc && rank == 0) {
+        FILE *probe = fopen(tmpout, "wb");
+        if (!probe) rc = SPS_EPATH;
+        else fclose(probe), unlink(tmpout);
+    }
+    rc = agree(c, rc);
+    if (rc) {
+        free(final), free(mine), free(tmpout);
+        return rc;
+    }
     /* 1. every rank writes its period (rank 0's table without the line
      * naming the per-rank file: the merged file is named below) */
     if (!rc) rc = local_quiet(mine, mytable);
@@ -422,17 +504,23 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     int crc = comm_take(&rows);
     if (crc) rows.n = 0, rows.nbytes = 0;
     rc = agree(c, rc);
-    /* 2. rank 0 merges (the others wait in the broadcast) */
+    /* 2. the ordered hand-over: rank 0 receives rank 1's part, then rank
+     * 2's, ... next to the output; then it merges (the others wait in the
+     * broadcast below) */
     int mrc = rc;
+    if (!rc && rank != 0) part_send(c, mine); /* failures reach rank 0 */
     if (!rc && rank == 0) {
         const char **in = calloc((size_t)size, sizeof *in);
         char **own = calloc((size_t)size, sizeof *own);
         if (!in || !own) mrc = SPS_ENOMEM;
-        for (int r = 0; !mrc && r < size; r++) {
-            own[r] = malloc(cap);
+        for (int r = 0; r < size; r++) {
+            if (own) own[r] = malloc(cap);
             snprintf(buf, sizeof buf, "rank%d.tmp-%d", r, pid0);
-            if (!own[r] || name_with(own[r], cap, final, buf)) mrc = SPS_ENOMEM;
-            in[r] = own[r];
+            if (!own || !own[r] || name_with(own[r], cap, final, buf)) mrc = SPS_ENOMEM;
+            else if (in) in[r] = own[r];
+            /* receive even after a failure: the sender must not block */
+            int prc = r == 0 ? 0 : part_recv(c, r, mrc ? NULL : own[r]);
+            if (!mrc && prc) mrc = prc;
         }
         if (!mrc) mrc = sps_merge(tmpout, in, (size_t)size, table_fp);
         if (mrc > 0) mrc = SPS_EIO; /* a merge failure reported as a count */
