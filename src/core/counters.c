@@ -16,6 +16,21 @@ static sps_counter_sample_t *g_log;
 static size_t g_n, g_cap;
 static uint64_t g_dropped;
 
+/* Samples are appended in lock order, which is time order but for the few
+ * ns between a thread's clock read and its turn at the lock: an insertion
+ * sort puts the nearly sorted log in order, stably. */
+static void sort_by_time(sps_counter_sample_t *v, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        sps_counter_sample_t x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1].t_ns > x.t_ns) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
 sps_region_t sps_counter_id(const char *name) {
     return name ? sps__registry_intern(name) : SPS_REGION_INVALID;
 }
@@ -45,17 +60,7 @@ void sps_counter(sps_region_t c, double value) {
 }
 
 void sps__counters_take(sps__snap_t *s) {
-    /* samples are appended in lock order, which is time order except for
-     * the few ns between a clock read and the lock: sort to be sure */
-    for (size_t i = 1; i < g_n; i++) {
-        sps_counter_sample_t x = g_log[i];
-        size_t j = i;
-        while (j > 0 && g_log[j - 1].t_ns > x.t_ns) {
-            g_log[j] = g_log[j - 1];
-            j--;
-        }
-        g_log[j] = x;
-    }
+    sort_by_time(g_log, g_n);
     if (s->counters) { /* a pending period's samples come first */
         sps_counter_sample_t *p = realloc(s->counters, (s->ncounters + g_n + 1) * sizeof *p);
         if (!p) return; /* keep them in the log for the next period */
@@ -97,16 +102,7 @@ int sps_counter_samples(int64_t from_ns, int64_t to_ns, sps_counter_sample_t **o
         if (g_log[i].t_ns >= from_ns && g_log[i].t_ns <= to_ns) v[m++] = g_log[i];
     pthread_mutex_unlock(&sps__g.lock);
     if (rc) return rc;
-    /* the log is in append order; sort the copy by time (insertion: nearly sorted) */
-    for (size_t i = 1; i < m; i++) {
-        sps_counter_sample_t x = v[i];
-        size_t j = i;
-        while (j > 0 && v[j - 1].t_ns > x.t_ns) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = x;
-    }
+    sort_by_time(v, m);
     *out = v;
     *n = m;
     return 0;
