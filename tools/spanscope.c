@@ -284,10 +284,12 @@ static int report_print(const sps__h5r_t *r, report_opts_t *o) {
         if (o->t.tree || o->t.flat) printf("\n");
         rc = report_ranks(r, ranks, nranks, o);
     }
+    int crc = rc == 0 ? sps__counters_print(stdout, o->file) : 0;
     free(ranks);
     free(nodes);
     free(flat);
     if (rc) return die(EXIT_DATA, "report: %s", sps_strerror(rc));
+    if (crc) return die(EXIT_DATA, "report: %s", sps__h5r_error());
     return 0;
 }
 

@@ -152,5 +152,8 @@ typedef struct sps__h5r_counters {
  * with sps__h5r_counters_free. */
 SPS__HIDDEN int sps__h5r_counters(const char *path, sps__h5r_counters_t *out);
 SPS__HIDDEN void sps__h5r_counters_free(sps__h5r_counters_t *x);
+/* Prints the counter summary of the file at path (report.c; nothing when
+ * it has no counters).  0 or the reader's code. */
+SPS__HIDDEN int sps__counters_print(FILE *fp, const char *path);
 
 #endif /* SPS_H5_READ_H */

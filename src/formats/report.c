@@ -20,6 +20,57 @@ static int fail(int rc, char *err, size_t errlen, const char *msg) {
     return rc;
 }
 
+/* One counter's summary over all its samples (all ranks). */
+typedef struct csum {
+    uint64_t n;
+    double min, max, sum, last;
+    int64_t last_t;
+} csum_t;
+
+/* Prints the counters of the file at path (nothing when it has none):
+ * per counter its samples, min, mean, max and the latest value.  Returns
+ * 0 or the reader's code (message: sps__h5r_error()). */
+int sps__counters_print(FILE *fp, const char *path) {
+    sps__h5r_counters_t k;
+    int rc = sps__h5r_counters(path, &k);
+    if (rc || !k.n) {
+        sps__h5r_counters_free(&k);
+        return rc;
+    }
+    csum_t *s = calloc(k.nnames, sizeof *s);
+    if (!s) {
+        sps__h5r_counters_free(&k);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < k.n; i++) {
+        csum_t *c = &s[k.series[i]];
+        double v = k.values[i];
+        if (!c->n || v < c->min) c->min = v;
+        if (!c->n || v > c->max) c->max = v;
+        if (!c->n || k.times[i] >= c->last_t) c->last = v, c->last_t = k.times[i];
+        c->sum += v;
+        c->n++;
+    }
+    int w = 7;
+    for (size_t g = 0; g < k.nnames; g++) {
+        int len = (int)sps__utf8_len((const unsigned char *)k.names[g], strlen(k.names[g]));
+        if (len > w) w = len < 40 ? len : 40;
+    }
+    fprintf(fp, "\nCounters (%zu; %zu samples%s)\n", k.nnames, k.n,
+            k.dropped ? ", some dropped by the recording's cap" : "");
+    fprintf(fp, "%-*s  %8s  %12s  %12s  %12s  %12s\n", w, "counter", "samples", "min",
+            "mean", "max", "last");
+    for (size_t g = 0; g < k.nnames; g++) {
+        const csum_t *c = &s[g];
+        if (!c->n) continue;
+        fprintf(fp, "%-*.*s  %8llu  %12.6g  %12.6g  %12.6g  %12.6g\n", w, w, k.names[g],
+                (unsigned long long)c->n, c->min, c->sum / (double)c->n, c->max, c->last);
+    }
+    free(s);
+    sps__h5r_counters_free(&k);
+    return 0;
+}
+
 int sps_report(const char *path, void *out_file, const char *sort, size_t top,
                char *err, size_t errlen) {
     int si = parse_sort(sort);
@@ -40,6 +91,8 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
         rc = sps__table_print((FILE *)out_file, nodes, nn, flat, nf, &opt);
     }
     if (rc) fail(rc, err, errlen, sps_strerror(rc));
+    else if ((rc = sps__counters_print((FILE *)out_file, path)))
+        fail(rc, err, errlen, sps__h5r_error());
     free(nodes);
     free(flat);
     sps__h5r_free(r);

@@ -5,6 +5,9 @@
 #include "tu_core.h"
 #include "formats/h5_read.h"
 
+#include <hdf5.h>
+#include <stdio.h>
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -130,12 +133,51 @@ static void test_counters_threads(void **state) {
     sps_shutdown();
 }
 
+/* A corrupt /counters (a series index out of range, a missing column) is
+ * refused with a message naming the file; report prints the summary. */
+static void test_counters_corrupt_and_report(void **state) {
+    (void)state;
+    const char *p = tu_path("counters_bad.h5");
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t c = sps_counter_id("depth");
+    for (int i = 0; i < 3; i++) sps_counter(c, i);
+    assert_int_equal(sps_finalize_to(p), 0);
+    sps_shutdown();
+    char out[4096] = "", err[256] = "";
+    FILE *fp = fmemopen(out, sizeof out, "w");
+    assert_int_equal(sps_report(p, fp, NULL, 0, err, sizeof err), 0);
+    fclose(fp);
+    assert_non_null(strstr(out, "Counters (1; 3 samples)"));
+    assert_non_null(strstr(out, "depth"));
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "counters/series", H5P_DEFAULT);
+    int64_t bad[3] = {0, 7, 0};
+    assert_true(H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, bad) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+    sps__h5r_counters_t k;
+    assert_int_equal(sps__h5r_counters(p, &k), SPS_EFORMAT);
+    assert_non_null(strstr(sps__h5r_error(), "counters_bad.h5"));
+    assert_int_equal(k.n, 0);
+    fp = fmemopen(out, sizeof out, "w");
+    assert_int_equal(sps_report(p, fp, NULL, 0, err, sizeof err), SPS_EFORMAT);
+    fclose(fp);
+    assert_non_null(strstr(err, "series"));
+    f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Ldelete(f, "counters/values", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    assert_int_equal(sps__h5r_counters(p, &k), SPS_EFORMAT);
+    assert_non_null(strstr(sps__h5r_error(), "values"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counters_basic),
         cmocka_unit_test(test_counters_absent),
         cmocka_unit_test(test_counters_survive_a_failed_write),
         cmocka_unit_test(test_counters_threads),
+        cmocka_unit_test(test_counters_corrupt_and_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,6 +66,12 @@ def test_counters_convert_to_chrome_and_perfetto(tmp_path):
         with ProfileManager.region("work"):
             spanscope.counter("queue", i + 0.5)
     ProfileManager.finalize(verbose=False)
+    rep = subprocess.run([str(CLI), "report", str(p)], check=True, capture_output=True,
+                         text=True).stdout
+    line = [ln for ln in rep.splitlines() if ln.startswith("queue")][0].split()
+    assert "Counters (1; 3 samples)" in rep
+    assert line[1:] == ["3", "0.5", "1.5", "2.5", "2.5"]  # samples min mean max last
+    assert "Counters" in spanscope.read(p).summary()
     js = tmp_path / "c.json"
     subprocess.run([str(CLI), "convert", str(p), str(js)], check=True)
     cs = [e for e in load(js)["traceEvents"] if e["ph"] == "C"]
