@@ -311,6 +311,11 @@ static const char page_js[] =
     "lanes.sort(function(a,b){return a.proc-b.proc||a.t-b.t;});\n"
     "var y=AX,lastProc=-1;lanes.forEach(function(L){if(L.proc!==lastProc){"
     "L.hdr=y;y+=HDR;lastProc=L.proc;}L.y=y;L.h=(L.maxd+1)*ROW;y+=L.h+GAP;});\n"
+    /* counters: one lane each, below the threads, drawn as steps */
+    "var CH=44,clanes=(D.counters||[]).map(function(c){var ts=[],vs=[],mn=Infinity,mx=-Infinity;"
+    "for(var i=0;i<c[2].length;i+=2){ts.push(c[2][i]);vs.push(c[2][i+1]);"
+    "if(c[2][i+1]<mn)mn=c[2][i+1];if(c[2][i+1]>mx)mx=c[2][i+1];}"
+    "var L={name:D.names[c[0]],proc:c[1],ts:ts,vs:vs,mn:mn,mx:mx,y:y+HDR,h:CH};y+=HDR+CH+GAP;return L;});\n"
     "var H=Math.min(y,30000),T0=0,T1=Math.max(1,D.t1-D.t0),v0=T0,v1=T1,W=0;\n"
     "function resize(){var dpr=window.devicePixelRatio||1;W=wrap.clientWidth;"
     "cv.style.width=W+'px';cv.style.height=H+'px';cv.width=Math.round(W*dpr);"
@@ -332,6 +337,12 @@ static const char page_js[] =
     "ctx.fillStyle=color(L.nm[k]);ctx.fillRect(x0,yy+1,w,ROW-2);n++;lastX=x0+w;"
     "if(w>40){ctx.fillStyle='#111';var nm=D.names[L.nm[k]];var tw=Math.floor((w-6)/6.2);"
     "if(tw>2)ctx.fillText(nm.length>tw?nm.slice(0,tw-1)+'\\u2026':nm,x0+3,yy+ROW/2);}}}});\n"
+    "var nc=0;clanes.forEach(function(C){if(C.y+C.h<top||C.y>bot||!C.ts.length)return;"
+    "var span=C.mx-C.mn||1,yOf=function(v){return C.y+C.h-2-(v-C.mn)/span*(C.h-4);};"
+    "ctx.strokeStyle='hsl('+(D.hues[0]||200)+',55%,40%)';ctx.fillStyle='rgba(60,120,200,0.18)';"
+    "ctx.beginPath();var px=xOf(C.ts[0]),py=yOf(C.vs[0]);ctx.moveTo(px,C.y+C.h);ctx.lineTo(px,py);"
+    "for(var i=1;i<C.ts.length;i++){var x=xOf(C.ts[i]);ctx.lineTo(x,py);py=yOf(C.vs[i]);ctx.lineTo(x,py);}"
+    "ctx.lineTo(W+2,py);ctx.lineTo(W+2,C.y+C.h);ctx.closePath();ctx.fill();ctx.stroke();nc++;});\n"
     "ctx.restore();\n"
     /* labels, process headers, axis */
     "ctx.fillStyle='#fff';ctx.fillRect(0,0,LBL,H);ctx.fillStyle='#222';var lp=-1;"
@@ -342,12 +353,17 @@ static const char page_js[] =
     "ctx.fillText((L.name||('thread '+L.tid)).slice(0,26),8,L.y+ROW/2);"
     "ctx.strokeStyle='#eee';ctx.beginPath();ctx.moveTo(0,L.y+L.h+GAP/2);"
     "ctx.lineTo(W,L.y+L.h+GAP/2);ctx.stroke();});\n"
+    "clanes.forEach(function(C){ctx.fillStyle='#eef3ea';ctx.fillRect(0,C.y-HDR,W,HDR-2);"
+    "ctx.fillStyle='#222';ctx.font='bold 12px sans-serif';ctx.fillText('counter: '+C.name+"
+    "' ('+(D.procs[C.proc]||'process')+')',4,C.y-HDR/2);ctx.font='11px sans-serif';"
+    "ctx.fillStyle='#333';ctx.fillText('max '+C.mx.toPrecision(4),8,C.y+8);"
+    "ctx.fillText('min '+C.mn.toPrecision(4),8,C.y+C.h-8);});\n"
     "ctx.fillStyle='#f6f6f6';ctx.fillRect(0,0,W,AX);ctx.strokeStyle='#bbb';ctx.fillStyle='#444';"
     "var span=v1-v0,step=Math.pow(10,Math.floor(Math.log10(span/8)));"
     "if(span/step>16)step*=5;else if(span/step>8)step*=2;"
     "for(var t=Math.ceil(v0/step)*step;t<=v1;t+=step){var x=xOf(t);ctx.beginPath();"
     "ctx.moveTo(x,AX-6);ctx.lineTo(x,AX);ctx.stroke();ctx.fillText(fmt(t),x+2,AX/2-1);}\n"
-    "cv.setAttribute('data-drawn',String(n));}\n"
+    "cv.setAttribute('data-drawn',String(n));cv.setAttribute('data-counters',String(nc));}\n"
     "function hit(ev){var r=cv.getBoundingClientRect(),x=ev.clientX-r.left,y=ev.clientY-r.top;"
     "if(x<LBL)return null;var t=tOf(x);for(var i=0;i<lanes.length;i++){var L=lanes[i];"
     "if(y<L.y||y>=L.y+L.h)continue;var d=Math.floor((y-L.y)/ROW),row=L.rows[d];if(!row)return null;"
@@ -393,6 +409,56 @@ static int by_total(const void *pa, const void *pb) {
     int64_t ta = g_sort_stats[a].total, tb = g_sort_stats[b].total;
     if (ta != tb) return ta > tb ? -1 : 1;
     return a < b ? -1 : a > b;
+}
+
+/* Most points drawn per counter series: longer series are thinned to the
+ * minimum and the maximum of each of COUNTER_POINTS / 2 time buckets. */
+#define COUNTER_POINTS 4000
+
+/* Writes one series (samples idx[0..n) of the header's counters) as
+ * [name, process, [t, v, t, v, ...]] with t relative to S->t0. */
+static void write_series(FILE *fp, const html_state_t *S, const size_t *idx, size_t n) {
+    const sps__tl_counter_t *c = S->h->counters;
+    fprintf(fp, "[%u,%u,[", c[idx[0]].name, c[idx[0]].proc);
+    size_t buckets = n > COUNTER_POINTS ? COUNTER_POINTS / 2 : n;
+    int first = 1;
+    for (size_t b = 0; b < buckets; b++) {
+        size_t lo = b * n / buckets, hi = (b + 1) * n / buckets, mn = lo, mx = lo;
+        for (size_t i = lo; i < hi; i++) {
+            if (c[idx[i]].value < c[idx[mn]].value) mn = i;
+            if (c[idx[i]].value > c[idx[mx]].value) mx = i;
+        }
+        size_t pick[2] = {mn < mx ? mn : mx, mn < mx ? mx : mn};
+        for (int k = 0; k < (mn == mx ? 1 : 2); k++) {
+            const sps__tl_counter_t *x = &c[idx[pick[k]]];
+            fprintf(fp, "%s%" PRId64 ",%.9g", first ? "" : ",", x->ts_ns - S->t0, x->value);
+            first = 0;
+        }
+    }
+    fputs("]]", fp);
+}
+
+/* Writes every counter series of the header (one per name and process). */
+static void write_counters(FILE *fp, const html_state_t *S) {
+    const sps__tl_header_t *h = S->h;
+    size_t *idx = malloc((h->ncounters + 1) * sizeof *idx);
+    unsigned char *done = calloc(h->ncounters + 1, 1);
+    int first = 1;
+    for (size_t i = 0; idx && done && i < h->ncounters; i++) {
+        if (done[i]) continue;
+        size_t n = 0;
+        for (size_t j = i; j < h->ncounters; j++)
+            if (!done[j] && h->counters[j].name == h->counters[i].name &&
+                h->counters[j].proc == h->counters[i].proc) {
+                idx[n++] = j;
+                done[j] = 1;
+            }
+        if (!first) fputc(',', fp);
+        first = 0;
+        write_series(fp, S, idx, n);
+    }
+    free(idx);
+    free(done);
 }
 
 /* Writes the JSON blob: names, hues, processes, threads, and the kept
@@ -441,6 +507,8 @@ static void write_json(FILE *fp, const html_state_t *S) {
         }
         fputs("]]", fp);
     }
+    fputs("],\"counters\":[", fp);
+    write_counters(fp, S);
     fputs("]}", fp);
 }
 
@@ -586,6 +654,12 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
     if (rc < 0) return rc;
     finish_stacks(S);
     finish_kept(S);
+    for (size_t i = 0; i < h->ncounters; i++) { /* the time axis covers them too */
+        int64_t t = h->counters[i].ts_ns;
+        int first = S->nspans == 0 && i == 0;
+        if (first || t < S->t0) S->t0 = t;
+        if (first || t > S->t1) S->t1 = t;
+    }
     return 0;
 }
 

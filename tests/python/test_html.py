@@ -260,3 +260,34 @@ def test_cap_with_ties(tmp_path):
     (lane,) = d["lanes"]
     depths = lane[1][3::4]
     assert depths.count(0) == 100  # the 100 longest: all outer spans kept first
+
+
+def test_counters_drawn(tmp_path):
+    """Counter samples of a recording become counter lanes: in the data blob
+    (thinned to at most 4000 points per series, min and max kept) and drawn
+    by the page's script (data-counters)."""
+    spanscope = pytest.importorskip("spanscope")
+    src = tmp_path / "c.h5"
+    spanscope.setup(file_path=str(src))
+    for i in range(10000):
+        spanscope.counter("queue depth", i % 97)
+        if i % 1000 == 0:
+            with spanscope.region("phase"):
+                pass
+    spanscope.finalize(verbose=False)
+    out = tmp_path / "c.html"
+    r = cli("html", src, "-o", out)
+    assert r.returncode == 0, r.stderr
+    d = data_blob(out.read_text(encoding="utf-8"))
+    (series,) = d["counters"]
+    assert d["names"][series[0]] == "queue depth"
+    pts = series[2]
+    assert 2 <= len(pts) // 2 <= 4000
+    vals = pts[1::2]
+    assert min(vals) == 0 and max(vals) == 96  # the extremes survive the thinning
+    ts = pts[0::2]
+    assert ts == sorted(ts)
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        r = run_chromium("--dump-dom", out.as_uri())
+        m = re.search(r'data-counters="(\d+)"', r.stdout)
+        assert m and int(m.group(1)) == 1, "the counter lane was not drawn"
