@@ -596,6 +596,18 @@ static int skip_scalar(js_t *js) {
     }
 }
 
+/* Reads an object member's key (js->p at its '"'; keep: as jstring) and
+ * the ':' after it.  Returns 0 or an error. */
+static int member_key(js_t *js, int keep) {
+    int rc;
+    if (js->p >= js->end || *js->p != '"') return jfail(js, "expected a key");
+    if ((rc = jstring(js, keep))) return rc;
+    ws(js);
+    if (js->p >= js->end || *js->p != ':') return jfail(js, "expected ':'");
+    js->p++;
+    return 0;
+}
+
 /* Skips one complete JSON value of any shape, iteratively, nesting at most
  * SKIP_DEPTH deep.  Returns 0 or an error. */
 static int skip_value(js_t *js) {
@@ -613,15 +625,7 @@ static int skip_value(js_t *js) {
             } else {
                 if (d >= SKIP_DEPTH) return jfail(js, "nesting too deep");
                 st[d++] = (unsigned char)c;
-                if (c == '{') {
-                    if (js->p >= js->end || *js->p != '"')
-                        return jfail(js, "expected a key");
-                    if ((rc = jstring(js, 0))) return rc;
-                    ws(js);
-                    if (js->p >= js->end || *js->p != ':')
-                        return jfail(js, "expected ':'");
-                    js->p++;
-                }
+                if (c == '{' && (rc = member_key(js, 0))) return rc;
                 continue;
             }
         } else if ((rc = skip_scalar(js))) {
@@ -639,13 +643,7 @@ static int skip_value(js_t *js) {
             js->p++;
             if (st[d - 1] == '{') {
                 ws(js);
-                if (js->p >= js->end || *js->p != '"')
-                    return jfail(js, "expected a key");
-                if ((rc = jstring(js, 0))) return rc;
-                ws(js);
-                if (js->p >= js->end || *js->p != ':')
-                    return jfail(js, "expected ':'");
-                js->p++;
+                if ((rc = member_key(js, 0))) return rc;
             }
             break;
         }
@@ -671,11 +669,7 @@ static int obj_next(js_t *js, int *first) {
         js->p++;
         ws(js);
     }
-    if (js->p >= js->end || *js->p != '"') return jfail(js, "expected a key");
-    if ((rc = jstring(js, 1))) return rc;
-    ws(js);
-    if (js->p >= js->end || *js->p != ':') return jfail(js, "expected ':'");
-    js->p++;
+    if ((rc = member_key(js, 1))) return rc;
     ws(js);
     if (js->p >= js->end) return jfail(js, "unexpected end of file");
     return 1;
