@@ -109,9 +109,7 @@ static PyObject *rf_make(PyTypeObject *tp, PyObject *name, PyObject *args) {
     self->id = r;
     Py_INCREF(name);
     self->name = name;
-    Py_XINCREF(args);
-    self->args = args == Py_None ? NULL : args;
-    if (args == Py_None) Py_DECREF(args);
+    self->args = args == Py_None ? NULL : Py_NewRef(args);
     if (shared && PyUnicode_CheckExact(name) && PyDict_SetItem(g_shared, name, (PyObject *)self)) {
         Py_DECREF(self);
         return NULL;
@@ -144,7 +142,19 @@ static PyObject *RF_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
     return rf_make(tp, name, a);
 }
 
+/* args may hold anything, the object itself included: GC support. */
+static int RF_traverse(RFObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->args);
+    return 0;
+}
+
+static int RF_clear(RFObject *self) {
+    Py_CLEAR(self->args);
+    return 0;
+}
+
 static void RF_dealloc(RFObject *self) {
+    PyObject_GC_UnTrack(self);
     Py_XDECREF(self->name);
     Py_XDECREF(self->args);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -213,7 +223,9 @@ static PyTypeObject RFType = {
     .tp_dealloc = (destructor)RF_dealloc,
     .tp_repr = (reprfunc)RF_repr,
     .tp_call = (ternaryfunc)RF_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)RF_traverse,
+    .tp_clear = (inquiry)RF_clear,
     .tp_doc = "record_function(name, args=None): a span of the recording, as a context\n"
               "manager (with record_function('x'): ...) or a decorator.  args (a dict)\n"
               "is kept with the span while a profile records; args['flops'] declares\n"

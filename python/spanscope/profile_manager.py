@@ -12,6 +12,7 @@ import atexit
 import difflib
 import functools
 import os
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -237,6 +238,13 @@ class ProfileManager:
         if cls._configured and _ext.is_active() and not cls._finalized_since_setup and not replace:
             raise RuntimeError("profiling is already set up and was not finalized; "
                                "call finalize() first or pass replace=True")
+        prof = sys.modules.get("spanscope.profiler")
+        rec = getattr(prof, "_recording_profile", None) if prof else None
+        if rec is not None and rec._owned():
+            # its session would end under it, and this run's file with it
+            raise RuntimeError("a spanscope.profiler.profile is recording in its own "
+                               "session; call ProfileManager.setup() before starting it "
+                               "(the profile then records inside this session)")
         _ext.shutdown()
         _ext.clear_registry()
         path = None if o["deactivate_file_output"] or o["file_path"] is None else os.fspath(o["file_path"])

@@ -86,6 +86,9 @@ class ProfilerAction(str, enum.Enum):
 
 _RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
 
+#: The profile that is recording now (one at a time), or None.
+_recording_profile = None
+
 
 def _count(name: str, value, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
@@ -326,8 +329,8 @@ class FunctionEventAvg:
     stack: tuple | None = None
     module: str | None = None
     flops: int = 0
-    self_cpu_percent: float = 0.0
-    cpu_percent: float = 0.0
+    self_cpu_percent: float = 0.0   # of the Self CPU time total, in %
+    cpu_percent: float = 0.0        # (total time / Self CPU time total), in %
 
     name = property(lambda self: self.key)
     kind = "u"
@@ -497,7 +500,7 @@ class EventList(list):
         if self._rec is None:
             raise ValueError("key_averages needs a list of spans (profile.events())")
         return _key_averages(self._rec, group_by_input_shape, group_by_stack_n,
-                             group_by_module)
+                             group_by_module or self._rec.options.get("with_modules", False))
 
     def total_average(self) -> FunctionEventAvg:
         rows = self if self and isinstance(self[0], FunctionEventAvg) else self.key_averages()
@@ -565,7 +568,8 @@ def _key_averages(rec: _Recording, by_shape: bool, stack_n: int, by_module: bool
     for g, (name, shapes, stack, module) in enumerate(descr):
         rows.append(FunctionEventAvg(
             name, int(count[g]), total[g] / 1e3, selft[g] / 1e3, mins[g] / 1e3, maxs[g] / 1e3,
-            shapes, stack, module, int(flops[g]), selft[g] / self_sum, total[g] / self_sum))
+            shapes, stack, module, int(flops[g]), 100.0 * selft[g] / self_sum,
+            100.0 * total[g] / self_sum))
     rows.sort(key=lambda r: r.self_cpu_time_total, reverse=True)
     out = EventList(rows)
     out._rec = rec
@@ -577,12 +581,14 @@ def _key_averages(rec: _Recording, by_shape: bool, stack_n: int, by_module: bool
 # --------------------------------------------------------------------------
 
 def _shape_of(x):
-    shape = getattr(x, "shape", None)
-    if shape is None:
-        return [], None
+    """(shape as ints, dtype name) of an array-like, ([], None) otherwise.
+    Never raises: profiling must not make the user's code fail."""
     try:
+        shape = getattr(x, "shape", None)
+        if shape is None:
+            return [], None
         return [int(d) for d in shape], str(getattr(x, "dtype", "")) or None
-    except (TypeError, ValueError):
+    except Exception:
         return [], None
 
 
@@ -680,10 +686,6 @@ _ext.set_decorate(_decorate)
 # Export
 # --------------------------------------------------------------------------
 
-def _names_for(rec: _Recording) -> list:
-    return list(rec.names)
-
-
 def _json_args(p: dict | None) -> str | None:
     if not p:
         return None
@@ -728,7 +730,13 @@ def _dist_info():
         return -1, 0
 
 
+_TRACE_SUFFIXES = (".json", ".json.gz", ".pftrace")
+
+
 def _export_trace(rec: _Recording, path: str) -> None:
+    if not path.lower().endswith(_TRACE_SUFFIXES):
+        raise ValueError(f"cannot tell the trace format of {path!r}: name it .json, "
+                         ".json.gz (compressed) or .pftrace (Perfetto)")
     args = None
     native = rec.spans["stack"]
     if rec.payloads or native.any():
@@ -747,7 +755,7 @@ def _export_trace(rec: _Recording, path: str) -> None:
     })[1:-1]
     rank, world = _dist_info()
     wall, mono = rec.anchor
-    _ext.timeline_write(path, _names_for(rec), [t[0] for t in rec.threads],
+    _ext.timeline_write(path, list(rec.names), [t[0] for t in rec.threads],
                         [t[1] for t in rec.threads], rec.spans.tobytes(), args, extra,
                         rec.base_ns, os.path.basename(path), rank, world, wall, mono,
                         socket.gethostname(), rec.counters.tobytes())
@@ -771,10 +779,17 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
         if metric == "self_cpu_time_total":
             acc[paths[i]] = acc.get(paths[i], 0) + selfns[i]
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for k, v in acc.items():
-            f.write(f"{k} {v // 1000}\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for k, v in acc.items():
+                f.write(f"{k} {v // 1000}\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False) -> Callable:
@@ -869,7 +884,7 @@ class profile:
         self.schedule = schedule if schedule is not None else _always_record
         self.record_steps = schedule is not None
         self.on_trace_ready = on_trace_ready
-        self.record_shapes = bool(record_shapes or with_flops or with_stack)
+        self.record_shapes = bool(record_shapes)
         self.with_stack = bool(with_stack)
         self.with_flops = bool(with_flops)
         self.with_modules = bool(with_modules)
@@ -877,6 +892,8 @@ class profile:
         self.current_action = self.schedule(0)
         self._started = False
         self._owns_session = False
+        self._session_start = 0
+        self._stacks_on = False
         self._t0 = None
         self._collector = None
         self._step_span = None
@@ -894,10 +911,22 @@ class profile:
         return False
 
     def start(self) -> None:
+        """Starts profiling (the schedule's first action).  One profile
+        records at a time in a process: RuntimeError while another one does
+        (nest record_function spans inside it instead)."""
+        global _recording_profile
         if not self.enabled or self._started:
             return
+        if _recording_profile is not None:
+            raise RuntimeError("another spanscope.profiler.profile is already recording; "
+                               "stop it first (one profile records at a time)")
+        _recording_profile = self
         self._started = True
-        self._transit(ProfilerAction.NONE, self.current_action)
+        try:
+            self._transit(ProfilerAction.NONE, self.current_action)
+        except BaseException:
+            self._end()
+            raise
         self._open_step_span()
 
     def stop(self) -> None:
@@ -907,8 +936,16 @@ class profile:
         try:
             self._transit(self.current_action, None)
         finally:
-            self._started = False
-            self._release_session()
+            self._end()
+
+    def _end(self) -> None:
+        """Leaves the recording state whatever happened: hooks off, the
+        session this profile started ended."""
+        global _recording_profile
+        self._started = False
+        self._release_session()
+        if _recording_profile is self:
+            _recording_profile = None
 
     def step(self) -> None:
         """Marks a step boundary: the schedule decides what the next step does."""
@@ -960,10 +997,7 @@ class profile:
         else:
             actions = ()
         for a in actions:
-            if a == "warn":
-                warnings.warn(f"Incorrect schedule: {prev.name} followed by {cur.name}",
-                              UserWarning, stacklevel=3)
-            elif a == "prepare":
+            if a == "prepare":
                 self._prepare()
             elif a == "start":
                 self._start_trace()
@@ -971,12 +1005,25 @@ class profile:
                 self._stop_trace()
             elif a == "ready" and self.on_trace_ready is not None:
                 self.on_trace_ready(self)
+        if "warn" in actions:  # last: raised as an error it must not skip "stop"
+            warnings.warn(f"Incorrect schedule: {prev.name} followed by {cur.name}",
+                          UserWarning, stacklevel=3)
+
+    def _owned(self) -> bool:
+        """Whether the running session is still the one this profile started
+        (ProfileManager.setup refuses to replace it, but check anyway)."""
+        return (self._owns_session and _ext.is_active()
+                and _ext.session_start_ns() == self._session_start)
 
     def _prepare(self) -> None:
+        if self._owned():
+            return
+        self._owns_session = False
         if not _ext.is_active():
             # local: each rank profiles on its own, never collectively
             _ext.setup(None, local=True)
             self._owns_session = True
+            self._session_start = _ext.session_start_ns()
             return
         try:
             _ext.spans(1, 0)  # an empty window: only checks the session keeps spans
@@ -987,27 +1034,33 @@ class profile:
 
     def _release_session(self) -> None:
         _ext.set_capture(None)
-        if self._owns_session:
+        if self._stacks_on:
+            self._stacks_on = False
+            if _ext.is_active():
+                _ext.capture_stacks(False)
+        if self._owned():
             _ext.shutdown()
-            self._owns_session = False
+        self._owns_session = False
 
     def _start_trace(self) -> None:
-        self._prepare()
-        if self._owns_session:
+        self._prepare()  # WARMUP -> RECORD: the session warm-up began is still there
+        if self._owned():
             _ext.finalize(None, False)  # drop what warm-up recorded
         self._collector = _Collector(self.record_shapes, self.with_stack, self.with_flops,
                                      self.with_modules)
         if self.with_stack:
             _ext.capture_stacks(True)
-        _ext.set_capture(self._collector, self.record_shapes or self.with_stack or
-                         self.with_modules)
+            self._stacks_on = True
+        _ext.set_capture(self._collector, self.record_shapes or self.with_flops or
+                         self.with_stack or self.with_modules)
         self._tnames = _python_thread_names()
         self._t0 = _ext.now_ns()
 
     def _stop_trace(self) -> None:
         t1 = _ext.now_ns()
-        if self.with_stack and _ext.is_active():
+        if self._stacks_on and _ext.is_active():
             _ext.capture_stacks(False)
+        self._stacks_on = False
         tnames = getattr(self, "_tnames", {})
         tnames.update(_python_thread_names())
         _ext.set_capture(None)
@@ -1032,8 +1085,11 @@ class profile:
                 "with_flops": self.with_flops, "with_modules": self.with_modules}
         self._result = _Recording(spans, names, threads, payloads, t0, t1, opts, counters)
         self._events = None
-        if self._owns_session and _ext.is_active():
-            _ext.finalize(None, False)  # the window's records are no longer needed
+        if self._owned():
+            # between windows nothing is recorded (the next "prepare" starts
+            # a new session), so a long run does not pay for idle steps
+            _ext.shutdown()
+        self._owns_session = False
         self._t0 = None
 
     # -- results ---------------------------------------------------------

@@ -12,13 +12,28 @@ HERE = pathlib.Path(__file__).parent
 BUILD = pathlib.Path(os.environ.get("SPS_BUILD", HERE.parent.parent / "build"))
 
 
+def _stop_recording_profile():
+    """A test that failed inside a torch-style profile leaves it recording."""
+    import sys
+    prof = sys.modules.get("spanscope.profiler")
+    rec = getattr(prof, "_recording_profile", None)
+    if rec is not None:
+        try:
+            rec.stop()
+        finally:
+            prof._recording_profile = None
+
+
 @pytest.fixture(autouse=True)
 def _fresh_profiler():
-    """Every test starts and ends with no session and an empty registry."""
+    """Every test starts and ends with no session, no recording profile and
+    an empty registry."""
     if ProfileManager is not None:
+        _stop_recording_profile()
         ProfileManager._reset()
     yield
     if ProfileManager is not None:
+        _stop_recording_profile()
         ProfileManager._reset()
 
 
