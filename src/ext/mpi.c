@@ -79,6 +79,9 @@ static int clock_sync(MPI_Comm c, int rank, int size, int64_t *off,
     *err = 0;
     const char *e = getenv("SPANSCOPE_MPI_CLOCK_ROUNDS");
     int rounds = e && atoi(e) > 0 ? atoi(e) : CLOCK_ROUNDS;
+    /* rank 0's count for every rank: ranks whose environments differ would
+     * otherwise run different numbers of rounds and hang in the loops */
+    if (PMPI_Bcast(&rounds, 1, MPI_INT, 0, c)) return SPS_EIO;
     if (rank == 0) {
         for (int r = 1; r < size; r++)
             for (int k = 0; k <= rounds; k++) {
@@ -169,7 +172,9 @@ int sps_mpi_clock_offset(int64_t *offset_ns, int64_t *error_ns) {
 }
 
 void sps_mpi_count(sps_region_t r, uint64_t bytes) {
-    if (r == SPS_REGION_INVALID || !sps__state_load()) return;
+    /* an id never handed out has no name for /communication: ignored */
+    if (r == SPS_REGION_INVALID || r >= sps__registry_count() || !sps__state_load())
+        return;
     pthread_mutex_lock(&g_cnt_lock);
     if (r >= g_cnt_cap) {
         uint32_t cap = r + 64;
@@ -209,8 +214,10 @@ static int comm_take(comm_rows_t *o) {
     pthread_mutex_lock(&g_cnt_lock);
     size_t nb = 0;
     int n = 0;
+    /* rows without a name (ids never handed out; sps_mpi_count refuses
+     * them, this is the second guard) are skipped in both loops */
     for (uint32_t r = 1; r < g_cnt_cap; r++)
-        if (g_calls[r]) {
+        if (g_calls[r] && sps__registry_name(r)) {
             nb += strlen(sps__registry_name(r)) + 1;
             n++;
         }
@@ -223,7 +230,13 @@ static int comm_take(comm_rows_t *o) {
     for (uint32_t r = 1; r < g_cnt_cap; r++)
         if (g_calls[r]) {
             const char *s = sps__registry_name(r);
-            size_t l = strlen(s) + 1;
+            size_t l = s ? strlen(s) + 1 : 0;
+            /* the sizes above bound what is written here, whatever the
+             * registry did in between */
+            if (!s || o->n == n || o->nbytes + l > nb) {
+                g_calls[r] = g_bytes[r] = 0;
+                continue;
+            }
             memcpy(o->names + o->nbytes, s, l);
             o->nbytes += l;
             o->vals[2 * o->n] = (int64_t)g_calls[r];
@@ -237,7 +250,10 @@ static int comm_take(comm_rows_t *o) {
 
 /* Gathers every rank's counters to rank 0 and, there, adds them to the file
  * at path as /communication (nothing when no rank counted anything).
- * Collective.  Returns 0 or a negative code (on rank 0; 0 elsewhere). */
+ * Collective.  Rank 0 broadcasts whether its receive buffers exist before
+ * each gather into them: one rank cannot leave out a collective, so every
+ * rank skips the gather together and returns the same code.  Returns 0 or
+ * a negative code (the write's own outcome on rank 0 only). */
 static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
                        const char *path, int write) {
     int cnt[2] = {mine->n, (int)mine->nbytes};
@@ -246,13 +262,14 @@ static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
     int *rc_b = rank == 0 ? calloc((size_t)size, sizeof *rc_b) : NULL;
     int *dn = rank == 0 ? calloc((size_t)size, sizeof *dn) : NULL;
     int *db = rank == 0 ? calloc((size_t)size, sizeof *db) : NULL;
+    char *names = NULL;
+    int64_t *vals = NULL;
     int rc = 0;
     if (rank == 0 && (!all || !rc_n || !rc_b || !dn || !db)) rc = SPS_ENOMEM;
-    int64_t *tmp_all = NULL;
-    int dummy[2];
-    if (PMPI_Gather(cnt, 2, MPI_INT, all ? all : dummy, 2, MPI_INT, 0, c)) rc = SPS_EIO;
+    if (PMPI_Bcast(&rc, 1, MPI_INT, 0, c)) rc = SPS_EIO;
+    if (!rc && PMPI_Gather(cnt, 2, MPI_INT, all, 2, MPI_INT, 0, c)) rc = SPS_EIO;
     size_t tn = 0, tb = 0;
-    if (rank == 0 && all) {
+    if (rank == 0 && !rc) {
         for (int r = 0; r < size; r++) {
             dn[r] = (int)(2 * tn);
             db[r] = (int)tb;
@@ -261,14 +278,15 @@ static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
             tn += (size_t)all[2 * r];
             tb += (size_t)all[2 * r + 1];
         }
+        names = malloc(tb + 1);
+        vals = malloc((2 * tn + 1) * sizeof *vals);
+        if (!names || !vals) rc = SPS_ENOMEM;
     }
-    char *names = rank == 0 ? malloc(tb + 1) : NULL;
-    int64_t *vals = rank == 0 ? malloc((2 * tn + 1) * sizeof *vals) : NULL;
-    if (rank == 0 && (!names || !vals)) rc = SPS_ENOMEM;
-    if (PMPI_Gatherv(mine->vals, 2 * mine->n, MPI_INT64_T, vals, rc_n, dn,
-                     MPI_INT64_T, 0, c) ||
-        PMPI_Gatherv(mine->names, (int)mine->nbytes, MPI_CHAR, names, rc_b, db,
-                     MPI_CHAR, 0, c))
+    if (PMPI_Bcast(&rc, 1, MPI_INT, 0, c)) rc = SPS_EIO;
+    if (!rc && (PMPI_Gatherv(mine->vals, 2 * mine->n, MPI_INT64_T, vals, rc_n, dn,
+                             MPI_INT64_T, 0, c) ||
+                PMPI_Gatherv(mine->names, (int)mine->nbytes, MPI_CHAR, names, rc_b,
+                             db, MPI_CHAR, 0, c)))
         rc = SPS_EIO;
     if (rank == 0 && !rc && write && tn) {
         const char **reg = malloc(tn * sizeof *reg);
@@ -293,21 +311,22 @@ static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
                                    tn, "region", reg, 3, cn, cv);
         free(reg), free(rk), free(calls), free(bytes);
     }
-    free(tmp_all), free(all), free(rc_n), free(rc_b), free(dn), free(db);
+    free(all), free(rc_n), free(rc_b), free(dn), free(db);
     free(names), free(vals);
-    return rank == 0 ? rc : 0;
+    return rc;
 }
 
 /* Gathers every rank's clock offset and error bound to rank 0 and, there
  * (when write), adds them to the file as /mpi_clock (rank,
- * clock_offset_ns, clock_offset_error_ns; one row per rank).  Collective. */
+ * clock_offset_ns, clock_offset_error_ns; one row per rank).  Collective;
+ * rank 0's allocation is agreed first, as in comm_gather. */
 static int clock_gather(MPI_Comm c, int rank, int size, const char *path,
                         int write) {
     int64_t mine[2] = {sps__g.dist.clock_offset_ns, sps__g.dist.clock_offset_error_ns};
     int64_t *all = rank == 0 ? malloc(2 * (size_t)size * sizeof *all) : NULL;
     int rc = rank == 0 && !all ? SPS_ENOMEM : 0;
-    int64_t dummy[2];
-    if (PMPI_Gather(mine, 2, MPI_INT64_T, all ? all : dummy, 2, MPI_INT64_T, 0, c))
+    if (PMPI_Bcast(&rc, 1, MPI_INT, 0, c)) rc = SPS_EIO;
+    if (!rc && PMPI_Gather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, 0, c))
         rc = SPS_EIO;
     if (rank == 0 && !rc && write) {
         int64_t *v = malloc(3 * (size_t)size * sizeof *v);
@@ -327,7 +346,7 @@ static int clock_gather(MPI_Comm c, int rank, int size, const char *path,
         free(v);
     }
     free(all);
-    return rank == 0 ? rc : 0;
+    return rc;
 }
 
 /* "<base>.<what>.h5" into buf. */
@@ -427,6 +446,14 @@ static int agree(MPI_Comm c, int rc) {
     return out;
 }
 
+/* Rank 0's line for an agreed failure that came from another rank (its
+ * own failures are reported where they happen). */
+static void say_other(FILE *fp, int rank, int own, int agreed, const char *into) {
+    if (rank == 0 && fp && !own && agreed)
+        fprintf(fp, "spanscope: could not merge the ranks into %s: %s\n",
+                into ? into : "(no file)", sps_strerror(agreed));
+}
+
 int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     char buf[64];
     if (!mpi_live() || g_comm == MPI_COMM_NULL) {
@@ -455,7 +482,12 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
         if (!rc && p) rc = name_with(p, strlen(path) + 64, path, buf);
         if (!rc) rc = sps__finalize_local(p, rank == 0 ? table_fp : NULL);
         free(p);
-        return agree(c, rc);
+        /* aggregate files carry no /communication (nor /mpi_clock): the
+         * counters still start again from zero at each finalize */
+        counters_clear();
+        int arc = agree(c, rc);
+        say_other(table_fp, rank, rc, arc, path);
+        return arc;
     }
     /* Rank 0's path and pid name every file. */
     long long hdr[2] = {path ? (long long)strlen(path) : -1, (long long)getpid()};
@@ -465,7 +497,9 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     size_t plen = (size_t)hdr[0], cap = plen + 96;
     char *final = malloc(plen + 1), *mine = malloc(cap), *tmpout = malloc(cap);
     int rc = final && mine && tmpout ? 0 : SPS_ENOMEM;
+    int own = rc;
     rc = agree(c, rc);
+    say_other(table_fp, rank, own, rc, path);
     if (rc) {
         free(final), free(mine), free(tmpout);
         return rc;
@@ -491,7 +525,9 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
         if (!probe) rc = SPS_EPATH;
         else fclose(probe), unlink(tmpout);
     }
+    own = rc;
     rc = agree(c, rc);
+    say_other(table_fp, rank, own, rc, final);
     if (rc) {
         free(final), free(mine), free(tmpout);
         return rc;
@@ -503,7 +539,9 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     comm_rows_t rows;
     int crc = comm_take(&rows);
     if (crc) rows.n = 0, rows.nbytes = 0;
+    own = rc;
     rc = agree(c, rc);
+    say_other(table_fp, rank, own, rc, final);
     /* 2. the ordered hand-over: rank 0 receives rank 1's part, then rank
      * 2's, ... next to the output; then it merges (the others wait in the
      * broadcast below) */

@@ -8,13 +8,16 @@
  * counts as the file's /communication table.  Without an active session a
  * wrapper costs one branch and the call itself.
  *
- * Bytes, per call and rank: sends count*type size; receives the size of the
- * message received (MPI_Recv, MPI_Sendrecv) or, for MPI_Irecv, of the
- * posted buffer; MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Scan and
- * MPI_Reduce_scatter_block count*type size (the message each rank holds);
- * MPI_Gather / MPI_Allgather the rank's send block; MPI_Scatter the rank's
- * receive block; MPI_Alltoall the rank's send blocks (sendcount * size of
- * the communicator); waits and MPI_Barrier 0. */
+ * Bytes, per call and rank: sends count*type size; receives the bytes of
+ * the message received (MPI_Recv, MPI_Sendrecv; MPI_Get_count in MPI_BYTE,
+ * so a message that is not a whole number of elements still counts) or,
+ * for MPI_Irecv, of the posted buffer; a send to or receive from
+ * MPI_PROC_NULL 0 (nothing moves); MPI_Bcast, MPI_Reduce, MPI_Allreduce,
+ * MPI_Scan and MPI_Reduce_scatter_block count*type size (the message each
+ * rank holds); MPI_Gather / MPI_Allgather the rank's send block;
+ * MPI_Scatter the rank's receive block; MPI_Alltoall the rank's send
+ * blocks (sendcount * size of the communicator, of the remote group on an
+ * intercommunicator); waits and MPI_Barrier 0. */
 #include <mpi.h>
 
 #include "spanscope_mpi.h"
@@ -35,10 +38,18 @@ static uint64_t tbytes(long long count, MPI_Datatype t) {
     return (uint64_t)count * (uint64_t)(s > 0 ? s : 0);
 }
 
-static uint64_t status_bytes(const MPI_Status *st, MPI_Datatype t) {
+/* Bytes received, counted in MPI_BYTE: counted in the receive type, a size
+ * that is not a whole number of elements would be MPI_UNDEFINED. */
+static uint64_t status_bytes(const MPI_Status *st) {
     int n = 0;
-    if (PMPI_Get_count(st, t, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return 0;
-    return tbytes(n, t);
+    if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+        return 0;
+    return (uint64_t)n;
+}
+
+/* count*type size, or 0 with MPI_PROC_NULL as the peer (nothing moves). */
+static uint64_t pbytes(int peer, long long count, MPI_Datatype t) {
+    return peer == MPI_PROC_NULL ? 0 : tbytes(count, t);
 }
 
 /* BEGIN(name): the region of this wrapper, entered. END(bytes): left and
@@ -62,7 +73,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
              MPI_Comm comm) {
     BEGIN("MPI_Send");
     int rc = PMPI_Send(buf, count, dt, dest, tag, comm);
-    END(tbytes(count, dt));
+    END(pbytes(dest, count, dt));
     return rc;
 }
 
@@ -70,7 +81,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
               MPI_Comm comm) {
     BEGIN("MPI_Ssend");
     int rc = PMPI_Ssend(buf, count, dt, dest, tag, comm);
-    END(tbytes(count, dt));
+    END(pbytes(dest, count, dt));
     return rc;
 }
 
@@ -80,7 +91,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Recv(buf, count, dt, src, tag, comm, st);
-    END(rc == MPI_SUCCESS ? status_bytes(st, dt) : 0);
+    END(rc == MPI_SUCCESS && src != MPI_PROC_NULL ? status_bytes(st) : 0);
     return rc;
 }
 
@@ -88,7 +99,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
               MPI_Comm comm, MPI_Request *req) {
     BEGIN("MPI_Isend");
     int rc = PMPI_Isend(buf, count, dt, dest, tag, comm, req);
-    END(tbytes(count, dt));
+    END(pbytes(dest, count, dt));
     return rc;
 }
 
@@ -96,7 +107,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag,
               MPI_Comm comm, MPI_Request *req) {
     BEGIN("MPI_Irecv");
     int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, req);
-    END(tbytes(count, dt));
+    END(pbytes(src, count, dt));
     return rc;
 }
 
@@ -108,7 +119,8 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype,
                            src, rtag, comm, st);
-    END(tbytes(scount, stype) + (rc == MPI_SUCCESS ? status_bytes(st, rtype) : 0));
+    END(pbytes(dest, scount, stype) +
+        (rc == MPI_SUCCESS && src != MPI_PROC_NULL ? status_bytes(st) : 0));
     return rc;
 }
 
@@ -210,8 +222,12 @@ int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                  int rcount, MPI_Datatype rtype, MPI_Comm comm) {
     BEGIN("MPI_Alltoall");
-    int size = 1;
-    PMPI_Comm_size(comm, &size);
+    int size = 1, inter = 0;
+    /* on an intercommunicator the blocks go to the remote group */
+    if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
+        PMPI_Comm_remote_size(comm, &size);
+    else
+        PMPI_Comm_size(comm, &size);
     int rc = PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     END(sbuf == MPI_IN_PLACE ? tbytes((long long)rcount * size, rtype)
                              : tbytes((long long)scount * size, stype));
