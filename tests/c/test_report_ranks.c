@@ -171,11 +171,12 @@ static void test_ranks_view(void **state) {
         w.imb > 100 * (hi - mean) / hi + 0.051)
         fail_msg("imbalance %.1f%%, expected %.2f%%", w.imb,
                  100 * (hi - mean) / hi);
-    /* and rank 1, twice as slow, is the slowest: (2 - 4/3) / 2 = 33 % */
+    /* the slowest is the rank with the largest total in the inputs (rank 1
+     * spins twice as long, but a preempted spin on a loaded machine can
+     * make another rank's wall time larger: compare with the files) */
     assert_true(r0 >= (double)SPIN_NS * NCALLS);
     assert_true(r1 >= 2.0 * SPIN_NS * NCALLS);
-    assert_int_equal(w.slowest, 1);
-    if (w.imb < 25.0 || w.imb > 40.0) fail_msg("imbalance %.1f%%", w.imb);
+    assert_int_equal(w.slowest, hi == r1 ? 1 : hi == r0 ? 0 : 2);
     find_row(t, "extra", &x);
     assert_int_equal(x.slowest, 2);
     assert_true(x.min == 0.0);
