@@ -245,11 +245,14 @@ SPS_API extern int sps__active;
 SPS_API void sps__begin(sps_region_t r);
 SPS_API void sps__end(sps_region_t r);
 
-static inline void sps_begin(sps_region_t r) {
+/* Inlined even without optimisation: no call when profiling is off, and
+ * sps__begin's caller is the user's function (native stacks start there). */
+#define SPS__ALWAYS_INLINE static inline __attribute__((always_inline))
+SPS__ALWAYS_INLINE void sps_begin(sps_region_t r) {
     if (__builtin_expect(__atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0, 1))
         sps__begin(r);
 }
-static inline void sps_end(sps_region_t r) {
+SPS__ALWAYS_INLINE void sps_end(sps_region_t r) {
     if (__builtin_expect(__atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0, 1))
         sps__end(r);
 }
@@ -327,8 +330,10 @@ typedef struct sps_counter_sample {
 SPS_API sps_region_t sps_counter_id(const char *name);
 SPS_API void sps_counter(sps_region_t counter, double value);
 /* The period's samples with from_ns <= t_ns <= to_ns, in time order, as a
- * malloc'd array (free with sps_free).  Returns 0, SPS_EINVAL or
- * SPS_ENOSESSION, SPS_ENOMEM. */
+ * malloc'd array (free with sps_free).  The samples of a pending period
+ * (one whose finalize could not write its file) are included, as
+ * sps_spans includes its spans.  Returns 0, SPS_EINVAL, SPS_ENOSESSION or
+ * SPS_ENOMEM. */
 SPS_API int sps_counter_samples(int64_t from_ns, int64_t to_ns,
                                 sps_counter_sample_t **out, size_t *n);
 
@@ -340,9 +345,10 @@ SPS_API int sps_counter_samples(int64_t from_ns, int64_t to_ns,
  * does not look at it.  Returns 0, SPS_ENOSESSION or SPS_EMODE. */
 SPS_API int sps_capture_stacks(int on);
 
-/* Writes stack id's frames, innermost first, one "symbol+0xoff (object)"
- * line each (dladdr: exported and dynamic symbols; others as an address
- * and offset in their object), NUL-terminated, into buf[0..cap) and
+/* Writes stack id's frames, innermost first (from the function that
+ * called sps_begin), one "symbol+0xoff (object)" line each (dladdr:
+ * exported and dynamic symbols; others as an address and offset in their
+ * object), NUL-terminated, into buf[0..cap) (buf may be NULL) and
  * returns the length the whole text needs (excluding the NUL; call with
  * cap 0 to size a buffer).  Unknown ids give 0.  Thread-safe. */
 SPS_API size_t sps_stack_format(uint32_t id, char *buf, size_t cap);
@@ -391,7 +397,8 @@ typedef struct sps_thread {
 } sps_thread_t;
 
 /* Fills *out for thread index i of the running session.  Returns 0,
- * SPS_EINVAL (out NULL, or no thread i). */
+ * SPS_EINVAL (out NULL, or no thread i) or SPS_ENOSESSION (no session, or
+ * a forked child). */
 SPS_API int sps_thread_info(uint32_t i, sps_thread_t *out);
 
 /* The calling thread's index in the running session, or -1 if it has

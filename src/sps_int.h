@@ -156,6 +156,9 @@ typedef struct sps__thr {
     uint64_t dropped;        /* events dropped under SPS_OVERFLOW_DROP */
     int dropping;
     int exited;
+    uint64_t seq_next;       /* while dropping: sequence number of the next
+                                record (numbering never restarts in a
+                                session; stacks and carried calls use it) */
     pid_t tid;
     char name[32];
     int64_t first_ns, last_ns; /* first/last use, CLOCK_MONOTONIC ns */
@@ -274,9 +277,15 @@ typedef struct sps__call {
 
 /* Native stacks (stacks.c).  note: called by the recording thread t right
  * after it wrote the begin record number seq (state SPS__EVENTS_STACKS);
- * lookup: the stack id of that begin in session epoch, 0 if none. */
-SPS__HIDDEN void sps__stack_note(const sps__thr_t *t, uint64_t seq);
+ * caller is the user's call site (sps__begin's return address), where the
+ * stack is cut, or NULL; lookup: the stack id of that begin in session epoch, 0 if none. */
+SPS__HIDDEN void sps__stack_note(const sps__thr_t *t, uint64_t seq, void *caller);
 SPS__HIDDEN uint32_t sps__stack_lookup(uint32_t thread, uint64_t epoch, uint64_t seq);
+/* Non-zero once capture was switched on in this process (sps_spans skips
+ * the lookups otherwise). */
+SPS__HIDDEN int sps__stacks_used(void);
+/* In a fork child: re-initialises the locks of stacks.c. */
+SPS__HIDDEN void sps__stacks_atfork_child(void);
 
 /* The merged pass (period.c).  begin gets calls with end == 0 in start
  * order; end gets completed calls in end order.  Either may be NULL; a

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,7 +416,9 @@ static int by_total(const void *pa, const void *pb) {
  * minimum and the maximum of each of COUNTER_POINTS / 2 time buckets. */
 #define COUNTER_POINTS 4000
 
-/* Writes one series (samples idx[0..n) of the header's counters) as
+/* Writes one series (samples idx[0..n), n > 0, of the header's counters,
+ * all finite: write_counters leaves NaN/inf out, as JSON has no literal
+ * for them and the bucket min/max comparisons would be meaningless) as
  * [name, process, [t, v, t, v, ...]] with t relative to S->t0. */
 static void write_series(FILE *fp, const html_state_t *S, const size_t *idx, size_t n) {
     const sps__tl_counter_t *c = S->h->counters;
@@ -438,27 +441,39 @@ static void write_series(FILE *fp, const html_state_t *S, const size_t *idx, siz
     fputs("]]", fp);
 }
 
-/* Writes every counter series of the header (one per name and process). */
+/* Orders sample indexes by (name, process, time, index): one sort groups
+ * the series, each in time order (the index keeps equal times stable). */
+static const sps__tl_counter_t *g_sort_counters;
+static int by_series(const void *pa, const void *pb) {
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    const sps__tl_counter_t *x = &g_sort_counters[a], *y = &g_sort_counters[b];
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Writes every counter series of the header (one per name and process)
+ * with its finite samples; a series without any is left out.  Sorting an
+ * index array once keeps this O(n log n) in the samples. */
 static void write_counters(FILE *fp, const html_state_t *S) {
     const sps__tl_header_t *h = S->h;
     size_t *idx = malloc((h->ncounters + 1) * sizeof *idx);
-    unsigned char *done = calloc(h->ncounters + 1, 1);
-    int first = 1;
-    for (size_t i = 0; idx && done && i < h->ncounters; i++) {
-        if (done[i]) continue;
-        size_t n = 0;
-        for (size_t j = i; j < h->ncounters; j++)
-            if (!done[j] && h->counters[j].name == h->counters[i].name &&
-                h->counters[j].proc == h->counters[i].proc) {
-                idx[n++] = j;
-                done[j] = 1;
-            }
-        if (!first) fputc(',', fp);
-        first = 0;
-        write_series(fp, S, idx, n);
+    if (!idx) return;
+    size_t m = 0;
+    for (size_t i = 0; i < h->ncounters; i++)
+        if (isfinite(h->counters[i].value)) idx[m++] = i; /* JSON has no NaN/inf */
+    g_sort_counters = h->counters;
+    qsort(idx, m, sizeof *idx, by_series);
+    for (size_t i = 0, j; i < m; i = j) {
+        const sps__tl_counter_t *c = &h->counters[idx[i]];
+        for (j = i + 1; j < m && h->counters[idx[j]].name == c->name &&
+                        h->counters[idx[j]].proc == c->proc;)
+            j++;
+        if (i) fputc(',', fp);
+        write_series(fp, S, idx + i, j - i);
     }
     free(idx);
-    free(done);
 }
 
 /* Writes the JSON blob: names, hues, processes, threads, and the kept

@@ -42,28 +42,39 @@ static inline void record_at(uint32_t payload, uint64_t now) {
     atomic_store_explicit(&t->pos, p + 1, memory_order_release);
 }
 
-/* Records, then notes the native stack of a begin (stacks.c). */
-static void record_with_stack(uint32_t payload, uint64_t now) {
+/* Records, then notes the native stack of a begin (stacks.c).  caller is
+ * the return address of sps__begin, i.e. the user's call site: stacks.c
+ * cuts the captured frames there. */
+static void record_with_stack(uint32_t payload, uint64_t now, void *caller) {
     record_at(payload, now);
     sps__thr_t *t = sps__tls;
     if (payload & 1u || t == &sps__dummy_thr || !t->cur || t->dropping) return;
     const uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
     if (p <= t->cur->rec) return;
-    sps__stack_note(t, t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec));
+    sps__stack_note(t, t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec), caller);
 }
 
 /* Everything but the TSC events path, kept out of line so that the fast
- * path needs no stack frame. */
+ * path needs no stack frame.  caller: see record_with_stack (NULL for an
+ * end, which notes no stack). */
 __attribute__((noinline, cold))
-static void record_other(uint32_t payload, int state) {
+static void record_other(uint32_t payload, int state, void *caller) {
     uint64_t now = sps__ticks();
     if (state == SPS__EVENTS) record_at(payload, now);
-    else if (state == SPS__EVENTS_STACKS) record_with_stack(payload, now);
+    else if (state == SPS__EVENTS_STACKS) record_with_stack(payload, now, caller);
     else if (state != SPS__AGGREGATE) return;
     else if (payload & 1u) sps__agg_end(payload >> 1, now);
     else sps__agg_begin(payload >> 1, now);
 }
 
+/* Always inlined into sps__begin/sps__end, so that __builtin_return_address
+ * (0) below is theirs (GCC and clang document that an inlined function's
+ * return address is its caller's): for sps__begin, the user's call site,
+ * which stacks.c needs to cut off our own frames even when the library is
+ * linked statically into an executable without symbols.  It is evaluated
+ * in the cold branch only: passed in as an argument from sps__begin, GCC
+ * loaded it on the fast path (objdump -d); an end notes no stack. */
+__attribute__((always_inline))
 static inline void record(uint32_t payload) {
     int s = sps__state_load();
 #if defined(__x86_64__) || defined(__i386__)
@@ -72,7 +83,7 @@ static inline void record(uint32_t payload) {
         return;
     }
 #endif
-    record_other(payload, s);
+    record_other(payload, s, payload & 1u ? NULL : __builtin_return_address(0));
 }
 
 void sps__begin(sps_region_t r) { record(r << 1); }
@@ -219,6 +230,7 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
         }
     }
     if (!c) {
+        t->seq_next = seq0; /* where numbering resumes (sps__slow_record) */
         t->dropping = 1;
         thr_stop(t);
         return -1;
@@ -261,6 +273,7 @@ static int thr_join(sps__thr_t *t, uint64_t now) {
     t->epoch = sps__g.epoch;
     t->index = sps__g.nthreads++;
     t->dropping = 0;
+    t->seq_next = 0;
     t->dropped = 0;
     t->first_ns = t->last_ns = (int64_t)sps__mono_ns();
     t->stack.n = t->carried.n = t->astack.n = 0;
@@ -296,8 +309,11 @@ void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
             sps__chunk_t *c = chunk_get(1);
             if (c) {
                 t->dropping = 0;
-                uint64_t seq0 = t->tail ? t->tail->seq0 + t->tail->n : 0;
-                thr_install(t, c, now, seq0);
+                /* continue the numbering where the retired chunk stopped
+                 * (t->tail may have been taken by a finalize meanwhile):
+                 * stacks and carried calls are matched by number, so it
+                 * must never restart within a session */
+                thr_install(t, c, now, t->seq_next);
             }
         }
         if (t->dropping) {

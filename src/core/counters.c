@@ -93,13 +93,22 @@ int sps_counter_samples(int64_t from_ns, int64_t to_ns, sps_counter_sample_t **o
     pthread_mutex_lock(&sps__g.lock);
     int rc = 0;
     if (sps__state_load() == SPS__OFF || sps__g.pid != getpid()) rc = SPS_ENOSESSION;
+    /* A pending period (a finalize that could not write) still owns its
+     * samples, as it owns its spans (which sps_spans returns): its samples
+     * come first, then the log's. */
+    const sps__snap_t *pend = rc ? NULL : sps__g.pending;
+    const sps_counter_sample_t *src[2] = {pend ? pend->counters : NULL, g_log};
+    size_t len[2] = {pend && pend->counters ? pend->ncounters : 0, g_n};
     size_t k = 0;
-    for (size_t i = 0; !rc && i < g_n; i++) k += g_log[i].t_ns >= from_ns && g_log[i].t_ns <= to_ns;
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; !rc && i < len[s]; i++)
+            k += src[s][i].t_ns >= from_ns && src[s][i].t_ns <= to_ns;
     sps_counter_sample_t *v = rc ? NULL : malloc((k ? k : 1) * sizeof *v);
     if (!rc && !v) rc = SPS_ENOMEM;
     size_t m = 0;
-    for (size_t i = 0; !rc && i < g_n; i++)
-        if (g_log[i].t_ns >= from_ns && g_log[i].t_ns <= to_ns) v[m++] = g_log[i];
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; !rc && i < len[s]; i++)
+            if (src[s][i].t_ns >= from_ns && src[s][i].t_ns <= to_ns) v[m++] = src[s][i];
     pthread_mutex_unlock(&sps__g.lock);
     if (rc) return rc;
     sort_by_time(v, m);

@@ -40,6 +40,8 @@ static void atfork_child(void) {
     sps__g.spill_fd = -1;
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
         if (t != sps__tls) t->exited = 1;
+    sps__stacks_atfork_child(); /* its locks may be held by a thread that
+                                   does not exist here */
 }
 
 static void process_init(void) {
@@ -764,7 +766,7 @@ typedef struct spans_sink {
     int64_t *ids, *pids; /* call ids and parent call ids, beside v */
     size_t n, cap;
     int64_t from, to;
-    int stacks;          /* look native stacks up (some were captured) */
+    int stacks;          /* look native stacks up (capture was ever on) */
 } spans_sink_t;
 
 static int spans_grow(spans_sink_t *k) {
@@ -842,9 +844,11 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     if (!out || !n) return SPS_EINVAL;
     *out = NULL;
     *n = 0;
-    spans_sink_t k = {.from = from_ns, .to = to_ns, .stacks = 1};
+    spans_sink_t k = {.from = from_ns, .to = to_ns};
     int rc = 0;
     pthread_mutex_lock(&sps__g.lock);
+    /* without any capture every lookup would be two lock pairs for nothing */
+    k.stacks = sps__stacks_used();
     if (!session_live()) rc = SPS_ENOSESSION;
     else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
     else if (from_ns <= to_ns) { /* an empty window only probes the mode */

@@ -4,8 +4,9 @@
  * SPS__EVENTS_STACKS.  The hot path compares the state with SPS__EVENTS, so
  * in that state every record takes the out-of-line path (buffer.c), which
  * records as usual and then, for a begin, calls sps__stack_note: one
- * backtrace(), interned into a process-wide table, and the pair (record
- * sequence number, stack id) appended to the thread's table.  sps_spans
+ * backtrace(), cut at the user's call site (the return address of
+ * sps__begin, passed down), interned into a process-wide table, and the
+ * pair (record sequence number, stack id) appended to the thread's table.  sps_spans
  * looks a span's stack up by (thread, sequence number of its begin).
  * Nothing here runs while capture is off.
  *
@@ -25,11 +26,15 @@
 
 #define STACK_MAX 32   /* frames kept per stack */
 #define STACK_SKIP 1   /* sps__stack_note itself; the rest of the recording
-                          path is dropped when formatting (own_prefix) */
+                          path is cut at the call site (or, failing that,
+                          dropped when formatting: own_prefix) */
+#define STACK_OWN 4    /* extra frames taken for the recording path, so a
+                          cut stack still keeps up to STACK_MAX */
 
 typedef struct stack_ent {
     uint64_t hash;
     uint32_t n;
+    uint32_t cut;        /* starts at the call site: no own_prefix */
     void **frames;       /* n return addresses, innermost first */
 } stack_ent_t;
 
@@ -48,9 +53,10 @@ static uint32_t *g_slots;     /* open addressing: id, 0 = empty */
 static size_t g_nslots;
 static seq_tab_t **g_tabs;    /* by thread index */
 static size_t g_ntabs;
+static int g_used;            /* capture was switched on at least once */
 
-static uint64_t frames_hash(void *const *f, int n) {
-    uint64_t h = 1469598103934665603ull;
+static uint64_t frames_hash(void *const *f, int n, uint32_t cut) {
+    uint64_t h = 1469598103934665603ull ^ cut;
     for (int i = 0; i < n; i++) h = (h ^ (uint64_t)(uintptr_t)f[i]) * 1099511628211ull;
     return h;
 }
@@ -71,15 +77,16 @@ static int slots_grow(void) {
     return 0;
 }
 
-/* Under g_lock: the id of stack f[0..n), interned on first sight; 0 when
- * out of memory. */
-static uint32_t intern(void *const *f, int n) {
-    uint64_t h = frames_hash(f, n);
+/* Under g_lock: the id of stack f[0..n) (cut: it starts at the call
+ * site), interned on first sight; 0 when out of memory. */
+static uint32_t intern(void *const *f, int n, uint32_t cut) {
+    uint64_t h = frames_hash(f, n, cut);
     if ((g_nents + 1) * 2 > g_nslots && slots_grow()) return 0;
     size_t k = h & (g_nslots - 1);
     for (uint32_t id; (id = g_slots[k]); k = (k + 1) & (g_nslots - 1)) {
         const stack_ent_t *e = &g_ents[id - 1];
-        if (e->hash == h && e->n == (uint32_t)n && !memcmp(e->frames, f, n * sizeof *f))
+        if (e->hash == h && e->n == (uint32_t)n && e->cut == cut &&
+            !memcmp(e->frames, f, n * sizeof *f))
             return id;
     }
     if (g_nents == g_capents) {
@@ -92,7 +99,7 @@ static uint32_t intern(void *const *f, int n) {
     void **copy = malloc((n ? n : 1) * sizeof *copy);
     if (!copy) return 0;
     memcpy(copy, f, n * sizeof *f);
-    g_ents[g_nents] = (stack_ent_t){h, (uint32_t)n, copy};
+    g_ents[g_nents] = (stack_ent_t){h, (uint32_t)n, cut, copy};
     g_slots[k] = (uint32_t)++g_nents;
     return (uint32_t)g_nents;
 }
@@ -112,12 +119,21 @@ static seq_tab_t *tab_of(uint32_t i) {
     return g_tabs[i];
 }
 
-/* Appends (seq, id) to tab, forgetting entries of an earlier session. */
+/* Appends (seq, id) to tab, forgetting entries of an earlier session.
+ * A thread's numbering never restarts within a session (buffer.c keeps it
+ * across drops and finalizes), so only an epoch change resets: resetting
+ * on a smaller seq would lose the stacks of calls still open and let a
+ * later begin's stack answer for them. */
 static void tab_add(seq_tab_t *tab, uint64_t epoch, uint64_t seq, uint32_t id) {
     pthread_mutex_lock(&tab->lock);
-    if (tab->epoch != epoch || (tab->n && tab->seq[tab->n - 1] >= seq)) {
-        tab->n = 0; /* a new session, or a new period's numbering */
+    if (tab->epoch != epoch) {
+        tab->n = 0; /* a new session */
         tab->epoch = epoch;
+    }
+    if (tab->n && tab->seq[tab->n - 1] >= seq) { /* cannot happen; keeps the
+                                                     table sorted regardless */
+        pthread_mutex_unlock(&tab->lock);
+        return;
     }
     if (tab->n == tab->cap) {
         size_t cap = tab->cap ? tab->cap * 2 : 1024;
@@ -134,12 +150,24 @@ static void tab_add(seq_tab_t *tab, uint64_t epoch, uint64_t seq, uint32_t id) {
     pthread_mutex_unlock(&tab->lock);
 }
 
-void sps__stack_note(const sps__thr_t *t, uint64_t seq) {
-    void *f[STACK_MAX + STACK_SKIP];
-    int n = backtrace(f, STACK_MAX + STACK_SKIP);
+void sps__stack_note(const sps__thr_t *t, uint64_t seq, void *caller) {
+    void *f[STACK_MAX + STACK_SKIP + STACK_OWN];
+    int n = backtrace(f, STACK_MAX + STACK_SKIP + STACK_OWN);
     int skip = n > STACK_SKIP ? STACK_SKIP : 0;
+    /* Cut at the call site: the frame equal to sps__begin's return address
+     * is the user's.  Symbols cannot tell our frames from the user's when
+     * both are in one executable (static linking, no -rdynamic), so
+     * own_prefix is only the fallback (caller not among the frames). */
+    uint32_t cut = 0;
+    for (int i = skip; caller && i < n; i++)
+        if (f[i] == caller) {
+            skip = i;
+            cut = 1;
+            break;
+        }
+    if (n - skip > STACK_MAX) n = skip + STACK_MAX;
     pthread_mutex_lock(&g_lock);
-    uint32_t id = intern(f + skip, n - skip);
+    uint32_t id = intern(f + skip, n - skip, cut);
     seq_tab_t *tab = id ? tab_of(t->index) : NULL;
     pthread_mutex_unlock(&g_lock);
     if (tab) tab_add(tab, t->epoch, seq, id);
@@ -165,6 +193,16 @@ uint32_t sps__stack_lookup(uint32_t thread, uint64_t epoch, uint64_t seq) {
     return id;
 }
 
+int sps__stacks_used(void) { return __atomic_load_n(&g_used, __ATOMIC_RELAXED); }
+
+/* In the fork child, where only the forking thread exists: a lock another
+ * thread held at fork time would stay locked forever. */
+void sps__stacks_atfork_child(void) {
+    pthread_mutex_init(&g_lock, NULL);
+    for (size_t i = 0; i < g_ntabs; i++)
+        if (g_tabs[i]) pthread_mutex_init(&g_tabs[i]->lock, NULL);
+}
+
 int sps_capture_stacks(int on) {
     void *warm[2];
     backtrace(warm, 2); /* loads the unwinder now, not inside a span */
@@ -173,6 +211,8 @@ int sps_capture_stacks(int on) {
     if (s == SPS__OFF || sps__g.pid != getpid()) rc = SPS_ENOSESSION;
     else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
     else sps__state_store(on ? SPS__EVENTS_STACKS : SPS__EVENTS);
+    /* set under the session lock, which sps_spans holds while it reads */
+    if (!rc && on) __atomic_store_n(&g_used, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&sps__g.lock);
     return rc;
 }
@@ -205,30 +245,38 @@ static int own_frame(void *a, const void *own_base) {
     return !di.dli_sname || strncmp(di.dli_sname, "sps_", 4) == 0;
 }
 
-/* How many leading frames of e belong to the recording path (how many the
- * compiler kept depends on inlining and tail calls); 0 if that is all. */
-static uint32_t own_prefix(const stack_ent_t *e) {
+/* How many leading frames f[0..n) belong to the recording path (how many
+ * the compiler kept depends on inlining and tail calls); 0 if that is all.
+ * Only for stacks not cut at the call site. */
+static uint32_t own_prefix(void *const *f, uint32_t n) {
     Dl_info self;
     if (!dladdr((void *)sps_stack_format, &self)) return 0;
     uint32_t k = 0;
-    while (k < e->n && own_frame(e->frames[k], self.dli_fbase)) k++;
-    return k < e->n ? k : 0;
+    while (k < n && own_frame(f[k], self.dli_fbase)) k++;
+    return k < n ? k : 0;
 }
 
 size_t sps_stack_format(uint32_t id, char *buf, size_t cap) {
-    if (cap) buf[0] = 0;
+    if (buf && cap) buf[0] = 0;
+    /* Copy the frames under g_lock and resolve them after: dladdr takes
+     * the loader's lock and is slow, and recording threads wait on g_lock. */
+    void *f[STACK_MAX];
+    uint32_t n = 0, cut = 0;
     pthread_mutex_lock(&g_lock);
-    size_t need = 0;
     if (id > 0 && id <= g_nents) {
         const stack_ent_t *e = &g_ents[id - 1];
-        char line[1024];
-        for (uint32_t i = own_prefix(e); i < e->n; i++) {
-            size_t k = format_frame(line, sizeof line, e->frames[i]);
-            if (k >= sizeof line) k = sizeof line - 1;
-            if (buf && need + k < cap) memcpy(buf + need, line, k + 1);
-            need += k;
-        }
+        n = e->n < STACK_MAX ? e->n : STACK_MAX;
+        cut = e->cut;
+        memcpy(f, e->frames, n * sizeof *f);
     }
     pthread_mutex_unlock(&g_lock);
+    size_t need = 0;
+    char line[1024];
+    for (uint32_t i = cut ? 0 : own_prefix(f, n); i < n; i++) {
+        size_t k = format_frame(line, sizeof line, f[i]);
+        if (k >= sizeof line) k = sizeof line - 1;
+        if (buf && need + k < cap) memcpy(buf + need, line, k + 1);
+        need += k;
+    }
     return need;
 }

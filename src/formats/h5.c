@@ -1067,5 +1067,8 @@ int sps__h5_add_counters(const char *path, size_t nnames, const char *const *nam
         rc = h5_fail();
     h5_close(&g);
     if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    /* the writer's fsync came before these changes: sync again, or the
+     * caller's rename would publish a file whose counters are not on disk */
+    if (rc == 0) rc = file_sync(path);
     return quiet_end(&q, rc);
 }

@@ -91,6 +91,20 @@ static void test_counters_survive_a_failed_write(void **state) {
     sps_counter(c, 1.0);
     assert_int_equal(sps_finalize_to("/nonexistent-dir/x.h5"), SPS_EPATH);
     sps_counter(c, 2.0);
+    /* the pending period's sample is still the session's: queries see it
+     * (first), as sps_spans sees pending spans; the window still filters */
+    sps_counter_sample_t *v;
+    size_t n;
+    assert_int_equal(sps_counter_samples(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 2);
+    assert_true(v[0].value == 1.0 && v[1].value == 2.0);
+    assert_true(v[0].t_ns <= v[1].t_ns);
+    int64_t t1 = v[1].t_ns;
+    sps_free(v);
+    assert_int_equal(sps_counter_samples(t1, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 1);
+    assert_true(v[0].value == 2.0);
+    sps_free(v);
     const char *p = tu_path("counters_kept.h5");
     assert_int_equal(sps_finalize_to(p), 0);
     sps_shutdown();

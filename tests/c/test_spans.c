@@ -109,9 +109,26 @@ static void test_spans_open_periods_errors(void **state) {
     sps_shutdown();
 }
 
-static void __attribute__((noinline)) stacked_work(void) {
+/* Not static, and the test is linked with ENABLE_EXPORTS: dladdr names
+ * only exported symbols, and spanscope is linked statically here, so the
+ * stack must be cut at the call site to keep these frames. */
+void stacked_work(void);
+void __attribute__((noinline)) stacked_work(void) {
     sps_begin(g_b);
     sps_end(g_b);
+}
+
+void open_a(void);
+void __attribute__((noinline)) open_a(void) {
+    sps_begin(g_a);
+    __asm__ __volatile__("" ::: "memory"); /* no tail call: keep this frame */
+}
+
+/* Non-zero when stack id's formatted first line starts with prefix. */
+static int stack_starts(uint32_t id, const char *prefix) {
+    char text[4096];
+    size_t len = sps_stack_format(id, text, sizeof text);
+    return len > 0 && len < sizeof text && strncmp(text, prefix, strlen(prefix)) == 0;
 }
 
 /* Native stacks: only while capture is on; interned; formatted. */
@@ -123,17 +140,23 @@ static void test_native_stacks(void **state) {
     sps_end(g_a);
     assert_int_equal(sps_capture_stacks(1), 0);
     for (volatile int i = 0; i < 3; i++) stacked_work(); /* one call site */
+    stacked_work();                     /* a second call site */
     assert_int_equal(sps_capture_stacks(0), 0);
     stacked_work();                     /* after: no stack */
     sps_span_t *v;
     size_t n;
     assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), 0);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 6);
     assert_int_equal(v[0].stack, 0);
     assert_int_not_equal(v[1].stack, 0);
     assert_int_equal(v[1].stack, v[2].stack); /* the same call site, interned */
     assert_int_equal(v[2].stack, v[3].stack);
-    assert_int_equal(v[4].stack, 0);
+    assert_int_not_equal(v[4].stack, 0);
+    assert_int_not_equal(v[4].stack, v[1].stack); /* another call site */
+    assert_int_equal(v[5].stack, 0);
+    /* the innermost frame is the user's function, not spanscope's */
+    assert_true(stack_starts(v[1].stack, "stacked_work+"));
+    assert_true(stack_starts(v[4].stack, "stacked_work+"));
     size_t len = sps_stack_format(v[1].stack, NULL, 0);
     assert_true(len > 0);
     char *text = malloc(len + 1);
@@ -151,6 +174,43 @@ static void test_native_stacks(void **state) {
     cfg.aggregate = 1;
     assert_int_equal(sps_setup(&cfg), 0);
     assert_int_equal(sps_capture_stacks(1), SPS_EMODE);
+    sps_shutdown();
+}
+
+/* A span open across a finalize while its thread drops events
+ * (SPS_OVERFLOW_DROP) keeps its own stack: the record numbering resumes
+ * where it stopped, so a later begin does not take the span's number (and
+ * stack). */
+static void test_stacks_across_drop_and_finalize(void **state) {
+    (void)state;
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.overflow = SPS_OVERFLOW_DROP;
+    cfg.chunk_size = 4096;
+    cfg.memory_limit = 2 * 4096;
+    assert_int_equal(sps_setup(&cfg), 0);
+    g_a = sps_region("sp.a");
+    g_b = sps_region("sp.b");
+    g_c = sps_region("sp.c");
+    assert_int_equal(sps_capture_stacks(1), 0);
+    open_a(); /* a stays open: begin record 1 of this thread */
+    /* fill both chunks with unmatched ends (no stacks, no open spans) */
+    for (int i = 0; i < 100000 && sps_dropped() == 0; i++) sps_end(g_c);
+    assert_true(sps_dropped() > 0);
+    assert_int_equal(sps_finalize_to(NULL), 0); /* takes the retired chunks */
+    stacked_work(); /* recovers from dropping: its begin must not be number 1 */
+    sps_end(g_a);
+    sps_span_t *v;
+    size_t n;
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0].region, g_a); /* carried over the finalize */
+    assert_int_equal(v[1].region, g_b);
+    assert_int_equal(v[1].parent, 0);
+    assert_int_not_equal(v[0].stack, 0);
+    assert_int_not_equal(v[0].stack, v[1].stack);
+    assert_true(stack_starts(v[0].stack, "open_a+"));
+    assert_true(stack_starts(v[1].stack, "stacked_work+"));
+    sps_free(v);
     sps_shutdown();
 }
 
@@ -208,6 +268,7 @@ int main(void) {
         cmocka_unit_test(test_spans_open_periods_errors),
         cmocka_unit_test(test_timeline_write),
         cmocka_unit_test(test_native_stacks),
+        cmocka_unit_test(test_stacks_across_drop_and_finalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,3 +291,39 @@ def test_counters_drawn(tmp_path):
         r = run_chromium("--dump-dom", out.as_uri())
         m = re.search(r'data-counters="(\d+)"', r.stdout)
         assert m and int(m.group(1)) == 1, "the counter lane was not drawn"
+
+
+def test_counters_non_finite_skipped(tmp_path):
+    """NaN and infinite counter samples have no JSON literal: the page
+    leaves them out (its data blob must parse), keeps the finite samples of
+    the series, and writes no series that has no finite sample at all."""
+    import math
+    spanscope = pytest.importorskip("spanscope")
+    src = tmp_path / "nan.h5"
+    spanscope.setup(file_path=str(src))
+    spanscope.counter("x", float("nan"))
+    spanscope.counter("x", 1.5)
+    spanscope.counter("x", float("inf"))
+    spanscope.counter("x", 2.5)
+    spanscope.counter("x", float("-inf"))
+    spanscope.counter("only nan", float("nan"))
+    with spanscope.region("phase"):
+        pass
+    spanscope.finalize(verbose=False)
+    out = tmp_path / "nan.html"
+    r = cli("html", src, "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    m = re.search(r'<script type="application/json" id="spsdata">(.*?)</script>',
+                  text, re.S)
+    assert m, "no JSON data blob"
+
+    def refuse(name):  # json.loads takes NaN/Infinity unless told not to
+        raise ValueError(f"non-finite literal {name} in the page's JSON")
+
+    d = json.loads(m.group(1), parse_constant=refuse)
+    (series,) = d["counters"]  # "only nan" has no finite sample: not written
+    assert d["names"][series[0]] == "x"
+    vals = series[2][1::2]
+    assert vals == [1.5, 2.5]
+    assert all(math.isfinite(v) for v in vals)
