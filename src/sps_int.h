@@ -116,21 +116,31 @@ typedef struct sps__chunk {
     uint64_t seq0;           /* per-thread sequence number of rec[0] */
 } sps__chunk_t;
 
-/* An analysis frame: one open call on a thread's stack. */
+/* A frame: one open call on a lane's stack (the fold, model/fold.c).  Times
+ * are in the stream's unit: ticks while the core analyzes live records, ns
+ * once decoded. */
 typedef struct sps__frame {
     uint32_t region;
     int32_t node;        /* call-tree node (model), -1 if none */
-    uint64_t start;      /* ticks */
-    uint64_t child;      /* ticks spent in direct children */
-    uint64_t seq;        /* record sequence number of the begin */
+    uint64_t start;
+    uint64_t child;      /* time spent in direct children */
+    uint64_t seq;        /* record sequence number of the begin (interval
+                            streams: the caller's key of the span) */
     int64_t id;          /* merged pass: call id, -1 if not written */
     uint64_t ord;        /* merged pass: ordinal within its region */
+    uint64_t end;        /* interval streams: the span's end; else 0 */
 } sps__frame_t;
 
+/* A stack of frames (core/frames.c: a plain container). */
 typedef struct sps__stack {
     sps__frame_t *f;
     size_t n, cap;
 } sps__stack_t;
+/* Appends f; 0 or SPS_ENOMEM (s unchanged). */
+SPS__HIDDEN int sps__stack_push(sps__stack_t *s, sps__frame_t f);
+SPS__HIDDEN void sps__stack_free(sps__stack_t *s);
+/* Makes dst a copy of src (dst's memory reused); 0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);
 
 /* Running statistics in ticks.  Variance uses a shifted sum (shift = first
  * duration seen), merged across threads with Chan's formula. */
@@ -208,17 +218,17 @@ typedef struct sps__seg {
     uint64_t seq0;
 } sps__seg_t;
 
-/* Statistics accumulators (src/model/analyze.c). */
+/* Statistics accumulators (src/model/fold.c).  add: one call [start, end)
+ * with self time self; merge: Chan's pairwise update (into += from). */
 SPS__HIDDEN void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end,
                               uint64_t self);
 SPS__HIDDEN void sps__acc_merge(sps__acc_t *into, const sps__acc_t *from);
+/* Mean and sum of squared deviations of a's durations. */
+SPS__HIDDEN void sps__acc_moments(const sps__acc_t *a, double *mean, double *m2);
 /* Converts to public stats.  Accumulators hold ns, except the per-thread
  * ones of aggregate mode, which hold ticks until sps__acc_to_ns. */
 SPS__HIDDEN void sps__acc_stats(const sps__acc_t *a, sps_stats_t *out);
 SPS__HIDDEN void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm);
-SPS__HIDDEN int sps__stack_push(sps__stack_t *s, sps__frame_t f);
-SPS__HIDDEN void sps__stack_free(sps__stack_t *s);
-SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);
 
 /* A decoded record. */
 typedef struct sps__ev {
@@ -251,11 +261,42 @@ SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
 SPS__HIDDEN int sps__rd_next(sps__rd_t *r, sps__ev_t *ev);
 SPS__HIDDEN void sps__rd_free(sps__rd_t *r);
 
-/* Nesting (analyze.c): see the rule there. */
+/* The one fold (src/model/fold.c; the rule is written there once).  A
+ * closed frame is reported to fn with its end, its self time and its depth
+ * (its index in the stack: the parent, if any, is s->f[depth - 1]). */
 typedef void (*sps__close_fn)(void *ctx, const sps__frame_t *f, uint64_t end,
                               uint64_t self, size_t depth);
-SPS__HIDDEN int sps__nest_end(sps__stack_t *s, uint32_t region, uint64_t ts,
+/* Begin/end streams: applies end(region) at ts to s.  Returns the number of
+ * repairs (misuse): 1 for an end with no open frame of region, else the
+ * frames above it that were closed with it. */
+SPS__HIDDEN int sps__fold_end(sps__stack_t *s, uint32_t region, uint64_t ts,
                               sps__close_fn fn, void *ctx);
+/* Interval streams: places span f (f.start, f.end set; spans of one lane
+ * in start order, longer first on ties), closing the frames it outlives.
+ * Returns the number of partial overlaps it met, or -1 (SPS_ENOMEM: f not
+ * placed). */
+SPS__HIDDEN int sps__fold_span(sps__stack_t *s, sps__frame_t f,
+                               sps__close_fn fn, void *ctx);
+/* Interval streams: closes every frame still open, each at its own end. */
+SPS__HIDDEN void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx);
+
+/* The fold over an array of spans in any order (files, traces, Python). */
+typedef struct sps__ival {
+    int64_t start, end;  /* ns; end < start counts as end == start */
+    uint32_t lane;       /* spans nest within a lane: (rank, thread) */
+    uint32_t region;
+    size_t index;        /* set by sps__fold_ivals */
+} sps__ival_t;
+typedef struct sps__fold_out {
+    int64_t parent;      /* index of the parent span, -1 for a root */
+    int64_t self;        /* ns */
+    uint32_t depth;
+} sps__fold_out_t;
+/* Folds v[0..n) (reordered while it runs, restored before it returns):
+ * out[i] gets span i's parent, self time and depth; *overlaps (if not NULL)
+ * the partial overlaps met.  0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__fold_ivals(sps__ival_t *v, size_t n, sps__fold_out_t *out,
+                                uint64_t *overlaps);
 SPS__HIDDEN int32_t sps__tree_node(sps__tree_t *t, int32_t parent,
                                    uint32_t region);
 SPS__HIDDEN void sps__tree_free(sps__tree_t *t);
@@ -596,8 +637,61 @@ SPS__HIDDEN int sps__h5_add_counters(const char *path, size_t nnames,
 /* buffer.c */
 SPS__HIDDEN void sps__slow_record(sps__thr_t *t, uint32_t payload,
                                   uint64_t now);
-SPS__HIDDEN void sps__agg_begin(sps_region_t r, uint64_t now);
-SPS__HIDDEN void sps__agg_end(sps_region_t r, uint64_t now);
+/* Aggregate mode's recorder: core hands it each begin and end (ticks);
+ * the model's (model/aggregate.c: sps__agg_fold_ops), registered by the
+ * api layer at setup, so core calls no statistics code by name. */
+typedef struct sps__agg_ops {
+    void (*begin)(sps_region_t r, uint64_t now);
+    void (*end)(sps_region_t r, uint64_t now);
+} sps__agg_ops_t;
+SPS__HIDDEN extern const sps__agg_ops_t *sps__agg_ops;
+/* The calling thread's state joined to the session, with storage for region
+ * r's aggregate accumulator; NULL if impossible (buffer.c). */
+SPS__HIDDEN sps__thr_t *sps__agg_thread(sps_region_t r);
+
+/* session.c: process-wide set-up (once), liveness, the config check. */
+SPS__HIDDEN void sps__process_init(void);
+SPS__HIDDEN int sps__session_live(void);
+SPS__HIDDEN int sps__config_check(const sps_config_t *cfg);
+/* Called under the session lock when a session's recording is forgotten
+ * (the model's analysis: sps__analysis_reset). */
+typedef void (*sps__reset_fn)(void);
+/* Opens a session (cfg checked; dist: what an MPI setup found, zeroed
+ * without).  0 or SPS_EACTIVE. */
+SPS__HIDDEN int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist,
+                                  sps__reset_fn reset);
+/* Closes the session; returns 1 when it was collective (the caller shuts the
+ * integration down), else 0. */
+SPS__HIDDEN int sps__session_close(sps__reset_fn reset);
+/* Snapshots, under the lock.  build: the period's records and stacks (take:
+ * move them out of the session; else reference live memory while the lock
+ * is held); describe: threads and metadata; stash: keep a period whose
+ * write failed as pending (merge merges the model's part, older first);
+ * absorb_pending: the pending period into s; release: chunks back to the
+ * pool; free: frees s and what it owns. */
+typedef void (*sps__snap_merge_fn)(sps__snap_t *s, const sps__snap_t *older);
+SPS__HIDDEN sps__snap_t *sps__snap_build(int take);
+SPS__HIDDEN int sps__snap_describe(sps__snap_t *s);
+SPS__HIDDEN void sps__snap_stash(sps__snap_t *s, sps__snap_merge_fn merge);
+SPS__HIDDEN void sps__snap_absorb_pending(sps__snap_t *s, sps__snap_merge_fn merge);
+SPS__HIDDEN void sps__snap_release(sps__snap_t *s);
+SPS__HIDDEN void sps__snap_free(sps__snap_t *s);
+
+/* model/aggregate.c */
+SPS__HIDDEN extern const sps__agg_ops_t sps__agg_fold_ops;
+/* Thread t's accumulator of r, read consistently (seqlock), in ticks. */
+SPS__HIDDEN sps__acc_t sps__agg_read(const sps__thr_t *t, sps_region_t r);
+/* model/analyze.c, under the session lock: the analysis's part of sessions
+ * and snapshots.  reset: forget it; analyze_all: catch up with every
+ * thread; cum_acc: r's statistics over the session so far (ns); take: move
+ * the period's statistics into s; merge: add older's into s; describe: the
+ * file's region list and the tree's shape into s.  0 or SPS_ENOMEM. */
+SPS__HIDDEN void sps__analysis_reset(void);
+SPS__HIDDEN void sps__analyze_all(void);
+SPS__HIDDEN sps__acc_t sps__cum_acc(sps_region_t r);
+SPS__HIDDEN int sps__analysis_take(sps__snap_t *s);
+SPS__HIDDEN void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *older);
+SPS__HIDDEN int sps__analysis_describe(sps__snap_t *s);
 /* Under the lock: release every chunk of every thread (session end). */
 SPS__HIDDEN void sps__buffers_reset(void);
 /* Under the lock: give a chunk's memory back to the pool. */

@@ -22,6 +22,7 @@
 
 SPS_API int sps__active __attribute__((aligned(64))) = SPS__OFF;
 sps__thr_t sps__dummy_thr; /* pos == end == NULL: always the slow path */
+const sps__agg_ops_t *sps__agg_ops; /* set at setup by the api layer */
 __thread sps__thr_t *sps__tls __attribute__((tls_model("initial-exec"))) =
     &sps__dummy_thr;
 static pthread_key_t g_key;
@@ -62,9 +63,9 @@ static void record_other(uint32_t payload, int state, void *caller) {
     uint64_t now = sps__ticks();
     if (state == SPS__EVENTS) record_at(payload, now);
     else if (state == SPS__EVENTS_STACKS) record_with_stack(payload, now, caller);
-    else if (state != SPS__AGGREGATE) return;
-    else if (payload & 1u) sps__agg_end(payload >> 1, now);
-    else sps__agg_begin(payload >> 1, now);
+    else if (state != SPS__AGGREGATE || !sps__agg_ops) return;
+    else if (payload & 1u) sps__agg_ops->end(payload >> 1, now);
+    else sps__agg_ops->begin(payload >> 1, now);
 }
 
 /* Always inlined into sps__begin/sps__end, so that __builtin_return_address
@@ -378,8 +379,10 @@ void sps__buffers_reset(void) {
 /* Aggregate mode: statistics kept by the thread itself, no events          */
 /* ------------------------------------------------------------------------ */
 
-/* The calling thread's state, joined to the session; NULL if impossible. */
-static sps__thr_t *agg_thread(sps_region_t r) {
+/* The calling thread's state, joined to the session, with room for region
+ * r's aggregate accumulator; NULL if impossible.  The statistics themselves
+ * are the model's (model/aggregate.c): core only keeps their storage. */
+sps__thr_t *sps__agg_thread(sps_region_t r) {
     sps__thr_t *t = sps__tls;
     if (SPS__LIKELY(t->epoch == sps__g.epoch && r < t->agg_cap)) return t;
     pthread_mutex_lock(&sps__g.lock);
@@ -403,43 +406,4 @@ static sps__thr_t *agg_thread(sps_region_t r) {
     }
     pthread_mutex_unlock(&sps__g.lock);
     return t && r < t->agg_cap ? t : NULL;
-}
-
-void sps__agg_begin(sps_region_t r, uint64_t now) {
-    sps__thr_t *t = agg_thread(r);
-    if (!t) return;
-    sps__frame_t f = {r, -1, now, 0, 0, -1, 0};
-    if (SPS__UNLIKELY(t->astack.n == t->astack.cap)) {
-        pthread_mutex_lock(&sps__g.lock); /* readers may scan the stack size */
-        sps__stack_push(&t->astack, f);
-        pthread_mutex_unlock(&sps__g.lock);
-        return;
-    }
-    t->astack.f[t->astack.n++] = f;
-}
-
-void sps__agg_end(sps_region_t r, uint64_t now) {
-    sps__thr_t *t = sps__tls;
-    if (t->epoch != sps__g.epoch) return;
-    size_t k = t->astack.n;
-    while (k > 0 && t->astack.f[k - 1].region != r) k--;
-    if (k == 0) {
-        __atomic_fetch_add(&sps__g.misuse, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    while (t->astack.n >= k) { /* closes any inner calls left open too */
-        sps__frame_t f = t->astack.f[--t->astack.n];
-        if (t->astack.n + 1 > k)
-            __atomic_fetch_add(&sps__g.misuse, 1, __ATOMIC_RELAXED);
-        uint64_t d = now > f.start ? now - f.start : 0;
-        if (t->astack.n > 0) t->astack.f[t->astack.n - 1].child += d;
-        if (f.region < t->agg_cap) { /* seqlock: readers retry while odd */
-            __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
-            atomic_thread_fence(memory_order_release);
-            sps__acc_add(&t->agg[f.region], f.start, now,
-                         d > f.child ? d - f.child : 0);
-            atomic_thread_fence(memory_order_release);
-            __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
-        }
-    }
 }

@@ -1,13 +1,11 @@
-/* session.c -- session lifecycle (setup, finalize, shutdown, fork) and the
- * queries of the public API.
+/* session.c -- the session's lifecycle (open, close, fork) and its
+ * snapshots: what a finalize or a query takes out of the recording.
  *
- * sps_finalize works in three steps: under the session lock it brings the
- * analysis up to date and takes a snapshot of the period (moving retired
- * chunks out, copying each thread's current chunk); without the lock it
- * writes the snapshot to "<path>.tmp-<pid>" and renames it into place; then
- * it gives the chunks back to the pool.  Recording goes on in every thread
- * meanwhile.  If the write fails the snapshot is kept as "pending" and
- * written, together with the next period, by the next finalize. */
+ * A snapshot holds a period's records (retired chunks moved out, each
+ * thread's current chunk copied), the open calls at its start and end, and
+ * the facts a writer needs.  What the records mean (statistics, the tree)
+ * is the model's; the public calls that put the two together are the api
+ * layer's (src/api/).  Core calls neither. */
 #include "sps_int.h"
 
 #include <errno.h>
@@ -50,12 +48,12 @@ static void process_init(void) {
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-static void ensure_process_init(void) {
+void sps__process_init(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, process_init);
 }
 
-static int session_live(void) {
+int sps__session_live(void) {
     return sps__state_load() != SPS__OFF && sps__g.pid == getpid();
 }
 
@@ -84,7 +82,6 @@ static void free_session_strings(void) {
     sps__g.file_path = sps__g.label = sps__g.spill_dir = NULL;
 }
 
-static void snap_free(sps__snap_t *s);
 
 /* Under the lock: frees pooled chunk memory until at most keep chunks are
  * allocated (threads' current chunks are never freed here). */
@@ -98,44 +95,34 @@ static void pool_trim(size_t keep) {
     }
 }
 
-/* Under the lock: forgets everything recorded (not the registry). */
-static void session_clear(void) {
+/* Under the lock: forgets everything recorded (not the registry); reset
+ * (the analysis's, from the api layer) forgets what was derived from it. */
+static void session_clear(sps__reset_fn reset) {
     sps__buffers_reset();
     sps__counters_reset();
     if (sps__g.pending) {
-        snap_free(sps__g.pending);
+        sps__snap_free(sps__g.pending);
         sps__g.pending = NULL;
     }
-    if (sps__g.acc_cap) {
-        memset(sps__g.cum, 0, sps__g.acc_cap * sizeof *sps__g.cum);
-        memset(sps__g.per, 0, sps__g.acc_cap * sizeof *sps__g.per);
-    }
+    if (reset) reset();
     if (sps__g.registered_cap) memset(sps__g.registered, 0, sps__g.registered_cap);
-    sps__tree_free(&sps__g.tree);
     sps__timemap_free(&sps__g.tm);
     sps__g.misuse = 0;
     sps__g.open_written = 0;
 }
 
-int sps_setup(const sps_config_t *cfg) {
-    static const sps_config_t defaults = SPS_CONFIG_INIT;
-    if (!cfg) cfg = &defaults;
-    int rc = check_config(cfg);
-    if (rc) return rc;
-    ensure_process_init();
-    /* MPI (src/ext/mpi.c): collective when MPI is initialised; a no-op in a
-     * build without MPI.  Runs before the lock: it talks to other ranks. */
-    sps__dist_t dist = {0};
-    if (session_live()) return SPS_EACTIVE;
-    rc = cfg->local ? 0 : sps__mpi_setup_hook(&dist);
-    if (rc) return rc;
+int sps__config_check(const sps_config_t *c) { return check_config(c); }
+
+int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
+                      sps__reset_fn reset) {
+    sps__dist_t dist = *dist_in;
     pthread_mutex_lock(&sps__g.lock);
-    if (session_live()) {
+    if (sps__session_live()) {
         pthread_mutex_unlock(&sps__g.lock);
         return SPS_EACTIVE;
     }
     sps__state_store(SPS__OFF);
-    session_clear();
+    session_clear(reset);
     free_session_strings();
     sps__g.cfg = *cfg;
     sps__g.dist = dist;
@@ -175,28 +162,27 @@ int sps_setup(const sps_config_t *cfg) {
     return 0;
 }
 
-int sps_shutdown(void) {
-    ensure_process_init();
+int sps__session_close(sps__reset_fn reset) {
+    sps__process_init();
     pthread_mutex_lock(&sps__g.lock);
     sps__state_store(SPS__OFF);
     int mine = sps__g.pid == getpid();
     if (mine) {
-        session_clear();
+        session_clear(reset);
         pool_trim(0);
     }
     int dist_on = sps__g.dist.on;
     sps__g.dist.on = 0;
     pthread_mutex_unlock(&sps__g.lock);
-    if (mine && dist_on) sps__mpi_shutdown_hook();
-    return 0;
+    return mine && dist_on;
 }
 
-int sps_is_active(void) { return session_live(); }
+int sps_is_active(void) { return sps__session_live(); }
 
 int sps_set_file_path(const char *path) {
     pthread_mutex_lock(&sps__g.lock);
     int rc = SPS_ENOSESSION;
-    if (session_live()) {
+    if (sps__session_live()) {
         char *p = dup_or_null(path);
         rc = (path && !p) ? SPS_ENOMEM : 0;
         if (!rc) {
@@ -215,17 +201,6 @@ uint64_t sps_dropped(void) {
     pthread_mutex_lock(&sps__g.lock);
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
         if (t->epoch == sps__g.epoch) n += t->dropped;
-    pthread_mutex_unlock(&sps__g.lock);
-    return n;
-}
-
-uint64_t sps_misuse_count(void) {
-    pthread_mutex_lock(&sps__g.lock);
-    if (sps__g.mode == SPS__EVENTS && session_live()) {
-        sps__timemap_add(&sps__g.tm, sps__anchor_now());
-        for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) sps__analyze_thread(t);
-    }
-    uint64_t n = __atomic_load_n(&sps__g.misuse, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&sps__g.lock);
     return n;
 }
@@ -260,90 +235,11 @@ sps_region_t sps_region(const char *name) {
 const char *sps_region_name(sps_region_t r) { return sps__registry_name(r); }
 uint32_t sps_region_count(void) { return sps__registry_count(); }
 
-/* Under the lock: brings every thread's analysis up to date. */
-static void analyze_all(void) {
-    if (sps__g.mode != SPS__EVENTS) return;
-    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) sps__analyze_thread(t);
-}
-
-/* Reads thread t's aggregate accumulator of r consistently (seqlock). */
-__attribute__((no_sanitize("thread")))
-static sps__acc_t agg_read(const sps__thr_t *t, sps_region_t r) {
-    sps__acc_t a;
-    for (;;) {
-        uint32_t s0 = __atomic_load_n(&t->aseq, __ATOMIC_ACQUIRE);
-        a = t->agg[r];
-        atomic_thread_fence(memory_order_acquire);
-        if (!(s0 & 1) && __atomic_load_n(&t->aseq, __ATOMIC_RELAXED) == s0) return a;
-    }
-}
-
-/* Under the lock: session-cumulative accumulator of r. */
-static sps__acc_t cum_acc(sps_region_t r) {
-    sps__acc_t a = {0};
-    if (sps__g.mode == SPS__AGGREGATE) {
-        for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
-            if (t->epoch == sps__g.epoch && r < t->agg_cap) {
-                sps__acc_t x = agg_read(t, r);
-                sps__acc_to_ns(&x, &sps__g.tm);
-                sps__acc_merge(&a, &x);
-            }
-    } else if (r < sps__g.acc_cap) {
-        a = sps__g.cum[r];
-    }
-    return a;
-}
-
-/* Under the lock: a fresh anchor, then the analysis up to now (so every
- * analyzed timestamp lies before the last anchor and converts stably). */
-static void refresh(void) {
-    sps__timemap_add(&sps__g.tm, sps__anchor_now());
-    analyze_all();
-}
-
-int sps_region_stats(sps_region_t r, sps_stats_t *out) {
-    if (!out) return SPS_EINVAL;
-    memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&sps__g.lock);
-    int rc = 0;
-    if (!session_live()) rc = SPS_ENOSESSION;
-    else if (r == 0 || r >= sps__registry_count()) rc = SPS_ENOREGION;
-    else {
-        refresh();
-        sps__acc_t a = cum_acc(r);
-        sps__acc_stats(&a, out);
-    }
-    pthread_mutex_unlock(&sps__g.lock);
-    return rc;
-}
-
-static size_t list_regions(sps_region_t *out, size_t cap, int recorded) {
-    size_t n = 0;
-    pthread_mutex_lock(&sps__g.lock);
-    if (session_live()) {
-        refresh();
-        uint32_t count = sps__registry_count();
-        for (sps_region_t r = 1; r < count; r++) {
-            int reg = r < sps__g.registered_cap && sps__g.registered[r];
-            int rec = cum_acc(r).count > 0;
-            if (recorded ? rec : (reg || rec)) {
-                if (n < cap) out[n] = r;
-                n++;
-            }
-        }
-    }
-    pthread_mutex_unlock(&sps__g.lock);
-    return n;
-}
-
-size_t sps_regions_registered(sps_region_t *out, size_t cap) { return list_regions(out, cap, 0); }
-size_t sps_regions_recorded(sps_region_t *out, size_t cap) { return list_regions(out, cap, 1); }
-
 /* ------------------------------------------------------------------------ */
 /* Snapshots                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static void snap_free(sps__snap_t *s) {
+void sps__snap_free(sps__snap_t *s) {
     if (!s) return;
     free(s->counters);
     free(s->segs);
@@ -367,26 +263,12 @@ static void snap_free(sps__snap_t *s) {
     free(s);
 }
 
-/* Under the lock: the facts the writer and the table need (regions, tree
- * shape, threads, metadata), copied so they can be used without the lock. */
-static int snap_describe(sps__snap_t *s) {
-    uint32_t count = sps__registry_count();
-    s->regs = malloc(count * sizeof *s->regs);
-    s->node_parent = malloc((sps__g.tree.len + 1) * sizeof *s->node_parent);
-    s->node_region = malloc((sps__g.tree.len + 1) * sizeof *s->node_region);
+/* Under the lock: the facts the writer needs (threads, metadata), copied so
+ * they can be used without the lock.  0 or SPS_ENOMEM. */
+int sps__snap_describe(sps__snap_t *s) {
     s->threads = calloc(s->nthreads + 1, sizeof *s->threads);
     s->tnames = calloc(s->nthreads + 1, sizeof *s->tnames);
-    if (!s->regs || !s->node_parent || !s->node_region || !s->threads || !s->tnames)
-        return SPS_ENOMEM;
-    for (sps_region_t r = 1; r < count; r++) {
-        int reg = r < sps__g.registered_cap && sps__g.registered[r];
-        int rec = (r < s->nregions && s->per[r].count) || cum_acc(r).count;
-        if (reg || rec) s->regs[s->nregs++] = r;
-    }
-    for (size_t i = 0; i < s->nnodes; i++) {
-        s->node_parent[i] = sps__g.tree.n[i].parent;
-        s->node_region[i] = sps__g.tree.n[i].region;
-    }
+    if (!s->threads || !s->tnames) return SPS_ENOMEM;
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) {
         if (t->epoch != sps__g.epoch || t->index >= s->nthreads) continue;
         sps__thread_info_t *ti = &s->threads[t->index];
@@ -480,7 +362,7 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
 }
 
 /* Under the lock: the period's records, stacks and statistics. */
-static sps__snap_t *snap_build(int take) {
+sps__snap_t *sps__snap_build(int take) {
     sps__snap_t *s = calloc(1, sizeof *s);
     sps__thr_t **tv = threads_by_index();
     uint32_t nt = sps__g.nthreads;
@@ -504,31 +386,14 @@ static sps__snap_t *snap_build(int take) {
     return s;
 fail:
     free(tv);
-    snap_free(s);
+    sps__snap_free(s);
     return NULL;
 }
 
-/* Under the lock: moves the period statistics into s (fresh ones start). */
-static int snap_take_stats(sps__snap_t *s) {
-    s->nregions = sps__g.acc_cap;
-    s->per = calloc(s->nregions ? s->nregions : 1, sizeof *s->per);
-    s->nnodes = sps__g.tree.len;
-    s->node_per = calloc(s->nnodes ? s->nnodes : 1, sizeof *s->node_per);
-    if (!s->per || !s->node_per) return SPS_ENOMEM;
-    if (s->nregions) {
-        memcpy(s->per, sps__g.per, s->nregions * sizeof *s->per);
-        memset(sps__g.per, 0, s->nregions * sizeof *sps__g.per);
-    }
-    for (size_t i = 0; i < s->nnodes; i++) {
-        s->node_per[i] = sps__g.tree.n[i].per;
-        memset(&sps__g.tree.n[i].per, 0, sizeof sps__g.tree.n[i].per);
-    }
-    return 0;
-}
-
 /* Under the lock: puts a failed period back in front of the session's
- * pending data (merging with an older pending one). */
-static void snap_stash(sps__snap_t *s) {
+ * pending data (merging with an older pending one; merge, if not NULL,
+ * merges what the model derived: old came first). */
+void sps__snap_stash(sps__snap_t *s, sps__snap_merge_fn merge) {
     sps__snap_t *old = sps__g.pending;
     sps__g.pending = s;
     if (!old) return;
@@ -548,10 +413,7 @@ static void snap_stash(sps__snap_t *s) {
         s->carried[t] = old->carried[t];
         old->carried[t] = tmp;
     }
-    for (uint32_t r = 0; r < s->nregions && r < old->nregions; r++)
-        sps__acc_merge(&s->per[r], &old->per[r]);
-    for (size_t k = 0; k < s->nnodes && k < old->nnodes; k++)
-        sps__acc_merge(&s->node_per[k], &old->node_per[k]);
+    if (merge) merge(s, old);
     s->start_ns = old->start_ns;
     if (old->ncounters) { /* the older samples first */
         sps_counter_sample_t *c = malloc((old->ncounters + s->ncounters) * sizeof *c);
@@ -580,22 +442,22 @@ static void snap_stash(sps__snap_t *s) {
         s->copies[s->ncopies++] = old->copies[k];
         old->copies[k] = NULL;
     }
-    snap_free(old);
+    sps__snap_free(old);
 }
 
 /* Under the lock: takes the pending period (if any) into s. */
-static void snap_absorb_pending(sps__snap_t *s) {
+void sps__snap_absorb_pending(sps__snap_t *s, sps__snap_merge_fn merge) {
     sps__snap_t *p = sps__g.pending;
     if (!p) return;
     sps__g.pending = NULL;
     /* reuse snap_stash's merge: make p pending, stash s on top of it */
     sps__g.pending = p;
-    snap_stash(s);
+    sps__snap_stash(s, merge);
     sps__g.pending = NULL;
 }
 
 /* Under the lock: gives the snapshot's chunks back to the pool. */
-static void snap_release(sps__snap_t *s) {
+void sps__snap_release(sps__snap_t *s) {
     for (sps__chunk_t *c = s->owned, *n; c; c = n) {
         n = c->next;
         sps__chunk_release(c);
@@ -606,269 +468,16 @@ static void snap_release(sps__snap_t *s) {
         sps__g.spill_end = 0;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Finalize                                                                  */
-/* ------------------------------------------------------------------------ */
-
-int sps_finalize_to(const char *path) {
-    return sps__finalize_ex(path, sps__g.cfg.verbose ? stderr : NULL);
-}
-
-/* sps_finalize_to, with the table printed to table_fp (NULL: no table).
- * Under MPI the finalize is collective (src/ext/mpi.c), which writes this
- * process's part with sps__finalize_local. */
-int sps__finalize_ex(const char *path, FILE *table_fp) {
-    if (session_live() && sps__g.dist.on) return sps__mpi_finalize_hook(path, table_fp);
-    return sps__finalize_local(path, table_fp);
-}
-
-int sps__finalize_local(const char *path, FILE *table_fp) {
-    ensure_process_init();
-    pthread_mutex_lock(&sps__g.lock);
-    if (!session_live()) {
-        pthread_mutex_unlock(&sps__g.lock);
-        return SPS_ENOSESSION;
-    }
-    char *p = path ? strdup(path) : NULL;
-    sps__timemap_add(&sps__g.tm, sps__anchor_now());
-    analyze_all();
-    sps__snap_t *s = snap_build(1);
-    if (s && snap_take_stats(s)) {
-        snap_stash(s); /* nothing lost: written next time */
-        s = NULL;
-    }
-    if (s) snap_absorb_pending(s);
-    if (s) sps__counters_take(s);
-    if (s && sps__g.mode == SPS__AGGREGATE) /* aggregate files: whole session */
-        for (uint32_t r = 1; r < s->nregions; r++) s->per[r] = cum_acc(r);
-    if (s && snap_describe(s)) {
-        snap_stash(s);
-        s = NULL;
-    }
-    if (s) sps__g.period_start_ns = s->end_ns;
-    pthread_mutex_unlock(&sps__g.lock);
-    if (!s) {
-        free(p);
-        return SPS_ENOMEM;
-    }
-    int rc = sps__finalize_write(s, p, table_fp);
-    pthread_mutex_lock(&sps__g.lock);
-    if (rc) {
-        snap_stash(s);
-    } else {
-        snap_release(s);
-        snap_free(s);
-    }
-    pthread_mutex_unlock(&sps__g.lock);
-    free(p);
-    return rc;
-}
-
-int sps_finalize(void) {
-    pthread_mutex_lock(&sps__g.lock);
-    char *p = sps__g.file_path ? strdup(sps__g.file_path) : NULL;
-    int nomem = sps__g.file_path && !p;
-    pthread_mutex_unlock(&sps__g.lock);
-    if (nomem) return SPS_ENOMEM;
-    int rc = sps_finalize_to(p);
-    free(p);
-    return rc;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Per-call queries                                                          */
-/* ------------------------------------------------------------------------ */
-
-size_t sps_region_calls(sps_region_t r, int64_t *starts, int64_t *durations,
-                        size_t cap) {
-    size_t n = 0;
-    pthread_mutex_lock(&sps__g.lock);
-    if (session_live() && sps__g.mode == SPS__EVENTS && r > 0 &&
-        r < sps__registry_count()) {
-        sps__timemap_add(&sps__g.tm, sps__anchor_now());
-        analyze_all();
-        sps__snap_t *s = snap_build(0);
-        if (s) {
-            sps__snap_t *p = sps__g.pending;
-            if (p) { /* pending calls come first */
-                sps__g.pending = NULL;
-                n = sps__collect_calls(p, r, starts, durations, cap);
-                sps__g.pending = p;
-                if (starts) starts += n < cap ? n : cap;
-                if (durations) durations += n < cap ? n : cap;
-                cap = n < cap ? cap - n : 0;
-            }
-            n += sps__collect_calls(s, r, starts, durations, cap);
-            snap_free(s);
-        }
-    }
-    pthread_mutex_unlock(&sps__g.lock);
-    return n;
-}
-
-size_t sps_region_durations(sps_region_t r, int64_t *out, size_t cap) {
-    return sps_region_calls(r, NULL, out, cap);
-}
-
-int sps_print_summary(void *file) {
-    FILE *fp = file ? (FILE *)file : stderr;
-    pthread_mutex_lock(&sps__g.lock);
-    if (!session_live()) {
-        pthread_mutex_unlock(&sps__g.lock);
-        return SPS_ENOSESSION;
-    }
-    refresh();
-    uint32_t n = sps__registry_count();
-    sps__acc_t *acc = calloc(n, sizeof *acc);
-    size_t nn = sps__g.tree.len;
-    sps__acc_t *nodes = calloc(nn + 1, sizeof *nodes);
-    int32_t *par = calloc(nn + 1, sizeof *par);
-    uint32_t *reg = calloc(nn + 1, sizeof *reg);
-    int rc = acc && nodes && par && reg ? 0 : SPS_ENOMEM;
-    for (uint32_t r = 1; !rc && r < n; r++) acc[r] = cum_acc(r);
-    for (size_t i = 0; !rc && i < nn; i++) {
-        nodes[i] = sps__g.tree.n[i].cum;
-        par[i] = sps__g.tree.n[i].parent;
-        reg[i] = sps__g.tree.n[i].region;
-    }
-    int64_t span = sps__g.tm.a[sps__g.tm.n - 1].ns - sps__g.start_ns;
-    pthread_mutex_unlock(&sps__g.lock);
-    if (!rc) rc = sps__print_accs(fp, acc, n, nodes, par, reg, nn, span);
-    free(acc);
-    free(nodes);
-    free(par);
-    free(reg);
-    return rc;
-}
-
 const char *sps_clock_source(void) {
-    ensure_process_init();
+    sps__process_init();
     return sps__use_tsc ? "tsc" : "monotonic";
-}
-
-int sps_finalize_print(const char *path, void *table_file) {
-    return sps__finalize_ex(path, (FILE *)table_file);
 }
 
 int64_t sps_session_start_ns(void) {
     pthread_mutex_lock(&sps__g.lock);
-    int64_t t = session_live() ? sps__g.start_ns : 0;
+    int64_t t = sps__session_live() ? sps__g.start_ns : 0;
     pthread_mutex_unlock(&sps__g.lock);
     return t;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Spans (the torch-style face's view of a session)                          */
-/* ------------------------------------------------------------------------ */
-
-typedef struct spans_sink {
-    sps_span_t *v;
-    int64_t *ids, *pids; /* call ids and parent call ids, beside v */
-    size_t n, cap;
-    int64_t from, to;
-    int stacks;          /* look native stacks up (capture was ever on) */
-} spans_sink_t;
-
-static int spans_grow(spans_sink_t *k) {
-    size_t cap = k->cap ? k->cap * 2 : 1024;
-    sps_span_t *v = realloc(k->v, cap * sizeof *v);
-    if (v) k->v = v;
-    int64_t *a = realloc(k->ids, cap * sizeof *a);
-    if (a) k->ids = a;
-    int64_t *b = realloc(k->pids, cap * sizeof *b);
-    if (b) k->pids = b;
-    if (!v || !a || !b) return SPS_ENOMEM;
-    k->cap = cap;
-    return 0;
-}
-
-/* Pass sink: keeps the calls that lie inside the window. */
-static int spans_end(void *ctx, const sps__call_t *c) {
-    spans_sink_t *k = ctx;
-    if ((int64_t)c->start < k->from || (int64_t)c->end > k->to) return 0;
-    if (k->n == k->cap && spans_grow(k)) return SPS_ENOMEM;
-    uint32_t stack = k->stacks ? sps__stack_lookup(c->thread, sps__g.epoch, c->seq) : 0;
-    k->v[k->n] = (sps_span_t){(int64_t)c->start, (int64_t)c->end, (int64_t)c->self,
-                              -1, c->region, c->thread, c->depth, stack};
-    k->ids[k->n] = c->call_id;
-    k->pids[k->n] = c->parent_id;
-    k->n++;
-    return 0;
-}
-
-typedef struct { int64_t id; size_t i; } id_ix_t;
-static int id_ix_cmp(const void *a, const void *b) {
-    const id_ix_t *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Sorts k's spans from index first on by call id (start order) and turns
- * parent call ids into indexes.  Ends arrive in end order; ids are start
- * order, so one sort puts every parent before its children. */
-static int spans_order(spans_sink_t *k, size_t first) {
-    size_t m = k->n - first;
-    id_ix_t *ix = malloc((m ? m : 1) * sizeof *ix);
-    sps_span_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
-    int64_t *pid = malloc((m ? m : 1) * sizeof *pid);
-    if (!ix || !tmp || !pid) {
-        free(ix), free(tmp), free(pid);
-        return SPS_ENOMEM;
-    }
-    for (size_t i = 0; i < m; i++) ix[i] = (id_ix_t){k->ids[first + i], first + i};
-    qsort(ix, m, sizeof *ix, id_ix_cmp);
-    for (size_t i = 0; i < m; i++) {
-        tmp[i] = k->v[ix[i].i];
-        pid[i] = k->pids[ix[i].i];
-    }
-    for (size_t i = 0; i < m; i++) {
-        k->v[first + i] = tmp[i];
-        k->ids[first + i] = ix[i].id;
-    }
-    for (size_t i = 0; i < m; i++) {
-        id_ix_t key = {pid[i], 0};
-        id_ix_t *hit = pid[i] < 0 ? NULL : bsearch(&key, ix, m, sizeof *ix, id_ix_cmp);
-        k->v[first + i].parent = hit ? (int64_t)(first + (size_t)(hit - ix)) : -1;
-    }
-    free(ix), free(tmp), free(pid);
-    return 0;
-}
-
-static int spans_of(const sps__snap_t *s, spans_sink_t *k) {
-    size_t first = k->n;
-    sps__pass_cb_t cb = {k, NULL, spans_end};
-    int rc = sps__pass_run(s, &cb, NULL);
-    return rc ? rc : spans_order(k, first);
-}
-
-int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
-    if (!out || !n) return SPS_EINVAL;
-    *out = NULL;
-    *n = 0;
-    spans_sink_t k = {.from = from_ns, .to = to_ns};
-    int rc = 0;
-    pthread_mutex_lock(&sps__g.lock);
-    /* without any capture every lookup would be two lock pairs for nothing */
-    k.stacks = sps__stacks_used();
-    if (!session_live()) rc = SPS_ENOSESSION;
-    else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
-    else if (from_ns <= to_ns) { /* an empty window only probes the mode */
-        refresh();
-        sps__snap_t *s = snap_build(0);
-        if (!s) rc = SPS_ENOMEM;
-        if (!rc && sps__g.pending) rc = spans_of(sps__g.pending, &k); /* older first */
-        if (!rc) rc = spans_of(s, &k);
-        snap_free(s);
-    }
-    pthread_mutex_unlock(&sps__g.lock);
-    free(k.ids);
-    free(k.pids);
-    if (rc) {
-        free(k.v);
-        return rc;
-    }
-    *out = k.v;
-    *n = k.n;
-    return 0;
 }
 
 void sps_free(void *p) { free(p); }
@@ -878,7 +487,7 @@ int sps_thread_info(uint32_t i, sps_thread_t *out) {
     memset(out, 0, sizeof *out);
     int rc = SPS_EINVAL;
     pthread_mutex_lock(&sps__g.lock);
-    if (!session_live()) rc = SPS_ENOSESSION;
+    if (!sps__session_live()) rc = SPS_ENOSESSION;
     else
         for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
             if (t->epoch == sps__g.epoch && t->index == i) {
@@ -895,6 +504,6 @@ int sps_thread_info(uint32_t i, sps_thread_t *out) {
 
 int64_t sps_thread_current(void) {
     sps__thr_t *t = sps__tls;
-    if (!t || t == &sps__dummy_thr || !session_live()) return -1;
+    if (!t || t == &sps__dummy_thr || !sps__session_live()) return -1;
     return __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) == sps__g.epoch ? (int64_t)t->index : -1;
 }

@@ -1,212 +1,11 @@
-/* analyze.c -- statistics accumulators, nesting, the live call tree, and the
- * incremental analyzer that keeps session statistics up to date.
- *
- * Nesting rule (one rule, used by every consumer so they always agree):
- *   begin(r) pushes a frame.  end(r) closes the innermost open frame of r;
- *   frames above it are closed at the same time and counted as misuse.  An
- *   end with no open frame of r is ignored and counted as misuse.  A region
- *   id that was never handed out is ignored and counted as misuse. */
+/* analyze.c -- the incremental analyzer that keeps the session's statistics
+ * and call tree up to date, by the one fold (fold.c).  A region id that was
+ * never handed out is ignored and counted as misuse. */
 #include "sps_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------------ */
-/* Accumulators                                                              */
-/* ------------------------------------------------------------------------ */
-
-/* Adds one call [start, end) with self time self (ticks) to a. */
-void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end, uint64_t self) {
-    uint64_t d = end > start ? end - start : 0;
-    if (a->count == 0) {
-        a->shift = d;
-        a->min = a->max = d;
-        a->first_start = a->last_start = start;
-        a->first_dur = a->last_dur = d;
-        a->end_max = end;
-    }
-    a->count++;
-    a->total += d;
-    a->self += self;
-    if (d < a->min) a->min = d;
-    if (d > a->max) a->max = d;
-    if (start < a->first_start) { a->first_start = start; a->first_dur = d; }
-    if (start >= a->last_start) { a->last_start = start; a->last_dur = d; }
-    if (end > a->end_max) a->end_max = end;
-    double x = (double)d - (double)a->shift;
-    a->s1 += x;
-    a->s2 += x * x;
-}
-
-/* Mean and sum of squared deviations (m2) of a, in ticks. */
-static void acc_moments(const sps__acc_t *a, double *mean, double *m2) {
-    double n = (double)a->count;
-    *mean = n ? (double)a->shift + a->s1 / n : 0.0;
-    *m2 = n ? a->s2 - a->s1 * a->s1 / n : 0.0;
-    if (*m2 < 0) *m2 = 0;
-}
-
-/* Merges from into into (Chan et al.'s pairwise update for the moments). */
-void sps__acc_merge(sps__acc_t *into, const sps__acc_t *from) {
-    if (from->count == 0) return;
-    if (into->count == 0) {
-        *into = *from;
-        return;
-    }
-    double ma, m2a, mb, m2b;
-    acc_moments(into, &ma, &m2a);
-    acc_moments(from, &mb, &m2b);
-    double na = (double)into->count, nb = (double)from->count, n = na + nb;
-    double delta = mb - ma, mean = ma + delta * nb / n;
-    double m2 = m2a + m2b + delta * delta * na * nb / n;
-    into->count += from->count;
-    into->total += from->total;
-    into->self += from->self;
-    if (from->min < into->min) into->min = from->min;
-    if (from->max > into->max) into->max = from->max;
-    if (from->first_start < into->first_start) {
-        into->first_start = from->first_start;
-        into->first_dur = from->first_dur;
-    }
-    if (from->last_start >= into->last_start) {
-        into->last_start = from->last_start;
-        into->last_dur = from->last_dur;
-    }
-    if (from->end_max > into->end_max) into->end_max = from->end_max;
-    /* re-express as shifted sums around the merged mean */
-    into->shift = (uint64_t)llround(mean);
-    double off = mean - (double)into->shift;
-    into->s1 = off * n;
-    into->s2 = m2 + off * off * n;
-}
-
-void sps__acc_stats(const sps__acc_t *a, sps_stats_t *out) {
-    double mean, m2;
-    acc_moments(a, &mean, &m2);
-    out->num_calls = a->count;
-    out->total_ns = (int64_t)a->total;
-    out->self_ns = (int64_t)a->self;
-    out->min_ns = a->count ? (int64_t)a->min : 0;
-    out->max_ns = a->count ? (int64_t)a->max : 0;
-    out->mean_ns = mean;
-    out->var_ns2 = a->count > 1 ? m2 / (double)(a->count - 1) : 0.0;
-}
-
-/* Converts an accumulator kept in ticks (aggregate mode) to ns. */
-void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm) {
-    if (!a->count || !sps__use_tsc) return;
-    double k = sps__timemap_scale(tm);
-    a->total = (uint64_t)llround((double)a->total * k);
-    a->self = (uint64_t)llround((double)a->self * k);
-    a->min = (uint64_t)llround((double)a->min * k);
-    a->max = (uint64_t)llround((double)a->max * k);
-    a->first_dur = (uint64_t)llround((double)a->first_dur * k);
-    a->last_dur = (uint64_t)llround((double)a->last_dur * k);
-    a->shift = (uint64_t)llround((double)a->shift * k);
-    a->s1 *= k;
-    a->s2 *= k * k;
-    a->first_start = (uint64_t)sps__timemap_ns(tm, a->first_start);
-    a->last_start = (uint64_t)sps__timemap_ns(tm, a->last_start);
-    a->end_max = (uint64_t)sps__timemap_ns(tm, a->end_max);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Stacks                                                                    */
-/* ------------------------------------------------------------------------ */
-
-int sps__stack_push(sps__stack_t *s, sps__frame_t f) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        sps__frame_t *p = realloc(s->f, cap * sizeof *p);
-        if (!p) return SPS_ENOMEM;
-        s->f = p;
-        s->cap = cap;
-    }
-    s->f[s->n++] = f;
-    return 0;
-}
-
-void sps__stack_free(sps__stack_t *s) {
-    free(s->f);
-    s->f = NULL;
-    s->n = s->cap = 0;
-}
-
-int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src) {
-    dst->n = 0;
-    for (size_t i = 0; i < src->n; i++)
-        if (sps__stack_push(dst, src->f[i])) return SPS_ENOMEM;
-    return 0;
-}
-
-/* Applies an end record of region r at ts to stack s.  For each frame it
- * closes, innermost first, calls fn(ctx, frame, end, self, depth) where
- * depth is the frame's index in the stack.  Returns the misuse count. */
-int sps__nest_end(sps__stack_t *s, uint32_t r, uint64_t ts,
-                  sps__close_fn fn, void *ctx) {
-    size_t k = s->n;
-    while (k > 0 && s->f[k - 1].region != r) k--;
-    if (k == 0) return 1;
-    int misuse = (int)(s->n - k);
-    while (s->n >= k) {
-        sps__frame_t f = s->f[--s->n];
-        uint64_t d = ts > f.start ? ts - f.start : 0;
-        if (s->n > 0) s->f[s->n - 1].child += d;
-        fn(ctx, &f, ts, d > f.child ? d - f.child : 0, s->n);
-    }
-    return misuse;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The live call tree                                                        */
-/* ------------------------------------------------------------------------ */
-
-static size_t tree_hash(int32_t parent, uint32_t region, size_t mask) {
-    uint64_t h = ((uint64_t)(uint32_t)parent << 32 | region) * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 17) & mask;
-}
-
-static int tree_rehash(sps__tree_t *t) {
-    size_t n = t->nslots ? t->nslots * 2 : 256;
-    int32_t *s = calloc(n, sizeof *s);
-    if (!s) return SPS_ENOMEM;
-    for (size_t i = 0; i < t->len; i++) {
-        size_t h = tree_hash(t->n[i].parent, t->n[i].region, n - 1);
-        while (s[h]) h = (h + 1) & (n - 1);
-        s[h] = (int32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = s;
-    t->nslots = n;
-    return 0;
-}
-
-/* Index of the node (parent, region), created if new; -1 on ENOMEM. */
-int32_t sps__tree_node(sps__tree_t *t, int32_t parent, uint32_t region) {
-    if ((t->len + 1) * 2 > t->nslots && tree_rehash(t)) return -1;
-    size_t h = tree_hash(parent, region, t->nslots - 1);
-    for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
-        sps__node_t *n = &t->n[t->slots[h] - 1];
-        if (n->parent == parent && n->region == region) return t->slots[h] - 1;
-    }
-    if (t->len == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        sps__node_t *p = realloc(t->n, cap * sizeof *p);
-        if (!p) return -1;
-        t->n = p;
-        t->cap = cap;
-    }
-    t->n[t->len] = (sps__node_t){.parent = parent, .region = region};
-    t->slots[h] = (int32_t)t->len + 1;
-    return (int32_t)t->len++;
-}
-
-void sps__tree_free(sps__tree_t *t) {
-    free(t->n);
-    free(t->slots);
-    memset(t, 0, sizeof *t);
-}
 
 /* ------------------------------------------------------------------------ */
 /* The incremental analyzer (under the session lock)                         */
@@ -253,11 +52,11 @@ static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids) {
     if (!e->is_end) {
         int32_t parent = t->stack.n ? t->stack.f[t->stack.n - 1].node : -1;
         sps__frame_t f = {e->region, sps__tree_node(&sps__g.tree, parent, e->region),
-                          e->ticks, 0, e->seq, -1, 0};
+                          e->ticks, 0, e->seq, -1, 0, 0};
         if (sps__stack_push(&t->stack, f)) sps__g.misuse++;
         return;
     }
-    sps__g.misuse += (uint64_t)sps__nest_end(&t->stack, e->region, e->ticks,
+    sps__g.misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ticks,
                                              analyze_close, NULL);
 }
 
@@ -295,4 +94,78 @@ int sps__analyze_thread(sps__thr_t *t) {
     t->acur = last;
     t->aidx = last_n;
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The analysis's part of sessions and snapshots (the api layer calls these) */
+/* ------------------------------------------------------------------------ */
+
+void sps__analysis_reset(void) {
+    if (sps__g.acc_cap) {
+        memset(sps__g.cum, 0, sps__g.acc_cap * sizeof *sps__g.cum);
+        memset(sps__g.per, 0, sps__g.acc_cap * sizeof *sps__g.per);
+    }
+    sps__tree_free(&sps__g.tree);
+}
+
+void sps__analyze_all(void) {
+    if (sps__g.mode != SPS__EVENTS) return;
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) sps__analyze_thread(t);
+}
+
+sps__acc_t sps__cum_acc(sps_region_t r) {
+    sps__acc_t a = {0};
+    if (sps__g.mode == SPS__AGGREGATE) {
+        for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
+            if (t->epoch == sps__g.epoch && r < t->agg_cap) {
+                sps__acc_t x = sps__agg_read(t, r);
+                sps__acc_to_ns(&x, &sps__g.tm);
+                sps__acc_merge(&a, &x);
+            }
+    } else if (r < sps__g.acc_cap) {
+        a = sps__g.cum[r];
+    }
+    return a;
+}
+
+int sps__analysis_take(sps__snap_t *s) {
+    s->nregions = sps__g.acc_cap;
+    s->per = calloc(s->nregions ? s->nregions : 1, sizeof *s->per);
+    s->nnodes = sps__g.tree.len;
+    s->node_per = calloc(s->nnodes ? s->nnodes : 1, sizeof *s->node_per);
+    if (!s->per || !s->node_per) return SPS_ENOMEM;
+    if (s->nregions) {
+        memcpy(s->per, sps__g.per, s->nregions * sizeof *s->per);
+        memset(sps__g.per, 0, s->nregions * sizeof *sps__g.per);
+    }
+    for (size_t i = 0; i < s->nnodes; i++) {
+        s->node_per[i] = sps__g.tree.n[i].per;
+        memset(&sps__g.tree.n[i].per, 0, sizeof sps__g.tree.n[i].per);
+    }
+    return 0;
+}
+
+void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *old) {
+    for (uint32_t r = 0; r < s->nregions && r < old->nregions; r++)
+        sps__acc_merge(&s->per[r], &old->per[r]);
+    for (size_t k = 0; k < s->nnodes && k < old->nnodes; k++)
+        sps__acc_merge(&s->node_per[k], &old->node_per[k]);
+}
+
+int sps__analysis_describe(sps__snap_t *s) {
+    uint32_t count = sps__registry_count();
+    s->regs = malloc(count * sizeof *s->regs);
+    s->node_parent = malloc((sps__g.tree.len + 1) * sizeof *s->node_parent);
+    s->node_region = malloc((sps__g.tree.len + 1) * sizeof *s->node_region);
+    if (!s->regs || !s->node_parent || !s->node_region) return SPS_ENOMEM;
+    for (sps_region_t r = 1; r < count; r++) {
+        int reg = r < sps__g.registered_cap && sps__g.registered[r];
+        int rec = (r < s->nregions && s->per[r].count) || sps__cum_acc(r).count;
+        if (reg || rec) s->regs[s->nregs++] = r;
+    }
+    for (size_t i = 0; i < s->nnodes; i++) {
+        s->node_parent[i] = sps__g.tree.n[i].parent;
+        s->node_region[i] = sps__g.tree.n[i].region;
+    }
+    return 0;
 }

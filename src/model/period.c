@@ -4,8 +4,9 @@
  * the threads' next events), applies the nesting rule per thread, and gives
  * each call written in this period its call id (start order across the
  * rank, as scope-profiler's call_ids) and its ordinal within its region.
- * Sinks receive begins (in start order) and ends (in end order); one sink
- * writes HDF5 rows, one collects a region's calls for queries.  Memory is
+ * Sinks receive begins (in start order) and ends (in end order): the HDF5
+ * writer's (formats/h5_period.c), and here the one that collects a region's
+ * calls for queries.  Memory is
  * bounded by the number of threads and regions, never by the number of
  * events. */
 #include "sps_int.h"
@@ -78,11 +79,11 @@ static void pass_event(pass_t *p, lane_t *ln) {
     }
     p->cur_lane = ln;
     if (e->is_end) {
-        p->misuse += (uint64_t)sps__nest_end(&ln->st, e->region, e->ticks,
+        p->misuse += (uint64_t)sps__fold_end(&ln->st, e->region, e->ticks,
                                              pass_close, p);
         return;
     }
-    sps__frame_t f = {e->region, -1, e->ticks, 0, e->seq, -1, 0};
+    sps__frame_t f = {e->region, -1, e->ticks, 0, e->seq, -1, 0, 0};
     int stays_open = ln->open && ln->open_i < ln->open->n &&
                      ln->open->f[ln->open_i].seq == e->seq;
     if (stays_open) {
@@ -207,131 +208,3 @@ size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r, int64_t *starts,
     return k.n;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Sink: HDF5 rows                                                           */
-/* ------------------------------------------------------------------------ */
-
-/* Calls of one region not yet written, by ordinal from base. */
-typedef struct ring {
-    uint64_t base;     /* ordinal of slot 0 */
-    size_t n, cap;
-    int64_t *start, *dur, *id, *parent, *thread;
-    int64_t prev_start; /* ns of the last written start (for deltas) */
-} ring_t;
-
-typedef struct h5sink {
-    sps__h5w_t *w;
-    const uint32_t *file_region; /* region id -> file row, UINT32_MAX none */
-    const sps__row_t *rows;
-    ring_t *rings;     /* by file row */
-    size_t ring_cap;   /* slots per ring */
-    uint64_t *late_pos;
-    int64_t *late_dur;
-    size_t nlate, caplate;
-    int64_t *scratch;  /* start deltas being written */
-} h5sink_t;
-
-static int ring_alloc(ring_t *g, size_t cap) {
-    int64_t **cols[] = {&g->start, &g->dur, &g->id, &g->parent, &g->thread};
-    for (size_t i = 0; i < 5; i++)
-        if (!(*cols[i] = malloc(cap * sizeof(int64_t)))) return SPS_ENOMEM;
-    g->cap = cap;
-    return 0;
-}
-
-static void ring_free(ring_t *g) {
-    free(g->start);
-    free(g->dur);
-    free(g->id);
-    free(g->parent);
-    free(g->thread);
-}
-
-/* Writes the oldest k slots of ring g (file row fr); pending durations are
- * written as 0 now and fixed later. */
-static int ring_flush(h5sink_t *h, uint32_t fr, size_t k) {
-    ring_t *g = &h->rings[fr];
-    for (size_t i = 0; i < k; i++) {
-        h->scratch[i] = g->start[i] - g->prev_start;
-        g->prev_start = g->start[i];
-        if (g->dur[i] < 0) g->dur[i] = 0; /* its end comes later: late write */
-    }
-    int rc = sps__h5w_rows(h->w, h->rows[fr].offset + g->base, k, h->scratch,
-                           g->dur, g->id, g->parent, g->thread);
-    size_t rest = g->n - k;
-    int64_t *cols[] = {g->start, g->dur, g->id, g->parent, g->thread};
-    for (size_t i = 0; i < 5; i++) memmove(cols[i], cols[i] + k, rest * sizeof(int64_t));
-    g->n = rest;
-    g->base += k;
-    return rc;
-}
-
-static int h5_begin(void *ctx, const sps__call_t *c) {
-    h5sink_t *h = ctx;
-    uint32_t fr = h->file_region[c->region];
-    ring_t *g = &h->rings[fr];
-    if (!g->cap) {
-        size_t cap = h->rows[fr].count < h->ring_cap ? (size_t)h->rows[fr].count : h->ring_cap;
-        if (ring_alloc(g, cap ? cap : 1)) return SPS_ENOMEM;
-    }
-    if (g->n == g->cap) {
-        int rc = ring_flush(h, fr, g->n);
-        if (rc) return rc;
-    }
-    size_t i = g->n++;
-    g->start[i] = (int64_t)c->start;
-    g->dur[i] = -1;
-    g->id[i] = c->call_id;
-    g->parent[i] = c->parent_id;
-    g->thread[i] = c->thread;
-    return 0;
-}
-
-static int h5_end(void *ctx, const sps__call_t *c) {
-    h5sink_t *h = ctx;
-    uint32_t fr = h->file_region[c->region];
-    ring_t *g = &h->rings[fr];
-    int64_t d = (int64_t)(c->end - c->start);
-    if (c->ordinal >= g->base) {
-        g->dur[c->ordinal - g->base] = d;
-        return 0;
-    }
-    if (h->nlate == h->caplate) {
-        size_t cap = h->caplate ? h->caplate * 2 : 1024;
-        uint64_t *p = realloc(h->late_pos, cap * sizeof *p);
-        if (!p) return SPS_ENOMEM;
-        h->late_pos = p;
-        int64_t *q = realloc(h->late_dur, cap * sizeof *q);
-        if (!q) return SPS_ENOMEM;
-        h->late_dur = q;
-        h->caplate = cap;
-    }
-    h->late_pos[h->nlate] = h->rows[fr].offset + c->ordinal;
-    h->late_dur[h->nlate++] = d;
-    return 0;
-}
-
-/* Writes every call of snap to w.  file_region maps region ids to rows of
- * lay (whose offsets/counts must match the calls the pass will produce). */
-int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
-                      const sps__layout_t *lay, const uint32_t *file_region) {
-    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL};
-    size_t active = lay->nrows ? lay->nrows : 1;
-    h.ring_cap = (32u << 20) / 40 / active; /* ~32 MiB of rings in all */
-    if (h.ring_cap > 4096) h.ring_cap = 4096;
-    if (h.ring_cap < 64) h.ring_cap = 64;
-    h.rings = calloc(active, sizeof *h.rings);
-    h.scratch = malloc(h.ring_cap * sizeof *h.scratch);
-    int rc = h.rings && h.scratch ? 0 : SPS_ENOMEM;
-    sps__pass_cb_t cb = {&h, h5_begin, h5_end};
-    if (!rc) rc = sps__pass_run(snap, &cb, NULL);
-    for (uint32_t fr = 0; !rc && fr < lay->nrows; fr++)
-        if (h.rings[fr].n) rc = ring_flush(&h, fr, h.rings[fr].n);
-    if (!rc && h.nlate) rc = sps__h5w_durations(w, h.nlate, h.late_pos, h.late_dur);
-    for (size_t i = 0; h.rings && i < active; i++) ring_free(&h.rings[i]);
-    free(h.rings);
-    free(h.scratch);
-    free(h.late_pos);
-    free(h.late_dur);
-    return rc;
-}

@@ -1,9 +1,15 @@
-/* output.c -- turns a finalized period into a file and a table.
+/* finalize.c -- sps_finalize and friends: a period taken out of the session
+ * (core's snapshot, the model's statistics), written to a file and printed.
  *
- * Builds the HDF5 layout (one row per region with calls in the period,
- * offsets in region order) from the period statistics, writes the calls
- * through the merged pass into "<path>.tmp-<pid>" and renames it into
- * place. */
+ * sps_finalize works in three steps: under the session lock it brings the
+ * analysis up to date and takes a snapshot of the period (moving retired
+ * chunks out, copying each thread's current chunk) with its statistics;
+ * without the lock it writes the snapshot to "<path>.tmp-<pid>" (one row
+ * per region with calls in the period, offsets in region order; the calls
+ * through the merged pass) and renames it into place; then it gives the
+ * chunks back to the pool.  Recording goes on in every thread meanwhile.
+ * If the write fails the snapshot is kept as "pending" and written,
+ * together with the next period, by the next finalize. */
 #include "sps_int.h"
 
 #include <errno.h>
@@ -174,4 +180,78 @@ int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
                         path ? path : "(none)", sps_strerror(rc));
     }
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The public calls                                                          */
+/* ------------------------------------------------------------------------ */
+
+int sps_finalize_to(const char *path) {
+    return sps__finalize_ex(path, sps__g.cfg.verbose ? stderr : NULL);
+}
+
+/* sps_finalize_to, with the table printed to table_fp (NULL: no table).
+ * Under MPI the finalize is collective (src/ext/mpi.c), which writes this
+ * process's part with sps__finalize_local. */
+int sps__finalize_ex(const char *path, FILE *table_fp) {
+    if (sps__session_live() && sps__g.dist.on) return sps__mpi_finalize_hook(path, table_fp);
+    return sps__finalize_local(path, table_fp);
+}
+
+int sps__finalize_local(const char *path, FILE *table_fp) {
+    sps__process_init();
+    pthread_mutex_lock(&sps__g.lock);
+    if (!sps__session_live()) {
+        pthread_mutex_unlock(&sps__g.lock);
+        return SPS_ENOSESSION;
+    }
+    char *p = path ? strdup(path) : NULL;
+    sps__timemap_add(&sps__g.tm, sps__anchor_now());
+    sps__analyze_all();
+    sps__snap_t *s = sps__snap_build(1);
+    if (s && sps__analysis_take(s)) {
+        sps__snap_stash(s, sps__analysis_merge); /* nothing lost: written next time */
+        s = NULL;
+    }
+    if (s) sps__snap_absorb_pending(s, sps__analysis_merge);
+    if (s) sps__counters_take(s);
+    if (s && sps__g.mode == SPS__AGGREGATE) /* aggregate files: whole session */
+        for (uint32_t r = 1; r < s->nregions; r++) s->per[r] = sps__cum_acc(r);
+    if (s && (sps__snap_describe(s) || sps__analysis_describe(s))) {
+        sps__snap_stash(s, sps__analysis_merge);
+        s = NULL;
+    }
+    if (s) sps__g.period_start_ns = s->end_ns;
+    pthread_mutex_unlock(&sps__g.lock);
+    if (!s) {
+        free(p);
+        return SPS_ENOMEM;
+    }
+    int rc = sps__finalize_write(s, p, table_fp);
+    pthread_mutex_lock(&sps__g.lock);
+    if (rc) {
+        sps__snap_stash(s, sps__analysis_merge);
+    } else {
+        sps__snap_release(s);
+        sps__snap_free(s);
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    free(p);
+    return rc;
+}
+
+int sps_finalize(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    char *p = sps__g.file_path ? strdup(sps__g.file_path) : NULL;
+    int nomem = sps__g.file_path && !p;
+    pthread_mutex_unlock(&sps__g.lock);
+    if (nomem) return SPS_ENOMEM;
+    int rc = sps_finalize_to(p);
+    free(p);
+    return rc;
+}
+
+
+int sps_finalize_print(const char *path, void *table_file) {
+    return sps__finalize_ex(path, (FILE *)table_file);
 }

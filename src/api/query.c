@@ -1,0 +1,245 @@
+/* query.c -- the public queries of a live session: statistics, per-call
+ * arrays, the summary table and the torch-style face's spans.  Each brings
+ * the model's analysis up to date under the session lock, so a query costs
+ * time proportional to the events recorded since the previous one. */
+#include "sps_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Under the lock: a fresh anchor, then the analysis up to now (so every
+ * analyzed timestamp lies before the last anchor and converts stably). */
+static void refresh(void) {
+    sps__timemap_add(&sps__g.tm, sps__anchor_now());
+    sps__analyze_all();
+}
+
+int sps_region_stats(sps_region_t r, sps_stats_t *out) {
+    if (!out) return SPS_EINVAL;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&sps__g.lock);
+    int rc = 0;
+    if (!sps__session_live()) rc = SPS_ENOSESSION;
+    else if (r == 0 || r >= sps__registry_count()) rc = SPS_ENOREGION;
+    else {
+        refresh();
+        sps__acc_t a = sps__cum_acc(r);
+        sps__acc_stats(&a, out);
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return rc;
+}
+
+uint64_t sps_misuse_count(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    if (sps__g.mode == SPS__EVENTS && sps__session_live()) {
+        sps__timemap_add(&sps__g.tm, sps__anchor_now());
+        sps__analyze_all();
+    }
+    uint64_t n = __atomic_load_n(&sps__g.misuse, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&sps__g.lock);
+    return n;
+}
+
+static size_t list_regions(sps_region_t *out, size_t cap, int recorded) {
+    size_t n = 0;
+    pthread_mutex_lock(&sps__g.lock);
+    if (sps__session_live()) {
+        refresh();
+        uint32_t count = sps__registry_count();
+        for (sps_region_t r = 1; r < count; r++) {
+            int reg = r < sps__g.registered_cap && sps__g.registered[r];
+            int rec = sps__cum_acc(r).count > 0;
+            if (recorded ? rec : (reg || rec)) {
+                if (n < cap) out[n] = r;
+                n++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return n;
+}
+
+size_t sps_regions_registered(sps_region_t *out, size_t cap) { return list_regions(out, cap, 0); }
+size_t sps_regions_recorded(sps_region_t *out, size_t cap) { return list_regions(out, cap, 1); }
+
+/* ------------------------------------------------------------------------ */
+/* Per-call queries                                                          */
+/* ------------------------------------------------------------------------ */
+
+size_t sps_region_calls(sps_region_t r, int64_t *starts, int64_t *durations,
+                        size_t cap) {
+    size_t n = 0;
+    pthread_mutex_lock(&sps__g.lock);
+    if (sps__session_live() && sps__g.mode == SPS__EVENTS && r > 0 &&
+        r < sps__registry_count()) {
+        sps__timemap_add(&sps__g.tm, sps__anchor_now());
+        sps__analyze_all();
+        sps__snap_t *s = sps__snap_build(0);
+        if (s) {
+            sps__snap_t *p = sps__g.pending;
+            if (p) { /* pending calls come first */
+                sps__g.pending = NULL;
+                n = sps__collect_calls(p, r, starts, durations, cap);
+                sps__g.pending = p;
+                if (starts) starts += n < cap ? n : cap;
+                if (durations) durations += n < cap ? n : cap;
+                cap = n < cap ? cap - n : 0;
+            }
+            n += sps__collect_calls(s, r, starts, durations, cap);
+            sps__snap_free(s);
+        }
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return n;
+}
+
+size_t sps_region_durations(sps_region_t r, int64_t *out, size_t cap) {
+    return sps_region_calls(r, NULL, out, cap);
+}
+
+int sps_print_summary(void *file) {
+    FILE *fp = file ? (FILE *)file : stderr;
+    pthread_mutex_lock(&sps__g.lock);
+    if (!sps__session_live()) {
+        pthread_mutex_unlock(&sps__g.lock);
+        return SPS_ENOSESSION;
+    }
+    refresh();
+    uint32_t n = sps__registry_count();
+    sps__acc_t *acc = calloc(n, sizeof *acc);
+    size_t nn = sps__g.tree.len;
+    sps__acc_t *nodes = calloc(nn + 1, sizeof *nodes);
+    int32_t *par = calloc(nn + 1, sizeof *par);
+    uint32_t *reg = calloc(nn + 1, sizeof *reg);
+    int rc = acc && nodes && par && reg ? 0 : SPS_ENOMEM;
+    for (uint32_t r = 1; !rc && r < n; r++) acc[r] = sps__cum_acc(r);
+    for (size_t i = 0; !rc && i < nn; i++) {
+        nodes[i] = sps__g.tree.n[i].cum;
+        par[i] = sps__g.tree.n[i].parent;
+        reg[i] = sps__g.tree.n[i].region;
+    }
+    int64_t span = sps__g.tm.a[sps__g.tm.n - 1].ns - sps__g.start_ns;
+    pthread_mutex_unlock(&sps__g.lock);
+    if (!rc) rc = sps__print_accs(fp, acc, n, nodes, par, reg, nn, span);
+    free(acc);
+    free(nodes);
+    free(par);
+    free(reg);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Spans (the torch-style face's view of a session)                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spans_sink {
+    sps_span_t *v;
+    int64_t *ids, *pids; /* call ids and parent call ids, beside v */
+    size_t n, cap;
+    int64_t from, to;
+    int stacks;          /* look native stacks up (capture was ever on) */
+} spans_sink_t;
+
+static int spans_grow(spans_sink_t *k) {
+    size_t cap = k->cap ? k->cap * 2 : 1024;
+    sps_span_t *v = realloc(k->v, cap * sizeof *v);
+    if (v) k->v = v;
+    int64_t *a = realloc(k->ids, cap * sizeof *a);
+    if (a) k->ids = a;
+    int64_t *b = realloc(k->pids, cap * sizeof *b);
+    if (b) k->pids = b;
+    if (!v || !a || !b) return SPS_ENOMEM;
+    k->cap = cap;
+    return 0;
+}
+
+/* Pass sink: keeps the calls that lie inside the window. */
+static int spans_end(void *ctx, const sps__call_t *c) {
+    spans_sink_t *k = ctx;
+    if ((int64_t)c->start < k->from || (int64_t)c->end > k->to) return 0;
+    if (k->n == k->cap && spans_grow(k)) return SPS_ENOMEM;
+    uint32_t stack = k->stacks ? sps__stack_lookup(c->thread, sps__g.epoch, c->seq) : 0;
+    k->v[k->n] = (sps_span_t){(int64_t)c->start, (int64_t)c->end, (int64_t)c->self,
+                              -1, c->region, c->thread, c->depth, stack};
+    k->ids[k->n] = c->call_id;
+    k->pids[k->n] = c->parent_id;
+    k->n++;
+    return 0;
+}
+
+typedef struct { int64_t id; size_t i; } id_ix_t;
+static int id_ix_cmp(const void *a, const void *b) {
+    const id_ix_t *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Sorts k's spans from index first on by call id (start order) and turns
+ * parent call ids into indexes.  Ends arrive in end order; ids are start
+ * order, so one sort puts every parent before its children. */
+static int spans_order(spans_sink_t *k, size_t first) {
+    size_t m = k->n - first;
+    id_ix_t *ix = malloc((m ? m : 1) * sizeof *ix);
+    sps_span_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    int64_t *pid = malloc((m ? m : 1) * sizeof *pid);
+    if (!ix || !tmp || !pid) {
+        free(ix), free(tmp), free(pid);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < m; i++) ix[i] = (id_ix_t){k->ids[first + i], first + i};
+    qsort(ix, m, sizeof *ix, id_ix_cmp);
+    for (size_t i = 0; i < m; i++) {
+        tmp[i] = k->v[ix[i].i];
+        pid[i] = k->pids[ix[i].i];
+    }
+    for (size_t i = 0; i < m; i++) {
+        k->v[first + i] = tmp[i];
+        k->ids[first + i] = ix[i].id;
+    }
+    for (size_t i = 0; i < m; i++) {
+        id_ix_t key = {pid[i], 0};
+        id_ix_t *hit = pid[i] < 0 ? NULL : bsearch(&key, ix, m, sizeof *ix, id_ix_cmp);
+        k->v[first + i].parent = hit ? (int64_t)(first + (size_t)(hit - ix)) : -1;
+    }
+    free(ix), free(tmp), free(pid);
+    return 0;
+}
+
+static int spans_of(const sps__snap_t *s, spans_sink_t *k) {
+    size_t first = k->n;
+    sps__pass_cb_t cb = {k, NULL, spans_end};
+    int rc = sps__pass_run(s, &cb, NULL);
+    return rc ? rc : spans_order(k, first);
+}
+
+int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
+    if (!out || !n) return SPS_EINVAL;
+    *out = NULL;
+    *n = 0;
+    spans_sink_t k = {.from = from_ns, .to = to_ns};
+    int rc = 0;
+    pthread_mutex_lock(&sps__g.lock);
+    /* without any capture every lookup would be two lock pairs for nothing */
+    k.stacks = sps__stacks_used();
+    if (!sps__session_live()) rc = SPS_ENOSESSION;
+    else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
+    else if (from_ns <= to_ns) { /* an empty window only probes the mode */
+        refresh();
+        sps__snap_t *s = sps__snap_build(0);
+        if (!s) rc = SPS_ENOMEM;
+        if (!rc && sps__g.pending) rc = spans_of(sps__g.pending, &k); /* older first */
+        if (!rc) rc = spans_of(s, &k);
+        sps__snap_free(s);
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    free(k.ids);
+    free(k.pids);
+    if (rc) {
+        free(k.v);
+        return rc;
+    }
+    *out = k.v;
+    *n = k.n;
+    return 0;
+}
+

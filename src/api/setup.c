@@ -1,0 +1,28 @@
+/* setup.c -- sps_setup and sps_shutdown: the public calls that open and close
+ * a session.  They put the layers together: core opens the session, the
+ * model's aggregate recorder is registered with core, integrations (MPI)
+ * take part through their operations table, and the model's analysis is
+ * reset with the recording. */
+#include "sps_int.h"
+
+int sps_setup(const sps_config_t *cfg) {
+    static const sps_config_t defaults = SPS_CONFIG_INIT;
+    if (!cfg) cfg = &defaults;
+    int rc = sps__config_check(cfg);
+    if (rc) return rc;
+    sps__process_init();
+    if (sps__session_live()) return SPS_EACTIVE;
+    /* core records aggregate mode through the model's fold */
+    sps__agg_ops = &sps__agg_fold_ops;
+    /* MPI (src/ext/mpi.c): collective when MPI is initialised; a no-op in a
+     * build without MPI.  Runs before the lock: it talks to other ranks. */
+    sps__dist_t dist = {0};
+    rc = cfg->local ? 0 : sps__mpi_setup_hook(&dist);
+    if (rc) return rc;
+    return sps__session_open(cfg, &dist, sps__analysis_reset);
+}
+
+int sps_shutdown(void) {
+    if (sps__session_close(sps__analysis_reset)) sps__mpi_shutdown_hook();
+    return 0;
+}

@@ -1,0 +1,54 @@
+/* aggregate.c -- aggregate mode: statistics kept by the recording thread
+ * itself, no events (cfg.aggregate).  Begin pushes a frame on the thread's
+ * own stack; end folds it by the one rule (fold.c) into the thread's
+ * accumulator of its region, in ticks, under a per-thread seqlock that
+ * readers (sps__agg_read) retry.  Core calls these through sps__agg_ops,
+ * which the api layer registers at setup. */
+#include "sps_int.h"
+
+static void agg_begin(sps_region_t r, uint64_t now) {
+    sps__thr_t *t = sps__agg_thread(r);
+    if (!t) return;
+    sps__frame_t f = {r, -1, now, 0, 0, -1, 0, 0};
+    if (SPS__UNLIKELY(t->astack.n == t->astack.cap)) {
+        pthread_mutex_lock(&sps__g.lock); /* readers may scan the stack size */
+        sps__stack_push(&t->astack, f);
+        pthread_mutex_unlock(&sps__g.lock);
+        return;
+    }
+    t->astack.f[t->astack.n++] = f;
+}
+
+/* Folds one closed call into its thread's accumulator (seqlock: readers
+ * retry while the sequence is odd). */
+static void agg_close(void *ctx, const sps__frame_t *f, uint64_t end,
+                      uint64_t self, size_t depth) {
+    sps__thr_t *t = ctx;
+    (void)depth;
+    if (f->region >= t->agg_cap) return;
+    __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+    atomic_thread_fence(memory_order_release);
+    sps__acc_add(&t->agg[f->region], f->start, end, self);
+    atomic_thread_fence(memory_order_release);
+    __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+}
+
+static void agg_end(sps_region_t r, uint64_t now) {
+    sps__thr_t *t = sps__tls;
+    if (t->epoch != sps__g.epoch) return;
+    int misuse = sps__fold_end(&t->astack, r, now, agg_close, t);
+    if (misuse) __atomic_fetch_add(&sps__g.misuse, (uint64_t)misuse, __ATOMIC_RELAXED);
+}
+
+const sps__agg_ops_t sps__agg_fold_ops = {agg_begin, agg_end};
+
+__attribute__((no_sanitize("thread")))
+sps__acc_t sps__agg_read(const sps__thr_t *t, sps_region_t r) {
+    sps__acc_t a;
+    for (;;) {
+        uint32_t s0 = __atomic_load_n(&t->aseq, __ATOMIC_ACQUIRE);
+        a = t->agg[r];
+        atomic_thread_fence(memory_order_acquire);
+        if (!(s0 & 1) && __atomic_load_n(&t->aseq, __ATOMIC_RELAXED) == s0) return a;
+    }
+}

@@ -1,0 +1,300 @@
+/* fold.c -- THE fold: how spans nest, what their self time is, and the
+ * per-region statistics.  Every consumer of a recording (the incremental
+ * analyzer, the merged pass of a finalize, aggregate mode, the HDF5 and
+ * trace readers, merge, report, diff, html, both Python faces) gives its
+ * spans to the functions here; none decides nesting on its own.
+ *
+ * The rule, in one place (docs/design.md, "The one fold"):
+ *
+ *   Calls nest on their lane (a thread of a rank).  A call's parent is the
+ *   innermost call open on its lane when it starts; self time is its
+ *   duration minus the time its direct children spent inside it.
+ *
+ *   Begin/end streams (the core's records, sps__fold_end): begin pushes a
+ *   frame; end(r) closes the innermost open frame of r, and every frame
+ *   above it ends at the same time (each counted as a repair: misuse);
+ *   an end with no open frame of r is ignored (misuse).  Calls still open
+ *   when a stream stops (a checkpoint) stay open: the caller carries them
+ *   into the next period.
+ *
+ *   Interval streams (files and traces, sps__fold_span): spans come in
+ *   start order per lane, longer first on equal starts.  Before a span is
+ *   placed, every open span that ended at or before its start is closed.
+ *   A span that ends after the innermost open span is not its child (a
+ *   partial overlap: torch's event-tree rule): that open span is closed
+ *   and counted as an overlap, and the test repeats one level out.  So a
+ *   child always lies inside its parent and self time is never negative.
+ *   Zero-length spans are spans: one at its parent's start is its child,
+ *   one at its parent's end is not.
+ *
+ *   Statistics per region: count, total, self, min, max, first/last,
+ *   mean and variance by a shifted sum merged with Chan's formula. */
+#include "sps_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Accumulators                                                              */
+/* ------------------------------------------------------------------------ */
+
+void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end, uint64_t self) {
+    uint64_t d = end > start ? end - start : 0;
+    if (a->count == 0) {
+        a->shift = d;
+        a->min = a->max = d;
+        a->first_start = a->last_start = start;
+        a->first_dur = a->last_dur = d;
+        a->end_max = end;
+    }
+    a->count++;
+    a->total += d;
+    a->self += self;
+    if (d < a->min) a->min = d;
+    if (d > a->max) a->max = d;
+    if (start < a->first_start) { a->first_start = start; a->first_dur = d; }
+    if (start >= a->last_start) { a->last_start = start; a->last_dur = d; }
+    if (end > a->end_max) a->end_max = end;
+    double x = (double)d - (double)a->shift;
+    a->s1 += x;
+    a->s2 += x * x;
+}
+
+/* Mean and sum of squared deviations (m2) of a, in a's unit. */
+static void acc_moments(const sps__acc_t *a, double *mean, double *m2) {
+    double n = (double)a->count;
+    *mean = n ? (double)a->shift + a->s1 / n : 0.0;
+    *m2 = n ? a->s2 - a->s1 * a->s1 / n : 0.0;
+    if (*m2 < 0) *m2 = 0;
+}
+
+void sps__acc_moments(const sps__acc_t *a, double *mean, double *m2) {
+    acc_moments(a, mean, m2);
+}
+
+void sps__acc_merge(sps__acc_t *into, const sps__acc_t *from) {
+    if (from->count == 0) return;
+    if (into->count == 0) {
+        *into = *from;
+        return;
+    }
+    double ma, m2a, mb, m2b;
+    acc_moments(into, &ma, &m2a);
+    acc_moments(from, &mb, &m2b);
+    double na = (double)into->count, nb = (double)from->count, n = na + nb;
+    double delta = mb - ma, mean = ma + delta * nb / n;
+    double m2 = m2a + m2b + delta * delta * na * nb / n;
+    into->count += from->count;
+    into->total += from->total;
+    into->self += from->self;
+    if (from->min < into->min) into->min = from->min;
+    if (from->max > into->max) into->max = from->max;
+    if (from->first_start < into->first_start) {
+        into->first_start = from->first_start;
+        into->first_dur = from->first_dur;
+    }
+    if (from->last_start >= into->last_start) {
+        into->last_start = from->last_start;
+        into->last_dur = from->last_dur;
+    }
+    if (from->end_max > into->end_max) into->end_max = from->end_max;
+    /* re-express as shifted sums around the merged mean */
+    into->shift = (uint64_t)llround(mean);
+    double off = mean - (double)into->shift;
+    into->s1 = off * n;
+    into->s2 = m2 + off * off * n;
+}
+
+void sps__acc_stats(const sps__acc_t *a, sps_stats_t *out) {
+    double mean, m2;
+    acc_moments(a, &mean, &m2);
+    out->num_calls = a->count;
+    out->total_ns = (int64_t)a->total;
+    out->self_ns = (int64_t)a->self;
+    out->min_ns = a->count ? (int64_t)a->min : 0;
+    out->max_ns = a->count ? (int64_t)a->max : 0;
+    out->mean_ns = mean;
+    out->var_ns2 = a->count > 1 ? m2 / (double)(a->count - 1) : 0.0;
+}
+
+void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm) {
+    if (!a->count || !sps__use_tsc) return;
+    double k = sps__timemap_scale(tm);
+    a->total = (uint64_t)llround((double)a->total * k);
+    a->self = (uint64_t)llround((double)a->self * k);
+    a->min = (uint64_t)llround((double)a->min * k);
+    a->max = (uint64_t)llround((double)a->max * k);
+    a->first_dur = (uint64_t)llround((double)a->first_dur * k);
+    a->last_dur = (uint64_t)llround((double)a->last_dur * k);
+    a->shift = (uint64_t)llround((double)a->shift * k);
+    a->s1 *= k;
+    a->s2 *= k * k;
+    a->first_start = (uint64_t)sps__timemap_ns(tm, a->first_start);
+    a->last_start = (uint64_t)sps__timemap_ns(tm, a->last_start);
+    a->end_max = (uint64_t)sps__timemap_ns(tm, a->end_max);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Begin/end streams                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Pops the top frame of s, which ends at ts, and reports it: the parent's
+ * child time grows by the part of the call that lies inside the parent
+ * (all of it, in a begin/end stream). */
+static void close_top(sps__stack_t *s, uint64_t ts, sps__close_fn fn, void *ctx) {
+    sps__frame_t f = s->f[--s->n];
+    uint64_t d = ts > f.start ? ts - f.start : 0;
+    if (s->n > 0) s->f[s->n - 1].child += d;
+    fn(ctx, &f, ts, d > f.child ? d - f.child : 0, s->n);
+}
+
+int sps__fold_end(sps__stack_t *s, uint32_t r, uint64_t ts, sps__close_fn fn,
+                  void *ctx) {
+    size_t k = s->n;
+    while (k > 0 && s->f[k - 1].region != r) k--;
+    if (k == 0) return 1;
+    int misuse = (int)(s->n - k);
+    while (s->n >= k) close_top(s, ts, fn, ctx);
+    return misuse;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Interval streams                                                          */
+/* ------------------------------------------------------------------------ */
+
+int sps__fold_span(sps__stack_t *s, sps__frame_t f, sps__close_fn fn, void *ctx) {
+    int overlaps = 0;
+    if (f.end < f.start) f.end = f.start;
+    while (s->n) {
+        const sps__frame_t *top = &s->f[s->n - 1];
+        if (top->end <= f.start) {
+            close_top(s, top->end, fn, ctx);
+        } else if (f.end > top->end) {
+            overlaps++;
+            close_top(s, top->end, fn, ctx);
+        } else {
+            break;
+        }
+    }
+    f.child = 0;
+    return sps__stack_push(s, f) ? -1 : overlaps;
+}
+
+void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx) {
+    while (s->n) close_top(s, s->f[s->n - 1].end, fn, ctx);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arrays of intervals                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* qsort order: lane, start ascending, end descending (outer first), then
+ * the caller's order. */
+static int ival_cmp(const void *a, const void *b) {
+    const sps__ival_t *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+typedef struct ival_out {
+    sps__fold_out_t *out;
+    const sps__stack_t *st;
+} ival_out_t;
+
+static void ival_close(void *ctx, const sps__frame_t *f, uint64_t end,
+                       uint64_t self, size_t depth) {
+    ival_out_t *o = ctx;
+    (void)end;
+    sps__fold_out_t *x = &o->out[f->seq];
+    x->self = (int64_t)self;
+    x->depth = (uint32_t)depth;
+    x->parent = depth ? (int64_t)o->st->f[depth - 1].seq : -1;
+}
+
+int sps__fold_ivals(sps__ival_t *v, size_t n, sps__fold_out_t *out,
+                    uint64_t *overlaps) {
+    uint64_t ov = 0;
+    for (size_t i = 0; i < n; i++) v[i].index = i;
+    qsort(v, n, sizeof *v, ival_cmp);
+    sps__stack_t st = {0};
+    ival_out_t o = {out, &st};
+    int rc = 0;
+    uint32_t lane = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (v[i].lane != lane) sps__fold_flush(&st, ival_close, &o);
+        lane = v[i].lane;
+        /* seq holds the caller's index of the span; times are shifted to
+         * unsigned keeping their order */
+        uint64_t s = (uint64_t)v[i].start - (uint64_t)INT64_MIN;
+        uint64_t e = (uint64_t)v[i].end - (uint64_t)INT64_MIN;
+        sps__frame_t f = {.region = v[i].region, .node = -1, .start = s, .end = e,
+                          .seq = v[i].index, .id = -1};
+        int k = sps__fold_span(&st, f, ival_close, &o);
+        if (k < 0) rc = SPS_ENOMEM;
+        else ov += (uint64_t)k;
+    }
+    if (!rc) sps__fold_flush(&st, ival_close, &o);
+    sps__stack_free(&st);
+    /* back to the caller's order */
+    for (size_t i = 0; i < n;) {
+        size_t j = v[i].index;
+        if (j == i) { i++; continue; }
+        sps__ival_t t = v[j];
+        v[j] = v[i];
+        v[i] = t;
+    }
+    if (overlaps) *overlaps = ov;
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The call tree                                                             */
+/* ------------------------------------------------------------------------ */
+
+static size_t tree_hash(int32_t parent, uint32_t region, size_t mask) {
+    uint64_t h = ((uint64_t)(uint32_t)parent << 32 | region) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 17) & mask;
+}
+
+static int tree_rehash(sps__tree_t *t) {
+    size_t n = t->nslots ? t->nslots * 2 : 256;
+    int32_t *s = calloc(n, sizeof *s);
+    if (!s) return SPS_ENOMEM;
+    for (size_t i = 0; i < t->len; i++) {
+        size_t h = tree_hash(t->n[i].parent, t->n[i].region, n - 1);
+        while (s[h]) h = (h + 1) & (n - 1);
+        s[h] = (int32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->nslots = n;
+    return 0;
+}
+
+int32_t sps__tree_node(sps__tree_t *t, int32_t parent, uint32_t region) {
+    if ((t->len + 1) * 2 > t->nslots && tree_rehash(t)) return -1;
+    size_t h = tree_hash(parent, region, t->nslots - 1);
+    for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
+        sps__node_t *n = &t->n[t->slots[h] - 1];
+        if (n->parent == parent && n->region == region) return t->slots[h] - 1;
+    }
+    if (t->len == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        sps__node_t *p = realloc(t->n, cap * sizeof *p);
+        if (!p) return -1;
+        t->n = p;
+        t->cap = cap;
+    }
+    t->n[t->len] = (sps__node_t){.parent = parent, .region = region};
+    t->slots[h] = (int32_t)t->len + 1;
+    return (int32_t)t->len++;
+}
+
+void sps__tree_free(sps__tree_t *t) {
+    free(t->n);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
