@@ -279,12 +279,31 @@ SPS__HIDDEN int sps__fold_span(sps__stack_t *s, sps__frame_t f,
                                sps__close_fn fn, void *ctx);
 /* Interval streams: closes every frame still open, each at its own end. */
 SPS__HIDDEN void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx);
+/* Interval streams, for outputs whose spans must nest strictly (timelines:
+ * Perfetto's slices): closes the frames that ended at or before start and
+ * returns 1 when a span [start, end) would overlap the innermost open one
+ * partially (the reader then leaves it out and counts it), else 0 (place
+ * it with sps__fold_span). */
+SPS__HIDDEN int sps__fold_overlaps(sps__stack_t *s, uint64_t start, uint64_t end,
+                                   sps__close_fn fn, void *ctx);
+/* The nesting filter of timeline readers, over sps__fold_overlaps: spans of
+ * one lane in start order (longer first on ties).  1: [start, end) nests
+ * and was placed; 0: it overlaps an open span partially and is left out;
+ * -1: out of memory. */
+SPS__HIDDEN int sps__fold_keep(sps__stack_t *s, int64_t start, int64_t end);
+/* A close callback that does nothing. */
+SPS__HIDDEN void sps__fold_ignore(void *ctx, const sps__frame_t *f, uint64_t end,
+                                  uint64_t self, size_t depth);
+/* The part of a child [cs, ce) that lies inside its parent [ps, pe): what
+ * the child takes from the parent's self time (never negative). */
+SPS__HIDDEN int64_t sps__fold_clip(int64_t cs, int64_t ce, int64_t ps, int64_t pe);
 
 /* The fold over an array of spans in any order (files, traces, Python). */
 typedef struct sps__ival {
     int64_t start, end;  /* ns; end < start counts as end == start */
-    uint32_t lane;       /* spans nest within a lane: (rank, thread) */
+    uint32_t rank;       /* spans nest within a lane: (rank, thread) */
     uint32_t region;
+    int64_t thread;
     size_t index;        /* set by sps__fold_ivals */
 } sps__ival_t;
 typedef struct sps__fold_out {
@@ -354,6 +373,9 @@ typedef struct sps__summary {
     int64_t gpu_total;
     double mean, m2;
 } sps__summary_t;
+
+/* The summary of accumulator a (ns), as a row of the index stores it. */
+SPS__HIDDEN void sps__summary_of(const sps__acc_t *a, sps__summary_t *o);
 
 typedef struct sps__row {
     uint32_t file_region; /* index into names[] of the file */

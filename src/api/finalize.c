@@ -19,22 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void summary_of(const sps__acc_t *a, sps__summary_t *o) {
-    sps_stats_t st;
-    sps__acc_stats(a, &st);
-    o->total = st.total_ns;
-    o->minimum = st.min_ns;
-    o->maximum = st.max_ns;
-    o->first = (int64_t)a->first_dur;
-    o->last = (int64_t)a->last_dur;
-    o->start_minimum = a->count ? (int64_t)a->first_start : 0;
-    o->end_maximum = a->count ? (int64_t)a->end_max : 0;
-    o->gpu_count = 0;
-    o->gpu_total = 0;
-    o->mean = st.mean_ns;
-    o->m2 = st.var_ns2 * (double)(a->count > 1 ? a->count - 1 : 0);
-}
-
 /* Checks that a file can be created next to path, before any data is
  * consumed.  Returns 0 or SPS_EPATH. */
 static int probe_path(const char *tmp) {
@@ -100,7 +84,7 @@ static int write_file(sps__snap_t *s, const char *path) {
         row->offset = off;
         row->count = s->aggregate ? 0 : a->count;
         row->exclusive_total = (int64_t)a->self;
-        summary_of(a, &row->s);
+        sps__summary_of(a, &row->s);
         if (s->aggregate) row->count = a->count; /* aggregate_counts */
         file_region[r] = (uint32_t)nrows++;
         if (!s->aggregate) off += a->count;

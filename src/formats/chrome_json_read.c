@@ -72,11 +72,8 @@
  * thread (first-appearance index), name, ord = name}; B/E events are
  * {start = ts, end = 1 for E, thread, name (B), ord = file order}. */
 
-/* An open-span stack of end times (nesting filter, one per thread). */
-typedef struct {
-    int64_t *e;
-    size_t n, cap;
-} stk_t;
+/* A thread's open spans: the one fold's nesting filter (model/fold.c). */
+typedef sps__stack_t stk_t;
 
 /* An open-addressing hash table of indices (slot = index + 1, 0 = empty);
  * keys live in the owner's arrays. */
@@ -1435,18 +1432,13 @@ static int match_be(cjr_t *r) {
  * in order) nests on its thread and is kept, 0 when it overlaps a sibling
  * partially (dropped), -1 out of memory. */
 static int nest_keep(cjr_t *r, uint32_t th, int64_t start, int64_t end) {
-    stk_t *t = &r->stk[th];
-    while (t->n && t->e[t->n - 1] <= start) t->n--;
-    if (t->n && end > t->e[t->n - 1]) return 0;
-    if (grow((void **)&t->e, &t->cap, t->n, sizeof *t->e)) return -1;
-    t->e[t->n++] = end;
-    return 1;
+    return sps__fold_keep(&r->stk[th], start, end);
 }
 
 /* Frees the nesting filter's stacks. */
 static void free_stacks(cjr_t *r) {
     if (!r->stk) return;
-    for (size_t i = 0; i < r->nrt; i++) free(r->stk[i].e);
+    for (size_t i = 0; i < r->nrt; i++) sps__stack_free(&r->stk[i]);
     free(r->stk);
     r->stk = NULL;
 }

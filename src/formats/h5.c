@@ -1072,3 +1072,22 @@ int sps__h5_add_counters(const char *path, size_t nnames, const char *const *nam
     if (rc == 0) rc = file_sync(path);
     return quiet_end(&q, rc);
 }
+
+/* A row's statistics as the index stores them, from the model's
+ * accumulator (ns). */
+void sps__summary_of(const sps__acc_t *a, sps__summary_t *o) {
+    sps_stats_t st;
+    sps__acc_stats(a, &st);
+    o->total = st.total_ns;
+    o->minimum = st.min_ns;
+    o->maximum = st.max_ns;
+    o->first = (int64_t)a->first_dur;
+    o->last = (int64_t)a->last_dur;
+    o->start_minimum = a->count ? (int64_t)a->first_start : 0;
+    o->end_maximum = a->count ? (int64_t)a->end_max : 0;
+    o->gpu_count = 0;
+    o->gpu_total = 0;
+    o->mean = st.mean_ns;
+    o->m2 = st.var_ns2 * (double)(a->count > 1 ? a->count - 1 : 0);
+}
+

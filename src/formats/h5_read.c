@@ -627,60 +627,31 @@ static int parents_by_ids(rd_t *c) {
     return rc;
 }
 
-/* An event interval, for nesting by containment. */
-typedef struct ivl {
-    uint32_t rank;
-    int64_t thread;
-    int64_t start, end;
-    int32_t ev;
-} ivl_t;
-
-/* qsort order: rank, thread, start ascending, end descending (outer
- * first), event index. */
-static int ivl_cmp(const void *a, const void *b) {
-    const ivl_t *x = a, *y = b;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->end != y->end) return x->end > y->end ? -1 : 1;
-    return x->ev < y->ev ? -1 : x->ev > y->ev;
-}
-
-/* Non-zero when interval b lies inside a on the same lane (a zero-length
- * b at a's very end does not). */
-static int ivl_inside(const ivl_t *a, const ivl_t *b) {
-    if (a->rank != b->rank || a->thread != b->thread) return 0;
-    return a->start <= b->start && b->end <= a->end &&
-           (b->start < a->end || a->start == a->end);
-}
-
-/* Sets r->parent by containment: per rank and thread (when thread_ids is
- * there), a call's parent is the innermost earlier call enclosing it. */
+/* Sets r->parent (and the interval self times, kept in r->self) by the one
+ * fold's interval rule (model/fold.c): per rank and thread (when thread_ids
+ * is there), in start order. */
 static int parents_by_intervals(rd_t *c) {
     sps__h5r_t *r = c->r;
-    size_t n = 0, top = 0;
-    ivl_t *v = malloc((r->nevents ? r->nevents : 1) * sizeof *v);
-    int32_t *stack = malloc((r->nevents ? r->nevents : 1) * sizeof *stack);
-    if (!v || !stack) {
-        free(v);
-        free(stack);
-        return fail(SPS_ENOMEM, "%s: out of memory", c->path);
-    }
-    for (uint64_t e = 0; e < r->nevents; e++) {
+    size_t n = 0;
+    sps__ival_t *v = malloc((r->nevents ? r->nevents : 1) * sizeof *v);
+    sps__fold_out_t *out = malloc((r->nevents ? r->nevents : 1) * sizeof *out);
+    int32_t *ev = malloc((r->nevents ? r->nevents : 1) * sizeof *ev);
+    int rc = v && out && ev ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    for (uint64_t e = 0; !rc && e < r->nevents; e++) {
         r->parent[e] = -1;
         if (r->row[e] == NO_ROW) continue;
-        v[n++] = (ivl_t){ev_rank(r, e), r->thread_ids ? r->thread_ids[e] : 0,
-                         r->start[e], ev_end(r, e), (int32_t)e};
+        ev[n] = (int32_t)e;
+        v[n++] = (sps__ival_t){r->start[e], ev_end(r, e), ev_rank(r, e), 0,
+                               r->thread_ids ? r->thread_ids[e] : 0, 0};
     }
-    qsort(v, n, sizeof *v, ivl_cmp);
-    for (size_t i = 0; i < n; i++) {
-        while (top && !ivl_inside(&v[stack[top - 1]], &v[i])) top--;
-        r->parent[v[i].ev] = top ? v[stack[top - 1]].ev : -1;
-        stack[top++] = (int32_t)i;
-    }
-    free(stack);
+    if (!rc && sps__fold_ivals(v, n, out, NULL))
+        rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    for (size_t i = 0; !rc && i < n; i++)
+        r->parent[ev[i]] = out[i].parent < 0 ? -1 : ev[out[i].parent];
     free(v);
-    return 0;
+    free(out);
+    free(ev);
+    return rc;
 }
 
 /* Cuts cycles in r->parent (possible only with hostile parent ids): walks
@@ -714,17 +685,19 @@ static int cycles_cut(rd_t *c) {
     return 0;
 }
 
-/* Sets r->self: each call's duration minus its direct children's
- * (wrapping arithmetic: hostile values cannot trap). */
+/* Sets r->self by the one fold's rule: each call's duration minus the part
+ * of each direct child that lies inside it (model/fold.c: sps__fold_clip),
+ * so hostile parent ids cannot make a self time negative. */
 static int self_times(rd_t *c) {
     sps__h5r_t *r = c->r;
     r->self = malloc((r->nevents ? r->nevents : 1) * sizeof *r->self);
     if (!r->self) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
-    memcpy(r->self, r->dur, r->nevents * sizeof *r->self);
+    for (uint64_t e = 0; e < r->nevents; e++) r->self[e] = r->dur[e] > 0 ? r->dur[e] : 0;
     for (uint64_t e = 0; e < r->nevents; e++) {
         int32_t p = r->parent[e];
-        if (p >= 0 && r->row[e] != NO_ROW)
-            r->self[p] = (int64_t)((uint64_t)r->self[p] - (uint64_t)r->dur[e]);
+        if (p < 0 || r->row[e] == NO_ROW) continue;
+        int64_t in = sps__fold_clip(r->start[e], ev_end(r, e), r->start[p], ev_end(r, p));
+        r->self[p] = r->self[p] > in ? r->self[p] - in : 0;
     }
     return 0;
 }

@@ -13,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct lane {
-    int64_t *ends; /* stack of open span ends */
-    size_t n, cap;
-} lane_t;
+/* A thread's open spans: the one fold's nesting filter (model/fold.c). */
+typedef sps__stack_t lane_t;
 
 /* One (rank, region) row being read: a block of its events. */
 typedef struct cursor {
@@ -65,7 +63,7 @@ static const sps__tl_header_t *h5tl_header(void *p) { return &((h5tl_t *)p)->h; 
 static void h5tl_free(void *p) {
     h5tl_t *t = p;
     if (!t) return;
-    for (size_t k = 0; t->lanes && k < t->h.nthreads; k++) free(t->lanes[k].ends);
+    for (size_t k = 0; t->lanes && k < t->h.nthreads; k++) sps__stack_free(&t->lanes[k]);
     for (size_t k = 0; t->cur && k < t->ncur; k++) {
         free(t->cur[k].start);
         free(t->cur[k].dur);
@@ -249,20 +247,12 @@ static int h5tl_next(void *p, sps__tl_span_t *s) {
             }
         }
         heap_down(t, 0);
-        lane_t *ln = &t->lanes[out.thread];
-        while (ln->n && ln->ends[ln->n - 1] <= out.start_ns) ln->n--;
-        if (ln->n && ln->ends[ln->n - 1] < out.end_ns) {
+        int keep = sps__fold_keep(&t->lanes[out.thread], out.start_ns, out.end_ns);
+        if (keep < 0) return SPS_ENOMEM;
+        if (!keep) {
             t->dropped++;
             continue;
         }
-        if (ln->n == ln->cap) {
-            size_t cap = ln->cap ? ln->cap * 2 : 16;
-            int64_t *v = realloc(ln->ends, cap * sizeof *v);
-            if (!v) return SPS_ENOMEM;
-            ln->ends = v;
-            ln->cap = cap;
-        }
-        ln->ends[ln->n++] = out.end_ns;
         *s = out;
         return 1;
     }

@@ -1061,36 +1061,14 @@ static int hmerge_read(merge_t *c) {
     return rc;
 }
 
-/* Starts row statistics s (no events yet). */
-static void stats_init(sps__summary_t *s) {
-    memset(s, 0, sizeof *s);
-    s->minimum = INT64_MAX;
-    s->maximum = INT64_MIN;
-    s->start_minimum = INT64_MAX;
-    s->end_maximum = INT64_MIN;
-}
-
-/* Adds event number k (start st after the clock shift, duration d) to s
- * (mean and m2 by Welford).  Returns 0 or -1 when the end leaves int64. */
-static int stats_add(sps__summary_t *s, uint64_t k, int64_t st, int64_t d) {
+/* Adds an event (start st after the clock shift, duration d) to a, by the
+ * one fold's accumulator.  Returns 0 or -1 when the end leaves int64. */
+static int stats_add(sps__acc_t *a, int64_t st, int64_t d) {
     int64_t en;
-    if (__builtin_add_overflow(st, d > 0 ? d : 0, &en)) return -1;
-    if (__builtin_add_overflow(s->total, d, &s->total)) s->total = INT64_MAX;
-    if (d < s->minimum) s->minimum = d;
-    if (d > s->maximum) s->maximum = d;
-    if (k == 0) s->first = d;
-    s->last = d;
-    if (st < s->start_minimum) s->start_minimum = st;
-    if (en > s->end_maximum) s->end_maximum = en;
-    double dd = (double)d, delta = dd - s->mean;
-    s->mean += delta / (double)(k + 1);
-    s->m2 += delta * (dd - s->mean);
+    if (d < 0) d = 0;
+    if (__builtin_add_overflow(st, d, &en)) return -1;
+    sps__acc_add(a, (uint64_t)st, (uint64_t)en, 0);
     return 0;
-}
-
-/* Ends s after count events (an empty row reads as zeros). */
-static void stats_end(sps__summary_t *s, uint64_t count) {
-    if (!count) s->minimum = s->maximum = s->start_minimum = s->end_maximum = 0;
 }
 
 /* Non-zero when input x is streamed (opened by index, not read whole). */
@@ -1104,7 +1082,7 @@ static int row_stats_stream(hmerge_t *h, const input_t *x,
                             const sps__row_t *ir, sps__row_t *o) {
     const sps__h5r_t *r = x->h5;
     uint64_t acc = 0;
-    stats_init(&o->s);
+    sps__acc_t a = {0};
     for (uint64_t k0 = 0; k0 < ir->count;) {
         size_t b = ir->count - k0 < H5_BATCH ? (size_t)(ir->count - k0) : H5_BATCH;
         if (sps__h5r_events_ids(r, ir->offset + k0, b, h->st, h->col[1], NULL,
@@ -1113,12 +1091,12 @@ static int row_stats_stream(hmerge_t *h, const input_t *x,
         for (size_t j = 0; j < b; j++) {
             acc = r->deltas ? acc + (uint64_t)h->st[j] : (uint64_t)h->st[j];
             int64_t st = (int64_t)acc;
-            if (shift(&st, x->offset) || stats_add(&o->s, k0 + j, st, h->col[1][j]))
+            if (shift(&st, x->offset) || stats_add(&a, st, h->col[1][j]))
                 return -1;
         }
         k0 += b;
     }
-    stats_end(&o->s, ir->count);
+    sps__summary_of(&a, &o->s);
     return 0;
 }
 
@@ -1127,14 +1105,14 @@ static int row_stats_stream(hmerge_t *h, const input_t *x,
 static int row_stats(const input_t *x, const sps__row_t *ir, sps__row_t *o) {
     const sps__h5r_t *r = x->h5;
     int64_t self = 0;
-    stats_init(&o->s);
+    sps__acc_t a = {0};
     for (uint64_t k = 0; k < ir->count; k++) {
         uint64_t e = ir->offset + k;
         int64_t st = r->start[e];
-        if (shift(&st, x->offset) || stats_add(&o->s, k, st, r->dur[e])) return -1;
+        if (shift(&st, x->offset) || stats_add(&a, st, r->dur[e])) return -1;
         if (__builtin_add_overflow(self, r->self[e], &self)) self = INT64_MAX;
     }
-    stats_end(&o->s, ir->count);
+    sps__summary_of(&a, &o->s);
     o->exclusive_total = self;
     return 0;
 }

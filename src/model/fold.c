@@ -185,6 +185,32 @@ void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx) {
     while (s->n) close_top(s, s->f[s->n - 1].end, fn, ctx);
 }
 
+int sps__fold_overlaps(sps__stack_t *s, uint64_t start, uint64_t end,
+                       sps__close_fn fn, void *ctx) {
+    while (s->n && s->f[s->n - 1].end <= start) close_top(s, s->f[s->n - 1].end, fn, ctx);
+    return s->n && end > s->f[s->n - 1].end;
+}
+
+int sps__fold_keep(sps__stack_t *s, int64_t start, int64_t end) {
+    uint64_t a = (uint64_t)start - (uint64_t)INT64_MIN; /* order-preserving */
+    uint64_t b = (uint64_t)(end > start ? end : start) - (uint64_t)INT64_MIN;
+    if (sps__fold_overlaps(s, a, b, sps__fold_ignore, NULL)) return 0;
+    sps__frame_t f = {.node = -1, .start = a, .end = b, .id = -1};
+    return sps__fold_span(s, f, sps__fold_ignore, NULL) < 0 ? -1 : 1;
+}
+
+/* Frames of interval streams close at their own end; callers that only
+ * need the stack's shape (timelines) pass this. */
+void sps__fold_ignore(void *ctx, const sps__frame_t *f, uint64_t end,
+                      uint64_t self, size_t depth) {
+    (void)ctx, (void)f, (void)end, (void)self, (void)depth;
+}
+
+int64_t sps__fold_clip(int64_t cs, int64_t ce, int64_t ps, int64_t pe) {
+    int64_t s = cs > ps ? cs : ps, e = ce < pe ? ce : pe;
+    return e > s ? (int64_t)((uint64_t)e - (uint64_t)s) : 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Arrays of intervals                                                       */
 /* ------------------------------------------------------------------------ */
@@ -193,7 +219,8 @@ void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx) {
  * the caller's order. */
 static int ival_cmp(const void *a, const void *b) {
     const sps__ival_t *x = a, *y = b;
-    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     if (x->end != y->end) return x->end > y->end ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
@@ -222,10 +249,9 @@ int sps__fold_ivals(sps__ival_t *v, size_t n, sps__fold_out_t *out,
     sps__stack_t st = {0};
     ival_out_t o = {out, &st};
     int rc = 0;
-    uint32_t lane = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        if (v[i].lane != lane) sps__fold_flush(&st, ival_close, &o);
-        lane = v[i].lane;
+        if (i && (v[i].rank != v[i - 1].rank || v[i].thread != v[i - 1].thread))
+            sps__fold_flush(&st, ival_close, &o);
         /* seq holds the caller's index of the span; times are shifted to
          * unsigned keeping their order */
         uint64_t s = (uint64_t)v[i].start - (uint64_t)INT64_MIN;

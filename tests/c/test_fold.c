@@ -61,7 +61,7 @@ static void test_events_rule(void **state) {
 }
 
 static sps__ival_t iv(uint32_t lane, uint32_t region, int64_t s, int64_t e) {
-    return (sps__ival_t){s, e, lane, region, 0};
+    return (sps__ival_t){s, e, 0, region, lane, 0};
 }
 
 /* intervals: containment, partial overlaps (torch's rule), zero-length
@@ -100,7 +100,7 @@ static void test_intervals_rule(void **state) {
     assert_int_equal(out[4].self, 0);
     /* the caller's order is restored */
     assert_int_equal(v[2].start, 30);
-    assert_int_equal(v[5].lane, 1);
+    assert_int_equal(v[5].thread, 1);
     sps__fold_out_t out2[7];
     assert_int_equal(sps__fold_ivals(w, n, out2, NULL), 0);
     for (size_t i = 0; i < n; i++) {
