@@ -123,11 +123,12 @@ int sps_setup(const sps_config_t *cfg) {
     int rc = check_config(cfg);
     if (rc) return rc;
     ensure_process_init();
-    /* MPI (src/ext/mpi.c): collective when MPI is initialised; a no-op in a
-     * build without MPI.  Runs before the lock: it talks to other ranks. */
+    /* The registered distributed integration (core/dist.c; MPI: collective
+     * when MPI is initialised).  Runs before the lock: it talks to other
+     * ranks. */
     sps__dist_t dist = {0};
     if (session_live()) return SPS_EACTIVE;
-    rc = cfg->local ? 0 : sps__mpi_setup_hook(&dist);
+    rc = cfg->local ? 0 : sps__dist_setup(&dist);
     if (rc) return rc;
     pthread_mutex_lock(&sps__g.lock);
     if (session_live()) {
@@ -187,7 +188,7 @@ int sps_shutdown(void) {
     int dist_on = sps__g.dist.on;
     sps__g.dist.on = 0;
     pthread_mutex_unlock(&sps__g.lock);
-    if (mine && dist_on) sps__mpi_shutdown_hook();
+    if (mine && dist_on) sps__dist_shutdown();
     return 0;
 }
 
@@ -615,10 +616,11 @@ int sps_finalize_to(const char *path) {
 }
 
 /* sps_finalize_to, with the table printed to table_fp (NULL: no table).
- * Under MPI the finalize is collective (src/ext/mpi.c), which writes this
- * process's part with sps__finalize_local. */
+ * In a distributed session the finalize is the integration's (core/dist.c;
+ * MPI: collective), which writes this process's part with
+ * sps__finalize_local. */
 int sps__finalize_ex(const char *path, FILE *table_fp) {
-    if (session_live() && sps__g.dist.on) return sps__mpi_finalize_hook(path, table_fp);
+    if (session_live() && sps__g.dist.on) return sps__dist_finalize(path, table_fp);
     return sps__finalize_local(path, table_fp);
 }
 
