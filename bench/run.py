@@ -369,6 +369,16 @@ def main():
     if mp:
         return mp
 
+    # --- start-up: what linking libspanscope (and libspanscope_mpi) costs an
+    # empty program (docs/mpi.md, "What is loaded"); a few seconds ----------
+    print()
+    st = subprocess.call([sys.executable, os.path.join(here, "bench_startup.py"),
+                          "--build", a.build, "--runs", "20" if q else "50",
+                          "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
+                                                 "startup.json")])
+    if st:
+        return st
+
     # --- the Python face (needs the package installed: make py-install) ----
     pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
     cmd = [sys.executable, os.path.join(here, "bench_python.py"), "--json", pyjson]

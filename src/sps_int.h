@@ -573,12 +573,20 @@ struct sps__snap {
 };
 
 /* ======================================================================== */
-/* integrations: MPI (src/ext/mpi.c; no-ops in a build without MPI)         */
+/* integrations: distributed sessions (api: src/api/dist.c; the MPI one:   */
+/* src/ext/mpi.c, its own library libspanscope_mpi)                          */
 /* ======================================================================== */
 
-/* What an MPI setup found.  The core never includes mpi.h: session.c calls
- * the three hooks below, which src/ext/mpi.c defines -- as no-ops when the
- * library is built without MPI (SPS_HAVE_MPI undefined). */
+/* A distributed integration (MPI) lives in a library of its own, so that a
+ * program that does not use it never loads it (nor libmpi).  It plugs in
+ * through an operations table it registers with sps__dist_register, from
+ * its library's constructor; the core calls the table, never the
+ * integration by name.  libspanscope_mpi is another shared object, where
+ * the core's hidden symbols are out of reach: registering gives it a table
+ * of the core's services instead (one exported internal entry point, not
+ * one per service).  docs/mpi.md describes the arrangement. */
+
+/* What a distributed setup found. */
 typedef struct sps__dist {
     int on;                  /* 1: sessions are collective over a communicator */
     int rank, size;
@@ -587,20 +595,73 @@ typedef struct sps__dist {
     int64_t clock_offset_error_ns; /* half the best round trip */
 } sps__dist_t;
 
-/* Called by sps_setup (no session live, outside the lock).  When MPI is
- * initialised (or sps_mpi_setup named a communicator) it is collective: it
- * duplicates the communicator, measures the clock offset against rank 0 and
- * fills *out (on = 1, rank, size).  Otherwise *out is zeroed (on = 0).
- * Returns 0 or a negative SPS_E* code. */
-SPS__HIDDEN int sps__mpi_setup_hook(sps__dist_t *out);
-/* Called by sps__finalize_ex when sps__g.dist.on: the collective finalize.
- * Writes this rank's period with sps__finalize_local to a per-rank file and
- * has rank 0 merge them into path.  Every rank returns the same code. */
-SPS__HIDDEN int sps__mpi_finalize_hook(const char *path, FILE *table_fp);
-/* Called by sps_shutdown: releases the communicator. */
-SPS__HIDDEN void sps__mpi_shutdown_hook(void);
-/* session.c: the finalize of this process alone (what sps__finalize_ex does
- * without MPI). */
+/* Both tables start with the ABI version they were built with; a table of
+ * another version is refused (a libspanscope_mpi of another spanscope). */
+#define SPS__DIST_ABI 1
+
+/* What an integration gives the core.  Every function is called without
+ * the session lock held; none may be NULL. */
+typedef struct sps__dist_ops {
+    int abi;          /* SPS__DIST_ABI */
+    const char *name; /* "mpi" */
+    /* sps_setup (no session live, cfg->local not set): when the runtime is
+     * up (MPI initialised, or sps_mpi_setup named a communicator) it is
+     * collective and fills *out (on = 1, rank, size, clock offset);
+     * otherwise it zeroes *out (on = 0).  0 or a negative SPS_E* code. */
+    int (*setup)(sps__dist_t *out);
+    /* A finalize of a session whose setup gave on = 1: the collective
+     * finalize, which writes this rank's period with the core's
+     * finalize_local.  Every rank returns the same code. */
+    int (*finalize)(const char *path, FILE *table_fp);
+    /* sps_shutdown of such a session (in the process that set it up). */
+    void (*shutdown)(void);
+} sps__dist_ops_t;
+
+/* What the core gives an integration (sps__dist_register fills a pointer
+ * to its one static table, valid for the life of the process). */
+typedef struct sps__dist_core {
+    int abi; /* SPS__DIST_ABI */
+    /* The finalize of this process alone (sps__finalize_local). */
+    int (*finalize_local)(const char *path, FILE *table_fp);
+    /* Copies the live session's distributed state into *out under the
+     * session lock (zeroed when no session of this process is live, or it
+     * is not distributed); returns 1 when such a session is live, else 0. */
+    int (*dist_info)(sps__dist_t *out);
+    /* The live session's mode (SPS__EVENTS or SPS__AGGREGATE), SPS__OFF
+     * when none is live in this process.  Read under the session lock. */
+    int (*session_mode)(void);
+    /* sps__h5_add_table (formats/h5.c, below). */
+    int (*h5_add_table)(const char *path, const char *group, const char *desc,
+                        size_t n, const char *strname, const char *const *strcol,
+                        size_t ncols, const char *const *colname,
+                        const int64_t *const *cols);
+} sps__dist_core_t;
+
+/* Registers ops as the process's distributed integration and points *core
+ * (may be NULL) at the core's services: set before ops is published (a
+ * setup on another thread may call ops at once), NULL again when refused.
+ * ops must stay valid for the life of the process (libspanscope_mpi is
+ * linked with -z nodelete).  Registering the same table again is a no-op.
+ * Thread-safe.  Returns 0, SPS_EINVAL (ops NULL or of another
+ * SPS__DIST_ABI) or SPS_EACTIVE (another table is registered: one
+ * distributed runtime per process).  Exported (SPS_API)
+ * because the integration is another shared object; internal all the same:
+ * not in spanscope.h, no promise beyond SPS__DIST_ABI. */
+SPS_API int sps__dist_register(const sps__dist_ops_t *ops,
+                               const sps__dist_core_t **core);
+
+/* The api layer's side (api/dist.c), called by setup and finalize only.  sps__dist_setup (from
+ * sps_setup): when no integration is registered and MPI is initialised in
+ * the process (PMPI_Initialized found with dlsym: the core links no MPI),
+ * first loads libspanscope_mpi from libspanscope's own directory (see
+ * dist.c); then calls the registered setup, or zeroes *out when there is
+ * none.  sps__dist_finalize: the registered finalize (sps__finalize_local
+ * when there is none).  sps__dist_shutdown: the registered shutdown. */
+SPS__HIDDEN int sps__dist_setup(sps__dist_t *out);
+SPS__HIDDEN int sps__dist_finalize(const char *path, FILE *table_fp);
+SPS__HIDDEN void sps__dist_shutdown(void);
+/* api/finalize.c: the finalize of this process alone (what sps__finalize_ex does
+ * without a distributed session). */
 SPS__HIDDEN int sps__finalize_local(const char *path, FILE *table_fp);
 /* h5.c: adds group `group` to an existing, closed HDF5 file: n rows of an
  * optional vlen UTF-8 column strname (none when strcol is NULL) and ncols
@@ -726,7 +787,7 @@ SPS__HIDDEN int sps__spill_read(int64_t off, uint32_t n, uint64_t *out);
  * the table to verbose if not NULL.  Does not take the lock. */
 SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
                                     FILE *verbose);
-/* session.c: sps_finalize_to with the table printed to table_fp (or none). */
+/* api/finalize.c: sps_finalize_to with the table printed to table_fp (or none). */
 SPS__HIDDEN int sps__finalize_ex(const char *path, FILE *table_fp);
 
 /* output.c: builds table input from accumulators (ticks) and prints it. */

@@ -175,10 +175,11 @@ int sps_finalize_to(const char *path) {
 }
 
 /* sps_finalize_to, with the table printed to table_fp (NULL: no table).
- * Under MPI the finalize is collective (src/ext/mpi.c), which writes this
- * process's part with sps__finalize_local. */
+ * In a distributed session the finalize is the integration's (api/dist.c;
+ * MPI: collective), which writes this process's part with
+ * sps__finalize_local. */
 int sps__finalize_ex(const char *path, FILE *table_fp) {
-    if (sps__session_live() && sps__g.dist.on) return sps__mpi_finalize_hook(path, table_fp);
+    if (sps__session_live() && sps__g.dist.on) return sps__dist_finalize(path, table_fp);
     return sps__finalize_local(path, table_fp);
 }
 

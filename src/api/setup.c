@@ -14,15 +14,16 @@ int sps_setup(const sps_config_t *cfg) {
     if (sps__session_live()) return SPS_EACTIVE;
     /* core records aggregate mode through the model's fold */
     sps__agg_ops = &sps__agg_fold_ops;
-    /* MPI (src/ext/mpi.c): collective when MPI is initialised; a no-op in a
-     * build without MPI.  Runs before the lock: it talks to other ranks. */
+    /* The registered distributed integration (api/dist.c; MPI: collective
+     * when MPI is initialised).  Runs before the lock: it talks to other
+     * ranks. */
     sps__dist_t dist = {0};
-    rc = cfg->local ? 0 : sps__mpi_setup_hook(&dist);
+    rc = cfg->local ? 0 : sps__dist_setup(&dist);
     if (rc) return rc;
     return sps__session_open(cfg, &dist, sps__analysis_reset);
 }
 
 int sps_shutdown(void) {
-    if (sps__session_close(sps__analysis_reset)) sps__mpi_shutdown_hook();
+    if (sps__session_close(sps__analysis_reset)) sps__dist_shutdown();
     return 0;
 }

@@ -1,9 +1,14 @@
-/* mpi.c -- the MPI integration: collective sessions, clock alignment, the
- * collective finalize and the /communication counters (docs/mpi.md).
+/* mpi.c -- libspanscope_mpi, the MPI integration: collective sessions,
+ * clock alignment, the collective finalize and the /communication counters
+ * (docs/mpi.md).
  *
- * The core never includes mpi.h; src/core/session.c calls the three hooks
- * declared in sps_int.h.  Built without MPI (SPS_HAVE_MPI undefined) they
- * are no-ops and this file needs nothing from MPI.
+ * A library of its own, so that libspanscope needs no MPI: its constructor
+ * registers an operations table with the core (sps__dist_register,
+ * api/dist.c), which calls it from sps_setup, the finalizes and
+ * sps_shutdown.  It lives in another shared object than the core, so it
+ * uses the public API and the services table registration hands back
+ * (g_core), never a hidden core symbol or the session struct itself (the
+ * library is linked with --no-undefined: such a use fails the build).
  *
  * Every MPI call here goes through the PMPI entry points, so that a
  * profiling library (libspanscope_pmpi) does not record spanscope's own
@@ -13,19 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifndef SPS_HAVE_MPI
-
-int sps__mpi_setup_hook(sps__dist_t *out) {
-    memset(out, 0, sizeof *out);
-    return 0;
-}
-int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
-    return sps__finalize_local(path, table_fp);
-}
-void sps__mpi_shutdown_hook(void) {}
-
-#else /* SPS_HAVE_MPI */
 
 #include <mpi.h>
 
@@ -37,6 +29,11 @@ SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
 
 #define TAG_CLOCK 0x5350 /* on spanscope's own duplicate communicator */
 #define CLOCK_ROUNDS 16
+
+/* The core's services (NULL until registration succeeded) and the
+ * registration's result, which sps_mpi_setup reports when it failed. */
+static const sps__dist_core_t *g_core;
+static int g_register_rc = SPS_EINVAL;
 
 static MPI_Comm g_comm = MPI_COMM_NULL; /* the session's duplicate */
 static MPI_Comm g_explicit = MPI_COMM_NULL; /* from sps_mpi_setup, once */
@@ -87,7 +84,7 @@ static int clock_sync(MPI_Comm c, int rank, int size, int64_t *off,
             for (int k = 0; k <= rounds; k++) {
                 int64_t x;
                 if (PMPI_Recv(&x, 1, MPI_INT64_T, r, TAG_CLOCK, c, MPI_STATUS_IGNORE) ||
-                    (x = (int64_t)sps__mono_ns(),
+                    (x = sps_now_ns(),
                      PMPI_Send(&x, 1, MPI_INT64_T, r, TAG_CLOCK, c)))
                     return SPS_EIO;
             }
@@ -95,11 +92,11 @@ static int clock_sync(MPI_Comm c, int rank, int size, int64_t *off,
     }
     int64_t best = INT64_MAX;
     for (int k = 0; k <= rounds; k++) {
-        int64_t t0 = (int64_t)sps__mono_ns(), ts;
+        int64_t t0 = sps_now_ns(), ts;
         if (PMPI_Send(&t0, 1, MPI_INT64_T, 0, TAG_CLOCK, c) ||
             PMPI_Recv(&ts, 1, MPI_INT64_T, 0, TAG_CLOCK, c, MPI_STATUS_IGNORE))
             return SPS_EIO;
-        int64_t t1 = (int64_t)sps__mono_ns();
+        int64_t t1 = sps_now_ns();
         if (k == 0 || t1 - t0 >= best) continue;
         best = t1 - t0;
         *off = ts - (t0 + (t1 - t0) / 2);
@@ -108,7 +105,10 @@ static int clock_sync(MPI_Comm c, int rank, int size, int64_t *off,
     return 0;
 }
 
-int sps__mpi_setup_hook(sps__dist_t *out) {
+/* The table's setup (see sps__dist_ops_t): collective over the
+ * communicator sps_mpi_setup named, else over MPI_COMM_WORLD when MPI is
+ * live and SPANSCOPE_MPI is not "0". */
+static int mpi_setup(sps__dist_t *out) {
     static pid_t mpi_pid; /* the process that used MPI first (not a fork) */
     memset(out, 0, sizeof *out);
     if (mpi_pid && mpi_pid != getpid()) return 0; /* forked child: no MPI */
@@ -147,12 +147,14 @@ int sps__mpi_setup_hook(sps__dist_t *out) {
     return 0;
 }
 
-void sps__mpi_shutdown_hook(void) {
+/* The table's shutdown: frees the duplicate (collective). */
+static void mpi_shutdown(void) {
     comm_release();
     counters_clear();
 }
 
 int sps_mpi_setup(const sps_config_t *cfg, MPI_Comm comm) {
+    if (!g_core) return g_register_rc; /* the core would not call us */
     if (comm == MPI_COMM_NULL || !mpi_live()) return SPS_EINVAL;
     if (sps_is_active()) return SPS_EACTIVE;
     g_explicit = comm;
@@ -163,17 +165,16 @@ int sps_mpi_setup(const sps_config_t *cfg, MPI_Comm comm) {
 }
 
 int sps_mpi_clock_offset(int64_t *offset_ns, int64_t *error_ns) {
-    pthread_mutex_lock(&sps__g.lock);
-    int on = sps__g.dist.on && sps__g.pid == getpid();
-    if (offset_ns) *offset_ns = on ? sps__g.dist.clock_offset_ns : 0;
-    if (error_ns) *error_ns = on ? sps__g.dist.clock_offset_error_ns : 0;
-    pthread_mutex_unlock(&sps__g.lock);
-    return on && sps_is_active() ? 0 : SPS_ENOSESSION;
+    sps__dist_t d = {0};
+    int on = g_core && g_core->dist_info(&d) && d.on;
+    if (offset_ns) *offset_ns = on ? d.clock_offset_ns : 0;
+    if (error_ns) *error_ns = on ? d.clock_offset_error_ns : 0;
+    return on ? 0 : SPS_ENOSESSION;
 }
 
 void sps_mpi_count(sps_region_t r, uint64_t bytes) {
     /* an id never handed out has no name for /communication: ignored */
-    if (r == SPS_REGION_INVALID || r >= sps__registry_count() || !sps__state_load())
+    if (r == SPS_REGION_INVALID || r >= sps_region_count() || !sps__state_load())
         return;
     pthread_mutex_lock(&g_cnt_lock);
     if (r >= g_cnt_cap) {
@@ -217,8 +218,8 @@ static int comm_take(comm_rows_t *o) {
     /* rows without a name (ids never handed out; sps_mpi_count refuses
      * them, this is the second guard) are skipped in both loops */
     for (uint32_t r = 1; r < g_cnt_cap; r++)
-        if (g_calls[r] && sps__registry_name(r)) {
-            nb += strlen(sps__registry_name(r)) + 1;
+        if (g_calls[r] && sps_region_name(r)) {
+            nb += strlen(sps_region_name(r)) + 1;
             n++;
         }
     o->names = malloc(nb + 1);
@@ -229,7 +230,7 @@ static int comm_take(comm_rows_t *o) {
     }
     for (uint32_t r = 1; r < g_cnt_cap; r++)
         if (g_calls[r]) {
-            const char *s = sps__registry_name(r);
+            const char *s = sps_region_name(r);
             size_t l = s ? strlen(s) + 1 : 0;
             /* the sizes above bound what is written here, whatever the
              * registry did in between */
@@ -305,7 +306,7 @@ static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
         static const char *const cn[] = {"rank", "calls", "bytes"};
         const int64_t *cv[] = {rk, calls, bytes};
         if (!rc)
-            rc = sps__h5_add_table(path, "communication",
+            rc = g_core->h5_add_table(path, "communication",
                                    "per rank and MPI call: calls, and bytes sent or "
                                    "received by this rank (docs/mpi.md)",
                                    tn, "region", reg, 3, cn, cv);
@@ -322,7 +323,9 @@ static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
  * rank 0's allocation is agreed first, as in comm_gather. */
 static int clock_gather(MPI_Comm c, int rank, int size, const char *path,
                         int write) {
-    int64_t mine[2] = {sps__g.dist.clock_offset_ns, sps__g.dist.clock_offset_error_ns};
+    sps__dist_t d;
+    g_core->dist_info(&d);
+    int64_t mine[2] = {d.clock_offset_ns, d.clock_offset_error_ns};
     int64_t *all = rank == 0 ? malloc(2 * (size_t)size * sizeof *all) : NULL;
     int rc = rank == 0 && !all ? SPS_ENOMEM : 0;
     if (PMPI_Bcast(&rc, 1, MPI_INT, 0, c)) rc = SPS_EIO;
@@ -339,7 +342,7 @@ static int clock_gather(MPI_Comm c, int rank, int size, const char *path,
         static const char *const cn[] = {"rank", "clock_offset_ns", "clock_offset_error_ns"};
         const int64_t *cv[] = {v, v ? v + size : NULL, v ? v + 2 * size : NULL};
         if (!rc)
-            rc = sps__h5_add_table(path, "mpi_clock",
+            rc = g_core->h5_add_table(path, "mpi_clock",
                                    "per rank: ns added to its times to put them on "
                                    "rank 0's clock, and the error bound (docs/mpi.md)",
                                    (size_t)size, NULL, NULL, 3, cn, cv);
@@ -355,13 +358,13 @@ static int name_with(char *buf, size_t cap, const char *base, const char *what) 
     return n < 0 || (size_t)n >= cap ? SPS_EPATH : 0;
 }
 
-/* sps__finalize_local(path, table_fp), with the "spanscope: wrote" line
+/* The core's finalize_local(path, table_fp), with the "spanscope: wrote" line
  * (naming the temporary per-rank file) left out of the table output. */
 static int local_quiet(const char *path, FILE *table_fp) {
     char *text = NULL;
     size_t len = 0;
     FILE *ms = table_fp ? open_memstream(&text, &len) : NULL;
-    int rc = sps__finalize_local(path, ms ? ms : table_fp);
+    int rc = g_core->finalize_local(path, ms ? ms : table_fp);
     if (ms && fclose(ms) == 0 && text) {
         static const char skip[] = "spanscope: wrote ";
         for (char *line = text, *nl; *line; line = nl) {
@@ -454,17 +457,21 @@ static void say_other(FILE *fp, int rank, int own, int agreed, const char *into)
                 into ? into : "(no file)", sps_strerror(agreed));
 }
 
-int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
+/* The table's finalize (see sps__dist_ops_t): the collective finalize
+ * described in docs/mpi.md, steps numbered as there. */
+static int mpi_finalize(const char *path, FILE *table_fp) {
     char buf[64];
     if (!mpi_live() || g_comm == MPI_COMM_NULL) {
         /* MPI already finalized: no collective possible.  Each rank writes
          * its own "<path>.rank<N>.h5" (spanscope merge joins them). */
-        if (!path) return sps__finalize_local(NULL, table_fp);
+        if (!path) return g_core->finalize_local(NULL, table_fp);
         char *p = malloc(strlen(path) + 64);
         if (!p) return SPS_ENOMEM;
-        snprintf(buf, sizeof buf, "rank%d", sps__g.dist.rank);
+        sps__dist_t d;
+        g_core->dist_info(&d);
+        snprintf(buf, sizeof buf, "rank%d", d.rank);
         int rc = name_with(p, strlen(path) + 64, path, buf);
-        if (!rc) rc = sps__finalize_local(p, table_fp);
+        if (!rc) rc = g_core->finalize_local(p, table_fp);
         free(p);
         return rc;
     }
@@ -472,7 +479,7 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     int rank = 0, size = 1;
     PMPI_Comm_rank(c, &rank);
     PMPI_Comm_size(c, &size);
-    if (sps__g.mode == SPS__AGGREGATE) {
+    if (g_core->session_mode() == SPS__AGGREGATE) {
         /* aggregate files hold no spans, which sps_merge needs: each rank
          * keeps its own "<path>.rank<N>.h5"; the code is still agreed */
         int rc = 0;
@@ -480,7 +487,7 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
         if (path && !p) rc = SPS_ENOMEM;
         snprintf(buf, sizeof buf, "rank%d", rank);
         if (!rc && p) rc = name_with(p, strlen(path) + 64, path, buf);
-        if (!rc) rc = sps__finalize_local(p, rank == 0 ? table_fp : NULL);
+        if (!rc) rc = g_core->finalize_local(p, rank == 0 ? table_fp : NULL);
         free(p);
         /* aggregate files carry no /communication (nor /mpi_clock): the
          * counters still start again from zero at each finalize */
@@ -493,7 +500,7 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     long long hdr[2] = {path ? (long long)strlen(path) : -1, (long long)getpid()};
     if (PMPI_Bcast(hdr, 2, MPI_LONG_LONG, 0, c)) return SPS_EIO;
     FILE *mytable = rank == 0 ? table_fp : NULL;
-    if (hdr[0] < 0) return agree(c, sps__finalize_local(NULL, mytable));
+    if (hdr[0] < 0) return agree(c, g_core->finalize_local(NULL, mytable));
     size_t plen = (size_t)hdr[0], cap = plen + 96;
     char *final = malloc(plen + 1), *mine = malloc(cap), *tmpout = malloc(cap);
     int rc = final && mine && tmpout ? 0 : SPS_ENOMEM;
@@ -589,4 +596,20 @@ int sps__mpi_finalize_hook(const char *path, FILE *table_fp) {
     return rc ? rc : mrc;
 }
 
-#endif /* SPS_HAVE_MPI */
+/* ------------------------------------------------------------------------ */
+/* Registration                                                              */
+/* ------------------------------------------------------------------------ */
+
+static const sps__dist_ops_t g_ops = {SPS__DIST_ABI, "mpi", mpi_setup, mpi_finalize,
+                                      mpi_shutdown};
+
+/* Runs when libspanscope_mpi is loaded (linked by the program, dlopen()ed by
+ * Python or by the core itself, or pulled from the static archive), after
+ * libspanscope's own initialisation (it is a dependency).  From here on
+ * every sps_setup of the process asks mpi_setup first.  A refused
+ * registration (another integration, or a core of another ABI) leaves
+ * sessions local and makes sps_mpi_setup return its code. */
+__attribute__((constructor)) static void mpi_register(void) {
+    g_register_rc = sps__dist_register(&g_ops, &g_core);
+    if (g_register_rc) g_core = NULL;
+}

@@ -1,9 +1,12 @@
 """Python under mpirun -n 4 --oversubscribe: ProfileManager in every rank,
-MPI started through mpi4py by spanscope itself, one file per finalize with
-every rank in it, checkpoints, a rank without events, clock offsets.
+MPI started through mpi4py by spanscope itself, libspanscope_mpi loaded
+beside the extension, one file per finalize with every rank in it,
+checkpoints, a rank without events, clock offsets.  And the serial case: a
+session without a launcher loads neither libspanscope_mpi nor libmpi.
 
-    python mpi_python.py DIR      (under mpirun)
-    python mpi_python.py --probe  (exit 0 when this can run here)
+    python mpi_python.py DIR       (under mpirun)
+    python mpi_python.py --serial  (without a launcher)
+    python mpi_python.py --probe   (exit 0 when this can run here)
 """
 import os
 import sys
@@ -18,6 +21,32 @@ def probe():
     except ImportError:
         return 1
     return 0 if _mpi.built_with_mpi() else 1
+
+
+def mapped():
+    """Base names of the shared objects mapped into this process."""
+    with open("/proc/self/maps") as f:
+        return {os.path.basename(line.split()[-1]) for line in f
+                if len(line.split()) >= 6 and ".so" in line}
+
+
+def serial():
+    """Without a launcher a session stays local and loads no MPI, although
+    the package ships libspanscope_mpi."""
+    from spanscope import _mpi
+    for v in _mpi._LAUNCHER_VARS:
+        os.environ.pop(v, None)
+    from spanscope import ProfileManager
+    assert _mpi.built_with_mpi()
+    ProfileManager.setup(file_path=None)
+    with ProfileManager.region("serial_work"):
+        pass
+    ProfileManager.finalize(verbose=False)
+    loaded = mapped()
+    assert any(n.startswith("libspanscope.so") for n in loaded), sorted(loaded)
+    mpi = sorted(n for n in loaded if "mpi" in n)
+    assert not mpi, mpi
+    print("mpi_python --serial: no MPI library loaded (%d objects)" % len(loaded), flush=True)
 
 
 def spin(ns):
@@ -35,6 +64,9 @@ def main(out):
     p1, p2 = os.path.join(out, "py1.h5"), os.path.join(out, "py2.h5")
     ProfileManager.setup(file_path=p1)      # imports mpi4py: MPI starts here
     from mpi4py import MPI
+    # the integration came from the package's own directory
+    assert "libspanscope_mpi.so.0" in mapped(), sorted(mapped())
+    assert _mpi.load_library() is not None
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     last = size - 1
@@ -120,4 +152,6 @@ def torch_style(out, comm, rank, size):
 if __name__ == "__main__":
     if sys.argv[1:] == ["--probe"]:
         sys.exit(probe())
+    if sys.argv[1:] == ["--serial"]:
+        sys.exit(serial())
     main(sys.argv[1])

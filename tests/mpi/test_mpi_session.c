@@ -7,6 +7,7 @@
  *     test_mpi_session DIR    (files go to DIR; DIR/ckpt1.h5 is kept for
  *                              the report test) */
 #include "mpitest.h"
+#include "mpi_h5.h"
 #include "sps_int.h"
 #include "formats/h5_read.h"
 
@@ -24,30 +25,6 @@ static uint64_t calls_of(const sps__h5r_t *r, const char *name, int rank) {
             (rank < 0 || r->rows[i].rank == (uint32_t)rank))
             n += r->rows[i].count;
     return n;
-}
-
-static int64_t meta_i64(const char *path, const char *obj, const char *attr) {
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t a = H5Aopen_by_name(f, obj, attr, H5P_DEFAULT, H5P_DEFAULT);
-    int64_t v = -999;
-    if (a < 0 || H5Aread(a, H5T_NATIVE_INT64, &v) < 0) v = -999;
-    H5Aclose(a);
-    H5Fclose(f);
-    return v;
-}
-
-/* Reads int64 dataset `name` (at most cap values); returns its length. */
-static size_t read_col(const char *path, const char *name, int64_t *out, size_t cap) {
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-    hid_t s = H5Dget_space(d);
-    hssize_t n = H5Sget_simple_extent_npoints(s);
-    if (n < 0 || (size_t)n > cap || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
-        n = 0;
-    H5Sclose(s);
-    H5Dclose(d);
-    H5Fclose(f);
-    return (size_t)n;
 }
 
 /* No per-rank or temporary files are left in dir. */

