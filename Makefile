@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings clean
+.PHONY: all deps build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings check-layers clean
 
 all: build
 
@@ -40,7 +40,12 @@ check-mpi: build py-install
 check-py: build py-install
 	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q tests/python
 
+# each layer of the library uses only itself and the layers below (docs/design.md)
+check-layers: build
+	bash scripts/check-layers.sh $(BUILD)
+
 check: build py-install
+	bash scripts/check-layers.sh $(BUILD)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q tests/python
 
