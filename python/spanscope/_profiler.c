@@ -249,7 +249,7 @@ static PyObject *raise_rc(int rc) {
     return PyErr_Format(PyExc_RuntimeError, "%s (%s)", sps_strerror(rc), sps_err_name(rc));
 }
 
-/* spans(from_ns, to_ns) -> bytes of sps_span_t records (48 bytes each). */
+/* spans(from_ns, to_ns) -> bytes of sps_span_t records (SPAN_SIZE bytes each). */
 static PyObject *py_spans(PyObject *mod, PyObject *args) {
     (void)mod;
     long long from, to;

@@ -56,7 +56,7 @@ record_function = _ext.record_function
 
 _SPAN_DTYPE = np.dtype([("start", "<i8"), ("end", "<i8"), ("self", "<i8"), ("parent", "<i8"),
                         ("region", "<u4"), ("thread", "<u4"), ("depth", "<u4"),
-                        ("stack", "<u4")])
+                        ("stack", "<u4"), ("seq", "<u8")])
 assert _SPAN_DTYPE.itemsize == _ext.SPAN_SIZE
 _COUNTER_DTYPE = np.dtype([("t_ns", "<i8"), ("value", "<f8"), ("counter", "<u4"),
                            ("reserved", "<u4")])
@@ -1156,7 +1156,7 @@ def _add_step_spans(spans, names, threads, payloads, steps):
         if tid not in tindex:
             tindex[tid] = len(threads)
             threads.append((tid, tname))
-        extra[k] = (b, e, 0, -1, len(names), tindex[tid], 0, 0)
+        extra[k] = (b, e, 0, -1, len(names), tindex[tid], 0, 0, 0)
         names.append(f"ProfilerStep#{num}")
     n = len(spans)
     allsp = np.concatenate([spans, extra])

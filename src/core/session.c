@@ -789,7 +789,7 @@ static int spans_end(void *ctx, const sps__call_t *c) {
     if (k->n == k->cap && spans_grow(k)) return SPS_ENOMEM;
     uint32_t stack = k->stacks ? sps__stack_lookup(c->thread, sps__g.epoch, c->seq) : 0;
     k->v[k->n] = (sps_span_t){(int64_t)c->start, (int64_t)c->end, (int64_t)c->self,
-                              -1, c->region, c->thread, c->depth, stack};
+                              -1, c->region, c->thread, c->depth, stack, c->seq};
     k->ids[k->n] = c->call_id;
     k->pids[k->n] = c->parent_id;
     k->n++;
@@ -840,11 +840,24 @@ static int spans_of(const sps__snap_t *s, spans_sink_t *k) {
     return rc ? rc : spans_order(k, first);
 }
 
+/* Without the lock: names the steps "ProfilerStep#N" (interned, like any
+ * region name) and nests them among k's spans (src/model/steps.c). */
+static int spans_add_steps(spans_sink_t *k, sps__step_span_t *steps, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)steps[i].step);
+        if (!(steps[i].region = sps__registry_intern(name))) return SPS_ENOMEM;
+    }
+    return sps__steps_nest(&k->v, &k->n, steps, n);
+}
+
 int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     if (!out || !n) return SPS_EINVAL;
     *out = NULL;
     *n = 0;
     spans_sink_t k = {.from = from_ns, .to = to_ns};
+    sps__step_span_t *steps = NULL;
+    size_t nsteps = 0;
     int rc = 0;
     pthread_mutex_lock(&sps__g.lock);
     /* without any capture every lookup would be two lock pairs for nothing */
@@ -857,11 +870,14 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
         if (!s) rc = SPS_ENOMEM;
         if (!rc && sps__g.pending) rc = spans_of(sps__g.pending, &k); /* older first */
         if (!rc) rc = spans_of(s, &k);
+        if (!rc) rc = sps__steps_window(from_ns, to_ns, &steps, &nsteps);
         snap_free(s);
     }
     pthread_mutex_unlock(&sps__g.lock);
     free(k.ids);
     free(k.pids);
+    if (!rc && nsteps) rc = spans_add_steps(&k, steps, nsteps);
+    free(steps);
     if (rc) {
         free(k.v);
         return rc;
@@ -897,4 +913,34 @@ int64_t sps_thread_current(void) {
     sps__thr_t *t = sps__tls;
     if (!t || t == &sps__dummy_thr || !session_live()) return -1;
     return __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) == sps__g.epoch ? (int64_t)t->index : -1;
+}
+
+int sps_thread_seq(uint32_t *thread, uint64_t *seq) {
+    if (!thread || !seq) return SPS_EINVAL;
+    /* Only the owner thread writes cur, pos and dropping (under the lock
+     * in the slow path, which this thread is not in): plain reads are
+     * consistent here.  The last record is the begin just made: a HI
+     * record, when one was needed, is written before it. */
+    sps__thr_t *t = sps__tls;
+    int st = sps__state_load();
+    if (st == SPS__AGGREGATE) return SPS_EMODE;
+    if (!t || t == &sps__dummy_thr || !session_live() ||
+        __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) != sps__g.epoch)
+        return SPS_ENOSESSION;
+    if (t->dropping || !t->cur) return SPS_ETOOBIG;
+    const uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    if (p <= t->cur->rec) return SPS_ENOSESSION;
+    *thread = t->index;
+    *seq = t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec);
+    return 0;
+}
+
+int sps_clock_anchor(int64_t *wall_ns, int64_t *mono_ns) {
+    pthread_mutex_lock(&sps__g.lock);
+    int live = session_live();
+    int64_t w = live ? sps__g.wall_anchor_ns : 0, m = live ? sps__g.mono_anchor_ns : 0;
+    pthread_mutex_unlock(&sps__g.lock);
+    if (wall_ns) *wall_ns = w;
+    if (mono_ns) *mono_ns = m;
+    return live ? 0 : SPS_ENOSESSION;
 }
