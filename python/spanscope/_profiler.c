@@ -671,7 +671,8 @@ static PyMethodDef prof_methods[] = {
     {"thread_info", py_thread_info, METH_O, "thread_info(i) -> (native_id, first_ns, name) or None."},
     {"thread_current", py_thread_current, METH_NOARGS, "This thread's index, or -1."},
     {"set_capture", py_set_capture, METH_VARARGS,
-     "set_capture(hook or None, all=False): payload hook for spans opened from Python."},
+     "set_capture(hook or None, all=False): payload hook for spans opened from Python, "
+     "called as hook(thread, seq, name, args) right after the span began."},
     {"set_decorate", py_set_decorate, METH_O, "The record_function decorator factory."},
     {"timeline_write", py_timeline_write, METH_VARARGS, "Write spans as a trace file."},
     {NULL, NULL, 0, NULL}};

@@ -924,7 +924,10 @@ int sps_thread_seq(uint32_t *thread, uint64_t *seq) {
     sps__thr_t *t = sps__tls;
     int st = sps__state_load();
     if (st == SPS__AGGREGATE) return SPS_EMODE;
-    if (!t || t == &sps__dummy_thr || !session_live() ||
+    /* No getpid() (session_live): it is a system call, called per span
+     * here; a forked child's state is SPS__OFF (atfork_child) until it
+     * sets up its own session, which has a new epoch. */
+    if (!t || t == &sps__dummy_thr || st == SPS__OFF ||
         __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) != sps__g.epoch)
         return SPS_ENOSESSION;
     if (t->dropping || !t->cur) return SPS_ETOOBIG;
