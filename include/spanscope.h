@@ -320,8 +320,9 @@ typedef struct sps_span {
  * per returned span.  A window with from_ns > to_ns returns no spans at
  * once (a cheap way to ask whether spans can be had).
  *
- * Steps (sps_step): every step that began and ended inside the window is
- * one more span, region "ProfilerStep#N" (interned when first returned),
+ * Steps (sps_step): every step that ended since the last finalize and
+ * lies inside the window is one more span, region "ProfilerStep#N"
+ * (interned, like any region name, when first returned),
  * on the thread that marked it, seq SPS_SEQ_NONE.  A step is the child of
  * the innermost span that contains it entirely, and the parent of the
  * spans lying entirely inside it whose parent was that same span (or
@@ -400,8 +401,10 @@ SPS_API int sps_schedule_action(const sps_schedule_t *s, int64_t step);
  * the counter by one and begins that step on the calling thread, at one
  * instant: the call a training loop makes once per iteration.  Returns the
  * new step number (>= 1), or SPS_ENOSESSION, SPS_EMODE (aggregate
- * session: no spans) or SPS_ENOMEM.  Takes the session lock (about 250 ns
- * uncontended on our test VMs: a cost per step, none per region). */
+ * session: no spans), SPS_ETOOBIG (the counter is at INT64_MAX) or
+ * SPS_ENOMEM.  Any thread; steps of different threads are paired per
+ * thread, the counter is the session's.  Takes the session lock (about
+ * 250 ns uncontended on our test VMs: a cost per step, none per region). */
 SPS_API int64_t sps_step(void);
 
 /* Sets the counter to step (>= 0) and begins that step on the calling

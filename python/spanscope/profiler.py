@@ -66,7 +66,6 @@ _COUNTER_DTYPE = np.dtype([("t_ns", "<i8"), ("value", "<f8"), ("counter", "<u4")
 assert _COUNTER_DTYPE.itemsize == _ext.COUNTER_SAMPLE_SIZE
 
 
-
 class ProfilerActivity(str, enum.Enum):
     """Activity groups: CPU spans are always recorded; CUDA needs a device."""
     CPU = "cpu"

@@ -194,6 +194,8 @@ static int64_t step_mark(int kind, int64_t set_to) {
         if (kind == STEP_END) {
             if (t < g.nopen && g.open[t] != MARK_END)
                 rc = mark_add((mark_t){now, MARK_END, t});
+        } else if (kind == STEP_NEXT && g.counter == INT64_MAX) {
+            rc = SPS_ETOOBIG;
         } else {
             int64_t step = kind == STEP_SET ? set_to : g.counter + 1;
             rc = mark_add((mark_t){now, step, t});

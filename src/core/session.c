@@ -844,7 +844,7 @@ static int spans_of(const sps__snap_t *s, spans_sink_t *k) {
  * region name) and nests them among k's spans (src/model/steps.c). */
 static int spans_add_steps(spans_sink_t *k, sps__step_span_t *steps, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        char name[32];
+        char name[48]; /* "ProfilerStep#" and up to 19 digits */
         snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)steps[i].step);
         if (!(steps[i].region = sps__registry_intern(name))) return SPS_ENOMEM;
     }

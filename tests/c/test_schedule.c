@@ -338,6 +338,14 @@ static void test_steps_errors_window_periods(void **state) {
     assert_int_equal(n, 1); /* completed in this period, as a region would be */
     assert_string_equal(name_of(&v[0]), "ProfilerStep#7");
     sps_free(v);
+    assert_int_equal(sps_step_begin(INT64_MAX), 0);
+    assert_int_equal(sps_step(), SPS_ETOOBIG); /* no wrap-around */
+    assert_int_equal(sps_step_end(), 0);
+    assert_int_equal(sps_spans(0, INT64_MAX, &v, &n), 0);
+    assert_int_equal(n, 3); /* 7, 8 (ended by the sps_step_begin), INT64_MAX */
+    assert_string_equal(name_of(&v[1]), "ProfilerStep#8");
+    assert_string_equal(name_of(&v[2]), "ProfilerStep#9223372036854775807");
+    sps_free(v);
     sps_shutdown();
     setup_events();
     assert_int_equal(sps_step(), 1); /* a fresh counter */
