@@ -12,28 +12,24 @@
 #include "sps_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-/* One span of the merged order: a folded span (index < n) or a step. */
-typedef struct item {
-    int64_t start, end;
-    size_t src;     /* index into spans (< n) or n + index into steps */
-    uint32_t thread;
-} item_t;
+/* Steps in start order, the longer first at one start. */
+static int step_cmp(const void *a, const void *b) {
+    const sps__step_span_t *x = *(const sps__step_span_t *const *)a;
+    const sps__step_span_t *y = *(const sps__step_span_t *const *)b;
+    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns ? -1 : 1;
+    return x->end_ns > y->end_ns ? -1 : x->end_ns < y->end_ns;
+}
 
-/* Start order, the enclosing span first: start ascending, end descending;
- * at equal intervals a step before a span (the step encloses it) and
- * folded spans in their given order (the fold put a parent first). */
-/* n of the sort in progress: qsort passes no context, and sps_spans sorts
- * outside any lock, so one per thread. */
-static _Thread_local size_t t_nfolded;
-static int item_cmp(const void *a, const void *b) {
-    const item_t *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->end != y->end) return x->end > y->end ? -1 : 1;
-    int xs = x->src >= t_nfolded, ys = y->src >= t_nfolded;
-    if (xs != ys) return xs ? -1 : 1;
-    return x->src < y->src ? -1 : x->src > y->src;
+/* Whether step s goes before folded span in[i] in the merged order: it
+ * starts earlier, or at the same instant unless a span of its thread
+ * starting then ends later (that span encloses the step, so comes first;
+ * the fold ordered the spans of one start parent first). */
+static int step_first(const sps__step_span_t *s, const sps_span_t *in, size_t i, size_t n) {
+    if (s->start_ns != in[i].start_ns) return s->start_ns < in[i].start_ns;
+    for (; i < n && in[i].start_ns == s->start_ns; i++)
+        if (in[i].thread == s->thread && in[i].end_ns > s->end_ns) return 0;
+    return 1;
 }
 
 /* An open span on a thread's stack, with the innermost step and the
@@ -60,8 +56,12 @@ typedef struct ostack {
  *      have stack 0 and seq SPS_SEQ_NONE.  On failure (SPS_ENOMEM) *spans
  *      and *n are unchanged.
  *
- * The rule, per thread, over the merged start order (sorted by start, then
- * end descending) with a stack of the open spans, each containing the next:
+ * The merged start order keeps the folded spans as given and puts each
+ * step (sorted by start, then end descending) before the first span that
+ * starts after it, or with it unless that span's thread's span of that
+ * start ends later (step_first): linear, no sort of the spans.  Then the
+ * rule, per thread, over that order, with a stack of the open spans, each
+ * containing the next:
  *   - pop while the top ends before the span at hand does (torch's event
  *     tree rule: a span ending after the innermost open span's end is not
  *     its child);
@@ -91,37 +91,40 @@ int sps__steps_nest(sps_span_t **spans, size_t *n_io,
         if (in[i].thread + 1 > nthreads) nthreads = in[i].thread + 1;
     for (size_t k = 0; k < nsteps; k++)
         if (steps[k].thread + 1 > nthreads) nthreads = steps[k].thread + 1;
-    item_t *it = malloc(m * sizeof *it);
+    size_t *src = malloc(m * sizeof *src); /* output -> folded (< n) or n + step */
+    const sps__step_span_t **sorted = malloc(nsteps * sizeof *sorted);
     int64_t *out_of = malloc((n + 1) * sizeof *out_of); /* folded -> output */
     uint8_t *adopted = calloc(m, 1);                   /* by output index */
     uint32_t *above = malloc(m * sizeof *above); /* steps among ancestors */
     sps_span_t *out = malloc(m * sizeof *out);
     ostack_t *st = calloc(nthreads, sizeof *st);
     int rc = SPS_ENOMEM;
-    if (!it || !out_of || !adopted || !above || !out || !st) goto done;
-    for (size_t i = 0; i < n; i++)
-        it[i] = (item_t){in[i].start_ns, in[i].end_ns, i, in[i].thread};
-    for (size_t k = 0; k < nsteps; k++)
-        it[n + k] = (item_t){steps[k].start_ns, steps[k].end_ns, n + k, steps[k].thread};
-    t_nfolded = n;
-    qsort(it, m, sizeof *it, item_cmp);
+    if (!src || !sorted || !out_of || !adopted || !above || !out || !st) goto done;
+    /* the merged order: the folded spans as given, the steps sorted among them */
+    for (size_t k = 0; k < nsteps; k++) sorted[k] = &steps[k];
+    qsort(sorted, nsteps, sizeof *sorted, step_cmp);
+    for (size_t o = 0, i = 0, k = 0; o < m; o++)
+        src[o] = k < nsteps && (i == n || step_first(sorted[k], in, i, n))
+                     ? n + (size_t)(sorted[k++] - steps)
+                     : i++;
 
     /* parents; self as the fold gave it (steps: their whole duration) */
     for (size_t o = 0; o < m; o++) {
-        const item_t *x = &it[o];
-        ostack_t *s = &st[x->thread];
-        while (s->n && s->v[s->n - 1].end < x->end) s->n--;
+        int is_step = src[o] >= n;
+        const sps__step_span_t *p = is_step ? &steps[src[o] - n] : NULL;
+        const sps_span_t *f = is_step ? NULL : &in[src[o]];
+        int64_t end = is_step ? p->end_ns : f->end_ns;
+        ostack_t *s = &st[is_step ? p->thread : f->thread];
+        while (s->n && s->v[s->n - 1].end < end) s->n--;
         const open_t *top = s->n ? &s->v[s->n - 1] : NULL;
-        int is_step = x->src >= n;
         if (is_step) {
-            const sps__step_span_t *p = &steps[x->src - n];
             out[o] = (sps_span_t){p->start_ns, p->end_ns, p->end_ns - p->start_ns,
                                   top ? top->span_below : -1, p->region, p->thread,
                                   0, 0, SPS_SEQ_NONE};
         } else {
-            out_of[x->src] = (int64_t)o;
-            out[o] = in[x->src];
-            int64_t p = in[x->src].parent >= 0 ? out_of[in[x->src].parent] : -1;
+            out_of[src[o]] = (int64_t)o;
+            out[o] = *f;
+            int64_t p = f->parent >= 0 ? out_of[f->parent] : -1;
             int64_t step = top ? top->step_below : -1;
             if (step >= 0 && (p < 0 || p == out[step].parent)) {
                 p = step;
@@ -136,21 +139,21 @@ int sps__steps_nest(sps_span_t **spans, size_t *n_io,
             s->v = v;
             s->cap = cap;
         }
-        s->v[s->n++] = (open_t){x->end, is_step ? (int64_t)o : (top ? top->step_below : -1),
+        s->v[s->n++] = (open_t){end, is_step ? (int64_t)o : (top ? top->step_below : -1),
                                 is_step ? (top ? top->span_below : -1) : (int64_t)o};
     }
     /* self and depth, in output order: parents come before children */
     for (size_t o = 0; o < m; o++) {
         sps_span_t *x = &out[o];
         int64_t d = x->end_ns - x->start_ns, p = x->parent;
-        int is_step = it[o].src >= n;
+        int is_step = src[o] >= n;
         if (adopted[o]) {
             out[p].self_ns -= d; /* the step's direct child now ... */
-            if (in[it[o].src].parent >= 0) /* ... no longer its fold parent's */
+            if (in[src[o]].parent >= 0) /* ... no longer its fold parent's */
                 out[out[p].parent].self_ns += d;
         }
         if (is_step && p >= 0) out[p].self_ns -= d;
-        above[o] = p < 0 ? 0 : above[p] + (it[p].src >= n);
+        above[o] = p < 0 ? 0 : above[p] + (src[p] >= n);
         if (is_step) x->depth = p >= 0 ? out[p].depth + 1 : 0;
         else x->depth += above[o]; /* the fold's depth, plus steps around */
     }
@@ -167,6 +170,7 @@ done:
     free(adopted);
     free(above);
     free(out_of);
-    free(it);
+    free(sorted);
+    free(src);
     return rc;
 }

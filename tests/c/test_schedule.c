@@ -5,6 +5,8 @@
 #include "testutil.h"
 #include "tu_core.h"
 
+#include "sps_int.h" /* sps__steps_nest, tested on hand-made spans */
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -388,6 +390,82 @@ static void test_steps_over_many_periods(void **state) {
     sps_shutdown();
 }
 
+/* sps__steps_nest on hand-made spans: the ties and corners a clock rarely
+ * produces.  f(start, end, parent, thread, depth) is a folded span. */
+static sps_span_t f(int64_t s, int64_t e, int64_t parent, uint32_t thread, uint32_t depth) {
+    return (sps_span_t){s, e, e - s, parent, 1, thread, depth, 0, (uint64_t)s};
+}
+
+static sps_span_t *nest(const sps_span_t *in, size_t n, const sps__step_span_t *st,
+                        size_t k, size_t *m) {
+    sps_span_t *v = malloc(n * sizeof *v);
+    memcpy(v, in, n * sizeof *v);
+    /* self times as the fold gives them */
+    for (size_t i = 0; i < n; i++)
+        if (v[i].parent >= 0) v[v[i].parent].self_ns -= v[i].end_ns - v[i].start_ns;
+    *m = n;
+    assert_int_equal(sps__steps_nest(&v, m, st, k), 0);
+    assert_int_equal(*m, n + k);
+    for (size_t i = 1; i < *m; i++) assert_true(v[i - 1].start_ns <= v[i].start_ns);
+    for (size_t i = 0; i < *m; i++) assert_true(v[i].parent < (int64_t)i);
+    return v;
+}
+
+static void test_steps_nest_corners(void **state) {
+    (void)state;
+    size_t m;
+    /* ties at one start: A [10,50] encloses step [10,40] (A first); the step
+     * encloses B [10,40] (equal: the step first) and C [10,20]; thread 1's
+     * D [10,45] and E [10,5..] are not its business */
+    sps_span_t in1[] = {f(10, 45, -1, 1, 0), f(10, 50, -1, 0, 0), f(10, 40, 1, 0, 1),
+                        f(10, 20, 2, 0, 2)};
+    sps__step_span_t st1[] = {{10, 40, 3, 0, 99}};
+    sps_span_t *v = nest(in1, 4, st1, 1, &m);
+    /* order: D (thread 1, first as given), A, step, B, C */
+    assert_int_equal(v[0].thread, 1);
+    assert_int_equal(v[1].end_ns, 50);
+    assert_int_equal(v[2].seq, SPS_SEQ_NONE);
+    assert_int_equal(v[2].parent, 1);      /* A encloses the step */
+    assert_int_equal(v[3].parent, 2);      /* B: fold parent A = the step's: adopted */
+    assert_int_equal(v[4].parent, 3);      /* C keeps B */
+    assert_int_equal(v[0].parent, -1);     /* other thread: untouched */
+    assert_int_equal(v[2].self_ns, 0);     /* B fills the step */
+    assert_int_equal(v[1].self_ns, 10);    /* A: 40 minus the step (was 40 - B) */
+    assert_int_equal(v[3].depth, 2);
+    assert_int_equal(v[4].depth, 3);
+    sps_free(v);
+
+    /* a root whose fold depth is 3 (its parents outside the window) keeps
+     * it, plus one for the step around it; a step with no parent is 0 */
+    sps_span_t in2[] = {f(100, 110, -1, 0, 3)};
+    sps__step_span_t st2[] = {{90, 120, 1, 0, 99}};
+    v = nest(in2, 1, st2, 1, &m);
+    assert_int_equal(v[0].depth, 0);
+    assert_int_equal(v[1].depth, 4);
+    assert_int_equal(v[1].parent, 0);
+    sps_free(v);
+
+    /* inside a common parent P [0,100]: S1 [10,50], S2 [50,90] and X
+     * [40,60] crossing their boundary.  X keeps P, no child of either step;
+     * P's self counts the overlaps twice (the documented cost) */
+    sps_span_t in3[] = {f(0, 100, -1, 0, 0), f(40, 60, 0, 0, 1), f(20, 30, 0, 0, 1),
+                        f(70, 80, 0, 0, 1)};
+    /* in start order: P, (20,30), X, (70,80) */
+    sps_span_t in3s[] = {in3[0], in3[2], in3[1], in3[3]};
+    sps__step_span_t st3[] = {{50, 90, 2, 0, 99}, {10, 50, 1, 0, 99}};
+    v = nest(in3s, 4, st3, 2, &m);
+    /* P, S1, (20,30), X, S2, (70,80) */
+    int64_t starts[] = {0, 10, 20, 40, 50, 70}, parents[] = {-1, 0, 1, 0, 0, 4};
+    for (size_t i = 0; i < m; i++) {
+        assert_int_equal(v[i].start_ns, starts[i]);
+        assert_int_equal(v[i].parent, parents[i]);
+    }
+    assert_int_equal(v[1].self_ns, 40 - 10);
+    assert_int_equal(v[4].self_ns, 40 - 10);
+    assert_int_equal(v[0].self_ns, 100 - 40 - 40 - 20); /* -0: overlap 20 counted twice */
+    sps_free(v);
+}
+
 /* ------------------------------------------------------------------------ */
 /* sps_thread_seq: the exact key of a span                                   */
 /* ------------------------------------------------------------------------ */
@@ -531,6 +609,7 @@ int main(void) {
         TU_TEST(test_steps_of_threads),
         TU_TEST(test_steps_errors_window_periods),
         TU_TEST(test_steps_over_many_periods),
+        cmocka_unit_test(test_steps_nest_corners),
         TU_TEST(test_thread_seq_is_the_spans_key),
         TU_TEST(test_thread_seq_when_dropping),
         TU_TEST(test_clock_anchor),
