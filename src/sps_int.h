@@ -347,6 +347,30 @@ SPS__HIDDEN int sps__stacks_used(void);
 /* In a fork child: re-initialises the locks of stacks.c. */
 SPS__HIDDEN void sps__stacks_atfork_child(void);
 
+/* Steps (schedule.c, steps.c).  A completed step of the session: thread
+ * index, CLOCK_MONOTONIC ns, its number, and (set by sps_spans before
+ * sps__steps_nest) the region id of its name "ProfilerStep#N". */
+typedef struct sps__step_span {
+    int64_t start_ns, end_ns, step;
+    uint32_t thread, region;
+} sps__step_span_t;
+/* Under the session lock: the steps that ended in the periods sps_spans
+ * returns (the pending one and the current one) and lie inside
+ * [from_ns, to_ns], as a malloc'd array (*out NULL when *n is 0).  Needs
+ * the time map refreshed (every mark before its last anchor).  Returns 0
+ * or SPS_ENOMEM. */
+SPS__HIDDEN int sps__steps_window(int64_t from_ns, int64_t to_ns,
+                                  sps__step_span_t **out, size_t *n);
+/* model/steps.c: merges nsteps step spans into the *n spans of *spans
+ * (see the contract there).  0 or SPS_ENOMEM (then *spans is unchanged). */
+SPS__HIDDEN int sps__steps_nest(sps_span_t **spans, size_t *n,
+                                const sps__step_span_t *steps, size_t nsteps);
+/* buffer.c: joins the calling thread to the running events session if it
+ * has not recorded in it yet (as its first record would) and returns its
+ * index, or SPS_ENOSESSION, SPS_EMODE (aggregate) or SPS_ENOMEM.  Takes
+ * the session lock unless the thread has joined already. */
+SPS__HIDDEN int64_t sps__thread_join(void);
+
 /* The merged pass (period.c).  begin gets calls with end == 0 in start
  * order; end gets completed calls in end order.  Either may be NULL; a
  * non-zero return stops the pass. */

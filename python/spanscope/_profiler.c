@@ -3,12 +3,15 @@
  * record_function is a C type: constructing it looks the name up in a dict
  * (name -> region id), __enter__/__exit__ are one sps_begin/sps_end each.
  * Nothing else runs per span unless a profile asked for payloads (shapes,
- * stacks, FLOPs, args): then a Python hook receives (region, thread, time,
- * args) right after the span began, and the face joins it to the span later
- * (the span of that region on that thread with the latest start <= time).
+ * stacks, FLOPs, args): then a Python hook receives (thread, seq, name,
+ * args) right after the span began -- (thread, seq) is the begin record's
+ * key (sps_thread_seq), which sps_spans reports with the span, so the face
+ * joins payloads to spans exactly.
  *
  * The rest hands the core's spans (sps_spans) to Python as one bytes object
- * that numpy views without copying, and writes timelines (sps_timeline_write).
+ * that numpy views without copying, writes timelines (sps_timeline_write),
+ * and exposes the step schedule (Schedule: sps_schedule_action) and the
+ * session's steps (sps_step*).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,16 +25,21 @@
 
 /* Read by _ext.c's decorated-function wrapper too. */
 int sps__py_capture;            /* 1: every span opened from Python reports */
-static PyObject *g_hook;        /* callable(region, thread, t_ns, name, args) */
+static PyObject *g_hook;        /* callable(thread, seq, name, args) */
 static PyObject *g_decorate;    /* callable(record_function, func) -> wrapper */
 static PyObject *g_ids;         /* dict name -> int region id */
 
-/* Calls the payload hook for a span of region r that just began. */
+/* Calls the payload hook for a span of region r whose begin was this
+ * thread's last record (every caller calls it right after sps_begin, with
+ * nothing recorded in between).  A begin that was not recorded (no
+ * session, events dropped) has no key and no span: no call. */
 static int report_begin(sps_region_t r, PyObject *name, PyObject *args) {
-    if (!g_hook) return 0;
-    PyObject *res = PyObject_CallFunction(g_hook, "kLLOO", (unsigned long)r,
-                                          (long long)sps_thread_current(),
-                                          (long long)sps_now_ns(), name, args);
+    (void)r;
+    uint32_t thread;
+    uint64_t seq;
+    if (!g_hook || sps_thread_seq(&thread, &seq)) return 0;
+    PyObject *res = PyObject_CallFunction(g_hook, "kKOO", (unsigned long)thread,
+                                          (unsigned long long)seq, name, args);
     Py_XDECREF(res);
     return res ? 0 : -1;
 }
@@ -238,6 +246,94 @@ static PyTypeObject RFType = {
 };
 
 /* ======================================================================== */
+/* Schedule: torch.profiler.schedule, computed by the core                   */
+/* ======================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    sps_schedule_t s;
+    PyObject *actions; /* tuple: what to return for each sps_action_t */
+} ScheduleObject;
+
+static PyTypeObject ScheduleType;
+
+/* Schedule(wait, warmup, active, repeat, skip_first, skip_first_wait,
+ * actions): the Python face checks the arguments and names them in its
+ * errors; this checks again (sps_schedule_check) so that no invalid
+ * schedule exists. */
+static PyObject *Schedule_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    sps_schedule_t s;
+    PyObject *actions;
+    static char *kwlist[] = {"wait", "warmup", "active", "repeat", "skip_first",
+                             "skip_first_wait", "actions", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "LLLLLLO!", kwlist, &s.wait, &s.warmup,
+                                     &s.active, &s.repeat, &s.skip_first,
+                                     &s.skip_first_wait, &PyTuple_Type, &actions))
+        return NULL;
+    if (PyTuple_GET_SIZE(actions) != 4)
+        return PyErr_Format(PyExc_ValueError, "actions must hold 4 values");
+    if (sps_schedule_check(&s))
+        return PyErr_Format(PyExc_ValueError, "invalid schedule (wait, warmup >= 0, "
+                            "active >= 1, repeat, skip_first >= 0, skip_first_wait 0 or 1, "
+                            "wait + warmup + active < 2**63)");
+    ScheduleObject *self = (ScheduleObject *)tp->tp_alloc(tp, 0);
+    if (!self) return NULL;
+    self->s = s;
+    self->actions = Py_NewRef(actions);
+    return (PyObject *)self;
+}
+
+static void Schedule_dealloc(ScheduleObject *self) {
+    Py_XDECREF(self->actions);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* schedule(step) -> actions[sps_schedule_action(step)]. */
+static PyObject *Schedule_call(ScheduleObject *self, PyObject *args, PyObject *kw) {
+    PyObject *arg;
+    if ((kw && PyDict_GET_SIZE(kw)) || !PyArg_ParseTuple(args, "O", &arg))
+        return PyErr_Format(PyExc_TypeError, "a schedule takes one argument, the step");
+    long long step = PyLong_AsLongLong(arg);
+    if (step == -1 && PyErr_Occurred()) return NULL;
+    int a = sps_schedule_action(&self->s, step);
+    if (a < 0) return PyErr_Format(PyExc_ValueError, "step must be >= 0, not %lld", step);
+    return Py_NewRef(PyTuple_GET_ITEM(self->actions, a));
+}
+
+static PyObject *Schedule_repr(ScheduleObject *self) {
+    return PyUnicode_FromFormat("schedule(wait=%lld, warmup=%lld, active=%lld, repeat=%lld, "
+                                "skip_first=%lld, skip_first_wait=%lld)",
+                                (long long)self->s.wait, (long long)self->s.warmup,
+                                (long long)self->s.active, (long long)self->s.repeat,
+                                (long long)self->s.skip_first,
+                                (long long)self->s.skip_first_wait);
+}
+
+static PyMemberDef Schedule_members[] = {
+    {"wait", T_LONGLONG, offsetof(ScheduleObject, s.wait), READONLY, NULL},
+    {"warmup", T_LONGLONG, offsetof(ScheduleObject, s.warmup), READONLY, NULL},
+    {"active", T_LONGLONG, offsetof(ScheduleObject, s.active), READONLY, NULL},
+    {"repeat", T_LONGLONG, offsetof(ScheduleObject, s.repeat), READONLY, NULL},
+    {"skip_first", T_LONGLONG, offsetof(ScheduleObject, s.skip_first), READONLY, NULL},
+    {"skip_first_wait", T_LONGLONG, offsetof(ScheduleObject, s.skip_first_wait), READONLY,
+     NULL},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyTypeObject ScheduleType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope.profiler.schedule",
+    .tp_basicsize = sizeof(ScheduleObject),
+    .tp_dealloc = (destructor)Schedule_dealloc,
+    .tp_repr = (reprfunc)Schedule_repr,
+    .tp_call = (ternaryfunc)Schedule_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A step schedule: schedule(step) -> ProfilerAction, by the core's "
+              "sps_schedule_action.",
+    .tp_members = Schedule_members,
+    .tp_new = Schedule_new,
+};
+
+/* ======================================================================== */
 /* Module functions                                                          */
 /* ======================================================================== */
 
@@ -249,7 +345,7 @@ static PyObject *raise_rc(int rc) {
     return PyErr_Format(PyExc_RuntimeError, "%s (%s)", sps_strerror(rc), sps_err_name(rc));
 }
 
-/* spans(from_ns, to_ns) -> bytes of sps_span_t records (48 bytes each). */
+/* spans(from_ns, to_ns) -> bytes of sps_span_t records (SPAN_SIZE bytes each). */
 static PyObject *py_spans(PyObject *mod, PyObject *args) {
     (void)mod;
     long long from, to;
@@ -502,7 +598,64 @@ static PyObject *py_counter_samples(PyObject *mod, PyObject *args) {
     return b;
 }
 
+/* step() -> the step number begun (sps_step). */
+static PyObject *py_step(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    int64_t n = sps_step();
+    if (n < 0) return raise_rc((int)n);
+    return PyLong_FromLongLong(n);
+}
+
+/* step_begin(n): sps_step_begin. */
+static PyObject *py_step_begin(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    long long n = PyLong_AsLongLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    int rc = sps_step_begin(n);
+    if (rc) return raise_rc(rc);
+    Py_RETURN_NONE;
+}
+
+/* step_end(): sps_step_end. */
+static PyObject *py_step_end(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    int rc = sps_step_end();
+    if (rc) return raise_rc(rc);
+    Py_RETURN_NONE;
+}
+
+/* clock_anchor() -> (wall_ns, mono_ns) of the session, (0, 0) without one. */
+static PyObject *py_clock_anchor(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    int64_t w, m;
+    sps_clock_anchor(&w, &m);
+    return Py_BuildValue("(LL)", (long long)w, (long long)m);
+}
+
+/* thread_seq() -> (thread, seq) of this thread's last record, or None
+ * (sps_thread_seq; for tests). */
+static PyObject *py_thread_seq(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    uint32_t t;
+    uint64_t q;
+    if (sps_thread_seq(&t, &q)) Py_RETURN_NONE;
+    return Py_BuildValue("(kK)", (unsigned long)t, (unsigned long long)q);
+}
+
 static PyMethodDef prof_methods[] = {
+    {"step", py_step, METH_NOARGS,
+     "step() -> n: end this thread's step, begin the next (sps_step)."},
+    {"step_begin", py_step_begin, METH_O,
+     "step_begin(n): set the step counter and begin step n here (sps_step_begin)."},
+    {"step_end", py_step_end, METH_NOARGS, "step_end(): end this thread's step (sps_step_end)."},
+    {"clock_anchor", py_clock_anchor, METH_NOARGS,
+     "clock_anchor() -> (wall_ns, mono_ns): the session's anchor, (0, 0) without one."},
+    {"thread_seq", py_thread_seq, METH_NOARGS,
+     "thread_seq() -> (thread, seq) of this thread's last record, or None."},
     {"counter", (PyCFunction)(void (*)(void))py_counter, METH_FASTCALL,
      "counter(name, value): one sample of a named counter."},
     {"counter_samples", py_counter_samples, METH_VARARGS,
@@ -518,18 +671,20 @@ static PyMethodDef prof_methods[] = {
     {"thread_info", py_thread_info, METH_O, "thread_info(i) -> (native_id, first_ns, name) or None."},
     {"thread_current", py_thread_current, METH_NOARGS, "This thread's index, or -1."},
     {"set_capture", py_set_capture, METH_VARARGS,
-     "set_capture(hook or None, all=False): payload hook for spans opened from Python."},
+     "set_capture(hook or None, all=False): payload hook for spans opened from Python, "
+     "called as hook(thread, seq, name, args) right after the span began."},
     {"set_decorate", py_set_decorate, METH_O, "The record_function decorator factory."},
     {"timeline_write", py_timeline_write, METH_VARARGS, "Write spans as a trace file."},
     {NULL, NULL, 0, NULL}};
 
 /* Called by PyInit__ext: adds record_function and the functions above. */
 int sps__py_profiler_init(PyObject *m) {
-    if (PyType_Ready(&RFType) < 0) return -1;
+    if (PyType_Ready(&RFType) < 0 || PyType_Ready(&ScheduleType) < 0) return -1;
     g_ids = PyDict_New();
     g_shared = PyDict_New();
     g_cids = PyDict_New();
     if (!g_ids || !g_shared || !g_cids || PyModule_AddObjectRef(m, "record_function", (PyObject *)&RFType) ||
+        PyModule_AddObjectRef(m, "Schedule", (PyObject *)&ScheduleType) ||
         PyModule_AddIntConstant(m, "SPAN_SIZE", (long)sizeof(sps_span_t)) ||
         PyModule_AddIntConstant(m, "COUNTER_SAMPLE_SIZE", (long)sizeof(sps_counter_sample_t)))
         return -1;

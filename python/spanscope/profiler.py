@@ -20,8 +20,11 @@ makes Python objects (``FunctionEvent``) only when asked for them.
 
 Payloads (shapes, stack, FLOPs, module, args) are gathered only while a
 profile asks for them: a hook runs right after a Python-opened span begins
-and is joined to that span afterwards (same region, same thread, latest
-start before the hook's time).
+and gets the begin record's key (thread, record sequence number:
+sps_thread_seq), which the core reports with the span, so the payload is
+joined to its span exactly.  The step schedule (``schedule``: the core's
+sps_schedule_action), the steps (sps_step) and the ``ProfilerStep#N`` spans
+with their nesting come from the core too: nothing here re-derives nesting.
 """
 
 from __future__ import annotations
@@ -56,17 +59,11 @@ record_function = _ext.record_function
 
 _SPAN_DTYPE = np.dtype([("start", "<i8"), ("end", "<i8"), ("self", "<i8"), ("parent", "<i8"),
                         ("region", "<u4"), ("thread", "<u4"), ("depth", "<u4"),
-                        ("stack", "<u4")])
+                        ("stack", "<u4"), ("seq", "<u8")])
 assert _SPAN_DTYPE.itemsize == _ext.SPAN_SIZE
 _COUNTER_DTYPE = np.dtype([("t_ns", "<i8"), ("value", "<f8"), ("counter", "<u4"),
                            ("reserved", "<u4")])
 assert _COUNTER_DTYPE.itemsize == _ext.COUNTER_SAMPLE_SIZE
-
-#: How far after a span's start the payload hook may read the clock and
-#: still be joined to it (the hook runs right after sps_begin; this covers
-#: the TSC-to-ns mapping's error, never a second span of the same region on
-#: the same thread, which cannot begin before the hook returns).
-_JOIN_SLACK_NS = 500
 
 
 class ProfilerActivity(str, enum.Enum):
@@ -95,7 +92,14 @@ def _count(name: str, value, minimum: int) -> int:
         raise ValueError(f"schedule: {name} must be an int, not {value!r}")
     if value < minimum:
         raise ValueError(f"schedule: {name} must be >= {minimum}, not {value}")
+    if value >= 2**63:
+        raise ValueError(f"schedule: {name} must be < 2**63, not {value}")
     return value
+
+
+#: What a core schedule returns for each sps_action_t (0..3).
+_ACTIONS = (ProfilerAction.NONE, ProfilerAction.WARMUP, ProfilerAction.RECORD,
+            ProfilerAction.RECORD_AND_SAVE)
 
 
 def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
@@ -112,32 +116,14 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
     _count("skip_first", skip_first, 0)
     if skip_first_wait not in (0, 1) or (not isinstance(skip_first_wait, (int, bool))):
         raise ValueError(f"schedule: skip_first_wait must be 0 or 1, not {skip_first_wait!r}")
+    if wait + warmup + active >= 2**63:
+        raise ValueError("schedule: wait + warmup + active must be < 2**63")
     if warmup == 0:
         warnings.warn("profiler schedule has warmup=0: the first recorded step may carry "
                       "start-up costs", UserWarning, stacklevel=2)
-    num_steps = wait + warmup + active
-
-    def schedule_fn(step: int) -> ProfilerAction:
-        if step < 0:
-            raise ValueError(f"step must be >= 0, not {step}")
-        if step < skip_first:
-            return ProfilerAction.NONE
-        step -= skip_first
-        if skip_first_wait:
-            step += wait
-        if repeat > 0 and step / num_steps >= repeat:
-            return ProfilerAction.NONE
-        mod = step % num_steps
-        if mod < wait:
-            return ProfilerAction.NONE
-        if mod < wait + warmup:
-            return ProfilerAction.WARMUP
-        return ProfilerAction.RECORD if mod < num_steps - 1 else ProfilerAction.RECORD_AND_SAVE
-
-    schedule_fn.__qualname__ = (f"schedule(wait={wait}, warmup={warmup}, active={active}, "
-                                f"repeat={repeat}, skip_first={skip_first}, "
-                                f"skip_first_wait={int(skip_first_wait)})")
-    return schedule_fn
+    # the arithmetic is the core's (sps_schedule_action), as the C API has it
+    return _ext.Schedule(wait, warmup, active, repeat, skip_first, int(skip_first_wait),
+                         _ACTIONS)
 
 
 def _always_record(step: int) -> ProfilerAction:
@@ -186,10 +172,11 @@ class _Recording:
 
     spans: structured array (_SPAN_DTYPE), start order; names: region id ->
     name; threads: index -> (native id, name); payloads: span index -> dict;
-    base_ns: the window's start; options: the profile's flags."""
+    base_ns: the window's start; options: the profile's flags; anchor: the
+    session's (wall ns, mono ns) clock anchor."""
 
     def __init__(self, spans, names, threads, payloads, base_ns, end_ns, options,
-                 counters=None):
+                 counters=None, anchor=(0, 0)):
         self.spans = spans
         self.counters = counters if counters is not None else np.zeros(0, _COUNTER_DTYPE)
         self.names = names
@@ -198,7 +185,8 @@ class _Recording:
         self.base_ns = base_ns
         self.end_ns = end_ns
         self.options = options
-        self.anchor = _clock_anchor()
+        #: the session's clock anchor (sps_clock_anchor), (0, 0): none
+        self.anchor = anchor
 
     @property
     def durations(self) -> np.ndarray:
@@ -601,7 +589,8 @@ def _caller_frame():
 
 
 class _Collector:
-    """Payload hook of one profile: records (region, thread, t, payload)."""
+    """Payload hook of one profile: records (thread, seq, payload), the key
+    of the span's begin record (sps_thread_seq) and what to attach to it."""
 
     def __init__(self, record_shapes, with_stack, with_flops, with_modules):
         self.shapes = record_shapes or with_flops
@@ -609,7 +598,7 @@ class _Collector:
         self.modules = with_modules
         self.items: list = []
 
-    def __call__(self, region, thread, t_ns, name, args):
+    def __call__(self, thread, seq, name, args):
         p = {}
         values = ()
         if isinstance(args, dict):
@@ -637,30 +626,26 @@ class _Collector:
                     f = f.f_back
                 p["stack"] = st
         if p:
-            self.items.append((region, thread, t_ns, p))
+            self.items.append((thread, seq, p))
 
     def join(self, spans: np.ndarray) -> dict:
-        """span index -> payload: the span of that region and thread with the
-        latest start at or before the hook's time (+ slack)."""
+        """span index -> payload: the span whose (thread, seq) is the
+        payload's key.  Payloads of spans outside the window find none."""
         out: dict = {}
         if not self.items or len(spans) == 0:
             return out
-        groups: dict = {}
-        for region, thread, t, p in self.items:
-            groups.setdefault((region, thread), []).append((t, p))
-        reg, thr, start, end = spans["region"], spans["thread"], spans["start"], spans["end"]
-        for (region, thread), items in groups.items():
-            idx = np.nonzero((reg == region) & (thr == thread))[0]
-            if len(idx) == 0:
-                continue
-            st = start[idx]
-            ts = np.array([t for t, _ in items], dtype=np.int64)
-            pos = np.searchsorted(st, ts + _JOIN_SLACK_NS, "right") - 1
-            for k, (t, p) in enumerate(items):
-                if pos[k] >= 0:
-                    j = int(idx[pos[k]])
-                    if end[j] + _JOIN_SLACK_NS >= t:
-                        out[j] = p
+        thr = np.fromiter((t for t, _, _ in self.items), np.uint32, len(self.items))
+        seq = np.fromiter((q for _, q, _ in self.items), np.uint64, len(self.items))
+        order = np.lexsort((spans["seq"], spans["thread"]))  # by thread, then seq
+        sthr, sseq = spans["thread"][order], spans["seq"][order]
+        for t in np.unique(thr):
+            lo, hi = np.searchsorted(sthr, t, "left"), np.searchsorted(sthr, t, "right")
+            mine = np.nonzero(thr == t)[0]
+            pos = lo + np.searchsorted(sseq[lo:hi], seq[mine])
+            hit = pos < hi
+            hit[hit] = sseq[pos[hit]] == seq[mine[hit]]
+            for k, j in zip(mine[hit].tolist(), order[pos[hit]].tolist()):
+                out[j] = self.items[k][2]
         return out
 
 
@@ -848,6 +833,30 @@ class emit_itt(_Unsupported):
 # profile
 # --------------------------------------------------------------------------
 
+def _actions(prev, cur) -> tuple:
+    """torch's transition table (facts §7): what to do when the action goes
+    from prev to cur (None: the profile starts or stops)."""
+    A = ProfilerAction
+    if prev == cur and cur != A.RECORD_AND_SAVE:
+        return ()
+    if prev == A.RECORD_AND_SAVE and cur == A.RECORD_AND_SAVE:
+        return ("stop", "ready", "prepare", "start")
+    if prev in (None, A.NONE):
+        return {A.WARMUP: ("prepare",), A.RECORD: ("prepare", "start"),
+                A.RECORD_AND_SAVE: ("prepare", "start")}.get(cur, ())
+    if prev == A.WARMUP:
+        return {A.RECORD: ("start",), A.RECORD_AND_SAVE: ("start",),
+                A.NONE: ("warn", "start", "stop"), None: ("start", "stop")}.get(cur, ())
+    if prev == A.RECORD:
+        return {A.NONE: ("warn", "stop"), A.WARMUP: ("warn", "stop"),
+                None: ("stop", "ready")}.get(cur, ())
+    if prev == A.RECORD_AND_SAVE:
+        return {A.NONE: ("stop", "ready"), A.WARMUP: ("stop", "ready", "prepare"),
+                A.RECORD: ("stop", "ready", "prepare", "start"),
+                None: ("stop", "ready")}.get(cur, ())
+    return ()
+
+
 class profile:
     """torch.profiler.profile on spanscope's core: a context manager (or
     start()/stop()) that records every span of its recording windows, with
@@ -896,8 +905,7 @@ class profile:
         self._stacks_on = False
         self._t0 = None
         self._collector = None
-        self._step_span = None
-        self._steps: list = []
+        self._step_open = False  # a step of ours is open in the core (sps_step_begin)
         self._result: _Recording | None = None
         self._events: EventList | None = None
 
@@ -942,6 +950,7 @@ class profile:
         """Leaves the recording state whatever happened: hooks off, the
         session this profile started ended."""
         global _recording_profile
+        self._close_step_span()
         self._started = False
         self._release_session()
         if _recording_profile is self:
@@ -951,51 +960,38 @@ class profile:
         """Marks a step boundary: the schedule decides what the next step does."""
         if not self.enabled or not self._started:
             return
-        self._close_step_span()
         prev = self.current_action
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
+        if self._step_open and not _actions(prev, self.current_action):
+            # the window goes on: one mark ends step N-1 and begins step N
+            _ext.step()
+            return
+        self._close_step_span()
         self._transit(prev, self.current_action)
         self._open_step_span()
 
-    # ProfilerStep#N spans are kept here, not in the core: a user span that
-    # is open across step() must not be cut by the step's end (the core
-    # closes inner spans when an outer one ends), so step spans are added
-    # to the window's spans afterwards, as roots that adopt the root spans
-    # lying inside them (_add_step_spans).
+    # ProfilerStep#N spans are the core's: a step is a pair of marks on the
+    # thread that called start()/step() (sps_step_begin, sps_step,
+    # sps_step_end), and sps_spans nests the steps among the regions by the
+    # model's rule -- a region open across step() stays whole (marks are not
+    # region records, which the core's nesting would close at the step's
+    # end).  The profile's step number outlives its sessions (one per
+    # window), so each window's first step is begun with its number.
     def _open_step_span(self):
         if self.record_steps and self.current_action in _RECORDING:
-            self._step_span = [self.step_num, threading.get_native_id(),
-                               threading.current_thread().name, _ext.now_ns(), None]
+            _ext.step_begin(self.step_num)
+            self._step_open = True
 
     def _close_step_span(self):
-        if self._step_span is not None:
-            self._step_span[4] = _ext.now_ns()
-            self._steps.append(tuple(self._step_span))
-            self._step_span = None
+        if self._step_open:
+            self._step_open = False
+            if _ext.is_active():
+                _ext.step_end()
 
     # -- the torch transition table -------------------------------------
     def _transit(self, prev, cur) -> None:
-        A = ProfilerAction
-        if prev == cur and cur != A.RECORD_AND_SAVE:
-            return
-        if prev == A.RECORD_AND_SAVE and cur == A.RECORD_AND_SAVE:
-            actions = ("stop", "ready", "prepare", "start")
-        elif prev in (None, A.NONE):
-            actions = {A.WARMUP: ("prepare",), A.RECORD: ("prepare", "start"),
-                       A.RECORD_AND_SAVE: ("prepare", "start")}.get(cur, ())
-        elif prev == A.WARMUP:
-            actions = {A.RECORD: ("start",), A.RECORD_AND_SAVE: ("start",),
-                       A.NONE: ("warn", "start", "stop"), None: ("start", "stop")}.get(cur, ())
-        elif prev == A.RECORD:
-            actions = {A.NONE: ("warn", "stop"), A.WARMUP: ("warn", "stop"),
-                       None: ("stop", "ready")}.get(cur, ())
-        elif prev == A.RECORD_AND_SAVE:
-            actions = {A.NONE: ("stop", "ready"), A.WARMUP: ("stop", "ready", "prepare"),
-                       A.RECORD: ("stop", "ready", "prepare", "start"),
-                       None: ("stop", "ready")}.get(cur, ())
-        else:
-            actions = ()
+        actions = _actions(prev, cur)
         for a in actions:
             if a == "prepare":
                 self._prepare()
@@ -1077,13 +1073,10 @@ class profile:
             threads.append((info[0], tnames.get(info[0], info[2])) if info else (i, ""))
         payloads = self._collector.join(spans) if self._collector else {}
         self._collector = None
-        steps = [st for st in self._steps if st[3] >= t0 and st[4] <= t1]
-        self._steps = []
-        if steps:
-            spans, payloads = _add_step_spans(spans, names, threads, payloads, steps)
         opts = {"record_shapes": self.record_shapes, "with_stack": self.with_stack,
                 "with_flops": self.with_flops, "with_modules": self.with_modules}
-        self._result = _Recording(spans, names, threads, payloads, t0, t1, opts, counters)
+        self._result = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
+                                  _ext.clock_anchor())
         self._events = None
         if self._owned():
             # between windows nothing is recorded (the next "prepare" starts
@@ -1143,57 +1136,6 @@ class profile:
     def __repr__(self):
         return (f"<spanscope.profiler.profile step={self.step_num} "
                 f"action={self.current_action.value}>")
-
-
-def _add_step_spans(spans, names, threads, payloads, steps):
-    """Adds ProfilerStep#N spans (step, native tid, thread name, t0, t1) to
-    a window's spans: each a root on its thread that becomes the parent of
-    the root spans lying inside it.  Returns the new spans in start order
-    (enclosing first) and the payloads re-keyed.  names and threads grow."""
-    tindex = {tid: i for i, (tid, _) in enumerate(threads)}
-    extra = np.zeros(len(steps), dtype=_SPAN_DTYPE)
-    for k, (num, tid, tname, b, e) in enumerate(steps):
-        if tid not in tindex:
-            tindex[tid] = len(threads)
-            threads.append((tid, tname))
-        extra[k] = (b, e, 0, -1, len(names), tindex[tid], 0, 0)
-        names.append(f"ProfilerStep#{num}")
-    n = len(spans)
-    allsp = np.concatenate([spans, extra])
-    for k in range(len(steps)):
-        j = n + k
-        inside = np.nonzero((allsp["parent"][:n] == -1) & (allsp["thread"][:n] == extra["thread"][k])
-                            & (allsp["start"][:n] >= extra["start"][k])
-                            & (allsp["end"][:n] <= extra["end"][k]))[0]
-        allsp["parent"][inside] = j
-        allsp["depth"][inside] += 1  # the adopted roots move one level down
-        dur = int(extra["end"][k] - extra["start"][k])
-        allsp["self"][j] = dur - int((allsp["end"][inside] - allsp["start"][inside]).sum())
-    # descendants of adopted roots also sit one level deeper
-    for i in range(n):
-        p = int(allsp["parent"][i])
-        if p >= 0 and p < n:
-            allsp["depth"][i] = allsp["depth"][p] + 1
-    order = np.lexsort((-(allsp["end"] - allsp["start"]), allsp["start"]))
-    new_of = np.empty(len(order), dtype=np.int64)
-    new_of[order] = np.arange(len(order))
-    out = allsp[order]
-    par = out["parent"]
-    out["parent"] = np.where(par >= 0, new_of[np.maximum(par, 0)], -1)
-    return out, {int(new_of[i]): p for i, p in payloads.items()}
-
-
-def _clock_anchor() -> tuple:
-    """(CLOCK_REALTIME ns, CLOCK_MONOTONIC ns) read back to back, the pair
-    with the smallest gap of a few tries: what merges use to align hosts."""
-    best = None
-    for _ in range(5):
-        m0 = time.monotonic_ns()
-        w = time.time_ns()
-        m1 = time.monotonic_ns()
-        if best is None or m1 - m0 < best[0]:
-            best = (m1 - m0, w, m0 + (m1 - m0) // 2)
-    return best[1], best[2]
 
 
 def _python_thread_names() -> dict:

@@ -4,6 +4,7 @@
  * time proportional to the events recorded since the previous one. */
 #include "sps_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,7 +162,7 @@ static int spans_end(void *ctx, const sps__call_t *c) {
     if (k->n == k->cap && spans_grow(k)) return SPS_ENOMEM;
     uint32_t stack = k->stacks ? sps__stack_lookup(c->thread, sps__g.epoch, c->seq) : 0;
     k->v[k->n] = (sps_span_t){(int64_t)c->start, (int64_t)c->end, (int64_t)c->self,
-                              -1, c->region, c->thread, c->depth, stack};
+                              -1, c->region, c->thread, c->depth, stack, c->seq};
     k->ids[k->n] = c->call_id;
     k->pids[k->n] = c->parent_id;
     k->n++;
@@ -212,11 +213,24 @@ static int spans_of(const sps__snap_t *s, spans_sink_t *k) {
     return rc ? rc : spans_order(k, first);
 }
 
+/* Without the lock: names the steps "ProfilerStep#N" (interned, like any
+ * region name) and nests them among k's spans (src/model/steps.c). */
+static int spans_add_steps(spans_sink_t *k, sps__step_span_t *steps, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char name[48]; /* "ProfilerStep#" and up to 19 digits */
+        snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)steps[i].step);
+        if (!(steps[i].region = sps__registry_intern(name))) return SPS_ENOMEM;
+    }
+    return sps__steps_nest(&k->v, &k->n, steps, n);
+}
+
 int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     if (!out || !n) return SPS_EINVAL;
     *out = NULL;
     *n = 0;
     spans_sink_t k = {.from = from_ns, .to = to_ns};
+    sps__step_span_t *steps = NULL;
+    size_t nsteps = 0;
     int rc = 0;
     pthread_mutex_lock(&sps__g.lock);
     /* without any capture every lookup would be two lock pairs for nothing */
@@ -229,11 +243,14 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
         if (!s) rc = SPS_ENOMEM;
         if (!rc && sps__g.pending) rc = spans_of(sps__g.pending, &k); /* older first */
         if (!rc) rc = spans_of(s, &k);
+        if (!rc) rc = sps__steps_window(from_ns, to_ns, &steps, &nsteps);
         sps__snap_free(s);
     }
     pthread_mutex_unlock(&sps__g.lock);
     free(k.ids);
     free(k.pids);
+    if (!rc && nsteps) rc = spans_add_steps(&k, steps, nsteps);
+    free(steps);
     if (rc) {
         free(k.v);
         return rc;

@@ -407,3 +407,26 @@ sps__thr_t *sps__agg_thread(sps_region_t r) {
     pthread_mutex_unlock(&sps__g.lock);
     return t && r < t->agg_cap ? t : NULL;
 }
+/* ------------------------------------------------------------------------ */
+/* Joining without recording (steps, schedule.c)                             */
+/* ------------------------------------------------------------------------ */
+
+/* A thread that marks a step before recording any region needs its session
+ * index all the same: this joins it as its first record would (thr_join
+ * writes only the chunk's timestamp record, which no reader counts). */
+int64_t sps__thread_join(void) {
+    sps__thr_t *t = sps__tls;
+    if (t != &sps__dummy_thr && __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) == sps__g.epoch &&
+        sps__state_load() != SPS__OFF)
+        return t->index;
+    pthread_mutex_lock(&sps__g.lock);
+    int st = sps__state_load();
+    int64_t rc;
+    if (st == SPS__AGGREGATE) rc = SPS_EMODE;
+    else if (st != SPS__EVENTS && st != SPS__EVENTS_STACKS) rc = SPS_ENOSESSION;
+    else if (t == &sps__dummy_thr && !(t = thr_register())) rc = SPS_ENOMEM;
+    else if (t->epoch != sps__g.epoch && thr_join(t, sps__ticks())) rc = SPS_ENOMEM;
+    else rc = t->index;
+    pthread_mutex_unlock(&sps__g.lock);
+    return rc;
+}

@@ -507,3 +507,36 @@ int64_t sps_thread_current(void) {
     if (!t || t == &sps__dummy_thr || !sps__session_live()) return -1;
     return __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) == sps__g.epoch ? (int64_t)t->index : -1;
 }
+
+int sps_thread_seq(uint32_t *thread, uint64_t *seq) {
+    if (!thread || !seq) return SPS_EINVAL;
+    /* Only the owner thread writes cur, pos and dropping (under the lock
+     * in the slow path, which this thread is not in): plain reads are
+     * consistent here.  The last record is the begin just made: a HI
+     * record, when one was needed, is written before it. */
+    sps__thr_t *t = sps__tls;
+    int st = sps__state_load();
+    if (st == SPS__AGGREGATE) return SPS_EMODE;
+    /* No getpid() (session_live): it is a system call, called per span
+     * here; a forked child's state is SPS__OFF (atfork_child) until it
+     * sets up its own session, which has a new epoch. */
+    if (!t || t == &sps__dummy_thr || st == SPS__OFF ||
+        __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) != sps__g.epoch)
+        return SPS_ENOSESSION;
+    if (t->dropping || !t->cur) return SPS_ETOOBIG;
+    const uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    if (p <= t->cur->rec) return SPS_ENOSESSION;
+    *thread = t->index;
+    *seq = t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec);
+    return 0;
+}
+
+int sps_clock_anchor(int64_t *wall_ns, int64_t *mono_ns) {
+    pthread_mutex_lock(&sps__g.lock);
+    int live = sps__session_live();
+    int64_t w = live ? sps__g.wall_anchor_ns : 0, m = live ? sps__g.mono_anchor_ns : 0;
+    pthread_mutex_unlock(&sps__g.lock);
+    if (wall_ns) *wall_ns = w;
+    if (mono_ns) *mono_ns = m;
+    return live ? 0 : SPS_ENOSESSION;
+}

@@ -230,7 +230,7 @@ static void test_timeline_write(void **state) {
     const char *names[] = {"zero", "outer", "inn\"er"};
     int64_t tids[] = {4242};
     const char *tnames[] = {"main"};
-    sps_span_t sp[2] = {{1000, 5000, 2000, -1, 1, 0, 0, 0}, {2000, 4000, 2000, 0, 2, 0, 1, 0}};
+    sps_span_t sp[2] = {{1000, 5000, 2000, -1, 1, 0, 0, 0, 0}, {2000, 4000, 2000, 0, 2, 0, 1, 0, 0}};
     const char *args[] = {NULL, "{\"Input Dims\":[[2,3]]}"};
     sps_timeline_t t = {3, names, 1, tids, tnames, 2, sp, args, "\"record_shapes\":true",
                         500, NULL, "unit", -1, 0, 1700000000000000000, 123456789, "node-x",

@@ -48,6 +48,7 @@ def reference_schedule(step, wait, warmup, active, repeat, skip_first, skip_firs
                                                        (0, 5), (0, 1))])
 def test_schedule_matches_torch_formula(wait, warmup, active, repeat, skip_first,
                                         skip_first_wait):
+    # profiler.schedule is the core's arithmetic (sps_schedule_action)
     fn = profiler.schedule(wait=wait, warmup=warmup, active=active, repeat=repeat,
                            skip_first=skip_first, skip_first_wait=skip_first_wait)
     for step in range(60):
