@@ -347,7 +347,7 @@ SPS__HIDDEN int sps__stacks_used(void);
 /* In a fork child: re-initialises the locks of stacks.c. */
 SPS__HIDDEN void sps__stacks_atfork_child(void);
 
-/* Steps (schedule.c, steps.c).  A completed step of the session: thread
+/* Steps (schedule.c, model/fold.c).  A completed step of the session: thread
  * index, CLOCK_MONOTONIC ns, its number, and (set by sps_spans before
  * sps__steps_nest) the region id of its name "ProfilerStep#N". */
 typedef struct sps__step_span {
@@ -361,7 +361,7 @@ typedef struct sps__step_span {
  * or SPS_ENOMEM. */
 SPS__HIDDEN int sps__steps_window(int64_t from_ns, int64_t to_ns,
                                   sps__step_span_t **out, size_t *n);
-/* model/steps.c: merges nsteps step spans into the *n spans of *spans
+/* model/fold.c: merges nsteps step spans into the *n spans of *spans
  * (see the contract there).  0 or SPS_ENOMEM (then *spans is unchanged). */
 SPS__HIDDEN int sps__steps_nest(sps_span_t **spans, size_t *n,
                                 const sps__step_span_t *steps, size_t nsteps);

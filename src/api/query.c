@@ -214,7 +214,7 @@ static int spans_of(const sps__snap_t *s, spans_sink_t *k) {
 }
 
 /* Without the lock: names the steps "ProfilerStep#N" (interned, like any
- * region name) and nests them among k's spans (src/model/steps.c). */
+ * region name) and nests them among k's spans (src/model/fold.c). */
 static int spans_add_steps(spans_sink_t *k, sps__step_span_t *steps, size_t n) {
     for (size_t i = 0; i < n; i++) {
         char name[48]; /* "ProfilerStep#" and up to 19 digits */

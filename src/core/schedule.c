@@ -4,7 +4,7 @@
  * state.  Steps are state of the session: a counter and a log of marks,
  * each the instant a thread began a step (with its number) or ended one.
  * sps_spans pairs each begin mark with the next mark of the same thread
- * into a step span (sps__steps_window here, then src/model/steps.c nests
+ * into a step span (sps__steps_window here, then src/model/fold.c nests
  * it among the regions' spans).
  *
  * Steps are deliberately not records in the thread buffers: the core's
