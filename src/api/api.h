@@ -62,4 +62,54 @@ SPS__HIDDEN int sps__report_write(FILE *fp, const char *path,
                                   const sps__report_opts_t *opt, char *err,
                                   size_t errlen);
 
+/* ------------------------------------------------------------------------ */
+/* diff (src/api/diff.c)                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* The order of the comparison's rows. */
+typedef enum {
+    SPS__DIFF_BY_TOTAL = 0, /* largest change of total time first */
+    SPS__DIFF_BY_PERCALL,   /* largest change of the per-call mean first */
+    SPS__DIFF_BY_NAME       /* region name */
+} sps__diff_sort_t;
+
+/* The keys of sps__diff_sort_t, in order, for messages and help texts. */
+#define SPS__DIFF_SORT_KEYS "total, per-call, name"
+
+/* Parses a sort key of the comparison ("total", "per-call" or "name")
+ * into *out.  Returns 0, or SPS_EINVAL (NULL or any other text; *out is
+ * then left alone). */
+SPS__HIDDEN int sps__diff_sort_parse(const char *key, sps__diff_sort_t *out);
+
+/* How to compare. */
+typedef struct sps__diff_opts {
+    sps__diff_sort_t sort;
+    size_t top;        /* rows shown, 0 = all */
+    double threshold;  /* smallest per-call change, in percent, called
+                        * slower or faster (the tool's default: 5) */
+    /* Called before each file is opened and once its header is read (the
+     * rest is bounded work): the tool arms and lifts its time limit
+     * there.  Either may be NULL. */
+    void (*reading)(const char *path);
+    void (*read_done)(void);
+} sps__diff_opts_t;
+
+/* Reads the recordings a and b (.h5, .json, .json.gz or .pftrace, by
+ * extension; validated) and writes to fp their comparison region by
+ * region, matched by name: calls, total and per-call time in each, the
+ * changes of total, self and per-call time, and a verdict from Welch's
+ * t-test on the per-call times (slower / faster when |t| > 3 and the
+ * change is at least o->threshold percent; "~" otherwise; "only in A/B"),
+ * then a count of each verdict.  Differences are not errors.  fp, a, b
+ * and o are borrowed.  Memory: O(regions + threads * depth).
+ *
+ * Returns 0, SPS_EINVAL (an argument NULL, or an unknown extension),
+ * SPS_EFORMAT (a file is not valid), SPS_EIO (a file cannot be read, or
+ * writing fp failed), SPS_ENOMEM, or a reader's code; on failure a
+ * one-line reason naming the file is written to err[0..errlen) when err
+ * is not NULL, and nothing has been written to fp. */
+SPS__HIDDEN int sps__diff_write(FILE *fp, const char *a, const char *b,
+                                const sps__diff_opts_t *o, char *err,
+                                size_t errlen);
+
 #endif /* SPS_API_H */
