@@ -305,6 +305,8 @@ static void test_usage_errors(void **state) {
            "max, name)");
     snprintf(args, sizeof args, "report /nonexistent/x.h5 --sort=speed");
     failed(args, 2, "unknown sort key 'speed'"); /* usage before data */
+    snprintf(args, sizeof args, "diff '%s' '%s' --sort speed", path, path);
+    failed(args, 2, "diff: unknown sort key 'speed' (total, per-call, name)");
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++) {
         char want[64];
         snprintf(args, sizeof args, "%s --bogus '%s'", k_commands[i], path);
@@ -339,6 +341,13 @@ static void test_bad_files(void **state) {
     NEED_CLI();
     char args[1200];
     failed("report /nonexistent/nothing.h5", 1, "No such file");
+    /* html: an output that cannot be created is a data error naming it */
+    const char *known = tu_path("cli_known.h5");
+    write_known(known);
+    snprintf(args, sizeof args, "html '%s' -o /nonexistent/dir/p.html", known);
+    failed(args, 1, "html: /nonexistent/dir/p.html: No such file");
+    snprintf(args, sizeof args, "diff '%s' /nonexistent/b.h5", known);
+    failed(args, 1, "diff: /nonexistent/b.h5");
     failed("report /", 1, "not a regular file");
     const char *txt = tu_path("cli_text.h5");
     FILE *fp = fopen(txt, "w");
