@@ -575,12 +575,20 @@ SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
                       size_t n, void *err_file);
 
 /* Reads the HDF5 file at path (spanscope's, or scope-profiler's schema 2/3)
- * and prints its summary table to out_file (a FILE*): the tree view and
- * the flat view sorted by sort ("self" (NULL), "total", "calls", "mean",
- * "max" or "name"), at most top rows (0 = all).  The input is validated; on
- * failure returns SPS_EIO (cannot open), SPS_EFORMAT (not a valid file),
- * SPS_EINVAL (bad sort) or SPS_ENOMEM and writes a one-line reason to
- * err[0..errlen) when err is not NULL. */
+ * and prints its report to out_file (a FILE*): the very text of
+ * `spanscope report PATH --sort SORT --top TOP` (one function makes both):
+ * a line naming the file, its schema, layout, regions and calls; the tree
+ * view; the flat view sorted by sort ("self" (NULL), "total", "calls",
+ * "mean", "max" or "name"), at most top rows (0 = all); for a file of 2 or
+ * more ranks the per-rank view (min / mean / max over the ranks of each
+ * region's total time, slowest rank, imbalance); and the counters, if
+ * any.  path and out_file are borrowed for the call; no session is
+ * needed.  The input is validated, but HDF5 itself may crash on some
+ * corrupt files (see sps_merge).  On failure returns
+ * SPS_EIO (cannot open or read, or writing out_file failed), SPS_EFORMAT
+ * (not a valid file), SPS_EINVAL (path or out_file NULL, or an unknown
+ * sort key) or SPS_ENOMEM, and writes a one-line reason to err[0..errlen)
+ * when err is not NULL. */
 SPS_API int sps_report(const char *path, void *out_file, const char *sort,
                        size_t top, char *err, size_t errlen);
 

@@ -1,13 +1,13 @@
 /* cli.c -- what every subcommand of the spanscope tool shares. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 
 /* Prints "spanscope: <message>" on stderr and returns code. */
 int cli_die(int code, const char *fmt, ...) {
@@ -34,7 +34,6 @@ void cli_input_watchdog(const char *path) {
     alarm((unsigned)secs);
 }
 
-
 /* The value of option name at argv[*i]: the text after '=' in
  * "--name=value", else the next argument (advancing *i).  NULL when
  * missing. */
@@ -49,4 +48,17 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name) {
 int cli_is_opt(const char *arg, const char *name) {
     size_t n = strlen(name);
     return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+/* Parses a count (decimal digits only, no sign) into *out.  Returns 0, or
+ * -1 when s is not one or exceeds max. */
+int cli_parse_count(const char *s, unsigned long long max,
+                    unsigned long long *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return -1; /* strtoull would take "-3", " 3" */
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno == ERANGE || v > max) return -1;
+    *out = v;
+    return 0;
 }

@@ -1,15 +1,35 @@
-/* cli.h -- shared helpers of the spanscope command-line tool.
+/* cli.h -- what the files of the spanscope command-line tool share.
  *
- * Each subcommand is a function int cmd_NAME(int argc, char **argv) (argv[0]
- * is the subcommand's name) in tools/cmd_NAME.c or tools/spanscope.c, listed
- * in the `commands` table of tools/spanscope.c.  Exit status: 0 success,
- * EXIT_DATA (1) bad input data, EXIT_USAGE (2) bad usage.  Every error is
- * one line on stderr, "spanscope: <message>" (cli_die). */
+ * The tool is a dispatcher (tools/spanscope.c) over subcommands, one file
+ * each: tools/cmd_NAME.c defines int cmd_NAME(int argc, char **argv)
+ * (argv[0] is the subcommand's name), parses its arguments and calls the
+ * library; analysis and file formats live in src/, never here.  Adding a
+ * subcommand is writing its file and one line of CLI_COMMANDS below.
+ *
+ * Exit status: 0 success, EXIT_DATA (1) bad input data, EXIT_USAGE (2) bad
+ * usage.  Every error is one line on stderr, "spanscope: <message>"
+ * (cli_die); nothing else goes to stderr but progress on a terminal. */
 #ifndef SPS_CLI_H
 #define SPS_CLI_H
 
 #define EXIT_DATA 1
 #define EXIT_USAGE 2
+
+/* The subcommands, in the order of the tool's help: X(name, isolate,
+ * summary).  isolate: the subcommand reads untrusted files, so the
+ * dispatcher runs it in a child process (HDF5 may crash or hang on a
+ * corrupt file; see run_isolated in spanscope.c). */
+#define CLI_COMMANDS(X)                                                        \
+    X(report, 1, "print the summary table of a profile (.h5)")                 \
+    X(convert, 1, "convert between .h5, .json, .json.gz and .pftrace")         \
+    X(merge, 1, "merge per-rank recordings into one, clocks aligned")          \
+    X(diff, 1, "compare two recordings: what got slower or faster")            \
+    X(html, 1, "write a self-contained HTML report (timeline, bars, table)")
+
+/* One entry point per subcommand: int cmd_report(int, char **), ... */
+#define CLI_DECLARE(name, isolate, summary) int cmd_##name(int argc, char **argv);
+CLI_COMMANDS(CLI_DECLARE)
+#undef CLI_DECLARE
 
 /* Prints "spanscope: <message>" on stderr and returns code. */
 int cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -26,6 +46,11 @@ void cli_input_watchdog(const char *path);
  * option. */
 const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
 int cli_is_opt(const char *arg, const char *name);
+
+/* Parses a count (decimal digits only, no sign) into *out.  Returns 0, or
+ * -1 when s is not one or exceeds max. */
+int cli_parse_count(const char *s, unsigned long long max,
+                    unsigned long long *out);
 
 #define die cli_die
 #define input_watchdog cli_input_watchdog

@@ -1,21 +1,12 @@
 /*
  * cmd_diff.c -- spanscope diff A B: what got slower or faster between two
- * recordings.
- *
- * Each file (any format the timeline readers know: .h5, .json, .json.gz,
- * .pftrace) is read as a stream of spans.  Regions are matched by name.
- * Per region and file we keep the call count, the total, the mean and the
- * variance of the per-call durations (Welford, one pass, O(regions)
- * memory) and the self time (duration minus direct children, from a stack
- * of open spans per thread).  The verdict on a region compares the
- * per-call means with Welch's t-test: |t| > 3 and a relative change of at
- * least --threshold percent gives "slower" or "faster", anything else "~"
- * (the difference is within the run-to-run spread, or too small to matter).
+ * recordings.  Argument parsing only; the comparison (statistics, Welch's
+ * t-test, the table) is sps__diff_write (src/api/diff.c).
  *
  * Differences are not errors: the exit status is 0 whatever the verdicts,
  * 1 for unreadable or invalid input, 2 for bad usage.
  */
-#include "sps_int.h"
+#include "api/api.h"
 #include "formats/timeline.h"
 
 #include <errno.h>
@@ -27,9 +18,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-/* |t| above this is a significant difference of the per-call means. */
-#define T_SIGNIFICANT 3.0
 
 static const char diff_help[] =
     "usage: spanscope diff A B [--sort KEY] [--top N] [--threshold PCT]\n"
@@ -56,456 +44,34 @@ static const char diff_help[] =
     "\n"
     "Exit status: 0 (differences are not errors), 1 bad input, 2 bad usage.\n";
 
-typedef enum { SORT_TOTAL, SORT_PERCALL, SORT_NAME } diff_sort_t;
-
-/* Options of diff. */
-typedef struct diff_opts {
+/* The arguments of diff. */
+typedef struct diff_args {
     const char *file[2];
-    diff_sort_t sort;
-    size_t top;        /* 0: all */
-    double threshold;  /* percent */
-} diff_opts_t;
-
-/* One region's statistics in one file. */
-typedef struct rstat {
-    uint64_t n;        /* calls */
-    double mean, m2;   /* Welford: mean and sum of squared deviations (ns) */
-    int64_t total;     /* ns, saturating */
-    int64_t self;      /* ns, saturating */
-} rstat_t;
-
-/* A region (by name) and its statistics in A and B. */
-typedef struct region {
-    char *name;
-    rstat_t st[2];
-} region_t;
-
-/* The regions of both files, with an open-addressing index by name. */
-typedef struct regions {
-    region_t *v;
-    size_t n, cap;
-    uint32_t *slot;    /* hash slot -> index + 1, 0 empty */
-    size_t nslot;      /* power of two, > 2 n */
-} regions_t;
-
-/* An open span on a thread's stack. */
-typedef struct open_span {
-    int64_t start, end;
-    uint32_t reg;
-} open_span_t;
-
-/* The open spans of one thread. */
-typedef struct span_stack {
-    open_span_t *v;
-    size_t n, cap;
-} span_stack_t;
-
-/* ------------------------------------------------------------------------ */
-/* Arithmetic                                                                */
-/* ------------------------------------------------------------------------ */
-
-/* a + b, clamped to the int64 range. */
-static int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
-/* Adds one call of duration d (ns) to s (Welford's update). */
-static void stat_add(rstat_t *s, int64_t d) {
-    double x = (double)d;
-    s->n++;
-    double delta = x - s->mean;
-    s->mean += delta / (double)s->n;
-    s->m2 += delta * (x - s->mean);
-    s->total = sat_add(s->total, d);
-    s->self = sat_add(s->self, d);
-}
-
-/* The sample variance of s (ns^2); 0 with fewer than two calls. */
-static double stat_var(const rstat_t *s) {
-    return s->n > 1 ? s->m2 / (double)(s->n - 1) : 0.0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Regions by name                                                           */
-/* ------------------------------------------------------------------------ */
-
-/* FNV-1a hash of a string. */
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Rebuilds the index of t with nslot slots.  Returns 0 or SPS_ENOMEM. */
-static int regions_rehash(regions_t *t, size_t nslot) {
-    uint32_t *slot = calloc(nslot, sizeof *slot);
-    if (!slot) return SPS_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t k = hash_str(t->v[i].name) & (nslot - 1);
-        while (slot[k]) k = (k + 1) & (nslot - 1);
-        slot[k] = (uint32_t)(i + 1);
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->nslot = nslot;
-    return 0;
-}
-
-/* The index of the region called name in t, added if new.  Returns the
- * index or -1 (out of memory). */
-static int64_t regions_intern(regions_t *t, const char *name) {
-    if (t->nslot) {
-        size_t k = hash_str(name) & (t->nslot - 1);
-        for (; t->slot[k]; k = (k + 1) & (t->nslot - 1))
-            if (!strcmp(t->v[t->slot[k] - 1].name, name)) return t->slot[k] - 1;
-    }
-    if (t->n >= UINT32_MAX - 1) return -1;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        region_t *v = realloc(t->v, cap * sizeof *v);
-        if (!v) return -1;
-        t->v = v;
-        t->cap = cap;
-    }
-    region_t *r = &t->v[t->n];
-    memset(r, 0, sizeof *r);
-    if (!(r->name = strdup(name))) return -1;
-    t->n++;
-    if (2 * t->n >= t->nslot) {
-        /* grow the index; the rehash places the new region too */
-        if (regions_rehash(t, t->nslot ? 2 * t->nslot : 128) != 0) {
-            free(t->v[--t->n].name);
-            return -1;
-        }
-    } else {
-        size_t k = hash_str(name) & (t->nslot - 1);
-        while (t->slot[k]) k = (k + 1) & (t->nslot - 1);
-        t->slot[k] = (uint32_t)t->n;
-    }
-    return (int64_t)t->n - 1;
-}
-
-/* Frees everything t owns. */
-static void regions_free(regions_t *t) {
-    for (size_t i = 0; i < t->n; i++) free(t->v[i].name);
-    free(t->v);
-    free(t->slot);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Reading                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* Pushes o on s.  Returns 0 or SPS_ENOMEM. */
-static int stack_push(span_stack_t *s, open_span_t o) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        open_span_t *v = realloc(s->v, cap * sizeof *v);
-        if (!v) return SPS_ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = o;
-    return 0;
-}
-
-/* The state of reading one file. */
-typedef struct reader {
-    regions_t *t;
-    int side;              /* 0: A, 1: B */
-    const sps__tl_header_t *h;
-    uint32_t *reg_of;      /* header name id -> region index + 1, 0 unseen */
-    span_stack_t *stacks;  /* per header thread */
-    uint64_t spans;
-    int bad;               /* a span the reader let through is invalid */
-} reader_t;
-
-/* Adds span s to the statistics: its region's count/total/mean/variance,
- * and its self time (its parent on the same thread, the innermost open
- * span that contains it, loses s's duration).  Returns 0 or a negative
- * SPS_E* code. */
-static int add_span(reader_t *rd, const sps__tl_span_t *s) {
-    if (s->name >= rd->h->nnames || s->thread >= rd->h->nthreads ||
-        s->end_ns < s->start_ns) {
-        rd->bad = 1;
-        return SPS_EFORMAT;
-    }
-    if (!rd->reg_of[s->name]) {
-        int64_t k = regions_intern(rd->t, rd->h->names[s->name]);
-        if (k < 0) return SPS_ENOMEM;
-        rd->reg_of[s->name] = (uint32_t)k + 1;
-    }
-    uint32_t reg = rd->reg_of[s->name] - 1;
-    int64_t dur;
-    if (__builtin_sub_overflow(s->end_ns, s->start_ns, &dur)) dur = INT64_MAX;
-    stat_add(&rd->t->v[reg].st[rd->side], dur);
-    span_stack_t *st = &rd->stacks[s->thread];
-    /* close the open spans that do not contain this one: they ended
-     * before it started (or nest improperly, in a hand-made file) */
-    while (st->n && !(st->v[st->n - 1].start <= s->start_ns &&
-                      s->end_ns <= st->v[st->n - 1].end))
-        st->n--;
-    if (st->n) {
-        rstat_t *p = &rd->t->v[st->v[st->n - 1].reg].st[rd->side];
-        p->self = sat_add(p->self, dur == INT64_MAX ? INT64_MIN + 1 : -dur);
-    }
-    rd->spans++;
-    return stack_push(st, (open_span_t){s->start_ns, s->end_ns, reg});
-}
-
-/* Reads every span of path into side `side` of t.  Returns 0 or the exit
- * status after printing the error. */
-static int read_file(regions_t *t, int side, const char *path) {
-    sps__tl_format_t fmt = sps__tl_format_of(path);
-    if (fmt == SPS__TL_UNKNOWN)
-        return die(EXIT_USAGE, "diff: %s: unknown format (.h5, .json, "
-                   ".json.gz, .pftrace)", path);
-    input_watchdog(path);
-    sps__tlr_t *r;
-    int rc = sps__tlr_open(&r, path, fmt);
-    if (rc) return die(EXIT_DATA, "diff: %s", sps__tlr_error());
-    alarm(0); /* the header is read: the rest is bounded work */
-    reader_t rd = {t, side, sps__tlr_header(r), NULL, NULL, 0, 0};
-    rd.reg_of = calloc(rd.h->nnames ? rd.h->nnames : 1, sizeof *rd.reg_of);
-    rd.stacks = calloc(rd.h->nthreads ? rd.h->nthreads : 1, sizeof *rd.stacks);
-    if (!rd.reg_of || !rd.stacks) rc = SPS_ENOMEM;
-    sps__tl_span_t s;
-    while (rc == 0 && (rc = sps__tlr_next(r, &s)) > 0) rc = add_span(&rd, &s);
-    if (rd.bad)
-        rc = die(EXIT_DATA, "diff: %s: span %llu: name, thread or interval "
-                 "out of range", path, (unsigned long long)rd.spans);
-    else if (rc == SPS_EFORMAT)
-        rc = die(EXIT_DATA, "diff: %s", sps__tlr_error());
-    else if (rc)
-        rc = die(EXIT_DATA, "diff: %s: %s", path, sps_strerror(rc));
-    if (rd.stacks)
-        for (size_t i = 0; i < rd.h->nthreads; i++) free(rd.stacks[i].v);
-    free(rd.stacks);
-    free(rd.reg_of);
-    sps__tlr_free(r);
-    return rc;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Verdicts                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* One row of the table. */
-typedef struct row {
-    const region_t *r;
-    double dpc;         /* per-call change B vs A, percent (NaN: none) */
-    double t;           /* Welch's t (B - A), NaN when undefined */
-    const char *verdict;
-    char note[64];
-} row_t;
-
-/* Fills the verdict of row w: Welch's t-test on the per-call means. */
-static void verdict(row_t *w, double threshold) {
-    const rstat_t *a = &w->r->st[0], *b = &w->r->st[1];
-    w->t = NAN;
-    w->dpc = NAN;
-    if (!a->n || !b->n) {
-        w->verdict = a->n ? "only in A" : "only in B";
-        return;
-    }
-    if (a->mean > 0) w->dpc = 100.0 * (b->mean - a->mean) / a->mean;
-    w->verdict = "~";
-    if (a->n < 2 || b->n < 2) {
-        snprintf(w->note, sizeof w->note, "too few calls to tell");
-        return;
-    }
-    double se = sqrt(stat_var(a) / (double)a->n + stat_var(b) / (double)b->n);
-    double d = b->mean - a->mean;
-    w->t = se > 0 ? d / se : d == 0 ? 0.0 : d > 0 ? INFINITY : -INFINITY;
-    if (fabs(w->t) <= T_SIGNIFICANT) {
-        snprintf(w->note, sizeof w->note, "within run-to-run spread (|t|=%.1f)",
-                 fabs(w->t));
-        return;
-    }
-    double rel = w->dpc == w->dpc ? fabs(w->dpc) : INFINITY;
-    if (rel < threshold) {
-        snprintf(w->note, sizeof w->note, "below %g%% threshold (t=%+.1f)",
-                 threshold, w->t);
-        return;
-    }
-    w->verdict = d > 0 ? "slower" : "faster";
-    if (isinf(w->t)) snprintf(w->note, sizeof w->note, "t=%sinf", d > 0 ? "+" : "-");
-    else snprintf(w->note, sizeof w->note, "t=%+.1f", w->t);
-}
-
-/* |total B - total A| of a row, as a double (no overflow). */
-static double dtotal(const row_t *w) {
-    return fabs((double)w->r->st[1].total - (double)w->r->st[0].total);
-}
-
-/* |mean B - mean A| of a row (a missing side counts as 0). */
-static double dmean(const row_t *w) {
-    return fabs(w->r->st[1].mean - w->r->st[0].mean);
-}
-
-static diff_sort_t g_sort; /* qsort has no context argument */
-
-/* Orders rows by the sort key (largest change first), then by name. */
-static int row_cmp(const void *x, const void *y) {
-    const row_t *a = x, *b = y;
-    double ka = 0, kb = 0;
-    if (g_sort == SORT_TOTAL) ka = dtotal(a), kb = dtotal(b);
-    else if (g_sort == SORT_PERCALL) ka = dmean(a), kb = dmean(b);
-    if (ka != kb) return ka > kb ? -1 : 1;
-    return strcmp(a->r->name, b->r->name);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Printing                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* Formats ns (a double) with a human unit: "812 ns", "12.35 us",
- * "4.20 ms", "1.204 s". */
-static void fmt_time(char *buf, size_t cap, double v) {
-    double a = fabs(v);
-    if (a < 1e3) snprintf(buf, cap, "%.0f ns", v);
-    else if (a < 1e6) snprintf(buf, cap, "%.2f us", v / 1e3);
-    else if (a < 1e9) snprintf(buf, cap, "%.2f ms", v / 1e6);
-    else if (a < 1e13) snprintf(buf, cap, "%.3f s", v / 1e9);
-    else snprintf(buf, cap, "%.3g s", v / 1e9);
-}
-
-/* Formats the change from a to b in percent ("-" when a is 0). */
-static void fmt_delta(char *buf, size_t cap, double a, double b) {
-    if (a <= 0) snprintf(buf, cap, b > 0 ? "new" : "-");
-    else snprintf(buf, cap, "%+.1f%%", 100.0 * (b - a) / a);
-}
-
-/* Display width of a UTF-8 string: one column per code point. */
-static size_t utf8_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-/* Prints name in width columns: cut with "..." when longer (never inside a
- * UTF-8 sequence), control characters as '?', padded with spaces. */
-static void put_name(const char *name, size_t width) {
-    if (!*name) name = "(empty)";
-    size_t w = utf8_width(name), keep = w <= width ? w : width - 3, seen = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        int lead = (*p & 0xC0) != 0x80;
-        if (lead && seen == keep) break;
-        seen += lead;
-        int ctl = *p < 0x20 || *p == 0x7f ||
-                  (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F);
-        if (ctl && *p == 0xC2) p++;
-        putchar(ctl ? '?' : *p);
-    }
-    if (w > width) fputs("...", stdout);
-    printf("%*s", (int)(width - (w > width ? width : w)), "");
-}
-
-/* Prints one side's calls, total and per-call cells (or dashes). */
-static void side_cells(const rstat_t *s, char cells[3][24]) {
-    if (!s->n) {
-        for (int i = 0; i < 3; i++) snprintf(cells[i], 24, "-");
-        return;
-    }
-    snprintf(cells[0], 24, "%llu", (unsigned long long)s->n);
-    fmt_time(cells[1], 24, (double)s->total);
-    fmt_time(cells[2], 24, s->mean);
-}
-
-/* Prints the table of rows w[0..n). */
-static void print_table(const row_t *w, size_t n, size_t name_w) {
-    printf("%-*s %9s %9s %11s %11s %9s %9s %11s %11s %9s  %-9s %s\n",
-           (int)name_w, "region", "calls A", "calls B", "total A", "total B",
-           "dtotal", "dself", "per-call A", "per-call B", "dper-call",
-           "verdict", "");
-    for (size_t i = 0; i < n; i++) {
-        const region_t *r = w[i].r;
-        char ca[3][24], cb[3][24], dt[24], ds[24], dp[24];
-        side_cells(&r->st[0], ca);
-        side_cells(&r->st[1], cb);
-        if (r->st[0].n && r->st[1].n) {
-            fmt_delta(dt, sizeof dt, (double)r->st[0].total, (double)r->st[1].total);
-            fmt_delta(ds, sizeof ds, (double)r->st[0].self, (double)r->st[1].self);
-            fmt_delta(dp, sizeof dp, r->st[0].mean, r->st[1].mean);
-        } else {
-            snprintf(dt, sizeof dt, "-");
-            snprintf(ds, sizeof ds, "-");
-            snprintf(dp, sizeof dp, "-");
-        }
-        put_name(r->name, name_w);
-        printf(" %9s %9s %11s %11s %9s %9s %11s %11s %9s  %-9s %s\n", ca[0],
-               cb[0], ca[1], cb[1], dt, ds, ca[2], cb[2], dp, w[i].verdict,
-               w[i].note);
-    }
-}
-
-/* Prints the comparison of the regions in t. */
-static int print_diff(const regions_t *t, const diff_opts_t *o) {
-    row_t *w = calloc(t->n ? t->n : 1, sizeof *w);
-    if (!w) return die(EXIT_DATA, "diff: %s", sps_strerror(SPS_ENOMEM));
-    size_t name_w = 6, nslow = 0, nfast = 0, nonly[2] = {0, 0};
-    for (size_t i = 0; i < t->n; i++) {
-        w[i].r = &t->v[i];
-        verdict(&w[i], o->threshold);
-        size_t nw = utf8_width(t->v[i].name);
-        if (nw > name_w) name_w = nw;
-        nslow += !strcmp(w[i].verdict, "slower");
-        nfast += !strcmp(w[i].verdict, "faster");
-        if (!t->v[i].st[1].n) nonly[0]++;
-        if (!t->v[i].st[0].n) nonly[1]++;
-    }
-    if (name_w > 40) name_w = 40;
-    g_sort = o->sort;
-    qsort(w, t->n, sizeof *w, row_cmp);
-    size_t shown = o->top && o->top < t->n ? o->top : t->n;
-    printf("A: %s\nB: %s\n\n", o->file[0], o->file[1]);
-    if (!t->n) printf("(no regions in either file)\n");
-    else print_table(w, shown, name_w);
-    if (shown < t->n) printf("... %zu more region%s (--top)\n", t->n - shown,
-                             t->n - shown == 1 ? "" : "s");
-    printf("\n%zu slower, %zu faster, %zu only in A, %zu only in B, %zu "
-           "unchanged (~)\n", nslow, nfast, nonly[0], nonly[1],
-           t->n - nslow - nfast - nonly[0] - nonly[1]);
-    printf("verdict: Welch's t-test on the per-call times; slower/faster when "
-           "|t| > %g and |dper-call| >= %g%%, ~ when the change is within "
-           "run-to-run spread or below the threshold.\n", T_SIGNIFICANT,
-           o->threshold);
-    free(w);
-    return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Arguments                                                                 */
-/* ------------------------------------------------------------------------ */
-
-
+    sps__diff_opts_t d;
+} diff_args_t;
 
 /* Parses one option at argv[*i] into o.  Returns 0, 1 for --help, or
  * EXIT_USAGE after printing the error. */
-static int diff_opt(int argc, char **argv, int *i, diff_opts_t *o) {
+static int diff_opt(int argc, char **argv, int *i, diff_args_t *o) {
     const char *a = argv[*i], *v;
     char *end;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
     if (cli_is_opt(a, "--sort")) {
         if (!(v = cli_opt_value(argc, argv, i, "--sort")))
-            return die(EXIT_USAGE, "diff: --sort needs a key (total, per-call, name)");
-        if (!strcmp(v, "total")) o->sort = SORT_TOTAL;
-        else if (!strcmp(v, "per-call")) o->sort = SORT_PERCALL;
-        else if (!strcmp(v, "name")) o->sort = SORT_NAME;
-        else return die(EXIT_USAGE, "diff: unknown sort key '%s' (total, "
-                        "per-call, name)", v);
+            return die(EXIT_USAGE, "diff: --sort needs a key ("
+                       SPS__DIFF_SORT_KEYS ")");
+        if (sps__diff_sort_parse(v, &o->d.sort) != 0)
+            return die(EXIT_USAGE, "diff: unknown sort key '%s' ("
+                       SPS__DIFF_SORT_KEYS ")", v);
         return 0;
     }
     if (cli_is_opt(a, "--top")) {
         if (!(v = cli_opt_value(argc, argv, i, "--top")))
             return die(EXIT_USAGE, "diff: --top needs a number");
-        errno = 0;
-        unsigned long long n = strtoull(v, &end, 10);
-        if (*v < '0' || *v > '9' || *end || errno == ERANGE || n > SIZE_MAX)
+        unsigned long long n;
+        if (cli_parse_count(v, SIZE_MAX, &n) < 0)
             return die(EXIT_USAGE, "diff: --top needs a number, got '%s'", v);
-        o->top = (size_t)n;
+        o->d.top = (size_t)n;
         return 0;
     }
     if (cli_is_opt(a, "--threshold")) {
@@ -516,7 +82,7 @@ static int diff_opt(int argc, char **argv, int *i, diff_opts_t *o) {
         if (!*v || *end || errno == ERANGE || !(p >= 0) || isinf(p))
             return die(EXIT_USAGE, "diff: --threshold needs a percentage >= 0, "
                        "got '%s'", v);
-        o->threshold = p;
+        o->d.threshold = p;
         return 0;
     }
     return die(EXIT_USAGE, "diff: unknown option '%s' (see spanscope diff "
@@ -525,7 +91,7 @@ static int diff_opt(int argc, char **argv, int *i, diff_opts_t *o) {
 
 /* Parses diff's arguments into o.  Returns 0, 1 for --help, or EXIT_USAGE
  * after printing the error. */
-static int diff_args(int argc, char **argv, diff_opts_t *o) {
+static int diff_args(int argc, char **argv, diff_args_t *o) {
     int opts_done = 0, nfiles = 0, rc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -544,9 +110,15 @@ static int diff_args(int argc, char **argv, diff_opts_t *o) {
     return 0;
 }
 
+/* The read_done hook: a file's header is read, the rest is bounded work,
+ * so the watchdog is lifted (the next file arms it again). */
+static void read_done(void) { alarm(0); }
+
 /* spanscope diff A B: per-region comparison of two recordings. */
 int cmd_diff(int argc, char **argv) {
-    diff_opts_t o = {{NULL, NULL}, SORT_TOTAL, 0, 5.0};
+    diff_args_t o = {{NULL, NULL},
+                     {SPS__DIFF_BY_TOTAL, 0, 5.0, input_watchdog, read_done}};
+    char err[1024] = "";
     int rc = diff_args(argc, argv, &o);
     if (rc == 1) {
         fputs(diff_help, stdout);
@@ -557,10 +129,7 @@ int cmd_diff(int argc, char **argv) {
         if (sps__tl_format_of(o.file[k]) == SPS__TL_UNKNOWN)
             return die(EXIT_USAGE, "diff: %s: unknown format (.h5, .json, "
                        ".json.gz, .pftrace)", o.file[k]);
-    regions_t t = {0};
-    rc = read_file(&t, 0, o.file[0]);
-    if (!rc) rc = read_file(&t, 1, o.file[1]);
-    if (!rc) rc = print_diff(&t, &o);
-    regions_free(&t);
-    return rc;
+    if (sps__diff_write(stdout, o.file[0], o.file[1], &o.d, err, sizeof err))
+        return die(EXIT_DATA, "diff: %s", err);
+    return 0;
 }

@@ -1,36 +1,20 @@
 /*
- * cmd_html.c -- `spanscope html FILE -o PAGE.html`: one self-contained HTML
- * page (inline CSS and JS, no network) with a zoomable timeline on a
- * <canvas>, per-region bars of total and self time, and the summary table.
- *
- * Everything is computed here, in one pass over the span stream of any
- * timeline source (sps__tlr_*: .h5, .json, .json.gz, .pftrace):
- *   - per-region statistics over ALL spans (calls, total, self, min, max);
- *     self time from a per-thread stack: duration minus direct children;
- *   - the spans embedded for the timeline, at most --max-spans of them: a
- *     min-heap keeps the longest (every span longer than the longest one
- *     left out; among spans of exactly that length, the earliest).  Since
- *     a parent is never shorter than its child and wins ties against it,
- *     every kept span's ancestors are kept too.
- * Memory: O(regions + threads * depth + embedded spans).
- *
- * The page writer lives in this file for now (it would move to
- * src/formats/html.c once that is part of the library).
+ * cmd_html.c -- `spanscope html FILE -o PAGE.html`: the command line of the
+ * HTML page writer (sps__html_write, src/formats/html.c): arguments, the
+ * input's time limit, the temporary file renamed into place, progress on
+ * a terminal.
  */
 #include "sps_int.h"
+#include "formats/html.h"
 #include "formats/timeline.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-
-#define HTML_DEFAULT_MAX_SPANS 200000u
 
 static const char html_help[] =
     "usage: spanscope html FILE -o PAGE.html [--max-spans N]\n"
@@ -49,586 +33,6 @@ static const char html_help[] =
     "                     every span\n"
     "  -h, --help         show this help and exit\n";
 
-/* One open span on a thread's stack. */
-typedef struct frame {
-    int64_t start, end, child; /* child: summed durations of direct children */
-    uint32_t name;
-} frame_t;
-
-/* A thread's stack of open spans. */
-typedef struct tstack {
-    frame_t *f;
-    size_t n, cap;
-} tstack_t;
-
-/* Statistics of one region (span name). */
-typedef struct rstat {
-    uint64_t calls;
-    int64_t total, self, min, max;
-} rstat_t;
-
-/* A span kept for the timeline. */
-typedef struct kspan {
-    int64_t start, dur;
-    uint32_t name, thread, depth;
-} kspan_t;
-
-/* The whole state of one run. */
-typedef struct html_state {
-    const sps__tl_header_t *h;
-    tstack_t *stacks;   /* per thread */
-    rstat_t *stats;     /* per name */
-    kspan_t *heap;      /* min-heap by dur, at most cap entries */
-    size_t nheap, cap;
-    uint64_t nspans, dropped_any;
-    int64_t dropped_max; /* longest duration left out (valid if dropped_any) */
-    int64_t t0, t1;      /* first start, last end */
-    uint32_t *maxdepth;  /* per thread, among kept spans (filled at the end) */
-} html_state_t;
-
-/* Adds the finished span f to its region's statistics. */
-static void stat_add(html_state_t *S, const frame_t *f) {
-    rstat_t *r = &S->stats[f->name];
-    int64_t d = f->end - f->start, self = d - f->child;
-    if (self < 0) self = 0;
-    if (r->calls == 0 || d < r->min) r->min = d;
-    if (r->calls == 0 || d > r->max) r->max = d;
-    r->calls++;
-    r->total += d;
-    r->self += self;
-}
-
-/* Less-than of the heap: shorter first; among equals, later start first,
- * then deeper first (so that earlier spans survive ties, and a parent as
- * long as its child outlives it). */
-static int kless(const kspan_t *a, const kspan_t *b) {
-    if (a->dur != b->dur) return a->dur < b->dur;
-    if (a->start != b->start) return a->start > b->start;
-    return a->depth > b->depth;
-}
-
-/* Restores the heap property downwards from i. */
-static void heap_down(kspan_t *h, size_t n, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && kless(&h[l], &h[m])) m = l;
-        if (r < n && kless(&h[r], &h[m])) m = r;
-        if (m == i) return;
-        kspan_t t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-/* Restores the heap property upwards from i. */
-static void heap_up(kspan_t *h, size_t i) {
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!kless(&h[i], &h[p])) return;
-        kspan_t t = h[i];
-        h[i] = h[p];
-        h[p] = t;
-        i = p;
-    }
-}
-
-/* Notes that a span of duration d is left out of the timeline. */
-static void note_dropped(html_state_t *S, int64_t d) {
-    if (!S->dropped_any || d > S->dropped_max) S->dropped_max = d;
-    S->dropped_any = 1;
-}
-
-/* Offers span k to the timeline: kept while among the cap longest. */
-static void keep_offer(html_state_t *S, const kspan_t *k) {
-    if (S->cap == 0) {
-        note_dropped(S, k->dur);
-        return;
-    }
-    if (S->nheap < S->cap) {
-        S->heap[S->nheap] = *k;
-        heap_up(S->heap, S->nheap++);
-        return;
-    }
-    if (!kless(&S->heap[0], k)) {
-        note_dropped(S, k->dur);
-        return;
-    }
-    note_dropped(S, S->heap[0].dur);
-    S->heap[0] = *k;
-    heap_down(S->heap, S->nheap, 0);
-}
-
-/* Takes span s into the statistics and the timeline.  Returns 0,
- * SPS_EFORMAT (bad indices) or SPS_ENOMEM. */
-static int take_span(html_state_t *S, const sps__tl_span_t *s) {
-    const sps__tl_header_t *h = S->h;
-    if (s->name >= h->nnames || s->thread >= h->nthreads || s->end_ns < s->start_ns) {
-        sps__tlr_set_error("span %" PRIu64 " names no region or thread, or ends "
-                           "before it starts", S->nspans);
-        return SPS_EFORMAT;
-    }
-    if (S->nspans == 0 || s->start_ns < S->t0) S->t0 = s->start_ns;
-    if (S->nspans == 0 || s->end_ns > S->t1) S->t1 = s->end_ns;
-    S->nspans++;
-    tstack_t *st = &S->stacks[s->thread];
-    while (st->n && st->f[st->n - 1].end <= s->start_ns &&
-           !(st->f[st->n - 1].end == s->start_ns && s->end_ns == s->start_ns &&
-             st->f[st->n - 1].start == s->start_ns)) {
-        stat_add(S, &st->f[st->n - 1]);
-        st->n--;
-    }
-    if (st->n) { /* a direct child of the top: clip to the parent */
-        frame_t *p = &st->f[st->n - 1];
-        int64_t e = s->end_ns < p->end ? s->end_ns : p->end;
-        p->child += e - s->start_ns;
-    }
-    kspan_t k = {s->start_ns, s->end_ns - s->start_ns, s->name, s->thread,
-                 (uint32_t)st->n};
-    keep_offer(S, &k);
-    if (st->n == st->cap) {
-        size_t nc = st->cap ? 2 * st->cap : 16;
-        frame_t *f = realloc(st->f, nc * sizeof *f);
-        if (!f) return SPS_ENOMEM;
-        st->f = f;
-        st->cap = nc;
-    }
-    st->f[st->n++] = (frame_t){s->start_ns, s->end_ns, 0, s->name};
-    return 0;
-}
-
-/* Pops every open span of every thread into the statistics. */
-static void finish_stacks(html_state_t *S) {
-    for (size_t t = 0; t < S->h->nthreads; t++) {
-        tstack_t *st = &S->stacks[t];
-        while (st->n) stat_add(S, &st->f[--st->n]);
-    }
-}
-
-/* Order of embedded spans: by thread, then start, then depth. */
-static int kspan_cmp(const void *pa, const void *pb) {
-    const kspan_t *a = pa, *b = pb;
-    if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
-    if (a->start != b->start) return a->start < b->start ? -1 : 1;
-    if (a->depth != b->depth) return a->depth < b->depth ? -1 : 1;
-    return 0;
-}
-
-/* Sorts the kept spans for the page. */
-static void finish_kept(html_state_t *S) {
-    qsort(S->heap, S->nheap, sizeof *S->heap, kspan_cmp);
-}
-
-/* A hue (0..359) for a region name, stable across runs (FNV-1a). */
-static unsigned name_hue(const char *s) {
-    uint32_t x = 2166136261u;
-    for (; *s; s++) x = (x ^ (unsigned char)*s) * 16777619u;
-    return (unsigned)((x ^ (x >> 15)) % 360u);
-}
-
-/* Writes s as a JSON string, escaping "</" as "<\/" and "<!" as "\u003c!"
- * so that the blob cannot end its <script> element. */
-static void put_json_str(FILE *fp, const char *s) {
-    fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned c = *p;
-        if (c == '"') fputs("\\\"", fp);
-        else if (c == '\\') fputs("\\\\", fp);
-        else if (c == '<' && p[1] == '/') { fputs("<\\/", fp); p++; }
-        else if (c == '<' && p[1] == '!') fputs("\\u003c", fp);
-        else if (c < 0x20) fprintf(fp, "\\u%04x", c);
-        else fputc((int)c, fp);
-    }
-    fputc('"', fp);
-}
-
-/* Writes s with HTML's special characters escaped. */
-static void put_html(FILE *fp, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", fp); break;
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        case '\'': fputs("&#39;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
-
-/* Formats a duration in ns as text ("1.23 ms") into buf. */
-static const char *fmt_ns(char *buf, size_t n, double ns) {
-    if (ns < 1e3) snprintf(buf, n, "%.0f ns", ns);
-    else if (ns < 1e6) snprintf(buf, n, "%.2f \xc2\xb5s", ns / 1e3);
-    else if (ns < 1e9) snprintf(buf, n, "%.2f ms", ns / 1e6);
-    else snprintf(buf, n, "%.3f s", ns / 1e9);
-    return buf;
-}
-
-static const char page_css[] =
-    "body{font:13px/1.4 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;"
-    "margin:16px;color:#222;background:#fafafa}\n"
-    "h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:20px 0 6px}\n"
-    ".meta{color:#555;margin-bottom:8px}\n"
-    "#tlwrap{position:relative;border:1px solid #ccc;background:#fff;"
-    "max-height:640px;overflow-y:auto;overflow-x:hidden}\n"
-    "#tl{display:block;cursor:grab}\n"
-    "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;"
-    "padding:4px 8px;border-radius:4px;font-size:12px;display:none;z-index:9;"
-    "white-space:pre}\n"
-    ".bar-row{display:flex;align-items:center;margin:2px 0}\n"
-    ".bar-name{width:240px;overflow:hidden;text-overflow:ellipsis;"
-    "white-space:nowrap;padding-right:8px;text-align:right}\n"
-    ".bar-track{flex:1;position:relative;height:16px;background:#eee}\n"
-    ".bar-total,.bar-self{position:absolute;left:0;top:0;height:100%}\n"
-    ".bar-total{opacity:.4}\n"
-    ".bar-val{width:190px;padding-left:8px;color:#444;white-space:nowrap}\n"
-    "table{border-collapse:collapse;background:#fff}\n"
-    "th,td{border:1px solid #ddd;padding:3px 8px}td.n{text-align:right;"
-    "font-variant-numeric:tabular-nums}\n"
-    "th{background:#f0f0f0;cursor:pointer;user-select:none}\n"
-    "button{font:inherit;margin:0 6px 6px 0}\n"
-    ".note{color:#8a5300}\n";
-
-/* The page's script: the timeline (canvas, zoom, pan, tooltip) and table
- * sorting.  Reads the JSON blob of <script id="spsdata">. */
-static const char page_js[] =
-    "(function(){'use strict';\n"
-    "var D=JSON.parse(document.getElementById('spsdata').textContent);\n"
-    "function fmt(ns){var a=Math.abs(ns);if(a<1e3)return ns.toFixed(0)+' ns';"
-    "if(a<1e6)return (ns/1e3).toFixed(2)+' \\u00b5s';if(a<1e9)return (ns/1e6).toFixed(2)+' ms';"
-    "return (ns/1e9).toFixed(3)+' s';}\n"
-    "var ROW=16,GAP=6,HDR=18,LBL=170,AX=22;\n"
-    "var cv=document.getElementById('tl'),wrap=document.getElementById('tlwrap'),"
-    "tip=document.getElementById('tip'),ctx=cv.getContext('2d');\n"
-    /* lanes: one per thread, ordered by process then thread */
-    "var lanes=[],byThread={};\n"
-    "D.threads.forEach(function(t,i){var L={t:i,pid:t[0],tid:t[1],name:t[2],proc:t[3],"
-    "st:[],du:[],nm:[],dp:[],rows:[],maxd:0};byThread[i]=L;lanes.push(L);});\n"
-    "D.lanes.forEach(function(e){var L=byThread[e[0]],a=e[1],s=0;"
-    "for(var i=0;i<a.length;i+=4){s+=a[i+1];var d=a[i+3];L.nm.push(a[i]);L.st.push(s);"
-    "L.du.push(a[i+2]);L.dp.push(d);if(d>L.maxd)L.maxd=d;"
-    "(L.rows[d]||(L.rows[d]=[])).push(L.st.length-1);}});\n"
-    "lanes.sort(function(a,b){return a.proc-b.proc||a.t-b.t;});\n"
-    "var y=AX,lastProc=-1;lanes.forEach(function(L){if(L.proc!==lastProc){"
-    "L.hdr=y;y+=HDR;lastProc=L.proc;}L.y=y;L.h=(L.maxd+1)*ROW;y+=L.h+GAP;});\n"
-    /* counters: one lane each, below the threads, drawn as steps */
-    "var CH=44,clanes=(D.counters||[]).map(function(c){var ts=[],vs=[],mn=Infinity,mx=-Infinity;"
-    "for(var i=0;i<c[2].length;i+=2){ts.push(c[2][i]);vs.push(c[2][i+1]);"
-    "if(c[2][i+1]<mn)mn=c[2][i+1];if(c[2][i+1]>mx)mx=c[2][i+1];}"
-    "var L={name:D.names[c[0]],proc:c[1],ts:ts,vs:vs,mn:mn,mx:mx,y:y+HDR,h:CH};y+=HDR+CH+GAP;return L;});\n"
-    "var H=Math.min(y,30000),T0=0,T1=Math.max(1,D.t1-D.t0),v0=T0,v1=T1,W=0;\n"
-    "function resize(){var dpr=window.devicePixelRatio||1;W=wrap.clientWidth;"
-    "cv.style.width=W+'px';cv.style.height=H+'px';cv.width=Math.round(W*dpr);"
-    "cv.height=Math.round(H*dpr);ctx.setTransform(dpr,0,0,dpr,0,0);draw();}\n"
-    "function xOf(t){return LBL+(t-v0)/(v1-v0)*(W-LBL);}\n"
-    "function tOf(x){return v0+(x-LBL)/(W-LBL)*(v1-v0);}\n"
-    "function color(n,l){return 'hsl('+D.hues[n]+',62%,'+(l||58)+'%)';}\n"
-    /* first index in row (sorted, disjoint) whose end >= t */
-    "function firstEnd(L,row,t){var lo=0,hi=row.length;while(lo<hi){var m=(lo+hi)>>1,"
-    "k=row[m];if(L.st[k]+L.du[k]<t)lo=m+1;else hi=m;}return lo;}\n"
-    "function draw(){var n=0;ctx.clearRect(0,0,W,H);ctx.font='11px sans-serif';"
-    "ctx.textBaseline='middle';var top=wrap.scrollTop-40,bot=wrap.scrollTop+wrap.clientHeight+40;\n"
-    "ctx.save();ctx.beginPath();ctx.rect(LBL,0,W-LBL,H);ctx.clip();\n"
-    "lanes.forEach(function(L){if(L.y+L.h<top||L.y>bot)return;"
-    "for(var d=0;d<L.rows.length;d++){var row=L.rows[d];if(!row)continue;"
-    "var yy=L.y+d*ROW,lastX=-1;for(var i=firstEnd(L,row,v0);i<row.length;i++){var k=row[i],"
-    "s=L.st[k];if(s>v1)break;var x0=xOf(s),x1=xOf(s+L.du[k]);if(x1<lastX+0.5&&x1-x0<1)continue;"
-    "if(x0<LBL-2)x0=LBL-2;if(x1>W+2)x1=W+2;var w=Math.max(1,x1-x0);"
-    "ctx.fillStyle=color(L.nm[k]);ctx.fillRect(x0,yy+1,w,ROW-2);n++;lastX=x0+w;"
-    "if(w>40){ctx.fillStyle='#111';var nm=D.names[L.nm[k]];var tw=Math.floor((w-6)/6.2);"
-    "if(tw>2)ctx.fillText(nm.length>tw?nm.slice(0,tw-1)+'\\u2026':nm,x0+3,yy+ROW/2);}}}});\n"
-    "var nc=0;clanes.forEach(function(C){if(C.y+C.h<top||C.y>bot||!C.ts.length)return;"
-    "var span=C.mx-C.mn||1,yOf=function(v){return C.y+C.h-2-(v-C.mn)/span*(C.h-4);};"
-    "ctx.strokeStyle='hsl('+(D.hues[0]||200)+',55%,40%)';ctx.fillStyle='rgba(60,120,200,0.18)';"
-    "ctx.beginPath();var px=xOf(C.ts[0]),py=yOf(C.vs[0]);ctx.moveTo(px,C.y+C.h);ctx.lineTo(px,py);"
-    "for(var i=1;i<C.ts.length;i++){var x=xOf(C.ts[i]);ctx.lineTo(x,py);py=yOf(C.vs[i]);ctx.lineTo(x,py);}"
-    "ctx.lineTo(W+2,py);ctx.lineTo(W+2,C.y+C.h);ctx.closePath();ctx.fill();ctx.stroke();nc++;});\n"
-    "ctx.restore();\n"
-    /* labels, process headers, axis */
-    "ctx.fillStyle='#fff';ctx.fillRect(0,0,LBL,H);ctx.fillStyle='#222';var lp=-1;"
-    "lanes.forEach(function(L){if(L.hdr!==undefined){ctx.fillStyle='#e8e8f0';"
-    "ctx.fillRect(0,L.hdr,W,HDR-2);ctx.fillStyle='#222';ctx.font='bold 12px sans-serif';"
-    "ctx.fillText(D.procs[L.proc]||'process',4,L.hdr+HDR/2);}"
-    "ctx.font='11px sans-serif';ctx.fillStyle='#333';"
-    "ctx.fillText((L.name||('thread '+L.tid)).slice(0,26),8,L.y+ROW/2);"
-    "ctx.strokeStyle='#eee';ctx.beginPath();ctx.moveTo(0,L.y+L.h+GAP/2);"
-    "ctx.lineTo(W,L.y+L.h+GAP/2);ctx.stroke();});\n"
-    "clanes.forEach(function(C){ctx.fillStyle='#eef3ea';ctx.fillRect(0,C.y-HDR,W,HDR-2);"
-    "ctx.fillStyle='#222';ctx.font='bold 12px sans-serif';ctx.fillText('counter: '+C.name+"
-    "' ('+(D.procs[C.proc]||'process')+')',4,C.y-HDR/2);ctx.font='11px sans-serif';"
-    "ctx.fillStyle='#333';ctx.fillText('max '+C.mx.toPrecision(4),8,C.y+8);"
-    "ctx.fillText('min '+C.mn.toPrecision(4),8,C.y+C.h-8);});\n"
-    "ctx.fillStyle='#f6f6f6';ctx.fillRect(0,0,W,AX);ctx.strokeStyle='#bbb';ctx.fillStyle='#444';"
-    "var span=v1-v0,step=Math.pow(10,Math.floor(Math.log10(span/8)));"
-    "if(span/step>16)step*=5;else if(span/step>8)step*=2;"
-    "for(var t=Math.ceil(v0/step)*step;t<=v1;t+=step){var x=xOf(t);ctx.beginPath();"
-    "ctx.moveTo(x,AX-6);ctx.lineTo(x,AX);ctx.stroke();ctx.fillText(fmt(t),x+2,AX/2-1);}\n"
-    "cv.setAttribute('data-drawn',String(n));cv.setAttribute('data-counters',String(nc));}\n"
-    "function hit(ev){var r=cv.getBoundingClientRect(),x=ev.clientX-r.left,y=ev.clientY-r.top;"
-    "if(x<LBL)return null;var t=tOf(x);for(var i=0;i<lanes.length;i++){var L=lanes[i];"
-    "if(y<L.y||y>=L.y+L.h)continue;var d=Math.floor((y-L.y)/ROW),row=L.rows[d];if(!row)return null;"
-    "var j=firstEnd(L,row,t);if(j<row.length){var k=row[j];var px=(v1-v0)/(W-LBL);"
-    "if(L.st[k]<=t+px&&L.st[k]+L.du[k]>=t-px)return {L:L,k:k};}return null;}return null;}\n"
-    "var drag=null;\n"
-    "cv.addEventListener('mousedown',function(e){drag={x:e.clientX,v0:v0,v1:v1};"
-    "cv.style.cursor='grabbing';});\n"
-    "window.addEventListener('mouseup',function(){drag=null;cv.style.cursor='grab';});\n"
-    "window.addEventListener('mousemove',function(e){if(drag){var dt=(e.clientX-drag.x)/(W-LBL)*"
-    "(drag.v1-drag.v0);v0=drag.v0-dt;v1=drag.v1-dt;tip.style.display='none';draw();return;}"
-    "if(e.target!==cv){tip.style.display='none';return;}var h=hit(e);"
-    "if(!h){tip.style.display='none';return;}var L=h.L,k=h.k;"
-    "tip.textContent=D.names[L.nm[k]]+'\\nstart: '+fmt(L.st[k])+'\\nduration: '+fmt(L.du[k])+"
-    "'\\n'+(D.procs[L.proc]||'')+' / '+(L.name||('thread '+L.tid));"
-    "tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';"
-    "tip.style.display='block';});\n"
-    "cv.addEventListener('wheel',function(e){e.preventDefault();var r=cv.getBoundingClientRect(),"
-    "x=Math.max(LBL,e.clientX-r.left),t=tOf(x),f=Math.exp((e.deltaY||0)*0.0015);"
-    "var nw=Math.max(1e-3*1,Math.min((v1-v0)*f,(T1-T0)*4));v0=t-(t-v0)*nw/(v1-v0);v1=v0+nw;draw();},"
-    "{passive:false});\n"
-    "wrap.addEventListener('scroll',draw);window.addEventListener('resize',resize);\n"
-    "document.getElementById('reset').addEventListener('click',function(){v0=T0;v1=T1;draw();});\n"
-    "document.getElementById('zin').addEventListener('click',function(){var c=(v0+v1)/2,"
-    "w=(v1-v0)/4;v0=c-w;v1=c+w;draw();});\n"
-    "document.getElementById('zout').addEventListener('click',function(){var c=(v0+v1)/2,"
-    "w=(v1-v0);v0=c-w;v1=c+w;draw();});\n"
-    /* table sorting */
-    "var tb=document.getElementById('stats');Array.prototype.forEach.call(tb.tHead.rows[0].cells,"
-    "function(th,ci){var asc=false;th.addEventListener('click',function(){asc=!asc;"
-    "var rows=Array.prototype.slice.call(tb.tBodies[0].rows);rows.sort(function(a,b){"
-    "var x=a.cells[ci].getAttribute('data-v'),y=b.cells[ci].getAttribute('data-v');"
-    "var c=ci===0?x.localeCompare(y):(+x)-(+y);return asc?c:-c;});"
-    "rows.forEach(function(r){tb.tBodies[0].appendChild(r);});});});\n"
-    "resize();\n"
-    "})();\n";
-
-/* Region order for bars and table: total time, descending. */
-static const rstat_t *g_sort_stats;
-/* Compares two region ids by total time (descending), then id. */
-static int by_total(const void *pa, const void *pb) {
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    int64_t ta = g_sort_stats[a].total, tb = g_sort_stats[b].total;
-    if (ta != tb) return ta > tb ? -1 : 1;
-    return a < b ? -1 : a > b;
-}
-
-/* Most points drawn per counter series: longer series are thinned to the
- * minimum and the maximum of each of COUNTER_POINTS / 2 time buckets. */
-#define COUNTER_POINTS 4000
-
-/* Writes one series (samples idx[0..n), n > 0, of the header's counters,
- * all finite: write_counters leaves NaN/inf out, as JSON has no literal
- * for them and the bucket min/max comparisons would be meaningless) as
- * [name, process, [t, v, t, v, ...]] with t relative to S->t0. */
-static void write_series(FILE *fp, const html_state_t *S, const size_t *idx, size_t n) {
-    const sps__tl_counter_t *c = S->h->counters;
-    fprintf(fp, "[%u,%u,[", c[idx[0]].name, c[idx[0]].proc);
-    size_t buckets = n > COUNTER_POINTS ? COUNTER_POINTS / 2 : n;
-    int first = 1;
-    for (size_t b = 0; b < buckets; b++) {
-        size_t lo = b * n / buckets, hi = (b + 1) * n / buckets, mn = lo, mx = lo;
-        for (size_t i = lo; i < hi; i++) {
-            if (c[idx[i]].value < c[idx[mn]].value) mn = i;
-            if (c[idx[i]].value > c[idx[mx]].value) mx = i;
-        }
-        size_t pick[2] = {mn < mx ? mn : mx, mn < mx ? mx : mn};
-        for (int k = 0; k < (mn == mx ? 1 : 2); k++) {
-            const sps__tl_counter_t *x = &c[idx[pick[k]]];
-            fprintf(fp, "%s%" PRId64 ",%.9g", first ? "" : ",", x->ts_ns - S->t0, x->value);
-            first = 0;
-        }
-    }
-    fputs("]]", fp);
-}
-
-/* Orders sample indexes by (name, process, time, index): one sort groups
- * the series, each in time order (the index keeps equal times stable). */
-static const sps__tl_counter_t *g_sort_counters;
-static int by_series(const void *pa, const void *pb) {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    const sps__tl_counter_t *x = &g_sort_counters[a], *y = &g_sort_counters[b];
-    if (x->name != y->name) return x->name < y->name ? -1 : 1;
-    if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
-    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
-    return a < b ? -1 : a > b;
-}
-
-/* Writes every counter series of the header (one per name and process)
- * with its finite samples; a series without any is left out.  Sorting an
- * index array once keeps this O(n log n) in the samples. */
-static void write_counters(FILE *fp, const html_state_t *S) {
-    const sps__tl_header_t *h = S->h;
-    size_t *idx = malloc((h->ncounters + 1) * sizeof *idx);
-    if (!idx) return;
-    size_t m = 0;
-    for (size_t i = 0; i < h->ncounters; i++)
-        if (isfinite(h->counters[i].value)) idx[m++] = i; /* JSON has no NaN/inf */
-    g_sort_counters = h->counters;
-    qsort(idx, m, sizeof *idx, by_series);
-    for (size_t i = 0, j; i < m; i = j) {
-        const sps__tl_counter_t *c = &h->counters[idx[i]];
-        for (j = i + 1; j < m && h->counters[idx[j]].name == c->name &&
-                        h->counters[idx[j]].proc == c->proc;)
-            j++;
-        if (i) fputc(',', fp);
-        write_series(fp, S, idx + i, j - i);
-    }
-    free(idx);
-}
-
-/* Writes the JSON blob: names, hues, processes, threads, and the kept
- * spans per thread as [name, start delta, duration, depth] quadruples
- * (start relative to the first span, delta from the previous start in the
- * lane). */
-static void write_json(FILE *fp, const html_state_t *S) {
-    const sps__tl_header_t *h = S->h;
-    fprintf(fp, "{\"t0\":0,\"t1\":%" PRId64 ",\"nspans\":%" PRIu64
-            ",\"kept\":%zu,\"names\":[", S->t1 - S->t0, S->nspans, S->nheap);
-    for (size_t i = 0; i < h->nnames; i++) {
-        if (i) fputc(',', fp);
-        put_json_str(fp, h->names[i] ? h->names[i] : "");
-    }
-    fputs("],\"hues\":[", fp);
-    for (size_t i = 0; i < h->nnames; i++)
-        fprintf(fp, "%s%u", i ? "," : "", name_hue(h->names[i] ? h->names[i] : ""));
-    fputs("],\"procs\":[", fp);
-    for (size_t i = 0; i < h->nprocs; i++) {
-        if (i) fputc(',', fp);
-        put_json_str(fp, h->procs[i].name ? h->procs[i].name : "");
-    }
-    fputs("],\"threads\":[", fp);
-    for (size_t i = 0; i < h->nthreads; i++) {
-        size_t p = 0;
-        while (p < h->nprocs && h->procs[p].pid != h->threads[i].pid) p++;
-        fprintf(fp, "%s[%" PRId64 ",%" PRId64 ",", i ? "," : "", h->threads[i].pid,
-                h->threads[i].tid);
-        put_json_str(fp, h->threads[i].name ? h->threads[i].name : "");
-        fprintf(fp, ",%zu]", p);
-    }
-    fputs("],\"lanes\":[", fp);
-    size_t i = 0;
-    int first = 1;
-    while (i < S->nheap) {
-        uint32_t t = S->heap[i].thread;
-        int64_t prev = 0;
-        fprintf(fp, "%s[%u,[", first ? "" : ",", t);
-        first = 0;
-        for (int f2 = 1; i < S->nheap && S->heap[i].thread == t; i++, f2 = 0) {
-            const kspan_t *k = &S->heap[i];
-            int64_t s = k->start - S->t0;
-            fprintf(fp, "%s%u,%" PRId64 ",%" PRId64 ",%u", f2 ? "" : ",", k->name,
-                    s - prev, k->dur, k->depth);
-            prev = s;
-        }
-        fputs("]]", fp);
-    }
-    fputs("],\"counters\":[", fp);
-    write_counters(fp, S);
-    fputs("]}", fp);
-}
-
-/* Writes the bars of total and self time per region, in order ord. */
-static void write_bars(FILE *fp, const html_state_t *S, const uint32_t *ord,
-                       size_t n) {
-    int64_t mx = n ? S->stats[ord[0]].total : 0;
-    char b1[32], b2[32];
-    fputs("<h2>Time per region</h2>\n<div class=\"meta\">light bar: total "
-          "(inclusive) time; dark bar: self (exclusive) time</div>\n<div id=\"bars\">\n", fp);
-    for (size_t i = 0; i < n; i++) {
-        const rstat_t *r = &S->stats[ord[i]];
-        const char *nm = S->h->names[ord[i]] ? S->h->names[ord[i]] : "";
-        double wt = mx > 0 ? 100.0 * (double)r->total / (double)mx : 0;
-        double ws = mx > 0 ? 100.0 * (double)r->self / (double)mx : 0;
-        unsigned hue = name_hue(nm);
-        fputs("<div class=\"bar-row\"><div class=\"bar-name\" title=\"", fp);
-        put_html(fp, nm);
-        fputs("\">", fp);
-        put_html(fp, nm);
-        fprintf(fp, "</div><div class=\"bar-track\"><div class=\"bar-total\" "
-                "style=\"width:%.2f%%;background:hsl(%u,62%%,50%%)\"></div>"
-                "<div class=\"bar-self\" style=\"width:%.2f%%;background:hsl(%u,62%%,40%%)\">"
-                "</div></div><div class=\"bar-val\">%s / self %s</div></div>\n",
-                wt, hue, ws, hue, fmt_ns(b1, sizeof b1, (double)r->total),
-                fmt_ns(b2, sizeof b2, (double)r->self));
-    }
-    fputs("</div>\n", fp);
-}
-
-/* Writes one numeric cell of the table (a time in ns, or a count). */
-static void cell_ns(FILE *fp, double v) {
-    char b[32];
-    fprintf(fp, "<td class=\"n\" data-v=\"%.0f\">%s</td>", v, fmt_ns(b, sizeof b, v));
-}
-
-/* Writes the summary table, in order ord. */
-static void write_table(FILE *fp, const html_state_t *S, const uint32_t *ord,
-                        size_t n) {
-    fputs("<h2>Summary</h2>\n<table id=\"stats\"><thead><tr><th>region</th>"
-          "<th>calls</th><th>total</th><th>self</th><th>mean</th><th>min</th>"
-          "<th>max</th></tr></thead><tbody>\n", fp);
-    for (size_t i = 0; i < n; i++) {
-        const rstat_t *r = &S->stats[ord[i]];
-        const char *nm = S->h->names[ord[i]] ? S->h->names[ord[i]] : "";
-        fputs("<tr><td data-v=\"", fp);
-        put_html(fp, nm);
-        fputs("\">", fp);
-        put_html(fp, nm);
-        fprintf(fp, "</td><td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "</td>",
-                r->calls, r->calls);
-        cell_ns(fp, (double)r->total);
-        cell_ns(fp, (double)r->self);
-        cell_ns(fp, (double)r->total / (double)r->calls);
-        cell_ns(fp, (double)r->min);
-        cell_ns(fp, (double)r->max);
-        fputs("</tr>\n", fp);
-    }
-    fputs("</tbody></table>\n", fp);
-}
-
-/* Writes the whole page to fp.  Returns 0 or SPS_ENOMEM. */
-static int write_page(FILE *fp, const html_state_t *S, const char *title) {
-    const sps__tl_header_t *h = S->h;
-    size_t n = 0;
-    uint32_t *ord = malloc((h->nnames ? h->nnames : 1) * sizeof *ord);
-    if (!ord) return SPS_ENOMEM;
-    for (size_t i = 0; i < h->nnames; i++)
-        if (S->stats[i].calls) ord[n++] = (uint32_t)i;
-    g_sort_stats = S->stats;
-    qsort(ord, n, sizeof *ord, by_total);
-    char b[32];
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
-          "<title>spanscope: ", fp);
-    put_html(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>spanscope: ", page_css);
-    put_html(fp, title);
-    fprintf(fp, "</h1>\n<div class=\"meta\">%" PRIu64 " span%s, %zu region%s, "
-            "%zu thread%s in %zu process%s, %s from first start to last end</div>\n",
-            S->nspans, S->nspans == 1 ? "" : "s", n, n == 1 ? "" : "s",
-            h->nthreads, h->nthreads == 1 ? "" : "s", h->nprocs,
-            h->nprocs == 1 ? "" : "es",
-            fmt_ns(b, sizeof b, (double)(S->nspans ? S->t1 - S->t0 : 0)));
-    fputs("<h2>Timeline</h2>\n<div class=\"meta\">mouse wheel: zoom; drag: pan; "
-          "hover: details. <button id=\"zin\">zoom in</button><button id=\"zout\">"
-          "zoom out</button><button id=\"reset\">reset</button></div>\n", fp);
-    if (S->nheap < S->nspans)
-        fprintf(fp, "<div class=\"meta note\" id=\"leftout\">%" PRIu64 " of %" PRIu64
-                " spans left out of the timeline to keep the page small: the shortest"
-                " ones (none of them longer than %s). The statistics below cover "
-                "every span.</div>\n",
-                S->nspans - S->nheap, S->nspans,
-                fmt_ns(b, sizeof b, (double)(S->dropped_any ? S->dropped_max : 0)));
-    fputs("<div id=\"tlwrap\"><canvas id=\"tl\" data-drawn=\"0\"></canvas></div>\n"
-          "<div id=\"tip\"></div>\n", fp);
-    write_bars(fp, S, ord, n);
-    write_table(fp, S, ord, n);
-    fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
-    write_json(fp, S);
-    fprintf(fp, "</script>\n<script>\n%s</script>\n</body></html>\n", page_js);
-    free(ord);
-    return 0;
-}
-
 /* Shows "spanscope html: N%" on stderr when it is a terminal, at most
  * twice a second. */
 static void progress(uint64_t done, uint64_t total, int final) {
@@ -642,62 +46,6 @@ static void progress(uint64_t done, uint64_t total, int final) {
             final ? "\n" : "");
 }
 
-/* Reads every span of r into S.  Returns 0 or a negative SPS_E* code. */
-static int read_spans(sps__tlr_t *r, html_state_t *S) {
-    const sps__tl_header_t *h = S->h;
-    sps__tl_span_t s;
-    int rc;
-    S->stacks = calloc(h->nthreads ? h->nthreads : 1, sizeof *S->stacks);
-    S->stats = calloc(h->nnames ? h->nnames : 1, sizeof *S->stats);
-    size_t hc = S->cap;
-    if (h->nspans && h->nspans < hc) hc = (size_t)h->nspans;
-    S->heap = malloc((hc ? hc : 1) * sizeof *S->heap);
-    if (!S->stacks || !S->stats || !S->heap) return SPS_ENOMEM;
-    size_t heapcap = hc ? hc : 1;
-    while ((rc = sps__tlr_next(r, &s)) > 0) {
-        if (S->nheap == heapcap && heapcap < S->cap) { /* nspans was a guess */
-            size_t nc = heapcap * 2 < S->cap ? heapcap * 2 : S->cap;
-            kspan_t *nh = realloc(S->heap, nc * sizeof *nh);
-            if (!nh) return SPS_ENOMEM;
-            S->heap = nh;
-            heapcap = nc;
-        }
-        if ((rc = take_span(S, &s)) != 0) return rc;
-        if ((S->nspans & 0xFFFF) == 0) progress(S->nspans, h->nspans, 0);
-    }
-    if (h->nspans >= 0x10000) progress(S->nspans, h->nspans, 1);
-    if (rc < 0) return rc;
-    finish_stacks(S);
-    finish_kept(S);
-    for (size_t i = 0; i < h->ncounters; i++) { /* the time axis covers them too */
-        int64_t t = h->counters[i].ts_ns;
-        int first = S->nspans == 0 && i == 0;
-        if (first || t < S->t0) S->t0 = t;
-        if (first || t > S->t1) S->t1 = t;
-    }
-    return 0;
-}
-
-/* Frees what S owns. */
-static void state_free(html_state_t *S) {
-    if (S->stacks)
-        for (size_t t = 0; t < S->h->nthreads; t++) free(S->stacks[t].f);
-    free(S->stacks);
-    free(S->stats);
-    free(S->heap);
-}
-
-/* Parses a count (decimal) into *out.  Returns 0 or -1. */
-static int parse_size(const char *s, size_t *out) {
-    char *end;
-    if (*s < '0' || *s > '9') return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno == ERANGE || v > SIZE_MAX / sizeof(kspan_t)) return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 /* The arguments of html. */
 typedef struct html_args {
     const char *in, *out;
@@ -708,6 +56,7 @@ typedef struct html_args {
  * after printing the error. */
 static int html_parse(int argc, char **argv, html_args_t *a) {
     int done = 0;
+    unsigned long long n;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = NULL;
         if (!done && !strcmp(s, "--")) { done = 1; continue; }
@@ -727,8 +76,9 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
         else if (is_o || is_m) return die(EXIT_USAGE, "html: %s needs a value", s);
         else return die(EXIT_USAGE, "html: unknown option '%s' (see spanscope html --help)", s);
         if (is_o || is_oe) a->out = v;
-        else if (parse_size(v, &a->max_spans) < 0)
+        else if (cli_parse_count(v, SPS__HTML_MAX_SPANS_LIMIT, &n) < 0)
             return die(EXIT_USAGE, "html: --max-spans needs a number, got '%s'", v);
+        else a->max_spans = (size_t)n;
     }
     if (!a->in) return die(EXIT_USAGE, "html: missing FILE (see spanscope html --help)");
     if (!a->out || !*a->out)
@@ -736,28 +86,29 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
     return 0;
 }
 
-/* Writes the page for the state S to out via a temporary name.  Returns 0
- * or an exit status after printing the error. */
-static int html_emit(const html_state_t *S, const char *out, const char *title) {
+/* Writes the page of r to out through a temporary name.  Returns 0 or an
+ * exit status after printing the error. */
+static int html_emit(sps__tlr_t *r, const char *out,
+                     const sps__html_opts_t *opt) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
     FILE *fp = fopen(tmp, "w");
     if (!fp) return die(EXIT_DATA, "html: %s: %s", out, strerror(errno));
-    int rc = write_page(fp, S, title);
-    int werr = ferror(fp);
+    int rc = sps__html_write(fp, r, opt);
+    int werr = ferror(fp); /* set by a failed write or flush of the page */
     if (fclose(fp) != 0) werr = 1;
-    if (rc || werr || rename(tmp, out) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return die(EXIT_DATA, "html: %s: %s", out,
-                   rc ? sps_strerror(rc) : strerror(e ? e : EIO));
-    }
-    return 0;
+    if (rc == 0 && !werr && rename(tmp, out) == 0) return 0;
+    int e = errno;
+    unlink(tmp);
+    if (werr || rc == 0) /* the output failed, not the input */
+        return die(EXIT_DATA, "html: %s: %s", out, strerror(e ? e : EIO));
+    return die(EXIT_DATA, "html: %s",
+               rc == SPS_EFORMAT ? sps__tlr_error() : sps_strerror(rc));
 }
 
 /* spanscope html FILE -o PAGE.html */
 int cmd_html(int argc, char **argv) {
-    html_args_t a = {NULL, NULL, HTML_DEFAULT_MAX_SPANS};
+    html_args_t a = {NULL, NULL, SPS__HTML_DEFAULT_MAX_SPANS};
     int rc = html_parse(argc, argv, &a);
     if (rc == 1) {
         fputs(html_help, stdout);
@@ -773,21 +124,9 @@ int cmd_html(int argc, char **argv) {
     if (sps__tlr_open(&r, a.in, fi) != 0)
         return die(EXIT_DATA, "html: %s", sps__tlr_error());
     alarm(0); /* the header is read: the rest is bounded work */
-    html_state_t S;
-    memset(&S, 0, sizeof S);
-    S.h = sps__tlr_header(r);
-    S.cap = a.max_spans;
-    rc = read_spans(r, &S);
-    if (rc) {
-        const char *why = rc == SPS_EFORMAT ? sps__tlr_error() : sps_strerror(rc);
-        state_free(&S);
-        sps__tlr_free(r);
-        return die(EXIT_DATA, "html: %s", why);
-    }
     const char *title = strrchr(a.in, '/');
-    title = title ? title + 1 : a.in;
-    rc = html_emit(&S, a.out, title);
-    state_free(&S);
+    sps__html_opts_t opt = {a.max_spans, title ? title + 1 : a.in, progress};
+    rc = html_emit(r, a.out, &opt);
     sps__tlr_free(r);
     return rc;
 }

@@ -701,8 +701,10 @@ static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
-/* report(path, sort='self', top=0) -> the summary table of a file, as text.
- * OSError if the file cannot be opened, ValueError if it is not valid. */
+/* report(path, sort='self', top=0) -> the report of a file, as text: what
+ * `spanscope report PATH --sort SORT --top TOP` prints (both are
+ * sps_report).  OSError if the file cannot be opened, ValueError if it is
+ * not valid or sort is not a sort key. */
 static PyObject *ext_report(PyObject *mod, PyObject *args) {
     (void)mod;
     const char *path, *sort = "self";

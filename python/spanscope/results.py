@@ -68,7 +68,11 @@ class Results:
         return name in self.regions
 
     def summary(self, sort: str = "self", top: int = 0) -> str:
-        """The summary table (tree and flat views), as ``spanscope report``."""
+        """The file's report: call tree, flat view sorted by ``sort`` (self,
+        total, calls, mean, max, name) cut to ``top`` rows (0: all), per-rank
+        view for several ranks, counters.  The very text ``spanscope report
+        PATH --sort SORT --top TOP`` prints: one C function makes both.
+        ValueError for an unknown sort key."""
         return _ext.report(self.path, sort, top)
 
     def print_summary(self, **kw) -> None:

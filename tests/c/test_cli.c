@@ -1,7 +1,8 @@
-/* test_cli.c -- the command-line tool ($SPS_CLI): help, version, report on
- * a known file and on scope-profiler's fixture, and bad input of every kind
- * (missing, text, truncated, corrupted files, bad options): a non-zero exit
- * and one line on stderr, never a crash. */
+/* test_cli.c -- the command-line tool ($SPS_CLI): help and version, every
+ * subcommand's --help and bad options, report on a known file and on
+ * scope-profiler's fixture, report against sps_report (one function), and
+ * bad input of every kind (missing, text, truncated, corrupted files, bad
+ * options): a non-zero exit and one line on stderr, never a crash. */
 #include "testutil.h"
 
 #include "sps_int.h"
@@ -117,6 +118,10 @@ static const char *data_path(const char *name) {
     return buf;
 }
 
+/* Every subcommand of the tool. */
+static const char *const k_commands[] = {"report", "convert", "merge", "diff",
+                                         "html"};
+
 /* Skips the test when the tool was not built. */
 #define NEED_CLI()                                                             \
     do {                                                                       \
@@ -137,7 +142,24 @@ static void test_help_and_version(void **state) {
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "--sort"));
     assert_non_null(strstr(r.out, "--top"));
+    assert_non_null(strstr(r.out, "--no-counters"));
     result_free(&r);
+    /* every subcommand is in the dispatcher's table and has its help */
+    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++) {
+        char args[64], want[64];
+        r = run("--help");
+        snprintf(want, sizeof want, "\n  %s ", k_commands[i]);
+        if (!strstr(r.out, want))
+            fail_msg("--help does not list %s", k_commands[i]);
+        result_free(&r);
+        snprintf(args, sizeof args, "%s --help", k_commands[i]);
+        r = run(args);
+        snprintf(want, sizeof want, "usage: spanscope %s ", k_commands[i]);
+        if (r.rc != 0 || strncmp(r.out, want, strlen(want)) != 0 || *r.err)
+            fail_msg("'%s': exit %d, stdout '%.40s', stderr '%s'", args,
+                     r.rc, r.out, r.err);
+        result_free(&r);
+    }
     r = run("--version");
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, SPS_VERSION_STRING));
@@ -180,6 +202,79 @@ static void test_report_known_file(void **state) {
     result_free(&r);
 }
 
+/* Records a session to path: "main" around 3 calls of "solve", and 3
+ * samples of the counter "depth". */
+static void write_with_counters(const char *path) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t main_r = sps_region("main"), solve = sps_region("solve");
+    sps_region_t depth = sps_counter_id("depth");
+    sps_begin(main_r);
+    for (int i = 0; i < 3; i++) {
+        sps_begin(solve);
+        sps_counter(depth, i);
+        sps_end(solve);
+    }
+    sps_end(main_r);
+    assert_int_equal(sps_finalize_to(path), 0);
+    sps_shutdown();
+}
+
+/* What sps_report prints for path, sort and top (caller frees); NULL on
+ * failure, with *rc and err set. */
+static char *sps_report_text(const char *path, const char *sort, size_t top,
+                             int *rc, char *err, size_t errlen) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_non_null(fp);
+    *rc = sps_report(path, fp, sort, top, err, errlen);
+    fclose(fp);
+    if (*rc) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The tool's report and sps_report are one function: the same text for
+ * the same file, sort and top (counters section included); --no-counters
+ * leaves that section out; a bad sort key is SPS_EINVAL naming it. */
+static void test_report_is_sps_report(void **state) {
+    (void)state;
+    NEED_CLI();
+    const char *path = tu_path("cli_counters.h5");
+    char args[1200], err[256] = "";
+    int rc;
+    write_with_counters(path);
+    snprintf(args, sizeof args, "report --sort calls --top 1 '%s'", path);
+    result_t r = run(args);
+    assert_int_equal(r.rc, 0);
+    char *lib = sps_report_text(path, "calls", 1, &rc, err, sizeof err);
+    assert_non_null(lib);
+    assert_string_equal(r.out, lib);
+    assert_non_null(strstr(lib, "Regions (by calls; 1 of 2)"));
+    assert_non_null(strstr(lib, "\nCounters (1; 3 samples)"));
+    free(lib);
+    result_free(&r);
+
+    snprintf(args, sizeof args, "report --no-counters '%s'", path);
+    r = run(args);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "Regions (by self; 2 of 2)"));
+    assert_null(strstr(r.out, "Counters"));
+    result_free(&r);
+
+    assert_null(sps_report_text(path, "speed", 0, &rc, err, sizeof err));
+    assert_int_equal(rc, SPS_EINVAL);
+    assert_string_equal(err, "unknown sort key 'speed' (self, total, calls, "
+                        "mean, max, name)");
+    assert_null(sps_report_text("/nonexistent/x.h5", NULL, 0, &rc, err,
+                                sizeof err));
+    assert_int_equal(rc, SPS_EIO);
+    assert_non_null(strstr(err, "/nonexistent/x.h5"));
+}
+
 static void test_report_scope_profiler_fixture(void **state) {
     (void)state;
     NEED_CLI();
@@ -206,7 +301,19 @@ static void test_usage_errors(void **state) {
     snprintf(args, sizeof args, "report '%s' --bogus", path);
     failed(args, 2, "unknown option '--bogus'");
     snprintf(args, sizeof args, "report '%s' --sort speed", path);
-    failed(args, 2, "unknown sort key 'speed'");
+    failed(args, 2, "unknown sort key 'speed' (self, total, calls, mean, "
+           "max, name)");
+    snprintf(args, sizeof args, "report /nonexistent/x.h5 --sort=speed");
+    failed(args, 2, "unknown sort key 'speed'"); /* usage before data */
+    snprintf(args, sizeof args, "diff '%s' '%s' --sort speed", path, path);
+    failed(args, 2, "diff: unknown sort key 'speed' (total, per-call, name)");
+    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++) {
+        char want[64];
+        snprintf(args, sizeof args, "%s --bogus '%s'", k_commands[i], path);
+        snprintf(want, sizeof want, "%s: unknown option '--bogus'",
+                 k_commands[i]);
+        failed(args, 2, want);
+    }
     snprintf(args, sizeof args, "report '%s' --top lots", path);
     failed(args, 2, "--top needs a number");
     snprintf(args, sizeof args, "report '%s' --top -3", path);
@@ -234,6 +341,13 @@ static void test_bad_files(void **state) {
     NEED_CLI();
     char args[1200];
     failed("report /nonexistent/nothing.h5", 1, "No such file");
+    /* html: an output that cannot be created is a data error naming it */
+    const char *known = tu_path("cli_known.h5");
+    write_known(known);
+    snprintf(args, sizeof args, "html '%s' -o /nonexistent/dir/p.html", known);
+    failed(args, 1, "html: /nonexistent/dir/p.html: No such file");
+    snprintf(args, sizeof args, "diff '%s' /nonexistent/b.h5", known);
+    failed(args, 1, "diff: /nonexistent/b.h5");
     failed("report /", 1, "not a regular file");
     const char *txt = tu_path("cli_text.h5");
     FILE *fp = fopen(txt, "w");
@@ -305,6 +419,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_report_known_file),
+        cmocka_unit_test(test_report_is_sps_report),
         cmocka_unit_test(test_report_scope_profiler_fixture),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_bad_files),

@@ -215,6 +215,36 @@ def test_read_returns_arrays_and_summary(tmp_path):
     assert res.metadata["spanscope_version"] == spanscope.__version__
 
 
+def test_summary_is_the_cli_report(tmp_path):
+    """Results.summary() and `spanscope report` are one C function: the same
+    text for the same sort and top; a bad sort key is a ValueError that
+    names it and the keys."""
+    import subprocess
+    from conftest import BUILD
+    cli = BUILD / "spanscope"
+    if not cli.exists():
+        pytest.skip(f"{cli} is missing: build first")
+    p = tmp_path / "s.h5"
+    ProfileManager.setup(file_path=str(p))
+    with ProfileManager.region("outer"):
+        for _ in range(3):
+            with ProfileManager.region("inner"):
+                spin(5_000)
+    spanscope.counter("depth", 2.0)
+    ProfileManager.finalize(verbose=False)
+    res = spanscope.read(p)
+    for args, kw in (([], {}), (["--sort", "calls", "--top", "1"],
+                                {"sort": "calls", "top": 1})):
+        r = subprocess.run([str(cli), "report", str(p), *args],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert res.summary(**kw) == r.stdout
+    assert "Counters (1;" in res.summary()
+    with pytest.raises(ValueError, match=r"unknown sort key 'speed' \(self, "
+                       r"total, calls, mean, max, name\)"):
+        res.summary(sort="speed")
+
+
 # -- bad input ---------------------------------------------------------------
 
 def test_unknown_option_names_the_closest():

@@ -1,0 +1,246 @@
+/*
+ * report.c -- the report of a recording: the one function behind the
+ * tool's `spanscope report`, the public sps_report and the Python
+ * extension's file summary (Results.summary).  It reads the file with the
+ * HDF5 reader (formats/h5_read.h) and prints with the table writers
+ * (formats/table.c, formats/report.c): this file decides what goes in,
+ * in which order, and adds up the per-rank totals.
+ */
+#include "api/api.h"
+#include "formats/h5_read.h"
+
+#include <hdf5.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The sort keys, indexed by sps__sort_t. */
+static const char *const k_sort_keys[] = {"self", "total", "calls", "mean",
+                                          "max", "name"};
+_Static_assert(sizeof k_sort_keys / sizeof k_sort_keys[0] ==
+                   SPS__SORT_NAME + 1,
+               "one key per sps__sort_t");
+
+int sps__sort_parse(const char *key, sps__sort_t *out) {
+    if (!key) key = "self";
+    for (size_t i = 0; i < sizeof k_sort_keys / sizeof k_sort_keys[0]; i++)
+        if (strcmp(key, k_sort_keys[i]) == 0) {
+            *out = (sps__sort_t)i;
+            return 0;
+        }
+    return SPS_EINVAL;
+}
+
+/* Writes the formatted one-line reason to err[0..errlen) (when err is not
+ * NULL) and returns rc. */
+static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(int rc, char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    if (!err || !errlen) return rc;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Per-rank view                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* qsort order of rank numbers. */
+static int u32_cmp(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* /metadata mpi_size of the file at path, or 0 when absent or odd. */
+static int64_t meta_mpi_size(const char *path) {
+    H5E_auto2_t func;
+    void *data;
+    int saved = H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int64_t v = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t a = f >= 0 ? H5Aopen_by_name(f, "metadata", "mpi_size", H5P_DEFAULT, H5P_DEFAULT)
+                     : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    if (sp < 0 || H5Sget_simple_extent_npoints(sp) != 1 ||
+        H5Aread(a, H5T_NATIVE_INT64, &v) < 0 || v < 0 || v > (1 << 24))
+        v = 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
+    if (f >= 0) H5Fclose(f);
+    if (saved) H5Eset_auto2(H5E_DEFAULT, func, data);
+    return v;
+}
+
+/* The distinct ranks of r's index, sorted, into *ranks (malloc'd) and
+ * *nranks.  When /metadata mpi_size is larger than every rank of the index
+ * (an MPI file where some ranks recorded nothing), the ranks are 0 ..
+ * mpi_size - 1: a rank without calls counts as 0 in the per-rank view.
+ * Returns 0 or SPS_ENOMEM. */
+static int index_ranks(const sps__h5r_t *r, const char *path, uint32_t **ranks,
+                       size_t *nranks) {
+    int64_t world = meta_mpi_size(path);
+    size_t cap = r->nrows > (size_t)world ? r->nrows : (size_t)world;
+    uint32_t *v = malloc((cap ? cap : 1) * sizeof *v);
+    size_t n = 0;
+    *ranks = v;
+    *nranks = 0;
+    if (!v) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrows; i++) v[i] = r->rows[i].rank;
+    qsort(v, r->nrows, sizeof *v, u32_cmp);
+    for (size_t i = 0; i < r->nrows; i++)
+        if (n == 0 || v[n - 1] != v[i]) v[n++] = v[i];
+    if (n && world > 1 && (int64_t)v[n - 1] < world && (size_t)world > n) {
+        for (uint32_t k = 0; k < (uint32_t)world; k++) v[k] = k;
+        n = (size_t)world;
+    }
+    *nranks = n;
+    return 0;
+}
+
+/* Prints the per-rank view of r: the total time of every region with a
+ * row in the index (region id order, as in the flat view) on every rank
+ * of the index, 0 where a rank has no row for it, to fp.  Returns 0 or an
+ * SPS_E* code. */
+static int report_ranks(const sps__h5r_t *r, const uint32_t *ranks,
+                        size_t nranks, const sps__report_opts_t *o,
+                        FILE *fp) {
+    size_t *slot = malloc((r->nnames ? r->nnames : 1) * sizeof *slot);
+    const char **names = malloc((r->nnames ? r->nnames : 1) * sizeof *names);
+    int64_t *tot = NULL;
+    size_t ng = 0;
+    int rc = SPS_ENOMEM;
+    if (!slot || !names) goto out;
+    for (size_t g = 0; g < r->nnames; g++) slot[g] = SIZE_MAX;
+    for (size_t i = 0; i < r->nrows; i++) slot[r->rows[i].file_region] = 0;
+    for (size_t g = 0; g < r->nnames; g++)
+        if (slot[g] == 0) {
+            names[ng] = r->names[g];
+            slot[g] = ng++;
+        }
+    if (nranks && ng > SIZE_MAX / sizeof *tot / nranks) goto out;
+    tot = calloc(ng && nranks ? ng * nranks : 1, sizeof *tot);
+    if (!tot) goto out;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const sps__row_t *row = &r->rows[i];
+        const uint32_t *k = bsearch(&row->rank, ranks, nranks, sizeof *ranks,
+                                    u32_cmp);
+        uint64_t sum = 0;
+        if (!k || row->count == 0) continue;
+        if (r->aggregate) sum = (uint64_t)row->s.total;
+        else
+            for (uint64_t e = row->offset; e < row->offset + row->count; e++)
+                sum += (uint64_t)r->dur[e];
+        int64_t *cell = &tot[slot[row->file_region] * nranks +
+                             (size_t)(k - ranks)];
+        *cell = (int64_t)((uint64_t)*cell + sum);
+    }
+    rc = sps__rank_table_print(fp, names, ng, ranks, nranks, tot, o->sort,
+                               o->top);
+out:
+    free(slot);
+    free(names);
+    free(tot);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The report                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Prints the first line: the file, its schema and layout, its regions and
+ * calls (over flat[0..nf)). */
+static void print_title(FILE *fp, const char *path, const sps__h5r_t *r,
+                        const sps__tflat_t *flat, size_t nf) {
+    unsigned long long calls = 0;
+    for (size_t i = 0; i < nf; i++) calls += flat[i].calls;
+    fprintf(fp, "%s: schema %d, %s, %zu region%s, %llu call%s\n\n", path,
+            r->schema, r->aggregate ? "aggregate" : "columnar", nf,
+            nf == 1 ? "" : "s", calls, calls == 1 ? "" : "s");
+}
+
+/* Prints the title, the tree and the flat view of r as o says.  An
+ * aggregate file has no tree: a note instead, and o->tree is cleared (so
+ * that what follows knows the tree was not printed).  Returns 0 or an
+ * SPS_E* code. */
+static int print_tables(FILE *fp, const char *path, const sps__h5r_t *r,
+                        sps__report_opts_t *o) {
+    sps__tnode_t *nodes = NULL;
+    sps__tflat_t *flat = NULL;
+    size_t nn = 0, nf = 0;
+    int rc = sps__h5r_tree(r, &nodes, &nn);
+    if (rc == 0) rc = sps__h5r_flat(r, &flat, &nf);
+    if (rc == 0) {
+        print_title(fp, path, r, flat, nf);
+        if (r->aggregate && o->tree) {
+            fprintf(fp, "(aggregate file: no per-call data, so no call tree)\n");
+            if (o->flat) fprintf(fp, "\n");
+            o->tree = 0;
+        }
+        sps__table_opts_t t = {o->tree, o->flat, o->sort, o->top,
+                               sps__h5r_session_ns(r)};
+        rc = sps__table_print(fp, nodes, nn, flat, nf, &t);
+    }
+    free(nodes);
+    free(flat);
+    return rc;
+}
+
+/* Prints the per-rank view of r when o asks for it (o->ranks 1), or by
+ * default (-1) when the file holds 2+ ranks and the flat view is shown.
+ * Returns 0 or an SPS_E* code. */
+static int print_ranks(FILE *fp, const char *path, const sps__h5r_t *r,
+                       const sps__report_opts_t *o) {
+    uint32_t *ranks = NULL;
+    size_t nranks = 0;
+    int rc = o->ranks != 0 ? index_ranks(r, path, &ranks, &nranks) : 0;
+    if (rc == 0 && nranks > 0 &&
+        (o->ranks == 1 || (nranks >= 2 && o->flat))) {
+        if (o->tree || o->flat) fprintf(fp, "\n");
+        rc = report_ranks(r, ranks, nranks, o, fp);
+    }
+    free(ranks);
+    return rc;
+}
+
+int sps__report_write(FILE *fp, const char *path,
+                      const sps__report_opts_t *opt, char *err,
+                      size_t errlen) {
+    if (!fp || !path || !opt)
+        return fail(SPS_EINVAL, err, errlen, "no file, output or options");
+    sps__report_opts_t o = *opt;
+    sps__h5r_t *r = NULL;
+    int rc = sps__h5r_open(&r, path);
+    if (rc) return fail(rc, err, errlen, "%s", sps__h5r_error());
+    rc = print_tables(fp, path, r, &o);
+    if (rc == 0) rc = print_ranks(fp, path, r, &o);
+    sps__h5r_free(r);
+    if (rc) return fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+    if (o.counters && (rc = sps__counters_print(fp, path)))
+        return fail(rc, err, errlen, "%s", sps__h5r_error());
+    if (fflush(fp) != 0 || ferror(fp))
+        return fail(SPS_EIO, err, errlen, "%s: writing the report failed",
+                    path);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public                                                                    */
+/* ------------------------------------------------------------------------ */
+
+int sps_report(const char *path, void *out_file, const char *sort, size_t top,
+               char *err, size_t errlen) {
+    sps__report_opts_t o = SPS__REPORT_OPTS_INIT;
+    if (!path || !out_file)
+        return fail(SPS_EINVAL, err, errlen, "no path or output");
+    if (sps__sort_parse(sort, &o.sort) != 0)
+        return fail(SPS_EINVAL, err, errlen, "unknown sort key '%s' ("
+                    SPS__SORT_KEYS ")", sort);
+    o.top = top;
+    return sps__report_write((FILE *)out_file, path, &o, err, errlen);
+}

@@ -1,0 +1,59 @@
+/*
+ * html.h -- the HTML page of a recording (src/formats/html.c): one
+ * self-contained page (inline CSS and JS, no network) with a zoomable
+ * timeline on a <canvas>, per-region bars of total and self time, the
+ * summary table and the counter tracks, written from any timeline source
+ * (formats/timeline.h: .h5, .json, .json.gz, .pftrace).
+ *
+ *     sps__tlr_t *r;
+ *     if (sps__tlr_open(&r, path, sps__tl_format_of(path)) == 0) {
+ *         sps__html_opts_t o = {SPS__HTML_DEFAULT_MAX_SPANS, "run.h5", NULL};
+ *         rc = sps__html_write(fp, r, &o);
+ *         sps__tlr_free(r);
+ *     }
+ */
+#ifndef SPS_HTML_H
+#define SPS_HTML_H
+
+#include "sps_int.h"
+#include "formats/timeline.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Spans embedded in the timeline unless told otherwise. */
+#define SPS__HTML_DEFAULT_MAX_SPANS 200000u
+/* The most spans the timeline can be asked to embed (32 bytes each must
+ * fit in memory's address range). */
+#define SPS__HTML_MAX_SPANS_LIMIT (SIZE_MAX / 32)
+
+/* How to write the page. */
+typedef struct sps__html_opts {
+    /* embed at most this many spans (the longest; <=
+     * SPS__HTML_MAX_SPANS_LIMIT); the statistics cover every span */
+    size_t max_spans;
+    /* the page's title (the tool: the input's file name), HTML-escaped */
+    const char *title;
+    /* called now and then while the spans are read (done of total; total
+     * is the source's estimate, 0 when unknown) and, for large inputs,
+     * once at the end with final set; NULL for none.  The library prints
+     * nothing itself. */
+    void (*progress)(uint64_t done, uint64_t total, int final);
+} sps__html_opts_t;
+
+/* Reads every span of r (an open source, positioned at its first span)
+ * and writes the page to fp.  Statistics per region cover every span;
+ * self time is a span's duration minus its direct children's, from a
+ * stack per thread.  The timeline embeds the opt->max_spans longest spans
+ * (every kept span's ancestors are kept too: a parent is never shorter
+ * than its child and wins ties).  Memory: O(regions + threads * depth +
+ * embedded spans).  r, fp and opt are borrowed; r is consumed (read to its
+ * end).  Nothing is written to fp unless every span was read.
+ *
+ * Returns 0, SPS_EINVAL (fp, r or opt NULL, or max_spans over the limit),
+ * SPS_EFORMAT (a bad span; message: sps__tlr_error()), SPS_ENOMEM,
+ * SPS_EIO (writing fp failed), or the reader's code. */
+SPS__HIDDEN int sps__html_write(FILE *fp, sps__tlr_t *r,
+                                const sps__html_opts_t *opt);
+
+#endif /* SPS_HTML_H */

@@ -1,0 +1,101 @@
+/*
+ * cmd_convert.c -- spanscope convert IN OUT: copies a recording's spans
+ * (and the counters and flows of its header) from a timeline reader to a
+ * timeline writer, the formats chosen by the file extensions
+ * (src/formats/timeline.h).
+ */
+#include "sps_int.h"
+#include "formats/timeline.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char convert_help[] =
+    "usage: spanscope convert IN OUT\n"
+    "\n"
+    "Converts a recording between formats, chosen by the file extensions:\n"
+    "  .h5        spanscope / scope-profiler HDF5 (input only, for now)\n"
+    "  .json      Chrome trace event JSON (Perfetto, chrome://tracing, TensorBoard)\n"
+    "  .json.gz   the same, gzip-compressed\n"
+    "  .pftrace   Perfetto protobuf trace (compact; ui.perfetto.dev)\n"
+    "\n"
+    "OUT is written to a temporary name and renamed into place.  On a\n"
+    "terminal, progress is shown on stderr for large inputs.\n";
+
+/* Shows "convert: N% (k of n spans)" on a terminal, at most twice a second. */
+static void progress(uint64_t done, uint64_t total, int final) {
+    static int64_t last;
+    if (!total || !isatty(2)) return;
+    int64_t now = sps_now_ns();
+    if (!final && now - last < 500000000) return;
+    last = now;
+    fprintf(stderr, "\rconvert: %3d%% (%llu of %llu spans)%s",
+            (int)(100.0 * (double)done / (double)total), (unsigned long long)done,
+            (unsigned long long)total, final ? "\n" : "");
+}
+
+/* Copies every span of r to w. */
+static int convert_spans(sps__tlr_t *r, sps__tlw_t *w, uint64_t total) {
+    sps__tl_span_t s;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = sps__tlr_next(r, &s)) > 0) {
+        if ((rc = sps__tlw_span(w, &s)) != 0) return rc;
+        if ((++n & 0xFFFF) == 0) progress(n, total, 0);
+    }
+    if (total >= 0x10000) progress(n, total, 1);
+    return rc;
+}
+
+/* spanscope convert IN OUT */
+int cmd_convert(int argc, char **argv) {
+    const char *in = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(convert_help, stdout);
+            return 0;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return die(EXIT_USAGE, "convert: unknown option '%s' (see spanscope convert --help)", argv[i]);
+        if (!in) in = argv[i];
+        else if (!out) out = argv[i];
+        else return die(EXIT_USAGE, "convert: too many arguments (IN OUT)");
+    }
+    if (!in || !out) return die(EXIT_USAGE, "convert: needs IN and OUT (see spanscope convert --help)");
+    sps__tl_format_t fi = sps__tl_format_of(in), fo = sps__tl_format_of(out);
+    if (fi == SPS__TL_UNKNOWN)
+        return die(EXIT_USAGE, "convert: %s: unknown input format (.h5, .json, .json.gz, .pftrace)", in);
+    if (fo == SPS__TL_UNKNOWN)
+        return die(EXIT_USAGE, "convert: %s: unknown output format (.json, .json.gz, .pftrace)", out);
+    if (fo == SPS__TL_H5)
+        return die(EXIT_USAGE, "convert: writing .h5 from a trace is not implemented yet");
+    input_watchdog(in);
+    sps__tlr_t *r;
+    int rc = sps__tlr_open(&r, in, fi);
+    if (rc) return die(EXIT_DATA, "convert: %s", sps__tlr_error());
+    alarm(0); /* the header is read: the rest is bounded work */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
+    const sps__tl_header_t *h = sps__tlr_header(r);
+    sps__tlw_t *w;
+    rc = sps__tlw_open(&w, tmp, fo, h);
+    if (rc) {
+        sps__tlr_free(r);
+        unlink(tmp);
+        return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(rc));
+    }
+    rc = convert_spans(r, w, h->nspans);
+    const char *why = rc ? (rc == SPS_EFORMAT ? sps__tlr_error() : sps_strerror(rc)) : NULL;
+    if (rc) sps__tlw_abort(w);
+    else rc = sps__tlw_close(w);
+    sps__tlr_free(r);
+    if (!rc && rename(tmp, out) != 0) rc = SPS_EIO;
+    if (rc) {
+        unlink(tmp);
+        return die(EXIT_DATA, "convert: %s", why ? why : sps_strerror(rc));
+    }
+    return 0;
+}
