@@ -298,6 +298,27 @@ SPS__HIDDEN void sps__fold_ignore(void *ctx, const sps__frame_t *f, uint64_t end
  * the child takes from the parent's self time (never negative). */
 SPS__HIDDEN int64_t sps__fold_clip(int64_t cs, int64_t ce, int64_t ps, int64_t pe);
 
+/* The fold over a stream of timeline spans (start order across lanes, as
+ * the timeline readers deliver them): per-region statistics (ns, self time
+ * by the interval rule), for views that read traces (diff, html).  init:
+ * nlanes lanes (threads), regions 0..nregions-1; 0 or SPS_ENOMEM.  add:
+ * the span's depth on its lane (>= 0), or SPS_EINVAL (lane or region out
+ * of range) or SPS_ENOMEM.  finish: closes every open span (then acc[r]
+ * holds region r's statistics).  free: releases everything. */
+typedef struct sps__fold_tl {
+    sps__stack_t *lanes;
+    size_t nlanes;
+    sps__acc_t *acc;
+    size_t nacc;
+    uint64_t overlaps;   /* partial overlaps met (none from a reader that
+                            filters them) */
+} sps__fold_tl_t;
+SPS__HIDDEN int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions);
+SPS__HIDDEN int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t region,
+                                     int64_t start, int64_t end);
+SPS__HIDDEN void sps__fold_tl_finish(sps__fold_tl_t *t);
+SPS__HIDDEN void sps__fold_tl_free(sps__fold_tl_t *t);
+
 /* The fold over an array of spans in any order (files, traces, Python). */
 typedef struct sps__ival {
     int64_t start, end;  /* ns; end < start counts as end == start */

@@ -5,16 +5,14 @@
  *
  * Each file (any format the timeline readers know: .h5, .json, .json.gz,
  * .pftrace) is read as a stream of spans.  Regions are matched by name.
- * Per region and file we keep the call count, the total, the mean and the
- * variance of the per-call durations (Welford, one pass, O(regions)
- * memory) and the self time (duration minus direct children, from a stack
- * of open spans per thread).  The verdict on a region compares the
+ * Per region and file the one fold (model/fold.c: sps__fold_tl) gives the
+ * call count, the total, the mean and the variance of the per-call
+ * durations and the self time, in one pass, O(regions + threads x depth)
+ * memory.  The verdict on a region compares the
  * per-call means with Welch's t-test: |t| > 3 and a relative change of at
  * least threshold percent gives "slower" or "faster", anything else "~"
  * (the difference is within the run-to-run spread, or too small to matter).
- *
- * (Moved from tools/cmd_diff.c as it was; its own nesting and self time
- * are to give way to the model's one fold.)
+
  */
 #include "api/api.h"
 #include "formats/timeline.h"
@@ -54,12 +52,14 @@ static int fail(int rc, char *err, size_t errlen, const char *fmt, ...) {
     return rc;
 }
 
-/* One region's statistics in one file. */
+/* One region's statistics in one file: the fold's accumulator, and what
+ * the table reads of it (stat_fill). */
 typedef struct rstat {
+    sps__acc_t acc;
     uint64_t n;        /* calls */
-    double mean, m2;   /* Welford: mean and sum of squared deviations (ns) */
-    int64_t total;     /* ns, saturating */
-    int64_t self;      /* ns, saturating */
+    double mean, m2;   /* mean and sum of squared deviations (ns) */
+    int64_t total;     /* ns */
+    int64_t self;      /* ns */
 } rstat_t;
 
 /* A region (by name) and its statistics in A and B. */
@@ -76,38 +76,16 @@ typedef struct regions {
     size_t nslot;      /* power of two, > 2 n */
 } regions_t;
 
-/* An open span on a thread's stack. */
-typedef struct open_span {
-    int64_t start, end;
-    uint32_t reg;
-} open_span_t;
-
-/* The open spans of one thread. */
-typedef struct span_stack {
-    open_span_t *v;
-    size_t n, cap;
-} span_stack_t;
-
 /* ------------------------------------------------------------------------ */
 /* Arithmetic                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* a + b, clamped to the int64 range. */
-static int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
-/* Adds one call of duration d (ns) to s (Welford's update). */
-static void stat_add(rstat_t *s, int64_t d) {
-    double x = (double)d;
-    s->n++;
-    double delta = x - s->mean;
-    s->mean += delta / (double)s->n;
-    s->m2 += delta * (x - s->mean);
-    s->total = sat_add(s->total, d);
-    s->self = sat_add(s->self, d);
+/* Fills what the table reads of s from its accumulator. */
+static void stat_fill(rstat_t *s) {
+    s->n = s->acc.count;
+    sps__acc_moments(&s->acc, &s->mean, &s->m2);
+    s->total = s->acc.total > INT64_MAX ? INT64_MAX : (int64_t)s->acc.total;
+    s->self = s->acc.self > INT64_MAX ? INT64_MAX : (int64_t)s->acc.self;
 }
 
 /* The sample variance of s (ns^2); 0 with fewer than two calls. */
@@ -186,34 +164,18 @@ static void regions_free(regions_t *t) {
 /* Reading                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Pushes o on s.  Returns 0 or SPS_ENOMEM. */
-static int stack_push(span_stack_t *s, open_span_t o) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        open_span_t *v = realloc(s->v, cap * sizeof *v);
-        if (!v) return SPS_ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = o;
-    return 0;
-}
-
 /* The state of reading one file. */
 typedef struct reader {
     regions_t *t;
     int side;              /* 0: A, 1: B */
     const sps__tl_header_t *h;
     uint32_t *reg_of;      /* header name id -> region index + 1, 0 unseen */
-    span_stack_t *stacks;  /* per header thread */
+    sps__fold_tl_t fold;   /* per header name and thread */
     uint64_t spans;
     int bad;               /* a span the reader let through is invalid */
 } reader_t;
 
-/* Adds span s to the statistics: its region's count/total/mean/variance,
- * and its self time (its parent on the same thread, the innermost open
- * span that contains it, loses s's duration).  Returns 0 or a negative
- * SPS_E* code. */
+/* Gives span s to the fold.  Returns 0 or a negative SPS_E* code. */
 static int add_span(reader_t *rd, const sps__tl_span_t *s) {
     if (s->name >= rd->h->nnames || s->thread >= rd->h->nthreads ||
         s->end_ns < s->start_ns) {
@@ -225,22 +187,19 @@ static int add_span(reader_t *rd, const sps__tl_span_t *s) {
         if (k < 0) return SPS_ENOMEM;
         rd->reg_of[s->name] = (uint32_t)k + 1;
     }
-    uint32_t reg = rd->reg_of[s->name] - 1;
-    int64_t dur;
-    if (__builtin_sub_overflow(s->end_ns, s->start_ns, &dur)) dur = INT64_MAX;
-    stat_add(&rd->t->v[reg].st[rd->side], dur);
-    span_stack_t *st = &rd->stacks[s->thread];
-    /* close the open spans that do not contain this one: they ended
-     * before it started (or nest improperly, in a hand-made file) */
-    while (st->n && !(st->v[st->n - 1].start <= s->start_ns &&
-                      s->end_ns <= st->v[st->n - 1].end))
-        st->n--;
-    if (st->n) {
-        rstat_t *p = &rd->t->v[st->v[st->n - 1].reg].st[rd->side];
-        p->self = sat_add(p->self, dur == INT64_MAX ? INT64_MIN + 1 : -dur);
-    }
+    int64_t depth = sps__fold_tl_add(&rd->fold, s->thread, s->name, s->start_ns, s->end_ns);
+    if (depth < 0) return (int)depth;
     rd->spans++;
-    return stack_push(st, (open_span_t){s->start_ns, s->end_ns, reg});
+    return 0;
+}
+
+/* Adds the fold's statistics of every name of the file to side `side` of
+ * its region. */
+static void take_stats(reader_t *rd) {
+    sps__fold_tl_finish(&rd->fold);
+    for (size_t i = 0; i < rd->h->nnames; i++)
+        if (rd->reg_of[i] && rd->fold.acc[i].count)
+            sps__acc_merge(&rd->t->v[rd->reg_of[i] - 1].st[rd->side].acc, &rd->fold.acc[i]);
 }
 
 /* Reads every span of path into side `side` of t, calling o's hooks
@@ -257,12 +216,13 @@ static int read_file(regions_t *t, int side, const char *path,
     int rc = sps__tlr_open(&r, path, fmt);
     if (rc) return fail(rc, err, errlen, "%s", sps__tlr_error());
     if (o->read_done) o->read_done(); /* the rest is bounded work */
-    reader_t rd = {t, side, sps__tlr_header(r), NULL, NULL, 0, 0};
+    reader_t rd = {.t = t, .side = side, .h = sps__tlr_header(r)};
     rd.reg_of = calloc(rd.h->nnames ? rd.h->nnames : 1, sizeof *rd.reg_of);
-    rd.stacks = calloc(rd.h->nthreads ? rd.h->nthreads : 1, sizeof *rd.stacks);
-    if (!rd.reg_of || !rd.stacks) rc = SPS_ENOMEM;
+    if (!rd.reg_of || sps__fold_tl_init(&rd.fold, rd.h->nthreads, rd.h->nnames))
+        rc = SPS_ENOMEM;
     sps__tl_span_t s;
     while (rc == 0 && (rc = sps__tlr_next(r, &s)) > 0) rc = add_span(&rd, &s);
+    if (rc == 0) take_stats(&rd);
     if (rd.bad)
         fail(rc, err, errlen, "%s: span %llu: name, thread or interval out "
              "of range", path, (unsigned long long)rd.spans);
@@ -270,9 +230,7 @@ static int read_file(regions_t *t, int side, const char *path,
         fail(rc, err, errlen, "%s", sps__tlr_error());
     else if (rc)
         fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
-    if (rd.stacks)
-        for (size_t i = 0; i < rd.h->nthreads; i++) free(rd.stacks[i].v);
-    free(rd.stacks);
+    sps__fold_tl_free(&rd.fold);
     free(rd.reg_of);
     sps__tlr_free(r);
     return rc;
@@ -478,6 +436,10 @@ int sps__diff_write(FILE *fp, const char *a, const char *b,
     regions_t t = {0};
     int rc = read_file(&t, 0, a, o, err, errlen);
     if (!rc) rc = read_file(&t, 1, b, o, err, errlen);
+    for (size_t i = 0; !rc && i < t.n; i++) {
+        stat_fill(&t.v[i].st[0]);
+        stat_fill(&t.v[i].st[1]);
+    }
     if (!rc && (rc = print_diff(fp, &t, a, b, o)))
         fail(rc, err, errlen, "%s", sps_strerror(rc));
     regions_free(&t);

@@ -5,17 +5,15 @@
  *
  * Everything is computed here, in one pass over the span stream of any
  * timeline source (sps__tlr_*: .h5, .json, .json.gz, .pftrace):
- *   - per-region statistics over ALL spans (calls, total, self, min, max);
- *     self time from a per-thread stack: duration minus direct children;
+ *   - per-region statistics over ALL spans (calls, total, self, min, max)
+ *     by the one fold (model/fold.c: sps__fold_tl);
  *   - the spans embedded for the timeline, at most max_spans of them: a
  *     min-heap keeps the longest (every span longer than the longest one
  *     left out; among spans of exactly that length, the earliest).  Since
  *     a parent is never shorter than its child and wins ties against it,
  *     every kept span's ancestors are kept too.
  * Memory: O(regions + threads * depth + embedded spans).
- *
- * (Moved from tools/cmd_html.c as it was; its own nesting and self time
- * are to give way to the model's one fold.)
+
  */
 #include "formats/html.h"
 
@@ -24,18 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* One open span on a thread's stack. */
-typedef struct frame {
-    int64_t start, end, child; /* child: summed durations of direct children */
-    uint32_t name;
-} frame_t;
-
-/* A thread's stack of open spans. */
-typedef struct tstack {
-    frame_t *f;
-    size_t n, cap;
-} tstack_t;
 
 /* Statistics of one region (span name). */
 typedef struct rstat {
@@ -52,8 +38,8 @@ typedef struct kspan {
 /* The whole state of one run. */
 typedef struct html_state {
     const sps__tl_header_t *h;
-    tstack_t *stacks;   /* per thread */
-    rstat_t *stats;     /* per name */
+    sps__fold_tl_t fold; /* the one fold: nesting and self time per thread */
+    rstat_t *stats;     /* per name (from the fold, at the end) */
     kspan_t *heap;      /* min-heap by dur, at most cap entries */
     size_t nheap, cap;
     uint64_t nspans, dropped_any;
@@ -62,18 +48,6 @@ typedef struct html_state {
     uint32_t *maxdepth;  /* per thread, among kept spans (filled at the end) */
     void (*progress)(uint64_t done, uint64_t total, int final); /* or NULL */
 } html_state_t;
-
-/* Adds the finished span f to its region's statistics. */
-static void stat_add(html_state_t *S, const frame_t *f) {
-    rstat_t *r = &S->stats[f->name];
-    int64_t d = f->end - f->start, self = d - f->child;
-    if (self < 0) self = 0;
-    if (r->calls == 0 || d < r->min) r->min = d;
-    if (r->calls == 0 || d > r->max) r->max = d;
-    r->calls++;
-    r->total += d;
-    r->self += self;
-}
 
 /* Less-than of the heap: shorter first; among equals, later start first,
  * then deeper first (so that earlier spans survive ties, and a parent as
@@ -148,37 +122,22 @@ static int take_span(html_state_t *S, const sps__tl_span_t *s) {
     if (S->nspans == 0 || s->start_ns < S->t0) S->t0 = s->start_ns;
     if (S->nspans == 0 || s->end_ns > S->t1) S->t1 = s->end_ns;
     S->nspans++;
-    tstack_t *st = &S->stacks[s->thread];
-    while (st->n && st->f[st->n - 1].end <= s->start_ns &&
-           !(st->f[st->n - 1].end == s->start_ns && s->end_ns == s->start_ns &&
-             st->f[st->n - 1].start == s->start_ns)) {
-        stat_add(S, &st->f[st->n - 1]);
-        st->n--;
-    }
-    if (st->n) { /* a direct child of the top: clip to the parent */
-        frame_t *p = &st->f[st->n - 1];
-        int64_t e = s->end_ns < p->end ? s->end_ns : p->end;
-        p->child += e - s->start_ns;
-    }
+    int64_t depth = sps__fold_tl_add(&S->fold, s->thread, s->name, s->start_ns, s->end_ns);
+    if (depth < 0) return (int)depth;
     kspan_t k = {s->start_ns, s->end_ns - s->start_ns, s->name, s->thread,
-                 (uint32_t)st->n};
+                 (uint32_t)depth};
     keep_offer(S, &k);
-    if (st->n == st->cap) {
-        size_t nc = st->cap ? 2 * st->cap : 16;
-        frame_t *f = realloc(st->f, nc * sizeof *f);
-        if (!f) return SPS_ENOMEM;
-        st->f = f;
-        st->cap = nc;
-    }
-    st->f[st->n++] = (frame_t){s->start_ns, s->end_ns, 0, s->name};
     return 0;
 }
 
-/* Pops every open span of every thread into the statistics. */
+/* Closes every open span of the fold and takes its statistics. */
 static void finish_stacks(html_state_t *S) {
-    for (size_t t = 0; t < S->h->nthreads; t++) {
-        tstack_t *st = &S->stacks[t];
-        while (st->n) stat_add(S, &st->f[--st->n]);
+    sps__fold_tl_finish(&S->fold);
+    for (size_t i = 0; i < S->h->nnames; i++) {
+        const sps__acc_t *a = &S->fold.acc[i];
+        S->stats[i] = (rstat_t){a->count, (int64_t)a->total, (int64_t)a->self,
+                                a->count ? (int64_t)a->min : 0,
+                                a->count ? (int64_t)a->max : 0};
     }
 }
 
@@ -610,12 +569,12 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
     const sps__tl_header_t *h = S->h;
     sps__tl_span_t s;
     int rc;
-    S->stacks = calloc(h->nthreads ? h->nthreads : 1, sizeof *S->stacks);
+    if (sps__fold_tl_init(&S->fold, h->nthreads, h->nnames)) return SPS_ENOMEM;
     S->stats = calloc(h->nnames ? h->nnames : 1, sizeof *S->stats);
     size_t hc = S->cap;
     if (h->nspans && h->nspans < hc) hc = (size_t)h->nspans;
     S->heap = malloc((hc ? hc : 1) * sizeof *S->heap);
-    if (!S->stacks || !S->stats || !S->heap) return SPS_ENOMEM;
+    if (!S->stats || !S->heap) return SPS_ENOMEM;
     size_t heapcap = hc ? hc : 1;
     while ((rc = sps__tlr_next(r, &s)) > 0) {
         if (S->nheap == heapcap && heapcap < S->cap) { /* nspans was a guess */
@@ -644,9 +603,7 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
 
 /* Frees what S owns. */
 static void state_free(html_state_t *S) {
-    if (S->stacks)
-        for (size_t t = 0; t < S->h->nthreads; t++) free(S->stacks[t].f);
-    free(S->stacks);
+    sps__fold_tl_free(&S->fold);
     free(S->stats);
     free(S->heap);
 }

@@ -283,6 +283,56 @@ int sps__fold_ivals(sps__ival_t *v, size_t n, sps__fold_out_t *out,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Streams of timeline spans into statistics                                 */
+/* ------------------------------------------------------------------------ */
+
+/* int64 ns <-> the unsigned, order-preserving unit of frames. */
+static uint64_t ns_key(int64_t t) { return (uint64_t)t - (uint64_t)INT64_MIN; }
+static uint64_t key_ns(uint64_t k) { return k + (uint64_t)INT64_MIN; }
+
+static void tl_close(void *ctx, const sps__frame_t *f, uint64_t end,
+                     uint64_t self, size_t depth) {
+    sps__fold_tl_t *t = ctx;
+    (void)depth;
+    if (f->region < t->nacc)
+        sps__acc_add(&t->acc[f->region], key_ns(f->start), key_ns(end), self);
+}
+
+int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions) {
+    memset(t, 0, sizeof *t);
+    t->lanes = calloc(nlanes ? nlanes : 1, sizeof *t->lanes);
+    t->acc = calloc(nregions ? nregions : 1, sizeof *t->acc);
+    t->nlanes = nlanes;
+    t->nacc = nregions;
+    if (t->lanes && t->acc) return 0;
+    sps__fold_tl_free(t);
+    return SPS_ENOMEM;
+}
+
+int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t region,
+                         int64_t start, int64_t end) {
+    if (lane >= t->nlanes || region >= t->nacc) return SPS_EINVAL;
+    sps__stack_t *s = &t->lanes[lane];
+    sps__frame_t f = {.region = region, .node = -1, .start = ns_key(start),
+                      .end = ns_key(end > start ? end : start), .id = -1};
+    int k = sps__fold_span(s, f, tl_close, t);
+    if (k < 0) return SPS_ENOMEM;
+    t->overlaps += (uint64_t)k;
+    return (int64_t)s->n - 1;
+}
+
+void sps__fold_tl_finish(sps__fold_tl_t *t) {
+    for (size_t i = 0; i < t->nlanes; i++) sps__fold_flush(&t->lanes[i], tl_close, t);
+}
+
+void sps__fold_tl_free(sps__fold_tl_t *t) {
+    for (size_t i = 0; t->lanes && i < t->nlanes; i++) sps__stack_free(&t->lanes[i]);
+    free(t->lanes);
+    free(t->acc);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Spans placed after the fold: ProfilerStep#N                               */
 /* ------------------------------------------------------------------------ */
 
