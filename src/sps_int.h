@@ -208,6 +208,20 @@ SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
 
 typedef struct sps__tree sps__tree_t;
 
+/* A node of the live call tree: (parent node, region). */
+typedef struct sps__node {
+    int32_t parent;
+    uint32_t region;
+    sps__acc_t cum, per;
+} sps__node_t;
+
+struct sps__tree {
+    sps__node_t *n;
+    size_t len, cap;
+    int32_t *slots; /* hash of (parent, region) -> node index + 1 */
+    size_t nslots;
+};
+
 /* A stretch of one thread's records: chunk memory or a spill-file range.
  * Records [0, skip) only update the timestamp's upper half. */
 typedef struct sps__seg {
@@ -301,7 +315,9 @@ SPS__HIDDEN int64_t sps__fold_clip(int64_t cs, int64_t ce, int64_t ps, int64_t p
 /* The fold over a stream of timeline spans (start order across lanes, as
  * the timeline readers deliver them): per-region statistics (ns, self time
  * by the interval rule), for views that read traces (diff, html).  init:
- * nlanes lanes (threads), regions 0..nregions-1; 0 or SPS_ENOMEM.  add:
+ * nlanes lanes (threads), regions 0..nregions-1, and with with_tree the
+ * call tree (one node per path of regions, statistics in node.cum); 0 or
+ * SPS_ENOMEM.  add:
  * the span's depth on its lane (>= 0), or SPS_EINVAL (lane or region out
  * of range) or SPS_ENOMEM.  finish: closes every open span (then acc[r]
  * holds region r's statistics).  free: releases everything. */
@@ -312,8 +328,11 @@ typedef struct sps__fold_tl {
     size_t nacc;
     uint64_t overlaps;   /* partial overlaps met (none from a reader that
                             filters them) */
+    int with_tree;
+    sps__tree_t tree;    /* with_tree: the call tree */
 } sps__fold_tl_t;
-SPS__HIDDEN int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions);
+SPS__HIDDEN int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions,
+                                  int with_tree);
 SPS__HIDDEN int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t region,
                                      int64_t start, int64_t end);
 SPS__HIDDEN void sps__fold_tl_finish(sps__fold_tl_t *t);
@@ -539,6 +558,13 @@ SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tnode_t *nodes,
  * max, sorted by imbalance (by the sum over ranks for SPS__SORT_TOTAL),
  * the first top rows (all when 0).  Returns 0, SPS_EINVAL, SPS_ENOMEM or
  * SPS_EIO. */
+/* The tree (opt->tree: one row per node in print order, its path of names
+ * joined by ';') or else the flat view (sorted and cut by opt->sort and
+ * opt->top) as CSV (RFC 4180), times in exact ns.  0, SPS_EINVAL, SPS_ENOMEM
+ * or SPS_EIO. */
+SPS__HIDDEN int sps__table_csv(FILE *fp, const sps__tnode_t *nodes,
+                               size_t nnodes, const sps__tflat_t *flat,
+                               size_t nflat, const sps__table_opts_t *opt);
 SPS__HIDDEN int sps__rank_table_print(FILE *fp, const char *const *names,
                                       size_t nregions, const uint32_t *ranks,
                                       size_t nranks, const int64_t *totals,
@@ -568,19 +594,6 @@ static inline void sps__state_store(int s) {
 SPS__HIDDEN extern __thread sps__thr_t *sps__tls;
 SPS__HIDDEN extern sps__thr_t sps__dummy_thr;
 
-/* A node of the live call tree: (parent node, region). */
-typedef struct sps__node {
-    int32_t parent;
-    uint32_t region;
-    sps__acc_t cum, per;
-} sps__node_t;
-
-struct sps__tree {
-    sps__node_t *n;
-    size_t len, cap;
-    int32_t *slots; /* hash of (parent, region) -> node index + 1 */
-    size_t nslots;
-};
 
 /* What a finalize takes out of the session to write, without the lock. */
 struct sps__snap {

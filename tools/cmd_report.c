@@ -1,6 +1,6 @@
 /*
- * cmd_report.c -- spanscope report FILE: the summary table of an HDF5
- * profile.  Argument parsing only; the report itself is sps__report_write
+ * cmd_report.c -- spanscope report FILE: the summary table of a recording
+ * (an HDF5 profile or a trace).  Argument parsing only; the report itself is sps__report_write
  * (src/api/report.c), the same function behind sps_report and Python's
  * Results.summary(), so the three print the same text.
  */
@@ -15,9 +15,11 @@
 static const char report_help[] =
     "usage: spanscope report FILE [--sort KEY] [--top N] [--tree | --flat]\n"
     "                        [--ranks | --no-ranks] [--no-counters]\n"
+    "                        [--format text|csv]\n"
     "\n"
     "Prints the summary table of an HDF5 profile written by spanscope or by\n"
-    "scope-profiler (schema 2 or 3): a call tree (children by total time)\n"
+    "scope-profiler (schema 2 or 3), or of a trace (.json, .json.gz,\n"
+    ".pftrace; one rank per process): a call tree (children by total time)\n"
     "and a flat per-region view.  A file of several ranks (e.g. from\n"
     "spanscope merge) also gets a per-rank view: for each region the min,\n"
     "mean and max over the ranks of its total time (a rank with no calls of\n"
@@ -39,6 +41,8 @@ static const char report_help[] =
     "                 the file holds 2 or more ranks and the flat view is\n"
     "                 shown)\n"
     "  --no-counters  do not print the counters section\n"
+    "  --format F     text (default), or csv: the flat view (or with --tree\n"
+    "                 the call tree, one row per path) as CSV, times in ns\n"
     "  -h, --help     show this help and exit\n"
 
     "\n"
@@ -57,6 +61,14 @@ static int report_opt(int argc, char **argv, int *i, sps__report_opts_t *o) {
     if (!strcmp(a, "--ranks")) { o->ranks = 1; return 0; }
     if (!strcmp(a, "--no-ranks")) { o->ranks = 0; return 0; }
     if (!strcmp(a, "--no-counters")) { o->counters = 0; return 0; }
+    if (cli_is_opt(a, "--format")) {
+        if (!(v = cli_opt_value(argc, argv, i, "--format")))
+            return die(EXIT_USAGE, "report: --format needs text or csv");
+        if (!strcmp(v, "csv")) o->csv = 1;
+        else if (!strcmp(v, "text")) o->csv = 0;
+        else return die(EXIT_USAGE, "report: unknown format '%s' (text, csv)", v);
+        return 0;
+    }
     if (cli_is_opt(a, "--sort")) {
         if (!(v = cli_opt_value(argc, argv, i, "--sort")))
             return die(EXIT_USAGE, "report: --sort needs a key");

@@ -37,13 +37,19 @@ typedef struct sps__report_opts {
     int ranks;         /* per-rank view: 1 always, 0 never, -1 when the
                         * file holds 2+ ranks and the flat view is shown */
     int counters;      /* the counters section, when the file has counters */
+    int csv;           /* CSV instead of text: the tree (tree without flat) or
+                        * the flat view, exact ns; no title, per-rank view
+                        * or counters */
 } sps__report_opts_t;
 
 /* Everything, as `spanscope report FILE` and sps_report print it. */
-#define SPS__REPORT_OPTS_INIT {1, 1, SPS__SORT_SELF, 0, -1, 1}
+#define SPS__REPORT_OPTS_INIT {1, 1, SPS__SORT_SELF, 0, -1, 1, 0}
 
-/* Reads the HDF5 file at path (spanscope's, or scope-profiler's schema
- * 2/3; validated) and writes its report to fp: a first line naming the
+/* Reads the recording at path -- an HDF5 file (spanscope's, or
+ * scope-profiler's schema 2/3), or a trace (.json, .json.gz, .pftrace) read
+ * through the timeline readers; validated -- and writes its report to fp,
+ * every number from the one fold (a trace's spans are folded here, an HDF5
+ * file's by its reader): a first line naming the
  * file, its schema, layout, regions and calls; then, as opt says, the call
  * tree, the flat view, the per-rank view (per region the min / mean / max
  * over the ranks of its total time, a rank without calls counting as 0,

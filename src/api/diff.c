@@ -218,7 +218,7 @@ static int read_file(regions_t *t, int side, const char *path,
     if (o->read_done) o->read_done(); /* the rest is bounded work */
     reader_t rd = {.t = t, .side = side, .h = sps__tlr_header(r)};
     rd.reg_of = calloc(rd.h->nnames ? rd.h->nnames : 1, sizeof *rd.reg_of);
-    if (!rd.reg_of || sps__fold_tl_init(&rd.fold, rd.h->nthreads, rd.h->nnames))
+    if (!rd.reg_of || sps__fold_tl_init(&rd.fold, rd.h->nthreads, rd.h->nnames, 0))
         rc = SPS_ENOMEM;
     sps__tl_span_t s;
     while (rc == 0 && (rc = sps__tlr_next(r, &s)) > 0) rc = add_span(&rd, &s);

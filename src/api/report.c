@@ -7,6 +7,7 @@
  * in which order, and adds up the per-rank totals.
  */
 #include "api/api.h"
+#include "formats/timeline.h"
 #include "formats/h5_read.h"
 
 #include <hdf5.h>
@@ -208,15 +209,183 @@ static int print_ranks(FILE *fp, const char *path, const sps__h5r_t *r,
     return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Traces                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A trace folded: the fold's statistics per span name and per path, and
+ * each process's total per name (the per-rank view). */
+typedef struct tfold {
+    sps__fold_tl_t fold;
+    const sps__tl_header_t *h;
+    int64_t *proc_total;   /* [nprocs * nnames] ns */
+    uint32_t *proc_of;     /* thread -> process index */
+    uint64_t spans;
+} tfold_t;
+
+/* Reads every span of r into f.  Returns 0 or an SPS_E* code. */
+static int tfold_read(tfold_t *f, sps__tlr_t *r) {
+    const sps__tl_header_t *h = f->h = sps__tlr_header(r);
+    size_t np = h->nprocs ? h->nprocs : 1, nn = h->nnames ? h->nnames : 1;
+    f->proc_total = calloc(np * nn, sizeof *f->proc_total);
+    f->proc_of = calloc(h->nthreads ? h->nthreads : 1, sizeof *f->proc_of);
+    if (!f->proc_total || !f->proc_of ||
+        sps__fold_tl_init(&f->fold, h->nthreads, h->nnames, 1))
+        return SPS_ENOMEM;
+    for (size_t t = 0; t < h->nthreads; t++)
+        for (size_t p = 0; p < h->nprocs; p++)
+            if (h->procs[p].pid == h->threads[t].pid) f->proc_of[t] = (uint32_t)p;
+    sps__tl_span_t s;
+    int rc;
+    while ((rc = sps__tlr_next(r, &s)) > 0) {
+        if (s.name >= h->nnames || s.thread >= h->nthreads || s.end_ns < s.start_ns)
+            return SPS_EFORMAT;
+        int64_t d = sps__fold_tl_add(&f->fold, s.thread, s.name, s.start_ns, s.end_ns);
+        if (d < 0) return (int)d;
+        int64_t *pt = &f->proc_total[(size_t)f->proc_of[s.thread] * nn + s.name];
+        *pt = (int64_t)((uint64_t)*pt + (uint64_t)(s.end_ns - s.start_ns));
+        f->spans++;
+    }
+    if (rc == 0) sps__fold_tl_finish(&f->fold);
+    return rc;
+}
+
+static void tfold_free(tfold_t *f) {
+    sps__fold_tl_free(&f->fold);
+    free(f->proc_total);
+    free(f->proc_of);
+}
+
+/* The table input of f: flat rows for names with calls, tree nodes. */
+static int tfold_tables(const tfold_t *f, sps__tflat_t **flat, size_t *nf,
+                        sps__tnode_t **nodes, size_t *nn) {
+    const sps__tl_header_t *h = f->h;
+    const sps__tree_t *tr = &f->fold.tree;
+    *flat = calloc(h->nnames ? h->nnames : 1, sizeof **flat);
+    *nodes = calloc(tr->len ? tr->len : 1, sizeof **nodes);
+    if (!*flat || !*nodes) return SPS_ENOMEM;
+    *nf = 0;
+    for (size_t i = 0; i < h->nnames; i++) {
+        sps_stats_t st;
+        sps__acc_stats(&f->fold.acc[i], &st);
+        if (st.num_calls)
+            (*flat)[(*nf)++] = (sps__tflat_t){h->names[i], st.num_calls, st.total_ns,
+                                              st.self_ns, st.min_ns, st.max_ns, st.mean_ns};
+    }
+    for (size_t i = 0; i < tr->len; i++) {
+        sps_stats_t st;
+        sps__acc_stats(&tr->n[i].cum, &st);
+        (*nodes)[i] = (sps__tnode_t){tr->n[i].parent, h->names[tr->n[i].region],
+                                     st.num_calls, st.total_ns, st.self_ns,
+                                     st.min_ns, st.max_ns};
+    }
+    *nn = tr->len;
+    return 0;
+}
+
+/* The per-rank view of a trace: one rank per process. */
+static int tfold_ranks(FILE *fp, const tfold_t *f, const sps__report_opts_t *o) {
+    const sps__tl_header_t *h = f->h;
+    size_t np = h->nprocs, nn = h->nnames;
+    if (o->ranks == 0 || np == 0 || (o->ranks < 0 && (np < 2 || !o->flat))) return 0;
+    uint32_t *ranks = malloc(np * sizeof *ranks);
+    int64_t *totals = malloc((nn ? nn : 1) * np * sizeof *totals);
+    int rc = ranks && totals ? 0 : SPS_ENOMEM;
+    for (size_t p = 0; !rc && p < np; p++)
+        ranks[p] = h->procs[p].rank >= 0 ? (uint32_t)h->procs[p].rank : (uint32_t)p;
+    for (size_t g = 0; !rc && g < nn; g++)
+        for (size_t p = 0; p < np; p++) totals[g * np + p] = f->proc_total[p * nn + g];
+    if (!rc) {
+        if (o->tree || o->flat) fprintf(fp, "\n");
+        rc = sps__rank_table_print(fp, h->names, nn, ranks, np, totals, o->sort, o->top);
+    }
+    free(ranks);
+    free(totals);
+    return rc;
+}
+
+/* The report of a trace (see sps__report_write). */
+static int report_trace(FILE *fp, const char *path, sps__tl_format_t fmt,
+                        sps__report_opts_t *o, char *err, size_t errlen) {
+    sps__tlr_t *r;
+    int rc = sps__tlr_open(&r, path, fmt);
+    if (rc) return fail(rc, err, errlen, "%s", sps__tlr_error());
+    tfold_t f = {0};
+    sps__tflat_t *flat = NULL;
+    sps__tnode_t *nodes = NULL;
+    size_t nf = 0, nn = 0;
+    rc = tfold_read(&f, r);
+    if (rc == SPS_EFORMAT) fail(rc, err, errlen, "%s", sps__tlr_error());
+    else if (rc) fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+    if (!rc) rc = tfold_tables(&f, &flat, &nf, &nodes, &nn);
+    if (!rc && o->csv) {
+        sps__table_opts_t t = {o->tree && !o->flat, !(o->tree && !o->flat), o->sort, o->top, 0};
+        rc = sps__table_csv(fp, nodes, nn, flat, nf, &t);
+    } else if (!rc) {
+        unsigned long long calls = f.spans;
+        int64_t t0 = 0, t1 = 0; /* the spans' extent: 100 % of "% session" */
+        int any = 0;
+        for (size_t i = 0; i < f.h->nnames; i++) {
+            const sps__acc_t *a = &f.fold.acc[i];
+            if (!a->count) continue;
+            int64_t s0 = (int64_t)a->first_start, e1 = (int64_t)a->end_max;
+            if (!any || s0 < t0) t0 = s0;
+            if (!any || e1 > t1) t1 = e1;
+            any = 1;
+        }
+        fprintf(fp, "%s: trace, %zu region%s, %llu call%s\n\n", path, nf,
+                nf == 1 ? "" : "s", calls, calls == 1 ? "" : "s");
+        sps__table_opts_t t = {o->tree, o->flat, o->sort, o->top, t1 - t0};
+        rc = sps__table_print(fp, nodes, nn, flat, nf, &t);
+        if (!rc) rc = tfold_ranks(fp, &f, o);
+    }
+    if (rc && err && !err[0]) fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+    free(flat);
+    free(nodes);
+    tfold_free(&f);
+    sps__tlr_free(r);
+    return rc;
+}
+
+/* The flat view or the tree of an HDF5 file as CSV. */
+static int csv_h5(FILE *fp, const sps__h5r_t *r, const sps__report_opts_t *o) {
+    sps__tnode_t *nodes = NULL;
+    sps__tflat_t *flat = NULL;
+    size_t nn = 0, nf = 0;
+    int rc = sps__h5r_tree(r, &nodes, &nn);
+    if (rc == 0) rc = sps__h5r_flat(r, &flat, &nf);
+    sps__table_opts_t t = {o->tree && !o->flat, !(o->tree && !o->flat), o->sort, o->top, 0};
+    if (rc == 0) rc = sps__table_csv(fp, nodes, nn, flat, nf, &t);
+    free(nodes);
+    free(flat);
+    return rc;
+}
+
 int sps__report_write(FILE *fp, const char *path,
                       const sps__report_opts_t *opt, char *err,
                       size_t errlen) {
     if (!fp || !path || !opt)
         return fail(SPS_EINVAL, err, errlen, "no file, output or options");
     sps__report_opts_t o = *opt;
+    if (err && errlen) err[0] = 0;
+    sps__tl_format_t fmt = sps__tl_format_of(path);
+    if (fmt != SPS__TL_H5 && fmt != SPS__TL_UNKNOWN) {
+        int rc = report_trace(fp, path, fmt, &o, err, errlen);
+        if (!rc && (fflush(fp) != 0 || ferror(fp)))
+            return fail(SPS_EIO, err, errlen, "%s: writing the report failed", path);
+        return rc;
+    }
     sps__h5r_t *r = NULL;
     int rc = sps__h5r_open(&r, path);
     if (rc) return fail(rc, err, errlen, "%s", sps__h5r_error());
+    if (o.csv) {
+        rc = csv_h5(fp, r, &o);
+        sps__h5r_free(r);
+        if (rc) return fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+        if (fflush(fp) != 0 || ferror(fp))
+            return fail(SPS_EIO, err, errlen, "%s: writing the report failed", path);
+        return 0;
+    }
     rc = print_tables(fp, path, r, &o);
     if (rc == 0) rc = print_ranks(fp, path, r, &o);
     sps__h5r_free(r);

@@ -569,7 +569,7 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
     const sps__tl_header_t *h = S->h;
     sps__tl_span_t s;
     int rc;
-    if (sps__fold_tl_init(&S->fold, h->nthreads, h->nnames)) return SPS_ENOMEM;
+    if (sps__fold_tl_init(&S->fold, h->nthreads, h->nnames, 0)) return SPS_ENOMEM;
     S->stats = calloc(h->nnames ? h->nnames : 1, sizeof *S->stats);
     size_t hc = S->cap;
     if (h->nspans && h->nspans < hc) hc = (size_t)h->nspans;

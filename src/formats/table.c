@@ -17,6 +17,7 @@
 #include "sps_int.h"
 
 #include <float.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -522,4 +523,90 @@ int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
     }
     free(r);
     return fflush(fp) != 0 || ferror(fp) ? SPS_EIO : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* CSV                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Writes s as one CSV field (RFC 4180: quoted when it holds a comma, a
+ * quote or a line break, quotes doubled). */
+static void csv_field(FILE *fp, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+/* The tree as CSV rows in print order: the path of region names from the
+ * root, joined by ';', and the node's numbers. */
+static int tree_csv(FILE *fp, const sps__tnode_t *nodes, size_t n) {
+    tree_t t = {0};
+    int32_t *order = malloc((n ? n : 1) * sizeof *order);
+    int32_t *depth = malloc((n ? n : 1) * sizeof *depth);
+    const sps__tnode_t **path = malloc((n + 1) * sizeof *path);
+    int rc = order && depth && path ? tree_build(&t, nodes, n) : SPS_ENOMEM;
+    if (!rc) rc = tree_order(&t, order, depth);
+    fputs("path,depth,calls,total_ns,self_ns,mean_ns,min_ns,max_ns\n", fp);
+    for (size_t k = 0; !rc && k < n; k++) {
+        const sps__tnode_t *x = &nodes[order[k]];
+        int32_t d = depth[order[k]];
+        path[d] = x;
+        size_t len = 1;
+        for (int32_t i = 0; i <= d; i++) len += strlen(shown_name(path[i]->name)) + 1;
+        char *p = malloc(len);
+        if (!p) { rc = SPS_ENOMEM; break; }
+        p[0] = 0;
+        for (int32_t i = 0; i <= d; i++) {
+            if (i) strcat(p, ";");
+            strcat(p, shown_name(path[i]->name));
+        }
+        csv_field(fp, p);
+        free(p);
+        fprintf(fp, ",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.3f,%" PRId64 ",%" PRId64 "\n",
+                (int)d, x->calls, x->total_ns, x->self_ns,
+                x->calls ? (double)x->total_ns / (double)x->calls : 0.0,
+                x->min_ns, x->max_ns);
+    }
+    tree_free(&t);
+    free(order);
+    free(depth);
+    free(path);
+    return rc;
+}
+
+/* The flat view as CSV rows, sorted and cut like flat_print. */
+static int flat_csv(FILE *fp, const sps__tflat_t *flat, size_t n,
+                    const sps__table_opts_t *opt) {
+    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) return SPS_ENOMEM;
+    sps__sort_t by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort
+                                                          : SPS__SORT_SELF;
+    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, by};
+    qsort(r, n, sizeof *r, frow_cmp);
+    size_t shown = opt->top && opt->top < n ? opt->top : n;
+    fputs("region,calls,total_ns,self_ns,mean_ns,min_ns,max_ns\n", fp);
+    for (size_t i = 0; i < shown; i++) {
+        const sps__tflat_t *f = r[i].f;
+        csv_field(fp, shown_name(f->name));
+        fprintf(fp, ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.3f,%" PRId64 ",%" PRId64 "\n",
+                f->calls, f->total_ns, f->self_ns, f->mean_ns, f->min_ns, f->max_ns);
+    }
+    free(r);
+    return 0;
+}
+
+int sps__table_csv(FILE *fp, const sps__tnode_t *nodes, size_t nnodes,
+                   const sps__tflat_t *flat, size_t nflat,
+                   const sps__table_opts_t *opt) {
+    if (!fp || !opt || (!nodes && nnodes) || (!flat && nflat)) return SPS_EINVAL;
+    int rc = opt->tree ? tree_csv(fp, nodes, nnodes) : flat_csv(fp, flat, nflat, opt);
+    if (!rc && ferror(fp)) rc = SPS_EIO;
+    return rc;
 }

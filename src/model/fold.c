@@ -296,10 +296,14 @@ static void tl_close(void *ctx, const sps__frame_t *f, uint64_t end,
     (void)depth;
     if (f->region < t->nacc)
         sps__acc_add(&t->acc[f->region], key_ns(f->start), key_ns(end), self);
+    if (f->node >= 0)
+        sps__acc_add(&t->tree.n[f->node].cum, key_ns(f->start), key_ns(end), self);
 }
 
-int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions) {
+int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions,
+                      int with_tree) {
     memset(t, 0, sizeof *t);
+    t->with_tree = with_tree;
     t->lanes = calloc(nlanes ? nlanes : 1, sizeof *t->lanes);
     t->acc = calloc(nregions ? nregions : 1, sizeof *t->acc);
     t->nlanes = nlanes;
@@ -318,6 +322,11 @@ int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t region,
     int k = sps__fold_span(s, f, tl_close, t);
     if (k < 0) return SPS_ENOMEM;
     t->overlaps += (uint64_t)k;
+    if (t->with_tree) { /* the node of its path: (parent's node, region) */
+        int32_t parent = s->n >= 2 ? s->f[s->n - 2].node : -1;
+        if ((s->f[s->n - 1].node = sps__tree_node(&t->tree, parent, region)) < 0)
+            return SPS_ENOMEM;
+    }
     return (int64_t)s->n - 1;
 }
 
@@ -329,6 +338,7 @@ void sps__fold_tl_free(sps__fold_tl_t *t) {
     for (size_t i = 0; t->lanes && i < t->nlanes; i++) sps__stack_free(&t->lanes[i]);
     free(t->lanes);
     free(t->acc);
+    sps__tree_free(&t->tree);
     memset(t, 0, sizeof *t);
 }
 
