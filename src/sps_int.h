@@ -4,7 +4,8 @@
  * Nothing here is public.  Every non-static symbol is prefixed sps__ and
  * marked SPS__HIDDEN (like Lua's LUAI_FUNC) so it does not leak from the .so.
  *
- * Layers (a layer uses only those above it in this file):
+ * Layers (a layer uses only those above it in this file, and util):
+ *   util     heap, hash, temp files, JSON, UTF-8, error message src/util/
  *   core     clock, registry, per-thread buffers, session       src/core/
  *   model    streams of records -> calls, nesting, statistics   src/model/
  *   formats  HDF5 writer/reader, tables                         src/formats/
@@ -13,22 +14,13 @@
 #define SPS_INT_H
 
 #include "spanscope.h"
+#include "util/util.h" /* the base layer: SPS__HIDDEN, heap, hash, ... */
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-
-#if defined(__GNUC__)
-#  define SPS__HIDDEN __attribute__((visibility("hidden")))
-#  define SPS__LIKELY(x) __builtin_expect(!!(x), 1)
-#  define SPS__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#  define SPS__HIDDEN
-#  define SPS__LIKELY(x) (x)
-#  define SPS__UNLIKELY(x) (x)
-#endif
 
 /* ======================================================================== */
 /* core: clock (src/core/clock.c)                                            */
@@ -185,12 +177,6 @@ SPS__HIDDEN sps_region_t sps__registry_intern(const char *name);
 SPS__HIDDEN uint32_t sps__registry_count(void); /* ids are 1..count-1... */
 /* Display name (valid UTF-8, never NULL for ids < count; "(invalid)" for 0). */
 SPS__HIDDEN const char *sps__registry_name(sps_region_t r);
-/* UTF-8 (registry.c): the length of the valid sequence at s (0 if none),
- * and whether n bytes are valid UTF-8 without NUL. */
-SPS__HIDDEN size_t sps__utf8_len(const unsigned char *s, size_t n);
-SPS__HIDDEN int sps__utf8_valid(const void *s, size_t n);
-/* Replaces invalid UTF-8 by U+FFFD; returns a malloc'd string. */
-SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
 
 /* ======================================================================== */
 /* model: calls and periods (src/model/)                                    */

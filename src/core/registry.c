@@ -30,60 +30,6 @@ static uint64_t fnv1a(const char *s, size_t n) {
     return h;
 }
 
-/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0 if the
- * bytes there are not one: overlong forms, surrogates and code points above
- * U+10FFFF are invalid.  The one UTF-8 check of the library. */
-size_t sps__utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    uint32_t cp, min;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-/* 1 if the n bytes at s are valid UTF-8 without NUL bytes. */
-int sps__utf8_valid(const void *s, size_t n) {
-    const unsigned char *p = s;
-    for (size_t i = 0; i < n;) {
-        size_t k = p[i] ? sps__utf8_len(p + i, n - i) : 0;
-        if (!k) return 0;
-        i += k;
-    }
-    return 1;
-}
-
-/* Returns a malloc'd copy of s[0..len) in which every byte that does not
- * start a valid UTF-8 sequence is replaced by U+FFFD.  NULL on ENOMEM. */
-char *sps__utf8_sanitize(const char *s, size_t len) {
-    char *out = malloc(len * 3 + 1), *o = out;
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < len;) {
-        size_t k = sps__utf8_len(p + i, len - i);
-        if (k) {
-            memcpy(o, p + i, k);
-            o += k;
-            i += k;
-        } else {
-            memcpy(o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        }
-    }
-    *o = 0;
-    return out;
-}
-
 static int grow_slots(void) {
     uint32_t n = g_nslots ? g_nslots * 2 : 1024;
     uint32_t *s = calloc(n, sizeof *s);
