@@ -14,7 +14,7 @@
 static void read_h5(const char *path) {
     sps__h5r_t *r;
     if (sps__h5r_open(&r, path) != 0) {
-        (void)strlen(sps__h5r_error());
+        (void)strlen(sps__err_msg());
         return;
     }
     sps__tnode_t *nodes = NULL;

@@ -606,4 +606,15 @@ SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 const uint32_t *node_region, size_t nnodes,
                                 int64_t session_ns);
 
+/* ======================================================================== */
+/* Old names, kept only while tools/ still uses them                        */
+/* ======================================================================== */
+
+/* The CLI (tools/) is being split into one file per subcommand; it adopts
+ * the new names afterwards.  Nothing in src/, tests/ or fuzz/ uses these:
+ * delete each one when tools/ no longer does. */
+#define sps__h5r_error sps__err_msg      /* the readers' message: util.h */
+#define sps__tlr_error sps__err_msg
+#define sps__tlr_set_error sps__err_set
+
 #endif /* SPS_INT_H */

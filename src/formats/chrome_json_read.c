@@ -180,11 +180,11 @@ typedef struct {
  * SPS_EFORMAT (SPS_ENOMEM if js ran out of memory). */
 static int jfail(js_t *js, const char *what) {
     if (js->oom) {
-        sps__tlr_set_error("%s: out of memory", js->path);
+        sps__err_set("%s: out of memory", js->path);
         return SPS_ENOMEM;
     }
     js->fail_at = js->p;
-    sps__tlr_set_error("%s: not a valid trace JSON file: %s at byte %llu",
+    sps__err_set("%s: not a valid trace JSON file: %s at byte %llu",
                        js->path, what,
                        (unsigned long long)(js->off + (uint64_t)(js->p - js->begin)));
     return SPS_EFORMAT;
@@ -864,7 +864,7 @@ static int id_of(const field_t *f, const str_t *s, int64_t *out) {
 
 /* Formats the "event N: what" message and returns SPS_EFORMAT. */
 static int ev_fail(js_t *js, uint64_t idx, const char *what) {
-    sps__tlr_set_error("%s: not a valid trace JSON file: event %llu: %s",
+    sps__err_set("%s: not a valid trace JSON file: event %llu: %s",
                        js->path, (unsigned long long)idx, what);
     return SPS_EFORMAT;
 }
@@ -1091,17 +1091,17 @@ static int gz_fail(js_t *js) {
     const char *m = gzerror(js->gz, &zerr);
     js->hard = 1;
     if (zerr == Z_MEM_ERROR) {
-        sps__tlr_set_error("%s: out of memory", js->path);
+        sps__err_set("%s: out of memory", js->path);
         return SPS_ENOMEM;
     }
     if (zerr == Z_ERRNO) {
-        sps__tlr_set_error("%s: %s", js->path, strerror(errno));
+        sps__err_set("%s: %s", js->path, strerror(errno));
         return SPS_EIO;
     }
     if (m && strstr(m, "unexpected end"))
-        sps__tlr_set_error("%s: truncated gzip data", js->path);
+        sps__err_set("%s: truncated gzip data", js->path);
     else
-        sps__tlr_set_error("%s: corrupt gzip data (%s)", js->path,
+        sps__err_set("%s: corrupt gzip data (%s)", js->path,
                            m && *m ? m : "inflate failed");
     return SPS_EFORMAT;
 }
@@ -1137,7 +1137,7 @@ static int refill(js_t *js, const unsigned char *keep) {
         js->total += (uint64_t)got;
         if (!gzdirect(js->gz) && js->total > js->limit) {
             js->hard = 1;
-            sps__tlr_set_error("%s: gzip data expands to more than %llu bytes",
+            sps__err_set("%s: gzip data expands to more than %llu bytes",
                                js->path, (unsigned long long)js->limit);
             return SPS_EFORMAT;
         }
@@ -1639,7 +1639,7 @@ static int build(cjr_t *r, const char *path) {
     if (sps__xsort_count(r->xs) &&
         ((r->base_ns > 0 && r->tmax > INT64_MAX - r->base_ns) ||
          (r->base_ns < 0 && r->tmin < INT64_MIN - r->base_ns))) {
-        sps__tlr_set_error("%s: not a valid trace JSON file: a time is "
+        sps__err_set("%s: not a valid trace JSON file: a time is "
                            "out of range", path);
         return SPS_EFORMAT;
     }
@@ -1664,7 +1664,7 @@ static int build(cjr_t *r, const char *path) {
     r->h.flows = r->fl;
     return 0;
 fail:
-    if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
+    if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory", path);
     return rc;
 }
 
@@ -1747,7 +1747,7 @@ static int js_open(js_t *js, const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        sps__tlr_set_error("%s: %s", path, fd < 0 ? strerror(errno)
+        sps__err_set("%s: %s", path, fd < 0 ? strerror(errno)
                                                   : "not a regular file");
         if (fd >= 0) close(fd);
         return SPS_EIO;
@@ -1760,7 +1760,7 @@ static int js_open(js_t *js, const char *path) {
     if (!js->gz) {
         free(b);
         close(fd);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     gzbuffer(js->gz, 128 << 10);
@@ -1789,7 +1789,7 @@ int sps__cjr_open(void **out, const char *path, int gzip) {
     if (!r || sps__xsort_new(&r->xs, cmp_span, path) ||
         sps__xsort_new(&r->xbe, cmp_be, path)) {
         cjr_free(r);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     r->vt.header = cjr_header;

@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,21 +28,8 @@
 #define FIXED_STR_MAX 65536
 #define NO_ROW UINT32_MAX
 
-static _Thread_local char errbuf[512];
-
-/* The message of this thread's last failure ("" when none). */
-const char *sps__h5r_error(void) { return errbuf; }
-
-/* Sets the message (printf-style, cut to one line) and returns code. */
-static int fail(int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
-    va_end(ap);
-    for (char *p = errbuf; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    return code;
-}
+/* Sets the library's error message (util.h) and returns code. */
+#define fail sps__err_fail
 
 /* What one read needs: the open file, its size and its name. */
 typedef struct rd {
@@ -900,7 +886,7 @@ int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
 static int open_begin(rd_t *c, const char *path, H5E_auto2_t *efunc,
                       void **edata, int *saved) {
     *c = (rd_t){H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
-    errbuf[0] = 0;
+    sps__err_clear();
     if (!c->r) return fail(SPS_ENOMEM, "%s: out of memory", path);
     c->r->h_file = c->r->h_start = c->r->h_dur = c->r->h_tid = H5I_INVALID_HID;
     c->r->h_call = c->r->h_parent = H5I_INVALID_HID;

@@ -5,7 +5,7 @@
  *
  *     sps__h5r_t *r;
  *     if (sps__h5r_open(&r, path) < 0) {
- *         fprintf(stderr, "%s\n", sps__h5r_error());
+ *         fprintf(stderr, "%s\n", sps__err_msg());
  *         return 1;
  *     }
  *     sps__tnode_t *nodes; size_t nn;
@@ -80,7 +80,8 @@ typedef struct sps__h5r {
  * (free it with sps__h5r_free).  Returns 0, SPS_EIO (the file cannot be
  * opened or read: missing, unreadable, not a regular file), SPS_EFORMAT
  * (not HDF5, or not a valid schema 2/3 file) or SPS_ENOMEM; on failure *out
- * is NULL and sps__h5r_error() says why.  HDF5's error printing is off
+ * is NULL and sps__err_msg() (util.h) says why: one line naming the file
+ * and what is wrong with it.  HDF5's error printing is off
  * while it runs (and restored afterwards). */
 SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
 
@@ -110,11 +111,6 @@ SPS__HIDDEN int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
 
 /* Frees r and everything it owns.  NULL is a no-op. */
 SPS__HIDDEN void sps__h5r_free(sps__h5r_t *r);
-
-/* The message of this thread's last failed sps__h5r_* call: one line, no
- * trailing newline, naming the file and what is wrong with it.  Static
- * storage, overwritten by the next failure; "" when none. */
-SPS__HIDDEN const char *sps__h5r_error(void);
 
 /* The call tree of r's events: one node per distinct path of regions, over
  * all ranks and threads.  *nodes is malloc'd (caller frees it); its names
@@ -148,7 +144,7 @@ typedef struct sps__h5r_counters {
 
 /* Reads /counters of the file at path into *out (a file without the group
  * gives 0 samples).  Validated like the rest of the file.  Returns 0,
- * SPS_EIO, SPS_EFORMAT or SPS_ENOMEM (message: sps__h5r_error()); free
+ * SPS_EIO, SPS_EFORMAT or SPS_ENOMEM (message: sps__err_msg()); free
  * with sps__h5r_counters_free. */
 SPS__HIDDEN int sps__h5r_counters(const char *path, sps__h5r_counters_t *out);
 SPS__HIDDEN void sps__h5r_counters_free(sps__h5r_counters_t *x);

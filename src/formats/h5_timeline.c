@@ -143,7 +143,7 @@ static int cursor_fill(h5tl_t *t, cursor_t *c, int add_threads) {
         }
         if (c->dur[i] < 0) c->dur[i] = 0;
         if (c->next + i > r->rows[c->row].offset && c->start[i] < c->last) {
-            sps__tlr_set_error("events of region '%s' (rank %u) are not in start order",
+            sps__err_set("events of region '%s' (rank %u) are not in start order",
                                r->names[r->rows[c->row].file_region], rank);
             return SPS_EFORMAT;
         }
@@ -240,10 +240,7 @@ static int h5tl_next(void *p, sps__tl_span_t *s) {
         if (++c->i == c->n) {
             if (c->next < c->end) {
                 int rc = cursor_fill(t, c, 0);
-                if (rc) {
-                    if (rc != SPS_EFORMAT) sps__tlr_set_error("%s", sps__h5r_error());
-                    return rc;
-                }
+                if (rc) return rc; /* the message is set */
             } else {
                 t->heap[0] = t->heap[--t->nheap];
             }
@@ -331,10 +328,7 @@ static int procs_for_counters(h5tl_t *t) {
  * names, one process per rank.  Returns 0 or an error code (message set). */
 static int counters_load(h5tl_t *t, const char *path) {
     int rc = sps__h5r_counters(path, &t->cnt);
-    if (rc) {
-        sps__tlr_set_error("%s", sps__h5r_error());
-        return rc;
-    }
+    if (rc) return rc; /* the message is set */
     if (!t->cnt.n) return 0;
     size_t base = t->h.nnames;
     const char **names = realloc(t->names, (base + t->cnt.nnames + 1) * sizeof *names);
@@ -363,13 +357,12 @@ int sps__h5tl_open(void **out, const char *path) {
     t->vt = (sps__tlr_vt_t){h5tl_header, h5tl_next, h5tl_free};
     int rc = sps__h5r_open_index(&t->r, path);
     if (rc) {
-        sps__tlr_set_error("%s", sps__h5r_error());
         free(t);
-        return rc;
+        return rc; /* the message is set */
     }
     const sps__h5r_t *r = t->r;
     if (r->aggregate) {
-        sps__tlr_set_error("%s: an aggregate-mode file has no per-call events to draw", path);
+        sps__err_set("%s: an aggregate-mode file has no per-call events to draw", path);
         h5tl_free(t);
         return SPS_EFORMAT;
     }
@@ -388,8 +381,8 @@ int sps__h5tl_open(void **out, const char *path) {
         }
     }
     if (rc) {
-        if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
-        else sps__tlr_set_error("%s", sps__h5r_error()[0] ? sps__h5r_error() : sps_strerror(rc));
+        if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory", path);
+        else if (!sps__err_msg()[0]) sps__err_set("%s: %s", path, sps_strerror(rc));
         h5tl_free(t);
         return rc;
     }
@@ -408,7 +401,7 @@ int sps__h5tl_open(void **out, const char *path) {
     t->h.hostname = r->hostname;
     rc = counters_load(t, path);
     if (rc) {
-        if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
+        if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory", path);
         h5tl_free(t);
         return rc;
     }

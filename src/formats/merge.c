@@ -640,7 +640,7 @@ static int advance(merge_t *c, input_t *x) {
     sps__tl_span_t s;
     int rc = sps__tlr_next(x->r, &s);
     if (rc < 0)
-        return fail(c, rc, "%s", rc == SPS_EFORMAT ? sps__tlr_error()
+        return fail(c, rc, "%s", rc == SPS_EFORMAT ? sps__err_msg()
                                                    : sps_strerror(rc));
     if (rc == 0) return 0;
     if (shift(&s.start_ns, x->offset) || shift(&s.end_ns, x->offset))
@@ -775,7 +775,7 @@ static void trace_anchor(input_t *x, const sps__tl_header_t *h) {
 static int tmerge_open_one(merge_t *c, input_t *x) {
     hook_reading(c, x->path);
     int rc = sps__tlr_open(&x->r, x->path, x->fmt);
-    if (rc) return fail(c, rc, "%s", sps__tlr_error());
+    if (rc) return fail(c, rc, "%s", sps__err_msg());
     if (x->fmt == SPS__TL_H5) {
         /* validated by the reader; read again (the reader may hold it
          * open with properties of its own) */
@@ -786,7 +786,7 @@ static int tmerge_open_one(merge_t *c, input_t *x) {
             return fail(c, SPS_EMODE, "%s: aggregate file (no per-call "
                         "data): nothing to put on a timeline", x->path);
         if ((rc = sps__tlr_open(&x->r, x->path, x->fmt)))
-            return fail(c, rc, "%s", sps__tlr_error());
+            return fail(c, rc, "%s", sps__err_msg());
     } else {
         trace_anchor(x, sps__tlr_header(x->r));
     }
@@ -1033,13 +1033,13 @@ static int has_excl(const sps__h5r_t *r) {
 static int hmerge_open_one(merge_t *c, input_t *x) {
     hook_reading(c, x->path);
     int rc = sps__h5r_open_index(&x->h5, x->path);
-    if (rc) return fail(c, rc, "%s", sps__h5r_error());
+    if (rc) return fail(c, rc, "%s", sps__err_msg());
     if (!x->h5->aggregate &&
         (x->h5->h_call < 0 || x->h5->h_parent < 0 || !has_excl(x->h5))) {
         sps__h5r_free(x->h5);
         x->h5 = NULL;
         if ((rc = sps__h5r_open(&x->h5, x->path)))
-            return fail(c, rc, "%s", sps__h5r_error());
+            return fail(c, rc, "%s", sps__err_msg());
     }
     h5_meta(x->path, &x->m);
     if (x->h5->aggregate)
@@ -1184,7 +1184,7 @@ static int hmerge_rows(hmerge_t *h) {
         rc = streamed(x) ? row_stats_stream(h, x, ir, o) : row_stats(x, ir, o);
         if (streamed(x)) o->exclusive_total = ir->exclusive_total;
         if (rc == -2)
-            return fail(h->c, SPS_EFORMAT, "%s: %s", x->path, sps__h5r_error());
+            return fail(h->c, SPS_EFORMAT, "%s: %s", x->path, sps__err_msg());
         if (rc < 0)
             return fail(h->c, SPS_EFORMAT, "%s: a time leaves the 64-bit "
                         "range after clock alignment", x->path);
@@ -1287,7 +1287,7 @@ static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
         size_t b = ir->count - done < H5_BATCH ? (size_t)(ir->count - done) : H5_BATCH;
         int rc = sps__h5r_events_ids(r, ir->offset + done, b, h->st, h->col[1],
                                      h->col[4], h->col[2], h->col[3]);
-        if (rc) return fail(h->c, rc, "%s: %s", x->path, sps__h5r_error());
+        if (rc) return fail(h->c, rc, "%s: %s", x->path, sps__err_msg());
         for (size_t j = 0; j < b; j++) {
             if (r->deltas) acc += (uint64_t)h->st[j];
             else acc = (uint64_t)h->st[j];
@@ -1343,7 +1343,7 @@ static int mcounters_read(merge_t *c, mcounters_t *k) {
     if (!(k->src = calloc(c->n + 1, sizeof *k->src))) return fail(c, SPS_ENOMEM, "out of memory");
     for (size_t i = 0; i < c->n; i++) {
         int rc = sps__h5r_counters(c->in[i].path, &k->src[i]);
-        if (rc) return fail(c, rc, "%s", sps__h5r_error());
+        if (rc) return fail(c, rc, "%s", sps__err_msg());
         total += k->src[i].n;
     }
     k->series = malloc((total + 1) * sizeof *k->series);

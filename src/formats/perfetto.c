@@ -197,7 +197,7 @@ static void pf_put_msg(pf_bytes_t *b, uint32_t field, pf_bytes_t *sub) {
 static int pf_fail(sps__pfw_t *w, int code, const char *what) {
     if (!w->err) {
         w->err = code;
-        sps__tlr_set_error("%s: %s", w->path, what);
+        sps__err_set("%s: %s", w->path, what);
     }
     return w->err;
 }
@@ -646,7 +646,7 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
         rc = SPS_EINVAL;
     }
     if (rc) {
-        sps__tlr_set_error("%s: %s", path, why);
+        sps__err_set("%s: %s", path, why);
         return rc;
     }
     sps__pfw_t *w = calloc(1, sizeof *w);
@@ -660,7 +660,7 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     w->heap = calloc(h->nthreads ? h->nthreads : 1, sizeof *w->heap);
     if (!w->path || !w->buf || !w->thr || !w->heap) {
         pf_free(w);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     for (size_t i = 0; i < h->nthreads; i++) {
@@ -669,7 +669,7 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     }
     if (pf_extras(w, h)) {
         pf_free(w);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     w->def_uuid = h->nthreads ? 1 : 0;
@@ -677,7 +677,7 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     w->last_start = INT64_MIN;
     w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (w->fd < 0) {
-        sps__tlr_set_error("%s: cannot create: %s", path, strerror(errno));
+        sps__err_set("%s: cannot create: %s", path, strerror(errno));
         pf_free(w);
         return SPS_EIO;
     }

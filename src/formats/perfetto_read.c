@@ -23,7 +23,7 @@
  * and sorted by time for the header.
  *
  * Any malformed input gives SPS_EFORMAT and a one-line message through
- * sps__tlr_set_error("<path>: ...").
+ * sps__err_set("<path>: ...").
  */
 #include "formats/timeline.h"
 
@@ -972,23 +972,23 @@ static int pfr_in_field(pfr_t *r, pfr_in_t *in, size_t *len) {
 static int pfr_in_open(const char *path, pfr_in_t **out) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        sps__tlr_set_error("%s: cannot open: %s", path, strerror(errno));
+        sps__err_set("%s: cannot open: %s", path, strerror(errno));
         return SPS_EIO;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        sps__tlr_set_error("%s: not a regular file", path);
+        sps__err_set("%s: not a regular file", path);
         close(fd);
         return SPS_EIO;
     }
     if ((uint64_t)st.st_size > PFR_MAX_FILE || (uint64_t)st.st_size > SIZE_MAX) {
-        sps__tlr_set_error("%s: file larger than 8 GiB", path);
+        sps__err_set("%s: file larger than 8 GiB", path);
         close(fd);
         return SPS_EFORMAT;
     }
     pfr_in_t *in = malloc(sizeof *in);
     if (!in) {
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         close(fd);
         return SPS_ENOMEM;
     }
@@ -1024,7 +1024,7 @@ int sps__pfr_open(void **out, const char *path) {
     if (!r || !(r->path = strdup(path)) ||
         sps__xsort_new(&r->xs, pfr_cmp_span, path)) {
         if (r) pfr_free(r);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     r->vt.header = pfr_header;
@@ -1042,9 +1042,9 @@ int sps__pfr_open(void **out, const char *path) {
     if (!rc) rc = pfr_finish(r);
     if (rc) {
         if (rc == SPS_EFORMAT)
-            sps__tlr_set_error("%s: not a valid Perfetto trace: %s", path, r->err);
+            sps__err_set("%s: not a valid Perfetto trace: %s", path, r->err);
         else if (rc != SPS_EIO)
-            sps__tlr_set_error("%s: %s", path, sps_strerror(rc));
+            sps__err_set("%s: %s", path, sps_strerror(rc));
         pfr_free(r);
         return rc;
     }

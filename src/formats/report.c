@@ -29,7 +29,7 @@ typedef struct csum {
 
 /* Prints the counters of the file at path (nothing when it has none):
  * per counter its samples, min, mean, max and the latest value.  Returns
- * 0 or the reader's code (message: sps__h5r_error()). */
+ * 0 or the reader's code (message: sps__err_msg()). */
 int sps__counters_print(FILE *fp, const char *path) {
     sps__h5r_counters_t k;
     int rc = sps__h5r_counters(path, &k);
@@ -80,7 +80,7 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
                     "unknown sort key (use self, total, calls, mean, max or name)");
     sps__h5r_t *r = NULL;
     int rc = sps__h5r_open(&r, path);
-    if (rc) return fail(rc, err, errlen, sps__h5r_error());
+    if (rc) return fail(rc, err, errlen, sps__err_msg());
     sps__tnode_t *nodes = NULL;
     sps__tflat_t *flat = NULL;
     size_t nn = 0, nf = 0;
@@ -92,7 +92,7 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
     }
     if (rc) fail(rc, err, errlen, sps_strerror(rc));
     else if ((rc = sps__counters_print((FILE *)out_file, path)))
-        fail(rc, err, errlen, sps__h5r_error());
+        fail(rc, err, errlen, sps__err_msg());
     free(nodes);
     free(flat);
     sps__h5r_free(r);

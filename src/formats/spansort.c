@@ -14,7 +14,7 @@
  * (at most 16 MiB in all).  The run size comes from sps__xsort_set_run,
  * else the environment variable SPANSCOPE_SORT_RUN (records, >= 2), else
  * the default.  Errors set the readers' one-line message
- * (sps__tlr_set_error) naming the trace being read.
+ * (sps__err_set) naming the trace being read.
  */
 #include "formats/timeline.h"
 
@@ -99,7 +99,7 @@ static int xs_write(sps__xsort_t *x, const void *b, size_t n) {
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             const char *dir = getenv("TMPDIR");
-            sps__tlr_set_error("%s: cannot write the temporary sort file in %s: %s",
+            sps__err_set("%s: cannot write the temporary sort file in %s: %s",
                                x->what, dir && *dir ? dir : "/tmp",
                                k < 0 ? strerror(errno) : "short write");
             return SPS_EIO;
@@ -124,7 +124,7 @@ static int xs_mktemp(sps__xsort_t *x) {
     if (x->fd >= 0) unlink(tpl);
     free(tpl);
     if (x->fd < 0) {
-        sps__tlr_set_error("%s: cannot create a temporary sort file in %s "
+        sps__err_set("%s: cannot create a temporary sort file in %s "
                            "(set TMPDIR): %s", x->what, dir, strerror(err));
         return SPS_EIO;
     }
@@ -187,7 +187,7 @@ static int xs_fill(sps__xsort_t *x, xs_cursor_t *c, size_t bufn) {
         ssize_t k = pread(x->fd, p + got, bytes - got, c->off + (off_t)got);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
-            sps__tlr_set_error("%s: cannot read the temporary sort file: %s",
+            sps__err_set("%s: cannot read the temporary sort file: %s",
                                x->what, k < 0 ? strerror(errno) : "short read");
             return SPS_EIO;
         }

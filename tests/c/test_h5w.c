@@ -738,7 +738,7 @@ static void test_read_scope_profiler_fixture(void **state) {
     (void)state;
     sps__h5r_t *r;
     const char *path = data_path("scope-profiler-schema3-fixture.h5");
-    if (sps__h5r_open(&r, path) != 0) fail_msg("%s", sps__h5r_error());
+    if (sps__h5r_open(&r, path) != 0) fail_msg("%s", sps__err_msg());
     assert_int_equal(r->nnames, 1);
     assert_string_equal(r->names[0], "solve");
     assert_int_equal(r->nevents, 3);
@@ -895,9 +895,9 @@ static void refused(const char *path, const char *what) {
     if (rc != SPS_EFORMAT)
         fail_msg("expected SPS_EFORMAT for '%s', got %d", what, rc);
     assert_null(r);
-    if (!strstr(sps__h5r_error(), what))
-        fail_msg("message '%s' does not mention '%s'", sps__h5r_error(), what);
-    assert_null(strchr(sps__h5r_error(), '\n'));
+    if (!strstr(sps__err_msg(), what))
+        fail_msg("message '%s' does not mention '%s'", sps__err_msg(), what);
+    assert_null(strchr(sps__err_msg(), '\n'));
 }
 
 /* A fresh copy of the known file at name. */
@@ -1011,7 +1011,7 @@ static void test_reader_refuses_non_files(void **state) {
     sps__h5r_t *r;
     assert_int_equal(sps__h5r_open(&r, tu_path("does-not-exist.h5")),
                      SPS_EIO);
-    assert_non_null(strstr(sps__h5r_error(), "No such file"));
+    assert_non_null(strstr(sps__err_msg(), "No such file"));
     assert_int_equal(sps__h5r_open(&r, "/"), SPS_EIO);
     const char *txt = tu_path("h5w_text.h5");
     FILE *fp = fopen(txt, "w");
