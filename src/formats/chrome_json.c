@@ -92,42 +92,15 @@ static void sb_i64(sbuf_t *b, int64_t v) {
 }
 
 
-/* Appends s (NUL-terminated, any bytes) as a quoted JSON string: '"' and
- * '\\' escaped, control characters as \n, \t, ... or \u00XX, invalid UTF-8
- * bytes as \ufffd.  The result is valid JSON and valid UTF-8. */
+/* sps__json_escape's sink: appends to the sbuf_t at ctx. */
+static void sb_sink(void *ctx, const char *p, size_t n) { sb_put(ctx, p, n); }
+
+/* Appends s (NUL-terminated, any bytes; NULL as "") as a quoted JSON
+ * string, escaped by the library's one rule (util.h). */
 static void sb_json_str(sbuf_t *b, const char *str) {
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    size_t n = strlen((const char *)s), i = 0, run = 0;
+    const char *s = str ? str : "";
     sb_put(b, "\"", 1);
-    while (i < n) {
-        unsigned c = s[i];
-        const char *esc = NULL;
-        char u[8];
-        size_t k = 1;
-        if (c == '"') esc = "\\\"";
-        else if (c == '\\') esc = "\\\\";
-        else if (c == '\n') esc = "\\n";
-        else if (c == '\r') esc = "\\r";
-        else if (c == '\t') esc = "\\t";
-        else if (c == '\b') esc = "\\b";
-        else if (c == '\f') esc = "\\f";
-        else if (c < 0x20 || c == 0x7F) {
-            snprintf(u, sizeof u, "\\u%04x", c);
-            esc = u;
-        } else if (c >= 0x80) {
-            k = sps__utf8_len(s + i, n - i);
-            if (!k) { esc = "\\ufffd"; k = 1; }
-        }
-        if (esc) {
-            sb_put(b, (const char *)s + i - run, run);
-            run = 0;
-            sb_puts(b, esc);
-        } else {
-            run += k;
-        }
-        i += k;
-    }
-    sb_put(b, (const char *)s + n - run, run);
+    sps__json_escape(s, strlen(s), sb_sink, b);
     sb_put(b, "\"", 1);
 }
 

@@ -651,25 +651,6 @@ static int advance(merge_t *c, input_t *x) {
     return 1;
 }
 
-/* Writes s to fp as JSON string contents (quotes not included): control
- * characters, quotes and backslashes escaped; bytes of invalid UTF-8
- * become '?'. */
-static void json_text(FILE *fp, const char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned ch = *p;
-        if (ch == '"' || ch == '\\') { fprintf(fp, "\\%c", ch); p++; continue; }
-        if (ch < 0x20) { fprintf(fp, "\\u%04x", ch); p++; continue; }
-        if (ch < 0x80) { fputc((int)ch, fp); p++; continue; }
-        int len = ch >= 0xF0 && ch < 0xF5 ? 4 : ch >= 0xE0 ? 3 : ch >= 0xC2 && ch < 0xE0 ? 2 : 0;
-        int ok = len > 0;
-        for (int k = 1; ok && k < len; k++) ok = (p[k] & 0xC0) == 0x80;
-        if (!ok) { fputc('?', fp); p++; continue; }
-        fwrite(p, 1, (size_t)len, fp);
-        p += len;
-    }
-}
-
 /* Writes the "spanscope" key describing the merge (without a leading
  * comma) to fp: the reference and, per input, its rank, source and clock
  * alignment. */
@@ -678,7 +659,7 @@ static void json_merge_key(FILE *fp, const merge_t *c) {
     fputs("\"spanscope\":{\"merge\":{\"reference\":", fp);
     if (c->ref >= 0) {
         fputc('"', fp);
-        json_text(fp, in[c->ref].path);
+        sps__json_fputs(fp, in[c->ref].path);
         fputc('"', fp);
     } else {
         fputs("null", fp);
@@ -687,7 +668,7 @@ static void json_merge_key(FILE *fp, const merge_t *c) {
     for (size_t i = 0; i < c->n; i++) {
         fprintf(fp, "%s{\"rank\":%lld,\"source\":\"", i ? "," : "",
                 (long long)in[i].rank);
-        json_text(fp, in[i].path);
+        sps__json_fputs(fp, in[i].path);
         fprintf(fp, "\",\"clock_aligned\":%s,\"clock\":\"%s\","
                 "\"offset_ns\":%lld",
                 strcmp(in[i].clock, "none") ? "true" : "false",
