@@ -456,8 +456,7 @@ typedef struct sps__node {
 struct sps__tree {
     sps__node_t *n;
     size_t len, cap;
-    int32_t *slots; /* hash of (parent, region) -> node index + 1 */
-    size_t nslots;
+    sps__htab_t index; /* (parent, region) -> node index (util.h) */
 };
 
 /* What a finalize takes out of the session to write, without the lock. */

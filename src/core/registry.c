@@ -2,8 +2,8 @@
  *
  * Ids are dense (1, 2, ...), never reused and valid for the life of the
  * process, so a call site may cache one in a static across sessions.  The
- * table is an open-addressing hash on the raw bytes of the name; lookups and
- * inserts take one mutex (interning is not on the hot path). */
+ * index (util.h's) hashes the raw bytes of the name; lookups and inserts
+ * take one mutex (interning is not on the hot path). */
 #include "sps_int.h"
 
 #include <stdlib.h>
@@ -14,36 +14,13 @@
 typedef struct entry {
     char *raw;     /* identity: the bytes as given (cut at NAME_MAX_BYTES) */
     char *display; /* valid UTF-8 for files and tables */
-    uint64_t hash;
 } entry_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry_t *g_ent;          /* index = id; [0] is the invalid region */
 static _Atomic uint32_t g_count; /* number of ids handed out, incl. 0 */
 static uint32_t g_cap;
-static uint32_t *g_slots;       /* hash slots: id, 0 = empty */
-static uint32_t g_nslots;
-
-static uint64_t fnv1a(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
-static int grow_slots(void) {
-    uint32_t n = g_nslots ? g_nslots * 2 : 1024;
-    uint32_t *s = calloc(n, sizeof *s);
-    if (!s) return -1;
-    for (uint32_t id = 1; id < g_count; id++) {
-        uint32_t i = (uint32_t)g_ent[id].hash & (n - 1);
-        while (s[i]) i = (i + 1) & (n - 1);
-        s[i] = id;
-    }
-    free(g_slots);
-    g_slots = s;
-    g_nslots = n;
-    return 0;
-}
+static sps__htab_t g_index;     /* raw name -> id (util.h) */
 
 static int ensure_entries(void) {
     if (g_count < g_cap) return 0;
@@ -58,18 +35,19 @@ static int ensure_entries(void) {
 /* First-time setup of the table: entry 0 is the invalid region. */
 static int init_locked(void) {
     if (g_count) return 0;
-    if (ensure_entries() || grow_slots()) return -1;
+    if (ensure_entries()) return -1;
     g_ent[0].raw = NULL;
     g_ent[0].display = "(invalid)";
-    g_ent[0].hash = 0;
     atomic_store(&g_count, 1);
     return 0;
 }
 
-static sps_region_t insert_locked(const char *name, size_t n, uint64_t h) {
+/* Adds name (n bytes) as a new id at the empty slot where probe p
+ * stopped.  Under the lock.  SPS_REGION_INVALID when out of ids or
+ * memory. */
+static sps_region_t insert_locked(const char *name, size_t n, sps__hprobe_t *p) {
     if (g_count > SPS__REGION_MAX) return SPS_REGION_INVALID;
-    if ((uint64_t)(g_count + 1) * 2 > g_nslots && grow_slots()) return SPS_REGION_INVALID;
-    if (ensure_entries()) return SPS_REGION_INVALID;
+    if (sps__htab_make_room(&g_index, p) || ensure_entries()) return SPS_REGION_INVALID;
     char *raw = malloc(n + 1);
     char *disp = n ? sps__utf8_sanitize(name, n) : strdup("(empty)");
     if (!raw || !disp) {
@@ -80,10 +58,8 @@ static sps_region_t insert_locked(const char *name, size_t n, uint64_t h) {
     memcpy(raw, name, n);
     raw[n] = 0;
     uint32_t id = g_count;
-    g_ent[id] = (entry_t){raw, disp, h};
-    uint32_t i = (uint32_t)h & (g_nslots - 1);
-    while (g_slots[i]) i = (i + 1) & (g_nslots - 1);
-    g_slots[i] = id;
+    g_ent[id] = (entry_t){raw, disp};
+    sps__htab_put(&g_index, p, id);
     atomic_store(&g_count, id + 1);
     return id;
 }
@@ -95,19 +71,14 @@ sps_region_t sps__registry_intern(const char *name) {
     size_t n = strnlen(name, NAME_MAX_BYTES);
     if (n == NAME_MAX_BYTES) /* cut, but not inside a UTF-8 sequence */
         while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) n--;
-    uint64_t h = fnv1a(name, n);
+    uint64_t h = sps__hash_bytes(name, n);
     pthread_mutex_lock(&g_lock);
     sps_region_t id = SPS_REGION_INVALID;
     if (init_locked() == 0) {
-        uint32_t i = (uint32_t)h & (g_nslots - 1);
-        for (; g_slots[i]; i = (i + 1) & (g_nslots - 1)) {
-            entry_t *e = &g_ent[g_slots[i]];
-            if (e->hash == h && strncmp(e->raw, name, n) == 0 && e->raw[n] == 0) {
-                id = g_slots[i];
-                break;
-            }
-        }
-        if (id == SPS_REGION_INVALID) id = insert_locked(name, n, h);
+        sps__hprobe_t p = sps__htab_probe(&g_index, h);
+        for (uint32_t i; id == SPS_REGION_INVALID && sps__htab_next(&g_index, &p, &i);)
+            if (strncmp(g_ent[i].raw, name, n) == 0 && g_ent[i].raw[n] == 0) id = i;
+        if (id == SPS_REGION_INVALID) id = insert_locked(name, n, &p);
     }
     pthread_mutex_unlock(&g_lock);
     return id;

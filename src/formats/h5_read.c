@@ -967,33 +967,23 @@ void sps__h5r_free(sps__h5r_t *r) {
 /* Views: tree, flat, session                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Nodes under construction with an index (parent node, region) -> node. */
+/* Nodes under construction with an index (parent node, region) -> node;
+ * room for one node per event is made up front. */
 typedef struct nodes {
     sps__tnode_t *v;
     uint32_t *region; /* file region of each node */
     size_t n;
-    int32_t *slot;    /* hash slots: node index or -1 */
-    size_t mask;
+    sps__htab_t index; /* reserved for every event: never grows */
 } nodes_t;
-
-/* The hash of (parent, region). */
-static size_t node_hash(int32_t parent, uint32_t region) {
-    uint64_t h = ((uint64_t)(uint32_t)parent << 32 | region) *
-                 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 17);
-}
 
 /* The node for region under parent (-1: a root), made if new. */
 static int32_t node_get(const sps__h5r_t *r, nodes_t *t, int32_t parent,
                         uint32_t region) {
-    size_t h = node_hash(parent, region) & t->mask;
-    for (;; h = (h + 1) & t->mask) {
-        int32_t i = t->slot[h];
-        if (i < 0) break;
-        if (t->v[i].parent == parent && t->region[i] == region) return i;
-    }
+    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_pair32((uint32_t)parent, region));
+    for (uint32_t k; sps__htab_next(&t->index, &p, &k);)
+        if (t->v[k].parent == parent && t->region[k] == region) return (int32_t)k;
     int32_t i = (int32_t)t->n++;
-    t->slot[h] = i;
+    sps__htab_put(&t->index, &p, (uint32_t)i); /* reserved: no room to make */
     t->region[i] = region;
     t->v[i] = (sps__tnode_t){parent, r->names[region], 0, 0, 0, 0, 0};
     return i;
@@ -1027,22 +1017,20 @@ static void node_assign(const sps__h5r_t *r, nodes_t *t, int32_t *ev_node,
 
 /* Builds the call tree (see h5_read.h). */
 int sps__h5r_tree(const sps__h5r_t *r, sps__tnode_t **nodes, size_t *n) {
-    size_t ne = r->aggregate ? 0 : (size_t)r->nevents, cap = 16;
-    while (cap < 2 * ne) cap <<= 1;
+    size_t ne = r->aggregate ? 0 : (size_t)r->nevents;
     nodes_t t = {malloc((ne ? ne : 1) * sizeof *t.v),
-                 malloc((ne ? ne : 1) * sizeof *t.region), 0,
-                 malloc(cap * sizeof *t.slot), cap - 1};
+                 malloc((ne ? ne : 1) * sizeof *t.region), 0, {0}};
     int32_t *ev_node = malloc((ne ? ne : 1) * sizeof *ev_node);
     int32_t *path = malloc((ne ? ne : 1) * sizeof *path);
-    int rc = t.v && t.region && t.slot && ev_node && path ? 0 : SPS_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < cap; i++) t.slot[i] = -1;
+    int rc = t.v && t.region && ev_node && path && !sps__htab_reserve(&t.index, ne)
+             ? 0 : SPS_ENOMEM;
     for (size_t e = 0; rc == 0 && e < ne; e++) ev_node[e] = -1;
     for (size_t e = 0; rc == 0 && e < ne; e++)
         if (r->row[e] != NO_ROW && ev_node[e] < 0)
             node_assign(r, &t, ev_node, path, e);
     free(path);
     free(ev_node);
-    free(t.slot);
+    sps__htab_free(&t.index);
     free(t.region);
     if (rc) {
         free(t.v);

@@ -44,8 +44,7 @@ typedef struct h5tl {
     char (*labels)[32];    /* process and thread names */
     tkey_t *keys;          /* thread index -> (rank, tid) */
     size_t nkeys, capkeys;
-    int32_t *slots;        /* hash (rank, tid) -> thread index */
-    size_t nslots;
+    sps__htab_t key_index; /* (rank, tid) -> thread index (util.h) */
     cursor_t *cur;         /* one per non-empty row */
     size_t ncur;
     uint32_t *heap;        /* cursor indexes, smallest event first */
@@ -76,7 +75,7 @@ static void h5tl_free(void *p) {
     free(t->tmp_tid);
     free(t->lanes);
     free(t->keys);
-    free(t->slots);
+    sps__htab_free(&t->key_index);
     free(t->labels);
     free(t->threads);
     free(t->procs);
@@ -88,35 +87,17 @@ static void h5tl_free(void *p) {
     free(t);
 }
 
-static size_t key_hash(tkey_t k, size_t mask) {
-    return (size_t)(((uint64_t)k.rank * 0x9E3779B97F4A7C15ull) ^
-                    ((uint64_t)k.tid * 0xC2B2AE3D27D4EB4Full)) & mask;
-}
-
 /* Index of thread (rank, tid), added when add is set; -1 if absent or on
  * ENOMEM (then t->err is set). */
 static int32_t thread_of(h5tl_t *t, tkey_t k, int add) {
-    if (add && (t->nkeys + 1) * 2 > t->nslots) {
-        size_t ns = t->nslots ? t->nslots * 2 : 256;
-        int32_t *s = malloc(ns * sizeof *s);
-        if (!s) { t->err = SPS_ENOMEM; return -1; }
-        memset(s, -1, ns * sizeof *s);
-        for (size_t j = 0; j < t->nkeys; j++) {
-            size_t h = key_hash(t->keys[j], ns - 1);
-            while (s[h] >= 0) h = (h + 1) & (ns - 1);
-            s[h] = (int32_t)j;
-        }
-        free(t->slots);
-        t->slots = s;
-        t->nslots = ns;
-    }
-    if (!t->nslots) return -1;
-    size_t h = key_hash(k, t->nslots - 1);
-    for (; t->slots[h] >= 0; h = (h + 1) & (t->nslots - 1)) {
-        tkey_t *e = &t->keys[t->slots[h]];
-        if (e->rank == k.rank && e->tid == k.tid) return t->slots[h];
-    }
+    sps__hprobe_t p = sps__htab_probe(&t->key_index, sps__hash_pair(k.rank, (uint64_t)k.tid));
+    for (uint32_t i; sps__htab_next(&t->key_index, &p, &i);)
+        if (t->keys[i].rank == k.rank && t->keys[i].tid == k.tid) return (int32_t)i;
     if (!add) return -1;
+    if (t->nkeys >= INT32_MAX || sps__htab_make_room(&t->key_index, &p)) {
+        t->err = SPS_ENOMEM;
+        return -1;
+    }
     if (t->nkeys == t->capkeys) {
         size_t cap = t->capkeys ? t->capkeys * 2 : 64;
         tkey_t *v = realloc(t->keys, cap * sizeof *v);
@@ -125,7 +106,7 @@ static int32_t thread_of(h5tl_t *t, tkey_t k, int add) {
         t->capkeys = cap;
     }
     t->keys[t->nkeys] = k;
-    t->slots[h] = (int32_t)t->nkeys;
+    sps__htab_put(&t->key_index, &p, (uint32_t)t->nkeys);
     return (int32_t)t->nkeys++;
 }
 

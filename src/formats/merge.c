@@ -429,54 +429,25 @@ static int shift(int64_t *t, int64_t off) {
 
 /* A set of strings (borrowed) with ids in order of first insertion. */
 typedef struct strtab {
-    const char **v;   /* id -> string */
+    const char **v;      /* id -> string */
     size_t n, cap;
-    uint32_t *slot;   /* hash slots: id + 1, 0 empty */
-    size_t nslot;
+    sps__htab_t index;   /* string -> id (util.h) */
 } strtab_t;
-
-/* FNV-1a of s. */
-static uint64_t str_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Rebuilds t's slots with room for twice its strings.  Returns 0 or -1. */
-static int strtab_grow(strtab_t *t) {
-    size_t ns = t->nslot ? t->nslot * 2 : 64;
-    uint32_t *sl = calloc(ns, sizeof *sl);
-    const char **v = realloc(t->v, ns / 2 * sizeof *v);
-    if (!sl || !v) {
-        free(sl);
-        if (v) t->v = v;
-        return -1;
-    }
-    t->v = v;
-    t->cap = ns / 2;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t h = str_hash(v[i]) & (ns - 1);
-        while (sl[h]) h = (h + 1) & (ns - 1);
-        sl[h] = (uint32_t)i + 1;
-    }
-    free(t->slot);
-    t->slot = sl;
-    t->nslot = ns;
-    return 0;
-}
 
 /* The id of s in t, added if new.  Returns the id or -1 (no memory). */
 static int64_t strtab_id(strtab_t *t, const char *s) {
-    if (t->n + 1 > t->cap || t->n >= UINT32_MAX - 1) {
-        if (t->n >= UINT32_MAX - 1 || strtab_grow(t) < 0) return -1;
-    }
-    size_t h = str_hash(s) & (t->nslot - 1);
-    while (t->slot[h]) {
-        uint32_t id = t->slot[h] - 1;
+    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_bytes(s, strlen(s)));
+    for (uint32_t id; sps__htab_next(&t->index, &p, &id);)
         if (!strcmp(t->v[id], s)) return id;
-        h = (h + 1) & (t->nslot - 1);
+    if (t->n >= UINT32_MAX - 1 || sps__htab_make_room(&t->index, &p)) return -1;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 32;
+        const char **v = realloc(t->v, cap * sizeof *v);
+        if (!v) return -1;
+        t->v = v;
+        t->cap = cap;
     }
-    t->slot[h] = (uint32_t)t->n + 1;
+    sps__htab_put(&t->index, &p, (uint32_t)t->n);
     t->v[t->n] = s;
     return (int64_t)t->n++;
 }
@@ -484,7 +455,7 @@ static int64_t strtab_id(strtab_t *t, const char *s) {
 /* Frees t's arrays (not the strings). */
 static void strtab_free(strtab_t *t) {
     free(t->v);
-    free(t->slot);
+    sps__htab_free(&t->index);
 }
 
 /* The temporary name "<out>.tmp-<pid><suffix>", malloc'd; NULL: no
@@ -797,12 +768,7 @@ static uint64_t remap_flow_id(int64_t rank, uint64_t id) {
     if (id < ((uint64_t)1 << 40) && rank >= 0 && rank < ((int64_t)1 << 23))
         return ((uint64_t)rank << 40) | id;
     uint64_t x = id ^ ((uint64_t)rank * 0x9E3779B97F4A7C15ull);
-    for (int i = 0; i < 2; i++) {
-        x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
-        x ^= x >> 27; x *= 0x94d049bb133111ebull;
-        x ^= x >> 31;
-        x += (uint64_t)rank;
-    }
+    for (int i = 0; i < 2; i++) x = sps__hash_u64(x) + (uint64_t)rank;
     return x | ((uint64_t)1 << 63);
 }
 

@@ -51,11 +51,18 @@ typedef struct pfr_field {
     pfr_buf_t b;
 } pfr_field_t;
 
-/* A hash map from a (u64, u64) key to a u32 value (open addressing). */
+/* One entry of a pfr_map_t. */
+typedef struct pfr_kv {
+    uint64_t a, b;
+    uint32_t val;
+} pfr_kv_t;
+
+/* A map from a (u64, u64) key to a u32 value: entries in insertion order,
+ * found through util.h's index. */
 typedef struct pfr_map {
-    uint64_t *ka, *kb;
-    uint32_t *val;   /* UINT32_MAX = empty */
+    pfr_kv_t *kv;
     size_t n, cap;
+    sps__htab_t index;
 } pfr_map_t;
 
 /* An open slice on a track's stack. */
@@ -152,62 +159,42 @@ static int pfr_grow(void **arr, size_t *cap, size_t n, size_t sz) {
     return 0;
 }
 
-/* Mixes a key pair into a hash. */
-static uint64_t pfr_hash(uint64_t a, uint64_t b) {
-    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    return x;
+/* The entry of (a, b), or NULL; *p is left where a new one would go. */
+static pfr_kv_t *pfr_map_find(const pfr_map_t *m, uint64_t a, uint64_t b,
+                              sps__hprobe_t *p) {
+    *p = sps__htab_probe(&m->index, sps__hash_pair(a, b));
+    for (uint32_t i; sps__htab_next(&m->index, p, &i);)
+        if (m->kv[i].a == a && m->kv[i].b == b) return &m->kv[i];
+    return NULL;
 }
 
 /* Looks (a, b) up: its value or UINT32_MAX. */
 static uint32_t pfr_map_get(const pfr_map_t *m, uint64_t a, uint64_t b) {
-    if (!m->cap) return UINT32_MAX;
-    size_t i = pfr_hash(a, b) & (m->cap - 1);
-    while (m->val[i] != UINT32_MAX) {
-        if (m->ka[i] == a && m->kb[i] == b) return m->val[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return UINT32_MAX;
+    sps__hprobe_t p;
+    const pfr_kv_t *e = pfr_map_find(m, a, b, &p);
+    return e ? e->val : UINT32_MAX;
 }
 
 /* Sets (a, b) -> v (inserting or replacing); 0 or -1 (no memory). */
 static int pfr_map_put(pfr_map_t *m, uint64_t a, uint64_t b, uint32_t v) {
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        pfr_map_t nm = {malloc(nc * 8), malloc(nc * 8), malloc(nc * 4), 0, nc};
-        if (!nm.ka || !nm.kb || !nm.val) {
-            free(nm.ka); free(nm.kb); free(nm.val);
-            return -1;
-        }
-        memset(nm.val, 0xFF, nc * 4);
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->val[i] != UINT32_MAX) {
-                size_t j = pfr_hash(m->ka[i], m->kb[i]) & (nc - 1);
-                while (nm.val[j] != UINT32_MAX) j = (j + 1) & (nc - 1);
-                nm.ka[j] = m->ka[i]; nm.kb[j] = m->kb[i]; nm.val[j] = m->val[i];
-                nm.n++;
-            }
-        free(m->ka); free(m->kb); free(m->val);
-        *m = nm;
+    sps__hprobe_t p;
+    pfr_kv_t *e = pfr_map_find(m, a, b, &p);
+    if (e) {
+        e->val = v;
+        return 0;
     }
-    size_t i = pfr_hash(a, b) & (m->cap - 1);
-    while (m->val[i] != UINT32_MAX) {
-        if (m->ka[i] == a && m->kb[i] == b) {
-            m->val[i] = v;
-            return 0;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->ka[i] = a; m->kb[i] = b; m->val[i] = v;
-    m->n++;
+    if (m->n >= UINT32_MAX - 1 || sps__htab_make_room(&m->index, &p) ||
+        pfr_grow((void **)&m->kv, &m->cap, m->n, sizeof *m->kv))
+        return -1;
+    m->kv[m->n] = (pfr_kv_t){a, b, v};
+    sps__htab_put(&m->index, &p, (uint32_t)m->n++);
     return 0;
 }
 
 /* Frees m's arrays. */
 static void pfr_map_free(pfr_map_t *m) {
-    free(m->ka); free(m->kb); free(m->val);
+    free(m->kv);
+    sps__htab_free(&m->index);
 }
 
 
@@ -486,8 +473,7 @@ static int pfr_time(pfr_t *r, pfr_seq_t *s, uint32_t clock, uint64_t ts,
  * (copied only when new).  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
 static int pfr_literal(pfr_t *r, pfr_buf_t b, uint32_t *ni) {
     size_t n = (size_t)(b.e - b.p);
-    uint64_t hsh = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) hsh = (hsh ^ b.p[i]) * 1099511628211ull;
+    uint64_t hsh = sps__hash_bytes(b.p, n);
     uint32_t k = pfr_map_get(&r->str_map, hsh, n);
     if (k != UINT32_MAX && strlen(r->names[k]) == n &&
         (n == 0 || memcmp(r->names[k], b.p, n) == 0)) {

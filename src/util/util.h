@@ -112,21 +112,25 @@ static inline uint64_t sps__hash_pair(uint64_t a, uint64_t b) {
     return sps__hash_u64(sps__hash_u64(a) ^ (b + 0x9E3779B97F4A7C15ull));
 }
 
+/* A hash of a pair of 32-bit values: one mix of both packed. */
+static inline uint64_t sps__hash_pair32(uint32_t a, uint32_t b) {
+    return sps__hash_u64((uint64_t)a << 32 | b);
+}
+
 /* An index of items that live in the caller's array: slots hold an item's
  * index and a 32-bit digest of its hash (linear probing, load at most one
  * half, a power-of-two size).  The table never looks at the items: the
  * caller probes with a hash, is shown each item whose digest matches and
  * says which is equal.  The digest also rehashes without the items.
  *
- *     if (sps__htab_reserve(&t)) return -1;          // before probing
  *     sps__hprobe_t p = sps__htab_probe(&t, h);
  *     for (uint32_t i; sps__htab_next(&t, &p, &i);)
  *         if (equal(items[i], key)) return i;
+ *     if (sps__htab_make_room(&t, &p)) return -1;    // no memory
  *     sps__htab_put(&t, &p, nitems);                  // where p stopped
  *     items[nitems] = key;
  *
- * Lookups without inserting need no reserve (an empty table finds
- * nothing).  Items cannot be removed. */
+ * An empty table (all zero) finds nothing.  Items cannot be removed. */
 typedef struct sps__hslot {
     uint32_t idx1;   /* item index + 1; 0: empty */
     uint32_t digest; /* sps__htab_digest of the item's hash */
@@ -143,20 +147,18 @@ typedef struct sps__hprobe {
     uint32_t digest;
 } sps__hprobe_t;
 
-/* Grows t (doubling, at least 64 slots) and rehashes.  0 or -1 (no
- * memory; t unchanged).  Use sps__htab_reserve. */
-SPS__HIDDEN int sps__htab_grow(sps__htab_t *t);
+/* Makes room for n items in all (the table does not grow again before
+ * it holds them).  0 or -1 (no memory; t unchanged). */
+SPS__HIDDEN int sps__htab_reserve(sps__htab_t *t, size_t n);
+/* The slow half of sps__htab_make_room: grows t and moves p to the empty
+ * slot where its item goes in the grown table.  0 or -1. */
+SPS__HIDDEN int sps__htab_grow_probe(sps__htab_t *t, sps__hprobe_t *p);
 /* Frees the slots; t is empty and may be used again. */
 SPS__HIDDEN void sps__htab_free(sps__htab_t *t);
 
 /* The 32 bits of a hash that slots keep: both halves folded. */
 static inline uint32_t sps__htab_digest(uint64_t h) {
     return (uint32_t)(h ^ (h >> 32));
-}
-
-/* Makes room for one more item.  0 or -1 (no memory). */
-static inline int sps__htab_reserve(sps__htab_t *t) {
-    return (t->n + 1) * 2 <= t->cap ? 0 : sps__htab_grow(t);
 }
 
 /* Starts a probe for hash h. */
@@ -182,8 +184,16 @@ static inline int sps__htab_next(const sps__htab_t *t, sps__hprobe_t *p,
     }
 }
 
-/* Inserts item idx at the empty slot where probe p stopped (after a
- * sps__htab_reserve and a probe that found no equal item). */
+/* After a probe that found no equal item (sps__htab_next returned 0):
+ * makes room for one more item, keeping p on the empty slot where it goes
+ * (another one when the table grew).  0, or -1 when out of memory (t and
+ * p unchanged, the item cannot be added). */
+static inline int sps__htab_make_room(sps__htab_t *t, sps__hprobe_t *p) {
+    return (t->n + 1) * 2 <= t->cap ? 0 : sps__htab_grow_probe(t, p);
+}
+
+/* Inserts item idx at the empty slot where probe p stopped (after
+ * sps__htab_make_room). */
 static inline void sps__htab_put(sps__htab_t *t, const sps__hprobe_t *p,
                                  uint32_t idx) {
     t->slot[p->i] = (sps__hslot_t){idx + 1, p->digest};

@@ -168,11 +168,12 @@ static void htab_check(size_t n, int bad) {
         uint64_t key = i * 2654435761u + 17;
         uint64_t h = bad ? key % 5 : sps__hash_u64(key);
         assert_int_equal(find(&t, items, key, h), -1);
-        assert_int_equal(sps__htab_reserve(&t), 0);
-        if (t.cap != cap) grows++, cap = t.cap;
         sps__hprobe_t p = sps__htab_probe(&t, h);
         uint32_t j;
         while (sps__htab_next(&t, &p, &j)) assert_true(items[j] != key);
+        assert_int_equal(sps__htab_make_room(&t, &p), 0); /* may grow */
+        if (t.cap != cap) grows++, cap = t.cap;
+        assert_int_equal(t.slot[p.i].idx1, 0);
         sps__htab_put(&t, &p, (uint32_t)i);
         items[i] = key;
         assert_true(t.n * 2 <= t.cap);
@@ -195,6 +196,22 @@ static void test_htab(void **state) {
     htab_check(1, 0);
     htab_check(20000, 0); /* grows many times */
     htab_check(2000, 1);  /* five hashes for everything: probes by equality */
+    /* reserve: no growth until that many are in */
+    sps__htab_t t = {0};
+    assert_int_equal(sps__htab_reserve(&t, 1000), 0);
+    size_t cap = t.cap;
+    assert_true(cap >= 2000);
+    for (uint32_t i = 0; i < 1000; i++) {
+        sps__hprobe_t p = sps__htab_probe(&t, sps__hash_u64(i));
+        uint32_t j;
+        while (sps__htab_next(&t, &p, &j)) assert_true(j != i);
+        assert_int_equal(sps__htab_make_room(&t, &p), 0);
+        sps__htab_put(&t, &p, i);
+    }
+    assert_int_equal(t.cap, cap);
+    assert_int_equal(sps__htab_reserve(&t, 10), 0); /* never shrinks */
+    assert_int_equal(t.cap, cap);
+    sps__htab_free(&t);
 }
 
 /* ------------------------------------------------------------------------ */
