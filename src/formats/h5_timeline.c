@@ -47,8 +47,7 @@ typedef struct h5tl {
     sps__htab_t key_index; /* (rank, tid) -> thread index (util.h) */
     cursor_t *cur;         /* one per non-empty row */
     size_t ncur;
-    uint32_t *heap;        /* cursor indexes, smallest event first */
-    size_t nheap;
+    sps__heap_t heap;      /* cursors by their next event (cur_tie) */
     size_t block;          /* events per cursor block */
     int64_t *tmp_tid;      /* scratch for a block's thread ids */
     lane_t *lanes;
@@ -71,7 +70,7 @@ static void h5tl_free(void *p) {
         free(t->cur[k].thread);
     }
     free(t->cur);
-    free(t->heap);
+    sps__heap_free(&t->heap);
     free(t->tmp_tid);
     free(t->lanes);
     free(t->keys);
@@ -140,30 +139,20 @@ static int cursor_fill(h5tl_t *t, cursor_t *c, int add_threads) {
     return 0;
 }
 
-/* Order of events: start, then longer first (an enclosing call before what
- * it contains), then thread. */
-static int cur_less(const h5tl_t *t, uint32_t a, uint32_t b) {
+/* Order of events: start (the heap's key), then longer first (an
+ * enclosing call before what it contains), then thread, then row (the
+ * cursors' order, the heap's last resort). */
+static int cur_tie(void *ctx, uint32_t a, uint32_t b) {
+    const h5tl_t *t = ctx;
     const cursor_t *x = &t->cur[a], *y = &t->cur[b];
-    int64_t sx = x->start[x->i], sy = y->start[y->i];
-    if (sx != sy) return sx < sy;
     int64_t dx = x->dur[x->i], dy = y->dur[y->i];
-    if (dx != dy) return dx > dy;
-    if (x->thread[x->i] != y->thread[y->i]) return x->thread[x->i] < y->thread[y->i];
-    return x->row < y->row;
+    if (dx != dy) return dx > dy ? -1 : 1;
+    if (x->thread[x->i] != y->thread[y->i]) return x->thread[x->i] < y->thread[y->i] ? -1 : 1;
+    return 0;
 }
 
-static void heap_down(h5tl_t *t, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < t->nheap && cur_less(t, t->heap[l], t->heap[m])) m = l;
-        if (l + 1 < t->nheap && cur_less(t, t->heap[l + 1], t->heap[m])) m = l + 1;
-        if (m == i) return;
-        uint32_t x = t->heap[i];
-        t->heap[i] = t->heap[m];
-        t->heap[m] = x;
-        i = m;
-    }
-}
+/* The heap key of cursor c's next event. */
+static uint64_t cur_key(const cursor_t *c) { return sps__heap_key_i64(c->start[c->i]); }
 
 /* Finds every thread with a pre-pass over the rows' thread ids (the header
  * lists threads before any span), then names processes and threads. */
@@ -212,21 +201,17 @@ static int threads_build(h5tl_t *t) {
  * thread (counted in dropped). */
 static int h5tl_next(void *p, sps__tl_span_t *s) {
     h5tl_t *t = p;
-    while (t->nheap) {
-        uint32_t ci = t->heap[0];
-        cursor_t *c = &t->cur[ci];
+    while (t->heap.n) {
+        cursor_t *c = &t->cur[sps__heap_top(&t->heap).idx];
         sps__tl_span_t out = {t->r->rows[c->row].file_region, c->thread[c->i],
                               c->start[c->i], c->start[c->i] + c->dur[c->i]};
         if (out.end_ns < out.start_ns) out.end_ns = INT64_MAX; /* overflow */
-        if (++c->i == c->n) {
-            if (c->next < c->end) {
-                int rc = cursor_fill(t, c, 0);
-                if (rc) return rc; /* the message is set */
-            } else {
-                t->heap[0] = t->heap[--t->nheap];
-            }
+        if (++c->i == c->n && c->next < c->end) {
+            int rc = cursor_fill(t, c, 0);
+            if (rc) return rc; /* the message is set */
         }
-        heap_down(t, 0);
+        if (c->i < c->n) sps__heap_update_top(&t->heap, cur_key(c));
+        else sps__heap_pop(&t->heap);
         lane_t *ln = &t->lanes[out.thread];
         while (ln->n && ln->ends[ln->n - 1] <= out.start_ns) ln->n--;
         if (ln->n && ln->ends[ln->n - 1] < out.end_ns) {
@@ -255,9 +240,9 @@ static int cursors_make(h5tl_t *t) {
     size_t b = (64u << 20) / 24 / (rows ? rows : 1);
     t->block = b < 16 ? 16 : b > 4096 ? 4096 : b;
     t->cur = calloc(rows + 1, sizeof *t->cur);
-    t->heap = calloc(rows + 1, sizeof *t->heap);
+    sps__heap_init(&t->heap, cur_tie, t);
     t->tmp_tid = malloc(t->block * sizeof *t->tmp_tid);
-    if (!t->cur || !t->heap || !t->tmp_tid) return SPS_ENOMEM;
+    if (!t->cur || sps__heap_reserve(&t->heap, rows) || !t->tmp_tid) return SPS_ENOMEM;
     for (size_t i = 0; i < r->nrows; i++) {
         if (!r->rows[i].count) continue;
         cursor_t *c = &t->cur[t->ncur++];
@@ -356,7 +341,7 @@ int sps__h5tl_open(void **out, const char *path) {
     for (size_t k = 0; !rc && k < t->ncur; k++) { /* load the first blocks */
         rc = cursor_fill(t, &t->cur[k], 0);
         if (!rc) {
-            t->heap[t->nheap++] = (uint32_t)k;
+            sps__heap_push(&t->heap, cur_key(&t->cur[k]), (uint32_t)k); /* reserved */
             if (t->cur[k].start[0] < minstart) minstart = t->cur[k].start[0];
             total += r->rows[t->cur[k].row].count;
         }
@@ -367,7 +352,6 @@ int sps__h5tl_open(void **out, const char *path) {
         h5tl_free(t);
         return rc;
     }
-    for (size_t i = t->nheap; i-- > 0;) heap_down(t, i);
     for (size_t k = 0; k < r->nnames; k++) t->names[k] = r->names[k];
     t->h.nnames = r->nnames;
     t->h.names = t->names;

@@ -477,8 +477,7 @@ typedef struct tmerge {
     size_t nthreads;
     char **labels;         /* owned strings: proc and thread names */
     size_t nlabels;
-    size_t *heap;          /* input indices, ordered by cur */
-    size_t nheap;
+    sps__heap_t heap;      /* inputs by their next span (span_tie) */
     sps__tl_counter_t *counters; /* every input's, shifted and mapped */
     size_t ncounters;
     sps__tl_flow_t *flows;
@@ -492,7 +491,7 @@ static void tmerge_free(tmerge_t *m) {
     free(m->threads);
     for (size_t i = 0; i < m->nlabels; i++) free(m->labels[i]);
     free(m->labels);
-    free(m->heap);
+    sps__heap_free(&m->heap);
     free(m->counters);
     free(m->flows);
 }
@@ -561,6 +560,15 @@ static int tmerge_input(tmerge_t *m, input_t *x, size_t k) {
     return tmerge_threads(m, x, h);
 }
 
+/* The order of the inputs' next spans beyond their start (the heap's key):
+ * the longer (enclosing) first, then input order (the heap's last
+ * resort: index i is input i).  ctx: the inputs. */
+static int span_tie(void *ctx, uint32_t a, uint32_t b) {
+    const input_t *in = ctx;
+    int64_t ea = in[a].cur.end_ns, eb = in[b].cur.end_ns;
+    return ea != eb ? (ea > eb ? -1 : 1) : 0;
+}
+
 /* Builds the merged header's names, processes (in rank order) and threads
  * from the inputs' headers.  Returns 0 or SPS_ENOMEM. */
 static int tmerge_header(tmerge_t *m, input_t *in, size_t n) {
@@ -570,8 +578,9 @@ static int tmerge_header(tmerge_t *m, input_t *in, size_t n) {
     m->procs = calloc(n, sizeof *m->procs);
     m->threads = calloc(nthr + 1, sizeof *m->threads);
     m->labels = calloc(n + nthr + 1, sizeof *m->labels);
-    m->heap = malloc(n * sizeof *m->heap);
-    if (!order || !m->procs || !m->threads || !m->labels || !m->heap) {
+    sps__heap_init(&m->heap, span_tie, in);
+    if (!order || !m->procs || !m->threads || !m->labels ||
+        sps__heap_reserve(&m->heap, n)) {
         free(order);
         return SPS_ENOMEM;
     }
@@ -581,28 +590,6 @@ static int tmerge_header(tmerge_t *m, input_t *in, size_t n) {
     for (size_t k = 0; rc == 0 && k < n; k++) rc = tmerge_input(m, order[k], k);
     free(order);
     return rc;
-}
-
-/* Non-zero when input a's next span goes before input b's: start, then
- * the longer (enclosing) first, then input order. */
-static int span_before(const input_t *a, const input_t *b) {
-    if (a->cur.start_ns != b->cur.start_ns) return a->cur.start_ns < b->cur.start_ns;
-    if (a->cur.end_ns != b->cur.end_ns) return a->cur.end_ns > b->cur.end_ns;
-    return a->pos < b->pos;
-}
-
-/* Moves heap entry i down to its place. */
-static void heap_down(tmerge_t *m, const input_t *in, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, s = i;
-        if (l < m->nheap && span_before(&in[m->heap[l]], &in[m->heap[s]])) s = l;
-        if (r < m->nheap && span_before(&in[m->heap[r]], &in[m->heap[s]])) s = r;
-        if (s == i) return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[s];
-        m->heap[s] = t;
-        i = s;
-    }
 }
 
 /* Reads input x's next span into x->cur, shifted and mapped.  Returns 1,
@@ -699,14 +686,14 @@ static int gzip_file(const char *src, const char *dst) {
  * or a negative code after the error line. */
 static int tmerge_spans(merge_t *c, tmerge_t *m, sps__tlw_t *w) {
     input_t *in = c->in;
-    while (m->nheap) {
-        input_t *x = &in[m->heap[0]];
+    while (m->heap.n) {
+        input_t *x = &in[sps__heap_top(&m->heap).idx];
         int rc = sps__tlw_span(w, &x->cur);
         if (rc) return fail(c, rc, "%s: %s", c->out, sps_strerror(rc));
         rc = advance(c, x);
         if (rc < 0) return rc;
-        if (rc == 0) m->heap[0] = m->heap[--m->nheap];
-        heap_down(m, in, 0);
+        if (rc == 0) sps__heap_pop(&m->heap);
+        else sps__heap_update_top(&m->heap, sps__heap_key_i64(x->cur.start_ns));
     }
     return 0;
 }
@@ -840,9 +827,8 @@ static int tmerge_prime(merge_t *c, tmerge_t *m, sps__tl_header_t *h) {
         if (rc < 0) return rc;
         if (rc == 0) continue;
         if (in[i].cur.start_ns < base) base = in[i].cur.start_ns;
-        m->heap[m->nheap++] = i;
+        sps__heap_push(&m->heap, sps__heap_key_i64(in[i].cur.start_ns), (uint32_t)i); /* reserved */
     }
-    for (size_t i = m->nheap; i-- > 0;) heap_down(m, in, i);
     const char *slash = strrchr(c->out, '/');
     memset(h, 0, sizeof *h);
     h->nnames = m->names.n;

@@ -29,8 +29,7 @@ typedef struct lane {
 
 typedef struct pass {
     lane_t *lanes;
-    uint32_t *heap; /* lane indexes ordered by (ticks, thread) */
-    size_t nheap;
+    sps__heap_t heap; /* lanes by (next event's time, thread) (util.h) */
     const sps__pass_cb_t *cb;
     int64_t next_id;
     uint64_t *ord;  /* by region id */
@@ -39,24 +38,6 @@ typedef struct pass {
     lane_t *cur_lane;
     int err;
 } pass_t;
-
-static int lane_less(const pass_t *p, uint32_t a, uint32_t b) {
-    const lane_t *x = &p->lanes[a], *y = &p->lanes[b];
-    return x->ev.ticks != y->ev.ticks ? x->ev.ticks < y->ev.ticks : x->thread < y->thread;
-}
-
-static void heap_down(pass_t *p, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < p->nheap && lane_less(p, p->heap[l], p->heap[m])) m = l;
-        if (l + 1 < p->nheap && lane_less(p, p->heap[l + 1], p->heap[m])) m = l + 1;
-        if (m == i) return;
-        uint32_t t = p->heap[i];
-        p->heap[i] = p->heap[m];
-        p->heap[m] = t;
-        i = m;
-    }
-}
 
 static void pass_close(void *ctx, const sps__frame_t *f, uint64_t end,
                        uint64_t self, size_t depth) {
@@ -107,9 +88,9 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
     p.cb = cb;
     p.nids = sps__registry_count();
     p.lanes = calloc(nt ? nt : 1, sizeof *p.lanes);
-    p.heap = calloc(nt ? nt : 1, sizeof *p.heap);
+    sps__heap_init(&p.heap, NULL, NULL); /* ties: the lower thread first */
     p.ord = calloc(p.nids, sizeof *p.ord);
-    if (!p.lanes || !p.heap || !p.ord) p.err = SPS_ENOMEM;
+    if (!p.lanes || sps__heap_reserve(&p.heap, nt) || !p.ord) p.err = SPS_ENOMEM;
     size_t si = 0;
     for (uint32_t t = 0; t < nt && !p.err; t++) {
         size_t s0 = si;
@@ -121,23 +102,22 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
                      snap->carried ? &snap->carried[t] : NULL, &snap->tm);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
-        if (rc > 0) p.heap[p.nheap++] = t;
+        if (rc > 0) sps__heap_push(&p.heap, ln->ev.ticks, t); /* reserved */
     }
-    for (size_t i = p.nheap; i-- > 0;) heap_down(&p, i);
-    while (p.nheap && !p.err) {
-        lane_t *ln = &p.lanes[p.heap[0]];
+    while (p.heap.n && !p.err) {
+        lane_t *ln = &p.lanes[sps__heap_top(&p.heap).idx];
         pass_event(&p, ln);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
-        if (rc <= 0) p.heap[0] = p.heap[--p.nheap];
-        heap_down(&p, 0);
+        if (rc > 0) sps__heap_update_top(&p.heap, ln->ev.ticks);
+        else sps__heap_pop(&p.heap);
     }
     for (uint32_t t = 0; p.lanes && t < nt; t++) {
         sps__rd_free(&p.lanes[t].rd);
         sps__stack_free(&p.lanes[t].st);
     }
     free(p.lanes);
-    free(p.heap);
+    sps__heap_free(&p.heap);
     free(p.ord);
     if (misuse) *misuse = p.misuse;
     return p.err;

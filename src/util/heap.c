@@ -75,6 +75,4 @@ void sps__heap_pop(sps__heap_t *h) {
     if (h->n) sift_down(h, 0, last);
 }
 
-void sps__heap_update_top(sps__heap_t *h, uint64_t key) {
-    sift_down(h, 0, (sps__heap_ent_t){key, h->v[0].idx});
-}
+void sps__heap_sift_top(sps__heap_t *h) { sift_down(h, 0, h->v[0]); }

@@ -72,12 +72,23 @@ SPS__HIDDEN int sps__heap_reserve(sps__heap_t *h, size_t cap);
 SPS__HIDDEN int sps__heap_push(sps__heap_t *h, uint64_t key, uint32_t idx);
 /* Removes the smallest entry (the heap must not be empty). */
 SPS__HIDDEN void sps__heap_pop(sps__heap_t *h);
-/* Gives the smallest entry a new key (its head moved on) and restores the
- * order: the step of a k-way merge, one sift instead of a pop and a push.
- * The heap must not be empty. */
-SPS__HIDDEN void sps__heap_update_top(sps__heap_t *h, uint64_t key);
+/* Restores the order after the smallest entry's key changed (the slow
+ * half of sps__heap_update_top). */
+SPS__HIDDEN void sps__heap_sift_top(sps__heap_t *h);
 /* Frees the array; the heap is empty and may be used again. */
 SPS__HIDDEN void sps__heap_free(sps__heap_t *h);
+
+/* Gives the smallest entry a new key (its head moved on) and restores the
+ * order: the step of a k-way merge, one sift instead of a pop and a push.
+ * Inline, because most steps of a merge leave the same head first (one
+ * lane, or a lane whose next event is still the earliest): then it costs
+ * two compares and no call.  The heap must not be empty. */
+static inline void sps__heap_update_top(sps__heap_t *h, uint64_t key) {
+    sps__heap_ent_t *v = h->v;
+    v[0].key = key;
+    if (h->n < 2 || (key < v[1].key && (h->n < 3 || key < v[2].key))) return;
+    sps__heap_sift_top(h);
+}
 
 /* The smallest entry; the heap must not be empty. */
 static inline sps__heap_ent_t sps__heap_top(const sps__heap_t *h) {
