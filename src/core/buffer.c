@@ -13,8 +13,6 @@
  * faults. */
 #include "sps_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -131,19 +129,11 @@ void sps__chunk_release(sps__chunk_t *c) {
     }
 }
 
+/* The unlinked spill file in cfg.spill_dir (else $TMPDIR, else /tmp).
+ * Returns its descriptor or -1. */
 static int spill_open(void) {
     const char *dir = sps__g.spill_dir;
-    if (!dir) dir = getenv("TMPDIR");
-    if (!dir || !*dir) dir = "/tmp";
-#ifdef O_TMPFILE
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0) return fd;
-#endif
-    char path[4096];
-    snprintf(path, sizeof path, "%s/spanscope-spill-XXXXXX", dir);
-    fd = mkostemp(path, O_CLOEXEC);
-    if (fd >= 0) unlink(path);
-    return fd;
+    return sps__tmpfile_open(dir && *dir ? dir : NULL, "spanscope-spill-");
 }
 
 /* Moves the records of c to the spill file; c keeps its descriptor and
@@ -152,14 +142,7 @@ static uint64_t *chunk_spill(sps__chunk_t *c) {
     if (sps__g.spill_fd < 0) sps__g.spill_fd = spill_open();
     if (sps__g.spill_fd < 0) return NULL;
     size_t bytes = (size_t)c->n * sizeof(uint64_t);
-    const char *p = (const char *)c->rec;
-    for (size_t done = 0; done < bytes;) {
-        ssize_t w = pwrite(sps__g.spill_fd, p + done, bytes - done,
-                           sps__g.spill_end + (off_t)done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return NULL;
-        done += (size_t)w;
-    }
+    if (sps__pwrite_all(sps__g.spill_fd, c->rec, bytes, sps__g.spill_end)) return NULL;
     uint64_t *mem = c->rec;
     c->rec = NULL;
     c->file_off = sps__g.spill_end;
@@ -170,14 +153,7 @@ static uint64_t *chunk_spill(sps__chunk_t *c) {
 
 int sps__spill_read(int64_t off, uint32_t n, uint64_t *out) {
     size_t bytes = (size_t)n * sizeof(uint64_t);
-    for (size_t done = 0; done < bytes;) {
-        ssize_t r = pread(sps__g.spill_fd, (char *)out + done, bytes - done,
-                          off + (off_t)done);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return SPS_EIO;
-        done += (size_t)r;
-    }
-    return 0;
+    return sps__pread_full(sps__g.spill_fd, out, bytes, off) == (ssize_t)bytes ? 0 : SPS_EIO;
 }
 
 /* Makes c the thread's current chunk, starting with a HI record. */

@@ -205,18 +205,9 @@ static int pf_fail(sps__pfw_t *w, int code, const char *what) {
 
 /* Writes the buffered bytes to the file; SPS_EIO on failure. */
 static int pf_flush(sps__pfw_t *w) {
-    size_t off = 0;
-    while (off < w->nbuf) {
-        ssize_t k = write(w->fd, w->buf + off, w->nbuf - off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            w->nbuf = 0;
-            return pf_fail(w, SPS_EIO, strerror(k < 0 ? errno : EIO));
-        }
-        off += (size_t)k;
-    }
+    int rc = sps__write_all(w->fd, w->buf, w->nbuf);
     w->nbuf = 0;
-    return 0;
+    return rc ? pf_fail(w, SPS_EIO, strerror(errno)) : 0;
 }
 
 /* Appends n raw bytes to the output. */

@@ -19,7 +19,6 @@
 #include "formats/timeline.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,40 +91,23 @@ int sps__xsort_new(sps__xsort_t **out, sps__srec_cmp_t cmp, const char *what) {
 /* Writes all n bytes of b at the end of the temporary file.  Returns 0 or
  * SPS_EIO with the message set (ENOSPC says the disk is full). */
 static int xs_write(sps__xsort_t *x, const void *b, size_t n) {
-    const char *p = b;
-    while (n) {
-        ssize_t k = write(x->fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            const char *dir = getenv("TMPDIR");
-            sps__err_set("%s: cannot write the temporary sort file in %s: %s",
-                               x->what, dir && *dir ? dir : "/tmp",
-                               k < 0 ? strerror(errno) : "short write");
-            return SPS_EIO;
-        }
-        p += k;
-        n -= (size_t)k;
-        x->fsize += k;
+    if (sps__pwrite_all(x->fd, b, n, x->fsize)) {
+        sps__err_set("%s: cannot write the temporary sort file in %s: %s",
+                     x->what, sps__tmpdir(), strerror(errno));
+        return SPS_EIO;
     }
+    x->fsize += (off_t)n;
     return 0;
 }
 
 /* Creates the unlinked temporary file.  Returns 0 or SPS_EIO. */
 static int xs_mktemp(sps__xsort_t *x) {
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir) dir = "/tmp";
-    size_t n = strlen(dir) + 32;
-    char *tpl = malloc(n);
-    if (!tpl) return SPS_ENOMEM;
-    snprintf(tpl, n, "%s/spanscope-sort-XXXXXX", dir);
-    x->fd = mkostemp(tpl, O_CLOEXEC);
-    int err = errno;
-    if (x->fd >= 0) unlink(tpl);
-    free(tpl);
+    x->fd = sps__tmpfile_open(NULL, "spanscope-sort-");
     if (x->fd < 0) {
+        int err = errno;
         sps__err_set("%s: cannot create a temporary sort file in %s "
-                           "(set TMPDIR): %s", x->what, dir, strerror(err));
-        return SPS_EIO;
+                     "(set TMPDIR): %s", x->what, sps__tmpdir(), strerror(err));
+        return err == ENOMEM ? SPS_ENOMEM : SPS_EIO;
     }
     return 0;
 }
@@ -179,18 +161,13 @@ int sps__xsort_spilled(const sps__xsort_t *x) { return x->nruns > 0; }
 
 /* Refills cursor c from the file.  Returns 0 or SPS_EIO. */
 static int xs_fill(sps__xsort_t *x, xs_cursor_t *c, size_t bufn) {
-    size_t want = c->left < bufn ? (size_t)c->left : bufn, got = 0;
-    char *p = (char *)c->buf;
+    size_t want = c->left < bufn ? (size_t)c->left : bufn;
     size_t bytes = want * sizeof *c->buf;
-    while (got < bytes) {
-        ssize_t k = pread(x->fd, p + got, bytes - got, c->off + (off_t)got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            sps__err_set("%s: cannot read the temporary sort file: %s",
-                               x->what, k < 0 ? strerror(errno) : "short read");
-            return SPS_EIO;
-        }
-        got += (size_t)k;
+    ssize_t got = sps__pread_full(x->fd, c->buf, bytes, c->off);
+    if (got != (ssize_t)bytes) {
+        sps__err_set("%s: cannot read the temporary sort file: %s", x->what,
+                     got < 0 ? strerror(errno) : "it is shorter than written");
+        return SPS_EIO;
     }
     c->off += (off_t)bytes;
     c->left -= want;
