@@ -36,6 +36,41 @@
 
 #include "sps_int.h"
 
+/* A file's /metadata: every attribute as read (the list Python's
+ * results.read and sps_metadata_read hand out) and a typed view of the
+ * ones the library uses itself.  The view's strings point into attrs; a
+ * field that is absent or not of its type reads as has_* = 0, 0 or "". */
+typedef struct sps__h5r_meta {
+    size_t nattrs;
+    sps_meta_attr_t *attrs;   /* owned, in name order (as h5py lists them) */
+    int has_times;            /* start_time_ns and finalize_time_ns, both */
+    int64_t start_time_ns, finalize_time_ns; /* each 0 when absent */
+    int has_anchor;           /* wall_anchor_ns > 0 and mono_anchor_ns */
+    int64_t wall_anchor_ns, mono_anchor_ns;  /* 0 without has_anchor */
+    int has_rank;             /* rank, within 0..INT32_MAX */
+    int64_t rank;
+    int64_t mpi_size;         /* 0 when absent */
+    int has_clock_offset;     /* clock_offset_ns (MPI alignment, docs/merge.md) */
+    int64_t clock_offset_ns;
+    int has_clock_offset_error; /* with the offset, clock_offset_error_ns >= 0 */
+    int64_t clock_offset_error_ns;
+    int64_t dropped_events, misuse_count, open_calls; /* 0 when absent */
+    const char *hostname, *label, *clock_source;     /* "" when absent */
+} sps__h5r_meta_t;
+
+/* Reads /metadata of the HDF5 file at path into *out (a file without the
+ * group gives no attributes).  Attributes of other types than integers,
+ * floats and strings, scalar or 1-D, are left out; so are ones HDF5
+ * cannot read.  Returns 0, SPS_EIO (cannot open), SPS_EFORMAT (not HDF5)
+ * or SPS_ENOMEM, with the message set (sps__err_msg); free with
+ * sps__h5r_meta_free.  The one reader of /metadata: the readers below,
+ * merge, sps_metadata_read (Python) all go through it. */
+SPS__HIDDEN int sps__h5r_metadata(const char *path, sps__h5r_meta_t *out);
+/* Frees what m owns and zeroes it.  NULL is a no-op. */
+SPS__HIDDEN void sps__h5r_meta_free(sps__h5r_meta_t *m);
+/* Frees n attributes at a (as sps__h5r_metadata made them). */
+SPS__HIDDEN void sps__h5r_attrs_free(sps_meta_attr_t *a, size_t n);
+
 /* A file read into memory.  Everything is owned by the struct. */
 typedef struct sps__h5r {
     int schema;            /* 2 or 3 */
@@ -61,13 +96,7 @@ typedef struct sps__h5r {
     int nested_by_ids;     /* nesting from call/parent ids, else intervals */
     uint64_t orphans;      /* parent ids naming no call of the file */
     uint64_t cycles;       /* parent-id cycles cut (their calls made roots) */
-    /* /metadata start_time_ns and finalize_time_ns, when present. */
-    int has_times;
-    int64_t start_time_ns, finalize_time_ns;
-    /* /metadata wall_anchor_ns, mono_anchor_ns (0 when absent or
-     * wall_anchor_ns <= 0) and hostname ("" when absent). */
-    int64_t wall_anchor_ns, mono_anchor_ns;
-    char hostname[256];
+    sps__h5r_meta_t meta;  /* /metadata (sps__h5r_metadata) */
     /* Streaming (sps__h5r_open_index): the open file and event columns
      * (HDF5 ids; -1 when closed or absent: h_tid, h_call and h_parent are
      * the optional thread_ids, call_ids and parent_ids) and whether /events holds start

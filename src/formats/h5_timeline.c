@@ -355,15 +355,15 @@ int sps__h5tl_open(void **out, const char *path) {
     for (size_t k = 0; k < r->nnames; k++) t->names[k] = r->names[k];
     t->h.nnames = r->nnames;
     t->h.names = t->names;
-    t->h.base_ns = r->has_times ? r->start_time_ns : (total ? minstart : 0);
+    t->h.base_ns = r->meta.has_times ? r->meta.start_time_ns : (total ? minstart : 0);
     const char *slash = strrchr(path, '/');
     t->h.trace_name = slash ? slash + 1 : path;
     t->h.rank = t->h.nprocs > 1 ? 0 : -1;
     t->h.world_size = (int64_t)t->h.nprocs;
     t->h.nspans = total;
-    t->h.wall_anchor_ns = r->wall_anchor_ns;
-    t->h.mono_anchor_ns = r->mono_anchor_ns;
-    t->h.hostname = r->hostname;
+    t->h.wall_anchor_ns = r->meta.wall_anchor_ns;
+    t->h.mono_anchor_ns = r->meta.mono_anchor_ns;
+    t->h.hostname = r->meta.hostname;
     rc = counters_load(t, path);
     if (rc) {
         if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory", path);

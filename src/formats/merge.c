@@ -121,21 +121,13 @@
 /* Inputs                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* /metadata of an .h5 input (what merge uses of it). */
-typedef struct meta {
-    int has_rank, has_anchor, aggregate;
-    int has_mpi, has_mpi_error;  /* clock_offset_ns, clock_offset_error_ns */
-    int64_t rank, size, wall_anchor, mono_anchor, mpi_offset, mpi_error;
-    int64_t start_ns, finalize_ns, dropped, misuse, open_calls;
-    char host[256], label[1024], clock_source[32];
-} meta_t;
-
 /* One input file and its state during the merge. */
 typedef struct input {
     const char *path;
     sps__tl_format_t fmt;
     int pos;               /* index in the list of inputs */
-    meta_t m;              /* .h5 only (zeros otherwise) */
+    sps__h5r_meta_t m;     /* /metadata of an .h5 (sps__h5r_metadata), owned;
+                              a trace's anchor and host (trace_anchor) */
     int64_t rank;
     int64_t offset;        /* ns added to each of its times */
     int64_t offset_error;  /* bound of offset's error in ns, -1 unknown */
@@ -189,99 +181,6 @@ static void hook_reading(const merge_t *c, const char *path) {
 /* Calls the read_done hook (if any): every input's header is read. */
 static void hook_read_done(const merge_t *c) {
     if (c->hooks && c->hooks->read_done) c->hooks->read_done();
-}
-
-/* Reads the scalar integer attribute name of loc into *v.  Returns 1 when
- * it is there and readable, else 0. */
-static int attr_int(hid_t loc, const char *name, int64_t *v) {
-    if (H5Aexists(loc, name) <= 0) return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0) return 0;
-    hid_t t = H5Aget_type(a), s = H5Aget_space(a);
-    int ok = t >= 0 && s >= 0 && H5Tget_class(t) == H5T_INTEGER &&
-             H5Sget_simple_extent_npoints(s) == 1 &&
-             H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
-    if (t >= 0) H5Tclose(t);
-    if (s >= 0) H5Sclose(s);
-    H5Aclose(a);
-    return ok;
-}
-
-/* Reads the scalar string attribute name of loc (variable or fixed
- * length) into buf, truncated to cap - 1 bytes.  Returns 1 or 0. */
-static int attr_text(hid_t loc, const char *name, char *buf, size_t cap) {
-    buf[0] = 0;
-    if (H5Aexists(loc, name) <= 0) return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0) return 0;
-    hid_t t = H5Aget_type(a), s = H5Aget_space(a), mt = -1;
-    int ok = t >= 0 && s >= 0 && H5Tget_class(t) == H5T_STRING &&
-             H5Sget_simple_extent_npoints(s) == 1;
-    if (ok && H5Tis_variable_str(t) > 0) {
-        char *p = NULL;
-        mt = H5Tcopy(H5T_C_S1);
-        ok = mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-             H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(a, mt, &p) >= 0;
-        if (ok && p) snprintf(buf, cap, "%s", p);
-        if (p) H5free_memory(p);
-    } else if (ok) {
-        size_t n = H5Tget_size(t);
-        char *p = n > 0 && n < 65536 ? calloc(1, n + 1) : NULL;
-        mt = H5Tcopy(H5T_C_S1);
-        ok = p && mt >= 0 && H5Tset_size(mt, n) >= 0 && H5Aread(a, mt, p) >= 0;
-        if (ok) snprintf(buf, cap, "%s", p);
-        free(p);
-    }
-    if (mt >= 0) H5Tclose(mt);
-    if (t >= 0) H5Tclose(t);
-    if (s >= 0) H5Sclose(s);
-    H5Aclose(a);
-    return ok;
-}
-
-/* Reads what merge uses of the /metadata group g into *m. */
-static void meta_group(hid_t g, meta_t *m) {
-    m->has_rank = attr_int(g, "rank", &m->rank) && m->rank >= 0 &&
-                  m->rank <= INT32_MAX;
-    if (!attr_int(g, "mpi_size", &m->size)) m->size = 0;
-    m->has_anchor = attr_int(g, "wall_anchor_ns", &m->wall_anchor) &&
-                    attr_int(g, "mono_anchor_ns", &m->mono_anchor) &&
-                    m->wall_anchor > 0;
-    m->has_mpi = attr_int(g, "clock_offset_ns", &m->mpi_offset);
-    m->has_mpi_error = m->has_mpi &&
-                       attr_int(g, "clock_offset_error_ns", &m->mpi_error) &&
-                       m->mpi_error >= 0;
-    attr_int(g, "start_time_ns", &m->start_ns);
-    attr_int(g, "finalize_time_ns", &m->finalize_ns);
-    attr_int(g, "dropped_events", &m->dropped);
-    attr_int(g, "misuse_count", &m->misuse);
-    attr_int(g, "open_calls", &m->open_calls);
-    attr_text(g, "hostname", m->host, sizeof m->host);
-    attr_text(g, "label", m->label, sizeof m->label);
-    attr_text(g, "clock_source", m->clock_source, sizeof m->clock_source);
-}
-
-/* Reads what merge uses of an .h5 file's /metadata and root attributes
- * into *m.  The file has already been validated by a reader; missing
- * attributes leave their fields unset (has_* 0). */
-static void h5_meta(const char *path, meta_t *m) {
-    memset(m, 0, sizeof *m);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
-    if (fapl >= 0) H5Pclose(fapl);
-    if (f < 0) return;
-    char layout[32];
-    if (attr_text(f, "storage_layout", layout, sizeof layout))
-        m->aggregate = !strcmp(layout, "aggregate");
-    if (H5Lexists(f, "metadata", H5P_DEFAULT) > 0) {
-        hid_t g = H5Gopen2(f, "metadata", H5P_DEFAULT);
-        if (g >= 0) {
-            meta_group(g, m);
-            H5Gclose(g);
-        }
-    }
-    H5Fclose(f);
 }
 
 /* The rank a trace header names: distributedInfo.rank, else the one rank
@@ -357,9 +256,9 @@ static int64_t wrap_sub(int64_t a, int64_t b) {
  * anchors.  -1 when no input has either. */
 static int pick_ref(const input_t *in, size_t n) {
     int ref = -1, mpi = 0;
-    for (size_t i = 0; i < n; i++) mpi |= in[i].m.has_mpi;
+    for (size_t i = 0; i < n; i++) mpi |= in[i].m.has_clock_offset;
     for (size_t i = 0; i < n; i++) {
-        if (!in[i].m.has_mpi && !in[i].m.has_anchor) continue;
+        if (!in[i].m.has_clock_offset && !in[i].m.has_anchor) continue;
         if (ref < 0) ref = (int)i;
         else if (mpi && in[i].rank < in[ref].rank) ref = (int)i;
     }
@@ -370,11 +269,11 @@ static int pick_ref(const input_t *in, size_t n) {
  * "same-host" (offset 0), "wall-clock", or left "none" when either has no
  * anchors. */
 static void align_anchor(input_t *x, const input_t *r) {
-    const meta_t *a = &x->m, *b = &r->m;
+    const sps__h5r_meta_t *a = &x->m, *b = &r->m;
     if (!a->has_anchor || !b->has_anchor) return;
-    int64_t d = wrap_sub(wrap_sub(a->wall_anchor, a->mono_anchor),
-                         wrap_sub(b->wall_anchor, b->mono_anchor));
-    if (a->host[0] && !strcmp(a->host, b->host) && d > -SAME_BOOT_NS &&
+    int64_t d = wrap_sub(wrap_sub(a->wall_anchor_ns, a->mono_anchor_ns),
+                         wrap_sub(b->wall_anchor_ns, b->mono_anchor_ns));
+    if (a->hostname[0] && !strcmp(a->hostname, b->hostname) && d > -SAME_BOOT_NS &&
         d < SAME_BOOT_NS) {
         x->clock = "same-host";
     } else {
@@ -388,11 +287,12 @@ static void align_anchor(input_t *x, const input_t *r) {
  * to be on rank 0's clock), with the sum of the error bounds when x has
  * one. */
 static void align_mpi(input_t *x, const input_t *r) {
-    x->offset = wrap_sub(x->m.mpi_offset, r->m.has_mpi ? r->m.mpi_offset : 0);
+    const sps__h5r_meta_t *a = &x->m, *b = &r->m;
+    x->offset = wrap_sub(a->clock_offset_ns, b->has_clock_offset ? b->clock_offset_ns : 0);
     x->clock = "mpi";
-    if (!x->m.has_mpi_error) return;
-    int64_t e = r->m.has_mpi_error ? r->m.mpi_error : 0;
-    if (__builtin_add_overflow(x->m.mpi_error, e, &x->offset_error))
+    if (!a->has_clock_offset_error) return;
+    int64_t e = b->has_clock_offset_error ? b->clock_offset_error_ns : 0;
+    if (__builtin_add_overflow(a->clock_offset_error_ns, e, &x->offset_error))
         x->offset_error = INT64_MAX;
 }
 
@@ -409,8 +309,8 @@ static void align_clocks(merge_t *c) {
         const input_t *r = &in[c->ref];
         if ((int)i == c->ref) {
             in[i].clock = "reference";
-            in[i].offset_error = r->m.has_mpi ? 0 : -1;
-        } else if (in[i].m.has_mpi) {
+            in[i].offset_error = r->m.has_clock_offset ? 0 : -1;
+        } else if (in[i].m.has_clock_offset) {
             align_mpi(&in[i], r);
         } else {
             align_anchor(&in[i], r);
@@ -703,32 +603,24 @@ static int tmerge_spans(merge_t *c, tmerge_t *m, sps__tlw_t *w) {
 static void trace_anchor(input_t *x, const sps__tl_header_t *h) {
     if (h->wall_anchor_ns <= 0) return;
     x->m.has_anchor = 1;
-    x->m.wall_anchor = h->wall_anchor_ns;
-    x->m.mono_anchor = h->mono_anchor_ns;
-    snprintf(x->m.host, sizeof x->m.host, "%s", h->hostname ? h->hostname : "");
+    x->m.wall_anchor_ns = h->wall_anchor_ns;
+    x->m.mono_anchor_ns = h->mono_anchor_ns;
+    x->m.hostname = h->hostname ? h->hostname : ""; /* lives as long as x->r */
 }
 
-/* Opens input x's timeline reader (an .h5 also has its metadata read and
- * must not be aggregate) and resolves its rank.  Returns 0 or a code
- * after the error line. */
+/* Opens input x's timeline reader (an .h5 has its /metadata read first:
+ * the reader then holds the file open) and resolves its rank.  The
+ * timeline reader refuses aggregate files.  Returns 0 or a code after
+ * the error line. */
 static int tmerge_open_one(merge_t *c, input_t *x) {
     hook_reading(c, x->path);
+    /* a file the metadata reader cannot open is the timeline reader's to
+     * explain: it validates the whole file */
+    if (x->fmt == SPS__TL_H5 && sps__h5r_metadata(x->path, &x->m) == SPS_ENOMEM)
+        return fail(c, SPS_ENOMEM, "%s", sps__err_msg());
     int rc = sps__tlr_open(&x->r, x->path, x->fmt);
     if (rc) return fail(c, rc, "%s", sps__err_msg());
-    if (x->fmt == SPS__TL_H5) {
-        /* validated by the reader; read again (the reader may hold it
-         * open with properties of its own) */
-        sps__tlr_free(x->r);
-        x->r = NULL;
-        h5_meta(x->path, &x->m);
-        if (x->m.aggregate)
-            return fail(c, SPS_EMODE, "%s: aggregate file (no per-call "
-                        "data): nothing to put on a timeline", x->path);
-        if ((rc = sps__tlr_open(&x->r, x->path, x->fmt)))
-            return fail(c, rc, "%s", sps__err_msg());
-    } else {
-        trace_anchor(x, sps__tlr_header(x->r));
-    }
+    if (x->fmt != SPS__TL_H5) trace_anchor(x, sps__tlr_header(x->r));
     return resolve_rank(c, x, sps__tlr_header(x->r));
 }
 
@@ -847,9 +739,9 @@ static int tmerge_prime(merge_t *c, tmerge_t *m, sps__tl_header_t *h) {
     h->nflows = m->nflows;
     h->flows = m->flows;
     if (c->ref >= 0 && in[c->ref].m.has_anchor) {
-        h->wall_anchor_ns = in[c->ref].m.wall_anchor;
-        h->mono_anchor_ns = in[c->ref].m.mono_anchor;
-        h->hostname = in[c->ref].m.host;
+        h->wall_anchor_ns = in[c->ref].m.wall_anchor_ns;
+        h->mono_anchor_ns = in[c->ref].m.mono_anchor_ns;
+        h->hostname = in[c->ref].m.hostname;
     }
     return 0;
 }
@@ -974,7 +866,8 @@ static int hmerge_open_one(merge_t *c, input_t *x) {
         if ((rc = sps__h5r_open(&x->h5, x->path)))
             return fail(c, rc, "%s", sps__err_msg());
     }
-    h5_meta(x->path, &x->m);
+    x->m = x->h5->meta; /* the input takes the reader's /metadata over */
+    memset(&x->h5->meta, 0, sizeof x->h5->meta);
     if (x->h5->aggregate)
         return fail(c, SPS_EMODE, "%s: aggregate file (no per-call data): "
                     "cannot merge into a columnar .h5", x->path);
@@ -1155,19 +1048,18 @@ static void hmerge_layout(hmerge_t *h, sps__layout_t *lay) {
     lay->finalize_time_ns = INT64_MIN;
     for (size_t i = 0; i < c->n; i++) {
         const input_t *x = &in[i];
-        int64_t s = x->h5->has_times ? x->h5->start_time_ns : x->m.start_ns;
-        int64_t f = x->h5->has_times ? x->h5->finalize_time_ns : x->m.finalize_ns;
+        int64_t s = x->m.start_time_ns, f = x->m.finalize_time_ns;
         if (!shift(&s, x->offset) && s < lay->start_time_ns) lay->start_time_ns = s;
         if (!shift(&f, x->offset) && f > lay->finalize_time_ns) lay->finalize_time_ns = f;
-        lay->dropped += (uint64_t)x->m.dropped;
-        lay->misuse += (uint64_t)x->m.misuse;
+        lay->dropped += (uint64_t)x->m.dropped_events;
+        lay->misuse += (uint64_t)x->m.misuse_count;
         lay->open_calls += (uint64_t)x->m.open_calls;
     }
     if (lay->start_time_ns == INT64_MAX) lay->start_time_ns = 0;
     if (lay->finalize_time_ns == INT64_MIN) lay->finalize_time_ns = 0;
     if (c->ref >= 0 && in[c->ref].m.has_anchor) {
-        lay->wall_anchor_ns = in[c->ref].m.wall_anchor;
-        lay->mono_anchor_ns = in[c->ref].m.mono_anchor;
+        lay->wall_anchor_ns = in[c->ref].m.wall_anchor_ns;
+        lay->mono_anchor_ns = in[c->ref].m.mono_anchor_ns;
     }
     lay->label = lo->m.label;
     lay->rank = (int)lo->rank;
@@ -1434,9 +1326,12 @@ int sps__merge(const char *out_path, const char *const *in_paths, size_t n,
         c.in[i].path = in_paths[i];
         c.in[i].pos = (int)i;
         c.in[i].fmt = sps__tl_format_of(in_paths[i]);
+        c.in[i].m.hostname = c.in[i].m.label = c.in[i].m.clock_source = "";
     }
     rc = merge_run(&c);
     if (rc && !c.failed) fail(&c, rc, "%s: %s", out_path, sps_strerror(rc));
+    for (size_t i = 0; i < n; i++)
+        if (c.in[i].fmt == SPS__TL_H5) sps__h5r_meta_free(&c.in[i].m);
     free(c.in);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* report.c -- sps_report: a file's summary table, for the CLI and bindings. */
+/* report.c -- sps_report and sps_metadata_read: a file's summary table and
+ * its /metadata, for the CLI and the bindings. */
 #include "sps_int.h"
 #include "formats/h5_read.h"
 
@@ -97,4 +98,21 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
     free(flat);
     sps__h5r_free(r);
     return rc;
+}
+
+int sps_metadata_read(const char *path, sps_meta_attr_t **out, size_t *n,
+                      char *err, size_t errlen) {
+    if (out) *out = NULL;
+    if (n) *n = 0;
+    if (!path || !out || !n) return fail(SPS_EINVAL, err, errlen, "no path or output");
+    sps__h5r_meta_t m;
+    int rc = sps__h5r_metadata(path, &m);
+    if (rc) return fail(rc, err, errlen, sps__err_msg());
+    *out = m.attrs; /* the caller owns them now; the view is not needed */
+    *n = m.nattrs;
+    return 0;
+}
+
+void sps_metadata_free(sps_meta_attr_t *attrs, size_t n) {
+    sps__h5r_attrs_free(attrs, n);
 }

@@ -345,6 +345,84 @@ static void test_known_file_metadata(void **state) {
     H5Fclose(f);
 }
 
+static hid_t h5open_rw(const char *path);
+
+/* The one /metadata reader: its typed view of what the writer wrote, the
+ * same view inside a reader, and absent or ill-typed fields as absent. */
+static void test_metadata_reader(void **state) {
+    (void)state;
+    known_t k;
+    known_init(&k);
+    k.lay.rank = 3;
+    k.lay.size = 8;
+    k.lay.wall_anchor_ns = 1700000000000000000;
+    k.lay.mono_anchor_ns = 123;
+    k.lay.dropped = 5;
+    k.lay.has_clock_offset = 1;
+    k.lay.clock_offset_ns = -42;
+    k.lay.clock_offset_error_ns = 7;
+    const char *path = tu_path("h5w_meta_view.h5");
+    known_write(path, &k);
+    sps__h5r_meta_t m;
+    assert_int_equal(sps__h5r_metadata(path, &m), 0);
+    assert_true(m.nattrs >= 20);
+    for (size_t i = 1; i < m.nattrs; i++) /* name order */
+        assert_true(strcmp(m.attrs[i - 1].name, m.attrs[i].name) < 0);
+    assert_true(m.has_times);
+    assert_int_equal(m.start_time_ns, 900);
+    assert_int_equal(m.finalize_time_ns, 2100);
+    assert_true(m.has_anchor);
+    assert_int_equal(m.wall_anchor_ns, 1700000000000000000);
+    assert_int_equal(m.mono_anchor_ns, 123);
+    assert_true(m.has_rank);
+    assert_int_equal(m.rank, 3);
+    assert_int_equal(m.mpi_size, 8);
+    assert_true(m.has_clock_offset && m.has_clock_offset_error);
+    assert_int_equal(m.clock_offset_ns, -42);
+    assert_int_equal(m.clock_offset_error_ns, 7);
+    assert_int_equal(m.dropped_events, 5);
+    assert_string_equal(m.label, "known");
+    assert_string_equal(m.clock_source, "monotonic");
+    assert_true(strlen(m.hostname) > 0);
+    sps__h5r_t *r;
+    assert_int_equal(sps__h5r_open_index(&r, path), 0);
+    assert_int_equal(r->meta.nattrs, m.nattrs);
+    assert_int_equal(r->meta.rank, 3);
+    assert_string_equal(r->meta.label, "known");
+    sps__h5r_free(r);
+    sps__h5r_meta_free(&m);
+    assert_null(m.attrs);
+    /* ill-typed or out-of-range fields read as absent */
+    hid_t f = h5open_rw(path);
+    hid_t g = H5Gopen2(f, "metadata", H5P_DEFAULT);
+    H5Adelete(g, "rank");
+    H5Adelete(g, "wall_anchor_ns");
+    hid_t sp = H5Screate(H5S_SCALAR);
+    int64_t neg = -1;
+    hid_t a = H5Acreate2(g, "rank", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &neg);
+    H5Aclose(a);
+    double d = 1.5;
+    a = H5Acreate2(g, "wall_anchor_ns", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, &d);
+    H5Aclose(a);
+    H5Adelete(g, "label");
+    H5Sclose(sp);
+    H5Gclose(g);
+    H5Fclose(f);
+    assert_int_equal(sps__h5r_metadata(path, &m), 0);
+    assert_false(m.has_rank);            /* a negative rank */
+    assert_false(m.has_anchor);          /* a float anchor */
+    assert_int_equal(m.wall_anchor_ns, 0);
+    assert_string_equal(m.label, "");    /* absent */
+    assert_true(m.has_times);
+    sps__h5r_meta_free(&m);
+    /* not a file */
+    assert_int_equal(sps__h5r_metadata(tu_path("h5w_no_such.h5"), &m), SPS_EIO);
+    assert_non_null(strstr(sps__err_msg(), "h5w_no_such.h5"));
+    assert_int_equal(m.nattrs, 0);
+}
+
 /* Fills a layout of one region with n events and no tree. */
 static void big_layout(sps__layout_t *lay, sps__row_t *row, uint64_t n,
                        long threshold) {
@@ -1030,6 +1108,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_file_layout),
         cmocka_unit_test(test_known_file_metadata),
+        cmocka_unit_test(test_metadata_reader),
         cmocka_unit_test(test_compressed_above_threshold),
         cmocka_unit_test(test_threshold_choices),
         cmocka_unit_test(test_zero_events),
