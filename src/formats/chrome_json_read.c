@@ -187,19 +187,6 @@ static int jfail(js_t *js, const char *what) {
 /* Interning                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Grows *arr (elements of size sz, capacity *cap) to hold n + 1.  Returns 0
- * or -1. */
-static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
-    if (n < *cap) return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    if (c > SIZE_MAX / sz) return -1;
-    void *p = realloc(*arr, c * sz);
-    if (!p) return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
 /* A string table: owned strings, their count and capacity, their index. */
 typedef struct {
     char ***v;
@@ -216,7 +203,7 @@ static int64_t intern_in(stab_t t, const char *s, size_t n) {
         if (strncmp(o, s, n) == 0 && o[n] == 0) return v;
     }
     if (*t.n >= UINT32_MAX - 1 || sps__htab_make_room(t.ht, &p) ||
-        grow((void **)t.v, t.cap, *t.n, sizeof **t.v))
+        sps__grow((void **)t.v, t.cap, *t.n, sizeof **t.v))
         return -1;
     char *c = malloc(n + 1);
     if (!c) return -1;
@@ -246,7 +233,7 @@ static int64_t get_proc(cjr_t *r, int64_t pid) {
     for (uint32_t v; sps__htab_next(&r->proc_ht, &hp, &v);)
         if (r->rp[v].pid == pid) return v;
     if (r->nrp >= UINT32_MAX - 1 || sps__htab_make_room(&r->proc_ht, &hp) ||
-        grow((void **)&r->rp, &r->rp_cap, r->nrp, sizeof *r->rp))
+        sps__grow((void **)&r->rp, &r->rp_cap, r->nrp, sizeof *r->rp))
         return -1;
     rproc_t *p = &r->rp[r->nrp];
     memset(p, 0, sizeof *p);
@@ -265,7 +252,7 @@ static int64_t get_thread(cjr_t *r, int64_t pid, int64_t tid) {
     for (uint32_t v; sps__htab_next(&r->thr_ht, &p, &v);)
         if (r->rt[v].pid == pid && r->rt[v].tid == tid) return v;
     if (r->nrt >= UINT32_MAX - 1 || sps__htab_make_room(&r->thr_ht, &p) ||
-        grow((void **)&r->rt, &r->rt_cap, r->nrt, sizeof *r->rt))
+        sps__grow((void **)&r->rt, &r->rt_cap, r->nrt, sizeof *r->rt))
         return -1;
     rthread_t *t = &r->rt[r->nrt];
     memset(t, 0, sizeof *t);
@@ -905,7 +892,7 @@ static int use_counter(cjr_t *r, js_t *js, const event_t *ev) {
         if (num_double(ev->na.tok[i], ev->na.tlen[i], &v)) continue;
         const char *k = ev->na.kbuf + ev->na.koff[i];
         int64_t ki = intern_key(r, k, strlen(k));
-        if (ki < 0 || grow((void **)&r->rc, &r->rc_cap, r->nrc, sizeof *r->rc))
+        if (ki < 0 || sps__grow((void **)&r->rc, &r->rc_cap, r->nrc, sizeof *r->rc))
             goto oom;
         r->rc[r->nrc] = (rcounter_t){(uint32_t)pi, (uint32_t)ni,
                                      (uint32_t)ki, ts, v, r->nrc};
@@ -932,7 +919,7 @@ static int use_flow(cjr_t *r, js_t *js, const event_t *ev, char ph) {
     int64_t ti = get_thread(r, pid, tid);
     int64_t ni = intern_name(r, nm ? nm->p : "", nm ? nm->n : 0);
     if (ti < 0 || ni < 0 ||
-        grow((void **)&r->fl, &r->fl_cap, r->nfl, sizeof *r->fl)) {
+        sps__grow((void **)&r->fl, &r->fl_cap, r->nfl, sizeof *r->fl)) {
         js->oom = 1;
         return jfail(js, "");
     }
@@ -1353,7 +1340,7 @@ static int match_be(cjr_t *r) {
             th = e.thread;
         }
         if (!e.end) {
-            if (grow((void **)&stack, &cap, top, sizeof *stack)) rc = SPS_ENOMEM;
+            if (sps__grow((void **)&stack, &cap, top, sizeof *stack)) rc = SPS_ENOMEM;
             else stack[top++] = e;
         } else if (!top) {
             r->dropped++;
@@ -1376,7 +1363,7 @@ static int nest_keep(cjr_t *r, uint32_t th, int64_t start, int64_t end) {
     stk_t *t = &r->stk[th];
     while (t->n && t->e[t->n - 1] <= start) t->n--;
     if (t->n && end > t->e[t->n - 1]) return 0;
-    if (grow((void **)&t->e, &t->cap, t->n, sizeof *t->e)) return -1;
+    if (sps__grow((void **)&t->e, &t->cap, t->n, sizeof *t->e)) return -1;
     t->e[t->n++] = end;
     return 1;
 }

@@ -614,13 +614,7 @@ static herr_t meta_attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
     meta_rd_t *d = ctx;
     sps__h5r_meta_t *m = d->m;
     if (m->nattrs >= META_ATTRS_MAX) return 1;
-    if (m->nattrs == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 32;
-        sps_meta_attr_t *v = realloc(m->attrs, cap * sizeof *v);
-        if (!v) goto oom;
-        m->attrs = v;
-        d->cap = cap;
-    }
+    if (sps__grow((void **)&m->attrs, &d->cap, m->nattrs, sizeof *m->attrs)) goto oom;
     sps_meta_attr_t *x = &m->attrs[m->nattrs];
     memset(x, 0, sizeof *x);
     int rc = meta_attr_read(d->c, loc, name, x);

@@ -147,18 +147,6 @@ static int pfr_bad(pfr_t *r, const char *what) {
     return SPS_EFORMAT;
 }
 
-/* Grows *arr (element size sz) to hold one more than *n; 0 or -1. */
-static int pfr_grow(void **arr, size_t *cap, size_t n, size_t sz) {
-    if (n < *cap) return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    if (nc > SIZE_MAX / sz) return -1;
-    void *p = realloc(*arr, nc * sz);
-    if (!p) return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 /* The entry of (a, b), or NULL; *p is left where a new one would go. */
 static pfr_kv_t *pfr_map_find(const pfr_map_t *m, uint64_t a, uint64_t b,
                               sps__hprobe_t *p) {
@@ -184,7 +172,7 @@ static int pfr_map_put(pfr_map_t *m, uint64_t a, uint64_t b, uint32_t v) {
         return 0;
     }
     if (m->n >= UINT32_MAX - 1 || sps__htab_make_room(&m->index, &p) ||
-        pfr_grow((void **)&m->kv, &m->cap, m->n, sizeof *m->kv))
+        sps__grow((void **)&m->kv, &m->cap, m->n, sizeof *m->kv))
         return -1;
     m->kv[m->n] = (pfr_kv_t){a, b, v};
     sps__htab_put(&m->index, &p, (uint32_t)m->n++);
@@ -206,7 +194,7 @@ static const char *pfr_str(pfr_t *r, pfr_buf_t b) {
         pfr_bad(r, "a string is not valid UTF-8");
         return NULL;
     }
-    if (pfr_grow((void **)&r->strs, &r->capstrs, r->nstrs, sizeof *r->strs))
+    if (sps__grow((void **)&r->strs, &r->capstrs, r->nstrs, sizeof *r->strs))
         return NULL;
     char *s = malloc(n + 1);
     if (!s) return NULL;
@@ -286,7 +274,7 @@ static pfr_seq_t *pfr_seq(pfr_t *r, uint64_t id) {
     uint32_t i = pfr_map_get(&r->seq_map, id, 0);
     if (i != UINT32_MAX) return &r->seqs[i];
     if (r->nseqs >= UINT32_MAX - 1 ||
-        pfr_grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof *r->seqs) ||
+        sps__grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof *r->seqs) ||
         pfr_map_put(&r->seq_map, id, 0, (uint32_t)r->nseqs))
         return NULL;
     pfr_seq_t *s = &r->seqs[r->nseqs++];
@@ -299,7 +287,7 @@ static int64_t pfr_track(pfr_t *r, uint64_t uuid) {
     uint32_t i = pfr_map_get(&r->track_map, uuid, 0);
     if (i != UINT32_MAX) return i;
     if (r->ntracks >= UINT32_MAX - 1 ||
-        pfr_grow((void **)&r->tracks, &r->captracks, r->ntracks,
+        sps__grow((void **)&r->tracks, &r->captracks, r->ntracks,
                  sizeof *r->tracks) ||
         pfr_map_put(&r->track_map, uuid, 0, (uint32_t)r->ntracks))
         return -1;
@@ -314,7 +302,7 @@ static int64_t pfr_track(pfr_t *r, uint64_t uuid) {
 /* Adds a name string; its index or -1. */
 static int64_t pfr_add_name(pfr_t *r, const char *s) {
     if (r->nnames >= UINT32_MAX - 1 ||
-        pfr_grow((void **)&r->names, &r->capnames, r->nnames, sizeof *r->names))
+        sps__grow((void **)&r->names, &r->capnames, r->nnames, sizeof *r->names))
         return -1;
     r->names[r->nnames] = s;
     return (int64_t)r->nnames++;
@@ -536,7 +524,7 @@ static int pfr_ev_name(pfr_t *r, uint64_t seq, const pfr_tev_t *e,
 static int pfr_counter(pfr_t *r, const pfr_tev_t *e, int64_t t) {
     if (!e->has_value || !isfinite(e->value)) return 0;
     int64_t ti = pfr_track(r, e->uuid);
-    if (ti < 0 || pfr_grow((void **)&r->smp, &r->capsmp, r->nsmp, sizeof *r->smp))
+    if (ti < 0 || sps__grow((void **)&r->smp, &r->capsmp, r->nsmp, sizeof *r->smp))
         return SPS_ENOMEM;
     r->smp[r->nsmp++] = (pfr_sample_t){(uint32_t)ti, t, e->value};
     return 0;
@@ -551,7 +539,7 @@ static int pfr_flow(pfr_t *r, uint64_t id, int term, uint32_t ti,
         ph = pfr_map_get(&r->flow_seen, id, 0) == UINT32_MAX ? 's' : 't';
         if (ph == 's' && pfr_map_put(&r->flow_seen, id, 0, 1)) return SPS_ENOMEM;
     }
-    if (pfr_grow((void **)&r->flows, &r->capflows, r->nflows, sizeof *r->flows))
+    if (sps__grow((void **)&r->flows, &r->capflows, r->nflows, sizeof *r->flows))
         return SPS_ENOMEM;
     r->flows[r->nflows++] = (sps__tl_flow_t){id, ti, ni, t, ph, (uint8_t)term};
     return 0;
@@ -619,7 +607,7 @@ static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
         if (!rc && e.nflow) rc = pfr_flows(r, &e, (uint32_t)ti, ni, t);
         if (rc) return rc;
         tr = &r->tracks[ti];
-        if (pfr_grow((void **)&tr->stack, &tr->cap, tr->n, sizeof *tr->stack))
+        if (sps__grow((void **)&tr->stack, &tr->cap, tr->n, sizeof *tr->stack))
             return SPS_ENOMEM;
         tr->stack[tr->n++] = (pfr_open_t){ni, t, r->ord++};
     } else {
@@ -706,7 +694,7 @@ static int pfr_add_proc(pfr_t *r, int64_t pid, const char *name) {
         if (name && *name && !*r->procs[i].name) r->procs[i].name = name;
         return 0;
     }
-    if (pfr_grow((void **)&r->procs, &r->capprocs, r->nprocs, sizeof *r->procs) ||
+    if (sps__grow((void **)&r->procs, &r->capprocs, r->nprocs, sizeof *r->procs) ||
         pfr_map_put(&r->pid_map, (uint64_t)pid, 0, (uint32_t)r->nprocs))
         return SPS_ENOMEM;
     sps__tl_proc_t *p = &r->procs[r->nprocs++];

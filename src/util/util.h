@@ -9,7 +9,8 @@
  * reported libc-style (-1, errno set where it says so), since this layer
  * sits below the SPS_E* codes of spanscope.h; callers turn them into codes.
  *
- * Files (one job each): heap.c, hash.c, tmpio.c, json.c, utf8.c, error.c.
+ * Files (one job each): array.c, heap.c, hash.c, tmpio.c, json.c, utf8.c,
+ * error.c.
  */
 #ifndef SPS_UTIL_H
 #define SPS_UTIL_H
@@ -30,6 +31,16 @@
 #  define SPS__UNLIKELY(x) (x)
 #  define SPS__PRINTF(f, a)
 #endif
+
+/* ======================================================================== */
+/* array.c: growing arrays                                                  */
+/* ======================================================================== */
+
+/* Makes room in *arr (elements of sz bytes, *cap of them allocated) for
+ * element n: when n == *cap, doubles the capacity (16 at first).  0, or -1
+ * when out of memory or the size would overflow (*arr and *cap
+ * unchanged).  Call as sps__grow((void **)&v, &cap, n, sizeof *v). */
+SPS__HIDDEN int sps__grow(void **arr, size_t *cap, size_t n, size_t sz);
 
 /* ======================================================================== */
 /* heap.c: a binary min-heap of (key, index) pairs                          */

@@ -29,6 +29,32 @@ static uint64_t rnd(uint64_t *s) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* array                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void test_grow(void **state) {
+    (void)state;
+    int *v = NULL;
+    size_t cap = 0;
+    for (size_t n = 0; n < 1000; n++) {
+        assert_int_equal(sps__grow((void **)&v, &cap, n, sizeof *v), 0);
+        assert_true(cap > n);
+        v[n] = (int)n;
+    }
+    assert_int_equal(cap, 1024); /* 16, doubled */
+    for (size_t n = 0; n < 1000; n++) assert_int_equal(v[n], (int)n);
+    /* n below the capacity: nothing to do, nothing moves */
+    int *same = v;
+    assert_int_equal(sps__grow((void **)&v, &cap, 5, sizeof *v), 0);
+    assert_ptr_equal(v, same);
+    /* a size that would overflow is refused and leaves the array alone */
+    size_t huge = SIZE_MAX / 2 + 1;
+    assert_int_equal(sps__grow((void **)&v, &huge, huge, 4), -1);
+    assert_ptr_equal(v, same);
+    free(v);
+}
+
+/* ------------------------------------------------------------------------ */
 /* heap                                                                      */
 /* ------------------------------------------------------------------------ */
 
@@ -553,6 +579,7 @@ static void test_error_format(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grow),
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_heap_merge),
         cmocka_unit_test(test_hash_bytes),
