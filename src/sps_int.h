@@ -397,6 +397,13 @@ typedef enum {
     SPS__SORT_MAX, SPS__SORT_NAME
 } sps__sort_t;
 
+/* The one parser of sort keys ("self", "total", "calls", "mean", "max",
+ * "name"; NULL reads as "self"): 0 and *out set, or -1 for an unknown key
+ * (table.c).  sps__sort_name gives a key's name back ("self" for a value
+ * out of range). */
+SPS__HIDDEN int sps__sort_parse(const char *s, sps__sort_t *out);
+SPS__HIDDEN const char *sps__sort_name(sps__sort_t by);
+
 typedef struct sps__table_opts {
     int tree;          /* print the tree view */
     int flat;          /* print the flat view */

@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const k_sorts[] = {"self", "total", "calls", "mean", "max", "name"};
-
-/* Parses a sort key; -1 if unknown. */
-static int parse_sort(const char *s) {
-    if (!s) return SPS__SORT_SELF;
-    for (int i = 0; i < (int)(sizeof k_sorts / sizeof *k_sorts); i++)
-        if (strcmp(s, k_sorts[i]) == 0) return i;
-    return -1;
-}
-
 static int fail(int rc, char *err, size_t errlen, const char *msg) {
     if (err && errlen) snprintf(err, errlen, "%s", msg);
     return rc;
@@ -74,9 +64,9 @@ int sps__counters_print(FILE *fp, const char *path) {
 
 int sps_report(const char *path, void *out_file, const char *sort, size_t top,
                char *err, size_t errlen) {
-    int si = parse_sort(sort);
+    sps__sort_t si;
     if (!path || !out_file) return fail(SPS_EINVAL, err, errlen, "no path or output");
-    if (si < 0)
+    if (sps__sort_parse(sort, &si))
         return fail(SPS_EINVAL, err, errlen,
                     "unknown sort key (use self, total, calls, mean, max or name)");
     sps__h5r_t *r = NULL;
@@ -88,7 +78,7 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
     rc = sps__h5r_tree(r, &nodes, &nn);
     if (!rc) rc = sps__h5r_flat(r, &flat, &nf);
     if (!rc) {
-        sps__table_opts_t opt = {1, 1, (sps__sort_t)si, top, sps__h5r_session_ns(r)};
+        sps__table_opts_t opt = {1, 1, si, top, sps__h5r_session_ns(r)};
         rc = sps__table_print((FILE *)out_file, nodes, nn, flat, nf, &opt);
     }
     if (rc) fail(rc, err, errlen, sps_strerror(rc));

@@ -364,11 +364,23 @@ static int frow_cmp(const void *a, const void *b) {
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* The name of a sort order, for the view's title. */
-static const char *sort_name(sps__sort_t by) {
-    static const char *const n[] = {"self", "total", "calls", "mean", "max",
-                                    "name"};
-    return (unsigned)by < sizeof n / sizeof n[0] ? n[by] : "self";
+/* The sort keys' names, by sps__sort_t. */
+static const char *const k_sort_names[] = {"self", "total", "calls", "mean",
+                                           "max", "name"};
+
+const char *sps__sort_name(sps__sort_t by) {
+    size_t n = sizeof k_sort_names / sizeof *k_sort_names;
+    return (unsigned)by < n ? k_sort_names[by] : "self";
+}
+
+int sps__sort_parse(const char *s, sps__sort_t *out) {
+    if (!s) s = "self";
+    for (size_t i = 0; i < sizeof k_sort_names / sizeof *k_sort_names; i++)
+        if (strcmp(s, k_sort_names[i]) == 0) {
+            *out = (sps__sort_t)i;
+            return 0;
+        }
+    return -1;
 }
 
 /* Prints the flat view: rows sorted by opt->sort, the first opt->top of
@@ -388,7 +400,7 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
         if (w > name_w) name_w = w;
     }
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
-    fprintf(fp, "Regions (by %s; %zu of %zu)\n", sort_name(by), shown, n);
+    fprintf(fp, "Regions (by %s; %zu of %zu)\n", sps__sort_name(by), shown, n);
     put_header(fp, name_w);
     put_rule(fp, name_w);
     if (n == 0) fprintf(fp, "(no regions)\n");
