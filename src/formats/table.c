@@ -62,14 +62,6 @@ static const char *shown_name(const char *s) {
     return !s ? "(null)" : !*s ? "(empty)" : s;
 }
 
-/* Display width of a UTF-8 string: one column per code point (bytes that
- * do not continue a sequence). */
-static size_t utf8_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 /* Non-zero for a byte sequence at p that a terminal could act on: C0
  * controls, DEL, and C1 controls (U+0080..U+009F, encoded C2 80..C2 9F).
  * *len is set to the sequence's length in bytes. */
@@ -88,7 +80,7 @@ static int is_control(const unsigned char *p, size_t *len) {
  * with spaces to width.  Control characters are printed as '?'. */
 static void put_name(FILE *fp, size_t indent, const char *name, size_t width) {
     if (indent > width) indent = width;
-    size_t room = width - indent, w = utf8_width(name);
+    size_t room = width - indent, w = sps__utf8_width(name);
     size_t keep = w <= room ? w : (room > 3 ? room - 3 : 0), seen = 0, len;
     fprintf(fp, "%*s", (int)indent, "");
     for (const unsigned char *p = (const unsigned char *)name; *p; p += len) {
@@ -216,7 +208,7 @@ static size_t tree_name_width(const tree_t *t, const int32_t *depth) {
     size_t w = NAME_MIN;
     for (size_t i = 0; i < t->n; i++) {
         size_t d = depth[i] < INDENT_MAX ? (size_t)depth[i] : INDENT_MAX;
-        size_t x = 2 * d + utf8_width(shown_name(t->nodes[i].name));
+        size_t x = 2 * d + sps__utf8_width(shown_name(t->nodes[i].name));
         if (x > w) w = x;
     }
     return w > NAME_MAX_W ? NAME_MAX_W : w;
@@ -396,7 +388,7 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
     size_t shown = opt->top && opt->top < n ? opt->top : n;
     size_t name_w = NAME_MIN;
     for (size_t i = 0; i < shown; i++) {
-        size_t w = utf8_width(shown_name(r[i].f->name));
+        size_t w = sps__utf8_width(shown_name(r[i].f->name));
         if (w > name_w) name_w = w;
     }
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
@@ -505,7 +497,7 @@ int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
     size_t shown = top && top < nregions ? top : nregions;
     size_t name_w = NAME_MIN;
     for (size_t i = 0; i < shown; i++) {
-        size_t w = utf8_width(shown_name(r[i].name));
+        size_t w = sps__utf8_width(shown_name(r[i].name));
         if (w > name_w) name_w = w;
     }
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
