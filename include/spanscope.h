@@ -86,7 +86,6 @@ typedef enum {
 #define SPS__ERRNO_ENUM(name, val, msg) SPS_##name = (val),
     SPS_ERRNO_MAP(SPS__ERRNO_ENUM)
 #undef SPS__ERRNO_ENUM
-    SPS__ERR_MIN = -13
 } sps_errno_t;
 
 /* Returns a static English message for an error code (never NULL; unknown

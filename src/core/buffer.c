@@ -202,7 +202,6 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
             c = d;
         } else {
             free(d);
-            sps__g.spill_failed = 1;
         }
     }
     if (!c) {
@@ -252,10 +251,9 @@ static int thr_join(sps__thr_t *t, uint64_t now) {
     t->seq_next = 0;
     t->dropped = 0;
     t->first_ns = t->last_ns = (int64_t)sps__mono_ns();
-    t->stack.n = t->carried.n = t->astack.n = 0;
-    t->acur = t->cur;
-    t->aidx = 0;
-    t->ahi = 0;
+    t->stack.n = t->carried.n = t->agg_stack.n = 0;
+    t->an_chunk = t->cur;
+    t->an_pos = 0;
     t->cur->consumed = 0;
     thr_install(t, t->cur, now, 0);
     return 0;
@@ -332,8 +330,8 @@ void sps__buffers_reset(void) {
             sps__chunk_release(t->cur);
             sps__stack_free(&t->stack);
             sps__stack_free(&t->carried);
-            sps__stack_free(&t->astack);
-            free(t->agg);
+            sps__stack_free(&t->agg_stack);
+            free(t->agg_acc);
             *pp = t->next_all;
             free(t);
             continue;
@@ -341,8 +339,8 @@ void sps__buffers_reset(void) {
         if (t->cur) {
             t->end = t->cur->rec; /* pos >= end: next call takes the slow path */
         }
-        if (t->agg) memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
-        t->astack.n = 0;
+        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_cap * sizeof *t->agg_acc);
+        t->agg_stack.n = 0;
         pp = &t->next_all;
     }
     sps__g.nthreads = 0;
@@ -364,16 +362,16 @@ static sps__thr_t *agg_thread(sps_region_t r) {
         t->epoch = sps__g.epoch;
         t->index = sps__g.nthreads++;
         t->first_ns = (int64_t)sps__mono_ns();
-        t->astack.n = 0;
-        if (t->agg) memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
+        t->agg_stack.n = 0;
+        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_cap * sizeof *t->agg_acc);
     }
     if (t && r >= t->agg_cap) {
         uint32_t cap = sps__registry_count() + 64;
         if (cap <= r) cap = r + 64;
-        sps__acc_t *a = realloc(t->agg, cap * sizeof *a);
+        sps__acc_t *a = realloc(t->agg_acc, cap * sizeof *a);
         if (a) {
             memset(a + t->agg_cap, 0, (cap - t->agg_cap) * sizeof *a);
-            t->agg = a;
+            t->agg_acc = a;
             t->agg_cap = cap;
         }
     }
@@ -385,37 +383,37 @@ void sps__agg_begin(sps_region_t r, uint64_t now) {
     sps__thr_t *t = agg_thread(r);
     if (!t) return;
     sps__frame_t f = {r, -1, now, 0, 0, -1, 0};
-    if (SPS__UNLIKELY(t->astack.n == t->astack.cap)) {
+    if (SPS__UNLIKELY(t->agg_stack.n == t->agg_stack.cap)) {
         pthread_mutex_lock(&sps__g.lock); /* readers may scan the stack size */
-        sps__stack_push(&t->astack, f);
+        sps__stack_push(&t->agg_stack, f);
         pthread_mutex_unlock(&sps__g.lock);
         return;
     }
-    t->astack.f[t->astack.n++] = f;
+    t->agg_stack.f[t->agg_stack.n++] = f;
 }
 
 void sps__agg_end(sps_region_t r, uint64_t now) {
     sps__thr_t *t = sps__tls;
     if (t->epoch != sps__g.epoch) return;
-    size_t k = t->astack.n;
-    while (k > 0 && t->astack.f[k - 1].region != r) k--;
+    size_t k = t->agg_stack.n;
+    while (k > 0 && t->agg_stack.f[k - 1].region != r) k--;
     if (k == 0) {
         __atomic_fetch_add(&sps__g.misuse, 1, __ATOMIC_RELAXED);
         return;
     }
-    while (t->astack.n >= k) { /* closes any inner calls left open too */
-        sps__frame_t f = t->astack.f[--t->astack.n];
-        if (t->astack.n + 1 > k)
+    while (t->agg_stack.n >= k) { /* closes any inner calls left open too */
+        sps__frame_t f = t->agg_stack.f[--t->agg_stack.n];
+        if (t->agg_stack.n + 1 > k)
             __atomic_fetch_add(&sps__g.misuse, 1, __ATOMIC_RELAXED);
         uint64_t d = now > f.start ? now - f.start : 0;
-        if (t->astack.n > 0) t->astack.f[t->astack.n - 1].child += d;
+        if (t->agg_stack.n > 0) t->agg_stack.f[t->agg_stack.n - 1].child += d;
         if (f.region < t->agg_cap) { /* seqlock: readers retry while odd */
-            __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&t->agg_seq, t->agg_seq + 1, __ATOMIC_RELAXED);
             atomic_thread_fence(memory_order_release);
-            sps__acc_add(&t->agg[f.region], f.start, now,
+            sps__acc_add(&t->agg_acc[f.region], f.start, now,
                          d > f.child ? d - f.child : 0);
             atomic_thread_fence(memory_order_release);
-            __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&t->agg_seq, t->agg_seq + 1, __ATOMIC_RELAXED);
         }
     }
 }

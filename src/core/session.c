@@ -114,7 +114,6 @@ static void session_clear(void) {
     sps__tree_free(&sps__g.tree);
     sps__timemap_free(&sps__g.tm);
     sps__g.misuse = 0;
-    sps__g.open_written = 0;
 }
 
 int sps_setup(const sps_config_t *cfg) {
@@ -271,10 +270,10 @@ __attribute__((no_sanitize("thread")))
 static sps__acc_t agg_read(const sps__thr_t *t, sps_region_t r) {
     sps__acc_t a;
     for (;;) {
-        uint32_t s0 = __atomic_load_n(&t->aseq, __ATOMIC_ACQUIRE);
-        a = t->agg[r];
+        uint32_t s0 = __atomic_load_n(&t->agg_seq, __ATOMIC_ACQUIRE);
+        a = t->agg_acc[r];
         atomic_thread_fence(memory_order_acquire);
-        if (!(s0 & 1) && __atomic_load_n(&t->aseq, __ATOMIC_RELAXED) == s0) return a;
+        if (!(s0 & 1) && __atomic_load_n(&t->agg_seq, __ATOMIC_RELAXED) == s0) return a;
     }
 }
 
@@ -469,8 +468,8 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
     /* Stop where the analyzer stopped, not at the current position: the
      * owner keeps appending, and records the statistics have not seen must
      * stay for the next period or counts and rows would disagree. */
-    uint32_t n = t->acur == t->cur
-        ? t->aidx
+    uint32_t n = t->an_chunk == t->cur
+        ? t->an_pos
         : (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - t->cur->rec);
     const uint64_t *rec = take ? snap_copy(s, t->cur->rec, n) : t->cur->rec;
     if (!rec) return SPS_ENOMEM;

@@ -1160,17 +1160,17 @@ void sps__h5r_free(sps__h5r_t *r) {
 /* Views: tree, flat, session                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Nodes under construction with an index (parent node, region) -> node;
- * room for one node per event is made up front. */
-typedef struct nodes {
-    sps__tnode_t *v;
-    uint32_t *region; /* file region of each node */
+/* The tree view's rows under construction, with an index (parent row,
+ * region) -> row; room for one row per event is made up front. */
+typedef struct tree_rows {
+    sps__tree_row_t *v;
+    uint32_t *region; /* file region of each row */
     size_t n;
     sps__htab_t index; /* reserved for every event: never grows */
-} nodes_t;
+} tree_rows_t;
 
 /* The node for region under parent (-1: a root), made if new. */
-static int32_t node_get(const sps__h5r_t *r, nodes_t *t, int32_t parent,
+static int32_t node_get(const sps__h5r_t *r, tree_rows_t *t, int32_t parent,
                         uint32_t region) {
     sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_pair32((uint32_t)parent, region));
     for (uint32_t k; sps__htab_next(&t->index, &p, &k);)
@@ -1178,12 +1178,12 @@ static int32_t node_get(const sps__h5r_t *r, nodes_t *t, int32_t parent,
     int32_t i = (int32_t)t->n++;
     sps__htab_put(&t->index, &p, (uint32_t)i); /* reserved: no room to make */
     t->region[i] = region;
-    t->v[i] = (sps__tnode_t){parent, r->names[region], 0, 0, 0, 0, 0};
+    t->v[i] = (sps__tree_row_t){parent, r->names[region], 0, 0, 0, 0, 0};
     return i;
 }
 
 /* Adds event e's call to node i. */
-static void node_add(const sps__h5r_t *r, sps__tnode_t *x, uint64_t e) {
+static void node_add(const sps__h5r_t *r, sps__tree_row_t *x, uint64_t e) {
     int64_t d = r->dur[e];
     if (x->calls == 0 || d < x->min_ns) x->min_ns = d;
     if (x->calls == 0 || d > x->max_ns) x->max_ns = d;
@@ -1194,7 +1194,7 @@ static void node_add(const sps__h5r_t *r, sps__tnode_t *x, uint64_t e) {
 
 /* Gives event e (and, first, its ancestors) a node: walks up to the first
  * ancestor that has one, then assigns on the way down. */
-static void node_assign(const sps__h5r_t *r, nodes_t *t, int32_t *ev_node,
+static void node_assign(const sps__h5r_t *r, tree_rows_t *t, int32_t *ev_node,
                         int32_t *path, uint64_t e) {
     size_t n = 0;
     for (int32_t cur = (int32_t)e; cur >= 0 && ev_node[cur] < 0;
@@ -1209,9 +1209,9 @@ static void node_assign(const sps__h5r_t *r, nodes_t *t, int32_t *ev_node,
 }
 
 /* Builds the call tree (see h5_read.h). */
-int sps__h5r_tree(const sps__h5r_t *r, sps__tnode_t **nodes, size_t *n) {
+int sps__h5r_tree(const sps__h5r_t *r, sps__tree_row_t **nodes, size_t *n) {
     size_t ne = r->aggregate ? 0 : (size_t)r->nevents;
-    nodes_t t = {malloc((ne ? ne : 1) * sizeof *t.v),
+    tree_rows_t t = {malloc((ne ? ne : 1) * sizeof *t.v),
                  malloc((ne ? ne : 1) * sizeof *t.region), 0, {0}};
     int32_t *ev_node = malloc((ne ? ne : 1) * sizeof *ev_node);
     int32_t *path = malloc((ne ? ne : 1) * sizeof *path);

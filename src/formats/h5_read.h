@@ -8,7 +8,7 @@
  *         fprintf(stderr, "%s\n", sps__err_msg());
  *         return 1;
  *     }
- *     sps__tnode_t *nodes; size_t nn;
+ *     sps__tree_row_t *nodes; size_t nn;
  *     sps__h5r_tree(r, &nodes, &nn);    // call tree, names point into r
  *     ...
  *     free(nodes);
@@ -145,7 +145,7 @@ SPS__HIDDEN void sps__h5r_free(sps__h5r_t *r);
  * all ranks and threads.  *nodes is malloc'd (caller frees it); its names
  * point into r and live as long as r.  Aggregate files give no nodes.
  * Returns 0 or SPS_ENOMEM. */
-SPS__HIDDEN int sps__h5r_tree(const sps__h5r_t *r, sps__tnode_t **nodes,
+SPS__HIDDEN int sps__h5r_tree(const sps__h5r_t *r, sps__tree_row_t **nodes,
                               size_t *n);
 
 /* Per-region statistics over all ranks and threads, one entry per region

@@ -75,7 +75,7 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
     sps__h5r_t *r = NULL;
     int rc = sps__h5r_open(&r, path);
     if (rc) return fail(rc, err, errlen, sps__err_msg());
-    sps__tnode_t *nodes = NULL;
+    sps__tree_row_t *nodes = NULL;
     sps__tflat_t *flat = NULL;
     size_t nn = 0, nf = 0;
     rc = sps__h5r_tree(r, &nodes, &nn);

@@ -158,7 +158,7 @@ static int kid_cmp(const void *a, const void *b) {
  * first[i + 1]); the roots (nodes with no valid parent) are
  * kids[first[n] .. first[n + 1]). */
 typedef struct tree {
-    const sps__tnode_t *nodes;
+    const sps__tree_row_t *nodes;
     size_t n;
     size_t *first;  /* n + 2 */
     kid_t *kids;    /* n */
@@ -167,14 +167,14 @@ typedef struct tree {
 
 /* The parent slot of node i: its parent's index, or n for a root (no
  * parent, or one out of range, or itself). */
-static size_t parent_slot(const sps__tnode_t *nodes, size_t n, size_t i) {
+static size_t parent_slot(const sps__tree_row_t *nodes, size_t n, size_t i) {
     int32_t p = nodes[i].parent;
     if (p < 0 || (size_t)p >= n || (size_t)p == i) return n;
     return (size_t)p;
 }
 
 /* Builds t's child lists (sorted) from nodes.  Returns 0 or SPS_ENOMEM. */
-static int tree_build(tree_t *t, const sps__tnode_t *nodes, size_t n) {
+static int tree_build(tree_t *t, const sps__tree_row_t *nodes, size_t n) {
     t->nodes = nodes;
     t->n = n;
     t->first = calloc(n + 2, sizeof *t->first);
@@ -268,7 +268,7 @@ static int tree_order(tree_t *t, int32_t *order, int32_t *depth) {
 }
 
 /* The cells of tree node x. */
-static cells_t node_cells(const sps__tnode_t *x) {
+static cells_t node_cells(const sps__tree_row_t *x) {
     cells_t c = {x->calls, x->total_ns, x->self_ns, x->min_ns, x->max_ns,
                  x->calls ? (double)x->total_ns / (double)x->calls : 0.0,
                  x->calls > 0};
@@ -281,7 +281,7 @@ static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
     cells_t tot = {0, 0, 0, 0, 0, 0.0, 0};
     if (t->n == 0) fprintf(fp, "(no calls recorded)\n");
     for (size_t k = 0; k < t->n; k++) {
-        const sps__tnode_t *x = &t->nodes[order[k]];
+        const sps__tree_row_t *x = &t->nodes[order[k]];
         int32_t d = depth[order[k]];
         cells_t c = node_cells(x);
         put_name(fp, 2 * (size_t)(d < INDENT_MAX ? d : INDENT_MAX),
@@ -297,7 +297,7 @@ static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
 }
 
 /* Prints the tree view.  Returns 0 or SPS_ENOMEM. */
-static int tree_print(FILE *fp, const sps__tnode_t *nodes, size_t n,
+static int tree_print(FILE *fp, const sps__tree_row_t *nodes, size_t n,
                       int64_t session) {
     tree_t t = {0};
     int32_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -415,7 +415,7 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
  * session time (the "% session" column shows "-").
  * Returns 0, SPS_EINVAL (fp NULL, or an array NULL with its count > 0),
  * SPS_ENOMEM or SPS_EIO (a write to fp failed). */
-int sps__table_print(FILE *fp, const sps__tnode_t *nodes, size_t nnodes,
+int sps__table_print(FILE *fp, const sps__tree_row_t *nodes, size_t nnodes,
                      const sps__tflat_t *flat, size_t nflat,
                      const sps__table_opts_t *opt) {
     static const sps__table_opts_t defaults = {1, 1, SPS__SORT_SELF, 0, 0};

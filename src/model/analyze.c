@@ -16,7 +16,8 @@
 /* Accumulators                                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Adds one call [start, end) with self time self (ticks) to a. */
+/* Adds one call [start, end) with self time self to a (ns, or ticks for
+ * aggregate mode's per-thread accumulators). */
 void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end, uint64_t self) {
     uint64_t d = end > start ? end - start : 0;
     if (a->count == 0) {
@@ -39,7 +40,7 @@ void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end, uint64_t self) {
     a->s2 += x * x;
 }
 
-/* Mean and sum of squared deviations (m2) of a, in ticks. */
+/* Mean and sum of squared deviations (m2) of a, in a's unit. */
 static void acc_moments(const sps__acc_t *a, double *mean, double *m2) {
     double n = (double)a->count;
     *mean = n ? (double)a->shift + a->s1 / n : 0.0;
@@ -170,12 +171,12 @@ int32_t sps__tree_node(sps__tree_t *t, int32_t parent, uint32_t region) {
     if (sps__htab_make_room(&t->index, &p)) return -1;
     if (t->len == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
-        sps__node_t *p = realloc(t->n, cap * sizeof *p);
+        sps__tree_node_t *p = realloc(t->n, cap * sizeof *p);
         if (!p) return -1;
         t->n = p;
         t->cap = cap;
     }
-    t->n[t->len] = (sps__node_t){.parent = parent, .region = region};
+    t->n[t->len] = (sps__tree_node_t){.parent = parent, .region = region};
     sps__htab_put(&t->index, &p, (uint32_t)t->len);
     return (int32_t)t->len++;
 }
@@ -216,7 +217,7 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
         sps__acc_add(&sps__g.per[f->region], f->start, end, self);
     }
     if (f->node >= 0) {
-        sps__node_t *n = &sps__g.tree.n[f->node];
+        sps__tree_node_t *n = &sps__g.tree.n[f->node];
         sps__acc_add(&n->cum, f->start, end, self);
         sps__acc_add(&n->per, f->start, end, self);
     }
@@ -231,21 +232,21 @@ static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids) {
     if (!e->is_end) {
         int32_t parent = t->stack.n ? t->stack.f[t->stack.n - 1].node : -1;
         sps__frame_t f = {e->region, sps__tree_node(&sps__g.tree, parent, e->region),
-                          e->ticks, 0, e->seq, -1, 0};
+                          e->ns, 0, e->seq, -1, 0};
         if (sps__stack_push(&t->stack, f)) sps__g.misuse++;
         return;
     }
-    sps__g.misuse += (uint64_t)sps__nest_end(&t->stack, e->region, e->ticks,
+    sps__g.misuse += (uint64_t)sps__nest_end(&t->stack, e->region, e->ns,
                                              analyze_close, NULL);
 }
 
 /* Brings the analysis of thread t up to its current write position. */
 int sps__analyze_thread(sps__thr_t *t) {
-    if (t->epoch != sps__g.epoch || !t->acur) return 0;
+    if (t->epoch != sps__g.epoch || !t->an_chunk) return 0;
     size_t ns = 0, cap = 0;
     sps__seg_t *segs = NULL;
-    uint32_t skip = t->aidx, last_n = 0;
-    sps__chunk_t *c = t->acur, *last = NULL;
+    uint32_t skip = t->an_pos, last_n = 0;
+    sps__chunk_t *c = t->an_chunk, *last = NULL;
     while (c) {
         uint32_t n = c == t->cur
             ? (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - c->rec)
@@ -270,7 +271,7 @@ int sps__analyze_thread(sps__thr_t *t) {
     while ((rc = sps__rd_next(&rd, &e)) > 0) analyze_event(t, &e, nids);
     sps__rd_free(&rd);
     free(segs);
-    t->acur = last;
-    t->aidx = last_n;
+    t->an_chunk = last;
+    t->an_pos = last_n;
     return rc;
 }

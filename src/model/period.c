@@ -59,11 +59,11 @@ static void pass_event(pass_t *p, lane_t *ln) {
     }
     p->cur_lane = ln;
     if (e->is_end) {
-        p->misuse += (uint64_t)sps__nest_end(&ln->st, e->region, e->ticks,
+        p->misuse += (uint64_t)sps__nest_end(&ln->st, e->region, e->ns,
                                              pass_close, p);
         return;
     }
-    sps__frame_t f = {e->region, -1, e->ticks, 0, e->seq, -1, 0};
+    sps__frame_t f = {e->region, -1, e->ns, 0, e->seq, -1, 0};
     int stays_open = ln->open && ln->open_i < ln->open->n &&
                      ln->open->f[ln->open_i].seq == e->seq;
     if (stays_open) {
@@ -71,7 +71,7 @@ static void pass_event(pass_t *p, lane_t *ln) {
     } else {
         f.id = p->next_id++;
         f.ord = p->ord[e->region]++;
-        sps__call_t c = {e->region, ln->thread, e->ticks, 0, 0, f.id,
+        sps__call_t c = {e->region, ln->thread, e->ns, 0, 0, f.id,
                          ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
                          (uint32_t)ln->st.n, f.ord, e->seq};
         if (p->cb->begin && !p->err) p->err = p->cb->begin(p->cb->ctx, &c);
@@ -102,14 +102,14 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
                      snap->carried ? &snap->carried[t] : NULL, &snap->tm);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
-        if (rc > 0) sps__heap_push(&p.heap, ln->ev.ticks, t); /* reserved */
+        if (rc > 0) sps__heap_push(&p.heap, ln->ev.ns, t); /* reserved */
     }
     while (p.heap.n && !p.err) {
         lane_t *ln = &p.lanes[sps__heap_top(&p.heap).idx];
         pass_event(&p, ln);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
-        if (rc > 0) sps__heap_update_top(&p.heap, ln->ev.ticks);
+        if (rc > 0) sps__heap_update_top(&p.heap, ln->ev.ns);
         else sps__heap_pop(&p.heap);
     }
     for (uint32_t t = 0; p.lanes && t < nt; t++) {

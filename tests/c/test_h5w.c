@@ -555,7 +555,7 @@ static void test_zero_events(void **state) {
     sps__h5r_t *r;
     assert_int_equal(sps__h5r_open(&r, path), 0);
     assert_int_equal(r->nevents, 0);
-    sps__tnode_t *nodes;
+    sps__tree_row_t *nodes;
     sps__tflat_t *flat;
     size_t nn, nf;
     assert_int_equal(sps__h5r_tree(r, &nodes, &nn), 0);
@@ -712,7 +712,7 @@ static void test_writer_and_reader_are_quiet(void **state) {
 /* ------------------------------------------------------------------------ */
 
 /* Index of the node called name with parent `parent` (-2: any), or -1. */
-static long node_find(const sps__tnode_t *n, size_t nn, const char *name,
+static long node_find(const sps__tree_row_t *n, size_t nn, const char *name,
                       int32_t parent) {
     for (size_t i = 0; i < nn; i++)
         if (!strcmp(n[i].name, name) && (parent == -2 || n[i].parent == parent))
@@ -722,7 +722,7 @@ static long node_find(const sps__tnode_t *n, size_t nn, const char *name,
 
 /* Checks the known recording's tree (from ids or from intervals). */
 static void check_known_tree(const sps__h5r_t *r) {
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     size_t nn;
     assert_int_equal(sps__h5r_tree(r, &n, &nn), 0);
     assert_int_equal(nn, 3);
@@ -825,7 +825,7 @@ static void test_read_scope_profiler_fixture(void **state) {
         assert_int_equal(r->start[i], st[i]);
         assert_int_equal(r->dur[i], du[i]);
     }
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     size_t nn;
     assert_int_equal(sps__h5r_tree(r, &n, &nn), 0);
     assert_int_equal(nn, 1);
@@ -839,7 +839,7 @@ static void test_read_scope_profiler_fixture(void **state) {
 /* Prints the table of file path into a string (caller frees). */
 static char *table_of(const char *path, const sps__table_opts_t *opt) {
     sps__h5r_t *r;
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     sps__tflat_t *f;
     size_t nn, nf, len = 0;
     char *out = NULL;
@@ -898,7 +898,7 @@ static void test_table_odd_input(void **state) {
     char longname[300];
     memset(longname, 'x', sizeof longname - 1);
     longname[sizeof longname - 1] = 0;
-    sps__tnode_t n[] = {
+    sps__tree_row_t n[] = {
         {1, "a", 1, 10, 10, 10, 10}, {0, "b", 1, 5, 5, 5, 5},   /* cycle */
         {99, "c\x1b[2J", 1, 3, 3, 3, 3}, {-7, longname, 1, 1, 1, 1, 1},
         {2, NULL, 1, 1, 1, 1, 1}, {5, "self-parent", 0, 0, 0, 0, 0}};
@@ -1048,7 +1048,7 @@ static void test_reader_survives_cycles(void **state) {
     assert_int_equal(sps__h5r_open(&r, p), 0);
     assert_int_equal(r->cycles, 1);
     assert_int_equal(r->orphans, 1);
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     size_t nn;
     assert_int_equal(sps__h5r_tree(r, &n, &nn), 0);
     assert_true(nn >= 3);
