@@ -32,10 +32,12 @@ int sps__tmpfile_open(const char *dir, const char *stem) {
     return tfd;
 }
 
-int sps__pwrite_all(int fd, const void *buf, size_t n, off_t off) {
+/* The loop of both writers: all n bytes at off, or at the file position
+ * when off is -1; after EINTR and short writes it goes on. */
+static int write_loop(int fd, const void *buf, size_t n, off_t off) {
     const char *p = buf;
     while (n) {
-        ssize_t k = pwrite(fd, p, n, off);
+        ssize_t k = off < 0 ? write(fd, p, n) : pwrite(fd, p, n, off);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k == 0) errno = EIO;
@@ -43,24 +45,21 @@ int sps__pwrite_all(int fd, const void *buf, size_t n, off_t off) {
         }
         p += k;
         n -= (size_t)k;
-        off += k;
+        if (off >= 0) off += k;
     }
     return 0;
 }
 
-int sps__write_all(int fd, const void *buf, size_t n) {
-    const char *p = buf;
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            if (k == 0) errno = EIO;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
+int sps__pwrite_all(int fd, const void *buf, size_t n, off_t off) {
+    if (off < 0) {
+        errno = EINVAL;
+        return -1;
     }
-    return 0;
+    return write_loop(fd, buf, n, off);
+}
+
+int sps__write_all(int fd, const void *buf, size_t n) {
+    return write_loop(fd, buf, n, -1);
 }
 
 ssize_t sps__pread_full(int fd, void *buf, size_t n, off_t off) {

@@ -257,6 +257,9 @@ static void test_tmpio_roundtrip(void **state) {
     assert_int_equal(sps__pwrite_all(fd, a, N, 4096), 0);
     assert_int_equal(sps__pread_full(fd, b, N, 4096), N);
     assert_memory_equal(a, b, N);
+    errno = 0; /* a negative offset is refused, not taken as "append" */
+    assert_int_equal(sps__pwrite_all(fd, a, 10, -1), -1);
+    assert_int_equal(errno, EINVAL);
     /* past the end: a short count, not an error */
     assert_int_equal(sps__pread_full(fd, b, N + 100, 4096), N);
     assert_int_equal(sps__pread_full(fd, b, 10, 4096 + N + 5), 0);
