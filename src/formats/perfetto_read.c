@@ -310,7 +310,7 @@ static int64_t pfr_add_name(pfr_t *r, const char *s) {
 
 /* Parses InternedData: event_names (2) {iid 1, name 2} on sequence seq. */
 static int pfr_interned(pfr_t *r, uint64_t seq, pfr_buf_t b) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     PFR_FIELDS(r, b, f, rc) {
         if (f.num != 2 || f.wt != 2) continue;
         uint64_t iid = 0;
@@ -331,7 +331,7 @@ static int pfr_interned(pfr_t *r, uint64_t seq, pfr_buf_t b) {
 
 /* Parses a TrackDescriptor. */
 static int pfr_descriptor(pfr_t *r, pfr_buf_t b) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     uint64_t uuid = 0, parent = 0;
     int has_uuid = 0, has_parent = 0, has_thr = 0, has_proc = 0, ctr = 0;
     int64_t pid = 0, tid = 0;
@@ -380,7 +380,7 @@ static int pfr_descriptor(pfr_t *r, pfr_buf_t b) {
 
 /* Parses a ClockSnapshot for sequence s. */
 static int pfr_snapshot(pfr_t *r, pfr_seq_t *s, pfr_buf_t b) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     uint32_t ids[64 + 64];
     int64_t vals[128];
     uint8_t incr[128];
@@ -550,7 +550,7 @@ static int pfr_flow(pfr_t *r, uint64_t id, int term, uint32_t ti,
  * Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
 static int pfr_flows(pfr_t *r, const pfr_tev_t *e, uint32_t ti, uint32_t ni,
                      int64_t t) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     pfr_buf_t b = e->flows;
     PFR_FIELDS(r, b, f, rc) {
         int term = f.num == 42 || f.num == 48, fixed = f.num >= 47;
