@@ -570,17 +570,28 @@ static int attr_numbers(hid_t a, H5T_class_t tc, size_t n, sps_meta_attr_t *x) {
     return 0;
 }
 
+/* Non-zero when an attribute of n elements of elem bytes each (as stored)
+ * fits in the file: attribute data is never compressed, so unlike a
+ * dataset it cannot claim more than the file holds. */
+static int attr_fits(const rd_t *c, hsize_t n, size_t elem) {
+    return n <= ELEMS_MAX && (double)n * (double)(elem ? elem : 1) <=
+                                 (double)c->fsize + 65536.0;
+}
+
 /* Reads attribute name of loc into x when it is a scalar or 1-D array of
- * integers, floats or strings of plausible size.  0, 1 (left out) or -1
- * (no memory). */
+ * integers, floats or strings that fits in the file.  0, 1 (left out) or
+ * -1 (no memory). */
 static int meta_attr_read(rd_t *c, hid_t loc, const char *name, sps_meta_attr_t *x) {
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t s = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
     hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
     H5T_class_t tc = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    /* as stored: a variable-length string is a 16-byte heap reference */
+    size_t elem = tc == H5T_STRING && H5Tis_variable_str(t) > 0 ? 16
+                : t >= 0 ? H5Tget_size(t) : 0;
     hsize_t n = 0;
     int rc = 1;
-    if (s >= 0 && space_len(s, 1, &n) == 0 && size_ok(c, n, 16)) {
+    if (s >= 0 && space_len(s, 1, &n) == 0 && attr_fits(c, n, elem)) {
         if ((tc == H5T_INTEGER && H5Tget_size(t) <= 8) || tc == H5T_FLOAT)
             rc = attr_numbers(a, tc, (size_t)n, x);
         else if (tc == H5T_STRING)
