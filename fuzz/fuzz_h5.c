@@ -14,10 +14,10 @@
 static void read_h5(const char *path) {
     sps__h5r_t *r;
     if (sps__h5r_open(&r, path) != 0) {
-        (void)strlen(sps__h5r_error());
+        (void)strlen(sps__err_msg());
         return;
     }
-    sps__tnode_t *nodes = NULL;
+    sps__tree_row_t *nodes = NULL;
     sps__tflat_t *flat = NULL;
     size_t nn = 0, nf = 0;
     if (sps__h5r_tree(r, &nodes, &nn) == 0)

@@ -41,7 +41,7 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path,
 static inline void fuzz_read_timeline(const char *path, sps__tl_format_t fmt) {
     sps__tlr_t *r;
     if (sps__tlr_open(&r, path, fmt) != 0) {
-        (void)strlen(sps__tlr_error());
+        (void)strlen(sps__err_msg());
         return;
     }
     const sps__tl_header_t *h = sps__tlr_header(r);
@@ -64,7 +64,7 @@ static inline void fuzz_read_timeline(const char *path, sps__tl_format_t fmt) {
         if (s.name >= h->nnames || s.thread >= h->nthreads ||
             s.end_ns < s.start_ns)
             __builtin_trap();
-    if (rc < 0) (void)strlen(sps__tlr_error());
+    if (rc < 0) (void)strlen(sps__err_msg());
     sps__tlr_free(r);
     (void)total;
 }

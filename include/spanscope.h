@@ -86,7 +86,6 @@ typedef enum {
 #define SPS__ERRNO_ENUM(name, val, msg) SPS_##name = (val),
     SPS_ERRNO_MAP(SPS__ERRNO_ENUM)
 #undef SPS__ERRNO_ENUM
-    SPS__ERR_MIN = -13
 } sps_errno_t;
 
 /* Returns a static English message for an error code (never NULL; unknown
@@ -566,8 +565,9 @@ SPS_API int sps_print_summary(void *file);
  * extension, .h5 output from trace inputs, two inputs with one rank),
  * SPS_EIO (an input cannot be opened or read, or the output cannot be
  * finished), SPS_EFORMAT (an input is not a valid file, holds several
- * ranks, or a time leaves the 64-bit range once shifted), SPS_EMODE (an
- * aggregate .h5 input: no spans), SPS_EPATH (the output path cannot be
+ * ranks, or a time leaves the 64-bit range once shifted; also an aggregate
+ * .h5 input of a trace output), SPS_EMODE (an aggregate .h5 input of an
+ * .h5 output: no spans), SPS_EPATH (the output path cannot be
  * created), SPS_EHDF5 or SPS_ENOMEM.  On failure one line, the reason
  * naming the file, is written to err_file (a stdio FILE*, passed as void*)
  * when it is not NULL; nothing is printed otherwise. */
@@ -591,6 +591,43 @@ SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
  * when err is not NULL. */
 SPS_API int sps_report(const char *path, void *out_file, const char *sort,
                        size_t top, char *err, size_t errlen);
+
+/* What one /metadata attribute holds. */
+typedef enum {
+    SPS_META_INT = 1,   /* integers (any width, read as int64) */
+    SPS_META_FLOAT = 2, /* floating point (read as double) */
+    SPS_META_TEXT = 3   /* strings (fixed or variable length) */
+} sps_meta_kind_t;
+
+/* One attribute of a file's /metadata group: a scalar (is_array 0, n 1)
+ * or a 1-D array of n values.  Exactly one of ints, floats, texts is set,
+ * by kind.  Everything lives in the array sps_metadata_read returns. */
+typedef struct sps_meta_attr {
+    const char *name;         /* valid UTF-8 */
+    int kind;                 /* sps_meta_kind_t */
+    int is_array;
+    size_t n;
+    const int64_t *ints;      /* SPS_META_INT (unsigned values above
+                                 INT64_MAX read as INT64_MAX) */
+    const double *floats;     /* SPS_META_FLOAT */
+    const char *const *texts; /* SPS_META_TEXT: valid UTF-8 (bytes that are
+                                 not become U+FFFD) */
+} sps_meta_attr_t;
+
+/* Reads every attribute of the /metadata group of the HDF5 file at path
+ * (start_time_ns, rank, hostname, label, ... as spanscope writes them;
+ * whatever scope-profiler or a user put there), in name order.  Integers,
+ * floats and strings, scalar or 1-D, are read; attributes of other types
+ * are left out.  A file without /metadata gives *n = 0.  On success *out
+ * is an array of *n attributes (NULL when none) that the caller frees
+ * with sps_metadata_free.  On failure returns SPS_EINVAL (NULL
+ * arguments), SPS_EIO (cannot open), SPS_EFORMAT (not an HDF5 file) or
+ * SPS_ENOMEM and writes a one-line reason to err[0..errlen) when err is
+ * not NULL.  May be called from any thread. */
+SPS_API int sps_metadata_read(const char *path, sps_meta_attr_t **out,
+                              size_t *n, char *err, size_t errlen);
+/* Frees what sps_metadata_read returned (NULL is fine). */
+SPS_API void sps_metadata_free(sps_meta_attr_t *attrs, size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Scoped regions (C with GCC/Clang cleanup attribute, and C++)              */

@@ -4,7 +4,8 @@
  * Nothing here is public.  Every non-static symbol is prefixed sps__ and
  * marked SPS__HIDDEN (like Lua's LUAI_FUNC) so it does not leak from the .so.
  *
- * Layers (a layer uses only those above it in this file):
+ * Layers (a layer uses only those above it in this file, and util):
+ *   util     heap, hash, temp files, JSON, UTF-8, error message src/util/
  *   core     clock, registry, per-thread buffers, session       src/core/
  *   model    streams of records -> calls, nesting, statistics   src/model/
  *   formats  HDF5 writer/reader, tables                         src/formats/
@@ -13,22 +14,13 @@
 #define SPS_INT_H
 
 #include "spanscope.h"
+#include "util/util.h" /* the base layer: SPS__HIDDEN, heap, hash, ... */
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-
-#if defined(__GNUC__)
-#  define SPS__HIDDEN __attribute__((visibility("hidden")))
-#  define SPS__LIKELY(x) __builtin_expect(!!(x), 1)
-#  define SPS__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#  define SPS__HIDDEN
-#  define SPS__LIKELY(x) (x)
-#  define SPS__UNLIKELY(x) (x)
-#endif
 
 /* ======================================================================== */
 /* core: clock (src/core/clock.c)                                            */
@@ -92,10 +84,6 @@ static inline uint64_t sps__ticks(void) { return sps__mono_ns(); }
 #define SPS__REC_HI_TAG 0xFFFFFFFFu
 #define SPS__REGION_MAX 0x7FFFFFFEu
 
-static inline uint64_t sps__rec_make(uint32_t region, int is_end,
-                                     uint32_t lo) {
-    return ((uint64_t)((region << 1) | (uint32_t)is_end) << 32) | lo;
-}
 static inline uint64_t sps__rec_hi(uint32_t hi) {
     return ((uint64_t)SPS__REC_HI_TAG << 32) | hi;
 }
@@ -122,8 +110,8 @@ typedef struct sps__chunk {
 typedef struct sps__frame {
     uint32_t region;
     int32_t node;        /* call-tree node (model), -1 if none */
-    uint64_t start;
-    uint64_t child;      /* time spent in direct children */
+    uint64_t start;      /* ns (ticks on an aggregate-mode thread's stack) */
+    uint64_t child;      /* time spent in direct children, same unit */
     uint64_t seq;        /* record sequence number of the begin (interval
                             streams: the caller's key of the span) */
     int64_t id;          /* merged pass: call id, -1 if not written */
@@ -142,7 +130,8 @@ SPS__HIDDEN void sps__stack_free(sps__stack_t *s);
 /* Makes dst a copy of src (dst's memory reused); 0 or SPS_ENOMEM. */
 SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);
 
-/* Running statistics in ticks.  Variance uses a shifted sum (shift = first
+/* Running statistics in ns (the per-thread ones of aggregate mode hold
+ * ticks until sps__acc_to_ns).  Variance uses a shifted sum (shift = first
  * duration seen), merged across threads with Chan's formula. */
 typedef struct sps__acc {
     uint64_t count;
@@ -173,14 +162,14 @@ typedef struct sps__thr {
     char name[32];
     int64_t first_ns, last_ns; /* first/last use, CLOCK_MONOTONIC ns */
     /* aggregate mode (owner thread writes, readers use relaxed loads) */
-    sps__acc_t *agg;
+    sps__acc_t *agg_acc;     /* [agg_cap] by region id, in ticks */
     uint32_t agg_cap;
-    uint32_t aseq;           /* seqlock over agg: odd while updating */
-    sps__stack_t astack;
-    /* analyzer cursor (under the session lock) */
-    sps__chunk_t *acur;
-    uint32_t aidx;
-    uint32_t ahi;
+    uint32_t agg_seq;        /* seqlock over agg_acc: odd while updating */
+    sps__stack_t agg_stack;  /* open calls (ticks) */
+    /* analyzer cursor (under the session lock): records [0, an_pos) of
+     * an_chunk are analyzed, and every chunk before it */
+    sps__chunk_t *an_chunk;
+    uint32_t an_pos;
     sps__stack_t stack;      /* open calls as of the analyzer cursor */
     sps__stack_t carried;    /* open calls at the last finalize */
     struct sps__thr *next_all;
@@ -195,12 +184,6 @@ SPS__HIDDEN sps_region_t sps__registry_intern(const char *name);
 SPS__HIDDEN uint32_t sps__registry_count(void); /* ids are 1..count-1... */
 /* Display name (valid UTF-8, never NULL for ids < count; "(invalid)" for 0). */
 SPS__HIDDEN const char *sps__registry_name(sps_region_t r);
-/* UTF-8 (registry.c): the length of the valid sequence at s (0 if none),
- * and whether n bytes are valid UTF-8 without NUL. */
-SPS__HIDDEN size_t sps__utf8_len(const unsigned char *s, size_t n);
-SPS__HIDDEN int sps__utf8_valid(const void *s, size_t n);
-/* Replaces invalid UTF-8 by U+FFFD; returns a malloc'd string. */
-SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
 
 /* ======================================================================== */
 /* model: calls and periods (src/model/)                                    */
@@ -208,18 +191,18 @@ SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
 
 typedef struct sps__tree sps__tree_t;
 
-/* A node of the live call tree: (parent node, region). */
-typedef struct sps__node {
+/* A node of the live call tree (sps__tree_t): (parent node, region) and
+ * its statistics, session-cumulative and of the current period. */
+typedef struct sps__tree_node {
     int32_t parent;
     uint32_t region;
     sps__acc_t cum, per;
-} sps__node_t;
+} sps__tree_node_t;
 
 struct sps__tree {
-    sps__node_t *n;
+    sps__tree_node_t *n;
     size_t len, cap;
-    int32_t *slots; /* hash of (parent, region) -> node index + 1 */
-    size_t nslots;
+    sps__htab_t index; /* (parent, region) -> node index (util.h) */
 };
 
 /* A stretch of one thread's records: chunk memory or a spill-file range.
@@ -246,7 +229,7 @@ SPS__HIDDEN void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm);
 
 /* A decoded record. */
 typedef struct sps__ev {
-    uint64_t ticks; /* CLOCK_MONOTONIC ns once decoded by a reader */
+    uint64_t ns;    /* CLOCK_MONOTONIC ns (the reader converts the ticks) */
     uint64_t seq;
     uint32_t region;
     int is_end;
@@ -517,13 +500,14 @@ SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
 /* formats: summary table (src/formats/table.c)                              */
 /* ======================================================================== */
 
-/* A node of the call tree: one distinct path of nested regions. */
-typedef struct sps__tnode {
-    int32_t parent;   /* index of the parent node, -1 for a root */
+/* One row of the tree view: a distinct path of nested regions, as the
+ * table prints it (from the live tree, output.c, or a file, h5_read.c). */
+typedef struct sps__tree_row {
+    int32_t parent;   /* index of the parent row, -1 for a root */
     const char *name;
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
-} sps__tnode_t;
+} sps__tree_row_t;
 
 /* A region's flat statistics. */
 typedef struct sps__tflat {
@@ -538,6 +522,14 @@ typedef enum {
     SPS__SORT_MAX, SPS__SORT_NAME
 } sps__sort_t;
 
+/* The one parser of sort keys ("self", "total", "calls", "mean", "max",
+ * "name"; NULL reads as "self"): 0 and *out set, or SPS_EINVAL for an
+ * unknown key (*out left alone; table.c).  The tool's --sort, sps_report
+ * and Python's summary(sort=...) all use it.  sps__sort_name gives a key's name back ("self" for a value
+ * out of range). */
+SPS__HIDDEN int sps__sort_parse(const char *s, sps__sort_t *out);
+SPS__HIDDEN const char *sps__sort_name(sps__sort_t by);
+
 typedef struct sps__table_opts {
     int tree;          /* print the tree view */
     int flat;          /* print the flat view */
@@ -549,7 +541,7 @@ typedef struct sps__table_opts {
 /* Prints the tree view (nodes, any order; children sorted by total) and/or
  * the flat view.  Never fails on odd input (cycles in parent links are
  * printed as roots). */
-SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tnode_t *nodes,
+SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tree_row_t *nodes,
                                  size_t nnodes, const sps__tflat_t *flat,
                                  size_t nflat, const sps__table_opts_t *opt);
 /* Prints the per-rank view: for each of nregions regions (names[g]), the
@@ -562,7 +554,7 @@ SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tnode_t *nodes,
  * joined by ';') or else the flat view (sorted and cut by opt->sort and
  * opt->top) as CSV (RFC 4180), times in exact ns.  0, SPS_EINVAL, SPS_ENOMEM
  * or SPS_EIO. */
-SPS__HIDDEN int sps__table_csv(FILE *fp, const sps__tnode_t *nodes,
+SPS__HIDDEN int sps__table_csv(FILE *fp, const sps__tree_row_t *nodes,
                                size_t nnodes, const sps__tflat_t *flat,
                                size_t nflat, const sps__table_opts_t *opt);
 SPS__HIDDEN int sps__rank_table_print(FILE *fp, const char *const *names,
@@ -605,7 +597,7 @@ struct sps__snap {
     size_t ncopies, capcopies;
     sps__stack_t *carried; /* [nthreads] open calls at the previous period end */
     sps__stack_t *open;    /* [nthreads] open calls at this period end */
-    sps__acc_t *per;       /* [nregions] period statistics (ticks) */
+    sps__acc_t *per;       /* [nregions] period statistics (ns) */
     uint32_t nregions;
     sps__acc_t *node_per;  /* [nnodes] period statistics of tree nodes */
     size_t nnodes;
@@ -746,17 +738,15 @@ typedef struct sps__session {
     int spill_fd;
     int64_t spill_end;
     size_t spilled_live;
-    int spill_failed;
     sps__timemap_t tm;
     int64_t start_ns, period_start_ns;
     int64_t wall_anchor_ns, mono_anchor_ns;
     uint8_t *registered;      /* [registered_cap] by region id */
     uint32_t registered_cap;
-    sps__acc_t *cum, *per;    /* by region id, ticks */
+    sps__acc_t *cum, *per;    /* by region id, ns */
     uint32_t acc_cap;
     sps__tree_t tree;
     uint64_t misuse;
-    uint64_t open_written;    /* open calls left at the last finalize */
     sps__snap_t *pending;     /* a period whose write failed */
     sps__dist_t dist;         /* MPI: rank, size, clock offset (ext/mpi.c) */
 } sps__session_t;
@@ -848,11 +838,23 @@ SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
 /* api/finalize.c: sps_finalize_to with the table printed to table_fp (or none). */
 SPS__HIDDEN int sps__finalize_ex(const char *path, FILE *table_fp);
 
-/* output.c: builds table input from accumulators (ticks) and prints it. */
+/* output.c: builds table input from accumulators (ns) and prints it. */
 SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 uint32_t nregions, const sps__acc_t *nodes,
                                 const int32_t *node_parent,
                                 const uint32_t *node_region, size_t nnodes,
                                 int64_t session_ns);
+
+/* ======================================================================== */
+/* Old names, kept only while tools/ still uses them                        */
+/* ======================================================================== */
+
+/* The CLI (tools/) is being split into one file per subcommand; it adopts
+ * the new names afterwards.  Nothing in src/, tests/ or fuzz/ uses these:
+ * delete each one when tools/ no longer does. */
+#define sps__h5r_error sps__err_msg      /* the readers' message: util.h */
+#define sps__tlr_error sps__err_msg
+#define sps__tlr_set_error sps__err_set
+#define sps__tnode_t sps__tree_row_t     /* a row of the tree view */
 
 #endif /* SPS_INT_H */

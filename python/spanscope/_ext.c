@@ -727,6 +727,53 @@ static PyObject *ext_report(PyObject *mod, PyObject *args) {
     return s;
 }
 
+/* One value of a /metadata attribute as a Python int, float or str. */
+static PyObject *meta_value(const sps_meta_attr_t *a, size_t i) {
+    if (a->kind == SPS_META_INT) return PyLong_FromLongLong(a->ints[i]);
+    if (a->kind == SPS_META_FLOAT) return PyFloat_FromDouble(a->floats[i]);
+    return PyUnicode_DecodeUTF8(a->texts[i], (Py_ssize_t)strlen(a->texts[i]), "replace");
+}
+
+/* A /metadata attribute as a Python value: a scalar, or a list for an
+ * array. */
+static PyObject *meta_object(const sps_meta_attr_t *a) {
+    if (!a->is_array) return meta_value(a, 0);
+    PyObject *l = PyList_New((Py_ssize_t)a->n);
+    for (size_t i = 0; l && i < a->n; i++) {
+        PyObject *v = meta_value(a, i);
+        if (!v) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, (Py_ssize_t)i, v);
+    }
+    return l;
+}
+
+/* read_metadata(path) -> {name: value} of the file's /metadata attributes
+ * (sps_metadata_read): ints, floats, str, lists for arrays.  OSError if
+ * the file cannot be opened, ValueError if it is not HDF5. */
+static PyObject *ext_read_metadata(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path)) return NULL;
+    sps_meta_attr_t *a = NULL;
+    size_t n = 0;
+    char err[512] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_metadata_read(path, &a, &n, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EIO) return PyErr_Format(PyExc_OSError, "%s", err);
+    if (rc == SPS_EFORMAT || rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", err);
+    if (rc) return raise_sps(rc, path);
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < n; i++) {
+        PyObject *v = meta_object(&a[i]);
+        if (!v || PyDict_SetItemString(d, a[i].name, v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    sps_metadata_free(a, n);
+    return d;
+}
+
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
     (void)mod;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
@@ -766,6 +813,8 @@ static PyMethodDef ext_methods[] = {
     {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
     {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
     {"report", ext_report, METH_VARARGS, "report(path, sort='self', top=0) -> table text."},
+    {"read_metadata", ext_read_metadata, METH_VARARGS,
+     "read_metadata(path) -> {name: value} of the file's /metadata."},
     {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},
     {"set_region_class", ext_set_region_class, METH_O, "The Region subclass to create."},
     {"begin", ext_begin, METH_O, "sps_begin(id) (for tests)."},

@@ -105,13 +105,14 @@ def read(path) -> Results:
 
     path = os.fspath(path)
     _ext.report(path, "self", 1)  # the C reader validates: one clear error
+    # /metadata through the library's one reader (arrays as numpy, as h5py)
+    meta = {k: np.asarray(v) if isinstance(v, list) else v
+            for k, v in _ext.read_metadata(path).items()}
     with h5py.File(path, "r") as f:
         names = [_text(n) for n in f["region_table/names"][()]]
         idx = f["rank_region_index"]
         ev = f["events"]
-        res = Results(path, names, metadata={k: (_text(v) if isinstance(v, (bytes, str)) else v)
-                                              for k, v in f["metadata"].attrs.items()}
-                      if "metadata" in f else {})
+        res = Results(path, names, metadata=meta)
         region_ids = idx["region_ids"][()]
         ranks = idx["ranks"][()]
         offsets = idx["event_offsets"][()]

@@ -20,12 +20,8 @@
  * ("unknown sort key 'x' (" SPS__SORT_KEYS ")") and help texts. */
 #define SPS__SORT_KEYS "self, total, calls, mean, max, name"
 
-/* Parses a sort key of the summary table ("self", "total", "calls",
- * "mean", "max" or "name"; NULL means "self") into *out.  The one parser
- * of these keys: the tool's --sort, sps_report's sort and Python's
- * summary(sort=...) all come here.  Returns 0, or SPS_EINVAL for any other
- * text (*out is then left alone). */
-SPS__HIDDEN int sps__sort_parse(const char *key, sps__sort_t *out);
+/* The sort keys are parsed by sps__sort_parse (formats/table.c, sps_int.h):
+ * the tool's --sort, sps_report's sort and Python's summary(sort=...). */
 
 /* What a report shows. */
 typedef struct sps__report_opts {

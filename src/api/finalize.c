@@ -125,7 +125,7 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
                     const sps__acc_t *nodes, const int32_t *node_parent,
                     const uint32_t *node_region, size_t nnodes,
                     int64_t session_ns) {
-    sps__tnode_t *tn = calloc(nnodes + 1, sizeof *tn);
+    sps__tree_row_t *tn = calloc(nnodes + 1, sizeof *tn);
     sps__tflat_t *fl = calloc(nregions + 1, sizeof *fl);
     if (!tn || !fl) {
         free(tn);
@@ -143,7 +143,7 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
     for (size_t i = 0; i < nnodes; i++) {
         sps_stats_t st;
         sps__acc_stats(&nodes[i], &st);
-        tn[i] = (sps__tnode_t){node_parent[i], sps__registry_name(node_region[i]),
+        tn[i] = (sps__tree_row_t){node_parent[i], sps__registry_name(node_region[i]),
                                st.num_calls, st.total_ns, st.self_ns, st.min_ns,
                                st.max_ns};
     }

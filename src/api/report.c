@@ -17,23 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The sort keys, indexed by sps__sort_t. */
-static const char *const k_sort_keys[] = {"self", "total", "calls", "mean",
-                                          "max", "name"};
-_Static_assert(sizeof k_sort_keys / sizeof k_sort_keys[0] ==
-                   SPS__SORT_NAME + 1,
-               "one key per sps__sort_t");
-
-int sps__sort_parse(const char *key, sps__sort_t *out) {
-    if (!key) key = "self";
-    for (size_t i = 0; i < sizeof k_sort_keys / sizeof k_sort_keys[0]; i++)
-        if (strcmp(key, k_sort_keys[i]) == 0) {
-            *out = (sps__sort_t)i;
-            return 0;
-        }
-    return SPS_EINVAL;
-}
-
 /* Writes the formatted one-line reason to err[0..errlen) (when err is not
  * NULL) and returns rc. */
 static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
@@ -171,7 +154,7 @@ static void print_title(FILE *fp, const char *path, const sps__h5r_t *r,
  * SPS_E* code. */
 static int print_tables(FILE *fp, const char *path, const sps__h5r_t *r,
                         sps__report_opts_t *o) {
-    sps__tnode_t *nodes = NULL;
+    sps__tree_row_t *nodes = NULL;
     sps__tflat_t *flat = NULL;
     size_t nn = 0, nf = 0;
     int rc = sps__h5r_tree(r, &nodes, &nn);
@@ -258,7 +241,7 @@ static void tfold_free(tfold_t *f) {
 
 /* The table input of f: flat rows for names with calls, tree nodes. */
 static int tfold_tables(const tfold_t *f, sps__tflat_t **flat, size_t *nf,
-                        sps__tnode_t **nodes, size_t *nn) {
+                        sps__tree_row_t **nodes, size_t *nn) {
     const sps__tl_header_t *h = f->h;
     const sps__tree_t *tr = &f->fold.tree;
     *flat = calloc(h->nnames ? h->nnames : 1, sizeof **flat);
@@ -275,7 +258,7 @@ static int tfold_tables(const tfold_t *f, sps__tflat_t **flat, size_t *nf,
     for (size_t i = 0; i < tr->len; i++) {
         sps_stats_t st;
         sps__acc_stats(&tr->n[i].cum, &st);
-        (*nodes)[i] = (sps__tnode_t){tr->n[i].parent, h->names[tr->n[i].region],
+        (*nodes)[i] = (sps__tree_row_t){tr->n[i].parent, h->names[tr->n[i].region],
                                      st.num_calls, st.total_ns, st.self_ns,
                                      st.min_ns, st.max_ns};
     }
@@ -312,7 +295,7 @@ static int report_trace(FILE *fp, const char *path, sps__tl_format_t fmt,
     if (rc) return fail(rc, err, errlen, "%s", sps__tlr_error());
     tfold_t f = {0};
     sps__tflat_t *flat = NULL;
-    sps__tnode_t *nodes = NULL;
+    sps__tree_row_t *nodes = NULL;
     size_t nf = 0, nn = 0;
     rc = tfold_read(&f, r);
     if (rc == SPS_EFORMAT) fail(rc, err, errlen, "%s", sps__tlr_error());
@@ -349,7 +332,7 @@ static int report_trace(FILE *fp, const char *path, sps__tl_format_t fmt,
 
 /* The flat view or the tree of an HDF5 file as CSV. */
 static int csv_h5(FILE *fp, const sps__h5r_t *r, const sps__report_opts_t *o) {
-    sps__tnode_t *nodes = NULL;
+    sps__tree_row_t *nodes = NULL;
     sps__tflat_t *flat = NULL;
     size_t nn = 0, nf = 0;
     int rc = sps__h5r_tree(r, &nodes, &nn);
@@ -412,4 +395,22 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
                     SPS__SORT_KEYS ")", sort);
     o.top = top;
     return sps__report_write((FILE *)out_file, path, &o, err, errlen);
+}
+
+/* /metadata for the bindings (spanscope.h). */
+int sps_metadata_read(const char *path, sps_meta_attr_t **out, size_t *n,
+                      char *err, size_t errlen) {
+    if (out) *out = NULL;
+    if (n) *n = 0;
+    if (!path || !out || !n) return fail(SPS_EINVAL, err, errlen, "no path or output");
+    sps__h5r_meta_t m;
+    int rc = sps__h5r_metadata(path, &m);
+    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
+    *out = m.attrs; /* the caller owns them now; the view is not needed */
+    *n = m.nattrs;
+    return 0;
+}
+
+void sps_metadata_free(sps_meta_attr_t *attrs, size_t n) {
+    sps__h5r_attrs_free(attrs, n);
 }

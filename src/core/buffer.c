@@ -13,8 +13,6 @@
  * faults. */
 #include "sps_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -132,19 +130,11 @@ void sps__chunk_release(sps__chunk_t *c) {
     }
 }
 
+/* The unlinked spill file in cfg.spill_dir (else $TMPDIR, else /tmp).
+ * Returns its descriptor or -1. */
 static int spill_open(void) {
     const char *dir = sps__g.spill_dir;
-    if (!dir) dir = getenv("TMPDIR");
-    if (!dir || !*dir) dir = "/tmp";
-#ifdef O_TMPFILE
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0) return fd;
-#endif
-    char path[4096];
-    snprintf(path, sizeof path, "%s/spanscope-spill-XXXXXX", dir);
-    fd = mkostemp(path, O_CLOEXEC);
-    if (fd >= 0) unlink(path);
-    return fd;
+    return sps__tmpfile_open(dir && *dir ? dir : NULL, "spanscope-spill-");
 }
 
 /* Moves the records of c to the spill file; c keeps its descriptor and
@@ -153,14 +143,7 @@ static uint64_t *chunk_spill(sps__chunk_t *c) {
     if (sps__g.spill_fd < 0) sps__g.spill_fd = spill_open();
     if (sps__g.spill_fd < 0) return NULL;
     size_t bytes = (size_t)c->n * sizeof(uint64_t);
-    const char *p = (const char *)c->rec;
-    for (size_t done = 0; done < bytes;) {
-        ssize_t w = pwrite(sps__g.spill_fd, p + done, bytes - done,
-                           sps__g.spill_end + (off_t)done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return NULL;
-        done += (size_t)w;
-    }
+    if (sps__pwrite_all(sps__g.spill_fd, c->rec, bytes, sps__g.spill_end)) return NULL;
     uint64_t *mem = c->rec;
     c->rec = NULL;
     c->file_off = sps__g.spill_end;
@@ -171,14 +154,7 @@ static uint64_t *chunk_spill(sps__chunk_t *c) {
 
 int sps__spill_read(int64_t off, uint32_t n, uint64_t *out) {
     size_t bytes = (size_t)n * sizeof(uint64_t);
-    for (size_t done = 0; done < bytes;) {
-        ssize_t r = pread(sps__g.spill_fd, (char *)out + done, bytes - done,
-                          off + (off_t)done);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return SPS_EIO;
-        done += (size_t)r;
-    }
-    return 0;
+    return sps__pread_full(sps__g.spill_fd, out, bytes, off) == (ssize_t)bytes ? 0 : SPS_EIO;
 }
 
 /* Makes c the thread's current chunk, starting with a HI record. */
@@ -227,7 +203,6 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
             c = d;
         } else {
             free(d);
-            sps__g.spill_failed = 1;
         }
     }
     if (!c) {
@@ -277,10 +252,9 @@ static int thr_join(sps__thr_t *t, uint64_t now) {
     t->seq_next = 0;
     t->dropped = 0;
     t->first_ns = t->last_ns = (int64_t)sps__mono_ns();
-    t->stack.n = t->carried.n = t->astack.n = 0;
-    t->acur = t->cur;
-    t->aidx = 0;
-    t->ahi = 0;
+    t->stack.n = t->carried.n = t->agg_stack.n = 0;
+    t->an_chunk = t->cur;
+    t->an_pos = 0;
     t->cur->consumed = 0;
     thr_install(t, t->cur, now, 0);
     return 0;
@@ -357,8 +331,8 @@ void sps__buffers_reset(void) {
             sps__chunk_release(t->cur);
             sps__stack_free(&t->stack);
             sps__stack_free(&t->carried);
-            sps__stack_free(&t->astack);
-            free(t->agg);
+            sps__stack_free(&t->agg_stack);
+            free(t->agg_acc);
             *pp = t->next_all;
             free(t);
             continue;
@@ -366,8 +340,8 @@ void sps__buffers_reset(void) {
         if (t->cur) {
             t->end = t->cur->rec; /* pos >= end: next call takes the slow path */
         }
-        if (t->agg) memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
-        t->astack.n = 0;
+        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_cap * sizeof *t->agg_acc);
+        t->agg_stack.n = 0;
         pp = &t->next_all;
     }
     sps__g.nthreads = 0;
@@ -391,16 +365,16 @@ sps__thr_t *sps__agg_thread(sps_region_t r) {
         t->epoch = sps__g.epoch;
         t->index = sps__g.nthreads++;
         t->first_ns = (int64_t)sps__mono_ns();
-        t->astack.n = 0;
-        if (t->agg) memset(t->agg, 0, t->agg_cap * sizeof *t->agg);
+        t->agg_stack.n = 0;
+        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_cap * sizeof *t->agg_acc);
     }
     if (t && r >= t->agg_cap) {
         uint32_t cap = sps__registry_count() + 64;
         if (cap <= r) cap = r + 64;
-        sps__acc_t *a = realloc(t->agg, cap * sizeof *a);
+        sps__acc_t *a = realloc(t->agg_acc, cap * sizeof *a);
         if (a) {
             memset(a + t->agg_cap, 0, (cap - t->agg_cap) * sizeof *a);
-            t->agg = a;
+            t->agg_acc = a;
             t->agg_cap = cap;
         }
     }

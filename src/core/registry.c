@@ -2,8 +2,8 @@
  *
  * Ids are dense (1, 2, ...), never reused and valid for the life of the
  * process, so a call site may cache one in a static across sessions.  The
- * table is an open-addressing hash on the raw bytes of the name; lookups and
- * inserts take one mutex (interning is not on the hot path). */
+ * index (util.h's) hashes the raw bytes of the name; lookups and inserts
+ * take one mutex (interning is not on the hot path). */
 #include "sps_int.h"
 
 #include <stdlib.h>
@@ -14,90 +14,13 @@
 typedef struct entry {
     char *raw;     /* identity: the bytes as given (cut at NAME_MAX_BYTES) */
     char *display; /* valid UTF-8 for files and tables */
-    uint64_t hash;
 } entry_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry_t *g_ent;          /* index = id; [0] is the invalid region */
 static _Atomic uint32_t g_count; /* number of ids handed out, incl. 0 */
 static uint32_t g_cap;
-static uint32_t *g_slots;       /* hash slots: id, 0 = empty */
-static uint32_t g_nslots;
-
-static uint64_t fnv1a(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
-/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0 if the
- * bytes there are not one: overlong forms, surrogates and code points above
- * U+10FFFF are invalid.  The one UTF-8 check of the library. */
-size_t sps__utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    uint32_t cp, min;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-/* 1 if the n bytes at s are valid UTF-8 without NUL bytes. */
-int sps__utf8_valid(const void *s, size_t n) {
-    const unsigned char *p = s;
-    for (size_t i = 0; i < n;) {
-        size_t k = p[i] ? sps__utf8_len(p + i, n - i) : 0;
-        if (!k) return 0;
-        i += k;
-    }
-    return 1;
-}
-
-/* Returns a malloc'd copy of s[0..len) in which every byte that does not
- * start a valid UTF-8 sequence is replaced by U+FFFD.  NULL on ENOMEM. */
-char *sps__utf8_sanitize(const char *s, size_t len) {
-    char *out = malloc(len * 3 + 1), *o = out;
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < len;) {
-        size_t k = sps__utf8_len(p + i, len - i);
-        if (k) {
-            memcpy(o, p + i, k);
-            o += k;
-            i += k;
-        } else {
-            memcpy(o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        }
-    }
-    *o = 0;
-    return out;
-}
-
-static int grow_slots(void) {
-    uint32_t n = g_nslots ? g_nslots * 2 : 1024;
-    uint32_t *s = calloc(n, sizeof *s);
-    if (!s) return -1;
-    for (uint32_t id = 1; id < g_count; id++) {
-        uint32_t i = (uint32_t)g_ent[id].hash & (n - 1);
-        while (s[i]) i = (i + 1) & (n - 1);
-        s[i] = id;
-    }
-    free(g_slots);
-    g_slots = s;
-    g_nslots = n;
-    return 0;
-}
+static sps__htab_t g_index;     /* raw name -> id (util.h) */
 
 static int ensure_entries(void) {
     if (g_count < g_cap) return 0;
@@ -112,18 +35,19 @@ static int ensure_entries(void) {
 /* First-time setup of the table: entry 0 is the invalid region. */
 static int init_locked(void) {
     if (g_count) return 0;
-    if (ensure_entries() || grow_slots()) return -1;
+    if (ensure_entries()) return -1;
     g_ent[0].raw = NULL;
     g_ent[0].display = "(invalid)";
-    g_ent[0].hash = 0;
     atomic_store(&g_count, 1);
     return 0;
 }
 
-static sps_region_t insert_locked(const char *name, size_t n, uint64_t h) {
+/* Adds name (n bytes) as a new id at the empty slot where probe p
+ * stopped.  Under the lock.  SPS_REGION_INVALID when out of ids or
+ * memory. */
+static sps_region_t insert_locked(const char *name, size_t n, sps__hprobe_t *p) {
     if (g_count > SPS__REGION_MAX) return SPS_REGION_INVALID;
-    if ((uint64_t)(g_count + 1) * 2 > g_nslots && grow_slots()) return SPS_REGION_INVALID;
-    if (ensure_entries()) return SPS_REGION_INVALID;
+    if (sps__htab_make_room(&g_index, p) || ensure_entries()) return SPS_REGION_INVALID;
     char *raw = malloc(n + 1);
     char *disp = n ? sps__utf8_sanitize(name, n) : strdup("(empty)");
     if (!raw || !disp) {
@@ -134,10 +58,8 @@ static sps_region_t insert_locked(const char *name, size_t n, uint64_t h) {
     memcpy(raw, name, n);
     raw[n] = 0;
     uint32_t id = g_count;
-    g_ent[id] = (entry_t){raw, disp, h};
-    uint32_t i = (uint32_t)h & (g_nslots - 1);
-    while (g_slots[i]) i = (i + 1) & (g_nslots - 1);
-    g_slots[i] = id;
+    g_ent[id] = (entry_t){raw, disp};
+    sps__htab_put(&g_index, p, id);
     atomic_store(&g_count, id + 1);
     return id;
 }
@@ -149,19 +71,14 @@ sps_region_t sps__registry_intern(const char *name) {
     size_t n = strnlen(name, NAME_MAX_BYTES);
     if (n == NAME_MAX_BYTES) /* cut, but not inside a UTF-8 sequence */
         while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) n--;
-    uint64_t h = fnv1a(name, n);
+    uint64_t h = sps__hash_bytes(name, n);
     pthread_mutex_lock(&g_lock);
     sps_region_t id = SPS_REGION_INVALID;
     if (init_locked() == 0) {
-        uint32_t i = (uint32_t)h & (g_nslots - 1);
-        for (; g_slots[i]; i = (i + 1) & (g_nslots - 1)) {
-            entry_t *e = &g_ent[g_slots[i]];
-            if (e->hash == h && strncmp(e->raw, name, n) == 0 && e->raw[n] == 0) {
-                id = g_slots[i];
-                break;
-            }
-        }
-        if (id == SPS_REGION_INVALID) id = insert_locked(name, n, h);
+        sps__hprobe_t p = sps__htab_probe(&g_index, h);
+        for (uint32_t i; id == SPS_REGION_INVALID && sps__htab_next(&g_index, &p, &i);)
+            if (strncmp(g_ent[i].raw, name, n) == 0 && g_ent[i].raw[n] == 0) id = i;
+        if (id == SPS_REGION_INVALID) id = insert_locked(name, n, &p);
     }
     pthread_mutex_unlock(&g_lock);
     return id;

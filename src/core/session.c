@@ -108,7 +108,6 @@ static void session_clear(sps__reset_fn reset) {
     if (sps__g.registered_cap) memset(sps__g.registered, 0, sps__g.registered_cap);
     sps__timemap_free(&sps__g.tm);
     sps__g.misuse = 0;
-    sps__g.open_written = 0;
 }
 
 int sps__config_check(const sps_config_t *c) { return check_config(c); }
@@ -351,8 +350,8 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
     /* Stop where the analyzer stopped, not at the current position: the
      * owner keeps appending, and records the statistics have not seen must
      * stay for the next period or counts and rows would disagree. */
-    uint32_t n = t->acur == t->cur
-        ? t->aidx
+    uint32_t n = t->an_chunk == t->cur
+        ? t->an_pos
         : (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - t->cur->rec);
     const uint64_t *rec = take ? snap_copy(s, t->cur->rec, n) : t->cur->rec;
     if (!rec) return SPS_ENOMEM;

@@ -32,7 +32,6 @@
                           cut stack still keeps up to STACK_MAX */
 
 typedef struct stack_ent {
-    uint64_t hash;
     uint32_t n;
     uint32_t cut;        /* starts at the call site: no own_prefix */
     void **frames;       /* n return addresses, innermost first */
@@ -49,46 +48,22 @@ typedef struct seq_tab {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static stack_ent_t *g_ents;   /* id - 1 -> stack */
 static size_t g_nents, g_capents;
-static uint32_t *g_slots;     /* open addressing: id, 0 = empty */
-static size_t g_nslots;
+static sps__htab_t g_index;   /* (frames, cut) -> id - 1 (util.h) */
 static seq_tab_t **g_tabs;    /* by thread index */
 static size_t g_ntabs;
 static int g_used;            /* capture was switched on at least once */
 
-static uint64_t frames_hash(void *const *f, int n, uint32_t cut) {
-    uint64_t h = 1469598103934665603ull ^ cut;
-    for (int i = 0; i < n; i++) h = (h ^ (uint64_t)(uintptr_t)f[i]) * 1099511628211ull;
-    return h;
-}
-
-/* Under g_lock: doubles the slot table. */
-static int slots_grow(void) {
-    size_t n = g_nslots ? g_nslots * 2 : 1024;
-    uint32_t *s = calloc(n, sizeof *s);
-    if (!s) return SPS_ENOMEM;
-    for (size_t i = 0; i < g_nents; i++) {
-        size_t k = g_ents[i].hash & (n - 1);
-        while (s[k]) k = (k + 1) & (n - 1);
-        s[k] = (uint32_t)(i + 1);
-    }
-    free(g_slots);
-    g_slots = s;
-    g_nslots = n;
-    return 0;
-}
-
 /* Under g_lock: the id of stack f[0..n) (cut: it starts at the call
  * site), interned on first sight; 0 when out of memory. */
 static uint32_t intern(void *const *f, int n, uint32_t cut) {
-    uint64_t h = frames_hash(f, n, cut);
-    if ((g_nents + 1) * 2 > g_nslots && slots_grow()) return 0;
-    size_t k = h & (g_nslots - 1);
-    for (uint32_t id; (id = g_slots[k]); k = (k + 1) & (g_nslots - 1)) {
-        const stack_ent_t *e = &g_ents[id - 1];
-        if (e->hash == h && e->n == (uint32_t)n && e->cut == cut &&
-            !memcmp(e->frames, f, n * sizeof *f))
-            return id;
+    uint64_t h = sps__hash_pair(sps__hash_bytes(f, (size_t)n * sizeof *f), cut);
+    sps__hprobe_t p = sps__htab_probe(&g_index, h);
+    for (uint32_t i; sps__htab_next(&g_index, &p, &i);) {
+        const stack_ent_t *e = &g_ents[i];
+        if (e->n == (uint32_t)n && e->cut == cut && !memcmp(e->frames, f, n * sizeof *f))
+            return i + 1;
     }
+    if (sps__htab_make_room(&g_index, &p)) return 0;
     if (g_nents == g_capents) {
         size_t cap = g_capents ? g_capents * 2 : 256;
         stack_ent_t *p = realloc(g_ents, cap * sizeof *p);
@@ -99,9 +74,9 @@ static uint32_t intern(void *const *f, int n, uint32_t cut) {
     void **copy = malloc((n ? n : 1) * sizeof *copy);
     if (!copy) return 0;
     memcpy(copy, f, n * sizeof *f);
-    g_ents[g_nents] = (stack_ent_t){h, (uint32_t)n, cut, copy};
-    g_slots[k] = (uint32_t)++g_nents;
-    return (uint32_t)g_nents;
+    g_ents[g_nents] = (stack_ent_t){(uint32_t)n, cut, copy};
+    sps__htab_put(&g_index, &p, (uint32_t)g_nents);
+    return (uint32_t)++g_nents;
 }
 
 /* Under g_lock: the table of thread index i (created on first use). */

@@ -92,42 +92,15 @@ static void sb_i64(sbuf_t *b, int64_t v) {
 }
 
 
-/* Appends s (NUL-terminated, any bytes) as a quoted JSON string: '"' and
- * '\\' escaped, control characters as \n, \t, ... or \u00XX, invalid UTF-8
- * bytes as \ufffd.  The result is valid JSON and valid UTF-8. */
+/* sps__json_escape's sink: appends to the sbuf_t at ctx. */
+static void sb_sink(void *ctx, const char *p, size_t n) { sb_put(ctx, p, n); }
+
+/* Appends s (NUL-terminated, any bytes; NULL as "") as a quoted JSON
+ * string, escaped by the library's one rule (util.h). */
 static void sb_json_str(sbuf_t *b, const char *str) {
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    size_t n = strlen((const char *)s), i = 0, run = 0;
+    const char *s = str ? str : "";
     sb_put(b, "\"", 1);
-    while (i < n) {
-        unsigned c = s[i];
-        const char *esc = NULL;
-        char u[8];
-        size_t k = 1;
-        if (c == '"') esc = "\\\"";
-        else if (c == '\\') esc = "\\\\";
-        else if (c == '\n') esc = "\\n";
-        else if (c == '\r') esc = "\\r";
-        else if (c == '\t') esc = "\\t";
-        else if (c == '\b') esc = "\\b";
-        else if (c == '\f') esc = "\\f";
-        else if (c < 0x20 || c == 0x7F) {
-            snprintf(u, sizeof u, "\\u%04x", c);
-            esc = u;
-        } else if (c >= 0x80) {
-            k = sps__utf8_len(s + i, n - i);
-            if (!k) { esc = "\\ufffd"; k = 1; }
-        }
-        if (esc) {
-            sb_put(b, (const char *)s + i - run, run);
-            run = 0;
-            sb_puts(b, esc);
-        } else {
-            run += k;
-        }
-        i += k;
-    }
-    sb_put(b, (const char *)s + n - run, run);
+    sps__json_escape(s, strlen(s), sb_sink, b);
     sb_put(b, "\"", 1);
 }
 
@@ -374,6 +347,19 @@ static int put_counter(sps__cjw_t *w, const sps__tl_header_t *h,
     return put(w, ev, n);
 }
 
+/* Writes ,"pid":P,"tid":T,"ts":µs of header thread th at ns at ev;
+ * returns the bytes written (at most 75). */
+static size_t fmt_where(char *ev, const sps__cjw_t *w, uint32_t th, int64_t ns) {
+    size_t n = 0;
+    memcpy(ev + n, ",\"pid\":", 7); n += 7;
+    n += fmt_i64(ev + n, w->pid[th]);
+    memcpy(ev + n, ",\"tid\":", 7); n += 7;
+    n += fmt_i64(ev + n, w->tid[th]);
+    memcpy(ev + n, ",\"ts\":", 6); n += 6;
+    n += fmt_us(ev + n, ns - w->base_ns);
+    return n;
+}
+
 /* Writes one flow point as an s/t/f event.  Returns 0 or SPS_EIO. */
 static int put_flow(sps__cjw_t *w, const sps__tl_flow_t *f) {
     char ev[CJW_EVENT_MAX];
@@ -381,12 +367,7 @@ static int put_flow(sps__cjw_t *w, const sps__tl_flow_t *f) {
     memcpy(ev + n, "{\"ph\":\"", 7); n += 7;
     ev[n++] = f->phase;
     n += (size_t)snprintf(ev + n, 32, "\",\"id\":%llu", (unsigned long long)f->id);
-    memcpy(ev + n, ",\"pid\":", 7); n += 7;
-    n += fmt_i64(ev + n, w->pid[f->thread]);
-    memcpy(ev + n, ",\"tid\":", 7); n += 7;
-    n += fmt_i64(ev + n, w->tid[f->thread]);
-    memcpy(ev + n, ",\"ts\":", 6); n += 6;
-    n += fmt_us(ev + n, f->ts_ns - w->base_ns);
+    n += fmt_where(ev + n, w, f->thread, f->ts_ns);
     if (f->enclosing) { memcpy(ev + n, ",\"bp\":\"e\"", 9); n += 9; }
     static const char cat[] = ",\"cat\":\"flow\",\"name\":";
     memcpy(ev + n, cat, sizeof cat - 1); n += sizeof cat - 1;
@@ -518,12 +499,7 @@ int sps__cjw_span_args(sps__cjw_t *w, const sps__tl_span_t *s, const char *args)
         return w->err;
     w->first = 0;
     if (put(w, w->ename[s->name], w->elen[s->name])) return w->err;
-    memcpy(ev + n, ",\"pid\":", 7); n += 7;
-    n += fmt_i64(ev + n, w->pid[s->thread]);
-    memcpy(ev + n, ",\"tid\":", 7); n += 7;
-    n += fmt_i64(ev + n, w->tid[s->thread]);
-    memcpy(ev + n, ",\"ts\":", 6); n += 6;
-    n += fmt_us(ev + n, s->start_ns - w->base_ns);
+    n += fmt_where(ev + n, w, s->thread, s->start_ns);
     memcpy(ev + n, ",\"dur\":", 7); n += 7;
     n += fmt_us(ev + n, s->end_ns - s->start_ns);
     w->nspans++;

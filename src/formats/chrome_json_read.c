@@ -75,13 +75,6 @@
 /* A thread's open spans: the one fold's nesting filter (model/fold.c). */
 typedef sps__stack_t stk_t;
 
-/* An open-addressing hash table of indices (slot = index + 1, 0 = empty);
- * keys live in the owner's arrays. */
-typedef struct {
-    uint32_t *slot;
-    size_t cap, n;
-} htab_t;
-
 typedef struct {
     int64_t pid, rank, sort;
     int has_sort;
@@ -113,14 +106,14 @@ typedef struct {
     /* interned names */
     char **names;
     size_t nnames, names_cap;
-    htab_t name_ht;
+    sps__htab_t name_ht;
     /* processes and threads, in order of first appearance until the end */
     rproc_t *rp;
     size_t nrp, rp_cap;
-    htab_t proc_ht;
+    sps__htab_t proc_ht;
     rthread_t *rt;
     size_t nrt, rt_cap;
-    htab_t thr_ht;
+    sps__htab_t thr_ht;
     /* header arrays (built at the end) */
     sps__tl_proc_t *procs;
     sps__tl_thread_t *threads;
@@ -142,7 +135,7 @@ typedef struct {
     /* counter args keys (interned apart from the names) */
     char **keys;
     size_t nkeys, keys_cap;
-    htab_t key_ht;
+    sps__htab_t key_ht;
     rcounter_t *rc;        /* raw counter samples, file order */
     size_t nrc, rc_cap;
     sps__tl_flow_t *fl;    /* flow points (thread: first appearance,
@@ -177,138 +170,74 @@ typedef struct {
  * SPS_EFORMAT (SPS_ENOMEM if js ran out of memory). */
 static int jfail(js_t *js, const char *what) {
     if (js->oom) {
-        sps__tlr_set_error("%s: out of memory", js->path);
+        sps__err_set("%s: out of memory", js->path);
         return SPS_ENOMEM;
     }
     js->fail_at = js->p;
-    sps__tlr_set_error("%s: not a valid trace JSON file: %s at byte %llu",
+    sps__err_set("%s: not a valid trace JSON file: %s at byte %llu",
                        js->path, what,
                        (unsigned long long)(js->off + (uint64_t)(js->p - js->begin)));
     return SPS_EFORMAT;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Hash tables                                                               */
-/* ------------------------------------------------------------------------ */
-
-/* 64-bit mix (splitmix64's finalizer). */
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-/* FNV-1a over n bytes, mixed. */
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return mix64(h);
-}
-
-/* Hash of the key of entry idx of table kind k (0 names, 1 procs, 2
- * threads, 3 counter keys). */
-static uint64_t key_hash(const cjr_t *r, int k, uint32_t idx) {
-    if (k == 0) return hash_bytes(r->names[idx], strlen(r->names[idx]));
-    if (k == 3) return hash_bytes(r->keys[idx], strlen(r->keys[idx]));
-    if (k == 1) return mix64((uint64_t)r->rp[idx].pid);
-    return mix64((uint64_t)r->rt[idx].pid * 31 + mix64((uint64_t)r->rt[idx].tid));
-}
-
-/* Grows t to twice its size (or 64 slots), rehashing.  Returns 0 or -1. */
-static int ht_grow(htab_t *t, const cjr_t *r, int k) {
-    size_t cap = t->cap ? t->cap * 2 : 64;
-    uint32_t *slot = calloc(cap, sizeof *slot);
-    if (!slot) return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->slot[i]) continue;
-        size_t j = key_hash(r, k, t->slot[i] - 1) & (cap - 1);
-        while (slot[j]) j = (j + 1) & (cap - 1);
-        slot[j] = t->slot[i];
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->cap = cap;
-    return 0;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Interning                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Grows *arr (elements of size sz, capacity *cap) to hold n + 1.  Returns 0
- * or -1. */
-static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
-    if (n < *cap) return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    if (c > SIZE_MAX / sz) return -1;
-    void *p = realloc(*arr, c * sz);
-    if (!p) return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
-/* A string table: owned strings, their count and capacity, their hash
- * table and its kind for key_hash. */
+/* A string table: owned strings, their count and capacity, their index. */
 typedef struct {
     char ***v;
     size_t *n, *cap;
-    htab_t *ht;
-    int kind;
+    sps__htab_t *ht;
 } stab_t;
 
 /* The id of string s (n bytes, valid UTF-8, no NUL) in table t, added if
  * new.  Returns the id, or -1 out of memory / too many strings. */
-static int64_t intern_in(cjr_t *r, stab_t t, const char *s, size_t n) {
-    if ((t.ht->n + 1) * 2 > t.ht->cap && ht_grow(t.ht, r, t.kind)) return -1;
-    size_t mask = t.ht->cap - 1, j = hash_bytes(s, n) & mask;
-    for (uint32_t v; (v = t.ht->slot[j]); j = (j + 1) & mask) {
-        const char *o = (*t.v)[v - 1];
-        if (strncmp(o, s, n) == 0 && o[n] == 0) return v - 1;
+static int64_t intern_in(stab_t t, const char *s, size_t n) {
+    sps__hprobe_t p = sps__htab_probe(t.ht, sps__hash_bytes(s, n));
+    for (uint32_t v; sps__htab_next(t.ht, &p, &v);) {
+        const char *o = (*t.v)[v];
+        if (strncmp(o, s, n) == 0 && o[n] == 0) return v;
     }
-    if (*t.n >= UINT32_MAX - 1 ||
-        grow((void **)t.v, t.cap, *t.n, sizeof **t.v))
+    if (*t.n >= UINT32_MAX - 1 || sps__htab_make_room(t.ht, &p) ||
+        sps__grow((void **)t.v, t.cap, *t.n, sizeof **t.v))
         return -1;
     char *c = malloc(n + 1);
     if (!c) return -1;
     memcpy(c, s, n);
     c[n] = 0;
     (*t.v)[*t.n] = c;
-    t.ht->slot[j] = (uint32_t)*t.n + 1;
-    t.ht->n++;
+    sps__htab_put(t.ht, &p, (uint32_t)*t.n);
     return (int64_t)(*t.n)++;
 }
 
 /* The id of name s (n bytes), added if new; -1 out of memory. */
 static int64_t intern_name(cjr_t *r, const char *s, size_t n) {
-    stab_t t = {&r->names, &r->nnames, &r->names_cap, &r->name_ht, 0};
-    return intern_in(r, t, s, n);
+    stab_t t = {&r->names, &r->nnames, &r->names_cap, &r->name_ht};
+    return intern_in(t, s, n);
 }
 
 /* The id of counter args key s (n bytes), added if new; -1 out of
  * memory. */
 static int64_t intern_key(cjr_t *r, const char *s, size_t n) {
-    stab_t t = {&r->keys, &r->nkeys, &r->keys_cap, &r->key_ht, 3};
-    return intern_in(r, t, s, n);
+    stab_t t = {&r->keys, &r->nkeys, &r->keys_cap, &r->key_ht};
+    return intern_in(t, s, n);
 }
 
 /* The index of process pid, added if new.  Returns it or -1 (no memory). */
 static int64_t get_proc(cjr_t *r, int64_t pid) {
-    if ((r->proc_ht.n + 1) * 2 > r->proc_ht.cap && ht_grow(&r->proc_ht, r, 1))
-        return -1;
-    size_t mask = r->proc_ht.cap - 1, j = mix64((uint64_t)pid) & mask;
-    for (uint32_t v; (v = r->proc_ht.slot[j]); j = (j + 1) & mask)
-        if (r->rp[v - 1].pid == pid) return v - 1;
-    if (r->nrp >= UINT32_MAX - 1 ||
-        grow((void **)&r->rp, &r->rp_cap, r->nrp, sizeof *r->rp))
+    sps__hprobe_t hp = sps__htab_probe(&r->proc_ht, sps__hash_u64((uint64_t)pid));
+    for (uint32_t v; sps__htab_next(&r->proc_ht, &hp, &v);)
+        if (r->rp[v].pid == pid) return v;
+    if (r->nrp >= UINT32_MAX - 1 || sps__htab_make_room(&r->proc_ht, &hp) ||
+        sps__grow((void **)&r->rp, &r->rp_cap, r->nrp, sizeof *r->rp))
         return -1;
     rproc_t *p = &r->rp[r->nrp];
     memset(p, 0, sizeof *p);
     p->pid = pid;
     p->rank = -1;
     p->seen = r->nrp;
-    r->proc_ht.slot[j] = (uint32_t)r->nrp + 1;
-    r->proc_ht.n++;
+    sps__htab_put(&r->proc_ht, &hp, (uint32_t)r->nrp);
     return (int64_t)r->nrp++;
 }
 
@@ -316,22 +245,18 @@ static int64_t get_proc(cjr_t *r, int64_t pid) {
  * Returns it or -1 (no memory). */
 static int64_t get_thread(cjr_t *r, int64_t pid, int64_t tid) {
     if (get_proc(r, pid) < 0) return -1;
-    if ((r->thr_ht.n + 1) * 2 > r->thr_ht.cap && ht_grow(&r->thr_ht, r, 2))
-        return -1;
-    size_t mask = r->thr_ht.cap - 1;
-    size_t j = mix64((uint64_t)pid * 31 + mix64((uint64_t)tid)) & mask;
-    for (uint32_t v; (v = r->thr_ht.slot[j]); j = (j + 1) & mask)
-        if (r->rt[v - 1].pid == pid && r->rt[v - 1].tid == tid) return v - 1;
-    if (r->nrt >= UINT32_MAX - 1 ||
-        grow((void **)&r->rt, &r->rt_cap, r->nrt, sizeof *r->rt))
+    sps__hprobe_t p = sps__htab_probe(&r->thr_ht, sps__hash_pair((uint64_t)pid, (uint64_t)tid));
+    for (uint32_t v; sps__htab_next(&r->thr_ht, &p, &v);)
+        if (r->rt[v].pid == pid && r->rt[v].tid == tid) return v;
+    if (r->nrt >= UINT32_MAX - 1 || sps__htab_make_room(&r->thr_ht, &p) ||
+        sps__grow((void **)&r->rt, &r->rt_cap, r->nrt, sizeof *r->rt))
         return -1;
     rthread_t *t = &r->rt[r->nrt];
     memset(t, 0, sizeof *t);
     t->pid = pid;
     t->tid = tid;
     t->seen = r->nrt;
-    r->thr_ht.slot[j] = (uint32_t)r->nrt + 1;
-    r->thr_ht.n++;
+    sps__htab_put(&r->thr_ht, &p, (uint32_t)r->nrt);
     return (int64_t)r->nrt++;
 }
 
@@ -861,7 +786,7 @@ static int id_of(const field_t *f, const str_t *s, int64_t *out) {
 
 /* Formats the "event N: what" message and returns SPS_EFORMAT. */
 static int ev_fail(js_t *js, uint64_t idx, const char *what) {
-    sps__tlr_set_error("%s: not a valid trace JSON file: event %llu: %s",
+    sps__err_set("%s: not a valid trace JSON file: event %llu: %s",
                        js->path, (unsigned long long)idx, what);
     return SPS_EFORMAT;
 }
@@ -923,7 +848,7 @@ static int num_double(const char *t, size_t n, double *out) {
  * or int64, else its text hashed) or s (a string, hashed).  Returns 0, or
  * -1 when there is none. */
 static int flow_id_of(const field_t *f, const str_t *s, uint64_t *out) {
-    if (f->kind == 's') { *out = hash_bytes(s->p, s->n); return 0; }
+    if (f->kind == 's') { *out = sps__hash_bytes(s->p, s->n); return 0; }
     if (f->kind != 'n') return -1;
     int64_t v;
     uint64_t u = 0;
@@ -934,7 +859,7 @@ static int flow_id_of(const field_t *f, const str_t *s, uint64_t *out) {
         if (u > (UINT64_MAX - d) / 10) break;
         u = u * 10 + d;
     }
-    *out = i == f->len ? u : hash_bytes(f->tok, f->len);
+    *out = i == f->len ? u : sps__hash_bytes(f->tok, f->len);
     return 0;
 }
 
@@ -964,7 +889,7 @@ static int use_counter(cjr_t *r, js_t *js, const event_t *ev) {
         if (num_double(ev->na.tok[i], ev->na.tlen[i], &v)) continue;
         const char *k = ev->na.kbuf + ev->na.koff[i];
         int64_t ki = intern_key(r, k, strlen(k));
-        if (ki < 0 || grow((void **)&r->rc, &r->rc_cap, r->nrc, sizeof *r->rc))
+        if (ki < 0 || sps__grow((void **)&r->rc, &r->rc_cap, r->nrc, sizeof *r->rc))
             goto oom;
         r->rc[r->nrc] = (rcounter_t){(uint32_t)pi, (uint32_t)ni,
                                      (uint32_t)ki, ts, v, r->nrc};
@@ -991,7 +916,7 @@ static int use_flow(cjr_t *r, js_t *js, const event_t *ev, char ph) {
     int64_t ti = get_thread(r, pid, tid);
     int64_t ni = intern_name(r, nm ? nm->p : "", nm ? nm->n : 0);
     if (ti < 0 || ni < 0 ||
-        grow((void **)&r->fl, &r->fl_cap, r->nfl, sizeof *r->fl)) {
+        sps__grow((void **)&r->fl, &r->fl_cap, r->nfl, sizeof *r->fl)) {
         js->oom = 1;
         return jfail(js, "");
     }
@@ -1088,17 +1013,17 @@ static int gz_fail(js_t *js) {
     const char *m = gzerror(js->gz, &zerr);
     js->hard = 1;
     if (zerr == Z_MEM_ERROR) {
-        sps__tlr_set_error("%s: out of memory", js->path);
+        sps__err_set("%s: out of memory", js->path);
         return SPS_ENOMEM;
     }
     if (zerr == Z_ERRNO) {
-        sps__tlr_set_error("%s: %s", js->path, strerror(errno));
+        sps__err_set("%s: %s", js->path, strerror(errno));
         return SPS_EIO;
     }
     if (m && strstr(m, "unexpected end"))
-        sps__tlr_set_error("%s: truncated gzip data", js->path);
+        sps__err_set("%s: truncated gzip data", js->path);
     else
-        sps__tlr_set_error("%s: corrupt gzip data (%s)", js->path,
+        sps__err_set("%s: corrupt gzip data (%s)", js->path,
                            m && *m ? m : "inflate failed");
     return SPS_EFORMAT;
 }
@@ -1134,7 +1059,7 @@ static int refill(js_t *js, const unsigned char *keep) {
         js->total += (uint64_t)got;
         if (!gzdirect(js->gz) && js->total > js->limit) {
             js->hard = 1;
-            sps__tlr_set_error("%s: gzip data expands to more than %llu bytes",
+            sps__err_set("%s: gzip data expands to more than %llu bytes",
                                js->path, (unsigned long long)js->limit);
             return SPS_EFORMAT;
         }
@@ -1412,7 +1337,7 @@ static int match_be(cjr_t *r) {
             th = e.thread;
         }
         if (!e.end) {
-            if (grow((void **)&stack, &cap, top, sizeof *stack)) rc = SPS_ENOMEM;
+            if (sps__grow((void **)&stack, &cap, top, sizeof *stack)) rc = SPS_ENOMEM;
             else stack[top++] = e;
         } else if (!top) {
             r->dropped++;
@@ -1631,7 +1556,7 @@ static int build(cjr_t *r, const char *path) {
     if (sps__xsort_count(r->xs) &&
         ((r->base_ns > 0 && r->tmax > INT64_MAX - r->base_ns) ||
          (r->base_ns < 0 && r->tmin < INT64_MIN - r->base_ns))) {
-        sps__tlr_set_error("%s: not a valid trace JSON file: a time is "
+        sps__err_set("%s: not a valid trace JSON file: a time is "
                            "out of range", path);
         return SPS_EFORMAT;
     }
@@ -1656,7 +1581,7 @@ static int build(cjr_t *r, const char *path) {
     r->h.flows = r->fl;
     return 0;
 fail:
-    if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
+    if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory", path);
     return rc;
 }
 
@@ -1702,9 +1627,9 @@ static void cjr_free(void *rv) {
     free(r->rp);
     for (size_t i = 0; i < r->nrt; i++) free(r->rt[i].name);
     free(r->rt);
-    free(r->name_ht.slot);
-    free(r->proc_ht.slot);
-    free(r->thr_ht.slot);
+    sps__htab_free(&r->name_ht);
+    sps__htab_free(&r->proc_ht);
+    sps__htab_free(&r->thr_ht);
     free(r->procs);
     free(r->threads);
     free(r->name_ptrs);
@@ -1714,7 +1639,7 @@ static void cjr_free(void *rv) {
     free(r->pmap);
     for (size_t i = 0; i < r->nkeys; i++) free(r->keys[i]);
     free(r->keys);
-    free(r->key_ht.slot);
+    sps__htab_free(&r->key_ht);
     free(r->rc);
     free(r->fl);
     free(r->counters);
@@ -1739,7 +1664,7 @@ static int js_open(js_t *js, const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        sps__tlr_set_error("%s: %s", path, fd < 0 ? strerror(errno)
+        sps__err_set("%s: %s", path, fd < 0 ? strerror(errno)
                                                   : "not a regular file");
         if (fd >= 0) close(fd);
         return SPS_EIO;
@@ -1752,7 +1677,7 @@ static int js_open(js_t *js, const char *path) {
     if (!js->gz) {
         free(b);
         close(fd);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     gzbuffer(js->gz, 128 << 10);
@@ -1781,7 +1706,7 @@ int sps__cjr_open(void **out, const char *path, int gzip) {
     if (!r || sps__xsort_new(&r->xs, cmp_span, path) ||
         sps__xsort_new(&r->xbe, cmp_be, path)) {
         cjr_free(r);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     r->vt.header = cjr_header;

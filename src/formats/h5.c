@@ -306,24 +306,11 @@ static hid_t event_dcpl(const sps__layout_t *lay, uint64_t n) {
  * file system as the output, known to be writable).  Returns 0 or -1 with
  * errno set. */
 static int stage_open(sps__h5w_t *w) {
-    char *dup = strdup(w->path), tmpl[4200];
+    char *dup = strdup(w->path);
     if (!dup) return -1;
-    const char *dir = dirname(dup);
-    int fd = -1;
-#ifdef O_TMPFILE
-    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-#endif
-    if (fd < 0 && (size_t)snprintf(tmpl, sizeof tmpl, "%s/.spanscope-stage-"
-                                   "XXXXXX", dir) < sizeof tmpl) {
-        fd = mkstemp(tmpl);
-        if (fd >= 0) {
-            unlink(tmpl);
-            fcntl(fd, F_SETFD, FD_CLOEXEC);
-        }
-    }
+    w->stage_fd = sps__tmpfile_open(dirname(dup), ".spanscope-stage-");
     free(dup);
-    w->stage_fd = fd;
-    return fd < 0 ? -1 : 0;
+    return w->stage_fd < 0 ? -1 : 0;
 }
 
 /* The staging file offset of row `row` of event column `col`. */
@@ -331,39 +318,12 @@ static off_t stage_off(const sps__h5w_t *w, int col, uint64_t row) {
     return (off_t)(((uint64_t)col * w->nevents + row) * 8);
 }
 
-/* Writes n bytes at off of the staging file.  Returns 0 or -1 (errno). */
-static int stage_pwrite(int fd, const void *buf, size_t n, off_t off) {
-    const char *p = buf;
-    while (n) {
-        ssize_t k = pwrite(fd, p, n, off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            if (k == 0) errno = EIO;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
-        off += k;
-    }
-    return 0;
-}
-
 /* Reads n bytes at off of the staging file; what lies past its end (rows
  * never written) reads as zeros.  Returns 0 or -1 (errno). */
 static int stage_pread(int fd, void *buf, size_t n, off_t off) {
-    char *p = buf;
-    while (n) {
-        ssize_t k = pread(fd, p, n, off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0) return -1;
-        if (k == 0) {
-            memset(p, 0, n);
-            return 0;
-        }
-        p += k;
-        n -= (size_t)k;
-        off += k;
-    }
+    ssize_t got = sps__pread_full(fd, buf, n, off);
+    if (got < 0) return -1;
+    memset((char *)buf + got, 0, n - (size_t)got);
     return 0;
 }
 
@@ -575,7 +535,7 @@ int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
         if (!col[i]) return SPS_EINVAL;
     if (w->stage_fd >= 0) {
         for (int i = 0; rc == 0 && i < w->ncols; i++)
-            if (stage_pwrite(w->stage_fd, col[i], n * 8,
+            if (sps__pwrite_all(w->stage_fd, col[i], n * 8,
                              stage_off(w, i, first)) < 0)
                 rc = SPS_EIO;
         return rc;
@@ -632,7 +592,7 @@ static int points_stage(sps__h5w_t *w, const point_t *p, size_t n,
         val[0] = p[i].dur;
         for (j = i + 1; j < n && p[j].pos == p[j - 1].pos + 1; j++)
             val[j - i] = p[j].dur;
-        if (stage_pwrite(w->stage_fd, val, (j - i) * 8,
+        if (sps__pwrite_all(w->stage_fd, val, (j - i) * 8,
                          stage_off(w, EV_DUR, p[i].pos)) < 0)
             return -1;
     }

@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,21 +28,8 @@
 #define FIXED_STR_MAX 65536
 #define NO_ROW UINT32_MAX
 
-static _Thread_local char errbuf[512];
-
-/* The message of this thread's last failure ("" when none). */
-const char *sps__h5r_error(void) { return errbuf; }
-
-/* Sets the message (printf-style, cut to one line) and returns code. */
-static int fail(int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
-    va_end(ap);
-    for (char *p = errbuf; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    return code;
-}
+/* Sets the library's error message (util.h) and returns code. */
+#define fail sps__err_fail
 
 /* What one read needs: the open file, its size and its name. */
 typedef struct rd {
@@ -494,22 +480,225 @@ static int events_read(rd_t *c) {
     return rc;
 }
 
-/* Reads /metadata start_time_ns and finalize_time_ns, the clock anchors
- * and hostname when present. */
-static void metadata_read(rd_t *c) {
-    sps__h5r_t *r = c->r;
-    if (!has_link(c->file, "metadata")) return;
-    hid_t g = H5Gopen2(c->file, "metadata", H5P_DEFAULT);
-    if (g < 0) return;
-    r->has_times = attr_int(g, "start_time_ns", &r->start_time_ns) &&
-                   attr_int(g, "finalize_time_ns", &r->finalize_time_ns);
-    if (!attr_int(g, "wall_anchor_ns", &r->wall_anchor_ns) ||
-        !attr_int(g, "mono_anchor_ns", &r->mono_anchor_ns) ||
-        r->wall_anchor_ns <= 0)
-        r->wall_anchor_ns = r->mono_anchor_ns = 0;
-    if (!attr_str(g, "hostname", r->hostname, sizeof r->hostname))
-        r->hostname[0] = 0;
-    h5_close(&g);
+/* ------------------------------------------------------------------------ */
+/* /metadata                                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define META_ATTRS_MAX 65536 /* attributes of /metadata read at most */
+
+/* Frees what attribute a owns (its name and values) and zeroes it. */
+static void attr_clear(sps_meta_attr_t *a) {
+    free((char *)a->name);
+    free((int64_t *)a->ints);
+    free((double *)a->floats);
+    for (size_t k = 0; a->texts && k < a->n; k++) free((char *)a->texts[k]);
+    free((char **)a->texts);
+    memset(a, 0, sizeof *a);
+}
+
+void sps__h5r_attrs_free(sps_meta_attr_t *a, size_t n) {
+    for (size_t i = 0; a && i < n; i++) attr_clear(&a[i]);
+    free(a);
+}
+
+void sps__h5r_meta_free(sps__h5r_meta_t *m) {
+    if (!m) return;
+    sps__h5r_attrs_free(m->attrs, m->nattrs);
+    memset(m, 0, sizeof *m);
+}
+
+/* Reads the n variable-length strings of attribute a into out[] as valid
+ * UTF-8.  0, 1 (HDF5 cannot read them) or -1 (no memory). */
+static int attr_vtexts(hid_t a, hid_t m, size_t n, char **out) {
+    char **raw = calloc(n ? n : 1, sizeof *raw);
+    if (!raw) return -1;
+    int rc = H5Tset_size(m, H5T_VARIABLE) >= 0 && H5Aread(a, m, raw) >= 0 ? 0 : 1;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (!(out[i] = name_copy(raw[i], raw[i] ? strlen(raw[i]) : 0))) rc = -1;
+    for (size_t i = 0; i < n; i++)
+        if (raw[i]) H5free_memory(raw[i]);
+    free(raw);
+    return rc;
+}
+
+/* Reads the n fixed-length strings (sz bytes each) of attribute a into
+ * out[] as valid UTF-8.  0, 1 or -1, as attr_vtexts. */
+static int attr_ftexts(hid_t a, hid_t m, size_t n, size_t sz, char **out) {
+    if (sz == 0 || sz > FIXED_STR_MAX) return 1;
+    char *raw = malloc(n * (sz + 1) + 1);
+    if (!raw) return -1;
+    int rc = H5Tset_size(m, sz + 1) >= 0 && H5Tset_strpad(m, H5T_STR_NULLTERM) >= 0 &&
+             H5Aread(a, m, raw) >= 0 ? 0 : 1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *s = raw + i * (sz + 1);
+        if (!(out[i] = name_copy(s, strnlen(s, sz)))) rc = -1;
+    }
+    free(raw);
+    return rc;
+}
+
+/* Reads the n strings of attribute a (file type t) into x.  0, 1 or -1. */
+static int attr_texts(hid_t a, hid_t t, size_t n, sps_meta_attr_t *x) {
+    char **v = calloc(n ? n : 1, sizeof *v);
+    hid_t m = H5Tcopy(H5T_C_S1);
+    int rc = !v ? -1 : m < 0 || H5Tset_cset(m, H5Tget_cset(t)) < 0 ? 1
+           : H5Tis_variable_str(t) > 0 ? attr_vtexts(a, m, n, v)
+           : attr_ftexts(a, m, n, H5Tget_size(t), v);
+    h5_close(&m);
+    if (rc) {
+        for (size_t i = 0; v && i < n; i++) free(v[i]);
+        free(v);
+        return rc;
+    }
+    x->kind = SPS_META_TEXT;
+    x->texts = (const char *const *)v;
+    return 0;
+}
+
+/* Reads the n numbers of attribute a (class tc) into x.  0, 1 or -1. */
+static int attr_numbers(hid_t a, H5T_class_t tc, size_t n, sps_meta_attr_t *x) {
+    void *v = malloc((n ? n : 1) * 8);
+    if (!v) return -1;
+    hid_t mt = tc == H5T_INTEGER ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+    if (n && H5Aread(a, mt, v) < 0) {
+        free(v);
+        return 1;
+    }
+    x->kind = tc == H5T_INTEGER ? SPS_META_INT : SPS_META_FLOAT;
+    if (tc == H5T_INTEGER) x->ints = v;
+    else x->floats = v;
+    return 0;
+}
+
+/* Non-zero when an attribute of n elements of elem bytes each (as stored)
+ * fits in the file: attribute data is never compressed, so unlike a
+ * dataset it cannot claim more than the file holds. */
+static int attr_fits(const rd_t *c, hsize_t n, size_t elem) {
+    return n <= ELEMS_MAX && (double)n * (double)(elem ? elem : 1) <=
+                                 (double)c->fsize + 65536.0;
+}
+
+/* Reads attribute name of loc into x when it is a scalar or 1-D array of
+ * integers, floats or strings that fits in the file.  0, 1 (left out) or
+ * -1 (no memory). */
+static int meta_attr_read(rd_t *c, hid_t loc, const char *name, sps_meta_attr_t *x) {
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t s = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    H5T_class_t tc = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    /* as stored: a variable-length string is a 16-byte heap reference */
+    size_t elem = tc == H5T_STRING && H5Tis_variable_str(t) > 0 ? 16
+                : t >= 0 ? H5Tget_size(t) : 0;
+    hsize_t n = 0;
+    int rc = 1;
+    if (s >= 0 && space_len(s, 1, &n) == 0 && attr_fits(c, n, elem)) {
+        if ((tc == H5T_INTEGER && H5Tget_size(t) <= 8) || tc == H5T_FLOAT)
+            rc = attr_numbers(a, tc, (size_t)n, x);
+        else if (tc == H5T_STRING)
+            rc = attr_texts(a, t, (size_t)n, x);
+    }
+    if (rc == 0) {
+        x->n = (size_t)n;
+        x->is_array = H5Sget_simple_extent_type(s) != H5S_SCALAR;
+        if (!(x->name = name_copy(name, strlen(name)))) rc = -1;
+    }
+    if (rc) attr_clear(x); /* x->n is set: the texts are freed too */
+    h5_close(&t);
+    h5_close(&s);
+    h5_close(&a);
+    return rc;
+}
+
+/* What meta_attr_cb collects. */
+typedef struct meta_rd {
+    rd_t *c;
+    sps__h5r_meta_t *m;
+    size_t cap;
+    int rc;         /* 0 or SPS_ENOMEM */
+} meta_rd_t;
+
+/* H5Aiterate2's callback: adds attribute name to the list (when it is of
+ * a kind that is read).  0 to go on, 1 to stop (enough), -1 on ENOMEM. */
+static herr_t meta_attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
+                           void *ctx) {
+    (void)info;
+    meta_rd_t *d = ctx;
+    sps__h5r_meta_t *m = d->m;
+    if (m->nattrs >= META_ATTRS_MAX) return 1;
+    if (sps__grow((void **)&m->attrs, &d->cap, m->nattrs, sizeof *m->attrs)) goto oom;
+    sps_meta_attr_t *x = &m->attrs[m->nattrs];
+    memset(x, 0, sizeof *x);
+    int rc = meta_attr_read(d->c, loc, name, x);
+    if (rc == 0) m->nattrs++;
+    if (rc >= 0) return 0;
+oom:
+    d->rc = SPS_ENOMEM;
+    return -1;
+}
+
+/* The one-value integer attribute name of m: 1 and *v set, or 0. */
+static int meta_int(const sps__h5r_meta_t *m, const char *name, int64_t *v) {
+    for (size_t i = 0; i < m->nattrs; i++) {
+        const sps_meta_attr_t *a = &m->attrs[i];
+        if (strcmp(a->name, name)) continue;
+        if (a->kind != SPS_META_INT || a->n != 1) return 0;
+        *v = a->ints[0];
+        return 1;
+    }
+    return 0;
+}
+
+/* The one-value string attribute name of m, or "". */
+static const char *meta_text(const sps__h5r_meta_t *m, const char *name) {
+    for (size_t i = 0; i < m->nattrs; i++) {
+        const sps_meta_attr_t *a = &m->attrs[i];
+        if (!strcmp(a->name, name))
+            return a->kind == SPS_META_TEXT && a->n == 1 ? a->texts[0] : "";
+    }
+    return "";
+}
+
+/* Fills m's typed view from its attributes (see sps__h5r_meta_t). */
+static void meta_view(sps__h5r_meta_t *m) {
+    int s = meta_int(m, "start_time_ns", &m->start_time_ns);
+    int f = meta_int(m, "finalize_time_ns", &m->finalize_time_ns);
+    m->has_times = s && f;
+    m->has_anchor = meta_int(m, "wall_anchor_ns", &m->wall_anchor_ns) &&
+                    meta_int(m, "mono_anchor_ns", &m->mono_anchor_ns) &&
+                    m->wall_anchor_ns > 0;
+    if (!m->has_anchor) m->wall_anchor_ns = m->mono_anchor_ns = 0;
+    m->has_rank = meta_int(m, "rank", &m->rank) && m->rank >= 0 && m->rank <= INT32_MAX;
+    meta_int(m, "mpi_size", &m->mpi_size);
+    m->has_clock_offset = meta_int(m, "clock_offset_ns", &m->clock_offset_ns);
+    m->has_clock_offset_error = m->has_clock_offset &&
+        meta_int(m, "clock_offset_error_ns", &m->clock_offset_error_ns) &&
+        m->clock_offset_error_ns >= 0;
+    meta_int(m, "dropped_events", &m->dropped_events);
+    meta_int(m, "misuse_count", &m->misuse_count);
+    meta_int(m, "open_calls", &m->open_calls);
+    m->hostname = meta_text(m, "hostname");
+    m->label = meta_text(m, "label");
+    m->clock_source = meta_text(m, "clock_source");
+}
+
+/* Reads /metadata of the open file c->file into *m (emptied first).
+ * Returns 0 or SPS_ENOMEM with the message set. */
+static int metadata_read(rd_t *c, sps__h5r_meta_t *m) {
+    memset(m, 0, sizeof *m);
+    meta_rd_t d = {c, m, 0, 0};
+    hid_t g = has_link(c->file, "metadata") ? H5Gopen2(c->file, "metadata", H5P_DEFAULT)
+                                             : H5I_INVALID_HID;
+    if (g >= 0) {
+        hsize_t at = 0;
+        H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, &at, meta_attr_cb, &d);
+        h5_close(&g);
+    }
+    if (d.rc) {
+        sps__h5r_meta_free(m);
+        return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    }
+    meta_view(m);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -725,7 +914,7 @@ static int read_all(rd_t *c) {
     if (rc == 0) rc = names_read(c);
     if (rc == 0) rc = index_read(c);
     if (rc == 0) rc = events_read(c);
-    if (rc == 0) metadata_read(c);
+    if (rc == 0) rc = metadata_read(c, &c->r->meta);
     if (rc == 0) rc = derive(c);
     return rc;
 }
@@ -873,7 +1062,7 @@ int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
 static int open_begin(rd_t *c, const char *path, H5E_auto2_t *efunc,
                       void **edata, int *saved) {
     *c = (rd_t){H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
-    errbuf[0] = 0;
+    sps__err_clear();
     if (!c->r) return fail(SPS_ENOMEM, "%s: out of memory", path);
     c->r->h_file = c->r->h_start = c->r->h_dur = c->r->h_tid = H5I_INVALID_HID;
     c->r->h_call = c->r->h_parent = H5I_INVALID_HID;
@@ -910,7 +1099,7 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     if (rc == 0) rc = names_read(&c);
     if (rc == 0) rc = index_read(&c);
     if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
-    if (rc == 0) metadata_read(&c);
+    if (rc == 0) rc = metadata_read(&c, &c.r->meta);
     c.r->h_file = c.file;
     return open_end(&c, rc, efunc, edata, saved, out);
 }
@@ -938,6 +1127,7 @@ void sps__h5r_free(sps__h5r_t *r) {
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) h5_close(&ids[i]);
     for (size_t i = 0; r->names && i < r->nnames; i++) free(r->names[i]);
     free(r->names);
+    sps__h5r_meta_free(&r->meta);
     free(r->rows);
     free(r->start);
     free(r->dur);
@@ -954,40 +1144,30 @@ void sps__h5r_free(sps__h5r_t *r) {
 /* Views: tree, flat, session                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Nodes under construction with an index (parent node, region) -> node. */
-typedef struct nodes {
-    sps__tnode_t *v;
-    uint32_t *region; /* file region of each node */
+/* The tree view's rows under construction, with an index (parent row,
+ * region) -> row; room for one row per event is made up front. */
+typedef struct tree_rows {
+    sps__tree_row_t *v;
+    uint32_t *region; /* file region of each row */
     size_t n;
-    int32_t *slot;    /* hash slots: node index or -1 */
-    size_t mask;
-} nodes_t;
-
-/* The hash of (parent, region). */
-static size_t node_hash(int32_t parent, uint32_t region) {
-    uint64_t h = ((uint64_t)(uint32_t)parent << 32 | region) *
-                 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 17);
-}
+    sps__htab_t index; /* reserved for every event: never grows */
+} tree_rows_t;
 
 /* The node for region under parent (-1: a root), made if new. */
-static int32_t node_get(const sps__h5r_t *r, nodes_t *t, int32_t parent,
+static int32_t node_get(const sps__h5r_t *r, tree_rows_t *t, int32_t parent,
                         uint32_t region) {
-    size_t h = node_hash(parent, region) & t->mask;
-    for (;; h = (h + 1) & t->mask) {
-        int32_t i = t->slot[h];
-        if (i < 0) break;
-        if (t->v[i].parent == parent && t->region[i] == region) return i;
-    }
+    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_pair32((uint32_t)parent, region));
+    for (uint32_t k; sps__htab_next(&t->index, &p, &k);)
+        if (t->v[k].parent == parent && t->region[k] == region) return (int32_t)k;
     int32_t i = (int32_t)t->n++;
-    t->slot[h] = i;
+    sps__htab_put(&t->index, &p, (uint32_t)i); /* reserved: no room to make */
     t->region[i] = region;
-    t->v[i] = (sps__tnode_t){parent, r->names[region], 0, 0, 0, 0, 0};
+    t->v[i] = (sps__tree_row_t){parent, r->names[region], 0, 0, 0, 0, 0};
     return i;
 }
 
 /* Adds event e's call to node i. */
-static void node_add(const sps__h5r_t *r, sps__tnode_t *x, uint64_t e) {
+static void node_add(const sps__h5r_t *r, sps__tree_row_t *x, uint64_t e) {
     int64_t d = r->dur[e];
     if (x->calls == 0 || d < x->min_ns) x->min_ns = d;
     if (x->calls == 0 || d > x->max_ns) x->max_ns = d;
@@ -998,7 +1178,7 @@ static void node_add(const sps__h5r_t *r, sps__tnode_t *x, uint64_t e) {
 
 /* Gives event e (and, first, its ancestors) a node: walks up to the first
  * ancestor that has one, then assigns on the way down. */
-static void node_assign(const sps__h5r_t *r, nodes_t *t, int32_t *ev_node,
+static void node_assign(const sps__h5r_t *r, tree_rows_t *t, int32_t *ev_node,
                         int32_t *path, uint64_t e) {
     size_t n = 0;
     for (int32_t cur = (int32_t)e; cur >= 0 && ev_node[cur] < 0;
@@ -1013,23 +1193,21 @@ static void node_assign(const sps__h5r_t *r, nodes_t *t, int32_t *ev_node,
 }
 
 /* Builds the call tree (see h5_read.h). */
-int sps__h5r_tree(const sps__h5r_t *r, sps__tnode_t **nodes, size_t *n) {
-    size_t ne = r->aggregate ? 0 : (size_t)r->nevents, cap = 16;
-    while (cap < 2 * ne) cap <<= 1;
-    nodes_t t = {malloc((ne ? ne : 1) * sizeof *t.v),
-                 malloc((ne ? ne : 1) * sizeof *t.region), 0,
-                 malloc(cap * sizeof *t.slot), cap - 1};
+int sps__h5r_tree(const sps__h5r_t *r, sps__tree_row_t **nodes, size_t *n) {
+    size_t ne = r->aggregate ? 0 : (size_t)r->nevents;
+    tree_rows_t t = {malloc((ne ? ne : 1) * sizeof *t.v),
+                 malloc((ne ? ne : 1) * sizeof *t.region), 0, {0}};
     int32_t *ev_node = malloc((ne ? ne : 1) * sizeof *ev_node);
     int32_t *path = malloc((ne ? ne : 1) * sizeof *path);
-    int rc = t.v && t.region && t.slot && ev_node && path ? 0 : SPS_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < cap; i++) t.slot[i] = -1;
+    int rc = t.v && t.region && ev_node && path && !sps__htab_reserve(&t.index, ne)
+             ? 0 : SPS_ENOMEM;
     for (size_t e = 0; rc == 0 && e < ne; e++) ev_node[e] = -1;
     for (size_t e = 0; rc == 0 && e < ne; e++)
         if (r->row[e] != NO_ROW && ev_node[e] < 0)
             node_assign(r, &t, ev_node, path, e);
     free(path);
     free(ev_node);
-    free(t.slot);
+    sps__htab_free(&t.index);
     free(t.region);
     if (rc) {
         free(t.v);
@@ -1100,10 +1278,11 @@ int sps__h5r_flat(const sps__h5r_t *r, sps__tflat_t **flat, size_t *n) {
 /* The session's wall time (see h5_read.h). */
 int64_t sps__h5r_session_ns(const sps__h5r_t *r) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
-    if (r->has_times && r->finalize_time_ns > r->start_time_ns &&
-        (r->start_time_ns >= 0 ||
-         r->finalize_time_ns <= INT64_MAX + r->start_time_ns))
-        return r->finalize_time_ns - r->start_time_ns;
+    const sps__h5r_meta_t *m = &r->meta;
+    if (m->has_times && m->finalize_time_ns > m->start_time_ns &&
+        (m->start_time_ns >= 0 ||
+         m->finalize_time_ns <= INT64_MAX + m->start_time_ns))
+        return m->finalize_time_ns - m->start_time_ns;
     for (uint64_t e = 0; !r->aggregate && e < r->nevents; e++) {
         if (r->row[e] == NO_ROW) continue;
         if (r->start[e] < lo) lo = r->start[e];
@@ -1196,9 +1375,10 @@ void sps__h5r_counters_free(sps__h5r_counters_t *x) {
     memset(x, 0, sizeof *x);
 }
 
-int sps__h5r_counters(const char *path, sps__h5r_counters_t *out) {
-    if (!out || !path) return fail(SPS_EINVAL, "no file given");
-    memset(out, 0, sizeof *out);
+/* Opens the file at path (probed, read-only, HDF5's error printing off),
+ * runs fn on it and closes it: the frame of the readers of one part of a
+ * file (/counters, /metadata).  Returns fn's code, or the open's. */
+static int with_file(const char *path, int (*fn)(rd_t *c, void *out), void *out) {
     H5E_auto2_t efunc = NULL;
     void *edata = NULL;
     int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
@@ -1206,17 +1386,43 @@ int sps__h5r_counters(const char *path, sps__h5r_counters_t *out) {
     rd_t c = {H5I_INVALID_HID, 0, path, NULL, 0};
     int rc = file_probe(&c);
     if (rc == 0) rc = file_open(&c);
-    if (rc == 0 && has_link(c.file, "counters")) {
-        hid_t g = group_open(&c, c.file, "counters");
-        rc = g < 0 ? SPS_EFORMAT : counter_names_read(&c, g, out);
-        if (rc == 0) rc = counter_cols_read(&c, g, out);
-        int64_t dropped = 0;
-        if (rc == 0 && attr_int(g, "dropped", &dropped) && dropped > 0)
-            out->dropped = (uint64_t)dropped;
-        h5_close(&g);
-    }
+    if (rc == 0) rc = fn(&c, out);
     h5_close(&c.file);
     if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
+}
+
+/* with_file's step for sps__h5r_counters. */
+static int counters_of(rd_t *c, void *p) {
+    sps__h5r_counters_t *out = p;
+    if (!has_link(c->file, "counters")) return 0;
+    hid_t g = group_open(c, c->file, "counters");
+    int rc = g < 0 ? SPS_EFORMAT : counter_names_read(c, g, out);
+    if (rc == 0) rc = counter_cols_read(c, g, out);
+    int64_t dropped = 0;
+    if (rc == 0 && attr_int(g, "dropped", &dropped) && dropped > 0)
+        out->dropped = (uint64_t)dropped;
+    h5_close(&g);
+    return rc;
+}
+
+int sps__h5r_counters(const char *path, sps__h5r_counters_t *out) {
+    if (!out || !path) return fail(SPS_EINVAL, "no file given");
+    memset(out, 0, sizeof *out);
+    int rc = with_file(path, counters_of, out);
     if (rc) sps__h5r_counters_free(out);
+    return rc;
+}
+
+/* with_file's step for sps__h5r_metadata. */
+static int metadata_of(rd_t *c, void *out) { return metadata_read(c, out); }
+
+int sps__h5r_metadata(const char *path, sps__h5r_meta_t *out) {
+    if (!out) return fail(SPS_EINVAL, "no file given");
+    memset(out, 0, sizeof *out);
+    if (!path) return fail(SPS_EINVAL, "no file given");
+    sps__err_clear();
+    int rc = with_file(path, metadata_of, out);
+    if (rc) sps__h5r_meta_free(out);
     return rc;
 }

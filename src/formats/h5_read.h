@@ -5,10 +5,10 @@
  *
  *     sps__h5r_t *r;
  *     if (sps__h5r_open(&r, path) < 0) {
- *         fprintf(stderr, "%s\n", sps__h5r_error());
+ *         fprintf(stderr, "%s\n", sps__err_msg());
  *         return 1;
  *     }
- *     sps__tnode_t *nodes; size_t nn;
+ *     sps__tree_row_t *nodes; size_t nn;
  *     sps__h5r_tree(r, &nodes, &nn);    // call tree, names point into r
  *     ...
  *     free(nodes);
@@ -36,6 +36,41 @@
 
 #include "sps_int.h"
 
+/* A file's /metadata: every attribute as read (the list Python's
+ * results.read and sps_metadata_read hand out) and a typed view of the
+ * ones the library uses itself.  The view's strings point into attrs; a
+ * field that is absent or not of its type reads as has_* = 0, 0 or "". */
+typedef struct sps__h5r_meta {
+    size_t nattrs;
+    sps_meta_attr_t *attrs;   /* owned, in name order (as h5py lists them) */
+    int has_times;            /* start_time_ns and finalize_time_ns, both */
+    int64_t start_time_ns, finalize_time_ns; /* each 0 when absent */
+    int has_anchor;           /* wall_anchor_ns > 0 and mono_anchor_ns */
+    int64_t wall_anchor_ns, mono_anchor_ns;  /* 0 without has_anchor */
+    int has_rank;             /* rank, within 0..INT32_MAX */
+    int64_t rank;
+    int64_t mpi_size;         /* 0 when absent */
+    int has_clock_offset;     /* clock_offset_ns (MPI alignment, docs/merge.md) */
+    int64_t clock_offset_ns;
+    int has_clock_offset_error; /* with the offset, clock_offset_error_ns >= 0 */
+    int64_t clock_offset_error_ns;
+    int64_t dropped_events, misuse_count, open_calls; /* 0 when absent */
+    const char *hostname, *label, *clock_source;     /* "" when absent */
+} sps__h5r_meta_t;
+
+/* Reads /metadata of the HDF5 file at path into *out (a file without the
+ * group gives no attributes).  Attributes of other types than integers,
+ * floats and strings, scalar or 1-D, are left out; so are ones HDF5
+ * cannot read.  Returns 0, SPS_EIO (cannot open), SPS_EFORMAT (not HDF5)
+ * or SPS_ENOMEM, with the message set (sps__err_msg); free with
+ * sps__h5r_meta_free.  The one reader of /metadata: the readers below,
+ * merge, sps_metadata_read (Python) all go through it. */
+SPS__HIDDEN int sps__h5r_metadata(const char *path, sps__h5r_meta_t *out);
+/* Frees what m owns and zeroes it.  NULL is a no-op. */
+SPS__HIDDEN void sps__h5r_meta_free(sps__h5r_meta_t *m);
+/* Frees n attributes at a (as sps__h5r_metadata made them). */
+SPS__HIDDEN void sps__h5r_attrs_free(sps_meta_attr_t *a, size_t n);
+
 /* A file read into memory.  Everything is owned by the struct. */
 typedef struct sps__h5r {
     int schema;            /* 2 or 3 */
@@ -61,13 +96,7 @@ typedef struct sps__h5r {
     int nested_by_ids;     /* nesting from call/parent ids, else intervals */
     uint64_t orphans;      /* parent ids naming no call of the file */
     uint64_t cycles;       /* parent-id cycles cut (their calls made roots) */
-    /* /metadata start_time_ns and finalize_time_ns, when present. */
-    int has_times;
-    int64_t start_time_ns, finalize_time_ns;
-    /* /metadata wall_anchor_ns, mono_anchor_ns (0 when absent or
-     * wall_anchor_ns <= 0) and hostname ("" when absent). */
-    int64_t wall_anchor_ns, mono_anchor_ns;
-    char hostname[256];
+    sps__h5r_meta_t meta;  /* /metadata (sps__h5r_metadata) */
     /* Streaming (sps__h5r_open_index): the open file and event columns
      * (HDF5 ids; -1 when closed or absent: h_tid, h_call and h_parent are
      * the optional thread_ids, call_ids and parent_ids) and whether /events holds start
@@ -80,7 +109,8 @@ typedef struct sps__h5r {
  * (free it with sps__h5r_free).  Returns 0, SPS_EIO (the file cannot be
  * opened or read: missing, unreadable, not a regular file), SPS_EFORMAT
  * (not HDF5, or not a valid schema 2/3 file) or SPS_ENOMEM; on failure *out
- * is NULL and sps__h5r_error() says why.  HDF5's error printing is off
+ * is NULL and sps__err_msg() (util.h) says why: one line naming the file
+ * and what is wrong with it.  HDF5's error printing is off
  * while it runs (and restored afterwards). */
 SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
 
@@ -111,16 +141,11 @@ SPS__HIDDEN int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
 /* Frees r and everything it owns.  NULL is a no-op. */
 SPS__HIDDEN void sps__h5r_free(sps__h5r_t *r);
 
-/* The message of this thread's last failed sps__h5r_* call: one line, no
- * trailing newline, naming the file and what is wrong with it.  Static
- * storage, overwritten by the next failure; "" when none. */
-SPS__HIDDEN const char *sps__h5r_error(void);
-
 /* The call tree of r's events: one node per distinct path of regions, over
  * all ranks and threads.  *nodes is malloc'd (caller frees it); its names
  * point into r and live as long as r.  Aggregate files give no nodes.
  * Returns 0 or SPS_ENOMEM. */
-SPS__HIDDEN int sps__h5r_tree(const sps__h5r_t *r, sps__tnode_t **nodes,
+SPS__HIDDEN int sps__h5r_tree(const sps__h5r_t *r, sps__tree_row_t **nodes,
                               size_t *n);
 
 /* Per-region statistics over all ranks and threads, one entry per region
@@ -148,7 +173,7 @@ typedef struct sps__h5r_counters {
 
 /* Reads /counters of the file at path into *out (a file without the group
  * gives 0 samples).  Validated like the rest of the file.  Returns 0,
- * SPS_EIO, SPS_EFORMAT or SPS_ENOMEM (message: sps__h5r_error()); free
+ * SPS_EIO, SPS_EFORMAT or SPS_ENOMEM (message: sps__err_msg()); free
  * with sps__h5r_counters_free. */
 SPS__HIDDEN int sps__h5r_counters(const char *path, sps__h5r_counters_t *out);
 SPS__HIDDEN void sps__h5r_counters_free(sps__h5r_counters_t *x);

@@ -42,12 +42,10 @@ typedef struct h5tl {
     char (*labels)[32];    /* process and thread names */
     tkey_t *keys;          /* thread index -> (rank, tid) */
     size_t nkeys, capkeys;
-    int32_t *slots;        /* hash (rank, tid) -> thread index */
-    size_t nslots;
+    sps__htab_t key_index; /* (rank, tid) -> thread index (util.h) */
     cursor_t *cur;         /* one per non-empty row */
     size_t ncur;
-    uint32_t *heap;        /* cursor indexes, smallest event first */
-    size_t nheap;
+    sps__heap_t heap;      /* cursors by their next event (cur_tie) */
     size_t block;          /* events per cursor block */
     int64_t *tmp_tid;      /* scratch for a block's thread ids */
     lane_t *lanes;
@@ -70,11 +68,11 @@ static void h5tl_free(void *p) {
         free(t->cur[k].thread);
     }
     free(t->cur);
-    free(t->heap);
+    sps__heap_free(&t->heap);
     free(t->tmp_tid);
     free(t->lanes);
     free(t->keys);
-    free(t->slots);
+    sps__htab_free(&t->key_index);
     free(t->labels);
     free(t->threads);
     free(t->procs);
@@ -86,35 +84,17 @@ static void h5tl_free(void *p) {
     free(t);
 }
 
-static size_t key_hash(tkey_t k, size_t mask) {
-    return (size_t)(((uint64_t)k.rank * 0x9E3779B97F4A7C15ull) ^
-                    ((uint64_t)k.tid * 0xC2B2AE3D27D4EB4Full)) & mask;
-}
-
 /* Index of thread (rank, tid), added when add is set; -1 if absent or on
  * ENOMEM (then t->err is set). */
 static int32_t thread_of(h5tl_t *t, tkey_t k, int add) {
-    if (add && (t->nkeys + 1) * 2 > t->nslots) {
-        size_t ns = t->nslots ? t->nslots * 2 : 256;
-        int32_t *s = malloc(ns * sizeof *s);
-        if (!s) { t->err = SPS_ENOMEM; return -1; }
-        memset(s, -1, ns * sizeof *s);
-        for (size_t j = 0; j < t->nkeys; j++) {
-            size_t h = key_hash(t->keys[j], ns - 1);
-            while (s[h] >= 0) h = (h + 1) & (ns - 1);
-            s[h] = (int32_t)j;
-        }
-        free(t->slots);
-        t->slots = s;
-        t->nslots = ns;
-    }
-    if (!t->nslots) return -1;
-    size_t h = key_hash(k, t->nslots - 1);
-    for (; t->slots[h] >= 0; h = (h + 1) & (t->nslots - 1)) {
-        tkey_t *e = &t->keys[t->slots[h]];
-        if (e->rank == k.rank && e->tid == k.tid) return t->slots[h];
-    }
+    sps__hprobe_t p = sps__htab_probe(&t->key_index, sps__hash_pair(k.rank, (uint64_t)k.tid));
+    for (uint32_t i; sps__htab_next(&t->key_index, &p, &i);)
+        if (t->keys[i].rank == k.rank && t->keys[i].tid == k.tid) return (int32_t)i;
     if (!add) return -1;
+    if (t->nkeys >= INT32_MAX || sps__htab_make_room(&t->key_index, &p)) {
+        t->err = SPS_ENOMEM;
+        return -1;
+    }
     if (t->nkeys == t->capkeys) {
         size_t cap = t->capkeys ? t->capkeys * 2 : 64;
         tkey_t *v = realloc(t->keys, cap * sizeof *v);
@@ -123,7 +103,7 @@ static int32_t thread_of(h5tl_t *t, tkey_t k, int add) {
         t->capkeys = cap;
     }
     t->keys[t->nkeys] = k;
-    t->slots[h] = (int32_t)t->nkeys;
+    sps__htab_put(&t->key_index, &p, (uint32_t)t->nkeys);
     return (int32_t)t->nkeys++;
 }
 
@@ -141,7 +121,7 @@ static int cursor_fill(h5tl_t *t, cursor_t *c, int add_threads) {
         }
         if (c->dur[i] < 0) c->dur[i] = 0;
         if (c->next + i > r->rows[c->row].offset && c->start[i] < c->last) {
-            sps__tlr_set_error("events of region '%s' (rank %u) are not in start order",
+            sps__err_set("events of region '%s' (rank %u) are not in start order",
                                r->names[r->rows[c->row].file_region], rank);
             return SPS_EFORMAT;
         }
@@ -157,30 +137,20 @@ static int cursor_fill(h5tl_t *t, cursor_t *c, int add_threads) {
     return 0;
 }
 
-/* Order of events: start, then longer first (an enclosing call before what
- * it contains), then thread. */
-static int cur_less(const h5tl_t *t, uint32_t a, uint32_t b) {
+/* Order of events: start (the heap's key), then longer first (an
+ * enclosing call before what it contains), then thread, then row (the
+ * cursors' order, the heap's last resort). */
+static int cur_tie(void *ctx, uint32_t a, uint32_t b) {
+    const h5tl_t *t = ctx;
     const cursor_t *x = &t->cur[a], *y = &t->cur[b];
-    int64_t sx = x->start[x->i], sy = y->start[y->i];
-    if (sx != sy) return sx < sy;
     int64_t dx = x->dur[x->i], dy = y->dur[y->i];
-    if (dx != dy) return dx > dy;
-    if (x->thread[x->i] != y->thread[y->i]) return x->thread[x->i] < y->thread[y->i];
-    return x->row < y->row;
+    if (dx != dy) return dx > dy ? -1 : 1;
+    if (x->thread[x->i] != y->thread[y->i]) return x->thread[x->i] < y->thread[y->i] ? -1 : 1;
+    return 0;
 }
 
-static void heap_down(h5tl_t *t, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < t->nheap && cur_less(t, t->heap[l], t->heap[m])) m = l;
-        if (l + 1 < t->nheap && cur_less(t, t->heap[l + 1], t->heap[m])) m = l + 1;
-        if (m == i) return;
-        uint32_t x = t->heap[i];
-        t->heap[i] = t->heap[m];
-        t->heap[m] = x;
-        i = m;
-    }
-}
+/* The heap key of cursor c's next event. */
+static uint64_t cur_key(const cursor_t *c) { return sps__heap_key_i64(c->start[c->i]); }
 
 /* Finds every thread with a pre-pass over the rows' thread ids (the header
  * lists threads before any span), then names processes and threads. */
@@ -229,24 +199,17 @@ static int threads_build(h5tl_t *t) {
  * thread (counted in dropped). */
 static int h5tl_next(void *p, sps__tl_span_t *s) {
     h5tl_t *t = p;
-    while (t->nheap) {
-        uint32_t ci = t->heap[0];
-        cursor_t *c = &t->cur[ci];
+    while (t->heap.n) {
+        cursor_t *c = &t->cur[sps__heap_top(&t->heap).idx];
         sps__tl_span_t out = {t->r->rows[c->row].file_region, c->thread[c->i],
                               c->start[c->i], c->start[c->i] + c->dur[c->i]};
         if (out.end_ns < out.start_ns) out.end_ns = INT64_MAX; /* overflow */
-        if (++c->i == c->n) {
-            if (c->next < c->end) {
-                int rc = cursor_fill(t, c, 0);
-                if (rc) {
-                    if (rc != SPS_EFORMAT) sps__tlr_set_error("%s", sps__h5r_error());
-                    return rc;
-                }
-            } else {
-                t->heap[0] = t->heap[--t->nheap];
-            }
+        if (++c->i == c->n && c->next < c->end) {
+            int rc = cursor_fill(t, c, 0);
+            if (rc) return rc; /* the message is set */
         }
-        heap_down(t, 0);
+        if (c->i < c->n) sps__heap_update_top(&t->heap, cur_key(c));
+        else sps__heap_pop(&t->heap);
         int keep = sps__fold_keep(&t->lanes[out.thread], out.start_ns, out.end_ns);
         if (keep < 0) return SPS_ENOMEM;
         if (!keep) {
@@ -267,9 +230,9 @@ static int cursors_make(h5tl_t *t) {
     size_t b = (64u << 20) / 24 / (rows ? rows : 1);
     t->block = b < 16 ? 16 : b > 4096 ? 4096 : b;
     t->cur = calloc(rows + 1, sizeof *t->cur);
-    t->heap = calloc(rows + 1, sizeof *t->heap);
+    sps__heap_init(&t->heap, cur_tie, t);
     t->tmp_tid = malloc(t->block * sizeof *t->tmp_tid);
-    if (!t->cur || !t->heap || !t->tmp_tid) return SPS_ENOMEM;
+    if (!t->cur || sps__heap_reserve(&t->heap, rows) || !t->tmp_tid) return SPS_ENOMEM;
     for (size_t i = 0; i < r->nrows; i++) {
         if (!r->rows[i].count) continue;
         cursor_t *c = &t->cur[t->ncur++];
@@ -321,10 +284,7 @@ static int procs_for_counters(h5tl_t *t) {
  * names, one process per rank.  Returns 0 or an error code (message set). */
 static int counters_load(h5tl_t *t, const char *path) {
     int rc = sps__h5r_counters(path, &t->cnt);
-    if (rc) {
-        sps__tlr_set_error("%s", sps__h5r_error());
-        return rc;
-    }
+    if (rc) return rc; /* the message is set */
     if (!t->cnt.n) return 0;
     size_t base = t->h.nnames;
     const char **names = realloc(t->names, (base + t->cnt.nnames + 1) * sizeof *names);
@@ -353,13 +313,12 @@ int sps__h5tl_open(void **out, const char *path) {
     t->vt = (sps__tlr_vt_t){h5tl_header, h5tl_next, h5tl_free};
     int rc = sps__h5r_open_index(&t->r, path);
     if (rc) {
-        sps__tlr_set_error("%s", sps__h5r_error());
         free(t);
-        return rc;
+        return rc; /* the message is set */
     }
     const sps__h5r_t *r = t->r;
     if (r->aggregate) {
-        sps__tlr_set_error("%s: an aggregate-mode file has no per-call events to draw", path);
+        sps__err_set("%s: an aggregate-mode file has no per-call events to draw", path);
         h5tl_free(t);
         return SPS_EFORMAT;
     }
@@ -372,33 +331,32 @@ int sps__h5tl_open(void **out, const char *path) {
     for (size_t k = 0; !rc && k < t->ncur; k++) { /* load the first blocks */
         rc = cursor_fill(t, &t->cur[k], 0);
         if (!rc) {
-            t->heap[t->nheap++] = (uint32_t)k;
+            sps__heap_push(&t->heap, cur_key(&t->cur[k]), (uint32_t)k); /* reserved */
             if (t->cur[k].start[0] < minstart) minstart = t->cur[k].start[0];
             total += r->rows[t->cur[k].row].count;
         }
     }
     if (rc) {
-        if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
-        else sps__tlr_set_error("%s", sps__h5r_error()[0] ? sps__h5r_error() : sps_strerror(rc));
+        if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory", path);
+        else if (!sps__err_msg()[0]) sps__err_set("%s: %s", path, sps_strerror(rc));
         h5tl_free(t);
         return rc;
     }
-    for (size_t i = t->nheap; i-- > 0;) heap_down(t, i);
     for (size_t k = 0; k < r->nnames; k++) t->names[k] = r->names[k];
     t->h.nnames = r->nnames;
     t->h.names = t->names;
-    t->h.base_ns = r->has_times ? r->start_time_ns : (total ? minstart : 0);
+    t->h.base_ns = r->meta.has_times ? r->meta.start_time_ns : (total ? minstart : 0);
     const char *slash = strrchr(path, '/');
     t->h.trace_name = slash ? slash + 1 : path;
     t->h.rank = t->h.nprocs > 1 ? 0 : -1;
     t->h.world_size = (int64_t)t->h.nprocs;
     t->h.nspans = total;
-    t->h.wall_anchor_ns = r->wall_anchor_ns;
-    t->h.mono_anchor_ns = r->mono_anchor_ns;
-    t->h.hostname = r->hostname;
+    t->h.wall_anchor_ns = r->meta.wall_anchor_ns;
+    t->h.mono_anchor_ns = r->meta.mono_anchor_ns;
+    t->h.hostname = r->meta.hostname;
     rc = counters_load(t, path);
     if (rc) {
-        if (rc == SPS_ENOMEM) sps__tlr_set_error("%s: out of memory", path);
+        if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory", path);
         h5tl_free(t);
         return rc;
     }

@@ -121,21 +121,13 @@
 /* Inputs                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* /metadata of an .h5 input (what merge uses of it). */
-typedef struct meta {
-    int has_rank, has_anchor, aggregate;
-    int has_mpi, has_mpi_error;  /* clock_offset_ns, clock_offset_error_ns */
-    int64_t rank, size, wall_anchor, mono_anchor, mpi_offset, mpi_error;
-    int64_t start_ns, finalize_ns, dropped, misuse, open_calls;
-    char host[256], label[1024], clock_source[32];
-} meta_t;
-
 /* One input file and its state during the merge. */
 typedef struct input {
     const char *path;
     sps__tl_format_t fmt;
     int pos;               /* index in the list of inputs */
-    meta_t m;              /* .h5 only (zeros otherwise) */
+    sps__h5r_meta_t m;     /* /metadata of an .h5 (sps__h5r_metadata), owned;
+                              a trace's anchor and host (trace_anchor) */
     int64_t rank;
     int64_t offset;        /* ns added to each of its times */
     int64_t offset_error;  /* bound of offset's error in ns, -1 unknown */
@@ -189,99 +181,6 @@ static void hook_reading(const merge_t *c, const char *path) {
 /* Calls the read_done hook (if any): every input's header is read. */
 static void hook_read_done(const merge_t *c) {
     if (c->hooks && c->hooks->read_done) c->hooks->read_done();
-}
-
-/* Reads the scalar integer attribute name of loc into *v.  Returns 1 when
- * it is there and readable, else 0. */
-static int attr_int(hid_t loc, const char *name, int64_t *v) {
-    if (H5Aexists(loc, name) <= 0) return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0) return 0;
-    hid_t t = H5Aget_type(a), s = H5Aget_space(a);
-    int ok = t >= 0 && s >= 0 && H5Tget_class(t) == H5T_INTEGER &&
-             H5Sget_simple_extent_npoints(s) == 1 &&
-             H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
-    if (t >= 0) H5Tclose(t);
-    if (s >= 0) H5Sclose(s);
-    H5Aclose(a);
-    return ok;
-}
-
-/* Reads the scalar string attribute name of loc (variable or fixed
- * length) into buf, truncated to cap - 1 bytes.  Returns 1 or 0. */
-static int attr_text(hid_t loc, const char *name, char *buf, size_t cap) {
-    buf[0] = 0;
-    if (H5Aexists(loc, name) <= 0) return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0) return 0;
-    hid_t t = H5Aget_type(a), s = H5Aget_space(a), mt = -1;
-    int ok = t >= 0 && s >= 0 && H5Tget_class(t) == H5T_STRING &&
-             H5Sget_simple_extent_npoints(s) == 1;
-    if (ok && H5Tis_variable_str(t) > 0) {
-        char *p = NULL;
-        mt = H5Tcopy(H5T_C_S1);
-        ok = mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-             H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(a, mt, &p) >= 0;
-        if (ok && p) snprintf(buf, cap, "%s", p);
-        if (p) H5free_memory(p);
-    } else if (ok) {
-        size_t n = H5Tget_size(t);
-        char *p = n > 0 && n < 65536 ? calloc(1, n + 1) : NULL;
-        mt = H5Tcopy(H5T_C_S1);
-        ok = p && mt >= 0 && H5Tset_size(mt, n) >= 0 && H5Aread(a, mt, p) >= 0;
-        if (ok) snprintf(buf, cap, "%s", p);
-        free(p);
-    }
-    if (mt >= 0) H5Tclose(mt);
-    if (t >= 0) H5Tclose(t);
-    if (s >= 0) H5Sclose(s);
-    H5Aclose(a);
-    return ok;
-}
-
-/* Reads what merge uses of the /metadata group g into *m. */
-static void meta_group(hid_t g, meta_t *m) {
-    m->has_rank = attr_int(g, "rank", &m->rank) && m->rank >= 0 &&
-                  m->rank <= INT32_MAX;
-    if (!attr_int(g, "mpi_size", &m->size)) m->size = 0;
-    m->has_anchor = attr_int(g, "wall_anchor_ns", &m->wall_anchor) &&
-                    attr_int(g, "mono_anchor_ns", &m->mono_anchor) &&
-                    m->wall_anchor > 0;
-    m->has_mpi = attr_int(g, "clock_offset_ns", &m->mpi_offset);
-    m->has_mpi_error = m->has_mpi &&
-                       attr_int(g, "clock_offset_error_ns", &m->mpi_error) &&
-                       m->mpi_error >= 0;
-    attr_int(g, "start_time_ns", &m->start_ns);
-    attr_int(g, "finalize_time_ns", &m->finalize_ns);
-    attr_int(g, "dropped_events", &m->dropped);
-    attr_int(g, "misuse_count", &m->misuse);
-    attr_int(g, "open_calls", &m->open_calls);
-    attr_text(g, "hostname", m->host, sizeof m->host);
-    attr_text(g, "label", m->label, sizeof m->label);
-    attr_text(g, "clock_source", m->clock_source, sizeof m->clock_source);
-}
-
-/* Reads what merge uses of an .h5 file's /metadata and root attributes
- * into *m.  The file has already been validated by a reader; missing
- * attributes leave their fields unset (has_* 0). */
-static void h5_meta(const char *path, meta_t *m) {
-    memset(m, 0, sizeof *m);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
-    if (fapl >= 0) H5Pclose(fapl);
-    if (f < 0) return;
-    char layout[32];
-    if (attr_text(f, "storage_layout", layout, sizeof layout))
-        m->aggregate = !strcmp(layout, "aggregate");
-    if (H5Lexists(f, "metadata", H5P_DEFAULT) > 0) {
-        hid_t g = H5Gopen2(f, "metadata", H5P_DEFAULT);
-        if (g >= 0) {
-            meta_group(g, m);
-            H5Gclose(g);
-        }
-    }
-    H5Fclose(f);
 }
 
 /* The rank a trace header names: distributedInfo.rank, else the one rank
@@ -357,9 +256,9 @@ static int64_t wrap_sub(int64_t a, int64_t b) {
  * anchors.  -1 when no input has either. */
 static int pick_ref(const input_t *in, size_t n) {
     int ref = -1, mpi = 0;
-    for (size_t i = 0; i < n; i++) mpi |= in[i].m.has_mpi;
+    for (size_t i = 0; i < n; i++) mpi |= in[i].m.has_clock_offset;
     for (size_t i = 0; i < n; i++) {
-        if (!in[i].m.has_mpi && !in[i].m.has_anchor) continue;
+        if (!in[i].m.has_clock_offset && !in[i].m.has_anchor) continue;
         if (ref < 0) ref = (int)i;
         else if (mpi && in[i].rank < in[ref].rank) ref = (int)i;
     }
@@ -370,11 +269,11 @@ static int pick_ref(const input_t *in, size_t n) {
  * "same-host" (offset 0), "wall-clock", or left "none" when either has no
  * anchors. */
 static void align_anchor(input_t *x, const input_t *r) {
-    const meta_t *a = &x->m, *b = &r->m;
+    const sps__h5r_meta_t *a = &x->m, *b = &r->m;
     if (!a->has_anchor || !b->has_anchor) return;
-    int64_t d = wrap_sub(wrap_sub(a->wall_anchor, a->mono_anchor),
-                         wrap_sub(b->wall_anchor, b->mono_anchor));
-    if (a->host[0] && !strcmp(a->host, b->host) && d > -SAME_BOOT_NS &&
+    int64_t d = wrap_sub(wrap_sub(a->wall_anchor_ns, a->mono_anchor_ns),
+                         wrap_sub(b->wall_anchor_ns, b->mono_anchor_ns));
+    if (a->hostname[0] && !strcmp(a->hostname, b->hostname) && d > -SAME_BOOT_NS &&
         d < SAME_BOOT_NS) {
         x->clock = "same-host";
     } else {
@@ -388,11 +287,12 @@ static void align_anchor(input_t *x, const input_t *r) {
  * to be on rank 0's clock), with the sum of the error bounds when x has
  * one. */
 static void align_mpi(input_t *x, const input_t *r) {
-    x->offset = wrap_sub(x->m.mpi_offset, r->m.has_mpi ? r->m.mpi_offset : 0);
+    const sps__h5r_meta_t *a = &x->m, *b = &r->m;
+    x->offset = wrap_sub(a->clock_offset_ns, b->has_clock_offset ? b->clock_offset_ns : 0);
     x->clock = "mpi";
-    if (!x->m.has_mpi_error) return;
-    int64_t e = r->m.has_mpi_error ? r->m.mpi_error : 0;
-    if (__builtin_add_overflow(x->m.mpi_error, e, &x->offset_error))
+    if (!a->has_clock_offset_error) return;
+    int64_t e = b->has_clock_offset_error ? b->clock_offset_error_ns : 0;
+    if (__builtin_add_overflow(a->clock_offset_error_ns, e, &x->offset_error))
         x->offset_error = INT64_MAX;
 }
 
@@ -409,8 +309,8 @@ static void align_clocks(merge_t *c) {
         const input_t *r = &in[c->ref];
         if ((int)i == c->ref) {
             in[i].clock = "reference";
-            in[i].offset_error = r->m.has_mpi ? 0 : -1;
-        } else if (in[i].m.has_mpi) {
+            in[i].offset_error = r->m.has_clock_offset ? 0 : -1;
+        } else if (in[i].m.has_clock_offset) {
             align_mpi(&in[i], r);
         } else {
             align_anchor(&in[i], r);
@@ -429,54 +329,25 @@ static int shift(int64_t *t, int64_t off) {
 
 /* A set of strings (borrowed) with ids in order of first insertion. */
 typedef struct strtab {
-    const char **v;   /* id -> string */
+    const char **v;      /* id -> string */
     size_t n, cap;
-    uint32_t *slot;   /* hash slots: id + 1, 0 empty */
-    size_t nslot;
+    sps__htab_t index;   /* string -> id (util.h) */
 } strtab_t;
-
-/* FNV-1a of s. */
-static uint64_t str_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Rebuilds t's slots with room for twice its strings.  Returns 0 or -1. */
-static int strtab_grow(strtab_t *t) {
-    size_t ns = t->nslot ? t->nslot * 2 : 64;
-    uint32_t *sl = calloc(ns, sizeof *sl);
-    const char **v = realloc(t->v, ns / 2 * sizeof *v);
-    if (!sl || !v) {
-        free(sl);
-        if (v) t->v = v;
-        return -1;
-    }
-    t->v = v;
-    t->cap = ns / 2;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t h = str_hash(v[i]) & (ns - 1);
-        while (sl[h]) h = (h + 1) & (ns - 1);
-        sl[h] = (uint32_t)i + 1;
-    }
-    free(t->slot);
-    t->slot = sl;
-    t->nslot = ns;
-    return 0;
-}
 
 /* The id of s in t, added if new.  Returns the id or -1 (no memory). */
 static int64_t strtab_id(strtab_t *t, const char *s) {
-    if (t->n + 1 > t->cap || t->n >= UINT32_MAX - 1) {
-        if (t->n >= UINT32_MAX - 1 || strtab_grow(t) < 0) return -1;
-    }
-    size_t h = str_hash(s) & (t->nslot - 1);
-    while (t->slot[h]) {
-        uint32_t id = t->slot[h] - 1;
+    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_bytes(s, strlen(s)));
+    for (uint32_t id; sps__htab_next(&t->index, &p, &id);)
         if (!strcmp(t->v[id], s)) return id;
-        h = (h + 1) & (t->nslot - 1);
+    if (t->n >= UINT32_MAX - 1 || sps__htab_make_room(&t->index, &p)) return -1;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 32;
+        const char **v = realloc(t->v, cap * sizeof *v);
+        if (!v) return -1;
+        t->v = v;
+        t->cap = cap;
     }
-    t->slot[h] = (uint32_t)t->n + 1;
+    sps__htab_put(&t->index, &p, (uint32_t)t->n);
     t->v[t->n] = s;
     return (int64_t)t->n++;
 }
@@ -484,7 +355,7 @@ static int64_t strtab_id(strtab_t *t, const char *s) {
 /* Frees t's arrays (not the strings). */
 static void strtab_free(strtab_t *t) {
     free(t->v);
-    free(t->slot);
+    sps__htab_free(&t->index);
 }
 
 /* The temporary name "<out>.tmp-<pid><suffix>", malloc'd; NULL: no
@@ -506,8 +377,7 @@ typedef struct tmerge {
     size_t nthreads;
     char **labels;         /* owned strings: proc and thread names */
     size_t nlabels;
-    size_t *heap;          /* input indices, ordered by cur */
-    size_t nheap;
+    sps__heap_t heap;      /* inputs by their next span (span_tie) */
     sps__tl_counter_t *counters; /* every input's, shifted and mapped */
     size_t ncounters;
     sps__tl_flow_t *flows;
@@ -521,7 +391,7 @@ static void tmerge_free(tmerge_t *m) {
     free(m->threads);
     for (size_t i = 0; i < m->nlabels; i++) free(m->labels[i]);
     free(m->labels);
-    free(m->heap);
+    sps__heap_free(&m->heap);
     free(m->counters);
     free(m->flows);
 }
@@ -590,6 +460,15 @@ static int tmerge_input(tmerge_t *m, input_t *x, size_t k) {
     return tmerge_threads(m, x, h);
 }
 
+/* The order of the inputs' next spans beyond their start (the heap's key):
+ * the longer (enclosing) first, then input order (the heap's last
+ * resort: index i is input i).  ctx: the inputs. */
+static int span_tie(void *ctx, uint32_t a, uint32_t b) {
+    const input_t *in = ctx;
+    int64_t ea = in[a].cur.end_ns, eb = in[b].cur.end_ns;
+    return ea != eb ? (ea > eb ? -1 : 1) : 0;
+}
+
 /* Builds the merged header's names, processes (in rank order) and threads
  * from the inputs' headers.  Returns 0 or SPS_ENOMEM. */
 static int tmerge_header(tmerge_t *m, input_t *in, size_t n) {
@@ -599,8 +478,9 @@ static int tmerge_header(tmerge_t *m, input_t *in, size_t n) {
     m->procs = calloc(n, sizeof *m->procs);
     m->threads = calloc(nthr + 1, sizeof *m->threads);
     m->labels = calloc(n + nthr + 1, sizeof *m->labels);
-    m->heap = malloc(n * sizeof *m->heap);
-    if (!order || !m->procs || !m->threads || !m->labels || !m->heap) {
+    sps__heap_init(&m->heap, span_tie, in);
+    if (!order || !m->procs || !m->threads || !m->labels ||
+        sps__heap_reserve(&m->heap, n)) {
         free(order);
         return SPS_ENOMEM;
     }
@@ -612,35 +492,13 @@ static int tmerge_header(tmerge_t *m, input_t *in, size_t n) {
     return rc;
 }
 
-/* Non-zero when input a's next span goes before input b's: start, then
- * the longer (enclosing) first, then input order. */
-static int span_before(const input_t *a, const input_t *b) {
-    if (a->cur.start_ns != b->cur.start_ns) return a->cur.start_ns < b->cur.start_ns;
-    if (a->cur.end_ns != b->cur.end_ns) return a->cur.end_ns > b->cur.end_ns;
-    return a->pos < b->pos;
-}
-
-/* Moves heap entry i down to its place. */
-static void heap_down(tmerge_t *m, const input_t *in, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, s = i;
-        if (l < m->nheap && span_before(&in[m->heap[l]], &in[m->heap[s]])) s = l;
-        if (r < m->nheap && span_before(&in[m->heap[r]], &in[m->heap[s]])) s = r;
-        if (s == i) return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[s];
-        m->heap[s] = t;
-        i = s;
-    }
-}
-
 /* Reads input x's next span into x->cur, shifted and mapped.  Returns 1,
  * 0 at its end, or a negative code after the error line. */
 static int advance(merge_t *c, input_t *x) {
     sps__tl_span_t s;
     int rc = sps__tlr_next(x->r, &s);
     if (rc < 0)
-        return fail(c, rc, "%s", rc == SPS_EFORMAT ? sps__tlr_error()
+        return fail(c, rc, "%s", rc == SPS_EFORMAT ? sps__err_msg()
                                                    : sps_strerror(rc));
     if (rc == 0) return 0;
     if (shift(&s.start_ns, x->offset) || shift(&s.end_ns, x->offset))
@@ -651,25 +509,6 @@ static int advance(merge_t *c, input_t *x) {
     return 1;
 }
 
-/* Writes s to fp as JSON string contents (quotes not included): control
- * characters, quotes and backslashes escaped; bytes of invalid UTF-8
- * become '?'. */
-static void json_text(FILE *fp, const char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned ch = *p;
-        if (ch == '"' || ch == '\\') { fprintf(fp, "\\%c", ch); p++; continue; }
-        if (ch < 0x20) { fprintf(fp, "\\u%04x", ch); p++; continue; }
-        if (ch < 0x80) { fputc((int)ch, fp); p++; continue; }
-        int len = ch >= 0xF0 && ch < 0xF5 ? 4 : ch >= 0xE0 ? 3 : ch >= 0xC2 && ch < 0xE0 ? 2 : 0;
-        int ok = len > 0;
-        for (int k = 1; ok && k < len; k++) ok = (p[k] & 0xC0) == 0x80;
-        if (!ok) { fputc('?', fp); p++; continue; }
-        fwrite(p, 1, (size_t)len, fp);
-        p += len;
-    }
-}
-
 /* Writes the "spanscope" key describing the merge (without a leading
  * comma) to fp: the reference and, per input, its rank, source and clock
  * alignment. */
@@ -678,7 +517,7 @@ static void json_merge_key(FILE *fp, const merge_t *c) {
     fputs("\"spanscope\":{\"merge\":{\"reference\":", fp);
     if (c->ref >= 0) {
         fputc('"', fp);
-        json_text(fp, in[c->ref].path);
+        sps__json_fputs(fp, in[c->ref].path);
         fputc('"', fp);
     } else {
         fputs("null", fp);
@@ -687,7 +526,7 @@ static void json_merge_key(FILE *fp, const merge_t *c) {
     for (size_t i = 0; i < c->n; i++) {
         fprintf(fp, "%s{\"rank\":%lld,\"source\":\"", i ? "," : "",
                 (long long)in[i].rank);
-        json_text(fp, in[i].path);
+        sps__json_fputs(fp, in[i].path);
         fprintf(fp, "\",\"clock_aligned\":%s,\"clock\":\"%s\","
                 "\"offset_ns\":%lld",
                 strcmp(in[i].clock, "none") ? "true" : "false",
@@ -747,14 +586,14 @@ static int gzip_file(const char *src, const char *dst) {
  * or a negative code after the error line. */
 static int tmerge_spans(merge_t *c, tmerge_t *m, sps__tlw_t *w) {
     input_t *in = c->in;
-    while (m->nheap) {
-        input_t *x = &in[m->heap[0]];
+    while (m->heap.n) {
+        input_t *x = &in[sps__heap_top(&m->heap).idx];
         int rc = sps__tlw_span(w, &x->cur);
         if (rc) return fail(c, rc, "%s: %s", c->out, sps_strerror(rc));
         rc = advance(c, x);
         if (rc < 0) return rc;
-        if (rc == 0) m->heap[0] = m->heap[--m->nheap];
-        heap_down(m, in, 0);
+        if (rc == 0) sps__heap_pop(&m->heap);
+        else sps__heap_update_top(&m->heap, sps__heap_key_i64(x->cur.start_ns));
     }
     return 0;
 }
@@ -764,32 +603,24 @@ static int tmerge_spans(merge_t *c, tmerge_t *m, sps__tlw_t *w) {
 static void trace_anchor(input_t *x, const sps__tl_header_t *h) {
     if (h->wall_anchor_ns <= 0) return;
     x->m.has_anchor = 1;
-    x->m.wall_anchor = h->wall_anchor_ns;
-    x->m.mono_anchor = h->mono_anchor_ns;
-    snprintf(x->m.host, sizeof x->m.host, "%s", h->hostname ? h->hostname : "");
+    x->m.wall_anchor_ns = h->wall_anchor_ns;
+    x->m.mono_anchor_ns = h->mono_anchor_ns;
+    x->m.hostname = h->hostname ? h->hostname : ""; /* lives as long as x->r */
 }
 
-/* Opens input x's timeline reader (an .h5 also has its metadata read and
- * must not be aggregate) and resolves its rank.  Returns 0 or a code
- * after the error line. */
+/* Opens input x's timeline reader (an .h5 has its /metadata read first:
+ * the reader then holds the file open) and resolves its rank.  The
+ * timeline reader refuses aggregate files.  Returns 0 or a code after
+ * the error line. */
 static int tmerge_open_one(merge_t *c, input_t *x) {
     hook_reading(c, x->path);
+    /* a file the metadata reader cannot open is the timeline reader's to
+     * explain: it validates the whole file */
+    if (x->fmt == SPS__TL_H5 && sps__h5r_metadata(x->path, &x->m) == SPS_ENOMEM)
+        return fail(c, SPS_ENOMEM, "%s", sps__err_msg());
     int rc = sps__tlr_open(&x->r, x->path, x->fmt);
-    if (rc) return fail(c, rc, "%s", sps__tlr_error());
-    if (x->fmt == SPS__TL_H5) {
-        /* validated by the reader; read again (the reader may hold it
-         * open with properties of its own) */
-        sps__tlr_free(x->r);
-        x->r = NULL;
-        h5_meta(x->path, &x->m);
-        if (x->m.aggregate)
-            return fail(c, SPS_EMODE, "%s: aggregate file (no per-call "
-                        "data): nothing to put on a timeline", x->path);
-        if ((rc = sps__tlr_open(&x->r, x->path, x->fmt)))
-            return fail(c, rc, "%s", sps__tlr_error());
-    } else {
-        trace_anchor(x, sps__tlr_header(x->r));
-    }
+    if (rc) return fail(c, rc, "%s", sps__err_msg());
+    if (x->fmt != SPS__TL_H5) trace_anchor(x, sps__tlr_header(x->r));
     return resolve_rank(c, x, sps__tlr_header(x->r));
 }
 
@@ -816,12 +647,7 @@ static uint64_t remap_flow_id(int64_t rank, uint64_t id) {
     if (id < ((uint64_t)1 << 40) && rank >= 0 && rank < ((int64_t)1 << 23))
         return ((uint64_t)rank << 40) | id;
     uint64_t x = id ^ ((uint64_t)rank * 0x9E3779B97F4A7C15ull);
-    for (int i = 0; i < 2; i++) {
-        x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
-        x ^= x >> 27; x *= 0x94d049bb133111ebull;
-        x ^= x >> 31;
-        x += (uint64_t)rank;
-    }
+    for (int i = 0; i < 2; i++) x = sps__hash_u64(x) + (uint64_t)rank;
     return x | ((uint64_t)1 << 63);
 }
 
@@ -893,9 +719,8 @@ static int tmerge_prime(merge_t *c, tmerge_t *m, sps__tl_header_t *h) {
         if (rc < 0) return rc;
         if (rc == 0) continue;
         if (in[i].cur.start_ns < base) base = in[i].cur.start_ns;
-        m->heap[m->nheap++] = i;
+        sps__heap_push(&m->heap, sps__heap_key_i64(in[i].cur.start_ns), (uint32_t)i); /* reserved */
     }
-    for (size_t i = m->nheap; i-- > 0;) heap_down(m, in, i);
     const char *slash = strrchr(c->out, '/');
     memset(h, 0, sizeof *h);
     h->nnames = m->names.n;
@@ -914,9 +739,9 @@ static int tmerge_prime(merge_t *c, tmerge_t *m, sps__tl_header_t *h) {
     h->nflows = m->nflows;
     h->flows = m->flows;
     if (c->ref >= 0 && in[c->ref].m.has_anchor) {
-        h->wall_anchor_ns = in[c->ref].m.wall_anchor;
-        h->mono_anchor_ns = in[c->ref].m.mono_anchor;
-        h->hostname = in[c->ref].m.host;
+        h->wall_anchor_ns = in[c->ref].m.wall_anchor_ns;
+        h->mono_anchor_ns = in[c->ref].m.mono_anchor_ns;
+        h->hostname = in[c->ref].m.hostname;
     }
     return 0;
 }
@@ -1033,15 +858,16 @@ static int has_excl(const sps__h5r_t *r) {
 static int hmerge_open_one(merge_t *c, input_t *x) {
     hook_reading(c, x->path);
     int rc = sps__h5r_open_index(&x->h5, x->path);
-    if (rc) return fail(c, rc, "%s", sps__h5r_error());
+    if (rc) return fail(c, rc, "%s", sps__err_msg());
     if (!x->h5->aggregate &&
         (x->h5->h_call < 0 || x->h5->h_parent < 0 || !has_excl(x->h5))) {
         sps__h5r_free(x->h5);
         x->h5 = NULL;
         if ((rc = sps__h5r_open(&x->h5, x->path)))
-            return fail(c, rc, "%s", sps__h5r_error());
+            return fail(c, rc, "%s", sps__err_msg());
     }
-    h5_meta(x->path, &x->m);
+    x->m = x->h5->meta; /* the input takes the reader's /metadata over */
+    memset(&x->h5->meta, 0, sizeof x->h5->meta);
     if (x->h5->aggregate)
         return fail(c, SPS_EMODE, "%s: aggregate file (no per-call data): "
                     "cannot merge into a columnar .h5", x->path);
@@ -1162,7 +988,7 @@ static int hmerge_rows(hmerge_t *h) {
         rc = streamed(x) ? row_stats_stream(h, x, ir, o) : row_stats(x, ir, o);
         if (streamed(x)) o->exclusive_total = ir->exclusive_total;
         if (rc == -2)
-            return fail(h->c, SPS_EFORMAT, "%s: %s", x->path, sps__h5r_error());
+            return fail(h->c, SPS_EFORMAT, "%s: %s", x->path, sps__err_msg());
         if (rc < 0)
             return fail(h->c, SPS_EFORMAT, "%s: a time leaves the 64-bit "
                         "range after clock alignment", x->path);
@@ -1200,19 +1026,18 @@ static void hmerge_layout(hmerge_t *h, sps__layout_t *lay) {
     lay->finalize_time_ns = INT64_MIN;
     for (size_t i = 0; i < c->n; i++) {
         const input_t *x = &in[i];
-        int64_t s = x->h5->has_times ? x->h5->start_time_ns : x->m.start_ns;
-        int64_t f = x->h5->has_times ? x->h5->finalize_time_ns : x->m.finalize_ns;
+        int64_t s = x->m.start_time_ns, f = x->m.finalize_time_ns;
         if (!shift(&s, x->offset) && s < lay->start_time_ns) lay->start_time_ns = s;
         if (!shift(&f, x->offset) && f > lay->finalize_time_ns) lay->finalize_time_ns = f;
-        lay->dropped += (uint64_t)x->m.dropped;
-        lay->misuse += (uint64_t)x->m.misuse;
+        lay->dropped += (uint64_t)x->m.dropped_events;
+        lay->misuse += (uint64_t)x->m.misuse_count;
         lay->open_calls += (uint64_t)x->m.open_calls;
     }
     if (lay->start_time_ns == INT64_MAX) lay->start_time_ns = 0;
     if (lay->finalize_time_ns == INT64_MIN) lay->finalize_time_ns = 0;
     if (c->ref >= 0 && in[c->ref].m.has_anchor) {
-        lay->wall_anchor_ns = in[c->ref].m.wall_anchor;
-        lay->mono_anchor_ns = in[c->ref].m.mono_anchor;
+        lay->wall_anchor_ns = in[c->ref].m.wall_anchor_ns;
+        lay->mono_anchor_ns = in[c->ref].m.mono_anchor_ns;
     }
     lay->label = lo->m.label;
     lay->rank = (int)lo->rank;
@@ -1265,7 +1090,7 @@ static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
         size_t b = ir->count - done < H5_BATCH ? (size_t)(ir->count - done) : H5_BATCH;
         int rc = sps__h5r_events_ids(r, ir->offset + done, b, h->st, h->col[1],
                                      h->col[4], h->col[2], h->col[3]);
-        if (rc) return fail(h->c, rc, "%s: %s", x->path, sps__h5r_error());
+        if (rc) return fail(h->c, rc, "%s: %s", x->path, sps__err_msg());
         for (size_t j = 0; j < b; j++) {
             if (r->deltas) acc += (uint64_t)h->st[j];
             else acc = (uint64_t)h->st[j];
@@ -1321,7 +1146,7 @@ static int mcounters_read(merge_t *c, mcounters_t *k) {
     if (!(k->src = calloc(c->n + 1, sizeof *k->src))) return fail(c, SPS_ENOMEM, "out of memory");
     for (size_t i = 0; i < c->n; i++) {
         int rc = sps__h5r_counters(c->in[i].path, &k->src[i]);
-        if (rc) return fail(c, rc, "%s", sps__h5r_error());
+        if (rc) return fail(c, rc, "%s", sps__err_msg());
         total += k->src[i].n;
     }
     k->series = malloc((total + 1) * sizeof *k->series);
@@ -1479,9 +1304,12 @@ int sps__merge(const char *out_path, const char *const *in_paths, size_t n,
         c.in[i].path = in_paths[i];
         c.in[i].pos = (int)i;
         c.in[i].fmt = sps__tl_format_of(in_paths[i]);
+        c.in[i].m.hostname = c.in[i].m.label = c.in[i].m.clock_source = "";
     }
     rc = merge_run(&c);
     if (rc && !c.failed) fail(&c, rc, "%s: %s", out_path, sps_strerror(rc));
+    for (size_t i = 0; i < n; i++)
+        if (c.in[i].fmt == SPS__TL_H5) sps__h5r_meta_free(&c.in[i].m);
     free(c.in);
     return rc;
 }

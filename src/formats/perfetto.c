@@ -44,10 +44,13 @@
  * <= 24 bytes per span (begin 13 + end 11 with 2-byte deltas).
  *
  * Spans arrive in global start order and nest per thread.  Each thread keeps
- * a stack of the ends of its open spans; a binary heap over threads keyed by
- * their stack top lets us, before a begin at time t, write every pending end
- * <= t across all threads in time order, so timestamps never decrease on the
- * sequence.  Memory: O(threads + names + nesting depth), never O(spans).
+ * a stack of the ends of its open spans; a binary heap of every pending end
+ * (end time, thread) lets us, before a begin at time t, write every pending
+ * end <= t across all threads in time order (equal ends by thread), so
+ * timestamps never decrease on the sequence.  A thread's stack top is its
+ * earliest pending end (spans nest), so the heap's smallest entry is always
+ * the top of its thread's stack.  Memory: O(threads + names + open spans),
+ * never O(spans).
  */
 #include "formats/timeline.h"
 
@@ -77,7 +80,6 @@ typedef struct pf_bytes {
 typedef struct pf_thr {
     int64_t *ends;
     size_t n, cap;
-    size_t heap_pos;    /* index in the heap, SIZE_MAX when not in it */
     uint64_t uuid;      /* track uuid */
 } pf_thr_t;
 
@@ -104,8 +106,7 @@ struct sps__pfw {
     size_t nbuf;
     size_t nthreads, nnames;
     pf_thr_t *thr;       /* nthreads entries, owned */
-    uint32_t *heap;      /* threads with pending ends, owned */
-    size_t nheap;
+    sps__heap_t pend;    /* every pending end: (end, thread) (util.h) */
     uint64_t def_uuid;   /* TrackEventDefaults.track_uuid */
     int64_t clock;       /* current value of clock 64 (absolute ns) */
     int64_t last_start;  /* start of the previous span */
@@ -197,25 +198,16 @@ static void pf_put_msg(pf_bytes_t *b, uint32_t field, pf_bytes_t *sub) {
 static int pf_fail(sps__pfw_t *w, int code, const char *what) {
     if (!w->err) {
         w->err = code;
-        sps__tlr_set_error("%s: %s", w->path, what);
+        sps__err_set("%s: %s", w->path, what);
     }
     return w->err;
 }
 
 /* Writes the buffered bytes to the file; SPS_EIO on failure. */
 static int pf_flush(sps__pfw_t *w) {
-    size_t off = 0;
-    while (off < w->nbuf) {
-        ssize_t k = write(w->fd, w->buf + off, w->nbuf - off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            w->nbuf = 0;
-            return pf_fail(w, SPS_EIO, strerror(k < 0 ? errno : EIO));
-        }
-        off += (size_t)k;
-    }
+    int rc = sps__write_all(w->fd, w->buf, w->nbuf);
     w->nbuf = 0;
-    return 0;
+    return rc ? pf_fail(w, SPS_EIO, strerror(errno)) : 0;
 }
 
 /* Appends n raw bytes to the output. */
@@ -303,38 +295,13 @@ static int pf_emit(sps__pfw_t *w, const uint8_t *ev, size_t ne, int64_t t) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* pending ends: a min-heap over threads keyed by their stack top           */
+/* pending ends                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* The key of heap slot i: the earliest pending end of that thread. */
-static int64_t pf_key(const sps__pfw_t *w, size_t i) {
-    const pf_thr_t *t = &w->thr[w->heap[i]];
+/* The earliest pending end (there must be one). */
+static int64_t pf_next_end(const sps__pfw_t *w) {
+    const pf_thr_t *t = &w->thr[sps__heap_top(&w->pend).idx];
     return t->ends[t->n - 1];
-}
-
-/* Swaps heap slots i and j, keeping heap_pos in step. */
-static void pf_heap_swap(sps__pfw_t *w, size_t i, size_t j) {
-    uint32_t a = w->heap[i];
-    w->heap[i] = w->heap[j];
-    w->heap[j] = a;
-    w->thr[w->heap[i]].heap_pos = i;
-    w->thr[w->heap[j]].heap_pos = j;
-}
-
-/* Restores the heap order around slot i after its key changed. */
-static void pf_heap_fix(sps__pfw_t *w, size_t i) {
-    while (i > 0 && pf_key(w, (i - 1) / 2) > pf_key(w, i)) {
-        pf_heap_swap(w, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < w->nheap && pf_key(w, l) < pf_key(w, m)) m = l;
-        if (r < w->nheap && pf_key(w, r) < pf_key(w, m)) m = r;
-        if (m == i) break;
-        pf_heap_swap(w, i, m);
-        i = m;
-    }
 }
 
 /* Writes counter sample or flow point x as a TYPE_COUNTER or TYPE_INSTANT
@@ -360,20 +327,9 @@ static int pf_extra(sps__pfw_t *w, const pf_extra_t *x) {
 
 /* Pops the earliest pending end (heap top) and writes it. */
 static int pf_pop_end(sps__pfw_t *w) {
-    pf_thr_t *th = &w->thr[w->heap[0]];
-    if (pf_event(w, 2, th->uuid, 0, th->ends[--th->n])) return w->err;
-    if (th->n == 0) {
-        th->heap_pos = SIZE_MAX;
-        w->nheap--;
-        if (w->nheap) {
-            w->heap[0] = w->heap[w->nheap];
-            w->thr[w->heap[0]].heap_pos = 0;
-            pf_heap_fix(w, 0);
-        }
-    } else {
-        pf_heap_fix(w, 0);
-    }
-    return 0;
+    pf_thr_t *th = &w->thr[sps__heap_top(&w->pend).idx];
+    sps__heap_pop(&w->pend);
+    return pf_event(w, 2, th->uuid, 0, th->ends[--th->n]) ? w->err : 0;
 }
 
 /* Writes every pending end <= t and every counter/flow point < t (all of
@@ -382,8 +338,8 @@ static int pf_pop_end(sps__pfw_t *w) {
 static int pf_flush_ends(sps__pfw_t *w, int64_t t, int all) {
     for (;;) {
         int xok = w->iex < w->nex && (all || w->ex[w->iex].ts_ns < t);
-        int eok = w->nheap && (all || pf_key(w, 0) <= t);
-        if (xok && (!eok || w->ex[w->iex].ts_ns <= pf_key(w, 0))) {
+        int eok = w->pend.n && (all || pf_next_end(w) <= t);
+        if (xok && (!eok || w->ex[w->iex].ts_ns <= pf_next_end(w))) {
             if (pf_extra(w, &w->ex[w->iex++])) return w->err;
         } else if (eok) {
             if (pf_pop_end(w)) return w->err;
@@ -625,7 +581,7 @@ static void pf_free(sps__pfw_t *w) {
     if (w->fd >= 0) close(w->fd);
     for (size_t i = 0; i < w->nthreads; i++) free(w->thr[i].ends);
     free(w->thr);
-    free(w->heap);
+    sps__heap_free(&w->pend);
     free(w->ex);
     free(w->ct);
     free(w->buf);
@@ -646,7 +602,7 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
         rc = SPS_EINVAL;
     }
     if (rc) {
-        sps__tlr_set_error("%s: %s", path, why);
+        sps__err_set("%s: %s", path, why);
         return rc;
     }
     sps__pfw_t *w = calloc(1, sizeof *w);
@@ -657,19 +613,16 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     w->nthreads = h->nthreads;
     w->nnames = h->nnames;
     w->thr = calloc(h->nthreads ? h->nthreads : 1, sizeof *w->thr);
-    w->heap = calloc(h->nthreads ? h->nthreads : 1, sizeof *w->heap);
-    if (!w->path || !w->buf || !w->thr || !w->heap) {
+    sps__heap_init(&w->pend, NULL, NULL); /* equal ends: the lower thread first */
+    if (!w->path || !w->buf || !w->thr || sps__heap_reserve(&w->pend, h->nthreads)) {
         pf_free(w);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
-    for (size_t i = 0; i < h->nthreads; i++) {
-        w->thr[i].uuid = i + 1;
-        w->thr[i].heap_pos = SIZE_MAX;
-    }
+    for (size_t i = 0; i < h->nthreads; i++) w->thr[i].uuid = i + 1;
     if (pf_extras(w, h)) {
         pf_free(w);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     w->def_uuid = h->nthreads ? 1 : 0;
@@ -677,7 +630,7 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     w->last_start = INT64_MIN;
     w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (w->fd < 0) {
-        sps__tlr_set_error("%s: cannot create: %s", path, strerror(errno));
+        sps__err_set("%s: cannot create: %s", path, strerror(errno));
         pf_free(w);
         return SPS_EIO;
     }
@@ -714,12 +667,10 @@ int sps__pfw_span(sps__pfw_t *w, const sps__tl_span_t *s) {
         th->cap = cap;
     }
     if (pf_event(w, 1, th->uuid, s->name, s->start_ns)) return w->err;
+    /* every end on a stack has its entry in pend, and only those */
+    if (sps__heap_push(&w->pend, sps__heap_key_i64(s->end_ns), s->thread))
+        return pf_fail(w, SPS_ENOMEM, "out of memory");
     th->ends[th->n++] = s->end_ns;
-    if (th->heap_pos == SIZE_MAX) {
-        th->heap_pos = w->nheap;
-        w->heap[w->nheap++] = s->thread;
-    }
-    pf_heap_fix(w, th->heap_pos);
     w->last_start = s->start_ns;
     w->any_span = 1;
     return 0;

@@ -23,7 +23,7 @@
  * and sorted by time for the header.
  *
  * Any malformed input gives SPS_EFORMAT and a one-line message through
- * sps__tlr_set_error("<path>: ...").
+ * sps__err_set("<path>: ...").
  */
 #include "formats/timeline.h"
 
@@ -51,11 +51,18 @@ typedef struct pfr_field {
     pfr_buf_t b;
 } pfr_field_t;
 
-/* A hash map from a (u64, u64) key to a u32 value (open addressing). */
+/* One entry of a pfr_map_t. */
+typedef struct pfr_kv {
+    uint64_t a, b;
+    uint32_t val;
+} pfr_kv_t;
+
+/* A map from a (u64, u64) key to a u32 value: entries in insertion order,
+ * found through util.h's index. */
 typedef struct pfr_map {
-    uint64_t *ka, *kb;
-    uint32_t *val;   /* UINT32_MAX = empty */
+    pfr_kv_t *kv;
     size_t n, cap;
+    sps__htab_t index;
 } pfr_map_t;
 
 /* An open slice on a track's stack. */
@@ -140,74 +147,42 @@ static int pfr_bad(pfr_t *r, const char *what) {
     return SPS_EFORMAT;
 }
 
-/* Grows *arr (element size sz) to hold one more than *n; 0 or -1. */
-static int pfr_grow(void **arr, size_t *cap, size_t n, size_t sz) {
-    if (n < *cap) return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    if (nc > SIZE_MAX / sz) return -1;
-    void *p = realloc(*arr, nc * sz);
-    if (!p) return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
-/* Mixes a key pair into a hash. */
-static uint64_t pfr_hash(uint64_t a, uint64_t b) {
-    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    return x;
+/* The entry of (a, b), or NULL; *p is left where a new one would go. */
+static pfr_kv_t *pfr_map_find(const pfr_map_t *m, uint64_t a, uint64_t b,
+                              sps__hprobe_t *p) {
+    *p = sps__htab_probe(&m->index, sps__hash_pair(a, b));
+    for (uint32_t i; sps__htab_next(&m->index, p, &i);)
+        if (m->kv[i].a == a && m->kv[i].b == b) return &m->kv[i];
+    return NULL;
 }
 
 /* Looks (a, b) up: its value or UINT32_MAX. */
 static uint32_t pfr_map_get(const pfr_map_t *m, uint64_t a, uint64_t b) {
-    if (!m->cap) return UINT32_MAX;
-    size_t i = pfr_hash(a, b) & (m->cap - 1);
-    while (m->val[i] != UINT32_MAX) {
-        if (m->ka[i] == a && m->kb[i] == b) return m->val[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return UINT32_MAX;
+    sps__hprobe_t p;
+    const pfr_kv_t *e = pfr_map_find(m, a, b, &p);
+    return e ? e->val : UINT32_MAX;
 }
 
 /* Sets (a, b) -> v (inserting or replacing); 0 or -1 (no memory). */
 static int pfr_map_put(pfr_map_t *m, uint64_t a, uint64_t b, uint32_t v) {
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        pfr_map_t nm = {malloc(nc * 8), malloc(nc * 8), malloc(nc * 4), 0, nc};
-        if (!nm.ka || !nm.kb || !nm.val) {
-            free(nm.ka); free(nm.kb); free(nm.val);
-            return -1;
-        }
-        memset(nm.val, 0xFF, nc * 4);
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->val[i] != UINT32_MAX) {
-                size_t j = pfr_hash(m->ka[i], m->kb[i]) & (nc - 1);
-                while (nm.val[j] != UINT32_MAX) j = (j + 1) & (nc - 1);
-                nm.ka[j] = m->ka[i]; nm.kb[j] = m->kb[i]; nm.val[j] = m->val[i];
-                nm.n++;
-            }
-        free(m->ka); free(m->kb); free(m->val);
-        *m = nm;
+    sps__hprobe_t p;
+    pfr_kv_t *e = pfr_map_find(m, a, b, &p);
+    if (e) {
+        e->val = v;
+        return 0;
     }
-    size_t i = pfr_hash(a, b) & (m->cap - 1);
-    while (m->val[i] != UINT32_MAX) {
-        if (m->ka[i] == a && m->kb[i] == b) {
-            m->val[i] = v;
-            return 0;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->ka[i] = a; m->kb[i] = b; m->val[i] = v;
-    m->n++;
+    if (m->n >= UINT32_MAX - 1 || sps__htab_make_room(&m->index, &p) ||
+        sps__grow((void **)&m->kv, &m->cap, m->n, sizeof *m->kv))
+        return -1;
+    m->kv[m->n] = (pfr_kv_t){a, b, v};
+    sps__htab_put(&m->index, &p, (uint32_t)m->n++);
     return 0;
 }
 
 /* Frees m's arrays. */
 static void pfr_map_free(pfr_map_t *m) {
-    free(m->ka); free(m->kb); free(m->val);
+    free(m->kv);
+    sps__htab_free(&m->index);
 }
 
 
@@ -219,7 +194,7 @@ static const char *pfr_str(pfr_t *r, pfr_buf_t b) {
         pfr_bad(r, "a string is not valid UTF-8");
         return NULL;
     }
-    if (pfr_grow((void **)&r->strs, &r->capstrs, r->nstrs, sizeof *r->strs))
+    if (sps__grow((void **)&r->strs, &r->capstrs, r->nstrs, sizeof *r->strs))
         return NULL;
     char *s = malloc(n + 1);
     if (!s) return NULL;
@@ -299,7 +274,7 @@ static pfr_seq_t *pfr_seq(pfr_t *r, uint64_t id) {
     uint32_t i = pfr_map_get(&r->seq_map, id, 0);
     if (i != UINT32_MAX) return &r->seqs[i];
     if (r->nseqs >= UINT32_MAX - 1 ||
-        pfr_grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof *r->seqs) ||
+        sps__grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof *r->seqs) ||
         pfr_map_put(&r->seq_map, id, 0, (uint32_t)r->nseqs))
         return NULL;
     pfr_seq_t *s = &r->seqs[r->nseqs++];
@@ -312,7 +287,7 @@ static int64_t pfr_track(pfr_t *r, uint64_t uuid) {
     uint32_t i = pfr_map_get(&r->track_map, uuid, 0);
     if (i != UINT32_MAX) return i;
     if (r->ntracks >= UINT32_MAX - 1 ||
-        pfr_grow((void **)&r->tracks, &r->captracks, r->ntracks,
+        sps__grow((void **)&r->tracks, &r->captracks, r->ntracks,
                  sizeof *r->tracks) ||
         pfr_map_put(&r->track_map, uuid, 0, (uint32_t)r->ntracks))
         return -1;
@@ -327,7 +302,7 @@ static int64_t pfr_track(pfr_t *r, uint64_t uuid) {
 /* Adds a name string; its index or -1. */
 static int64_t pfr_add_name(pfr_t *r, const char *s) {
     if (r->nnames >= UINT32_MAX - 1 ||
-        pfr_grow((void **)&r->names, &r->capnames, r->nnames, sizeof *r->names))
+        sps__grow((void **)&r->names, &r->capnames, r->nnames, sizeof *r->names))
         return -1;
     r->names[r->nnames] = s;
     return (int64_t)r->nnames++;
@@ -335,7 +310,7 @@ static int64_t pfr_add_name(pfr_t *r, const char *s) {
 
 /* Parses InternedData: event_names (2) {iid 1, name 2} on sequence seq. */
 static int pfr_interned(pfr_t *r, uint64_t seq, pfr_buf_t b) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     PFR_FIELDS(r, b, f, rc) {
         if (f.num != 2 || f.wt != 2) continue;
         uint64_t iid = 0;
@@ -356,7 +331,7 @@ static int pfr_interned(pfr_t *r, uint64_t seq, pfr_buf_t b) {
 
 /* Parses a TrackDescriptor. */
 static int pfr_descriptor(pfr_t *r, pfr_buf_t b) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     uint64_t uuid = 0, parent = 0;
     int has_uuid = 0, has_parent = 0, has_thr = 0, has_proc = 0, ctr = 0;
     int64_t pid = 0, tid = 0;
@@ -405,7 +380,7 @@ static int pfr_descriptor(pfr_t *r, pfr_buf_t b) {
 
 /* Parses a ClockSnapshot for sequence s. */
 static int pfr_snapshot(pfr_t *r, pfr_seq_t *s, pfr_buf_t b) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     uint32_t ids[64 + 64];
     int64_t vals[128];
     uint8_t incr[128];
@@ -486,8 +461,7 @@ static int pfr_time(pfr_t *r, pfr_seq_t *s, uint32_t clock, uint64_t ts,
  * (copied only when new).  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
 static int pfr_literal(pfr_t *r, pfr_buf_t b, uint32_t *ni) {
     size_t n = (size_t)(b.e - b.p);
-    uint64_t hsh = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) hsh = (hsh ^ b.p[i]) * 1099511628211ull;
+    uint64_t hsh = sps__hash_bytes(b.p, n);
     uint32_t k = pfr_map_get(&r->str_map, hsh, n);
     if (k != UINT32_MAX && strlen(r->names[k]) == n &&
         (n == 0 || memcmp(r->names[k], b.p, n) == 0)) {
@@ -550,7 +524,7 @@ static int pfr_ev_name(pfr_t *r, uint64_t seq, const pfr_tev_t *e,
 static int pfr_counter(pfr_t *r, const pfr_tev_t *e, int64_t t) {
     if (!e->has_value || !isfinite(e->value)) return 0;
     int64_t ti = pfr_track(r, e->uuid);
-    if (ti < 0 || pfr_grow((void **)&r->smp, &r->capsmp, r->nsmp, sizeof *r->smp))
+    if (ti < 0 || sps__grow((void **)&r->smp, &r->capsmp, r->nsmp, sizeof *r->smp))
         return SPS_ENOMEM;
     r->smp[r->nsmp++] = (pfr_sample_t){(uint32_t)ti, t, e->value};
     return 0;
@@ -565,7 +539,7 @@ static int pfr_flow(pfr_t *r, uint64_t id, int term, uint32_t ti,
         ph = pfr_map_get(&r->flow_seen, id, 0) == UINT32_MAX ? 's' : 't';
         if (ph == 's' && pfr_map_put(&r->flow_seen, id, 0, 1)) return SPS_ENOMEM;
     }
-    if (pfr_grow((void **)&r->flows, &r->capflows, r->nflows, sizeof *r->flows))
+    if (sps__grow((void **)&r->flows, &r->capflows, r->nflows, sizeof *r->flows))
         return SPS_ENOMEM;
     r->flows[r->nflows++] = (sps__tl_flow_t){id, ti, ni, t, ph, (uint8_t)term};
     return 0;
@@ -576,7 +550,7 @@ static int pfr_flow(pfr_t *r, uint64_t id, int term, uint32_t ti,
  * Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
 static int pfr_flows(pfr_t *r, const pfr_tev_t *e, uint32_t ti, uint32_t ni,
                      int64_t t) {
-    pfr_field_t f, g;
+    pfr_field_t f = {0}, g = {0}; /* f.b is set only for wire type 2 */
     pfr_buf_t b = e->flows;
     PFR_FIELDS(r, b, f, rc) {
         int term = f.num == 42 || f.num == 48, fixed = f.num >= 47;
@@ -633,7 +607,7 @@ static int pfr_event(pfr_t *r, uint64_t seq, pfr_seq_t *s, pfr_buf_t b,
         if (!rc && e.nflow) rc = pfr_flows(r, &e, (uint32_t)ti, ni, t);
         if (rc) return rc;
         tr = &r->tracks[ti];
-        if (pfr_grow((void **)&tr->stack, &tr->cap, tr->n, sizeof *tr->stack))
+        if (sps__grow((void **)&tr->stack, &tr->cap, tr->n, sizeof *tr->stack))
             return SPS_ENOMEM;
         tr->stack[tr->n++] = (pfr_open_t){ni, t, r->ord++};
     } else {
@@ -720,7 +694,7 @@ static int pfr_add_proc(pfr_t *r, int64_t pid, const char *name) {
         if (name && *name && !*r->procs[i].name) r->procs[i].name = name;
         return 0;
     }
-    if (pfr_grow((void **)&r->procs, &r->capprocs, r->nprocs, sizeof *r->procs) ||
+    if (sps__grow((void **)&r->procs, &r->capprocs, r->nprocs, sizeof *r->procs) ||
         pfr_map_put(&r->pid_map, (uint64_t)pid, 0, (uint32_t)r->nprocs))
         return SPS_ENOMEM;
     sps__tl_proc_t *p = &r->procs[r->nprocs++];
@@ -972,23 +946,23 @@ static int pfr_in_field(pfr_t *r, pfr_in_t *in, size_t *len) {
 static int pfr_in_open(const char *path, pfr_in_t **out) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        sps__tlr_set_error("%s: cannot open: %s", path, strerror(errno));
+        sps__err_set("%s: cannot open: %s", path, strerror(errno));
         return SPS_EIO;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        sps__tlr_set_error("%s: not a regular file", path);
+        sps__err_set("%s: not a regular file", path);
         close(fd);
         return SPS_EIO;
     }
     if ((uint64_t)st.st_size > PFR_MAX_FILE || (uint64_t)st.st_size > SIZE_MAX) {
-        sps__tlr_set_error("%s: file larger than 8 GiB", path);
+        sps__err_set("%s: file larger than 8 GiB", path);
         close(fd);
         return SPS_EFORMAT;
     }
     pfr_in_t *in = malloc(sizeof *in);
     if (!in) {
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         close(fd);
         return SPS_ENOMEM;
     }
@@ -1024,7 +998,7 @@ int sps__pfr_open(void **out, const char *path) {
     if (!r || !(r->path = strdup(path)) ||
         sps__xsort_new(&r->xs, pfr_cmp_span, path)) {
         if (r) pfr_free(r);
-        sps__tlr_set_error("%s: out of memory", path);
+        sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
     r->vt.header = pfr_header;
@@ -1042,9 +1016,9 @@ int sps__pfr_open(void **out, const char *path) {
     if (!rc) rc = pfr_finish(r);
     if (rc) {
         if (rc == SPS_EFORMAT)
-            sps__tlr_set_error("%s: not a valid Perfetto trace: %s", path, r->err);
+            sps__err_set("%s: not a valid Perfetto trace: %s", path, r->err);
         else if (rc != SPS_EIO)
-            sps__tlr_set_error("%s: %s", path, sps_strerror(rc));
+            sps__err_set("%s: %s", path, sps_strerror(rc));
         pfr_free(r);
         return rc;
     }

@@ -16,7 +16,7 @@ typedef struct csum {
 
 /* Prints the counters of the file at path (nothing when it has none):
  * per counter its samples, min, mean, max and the latest value.  Returns
- * 0 or the reader's code (message: sps__h5r_error()). */
+ * 0 or the reader's code (message: sps__err_msg()). */
 int sps__counters_print(FILE *fp, const char *path) {
     sps__h5r_counters_t k;
     int rc = sps__h5r_counters(path, &k);
@@ -38,20 +38,23 @@ int sps__counters_print(FILE *fp, const char *path) {
         c->sum += v;
         c->n++;
     }
-    int w = 7;
+    size_t w = 7; /* columns of the name column: the widest name, at most 40 */
     for (size_t g = 0; g < k.nnames; g++) {
-        int len = (int)sps__utf8_len((const unsigned char *)k.names[g], strlen(k.names[g]));
+        size_t len = sps__utf8_width(k.names[g]);
         if (len > w) w = len < 40 ? len : 40;
     }
     fprintf(fp, "\nCounters (%zu; %zu samples%s)\n", k.nnames, k.n,
             k.dropped ? ", some dropped by the recording's cap" : "");
-    fprintf(fp, "%-*s  %8s  %12s  %12s  %12s  %12s\n", w, "counter", "samples", "min",
+    fprintf(fp, "%-*s  %8s  %12s  %12s  %12s  %12s\n", (int)w, "counter", "samples", "min",
             "mean", "max", "last");
     for (size_t g = 0; g < k.nnames; g++) {
         const csum_t *c = &s[g];
         if (!c->n) continue;
-        fprintf(fp, "%-*.*s  %8llu  %12.6g  %12.6g  %12.6g  %12.6g\n", w, w, k.names[g],
-                (unsigned long long)c->n, c->min, c->sum / (double)c->n, c->max, c->last);
+        /* cut and padded by columns, never inside a UTF-8 sequence */
+        size_t cut = sps__utf8_prefix(k.names[g], w), cols = sps__utf8_width(k.names[g]);
+        fprintf(fp, "%.*s%*s  %8llu  %12.6g  %12.6g  %12.6g  %12.6g\n", (int)cut, k.names[g],
+                (int)(cols < w ? w - cols : 0), "", (unsigned long long)c->n, c->min,
+                c->sum / (double)c->n, c->max, c->last);
     }
     free(s);
     sps__h5r_counters_free(&k);

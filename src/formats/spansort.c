@@ -14,12 +14,11 @@
  * (at most 16 MiB in all).  The run size comes from sps__xsort_set_run,
  * else the environment variable SPANSCOPE_SORT_RUN (records, >= 2), else
  * the default.  Errors set the readers' one-line message
- * (sps__tlr_set_error) naming the trace being read.
+ * (sps__err_set) naming the trace being read.
  */
 #include "formats/timeline.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,8 +50,7 @@ struct sps__xsort {
     int finished;
     xs_cursor_t *cur;
     size_t ncur;
-    uint32_t *heap;         /* cursor indices, a min-heap on their heads */
-    size_t nheap;
+    sps__heap_t heap;       /* cursors by their heads (xs_tie; keys all 0) */
     size_t mem_pos;         /* when nothing was spilled: next in run */
 };
 
@@ -93,40 +91,23 @@ int sps__xsort_new(sps__xsort_t **out, sps__srec_cmp_t cmp, const char *what) {
 /* Writes all n bytes of b at the end of the temporary file.  Returns 0 or
  * SPS_EIO with the message set (ENOSPC says the disk is full). */
 static int xs_write(sps__xsort_t *x, const void *b, size_t n) {
-    const char *p = b;
-    while (n) {
-        ssize_t k = write(x->fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            const char *dir = getenv("TMPDIR");
-            sps__tlr_set_error("%s: cannot write the temporary sort file in %s: %s",
-                               x->what, dir && *dir ? dir : "/tmp",
-                               k < 0 ? strerror(errno) : "short write");
-            return SPS_EIO;
-        }
-        p += k;
-        n -= (size_t)k;
-        x->fsize += k;
+    if (sps__pwrite_all(x->fd, b, n, x->fsize)) {
+        sps__err_set("%s: cannot write the temporary sort file in %s: %s",
+                     x->what, sps__tmpdir(), strerror(errno));
+        return SPS_EIO;
     }
+    x->fsize += (off_t)n;
     return 0;
 }
 
 /* Creates the unlinked temporary file.  Returns 0 or SPS_EIO. */
 static int xs_mktemp(sps__xsort_t *x) {
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir) dir = "/tmp";
-    size_t n = strlen(dir) + 32;
-    char *tpl = malloc(n);
-    if (!tpl) return SPS_ENOMEM;
-    snprintf(tpl, n, "%s/spanscope-sort-XXXXXX", dir);
-    x->fd = mkostemp(tpl, O_CLOEXEC);
-    int err = errno;
-    if (x->fd >= 0) unlink(tpl);
-    free(tpl);
+    x->fd = sps__tmpfile_open(NULL, "spanscope-sort-");
     if (x->fd < 0) {
-        sps__tlr_set_error("%s: cannot create a temporary sort file in %s "
-                           "(set TMPDIR): %s", x->what, dir, strerror(err));
-        return SPS_EIO;
+        int err = errno;
+        sps__err_set("%s: cannot create a temporary sort file in %s "
+                     "(set TMPDIR): %s", x->what, sps__tmpdir(), strerror(err));
+        return err == ENOMEM ? SPS_ENOMEM : SPS_EIO;
     }
     return 0;
 }
@@ -180,18 +161,13 @@ int sps__xsort_spilled(const sps__xsort_t *x) { return x->nruns > 0; }
 
 /* Refills cursor c from the file.  Returns 0 or SPS_EIO. */
 static int xs_fill(sps__xsort_t *x, xs_cursor_t *c, size_t bufn) {
-    size_t want = c->left < bufn ? (size_t)c->left : bufn, got = 0;
-    char *p = (char *)c->buf;
+    size_t want = c->left < bufn ? (size_t)c->left : bufn;
     size_t bytes = want * sizeof *c->buf;
-    while (got < bytes) {
-        ssize_t k = pread(x->fd, p + got, bytes - got, c->off + (off_t)got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            sps__tlr_set_error("%s: cannot read the temporary sort file: %s",
-                               x->what, k < 0 ? strerror(errno) : "short read");
-            return SPS_EIO;
-        }
-        got += (size_t)k;
+    ssize_t got = sps__pread_full(x->fd, c->buf, bytes, c->off);
+    if (got != (ssize_t)bytes) {
+        sps__err_set("%s: cannot read the temporary sort file: %s", x->what,
+                     got < 0 ? strerror(errno) : "it is shorter than written");
+        return SPS_EIO;
     }
     c->off += (off_t)bytes;
     c->left -= want;
@@ -206,24 +182,11 @@ static const sps__srec_t *xs_head(const sps__xsort_t *x, uint32_t i) {
     return c->buf ? &c->buf[c->pos] : &x->run[c->pos];
 }
 
-/* True when cursor a's head orders before b's (ties: lower cursor). */
-static int xs_less(const sps__xsort_t *x, uint32_t a, uint32_t b) {
-    int k = x->cmp(xs_head(x, a), xs_head(x, b));
-    return k < 0 || (k == 0 && a < b);
-}
-
-/* Restores the heap property downwards from slot i. */
-static void xs_sift(sps__xsort_t *x, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < x->nheap && xs_less(x, x->heap[l], x->heap[m])) m = l;
-        if (l + 1 < x->nheap && xs_less(x, x->heap[l + 1], x->heap[m])) m = l + 1;
-        if (m == i) return;
-        uint32_t t = x->heap[i];
-        x->heap[i] = x->heap[m];
-        x->heap[m] = t;
-        i = m;
-    }
+/* The order of two cursors' heads: the reader's comparator (the heap
+ * then puts equal heads in cursor order, so the merge is stable). */
+static int xs_tie(void *ctx, uint32_t a, uint32_t b) {
+    const sps__xsort_t *x = ctx;
+    return x->cmp(xs_head(x, a), xs_head(x, b));
 }
 
 /* Sets up the merge of the spilled runs and the in-memory one.  Returns 0,
@@ -233,8 +196,8 @@ static int xs_merge_init(sps__xsort_t *x) {
     size_t bufn = XS_MERGE_BYTES / sizeof(sps__srec_t) / k;
     if (bufn < XS_MIN_BUF) bufn = XS_MIN_BUF;
     x->cur = calloc(k, sizeof *x->cur);
-    x->heap = malloc(k * sizeof *x->heap);
-    if (!x->cur || !x->heap) return SPS_ENOMEM;
+    sps__heap_init(&x->heap, xs_tie, x);
+    if (!x->cur || sps__heap_reserve(&x->heap, k)) return SPS_ENOMEM;
     off_t off = 0;
     for (size_t i = 0; i < x->nruns; i++) {
         xs_cursor_t *c = &x->cur[x->ncur++];
@@ -250,8 +213,7 @@ static int xs_merge_init(sps__xsort_t *x) {
     m->pos = 0;
     m->n = x->nrun;
     for (uint32_t i = 0; i < x->ncur; i++)
-        if (x->cur[i].n) x->heap[x->nheap++] = i;
-    for (size_t i = x->nheap; i-- > 0;) xs_sift(x, i);
+        if (x->cur[i].n) sps__heap_push(&x->heap, 0, i); /* reserved */
     return 0;
 }
 
@@ -295,10 +257,9 @@ int sps__xsort_rewind(sps__xsort_t *x) {
     if (!x->nruns) return 0;
     for (size_t i = 0; i < x->ncur; i++) free(x->cur[i].buf);
     free(x->cur);
-    free(x->heap);
+    sps__heap_free(&x->heap);
     x->cur = NULL;
-    x->heap = NULL;
-    x->ncur = x->nheap = 0;
+    x->ncur = 0;
     return xs_merge_init(x);
 }
 
@@ -310,8 +271,8 @@ int sps__xsort_next(sps__xsort_t *x, sps__srec_t *r) {
         *r = x->run[x->mem_pos++];
         return 1;
     }
-    if (!x->nheap) return 0;
-    uint32_t i = x->heap[0];
+    if (!x->heap.n) return 0;
+    uint32_t i = sps__heap_top(&x->heap).idx;
     xs_cursor_t *c = &x->cur[i];
     *r = *xs_head(x, i);
     if (++c->pos == c->n) {
@@ -320,9 +281,12 @@ int sps__xsort_next(sps__xsort_t *x, sps__srec_t *r) {
             int rc = xs_fill(x, c, cap);
             if (rc) return rc;
         }
-        if (c->pos == c->n) x->heap[0] = x->heap[--x->nheap];
+        if (c->pos == c->n) {
+            sps__heap_pop(&x->heap);
+            return 1;
+        }
     }
-    if (x->nheap) xs_sift(x, 0);
+    sps__heap_update_top(&x->heap, 0);
     return 1;
 }
 
@@ -332,7 +296,7 @@ void sps__xsort_free(sps__xsort_t *x) {
     if (x->fd >= 0) close(x->fd);
     for (size_t i = 0; i < x->ncur; i++) free(x->cur[i].buf);
     free(x->cur);
-    free(x->heap);
+    sps__heap_free(&x->heap);
     free(x->run);
     free(x->run_len);
     free(x->what);

@@ -63,14 +63,6 @@ static const char *shown_name(const char *s) {
     return !s ? "(null)" : !*s ? "(empty)" : s;
 }
 
-/* Display width of a UTF-8 string: one column per code point (bytes that
- * do not continue a sequence). */
-static size_t utf8_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 /* Non-zero for a byte sequence at p that a terminal could act on: C0
  * controls, DEL, and C1 controls (U+0080..U+009F, encoded C2 80..C2 9F).
  * *len is set to the sequence's length in bytes. */
@@ -89,7 +81,7 @@ static int is_control(const unsigned char *p, size_t *len) {
  * with spaces to width.  Control characters are printed as '?'. */
 static void put_name(FILE *fp, size_t indent, const char *name, size_t width) {
     if (indent > width) indent = width;
-    size_t room = width - indent, w = utf8_width(name);
+    size_t room = width - indent, w = sps__utf8_width(name);
     size_t keep = w <= room ? w : (room > 3 ? room - 3 : 0), seen = 0, len;
     fprintf(fp, "%*s", (int)indent, "");
     for (const unsigned char *p = (const unsigned char *)name; *p; p += len) {
@@ -167,7 +159,7 @@ static int kid_cmp(const void *a, const void *b) {
  * first[i + 1]); the roots (nodes with no valid parent) are
  * kids[first[n] .. first[n + 1]). */
 typedef struct tree {
-    const sps__tnode_t *nodes;
+    const sps__tree_row_t *nodes;
     size_t n;
     size_t *first;  /* n + 2 */
     kid_t *kids;    /* n */
@@ -176,14 +168,14 @@ typedef struct tree {
 
 /* The parent slot of node i: its parent's index, or n for a root (no
  * parent, or one out of range, or itself). */
-static size_t parent_slot(const sps__tnode_t *nodes, size_t n, size_t i) {
+static size_t parent_slot(const sps__tree_row_t *nodes, size_t n, size_t i) {
     int32_t p = nodes[i].parent;
     if (p < 0 || (size_t)p >= n || (size_t)p == i) return n;
     return (size_t)p;
 }
 
 /* Builds t's child lists (sorted) from nodes.  Returns 0 or SPS_ENOMEM. */
-static int tree_build(tree_t *t, const sps__tnode_t *nodes, size_t n) {
+static int tree_build(tree_t *t, const sps__tree_row_t *nodes, size_t n) {
     t->nodes = nodes;
     t->n = n;
     t->first = calloc(n + 2, sizeof *t->first);
@@ -217,7 +209,7 @@ static size_t tree_name_width(const tree_t *t, const int32_t *depth) {
     size_t w = NAME_MIN;
     for (size_t i = 0; i < t->n; i++) {
         size_t d = depth[i] < INDENT_MAX ? (size_t)depth[i] : INDENT_MAX;
-        size_t x = 2 * d + utf8_width(shown_name(t->nodes[i].name));
+        size_t x = 2 * d + sps__utf8_width(shown_name(t->nodes[i].name));
         if (x > w) w = x;
     }
     return w > NAME_MAX_W ? NAME_MAX_W : w;
@@ -277,7 +269,7 @@ static int tree_order(tree_t *t, int32_t *order, int32_t *depth) {
 }
 
 /* The cells of tree node x. */
-static cells_t node_cells(const sps__tnode_t *x) {
+static cells_t node_cells(const sps__tree_row_t *x) {
     cells_t c = {x->calls, x->total_ns, x->self_ns, x->min_ns, x->max_ns,
                  x->calls ? (double)x->total_ns / (double)x->calls : 0.0,
                  x->calls > 0};
@@ -290,7 +282,7 @@ static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
     cells_t tot = {0, 0, 0, 0, 0, 0.0, 0};
     if (t->n == 0) fprintf(fp, "(no calls recorded)\n");
     for (size_t k = 0; k < t->n; k++) {
-        const sps__tnode_t *x = &t->nodes[order[k]];
+        const sps__tree_row_t *x = &t->nodes[order[k]];
         int32_t d = depth[order[k]];
         cells_t c = node_cells(x);
         put_name(fp, 2 * (size_t)(d < INDENT_MAX ? d : INDENT_MAX),
@@ -306,7 +298,7 @@ static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
 }
 
 /* Prints the tree view.  Returns 0 or SPS_ENOMEM. */
-static int tree_print(FILE *fp, const sps__tnode_t *nodes, size_t n,
+static int tree_print(FILE *fp, const sps__tree_row_t *nodes, size_t n,
                       int64_t session) {
     tree_t t = {0};
     int32_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -365,11 +357,23 @@ static int frow_cmp(const void *a, const void *b) {
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* The name of a sort order, for the view's title. */
-static const char *sort_name(sps__sort_t by) {
-    static const char *const n[] = {"self", "total", "calls", "mean", "max",
-                                    "name"};
-    return (unsigned)by < sizeof n / sizeof n[0] ? n[by] : "self";
+/* The sort keys' names, by sps__sort_t. */
+static const char *const k_sort_names[] = {"self", "total", "calls", "mean",
+                                           "max", "name"};
+
+const char *sps__sort_name(sps__sort_t by) {
+    size_t n = sizeof k_sort_names / sizeof *k_sort_names;
+    return (unsigned)by < n ? k_sort_names[by] : "self";
+}
+
+int sps__sort_parse(const char *s, sps__sort_t *out) {
+    if (!s) s = "self";
+    for (size_t i = 0; i < sizeof k_sort_names / sizeof *k_sort_names; i++)
+        if (strcmp(s, k_sort_names[i]) == 0) {
+            *out = (sps__sort_t)i;
+            return 0;
+        }
+    return SPS_EINVAL;
 }
 
 /* Prints the flat view: rows sorted by opt->sort, the first opt->top of
@@ -385,11 +389,11 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
     size_t shown = opt->top && opt->top < n ? opt->top : n;
     size_t name_w = NAME_MIN;
     for (size_t i = 0; i < shown; i++) {
-        size_t w = utf8_width(shown_name(r[i].f->name));
+        size_t w = sps__utf8_width(shown_name(r[i].f->name));
         if (w > name_w) name_w = w;
     }
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
-    fprintf(fp, "Regions (by %s; %zu of %zu)\n", sort_name(by), shown, n);
+    fprintf(fp, "Regions (by %s; %zu of %zu)\n", sps__sort_name(by), shown, n);
     put_header(fp, name_w);
     put_rule(fp, name_w);
     if (n == 0) fprintf(fp, "(no regions)\n");
@@ -412,7 +416,7 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
  * session time (the "% session" column shows "-").
  * Returns 0, SPS_EINVAL (fp NULL, or an array NULL with its count > 0),
  * SPS_ENOMEM or SPS_EIO (a write to fp failed). */
-int sps__table_print(FILE *fp, const sps__tnode_t *nodes, size_t nnodes,
+int sps__table_print(FILE *fp, const sps__tree_row_t *nodes, size_t nnodes,
                      const sps__tflat_t *flat, size_t nflat,
                      const sps__table_opts_t *opt) {
     static const sps__table_opts_t defaults = {1, 1, SPS__SORT_SELF, 0, 0};
@@ -494,7 +498,7 @@ int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
     size_t shown = top && top < nregions ? top : nregions;
     size_t name_w = NAME_MIN;
     for (size_t i = 0; i < shown; i++) {
-        size_t w = utf8_width(shown_name(r[i].name));
+        size_t w = sps__utf8_width(shown_name(r[i].name));
         if (w > name_w) name_w = w;
     }
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
@@ -546,16 +550,16 @@ static void csv_field(FILE *fp, const char *s) {
 
 /* The tree as CSV rows in print order: the path of region names from the
  * root, joined by ';', and the node's numbers. */
-static int tree_csv(FILE *fp, const sps__tnode_t *nodes, size_t n) {
+static int tree_csv(FILE *fp, const sps__tree_row_t *nodes, size_t n) {
     tree_t t = {0};
     int32_t *order = malloc((n ? n : 1) * sizeof *order);
     int32_t *depth = malloc((n ? n : 1) * sizeof *depth);
-    const sps__tnode_t **path = malloc((n + 1) * sizeof *path);
+    const sps__tree_row_t **path = malloc((n + 1) * sizeof *path);
     int rc = order && depth && path ? tree_build(&t, nodes, n) : SPS_ENOMEM;
     if (!rc) rc = tree_order(&t, order, depth);
     fputs("path,depth,calls,total_ns,self_ns,mean_ns,min_ns,max_ns\n", fp);
     for (size_t k = 0; !rc && k < n; k++) {
-        const sps__tnode_t *x = &nodes[order[k]];
+        const sps__tree_row_t *x = &nodes[order[k]];
         int32_t d = depth[order[k]];
         path[d] = x;
         size_t len = 1;
@@ -602,7 +606,7 @@ static int flat_csv(FILE *fp, const sps__tflat_t *flat, size_t n,
     return 0;
 }
 
-int sps__table_csv(FILE *fp, const sps__tnode_t *nodes, size_t nnodes,
+int sps__table_csv(FILE *fp, const sps__tree_row_t *nodes, size_t nnodes,
                    const sps__tflat_t *flat, size_t nflat,
                    const sps__table_opts_t *opt) {
     if (!fp || !opt || (!nodes && nnodes) || (!flat && nflat)) return SPS_EINVAL;

@@ -1,26 +1,9 @@
-/* timeline.c -- format dispatch for timeline writers and readers, and the
- * readers' shared error message. */
+/* timeline.c -- format dispatch for timeline writers and readers. */
 #include "formats/timeline.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static _Thread_local char g_err[512];
-
-/* Sets the one-line message returned by sps__tlr_error (newlines become
- * spaces). */
-void sps__tlr_set_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_err, sizeof g_err, fmt, ap);
-    va_end(ap);
-    for (char *p = g_err; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-}
-
-const char *sps__tlr_error(void) { return g_err; }
 
 /* True when s ends with suffix, ignoring ASCII case. */
 static int ends_with(const char *s, const char *suffix) {
@@ -109,7 +92,7 @@ struct sps__tlr {
 
 int sps__tlr_open(sps__tlr_t **out, const char *path, sps__tl_format_t fmt) {
     *out = NULL;
-    g_err[0] = 0;
+    sps__err_clear();
     void *impl = NULL;
     int rc;
     switch (fmt) {
@@ -118,7 +101,7 @@ int sps__tlr_open(sps__tlr_t **out, const char *path, sps__tl_format_t fmt) {
     case SPS__TL_JSON_GZ: rc = sps__cjr_open(&impl, path, 1); break;
     case SPS__TL_PFTRACE: rc = sps__pfr_open(&impl, path); break;
     default:
-        sps__tlr_set_error("%s: unknown format (use .h5, .json, .json.gz or .pftrace)",
+        sps__err_set("%s: unknown format (use .h5, .json, .json.gz or .pftrace)",
                            path ? path : "(null)");
         return SPS_EINVAL;
     }

@@ -148,7 +148,7 @@ SPS__HIDDEN void sps__pfw_abort(sps__pfw_t *w);
 
 /* A timeline reader: the same header and spans, in the same order, from a
  * file.  Input is untrusted: a truncated, corrupt or hostile file gives
- * SPS_EFORMAT and a one-line message (sps__tlr_error), never a crash, a
+ * SPS_EFORMAT and a one-line message (sps__err_msg), never a crash, a
  * hang or an allocation out of proportion to the file's size.  The header
  * and its strings stay valid until sps__tlr_free. */
 typedef struct sps__tlr sps__tlr_t;
@@ -158,7 +158,6 @@ SPS__HIDDEN const sps__tl_header_t *sps__tlr_header(const sps__tlr_t *r);
 /* 1 and *s filled, 0 at the end, or a negative SPS_E* code. */
 SPS__HIDDEN int sps__tlr_next(sps__tlr_t *r, sps__tl_span_t *s);
 SPS__HIDDEN void sps__tlr_free(sps__tlr_t *r);
-SPS__HIDDEN const char *sps__tlr_error(void);
 
 /* Back ends behind sps__tlr_* : each returns an object whose first member
  * is a sps__tlr_vt_t (dispatch table), so timeline.c can call through it. */
@@ -170,15 +169,15 @@ typedef struct sps__tlr_vt {
 SPS__HIDDEN int sps__cjr_open(void **out, const char *path, int gzip); /* chrome_json_read.c */
 SPS__HIDDEN int sps__pfr_open(void **out, const char *path);           /* perfetto_read.c */
 SPS__HIDDEN int sps__h5tl_open(void **out, const char *path);          /* h5_timeline.c */
-/* Back ends report errors here (thread-local, one line, names the file). */
-SPS__HIDDEN void sps__tlr_set_error(const char *fmt, ...);
+/* Back ends report errors with sps__err_set (util.h): one line that names
+ * the file. */
 
 /* The readers' bounded-memory external sort (spansort.c).  A record is 32
  * bytes; what its fields mean, and so its order (cmp, qsort-style), is the
  * reader's.  add: appends (spills a full run, sorted, to an unlinked file
  * in $TMPDIR); finish: ends the input; next: records in cmp order (1, 0 at
  * the end, or SPS_EIO); rewind: delivers again from the first.  Errors other than SPS_ENOMEM set the message
- * (sps__tlr_set_error) naming what.  The run size is set_run's (tests),
+ * (sps__err_set) naming what.  The run size is set_run's (tests),
  * else $SPANSCOPE_SORT_RUN, else 2^20 records. */
 typedef struct sps__srec {
     int64_t start, end;

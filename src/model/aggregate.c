@@ -10,13 +10,13 @@ static void agg_begin(sps_region_t r, uint64_t now) {
     sps__thr_t *t = sps__agg_thread(r);
     if (!t) return;
     sps__frame_t f = {r, -1, now, 0, 0, -1, 0, 0};
-    if (SPS__UNLIKELY(t->astack.n == t->astack.cap)) {
+    if (SPS__UNLIKELY(t->agg_stack.n == t->agg_stack.cap)) {
         pthread_mutex_lock(&sps__g.lock); /* readers may scan the stack size */
-        sps__stack_push(&t->astack, f);
+        sps__stack_push(&t->agg_stack, f);
         pthread_mutex_unlock(&sps__g.lock);
         return;
     }
-    t->astack.f[t->astack.n++] = f;
+    t->agg_stack.f[t->agg_stack.n++] = f;
 }
 
 /* Folds one closed call into its thread's accumulator (seqlock: readers
@@ -26,17 +26,17 @@ static void agg_close(void *ctx, const sps__frame_t *f, uint64_t end,
     sps__thr_t *t = ctx;
     (void)depth;
     if (f->region >= t->agg_cap) return;
-    __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->agg_seq, t->agg_seq + 1, __ATOMIC_RELAXED);
     atomic_thread_fence(memory_order_release);
-    sps__acc_add(&t->agg[f->region], f->start, end, self);
+    sps__acc_add(&t->agg_acc[f->region], f->start, end, self);
     atomic_thread_fence(memory_order_release);
-    __atomic_store_n(&t->aseq, t->aseq + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->agg_seq, t->agg_seq + 1, __ATOMIC_RELAXED);
 }
 
 static void agg_end(sps_region_t r, uint64_t now) {
     sps__thr_t *t = sps__tls;
     if (t->epoch != sps__g.epoch) return;
-    int misuse = sps__fold_end(&t->astack, r, now, agg_close, t);
+    int misuse = sps__fold_end(&t->agg_stack, r, now, agg_close, t);
     if (misuse) __atomic_fetch_add(&sps__g.misuse, (uint64_t)misuse, __ATOMIC_RELAXED);
 }
 
@@ -46,9 +46,9 @@ __attribute__((no_sanitize("thread")))
 sps__acc_t sps__agg_read(const sps__thr_t *t, sps_region_t r) {
     sps__acc_t a;
     for (;;) {
-        uint32_t s0 = __atomic_load_n(&t->aseq, __ATOMIC_ACQUIRE);
-        a = t->agg[r];
+        uint32_t s0 = __atomic_load_n(&t->agg_seq, __ATOMIC_ACQUIRE);
+        a = t->agg_acc[r];
         atomic_thread_fence(memory_order_acquire);
-        if (!(s0 & 1) && __atomic_load_n(&t->aseq, __ATOMIC_RELAXED) == s0) return a;
+        if (!(s0 & 1) && __atomic_load_n(&t->agg_seq, __ATOMIC_RELAXED) == s0) return a;
     }
 }

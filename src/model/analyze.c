@@ -37,7 +37,7 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
         sps__acc_add(&sps__g.per[f->region], f->start, end, self);
     }
     if (f->node >= 0) {
-        sps__node_t *n = &sps__g.tree.n[f->node];
+        sps__tree_node_t *n = &sps__g.tree.n[f->node];
         sps__acc_add(&n->cum, f->start, end, self);
         sps__acc_add(&n->per, f->start, end, self);
     }
@@ -52,21 +52,21 @@ static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids) {
     if (!e->is_end) {
         int32_t parent = t->stack.n ? t->stack.f[t->stack.n - 1].node : -1;
         sps__frame_t f = {e->region, sps__tree_node(&sps__g.tree, parent, e->region),
-                          e->ticks, 0, e->seq, -1, 0, 0};
+                          e->ns, 0, e->seq, -1, 0, 0};
         if (sps__stack_push(&t->stack, f)) sps__g.misuse++;
         return;
     }
-    sps__g.misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ticks,
+    sps__g.misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ns,
                                              analyze_close, NULL);
 }
 
 /* Brings the analysis of thread t up to its current write position. */
 int sps__analyze_thread(sps__thr_t *t) {
-    if (t->epoch != sps__g.epoch || !t->acur) return 0;
+    if (t->epoch != sps__g.epoch || !t->an_chunk) return 0;
     size_t ns = 0, cap = 0;
     sps__seg_t *segs = NULL;
-    uint32_t skip = t->aidx, last_n = 0;
-    sps__chunk_t *c = t->acur, *last = NULL;
+    uint32_t skip = t->an_pos, last_n = 0;
+    sps__chunk_t *c = t->an_chunk, *last = NULL;
     while (c) {
         uint32_t n = c == t->cur
             ? (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - c->rec)
@@ -91,8 +91,8 @@ int sps__analyze_thread(sps__thr_t *t) {
     while ((rc = sps__rd_next(&rd, &e)) > 0) analyze_event(t, &e, nids);
     sps__rd_free(&rd);
     free(segs);
-    t->acur = last;
-    t->aidx = last_n;
+    t->an_chunk = last;
+    t->an_pos = last_n;
     return rc;
 }
 

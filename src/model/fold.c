@@ -520,47 +520,25 @@ done:
 /* The call tree                                                             */
 /* ------------------------------------------------------------------------ */
 
-static size_t tree_hash(int32_t parent, uint32_t region, size_t mask) {
-    uint64_t h = ((uint64_t)(uint32_t)parent << 32 | region) * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 17) & mask;
-}
-
-static int tree_rehash(sps__tree_t *t) {
-    size_t n = t->nslots ? t->nslots * 2 : 256;
-    int32_t *s = calloc(n, sizeof *s);
-    if (!s) return SPS_ENOMEM;
-    for (size_t i = 0; i < t->len; i++) {
-        size_t h = tree_hash(t->n[i].parent, t->n[i].region, n - 1);
-        while (s[h]) h = (h + 1) & (n - 1);
-        s[h] = (int32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = s;
-    t->nslots = n;
-    return 0;
-}
-
 int32_t sps__tree_node(sps__tree_t *t, int32_t parent, uint32_t region) {
-    if ((t->len + 1) * 2 > t->nslots && tree_rehash(t)) return -1;
-    size_t h = tree_hash(parent, region, t->nslots - 1);
-    for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
-        sps__node_t *n = &t->n[t->slots[h] - 1];
-        if (n->parent == parent && n->region == region) return t->slots[h] - 1;
-    }
+    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_pair32((uint32_t)parent, region));
+    for (uint32_t i; sps__htab_next(&t->index, &p, &i);)
+        if (t->n[i].parent == parent && t->n[i].region == region) return (int32_t)i;
+    if (sps__htab_make_room(&t->index, &p)) return -1;
     if (t->len == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
-        sps__node_t *p = realloc(t->n, cap * sizeof *p);
-        if (!p) return -1;
-        t->n = p;
+        sps__tree_node_t *v = realloc(t->n, cap * sizeof *v);
+        if (!v) return -1;
+        t->n = v;
         t->cap = cap;
     }
-    t->n[t->len] = (sps__node_t){.parent = parent, .region = region};
-    t->slots[h] = (int32_t)t->len + 1;
+    t->n[t->len] = (sps__tree_node_t){.parent = parent, .region = region};
+    sps__htab_put(&t->index, &p, (uint32_t)t->len);
     return (int32_t)t->len++;
 }
 
 void sps__tree_free(sps__tree_t *t) {
     free(t->n);
-    free(t->slots);
+    sps__htab_free(&t->index);
     memset(t, 0, sizeof *t);
 }

@@ -30,8 +30,7 @@ typedef struct lane {
 
 typedef struct pass {
     lane_t *lanes;
-    uint32_t *heap; /* lane indexes ordered by (ticks, thread) */
-    size_t nheap;
+    sps__heap_t heap; /* lanes by (next event's time, thread) (util.h) */
     const sps__pass_cb_t *cb;
     int64_t next_id;
     uint64_t *ord;  /* by region id */
@@ -40,24 +39,6 @@ typedef struct pass {
     lane_t *cur_lane;
     int err;
 } pass_t;
-
-static int lane_less(const pass_t *p, uint32_t a, uint32_t b) {
-    const lane_t *x = &p->lanes[a], *y = &p->lanes[b];
-    return x->ev.ticks != y->ev.ticks ? x->ev.ticks < y->ev.ticks : x->thread < y->thread;
-}
-
-static void heap_down(pass_t *p, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < p->nheap && lane_less(p, p->heap[l], p->heap[m])) m = l;
-        if (l + 1 < p->nheap && lane_less(p, p->heap[l + 1], p->heap[m])) m = l + 1;
-        if (m == i) return;
-        uint32_t t = p->heap[i];
-        p->heap[i] = p->heap[m];
-        p->heap[m] = t;
-        i = m;
-    }
-}
 
 static void pass_close(void *ctx, const sps__frame_t *f, uint64_t end,
                        uint64_t self, size_t depth) {
@@ -79,11 +60,11 @@ static void pass_event(pass_t *p, lane_t *ln) {
     }
     p->cur_lane = ln;
     if (e->is_end) {
-        p->misuse += (uint64_t)sps__fold_end(&ln->st, e->region, e->ticks,
+        p->misuse += (uint64_t)sps__fold_end(&ln->st, e->region, e->ns,
                                              pass_close, p);
         return;
     }
-    sps__frame_t f = {e->region, -1, e->ticks, 0, e->seq, -1, 0, 0};
+    sps__frame_t f = {e->region, -1, e->ns, 0, e->seq, -1, 0, 0};
     int stays_open = ln->open && ln->open_i < ln->open->n &&
                      ln->open->f[ln->open_i].seq == e->seq;
     if (stays_open) {
@@ -91,7 +72,7 @@ static void pass_event(pass_t *p, lane_t *ln) {
     } else {
         f.id = p->next_id++;
         f.ord = p->ord[e->region]++;
-        sps__call_t c = {e->region, ln->thread, e->ticks, 0, 0, f.id,
+        sps__call_t c = {e->region, ln->thread, e->ns, 0, 0, f.id,
                          ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
                          (uint32_t)ln->st.n, f.ord, e->seq};
         if (p->cb->begin && !p->err) p->err = p->cb->begin(p->cb->ctx, &c);
@@ -108,9 +89,9 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
     p.cb = cb;
     p.nids = sps__registry_count();
     p.lanes = calloc(nt ? nt : 1, sizeof *p.lanes);
-    p.heap = calloc(nt ? nt : 1, sizeof *p.heap);
+    sps__heap_init(&p.heap, NULL, NULL); /* ties: the lower thread first */
     p.ord = calloc(p.nids, sizeof *p.ord);
-    if (!p.lanes || !p.heap || !p.ord) p.err = SPS_ENOMEM;
+    if (!p.lanes || sps__heap_reserve(&p.heap, nt) || !p.ord) p.err = SPS_ENOMEM;
     size_t si = 0;
     for (uint32_t t = 0; t < nt && !p.err; t++) {
         size_t s0 = si;
@@ -122,23 +103,22 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
                      snap->carried ? &snap->carried[t] : NULL, &snap->tm);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
-        if (rc > 0) p.heap[p.nheap++] = t;
+        if (rc > 0) sps__heap_push(&p.heap, ln->ev.ns, t); /* reserved */
     }
-    for (size_t i = p.nheap; i-- > 0;) heap_down(&p, i);
-    while (p.nheap && !p.err) {
-        lane_t *ln = &p.lanes[p.heap[0]];
+    while (p.heap.n && !p.err) {
+        lane_t *ln = &p.lanes[sps__heap_top(&p.heap).idx];
         pass_event(&p, ln);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
-        if (rc <= 0) p.heap[0] = p.heap[--p.nheap];
-        heap_down(&p, 0);
+        if (rc > 0) sps__heap_update_top(&p.heap, ln->ev.ns);
+        else sps__heap_pop(&p.heap);
     }
     for (uint32_t t = 0; p.lanes && t < nt; t++) {
         sps__rd_free(&p.lanes[t].rd);
         sps__stack_free(&p.lanes[t].st);
     }
     free(p.lanes);
-    free(p.heap);
+    sps__heap_free(&p.heap);
     free(p.ord);
     if (misuse) *misuse = p.misuse;
     return p.err;

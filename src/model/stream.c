@@ -64,7 +64,7 @@ int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
             }
             if (idx < r->seg->skip) continue;
             uint64_t raw = ((uint64_t)r->hi << 32) | (uint32_t)w;
-            ev->ticks = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
+            ev->ns = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
             ev->seq = r->seg->seq0 + idx;
             ev->region = tag >> 1;
             ev->is_end = (int)(tag & 1u);

@@ -79,8 +79,8 @@ static int read_text(const char *text, size_t n) {
         assert_int_equal(k, 0);
     } else {
         assert_null(r);
-        assert_true(strlen(sps__tlr_error()) > 0);
-        assert_null(strchr(sps__tlr_error(), '\n'));
+        assert_true(strlen(sps__err_msg()) > 0);
+        assert_null(strchr(sps__err_msg(), '\n'));
     }
     rd_free(r);
     return rc;
@@ -184,7 +184,7 @@ static int write_tl(const tl_t *t, const char *path, int gz) {
 static void check_tl(const tl_t *t, const char *path) {
     void *r = NULL;
     int rc = rd_open(path, &r);
-    if (rc) fprintf(stderr, "reader: %s\n", sps__tlr_error());
+    if (rc) fprintf(stderr, "reader: %s\n", sps__err_msg());
     assert_int_equal(rc, 0);
     const sps__tl_header_t *h = rd_header(r);
     assert_int_equal(h->nprocs, NPROC);
@@ -386,7 +386,7 @@ static void test_torch_style(void **state) {
     put_file(p, txt, sizeof txt - 1);
     void *r;
     int rc = rd_open(p, &r);
-    if (rc) fprintf(stderr, "reader: %s\n", sps__tlr_error());
+    if (rc) fprintf(stderr, "reader: %s\n", sps__err_msg());
     assert_int_equal(rc, 0);
     const sps__tl_header_t *h = rd_header(r);
     assert_int_equal(h->rank, 1);
@@ -590,14 +590,14 @@ static void test_gzip_limits(void **state) {
     assert_int_equal(gzclose(gz), Z_OK);
     void *r = NULL;
     assert_int_equal(rd_open(p, &r), SPS_EFORMAT);
-    assert_non_null(strstr(sps__tlr_error(), "expands"));
+    assert_non_null(strstr(sps__err_msg(), "expands"));
     assert_null(r);
 
     static const unsigned char junk[] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3,
                                          0xff, 0xff, 0xff, 0xff, 0, 1, 2};
     put_file(p, junk, sizeof junk);
     assert_int_equal(rd_open(p, &r), SPS_EFORMAT);
-    assert_non_null(strstr(sps__tlr_error(), p));
+    assert_non_null(strstr(sps__err_msg(), p));
 
     assert_int_equal(rd_open(tu_path("chrome_no_such_file.json"), &r), SPS_EIO);
 }

@@ -48,7 +48,7 @@ typedef struct spans {
 static spans_t read_all(const char *path) {
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, sps__tl_format_of(path));
-    if (rc) fail_msg("%s: %s", path, sps__tlr_error());
+    if (rc) fail_msg("%s: %s", path, sps__err_msg());
     const sps__tl_header_t *h = sps__tlr_header(r);
     spans_t s = {calloc(4096, sizeof(sps__tl_span_t)), 0, calloc(4096, sizeof(char *)),
                  calloc(4096, sizeof(int64_t))};

@@ -172,7 +172,7 @@ static void test_counters_corrupt_and_report(void **state) {
     H5Fclose(f);
     sps__h5r_counters_t k;
     assert_int_equal(sps__h5r_counters(p, &k), SPS_EFORMAT);
-    assert_non_null(strstr(sps__h5r_error(), "counters_bad.h5"));
+    assert_non_null(strstr(sps__err_msg(), "counters_bad.h5"));
     assert_int_equal(k.n, 0);
     fp = fmemopen(out, sizeof out, "w");
     assert_int_equal(sps_report(p, fp, NULL, 0, err, sizeof err), SPS_EFORMAT);
@@ -182,7 +182,7 @@ static void test_counters_corrupt_and_report(void **state) {
     assert_true(H5Ldelete(f, "counters/values", H5P_DEFAULT) >= 0);
     H5Fclose(f);
     assert_int_equal(sps__h5r_counters(p, &k), SPS_EFORMAT);
-    assert_non_null(strstr(sps__h5r_error(), "values"));
+    assert_non_null(strstr(sps__err_msg(), "values"));
 }
 
 int main(void) {

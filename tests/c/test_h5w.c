@@ -345,6 +345,84 @@ static void test_known_file_metadata(void **state) {
     H5Fclose(f);
 }
 
+static hid_t h5open_rw(const char *path);
+
+/* The one /metadata reader: its typed view of what the writer wrote, the
+ * same view inside a reader, and absent or ill-typed fields as absent. */
+static void test_metadata_reader(void **state) {
+    (void)state;
+    known_t k;
+    known_init(&k);
+    k.lay.rank = 3;
+    k.lay.size = 8;
+    k.lay.wall_anchor_ns = 1700000000000000000;
+    k.lay.mono_anchor_ns = 123;
+    k.lay.dropped = 5;
+    k.lay.has_clock_offset = 1;
+    k.lay.clock_offset_ns = -42;
+    k.lay.clock_offset_error_ns = 7;
+    const char *path = tu_path("h5w_meta_view.h5");
+    known_write(path, &k);
+    sps__h5r_meta_t m;
+    assert_int_equal(sps__h5r_metadata(path, &m), 0);
+    assert_true(m.nattrs >= 20);
+    for (size_t i = 1; i < m.nattrs; i++) /* name order */
+        assert_true(strcmp(m.attrs[i - 1].name, m.attrs[i].name) < 0);
+    assert_true(m.has_times);
+    assert_int_equal(m.start_time_ns, 900);
+    assert_int_equal(m.finalize_time_ns, 2100);
+    assert_true(m.has_anchor);
+    assert_int_equal(m.wall_anchor_ns, 1700000000000000000);
+    assert_int_equal(m.mono_anchor_ns, 123);
+    assert_true(m.has_rank);
+    assert_int_equal(m.rank, 3);
+    assert_int_equal(m.mpi_size, 8);
+    assert_true(m.has_clock_offset && m.has_clock_offset_error);
+    assert_int_equal(m.clock_offset_ns, -42);
+    assert_int_equal(m.clock_offset_error_ns, 7);
+    assert_int_equal(m.dropped_events, 5);
+    assert_string_equal(m.label, "known");
+    assert_string_equal(m.clock_source, "monotonic");
+    assert_true(strlen(m.hostname) > 0);
+    sps__h5r_t *r;
+    assert_int_equal(sps__h5r_open_index(&r, path), 0);
+    assert_int_equal(r->meta.nattrs, m.nattrs);
+    assert_int_equal(r->meta.rank, 3);
+    assert_string_equal(r->meta.label, "known");
+    sps__h5r_free(r);
+    sps__h5r_meta_free(&m);
+    assert_null(m.attrs);
+    /* ill-typed or out-of-range fields read as absent */
+    hid_t f = h5open_rw(path);
+    hid_t g = H5Gopen2(f, "metadata", H5P_DEFAULT);
+    H5Adelete(g, "rank");
+    H5Adelete(g, "wall_anchor_ns");
+    hid_t sp = H5Screate(H5S_SCALAR);
+    int64_t neg = -1;
+    hid_t a = H5Acreate2(g, "rank", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &neg);
+    H5Aclose(a);
+    double d = 1.5;
+    a = H5Acreate2(g, "wall_anchor_ns", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, &d);
+    H5Aclose(a);
+    H5Adelete(g, "label");
+    H5Sclose(sp);
+    H5Gclose(g);
+    H5Fclose(f);
+    assert_int_equal(sps__h5r_metadata(path, &m), 0);
+    assert_false(m.has_rank);            /* a negative rank */
+    assert_false(m.has_anchor);          /* a float anchor */
+    assert_int_equal(m.wall_anchor_ns, 0);
+    assert_string_equal(m.label, "");    /* absent */
+    assert_true(m.has_times);
+    sps__h5r_meta_free(&m);
+    /* not a file */
+    assert_int_equal(sps__h5r_metadata(tu_path("h5w_no_such.h5"), &m), SPS_EIO);
+    assert_non_null(strstr(sps__err_msg(), "h5w_no_such.h5"));
+    assert_int_equal(m.nattrs, 0);
+}
+
 /* Fills a layout of one region with n events and no tree. */
 static void big_layout(sps__layout_t *lay, sps__row_t *row, uint64_t n,
                        long threshold) {
@@ -477,7 +555,7 @@ static void test_zero_events(void **state) {
     sps__h5r_t *r;
     assert_int_equal(sps__h5r_open(&r, path), 0);
     assert_int_equal(r->nevents, 0);
-    sps__tnode_t *nodes;
+    sps__tree_row_t *nodes;
     sps__tflat_t *flat;
     size_t nn, nf;
     assert_int_equal(sps__h5r_tree(r, &nodes, &nn), 0);
@@ -634,7 +712,7 @@ static void test_writer_and_reader_are_quiet(void **state) {
 /* ------------------------------------------------------------------------ */
 
 /* Index of the node called name with parent `parent` (-2: any), or -1. */
-static long node_find(const sps__tnode_t *n, size_t nn, const char *name,
+static long node_find(const sps__tree_row_t *n, size_t nn, const char *name,
                       int32_t parent) {
     for (size_t i = 0; i < nn; i++)
         if (!strcmp(n[i].name, name) && (parent == -2 || n[i].parent == parent))
@@ -644,7 +722,7 @@ static long node_find(const sps__tnode_t *n, size_t nn, const char *name,
 
 /* Checks the known recording's tree (from ids or from intervals). */
 static void check_known_tree(const sps__h5r_t *r) {
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     size_t nn;
     assert_int_equal(sps__h5r_tree(r, &n, &nn), 0);
     assert_int_equal(nn, 3);
@@ -738,7 +816,7 @@ static void test_read_scope_profiler_fixture(void **state) {
     (void)state;
     sps__h5r_t *r;
     const char *path = data_path("scope-profiler-schema3-fixture.h5");
-    if (sps__h5r_open(&r, path) != 0) fail_msg("%s", sps__h5r_error());
+    if (sps__h5r_open(&r, path) != 0) fail_msg("%s", sps__err_msg());
     assert_int_equal(r->nnames, 1);
     assert_string_equal(r->names[0], "solve");
     assert_int_equal(r->nevents, 3);
@@ -747,7 +825,7 @@ static void test_read_scope_profiler_fixture(void **state) {
         assert_int_equal(r->start[i], st[i]);
         assert_int_equal(r->dur[i], du[i]);
     }
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     size_t nn;
     assert_int_equal(sps__h5r_tree(r, &n, &nn), 0);
     assert_int_equal(nn, 1);
@@ -761,7 +839,7 @@ static void test_read_scope_profiler_fixture(void **state) {
 /* Prints the table of file path into a string (caller frees). */
 static char *table_of(const char *path, const sps__table_opts_t *opt) {
     sps__h5r_t *r;
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     sps__tflat_t *f;
     size_t nn, nf, len = 0;
     char *out = NULL;
@@ -820,7 +898,7 @@ static void test_table_odd_input(void **state) {
     char longname[300];
     memset(longname, 'x', sizeof longname - 1);
     longname[sizeof longname - 1] = 0;
-    sps__tnode_t n[] = {
+    sps__tree_row_t n[] = {
         {1, "a", 1, 10, 10, 10, 10}, {0, "b", 1, 5, 5, 5, 5},   /* cycle */
         {99, "c\x1b[2J", 1, 3, 3, 3, 3}, {-7, longname, 1, 1, 1, 1, 1},
         {2, NULL, 1, 1, 1, 1, 1}, {5, "self-parent", 0, 0, 0, 0, 0}};
@@ -895,9 +973,9 @@ static void refused(const char *path, const char *what) {
     if (rc != SPS_EFORMAT)
         fail_msg("expected SPS_EFORMAT for '%s', got %d", what, rc);
     assert_null(r);
-    if (!strstr(sps__h5r_error(), what))
-        fail_msg("message '%s' does not mention '%s'", sps__h5r_error(), what);
-    assert_null(strchr(sps__h5r_error(), '\n'));
+    if (!strstr(sps__err_msg(), what))
+        fail_msg("message '%s' does not mention '%s'", sps__err_msg(), what);
+    assert_null(strchr(sps__err_msg(), '\n'));
 }
 
 /* A fresh copy of the known file at name. */
@@ -970,7 +1048,7 @@ static void test_reader_survives_cycles(void **state) {
     assert_int_equal(sps__h5r_open(&r, p), 0);
     assert_int_equal(r->cycles, 1);
     assert_int_equal(r->orphans, 1);
-    sps__tnode_t *n;
+    sps__tree_row_t *n;
     size_t nn;
     assert_int_equal(sps__h5r_tree(r, &n, &nn), 0);
     assert_true(nn >= 3);
@@ -1011,7 +1089,7 @@ static void test_reader_refuses_non_files(void **state) {
     sps__h5r_t *r;
     assert_int_equal(sps__h5r_open(&r, tu_path("does-not-exist.h5")),
                      SPS_EIO);
-    assert_non_null(strstr(sps__h5r_error(), "No such file"));
+    assert_non_null(strstr(sps__err_msg(), "No such file"));
     assert_int_equal(sps__h5r_open(&r, "/"), SPS_EIO);
     const char *txt = tu_path("h5w_text.h5");
     FILE *fp = fopen(txt, "w");
@@ -1030,6 +1108,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_file_layout),
         cmocka_unit_test(test_known_file_metadata),
+        cmocka_unit_test(test_metadata_reader),
         cmocka_unit_test(test_compressed_above_threshold),
         cmocka_unit_test(test_threshold_choices),
         cmocka_unit_test(test_zero_events),

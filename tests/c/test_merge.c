@@ -70,7 +70,7 @@ typedef struct spans {
 static spans_t *read_all(const char *path) {
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, sps__tl_format_of(path));
-    if (rc) fail_msg("%s: %s", path, sps__tlr_error());
+    if (rc) fail_msg("%s: %s", path, sps__err_msg());
     const sps__tl_header_t *h = sps__tlr_header(r);
     spans_t *s = calloc(1, sizeof *s);
     sps__tl_span_t x;
@@ -272,7 +272,7 @@ static void test_merge_h5(void **state) {
              tu_path("m_b.h5"));
     assert_int_equal(merge(args), 0);
     sps__h5r_t *m, *ia, *ib;
-    if (sps__h5r_open(&m, out) < 0) fail_msg("%s", sps__h5r_error());
+    if (sps__h5r_open(&m, out) < 0) fail_msg("%s", sps__err_msg());
     assert_int_equal(sps__h5r_open(&ia, tu_path("m_a.h5")), 0);
     assert_int_equal(sps__h5r_open(&ib, tu_path("m_b.h5")), 0);
     assert_int_equal(m->schema, 3);

@@ -111,7 +111,7 @@ static int i64_cmp(const void *a, const void *b) {
 static size_t tl_starts(const char *path, int64_t rank, int64_t *out) {
     sps__tlr_t *r;
     if (sps__tlr_open(&r, path, sps__tl_format_of(path)))
-        fail_msg("%s: %s", path, sps__tlr_error());
+        fail_msg("%s: %s", path, sps__err_msg());
     const sps__tl_header_t *h = sps__tlr_header(r);
     sps__tl_span_t s;
     size_t n = 0;
@@ -134,7 +134,7 @@ static size_t tl_starts(const char *path, int64_t rank, int64_t *out) {
  * out[0..MAXSPANS); returns how many. */
 static size_t h5_starts(const char *path, uint32_t rank, int64_t *out) {
     sps__h5r_t *r;
-    if (sps__h5r_open(&r, path)) fail_msg("%s", sps__h5r_error());
+    if (sps__h5r_open(&r, path)) fail_msg("%s", sps__err_msg());
     size_t n = 0;
     for (size_t i = 0; i < r->nrows; i++) {
         const sps__row_t *row = &r->rows[i];

@@ -258,8 +258,8 @@ static int read_check(const char *path) {
     int rc = rd_open(&r, path);
     if (rc != 0) {
         assert_int_equal(rc, SPS_EFORMAT);
-        assert_true(strlen(sps__tlr_error()) > 0);
-        assert_null(strchr(sps__tlr_error(), '\n'));
+        assert_true(strlen(sps__err_msg()) > 0);
+        assert_null(strchr(sps__err_msg(), '\n'));
         return rc;
     }
     const sps__tlr_vt_t *vt = r;

@@ -102,7 +102,7 @@ static void find_row(const char *text, const char *name, prow_t *p) {
  * calls), from the reader. */
 static double file_total(const char *path, const char *name) {
     sps__h5r_t *r;
-    if (sps__h5r_open(&r, path) < 0) fail_msg("%s", sps__h5r_error());
+    if (sps__h5r_open(&r, path) < 0) fail_msg("%s", sps__err_msg());
     sps__tflat_t *f;
     size_t n;
     double t = 0;

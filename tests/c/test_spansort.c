@@ -102,7 +102,7 @@ static sps__tl_span_t *read_spans(const char *path, sps__tl_format_t fmt,
     sps__xsort_set_run(run);
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, fmt);
-    if (rc) fprintf(stderr, "%s\n", sps__tlr_error());
+    if (rc) fprintf(stderr, "%s\n", sps__err_msg());
     assert_int_equal(rc, 0);
     const sps__tl_header_t *h = sps__tlr_header(r);
     *nspans = h->nspans;
@@ -215,7 +215,7 @@ static void test_bad_tmpdir(void **state) {
         sps__tlr_t *r = NULL;
         assert_int_equal(sps__tlr_open(&r, paths[i], fmts[i]), SPS_EIO);
         assert_null(r);
-        const char *m = sps__tlr_error();
+        const char *m = sps__err_msg();
         assert_non_null(strstr(m, paths[i]));
         assert_non_null(strstr(m, "temporary sort file"));
         assert_non_null(strstr(m, "not-a-dir"));

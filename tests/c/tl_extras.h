@@ -45,7 +45,7 @@ static inline void tx_read(const char *path, tx_all_t *a) {
     sps__tlr_t *r;
     memset(a, 0, sizeof *a);
     if (sps__tlr_open(&r, path, sps__tl_format_of(path)))
-        fail_msg("%s", sps__tlr_error());
+        fail_msg("%s", sps__err_msg());
     const sps__tl_header_t *h = sps__tlr_header(r);
     assert_true(h->ncounters <= TX_MAX && h->nflows <= TX_MAX);
     for (size_t i = 0; i < h->ncounters; i++) {
@@ -83,7 +83,7 @@ static inline void tx_read(const char *path, tx_all_t *a) {
 static inline void tx_convert(const char *in, const char *out) {
     sps__tlr_t *r;
     if (sps__tlr_open(&r, in, sps__tl_format_of(in)))
-        fail_msg("%s", sps__tlr_error());
+        fail_msg("%s", sps__err_msg());
     sps__tlw_t *w;
     assert_int_equal(sps__tlw_open(&w, out, sps__tl_format_of(out),
                                    sps__tlr_header(r)), 0);

@@ -1,0 +1,72 @@
+/* utf8.c -- checking, repairing and measuring UTF-8 (util.h).  Names come
+ * from programs and files nobody vetted; everything the library writes
+ * must still be valid UTF-8, so every byte that starts no valid sequence
+ * becomes U+FFFD, by the one rule of sps__utf8_len. */
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t sps__utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp, min;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+int sps__utf8_valid(const void *s, size_t n) {
+    const unsigned char *p = s;
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] ? sps__utf8_len(p + i, n - i) : 0;
+        if (!k) return 0;
+        i += k;
+    }
+    return 1;
+}
+
+char *sps__utf8_sanitize(const char *s, size_t len) {
+    char *out = malloc(len * 3 + 1), *o = out;
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t k = sps__utf8_len(p + i, len - i);
+        if (k) {
+            memcpy(o, p + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+size_t sps__utf8_width(const char *s) {
+    size_t w = 0;
+    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+size_t sps__utf8_prefix(const char *s, size_t cols) {
+    size_t i = 0, seen = 0;
+    for (; s[i]; i++) {
+        int lead = ((unsigned char)s[i] & 0xC0) != 0x80;
+        if (lead && seen == cols) break;
+        seen += lead;
+    }
+    return i;
+}

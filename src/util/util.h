@@ -1,0 +1,320 @@
+/*
+ * util.h -- the base layer: small helpers that every layer above uses
+ * (core, model, formats, the faces).  It includes only libc and knows
+ * nothing of regions, sessions or files: one heap, one hash (and one
+ * open-addressing index), one temp-file I/O helper, one JSON string
+ * escaper, one UTF-8 checker, one thread-local error message.
+ *
+ * Everything here is internal: sps__ prefix, SPS__HIDDEN.  Errors are
+ * reported libc-style (-1, errno set where it says so), since this layer
+ * sits below the SPS_E* codes of spanscope.h; callers turn them into codes.
+ *
+ * Files (one job each): array.c, heap.c, hash.c, tmpio.c, json.c, utf8.c,
+ * error.c.
+ */
+#ifndef SPS_UTIL_H
+#define SPS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#if defined(__GNUC__)
+#  define SPS__HIDDEN __attribute__((visibility("hidden")))
+#  define SPS__LIKELY(x) __builtin_expect(!!(x), 1)
+#  define SPS__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define SPS__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#  define SPS__HIDDEN
+#  define SPS__LIKELY(x) (x)
+#  define SPS__UNLIKELY(x) (x)
+#  define SPS__PRINTF(f, a)
+#endif
+
+/* ======================================================================== */
+/* array.c: growing arrays                                                  */
+/* ======================================================================== */
+
+/* Makes room in *arr (elements of sz bytes, *cap of them allocated) for
+ * element n: when n == *cap, doubles the capacity (16 at first).  0, or -1
+ * when out of memory or the size would overflow (*arr and *cap
+ * unchanged).  Call as sps__grow((void **)&v, &cap, n, sizeof *v). */
+SPS__HIDDEN int sps__grow(void **arr, size_t *cap, size_t n, size_t sz);
+
+/* ======================================================================== */
+/* heap.c: a binary min-heap of (key, index) pairs                          */
+/* ======================================================================== */
+
+/* The k-way merges of the library (the merged pass over threads, the
+ * external sort's runs, the timeline merges over rows and inputs) and the
+ * Perfetto writer's pending ends all pop the smallest of a few "heads".
+ * The heap holds each head's 64-bit key next to its index, so most
+ * comparisons touch only the heap array; equal keys go to the caller's
+ * tie-breaker (when given), then to the smaller index, so the order is
+ * total and the output deterministic.
+ *
+ * Keys compare as unsigned; sps__heap_key_i64 maps an int64 to a key of
+ * the same order.  A caller whose order is not a function of one number
+ * (the sort's comparator) gives every entry key 0 and decides in tie. */
+typedef struct sps__heap_ent {
+    uint64_t key;
+    uint32_t idx;
+} sps__heap_ent_t;
+
+/* Orders two entries of equal key by their indexes: < 0 when a goes
+ * first, > 0 when b does, 0 to fall back on the index order. */
+typedef int (*sps__heap_tie_fn)(void *ctx, uint32_t a, uint32_t b);
+
+typedef struct sps__heap {
+    sps__heap_ent_t *v; /* owned; v[0] is the smallest */
+    size_t n, cap;
+    sps__heap_tie_fn tie; /* NULL: equal keys by index */
+    void *ctx;            /* tie's first argument */
+} sps__heap_t;
+
+/* Starts an empty heap (no memory yet). */
+SPS__HIDDEN void sps__heap_init(sps__heap_t *h, sps__heap_tie_fn tie,
+                                void *ctx);
+/* Makes room for cap entries in all.  0, or -1 when out of memory. */
+SPS__HIDDEN int sps__heap_reserve(sps__heap_t *h, size_t cap);
+/* Adds (key, idx), growing the array.  0, or -1 when out of memory (the
+ * heap is unchanged). */
+SPS__HIDDEN int sps__heap_push(sps__heap_t *h, uint64_t key, uint32_t idx);
+/* Removes the smallest entry (the heap must not be empty). */
+SPS__HIDDEN void sps__heap_pop(sps__heap_t *h);
+/* Restores the order after the smallest entry's key changed (the slow
+ * half of sps__heap_update_top). */
+SPS__HIDDEN void sps__heap_sift_top(sps__heap_t *h);
+/* Frees the array; the heap is empty and may be used again. */
+SPS__HIDDEN void sps__heap_free(sps__heap_t *h);
+
+/* Gives the smallest entry a new key (its head moved on) and restores the
+ * order: the step of a k-way merge, one sift instead of a pop and a push.
+ * Inline, because most steps of a merge leave the same head first (one
+ * lane, or a lane whose next event is still the earliest): then it costs
+ * two compares and no call.  The heap must not be empty. */
+static inline void sps__heap_update_top(sps__heap_t *h, uint64_t key) {
+    sps__heap_ent_t *v = h->v;
+    v[0].key = key;
+    if (h->n < 2 || (key < v[1].key && (h->n < 3 || key < v[2].key))) return;
+    sps__heap_sift_top(h);
+}
+
+/* The smallest entry; the heap must not be empty. */
+static inline sps__heap_ent_t sps__heap_top(const sps__heap_t *h) {
+    return h->v[0];
+}
+
+/* A key that orders as the int64 v does. */
+static inline uint64_t sps__heap_key_i64(int64_t v) {
+    return (uint64_t)v ^ ((uint64_t)1 << 63);
+}
+
+/* ======================================================================== */
+/* hash.c: hash functions and an open-addressing index                      */
+/* ======================================================================== */
+
+/* FNV-1a 64 over n bytes, then the splitmix64 finalizer (FNV's low bits
+ * alone index a power-of-two table badly).  The one string hash. */
+SPS__HIDDEN uint64_t sps__hash_bytes(const void *p, size_t n);
+
+/* The splitmix64 finalizer: a bijection of 64-bit values whose every
+ * output bit depends on every input bit.  The one integer hash. */
+static inline uint64_t sps__hash_u64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* A hash of the pair (a, b) (order matters). */
+static inline uint64_t sps__hash_pair(uint64_t a, uint64_t b) {
+    return sps__hash_u64(sps__hash_u64(a) ^ (b + 0x9E3779B97F4A7C15ull));
+}
+
+/* A hash of a pair of 32-bit values: one mix of both packed. */
+static inline uint64_t sps__hash_pair32(uint32_t a, uint32_t b) {
+    return sps__hash_u64((uint64_t)a << 32 | b);
+}
+
+/* An index of items that live in the caller's array: slots hold an item's
+ * index and a 32-bit digest of its hash (linear probing, load at most one
+ * half, a power-of-two size).  The table never looks at the items: the
+ * caller probes with a hash, is shown each item whose digest matches and
+ * says which is equal.  The digest also rehashes without the items.
+ *
+ *     sps__hprobe_t p = sps__htab_probe(&t, h);
+ *     for (uint32_t i; sps__htab_next(&t, &p, &i);)
+ *         if (equal(items[i], key)) return i;
+ *     if (sps__htab_make_room(&t, &p)) return -1;    // no memory
+ *     sps__htab_put(&t, &p, nitems);                  // where p stopped
+ *     items[nitems] = key;
+ *
+ * An empty table (all zero) finds nothing.  Items cannot be removed. */
+typedef struct sps__hslot {
+    uint32_t idx1;   /* item index + 1; 0: empty */
+    uint32_t digest; /* sps__htab_digest of the item's hash */
+} sps__hslot_t;
+
+typedef struct sps__htab {
+    sps__hslot_t *slot; /* owned, cap entries */
+    size_t cap, n;      /* slots (0 or a power of two), items */
+} sps__htab_t;
+
+/* Where a probe is: the slot to look at next, and the digest sought. */
+typedef struct sps__hprobe {
+    size_t i;
+    uint32_t digest;
+} sps__hprobe_t;
+
+/* Makes room for n items in all (the table does not grow again before
+ * it holds them).  0 or -1 (no memory; t unchanged). */
+SPS__HIDDEN int sps__htab_reserve(sps__htab_t *t, size_t n);
+/* The slow half of sps__htab_make_room: grows t and moves p to the empty
+ * slot where its item goes in the grown table.  0 or -1. */
+SPS__HIDDEN int sps__htab_grow_probe(sps__htab_t *t, sps__hprobe_t *p);
+/* Frees the slots; t is empty and may be used again. */
+SPS__HIDDEN void sps__htab_free(sps__htab_t *t);
+
+/* The 32 bits of a hash that slots keep: both halves folded. */
+static inline uint32_t sps__htab_digest(uint64_t h) {
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Starts a probe for hash h. */
+static inline sps__hprobe_t sps__htab_probe(const sps__htab_t *t, uint64_t h) {
+    uint32_t d = sps__htab_digest(h);
+    return (sps__hprobe_t){t->cap ? d & (t->cap - 1) : 0, d};
+}
+
+/* The next item whose digest matches: 1 and *idx set, or 0 when the probe
+ * reached an empty slot (where sps__htab_put inserts). */
+static inline int sps__htab_next(const sps__htab_t *t, sps__hprobe_t *p,
+                                 uint32_t *idx) {
+    if (!t->cap) return 0;
+    size_t mask = t->cap - 1;
+    for (;;) {
+        const sps__hslot_t *s = &t->slot[p->i];
+        if (!s->idx1) return 0;
+        p->i = (p->i + 1) & mask;
+        if (s->digest == p->digest) {
+            *idx = s->idx1 - 1;
+            return 1;
+        }
+    }
+}
+
+/* After a probe that found no equal item (sps__htab_next returned 0):
+ * makes room for one more item, keeping p on the empty slot where it goes
+ * (another one when the table grew).  0, or -1 when out of memory (t and
+ * p unchanged, the item cannot be added). */
+static inline int sps__htab_make_room(sps__htab_t *t, sps__hprobe_t *p) {
+    return (t->n + 1) * 2 <= t->cap ? 0 : sps__htab_grow_probe(t, p);
+}
+
+/* Inserts item idx at the empty slot where probe p stopped (after
+ * sps__htab_make_room). */
+static inline void sps__htab_put(sps__htab_t *t, const sps__hprobe_t *p,
+                                 uint32_t idx) {
+    t->slot[p->i] = (sps__hslot_t){idx + 1, p->digest};
+    t->n++;
+}
+
+/* ======================================================================== */
+/* tmpio.c: unlinked temporary files and whole-buffer I/O                   */
+/* ======================================================================== */
+
+/* $TMPDIR when set and not empty, else "/tmp". */
+SPS__HIDDEN const char *sps__tmpdir(void);
+
+/* Opens a new, already unlinked read-write file in dir (NULL: sps__tmpdir())
+ * that disappears with its descriptor: O_TMPFILE where the file system
+ * has it, else "<dir>/<stem>XXXXXX" made by mkostemp and unlinked at once.
+ * Close-on-exec.  Returns the descriptor, or -1 with errno set. */
+SPS__HIDDEN int sps__tmpfile_open(const char *dir, const char *stem);
+
+/* Writes all n bytes of buf at offset off, retrying after EINTR and short
+ * writes.  0, or -1 with errno set (EIO when the file takes no more bytes
+ * without saying why). */
+SPS__HIDDEN int sps__pwrite_all(int fd, const void *buf, size_t n, off_t off);
+
+/* Writes all n bytes of buf at the file position (pipes, sockets and
+ * files opened for appending), retrying as sps__pwrite_all does.  0 or -1
+ * with errno set. */
+SPS__HIDDEN int sps__write_all(int fd, const void *buf, size_t n);
+
+/* Reads n bytes at offset off into buf, retrying after EINTR and short
+ * reads.  Returns how many bytes it read: n, or less only where the file
+ * ends; -1 with errno set on an error. */
+SPS__HIDDEN ssize_t sps__pread_full(int fd, void *buf, size_t n, off_t off);
+
+/* ======================================================================== */
+/* json.c: the JSON string escaper                                          */
+/* ======================================================================== */
+
+/* Receives escaped text in pieces (n > 0 bytes at p, not terminated). */
+typedef void (*sps__json_sink_fn)(void *ctx, const char *p, size_t n);
+
+/* Writes the n bytes at s (any bytes) as the contents of a JSON string
+ * (no quotes) to put: '"' and '\\' escaped with a backslash, control
+ * characters (U+0000..U+001F and DEL) as \u00XX, valid UTF-8 copied, and
+ * every byte that does not start a valid UTF-8 sequence (overlong forms,
+ * surrogates, code points above U+10FFFF, truncated sequences) as \ufffd.
+ * The result is valid JSON and pure UTF-8 whatever the input.  Plain runs
+ * go to put whole. */
+SPS__HIDDEN void sps__json_escape(const char *s, size_t n,
+                                  sps__json_sink_fn put, void *ctx);
+
+/* The NUL-terminated s as a quoted JSON string, malloc'd (caller frees);
+ * *len (when not NULL) gets its length.  NULL when out of memory. */
+SPS__HIDDEN char *sps__json_quote(const char *s, size_t *len);
+
+/* Writes the NUL-terminated s escaped (no quotes) to fp.  0, or -1 when fp
+ * is in error. */
+SPS__HIDDEN int sps__json_fputs(FILE *fp, const char *s);
+
+/* ======================================================================== */
+/* utf8.c: UTF-8                                                            */
+/* ======================================================================== */
+
+/* The length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0 if
+ * the bytes there are not one: overlong forms, surrogates, code points
+ * above U+10FFFF and truncated sequences are invalid.  The one UTF-8 check
+ * of the library. */
+SPS__HIDDEN size_t sps__utf8_len(const unsigned char *s, size_t n);
+/* 1 when the n bytes at s are valid UTF-8 without NUL bytes, else 0. */
+SPS__HIDDEN int sps__utf8_valid(const void *s, size_t n);
+/* A malloc'd, NUL-terminated copy of s[0..len) in which every byte that
+ * does not start a valid UTF-8 sequence becomes U+FFFD.  NULL on ENOMEM. */
+SPS__HIDDEN char *sps__utf8_sanitize(const char *s, size_t len);
+/* Display columns of the NUL-terminated UTF-8 string s: one per code point
+ * (every byte that is not a continuation byte). */
+SPS__HIDDEN size_t sps__utf8_width(const char *s);
+/* Bytes of the first cols code points of s (all of s when it has fewer):
+ * a cut that never splits a sequence. */
+SPS__HIDDEN size_t sps__utf8_prefix(const char *s, size_t cols);
+
+/* ======================================================================== */
+/* error.c: the library's one error message                                 */
+/* ======================================================================== */
+
+/* One thread-local, one-line message says why the last failing internal
+ * call of this thread failed: readers and writers set it (naming the file
+ * and what is wrong), the faces (CLI, Python, sps_report) read it after a
+ * negative code.  Each set replaces the message; nothing appends.  A
+ * caller that wants a clean slate (an open starting over) clears it. */
+
+/* Sets the message (printf format; newlines become spaces; cut to 511
+ * bytes).  Arguments may point into the current message. */
+SPS__HIDDEN void sps__err_set(const char *fmt, ...) SPS__PRINTF(1, 2);
+/* sps__err_set, then returns code (for "return sps__err_fail(...)"). */
+SPS__HIDDEN int sps__err_fail(int code, const char *fmt, ...) SPS__PRINTF(2, 3);
+/* Empties the message. */
+SPS__HIDDEN void sps__err_clear(void);
+/* The message: this thread's, static storage, "" when none.  Valid until
+ * this thread's next set or clear. */
+SPS__HIDDEN const char *sps__err_msg(void);
+
+#endif /* SPS_UTIL_H */
