@@ -501,7 +501,7 @@ SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
 /* ======================================================================== */
 
 /* One row of the tree view: a distinct path of nested regions, as the
- * table prints it (from the live tree, output.c, or a file, h5_read.c). */
+ * table prints it (from the live tree, api/finalize.c, or a file, h5_read.c). */
 typedef struct sps__tree_row {
     int32_t parent;   /* index of the parent row, -1 for a root */
     const char *name;
@@ -831,30 +831,18 @@ SPS__HIDDEN void sps__thread_key_init(void);
 /* Reads n records at off of the spill file into out. 0 or SPS_EIO. */
 SPS__HIDDEN int sps__spill_read(int64_t off, uint32_t n, uint64_t *out);
 
-/* output.c: writes a finalized period to path (NULL: no file) and prints
+/* api/finalize.c: writes a finalized period to path (NULL: no file) and prints
  * the table to verbose if not NULL.  Does not take the lock. */
 SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
                                     FILE *verbose);
 /* api/finalize.c: sps_finalize_to with the table printed to table_fp (or none). */
 SPS__HIDDEN int sps__finalize_ex(const char *path, FILE *table_fp);
 
-/* output.c: builds table input from accumulators (ns) and prints it. */
+/* api/finalize.c: builds table input from accumulators (ns) and prints it. */
 SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 uint32_t nregions, const sps__acc_t *nodes,
                                 const int32_t *node_parent,
                                 const uint32_t *node_region, size_t nnodes,
                                 int64_t session_ns);
-
-/* ======================================================================== */
-/* Old names, kept only while tools/ still uses them                        */
-/* ======================================================================== */
-
-/* The CLI (tools/) is being split into one file per subcommand; it adopts
- * the new names afterwards.  Nothing in src/, tests/ or fuzz/ uses these:
- * delete each one when tools/ no longer does. */
-#define sps__h5r_error sps__err_msg      /* the readers' message: util.h */
-#define sps__tlr_error sps__err_msg
-#define sps__tlr_set_error sps__err_set
-#define sps__tnode_t sps__tree_row_t     /* a row of the tree view */
 
 #endif /* SPS_INT_H */

@@ -75,7 +75,7 @@ int cmd_convert(int argc, char **argv) {
     input_watchdog(in);
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, in, fi);
-    if (rc) return die(EXIT_DATA, "convert: %s", sps__tlr_error());
+    if (rc) return die(EXIT_DATA, "convert: %s", sps__err_msg());
     alarm(0); /* the header is read: the rest is bounded work */
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
@@ -88,7 +88,7 @@ int cmd_convert(int argc, char **argv) {
         return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(rc));
     }
     rc = convert_spans(r, w, h->nspans);
-    const char *why = rc ? (rc == SPS_EFORMAT ? sps__tlr_error() : sps_strerror(rc)) : NULL;
+    const char *why = rc ? (rc == SPS_EFORMAT ? sps__err_msg() : sps_strerror(rc)) : NULL;
     if (rc) sps__tlw_abort(w);
     else rc = sps__tlw_close(w);
     sps__tlr_free(r);

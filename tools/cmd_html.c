@@ -103,7 +103,7 @@ static int html_emit(sps__tlr_t *r, const char *out,
     if (werr || rc == 0) /* the output failed, not the input */
         return die(EXIT_DATA, "html: %s: %s", out, strerror(e ? e : EIO));
     return die(EXIT_DATA, "html: %s",
-               rc == SPS_EFORMAT ? sps__tlr_error() : sps_strerror(rc));
+               rc == SPS_EFORMAT ? sps__err_msg() : sps_strerror(rc));
 }
 
 /* spanscope html FILE -o PAGE.html */
@@ -122,7 +122,7 @@ int cmd_html(int argc, char **argv) {
     input_watchdog(a.in);
     sps__tlr_t *r;
     if (sps__tlr_open(&r, a.in, fi) != 0)
-        return die(EXIT_DATA, "html: %s", sps__tlr_error());
+        return die(EXIT_DATA, "html: %s", sps__err_msg());
     alarm(0); /* the header is read: the rest is bounded work */
     const char *title = strrchr(a.in, '/');
     sps__html_opts_t opt = {a.max_spans, title ? title + 1 : a.in, progress};

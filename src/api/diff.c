@@ -214,7 +214,7 @@ static int read_file(regions_t *t, int side, const char *path,
     if (o->reading) o->reading(path);
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, fmt);
-    if (rc) return fail(rc, err, errlen, "%s", sps__tlr_error());
+    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
     if (o->read_done) o->read_done(); /* the rest is bounded work */
     reader_t rd = {.t = t, .side = side, .h = sps__tlr_header(r)};
     rd.reg_of = calloc(rd.h->nnames ? rd.h->nnames : 1, sizeof *rd.reg_of);
@@ -227,7 +227,7 @@ static int read_file(regions_t *t, int side, const char *path,
         fail(rc, err, errlen, "%s: span %llu: name, thread or interval out "
              "of range", path, (unsigned long long)rd.spans);
     else if (rc == SPS_EFORMAT)
-        fail(rc, err, errlen, "%s", sps__tlr_error());
+        fail(rc, err, errlen, "%s", sps__err_msg());
     else if (rc)
         fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
     sps__fold_tl_free(&rd.fold);

@@ -292,13 +292,13 @@ static int report_trace(FILE *fp, const char *path, sps__tl_format_t fmt,
                         sps__report_opts_t *o, char *err, size_t errlen) {
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, fmt);
-    if (rc) return fail(rc, err, errlen, "%s", sps__tlr_error());
+    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
     tfold_t f = {0};
     sps__tflat_t *flat = NULL;
     sps__tree_row_t *nodes = NULL;
     size_t nf = 0, nn = 0;
     rc = tfold_read(&f, r);
-    if (rc == SPS_EFORMAT) fail(rc, err, errlen, "%s", sps__tlr_error());
+    if (rc == SPS_EFORMAT) fail(rc, err, errlen, "%s", sps__err_msg());
     else if (rc) fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
     if (!rc) rc = tfold_tables(&f, &flat, &nf, &nodes, &nn);
     if (!rc && o->csv) {
@@ -360,7 +360,7 @@ int sps__report_write(FILE *fp, const char *path,
     }
     sps__h5r_t *r = NULL;
     int rc = sps__h5r_open(&r, path);
-    if (rc) return fail(rc, err, errlen, "%s", sps__h5r_error());
+    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
     if (o.csv) {
         rc = csv_h5(fp, r, &o);
         sps__h5r_free(r);
@@ -374,7 +374,7 @@ int sps__report_write(FILE *fp, const char *path,
     sps__h5r_free(r);
     if (rc) return fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
     if (o.counters && (rc = sps__counters_print(fp, path)))
-        return fail(rc, err, errlen, "%s", sps__h5r_error());
+        return fail(rc, err, errlen, "%s", sps__err_msg());
     if (fflush(fp) != 0 || ferror(fp))
         return fail(SPS_EIO, err, errlen, "%s: writing the report failed",
                     path);

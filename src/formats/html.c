@@ -115,7 +115,7 @@ static void keep_offer(html_state_t *S, const kspan_t *k) {
 static int take_span(html_state_t *S, const sps__tl_span_t *s) {
     const sps__tl_header_t *h = S->h;
     if (s->name >= h->nnames || s->thread >= h->nthreads || s->end_ns < s->start_ns) {
-        sps__tlr_set_error("span %" PRIu64 " names no region or thread, or ends "
+        sps__err_set("span %" PRIu64 " names no region or thread, or ends "
                            "before it starts", S->nspans);
         return SPS_EFORMAT;
     }

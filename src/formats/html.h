@@ -51,7 +51,7 @@ typedef struct sps__html_opts {
  * end).  Nothing is written to fp unless every span was read.
  *
  * Returns 0, SPS_EINVAL (fp, r or opt NULL, or max_spans over the limit),
- * SPS_EFORMAT (a bad span; message: sps__tlr_error()), SPS_ENOMEM,
+ * SPS_EFORMAT (a bad span; message: sps__err_msg()), SPS_ENOMEM,
  * SPS_EIO (writing fp failed), or the reader's code. */
 SPS__HIDDEN int sps__html_write(FILE *fp, sps__tlr_t *r,
                                 const sps__html_opts_t *opt);
