@@ -162,8 +162,8 @@ typedef struct sps__thr {
     char name[32];
     int64_t first_ns, last_ns; /* first/last use, CLOCK_MONOTONIC ns */
     /* aggregate mode (owner thread writes, readers use relaxed loads) */
-    sps__acc_t *agg_acc;     /* [agg_cap] by region id, in ticks */
-    uint32_t agg_cap;
+    void *agg_acc;           /* the model's accumulators (model/aggregate.c) */
+    size_t agg_bytes;        /* allocated, zero-filled */
     uint32_t agg_seq;        /* seqlock over agg_acc: odd while updating */
     sps__stack_t agg_stack;  /* open calls (ticks) */
     /* analyzer cursor (under the session lock): records [0, an_pos) of
@@ -743,9 +743,6 @@ typedef struct sps__session {
     int64_t wall_anchor_ns, mono_anchor_ns;
     uint8_t *registered;      /* [registered_cap] by region id */
     uint32_t registered_cap;
-    sps__acc_t *cum, *per;    /* by region id, ns */
-    uint32_t acc_cap;
-    sps__tree_t tree;
     uint64_t misuse;
     sps__snap_t *pending;     /* a period whose write failed */
     sps__dist_t dist;         /* MPI: rank, size, clock offset (ext/mpi.c) */
@@ -776,9 +773,10 @@ typedef struct sps__agg_ops {
     void (*end)(sps_region_t r, uint64_t now);
 } sps__agg_ops_t;
 SPS__HIDDEN extern const sps__agg_ops_t *sps__agg_ops;
-/* The calling thread's state joined to the session, with storage for region
- * r's aggregate accumulator; NULL if impossible (buffer.c). */
-SPS__HIDDEN sps__thr_t *sps__agg_thread(sps_region_t r);
+/* The calling thread's state joined to the session, with at least bytes of
+ * zero-filled aggregate storage (t->agg_acc); NULL if impossible
+ * (buffer.c; takes the session lock). */
+SPS__HIDDEN sps__thr_t *sps__agg_thread(size_t bytes);
 
 /* session.c: process-wide set-up (once), liveness, the config check. */
 SPS__HIDDEN void sps__process_init(void);
@@ -817,6 +815,15 @@ SPS__HIDDEN sps__acc_t sps__agg_read(const sps__thr_t *t, sps_region_t r);
  * thread; cum_acc: r's statistics over the session so far (ns); take: move
  * the period's statistics into s; merge: add older's into s; describe: the
  * file's region list and the tree's shape into s.  0 or SPS_ENOMEM. */
+/* The analysis of the live session (analyze.c), under the session lock:
+ * the session-cumulative and the period's statistics by region id, and the
+ * call tree.  Reset with the session's recording (sps__analysis_reset). */
+typedef struct sps__analysis {
+    sps__acc_t *cum, *per;    /* [acc_cap] by region id, ns */
+    uint32_t acc_cap;
+    sps__tree_t tree;
+} sps__analysis_t;
+SPS__HIDDEN extern sps__analysis_t sps__an;
 SPS__HIDDEN void sps__analysis_reset(void);
 SPS__HIDDEN void sps__analyze_all(void);
 SPS__HIDDEN sps__acc_t sps__cum_acc(sps_region_t r);

@@ -109,16 +109,16 @@ int sps_print_summary(void *file) {
     refresh();
     uint32_t n = sps__registry_count();
     sps__acc_t *acc = calloc(n, sizeof *acc);
-    size_t nn = sps__g.tree.len;
+    size_t nn = sps__an.tree.len;
     sps__acc_t *nodes = calloc(nn + 1, sizeof *nodes);
     int32_t *par = calloc(nn + 1, sizeof *par);
     uint32_t *reg = calloc(nn + 1, sizeof *reg);
     int rc = acc && nodes && par && reg ? 0 : SPS_ENOMEM;
     for (uint32_t r = 1; !rc && r < n; r++) acc[r] = sps__cum_acc(r);
     for (size_t i = 0; !rc && i < nn; i++) {
-        nodes[i] = sps__g.tree.n[i].cum;
-        par[i] = sps__g.tree.n[i].parent;
-        reg[i] = sps__g.tree.n[i].region;
+        nodes[i] = sps__an.tree.n[i].cum;
+        par[i] = sps__an.tree.n[i].parent;
+        reg[i] = sps__an.tree.n[i].region;
     }
     int64_t span = sps__g.tm.a[sps__g.tm.n - 1].ns - sps__g.start_ns;
     pthread_mutex_unlock(&sps__g.lock);

@@ -340,7 +340,7 @@ void sps__buffers_reset(void) {
         if (t->cur) {
             t->end = t->cur->rec; /* pos >= end: next call takes the slow path */
         }
-        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_cap * sizeof *t->agg_acc);
+        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_bytes);
         t->agg_stack.n = 0;
         pp = &t->next_all;
     }
@@ -353,12 +353,13 @@ void sps__buffers_reset(void) {
 /* Aggregate mode: statistics kept by the thread itself, no events          */
 /* ------------------------------------------------------------------------ */
 
-/* The calling thread's state, joined to the session, with room for region
- * r's aggregate accumulator; NULL if impossible.  The statistics themselves
- * are the model's (model/aggregate.c): core only keeps their storage. */
-sps__thr_t *sps__agg_thread(sps_region_t r) {
+/* The calling thread's state, joined to the session, with at least bytes
+ * of aggregate storage (zero-filled as it grows); NULL if impossible.  What
+ * the storage holds is the model's (model/aggregate.c): core only keeps it,
+ * clears it with a new session and frees it with the thread. */
+sps__thr_t *sps__agg_thread(size_t bytes) {
     sps__thr_t *t = sps__tls;
-    if (SPS__LIKELY(t->epoch == sps__g.epoch && r < t->agg_cap)) return t;
+    if (SPS__LIKELY(t->epoch == sps__g.epoch && bytes <= t->agg_bytes)) return t;
     pthread_mutex_lock(&sps__g.lock);
     if (t == &sps__dummy_thr) t = thr_register();
     if (t && t->epoch != sps__g.epoch) {
@@ -366,20 +367,18 @@ sps__thr_t *sps__agg_thread(sps_region_t r) {
         t->index = sps__g.nthreads++;
         t->first_ns = (int64_t)sps__mono_ns();
         t->agg_stack.n = 0;
-        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_cap * sizeof *t->agg_acc);
+        if (t->agg_acc) memset(t->agg_acc, 0, t->agg_bytes);
     }
-    if (t && r >= t->agg_cap) {
-        uint32_t cap = sps__registry_count() + 64;
-        if (cap <= r) cap = r + 64;
-        sps__acc_t *a = realloc(t->agg_acc, cap * sizeof *a);
+    if (t && bytes > t->agg_bytes) {
+        unsigned char *a = realloc(t->agg_acc, bytes);
         if (a) {
-            memset(a + t->agg_cap, 0, (cap - t->agg_cap) * sizeof *a);
+            memset(a + t->agg_bytes, 0, bytes - t->agg_bytes);
             t->agg_acc = a;
-            t->agg_cap = cap;
+            t->agg_bytes = bytes;
         }
     }
     pthread_mutex_unlock(&sps__g.lock);
-    return t && r < t->agg_cap ? t : NULL;
+    return t && bytes <= t->agg_bytes ? t : NULL;
 }
 /* ------------------------------------------------------------------------ */
 /* Joining without recording (steps, schedule.c)                             */

@@ -6,9 +6,18 @@
  * which the api layer registers at setup. */
 #include "sps_int.h"
 
+/* The accumulators of thread t, by region id. */
+static sps__acc_t *accs(const sps__thr_t *t) { return (sps__acc_t *)t->agg_acc; }
+static uint32_t naccs(const sps__thr_t *t) { return (uint32_t)(t->agg_bytes / sizeof(sps__acc_t)); }
+
 static void agg_begin(sps_region_t r, uint64_t now) {
-    sps__thr_t *t = sps__agg_thread(r);
-    if (!t) return;
+    sps__thr_t *t = sps__tls;
+    if (SPS__UNLIKELY(t->epoch != sps__g.epoch || r >= naccs(t))) {
+        /* room for every region known now and some more: few regrowths */
+        size_t n = sps__registry_count() + 64;
+        if (n <= r) n = (size_t)r + 64;
+        if (!(t = sps__agg_thread(n * sizeof(sps__acc_t)))) return;
+    }
     sps__frame_t f = {r, -1, now, 0, 0, -1, 0, 0};
     if (SPS__UNLIKELY(t->agg_stack.n == t->agg_stack.cap)) {
         pthread_mutex_lock(&sps__g.lock); /* readers may scan the stack size */
@@ -25,10 +34,10 @@ static void agg_close(void *ctx, const sps__frame_t *f, uint64_t end,
                       uint64_t self, size_t depth) {
     sps__thr_t *t = ctx;
     (void)depth;
-    if (f->region >= t->agg_cap) return;
+    if (f->region >= naccs(t)) return;
     __atomic_store_n(&t->agg_seq, t->agg_seq + 1, __ATOMIC_RELAXED);
     atomic_thread_fence(memory_order_release);
-    sps__acc_add(&t->agg_acc[f->region], f->start, end, self);
+    sps__acc_add(&accs(t)[f->region], f->start, end, self);
     atomic_thread_fence(memory_order_release);
     __atomic_store_n(&t->agg_seq, t->agg_seq + 1, __ATOMIC_RELAXED);
 }
@@ -44,10 +53,11 @@ const sps__agg_ops_t sps__agg_fold_ops = {agg_begin, agg_end};
 
 __attribute__((no_sanitize("thread")))
 sps__acc_t sps__agg_read(const sps__thr_t *t, sps_region_t r) {
-    sps__acc_t a;
+    sps__acc_t a = {0};
+    if (r >= naccs(t)) return a;
     for (;;) {
         uint32_t s0 = __atomic_load_n(&t->agg_seq, __ATOMIC_ACQUIRE);
-        a = t->agg_acc[r];
+        a = accs(t)[r];
         atomic_thread_fence(memory_order_acquire);
         if (!(s0 & 1) && __atomic_load_n(&t->agg_seq, __ATOMIC_RELAXED) == s0) return a;
     }

@@ -7,24 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+sps__analysis_t sps__an;
+
 /* ------------------------------------------------------------------------ */
 /* The incremental analyzer (under the session lock)                         */
 /* ------------------------------------------------------------------------ */
 
 /* Makes room for region id r in the session's accumulator arrays. */
 int sps__acc_reserve(uint32_t r) {
-    if (r < sps__g.acc_cap) return 0;
+    if (r < sps__an.acc_cap) return 0;
     uint32_t cap = sps__registry_count() + 256;
     if (cap <= r) cap = r + 256;
-    sps__acc_t *c = realloc(sps__g.cum, cap * sizeof *c);
+    sps__acc_t *c = realloc(sps__an.cum, cap * sizeof *c);
     if (!c) return SPS_ENOMEM;
-    sps__g.cum = c;
-    sps__acc_t *p = realloc(sps__g.per, cap * sizeof *p);
+    sps__an.cum = c;
+    sps__acc_t *p = realloc(sps__an.per, cap * sizeof *p);
     if (!p) return SPS_ENOMEM;
-    sps__g.per = p;
-    memset(c + sps__g.acc_cap, 0, (cap - sps__g.acc_cap) * sizeof *c);
-    memset(p + sps__g.acc_cap, 0, (cap - sps__g.acc_cap) * sizeof *p);
-    sps__g.acc_cap = cap;
+    sps__an.per = p;
+    memset(c + sps__an.acc_cap, 0, (cap - sps__an.acc_cap) * sizeof *c);
+    memset(p + sps__an.acc_cap, 0, (cap - sps__an.acc_cap) * sizeof *p);
+    sps__an.acc_cap = cap;
     return 0;
 }
 
@@ -33,11 +35,11 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
     (void)ctx;
     (void)depth;
     if (sps__acc_reserve(f->region) == 0) {
-        sps__acc_add(&sps__g.cum[f->region], f->start, end, self);
-        sps__acc_add(&sps__g.per[f->region], f->start, end, self);
+        sps__acc_add(&sps__an.cum[f->region], f->start, end, self);
+        sps__acc_add(&sps__an.per[f->region], f->start, end, self);
     }
     if (f->node >= 0) {
-        sps__tree_node_t *n = &sps__g.tree.n[f->node];
+        sps__tree_node_t *n = &sps__an.tree.n[f->node];
         sps__acc_add(&n->cum, f->start, end, self);
         sps__acc_add(&n->per, f->start, end, self);
     }
@@ -51,7 +53,7 @@ static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids) {
     }
     if (!e->is_end) {
         int32_t parent = t->stack.n ? t->stack.f[t->stack.n - 1].node : -1;
-        sps__frame_t f = {e->region, sps__tree_node(&sps__g.tree, parent, e->region),
+        sps__frame_t f = {e->region, sps__tree_node(&sps__an.tree, parent, e->region),
                           e->ns, 0, e->seq, -1, 0, 0};
         if (sps__stack_push(&t->stack, f)) sps__g.misuse++;
         return;
@@ -101,11 +103,11 @@ int sps__analyze_thread(sps__thr_t *t) {
 /* ------------------------------------------------------------------------ */
 
 void sps__analysis_reset(void) {
-    if (sps__g.acc_cap) {
-        memset(sps__g.cum, 0, sps__g.acc_cap * sizeof *sps__g.cum);
-        memset(sps__g.per, 0, sps__g.acc_cap * sizeof *sps__g.per);
+    if (sps__an.acc_cap) {
+        memset(sps__an.cum, 0, sps__an.acc_cap * sizeof *sps__an.cum);
+        memset(sps__an.per, 0, sps__an.acc_cap * sizeof *sps__an.per);
     }
-    sps__tree_free(&sps__g.tree);
+    sps__tree_free(&sps__an.tree);
 }
 
 void sps__analyze_all(void) {
@@ -117,30 +119,30 @@ sps__acc_t sps__cum_acc(sps_region_t r) {
     sps__acc_t a = {0};
     if (sps__g.mode == SPS__AGGREGATE) {
         for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
-            if (t->epoch == sps__g.epoch && r < t->agg_cap) {
+            if (t->epoch == sps__g.epoch) {
                 sps__acc_t x = sps__agg_read(t, r);
                 sps__acc_to_ns(&x, &sps__g.tm);
                 sps__acc_merge(&a, &x);
             }
-    } else if (r < sps__g.acc_cap) {
-        a = sps__g.cum[r];
+    } else if (r < sps__an.acc_cap) {
+        a = sps__an.cum[r];
     }
     return a;
 }
 
 int sps__analysis_take(sps__snap_t *s) {
-    s->nregions = sps__g.acc_cap;
+    s->nregions = sps__an.acc_cap;
     s->per = calloc(s->nregions ? s->nregions : 1, sizeof *s->per);
-    s->nnodes = sps__g.tree.len;
+    s->nnodes = sps__an.tree.len;
     s->node_per = calloc(s->nnodes ? s->nnodes : 1, sizeof *s->node_per);
     if (!s->per || !s->node_per) return SPS_ENOMEM;
     if (s->nregions) {
-        memcpy(s->per, sps__g.per, s->nregions * sizeof *s->per);
-        memset(sps__g.per, 0, s->nregions * sizeof *sps__g.per);
+        memcpy(s->per, sps__an.per, s->nregions * sizeof *s->per);
+        memset(sps__an.per, 0, s->nregions * sizeof *sps__an.per);
     }
     for (size_t i = 0; i < s->nnodes; i++) {
-        s->node_per[i] = sps__g.tree.n[i].per;
-        memset(&sps__g.tree.n[i].per, 0, sizeof sps__g.tree.n[i].per);
+        s->node_per[i] = sps__an.tree.n[i].per;
+        memset(&sps__an.tree.n[i].per, 0, sizeof sps__an.tree.n[i].per);
     }
     return 0;
 }
@@ -155,8 +157,8 @@ void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *old) {
 int sps__analysis_describe(sps__snap_t *s) {
     uint32_t count = sps__registry_count();
     s->regs = malloc(count * sizeof *s->regs);
-    s->node_parent = malloc((sps__g.tree.len + 1) * sizeof *s->node_parent);
-    s->node_region = malloc((sps__g.tree.len + 1) * sizeof *s->node_region);
+    s->node_parent = malloc((sps__an.tree.len + 1) * sizeof *s->node_parent);
+    s->node_region = malloc((sps__an.tree.len + 1) * sizeof *s->node_region);
     if (!s->regs || !s->node_parent || !s->node_region) return SPS_ENOMEM;
     for (sps_region_t r = 1; r < count; r++) {
         int reg = r < sps__g.registered_cap && sps__g.registered[r];
@@ -164,8 +166,8 @@ int sps__analysis_describe(sps__snap_t *s) {
         if (reg || rec) s->regs[s->nregs++] = r;
     }
     for (size_t i = 0; i < s->nnodes; i++) {
-        s->node_parent[i] = sps__g.tree.n[i].parent;
-        s->node_region[i] = sps__g.tree.n[i].region;
+        s->node_parent[i] = sps__an.tree.n[i].parent;
+        s->node_region[i] = sps__an.tree.n[i].region;
     }
     return 0;
 }
