@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Fails when a lower layer of the library uses a symbol a higher layer
-# defines (DESIGN.md, "Layers").  Reads the built objects with nm:
+# Fails when a lower layer of the library uses a higher one (DESIGN.md,
+# "Layers"; docs/design.md):
 #   util < core < model < formats < api < ext
-# Usage: scripts/check-layers.sh [BUILD_DIR]   (default: build)
+# - symbols: reads the built objects with nm, and names every symbol an
+#   object uses that a higher layer's object defines;
+# - headers: a file under src/LAYER/ may include only headers of its own
+#   layer or below, and never sps_int.h (the umbrella for tests and tools).
+# Usage: scripts/check-layers.sh [BUILD_DIR [SOURCE_DIR]]
+#   (defaults: build, and the directory above this script)
 set -euo pipefail
 build=${1:-build}
+srcdir=${2:-$(cd "$(dirname "$0")/.." && pwd)}/src
 objdir=$build/CMakeFiles/spanscope_objs.dir/src
 [ -d "$objdir" ] || { echo "check-layers: no objects under $objdir (build first)" >&2; exit 2; }
 layers=(util core model formats api ext)
@@ -31,9 +37,30 @@ for l in "${layers[@]}"; do
     done < <(nm -u "$o" | awk '{print $2}')
   done
 done
+# headers: #include "LAYER/..." (or "sps_int.h") from a lower layer
+if [ -d "$srcdir" ]; then
+  for l in "${layers[@]}"; do
+    [ -d "$srcdir/$l" ] || continue
+    for f in "$srcdir/$l"/*.[ch]; do
+      [ -e "$f" ] || continue
+      while read -r inc; do
+        if [ "$inc" = "sps_int.h" ]; then
+          echo "check-layers: $l/$(basename "$f") includes sps_int.h (include your layer's header)" >&2
+          bad=$((bad + 1)); continue
+        fi
+        d=${inc%%/*}
+        [ "$d" != "$inc" ] && [ -n "${rank[$d]:-}" ] || continue
+        if [ "${rank[$d]}" -gt "${rank[$l]}" ]; then
+          echo "check-layers: $l/$(basename "$f") includes $inc of $d" >&2
+          bad=$((bad + 1))
+        fi
+      done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+    done
+  done
+fi
 n=$(find "$objdir" -name '*.o' | wc -l)
 if [ "$bad" -gt 0 ]; then
-  echo "check-layers: $bad upward uses in $n objects"
+  echo "check-layers: $bad upward uses ($n objects and the sources' includes)"
   exit 1
 fi
-echo "check-layers: $n objects, every layer uses only itself and those below"
+echo "check-layers: $n objects and their sources: every layer uses only itself and those below"

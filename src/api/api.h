@@ -8,7 +8,7 @@
 #ifndef SPS_API_H
 #define SPS_API_H
 
-#include "sps_int.h"
+#include "formats/formats.h"
 
 #include <stdio.h>
 
@@ -113,5 +113,101 @@ typedef struct sps__diff_opts {
 SPS__HIDDEN int sps__diff_write(FILE *fp, const char *a, const char *b,
                                 const sps__diff_opts_t *o, char *err,
                                 size_t errlen);
+
+/* ======================================================================== */
+/* integrations: distributed sessions (api: src/api/dist.c; the MPI one:   */
+/* src/ext/mpi.c, its own library libspanscope_mpi)                          */
+/* ======================================================================== */
+
+/* A distributed integration (MPI) lives in a library of its own, so that a
+ * program that does not use it never loads it (nor libmpi).  It plugs in
+ * through an operations table it registers with sps__dist_register, from
+ * its library's constructor; the core calls the table, never the
+ * integration by name.  libspanscope_mpi is another shared object, where
+ * the core's hidden symbols are out of reach: registering gives it a table
+ * of the core's services instead (one exported internal entry point, not
+ * one per service).  docs/mpi.md describes the arrangement. */
+
+/* Both tables start with the ABI version they were built with; a table of
+ * another version is refused (a libspanscope_mpi of another spanscope). */
+#define SPS__DIST_ABI 1
+
+/* What an integration gives the core.  Every function is called without
+ * the session lock held; none may be NULL. */
+typedef struct sps__dist_ops {
+    int abi;          /* SPS__DIST_ABI */
+    const char *name; /* "mpi" */
+    /* sps_setup (no session live, cfg->local not set): when the runtime is
+     * up (MPI initialised, or sps_mpi_setup named a communicator) it is
+     * collective and fills *out (on = 1, rank, size, clock offset);
+     * otherwise it zeroes *out (on = 0).  0 or a negative SPS_E* code. */
+    int (*setup)(sps__dist_t *out);
+    /* A finalize of a session whose setup gave on = 1: the collective
+     * finalize, which writes this rank's period with the core's
+     * finalize_local.  Every rank returns the same code. */
+    int (*finalize)(const char *path, FILE *table_fp);
+    /* sps_shutdown of such a session (in the process that set it up). */
+    void (*shutdown)(void);
+} sps__dist_ops_t;
+
+/* What the core gives an integration (sps__dist_register fills a pointer
+ * to its one static table, valid for the life of the process). */
+typedef struct sps__dist_core {
+    int abi; /* SPS__DIST_ABI */
+    /* The finalize of this process alone (sps__finalize_local). */
+    int (*finalize_local)(const char *path, FILE *table_fp);
+    /* Copies the live session's distributed state into *out under the
+     * session lock (zeroed when no session of this process is live, or it
+     * is not distributed); returns 1 when such a session is live, else 0. */
+    int (*dist_info)(sps__dist_t *out);
+    /* The live session's mode (SPS__EVENTS or SPS__AGGREGATE), SPS__OFF
+     * when none is live in this process.  Read under the session lock. */
+    int (*session_mode)(void);
+    /* sps__h5_add_table (formats/h5.c, below). */
+    int (*h5_add_table)(const char *path, const char *group, const char *desc,
+                        size_t n, const char *strname, const char *const *strcol,
+                        size_t ncols, const char *const *colname,
+                        const int64_t *const *cols);
+} sps__dist_core_t;
+
+/* Registers ops as the process's distributed integration and points *core
+ * (may be NULL) at the core's services: set before ops is published (a
+ * setup on another thread may call ops at once), NULL again when refused.
+ * ops must stay valid for the life of the process (libspanscope_mpi is
+ * linked with -z nodelete).  Registering the same table again is a no-op.
+ * Thread-safe.  Returns 0, SPS_EINVAL (ops NULL or of another
+ * SPS__DIST_ABI) or SPS_EACTIVE (another table is registered: one
+ * distributed runtime per process).  Exported (SPS_API)
+ * because the integration is another shared object; internal all the same:
+ * not in spanscope.h, no promise beyond SPS__DIST_ABI. */
+SPS_API int sps__dist_register(const sps__dist_ops_t *ops,
+                               const sps__dist_core_t **core);
+
+/* The api layer's side (api/dist.c), called by setup and finalize only.  sps__dist_setup (from
+ * sps_setup): when no integration is registered and MPI is initialised in
+ * the process (PMPI_Initialized found with dlsym: the core links no MPI),
+ * first loads libspanscope_mpi from libspanscope's own directory (see
+ * dist.c); then calls the registered setup, or zeroes *out when there is
+ * none.  sps__dist_finalize: the registered finalize (sps__finalize_local
+ * when there is none).  sps__dist_shutdown: the registered shutdown. */
+SPS__HIDDEN int sps__dist_setup(sps__dist_t *out);
+SPS__HIDDEN int sps__dist_finalize(const char *path, FILE *table_fp);
+SPS__HIDDEN void sps__dist_shutdown(void);
+/* api/finalize.c: the finalize of this process alone (what sps__finalize_ex does
+ * without a distributed session). */
+SPS__HIDDEN int sps__finalize_local(const char *path, FILE *table_fp);
+/* api/finalize.c: writes a finalized period to path (NULL: no file) and prints
+ * the table to verbose if not NULL.  Does not take the lock. */
+SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
+                                    FILE *verbose);
+/* api/finalize.c: sps_finalize_to with the table printed to table_fp (or none). */
+SPS__HIDDEN int sps__finalize_ex(const char *path, FILE *table_fp);
+
+/* api/finalize.c: builds table input from accumulators (ns) and prints it. */
+SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
+                                uint32_t nregions, const sps__acc_t *nodes,
+                                const int32_t *node_parent,
+                                const uint32_t *node_region, size_t nnodes,
+                                int64_t session_ns);
 
 #endif /* SPS_API_H */

@@ -12,7 +12,7 @@
  * sps_setup -- but has MPI initialised when it calls sps_setup gets it
  * loaded here, from libspanscope's own directory, so that its session is
  * collective all the same. */
-#include "sps_int.h"
+#include "api/api.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

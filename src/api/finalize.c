@@ -10,7 +10,7 @@
  * chunks back to the pool.  Recording goes on in every thread meanwhile.
  * If the write fails the snapshot is kept as "pending" and written,
  * together with the next period, by the next finalize. */
-#include "sps_int.h"
+#include "api/api.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * arrays, the summary table and the torch-style face's spans.  Each brings
  * the model's analysis up to date under the session lock, so a query costs
  * time proportional to the events recorded since the previous one. */
-#include "sps_int.h"
+#include "api/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>

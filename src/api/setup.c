@@ -3,7 +3,7 @@
  * model's aggregate recorder is registered with core, integrations (MPI)
  * take part through their operations table, and the model's analysis is
  * reset with the recording. */
-#include "sps_int.h"
+#include "api/api.h"
 
 int sps_setup(const sps_config_t *cfg) {
     static const sps_config_t defaults = SPS_CONFIG_INIT;

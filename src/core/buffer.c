@@ -11,7 +11,7 @@
  * and discards new events, GROW allocates.  Chunk memory is touched when
  * allocated and then recycled, so a long run does not keep paying page
  * faults. */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * conversion is paid once per event at finalize, never while recording, and
  * slow drift between the two clocks (NTP slewing CLOCK_MONOTONIC) is
  * followed piecewise rather than extrapolated over the whole run. */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * Counters are for values sampled now and then (memory in use, queue
  * depth), not per call: a sample costs a clock read and the lock, which is
  * why they do not go through the per-thread span buffers. */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* error.c -- the one error rule: negative SPS_E* codes and their names. */
-#include "sps_int.h"
+#include "core/core.h"
 
 /* Returns a static message for code; see SPS_ERRNO_MAP in spanscope.h. */
 const char *sps_strerror(int code) {

@@ -1,7 +1,7 @@
 /* frames.c -- the stack of open calls, a plain container.  Core keeps the
  * open calls of each thread across periods (carried into the next finalize);
  * what a frame means and how frames close is the model's fold (fold.c). */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  * process, so a call site may cache one in a static across sessions.  The
  * index (util.h's) hashes the raw bytes of the name; lookups and inserts
  * take one mutex (interning is not on the hot path). */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  * the counter and the log afresh.  Marks hold raw ticks, converted with
  * the session's time map when read, exactly as the spans' timestamps are
  * (so a span begun right after a mark is never placed before it). */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * the facts a writer needs.  What the records mean (statistics, the tree)
  * is the model's; the public calls that put the two together are the api
  * layer's (src/api/).  Core calls neither. */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <fcntl.h>

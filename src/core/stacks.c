@@ -15,7 +15,7 @@
  * read under the session lock).  Lock order: session lock, then g_lock,
  * then a thread table's lock.
  */
-#include "sps_int.h"
+#include "core/core.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>

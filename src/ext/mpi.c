@@ -13,7 +13,7 @@
  * Every MPI call here goes through the PMPI entry points, so that a
  * profiling library (libspanscope_pmpi) does not record spanscope's own
  * messages as the program's. */
-#include "sps_int.h"
+#include "api/api.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -37,7 +37,7 @@
  * call here and restored afterwards, so a host that uses HDF5 itself keeps
  * its own settings.
  */
-#include "sps_int.h"
+#include "formats/formats.h"
 
 #include <hdf5.h>
 

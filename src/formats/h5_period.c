@@ -4,7 +4,7 @@
  * ranges; a duration that completes after its row was written (a long outer
  * call) is patched in at the end.  Memory is bounded by regions, never by
  * the number of events. */
-#include "sps_int.h"
+#include "formats/formats.h"
 
 #include <stdlib.h>
 #include <string.h>

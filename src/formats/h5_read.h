@@ -34,7 +34,7 @@
 #ifndef SPS_H5_READ_H
 #define SPS_H5_READ_H
 
-#include "sps_int.h"
+#include "formats/formats.h"
 
 /* A file's /metadata: every attribute as read (the list Python's
  * results.read and sps_metadata_read hand out) and a typed view of the

@@ -15,7 +15,7 @@
 #ifndef SPS_HTML_H
 #define SPS_HTML_H
 
-#include "sps_int.h"
+#include "formats/formats.h"
 #include "formats/timeline.h"
 
 #include <stdint.h>

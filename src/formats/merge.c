@@ -95,7 +95,7 @@
  * This is recorded as "clock_aligned": false for the rank in the JSON
  * output's "spanscope" key; nothing is printed.
  */
-#include "sps_int.h"
+#include "formats/formats.h"
 #include "formats/h5_read.h"
 #include "formats/merge.h"
 #include "formats/timeline.h"

@@ -7,7 +7,7 @@
 #ifndef SPS_MERGE_H
 #define SPS_MERGE_H
 
-#include "sps_int.h"
+#include "formats/formats.h"
 
 /* Called around the reading of the inputs; either may be NULL. */
 typedef struct sps__merge_hooks {

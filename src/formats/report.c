@@ -1,7 +1,7 @@
 /* report.c -- the counters section of a report (src/api/report.c puts
  * the report together): per counter of a file its samples, min, mean, max
  * and latest value. */
-#include "sps_int.h"
+#include "formats/formats.h"
 #include "formats/h5_read.h"
 
 #include <stdlib.h>

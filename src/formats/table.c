@@ -14,7 +14,7 @@
  * names may hold control bytes, numbers may be negative.  The output stays
  * well formed whatever comes in.
  */
-#include "sps_int.h"
+#include "formats/formats.h"
 
 #include <float.h>
 #include <inttypes.h>

@@ -23,7 +23,7 @@
 #ifndef SPS_TIMELINE_H
 #define SPS_TIMELINE_H
 
-#include "sps_int.h"
+#include "formats/formats.h"
 
 typedef enum {
     SPS__TL_UNKNOWN = 0,

@@ -4,7 +4,7 @@
  * accumulator of its region, in ticks, under a per-thread seqlock that
  * readers (sps__agg_read) retry.  Core calls these through sps__agg_ops,
  * which the api layer registers at setup. */
-#include "sps_int.h"
+#include "model/model.h"
 
 /* The accumulators of thread t, by region id. */
 static sps__acc_t *accs(const sps__thr_t *t) { return (sps__acc_t *)t->agg_acc; }

@@ -1,7 +1,7 @@
 /* analyze.c -- the incremental analyzer that keeps the session's statistics
  * and call tree up to date, by the one fold (fold.c).  A region id that was
  * never handed out is ignored and counted as misuse. */
-#include "sps_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -35,7 +35,7 @@
  *
  *   Statistics per region: count, total, self, min, max, first/last,
  *   mean and variance by a shifted sum merged with Chan's formula. */
-#include "sps_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * calls for queries.  Memory is
  * bounded by the number of threads and regions, never by the number of
  * events. */
-#include "sps_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>

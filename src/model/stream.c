@@ -6,7 +6,7 @@
  * by an earlier finalize).  Timestamps leave the reader as CLOCK_MONOTONIC
  * ns, converted with the anchors known when the records are read: every
  * consumer (statistics, files, queries) then sees the same ns values. */
-#include "sps_int.h"
+#include "model/model.h"
 
 #include <stdlib.h>
 

@@ -1,0 +1,386 @@
+/*
+ * core.h -- the core layer's internal interface (src/core/): clock,
+ * records, per-thread buffers, the region registry, the session's
+ * lifecycle and snapshots, counters, native stacks and steps.
+ *
+ * Nothing here is public.  Every non-static symbol is prefixed sps__ and
+ * marked SPS__HIDDEN (like Lua's LUAI_FUNC) so it does not leak from the .so.
+ * Core uses only util (src/util/util.h) and libc: what a recording means
+ * is the model's (src/model/model.h), which core never calls by name; where
+ * it hands work up it holds function pointers the layers above fill in
+ * (sps__agg_ops, sps__reset_fn, sps__snap_merge_fn).  docs/design.md,
+ * "Layers".
+ */
+#ifndef SPS_CORE_H
+#define SPS_CORE_H
+
+#include "spanscope.h"
+#include "util/util.h" /* the base layer: SPS__HIDDEN, heap, hash, ... */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Types of the layers above that core stores but never looks into: a
+ * snapshot carries the model's statistics (model.h defines them). */
+typedef struct sps__acc sps__acc_t;
+
+/* ======================================================================== */
+/* core: clock (src/core/clock.c)                                            */
+/* ======================================================================== */
+
+/* Raw timestamps ("ticks") come from rdtsc where the TSC is invariant, else
+ * from CLOCK_MONOTONIC (then ticks are ns).  They are converted to
+ * CLOCK_MONOTONIC ns only when read back, through anchors: pairs (ticks, ns)
+ * taken at setup, now and then while recording, and at every query. */
+typedef struct sps__anchor {
+    uint64_t ticks;
+    int64_t ns;
+} sps__anchor_t;
+
+SPS__HIDDEN extern int sps__use_tsc; /* read on the hot path */
+
+static inline uint64_t sps__ticks(void);
+SPS__HIDDEN uint64_t sps__mono_ns(void);
+
+/* Once per process: picks the counter (env SPANSCOPE_CLOCK=tsc|monotonic
+ * overrides) and measures its rate. */
+SPS__HIDDEN void sps__clock_init(void);
+/* A fresh anchor (best of a few reads). */
+SPS__HIDDEN sps__anchor_t sps__anchor_now(void);
+
+/* Piecewise-linear map ticks -> ns over a growing array of anchors. */
+typedef struct sps__timemap {
+    sps__anchor_t *a;
+    double *k;      /* k[i]: ns per tick from anchor i to i+1 */
+    size_t n, cap;
+} sps__timemap_t;
+SPS__HIDDEN int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a);
+SPS__HIDDEN int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks);
+SPS__HIDDEN int64_t sps__timemap_ns_hint(const sps__timemap_t *m,
+                                         uint64_t ticks, size_t *hint);
+/* ns per tick near the last anchor (1.0 with the monotonic clock). */
+SPS__HIDDEN double sps__timemap_scale(const sps__timemap_t *m);
+SPS__HIDDEN void sps__timemap_free(sps__timemap_t *m);
+
+#if defined(__x86_64__) || defined(__i386__)
+#  include <x86intrin.h>
+static inline uint64_t sps__ticks(void) {
+    if (SPS__LIKELY(sps__use_tsc)) return __rdtsc();
+    return sps__mono_ns();
+}
+#else
+static inline uint64_t sps__ticks(void) { return sps__mono_ns(); }
+#endif
+
+/* ======================================================================== */
+/* core: records                                                             */
+/* ======================================================================== */
+
+/* One 8-byte record per sps_begin / sps_end:
+ *   bits 63..33  region id (31 bits)
+ *   bit  32      1 = end, 0 = begin
+ *   bits 31..0   low 32 bits of the timestamp
+ * A HI record (upper half all ones) carries the upper 32 bits of the
+ * timestamp in its low half; every chunk starts with one and the hot path
+ * writes one whenever the upper half changes. */
+#define SPS__REC_HI_TAG 0xFFFFFFFFu
+#define SPS__REGION_MAX 0x7FFFFFFEu
+
+static inline uint64_t sps__rec_hi(uint32_t hi) {
+    return ((uint64_t)SPS__REC_HI_TAG << 32) | hi;
+}
+
+/* ======================================================================== */
+/* core: chunks and threads (src/core/buffer.c)                              */
+/* ======================================================================== */
+
+/* A chunk descriptor.  Its records live in memory (rec != NULL) or in the
+ * spill file at file_off. */
+typedef struct sps__chunk {
+    struct sps__chunk *next; /* thread's retired list, or a free list */
+    uint64_t *rec;           /* chunk memory, or NULL when spilled */
+    int64_t file_off;        /* spill file offset, -1 when in memory */
+    uint32_t n;              /* records written (set when retired) */
+    uint32_t cap;            /* records the memory holds */
+    uint32_t consumed;       /* records [0, consumed) already written out */
+    uint64_t seq0;           /* per-thread sequence number of rec[0] */
+} sps__chunk_t;
+
+/* A frame: one open call on a lane's stack (the fold, model/fold.c).  Times
+ * are in the stream's unit: ticks while the core analyzes live records, ns
+ * once decoded. */
+typedef struct sps__frame {
+    uint32_t region;
+    int32_t node;        /* call-tree node (model), -1 if none */
+    uint64_t start;      /* ns (ticks on an aggregate-mode thread's stack) */
+    uint64_t child;      /* time spent in direct children, same unit */
+    uint64_t seq;        /* record sequence number of the begin (interval
+                            streams: the caller's key of the span) */
+    int64_t id;          /* merged pass: call id, -1 if not written */
+    uint64_t ord;        /* merged pass: ordinal within its region */
+    uint64_t end;        /* interval streams: the span's end; else 0 */
+} sps__frame_t;
+
+/* A stack of frames (core/frames.c: a plain container). */
+typedef struct sps__stack {
+    sps__frame_t *f;
+    size_t n, cap;
+} sps__stack_t;
+/* Appends f; 0 or SPS_ENOMEM (s unchanged). */
+SPS__HIDDEN int sps__stack_push(sps__stack_t *s, sps__frame_t f);
+SPS__HIDDEN void sps__stack_free(sps__stack_t *s);
+/* Makes dst a copy of src (dst's memory reused); 0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);
+
+/* Per-thread state.  pos/end/hi are the hot fields. */
+typedef struct sps__thr {
+    _Atomic(uint64_t *) pos; /* next free record in cur */
+    uint64_t *end;           /* one past the last usable record */
+    uint32_t hi;             /* upper timestamp half last written */
+    uint32_t index;          /* 0, 1, ... in order of first use */
+    uint64_t epoch;          /* session epoch this state belongs to */
+    sps__chunk_t *cur;       /* chunk being written */
+    sps__chunk_t *head, *tail; /* retired chunks, oldest first */
+    uint64_t dropped;        /* events dropped under SPS_OVERFLOW_DROP */
+    int dropping;
+    int exited;
+    uint64_t seq_next;       /* while dropping: sequence number of the next
+                                record (numbering never restarts in a
+                                session; stacks and carried calls use it) */
+    pid_t tid;
+    char name[32];
+    int64_t first_ns, last_ns; /* first/last use, CLOCK_MONOTONIC ns */
+    /* aggregate mode (owner thread writes, readers use relaxed loads) */
+    void *agg_acc;           /* the model's accumulators (model/aggregate.c) */
+    size_t agg_bytes;        /* allocated, zero-filled */
+    uint32_t agg_seq;        /* seqlock over agg_acc: odd while updating */
+    sps__stack_t agg_stack;  /* open calls (ticks) */
+    /* analyzer cursor (under the session lock): records [0, an_pos) of
+     * an_chunk are analyzed, and every chunk before it */
+    sps__chunk_t *an_chunk;
+    uint32_t an_pos;
+    sps__stack_t stack;      /* open calls as of the analyzer cursor */
+    sps__stack_t carried;    /* open calls at the last finalize */
+    struct sps__thr *next_all;
+} sps__thr_t;
+
+/* ======================================================================== */
+/* core: registry (src/core/registry.c)                                      */
+/* ======================================================================== */
+
+/* Process-wide name interning.  Ids start at 1; 0 is SPS_REGION_INVALID. */
+SPS__HIDDEN sps_region_t sps__registry_intern(const char *name);
+SPS__HIDDEN uint32_t sps__registry_count(void); /* ids are 1..count-1... */
+/* Display name (valid UTF-8, never NULL for ids < count; "(invalid)" for 0). */
+SPS__HIDDEN const char *sps__registry_name(sps_region_t r);
+
+/* ======================================================================== */
+/* core: snapshots, native stacks, steps                                     */
+/* ======================================================================== */
+
+/* A stretch of one thread's records: chunk memory or a spill-file range.
+ * Records [0, skip) only update the timestamp's upper half. */
+typedef struct sps__seg {
+    uint32_t thread;
+    const uint64_t *rec; /* NULL: read n records at file_off from spill fd */
+    int64_t file_off;
+    uint32_t n, skip;
+    uint64_t seq0;
+} sps__seg_t;
+
+typedef struct sps__thread_info {
+    int64_t index, ident, native_id;
+    int64_t start_ns, end_ns, cpu_ns;
+    const char *name;
+} sps__thread_info_t;
+
+/* Native stacks (stacks.c).  note: called by the recording thread t right
+ * after it wrote the begin record number seq (state SPS__EVENTS_STACKS);
+ * caller is the user's call site (sps__begin's return address), where the
+ * stack is cut, or NULL; lookup: the stack id of that begin in session epoch, 0 if none. */
+SPS__HIDDEN void sps__stack_note(const sps__thr_t *t, uint64_t seq, void *caller);
+SPS__HIDDEN uint32_t sps__stack_lookup(uint32_t thread, uint64_t epoch, uint64_t seq);
+/* Non-zero once capture was switched on in this process (sps_spans skips
+ * the lookups otherwise). */
+SPS__HIDDEN int sps__stacks_used(void);
+/* In a fork child: re-initialises the locks of stacks.c. */
+SPS__HIDDEN void sps__stacks_atfork_child(void);
+
+/* Steps (schedule.c, model/fold.c).  A completed step of the session: thread
+ * index, CLOCK_MONOTONIC ns, its number, and (set by sps_spans before
+ * sps__steps_nest) the region id of its name "ProfilerStep#N". */
+typedef struct sps__step_span {
+    int64_t start_ns, end_ns, step;
+    uint32_t thread, region;
+} sps__step_span_t;
+/* Under the session lock: the steps that ended in the periods sps_spans
+ * returns (the pending one and the current one) and lie inside
+ * [from_ns, to_ns], as a malloc'd array (*out NULL when *n is 0).  Needs
+ * the time map refreshed (every mark before its last anchor).  Returns 0
+ * or SPS_ENOMEM. */
+SPS__HIDDEN int sps__steps_window(int64_t from_ns, int64_t to_ns,
+                                  sps__step_span_t **out, size_t *n);
+/* buffer.c: joins the calling thread to the running events session if it
+ * has not recorded in it yet (as its first record would) and returns its
+ * index, or SPS_ENOSESSION, SPS_EMODE (aggregate) or SPS_ENOMEM.  Takes
+ * the session lock unless the thread has joined already. */
+SPS__HIDDEN int64_t sps__thread_join(void);
+
+/* ======================================================================== */
+/* core: session state (src/core/session.c, buffer.c)                        */
+/* ======================================================================== */
+
+/* SPS__EVENTS_STACKS: events, plus a native stack per begin (stacks.c);
+ * the hot path only knows SPS__EVENTS, so this state takes the slow path. */
+enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_STACKS = 3 };
+
+/* Read on every sps_begin/sps_end; on its own cache line. */
+/* sps__active (spanscope.h) holds SPS__OFF / SPS__EVENTS / SPS__AGGREGATE;
+ * always accessed with __atomic builtins (it is a plain int in the public
+ * header so that C++ can include it). */
+/* Accessed through the GOT even inside the library: an executable that
+ * reads sps__active inline gets a copy relocation, and the library must
+ * write that copy, not its own. */
+static inline int sps__state_load(void) {
+    return __atomic_load_n(&sps__active, __ATOMIC_RELAXED);
+}
+static inline void sps__state_store(int s) {
+    __atomic_store_n(&sps__active, s, __ATOMIC_SEQ_CST);
+}
+SPS__HIDDEN extern __thread sps__thr_t *sps__tls;
+SPS__HIDDEN extern sps__thr_t sps__dummy_thr;
+
+typedef struct sps__snap sps__snap_t;
+
+/* What a finalize takes out of the session to write, without the lock. */
+struct sps__snap {
+    uint32_t nthreads;
+    sps__seg_t *segs;      /* all segments, grouped by thread, in order */
+    size_t nsegs, capsegs;
+    sps__chunk_t *owned;   /* in-memory chunks to give back after writing */
+    uint64_t **copies;     /* copies of current chunks */
+    size_t ncopies, capcopies;
+    sps__stack_t *carried; /* [nthreads] open calls at the previous period end */
+    sps__stack_t *open;    /* [nthreads] open calls at this period end */
+    sps__acc_t *per;       /* [nregions] period statistics (ns) */
+    uint32_t nregions;
+    sps__acc_t *node_per;  /* [nnodes] period statistics of tree nodes */
+    size_t nnodes;
+    sps__timemap_t tm;
+    int64_t start_ns, end_ns;
+    /* copied under the lock for the writer and the table */
+    uint32_t *regs;        /* region ids in the file's region table */
+    size_t nregs;
+    int32_t *node_parent;  /* [nnodes] */
+    uint32_t *node_region; /* [nnodes] */
+    sps__thread_info_t *threads; /* [nthreads] */
+    char (*tnames)[32];
+    int aggregate, rank, size;
+    long compress_threshold;
+    uint64_t dropped, misuse, open_calls;
+    int64_t wall_anchor_ns, mono_anchor_ns;
+    char *label;
+    int has_clock_offset;  /* MPI clock alignment (see sps__layout_t) */
+    int64_t clock_offset_ns, clock_offset_error_ns;
+    sps_counter_sample_t *counters; /* the period's counter samples */
+    size_t ncounters;
+    uint64_t counters_dropped;
+};
+
+/* What a distributed setup found. */
+typedef struct sps__dist {
+    int on;                  /* 1: sessions are collective over a communicator */
+    int rank, size;
+    int has_clock_offset;
+    int64_t clock_offset_ns;       /* ns to add to put times on rank 0's clock */
+    int64_t clock_offset_error_ns; /* half the best round trip */
+} sps__dist_t;
+
+typedef struct sps__session {
+    pthread_mutex_t lock;
+    uint64_t epoch;
+    int pid;
+    int mode;                 /* SPS__EVENTS or SPS__AGGREGATE */
+    sps_config_t cfg;         /* strings below are owned copies */
+    char *file_path, *label, *spill_dir;
+    uint32_t chunk_recs;
+    size_t budget_chunks, mem_chunks;
+    sps__chunk_t *free_mem;   /* descriptors holding free chunk memory */
+    sps__thr_t *threads;      /* every thread state (all epochs) */
+    uint32_t nthreads;        /* threads of this epoch */
+    int spill_fd;
+    int64_t spill_end;
+    size_t spilled_live;
+    sps__timemap_t tm;
+    int64_t start_ns, period_start_ns;
+    int64_t wall_anchor_ns, mono_anchor_ns;
+    uint8_t *registered;      /* [registered_cap] by region id */
+    uint32_t registered_cap;
+    uint64_t misuse;
+    sps__snap_t *pending;     /* a period whose write failed */
+    sps__dist_t dist;         /* MPI: rank, size, clock offset (ext/mpi.c) */
+} sps__session_t;
+
+SPS__HIDDEN extern sps__session_t sps__g;
+
+/* counters.c, under the session lock: moves the period's samples into s
+ * (the log starts again); puts them back in front (a failed write); forgets
+ * them (session end). */
+SPS__HIDDEN void sps__counters_take(sps__snap_t *s);
+SPS__HIDDEN void sps__counters_reset(void);
+/* buffer.c */
+SPS__HIDDEN void sps__slow_record(sps__thr_t *t, uint32_t payload,
+                                  uint64_t now);
+/* Aggregate mode's recorder: core hands it each begin and end (ticks);
+ * the model's (model/aggregate.c: sps__agg_fold_ops), registered by the
+ * api layer at setup, so core calls no statistics code by name. */
+typedef struct sps__agg_ops {
+    void (*begin)(sps_region_t r, uint64_t now);
+    void (*end)(sps_region_t r, uint64_t now);
+} sps__agg_ops_t;
+SPS__HIDDEN extern const sps__agg_ops_t *sps__agg_ops;
+/* The calling thread's state joined to the session, with at least bytes of
+ * zero-filled aggregate storage (t->agg_acc); NULL if impossible
+ * (buffer.c; takes the session lock). */
+SPS__HIDDEN sps__thr_t *sps__agg_thread(size_t bytes);
+
+/* session.c: process-wide set-up (once), liveness, the config check. */
+SPS__HIDDEN void sps__process_init(void);
+SPS__HIDDEN int sps__session_live(void);
+SPS__HIDDEN int sps__config_check(const sps_config_t *cfg);
+/* Called under the session lock when a session's recording is forgotten
+ * (the model's analysis: sps__analysis_reset). */
+typedef void (*sps__reset_fn)(void);
+/* Opens a session (cfg checked; dist: what an MPI setup found, zeroed
+ * without).  0 or SPS_EACTIVE. */
+SPS__HIDDEN int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist,
+                                  sps__reset_fn reset);
+/* Closes the session; returns 1 when it was collective (the caller shuts the
+ * integration down), else 0. */
+SPS__HIDDEN int sps__session_close(sps__reset_fn reset);
+/* Snapshots, under the lock.  build: the period's records and stacks (take:
+ * move them out of the session; else reference live memory while the lock
+ * is held); describe: threads and metadata; stash: keep a period whose
+ * write failed as pending (merge merges the model's part, older first);
+ * absorb_pending: the pending period into s; release: chunks back to the
+ * pool; free: frees s and what it owns. */
+typedef void (*sps__snap_merge_fn)(sps__snap_t *s, const sps__snap_t *older);
+SPS__HIDDEN sps__snap_t *sps__snap_build(int take);
+SPS__HIDDEN int sps__snap_describe(sps__snap_t *s);
+SPS__HIDDEN void sps__snap_stash(sps__snap_t *s, sps__snap_merge_fn merge);
+SPS__HIDDEN void sps__snap_absorb_pending(sps__snap_t *s, sps__snap_merge_fn merge);
+SPS__HIDDEN void sps__snap_release(sps__snap_t *s);
+SPS__HIDDEN void sps__snap_free(sps__snap_t *s);
+
+/* Under the lock: release every chunk of every thread (session end). */
+SPS__HIDDEN void sps__buffers_reset(void);
+/* Under the lock: give a chunk's memory back to the pool. */
+SPS__HIDDEN void sps__chunk_release(sps__chunk_t *c);
+SPS__HIDDEN void sps__thread_key_init(void);
+/* Reads n records at off of the spill file into out. 0 or SPS_EIO. */
+SPS__HIDDEN int sps__spill_read(int64_t off, uint32_t n, uint64_t *out);
+
+#endif /* SPS_CORE_H */

@@ -1,0 +1,176 @@
+/*
+ * formats.h -- the formats layer's internal interface (src/formats/):
+ * the HDF5 writer, the summary tables; the readers and timelines have
+ * their own headers beside it (h5_read.h, timeline.h, html.h, merge.h).
+ * Uses model, core and util only.
+ */
+#ifndef SPS_FORMATS_H
+#define SPS_FORMATS_H
+
+#include "model/model.h"
+
+/* ======================================================================== */
+/* formats: one row of the HDF5 index, the period's shape                    */
+/* ======================================================================== */
+
+/* Statistics in ns as written to rank_region_index/summary_statistics. */
+typedef struct sps__summary {
+    int64_t total, minimum, maximum, first, last, start_minimum, end_maximum;
+    uint64_t gpu_count;
+    int64_t gpu_total;
+    double mean, m2;
+} sps__summary_t;
+
+/* The summary of accumulator a (ns), as a row of the index stores it. */
+SPS__HIDDEN void sps__summary_of(const sps__acc_t *a, sps__summary_t *o);
+
+typedef struct sps__row {
+    uint32_t file_region; /* index into names[] of the file */
+    uint32_t rank;
+    uint64_t offset, count; /* slice of /events */
+    int64_t exclusive_total; /* self ns, -1 if unknown */
+    sps__summary_t s;
+} sps__row_t;
+
+/* Everything a writer needs besides the per-call columns. */
+typedef struct sps__layout {
+    int aggregate;                /* storage_layout "aggregate" */
+    size_t nnames;
+    const char *const *names;     /* file region id -> name */
+    size_t nrows;
+    const sps__row_t *rows;       /* in file region id order */
+    uint64_t nevents;             /* total rows of /events */
+    int with_tree;                /* write call_ids/parent_ids/thread_ids */
+    long compress_threshold;      /* see sps_config_t */
+    size_t nthreads;
+    const sps__thread_info_t *threads;
+    /* /metadata attributes */
+    int64_t start_time_ns, finalize_time_ns;
+    int64_t wall_anchor_ns;   /* CLOCK_REALTIME ns taken with mono_anchor_ns */
+    int64_t mono_anchor_ns;
+    const char *label;
+    int rank, size;
+    uint64_t dropped, misuse, open_calls;
+    const char *clock_source; /* "tsc" or "monotonic" */
+    /* MPI clock alignment (src/ext/mpi.c): when has_clock_offset, /metadata
+     * gets int64 clock_offset_ns (ns to ADD to this file's times to put them
+     * on rank 0's clock) and clock_offset_error_ns (its error bound). */
+    int has_clock_offset;
+    int64_t clock_offset_ns, clock_offset_error_ns;
+} sps__layout_t;
+
+/* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at
+ * its final size), write_rows any number of times, write_durations for late
+ * durations, close.  Rows are addressed by their position in /events. */
+typedef struct sps__h5w sps__h5w_t;
+SPS__HIDDEN int sps__h5w_open(sps__h5w_t **out, const char *path,
+                              const sps__layout_t *lay);
+/* Writes n consecutive rows starting at first.  parent_ids/call_ids/
+ * thread_ids may be NULL when !lay->with_tree. */
+SPS__HIDDEN int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
+                              const int64_t *start_deltas,
+                              const int64_t *durations,
+                              const int64_t *call_ids,
+                              const int64_t *parent_ids,
+                              const int64_t *thread_ids);
+/* Writes durations at scattered positions (calls that completed after their
+ * row was written with a placeholder). */
+SPS__HIDDEN int sps__h5w_durations(sps__h5w_t *w, size_t n,
+                                   const uint64_t *pos, const int64_t *dur);
+/* Writes the index, names, metadata and thread table and closes the file.
+ * Frees w even on error. */
+SPS__HIDDEN int sps__h5w_close(sps__h5w_t *w);
+/* Writes every call of a snapshot as rows (period.c). */
+SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
+                                  const sps__layout_t *lay,
+                                  const uint32_t *file_region);
+/* Closes an HDF5 handle (an hid_t) of any kind if it is valid and sets it
+ * to -1 (h5_read.c; shared by the writer and the readers). */
+SPS__HIDDEN void sps__h5_close(int64_t *id);
+/* Closes and removes the file without finishing it. */
+SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
+
+/* ======================================================================== */
+/* formats: summary table (src/formats/table.c)                              */
+/* ======================================================================== */
+
+/* One row of the tree view: a distinct path of nested regions, as the
+ * table prints it (from the live tree, api/finalize.c, or a file, h5_read.c). */
+typedef struct sps__tree_row {
+    int32_t parent;   /* index of the parent row, -1 for a root */
+    const char *name;
+    uint64_t calls;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+} sps__tree_row_t;
+
+/* A region's flat statistics. */
+typedef struct sps__tflat {
+    const char *name;
+    uint64_t calls;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+    double mean_ns;
+} sps__tflat_t;
+
+typedef enum {
+    SPS__SORT_SELF = 0, SPS__SORT_TOTAL, SPS__SORT_CALLS, SPS__SORT_MEAN,
+    SPS__SORT_MAX, SPS__SORT_NAME
+} sps__sort_t;
+
+/* The one parser of sort keys ("self", "total", "calls", "mean", "max",
+ * "name"; NULL reads as "self"): 0 and *out set, or SPS_EINVAL for an
+ * unknown key (*out left alone; table.c).  The tool's --sort, sps_report
+ * and Python's summary(sort=...) all use it.  sps__sort_name gives a key's name back ("self" for a value
+ * out of range). */
+SPS__HIDDEN int sps__sort_parse(const char *s, sps__sort_t *out);
+SPS__HIDDEN const char *sps__sort_name(sps__sort_t by);
+
+typedef struct sps__table_opts {
+    int tree;          /* print the tree view */
+    int flat;          /* print the flat view */
+    sps__sort_t sort;  /* flat view order (tree: children by total) */
+    size_t top;        /* flat view rows, 0 = all */
+    int64_t session_ns; /* 100 % (wall time of the session period) */
+} sps__table_opts_t;
+
+/* Prints the tree view (nodes, any order; children sorted by total) and/or
+ * the flat view.  Never fails on odd input (cycles in parent links are
+ * printed as roots). */
+SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tree_row_t *nodes,
+                                 size_t nnodes, const sps__tflat_t *flat,
+                                 size_t nflat, const sps__table_opts_t *opt);
+/* Prints the per-rank view: for each of nregions regions (names[g]), the
+ * min / mean / max over the nranks ranks (ranks[k]) of its total time
+ * totals[g * nranks + k], the slowest rank and the imbalance (max - mean) /
+ * max, sorted by imbalance (by the sum over ranks for SPS__SORT_TOTAL),
+ * the first top rows (all when 0).  Returns 0, SPS_EINVAL, SPS_ENOMEM or
+ * SPS_EIO. */
+/* The tree (opt->tree: one row per node in print order, its path of names
+ * joined by ';') or else the flat view (sorted and cut by opt->sort and
+ * opt->top) as CSV (RFC 4180), times in exact ns.  0, SPS_EINVAL, SPS_ENOMEM
+ * or SPS_EIO. */
+SPS__HIDDEN int sps__table_csv(FILE *fp, const sps__tree_row_t *nodes,
+                               size_t nnodes, const sps__tflat_t *flat,
+                               size_t nflat, const sps__table_opts_t *opt);
+SPS__HIDDEN int sps__rank_table_print(FILE *fp, const char *const *names,
+                                      size_t nregions, const uint32_t *ranks,
+                                      size_t nranks, const int64_t *totals,
+                                      sps__sort_t sort, size_t top);
+
+/* h5.c: adds group `group` to an existing, closed HDF5 file: n rows of an
+ * optional vlen UTF-8 column strname (none when strcol is NULL) and ncols
+ * int64 columns, and a "description" attribute.  0, SPS_EHDF5 or SPS_EIO. */
+SPS__HIDDEN int sps__h5_add_table(const char *path, const char *group,
+                                  const char *desc, size_t n,
+                                  const char *strname,
+                                  const char *const *strcol, size_t ncols,
+                                  const char *const *colname,
+                                  const int64_t *const *cols);
+
+/* h5.c: adds /counters to the closed file at path (see docs/design.md). */
+SPS__HIDDEN int sps__h5_add_counters(const char *path, size_t nnames,
+                                     const char *const *names, size_t n,
+                                     const int64_t *series, const int64_t *ranks,
+                                     const int64_t *t_ns, const double *values,
+                                     uint64_t dropped);
+
+#endif /* SPS_FORMATS_H */

@@ -1,0 +1,231 @@
+/*
+ * model.h -- the model layer's internal interface (src/model/): what a
+ * recording means.  Decoding records, THE fold (fold.c: nesting, self
+ * time, statistics, the call tree; its rule is written there once), the
+ * incremental analyzer, the merged pass, aggregate mode's recorder.  Uses
+ * core and util only.
+ */
+#ifndef SPS_MODEL_H
+#define SPS_MODEL_H
+
+#include "core/core.h"
+
+/* ======================================================================== */
+/* model: statistics, the fold, calls and periods                            */
+/* ======================================================================== */
+
+/* Running statistics in ns (the per-thread ones of aggregate mode hold
+ * ticks until sps__acc_to_ns).  Variance uses a shifted sum (shift = first
+ * duration seen), merged across threads with Chan's formula. */
+struct sps__acc {
+    uint64_t count;
+    uint64_t total, self, min, max;
+    uint64_t first_start, first_dur; /* call with the earliest start */
+    uint64_t last_start, last_dur;   /* call with the latest start */
+    uint64_t end_max;                /* latest end */
+    uint64_t shift;
+    double s1, s2; /* sums of (d - shift) and (d - shift)^2 */
+};
+
+typedef struct sps__tree sps__tree_t;
+
+/* A node of the live call tree (sps__tree_t): (parent node, region) and
+ * its statistics, session-cumulative and of the current period. */
+typedef struct sps__tree_node {
+    int32_t parent;
+    uint32_t region;
+    sps__acc_t cum, per;
+} sps__tree_node_t;
+
+struct sps__tree {
+    sps__tree_node_t *n;
+    size_t len, cap;
+    sps__htab_t index; /* (parent, region) -> node index (util.h) */
+};
+
+/* Statistics accumulators (src/model/fold.c).  add: one call [start, end)
+ * with self time self; merge: Chan's pairwise update (into += from). */
+SPS__HIDDEN void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end,
+                              uint64_t self);
+SPS__HIDDEN void sps__acc_merge(sps__acc_t *into, const sps__acc_t *from);
+/* Mean and sum of squared deviations of a's durations. */
+SPS__HIDDEN void sps__acc_moments(const sps__acc_t *a, double *mean, double *m2);
+/* Converts to public stats.  Accumulators hold ns, except the per-thread
+ * ones of aggregate mode, which hold ticks until sps__acc_to_ns. */
+SPS__HIDDEN void sps__acc_stats(const sps__acc_t *a, sps_stats_t *out);
+SPS__HIDDEN void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm);
+
+/* A decoded record. */
+typedef struct sps__ev {
+    uint64_t ns;    /* CLOCK_MONOTONIC ns (the reader converts the ticks) */
+    uint64_t seq;
+    uint32_t region;
+    int is_end;
+} sps__ev_t;
+
+/* Reads the records of one thread's segments in order, decoding full
+ * timestamps.  Spilled segments are read from the spill file in blocks.
+ * Frames in `inject` (open calls carried in from the previous period) come
+ * first, as begin events with their original timestamps and seqs. */
+typedef struct sps__rd {
+    const sps__seg_t *seg, *seg_end;
+    const sps__stack_t *inject;
+    size_t ninjected;
+    const uint64_t *rec; /* current block */
+    uint32_t i, n;       /* index in block, block length */
+    uint32_t base;       /* index of rec[0] within the segment */
+    uint32_t hi;
+    uint64_t *buf;       /* block buffer for spilled segments */
+    const sps__timemap_t *tm; /* ticks -> ns (NULL: records hold ns) */
+    size_t hint;
+} sps__rd_t;
+SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
+                              size_t nsegs, const sps__stack_t *inject,
+                              const sps__timemap_t *tm);
+/* 1 and *ev filled, 0 at the end, or a negative SPS_E* code. */
+SPS__HIDDEN int sps__rd_next(sps__rd_t *r, sps__ev_t *ev);
+SPS__HIDDEN void sps__rd_free(sps__rd_t *r);
+
+/* The one fold (src/model/fold.c; the rule is written there once).  A
+ * closed frame is reported to fn with its end, its self time and its depth
+ * (its index in the stack: the parent, if any, is s->f[depth - 1]). */
+typedef void (*sps__close_fn)(void *ctx, const sps__frame_t *f, uint64_t end,
+                              uint64_t self, size_t depth);
+/* Begin/end streams: applies end(region) at ts to s.  Returns the number of
+ * repairs (misuse): 1 for an end with no open frame of region, else the
+ * frames above it that were closed with it. */
+SPS__HIDDEN int sps__fold_end(sps__stack_t *s, uint32_t region, uint64_t ts,
+                              sps__close_fn fn, void *ctx);
+/* Interval streams: places span f (f.start, f.end set; spans of one lane
+ * in start order, longer first on ties), closing the frames it outlives.
+ * Returns the number of partial overlaps it met, or -1 (SPS_ENOMEM: f not
+ * placed). */
+SPS__HIDDEN int sps__fold_span(sps__stack_t *s, sps__frame_t f,
+                               sps__close_fn fn, void *ctx);
+/* Interval streams: closes every frame still open, each at its own end. */
+SPS__HIDDEN void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx);
+/* Interval streams, for outputs whose spans must nest strictly (timelines:
+ * Perfetto's slices): closes the frames that ended at or before start and
+ * returns 1 when a span [start, end) would overlap the innermost open one
+ * partially (the reader then leaves it out and counts it), else 0 (place
+ * it with sps__fold_span). */
+SPS__HIDDEN int sps__fold_overlaps(sps__stack_t *s, uint64_t start, uint64_t end,
+                                   sps__close_fn fn, void *ctx);
+/* The nesting filter of timeline readers, over sps__fold_overlaps: spans of
+ * one lane in start order (longer first on ties).  1: [start, end) nests
+ * and was placed; 0: it overlaps an open span partially and is left out;
+ * -1: out of memory. */
+SPS__HIDDEN int sps__fold_keep(sps__stack_t *s, int64_t start, int64_t end);
+/* A close callback that does nothing. */
+SPS__HIDDEN void sps__fold_ignore(void *ctx, const sps__frame_t *f, uint64_t end,
+                                  uint64_t self, size_t depth);
+/* The part of a child [cs, ce) that lies inside its parent [ps, pe): what
+ * the child takes from the parent's self time (never negative). */
+SPS__HIDDEN int64_t sps__fold_clip(int64_t cs, int64_t ce, int64_t ps, int64_t pe);
+
+/* The fold over a stream of timeline spans (start order across lanes, as
+ * the timeline readers deliver them): per-region statistics (ns, self time
+ * by the interval rule), for views that read traces (diff, html).  init:
+ * nlanes lanes (threads), regions 0..nregions-1, and with with_tree the
+ * call tree (one node per path of regions, statistics in node.cum); 0 or
+ * SPS_ENOMEM.  add:
+ * the span's depth on its lane (>= 0), or SPS_EINVAL (lane or region out
+ * of range) or SPS_ENOMEM.  finish: closes every open span (then acc[r]
+ * holds region r's statistics).  free: releases everything. */
+typedef struct sps__fold_tl {
+    sps__stack_t *lanes;
+    size_t nlanes;
+    sps__acc_t *acc;
+    size_t nacc;
+    uint64_t overlaps;   /* partial overlaps met (none from a reader that
+                            filters them) */
+    int with_tree;
+    sps__tree_t tree;    /* with_tree: the call tree */
+} sps__fold_tl_t;
+SPS__HIDDEN int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions,
+                                  int with_tree);
+SPS__HIDDEN int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t region,
+                                     int64_t start, int64_t end);
+SPS__HIDDEN void sps__fold_tl_finish(sps__fold_tl_t *t);
+SPS__HIDDEN void sps__fold_tl_free(sps__fold_tl_t *t);
+
+/* The fold over an array of spans in any order (files, traces, Python). */
+typedef struct sps__ival {
+    int64_t start, end;  /* ns; end < start counts as end == start */
+    uint32_t rank;       /* spans nest within a lane: (rank, thread) */
+    uint32_t region;
+    int64_t thread;
+    size_t index;        /* set by sps__fold_ivals */
+} sps__ival_t;
+typedef struct sps__fold_out {
+    int64_t parent;      /* index of the parent span, -1 for a root */
+    int64_t self;        /* ns */
+    uint32_t depth;
+} sps__fold_out_t;
+/* Folds v[0..n) (reordered while it runs, restored before it returns):
+ * out[i] gets span i's parent, self time and depth; *overlaps (if not NULL)
+ * the partial overlaps met.  0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__fold_ivals(sps__ival_t *v, size_t n, sps__fold_out_t *out,
+                                uint64_t *overlaps);
+SPS__HIDDEN int32_t sps__tree_node(sps__tree_t *t, int32_t parent,
+                                   uint32_t region);
+SPS__HIDDEN void sps__tree_free(sps__tree_t *t);
+SPS__HIDDEN int sps__acc_reserve(uint32_t r);
+SPS__HIDDEN int sps__analyze_thread(sps__thr_t *t);
+
+/* A completed call as every consumer sees it.  Times in CLOCK_MONOTONIC ns. */
+typedef struct sps__call {
+    uint32_t region;
+    uint32_t thread;
+    uint64_t start, end, self;
+    int64_t call_id;   /* start order among the period's written calls */
+    int64_t parent_id; /* call_id of the enclosing call, -1 if none */
+    uint32_t depth;
+    uint64_t ordinal;  /* start order among the period's written calls of
+                          this region */
+    uint64_t seq;      /* per-thread sequence number of its begin record */
+} sps__call_t;
+
+/* model/fold.c: merges nsteps step spans into the *n spans of *spans
+ * (see the contract there).  0 or SPS_ENOMEM (then *spans is unchanged). */
+SPS__HIDDEN int sps__steps_nest(sps_span_t **spans, size_t *n,
+                                const sps__step_span_t *steps, size_t nsteps);
+/* The merged pass (period.c).  begin gets calls with end == 0 in start
+ * order; end gets completed calls in end order.  Either may be NULL; a
+ * non-zero return stops the pass. */
+typedef struct sps__pass_cb {
+    void *ctx;
+    int (*begin)(void *ctx, const sps__call_t *c);
+    int (*end)(void *ctx, const sps__call_t *c);
+} sps__pass_cb_t;
+SPS__HIDDEN int sps__pass_run(const sps__snap_t *snap,
+                              const sps__pass_cb_t *cb, uint64_t *misuse);
+SPS__HIDDEN size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r,
+                                      int64_t *starts, int64_t *durs,
+                                      size_t cap);
+
+/* model/aggregate.c */
+SPS__HIDDEN extern const sps__agg_ops_t sps__agg_fold_ops;
+/* Thread t's accumulator of r, read consistently (seqlock), in ticks. */
+SPS__HIDDEN sps__acc_t sps__agg_read(const sps__thr_t *t, sps_region_t r);
+/* model/analyze.c, under the session lock: the analysis's part of sessions
+ * and snapshots.  reset: forget it; analyze_all: catch up with every
+ * thread; cum_acc: r's statistics over the session so far (ns); take: move
+ * the period's statistics into s; merge: add older's into s; describe: the
+ * file's region list and the tree's shape into s.  0 or SPS_ENOMEM. */
+/* The analysis of the live session (analyze.c), under the session lock:
+ * the session-cumulative and the period's statistics by region id, and the
+ * call tree.  Reset with the session's recording (sps__analysis_reset). */
+typedef struct sps__analysis {
+    sps__acc_t *cum, *per;    /* [acc_cap] by region id, ns */
+    uint32_t acc_cap;
+    sps__tree_t tree;
+} sps__analysis_t;
+SPS__HIDDEN extern sps__analysis_t sps__an;
+SPS__HIDDEN void sps__analysis_reset(void);
+SPS__HIDDEN void sps__analyze_all(void);
+SPS__HIDDEN sps__acc_t sps__cum_acc(sps_region_t r);
+SPS__HIDDEN int sps__analysis_take(sps__snap_t *s);
+SPS__HIDDEN void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *older);
+SPS__HIDDEN int sps__analysis_describe(sps__snap_t *s);
+#endif /* SPS_MODEL_H */
