@@ -10,8 +10,6 @@
 #include "formats/timeline.h"
 #include "formats/h5_read.h"
 
-#include <hdf5.h>
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,24 +38,13 @@ static int u32_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* /metadata mpi_size of the file at path, or 0 when absent or odd. */
+/* /metadata mpi_size of the file at path (the one /metadata reader), 0
+ * when absent or out of range. */
 static int64_t meta_mpi_size(const char *path) {
-    H5E_auto2_t func;
-    void *data;
-    int saved = H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    int64_t v = 0;
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t a = f >= 0 ? H5Aopen_by_name(f, "metadata", "mpi_size", H5P_DEFAULT, H5P_DEFAULT)
-                     : H5I_INVALID_HID;
-    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    if (sp < 0 || H5Sget_simple_extent_npoints(sp) != 1 ||
-        H5Aread(a, H5T_NATIVE_INT64, &v) < 0 || v < 0 || v > (1 << 24))
-        v = 0;
-    if (sp >= 0) H5Sclose(sp);
-    if (a >= 0) H5Aclose(a);
-    if (f >= 0) H5Fclose(f);
-    if (saved) H5Eset_auto2(H5E_DEFAULT, func, data);
+    sps__h5r_meta_t m;
+    if (sps__h5r_metadata(path, &m)) return 0;
+    int64_t v = m.mpi_size >= 0 && m.mpi_size <= (1 << 24) ? m.mpi_size : 0;
+    sps__h5r_meta_free(&m);
     return v;
 }
 
