@@ -629,6 +629,108 @@ SPS_API int sps_metadata_read(const char *path, sps_meta_attr_t **out,
 /* Frees what sps_metadata_read returned (NULL is fine). */
 SPS_API void sps_metadata_free(sps_meta_attr_t *attrs, size_t n);
 
+/* One row of a file's index: the calls of one region on one rank. */
+typedef struct sps_file_row {
+    uint32_t region;        /* index into sps_file_t.names */
+    uint32_t rank;
+    uint64_t first;         /* columnar: the row's calls are the events
+                               [first, first + count) of sps_file_t's event
+                               arrays, in the file's order (start order in
+                               spanscope's files); aggregate: 0 */
+    uint64_t count;         /* calls (aggregate: aggregate_counts) */
+    int64_t total_ns;       /* sum of the durations (aggregate: as stored) */
+    int64_t min_ns, max_ns; /* 0 without calls (aggregate: as stored) */
+    int64_t self_ns;        /* columnar: the sum of the fold's self_ns over
+                               the row's calls; aggregate: as stored
+                               (aggregate_exclusives), -1 when absent */
+    int64_t stored_self_ns; /* what the file's index says (exclusive_totals,
+                               aggregate_exclusives), -1 when absent: for
+                               comparison only, self_ns is the model's */
+} sps_file_row_t;
+
+/* An event no row of the index covers (sps_file_t.row). */
+#define SPS_FILE_NO_ROW UINT32_MAX
+
+/* An HDF5 recording read and validated (spanscope's, or scope-profiler's
+ * schema 2/3): the one model of the file every view of it sees -- report,
+ * diff, html, merge and the Python faces.  Nesting and self times are the
+ * one fold's (docs/design.md, "The one fold"): parents from the file's
+ * call_ids/parent_ids when it has both, else by the interval rule per rank
+ * and thread (thread_ids when present); self time is each call's duration
+ * minus the part of each direct child that lies inside it.
+ *
+ * Everything here belongs to the handle and lives until sps_file_close;
+ * it is read-only.  An array may be NULL when its length is 0.  The
+ * library allocates the struct, so fields are only ever appended. */
+typedef struct sps_file {
+    int schema;             /* scope_profiler_schema: 2 or 3 */
+    int aggregate;          /* storage_layout: 0 "columnar", 1 "aggregate"
+                               (statistics per row, no events) */
+    int nested_by_ids;      /* 1: parents from call_ids/parent_ids;
+                               0: by the interval rule */
+    uint64_t orphans;       /* parent ids naming no call of their rank:
+                               those calls are roots */
+    uint64_t cycles;        /* parent-id cycles cut (a call made a root) */
+    size_t nnames;
+    const char *const *names; /* region names, valid UTF-8 */
+    size_t nrows;
+    const sps_file_row_t *rows; /* in the file's index order */
+    /* Per event of /events (nevents of each; none for aggregate files). */
+    uint64_t nevents;
+    const int64_t *start_ns;  /* absolute (schema 3's gaps decoded) */
+    const int64_t *dur_ns;    /* durations (schema 2: end - start) */
+    const int64_t *self_ns;   /* the fold's self time, >= 0 */
+    const int32_t *parent;    /* the fold's parent: a FILE-WIDE event index
+                                 (into these arrays; row[parent] is its row),
+                                 -1 for a root */
+    const uint32_t *row;      /* index into rows, SPS_FILE_NO_ROW for an
+                                 event no row covers (parent -1, self its
+                                 duration) */
+    const int64_t *call_ids;   /* as stored; NULL when the file lacks it */
+    const int64_t *parent_ids; /* as stored; NULL when absent */
+    const int64_t *thread_ids; /* as stored; NULL when absent */
+    /* /counters: nsamples samples in the file's order (time order in
+     * spanscope's files) of ncounters named series. */
+    size_t ncounters;
+    const char *const *counter_names; /* valid UTF-8 */
+    size_t nsamples;
+    const int64_t *sample_counter;    /* index into counter_names */
+    const int64_t *sample_rank;       /* 0 .. INT32_MAX */
+    const int64_t *sample_t_ns;       /* CLOCK_MONOTONIC ns */
+    const double *sample_value;
+    uint64_t samples_dropped;         /* lost to the recording's cap */
+    /* /metadata, as sps_metadata_read reads it */
+    size_t nattrs;
+    const sps_meta_attr_t *attrs;
+} sps_file_t;
+
+/* Reads and validates the HDF5 file at path (the reader behind
+ * sps_report) into *out, a handle the caller closes with sps_file_close.
+ * The handle holds the reader's own arrays: nothing is copied for the
+ * caller.  Memory: 32 bytes per event (start, duration, self, parent,
+ * row), 24 more with the three id columns, under 200 bytes per row, the
+ * names, 32 bytes per counter sample and /metadata; while the fold runs,
+ * working arrays of about 70 bytes per event more, freed before it
+ * returns.
+ *
+ * path is borrowed for the call.  May be called from any thread, and
+ * needs no session.  A handle never changes: any number of threads may
+ * read it at once; close it once, when none does.  The input is
+ * validated (sizes, bounds, ids), but HDF5 itself may crash or hang on
+ * some corrupt files: read files you do not trust in a child process
+ * (see sps_merge).
+ *
+ * Returns 0, SPS_EINVAL (path or out NULL), SPS_EIO (the file cannot be
+ * opened or read: missing, unreadable, not a regular file), SPS_EFORMAT
+ * (not HDF5, truncated or corrupt, or not a valid schema 2/3 file) or
+ * SPS_ENOMEM; on failure *out is NULL and a one-line reason naming the
+ * file is written to err[0..errlen) when err is not NULL. */
+SPS_API int sps_file_open(const char *path, const sps_file_t **out,
+                          char *err, size_t errlen);
+
+/* Frees a handle of sps_file_open and everything in it (NULL is fine). */
+SPS_API void sps_file_close(const sps_file_t *f);
+
 /* ------------------------------------------------------------------------ */
 /* Scoped regions (C with GCC/Clang cleanup attribute, and C++)              */
 /* ------------------------------------------------------------------------ */

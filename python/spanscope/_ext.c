@@ -701,6 +701,16 @@ static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
+/* Raises what a failed read of the file at path (a reader's code rc, its
+ * one-line reason err) means in Python: OSError when the file cannot be
+ * opened or read, ValueError when it is not a valid file (or an argument
+ * is bad), MemoryError, else raise_sps's.  Returns NULL. */
+static PyObject *raise_read(int rc, const char *err, const char *path) {
+    if (rc == SPS_EIO) return PyErr_Format(PyExc_OSError, "%s", err);
+    if (rc == SPS_EFORMAT || rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", err);
+    return raise_sps(rc, path);
+}
+
 /* report(path, sort='self', top=0) -> the report of a file, as text: what
  * `spanscope report PATH --sort SORT --top TOP` prints (both are
  * sps_report).  OSError if the file cannot be opened, ValueError if it is
@@ -721,10 +731,7 @@ static PyObject *ext_report(PyObject *mod, PyObject *args) {
     fclose(fp);
     PyObject *s = rc ? NULL : PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
     free(buf);
-    if (rc == SPS_EIO) return PyErr_Format(PyExc_OSError, "%s", err);
-    if (rc == SPS_EFORMAT || rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", err);
-    if (rc) return raise_sps(rc, path);
-    return s;
+    return rc ? raise_read(rc, err, path) : s;
 }
 
 /* One value of a /metadata attribute as a Python int, float or str. */
@@ -747,6 +754,17 @@ static PyObject *meta_object(const sps_meta_attr_t *a) {
     return l;
 }
 
+/* {name: value} of n /metadata attributes a (meta_object's values). */
+static PyObject *meta_dict(const sps_meta_attr_t *a, size_t n) {
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < n; i++) {
+        PyObject *v = meta_object(&a[i]);
+        if (!v || PyDict_SetItemString(d, a[i].name, v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
 /* read_metadata(path) -> {name: value} of the file's /metadata attributes
  * (sps_metadata_read): ints, floats, str, lists for arrays.  OSError if
  * the file cannot be opened, ValueError if it is not HDF5. */
@@ -761,16 +779,192 @@ static PyObject *ext_read_metadata(PyObject *mod, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     rc = sps_metadata_read(path, &a, &n, err, sizeof err);
     Py_END_ALLOW_THREADS
-    if (rc == SPS_EIO) return PyErr_Format(PyExc_OSError, "%s", err);
-    if (rc == SPS_EFORMAT || rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", err);
-    if (rc) return raise_sps(rc, path);
-    PyObject *d = PyDict_New();
-    for (size_t i = 0; d && i < n; i++) {
-        PyObject *v = meta_object(&a[i]);
-        if (!v || PyDict_SetItemString(d, a[i].name, v) < 0) Py_CLEAR(d);
-        Py_XDECREF(v);
-    }
+    if (rc) return raise_read(rc, err, path);
+    PyObject *d = meta_dict(a, n);
     sps_metadata_free(a, n);
+    return d;
+}
+
+/* ======================================================================== */
+/* Files: the reader's model (sps_file_open) as numpy-ready buffers         */
+/* ======================================================================== */
+
+/* A read-only 1-D buffer over one array of an sps_file_t handle.  It holds
+ * the capsule that owns the handle, so the handle lives as long as any
+ * column, or any numpy array made from one, does: numpy wraps the C
+ * reader's arrays themselves, nothing is copied. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *owner;        /* capsule "spanscope.file" */
+    const void *data;
+    Py_ssize_t n, itemsize; /* also the buffer's shape and stride */
+    char format[2];         /* struct-module code of one element */
+} ColumnObject;
+
+static void Column_dealloc(ColumnObject *self) {
+    Py_XDECREF(self->owner);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The buffer protocol's export: one contiguous 1-D array, read-only. */
+static int Column_getbuffer(ColumnObject *self, Py_buffer *view, int flags) {
+    static const int64_t none[1]; /* a valid address for an empty column */
+    if (flags & PyBUF_WRITABLE) {
+        PyErr_SetString(PyExc_BufferError, "spanscope file columns are read-only");
+        view->obj = NULL;
+        return -1;
+    }
+    view->buf = (void *)(self->data ? self->data : none);
+    view->obj = Py_NewRef((PyObject *)self);
+    view->len = self->n * self->itemsize;
+    view->readonly = 1;
+    view->itemsize = self->itemsize;
+    view->format = flags & PyBUF_FORMAT ? self->format : NULL;
+    view->ndim = 1;
+    view->shape = flags & PyBUF_ND ? &self->n : NULL;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? &self->itemsize : NULL;
+    view->suboffsets = NULL;
+    view->internal = NULL;
+    return 0;
+}
+
+static PyBufferProcs Column_as_buffer = {(getbufferproc)Column_getbuffer, NULL};
+
+static PyTypeObject ColumnType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope._ext.Column",
+    .tp_basicsize = sizeof(ColumnObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A read-only array of a file read by the C reader (np.frombuffer it).",
+    .tp_dealloc = (destructor)Column_dealloc,
+    .tp_as_buffer = &Column_as_buffer,
+};
+
+/* A new column over data[0..n) (elements of itemsize bytes, struct code
+ * fmt) kept alive by owner.  NULL with an exception set on failure. */
+static PyObject *column_new(PyObject *owner, const void *data, size_t n,
+                            Py_ssize_t itemsize, char fmt) {
+    ColumnObject *c = PyObject_New(ColumnObject, &ColumnType);
+    if (!c) return NULL;
+    c->owner = Py_NewRef(owner);
+    c->data = data;
+    c->n = (Py_ssize_t)n;
+    c->itemsize = itemsize;
+    c->format[0] = fmt;
+    c->format[1] = 0;
+    return (PyObject *)c;
+}
+
+/* column_new, or None for an optional array the file lacks (NULL). */
+static PyObject *column_opt(PyObject *owner, const void *data, size_t n,
+                            Py_ssize_t itemsize, char fmt) {
+    if (!data) Py_RETURN_NONE;
+    return column_new(owner, data, n, itemsize, fmt);
+}
+
+/* The capsule's destructor: closes the handle. */
+static void file_capsule_free(PyObject *cap) {
+    sps_file_close(PyCapsule_GetPointer(cap, "spanscope.file"));
+}
+
+/* d[key] = v, taking v's reference (NULL: an error already set).  0 or -1. */
+static int put(PyObject *d, const char *key, PyObject *v) {
+    int rc = v ? PyDict_SetItemString(d, key, v) : -1;
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* The n UTF-8 strings s[] as a list of str. */
+static PyObject *str_list(const char *const *s, size_t n) {
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *v = PyUnicode_DecodeUTF8(s[i], (Py_ssize_t)strlen(s[i]), "replace");
+        if (!v) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, (Py_ssize_t)i, v);
+    }
+    return l;
+}
+
+/* The index rows as tuples (region, rank, first, count, total_ns, min_ns,
+ * max_ns, self_ns, stored_self_ns): one per region and rank, few. */
+static PyObject *file_rows(const sps_file_t *f) {
+    PyObject *l = PyList_New((Py_ssize_t)f->nrows);
+    for (size_t i = 0; l && i < f->nrows; i++) {
+        const sps_file_row_t *r = &f->rows[i];
+        PyObject *t = Py_BuildValue("(IIKKLLLLL)", r->region, r->rank,
+                                    (unsigned long long)r->first,
+                                    (unsigned long long)r->count, (long long)r->total_ns,
+                                    (long long)r->min_ns, (long long)r->max_ns,
+                                    (long long)r->self_ns, (long long)r->stored_self_ns);
+        if (!t) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, (Py_ssize_t)i, t);
+    }
+    return l;
+}
+
+/* The per-event columns of f (owned by cap) as a dict of columns. */
+static PyObject *file_events(PyObject *cap, const sps_file_t *f) {
+    size_t n = (size_t)f->nevents;
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "start_ns", column_new(cap, f->start_ns, n, 8, 'q')) ||
+        put(d, "durations_ns", column_new(cap, f->dur_ns, n, 8, 'q')) ||
+        put(d, "self_ns", column_new(cap, f->self_ns, n, 8, 'q')) ||
+        put(d, "parent", column_new(cap, f->parent, n, 4, 'i')) ||
+        put(d, "row", column_new(cap, f->row, n, 4, 'I')) ||
+        put(d, "call_ids", column_opt(cap, f->call_ids, n, 8, 'q')) ||
+        put(d, "parent_ids", column_opt(cap, f->parent_ids, n, 8, 'q')) ||
+        put(d, "thread_ids", column_opt(cap, f->thread_ids, n, 8, 'q')))
+        Py_CLEAR(d);
+    return d;
+}
+
+/* The counter samples of f (owned by cap): names, and columns. */
+static PyObject *file_counters(PyObject *cap, const sps_file_t *f) {
+    size_t n = f->nsamples;
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "names", str_list(f->counter_names, f->ncounters)) ||
+        put(d, "series", column_new(cap, f->sample_counter, n, 8, 'q')) ||
+        put(d, "ranks", column_new(cap, f->sample_rank, n, 8, 'q')) ||
+        put(d, "times_ns", column_new(cap, f->sample_t_ns, n, 8, 'q')) ||
+        put(d, "values", column_new(cap, f->sample_value, n, 8, 'd')) ||
+        put(d, "dropped", PyLong_FromUnsignedLongLong(f->samples_dropped)))
+        Py_CLEAR(d);
+    return d;
+}
+
+/* read_file(path) -> the file's model as sps_file_open reads it: a dict
+ * with schema, layout, nested_by_ids, orphans, cycles, names, rows (see
+ * file_rows), events and counters (dicts of columns: buffers over the C
+ * reader's arrays, None for an id column the file lacks) and metadata.
+ * OSError if the file cannot be opened, ValueError if it is not valid. */
+static PyObject *ext_read_file(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path)) return NULL;
+    const sps_file_t *f = NULL;
+    char err[512] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_file_open(path, &f, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_read(rc, err, path);
+    PyObject *cap = PyCapsule_New((void *)f, "spanscope.file", file_capsule_free);
+    if (!cap) {
+        sps_file_close(f);
+        return NULL;
+    }
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "schema", PyLong_FromLong(f->schema)) ||
+        put(d, "layout", PyUnicode_FromString(f->aggregate ? "aggregate" : "columnar")) ||
+        put(d, "nested_by_ids", PyBool_FromLong(f->nested_by_ids)) ||
+        put(d, "orphans", PyLong_FromUnsignedLongLong(f->orphans)) ||
+        put(d, "cycles", PyLong_FromUnsignedLongLong(f->cycles)) ||
+        put(d, "names", str_list(f->names, f->nnames)) ||
+        put(d, "rows", file_rows(f)) || put(d, "events", file_events(cap, f)) ||
+        put(d, "counters", file_counters(cap, f)) ||
+        put(d, "metadata", meta_dict(f->attrs, f->nattrs)))
+        Py_CLEAR(d);
+    Py_DECREF(cap); /* the columns hold it now; the last one closes f */
     return d;
 }
 
@@ -815,6 +1009,8 @@ static PyMethodDef ext_methods[] = {
     {"report", ext_report, METH_VARARGS, "report(path, sort='self', top=0) -> table text."},
     {"read_metadata", ext_read_metadata, METH_VARARGS,
      "read_metadata(path) -> {name: value} of the file's /metadata."},
+    {"read_file", ext_read_file, METH_VARARGS,
+     "read_file(path) -> the file's model (sps_file_open) as a dict of columns."},
     {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},
     {"set_region_class", ext_set_region_class, METH_O, "The Region subclass to create."},
     {"begin", ext_begin, METH_O, "sps_begin(id) (for tests)."},
@@ -830,7 +1026,7 @@ static struct PyModuleDef ext_module = {
 
 PyMODINIT_FUNC PyInit__ext(void) {
     if (PyType_Ready(&RegionType) < 0 || PyType_Ready(&ProfiledType) < 0 ||
-        PyType_Ready(&ClockPairType) < 0)
+        PyType_Ready(&ClockPairType) < 0 || PyType_Ready(&ColumnType) < 0)
         return NULL;
     g_extra_index = REQUEST_EXTRA(NULL);
     g_use_tsc = strcmp(sps_clock_source(), "tsc") == 0;

@@ -1,8 +1,15 @@
-"""Reading a spanscope (or scope-profiler schema-3) HDF5 file for analysis.
+"""Reading a spanscope (or scope-profiler schema 2/3) HDF5 file for analysis.
 
-``read(path)`` returns :class:`Results`: per-region numpy arrays and the
-statistics the writer stored, plus ``summary()``, the same table the
-``spanscope report`` command prints (rendered by the C reader).
+``read(path)`` returns :class:`Results`: the file as the C reader's model
+(``sps_file_open``), the one every other view of it sees (``spanscope
+report``, diff, html, merge): per region and rank the calls' numpy arrays
+with the one fold's parents and self times, aggregate statistics, counters
+and ``/metadata``; plus ``summary()``, the same table ``spanscope report``
+prints.
+
+The file is read once, in C.  The arrays are read-only views of the C
+reader's own arrays (``np.array(a)`` makes a writable copy); they keep the
+reader's memory alive while any of them lives.
 """
 
 from __future__ import annotations
@@ -14,12 +21,22 @@ import numpy as np
 
 from spanscope import _ext
 
-__all__ = ["Results", "RegionData", "read"]
+__all__ = ["EventArrays", "NO_ROW", "Results", "RegionData", "read"]
+
+#: ``EventArrays.row`` of an event that no row of the index covers.
+NO_ROW = 2**32 - 1
+
+_AGG_KEYS = ("counts", "totals", "minimums", "maximums")
 
 
 @dataclass
 class RegionData:
-    """One region's calls on one rank (ns, CLOCK_MONOTONIC timeline)."""
+    """One region's calls on one rank (ns, CLOCK_MONOTONIC timeline).
+
+    ``call_ids``, ``parent_ids`` and ``thread_ids`` are the file's columns
+    as stored (None when it lacks them); ``self_ns`` and ``parent_index``
+    are the fold's, whatever the file holds.
+    """
 
     name: str
     rank: int
@@ -28,7 +45,17 @@ class RegionData:
     call_ids: np.ndarray | None = None
     parent_ids: np.ndarray | None = None
     thread_ids: np.ndarray | None = None
+    #: sum of the fold's self times (aggregate files: as stored, -1 if absent)
     exclusive_total_ns: int = -1
+    #: per call: duration minus the part of its direct children inside it
+    self_ns: np.ndarray | None = None
+    #: per call: the parent's file-wide event index (Results.events), -1 for a root
+    parent_index: np.ndarray | None = None
+    #: file-wide event index of the first call: call i is event first_event + i
+    first_event: int = 0
+    #: aggregate files: the row's counts, totals, minimums, maximums
+    #: (and exclusives when stored); None for columnar files
+    aggregate: dict[str, int] | None = None
 
     @property
     def end_ns(self) -> np.ndarray:
@@ -36,15 +63,36 @@ class RegionData:
 
     @property
     def num_calls(self) -> int:
+        if self.aggregate is not None:
+            return self.aggregate["counts"]
         return int(self.durations_ns.size)
 
     @property
     def total_ns(self) -> int:
+        if self.aggregate is not None:
+            return self.aggregate["totals"]
         return int(self.durations_ns.sum())
 
     @property
     def mean_ns(self) -> float:
-        return float(self.durations_ns.mean()) if self.durations_ns.size else 0.0
+        n = self.num_calls
+        return self.total_ns / n if n else 0.0
+
+
+@dataclass
+class EventArrays:
+    """Every event of the file, in file order (the rows' calls are slices)."""
+
+    start_ns: np.ndarray
+    durations_ns: np.ndarray
+    self_ns: np.ndarray
+    #: the fold's parent of each event, a file-wide index, -1 for a root
+    parent: np.ndarray
+    #: index into Results.rows of each event, NO_ROW where no row covers it
+    row: np.ndarray
+    call_ids: np.ndarray | None = None
+    parent_ids: np.ndarray | None = None
+    thread_ids: np.ndarray | None = None
 
 
 @dataclass
@@ -55,9 +103,18 @@ class Results:
     region_names: list[str]
     regions: dict[str, dict[int, RegionData]] = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
+    #: aggregate files: name -> the statistics of res[name] (RegionData.aggregate)
     aggregate: dict[str, dict[str, int]] = field(default_factory=dict)
     #: counter name -> {"times_ns", "values", "ranks"} numpy arrays (time order)
     counters: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    schema: int = 3
+    #: "columnar" or "aggregate"
+    layout: str = "columnar"
+    #: parents from the file's call_ids/parent_ids (else by the interval rule)
+    nested_by_ids: bool = False
+    #: the index's rows in file order (each a RegionData of self.regions)
+    rows: list[RegionData] = field(default_factory=list)
+    events: EventArrays | None = None
 
     def __getitem__(self, name: str) -> RegionData:
         """The region on rank 0 (or its only rank)."""
@@ -66,6 +123,22 @@ class Results:
 
     def __contains__(self, name: str) -> bool:
         return name in self.regions
+
+    def call(self, event: int) -> tuple[RegionData, int] | None:
+        """The row and row-local index of file-wide event ``event`` (a
+        ``parent_index`` value), or None for -1 or an event of no row."""
+        if event < 0 or self.events is None:
+            return None
+        row = int(self.events.row[event])
+        if row == NO_ROW:
+            return None
+        reg = self.rows[row]
+        return reg, int(event) - reg.first_event
+
+    def parent_of(self, region: RegionData, i: int) -> tuple[RegionData, int] | None:
+        """The row and row-local index of call ``i`` of ``region``'s parent
+        (the fold's), or None for a root."""
+        return self.call(int(region.parent_index[i]))
 
     def summary(self, sort: str = "self", top: int = 0) -> str:
         """The file's report: call tree, flat view sorted by ``sort`` (self,
@@ -79,61 +152,71 @@ class Results:
         print(self.summary(**kw), end="")
 
 
-def _text(v) -> str:
-    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+def _ints(col, dtype=np.int64):
+    """A C reader's column as a numpy array (a view, no copy); None stays."""
+    return None if col is None else np.frombuffer(col, dtype=dtype)
 
 
-def _counters(g) -> dict:
-    """/counters as {name: {"times_ns", "values", "ranks"}}."""
-    names = [_text(n) for n in g["names"][()]]
-    series = g["series"][()]
-    cols = {k: g[k][()] for k in ("times_ns", "values", "ranks")}
+def _events(cols: dict) -> EventArrays:
+    return EventArrays(
+        _ints(cols["start_ns"]), _ints(cols["durations_ns"]), _ints(cols["self_ns"]),
+        _ints(cols["parent"], np.int32), _ints(cols["row"], np.uint32),
+        *(_ints(cols[k]) for k in ("call_ids", "parent_ids", "thread_ids")))
+
+
+def _counters(c: dict) -> dict:
+    """The counter samples as {name: {"times_ns", "values", "ranks"}}."""
+    series = _ints(c["series"])
+    cols = {"times_ns": _ints(c["times_ns"]), "values": _ints(c["values"], np.float64),
+            "ranks": _ints(c["ranks"])}
     out = {}
-    for i, name in enumerate(names):
+    for i, name in enumerate(c["names"]):
         sel = series == i
         out[name] = {k: v[sel] for k, v in cols.items()}
     return out
 
 
+def _row(name: str, row: tuple, ev: EventArrays, aggregate: bool) -> RegionData:
+    """The RegionData of one index row (see _ext.read_file's rows)."""
+    _, rank, first, count, total, lo, hi, self_total, stored = row
+    if aggregate:  # statistics only: the calls' arrays are empty
+        agg = dict(zip(_AGG_KEYS, (count, total, lo, hi)))
+        if stored >= 0:
+            agg["exclusives"] = stored
+        sl, first = slice(0, 0), 0
+    else:
+        agg, sl = None, slice(first, first + count)
+
+    def cut(a):
+        return None if a is None else a[sl]
+
+    return RegionData(name, rank, cut(ev.start_ns), cut(ev.durations_ns),
+                      cut(ev.call_ids), cut(ev.parent_ids), cut(ev.thread_ids),
+                      exclusive_total_ns=self_total, self_ns=cut(ev.self_ns),
+                      parent_index=cut(ev.parent), first_event=first,
+                      aggregate=agg)
+
+
 def read(path) -> Results:
-    """Reads a schema-3 HDF5 file written by spanscope or scope-profiler.
+    """Reads a schema 2/3 HDF5 file written by spanscope or scope-profiler.
 
-    Raises OSError if the file cannot be opened and ValueError if it is not a
-    valid schema-3 file (the C reader validates it first).
+    Raises OSError if the file cannot be opened and ValueError if it is not
+    a valid file (the C reader validates everything it reads).
     """
-    import h5py
-
     path = os.fspath(path)
-    _ext.report(path, "self", 1)  # the C reader validates: one clear error
-    # /metadata through the library's one reader (arrays as numpy, as h5py)
-    meta = {k: np.asarray(v) if isinstance(v, list) else v
-            for k, v in _ext.read_metadata(path).items()}
-    with h5py.File(path, "r") as f:
-        names = [_text(n) for n in f["region_table/names"][()]]
-        idx = f["rank_region_index"]
-        ev = f["events"]
-        res = Results(path, names, metadata=meta)
-        region_ids = idx["region_ids"][()]
-        ranks = idx["ranks"][()]
-        offsets = idx["event_offsets"][()]
-        counts = idx["event_counts"][()]
-        excl = idx["exclusive_totals"][()] if "exclusive_totals" in idx else None
-        deltas = ev["start_deltas"][()]
-        durs = ev["durations"][()]
-        opt = {k: ev[k][()] for k in ("call_ids", "parent_ids", "thread_ids") if k in ev}
-        if _text(f.attrs.get("storage_layout", "columnar")) == "aggregate":
-            for i, rid in enumerate(region_ids):
-                res.aggregate[names[int(rid)]] = {
-                    k: int(idx[f"aggregate_{k}"][i]) for k in
-                    ("counts", "totals", "minimums", "maximums", "exclusives")
-                    if f"aggregate_{k}" in idx}
-        if "counters" in f:
-            res.counters = _counters(f["counters"])
-        for i, rid in enumerate(region_ids):
-            sl = slice(int(offsets[i]), int(offsets[i]) + int(counts[i]))
-            name = names[int(rid)]
-            res.regions.setdefault(name, {})[int(ranks[i])] = RegionData(
-                name, int(ranks[i]), np.cumsum(deltas[sl]), durs[sl],
-                *(opt[k][sl] if k in opt else None for k in ("call_ids", "parent_ids", "thread_ids")),
-                exclusive_total_ns=int(excl[i]) if excl is not None else -1)
+    f = _ext.read_file(path)
+    ev = _events(f["events"])
+    names = f["names"]
+    res = Results(path, names,
+                  metadata={k: np.asarray(v) if isinstance(v, list) else v
+                            for k, v in f["metadata"].items()},
+                  counters=_counters(f["counters"]), schema=f["schema"],
+                  layout=f["layout"], nested_by_ids=f["nested_by_ids"], events=ev)
+    aggregate = res.layout == "aggregate"
+    for row in f["rows"]:
+        reg = _row(names[row[0]], row, ev, aggregate)
+        res.rows.append(reg)
+        res.regions.setdefault(reg.name, {})[reg.rank] = reg
+    if aggregate:
+        res.aggregate = {name: res[name].aggregate for name in res.regions}
     return res

@@ -185,6 +185,43 @@ static void test_counters_corrupt_and_report(void **state) {
     assert_non_null(strstr(sps__err_msg(), "values"));
 }
 
+/* The public reader hands out the same samples as /counters holds, and a
+ * damaged /counters makes the whole file invalid through it too. */
+static void test_counters_through_sps_file(void **state) {
+    (void)state;
+    const char *p = tu_path("counters_file.h5");
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t a = sps_counter_id("file.a"), b = sps_counter_id("file.b");
+    for (int i = 0; i < 6; i++) sps_counter(i % 3 ? a : b, 0.25 * i);
+    assert_int_equal(sps_finalize_to(p), 0);
+    sps_shutdown();
+    const sps_file_t *f;
+    char err[256];
+    assert_int_equal(sps_file_open(p, &f, err, sizeof err), 0);
+    assert_int_equal(f->ncounters, 2);
+    assert_int_equal(f->nsamples, 6);
+    for (size_t i = 0; i < f->nsamples; i++) {
+        assert_true(f->sample_value[i] == 0.25 * (double)i);
+        assert_string_equal(f->counter_names[f->sample_counter[i]],
+                            i % 3 ? "file.a" : "file.b");
+        assert_int_equal(f->sample_rank[i], 0);
+        if (i) assert_true(f->sample_t_ns[i] >= f->sample_t_ns[i - 1]);
+    }
+    assert_int_equal(f->samples_dropped, 0);
+    sps_file_close(f);
+    hid_t h = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(h, "counters/ranks", H5P_DEFAULT);
+    int64_t bad[6] = {0, 0, -4, 0, 0, 0};
+    assert_true(H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, bad) >= 0);
+    H5Dclose(d);
+    H5Fclose(h);
+    f = (const sps_file_t *)1;
+    assert_int_equal(sps_file_open(p, &f, err, sizeof err), SPS_EFORMAT);
+    assert_null(f);
+    assert_non_null(strstr(err, "ranks"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counters_basic),
@@ -192,6 +229,7 @@ int main(void) {
         cmocka_unit_test(test_counters_survive_a_failed_write),
         cmocka_unit_test(test_counters_threads),
         cmocka_unit_test(test_counters_corrupt_and_report),
+        cmocka_unit_test(test_counters_through_sps_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1104,6 +1104,195 @@ static void test_reader_refuses_non_files(void **state) {
     assert_int_equal(sps__h5r_open(NULL, p), SPS_EINVAL);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The public reader (api/file.c): the same model through sps_file_open      */
+/* ------------------------------------------------------------------------ */
+
+/* Asserts that f holds the known recording's model: rows with their
+ * statistics, events with the fold's parents and self times. */
+static void check_known_file(const sps_file_t *f) {
+    static const int64_t self[K_EV] = {450, 200, 300, 50};
+    static const int32_t parent[K_EV] = {-1, 0, 0, 0};
+    static const uint32_t row[K_EV] = {0, 1, 1, 2};
+    assert_int_equal(f->schema, 3);
+    assert_false(f->aggregate);
+    assert_int_equal(f->nnames, 4);
+    assert_string_equal(f->names[3], "unused");
+    assert_int_equal(f->nevents, K_EV);
+    for (int i = 0; i < K_EV; i++) {
+        assert_int_equal(f->start_ns[i], k_start[i]);
+        assert_int_equal(f->dur_ns[i], k_dur[i]);
+        assert_int_equal(f->self_ns[i], self[i]);
+        assert_int_equal(f->parent[i], parent[i]);
+        assert_int_equal(f->row[i], row[i]);
+    }
+    assert_int_equal(f->nrows, 3);
+    const sps_file_row_t *solve = &f->rows[1];
+    assert_int_equal(solve->region, 1);
+    assert_int_equal(solve->rank, 0);
+    assert_int_equal(solve->first, 1);
+    assert_int_equal(solve->count, 2);
+    assert_int_equal(solve->total_ns, 500);
+    assert_int_equal(solve->min_ns, 200);
+    assert_int_equal(solve->max_ns, 300);
+    assert_int_equal(solve->self_ns, 500);
+    assert_int_equal(f->rows[0].self_ns, 450);
+    assert_int_equal(f->rows[0].stored_self_ns, 450); /* the writer's */
+    assert_int_equal(f->rows[2].self_ns, 50);
+    assert_int_equal(f->ncounters, 0);
+    assert_int_equal(f->nsamples, 0);
+}
+
+/* The value of the text attribute name of f's /metadata, or NULL. */
+static const char *file_meta_text(const sps_file_t *f, const char *name) {
+    for (size_t i = 0; i < f->nattrs; i++)
+        if (!strcmp(f->attrs[i].name, name) && f->attrs[i].kind == SPS_META_TEXT)
+            return f->attrs[i].texts[0];
+    return NULL;
+}
+
+/* The known file through the public reader: parents from the ids, the
+ * columns as stored, /metadata. */
+static void test_file_known(void **state) {
+    (void)state;
+    known_t k;
+    known_init(&k);
+    const char *path = tu_path("h5w_file.h5");
+    known_write(path, &k);
+    const sps_file_t *f = NULL;
+    char err[256] = "x";
+    assert_int_equal(sps_file_open(path, &f, err, sizeof err), 0);
+    assert_string_equal(err, "");
+    check_known_file(f);
+    assert_true(f->nested_by_ids);
+    assert_non_null(f->call_ids);
+    assert_non_null(f->parent_ids);
+    assert_non_null(f->thread_ids);
+    assert_int_equal(f->parent_ids[1], 0);
+    assert_int_equal(f->call_ids[3], 3);
+    assert_int_equal(f->orphans + f->cycles, 0);
+    const char *label = file_meta_text(f, "label");
+    assert_non_null(label);
+    assert_string_equal(label, "known");
+    sps_file_close(f);
+    sps_file_close(NULL);
+}
+
+/* Without call/parent ids the fold's interval rule gives the same model;
+ * the id columns are absent (NULL). */
+static void test_file_nesting_from_intervals(void **state) {
+    (void)state;
+    known_t k;
+    known_init(&k);
+    k.lay.with_tree = 0;
+    const char *path = tu_path("h5w_file_notree.h5");
+    sps__h5w_t *w;
+    assert_int_equal(sps__h5w_open(&w, path, &k.lay), 0);
+    assert_int_equal(sps__h5w_rows(w, 0, K_EV, k_deltas, k_dur, NULL, NULL,
+                                   NULL), 0);
+    assert_int_equal(sps__h5w_close(w), 0);
+    const sps_file_t *f;
+    assert_int_equal(sps_file_open(path, &f, NULL, 0), 0);
+    check_known_file(f);
+    assert_false(f->nested_by_ids);
+    assert_null(f->call_ids);
+    assert_null(f->parent_ids);
+    assert_null(f->thread_ids);
+    sps_file_close(f);
+}
+
+/* Hostile parent ids: a cycle is cut and an orphan made a root, and the
+ * handle says how many of each. */
+static void test_file_counts_cycles_and_orphans(void **state) {
+    (void)state;
+    const char *p = fresh("h5w_file_cycle.h5");
+    poke(p, "/events/parent_ids", 0, 3); /* main -> io -> main */
+    poke(p, "/events/parent_ids", 2, 12345); /* orphan */
+    const sps_file_t *f;
+    assert_int_equal(sps_file_open(p, &f, NULL, 0), 0);
+    assert_int_equal(f->cycles, 1);
+    assert_int_equal(f->orphans, 1);
+    assert_int_equal(f->parent[2], -1);
+    for (uint64_t e = 0; e < f->nevents; e++) assert_true(f->self_ns[e] >= 0);
+    sps_file_close(f);
+}
+
+/* An aggregate file: statistics per row as stored, no events. */
+static void test_file_aggregate(void **state) {
+    (void)state;
+    const sps_file_t *f;
+    /* written by test_aggregate_layout */
+    assert_int_equal(sps_file_open(tu_path("h5w_aggregate.h5"), &f, NULL, 0), 0);
+    assert_true(f->aggregate);
+    assert_int_equal(f->nevents, 0);
+    assert_int_equal(f->nrows, 2);
+    const sps_file_row_t *tick = &f->rows[0], *tock = &f->rows[1];
+    assert_string_equal(f->names[tick->region], "tick");
+    assert_int_equal(tick->count, 1000000);
+    assert_int_equal(tick->total_ns, 900);
+    assert_int_equal(tick->min_ns, 0);
+    assert_int_equal(tick->max_ns, 5);
+    assert_int_equal(tick->self_ns, 700);
+    assert_int_equal(tock->count, 3);
+    assert_int_equal(tock->min_ns, 9);
+    assert_int_equal(tock->self_ns, 30);
+    assert_int_equal(tock->stored_self_ns, 30);
+    sps_file_close(f);
+}
+
+/* scope-profiler's own fixture: no ids, exclusive_totals -1: the fold
+ * derives parents (none: the calls are disjoint) and self times. */
+static void test_file_scope_profiler_fixture(void **state) {
+    (void)state;
+    const sps_file_t *f;
+    char err[256];
+    int rc = sps_file_open(data_path("scope-profiler-schema3-fixture.h5"), &f,
+                           err, sizeof err);
+    if (rc) fail_msg("%s", err);
+    assert_false(f->nested_by_ids);
+    assert_int_equal(f->nevents, 3);
+    const int64_t st[3] = {10, 20, 40}, du[3] = {5, 13, 15};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(f->start_ns[i], st[i]);
+        assert_int_equal(f->self_ns[i], du[i]);
+        assert_int_equal(f->parent[i], -1);
+    }
+    assert_int_equal(f->rows[0].stored_self_ns, -1);
+    assert_int_equal(f->rows[0].self_ns, 33);
+    sps_file_close(f);
+}
+
+/* Asserts sps_file_open(path) fails with rc and a one-line reason that
+ * names the file and mentions what. */
+static void file_refused(const char *path, int rc, const char *what) {
+    const sps_file_t *f = (const sps_file_t *)1;
+    char err[512] = "";
+    assert_int_equal(sps_file_open(path, &f, err, sizeof err), rc);
+    assert_null(f);
+    if (!strstr(err, path) || !strstr(err, what))
+        fail_msg("reason '%s' does not name %s and '%s'", err, path, what);
+    assert_null(strchr(err, '\n'));
+}
+
+/* Missing, text, truncated and damaged files; NULL arguments. */
+static void test_file_refuses_bad_input(void **state) {
+    (void)state;
+    file_refused(tu_path("does-not-exist.h5"), SPS_EIO, "No such file");
+    const char *txt = tu_path("h5w_file_text.h5");
+    FILE *fp = fopen(txt, "w");
+    assert_non_null(fp);
+    fputs("this is not HDF5\n", fp);
+    fclose(fp);
+    file_refused(txt, SPS_EFORMAT, "not an HDF5 file");
+    file_refused(fresh_cut("h5w_file_trunc.h5"), SPS_EFORMAT, "truncated");
+    const char *p = fresh("h5w_file_bad.h5");
+    poke(p, "/rank_region_index/event_counts", 2, 5);
+    file_refused(p, SPS_EFORMAT, "slices events");
+    const sps_file_t *f;
+    assert_int_equal(sps_file_open(NULL, &f, NULL, 0), SPS_EINVAL);
+    assert_int_equal(sps_file_open(p, NULL, NULL, 0), SPS_EINVAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_file_layout),
@@ -1125,6 +1314,12 @@ int main(void) {
         cmocka_unit_test(test_reader_survives_cycles),
         cmocka_unit_test(test_reader_refuses_absurd_sizes),
         cmocka_unit_test(test_reader_refuses_non_files),
+        cmocka_unit_test(test_file_known),
+        cmocka_unit_test(test_file_nesting_from_intervals),
+        cmocka_unit_test(test_file_counts_cycles_and_orphans),
+        cmocka_unit_test(test_file_aggregate),
+        cmocka_unit_test(test_file_scope_profiler_fixture),
+        cmocka_unit_test(test_file_refuses_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
