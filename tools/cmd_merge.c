@@ -1,7 +1,7 @@
 /*
  * cmd_merge.c -- spanscope merge -o OUT IN...: the command line of
- * sps_merge (src/formats/merge.c holds the merge and its notes on clock
- * alignment; docs/merge.md).
+ * sps_merge (src/api/merge.c; the rules for ranks and clock alignment are
+ * src/model/align.c; docs/merge.md).
  *
  * Exit status: 2 for usage (options, no -o or inputs, unknown extension,
  * .h5 output from traces), 1 for data (anything sps_merge reports), each
@@ -10,7 +10,7 @@
  * the watchdog's time limit, lifted once every input's header is read.
  */
 #include "sps_int.h"
-#include "formats/merge.h"
+#include "api/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +30,12 @@ static const char merge_help[] =
     "\n"
     "Clocks are aligned through the MPI clock offset an .h5 carries\n"
     "(clock_offset_ns, onto rank 0's clock), else through each recording's\n"
-    "wall-clock anchor onto the first input's clock (recordings of one host\n"
-    "are not shifted).\n"
-    "Traces carry no anchor and are merged unshifted; the JSON output\n"
-    "records this per rank as \"clock_aligned\": false.  See docs/merge.md.\n"
+    "wall-clock anchor (an .h5's /metadata, a spanscope JSON trace's\n"
+    "\"spanscopeClock\") onto the clock of the first input that has one\n"
+    "(recordings of one host are not shifted).\n"
+    "Traces without an anchor (Perfetto, torch's JSON) are merged unshifted;\n"
+    "the JSON output records this per rank as \"clock_aligned\": false.\n"
+    "See docs/merge.md.\n"
     "\n"
     "OUT by extension:\n"
     "  .json, .json.gz, .pftrace  from any inputs (.h5, .json, .json.gz,\n"

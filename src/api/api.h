@@ -1,7 +1,7 @@
 /*
  * api.h -- the api layer's internal interface (src/api/): the functions
  * that orchestrate the layers below for a whole task (a report of a file,
- * the comparison of two files), called by the public functions of
+ * the comparison of two files, a merge), called by the public functions of
  * <spanscope.h> and by the command-line tool, which adds only its argument
  * parsing.  Nothing below src/api/ includes this header.
  */
@@ -209,5 +209,34 @@ SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 const int32_t *node_parent,
                                 const uint32_t *node_region, size_t nnodes,
                                 int64_t session_ns);
+/* ------------------------------------------------------------------------ */
+/* merge (src/api/merge.c; docs/merge.md)                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The hidden side of sps_merge, for the command-line tool: the argument
+ * check on its own (so that the tool can tell usage errors from data
+ * errors) and the merge with hooks around the reading of the inputs
+ * (where the tool arms and disarms its watchdog). */
+
+/* Called around the reading of the inputs; either may be NULL. */
+typedef struct sps__merge_hooks {
+    /* before each input is opened (the tool: its read time limit) */
+    void (*reading)(const char *path);
+    /* once every input's header is read: the rest is bounded work */
+    void (*read_done)(void);
+} sps__merge_hooks_t;
+
+/* Checks sps_merge's arguments without reading any file: paths given, the
+ * output's and every input's extension known, no .h5 output from trace
+ * inputs.  Returns 0 or SPS_EINVAL after writing the one-line reason (no
+ * "merge:" prefix) to err_file (a FILE*, may be NULL). */
+SPS__HIDDEN int sps__merge_check(const char *out_path,
+                                 const char *const *in_paths, size_t n,
+                                 void *err_file);
+
+/* sps_merge with hooks (NULL: none); same contract as sps_merge. */
+SPS__HIDDEN int sps__merge(const char *out_path, const char *const *in_paths,
+                           size_t n, void *err_file,
+                           const sps__merge_hooks_t *hooks);
 
 #endif /* SPS_API_H */

@@ -23,7 +23,7 @@
 
 #include "spanscope_mpi.h"
 
-/* formats/merge.c (declared in spanscope.h as well). */
+/* api/merge.c (declared in spanscope.h as well). */
 SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
                       size_t n, void *err_file);
 

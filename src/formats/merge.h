@@ -1,33 +1,75 @@
 /*
- * merge.h -- the hidden side of sps_merge (src/formats/merge.c), for the
- * command-line tool: the argument check on its own (so that the tool can
- * tell usage errors from data errors) and the merge with hooks around the
- * reading of the inputs (where the tool arms and disarms its watchdog).
+ * merge.h -- the two output kinds of sps_merge, for its entry point
+ * (src/api/merge.c): a trace (merge_trace.c: .json, .json.gz, .pftrace
+ * from any inputs) and an .h5 (merge_h5.c: from .h5 inputs).
+ *
+ * The entry point drives both the same way, through the kind's table:
+ *
+ *     kind->create(&st, n);                        // n inputs
+ *     for each input i:
+ *         kind->open(st, i, path, fmt, &facts[i]); // reads its facts
+ *         ... resolve its rank (model/align.h) ...
+ *     ... duplicate ranks, clocks (model/align.h) ...
+ *     kind->write(st, out, tmp, al, ref);          // the merged file at tmp
+ *     kind->free(st);
+ *
+ * and renames tmp to out.  The kinds read and write files and nothing
+ * else: which rank an input is and how its clock is shifted is decided
+ * by model/align.c from the facts they read.  Errors: every function
+ * that fails sets the one-line message (sps__err_set, util.h; naming the
+ * file it is about first, no "merge:" prefix) and returns a negative
+ * SPS_E* code; the entry point writes the line.
  */
-#ifndef SPS_MERGE_H
-#define SPS_MERGE_H
+#ifndef SPS_FORMATS_MERGE_H
+#define SPS_FORMATS_MERGE_H
 
 #include "formats/formats.h"
+#include "formats/timeline.h"
+#include "model/align.h"
 
-/* Called around the reading of the inputs; either may be NULL. */
-typedef struct sps__merge_hooks {
-    /* before each input is opened (the tool: its read time limit) */
-    void (*reading)(const char *path);
-    /* once every input's header is read: the rest is bounded work */
-    void (*read_done)(void);
-} sps__merge_hooks_t;
+/* One output kind. */
+typedef struct sps__merge_kind {
+    /* Makes the kind's state for n inputs (n >= 1) in *st.  0 or
+     * SPS_ENOMEM. */
+    int (*create)(void **st, size_t n);
+    /* Opens input i (each of 0..n-1 once, in order) at path, whose
+     * format is fmt (known, and one the kind takes), and fills *facts
+     * with what its file says about its rank and clock; strings and
+     * arrays in *facts live as long as st.  0 or a code (message set). */
+    int (*open)(void *st, size_t i, const char *path, sps__tl_format_t fmt,
+                sps__align_in_t *facts);
+    /* Writes the merged file to tmp (removed again on failure) after
+     * every input is open: al[i] is input i's rank and clock shift, ref
+     * the reference input (align.h, -1 none); out is the output's name,
+     * for messages and the trace's name.  0 or a code (message set). */
+    int (*write)(void *st, const char *out, const char *tmp,
+                 const sps__align_t *al, int ref);
+    /* Closes every input and frees st (NULL: nothing). */
+    void (*free)(void *st);
+} sps__merge_kind_t;
 
-/* Checks sps_merge's arguments without reading any file: paths given, the
- * output's and every input's extension known, no .h5 output from trace
- * inputs.  Returns 0 or SPS_EINVAL after writing the one-line reason (no
- * "merge:" prefix) to err_file (a FILE*, may be NULL). */
-SPS__HIDDEN int sps__merge_check(const char *out_path,
-                                 const char *const *in_paths, size_t n,
-                                 void *err_file);
+/* .json / .json.gz / .pftrace: a k-way merge of the inputs' timeline
+ * readers into a timeline writer (merge_trace.c). */
+SPS__HIDDEN extern const sps__merge_kind_t sps__merge_to_trace;
+/* .h5 from .h5 inputs (merge_h5.c). */
+SPS__HIDDEN extern const sps__merge_kind_t sps__merge_to_h5;
 
-/* sps_merge with hooks (NULL: none); same contract as sps_merge. */
-SPS__HIDDEN int sps__merge(const char *out_path, const char *const *in_paths,
-                           size_t n, void *err_file,
-                           const sps__merge_hooks_t *hooks);
+/* Runs fn(arg) with HDF5's automatic error printing off for this thread
+ * (restored afterwards) and returns what it returns: a merge prints
+ * nothing but its one error line (merge_h5.c). */
+SPS__HIDDEN int sps__h5_quietly(int (*fn)(void *arg), void *arg);
 
-#endif /* SPS_MERGE_H */
+/* A set of strings (borrowed) with ids in order of first insertion: the
+ * names both kinds merge by string (merge_trace.c). */
+typedef struct sps__strtab {
+    const char **v;      /* id -> string */
+    size_t n, cap;
+    sps__htab_t index;   /* string -> id (util.h) */
+} sps__strtab_t;
+
+/* The id of s in t, added if new.  Returns the id or -1 (no memory). */
+SPS__HIDDEN int64_t sps__strtab_id(sps__strtab_t *t, const char *s);
+/* Frees t's arrays (not the strings); t may be used again. */
+SPS__HIDDEN void sps__strtab_free(sps__strtab_t *t);
+
+#endif /* SPS_FORMATS_MERGE_H */

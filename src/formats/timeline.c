@@ -68,6 +68,11 @@ int sps__tlw_span(sps__tlw_t *w, const sps__tl_span_t *s) {
                                      : sps__cjw_span(w->impl, s);
 }
 
+int sps__tlw_extra(sps__tlw_t *w, const char *members) {
+    if (!w || !members) return SPS_EINVAL;
+    return w->fmt == SPS__TL_PFTRACE ? 0 : sps__cjw_extra(w->impl, members);
+}
+
 int sps__tlw_close(sps__tlw_t *w) {
     int rc = w->fmt == SPS__TL_PFTRACE ? sps__pfw_close(w->impl)
                                        : sps__cjw_close(w->impl);

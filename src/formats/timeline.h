@@ -125,6 +125,11 @@ typedef struct sps__tlw sps__tlw_t;
 SPS__HIDDEN int sps__tlw_open(sps__tlw_t **out, const char *path,
                               sps__tl_format_t fmt, const sps__tl_header_t *h);
 SPS__HIDDEN int sps__tlw_span(sps__tlw_t *w, const sps__tl_span_t *s);
+/* Top-level members for the document (JSON text such as "\"a\":1",
+ * written as given: sps__cjw_extra), any time before close.  A JSON
+ * writer adds them to its epilogue; Perfetto has no place for them and
+ * ignores them.  Returns 0, SPS_EINVAL or SPS_ENOMEM. */
+SPS__HIDDEN int sps__tlw_extra(sps__tlw_t *w, const char *members);
 SPS__HIDDEN int sps__tlw_close(sps__tlw_t *w);
 SPS__HIDDEN void sps__tlw_abort(sps__tlw_t *w);
 

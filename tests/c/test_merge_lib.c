@@ -3,7 +3,8 @@
  * to .h5 and .json and read back; a missing input and duplicate ranks give
  * an error code, one line in err_file and no output; an .h5 input whose
  * /metadata carries clock_offset_ns (added here with the HDF5 C API, as the
- * MPI integration writes it) has its times shifted by exactly that. */
+ * MPI integration writes it) has its times shifted by exactly that; .h5
+ * inputs without /metadata rank take their positions. */
 #include "testutil.h"
 #include "sps_int.h"
 #include "formats/h5_read.h"
@@ -69,6 +70,18 @@ static void add_meta_i64(const char *path, const char *name, int64_t v) {
     assert_true(H5Awrite(a, H5T_NATIVE_INT64, &v) >= 0);
     H5Aclose(a);
     H5Sclose(s);
+    H5Gclose(g);
+    assert_true(H5Fclose(f) >= 0);
+}
+
+/* Removes attribute name from /metadata of the .h5 file at path, as in
+ * a file scope-profiler wrote (it stores no rank). */
+static void del_meta(const char *path, const char *name) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = H5Gopen2(f, "metadata", H5P_DEFAULT);
+    assert_true(g >= 0);
+    assert_true(H5Adelete(g, name) >= 0);
     H5Gclose(g);
     assert_true(H5Fclose(f) >= 0);
 }
@@ -309,6 +322,32 @@ static void test_merge_mpi_offset(void **state) {
     check_mpi_merge(out, pa, pc);
 }
 
+/* Two .h5 files without /metadata rank whose rows both say rank 0 (two
+ * serial recordings as scope-profiler writes them) take their positions
+ * as ranks, to .h5 as to .json: the rows never name the rank.  (The .h5
+ * output used to take the rows' rank and fail: "both rank 0".) */
+static void test_merge_no_rank(void **state) {
+    (void)state;
+    static int64_t a[MAXSPANS], got[MAXSPANS];
+    char pd[1024], pe[1024], out[1024];
+    snprintf(pd, sizeof pd, "%s", tu_path("ml_d.h5"));
+    snprintf(pe, sizeof pe, "%s", tu_path("ml_e.h5"));
+    copy_file(pa, pd);
+    copy_file(pa, pe);
+    del_meta(pd, "rank");
+    del_meta(pe, "rank");
+    size_t na = tl_starts(pa, -1, a);
+    const char *ins[] = {pd, pe};
+    snprintf(out, sizeof out, "%s", tu_path("ml_norank.h5"));
+    assert_int_equal(sps_merge(out, ins, 2, stderr), 0);
+    for (uint32_t rk = 0; rk < 2; rk++)
+        same_shifted(got, h5_starts(out, rk, got), a, na, 0);
+    snprintf(out, sizeof out, "%s", tu_path("ml_norank.json"));
+    assert_int_equal(sps_merge(out, ins, 2, stderr), 0);
+    for (int64_t rk = 0; rk < 2; rk++)
+        same_shifted(got, tl_starts(out, rk, got), a, na, 0);
+}
+
 /* Runs the tests (they share the recordings made by setup). */
 int main(void) {
     const struct CMUnitTest tests[] = {
@@ -316,6 +355,7 @@ int main(void) {
         cmocka_unit_test(test_merge_missing_input),
         cmocka_unit_test(test_merge_bad_inputs),
         cmocka_unit_test(test_merge_mpi_offset),
+        cmocka_unit_test(test_merge_no_rank),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,0 +1,214 @@
+/*
+ * merge.c -- sps_merge: per-rank recordings into one file, one process
+ * per rank, clocks aligned (docs/merge.md).  The library side of
+ * `spanscope merge -o OUT IN...` (tools/cmd_merge.c is its command line),
+ * of Python's merge_distributed_traces and of a collective finalize under
+ * MPI.
+ *
+ * This file orchestrates; it reads and decides nothing itself:
+ *   - checks the arguments (paths, extensions, no .h5 from traces);
+ *   - chooses the output kind (formats/merge.h): a trace (.json,
+ *     .json.gz, .pftrace: formats/merge_trace.c) or an .h5
+ *     (formats/merge_h5.c);
+ *   - has the kind open each input and read its facts, and resolves its
+ *     rank by the model's rule as it goes (model/align.c: an input
+ *     holding several ranks stops the merge there);
+ *   - once every input is read: duplicate ranks, the reference and each
+ *     input's clock shift (model/align.c);
+ *   - has the kind write the merged file to "<out>.tmp-<pid>" and renames
+ *     it into place; on failure nothing is left behind.
+ *
+ * Errors: every failure writes one line (no "merge:" prefix; the file it
+ * is about named first) to the caller's FILE*, and nothing else is
+ * printed: HDF5's own error printing is off while a merge runs.
+ */
+#include "api/api.h"
+#include "formats/merge.h"
+#include "formats/timeline.h"
+#include "model/align.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* One merge: its arguments, the kind writing it, every input's facts and
+ * alignment, and where its error line goes. */
+typedef struct merge {
+    const char *out;
+    const char *const *ins;
+    size_t n;
+    FILE *err;             /* the caller's, may be NULL */
+    int failed;            /* the error line is written */
+    const sps__merge_hooks_t *hooks;
+    const sps__merge_kind_t *kind;
+    void *st;              /* the kind's state */
+    sps__align_in_t *facts;
+    sps__align_t *al;
+    int ref;               /* the reference input, -1 none */
+} merge_t;
+
+/* Writes the one-line reason (printf format) to c->err, the first time
+ * only, and returns code. */
+SPS__PRINTF(3, 4)
+static int fail(merge_t *c, int code, const char *fmt, ...) {
+    if (c->err && !c->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(c->err, fmt, ap);
+        va_end(ap);
+        fputc('\n', c->err);
+        fflush(c->err);
+    }
+    c->failed = 1;
+    return code;
+}
+
+/* Writes the message a lower layer set for code (about what, when it set
+ * none) and returns code. */
+static int fail_msg(merge_t *c, int code, const char *what) {
+    const char *msg = sps__err_msg();
+    return *msg ? fail(c, code, "%s", msg)
+                : fail(c, code, "%s: %s", what, sps_strerror(code));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arguments                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Checks c's output path and formats and the input paths (see
+ * sps__merge_check) and chooses c->kind.  Returns 0 or SPS_EINVAL after
+ * the error line. */
+static int check_args(merge_t *c) {
+    if (!c->out || !*c->out) return fail(c, SPS_EINVAL, "no output path");
+    if (!c->ins || c->n == 0) return fail(c, SPS_EINVAL, "no input files");
+    if (c->n > INT32_MAX) return fail(c, SPS_EINVAL, "too many input files");
+    sps__tl_format_t fo = sps__tl_format_of(c->out);
+    if (fo == SPS__TL_UNKNOWN)
+        return fail(c, SPS_EINVAL, "%s: unknown output format (.h5, .json, "
+                    ".json.gz, .pftrace)", c->out);
+    for (size_t i = 0; i < c->n; i++) {
+        const char *in = c->ins[i];
+        if (!in || !*in) return fail(c, SPS_EINVAL, "input %zu has no path", i);
+        sps__tl_format_t f = sps__tl_format_of(in);
+        if (f == SPS__TL_UNKNOWN)
+            return fail(c, SPS_EINVAL, "%s: unknown input format (.h5, .json, "
+                        ".json.gz, .pftrace)", in);
+        if (fo == SPS__TL_H5 && f != SPS__TL_H5)
+            return fail(c, SPS_EINVAL, "%s: writing .h5 from trace inputs is "
+                        "not supported (merge to .json, .json.gz or "
+                        ".pftrace)", in);
+    }
+    c->kind = fo == SPS__TL_H5 ? &sps__merge_to_h5 : &sps__merge_to_trace;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading the inputs                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Has the kind open input i and read its facts, then resolves its rank
+ * (model/align.c).  Returns 0 or a code after the error line. */
+static int read_one(merge_t *c, size_t i) {
+    const char *path = c->ins[i];
+    if (c->hooks && c->hooks->reading) c->hooks->reading(path);
+    sps__err_clear();
+    int rc = c->kind->open(c->st, i, path, sps__tl_format_of(path), &c->facts[i]);
+    if (rc) return fail_msg(c, rc, path);
+    int64_t clash[2];
+    if (sps__rank_resolve(&c->facts[i].rank, i, &c->al[i].rank, clash))
+        return fail(c, SPS_EFORMAT, "%s holds several ranks (%lld and %lld): "
+                    "merge takes one recording per rank", path,
+                    (long long)clash[0], (long long)clash[1]);
+    return 0;
+}
+
+/* Reads every input, then checks that no two share a rank and aligns
+ * their clocks (model/align.c).  Returns 0 or a code after the error
+ * line. */
+static int read_all(merge_t *c) {
+    for (size_t i = 0; i < c->n; i++) {
+        int rc = read_one(c, i);
+        if (rc) return rc;
+    }
+    /* the headers are read: the rest is bounded work */
+    if (c->hooks && c->hooks->read_done) c->hooks->read_done();
+    size_t a, b;
+    int dup = sps__rank_duplicate(c->al, c->n, &a, &b);
+    if (dup < 0) return fail(c, SPS_ENOMEM, "out of memory");
+    if (dup)
+        return fail(c, SPS_EINVAL, "%s and %s are both rank %lld", c->ins[a],
+                    c->ins[b], (long long)c->al[a].rank);
+    c->ref = sps__align_clocks(c->facts, c->al, c->n);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing the output                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Has the kind write the merged file to the temporary name tmp and
+ * renames it to the output; removes tmp on failure.  Returns 0 or a code
+ * after the error line. */
+static int write_to(merge_t *c, const char *tmp) {
+    sps__err_clear();
+    int rc = c->kind->write(c->st, c->out, tmp, c->al, c->ref);
+    if (rc) fail_msg(c, rc, c->out);
+    else if (rename(tmp, c->out) != 0)
+        rc = fail(c, SPS_EIO, "%s: %s", c->out, sps_strerror(SPS_EIO));
+    if (rc) unlink(tmp);
+    return rc;
+}
+
+/* Reads the inputs and writes the merge (c checked), then closes the
+ * inputs.  Returns 0 or a code after the error line.  Runs with HDF5's
+ * error printing off (sps__h5_quietly), closing included. */
+static int merge_run(void *arg) {
+    merge_t *c = arg;
+    char *tmp = NULL;
+    int rc = 0;
+    c->facts = calloc(c->n, sizeof *c->facts);
+    c->al = calloc(c->n, sizeof *c->al);
+    if (!c->facts || !c->al || asprintf(&tmp, "%s.tmp-%d", c->out, (int)getpid()) < 0) {
+        tmp = NULL;
+        rc = fail(c, SPS_ENOMEM, "out of memory");
+    }
+    sps__err_clear();
+    if (rc == 0 && (rc = c->kind->create(&c->st, c->n))) fail_msg(c, rc, c->out);
+    if (rc == 0) rc = read_all(c);
+    if (rc == 0) rc = write_to(c, tmp);
+    c->kind->free(c->st);
+    free(tmp);
+    free(c->facts);
+    free(c->al);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry points                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Checks sps_merge's arguments without reading a file (api.h). */
+int sps__merge_check(const char *out_path, const char *const *in_paths,
+                     size_t n, void *err_file) {
+    merge_t c = {.out = out_path, .ins = in_paths, .n = n, .err = err_file, .ref = -1};
+    return check_args(&c);
+}
+
+/* sps_merge with hooks around the reading of the inputs (api.h). */
+int sps__merge(const char *out_path, const char *const *in_paths, size_t n,
+               void *err_file, const sps__merge_hooks_t *hooks) {
+    merge_t c = {.out = out_path, .ins = in_paths, .n = n, .err = err_file,
+                 .hooks = hooks, .ref = -1};
+    int rc = check_args(&c);
+    if (rc) return rc;
+    rc = sps__h5_quietly(merge_run, &c);
+    if (rc && !c.failed) fail(&c, rc, "%s: %s", out_path, sps_strerror(rc));
+    return rc;
+}
+
+/* Merges per-rank recordings into one file (spanscope.h). */
+int sps_merge(const char *out_path, const char *const *in_paths, size_t n,
+              void *err_file) {
+    return sps__merge(out_path, in_paths, n, err_file, NULL);
+}

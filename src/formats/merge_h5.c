@@ -1,0 +1,517 @@
+/*
+ * merge_h5.c -- sps_merge's .h5 output (merge.h): .h5 inputs into one
+ * scope-profiler schema-3 file.
+ *
+ * Each input is streamed in blocks from sps__h5r_open_index when it has
+ * call_ids and parent_ids (and stores its exclusive totals), else read
+ * whole with sps__h5r_open to invent the ids from its nesting.  Output:
+ * rows per (region, rank) over a merged region table, start deltas
+ * recomputed after the clock shift, call/parent/thread ids kept (ids are
+ * per rank), /counters of every input with its rank and shift, /metadata
+ * from the lowest rank with mpi_size = number of inputs.  No
+ * /thread_table: the writer's table has one rank for all of its threads.
+ *
+ * Which rank each input is and how far its times move come from
+ * model/align.c; this file reads the facts and applies the shifts.
+ */
+#include "formats/h5_read.h"
+#include "formats/merge.h"
+#include "model/align.h"
+
+#include <hdf5.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Events per sps__h5w_rows call (and per block read when streaming). */
+#define H5_BATCH 65536
+
+int sps__h5_quietly(int (*fn)(void *arg), void *arg) {
+    H5E_auto2_t efunc = NULL;
+    void *edata = NULL;
+    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int rc = fn(arg);
+    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* State                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* One input and its state during the merge. */
+typedef struct hin {
+    const char *path;
+    sps__h5r_t *h5;        /* index only (streamed), or whole (fallback) */
+    sps__h5r_meta_t m;     /* its /metadata, taken over from h5 (owned) */
+    int64_t *held;         /* the ranks of its rows: its rank facts (owned) */
+    uint32_t *region_map;  /* input region id -> output region id */
+    int64_t rank, offset;  /* from the alignment (write) */
+} hin_t;
+
+/* One output row: which input row it copies. */
+typedef struct orow {
+    uint32_t input, row;
+} orow_t;
+
+/* The merge: its inputs and what it builds. */
+typedef struct hmerge {
+    hin_t *in;
+    size_t n;
+    const char *out;       /* the output's name (messages) */
+    int ref;               /* the reference input, -1 none */
+    sps__strtab_t names;
+    orow_t *src;           /* by output row */
+    sps__row_t *rows;      /* by output row */
+    size_t nrows;
+    uint64_t nevents;
+    int64_t *col[5];       /* batch: deltas, durations, call, parent, thread */
+    int64_t *st;           /* batch: raw first column (streamed inputs) */
+} hmerge_t;
+
+/* The kind's free: closes every input, frees st (an hmerge_t). */
+static void h5_free(void *st) {
+    hmerge_t *h = st;
+    if (!h) return;
+    for (size_t i = 0; h->in && i < h->n; i++) {
+        sps__h5r_free(h->in[i].h5);
+        sps__h5r_meta_free(&h->in[i].m);
+        free(h->in[i].held);
+        free(h->in[i].region_map);
+    }
+    free(h->in);
+    sps__strtab_free(&h->names);
+    free(h->src);
+    free(h->rows);
+    for (int k = 0; k < 5; k++) free(h->col[k]);
+    free(h->st);
+    free(h);
+}
+
+/* The kind's create: an hmerge_t for n inputs in *st.  0 or SPS_ENOMEM. */
+static int h5_create(void **st, size_t n) {
+    hmerge_t *h = calloc(1, sizeof *h);
+    if (h) h->in = calloc(n, sizeof *h->in);
+    if (!h || !h->in) {
+        free(h);
+        *st = NULL;
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    }
+    h->n = n;
+    h->ref = -1;
+    *st = h;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening an input: its reader and its facts                                */
+/* ------------------------------------------------------------------------ */
+
+/* Non-zero when every row of r stores its exclusive total (spanscope's
+ * files do): a streamed merge copies them, since merging does not change
+ * any call's children. */
+static int has_excl(const sps__h5r_t *r) {
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].exclusive_total < 0) return 0;
+    return 1;
+}
+
+/* Fills f from x's /metadata and rows: rank (named by /metadata, the
+ * rows' ranks held), anchors, host and MPI offset.  Returns 0 or
+ * SPS_ENOMEM (message set). */
+static int h5_facts(hin_t *x, sps__align_in_t *f) {
+    const sps__h5r_t *r = x->h5;
+    const sps__h5r_meta_t *m = &x->m;
+    if (!(x->held = malloc((r->nrows + 1) * sizeof *x->held)))
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->nrows; i++) x->held[i] = r->rows[i].rank;
+    f->rank = (sps__rank_facts_t){m->has_rank ? m->rank : -1, x->held, r->nrows, 0};
+    f->clock = (sps__clock_facts_t){
+        m->has_anchor, m->wall_anchor_ns, m->mono_anchor_ns,
+        m->hostname ? m->hostname : "",
+        m->has_clock_offset, m->clock_offset_ns,
+        m->has_clock_offset_error, m->clock_offset_error_ns};
+    return 0;
+}
+
+/* The kind's open: input i's index only (events are streamed later) when
+ * the file has call_ids and parent_ids, else the whole file with
+ * sps__h5r_open -- the fallback for files without ids (scope-profiler's
+ * own), whose parent ids must be invented from the reader's nesting by
+ * intervals -- and its facts.  Aggregate files are refused (SPS_EMODE).
+ * 0 or a code (message set). */
+static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
+                   sps__align_in_t *facts) {
+    hin_t *x = &((hmerge_t *)st)->in[i];
+    (void)fmt; /* always .h5: the entry point checked */
+    x->path = path;
+    int rc = sps__h5r_open_index(&x->h5, path);
+    if (rc) return rc;
+    if (!x->h5->aggregate &&
+        (x->h5->h_call < 0 || x->h5->h_parent < 0 || !has_excl(x->h5))) {
+        sps__h5r_free(x->h5);
+        x->h5 = NULL;
+        if ((rc = sps__h5r_open(&x->h5, path))) return rc;
+    }
+    x->m = x->h5->meta; /* the input takes the reader's /metadata over */
+    memset(&x->h5->meta, 0, sizeof x->h5->meta);
+    if (x->h5->aggregate)
+        return sps__err_fail(SPS_EMODE, "%s: aggregate file (no per-call data): "
+                             "cannot merge into a columnar .h5", path);
+    return h5_facts(x, facts);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rows and their statistics                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* qsort_r order of output rows: by output region, then rank. */
+static int orow_cmp(const void *a, const void *b, void *ctx) {
+    const hmerge_t *h = ctx;
+    const orow_t *x = a, *y = b;
+    const hin_t *ix = &h->in[x->input], *iy = &h->in[y->input];
+    uint32_t rx = ix->region_map[ix->h5->rows[x->row].file_region];
+    uint32_t ry = iy->region_map[iy->h5->rows[y->row].file_region];
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return ix->rank < iy->rank ? -1 : ix->rank > iy->rank;
+}
+
+/* Adds an event (start st after the clock shift, duration d) to a, by the
+ * one fold's accumulator.  Returns 0 or -1 when the end leaves int64. */
+static int stats_add(sps__acc_t *a, int64_t st, int64_t d) {
+    int64_t en;
+    if (d < 0) d = 0;
+    if (__builtin_add_overflow(st, d, &en)) return -1;
+    sps__acc_add(a, (uint64_t)st, (uint64_t)en, 0);
+    return 0;
+}
+
+/* Non-zero when input x is streamed (opened by index, not read whole). */
+static int streamed(const hin_t *x) { return x->h5->start == NULL; }
+
+/* Fills row o's statistics from the events of streamed input x's row ir,
+ * shifted by x's offset, reading them in blocks; the exclusive total is the
+ * one the input stores.  Returns 0, -1 (a time leaves int64) or -2 (read
+ * error, message set). */
+static int row_stats_stream(hmerge_t *h, const hin_t *x,
+                            const sps__row_t *ir, sps__row_t *o) {
+    const sps__h5r_t *r = x->h5;
+    uint64_t acc = 0;
+    sps__acc_t a = {0};
+    for (uint64_t k0 = 0; k0 < ir->count;) {
+        size_t b = ir->count - k0 < H5_BATCH ? (size_t)(ir->count - k0) : H5_BATCH;
+        if (sps__h5r_events_ids(r, ir->offset + k0, b, h->st, h->col[1], NULL,
+                                NULL, NULL) < 0)
+            return -2;
+        for (size_t j = 0; j < b; j++) {
+            acc = r->deltas ? acc + (uint64_t)h->st[j] : (uint64_t)h->st[j];
+            int64_t st = (int64_t)acc;
+            if (sps__shift(&st, x->offset) || stats_add(&a, st, h->col[1][j]))
+                return -1;
+        }
+        k0 += b;
+    }
+    sps__summary_of(&a, &o->s);
+    o->exclusive_total = ir->exclusive_total;
+    return 0;
+}
+
+/* Fills row o's statistics from the events of input x's row ir, shifted
+ * by x's offset.  Returns 0 or -1 (a time leaves int64). */
+static int row_stats(const hin_t *x, const sps__row_t *ir, sps__row_t *o) {
+    const sps__h5r_t *r = x->h5;
+    int64_t self = 0;
+    sps__acc_t a = {0};
+    for (uint64_t k = 0; k < ir->count; k++) {
+        uint64_t e = ir->offset + k;
+        int64_t st = r->start[e];
+        if (sps__shift(&st, x->offset) || stats_add(&a, st, r->dur[e])) return -1;
+        if (__builtin_add_overflow(self, r->self[e], &self)) self = INT64_MAX;
+    }
+    sps__summary_of(&a, &o->s);
+    o->exclusive_total = self;
+    return 0;
+}
+
+/* Builds the merged region table (every input's region_map) and lists
+ * the output rows (h->src) in their order.  Returns 0 or SPS_ENOMEM
+ * (message set). */
+static int hmerge_regions(hmerge_t *h) {
+    size_t nrows = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        hin_t *x = &h->in[i];
+        const sps__h5r_t *r = x->h5;
+        nrows += r->nrows;
+        x->region_map = malloc((r->nnames + 1) * sizeof *x->region_map);
+        if (!x->region_map) return sps__err_fail(SPS_ENOMEM, "out of memory");
+        for (size_t j = 0; j < r->nnames; j++) {
+            int64_t id = sps__strtab_id(&h->names, r->names[j]);
+            if (id < 0) return sps__err_fail(SPS_ENOMEM, "out of memory");
+            x->region_map[j] = (uint32_t)id;
+        }
+    }
+    h->src = malloc((nrows + 1) * sizeof *h->src);
+    h->rows = calloc(nrows + 1, sizeof *h->rows);
+    if (!h->src || !h->rows) return sps__err_fail(SPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < h->n; i++)
+        for (size_t j = 0; j < h->in[i].h5->nrows; j++)
+            h->src[h->nrows++] = (orow_t){(uint32_t)i, (uint32_t)j};
+    qsort_r(h->src, h->nrows, sizeof *h->src, orow_cmp, h);
+    return 0;
+}
+
+/* Builds the output rows with their offsets and statistics.  Returns 0 or
+ * a code (message set). */
+static int hmerge_rows(hmerge_t *h) {
+    int rc = hmerge_regions(h);
+    for (size_t k = 0; rc == 0 && k < h->nrows; k++) {
+        const hin_t *x = &h->in[h->src[k].input];
+        const sps__row_t *ir = &x->h5->rows[h->src[k].row];
+        sps__row_t *o = &h->rows[k];
+        o->file_region = x->region_map[ir->file_region];
+        o->rank = (uint32_t)x->rank;
+        o->offset = h->nevents;
+        o->count = ir->count;
+        if (ir->count > (uint64_t)INT64_MAX - h->nevents)
+            return sps__err_fail(SPS_EFORMAT, "too many events");
+        h->nevents += ir->count;
+        rc = streamed(x) ? row_stats_stream(h, x, ir, o) : row_stats(x, ir, o);
+        if (rc == -2)
+            return sps__err_fail(SPS_EFORMAT, "%s: %s", x->path, sps__err_msg());
+        if (rc < 0)
+            return sps__err_fail(SPS_EFORMAT, "%s: a time leaves the 64-bit "
+                                 "range after clock alignment", x->path);
+    }
+    return rc;
+}
+
+/* Allocates the block buffers.  Returns 0 or SPS_ENOMEM (message set). */
+static int hmerge_alloc(hmerge_t *h) {
+    for (int k = 0; k < 5; k++)
+        if (!(h->col[k] = malloc(H5_BATCH * sizeof(int64_t))))
+            return sps__err_fail(SPS_ENOMEM, "out of memory");
+    if (!(h->st = malloc(H5_BATCH * sizeof(int64_t))))
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Fills the output layout: region table, rows, and /metadata from the
+ * lowest rank (anchors from the reference input, whose clock the output
+ * uses; times spanning all inputs; counters summed). */
+static void hmerge_layout(const hmerge_t *h, sps__layout_t *lay) {
+    const hin_t *in = h->in, *lo = &in[0];
+    for (size_t i = 0; i < h->n; i++)
+        if (in[i].rank < lo->rank) lo = &in[i];
+    memset(lay, 0, sizeof *lay);
+    lay->nnames = h->names.n;
+    lay->names = h->names.v;
+    lay->nrows = h->nrows;
+    lay->rows = h->rows;
+    lay->nevents = h->nevents;
+    lay->with_tree = 1;
+    lay->start_time_ns = INT64_MAX;
+    lay->finalize_time_ns = INT64_MIN;
+    for (size_t i = 0; i < h->n; i++) {
+        const hin_t *x = &in[i];
+        int64_t s = x->m.start_time_ns, f = x->m.finalize_time_ns;
+        if (!sps__shift(&s, x->offset) && s < lay->start_time_ns) lay->start_time_ns = s;
+        if (!sps__shift(&f, x->offset) && f > lay->finalize_time_ns) lay->finalize_time_ns = f;
+        lay->dropped += (uint64_t)x->m.dropped_events;
+        lay->misuse += (uint64_t)x->m.misuse_count;
+        lay->open_calls += (uint64_t)x->m.open_calls;
+    }
+    if (lay->start_time_ns == INT64_MAX) lay->start_time_ns = 0;
+    if (lay->finalize_time_ns == INT64_MIN) lay->finalize_time_ns = 0;
+    if (h->ref >= 0 && in[h->ref].m.has_anchor) {
+        lay->wall_anchor_ns = in[h->ref].m.wall_anchor_ns;
+        lay->mono_anchor_ns = in[h->ref].m.mono_anchor_ns;
+    }
+    lay->label = lo->m.label;
+    lay->rank = (int)lo->rank;
+    lay->size = (int)h->n;
+    lay->clock_source = lo->m.clock_source && lo->m.clock_source[0] ? lo->m.clock_source : NULL;
+}
+
+/* Writes the events of output row k in batches: start deltas recomputed
+ * after the shift, ids kept (missing ids derived: call id = event index,
+ * parent id from the reader's nesting, thread 0).  Returns 0 or a code
+ * (message set). */
+static int hmerge_events(hmerge_t *h, sps__h5w_t *w, size_t k) {
+    const hin_t *x = &h->in[h->src[k].input];
+    const sps__h5r_t *r = x->h5;
+    const sps__row_t *ir = &r->rows[h->src[k].row];
+    uint64_t prev = 0;
+    for (uint64_t done = 0; done < ir->count;) {
+        size_t b = ir->count - done < H5_BATCH ? (size_t)(ir->count - done) : H5_BATCH;
+        for (size_t j = 0; j < b; j++) {
+            uint64_t e = ir->offset + done + j;
+            uint64_t st = (uint64_t)r->start[e] + (uint64_t)x->offset;
+            int32_t p = r->parent[e];
+            h->col[0][j] = (int64_t)(st - prev);
+            prev = st;
+            h->col[1][j] = r->dur[e];
+            h->col[2][j] = r->call_ids ? r->call_ids[e] : (int64_t)e;
+            h->col[3][j] = r->parent_ids && r->call_ids ? r->parent_ids[e]
+                         : p < 0 ? -1
+                         : r->call_ids ? r->call_ids[p] : (int64_t)p;
+            h->col[4][j] = r->thread_ids ? r->thread_ids[e] : 0;
+        }
+        int rc = sps__h5w_rows(w, h->rows[k].offset + done, b, h->col[0],
+                               h->col[1], h->col[2], h->col[3], h->col[4]);
+        if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+        done += b;
+    }
+    return 0;
+}
+
+/* Writes the events of output row k of a streamed input, read in blocks:
+ * start deltas recomputed after the shift, durations and call/parent ids
+ * as stored, thread ids as stored or 0 when the file has none (as the
+ * whole-file path does).  Returns 0 or a code (message set: a read
+ * error names the input, a write error the output). */
+static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
+    const hin_t *x = &h->in[h->src[k].input];
+    const sps__h5r_t *r = x->h5;
+    const sps__row_t *ir = &r->rows[h->src[k].row];
+    uint64_t prev = 0, acc = 0;
+    for (uint64_t done = 0; done < ir->count;) {
+        size_t b = ir->count - done < H5_BATCH ? (size_t)(ir->count - done) : H5_BATCH;
+        int rc = sps__h5r_events_ids(r, ir->offset + done, b, h->st, h->col[1],
+                                     h->col[4], h->col[2], h->col[3]);
+        if (rc) return sps__err_fail(rc, "%s: %s", x->path, sps__err_msg());
+        for (size_t j = 0; j < b; j++) {
+            if (r->deltas) acc += (uint64_t)h->st[j];
+            else acc = (uint64_t)h->st[j];
+            uint64_t st = acc + (uint64_t)x->offset;
+            h->col[0][j] = (int64_t)(st - prev);
+            prev = st;
+        }
+        if (r->h_tid < 0) memset(h->col[4], 0, b * sizeof *h->col[4]);
+        rc = sps__h5w_rows(w, h->rows[k].offset + done, b, h->col[0],
+                           h->col[1], h->col[2], h->col[3], h->col[4]);
+        if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+        done += b;
+    }
+    return 0;
+}
+
+/* The merged /counters: every input's samples with its rank and its clock
+ * shift, names merged by string (the strings stay in src). */
+typedef struct mcounters {
+    sps__h5r_counters_t *src; /* one per input */
+    sps__strtab_t names;
+    int64_t *series, *ranks, *times;
+    double *values;
+    size_t n;
+    uint64_t dropped;
+} mcounters_t;
+
+/* Appends input x's samples (in) to k, which has room.  Returns 0,
+ * SPS_ENOMEM or SPS_EFORMAT (a time overflows once shifted). */
+static int mcounters_add(mcounters_t *k, const hin_t *x, const sps__h5r_counters_t *in) {
+    for (size_t i = 0; i < in->n; i++) {
+        int64_t id = sps__strtab_id(&k->names, in->names[in->series[i]]);
+        int64_t t = in->times[i];
+        if (id < 0) return SPS_ENOMEM;
+        if (sps__shift(&t, x->offset)) return SPS_EFORMAT;
+        k->series[k->n] = id;
+        k->ranks[k->n] = x->rank;
+        k->times[k->n] = t;
+        k->values[k->n++] = in->values[i];
+    }
+    k->dropped += in->dropped;
+    return 0;
+}
+
+/* Reads every input's /counters into k.  Returns 0 or a code (message
+ * set). */
+static int mcounters_read(const hmerge_t *h, mcounters_t *k) {
+    size_t total = 0;
+    if (!(k->src = calloc(h->n + 1, sizeof *k->src)))
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < h->n; i++) {
+        int rc = sps__h5r_counters(h->in[i].path, &k->src[i]);
+        if (rc) return rc;
+        total += k->src[i].n;
+    }
+    k->series = malloc((total + 1) * sizeof *k->series);
+    k->ranks = malloc((total + 1) * sizeof *k->ranks);
+    k->times = malloc((total + 1) * sizeof *k->times);
+    k->values = malloc((total + 1) * sizeof *k->values);
+    if (!k->series || !k->ranks || !k->times || !k->values)
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < h->n; i++) {
+        int rc = mcounters_add(k, &h->in[i], &k->src[i]);
+        if (rc == SPS_ENOMEM) return sps__err_fail(rc, "out of memory");
+        if (rc)
+            return sps__err_fail(rc, "%s: a counter time leaves the 64-bit "
+                                 "range once shifted", h->in[i].path);
+    }
+    return 0;
+}
+
+/* Adds the inputs' counter samples (if any) to the closed output tmp.
+ * Returns 0 or a code (message set). */
+static int hmerge_counters(const hmerge_t *h, const char *tmp) {
+    mcounters_t k;
+    memset(&k, 0, sizeof k);
+    int rc = mcounters_read(h, &k);
+    if (rc == 0 && (k.n || k.dropped)) {
+        rc = sps__h5_add_counters(tmp, k.names.n, k.names.v, k.n, k.series, k.ranks,
+                                  k.times, k.values, k.dropped);
+        if (rc) rc = sps__err_fail(rc, "%s: cannot add /counters: %s", h->out,
+                                   sps_strerror(rc));
+    }
+    for (size_t i = 0; k.src && i < h->n; i++) sps__h5r_counters_free(&k.src[i]);
+    free(k.src);
+    sps__strtab_free(&k.names);
+    free(k.series), free(k.ranks), free(k.times), free(k.values);
+    return rc;
+}
+
+/* Writes the merged .h5 to tmp: layout, every row's events, then the
+ * counters.  Returns 0 or a code (message set). */
+static int hmerge_write_file(hmerge_t *h, const char *tmp) {
+    sps__layout_t lay;
+    hmerge_layout(h, &lay);
+    sps__h5w_t *w;
+    int rc = sps__h5w_open(&w, tmp, &lay);
+    if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    for (size_t k = 0; rc == 0 && k < h->nrows; k++)
+        rc = streamed(&h->in[h->src[k].input]) ? hmerge_events_stream(h, w, k)
+                                               : hmerge_events(h, w, k);
+    if (rc) {
+        sps__h5w_abort(w);
+        return rc;
+    }
+    if ((rc = sps__h5w_close(w)))
+        return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    return hmerge_counters(h, tmp);
+}
+
+/* The kind's write: takes the inputs' ranks and shifts from al, builds
+ * the rows and writes the file to tmp.  0 or a code (message set). */
+static int h5_write(void *st, const char *out, const char *tmp,
+                    const sps__align_t *al, int ref) {
+    hmerge_t *h = st;
+    h->out = out;
+    h->ref = ref;
+    for (size_t i = 0; i < h->n; i++) {
+        h->in[i].rank = al[i].rank;
+        h->in[i].offset = al[i].offset;
+    }
+    int rc = hmerge_alloc(h);
+    if (rc == 0) rc = hmerge_rows(h);
+    if (rc == 0) rc = hmerge_write_file(h, tmp);
+    return rc;
+}
+
+const sps__merge_kind_t sps__merge_to_h5 = {
+    h5_create, h5_open, h5_write, h5_free,
+};
