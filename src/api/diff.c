@@ -187,7 +187,7 @@ static int add_span(reader_t *rd, const sps__tl_span_t *s) {
         if (k < 0) return SPS_ENOMEM;
         rd->reg_of[s->name] = (uint32_t)k + 1;
     }
-    int64_t depth = sps__fold_tl_add(&rd->fold, s->thread, s->name, s->start_ns, s->end_ns);
+    int64_t depth = sps__fold_tl_add(&rd->fold, s->thread, s->name, s->start_ns, s->end_ns, s->prior_ns);
     if (depth < 0) return (int)depth;
     rd->spans++;
     return 0;

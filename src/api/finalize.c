@@ -103,15 +103,18 @@ static int write_file(sps__snap_t *s, const char *path) {
         .clock_offset_ns = s->clock_offset_ns,
         .clock_offset_error_ns = s->clock_offset_error_ns};
     sps__h5w_t *w = NULL;
+    sps__carried_t carried = {0};
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
     if (!rc && !s->aggregate) {
-        rc = sps__write_events(s, w, &lay, file_region);
+        rc = sps__write_events(s, w, &lay, file_region, &carried);
         if (rc) {
             sps__h5w_abort(w);
             w = NULL;
         }
     }
     if (w) rc = sps__h5w_close(w);
+    if (!rc) rc = sps__carried_write(tmp, &carried);
+    sps__carried_free(&carried);
     if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
     if (rc) unlink(tmp);

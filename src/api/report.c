@@ -210,7 +210,7 @@ static int tfold_read(tfold_t *f, sps__tlr_t *r) {
     while ((rc = sps__tlr_next(r, &s)) > 0) {
         if (s.name >= h->nnames || s.thread >= h->nthreads || s.end_ns < s.start_ns)
             return SPS_EFORMAT;
-        int64_t d = sps__fold_tl_add(&f->fold, s.thread, s.name, s.start_ns, s.end_ns);
+        int64_t d = sps__fold_tl_add(&f->fold, s.thread, s.name, s.start_ns, s.end_ns, s.prior_ns);
         if (d < 0) return (int)d;
         int64_t *pt = &f->proc_total[(size_t)f->proc_of[s.thread] * nn + s.name];
         *pt = (int64_t)((uint64_t)*pt + (uint64_t)(s.end_ns - s.start_ns));

@@ -122,6 +122,9 @@ typedef struct sps__frame {
     int64_t id;          /* merged pass: call id, -1 if not written */
     uint64_t ord;        /* merged pass: ordinal within its region */
     uint64_t end;        /* interval streams: the span's end; else 0 */
+    uint64_t prior;      /* merged pass: of child, the time spent in children
+                            written with earlier periods (a call carried
+                            across a checkpoint); else 0 */
 } sps__frame_t;
 
 /* A stack of frames (core/frames.c: a plain container). */

@@ -80,10 +80,28 @@ SPS__HIDDEN int sps__h5w_durations(sps__h5w_t *w, size_t n,
 /* Writes the index, names, metadata and thread table and closes the file.
  * Frees w even on error. */
 SPS__HIDDEN int sps__h5w_close(sps__h5w_t *w);
-/* Writes every call of a snapshot as rows (period.c). */
+/* The calls of a file carried across a checkpoint: each one's row in
+ * /events and the time its children spent in earlier periods' files.  The
+ * file keeps them as the optional group /carried (columns event,
+ * child_ns); readers subtract child_ns from the call's self time, so that
+ * every view of the file gives the live session's self time. */
+typedef struct sps__carried {
+    int64_t *event, *child_ns;
+    size_t n, cap;
+} sps__carried_t;
+/* Appends (event, child_ns); 0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__carried_add(sps__carried_t *c, int64_t event, int64_t child_ns);
+SPS__HIDDEN void sps__carried_free(sps__carried_t *c);
+/* Adds c as /carried to the closed file at path (nothing when c->n is 0).
+ * 0, SPS_EHDF5 or SPS_EIO. */
+SPS__HIDDEN int sps__carried_write(const char *path, const sps__carried_t *c);
+/* Writes every call of a snapshot as rows (h5_period.c); the calls carried
+ * across a checkpoint are added to *carried (the caller writes them with
+ * sps__carried_write once the file is closed, and frees them). */
 SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                                   const sps__layout_t *lay,
-                                  const uint32_t *file_region);
+                                  const uint32_t *file_region,
+                                  sps__carried_t *carried);
 /* Closes an HDF5 handle (an hid_t) of any kind if it is valid and sets it
  * to -1 (h5_read.c; shared by the writer and the readers). */
 SPS__HIDDEN void sps__h5_close(int64_t *id);

@@ -31,6 +31,7 @@ typedef struct h5sink {
     int64_t *late_dur;
     size_t nlate, caplate;
     int64_t *scratch;  /* start deltas being written */
+    sps__carried_t *carried;
 } h5sink_t;
 
 static int ring_alloc(ring_t *g, size_t cap) {
@@ -94,6 +95,10 @@ static int h5_end(void *ctx, const sps__call_t *c) {
     uint32_t fr = h->file_region[c->region];
     ring_t *g = &h->rings[fr];
     int64_t d = (int64_t)(c->end - c->start);
+    if (c->prior_child &&
+        sps__carried_add(h->carried, (int64_t)(h->rows[fr].offset + c->ordinal),
+                         (int64_t)c->prior_child))
+        return SPS_ENOMEM;
     if (c->ordinal >= g->base) {
         g->dur[c->ordinal - g->base] = d;
         return 0;
@@ -116,8 +121,9 @@ static int h5_end(void *ctx, const sps__call_t *c) {
 /* Writes every call of snap to w.  file_region maps region ids to rows of
  * lay (whose offsets/counts must match the calls the pass will produce). */
 int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
-                      const sps__layout_t *lay, const uint32_t *file_region) {
-    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL};
+                      const sps__layout_t *lay, const uint32_t *file_region,
+                      sps__carried_t *carried) {
+    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL, carried};
     size_t active = lay->nrows ? lay->nrows : 1;
     h.ring_cap = (32u << 20) / 40 / active; /* ~32 MiB of rings in all */
     if (h.ring_cap > 4096) h.ring_cap = 4096;
@@ -136,4 +142,41 @@ int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
     free(h.late_pos);
     free(h.late_dur);
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* /carried                                                                  */
+/* ------------------------------------------------------------------------ */
+
+int sps__carried_add(sps__carried_t *c, int64_t event, int64_t child_ns) {
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        int64_t *e = realloc(c->event, cap * sizeof *e);
+        if (!e) return SPS_ENOMEM;
+        c->event = e;
+        int64_t *k = realloc(c->child_ns, cap * sizeof *k);
+        if (!k) return SPS_ENOMEM;
+        c->child_ns = k;
+        c->cap = cap;
+    }
+    c->event[c->n] = event;
+    c->child_ns[c->n++] = child_ns;
+    return 0;
+}
+
+void sps__carried_free(sps__carried_t *c) {
+    free(c->event);
+    free(c->child_ns);
+    memset(c, 0, sizeof *c);
+}
+
+int sps__carried_write(const char *path, const sps__carried_t *c) {
+    if (!c->n) return 0;
+    static const char *const names[] = {"event", "child_ns"};
+    const int64_t *cols[] = {c->event, c->child_ns};
+    return sps__h5_add_table(path, "carried",
+                             "calls carried across a checkpoint: their row in "
+                             "/events and the ns their children spent in "
+                             "earlier periods' files (subtract from self time)",
+                             c->n, NULL, NULL, 2, names, cols);
 }

@@ -455,6 +455,62 @@ static int events_opt_read(rd_t *c, hid_t g, hsize_t n) {
     return rc;
 }
 
+/* qsort order of /carried pairs: by event. */
+typedef struct cpair { int64_t e, ns; } cpair_t;
+static int cpair_cmp(const void *a, const void *b) {
+    const cpair_t *x = a, *y = b;
+    return x->e < y->e ? -1 : x->e > y->e;
+}
+
+/* Sorts r's /carried by event (the writer lists the calls in end order),
+ * for sps__h5r_carried_ns.  0 or SPS_ENOMEM. */
+static int carried_sort(sps__h5r_t *r) {
+    cpair_t *v = malloc((r->ncarried ? r->ncarried : 1) * sizeof *v);
+    if (!v) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->ncarried; i++) v[i] = (cpair_t){r->carried_event[i], r->carried_child[i]};
+    qsort(v, r->ncarried, sizeof *v, cpair_cmp);
+    for (size_t i = 0; i < r->ncarried; i++) {
+        r->carried_event[i] = v[i].e;
+        r->carried_child[i] = v[i].ns;
+    }
+    free(v);
+    return 0;
+}
+
+int64_t sps__h5r_carried_ns(const sps__h5r_t *r, uint64_t e) {
+    size_t lo = 0, hi = r->ncarried;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uint64_t)r->carried_event[mid] < e) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < r->ncarried && (uint64_t)r->carried_event[lo] == e ? r->carried_child[lo] : 0;
+}
+
+/* Reads the optional group /carried (its two columns of equal length,
+ * every event inside /events, every time >= 0), sorted by event. */
+static int carried_read(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    if (!has_link(c->file, "carried")) return 0;
+    hid_t g = group_open(c, c->file, "carried");
+    if (g < 0) return SPS_EFORMAT;
+    hsize_t n = 0;
+    int rc = ints_read(c, g, "carried", "event", H5T_NATIVE_INT64, HSIZE_UNDEF,
+                       (void **)&r->carried_event, &n);
+    if (rc == 0) rc = ints_read(c, g, "carried", "child_ns", H5T_NATIVE_INT64, n,
+                                (void **)&r->carried_child, NULL);
+    h5_close(&g);
+    for (hsize_t i = 0; rc == 0 && i < n; i++)
+        if (r->carried_event[i] < 0 || (uint64_t)r->carried_event[i] >= r->nevents ||
+            r->carried_child[i] < 0)
+            rc = fail(SPS_EFORMAT, "%s: /carried row %llu names event %lld with "
+                      "%lld ns", c->path, (unsigned long long)i,
+                      (long long)r->carried_event[i], (long long)r->carried_child[i]);
+    if (rc == 0) r->ncarried = (size_t)n;
+    if (rc == 0 && carried_sort(r)) rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    return rc;
+}
+
 /* Reads /events: start_deltas + durations (schema 3) or start_times +
  * end_times (schema 2), then the optional columns.  r->start holds the raw
  * first column until decode_starts runs. */
@@ -876,7 +932,9 @@ static int cycles_cut(rd_t *c) {
 
 /* Sets r->self by the one fold's rule: each call's duration minus the part
  * of each direct child that lies inside it (model/fold.c: sps__fold_clip),
- * so hostile parent ids cannot make a self time negative. */
+ * so hostile parent ids cannot make a self time negative; a call carried
+ * across a checkpoint also loses what /carried says its children spent in
+ * earlier files. */
 static int self_times(rd_t *c) {
     sps__h5r_t *r = c->r;
     r->self = malloc((r->nevents ? r->nevents : 1) * sizeof *r->self);
@@ -887,6 +945,10 @@ static int self_times(rd_t *c) {
         if (p < 0 || r->row[e] == NO_ROW) continue;
         int64_t in = sps__fold_clip(r->start[e], ev_end(r, e), r->start[p], ev_end(r, p));
         r->self[p] = r->self[p] > in ? r->self[p] - in : 0;
+    }
+    for (size_t i = 0; i < r->ncarried; i++) { /* children in earlier files */
+        int64_t *x = &r->self[r->carried_event[i]];
+        *x = *x > r->carried_child[i] ? *x - r->carried_child[i] : 0;
     }
     return 0;
 }
@@ -914,6 +976,7 @@ static int read_all(rd_t *c) {
     if (rc == 0) rc = names_read(c);
     if (rc == 0) rc = index_read(c);
     if (rc == 0) rc = events_read(c);
+    if (rc == 0 && !c->r->aggregate) rc = carried_read(c);
     if (rc == 0) rc = metadata_read(c, &c->r->meta);
     if (rc == 0) rc = derive(c);
     return rc;
@@ -994,7 +1057,8 @@ static int events_open(rd_t *c) {
     r->h_call = dc;
     r->h_parent = dp;
     r->nevents = n;
-    return rows_bounds_check(c);
+    rc = rows_bounds_check(c);
+    return rc ? rc : carried_read(c);
 }
 
 /* Reads n elements from first of dataset d as int64 into out. */
@@ -1137,6 +1201,8 @@ void sps__h5r_free(sps__h5r_t *r) {
     free(r->call_ids);
     free(r->parent_ids);
     free(r->thread_ids);
+    free(r->carried_event);
+    free(r->carried_child);
     free(r);
 }
 

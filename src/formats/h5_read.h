@@ -66,6 +66,10 @@ typedef struct sps__h5r_meta {
  * sps__h5r_meta_free.  The one reader of /metadata: the readers below,
  * merge, sps_metadata_read (Python) all go through it. */
 SPS__HIDDEN int sps__h5r_metadata(const char *path, sps__h5r_meta_t *out);
+/* What /carried says event e's children spent in earlier files (ns), 0
+ * when it says nothing of e (h5_read.c; O(log ncarried)). */
+struct sps__h5r;
+SPS__HIDDEN int64_t sps__h5r_carried_ns(const struct sps__h5r *r, uint64_t e);
 /* Frees what m owns and zeroes it.  NULL is a no-op. */
 SPS__HIDDEN void sps__h5r_meta_free(sps__h5r_meta_t *m);
 /* Frees n attributes at a (as sps__h5r_metadata made them). */
@@ -93,6 +97,11 @@ typedef struct sps__h5r {
     uint32_t *row;
     /* The optional columns as stored (NULL when absent). */
     int64_t *call_ids, *parent_ids, *thread_ids;
+    /* /carried (optional): calls carried across a checkpoint, their event
+     * index and the ns their children spent in earlier periods' files,
+     * which self (above) already has subtracted. */
+    size_t ncarried;
+    int64_t *carried_event, *carried_child;
     int nested_by_ids;     /* nesting from call/parent ids, else intervals */
     uint64_t orphans;      /* parent ids naming no call of the file */
     uint64_t cycles;       /* parent-id cycles cut (their calls made roots) */

@@ -202,7 +202,8 @@ static int h5tl_next(void *p, sps__tl_span_t *s) {
     while (t->heap.n) {
         cursor_t *c = &t->cur[sps__heap_top(&t->heap).idx];
         sps__tl_span_t out = {t->r->rows[c->row].file_region, c->thread[c->i],
-                              c->start[c->i], c->start[c->i] + c->dur[c->i]};
+                              c->start[c->i], c->start[c->i] + c->dur[c->i],
+                              sps__h5r_carried_ns(t->r, c->next - c->n + c->i)};
         if (out.end_ns < out.start_ns) out.end_ns = INT64_MAX; /* overflow */
         if (++c->i == c->n && c->next < c->end) {
             int rc = cursor_fill(t, c, 0);

@@ -122,7 +122,7 @@ static int take_span(html_state_t *S, const sps__tl_span_t *s) {
     if (S->nspans == 0 || s->start_ns < S->t0) S->t0 = s->start_ns;
     if (S->nspans == 0 || s->end_ns > S->t1) S->t1 = s->end_ns;
     S->nspans++;
-    int64_t depth = sps__fold_tl_add(&S->fold, s->thread, s->name, s->start_ns, s->end_ns);
+    int64_t depth = sps__fold_tl_add(&S->fold, s->thread, s->name, s->start_ns, s->end_ns, s->prior_ns);
     if (depth < 0) return (int)depth;
     kspan_t k = {s->start_ns, s->end_ns - s->start_ns, s->name, s->thread,
                  (uint32_t)depth};

@@ -475,8 +475,29 @@ static int hmerge_counters(const hmerge_t *h, const char *tmp) {
     return rc;
 }
 
+/* Adds the inputs' /carried to the closed file tmp, each call's event
+ * index moved to where its row went.  Returns 0 or a code (message set). */
+static int hmerge_carried(const hmerge_t *h, const char *tmp) {
+    sps__carried_t c = {0};
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < h->nrows; k++) {
+        const sps__h5r_t *r = h->in[h->src[k].input].h5;
+        const sps__row_t *ir = &r->rows[h->src[k].row];
+        for (size_t i = 0; rc == 0 && i < r->ncarried; i++) {
+            uint64_t e = (uint64_t)r->carried_event[i];
+            if (e >= ir->offset && e - ir->offset < ir->count)
+                rc = sps__carried_add(&c, (int64_t)(h->rows[k].offset + (e - ir->offset)),
+                                      r->carried_child[i]);
+        }
+    }
+    if (rc == 0) rc = sps__carried_write(tmp, &c);
+    sps__carried_free(&c);
+    return rc ? sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc)) : 0;
+}
+
 /* Writes the merged .h5 to tmp: layout, every row's events, then the
- * counters.  Returns 0 or a code (message set). */
+ * calls carried across checkpoints and the counters.  Returns 0 or a code
+ * (message set). */
 static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     sps__layout_t lay;
     hmerge_layout(h, &lay);
@@ -492,6 +513,7 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     }
     if ((rc = sps__h5w_close(w)))
         return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    if ((rc = hmerge_carried(h, tmp))) return rc;
     return hmerge_counters(h, tmp);
 }
 

@@ -371,7 +371,7 @@ static int advance(tin_t *x) {
     if (sps__shift(&s.start_ns, x->offset) || sps__shift(&s.end_ns, x->offset))
         return out_of_range(x);
     x->cur = (sps__tl_span_t){x->name_map[s.name], x->thread_map[s.thread],
-                              s.start_ns, s.end_ns};
+                              s.start_ns, s.end_ns, s.prior_ns};
     return 1;
 }
 

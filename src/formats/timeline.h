@@ -113,6 +113,10 @@ typedef struct sps__tl_span {
     uint32_t thread;   /* index into header threads */
     int64_t start_ns;  /* CLOCK_MONOTONIC ns (absolute; writers subtract base_ns) */
     int64_t end_ns;    /* >= start_ns */
+    int64_t prior_ns;  /* a call carried across a checkpoint: the ns its
+                          children spent in an earlier file (.h5 /carried),
+                          which its self time excludes; else 0.  Trace
+                          writers do not carry it (docs/design.md). */
 } sps__tl_span_t;
 
 /* A timeline writer.  open: validates h (names/threads/procs consistent) and

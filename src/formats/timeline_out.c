@@ -30,7 +30,7 @@ static int check_spans(const sps_timeline_t *t) {
 static int write_spans(sps__tlw_t *w, sps__cjw_t *cj, const sps_timeline_t *t) {
     for (size_t i = 0; i < t->nspans; i++) {
         const sps_span_t *s = &t->spans[i];
-        sps__tl_span_t x = {s->region, s->thread, s->start_ns, s->end_ns};
+        sps__tl_span_t x = {s->region, s->thread, s->start_ns, s->end_ns, 0};
         int rc = cj ? sps__cjw_span_args(cj, &x, t->args ? t->args[i] : NULL)
                     : sps__tlw_span(w, &x);
         if (rc) return rc;

@@ -18,7 +18,7 @@ static void agg_begin(sps_region_t r, uint64_t now) {
         if (n <= r) n = (size_t)r + 64;
         if (!(t = sps__agg_thread(n * sizeof(sps__acc_t)))) return;
     }
-    sps__frame_t f = {r, -1, now, 0, 0, -1, 0, 0};
+    sps__frame_t f = {r, -1, now, 0, 0, -1, 0, 0, 0};
     if (SPS__UNLIKELY(t->agg_stack.n == t->agg_stack.cap)) {
         pthread_mutex_lock(&sps__g.lock); /* readers may scan the stack size */
         sps__stack_push(&t->agg_stack, f);

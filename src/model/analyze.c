@@ -54,7 +54,7 @@ static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids) {
     if (!e->is_end) {
         int32_t parent = t->stack.n ? t->stack.f[t->stack.n - 1].node : -1;
         sps__frame_t f = {e->region, sps__tree_node(&sps__an.tree, parent, e->region),
-                          e->ns, 0, e->seq, -1, 0, 0};
+                          e->ns, 0, e->seq, -1, 0, 0, 0};
         if (sps__stack_push(&t->stack, f)) sps__g.misuse++;
         return;
     }

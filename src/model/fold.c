@@ -15,7 +15,9 @@
  *   above it ends at the same time (each counted as a repair: misuse);
  *   an end with no open frame of r is ignored (misuse).  Calls still open
  *   when a stream stops (a checkpoint) stay open: the caller carries them
- *   into the next period.
+ *   into the next period, which writes them whole, with the time their
+ *   children spent in the earlier period (/carried in the file), so their
+ *   self time is the same live and in every file view.
  *
  *   Interval streams (files and traces, sps__fold_span): spans come in
  *   start order per lane, longer first on equal starts.  Before a span is
@@ -183,7 +185,7 @@ int sps__fold_span(sps__stack_t *s, sps__frame_t f, sps__close_fn fn, void *ctx)
             break;
         }
     }
-    f.child = 0;
+    f.child = f.prior; /* what a carried call's earlier children took */
     return sps__stack_push(s, f) ? -1 : overlaps;
 }
 
@@ -314,11 +316,12 @@ int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions,
 }
 
 int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t region,
-                         int64_t start, int64_t end) {
+                         int64_t start, int64_t end, int64_t prior) {
     if (lane >= t->nlanes || region >= t->nacc) return SPS_EINVAL;
     sps__stack_t *s = &t->lanes[lane];
     sps__frame_t f = {.region = region, .node = -1, .start = ns_key(start),
                       .end = ns_key(end > start ? end : start), .id = -1};
+    f.prior = prior > 0 ? (uint64_t)prior : 0; /* children in an earlier file */
     int k = sps__fold_span(s, f, tl_close, t);
     if (k < 0) return SPS_ENOMEM;
     t->overlaps += (uint64_t)k;

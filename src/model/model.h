@@ -128,7 +128,8 @@ SPS__HIDDEN int64_t sps__fold_clip(int64_t cs, int64_t ce, int64_t ps, int64_t p
  * by the interval rule), for views that read traces (diff, html).  init:
  * nlanes lanes (threads), regions 0..nregions-1, and with with_tree the
  * call tree (one node per path of regions, statistics in node.cum); 0 or
- * SPS_ENOMEM.  add:
+ * SPS_ENOMEM.  add (prior: the ns a carried call's children spent in an
+ * earlier file, sps__tl_span_t.prior_ns, taken from its self time):
  * the span's depth on its lane (>= 0), or SPS_EINVAL (lane or region out
  * of range) or SPS_ENOMEM.  finish: closes every open span (then acc[r]
  * holds region r's statistics).  free: releases everything. */
@@ -145,7 +146,7 @@ typedef struct sps__fold_tl {
 SPS__HIDDEN int sps__fold_tl_init(sps__fold_tl_t *t, size_t nlanes, size_t nregions,
                                   int with_tree);
 SPS__HIDDEN int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t region,
-                                     int64_t start, int64_t end);
+                                     int64_t start, int64_t end, int64_t prior);
 SPS__HIDDEN void sps__fold_tl_finish(sps__fold_tl_t *t);
 SPS__HIDDEN void sps__fold_tl_free(sps__fold_tl_t *t);
 
@@ -184,6 +185,9 @@ typedef struct sps__call {
     uint64_t ordinal;  /* start order among the period's written calls of
                           this region */
     uint64_t seq;      /* per-thread sequence number of its begin record */
+    uint64_t prior_child; /* a call carried across a checkpoint: the time its
+                             children spent in earlier periods (in self's
+                             account already); else 0 */
 } sps__call_t;
 
 /* model/fold.c: merges nsteps step spans into the *n spans of *spans

@@ -25,6 +25,8 @@ typedef struct lane {
     sps__stack_t st;
     const sps__stack_t *open; /* frames that stay open: their begins are skipped */
     size_t open_i;
+    const sps__stack_t *carried; /* frames carried in from the previous period */
+    size_t carried_i;
     uint32_t thread;
 } lane_t;
 
@@ -47,8 +49,20 @@ static void pass_close(void *ctx, const sps__frame_t *f, uint64_t end,
     lane_t *ln = p->cur_lane;
     sps__call_t c = {f->region, ln->thread, f->start, end, self, f->id,
                      ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
-                     (uint32_t)depth, f->ord, f->seq};
+                     (uint32_t)depth, f->ord, f->seq, f->prior};
     if (p->cb->end) p->err = p->cb->end(p->cb->ctx, &c);
+}
+
+/* A begin carried in from the previous period (its frames come first, in
+ * order) keeps the time its children spent before the checkpoint: they
+ * were written with that period, and the call's self time is the live
+ * session's (duration minus all its children), in every view of the file
+ * (the writer stores it as /carried, the reader subtracts it). */
+static void carried_child(lane_t *ln, uint64_t seq, sps__frame_t *f) {
+    if (!ln->carried || ln->carried_i >= ln->carried->n ||
+        ln->carried->f[ln->carried_i].seq != seq)
+        return;
+    f->child = f->prior = ln->carried->f[ln->carried_i++].child;
 }
 
 /* Handles one event of lane ln. */
@@ -64,7 +78,8 @@ static void pass_event(pass_t *p, lane_t *ln) {
                                              pass_close, p);
         return;
     }
-    sps__frame_t f = {e->region, -1, e->ns, 0, e->seq, -1, 0, 0};
+    sps__frame_t f = {e->region, -1, e->ns, 0, e->seq, -1, 0, 0, 0};
+    carried_child(ln, e->seq, &f);
     int stays_open = ln->open && ln->open_i < ln->open->n &&
                      ln->open->f[ln->open_i].seq == e->seq;
     if (stays_open) {
@@ -74,7 +89,7 @@ static void pass_event(pass_t *p, lane_t *ln) {
         f.ord = p->ord[e->region]++;
         sps__call_t c = {e->region, ln->thread, e->ns, 0, 0, f.id,
                          ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
-                         (uint32_t)ln->st.n, f.ord, e->seq};
+                         (uint32_t)ln->st.n, f.ord, e->seq, f.prior};
         if (p->cb->begin && !p->err) p->err = p->cb->begin(p->cb->ctx, &c);
     }
     if (sps__stack_push(&ln->st, f)) p->err = SPS_ENOMEM;
@@ -99,6 +114,7 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
         lane_t *ln = &p.lanes[t];
         ln->thread = t;
         ln->open = snap->open ? &snap->open[t] : NULL;
+        ln->carried = snap->carried ? &snap->carried[t] : NULL;
         sps__rd_init(&ln->rd, snap->segs + s0, si - s0,
                      snap->carried ? &snap->carried[t] : NULL, &snap->tm);
         int rc = sps__rd_next(&ln->rd, &ln->ev);

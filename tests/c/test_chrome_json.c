@@ -152,11 +152,11 @@ static void make_tl(tl_t *t) {
         while (n + 3 <= NSPAN && n < (th + 1) * (NSPAN / NTHR)) {
             x ^= x << 13; x ^= x >> 7; x ^= x << 17;
             int64_t plen = 1000 + (int64_t)(x % 1000000);
-            sps__tl_span_t p = {(uint32_t)(x % NNAMES), th, cur, cur + plen};
+            sps__tl_span_t p = {(uint32_t)(x % NNAMES), th, cur, cur + plen, 0};
             sps__tl_span_t c1 = {(uint32_t)((x >> 8) % NNAMES), th, cur,
-                                 cur + plen / 3};
+                                 cur + plen / 3, 0};
             sps__tl_span_t c2 = {(uint32_t)((x >> 16) % NNAMES), th,
-                                 cur + plen / 2 + 1, cur + plen};
+                                 cur + plen / 2 + 1, cur + plen, 0};
             t->spans[n++] = p;
             t->spans[n++] = c1;
             t->spans[n++] = c2;
@@ -165,7 +165,7 @@ static void make_tl(tl_t *t) {
     }
     /* an exactly known one: 12345678 ns after base, 1 ns long */
     t->spans[n++] = (sps__tl_span_t){0, NTHR - 1, t->h.base_ns + 999912345678LL,
-                                     t->h.base_ns + 999912345679LL};
+                                     t->h.base_ns + 999912345679LL, 0};
     t->nspans = n;
     qsort(t->spans, n, sizeof *t->spans, cmp_span);
     t->h.nspans = n;
@@ -274,7 +274,7 @@ static void test_names_and_empty(void **state) {
     sps__cjw_t *w;
     assert_int_equal(sps__cjw_open(&w, p, 0, &h), 0);
     for (uint32_t i = 0; i < 3; i++) {
-        sps__tl_span_t s = {i, 0, 10 + i, 20};
+        sps__tl_span_t s = {i, 0, 10 + i, 20, 0};
         assert_int_equal(sps__cjw_span(w, &s), 0);
     }
     assert_int_equal(sps__cjw_close(w), 0);
@@ -325,10 +325,10 @@ static void test_writer_errors(void **state) {
     assert_int_equal(sps__cjw_open(&w, "/nonexistent-dir/x.json", 0, &h),
                      SPS_EPATH);
     assert_int_equal(sps__cjw_open(&w, p, 0, &h), 0);
-    sps__tl_span_t bad[] = {{2, 0, 5, 6}, {0, 2, 5, 6}, {0, 0, 5, 4}};
+    sps__tl_span_t bad[] = {{2, 0, 5, 6, 0}, {0, 2, 5, 6, 0}, {0, 0, 5, 4, 0}};
     for (int i = 0; i < 3; i++)
         assert_int_equal(sps__cjw_span(w, &bad[i]), SPS_EINVAL);
-    sps__tl_span_t ok = {1, 1, 5, 9}, early = {0, 0, 4, 9};
+    sps__tl_span_t ok = {1, 1, 5, 9, 0}, early = {0, 0, 4, 9, 0};
     assert_int_equal(sps__cjw_span(w, &ok), 0);
     assert_int_equal(sps__cjw_span(w, &early), SPS_EINVAL); /* out of order */
     sps__cjw_abort(w);
@@ -341,7 +341,7 @@ static void test_writer_errors(void **state) {
             assert_int_equal(sps__cjw_open(&w, "/dev/full", gz, &h), 0);
             int rc = 0;
             for (int i = 0; i < 20000 && rc == 0; i++) {
-                sps__tl_span_t s = {(uint32_t)(i & 1), 0, 10 + i, 10 + i};
+                sps__tl_span_t s = {(uint32_t)(i & 1), 0, 10 + i, 10 + i, 0};
                 rc = sps__cjw_span(w, &s);
             }
             int rc2 = sps__cjw_close(w);
@@ -470,7 +470,7 @@ static void test_truncated_and_mutated(void **state) {
         assert_int_equal(sps__cjw_open(&w, p, gz, &h), 0);
         for (int i = 0; i < 6; i++) {
             sps__tl_span_t s = {(uint32_t)(i & 1), (uint32_t)(i % 2), 100 + i * 10,
-                                105 + i * 10};
+                                105 + i * 10, 0};
             assert_int_equal(sps__cjw_span(w, &s), 0);
         }
         assert_int_equal(sps__cjw_close(w), 0);

@@ -38,7 +38,7 @@ static void write_trace(const char *path, int64_t rank, int64_t wall,
     h.hostname = host;
     sps__cjw_t *w;
     assert_int_equal(sps__cjw_open(&w, path, 0, &h), 0);
-    sps__tl_span_t s = {0, 0, mono + 100, mono + 200};
+    sps__tl_span_t s = {0, 0, mono + 100, mono + 200, 0};
     assert_int_equal(sps__cjw_span(w, &s), 0);
     assert_int_equal(sps__cjw_close(w), 0);
 }

@@ -29,7 +29,7 @@ static void on_close(void *ctx, const sps__frame_t *f, uint64_t end,
 }
 
 static sps__frame_t begin_frame(uint32_t r, uint64_t t) {
-    return (sps__frame_t){r, -1, t, 0, 0, -1, 0, 0};
+    return (sps__frame_t){r, -1, t, 0, 0, -1, 0, 0, 0};
 }
 
 /* begin/end: an end closes the innermost frame of its region and the frames

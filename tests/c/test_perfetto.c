@@ -182,7 +182,7 @@ static void test_bytes_per_span(void **st) {
     assert_int_equal(sps__pfw_open(&w, path, &h), 0);
     for (size_t i = 0; i < n; i++) {
         sps__tl_span_t s = {0, 0, h.base_ns + 1000 * (int64_t)i + 17,
-                            h.base_ns + 1000 * (int64_t)i + 617};
+                            h.base_ns + 1000 * (int64_t)i + 617, 0};
         assert_int_equal(sps__pfw_span(w, &s), 0);
     }
     assert_int_equal(sps__pfw_close(w), 0);
@@ -228,9 +228,9 @@ static void test_einval(void **st) {
     b = h; b.threads = dup;
     assert_int_equal(sps__pfw_open(&w, path, &b), SPS_EINVAL);
 
-    sps__tl_span_t s1 = {0, 0, 100, 200}, s2 = {1, 0, 150, 250},
-                   s3 = {0, 0, 90, 95}, s4 = {0, 5, 300, 400},
-                   s5 = {0, 1, 120, 130}, s6 = {0, 0, 500, 400};
+    sps__tl_span_t s1 = {0, 0, 100, 200, 0}, s2 = {1, 0, 150, 250, 0},
+                   s3 = {0, 0, 90, 95, 0}, s4 = {0, 5, 300, 400, 0},
+                   s5 = {0, 1, 120, 130, 0}, s6 = {0, 0, 500, 400, 0};
     assert_int_equal(sps__pfw_open(&w, path, &h), 0);
     assert_int_equal(sps__pfw_span(w, &s1), 0);
     assert_int_equal(sps__pfw_span(w, &s2), SPS_EINVAL); /* overlaps s1 */
@@ -264,7 +264,7 @@ static int read_check(const char *path) {
     }
     const sps__tlr_vt_t *vt = r;
     const sps__tl_header_t *g = vt->header(r);
-    sps__tl_span_t s, prev = {0, 0, INT64_MIN, 0};
+    sps__tl_span_t s, prev = {0, 0, INT64_MIN, 0, 0};
     while (vt->next(r, &s) == 1) {
         assert_true(s.thread < g->nthreads);
         assert_true(s.name < g->nnames);
@@ -299,8 +299,8 @@ static void test_hostile(void **st) {
     sps__pfw_t *w;
     assert_int_equal(sps__pfw_open(&w, src, &h), 0);
     for (int i = 0; i < 40; i++) {
-        sps__tl_span_t a = {(uint32_t)(i % 3), (uint32_t)(i % 2), 1000 + 100 * i, 1000 + 100 * i + 90};
-        sps__tl_span_t b = {1, (uint32_t)(i % 2), 1000 + 100 * i + 10, 1000 + 100 * i + 50};
+        sps__tl_span_t a = {(uint32_t)(i % 3), (uint32_t)(i % 2), 1000 + 100 * i, 1000 + 100 * i + 90, 0};
+        sps__tl_span_t b = {1, (uint32_t)(i % 2), 1000 + 100 * i + 10, 1000 + 100 * i + 50, 0};
         assert_int_equal(sps__pfw_span(w, &a), 0);
         assert_int_equal(sps__pfw_span(w, &b), 0);
     }
