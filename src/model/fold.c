@@ -147,25 +147,8 @@ void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm) {
 /* Begin/end streams                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Pops the top frame of s, which ends at ts, and reports it: the parent's
- * child time grows by the part of the call that lies inside the parent
- * (all of it, in a begin/end stream). */
-static void close_top(sps__stack_t *s, uint64_t ts, sps__close_fn fn, void *ctx) {
-    sps__frame_t f = s->f[--s->n];
-    uint64_t d = ts > f.start ? ts - f.start : 0;
-    if (s->n > 0) s->f[s->n - 1].child += d;
-    fn(ctx, &f, ts, d > f.child ? d - f.child : 0, s->n);
-}
-
-int sps__fold_end(sps__stack_t *s, uint32_t r, uint64_t ts, sps__close_fn fn,
-                  void *ctx) {
-    size_t k = s->n;
-    while (k > 0 && s->f[k - 1].region != r) k--;
-    if (k == 0) return 1;
-    int misuse = (int)(s->n - k);
-    while (s->n >= k) close_top(s, ts, fn, ctx);
-    return misuse;
-}
+/* sps__fold_end and its close_top are inline in model.h: aggregate mode
+ * runs them on the recording thread for every end. */
 
 /* ------------------------------------------------------------------------ */
 /* Interval streams                                                          */
@@ -177,10 +160,10 @@ int sps__fold_span(sps__stack_t *s, sps__frame_t f, sps__close_fn fn, void *ctx)
     while (s->n) {
         const sps__frame_t *top = &s->f[s->n - 1];
         if (top->end <= f.start) {
-            close_top(s, top->end, fn, ctx);
+            sps__fold_close_top(s, top->end, fn, ctx);
         } else if (f.end > top->end) {
             overlaps++;
-            close_top(s, top->end, fn, ctx);
+            sps__fold_close_top(s, top->end, fn, ctx);
         } else {
             break;
         }
@@ -190,12 +173,12 @@ int sps__fold_span(sps__stack_t *s, sps__frame_t f, sps__close_fn fn, void *ctx)
 }
 
 void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx) {
-    while (s->n) close_top(s, s->f[s->n - 1].end, fn, ctx);
+    while (s->n) sps__fold_close_top(s, s->f[s->n - 1].end, fn, ctx);
 }
 
 int sps__fold_overlaps(sps__stack_t *s, uint64_t start, uint64_t end,
                        sps__close_fn fn, void *ctx) {
-    while (s->n && s->f[s->n - 1].end <= start) close_top(s, s->f[s->n - 1].end, fn, ctx);
+    while (s->n && s->f[s->n - 1].end <= start) sps__fold_close_top(s, s->f[s->n - 1].end, fn, ctx);
     return s->n && end > s->f[s->n - 1].end;
 }
 

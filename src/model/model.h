@@ -94,8 +94,29 @@ typedef void (*sps__close_fn)(void *ctx, const sps__frame_t *f, uint64_t end,
 /* Begin/end streams: applies end(region) at ts to s.  Returns the number of
  * repairs (misuse): 1 for an end with no open frame of region, else the
  * frames above it that were closed with it. */
-SPS__HIDDEN int sps__fold_end(sps__stack_t *s, uint32_t region, uint64_t ts,
-                              sps__close_fn fn, void *ctx);
+static inline int sps__fold_end(sps__stack_t *s, uint32_t region, uint64_t ts,
+                                sps__close_fn fn, void *ctx);
+/* Pops the top frame of s, which ends at ts, and reports it to fn: the
+ * parent's child time grows by the call's duration (a begin/end stream's
+ * call lies inside its parent; interval streams close only what they
+ * contain).  Inline, with sps__fold_end: aggregate mode runs them on the
+ * recording thread for every end, where the callback inlines too. */
+static inline void sps__fold_close_top(sps__stack_t *s, uint64_t ts,
+                                       sps__close_fn fn, void *ctx) {
+    sps__frame_t f = s->f[--s->n];
+    uint64_t d = ts > f.start ? ts - f.start : 0;
+    if (s->n > 0) s->f[s->n - 1].child += d;
+    fn(ctx, &f, ts, d > f.child ? d - f.child : 0, s->n);
+}
+static inline int sps__fold_end(sps__stack_t *s, uint32_t region, uint64_t ts,
+                                sps__close_fn fn, void *ctx) {
+    size_t k = s->n;
+    while (k > 0 && s->f[k - 1].region != region) k--;
+    if (k == 0) return 1;
+    int misuse = (int)(s->n - k);
+    while (s->n >= k) sps__fold_close_top(s, ts, fn, ctx);
+    return misuse;
+}
 /* Interval streams: places span f (f.start, f.end set; spans of one lane
  * in start order, longer first on ties), closing the frames it outlives.
  * Returns the number of partial overlaps it met, or -1 (SPS_ENOMEM: f not
