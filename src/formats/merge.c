@@ -517,7 +517,7 @@ static void json_merge_key(FILE *fp, const merge_t *c) {
     fputs("\"spanscope\":{\"merge\":{\"reference\":", fp);
     if (c->ref >= 0) {
         fputc('"', fp);
-        sps__json_fputs(fp, in[c->ref].path);
+        sps__json_fputs(fp, in[c->ref].path, 0);
         fputc('"', fp);
     } else {
         fputs("null", fp);
@@ -526,7 +526,7 @@ static void json_merge_key(FILE *fp, const merge_t *c) {
     for (size_t i = 0; i < c->n; i++) {
         fprintf(fp, "%s{\"rank\":%lld,\"source\":\"", i ? "," : "",
                 (long long)in[i].rank);
-        sps__json_fputs(fp, in[i].path);
+        sps__json_fputs(fp, in[i].path, 0);
         fprintf(fp, "\",\"clock_aligned\":%s,\"clock\":\"%s\","
                 "\"offset_ns\":%lld",
                 strcmp(in[i].clock, "none") ? "true" : "false",

@@ -257,23 +257,36 @@ SPS__HIDDEN ssize_t sps__pread_full(int fd, void *buf, size_t n, off_t off);
 /* Receives escaped text in pieces (n > 0 bytes at p, not terminated). */
 typedef void (*sps__json_sink_fn)(void *ctx, const char *p, size_t n);
 
+/* Flags of the escaper (or-ed; 0 for plain JSON). */
+enum {
+    /* also '<' as \u003c, for JSON text that stands inside an HTML
+     * <script> element (the HTML page's data): the HTML parser ends the
+     * element at "</script" and changes state at "<!--", both of which
+     * need a '<', so text without one cannot end or alter it, whatever the
+     * names hold; JSON.parse gives the '<' back.  Only '<' is needed: the
+     * script's contents are not HTML, so '&' and '>' stay as they are. */
+    SPS__JSON_IN_SCRIPT = 1u
+};
+
 /* Writes the n bytes at s (any bytes) as the contents of a JSON string
  * (no quotes) to put: '"' and '\\' escaped with a backslash, control
  * characters (U+0000..U+001F and DEL) as \u00XX, valid UTF-8 copied, and
  * every byte that does not start a valid UTF-8 sequence (overlong forms,
- * surrogates, code points above U+10FFFF, truncated sequences) as \ufffd.
- * The result is valid JSON and pure UTF-8 whatever the input.  Plain runs
- * go to put whole. */
-SPS__HIDDEN void sps__json_escape(const char *s, size_t n,
+ * surrogates, code points above U+10FFFF, truncated sequences) as \ufffd;
+ * with SPS__JSON_IN_SCRIPT in flags, '<' as \u003c too.  The result is
+ * valid JSON and pure UTF-8 whatever the input.  Plain runs go to put
+ * whole. */
+SPS__HIDDEN void sps__json_escape(const char *s, size_t n, unsigned flags,
                                   sps__json_sink_fn put, void *ctx);
 
-/* The NUL-terminated s as a quoted JSON string, malloc'd (caller frees);
- * *len (when not NULL) gets its length.  NULL when out of memory. */
+/* The NUL-terminated s as a quoted JSON string (flags 0), malloc'd
+ * (caller frees); *len (when not NULL) gets its length.  NULL when out of
+ * memory. */
 SPS__HIDDEN char *sps__json_quote(const char *s, size_t *len);
 
-/* Writes the NUL-terminated s escaped (no quotes) to fp.  0, or -1 when fp
- * is in error. */
-SPS__HIDDEN int sps__json_fputs(FILE *fp, const char *s);
+/* Writes the NUL-terminated s escaped by flags (no quotes) to fp.  0, or
+ * -1 when fp is in error. */
+SPS__HIDDEN int sps__json_fputs(FILE *fp, const char *s, unsigned flags);
 
 /* ======================================================================== */
 /* utf8.c: UTF-8                                                            */

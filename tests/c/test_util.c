@@ -393,14 +393,18 @@ static void cat_put(void *ctx, const char *p, size_t n) {
 
 static cat_t g_cat;
 
-static const char *esc(const char *s, size_t n) {
+/* s[0..n) escaped under flags, in g_cat. */
+static const char *esc_flags(const char *s, size_t n, unsigned flags) {
     g_cat.n = g_cat.pieces = 0;
     g_cat.buf[0] = 0;
-    sps__json_escape(s, n, cat_put, &g_cat);
+    sps__json_escape(s, n, flags, cat_put, &g_cat);
     return g_cat.buf;
 }
 
+static const char *esc(const char *s, size_t n) { return esc_flags(s, n, 0); }
+
 #define ESC(lit) esc(lit, sizeof lit - 1)
+#define ESC_SCRIPT(lit) esc_flags(lit, sizeof lit - 1, SPS__JSON_IN_SCRIPT)
 
 static void test_json_escape(void **state) {
     (void)state;
@@ -437,6 +441,41 @@ static void test_json_escape(void **state) {
     assert_int_equal(g_cat.pieces, 3);
     /* the explicit length is honoured (no reading past n) */
     assert_string_equal(esc("ab\xC3\xA9", 3), "ab\\ufffd");
+    /* plain JSON leaves '<' alone */
+    assert_string_equal(ESC("a</script>"), "a</script>");
+}
+
+/* SPS__JSON_IN_SCRIPT: every '<' as \u003c (nothing can end or alter the
+ * <script> element the text stands in), everything else as without it. */
+static void test_json_escape_script(void **state) {
+    (void)state;
+    assert_string_equal(ESC_SCRIPT("a</script><b>"), "a\\u003c/script>\\u003cb>");
+    assert_string_equal(ESC_SCRIPT("<!--<script>"), "\\u003c!--\\u003cscript>");
+    assert_string_equal(ESC_SCRIPT("</SCRIPT"), "\\u003c/SCRIPT");
+    assert_string_equal(ESC_SCRIPT("<"), "\\u003c");
+    assert_string_equal(ESC_SCRIPT("a&b>c"), "a&b>c");
+    /* the other rules hold together with it */
+    assert_string_equal(ESC_SCRIPT("\"<\\\x01\xFF\xC3\xA9"),
+                        "\\\"\\u003c\\\\\\u0001\\ufffd\xC3\xA9");
+    /* the runs around an escape still go out whole */
+    esc_flags("ab<cd", 5, SPS__JSON_IN_SCRIPT);
+    assert_int_equal(g_cat.pieces, 3);
+    /* random bytes: no '<' comes out, and without any '<' in the input
+     * the output is that of plain JSON */
+    uint64_t x = 777;
+    char in[48], plain[sizeof g_cat.buf];
+    for (int round = 0; round < 5000; round++) {
+        size_t n = rnd(&x) % sizeof in;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rnd(&x);
+            in[i] = (char)(r % 4 == 0 ? '<' : (r >> 8) & 0xFF);
+        }
+        snprintf(plain, sizeof plain, "%s", esc(in, n));
+        const char *out = esc_flags(in, n, SPS__JSON_IN_SCRIPT);
+        assert_null(strchr(out, '<'));
+        assert_true(sps__utf8_valid(out, strlen(out)));
+        if (!memchr(in, '<', n)) assert_string_equal(out, plain);
+    }
 }
 
 /* Random bytes always give valid UTF-8 without raw controls or lone
@@ -486,15 +525,16 @@ static void test_json_quote_fputs(void **state) {
     char *buf = NULL;
     size_t sz = 0;
     FILE *fp = open_memstream(&buf, &sz);
-    assert_int_equal(sps__json_fputs(fp, "t\tab\xC3"), 0);
+    assert_int_equal(sps__json_fputs(fp, "t\tab\xC3<", 0), 0);
+    assert_int_equal(sps__json_fputs(fp, "|<", SPS__JSON_IN_SCRIPT), 0);
     fclose(fp);
-    assert_string_equal(buf, "t\\u0009ab\\ufffd");
+    assert_string_equal(buf, "t\\u0009ab\\ufffd<|\\u003c");
     free(buf);
     /* a full disk shows as -1 (unbuffered, so the write happens now) */
     fp = fopen("/dev/full", "w");
     if (fp) {
         setvbuf(fp, NULL, _IONBF, 0);
-        assert_int_equal(sps__json_fputs(fp, "x"), -1);
+        assert_int_equal(sps__json_fputs(fp, "x", 0), -1);
         fclose(fp);
     }
 }
@@ -592,6 +632,7 @@ int main(void) {
         cmocka_unit_test(test_tmpio_short_write),
         cmocka_unit_test(test_tmpio_signals),
         cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_json_escape_script),
         cmocka_unit_test(test_json_random),
         cmocka_unit_test(test_json_quote_fputs),
         cmocka_unit_test(test_utf8),
