@@ -162,19 +162,13 @@ static unsigned name_hue(const char *s) {
     return (unsigned)((x ^ (x >> 15)) % 360u);
 }
 
-/* Writes s as a JSON string, escaping "</" as "<\/" and "<!" as "\u003c!"
- * so that the blob cannot end its <script> element. */
+/* Writes s as a quoted JSON string of the page's data blob, by the
+ * library's one escaper (util.h: invalid UTF-8 as U+FFFD), with every '<'
+ * as \u003c so that no name can end the <script> element the blob stands
+ * in. */
 static void put_json_str(FILE *fp, const char *s) {
     fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned c = *p;
-        if (c == '"') fputs("\\\"", fp);
-        else if (c == '\\') fputs("\\\\", fp);
-        else if (c == '<' && p[1] == '/') { fputs("<\\/", fp); p++; }
-        else if (c == '<' && p[1] == '!') fputs("\\u003c", fp);
-        else if (c < 0x20) fprintf(fp, "\\u%04x", c);
-        else fputc((int)c, fp);
-    }
+    sps__json_fputs(fp, s, SPS__JSON_IN_SCRIPT);
     fputc('"', fp);
 }
 
