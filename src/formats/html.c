@@ -166,11 +166,10 @@ static void finish_kept(html_state_t *S) {
     qsort(S->kept, S->nkept, sizeof *S->kept, kspan_cmp);
 }
 
-/* A hue (0..359) for a region name, stable across runs (FNV-1a). */
+/* A hue (0..359) for a region name, the same in every page and run: the
+ * library's string hash (util.h), whose every bit depends on every byte. */
 static unsigned name_hue(const char *s) {
-    uint32_t x = 2166136261u;
-    for (; *s; s++) x = (x ^ (unsigned char)*s) * 16777619u;
-    return (unsigned)((x ^ (x >> 15)) % 360u);
+    return (unsigned)(sps__hash_bytes(s, strlen(s)) % 360u);
 }
 
 /* Writes s as a quoted JSON string of the page's data blob, by the
