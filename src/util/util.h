@@ -3,7 +3,8 @@
  * (core, model, formats, the faces).  It includes only libc and knows
  * nothing of regions, sessions or files: one heap, one hash (and one
  * open-addressing index), one temp-file I/O helper, one JSON string
- * escaper, one UTF-8 checker, one thread-local error message.
+ * escaper, one UTF-8 checker (and the one table cell printer built on
+ * it), one thread-local error message.
  *
  * Everything here is internal: sps__ prefix, SPS__HIDDEN.  Errors are
  * reported libc-style (-1, errno set where it says so), since this layer
@@ -308,6 +309,18 @@ SPS__HIDDEN size_t sps__utf8_width(const char *s);
 /* Bytes of the first cols code points of s (all of s when it has fewer):
  * a cut that never splits a sequence. */
 SPS__HIDDEN size_t sps__utf8_prefix(const char *s, size_t cols);
+/* Prints the NUL-terminated UTF-8 string s to fp as one cell of a text
+ * table, exactly width columns wide (width <= INT_MAX): indent spaces
+ * (cut to width), then s, cut when it is wider than the room left and
+ * ending in "..." (fewer dots when the room is under 4 columns; the cut
+ * never falls inside a UTF-8 sequence), then spaces to width.  What a
+ * terminal could act on -- C0 controls, DEL, C1 controls (U+0080..U+009F)
+ * -- is printed as '?' (one column, as it was counted); other bytes are
+ * copied.  Columns are counted as sps__utf8_width counts them.  The one
+ * name column of the summary table, the per-rank view and the comparison
+ * of two recordings, so that all three cut and clean names alike. */
+SPS__HIDDEN void sps__utf8_put_cell(FILE *fp, size_t indent, const char *s,
+                                    size_t width);
 
 /* ======================================================================== */
 /* error.c: the library's one error message                                 */

@@ -565,6 +565,60 @@ static void test_utf8(void **state) {
     assert_int_equal(sps__utf8_prefix("ab", 0), 0);
 }
 
+/* One cell printed by sps__utf8_put_cell, in a static buffer. */
+static const char *cell(size_t indent, const char *s, size_t width) {
+    static char out[256];
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *fp = open_memstream(&buf, &sz);
+    assert_non_null(fp);
+    sps__utf8_put_cell(fp, indent, s, width);
+    fclose(fp);
+    assert_true(sz < sizeof out);
+    memcpy(out, buf, sz + 1);
+    free(buf);
+    return out;
+}
+
+static void test_utf8_put_cell(void **state) {
+    (void)state;
+    /* padded to width; exactly width fits without dots */
+    assert_string_equal(cell(0, "abc", 6), "abc   ");
+    assert_string_equal(cell(0, "abcdef", 6), "abcdef");
+    assert_string_equal(cell(0, "", 3), "   ");
+    /* cut to width - 3 code points and "...", never inside a sequence */
+    assert_string_equal(cell(0, "abcdefg", 6), "abc...");
+    assert_string_equal(cell(0, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 6),
+                        "\xC3\xA9\xC3\xA9\xC3\xA9...");
+    assert_string_equal(cell(0, "\xF0\x9F\x98\x80\xE6\x97\xA5", 6), "\xF0\x9F\x98\x80\xE6\x97\xA5    ");
+    /* indent, and a name cut to what the indent leaves */
+    assert_string_equal(cell(2, "ab", 6), "  ab  ");
+    assert_string_equal(cell(2, "abcde", 6), "  a...");
+    assert_string_equal(cell(9, "ab", 4), "    "); /* the indent is cut to width */
+    /* under 4 columns of room: fewer dots, still exactly width */
+    assert_string_equal(cell(0, "abcdef", 3), "...");
+    assert_string_equal(cell(4, "abcdef", 6), "    ..");
+    assert_string_equal(cell(0, "abcdef", 0), "");
+    /* controls as '?': C0, DEL, and C1 (two bytes, one column) */
+    assert_string_equal(cell(0, "a\tb\x1b[2J\x7f", 10), "a?b?[2J?  ");
+    assert_string_equal(cell(0, "x\xC2\x85y\xC2\x9Fz\xC2\xA0", 6), "x?y?z\xC2\xA0");
+    assert_string_equal(cell(0, "\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85", 6), "???...");
+    /* every cell is width columns, whatever is cut or replaced */
+    static const char *const names[] = {"", "a", "\x01\x02", "\xC2\x80\xC3\xA9" "abc",
+                                        "\xE6\x97\xA5\xE6\x97\xA5\xE6\x97\xA5\xE6\x97\xA5", "abcdefghijklmnop"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        for (size_t ind = 0; ind < 8; ind++)
+            for (size_t w = 0; w < 12; w++) {
+                const char *c = cell(ind, names[k], w);
+                assert_int_equal(sps__utf8_width(c), w);
+                assert_true(sps__utf8_valid(c, strlen(c)));
+                for (const unsigned char *q = (const unsigned char *)c; *q; q++) {
+                    assert_true(*q >= 0x20 && *q != 0x7f);
+                    assert_false(q[0] == 0xC2 && q[1] >= 0x80 && q[1] <= 0x9F);
+                }
+            }
+}
+
 /* ------------------------------------------------------------------------ */
 /* error message                                                             */
 /* ------------------------------------------------------------------------ */
@@ -636,6 +690,7 @@ int main(void) {
         cmocka_unit_test(test_json_random),
         cmocka_unit_test(test_json_quote_fputs),
         cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_utf8_put_cell),
         cmocka_unit_test(test_error_threads),
         cmocka_unit_test(test_error_format),
     };
