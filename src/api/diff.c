@@ -326,31 +326,6 @@ static void fmt_delta(char *buf, size_t cap, double a, double b) {
     else snprintf(buf, cap, "%+.1f%%", 100.0 * (b - a) / a);
 }
 
-/* Display width of a UTF-8 string: one column per code point. */
-static size_t utf8_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-/* Prints name in width columns: cut with "..." when longer (never inside a
- * UTF-8 sequence), control characters as '?', padded with spaces. */
-static void put_name(FILE *fp, const char *name, size_t width) {
-    if (!*name) name = "(empty)";
-    size_t w = utf8_width(name), keep = w <= width ? w : width - 3, seen = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        int lead = (*p & 0xC0) != 0x80;
-        if (lead && seen == keep) break;
-        seen += lead;
-        int ctl = *p < 0x20 || *p == 0x7f ||
-                  (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F);
-        if (ctl && *p == 0xC2) p++;
-        fputc(ctl ? '?' : *p, fp);
-    }
-    if (w > width) fputs("...", fp);
-    fprintf(fp, "%*s", (int)(width - (w > width ? width : w)), "");
-}
-
 /* Prints one side's calls, total and per-call cells (or dashes). */
 static void side_cells(const rstat_t *s, char cells[3][24]) {
     if (!s->n) {
@@ -382,7 +357,9 @@ static void print_table(FILE *fp, const row_t *w, size_t n, size_t name_w) {
             snprintf(ds, sizeof ds, "-");
             snprintf(dp, sizeof dp, "-");
         }
-        put_name(fp, r->name, name_w);
+        /* the name column of the summary table (util.h), so both tables
+         * cut and clean names alike */
+        sps__utf8_put_cell(fp, 0, *r->name ? r->name : "(empty)", name_w);
         fprintf(fp, " %9s %9s %11s %11s %9s %9s %11s %11s %9s  %-9s %s\n", ca[0],
                cb[0], ca[1], cb[1], dt, ds, ca[2], cb[2], dp, w[i].verdict,
                w[i].note);
@@ -399,7 +376,7 @@ static int print_diff(FILE *fp, const regions_t *t, const char *a,
     for (size_t i = 0; i < t->n; i++) {
         w[i].r = &t->v[i];
         verdict(&w[i], o->threshold);
-        size_t nw = utf8_width(t->v[i].name);
+        size_t nw = sps__utf8_width(t->v[i].name);
         if (nw > name_w) name_w = nw;
         nslow += !strcmp(w[i].verdict, "slower");
         nfast += !strcmp(w[i].verdict, "faster");
