@@ -68,12 +68,12 @@ typedef struct region {
     rstat_t st[2];
 } region_t;
 
-/* The regions of both files, with an open-addressing index by name. */
+/* The regions of both files, in the order first seen, with an index by
+ * name (util.h: items are indexes into v). */
 typedef struct regions {
     region_t *v;
     size_t n, cap;
-    uint32_t *slot;    /* hash slot -> index + 1, 0 empty */
-    size_t nslot;      /* power of two, > 2 n */
+    sps__htab_t index;
 } regions_t;
 
 /* ------------------------------------------------------------------------ */
@@ -97,67 +97,28 @@ static double stat_var(const rstat_t *s) {
 /* Regions by name                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* FNV-1a hash of a string. */
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Rebuilds the index of t with nslot slots.  Returns 0 or SPS_ENOMEM. */
-static int regions_rehash(regions_t *t, size_t nslot) {
-    uint32_t *slot = calloc(nslot, sizeof *slot);
-    if (!slot) return SPS_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t k = hash_str(t->v[i].name) & (nslot - 1);
-        while (slot[k]) k = (k + 1) & (nslot - 1);
-        slot[k] = (uint32_t)(i + 1);
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->nslot = nslot;
-    return 0;
-}
-
 /* The index of the region called name in t, added if new.  Returns the
  * index or -1 (out of memory). */
 static int64_t regions_intern(regions_t *t, const char *name) {
-    if (t->nslot) {
-        size_t k = hash_str(name) & (t->nslot - 1);
-        for (; t->slot[k]; k = (k + 1) & (t->nslot - 1))
-            if (!strcmp(t->v[t->slot[k] - 1].name, name)) return t->slot[k] - 1;
-    }
-    if (t->n >= UINT32_MAX - 1) return -1;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        region_t *v = realloc(t->v, cap * sizeof *v);
-        if (!v) return -1;
-        t->v = v;
-        t->cap = cap;
-    }
+    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_bytes(name, strlen(name)));
+    for (uint32_t i; sps__htab_next(&t->index, &p, &i);)
+        if (!strcmp(t->v[i].name, name)) return i;
+    if (t->n >= UINT32_MAX - 1) return -1; /* the reader keeps index + 1 */
+    if (sps__grow((void **)&t->v, &t->cap, t->n, sizeof *t->v) ||
+        sps__htab_make_room(&t->index, &p))
+        return -1;
     region_t *r = &t->v[t->n];
     memset(r, 0, sizeof *r);
     if (!(r->name = strdup(name))) return -1;
-    t->n++;
-    if (2 * t->n >= t->nslot) {
-        /* grow the index; the rehash places the new region too */
-        if (regions_rehash(t, t->nslot ? 2 * t->nslot : 128) != 0) {
-            free(t->v[--t->n].name);
-            return -1;
-        }
-    } else {
-        size_t k = hash_str(name) & (t->nslot - 1);
-        while (t->slot[k]) k = (k + 1) & (t->nslot - 1);
-        t->slot[k] = (uint32_t)t->n;
-    }
-    return (int64_t)t->n - 1;
+    sps__htab_put(&t->index, &p, (uint32_t)t->n);
+    return (int64_t)t->n++;
 }
 
 /* Frees everything t owns. */
 static void regions_free(regions_t *t) {
     for (size_t i = 0; i < t->n; i++) free(t->v[i].name);
     free(t->v);
-    free(t->slot);
+    sps__htab_free(&t->index);
 }
 
 /* ------------------------------------------------------------------------ */
