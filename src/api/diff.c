@@ -18,7 +18,6 @@
 #include "formats/timeline.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,19 +36,6 @@ int sps__diff_sort_parse(const char *key, sps__diff_sort_t *out) {
             return 0;
         }
     return SPS_EINVAL;
-}
-
-/* Writes the formatted one-line reason to err[0..errlen) (when err is not
- * NULL) and returns rc. */
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    if (!err || !errlen) return rc;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return rc;
 }
 
 /* One region's statistics in one file: the fold's accumulator, and what
@@ -164,18 +150,18 @@ static void take_stats(reader_t *rd) {
 }
 
 /* Reads every span of path into side `side` of t, calling o's hooks
- * around the reading.  Returns 0 or an SPS_E* code after writing the
- * one-line reason to err. */
+ * around the reading.  Returns 0 or an SPS_E* code with the one-line
+ * reason, naming the file, in the error channel (util.h). */
 static int read_file(regions_t *t, int side, const char *path,
-                     const sps__diff_opts_t *o, char *err, size_t errlen) {
+                     const sps__diff_opts_t *o) {
     sps__tl_format_t fmt = sps__tl_format_of(path);
     if (fmt == SPS__TL_UNKNOWN)
-        return fail(SPS_EINVAL, err, errlen, "%s: unknown format (.h5, "
-                    ".json, .json.gz, .pftrace)", path);
+        return sps__err_fail(SPS_EINVAL, "%s: unknown format (.h5, .json, "
+                             ".json.gz, .pftrace)", path);
     if (o->reading) o->reading(path);
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, fmt);
-    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
+    if (rc) return rc; /* the reader's message names the file */
     if (o->read_done) o->read_done(); /* the rest is bounded work */
     reader_t rd = {.t = t, .side = side, .h = sps__tlr_header(r)};
     rd.reg_of = calloc(rd.h->nnames ? rd.h->nnames : 1, sizeof *rd.reg_of);
@@ -185,12 +171,10 @@ static int read_file(regions_t *t, int side, const char *path,
     while (rc == 0 && (rc = sps__tlr_next(r, &s)) > 0) rc = add_span(&rd, &s);
     if (rc == 0) take_stats(&rd);
     if (rd.bad)
-        fail(rc, err, errlen, "%s: span %llu: name, thread or interval out "
-             "of range", path, (unsigned long long)rd.spans);
-    else if (rc == SPS_EFORMAT)
-        fail(rc, err, errlen, "%s", sps__err_msg());
-    else if (rc)
-        fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+        sps__err_set("%s: span %llu: name, thread or interval out of range",
+                     path, (unsigned long long)rd.spans);
+    else if (rc && rc != SPS_EFORMAT) /* SPS_EFORMAT: the reader's message */
+        sps__err_set("%s: %s", path, sps_strerror(rc));
     sps__fold_tl_free(&rd.fold);
     free(rd.reg_of);
     sps__tlr_free(r);
@@ -368,20 +352,20 @@ static int print_diff(FILE *fp, const regions_t *t, const char *a,
 /* ------------------------------------------------------------------------ */
 
 int sps__diff_write(FILE *fp, const char *a, const char *b,
-                    const sps__diff_opts_t *o, char *err, size_t errlen) {
+                    const sps__diff_opts_t *o) {
     if (!fp || !a || !b || !o)
-        return fail(SPS_EINVAL, err, errlen, "no files, output or options");
+        return sps__err_fail(SPS_EINVAL, "no files, output or options");
     regions_t t = {0};
-    int rc = read_file(&t, 0, a, o, err, errlen);
-    if (!rc) rc = read_file(&t, 1, b, o, err, errlen);
+    int rc = read_file(&t, 0, a, o);
+    if (!rc) rc = read_file(&t, 1, b, o);
     for (size_t i = 0; !rc && i < t.n; i++) {
         stat_fill(&t.v[i].st[0]);
         stat_fill(&t.v[i].st[1]);
     }
     if (!rc && (rc = print_diff(fp, &t, a, b, o)))
-        fail(rc, err, errlen, "%s", sps_strerror(rc));
+        sps__err_set("%s", sps_strerror(rc));
     regions_free(&t);
     if (!rc && (fflush(fp) != 0 || ferror(fp)))
-        rc = fail(SPS_EIO, err, errlen, "writing the comparison failed");
+        rc = sps__err_fail(SPS_EIO, "writing the comparison failed");
     return rc;
 }
