@@ -343,17 +343,31 @@ int sps__sort_parse(const char *s, sps__sort_t *out) {
     return SPS_EINVAL;
 }
 
+/* The rows of the flat view, for the text and the CSV alike: flat[0..n)
+ * sorted by opt->sort (*by: the key used, SPS__SORT_SELF for an unknown
+ * one), of which the first *shown are shown (opt->top; all when 0).
+ * Returns the malloc'd array of n rows (caller frees; they point into
+ * flat), or NULL when out of memory. */
+static frow_t *flat_rows(const sps__tflat_t *flat, size_t n,
+                         const sps__table_opts_t *opt, sps__sort_t *by,
+                         size_t *shown) {
+    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) return NULL;
+    *by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort : SPS__SORT_SELF;
+    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, *by};
+    qsort(r, n, sizeof *r, frow_cmp);
+    *shown = opt->top && opt->top < n ? opt->top : n;
+    return r;
+}
+
 /* Prints the flat view: rows sorted by opt->sort, the first opt->top of
  * them (all when 0).  Returns 0 or SPS_ENOMEM. */
 static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
                       const sps__table_opts_t *opt) {
-    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    sps__sort_t by;
+    size_t shown;
+    frow_t *r = flat_rows(flat, n, opt, &by, &shown);
     if (!r) return SPS_ENOMEM;
-    sps__sort_t by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort
-                                                          : SPS__SORT_SELF;
-    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, by};
-    qsort(r, n, sizeof *r, frow_cmp);
-    size_t shown = opt->top && opt->top < n ? opt->top : n;
     size_t name_w = NAME_MIN;
     for (size_t i = 0; i < shown; i++) {
         size_t w = sps__utf8_width(shown_name(r[i].f->name));
@@ -555,13 +569,10 @@ static int tree_csv(FILE *fp, const sps__tree_row_t *nodes, size_t n) {
 /* The flat view as CSV rows, sorted and cut like flat_print. */
 static int flat_csv(FILE *fp, const sps__tflat_t *flat, size_t n,
                     const sps__table_opts_t *opt) {
-    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    sps__sort_t by;
+    size_t shown;
+    frow_t *r = flat_rows(flat, n, opt, &by, &shown);
     if (!r) return SPS_ENOMEM;
-    sps__sort_t by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort
-                                                          : SPS__SORT_SELF;
-    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, by};
-    qsort(r, n, sizeof *r, frow_cmp);
-    size_t shown = opt->top && opt->top < n ? opt->top : n;
     fputs("region,calls,total_ns,self_ns,mean_ns,min_ns,max_ns\n", fp);
     for (size_t i = 0; i < shown; i++) {
         const sps__tflat_t *f = r[i].f;
