@@ -38,3 +38,17 @@ int sps__err_fail(int code, const char *fmt, ...) {
 void sps__err_clear(void) { g_msg[0] = 0; }
 
 const char *sps__err_msg(void) { return g_msg; }
+
+int sps__err_copy(int code, char *buf, size_t cap) {
+    if (!code || !buf || !cap) return code;
+    /* the message is valid UTF-8 when what was set was: cut before a
+     * sequence, not inside it */
+    size_t n = strlen(g_msg);
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)g_msg[n] & 0xC0) == 0x80) n--;
+    }
+    memcpy(buf, g_msg, n);
+    buf[n] = 0;
+    return code;
+}

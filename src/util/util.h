@@ -342,5 +342,11 @@ SPS__HIDDEN void sps__err_clear(void);
 /* The message: this thread's, static storage, "" when none.  Valid until
  * this thread's next set or clear. */
 SPS__HIDDEN const char *sps__err_msg(void);
+/* For the public functions that hand the reason to their caller in a
+ * buffer (sps_report, sps_metadata_read): when code is not 0 and buf is
+ * not NULL with cap > 0, copies the message into buf (cut to cap - 1
+ * bytes, never inside a UTF-8 sequence, NUL-terminated); buf is left
+ * alone otherwise.  Returns code (for "return sps__err_copy(rc, ...)"). */
+SPS__HIDDEN int sps__err_copy(int code, char *buf, size_t cap);
 
 #endif /* SPS_UTIL_H */

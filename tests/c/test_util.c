@@ -674,6 +674,33 @@ static void test_error_format(void **state) {
     assert_int_equal(strlen(sps__err_msg()), 511);
 }
 
+/* sps__err_copy hands the message over on failure only, cut to the
+ * buffer and never inside a UTF-8 sequence. */
+static void test_error_copy(void **state) {
+    (void)state;
+    char buf[8];
+    sps__err_set("a.h5: bad");
+    memcpy(buf, "keep", 5);
+    assert_int_equal(sps__err_copy(0, buf, sizeof buf), 0); /* success: untouched */
+    assert_string_equal(buf, "keep");
+    assert_int_equal(sps__err_copy(-3, NULL, 10), -3);
+    assert_int_equal(sps__err_copy(-3, buf, 0), -3);
+    assert_string_equal(buf, "keep");
+    assert_int_equal(sps__err_copy(-3, buf, sizeof buf), -3);
+    assert_string_equal(buf, "a.h5: b"); /* cut to 7 bytes */
+    assert_int_equal(sps__err_copy(-3, buf, 1), -3);
+    assert_string_equal(buf, "");
+    sps__err_set("ab\xE6\x97\xA5\xE6\x97\xA5"); /* 2 + 3 + 3 bytes */
+    assert_int_equal(sps__err_copy(-1, buf, sizeof buf), -1);
+    assert_string_equal(buf, "ab\xE6\x97\xA5"); /* not the 2 bytes of the second */
+    char wide[64];
+    assert_int_equal(sps__err_copy(-1, wide, sizeof wide), -1);
+    assert_string_equal(wide, "ab\xE6\x97\xA5\xE6\x97\xA5");
+    sps__err_clear();
+    assert_int_equal(sps__err_copy(-1, wide, sizeof wide), -1);
+    assert_string_equal(wide, "");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),
@@ -693,6 +720,7 @@ int main(void) {
         cmocka_unit_test(test_utf8_put_cell),
         cmocka_unit_test(test_error_threads),
         cmocka_unit_test(test_error_format),
+        cmocka_unit_test(test_error_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
