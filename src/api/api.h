@@ -57,12 +57,11 @@ typedef struct sps__report_opts {
  *
  * Returns 0, SPS_EINVAL (fp, path or opt NULL), SPS_EIO (the file cannot
  * be opened or read, or writing fp failed), SPS_EFORMAT (not a valid
- * file) or SPS_ENOMEM.  On failure a one-line reason naming the file is
- * written to err[0..errlen) when err is not NULL; what was written to fp
- * before the failure stays there. */
+ * file) or SPS_ENOMEM.  On failure the error channel (util.h:
+ * sps__err_msg) holds a one-line reason naming the file; what was written
+ * to fp before the failure stays there. */
 SPS__HIDDEN int sps__report_write(FILE *fp, const char *path,
-                                  const sps__report_opts_t *opt, char *err,
-                                  size_t errlen);
+                                  const sps__report_opts_t *opt);
 
 /* ------------------------------------------------------------------------ */
 /* diff (src/api/diff.c)                                                     */
