@@ -77,14 +77,18 @@ int cmd_convert(int argc, char **argv) {
     int rc = sps__tlr_open(&r, in, fi);
     if (rc) return die(EXIT_DATA, "convert: %s", sps__err_msg());
     alarm(0); /* the header is read: the rest is bounded work */
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
+    char *tmp = sps__tmp_name(out, NULL);
+    if (!tmp) {
+        sps__tlr_free(r);
+        return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(SPS_ENOMEM));
+    }
     const sps__tl_header_t *h = sps__tlr_header(r);
     sps__tlw_t *w;
     rc = sps__tlw_open(&w, tmp, fo, h);
     if (rc) {
         sps__tlr_free(r);
         unlink(tmp);
+        free(tmp);
         return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(rc));
     }
     rc = convert_spans(r, w, h->nspans);
@@ -93,9 +97,8 @@ int cmd_convert(int argc, char **argv) {
     else rc = sps__tlw_close(w);
     sps__tlr_free(r);
     if (!rc && rename(tmp, out) != 0) rc = SPS_EIO;
-    if (rc) {
-        unlink(tmp);
-        return die(EXIT_DATA, "convert: %s", why ? why : sps_strerror(rc));
-    }
+    if (rc) unlink(tmp);
+    free(tmp);
+    if (rc) return die(EXIT_DATA, "convert: %s", why ? why : sps_strerror(rc));
     return 0;
 }

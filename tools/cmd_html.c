@@ -90,16 +90,20 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
  * exit status after printing the error. */
 static int html_emit(sps__tlr_t *r, const char *out,
                      const sps__html_opts_t *opt) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) return die(EXIT_DATA, "html: %s: %s", out, strerror(errno));
+    char *tmp = sps__tmp_name(out, NULL);
+    FILE *fp = tmp ? fopen(tmp, "w") : NULL;
+    if (!fp) {
+        int e = tmp ? errno : ENOMEM;
+        free(tmp);
+        return die(EXIT_DATA, "html: %s: %s", out, strerror(e));
+    }
     int rc = sps__html_write(fp, r, opt);
     int werr = ferror(fp); /* set by a failed write or flush of the page */
     if (fclose(fp) != 0) werr = 1;
-    if (rc == 0 && !werr && rename(tmp, out) == 0) return 0;
-    int e = errno;
-    unlink(tmp);
+    int done = rc == 0 && !werr && rename(tmp, out) == 0, e = errno;
+    if (!done) unlink(tmp);
+    free(tmp);
+    if (done) return 0;
     if (werr || rc == 0) /* the output failed, not the input */
         return die(EXIT_DATA, "html: %s: %s", out, strerror(e ? e : EIO));
     return die(EXIT_DATA, "html: %s",

@@ -358,13 +358,6 @@ static void strtab_free(strtab_t *t) {
     sps__htab_free(&t->index);
 }
 
-/* The temporary name "<out>.tmp-<pid><suffix>", malloc'd; NULL: no
- * memory. */
-static char *tmp_name(const char *out, const char *suffix) {
-    char *s = NULL;
-    return asprintf(&s, "%s.tmp-%d%s", out, (int)getpid(), suffix) < 0 ? NULL : s;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Trace output: k-way merge over timeline readers                           */
 /* ------------------------------------------------------------------------ */
@@ -779,7 +772,7 @@ static int trace_write_to(merge_t *c, tmerge_t *m, const sps__tl_header_t *h,
 /* Writes the trace output (see trace_write_to) under temporary names
  * made from the output's.  Returns 0 or a code after the error line. */
 static int trace_write(merge_t *c, tmerge_t *m, const sps__tl_header_t *h) {
-    char *tmp = tmp_name(c->out, ""), *plain = tmp_name(c->out, ".json");
+    char *tmp = sps__tmp_name(c->out, ""), *plain = sps__tmp_name(c->out, ".json");
     int rc = tmp && plain ? trace_write_to(c, m, h, tmp, plain)
                           : fail(c, SPS_ENOMEM, "out of memory");
     free(tmp);
@@ -1215,7 +1208,7 @@ static int hmerge_write_to(hmerge_t *h, const char *tmp) {
 /* Writes the merged .h5 through a temporary name made from the
  * output's.  Returns 0 or a code after the error line. */
 static int hmerge_write(hmerge_t *h) {
-    char *tmp = tmp_name(h->c->out, "");
+    char *tmp = sps__tmp_name(h->c->out, "");
     int rc = tmp ? hmerge_write_to(h, tmp) : fail(h->c, SPS_ENOMEM, "out of memory");
     free(tmp);
     return rc;

@@ -224,11 +224,19 @@ static inline void sps__htab_put(sps__htab_t *t, const sps__hprobe_t *p,
 }
 
 /* ======================================================================== */
-/* tmpio.c: unlinked temporary files and whole-buffer I/O                   */
+/* tmpio.c: temporary files and whole-buffer I/O                           */
 /* ======================================================================== */
 
 /* $TMPDIR when set and not empty, else "/tmp". */
 SPS__HIDDEN const char *sps__tmpdir(void);
+
+/* The name a file is written under before it is renamed into place:
+ * "<path>.tmp-<pid><suffix>" (suffix NULL: none), malloc'd (caller
+ * frees); NULL when out of memory.  One spelling for every writer (the
+ * HDF5 file of a finalize, merge, convert, the HTML page, the timelines),
+ * so that a leftover of a crash says what it is whoever wrote it; the pid
+ * keeps two processes that write the same path apart. */
+SPS__HIDDEN char *sps__tmp_name(const char *path, const char *suffix);
 
 /* Opens a new, already unlinked read-write file in dir (NULL: sps__tmpdir())
  * that disappears with its descriptor: O_TMPFILE where the file system

@@ -244,6 +244,35 @@ static void test_htab(void **state) {
 /* tmpio                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* The one temporary name: "<path>.tmp-<pid><suffix>". */
+static void test_tmp_name(void **state) {
+    (void)state;
+    char want[64];
+    snprintf(want, sizeof want, "out/a.h5.tmp-%d", (int)getpid());
+    char *s = sps__tmp_name("out/a.h5", NULL);
+    assert_non_null(s);
+    assert_string_equal(s, want);
+    free(s);
+    snprintf(want, sizeof want, "x.tmp-%d.json", (int)getpid());
+    s = sps__tmp_name("x", ".json");
+    assert_string_equal(s, want);
+    free(s);
+    snprintf(want, sizeof want, ".tmp-%d", (int)getpid());
+    s = sps__tmp_name("", "");
+    assert_string_equal(s, want);
+    free(s);
+    /* a path longer than any fixed buffer is kept whole */
+    char *path = malloc(10001);
+    memset(path, 'p', 10000);
+    path[10000] = 0;
+    s = sps__tmp_name(path, NULL);
+    assert_non_null(s);
+    assert_memory_equal(s, path, 10000);
+    assert_string_equal(s + 10000, want);
+    free(s);
+    free(path);
+}
+
 static void test_tmpio_roundtrip(void **state) {
     (void)state;
     int fd = sps__tmpfile_open(NULL, "spanscope-test-");
@@ -708,6 +737,7 @@ int main(void) {
         cmocka_unit_test(test_heap_merge),
         cmocka_unit_test(test_hash_bytes),
         cmocka_unit_test(test_htab),
+        cmocka_unit_test(test_tmp_name),
         cmocka_unit_test(test_tmpio_roundtrip),
         cmocka_unit_test(test_tmpio_full_disk),
         cmocka_unit_test(test_tmpio_short_write),
