@@ -1,6 +1,8 @@
 /* cli.c -- what every subcommand of the spanscope tool shares. */
 #include "cli.h"
 
+#include "spanscope.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,4 +63,16 @@ int cli_parse_count(const char *s, unsigned long long max,
     if (*end || errno == ERANGE || v > max) return -1;
     *out = v;
     return 0;
+}
+
+/* Shows the progress of a subcommand on a terminal (see cli.h). */
+void cli_progress(const char *what, uint64_t done, uint64_t total, int final) {
+    static int64_t last;
+    if (!total || !isatty(2)) return;
+    int64_t now = sps_now_ns();
+    if (!final && now - last < 500000000) return;
+    last = now;
+    fprintf(stderr, "\r%s: %3d%% (%llu of %llu spans)%s", what,
+            (int)(100.0 * (double)(done > total ? total : done) / (double)total),
+            (unsigned long long)done, (unsigned long long)total, final ? "\n" : "");
 }

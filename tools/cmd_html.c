@@ -33,17 +33,9 @@ static const char html_help[] =
     "                     every span\n"
     "  -h, --help         show this help and exit\n";
 
-/* Shows "spanscope html: N%" on stderr when it is a terminal, at most
- * twice a second. */
+/* The page writer's progress hook: cli_progress on a terminal. */
 static void progress(uint64_t done, uint64_t total, int final) {
-    static int64_t last;
-    if (!total || !isatty(2)) return;
-    int64_t now = sps_now_ns();
-    if (!final && now - last < 500000000) return;
-    last = now;
-    fprintf(stderr, "\rspanscope html: %3d%%%s",
-            (int)(100.0 * (double)(done > total ? total : done) / (double)total),
-            final ? "\n" : "");
+    cli_progress("html", done, total, final);
 }
 
 /* The arguments of html. */
