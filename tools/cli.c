@@ -52,6 +52,22 @@ int cli_is_opt(const char *arg, const char *name) {
     return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
 }
 
+/* The output option at argv[*i] (see cli.h). */
+int cli_output_opt(int argc, char **argv, int *i, const char **out) {
+    const char *a = argv[*i], *v;
+    if (!strcmp(a, "-o") || cli_is_opt(a, "--output")) {
+        if (!(v = cli_opt_value(argc, argv, i, a[1] == 'o' ? "-o" : "--output")))
+            return -1;
+        *out = v;
+        return 1;
+    }
+    if (!strncmp(a, "-o", 2) && a[2]) { /* -oFILE */
+        *out = a + 2;
+        return 1;
+    }
+    return 0;
+}
+
 /* Parses a count (decimal digits only, no sign) into *out.  Returns 0, or
  * -1 when s is not one or exceeds max. */
 int cli_parse_count(const char *s, unsigned long long max,

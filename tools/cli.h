@@ -49,6 +49,13 @@ void cli_input_watchdog(const char *path);
 const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
 int cli_is_opt(const char *arg, const char *name);
 
+/* The output option at argv[*i]: "-o FILE", "-oFILE", "--output FILE"
+ * or "--output=FILE".  Returns 1 with *out set (and *i advanced past a
+ * separate FILE), -1 when FILE is missing (argv[*i] is the last argument),
+ * 0 when argv[*i] is not the output option.  The one parser of the
+ * subcommands that write a file (html, merge). */
+int cli_output_opt(int argc, char **argv, int *i, const char **out);
+
 /* Parses a count (decimal digits only, no sign) into *out.  Returns 0, or
  * -1 when s is not one or exceeds max. */
 int cli_parse_count(const char *s, unsigned long long max,

@@ -50,7 +50,7 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
     int done = 0;
     unsigned long long n;
     for (int i = 1; i < argc; i++) {
-        const char *s = argv[i], *v = NULL;
+        const char *s = argv[i], *v;
         if (!done && !strcmp(s, "--")) { done = 1; continue; }
         if (done || s[0] != '-' || !s[1]) {
             if (a->in) return die(EXIT_USAGE, "html: one FILE only (got '%s' and '%s')", a->in, s);
@@ -58,19 +58,17 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
             continue;
         }
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) return 1;
-        int is_o = !strcmp(s, "-o") || !strcmp(s, "--output");
-        int is_oe = !strncmp(s, "--output=", 9), is_m = !strcmp(s, "--max-spans");
-        int is_me = !strncmp(s, "--max-spans=", 12);
-        if (is_oe) v = s + 9;
-        else if (is_me) v = s + 12;
-        else if (!strncmp(s, "-o", 2) && s[2]) { v = s + 2; is_oe = 1; }
-        else if ((is_o || is_m) && i + 1 < argc) v = argv[++i];
-        else if (is_o || is_m) return die(EXIT_USAGE, "html: %s needs a value", s);
-        else return die(EXIT_USAGE, "html: unknown option '%s' (see spanscope html --help)", s);
-        if (is_o || is_oe) a->out = v;
-        else if (cli_parse_count(v, SPS__HTML_MAX_SPANS_LIMIT, &n) < 0)
-            return die(EXIT_USAGE, "html: --max-spans needs a number, got '%s'", v);
-        else a->max_spans = (size_t)n;
+        int o = cli_output_opt(argc, argv, &i, &a->out);
+        if (o < 0) return die(EXIT_USAGE, "html: %s needs a value", s);
+        if (o) continue;
+        if (!cli_is_opt(s, "--max-spans"))
+            return die(EXIT_USAGE, "html: unknown option '%s' (see spanscope html --help)", s);
+        if (!(v = cli_opt_value(argc, argv, &i, "--max-spans")))
+            return die(EXIT_USAGE, "html: %s needs a value", s);
+        if (cli_parse_count(v, SPS__HTML_MAX_SPANS_LIMIT, &n) < 0)
+            return die(EXIT_USAGE, "html: --max-spans needs a number up to %zu, got '%s'",
+                       (size_t)SPS__HTML_MAX_SPANS_LIMIT, v);
+        a->max_spans = (size_t)n;
     }
     if (!a->in) return die(EXIT_USAGE, "html: missing FILE (see spanscope html --help)");
     if (!a->out || !*a->out)
