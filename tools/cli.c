@@ -4,6 +4,7 @@
 #include "spanscope.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +24,16 @@ int cli_die(int code, const char *fmt, ...) {
 }
 
 /* Limits the time this (child) process may spend reading path: 20 s plus
- * 1 s per 4 MiB, or $SPANSCOPE_READ_TIMEOUT seconds (0: no limit).  Past
- * it, SIGALRM ends the process and run_isolated reports it. */
+ * 1 s per 4 MiB, or $SPANSCOPE_READ_TIMEOUT seconds (0: no limit; a value
+ * that is not a count leaves the default), at most a day.  Past it,
+ * SIGALRM ends the process and run_isolated reports it. */
 void cli_input_watchdog(const char *path) {
     const char *env = getenv("SPANSCOPE_READ_TIMEOUT");
     struct stat st;
-    unsigned long secs = 20;
+    unsigned long long secs = 20, v;
     if (stat(path, &st) == 0 && st.st_size > 0)
-        secs += (unsigned long)(st.st_size >> 22);
-    if (env && *env) secs = strtoul(env, NULL, 10);
+        secs += (unsigned long long)(st.st_size >> 22);
+    if (env && cli_parse_count(env, ULLONG_MAX, &v) == 0) secs = v;
     if (secs > 86400) secs = 86400;
     alarm((unsigned)secs);
 }
