@@ -37,10 +37,8 @@ static int u32_cmp(const void *a, const void *b) {
 
 /* /metadata mpi_size of the file at path, or 0 when absent or odd. */
 static int64_t meta_mpi_size(const char *path) {
-    H5E_auto2_t func;
-    void *data;
-    int saved = H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
     int64_t v = 0;
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     hid_t a = f >= 0 ? H5Aopen_by_name(f, "metadata", "mpi_size", H5P_DEFAULT, H5P_DEFAULT)
@@ -52,7 +50,7 @@ static int64_t meta_mpi_size(const char *path) {
     if (sp >= 0) H5Sclose(sp);
     if (a >= 0) H5Aclose(a);
     if (f >= 0) H5Fclose(f);
-    if (saved) H5Eset_auto2(H5E_DEFAULT, func, data);
+    sps__h5_quiet_end(&q, 0);
     return v;
 }
 

@@ -1276,13 +1276,10 @@ int sps__merge_check(const char *out_path, const char *const *in_paths,
 /* Merges the inputs of c (checked) with HDF5's error printing off for
  * this thread.  Returns 0 or a code after the error line. */
 static int merge_run(merge_t *c) {
-    H5E_auto2_t efunc = NULL;
-    void *edata = NULL;
-    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
     int rc = c->fo == SPS__TL_H5 ? merge_h5(c) : merge_trace(c);
-    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return rc;
+    return sps__h5_quiet_end(&q, rc);
 }
 
 /* sps_merge with hooks around the reading of the inputs (merge.h). */
