@@ -41,13 +41,8 @@ const char *sps__err_msg(void) { return g_msg; }
 
 int sps__err_copy(int code, char *buf, size_t cap) {
     if (!code || !buf || !cap) return code;
-    /* the message is valid UTF-8 when what was set was: cut before a
-     * sequence, not inside it */
     size_t n = strlen(g_msg);
-    if (n >= cap) {
-        n = cap - 1;
-        while (n > 0 && ((unsigned char)g_msg[n] & 0xC0) == 0x80) n--;
-    }
+    if (n >= cap) n = sps__utf8_cut(g_msg, cap - 1); /* keeps it UTF-8 */
     memcpy(buf, g_msg, n);
     buf[n] = 0;
     return code;

@@ -72,6 +72,11 @@ size_t sps__utf8_prefix(const char *s, size_t cols) {
     return i;
 }
 
+size_t sps__utf8_cut(const char *s, size_t n) {
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    return n;
+}
+
 /* Non-zero for the sequence at p when a terminal could act on it: a C0
  * control, DEL, or a C1 control (U+0080..U+009F, encoded C2 80..C2 9F).
  * *len gets the sequence's length in bytes (1 for any other byte). */

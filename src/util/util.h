@@ -317,6 +317,11 @@ SPS__HIDDEN size_t sps__utf8_width(const char *s);
 /* Bytes of the first cols code points of s (all of s when it has fewer):
  * a cut that never splits a sequence. */
 SPS__HIDDEN size_t sps__utf8_prefix(const char *s, size_t cols);
+/* Where to cut s to at most n bytes without splitting a sequence: n when
+ * s[n] starts one (or is the NUL), else the start of the sequence s[n]
+ * continues (backing over continuation bytes).  s[0..n] must be
+ * readable.  For byte limits (a region name's, a message buffer's). */
+SPS__HIDDEN size_t sps__utf8_cut(const char *s, size_t n);
 /* Prints the NUL-terminated UTF-8 string s to fp as one cell of a text
  * table, exactly width columns wide (width <= INT_MAX): indent spaces
  * (cut to width), then s, cut when it is wider than the room left and

@@ -592,6 +592,17 @@ static void test_utf8(void **state) {
     assert_int_equal(sps__utf8_prefix("caf\xC3\xA9!", 3), 3);
     assert_int_equal(sps__utf8_prefix("ab", 10), 2);
     assert_int_equal(sps__utf8_prefix("ab", 0), 0);
+    /* byte cuts back over continuation bytes only */
+    const char *u = "a\xC3\xA9\xE6\x97\xA5" "b"; /* a, 2 bytes, 3 bytes, b */
+    assert_int_equal(sps__utf8_cut(u, 0), 0);
+    assert_int_equal(sps__utf8_cut(u, 1), 1);
+    assert_int_equal(sps__utf8_cut(u, 2), 1); /* inside the e-acute */
+    assert_int_equal(sps__utf8_cut(u, 3), 3);
+    assert_int_equal(sps__utf8_cut(u, 4), 3);
+    assert_int_equal(sps__utf8_cut(u, 5), 3);
+    assert_int_equal(sps__utf8_cut(u, 6), 6);
+    assert_int_equal(sps__utf8_cut(u, 7), 7); /* the NUL */
+    assert_int_equal(sps__utf8_cut("\x80\x80", 1), 0);
 }
 
 /* One cell printed by sps__utf8_put_cell, in a static buffer. */
