@@ -163,7 +163,8 @@ static int kspan_cmp(const void *pa, const void *pb) {
 /* Sorts the kept spans for the page; the heap is done with. */
 static void finish_kept(html_state_t *S) {
     sps__heap_free(&S->heap);
-    qsort(S->kept, S->nkept, sizeof *S->kept, kspan_cmp);
+    if (S->nkept) /* with max_spans 0 there is no array (qsort wants one) */
+        qsort(S->kept, S->nkept, sizeof *S->kept, kspan_cmp);
 }
 
 /* A hue (0..359) for a region name, the same in every page and run: the
