@@ -1,7 +1,10 @@
 /* cli.c -- what every subcommand of the spanscope tool shares. */
 #include "cli.h"
 
+#include "spanscope.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,15 +24,16 @@ int cli_die(int code, const char *fmt, ...) {
 }
 
 /* Limits the time this (child) process may spend reading path: 20 s plus
- * 1 s per 4 MiB, or $SPANSCOPE_READ_TIMEOUT seconds (0: no limit).  Past
- * it, SIGALRM ends the process and run_isolated reports it. */
+ * 1 s per 4 MiB, or $SPANSCOPE_READ_TIMEOUT seconds (0: no limit; a value
+ * that is not a count leaves the default), at most a day.  Past it,
+ * SIGALRM ends the process and run_isolated reports it. */
 void cli_input_watchdog(const char *path) {
     const char *env = getenv("SPANSCOPE_READ_TIMEOUT");
     struct stat st;
-    unsigned long secs = 20;
+    unsigned long long secs = 20, v;
     if (stat(path, &st) == 0 && st.st_size > 0)
-        secs += (unsigned long)(st.st_size >> 22);
-    if (env && *env) secs = strtoul(env, NULL, 10);
+        secs += (unsigned long long)(st.st_size >> 22);
+    if (env && cli_parse_count(env, ULLONG_MAX, &v) == 0) secs = v;
     if (secs > 86400) secs = 86400;
     alarm((unsigned)secs);
 }
@@ -50,6 +54,22 @@ int cli_is_opt(const char *arg, const char *name) {
     return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
 }
 
+/* The output option at argv[*i] (see cli.h). */
+int cli_output_opt(int argc, char **argv, int *i, const char **out) {
+    const char *a = argv[*i], *v;
+    if (!strcmp(a, "-o") || cli_is_opt(a, "--output")) {
+        if (!(v = cli_opt_value(argc, argv, i, a[1] == 'o' ? "-o" : "--output")))
+            return -1;
+        *out = v;
+        return 1;
+    }
+    if (!strncmp(a, "-o", 2) && a[2]) { /* -oFILE */
+        *out = a + 2;
+        return 1;
+    }
+    return 0;
+}
+
 /* Parses a count (decimal digits only, no sign) into *out.  Returns 0, or
  * -1 when s is not one or exceeds max. */
 int cli_parse_count(const char *s, unsigned long long max,
@@ -61,4 +81,16 @@ int cli_parse_count(const char *s, unsigned long long max,
     if (*end || errno == ERANGE || v > max) return -1;
     *out = v;
     return 0;
+}
+
+/* Shows the progress of a subcommand on a terminal (see cli.h). */
+void cli_progress(const char *what, uint64_t done, uint64_t total, int final) {
+    static int64_t last;
+    if (!total || !isatty(2)) return;
+    int64_t now = sps_now_ns();
+    if (!final && now - last < 500000000) return;
+    last = now;
+    fprintf(stderr, "\r%s: %3d%% (%llu of %llu spans)%s", what,
+            (int)(100.0 * (double)(done > total ? total : done) / (double)total),
+            (unsigned long long)done, (unsigned long long)total, final ? "\n" : "");
 }

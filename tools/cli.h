@@ -12,6 +12,8 @@
 #ifndef SPS_CLI_H
 #define SPS_CLI_H
 
+#include <stdint.h>
+
 #define EXIT_DATA 1
 #define EXIT_USAGE 2
 
@@ -47,10 +49,24 @@ void cli_input_watchdog(const char *path);
 const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
 int cli_is_opt(const char *arg, const char *name);
 
+/* The output option at argv[*i]: "-o FILE", "-oFILE", "--output FILE"
+ * or "--output=FILE".  Returns 1 with *out set (and *i advanced past a
+ * separate FILE), -1 when FILE is missing (argv[*i] is the last argument),
+ * 0 when argv[*i] is not the output option.  The one parser of the
+ * subcommands that write a file (html, merge). */
+int cli_output_opt(int argc, char **argv, int *i, const char **out);
+
 /* Parses a count (decimal digits only, no sign) into *out.  Returns 0, or
  * -1 when s is not one or exceeds max. */
 int cli_parse_count(const char *s, unsigned long long max,
                     unsigned long long *out);
+
+/* Shows "\r<what>: N% (DONE of TOTAL spans)" on stderr when it is a
+ * terminal and total is known, at most twice a second and once more at
+ * the end (final set, which ends the line): the progress of the
+ * subcommands that read many spans (convert, html).  total may be an
+ * estimate; the percentage stops at 100. */
+void cli_progress(const char *what, uint64_t done, uint64_t total, int final);
 
 #define die cli_die
 #define input_watchdog cli_input_watchdog

@@ -25,28 +25,16 @@ static const char convert_help[] =
     "OUT is written to a temporary name and renamed into place.  On a\n"
     "terminal, progress is shown on stderr for large inputs.\n";
 
-/* Shows "convert: N% (k of n spans)" on a terminal, at most twice a second. */
-static void progress(uint64_t done, uint64_t total, int final) {
-    static int64_t last;
-    if (!total || !isatty(2)) return;
-    int64_t now = sps_now_ns();
-    if (!final && now - last < 500000000) return;
-    last = now;
-    fprintf(stderr, "\rconvert: %3d%% (%llu of %llu spans)%s",
-            (int)(100.0 * (double)done / (double)total), (unsigned long long)done,
-            (unsigned long long)total, final ? "\n" : "");
-}
-
-/* Copies every span of r to w. */
+/* Copies every span of r to w, showing the progress on a terminal. */
 static int convert_spans(sps__tlr_t *r, sps__tlw_t *w, uint64_t total) {
     sps__tl_span_t s;
     uint64_t n = 0;
     int rc;
     while ((rc = sps__tlr_next(r, &s)) > 0) {
         if ((rc = sps__tlw_span(w, &s)) != 0) return rc;
-        if ((++n & 0xFFFF) == 0) progress(n, total, 0);
+        if ((++n & 0xFFFF) == 0) cli_progress("convert", n, total, 0);
     }
-    if (total >= 0x10000) progress(n, total, 1);
+    if (total >= 0x10000) cli_progress("convert", n, total, 1);
     return rc;
 }
 
@@ -77,14 +65,18 @@ int cmd_convert(int argc, char **argv) {
     int rc = sps__tlr_open(&r, in, fi);
     if (rc) return die(EXIT_DATA, "convert: %s", sps__err_msg());
     alarm(0); /* the header is read: the rest is bounded work */
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
+    char *tmp = sps__tmp_name(out, NULL);
+    if (!tmp) {
+        sps__tlr_free(r);
+        return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(SPS_ENOMEM));
+    }
     const sps__tl_header_t *h = sps__tlr_header(r);
     sps__tlw_t *w;
     rc = sps__tlw_open(&w, tmp, fo, h);
     if (rc) {
         sps__tlr_free(r);
         unlink(tmp);
+        free(tmp);
         return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(rc));
     }
     rc = convert_spans(r, w, h->nspans);
@@ -93,9 +85,8 @@ int cmd_convert(int argc, char **argv) {
     else rc = sps__tlw_close(w);
     sps__tlr_free(r);
     if (!rc && rename(tmp, out) != 0) rc = SPS_EIO;
-    if (rc) {
-        unlink(tmp);
-        return die(EXIT_DATA, "convert: %s", why ? why : sps_strerror(rc));
-    }
+    if (rc) unlink(tmp);
+    free(tmp);
+    if (rc) return die(EXIT_DATA, "convert: %s", why ? why : sps_strerror(rc));
     return 0;
 }

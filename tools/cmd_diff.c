@@ -118,7 +118,6 @@ static void read_done(void) { alarm(0); }
 int cmd_diff(int argc, char **argv) {
     diff_args_t o = {{NULL, NULL},
                      {SPS__DIFF_BY_TOTAL, 0, 5.0, input_watchdog, read_done}};
-    char err[1024] = "";
     int rc = diff_args(argc, argv, &o);
     if (rc == 1) {
         fputs(diff_help, stdout);
@@ -129,7 +128,7 @@ int cmd_diff(int argc, char **argv) {
         if (sps__tl_format_of(o.file[k]) == SPS__TL_UNKNOWN)
             return die(EXIT_USAGE, "diff: %s: unknown format (.h5, .json, "
                        ".json.gz, .pftrace)", o.file[k]);
-    if (sps__diff_write(stdout, o.file[0], o.file[1], &o.d, err, sizeof err))
-        return die(EXIT_DATA, "diff: %s", err);
+    if (sps__diff_write(stdout, o.file[0], o.file[1], &o.d))
+        return die(EXIT_DATA, "diff: %s", sps__err_msg());
     return 0;
 }

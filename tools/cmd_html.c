@@ -33,17 +33,9 @@ static const char html_help[] =
     "                     every span\n"
     "  -h, --help         show this help and exit\n";
 
-/* Shows "spanscope html: N%" on stderr when it is a terminal, at most
- * twice a second. */
+/* The page writer's progress hook: cli_progress on a terminal. */
 static void progress(uint64_t done, uint64_t total, int final) {
-    static int64_t last;
-    if (!total || !isatty(2)) return;
-    int64_t now = sps_now_ns();
-    if (!final && now - last < 500000000) return;
-    last = now;
-    fprintf(stderr, "\rspanscope html: %3d%%%s",
-            (int)(100.0 * (double)(done > total ? total : done) / (double)total),
-            final ? "\n" : "");
+    cli_progress("html", done, total, final);
 }
 
 /* The arguments of html. */
@@ -58,7 +50,7 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
     int done = 0;
     unsigned long long n;
     for (int i = 1; i < argc; i++) {
-        const char *s = argv[i], *v = NULL;
+        const char *s = argv[i], *v;
         if (!done && !strcmp(s, "--")) { done = 1; continue; }
         if (done || s[0] != '-' || !s[1]) {
             if (a->in) return die(EXIT_USAGE, "html: one FILE only (got '%s' and '%s')", a->in, s);
@@ -66,19 +58,17 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
             continue;
         }
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) return 1;
-        int is_o = !strcmp(s, "-o") || !strcmp(s, "--output");
-        int is_oe = !strncmp(s, "--output=", 9), is_m = !strcmp(s, "--max-spans");
-        int is_me = !strncmp(s, "--max-spans=", 12);
-        if (is_oe) v = s + 9;
-        else if (is_me) v = s + 12;
-        else if (!strncmp(s, "-o", 2) && s[2]) { v = s + 2; is_oe = 1; }
-        else if ((is_o || is_m) && i + 1 < argc) v = argv[++i];
-        else if (is_o || is_m) return die(EXIT_USAGE, "html: %s needs a value", s);
-        else return die(EXIT_USAGE, "html: unknown option '%s' (see spanscope html --help)", s);
-        if (is_o || is_oe) a->out = v;
-        else if (cli_parse_count(v, SPS__HTML_MAX_SPANS_LIMIT, &n) < 0)
-            return die(EXIT_USAGE, "html: --max-spans needs a number, got '%s'", v);
-        else a->max_spans = (size_t)n;
+        int o = cli_output_opt(argc, argv, &i, &a->out);
+        if (o < 0) return die(EXIT_USAGE, "html: %s needs a value", s);
+        if (o) continue;
+        if (!cli_is_opt(s, "--max-spans"))
+            return die(EXIT_USAGE, "html: unknown option '%s' (see spanscope html --help)", s);
+        if (!(v = cli_opt_value(argc, argv, &i, "--max-spans")))
+            return die(EXIT_USAGE, "html: %s needs a value", s);
+        if (cli_parse_count(v, SPS__HTML_MAX_SPANS_LIMIT, &n) < 0)
+            return die(EXIT_USAGE, "html: --max-spans needs a number up to %zu, got '%s'",
+                       (size_t)SPS__HTML_MAX_SPANS_LIMIT, v);
+        a->max_spans = (size_t)n;
     }
     if (!a->in) return die(EXIT_USAGE, "html: missing FILE (see spanscope html --help)");
     if (!a->out || !*a->out)
@@ -90,16 +80,20 @@ static int html_parse(int argc, char **argv, html_args_t *a) {
  * exit status after printing the error. */
 static int html_emit(sps__tlr_t *r, const char *out,
                      const sps__html_opts_t *opt) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", out, (int)getpid());
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) return die(EXIT_DATA, "html: %s: %s", out, strerror(errno));
+    char *tmp = sps__tmp_name(out, NULL);
+    FILE *fp = tmp ? fopen(tmp, "w") : NULL;
+    if (!fp) {
+        int e = tmp ? errno : ENOMEM;
+        free(tmp);
+        return die(EXIT_DATA, "html: %s: %s", out, strerror(e));
+    }
     int rc = sps__html_write(fp, r, opt);
     int werr = ferror(fp); /* set by a failed write or flush of the page */
     if (fclose(fp) != 0) werr = 1;
-    if (rc == 0 && !werr && rename(tmp, out) == 0) return 0;
-    int e = errno;
-    unlink(tmp);
+    int done = rc == 0 && !werr && rename(tmp, out) == 0, e = errno;
+    if (!done) unlink(tmp);
+    free(tmp);
+    if (done) return 0;
     if (werr || rc == 0) /* the output failed, not the input */
         return die(EXIT_DATA, "html: %s: %s", out, strerror(e ? e : EIO));
     return die(EXIT_DATA, "html: %s",

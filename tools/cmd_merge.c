@@ -58,14 +58,9 @@ static int merge_args(int argc, char **argv, const char **out,
         const char *a = argv[i];
         if (!opts_done && !strcmp(a, "--")) { opts_done = 1; continue; }
         if (!opts_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) return 1;
-        if (!opts_done && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
-            if (i + 1 >= argc)
-                return die(EXIT_USAGE, "merge: %s needs a file name", a);
-            *out = argv[++i];
-            continue;
-        }
-        if (!opts_done && !strncmp(a, "--output=", 9)) { *out = a + 9; continue; }
-        if (!opts_done && !strncmp(a, "-o", 2) && a[2]) { *out = a + 2; continue; }
+        int o = opts_done ? 0 : cli_output_opt(argc, argv, &i, out);
+        if (o < 0) return die(EXIT_USAGE, "merge: %s needs a file name", a);
+        if (o) continue;
         if (!opts_done && a[0] == '-' && a[1])
             return die(EXIT_USAGE, "merge: unknown option '%s' (see spanscope "
                        "merge --help)", a);

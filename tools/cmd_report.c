@@ -117,7 +117,6 @@ static int report_args(int argc, char **argv, const char **file,
 int cmd_report(int argc, char **argv) {
     sps__report_opts_t o = SPS__REPORT_OPTS_INIT;
     const char *file = NULL;
-    char err[1024] = "";
     int rc = report_args(argc, argv, &file, &o);
     if (rc == 1) {
         fputs(report_help, stdout);
@@ -125,7 +124,7 @@ int cmd_report(int argc, char **argv) {
     }
     if (rc) return rc;
     input_watchdog(file); /* the whole report: it reads as it prints */
-    if (sps__report_write(stdout, file, &o, err, sizeof err) != 0)
-        return die(EXIT_DATA, "report: %s", err);
+    if (sps__report_write(stdout, file, &o) != 0)
+        return die(EXIT_DATA, "report: %s", sps__err_msg());
     return 0;
 }

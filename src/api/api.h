@@ -57,12 +57,11 @@ typedef struct sps__report_opts {
  *
  * Returns 0, SPS_EINVAL (fp, path or opt NULL), SPS_EIO (the file cannot
  * be opened or read, or writing fp failed), SPS_EFORMAT (not a valid
- * file) or SPS_ENOMEM.  On failure a one-line reason naming the file is
- * written to err[0..errlen) when err is not NULL; what was written to fp
- * before the failure stays there. */
+ * file) or SPS_ENOMEM.  On failure the error channel (util.h:
+ * sps__err_msg) holds a one-line reason naming the file; what was written
+ * to fp before the failure stays there. */
 SPS__HIDDEN int sps__report_write(FILE *fp, const char *path,
-                                  const sps__report_opts_t *opt, char *err,
-                                  size_t errlen);
+                                  const sps__report_opts_t *opt);
 
 /* ------------------------------------------------------------------------ */
 /* diff (src/api/diff.c)                                                     */
@@ -107,12 +106,11 @@ typedef struct sps__diff_opts {
  *
  * Returns 0, SPS_EINVAL (an argument NULL, or an unknown extension),
  * SPS_EFORMAT (a file is not valid), SPS_EIO (a file cannot be read, or
- * writing fp failed), SPS_ENOMEM, or a reader's code; on failure a
- * one-line reason naming the file is written to err[0..errlen) when err
- * is not NULL, and nothing has been written to fp. */
+ * writing fp failed), SPS_ENOMEM, or a reader's code; on failure the
+ * error channel (util.h: sps__err_msg) holds a one-line reason naming the
+ * file, and nothing has been written to fp. */
 SPS__HIDDEN int sps__diff_write(FILE *fp, const char *a, const char *b,
-                                const sps__diff_opts_t *o, char *err,
-                                size_t errlen);
+                                const sps__diff_opts_t *o);
 
 /* ======================================================================== */
 /* integrations: distributed sessions (api: src/api/dist.c; the MPI one:   */

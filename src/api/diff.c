@@ -18,7 +18,6 @@
 #include "formats/timeline.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,19 +38,6 @@ int sps__diff_sort_parse(const char *key, sps__diff_sort_t *out) {
     return SPS_EINVAL;
 }
 
-/* Writes the formatted one-line reason to err[0..errlen) (when err is not
- * NULL) and returns rc. */
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    if (!err || !errlen) return rc;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
 /* One region's statistics in one file: the fold's accumulator, and what
  * the table reads of it (stat_fill). */
 typedef struct rstat {
@@ -68,12 +54,12 @@ typedef struct region {
     rstat_t st[2];
 } region_t;
 
-/* The regions of both files, with an open-addressing index by name. */
+/* The regions of both files, in the order first seen, with an index by
+ * name (util.h: items are indexes into v). */
 typedef struct regions {
     region_t *v;
     size_t n, cap;
-    uint32_t *slot;    /* hash slot -> index + 1, 0 empty */
-    size_t nslot;      /* power of two, > 2 n */
+    sps__htab_t index;
 } regions_t;
 
 /* ------------------------------------------------------------------------ */
@@ -97,67 +83,28 @@ static double stat_var(const rstat_t *s) {
 /* Regions by name                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* FNV-1a hash of a string. */
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Rebuilds the index of t with nslot slots.  Returns 0 or SPS_ENOMEM. */
-static int regions_rehash(regions_t *t, size_t nslot) {
-    uint32_t *slot = calloc(nslot, sizeof *slot);
-    if (!slot) return SPS_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t k = hash_str(t->v[i].name) & (nslot - 1);
-        while (slot[k]) k = (k + 1) & (nslot - 1);
-        slot[k] = (uint32_t)(i + 1);
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->nslot = nslot;
-    return 0;
-}
-
 /* The index of the region called name in t, added if new.  Returns the
  * index or -1 (out of memory). */
 static int64_t regions_intern(regions_t *t, const char *name) {
-    if (t->nslot) {
-        size_t k = hash_str(name) & (t->nslot - 1);
-        for (; t->slot[k]; k = (k + 1) & (t->nslot - 1))
-            if (!strcmp(t->v[t->slot[k] - 1].name, name)) return t->slot[k] - 1;
-    }
-    if (t->n >= UINT32_MAX - 1) return -1;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        region_t *v = realloc(t->v, cap * sizeof *v);
-        if (!v) return -1;
-        t->v = v;
-        t->cap = cap;
-    }
+    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_bytes(name, strlen(name)));
+    for (uint32_t i; sps__htab_next(&t->index, &p, &i);)
+        if (!strcmp(t->v[i].name, name)) return i;
+    if (t->n >= UINT32_MAX - 1) return -1; /* the reader keeps index + 1 */
+    if (sps__grow((void **)&t->v, &t->cap, t->n, sizeof *t->v) ||
+        sps__htab_make_room(&t->index, &p))
+        return -1;
     region_t *r = &t->v[t->n];
     memset(r, 0, sizeof *r);
     if (!(r->name = strdup(name))) return -1;
-    t->n++;
-    if (2 * t->n >= t->nslot) {
-        /* grow the index; the rehash places the new region too */
-        if (regions_rehash(t, t->nslot ? 2 * t->nslot : 128) != 0) {
-            free(t->v[--t->n].name);
-            return -1;
-        }
-    } else {
-        size_t k = hash_str(name) & (t->nslot - 1);
-        while (t->slot[k]) k = (k + 1) & (t->nslot - 1);
-        t->slot[k] = (uint32_t)t->n;
-    }
-    return (int64_t)t->n - 1;
+    sps__htab_put(&t->index, &p, (uint32_t)t->n);
+    return (int64_t)t->n++;
 }
 
 /* Frees everything t owns. */
 static void regions_free(regions_t *t) {
     for (size_t i = 0; i < t->n; i++) free(t->v[i].name);
     free(t->v);
-    free(t->slot);
+    sps__htab_free(&t->index);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -203,18 +150,18 @@ static void take_stats(reader_t *rd) {
 }
 
 /* Reads every span of path into side `side` of t, calling o's hooks
- * around the reading.  Returns 0 or an SPS_E* code after writing the
- * one-line reason to err. */
+ * around the reading.  Returns 0 or an SPS_E* code with the one-line
+ * reason, naming the file, in the error channel (util.h). */
 static int read_file(regions_t *t, int side, const char *path,
-                     const sps__diff_opts_t *o, char *err, size_t errlen) {
+                     const sps__diff_opts_t *o) {
     sps__tl_format_t fmt = sps__tl_format_of(path);
     if (fmt == SPS__TL_UNKNOWN)
-        return fail(SPS_EINVAL, err, errlen, "%s: unknown format (.h5, "
-                    ".json, .json.gz, .pftrace)", path);
+        return sps__err_fail(SPS_EINVAL, "%s: unknown format (.h5, .json, "
+                             ".json.gz, .pftrace)", path);
     if (o->reading) o->reading(path);
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, fmt);
-    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
+    if (rc) return rc; /* the reader's message names the file */
     if (o->read_done) o->read_done(); /* the rest is bounded work */
     reader_t rd = {.t = t, .side = side, .h = sps__tlr_header(r)};
     rd.reg_of = calloc(rd.h->nnames ? rd.h->nnames : 1, sizeof *rd.reg_of);
@@ -224,12 +171,10 @@ static int read_file(regions_t *t, int side, const char *path,
     while (rc == 0 && (rc = sps__tlr_next(r, &s)) > 0) rc = add_span(&rd, &s);
     if (rc == 0) take_stats(&rd);
     if (rd.bad)
-        fail(rc, err, errlen, "%s: span %llu: name, thread or interval out "
-             "of range", path, (unsigned long long)rd.spans);
-    else if (rc == SPS_EFORMAT)
-        fail(rc, err, errlen, "%s", sps__err_msg());
-    else if (rc)
-        fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+        sps__err_set("%s: span %llu: name, thread or interval out of range",
+                     path, (unsigned long long)rd.spans);
+    else if (rc && rc != SPS_EFORMAT) /* SPS_EFORMAT: the reader's message */
+        sps__err_set("%s: %s", path, sps_strerror(rc));
     sps__fold_tl_free(&rd.fold);
     free(rd.reg_of);
     sps__tlr_free(r);
@@ -326,31 +271,6 @@ static void fmt_delta(char *buf, size_t cap, double a, double b) {
     else snprintf(buf, cap, "%+.1f%%", 100.0 * (b - a) / a);
 }
 
-/* Display width of a UTF-8 string: one column per code point. */
-static size_t utf8_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-/* Prints name in width columns: cut with "..." when longer (never inside a
- * UTF-8 sequence), control characters as '?', padded with spaces. */
-static void put_name(FILE *fp, const char *name, size_t width) {
-    if (!*name) name = "(empty)";
-    size_t w = utf8_width(name), keep = w <= width ? w : width - 3, seen = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        int lead = (*p & 0xC0) != 0x80;
-        if (lead && seen == keep) break;
-        seen += lead;
-        int ctl = *p < 0x20 || *p == 0x7f ||
-                  (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F);
-        if (ctl && *p == 0xC2) p++;
-        fputc(ctl ? '?' : *p, fp);
-    }
-    if (w > width) fputs("...", fp);
-    fprintf(fp, "%*s", (int)(width - (w > width ? width : w)), "");
-}
-
 /* Prints one side's calls, total and per-call cells (or dashes). */
 static void side_cells(const rstat_t *s, char cells[3][24]) {
     if (!s->n) {
@@ -382,7 +302,9 @@ static void print_table(FILE *fp, const row_t *w, size_t n, size_t name_w) {
             snprintf(ds, sizeof ds, "-");
             snprintf(dp, sizeof dp, "-");
         }
-        put_name(fp, r->name, name_w);
+        /* the name column of the summary table (util.h), so both tables
+         * cut and clean names alike */
+        sps__utf8_put_cell(fp, 0, *r->name ? r->name : "(empty)", name_w);
         fprintf(fp, " %9s %9s %11s %11s %9s %9s %11s %11s %9s  %-9s %s\n", ca[0],
                cb[0], ca[1], cb[1], dt, ds, ca[2], cb[2], dp, w[i].verdict,
                w[i].note);
@@ -399,7 +321,7 @@ static int print_diff(FILE *fp, const regions_t *t, const char *a,
     for (size_t i = 0; i < t->n; i++) {
         w[i].r = &t->v[i];
         verdict(&w[i], o->threshold);
-        size_t nw = utf8_width(t->v[i].name);
+        size_t nw = sps__utf8_width(t->v[i].name);
         if (nw > name_w) name_w = nw;
         nslow += !strcmp(w[i].verdict, "slower");
         nfast += !strcmp(w[i].verdict, "faster");
@@ -430,20 +352,20 @@ static int print_diff(FILE *fp, const regions_t *t, const char *a,
 /* ------------------------------------------------------------------------ */
 
 int sps__diff_write(FILE *fp, const char *a, const char *b,
-                    const sps__diff_opts_t *o, char *err, size_t errlen) {
+                    const sps__diff_opts_t *o) {
     if (!fp || !a || !b || !o)
-        return fail(SPS_EINVAL, err, errlen, "no files, output or options");
+        return sps__err_fail(SPS_EINVAL, "no files, output or options");
     regions_t t = {0};
-    int rc = read_file(&t, 0, a, o, err, errlen);
-    if (!rc) rc = read_file(&t, 1, b, o, err, errlen);
+    int rc = read_file(&t, 0, a, o);
+    if (!rc) rc = read_file(&t, 1, b, o);
     for (size_t i = 0; !rc && i < t.n; i++) {
         stat_fill(&t.v[i].st[0]);
         stat_fill(&t.v[i].st[1]);
     }
     if (!rc && (rc = print_diff(fp, &t, a, b, o)))
-        fail(rc, err, errlen, "%s", sps_strerror(rc));
+        sps__err_set("%s", sps_strerror(rc));
     regions_free(&t);
     if (!rc && (fflush(fp) != 0 || ferror(fp)))
-        rc = fail(SPS_EIO, err, errlen, "writing the comparison failed");
+        rc = sps__err_fail(SPS_EIO, "writing the comparison failed");
     return rc;
 }

@@ -65,9 +65,8 @@ static int write_file(sps__snap_t *s, const char *path) {
     sps__row_t *rows = calloc(s->nregs + 1, sizeof *rows);
     uint32_t nids = sps__registry_count();
     uint32_t *file_region = malloc(nids * sizeof *file_region);
-    char tmp[4200];
-    int rc = names && rows && file_region ? 0 : SPS_ENOMEM;
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+    char *tmp = sps__tmp_name(path, NULL);
+    int rc = names && rows && file_region && tmp ? 0 : SPS_ENOMEM;
     if (!rc && strlen(path) > 4096) rc = SPS_EPATH;
     if (!rc) rc = probe_path(tmp);
     size_t nrows = 0;
@@ -117,7 +116,8 @@ static int write_file(sps__snap_t *s, const char *path) {
     sps__carried_free(&carried);
     if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
-    if (rc) unlink(tmp);
+    if (rc && tmp) unlink(tmp);
+    free(tmp);
     free(names);
     free(rows);
     free(file_region);

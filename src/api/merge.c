@@ -169,8 +169,7 @@ static int merge_run(void *arg) {
     int rc = 0;
     c->facts = calloc(c->n, sizeof *c->facts);
     c->al = calloc(c->n, sizeof *c->al);
-    if (!c->facts || !c->al || asprintf(&tmp, "%s.tmp-%d", c->out, (int)getpid()) < 0) {
-        tmp = NULL;
+    if (!c->facts || !c->al || !(tmp = sps__tmp_name(c->out, ""))) {
         rc = fail(c, SPS_ENOMEM, "out of memory");
     }
     sps__err_clear();

@@ -15,17 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Writes the formatted one-line reason to err[0..errlen) (when err is not
- * NULL) and returns rc. */
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    if (!err || !errlen) return rc;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return rc;
+/* Failures go to the error channel (util.h), one line naming the file:
+ * the readers' own message where a reader failed, else fail_code's. */
+
+/* Sets the message "<path>: <what rc means>" for a failure that no reader
+ * explained (memory, writing), and returns rc. */
+static int fail_code(int rc, const char *path) {
+    return sps__err_fail(rc, "%s: %s", path, sps_strerror(rc));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -276,17 +272,17 @@ static int tfold_ranks(FILE *fp, const tfold_t *f, const sps__report_opts_t *o) 
 
 /* The report of a trace (see sps__report_write). */
 static int report_trace(FILE *fp, const char *path, sps__tl_format_t fmt,
-                        sps__report_opts_t *o, char *err, size_t errlen) {
+                        sps__report_opts_t *o) {
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, path, fmt);
-    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
+    if (rc) return rc; /* the reader's message */
     tfold_t f = {0};
     sps__tflat_t *flat = NULL;
     sps__tree_row_t *nodes = NULL;
     size_t nf = 0, nn = 0;
     rc = tfold_read(&f, r);
-    if (rc == SPS_EFORMAT) fail(rc, err, errlen, "%s", sps__err_msg());
-    else if (rc) fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+    int said = rc != 0; /* SPS_EFORMAT: the reader's message */
+    if (rc && rc != SPS_EFORMAT) fail_code(rc, path);
     if (!rc) rc = tfold_tables(&f, &flat, &nf, &nodes, &nn);
     if (!rc && o->csv) {
         sps__table_opts_t t = {o->tree && !o->flat, !(o->tree && !o->flat), o->sort, o->top, 0};
@@ -309,7 +305,7 @@ static int report_trace(FILE *fp, const char *path, sps__tl_format_t fmt,
         rc = sps__table_print(fp, nodes, nn, flat, nf, &t);
         if (!rc) rc = tfold_ranks(fp, &f, o);
     }
-    if (rc && err && !err[0]) fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+    if (rc && !said) fail_code(rc, path);
     free(flat);
     free(nodes);
     tfold_free(&f);
@@ -331,41 +327,37 @@ static int csv_h5(FILE *fp, const sps__h5r_t *r, const sps__report_opts_t *o) {
     return rc;
 }
 
+/* Flushes fp after a report of path.  0, or SPS_EIO with the message. */
+static int report_flush(FILE *fp, const char *path) {
+    if (fflush(fp) == 0 && !ferror(fp)) return 0;
+    return sps__err_fail(SPS_EIO, "%s: writing the report failed", path);
+}
+
 int sps__report_write(FILE *fp, const char *path,
-                      const sps__report_opts_t *opt, char *err,
-                      size_t errlen) {
+                      const sps__report_opts_t *opt) {
     if (!fp || !path || !opt)
-        return fail(SPS_EINVAL, err, errlen, "no file, output or options");
+        return sps__err_fail(SPS_EINVAL, "no file, output or options");
     sps__report_opts_t o = *opt;
-    if (err && errlen) err[0] = 0;
     sps__tl_format_t fmt = sps__tl_format_of(path);
     if (fmt != SPS__TL_H5 && fmt != SPS__TL_UNKNOWN) {
-        int rc = report_trace(fp, path, fmt, &o, err, errlen);
-        if (!rc && (fflush(fp) != 0 || ferror(fp)))
-            return fail(SPS_EIO, err, errlen, "%s: writing the report failed", path);
-        return rc;
+        int rc = report_trace(fp, path, fmt, &o);
+        return rc ? rc : report_flush(fp, path);
     }
     sps__h5r_t *r = NULL;
     int rc = sps__h5r_open(&r, path);
-    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
+    if (rc) return rc; /* the reader's message */
     if (o.csv) {
         rc = csv_h5(fp, r, &o);
         sps__h5r_free(r);
-        if (rc) return fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
-        if (fflush(fp) != 0 || ferror(fp))
-            return fail(SPS_EIO, err, errlen, "%s: writing the report failed", path);
-        return 0;
+        return rc ? fail_code(rc, path) : report_flush(fp, path);
     }
     rc = print_tables(fp, path, r, &o);
     if (rc == 0) rc = print_ranks(fp, path, r, &o);
     sps__h5r_free(r);
-    if (rc) return fail(rc, err, errlen, "%s: %s", path, sps_strerror(rc));
+    if (rc) return fail_code(rc, path);
     if (o.counters && (rc = sps__counters_print(fp, path)))
-        return fail(rc, err, errlen, "%s", sps__err_msg());
-    if (fflush(fp) != 0 || ferror(fp))
-        return fail(SPS_EIO, err, errlen, "%s: writing the report failed",
-                    path);
-    return 0;
+        return rc; /* the reader's message */
+    return report_flush(fp, path);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -375,13 +367,17 @@ int sps__report_write(FILE *fp, const char *path,
 int sps_report(const char *path, void *out_file, const char *sort, size_t top,
                char *err, size_t errlen) {
     sps__report_opts_t o = SPS__REPORT_OPTS_INIT;
+    int rc;
     if (!path || !out_file)
-        return fail(SPS_EINVAL, err, errlen, "no path or output");
-    if (sps__sort_parse(sort, &o.sort) != 0)
-        return fail(SPS_EINVAL, err, errlen, "unknown sort key '%s' ("
-                    SPS__SORT_KEYS ")", sort);
-    o.top = top;
-    return sps__report_write((FILE *)out_file, path, &o, err, errlen);
+        rc = sps__err_fail(SPS_EINVAL, "no path or output");
+    else if (sps__sort_parse(sort, &o.sort) != 0)
+        rc = sps__err_fail(SPS_EINVAL,
+                           "unknown sort key '%s' (" SPS__SORT_KEYS ")", sort);
+    else {
+        o.top = top;
+        rc = sps__report_write((FILE *)out_file, path, &o);
+    }
+    return sps__err_copy(rc, err, errlen);
 }
 
 /* /metadata for the bindings (spanscope.h). */
@@ -389,10 +385,12 @@ int sps_metadata_read(const char *path, sps_meta_attr_t **out, size_t *n,
                       char *err, size_t errlen) {
     if (out) *out = NULL;
     if (n) *n = 0;
-    if (!path || !out || !n) return fail(SPS_EINVAL, err, errlen, "no path or output");
+    if (!path || !out || !n)
+        return sps__err_copy(sps__err_fail(SPS_EINVAL, "no path or output"),
+                             err, errlen);
     sps__h5r_meta_t m;
     int rc = sps__h5r_metadata(path, &m);
-    if (rc) return fail(rc, err, errlen, "%s", sps__err_msg());
+    if (rc) return sps__err_copy(rc, err, errlen); /* the reader's message */
     *out = m.attrs; /* the caller owns them now; the view is not needed */
     *n = m.nattrs;
     return 0;

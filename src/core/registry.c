@@ -69,8 +69,7 @@ static sps_region_t insert_locked(const char *name, size_t n, sps__hprobe_t *p) 
 sps_region_t sps__registry_intern(const char *name) {
     if (!name) return SPS_REGION_INVALID;
     size_t n = strnlen(name, NAME_MAX_BYTES);
-    if (n == NAME_MAX_BYTES) /* cut, but not inside a UTF-8 sequence */
-        while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) n--;
+    if (n == NAME_MAX_BYTES) n = sps__utf8_cut(name, n); /* a longer name */
     uint64_t h = sps__hash_bytes(name, n);
     pthread_mutex_lock(&g_lock);
     sps_region_t id = SPS_REGION_INVALID;

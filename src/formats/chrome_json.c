@@ -100,7 +100,7 @@ static void sb_sink(void *ctx, const char *p, size_t n) { sb_put(ctx, p, n); }
 static void sb_json_str(sbuf_t *b, const char *str) {
     const char *s = str ? str : "";
     sb_put(b, "\"", 1);
-    sps__json_escape(s, strlen(s), sb_sink, b);
+    sps__json_escape(s, strlen(s), 0, sb_sink, b);
     sb_put(b, "\"", 1);
 }
 

@@ -38,6 +38,7 @@
  * its own settings.
  */
 #include "formats/formats.h"
+#include "formats/h5_read.h" /* the HDF5 plumbing */
 
 #include <hdf5.h>
 
@@ -76,26 +77,6 @@ struct sps__h5w {
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
 /* ------------------------------------------------------------------------ */
-
-/* HDF5's automatic error printing, saved while a call of ours runs. */
-typedef struct quiet {
-    H5E_auto2_t func;
-    void *data;
-    int saved;
-} quiet_t;
-
-/* Switches HDF5's error printing off for this thread, remembering the
- * previous handler in *q for quiet_end. */
-static void quiet_begin(quiet_t *q) {
-    q->saved = H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-/* Restores the handler saved by quiet_begin and passes rc through. */
-static int quiet_end(quiet_t *q, int rc) {
-    if (q->saved) H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-    return rc;
-}
 
 /* The error code for a failed HDF5 call: SPS_EIO when the operating system
  * said the disk is full or failing (errno, cleared by the public entry
@@ -454,7 +435,7 @@ static void w_free(sps__h5w_t *w) {
  * SPS_EHDF5; on failure nothing is left on disk and *out is NULL. */
 int sps__h5w_open(sps__h5w_t **out, const char *path,
                   const sps__layout_t *lay) {
-    quiet_t q;
+    sps__h5_quiet_t q;
     if (out) *out = NULL;
     if (!out || !path || !*path || !lay) return SPS_EINVAL;
     int rc = layout_check(lay);
@@ -474,22 +455,22 @@ int sps__h5w_open(sps__h5w_t **out, const char *path,
     w->aggregate = lay->aggregate != 0;
     w->with_tree = lay->with_tree != 0;
     w->ncols = w->with_tree ? EV_N : EV_DUR + 1;
-    quiet_begin(&q);
+    sps__h5_quiet_begin(&q);
     errno = 0;
     w->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) {
         rc = create_fail();
         w->file = H5I_INVALID_HID;
         w_free(w);
-        return quiet_end(&q, rc);
+        return sps__h5_quiet_end(&q, rc);
     }
     if (layout_create(w) < 0) {
         rc = h5_fail();
         sps__h5w_abort(w);
-        return quiet_end(&q, rc);
+        return sps__h5_quiet_end(&q, rc);
     }
     *out = w;
-    return quiet_end(&q, 0);
+    return sps__h5_quiet_end(&q, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -527,7 +508,7 @@ int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
     const int64_t *col[EV_N] = {start_deltas, durations, call_ids, parent_ids,
                                 thread_ids};
     int rc = 0;
-    quiet_t q;
+    sps__h5_quiet_t q;
     if (!w) return SPS_EINVAL;
     if (n == 0) return 0;
     if (first > w->nevents || n > w->nevents - first) return SPS_EINVAL;
@@ -540,11 +521,11 @@ int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
                 rc = SPS_EIO;
         return rc;
     }
-    quiet_begin(&q);
+    sps__h5_quiet_begin(&q);
     errno = 0;
     for (int i = 0; rc == 0 && i < w->ncols; i++)
         if (ev_write(w->ev[i], first, n, col[i]) < 0) rc = h5_fail();
-    return quiet_end(&q, rc);
+    return sps__h5_quiet_end(&q, rc);
 }
 
 /* One scattered duration, with its place in the caller's arrays so that
@@ -620,7 +601,7 @@ static int points_put(sps__h5w_t *w, const point_t *p, size_t n,
  * position out of range), SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
 int sps__h5w_durations(sps__h5w_t *w, size_t n, const uint64_t *pos,
                        const int64_t *dur) {
-    quiet_t q;
+    sps__h5_quiet_t q;
     int rc = 0;
     if (!w || (n && (!pos || !dur))) return SPS_EINVAL;
     if (n == 0) return 0;
@@ -634,13 +615,13 @@ int sps__h5w_durations(sps__h5w_t *w, size_t n, const uint64_t *pos,
     for (size_t i = 0; rc == 0 && i < n; i++)
         p[i] = (point_t){pos[i], i, dur[i]};
     if (rc == 0) qsort(p, n, sizeof *p, point_cmp);
-    quiet_begin(&q);
+    sps__h5_quiet_begin(&q);
     errno = 0;
     if (rc == 0) rc = points_put(w, p, n, coord, val, batch);
     free(val);
     free(coord);
     free(p);
-    return quiet_end(&q, rc);
+    return sps__h5_quiet_end(&q, rc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -920,14 +901,14 @@ static int file_sync(const char *path) {
  * SPS_EINVAL (the layout's shape changed since open, or a row names a
  * region >= nnames), SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
 int sps__h5w_close(sps__h5w_t *w) {
-    quiet_t q;
+    sps__h5_quiet_t q;
     if (!w) return SPS_EINVAL;
     int rc = shape_check(w);
     if (rc) {
         sps__h5w_abort(w);
         return rc;
     }
-    quiet_begin(&q);
+    sps__h5_quiet_begin(&q);
     errno = 0;
     if (w->stage_fd >= 0) rc = stage_flush(w);
     stage_close(w);
@@ -941,20 +922,20 @@ int sps__h5w_close(sps__h5w_t *w) {
     if (rc == 0) rc = file_sync(w->path);
     if (rc) unlink(w->path);
     w_free(w);
-    return quiet_end(&q, rc);
+    return sps__h5_quiet_end(&q, rc);
 }
 
 /* Closes the file without finishing it, removes it from disk and frees w.
  * NULL is a no-op. */
 void sps__h5w_abort(sps__h5w_t *w) {
-    quiet_t q;
+    sps__h5_quiet_t q;
     if (!w) return;
-    quiet_begin(&q);
+    sps__h5_quiet_begin(&q);
     for (int i = 0; i < EV_N; i++) h5_close(&w->ev[i]);
     h5_close(&w->file);
     unlink(w->path);
     w_free(w);
-    quiet_end(&q, 0);
+    sps__h5_quiet_end(&q, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -969,8 +950,8 @@ int sps__h5_add_table(const char *path, const char *group, const char *desc,
                       size_t n, const char *strname, const char *const *strcol,
                       size_t ncols, const char *const *colname,
                       const int64_t *const *cols) {
-    quiet_t q;
-    quiet_begin(&q);
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
     errno = 0;
     int rc = 0;
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -992,7 +973,7 @@ int sps__h5_add_table(const char *path, const char *group, const char *desc,
     if (rc == 0 && desc && attr_str(g, "description", desc) < 0) rc = h5_fail();
     h5_close(&g);
     if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
-    return quiet_end(&q, rc);
+    return sps__h5_quiet_end(&q, rc);
 }
 
 /* Adds /counters to the closed file at path: /counters/names[nnames] and,
@@ -1003,8 +984,8 @@ int sps__h5_add_table(const char *path, const char *group, const char *desc,
 int sps__h5_add_counters(const char *path, size_t nnames, const char *const *names,
                          size_t n, const int64_t *series, const int64_t *ranks,
                          const int64_t *t_ns, const double *values, uint64_t dropped) {
-    quiet_t q;
-    quiet_begin(&q);
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
     errno = 0;
     int rc = 0;
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -1030,7 +1011,7 @@ int sps__h5_add_counters(const char *path, size_t nnames, const char *const *nam
     /* the writer's fsync came before these changes: sync again, or the
      * caller's rename would publish a file whose counters are not on disk */
     if (rc == 0) rc = file_sync(path);
-    return quiet_end(&q, rc);
+    return sps__h5_quiet_end(&q, rc);
 }
 
 /* A row's statistics as the index stores them, from the model's

@@ -38,6 +38,7 @@ typedef struct rd {
     const char *path;
     sps__h5r_t *r;
     int deltas; /* /events holds start gaps (schema 3), not start times */
+    sps__h5_quiet_t quiet; /* of an open: from open_begin to open_end */
 } rd_t;
 
 /* ------------------------------------------------------------------------ */
@@ -60,6 +61,19 @@ void sps__h5_close(int64_t *id) {
     *id = H5I_INVALID_HID;
 }
 #define h5_close sps__h5_close
+
+void sps__h5_quiet_begin(sps__h5_quiet_t *q) {
+    H5E_auto2_t func = NULL;
+    q->data = NULL;
+    q->saved = H5Eget_auto2(H5E_DEFAULT, &func, &q->data) >= 0;
+    q->func = (void (*)(void))func;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+int sps__h5_quiet_end(sps__h5_quiet_t *q, int rc) {
+    if (q->saved) H5Eset_auto2(H5E_DEFAULT, (H5E_auto2_t)q->func, q->data);
+    return rc;
+}
 
 /* Non-zero when loc has a link called name (a single path component). */
 static int has_link(hid_t loc, const char *name) {
@@ -1096,10 +1110,8 @@ int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first, size_t n,
         return fail(SPS_EINVAL, "events [%llu, +%zu) out of range",
                     (unsigned long long)first, n);
     if (!n) return 0;
-    H5E_auto2_t efunc = NULL;
-    void *edata = NULL;
-    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
     int rc = block_read(r, r->h_start, first, n, start);
     if (rc == 0) rc = block_read(r, r->h_dur, first, n, dur);
     if (rc == 0) rc = opt_block_read(r, r->h_tid, first, n, tid);
@@ -1108,7 +1120,7 @@ int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first, size_t n,
     if (rc == 0 && !r->deltas) /* end times -> durations */
         for (size_t i = 0; i < n; i++)
             dur[i] = (int64_t)((uint64_t)dur[i] - (uint64_t)start[i]);
-    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    sps__h5_quiet_end(&q, rc);
     if (rc) fail(rc, "cannot read /events [%llu, +%zu) (corrupt data)",
                  (unsigned long long)first, n);
     return rc;
@@ -1120,26 +1132,28 @@ int sps__h5r_events(const sps__h5r_t *r, uint64_t first, size_t n,
     return sps__h5r_events_ids(r, first, n, start, dur, tid, NULL, NULL);
 }
 
-/* Shared start of both opens: a probe of path and a new, empty result;
- * HDF5's error printing is switched off until open_end.  Returns 0 or an
- * error code with the message set (c->r is then NULL). */
-static int open_begin(rd_t *c, const char *path, H5E_auto2_t *efunc,
-                      void **edata, int *saved) {
-    *c = (rd_t){H5I_INVALID_HID, 0, path, calloc(1, sizeof(sps__h5r_t)), 0};
+/* Shared start of both opens: the arguments checked (*out NULL), a probe
+ * of path and a new, empty result; HDF5's error printing is switched off
+ * until open_end.  Returns 0 or an error code with the message set; when
+ * c->r is NULL the open is over (nothing to end), else open_end follows,
+ * whatever the code. */
+static int open_begin(rd_t *c, sps__h5r_t **out, const char *path) {
+    *c = (rd_t){H5I_INVALID_HID, 0, path, NULL, 0, {NULL, NULL, 0}};
+    if (out) *out = NULL;
+    if (!out || !path) return fail(SPS_EINVAL, "no file given");
     sps__err_clear();
-    if (!c->r) return fail(SPS_ENOMEM, "%s: out of memory", path);
+    if (!(c->r = calloc(1, sizeof(sps__h5r_t))))
+        return fail(SPS_ENOMEM, "%s: out of memory", path);
     c->r->h_file = c->r->h_start = c->r->h_dur = c->r->h_tid = H5I_INVALID_HID;
     c->r->h_call = c->r->h_parent = H5I_INVALID_HID;
-    *saved = H5Eget_auto2(H5E_DEFAULT, efunc, edata) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    sps__h5_quiet_begin(&c->quiet);
     return file_probe(c);
 }
 
 /* Shared end of both opens: restores HDF5's error printing and hands the
  * result over (or frees it on failure). */
-static int open_end(rd_t *c, int rc, H5E_auto2_t efunc, void *edata,
-                    int saved, sps__h5r_t **out) {
-    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+static int open_end(rd_t *c, int rc, sps__h5r_t **out) {
+    sps__h5_quiet_end(&c->quiet, 0);
     if (rc) {
         sps__h5r_free(c->r);
         return rc;
@@ -1150,13 +1164,8 @@ static int open_end(rd_t *c, int rc, H5E_auto2_t efunc, void *edata,
 
 /* Reads names, index and metadata; leaves the file open (see h5_read.h). */
 int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
-    H5E_auto2_t efunc = NULL;
-    void *edata = NULL;
-    int saved = 0;
     rd_t c;
-    if (out) *out = NULL;
-    if (!out || !path) return fail(SPS_EINVAL, "no file given");
-    int rc = open_begin(&c, path, &efunc, &edata, &saved);
+    int rc = open_begin(&c, out, path);
     if (!c.r) return rc;
     if (rc == 0) rc = file_open(&c);
     if (rc == 0) rc = root_read(&c);
@@ -1165,22 +1174,17 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
     if (rc == 0) rc = metadata_read(&c, &c.r->meta);
     c.r->h_file = c.file;
-    return open_end(&c, rc, efunc, edata, saved, out);
+    return open_end(&c, rc, out);
 }
 
 /* Reads and validates path into *out (see h5_read.h). */
 int sps__h5r_open(sps__h5r_t **out, const char *path) {
-    H5E_auto2_t efunc = NULL;
-    void *edata = NULL;
-    int saved = 0;
     rd_t c;
-    if (out) *out = NULL;
-    if (!out || !path) return fail(SPS_EINVAL, "no file given");
-    int rc = open_begin(&c, path, &efunc, &edata, &saved);
+    int rc = open_begin(&c, out, path);
     if (!c.r) return rc;
     if (rc == 0) rc = read_all(&c);
     h5_close(&c.file);
-    return open_end(&c, rc, efunc, edata, saved, out);
+    return open_end(&c, rc, out);
 }
 
 /* Frees r and everything it owns. */
@@ -1445,17 +1449,13 @@ void sps__h5r_counters_free(sps__h5r_counters_t *x) {
  * runs fn on it and closes it: the frame of the readers of one part of a
  * file (/counters, /metadata).  Returns fn's code, or the open's. */
 static int with_file(const char *path, int (*fn)(rd_t *c, void *out), void *out) {
-    H5E_auto2_t efunc = NULL;
-    void *edata = NULL;
-    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rd_t c = {H5I_INVALID_HID, 0, path, NULL, 0};
+    rd_t c = {H5I_INVALID_HID, 0, path, NULL, 0, {NULL, NULL, 0}};
+    sps__h5_quiet_begin(&c.quiet);
     int rc = file_probe(&c);
     if (rc == 0) rc = file_open(&c);
     if (rc == 0) rc = fn(&c, out);
     h5_close(&c.file);
-    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return rc;
+    return sps__h5_quiet_end(&c.quiet, rc);
 }
 
 /* with_file's step for sps__h5r_counters. */

@@ -190,4 +190,26 @@ SPS__HIDDEN void sps__h5r_counters_free(sps__h5r_counters_t *x);
  * it has no counters).  0 or the reader's code. */
 SPS__HIDDEN int sps__counters_print(FILE *fp, const char *path);
 
+/* ------------------------------------------------------------------------ */
+/* HDF5 plumbing (h5_read.c), shared with the writer (h5.c), merge and       */
+/* report                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* HDF5's automatic error printing, saved while a call of ours runs: HDF5
+ * would print a stack of its own for every failure that we report in one
+ * line.  func holds HDF5's H5E_auto2_t (as void (*)(void), which every
+ * function pointer converts to and back, so hdf5.h stays out of here). */
+typedef struct sps__h5_quiet {
+    void (*func)(void);
+    void *data;
+    int saved;
+} sps__h5_quiet_t;
+
+/* Switches HDF5's error printing off for this thread, keeping the
+ * handler in *q for sps__h5_quiet_end. */
+SPS__HIDDEN void sps__h5_quiet_begin(sps__h5_quiet_t *q);
+/* Restores the handler sps__h5_quiet_begin kept in *q and returns rc (for
+ * "return sps__h5_quiet_end(&q, rc)"). */
+SPS__HIDDEN int sps__h5_quiet_end(sps__h5_quiet_t *q, int rc);
+
 #endif /* SPS_H5_READ_H */

@@ -7,11 +7,13 @@
  * timeline source (sps__tlr_*: .h5, .json, .json.gz, .pftrace):
  *   - per-region statistics over ALL spans (calls, total, self, min, max)
  *     by the one fold (model/fold.c: sps__fold_tl);
- *   - the spans embedded for the timeline, at most max_spans of them: a
- *     min-heap keeps the longest (every span longer than the longest one
- *     left out; among spans of exactly that length, the earliest).  Since
- *     a parent is never shorter than its child and wins ties against it,
- *     every kept span's ancestors are kept too.
+ *   - the spans embedded for the timeline, at most max_spans of them: the
+ *     library's min-heap (util.h: sps__heap, key the duration, evict_cmp
+ *     for equal ones) keeps the longest (every span longer than the
+ *     longest one left out; among spans of exactly that length the
+ *     earliest, then the shallowest, then the one of the lowest thread
+ *     index).  Since a parent is never shorter than its child and wins
+ *     ties against it, every kept span's ancestors are kept too.
  * Memory: O(regions + threads * depth + embedded spans).
 
  */
@@ -40,49 +42,37 @@ typedef struct html_state {
     const sps__tl_header_t *h;
     sps__fold_tl_t fold; /* the one fold: nesting and self time per thread */
     rstat_t *stats;     /* per name (from the fold, at the end) */
-    kspan_t *heap;      /* min-heap by dur, at most cap entries */
-    size_t nheap, cap;
+    kspan_t *kept;      /* the spans kept, nkept of them (room for keptcap,
+                         * at most cap); sorted for the page at the end */
+    size_t nkept, keptcap, cap;
+    sps__heap_t heap;   /* over kept[] while reading: the next to go first */
     uint64_t nspans, dropped_any;
     int64_t dropped_max; /* longest duration left out (valid if dropped_any) */
     int64_t t0, t1;      /* first start, last end */
-    uint32_t *maxdepth;  /* per thread, among kept spans (filled at the end) */
     void (*progress)(uint64_t done, uint64_t total, int final); /* or NULL */
 } html_state_t;
 
-/* Less-than of the heap: shorter first; among equals, later start first,
- * then deeper first (so that earlier spans survive ties, and a parent as
- * long as its child outlives it). */
-static int kless(const kspan_t *a, const kspan_t *b) {
-    if (a->dur != b->dur) return a->dur < b->dur;
-    if (a->start != b->start) return a->start > b->start;
-    return a->depth > b->depth;
+/* The order in which spans of equal duration leave the timeline, < 0
+ * when a goes before b: the later start first, then the deeper (so that
+ * earlier spans survive ties, and a parent as long as its child outlives
+ * it), then the higher thread index (so that which spans are kept never
+ * depends on the heap's arrangement). */
+static int evict_cmp(const kspan_t *a, const kspan_t *b) {
+    if (a->start != b->start) return a->start > b->start ? -1 : 1;
+    if (a->depth != b->depth) return a->depth > b->depth ? -1 : 1;
+    if (a->thread != b->thread) return a->thread > b->thread ? -1 : 1;
+    return 0;
 }
 
-/* Restores the heap property downwards from i. */
-static void heap_down(kspan_t *h, size_t n, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && kless(&h[l], &h[m])) m = l;
-        if (r < n && kless(&h[r], &h[m])) m = r;
-        if (m == i) return;
-        kspan_t t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
+/* The heap's tie-breaker: evict_cmp of kept spans a and b (ctx: the
+ * html_state_t). */
+static int evict_tie(void *ctx, uint32_t a, uint32_t b) {
+    const html_state_t *S = ctx;
+    return evict_cmp(&S->kept[a], &S->kept[b]);
 }
 
-/* Restores the heap property upwards from i. */
-static void heap_up(kspan_t *h, size_t i) {
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!kless(&h[i], &h[p])) return;
-        kspan_t t = h[i];
-        h[i] = h[p];
-        h[p] = t;
-        i = p;
-    }
-}
+/* The heap key of a duration: the shortest comes first. */
+static uint64_t dur_key(int64_t dur) { return sps__heap_key_i64(dur); }
 
 /* Notes that a span of duration d is left out of the timeline. */
 static void note_dropped(html_state_t *S, int64_t d) {
@@ -90,24 +80,45 @@ static void note_dropped(html_state_t *S, int64_t d) {
     S->dropped_any = 1;
 }
 
-/* Offers span k to the timeline: kept while among the cap longest. */
-static void keep_offer(html_state_t *S, const kspan_t *k) {
+/* Makes room in S->kept (and the heap) for one more span: both start
+ * with room for the spans the source says it has, which is only an
+ * estimate, and double, to S->cap at most.  Needs S->keptcap > 0 (set
+ * whenever S->cap is).  Returns 0 or SPS_ENOMEM. */
+static int kept_room(html_state_t *S) {
+    if (S->nkept < S->keptcap) return 0;
+    size_t nc = S->keptcap <= S->cap / 2 ? S->keptcap * 2 : S->cap;
+    kspan_t *v = realloc(S->kept, nc * sizeof *v);
+    if (!v) return SPS_ENOMEM;
+    S->kept = v;
+    S->keptcap = nc;
+    return sps__heap_reserve(&S->heap, nc) ? SPS_ENOMEM : 0;
+}
+
+/* Offers span k to the timeline: kept while among the cap longest (in
+ * the order of evict_cmp among equals), the span it pushes out noted as
+ * dropped.  Returns 0 or SPS_ENOMEM. */
+static int keep_offer(html_state_t *S, const kspan_t *k) {
     if (S->cap == 0) {
         note_dropped(S, k->dur);
-        return;
+        return 0;
     }
-    if (S->nheap < S->cap) {
-        S->heap[S->nheap] = *k;
-        heap_up(S->heap, S->nheap++);
-        return;
+    if (S->nkept < S->cap) {
+        if (kept_room(S)) return SPS_ENOMEM;
+        S->kept[S->nkept] = *k;
+        if (sps__heap_push(&S->heap, dur_key(k->dur), (uint32_t)S->nkept))
+            return SPS_ENOMEM; /* not with the room kept_room made */
+        S->nkept++;
+        return 0;
     }
-    if (!kless(&S->heap[0], k)) {
-        note_dropped(S, k->dur);
-        return;
+    kspan_t *first = &S->kept[sps__heap_top(&S->heap).idx];
+    if (first->dur > k->dur || (first->dur == k->dur && evict_cmp(first, k) >= 0)) {
+        note_dropped(S, k->dur); /* k would go first: it is not kept */
+        return 0;
     }
-    note_dropped(S, S->heap[0].dur);
-    S->heap[0] = *k;
-    heap_down(S->heap, S->nheap, 0);
+    note_dropped(S, first->dur);
+    *first = *k; /* k takes the slot of the span it pushes out */
+    sps__heap_update_top(&S->heap, dur_key(k->dur));
+    return 0;
 }
 
 /* Takes span s into the statistics and the timeline.  Returns 0,
@@ -126,8 +137,7 @@ static int take_span(html_state_t *S, const sps__tl_span_t *s) {
     if (depth < 0) return (int)depth;
     kspan_t k = {s->start_ns, s->end_ns - s->start_ns, s->name, s->thread,
                  (uint32_t)depth};
-    keep_offer(S, &k);
-    return 0;
+    return keep_offer(S, &k);
 }
 
 /* Closes every open span of the fold and takes its statistics. */
@@ -150,31 +160,26 @@ static int kspan_cmp(const void *pa, const void *pb) {
     return 0;
 }
 
-/* Sorts the kept spans for the page. */
+/* Sorts the kept spans for the page; the heap is done with. */
 static void finish_kept(html_state_t *S) {
-    qsort(S->heap, S->nheap, sizeof *S->heap, kspan_cmp);
+    sps__heap_free(&S->heap);
+    if (S->nkept) /* with max_spans 0 there is no array (qsort wants one) */
+        qsort(S->kept, S->nkept, sizeof *S->kept, kspan_cmp);
 }
 
-/* A hue (0..359) for a region name, stable across runs (FNV-1a). */
+/* A hue (0..359) for a region name, the same in every page and run: the
+ * library's string hash (util.h), whose every bit depends on every byte. */
 static unsigned name_hue(const char *s) {
-    uint32_t x = 2166136261u;
-    for (; *s; s++) x = (x ^ (unsigned char)*s) * 16777619u;
-    return (unsigned)((x ^ (x >> 15)) % 360u);
+    return (unsigned)(sps__hash_bytes(s, strlen(s)) % 360u);
 }
 
-/* Writes s as a JSON string, escaping "</" as "<\/" and "<!" as "\u003c!"
- * so that the blob cannot end its <script> element. */
+/* Writes s as a quoted JSON string of the page's data blob, by the
+ * library's one escaper (util.h: invalid UTF-8 as U+FFFD), with every '<'
+ * as \u003c so that no name can end the <script> element the blob stands
+ * in. */
 static void put_json_str(FILE *fp, const char *s) {
     fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned c = *p;
-        if (c == '"') fputs("\\\"", fp);
-        else if (c == '\\') fputs("\\\\", fp);
-        else if (c == '<' && p[1] == '/') { fputs("<\\/", fp); p++; }
-        else if (c == '<' && p[1] == '!') fputs("\\u003c", fp);
-        else if (c < 0x20) fprintf(fp, "\\u%04x", c);
-        else fputc((int)c, fp);
-    }
+    sps__json_fputs(fp, s, SPS__JSON_IN_SCRIPT);
     fputc('"', fp);
 }
 
@@ -419,7 +424,7 @@ static void write_counters(FILE *fp, const html_state_t *S) {
 static void write_json(FILE *fp, const html_state_t *S) {
     const sps__tl_header_t *h = S->h;
     fprintf(fp, "{\"t0\":0,\"t1\":%" PRId64 ",\"nspans\":%" PRIu64
-            ",\"kept\":%zu,\"names\":[", S->t1 - S->t0, S->nspans, S->nheap);
+            ",\"kept\":%zu,\"names\":[", S->t1 - S->t0, S->nspans, S->nkept);
     for (size_t i = 0; i < h->nnames; i++) {
         if (i) fputc(',', fp);
         put_json_str(fp, h->names[i] ? h->names[i] : "");
@@ -444,13 +449,13 @@ static void write_json(FILE *fp, const html_state_t *S) {
     fputs("],\"lanes\":[", fp);
     size_t i = 0;
     int first = 1;
-    while (i < S->nheap) {
-        uint32_t t = S->heap[i].thread;
+    while (i < S->nkept) {
+        uint32_t t = S->kept[i].thread;
         int64_t prev = 0;
         fprintf(fp, "%s[%u,[", first ? "" : ",", t);
         first = 0;
-        for (int f2 = 1; i < S->nheap && S->heap[i].thread == t; i++, f2 = 0) {
-            const kspan_t *k = &S->heap[i];
+        for (int f2 = 1; i < S->nkept && S->kept[i].thread == t; i++, f2 = 0) {
+            const kspan_t *k = &S->kept[i];
             int64_t s = k->start - S->t0;
             fprintf(fp, "%s%u,%" PRId64 ",%" PRId64 ",%u", f2 ? "" : ",", k->name,
                     s - prev, k->dur, k->depth);
@@ -546,12 +551,12 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     fputs("<h2>Timeline</h2>\n<div class=\"meta\">mouse wheel: zoom; drag: pan; "
           "hover: details. <button id=\"zin\">zoom in</button><button id=\"zout\">"
           "zoom out</button><button id=\"reset\">reset</button></div>\n", fp);
-    if (S->nheap < S->nspans)
+    if (S->nkept < S->nspans)
         fprintf(fp, "<div class=\"meta note\" id=\"leftout\">%" PRIu64 " of %" PRIu64
                 " spans left out of the timeline to keep the page small: the shortest"
                 " ones (none of them longer than %s). The statistics below cover "
                 "every span.</div>\n",
-                S->nspans - S->nheap, S->nspans,
+                S->nspans - S->nkept, S->nspans,
                 fmt_ns(b, sizeof b, (double)(S->dropped_any ? S->dropped_max : 0)));
     fputs("<div id=\"tlwrap\"><canvas id=\"tl\" data-drawn=\"0\"></canvas></div>\n"
           "<div id=\"tip\"></div>\n", fp);
@@ -571,19 +576,16 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
     int rc;
     if (sps__fold_tl_init(&S->fold, h->nthreads, h->nnames, 0)) return SPS_ENOMEM;
     S->stats = calloc(h->nnames ? h->nnames : 1, sizeof *S->stats);
-    size_t hc = S->cap;
+    if (!S->stats) return SPS_ENOMEM;
+    sps__heap_init(&S->heap, evict_tie, S);
+    size_t hc = S->cap; /* room for the spans the source says it has */
     if (h->nspans && h->nspans < hc) hc = (size_t)h->nspans;
-    S->heap = malloc((hc ? hc : 1) * sizeof *S->heap);
-    if (!S->stats || !S->heap) return SPS_ENOMEM;
-    size_t heapcap = hc ? hc : 1;
+    if (hc) {
+        S->kept = malloc(hc * sizeof *S->kept);
+        if (!S->kept || sps__heap_reserve(&S->heap, hc)) return SPS_ENOMEM;
+        S->keptcap = hc;
+    }
     while ((rc = sps__tlr_next(r, &s)) > 0) {
-        if (S->nheap == heapcap && heapcap < S->cap) { /* nspans was a guess */
-            size_t nc = heapcap * 2 < S->cap ? heapcap * 2 : S->cap;
-            kspan_t *nh = realloc(S->heap, nc * sizeof *nh);
-            if (!nh) return SPS_ENOMEM;
-            S->heap = nh;
-            heapcap = nc;
-        }
         if ((rc = take_span(S, &s)) != 0) return rc;
         if ((S->nspans & 0xFFFF) == 0 && S->progress)
             S->progress(S->nspans, h->nspans, 0);
@@ -605,11 +607,13 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
 static void state_free(html_state_t *S) {
     sps__fold_tl_free(&S->fold);
     free(S->stats);
-    free(S->heap);
+    free(S->kept);
+    sps__heap_free(&S->heap);
 }
 
 /* The page must stay within what SPS__HTML_MAX_SPANS_LIMIT promises. */
-_Static_assert(sizeof(kspan_t) <= 32, "SPS__HTML_MAX_SPANS_LIMIT");
+_Static_assert(sizeof(kspan_t) + sizeof(sps__heap_ent_t) <= 48,
+               "SPS__HTML_MAX_SPANS_LIMIT");
 
 int sps__html_write(FILE *fp, sps__tlr_t *r, const sps__html_opts_t *opt) {
     html_state_t S;

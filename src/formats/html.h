@@ -23,9 +23,12 @@
 
 /* Spans embedded in the timeline unless told otherwise. */
 #define SPS__HTML_DEFAULT_MAX_SPANS 200000u
-/* The most spans the timeline can be asked to embed (32 bytes each must
- * fit in memory's address range). */
-#define SPS__HTML_MAX_SPANS_LIMIT (SIZE_MAX / 32)
+/* The most spans the timeline can be asked to embed: the heap that picks
+ * them (util.h: sps__heap) numbers them in 32 bits, and the 48 bytes each
+ * takes (the span and its heap entry) must fit in memory's address
+ * range. */
+#define SPS__HTML_MAX_SPANS_LIMIT                                              \
+    ((size_t)UINT32_MAX < SIZE_MAX / 48 ? (size_t)UINT32_MAX : SIZE_MAX / 48)
 
 /* How to write the page. */
 typedef struct sps__html_opts {
@@ -44,11 +47,14 @@ typedef struct sps__html_opts {
 /* Reads every span of r (an open source, positioned at its first span)
  * and writes the page to fp.  Statistics per region cover every span;
  * self time is a span's duration minus its direct children's, from a
- * stack per thread.  The timeline embeds the opt->max_spans longest spans
- * (every kept span's ancestors are kept too: a parent is never shorter
- * than its child and wins ties).  Memory: O(regions + threads * depth +
- * embedded spans).  r, fp and opt are borrowed; r is consumed (read to its
- * end).  Nothing is written to fp unless every span was read.
+ * stack per thread.  The timeline embeds the opt->max_spans longest spans;
+ * among spans of equal length the earlier start wins, then the smaller
+ * depth, then the lower thread index, so every kept span's ancestors are
+ * kept too (a parent is never shorter than its child and wins ties), and
+ * the choice is a function of the spans alone.  Memory: O(regions +
+ * threads * depth + embedded spans).  r, fp and opt are borrowed; r is
+ * consumed (read to its end).  Nothing is written to fp unless every span
+ * was read.
  *
  * Returns 0, SPS_EINVAL (fp, r or opt NULL, or max_spans over the limit),
  * SPS_EFORMAT (a bad span; message: sps__err_msg()), SPS_ENOMEM,

@@ -28,13 +28,9 @@
 #define H5_BATCH 65536
 
 int sps__h5_quietly(int (*fn)(void *arg), void *arg) {
-    H5E_auto2_t efunc = NULL;
-    void *edata = NULL;
-    int saved = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    int rc = fn(arg);
-    if (saved) H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return rc;
+    sps__h5_quiet_t q; /* the one switch of HDF5's printing (h5_read.h) */
+    sps__h5_quiet_begin(&q);
+    return sps__h5_quiet_end(&q, fn(arg));
 }
 
 /* ------------------------------------------------------------------------ */

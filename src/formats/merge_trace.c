@@ -450,7 +450,7 @@ static void merge_key(FILE *fp, const tmerge_t *m, const sps__align_t *al,
     fputs("\"spanscope\":{\"merge\":{\"reference\":", fp);
     if (ref >= 0) {
         fputc('"', fp);
-        sps__json_fputs(fp, m->in[ref].path);
+        sps__json_fputs(fp, m->in[ref].path, 0);
         fputc('"', fp);
     } else {
         fputs("null", fp);
@@ -459,7 +459,7 @@ static void merge_key(FILE *fp, const tmerge_t *m, const sps__align_t *al,
     for (size_t i = 0; i < m->n; i++) {
         fprintf(fp, "%s{\"rank\":%lld,\"source\":\"", i ? "," : "",
                 (long long)al[i].rank);
-        sps__json_fputs(fp, m->in[i].path);
+        sps__json_fputs(fp, m->in[i].path, 0);
         fprintf(fp, "\",\"clock_aligned\":%s,\"clock\":\"%s\","
                 "\"offset_ns\":%lld",
                 al[i].how != SPS__CLOCK_NONE ? "true" : "false",

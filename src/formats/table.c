@@ -63,39 +63,6 @@ static const char *shown_name(const char *s) {
     return !s ? "(null)" : !*s ? "(empty)" : s;
 }
 
-/* Non-zero for a byte sequence at p that a terminal could act on: C0
- * controls, DEL, and C1 controls (U+0080..U+009F, encoded C2 80..C2 9F).
- * *len is set to the sequence's length in bytes. */
-static int is_control(const unsigned char *p, size_t *len) {
-    *len = 1;
-    if (*p < 0x20 || *p == 0x7f) return 1;
-    if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
-        *len = 2;
-        return 1;
-    }
-    return 0;
-}
-
-/* Prints indent spaces, then name cut to fit width columns in total
- * (ending in "..." when cut, never inside a UTF-8 sequence), then pads
- * with spaces to width.  Control characters are printed as '?'. */
-static void put_name(FILE *fp, size_t indent, const char *name, size_t width) {
-    if (indent > width) indent = width;
-    size_t room = width - indent, w = sps__utf8_width(name);
-    size_t keep = w <= room ? w : (room > 3 ? room - 3 : 0), seen = 0, len;
-    fprintf(fp, "%*s", (int)indent, "");
-    for (const unsigned char *p = (const unsigned char *)name; *p; p += len) {
-        int lead = (*p & 0xC0) != 0x80;
-        if (lead && seen == keep) break;
-        seen += lead;
-        if (is_control(p, &len)) fputc('?', fp);
-        else fputc(*p, fp);
-    }
-    size_t col = indent + keep;
-    if (w > room) col += (size_t)fprintf(fp, "%.*s", (int)(room - keep), "...");
-    fprintf(fp, "%*s", (int)(width - col), "");
-}
-
 /* One row's numbers. */
 typedef struct cells {
     uint64_t calls;
@@ -122,7 +89,7 @@ static void put_cells(FILE *fp, const cells_t *c, int64_t session) {
 
 /* Prints the column header line. */
 static void put_header(FILE *fp, size_t name_w) {
-    put_name(fp, 0, "region", name_w);
+    sps__utf8_put_cell(fp, 0, "region", name_w);
     fprintf(fp, " %*s %*s %*s %*s %*s %*s %*s\n", CALLS_W, "calls", PCT_W,
             "% session", TIME_W, "total", TIME_W, "self", TIME_W, "mean",
             TIME_W, "min", TIME_W, "max");
@@ -285,15 +252,15 @@ static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
         const sps__tree_row_t *x = &t->nodes[order[k]];
         int32_t d = depth[order[k]];
         cells_t c = node_cells(x);
-        put_name(fp, 2 * (size_t)(d < INDENT_MAX ? d : INDENT_MAX),
-                 shown_name(x->name), name_w);
+        sps__utf8_put_cell(fp, 2 * (size_t)(d < INDENT_MAX ? d : INDENT_MAX),
+                           shown_name(x->name), name_w);
         put_cells(fp, &c, session);
         tot.calls += x->calls;
         tot.self += x->self_ns;
         if (d == 0) tot.total += x->total_ns;
     }
     put_rule(fp, name_w);
-    put_name(fp, 0, "TOTAL", name_w);
+    sps__utf8_put_cell(fp, 0, "TOTAL", name_w);
     put_cells(fp, &tot, session);
 }
 
@@ -376,17 +343,31 @@ int sps__sort_parse(const char *s, sps__sort_t *out) {
     return SPS_EINVAL;
 }
 
+/* The rows of the flat view, for the text and the CSV alike: flat[0..n)
+ * sorted by opt->sort (*by: the key used, SPS__SORT_SELF for an unknown
+ * one), of which the first *shown are shown (opt->top; all when 0).
+ * Returns the malloc'd array of n rows (caller frees; they point into
+ * flat), or NULL when out of memory. */
+static frow_t *flat_rows(const sps__tflat_t *flat, size_t n,
+                         const sps__table_opts_t *opt, sps__sort_t *by,
+                         size_t *shown) {
+    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) return NULL;
+    *by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort : SPS__SORT_SELF;
+    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, *by};
+    qsort(r, n, sizeof *r, frow_cmp);
+    *shown = opt->top && opt->top < n ? opt->top : n;
+    return r;
+}
+
 /* Prints the flat view: rows sorted by opt->sort, the first opt->top of
  * them (all when 0).  Returns 0 or SPS_ENOMEM. */
 static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
                       const sps__table_opts_t *opt) {
-    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    sps__sort_t by;
+    size_t shown;
+    frow_t *r = flat_rows(flat, n, opt, &by, &shown);
     if (!r) return SPS_ENOMEM;
-    sps__sort_t by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort
-                                                          : SPS__SORT_SELF;
-    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, by};
-    qsort(r, n, sizeof *r, frow_cmp);
-    size_t shown = opt->top && opt->top < n ? opt->top : n;
     size_t name_w = NAME_MIN;
     for (size_t i = 0; i < shown; i++) {
         size_t w = sps__utf8_width(shown_name(r[i].f->name));
@@ -401,7 +382,7 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
         const sps__tflat_t *f = r[i].f;
         cells_t c = {f->calls, f->total_ns, f->self_ns, f->min_ns, f->max_ns,
                      f->mean_ns, f->calls > 0};
-        put_name(fp, 0, shown_name(f->name), name_w);
+        sps__utf8_put_cell(fp, 0, shown_name(f->name), name_w);
         put_cells(fp, &c, opt->session_ns);
     }
     free(r);
@@ -506,7 +487,7 @@ int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
             "0 where a rank has no calls of it; by %s; %zu of %zu)\n",
             nranks, nranks == 1 ? "" : "s", by_total ? "total" : "imbalance",
             shown, nregions);
-    put_name(fp, 0, "region", name_w);
+    sps__utf8_put_cell(fp, 0, "region", name_w);
     fprintf(fp, " %*s %*s %*s %*s %*s\n", TIME_W, "min", TIME_W, "mean",
             TIME_W, "max", RANK_W, "slowest", PCT_W, "imbalance");
     size_t rule = name_w + 3 * (1 + TIME_W) + 1 + RANK_W + 1 + PCT_W;
@@ -520,7 +501,7 @@ int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
         fmt_time(t[2], sizeof t[2], r[i].max);
         if (r[i].imb < 0) snprintf(pct, sizeof pct, "-");
         else snprintf(pct, sizeof pct, "%.1f%%", r[i].imb);
-        put_name(fp, 0, shown_name(r[i].name), name_w);
+        sps__utf8_put_cell(fp, 0, shown_name(r[i].name), name_w);
         fprintf(fp, " %*s %*s %*s %*lu %*s\n", TIME_W, t[0], TIME_W, t[1],
                 TIME_W, t[2], RANK_W, (unsigned long)r[i].slowest, PCT_W,
                 pct);
@@ -588,13 +569,10 @@ static int tree_csv(FILE *fp, const sps__tree_row_t *nodes, size_t n) {
 /* The flat view as CSV rows, sorted and cut like flat_print. */
 static int flat_csv(FILE *fp, const sps__tflat_t *flat, size_t n,
                     const sps__table_opts_t *opt) {
-    frow_t *r = malloc((n ? n : 1) * sizeof *r);
+    sps__sort_t by;
+    size_t shown;
+    frow_t *r = flat_rows(flat, n, opt, &by, &shown);
     if (!r) return SPS_ENOMEM;
-    sps__sort_t by = (unsigned)opt->sort <= SPS__SORT_NAME ? opt->sort
-                                                          : SPS__SORT_SELF;
-    for (size_t i = 0; i < n; i++) r[i] = (frow_t){&flat[i], i, by};
-    qsort(r, n, sizeof *r, frow_cmp);
-    size_t shown = opt->top && opt->top < n ? opt->top : n;
     fputs("region,calls,total_ns,self_ns,mean_ns,min_ns,max_ns\n", fp);
     for (size_t i = 0; i < shown; i++) {
         const sps__tflat_t *f = r[i].f;

@@ -73,8 +73,7 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     if (rc) return rc;
     sps__tl_thread_t *th = calloc(t->nthreads + 1, sizeof *th);
     sps__tl_counter_t *cnt = calloc(t->ncounters + 1, sizeof *cnt);
-    size_t plen = strlen(path) + 32;
-    char *tmp = malloc(plen);
+    char *tmp = sps__tmp_name(path, NULL);
     if (!th || !tmp || !cnt) {
         free(th);
         free(tmp);
@@ -110,7 +109,6 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     h.hostname = t->hostname;
     h.ncounters = t->ncounters;
     h.counters = cnt;
-    snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
     rc = write_file(tmp, fmt, &h, t);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
     if (rc) unlink(tmp);

@@ -38,3 +38,12 @@ int sps__err_fail(int code, const char *fmt, ...) {
 void sps__err_clear(void) { g_msg[0] = 0; }
 
 const char *sps__err_msg(void) { return g_msg; }
+
+int sps__err_copy(int code, char *buf, size_t cap) {
+    if (!code || !buf || !cap) return code;
+    size_t n = strlen(g_msg);
+    if (n >= cap) n = sps__utf8_cut(g_msg, cap - 1); /* keeps it UTF-8 */
+    memcpy(buf, g_msg, n);
+    buf[n] = 0;
+    return code;
+}

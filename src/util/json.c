@@ -7,16 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The escape for byte c at s (n bytes left) into buf, with *k set to the
- * bytes it stands for; NULL when the sequence at s is copied as it is
- * (*k bytes of plain ASCII or valid UTF-8). */
-static const char *escape_of(const unsigned char *s, size_t n, char *buf,
-                             size_t *k) {
+/* The escape for byte c at s (n bytes left) under flags into buf, with
+ * *k set to the bytes it stands for; NULL when the sequence at s is copied
+ * as it is (*k bytes of plain ASCII or valid UTF-8). */
+static const char *escape_of(const unsigned char *s, size_t n, unsigned flags,
+                             char *buf, size_t *k) {
     static const char hex[] = "0123456789abcdef";
     unsigned c = s[0];
     *k = 1;
     if (c == '"') return "\\\"";
     if (c == '\\') return "\\\\";
+    if (c == '<' && (flags & SPS__JSON_IN_SCRIPT)) return "\\u003c";
     if (c < 0x20 || c == 0x7F) {
         memcpy(buf, "\\u00", 4);
         buf[4] = hex[c >> 4];
@@ -31,14 +32,14 @@ static const char *escape_of(const unsigned char *s, size_t n, char *buf,
     return "\\ufffd";
 }
 
-void sps__json_escape(const char *str, size_t n, sps__json_sink_fn put,
-                      void *ctx) {
+void sps__json_escape(const char *str, size_t n, unsigned flags,
+                      sps__json_sink_fn put, void *ctx) {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, run = 0; /* s[i - run, i) is plain, not yet given */
     while (i < n) {
         char buf[8];
         size_t k;
-        const char *esc = escape_of(s + i, n - i, buf, &k);
+        const char *esc = escape_of(s + i, n - i, flags, buf, &k);
         if (esc) {
             if (run) put(ctx, (const char *)s + i - run, run);
             put(ctx, esc, strlen(esc));
@@ -80,7 +81,7 @@ static void qbuf_put(void *ctx, const char *p, size_t n) {
 char *sps__json_quote(const char *s, size_t *len) {
     qbuf_t b = {0};
     qbuf_put(&b, "\"", 1);
-    sps__json_escape(s, strlen(s), qbuf_put, &b);
+    sps__json_escape(s, strlen(s), 0, qbuf_put, &b);
     qbuf_put(&b, "\"", 1);
     if (b.oom) {
         free(b.p);
@@ -96,7 +97,7 @@ static void file_put(void *ctx, const char *p, size_t n) {
     fwrite(p, 1, n, (FILE *)ctx);
 }
 
-int sps__json_fputs(FILE *fp, const char *s) {
-    sps__json_escape(s, strlen(s), file_put, fp);
+int sps__json_fputs(FILE *fp, const char *s, unsigned flags) {
+    sps__json_escape(s, strlen(s), flags, file_put, fp);
     return ferror(fp) ? -1 : 0;
 }

@@ -1,6 +1,7 @@
-/* tmpio.c -- unlinked temporary files and whole-buffer reads and writes
- * (util.h): the spill file of the recording buffers, the external sort's
- * runs and the HDF5 writer's staging file all go through these. */
+/* tmpio.c -- temporary files and whole-buffer reads and writes (util.h):
+ * the spill file of the recording buffers, the external sort's runs and
+ * the HDF5 writer's staging file all go through these, and every output
+ * is written under sps__tmp_name's name before it is renamed into place. */
 #include "util/util.h"
 
 #include <errno.h>
@@ -12,6 +13,20 @@
 const char *sps__tmpdir(void) {
     const char *d = getenv("TMPDIR");
     return d && *d ? d : "/tmp";
+}
+
+char *sps__tmp_name(const char *path, const char *suffix) {
+    if (!suffix) suffix = "";
+    char pid[24];
+    int np = snprintf(pid, sizeof pid, ".tmp-%d", (int)getpid());
+    size_t a = strlen(path), b = strlen(suffix);
+    if (a > SIZE_MAX - b - (size_t)np - 1) return NULL;
+    char *s = malloc(a + (size_t)np + b + 1);
+    if (!s) return NULL;
+    memcpy(s, path, a);
+    memcpy(s + a, pid, (size_t)np);
+    memcpy(s + a + (size_t)np, suffix, b + 1);
+    return s;
 }
 
 int sps__tmpfile_open(const char *dir, const char *stem) {

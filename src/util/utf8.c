@@ -1,7 +1,8 @@
-/* utf8.c -- checking, repairing and measuring UTF-8 (util.h).  Names come
- * from programs and files nobody vetted; everything the library writes
- * must still be valid UTF-8, so every byte that starts no valid sequence
- * becomes U+FFFD, by the one rule of sps__utf8_len. */
+/* utf8.c -- checking, repairing, measuring and printing UTF-8 (util.h).
+ * Names come from programs and files nobody vetted; everything the
+ * library writes must still be valid UTF-8, so every byte that starts no
+ * valid sequence becomes U+FFFD, by the one rule of sps__utf8_len, and
+ * nothing it prints to a terminal may act on it. */
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -69,4 +70,35 @@ size_t sps__utf8_prefix(const char *s, size_t cols) {
         seen += lead;
     }
     return i;
+}
+
+size_t sps__utf8_cut(const char *s, size_t n) {
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    return n;
+}
+
+/* Non-zero for the sequence at p when a terminal could act on it: a C0
+ * control, DEL, or a C1 control (U+0080..U+009F, encoded C2 80..C2 9F).
+ * *len gets the sequence's length in bytes (1 for any other byte). */
+static int is_control(const unsigned char *p, size_t *len) {
+    *len = 1;
+    if (*p < 0x20 || *p == 0x7f) return 1;
+    if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
+        *len = 2;
+        return 1;
+    }
+    return 0;
+}
+
+void sps__utf8_put_cell(FILE *fp, size_t indent, const char *s, size_t width) {
+    if (indent > width) indent = width;
+    size_t room = width - indent, w = sps__utf8_width(s);
+    size_t keep = w <= room ? w : (room > 3 ? room - 3 : 0), len;
+    /* a C1 control's two bytes are one code point: the cut keeps both */
+    const unsigned char *p = (const unsigned char *)s, *end = p + sps__utf8_prefix(s, keep);
+    fprintf(fp, "%*s", (int)indent, "");
+    for (; p < end; p += len) fputc(is_control(p, &len) ? '?' : *p, fp);
+    size_t col = indent + keep;
+    if (w > room) col += (size_t)fprintf(fp, "%.*s", (int)(room - keep), "...");
+    fprintf(fp, "%*s", (int)(width - col), "");
 }

@@ -3,7 +3,8 @@
  * (core, model, formats, the faces).  It includes only libc and knows
  * nothing of regions, sessions or files: one heap, one hash (and one
  * open-addressing index), one temp-file I/O helper, one JSON string
- * escaper, one UTF-8 checker, one thread-local error message.
+ * escaper, one UTF-8 checker (and the one table cell printer built on
+ * it), one thread-local error message.
  *
  * Everything here is internal: sps__ prefix, SPS__HIDDEN.  Errors are
  * reported libc-style (-1, errno set where it says so), since this layer
@@ -223,11 +224,19 @@ static inline void sps__htab_put(sps__htab_t *t, const sps__hprobe_t *p,
 }
 
 /* ======================================================================== */
-/* tmpio.c: unlinked temporary files and whole-buffer I/O                   */
+/* tmpio.c: temporary files and whole-buffer I/O                           */
 /* ======================================================================== */
 
 /* $TMPDIR when set and not empty, else "/tmp". */
 SPS__HIDDEN const char *sps__tmpdir(void);
+
+/* The name a file is written under before it is renamed into place:
+ * "<path>.tmp-<pid><suffix>" (suffix NULL: none), malloc'd (caller
+ * frees); NULL when out of memory.  One spelling for every writer (the
+ * HDF5 file of a finalize, merge, convert, the HTML page, the timelines),
+ * so that a leftover of a crash says what it is whoever wrote it; the pid
+ * keeps two processes that write the same path apart. */
+SPS__HIDDEN char *sps__tmp_name(const char *path, const char *suffix);
 
 /* Opens a new, already unlinked read-write file in dir (NULL: sps__tmpdir())
  * that disappears with its descriptor: O_TMPFILE where the file system
@@ -257,23 +266,36 @@ SPS__HIDDEN ssize_t sps__pread_full(int fd, void *buf, size_t n, off_t off);
 /* Receives escaped text in pieces (n > 0 bytes at p, not terminated). */
 typedef void (*sps__json_sink_fn)(void *ctx, const char *p, size_t n);
 
+/* Flags of the escaper (or-ed; 0 for plain JSON). */
+enum {
+    /* also '<' as \u003c, for JSON text that stands inside an HTML
+     * <script> element (the HTML page's data): the HTML parser ends the
+     * element at "</script" and changes state at "<!--", both of which
+     * need a '<', so text without one cannot end or alter it, whatever the
+     * names hold; JSON.parse gives the '<' back.  Only '<' is needed: the
+     * script's contents are not HTML, so '&' and '>' stay as they are. */
+    SPS__JSON_IN_SCRIPT = 1u
+};
+
 /* Writes the n bytes at s (any bytes) as the contents of a JSON string
  * (no quotes) to put: '"' and '\\' escaped with a backslash, control
  * characters (U+0000..U+001F and DEL) as \u00XX, valid UTF-8 copied, and
  * every byte that does not start a valid UTF-8 sequence (overlong forms,
- * surrogates, code points above U+10FFFF, truncated sequences) as \ufffd.
- * The result is valid JSON and pure UTF-8 whatever the input.  Plain runs
- * go to put whole. */
-SPS__HIDDEN void sps__json_escape(const char *s, size_t n,
+ * surrogates, code points above U+10FFFF, truncated sequences) as \ufffd;
+ * with SPS__JSON_IN_SCRIPT in flags, '<' as \u003c too.  The result is
+ * valid JSON and pure UTF-8 whatever the input.  Plain runs go to put
+ * whole. */
+SPS__HIDDEN void sps__json_escape(const char *s, size_t n, unsigned flags,
                                   sps__json_sink_fn put, void *ctx);
 
-/* The NUL-terminated s as a quoted JSON string, malloc'd (caller frees);
- * *len (when not NULL) gets its length.  NULL when out of memory. */
+/* The NUL-terminated s as a quoted JSON string (flags 0), malloc'd
+ * (caller frees); *len (when not NULL) gets its length.  NULL when out of
+ * memory. */
 SPS__HIDDEN char *sps__json_quote(const char *s, size_t *len);
 
-/* Writes the NUL-terminated s escaped (no quotes) to fp.  0, or -1 when fp
- * is in error. */
-SPS__HIDDEN int sps__json_fputs(FILE *fp, const char *s);
+/* Writes the NUL-terminated s escaped by flags (no quotes) to fp.  0, or
+ * -1 when fp is in error. */
+SPS__HIDDEN int sps__json_fputs(FILE *fp, const char *s, unsigned flags);
 
 /* ======================================================================== */
 /* utf8.c: UTF-8                                                            */
@@ -295,6 +317,23 @@ SPS__HIDDEN size_t sps__utf8_width(const char *s);
 /* Bytes of the first cols code points of s (all of s when it has fewer):
  * a cut that never splits a sequence. */
 SPS__HIDDEN size_t sps__utf8_prefix(const char *s, size_t cols);
+/* Where to cut s to at most n bytes without splitting a sequence: n when
+ * s[n] starts one (or is the NUL), else the start of the sequence s[n]
+ * continues (backing over continuation bytes).  s[0..n] must be
+ * readable.  For byte limits (a region name's, a message buffer's). */
+SPS__HIDDEN size_t sps__utf8_cut(const char *s, size_t n);
+/* Prints the NUL-terminated UTF-8 string s to fp as one cell of a text
+ * table, exactly width columns wide (width <= INT_MAX): indent spaces
+ * (cut to width), then s, cut when it is wider than the room left and
+ * ending in "..." (fewer dots when the room is under 4 columns; the cut
+ * never falls inside a UTF-8 sequence), then spaces to width.  What a
+ * terminal could act on -- C0 controls, DEL, C1 controls (U+0080..U+009F)
+ * -- is printed as '?' (one column, as it was counted); other bytes are
+ * copied.  Columns are counted as sps__utf8_width counts them.  The one
+ * name column of the summary table, the per-rank view and the comparison
+ * of two recordings, so that all three cut and clean names alike. */
+SPS__HIDDEN void sps__utf8_put_cell(FILE *fp, size_t indent, const char *s,
+                                    size_t width);
 
 /* ======================================================================== */
 /* error.c: the library's one error message                                 */
@@ -316,5 +355,11 @@ SPS__HIDDEN void sps__err_clear(void);
 /* The message: this thread's, static storage, "" when none.  Valid until
  * this thread's next set or clear. */
 SPS__HIDDEN const char *sps__err_msg(void);
+/* For the public functions that hand the reason to their caller in a
+ * buffer (sps_report, sps_metadata_read): when code is not 0 and buf is
+ * not NULL with cap > 0, copies the message into buf (cut to cap - 1
+ * bytes, never inside a UTF-8 sequence, NUL-terminated); buf is left
+ * alone otherwise.  Returns code (for "return sps__err_copy(rc, ...)"). */
+SPS__HIDDEN int sps__err_copy(int code, char *buf, size_t cap);
 
 #endif /* SPS_UTIL_H */

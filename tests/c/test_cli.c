@@ -324,6 +324,48 @@ static void test_usage_errors(void **state) {
     failed(args, 2, "one FILE only");
 }
 
+/* The output option in each of its forms (cli_output_opt), --max-spans
+ * down to 0 (a page with the table and no timeline spans) and past the
+ * limit, and no temporary left behind. */
+static void test_output_options(void **state) {
+    (void)state;
+    NEED_CLI();
+    char path[1024], page[1024], args[3400]; /* tu_path's buffers get reused */
+    snprintf(path, sizeof path, "%s", tu_path("cli_known.h5"));
+    snprintf(page, sizeof page, "%s", tu_path("cli_opt.html"));
+    write_known(path);
+    const char *forms[] = {"-o '%s'", "-o'%s'", "--output '%s'", "--output='%s'"};
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        char o[1100];
+        remove(page);
+        snprintf(o, sizeof o, forms[i], page);
+        snprintf(args, sizeof args, "html '%s' %s --max-spans=%zu", path, o, i);
+        result_t r = run(args);
+        if (r.rc != 0) fail_msg("'%s': exit %d (%s)", args, r.rc, r.err);
+        result_free(&r);
+        char *text = slurp(page);
+        char kept[32];
+        snprintf(kept, sizeof kept, "\"kept\":%zu,", i);
+        if (!strstr(text, kept)) fail_msg("'%s': no %s in the page", args, kept);
+        assert_non_null(strstr(text, "<td data-v=\"solve\">solve</td>"));
+        assert_non_null(strstr(text, "id=\"leftout\"")); /* 4 spans, fewer kept */
+        free(text);
+    }
+    /* the page went through its temporary name, which is gone */
+    assert_int_equal(tu_system("for f in '%s'.tmp-*; do test -e \"$f\" && exit 1; done; "
+                               "exit 0", page), 0);
+    snprintf(args, sizeof args, "html '%s' -o '%s' --max-spans 4294967296", path, page);
+    failed(args, 2, "--max-spans needs a number up to 4294967295, got '4294967296'");
+    snprintf(args, sizeof args, "html '%s' -o", path);
+    failed(args, 2, "html: -o needs a value");
+    snprintf(args, sizeof args, "html '%s' -o '%s' --max-spans", path, page);
+    failed(args, 2, "html: --max-spans needs a value");
+    snprintf(args, sizeof args, "merge '%s' --output", path);
+    failed(args, 2, "merge: --output needs a file name");
+    snprintf(args, sizeof args, "merge '%s' --output=", path);
+    failed(args, 2, "merge: missing -o OUT");
+}
+
 /* Copies the first n bytes of src to dst. */
 static void copy_prefix(const char *src, const char *dst, long n) {
     char *buf = malloc((size_t)n + 1);
@@ -422,6 +464,7 @@ int main(void) {
         cmocka_unit_test(test_report_is_sps_report),
         cmocka_unit_test(test_report_scope_profiler_fixture),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_output_options),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_corrupted_files_never_crash),
     };

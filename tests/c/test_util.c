@@ -244,6 +244,35 @@ static void test_htab(void **state) {
 /* tmpio                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* The one temporary name: "<path>.tmp-<pid><suffix>". */
+static void test_tmp_name(void **state) {
+    (void)state;
+    char want[64];
+    snprintf(want, sizeof want, "out/a.h5.tmp-%d", (int)getpid());
+    char *s = sps__tmp_name("out/a.h5", NULL);
+    assert_non_null(s);
+    assert_string_equal(s, want);
+    free(s);
+    snprintf(want, sizeof want, "x.tmp-%d.json", (int)getpid());
+    s = sps__tmp_name("x", ".json");
+    assert_string_equal(s, want);
+    free(s);
+    snprintf(want, sizeof want, ".tmp-%d", (int)getpid());
+    s = sps__tmp_name("", "");
+    assert_string_equal(s, want);
+    free(s);
+    /* a path longer than any fixed buffer is kept whole */
+    char *path = malloc(10001);
+    memset(path, 'p', 10000);
+    path[10000] = 0;
+    s = sps__tmp_name(path, NULL);
+    assert_non_null(s);
+    assert_memory_equal(s, path, 10000);
+    assert_string_equal(s + 10000, want);
+    free(s);
+    free(path);
+}
+
 static void test_tmpio_roundtrip(void **state) {
     (void)state;
     int fd = sps__tmpfile_open(NULL, "spanscope-test-");
@@ -393,14 +422,18 @@ static void cat_put(void *ctx, const char *p, size_t n) {
 
 static cat_t g_cat;
 
-static const char *esc(const char *s, size_t n) {
+/* s[0..n) escaped under flags, in g_cat. */
+static const char *esc_flags(const char *s, size_t n, unsigned flags) {
     g_cat.n = g_cat.pieces = 0;
     g_cat.buf[0] = 0;
-    sps__json_escape(s, n, cat_put, &g_cat);
+    sps__json_escape(s, n, flags, cat_put, &g_cat);
     return g_cat.buf;
 }
 
+static const char *esc(const char *s, size_t n) { return esc_flags(s, n, 0); }
+
 #define ESC(lit) esc(lit, sizeof lit - 1)
+#define ESC_SCRIPT(lit) esc_flags(lit, sizeof lit - 1, SPS__JSON_IN_SCRIPT)
 
 static void test_json_escape(void **state) {
     (void)state;
@@ -437,6 +470,41 @@ static void test_json_escape(void **state) {
     assert_int_equal(g_cat.pieces, 3);
     /* the explicit length is honoured (no reading past n) */
     assert_string_equal(esc("ab\xC3\xA9", 3), "ab\\ufffd");
+    /* plain JSON leaves '<' alone */
+    assert_string_equal(ESC("a</script>"), "a</script>");
+}
+
+/* SPS__JSON_IN_SCRIPT: every '<' as \u003c (nothing can end or alter the
+ * <script> element the text stands in), everything else as without it. */
+static void test_json_escape_script(void **state) {
+    (void)state;
+    assert_string_equal(ESC_SCRIPT("a</script><b>"), "a\\u003c/script>\\u003cb>");
+    assert_string_equal(ESC_SCRIPT("<!--<script>"), "\\u003c!--\\u003cscript>");
+    assert_string_equal(ESC_SCRIPT("</SCRIPT"), "\\u003c/SCRIPT");
+    assert_string_equal(ESC_SCRIPT("<"), "\\u003c");
+    assert_string_equal(ESC_SCRIPT("a&b>c"), "a&b>c");
+    /* the other rules hold together with it */
+    assert_string_equal(ESC_SCRIPT("\"<\\\x01\xFF\xC3\xA9"),
+                        "\\\"\\u003c\\\\\\u0001\\ufffd\xC3\xA9");
+    /* the runs around an escape still go out whole */
+    esc_flags("ab<cd", 5, SPS__JSON_IN_SCRIPT);
+    assert_int_equal(g_cat.pieces, 3);
+    /* random bytes: no '<' comes out, and without any '<' in the input
+     * the output is that of plain JSON */
+    uint64_t x = 777;
+    char in[48], plain[sizeof g_cat.buf];
+    for (int round = 0; round < 5000; round++) {
+        size_t n = rnd(&x) % sizeof in;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rnd(&x);
+            in[i] = (char)(r % 4 == 0 ? '<' : (r >> 8) & 0xFF);
+        }
+        snprintf(plain, sizeof plain, "%s", esc(in, n));
+        const char *out = esc_flags(in, n, SPS__JSON_IN_SCRIPT);
+        assert_null(strchr(out, '<'));
+        assert_true(sps__utf8_valid(out, strlen(out)));
+        if (!memchr(in, '<', n)) assert_string_equal(out, plain);
+    }
 }
 
 /* Random bytes always give valid UTF-8 without raw controls or lone
@@ -486,15 +554,16 @@ static void test_json_quote_fputs(void **state) {
     char *buf = NULL;
     size_t sz = 0;
     FILE *fp = open_memstream(&buf, &sz);
-    assert_int_equal(sps__json_fputs(fp, "t\tab\xC3"), 0);
+    assert_int_equal(sps__json_fputs(fp, "t\tab\xC3<", 0), 0);
+    assert_int_equal(sps__json_fputs(fp, "|<", SPS__JSON_IN_SCRIPT), 0);
     fclose(fp);
-    assert_string_equal(buf, "t\\u0009ab\\ufffd");
+    assert_string_equal(buf, "t\\u0009ab\\ufffd<|\\u003c");
     free(buf);
     /* a full disk shows as -1 (unbuffered, so the write happens now) */
     fp = fopen("/dev/full", "w");
     if (fp) {
         setvbuf(fp, NULL, _IONBF, 0);
-        assert_int_equal(sps__json_fputs(fp, "x"), -1);
+        assert_int_equal(sps__json_fputs(fp, "x", 0), -1);
         fclose(fp);
     }
 }
@@ -523,6 +592,71 @@ static void test_utf8(void **state) {
     assert_int_equal(sps__utf8_prefix("caf\xC3\xA9!", 3), 3);
     assert_int_equal(sps__utf8_prefix("ab", 10), 2);
     assert_int_equal(sps__utf8_prefix("ab", 0), 0);
+    /* byte cuts back over continuation bytes only */
+    const char *u = "a\xC3\xA9\xE6\x97\xA5" "b"; /* a, 2 bytes, 3 bytes, b */
+    assert_int_equal(sps__utf8_cut(u, 0), 0);
+    assert_int_equal(sps__utf8_cut(u, 1), 1);
+    assert_int_equal(sps__utf8_cut(u, 2), 1); /* inside the e-acute */
+    assert_int_equal(sps__utf8_cut(u, 3), 3);
+    assert_int_equal(sps__utf8_cut(u, 4), 3);
+    assert_int_equal(sps__utf8_cut(u, 5), 3);
+    assert_int_equal(sps__utf8_cut(u, 6), 6);
+    assert_int_equal(sps__utf8_cut(u, 7), 7); /* the NUL */
+    assert_int_equal(sps__utf8_cut("\x80\x80", 1), 0);
+}
+
+/* One cell printed by sps__utf8_put_cell, in a static buffer. */
+static const char *cell(size_t indent, const char *s, size_t width) {
+    static char out[256];
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *fp = open_memstream(&buf, &sz);
+    assert_non_null(fp);
+    sps__utf8_put_cell(fp, indent, s, width);
+    fclose(fp);
+    assert_true(sz < sizeof out);
+    memcpy(out, buf, sz + 1);
+    free(buf);
+    return out;
+}
+
+static void test_utf8_put_cell(void **state) {
+    (void)state;
+    /* padded to width; exactly width fits without dots */
+    assert_string_equal(cell(0, "abc", 6), "abc   ");
+    assert_string_equal(cell(0, "abcdef", 6), "abcdef");
+    assert_string_equal(cell(0, "", 3), "   ");
+    /* cut to width - 3 code points and "...", never inside a sequence */
+    assert_string_equal(cell(0, "abcdefg", 6), "abc...");
+    assert_string_equal(cell(0, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 6),
+                        "\xC3\xA9\xC3\xA9\xC3\xA9...");
+    assert_string_equal(cell(0, "\xF0\x9F\x98\x80\xE6\x97\xA5", 6), "\xF0\x9F\x98\x80\xE6\x97\xA5    ");
+    /* indent, and a name cut to what the indent leaves */
+    assert_string_equal(cell(2, "ab", 6), "  ab  ");
+    assert_string_equal(cell(2, "abcde", 6), "  a...");
+    assert_string_equal(cell(9, "ab", 4), "    "); /* the indent is cut to width */
+    /* under 4 columns of room: fewer dots, still exactly width */
+    assert_string_equal(cell(0, "abcdef", 3), "...");
+    assert_string_equal(cell(4, "abcdef", 6), "    ..");
+    assert_string_equal(cell(0, "abcdef", 0), "");
+    /* controls as '?': C0, DEL, and C1 (two bytes, one column) */
+    assert_string_equal(cell(0, "a\tb\x1b[2J\x7f", 10), "a?b?[2J?  ");
+    assert_string_equal(cell(0, "x\xC2\x85y\xC2\x9Fz\xC2\xA0", 6), "x?y?z\xC2\xA0");
+    assert_string_equal(cell(0, "\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85", 6), "???...");
+    /* every cell is width columns, whatever is cut or replaced */
+    static const char *const names[] = {"", "a", "\x01\x02", "\xC2\x80\xC3\xA9" "abc",
+                                        "\xE6\x97\xA5\xE6\x97\xA5\xE6\x97\xA5\xE6\x97\xA5", "abcdefghijklmnop"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        for (size_t ind = 0; ind < 8; ind++)
+            for (size_t w = 0; w < 12; w++) {
+                const char *c = cell(ind, names[k], w);
+                assert_int_equal(sps__utf8_width(c), w);
+                assert_true(sps__utf8_valid(c, strlen(c)));
+                for (const unsigned char *q = (const unsigned char *)c; *q; q++) {
+                    assert_true(*q >= 0x20 && *q != 0x7f);
+                    assert_false(q[0] == 0xC2 && q[1] >= 0x80 && q[1] <= 0x9F);
+                }
+            }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -580,6 +714,33 @@ static void test_error_format(void **state) {
     assert_int_equal(strlen(sps__err_msg()), 511);
 }
 
+/* sps__err_copy hands the message over on failure only, cut to the
+ * buffer and never inside a UTF-8 sequence. */
+static void test_error_copy(void **state) {
+    (void)state;
+    char buf[8];
+    sps__err_set("a.h5: bad");
+    memcpy(buf, "keep", 5);
+    assert_int_equal(sps__err_copy(0, buf, sizeof buf), 0); /* success: untouched */
+    assert_string_equal(buf, "keep");
+    assert_int_equal(sps__err_copy(-3, NULL, 10), -3);
+    assert_int_equal(sps__err_copy(-3, buf, 0), -3);
+    assert_string_equal(buf, "keep");
+    assert_int_equal(sps__err_copy(-3, buf, sizeof buf), -3);
+    assert_string_equal(buf, "a.h5: b"); /* cut to 7 bytes */
+    assert_int_equal(sps__err_copy(-3, buf, 1), -3);
+    assert_string_equal(buf, "");
+    sps__err_set("ab\xE6\x97\xA5\xE6\x97\xA5"); /* 2 + 3 + 3 bytes */
+    assert_int_equal(sps__err_copy(-1, buf, sizeof buf), -1);
+    assert_string_equal(buf, "ab\xE6\x97\xA5"); /* not the 2 bytes of the second */
+    char wide[64];
+    assert_int_equal(sps__err_copy(-1, wide, sizeof wide), -1);
+    assert_string_equal(wide, "ab\xE6\x97\xA5\xE6\x97\xA5");
+    sps__err_clear();
+    assert_int_equal(sps__err_copy(-1, wide, sizeof wide), -1);
+    assert_string_equal(wide, "");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),
@@ -587,16 +748,20 @@ int main(void) {
         cmocka_unit_test(test_heap_merge),
         cmocka_unit_test(test_hash_bytes),
         cmocka_unit_test(test_htab),
+        cmocka_unit_test(test_tmp_name),
         cmocka_unit_test(test_tmpio_roundtrip),
         cmocka_unit_test(test_tmpio_full_disk),
         cmocka_unit_test(test_tmpio_short_write),
         cmocka_unit_test(test_tmpio_signals),
         cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_json_escape_script),
         cmocka_unit_test(test_json_random),
         cmocka_unit_test(test_json_quote_fputs),
         cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_utf8_put_cell),
         cmocka_unit_test(test_error_threads),
         cmocka_unit_test(test_error_format),
+        cmocka_unit_test(test_error_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
