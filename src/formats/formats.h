@@ -86,7 +86,7 @@ SPS__HIDDEN int sps__h5w_close(sps__h5w_t *w);
  * child_ns); readers subtract child_ns from the call's self time, so that
  * every view of the file gives the live session's self time. */
 typedef struct sps__carried {
-    int64_t *event, *child_ns;
+    struct sps__carried_call { int64_t event, child_ns; } *v;
     size_t n, cap;
 } sps__carried_t;
 /* Appends (event, child_ns); 0 or SPS_ENOMEM. */

@@ -149,34 +149,31 @@ int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
 /* ------------------------------------------------------------------------ */
 
 int sps__carried_add(sps__carried_t *c, int64_t event, int64_t child_ns) {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        int64_t *e = realloc(c->event, cap * sizeof *e);
-        if (!e) return SPS_ENOMEM;
-        c->event = e;
-        int64_t *k = realloc(c->child_ns, cap * sizeof *k);
-        if (!k) return SPS_ENOMEM;
-        c->child_ns = k;
-        c->cap = cap;
-    }
-    c->event[c->n] = event;
-    c->child_ns[c->n++] = child_ns;
+    if (sps__grow((void **)&c->v, &c->cap, c->n, sizeof *c->v)) return SPS_ENOMEM;
+    c->v[c->n++] = (struct sps__carried_call){event, child_ns};
     return 0;
 }
 
 void sps__carried_free(sps__carried_t *c) {
-    free(c->event);
-    free(c->child_ns);
+    free(c->v);
     memset(c, 0, sizeof *c);
 }
 
 int sps__carried_write(const char *path, const sps__carried_t *c) {
     if (!c->n) return 0;
     static const char *const names[] = {"event", "child_ns"};
-    const int64_t *cols[] = {c->event, c->child_ns};
-    return sps__h5_add_table(path, "carried",
-                             "calls carried across a checkpoint: their row in "
-                             "/events and the ns their children spent in "
-                             "earlier periods' files (subtract from self time)",
-                             c->n, NULL, NULL, 2, names, cols);
+    int64_t *col = malloc(2 * c->n * sizeof *col); /* the two columns */
+    if (!col) return SPS_ENOMEM;
+    for (size_t i = 0; i < c->n; i++) {
+        col[i] = c->v[i].event;
+        col[c->n + i] = c->v[i].child_ns;
+    }
+    const int64_t *cols[] = {col, col + c->n};
+    int rc = sps__h5_add_table(path, "carried",
+                               "calls carried across a checkpoint: their row in "
+                               "/events and the ns their children spent in "
+                               "earlier periods' files (subtract from self time)",
+                               c->n, NULL, NULL, 2, names, cols);
+    free(col);
+    return rc;
 }
