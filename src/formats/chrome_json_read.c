@@ -1612,6 +1612,7 @@ static int cjr_next(void *rv, sps__tl_span_t *s) {
         s->thread = r->tmap[x.thread];
         s->start_ns = x.start + r->base_ns;
         s->end_ns = x.end + r->base_ns;
+        s->prior_ns = 0; /* traces do not carry /carried */
         return 1;
     }
 }

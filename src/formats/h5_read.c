@@ -1214,78 +1214,53 @@ void sps__h5r_free(sps__h5r_t *r) {
 /* Views: tree, flat, session                                                */
 /* ------------------------------------------------------------------------ */
 
-/* The tree view's rows under construction, with an index (parent row,
- * region) -> row; room for one row per event is made up front. */
-typedef struct tree_rows {
-    sps__tree_row_t *v;
-    uint32_t *region; /* file region of each row */
-    size_t n;
-    sps__htab_t index; /* reserved for every event: never grows */
-} tree_rows_t;
-
-/* The node for region under parent (-1: a root), made if new. */
-static int32_t node_get(const sps__h5r_t *r, tree_rows_t *t, int32_t parent,
-                        uint32_t region) {
-    sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_pair32((uint32_t)parent, region));
-    for (uint32_t k; sps__htab_next(&t->index, &p, &k);)
-        if (t->v[k].parent == parent && t->region[k] == region) return (int32_t)k;
-    int32_t i = (int32_t)t->n++;
-    sps__htab_put(&t->index, &p, (uint32_t)i); /* reserved: no room to make */
-    t->region[i] = region;
-    t->v[i] = (sps__tree_row_t){parent, r->names[region], 0, 0, 0, 0, 0};
-    return i;
-}
-
-/* Adds event e's call to node i. */
-static void node_add(const sps__h5r_t *r, sps__tree_row_t *x, uint64_t e) {
-    int64_t d = r->dur[e];
-    if (x->calls == 0 || d < x->min_ns) x->min_ns = d;
-    if (x->calls == 0 || d > x->max_ns) x->max_ns = d;
-    x->calls++;
-    x->total_ns = (int64_t)((uint64_t)x->total_ns + (uint64_t)d);
-    x->self_ns = (int64_t)((uint64_t)x->self_ns + (uint64_t)r->self[e]);
-}
-
-/* Gives event e (and, first, its ancestors) a node: walks up to the first
- * ancestor that has one, then assigns on the way down. */
-static void node_assign(const sps__h5r_t *r, tree_rows_t *t, int32_t *ev_node,
-                        int32_t *path, uint64_t e) {
+/* Gives event e (and, first, its ancestors) its node of the model's call
+ * tree t (one node per path of regions) and folds its call into the
+ * node's statistics: walks up to the first ancestor that has one, then
+ * assigns on the way down.  0 or SPS_ENOMEM. */
+static int node_assign(const sps__h5r_t *r, sps__tree_t *t, int32_t *ev_node,
+                       int32_t *path, uint64_t e) {
     size_t n = 0;
     for (int32_t cur = (int32_t)e; cur >= 0 && ev_node[cur] < 0;
          cur = r->parent[cur])
         path[n++] = cur;
     while (n) {
         int32_t cur = path[--n], p = r->parent[cur];
-        int32_t pn = p >= 0 ? ev_node[p] : -1;
-        ev_node[cur] = node_get(r, t, pn, r->rows[r->row[cur]].file_region);
-        node_add(r, &t->v[ev_node[cur]], (uint64_t)cur);
+        int32_t node = sps__tree_node(t, p >= 0 ? ev_node[p] : -1,
+                                      r->rows[r->row[cur]].file_region);
+        if (node < 0) return SPS_ENOMEM;
+        ev_node[cur] = node;
+        sps__acc_add(&t->n[node].cum, (uint64_t)r->start[cur], (uint64_t)ev_end(r, cur),
+                     (uint64_t)r->self[cur]);
     }
+    return 0;
 }
 
-/* Builds the call tree (see h5_read.h). */
+/* Builds the call tree (see h5_read.h): the model's tree over the
+ * reader's parents, as rows of the tree view. */
 int sps__h5r_tree(const sps__h5r_t *r, sps__tree_row_t **nodes, size_t *n) {
     size_t ne = r->aggregate ? 0 : (size_t)r->nevents;
-    tree_rows_t t = {malloc((ne ? ne : 1) * sizeof *t.v),
-                 malloc((ne ? ne : 1) * sizeof *t.region), 0, {0}};
+    sps__tree_t t = {0};
     int32_t *ev_node = malloc((ne ? ne : 1) * sizeof *ev_node);
     int32_t *path = malloc((ne ? ne : 1) * sizeof *path);
-    int rc = t.v && t.region && ev_node && path && !sps__htab_reserve(&t.index, ne)
-             ? 0 : SPS_ENOMEM;
+    int rc = ev_node && path ? 0 : SPS_ENOMEM;
     for (size_t e = 0; rc == 0 && e < ne; e++) ev_node[e] = -1;
     for (size_t e = 0; rc == 0 && e < ne; e++)
         if (r->row[e] != NO_ROW && ev_node[e] < 0)
-            node_assign(r, &t, ev_node, path, e);
+            rc = node_assign(r, &t, ev_node, path, e);
+    sps__tree_row_t *v = rc ? NULL : malloc((t.len ? t.len : 1) * sizeof *v);
+    if (!rc && !v) rc = SPS_ENOMEM;
+    for (size_t i = 0; !rc && i < t.len; i++) {
+        sps_stats_t st;
+        sps__acc_stats(&t.n[i].cum, &st);
+        v[i] = (sps__tree_row_t){t.n[i].parent, r->names[t.n[i].region], st.num_calls,
+                                 st.total_ns, st.self_ns, st.min_ns, st.max_ns};
+    }
+    *nodes = v;
+    *n = rc ? 0 : t.len;
     free(path);
     free(ev_node);
-    sps__htab_free(&t.index);
-    free(t.region);
-    if (rc) {
-        free(t.v);
-        t.v = NULL;
-        t.n = 0;
-    }
-    *nodes = t.v;
-    *n = t.n;
+    sps__tree_free(&t);
     return rc ? fail(rc, "out of memory") : 0;
 }
 
@@ -1300,28 +1275,25 @@ static void flat_add_row(const sps__row_t *row, sps__tflat_t *f) {
     f->self_ns = (int64_t)((uint64_t)f->self_ns + (uint64_t)x);
 }
 
-/* Adds the calls of row i of a columnar file to flat entry f. */
-static void flat_add_events(const sps__h5r_t *r, size_t i, sps__tflat_t *f) {
+/* Folds the calls of row i of a columnar file into a (the model's
+ * accumulator: the fold's self times, negative durations as 0). */
+static void flat_add_events(const sps__h5r_t *r, size_t i, sps__acc_t *a) {
     const sps__row_t *row = &r->rows[i];
-    for (uint64_t e = row->offset; e < row->offset + row->count; e++) {
-        int64_t d = r->dur[e];
-        if (f->calls == 0 || d < f->min_ns) f->min_ns = d;
-        if (f->calls == 0 || d > f->max_ns) f->max_ns = d;
-        f->calls++;
-        f->total_ns = (int64_t)((uint64_t)f->total_ns + (uint64_t)d);
-        f->self_ns = (int64_t)((uint64_t)f->self_ns + (uint64_t)r->self[e]);
-    }
+    for (uint64_t e = row->offset; e < row->offset + row->count; e++)
+        sps__acc_add(a, (uint64_t)r->start[e], (uint64_t)ev_end(r, e), (uint64_t)r->self[e]);
 }
 
 /* Builds the flat per-region statistics (see h5_read.h). */
 int sps__h5r_flat(const sps__h5r_t *r, sps__tflat_t **flat, size_t *n) {
     sps__tflat_t *f = calloc(r->nnames ? r->nnames : 1, sizeof *f);
+    sps__acc_t *acc = calloc(r->nnames ? r->nnames : 1, sizeof *acc);
     unsigned char *used = calloc(r->nnames ? r->nnames : 1, 1);
     size_t k = 0;
     *flat = NULL;
     *n = 0;
-    if (!f || !used) {
+    if (!f || !used || !acc) {
         free(f);
+        free(acc);
         free(used);
         return fail(SPS_ENOMEM, "out of memory");
     }
@@ -1329,16 +1301,23 @@ int sps__h5r_flat(const sps__h5r_t *r, sps__tflat_t **flat, size_t *n) {
         uint32_t g = r->rows[i].file_region;
         used[g] = 1;
         if (r->aggregate) flat_add_row(&r->rows[i], &f[g]);
-        else flat_add_events(r, i, &f[g]);
+        else flat_add_events(r, i, &acc[g]);
     }
     for (size_t g = 0; g < r->nnames; g++) {
         if (!used[g]) continue;
+        if (!r->aggregate) {
+            sps_stats_t st;
+            sps__acc_stats(&acc[g], &st);
+            f[g] = (sps__tflat_t){NULL, st.num_calls, st.total_ns, st.self_ns,
+                                  st.min_ns, st.max_ns, st.mean_ns};
+        } else {
+            f[g].mean_ns = f[g].calls ? (double)f[g].total_ns / (double)f[g].calls : 0.0;
+        }
         f[k] = f[g];
         f[k].name = r->names[g];
-        f[k].mean_ns = f[k].calls ? (double)f[k].total_ns / (double)f[k].calls
-                                  : 0.0;
         k++;
     }
+    free(acc);
     free(used);
     *flat = f;
     *n = k;

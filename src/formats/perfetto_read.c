@@ -833,6 +833,7 @@ static int pfr_next(void *rv, sps__tl_span_t *s) {
     s->thread = r->tracks[x.thread].thread;
     s->start_ns = x.start;
     s->end_ns = x.end;
+    s->prior_ns = 0; /* traces do not carry /carried */
     return 1;
 }
 
