@@ -644,7 +644,7 @@ static void test_utf8_put_cell(void **state) {
     assert_string_equal(cell(0, "x\xC2\x85y\xC2\x9Fz\xC2\xA0", 6), "x?y?z\xC2\xA0");
     assert_string_equal(cell(0, "\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85\xC2\x85", 6), "???...");
     /* every cell is width columns, whatever is cut or replaced */
-    static const char *const names[] = {"", "a", "\x01\x02", "\xC2\x80\xC3\xA9" "abc",
+    static const char *const names[] = {"", "a", "\x01\x02", ("\xC2\x80\xC3\xA9" "abc"),
                                         "\xE6\x97\xA5\xE6\x97\xA5\xE6\x97\xA5\xE6\x97\xA5", "abcdefghijklmnop"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++)
         for (size_t ind = 0; ind < 8; ind++)
