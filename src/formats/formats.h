@@ -98,10 +98,17 @@ SPS__HIDDEN int sps__carried_write(const char *path, const sps__carried_t *c);
 /* Writes every call of a snapshot as rows (h5_period.c); the calls carried
  * across a checkpoint are added to *carried (the caller writes them with
  * sps__carried_write once the file is closed, and frees them). */
+/* Progress of a long write: called now and then (every 2^16 calls
+ * written) with the calls done and their total. */
+typedef struct sps__progress {
+    void (*fn)(void *ctx, uint64_t done, uint64_t total);
+    void *ctx;
+} sps__progress_t;
 SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                                   const sps__layout_t *lay,
                                   const uint32_t *file_region,
-                                  sps__carried_t *carried);
+                                  sps__carried_t *carried,
+                                  const sps__progress_t *progress);
 /* Closes an HDF5 handle (an hid_t) of any kind if it is valid and sets it
  * to -1 (h5_read.c; shared by the writer and the readers). */
 SPS__HIDDEN void sps__h5_close(int64_t *id);

@@ -32,6 +32,8 @@ typedef struct h5sink {
     size_t nlate, caplate;
     int64_t *scratch;  /* start deltas being written */
     sps__carried_t *carried;
+    const sps__progress_t *progress; /* or NULL */
+    uint64_t done, total;            /* calls completed, calls in all */
 } h5sink_t;
 
 static int ring_alloc(ring_t *g, size_t cap) {
@@ -95,6 +97,8 @@ static int h5_end(void *ctx, const sps__call_t *c) {
     uint32_t fr = h->file_region[c->region];
     ring_t *g = &h->rings[fr];
     int64_t d = (int64_t)(c->end - c->start);
+    if (h->progress && (++h->done & 0xFFFF) == 0)
+        h->progress->fn(h->progress->ctx, h->done, h->total);
     if (c->prior_child &&
         sps__carried_add(h->carried, (int64_t)(h->rows[fr].offset + c->ordinal),
                          (int64_t)c->prior_child))
@@ -122,8 +126,9 @@ static int h5_end(void *ctx, const sps__call_t *c) {
  * lay (whose offsets/counts must match the calls the pass will produce). */
 int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                       const sps__layout_t *lay, const uint32_t *file_region,
-                      sps__carried_t *carried) {
-    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL, carried};
+                      sps__carried_t *carried, const sps__progress_t *progress) {
+    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL, carried,
+                  progress, 0, lay->nevents};
     size_t active = lay->nrows ? lay->nrows : 1;
     h.ring_cap = (32u << 20) / 40 / active; /* ~32 MiB of rings in all */
     if (h.ring_cap > 4096) h.ring_cap = 4096;
