@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 
 need=()
 # chromium: the HTML report's test opens the page headless
+# libdeflate-dev, libisal-dev: the fast deflate encoders of the HDF5 event chunks (optional: zlib does it slower)
 # libopenmpi-dev, openmpi-bin: the optional MPI integration and its tests (docs/mpi.md)
-for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev chromium \
+for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev libdeflate-dev libisal-dev chromium \
            libopenmpi-dev openmpi-bin; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -114,6 +114,63 @@ SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
 SPS__HIDDEN void sps__h5_close(int64_t *id);
 /* Closes and removes the file without finishing it. */
 SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
+/* The error code for a failed HDF5 call (h5.c): SPS_EIO when errno says
+ * the disk is full or failing, SPS_EHDF5 otherwise. */
+SPS__HIDDEN int sps__h5_fail(void);
+
+/* ------------------------------------------------------------------------ */
+/* formats: HDF5's shuffle + deflate, done by us (deflate.c)                 */
+/* ------------------------------------------------------------------------ */
+
+/* One thread's compressor state.  sps__coder_new(bytes): for columns of at
+ * most `bytes` bytes; NULL on ENOMEM.  sps__coder_free(NULL) is a no-op. */
+typedef struct sps__coder sps__coder_t;
+SPS__HIDDEN sps__coder_t *sps__coder_new(size_t column_bytes);
+SPS__HIDDEN void sps__coder_free(sps__coder_t *c);
+/* Filters the n 8-byte elements at elems as HDF5's shuffle then deflate
+ * filters would (the bytes H5Dwrite_chunk takes with filter mask 0):
+ * *out (malloc'd, caller frees) receives *out_bytes bytes.  column (0..7)
+ * names the column, whose encoder choice c remembers between chunks.
+ * 0, SPS_EINVAL (n too large for c) or SPS_ENOMEM. */
+SPS__HIDDEN int sps__coder_column(sps__coder_t *c, int column,
+                                  const int64_t *elems, size_t n,
+                                  unsigned char **out, size_t *out_bytes);
+/* The encoders this build uses, in words (for benchmarks and --version). */
+SPS__HIDDEN const char *sps__coder_name(void);
+
+/* ------------------------------------------------------------------------ */
+/* formats: /events assembled chunk by chunk (h5_events.c)                   */
+/* ------------------------------------------------------------------------ */
+
+#define SPS__EV_MAX 5 /* event columns at most */
+
+/* The int64 columns ds[0..ncols) (hid_t's, kept open by the caller) of n
+ * rows each, chunked by ch rows with shuffle + deflate when compressed,
+ * else contiguous (ch is then only the unit of writing).  dur_col is the
+ * column whose negative values mean "comes later".  Staging, when needed,
+ * goes to an unlinked file in dir.  Starts the worker threads. */
+typedef struct sps__evcols sps__evcols_t;
+SPS__HIDDEN int sps__evcols_open(sps__evcols_t **out, const int64_t *ds,
+                                 int ncols, int dur_col, uint64_t n,
+                                 uint64_t ch, int compressed, const char *dir);
+/* Writes rows [first, first + n) from cols[0..ncols) (borrowed).  Each row
+ * is written once; a negative duration is stored as 0 until its
+ * sps__evcols_duration comes, once.  A chunk is compressed and written as
+ * soon as all its rows and durations are in.  0, SPS_EINVAL (out of range,
+ * a row written twice), SPS_ENOMEM, SPS_EIO or SPS_EHDF5; after an error
+ * every call returns it. */
+SPS__HIDDEN int sps__evcols_rows(sps__evcols_t *e, uint64_t first, size_t n,
+                                 const int64_t *const *cols);
+/* The duration of row pos, announced by a negative one.  As above. */
+SPS__HIDDEN int sps__evcols_duration(sps__evcols_t *e, uint64_t pos, int64_t dur);
+/* Writes every chunk not yet written (rows never written are zeros) and
+ * waits for the workers.  0 or the first error. */
+SPS__HIDDEN int sps__evcols_finish(sps__evcols_t *e);
+/* Stops the workers and frees e, written or not.  NULL is a no-op. */
+SPS__HIDDEN void sps__evcols_free(sps__evcols_t *e);
+/* Chunks staged and written so far, and worker threads (tests). */
+SPS__HIDDEN void sps__evcols_counts(const sps__evcols_t *e, uint64_t *staged,
+                                    uint64_t *written, int *workers);
 
 /* ======================================================================== */
 /* formats: summary table (src/formats/table.c)                              */

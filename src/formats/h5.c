@@ -22,15 +22,9 @@
  * size; sps__h5w_rows() / sps__h5w_durations() fill /events in any order;
  * sps__h5w_close() writes the rest and closes.
  *
- * Compressed event columns are staged.  Callers write rows region by
- * region, so consecutive writes land far apart in /events; written straight
- * into deflated chunks, every small write would decompress and recompress a
- * whole chunk (HDF5's chunk cache either thrashes or, told to keep partial
- * chunks, grows to the whole column).  So when compressing, rows go to an
- * unlinked staging file next to the output (plain int64 columns, written
- * with pwrite), and close() copies each column into /events in chunk order,
- * every chunk compressed exactly once.  Memory stays at one chunk; the disk
- * holds the uncompressed columns until close.
+ * The event columns are assembled chunk by chunk and compressed on worker
+ * threads by h5_events.c (see there); this file creates the datasets and
+ * writes everything else.
  *
  * The writer never prints:
  * HDF5's automatic error printing is switched off for the duration of each
@@ -56,7 +50,6 @@
 #define SPS__H5_DEFAULT_THRESHOLD 16384
 #define SPS__H5_CHUNK 65536        /* elements per event chunk */
 #define SPS__H5_DEFLATE_LEVEL 4
-#define SPS__H5_POINT_BATCH 65536  /* points per H5Sselect_elements call */
 
 enum { EV_START, EV_DUR, EV_CALL, EV_PARENT, EV_THREAD, EV_N };
 static const char *const ev_names[EV_N] = {
@@ -66,7 +59,7 @@ struct sps__h5w {
     hid_t file;
     hid_t ev[EV_N];            /* event columns, H5I_INVALID_HID if absent */
     int ncols;                 /* event columns written: 2, or EV_N (tree) */
-    int stage_fd;              /* staging file (compressed columns), or -1 */
+    sps__evcols_t *cols;       /* assembles and writes /events (h5_events.c) */
     const sps__layout_t *lay;  /* borrowed, see sps__h5w_open */
     size_t nnames, nrows, nthreads; /* shape fixed at open */
     uint64_t nevents;
@@ -81,7 +74,7 @@ struct sps__h5w {
 /* The error code for a failed HDF5 call: SPS_EIO when the operating system
  * said the disk is full or failing (errno, cleared by the public entry
  * points), SPS_EHDF5 otherwise. */
-static int h5_fail(void) {
+int sps__h5_fail(void) {
     switch (errno) {
     case ENOSPC: case EDQUOT: case EIO: case EFBIG: return SPS_EIO;
     default: return SPS_EHDF5;
@@ -89,6 +82,7 @@ static int h5_fail(void) {
 }
 
 #define h5_close sps__h5_close /* h5_read.c */
+#define h5_fail sps__h5_fail
 
 /* A new variable-length UTF-8 string type (caller closes it), or -1. */
 static hid_t str_type(void) {
@@ -279,69 +273,15 @@ static hid_t event_dcpl(const sps__layout_t *lay, uint64_t n) {
     return p;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Staging (compressed event columns only)                                   */
-/* ------------------------------------------------------------------------ */
-
-/* Opens an unlinked staging file in the directory of w->path (the same
- * file system as the output, known to be writable).  Returns 0 or -1 with
- * errno set. */
-static int stage_open(sps__h5w_t *w) {
-    char *dup = strdup(w->path);
-    if (!dup) return -1;
-    w->stage_fd = sps__tmpfile_open(dirname(dup), ".spanscope-stage-");
-    free(dup);
-    return w->stage_fd < 0 ? -1 : 0;
-}
-
-/* The staging file offset of row `row` of event column `col`. */
-static off_t stage_off(const sps__h5w_t *w, int col, uint64_t row) {
-    return (off_t)(((uint64_t)col * w->nevents + row) * 8);
-}
-
-/* Reads n bytes at off of the staging file; what lies past its end (rows
- * never written) reads as zeros.  Returns 0 or -1 (errno). */
-static int stage_pread(int fd, void *buf, size_t n, off_t off) {
-    ssize_t got = sps__pread_full(fd, buf, n, off);
-    if (got < 0) return -1;
-    memset((char *)buf + got, 0, n - (size_t)got);
-    return 0;
-}
-
-static int ev_write(hid_t d, uint64_t first, size_t n, const int64_t *buf);
-
-/* Copies every staged column into its dataset, one whole chunk per write
- * (each chunk is compressed once).  Returns 0 or an SPS_E* code. */
-static int stage_flush(sps__h5w_t *w) {
-    int64_t *buf = malloc(SPS__H5_CHUNK * sizeof *buf);
-    int rc = buf ? 0 : SPS_ENOMEM;
-    for (int c = 0; rc == 0 && c < w->ncols; c++)
-        for (uint64_t at = 0; rc == 0 && at < w->nevents; at += SPS__H5_CHUNK) {
-            size_t k = w->nevents - at < SPS__H5_CHUNK
-                           ? (size_t)(w->nevents - at) : SPS__H5_CHUNK;
-            if (stage_pread(w->stage_fd, buf, k * 8, stage_off(w, c, at)) < 0)
-                rc = SPS_EIO;
-            else if (ev_write(w->ev[c], at, k, buf) < 0)
-                rc = h5_fail();
-        }
-    free(buf);
-    return rc;
-}
-
-/* Closes the staging file if open (it is unlinked already). */
-static void stage_close(sps__h5w_t *w) {
-    if (w->stage_fd >= 0) close(w->stage_fd);
-    w->stage_fd = -1;
-}
-
-/* Creates /events and its columns, keeping them open in w->ev; opens the
- * staging file when the columns are compressed. */
+/* Creates /events and its columns, keeping them open in w->ev, and the
+ * assembler that writes them (h5_events.c): chunks of SPS__H5_CHUNK rows,
+ * compressed, or for contiguous columns the same unit of writing. */
 static int events_create(sps__h5w_t *w) {
     hid_t g = H5Gcreate2(w->file, "events", H5P_DEFAULT, H5P_DEFAULT,
                          H5P_DEFAULT);
     hid_t dcpl = event_dcpl(w->lay, w->nevents);
     int rc = g >= 0 && dcpl >= 0 ? 0 : -1;
-    if (rc == 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) rc = stage_open(w);
+    int chunked = rc == 0 && H5Pget_layout(dcpl) == H5D_CHUNKED;
     for (int i = 0; rc == 0 && i < w->ncols; i++) {
         w->ev[i] = col_create(g, ev_names[i], K_I64, w->nevents, dcpl,
                               H5P_DEFAULT);
@@ -349,6 +289,18 @@ static int events_create(sps__h5w_t *w) {
     }
     h5_close(&dcpl);
     h5_close(&g);
+    if (rc == 0) {
+        uint64_t ch = w->nevents < SPS__H5_CHUNK ? w->nevents : SPS__H5_CHUNK;
+        char *dup = strdup(w->path);
+        int64_t ds[EV_N];
+        for (int i = 0; i < w->ncols; i++) ds[i] = w->ev[i];
+        rc = dup ? sps__evcols_open(&w->cols, ds, w->ncols, EV_DUR, w->nevents,
+                                    ch ? ch : 1, chunked, dirname(dup))
+                 : SPS_ENOMEM;
+        free(dup);
+        if (rc) errno = rc == SPS_EIO ? EIO : ENOMEM;
+        rc = rc ? -1 : 0;
+    }
     return rc;
 }
 
@@ -412,7 +364,7 @@ static int create_fail(void) {
 
 /* Frees w and whatever it still holds open; the file stays on disk. */
 static void w_free(sps__h5w_t *w) {
-    stage_close(w);
+    sps__evcols_free(w->cols);
     for (int i = 0; i < EV_N; i++) h5_close(&w->ev[i]);
     h5_close(&w->file);
     free(w->path);
@@ -446,7 +398,6 @@ int sps__h5w_open(sps__h5w_t **out, const char *path,
         return SPS_ENOMEM;
     }
     for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;
-    w->stage_fd = -1;
     w->lay = lay;
     w->nnames = lay->nnames;
     w->nrows = lay->nrows;
@@ -477,150 +428,49 @@ int sps__h5w_open(sps__h5w_t **out, const char *path,
 /* rows and durations                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* Writes buf[0..n) into event column d at rows [first, first + n). */
-static int ev_write(hid_t d, uint64_t first, size_t n, const int64_t *buf) {
-    hsize_t start = (hsize_t)first, count = (hsize_t)n;
-    hid_t fs = H5Dget_space(d);
-    hid_t ms = H5Screate_simple(1, &count, NULL);
-    int rc = -1;
-    if (fs >= 0 && ms >= 0 &&
-        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count,
-                            NULL) >= 0)
-        rc = H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, buf) < 0
-                 ? -1 : 0;
-    h5_close(&ms);
-    h5_close(&fs);
-    return rc;
-}
-
 /* Writes n consecutive rows of /events starting at row `first`: one value
  * per column from each array (borrowed, only read during the call).
  * start_deltas and durations are required; call_ids, parent_ids and
  * thread_ids are required when the layout has with_tree and ignored
- * otherwise.  Rows may be written in any order and more than once.
- * Compressed columns go to the staging file (see the top of this file).
- * Returns 0, SPS_EINVAL (NULL array, rows out of range), SPS_EIO or
- * SPS_EHDF5.  After a failure the writer can only be closed or aborted. */
+ * otherwise.  Rows may be written in any order, each once; a negative
+ * duration is written as 0 and means that the row's duration comes later,
+ * once, through sps__h5w_durations (the chunk holding the row is written
+ * out when all its rows and durations are in; see h5_events.c).
+ * Returns 0, SPS_EINVAL (NULL array, rows out of range, a row written
+ * twice), SPS_ENOMEM, SPS_EIO or SPS_EHDF5.  After a failure the writer
+ * can only be closed or aborted. */
 int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
                   const int64_t *start_deltas, const int64_t *durations,
                   const int64_t *call_ids, const int64_t *parent_ids,
                   const int64_t *thread_ids) {
     const int64_t *col[EV_N] = {start_deltas, durations, call_ids, parent_ids,
                                 thread_ids};
-    int rc = 0;
     sps__h5_quiet_t q;
     if (!w) return SPS_EINVAL;
     if (n == 0) return 0;
     if (first > w->nevents || n > w->nevents - first) return SPS_EINVAL;
     for (int i = 0; i < w->ncols; i++)
         if (!col[i]) return SPS_EINVAL;
-    if (w->stage_fd >= 0) {
-        for (int i = 0; rc == 0 && i < w->ncols; i++)
-            if (sps__pwrite_all(w->stage_fd, col[i], n * 8,
-                             stage_off(w, i, first)) < 0)
-                rc = SPS_EIO;
-        return rc;
-    }
     sps__h5_quiet_begin(&q);
     errno = 0;
-    for (int i = 0; rc == 0 && i < w->ncols; i++)
-        if (ev_write(w->ev[i], first, n, col[i]) < 0) rc = h5_fail();
-    return sps__h5_quiet_end(&q, rc);
-}
-
-/* One scattered duration, with its place in the caller's arrays so that
- * of two writes to one row the later one wins. */
-typedef struct point {
-    uint64_t pos;
-    size_t i;
-    int64_t dur;
-} point_t;
-
-/* qsort order: by row, then by position in the caller's arrays. */
-static int point_cmp(const void *a, const void *b) {
-    const point_t *x = a, *y = b;
-    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Writes the n points p[0..n) (n <= SPS__H5_POINT_BATCH) into the
- * durations column, using the scratch arrays coord and val. */
-static int points_write(hid_t d, const point_t *p, size_t n, hsize_t *coord,
-                        int64_t *val) {
-    hsize_t count = (hsize_t)n;
-    for (size_t i = 0; i < n; i++) {
-        coord[i] = (hsize_t)p[i].pos;
-        val[i] = p[i].dur;
-    }
-    hid_t fs = H5Dget_space(d);
-    hid_t ms = H5Screate_simple(1, &count, NULL);
-    int rc = -1;
-    if (fs >= 0 && ms >= 0 &&
-        H5Sselect_elements(fs, H5S_SELECT_SET, n, coord) >= 0)
-        rc = H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, val) < 0
-                 ? -1 : 0;
-    h5_close(&ms);
-    h5_close(&fs);
-    return rc;
-}
-
-/* Writes the n sorted points p[0..n) into the staged durations column,
- * one pwrite per run of consecutive rows, using the scratch array val (n
- * elements).  Returns 0 or -1 (errno). */
-static int points_stage(sps__h5w_t *w, const point_t *p, size_t n,
-                        int64_t *val) {
-    for (size_t i = 0, j; i < n; i = j) {
-        val[0] = p[i].dur;
-        for (j = i + 1; j < n && p[j].pos == p[j - 1].pos + 1; j++)
-            val[j - i] = p[j].dur;
-        if (sps__pwrite_all(w->stage_fd, val, (j - i) * 8,
-                         stage_off(w, EV_DUR, p[i].pos)) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* Writes the n sorted points p[0..n) into /events/durations in batches,
- * staged or straight into the dataset.  Returns 0 or an SPS_E* code. */
-static int points_put(sps__h5w_t *w, const point_t *p, size_t n,
-                      hsize_t *coord, int64_t *val, size_t batch) {
-    for (size_t at = 0; at < n; at += batch) {
-        size_t k = n - at < batch ? n - at : batch;
-        if (w->stage_fd >= 0 ? points_stage(w, p + at, k, val) < 0
-                             : points_write(w->ev[EV_DUR], p + at, k, coord,
-                                            val) < 0)
-            return w->stage_fd >= 0 ? SPS_EIO : h5_fail();
-    }
-    return 0;
+    return sps__h5_quiet_end(&q, sps__evcols_rows(w->cols, first, n, col));
 }
 
 /* Writes dur[i] into /events/durations at row pos[i], for i < n (arrays
- * borrowed).  Positions may come in any order; when one row appears twice
- * the later entry wins.  They are sorted before writing, so each chunk or
- * run of rows is visited once.  Returns 0, SPS_EINVAL (NULL arrays, a
- * position out of range), SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
+ * borrowed): the durations announced by negative ones in sps__h5w_rows,
+ * each once, in any order.  Returns 0, SPS_EINVAL (NULL arrays, a position
+ * out of range or not announced), SPS_ENOMEM, SPS_EIO or SPS_EHDF5. */
 int sps__h5w_durations(sps__h5w_t *w, size_t n, const uint64_t *pos,
                        const int64_t *dur) {
     sps__h5_quiet_t q;
     int rc = 0;
     if (!w || (n && (!pos || !dur))) return SPS_EINVAL;
-    if (n == 0) return 0;
     for (size_t i = 0; i < n; i++)
         if (pos[i] >= w->nevents) return SPS_EINVAL;
-    size_t batch = n < SPS__H5_POINT_BATCH ? n : SPS__H5_POINT_BATCH;
-    point_t *p = malloc(n * sizeof *p);
-    hsize_t *coord = malloc(batch * sizeof *coord);
-    int64_t *val = malloc(batch * sizeof *val);
-    if (!p || !coord || !val) rc = SPS_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        p[i] = (point_t){pos[i], i, dur[i]};
-    if (rc == 0) qsort(p, n, sizeof *p, point_cmp);
     sps__h5_quiet_begin(&q);
     errno = 0;
-    if (rc == 0) rc = points_put(w, p, n, coord, val, batch);
-    free(val);
-    free(coord);
-    free(p);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = sps__evcols_duration(w->cols, pos[i], dur[i] < 0 ? 0 : dur[i]);
     return sps__h5_quiet_end(&q, rc);
 }
 
@@ -893,7 +743,7 @@ static int file_sync(const char *path) {
     return rc;
 }
 
-/* Copies the staged event columns into /events (when compressing), writes
+/* Writes the event chunks not yet written (h5_events.c), then
  * /region_table/names, /rank_region_index/..., /thread_table/... and the
  * /metadata attributes from the layout given to open, then flushes,
  * closes and fsyncs the file.  Always frees w (NULL is a no-op returning
@@ -910,8 +760,9 @@ int sps__h5w_close(sps__h5w_t *w) {
     }
     sps__h5_quiet_begin(&q);
     errno = 0;
-    if (w->stage_fd >= 0) rc = stage_flush(w);
-    stage_close(w);
+    rc = sps__evcols_finish(w->cols);
+    sps__evcols_free(w->cols);
+    w->cols = NULL;
     if (rc == 0) rc = tables_write(w);
     for (int i = 0; i < EV_N; i++)
         if (w->ev[i] >= 0 && H5Dclose(w->ev[i]) < 0 && rc == 0) rc = h5_fail();

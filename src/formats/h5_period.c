@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define LATE_BATCH 4096 /* late durations written together */
+
 /* ------------------------------------------------------------------------ */
 /* Sink: HDF5 rows                                                           */
 /* ------------------------------------------------------------------------ */
@@ -29,7 +31,7 @@ typedef struct h5sink {
     size_t ring_cap;   /* slots per ring */
     uint64_t *late_pos;
     int64_t *late_dur;
-    size_t nlate, caplate;
+    size_t nlate;      /* of LATE_BATCH */
     int64_t *scratch;  /* start deltas being written */
     sps__carried_t *carried;
     const sps__progress_t *progress; /* or NULL */
@@ -52,14 +54,14 @@ static void ring_free(ring_t *g) {
     free(g->thread);
 }
 
-/* Writes the oldest k slots of ring g (file row fr); pending durations are
- * written as 0 now and fixed later. */
+/* Writes the oldest k slots of ring g (file row fr); a duration still
+ * pending goes as -1, which the writer holds its chunk open for (the
+ * call's end brings it, through the late list). */
 static int ring_flush(h5sink_t *h, uint32_t fr, size_t k) {
     ring_t *g = &h->rings[fr];
     for (size_t i = 0; i < k; i++) {
         h->scratch[i] = g->start[i] - g->prev_start;
         g->prev_start = g->start[i];
-        if (g->dur[i] < 0) g->dur[i] = 0; /* its end comes later: late write */
     }
     int rc = sps__h5w_rows(h->w, h->rows[fr].offset + g->base, k, h->scratch,
                            g->dur, g->id, g->parent, g->thread);
@@ -107,15 +109,10 @@ static int h5_end(void *ctx, const sps__call_t *c) {
         g->dur[c->ordinal - g->base] = d;
         return 0;
     }
-    if (h->nlate == h->caplate) {
-        size_t cap = h->caplate ? h->caplate * 2 : 1024;
-        uint64_t *p = realloc(h->late_pos, cap * sizeof *p);
-        if (!p) return SPS_ENOMEM;
-        h->late_pos = p;
-        int64_t *q = realloc(h->late_dur, cap * sizeof *q);
-        if (!q) return SPS_ENOMEM;
-        h->late_dur = q;
-        h->caplate = cap;
+    if (h->nlate == LATE_BATCH) { /* their chunks wait for them: not long */
+        int rc = sps__h5w_durations(h->w, h->nlate, h->late_pos, h->late_dur);
+        if (rc) return rc;
+        h->nlate = 0;
     }
     h->late_pos[h->nlate] = h->rows[fr].offset + c->ordinal;
     h->late_dur[h->nlate++] = d;
@@ -127,7 +124,7 @@ static int h5_end(void *ctx, const sps__call_t *c) {
 int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                       const sps__layout_t *lay, const uint32_t *file_region,
                       sps__carried_t *carried, const sps__progress_t *progress) {
-    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, 0, NULL, carried,
+    h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, NULL, carried,
                   progress, 0, lay->nevents};
     size_t active = lay->nrows ? lay->nrows : 1;
     h.ring_cap = (32u << 20) / 40 / active; /* ~32 MiB of rings in all */
@@ -135,7 +132,9 @@ int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
     if (h.ring_cap < 64) h.ring_cap = 64;
     h.rings = calloc(active, sizeof *h.rings);
     h.scratch = malloc(h.ring_cap * sizeof *h.scratch);
-    int rc = h.rings && h.scratch ? 0 : SPS_ENOMEM;
+    h.late_pos = malloc(LATE_BATCH * sizeof *h.late_pos);
+    h.late_dur = malloc(LATE_BATCH * sizeof *h.late_dur);
+    int rc = h.rings && h.scratch && h.late_pos && h.late_dur ? 0 : SPS_ENOMEM;
     sps__pass_cb_t cb = {&h, h5_begin, h5_end};
     if (!rc) rc = sps__pass_run(snap, &cb, NULL);
     for (uint32_t fr = 0; !rc && fr < lay->nrows; fr++)

@@ -211,7 +211,10 @@ def test_the_recording_is_awkward(recording):
     _, lives, files, _ = recording
     for rank in (0, 1):
         lv = lives[rank]
-        assert lv["om.zero"][1] == 0 or lv["om.zero"][1] < lv["om.zero"][0] * 2000
+        # 40 back-to-back begin/end pairs: short (most take tens of ns; a
+        # preempted one on a loaded machine may take a scheduler slice)
+        assert lv["om.zero"][0] == 40
+        assert lv["om.zero"][1] < lv["om.outer"][1]
         assert lv["om.B"][0] == 1 and lv["om.A"][0] == 1
         assert lv["om.open"][0] == 1
         assert lv["om.inner"][0] == 30 + 40 + 1  # main, two workers, phase 2

@@ -1,0 +1,509 @@
+/* h5_events.c -- the event columns of an HDF5 file, assembled chunk by
+ * chunk in memory and compressed on worker threads.
+ *
+ * The writer's callers (finalize's merged pass, merge) write rows region by
+ * region in time order, so writes land all over /events; each region's rows
+ * come in order, though, so only a few chunks are ever partly written at
+ * once.  Every chunk (ch rows of each of the ncols columns) is assembled in
+ * a buffer; the moment its last row and last pending duration are in, it
+ * goes to a worker thread, which does HDF5's shuffle + deflate itself
+ * (deflate.c), and the writing thread stores the result with
+ * H5Dwrite_chunk.  Each chunk is compressed once, by one of the cores, and
+ * nothing is written twice.
+ *
+ * Memory is bounded: at most `bufs_max` chunk buffers exist (open,
+ * compressing or waiting to be written).  When a write needs a chunk and
+ * none is free, the writer waits for the workers; when every buffer is
+ * held by an open chunk (many regions interleaved, or calls that stay open
+ * long), the new chunk is staged instead: its rows go with pwrite to an
+ * unlinked staging file next to the output (chunk-major, so a chunk is one
+ * range), and when it is complete it is read back, compressed and written
+ * like the others.  The staging file is sparse: only staged chunks use it.
+ *
+ * Datasets stored contiguously (small ones, or compression switched off)
+ * take the same path with "chunks" of rows that are written with H5Dwrite
+ * as they complete, without workers.
+ *
+ * Threads: only the thread that calls sps__evcols_* uses HDF5; workers
+ * touch only the buffers of their jobs. */
+#include "formats/formats.h"
+#include "formats/h5_read.h"
+
+#include <hdf5.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_WORKERS 4
+#define OPEN_BUFS 6 /* chunk buffers for open chunks, besides those in flight */
+
+enum { S_EMPTY, S_OPEN, S_STAGED, S_DONE };
+
+typedef struct slot {
+    int64_t *buf;        /* S_OPEN: ncols x ch elements */
+    uint32_t rows_left;  /* rows not yet written */
+    uint32_t pending;    /* rows written with their duration still to come */
+    uint8_t state;
+} slot_t;
+
+typedef struct job {
+    uint64_t k;                 /* chunk index */
+    int64_t *buf;               /* owned until written */
+    unsigned char *z[SPS__EV_MAX];
+    size_t zlen[SPS__EV_MAX];
+    int rc;
+    struct job *next;
+} job_t;
+
+struct sps__evcols {
+    hid_t ds[SPS__EV_MAX];      /* borrowed */
+    int ncols, compressed, dur_col;
+    uint64_t n, ch, nchunks;
+    slot_t *slot;
+    /* chunk buffers */
+    int64_t **free_bufs;
+    size_t nfree, bufs_live, bufs_max;
+    /* staging */
+    int stage_fd;
+    char *dir;
+    /* workers */
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    job_t *todo, *todo_tail, *finished;
+    size_t inflight; /* jobs submitted and not yet written */
+    pthread_t th[MAX_WORKERS];
+    int nworkers, stop, mu_ok;
+    sps__coder_t *coder; /* the writing thread's, for inline or helping */
+    int err;
+    uint64_t nstaged, nwritten; /* chunks (tests, benchmarks) */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Compression jobs                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Compresses every column of job j's chunk with coder c. */
+static void job_run(const sps__evcols_t *e, sps__coder_t *c, job_t *j) {
+    j->rc = 0;
+    for (int col = 0; col < e->ncols && !j->rc; col++)
+        j->rc = sps__coder_column(c, col, j->buf + (uint64_t)col * e->ch,
+                                  (size_t)e->ch, &j->z[col], &j->zlen[col]);
+}
+
+static void *worker_main(void *arg) {
+    sps__evcols_t *e = arg;
+    sps__coder_t *c = sps__coder_new((size_t)e->ch * 8);
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!e->todo && !e->stop) pthread_cond_wait(&e->work, &e->mu);
+        if (!e->todo) break;
+        job_t *j = e->todo;
+        e->todo = j->next;
+        if (!e->todo) e->todo_tail = NULL;
+        pthread_mutex_unlock(&e->mu);
+        if (c) job_run(e, c, j);
+        else j->rc = SPS_ENOMEM;
+        pthread_mutex_lock(&e->mu);
+        j->next = e->finished;
+        e->finished = j;
+        pthread_cond_broadcast(&e->done);
+    }
+    pthread_mutex_unlock(&e->mu);
+    sps__coder_free(c);
+    return NULL;
+}
+
+/* The number of worker threads: the online CPUs but one (the writing
+ * thread keeps one), at most MAX_WORKERS; SPANSCOPE_WRITE_THREADS=N sets
+ * it (0: compress on the writing thread). */
+static int workers_wanted(void) {
+    const char *env = getenv("SPANSCOPE_WRITE_THREADS");
+    long n;
+    if (env && *env) n = strtol(env, NULL, 10);
+    else n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+    if (n < 0) n = 0;
+    return n > MAX_WORKERS ? MAX_WORKERS : (int)n;
+}
+
+/* Gives chunk buffer b back: kept for reuse, or freed when it was one
+ * taken over the budget. */
+static void buf_put(sps__evcols_t *e, int64_t *b) {
+    if (e->nfree < e->bufs_max) {
+        e->free_bufs[e->nfree++] = b;
+        return;
+    }
+    free(b);
+    e->bufs_live--;
+}
+
+/* Stores the compressed columns of job j with H5Dwrite_chunk and gives its
+ * buffer back.  Returns 0 or an SPS_E code. */
+static int job_write(sps__evcols_t *e, job_t *j) {
+    int rc = j->rc;
+    hsize_t off = (hsize_t)(j->k * e->ch);
+    for (int col = 0; col < e->ncols && !rc; col++) {
+        errno = 0;
+        if (H5Dwrite_chunk(e->ds[col], H5P_DEFAULT, 0, &off, j->zlen[col],
+                           j->z[col]) < 0)
+            rc = sps__h5_fail();
+    }
+    for (int col = 0; col < e->ncols; col++) free(j->z[col]);
+    buf_put(e, j->buf);
+    free(j);
+    e->inflight--;
+    return rc;
+}
+
+/* Writes the jobs the workers have finished; with wait, first waits until
+ * at least one has finished (when any is in flight).  Returns 0 or the
+ * first error. */
+static int jobs_collect(sps__evcols_t *e, int wait) {
+    if (!e->nworkers) return 0;
+    pthread_mutex_lock(&e->mu);
+    if (wait && !e->finished && e->todo) { /* help rather than wait */
+        job_t *j = e->todo;
+        e->todo = j->next;
+        if (!e->todo) e->todo_tail = NULL;
+        pthread_mutex_unlock(&e->mu);
+        job_run(e, e->coder, j);
+        pthread_mutex_lock(&e->mu);
+        j->next = e->finished;
+        e->finished = j;
+    }
+    while (wait && !e->finished && e->inflight) pthread_cond_wait(&e->done, &e->mu);
+    job_t *j = e->finished;
+    e->finished = NULL;
+    pthread_mutex_unlock(&e->mu);
+    int rc = 0;
+    while (j) {
+        job_t *next = j->next;
+        int r = job_write(e, j);
+        if (!rc) rc = r;
+        j = next;
+    }
+    return rc;
+}
+
+/* Hands chunk k (its buffer b, now owned by the job) to the workers, or
+ * compresses and writes it here when there are none.  Returns 0 or an
+ * SPS_E code. */
+static int job_submit(sps__evcols_t *e, uint64_t k, int64_t *b) {
+    job_t *j = calloc(1, sizeof *j);
+    if (!j) {
+        buf_put(e, b);
+        return SPS_ENOMEM;
+    }
+    j->k = k;
+    j->buf = b;
+    e->inflight++;
+    if (!e->nworkers) {
+        job_run(e, e->coder, j);
+        return job_write(e, j);
+    }
+    pthread_mutex_lock(&e->mu);
+    if (e->todo_tail) e->todo_tail->next = j;
+    else e->todo = j;
+    e->todo_tail = j;
+    pthread_cond_signal(&e->work);
+    pthread_mutex_unlock(&e->mu);
+    return jobs_collect(e, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Chunk buffers and the staging file                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A zeroed chunk buffer (rows never written read as zeros), or NULL when
+ * all bufs_max are held by open chunks (or on ENOMEM).  Waits for the
+ * workers when they hold one. */
+static int64_t *buf_get(sps__evcols_t *e) {
+    size_t bytes = (size_t)e->ch * (size_t)e->ncols * 8;
+    for (;;) {
+        if (e->nfree) {
+            int64_t *b = e->free_bufs[--e->nfree];
+            memset(b, 0, bytes);
+            return b;
+        }
+        if (e->bufs_live < e->bufs_max) {
+            int64_t *b = calloc(1, bytes);
+            if (b) e->bufs_live++;
+            return b;
+        }
+        if (!e->inflight) return NULL;
+        int rc = jobs_collect(e, 1);
+        if (rc && !e->err) e->err = rc;
+    }
+}
+
+static int stage_open(sps__evcols_t *e) {
+    if (e->stage_fd >= 0) return 0;
+    e->stage_fd = sps__tmpfile_open(e->dir, ".spanscope-stage-");
+    return e->stage_fd < 0 ? SPS_EIO : 0;
+}
+
+/* The staging file offset of row r (within chunk k) of column col. */
+static off_t stage_off(const sps__evcols_t *e, uint64_t k, int col, uint64_t r) {
+    return (off_t)((((k * (uint64_t)e->ncols) + (uint64_t)col) * e->ch + r) * 8);
+}
+
+/* Reads staged chunk k into b; what was never written reads as zeros. */
+static int stage_read(sps__evcols_t *e, uint64_t k, int64_t *b) {
+    size_t bytes = (size_t)e->ch * 8;
+    for (int col = 0; col < e->ncols; col++) {
+        int64_t *dst = b + (uint64_t)col * e->ch;
+        ssize_t got = sps__pread_full(e->stage_fd, dst, bytes, stage_off(e, k, col, 0));
+        if (got < 0) return SPS_EIO;
+        memset((char *)dst + got, 0, bytes - (size_t)got);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Chunks                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Rows of chunk k (the last one may be short). */
+static uint32_t chunk_rows(const sps__evcols_t *e, uint64_t k) {
+    uint64_t first = k * e->ch;
+    return (uint32_t)(e->n - first < e->ch ? e->n - first : e->ch);
+}
+
+/* Writes the uncompressed chunk k from b with H5Dwrite (contiguous
+ * datasets) and gives b back. */
+static int plain_write(sps__evcols_t *e, uint64_t k, int64_t *b) {
+    hsize_t start = (hsize_t)(k * e->ch), count = chunk_rows(e, k);
+    int rc = 0;
+    for (int col = 0; col < e->ncols && !rc; col++) {
+        hid_t fs = H5Dget_space(e->ds[col]);
+        hid_t ms = H5Screate_simple(1, &count, NULL);
+        errno = 0;
+        if (fs < 0 || ms < 0 ||
+            H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
+            H5Dwrite(e->ds[col], H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT,
+                     b + (uint64_t)col * e->ch) < 0)
+            rc = sps__h5_fail();
+        sps__h5_close(&ms);
+        sps__h5_close(&fs);
+    }
+    buf_put(e, b);
+    return rc;
+}
+
+/* Chunk k is complete (or the writer is finishing): compresses and writes
+ * it, reading it back first when it was staged. */
+static int chunk_flush(sps__evcols_t *e, uint64_t k) {
+    slot_t *s = &e->slot[k];
+    int64_t *b = s->buf;
+    int rc = 0;
+    if (s->state == S_STAGED) {
+        b = buf_get(e);
+        if (!b) { /* every buffer is in an open chunk: one more, briefly */
+            b = calloc((size_t)e->ch * (size_t)e->ncols, 8);
+            if (!b) return SPS_ENOMEM;
+            e->bufs_live++;
+        }
+        rc = stage_read(e, k, b);
+        if (rc) {
+            buf_put(e, b);
+            return rc;
+        }
+    }
+    s->state = S_DONE;
+    s->buf = NULL;
+    e->nwritten++;
+    return e->compressed ? job_submit(e, k, b) : plain_write(e, k, b);
+}
+
+/* Makes chunk k writable: an open buffer if one can be had, else staged. */
+static int chunk_open(sps__evcols_t *e, uint64_t k) {
+    slot_t *s = &e->slot[k];
+    s->rows_left = chunk_rows(e, k);
+    s->pending = 0;
+    s->buf = buf_get(e);
+    if (s->buf) {
+        s->state = S_OPEN;
+        return 0;
+    }
+    s->state = S_STAGED;
+    e->nstaged++;
+    return stage_open(e);
+}
+
+/* Writes rows [r, r + m) of chunk k from the column arrays (each at their
+ * element 0); negative durations are stored as 0 and counted as pending. */
+static int chunk_rows_put(sps__evcols_t *e, uint64_t k, uint64_t r, size_t m,
+                          const int64_t *const *cols) {
+    slot_t *s = &e->slot[k];
+    if (s->state == S_EMPTY) {
+        int rc = chunk_open(e, k);
+        if (rc) return rc;
+    }
+    if (s->state == S_DONE || m > s->rows_left) return SPS_EINVAL; /* written twice */
+    uint32_t late = 0;
+    const int64_t *dur = cols[e->dur_col];
+    for (size_t i = 0; i < m; i++) late += dur[i] < 0;
+    if (s->state == S_OPEN) {
+        for (int col = 0; col < e->ncols; col++) {
+            int64_t *dst = s->buf + (uint64_t)col * e->ch + r;
+            memcpy(dst, cols[col], m * 8);
+        }
+        if (late) {
+            int64_t *d = s->buf + (uint64_t)e->dur_col * e->ch + r;
+            for (size_t i = 0; i < m; i++) if (d[i] < 0) d[i] = 0;
+        }
+    } else {
+        for (int col = 0; col < e->ncols; col++) {
+            const int64_t *src = cols[col];
+            int64_t *tmp = NULL;
+            if (col == e->dur_col && late) {
+                if (!(tmp = malloc(m * 8))) return SPS_ENOMEM;
+                for (size_t i = 0; i < m; i++) tmp[i] = src[i] < 0 ? 0 : src[i];
+                src = tmp;
+            }
+            int w = sps__pwrite_all(e->stage_fd, src, m * 8, stage_off(e, k, col, r));
+            free(tmp);
+            if (w < 0) return SPS_EIO;
+        }
+    }
+    s->rows_left -= (uint32_t)m;
+    s->pending += late;
+    return s->rows_left || s->pending ? 0 : chunk_flush(e, k);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The interface (formats.h)                                                 */
+/* ------------------------------------------------------------------------ */
+
+int sps__evcols_open(sps__evcols_t **out, const int64_t *ds, int ncols,
+                     int dur_col, uint64_t n, uint64_t ch, int compressed,
+                     const char *dir) {
+    *out = NULL;
+    if (ncols < 1 || ncols > SPS__EV_MAX || !ch || !dir) return SPS_EINVAL;
+    sps__evcols_t *e = calloc(1, sizeof *e);
+    if (!e) return SPS_ENOMEM;
+    for (int i = 0; i < ncols; i++) e->ds[i] = (hid_t)ds[i];
+    e->ncols = ncols;
+    e->dur_col = dur_col;
+    e->n = n;
+    e->ch = ch;
+    e->nchunks = (n + ch - 1) / ch;
+    e->compressed = compressed;
+    e->stage_fd = -1;
+    e->nworkers = compressed ? workers_wanted() : 0;
+    e->bufs_max = (size_t)e->nworkers + 1 + OPEN_BUFS;
+    e->slot = calloc(e->nchunks ? e->nchunks : 1, sizeof *e->slot);
+    e->free_bufs = calloc(e->bufs_max, sizeof *e->free_bufs);
+    e->dir = strdup(dir);
+    int rc = e->slot && e->free_bufs && e->dir ? 0 : SPS_ENOMEM;
+    if (!rc && compressed && !(e->coder = sps__coder_new((size_t)ch * 8))) rc = SPS_ENOMEM;
+    if (!rc && e->nworkers) {
+        if (pthread_mutex_init(&e->mu, NULL) || pthread_cond_init(&e->work, NULL) ||
+            pthread_cond_init(&e->done, NULL))
+            rc = SPS_ENOMEM;
+        else e->mu_ok = 1;
+        int started = 0;
+        for (int i = 0; !rc && i < e->nworkers; i++)
+            if (pthread_create(&e->th[i], NULL, worker_main, e) == 0) started++;
+        e->nworkers = started; /* none started: compress inline */
+    }
+    if (rc) {
+        sps__evcols_free(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+int sps__evcols_rows(sps__evcols_t *e, uint64_t first, size_t n,
+                     const int64_t *const *cols) {
+    if (e->err) return e->err;
+    if (first > e->n || n > e->n - first) return SPS_EINVAL;
+    const int64_t *c[SPS__EV_MAX];
+    for (int col = 0; col < e->ncols; col++) c[col] = cols[col];
+    while (n) {
+        uint64_t k = first / e->ch, r = first - k * e->ch;
+        size_t m = e->ch - r < n ? (size_t)(e->ch - r) : n;
+        int rc = chunk_rows_put(e, k, r, m, c);
+        if (rc) return e->err = rc;
+        for (int col = 0; col < e->ncols; col++) c[col] += m;
+        first += m;
+        n -= m;
+    }
+    return 0;
+}
+
+int sps__evcols_duration(sps__evcols_t *e, uint64_t pos, int64_t dur) {
+    if (e->err) return e->err;
+    if (pos >= e->n) return SPS_EINVAL;
+    uint64_t k = pos / e->ch, r = pos - k * e->ch;
+    slot_t *s = &e->slot[k];
+    if (s->state == S_OPEN) {
+        s->buf[(uint64_t)e->dur_col * e->ch + r] = dur;
+    } else if (s->state == S_STAGED) {
+        if (sps__pwrite_all(e->stage_fd, &dur, 8, stage_off(e, k, e->dur_col, r)) < 0)
+            return e->err = SPS_EIO;
+    } else {
+        return SPS_EINVAL; /* a row never written, or its chunk written out */
+    }
+    if (!s->pending) return SPS_EINVAL; /* not announced by a negative duration */
+    s->pending--;
+    if (!s->rows_left && !s->pending) {
+        int rc = chunk_flush(e, k);
+        if (rc) e->err = rc;
+        return rc;
+    }
+    return 0;
+}
+
+int sps__evcols_finish(sps__evcols_t *e) {
+    int rc = e->err;
+    for (uint64_t k = 0; !rc && k < e->nchunks; k++)
+        if (e->slot[k].state == S_OPEN || e->slot[k].state == S_STAGED)
+            rc = chunk_flush(e, k); /* rows never written are zeros */
+    while (!rc && e->inflight) rc = jobs_collect(e, 1);
+    if (rc) e->err = rc;
+    return rc;
+}
+
+void sps__evcols_free(sps__evcols_t *e) {
+    if (!e) return;
+    if (e->mu_ok) {
+        pthread_mutex_lock(&e->mu);
+        e->stop = 1;
+        pthread_cond_broadcast(&e->work);
+        pthread_mutex_unlock(&e->mu);
+    }
+    for (int i = 0; i < e->nworkers; i++) pthread_join(e->th[i], NULL);
+    /* jobs left after a failure: free without writing */
+    job_t *lists[] = {e->todo, e->finished};
+    for (int l = 0; l < 2; l++)
+        for (job_t *j = lists[l], *next; j; j = next) {
+            next = j->next;
+            for (int col = 0; col < e->ncols; col++) free(j->z[col]);
+            free(j->buf);
+            free(j);
+        }
+    if (e->mu_ok) {
+        pthread_mutex_destroy(&e->mu);
+        pthread_cond_destroy(&e->work);
+        pthread_cond_destroy(&e->done);
+    }
+    for (uint64_t k = 0; e->slot && k < e->nchunks; k++) free(e->slot[k].buf);
+    for (size_t i = 0; i < e->nfree; i++) free(e->free_bufs[i]);
+    if (e->stage_fd >= 0) close(e->stage_fd);
+    sps__coder_free(e->coder);
+    free(e->free_bufs);
+    free(e->slot);
+    free(e->dir);
+    free(e);
+}
+
+void sps__evcols_counts(const sps__evcols_t *e, uint64_t *staged,
+                        uint64_t *written, int *workers) {
+    *staged = e->nstaged;
+    *written = e->nwritten;
+    *workers = e->nworkers;
+}

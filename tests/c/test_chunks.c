@@ -1,0 +1,231 @@
+/* test_chunks.c -- /events assembled chunk by chunk (src/formats/h5_events.c)
+ * and our own shuffle + deflate (src/formats/deflate.c): whatever the order
+ * of the writes, the number of worker threads and the encoder each column
+ * gets, HDF5 reads back exactly what was written; chunks that do not fit in
+ * memory go through the staging file; misuse is refused. */
+#include "sps_int.h"
+#include "testutil.h"
+
+#include <hdf5.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define NCOLS 5
+
+/* The directory of the tests' files (staging goes next to them). */
+static const char *sps_test_tmp_dir(void) {
+    const char *d = getenv("SPS_TEST_TMP");
+    return d && *d ? d : "/tmp";
+}
+#define CH 4096u
+
+/* A file with NCOLS int64 columns of n rows, chunked by CH with shuffle +
+ * deflate (compressed) or contiguous; the datasets are left open in ds. */
+static hid_t make_file(const char *path, uint64_t n, int compressed, int64_t *ds) {
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hsize_t dim = n, chunk = CH;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (compressed) {
+        H5Pset_chunk(dcpl, 1, &chunk);
+        H5Pset_shuffle(dcpl);
+        H5Pset_deflate(dcpl, 4);
+    }
+    for (int c = 0; c < NCOLS; c++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%d", c);
+        ds[c] = H5Dcreate2(f, name, H5T_STD_I64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        assert_true(ds[c] >= 0);
+    }
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    return f;
+}
+
+/* Column c of the test data at row i: random 64-bit values, small values,
+ * a constant, a counter, and (column 1) durations, some of them late (-1
+ * when written, the true value later). */
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+    return x;
+}
+static int64_t value(int c, uint64_t i) {
+    switch (c) {
+    case 0: return (int64_t)mix(i);                 /* incompressible */
+    case 1: return (int64_t)(mix(i + 7) % 5000);    /* durations */
+    case 2: return 42;                              /* a run */
+    case 3: return (int64_t)i * 3 - 100000;         /* a counter, negative too */
+    default: return (int64_t)(mix(i) % 3) - 1;      /* -1, 0, 1 */
+    }
+}
+static int is_late(uint64_t i) { return mix(i * 31) % 7 == 0; }
+
+/* Writes n rows as `regions` interleaved ranges (each range in order, in
+ * pieces of `piece` rows, the ranges round-robin) and the late durations:
+ * with soon, those of a piece after the next piece of its range (as the
+ * merged pass does), else all at the end, last row first; checks the
+ * counters and the data read back. */
+static void roundtrip(uint64_t n, int regions, size_t piece, int compressed,
+                      const char *threads, int soon, int expect_staged) {
+    const char *path = tu_path("chunks.h5");
+    setenv("SPANSCOPE_WRITE_THREADS", threads, 1);
+    int64_t ds[NCOLS];
+    hid_t f = make_file(path, n, compressed, ds);
+    sps__evcols_t *e;
+    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, n, compressed ? CH : 1000,
+                                      compressed, sps_test_tmp_dir()), 0);
+    int64_t *col[NCOLS];
+    for (int c = 0; c < NCOLS; c++) col[c] = malloc(piece * 8);
+    uint64_t *next = calloc((size_t)regions, sizeof *next);
+    uint64_t per = n / (uint64_t)regions;
+    for (int busy = 1; busy;) {
+        busy = 0;
+        for (int r = 0; r < regions; r++) {
+            uint64_t lo = (uint64_t)r * per, hi = r == regions - 1 ? n : lo + per;
+            uint64_t at = lo + next[r];
+            if (at >= hi) continue;
+            busy = 1;
+            size_t m = hi - at < piece ? (size_t)(hi - at) : piece;
+            for (size_t j = 0; j < m; j++)
+                for (int c = 0; c < NCOLS; c++)
+                    col[c][j] = c == 1 && is_late(at + j) ? -1 : value(c, at + j);
+            const int64_t *cc[NCOLS] = {col[0], col[1], col[2], col[3], col[4]};
+            assert_int_equal(sps__evcols_rows(e, at, m, cc), 0);
+            for (uint64_t i = at > lo + piece ? at - piece : lo; soon && i < at; i++)
+                if (is_late(i)) assert_int_equal(sps__evcols_duration(e, i, value(1, i)), 0);
+            if (soon && at + m == hi) /* the range's last piece */
+                for (uint64_t i = at; i < hi; i++)
+                    if (is_late(i)) assert_int_equal(sps__evcols_duration(e, i, value(1, i)), 0);
+            next[r] += m;
+        }
+    }
+    for (uint64_t i = n; !soon && i-- > 0;) /* late durations, last row first */
+        if (is_late(i)) assert_int_equal(sps__evcols_duration(e, i, value(1, i)), 0);
+    uint64_t staged, written;
+    int workers;
+    sps__evcols_counts(e, &staged, &written, &workers);
+    assert_int_equal(workers, compressed ? atoi(threads) : 0);
+    if (expect_staged) assert_true(staged > 0);
+    else assert_int_equal(staged, 0);
+    assert_int_equal(sps__evcols_finish(e), 0);
+    sps__evcols_counts(e, &staged, &written, &workers);
+    assert_int_equal(written, (n + (compressed ? CH : 1000) - 1) / (compressed ? CH : 1000));
+    sps__evcols_free(e);
+    int64_t *back = malloc(n * 8);
+    for (int c = 0; c < NCOLS; c++) {
+        assert_true(H5Dread(ds[c], H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+        for (uint64_t i = 0; i < n; i++)
+            if (back[i] != value(c, i))
+                fail_msg("column %d row %llu: %lld, wrote %lld", c, (unsigned long long)i,
+                         (long long)back[i], (long long)value(c, i));
+        H5Dclose(ds[c]);
+    }
+    H5Fclose(f);
+    free(back);
+    free(next);
+    for (int c = 0; c < NCOLS; c++) free(col[c]);
+    unsetenv("SPANSCOPE_WRITE_THREADS");
+}
+
+/* In order, one region: every chunk assembled in memory, never staged;
+ * the last chunk is short. */
+static void test_in_order(void **state) {
+    (void)state;
+    roundtrip(10 * CH + 123, 1, 777, 1, "2", 1, 0);
+    roundtrip(10 * CH + 123, 1, 777, 1, "0", 1, 0); /* compressed on the writing thread */
+    roundtrip(10 * CH + 123, 1, 777, 1, "1", 1, 0);
+    roundtrip(10 * CH + 123, 3, 777, 1, "1", 1, 0); /* three regions fit */
+    roundtrip(40 * CH + 5, 20, 100, 1, "2", 1, 1);
+}
+
+/* Many regions interleaved: more chunks partly written at once than there
+ * are buffers, so some go through the staging file; same data. */
+static void test_interleaved_regions_stage(void **state) {
+    (void)state;
+    roundtrip(40 * CH + 5, 20, 100, 1, "1", 1, 1);
+    roundtrip(40 * CH + 5, 20, 100, 1, "0", 1, 1);
+    roundtrip(10 * CH + 5, 1, 500, 1, "1", 0, 1); /* durations all at the end */
+}
+
+/* Contiguous columns take the same path, written with H5Dwrite. */
+static void test_contiguous(void **state) {
+    (void)state;
+    roundtrip(5000, 1, 64, 0, "1", 1, 0);
+    roundtrip(25000, 30, 10, 0, "1", 0, 1);
+}
+
+/* A row written twice, a duration never announced, rows out of range:
+ * SPS_EINVAL, and the writer stays failed. */
+static void test_misuse(void **state) {
+    (void)state;
+    const char *path = tu_path("chunks_misuse.h5");
+    int64_t ds[NCOLS];
+    hid_t f = make_file(path, 3 * CH, 1, ds);
+    sps__evcols_t *e;
+    int64_t v[NCOLS][4] = {{1, 2, 3, 4}, {5, -1, 7, 8}, {0}, {0}, {0}};
+    const int64_t *cc[NCOLS] = {v[0], v[1], v[2], v[3], v[4]};
+    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir()), 0);
+    assert_int_equal(sps__evcols_rows(e, 3 * CH - 2, 4, cc), SPS_EINVAL); /* past the end */
+    sps__evcols_free(e);
+    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir()), 0);
+    assert_int_equal(sps__evcols_duration(e, 5, 3), SPS_EINVAL); /* row never written */
+    assert_int_equal(sps__evcols_rows(e, 0, 4, cc), 0);
+    assert_int_equal(sps__evcols_duration(e, 1, 6), 0);
+    assert_int_equal(sps__evcols_duration(e, 2, 6), SPS_EINVAL); /* not announced */
+    sps__evcols_free(e);
+    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir()), 0);
+    assert_int_equal(sps__evcols_rows(e, 0, 4, cc), 0);
+    assert_int_equal(sps__evcols_rows(e, 0, 4, cc), 0); /* counted, not yet seen */
+    int64_t big[CH];
+    memset(big, 0, sizeof big);
+    const int64_t *bb[NCOLS] = {big, big, big, big, big};
+    assert_int_equal(sps__evcols_rows(e, 4, CH - 4, bb), SPS_EINVAL); /* the chunk overflows */
+    assert_int_equal(sps__evcols_rows(e, CH, 4, cc), SPS_EINVAL);      /* stays failed */
+    assert_int_equal(sps__evcols_finish(e), SPS_EINVAL);
+    sps__evcols_free(e);
+    for (int c = 0; c < NCOLS; c++) H5Dclose(ds[c]);
+    H5Fclose(f);
+}
+
+/* The coder alone: every column kind gives a zlib stream HDF5's filters
+ * read back (through a file), and the encoder choice does not leak from
+ * one column to another. */
+static void test_coder_columns(void **state) {
+    (void)state;
+    sps__coder_t *c = sps__coder_new(CH * 8);
+    assert_non_null(c);
+    int64_t in[CH];
+    unsigned char *out;
+    size_t len;
+    for (int col = 0; col < NCOLS; col++) {
+        for (uint64_t i = 0; i < CH; i++) in[i] = value(col, i);
+        assert_int_equal(sps__coder_column(c, col, in, CH, &out, &len), 0);
+        assert_true(len > 0);
+        if (col == 2) assert_true(len < CH * 8 / 64); /* a run is tiny */
+        free(out);
+    }
+    assert_int_equal(sps__coder_column(c, 0, in, CH + 1, &out, &len), SPS_EINVAL);
+    assert_non_null(sps__coder_name());
+    sps__coder_free(c);
+    sps__coder_free(NULL);
+}
+
+int main(void) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_in_order),
+        cmocka_unit_test(test_interleaved_regions_stage),
+        cmocka_unit_test(test_contiguous),
+        cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_coder_columns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
