@@ -12,6 +12,7 @@
  *   bench_core mem       [--n CALLS]
  *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
  *   bench_core big       [--n CALLS] --out FILE.h5
+ *   bench_core many      --threads T [--n CALLS_PER_THREAD] --out FILE.h5
  *
  * Times are wall-clock ns from CLOCK_MONOTONIC around a batch of calls,
  * divided by the number of calls; each repetition is one batch, and the
@@ -146,6 +147,7 @@ static void usage(FILE *f) {
             "       bench_core mem [--n CALLS]\n"
             "       bench_core disk --shape loop|nested|varied [--n CALLS] --out FILE\n"
             "       bench_core big [--n CALLS] --out FILE [--finalize 0|1]\n"
+            "       bench_core many --threads T [--n CALLS_PER_THREAD] --out FILE\n"
             "Prints one JSON object on stdout.  Driven by bench/run.py.\n");
 }
 
@@ -658,6 +660,61 @@ static int cmd_big(const opts_t *o) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* many: T threads x n calls each, default configuration, then finalize      */
+/* ------------------------------------------------------------------------ */
+
+static long long g_many_n;
+
+static void *many_thread(void *arg) {
+    (void)arg;
+    loop_pairs(g_many_n);
+    return NULL;
+}
+
+/* Records n pairs on each of T threads at once (all started, then all
+ * joined), finalizes once, and prints the wall times of both, finalize's
+ * calls per second, peak RSS and the file's bytes per call. */
+static int cmd_many(const opts_t *o) {
+    int nt = o->threads > 0 ? o->threads : 64;
+    g_many_n = o->n ? o->n : 2000000;
+    if (!o->out) {
+        fprintf(stderr, "bench_core: many needs --out FILE\n");
+        return 2;
+    }
+    remove(o->out);
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = o->out;
+    int rc = sps_setup(&cfg);
+    if (rc) die("sps_setup", rc);
+    g_region = sps_region("many loop");
+    pthread_t *th = calloc((size_t)nt, sizeof *th);
+    if (!th) die("calloc", 0);
+    stamp_t t0 = stamp();
+    for (int i = 0; i < nt; i++)
+        if (pthread_create(&th[i], NULL, many_thread, NULL)) die("pthread_create", 0);
+    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+    stamp_t t1 = stamp();
+    long hwm_rec = status_kib("VmHWM");
+    rc = sps_finalize();
+    stamp_t t2 = stamp();
+    if (rc) die("sps_finalize", rc);
+    sps_shutdown();
+    long long calls = g_many_n * nt, size = file_size(o->out);
+    double fin_s = (double)(t2.wall - t1.wall) / 1e9;
+    printf("{\"threads\": %d, \"calls\": %lld, \"record_s\": %.4f, \"finalize_s\": %.4f, "
+           "\"total_s\": %.4f, \"finalize_calls_per_s\": %.0f, "
+           "\"vmhwm_after_record_kib\": %ld, \"vmhwm_kib\": %ld, "
+           "\"file_bytes_per_call\": %.4f, \"dropped\": %llu}\n",
+           nt, calls, (double)(t1.wall - t0.wall) / 1e9, fin_s,
+           (double)(t2.wall - t0.wall) / 1e9, (double)calls / fin_s,
+           hwm_rec, status_kib("VmHWM"), (double)size / (double)calls,
+           (unsigned long long)sps_dropped());
+    free(th);
+    remove(o->out);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
     opts_t o = parse(argc, argv);
@@ -675,6 +732,7 @@ int main(int argc, char **argv) {
     if (!strcmp(o.cmd, "mem")) return cmd_mem(&o);
     if (!strcmp(o.cmd, "disk")) return cmd_disk(&o);
     if (!strcmp(o.cmd, "big")) return cmd_big(&o);
+    if (!strcmp(o.cmd, "many")) return cmd_many(&o);
     fprintf(stderr, "bench_core: unknown command %s\n", o.cmd);
     usage(stderr);
     return 2;

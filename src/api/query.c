@@ -116,7 +116,7 @@ int sps_print_summary(void *file) {
     int rc = acc && nodes && par && reg ? 0 : SPS_ENOMEM;
     for (uint32_t r = 1; !rc && r < n; r++) acc[r] = sps__cum_acc(r);
     for (size_t i = 0; !rc && i < nn; i++) {
-        nodes[i] = sps__an.tree.n[i].cum;
+        nodes[i] = sps__node_cum(i);
         par[i] = sps__an.tree.n[i].parent;
         reg[i] = sps__an.tree.n[i].region;
     }

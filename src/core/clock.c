@@ -122,7 +122,8 @@ static size_t find_anchor(const sps__timemap_t *m, uint64_t ticks) {
 /* Converts with anchor i as the base. */
 static int64_t map_from(const sps__timemap_t *m, size_t i, uint64_t ticks) {
     const sps__anchor_t *a = &m->a[i];
-    double d = ticks >= a->ticks ? (double)(ticks - a->ticks) : -(double)(a->ticks - ticks);
+    double d = ticks >= a->ticks ? (double)(int64_t)(ticks - a->ticks)
+                                 : -(double)(int64_t)(a->ticks - ticks);
     size_t seg = (i + 1 == m->n && i > 0) ? i - 1 : i; /* past the end: extend
                                                           the last segment */
     return a->ns + (int64_t)(d * seg_scale(m, seg) + (d >= 0 ? 0.5 : -0.5));
@@ -136,9 +137,9 @@ int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks) {
     return map_from(m, find_anchor(m, ticks), ticks);
 }
 
-/* sps__timemap_ns for ticks read in increasing order: *hint remembers the
- * segment so that most calls skip the search.  A NULL map means raw ns. */
-int64_t sps__timemap_ns_hint(const sps__timemap_t *m, uint64_t ticks, size_t *hint) {
+/* sps__timemap_ns_hint's slow path (core.h): the hint missed, or there is
+ * no map or no TSC. */
+int64_t sps__timemap_ns_search(const sps__timemap_t *m, uint64_t ticks, size_t *hint) {
     if (!m || !sps__use_tsc) return (int64_t)ticks;
     if (m->n == 0) return sps__timemap_ns(m, ticks);
     size_t i = *hint;

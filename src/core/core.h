@@ -59,8 +59,23 @@ typedef struct sps__timemap {
 } sps__timemap_t;
 SPS__HIDDEN int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a);
 SPS__HIDDEN int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks);
-SPS__HIDDEN int64_t sps__timemap_ns_hint(const sps__timemap_t *m,
-                                         uint64_t ticks, size_t *hint);
+SPS__HIDDEN int64_t sps__timemap_ns_search(const sps__timemap_t *m,
+                                           uint64_t ticks, size_t *hint);
+/* sps__timemap_ns for ticks read in increasing order: *hint remembers the
+ * segment, so that most calls skip the search and the call (the readers
+ * convert every record with it).  A NULL map means raw ns.  The same
+ * arithmetic as clock.c's map_from, to the bit. */
+static inline int64_t sps__timemap_ns_hint(const sps__timemap_t *m,
+                                           uint64_t ticks, size_t *hint) {
+    size_t i = *hint;
+    if (m && sps__use_tsc && i < m->n && m->a[i].ticks <= ticks &&
+        (i + 1 == m->n || ticks < m->a[i + 1].ticks)) {
+        size_t seg = (i + 1 == m->n && i > 0) ? i - 1 : i;
+        double d = (double)(int64_t)(ticks - m->a[i].ticks); /* < 2^63: one cvtsi2sd */
+        return m->a[i].ns + (int64_t)(d * m->k[seg] + 0.5);
+    }
+    return sps__timemap_ns_search(m, ticks, hint);
+}
 /* ns per tick near the last anchor (1.0 with the monotonic clock). */
 SPS__HIDDEN double sps__timemap_scale(const sps__timemap_t *m);
 SPS__HIDDEN void sps__timemap_free(sps__timemap_t *m);
@@ -133,7 +148,12 @@ typedef struct sps__stack {
     size_t n, cap;
 } sps__stack_t;
 /* Appends f; 0 or SPS_ENOMEM (s unchanged). */
-SPS__HIDDEN int sps__stack_push(sps__stack_t *s, sps__frame_t f);
+SPS__HIDDEN int sps__stack_grow_push(sps__stack_t *s, sps__frame_t f);
+static inline int sps__stack_push(sps__stack_t *s, sps__frame_t f) {
+    if (s->n == s->cap) return sps__stack_grow_push(s, f);
+    s->f[s->n++] = f;
+    return 0;
+}
 SPS__HIDDEN void sps__stack_free(sps__stack_t *s);
 /* Makes dst a copy of src (dst's memory reused); 0 or SPS_ENOMEM. */
 SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);

@@ -5,7 +5,8 @@
 
 #include <stdlib.h>
 
-int sps__stack_push(sps__stack_t *s, sps__frame_t f) {
+/* sps__stack_push's slow path (core.h): grows s, then appends f. */
+int sps__stack_grow_push(sps__stack_t *s, sps__frame_t f) {
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 64;
         sps__frame_t *p = realloc(s->f, cap * sizeof *p);

@@ -195,6 +195,51 @@ int sps__coder_column(sps__coder_t *c, int column, const int64_t *elems,
     return 0;
 }
 
+/* The inverse of shuffle8. */
+static void unshuffle8(const unsigned char *in, unsigned char *out, size_t n) {
+    for (size_t j = 0; j < 8; j++)
+        for (size_t i = 0; i < n; i++) out[i * 8 + j] = in[j * n + i];
+}
+
+int sps__coder_park(sps__coder_t *c, const int64_t *elems, size_t n,
+                    unsigned char **out, size_t *out_bytes) {
+    size_t bytes = n * 8, len = 0;
+    *out = NULL;
+    *out_bytes = 0;
+    if (bytes > c->cap) return SPS_EINVAL;
+    shuffle8((const unsigned char *)elems, c->plane, n);
+#if defined(SPS_HAVE_ISAL)
+    len = isal_zlib(c, c->plane, bytes);
+#endif
+    if (!len) { /* zlib's fastest: parking is rare without ISA-L too */
+        uLongf l = (uLongf)c->bound;
+        if (compress2(c->out, &l, c->plane, (uLong)bytes, 1) == Z_OK) len = (size_t)l;
+    }
+    if (!len || !(*out = malloc(len))) return SPS_ENOMEM;
+    memcpy(*out, c->out, len);
+    *out_bytes = len;
+    return 0;
+}
+
+int sps__coder_unpark(sps__coder_t *c, const unsigned char *in, size_t in_bytes,
+                      int64_t *elems, size_t n) {
+    size_t bytes = n * 8;
+    if (bytes > c->cap) return SPS_EINVAL;
+#if defined(SPS_HAVE_LIBDEFLATE)
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    size_t got = 0;
+    int ok = d && libdeflate_zlib_decompress(d, in, in_bytes, c->plane, bytes, &got) ==
+                      LIBDEFLATE_SUCCESS && got == bytes;
+    if (d) libdeflate_free_decompressor(d);
+#else
+    uLongf got = (uLongf)bytes;
+    int ok = uncompress(c->plane, &got, in, (uLong)in_bytes) == Z_OK && got == bytes;
+#endif
+    if (!ok) return SPS_EFORMAT;
+    unshuffle8(c->plane, (unsigned char *)elems, n);
+    return 0;
+}
+
 const char *sps__coder_name(void) {
 #if defined(SPS_HAVE_ISAL) && defined(SPS_HAVE_LIBDEFLATE)
     return "isa-l level 1 for runs, libdeflate level 4 otherwise";

@@ -135,6 +135,14 @@ SPS__HIDDEN void sps__coder_free(sps__coder_t *c);
 SPS__HIDDEN int sps__coder_column(sps__coder_t *c, int column,
                                   const int64_t *elems, size_t n,
                                   unsigned char **out, size_t *out_bytes);
+/* A column of n elements kept aside compactly (shuffled, the fastest
+ * deflate) while it waits for a few values: *out (malloc'd) of *out_bytes.
+ * sps__coder_unpark gives the n elements back.  0, SPS_EINVAL (n too
+ * large), SPS_ENOMEM or (unpark, a damaged blob) SPS_EFORMAT. */
+SPS__HIDDEN int sps__coder_park(sps__coder_t *c, const int64_t *elems, size_t n,
+                                unsigned char **out, size_t *out_bytes);
+SPS__HIDDEN int sps__coder_unpark(sps__coder_t *c, const unsigned char *in,
+                                  size_t in_bytes, int64_t *elems, size_t n);
 /* The encoders this build uses, in words (for benchmarks and --version). */
 SPS__HIDDEN const char *sps__coder_name(void);
 
@@ -168,9 +176,12 @@ SPS__HIDDEN int sps__evcols_duration(sps__evcols_t *e, uint64_t pos, int64_t dur
 SPS__HIDDEN int sps__evcols_finish(sps__evcols_t *e);
 /* Stops the workers and frees e, written or not.  NULL is a no-op. */
 SPS__HIDDEN void sps__evcols_free(sps__evcols_t *e);
-/* Chunks staged and written so far, and worker threads (tests). */
+/* Chunks staged (or evicted to the staging file), parked (waiting for
+ * durations, their other columns written) and written so far, and worker
+ * threads (tests). */
 SPS__HIDDEN void sps__evcols_counts(const sps__evcols_t *e, uint64_t *staged,
-                                    uint64_t *written, int *workers);
+                                    uint64_t *parked, uint64_t *written,
+                                    int *workers);
 
 /* ======================================================================== */
 /* formats: summary table (src/formats/table.c)                              */

@@ -48,7 +48,7 @@
 
 #define SPS__H5_SCHEMA 3
 #define SPS__H5_DEFAULT_THRESHOLD 16384
-#define SPS__H5_CHUNK 65536        /* elements per event chunk */
+#define SPS__H5_CHUNK 32768        /* elements per event chunk */
 #define SPS__H5_DEFLATE_LEVEL 4
 
 enum { EV_START, EV_DUR, EV_CALL, EV_PARENT, EV_THREAD, EV_N };

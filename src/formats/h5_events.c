@@ -38,12 +38,27 @@
 #include <unistd.h>
 
 #define MAX_WORKERS 4
-#define OPEN_BUFS 6 /* chunk buffers for open chunks, besides those in flight */
+#define OPEN_BUFS 3 /* chunk buffers for open chunks, besides those in flight */
 
-enum { S_EMPTY, S_OPEN, S_STAGED, S_DONE };
+#define PARK_BUDGET (8u << 20) /* bytes of parked duration columns */
+
+enum { S_EMPTY, S_OPEN, S_STAGED, S_PARKED, S_DONE };
+
+/* A chunk whose rows are all in but some durations are not (calls still
+ * running: an outer call, a thread preempted inside one).  Its other
+ * columns are written; its duration column waits here compactly
+ * (sps__coder_park), with the durations that came since. */
+typedef struct park {
+    unsigned char *blob;
+    size_t len;
+    uint32_t n, cap;  /* durations received, expected */
+    uint32_t *row;
+    int64_t *dur;
+} park_t;
 
 typedef struct slot {
     int64_t *buf;        /* S_OPEN: ncols x ch elements */
+    park_t *park;        /* S_PARKED */
     uint32_t rows_left;  /* rows not yet written */
     uint32_t pending;    /* rows written with their duration still to come */
     uint8_t state;
@@ -51,6 +66,7 @@ typedef struct slot {
 
 typedef struct job {
     uint64_t k;                 /* chunk index */
+    unsigned mask;              /* columns to compress and write */
     int64_t *buf;               /* owned until written */
     unsigned char *z[SPS__EV_MAX];
     size_t zlen[SPS__EV_MAX];
@@ -78,7 +94,10 @@ struct sps__evcols {
     int nworkers, stop, mu_ok;
     sps__coder_t *coder; /* the writing thread's, for inline or helping */
     int err;
-    uint64_t nstaged, nwritten; /* chunks (tests, benchmarks) */
+    uint64_t *open_k;           /* the open chunks, nopen of them */
+    size_t nopen;
+    size_t parked_bytes;
+    uint64_t nstaged, nevicted, nparked, nwritten; /* chunks (tests, benchmarks) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -89,7 +108,8 @@ struct sps__evcols {
 static void job_run(const sps__evcols_t *e, sps__coder_t *c, job_t *j) {
     j->rc = 0;
     for (int col = 0; col < e->ncols && !j->rc; col++)
-        j->rc = sps__coder_column(c, col, j->buf + (uint64_t)col * e->ch,
+        if (j->mask >> col & 1)
+            j->rc = sps__coder_column(c, col, j->buf + (uint64_t)col * e->ch,
                                   (size_t)e->ch, &j->z[col], &j->zlen[col]);
 }
 
@@ -131,7 +151,7 @@ static int workers_wanted(void) {
 /* Gives chunk buffer b back: kept for reuse, or freed when it was one
  * taken over the budget. */
 static void buf_put(sps__evcols_t *e, int64_t *b) {
-    if (e->nfree < e->bufs_max) {
+    if (e->bufs_live <= e->bufs_max && e->nfree < e->bufs_max) {
         e->free_bufs[e->nfree++] = b;
         return;
     }
@@ -145,6 +165,7 @@ static int job_write(sps__evcols_t *e, job_t *j) {
     int rc = j->rc;
     hsize_t off = (hsize_t)(j->k * e->ch);
     for (int col = 0; col < e->ncols && !rc; col++) {
+        if (!(j->mask >> col & 1)) continue;
         errno = 0;
         if (H5Dwrite_chunk(e->ds[col], H5P_DEFAULT, 0, &off, j->zlen[col],
                            j->z[col]) < 0)
@@ -190,13 +211,14 @@ static int jobs_collect(sps__evcols_t *e, int wait) {
 /* Hands chunk k (its buffer b, now owned by the job) to the workers, or
  * compresses and writes it here when there are none.  Returns 0 or an
  * SPS_E code. */
-static int job_submit(sps__evcols_t *e, uint64_t k, int64_t *b) {
+static int job_submit(sps__evcols_t *e, uint64_t k, int64_t *b, unsigned mask) {
     job_t *j = calloc(1, sizeof *j);
     if (!j) {
         buf_put(e, b);
         return SPS_ENOMEM;
     }
     j->k = k;
+    j->mask = mask;
     j->buf = b;
     e->inflight++;
     if (!e->nworkers) {
@@ -209,27 +231,61 @@ static int job_submit(sps__evcols_t *e, uint64_t k, int64_t *b) {
     e->todo_tail = j;
     pthread_cond_signal(&e->work);
     pthread_mutex_unlock(&e->mu);
-    return jobs_collect(e, 0);
+    /* one job waiting per worker at most: more would only hold memory */
+    int rc = jobs_collect(e, 0);
+    while (!rc && e->inflight > (size_t)e->nworkers * 2) rc = jobs_collect(e, 1);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Chunk buffers and the staging file                                        */
 /* ------------------------------------------------------------------------ */
 
-/* A zeroed chunk buffer (rows never written read as zeros), or NULL when
- * all bufs_max are held by open chunks (or on ENOMEM).  Waits for the
- * workers when they hold one. */
+/* A chunk buffer holds the ncols columns of ch rows, then a bitmap of the
+ * rows written: a chunk flushed before all its rows came (misuse, or a
+ * failed write) gets zeros in the others, without zeroing every buffer. */
+static size_t bitmap_words(const sps__evcols_t *e) { return (size_t)(e->ch + 63) / 64; }
+static size_t buf_bytes(const sps__evcols_t *e) {
+    return (size_t)e->ch * (size_t)e->ncols * 8 + bitmap_words(e) * 8;
+}
+static uint64_t *bitmap_of(const sps__evcols_t *e, int64_t *b) {
+    return (uint64_t *)(b + e->ch * (uint64_t)e->ncols);
+}
+
+/* Marks rows [r, r + m) of buffer b written. */
+static void rows_mark(const sps__evcols_t *e, int64_t *b, uint64_t r, size_t m) {
+    uint64_t *bm = bitmap_of(e, b);
+    for (uint64_t i = r, end = r + m; i < end;) {
+        uint64_t w = i / 64, bit = i % 64, take = 64 - bit < end - i ? 64 - bit : end - i;
+        bm[w] |= (take == 64 ? ~0ULL : ((1ULL << take) - 1)) << bit;
+        i += take;
+    }
+}
+
+/* Zeroes the rows of b never marked written. */
+static void rows_zero_unwritten(const sps__evcols_t *e, int64_t *b) {
+    const uint64_t *bm = bitmap_of(e, b);
+    for (uint64_t i = 0; i < e->ch; i++)
+        if (!(bm[i / 64] >> (i % 64) & 1))
+            for (int col = 0; col < e->ncols; col++) b[(uint64_t)col * e->ch + i] = 0;
+}
+
+/* A chunk buffer with no row marked written, or NULL when all bufs_max
+ * are held by open chunks (or on ENOMEM).  Waits for the workers when
+ * they hold one. */
 static int64_t *buf_get(sps__evcols_t *e) {
-    size_t bytes = (size_t)e->ch * (size_t)e->ncols * 8;
     for (;;) {
-        if (e->nfree) {
+        if (e->nfree && e->bufs_live - e->nfree < e->bufs_max) {
             int64_t *b = e->free_bufs[--e->nfree];
-            memset(b, 0, bytes);
+            memset(bitmap_of(e, b), 0, bitmap_words(e) * 8);
             return b;
         }
         if (e->bufs_live < e->bufs_max) {
-            int64_t *b = calloc(1, bytes);
-            if (b) e->bufs_live++;
+            int64_t *b = malloc(buf_bytes(e));
+            if (b) {
+                e->bufs_live++;
+                memset(bitmap_of(e, b), 0, bitmap_words(e) * 8);
+            }
             return b;
         }
         if (!e->inflight) return NULL;
@@ -292,16 +348,28 @@ static int plain_write(sps__evcols_t *e, uint64_t k, int64_t *b) {
     return rc;
 }
 
+/* Drops k from the list of open chunks. */
+static void open_forget(sps__evcols_t *e, uint64_t k) {
+    for (size_t i = 0; i < e->nopen; i++)
+        if (e->open_k[i] == k) {
+            e->open_k[i] = e->open_k[--e->nopen];
+            return;
+        }
+}
+
 /* Chunk k is complete (or the writer is finishing): compresses and writes
  * it, reading it back first when it was staged. */
+static int chunk_unpark(sps__evcols_t *e, uint64_t k);
+
 static int chunk_flush(sps__evcols_t *e, uint64_t k) {
     slot_t *s = &e->slot[k];
     int64_t *b = s->buf;
     int rc = 0;
+    if (s->state == S_PARKED) return chunk_unpark(e, k);
     if (s->state == S_STAGED) {
         b = buf_get(e);
         if (!b) { /* every buffer is in an open chunk: one more, briefly */
-            b = calloc((size_t)e->ch * (size_t)e->ncols, 8);
+            b = malloc(buf_bytes(e));
             if (!b) return SPS_ENOMEM;
             e->bufs_live++;
         }
@@ -310,21 +378,127 @@ static int chunk_flush(sps__evcols_t *e, uint64_t k) {
             buf_put(e, b);
             return rc;
         }
+    } else if (s->rows_left) { /* flushed early: rows never written are zeros */
+        rows_zero_unwritten(e, b);
     }
+    uint32_t rows = chunk_rows(e, k);
+    if (rows < e->ch) /* the short last chunk: no stale bytes past the end */
+        for (int col = 0; col < e->ncols; col++)
+            memset(b + (uint64_t)col * e->ch + rows, 0, (size_t)(e->ch - rows) * 8);
+    if (s->state == S_OPEN) open_forget(e, k);
     s->state = S_DONE;
     s->buf = NULL;
     e->nwritten++;
-    return e->compressed ? job_submit(e, k, b) : plain_write(e, k, b);
+    return e->compressed ? job_submit(e, k, b, (1u << e->ncols) - 1) : plain_write(e, k, b);
 }
 
-/* Makes chunk k writable: an open buffer if one can be had, else staged. */
+static void park_free(park_t *p) {
+    if (!p) return;
+    free(p->blob);
+    free(p->row);
+    free(p->dur);
+    free(p);
+}
+
+static size_t park_bytes(const park_t *p) {
+    return p->len + (size_t)p->cap * (sizeof *p->row + sizeof *p->dur);
+}
+
+/* Open chunk k has all its rows but waits for durations: its other
+ * columns go to the workers now, its duration column is parked (a few KB
+ * instead of a buffer of every column), and the buffer is free again.
+ * Beyond PARK_BUDGET the chunk stays open (chunk_evict's, then). */
+static int chunk_park(sps__evcols_t *e, uint64_t k) {
+    slot_t *s = &e->slot[k];
+    if (e->parked_bytes > PARK_BUDGET) return 0;
+    park_t *p = calloc(1, sizeof *p);
+    if (!p) return SPS_ENOMEM;
+    p->cap = s->pending;
+    p->row = malloc((size_t)p->cap * sizeof *p->row);
+    p->dur = malloc((size_t)p->cap * sizeof *p->dur);
+    int rc = p->row && p->dur ? 0 : SPS_ENOMEM;
+    if (!rc)
+        rc = sps__coder_park(e->coder, s->buf + (uint64_t)e->dur_col * e->ch,
+                             (size_t)e->ch, &p->blob, &p->len);
+    if (rc) {
+        park_free(p);
+        return rc;
+    }
+    e->parked_bytes += park_bytes(p);
+    e->nparked++;
+    open_forget(e, k);
+    int64_t *b = s->buf;
+    s->buf = NULL;
+    s->park = p;
+    s->state = S_PARKED;
+    return job_submit(e, k, b, ((1u << e->ncols) - 1) & ~(1u << e->dur_col));
+}
+
+/* Parked chunk k has its durations (or the writer is finishing): its
+ * duration column, with them, goes to the workers. */
+static int chunk_unpark(sps__evcols_t *e, uint64_t k) {
+    slot_t *s = &e->slot[k];
+    park_t *p = s->park;
+    int64_t *b = buf_get(e);
+    if (!b) { /* every buffer is in an open chunk: one more, briefly */
+        if (!(b = malloc(buf_bytes(e)))) return SPS_ENOMEM;
+        e->bufs_live++;
+    }
+    int64_t *dur = b + (uint64_t)e->dur_col * e->ch;
+    int rc = sps__coder_unpark(e->coder, p->blob, p->len, dur, (size_t)e->ch);
+    for (uint32_t i = 0; !rc && i < p->n; i++) dur[p->row[i]] = p->dur[i];
+    e->parked_bytes -= park_bytes(p);
+    park_free(p);
+    s->park = NULL;
+    s->state = S_DONE;
+    e->nwritten++;
+    if (rc) {
+        buf_put(e, b);
+        return rc;
+    }
+    return job_submit(e, k, b, 1u << e->dur_col);
+}
+
+/* Moves an open chunk whose rows are all written (it waits only for late
+ * durations: calls still running, a thread preempted inside one) to the
+ * staging file, and returns its buffer for another chunk; NULL when there
+ * is none such (or the staging write failed: *rc). */
+static int64_t *chunk_evict(sps__evcols_t *e, int *rc) {
+    for (size_t i = 0; i < e->nopen; i++) {
+        uint64_t k = e->open_k[i];
+        slot_t *s = &e->slot[k];
+        if (s->rows_left) continue;
+        if ((*rc = stage_open(e))) return NULL;
+        for (int col = 0; col < e->ncols; col++)
+            if (sps__pwrite_all(e->stage_fd, s->buf + (uint64_t)col * e->ch,
+                                (size_t)chunk_rows(e, k) * 8, stage_off(e, k, col, 0)) < 0) {
+                *rc = SPS_EIO;
+                return NULL;
+            }
+        int64_t *b = s->buf;
+        s->buf = NULL;
+        s->state = S_STAGED;
+        e->open_k[i] = e->open_k[--e->nopen];
+        e->nevicted++;
+        memset(bitmap_of(e, b), 0, bitmap_words(e) * 8);
+        return b;
+    }
+    return NULL;
+}
+
+/* Makes chunk k writable: an open buffer if one can be had (taken from a
+ * chunk that waits only for durations, if need be), else staged. */
 static int chunk_open(sps__evcols_t *e, uint64_t k) {
     slot_t *s = &e->slot[k];
+    int rc = 0;
     s->rows_left = chunk_rows(e, k);
     s->pending = 0;
     s->buf = buf_get(e);
+    if (!s->buf) s->buf = chunk_evict(e, &rc);
+    if (rc) return rc;
     if (s->buf) {
         s->state = S_OPEN;
+        e->open_k[e->nopen++] = k;
         return 0;
     }
     s->state = S_STAGED;
@@ -350,6 +524,7 @@ static int chunk_rows_put(sps__evcols_t *e, uint64_t k, uint64_t r, size_t m,
             int64_t *dst = s->buf + (uint64_t)col * e->ch + r;
             memcpy(dst, cols[col], m * 8);
         }
+        rows_mark(e, s->buf, r, m);
         if (late) {
             int64_t *d = s->buf + (uint64_t)e->dur_col * e->ch + r;
             for (size_t i = 0; i < m; i++) if (d[i] < 0) d[i] = 0;
@@ -370,7 +545,9 @@ static int chunk_rows_put(sps__evcols_t *e, uint64_t k, uint64_t r, size_t m,
     }
     s->rows_left -= (uint32_t)m;
     s->pending += late;
-    return s->rows_left || s->pending ? 0 : chunk_flush(e, k);
+    if (s->rows_left) return 0;
+    if (!s->pending) return chunk_flush(e, k);
+    return s->state == S_OPEN && e->compressed ? chunk_park(e, k) : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -396,8 +573,9 @@ int sps__evcols_open(sps__evcols_t **out, const int64_t *ds, int ncols,
     e->bufs_max = (size_t)e->nworkers + 1 + OPEN_BUFS;
     e->slot = calloc(e->nchunks ? e->nchunks : 1, sizeof *e->slot);
     e->free_bufs = calloc(e->bufs_max, sizeof *e->free_bufs);
+    e->open_k = calloc(e->bufs_max + 1, sizeof *e->open_k);
     e->dir = strdup(dir);
-    int rc = e->slot && e->free_bufs && e->dir ? 0 : SPS_ENOMEM;
+    int rc = e->slot && e->free_bufs && e->open_k && e->dir ? 0 : SPS_ENOMEM;
     if (!rc && compressed && !(e->coder = sps__coder_new((size_t)ch * 8))) rc = SPS_ENOMEM;
     if (!rc && e->nworkers) {
         if (pthread_mutex_init(&e->mu, NULL) || pthread_cond_init(&e->work, NULL) ||
@@ -445,6 +623,11 @@ int sps__evcols_duration(sps__evcols_t *e, uint64_t pos, int64_t dur) {
     } else if (s->state == S_STAGED) {
         if (sps__pwrite_all(e->stage_fd, &dur, 8, stage_off(e, k, e->dur_col, r)) < 0)
             return e->err = SPS_EIO;
+    } else if (s->state == S_PARKED) {
+        park_t *p = s->park;
+        if (p->n == p->cap) return SPS_EINVAL; /* more than were announced */
+        p->row[p->n] = (uint32_t)r;
+        p->dur[p->n++] = dur;
     } else {
         return SPS_EINVAL; /* a row never written, or its chunk written out */
     }
@@ -461,7 +644,8 @@ int sps__evcols_duration(sps__evcols_t *e, uint64_t pos, int64_t dur) {
 int sps__evcols_finish(sps__evcols_t *e) {
     int rc = e->err;
     for (uint64_t k = 0; !rc && k < e->nchunks; k++)
-        if (e->slot[k].state == S_OPEN || e->slot[k].state == S_STAGED)
+        if (e->slot[k].state == S_OPEN || e->slot[k].state == S_STAGED ||
+            e->slot[k].state == S_PARKED)
             rc = chunk_flush(e, k); /* rows never written are zeros */
     while (!rc && e->inflight) rc = jobs_collect(e, 1);
     if (rc) e->err = rc;
@@ -491,19 +675,24 @@ void sps__evcols_free(sps__evcols_t *e) {
         pthread_cond_destroy(&e->work);
         pthread_cond_destroy(&e->done);
     }
-    for (uint64_t k = 0; e->slot && k < e->nchunks; k++) free(e->slot[k].buf);
+    for (uint64_t k = 0; e->slot && k < e->nchunks; k++) {
+        free(e->slot[k].buf);
+        park_free(e->slot[k].park);
+    }
     for (size_t i = 0; i < e->nfree; i++) free(e->free_bufs[i]);
     if (e->stage_fd >= 0) close(e->stage_fd);
     sps__coder_free(e->coder);
     free(e->free_bufs);
+    free(e->open_k);
     free(e->slot);
     free(e->dir);
     free(e);
 }
 
 void sps__evcols_counts(const sps__evcols_t *e, uint64_t *staged,
-                        uint64_t *written, int *workers) {
-    *staged = e->nstaged;
+                        uint64_t *parked, uint64_t *written, int *workers) {
+    *staged = e->nstaged + e->nevicted;
+    *parked = e->nparked;
     *written = e->nwritten;
     *workers = e->nworkers;
 }

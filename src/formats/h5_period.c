@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LATE_BATCH 4096 /* late durations written together */
+#define LATE_BATCH 256 /* late durations written together */
 
 /* ------------------------------------------------------------------------ */
 /* Sink: HDF5 rows                                                           */
@@ -82,7 +82,12 @@ static int h5_begin(void *ctx, const sps__call_t *c) {
         if (ring_alloc(g, cap ? cap : 1)) return SPS_ENOMEM;
     }
     if (g->n == g->cap) {
-        int rc = ring_flush(h, fr, g->n);
+        /* the rows whose calls have ended; the open ones (other threads'
+         * calls of the region, a long call) stay unless they are most of
+         * the ring: a late duration holds its chunk in memory */
+        size_t k = 0;
+        while (k < g->n && g->dur[k] >= 0) k++;
+        int rc = ring_flush(h, fr, k >= g->n / 2 ? k : g->n);
         if (rc) return rc;
     }
     size_t i = g->n++;

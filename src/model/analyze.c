@@ -34,15 +34,12 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
                           uint64_t self, size_t depth) {
     (void)ctx;
     (void)depth;
-    if (sps__acc_reserve(f->region) == 0) {
-        sps__acc_add(&sps__an.cum[f->region], f->start, end, self);
+    /* the period's accumulators only: the session's (cum) are the earlier
+     * periods', merged with these when asked (sps__cum_acc, sps__node_cum)
+     * and when the period is taken -- half the work per call */
+    if (sps__acc_reserve(f->region) == 0)
         sps__acc_add(&sps__an.per[f->region], f->start, end, self);
-    }
-    if (f->node >= 0) {
-        sps__tree_node_t *n = &sps__an.tree.n[f->node];
-        sps__acc_add(&n->cum, f->start, end, self);
-        sps__acc_add(&n->per, f->start, end, self);
-    }
+    if (f->node >= 0) sps__acc_add(&sps__an.tree.n[f->node].per, f->start, end, self);
 }
 
 /* Feeds one decoded record of thread t into the analyzer. */
@@ -126,7 +123,14 @@ sps__acc_t sps__cum_acc(sps_region_t r) {
             }
     } else if (r < sps__an.acc_cap) {
         a = sps__an.cum[r];
+        sps__acc_merge(&a, &sps__an.per[r]);
     }
+    return a;
+}
+
+sps__acc_t sps__node_cum(size_t i) {
+    sps__acc_t a = sps__an.tree.n[i].cum;
+    sps__acc_merge(&a, &sps__an.tree.n[i].per);
     return a;
 }
 
@@ -138,11 +142,15 @@ int sps__analysis_take(sps__snap_t *s) {
     if (!s->per || !s->node_per) return SPS_ENOMEM;
     if (s->nregions) {
         memcpy(s->per, sps__an.per, s->nregions * sizeof *s->per);
+        for (uint32_t r = 0; r < s->nregions; r++)
+            sps__acc_merge(&sps__an.cum[r], &sps__an.per[r]);
         memset(sps__an.per, 0, s->nregions * sizeof *sps__an.per);
     }
     for (size_t i = 0; i < s->nnodes; i++) {
-        s->node_per[i] = sps__an.tree.n[i].per;
-        memset(&sps__an.tree.n[i].per, 0, sizeof sps__an.tree.n[i].per);
+        sps__tree_node_t *n = &sps__an.tree.n[i];
+        s->node_per[i] = n->per;
+        sps__acc_merge(&n->cum, &n->per);
+        memset(&n->per, 0, sizeof n->per);
     }
     return 0;
 }

@@ -82,8 +82,28 @@ typedef struct sps__rd {
 SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
                               size_t nsegs, const sps__stack_t *inject,
                               const sps__timemap_t *tm);
-/* 1 and *ev filled, 0 at the end, or a negative SPS_E* code. */
-SPS__HIDDEN int sps__rd_next(sps__rd_t *r, sps__ev_t *ev);
+/* 1 and *ev filled, 0 at the end, or a negative SPS_E* code.  Inline: the
+ * analysis and the merged pass call it for every record, and finalize's
+ * speed is theirs; the fast path takes a plain record of the current
+ * block, sps__rd_next_slow (stream.c) everything else. */
+SPS__HIDDEN int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev);
+SPS__INLINE int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
+    if (SPS__LIKELY(r->i < r->n && !r->inject)) {
+        uint32_t idx = r->base + r->i;
+        uint64_t w = r->rec[r->i];
+        uint32_t tag = (uint32_t)(w >> 32);
+        if (SPS__LIKELY(tag != SPS__REC_HI_TAG && idx >= r->seg->skip)) {
+            r->i++;
+            uint64_t raw = ((uint64_t)r->hi << 32) | (uint32_t)w;
+            ev->ns = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
+            ev->seq = r->seg->seq0 + idx;
+            ev->region = tag >> 1;
+            ev->is_end = (int)(tag & 1u);
+            return 1;
+        }
+    }
+    return sps__rd_next_slow(r, ev);
+}
 SPS__HIDDEN void sps__rd_free(sps__rd_t *r);
 
 /* The one fold (src/model/fold.c; the rule is written there once).  A
@@ -242,7 +262,9 @@ SPS__HIDDEN sps__acc_t sps__agg_read(const sps__thr_t *t, sps_region_t r);
  * the session-cumulative and the period's statistics by region id, and the
  * call tree.  Reset with the session's recording (sps__analysis_reset). */
 typedef struct sps__analysis {
-    sps__acc_t *cum, *per;    /* [acc_cap] by region id, ns */
+    sps__acc_t *cum, *per;    /* [acc_cap] by region id, ns: the periods
+                                 taken, and the current one (tree nodes
+                                 alike); the session's = cum merged with per */
     uint32_t acc_cap;
     sps__tree_t tree;
 } sps__analysis_t;
@@ -250,6 +272,8 @@ SPS__HIDDEN extern sps__analysis_t sps__an;
 SPS__HIDDEN void sps__analysis_reset(void);
 SPS__HIDDEN void sps__analyze_all(void);
 SPS__HIDDEN sps__acc_t sps__cum_acc(sps_region_t r);
+/* Node i of sps__an.tree over the whole session (cum merged with per). */
+SPS__HIDDEN sps__acc_t sps__node_cum(size_t i);
 SPS__HIDDEN int sps__analysis_take(sps__snap_t *s);
 SPS__HIDDEN void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *older);
 SPS__HIDDEN int sps__analysis_describe(sps__snap_t *s);

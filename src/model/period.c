@@ -126,8 +126,11 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
         pass_event(&p, ln);
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p.err = rc;
-        if (rc > 0) sps__heap_update_top(&p.heap, ln->ev.ns);
-        else sps__heap_pop(&p.heap);
+        if (rc > 0) {
+            if (p.heap.n > 1) sps__heap_update_top(&p.heap, ln->ev.ns); /* one lane: no order to keep */
+        } else {
+            sps__heap_pop(&p.heap);
+        }
     }
     for (uint32_t t = 0; p.lanes && t < nt; t++) {
         sps__rd_free(&p.lanes[t].rd);

@@ -42,12 +42,15 @@ static int load_block(sps__rd_t *r, uint32_t base) {
     return sps__spill_read(s->file_off + (int64_t)base * 8, r->n, r->buf);
 }
 
-int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
+/* sps__rd_next's slow path (model.h): injected frames first, then HI
+ * records, skipped records, block and segment ends. */
+int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev) {
     if (r->inject && r->ninjected < r->inject->n) {
         const sps__frame_t *f = &r->inject->f[r->ninjected++];
         *ev = (sps__ev_t){f->start, f->seq, f->region, 0};
         return 1;
     }
+    r->inject = NULL; /* all given: the fast path may run */
     for (;;) {
         if (r->seg == r->seg_end) return 0;
         if (!r->rec) {

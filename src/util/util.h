@@ -26,11 +26,13 @@
 #  define SPS__LIKELY(x) __builtin_expect(!!(x), 1)
 #  define SPS__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #  define SPS__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#  define SPS__INLINE static inline __attribute__((always_inline))
 #else
 #  define SPS__HIDDEN
 #  define SPS__LIKELY(x) (x)
 #  define SPS__UNLIKELY(x) (x)
 #  define SPS__PRINTF(f, a)
+#  define SPS__INLINE static inline
 #endif
 
 /* ======================================================================== */

@@ -73,8 +73,10 @@ static int is_late(uint64_t i) { return mix(i * 31) % 7 == 0; }
  * with soon, those of a piece after the next piece of its range (as the
  * merged pass does), else all at the end, last row first; checks the
  * counters and the data read back. */
+enum { NONE = 0, STAGED = 1, PARKED = 2 }; /* what roundtrip expects to see */
+
 static void roundtrip(uint64_t n, int regions, size_t piece, int compressed,
-                      const char *threads, int soon, int expect_staged) {
+                      const char *threads, int soon, int expect) {
     const char *path = tu_path("chunks.h5");
     setenv("SPANSCOPE_WRITE_THREADS", threads, 1);
     int64_t ds[NCOLS];
@@ -109,14 +111,15 @@ static void roundtrip(uint64_t n, int regions, size_t piece, int compressed,
     }
     for (uint64_t i = n; !soon && i-- > 0;) /* late durations, last row first */
         if (is_late(i)) assert_int_equal(sps__evcols_duration(e, i, value(1, i)), 0);
-    uint64_t staged, written;
+    uint64_t staged, parked, written;
     int workers;
-    sps__evcols_counts(e, &staged, &written, &workers);
+    sps__evcols_counts(e, &staged, &parked, &written, &workers);
     assert_int_equal(workers, compressed ? atoi(threads) : 0);
-    if (expect_staged) assert_true(staged > 0);
+    if (expect & STAGED) assert_true(staged > 0);
     else assert_int_equal(staged, 0);
+    if (expect & PARKED) assert_true(parked > 0);
     assert_int_equal(sps__evcols_finish(e), 0);
-    sps__evcols_counts(e, &staged, &written, &workers);
+    sps__evcols_counts(e, &staged, &parked, &written, &workers);
     assert_int_equal(written, (n + (compressed ? CH : 1000) - 1) / (compressed ? CH : 1000));
     sps__evcols_free(e);
     int64_t *back = malloc(n * 8);
@@ -139,27 +142,35 @@ static void roundtrip(uint64_t n, int regions, size_t piece, int compressed,
  * the last chunk is short. */
 static void test_in_order(void **state) {
     (void)state;
-    roundtrip(10 * CH + 123, 1, 777, 1, "2", 1, 0);
-    roundtrip(10 * CH + 123, 1, 777, 1, "0", 1, 0); /* compressed on the writing thread */
-    roundtrip(10 * CH + 123, 1, 777, 1, "1", 1, 0);
-    roundtrip(10 * CH + 123, 3, 777, 1, "1", 1, 0); /* three regions fit */
-    roundtrip(40 * CH + 5, 20, 100, 1, "2", 1, 1);
+    roundtrip(10 * CH + 123, 1, 777, 1, "2", 1, NONE);
+    roundtrip(10 * CH + 123, 1, 777, 1, "0", 1, NONE); /* compressed on the writing thread */
+    roundtrip(10 * CH + 123, 1, 777, 1, "1", 1, NONE);
+    roundtrip(10 * CH + 123, 3, 777, 1, "1", 1, NONE); /* three regions fit */
 }
 
 /* Many regions interleaved: more chunks partly written at once than there
  * are buffers, so some go through the staging file; same data. */
 static void test_interleaved_regions_stage(void **state) {
     (void)state;
-    roundtrip(40 * CH + 5, 20, 100, 1, "1", 1, 1);
-    roundtrip(40 * CH + 5, 20, 100, 1, "0", 1, 1);
-    roundtrip(10 * CH + 5, 1, 500, 1, "1", 0, 1); /* durations all at the end */
+    roundtrip(40 * CH + 5, 20, 100, 1, "2", 1, STAGED);
+    roundtrip(40 * CH + 5, 20, 100, 1, "1", 1, STAGED);
+    roundtrip(40 * CH + 5, 20, 100, 1, "0", 1, STAGED);
+}
+
+/* Durations that come long after their rows (calls still running): the
+ * chunks are parked, their other columns written at once; same data. */
+static void test_late_durations_park(void **state) {
+    (void)state;
+    roundtrip(10 * CH + 5, 1, 500, 1, "1", 0, PARKED);
+    roundtrip(10 * CH + 5, 1, 500, 1, "0", 0, PARKED);
+    roundtrip(30 * CH + 5, 7, 300, 1, "2", 0, PARKED | STAGED);
 }
 
 /* Contiguous columns take the same path, written with H5Dwrite. */
 static void test_contiguous(void **state) {
     (void)state;
-    roundtrip(5000, 1, 64, 0, "1", 1, 0);
-    roundtrip(25000, 30, 10, 0, "1", 0, 1);
+    roundtrip(5000, 1, 64, 0, "1", 1, NONE);
+    roundtrip(25000, 30, 10, 0, "1", 0, STAGED);
 }
 
 /* A row written twice, a duration never announced, rows out of range:
@@ -223,6 +234,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order),
         cmocka_unit_test(test_interleaved_regions_stage),
+        cmocka_unit_test(test_late_durations_park),
         cmocka_unit_test(test_contiguous),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_coder_columns),

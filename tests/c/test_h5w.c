@@ -504,7 +504,7 @@ static void test_compressed_above_threshold(void **state) {
     storage_of(f, "/events/durations", &lay, &nf, &chunk);
     assert_int_equal(lay, H5D_CHUNKED);
     assert_int_equal(nf, 2);
-    assert_int_equal(chunk, 65536);
+    assert_int_equal(chunk, 32768);
     storage_of(f, "/events/start_deltas", &lay, &nf, &chunk);
     assert_int_equal(lay, H5D_CHUNKED);
     H5Fclose(f);
