@@ -47,11 +47,16 @@ def main():
                                         "file (MiB)", "B per call"))
     # first row: one process with SPANSCOPE_MPI=0, i.e. the plain finalize
     # (no per-rank file, no merge): the baseline the MPI rows compare with
-    for k in (0,) + RANKS:
+    # last row: 8 ranks with compressed parts (SPANSCOPE_MPI_PART=compressed),
+    # the hand-over as it was before plain parts, measured in the same run
+    for k in (0,) + RANKS + ("8c",):
+        n = 8 if k == "8c" else max(k, 1)
         with tempfile.TemporaryDirectory() as d:
-            cmd = [mpirun, "-n", str(max(k, 1)), "--oversubscribe", exe, d,
+            cmd = [mpirun, "-n", str(n), "--oversubscribe", exe, d,
                    str(a.calls), str(a.reps)]
             e = dict(env, SPANSCOPE_MPI="0") if k == 0 else env
+            if k == "8c":
+                e = dict(env, SPANSCOPE_MPI_PART="compressed")
             p = subprocess.run(cmd, capture_output=True, text=True, env=e,
                                timeout=600)
             if p.returncode:
@@ -63,12 +68,14 @@ def main():
         r["median_s"] = statistics.median(t)
         r["min_s"] = min(t)
         results.append(r)
-        r["mpi"] = k > 0
+        r["mpi"] = k != 0
+        r["ranks"] = n
+        r["parts"] = "compressed" if k == "8c" else "plain"
         print("%-6s %14.1f %14.1f %14.2f %12.2f" % (
             k or "1*", r["median_s"] * 1e3, r["min_s"] * 1e3, r["file_bytes"] / 2**20,
-            r["file_bytes"] / (max(k, 1) * a.calls)), flush=True)
+            r["file_bytes"] / (n * a.calls)), flush=True)
     print("(1*: one process, SPANSCOPE_MPI=0: the finalize without per-rank "
-          "file and merge)")
+          "file and merge; 8c: 8 ranks, parts compressed)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"calls_per_rank": a.calls, "reps": a.reps,

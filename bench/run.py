@@ -280,6 +280,8 @@ def main():
             "per pair, median slice of 10^6 once the pool is full")
         row("%s calls: finalize" % tag, big["finalize_s"], "s",
             "wall; analysis + HDF5 write (CPU %.1f s)" % big["finalize_cpu_s"])
+        row("%s calls: finalize rate" % tag, big["calls"] / big["finalize_s"] / 1e6,
+            "M/s", "calls per second of finalize, 1 recording thread")
         row("%s calls: peak RSS (VmHWM)" % tag, peak_hwm / MIB, "MiB",
             "incl. finalize; %.1f MiB before sps_setup" %
             (big["vmhwm_before_setup_kib"] / 1024.0))
@@ -293,6 +295,24 @@ def main():
         print("warning: the %s-call run failed: %s" % (tag, big["_error"]),
               file=sys.stderr)
         row("%s calls" % tag, float("nan"), "-", "FAILED: " + big["_error"])
+
+    # --- many threads: 64 x 2*10^6 calls recorded at once, then finalize ---
+    many_t, many_n = 64, (200000 if q else 2000000)
+    with tempfile.TemporaryDirectory(prefix="spanscope-bench-", dir=bindir) as tmp_many:
+        many = R.run("bench_core", "many", "--threads", many_t, "--n", many_n, "--out",
+                     os.path.join(tmp_many, "many.h5"), fatal=False)
+    many_ok = "_error" not in many
+    mtag = "%d threads x %s" % (many_t, "2x10^5" if q else "2x10^6")
+    if many_ok:
+        row("%s: record + finalize" % mtag, many["total_s"], "s",
+            "wall; recording %.1f s, finalize %.1f s" % (many["record_s"], many["finalize_s"]))
+        row("%s: finalize rate" % mtag, many["finalize_calls_per_s"] / 1e6, "M/s",
+            "calls per second of finalize")
+        row("%s: peak RSS (VmHWM)" % mtag, many["vmhwm_kib"] / 1024.0, "MiB",
+            "%.1f MiB after recording" % (many["vmhwm_after_record_kib"] / 1024.0))
+        row("%s: file per call" % mtag, many["file_bytes_per_call"], "B", "")
+    else:
+        row(mtag, float("nan"), "-", "FAILED: " + many["_error"])
 
     # --- the table --------------------------------------------------------
     def fmt(v):
@@ -324,6 +344,17 @@ def main():
          (peak_hwm < 64 * MIB) if big_ok else None,
          "%.1f MiB (VmHWM)" % (peak_hwm / MIB) if big_ok else
          "not measured: the run failed"),
+        ("finalize >= 25 M calls/s, %s calls" % tag,
+         (big["calls"] / big["finalize_s"] >= 25e6) if big_ok else None,
+         "%.1f M/s (%.2f s)" % (big["calls"] / big["finalize_s"] / 1e6, big["finalize_s"])
+         if big_ok else "not measured"),
+        ("%s: record + finalize <= 12 s" % mtag,
+         (many["total_s"] <= 12) if many_ok and not q else None,
+         "%.1f s, finalize %.1f M/s" % (many["total_s"], many["finalize_calls_per_s"] / 1e6)
+         if many_ok else "not measured"),
+        ("%s: peak RSS <= 64 MiB" % mtag,
+         (many["vmhwm_kib"] <= 64 * 1024) if many_ok else None,
+         "%.1f MiB (VmHWM)" % (many["vmhwm_kib"] / 1024.0) if many_ok else "not measured"),
     ]
     print()
     for name, ok, detail in targets:
@@ -341,7 +372,7 @@ def main():
         "rows": rows,
         "targets": [{"target": n, "met": ok, "measured": d}
                     for n, ok, d in targets],
-        "raw": {"big": big, "mem": mres},
+        "raw": {"big": big, "many": many, "mem": mres},
         "wall_s": round(time.monotonic() - t_start, 1),
     }
     os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
@@ -362,7 +393,7 @@ def main():
     # --- MPI: the collective finalize at 1, 2, 4, 8 ranks (docs/mpi.md) ---
     print()
     mp = subprocess.call([sys.executable, os.path.join(here, "bench_mpi.py"),
-                          "--build", a.build, "--calls", "100000" if q else "300000",
+                          "--build", a.build, "--calls", "100000" if q else "1000000",
                           "--reps", "3" if q else "5",
                           "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
                                                  "mpi.json")])

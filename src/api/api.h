@@ -128,7 +128,7 @@ SPS__HIDDEN int sps__diff_write(FILE *fp, const char *a, const char *b,
 
 /* Both tables start with the ABI version they were built with; a table of
  * another version is refused (a libspanscope_mpi of another spanscope). */
-#define SPS__DIST_ABI 1
+#define SPS__DIST_ABI 2
 
 /* What an integration gives the core.  Every function is called without
  * the session lock held; none may be NULL. */
@@ -154,6 +154,11 @@ typedef struct sps__dist_core {
     int abi; /* SPS__DIST_ABI */
     /* The finalize of this process alone (sps__finalize_local). */
     int (*finalize_local)(const char *path, FILE *table_fp);
+    /* The same, for a part that is read once and rewritten (a rank's part
+     * of a collective finalize): the events are stored uncompressed, so
+     * that neither this rank compresses them nor the merging one
+     * decompresses them (sps__finalize_part). */
+    int (*finalize_part)(const char *path, FILE *table_fp);
     /* Copies the live session's distributed state into *out under the
      * session lock (zeroed when no session of this process is live, or it
      * is not distributed); returns 1 when such a session is live, else 0. */
@@ -194,6 +199,9 @@ SPS__HIDDEN void sps__dist_shutdown(void);
 /* api/finalize.c: the finalize of this process alone (what sps__finalize_ex does
  * without a distributed session). */
 SPS__HIDDEN int sps__finalize_local(const char *path, FILE *table_fp);
+/* sps__finalize_local with the events stored uncompressed (see
+ * sps__dist_core_t's finalize_part). */
+SPS__HIDDEN int sps__finalize_part(const char *path, FILE *table_fp);
 /* api/finalize.c: writes a finalized period to path (NULL: no file) and prints
  * the table to verbose if not NULL.  Does not take the lock. */
 SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,

@@ -46,7 +46,7 @@ static int core_session_mode(void) {
 /* The services handed to the integration.  h5_add_table is a formats-layer
  * function: the table is the integration's view of every layer below it. */
 static const sps__dist_core_t g_core = {
-    SPS__DIST_ABI, sps__finalize_local, core_dist_info, core_session_mode,
+    SPS__DIST_ABI, sps__finalize_local, sps__finalize_part, core_dist_info, core_session_mode,
     sps__h5_add_table,
 };
 

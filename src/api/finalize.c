@@ -237,7 +237,9 @@ int sps__finalize_ex(const char *path, FILE *table_fp) {
     return sps__finalize_local(path, table_fp);
 }
 
-int sps__finalize_local(const char *path, FILE *table_fp) {
+/* sps__finalize_local and sps__finalize_part: plain stores the events
+ * uncompressed. */
+static int finalize_local_ex(const char *path, FILE *table_fp, int plain) {
     sps__process_init();
     pthread_mutex_lock(&sps__g.lock);
     if (!sps__session_live()) {
@@ -261,6 +263,7 @@ int sps__finalize_local(const char *path, FILE *table_fp) {
         s = NULL;
     }
     if (s) sps__g.period_start_ns = s->end_ns;
+    if (s && plain) s->compress_threshold = -1;
     pthread_mutex_unlock(&sps__g.lock);
     if (!s) {
         free(p);
@@ -277,6 +280,14 @@ int sps__finalize_local(const char *path, FILE *table_fp) {
     pthread_mutex_unlock(&sps__g.lock);
     free(p);
     return rc;
+}
+
+int sps__finalize_local(const char *path, FILE *table_fp) {
+    return finalize_local_ex(path, table_fp, 0);
+}
+
+int sps__finalize_part(const char *path, FILE *table_fp) {
+    return finalize_local_ex(path, table_fp, 1);
 }
 
 int sps_finalize(void) {
