@@ -37,7 +37,7 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
     /* the period's accumulators only: the session's (cum) are the earlier
      * periods', merged with these when asked (sps__cum_acc, sps__node_cum)
      * and when the period is taken -- half the work per call */
-    if (sps__acc_reserve(f->region) == 0)
+    if (f->region < sps__an.acc_cap || sps__acc_reserve(f->region) == 0)
         sps__acc_add(&sps__an.per[f->region], f->start, end, self);
     if (f->node >= 0) sps__acc_add(&sps__an.tree.n[f->node].per, f->start, end, self);
 }

@@ -506,7 +506,8 @@ done:
 /* The call tree                                                             */
 /* ------------------------------------------------------------------------ */
 
-int32_t sps__tree_node(sps__tree_t *t, int32_t parent, uint32_t region) {
+/* sps__tree_node's lookup (model.h): the index, then a new node. */
+int32_t sps__tree_find(sps__tree_t *t, int32_t parent, uint32_t region) {
     sps__hprobe_t p = sps__htab_probe(&t->index, sps__hash_pair32((uint32_t)parent, region));
     for (uint32_t i; sps__htab_next(&t->index, &p, &i);)
         if (t->n[i].parent == parent && t->n[i].region == region) return (int32_t)i;

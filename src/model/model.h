@@ -35,12 +35,14 @@ typedef struct sps__tree_node {
     int32_t parent;
     uint32_t region;
     sps__acc_t cum, per;
+    uint64_t last; /* the child found last: (region + 1) << 32 | node; 0 none */
 } sps__tree_node_t;
 
 struct sps__tree {
     sps__tree_node_t *n;
     size_t len, cap;
     sps__htab_t index; /* (parent, region) -> node index (util.h) */
+    uint64_t root_last; /* as sps__tree_node_t's last, for the roots */
 };
 
 /* Statistics accumulators (src/model/fold.c).  add: one call [start, end)
@@ -209,8 +211,21 @@ typedef struct sps__fold_out {
  * the partial overlaps met.  0 or SPS_ENOMEM. */
 SPS__HIDDEN int sps__fold_ivals(sps__ival_t *v, size_t n, sps__fold_out_t *out,
                                 uint64_t *overlaps);
-SPS__HIDDEN int32_t sps__tree_node(sps__tree_t *t, int32_t parent,
+SPS__HIDDEN int32_t sps__tree_find(sps__tree_t *t, int32_t parent,
                                    uint32_t region);
+/* The node of region under node parent (-1: a root) of t, made when new;
+ * -1 on ENOMEM.  Inline with a one-entry cache per parent: a loop calls
+ * the same child of the same parent again and again. */
+SPS__INLINE int32_t sps__tree_node(sps__tree_t *t, int32_t parent, uint32_t region) {
+    uint64_t c = parent >= 0 ? t->n[parent].last : t->root_last;
+    if ((uint32_t)(c >> 32) == region + 1) return (int32_t)(uint32_t)c;
+    int32_t i = sps__tree_find(t, parent, region);
+    if (i >= 0) { /* t->n may have moved */
+        uint64_t *slot = parent >= 0 ? &t->n[parent].last : &t->root_last;
+        *slot = (uint64_t)(region + 1) << 32 | (uint32_t)i;
+    }
+    return i;
+}
 SPS__HIDDEN void sps__tree_free(sps__tree_t *t);
 SPS__HIDDEN int sps__acc_reserve(uint32_t r);
 SPS__HIDDEN int sps__analyze_thread(sps__thr_t *t);
