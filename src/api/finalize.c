@@ -60,53 +60,6 @@ static int write_counters(const sps__snap_t *s, const char *tmp) {
     return rc;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Progress of a long finalize                                               */
-/* ------------------------------------------------------------------------ */
-
-/* A finalize that takes over a second says how far it is on stderr, when
- * asked (verbose) or when stderr is a terminal; SPANSCOPE_PROGRESS=0
- * never, =1 always and at once (tests).  Under MPI only rank 0 prints. */
-typedef struct fprogress {
-    const char *path;
-    int64_t start_ns, last_ns;
-    int on, always, shown;
-} fprogress_t;
-
-static void progress_init(fprogress_t *p, const char *path, int verbose, int rank) {
-    const char *env = getenv("SPANSCOPE_PROGRESS");
-    memset(p, 0, sizeof *p);
-    p->path = path;
-    p->start_ns = sps_now_ns();
-    p->always = env && !strcmp(env, "1");
-    p->on = rank == 0 && (p->always || ((verbose || isatty(STDERR_FILENO)) &&
-                                        !(env && !strcmp(env, "0"))));
-}
-
-/* sps__progress_t's fn: a line rewritten in place, at most twice a second,
- * once the write has taken a second. */
-static void progress_fn(void *ctx, uint64_t done, uint64_t total) {
-    fprogress_t *p = ctx;
-    int64_t now = sps_now_ns();
-    if (!p->on || (!p->always && now - p->start_ns < 1000000000) ||
-        (p->shown && now - p->last_ns < 500000000))
-        return;
-    p->last_ns = now;
-    p->shown = 1;
-    fprintf(stderr, "\rspanscope: writing %s: %3d%% (%llu of %llu calls)", p->path,
-            total ? (int)(100.0 * (double)(done > total ? total : done) / (double)total) : 100,
-            (unsigned long long)done, (unsigned long long)total);
-}
-
-/* Ends the progress line, if one was shown. */
-static void progress_end(const fprogress_t *p, uint64_t total, int rc) {
-    if (!p->shown) return;
-    double s = (double)(sps_now_ns() - p->start_ns) / 1e9;
-    if (rc) fprintf(stderr, "\rspanscope: writing %s: failed after %.1f s\n", p->path, s);
-    else fprintf(stderr, "\rspanscope: writing %s: %llu calls in %.1f s\n", p->path,
-                 (unsigned long long)total, s);
-}
-
 static int write_file(sps__snap_t *s, const char *path, int verbose) {
     const char **names = calloc(s->nregs + 1, sizeof *names);
     sps__row_t *rows = calloc(s->nregs + 1, sizeof *rows);
@@ -152,11 +105,11 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     sps__carried_t carried = {0};
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
     if (!rc && !s->aggregate) {
-        fprogress_t fp;
-        progress_init(&fp, path, verbose, s->rank);
-        sps__progress_t pr = {progress_fn, &fp};
+        sps__pline_t line; /* a long write says how far it is (progress.c) */
+        sps__pline_init(&line, "writing", path, "calls", verbose, s->rank);
+        sps__progress_t pr = {sps__pline_fn, &line};
         rc = sps__write_events(s, w, &lay, file_region, &carried, &pr);
-        progress_end(&fp, lay.nevents, rc);
+        sps__pline_end(&line, lay.nevents, rc);
         if (rc) {
             sps__h5w_abort(w);
             w = NULL;

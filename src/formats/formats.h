@@ -104,6 +104,21 @@ typedef struct sps__progress {
     void (*fn)(void *ctx, uint64_t done, uint64_t total);
     void *ctx;
 } sps__progress_t;
+/* The progress line of a long write (progress.c): "spanscope: <verb>
+ * <path>: 42% (k of n <unit>)" on stderr, rewritten in place at most twice
+ * a second once the work has taken a second, when verbose or stderr is a
+ * terminal (SPANSCOPE_PROGRESS=0 never, =1 always and at once), on rank 0
+ * only.  sps__pline_fn is an sps__progress_t's fn (ctx: the line); _end
+ * closes the line with the total and the time, or the failure. */
+typedef struct sps__pline {
+    const char *verb, *path, *unit;
+    int64_t start_ns, last_ns;
+    int on, always, shown;
+} sps__pline_t;
+SPS__HIDDEN void sps__pline_init(sps__pline_t *p, const char *verb, const char *path,
+                                 const char *unit, int verbose, int rank);
+SPS__HIDDEN void sps__pline_fn(void *ctx, uint64_t done, uint64_t total);
+SPS__HIDDEN void sps__pline_end(const sps__pline_t *p, uint64_t total, int rc);
 SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                                   const sps__layout_t *lay,
                                   const uint32_t *file_region,

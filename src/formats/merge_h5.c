@@ -65,6 +65,8 @@ typedef struct hmerge {
     uint64_t nevents;
     int64_t *col[5];       /* batch: deltas, durations, call, parent, thread */
     int64_t *st;           /* batch: raw first column (streamed inputs) */
+    sps__pline_t line;     /* progress of a long merge (progress.c) */
+    uint64_t done;         /* events written */
 } hmerge_t;
 
 /* The kind's free: closes every input, frees st (an hmerge_t). */
@@ -362,6 +364,7 @@ static int hmerge_events(hmerge_t *h, sps__h5w_t *w, size_t k) {
                                h->col[1], h->col[2], h->col[3], h->col[4]);
         if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
         done += b;
+        sps__pline_fn(&h->line, h->done += b, h->nevents);
     }
     return 0;
 }
@@ -393,6 +396,7 @@ static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
                            h->col[1], h->col[2], h->col[3], h->col[4]);
         if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
         done += b;
+        sps__pline_fn(&h->line, h->done += b, h->nevents);
     }
     return 0;
 }
@@ -500,9 +504,11 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     sps__h5w_t *w;
     int rc = sps__h5w_open(&w, tmp, &lay);
     if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    sps__pline_init(&h->line, "merging into", h->out, "events", 0, 0);
     for (size_t k = 0; rc == 0 && k < h->nrows; k++)
         rc = streamed(&h->in[h->src[k].input]) ? hmerge_events_stream(h, w, k)
                                                : hmerge_events(h, w, k);
+    sps__pline_end(&h->line, h->nevents, rc);
     if (rc) {
         sps__h5w_abort(w);
         return rc;
