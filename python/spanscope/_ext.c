@@ -128,37 +128,63 @@ static PyObject *Region_stats(RegionObject *self, PyObject *unused) {
     return stats_tuple(self->id);
 }
 
+/* Region id's calls since the last finalize into new bytes objects of
+ * native int64 (numpy wraps them without a copy): *s the starts and *d the
+ * durations, each only if its pointer is not NULL.  Each sps_region_calls
+ * costs the records written since the previous query plus the copy
+ * (src/model/collect.c), so sizing first and copying second is cheap; calls
+ * that arrive in between only mean one more round.  0, or -1 with an
+ * exception set. */
+static int fetch_calls(sps_region_t id, PyObject **s, PyObject **d) {
+    for (;;) {
+        size_t n, m;
+        Py_BEGIN_ALLOW_THREADS
+        n = sps_region_calls(id, NULL, NULL, 0);
+        Py_END_ALLOW_THREADS
+        PyObject *bs = s ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8)) : NULL;
+        PyObject *bd = d ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8)) : NULL;
+        if ((s && !bs) || (d && !bd)) {
+            Py_XDECREF(bs);
+            Py_XDECREF(bd);
+            return -1;
+        }
+        int64_t *ps = bs ? (int64_t *)PyBytes_AS_STRING(bs) : NULL;
+        int64_t *pd = bd ? (int64_t *)PyBytes_AS_STRING(bd) : NULL;
+        Py_BEGIN_ALLOW_THREADS
+        m = sps_region_calls(id, ps, pd, n);
+        Py_END_ALLOW_THREADS
+        if (m > n) { /* more calls arrived: size again */
+            Py_XDECREF(bs);
+            Py_XDECREF(bd);
+            continue;
+        }
+        /* fewer: a finalize came in between (a new period) */
+        if (m < n && ((bs && _PyBytes_Resize(&bs, (Py_ssize_t)(m * 8))) ||
+                      (bd && _PyBytes_Resize(&bd, (Py_ssize_t)(m * 8))))) {
+            Py_XDECREF(bs);
+            Py_XDECREF(bd);
+            return -1;
+        }
+        if (s) *s = bs;
+        if (d) *d = bd;
+        return 0;
+    }
+}
+
 /* (starts, durations) of the calls since the last finalize, as two bytes
- * objects of native int64 (numpy wraps them without a copy). */
+ * objects of native int64. */
 static PyObject *Region_calls(RegionObject *self, PyObject *unused) {
     (void)unused;
-    size_t n = 0;
     PyObject *s = NULL, *d = NULL;
-    for (;;) { /* calls may arrive between sizing and copying: retry */
-        Py_BEGIN_ALLOW_THREADS
-        n = sps_region_calls(self->id, NULL, NULL, 0);
-        Py_END_ALLOW_THREADS
-        s = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-        d = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-        if (!s || !d) break;
-        size_t m;
-        int64_t *ps = (int64_t *)PyBytes_AS_STRING(s), *pd = (int64_t *)PyBytes_AS_STRING(d);
-        Py_BEGIN_ALLOW_THREADS
-        m = sps_region_calls(self->id, ps, pd, n);
-        Py_END_ALLOW_THREADS
-        if (m <= n) {
-            if (m < n) {
-                _PyBytes_Resize(&s, (Py_ssize_t)(m * 8));
-                _PyBytes_Resize(&d, (Py_ssize_t)(m * 8));
-            }
-            return s && d ? Py_BuildValue("(NN)", s, d) : NULL;
-        }
-        Py_DECREF(s);
-        Py_DECREF(d);
-    }
-    Py_XDECREF(s);
-    Py_XDECREF(d);
-    return NULL;
+    if (fetch_calls(self->id, &s, &d)) return NULL;
+    return Py_BuildValue("(NN)", s, d);
+}
+
+/* The durations alone (get_durations_numpy: no starts copied for nothing). */
+static PyObject *Region_durations(RegionObject *self, PyObject *unused) {
+    (void)unused;
+    PyObject *d = NULL;
+    return fetch_calls(self->id, NULL, &d) ? NULL : d;
 }
 
 static PyObject *Region_repr(RegionObject *self) {
@@ -174,6 +200,8 @@ static PyMethodDef Region_methods[] = {
      "(num_calls, total_ns, self_ns, min_ns, max_ns, mean_ns, var_ns2) over the session."},
     {"_calls", (PyCFunction)Region_calls, METH_NOARGS,
      "(starts, durations) since the last finalize as int64 bytes."},
+    {"_durations", (PyCFunction)Region_durations, METH_NOARGS,
+     "durations since the last finalize as int64 bytes."},
     {NULL, NULL, 0, NULL}};
 
 static PyMemberDef Region_members[] = {
@@ -692,6 +720,17 @@ static PyObject *ext_counters(PyObject *mod, PyObject *unused) {
                          (unsigned long long)sps_misuse_count());
 }
 
+/* sps_query_info as a dict: what the per-call queries decoded and keep. */
+static PyObject *ext_query_info(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    sps_query_info_t q;
+    sps_query_info(&q);
+    return Py_BuildValue("{sKsKsKsK}", "records_read", (unsigned long long)q.records_read,
+                         "rebuilds", (unsigned long long)q.rebuilds, "regions",
+                         (unsigned long long)q.regions, "bytes", (unsigned long long)q.bytes);
+}
+
 static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
     (void)mod;
     unsigned long r = PyLong_AsUnsignedLong(id);
@@ -1006,6 +1045,9 @@ static PyMethodDef ext_methods[] = {
     {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},
     {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
     {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
+    {"query_info", ext_query_info, METH_NOARGS,
+     "{'records_read', 'rebuilds', 'regions', 'bytes'} of the per-call queries "
+     "(sps_query_info)."},
     {"report", ext_report, METH_VARARGS, "report(path, sort='self', top=0) -> table text."},
     {"read_metadata", ext_read_metadata, METH_VARARGS,
      "read_metadata(path) -> {name: value} of the file's /metadata."},

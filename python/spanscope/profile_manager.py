@@ -126,8 +126,11 @@ class Region(_ext.Region):
         return RegionStats(self._stats())
 
     def get_durations_numpy(self) -> np.ndarray:
-        """Durations (int64 ns) of the calls since the last finalize, in start order."""
-        return np.frombuffer(self._calls()[1], dtype=np.int64)
+        """Durations (int64 ns) of the calls since the last finalize, in start order.
+
+        Costs the calls recorded since the previous query plus the copy: the
+        core keeps this region's calls once it was asked for (docs/python.md)."""
+        return np.frombuffer(self._durations(), dtype=np.int64)
 
     def get_start_times_numpy(self) -> np.ndarray:
         """Start times (int64 ns since the session started) of those calls."""
