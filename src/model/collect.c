@@ -425,12 +425,16 @@ static int lane_read(size_t l) {
 /* Copying out: the threads' lists merged by (key, thread)                   */
 /* ------------------------------------------------------------------------ */
 
-/* A cursor over one thread's list of a region, skipping the calls still
- * open (the frames of that region on the thread's stack, whose slots
- * ascend with the stack). */
+/* A cursor over one thread's list of a region.  It moves by runs: [i,
+ * run_end) holds completed calls whose key is their start, or a single
+ * call whose key is noted aside (late_here, key_ns); calls still open (the
+ * frames of the region on the thread's stack, whose slots ascend with the
+ * stack) are skipped. */
 typedef struct it {
     const calls_t *c;
-    size_t i;            /* next call */
+    size_t i, run_end;
+    int late_here;
+    uint64_t key_ns;     /* late_here: the key of call i */
     size_t li;           /* next late entry to look at */
     const sps__stack_t *st;
     size_t sj;           /* next frame of st to look at */
@@ -448,39 +452,100 @@ static size_t it_next_open(it_t *it) {
     return SIZE_MAX;
 }
 
-/* Moves it to the next completed call; 0 when there is none. */
-static int it_settle(it_t *it) {
-    while (it->i < it->c->n && it_next_open(it) == it->i) it->i++;
-    return it->i < it->c->n;
-}
-
-static uint64_t it_key(it_t *it) {
+/* Sets up the run at it->i (after the one that ended there); 0 when the
+ * list holds no more completed calls. */
+static int it_run(it_t *it) {
     const calls_t *c = it->c;
-    while (it->li < c->nlate && c->late[it->li].i < it->i) it->li++;
-    return it->li < c->nlate && c->late[it->li].i == it->i ? c->late[it->li].key_ns
-                                                            : (uint64_t)c->start_ns[it->i];
+    for (;;) {
+        if (it->i >= c->n) return 0;
+        size_t open = it_next_open(it);
+        if (open == it->i) { /* still open: not part of the answer */
+            it->i++;
+            continue;
+        }
+        while (it->li < c->nlate && c->late[it->li].i < it->i) it->li++;
+        size_t late = it->li < c->nlate ? c->late[it->li].i : SIZE_MAX;
+        it->late_here = late == it->i;
+        if (it->late_here) {
+            it->key_ns = c->late[it->li].key_ns;
+            it->run_end = it->i + 1;
+        } else {
+            size_t e = open < late ? open : late;
+            it->run_end = e < c->n ? e : c->n;
+        }
+        return 1;
+    }
 }
 
-/* Copies it's completed calls from it->i on, up to out_n == cap, straight:
- * the stretches between open calls at once (a region on one thread). */
-static size_t copy_rest(it_t *it, int64_t *starts, int64_t *durs, size_t out_n,
-                        size_t cap) {
-    while (out_n < cap && it_settle(it)) {
-        size_t open = it_next_open(it);
-        size_t end = open < it->c->n ? open : it->c->n;
-        size_t m = end - it->i;
-        if (m > cap - out_n) m = cap - out_n;
-        if (starts) memcpy(starts + out_n, it->c->start_ns + it->i, m * sizeof *starts);
-        if (durs) memcpy(durs + out_n, it->c->dur_ns + it->i, m * sizeof *durs);
-        out_n += m;
-        it->i += m;
+/* The key of the cursor's next call (it_run returned 1). */
+static inline uint64_t it_key(const it_t *it) {
+    return it->late_here ? it->key_ns : (uint64_t)it->c->start_ns[it->i];
+}
+
+/* Copies calls [it->i, it->i + m) to out at out_n. */
+static inline void it_copy(it_t *it, int64_t *starts, int64_t *durs, size_t out_n,
+                           size_t m) {
+    const int64_t *s = it->c->start_ns + it->i, *d = it->c->dur_ns + it->i;
+    if (m <= 4) { /* threads that take turns call by call: no memcpy call */
+        for (size_t j = 0; j < m; j++) {
+            if (starts) starts[out_n + j] = s[j];
+            if (durs) durs[out_n + j] = d[j];
+        }
+    } else {
+        if (starts) memcpy(starts + out_n, s, m * sizeof *starts);
+        if (durs) memcpy(durs + out_n, d, m * sizeof *durs);
+    }
+    it->i += m;
+}
+
+/* Merges the cursors a and b of two threads (a's the lower thread index,
+ * both at a run) into starts/durs from out_n on, until one of them has no
+ * more calls or out_n reaches cap; returns the new out_n, and in *a_more /
+ * *b_more whether each still has calls (its cursor then at a run).  Two
+ * plain runs merge without a branch per call: threads that record at the
+ * same time alternate call by call, and such a branch would be
+ * mispredicted half the time. */
+static size_t merge_two(it_t *a, it_t *b, int64_t *starts, int64_t *durs, size_t out_n,
+                        size_t cap, int *a_more, int *b_more) {
+    int64_t sink[2];
+    int64_t *os = starts ? starts : sink, *od = durs ? durs : sink;
+    size_t step_s = starts != NULL, step_d = durs != NULL; /* NULL: write the sink */
+    for (;;) {
+        if (out_n == cap) break;
+        if (!a->late_here && !b->late_here) {
+            const int64_t *sa = a->c->start_ns, *sb = b->c->start_ns;
+            const int64_t *da = a->c->dur_ns, *db = b->c->dur_ns;
+            size_t ia = a->i, ib = b->i, ea = a->run_end, eb = b->run_end, o = out_n;
+            while (ia < ea && ib < eb && o < cap) {
+                uint64_t ka = (uint64_t)sa[ia], kb = (uint64_t)sb[ib];
+                size_t ta = ka <= kb; /* equal keys: a, the lower index */
+                int64_t vs = ta ? sa[ia] : sb[ib], vd = ta ? da[ia] : db[ib];
+                os[o * step_s] = vs;
+                od[o * step_d] = vd;
+                ia += ta;
+                ib += 1 - ta;
+                o++;
+            }
+            a->i = ia, b->i = ib, out_n = o;
+        } else { /* a call whose key is noted aside: one at a time */
+            uint64_t ka = it_key(a), kb = it_key(b);
+            it_t *t = ka <= kb ? a : b;
+            it_copy(t, starts, durs, out_n, 1);
+            out_n++;
+        }
+        if (a->i == a->run_end) *a_more = it_run(a);
+        if (b->i == b->run_end) *b_more = it_run(b);
+        if (!*a_more || !*b_more) break;
     }
     return out_n;
 }
 
 /* Copies the first cap completed calls of k (live period) into starts and
- * durs (either may be NULL) in the merged pass's order.  Returns how many
- * were copied, or SPS_ENOMEM as (size_t)-1. */
+ * durs (either may be NULL) in the merged pass's order, by a heap over the
+ * threads on (key, thread index).  The thread on top gives calls while it
+ * stays ahead of the runner-up, so a region recorded on one thread at a
+ * time is copied in runs.  Returns how many were copied, or (size_t)-1 when
+ * out of memory. */
 static size_t kept_copy(const kept_t *k, int64_t *starts, int64_t *durs, size_t cap) {
     size_t nl = k->nlanes, out_n = 0;
     if (!cap || (!starts && !durs) || !k->closed) return 0;
@@ -494,32 +559,57 @@ static size_t kept_copy(const kept_t *k, int64_t *starts, int64_t *durs, size_t 
     }
     static const sps__stack_t none;
     for (size_t l = 0; l < nl; l++) {
-        its[l] = (it_t){&k->lanes[l], 0, 0, l < g.nlanes ? &g.lanes[l].st : &none, 0,
-                        k->region};
-        if (it_settle(&its[l])) sps__heap_push(&h, it_key(&its[l]), (uint32_t)l);
+        its[l] = (it_t){.c = &k->lanes[l], .st = l < g.nlanes ? &g.lanes[l].st : &none,
+                        .region = k->region};
+        if (it_run(&its[l])) sps__heap_push(&h, it_key(&its[l]), (uint32_t)l);
+    }
+    if (h.n == 2) { /* the common case of several threads: two */
+        uint32_t x = h.v[0].idx, y = h.v[1].idx;
+        it_t *a = &its[x < y ? x : y], *b = &its[x < y ? y : x];
+        int a_more = 1, b_more = 1;
+        out_n = merge_two(a, b, starts, durs, out_n, cap, &a_more, &b_more);
+        h.n = 0; /* what is left (room reserved): below */
+        if (a_more) sps__heap_push(&h, it_key(a), (uint32_t)(a - its));
+        if (b_more) sps__heap_push(&h, it_key(b), (uint32_t)(b - its));
     }
     while (h.n && out_n < cap) {
         uint32_t m = sps__heap_top(&h).idx;
         it_t *it = &its[m];
-        if (h.n == 1) { /* the others are done */
-            out_n = copy_rest(it, starts, durs, out_n, cap);
+        if (h.n == 1) { /* the others are done: whole runs */
+            do {
+                size_t n = it->run_end - it->i;
+                if (n > cap - out_n) n = cap - out_n;
+                it_copy(it, starts, durs, out_n, n);
+                out_n += n;
+            } while (out_n < cap && it_run(it));
             break;
         }
-        /* take from m while it stays ahead of the runner-up */
-        const sps__heap_ent_t *b = &h.v[1];
-        if (h.n > 2 && (h.v[2].key < b->key || (h.v[2].key == b->key && h.v[2].idx < b->idx)))
-            b = &h.v[2];
-        uint64_t key;
-        int more;
-        do {
-            if (starts) starts[out_n] = it->c->start_ns[it->i];
-            if (durs) durs[out_n] = it->c->dur_ns[it->i];
-            out_n++;
-            it->i++;
-            more = it_settle(it);
-            key = more ? it_key(it) : 0;
-        } while (more && out_n < cap && (key < b->key || (key == b->key && m < b->idx)));
-        if (more) sps__heap_update_top(&h, key);
+        /* the runner-up: the smaller child of the top */
+        sps__heap_ent_t b = h.v[1];
+        if (h.n > 2 && (h.v[2].key < b.key || (h.v[2].key == b.key && h.v[2].idx < b.idx)))
+            b = h.v[2];
+        /* m's calls go first while their key is below b's, or equal to it
+         * with m the lower thread index (the heap's order) */
+        uint64_t bk = b.key;
+        int tie_ok = m < b.idx;
+        int more = 1;
+        for (;;) {
+            size_t i = it->i + 1, e = it->run_end; /* call it->i is the top */
+            if (!it->late_here) {
+                const int64_t *st = it->c->start_ns;
+                size_t stop = it->i + (cap - out_n) < e ? it->i + (cap - out_n) : e;
+                if (tie_ok) while (i < stop && (uint64_t)st[i] <= bk) i++;
+                else while (i < stop && (uint64_t)st[i] < bk) i++;
+            }
+            size_t n = i - it->i;
+            it_copy(it, starts, durs, out_n, n);
+            out_n += n;
+            if (it->i < e) break;                    /* b goes next, or cap */
+            if (!(more = it_run(it))) break;          /* m is done */
+            uint64_t key = it_key(it);
+            if (out_n == cap || key > bk || (key == bk && !tie_ok)) break;
+        }
+        if (more) sps__heap_update_top(&h, it_key(it));
         else sps__heap_pop(&h);
     }
     free(its);
