@@ -516,16 +516,41 @@ static size_t merge_two(it_t *a, it_t *b, int64_t *starts, int64_t *durs, size_t
             const int64_t *sa = a->c->start_ns, *sb = b->c->start_ns;
             const int64_t *da = a->c->dur_ns, *db = b->c->dur_ns;
             size_t ia = a->i, ib = b->i, ea = a->run_end, eb = b->run_end, o = out_n;
+#define MERGE_STEP                                                              \
+    do {                                                                        \
+        size_t ta = (uint64_t)sa[ia] <= (uint64_t)sb[ib]; /* ties: a */        \
+        int64_t vs = ta ? sa[ia] : sb[ib], vd = ta ? da[ia] : db[ib];           \
+        os[o * step_s] = vs;                                                    \
+        od[o * step_d] = vd;                                                    \
+        ia += ta;                                                               \
+        ib += 1 - ta;                                                           \
+        o++;                                                                    \
+    } while (0)
             while (ia < ea && ib < eb && o < cap) {
-                uint64_t ka = (uint64_t)sa[ia], kb = (uint64_t)sb[ib];
-                size_t ta = ka <= kb; /* equal keys: a, the lower index */
-                int64_t vs = ta ? sa[ia] : sb[ib], vd = ta ? da[ia] : db[ib];
-                os[o * step_s] = vs;
-                od[o * step_d] = vd;
-                ia += ta;
-                ib += 1 - ta;
-                o++;
+                if (ia + 8 <= ea && ib + 8 <= eb && o + 8 <= cap) {
+                    /* threads that took turns in longer stretches: 8 of
+                     * one (their keys ascend within a run) ... */
+                    if ((uint64_t)sa[ia + 7] <= (uint64_t)sb[ib]) {
+                        it_t t = *a;
+                        t.i = ia;
+                        it_copy(&t, starts, durs, o, 8);
+                        ia += 8, o += 8;
+                        continue;
+                    }
+                    if ((uint64_t)sb[ib + 7] < (uint64_t)sa[ia]) {
+                        it_t t = *b;
+                        t.i = ib;
+                        it_copy(&t, starts, durs, o, 8);
+                        ib += 8, o += 8;
+                        continue;
+                    }
+                    /* ... else 8 steps, none of which can run past a run */
+                    for (int j = 0; j < 8; j++) MERGE_STEP;
+                    continue;
+                }
+                MERGE_STEP;
             }
+#undef MERGE_STEP
             a->i = ia, b->i = ib, out_n = o;
         } else { /* a call whose key is noted aside: one at a time */
             uint64_t ka = it_key(a), kb = it_key(b);
