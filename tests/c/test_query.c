@@ -380,7 +380,7 @@ static void test_clock_steps_back(void **state) {
         snprintf(name, sizeof name, "q.step.%d", i);
         g_regs[i] = sps_region(name);
     }
-    sps_region_t R = g_regs[0], O = g_regs[1];
+    sps_region_t O = g_regs[1];
     worker_t w[2];
     for (int i = 0; i < 2; i++) {
         memset(&w[i], 0, sizeof w[i]);
@@ -389,18 +389,24 @@ static void test_clock_steps_back(void **state) {
         sem_init(&w[i].done, 0, 0);
         assert_int_equal(pthread_create(&w[i].th, NULL, worker_main, &w[i]), 0);
     }
-    /* thread A: an open call and calls of R; 300 us later the step; then B
-     * and A again (no query before the step: it would add a true anchor) */
+    /* The step: thread A records 20 ms after the session's anchor, then an
+     * anchor at that anchor's time + 1 us: what follows maps to times
+     * before A's calls until the map has caught up (the next anchor, taken
+     * 20 ms later at the earliest).  Then the main thread (at once), A and B
+     * record; no query before, it would add a true anchor. */
     sps_begin(O);
+    tu_spin_ns(20000000);
     w[0].ops = 200;
     sem_post(&w[0].go), sem_wait(&w[0].done);
-    tu_spin_ns(300000);
     step_back_anchor();
-    w[1].ops = 150;
-    sem_post(&w[1].go), sem_wait(&w[1].done);
+    actor_t me = {.x = 77};
+    actor_run(&me, 100);
     w[0].ops = 150;
     sem_post(&w[0].go), sem_wait(&w[0].done);
+    w[1].ops = 150;
+    sem_post(&w[1].go), sem_wait(&w[1].done);
     sps_end(O);
+    tu_spin_ns(20000000);
     int64_t *s, *d;
     size_t n = 0;
     for (int i = 0; i < NREG; i++) check_region(g_regs[i]);
@@ -433,7 +439,6 @@ static void test_clock_steps_back(void **state) {
         free(ss[i]), free(dd[i]);
     }
     tu_h5_free(h);
-    (void)R;
     for (int i = 0; i < 2; i++) {
         w[i].ops = -1;
         sem_post(&w[i].go);
