@@ -12,11 +12,12 @@
  * a running maximum over the thread's records of the period (the frames
  * carried in first), equal to the call's start unless the clock's mapping
  * stepped back (core/clock.c: segments under 1 ms use the rate measured at
- * start).  Why: keys never decrease along a thread, and the heap never
- * takes a record whose value is under its thread's key while another
- * thread's key is smaller -- when the thread's key was set, by an earlier
- * record of value key, every other thread's head, and so its key, was at
- * least as large (ties: the lower thread index, both ways).
+ * start).  Why: along a thread keys never decrease, and at every step of
+ * the heap, comparing the threads' next records by value and by key picks
+ * the same thread.  A record whose value lies under its thread's key k
+ * follows that thread's record of value k, which the heap took while every
+ * other thread's next record -- and so that thread's key -- was at least k
+ * (equal ones: the lower thread index, both ways).
  *
  * So each thread's calls of a region are kept on their own, in begin
  * order: a begin appends a slot (its start), its end fills the duration
@@ -77,13 +78,13 @@ typedef struct lane {
     int injected;        /* the frames carried into the period were read */
     uint64_t first_seq;  /* the period's first record here, NO_SEQ if none */
     uint64_t key_ns;     /* running maximum of the records' times */
-    sps__stack_t st;     /* open calls: id = slot in the kept list, or -1;
-                            ord = the call's key */
+    sps__stack_t st;     /* open calls: id = slot in the kept list, or -1 */
     int marked;          /* sps__collect_mark saw the thread: read it */
     sps__chunk_t *mark_chunk; /* where the query stops: t->cur and the */
     const uint64_t *mark;     /* write position in it then */
 } lane_t;
 
+/* The collector: one per process, under the session lock. */
 static struct collector {
     uint64_t epoch;
     int64_t period_start_ns;
@@ -326,11 +327,6 @@ void sps__collect_mark(void) {
 /* Reading: the fold of each thread's new records                            */
 /* ------------------------------------------------------------------------ */
 
-typedef struct fold_ctx {
-    size_t lane;
-    int err;
-} fold_ctx_t;
-
 /* A call's duration in ns as the fold counts it (sps__fold_close_top):
  * never negative, though a clock mapping that steps back inside a call can
  * put its end before its start. */
@@ -338,30 +334,29 @@ static int64_t call_dur_ns(uint64_t start, uint64_t end) {
     return end > start ? (int64_t)(end - start) : 0;
 }
 
-/* The fold's close callback: a kept call's duration. */
+/* The fold's close callback (ctx: the lane's index): a kept call's
+ * duration. */
 static void on_close(void *ctx, const sps__frame_t *f, uint64_t end, uint64_t self,
                      size_t depth) {
-    (void)ctx;
     (void)self;
     (void)depth;
-    if (f->id < 0) return;
-    kept_t *k = kept_find(f->region);
+    kept_t *k = f->id >= 0 ? kept_find(f->region) : NULL;
     if (!k) return;
-    fold_ctx_t *fc = ctx;
-    k->lanes[fc->lane].dur_ns[f->id] = call_dur_ns(f->start, end);
+    k->lanes[*(const size_t *)ctx].dur_ns[f->id] = call_dur_ns(f->start, end);
     k->closed++;
 }
 
-/* One record of lane l, as the merged pass handles it (pass_event). */
+/* One record of lane l, as the merged pass handles it (pass_event).  0 or
+ * SPS_ENOMEM. */
 static int lane_event(lane_t *ln, size_t l, const sps__ev_t *e, uint32_t nids) {
     if (e->ns > ln->key_ns) ln->key_ns = e->ns; /* the heap saw it, valid or not */
     if (e->region == 0 || e->region >= nids) return 0; /* misuse, ignored */
     if (e->is_end) {
-        fold_ctx_t fc = {l, 0};
-        sps__fold_end(&ln->st, e->region, e->ns, on_close, &fc);
-        return fc.err;
+        sps__fold_end(&ln->st, e->region, e->ns, on_close, &l);
+        return 0;
     }
-    sps__frame_t f = {e->region, -1, e->ns, 0, e->seq, -1, ln->key_ns, 0, 0};
+    sps__frame_t f = {.region = e->region, .node = -1, .start = e->ns, .seq = e->seq,
+                      .id = -1};
     kept_t *k = kept_find(e->region);
     if (k) {
         calls_t *c = kept_lane(k, l);
@@ -410,7 +405,7 @@ static int lane_read(size_t l) {
     sps__ev_t e;
     int rc;
     while ((rc = sps__rd_next(&rd, &e)) > 0) {
-        g.records_read++;
+        g.records_read++; /* the carried frames count: they are read too */
         if ((rc = lane_event(ln, l, &e, nids)) != 0) break;
     }
     ln->hi = rd.hi;
