@@ -274,9 +274,12 @@ static void random_session(uint64_t seed, size_t chunk_size, size_t memory_limit
         snprintf(name, sizeof name, "q.rand.%d", i);
         g_regs[i] = sps_region(name);
     }
-    worker_t w[NWORK];
+    /* on the heap: if a check fails, cmocka leaves this frame with the
+     * workers blocked on their semaphores, which must not be the next
+     * test's */
+    worker_t *w = calloc(NWORK, sizeof *w);
+    assert_non_null(w);
     for (int i = 0; i < NWORK; i++) {
-        memset(&w[i], 0, sizeof w[i]);
         w[i].a.x = seed * 31 + (uint64_t)i + 1;
         sem_init(&w[i].go, 0, 0);
         sem_init(&w[i].done, 0, 0);
@@ -337,6 +340,7 @@ static void random_session(uint64_t seed, size_t chunk_size, size_t memory_limit
         sem_destroy(&w[i].go);
         sem_destroy(&w[i].done);
     }
+    free(w);
     sps_shutdown();
 }
 
@@ -381,9 +385,9 @@ static void test_clock_steps_back(void **state) {
         g_regs[i] = sps_region(name);
     }
     sps_region_t O = g_regs[1];
-    worker_t w[2];
+    worker_t *w = calloc(2, sizeof *w); /* on the heap: see random_session */
+    assert_non_null(w);
     for (int i = 0; i < 2; i++) {
-        memset(&w[i], 0, sizeof w[i]);
         w[i].a.x = (uint64_t)i + 5;
         sem_init(&w[i].go, 0, 0);
         sem_init(&w[i].done, 0, 0);
@@ -443,7 +447,10 @@ static void test_clock_steps_back(void **state) {
         w[i].ops = -1;
         sem_post(&w[i].go);
         pthread_join(w[i].th, NULL);
+        sem_destroy(&w[i].go);
+        sem_destroy(&w[i].done);
     }
+    free(w);
     sps_shutdown();
 }
 
