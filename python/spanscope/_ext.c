@@ -128,63 +128,53 @@ static PyObject *Region_stats(RegionObject *self, PyObject *unused) {
     return stats_tuple(self->id);
 }
 
-/* Region id's calls since the last finalize into new bytes objects of
- * native int64 (numpy wraps them without a copy): *s the starts and *d the
- * durations, each only if its pointer is not NULL.  Each sps_region_calls
- * costs the records written since the previous query plus the copy
- * (src/model/collect.c), so sizing first and copying second is cheap; calls
- * that arrive in between only mean one more round.  0, or -1 with an
- * exception set. */
-static int fetch_calls(sps_region_t id, PyObject **s, PyObject **d) {
-    for (;;) {
-        size_t n, m;
-        Py_BEGIN_ALLOW_THREADS
-        n = sps_region_calls(id, NULL, NULL, 0);
-        Py_END_ALLOW_THREADS
-        PyObject *bs = s ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8)) : NULL;
-        PyObject *bd = d ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8)) : NULL;
-        if ((s && !bs) || (d && !bd)) {
-            Py_XDECREF(bs);
-            Py_XDECREF(bd);
-            return -1;
-        }
-        int64_t *ps = bs ? (int64_t *)PyBytes_AS_STRING(bs) : NULL;
-        int64_t *pd = bd ? (int64_t *)PyBytes_AS_STRING(bd) : NULL;
-        Py_BEGIN_ALLOW_THREADS
-        m = sps_region_calls(id, ps, pd, n);
-        Py_END_ALLOW_THREADS
-        if (m > n) { /* more calls arrived: size again */
-            Py_XDECREF(bs);
-            Py_XDECREF(bd);
-            continue;
-        }
-        /* fewer: a finalize came in between (a new period) */
-        if (m < n && ((bs && _PyBytes_Resize(&bs, (Py_ssize_t)(m * 8))) ||
-                      (bd && _PyBytes_Resize(&bd, (Py_ssize_t)(m * 8))))) {
-            Py_XDECREF(bs);
-            Py_XDECREF(bd);
-            return -1;
-        }
-        if (s) *s = bs;
-        if (d) *d = bd;
-        return 0;
+/* A writable C-contiguous buffer of obj (None: none), as int64 slots:
+ * *p and *n (0 for None).  0, or -1 with an exception set. */
+static int int64_buffer(PyObject *obj, Py_buffer *view, int64_t **p, size_t *n) {
+    *p = NULL;
+    *n = 0;
+    view->obj = NULL;
+    if (obj == Py_None) return 0;
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)) return -1;
+    if (view->itemsize != 8) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of 8-byte items (int64)");
+        return -1;
     }
+    *p = view->buf;
+    *n = (size_t)view->len / 8;
+    return 0;
 }
 
-/* (starts, durations) of the calls since the last finalize, as two bytes
- * objects of native int64. */
-static PyObject *Region_calls(RegionObject *self, PyObject *unused) {
-    (void)unused;
-    PyObject *s = NULL, *d = NULL;
-    if (fetch_calls(self->id, &s, &d)) return NULL;
-    return Py_BuildValue("(NN)", s, d);
-}
-
-/* The durations alone (get_durations_numpy: no starts copied for nothing). */
-static PyObject *Region_durations(RegionObject *self, PyObject *unused) {
-    (void)unused;
-    PyObject *d = NULL;
-    return fetch_calls(self->id, NULL, &d) ? NULL : d;
+/* _calls_into(starts, durations): copies the starts and the durations
+ * (int64 ns; either None) of the calls since the last finalize into the
+ * given arrays, as many as the shorter holds, and returns how many calls
+ * there are (sps_region_calls).  The caller allocates (numpy's large
+ * arrays are cheaper to fault in than a bytes object); each call costs the
+ * records written since the previous query plus the copy
+ * (src/model/collect.c), so sizing with (None, None) first is cheap. */
+static PyObject *Region_calls_into(RegionObject *self, PyObject *const *args,
+                                   Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_calls_into(starts, durations) takes 2 arguments");
+        return NULL;
+    }
+    Py_buffer vs, vd;
+    int64_t *ps, *pd;
+    size_t ns, nd;
+    if (int64_buffer(args[0], &vs, &ps, &ns)) return NULL;
+    if (int64_buffer(args[1], &vd, &pd, &nd)) {
+        if (vs.obj) PyBuffer_Release(&vs);
+        return NULL;
+    }
+    size_t cap = ps && pd ? (ns < nd ? ns : nd) : ps ? ns : nd;
+    size_t n;
+    Py_BEGIN_ALLOW_THREADS
+    n = sps_region_calls(self->id, ps, pd, cap);
+    Py_END_ALLOW_THREADS
+    if (vs.obj) PyBuffer_Release(&vs);
+    if (vd.obj) PyBuffer_Release(&vd);
+    return PyLong_FromSize_t(n);
 }
 
 static PyObject *Region_repr(RegionObject *self) {
@@ -198,10 +188,9 @@ static PyMethodDef Region_methods[] = {
      "Leave the region (sps_end); exceptions propagate and the call is counted."},
     {"_stats", (PyCFunction)Region_stats, METH_NOARGS,
      "(num_calls, total_ns, self_ns, min_ns, max_ns, mean_ns, var_ns2) over the session."},
-    {"_calls", (PyCFunction)Region_calls, METH_NOARGS,
-     "(starts, durations) since the last finalize as int64 bytes."},
-    {"_durations", (PyCFunction)Region_durations, METH_NOARGS,
-     "durations since the last finalize as int64 bytes."},
+    {"_calls_into", (PyCFunction)(void (*)(void))Region_calls_into, METH_FASTCALL,
+     "_calls_into(starts, durations) -> calls since the last finalize; copies their "
+     "int64 starts and durations (ns) into the arrays given (None: not wanted)."},
     {NULL, NULL, 0, NULL}};
 
 static PyMemberDef Region_members[] = {
