@@ -270,7 +270,8 @@ typedef struct sps_stats {
 /* Statistics of r over the whole session (all periods, including those
  * already written by a checkpoint finalize).  Open calls are not counted.
  * Returns 0, SPS_ENOSESSION or SPS_ENOREGION.  Cost: proportional to events
- * recorded since the last query. */
+ * recorded since the last query (plus, per thread, a walk over the records
+ * before the analysis's cursor in its chunk: at most one chunk). */
 SPS_API int sps_region_stats(sps_region_t r, sps_stats_t *out);
 
 /* Copies the durations (ns) of r's completed calls since the last finalize,
