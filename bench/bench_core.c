@@ -13,6 +13,7 @@
  *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
  *   bench_core big       [--n CALLS] --out FILE.h5
  *   bench_core many      --threads T [--n CALLS_PER_THREAD] --out FILE.h5
+ *   bench_core query     [--n CALLS] [--threads T] [--reps R]
  *
  * Times are wall-clock ns from CLOCK_MONOTONIC around a batch of calls,
  * divided by the number of calls; each repetition is one batch, and the
@@ -148,6 +149,7 @@ static void usage(FILE *f) {
             "       bench_core disk --shape loop|nested|varied [--n CALLS] --out FILE\n"
             "       bench_core big [--n CALLS] --out FILE [--finalize 0|1]\n"
             "       bench_core many --threads T [--n CALLS_PER_THREAD] --out FILE\n"
+            "       bench_core query [--n CALLS] [--threads T] [--reps R]\n"
             "Prints one JSON object on stdout.  Driven by bench/run.py.\n");
 }
 
@@ -711,6 +713,87 @@ static int cmd_many(const opts_t *o) {
            (unsigned long long)sps_dropped());
     free(th);
     remove(o->out);
+/* query: what a per-call query costs after k new calls (issue 11, part 3)   */
+/* ------------------------------------------------------------------------ */
+
+static void *query_fill(void *arg) {
+    loop_pairs(*(long long *)arg);
+    return NULL;
+}
+
+static double median_ns(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, dbl_cmp);
+    return v[n / 2];
+}
+
+/* n calls of one region (from --threads threads at once, default the main
+ * thread), then: the first query (reads the period once), and for each k
+ * the median over --reps of: k new calls on the main thread, then one
+ * query -- counting (sps_region_durations(r, NULL, 0)), copying the whole
+ * answer (n + ... durations), and sps_region_stats.  Wall ns per query;
+ * copy_floor_ns is memcpy of the answer's bytes, the copy's floor. */
+static int cmd_query(const opts_t *o) {
+    long long n = o->n ? o->n : 10000000;
+    int reps = o->reps, nt = o->threads > 0 ? o->threads : 1;
+    static const long long ks[] = {0, 1, 10, 100, 1000, 10000, 100000};
+    const int nk = (int)(sizeof ks / sizeof ks[0]);
+    long long room = n + 3LL * reps * (1 + 10 + 100 + 1000 + 10000 + 100000) + 16;
+    sps_config_t cfg = SPS_CONFIG_INIT; /* defaults: spill past 32 MiB */
+    int rc = sps_setup(&cfg);
+    if (rc) die("sps_setup", rc);
+    g_region = sps_region("bench query");
+    int64_t *buf = malloc((size_t)room * sizeof *buf), *buf2 = malloc((size_t)room * sizeof *buf2);
+    double *v = calloc((size_t)reps, sizeof *v);
+    if (!buf || !buf2 || !v) die("malloc", 0);
+    memset(buf, 1, (size_t)room * sizeof *buf); /* fault the pages in */
+    memset(buf2, 1, (size_t)room * sizeof *buf2);
+    pthread_t th[64];
+    long long each = n / nt;
+    if (nt == 1) loop_pairs(n);
+    for (int i = 0; nt > 1 && i < nt && i < 64; i++)
+        if (pthread_create(&th[i], NULL, query_fill, &each)) die("pthread_create", 0);
+    for (int i = 0; nt > 1 && i < nt && i < 64; i++) pthread_join(th[i], NULL);
+    uint64_t t0 = mono_ns();
+    size_t total = sps_region_durations(g_region, NULL, 0);
+    double first_ms = (double)(mono_ns() - t0) / 1e6;
+    for (int r = 0; r < reps; r++) {
+        t0 = mono_ns();
+        memcpy(buf2, buf, total * sizeof *buf);
+        v[r] = (double)(mono_ns() - t0);
+    }
+    double floor_ns = median_ns(v, reps);
+    printf("{\"calls\": %lld, \"threads\": %d, \"first_query_ms\": %.3f, "
+           "\"copy_floor_ns\": %.0f, \"rows\": [", n, nt, first_ms, floor_ns);
+    for (int i = 0; i < nk; i++) {
+        double cnt, cpy, sta;
+        for (int r = 0; r < reps; r++) {
+            loop_pairs(ks[i]);
+            t0 = mono_ns();
+            total = sps_region_durations(g_region, NULL, 0);
+            v[r] = (double)(mono_ns() - t0);
+        }
+        cnt = median_ns(v, reps);
+        for (int r = 0; r < reps; r++) {
+            loop_pairs(ks[i]);
+            t0 = mono_ns();
+            total = sps_region_durations(g_region, buf, (size_t)room);
+            v[r] = (double)(mono_ns() - t0);
+        }
+        cpy = median_ns(v, reps);
+        for (int r = 0; r < reps; r++) {
+            loop_pairs(ks[i]);
+            sps_stats_t st;
+            t0 = mono_ns();
+            if (sps_region_stats(g_region, &st)) die("sps_region_stats", 0);
+            v[r] = (double)(mono_ns() - t0);
+        }
+        sta = median_ns(v, reps);
+        printf("%s{\"k\": %lld, \"count_ns\": %.0f, \"copy_ns\": %.0f, \"stats_ns\": %.0f}",
+               i ? ", " : "", ks[i], cnt, cpy, sta);
+    }
+    printf("], \"answer_calls\": %zu, \"maxrss_kib\": %ld}\n", total, maxrss_kib());
+    sps_shutdown();
+    free(buf), free(buf2), free(v);
     return 0;
 }
 
@@ -733,6 +816,7 @@ int main(int argc, char **argv) {
     if (!strcmp(o.cmd, "disk")) return cmd_disk(&o);
     if (!strcmp(o.cmd, "big")) return cmd_big(&o);
     if (!strcmp(o.cmd, "many")) return cmd_many(&o);
+    if (!strcmp(o.cmd, "query")) return cmd_query(&o);
     fprintf(stderr, "bench_core: unknown command %s\n", o.cmd);
     usage(stderr);
     return 2;

@@ -59,7 +59,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer iterations")
     ap.add_argument("--json", help="write results here")
+    ap.add_argument("--queries", type=int, metavar="CALLS",
+                    help="only the query benchmark, on a session of CALLS calls")
     args = ap.parse_args()
+    if args.queries:
+        return bench_queries(args.queries, 5 if args.quick else 11, args.json)
     n = 50_000 if args.quick else 300_000
     reps = 5 if args.quick else 11
 
@@ -277,6 +281,63 @@ def bench_profiler(n, reps, loop):
             p.export_chrome_trace(path)
             out["trace"][ext] = (os.path.getsize(path), time.perf_counter() - t0)
     return out
+
+
+# -- queries (issue 11, part 3) -------------------------------------------------
+
+def bench_queries(calls, reps, json_path=None):
+    """What a query costs after k new calls on a session of `calls` calls:
+    get_durations_numpy() (the whole answer, copied) and num_calls, median
+    wall ns over reps, with the k calls recorded before each query untimed."""
+    ProfileManager.setup(output=None)
+    r = ProfileManager.region("bench.query")
+    t0 = time.perf_counter_ns()
+    for _ in range(calls):
+        with r:
+            pass
+    record_s = (time.perf_counter_ns() - t0) / 1e9
+    t0 = time.perf_counter_ns()
+    first = len(r.get_durations_numpy())
+    first_ms = (time.perf_counter_ns() - t0) / 1e6
+    rows = []
+
+    def one(k, fn):
+        out = []
+        for _ in range(reps):
+            for _ in range(k):
+                with r:
+                    pass
+            t = time.perf_counter_ns()
+            fn()
+            out.append(time.perf_counter_ns() - t)
+        return statistics.median(out)
+
+    for k in (0, 1, 10, 100, 1000, 10000):
+        rows.append((k, one(k, r.get_durations_numpy), one(k, lambda: r.num_calls)))
+    # the copy's floor: a fresh int64 array of the answer's size, filled
+    answer = r.get_durations_numpy()
+    floor = []
+    for _ in range(reps):
+        t = time.perf_counter_ns()
+        answer.copy()
+        floor.append(time.perf_counter_ns() - t)
+    copy_floor = statistics.median(floor)
+    info = _ext.query_info()
+    ProfileManager._reset()
+    print(f"Python face, queries on a session of {first} calls (recorded in {record_s:.1f} s; "
+          f"first get_durations_numpy {first_ms:.1f} ms; kept {info['bytes'] / 2**20:.0f} MiB); "
+          f"median of {reps}, wall")
+    print(f"{'new calls k':>12}  {'get_durations_numpy':>20}  {'num_calls':>10}   "
+          f"(copy floor: numpy copy of {len(answer)} int64, {copy_floor / 1e6:.3f} ms)")
+    for k, d, c in rows:
+        print(f"{k:>12}  {d / 1e6:17.3f} ms  {c / 1e3:7.2f} us")
+    if json_path:
+        with open(json_path, "w") as fh:
+            json.dump({"calls": first, "first_ms": first_ms, "record_s": record_s,
+                       "copy_floor_ns": copy_floor,
+                       "kept_bytes": info["bytes"],
+                       "rows": [{"k": k, "durations_ns": d, "num_calls_ns": c}
+                                for k, d, c in rows]}, fh, indent=2)
 
 
 if __name__ == "__main__":

@@ -270,19 +270,45 @@ typedef struct sps_stats {
 /* Statistics of r over the whole session (all periods, including those
  * already written by a checkpoint finalize).  Open calls are not counted.
  * Returns 0, SPS_ENOSESSION or SPS_ENOREGION.  Cost: proportional to events
- * recorded since the last query. */
+ * recorded since the last query (plus, per thread, a walk over the records
+ * before the analysis's cursor in its chunk: at most one chunk). */
 SPS_API int sps_region_stats(sps_region_t r, sps_stats_t *out);
 
 /* Copies the durations (ns) of r's completed calls since the last finalize,
  * in start order, into out[0..cap) and returns how many there are in all
  * (may exceed cap; call with cap 0 to size a buffer).  The matching start
  * times (CLOCK_MONOTONIC ns) go to starts if not NULL.  Returns 0 without a
- * session or for an unknown region.  Cost: one pass over the period's
- * events. */
+ * session or for an unknown region.  The order is the order of r's rows in
+ * the file the next finalize writes (start order; equal starts: the lower
+ * thread index first); calls still open are left out.  After a finalize
+ * whose write failed, the calls of that pending period come first.
+ *
+ * Cost: the records written since the previous query, plus copying the
+ * answer out.  The library keeps the calls of each region asked for in the
+ * period (16 bytes a call) and brings them up to date from the new records
+ * (every kept region at once); the first query of a region in a period
+ * reads the period's records from its start once.  That memory is freed by
+ * the first query after the next finalize and by sps_shutdown/sps_setup;
+ * sps_query_info reports it. */
 SPS_API size_t sps_region_durations(sps_region_t r, int64_t *out,
                                     size_t cap);
 SPS_API size_t sps_region_calls(sps_region_t r, int64_t *starts,
                                 int64_t *durations, size_t cap);
+
+/* What the per-call queries (sps_region_calls, sps_region_durations) have
+ * done in this process, for diagnostics and tests: records_read, the
+ * records they decoded (each query decodes those written since the
+ * previous one, 2 per call); rebuilds, the times a region new to a period
+ * made them read the period's records again; regions and bytes, what they
+ * keep now (regions asked for in the current period, their calls). */
+typedef struct sps_query_info {
+    uint64_t records_read;
+    uint64_t rebuilds;
+    uint64_t regions;
+    uint64_t bytes;
+} sps_query_info_t;
+/* Fills *out (never fails; takes the session lock). */
+SPS_API void sps_query_info(sps_query_info_t *out);
 
 /* One completed span of the session, as sps_spans returns it.  Times are
  * CLOCK_MONOTONIC ns (the timeline of Python's time.perf_counter_ns()). */

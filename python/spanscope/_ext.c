@@ -128,37 +128,53 @@ static PyObject *Region_stats(RegionObject *self, PyObject *unused) {
     return stats_tuple(self->id);
 }
 
-/* (starts, durations) of the calls since the last finalize, as two bytes
- * objects of native int64 (numpy wraps them without a copy). */
-static PyObject *Region_calls(RegionObject *self, PyObject *unused) {
-    (void)unused;
-    size_t n = 0;
-    PyObject *s = NULL, *d = NULL;
-    for (;;) { /* calls may arrive between sizing and copying: retry */
-        Py_BEGIN_ALLOW_THREADS
-        n = sps_region_calls(self->id, NULL, NULL, 0);
-        Py_END_ALLOW_THREADS
-        s = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-        d = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-        if (!s || !d) break;
-        size_t m;
-        int64_t *ps = (int64_t *)PyBytes_AS_STRING(s), *pd = (int64_t *)PyBytes_AS_STRING(d);
-        Py_BEGIN_ALLOW_THREADS
-        m = sps_region_calls(self->id, ps, pd, n);
-        Py_END_ALLOW_THREADS
-        if (m <= n) {
-            if (m < n) {
-                _PyBytes_Resize(&s, (Py_ssize_t)(m * 8));
-                _PyBytes_Resize(&d, (Py_ssize_t)(m * 8));
-            }
-            return s && d ? Py_BuildValue("(NN)", s, d) : NULL;
-        }
-        Py_DECREF(s);
-        Py_DECREF(d);
+/* A writable C-contiguous buffer of obj (None: none), as int64 slots:
+ * *p and *n (0 for None).  0, or -1 with an exception set. */
+static int int64_buffer(PyObject *obj, Py_buffer *view, int64_t **p, size_t *n) {
+    *p = NULL;
+    *n = 0;
+    view->obj = NULL;
+    if (obj == Py_None) return 0;
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)) return -1;
+    if (view->itemsize != 8) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of 8-byte items (int64)");
+        return -1;
     }
-    Py_XDECREF(s);
-    Py_XDECREF(d);
-    return NULL;
+    *p = view->buf;
+    *n = (size_t)view->len / 8;
+    return 0;
+}
+
+/* _calls_into(starts, durations): copies the starts and the durations
+ * (int64 ns; either None) of the calls since the last finalize into the
+ * given arrays, as many as the shorter holds, and returns how many calls
+ * there are (sps_region_calls).  The caller allocates (numpy's large
+ * arrays are cheaper to fault in than a bytes object); each call costs the
+ * records written since the previous query plus the copy
+ * (src/model/collect.c), so sizing with (None, None) first is cheap. */
+static PyObject *Region_calls_into(RegionObject *self, PyObject *const *args,
+                                   Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_calls_into(starts, durations) takes 2 arguments");
+        return NULL;
+    }
+    Py_buffer vs, vd;
+    int64_t *ps, *pd;
+    size_t ns, nd;
+    if (int64_buffer(args[0], &vs, &ps, &ns)) return NULL;
+    if (int64_buffer(args[1], &vd, &pd, &nd)) {
+        if (vs.obj) PyBuffer_Release(&vs);
+        return NULL;
+    }
+    size_t cap = ps && pd ? (ns < nd ? ns : nd) : ps ? ns : nd;
+    size_t n;
+    Py_BEGIN_ALLOW_THREADS
+    n = sps_region_calls(self->id, ps, pd, cap);
+    Py_END_ALLOW_THREADS
+    if (vs.obj) PyBuffer_Release(&vs);
+    if (vd.obj) PyBuffer_Release(&vd);
+    return PyLong_FromSize_t(n);
 }
 
 static PyObject *Region_repr(RegionObject *self) {
@@ -172,8 +188,9 @@ static PyMethodDef Region_methods[] = {
      "Leave the region (sps_end); exceptions propagate and the call is counted."},
     {"_stats", (PyCFunction)Region_stats, METH_NOARGS,
      "(num_calls, total_ns, self_ns, min_ns, max_ns, mean_ns, var_ns2) over the session."},
-    {"_calls", (PyCFunction)Region_calls, METH_NOARGS,
-     "(starts, durations) since the last finalize as int64 bytes."},
+    {"_calls_into", (PyCFunction)(void (*)(void))Region_calls_into, METH_FASTCALL,
+     "_calls_into(starts, durations) -> calls since the last finalize; copies their "
+     "int64 starts and durations (ns) into the arrays given (None: not wanted)."},
     {NULL, NULL, 0, NULL}};
 
 static PyMemberDef Region_members[] = {
@@ -692,6 +709,17 @@ static PyObject *ext_counters(PyObject *mod, PyObject *unused) {
                          (unsigned long long)sps_misuse_count());
 }
 
+/* sps_query_info as a dict: what the per-call queries decoded and keep. */
+static PyObject *ext_query_info(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    sps_query_info_t q;
+    sps_query_info(&q);
+    return Py_BuildValue("{sKsKsKsK}", "records_read", (unsigned long long)q.records_read,
+                         "rebuilds", (unsigned long long)q.rebuilds, "regions",
+                         (unsigned long long)q.regions, "bytes", (unsigned long long)q.bytes);
+}
+
 static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
     (void)mod;
     unsigned long r = PyLong_AsUnsignedLong(id);
@@ -1006,6 +1034,9 @@ static PyMethodDef ext_methods[] = {
     {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},
     {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
     {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
+    {"query_info", ext_query_info, METH_NOARGS,
+     "{'records_read', 'rebuilds', 'regions', 'bytes'} of the per-call queries "
+     "(sps_query_info)."},
     {"report", ext_report, METH_VARARGS, "report(path, sort='self', top=0) -> table text."},
     {"read_metadata", ext_read_metadata, METH_VARARGS,
      "read_metadata(path) -> {name: value} of the file's /metadata."},

@@ -125,19 +125,33 @@ class Region(_ext.Region):
         """count, total, self, min, max, mean and variance over the session."""
         return RegionStats(self._stats())
 
+    def _fetch(self, starts: bool, durations: bool):
+        """(starts, durations) of the calls since the last finalize, each an
+        int64 array or None when not asked for.  Costs the calls recorded
+        since the previous query plus the copy: the core keeps this region's
+        calls once it was asked for (docs/python.md)."""
+        while True:
+            n = self._calls_into(None, None)
+            s = np.empty(n, dtype=np.int64) if starts else None
+            d = np.empty(n, dtype=np.int64) if durations else None
+            m = self._calls_into(s, d)
+            if m > n:  # more calls arrived in between: size again
+                continue
+            # fewer: a finalize came in between and started a new period
+            return (s[:m] if starts else None), (d[:m] if durations else None)
+
     def get_durations_numpy(self) -> np.ndarray:
         """Durations (int64 ns) of the calls since the last finalize, in start order."""
-        return np.frombuffer(self._calls()[1], dtype=np.int64)
+        return self._fetch(False, True)[1]
 
     def get_start_times_numpy(self) -> np.ndarray:
         """Start times (int64 ns since the session started) of those calls."""
-        starts = np.frombuffer(self._calls()[0], dtype=np.int64)
-        return starts - _ext.session_start_ns()
+        return self._fetch(True, False)[0] - _ext.session_start_ns()
 
     def get_end_times_numpy(self) -> np.ndarray:
         """End times (int64 ns since the session started) of those calls."""
-        s, d = self._calls()
-        return np.frombuffer(s, np.int64) + np.frombuffer(d, np.int64) - _ext.session_start_ns()
+        s, d = self._fetch(True, True)
+        return s + d - _ext.session_start_ns()
 
     def wrap(self, func: Callable, recursive: bool = False) -> Callable:
         """``func`` wrapped so that each call is one call of this region."""

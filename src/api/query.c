@@ -1,7 +1,10 @@
 /* query.c -- the public queries of a live session: statistics, per-call
  * arrays, the summary table and the torch-style face's spans.  Each brings
- * the model's analysis up to date under the session lock, so a query costs
- * time proportional to the events recorded since the previous one. */
+ * the model's analysis up to date under the session lock, so a statistics
+ * query costs time proportional to the events recorded since the previous
+ * one; the per-call arrays come from the model's collector (collect.c),
+ * which keeps the calls of the regions asked for and reads only the new
+ * records too. */
 #include "api/api.h"
 
 #include <stdio.h>
@@ -68,31 +71,48 @@ size_t sps_regions_recorded(sps_region_t *out, size_t cap) { return list_regions
 /* Per-call queries                                                          */
 /* ------------------------------------------------------------------------ */
 
+/* Under the lock: r's calls since the last finalize by a merged pass over
+ * the period (and the pending one first), what the collector keeps up to
+ * date incrementally; the fallback when the collector runs out of memory. */
+static size_t calls_by_pass(sps_region_t r, int64_t *starts, int64_t *durations,
+                            size_t cap) {
+    size_t n = 0;
+    sps__snap_t *s = sps__snap_build(0);
+    if (!s) return 0;
+    sps__snap_t *p = sps__g.pending;
+    if (p) { /* pending calls come first */
+        sps__g.pending = NULL;
+        n = sps__collect_calls(p, r, starts, durations, cap);
+        sps__g.pending = p;
+        if (starts) starts += n < cap ? n : cap;
+        if (durations) durations += n < cap ? n : cap;
+        cap = n < cap ? cap - n : 0;
+    }
+    n += sps__collect_calls(s, r, starts, durations, cap);
+    sps__snap_free(s);
+    return n;
+}
+
 size_t sps_region_calls(sps_region_t r, int64_t *starts, int64_t *durations,
                         size_t cap) {
     size_t n = 0;
     pthread_mutex_lock(&sps__g.lock);
     if (sps__session_live() && sps__g.mode == SPS__EVENTS && r > 0 &&
         r < sps__registry_count()) {
-        sps__timemap_add(&sps__g.tm, sps__anchor_now());
-        sps__analyze_all();
-        sps__snap_t *s = sps__snap_build(0);
-        if (s) {
-            sps__snap_t *p = sps__g.pending;
-            if (p) { /* pending calls come first */
-                sps__g.pending = NULL;
-                n = sps__collect_calls(p, r, starts, durations, cap);
-                sps__g.pending = p;
-                if (starts) starts += n < cap ? n : cap;
-                if (durations) durations += n < cap ? n : cap;
-                cap = n < cap ? cap - n : 0;
-            }
-            n += sps__collect_calls(s, r, starts, durations, cap);
-            sps__snap_free(s);
-        }
+        sps__collect_mark(); /* before the anchor: see collect.c */
+        refresh();
+        if (sps__collect_region(r, starts, durations, cap, &n))
+            n = calls_by_pass(r, starts, durations, cap);
     }
     pthread_mutex_unlock(&sps__g.lock);
     return n;
+}
+
+void sps_query_info(sps_query_info_t *out) {
+    if (!out) return;
+    pthread_mutex_lock(&sps__g.lock);
+    sps__collect_info(out);
+    pthread_mutex_unlock(&sps__g.lock);
 }
 
 size_t sps_region_durations(sps_region_t r, int64_t *out, size_t cap) {

@@ -5,6 +5,14 @@
  * reset with the recording. */
 #include "api/api.h"
 
+/* What the model derived from a session's recording, forgotten with it
+ * (called by core under the session lock): the analysis and the per-call
+ * queries' kept calls. */
+static void forget_derived(void) {
+    sps__analysis_reset();
+    sps__collect_reset();
+}
+
 int sps_setup(const sps_config_t *cfg) {
     static const sps_config_t defaults = SPS_CONFIG_INIT;
     if (!cfg) cfg = &defaults;
@@ -20,10 +28,10 @@ int sps_setup(const sps_config_t *cfg) {
     sps__dist_t dist = {0};
     rc = cfg->local ? 0 : sps__dist_setup(&dist);
     if (rc) return rc;
-    return sps__session_open(cfg, &dist, sps__analysis_reset);
+    return sps__session_open(cfg, &dist, forget_derived);
 }
 
 int sps_shutdown(void) {
-    if (sps__session_close(sps__analysis_reset)) sps__dist_shutdown();
+    if (sps__session_close(forget_derived)) sps__dist_shutdown();
     return 0;
 }

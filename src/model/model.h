@@ -292,4 +292,30 @@ SPS__HIDDEN sps__acc_t sps__node_cum(size_t i);
 SPS__HIDDEN int sps__analysis_take(sps__snap_t *s);
 SPS__HIDDEN void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *older);
 SPS__HIDDEN int sps__analysis_describe(sps__snap_t *s);
+
+/* ======================================================================== */
+/* model: the per-call queries' collector (src/model/collect.c)              */
+/* ======================================================================== */
+
+/* Under the session lock, for sps_region_calls.  The calls of every region
+ * asked for in the period are kept, per thread in begin order, and brought
+ * up to date by each query from the records written since the previous
+ * one; what a query returns is what a merged pass over the period
+ * (sps__collect_calls) would return.  Memory: 16 bytes per call of the
+ * regions asked for, dropped with the period and the session.
+ *
+ * mark: before the query's anchor, records where each thread's records
+ * end (the query reads up to there).  region: then, after the anchor,
+ * brings region r's calls up to date and copies the first cap of them
+ * (starts and durs in ns, either may be NULL; the pending period's first,
+ * as sps_region_calls documents) and sets *n to how many there are; 0 or
+ * an SPS_E code (then nothing is kept: the caller falls back to a full
+ * pass).  reset: forgets everything (the session's recording is
+ * forgotten).  info: the collector's counters and memory. */
+SPS__HIDDEN void sps__collect_mark(void);
+SPS__HIDDEN int sps__collect_region(uint32_t r, int64_t *starts, int64_t *durs,
+                                    size_t cap, size_t *n);
+SPS__HIDDEN void sps__collect_reset(void);
+SPS__HIDDEN void sps__collect_info(sps_query_info_t *out);
+
 #endif /* SPS_MODEL_H */

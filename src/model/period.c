@@ -1,12 +1,12 @@
-/* period.c -- the merged pass over a period's records, and its sinks.
+/* period.c -- the merged pass over a period's records.
  *
  * The pass merges every thread's records by timestamp (a binary heap over
  * the threads' next events), applies the nesting rule per thread, and gives
  * each call written in this period its call id (start order across the
  * rank, as scope-profiler's call_ids) and its ordinal within its region.
  * Sinks receive begins (in start order) and ends (in end order): the HDF5
- * writer's (formats/h5_period.c), and here the one that collects a region's
- * calls for queries.  Memory is
+ * writer's (formats/h5_period.c), sps_spans's (api/query.c) and the
+ * per-call queries' (collect.c).  Memory is
  * bounded by the number of threads and regions, never by the number of
  * events. */
 #include "model/model.h"
@@ -142,68 +142,3 @@ int sps__pass_run(const sps__snap_t *snap, const sps__pass_cb_t *cb,
     if (misuse) *misuse = p.misuse;
     return p.err;
 }
-
-/* ------------------------------------------------------------------------ */
-/* Sink: one region's calls (queries)                                        */
-/* ------------------------------------------------------------------------ */
-
-typedef struct collect {
-    uint32_t region;
-    int64_t *starts, *durs; /* in ns */
-    uint64_t *ord;          /* ordinal: the order the file uses */
-    size_t n, cap;
-} collect_t;
-
-static int collect_end(void *ctx, const sps__call_t *c) {
-    collect_t *k = ctx;
-    if (c->region != k->region) return 0;
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 256;
-        int64_t *s = realloc(k->starts, cap * sizeof *s);
-        if (!s) return SPS_ENOMEM;
-        k->starts = s;
-        int64_t *d = realloc(k->durs, cap * sizeof *d);
-        if (!d) return SPS_ENOMEM;
-        k->durs = d;
-        uint64_t *o = realloc(k->ord, cap * sizeof *o);
-        if (!o) return SPS_ENOMEM;
-        k->ord = o;
-        k->cap = cap;
-    }
-    k->starts[k->n] = (int64_t)c->start;
-    k->durs[k->n] = (int64_t)(c->end - c->start);
-    k->ord[k->n] = c->ordinal;
-    k->n++;
-    return 0;
-}
-
-typedef struct { uint64_t o; int64_t s, d; } sd_t;
-static int sd_cmp(const void *a, const void *b) {
-    const sd_t *x = a, *y = b;
-    return x->o < y->o ? -1 : x->o > y->o;
-}
-
-/* Collects region r's calls of snap in start order (ns) -- the order of the
- * file's rows, ties in start time included.  Returns how many there are;
- * copies at most cap into starts/durs (either may be NULL). */
-size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r, int64_t *starts,
-                          int64_t *durs, size_t cap) {
-    collect_t k = {.region = r};
-    sps__pass_cb_t cb = {&k, NULL, collect_end};
-    sps__pass_run(snap, &cb, NULL);
-    sd_t *v = malloc((k.n ? k.n : 1) * sizeof *v);
-    if (v) {
-        for (size_t i = 0; i < k.n; i++) v[i] = (sd_t){k.ord[i], k.starts[i], k.durs[i]};
-        qsort(v, k.n, sizeof *v, sd_cmp);
-        for (size_t i = 0; i < k.n && i < cap; i++) {
-            if (starts) starts[i] = v[i].s;
-            if (durs) durs[i] = v[i].d;
-        }
-    }
-    free(v);
-    free(k.starts);
-    free(k.durs);
-    free(k.ord);
-    return k.n;
-}
-
