@@ -713,6 +713,10 @@ static int cmd_many(const opts_t *o) {
            (unsigned long long)sps_dropped());
     free(th);
     remove(o->out);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* query: what a per-call query costs after k new calls (issue 11, part 3)   */
 /* ------------------------------------------------------------------------ */
 
