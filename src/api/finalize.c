@@ -216,6 +216,7 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain) {
         s = NULL;
     }
     if (s) sps__g.period_start_ns = s->end_ns;
+    if (s) sps__collect_reset(); /* the queries' kept calls were this period's */
     if (s && plain) s->compress_threshold = -1;
     pthread_mutex_unlock(&sps__g.lock);
     if (!s) {

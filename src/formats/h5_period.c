@@ -103,7 +103,9 @@ static int h5_end(void *ctx, const sps__call_t *c) {
     h5sink_t *h = ctx;
     uint32_t fr = h->file_region[c->region];
     ring_t *g = &h->rings[fr];
-    int64_t d = (int64_t)(c->end - c->start);
+    /* 0 when the clock mapping stepped back inside the call, as the
+     * statistics and the queries have it */
+    int64_t d = c->end > c->start ? (int64_t)(c->end - c->start) : 0;
     if (h->progress && (++h->done & 0xFFFF) == 0)
         h->progress->fn(h->progress->ctx, h->done, h->total);
     if (c->prior_child &&
