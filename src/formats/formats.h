@@ -171,11 +171,15 @@ SPS__HIDDEN const char *sps__coder_name(void);
  * rows each, chunked by ch rows with shuffle + deflate when compressed,
  * else contiguous (ch is then only the unit of writing).  dur_col is the
  * column whose negative values mean "comes later".  Staging, when needed,
- * goes to an unlinked file in dir.  Starts the worker threads. */
+ * goes to an unlinked file in dir.  streams: how many ranges of rows are
+ * written at once (the layout's rows, 0 unknown), which sizes the chunk
+ * buffers kept (memory: ch * ncols * 8 bytes each).  Starts the worker
+ * threads. */
 typedef struct sps__evcols sps__evcols_t;
 SPS__HIDDEN int sps__evcols_open(sps__evcols_t **out, const int64_t *ds,
                                  int ncols, int dur_col, uint64_t n,
-                                 uint64_t ch, int compressed, const char *dir);
+                                 uint64_t ch, int compressed, const char *dir,
+                                 size_t streams);
 /* Writes rows [first, first + n) from cols[0..ncols) (borrowed).  Each row
  * is written once; a negative duration is stored as 0 until its
  * sps__evcols_duration comes, once.  A chunk is compressed and written as

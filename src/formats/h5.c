@@ -295,7 +295,7 @@ static int events_create(sps__h5w_t *w) {
         int64_t ds[EV_N];
         for (int i = 0; i < w->ncols; i++) ds[i] = w->ev[i];
         rc = dup ? sps__evcols_open(&w->cols, ds, w->ncols, EV_DUR, w->nevents,
-                                    ch ? ch : 1, chunked, dirname(dup))
+                                    ch ? ch : 1, chunked, dirname(dup), w->nrows)
                  : SPS_ENOMEM;
         free(dup);
         if (rc) errno = rc == SPS_EIO ? EIO : ENOMEM;

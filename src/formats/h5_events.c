@@ -35,10 +35,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define MAX_WORKERS 4
-#define OPEN_BUFS 3 /* chunk buffers for open chunks, besides those in flight */
+#define OPEN_BUFS_MAX 8 /* chunk buffers for open chunks, besides those in flight */
 
 #define PARK_BUDGET (8u << 20) /* bytes of parked duration columns */
 
@@ -148,14 +149,16 @@ static int workers_wanted(void) {
     return n > MAX_WORKERS ? MAX_WORKERS : (int)n;
 }
 
-/* Gives chunk buffer b back: kept for reuse, or freed when it was one
+static void buf_release(const sps__evcols_t *e, int64_t *b);
+
+/* Gives chunk buffer b back: kept for reuse, or unmapped when it was one
  * taken over the budget. */
 static void buf_put(sps__evcols_t *e, int64_t *b) {
     if (e->bufs_live <= e->bufs_max && e->nfree < e->bufs_max) {
         e->free_bufs[e->nfree++] = b;
         return;
     }
-    free(b);
+    buf_release(e, b);
     e->bufs_live--;
 }
 
@@ -233,7 +236,7 @@ static int job_submit(sps__evcols_t *e, uint64_t k, int64_t *b, unsigned mask) {
     pthread_mutex_unlock(&e->mu);
     /* one job waiting per worker at most: more would only hold memory */
     int rc = jobs_collect(e, 0);
-    while (!rc && e->inflight > (size_t)e->nworkers * 2) rc = jobs_collect(e, 1);
+    while (!rc && e->inflight > (size_t)e->nworkers) rc = jobs_collect(e, 1);
     return rc;
 }
 
@@ -248,6 +251,18 @@ static size_t bitmap_words(const sps__evcols_t *e) { return (size_t)(e->ch + 63)
 static size_t buf_bytes(const sps__evcols_t *e) {
     return (size_t)e->ch * (size_t)e->ncols * 8 + bitmap_words(e) * 8;
 }
+/* Chunk buffers are mapped and unmapped whole: through malloc, a freed
+ * buffer raises glibc's mmap threshold and the next ones come from the
+ * heap, which keeps freed memory resident. */
+static int64_t *buf_alloc(const sps__evcols_t *e) {
+    void *p = mmap(NULL, buf_bytes(e), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+static void buf_release(const sps__evcols_t *e, int64_t *b) {
+    if (b) munmap(b, buf_bytes(e));
+}
+
 static uint64_t *bitmap_of(const sps__evcols_t *e, int64_t *b) {
     return (uint64_t *)(b + e->ch * (uint64_t)e->ncols);
 }
@@ -281,7 +296,7 @@ static int64_t *buf_get(sps__evcols_t *e) {
             return b;
         }
         if (e->bufs_live < e->bufs_max) {
-            int64_t *b = malloc(buf_bytes(e));
+            int64_t *b = buf_alloc(e);
             if (b) {
                 e->bufs_live++;
                 memset(bitmap_of(e, b), 0, bitmap_words(e) * 8);
@@ -369,7 +384,7 @@ static int chunk_flush(sps__evcols_t *e, uint64_t k) {
     if (s->state == S_STAGED) {
         b = buf_get(e);
         if (!b) { /* every buffer is in an open chunk: one more, briefly */
-            b = malloc(buf_bytes(e));
+            b = buf_alloc(e);
             if (!b) return SPS_ENOMEM;
             e->bufs_live++;
         }
@@ -441,7 +456,7 @@ static int chunk_unpark(sps__evcols_t *e, uint64_t k) {
     park_t *p = s->park;
     int64_t *b = buf_get(e);
     if (!b) { /* every buffer is in an open chunk: one more, briefly */
-        if (!(b = malloc(buf_bytes(e)))) return SPS_ENOMEM;
+        if (!(b = buf_alloc(e))) return SPS_ENOMEM;
         e->bufs_live++;
     }
     int64_t *dur = b + (uint64_t)e->dur_col * e->ch;
@@ -556,7 +571,7 @@ static int chunk_rows_put(sps__evcols_t *e, uint64_t k, uint64_t r, size_t m,
 
 int sps__evcols_open(sps__evcols_t **out, const int64_t *ds, int ncols,
                      int dur_col, uint64_t n, uint64_t ch, int compressed,
-                     const char *dir) {
+                     const char *dir, size_t streams) {
     *out = NULL;
     if (ncols < 1 || ncols > SPS__EV_MAX || !ch || !dir) return SPS_EINVAL;
     sps__evcols_t *e = calloc(1, sizeof *e);
@@ -570,7 +585,10 @@ int sps__evcols_open(sps__evcols_t **out, const int64_t *ds, int ncols,
     e->compressed = compressed;
     e->stage_fd = -1;
     e->nworkers = compressed ? workers_wanted() : 0;
-    e->bufs_max = (size_t)e->nworkers + 1 + OPEN_BUFS;
+    /* a stream of rows (a region's) has one chunk open, two where it meets
+     * the next region's: buffers for that many, within OPEN_BUFS_MAX */
+    size_t open = streams ? 2 * streams : 1;
+    e->bufs_max = (size_t)e->nworkers + 1 + (open < OPEN_BUFS_MAX ? open : OPEN_BUFS_MAX);
     e->slot = calloc(e->nchunks ? e->nchunks : 1, sizeof *e->slot);
     e->free_bufs = calloc(e->bufs_max, sizeof *e->free_bufs);
     e->open_k = calloc(e->bufs_max + 1, sizeof *e->open_k);
@@ -667,7 +685,7 @@ void sps__evcols_free(sps__evcols_t *e) {
         for (job_t *j = lists[l], *next; j; j = next) {
             next = j->next;
             for (int col = 0; col < e->ncols; col++) free(j->z[col]);
-            free(j->buf);
+            buf_release(e, j->buf);
             free(j);
         }
     if (e->mu_ok) {
@@ -676,10 +694,10 @@ void sps__evcols_free(sps__evcols_t *e) {
         pthread_cond_destroy(&e->done);
     }
     for (uint64_t k = 0; e->slot && k < e->nchunks; k++) {
-        free(e->slot[k].buf);
+        buf_release(e, e->slot[k].buf);
         park_free(e->slot[k].park);
     }
-    for (size_t i = 0; i < e->nfree; i++) free(e->free_bufs[i]);
+    for (size_t i = 0; i < e->nfree; i++) buf_release(e, e->free_bufs[i]);
     if (e->stage_fd >= 0) close(e->stage_fd);
     sps__coder_free(e->coder);
     free(e->free_bufs);

@@ -83,7 +83,7 @@ static void roundtrip(uint64_t n, int regions, size_t piece, int compressed,
     hid_t f = make_file(path, n, compressed, ds);
     sps__evcols_t *e;
     assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, n, compressed ? CH : 1000,
-                                      compressed, sps_test_tmp_dir()), 0);
+                                      compressed, sps_test_tmp_dir(), (size_t)regions), 0);
     int64_t *col[NCOLS];
     for (int c = 0; c < NCOLS; c++) col[c] = malloc(piece * 8);
     uint64_t *next = calloc((size_t)regions, sizeof *next);
@@ -183,16 +183,16 @@ static void test_misuse(void **state) {
     sps__evcols_t *e;
     int64_t v[NCOLS][4] = {{1, 2, 3, 4}, {5, -1, 7, 8}, {0}, {0}, {0}};
     const int64_t *cc[NCOLS] = {v[0], v[1], v[2], v[3], v[4]};
-    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir()), 0);
+    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir(), 1), 0);
     assert_int_equal(sps__evcols_rows(e, 3 * CH - 2, 4, cc), SPS_EINVAL); /* past the end */
     sps__evcols_free(e);
-    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir()), 0);
+    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir(), 1), 0);
     assert_int_equal(sps__evcols_duration(e, 5, 3), SPS_EINVAL); /* row never written */
     assert_int_equal(sps__evcols_rows(e, 0, 4, cc), 0);
     assert_int_equal(sps__evcols_duration(e, 1, 6), 0);
     assert_int_equal(sps__evcols_duration(e, 2, 6), SPS_EINVAL); /* not announced */
     sps__evcols_free(e);
-    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir()), 0);
+    assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, 3 * CH, CH, 1, sps_test_tmp_dir(), 1), 0);
     assert_int_equal(sps__evcols_rows(e, 0, 4, cc), 0);
     assert_int_equal(sps__evcols_rows(e, 0, 4, cc), 0); /* counted, not yet seen */
     int64_t big[CH];
