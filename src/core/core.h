@@ -94,6 +94,51 @@ static inline uint64_t sps__rec_hi(uint32_t hi) {
 }
 
 /* ======================================================================== */
+/* core: the spill file's record format (src/core/pack.c)                    */
+/* ======================================================================== */
+
+/* A spilled chunk is a header and frames of SPS__PACK_FRAME records, each
+ * packed (about 1/3 byte per record for a regular loop) or, where packing
+ * would not be smaller, raw.  Any stream of 64-bit words round-trips
+ * exactly; the worst case is 8 bytes per record + 4 per frame + the header.
+ * The layout is described at the top of pack.c. */
+#define SPS__PACK_FRAME 2048u /* records per frame: the reader's block */
+#define SPS__PACK_GROUP 32u   /* records per group inside a frame */
+#define SPS__PACK_HDR 24u     /* bytes of a chunk header */
+#define SPS__PACK_SLACK 512u  /* scratch past a frame's raw size */
+#define SPS__PACK_MAGIC 0x314B5053u /* "SPK1" */
+
+/* A chunk header.  next: file offset of the next chunk of the same run of
+ * spilled chunks (buffer.c merges a thread's consecutive spilled chunks
+ * into one descriptor), 0 when it follows right after this one. */
+typedef struct sps__pack_hdr {
+    uint32_t magic, n, bytes; /* n records; bytes of frames after the header */
+    uint32_t flags;           /* 0 */
+    int64_t next;
+} sps__pack_hdr_t;
+
+/* Most bytes sps__pack writes for n records. */
+SPS__HIDDEN size_t sps__pack_bound(uint32_t n);
+/* Packs rec[0, n) (n > 0) into out (sps__pack_bound(n) bytes of room):
+ * header (next = 0) and frames.  Returns the bytes written.  Pure: no
+ * state, any thread. */
+SPS__HIDDEN size_t sps__pack(const uint64_t *rec, uint32_t n, uint8_t *out);
+/* Writes h at out (SPS__PACK_HDR bytes); reads it back and checks it
+ * (0 or SPS_EIO). */
+SPS__HIDDEN void sps__pack_hdr_put(uint8_t *out, const sps__pack_hdr_t *h);
+SPS__HIDDEN int sps__pack_hdr_get(const uint8_t *in, sps__pack_hdr_t *h);
+/* The bytes of the frame at in (its header included), from its header;
+ * decodes the frame at in (avail bytes readable) holding m records
+ * (1..SPS__PACK_FRAME) into out[0, m); *used: the frame's bytes.  0, or
+ * SPS_EIO if it is malformed or truncated (never reads past avail). */
+SPS__HIDDEN size_t sps__pack_frame_bytes(const uint8_t *in); /* 4 readable */
+SPS__HIDDEN int sps__unpack_frame(const uint8_t *in, size_t avail, uint32_t m,
+                                  uint64_t *out, size_t *used);
+/* Decodes a whole chunk of n records (header included, len bytes) into
+ * out[0, n).  0 or SPS_EIO. */
+SPS__HIDDEN int sps__unpack(const uint8_t *in, size_t len, uint64_t *out, uint32_t n);
+
+/* ======================================================================== */
 /* core: chunks and threads (src/core/buffer.c)                              */
 /* ======================================================================== */
 
