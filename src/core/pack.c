@@ -68,7 +68,7 @@ static inline unsigned bit_width(uint32_t x) { return x ? 32u - (unsigned)__buil
 /* Bytes that k codes of w bits take. */
 static inline size_t code_bytes(uint32_t k, unsigned w) { return ((size_t)k * w + 7) / 8; }
 
-/* The escape code of a palette group of width w (none when w is 0). */
+/* The escape code of a palette group of width w <= 2 (none when w is 0). */
 static inline uint32_t esc_code(unsigned w) { return w ? (1u << w) - 1u : UINT32_MAX; }
 
 static inline int is_hi(uint64_t w) { return (uint32_t)(w >> 32) == SPS__REC_HI_TAG; }
@@ -462,7 +462,7 @@ static int get_group(frame_dec_t *f, uint64_t *out, uint32_t k) {
     get_codes(f->in, (size_t)(f->end - f->in), v, k, w);
     f->in += nb;
     const uint8_t *esc = f->in;
-    uint32_t ec = esc_code(w), nesc = 0;
+    uint32_t ec = residual ? UINT32_MAX : esc_code(w), nesc = 0;
     if (!residual) {
         for (uint32_t j = 0; j < k; j++) nesc += v[j] == ec;
         f->in += 4 * (size_t)nesc;

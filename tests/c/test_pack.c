@@ -95,6 +95,7 @@ static void test_regular_loop(void **state) {
     size_t len = roundtrip(s.w, s.n);
     double per_call = 2.0 * (double)len / s.n;
     if (per_call > 0.8) fail_msg("regular loop: %.3f B per call", per_call);
+    free(s.w);
     st_init(&s, n, 1000); /* every delta the same: palette width 0 */
     t = 1000;
     for (uint32_t i = 0; st_add(&s, 3, (int)(i & 1), t); i++) t += 40;
