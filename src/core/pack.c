@@ -390,7 +390,7 @@ void sps__pack_hdr_put(uint8_t *out, const sps__pack_hdr_t *h) {
     st32(out + 4, h->n);
     st32(out + 8, h->bytes);
     st32(out + 12, h->flags);
-    st64(out + 16, (uint64_t)h->next);
+    st64(out + SPS__PACK_HDR_NEXT, (uint64_t)h->next);
 }
 
 int sps__pack_hdr_get(const uint8_t *in, sps__pack_hdr_t *h) {
@@ -398,7 +398,7 @@ int sps__pack_hdr_get(const uint8_t *in, sps__pack_hdr_t *h) {
     h->n = ld32(in + 4);
     h->bytes = ld32(in + 8);
     h->flags = ld32(in + 12);
-    h->next = (int64_t)ld64(in + 16);
+    h->next = (int64_t)ld64(in + SPS__PACK_HDR_NEXT);
     return h->magic == SPS__PACK_MAGIC && h->flags == 0 && h->n > 0 && h->next >= 0
         ? 0 : SPS_EIO;
 }
