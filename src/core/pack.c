@@ -10,7 +10,7 @@
  * values (this VM's TSC moves in steps of 26 ticks, so deltas are 1, 25
  * or 26 ticks), or at least stay close to the delta one period back.
  *
- * Layout (native byte order: the file never leaves the process):
+ * Layout (little-endian):
  *
  *   chunk:  header (SPS__PACK_HDR bytes: magic, n, bytes, flags, next),
  *           then the frames, SPS__PACK_FRAME records each (the last fewer)
@@ -45,18 +45,33 @@
 #define RAW_BIT 0x80000000u
 #define BODY_MASK 0x0FFFFFFFu
 
+/* Little-endian loads and stores (the bit packing counts bits from the
+ * first byte up; a plain mov on x86 and arm64). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#  define LE32(v) __builtin_bswap32(v)
+#  define LE64(v) __builtin_bswap64(v)
+#else
+#  define LE32(v) (v)
+#  define LE64(v) (v)
+#endif
 static inline uint32_t ld32(const uint8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
-    return v;
+    return LE32(v);
 }
 static inline uint64_t ld64(const uint8_t *p) {
     uint64_t v;
     memcpy(&v, p, 8);
-    return v;
+    return LE64(v);
 }
-static inline void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline void st32(uint8_t *p, uint32_t v) {
+    v = LE32(v);
+    memcpy(p, &v, 4);
+}
+static inline void st64(uint8_t *p, uint64_t v) {
+    v = LE64(v);
+    memcpy(p, &v, 8);
+}
 
 static inline uint32_t zz(uint32_t r) { /* zigzag of r as int32 */
     return (r << 1) ^ (uint32_t)-(int32_t)(r >> 31);
@@ -439,6 +454,41 @@ typedef struct frame_dec {
     uint32_t lo;
 } frame_dec_t;
 
+/* The common group: palette codes (width w <= 2) and no tag exception, so
+ * the tags repeat the history's last period (read from the history only:
+ * no chain through the stores of this group).  in: after the header. */
+static int get_palette_group(frame_dec_t *f, uint64_t *out, uint32_t k, unsigned w,
+                             unsigned p) {
+    size_t nb = code_bytes(k, w);
+    if ((size_t)(f->end - f->in) < nb) return SPS_EIO;
+    uint64_t bits = 0;
+    for (size_t b = 0; b < nb; b++) bits |= (uint64_t)f->in[b] << (8 * b);
+    f->in += nb;
+    uint64_t live = k < G ? (1ull << (w * k)) - 1 : ~0ull;
+    uint32_t nesc = w == 1 ? popcount32((uint32_t)bits)
+                  : w == 2 ? popcount32(even_bits(bits & bits >> 1 & live)) : 0;
+    const uint8_t *esc = f->in;
+    f->in += 4 * (size_t)nesc;
+    if (f->in > f->end) return SPS_EIO;
+    win_t *wn = &f->w;
+    uint32_t lo = f->lo, ec = esc_code(w), cm = (1u << w) - 1u;
+    const uint32_t *th = wn->t + PMAX - p;
+    for (uint32_t j = 0, q = 0; j < k; j++) {
+        uint32_t c = (uint32_t)bits & cm, tag = th[q], d;
+        bits >>= w;
+        q = q + 1 == p ? 0 : q + 1;
+        if (SPS__UNLIKELY(c == ec)) d = ld32(esc), esc += 4;
+        else d = f->pal[c];
+        lo += d;
+        wn->t[PMAX + j] = tag;
+        wn->d[PMAX + j] = d;
+        out[j] = (uint64_t)tag << 32 | lo;
+    }
+    f->lo = lo;
+    win_shift(wn);
+    return 0;
+}
+
 /* Decodes one group of k records into out.  0 or SPS_EIO. */
 static int get_group(frame_dec_t *f, uint64_t *out, uint32_t k) {
     if (f->end - f->in < 2) return SPS_EIO;
@@ -446,6 +496,7 @@ static int get_group(frame_dec_t *f, uint64_t *out, uint32_t k) {
     int residual = (h0 & 0x40u) != 0;
     f->in += 2;
     if (h1 >> 4 || w > (residual ? 32u : 2u)) return SPS_EIO;
+    if (!residual && !(h0 & 0x80u)) return get_palette_group(f, out, k, w, p);
     uint32_t mask = 0;
     const uint8_t *tags = f->in;
     if (h0 & 0x80u) {
@@ -453,7 +504,7 @@ static int get_group(frame_dec_t *f, uint64_t *out, uint32_t k) {
         mask = ld32(f->in);
         if (k < 32 && mask >> k) return SPS_EIO;
         tags = f->in + 4;
-        f->in = tags + 4 * (size_t)__builtin_popcount(mask);
+        f->in = tags + 4 * (size_t)popcount32(mask);
         if (f->in > f->end) return SPS_EIO;
     }
     size_t nb = code_bytes(k, w);
