@@ -11,7 +11,7 @@
  *                        [--threads T] [--n PAIRS] [--reps R]
  *   bench_core mem       [--n CALLS]
  *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
- *   bench_core big       [--n CALLS] --out FILE.h5
+ *   bench_core big       [--n CALLS] --out FILE.h5 [--finalize 0|1]
  *   bench_core many      --threads T [--n CALLS_PER_THREAD] --out FILE.h5
  *   bench_core query     [--n CALLS] [--threads T] [--reps R]
  *
@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <spanscope.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -597,7 +598,7 @@ static int cmd_disk(const opts_t *o) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* big: 10^8 calls with the default configuration (SPILL, 32 MiB)            */
+/* big: 10^8 (or 10^9) calls with the default configuration (SPILL, 32 MiB)  */
 /* ------------------------------------------------------------------------ */
 
 static int dbl_cmp(const void *a, const void *b) {
@@ -605,6 +606,49 @@ static int dbl_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Median of v[0, n) (sorts v). */
+static double median(double *v, long long n) {
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static uint64_t process_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The spill file, seen from outside the library: the largest deleted
+ * regular file this process has open (the spill file is an unlinked
+ * temporary file, and the benchmark opens no other).  Its size and the
+ * disk it takes (st_blocks), or -1 when there is none. */
+static void spill_file_size(long long *size, long long *disk) {
+    *size = *disk = -1;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char link[300], target[512];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(link, target, sizeof target - 1);
+        if (k < 10) continue;
+        target[k] = 0;
+        struct stat st;
+        if (!strstr(target, " (deleted)") || stat(link, &st) || !S_ISREG(st.st_mode)) continue;
+        if ((long long)st.st_size > *size) {
+            *size = (long long)st.st_size;
+            *disk = (long long)st.st_blocks * 512;
+        }
+    }
+    closedir(d);
+}
+
+/* Recorded in slices of 10^6 pairs, timed one by one: the first slices
+ * fill the 32 MiB pool (fresh, page-faulted chunks), the later ones run
+ * with a full pool, where every full chunk is handed to the spill writer.
+ * Every 10th slice is followed by a floor slice (two timestamp reads, as
+ * the hot path does them, 10^6 times) in the same thread, so the floor is
+ * measured in the same run, under the same conditions. */
 static int cmd_big(const opts_t *o) {
     long long n = o->n ? o->n : 100000000;
     if (!o->out) {
@@ -618,45 +662,74 @@ static int cmd_big(const opts_t *o) {
     int rc = sps_setup(&cfg);
     if (rc) die("sps_setup", rc);
     g_region = sps_region("big loop");
-    /* Recorded in slices of 10^6 pairs, timed one by one: the first slices
-     * fill the 32 MiB pool (fresh, page-faulted chunks), the later ones run
-     * with a full pool, where every full chunk is written to the spill
-     * file. */
-    const long long slice = 1000000;
-    long long nslices = (n + slice - 1) / slice;
+    const long long slice = 1000000, every = 10;
+    long long nslices = (n + slice - 1) / slice, nfloor = 0;
     double *sl = calloc((size_t)nslices, sizeof *sl);
-    if (!sl) die("calloc", 0);
+    double *slw = calloc((size_t)nslices, sizeof *slw);
+    double *fl = calloc((size_t)(nslices / every + 1), sizeof *fl);
+    if (!sl || !slw || !fl) die("calloc", 0);
+    floor_hot(slice / 10); /* warm up */
+    uint64_t floor_cpu = 0, floor_wall = 0, floor_proc = 0;
     stamp_t t0 = stamp();
+    uint64_t p0 = process_cpu_ns();
     for (long long i = 0, done = 0; i < nslices; i++) {
         long long k = n - done < slice ? n - done : slice;
         stamp_t a = stamp();
         loop_pairs(k);
-        sl[i] = per_op(a, stamp(), k).cpu;
+        per_t p = per_op(a, stamp(), k);
+        sl[i] = p.cpu;
+        slw[i] = p.wall;
         done += k;
+        if (i % every == every - 1) { /* not counted in the recording's time */
+            stamp_t f0 = stamp();
+            uint64_t q0 = process_cpu_ns();
+            fl[nfloor++] = floor_hot(slice).cpu;
+            stamp_t f1 = stamp();
+            floor_cpu += f1.cpu - f0.cpu;
+            floor_wall += f1.wall - f0.wall;
+            floor_proc += process_cpu_ns() - q0;
+        }
     }
     stamp_t t1 = stamp();
+    uint64_t p1 = process_cpu_ns();
     long hwm_rec = status_kib("VmHWM");
+    long long spill_size, spill_disk;
+    spill_file_size(&spill_size, &spill_disk);
     if (o->finalize) rc = sps_finalize();
     stamp_t t2 = stamp();
     if (rc) die("sps_finalize", rc);
+    uint64_t dropped = sps_dropped();
     sps_shutdown();
     long long size = o->finalize ? file_size(o->out) : 0;
+    double rec_cpu = (double)(t1.cpu - t0.cpu - floor_cpu) / (double)n;
+    double rec_wall = (double)(t1.wall - t0.wall - floor_wall) / (double)n;
+    double rec_proc = (double)(p1 - p0 - floor_proc) / (double)n;
     double first2 = nslices > 1 ? (sl[0] + sl[1]) / 2 : sl[0];
     long long late0 = nslices > 4 ? 4 : 0; /* pool full from slice 3 on */
-    qsort(sl + late0, (size_t)(nslices - late0), sizeof *sl, dbl_cmp);
-    double late_med = sl[late0 + (nslices - late0) / 2];
-    per_t rec = per_op(t0, t1, n);
+    double late_med = median(sl + late0, nslices - late0);
+    double late_med_wall = median(slw + late0, nslices - late0);
+    double floor_med = median(fl, nfloor);
+    if (!nfloor) floor_med = floor_hot(slice).cpu; /* a run under 10 slices */
     printf("{\"calls\": %lld, \"record_ns_per_pair\": %.4f, \"record_ns_per_pair_wall\": %.4f, "
+           "\"record_process_cpu_ns_per_pair\": %.4f, "
            "\"first_slices_ns_per_pair\": %.4f, \"spill_slices_median_ns_per_pair\": %.4f, "
+           "\"spill_slices_median_ns_per_pair_wall\": %.4f, "
+           "\"floor_ns\": %.4f, \"floor_samples\": %lld, \"ratio_record_floor\": %.4f, "
+           "\"ratio_spill_floor\": %.4f, "
+           "\"spill_file_bytes\": %lld, \"spill_disk_bytes\": %lld, \"spill_bytes_per_call\": %.4f, "
            "\"finalize_s\": %.4f, \"finalize_cpu_s\": %.4f, "
            "\"rss_before_setup\": %ld, \"vmhwm_before_setup_kib\": %ld, "
            "\"vmhwm_after_record_kib\": %ld, \"vmhwm_kib\": %ld, \"maxrss_kib\": %ld, "
            "\"file_bytes\": %lld, \"file_bytes_per_call\": %.4f, \"dropped\": %llu}\n",
-           n, rec.cpu, rec.wall, first2, late_med,
-           (double)(t2.wall - t1.wall) / 1e9, (double)(t2.cpu - t1.cpu) / 1e9, rss0, hwm0, hwm_rec, status_kib("VmHWM"),
-           maxrss_kib(), size, (double)size / (double)n,
-           (unsigned long long)sps_dropped());
+           n, rec_cpu, rec_wall, rec_proc, first2, late_med, late_med_wall, floor_med, nfloor,
+           rec_cpu / floor_med, late_med / floor_med, spill_size, spill_disk,
+           spill_size > 0 ? (double)spill_size / (double)n : 0.0,
+           (double)(t2.wall - t1.wall) / 1e9, (double)(t2.cpu - t1.cpu) / 1e9, rss0, hwm0,
+           hwm_rec, status_kib("VmHWM"), maxrss_kib(), size, (double)size / (double)n,
+           (unsigned long long)dropped);
     free(sl);
+    free(slw);
+    free(fl);
     remove(o->out);
     return 0;
 }

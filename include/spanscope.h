@@ -101,10 +101,14 @@ SPS_API const char *sps_err_name(int code);
 
 /* What to do when the in-memory event buffers reach cfg.memory_limit. */
 typedef enum {
-    SPS_OVERFLOW_SPILL = 0, /* write full chunks to a spill file (default):
+    SPS_OVERFLOW_SPILL = 0, /* write full chunks to a spill file (default),
+                               packed (~1 byte per call for a loop), by a
+                               background thread of the library:
                                nothing lost, memory stays bounded; if the
                                file cannot grow (disk full, spill_limit),
-                               new events are dropped and counted */
+                               new events are dropped and counted.  Env
+                               SPANSCOPE_SPILL_THREAD=0: written by the
+                               recording thread instead */
     SPS_OVERFLOW_DROP  = 1, /* drop new events and count them; the count is
                                reported in the file and by sps_dropped() */
     SPS_OVERFLOW_GROW  = 2  /* keep allocating: nothing lost, memory unbounded */

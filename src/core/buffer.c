@@ -5,12 +5,12 @@
  * thread, a full chunk, a change of the timestamp's upper half, a new session
  * -- goes through sps__slow_record, which takes the session lock.
  *
- * Memory: chunks come from a pool bounded by cfg.memory_limit.  When a chunk
- * fills and the pool is spent, the overflow policy decides: SPILL writes the
- * chunk to an unlinked spill file and reuses its memory at once, DROP counts
- * and discards new events, GROW allocates.  Chunk memory is touched when
- * allocated and then recycled, so a long run does not keep paying page
- * faults. */
+ * Memory: chunks come from a pool bounded by cfg.memory_limit.  When the
+ * pool runs low the overflow policy decides: SPILL hands full chunks to the
+ * spill writer (spill.c), which packs them into an unlinked spill file and
+ * gives their memory back, DROP counts and discards new events, GROW
+ * allocates.  Chunk memory is touched when allocated and then recycled, so
+ * a long run does not keep paying page faults. */
 #include "core/core.h"
 
 #include <stdlib.h>
@@ -33,7 +33,8 @@ static pthread_key_t g_key;
 static inline void record_at(uint32_t payload, uint64_t now) {
     sps__thr_t *t = sps__tls;
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
-    if (SPS__UNLIKELY(p >= t->end || (uint32_t)(now >> 32) != t->hi)) {
+    uint64_t *end = atomic_load_explicit(&t->end, memory_order_relaxed);
+    if (SPS__UNLIKELY(p >= end || (uint32_t)(now >> 32) != t->hi)) {
         sps__slow_record(t, payload, now);
         return;
     }
@@ -98,6 +99,7 @@ static sps__chunk_t *chunk_get(int allow_alloc) {
     sps__chunk_t *c = sps__g.free_mem;
     if (c) {
         sps__g.free_mem = c->next;
+        sps__g.free_count--;
     } else {
         if (!allow_alloc) return NULL;
         c = calloc(1, sizeof *c);
@@ -117,98 +119,101 @@ static sps__chunk_t *chunk_get(int allow_alloc) {
     return c;
 }
 
+void sps__pool_put(sps__chunk_t *c) {
+    c->thr = NULL;
+    c->spill = SPS__CH_IDLE;
+    c->release_pending = 0;
+    c->file_off = -1;
+    if (!sps__g.budget_chunks || c->cap != sps__g.chunk_recs) {
+        /* no session owns the pool (a write ended after sps_shutdown), or
+         * an earlier session's chunk size */
+        free(c->rec);
+        free(c);
+        sps__g.mem_chunks--;
+        return;
+    }
+    c->next = sps__g.free_mem;
+    sps__g.free_mem = c;
+    sps__g.free_count++;
+    if (sps__g.sp.waiters) pthread_cond_broadcast(&sps__g.sp.done);
+}
+
 /* Gives c's memory (if any) back to the pool and frees a spilled
- * descriptor.  Under the lock. */
+ * descriptor; a chunk the spill writer is busy with is released by the
+ * writer when it is done.  Under the lock. */
 void sps__chunk_release(sps__chunk_t *c) {
-    if (!c) return;
+    if (!c || sps__spill_release(c)) return;
     if (c->rec) {
-        c->next = sps__g.free_mem;
-        sps__g.free_mem = c;
+        sps__pool_put(c);
     } else {
         if (sps__g.spilled_live) sps__g.spilled_live--;
         free(c);
     }
 }
 
-/* The unlinked spill file in cfg.spill_dir (else $TMPDIR, else /tmp).
- * Returns its descriptor or -1. */
-static int spill_open(void) {
-    const char *dir = sps__g.spill_dir;
-    return sps__tmpfile_open(dir && *dir ? dir : NULL, "spanscope-spill-");
-}
-
-/* Moves the records of c to the spill file; c keeps its descriptor and
- * loses its memory, which is returned.  NULL on failure (c unchanged). */
-static uint64_t *chunk_spill(sps__chunk_t *c) {
-    if (sps__g.spill_fd < 0) sps__g.spill_fd = spill_open();
-    if (sps__g.spill_fd < 0) return NULL;
-    size_t bytes = (size_t)c->n * sizeof(uint64_t);
-    if (sps__pwrite_all(sps__g.spill_fd, c->rec, bytes, sps__g.spill_end)) return NULL;
-    uint64_t *mem = c->rec;
-    c->rec = NULL;
-    c->file_off = sps__g.spill_end;
-    sps__g.spill_end += (int64_t)bytes;
-    sps__g.spilled_live++;
-    return mem;
-}
-
-int sps__spill_read(int64_t off, uint32_t n, uint64_t *out) {
-    size_t bytes = (size_t)n * sizeof(uint64_t);
-    return sps__pread_full(sps__g.spill_fd, out, bytes, off) == (ssize_t)bytes ? 0 : SPS_EIO;
-}
-
-/* Makes c the thread's current chunk, starting with a HI record. */
+/* Makes c the thread's current chunk, starting with a HI record.  With no
+ * analyzer cursor (a finalize took every chunk while the thread had none:
+ * it waited for the spill writer, or dropped) the analysis resumes at c. */
 static void thr_install(sps__thr_t *t, sps__chunk_t *c, uint64_t now,
                         uint64_t seq0) {
     c->seq0 = seq0;
     t->cur = c;
+    if (!t->an_chunk) {
+        t->an_chunk = c;
+        t->an_pos = 0;
+    }
     t->hi = (uint32_t)(now >> 32);
     c->rec[0] = sps__rec_hi(t->hi);
-    t->end = c->rec + sps__g.chunk_recs;
+    atomic_store_explicit(&t->end, c->rec + sps__g.chunk_recs, memory_order_relaxed);
     atomic_store_explicit(&t->pos, c->rec + 1, memory_order_release);
 }
 
 static void thr_stop(sps__thr_t *t) { /* no chunk: every call is slow */
     static uint64_t none[1];
-    t->end = none;
+    atomic_store_explicit(&t->end, none, memory_order_relaxed);
     atomic_store_explicit(&t->pos, none, memory_order_release);
 }
 
+/* A chunk for t once the pool is spent, by the overflow policy: SPILL
+ * makes one come free (spill.c; the lock may be released meanwhile), DROP
+ * and a failing spill give none.  *gone: the session ended meanwhile. */
+static sps__chunk_t *chunk_for(sps__thr_t *t, int *gone) {
+    int spill = sps__g.cfg.overflow == SPS_OVERFLOW_SPILL;
+    for (;;) {
+        int grow = sps__g.cfg.overflow == SPS_OVERFLOW_GROW ||
+                   sps__g.mem_chunks < sps__g.budget_chunks;
+        sps__chunk_t *c = chunk_get(grow);
+        if (c || !spill) return c;
+        switch (sps__spill_make_room(t)) {
+        case SPS__ROOM_RETRY: continue;
+        case SPS__ROOM_GROW: return chunk_get(1); /* past the budget, lossless */
+        case SPS__ROOM_GONE: *gone = 1; return NULL;
+        default: return NULL; /* SPS__ROOM_DROP */
+        }
+    }
+}
+
 /* Retires the full current chunk and installs a new one according to the
- * overflow policy.  Returns 0, or -1 when events must be dropped. */
+ * overflow policy.  Returns 0, -1 when events must be dropped, -2 when the
+ * session ended while the thread waited for the spill writer. */
 static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
     sps__chunk_t *old = t->cur;
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
     uint64_t seq0 = old->seq0 + (uint64_t)(p - old->rec);
     old->n = (uint32_t)(p - old->rec);
     old->next = NULL;
+    old->thr = t;
     if (t->tail) t->tail->next = old; else t->head = old;
     t->tail = old;
     t->cur = NULL;
-    int grow = sps__g.cfg.overflow == SPS_OVERFLOW_GROW ||
-               sps__g.mem_chunks < sps__g.budget_chunks;
-    sps__chunk_t *c = chunk_get(grow);
-    if (!c && sps__g.cfg.overflow == SPS_OVERFLOW_SPILL) {
-        /* A full disk must not turn into unbounded memory: when the spill
-         * file cannot take the chunk, keep it in memory and drop new events
-         * (counted) until a finalize frees room. */
-        uint64_t lim = sps__g.cfg.spill_limit;
-        int room = !lim || (uint64_t)sps__g.spill_end + (uint64_t)old->n * 8 <= lim;
-        sps__chunk_t *d = room ? calloc(1, sizeof *d) : NULL;
-        uint64_t *mem = d ? chunk_spill(old) : NULL;
-        if (mem) {
-            d->rec = mem; /* old's memory, now free, under a new descriptor */
-            d->cap = old->cap;
-            d->file_off = -1;
-            c = d;
-        } else {
-            free(d);
-        }
-    }
+    thr_stop(t); /* nothing is written until a chunk is installed */
+    if (sps__g.cfg.overflow == SPS_OVERFLOW_SPILL) sps__spill_retired(old);
+    int gone = 0;
+    sps__chunk_t *c = chunk_for(t, &gone);
+    if (gone) return -2;
     if (!c) {
         t->seq_next = seq0; /* where numbering resumes (sps__slow_record) */
         t->dropping = 1;
-        thr_stop(t);
         return -1;
     }
     thr_install(t, c, now, seq0);
@@ -245,7 +250,7 @@ static int thr_join(sps__thr_t *t, uint64_t now) {
         if (!c) return -1;
         t->cur = c;
     }
-    t->head = t->tail = NULL;
+    t->head = t->tail = t->spill_run = NULL;
     t->epoch = sps__g.epoch;
     t->index = sps__g.nthreads++;
     t->dropping = 0;
@@ -297,9 +302,10 @@ void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
         }
     }
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
-    if (p + 2 > t->end) {
-        if (thr_next_chunk(t, now)) {
-            t->dropped++;
+    if (p + 2 > atomic_load_explicit(&t->end, memory_order_relaxed)) {
+        int rc = thr_next_chunk(t, now);
+        if (rc) {
+            if (rc == -1) t->dropped++; /* else the session is gone */
             goto out;
         }
         p = atomic_load_explicit(&t->pos, memory_order_relaxed);
@@ -325,7 +331,7 @@ void sps__buffers_reset(void) {
             n = c->next;
             sps__chunk_release(c);
         }
-        t->head = t->tail = NULL;
+        t->head = t->tail = t->spill_run = NULL;
         t->epoch = 0;
         if (t->exited) {
             sps__chunk_release(t->cur);
@@ -338,15 +344,17 @@ void sps__buffers_reset(void) {
             continue;
         }
         if (t->cur) {
-            t->end = t->cur->rec; /* pos >= end: next call takes the slow path */
+            /* pos >= end: the next call takes the slow path (the owner may be
+             * reading end right now: an atomic, relaxed, a plain mov on x86) */
+            atomic_store_explicit(&t->end, t->cur->rec, memory_order_relaxed);
         }
         if (t->agg_acc) memset(t->agg_acc, 0, t->agg_bytes);
         t->agg_stack.n = 0;
         pp = &t->next_all;
     }
     sps__g.nthreads = 0;
-    if (sps__g.spill_fd >= 0 && ftruncate(sps__g.spill_fd, 0) == 0) sps__g.spill_end = 0;
     sps__g.spilled_live = 0;
+    sps__spill_trim(1); /* (after a write still in flight: by the writer) */
 }
 
 /* ------------------------------------------------------------------------ */

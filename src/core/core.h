@@ -109,11 +109,64 @@ static inline uint64_t sps__rec_hi(uint32_t hi) {
 }
 
 /* ======================================================================== */
+/* core: the spill file's record format (src/core/pack.c)                    */
+/* ======================================================================== */
+
+/* A spilled chunk is a header and frames of SPS__PACK_FRAME records, each
+ * packed (about 1/3 byte per record for a regular loop) or, where packing
+ * would not be smaller, raw.  Any stream of 64-bit words round-trips
+ * exactly; the worst case is 8 bytes per record + 4 per frame + the header.
+ * The layout is described at the top of pack.c. */
+#define SPS__PACK_FRAME 2048u /* records per frame: the reader's block */
+#define SPS__PACK_GROUP 32u   /* records per group inside a frame */
+#define SPS__PACK_HDR 24u     /* bytes of a chunk header */
+#define SPS__PACK_HDR_NEXT 16u /* offset of its next field */
+#define SPS__PACK_SLACK 512u  /* scratch past a frame's raw size */
+#define SPS__PACK_MAGIC 0x314B5053u /* "SPK1" */
+
+/* A chunk header.  next: file offset of the next chunk of the same run of
+ * spilled chunks (buffer.c merges a thread's consecutive spilled chunks
+ * into one descriptor), 0 when it follows right after this one. */
+typedef struct sps__pack_hdr {
+    uint32_t magic, n, bytes; /* n records; bytes of frames after the header */
+    uint32_t flags;           /* 0 */
+    int64_t next;
+} sps__pack_hdr_t;
+
+/* Most bytes sps__pack writes for n records. */
+SPS__HIDDEN size_t sps__pack_bound(uint32_t n);
+/* Packs rec[0, n) (n > 0) into out (sps__pack_bound(n) bytes of room):
+ * header (next = 0) and frames.  Returns the bytes written.  Pure: no
+ * state, any thread. */
+SPS__HIDDEN size_t sps__pack(const uint64_t *rec, uint32_t n, uint8_t *out);
+/* Writes h at out (SPS__PACK_HDR bytes); reads it back and checks it
+ * (0 or SPS_EIO). */
+SPS__HIDDEN void sps__pack_hdr_put(uint8_t *out, const sps__pack_hdr_t *h);
+SPS__HIDDEN int sps__pack_hdr_get(const uint8_t *in, sps__pack_hdr_t *h);
+/* The bytes of the frame at in (its header included), from its header;
+ * decodes the frame at in (avail bytes readable) holding m records
+ * (1..SPS__PACK_FRAME) into out[0, m); *used: the frame's bytes.  0, or
+ * SPS_EIO if it is malformed or truncated (never reads past avail). */
+SPS__HIDDEN size_t sps__pack_frame_bytes(const uint8_t *in); /* 4 readable */
+SPS__HIDDEN int sps__unpack_frame(const uint8_t *in, size_t avail, uint32_t m,
+                                  uint64_t *out, size_t *used);
+/* Decodes a whole chunk of n records (header included, len bytes) into
+ * out[0, n).  0 or SPS_EIO. */
+SPS__HIDDEN int sps__unpack(const uint8_t *in, size_t len, uint64_t *out, uint32_t n);
+
+/* ======================================================================== */
 /* core: chunks and threads (src/core/buffer.c)                              */
 /* ======================================================================== */
 
+struct sps__thr;
+
+/* Where a retired chunk is with the spill writer (spill.c). */
+enum { SPS__CH_IDLE = 0, SPS__CH_QUEUED, SPS__CH_BUSY };
+
 /* A chunk descriptor.  Its records live in memory (rec != NULL) or in the
- * spill file at file_off. */
+ * spill file from file_off: a run of packed chunks (pack.c), since the
+ * writer merges a thread's consecutive spilled chunks into one descriptor
+ * (so n may exceed cap there). */
 typedef struct sps__chunk {
     struct sps__chunk *next; /* thread's retired list, or a free list */
     uint64_t *rec;           /* chunk memory, or NULL when spilled */
@@ -122,6 +175,14 @@ typedef struct sps__chunk {
     uint32_t cap;            /* records the memory holds */
     uint32_t consumed;       /* records [0, consumed) already written out */
     uint64_t seq0;           /* per-thread sequence number of rec[0] */
+    /* the spill writer's, under the session lock (spill.c) */
+    struct sps__thr *thr;    /* the thread whose retired list holds it; NULL
+                                once a snapshot took it (or in the pool) */
+    struct sps__chunk *qprev, *qnext; /* the spill queue */
+    int64_t last_off;        /* spilled: header offset of the run's last chunk */
+    int64_t file_end;        /* spilled: one past the run's last chunk */
+    uint8_t spill;           /* SPS__CH_* */
+    uint8_t release_pending; /* released while BUSY: the writer releases it */
 } sps__chunk_t;
 
 /* A frame: one open call on a lane's stack (the fold, model/fold.c).  Times
@@ -161,7 +222,9 @@ SPS__HIDDEN int sps__stack_copy(sps__stack_t *dst, const sps__stack_t *src);
 /* Per-thread state.  pos/end/hi are the hot fields. */
 typedef struct sps__thr {
     _Atomic(uint64_t *) pos; /* next free record in cur */
-    uint64_t *end;           /* one past the last usable record */
+    _Atomic(uint64_t *) end; /* one past the last usable record (atomic:
+                                a session's end lowers it from another
+                                thread to send the owner to the slow path) */
     uint32_t hi;             /* upper timestamp half last written */
     uint32_t index;          /* 0, 1, ... in order of first use */
     uint64_t epoch;          /* session epoch this state belongs to */
@@ -187,6 +250,8 @@ typedef struct sps__thr {
     uint32_t an_pos;
     sps__stack_t stack;      /* open calls as of the analyzer cursor */
     sps__stack_t carried;    /* open calls at the last finalize */
+    sps__chunk_t *spill_run; /* the last spilled descriptor of the retired
+                                list, which the writer may extend (spill.c) */
     struct sps__thr *next_all;
 } sps__thr_t;
 
@@ -322,6 +387,33 @@ typedef struct sps__dist {
     int64_t clock_offset_error_ns; /* half the best round trip */
 } sps__dist_t;
 
+/* The spill writer: a thread that takes full chunks from a queue, packs
+ * them (pack.c), writes them to the spill file and gives their memory back
+ * to the pool, so that the recording threads only hand chunks over.  Under
+ * the session lock, except where spill.c says.  docs/design.md, "Spilling". */
+typedef struct sps__spiller {
+    pthread_cond_t work;      /* the writer waits here for chunks */
+    pthread_cond_t done;      /* broadcast when chunk memory came free, a
+                                 write ended or the writer exited */
+    int alive;                /* a writer thread exists (it clears this) */
+    int idle;                 /* ... and waits on work */
+    uint64_t gen;             /* a writer exits when gen moves past its own */
+    int sync;                 /* pack and write in the recording thread
+                                 (SPANSCOPE_SPILL_THREAD=0, a forked child,
+                                 or no thread could be started) */
+    int forked;               /* this process is a fork child */
+    int err;                  /* a write failed or spill_limit was reached:
+                                 drop until a finalize frees room */
+    int waiters;              /* recording threads waiting on done */
+    sps__chunk_t *qhead, *qtail; /* chunks to spill, oldest first */
+    size_t queued;
+    sps__chunk_t *busy;       /* the chunk being packed and written */
+    uint8_t *buf;             /* the packing buffer (busy's writer only) */
+    size_t buf_cap;
+    uint64_t bytes, records;  /* written in this session (tests, bench) */
+    uint64_t waits;           /* times a recording thread waited */
+} sps__spiller_t;
+
 typedef struct sps__session {
     pthread_mutex_t lock;
     uint64_t epoch;
@@ -337,6 +429,8 @@ typedef struct sps__session {
     int spill_fd;
     int64_t spill_end;
     size_t spilled_live;
+    size_t free_count;        /* descriptors on free_mem */
+    sps__spiller_t sp;        /* the spill writer (spill.c) */
     sps__timemap_t tm;
     int64_t start_ns, period_start_ns;
     int64_t wall_anchor_ns, mono_anchor_ns;
@@ -403,7 +497,62 @@ SPS__HIDDEN void sps__buffers_reset(void);
 /* Under the lock: give a chunk's memory back to the pool. */
 SPS__HIDDEN void sps__chunk_release(sps__chunk_t *c);
 SPS__HIDDEN void sps__thread_key_init(void);
-/* Reads n records at off of the spill file into out. 0 or SPS_EIO. */
-SPS__HIDDEN int sps__spill_read(int64_t off, uint32_t n, uint64_t *out);
+/* Under the lock: a chunk's memory (c->rec) to the pool's free list, or
+ * freed when no session owns the pool (buffer.c). */
+SPS__HIDDEN void sps__pool_put(sps__chunk_t *c);
+
+/* The spill writer (spill.c), all under the session lock. */
+/* A thread retired c (SPILL policy): queues it for the writer when the
+ * pool runs low, and wakes the writer when it has a batch. */
+SPS__HIDDEN void sps__spill_retired(sps__chunk_t *c);
+/* The pool is spent and t needs a chunk: makes one come free.  Returns
+ * SPS__ROOM_RETRY (try the pool again; the lock may have been released
+ * while waiting for the writer), SPS__ROOM_GROW (nothing can be spilled:
+ * allocate past the budget), SPS__ROOM_DROP (spilling failed: drop and
+ * count) or SPS__ROOM_GONE (the session ended while waiting). */
+enum { SPS__ROOM_RETRY, SPS__ROOM_GROW, SPS__ROOM_DROP, SPS__ROOM_GONE };
+SPS__HIDDEN int sps__spill_make_room(sps__thr_t *t);
+/* A snapshot took c (it leaves its thread's list); a release of c: 1 when
+ * it is deferred to the writer (c is BUSY), else 0 (c left the queue). */
+SPS__HIDDEN void sps__spill_take(sps__chunk_t *c);
+SPS__HIDDEN int sps__spill_release(sps__chunk_t *c);
+/* Truncates the spill file when nothing in it is live and no write is in
+ * flight; forgive (a finalize or a new session freed room): forgets a
+ * failed write, so that spilling resumes. */
+SPS__HIDDEN void sps__spill_trim(int forgive);
+/* Spills every retired in-memory chunk of every thread now, in the calling
+ * thread (tests; a run that must hold memory low).  0 or SPS_EIO. */
+SPS__HIDDEN int sps__spill_all(void);
+/* Session open: waits until an earlier session's writer has exited, and
+ * reads SPANSCOPE_SPILL_THREAD.  Session close: tells the writer to exit
+ * (it finishes the chunk it is writing).  Fork child: no writer exists,
+ * and none is started there (the recording threads spill). */
+SPS__HIDDEN void sps__spill_open(void);
+SPS__HIDDEN void sps__spill_close(void);
+SPS__HIDDEN void sps__spill_atfork_child(void);
+
+/* Reading a run of spilled chunks (spill.c), without the lock: the file
+ * range belongs to a snapshot or to a reader holding the lock. */
+typedef struct sps__spill_rd {
+    uint8_t *buf;          /* a window over the file */
+    size_t len;            /* valid bytes in buf */
+    int64_t buf_off;       /* file offset of buf[0] */
+    int64_t chunk_off;     /* header offset of the current packed chunk */
+    int64_t frame_off;     /* offset of its next frame */
+    sps__pack_hdr_t hdr;   /* the current packed chunk's header */
+    uint32_t chunk_done;   /* its records decoded so far */
+    uint32_t left;         /* records of the run not decoded yet */
+} sps__spill_rd_t;
+/* Starts reading the run of n records at off, stepping over its first
+ * packed chunks while all their records are among the first skip (only
+ * their headers are read: a reader that resumes deep in a long run does
+ * not decode it all again); *skipped: the records stepped over.  0,
+ * SPS_ENOMEM or SPS_EIO. */
+SPS__HIDDEN int sps__spill_rd_open(sps__spill_rd_t *r, int64_t off, uint32_t n,
+                                   uint32_t skip, uint32_t *skipped);
+/* Decodes the next frame into out (SPS__PACK_FRAME records of room): *m
+ * records, 0 at the end of the run.  0 or SPS_EIO. */
+SPS__HIDDEN int sps__spill_rd_next(sps__spill_rd_t *r, uint64_t *out, uint32_t *m);
+SPS__HIDDEN void sps__spill_rd_free(sps__spill_rd_t *r);
 
 #endif /* SPS_CORE_H */

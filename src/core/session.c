@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-sps__session_t sps__g = {.lock = PTHREAD_MUTEX_INITIALIZER, .spill_fd = -1};
+sps__session_t sps__g = {.lock = PTHREAD_MUTEX_INITIALIZER, .spill_fd = -1,
+                          .sp = {.work = PTHREAD_COND_INITIALIZER,
+                                 .done = PTHREAD_COND_INITIALIZER}};
 
 #define DEFAULT_MEMORY (32u << 20)
 #define DEFAULT_CHUNK (64u << 10)
@@ -28,14 +30,16 @@ static void atfork_prepare(void) { pthread_mutex_lock(&sps__g.lock); }
 static void atfork_parent(void) { pthread_mutex_unlock(&sps__g.lock); }
 
 /* The child must never write into the parent's files: its copy of the
- * session is switched off, the spill file is let go, and the other threads'
- * states (those threads do not exist here) are marked exited.  The child may
- * start its own session with sps_setup. */
+ * session is switched off, the spill file is let go (and with it the spill
+ * writer's work: that thread does not exist here), and the other threads'
+ * states (those threads do not exist here either) are marked exited.  The
+ * child may start its own session with sps_setup. */
 static void atfork_child(void) {
     pthread_mutex_init(&sps__g.lock, NULL);
     sps__state_store(SPS__OFF);
     if (sps__g.spill_fd >= 0) close(sps__g.spill_fd);
     sps__g.spill_fd = -1;
+    sps__spill_atfork_child();
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
         if (t != sps__tls) t->exited = 1;
     sps__stacks_atfork_child(); /* its locks may be held by a thread that
@@ -92,6 +96,7 @@ static void pool_trim(size_t keep) {
         free(c->rec);
         free(c);
         sps__g.mem_chunks--;
+        sps__g.free_count--;
     }
 }
 
@@ -121,6 +126,7 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
         return SPS_EACTIVE;
     }
     sps__state_store(SPS__OFF);
+    sps__spill_open(); /* an earlier session's writer has exited */
     session_clear(reset);
     free_session_strings();
     sps__g.cfg = *cfg;
@@ -142,6 +148,7 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
             sps__g.mem_chunks--;
         }
         sps__g.free_mem = NULL; /* threads' current chunks: see thr_join */
+        sps__g.free_count = 0;
     }
     sps__g.chunk_recs = (uint32_t)(chunk / 8);
     sps__g.budget_chunks = mem / chunk;
@@ -169,6 +176,8 @@ int sps__session_close(sps__reset_fn reset) {
     if (mine) {
         session_clear(reset);
         pool_trim(0);
+        sps__g.budget_chunks = 0; /* chunks released later are freed */
+        sps__spill_close();
     }
     int dist_on = sps__g.dist.on;
     sps__g.dist.on = 0;
@@ -340,12 +349,14 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
         rc = snap_push_seg(s, (sps__seg_t){t->index, c->rec, c->file_off, c->n,
                                           c->consumed, c->seq0});
         if (take && !rc) {
+            if (t->an_chunk == c) t->an_chunk = NULL; /* see thr_install */
+            sps__spill_take(c); /* the spill writer leaves it alone */
             c->next = s->owned;
             s->owned = c;
             t->head = n;
         }
     }
-    if (take && !rc && !t->head) t->tail = NULL;
+    if (take && !rc && !t->head) t->tail = t->spill_run = NULL;
     if (rc || !t->cur || t->dropping) return rc;
     /* Stop where the analyzer stopped, not at the current position: the
      * owner keeps appending, and records the statistics have not seen must
@@ -462,9 +473,7 @@ void sps__snap_release(sps__snap_t *s) {
         sps__chunk_release(c);
     }
     s->owned = NULL;
-    if (sps__g.spilled_live == 0 && sps__g.spill_fd >= 0 && sps__g.spill_end > 0 &&
-        ftruncate(sps__g.spill_fd, 0) == 0)
-        sps__g.spill_end = 0;
+    sps__spill_trim(1);
 }
 
 const char *sps_clock_source(void) {

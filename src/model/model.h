@@ -66,7 +66,8 @@ typedef struct sps__ev {
 } sps__ev_t;
 
 /* Reads the records of one thread's segments in order, decoding full
- * timestamps.  Spilled segments are read from the spill file in blocks.
+ * timestamps.  Spilled segments are read from the spill file and unpacked
+ * a frame (SPS__PACK_FRAME records) at a time.
  * Frames in `inject` (open calls carried in from the previous period) come
  * first, as begin events with their original timestamps and seqs. */
 typedef struct sps__rd {
@@ -78,6 +79,7 @@ typedef struct sps__rd {
     uint32_t base;       /* index of rec[0] within the segment */
     uint32_t hi;
     uint64_t *buf;       /* block buffer for spilled segments */
+    sps__spill_rd_t *sp; /* their reader (core/spill.c), made on first use */
     const sps__timemap_t *tm; /* ticks -> ns (NULL: records hold ns) */
     size_t hint;
 } sps__rd_t;

@@ -1,4 +1,5 @@
-/* stream.c -- decoding one thread's records from memory or the spill file.
+/* stream.c -- decoding one thread's records from memory or the spill file
+ * (packed there: core/pack.c, read through core/spill.c).
  *
  * Each chunk starts with a HI record, so a segment decodes on its own: the
  * reader walks it from record 0, tracking the timestamp's upper half, and
@@ -9,8 +10,6 @@
 #include "model/model.h"
 
 #include <stdlib.h>
-
-#define BLOCK_RECS 2048u
 
 void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs, size_t nsegs,
                   const sps__stack_t *inject, const sps__timemap_t *tm) {
@@ -24,9 +23,15 @@ void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs, size_t nsegs,
 void sps__rd_free(sps__rd_t *r) {
     free(r->buf);
     r->buf = NULL;
+    if (r->sp) sps__spill_rd_free(r->sp);
+    free(r->sp);
+    r->sp = NULL;
 }
 
-/* Loads the block of the current segment that starts at index base. */
+/* Loads the block of the current segment that starts at index base: all of
+ * it when it is in memory, else its next frame from the spill file (blocks
+ * of a spilled segment are loaded in order, base 0 first, where whole
+ * packed chunks before seg->skip are stepped over: base moves past them). */
 static int load_block(sps__rd_t *r, uint32_t base) {
     const sps__seg_t *s = r->seg;
     r->base = base;
@@ -36,10 +41,13 @@ static int load_block(sps__rd_t *r, uint32_t base) {
         r->n = s->n - base;
         return 0;
     }
-    if (!r->buf && !(r->buf = malloc(BLOCK_RECS * sizeof *r->buf))) return SPS_ENOMEM;
-    r->n = s->n - base < BLOCK_RECS ? s->n - base : BLOCK_RECS;
+    if (!r->buf && !(r->buf = malloc(SPS__PACK_FRAME * sizeof *r->buf))) return SPS_ENOMEM;
+    if (!r->sp && !(r->sp = calloc(1, sizeof *r->sp))) return SPS_ENOMEM;
+    int rc = 0;
+    if (!base) rc = sps__spill_rd_open(r->sp, s->file_off, s->n, s->skip, &r->base);
+    if (!rc) rc = sps__spill_rd_next(r->sp, r->buf, &r->n);
     r->rec = r->buf;
-    return sps__spill_read(s->file_off + (int64_t)base * 8, r->n, r->buf);
+    return rc ? rc : r->n ? 0 : SPS_EIO;
 }
 
 /* sps__rd_next's slow path (model.h): injected frames first, then HI

@@ -22,6 +22,21 @@
 #define CHUNK 4096
 #define N1 1000000
 
+/* sps__g's spill fields, read under the session lock: the spill writer
+ * thread updates them. */
+static int64_t spill_end(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    int64_t v = sps__g.spill_end;
+    pthread_mutex_unlock(&sps__g.lock);
+    return v;
+}
+static size_t mem_chunks(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    size_t v = sps__g.mem_chunks;
+    pthread_mutex_unlock(&sps__g.lock);
+    return v;
+}
+
 static sps_config_t small_cfg(const char *path, sps_overflow_t ov) {
     sps_config_t cfg = SPS_CONFIG_INIT;
     cfg.file_path = path;
@@ -50,8 +65,8 @@ static void test_spill_single(void **state) {
         sps_end(A);
     }
     int64_t t1 = tu_now();
-    assert_true(sps__g.spill_end > 0); /* the spill file was used */
-    assert_true(sps__g.mem_chunks <= 2);
+    assert_true(spill_end() > 0); /* the spill file was used */
+    assert_true(mem_chunks() <= 2);
     sps_stats_t sa, sb;
     assert_int_equal(sps_region_stats(A, &sa), 0);
     assert_int_equal(sps_region_stats(B, &sb), 0);
@@ -188,7 +203,7 @@ static void check_drop_balance(const char *what, uint64_t attempted_records,
                  (unsigned long long)dropped,
                  (unsigned long long)(attempted_records - 2 * in_file - open -
                                       misuse - dropped),
-                 sps__g.mem_chunks, sps__g.budget_chunks);
+                 mem_chunks(), sps__g.budget_chunks);
 }
 static void test_drop(void **state) {
     (void)state;
@@ -206,7 +221,7 @@ static void test_drop(void **state) {
     }
     uint64_t attempted = N1 + (N1 + 2) / 3;
     uint64_t dropped = sps_dropped();
-    size_t chunks = sps__g.mem_chunks;
+    size_t chunks = mem_chunks();
     sps_stats_t sa, sb;
     assert_int_equal(sps_region_stats(A, &sa), 0);
     assert_int_equal(sps_region_stats(B, &sb), 0);
@@ -284,7 +299,7 @@ static void test_grow(void **state) {
         sps_begin(A);
         sps_end(A);
     }
-    assert_int_equal(sps__g.spill_end, 0);
+    assert_int_equal(spill_end(), 0);
     assert_int_equal(sps_dropped(), 0);
     sps_stats_t st;
     assert_int_equal(sps_region_stats(A, &st), 0);
@@ -331,13 +346,13 @@ static void test_limit_after_grow(void **state) {
     assert_int_equal(sps_region_stats(A, &st), 0);
     assert_int_equal(st.num_calls, 100000);
     /* 8 KiB hold 1024 records = 512 calls; 100000 calls need the spill file */
-    if (sps__g.spill_end == 0)
+    if (spill_end() == 0)
         fail_msg("REGRESSION (memory_limit not honoured after a larger "
                  "session): SPILL session with memory_limit %d kept all "
                  "%llu calls (%llu bytes of records) in memory without "
                  "spilling; %zu chunks of %d bytes are held",
                  2 * CHUNK, (unsigned long long)st.num_calls,
-                 (unsigned long long)st.num_calls * 16, sps__g.mem_chunks,
+                 (unsigned long long)st.num_calls * 16, mem_chunks(),
                  CHUNK);
     sps_shutdown();
 }
