@@ -73,6 +73,7 @@ typedef struct lane {
     sps__thr_t *thr;
     sps__chunk_t *chunk; /* next record to read: record pos of chunk */
     uint32_t pos;
+    uint64_t seq;        /* ... its sequence number: where lane_locate looks */
     uint32_t hi;         /* the timestamp's upper half at pos */
     int hi_known;
     int injected;        /* the frames carried into the period were read */
@@ -218,6 +219,7 @@ static void lane_rewind(lane_t *ln) {
     sps__chunk_t *c = period_chunk(ln->thr);
     ln->chunk = c;
     ln->pos = c ? c->consumed : 0;
+    ln->seq = c ? c->seq0 + c->consumed : 0;
     ln->hi_known = 0;
     ln->injected = 0;
     ln->first_seq = c ? c->seq0 + c->consumed : NO_SEQ;
@@ -368,10 +370,33 @@ static int lane_event(lane_t *ln, size_t l, const sps__ev_t *e, uint32_t nids) {
 /* Reads lane l's records from where it stopped up to its mark: the rest
  * of the chunk it stopped in, the chunks retired since, and the current
  * chunk up to the mark.  0 or an SPS_E code. */
+/* Finds lane ln's place again by its sequence number: since the last
+ * query the spill writer may have merged ln->chunk into its thread's
+ * spilled run (core/spill.c: the descriptor goes back to the pool), so the
+ * pointer alone is not to be trusted.  Sets ln->chunk/pos to the chunk of
+ * t's list holding record seq (or the current chunk), forgetting the
+ * upper half when the chunk changed.  0, or -1 when seq is not in the
+ * list any more (the caller rewinds). */
+static int lane_locate(lane_t *ln) {
+    sps__thr_t *t = ln->thr;
+    uint64_t seq = ln->seq;
+    for (sps__chunk_t *c = period_chunk(t); c; c = c == t->cur ? NULL : (c->next ? c->next : t->cur)) {
+        if (seq < c->seq0) return -1;
+        if (c == t->cur || seq <= c->seq0 + c->n) {
+            if (c != ln->chunk || seq - c->seq0 != ln->pos || !c->rec) ln->hi_known = 0;
+            ln->chunk = c;
+            ln->pos = (uint32_t)(seq - c->seq0);
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static int lane_read(size_t l) {
     lane_t *ln = &g.lanes[l];
     sps__thr_t *t = ln->thr;
     if (!t || !ln->marked || !ln->chunk) return 0;
+    if (lane_locate(ln)) return SPS_ENOMEM; /* lost its place: the caller rebuilds */
     size_t ns = 0;
     sps__chunk_t *c = ln->chunk, *last = c;
     uint32_t last_n = ln->pos;
@@ -413,6 +438,7 @@ static int lane_read(size_t l) {
     sps__rd_free(&rd);
     ln->chunk = last;
     ln->pos = last_n;
+    ln->seq = last->seq0 + last_n;
     return rc < 0 ? rc : 0;
 }
 
