@@ -139,10 +139,13 @@ static void *worker_main(void *arg) {
 
 /* The number of worker threads: the online CPUs but one (the writing
  * thread keeps one), at most MAX_WORKERS; SPANSCOPE_WRITE_THREADS=N sets
- * it (0: compress on the writing thread). */
+ * it (0: compress on the writing thread).  None in a forked child of a
+ * threaded process, as the spill writer (core/spill.c): some runtimes
+ * (ThreadSanitizer's among them) refuse threads there. */
 static int workers_wanted(void) {
     const char *env = getenv("SPANSCOPE_WRITE_THREADS");
     long n;
+    if (sps__g.sp.forked) return 0;
     if (env && *env) n = strtol(env, NULL, 10);
     else n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
     if (n < 0) n = 0;
