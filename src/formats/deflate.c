@@ -69,23 +69,18 @@ static void shuffle8(const unsigned char *in, unsigned char *out, size_t n) {
         const __m128i *p = (const __m128i *)(in + i * 8);
         __m128i a[8], b[8];
         for (int k = 0; k < 8; k++) a[k] = _mm_loadu_si128(p + k); /* 2 elements each */
-        for (int k = 0; k < 4; k++) {
-            b[2 * k] = _mm_unpacklo_epi8(a[k], a[k + 4]);
-            b[2 * k + 1] = _mm_unpackhi_epi8(a[k], a[k + 4]);
+        /* a round interleaves the bytes of vector k with those of k + 4 */
+#define SHUFFLE_ROUND(dst, src)                                        \
+        for (int k = 0; k < 4; k++) {                                  \
+            dst[2 * k] = _mm_unpacklo_epi8(src[k], src[k + 4]);        \
+            dst[2 * k + 1] = _mm_unpackhi_epi8(src[k], src[k + 4]);    \
         }
-        for (int k = 0; k < 4; k++) {
-            a[2 * k] = _mm_unpacklo_epi8(b[k], b[k + 4]);
-            a[2 * k + 1] = _mm_unpackhi_epi8(b[k], b[k + 4]);
-        }
-        for (int k = 0; k < 4; k++) {
-            b[2 * k] = _mm_unpacklo_epi8(a[k], a[k + 4]);
-            b[2 * k + 1] = _mm_unpackhi_epi8(a[k], a[k + 4]);
-        }
-        for (int k = 0; k < 4; k++) {
-            a[2 * k] = _mm_unpacklo_epi8(b[k], b[k + 4]);
-            a[2 * k + 1] = _mm_unpackhi_epi8(b[k], b[k + 4]);
-        }
-        /* four rounds: a[j] is byte plane j of the 16 elements */
+        SHUFFLE_ROUND(b, a)
+        SHUFFLE_ROUND(a, b)
+        SHUFFLE_ROUND(b, a)
+        SHUFFLE_ROUND(a, b)
+#undef SHUFFLE_ROUND
+        /* after four rounds a[j] is byte plane j of the 16 elements */
         for (int j = 0; j < 8; j++)
             _mm_storeu_si128((__m128i *)(out + (size_t)j * n + i), a[j]);
     }

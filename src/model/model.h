@@ -91,18 +91,23 @@ SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
  * speed is theirs; the fast path takes a plain record of the current
  * block, sps__rd_next_slow (stream.c) everything else. */
 SPS__HIDDEN int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev);
+/* The event of the plain record w, index idx of r's current segment (both
+ * paths of sps__rd_next decode with it). */
+SPS__INLINE void sps__rd_decode(sps__rd_t *r, uint64_t w, uint32_t idx, sps__ev_t *ev) {
+    uint32_t tag = (uint32_t)(w >> 32);
+    uint64_t raw = ((uint64_t)r->hi << 32) | (uint32_t)w;
+    ev->ns = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
+    ev->seq = r->seg->seq0 + idx;
+    ev->region = tag >> 1;
+    ev->is_end = (int)(tag & 1u);
+}
 SPS__INLINE int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
     if (SPS__LIKELY(r->i < r->n && !r->inject)) {
         uint32_t idx = r->base + r->i;
         uint64_t w = r->rec[r->i];
-        uint32_t tag = (uint32_t)(w >> 32);
-        if (SPS__LIKELY(tag != SPS__REC_HI_TAG && idx >= r->seg->skip)) {
+        if (SPS__LIKELY((uint32_t)(w >> 32) != SPS__REC_HI_TAG && idx >= r->seg->skip)) {
             r->i++;
-            uint64_t raw = ((uint64_t)r->hi << 32) | (uint32_t)w;
-            ev->ns = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
-            ev->seq = r->seg->seq0 + idx;
-            ev->region = tag >> 1;
-            ev->is_end = (int)(tag & 1u);
+            sps__rd_decode(r, w, idx, ev);
             return 1;
         }
     }

@@ -74,11 +74,7 @@ int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev) {
                 continue;
             }
             if (idx < r->seg->skip) continue;
-            uint64_t raw = ((uint64_t)r->hi << 32) | (uint32_t)w;
-            ev->ns = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
-            ev->seq = r->seg->seq0 + idx;
-            ev->region = tag >> 1;
-            ev->is_end = (int)(tag & 1u);
+            sps__rd_decode(r, w, idx, ev);
             return 1;
         }
         uint32_t next = r->base + r->n;
