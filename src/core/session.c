@@ -103,12 +103,13 @@ static void pool_trim(size_t keep) {
 /* Under the lock: forgets everything recorded (not the registry); reset
  * (the analysis's, from the api layer) forgets what was derived from it. */
 static void session_clear(sps__reset_fn reset) {
-    sps__buffers_reset();
-    sps__counters_reset();
-    if (sps__g.pending) {
+    if (sps__g.pending) { /* a period whose write failed: its chunks too */
+        sps__snap_release(sps__g.pending);
         sps__snap_free(sps__g.pending);
         sps__g.pending = NULL;
     }
+    sps__buffers_reset();
+    sps__counters_reset();
     if (reset) reset();
     if (sps__g.registered_cap) memset(sps__g.registered, 0, sps__g.registered_cap);
     sps__timemap_free(&sps__g.tm);

@@ -133,6 +133,23 @@ SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
  * the disk is full or failing, SPS_EHDF5 otherwise. */
 SPS__HIDDEN int sps__h5_fail(void);
 
+/* Disk space reserved ahead of an HDF5 file being written (h5.c).  HDF5
+ * 1.10 cannot close a file whose flush fails (a full disk, a file size
+ * limit): H5Fclose fails, the id stays half-destroyed and the library
+ * crashes at exit.  So the writer reserves space (fallocate) before it
+ * writes, keeping room for the metadata that closing writes: a write that
+ * would not fit fails here, before HDF5 touches the disk, and the file
+ * still closes.  Without fallocate support the reservation is off. */
+typedef struct sps__h5res {
+    int64_t file;        /* the hid_t */
+    int fd;              /* its descriptor (sec2 driver), -1: off */
+    uint64_t end;        /* reserved up to here */
+    uint64_t slack;      /* kept free past the data: the closing metadata */
+} sps__h5res_t;
+/* Makes room for `bytes` more past the file's end (plus the slack).  0,
+ * or SPS_EIO with errno set (nothing was written). */
+SPS__HIDDEN int sps__h5_reserve(sps__h5res_t *r, uint64_t bytes);
+
 /* ------------------------------------------------------------------------ */
 /* formats: HDF5's shuffle + deflate, done by us (deflate.c)                 */
 /* ------------------------------------------------------------------------ */
@@ -180,6 +197,8 @@ SPS__HIDDEN int sps__evcols_open(sps__evcols_t **out, const int64_t *ds,
                                  int ncols, int dur_col, uint64_t n,
                                  uint64_t ch, int compressed, const char *dir,
                                  size_t streams);
+/* Space is reserved through res (borrowed, may be NULL) before each write. */
+SPS__HIDDEN void sps__evcols_reserve(sps__evcols_t *e, sps__h5res_t *res);
 /* Writes rows [first, first + n) from cols[0..ncols) (borrowed).  Each row
  * is written once; a negative duration is stored as 0 until its
  * sps__evcols_duration comes, once.  A chunk is compressed and written as

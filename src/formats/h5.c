@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +61,7 @@ struct sps__h5w {
     hid_t ev[EV_N];            /* event columns, H5I_INVALID_HID if absent */
     int ncols;                 /* event columns written: 2, or EV_N (tree) */
     sps__evcols_t *cols;       /* assembles and writes /events (h5_events.c) */
+    sps__h5res_t res;          /* disk space reserved ahead of the writes */
     const sps__layout_t *lay;  /* borrowed, see sps__h5w_open */
     size_t nnames, nrows, nthreads; /* shape fixed at open */
     uint64_t nevents;
@@ -83,6 +85,8 @@ int sps__h5_fail(void) {
 
 #define h5_close sps__h5_close /* h5_read.c */
 #define h5_fail sps__h5_fail
+
+static void reserve_init(sps__h5w_t *w);
 
 /* A new variable-length UTF-8 string type (caller closes it), or -1. */
 static hid_t str_type(void) {
@@ -301,6 +305,7 @@ static int events_create(sps__h5w_t *w) {
         if (rc) errno = rc == SPS_EIO ? EIO : ENOMEM;
         rc = rc ? -1 : 0;
     }
+    if (rc == 0) sps__evcols_reserve(w->cols, &w->res);
     return rc;
 }
 
@@ -415,8 +420,9 @@ int sps__h5w_open(sps__h5w_t **out, const char *path,
         w_free(w);
         return sps__h5_quiet_end(&q, rc);
     }
-    if (layout_create(w) < 0) {
-        rc = h5_fail();
+    reserve_init(w);
+    if ((rc = sps__h5_reserve(&w->res, 0)) != 0 || layout_create(w) < 0) {
+        if (!rc) rc = h5_fail();
         sps__h5w_abort(w);
         return sps__h5_quiet_end(&q, rc);
     }
@@ -733,6 +739,45 @@ static int tables_write(sps__h5w_t *w) {
     return rc;
 }
 
+#define RESERVE_STEP (8u << 20) /* bytes reserved at a time, at least */
+
+/* Starts reserving for w's file: its descriptor, and slack for what
+ * closing writes (the index, names, threads, metadata: a generous
+ * estimate from the layout, at least 1 MiB). */
+static void reserve_init(sps__h5w_t *w) {
+    void *h = NULL;
+    w->res.file = w->file;
+    w->res.fd = -1;
+    w->res.end = 0;
+    w->res.slack = (1u << 20) + 512 * (uint64_t)(w->nrows + w->nnames + w->nthreads);
+    if (H5Fget_vfd_handle(w->file, H5P_DEFAULT, &h) >= 0 && h) w->res.fd = *(int *)h;
+}
+
+int sps__h5_reserve(sps__h5res_t *r, uint64_t bytes) {
+    haddr_t eoa = 0;
+    if (r->fd < 0 || H5Fget_eoa((hid_t)r->file, &eoa) < 0) return 0;
+    uint64_t want = (uint64_t)eoa + bytes + r->slack;
+    if (want <= r->end) return 0;
+    uint64_t to = want + (r->end ? RESERVE_STEP : 0); /* small files stay small */
+    if (fallocate(r->fd, 0, (off_t)r->end, (off_t)(to - r->end)) == 0) {
+        r->end = to;
+        return 0;
+    }
+    if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) { /* not here */
+        r->fd = -1;
+        return 0;
+    }
+    if (r->end < (uint64_t)eoa + bytes) return SPS_EIO; /* errno: ENOSPC, EFBIG... */
+    return 0; /* the data fits, only the slack is short: let it be */
+}
+
+/* The file reserved past its data is cut back to its end of allocation
+ * (HDF5 leaves the length alone when it wrote everything it allocated). */
+static void reserve_trim(const char *path, uint64_t eoa) {
+    struct stat st;
+    if (eoa && stat(path, &st) == 0 && (uint64_t)st.st_size > eoa) (void)truncate(path, (off_t)eoa);
+}
+
 /* Flushes the file to stable storage (fsync), so that a rename that
  * follows publishes complete data.  Returns 0 or SPS_EIO. */
 static int file_sync(const char *path) {
@@ -763,13 +808,17 @@ int sps__h5w_close(sps__h5w_t *w) {
     rc = sps__evcols_finish(w->cols);
     sps__evcols_free(w->cols);
     w->cols = NULL;
+    if (rc == 0) rc = sps__h5_reserve(&w->res, 0); /* the tables' room */
     if (rc == 0) rc = tables_write(w);
     for (int i = 0; i < EV_N; i++)
         if (w->ev[i] >= 0 && H5Dclose(w->ev[i]) < 0 && rc == 0) rc = h5_fail();
     for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;
     if (rc == 0 && H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
+    haddr_t eoa = 0;
+    if (rc == 0 && H5Fget_eoa(w->file, &eoa) < 0) eoa = 0;
     if (H5Fclose(w->file) < 0 && rc == 0) rc = h5_fail();
     w->file = H5I_INVALID_HID;
+    if (rc == 0) reserve_trim(w->path, (uint64_t)eoa);
     if (rc == 0) rc = file_sync(w->path);
     if (rc) unlink(w->path);
     w_free(w);

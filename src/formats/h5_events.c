@@ -95,6 +95,7 @@ struct sps__evcols {
     int nworkers, stop, mu_ok;
     sps__coder_t *coder; /* the writing thread's, for inline or helping */
     int err;
+    sps__h5res_t *res;          /* disk space reserved ahead (h5.c), or NULL */
     uint64_t *open_k;           /* the open chunks, nopen of them */
     size_t nopen;
     size_t parked_bytes;
@@ -170,6 +171,10 @@ static void buf_put(sps__evcols_t *e, int64_t *b) {
 static int job_write(sps__evcols_t *e, job_t *j) {
     int rc = j->rc;
     hsize_t off = (hsize_t)(j->k * e->ch);
+    uint64_t bytes = 4096; /* the chunk index's growth */
+    for (int col = 0; col < e->ncols; col++)
+        if (j->mask >> col & 1) bytes += j->zlen[col];
+    if (!rc && e->res) rc = sps__h5_reserve(e->res, bytes);
     for (int col = 0; col < e->ncols && !rc; col++) {
         if (!(j->mask >> col & 1)) continue;
         errno = 0;
@@ -349,7 +354,7 @@ static uint32_t chunk_rows(const sps__evcols_t *e, uint64_t k) {
  * datasets) and gives b back. */
 static int plain_write(sps__evcols_t *e, uint64_t k, int64_t *b) {
     hsize_t start = (hsize_t)(k * e->ch), count = chunk_rows(e, k);
-    int rc = 0;
+    int rc = e->res ? sps__h5_reserve(e->res, (uint64_t)count * 8 * (uint64_t)e->ncols + 4096) : 0;
     for (int col = 0; col < e->ncols && !rc; col++) {
         hid_t fs = H5Dget_space(e->ds[col]);
         hid_t ms = H5Screate_simple(1, &count, NULL);
@@ -717,3 +722,5 @@ void sps__evcols_counts(const sps__evcols_t *e, uint64_t *staged,
     *written = e->nwritten;
     *workers = e->nworkers;
 }
+
+void sps__evcols_reserve(sps__evcols_t *e, sps__h5res_t *res) { e->res = res; }

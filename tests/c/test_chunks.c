@@ -7,6 +7,10 @@
 #include "testutil.h"
 
 #include <hdf5.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -229,6 +233,46 @@ static void test_coder_columns(void **state) {
     sps__coder_free(NULL);
 }
 
+/* A disk that fills while the file is written (here a file size limit,
+ * as a full disk gives ENOSPC): finalize fails with SPS_EIO, leaves no
+ * file, and the program still exits normally.  HDF5 1.10 cannot close a
+ * file whose flush fails and crashes at exit; the writer reserves space
+ * ahead (sps__h5_reserve) so that it fails before HDF5 writes.  In a
+ * child: the limit and the exit are the child's. */
+static void test_full_disk_fails_cleanly(void **state) {
+    (void)state;
+    const char *path = tu_path("chunks_full.h5");
+    unlink(path);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        sps_config_t cfg = SPS_CONFIG_INIT;
+        cfg.file_path = path;
+        cfg.spill_dir = sps_test_tmp_dir();
+        if (sps_setup(&cfg)) _exit(10);
+        sps_region_t a = sps_region("full.a"), b = sps_region("full.b");
+        for (int i = 0; i < 1000000; i++) {
+            sps_begin(a);
+            sps_begin(b);
+            sps_end(b);
+            sps_end(a);
+        }
+        struct rlimit r = {200000, 200000}; /* bytes per file */
+        if (setrlimit(RLIMIT_FSIZE, &r)) _exit(11);
+        int rc = sps_finalize();
+        if (rc != SPS_EIO) _exit(12);
+        if (access(path, F_OK) == 0) _exit(13);
+        sps_shutdown();
+        exit(0); /* through HDF5's atexit */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) fail_msg("the child died of signal %d", WTERMSIG(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    unlink(path);
+}
+
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
@@ -238,6 +282,7 @@ int main(void) {
         cmocka_unit_test(test_contiguous),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_coder_columns),
+        cmocka_unit_test(test_full_disk_fails_cleanly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
