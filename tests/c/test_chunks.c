@@ -235,7 +235,8 @@ static void test_coder_columns(void **state) {
 
 /* A disk that fills while the file is written (here a file size limit,
  * as a full disk gives ENOSPC): finalize fails with SPS_EIO, leaves no
- * file, and the program still exits normally.  HDF5 1.10 cannot close a
+ * file, keeps the period (written by the next finalize, once there is
+ * room), and the program still exits normally.  HDF5 1.10 cannot close a
  * file whose flush fails and crashes at exit; the writer reserves space
  * ahead (sps__h5_reserve) so that it fails before HDF5 writes.  In a
  * child: the limit and the exit are the child's. */
@@ -258,11 +259,17 @@ static void test_full_disk_fails_cleanly(void **state) {
             sps_end(b);
             sps_end(a);
         }
-        struct rlimit r = {200000, 200000}; /* bytes per file */
+        struct rlimit r, was; /* the soft limit only: it can be raised again */
+        if (getrlimit(RLIMIT_FSIZE, &was)) _exit(11);
+        r = was;
+        r.rlim_cur = 200000; /* bytes per file */
         if (setrlimit(RLIMIT_FSIZE, &r)) _exit(11);
         int rc = sps_finalize();
         if (rc != SPS_EIO) _exit(12);
         if (access(path, F_OK) == 0) _exit(13);
+        if (setrlimit(RLIMIT_FSIZE, &was)) _exit(11);
+        if (sps_finalize() != 0) _exit(14); /* the period was kept: written now */
+        if (access(path, F_OK) != 0) _exit(15);
         sps_shutdown();
         exit(0); /* through HDF5's atexit */
     }
