@@ -248,6 +248,11 @@ typedef struct sps__thr {
      * an_chunk are analyzed, and every chunk before it */
     sps__chunk_t *an_chunk;
     uint32_t an_pos;
+    /* the timestamp's upper half at the cursor, valid while the record
+     * there is sequence number an_hi_seq (the analyzer then resumes at the
+     * cursor instead of walking the chunk from its first record) */
+    uint32_t an_hi;
+    uint64_t an_hi_seq;
     sps__stack_t stack;      /* open calls as of the analyzer cursor */
     sps__stack_t carried;    /* open calls at the last finalize */
     sps__chunk_t *spill_run; /* the last spilled descriptor of the retired

@@ -65,6 +65,7 @@ int sps__analyze_thread(sps__thr_t *t) {
     size_t ns = 0, cap = 0;
     sps__seg_t *segs = NULL;
     uint32_t skip = t->an_pos, last_n = 0;
+    int preset_hi = 0;
     sps__chunk_t *c = t->an_chunk, *last = NULL;
     while (c) {
         uint32_t n = c == t->cur
@@ -76,7 +77,15 @@ int sps__analyze_thread(sps__thr_t *t) {
             if (!p) { free(segs); return SPS_ENOMEM; }
             segs = p;
         }
-        segs[ns++] = (sps__seg_t){t->index, c->rec, c->file_off, n, skip, c->seq0};
+        if (ns == 0 && c->rec && skip && skip <= n && t->an_hi_seq == c->seq0 + skip) {
+            /* resume at the cursor with the upper half known there: the
+             * reader need not walk records [0, an_pos) again (a query then
+             * costs the records since the previous one) */
+            segs[ns++] = (sps__seg_t){t->index, c->rec + skip, -1, n - skip, 0, c->seq0 + skip};
+            preset_hi = 1;
+        } else {
+            segs[ns++] = (sps__seg_t){t->index, c->rec, c->file_off, n, skip, c->seq0};
+        }
         skip = 0;
         last = c;
         last_n = n;
@@ -84,6 +93,7 @@ int sps__analyze_thread(sps__thr_t *t) {
     }
     sps__rd_t rd;
     sps__rd_init(&rd, segs, ns, NULL, &sps__g.tm);
+    if (preset_hi) rd.hi = t->an_hi;
     uint32_t nids = sps__registry_count();
     sps__ev_t e;
     int rc;
@@ -92,6 +102,10 @@ int sps__analyze_thread(sps__thr_t *t) {
     free(segs);
     t->an_chunk = last;
     t->an_pos = last_n;
+    /* rd.hi is the upper half at the end of what was read: the cursor's,
+     * when the last segment was read from memory to its end */
+    t->an_hi_seq = rc == 0 && last && last->rec ? last->seq0 + last_n : UINT64_MAX;
+    t->an_hi = rd.hi;
     return rc;
 }
 
