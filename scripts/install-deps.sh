@@ -2,8 +2,8 @@
 # Installs what spanscope needs to build and test, only where it is missing:
 # Debian packages (compilers, CMake, HDF5, cmocka, zlib, Chromium for the
 # HTML report's test) and a Python virtual
-# environment in .venv with numpy, h5py, pytest and scope-profiler (whose
-# reader checks our files).  Safe to run again: it does nothing when all is
+# environment in .venv with numpy, h5py, pytest, scope-profiler (whose
+# reader checks our files) and matplotlib (the plots' tests).  Safe to run again: it does nothing when all is
 # there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +29,13 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # perfetto + protobuf: Perfetto's own trace schema, to check our .pftrace files
-PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf"
+# matplotlib: the optional `plot` extra (spanscope.plots), rendered by its tests
+PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib"
 if [ ! -x .venv/bin/python ]; then
   echo "install-deps: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf' >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib' >/dev/null 2>&1; then
   echo "install-deps: pip install $PY_PKGS"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q $PY_PKGS

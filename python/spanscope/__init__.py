@@ -51,3 +51,25 @@ __all__ = [
     "is_configured", "get_region", "get_all_regions", "registered_regions",
     "recorded_regions", "summary", "counter", "__version__",
 ]
+
+
+# --- plots (spanscope.plots; matplotlib, the optional `plot` extra) -----------
+# Imported on first use, so that `import spanscope` never imports matplotlib:
+# `spanscope.plots` and scope-profiler's plot_* names resolve through it.
+_PLOT_NAMES = frozenset({
+    "plot_gantt", "plot_flame", "plot_flame_chart", "plot_flame_graph", "plot_durations",
+    "plot_duration_histogram", "plot_rank_heatmap", "plot_imbalance",
+    "plot_duration_timeseries", "plot_timeline_density", "plot_speedup",
+    "plot_scaling_efficiency",
+})
+
+
+def __getattr__(name):
+    if name == "plots" or name in _PLOT_NAMES:
+        import importlib
+        mod = importlib.import_module("spanscope.plots")
+        return mod if name == "plots" else getattr(mod, name)
+    raise AttributeError(f"module 'spanscope' has no attribute {name!r}")
+
+
+__all__ += ["plots", *sorted(_PLOT_NAMES)]

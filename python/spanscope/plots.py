@@ -1,0 +1,1220 @@
+"""Plots of a recording, as scope-profiler 0.7.5 offers them
+(``scope_profiler.plotting_scripts``), drawn with matplotlib.
+
+Every function takes what scope-profiler's takes first -- one run or a
+sequence of runs -- where a run is a path (``.h5``: read by
+:func:`spanscope.read`) or the :class:`spanscope.Results` it returns, and
+keeps scope-profiler's keyword names (``ranks``, ``include``, ``exclude``,
+``filepath``, ``show``, ``verbose``, ``cmap``, ``data_filepath``,
+``data_format``, ``backend``, ``return_fig``, ...).  ``filepath`` picks the
+format by its suffix (``.png``, ``.svg``, ``.pdf``, whatever matplotlib
+writes).  Each returns the matplotlib ``Figure`` (scope-profiler returns
+None unless ``return_fig``; with ``return_fig=True`` it is
+``(figure, axes)`` as there).  Durations are in seconds, as in
+scope-profiler; times on a time axis are seconds since the run's first
+start.
+
+The data are the C reader's (``spanscope.read``: per call start, duration,
+self time, thread, and the one fold's parent); nothing here parses a file
+or re-derives nesting: a call's depth and stack are its chain of fold
+parents.
+
+matplotlib is the optional ``plot`` extra (``pip install 'spanscope[plot]'``),
+imported when a plot is drawn; without it every plot raises ImportError
+naming the extra.  Only the matplotlib backend exists: ``backend="plotly"``
+is a ValueError.
+
+From the command line (``spanscope plot`` calls :func:`main`)::
+
+    python -m spanscope.plots gantt run.h5 -o gantt.svg
+    python -m spanscope.plots speedup r1.h5 r2.h5 r4.h5 -o speedup.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_CMAP", "FLAME_CMAP", "KINDS", "main",
+    "plot_gantt", "plot_flame", "plot_flame_chart", "plot_flame_graph",
+    "plot_durations", "plot_duration_histogram", "plot_rank_heatmap",
+    "plot_imbalance", "plot_duration_timeseries", "plot_speedup",
+    "plot_scaling_efficiency", "plot_timeline_density",
+]
+
+#: scope-profiler's default colour maps
+DEFAULT_CMAP = "tab20"
+FLAME_CMAP = "tab20"
+
+_EXTRA = "pip install 'spanscope[plot]'"
+_NS = 1e-9  # seconds per ns: scope-profiler's plots are in seconds
+_DURATION_METRICS = ("total", "avg", "min", "max", "first", "last")
+_SCALING_X_FIELDS = ("num_ranks", "num_nodes", "omp_num_threads", "total_cores")
+
+
+# --- matplotlib, figures, output ----------------------------------------------
+
+def _mpl():
+    """matplotlib's Figure class, imported now: the optional `plot` extra.
+    ImportError naming the extra when it is not installed."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError(
+            "spanscope.plots needs matplotlib, the optional 'plot' extra: "
+            f"{_EXTRA}") from exc
+    return Figure
+
+
+def _new_figure(figsize, show: bool):
+    """A new figure: a pyplot one (so that plt.show() shows it) when shown,
+    else a bare Figure that no global state keeps alive."""
+    Figure = _mpl()
+    if show:
+        import matplotlib.pyplot as plt
+        return plt.figure(figsize=figsize)
+    return Figure(figsize=figsize)
+
+
+def _check_backend(backend: str) -> None:
+    if backend != "matplotlib":
+        raise ValueError(f"backend={backend!r} is not available in spanscope: "
+                         "only 'matplotlib' (plotly output is not implemented)")
+
+
+def _check_filepath(filepath) -> None:
+    """ValueError for an output path whose suffix matplotlib cannot write,
+    before anything is read or drawn."""
+    if filepath is None:
+        return
+    fmt = Path(filepath).suffix.lower().lstrip(".")
+    Figure = _mpl()
+    supported = Figure().canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise ValueError(
+            f"{filepath}: cannot tell the image format from the suffix "
+            f"(one of: {', '.join('.' + k for k in sorted(supported))})")
+
+
+def _finish(fig, axes, filepath, show, verbose, return_fig):
+    """Saves the figure to filepath (format by suffix), shows it if asked;
+    returns fig, or (fig, axes) with return_fig (scope-profiler's form)."""
+    if filepath is not None:
+        path = Path(filepath)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, bbox_inches="tight")
+        if verbose:
+            print(f"spanscope.plots: wrote {path}")
+    if show:
+        import matplotlib.pyplot as plt
+        plt.show()
+    return (fig, axes) if return_fig else fig
+
+
+def _write_data(data_filepath, data_format: str, plot: str, header, rows) -> None:
+    """Writes the numbers behind a plot: csv (a header and rows) or json
+    (scope-profiler's envelope: format, format_version, plot, columns,
+    rows).  ValueError for another format."""
+    if data_filepath is None:
+        return
+    path = Path(data_filepath)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if data_format == "csv":
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(rows)
+    elif data_format == "json":
+        doc = {"format": "scope-profiler-plot-data", "format_version": 1, "plot": plot,
+               "columns": list(header), "rows": [list(r) for r in rows]}
+        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    else:
+        raise ValueError(f"data_format={data_format!r}: spanscope writes 'csv' or 'json'")
+
+
+def _colors(cmap: str, names: Sequence[str]) -> dict[str, str]:
+    """A colour per region name: a qualitative map (tab20, ...) gives its
+    own colours in order, cycling past its size; a continuous one is
+    sampled evenly.  ValueError for an unknown map."""
+    import matplotlib
+    from matplotlib.colors import ListedColormap, to_hex
+    try:
+        cm = matplotlib.colormaps[cmap]
+    except KeyError as exc:
+        raise ValueError(f"unknown colour map {cmap!r}") from exc
+    n = len(names)
+    if isinstance(cm, ListedColormap) and cm.N <= 40:
+        cols = [cm.colors[i % cm.N] for i in range(n)]
+    else:
+        cols = [cm(x) for x in np.linspace(0, 1, max(n, 1))]
+    return {name: to_hex(c) for name, c in zip(names, cols)}
+
+
+def _legend(fig, ax, colors: dict[str, str]) -> None:
+    """A legend of region colours (patches), right of the axes."""
+    from matplotlib.patches import Patch
+    handles = [Patch(facecolor=c, edgecolor="none", label=n) for n, c in colors.items()]
+    if handles:
+        ax.legend(handles=handles, title="region", loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+
+
+# --- runs: spanscope.read's Results and what the plots need of them --------
+
+class _Run:
+    """One recording as the plots use it: its Results and, computed once
+    from the fold's parents, each event's depth and region name."""
+
+    def __init__(self, res, label: str):
+        self.res = res
+        self.label = label
+        self.ranks = sorted({r for per in res.regions.values() for r in per})
+        self.num_ranks = len(self.ranks)
+        self._depth = None
+
+    @property
+    def aggregate(self) -> bool:
+        return self.res.layout == "aggregate"
+
+    def depth(self) -> np.ndarray:
+        """Per file-wide event, its depth in its thread's call tree (0: a
+        root): the length of its chain of fold parents."""
+        if self._depth is None:
+            parent = np.asarray(self.res.events.parent, dtype=np.int64)
+            depth = np.zeros(parent.size, dtype=np.int64)
+            p = parent.copy()
+            while True:
+                up = p >= 0
+                if not up.any():
+                    break
+                depth += up
+                p = np.where(up, parent[np.where(up, p, 0)], -1)
+            self._depth = depth
+        return self._depth
+
+    def t0_ns(self) -> int:
+        """The run's first start (the time axes' zero)."""
+        firsts = [int(r.start_ns.min()) for per in self.res.regions.values()
+                  for r in per.values() if r.start_ns is not None and r.start_ns.size]
+        return min(firsts) if firsts else 0
+
+    def metadata(self, key):
+        v = self.res.metadata.get(key)
+        if isinstance(v, np.ndarray) and v.size == 1:
+            v = v.reshape(()).item()
+        return v
+
+
+def _label_of(res) -> str:
+    lab = res.metadata.get("label")
+    if isinstance(lab, (str, bytes)) and lab:
+        return lab.decode() if isinstance(lab, bytes) else lab
+    return Path(res.path).stem
+
+
+def _as_runs(profiling_data) -> list[_Run]:
+    """profiling_data as runs: a path, a spanscope Results, or a sequence
+    of them.  TypeError for anything else; the reader's OSError/ValueError
+    for a file it cannot read."""
+    from spanscope.results import Results, read
+    items = (list(profiling_data) if isinstance(profiling_data, (list, tuple))
+             else [profiling_data])
+    runs = []
+    for it in items:
+        if isinstance(it, (str, os.PathLike)):
+            it = read(it)
+        if not isinstance(it, Results):
+            raise TypeError("spanscope.plots takes paths of recordings or the "
+                            f"Results of spanscope.read, not {type(it).__name__}")
+        runs.append(it)
+    labels = [_label_of(r) for r in runs]
+    seen: dict[str, int] = {}
+    for i, lab in enumerate(labels):  # the same stem twice: tell them apart
+        if labels.count(lab) > 1:
+            seen[lab] = seen.get(lab, 0) + 1
+            labels[i] = f"{lab} ({seen[lab]})"
+    return [_Run(r, lab) for r, lab in zip(runs, labels)]
+
+
+def _normalize_ranks(ranks) -> list[int] | None:
+    if ranks is None:
+        return None
+    if isinstance(ranks, (int, np.integer)):
+        return [int(ranks)]
+    return [int(r) for r in ranks]
+
+
+def _pick_ranks(run: _Run, ranks) -> list[int]:
+    """The run's ranks that ranks selects (None: all); ValueError naming
+    those the run does not have."""
+    want = _normalize_ranks(ranks)
+    if want is None:
+        return list(run.ranks)
+    bad = [r for r in want if r not in run.ranks]
+    if bad:
+        raise ValueError(f"{run.label}: no rank {bad} (it has ranks {run.ranks})")
+    return want
+
+
+def _select(run: _Run, include=None, exclude=None) -> list[str]:
+    """The run's region names that include/exclude keep (regular
+    expressions, matched at the start as scope-profiler's get_regions
+    does), in order of first start.  ValueError when none is left."""
+    inc = [include] if isinstance(include, str) else include
+    exc = [exclude] if isinstance(exclude, str) else exclude
+    names = []
+    for name, per in run.res.regions.items():
+        if inc is not None and not any(re.match(p, name) for p in inc):
+            continue
+        if exc is not None and any(re.match(p, name) for p in exc):
+            continue
+        names.append(name)
+    if not names:
+        raise ValueError(f"{run.label}: no regions matched the selected filters")
+
+    def first(name):
+        st = [int(r.start_ns.min()) for r in run.res.regions[name].values()
+              if r.start_ns is not None and r.start_ns.size]
+        return min(st) if st else np.iinfo(np.int64).max
+    return sorted(names, key=first)
+
+
+def _need_events(run: _Run, what: str) -> None:
+    if run.aggregate:
+        raise ValueError(f"{run.label}: an aggregate file keeps no per-call events, "
+                         f"and {what} needs them")
+
+
+def _durations_s(run: _Run, name: str, ranks: list[int]) -> np.ndarray:
+    """The calls' durations (s) of region name over ranks, pooled."""
+    per = run.res.regions.get(name, {})
+    parts = [per[r].durations_ns for r in ranks if r in per]
+    if not parts:
+        return np.zeros(0)
+    return np.concatenate(parts).astype(np.float64) * _NS
+
+
+def _metric_s(run: _Run, name: str, ranks: list[int], metric: str) -> float:
+    """One duration statistic (s) of a region over ranks: total, avg, min,
+    max (pooled calls; aggregate files: the stored statistics), first or
+    last (the chronologically first/last call).  NaN without calls."""
+    per = run.res.regions.get(name, {})
+    regs = [per[r] for r in ranks if r in per]
+    if run.aggregate:
+        a = [r.aggregate for r in regs if r.aggregate and r.aggregate["counts"]]
+        if not a:
+            return float("nan")
+        if metric == "total":
+            return sum(x["totals"] for x in a) * _NS
+        if metric == "avg":
+            return sum(x["totals"] for x in a) / sum(x["counts"] for x in a) * _NS
+        if metric == "min":
+            return min(x["minimums"] for x in a) * _NS
+        if metric == "max":
+            return max(x["maximums"] for x in a) * _NS
+        raise ValueError(f"metric {metric!r} needs per-call events; "
+                         f"{run.label} is an aggregate file")
+    regs = [r for r in regs if r.durations_ns.size]
+    if not regs:
+        return float("nan")
+    if metric in ("first", "last"):
+        pick = min if metric == "first" else max
+        starts = [(int(r.start_ns.min() if metric == "first" else r.start_ns.max()), r)
+                  for r in regs]
+        t, r = pick(starts, key=lambda x: x[0])
+        i = int(np.argmin(r.start_ns) if metric == "first" else np.argmax(r.start_ns))
+        return float(r.durations_ns[i]) * _NS
+    d = np.concatenate([r.durations_ns for r in regs]).astype(np.float64) * _NS
+    return float({"total": d.sum, "avg": d.mean, "min": d.min, "max": d.max}[metric]())
+
+
+def _check_metric(metric: str, allowed=_DURATION_METRICS) -> None:
+    if metric not in allowed:
+        raise ValueError(f"metric {metric!r}: one of {', '.join(allowed)}")
+
+
+class _Calls:
+    """The selected calls of one run as flat arrays (ns), with each call's
+    region name index (into names), rank, thread and depth."""
+
+    def __init__(self, run: _Run, names: list[str], ranks: list[int]):
+        idx = {n: i for i, n in enumerate(names)}
+        depth = run.depth()
+        cols = {k: [] for k in ("start", "dur", "name", "rank", "thread", "depth", "event")}
+        for name in names:
+            for rank, r in run.res.regions[name].items():
+                if rank not in ranks or not r.durations_ns.size:
+                    continue
+                n = r.durations_ns.size
+                ev = np.arange(r.first_event, r.first_event + n)
+                cols["start"].append(np.asarray(r.start_ns))
+                cols["dur"].append(np.asarray(r.durations_ns))
+                cols["name"].append(np.full(n, idx[name]))
+                cols["rank"].append(np.full(n, rank))
+                cols["thread"].append(np.zeros(n, np.int64) if r.thread_ids is None
+                                      else np.asarray(r.thread_ids))
+                cols["depth"].append(depth[ev])
+                cols["event"].append(ev)
+        for k, v in cols.items():
+            setattr(self, k, np.concatenate(v).astype(np.int64) if v else np.zeros(0, np.int64))
+        self.names = names
+
+
+def _lanes(calls: _Calls):
+    """(rank, thread) pairs in order, each with its calls' indices."""
+    keys = sorted(set(zip(calls.rank.tolist(), calls.thread.tolist())))
+    return [(rk, th, np.flatnonzero((calls.rank == rk) & (calls.thread == th)))
+            for rk, th in keys]
+
+
+def _lane_label(run: _Run, rank: int, thread: int, nthreads: int) -> str:
+    parts = []
+    if run.num_ranks > 1:
+        parts.append(f"rank {rank}")
+    if nthreads > 1 or not parts:
+        parts.append(f"thread {thread}")
+    return " / ".join(parts)
+
+
+def _axes_grid(fig, n: int):
+    """n axes stacked vertically (a list, even for one)."""
+    axs = fig.subplots(n, 1, squeeze=False)
+    return [a[0] for a in axs]
+
+
+# --- gantt / flame chart ---------------------------------------------------------
+
+def _draw_bars(ax, calls: _Calls, sel, y0: float, t0: int, colors, names,
+               height=0.8, labels=False, x_span=None):
+    """Draws the calls sel as bars at y = y0 + depth (s since t0), coloured
+    by region; with labels, writes the region's name inside bars wide
+    enough for it (x_span: the axis' width in s)."""
+    for ni in np.unique(calls.name[sel]):
+        s = sel[calls.name[sel] == ni]
+        for d in np.unique(calls.depth[s]):
+            sd = s[calls.depth[s] == d]
+            xs = [((st - t0) * _NS, du * _NS) for st, du in zip(calls.start[sd], calls.dur[sd])]
+            ax.broken_barh(xs, (y0 + d - height / 2, height),
+                           facecolors=colors[names[ni]], edgecolor="none")
+            if labels and x_span:
+                for st, du in zip(calls.start[sd], calls.dur[sd]):
+                    if du * _NS > x_span * 0.012 * max(4, len(names[ni])):
+                        ax.text((st - t0 + du / 2) * _NS, y0 + d, names[ni], ha="center",
+                                va="center", fontsize=7, clip_on=True)
+
+
+def _window(calls: _Calls, t0: int, min_duration, start_time, end_time, max_depth=None):
+    """Indices of the calls inside the window: duration >= min_duration,
+    overlapping [start_time, end_time] (s since t0), depth <= max_depth."""
+    keep = calls.dur * _NS >= min_duration
+    if start_time is not None:
+        keep &= (calls.start + calls.dur - t0) * _NS >= start_time
+    if end_time is not None:
+        keep &= (calls.start - t0) * _NS <= end_time
+    if max_depth is not None:
+        keep &= calls.depth <= max_depth
+    return np.flatnonzero(keep)
+
+
+def _aggregate_calls(calls: _Calls, sel: np.ndarray, n: int) -> _Calls:
+    """Every n consecutive calls of a region on a lane at one depth as one
+    bar from the first's start to the last's end (scope-profiler's
+    aggregate_calls, for runs of millions of calls)."""
+    out = _Calls.__new__(_Calls)
+    out.names = calls.names
+    keyed = sorted(sel.tolist(), key=lambda i: (calls.rank[i], calls.thread[i], calls.name[i],
+                                                calls.depth[i], calls.start[i]))
+    groups, cur, key = [], [], None
+    for i in keyed:
+        k = (calls.rank[i], calls.thread[i], calls.name[i], calls.depth[i])
+        if k != key or len(cur) == n:
+            if cur:
+                groups.append(cur)
+            cur, key = [], k
+        cur.append(i)
+    if cur:
+        groups.append(cur)
+    first = np.array([g[0] for g in groups], dtype=np.int64)
+    end = np.array([calls.start[g[-1]] + calls.dur[g[-1]] for g in groups], dtype=np.int64)
+    for k in ("name", "rank", "thread", "depth", "event"):
+        setattr(out, k, getattr(calls, k)[first] if first.size else np.zeros(0, np.int64))
+    out.start = calls.start[first] if first.size else np.zeros(0, np.int64)
+    out.dur = end - out.start if first.size else np.zeros(0, np.int64)
+    return out
+
+
+def plot_gantt(profiling_data, ranks=None, include=None, exclude=None, filepath=None,
+               show=False, verbose=True, cmap=DEFAULT_CMAP, data_filepath=None,
+               data_format="csv", backend="matplotlib", return_fig=False,
+               min_duration=0.0, start_time=None, end_time=None, aggregate_calls=1,
+               collapse_depth=None):
+    """A Gantt chart: one lane per rank and thread (one panel per run),
+    every call a bar over its time (s since the run's first start), nested
+    calls one row below their parent, coloured by region with a legend.
+
+    min_duration (s) drops shorter calls; start_time/end_time (s) keep the
+    calls overlapping that window; collapse_depth keeps depths <= it;
+    aggregate_calls=N draws every N consecutive calls of a region as one
+    bar.  data_filepath: the bars drawn (run, rank, thread, region, depth,
+    start_s, duration_s)."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    if int(aggregate_calls) < 1:
+        raise ValueError("aggregate_calls must be at least 1")
+    runs = _as_runs(profiling_data)
+    prepared, all_names = [], []
+    for run in runs:
+        _need_events(run, "a Gantt chart")
+        names = _select(run, include, exclude)
+        all_names += [n for n in names if n not in all_names]
+        calls = _Calls(run, names, _pick_ranks(run, ranks))
+        t0 = run.t0_ns()
+        sel = _window(calls, t0, min_duration, start_time, end_time, collapse_depth)
+        if aggregate_calls > 1:
+            calls = _aggregate_calls(calls, sel, int(aggregate_calls))
+            sel = np.arange(calls.start.size)
+        prepared.append((run, calls, sel, t0))
+    if not any(sel.size for *_, sel, _ in prepared):
+        raise ValueError("no calls left to draw (filters, window or min_duration)")
+    colors = _colors(cmap, all_names)
+    heights = []
+    for run, calls, sel, _ in prepared:
+        lanes = _lanes(calls)
+        heights.append(sum(int(calls.depth[i].max()) + 1 if i.size else 1 for *_, i in lanes) or 1)
+    fig = _new_figure((12, max(3.0, 1.2 + 0.45 * sum(heights) + 0.6 * len(prepared))), show)
+    axes = _axes_grid(fig, len(prepared))
+    rows = []
+    for ax, (run, calls, sel, t0) in zip(axes, prepared):
+        lanes = _lanes(calls)
+        nthreads = len({th for _, th, _ in lanes})
+        y, ticks, labels = 0.0, [], []
+        for rank, thread, idx in lanes:
+            idx = np.intersect1d(idx, sel)
+            maxd = int(calls.depth[idx].max()) if idx.size else 0
+            _draw_bars(ax, calls, idx, y, t0, colors, calls.names)
+            for d in range(maxd + 1):
+                ticks.append(y + d)
+                labels.append(_lane_label(run, rank, thread, nthreads)
+                              + (f"  depth {d}" if maxd else ""))
+            for i in idx:
+                rows.append((run.label, int(rank), int(thread), calls.names[calls.name[i]],
+                             int(calls.depth[i]), (calls.start[i] - t0) * _NS,
+                             calls.dur[i] * _NS))
+            y += maxd + 1.5
+        ax.set_yticks(ticks, labels)
+        ax.set_ylim(y - 0.5, -0.7)
+        ax.set_xlabel("time since the first start (s)")
+        ax.set_title(f"Gantt chart: {run.label}")
+        ax.grid(axis="x", alpha=0.3)
+        _legend(fig, ax, {n: colors[n] for n in calls.names})
+    _write_data(data_filepath, data_format, "gantt",
+                ("run", "rank", "thread", "region", "depth", "start_s", "duration_s"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+def plot_flame_chart(profiling_data, ranks=None, include=None, exclude=None,
+                     filepath=None, show=False, verbose=True, cmap=FLAME_CMAP,
+                     data_filepath=None, data_format="csv", backend="matplotlib",
+                     return_fig=False):
+    """A flame chart: per run and rank (default: rank 0) a panel with time
+    (s) across and call depth down (a block of rows per thread), each call
+    a bar labelled with its region where it is wide enough.  The depths
+    are the fold's nesting."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    runs = _as_runs(profiling_data)
+    panels, all_names = [], []
+    for run in runs:
+        _need_events(run, "a flame chart")
+        names = _select(run, include, exclude)
+        all_names += [n for n in names if n not in all_names]
+        for rank in _pick_ranks(run, ranks if ranks is not None else [run.ranks[0]]):
+            calls = _Calls(run, names, [rank])
+            if calls.start.size:
+                panels.append((run, rank, calls))
+    if not panels:
+        raise ValueError("no calls recorded for the requested ranks")
+    colors = _colors(cmap, all_names)
+    depth_rows = [sum(int(calls.depth[i].max()) + 1 for *_, i in _lanes(calls))
+                  for *_, calls in panels]
+    fig = _new_figure((12, max(3.0, 1.0 + 0.4 * sum(depth_rows) + 0.9 * len(panels))), show)
+    axes = _axes_grid(fig, len(panels))
+    rows = []
+    for ax, (run, rank, calls) in zip(axes, panels):
+        t0 = int(calls.start.min())
+        span = (int((calls.start + calls.dur).max()) - t0) * _NS
+        lanes = _lanes(calls)
+        y, ticks, labels = 0.0, [], []
+        for _, thread, idx in lanes:
+            maxd = int(calls.depth[idx].max())
+            _draw_bars(ax, calls, idx, y, t0, colors, calls.names, height=0.92,
+                       labels=True, x_span=span)
+            for d in range(maxd + 1):
+                ticks.append(y + d)
+                labels.append((f"thread {thread}  " if len(lanes) > 1 else "") + f"depth {d}")
+            for i in idx:
+                rows.append((run.label, rank, int(thread), calls.names[calls.name[i]],
+                             int(calls.depth[i]), (calls.start[i] - t0) * _NS,
+                             calls.dur[i] * _NS))
+            y += maxd + 1.5
+        ax.set_yticks(ticks, labels)
+        ax.set_ylim(y - 0.5, -0.6)
+        ax.set_xlim(0, span * 1.01 if span > 0 else 1e-9)
+        ax.set_xlabel("time since the first start (s)")
+        ax.set_title(f"Flame chart: {run.label}" + (f" (rank {rank})" if run.num_ranks > 1 else ""))
+        _legend(fig, ax, {n: colors[n] for n in calls.names})
+    _write_data(data_filepath, data_format, "flame_chart",
+                ("run", "rank", "thread", "region", "depth", "start_s", "duration_s"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+#: scope-profiler's plot_flame is the flame chart
+plot_flame = plot_flame_chart
+
+
+def _stacks(run: _Run, rank: int, names: list[str]):
+    """The call tree of one rank aggregated by stack (the names from the
+    root down, by the fold's parents, over every thread): a list of
+    (stack tuple, total inclusive ns, calls), parents before children.
+    Calls of regions not in names are left out with their subtrees."""
+    res, ev = run.res, run.res.events
+    wanted = set(names)
+    row_name = np.array([r.name in wanted and r.rank == rank for r in res.rows] + [False])
+    row_ids = np.asarray(ev.row, dtype=np.int64)
+    row_ids = np.where(row_ids >= len(res.rows), len(res.rows), row_ids)
+    ok = row_name[row_ids]
+    name_of_row = [r.name for r in res.rows]
+    parent = np.asarray(ev.parent, dtype=np.int64)
+    depth = run.depth()
+    path_of = np.full(parent.size, -1, dtype=np.int64)
+    paths: list[tuple] = []
+    key_to_path: dict[tuple, int] = {}
+    totals: dict[int, list] = {}
+    for d in range(int(depth.max()) + 1 if depth.size else 0):
+        at = np.flatnonzero((depth == d) & ok)
+        if d:
+            at = at[path_of[parent[at]] >= 0]  # under a kept parent
+        for e in at.tolist():
+            pp = int(path_of[parent[e]]) if d else -1
+            key = (pp, name_of_row[row_ids[e]])
+            pid = key_to_path.get(key)
+            if pid is None:
+                pid = len(paths)
+                key_to_path[key] = pid
+                paths.append((paths[pp] if pp >= 0 else ()) + (key[1],))
+                totals[pid] = [0, 0]
+            path_of[e] = pid
+            totals[pid][0] += int(ev.durations_ns[e])
+            totals[pid][1] += 1
+    return [(paths[p], t[0], t[1]) for p, t in totals.items()]
+
+
+def plot_flame_graph(profiling_data, ranks=None, include=None, exclude=None,
+                     filepath=None, show=False, verbose=True, cmap=FLAME_CMAP,
+                     data_filepath=None, data_format="csv", backend="matplotlib",
+                     return_fig=False):
+    """An aggregated flame graph per run and rank (default: rank 0): each
+    distinct call stack one box whose width is its total inclusive time
+    (s), children on top of their parent, widest first."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    runs = _as_runs(profiling_data)
+    panels, all_names = [], []
+    for run in runs:
+        _need_events(run, "a flame graph")
+        names = _select(run, include, exclude)
+        all_names += [n for n in names if n not in all_names]
+        for rank in _pick_ranks(run, ranks if ranks is not None else [run.ranks[0]]):
+            st = _stacks(run, rank, names)
+            if st:
+                panels.append((run, rank, st))
+    if not panels:
+        raise ValueError("no calls recorded for the requested ranks")
+    colors = _colors(cmap, all_names)
+    maxdepth = max(len(p) for *_, st in panels for p, _, _ in st)
+    fig = _new_figure((12, max(3.0, 1.0 + (0.45 * maxdepth + 0.9) * len(panels))), show)
+    axes = _axes_grid(fig, len(panels))
+    rows = []
+    for ax, (run, rank, st) in zip(axes, panels):
+        children: dict[tuple, list] = {}
+        for p, tot, n in st:
+            children.setdefault(p[:-1], []).append((p, tot, n))
+        x_of: dict[tuple, float] = {}
+        width = sum(t for p, t, _ in children.get((), [])) * _NS
+        order = [()]
+        while order:
+            parent = order.pop(0)
+            x = x_of.get(parent, 0.0)
+            for p, tot, n in sorted(children.get(parent, []), key=lambda c: -c[1]):
+                w = tot * _NS
+                x_of[p] = x
+                ax.broken_barh([(x, w)], (len(p) - 1 - 0.46, 0.92),
+                               facecolors=colors[p[-1]], edgecolor="white", linewidth=0.5)
+                if width and w > width * 0.011 * max(4, len(p[-1])):
+                    ax.text(x + w / 2, len(p) - 1, p[-1], ha="center", va="center",
+                            fontsize=7, clip_on=True)
+                rows.append((run.label, rank, ";".join(p), len(p) - 1, n, w))
+                x += w
+                order.append(p)
+        depth = max(len(p) for p, _, _ in st)
+        ax.set_yticks(range(depth), [f"depth {d}" for d in range(depth)])
+        ax.set_ylim(-0.6, depth - 0.4)
+        ax.set_xlim(0, width * 1.005 if width > 0 else 1e-9)
+        ax.set_xlabel("total time (s)")
+        ax.set_title(f"Flame graph: {run.label}" + (f" (rank {rank})" if run.num_ranks > 1 else ""))
+        _legend(fig, ax, {n: colors[n] for n in all_names if any(p[-1] == n for p, _, _ in st)})
+    _write_data(data_filepath, data_format, "flame_graph",
+                ("run", "rank", "stack", "depth", "calls", "total_s"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+# --- durations, histogram, imbalance, heatmap, time series -----------------------
+
+def plot_durations(profiling_data, ranks=None, include=None, exclude=None, labels=None,
+                   metric="total", metrics=None, sort_by=None, top_n=None,
+                   combine_regions=None, stack_children=False, filepath=None, show=False,
+                   verbose=True, cmap=DEFAULT_CMAP, log_scale=False, data_filepath=None,
+                   data_format="csv", backend="matplotlib", return_fig=False):
+    """Bars of a duration statistic per region (s), one bar per run in
+    each region's group: metric is total, avg, min, max, first or last
+    (metrics: several, one panel each); sort_by a metric to order the
+    regions by (descending, over the first run), top_n the first N;
+    labels name the runs.  combine_regions and stack_children are not
+    implemented (ValueError)."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    if combine_regions or stack_children:
+        raise ValueError("plot_durations: combine_regions and stack_children are "
+                         "not available in spanscope yet")
+    mets = list(metrics) if metrics else [metric]
+    for m in mets + ([sort_by] if sort_by else []):
+        _check_metric(m)
+    runs = _as_runs(profiling_data)
+    if labels is not None:
+        if len(labels) != len(runs):
+            raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+        for run, lab in zip(runs, labels):
+            run.label = str(lab)
+    names: list[str] = []
+    for run in runs:
+        names += [n for n in _select(run, include, exclude) if n not in names]
+    picked = [_pick_ranks(run, ranks) for run in runs]
+    if sort_by:
+        key = {n: _metric_s(runs[0], n, picked[0], sort_by) for n in names}
+        names.sort(key=lambda n: -np.nan_to_num(key[n], nan=-np.inf))
+    if top_n is not None:
+        names = names[:int(top_n)]
+    run_colors = _colors(cmap, [r.label for r in runs])
+    fig = _new_figure((max(8, 0.5 * len(names) * max(1, len(runs)) + 3), 4.5 * len(mets)), show)
+    axes = _axes_grid(fig, len(mets))
+    rows = []
+    width = 0.8 / len(runs)
+    for ax, m in zip(axes, mets):
+        for k, (run, rk) in enumerate(zip(runs, picked)):
+            vals = [_metric_s(run, n, rk, m) for n in names]
+            xs = np.arange(len(names)) + (k - (len(runs) - 1) / 2) * width
+            ax.bar(xs, np.nan_to_num(vals), width=width, color=run_colors[run.label],
+                   label=run.label)
+            rows += [(m, run.label, n, v) for n, v in zip(names, vals)]
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+        ax.set_ylabel(f"{m} duration (s)")
+        ax.set_title(f"{m} duration per region")
+        if log_scale:
+            ax.set_yscale("log")
+        if len(runs) > 1:
+            ax.legend(title="run", fontsize="small")
+        ax.grid(axis="y", alpha=0.3)
+    _write_data(data_filepath, data_format, "durations",
+                ("metric", "run", "region", "duration_s"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+def plot_duration_histogram(profiling_data, ranks=None, include=None, exclude=None,
+                            bins=30, filepath=None, show=False, verbose=True,
+                            cmap=DEFAULT_CMAP, log_scale=False, data_filepath=None,
+                            data_format="csv", backend="matplotlib", return_fig=False):
+    """Each region's call-duration distribution as a line of counts per
+    bin (one panel per run, bins shared within a panel, durations in s;
+    log_scale: logarithmic bins and axis)."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    if int(bins) < 1:
+        raise ValueError("bins must be at least 1")
+    runs = _as_runs(profiling_data)
+    panels, all_names = [], []
+    for run in runs:
+        _need_events(run, "a duration histogram")
+        names = _select(run, include, exclude)
+        all_names += [n for n in names if n not in all_names]
+        rk = _pick_ranks(run, ranks)
+        durs = {n: _durations_s(run, n, rk) for n in names}
+        durs = {n: d for n, d in durs.items() if d.size}
+        if durs:
+            panels.append((run, durs))
+    if not panels:
+        raise ValueError("no calls recorded for the requested ranks")
+    colors = _colors(cmap, all_names)
+    fig = _new_figure((10, 4.0 * len(panels)), show)
+    axes = _axes_grid(fig, len(panels))
+    rows = []
+    for ax, (run, durs) in zip(axes, panels):
+        allv = np.concatenate(list(durs.values()))
+        lo, hi = float(allv.min()), float(allv.max())
+        if log_scale:
+            lo = max(lo, allv[allv > 0].min() if (allv > 0).any() else 1e-9)
+            edges = np.geomspace(lo, max(hi, lo * 1.0001), int(bins) + 1)
+        else:
+            edges = np.linspace(lo, hi if hi > lo else lo + 1e-9, int(bins) + 1)
+        mids = (edges[:-1] + edges[1:]) / 2
+        for n, d in durs.items():
+            counts, _ = np.histogram(d, bins=edges)
+            ax.plot(mids, counts, marker=".", color=colors[n], label=n)
+            rows += [(run.label, n, float(a), float(b), int(c))
+                     for a, b, c in zip(edges[:-1], edges[1:], counts)]
+        if log_scale:
+            ax.set_xscale("log")
+        ax.set_xlabel("call duration (s)")
+        ax.set_ylabel("calls")
+        ax.set_title(f"Duration distribution: {run.label}")
+        ax.legend(title="region", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    _write_data(data_filepath, data_format, "duration_histogram",
+                ("run", "region", "bin_lo_s", "bin_hi_s", "calls"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+def plot_imbalance(profiling_data, metric="total", ranks=None, include=None, exclude=None,
+                   filepath=None, show=False, verbose=True, cmap=DEFAULT_CMAP,
+                   log_scale=False, data_filepath=None, data_format="csv",
+                   backend="matplotlib", return_fig=False):
+    """Each region's duration statistic (avg, min, max or total: s) per
+    rank, a line over the ranks with a dashed line at its mean over
+    ranks: a straggler rank sits off its region's line."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    _check_metric(metric, ("avg", "min", "max", "total"))
+    runs = _as_runs(profiling_data)
+    all_names = []
+    for run in runs:
+        all_names += [n for n in _select(run, include, exclude) if n not in all_names]
+    colors = _colors(cmap, all_names)
+    fig = _new_figure((10, 4.5 * len(runs)), show)
+    axes = _axes_grid(fig, len(runs))
+    rows = []
+    for ax, run in zip(axes, runs):
+        rk = _pick_ranks(run, ranks)
+        for n in _select(run, include, exclude):
+            vals = np.array([_metric_s(run, n, [r], metric) for r in rk])
+            ax.plot(rk, vals, marker="o", color=colors[n], label=n)
+            if np.isfinite(vals).any():
+                ax.axhline(np.nanmean(vals), color=colors[n], linestyle="--", linewidth=0.8)
+            rows += [(run.label, n, r, v) for r, v in zip(rk, vals.tolist())]
+        ax.set_xticks(rk, [f"rank {r}" for r in rk])
+        ax.set_ylabel(f"{metric} duration (s)")
+        ax.set_title(f"Imbalance across ranks: {run.label}")
+        if log_scale:
+            ax.set_yscale("log")
+        ax.legend(title="region", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+        ax.grid(alpha=0.3)
+    _write_data(data_filepath, data_format, "imbalance",
+                ("run", "region", "rank", f"{metric}_s"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+def plot_rank_heatmap(profiling_data, ranks=None, include=None, exclude=None,
+                      filepath=None, show=False, verbose=True, cmap="viridis",
+                      data_filepath=None, data_format="csv", backend="matplotlib",
+                      return_fig=False, exclusive=False):
+    """A rank-by-region heatmap of total time (s; exclusive: self time, by
+    the fold), one panel per run, each cell annotated."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    runs = _as_runs(profiling_data)
+    prepared = []
+    for run in runs:
+        names = _select(run, include, exclude)
+        rk = _pick_ranks(run, ranks)
+        m = np.zeros((len(rk), len(names)))
+        for j, n in enumerate(names):
+            per = run.res.regions[n]
+            for i, r in enumerate(rk):
+                if r not in per:
+                    continue
+                reg = per[r]
+                if exclusive:
+                    if reg.self_ns is not None and reg.self_ns.size:
+                        m[i, j] = float(reg.self_ns.sum()) * _NS
+                    elif reg.exclusive_total_ns >= 0:
+                        m[i, j] = reg.exclusive_total_ns * _NS
+                else:
+                    m[i, j] = reg.total_ns * _NS
+        prepared.append((run, names, rk, m))
+    fig = _new_figure((max(6, 0.9 * max(len(p[1]) for p in prepared) + 3),
+                       sum(1.5 + 0.45 * len(p[2]) for p in prepared)), show)
+    axes = _axes_grid(fig, len(prepared))
+    rows = []
+    what = "self" if exclusive else "total"
+    for ax, (run, names, rk, m) in zip(axes, prepared):
+        im = ax.imshow(m, aspect="auto", cmap=cmap)
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+        ax.set_yticks(range(len(rk)), [f"rank {r}" for r in rk])
+        for i in range(len(rk)):
+            for j in range(len(names)):
+                ax.text(j, i, f"{m[i, j]:.3g}", ha="center", va="center", fontsize=7,
+                        color="white" if m[i, j] < (m.max() + m.min()) / 2 else "black")
+                rows.append((run.label, names[j], rk[i], m[i, j]))
+        fig.colorbar(im, ax=ax, label=f"{what} time (s)")
+        ax.set_title(f"{what.capitalize()} time per rank and region: {run.label}")
+    _write_data(data_filepath, data_format, "rank_heatmap",
+                ("run", "region", "rank", f"{what}_s"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+def plot_duration_timeseries(profiling_data, ranks=None, include=None, exclude=None,
+                             filepath=None, show=False, verbose=True, cmap=DEFAULT_CMAP,
+                             log_scale=False, data_filepath=None, data_format="csv",
+                             backend="matplotlib", return_fig=False):
+    """Each region's call duration (s) over time (s since the run's first
+    start): call k's mean over the ranks that made a k-th call, shaded
+    between their minimum and maximum (rank imbalance widens the band).
+    One panel per run."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    runs = _as_runs(profiling_data)
+    all_names = []
+    for run in runs:
+        _need_events(run, "a duration time series")
+        all_names += [n for n in _select(run, include, exclude) if n not in all_names]
+    colors = _colors(cmap, all_names)
+    fig = _new_figure((11, 4.5 * len(runs)), show)
+    axes = _axes_grid(fig, len(runs))
+    rows = []
+    for ax, run in zip(axes, runs):
+        rk, t0 = _pick_ranks(run, ranks), run.t0_ns()
+        for n in _select(run, include, exclude):
+            per = [run.res.regions[n][r] for r in rk if r in run.res.regions[n]]
+            per = [p for p in per if p.durations_ns.size]
+            if not per:
+                continue
+            k = max(p.durations_ns.size for p in per)
+            st = np.full((len(per), k), np.nan)
+            du = np.full((len(per), k), np.nan)
+            for i, p in enumerate(per):
+                o = np.argsort(p.start_ns, kind="stable")
+                st[i, :o.size] = (p.start_ns[o] - t0) * _NS
+                du[i, :o.size] = p.durations_ns[o] * _NS
+            x, y = np.nanmean(st, axis=0), np.nanmean(du, axis=0)
+            lo, hi = np.nanmin(du, axis=0), np.nanmax(du, axis=0)
+            ax.plot(x, y, color=colors[n], label=n, linewidth=1)
+            if len(per) > 1:
+                ax.fill_between(x, lo, hi, color=colors[n], alpha=0.25, linewidth=0)
+            rows += [(run.label, n, i, a, b, c, d)
+                     for i, (a, b, c, d) in enumerate(zip(x, y, lo, hi))]
+        ax.set_xlabel("time since the first start (s)")
+        ax.set_ylabel("call duration (s)")
+        if log_scale:
+            ax.set_yscale("log")
+        ax.set_title(f"Call durations over time: {run.label}")
+        ax.legend(title="region", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+        ax.grid(alpha=0.3)
+    _write_data(data_filepath, data_format, "duration_timeseries",
+                ("run", "region", "call", "time_s", "mean_s", "min_s", "max_s"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+def plot_timeline_density(profiling_data, ranks=None, include=None, exclude=None,
+                          filepath=None, show=False, verbose=True, cmap="magma", bins=200,
+                          start_time=None, end_time=None, min_duration=0.0,
+                          data_filepath=None, data_format="csv", backend="matplotlib",
+                          return_fig=False):
+    """Binned region occupancy: per region (a row) and time bin (a column)
+    the seconds of its calls that overlap the bin, summed over ranks and
+    threads -- readable for runs of millions of calls.  One panel per run."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    if int(bins) < 1:
+        raise ValueError("bins must be at least 1")
+    runs = _as_runs(profiling_data)
+    fig = _new_figure((12, sum(1.5 + 0.35 * len(_select(r, include, exclude)) for r in runs)),
+                      show)
+    axes = _axes_grid(fig, len(runs))
+    rows = []
+    for ax, run in zip(axes, runs):
+        _need_events(run, "a timeline density")
+        names, t0 = _select(run, include, exclude), run.t0_ns()
+        calls = _Calls(run, names, _pick_ranks(run, ranks))
+        sel = _window(calls, t0, min_duration, start_time, end_time)
+        if not sel.size:
+            raise ValueError(f"{run.label}: no calls left to draw")
+        s = (calls.start[sel] - t0) * _NS
+        e = s + calls.dur[sel] * _NS
+        lo = start_time if start_time is not None else 0.0
+        hi = end_time if end_time is not None else float(e.max())
+        edges = np.linspace(lo, hi if hi > lo else lo + 1e-9, int(bins) + 1)
+        m = np.zeros((len(names), int(bins)))
+        for j in range(int(bins)):  # overlap of every call with bin j
+            ov = np.clip(np.minimum(e, edges[j + 1]) - np.maximum(s, edges[j]), 0, None)
+            m[:, j] = np.bincount(calls.name[sel], weights=ov, minlength=len(names))
+        im = ax.imshow(m, aspect="auto", cmap=cmap, interpolation="nearest",
+                       extent=(edges[0], edges[-1], len(names) - 0.5, -0.5))
+        ax.set_yticks(range(len(names)), names)
+        ax.set_xlabel("time since the first start (s)")
+        ax.set_title(f"Region occupancy over time: {run.label}")
+        fig.colorbar(im, ax=ax, label="seconds in bin")
+        rows += [(run.label, names[i], float(edges[j]), float(edges[j + 1]), m[i, j])
+                 for i in range(len(names)) for j in range(int(bins)) if m[i, j]]
+    _write_data(data_filepath, data_format, "timeline_density",
+                ("run", "region", "bin_lo_s", "bin_hi_s", "seconds"), rows)
+    return _finish(fig, axes, filepath, show, verbose, return_fig)
+
+
+# --- across runs: speedup, efficiency -------------------------------------------
+
+def _x_value(run: _Run, x_field: str):
+    """A run's x-axis value: num_ranks (the ranks in the file), or a
+    /metadata attribute (num_nodes, omp_num_threads, total_cores = ranks
+    x omp_num_threads, or any other).  ValueError naming the run when the
+    file lacks it."""
+    if x_field == "num_ranks":
+        return run.num_ranks
+    if x_field == "total_cores":
+        omp = run.metadata("omp_num_threads")
+        if omp is None:
+            raise ValueError(f"{run.label}: 'omp_num_threads' is not in its metadata")
+        return run.num_ranks * int(omp)
+    v = run.metadata(x_field)
+    if v is None:
+        raise ValueError(f"{run.label}: {x_field!r} is not in its metadata")
+    return int(v) if x_field in _SCALING_X_FIELDS else v
+
+
+def _scaling(profiling_data, x_field, ranks, include, exclude, what):
+    """The runs, the regions common to all, the sorted x values and per
+    region {x: mean call duration (s), averaged over the runs at x}."""
+    runs = _as_runs(profiling_data)
+    if len(runs) < 2:
+        raise ValueError(f"{what} needs at least two runs")
+    common = None
+    for run in runs:
+        sel = _select(run, include, exclude)
+        common = sel if common is None else [n for n in common if n in sel]
+    if not common:
+        raise ValueError("no region is common to every run")
+    xs = [_x_value(run, x_field) for run in runs]
+    keys = sorted(set(xs)) if x_field in _SCALING_X_FIELDS else list(dict.fromkeys(xs))
+    if len(keys) < 2:
+        raise ValueError(f"{what}: every run has {x_field}={keys[0]}: nothing to compare")
+    means = {n: {} for n in common}
+    for run, x in zip(runs, xs):
+        rk = _pick_ranks(run, ranks) if ranks is not None else run.ranks
+        for n in common:
+            v = _metric_s(run, n, rk, "avg")
+            if np.isfinite(v) and v > 0:
+                means[n].setdefault(x, []).append(v)
+    means = {n: {x: float(np.mean(v)) for x, v in d.items()} for n, d in means.items()}
+    return runs, common, keys, means
+
+
+def _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
+                  verbose, cmap, data_filepath, data_format, backend, return_fig,
+                  efficiency: bool):
+    _check_backend(backend)
+    _check_filepath(filepath)
+    what = "scaling efficiency" if efficiency else "speedup"
+    if efficiency and x_field not in _SCALING_X_FIELDS:
+        raise ValueError(f"scaling efficiency needs x_field one of {', '.join(_SCALING_X_FIELDS)}")
+    runs, names, keys, means = _scaling(profiling_data, x_field, ranks, include, exclude, what)
+    numeric = x_field in _SCALING_X_FIELDS
+    pos = {k: (k if numeric else i) for i, k in enumerate(keys)}
+    base = keys[0]
+    if numeric and base <= 0:
+        raise ValueError("scaling x values must be positive")
+    colors = _colors(cmap, names)
+    fig = _new_figure((max(8, 1.2 * len(keys) + 4), 5), show)
+    ax = fig.subplots()
+    rows = []
+    for n in names:
+        b = means[n].get(base)
+        if not b:
+            continue
+        ks = [k for k in keys if k in means[n]]
+        sp = [b / means[n][k] for k in ks]
+        ys = [s / (k / base) for s, k in zip(sp, ks)] if efficiency else sp
+        ax.plot([pos[k] for k in ks], ys, marker="o", color=colors[n], label=n)
+        rows += [(n, k, means[n][k], s, y) for k, s, y in zip(ks, sp, ys)]
+    if not rows:
+        raise ValueError(f"{what}: no region has calls at the baseline {x_field}={base}")
+    xs = [pos[k] for k in keys]
+    ideal = [1.0] * len(keys) if efficiency or not numeric else [k / base for k in keys]
+    ax.plot(xs, ideal, linestyle="--", color="grey", label="ideal")
+    ax.set_xticks(xs, [str(k) for k in keys])
+    ax.set_xlabel(x_field)
+    ax.set_ylabel("parallel efficiency" if efficiency else f"speedup over {x_field}={base}")
+    ax.set_title(("Scaling efficiency" if efficiency else "Speedup") + f" by {x_field}")
+    ax.legend(title="region", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.grid(alpha=0.3)
+    _write_data(data_filepath, data_format, "scaling_efficiency" if efficiency else "speedup",
+                ("region", x_field, "mean_duration_s", "speedup",
+                 "efficiency" if efficiency else "speedup"), rows)
+    return _finish(fig, [ax], filepath, show, verbose, return_fig)
+
+
+def plot_speedup(profiling_data, x_field="num_ranks", ranks=None, include=None,
+                 exclude=None, filepath=None, show=False, verbose=True, cmap=DEFAULT_CMAP,
+                 data_filepath=None, data_format="csv", backend="matplotlib",
+                 return_fig=False):
+    """Each region's speedup across runs, T(baseline) / T(x) of its mean
+    call duration, against x_field (num_ranks, num_nodes, omp_num_threads,
+    total_cores, or another /metadata attribute: then in the runs' order),
+    the baseline the smallest x, with the ideal line."""
+    return _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
+                         verbose, cmap, data_filepath, data_format, backend, return_fig,
+                         efficiency=False)
+
+
+def plot_scaling_efficiency(profiling_data, x_field="num_ranks", ranks=None, include=None,
+                            exclude=None, filepath=None, show=False, verbose=True,
+                            cmap=DEFAULT_CMAP, data_filepath=None, data_format="csv",
+                            backend="matplotlib", return_fig=False):
+    """Parallel efficiency across runs: the speedup divided by the ideal
+    one (x / baseline x); 1 is perfect scaling."""
+    return _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
+                         verbose, cmap, data_filepath, data_format, backend, return_fig,
+                         efficiency=True)
+
+
+# --- command line ------------------------------------------------------------------
+
+#: KIND of `python -m spanscope.plots KIND` -> (function, takes several runs)
+KINDS = {
+    "gantt": plot_gantt,
+    "timeline": plot_gantt,
+    "flame": plot_flame_chart,
+    "flame-chart": plot_flame_chart,
+    "flame-graph": plot_flame_graph,
+    "durations": plot_durations,
+    "histogram": plot_duration_histogram,
+    "imbalance": plot_imbalance,
+    "heatmap": plot_rank_heatmap,
+    "timeseries": plot_duration_timeseries,
+    "density": plot_timeline_density,
+    "speedup": plot_speedup,
+    "efficiency": plot_scaling_efficiency,
+}
+
+_HELP = """\
+kinds:
+  gantt, timeline   a Gantt chart: a lane per rank and thread, nested calls below
+  flame, flame-chart  call depth over time (rank 0 unless --ranks)
+  flame-graph       stacks aggregated, width = total time
+  durations         bars of --metric per region, a bar per FILE
+  histogram         call-duration distribution per region (--bins, --log)
+  imbalance         --metric per rank per region
+  heatmap           total (--exclusive: self) time per rank and region
+  timeseries        call duration over time, min-max band over ranks
+  density           region occupancy per time bin (--bins)
+  speedup           speedup across FILEs by --x-field (two FILEs at least)
+  efficiency        parallel efficiency across FILEs by --x-field
+
+The image format is the suffix of -o (.png, .svg, .pdf).  Needs matplotlib:
+pip install 'spanscope[plot]'.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="spanscope plot", description="Draws a plot of one or more recordings (.h5).",
+        epilog=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kind", metavar="KIND", choices=sorted(KINDS), help="the plot (see below)")
+    p.add_argument("files", metavar="FILE", nargs="+", help="recordings (.h5)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the image to write (.png, .svg, .pdf)")
+    p.add_argument("--ranks", metavar="R[,R...]", help="ranks to plot (default: all; "
+                   "flame plots: rank 0)")
+    p.add_argument("--include", action="append", metavar="REGEX",
+                   help="only regions matching (repeatable)")
+    p.add_argument("--exclude", action="append", metavar="REGEX",
+                   help="leave out regions matching (repeatable)")
+    p.add_argument("--metric", help="durations: total, avg, min, max, first, last; "
+                   "imbalance: total, avg, min, max (default total)")
+    p.add_argument("--bins", type=int, help="histogram (30), density (200)")
+    p.add_argument("--log", action="store_true", help="logarithmic duration axis")
+    p.add_argument("--exclusive", action="store_true", help="heatmap: self time")
+    p.add_argument("--x-field", default="num_ranks",
+                   help="speedup/efficiency: num_ranks (default), num_nodes, "
+                   "omp_num_threads, total_cores or a metadata attribute")
+    p.add_argument("--min-duration", type=float, default=0.0, metavar="S",
+                   help="gantt, density: leave out calls shorter than S seconds")
+    p.add_argument("--cmap", help="matplotlib colour map")
+    p.add_argument("--data", metavar="CSV", help="also write the plotted numbers (.csv or .json)")
+    return p
+
+
+def _kwargs(kind: str, a) -> dict:
+    """The plot function's keywords from the parsed arguments; ValueError
+    for an option the kind does not take."""
+    kw: dict = {"include": a.include, "exclude": a.exclude, "verbose": False}
+    if a.ranks:
+        try:
+            kw["ranks"] = [int(x) for x in a.ranks.split(",")]
+        except ValueError:
+            raise ValueError(f"--ranks takes numbers separated by commas, got {a.ranks!r}")
+    fn = KINDS[kind]
+    co = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    for opt, key, val, given in (("--metric", "metric", a.metric, a.metric is not None),
+                                 ("--bins", "bins", a.bins, a.bins is not None),
+                                 ("--log", "log_scale", a.log, a.log),
+                                 ("--exclusive", "exclusive", a.exclusive, a.exclusive),
+                                 ("--x-field", "x_field", a.x_field, a.x_field != "num_ranks"),
+                                 ("--min-duration", "min_duration", a.min_duration,
+                                  a.min_duration != 0.0),
+                                 ("--cmap", "cmap", a.cmap, a.cmap is not None)):
+        if not given:
+            continue
+        if key not in co:
+            raise ValueError(f"{opt} does not apply to the {kind} plot")
+        kw[key] = val
+    if a.data:
+        fmt = Path(a.data).suffix.lower().lstrip(".")
+        if fmt not in ("csv", "json"):
+            raise ValueError(f"--data {a.data}: the suffix must be .csv or .json")
+        kw["data_filepath"], kw["data_format"] = a.data, fmt
+    return kw
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`spanscope plot KIND FILE... -o OUT [options]` (argv without the
+    program's name).  Returns the exit status: 0, 1 for a file that cannot
+    be read or plotted, 2 for bad usage; errors are one line on stderr."""
+    try:
+        a = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:  # --help (0) or a usage error (2, already printed)
+        return int(e.code or 0)
+    try:
+        kw = _kwargs(a.kind, a)
+        _check_filepath(a.output)
+    except ImportError as e:
+        print(f"spanscope plot: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"spanscope plot: {e}", file=sys.stderr)
+        return 2
+    files = list(a.files)
+    try:
+        KINDS[a.kind](files if len(files) > 1 else files[0], filepath=a.output, **kw)
+    except (OSError, ValueError, ImportError) as e:
+        print(f"spanscope plot: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
