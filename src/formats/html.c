@@ -1,7 +1,10 @@
 /*
  * html.c -- the HTML page of a recording (html.h): one self-contained
  * page (inline CSS and JS, no network) with a zoomable timeline on a
- * <canvas>, per-region bars of total and self time, and the summary table.
+ * <canvas> (a label per depth row), a legend of the regions' colours,
+ * per-region bars of total and self time, and the summary table; and the
+ * page comparing several recordings (statistics only: a runs table, bars
+ * per region and run, a comparison table).
  *
  * Everything is computed here, in one pass over the span stream of any
  * timeline source (sps__tlr_*: .h5, .json, .json.gz, .pftrace):
@@ -167,10 +170,58 @@ static void finish_kept(html_state_t *S) {
         qsort(S->kept, S->nkept, sizeof *S->kept, kspan_cmp);
 }
 
-/* A hue (0..359) for a region name, the same in every page and run: the
- * library's string hash (util.h), whose every bit depends on every byte. */
-static unsigned name_hue(const char *s) {
-    return (unsigned)(sps__hash_bytes(s, strlen(s)) % 360u);
+/* The region palette, most distinct first.  Picked (greedy farthest point
+ * in CIELAB) among the sRGB colours of lightness 52..80 and chroma 32..62 --
+ * light enough for the dark label text, saturated enough never to read as
+ * the page's greys -- to lie as far apart as possible: the first 20 are at
+ * least 28 CIELAB units (dE76) apart, all 32 at least 21.  A hash of the
+ * name to a hue, as before, gave colliding colours (two names of 20 landing
+ * a few degrees apart was the common case). */
+static const char *const k_palette[] = {
+    "#507dc3", "#e1c34b", "#f05a73", "#00dcbe", "#ff9bfa", "#468c28", "#a5734b",
+    "#00d2ff", "#faaabe", "#008c8c", "#ff8c55", "#afcd82", "#9169d2", "#be5a91",
+    "#878223", "#5fd782", "#c3b4ff", "#af6e05", "#ebbe87", "#059664", "#b96469",
+    "#0f8cb4", "#82befa", "#96b43c", "#6991ff", "#ffa08c", "#5fcdcd", "#cd5a46",
+    "#78c39b", "#faaf55", "#c35fbe", "#ff6eaa"};
+#define PALETTE_N (sizeof k_palette / sizeof *k_palette)
+
+/* One channel of HSL to RGB (h in turns, s and l in 0..1), 0..255. */
+static unsigned hsl_channel(double h, double s, double l) {
+    double q = l < 0.5 ? l * (1 + s) : l + s - l * s, p = 2 * l - q;
+    h -= floor(h);
+    double v = h < 1.0 / 6 ? p + (q - p) * 6 * h
+             : h < 0.5     ? q
+             : h < 2.0 / 3 ? p + (q - p) * (2.0 / 3 - h) * 6
+                           : p;
+    return (unsigned)lround(v * 255);
+}
+
+/* The colour of colour slot i (slot 0: the region with the most total
+ * time) as "#rrggbb" in buf: the palette's, and past its end a hue a
+ * golden angle (137.5 degrees) on from the slot before, at one of three
+ * lightnesses in turn, so that neighbours still differ. */
+static const char *slot_color(char buf[8], size_t i) {
+    if (i < PALETTE_N) return k_palette[i];
+    double h = fmod((double)(i - PALETTE_N) * 0.381966 + 0.07, 1.0);
+    double l = (const double[]){0.62, 0.50, 0.72}[(i - PALETTE_N) % 3];
+    snprintf(buf, 8, "#%02x%02x%02x", hsl_channel(h + 1.0 / 3, 0.6, l),
+             hsl_channel(h, 0.6, l), hsl_channel(h - 1.0 / 3, 0.6, l));
+    return buf;
+}
+
+/* The colour slot of every name of h: the n regions of ord (those with
+ * calls, most total time first) take slots 0..n-1 in that order, the
+ * names without calls the slots after.  Returns the array (the caller
+ * frees it) or NULL when out of memory. */
+static uint32_t *color_slots(const sps__tl_header_t *h, const uint32_t *ord, size_t n) {
+    uint32_t *slot = malloc((h->nnames ? h->nnames : 1) * sizeof *slot);
+    if (!slot) return NULL;
+    for (size_t i = 0; i < h->nnames; i++) slot[i] = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) slot[ord[i]] = (uint32_t)i;
+    uint32_t next = (uint32_t)n;
+    for (size_t i = 0; i < h->nnames; i++)
+        if (slot[i] == UINT32_MAX) slot[i] = next++;
+    return slot;
 }
 
 /* Writes s as a quoted JSON string of the page's data blob, by the
@@ -229,7 +280,13 @@ static const char page_css[] =
     "font-variant-numeric:tabular-nums}\n"
     "th{background:#f0f0f0;cursor:pointer;user-select:none}\n"
     "button{font:inherit;margin:0 6px 6px 0}\n"
-    ".note{color:#8a5300}\n";
+    ".note{color:#8a5300}\n"
+    "#legend{display:flex;flex-wrap:wrap;gap:3px 14px;margin:6px 0 8px}\n"
+    ".lg{display:inline-flex;align-items:center;white-space:nowrap}\n"
+    ".sw{display:inline-block;width:12px;height:12px;margin-right:5px;border-radius:2px}\n"
+    ".bar-run{width:60px;color:#555;text-align:right;padding-right:6px;white-space:nowrap;"
+    "overflow:hidden;text-overflow:ellipsis}\n"
+    ".up{color:#b00020}.down{color:#1b7a2c}\n";
 
 /* The page's script: the timeline (canvas, zoom, pan, tooltip) and table
  * sorting.  Reads the JSON blob of <script id="spsdata">. */
@@ -239,7 +296,7 @@ static const char page_js[] =
     "function fmt(ns){var a=Math.abs(ns);if(a<1e3)return ns.toFixed(0)+' ns';"
     "if(a<1e6)return (ns/1e3).toFixed(2)+' \\u00b5s';if(a<1e9)return (ns/1e6).toFixed(2)+' ms';"
     "return (ns/1e9).toFixed(3)+' s';}\n"
-    "var ROW=16,GAP=6,HDR=18,LBL=170,AX=22;\n"
+    "var ROW=16,GAP=6,HDR=18,LBL=210,AX=22;\n"
     "var cv=document.getElementById('tl'),wrap=document.getElementById('tlwrap'),"
     "tip=document.getElementById('tip'),ctx=cv.getContext('2d');\n"
     /* lanes: one per thread, ordered by process then thread */
@@ -264,7 +321,7 @@ static const char page_js[] =
     "cv.height=Math.round(H*dpr);ctx.setTransform(dpr,0,0,dpr,0,0);draw();}\n"
     "function xOf(t){return LBL+(t-v0)/(v1-v0)*(W-LBL);}\n"
     "function tOf(x){return v0+(x-LBL)/(W-LBL)*(v1-v0);}\n"
-    "function color(n,l){return 'hsl('+D.hues[n]+',62%,'+(l||58)+'%)';}\n"
+    "function color(n){return D.colors[n];}\n"
     /* first index in row (sorted, disjoint) whose end >= t */
     "function firstEnd(L,row,t){var lo=0,hi=row.length;while(lo<hi){var m=(lo+hi)>>1,"
     "k=row[m];if(L.st[k]+L.du[k]<t)lo=m+1;else hi=m;}return lo;}\n"
@@ -281,18 +338,21 @@ static const char page_js[] =
     "if(tw>2)ctx.fillText(nm.length>tw?nm.slice(0,tw-1)+'\\u2026':nm,x0+3,yy+ROW/2);}}}});\n"
     "var nc=0;clanes.forEach(function(C){if(C.y+C.h<top||C.y>bot||!C.ts.length)return;"
     "var span=C.mx-C.mn||1,yOf=function(v){return C.y+C.h-2-(v-C.mn)/span*(C.h-4);};"
-    "ctx.strokeStyle='hsl('+(D.hues[0]||200)+',55%,40%)';ctx.fillStyle='rgba(60,120,200,0.18)';"
+    "ctx.strokeStyle='#3c6fb4';ctx.fillStyle='rgba(60,120,200,0.18)';"
     "ctx.beginPath();var px=xOf(C.ts[0]),py=yOf(C.vs[0]);ctx.moveTo(px,C.y+C.h);ctx.lineTo(px,py);"
     "for(var i=1;i<C.ts.length;i++){var x=xOf(C.ts[i]);ctx.lineTo(x,py);py=yOf(C.vs[i]);ctx.lineTo(x,py);}"
     "ctx.lineTo(W+2,py);ctx.lineTo(W+2,C.y+C.h);ctx.closePath();ctx.fill();ctx.stroke();nc++;});\n"
     "ctx.restore();\n"
     /* labels, process headers, axis */
-    "ctx.fillStyle='#fff';ctx.fillRect(0,0,LBL,H);ctx.fillStyle='#222';var lp=-1;"
+    "ctx.fillStyle='#fff';ctx.fillRect(0,0,LBL,H);ctx.fillStyle='#222';var ndl=0;"
     "lanes.forEach(function(L){if(L.hdr!==undefined){ctx.fillStyle='#e8e8f0';"
     "ctx.fillRect(0,L.hdr,W,HDR-2);ctx.fillStyle='#222';ctx.font='bold 12px sans-serif';"
     "ctx.fillText(D.procs[L.proc]||'process',4,L.hdr+HDR/2);}"
     "ctx.font='11px sans-serif';ctx.fillStyle='#333';"
-    "ctx.fillText((L.name||('thread '+L.tid)).slice(0,26),8,L.y+ROW/2);"
+    "ctx.fillText((L.name||('thread '+L.tid)).slice(0,22),8,L.y+ROW/2);"
+    /* a label per depth row: which level of the call tree it shows */
+    "ctx.fillStyle='#888';ctx.textAlign='right';for(var d=0;d<=L.maxd;d++){"
+    "ctx.fillText('depth '+d,LBL-6,L.y+d*ROW+ROW/2);ndl++;}ctx.textAlign='left';"
     "ctx.strokeStyle='#eee';ctx.beginPath();ctx.moveTo(0,L.y+L.h+GAP/2);"
     "ctx.lineTo(W,L.y+L.h+GAP/2);ctx.stroke();});\n"
     "clanes.forEach(function(C){ctx.fillStyle='#eef3ea';ctx.fillRect(0,C.y-HDR,W,HDR-2);"
@@ -305,7 +365,8 @@ static const char page_js[] =
     "if(span/step>16)step*=5;else if(span/step>8)step*=2;"
     "for(var t=Math.ceil(v0/step)*step;t<=v1;t+=step){var x=xOf(t);ctx.beginPath();"
     "ctx.moveTo(x,AX-6);ctx.lineTo(x,AX);ctx.stroke();ctx.fillText(fmt(t),x+2,AX/2-1);}\n"
-    "cv.setAttribute('data-drawn',String(n));cv.setAttribute('data-counters',String(nc));}\n"
+    "cv.setAttribute('data-drawn',String(n));cv.setAttribute('data-counters',String(nc));"
+    "cv.setAttribute('data-depth-labels',String(ndl));}\n"
     "function hit(ev){var r=cv.getBoundingClientRect(),x=ev.clientX-r.left,y=ev.clientY-r.top;"
     "if(x<LBL)return null;var t=tOf(x);for(var i=0;i<lanes.length;i++){var L=lanes[i];"
     "if(y<L.y||y>=L.y+L.h)continue;var d=Math.floor((y-L.y)/ROW),row=L.rows[d];if(!row)return null;"
@@ -333,14 +394,22 @@ static const char page_js[] =
     "w=(v1-v0)/4;v0=c-w;v1=c+w;draw();});\n"
     "document.getElementById('zout').addEventListener('click',function(){var c=(v0+v1)/2,"
     "w=(v1-v0);v0=c-w;v1=c+w;draw();});\n"
-    /* table sorting */
-    "var tb=document.getElementById('stats');Array.prototype.forEach.call(tb.tHead.rows[0].cells,"
+    "resize();\n"
+    "})();\n";
+
+/* Sorting of every table of class "sortable" by a click on a column's
+ * header: by the cells' data-v, as text in the first column and as
+ * numbers in the others (cells without data-v last). */
+static const char sort_js[] =
+    "(function(){'use strict';\n"
+    "Array.prototype.forEach.call(document.querySelectorAll('table.sortable'),function(tb){"
+    "Array.prototype.forEach.call(tb.tHead.rows[tb.tHead.rows.length-1].cells,"
     "function(th,ci){var asc=false;th.addEventListener('click',function(){asc=!asc;"
     "var rows=Array.prototype.slice.call(tb.tBodies[0].rows);rows.sort(function(a,b){"
     "var x=a.cells[ci].getAttribute('data-v'),y=b.cells[ci].getAttribute('data-v');"
+    "if(x===null||y===null)return (x===null)-(y===null);"
     "var c=ci===0?x.localeCompare(y):(+x)-(+y);return asc?c:-c;});"
-    "rows.forEach(function(r){tb.tBodies[0].appendChild(r);});});});\n"
-    "resize();\n"
+    "rows.forEach(function(r){tb.tBodies[0].appendChild(r);});});});});\n"
     "})();\n";
 
 /* Region order for bars and table (qsort_r over region ids, ctx the
@@ -417,11 +486,12 @@ static void write_counters(FILE *fp, const html_state_t *S) {
     free(idx);
 }
 
-/* Writes the JSON blob: names, hues, processes, threads, and the kept
+/* Writes the JSON blob: names, colours ("#rrggbb" per name, by its slot),
+ * processes, threads, and the kept
  * spans per thread as [name, start delta, duration, depth] quadruples
  * (start relative to the first span, delta from the previous start in the
  * lane). */
-static void write_json(FILE *fp, const html_state_t *S) {
+static void write_json(FILE *fp, const html_state_t *S, const uint32_t *slot) {
     const sps__tl_header_t *h = S->h;
     fprintf(fp, "{\"t0\":0,\"t1\":%" PRId64 ",\"nspans\":%" PRIu64
             ",\"kept\":%zu,\"names\":[", S->t1 - S->t0, S->nspans, S->nkept);
@@ -429,9 +499,11 @@ static void write_json(FILE *fp, const html_state_t *S) {
         if (i) fputc(',', fp);
         put_json_str(fp, h->names[i] ? h->names[i] : "");
     }
-    fputs("],\"hues\":[", fp);
-    for (size_t i = 0; i < h->nnames; i++)
-        fprintf(fp, "%s%u", i ? "," : "", name_hue(h->names[i] ? h->names[i] : ""));
+    fputs("],\"colors\":[", fp);
+    for (size_t i = 0; i < h->nnames; i++) {
+        char b[8];
+        fprintf(fp, "%s\"%s\"", i ? "," : "", slot_color(b, slot[i]));
+    }
     fputs("],\"procs\":[", fp);
     for (size_t i = 0; i < h->nprocs; i++) {
         if (i) fputc(',', fp);
@@ -468,9 +540,26 @@ static void write_json(FILE *fp, const html_state_t *S) {
     fputs("]}", fp);
 }
 
-/* Writes the bars of total and self time per region, in order ord. */
+/* Writes the legend: a swatch of each region's colour and its name, in
+ * order ord (n regions); slot: the colour slot per name. */
+static void write_legend(FILE *fp, const char *const *names, const uint32_t *ord,
+                         size_t n, const uint32_t *slot) {
+    fputs("<div id=\"legend\">", fp);
+    for (size_t i = 0; i < n; i++) {
+        char b[8];
+        const char *nm = names[ord[i]] ? names[ord[i]] : "";
+        fprintf(fp, "<span class=\"lg\"><span class=\"sw\" style=\"background:%s\"></span>",
+                slot_color(b, slot[ord[i]]));
+        put_html(fp, nm);
+        fputs("</span>", fp);
+    }
+    fputs("</div>\n", fp);
+}
+
+/* Writes the bars of total and self time per region, in order ord, each
+ * in the colour of its slot. */
 static void write_bars(FILE *fp, const html_state_t *S, const uint32_t *ord,
-                       size_t n) {
+                       size_t n, const uint32_t *slot) {
     int64_t mx = n ? S->stats[ord[0]].total : 0;
     char b1[32], b2[32];
     fputs("<h2>Time per region</h2>\n<div class=\"meta\">light bar: total "
@@ -480,16 +569,17 @@ static void write_bars(FILE *fp, const html_state_t *S, const uint32_t *ord,
         const char *nm = S->h->names[ord[i]] ? S->h->names[ord[i]] : "";
         double wt = mx > 0 ? 100.0 * (double)r->total / (double)mx : 0;
         double ws = mx > 0 ? 100.0 * (double)r->self / (double)mx : 0;
-        unsigned hue = name_hue(nm);
+        char col[8];
+        const char *c = slot_color(col, slot[ord[i]]);
         fputs("<div class=\"bar-row\"><div class=\"bar-name\" title=\"", fp);
         put_html(fp, nm);
         fputs("\">", fp);
         put_html(fp, nm);
         fprintf(fp, "</div><div class=\"bar-track\"><div class=\"bar-total\" "
-                "style=\"width:%.2f%%;background:hsl(%u,62%%,50%%)\"></div>"
-                "<div class=\"bar-self\" style=\"width:%.2f%%;background:hsl(%u,62%%,40%%)\">"
+                "style=\"width:%.2f%%;background:%s\"></div>"
+                "<div class=\"bar-self\" style=\"width:%.2f%%;background:%s\">"
                 "</div></div><div class=\"bar-val\">%s / self %s</div></div>\n",
-                wt, hue, ws, hue, fmt_ns(b1, sizeof b1, (double)r->total),
+                wt, c, ws, c, fmt_ns(b1, sizeof b1, (double)r->total),
                 fmt_ns(b2, sizeof b2, (double)r->self));
     }
     fputs("</div>\n", fp);
@@ -504,7 +594,7 @@ static void cell_ns(FILE *fp, double v) {
 /* Writes the summary table, in order ord. */
 static void write_table(FILE *fp, const html_state_t *S, const uint32_t *ord,
                         size_t n) {
-    fputs("<h2>Summary</h2>\n<table id=\"stats\"><thead><tr><th>region</th>"
+    fputs("<h2>Summary</h2>\n<table id=\"stats\" class=\"sortable\"><thead><tr><th>region</th>"
           "<th>calls</th><th>total</th><th>self</th><th>mean</th><th>min</th>"
           "<th>max</th></tr></thead><tbody>\n", fp);
     for (size_t i = 0; i < n; i++) {
@@ -535,6 +625,11 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     for (size_t i = 0; i < h->nnames; i++)
         if (S->stats[i].calls) ord[n++] = (uint32_t)i;
     qsort_r(ord, n, sizeof *ord, by_total, S->stats);
+    uint32_t *slot = color_slots(h, ord, n);
+    if (!slot) {
+        free(ord);
+        return SPS_ENOMEM;
+    }
     char b[32];
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
@@ -558,13 +653,15 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
                 "every span.</div>\n",
                 S->nspans - S->nkept, S->nspans,
                 fmt_ns(b, sizeof b, (double)(S->dropped_any ? S->dropped_max : 0)));
+    write_legend(fp, h->names, ord, n, slot);
     fputs("<div id=\"tlwrap\"><canvas id=\"tl\" data-drawn=\"0\"></canvas></div>\n"
           "<div id=\"tip\"></div>\n", fp);
-    write_bars(fp, S, ord, n);
+    write_bars(fp, S, ord, n, slot);
     write_table(fp, S, ord, n);
     fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
-    write_json(fp, S);
-    fprintf(fp, "</script>\n<script>\n%s</script>\n</body></html>\n", page_js);
+    write_json(fp, S, slot);
+    fprintf(fp, "</script>\n<script>\n%s%s</script>\n</body></html>\n", page_js, sort_js);
+    free(slot);
     free(ord);
     return 0;
 }
@@ -627,5 +724,289 @@ int sps__html_write(FILE *fp, sps__tlr_t *r, const sps__html_opts_t *opt) {
     if (rc == 0) rc = write_page(fp, &S, opt->title ? opt->title : "");
     if (rc == 0 && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
     state_free(&S);
+    return rc;
+}
+
+/* --- the comparison of several runs (sps__html_write_cmp) --------------- */
+
+/* What the comparison knows: each run's statistics (cap 0: no timeline),
+ * and the regions of all runs matched by name. */
+typedef struct cmp_state {
+    html_state_t *runs;
+    const char *const *labels;
+    size_t nruns;
+    const char **names; /* per region, borrowed from a run's header */
+    uint32_t *ids;      /* region r's name index in run k: ids[r * nruns + k],
+                         * UINT32_MAX where run k has no call of it */
+    size_t nregions;
+} cmp_state_t;
+
+/* A region name of one run, to match names across runs. */
+typedef struct cmp_ent {
+    const char *name;
+    uint32_t run, id;
+} cmp_ent_t;
+
+/* Entries by name, then run (qsort). */
+static int ent_cmp(const void *pa, const void *pb) {
+    const cmp_ent_t *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    if (c) return c;
+    return a->run < b->run ? -1 : a->run > b->run;
+}
+
+/* The statistics of region r in run k, or NULL where it has no call. */
+static const rstat_t *cmp_stat(const cmp_state_t *C, size_t r, size_t k) {
+    uint32_t id = C->ids[r * C->nruns + k];
+    return id == UINT32_MAX ? NULL : &C->runs[k].stats[id];
+}
+
+/* Region r's most total time over the runs. */
+static int64_t cmp_max_total(const cmp_state_t *C, size_t r) {
+    int64_t m = 0;
+    for (size_t k = 0; k < C->nruns; k++) {
+        const rstat_t *s = cmp_stat(C, r, k);
+        if (s && s->total > m) m = s->total;
+    }
+    return m;
+}
+
+/* Region order of the comparison (qsort_r, ctx the cmp_state_t): the most
+ * total time in any run first, then by name. */
+static int by_max_total(const void *pa, const void *pb, void *ctx) {
+    const cmp_state_t *C = ctx;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    int64_t ta = cmp_max_total(C, a), tb = cmp_max_total(C, b);
+    if (ta != tb) return ta > tb ? -1 : 1;
+    return strcmp(C->names[a], C->names[b]);
+}
+
+/* Matches the regions (names with calls) of every run by name into
+ * C->names / C->ids.  Returns 0 or SPS_ENOMEM. */
+static int cmp_match(cmp_state_t *C) {
+    size_t n = 0, total = 0;
+    for (size_t k = 0; k < C->nruns; k++) total += C->runs[k].h->nnames;
+    cmp_ent_t *e = malloc((total ? total : 1) * sizeof *e);
+    if (!e) return SPS_ENOMEM;
+    for (size_t k = 0; k < C->nruns; k++) {
+        const html_state_t *S = &C->runs[k];
+        for (size_t i = 0; i < S->h->nnames; i++)
+            if (S->stats[i].calls)
+                e[n++] = (cmp_ent_t){S->h->names[i] ? S->h->names[i] : "", (uint32_t)k,
+                                     (uint32_t)i};
+    }
+    qsort(e, n, sizeof *e, ent_cmp);
+    C->names = malloc((n ? n : 1) * sizeof *C->names);
+    C->ids = malloc((n ? n : 1) * C->nruns * sizeof *C->ids);
+    if (!C->names || !C->ids) {
+        free(e);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(e[i].name, e[i - 1].name)) {
+            C->names[C->nregions] = e[i].name;
+            for (size_t k = 0; k < C->nruns; k++)
+                C->ids[C->nregions * C->nruns + k] = UINT32_MAX;
+            C->nregions++;
+        }
+        C->ids[(C->nregions - 1) * C->nruns + e[i].run] = e[i].id;
+    }
+    free(e);
+    return 0;
+}
+
+/* Writes the table of the runs: label, spans, regions, threads,
+ * processes, first start to last end. */
+static void cmp_write_runs(FILE *fp, const cmp_state_t *C) {
+    char b[32];
+    fputs("<h2>Runs</h2>\n<table id=\"runs\"><thead><tr><th>#</th><th>run</th><th>spans</th>"
+          "<th>regions</th><th>threads</th><th>processes</th><th>first start to last end</th>"
+          "</tr></thead><tbody>\n", fp);
+    for (size_t k = 0; k < C->nruns; k++) {
+        const html_state_t *S = &C->runs[k];
+        size_t nreg = 0;
+        for (size_t i = 0; i < S->h->nnames; i++) nreg += S->stats[i].calls != 0;
+        fprintf(fp, "<tr><td>#%zu</td><td>", k + 1);
+        put_html(fp, C->labels[k]);
+        fprintf(fp, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%zu</td>"
+                "<td class=\"n\">%zu</td><td class=\"n\">%zu</td><td class=\"n\">%s</td></tr>\n",
+                S->nspans, nreg, S->h->nthreads, S->h->nprocs,
+                fmt_ns(b, sizeof b, (double)(S->nspans ? S->t1 - S->t0 : 0)));
+    }
+    fputs("</tbody></table>\n", fp);
+}
+
+/* Writes per region (in order ord, colour by slot) one bar of total time
+ * and one of self time per run, all on the scale of the longest total. */
+static void cmp_write_bars(FILE *fp, const cmp_state_t *C, const uint32_t *ord,
+                           const uint32_t *slot) {
+    int64_t mx = C->nregions ? cmp_max_total(C, ord[0]) : 0;
+    char b1[32], b2[32], col[8];
+    fputs("<h2>Time per region and run</h2>\n<div class=\"meta\">per region one bar per run "
+          "(#1, #2, ...: the table above); light bar: total (inclusive) time; dark bar: "
+          "self (exclusive) time</div>\n<div id=\"bars\">\n", fp);
+    for (size_t i = 0; i < C->nregions; i++) {
+        uint32_t r = ord[i];
+        const char *c = slot_color(col, slot[r]);
+        fprintf(fp, "<div class=\"cmp-region\"><div class=\"lg\"><span class=\"sw\" "
+                "style=\"background:%s\"></span><b>", c);
+        put_html(fp, C->names[r]);
+        fputs("</b></div>\n", fp);
+        for (size_t k = 0; k < C->nruns; k++) {
+            const rstat_t *s = cmp_stat(C, r, k);
+            double wt = s && mx > 0 ? 100.0 * (double)s->total / (double)mx : 0;
+            double ws = s && mx > 0 ? 100.0 * (double)s->self / (double)mx : 0;
+            fprintf(fp, "<div class=\"bar-row\"><div class=\"bar-run\">#%zu</div>"
+                    "<div class=\"bar-track\"><div class=\"bar-total\" style=\"width:%.2f%%;"
+                    "background:%s\"></div><div class=\"bar-self\" style=\"width:%.2f%%;"
+                    "background:%s\"></div></div><div class=\"bar-val\">", k + 1, wt, c, ws, c);
+            if (s)
+                fprintf(fp, "%s / self %s", fmt_ns(b1, sizeof b1, (double)s->total),
+                        fmt_ns(b2, sizeof b2, (double)s->self));
+            else
+                fputs("not in this run", fp);
+            fputs("</div></div>\n", fp);
+        }
+        fputs("</div>\n", fp);
+    }
+    fputs("</div>\n", fp);
+}
+
+/* Writes the comparison table: per region and run calls, total, self and
+ * mean, then each later run's total time against run #1's (a ratio;
+ * sortable by it). */
+static void cmp_write_table(FILE *fp, const cmp_state_t *C, const uint32_t *ord) {
+    fputs("<h2>Comparison</h2>\n<table id=\"cmp\" class=\"sortable\"><thead><tr><th>region</th>", fp);
+    for (size_t k = 0; k < C->nruns; k++)
+        fprintf(fp, "<th>calls #%zu</th><th>total #%zu</th><th>self #%zu</th><th>mean #%zu</th>",
+                k + 1, k + 1, k + 1, k + 1);
+    for (size_t k = 1; k < C->nruns; k++) fprintf(fp, "<th>total #%zu / #1</th>", k + 1);
+    fputs("</tr></thead><tbody>\n", fp);
+    for (size_t i = 0; i < C->nregions; i++) {
+        uint32_t r = ord[i];
+        fputs("<tr><td data-v=\"", fp);
+        put_html(fp, C->names[r]);
+        fputs("\">", fp);
+        put_html(fp, C->names[r]);
+        fputs("</td>", fp);
+        for (size_t k = 0; k < C->nruns; k++) {
+            const rstat_t *s = cmp_stat(C, r, k);
+            if (!s) {
+                fputs("<td class=\"n\">-</td><td class=\"n\">-</td><td class=\"n\">-</td>"
+                      "<td class=\"n\">-</td>", fp);
+                continue;
+            }
+            fprintf(fp, "<td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", s->calls,
+                    s->calls);
+            cell_ns(fp, (double)s->total);
+            cell_ns(fp, (double)s->self);
+            cell_ns(fp, (double)s->total / (double)s->calls);
+        }
+        const rstat_t *base = cmp_stat(C, r, 0);
+        for (size_t k = 1; k < C->nruns; k++) {
+            const rstat_t *s = cmp_stat(C, r, k);
+            if (!s || !base || base->total <= 0) {
+                fputs(s ? "<td class=\"n\">new</td>" : "<td class=\"n\">gone</td>", fp);
+                continue;
+            }
+            double q = (double)s->total / (double)base->total;
+            fprintf(fp, "<td class=\"n%s\" data-v=\"%.6g\">%.3g&times; (%+.1f%%)</td>",
+                    q > 1 ? " up" : q < 1 ? " down" : "", q, q, (q - 1) * 100);
+        }
+        fputs("</tr>\n", fp);
+    }
+    fputs("</tbody></table>\n", fp);
+}
+
+/* Writes the comparison's JSON blob: the runs (label, spans), the regions
+ * in page order with their colours, and per region and run [calls, total,
+ * self, min, max] (ns) or null. */
+static void cmp_write_json(FILE *fp, const cmp_state_t *C, const uint32_t *ord,
+                           const uint32_t *slot) {
+    fputs("{\"runs\":[", fp);
+    for (size_t k = 0; k < C->nruns; k++) {
+        fprintf(fp, "%s{\"label\":", k ? "," : "");
+        put_json_str(fp, C->labels[k]);
+        fprintf(fp, ",\"nspans\":%" PRIu64 "}", C->runs[k].nspans);
+    }
+    fputs("],\"regions\":[", fp);
+    for (size_t i = 0; i < C->nregions; i++) {
+        if (i) fputc(',', fp);
+        put_json_str(fp, C->names[ord[i]]);
+    }
+    fputs("],\"colors\":[", fp);
+    for (size_t i = 0; i < C->nregions; i++) {
+        char b[8];
+        fprintf(fp, "%s\"%s\"", i ? "," : "", slot_color(b, slot[ord[i]]));
+    }
+    fputs("],\"stats\":[", fp);
+    for (size_t i = 0; i < C->nregions; i++) {
+        fputs(i ? ",[" : "[", fp);
+        for (size_t k = 0; k < C->nruns; k++) {
+            const rstat_t *s = cmp_stat(C, ord[i], k);
+            if (k) fputc(',', fp);
+            if (!s) fputs("null", fp);
+            else
+                fprintf(fp, "[%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+                        s->calls, s->total, s->self, s->min, s->max);
+        }
+        fputc(']', fp);
+    }
+    fputs("]}", fp);
+}
+
+/* Writes the whole comparison page.  Returns 0 or SPS_ENOMEM. */
+static int cmp_write_page(FILE *fp, cmp_state_t *C) {
+    uint32_t *ord = malloc((C->nregions ? C->nregions : 1) * sizeof *ord);
+    uint32_t *slot = malloc((C->nregions ? C->nregions : 1) * sizeof *slot);
+    if (!ord || !slot) {
+        free(ord);
+        free(slot);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < C->nregions; i++) ord[i] = (uint32_t)i;
+    qsort_r(ord, C->nregions, sizeof *ord, by_max_total, C);
+    for (size_t i = 0; i < C->nregions; i++) slot[ord[i]] = (uint32_t)i;
+    fprintf(fp, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
+            "<title>spanscope: comparison of %zu runs</title>\n<style>\n%s"
+            ".cmp-region{margin:8px 0 10px}\n</style>\n</head><body>\n"
+            "<h1>spanscope: comparison of %zu runs</h1>\n<div class=\"meta\">%zu region%s "
+            "over all runs; run #1 is the baseline of the ratio columns</div>\n",
+            C->nruns, page_css, C->nruns, C->nregions, C->nregions == 1 ? "" : "s");
+    cmp_write_runs(fp, C);
+    fputs("<h2>Regions</h2>\n", fp);
+    write_legend(fp, C->names, ord, C->nregions, slot);
+    cmp_write_bars(fp, C, ord, slot);
+    cmp_write_table(fp, C, ord);
+    fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
+    cmp_write_json(fp, C, ord, slot);
+    fprintf(fp, "</script>\n<script>\n%s</script>\n</body></html>\n", sort_js);
+    free(ord);
+    free(slot);
+    return 0;
+}
+
+int sps__html_write_cmp(FILE *fp, sps__tlr_t *const *rs, const char *const *labels,
+                        size_t nruns, const sps__html_opts_t *opt) {
+    if (!fp || !rs || !labels || !opt || nruns < 2) return SPS_EINVAL;
+    for (size_t k = 0; k < nruns; k++)
+        if (!rs[k] || !labels[k]) return SPS_EINVAL;
+    cmp_state_t C = {calloc(nruns, sizeof *C.runs), labels, nruns, NULL, NULL, 0};
+    if (!C.runs) return SPS_ENOMEM;
+    int rc = 0;
+    for (size_t k = 0; k < nruns && rc == 0; k++) {
+        C.runs[k].h = sps__tlr_header(rs[k]);
+        C.runs[k].cap = 0; /* statistics only: the comparison has no timeline */
+        C.runs[k].progress = opt->progress;
+        rc = read_spans(rs[k], &C.runs[k]);
+    }
+    if (rc == 0) rc = cmp_match(&C);
+    if (rc == 0) rc = cmp_write_page(fp, &C);
+    if (rc == 0 && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
+    for (size_t k = 0; k < nruns; k++) state_free(&C.runs[k]);
+    free(C.runs);
+    free(C.names);
+    free(C.ids);
     return rc;
 }

@@ -1,9 +1,16 @@
 /*
  * html.h -- the HTML page of a recording (src/formats/html.c): one
  * self-contained page (inline CSS and JS, no network) with a zoomable
- * timeline on a <canvas>, per-region bars of total and self time, the
- * summary table and the counter tracks, written from any timeline source
- * (formats/timeline.h: .h5, .json, .json.gz, .pftrace).
+ * timeline on a <canvas> (a label per call depth), a legend of the
+ * regions' colours, per-region bars of total and self time, the summary
+ * table and the counter tracks, written from any timeline source
+ * (formats/timeline.h: .h5, .json, .json.gz, .pftrace); and the page that
+ * compares several recordings (sps__html_write_cmp).
+ *
+ * Colours: regions take the colours of a fixed palette whose first 20 are
+ * pairwise far apart (html.c: k_palette), in the order of their total
+ * time, so that distinct regions stay distinguishable; past the palette,
+ * golden-angle hues.
  *
  *     sps__tlr_t *r;
  *     if (sps__tlr_open(&r, path, sps__tl_format_of(path)) == 0) {
@@ -61,5 +68,25 @@ typedef struct sps__html_opts {
  * SPS_EIO (writing fp failed), or the reader's code. */
 SPS__HIDDEN int sps__html_write(FILE *fp, sps__tlr_t *r,
                                 const sps__html_opts_t *opt);
+
+/* Reads every span of each of the nruns (>= 2) sources rs[] (open,
+ * positioned at their first span; labels[k] names rs[k] on the page) and
+ * writes to fp one page that compares them: a table of the runs, the
+ * legend, per region one bar of total and self time per run on one
+ * scale, and a sortable table of calls, total, self and mean per region
+ * and run with each later run's total time as a ratio of run #1's.
+ * Regions are matched by name; a region missing from a run shows as
+ * such.  Statistics by the one fold, as in sps__html_write; the page
+ * embeds no timeline (opt->max_spans is not used; opt->title neither:
+ * the page is titled by the number of runs).  Memory: O(regions + threads
+ * * depth) per run.  Everything is borrowed; every rs[k] is consumed.
+ * Nothing is written to fp unless every span of every run was read.
+ *
+ * Returns 0, SPS_EINVAL (a NULL argument or nruns < 2), SPS_EFORMAT (a
+ * bad span; message: sps__err_msg()), SPS_ENOMEM, SPS_EIO, or a reader's
+ * code. */
+SPS__HIDDEN int sps__html_write_cmp(FILE *fp, sps__tlr_t *const *rs,
+                                    const char *const *labels, size_t nruns,
+                                    const sps__html_opts_t *opt);
 
 #endif /* SPS_HTML_H */
