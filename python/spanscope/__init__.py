@@ -60,7 +60,8 @@ _PLOT_NAMES = frozenset({
     "plot_gantt", "plot_flame", "plot_flame_chart", "plot_flame_graph", "plot_durations",
     "plot_duration_histogram", "plot_rank_heatmap", "plot_imbalance",
     "plot_duration_timeseries", "plot_timeline_density", "plot_speedup",
-    "plot_scaling_efficiency",
+    "plot_scaling_efficiency", "plot_weak_scaling", "plot_weak_scaling_efficiency",
+    "plot_callgraph",
 })
 
 

@@ -48,7 +48,9 @@ __all__ = [
     "plot_gantt", "plot_flame", "plot_flame_chart", "plot_flame_graph",
     "plot_durations", "plot_duration_histogram", "plot_rank_heatmap",
     "plot_imbalance", "plot_duration_timeseries", "plot_speedup",
-    "plot_scaling_efficiency", "plot_timeline_density",
+    "plot_scaling_efficiency", "plot_timeline_density", "plot_weak_scaling",
+    "plot_weak_scaling_efficiency", "plot_callgraph", "plot_likwid", "plot_perf_events",
+    "plot_roofline", "available_likwid_metrics", "available_perf_event_metrics",
 ]
 
 #: scope-profiler's default colour maps
@@ -1023,13 +1025,32 @@ def _scaling(profiling_data, x_field, ranks, include, exclude, what):
     return runs, common, keys, means
 
 
+#: kind -> (what it is called, its y label, its ideal line: "linear" x/base or 1)
+_SCALING_KINDS = {
+    "speedup": ("speedup", "speedup over the baseline", "linear"),
+    "efficiency": ("scaling efficiency", "parallel efficiency (speedup / ideal)", "one"),
+    "weak": ("weak scaling", "runtime / baseline runtime", "one"),
+    "weak_efficiency": ("weak-scaling efficiency", "baseline runtime / runtime", "one"),
+}
+
+
+def _scaling_y(kind: str, base_s: float, t_s: float, x, base_x) -> float:
+    """The y of one point: speedup T0/T, strong efficiency T0/T / (x/x0),
+    weak scaling T/T0, weak efficiency T0/T."""
+    if kind == "speedup" or kind == "weak_efficiency":
+        return base_s / t_s
+    if kind == "efficiency":
+        return base_s / t_s / (x / base_x)
+    return t_s / base_s
+
+
 def _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
                   verbose, cmap, data_filepath, data_format, backend, return_fig,
-                  efficiency: bool):
+                  kind: str):
     _check_backend(backend)
     _check_filepath(filepath)
-    what = "scaling efficiency" if efficiency else "speedup"
-    if efficiency and x_field not in _SCALING_X_FIELDS:
+    what, ylabel, ideal_kind = _SCALING_KINDS[kind]
+    if kind == "efficiency" and x_field not in _SCALING_X_FIELDS:
         raise ValueError(f"scaling efficiency needs x_field one of {', '.join(_SCALING_X_FIELDS)}")
     runs, names, keys, means = _scaling(profiling_data, x_field, ranks, include, exclude, what)
     numeric = x_field in _SCALING_X_FIELDS
@@ -1047,23 +1068,28 @@ def _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, sh
             continue
         ks = [k for k in keys if k in means[n]]
         sp = [b / means[n][k] for k in ks]
-        ys = [s / (k / base) for s, k in zip(sp, ks)] if efficiency else sp
+        ys = [_scaling_y(kind, b, means[n][k], k, base) for k in ks]
         ax.plot([pos[k] for k in ks], ys, marker="o", color=colors[n], label=n)
         rows += [(n, k, means[n][k], s, y) for k, s, y in zip(ks, sp, ys)]
     if not rows:
         raise ValueError(f"{what}: no region has calls at the baseline {x_field}={base}")
     xs = [pos[k] for k in keys]
-    ideal = [1.0] * len(keys) if efficiency or not numeric else [k / base for k in keys]
+    linear = ideal_kind == "linear" and numeric
+    ideal = [k / base for k in keys] if linear else [1.0] * len(keys)
     ax.plot(xs, ideal, linestyle="--", color="grey", label="ideal")
     ax.set_xticks(xs, [str(k) for k in keys])
     ax.set_xlabel(x_field)
-    ax.set_ylabel("parallel efficiency" if efficiency else f"speedup over {x_field}={base}")
-    ax.set_title(("Scaling efficiency" if efficiency else "Speedup") + f" by {x_field}")
+    ax.set_ylabel(f"{ylabel} ({x_field}={base})")
+    ax.set_title(f"{what[0].upper()}{what[1:]} by {x_field}")
     ax.legend(title="region", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(alpha=0.3)
-    _write_data(data_filepath, data_format, "scaling_efficiency" if efficiency else "speedup",
-                ("region", x_field, "mean_duration_s", "speedup",
-                 "efficiency" if efficiency else "speedup"), rows)
+    col = {"speedup": "speedup", "efficiency": "efficiency", "weak": "relative_runtime",
+           "weak_efficiency": "efficiency"}[kind]
+    _write_data(data_filepath, data_format, {"efficiency": "scaling_efficiency",
+                                             "weak": "weak_scaling",
+                                             "weak_efficiency": "weak_scaling_efficiency"
+                                             }.get(kind, kind),
+                ("region", x_field, "mean_duration_s", "speedup", col), rows)
     return _finish(fig, [ax], filepath, show, verbose, return_fig)
 
 
@@ -1077,7 +1103,7 @@ def plot_speedup(profiling_data, x_field="num_ranks", ranks=None, include=None,
     the baseline the smallest x, with the ideal line."""
     return _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
                          verbose, cmap, data_filepath, data_format, backend, return_fig,
-                         efficiency=False)
+                         kind="speedup")
 
 
 def plot_scaling_efficiency(profiling_data, x_field="num_ranks", ranks=None, include=None,
@@ -1088,7 +1114,158 @@ def plot_scaling_efficiency(profiling_data, x_field="num_ranks", ranks=None, inc
     one (x / baseline x); 1 is perfect scaling."""
     return _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
                          verbose, cmap, data_filepath, data_format, backend, return_fig,
-                         efficiency=True)
+                         kind="efficiency")
+
+
+def plot_weak_scaling(profiling_data, x_field="num_ranks", ranks=None, include=None,
+                      exclude=None, filepath=None, show=False, verbose=True,
+                      cmap=DEFAULT_CMAP, data_filepath=None, data_format="csv",
+                      backend="matplotlib", return_fig=False):
+    """Weak scaling: each region's mean call duration at each scale over
+    the baseline's (the smallest x); ideal is a flat 1."""
+    return _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
+                         verbose, cmap, data_filepath, data_format, backend, return_fig,
+                         kind="weak")
+
+
+def plot_weak_scaling_efficiency(profiling_data, x_field="num_ranks", ranks=None,
+                                 include=None, exclude=None, work_per_rank=None,
+                                 filepath=None, show=False, verbose=True, cmap=DEFAULT_CMAP,
+                                 data_filepath=None, data_format="csv", backend="matplotlib",
+                                 return_fig=False):
+    """Weak-scaling efficiency: the baseline's mean call duration over the
+    one at each scale (1 is ideal).  work_per_rank, one value per run, is
+    checked: runs doing different work per rank are a ValueError, as in
+    scope-profiler."""
+    if work_per_rank is not None:
+        work = [float(w) for w in work_per_rank]
+        n = len(_as_runs(profiling_data))
+        if len(work) != n:
+            raise ValueError(f"work_per_rank has {len(work)} values for {n} runs")
+        if not np.allclose(work, work[0], rtol=1e-9):
+            raise ValueError("work_per_rank differs between the runs: weak-scaling "
+                             f"efficiency compares runs of equal work per rank ({work})")
+    return _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
+                         verbose, cmap, data_filepath, data_format, backend, return_fig,
+                         kind="weak_efficiency")
+
+
+# --- call graph -------------------------------------------------------------------
+
+def plot_callgraph(profiling_data, rank=0, include=None, exclude=None, filepath=None,
+                   show=False, verbose=True, cmap=DEFAULT_CMAP, data_filepath=None,
+                   data_format="csv", backend="matplotlib", return_fig=False,
+                   compact=False, fluid=False):
+    """The call graph of one run and rank, from the fold's parents (no
+    timestamps drawn): a node per call (compact: per region, the edges
+    labelled with their call counts), callers above callees, one layer per
+    depth, coloured by region.  fluid (a force-directed layout) is not
+    available (ValueError)."""
+    _check_backend(backend)
+    _check_filepath(filepath)
+    if fluid:
+        raise ValueError("plot_callgraph: the fluid (force-directed) layout is not "
+                         "available in spanscope yet")
+    runs = _as_runs(profiling_data)
+    if len(runs) != 1:
+        raise ValueError("plot_callgraph draws one run")
+    run = runs[0]
+    _need_events(run, "a call graph")
+    names = _select(run, include, exclude)
+    (rank,) = _pick_ranks(run, [rank])
+    calls = _Calls(run, names, [rank])
+    if not calls.start.size:
+        raise ValueError(f"{run.label}: no calls on rank {rank}")
+    parent = np.asarray(run.res.events.parent, dtype=np.int64)
+    pos_of = {int(e): i for i, e in enumerate(calls.event)}
+    # a call's caller: its nearest ancestor among the calls drawn
+    caller = np.full(calls.event.size, -1)
+    for i, e in enumerate(calls.event.tolist()):
+        p = int(parent[e])
+        while p >= 0 and p not in pos_of:
+            p = int(parent[p])
+        caller[i] = pos_of.get(p, -1)
+    if compact:
+        node_of = calls.name
+        labels = names
+        edges: dict[tuple[int, int], int] = {}
+        for i, c in enumerate(caller.tolist()):
+            if c >= 0:
+                k = (int(node_of[c]), int(node_of[i]))
+                edges[k] = edges.get(k, 0) + 1
+        layer = {}
+        for i in np.argsort(calls.depth, kind="stable").tolist():
+            layer.setdefault(int(node_of[i]), int(calls.depth[i]))
+        nodes = sorted(layer, key=lambda n: (layer[n], n))
+    else:
+        order = np.lexsort((calls.start, calls.depth))
+        nodes = order.tolist()
+        labels = [calls.names[k] for k in calls.name]
+        layer = {i: int(calls.depth[i]) for i in nodes}
+        edges = {(int(c), i): 1 for i, c in enumerate(caller.tolist()) if c >= 0}
+    per_layer: dict[int, list] = {}
+    for n in nodes:
+        per_layer.setdefault(layer[n], []).append(n)
+    xy = {}
+    for d, ns in per_layer.items():
+        for j, n in enumerate(ns):
+            xy[n] = ((j + 1) / (len(ns) + 1), -d)
+    colors = _colors(cmap, names)
+    width = max(len(v) for v in per_layer.values())
+    fig = _new_figure((max(8, 1.3 * width), max(3, 1.2 * len(per_layer) + 1)), show)
+    ax = fig.subplots()
+    rows = []
+    for (a, b), cnt in edges.items():
+        ax.annotate("", xy=xy[b], xytext=xy[a],
+                    arrowprops=dict(arrowstyle="->", color="#777", shrinkA=12, shrinkB=12))
+        if compact:
+            ax.text((xy[a][0] + xy[b][0]) / 2, (xy[a][1] + xy[b][1]) / 2, f"{cnt}x",
+                    fontsize=7, color="#555", ha="center")
+        rows.append((labels[a], labels[b], cnt))
+    for n in nodes:
+        name = labels[n]
+        ax.text(*xy[n], name, ha="center", va="center", fontsize=8,
+                bbox=dict(boxstyle="round,pad=0.3", fc=colors[name], ec="#444"))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-(len(per_layer) - 1) - 0.6, 0.6)
+    ax.set_axis_off()
+    ax.set_title(f"Call graph: {run.label}" + (f" (rank {rank})" if run.num_ranks > 1 else ""))
+    _write_data(data_filepath, data_format, "callgraph", ("caller", "callee", "calls"), rows)
+    return _finish(fig, [ax], filepath, show, verbose, return_fig)
+
+
+# --- hardware counters: another integration ------------------------------------------
+
+def _counters_missing(what: str):
+    raise NotImplementedError(
+        f"{what}: the perf/LIKWID hardware-counter integration is not available in "
+        "spanscope yet, so recordings carry no counter values to plot")
+
+
+def available_likwid_metrics(profiling_data):
+    """Not available yet: needs the LIKWID integration (NotImplementedError)."""
+    _counters_missing("available_likwid_metrics")
+
+
+def plot_likwid(profiling_data, metric=None, **kwargs):
+    """Not available yet: needs the LIKWID integration (NotImplementedError)."""
+    _counters_missing("plot_likwid")
+
+
+def available_perf_event_metrics(profiling_data):
+    """Not available yet: needs the perf counter integration (NotImplementedError)."""
+    _counters_missing("available_perf_event_metrics")
+
+
+def plot_perf_events(profiling_data, metric="ipc", **kwargs):
+    """Not available yet: needs the perf counter integration (NotImplementedError)."""
+    _counters_missing("plot_perf_events")
+
+
+def plot_roofline(profiling_data, **kwargs):
+    """Not available yet: a roofline needs FLOP and byte counters from the
+    LIKWID integration (NotImplementedError)."""
+    _counters_missing("plot_roofline")
 
 
 # --- command line ------------------------------------------------------------------
@@ -1108,6 +1285,9 @@ KINDS = {
     "density": plot_timeline_density,
     "speedup": plot_speedup,
     "efficiency": plot_scaling_efficiency,
+    "weak-scaling": plot_weak_scaling,
+    "weak-efficiency": plot_weak_scaling_efficiency,
+    "callgraph": plot_callgraph,
 }
 
 _HELP = """\
@@ -1123,6 +1303,10 @@ kinds:
   density           region occupancy per time bin (--bins)
   speedup           speedup across FILEs by --x-field (two FILEs at least)
   efficiency        parallel efficiency across FILEs by --x-field
+  weak-scaling      runtime over the baseline's across FILEs (ideal: 1)
+  weak-efficiency   baseline runtime over runtime across FILEs (ideal: 1)
+  callgraph         callers above callees, a node per call (--compact: per
+                    region); one FILE, rank 0 unless --ranks R
 
 The image format is the suffix of -o (.png, .svg, .pdf).  Needs matplotlib:
 pip install 'spanscope[plot]'.
@@ -1153,6 +1337,7 @@ def _parser() -> argparse.ArgumentParser:
                    "omp_num_threads, total_cores or a metadata attribute")
     p.add_argument("--min-duration", type=float, default=0.0, metavar="S",
                    help="gantt, density: leave out calls shorter than S seconds")
+    p.add_argument("--compact", action="store_true", help="callgraph: a node per region")
     p.add_argument("--cmap", help="matplotlib colour map")
     p.add_argument("--data", metavar="CSV", help="also write the plotted numbers (.csv or .json)")
     return p
@@ -1162,13 +1347,19 @@ def _kwargs(kind: str, a) -> dict:
     """The plot function's keywords from the parsed arguments; ValueError
     for an option the kind does not take."""
     kw: dict = {"include": a.include, "exclude": a.exclude, "verbose": False}
-    if a.ranks:
-        try:
-            kw["ranks"] = [int(x) for x in a.ranks.split(",")]
-        except ValueError:
-            raise ValueError(f"--ranks takes numbers separated by commas, got {a.ranks!r}")
     fn = KINDS[kind]
     co = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    if a.ranks:
+        try:
+            ranks = [int(x) for x in a.ranks.split(",")]
+        except ValueError:
+            raise ValueError(f"--ranks takes numbers separated by commas, got {a.ranks!r}")
+        if "ranks" in co:
+            kw["ranks"] = ranks
+        elif len(ranks) == 1:  # plot_callgraph: one rank
+            kw["rank"] = ranks[0]
+        else:
+            raise ValueError(f"the {kind} plot draws one rank, got --ranks {a.ranks}")
     for opt, key, val, given in (("--metric", "metric", a.metric, a.metric is not None),
                                  ("--bins", "bins", a.bins, a.bins is not None),
                                  ("--log", "log_scale", a.log, a.log),
@@ -1176,6 +1367,7 @@ def _kwargs(kind: str, a) -> dict:
                                  ("--x-field", "x_field", a.x_field, a.x_field != "num_ranks"),
                                  ("--min-duration", "min_duration", a.min_duration,
                                   a.min_duration != 0.0),
+                                 ("--compact", "compact", a.compact, a.compact),
                                  ("--cmap", "cmap", a.cmap, a.cmap is not None)):
         if not given:
             continue

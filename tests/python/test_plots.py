@@ -342,6 +342,53 @@ def test_speedup_and_efficiency(scaling_runs, tmp_path):
     assert eff[4] == pytest.approx(outer[4] / 4)
 
 
+def test_weak_scaling(scaling_runs, tmp_path):
+    data = tmp_path / "w.csv"
+    fig, svg = render(plots.plot_weak_scaling, scaling_runs, tmp_path, "weak",
+                      data_filepath=data)
+    assert ">ideal<" in svg and ">outer<" in svg
+    rows = [r for r in read_csv(data) if r["region"] == "inner"]
+    m = {int(r["num_ranks"]): float(r["mean_duration_s"]) for r in rows}
+    rel = {int(r["num_ranks"]): float(r["relative_runtime"]) for r in rows}
+    assert rel == {k: pytest.approx(m[k] / m[1]) for k in (1, 2, 4)}
+    plots.plot_weak_scaling_efficiency(scaling_runs, work_per_rank=[5, 5, 5],
+                                       data_filepath=data, verbose=False)
+    eff = {int(r["num_ranks"]): float(r["efficiency"]) for r in read_csv(data)
+           if r["region"] == "inner"}
+    assert eff == {k: pytest.approx(m[1] / m[k]) for k in (1, 2, 4)}
+    with pytest.raises(ValueError, match="work_per_rank differs"):
+        plots.plot_weak_scaling_efficiency(scaling_runs, work_per_rank=[5, 10, 20])
+    with pytest.raises(ValueError, match="3 values for 2 runs"):
+        plots.plot_weak_scaling_efficiency(scaling_runs[:2], work_per_rank=[1, 1, 1])
+
+
+def test_callgraph(run1, tmp_path):
+    data = tmp_path / "cg.csv"
+    fig, svg = render(plots.plot_callgraph, run1, tmp_path, "cg", compact=True,
+                      data_filepath=data)
+    edges = {(r["caller"], r["callee"]): int(r["calls"]) for r in read_csv(data)}
+    # the fold's parents: 4 outer > inner, 8 inner > leaf, 8 worker > leaf
+    assert edges == {("outer", "inner"): 4, ("inner", "leaf"): 8, ("worker", "leaf"): 8}
+    for name in REGIONS:
+        assert f">{name}<" in svg
+    assert ">8x<" in svg
+    plots.plot_callgraph(run1, data_filepath=data, verbose=False)  # a node per call
+    rows = read_csv(data)
+    assert len(rows) == 4 + 8 + 8 and {r["calls"] for r in rows} == {"1"}
+    with pytest.raises(ValueError, match="fluid"):
+        plots.plot_callgraph(run1, compact=True, fluid=True)
+    with pytest.raises(ValueError, match="one run"):
+        plots.plot_callgraph([run1, run1])
+
+
+@pytest.mark.parametrize("fn", ["plot_likwid", "plot_perf_events", "plot_roofline",
+                                "available_likwid_metrics", "available_perf_event_metrics"])
+def test_counter_plots_say_they_are_not_available(run1, fn):
+    with pytest.raises(NotImplementedError, match="hardware-counter integration is not "
+                                                  "available in spanscope yet"):
+        getattr(plots, fn)(run1)
+
+
 def test_return_fig_and_json_data(run1, tmp_path):
     fig, axes = plots.plot_gantt(run1, return_fig=True, verbose=False)
     assert len(axes) == 1 and axes[0].figure is fig
@@ -435,7 +482,8 @@ def cli(*args):
 
 def test_cli_every_kind(run1, ranks3, tmp_path):
     for kind in plots.KINDS:
-        files = [run1, ranks3] if kind in ("speedup", "efficiency") else [ranks3]
+        files = ([run1, ranks3] if kind in ("speedup", "efficiency", "weak-scaling",
+                                            "weak-efficiency") else [ranks3])
         for ext in ("png", "svg"):
             out = tmp_path / f"{kind}.{ext}"
             code = plots.main([kind, *map(str, files), "-o", str(out)])
