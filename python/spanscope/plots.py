@@ -433,24 +433,20 @@ def _aggregate_calls(calls: _Calls, sel: np.ndarray, n: int) -> _Calls:
     aggregate_calls, for runs of millions of calls)."""
     out = _Calls.__new__(_Calls)
     out.names = calls.names
-    keyed = sorted(sel.tolist(), key=lambda i: (calls.rank[i], calls.thread[i], calls.name[i],
-                                                calls.depth[i], calls.start[i]))
-    groups, cur, key = [], [], None
-    for i in keyed:
-        k = (calls.rank[i], calls.thread[i], calls.name[i], calls.depth[i])
-        if k != key or len(cur) == n:
-            if cur:
-                groups.append(cur)
-            cur, key = [], k
-        cur.append(i)
-    if cur:
-        groups.append(cur)
-    first = np.array([g[0] for g in groups], dtype=np.int64)
-    end = np.array([calls.start[g[-1]] + calls.dur[g[-1]] for g in groups], dtype=np.int64)
-    for k in ("name", "rank", "thread", "depth", "event"):
-        setattr(out, k, getattr(calls, k)[first] if first.size else np.zeros(0, np.int64))
-    out.start = calls.start[first] if first.size else np.zeros(0, np.int64)
-    out.dur = end - out.start if first.size else np.zeros(0, np.int64)
+    keys = [calls.rank[sel], calls.thread[sel], calls.name[sel], calls.depth[sel]]
+    o = sel[np.lexsort([calls.start[sel]] + keys[::-1])]
+    k = np.stack([a[o] for a in (calls.rank, calls.thread, calls.name, calls.depth)])
+    new_key = np.ones(o.size, dtype=bool)
+    new_key[1:] = (k[:, 1:] != k[:, :-1]).any(axis=0)
+    run_start = np.maximum.accumulate(np.where(new_key, np.arange(o.size), 0))
+    first = (np.arange(o.size) - run_start) % n == 0  # a bar starts every n calls
+    g = np.cumsum(first) - 1
+    heads = o[first]
+    last_end = np.zeros(heads.size, dtype=np.int64)
+    np.maximum.at(last_end, g, calls.start[o] + calls.dur[o])
+    for attr in ("name", "rank", "thread", "depth", "event", "start"):
+        setattr(out, attr, getattr(calls, attr)[heads])
+    out.dur = last_end - out.start
     return out
 
 
@@ -587,37 +583,41 @@ def _stacks(run: _Run, rank: int, names: list[str]):
     """The call tree of one rank aggregated by stack (the names from the
     root down, by the fold's parents, over every thread): a list of
     (stack tuple, total inclusive ns, calls), parents before children.
-    Calls of regions not in names are left out with their subtrees."""
+    Calls of regions not in names are left out with their subtrees.  One
+    vectorised pass per depth: a stack is (its parent stack, a name)."""
     res, ev = run.res, run.res.events
-    wanted = set(names)
-    row_name = np.array([r.name in wanted and r.rank == rank for r in res.rows] + [False])
-    row_ids = np.asarray(ev.row, dtype=np.int64)
-    row_ids = np.where(row_ids >= len(res.rows), len(res.rows), row_ids)
-    ok = row_name[row_ids]
-    name_of_row = [r.name for r in res.rows]
+    nrows, wanted = len(res.rows), set(names)
+    region_ids = {n: i for i, n in enumerate(res.region_names)}
+    nn = max(len(res.region_names), 1)
+    row_ok = np.array([r.name in wanted and r.rank == rank for r in res.rows] + [False])
+    row_name = np.array([region_ids[r.name] for r in res.rows] + [0], dtype=np.int64)
+    row = np.asarray(ev.row, dtype=np.int64)
+    row = np.where(row >= nrows, nrows, row)  # NO_ROW: a call of no row
+    ok, name = row_ok[row], row_name[row]
     parent = np.asarray(ev.parent, dtype=np.int64)
+    dur = np.asarray(ev.durations_ns, dtype=np.int64)
     depth = run.depth()
     path_of = np.full(parent.size, -1, dtype=np.int64)
     paths: list[tuple] = []
-    key_to_path: dict[tuple, int] = {}
-    totals: dict[int, list] = {}
+    out = []
     for d in range(int(depth.max()) + 1 if depth.size else 0):
         at = np.flatnonzero((depth == d) & ok)
         if d:
             at = at[path_of[parent[at]] >= 0]  # under a kept parent
-        for e in at.tolist():
-            pp = int(path_of[parent[e]]) if d else -1
-            key = (pp, name_of_row[row_ids[e]])
-            pid = key_to_path.get(key)
-            if pid is None:
-                pid = len(paths)
-                key_to_path[key] = pid
-                paths.append((paths[pp] if pp >= 0 else ()) + (key[1],))
-                totals[pid] = [0, 0]
-            path_of[e] = pid
-            totals[pid][0] += int(ev.durations_ns[e])
-            totals[pid][1] += 1
-    return [(paths[p], t[0], t[1]) for p, t in totals.items()]
+        if not at.size:
+            break
+        pp = path_of[parent[at]] if d else np.full(at.size, -1, dtype=np.int64)
+        uniq, inv = np.unique(pp * nn + name[at], return_inverse=True)
+        base = len(paths)
+        path_of[at] = base + inv
+        tot = np.zeros(uniq.size, dtype=np.int64)
+        np.add.at(tot, inv, dur[at])
+        cnt = np.bincount(inv, minlength=uniq.size)
+        for u, t, c in zip(uniq.tolist(), tot.tolist(), cnt.tolist()):
+            nm, par = res.region_names[u % nn], u // nn
+            paths.append((paths[par] if par >= 0 else ()) + (nm,))
+            out.append((paths[-1], t, c))
+    return out
 
 
 def plot_flame_graph(profiling_data, ranks=None, include=None, exclude=None,

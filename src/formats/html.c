@@ -397,12 +397,13 @@ static const char page_js[] =
     "resize();\n"
     "})();\n";
 
-/* Sorting of every table of class "sortable" by a click on a column's
- * header: by the cells' data-v, as text in the first column and as
- * numbers in the others (cells without data-v last). */
+/* Sorting of the summary table (#stats: its markup is what other tools
+ * parse, so it carries no class) and of every table of class "sortable"
+ * by a click on a column's header: by the cells' data-v, as text in the
+ * first column and as numbers in the others (cells without data-v last). */
 static const char sort_js[] =
     "(function(){'use strict';\n"
-    "Array.prototype.forEach.call(document.querySelectorAll('table.sortable'),function(tb){"
+    "Array.prototype.forEach.call(document.querySelectorAll('table#stats,table.sortable'),function(tb){"
     "Array.prototype.forEach.call(tb.tHead.rows[tb.tHead.rows.length-1].cells,"
     "function(th,ci){var asc=false;th.addEventListener('click',function(){asc=!asc;"
     "var rows=Array.prototype.slice.call(tb.tBodies[0].rows);rows.sort(function(a,b){"
@@ -594,7 +595,7 @@ static void cell_ns(FILE *fp, double v) {
 /* Writes the summary table, in order ord. */
 static void write_table(FILE *fp, const html_state_t *S, const uint32_t *ord,
                         size_t n) {
-    fputs("<h2>Summary</h2>\n<table id=\"stats\" class=\"sortable\"><thead><tr><th>region</th>"
+    fputs("<h2>Summary</h2>\n<table id=\"stats\"><thead><tr><th>region</th>"
           "<th>calls</th><th>total</th><th>self</th><th>mean</th><th>min</th>"
           "<th>max</th></tr></thead><tbody>\n", fp);
     for (size_t i = 0; i < n; i++) {

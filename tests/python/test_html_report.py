@@ -315,3 +315,17 @@ def test_comparison_renders_and_sorts(two_runs, tmp_path):
     assert len(order) == 5 and len(ratios) == 3
     assert ratios == sorted(ratios)  # the first click sorts ascending
     assert order[-2:] in (["only_in_a", "only_in_b"], ["only_in_b", "only_in_a"])
+
+
+def test_summary_table_still_sorts(tmp_path):
+    """The one-run page's summary table (#stats) sorts by a click too,
+    through the script it now shares with the comparison."""
+    out = tmp_path / "s.html"
+    r = cli("html", trace(tmp_path / "s.json", ["c", "a", "b"]), "-o", out)
+    assert r.returncode == 0, r.stderr
+    page = out.read_text(encoding="utf-8").replace(
+        "</body>", "<script>document.querySelector('#stats thead th').click();</script></body>")
+    clicked = tmp_path / "clicked.html"
+    clicked.write_text(page, encoding="utf-8")
+    body = dump_dom(clicked).split('id="stats"')[1].split("</table>")[0]
+    assert re.findall(r'<tr><td data-v="([^"]*)"', body) == ["a", "b", "c", "c/child"]
