@@ -224,14 +224,19 @@ def _label_of(res) -> str:
 
 
 def _as_runs(profiling_data) -> list[_Run]:
-    """profiling_data as runs: a path, a spanscope Results, or a sequence
-    of them.  TypeError for anything else; the reader's OSError/ValueError
+    """profiling_data as runs: a path, a spanscope Results, a results
+    object of a file (anything with a ``file_path``, as scope-profiler's
+    ProfilingResults: that file, read by spanscope.read), or a sequence of
+    them.  TypeError for anything else; the reader's OSError/ValueError
     for a file it cannot read."""
     from spanscope.results import Results, read
     items = (list(profiling_data) if isinstance(profiling_data, (list, tuple))
              else [profiling_data])
     runs = []
     for it in items:
+        fp = getattr(it, "file_path", None)
+        if not isinstance(it, (Results, str, os.PathLike)) and isinstance(fp, (str, os.PathLike)):
+            it = fp  # scope-profiler's results: the same file through the C reader
         if isinstance(it, (str, os.PathLike)):
             it = read(it)
         if not isinstance(it, Results):

@@ -527,3 +527,84 @@ def test_cli_help_and_errors(run1, tmp_path):
         assert msg in r.stderr, (args, r.stderr)
         assert r.stderr.strip().count("\n") == 0 or code == 2  # one line (argparse: usage+line)
     assert not out.exists()
+
+
+# --- files written by the real scope-profiler 0.7.5 -----------------------------------
+
+SP_RECORD = r"""
+import sys, threading, time
+from scope_profiler import ProfileManager
+
+def spin(ns):
+    t = time.perf_counter_ns()
+    while time.perf_counter_ns() - t < ns:
+        pass
+
+ProfileManager.setup(file_path=sys.argv[1], track_threads=True)
+
+def work():
+    for _ in range(3):
+        with ProfileManager.region("sp_worker"):
+            spin(20_000)
+
+t = threading.Thread(target=work)
+t.start()
+for _ in range(4):
+    with ProfileManager.region("sp_outer"):
+        with ProfileManager.region("sp_inner"):
+            spin(10_000)
+t.join()
+ProfileManager.finalize()
+"""
+
+
+@pytest.fixture(scope="module")
+def sp_file(tmp_path_factory):
+    """A recording by scope-profiler 0.7.5 itself (its own ProfileManager,
+    its own HDF5 writer), in a process of its own."""
+    pytest.importorskip("scope_profiler")
+    out = tmp_path_factory.mktemp("sp") / "sp.h5"
+    r = subprocess.run([sys.executable, "-c", SP_RECORD, str(out)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+def test_scope_profilers_own_file(sp_file, tmp_path):
+    """Every plot of a file written by scope-profiler 0.7.5, with the
+    nesting the fold finds in it; scope-profiler's own results object
+    works as the input too (its file goes through spanscope.read)."""
+    res = spanscope.read(sp_file)
+    assert {"sp_outer", "sp_inner", "sp_worker"} <= set(res.regions)
+    data = tmp_path / "g.csv"
+    fig, svg = render(plots.plot_gantt, sp_file, tmp_path, "spg", data_filepath=data)
+    rows = read_csv(data)
+    assert {int(r["depth"]) for r in rows if r["region"] == "sp_inner"} == {1}
+    assert sum(r["region"] == "sp_outer" for r in rows) == 4
+    for name in ("sp_outer", "sp_inner", "sp_worker"):
+        assert f">{name}<" in svg
+    plots.plot_flame_graph(sp_file, data_filepath=data, verbose=False)
+    stacks = {r["stack"]: int(r["calls"]) for r in read_csv(data)}
+    assert stacks["sp_outer;sp_inner"] == 4 and stacks["sp_worker"] == 3
+    for kind in plots.KINDS:
+        if kind in ("speedup", "efficiency", "weak-scaling", "weak-efficiency"):
+            continue
+        out = tmp_path / f"sp_{kind}.png"
+        assert plots.main([kind, str(sp_file), "-o", str(out)]) == 0, kind
+        check_png(out)
+    from scope_profiler import read_h5
+    out = tmp_path / "sp_obj.svg"
+    plots.plot_durations(read_h5(str(sp_file)), filepath=out, data_filepath=data,
+                         verbose=False)
+    got = {r["region"]: float(r["duration_s"]) for r in read_csv(data)}
+    assert got["sp_outer"] == pytest.approx(res["sp_outer"].total_ns * 1e-9)
+
+
+def test_scope_profiler_fixture(tmp_path):
+    """scope-profiler's schema-3 fixture (tests/data) plots too."""
+    fx = pathlib.Path(__file__).parents[2] / "tests" / "data" / "scope-profiler-schema3-fixture.h5"
+    if not fx.exists():
+        pytest.skip("the fixture is missing")
+    for fn in (plots.plot_gantt, plots.plot_durations, plots.plot_flame_graph,
+               plots.plot_rank_heatmap):
+        render(fn, fx, tmp_path, fn.__name__)
