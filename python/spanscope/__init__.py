@@ -51,3 +51,19 @@ __all__ = [
     "is_configured", "get_region", "get_all_regions", "registered_regions",
     "recorded_regions", "summary", "counter", "__version__",
 ]
+
+# --- exports for other tools (issue 12 part 5: spanscope/_exports.py, written in C) ---
+from spanscope._exports import (  # noqa: E402
+    export_chrome_trace,
+    export_flamegraph_svg,
+    export_prof,
+    export_speedscope,
+    load_prof,
+    to_pstats,
+)
+
+__all__ += [
+    "export_speedscope", "export_prof", "load_prof", "to_pstats",
+    "export_flamegraph_svg", "export_chrome_trace",
+]
+# --- end of exports ---
