@@ -54,10 +54,10 @@ double sps__hist_quantile(const sps__hist_t *h, double q) {
     for (size_t b = 0; b < SPS__HIST_BUCKETS; b++) {
         if (!h->count[b]) continue;
         double c = (double)h->count[b];
-        if (seen + c >= want) { /* interpolated within the bucket */
+        if (seen + c >= want) { /* interpolated within a wide bucket */
             double lo, w;
             bucket_range(b, &lo, &w);
-            return lo + w * (c > 0 ? (want - seen) / c : 0);
+            return b < SUB ? lo : lo + w * (want - seen) / c;
         }
         seen += c;
     }
