@@ -28,7 +28,8 @@ typedef struct sps__report_opts {
     int tree;          /* the call tree (not for aggregate files: a note) */
     int flat;          /* the flat per-region view */
     sps__sort_t sort;  /* flat view order; SPS__SORT_TOTAL also orders the
-                        * per-rank view by total (else: by imbalance) */
+                        * per-rank view by total (else: by the time
+                        * lost to imbalance, max - mean) */
     size_t top;        /* rows of the flat and per-rank views, 0 = all */
     int ranks;         /* per-rank view: 1 always, 0 never, -1 when the
                         * file holds 2+ ranks and the flat view is shown */

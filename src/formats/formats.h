@@ -272,7 +272,8 @@ SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tree_row_t *nodes,
 /* Prints the per-rank view: for each of nregions regions (names[g]), the
  * min / mean / max over the nranks ranks (ranks[k]) of its total time
  * totals[g * nranks + k], the slowest rank and the imbalance (max - mean) /
- * max, sorted by imbalance (by the sum over ranks for SPS__SORT_TOTAL),
+ * max and the time lost to it (max - mean), sorted by the time lost (by
+ * the sum over ranks for SPS__SORT_TOTAL),
  * the first top rows (all when 0).  Returns 0, SPS_EINVAL, SPS_ENOMEM or
  * SPS_EIO. */
 /* The tree (opt->tree: one row per node in print order, its path of names

@@ -429,12 +429,17 @@ typedef struct rrow {
     int by_total;
 } rrow_t;
 
-/* qsort order: imbalance (or sum over ranks) descending, then name, then
- * input order. */
+/* The time a region's imbalance costs: max - mean over the ranks (ns),
+ * what the other ranks wait for the slowest, on average. */
+static double rrow_lost(const rrow_t *x) { return (double)x->max - x->mean; }
+
+/* qsort order: time lost to imbalance (or sum over ranks) descending, then
+ * name, then input order.  Not by the ratio: a 1 us region 90 % imbalanced
+ * matters less than a 10 s one 10 % imbalanced (issue 12). */
 static int rrow_cmp(const void *a, const void *b) {
     const rrow_t *x = a, *y = b;
-    double kx = x->by_total ? x->sum : x->imb;
-    double ky = y->by_total ? y->sum : y->imb;
+    double kx = x->by_total ? x->sum : rrow_lost(x);
+    double ky = y->by_total ? y->sum : rrow_lost(y);
     if (kx != ky) return kx > ky ? -1 : 1;
     int c = strcmp(shown_name(x->name), shown_name(y->name));
     if (c) return c;
@@ -485,26 +490,28 @@ int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
     fprintf(fp, "Per rank (%zu rank%s; a region's total time on each rank, "
             "0 where a rank has no calls of it; by %s; %zu of %zu)\n",
-            nranks, nranks == 1 ? "" : "s", by_total ? "total" : "imbalance",
+            nranks, nranks == 1 ? "" : "s",
+            by_total ? "total" : "time lost to imbalance",
             shown, nregions);
     sps__utf8_put_cell(fp, 0, "region", name_w);
-    fprintf(fp, " %*s %*s %*s %*s %*s\n", TIME_W, "min", TIME_W, "mean",
-            TIME_W, "max", RANK_W, "slowest", PCT_W, "imbalance");
-    size_t rule = name_w + 3 * (1 + TIME_W) + 1 + RANK_W + 1 + PCT_W;
+    fprintf(fp, " %*s %*s %*s %*s %*s %*s\n", TIME_W, "min", TIME_W, "mean",
+            TIME_W, "max", RANK_W, "slowest", PCT_W, "imbalance", TIME_W, "lost");
+    size_t rule = name_w + 3 * (1 + TIME_W) + 1 + RANK_W + 1 + PCT_W + 1 + TIME_W;
     for (size_t i = 0; i < rule; i++) fputc('-', fp);
     fputc('\n', fp);
     if (nregions == 0) fprintf(fp, "(no regions)\n");
     for (size_t i = 0; i < shown; i++) {
-        char t[3][32], pct[32];
+        char t[4][32], pct[32];
         fmt_time(t[0], sizeof t[0], r[i].min);
         fmt_time(t[1], sizeof t[1], dbl_ns(r[i].mean));
         fmt_time(t[2], sizeof t[2], r[i].max);
+        fmt_time(t[3], sizeof t[3], dbl_ns(rrow_lost(&r[i])));
         if (r[i].imb < 0) snprintf(pct, sizeof pct, "-");
         else snprintf(pct, sizeof pct, "%.1f%%", r[i].imb);
         sps__utf8_put_cell(fp, 0, shown_name(r[i].name), name_w);
-        fprintf(fp, " %*s %*s %*s %*lu %*s\n", TIME_W, t[0], TIME_W, t[1],
+        fprintf(fp, " %*s %*s %*s %*lu %*s %*s\n", TIME_W, t[0], TIME_W, t[1],
                 TIME_W, t[2], RANK_W, (unsigned long)r[i].slowest, PCT_W,
-                pct);
+                pct, TIME_W, t[3]);
     }
     free(r);
     return fflush(fp) != 0 || ferror(fp) ? SPS_EIO : 0;
