@@ -269,6 +269,20 @@ typedef struct sps__table_opts {
 SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tree_row_t *nodes,
                                  size_t nnodes, const sps__tflat_t *flat,
                                  size_t nflat, const sps__table_opts_t *opt);
+/* How many threads (of all ranks) ran each row: "% session" is then a
+ * row's total over its threads' session time (session_ns x lanes), so a
+ * loop run by 8 threads reads as their share, never 700 % (issue 12).
+ * flat[i] / nodes[i]: of flat[i] / nodes[i] (NULL: 1 each); total: of the
+ * TOTAL row (0: 1). */
+typedef struct sps__table_lanes {
+    const uint32_t *flat, *nodes;
+    uint32_t total;
+} sps__table_lanes_t;
+/* sps__table_print with the rows' lanes (NULL: one each). */
+SPS__HIDDEN int sps__table_print_lanes(FILE *fp, const sps__tree_row_t *nodes,
+                                       size_t nnodes, const sps__tflat_t *flat,
+                                       size_t nflat, const sps__table_opts_t *opt,
+                                       const sps__table_lanes_t *lanes);
 /* Prints the per-rank view: for each of nregions regions (names[g]), the
  * min / mean / max over the nranks ranks (ranks[k]) of its total time
  * totals[g * nranks + k], the slowest rank and the imbalance (max - mean) /

@@ -267,3 +267,57 @@ def test_check_gate(tmp_path):
     assert "--threshold" in one_line_error(run("check", base, slow, "--threshold", "x"), 2)
     one_line_error(run("check", base, tmp_path / "missing.json"), 1)
     assert run("check", "--help").stdout.startswith("usage: spanscope check")
+
+
+# --------------------------------------------------------------------------
+# report: "% session" per thread
+# --------------------------------------------------------------------------
+
+def pct_of(out, name, section="Regions"):
+    part = out[out.index(section):]
+    row = next(l for l in part.splitlines() if l.startswith(name + " "))
+    return float(row.split()[2].rstrip("%"))
+
+
+def test_report_percent_is_per_thread_in_traces(tmp_path):
+    """One loop run by 8 threads for 90 % of a 1 ms session: 90 %, not
+    720 % (the session's time counted once for all threads)."""
+    ev = [{"ph": "X", "name": "main", "pid": 0, "tid": 0, "ts": 0, "dur": 1000}]
+    ev += [{"ph": "X", "name": "loop", "pid": 0, "tid": t, "ts": 50, "dur": 900}
+           for t in range(1, 9)]
+    src = tmp_path / "omp.json"
+    src.write_text(json.dumps({"traceEvents": ev}))
+    p = run("report", src)
+    assert p.returncode == 0, p.stderr
+    assert pct_of(p.stdout, "loop") == pytest.approx(90.0)
+    assert pct_of(p.stdout, "main") == pytest.approx(100.0)
+    assert pct_of(p.stdout, "TOTAL", "Call tree") <= 100.0
+
+
+def test_report_percent_is_per_thread_in_h5(tmp_path):
+    import threading
+    from spanscope import ProfileManager as PM
+    h5 = tmp_path / "threads.h5"
+    PM.setup(file_path=str(h5))
+    go = threading.Barrier(4)
+
+    def worker():
+        go.wait()
+        with PM.region("loop"):
+            for _ in range(20000):
+                pass
+
+    with PM.region("main"):
+        ts = [threading.Thread(target=worker) for _ in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    PM.finalize()
+    p = run("report", h5)
+    assert p.returncode == 0, p.stderr
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) > 3 and f[2].endswith("%") and f[2] != "%":
+            assert float(f[2].rstrip("%")) <= 100.0, line
+    assert pct_of(p.stdout, "loop") > 0
