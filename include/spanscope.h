@@ -565,9 +565,11 @@ SPS_API int sps_print_summary(void *file);
  * thread (two calls must not write the same output).  in_paths and the
  * strings are borrowed for the call only.
  *
- * Output format by out_path's extension: .h5 (scope-profiler schema 3; from
- * .h5 inputs only), .json / .json.gz (Chrome trace JSON) or .pftrace
- * (Perfetto), these from any mix of .h5, .json, .json.gz, .pftrace inputs.
+ * Output format by out_path's extension: .h5 (scope-profiler schema 3),
+ * .json / .json.gz (Chrome trace JSON) or .pftrace (Perfetto), from any
+ * mix of .h5, .json, .json.gz, .pftrace inputs (an .h5 from trace inputs:
+ * the trace merge, then written as .h5 with call and parent ids from the
+ * fold).
  *
  * Ranks come from the files (/metadata rank of an .h5, distributedInfo.rank
  * or a "rank N" process label of a trace), else from the position in
@@ -592,7 +594,7 @@ SPS_API int sps_print_summary(void *file);
  * do not trust, call this in a child process (as `spanscope merge` does).
  *
  * Returns 0, SPS_EINVAL (NULL or empty paths, n == 0, an unknown
- * extension, .h5 output from trace inputs, two inputs with one rank),
+ * extension, two inputs with one rank),
  * SPS_EIO (an input cannot be opened or read, or the output cannot be
  * finished), SPS_EFORMAT (an input is not a valid file, holds several
  * ranks, or a time leaves the 64-bit range once shifted; also an aggregate

@@ -124,6 +124,17 @@ SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                                   const uint32_t *file_region,
                                   sps__carried_t *carried,
                                   const sps__progress_t *progress);
+/* Writes the timeline at in (format fmt: .json, .json.gz, .pftrace or .h5)
+ * as a scope-profiler schema-3 HDF5 file at tmp (h5_from_trace.c): rows
+ * per (rank, region), a rank per process (its own number, else its
+ * index), call and parent ids from the one fold, thread ids, statistics
+ * and self times from the fold; /metadata start and finalize times from
+ * the spans, mpi_size the number of ranks, the clock anchor of the
+ * source.  Reads in twice (counts, then calls); memory bounded by rows
+ * and threads, not calls.  Two processes with the same rank number would
+ * share rows: callers give one rank per process (merge resolves them).
+ * Returns 0 or a negative SPS_E* code (message set for a bad source). */
+SPS__HIDDEN int sps__h5_from_timeline(const char *in, int fmt, const char *tmp);
 /* Closes an HDF5 handle (an hid_t) of any kind if it is valid and sets it
  * to -1 (h5_read.c; shared by the writer and the readers). */
 SPS__HIDDEN void sps__h5_close(int64_t *id);

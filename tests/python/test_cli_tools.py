@@ -321,3 +321,59 @@ def test_report_percent_is_per_thread_in_h5(tmp_path):
         if len(f) > 3 and f[2].endswith("%") and f[2] != "%":
             assert float(f[2].rstrip("%")) <= 100.0, line
     assert pct_of(p.stdout, "loop") > 0
+
+
+# --------------------------------------------------------------------------
+# convert and merge: .h5 from traces
+# --------------------------------------------------------------------------
+
+def test_convert_trace_to_h5_keeps_every_call(tmp_path):
+    """A trace becomes a schema-3 .h5 that h5py, scope-profiler's read_h5
+    and spanscope read with the same calls, nesting and self times."""
+    src = nested(tmp_path / "run.json")
+    h5 = tmp_path / "run.h5"
+    p = run("convert", src, h5)
+    assert p.returncode == 0, p.stderr
+    import h5py
+    import numpy as np
+    with h5py.File(h5) as f:
+        assert int(f.attrs["scope_profiler_schema"]) == 3
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
+        assert sorted(names) == ["assemble", "main", "setup", "solve"]
+        parents = f["events/parent_ids"][:]
+        calls = f["events/call_ids"][:]
+        assert sorted(calls) == [0, 1, 2, 3]
+        assert (parents == -1).sum() == 1
+    # the same numbers as the trace, through both readers
+    a, b = run("report", src, "--format", "csv"), run("report", h5, "--format", "csv")
+    assert a.stdout == b.stdout
+    sp = pytest.importorskip("scope_profiler")
+    res = sp.read_h5(str(h5))
+    assert res["solve"][0].num_calls == 1
+    assert float(np.sum(res["assemble"][0].durations)) == pytest.approx(0.030)
+    # and back to a trace: the same spans
+    back = tmp_path / "back.json"
+    assert run("convert", h5, back).returncode == 0
+    assert run("report", back, "--format", "csv").stdout == a.stdout
+
+
+def test_merge_traces_into_h5(tmp_path):
+    parts = []
+    for r in range(2):
+        ev = [{"ph": "X", "name": "step", "pid": 7 + r, "tid": 1, "ts": 0, "dur": 100 * (r + 1)},
+              {"ph": "X", "name": "inner", "pid": 7 + r, "tid": 1, "ts": 10, "dur": 50}]
+        doc = {"traceEvents": ev, "distributedInfo": {"rank": r, "world_size": 2}}
+        parts.append(tmp_path / f"rank{r}.json")
+        parts[-1].write_text(json.dumps(doc))
+    out = tmp_path / "merged.h5"
+    p = run("merge", "-o", out, *parts)
+    assert p.returncode == 0, p.stderr
+    import h5py
+    with h5py.File(out) as f:
+        assert sorted(set(f["rank_region_index/ranks"][:])) == [0, 1]
+    rep = run("report", out)
+    assert rep.returncode == 0 and "Per rank (2 ranks" in rep.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    one_line_error(run("merge", "-o", tmp_path / "m2.h5", parts[0], bad), 1)
+    assert not (tmp_path / "m2.h5").exists()
