@@ -377,3 +377,36 @@ def test_merge_traces_into_h5(tmp_path):
     bad.write_text("{")
     one_line_error(run("merge", "-o", tmp_path / "m2.h5", parts[0], bad), 1)
     assert not (tmp_path / "m2.h5").exists()
+
+
+def test_report_shows_pmpi_bytes(tmp_path):
+    """A file with /communication (what the PMPI wrappers' counts become,
+    docs/mpi.md) gets a communication section: calls and bytes per region,
+    per call and per rank."""
+    import h5py
+    import numpy as np
+    from spanscope import ProfileManager as PM
+    h5 = tmp_path / "mpi.h5"
+    PM.setup(file_path=str(h5))
+    with PM.region("MPI_Allreduce"):
+        pass
+    PM.finalize()
+    with h5py.File(h5, "a") as f:
+        g = f.create_group("communication")
+        g.create_dataset("region", data=np.array(["MPI_Allreduce", "MPI_Send", "MPI_Allreduce"],
+                                                 dtype=h5py.string_dtype()))
+        g.create_dataset("rank", data=np.array([0, 0, 1], dtype=np.int64))
+        g.create_dataset("calls", data=np.array([10, 4, 10], dtype=np.int64))
+        g.create_dataset("bytes", data=np.array([8192, 4 << 20, 16384], dtype=np.int64))
+    p = run("report", h5)
+    assert p.returncode == 0, p.stderr
+    sec = p.stdout[p.stdout.index("\nCommunication ("):]
+    rows = {l.split()[0]: l.split() for l in sec.splitlines()[2:]}
+    assert rows["MPI_Send"][1:3] == ["4", "4.00"] and rows["MPI_Send"][3] == "MiB"
+    ar = rows["MPI_Allreduce"]
+    assert ar[1] == "20" and " ".join(ar[2:4]) == "24.0 KiB" and ar[-1] == "2"
+    assert sec.index("MPI_Send") < sec.index("MPI_Allreduce")  # most bytes first
+    with h5py.File(h5, "a") as f:
+        del f["communication/bytes"]
+        f["communication"].create_dataset("bytes", data=np.array([-1, 0, 0], dtype=np.int64))
+    assert "/communication is not a valid table" in one_line_error(run("report", h5), 1)
