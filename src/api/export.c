@@ -9,6 +9,7 @@
  */
 #include "api/api.h"
 #include "formats/export.h"
+#include "formats/h5_comm.h"
 #include "formats/timeline.h"
 
 #include <errno.h>
@@ -154,13 +155,25 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
                              ".json.gz, .pftrace)", in);
     sps__export_opts_t one = *o;
     if ((fmt == EX_PROF || fmt == EX_SVG) && one.nranks > 1) one.nranks = 1;
+    sps__h5r_sources_t src = {0}; /* an .h5's source locations: the .prof keys */
+    if (fi == SPS__TL_H5 && fmt == EX_PROF && sps__h5r_sources(in, &src))
+        return SPS_ENOMEM;
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, in, fi);
-    if (rc) return rc; /* the reader's message names the file */
+    if (rc) {
+        sps__h5r_sources_free(&src);
+        return rc; /* the reader's message names the file */
+    }
     sps__export_sel_t sel;
     if ((rc = sps__export_sel_init(&sel, sps__tlr_header(r), &one))) {
         sps__tlr_free(r);
+        sps__h5r_sources_free(&src);
         return rc;
+    }
+    if (src.n) { /* per header name: the .h5 reader's names are its region ids */
+        sel.src_file = src.file;
+        sel.src_line = src.line;
+        sel.nsrc = src.n;
     }
     char *tmp = sps__tmp_name(out, NULL);
     if (!tmp) rc = SPS_ENOMEM;
@@ -172,6 +185,7 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
     if (rc && (rc == SPS_EIO || rc == SPS_EPATH || rc == SPS_ENOMEM || rc == SPS_ENOTSUP))
         sps__err_set("%s: %s", out, sps_strerror(rc));
     free(tmp);
+    sps__h5r_sources_free(&src);
     sps__export_sel_free(&sel);
     sps__tlr_free(r);
     return rc;

@@ -40,6 +40,11 @@ typedef struct sps__export_sel {
     uint32_t *lane_thread;    /* per lane: its header thread */
     unsigned char *name_on;   /* per header name: 1 when it passes */
     uint64_t nselected;       /* spans taken so far (sps__export_sel_take) */
+    /* optional (NULL: none), per header name: its source location, file
+     * NULL where unknown (set by the caller: an .h5's, h5_comm.h) */
+    char *const *src_file;
+    const int64_t *src_line;
+    size_t nsrc;              /* names 0..nsrc-1 have an entry */
 } sps__export_sel_t;
 
 /* Builds sel over h by o (both borrowed; h must outlive sel).  Returns 0,
@@ -81,7 +86,8 @@ SPS__HIDDEN int sps__export_fold_tree(sps__tlr_t *r, sps__export_sel_t *sel,
 SPS__HIDDEN int sps__speedscope_write(FILE *fp, sps__tlr_t *r, sps__export_sel_t *sel,
                                       const sps__export_opts_t *o);
 /* cProfile's .prof: marshal'd {(file, line, func): (cc, nc, tt, ct,
- * callers)}, times in s; file "~", line 0 (no source locations). */
+ * callers)}, times in s; (file, line) the region's source location
+ * (sel->src_file), else ("~", 0) as cProfile writes built-ins. */
 SPS__HIDDEN int sps__pstats_write(FILE *fp, sps__tlr_t *r, sps__export_sel_t *sel,
                                   const sps__export_opts_t *o);
 /* A flame graph (icicle: the root on top) as SVG: one <rect> per frame

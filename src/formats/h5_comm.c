@@ -1,8 +1,10 @@
 /*
- * h5_comm.c -- the reader of an HDF5 file's /communication table (the
- * PMPI wrappers' calls and bytes per region and rank: src/ext/pmpi.c,
- * written by src/ext/mpi.c; docs/mpi.md), for the report's communication
- * section (h5_read.h: sps__h5r_comm).  Validated like every reader: 1-D
+ * h5_comm.c -- readers of the optional tables of an HDF5 file that the
+ * main reader (h5_read.c) leaves alone: /communication (the PMPI
+ * wrappers' calls and bytes per region and rank: src/ext/pmpi.c, written
+ * by src/ext/mpi.c; docs/mpi.md), for the report's communication
+ * section, and the regions' source locations of /rank_region_index
+ * (scope-profiler's source_files / source_lines), for the .prof keys.  Validated like every reader: 1-D
  * columns of one length (at most 2^24 rows), int64-compatible numbers, no
  * negative calls or bytes, names valid UTF-8 (others are replaced).
  */
@@ -42,15 +44,18 @@ static int read_i64(hid_t g, const char *name, int64_t n, int64_t **out) {
     return rc;
 }
 
-/* Reads the string column name of g (n rows, variable- or fixed-length)
- * into out->region (malloc'd strings, valid UTF-8).  0 or a code. */
-static int read_names(hid_t g, const char *name, int64_t n, sps__h5r_comm_t *out) {
+/* Reads the variable-length string column name of g (n rows) into *strs
+ * (malloc'd array of malloc'd strings, valid UTF-8; freed by the caller
+ * with its n even on failure).  0 or a code. */
+static int read_strings(hid_t g, const char *name, int64_t n, char ***strs) {
     hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    *strs = NULL;
     if (d < 0) return SPS_EFORMAT;
     hid_t ft = H5Dget_type(d);
     int rc = ft >= 0 && H5Tget_class(ft) == H5T_STRING && col_len(d) == n ? 0 : SPS_EFORMAT;
-    out->region = calloc((size_t)(n ? n : 1), sizeof *out->region);
-    if (!rc && !out->region) rc = SPS_ENOMEM;
+    char **out = calloc((size_t)(n ? n : 1), sizeof *out);
+    *strs = out;
+    if (!rc && !out) rc = SPS_ENOMEM;
     if (!rc && n) {
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, H5T_VARIABLE);
@@ -61,7 +66,7 @@ static int read_names(hid_t g, const char *name, int64_t n, sps__h5r_comm_t *out
                  H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) >= 0) {
             for (int64_t i = 0; i < n && !rc; i++) {
                 const char *s = raw[i] ? raw[i] : "";
-                if (!(out->region[i] = sps__utf8_sanitize(s, strlen(s)))) rc = SPS_ENOMEM;
+                if (!(out[i] = sps__utf8_sanitize(s, strlen(s)))) rc = SPS_ENOMEM;
             }
             hid_t sp = H5Dget_space(d);
             H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, raw);
@@ -91,7 +96,8 @@ int sps__h5r_comm(const char *path, sps__h5r_comm_t *out) {
         int64_t n = d >= 0 ? col_len(d) : -1;
         if (d >= 0) H5Dclose(d);
         rc = n < 0 ? SPS_EFORMAT : 0;
-        if (!rc) rc = read_names(g, "region", n, out);
+        if (!rc) rc = read_strings(g, "region", n, &out->region);
+        if (out->region) out->n = (size_t)n; /* for the free on failure */
         if (!rc) rc = read_i64(g, "rank", n, &out->rank);
         if (!rc) rc = read_i64(g, "calls", n, &out->calls);
         if (!rc) rc = read_i64(g, "bytes", n, &out->bytes);
@@ -99,7 +105,6 @@ int sps__h5r_comm(const char *path, sps__h5r_comm_t *out) {
             if (out->rank[i] < 0 || out->rank[i] > INT32_MAX || out->calls[i] < 0 ||
                 out->bytes[i] < 0)
                 rc = SPS_EFORMAT;
-        if (!rc) out->n = (size_t)n;
         if (g >= 0) H5Gclose(g);
         if (rc == SPS_EFORMAT)
             sps__err_set("%s: /communication is not a valid table (region, rank, "
@@ -108,6 +113,72 @@ int sps__h5r_comm(const char *path, sps__h5r_comm_t *out) {
     H5Fclose(f);
     if (rc) sps__h5r_comm_free(out);
     return sps__h5_quiet_end(&q, rc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Source locations                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Makes room in out for regions 0..n-1 (n <= COMM_MAX_ROWS).  0 or
+ * SPS_ENOMEM. */
+static int sources_alloc(sps__h5r_sources_t *out, size_t n) {
+    out->file = calloc(n ? n : 1, sizeof *out->file);
+    out->line = malloc((n ? n : 1) * sizeof *out->line);
+    if (!out->file || !out->line) return SPS_ENOMEM;
+    out->n = n;
+    for (size_t g = 0; g < n; g++) out->line[g] = -1;
+    return 0;
+}
+
+int sps__h5r_sources(const char *path, sps__h5r_sources_t *out) {
+    memset(out, 0, sizeof *out);
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return sps__h5_quiet_end(&q, 0); /* the main reader reports it */
+    hid_t g = H5Lexists(f, "rank_region_index", H5P_DEFAULT) > 0
+                  ? H5Gopen2(f, "rank_region_index", H5P_DEFAULT) : -1;
+    int rc = 0;
+    if (g >= 0 && H5Lexists(g, "source_files", H5P_DEFAULT) > 0 &&
+        H5Lexists(g, "source_lines", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(g, "region_ids", H5P_DEFAULT);
+        int64_t n = d >= 0 ? col_len(d) : -1;
+        if (d >= 0) H5Dclose(d);
+        int64_t *ids = NULL, *lines = NULL;
+        char **files = NULL;
+        if (n >= 0 && !read_i64(g, "region_ids", n, &ids) &&
+            !read_i64(g, "source_lines", n, &lines) &&
+            !read_strings(g, "source_files", n, &files)) {
+            int64_t top = -1; /* regions 0..top have rows */
+            for (int64_t i = 0; i < n; i++)
+                if (ids[i] >= 0 && ids[i] < (int64_t)COMM_MAX_ROWS && ids[i] > top) top = ids[i];
+            rc = sources_alloc(out, (size_t)(top + 1));
+            for (int64_t i = 0; !rc && i < n; i++) { /* a region's first row with a source */
+                if (ids[i] < 0 || ids[i] > top || !files[i][0] || lines[i] < 0 ||
+                    out->file[ids[i]])
+                    continue;
+                out->file[ids[i]] = files[i];
+                out->line[ids[i]] = lines[i];
+                files[i] = NULL;
+            }
+        }
+        /* an unreadable location is no location: the main reader judges the file */
+        for (int64_t i = 0; files && i < n; i++) free(files[i]);
+        free(files);
+        free(ids);
+        free(lines);
+    }
+    if (g >= 0) H5Gclose(g);
+    H5Fclose(f);
+    if (rc) sps__h5r_sources_free(out);
+    return sps__h5_quiet_end(&q, rc);
+}
+
+void sps__h5r_sources_free(sps__h5r_sources_t *s) {
+    for (size_t i = 0; s->file && i < s->n; i++) free(s->file[i]);
+    free(s->file);
+    free(s->line);
+    memset(s, 0, sizeof *s);
 }
 
 void sps__h5r_comm_free(sps__h5r_comm_t *c) {

@@ -19,7 +19,9 @@
  * The marshal encoding (Python's marshal.c, format versions >= 2): dict
  * '{' key value ... '0'; tuple '(' n:int32; str 'u' n:int32 UTF-8; int 'i'
  * int32 or 'l' n:int32 then |n| 15-bit digits; float 'g' IEEE 754 double,
- * all little-endian.
+ * all little-endian.  Keys: (file, line) of the region's captured source
+ * (scope-profiler's source_files / source_lines of an .h5), else ("~", 0),
+ * as scope-profiler 0.7.5 writes them.
  */
 #include "formats/export.h"
 
@@ -75,11 +77,20 @@ static void m_tuple(FILE *fp, int32_t n) {
     m_i32(fp, n);
 }
 
-/* A pstats key ("~", 0, name): no source locations in the model yet. */
-static void m_key(FILE *fp, const char *name, size_t n) {
+/* A pstats key (file, line, name): region's source location when sel
+ * knows it (region < 0: the synthetic root, none), else ("~", 0). */
+static void m_key(FILE *fp, const sps__export_sel_t *sel, int64_t region, const char *name,
+                  size_t n) {
+    const char *file = region >= 0 && (size_t)region < sel->nsrc && sel->src_file
+                           ? sel->src_file[region] : NULL;
     m_tuple(fp, 3);
-    m_str(fp, "~", 1);
-    m_int(fp, 0);
+    if (file) {
+        m_str(fp, file, strlen(file));
+        m_int(fp, (uint64_t)sel->src_line[region]);
+    } else {
+        m_str(fp, "~", 1);
+        m_int(fp, 0);
+    }
     m_str(fp, name, n);
 }
 
@@ -123,11 +134,12 @@ static pnums_t node_nums(const sps__tree_node_t *n) {
 }
 
 /* The root entry: one call, no self time, the top-level calls' total. */
-static void write_root(FILE *fp, const sps__tree_t *t, const char *root) {
+static void write_root(FILE *fp, const sps__export_sel_t *sel, const sps__tree_t *t,
+                       const char *root) {
     pnums_t p = {1, 1, 0, 0};
     for (size_t i = 0; i < t->len; i++)
         if (t->n[i].parent < 0) p.ct_ns += t->n[i].cum.total;
-    m_key(fp, root, strlen(root));
+    m_key(fp, sel, -1, root, strlen(root));
     m_tuple(fp, 5);
     m_nums(fp, &p);
     fputc('{', fp);
@@ -136,8 +148,8 @@ static void write_root(FILE *fp, const sps__tree_t *t, const char *root) {
 
 /* The dict of call_paths mode: one entry per node, its caller the
  * parent's node (or the root). */
-static int write_paths(FILE *fp, const sps__tree_t *t, const sps__tl_header_t *h,
-                       const char *root) {
+static int write_paths(FILE *fp, const sps__export_sel_t *sel, const sps__tree_t *t,
+                       const sps__tl_header_t *h, const char *root) {
     char **names = path_names(t, h);
     if (!names) return SPS_ENOMEM;
     fputc('{', fp);
@@ -145,19 +157,20 @@ static int write_paths(FILE *fp, const sps__tree_t *t, const sps__tl_header_t *h
         const sps__tree_node_t *n = &t->n[i];
         if (!n->cum.count) continue;
         pnums_t p = node_nums(n);
-        m_key(fp, names[i], strlen(names[i]));
+        m_key(fp, sel, n->region, names[i], strlen(names[i]));
         m_tuple(fp, 5);
         m_nums(fp, &p);
         fputc('{', fp);
         const char *caller = n->parent >= 0 ? names[n->parent] : root;
         if (caller) {
-            m_key(fp, caller, strlen(caller));
+            m_key(fp, sel, n->parent >= 0 ? (int64_t)t->n[n->parent].region : -1, caller,
+                  strlen(caller));
             m_tuple(fp, 4);
             m_nums(fp, &p);
         }
         fputc('0', fp);
     }
-    if (root) write_root(fp, t, root);
+    if (root) write_root(fp, sel, t, root);
     fputc('0', fp);
     for (size_t i = 0; i < t->len; i++) free(names[i]);
     free(names);
@@ -185,8 +198,8 @@ static void nums_add(pnums_t *p, const sps__tree_node_t *n, int recursive) {
 /* The dict of per-region mode: entries per region, callers per (region,
  * calling region or root).  pair[r * (R + 1) + c]: c = 0 the root, else
  * calling region c - 1. */
-static int write_regions(FILE *fp, const sps__tree_t *t, const sps__tl_header_t *h,
-                         const char *root) {
+static int write_regions(FILE *fp, const sps__export_sel_t *sel, const sps__tree_t *t,
+                         const sps__tl_header_t *h, const char *root) {
     size_t R = h->nnames;
     if (R && (R + 1) > SIZE_MAX / sizeof(pnums_t) / R) return SPS_ENOMEM;
     pnums_t *reg = calloc(R ? R : 1, sizeof *reg);
@@ -206,7 +219,7 @@ static int write_regions(FILE *fp, const sps__tree_t *t, const sps__tl_header_t 
     fputc('{', fp);
     for (size_t r = 0; r < R; r++) {
         if (!reg[r].nc) continue;
-        m_key(fp, h->names[r], strlen(h->names[r]));
+        m_key(fp, sel, (int64_t)r, h->names[r], strlen(h->names[r]));
         m_tuple(fp, 5);
         m_nums(fp, &reg[r]);
         fputc('{', fp);
@@ -214,13 +227,13 @@ static int write_regions(FILE *fp, const sps__tree_t *t, const sps__tl_header_t 
             const pnums_t *p = &pair[r * (R + 1) + c];
             if (!p->nc || (c == 0 && !root)) continue;
             const char *cn = c ? h->names[c - 1] : root;
-            m_key(fp, cn, strlen(cn));
+            m_key(fp, sel, c ? (int64_t)c - 1 : -1, cn, strlen(cn));
             m_tuple(fp, 4);
             m_nums(fp, p);
         }
         fputc('0', fp);
     }
-    if (root) write_root(fp, t, root);
+    if (root) write_root(fp, sel, t, root);
     fputc('0', fp);
     free(reg);
     free(pair);
@@ -232,8 +245,8 @@ int sps__pstats_write(FILE *fp, sps__tlr_t *r, sps__export_sel_t *sel,
     sps__fold_tl_t fold;
     int rc = sps__export_fold_tree(r, sel, &fold);
     if (rc) return rc;
-    rc = o->call_paths ? write_paths(fp, &fold.tree, sel->h, o->root_name)
-                       : write_regions(fp, &fold.tree, sel->h, o->root_name);
+    rc = o->call_paths ? write_paths(fp, sel, &fold.tree, sel->h, o->root_name)
+                       : write_regions(fp, sel, &fold.tree, sel->h, o->root_name);
     sps__fold_tl_free(&fold);
     if (!rc && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
     return rc;

@@ -86,8 +86,8 @@ def _load_prof(path):
 
 
 def _by_func(stats):
-    """pstats dict keyed by function name only (scope-profiler keys by its
-    captured source location, spanscope by "~:0" until the reader has it)."""
+    """pstats dict keyed by function name only (the files and lines of the
+    keys are compared where both sides have them)."""
     out = {}
     for (_, _, func), (cc, nc, tt, ct, callers) in stats.items():
         out[func] = (cc, nc, tt, ct, {k[2]: v for k, v in callers.items()})
@@ -163,7 +163,11 @@ def test_prof_matches_scope_profiler_on_its_own_file(tmp_path, call_paths):
                                  verbose=False)
     theirs = sp_export_prof(sp.read_h5(str(h5)), tmp_path / "theirs.prof",
                             call_paths=call_paths, verbose=False)
-    _close(_by_func(_load_prof(ours[0])), _by_func(_load_prof(theirs[0])))
+    a, b = _load_prof(ours[0]), _load_prof(theirs[0])
+    _close(_by_func(a), _by_func(b))
+    # the keys too: the regions' source locations the file captured
+    assert set(a) == set(b)
+    assert any(k[0] != "~" for k in a)
 
 
 def test_prof_matches_scope_profiler_on_a_spanscope_file(tmp_path):
