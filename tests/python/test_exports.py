@@ -373,3 +373,43 @@ def test_exports_read_every_format(tmp_path):
                      if not k.startswith("<")})
     assert outs[0] == outs[1] == outs[2]
     assert outs[0]["main > solve > assemble"] == (12, 12)
+
+
+def test_speedscope_fields_of_the_schema(tmp_path):
+    """What speedscope's file-format-schema.json (draft-06, from its
+    file-format-spec.ts) requires, field by field: the file's $schema,
+    shared.frames (each with a string name) and profiles; each evented
+    profile's type, name, unit (one of the schema's units), startValue,
+    endValue and events; each event's type (O/C), frame (an index into
+    the frames) and at (a number)."""
+    src = _trace(tmp_path / "run.json", ranks=(0, 1), threads=(1, 2))
+    doc = json.loads(spanscope.export_speedscope(str(src), tmp_path / "s.speedscope.json",
+                                                 ranks=[0, 1], verbose=False)[0].read_text())
+    assert {"$schema", "shared", "profiles"} <= set(doc)
+    assert isinstance(doc["name"], str) and isinstance(doc["exporter"], str)
+    assert isinstance(doc["activeProfileIndex"], (int, float))
+    frames = doc["shared"]["frames"]
+    assert all(isinstance(f["name"], str) and set(f) <= {"name", "file", "line", "col"}
+               for f in frames)
+    for p in doc["profiles"]:
+        assert {"type", "name", "unit", "startValue", "endValue", "events"} <= set(p)
+        assert p["unit"] in {"bytes", "microseconds", "milliseconds", "nanoseconds", "none",
+                             "seconds"}
+        for ev in p["events"]:
+            assert ev["type"] in ("O", "C") and isinstance(ev["at"], (int, float))
+            assert isinstance(ev["frame"], int) and 0 <= ev["frame"] < len(frames)
+
+
+def test_snakeviz_opens_the_prof(tmp_path):
+    """snakeviz loads a .prof with pstats.Stats and turns it into its
+    table and call tree (snakeviz.stats); both work on ours."""
+    stats_mod = pytest.importorskip("snakeviz.stats")
+    src = _trace(tmp_path / "run.json")
+    out = spanscope.export_prof(str(src), tmp_path / "v.prof", verbose=False)
+    st = pstats.Stats(str(out[0]))
+    rows = stats_mod.table_rows(st)
+    assert {r[-1] for r in rows} >= {"~:0(main)", "~:0(main > solve > assemble)"}
+    main = next(r for r in rows if r[-1] == "~:0(main)")
+    assert main[0] == ["2", 2] and float(main[3]) == pytest.approx(0.11)
+    tree = stats_mod.json_stats(st)  # the call graph the page draws
+    assert "<run rank 0>" in json.dumps(tree)
