@@ -413,3 +413,13 @@ def test_snakeviz_opens_the_prof(tmp_path):
     assert main[0] == ["2", 2] and float(main[3]) == pytest.approx(0.11)
     tree = stats_mod.json_stats(st)  # the call graph the page draws
     assert "<run rank 0>" in json.dumps(tree)
+
+
+def test_exports_take_a_results_object_that_names_its_file(tmp_path):
+    """spanscope.read(path) results (they know their file) work where a
+    path does, as scope-profiler's exports take its results."""
+    h5 = _spanscope_h5(tmp_path / "rec.h5")
+    res = spanscope.read(str(h5))
+    a = spanscope.export_prof(res, tmp_path / "a.prof", verbose=False)
+    b = spanscope.export_prof(str(h5), tmp_path / "b.prof", verbose=False)
+    assert _load_prof(a[0]) == _load_prof(b[0])
