@@ -8,8 +8,8 @@
  * Per region and file the one fold (model/fold.c: sps__fold_tl) gives the
  * call count, the total, the mean and the variance of the per-call
  * durations and the self time, in one pass, O(regions + threads x depth)
- * memory, and a histogram of the per-call durations (model/hist.c, 15 KiB
- * a region and file).  The verdict on a region compares the per-call
+ * memory, and a histogram of the per-call durations (model/hist.c, a few
+ * KiB a region and file).  The verdict on a region compares the per-call
  * *medians*, tested with Mann-Whitney's rank test on the histograms: |z| >
  * 3 and a change of the median of at least threshold percent gives
  * "slower" or "faster", anything else "~" (within the run-to-run spread,
@@ -57,7 +57,7 @@ typedef struct rstat {
     double mean, m2;   /* mean and sum of squared deviations (ns) */
     int64_t total;     /* ns */
     int64_t self;      /* ns */
-    sps__hist_t *hist; /* per-call durations (NULL until a call) */
+    sps__hist_t hist;  /* per-call durations */
     double median;     /* ns, NaN without calls */
 } rstat_t;
 
@@ -85,7 +85,7 @@ static void stat_fill(rstat_t *s) {
     sps__acc_moments(&s->acc, &s->mean, &s->m2);
     s->total = s->acc.total > INT64_MAX ? INT64_MAX : (int64_t)s->acc.total;
     s->self = s->acc.self > INT64_MAX ? INT64_MAX : (int64_t)s->acc.self;
-    s->median = s->hist ? sps__hist_quantile(s->hist, 0.5) : NAN;
+    s->median = sps__hist_quantile(&s->hist, 0.5);
 }
 
 
@@ -114,8 +114,8 @@ static int64_t regions_intern(regions_t *t, const char *name) {
 static void regions_free(regions_t *t) {
     for (size_t i = 0; i < t->n; i++) {
         free(t->v[i].name);
-        free(t->v[i].st[0].hist);
-        free(t->v[i].st[1].hist);
+        sps__hist_free(&t->v[i].st[0].hist);
+        sps__hist_free(&t->v[i].st[1].hist);
     }
     free(t->v);
     sps__htab_free(&t->index);
@@ -151,8 +151,7 @@ static int add_span(reader_t *rd, const sps__tl_span_t *s) {
     int64_t depth = sps__fold_tl_add(&rd->fold, s->thread, s->name, s->start_ns, s->end_ns, s->prior_ns);
     if (depth < 0) return (int)depth;
     rstat_t *st = &rd->t->v[rd->reg_of[s->name] - 1].st[rd->side];
-    if (!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) return SPS_ENOMEM;
-    sps__hist_add(st->hist, (uint64_t)(s->end_ns - s->start_ns));
+    if (sps__hist_add(&st->hist, (uint64_t)(s->end_ns - s->start_ns))) return SPS_ENOMEM;
     rd->spans++;
     return 0;
 }
@@ -227,7 +226,7 @@ static void verdict(row_t *w, double threshold) {
         snprintf(w->note, sizeof w->note, "too few calls to tell");
         return;
     }
-    w->z = sps__hist_mann_whitney_z(a->hist, b->hist);
+    w->z = sps__hist_mann_whitney_z(&a->hist, &b->hist);
     if (!(fabs(w->z) > Z_SIGNIFICANT)) {
         snprintf(w->note, sizeof w->note, "within run-to-run spread (|z|=%.1f)",
                  fabs(w->z));

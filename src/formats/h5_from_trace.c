@@ -238,7 +238,9 @@ static void layout_of(const conv_t *c, const sps__tl_header_t *h, sps__layout_t 
     lay->nevents = c->nevents;
     lay->with_tree = 1;
     lay->compress_threshold = 0; /* the writer's default */
-    lay->nthreads = h->nthreads;
+    /* the writer's thread table gives every thread one rank (lay->rank):
+     * only a one-rank file has one (as merge_h5.c) */
+    lay->nthreads = c->nranks > 1 ? 0 : h->nthreads;
     lay->threads = c->threads;
     lay->start_time_ns = c->first_ns;
     lay->finalize_time_ns = c->last_ns;

@@ -11,7 +11,8 @@
  * how long an outlier is, only that it is one.
  *
  * Buckets: exact below 32 ns, then 32 per octave (each bucket 2.2% wide
- * at most), up to 2^63 ns: 1920 counts, 15 KiB, whatever the calls.
+ * at most), up to 2^64 ns: 1920 in all, of which a histogram keeps the
+ * range it has seen (grown by doubling towards the new bucket).
  */
 #include "model/model.h"
 
@@ -43,17 +44,49 @@ static void bucket_range(size_t b, double *lo, double *width) {
     *width = unit;
 }
 
-void sps__hist_add(sps__hist_t *h, uint64_t ns) {
-    h->count[bucket_of(ns)]++;
+/* Grows h's range to hold bucket b.  0 or SPS_ENOMEM. */
+static int hist_reach(sps__hist_t *h, uint32_t b) {
+    uint32_t lo = h->len ? h->lo : b, hi = h->len ? h->lo + h->len : b + 1;
+    if (h->len && b >= lo && b < hi) return 0;
+    uint32_t want = (b < lo ? hi - b : b + 1 - lo), len = h->len ? h->len : 8;
+    while (len < want) len *= 2;
+    if (len > SPS__HIST_BUCKETS) len = SPS__HIST_BUCKETS;
+    uint32_t nlo = b < lo ? (hi > len ? hi - len : 0) : lo;
+    if (nlo + len > SPS__HIST_BUCKETS) nlo = SPS__HIST_BUCKETS - len;
+    uint64_t *v = calloc(len, sizeof *v);
+    if (!v) return SPS_ENOMEM;
+    if (h->len) memcpy(v + (h->lo - nlo), h->count, h->len * sizeof *v);
+    free(h->count);
+    h->count = v;
+    h->lo = nlo;
+    h->len = len;
+    return 0;
+}
+
+int sps__hist_add(sps__hist_t *h, uint64_t ns) {
+    uint32_t b = (uint32_t)bucket_of(ns);
+    if (hist_reach(h, b)) return SPS_ENOMEM;
+    h->count[b - h->lo]++;
     h->n++;
+    return 0;
+}
+
+void sps__hist_free(sps__hist_t *h) {
+    free(h->count);
+    memset(h, 0, sizeof *h);
+}
+
+/* The count of bucket b (0 outside h's range). */
+static uint64_t count_at(const sps__hist_t *h, size_t b) {
+    return b >= h->lo && b < (size_t)h->lo + h->len ? h->count[b - h->lo] : 0;
 }
 
 double sps__hist_quantile(const sps__hist_t *h, double q) {
     if (!h->n) return NAN;
     double want = q * (double)h->n, seen = 0;
-    for (size_t b = 0; b < SPS__HIST_BUCKETS; b++) {
-        if (!h->count[b]) continue;
-        double c = (double)h->count[b];
+    for (size_t b = h->lo; b < (size_t)h->lo + h->len; b++) {
+        if (!count_at(h, b)) continue;
+        double c = (double)count_at(h, b);
         if (seen + c >= want) { /* interpolated within a wide bucket */
             double lo, w;
             bucket_range(b, &lo, &w);
@@ -68,8 +101,11 @@ double sps__hist_mann_whitney_z(const sps__hist_t *a, const sps__hist_t *b) {
     double na = (double)a->n, nb = (double)b->n, N = na + nb;
     if (!a->n || !b->n) return NAN;
     double u = 0, a_below = 0, ties = 0; /* u: pairs where b > a, ties half */
-    for (size_t k = 0; k < SPS__HIST_BUCKETS; k++) {
-        double ca = (double)a->count[k], cb = (double)b->count[k];
+    size_t from = a->lo < b->lo ? a->lo : b->lo;
+    size_t to = (size_t)a->lo + a->len > (size_t)b->lo + b->len ? (size_t)a->lo + a->len
+                                                                  : (size_t)b->lo + b->len;
+    for (size_t k = from; k < to; k++) {
+        double ca = (double)count_at(a, k), cb = (double)count_at(b, k);
         if (ca == 0 && cb == 0) continue;
         u += cb * (a_below + ca / 2);
         a_below += ca;
