@@ -48,8 +48,8 @@ typedef struct conv {
     orow_t *out;
     size_t block;
     int64_t *next_call;        /* per rank index: the next call id */
-    sps__thread_info_t *threads;
-    char (*thread_names)[24];
+    sps__thread_info_t *threads; /* names owned (the first reader's go) */
+    size_t nthreads;
 } conv_t;
 
 /* Frees everything c owns. */
@@ -62,8 +62,8 @@ static void conv_free(conv_t *c) {
     free(c->row_of);
     free(c->rows);
     free(c->next_call);
+    for (size_t t = 0; c->threads && t < c->nthreads; t++) free((char *)c->threads[t].name);
     free(c->threads);
-    free(c->thread_names);
 }
 
 /* The ranks of h: each process is a rank (its own number, or its index
@@ -145,15 +145,17 @@ static int count_rows(conv_t *c, sps__tlr_t *r) {
     return order_rows(c);
 }
 
-/* The thread table: every thread of h, its rank's index as the ident. */
+/* The thread table: every thread of h (its tid as ident and native id),
+ * names copied (h goes with the first pass's reader). */
 static int thread_table(conv_t *c, const sps__tl_header_t *h) {
-    size_t n = h->nthreads ? h->nthreads : 1;
-    c->threads = calloc(n, sizeof *c->threads);
-    c->thread_names = calloc(n, sizeof *c->thread_names);
-    if (!c->threads || !c->thread_names) return SPS_ENOMEM;
+    c->threads = calloc(h->nthreads ? h->nthreads : 1, sizeof *c->threads);
+    if (!c->threads) return SPS_ENOMEM;
     for (size_t t = 0; t < h->nthreads; t++) {
+        char *name = strdup(h->threads[t].name ? h->threads[t].name : "");
+        if (!name) return SPS_ENOMEM;
         c->threads[t] = (sps__thread_info_t){(int64_t)t, h->threads[t].tid, h->threads[t].tid,
-                                             c->first_ns, c->last_ns, 0, h->threads[t].name};
+                                             c->first_ns, c->last_ns, 0, name};
+        c->nthreads = t + 1;
     }
     return 0;
 }
