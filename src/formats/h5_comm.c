@@ -31,6 +31,8 @@ static int64_t col_len(hid_t d) {
 /* Reads integer column name of g (n rows) into a malloc'd int64 array.
  * 0, or SPS_EFORMAT / SPS_ENOMEM. */
 static int read_i64(hid_t g, const char *name, int64_t n, int64_t **out) {
+    *out = NULL;
+    if (n < 0 || (uint64_t)n > COMM_MAX_ROWS) return SPS_EFORMAT;
     hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
     if (d < 0) return SPS_EFORMAT;
     hid_t t = H5Dget_type(d);
@@ -48,8 +50,9 @@ static int read_i64(hid_t g, const char *name, int64_t n, int64_t **out) {
  * (malloc'd array of malloc'd strings, valid UTF-8; freed by the caller
  * with its n even on failure).  0 or a code. */
 static int read_strings(hid_t g, const char *name, int64_t n, char ***strs) {
-    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
     *strs = NULL;
+    if (n < 0 || (uint64_t)n > COMM_MAX_ROWS) return SPS_EFORMAT;
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
     if (d < 0) return SPS_EFORMAT;
     hid_t ft = H5Dget_type(d);
     int rc = ft >= 0 && H5Tget_class(ft) == H5T_STRING && col_len(d) == n ? 0 : SPS_EFORMAT;
