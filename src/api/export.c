@@ -102,6 +102,25 @@ static int sub_build(sub_header_t *s, const sps__tl_header_t *src, const sps__ex
     return 0;
 }
 
+/* The document's "metadata" member, as scope-profiler writes it: the
+ * run's name (NULL: none) and the exporter.  0 or a writer's code. */
+static int chrome_metadata(sps__tlw_t *w, const char *name) {
+    char *q = name ? sps__json_quote(name, NULL) : NULL;
+    if (name && !q) return SPS_ENOMEM;
+    size_t n = (q ? strlen(q) : 0) + 96;
+    char *m = malloc(n);
+    int rc = SPS_ENOMEM;
+    if (m) {
+        if (q) snprintf(m, n, "\"metadata\":{\"name\":%s,\"exporter\":\"spanscope@"
+                        SPS_VERSION_STRING "\"}", q);
+        else snprintf(m, n, "\"metadata\":{\"exporter\":\"spanscope@" SPS_VERSION_STRING "\"}");
+        rc = sps__tlw_extra(w, m);
+    }
+    free(m);
+    free(q);
+    return rc;
+}
+
 /* The Chrome trace: the selected spans through the timeline writer (the
  * same writer as `convert`), to path.  Returns 0 or a code. */
 static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
@@ -127,7 +146,7 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
     }
     if (!rc && !sel->nselected)
         rc = sps__err_fail(SPS_EINVAL, "No calls recorded for the requested ranks.");
-    if (!rc) rc = sps__tlw_extra(w, "\"metadata\":{\"exporter\":\"spanscope@" SPS_VERSION_STRING "\"}");
+    if (!rc) rc = chrome_metadata(w, o->doc_name ? o->doc_name : sel->h->trace_name);
     if (rc) sps__tlw_abort(w);
     else rc = sps__tlw_close(w);
     sub_free(&sub);

@@ -353,6 +353,7 @@ def test_chrome_trace_of_selected_ranks(tmp_path):
     assert len(xs) == 2 * 4 and not any(e["name"] == "setup" for e in xs)
     assert len({e["pid"] for e in xs}) == 2
     assert doc["metadata"]["exporter"].startswith("spanscope@")
+    assert doc["metadata"]["name"] == "run"  # the run's label, as scope-profiler's
     main = sorted(e["dur"] for e in xs if e["name"] == "main")
     assert main == [10000, 10000, 100000, 100000]
 
