@@ -823,7 +823,7 @@ static inline sps_region_t sps__cached_region(sps_region_t *slot,
 typedef struct sps_export_opts {
     /* ranks to export; NULL or none: rank 0.  A process of a trace
      * without a rank is rank "its index among the processes".  speedscope
-     * and chrome take several; prof and svg one (the first). */
+     * and chrome take several; prof and svg one (more: SPS_EINVAL). */
     const int64_t *ranks;
     size_t nranks;
     /* region filters: a region is exported when it matches one of

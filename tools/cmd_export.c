@@ -36,7 +36,9 @@ static const char export_help[] =
     "options:\n"
     "  -o, --output OUT      the file to write (written to a temporary name\n"
     "                        and renamed into place)\n"
-    "  --ranks R[,R...]      ranks to export (default 0; prof and svg: one)\n"
+    "  --ranks R[,R...]      ranks to export (default 0); prof and svg write\n"
+    "                        one file per rank, OUT with _rank<N> before its\n"
+    "                        extension when there are several\n"
     "  --include PATTERN     export only regions whose names match (a POSIX\n"
     "                        extended regex at the name's start); repeatable\n"
     "  --exclude PATTERN     leave out regions whose names match; repeatable\n"
@@ -160,6 +162,43 @@ static int export_args(int argc, char **argv, export_args_t *a) {
     return 0;
 }
 
+/* One sps_export of a to out.  0 or the exit status after the error. */
+static int export_one(export_args_t *a, const char *out) {
+    char err[512];
+    input_watchdog(a->in);
+    int rc = sps_export(a->in, out, a->format, &a->o, err, sizeof err);
+    alarm(0);
+    /* a rank the file lacks, a bad pattern, nothing selected: the request */
+    if (rc) return die(rc == SPS_EINVAL ? EXIT_USAGE : EXIT_DATA, "export: %s", err);
+    return 0;
+}
+
+/* prof / svg of several ranks: OUT with "_rank<N>" before its extension,
+ * a file per rank (as scope-profiler names them), each with its own root
+ * name unless --root gave one.  0 or the exit status after the error. */
+static int export_per_rank(export_args_t *a) {
+    const int64_t *ranks = a->o.ranks;
+    size_t n = a->o.nranks;
+    const char *slash = strrchr(a->out, '/'), *dot = strrchr(a->out, '.');
+    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - a->out) : strlen(a->out);
+    const char *base = strrchr(a->in, '/');
+    int own_root = a->root == NULL; /* no --root: "<FILE rank N>" each */
+    for (size_t i = 0; i < n; i++) {
+        char out[4096], root[512];
+        if (snprintf(out, sizeof out, "%.*s_rank%lld%s", (int)stem, a->out,
+                     (long long)ranks[i], a->out + stem) >= (int)sizeof out)
+            return die(EXIT_USAGE, "export: %s: name too long", a->out);
+        snprintf(root, sizeof root, "<%s rank %lld>", base ? base + 1 : a->in,
+                 (long long)ranks[i]);
+        a->o.root_name = own_root ? root : a->root;
+        a->o.ranks = &ranks[i];
+        a->o.nranks = 1;
+        int rc = export_one(a, out);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 /* spanscope export FORMAT FILE -o OUT */
 int cmd_export(int argc, char **argv) {
     static export_args_t a; /* large: the pattern and rank lists */
@@ -175,19 +214,12 @@ int cmd_export(int argc, char **argv) {
     if (!strcmp(a.format, "json")) return cli_python(argc, argv);
     a.o.include = a.include;
     a.o.exclude = a.exclude;
-    char root[512];
-    if (!a.root && (!strcmp(a.format, "prof") || !strcmp(a.format, "svg"))) {
-        const char *base = strrchr(a.in, '/');
-        snprintf(root, sizeof root, "<%s rank %lld>", base ? base + 1 : a.in,
-                 (long long)(a.o.nranks ? a.o.ranks[0] : 0));
-        a.root = root;
-    }
-    a.o.root_name = a.root;
-    char err[512];
-    input_watchdog(a.in);
-    rc = sps_export(a.in, a.out, a.format, &a.o, err, sizeof err);
-    alarm(0);
-    /* a rank the file lacks, a bad pattern, nothing selected: the request */
-    if (rc) return die(rc == SPS_EINVAL ? EXIT_USAGE : EXIT_DATA, "export: %s", err);
-    return 0;
+    int per_rank = !strcmp(a.format, "prof") || !strcmp(a.format, "svg");
+    if (per_rank && a.o.nranks > 1) return export_per_rank(&a);
+    char root[512]; /* prof, svg: the root frame, "<FILE rank N>" unless --root */
+    const char *base = strrchr(a.in, '/');
+    snprintf(root, sizeof root, "<%s rank %lld>", base ? base + 1 : a.in,
+             (long long)(a.o.nranks ? a.o.ranks[0] : 0));
+    a.o.root_name = a.root ? a.root : per_rank ? root : NULL;
+    return export_one(&a, a.out);
 }

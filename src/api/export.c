@@ -173,7 +173,9 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
         return sps__err_fail(SPS_EINVAL, "%s: unknown input format (.h5, .json, "
                              ".json.gz, .pftrace)", in);
     sps__export_opts_t one = *o;
-    if ((fmt == EX_PROF || fmt == EX_SVG) && one.nranks > 1) one.nranks = 1;
+    if ((fmt == EX_PROF || fmt == EX_SVG) && one.nranks > 1)
+        return sps__err_fail(SPS_EINVAL, "%s exports one rank a file (got %zu ranks)",
+                             fmt == EX_PROF ? "prof" : "svg", one.nranks);
     sps__h5r_sources_t src = {0}; /* an .h5's source locations: the .prof keys */
     if (fi == SPS__TL_H5 && fmt == EX_PROF && sps__h5r_sources(in, &src))
         return SPS_ENOMEM;

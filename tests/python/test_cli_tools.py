@@ -410,3 +410,22 @@ def test_report_shows_pmpi_bytes(tmp_path):
         del f["communication/bytes"]
         f["communication"].create_dataset("bytes", data=np.array([-1, 0, 0], dtype=np.int64))
     assert "/communication is not a valid table" in one_line_error(run("report", h5), 1)
+
+
+def test_export_prof_of_several_ranks_writes_a_file_each(tmp_path):
+    ev = [{"ph": "X", "name": "a", "pid": p, "tid": 1, "ts": 0, "dur": 10 * (p + 1)}
+          for p in range(3)]
+    src = tmp_path / "three.json"
+    src.write_text(json.dumps({"traceEvents": ev}))
+    p = run("export", "prof", src, "-o", tmp_path / "p.prof", "--ranks", "0,2")
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in tmp_path.glob("p_rank*.prof")) == ["p_rank0.prof",
+                                                                     "p_rank2.prof"]
+    two = marshal.loads((tmp_path / "p_rank2.prof").read_bytes())
+    assert two[("~", 0, "a")][3] == pytest.approx(30e-6)
+    assert ("~", 0, "<three.json rank 2>") in two
+    # the library call itself takes one rank a file
+    from spanscope import _ext
+    with pytest.raises(ValueError, match="one rank a file"):
+        _ext.export(str(src), str(tmp_path / "x.prof"), "prof", ranks=[0, 1])
+    one_line_error(run("export", "svg", src, "-o", tmp_path / "nodir" / "f.svg"), 1)
