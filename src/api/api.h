@@ -87,8 +87,10 @@ SPS__HIDDEN int sps__diff_sort_parse(const char *key, sps__diff_sort_t *out);
 typedef struct sps__diff_opts {
     sps__diff_sort_t sort;
     size_t top;        /* rows shown, 0 = all */
-    double threshold;  /* smallest per-call change, in percent, called
-                        * slower or faster (the tool's default: 5) */
+    double threshold;  /* smallest change of the median, in percent,
+                        * called slower or faster (the tool's default:
+                        * 10, above the level shifts between identical
+                        * runs) */
     /* Called before each file is opened and once its header is read (the
      * rest is bounded work): the tool arms and lifts its time limit
      * there.  Either may be NULL. */

@@ -10,10 +10,15 @@
  * durations and the self time, in one pass, O(regions + threads x depth)
  * memory, and a histogram of the per-call durations (model/hist.c, a few
  * KiB a region and file).  The verdict on a region compares the per-call
- * *medians*, tested with Mann-Whitney's rank test on the histograms: |z| >
- * 3 and a change of the median of at least threshold percent gives
- * "slower" or "faster", anything else "~" (within the run-to-run spread,
- * or too small to matter).
+ * *medians*, tested twice: Mann-Whitney's rank test on the histograms,
+ * and the medians' difference over their standard errors from each run's
+ * drift (the batch-medians method: a run's calls in start order cut into
+ * up to 16 batches, the spread of the batches' medians; warm-up, drift
+ * and bursts of interference make neighbouring calls alike, so a run's
+ * median wanders further than its calls' spread says).  Both |z| > 3 and
+ * a change of the median of at least threshold percent give "slower" or
+ * "faster", anything else "~" (within the spread or the drift, or too
+ * small to matter).
  *
  * Why not the means (Welch's t, before issue 12): per-call durations are
  * heavy-tailed and their outliers (interrupts, page faults, preemption)
@@ -34,8 +39,11 @@
 #include <string.h>
 
 /* |z| above this is a significant difference of the per-call durations
- * (Mann-Whitney's normal score). */
+ * (Mann-Whitney's normal score, and the medians' difference over their
+ * batch-medians standard errors). */
 #define Z_SIGNIFICANT 3.0
+/* Batches of a run's calls for its drift (rstat_t). */
+#define BATCHES_MAX 16
 
 /* The sort keys, indexed by sps__diff_sort_t. */
 static const char *const k_diff_keys[] = {"total", "per-call", "name"};
@@ -59,6 +67,13 @@ typedef struct rstat {
     int64_t self;      /* ns */
     sps__hist_t hist;  /* per-call durations */
     double median;     /* ns, NaN without calls */
+    /* The run's drift (batch medians): its calls in start order cut into
+     * batches of bsize calls, at most BATCHES_MAX (two neighbours merge
+     * when full, bsize doubles), each batch's histogram. */
+    sps__hist_t batch[BATCHES_MAX];
+    uint32_t nbatch;
+    uint64_t bsize;
+    double drift_se;   /* standard error of the median from the batches' spread */
 } rstat_t;
 
 /* A region (by name) and its statistics in A and B. */
@@ -79,6 +94,49 @@ typedef struct regions {
 /* Arithmetic                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* Adds a call of d ns to s's batches (batch_add's doubling).  0 or
+ * SPS_ENOMEM. */
+static int batch_add(rstat_t *s, uint64_t d) {
+    if (!s->bsize) s->bsize = 1;
+    if (!s->nbatch || s->batch[s->nbatch - 1].n >= s->bsize) {
+        if (s->nbatch == BATCHES_MAX) { /* neighbours merge: half as many, twice as long */
+            for (uint32_t i = 0; i < BATCHES_MAX / 2; i++) {
+                sps__hist_t *x = &s->batch[2 * i], *y = &s->batch[2 * i + 1];
+                if (sps__hist_merge(x, y)) return SPS_ENOMEM;
+                sps__hist_free(y);
+                if (i != 2 * i) {
+                    s->batch[i] = *x;
+                    memset(x, 0, sizeof *x);
+                }
+            }
+            s->nbatch = BATCHES_MAX / 2;
+            s->bsize *= 2;
+        }
+        if (s->nbatch == 0 || s->batch[s->nbatch - 1].n >= s->bsize) s->nbatch++;
+    }
+    return sps__hist_add(&s->batch[s->nbatch - 1], d);
+}
+
+/* The standard error of s's median from the spread of its batches'
+ * medians (the batch-medians method: calls of one run are not
+ * independent -- warm-up, drift, bursts of interference -- so their own
+ * spread understates how far a run's median wanders; batches of
+ * neighbouring calls carry that wandering).  A last batch under half
+ * full is left out.  0 with fewer than 2 batches. */
+static double batch_se(const rstat_t *s) {
+    double med[BATCHES_MAX], sum = 0;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->nbatch; i++)
+        if (i + 1 < s->nbatch || 2 * s->batch[i].n >= s->bsize) {
+            med[k] = sps__hist_quantile(&s->batch[i], 0.5);
+            sum += med[k++];
+        }
+    if (k < 2) return 0;
+    double mean = sum / k, ss = 0;
+    for (uint32_t i = 0; i < k; i++) ss += (med[i] - mean) * (med[i] - mean);
+    return sqrt(ss / (k - 1) / k);
+}
+
 /* Fills what the table reads of s from its accumulator. */
 static void stat_fill(rstat_t *s) {
     s->n = s->acc.count;
@@ -86,6 +144,7 @@ static void stat_fill(rstat_t *s) {
     s->total = s->acc.total > INT64_MAX ? INT64_MAX : (int64_t)s->acc.total;
     s->self = s->acc.self > INT64_MAX ? INT64_MAX : (int64_t)s->acc.self;
     s->median = sps__hist_quantile(&s->hist, 0.5);
+    s->drift_se = batch_se(s);
 }
 
 
@@ -114,8 +173,10 @@ static int64_t regions_intern(regions_t *t, const char *name) {
 static void regions_free(regions_t *t) {
     for (size_t i = 0; i < t->n; i++) {
         free(t->v[i].name);
-        sps__hist_free(&t->v[i].st[0].hist);
-        sps__hist_free(&t->v[i].st[1].hist);
+        for (int side = 0; side < 2; side++) {
+            sps__hist_free(&t->v[i].st[side].hist);
+            for (uint32_t b = 0; b < BATCHES_MAX; b++) sps__hist_free(&t->v[i].st[side].batch[b]);
+        }
     }
     free(t->v);
     sps__htab_free(&t->index);
@@ -151,7 +212,8 @@ static int add_span(reader_t *rd, const sps__tl_span_t *s) {
     int64_t depth = sps__fold_tl_add(&rd->fold, s->thread, s->name, s->start_ns, s->end_ns, s->prior_ns);
     if (depth < 0) return (int)depth;
     rstat_t *st = &rd->t->v[rd->reg_of[s->name] - 1].st[rd->side];
-    if (sps__hist_add(&st->hist, (uint64_t)(s->end_ns - s->start_ns))) return SPS_ENOMEM;
+    uint64_t d = (uint64_t)(s->end_ns - s->start_ns);
+    if (sps__hist_add(&st->hist, d) || batch_add(st, d)) return SPS_ENOMEM;
     rd->spans++;
     return 0;
 }
@@ -233,6 +295,12 @@ static void verdict(row_t *w, double threshold) {
         return;
     }
     double d = b->median - a->median;
+    double se = sqrt(a->drift_se * a->drift_se + b->drift_se * b->drift_se);
+    double zd = se > 0 ? d / se : d == 0 ? 0.0 : d > 0 ? INFINITY : -INFINITY;
+    if (!(fabs(zd) > Z_SIGNIFICANT)) { /* the runs' medians wander this much */
+        snprintf(w->note, sizeof w->note, "within the runs' drift (|z|=%.1f)", fabs(zd));
+        return;
+    }
     double rel = w->dpc == w->dpc ? fabs(w->dpc) : INFINITY;
     if (rel < threshold || d == 0 || (d > 0) != (w->z > 0)) {
         snprintf(w->note, sizeof w->note, "median within %g%% threshold (z=%+.1f)",
@@ -240,8 +308,9 @@ static void verdict(row_t *w, double threshold) {
         return;
     }
     w->verdict = d > 0 ? "slower" : "faster";
-    if (isinf(w->z)) snprintf(w->note, sizeof w->note, "z=%sinf", d > 0 ? "+" : "-");
-    else snprintf(w->note, sizeof w->note, "z=%+.1f", w->z);
+    if (isinf(zd)) snprintf(w->note, sizeof w->note, "z=%+.1f, drift z=%sinf", w->z,
+                            d > 0 ? "+" : "-");
+    else snprintf(w->note, sizeof w->note, "z=%+.1f, drift z=%+.1f", w->z, zd);
 }
 
 /* |total B - total A| of a row, as a double (no overflow). */

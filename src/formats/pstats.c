@@ -195,48 +195,75 @@ static void nums_add(pnums_t *p, const sps__tree_node_t *n, int recursive) {
     }
 }
 
-/* The dict of per-region mode: entries per region, callers per (region,
- * calling region or root).  pair[r * (R + 1) + c]: c = 0 the root, else
- * calling region c - 1. */
+/* A node in per-region mode: its region and its caller's column (0 the
+ * root, else the calling region + 1), sorted so that a region's callers
+ * come together. */
+typedef struct pkey {
+    uint32_t region;
+    uint64_t caller;
+    size_t node;
+} pkey_t;
+
+static int pkey_cmp(const void *a, const void *b) {
+    const pkey_t *x = a, *y = b;
+    if (x->region != y->region) return x->region < y->region ? -1 : 1;
+    if (x->caller != y->caller) return x->caller < y->caller ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Writes one region's entry: keys k[0..n) (all of region k[0].region,
+ * sorted by caller), its sums and its callers' (the root's only with
+ * root). */
+static void write_region(FILE *fp, const sps__export_sel_t *sel, const sps__tree_t *t,
+                         const sps__tl_header_t *h, const char *root, const pkey_t *k,
+                         size_t n) {
+    pnums_t all = {0};
+    for (size_t i = 0; i < n; i++) nums_add(&all, &t->n[k[i].node], node_recursive(t, k[i].node));
+    uint32_t r = k[0].region;
+    m_key(fp, sel, (int64_t)r, h->names[r], strlen(h->names[r]));
+    m_tuple(fp, 5);
+    m_nums(fp, &all);
+    fputc('{', fp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        pnums_t p = {0};
+        for (; j < n && k[j].caller == k[i].caller; j++)
+            nums_add(&p, &t->n[k[j].node], node_recursive(t, k[j].node));
+        uint64_t c = k[i].caller;
+        i = j;
+        if (c == 0 && !root) continue;
+        const char *cn = c ? h->names[c - 1] : root;
+        m_key(fp, sel, c ? (int64_t)c - 1 : -1, cn, strlen(cn));
+        m_tuple(fp, 4);
+        m_nums(fp, &p);
+    }
+    fputc('0', fp);
+}
+
+/* The dict of per-region mode: an entry per region, callers per (region,
+ * calling region or root), from the tree's nodes sorted by that pair:
+ * memory O(nodes), whatever the number of regions. */
 static int write_regions(FILE *fp, const sps__export_sel_t *sel, const sps__tree_t *t,
                          const sps__tl_header_t *h, const char *root) {
-    size_t R = h->nnames;
-    if (R && (R + 1) > SIZE_MAX / sizeof(pnums_t) / R) return SPS_ENOMEM;
-    pnums_t *reg = calloc(R ? R : 1, sizeof *reg);
-    pnums_t *pair = calloc(R ? R * (R + 1) : 1, sizeof *pair);
-    if (!reg || !pair) {
-        free(reg);
-        free(pair);
-        return SPS_ENOMEM;
-    }
+    pkey_t *k = malloc((t->len ? t->len : 1) * sizeof *k);
+    if (!k) return SPS_ENOMEM;
+    size_t n = 0;
     for (size_t i = 0; i < t->len; i++) {
-        const sps__tree_node_t *n = &t->n[i];
-        int rec = node_recursive(t, i);
-        size_t c = n->parent >= 0 ? t->n[n->parent].region + 1 : 0;
-        nums_add(&reg[n->region], n, rec);
-        nums_add(&pair[n->region * (R + 1) + c], n, rec);
+        if (!t->n[i].cum.count) continue;
+        int32_t p = t->n[i].parent;
+        k[n++] = (pkey_t){t->n[i].region, p >= 0 ? (uint64_t)t->n[p].region + 1 : 0, i};
     }
+    qsort(k, n, sizeof *k, pkey_cmp);
     fputc('{', fp);
-    for (size_t r = 0; r < R; r++) {
-        if (!reg[r].nc) continue;
-        m_key(fp, sel, (int64_t)r, h->names[r], strlen(h->names[r]));
-        m_tuple(fp, 5);
-        m_nums(fp, &reg[r]);
-        fputc('{', fp);
-        for (size_t c = 0; c <= R; c++) {
-            const pnums_t *p = &pair[r * (R + 1) + c];
-            if (!p->nc || (c == 0 && !root)) continue;
-            const char *cn = c ? h->names[c - 1] : root;
-            m_key(fp, sel, c ? (int64_t)c - 1 : -1, cn, strlen(cn));
-            m_tuple(fp, 4);
-            m_nums(fp, p);
-        }
-        fputc('0', fp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && k[j].region == k[i].region) j++;
+        write_region(fp, sel, t, h, root, k + i, j - i);
+        i = j;
     }
     if (root) write_root(fp, sel, t, root);
     fputc('0', fp);
-    free(reg);
-    free(pair);
+    free(k);
     return 0;
 }
 

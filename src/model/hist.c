@@ -71,6 +71,15 @@ int sps__hist_add(sps__hist_t *h, uint64_t ns) {
     return 0;
 }
 
+int sps__hist_merge(sps__hist_t *into, const sps__hist_t *from) {
+    if (!from->n) return 0;
+    uint32_t first = from->lo, last = from->lo + from->len - 1;
+    if (hist_reach(into, first) || hist_reach(into, last)) return SPS_ENOMEM;
+    for (uint32_t k = 0; k < from->len; k++) into->count[from->lo + k - into->lo] += from->count[k];
+    into->n += from->n;
+    return 0;
+}
+
 void sps__hist_free(sps__hist_t *h) {
     free(h->count);
     memset(h, 0, sizeof *h);

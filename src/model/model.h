@@ -218,6 +218,8 @@ typedef struct sps__hist {
 } sps__hist_t;
 SPS__HIDDEN int sps__hist_add(sps__hist_t *h, uint64_t ns);
 SPS__HIDDEN void sps__hist_free(sps__hist_t *h);
+/* Adds from's counts to into (0 or SPS_ENOMEM: into unchanged). */
+SPS__HIDDEN int sps__hist_merge(sps__hist_t *into, const sps__hist_t *from);
 SPS__HIDDEN double sps__hist_quantile(const sps__hist_t *h, double q);
 SPS__HIDDEN double sps__hist_mann_whitney_z(const sps__hist_t *a, const sps__hist_t *b);
 
