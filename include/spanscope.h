@@ -565,9 +565,11 @@ SPS_API int sps_print_summary(void *file);
  * thread (two calls must not write the same output).  in_paths and the
  * strings are borrowed for the call only.
  *
- * Output format by out_path's extension: .h5 (scope-profiler schema 3; from
- * .h5 inputs only), .json / .json.gz (Chrome trace JSON) or .pftrace
- * (Perfetto), these from any mix of .h5, .json, .json.gz, .pftrace inputs.
+ * Output format by out_path's extension: .h5 (scope-profiler schema 3),
+ * .json / .json.gz (Chrome trace JSON) or .pftrace (Perfetto), from any
+ * mix of .h5, .json, .json.gz, .pftrace inputs (an .h5 from trace inputs:
+ * the trace merge, then written as .h5 with call and parent ids from the
+ * fold).
  *
  * Ranks come from the files (/metadata rank of an .h5, distributedInfo.rank
  * or a "rank N" process label of a trace), else from the position in
@@ -592,7 +594,7 @@ SPS_API int sps_print_summary(void *file);
  * do not trust, call this in a child process (as `spanscope merge` does).
  *
  * Returns 0, SPS_EINVAL (NULL or empty paths, n == 0, an unknown
- * extension, .h5 output from trace inputs, two inputs with one rank),
+ * extension, two inputs with one rank),
  * SPS_EIO (an input cannot be opened or read, or the output cannot be
  * finished), SPS_EFORMAT (an input is not a valid file, holds several
  * ranks, or a time leaves the 64-bit range once shifted; also an aggregate
@@ -812,6 +814,67 @@ static inline sps_region_t sps__cached_region(sps_region_t *slot,
 #  define SPS_REGION(name) ((void)0)
 #  define SPS_FUNCTION() ((void)0)
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Exports for other tools (src/api/export.c)                               */
+/* ------------------------------------------------------------------------ */
+
+/* What sps_export writes (scope-profiler 0.7.5's export options). */
+typedef struct sps_export_opts {
+    /* ranks to export; NULL or none: rank 0.  A process of a trace
+     * without a rank is rank "its index among the processes".  speedscope
+     * and chrome take several; prof and svg one (more: SPS_EINVAL). */
+    const int64_t *ranks;
+    size_t nranks;
+    /* region filters: a region is exported when it matches one of
+     * include (none: every region) and none of exclude.  POSIX extended
+     * regular expressions matched at the start of the name (Python's
+     * re.match for the syntax both share).  A region left out is skipped
+     * before nesting is worked out, so its children count as children of
+     * its parent. */
+    const char *const *include;
+    size_t ninclude;
+    const char *const *exclude;
+    size_t nexclude;
+    /* prof, svg: one entry per call path ("a > b"; 1, the default) or
+     * per region name (0) */
+    int call_paths;
+    /* prof, svg: the synthetic root's name, caller of every top-level
+     * call ("<run rank 0>"); NULL: none (svg: "all") */
+    const char *root_name;
+    /* speedscope, chrome: the document's name (NULL: the input's) */
+    const char *doc_name;
+    /* svg: width in px; smallest fraction of the root's time a frame
+     * must take to be drawn; 1: a viewBox and no XML prolog (to inline) */
+    unsigned width;
+    double threshold;
+    int scalable;
+} sps_export_opts_t;
+
+/* Defaults: rank 0, every region, call paths, no root, width 1200,
+ * threshold 0.001, scalable. */
+#define SPS_EXPORT_OPTS_INIT {NULL, 0, NULL, 0, NULL, 0, 1, NULL, NULL, 1200, 0.001, 1}
+
+/* Reads the recording at in_path (.h5 of spanscope or scope-profiler,
+ * .json, .json.gz, .pftrace; validated) and writes at out_path, through a
+ * temporary name renamed into place, the export named by format:
+ *   "speedscope"  speedscope's JSON (one evented profile per thread of
+ *                 each rank; https://www.speedscope.app)
+ *   "prof"        cProfile's marshal'd stats (pstats.Stats, snakeviz)
+ *   "svg"         a flame graph (one <rect> per frame)
+ *   "chrome"      Chrome trace event JSON (Perfetto, chrome://tracing;
+ *                 gzip when out_path ends in .gz)
+ * Nesting and self times are the one fold's, as in every other view.
+ * opts may be NULL (SPS_EXPORT_OPTS_INIT).  Returns 0, SPS_EINVAL (NULL
+ * paths, unknown format or input extension, a rank the file does not
+ * hold, a bad pattern, no region passing the filters, no calls in the
+ * selection), SPS_EFORMAT, SPS_EIO, SPS_EPATH or SPS_ENOMEM; on failure a
+ * one-line reason goes to err[0..errlen) when err is not NULL.  The input
+ * is validated, but HDF5 itself may crash on some corrupt files (see
+ * sps_merge).  May be called from any thread; no session needed. */
+SPS_API int sps_export(const char *in_path, const char *out_path,
+                       const char *format, const sps_export_opts_t *opts,
+                       char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,11 @@ if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_bui
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q $PY_PKGS
 fi
+# snakeviz: the exports' tests open the .prof as snakeviz does
+# (tests/python/test_exports.py; skipped without it)
+if ! .venv/bin/python -c 'import snakeviz' >/dev/null 2>&1; then
+  .venv/bin/python -m pip install -q snakeviz || echo "install-deps: snakeviz not installed"
+fi
 # mpi4py: the Python face under mpirun (tests/mpi/mpi_python.py), only where
 # MPI is installed
 if command -v mpicc >/dev/null 2>&1 && ! .venv/bin/python -c 'import mpi4py' >/dev/null 2>&1; then

@@ -94,3 +94,32 @@ void cli_progress(const char *what, uint64_t done, uint64_t total, int final) {
             (int)(100.0 * (double)(done > total ? total : done) / (double)total),
             (unsigned long long)done, (unsigned long long)total, final ? "\n" : "");
 }
+
+/* The Python side of a subcommand (see cli.h).  The snippet turns a
+ * missing package into the tool's one line instead of a traceback. */
+int cli_python(int argc, char **argv) {
+    static const char code[] =
+        "import sys\n"
+        "try:\n"
+        "    from spanscope import _cli\n"
+        "except ImportError as e:\n"
+        "    sys.stderr.write('spanscope: %s: needs the Python package spanscope "
+        "(pip install spanscope): %s\\n' % (sys.argv[1], e))\n"
+        "    sys.exit(2)\n"
+        "sys.exit(_cli.python_command(sys.argv[1:]))\n";
+    const char *py = getenv("SPANSCOPE_PYTHON");
+    if (!py || !*py) py = "python3";
+    char **args = calloc((size_t)argc + 4, sizeof *args);
+    if (!args) return cli_die(EXIT_USAGE, "%s: out of memory", argv[0]);
+    args[0] = (char *)py;
+    args[1] = (char *)"-c";
+    args[2] = (char *)code;
+    for (int i = 0; i < argc; i++) args[3 + i] = argv[i];
+    fflush(stdout);
+    execvp(py, args);
+    int e = errno;
+    free(args);
+    return cli_die(EXIT_USAGE, "%s: needs Python with the spanscope package "
+                   "(pip install spanscope); cannot run %s: %s", argv[0], py,
+                   strerror(e));
+}

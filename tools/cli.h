@@ -7,7 +7,8 @@
  * subcommand is writing its file and one line of CLI_COMMANDS below.
  *
  * Exit status: 0 success, EXIT_DATA (1) bad input data, EXIT_USAGE (2) bad
- * usage.  Every error is one line on stderr, "spanscope: <message>"
+ * usage (or a feature this installation lacks); `check` adds 3 for "a
+ * region got slower" (cmd_check.c).  Every error is one line on stderr, "spanscope: <message>"
  * (cli_die); nothing else goes to stderr but progress on a terminal. */
 #ifndef SPS_CLI_H
 #define SPS_CLI_H
@@ -26,7 +27,11 @@
     X(convert, 1, "convert between .h5, .json, .json.gz and .pftrace")         \
     X(merge, 1, "merge per-rank recordings into one, clocks aligned")          \
     X(diff, 1, "compare two recordings: what got slower or faster")            \
-    X(html, 1, "write a self-contained HTML report (timeline, bars, table)")
+    X(html, 1, "write a self-contained HTML report (timeline, bars, table)")   \
+    X(inspect, 1, "what a file holds: metadata, ranks, threads, sizes")       \
+    X(export, 1, "export for speedscope, snakeviz (.prof), SVG, Chrome, JSON") \
+    X(plot, 0, "draw plots of a profile (Python package with matplotlib)")     \
+    X(check, 1, "CI gate: fail when a region got slower than a baseline")
 
 /* One entry point per subcommand: int cmd_report(int, char **), ... */
 #define CLI_DECLARE(name, isolate, summary) int cmd_##name(int argc, char **argv);
@@ -67,6 +72,13 @@ int cli_parse_count(const char *s, unsigned long long max,
  * subcommands that read many spans (convert, html).  total may be an
  * estimate; the percentage stops at 100. */
 void cli_progress(const char *what, uint64_t done, uint64_t total, int final);
+
+/* Runs the subcommand argv (argv[0] its name) in the Python package
+ * instead (plot, export json: they are Python's): replaces this process
+ * with $SPANSCOPE_PYTHON (default python3) running spanscope._cli's
+ * python_command.  Returns only on failure: EXIT_USAGE after one line
+ * saying that the Python package is needed. */
+int cli_python(int argc, char **argv);
 
 #define die cli_die
 #define input_watchdog cli_input_watchdog

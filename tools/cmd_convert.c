@@ -17,7 +17,8 @@ static const char convert_help[] =
     "usage: spanscope convert IN OUT\n"
     "\n"
     "Converts a recording between formats, chosen by the file extensions:\n"
-    "  .h5        spanscope / scope-profiler HDF5 (input only, for now)\n"
+    "  .h5        spanscope / scope-profiler HDF5 (schema 3 when written:\n"
+    "             rows per rank and region, a rank per process of a trace)\n"
     "  .json      Chrome trace event JSON (Perfetto, chrome://tracing, TensorBoard)\n"
     "  .json.gz   the same, gzip-compressed\n"
     "  .pftrace   Perfetto protobuf trace (compact; ui.perfetto.dev)\n"
@@ -36,6 +37,23 @@ static int convert_spans(sps__tlr_t *r, sps__tlw_t *w, uint64_t total) {
     }
     if (total >= 0x10000) cli_progress("convert", n, total, 1);
     return rc;
+}
+
+/* IN (any format) to OUT.h5 through sps__h5_from_timeline, at a
+ * temporary name renamed into place. */
+static int convert_to_h5(const char *in, sps__tl_format_t fi, const char *out) {
+    char *tmp = sps__tmp_name(out, NULL);
+    if (!tmp) return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(SPS_ENOMEM));
+    sps__err_clear();
+    int rc = sps__h5_from_timeline(in, fi, tmp);
+    alarm(0);
+    const char *why = sps__err_msg(); /* a reader's message names the file */
+    if (!rc && rename(tmp, out) != 0) rc = SPS_EIO, why = NULL;
+    if (rc) unlink(tmp);
+    free(tmp);
+    if (rc && why && *why) return die(EXIT_DATA, "convert: %s", why);
+    if (rc) return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(rc));
+    return 0;
 }
 
 /* spanscope convert IN OUT */
@@ -57,10 +75,9 @@ int cmd_convert(int argc, char **argv) {
     if (fi == SPS__TL_UNKNOWN)
         return die(EXIT_USAGE, "convert: %s: unknown input format (.h5, .json, .json.gz, .pftrace)", in);
     if (fo == SPS__TL_UNKNOWN)
-        return die(EXIT_USAGE, "convert: %s: unknown output format (.json, .json.gz, .pftrace)", out);
-    if (fo == SPS__TL_H5)
-        return die(EXIT_USAGE, "convert: writing .h5 from a trace is not implemented yet");
+        return die(EXIT_USAGE, "convert: %s: unknown output format (.h5, .json, .json.gz, .pftrace)", out);
     input_watchdog(in);
+    if (fo == SPS__TL_H5) return convert_to_h5(in, fi, out);
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, in, fi);
     if (rc) return die(EXIT_DATA, "convert: %s", sps__err_msg());

@@ -1,7 +1,8 @@
 /*
  * cmd_diff.c -- spanscope diff A B: what got slower or faster between two
- * recordings.  Argument parsing only; the comparison (statistics, Welch's
- * t-test, the table) is sps__diff_write (src/api/diff.c).
+ * recordings.  Argument parsing only; the comparison (statistics, the
+ * median and Mann-Whitney's rank test, the table) is sps__diff_write
+ * (src/api/diff.c).
  *
  * Differences are not errors: the exit status is 0 whatever the verdicts,
  * 1 for unreadable or invalid input, 2 for bad usage.
@@ -23,23 +24,28 @@ static const char diff_help[] =
     "usage: spanscope diff A B [--sort KEY] [--top N] [--threshold PCT]\n"
     "\n"
     "Compares two recordings region by region (matched by name): calls,\n"
-    "total time and time per call in A and in B, and a verdict per region.\n"
+    "total time and median time per call in A and in B, and a verdict per\n"
+    "region.\n"
     "A and B may be in any format: .h5, .json, .json.gz, .pftrace.\n"
     "\n"
-    "The verdict compares the per-call times with Welch's t-test:\n"
-    "  slower / faster  |t| > 3 and the per-call time changed by at least\n"
-    "                   PCT percent (B against A)\n"
+    "The verdict compares the median per-call times, tested with\n"
+    "Mann-Whitney's rank test (a burst of outliers, such as preemption, does\n"
+    "not sway it, where it moves a mean far beyond its standard error):\n"
+    "  slower / faster  |z| > 3 and the median per-call time changed by at\n"
+    "                   least PCT percent (B against A)\n"
     "  ~                no significant change: within run-to-run spread,\n"
     "                   below the threshold, or too few calls to tell\n"
     "  only in A / B    the region has calls in one file only\n"
     "\n"
     "options:\n"
     "  --sort KEY       total (default): largest change of total time first;\n"
-    "                   per-call: largest change of the per-call mean first;\n"
+    "                   per-call: largest change of the median per call first;\n"
     "                   name: by region name\n"
     "  --top N          show only the first N regions\n"
-    "  --threshold PCT  smallest per-call change called slower/faster\n"
-    "                   (default 5)\n"
+    "  --threshold PCT  smallest change of the median called slower/faster\n"
+    "                   (default 10: the medians of two identical runs on\n"
+    "                   one machine differ by up to ~6%, the whole run\n"
+    "                   shifted, which no statistic within a run can see)\n"
     "  -h, --help       show this help and exit\n"
     "\n"
     "Exit status: 0 (differences are not errors), 1 bad input, 2 bad usage.\n";
@@ -117,7 +123,7 @@ static void read_done(void) { alarm(0); }
 /* spanscope diff A B: per-region comparison of two recordings. */
 int cmd_diff(int argc, char **argv) {
     diff_args_t o = {{NULL, NULL},
-                     {SPS__DIFF_BY_TOTAL, 0, 5.0, input_watchdog, read_done}};
+                     {SPS__DIFF_BY_TOTAL, 0, 10.0, input_watchdog, read_done, NULL}};
     int rc = diff_args(argc, argv, &o);
     if (rc == 1) {
         fputs(diff_help, stdout);

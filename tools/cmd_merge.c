@@ -3,8 +3,8 @@
  * sps_merge (src/api/merge.c; the rules for ranks and clock alignment are
  * src/model/align.c; docs/merge.md).
  *
- * Exit status: 2 for usage (options, no -o or inputs, unknown extension,
- * .h5 output from traces), 1 for data (anything sps_merge reports), each
+ * Exit status: 2 for usage (options, no -o or inputs, unknown
+ * extension), 1 for data (anything sps_merge reports), each
  * error one line on stderr.  The dispatcher runs merge in a child process
  * (HDF5 may crash on a corrupt file); the reading of each input is under
  * the watchdog's time limit, lifted once every input's header is read.
@@ -40,7 +40,8 @@ static const char merge_help[] =
     "OUT by extension:\n"
     "  .json, .json.gz, .pftrace  from any inputs (.h5, .json, .json.gz,\n"
     "                             .pftrace)\n"
-    "  .h5                        from .h5 inputs only\n"
+    "  .h5                        from any inputs (from traces: through\n"
+    "                             the trace merge, then written as .h5)\n"
     "\n"
     "options:\n"
     "  -o, --output OUT   the merged file (written to a temporary name and\n"

@@ -74,3 +74,19 @@ def __getattr__(name):
 
 
 __all__ += ["plots", *sorted(_PLOT_NAMES)]
+
+# --- exports for other tools (issue 12 part 5: spanscope/_exports.py, written in C) ---
+from spanscope._exports import (  # noqa: E402
+    export_chrome_trace,
+    export_flamegraph_svg,
+    export_prof,
+    export_speedscope,
+    load_prof,
+    to_pstats,
+)
+
+__all__ += [
+    "export_speedscope", "export_prof", "load_prof", "to_pstats",
+    "export_flamegraph_svg", "export_chrome_trace",
+]
+# --- end of exports ---

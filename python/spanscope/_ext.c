@@ -43,6 +43,7 @@ extern int sps__py_capture;
 int sps__py_capture_call(sps_region_t r, PyObject *name, PyObject *const *args,
                          size_t nargsf, PyObject *kwnames);
 int sps__py_profiler_init(PyObject *m);
+int sps__py_export_init(PyObject *m); /* _export.c */
 
 /* Module state kept in statics: the extension is single-phase and the core
  * is process-wide anyway. */
@@ -1072,7 +1073,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
         PyModule_AddIntConstant(m, "OVERFLOW_SPILL", SPS_OVERFLOW_SPILL) ||
         PyModule_AddIntConstant(m, "OVERFLOW_DROP", SPS_OVERFLOW_DROP) ||
         PyModule_AddIntConstant(m, "OVERFLOW_GROW", SPS_OVERFLOW_GROW) ||
-        sps__py_profiler_init(m)) {
+        sps__py_profiler_init(m) || sps__py_export_init(m)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -28,7 +28,8 @@ typedef struct sps__report_opts {
     int tree;          /* the call tree (not for aggregate files: a note) */
     int flat;          /* the flat per-region view */
     sps__sort_t sort;  /* flat view order; SPS__SORT_TOTAL also orders the
-                        * per-rank view by total (else: by imbalance) */
+                        * per-rank view by total (else: by the time
+                        * lost to imbalance, max - mean) */
     size_t top;        /* rows of the flat and per-rank views, 0 = all */
     int ranks;         /* per-rank view: 1 always, 0 never, -1 when the
                         * file holds 2+ ranks and the flat view is shown */
@@ -86,22 +87,29 @@ SPS__HIDDEN int sps__diff_sort_parse(const char *key, sps__diff_sort_t *out);
 typedef struct sps__diff_opts {
     sps__diff_sort_t sort;
     size_t top;        /* rows shown, 0 = all */
-    double threshold;  /* smallest per-call change, in percent, called
-                        * slower or faster (the tool's default: 5) */
+    double threshold;  /* smallest change of the median, in percent,
+                        * called slower or faster (the tool's default:
+                        * 10, above the level shifts between identical
+                        * runs) */
     /* Called before each file is opened and once its header is read (the
      * rest is bounded work): the tool arms and lifts its time limit
      * there.  Either may be NULL. */
     void (*reading)(const char *path);
     void (*read_done)(void);
+    /* When not NULL, gets the number of regions called slower (the
+     * tool's `check` fails on it). */
+    size_t *nslower;
 } sps__diff_opts_t;
 
 /* Reads the recordings a and b (.h5, .json, .json.gz or .pftrace, by
  * extension; validated) and writes to fp their comparison region by
  * region, matched by name: calls, total and per-call time in each, the
- * changes of total, self and per-call time, and a verdict from Welch's
- * t-test on the per-call times (slower / faster when |t| > 3 and the
- * change is at least o->threshold percent; "~" otherwise; "only in A/B"),
- * then a count of each verdict.  Differences are not errors.  fp, a, b
+ * changes of total, self and median per-call time, and a verdict on the
+ * median per-call time tested with Mann-Whitney's rank test (slower /
+ * faster when |z| > 3 and the median changed by at least o->threshold
+ * percent; "~" otherwise; "only in A/B"), then a count of each verdict.
+ * Medians and ranks, not means: a burst of outliers (preemption) moves a
+ * run's mean far beyond its standard error (diff.c says more).  Differences are not errors.  fp, a, b
  * and o are borrowed.  Memory: O(regions + threads * depth).
  *
  * Returns 0, SPS_EINVAL (an argument NULL, or an unknown extension),
@@ -111,6 +119,19 @@ typedef struct sps__diff_opts {
  * file, and nothing has been written to fp. */
 SPS__HIDDEN int sps__diff_write(FILE *fp, const char *a, const char *b,
                                 const sps__diff_opts_t *o);
+
+/* ------------------------------------------------------------------------ */
+/* inspect (src/api/inspect.c)                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Writes to fp what the recording at path holds (`spanscope inspect`):
+ * its format and size; for an .h5 its schema, layout, regions, index rows,
+ * events and every /metadata attribute; for any format with spans its
+ * processes (ranks), threads with their span counts, names, spans and the
+ * time they cover.  fp and path are borrowed.  Returns 0, SPS_EINVAL (an
+ * argument NULL, or an unknown extension), SPS_EIO, SPS_EFORMAT or
+ * SPS_ENOMEM, with the one-line reason in the error channel (util.h). */
+SPS__HIDDEN int sps__inspect_write(FILE *fp, const char *path);
 
 /* ======================================================================== */
 /* integrations: distributed sessions (api: src/api/dist.c; the MPI one:   */

@@ -8,10 +8,25 @@
  * Per region and file the one fold (model/fold.c: sps__fold_tl) gives the
  * call count, the total, the mean and the variance of the per-call
  * durations and the self time, in one pass, O(regions + threads x depth)
- * memory.  The verdict on a region compares the
- * per-call means with Welch's t-test: |t| > 3 and a relative change of at
- * least threshold percent gives "slower" or "faster", anything else "~"
- * (the difference is within the run-to-run spread, or too small to matter).
+ * memory, and a histogram of the per-call durations (model/hist.c, a few
+ * KiB a region and file).  The verdict on a region compares the per-call
+ * *medians*, tested twice: Mann-Whitney's rank test on the histograms,
+ * and the medians' difference over their standard errors from each run's
+ * drift (the batch-medians method: a run's calls in start order cut into
+ * up to 16 batches, the spread of the batches' medians; warm-up, drift
+ * and bursts of interference make neighbouring calls alike, so a run's
+ * median wanders further than its calls' spread says).  Both |z| > 3 and
+ * a change of the median of at least threshold percent give "slower" or
+ * "faster", anything else "~" (within the spread or the drift, or too
+ * small to matter).
+ *
+ * Why not the means (Welch's t, before issue 12): per-call durations are
+ * heavy-tailed and their outliers (interrupts, page faults, preemption)
+ * come in bursts, so two runs of one workload have means further apart
+ * than their standard errors say; identical LULESH runs read TimeIncrement
+ * 165 -> 129 ns, t = -4.5, "faster".  A few outliers move the median and
+ * the ranks by a few calls' worth, however long they are.  The table
+ * still shows the totals (dtotal, dself) every call counts in.
 
  */
 #include "api/api.h"
@@ -23,8 +38,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* |t| above this is a significant difference of the per-call means. */
-#define T_SIGNIFICANT 3.0
+/* |z| above this is a significant difference of the per-call durations
+ * (Mann-Whitney's normal score, and the medians' difference over their
+ * batch-medians standard errors). */
+#define Z_SIGNIFICANT 3.0
+/* Batches of a run's calls for its drift (rstat_t). */
+#define BATCHES_MAX 16
 
 /* The sort keys, indexed by sps__diff_sort_t. */
 static const char *const k_diff_keys[] = {"total", "per-call", "name"};
@@ -46,6 +65,15 @@ typedef struct rstat {
     double mean, m2;   /* mean and sum of squared deviations (ns) */
     int64_t total;     /* ns */
     int64_t self;      /* ns */
+    sps__hist_t hist;  /* per-call durations */
+    double median;     /* ns, NaN without calls */
+    /* The run's drift (batch medians): its calls in start order cut into
+     * batches of bsize calls, at most BATCHES_MAX (two neighbours merge
+     * when full, bsize doubles), each batch's histogram. */
+    sps__hist_t batch[BATCHES_MAX];
+    uint32_t nbatch;
+    uint64_t bsize;
+    double drift_se;   /* standard error of the median from the batches' spread */
 } rstat_t;
 
 /* A region (by name) and its statistics in A and B. */
@@ -66,18 +94,59 @@ typedef struct regions {
 /* Arithmetic                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* Adds a call of d ns to s's batches (batch_add's doubling).  0 or
+ * SPS_ENOMEM. */
+static int batch_add(rstat_t *s, uint64_t d) {
+    if (!s->bsize) s->bsize = 1;
+    if (!s->nbatch || s->batch[s->nbatch - 1].n >= s->bsize) {
+        if (s->nbatch == BATCHES_MAX) { /* neighbours merge: half as many, twice as long */
+            for (uint32_t i = 0; i < BATCHES_MAX / 2; i++) {
+                sps__hist_t *x = &s->batch[2 * i], *y = &s->batch[2 * i + 1];
+                if (sps__hist_merge(x, y)) return SPS_ENOMEM;
+                sps__hist_free(y);
+                if (i != 2 * i) {
+                    s->batch[i] = *x;
+                    memset(x, 0, sizeof *x);
+                }
+            }
+            s->nbatch = BATCHES_MAX / 2;
+            s->bsize *= 2;
+        }
+        if (s->nbatch == 0 || s->batch[s->nbatch - 1].n >= s->bsize) s->nbatch++;
+    }
+    return sps__hist_add(&s->batch[s->nbatch - 1], d);
+}
+
+/* The standard error of s's median from the spread of its batches'
+ * medians (the batch-medians method: calls of one run are not
+ * independent -- warm-up, drift, bursts of interference -- so their own
+ * spread understates how far a run's median wanders; batches of
+ * neighbouring calls carry that wandering).  A last batch under half
+ * full is left out.  0 with fewer than 2 batches. */
+static double batch_se(const rstat_t *s) {
+    double med[BATCHES_MAX], sum = 0;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->nbatch; i++)
+        if (i + 1 < s->nbatch || 2 * s->batch[i].n >= s->bsize) {
+            med[k] = sps__hist_quantile(&s->batch[i], 0.5);
+            sum += med[k++];
+        }
+    if (k < 2) return 0;
+    double mean = sum / k, ss = 0;
+    for (uint32_t i = 0; i < k; i++) ss += (med[i] - mean) * (med[i] - mean);
+    return sqrt(ss / (k - 1) / k);
+}
+
 /* Fills what the table reads of s from its accumulator. */
 static void stat_fill(rstat_t *s) {
     s->n = s->acc.count;
     sps__acc_moments(&s->acc, &s->mean, &s->m2);
     s->total = s->acc.total > INT64_MAX ? INT64_MAX : (int64_t)s->acc.total;
     s->self = s->acc.self > INT64_MAX ? INT64_MAX : (int64_t)s->acc.self;
+    s->median = sps__hist_quantile(&s->hist, 0.5);
+    s->drift_se = batch_se(s);
 }
 
-/* The sample variance of s (ns^2); 0 with fewer than two calls. */
-static double stat_var(const rstat_t *s) {
-    return s->n > 1 ? s->m2 / (double)(s->n - 1) : 0.0;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Regions by name                                                           */
@@ -102,7 +171,13 @@ static int64_t regions_intern(regions_t *t, const char *name) {
 
 /* Frees everything t owns. */
 static void regions_free(regions_t *t) {
-    for (size_t i = 0; i < t->n; i++) free(t->v[i].name);
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->v[i].name);
+        for (int side = 0; side < 2; side++) {
+            sps__hist_free(&t->v[i].st[side].hist);
+            for (uint32_t b = 0; b < BATCHES_MAX; b++) sps__hist_free(&t->v[i].st[side].batch[b]);
+        }
+    }
     free(t->v);
     sps__htab_free(&t->index);
 }
@@ -136,6 +211,9 @@ static int add_span(reader_t *rd, const sps__tl_span_t *s) {
     }
     int64_t depth = sps__fold_tl_add(&rd->fold, s->thread, s->name, s->start_ns, s->end_ns, s->prior_ns);
     if (depth < 0) return (int)depth;
+    rstat_t *st = &rd->t->v[rd->reg_of[s->name] - 1].st[rd->side];
+    uint64_t d = (uint64_t)(s->end_ns - s->start_ns);
+    if (sps__hist_add(&st->hist, d) || batch_add(st, d)) return SPS_ENOMEM;
     rd->spans++;
     return 0;
 }
@@ -188,44 +266,51 @@ static int read_file(regions_t *t, int side, const char *path,
 /* One row of the table. */
 typedef struct row {
     const region_t *r;
-    double dpc;         /* per-call change B vs A, percent (NaN: none) */
-    double t;           /* Welch's t (B - A), NaN when undefined */
+    double dpc;         /* change of the median B vs A, percent (NaN: none) */
+    double z;           /* Mann-Whitney's z (B slower > 0), NaN when undefined */
     const char *verdict;
     char note[64];
 } row_t;
 
-/* Fills the verdict of row w: Welch's t-test on the per-call means. */
+/* Fills the verdict of row w: the change of the median per-call time,
+ * significant by Mann-Whitney's rank test on the two histograms. */
 static void verdict(row_t *w, double threshold) {
     const rstat_t *a = &w->r->st[0], *b = &w->r->st[1];
-    w->t = NAN;
+    w->z = NAN;
     w->dpc = NAN;
     if (!a->n || !b->n) {
         w->verdict = a->n ? "only in A" : "only in B";
         return;
     }
-    if (a->mean > 0) w->dpc = 100.0 * (b->mean - a->mean) / a->mean;
+    if (a->median > 0) w->dpc = 100.0 * (b->median - a->median) / a->median;
     w->verdict = "~";
     if (a->n < 2 || b->n < 2) {
         snprintf(w->note, sizeof w->note, "too few calls to tell");
         return;
     }
-    double se = sqrt(stat_var(a) / (double)a->n + stat_var(b) / (double)b->n);
-    double d = b->mean - a->mean;
-    w->t = se > 0 ? d / se : d == 0 ? 0.0 : d > 0 ? INFINITY : -INFINITY;
-    if (fabs(w->t) <= T_SIGNIFICANT) {
-        snprintf(w->note, sizeof w->note, "within run-to-run spread (|t|=%.1f)",
-                 fabs(w->t));
+    w->z = sps__hist_mann_whitney_z(&a->hist, &b->hist);
+    if (!(fabs(w->z) > Z_SIGNIFICANT)) {
+        snprintf(w->note, sizeof w->note, "within run-to-run spread (|z|=%.1f)",
+                 fabs(w->z));
+        return;
+    }
+    double d = b->median - a->median;
+    double se = sqrt(a->drift_se * a->drift_se + b->drift_se * b->drift_se);
+    double zd = se > 0 ? d / se : d == 0 ? 0.0 : d > 0 ? INFINITY : -INFINITY;
+    if (!(fabs(zd) > Z_SIGNIFICANT)) { /* the runs' medians wander this much */
+        snprintf(w->note, sizeof w->note, "within the runs' drift (|z|=%.1f)", fabs(zd));
         return;
     }
     double rel = w->dpc == w->dpc ? fabs(w->dpc) : INFINITY;
-    if (rel < threshold) {
-        snprintf(w->note, sizeof w->note, "below %g%% threshold (t=%+.1f)",
-                 threshold, w->t);
+    if (rel < threshold || d == 0 || (d > 0) != (w->z > 0)) {
+        snprintf(w->note, sizeof w->note, "median within %g%% threshold (z=%+.1f)",
+                 threshold, w->z);
         return;
     }
     w->verdict = d > 0 ? "slower" : "faster";
-    if (isinf(w->t)) snprintf(w->note, sizeof w->note, "t=%sinf", d > 0 ? "+" : "-");
-    else snprintf(w->note, sizeof w->note, "t=%+.1f", w->t);
+    if (isinf(zd)) snprintf(w->note, sizeof w->note, "z=%+.1f, drift z=%sinf", w->z,
+                            d > 0 ? "+" : "-");
+    else snprintf(w->note, sizeof w->note, "z=%+.1f, drift z=%+.1f", w->z, zd);
 }
 
 /* |total B - total A| of a row, as a double (no overflow). */
@@ -233,9 +318,10 @@ static double dtotal(const row_t *w) {
     return fabs((double)w->r->st[1].total - (double)w->r->st[0].total);
 }
 
-/* |mean B - mean A| of a row (a missing side counts as 0). */
-static double dmean(const row_t *w) {
-    return fabs(w->r->st[1].mean - w->r->st[0].mean);
+/* |median B - median A| of a row (a missing side counts as 0). */
+static double dmedian(const row_t *w) {
+    double a = w->r->st[0].n ? w->r->st[0].median : 0, b = w->r->st[1].n ? w->r->st[1].median : 0;
+    return fabs(b - a);
 }
 
 /* Orders rows by the sort key (largest change first), then by name
@@ -245,7 +331,7 @@ static int row_cmp(const void *x, const void *y, void *ctx) {
     sps__diff_sort_t by = *(const sps__diff_sort_t *)ctx;
     double ka = 0, kb = 0;
     if (by == SPS__DIFF_BY_TOTAL) ka = dtotal(a), kb = dtotal(b);
-    else if (by == SPS__DIFF_BY_PERCALL) ka = dmean(a), kb = dmean(b);
+    else if (by == SPS__DIFF_BY_PERCALL) ka = dmedian(a), kb = dmedian(b);
     if (ka != kb) return ka > kb ? -1 : 1;
     return strcmp(a->r->name, b->r->name);
 }
@@ -279,14 +365,14 @@ static void side_cells(const rstat_t *s, char cells[3][24]) {
     }
     snprintf(cells[0], 24, "%llu", (unsigned long long)s->n);
     fmt_time(cells[1], 24, (double)s->total);
-    fmt_time(cells[2], 24, s->mean);
+    fmt_time(cells[2], 24, s->median);
 }
 
 /* Prints the table of rows w[0..n) to fp. */
 static void print_table(FILE *fp, const row_t *w, size_t n, size_t name_w) {
     fprintf(fp, "%-*s %9s %9s %11s %11s %9s %9s %11s %11s %9s  %-9s %s\n",
            (int)name_w, "region", "calls A", "calls B", "total A", "total B",
-           "dtotal", "dself", "per-call A", "per-call B", "dper-call",
+           "dtotal", "dself", "median A", "median B", "dmedian",
            "verdict", "");
     for (size_t i = 0; i < n; i++) {
         const region_t *r = w[i].r;
@@ -296,7 +382,7 @@ static void print_table(FILE *fp, const row_t *w, size_t n, size_t name_w) {
         if (r->st[0].n && r->st[1].n) {
             fmt_delta(dt, sizeof dt, (double)r->st[0].total, (double)r->st[1].total);
             fmt_delta(ds, sizeof ds, (double)r->st[0].self, (double)r->st[1].self);
-            fmt_delta(dp, sizeof dp, r->st[0].mean, r->st[1].mean);
+            fmt_delta(dp, sizeof dp, r->st[0].median, r->st[1].median);
         } else {
             snprintf(dt, sizeof dt, "-");
             snprintf(ds, sizeof ds, "-");
@@ -331,6 +417,7 @@ static int print_diff(FILE *fp, const regions_t *t, const char *a,
     if (name_w > 40) name_w = 40;
     qsort_r(w, t->n, sizeof *w, row_cmp, (void *)&o->sort);
     size_t shown = o->top && o->top < t->n ? o->top : t->n;
+    if (o->nslower) *o->nslower = nslow;
     fprintf(fp, "A: %s\nB: %s\n\n", a, b);
     if (!t->n) fprintf(fp, "(no regions in either file)\n");
     else print_table(fp, w, shown, name_w);
@@ -339,10 +426,10 @@ static int print_diff(FILE *fp, const regions_t *t, const char *a,
     fprintf(fp, "\n%zu slower, %zu faster, %zu only in A, %zu only in B, %zu "
            "unchanged (~)\n", nslow, nfast, nonly[0], nonly[1],
            t->n - nslow - nfast - nonly[0] - nonly[1]);
-    fprintf(fp, "verdict: Welch's t-test on the per-call times; slower/faster when "
-           "|t| > %g and |dper-call| >= %g%%, ~ when the change is within "
-           "run-to-run spread or below the threshold.\n", T_SIGNIFICANT,
-           o->threshold);
+    fprintf(fp, "verdict: the median per-call time, tested with Mann-Whitney's rank "
+           "test (outliers do not sway it); slower/faster when |z| > %g and "
+           "|dmedian| >= %g%%, ~ when the change is within run-to-run spread "
+           "or below the threshold.\n", Z_SIGNIFICANT, o->threshold);
     free(w);
     return 0;
 }

@@ -6,7 +6,7 @@
  * MPI.
  *
  * This file orchestrates; it reads and decides nothing itself:
- *   - checks the arguments (paths, extensions, no .h5 from traces);
+ *   - checks the arguments (paths, extensions);
  *   - chooses the output kind (formats/merge.h): a trace (.json,
  *     .json.gz, .pftrace: formats/merge_trace.c) or an .h5
  *     (formats/merge_h5.c);
@@ -46,6 +46,7 @@ typedef struct merge {
     sps__align_in_t *facts;
     sps__align_t *al;
     int ref;               /* the reference input, -1 none */
+    int via_trace;         /* .h5 output from trace inputs (write_to) */
 } merge_t;
 
 /* Writes the one-line reason (printf format) to c->err, the first time
@@ -94,12 +95,11 @@ static int check_args(merge_t *c) {
         if (f == SPS__TL_UNKNOWN)
             return fail(c, SPS_EINVAL, "%s: unknown input format (.h5, .json, "
                         ".json.gz, .pftrace)", in);
-        if (fo == SPS__TL_H5 && f != SPS__TL_H5)
-            return fail(c, SPS_EINVAL, "%s: writing .h5 from trace inputs is "
-                        "not supported (merge to .json, .json.gz or "
-                        ".pftrace)", in);
+        if (fo == SPS__TL_H5 && f != SPS__TL_H5) c->via_trace = 1;
     }
-    c->kind = fo == SPS__TL_H5 ? &sps__merge_to_h5 : &sps__merge_to_trace;
+    /* an .h5 from trace inputs: the trace merge (ranks, clocks), to a
+     * temporary .pftrace, then that written as .h5 (write_to) */
+    c->kind = fo == SPS__TL_H5 && !c->via_trace ? &sps__merge_to_h5 : &sps__merge_to_trace;
     return 0;
 }
 
@@ -152,7 +152,17 @@ static int read_all(merge_t *c) {
  * after the error line. */
 static int write_to(merge_t *c, const char *tmp) {
     sps__err_clear();
-    int rc = c->kind->write(c->st, c->out, tmp, c->al, c->ref);
+    int rc;
+    if (c->via_trace) { /* the merged trace, then the .h5 of it */
+        char *trace = sps__tmp_name(c->out, ".pftrace");
+        if (!trace) return fail(c, SPS_ENOMEM, "out of memory");
+        rc = c->kind->write(c->st, trace, trace, c->al, c->ref);
+        if (!rc) rc = sps__h5_from_timeline(trace, SPS__TL_PFTRACE, tmp);
+        unlink(trace);
+        free(trace);
+    } else {
+        rc = c->kind->write(c->st, c->out, tmp, c->al, c->ref);
+    }
     if (rc) fail_msg(c, rc, c->out);
     else if (rename(tmp, c->out) != 0)
         rc = fail(c, SPS_EIO, "%s: %s", c->out, sps_strerror(SPS_EIO));

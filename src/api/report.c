@@ -9,6 +9,7 @@
 #include "api/api.h"
 #include "formats/timeline.h"
 #include "formats/h5_read.h"
+#include "formats/h5_comm.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,6 +118,121 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Lanes: the threads (of all ranks) that ran a region                       */
+/* ------------------------------------------------------------------------ */
+
+/* "% session" divides a region's total by the session time of the threads
+ * that ran it (sps__table_opts_t), so the report counts them: per region
+ * of r the distinct (rank, thread id) pairs of its events (its ranks when
+ * the file has no thread ids), into lanes[nnames], and over the whole file
+ * into *all.  Returns 0 or SPS_ENOMEM. */
+typedef struct lane_key {
+    uint32_t rank;
+    int64_t tid;
+} lane_key_t;
+
+static int lane_cmp(const void *a, const void *b) {
+    const lane_key_t *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Sorts v[0..n) and returns how many distinct keys it holds, moved to the
+ * front. */
+static size_t lane_unique(lane_key_t *v, size_t n) {
+    qsort(v, n, sizeof *v, lane_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || lane_cmp(&v[k - 1], &v[i])) v[k++] = v[i];
+    return k;
+}
+
+static int h5_lanes(const sps__h5r_t *r, uint32_t *lanes, uint32_t *all) {
+    lane_key_t *seen = NULL, *tmp = NULL;
+    size_t nseen = 0, capseen = 0, captmp = 0;
+    memset(lanes, 0, (r->nnames ? r->nnames : 1) * sizeof *lanes);
+    for (size_t i = 0; i < r->nrows; i++) {
+        const sps__row_t *row = &r->rows[i];
+        int by_thread = r->thread_ids && !r->aggregate;
+        size_t n = by_thread ? (size_t)row->count : 1;
+        if (n > captmp) {
+            lane_key_t *v = realloc(tmp, n * sizeof *v);
+            if (!v) goto oom;
+            tmp = v;
+            captmp = n;
+        }
+        for (size_t e = 0; e < n; e++)
+            tmp[e] = (lane_key_t){row->rank, by_thread ? r->thread_ids[row->offset + e] : 0};
+        if (!row->count) continue;
+        size_t k = lane_unique(tmp, n);
+        lanes[row->file_region] += (uint32_t)k;
+        for (size_t e = 0; e < k; e++) {
+            if (sps__grow((void **)&seen, &capseen, nseen, sizeof *seen)) goto oom;
+            seen[nseen++] = tmp[e];
+        }
+    }
+    *all = (uint32_t)lane_unique(seen, nseen);
+    free(seen);
+    free(tmp);
+    return 0;
+oom:
+    free(seen);
+    free(tmp);
+    return SPS_ENOMEM;
+}
+
+/* The index of name among r's names (by pointer: the reader's rows point
+ * at them), or -1. */
+static int64_t name_index(const sps__h5r_t *r, const char *name) {
+    for (size_t g = 0; g < r->nnames; g++)
+        if (r->names[g] == name) return (int64_t)g;
+    for (size_t g = 0; name && g < r->nnames; g++)
+        if (!strcmp(r->names[g], name)) return (int64_t)g;
+    return -1;
+}
+
+/* A node runs on its parent's threads only: caps each node's lanes at its
+ * parent's (lanes[] holds its region's), walking up at most depth steps
+ * from each node (parent links as the tree gives them; a cycle stops at
+ * nn steps). */
+static void nodes_within_parents(const sps__tree_row_t *nodes, size_t nn, uint32_t *lanes) {
+    for (size_t i = 0; i < nn; i++) {
+        size_t steps = 0;
+        for (int32_t p = nodes[i].parent; p >= 0 && (size_t)p < nn && steps < nn;
+             p = nodes[p].parent, steps++)
+            if (lanes[p] && lanes[p] < lanes[i]) lanes[i] = lanes[p];
+    }
+}
+
+/* The lanes of r's flat rows and tree nodes (a node: its region's, at
+ * most its parent's) into *out, arrays malloc'd (free with lanes_free).
+ * Returns 0 or SPS_ENOMEM. */
+static int set_lanes(const sps__h5r_t *r, const sps__tflat_t *flat, size_t nf,
+                     const sps__tree_row_t *nodes, size_t nn, sps__table_lanes_t *out) {
+    uint32_t *lanes = malloc((r->nnames ? r->nnames : 1) * sizeof *lanes);
+    uint32_t *fl = calloc(nf ? nf : 1, sizeof *fl), *nl = calloc(nn ? nn : 1, sizeof *nl);
+    out->flat = fl;
+    out->nodes = nl;
+    int rc = lanes && fl && nl ? h5_lanes(r, lanes, &out->total) : SPS_ENOMEM;
+    for (size_t i = 0; !rc && i < nf; i++) {
+        int64_t g = name_index(r, flat[i].name);
+        fl[i] = g >= 0 ? lanes[g] : 0;
+    }
+    for (size_t i = 0; !rc && i < nn; i++) {
+        int64_t g = name_index(r, nodes[i].name);
+        nl[i] = g >= 0 ? lanes[g] : 0;
+    }
+    if (!rc) nodes_within_parents(nodes, nn, nl);
+    free(lanes);
+    return rc;
+}
+
+static void lanes_free(sps__table_lanes_t *l) {
+    free((void *)l->flat);
+    free((void *)l->nodes);
+}
+
+/* ------------------------------------------------------------------------ */
 /* The report                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -140,8 +256,10 @@ static int print_tables(FILE *fp, const char *path, const sps__h5r_t *r,
     sps__tree_row_t *nodes = NULL;
     sps__tflat_t *flat = NULL;
     size_t nn = 0, nf = 0;
+    sps__table_lanes_t lanes = {0};
     int rc = sps__h5r_tree(r, &nodes, &nn);
     if (rc == 0) rc = sps__h5r_flat(r, &flat, &nf);
+    if (rc == 0) rc = set_lanes(r, flat, nf, nodes, nn, &lanes);
     if (rc == 0) {
         print_title(fp, path, r, flat, nf);
         if (r->aggregate && o->tree) {
@@ -151,8 +269,9 @@ static int print_tables(FILE *fp, const char *path, const sps__h5r_t *r,
         }
         sps__table_opts_t t = {o->tree, o->flat, o->sort, o->top,
                                sps__h5r_session_ns(r)};
-        rc = sps__table_print(fp, nodes, nn, flat, nf, &t);
+        rc = sps__table_print_lanes(fp, nodes, nn, flat, nf, &t, &lanes);
     }
+    lanes_free(&lanes);
     free(nodes);
     free(flat);
     return rc;
@@ -187,6 +306,9 @@ typedef struct tfold {
     int64_t *proc_total;   /* [nprocs * nnames] ns */
     uint32_t *proc_of;     /* thread -> process index */
     uint64_t spans;
+    unsigned char *seen;   /* [nthreads * nnames]: thread ran name (NULL
+                            * when too large: lanes stay 0, read as 1) */
+    uint32_t *lanes;       /* per name: the threads that ran it */
 } tfold_t;
 
 /* Reads every span of r into f.  Returns 0 or an SPS_E* code. */
@@ -195,7 +317,10 @@ static int tfold_read(tfold_t *f, sps__tlr_t *r) {
     size_t np = h->nprocs ? h->nprocs : 1, nn = h->nnames ? h->nnames : 1;
     f->proc_total = calloc(np * nn, sizeof *f->proc_total);
     f->proc_of = calloc(h->nthreads ? h->nthreads : 1, sizeof *f->proc_of);
-    if (!f->proc_total || !f->proc_of ||
+    f->lanes = calloc(nn, sizeof *f->lanes);
+    if (h->nthreads && (uint64_t)h->nthreads * nn <= ((uint64_t)1 << 26))
+        f->seen = calloc(h->nthreads * nn, 1);
+    if (!f->proc_total || !f->proc_of || !f->lanes ||
         sps__fold_tl_init(&f->fold, h->nthreads, h->nnames, 1))
         return SPS_ENOMEM;
     for (size_t t = 0; t < h->nthreads; t++)
@@ -210,6 +335,10 @@ static int tfold_read(tfold_t *f, sps__tlr_t *r) {
         if (d < 0) return (int)d;
         int64_t *pt = &f->proc_total[(size_t)f->proc_of[s.thread] * nn + s.name];
         *pt = (int64_t)((uint64_t)*pt + (uint64_t)(s.end_ns - s.start_ns));
+        if (f->seen && !f->seen[(size_t)s.thread * nn + s.name]) {
+            f->seen[(size_t)s.thread * nn + s.name] = 1;
+            f->lanes[s.name]++;
+        }
         f->spans++;
     }
     if (rc == 0) sps__fold_tl_finish(&f->fold);
@@ -220,6 +349,8 @@ static void tfold_free(tfold_t *f) {
     sps__fold_tl_free(&f->fold);
     free(f->proc_total);
     free(f->proc_of);
+    free(f->seen);
+    free(f->lanes);
 }
 
 /* The table input of f: flat rows for names with calls, tree nodes. */
@@ -246,6 +377,31 @@ static int tfold_tables(const tfold_t *f, sps__tflat_t **flat, size_t *nf,
                                      st.min_ns, st.max_ns};
     }
     *nn = tr->len;
+    return 0;
+}
+
+/* The lanes of the trace's flat rows (in tfold_tables' order: names with
+ * calls) and tree nodes (its region's) into *out (lanes_free).  0 or
+ * SPS_ENOMEM. */
+static int tfold_lanes(const tfold_t *f, const sps__tflat_t *flat, size_t nf,
+                       const sps__tree_row_t *nodes, size_t nn, sps__table_lanes_t *out) {
+    const sps__tl_header_t *h = f->h;
+    uint32_t *fl = calloc(nf ? nf : 1, sizeof *fl), *nl = calloc(nn ? nn : 1, sizeof *nl);
+    out->flat = fl;
+    out->nodes = nl;
+    if (!fl || !nl) return SPS_ENOMEM;
+    (void)flat;
+    size_t k = 0;
+    for (size_t i = 0; i < h->nnames && k < nf; i++)
+        if (f->fold.acc[i].count) fl[k++] = f->lanes[i];
+    for (size_t i = 0; i < nn; i++) nl[i] = f->lanes[f->fold.tree.n[i].region];
+    nodes_within_parents(nodes, nn, nl);
+    for (size_t th = 0; f->seen && th < h->nthreads; th++) /* threads that ran anything */
+        for (size_t g = 0; g < h->nnames; g++)
+            if (f->seen[th * h->nnames + g]) {
+                out->total++;
+                break;
+            }
     return 0;
 }
 
@@ -301,8 +457,11 @@ static int report_trace(FILE *fp, const char *path, sps__tl_format_t fmt,
         }
         fprintf(fp, "%s: trace, %zu region%s, %llu call%s\n\n", path, nf,
                 nf == 1 ? "" : "s", calls, calls == 1 ? "" : "s");
+        sps__table_lanes_t lanes = {0};
+        rc = tfold_lanes(&f, flat, nf, nodes, nn, &lanes);
         sps__table_opts_t t = {o->tree, o->flat, o->sort, o->top, t1 - t0};
-        rc = sps__table_print(fp, nodes, nn, flat, nf, &t);
+        if (!rc) rc = sps__table_print_lanes(fp, nodes, nn, flat, nf, &t, &lanes);
+        lanes_free(&lanes);
         if (!rc) rc = tfold_ranks(fp, &f, o);
     }
     if (rc && !said) fail_code(rc, path);
@@ -357,6 +516,8 @@ int sps__report_write(FILE *fp, const char *path,
     if (rc) return fail_code(rc, path);
     if (o.counters && (rc = sps__counters_print(fp, path)))
         return rc; /* the reader's message */
+    if ((rc = sps__comm_print(fp, path)))
+        return rc == SPS_ENOMEM ? fail_code(rc, path) : rc; /* the reader's message */
     return report_flush(fp, path);
 }
 

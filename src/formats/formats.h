@@ -124,6 +124,17 @@ SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                                   const uint32_t *file_region,
                                   sps__carried_t *carried,
                                   const sps__progress_t *progress);
+/* Writes the timeline at in (format fmt: .json, .json.gz, .pftrace or .h5)
+ * as a scope-profiler schema-3 HDF5 file at tmp (h5_from_trace.c): rows
+ * per (rank, region), a rank per process (its own number, else its
+ * index), call and parent ids from the one fold, thread ids, statistics
+ * and self times from the fold; /metadata start and finalize times from
+ * the spans, mpi_size the number of ranks, the clock anchor of the
+ * source.  Reads in twice (counts, then calls); memory bounded by rows
+ * and threads, not calls.  Two processes with the same rank number would
+ * share rows: callers give one rank per process (merge resolves them).
+ * Returns 0 or a negative SPS_E* code (message set for a bad source). */
+SPS__HIDDEN int sps__h5_from_timeline(const char *in, int fmt, const char *tmp);
 /* Closes an HDF5 handle (an hid_t) of any kind if it is valid and sets it
  * to -1 (h5_read.c; shared by the writer and the readers). */
 SPS__HIDDEN void sps__h5_close(int64_t *id);
@@ -269,10 +280,25 @@ typedef struct sps__table_opts {
 SPS__HIDDEN int sps__table_print(FILE *fp, const sps__tree_row_t *nodes,
                                  size_t nnodes, const sps__tflat_t *flat,
                                  size_t nflat, const sps__table_opts_t *opt);
+/* How many threads (of all ranks) ran each row: "% session" is then a
+ * row's total over its threads' session time (session_ns x lanes), so a
+ * loop run by 8 threads reads as their share, never 700 % (issue 12).
+ * flat[i] / nodes[i]: of flat[i] / nodes[i] (NULL: 1 each); total: of the
+ * TOTAL row (0: 1). */
+typedef struct sps__table_lanes {
+    const uint32_t *flat, *nodes;
+    uint32_t total;
+} sps__table_lanes_t;
+/* sps__table_print with the rows' lanes (NULL: one each). */
+SPS__HIDDEN int sps__table_print_lanes(FILE *fp, const sps__tree_row_t *nodes,
+                                       size_t nnodes, const sps__tflat_t *flat,
+                                       size_t nflat, const sps__table_opts_t *opt,
+                                       const sps__table_lanes_t *lanes);
 /* Prints the per-rank view: for each of nregions regions (names[g]), the
  * min / mean / max over the nranks ranks (ranks[k]) of its total time
  * totals[g * nranks + k], the slowest rank and the imbalance (max - mean) /
- * max, sorted by imbalance (by the sum over ranks for SPS__SORT_TOTAL),
+ * max and the time lost to it (max - mean), sorted by the time lost (by
+ * the sum over ranks for SPS__SORT_TOTAL),
  * the first top rows (all when 0).  Returns 0, SPS_EINVAL, SPS_ENOMEM or
  * SPS_EIO. */
 /* The tree (opt->tree: one row per node in print order, its path of names

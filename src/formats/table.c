@@ -69,12 +69,16 @@ typedef struct cells {
     int64_t total, self, min, max;
     double mean;
     int has_minmax; /* min/max/mean meaningful */
+    uint32_t lanes; /* threads that ran it (0: 1) */
 } cells_t;
 
-/* Prints the numeric columns of one row and the newline. */
+/* Prints the numeric columns of one row and the newline.  "% session":
+ * the row's total over the session time of the threads that ran it. */
 static void put_cells(FILE *fp, const cells_t *c, int64_t session) {
     char pct[32], t[5][32];
-    fmt_pct(pct, sizeof pct, c->total, session);
+    int64_t lanes = c->lanes > 1 ? c->lanes : 1;
+    fmt_pct(pct, sizeof pct, c->total,
+            session > 0 && session <= INT64_MAX / lanes ? session * lanes : session);
     fmt_time(t[0], sizeof t[0], c->total);
     fmt_time(t[1], sizeof t[1], c->self);
     fmt_time(t[2], sizeof t[2], dbl_ns(c->mean));
@@ -239,19 +243,21 @@ static int tree_order(tree_t *t, int32_t *order, int32_t *depth) {
 static cells_t node_cells(const sps__tree_row_t *x) {
     cells_t c = {x->calls, x->total_ns, x->self_ns, x->min_ns, x->max_ns,
                  x->calls ? (double)x->total_ns / (double)x->calls : 0.0,
-                 x->calls > 0};
+                 x->calls > 0, 0};
     return c;
 }
 
 /* Prints the rows of the tree in order, then the TOTAL row. */
 static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
-                      const int32_t *depth, size_t name_w, int64_t session) {
-    cells_t tot = {0, 0, 0, 0, 0, 0.0, 0};
+                      const int32_t *depth, size_t name_w, int64_t session,
+                      const sps__table_lanes_t *lanes) {
+    cells_t tot = {0, 0, 0, 0, 0, 0.0, 0, lanes ? lanes->total : 0};
     if (t->n == 0) fprintf(fp, "(no calls recorded)\n");
     for (size_t k = 0; k < t->n; k++) {
         const sps__tree_row_t *x = &t->nodes[order[k]];
         int32_t d = depth[order[k]];
         cells_t c = node_cells(x);
+        if (lanes && lanes->nodes) c.lanes = lanes->nodes[order[k]];
         sps__utf8_put_cell(fp, 2 * (size_t)(d < INDENT_MAX ? d : INDENT_MAX),
                            shown_name(x->name), name_w);
         put_cells(fp, &c, session);
@@ -266,7 +272,7 @@ static void tree_rows(FILE *fp, const tree_t *t, const int32_t *order,
 
 /* Prints the tree view.  Returns 0 or SPS_ENOMEM. */
 static int tree_print(FILE *fp, const sps__tree_row_t *nodes, size_t n,
-                      int64_t session) {
+                      int64_t session, const sps__table_lanes_t *lanes) {
     tree_t t = {0};
     int32_t *order = malloc((n ? n : 1) * sizeof *order);
     int32_t *depth = malloc((n ? n : 1) * sizeof *depth);
@@ -276,11 +282,13 @@ static int tree_print(FILE *fp, const sps__tree_row_t *nodes, size_t n,
         char s[32];
         size_t name_w = tree_name_width(&t, depth);
         fmt_time(s, sizeof s, session);
-        fprintf(fp, "Call tree (session %s; children by total time)\n",
-                session > 0 ? s : "unknown");
+        fprintf(fp, "Call tree (session %s%s; children by total time)\n",
+                session > 0 ? s : "unknown",
+                lanes && lanes->total > 1 ? ", % of the time of the threads running "
+                                            "each region" : "");
         put_header(fp, name_w);
         put_rule(fp, name_w);
-        tree_rows(fp, &t, order, depth, name_w, session);
+        tree_rows(fp, &t, order, depth, name_w, session, lanes);
     }
     tree_free(&t);
     free(order);
@@ -363,7 +371,7 @@ static frow_t *flat_rows(const sps__tflat_t *flat, size_t n,
 /* Prints the flat view: rows sorted by opt->sort, the first opt->top of
  * them (all when 0).  Returns 0 or SPS_ENOMEM. */
 static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
-                      const sps__table_opts_t *opt) {
+                      const sps__table_opts_t *opt, const sps__table_lanes_t *lanes) {
     sps__sort_t by;
     size_t shown;
     frow_t *r = flat_rows(flat, n, opt, &by, &shown);
@@ -381,7 +389,8 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
     for (size_t i = 0; i < shown; i++) {
         const sps__tflat_t *f = r[i].f;
         cells_t c = {f->calls, f->total_ns, f->self_ns, f->min_ns, f->max_ns,
-                     f->mean_ns, f->calls > 0};
+                     f->mean_ns, f->calls > 0,
+                     lanes && lanes->flat ? lanes->flat[f - flat] : 0};
         sps__utf8_put_cell(fp, 0, shown_name(f->name), name_w);
         put_cells(fp, &c, opt->session_ns);
     }
@@ -400,14 +409,21 @@ static int flat_print(FILE *fp, const sps__tflat_t *flat, size_t n,
 int sps__table_print(FILE *fp, const sps__tree_row_t *nodes, size_t nnodes,
                      const sps__tflat_t *flat, size_t nflat,
                      const sps__table_opts_t *opt) {
+    return sps__table_print_lanes(fp, nodes, nnodes, flat, nflat, opt, NULL);
+}
+
+/* sps__table_print with each row's threads (formats.h). */
+int sps__table_print_lanes(FILE *fp, const sps__tree_row_t *nodes, size_t nnodes,
+                           const sps__tflat_t *flat, size_t nflat,
+                           const sps__table_opts_t *opt, const sps__table_lanes_t *lanes) {
     static const sps__table_opts_t defaults = {1, 1, SPS__SORT_SELF, 0, 0};
     int rc = 0;
     if (!fp || (nnodes && !nodes) || (nflat && !flat)) return SPS_EINVAL;
     if (nnodes > (size_t)INT32_MAX) return SPS_EINVAL;
     if (!opt) opt = &defaults;
-    if (opt->tree) rc = tree_print(fp, nodes, nnodes, opt->session_ns);
+    if (opt->tree) rc = tree_print(fp, nodes, nnodes, opt->session_ns, lanes);
     if (rc == 0 && opt->tree && opt->flat) fputc('\n', fp);
-    if (rc == 0 && opt->flat) rc = flat_print(fp, flat, nflat, opt);
+    if (rc == 0 && opt->flat) rc = flat_print(fp, flat, nflat, opt, lanes);
     if (rc == 0 && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
     return rc;
 }
@@ -429,12 +445,17 @@ typedef struct rrow {
     int by_total;
 } rrow_t;
 
-/* qsort order: imbalance (or sum over ranks) descending, then name, then
- * input order. */
+/* The time a region's imbalance costs: max - mean over the ranks (ns),
+ * what the other ranks wait for the slowest, on average. */
+static double rrow_lost(const rrow_t *x) { return (double)x->max - x->mean; }
+
+/* qsort order: time lost to imbalance (or sum over ranks) descending, then
+ * name, then input order.  Not by the ratio: a 1 us region 90 % imbalanced
+ * matters less than a 10 s one 10 % imbalanced (issue 12). */
 static int rrow_cmp(const void *a, const void *b) {
     const rrow_t *x = a, *y = b;
-    double kx = x->by_total ? x->sum : x->imb;
-    double ky = y->by_total ? y->sum : y->imb;
+    double kx = x->by_total ? x->sum : rrow_lost(x);
+    double ky = y->by_total ? y->sum : rrow_lost(y);
     if (kx != ky) return kx > ky ? -1 : 1;
     int c = strcmp(shown_name(x->name), shown_name(y->name));
     if (c) return c;
@@ -485,26 +506,28 @@ int sps__rank_table_print(FILE *fp, const char *const *names, size_t nregions,
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
     fprintf(fp, "Per rank (%zu rank%s; a region's total time on each rank, "
             "0 where a rank has no calls of it; by %s; %zu of %zu)\n",
-            nranks, nranks == 1 ? "" : "s", by_total ? "total" : "imbalance",
+            nranks, nranks == 1 ? "" : "s",
+            by_total ? "total" : "time lost to imbalance",
             shown, nregions);
     sps__utf8_put_cell(fp, 0, "region", name_w);
-    fprintf(fp, " %*s %*s %*s %*s %*s\n", TIME_W, "min", TIME_W, "mean",
-            TIME_W, "max", RANK_W, "slowest", PCT_W, "imbalance");
-    size_t rule = name_w + 3 * (1 + TIME_W) + 1 + RANK_W + 1 + PCT_W;
+    fprintf(fp, " %*s %*s %*s %*s %*s %*s\n", TIME_W, "min", TIME_W, "mean",
+            TIME_W, "max", RANK_W, "slowest", PCT_W, "imbalance", TIME_W, "lost");
+    size_t rule = name_w + 3 * (1 + TIME_W) + 1 + RANK_W + 1 + PCT_W + 1 + TIME_W;
     for (size_t i = 0; i < rule; i++) fputc('-', fp);
     fputc('\n', fp);
     if (nregions == 0) fprintf(fp, "(no regions)\n");
     for (size_t i = 0; i < shown; i++) {
-        char t[3][32], pct[32];
+        char t[4][32], pct[32];
         fmt_time(t[0], sizeof t[0], r[i].min);
         fmt_time(t[1], sizeof t[1], dbl_ns(r[i].mean));
         fmt_time(t[2], sizeof t[2], r[i].max);
+        fmt_time(t[3], sizeof t[3], dbl_ns(rrow_lost(&r[i])));
         if (r[i].imb < 0) snprintf(pct, sizeof pct, "-");
         else snprintf(pct, sizeof pct, "%.1f%%", r[i].imb);
         sps__utf8_put_cell(fp, 0, shown_name(r[i].name), name_w);
-        fprintf(fp, " %*s %*s %*s %*lu %*s\n", TIME_W, t[0], TIME_W, t[1],
+        fprintf(fp, " %*s %*s %*s %*lu %*s %*s\n", TIME_W, t[0], TIME_W, t[1],
                 TIME_W, t[2], RANK_W, (unsigned long)r[i].slowest, PCT_W,
-                pct);
+                pct, TIME_W, t[3]);
     }
     free(r);
     return fflush(fp) != 0 || ferror(fp) ? SPS_EIO : 0;

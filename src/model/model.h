@@ -200,6 +200,29 @@ SPS__HIDDEN int64_t sps__fold_tl_add(sps__fold_tl_t *t, uint32_t lane, uint32_t 
 SPS__HIDDEN void sps__fold_tl_finish(sps__fold_tl_t *t);
 SPS__HIDDEN void sps__fold_tl_free(sps__fold_tl_t *t);
 
+/* A histogram of durations (src/model/hist.c): the median and a rank test
+ * for comparisons that a few outliers must not sway (diff, check).
+ * Buckets exact below 32 ns, then 32 per octave (2.2% wide at most), kept
+ * only over the range of buckets seen (a region's durations span a few
+ * octaves: a few KiB).  Zero it to start; add: one duration (0, or
+ * SPS_ENOMEM: not counted); quantile: q in [0, 1], interpolated within
+ * its bucket, NaN when empty; mann_whitney_z: the normal score of
+ * Mann-Whitney's U for "b's durations are larger than a's" (ties within a
+ * bucket counted half, tie-corrected variance), > 0 when b is slower, NaN
+ * when either is empty; free: its memory (zeroed again). */
+#define SPS__HIST_BUCKETS (32 + 59 * 32)
+typedef struct sps__hist {
+    uint64_t n;
+    uint32_t lo, len;  /* count[k] is bucket lo + k */
+    uint64_t *count;
+} sps__hist_t;
+SPS__HIDDEN int sps__hist_add(sps__hist_t *h, uint64_t ns);
+SPS__HIDDEN void sps__hist_free(sps__hist_t *h);
+/* Adds from's counts to into (0 or SPS_ENOMEM: into unchanged). */
+SPS__HIDDEN int sps__hist_merge(sps__hist_t *into, const sps__hist_t *from);
+SPS__HIDDEN double sps__hist_quantile(const sps__hist_t *h, double q);
+SPS__HIDDEN double sps__hist_mann_whitney_z(const sps__hist_t *a, const sps__hist_t *b);
+
 /* The fold over an array of spans in any order (files, traces, Python). */
 typedef struct sps__ival {
     int64_t start, end;  /* ns; end < start counts as end == start */

@@ -10,7 +10,7 @@
  * reported libc-style (-1, errno set where it says so), since this layer
  * sits below the SPS_E* codes of spanscope.h; callers turn them into codes.
  *
- * Files (one job each): array.c, heap.c, hash.c, tmpio.c, json.c, utf8.c,
+ * Files (one job each): array.c, heap.c, hash.c, tmpio.c, json.c, xml.c, utf8.c,
  * error.c.
  */
 #ifndef SPS_UTIL_H
@@ -260,6 +260,16 @@ SPS__HIDDEN int sps__write_all(int fd, const void *buf, size_t n);
  * reads.  Returns how many bytes it read: n, or less only where the file
  * ends; -1 with errno set on an error. */
 SPS__HIDDEN ssize_t sps__pread_full(int fd, void *buf, size_t n, off_t off);
+
+/* ======================================================================== */
+/* xml.c: the XML text escaper                                              */
+/* ======================================================================== */
+
+/* Writes the NUL-terminated s to fp with XML's special characters as
+ * entities (& < > " '), so that it is safe as text and in attribute
+ * values; control characters XML 1.0 forbids become U+FFFD.  0, or -1
+ * when writing fp failed. */
+SPS__HIDDEN int sps__xml_fputs(FILE *fp, const char *s);
 
 /* ======================================================================== */
 /* json.c: the JSON string escaper                                          */

@@ -234,7 +234,7 @@ static void test_options(void **state) {
     assert_non_null(strstr(slow, "  ~ "));
     free(slow);
     free(out);
-    assert_int_equal(tu_system("\"%s\" diff --help | grep -q Welch", getenv("SPS_CLI")), 0);
+    assert_int_equal(tu_system("\"%s\" diff --help | grep -q Mann-Whitney", getenv("SPS_CLI")), 0);
 }
 
 static void test_errors(void **state) {

@@ -1,0 +1,140 @@
+/*
+ * _export.c -- the exports in the extension (spanscope._ext): one call,
+ * export(), over sps_export (spanscope.h, src/api/export.c), which
+ * spanscope/_exports.py's export_speedscope, export_prof, to_pstats,
+ * export_flamegraph_svg and export_chrome_trace wrap with scope-profiler
+ * 0.7.5's signatures.  Registered from _ext.c's module init
+ * (sps__py_export_init).  No analysis here: argument conversion only.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "spanscope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sps__py_export_init(PyObject *m);
+
+/* The strings of seq (a sequence of str, or None: none) as a malloc'd
+ * array into *out (n of them, pointing into seq's items, which the caller
+ * keeps alive).  0, or -1 with a Python error. */
+static int str_list(PyObject *seq, const char ***out, size_t *n, const char *what) {
+    *out = NULL;
+    *n = 0;
+    if (seq == Py_None) return 0;
+    if (PyUnicode_Check(seq) || !PySequence_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
+        return -1;
+    }
+    Py_ssize_t len = PySequence_Size(seq);
+    if (len < 0) return -1;
+    const char **v = calloc((size_t)len + 1, sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(it) || !(v[i] = PyUnicode_AsUTF8(it))) {
+            free(v);
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
+            return -1;
+        }
+    }
+    *out = v;
+    *n = (size_t)len;
+    return 0;
+}
+
+/* The ints of seq (a list of int, or None) as a malloc'd array. */
+static int int_list(PyObject *seq, int64_t **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (seq == Py_None) return 0;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    int64_t *v = malloc(((size_t)len + 1) * sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        long long x = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (x == -1 && PyErr_Occurred()) {
+            free(v);
+            return -1;
+        }
+        v[i] = x;
+    }
+    *out = v;
+    *n = (size_t)len;
+    return 0;
+}
+
+/* export(in_path, out_path, format, ranks=None, include=None,
+ *        exclude=None, call_paths=True, root_name=None, doc_name=None,
+ *        width=1200, threshold=0.001, scalable=True) -> None.
+ * ValueError for a bad request or an invalid file (a rank the file does
+ * not hold: "Invalid rank requested: N ..."), OSError otherwise. */
+static PyObject *ext_export(PyObject *mod, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"in_path", "out_path", "format", "ranks", "include",
+                             "exclude", "call_paths", "root_name", "doc_name",
+                             "width", "threshold", "scalable", NULL};
+    const char *in, *out, *fmt, *root = NULL, *doc = NULL;
+    PyObject *ranks = Py_None, *inc = Py_None, *exc = Py_None;
+    int call_paths = 1, scalable = 1;
+    unsigned int width = 1200;
+    double threshold = 0.001;
+    (void)mod;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sss|OOOpzzIdp", kwlist, &in, &out, &fmt,
+                                     &ranks, &inc, &exc, &call_paths, &root, &doc,
+                                     &width, &threshold, &scalable))
+        return NULL;
+    PyObject *rk = ranks == Py_None ? Py_NewRef(Py_None) : PySequence_Fast(ranks, "ranks must be a list of int");
+    PyObject *in_seq = inc == Py_None ? Py_NewRef(Py_None) : PySequence_Fast(inc, "include must be a list of str");
+    PyObject *ex_seq = exc == Py_None ? Py_NewRef(Py_None) : PySequence_Fast(exc, "exclude must be a list of str");
+    sps_export_opts_t o = SPS_EXPORT_OPTS_INIT;
+    int64_t *rv = NULL;
+    const char **iv = NULL, **ev = NULL;
+    PyObject *res = NULL;
+    if (!rk || !in_seq || !ex_seq || int_list(rk, &rv, &o.nranks) ||
+        str_list(in_seq, &iv, &o.ninclude, "include") ||
+        str_list(ex_seq, &ev, &o.nexclude, "exclude"))
+        goto done;
+    o.ranks = rv;
+    o.include = iv;
+    o.exclude = ev;
+    o.call_paths = call_paths;
+    o.root_name = root;
+    o.doc_name = doc;
+    o.width = width;
+    o.threshold = threshold;
+    o.scalable = scalable;
+    char err[512] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_export(in, out, fmt, &o, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EINVAL || rc == SPS_EFORMAT) PyErr_SetString(PyExc_ValueError, err);
+    else if (rc) PyErr_SetString(PyExc_OSError, err);
+    else res = Py_NewRef(Py_None);
+done:
+    free(rv);
+    free(iv);
+    free(ev);
+    Py_XDECREF(rk);
+    Py_XDECREF(in_seq);
+    Py_XDECREF(ex_seq);
+    return res;
+}
+
+static PyMethodDef export_methods[] = {
+    {"export", (PyCFunction)(void (*)(void))ext_export, METH_VARARGS | METH_KEYWORDS,
+     "export(in_path, out_path, format, ...) -> None: sps_export (speedscope, prof, svg, chrome)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* Adds the export functions to module m.  0, or -1 with a Python error. */
+int sps__py_export_init(PyObject *m) {
+    return PyModule_AddFunctions(m, export_methods);
+}

@@ -1,0 +1,227 @@
+/*
+ * export.c -- sps_export (spanscope.h): a recording exported for other
+ * tools.  Opens the source through the timeline readers (any of .h5,
+ * .json, .json.gz, .pftrace), selects its spans (formats/export_sel.c),
+ * hands them to the format's writer (formats/speedscope.c, pstats.c,
+ * flame_svg.c, or the Chrome trace writer itself for "chrome") at a
+ * temporary name, and renames that into place.  Called by the tool's
+ * `spanscope export` and by Python's spanscope.export_* functions.
+ */
+#include "api/api.h"
+#include "formats/export.h"
+#include "formats/h5_comm.h"
+#include "formats/timeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The export formats, in the order of their names in messages. */
+typedef enum { EX_SPEEDSCOPE, EX_PROF, EX_SVG, EX_CHROME, EX_UNKNOWN } ex_fmt_t;
+
+/* The format named fmt. */
+static ex_fmt_t fmt_parse(const char *fmt) {
+    static const char *const names[] = {"speedscope", "prof", "svg", "chrome"};
+    for (int i = 0; fmt && i < EX_UNKNOWN; i++)
+        if (!strcmp(fmt, names[i])) return (ex_fmt_t)i;
+    return EX_UNKNOWN;
+}
+
+/* A header holding only the selected lanes (as threads, in lane order),
+ * their processes, and the counters and flows that belong to them; the
+ * names are the source's.  Arrays owned by the struct. */
+typedef struct sub_header {
+    sps__tl_header_t h;
+    sps__tl_thread_t *threads;
+    sps__tl_proc_t *procs;
+    sps__tl_counter_t *counters;
+    sps__tl_flow_t *flows;
+} sub_header_t;
+
+static void sub_free(sub_header_t *s) {
+    free(s->threads);
+    free(s->procs);
+    free(s->counters);
+    free(s->flows);
+}
+
+/* The index in src->procs of process pid, or -1. */
+static int64_t proc_index(const sps__tl_header_t *src, int64_t pid) {
+    for (size_t p = 0; p < src->nprocs; p++)
+        if (src->procs[p].pid == pid) return (int64_t)p;
+    return -1;
+}
+
+/* Builds s from src and sel.  Returns 0 or SPS_ENOMEM. */
+static int sub_build(sub_header_t *s, const sps__tl_header_t *src, const sps__export_sel_t *sel) {
+    memset(s, 0, sizeof *s);
+    s->h = *src;
+    size_t nl = sel->nlanes ? sel->nlanes : 1, np = src->nprocs ? src->nprocs : 1;
+    int64_t *pmap = malloc(np * sizeof *pmap);
+    s->threads = malloc(nl * sizeof *s->threads);
+    s->procs = malloc(np * sizeof *s->procs);
+    s->counters = malloc((src->ncounters ? src->ncounters : 1) * sizeof *s->counters);
+    s->flows = malloc((src->nflows ? src->nflows : 1) * sizeof *s->flows);
+    if (!pmap || !s->threads || !s->procs || !s->counters || !s->flows) {
+        free(pmap);
+        sub_free(s);
+        return SPS_ENOMEM;
+    }
+    for (size_t p = 0; p < src->nprocs; p++) pmap[p] = -1;
+    s->h.nprocs = 0;
+    for (size_t l = 0; l < sel->nlanes; l++) {
+        s->threads[l] = src->threads[sel->lane_thread[l]];
+        int64_t p = proc_index(src, s->threads[l].pid);
+        if (p >= 0 && pmap[p] < 0) {
+            pmap[p] = (int64_t)s->h.nprocs;
+            s->procs[s->h.nprocs++] = src->procs[p];
+        }
+    }
+    s->h.ncounters = s->h.nflows = 0;
+    for (size_t i = 0; i < src->ncounters; i++)
+        if (src->counters[i].proc < src->nprocs && pmap[src->counters[i].proc] >= 0) {
+            s->counters[s->h.ncounters] = src->counters[i];
+            s->counters[s->h.ncounters++].proc = (uint32_t)pmap[src->counters[i].proc];
+        }
+    for (size_t i = 0; i < src->nflows; i++)
+        if (src->flows[i].thread < src->nthreads &&
+            sel->lane_of_thread[src->flows[i].thread] >= 0 &&
+            sel->name_on[src->flows[i].name < src->nnames ? src->flows[i].name : 0]) {
+            s->flows[s->h.nflows] = src->flows[i];
+            s->flows[s->h.nflows++].thread = (uint32_t)sel->lane_of_thread[src->flows[i].thread];
+        }
+    free(pmap);
+    s->h.nthreads = sel->nlanes;
+    s->h.threads = s->threads;
+    s->h.procs = s->procs;
+    s->h.counters = s->counters;
+    s->h.flows = s->flows;
+    s->h.nspans = 0; /* unknown once filtered */
+    return 0;
+}
+
+/* The document's "metadata" member, as scope-profiler writes it: the
+ * run's name (NULL: none) and the exporter.  0 or a writer's code. */
+static int chrome_metadata(sps__tlw_t *w, const char *name) {
+    char *q = name ? sps__json_quote(name, NULL) : NULL;
+    if (name && !q) return SPS_ENOMEM;
+    size_t n = (q ? strlen(q) : 0) + 96;
+    char *m = malloc(n);
+    int rc = SPS_ENOMEM;
+    if (m) {
+        if (q) snprintf(m, n, "\"metadata\":{\"name\":%s,\"exporter\":\"spanscope@"
+                        SPS_VERSION_STRING "\"}", q);
+        else snprintf(m, n, "\"metadata\":{\"exporter\":\"spanscope@" SPS_VERSION_STRING "\"}");
+        rc = sps__tlw_extra(w, m);
+    }
+    free(m);
+    free(q);
+    return rc;
+}
+
+/* The Chrome trace: the selected spans through the timeline writer (the
+ * same writer as `convert`), to path.  Returns 0 or a code. */
+static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
+                        const sps__export_opts_t *o) {
+    sub_header_t sub;
+    int rc = sub_build(&sub, sel->h, sel);
+    if (rc) return rc;
+    if (o->doc_name) sub.h.trace_name = o->doc_name;
+    size_t n = strlen(path);
+    sps__tl_format_t fmt = n > 3 && !strcmp(path + n - 3, ".gz") ? SPS__TL_JSON_GZ : SPS__TL_JSON;
+    sps__tlw_t *w;
+    if ((rc = sps__tlw_open(&w, path, fmt, &sub.h))) {
+        sub_free(&sub);
+        return rc;
+    }
+    sps__tl_span_t s;
+    while ((rc = sps__tlr_next(r, &s)) > 0) {
+        int64_t lane = sps__export_sel_take(sel, &s);
+        if (lane < -1) { rc = (int)lane; break; }
+        if (lane < 0) continue;
+        s.thread = (uint32_t)lane;
+        if ((rc = sps__tlw_span(w, &s))) break;
+    }
+    if (!rc && !sel->nselected)
+        rc = sps__err_fail(SPS_EINVAL, "No calls recorded for the requested ranks.");
+    if (!rc) rc = chrome_metadata(w, o->doc_name ? o->doc_name : sel->h->trace_name);
+    if (rc) sps__tlw_abort(w);
+    else rc = sps__tlw_close(w);
+    sub_free(&sub);
+    return rc;
+}
+
+/* The stdio writers: fmt's document into tmp.  Returns 0 or a code. */
+static int stdio_write(ex_fmt_t fmt, const char *tmp, sps__tlr_t *r,
+                       sps__export_sel_t *sel, const sps__export_opts_t *o) {
+    FILE *fp = fopen(tmp, fmt == EX_PROF ? "wb" : "w");
+    if (!fp) return errno == ENOENT || errno == EACCES || errno == ENOTDIR ? SPS_EPATH : SPS_EIO;
+    int rc = fmt == EX_SPEEDSCOPE ? sps__speedscope_write(fp, r, sel, o)
+             : fmt == EX_PROF     ? sps__pstats_write(fp, r, sel, o)
+                                  : sps__flame_svg_write(fp, r, sel, o);
+    if (fclose(fp) != 0 && !rc) rc = SPS_EIO;
+    return rc;
+}
+
+/* sps_export without the error copy: the message is set on failure. */
+static int export_run(const char *in, const char *out, ex_fmt_t fmt,
+                      const sps__export_opts_t *o) {
+    sps__tl_format_t fi = sps__tl_format_of(in);
+    if (fi == SPS__TL_UNKNOWN)
+        return sps__err_fail(SPS_EINVAL, "%s: unknown input format (.h5, .json, "
+                             ".json.gz, .pftrace)", in);
+    sps__export_opts_t one = *o;
+    if ((fmt == EX_PROF || fmt == EX_SVG) && one.nranks > 1)
+        return sps__err_fail(SPS_EINVAL, "%s exports one rank a file (got %zu ranks)",
+                             fmt == EX_PROF ? "prof" : "svg", one.nranks);
+    sps__h5r_sources_t src = {0}; /* an .h5's source locations: the .prof keys */
+    if (fi == SPS__TL_H5 && fmt == EX_PROF && sps__h5r_sources(in, &src))
+        return SPS_ENOMEM;
+    sps__tlr_t *r;
+    int rc = sps__tlr_open(&r, in, fi);
+    if (rc) {
+        sps__h5r_sources_free(&src);
+        return rc; /* the reader's message names the file */
+    }
+    sps__export_sel_t sel;
+    if ((rc = sps__export_sel_init(&sel, sps__tlr_header(r), &one))) {
+        sps__tlr_free(r);
+        sps__h5r_sources_free(&src);
+        return rc;
+    }
+    if (src.n) { /* per header name: the .h5 reader's names are its region ids */
+        sel.src_file = src.file;
+        sel.src_line = src.line;
+        sel.nsrc = src.n;
+    }
+    char *tmp = sps__tmp_name(out, NULL);
+    if (!tmp) rc = SPS_ENOMEM;
+    else if (fmt == EX_CHROME) rc = chrome_write(tmp, r, &sel, &one);
+    else rc = stdio_write(fmt, tmp, r, &sel, &one);
+    if (!rc && rename(tmp, out) != 0)
+        rc = errno == ENOENT || errno == EACCES ? SPS_EPATH : SPS_EIO;
+    if (rc && tmp) unlink(tmp);
+    if (rc && (rc == SPS_EIO || rc == SPS_EPATH || rc == SPS_ENOMEM || rc == SPS_ENOTSUP))
+        sps__err_set("%s: %s", out, sps_strerror(rc));
+    free(tmp);
+    sps__h5r_sources_free(&src);
+    sps__export_sel_free(&sel);
+    sps__tlr_free(r);
+    return rc;
+}
+
+int sps_export(const char *in_path, const char *out_path, const char *format,
+               const sps_export_opts_t *opts, char *err, size_t errlen) {
+    sps_export_opts_t dflt = SPS_EXPORT_OPTS_INIT;
+    ex_fmt_t fmt = fmt_parse(format);
+    int rc;
+    sps__err_clear();
+    if (!in_path || !out_path) rc = sps__err_fail(SPS_EINVAL, "no input or output path");
+    else if (fmt == EX_UNKNOWN)
+        rc = sps__err_fail(SPS_EINVAL, "unknown export format '%s' (speedscope, prof, "
+                           "svg, chrome)", format ? format : "(null)");
+    else rc = export_run(in_path, out_path, fmt, opts ? opts : &dflt);
+    return sps__err_copy(rc, err, errlen);
+}
