@@ -65,8 +65,9 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     sps__row_t *rows = calloc(s->nregs + 1, sizeof *rows);
     uint32_t nids = sps__registry_count();
     uint32_t *file_region = malloc(nids * sizeof *file_region);
+    sps__rinfo_t *info = calloc(s->nregs + 1, sizeof *info);
     char *tmp = sps__tmp_name(path, NULL);
-    int rc = names && rows && file_region && tmp ? 0 : SPS_ENOMEM;
+    int rc = names && rows && file_region && info && tmp ? 0 : SPS_ENOMEM;
     if (!rc && strlen(path) > 4096) rc = SPS_EPATH;
     if (!rc) rc = probe_path(tmp);
     size_t nrows = 0;
@@ -75,6 +76,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         uint32_t r = s->regs[i];
         names[i] = sps__registry_name(r);
         file_region[r] = UINT32_MAX;
+        rc = sps__rinfo_copy(r, &info[i]); /* source, tags, metadata */
         const sps__acc_t *a = r < s->nregions ? &s->per[r] : NULL;
         if (!a || !a->count) continue;
         sps__row_t *row = &rows[nrows];
@@ -100,7 +102,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         .clock_source = sps__use_tsc ? "tsc" : "monotonic",
         .has_clock_offset = s->has_clock_offset,
         .clock_offset_ns = s->clock_offset_ns,
-        .clock_offset_error_ns = s->clock_offset_error_ns};
+        .clock_offset_error_ns = s->clock_offset_error_ns, .info = info};
     sps__h5w_t *w = NULL;
     sps__carried_t carried = {0};
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
@@ -121,6 +123,11 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
     if (rc && tmp) unlink(tmp);
+    for (size_t i = 0; info && i < s->nregs; i++) {
+        if (!rc) sps__rinfo_written(s->regs[i], info[i].md_gen); /* consumed */
+        sps__rinfo_free(&info[i]);
+    }
+    free(info);
     free(tmp);
     free(names);
     free(rows);

@@ -57,6 +57,10 @@ typedef struct sps__layout {
      * on rank 0's clock) and clock_offset_error_ns (its error bound). */
     int has_clock_offset;
     int64_t clock_offset_ns, clock_offset_error_ns;
+    /* per name (nnames of them), or NULL for none: each region's source,
+     * tags and per-call metadata (core's sps__rinfo_t), for the index's
+     * source_files, source_lines, source_texts, tags, event_metadata */
+    const sps__rinfo_t *info;
 } sps__layout_t;
 
 /* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at

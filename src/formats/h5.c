@@ -497,13 +497,6 @@ static int names_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
     return col_write(g, "names", K_STR, s->str);
 }
 
-/* Writes the string column `name` with every row equal to v. */
-static int const_str_write(hid_t g, const char *name, size_t n,
-                           scratch_t *s, const char *v) {
-    for (size_t i = 0; i < n; i++) s->str[i] = v;
-    return col_write(g, name, K_STR, s->str);
-}
-
 /* Which field of a row an index column takes; the aggregate mode writes
  * event_offsets and event_counts as 0 (it has no /events rows). */
 typedef enum {
@@ -519,7 +512,8 @@ static uint64_t row_field(const sps__h5w_t *w, const sps__row_t *r,
     case F_RANK: return r->rank;
     case F_OFFSET: return w->aggregate ? 0 : r->offset;
     case F_COUNT: return w->aggregate ? 0 : r->count;
-    case F_LINE: return (uint64_t)(int64_t)-1;
+    case F_LINE:
+        return (uint64_t)(w->lay->info ? w->lay->info[r->file_region].line : -1);
     case F_EXCL: return (uint64_t)r->exclusive_total;
     case F_AGG_COUNT: return r->count;
     case F_TOTAL: return (uint64_t)r->s.total;
@@ -541,6 +535,31 @@ static int field_write(sps__h5w_t *w, hid_t g, const char *name, kind_t k,
     return col_write(g, name, k, s->num);
 }
 
+/* The string columns of the index that come from the regions' attributes
+ * (sps__rinfo_t), with scope-profiler's value where one is unknown. */
+typedef enum { I_FILE, I_TEXT, I_TAGS, I_META } info_col_t;
+
+/* Row r's value of column c. */
+static const char *info_value(const sps__h5w_t *w, const sps__row_t *r, info_col_t c) {
+    const sps__rinfo_t *i = w->lay->info ? &w->lay->info[r->file_region] : NULL;
+    switch (c) {
+    case I_FILE: return i && i->file ? i->file : "";
+    case I_TEXT: return i && i->text ? i->text : "";
+    case I_TAGS: return i && i->tags ? i->tags : "[]";
+    case I_META: /* one dict per call written, or none at all */
+        return i && i->md && !w->aggregate && i->md_calls == r->count ? i->md : "[]";
+    }
+    return "";
+}
+
+/* Writes index column c of every row. */
+static int info_write(sps__h5w_t *w, hid_t g, info_col_t c, scratch_t *s) {
+    static const char *const names[] = {"source_files", "source_texts", "tags",
+                                        "event_metadata"};
+    for (size_t i = 0; i < w->nrows; i++) s->str[i] = info_value(w, &w->lay->rows[i], c);
+    return col_write(g, names[c], K_STR, s->str);
+}
+
 /* Writes every /rank_region_index column. */
 static int index_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
     static const struct { const char *name; kind_t k; field_t f; } num[] = {
@@ -559,10 +578,9 @@ static int index_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
         rc = field_write(w, g, num[i].name, num[i].k, num[i].f, s);
     for (size_t i = 0; rc == 0 && w->aggregate && i < NELEM(agg); i++)
         rc = field_write(w, g, agg[i].name, agg[i].k, agg[i].f, s);
-    if (rc == 0) rc = const_str_write(g, "source_files", n, s, "");
-    if (rc == 0) rc = const_str_write(g, "source_texts", n, s, "");
-    if (rc == 0) rc = const_str_write(g, "tags", n, s, "[]");
-    if (rc == 0) rc = const_str_write(g, "event_metadata", n, s, "[]");
+    static const info_col_t strs[] = {I_FILE, I_TEXT, I_TAGS, I_META};
+    for (size_t i = 0; rc == 0 && i < NELEM(strs); i++)
+        rc = info_write(w, g, strs[i], s);
     if (rc == 0 && n)
         rc = col_write(g, "summary_statistics", K_SUMMARY, w->lay->rows);
     return rc;
