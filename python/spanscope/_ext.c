@@ -58,7 +58,11 @@ static Py_ssize_t g_extra_index = -1;
 typedef struct {
     PyObject_HEAD
     sps_region_t id;
+    int off;         /* 1: records nothing (an opt-in tag this run does not
+                        enable, a region_tags filter): scope-profiler's
+                        DisabledProfileRegion, one branch here */
     PyObject *name;
+    PyObject *tags;  /* tuple of str, () when untagged */
 } RegionObject;
 
 static int Region_init(RegionObject *self, PyObject *args, PyObject *kw) {
@@ -80,19 +84,21 @@ static int Region_init(RegionObject *self, PyObject *args, PyObject *kw) {
     self->id = id;
     Py_INCREF(name);
     Py_XSETREF(self->name, name);
-    return 0;
+    if (!self->tags) self->tags = PyTuple_New(0);
+    return self->tags ? 0 : -1;
 }
 
 /* For Python subclasses, subtype_dealloc calls this and then drops the
  * reference to the heap type itself. */
 static void Region_dealloc(RegionObject *self) {
     Py_XDECREF(self->name);
+    Py_XDECREF(self->tags);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *Region_enter(RegionObject *self, PyObject *unused) {
     (void)unused;
-    sps_begin(self->id);
+    if (!self->off) sps_begin(self->id);
     Py_INCREF(self);
     return (PyObject *)self;
 }
@@ -101,7 +107,7 @@ static PyObject *Region_exit(RegionObject *self, PyObject *const *args,
                              Py_ssize_t nargs) {
     (void)args;
     (void)nargs;
-    sps_end(self->id);
+    if (!self->off) sps_end(self->id);
     Py_RETURN_FALSE; /* never swallows the exception; the call is counted */
 }
 
@@ -197,6 +203,10 @@ static PyMemberDef Region_members[] = {
     {"id", T_UINT, offsetof(RegionObject, id), READONLY, "region id in the C core"},
     {"region_name", T_OBJECT, offsetof(RegionObject, name), READONLY, "the region's name"},
     {"name", T_OBJECT, offsetof(RegionObject, name), READONLY, "the region's name"},
+    {"_off", T_INT, offsetof(RegionObject, off), 0,
+     "1: the region records nothing (a disabled tag); set by the package"},
+    {"_tags", T_OBJECT, offsetof(RegionObject, tags), 0,
+     "the region's tags (a tuple; set by the package, read as .tags)"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyGetSetDef Region_getset[] = {
@@ -249,6 +259,93 @@ static PyObject *ext_region(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     PyObject *r = registry_get(args[nargs - 1]);
     Py_XINCREF(r);
     return r;
+}
+
+/* ======================================================================== */
+/* RegionLookup: ProfileManager.region(name), the lookup form, in C          */
+/* ======================================================================== */
+
+/* `with ProfileManager.region("step"):` looks the region up by name on
+ * every call.  Done in Python (a classmethod and a dict lookup) that
+ * lookup cost about as much again as the region itself; this object does
+ * it in C: it is a plain callable (no __get__), so CPython fetches it from
+ * the class without making a bound method, calls it through vectorcall,
+ * and for a name already in the registry (the C cache: dict name ->
+ * Region, the str's hash cached in the str) returns that Region at the
+ * cost of one dict probe.  Everything else -- a new name, keywords
+ * (functions=, tags=), a name that is not a str -- goes to the package's
+ * slow path (set_region_slow), which creates and shapes regions in
+ * Python, once per name. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+} LookupObject;
+
+static PyObject *g_region_slow; /* the package's region(name, functions, tags) */
+
+static PyObject *Lookup_vectorcall(LookupObject *self, PyObject *const *args,
+                                   size_t nargsf, PyObject *kwnames) {
+    (void)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 1 && !kwnames && PyUnicode_CheckExact(args[0])) {
+        PyObject *r = PyDict_GetItemWithError(g_registry, args[0]);
+        if (r) return Py_NewRef(r);
+        if (PyErr_Occurred()) return NULL;
+    }
+    if (!g_region_slow) { /* the package is not imported (tests of _ext) */
+        if (nargs != 1 || kwnames) {
+            PyErr_SetString(PyExc_TypeError, "region(name) takes exactly one argument");
+            return NULL;
+        }
+        return Py_XNewRef(registry_get(args[0]));
+    }
+    return PyObject_Vectorcall(g_region_slow, args, nargsf, kwnames);
+}
+
+static PyObject *Lookup_repr(PyObject *self) {
+    (void)self;
+    return PyUnicode_FromString("<spanscope region lookup: region(name, functions=None, "
+                                "tags=None)>");
+}
+
+/* __func__: the object itself.  scope-profiler's region is a classmethod,
+ * and its users compare `sp.region.__func__ is ProfileManager.region.__func__`
+ * (the module-level name is the same object): that keeps holding. */
+static PyObject *Lookup_func(PyObject *self, void *c) {
+    (void)c;
+    return Py_NewRef(self);
+}
+
+static PyGetSetDef Lookup_getset[] = {
+    {"__func__", Lookup_func, NULL, "the lookup itself (as a classmethod's __func__)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject LookupType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope._ext.RegionLookup",
+    .tp_basicsize = sizeof(LookupObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "region(name, functions=None, tags=None) -> the Region of that name, "
+              "created on first use (the lookup runs in C).",
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(LookupObject, vectorcall),
+    .tp_repr = Lookup_repr,
+    .tp_getset = Lookup_getset,
+};
+
+static PyObject *ext_set_region_slow(PyObject *mod, PyObject *func) {
+    (void)mod;
+    if (!PyCallable_Check(func)) return PyErr_Format(PyExc_TypeError, "expected a callable");
+    Py_XSETREF(g_region_slow, Py_NewRef(func));
+    Py_RETURN_NONE;
+}
+
+/* registry_new(name) -> a new Region of the package's class, not
+ * registered (the slow path registers it once shaped). */
+static PyObject *ext_region_new(PyObject *mod, PyObject *name) {
+    (void)mod;
+    PyObject *cls = g_region_class ? g_region_class : (PyObject *)&RegionType;
+    return PyObject_CallOneArg(cls, name);
 }
 
 static PyObject *ext_clear_registry(PyObject *mod, PyObject *unused) {
@@ -387,6 +484,8 @@ typedef struct {
 static PyObject *Profiled_vectorcall(ProfiledObject *self, PyObject *const *args,
                                      size_t nargsf, PyObject *kwnames) {
     sps_region_t r = self->region->id;
+    if (self->region->off) /* disabled: the function alone, untraced */
+        return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
     if (self->recursive) trace_enter();
     sps_begin(r);
     if (sps__py_capture &&
@@ -996,6 +1095,157 @@ static PyObject *ext_read_file(PyObject *mod, PyObject *args) {
     return d;
 }
 
+/* pause() / resume(): sps_pause / sps_resume; RuntimeError without a
+ * session. */
+static PyObject *ext_pause(PyObject *mod, PyObject *on) {
+    (void)mod;
+    int t = PyObject_IsTrue(on);
+    if (t < 0) return NULL;
+    int rc = t ? sps_pause() : sps_resume();
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ext_is_paused(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyBool_FromLong(sps_is_paused());
+}
+
+/* open_calls() -> names of the calls open on this thread, outermost first
+ * (sps_open_calls). */
+static PyObject *ext_open_calls(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    for (;;) {
+        size_t n = sps_open_calls(NULL, 0);
+        sps_region_t *v = malloc((n + 1) * sizeof *v);
+        if (!v) return PyErr_NoMemory();
+        size_t m = sps_open_calls(v, n);
+        if (m > n) { /* more opened in between (another thread: never; safe) */
+            free(v);
+            continue;
+        }
+        PyObject *l = PyList_New((Py_ssize_t)m);
+        for (size_t i = 0; l && i < m; i++) {
+            const char *nm = sps_region_name(v[i]);
+            PyObject *o = PyUnicode_DecodeUTF8(nm ? nm : "", (Py_ssize_t)strlen(nm ? nm : ""),
+                                               "replace");
+            if (!o) Py_CLEAR(l);
+            else PyList_SET_ITEM(l, (Py_ssize_t)i, o);
+        }
+        free(v);
+        return l;
+    }
+}
+
+/* A tri-state of sps_env_t (-1 unset) as None / False / True. */
+static PyObject *tri(int v) {
+    if (v < 0) Py_RETURN_NONE;
+    return PyBool_FromLong(v);
+}
+
+static PyObject *str_or_none(const char *s) {
+    if (!s) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(s);
+}
+
+/* env_read() -> the environment's settings (sps_env_read) as a dict of
+ * setup() keywords: only those set.  ValueError for a bad variable. */
+static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    sps_env_t e;
+    char err[512] = "";
+    int rc = sps_env_read(&e, err, sizeof err);
+    if (rc) return PyErr_Format(PyExc_ValueError, "%s", err[0] ? err : sps_strerror(rc));
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    int bad = 0;
+    if (e.has_output) bad |= put(d, "output", str_or_none(e.cfg.file_path));
+    if (!bad && e.cfg.label) bad |= put(d, "label", str_or_none(e.cfg.label));
+    if (!bad && e.config_path) bad |= put(d, "config_path", str_or_none(e.config_path));
+    if (!bad && e.enable_tags) bad |= put(d, "enable_tags", str_or_none(e.enable_tags));
+    if (!bad && e.recursive >= 0) bad |= put(d, "recursive_profile", tri(e.recursive));
+    if (!bad && e.auto_finalize >= 0) bad |= put(d, "auto_finalize", tri(e.auto_finalize));
+    if (!bad && e.deactivate >= 0) bad |= put(d, "deactivate_profiling", tri(e.deactivate));
+    if (!bad && e.aggregate >= 0) bad |= put(d, "aggregation_mode", tri(e.aggregate));
+    if (!bad && e.cfg.memory_limit)
+        bad |= put(d, "memory_limit", PyLong_FromSize_t(e.cfg.memory_limit));
+    if (bad) Py_CLEAR(d);
+    return d;
+}
+
+/* A region id argument (an int that fits sps_region_t). */
+static int region_id_arg(PyObject *o, sps_region_t *out) {
+    unsigned long v = PyLong_AsUnsignedLong(o);
+    if (PyErr_Occurred()) return -1;
+    if (v > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "region id out of range");
+        return -1;
+    }
+    *out = (sps_region_t)v;
+    return 0;
+}
+
+/* region_set_source(id, file, line, text): sps_region_set_source (file
+ * and text may be None). */
+static PyObject *ext_region_set_source(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ido;
+    const char *file, *text;
+    long long line;
+    if (!PyArg_ParseTuple(args, "OzLz", &ido, &file, &line, &text)) return NULL;
+    sps_region_t r;
+    if (region_id_arg(ido, &r)) return NULL;
+    int rc = sps_region_set_source(r, file, line, text);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* region_set_tags(id, tags_json): sps_region_set_tags. */
+static PyObject *ext_region_set_tags(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ido;
+    const char *tags;
+    if (!PyArg_ParseTuple(args, "Oz", &ido, &tags)) return NULL;
+    sps_region_t r;
+    if (region_id_arg(ido, &r)) return NULL;
+    int rc = sps_region_set_tags(r, tags);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* region_set_event_metadata(id, json, ncalls): sps_region_set_event_metadata. */
+static PyObject *ext_region_set_event_metadata(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ido;
+    const char *json;
+    unsigned long long n;
+    if (!PyArg_ParseTuple(args, "OzK", &ido, &json, &n)) return NULL;
+    sps_region_t r;
+    if (region_id_arg(ido, &r)) return NULL;
+    int rc = sps_region_set_event_metadata(r, json, n);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* html_file(in_path, out_path, max_spans=0): sps_html_file.  OSError when
+ * a file cannot be read or written, ValueError for a bad input. */
+static PyObject *ext_html_file(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *in, *out;
+    Py_ssize_t max = 0;
+    if (!PyArg_ParseTuple(args, "ss|n", &in, &out, &max)) return NULL;
+    char err[512] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_html_file(in, out, max < 0 ? 0 : (size_t)max, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EPATH) return PyErr_Format(PyExc_OSError, "%s", err);
+    return rc ? raise_read(rc, err, in) : Py_NewRef(Py_None);
+}
+
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
     (void)mod;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
@@ -1031,6 +1281,23 @@ static PyMethodDef ext_methods[] = {
     {"region", (PyCFunction)(void (*)(void))ext_region, METH_FASTCALL,
      "region([cls,] name) -> the Region of that name (created on first use)."},
     {"clear_registry", ext_clear_registry, METH_NOARGS, "Forget all Region objects."},
+    {"set_region_slow", ext_set_region_slow, METH_O,
+     "The package's region(name, functions=None, tags=None) for names not cached."},
+    {"region_new", ext_region_new, METH_O, "A new, unregistered Region of the package's class."},
+    {"pause", ext_pause, METH_O, "pause(True) / pause(False): sps_pause / sps_resume."},
+    {"is_paused", ext_is_paused, METH_NOARGS, "True while the session is paused."},
+    {"open_calls", ext_open_calls, METH_NOARGS,
+     "Names of the calls open on this thread, outermost first."},
+    {"region_set_source", ext_region_set_source, METH_VARARGS,
+     "region_set_source(id, file, line, text): sps_region_set_source."},
+    {"region_set_tags", ext_region_set_tags, METH_VARARGS,
+     "region_set_tags(id, tags_json): sps_region_set_tags."},
+    {"region_set_event_metadata", ext_region_set_event_metadata, METH_VARARGS,
+     "region_set_event_metadata(id, json, ncalls): sps_region_set_event_metadata."},
+    {"html_file", ext_html_file, METH_VARARGS,
+     "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
+    {"env_read", ext_env_read, METH_NOARGS,
+     "The SPANSCOPE_*/SCOPE_PROFILER_* settings of the environment (sps_env_read)."},
     {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},
     {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
     {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
@@ -1057,14 +1324,17 @@ static struct PyModuleDef ext_module = {
 
 PyMODINIT_FUNC PyInit__ext(void) {
     if (PyType_Ready(&RegionType) < 0 || PyType_Ready(&ProfiledType) < 0 ||
-        PyType_Ready(&ClockPairType) < 0 || PyType_Ready(&ColumnType) < 0)
+        PyType_Ready(&ClockPairType) < 0 || PyType_Ready(&ColumnType) < 0 ||
+        PyType_Ready(&LookupType) < 0)
         return NULL;
     g_extra_index = REQUEST_EXTRA(NULL);
     g_use_tsc = strcmp(sps_clock_source(), "tsc") == 0;
     PyObject *m = PyModule_Create(&ext_module);
     if (!m) return NULL;
     g_registry = PyDict_New();
-    if (!g_registry || PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) ||
+    LookupObject *lookup = PyObject_New(LookupObject, &LookupType);
+    if (lookup) lookup->vectorcall = (vectorcallfunc)Lookup_vectorcall;
+    if (!g_registry || !lookup || PyModule_AddObject(m, "region_lookup", (PyObject *)lookup) || PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) ||
         PyModule_AddObjectRef(m, "ProfiledFunction", (PyObject *)&ProfiledType) ||
         PyModule_AddObjectRef(m, "ClockPair", (PyObject *)&ClockPairType) ||
         PyModule_AddObjectRef(m, "registry", g_registry) ||
