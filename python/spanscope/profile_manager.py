@@ -710,9 +710,11 @@ class ProfileManager:
 
     # -- regions ------------------------------------------------------------
     #: region(name, functions=None, tags=None) -> the Region of that name,
-    #: created on first use.  A C object: the lookup of a known name runs in
-    #: C (one dict probe), the rest in _region_slow.  profile_region is the
-    #: very same object.
+    #: created on first use.  Not a classmethod but the extension's
+    #: RegionLookupType, a type whose call is the lookup: a known name is
+    #: found in C without a bound method (_ext.c explains; docs/python.md,
+    #: "Cost"), the rest goes to _region_slow.  profile_region is the very
+    #: same object, and so is region.__func__.
     region = _ext.region_lookup
     profile_region = region
 

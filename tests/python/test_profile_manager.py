@@ -19,7 +19,8 @@ def spin(ns):
 
 def test_module_shortcuts_are_the_classmethods():
     assert spanscope.setup.__func__ is ProfileManager.setup.__func__
-    # region is a C lookup object, not a classmethod; __func__ is itself
+    # region is the extension's lookup type (the lookup in C, issue 12 part
+    # 7), not a classmethod; one object under every name, __func__ included
     assert spanscope.region is ProfileManager.region is ProfileManager.profile_region
     assert spanscope.region.__func__ is ProfileManager.region.__func__
     assert spanscope.profile.__func__ is ProfileManager.profile.__func__
