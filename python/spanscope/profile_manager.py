@@ -34,7 +34,7 @@ from spanscope.options import (FeatureNotAvailableError, ProfilingOptions,
                                load_profiling_config, resolve)
 
 __all__ = ["ProfileManager", "ProfilingRun", "Region", "RegionStats", "RegionHandle",
-           "RegionFactory"]
+           "RegionFactory", "RunConfig"]
 
 _OVERFLOW = {"spill": _ext.OVERFLOW_SPILL, "drop": _ext.OVERFLOW_DROP,
              "grow": _ext.OVERFLOW_GROW}
@@ -236,6 +236,36 @@ class Region(_ext.Region):
 
 
 _ext.set_region_class(Region)
+
+
+class RunConfig:
+    """The settings a run resolved (defaults < TOML < options < keywords),
+    read-only: ``config.label``, ``config.aggregation_mode``, ...,
+    ``config.paused``, ``config.start_time_ns``; ``as_dict()`` for all."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, settings: dict, paused: bool):
+        v = dict(settings)
+        v["paused"] = paused
+        v["start_time_ns"] = _ext.session_start_ns()
+        v["file_path"] = os.fspath(v["file_path"]) if v.get("file_path") is not None else None
+        object.__setattr__(self, "_values", v)
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"no profiling setting {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("the run's settings are read-only; call setup() to change them")
+
+    def as_dict(self) -> dict:
+        return dict(self._values)
+
+    def __repr__(self):
+        return f"RunConfig({self._values!r})"
 
 
 class ProfilingRun:
@@ -632,10 +662,10 @@ class ProfileManager:
         return _read_results(path)
 
     @classmethod
-    def get_config(cls) -> dict:
-        """The run's resolved settings (a dict: spanscope has no
-        ProfilingConfig object)."""
-        return dict(cls._settings)
+    def get_config(cls) -> "RunConfig":
+        """The run's resolved settings, read-only, as attributes
+        (``get_config().label``), like scope-profiler's ProfilingConfig."""
+        return RunConfig(cls._settings, cls._paused)
 
     # -- pause, resume, sampling --------------------------------------------
     @classmethod
