@@ -634,6 +634,31 @@ SPS_API int sps_region_set_tags(sps_region_t r, const char *tags_json);
 SPS_API int sps_region_set_event_metadata(sps_region_t r, const char *json,
                                           uint64_t ncalls);
 
+/* One asyncio task (or another cooperative lane) of the session, a row of
+ * /task_table (scope-profiler's columns: index, thread_index, created_ns,
+ * done_ns, steps, running_ns, suspended_ns, kind, name, coro_name).
+ * Times are CLOCK_MONOTONIC ns (the events' timeline), done_ns -1 for a
+ * task not finished; thread_index is the session thread index (the
+ * thread_table's) of its last step, -1 if it never ran; running_ns and
+ * suspended_ns split its life between steps that held a thread and the
+ * gaps between them. */
+typedef struct sps_task {
+    int64_t index, thread_index;
+    int64_t created_ns, done_ns;
+    int64_t steps, running_ns, suspended_ns;
+    const char *kind;      /* "task" (asyncio), "greenlet", ... */
+    const char *name;      /* the task's name */
+    const char *coro_name; /* what it runs (the coroutine's qualname) */
+} sps_task_t;
+
+/* Sets the session's task table to tasks[0..n) (copied, strings too; NULL
+ * strings are ""), replacing what was set before: a binding that follows
+ * tasks hands over its table before each finalize, which writes it to
+ * /task_table (none when n is 0).  A new session starts with none.
+ * Returns 0, SPS_EINVAL (tasks NULL with n > 0), SPS_ENOSESSION or
+ * SPS_ENOMEM.  Any thread (a lock of its own). */
+SPS_API int sps_tasks_set(const sps_task_t *tasks, size_t n);
+
 /* Prints the summary table of the session so far (all periods) to a FILE*
  * (stdio's FILE, passed as void* to keep <stdio.h> out of this header). */
 SPS_API int sps_print_summary(void *file);

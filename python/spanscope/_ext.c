@@ -1265,6 +1265,41 @@ static PyObject *ext_html_file(PyObject *mod, PyObject *args) {
     return rc ? raise_read(rc, err, in) : Py_NewRef(Py_None);
 }
 
+/* thread_index() -> the calling thread's session index (sps_thread_current),
+ * -1 when it has recorded nothing in the session. */
+static PyObject *ext_thread_index(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyLong_FromLongLong(sps_thread_current());
+}
+
+/* tasks_set(rows): sps_tasks_set from a sequence of tuples (index,
+ * thread_index, created_ns, done_ns, steps, running_ns, suspended_ns,
+ * kind, name, coro_name). */
+static PyObject *ext_tasks_set(PyObject *mod, PyObject *rows) {
+    (void)mod;
+    PyObject *seq = PySequence_Fast(rows, "tasks_set() needs a sequence of tuples");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    sps_task_t *t = calloc(n ? (size_t)n : 1, sizeof *t);
+    int ok = t != NULL;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        sps_task_t *x = &t[i];
+        long long v[7];
+        ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "LLLLLLLsss;a task row",
+                              &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &x->kind,
+                              &x->name, &x->coro_name);
+        x->index = v[0], x->thread_index = v[1], x->created_ns = v[2], x->done_ns = v[3];
+        x->steps = v[4], x->running_ns = v[5], x->suspended_ns = v[6];
+    }
+    int rc = ok ? sps_tasks_set(t, (size_t)n) : 0; /* copies the strings */
+    free(t);
+    Py_DECREF(seq);
+    if (!ok) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
     (void)mod;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
@@ -1311,6 +1346,10 @@ static PyMethodDef ext_methods[] = {
      "region_set_tags(id, tags_json): sps_region_set_tags."},
     {"region_set_event_metadata", ext_region_set_event_metadata, METH_VARARGS,
      "region_set_event_metadata(id, json, ncalls): sps_region_set_event_metadata."},
+    {"thread_index", ext_thread_index, METH_NOARGS,
+     "The calling thread's session index (sps_thread_current), -1 if none."},
+    {"tasks_set", ext_tasks_set, METH_O,
+     "tasks_set(rows): the session's task table (sps_tasks_set), written by finalize."},
     {"html_file", ext_html_file, METH_VARARGS,
      "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
     {"env_read", ext_env_read, METH_NOARGS,

@@ -338,6 +338,8 @@ def _check_values(o: dict) -> None:
     if o["aggregation_mode"] and counters:
         raise ValueError("aggregation_mode cannot be combined with line, GPU, NVTX, "
                          "LIKWID, or perf events")
+    if o["track_async"]:
+        o["track_threads"] = True  # a task lane lies on a thread, as in scope-profiler
     if (o["track_threads"] or o["track_async"]) and (counters or o["aggregation_mode"]):
         raise ValueError("track_threads/track_async cannot be combined with line, GPU, "
                          "NVTX, LIKWID, perf events, or aggregation profiling")
@@ -354,10 +356,6 @@ def _check_values(o: dict) -> None:
         raise FeatureNotAvailableError(
             "hdf5_compression_level / hdf5_chunk_size are not available yet in spanscope "
             "(gzip level and chunking are the writer's own)")
-    if o["track_async"]:
-        raise FeatureNotAvailableError(
-            "track_async=True: asyncio task tracking (/task_table) is not available yet "
-            "in spanscope")
 
 
 def resolve(settings: dict) -> dict:

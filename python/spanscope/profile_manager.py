@@ -361,8 +361,13 @@ class _Session:
         try:
             self._root.__exit__(*exc)
         finally:
-            self.results = self._m.finalize(verbose=self._verbose,
-                                            return_results=self._return_results)
+            try:
+                self.results = self._m.finalize(verbose=self._verbose,
+                                                return_results=self._return_results)
+            finally:
+                # the session is the window: its end takes the task hooks out
+                # (setup()/finalize() used directly keep them: a checkpoint)
+                self._m._stop_tracking()
         return False
 
     @property
@@ -424,6 +429,7 @@ class ProfileManager:
     _decorated: dict = {}      # name -> Region objects of @profile wrappers
     _definitions: dict = {}    # define_region: name -> (functions, tags)
     _recursive_default = False
+    _tracker = None            # track_async: the run's TaskTracker
 
     # -- session ------------------------------------------------------------
     @classmethod
@@ -489,6 +495,7 @@ class ProfileManager:
                                "session; call ProfileManager.setup() before starting it "
                                "(the profile then records inside this session)")
         cls._cancel_auto_finalize()
+        cls._stop_tracking()
         _ext.shutdown()
         _ext.clear_registry()
         if o["deactivate_file_output"] or o["file_path"] is None:
@@ -518,6 +525,10 @@ class ProfileManager:
         cls._region_tag_filter = region_tags
         cls._enabled_tags = frozenset(o["enable_tags"]) | (region_tags or frozenset())
         cls._rebind()
+        if o["track_async"] and not o["deactivate_profiling"]:
+            from spanscope._tasks import TaskTracker
+            cls._tracker = TaskTracker()
+            cls._tracker.install()
         if auto_finalize:
             cls._register_auto_finalize()
         return ProfilingRun(cls, requested or path, cls._generation)
@@ -537,6 +548,13 @@ class ProfileManager:
                 reg[name] = entries[0][0]
         for name, (functions, tags) in cls._definitions.items():
             cls.region(name, functions=functions, tags=tags)
+
+    @classmethod
+    def _stop_tracking(cls):
+        """Takes the task tracker's hooks out (a new setup, reset, a session's end)."""
+        tracker, cls._tracker = cls._tracker, None
+        if tracker is not None:
+            tracker.uninstall()
 
     @classmethod
     def _register_auto_finalize(cls):
@@ -589,6 +607,8 @@ class ProfileManager:
         else:
             requested = cls._requested_output if file_path is _UNSET else None
         cls._write_event_metadata()
+        if cls._tracker is not None:
+            cls._tracker.publish()  # /task_table
         tmp = None
         if path is None and return_results:
             fd, tmp = tempfile.mkstemp(prefix="spanscope-results-", suffix=".h5")
@@ -1105,6 +1125,7 @@ class ProfileManager:
         instrumentation (decorators and define_region definitions): as
         after import, nothing records until the next setup()."""
         cls._cancel_auto_finalize()
+        cls._stop_tracking()
         _ext.shutdown()
         _ext.clear_registry()
         cls._configured = False

@@ -103,6 +103,9 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         .has_clock_offset = s->has_clock_offset,
         .clock_offset_ns = s->clock_offset_ns,
         .clock_offset_error_ns = s->clock_offset_error_ns, .info = info};
+    sps_task_t *tasks = NULL;
+    if (!rc) rc = sps__tasks_copy(&tasks, &lay.ntasks); /* the binding's task table */
+    lay.tasks = tasks;
     sps__h5w_t *w = NULL;
     sps__carried_t carried = {0};
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
@@ -128,6 +131,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         sps__rinfo_free(&info[i]);
     }
     free(info);
+    sps__tasks_free(tasks, lay.ntasks);
     free(tmp);
     free(names);
     free(rows);

@@ -291,6 +291,14 @@ SPS__HIDDEN void sps__rinfo_written(sps_region_t r, uint64_t md_gen);
 /* Forgets every attribute (sps_setup: a new session). */
 SPS__HIDDEN void sps__rinfo_reset(void);
 
+/* core: the session's task table (src/core/tasks.c).  copy: a deep copy
+ * of what sps_tasks_set last set (*out NULL when none), freed with
+ * sps__tasks_free; 0 or SPS_ENOMEM (then *n is 0).  reset: forget it
+ * (a new session). */
+SPS__HIDDEN int sps__tasks_copy(sps_task_t **out, size_t *n);
+SPS__HIDDEN void sps__tasks_free(sps_task_t *t, size_t n);
+SPS__HIDDEN void sps__tasks_reset(void);
+
 /* ======================================================================== */
 /* core: snapshots, native stacks, steps                                     */
 /* ======================================================================== */

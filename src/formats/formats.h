@@ -61,6 +61,9 @@ typedef struct sps__layout {
      * tags and per-call metadata (core's sps__rinfo_t), for the index's
      * source_files, source_lines, source_texts, tags, event_metadata */
     const sps__rinfo_t *info;
+    /* /task_table rows (none when ntasks is 0) */
+    size_t ntasks;
+    const sps_task_t *tasks;
 } sps__layout_t;
 
 /* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at

@@ -245,6 +245,12 @@ static const char *const thr_names[] = {
     "cpu_ns", "name"};
 static const kind_t thr_kinds[] = {
     K_U32, K_I64, K_I64, K_I64, K_I8, K_I64, K_I64, K_I64, K_STR};
+/* scope-profiler's task table: numbers, then strings (ranks prepended) */
+static const char *const task_names[] = {
+    "ranks", "index", "thread_index", "created_ns", "done_ns", "steps", "running_ns",
+    "suspended_ns", "kind", "name", "coro_name"};
+static const kind_t task_kinds[] = {
+    K_U32, K_I64, K_I64, K_I64, K_I64, K_I64, K_I64, K_I64, K_STR, K_STR, K_STR};
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Non-zero when this HDF5 can both encode deflate and shuffle. */
@@ -331,6 +337,7 @@ static int layout_create(sps__h5w_t *w) {
     if (rc == 0) rc = group_make(w->file, "rank_region_index");
     if (rc == 0) rc = group_make(w->file, "metadata");
     if (rc == 0 && w->nthreads) rc = group_make(w->file, "thread_table");
+    if (rc == 0 && w->lay->ntasks) rc = group_make(w->file, "task_table");
     if (rc == 0) rc = events_create(w);
     if (rc == 0)
         rc = group_cols(w, "region_table", names, names_k, 1, w->nnames);
@@ -343,13 +350,16 @@ static int layout_create(sps__h5w_t *w) {
     if (rc == 0 && w->nthreads)
         rc = group_cols(w, "thread_table", thr_names, thr_kinds,
                         NELEM(thr_names), w->nthreads);
+    if (rc == 0 && w->lay->ntasks)
+        rc = group_cols(w, "task_table", task_names, task_kinds, NELEM(task_names),
+                        w->lay->ntasks);
     return rc;
 }
 
 /* Checks the pointers and sizes of a layout.  Returns 0 or SPS_EINVAL. */
 static int layout_check(const sps__layout_t *lay) {
     if ((lay->nnames && !lay->names) || (lay->nrows && !lay->rows) ||
-        (lay->nthreads && !lay->threads))
+        (lay->nthreads && !lay->threads) || (lay->ntasks && !lay->tasks))
         return SPS_EINVAL;
     if (lay->aggregate && lay->nevents) return SPS_EINVAL;
     if (lay->nevents > (uint64_t)INT64_MAX) return SPS_EINVAL;
@@ -619,6 +629,25 @@ static int threads_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
     return rc;
 }
 
+/* Writes every /task_table column: one row per task of the layout. */
+static int tasks_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
+    const sps__layout_t *l = w->lay;
+    int rc = 0;
+    for (size_t c = 0; rc == 0 && c < NELEM(task_names); c++) {
+        for (size_t i = 0; i < l->ntasks; i++) {
+            const sps_task_t *t = &l->tasks[i];
+            const int64_t v[] = {0, t->index, t->thread_index, t->created_ns, t->done_ns,
+                                 t->steps, t->running_ns, t->suspended_ns};
+            if (c == 0) ((uint32_t *)s->num)[i] = (uint32_t)l->rank;
+            else if (c < NELEM(v)) ((int64_t *)s->num)[i] = v[c];
+            else s->str[i] = c == 8 ? t->kind : c == 9 ? t->name : t->coro_name;
+        }
+        rc = col_write(g, task_names[c], task_kinds[c],
+                       task_kinds[c] == K_STR ? (const void *)s->str : s->num);
+    }
+    return rc;
+}
+
 /* Formats the wall-clock time of the finalize as ISO-8601 UTC with
  * microseconds ("2026-05-09T07:35:25.123456+00:00", as Python's
  * datetime.isoformat) into buf. */
@@ -741,6 +770,7 @@ static int shape_check(const sps__h5w_t *w) {
 static int tables_write(sps__h5w_t *w) {
     size_t n = w->nrows > w->nnames ? w->nrows : w->nnames;
     if (w->nthreads > n) n = w->nthreads;
+    if (w->lay->ntasks > n) n = w->lay->ntasks;
     scratch_t s = {malloc((n ? n : 1) * 8), malloc((n ? n : 1) * sizeof(char *))};
     int rc = s.num && s.str ? 0 : SPS_ENOMEM;
     if (rc == 0 && in_group(w, "region_table", names_write, &s) < 0)
@@ -749,6 +779,8 @@ static int tables_write(sps__h5w_t *w) {
         rc = h5_fail();
     if (rc == 0 && w->nthreads &&
         in_group(w, "thread_table", threads_write, &s) < 0)
+        rc = h5_fail();
+    if (rc == 0 && w->lay->ntasks && in_group(w, "task_table", tasks_write, &s) < 0)
         rc = h5_fail();
     if (rc == 0 && in_group(w, "metadata", metadata_fn, &s) < 0)
         rc = h5_fail();
@@ -767,7 +799,8 @@ static void reserve_init(sps__h5w_t *w) {
     w->res.file = w->file;
     w->res.fd = -1;
     w->res.end = 0;
-    w->res.slack = (1u << 20) + 512 * (uint64_t)(w->nrows + w->nnames + w->nthreads);
+    w->res.slack = (1u << 20) +
+                   512 * (uint64_t)(w->nrows + w->nnames + w->nthreads + w->lay->ntasks);
     if (H5Fget_vfd_handle(w->file, H5P_DEFAULT, &h) >= 0 && h) w->res.fd = *(int *)h;
 }
 

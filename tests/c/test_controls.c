@@ -4,7 +4,8 @@
  * settings (sps_env_read: SPANSCOPE_* over SCOPE_PROFILER_*, bad values
  * named) and sps_setup_from_env, and the region attributes written to
  * /rank_region_index (source, tags, per-call metadata, kept only when its
- * length matches the calls written). */
+ * length matches the calls written), and the task table a binding hands
+ * over (sps_tasks_set) in /task_table. */
 #include "testutil.h"
 #include "tu_core.h"
 #include "tu_h5.h"
@@ -250,6 +251,54 @@ static void test_region_attributes_reach_the_index(void **state) {
     unlink(path);
 }
 
+static void test_task_table(void **state) {
+    (void)state;
+    const char *path = tu_path("controls_tasks.h5");
+    sps_task_t t[2] = {{0, 0, 100, 900, 3, 50, 700, "task", "Task-1", "main"},
+                       {1, -1, 200, -1, 0, 0, 0, "task", NULL, "idle"}};
+    assert_int_equal(sps_tasks_set(t, 2), SPS_ENOSESSION);
+    assert_int_equal(sps_setup(NULL), 0);
+    assert_int_equal(sps_tasks_set(NULL, 1), SPS_EINVAL);
+    assert_int_equal(sps_tasks_set(t, 2), 0);
+    sps_region_t A = sps_region("ctl.task");
+    sps_begin(A);
+    sps_end(A);
+    assert_int_equal(sps_finalize_to(path), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t n = 0;
+    int64_t *done = tu_h5_col(f, "/task_table/done_ns", H5T_NATIVE_INT64, 8, &n);
+    int64_t *susp = tu_h5_col(f, "/task_table/suspended_ns", H5T_NATIVE_INT64, 8, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(done[0], 900);
+    assert_int_equal(done[1], -1);
+    assert_int_equal(susp[0], 700);
+    free(done);
+    free(susp);
+    H5Fclose(f);
+    hid_t g = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(g, "/task_table/name", H5P_DEFAULT);
+    char *raw[2] = {NULL, NULL};
+    hid_t mt = tu_h5_strtype();
+    assert_true(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) >= 0);
+    assert_string_equal(raw[0], "Task-1");
+    assert_string_equal(raw[1], ""); /* NULL is "" */
+    for (int i = 0; i < 2; i++) H5free_memory(raw[i]);
+    H5Tclose(mt);
+    H5Dclose(d);
+    H5Fclose(g);
+    /* a new session has none: no group */
+    sps_shutdown();
+    assert_int_equal(sps_setup(NULL), 0);
+    sps_begin(A);
+    sps_end(A);
+    assert_int_equal(sps_finalize_to(path), 0);
+    g = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(H5Lexists(g, "/task_table", H5P_DEFAULT) <= 0);
+    H5Fclose(g);
+    sps_shutdown();
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_pause_records_nothing_until_resume),
@@ -257,6 +306,7 @@ int main(void) {
         TU_TEST(test_env_read),
         TU_TEST(test_setup_from_env),
         TU_TEST(test_region_attributes_reach_the_index),
+        TU_TEST(test_task_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,7 +258,7 @@ def test_the_combinations_scope_profiler_rejects_are_value_errors(kw, message):
     ({"use_memray": True}, "memray"), ({"use_nvtx": True}, "NVTX"),
     ({"use_gpu_timing": True}, "GPU timing"), ({"perf_events": ["cycles"]}, "perf_event"),
     ({"use_likwid": True}, "LIKWID"), ({"use_line_profiler": True}, "line-by-line"),
-    ({"profile_mpi_calls": True}, "mpi4py"), ({"track_async": True}, "asyncio"),
+    ({"profile_mpi_calls": True}, "mpi4py"),
     ({"options": ProfilingOptions(memray=MemrayOptions(enabled=True))}, "memray"),
 ])
 def test_features_of_other_issues_say_they_are_not_available(kw, feature):
@@ -579,6 +579,40 @@ def test_without_capture_the_file_and_line_are_kept_but_no_text(tmp_path):
     b = _index(p)["block"]
     assert b["source_files"].endswith("test_manager_api.py") and b["source_lines"] > 0
     assert b["source_texts"] == ""
+
+
+# -- asyncio tasks -------------------------------------------------------------------------------
+
+def test_track_async_writes_the_task_table(tmp_path):
+    import asyncio
+    p = tmp_path / "tasks.h5"
+    with sp.session(file_path=str(p), track_async=True, verbose=False):
+        async def worker(i):
+            with sp.region("work"):
+                await asyncio.sleep(0.005)
+            return i
+
+        async def main():
+            return await asyncio.gather(*(worker(i) for i in range(3)))
+
+        assert asyncio.run(main()) == [0, 1, 2]
+    assert ProfileManager.get_config().track_threads  # implied, as in scope-profiler
+    with h5py.File(p) as f:
+        t = {k: f["task_table"][k][()] for k in f["task_table"]}
+    coro = [c.decode().rpartition(".")[2] for c in t["coro_name"]]  # qualnames
+    assert coro[:4] == ["main", "worker", "worker", "worker"]
+    workers = [i for i, c in enumerate(coro) if c == "worker"]
+    assert (t["steps"][workers] >= 2).all()          # started, resumed after the sleep
+    assert (t["suspended_ns"][workers] >= 4_000_000).all()  # the await
+    assert (t["done_ns"][workers] > t["created_ns"][workers]).all()
+    assert set(t["thread_index"]) == {0}
+    # the hooks came out with the session: a later loop is not followed
+    import asyncio as aio
+    assert aio.BaseEventLoop.create_task.__name__ == "create_task"
+    assert "spanscope" not in (aio.BaseEventLoop.create_task.__module__ or "")
+    scope_profiler = pytest.importorskip("scope_profiler")
+    tasks = scope_profiler.read_h5(str(p)).tasks[0]
+    assert [x.name for x in tasks][:4] == ["Task-1", "Task-2", "Task-3", "Task-4"]
 
 
 # -- live region views ---------------------------------------------------------------------------
