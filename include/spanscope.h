@@ -659,6 +659,14 @@ typedef struct sps_task {
  * SPS_ENOMEM.  Any thread (a lock of its own). */
 SPS_API int sps_tasks_set(const sps_task_t *tasks, size_t n);
 
+/* Adds the string attribute key = value (both copied) to /metadata of
+ * the files the session's finalizes write; the same key again replaces
+ * it, value NULL removes it.  spanscope's own attributes (start_time_ns,
+ * label, hostname, ...) win: a key that names one is not written.  A new
+ * session starts with none.  Returns 0, SPS_EINVAL (key NULL or ""),
+ * SPS_ENOSESSION or SPS_ENOMEM.  Any thread. */
+SPS_API int sps_metadata_set(const char *key, const char *value);
+
 /* Prints the summary table of the session so far (all periods) to a FILE*
  * (stdio's FILE, passed as void* to keep <stdio.h> out of this header). */
 SPS_API int sps_print_summary(void *file);

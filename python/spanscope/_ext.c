@@ -1300,6 +1300,16 @@ static PyObject *ext_tasks_set(PyObject *mod, PyObject *rows) {
     Py_RETURN_NONE;
 }
 
+/* metadata_set(key, value): sps_metadata_set (value None removes). */
+static PyObject *ext_metadata_set(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *key, *value;
+    if (!PyArg_ParseTuple(args, "sz", &key, &value)) return NULL;
+    int rc = sps_metadata_set(key, value);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
     (void)mod;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
@@ -1350,6 +1360,8 @@ static PyMethodDef ext_methods[] = {
      "The calling thread's session index (sps_thread_current), -1 if none."},
     {"tasks_set", ext_tasks_set, METH_O,
      "tasks_set(rows): the session's task table (sps_tasks_set), written by finalize."},
+    {"metadata_set", ext_metadata_set, METH_VARARGS,
+     "metadata_set(key, value): a /metadata string of the session's files (sps_metadata_set)."},
     {"html_file", ext_html_file, METH_VARARGS,
      "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
     {"env_read", ext_env_read, METH_NOARGS,

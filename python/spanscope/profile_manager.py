@@ -99,6 +99,24 @@ def _with_source(filename: str, lineno: int) -> str | None:
 _with_source.cache = {}
 
 
+def _full_metadata() -> dict:
+    """What metadata_detail="full" adds to /metadata (scope-profiler's
+    list): user, working directory, loaded modules (a JSON list), and the
+    PATH-like and SLURM_* variables.  Host name and uname spanscope writes
+    at every detail level."""
+    import getpass
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers)
+        user = ""
+    out = {"user": user, "working_directory": os.getcwd(), "metadata_detail": "full",
+           "modules": json.dumps(sorted(m for m in sys.modules if "." not in m))}
+    for key, value in os.environ.items():
+        if key in ("PATH", "LD_LIBRARY_PATH", "PYTHONPATH") or key.startswith("SLURM_"):
+            out[key] = value
+    return out
+
+
 class RegionStats(tuple):
     """Session statistics of a region (ns): num_calls, total, self, min, max,
     mean, variance."""
@@ -525,6 +543,9 @@ class ProfileManager:
         cls._region_tag_filter = region_tags
         cls._enabled_tags = frozenset(o["enable_tags"]) | (region_tags or frozenset())
         cls._rebind()
+        if o["metadata_detail"] == "full" and not o["deactivate_profiling"]:
+            for key, value in _full_metadata().items():
+                _ext.metadata_set(key, value)
         if o["track_async"] and not o["deactivate_profiling"]:
             from spanscope._tasks import TaskTracker
             cls._tracker = TaskTracker()

@@ -106,6 +106,10 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     sps_task_t *tasks = NULL;
     if (!rc) rc = sps__tasks_copy(&tasks, &lay.ntasks); /* the binding's task table */
     lay.tasks = tasks;
+    char **mkeys = NULL, **mvalues = NULL;
+    if (!rc) rc = sps__meta_copy(&mkeys, &mvalues, &lay.nextra); /* added /metadata */
+    lay.extra_keys = mkeys;
+    lay.extra_values = mvalues;
     sps__h5w_t *w = NULL;
     sps__carried_t carried = {0};
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
@@ -132,6 +136,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     }
     free(info);
     sps__tasks_free(tasks, lay.ntasks);
+    sps__meta_free(mkeys, mvalues, lay.nextra);
     free(tmp);
     free(names);
     free(rows);

@@ -14,12 +14,14 @@
 
 /* What the model derived from a session's recording, forgotten with it
  * (called by core under the session lock): the analysis, the per-call
- * queries' kept calls, the regions' attributes and the task table. */
+ * queries' kept calls, the regions' attributes, the task table and the
+ * added /metadata. */
 static void forget_derived(void) {
     sps__analysis_reset();
     sps__collect_reset();
     sps__rinfo_reset(); /* sources, tags, metadata are the session's */
     sps__tasks_reset(); /* and so are its tasks */
+    sps__meta_reset();  /* and the /metadata a binding added */
 }
 
 int sps_setup(const sps_config_t *cfg) {

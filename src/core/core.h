@@ -299,6 +299,13 @@ SPS__HIDDEN int sps__tasks_copy(sps_task_t **out, size_t *n);
 SPS__HIDDEN void sps__tasks_free(sps_task_t *t, size_t n);
 SPS__HIDDEN void sps__tasks_reset(void);
 
+/* core: the /metadata strings a binding added (src/core/run_meta.c).
+ * copy: deep copies of the n keys and values (NULL when none), freed with
+ * sps__meta_free; 0 or SPS_ENOMEM (then none).  reset: forget them. */
+SPS__HIDDEN int sps__meta_copy(char ***keys, char ***values, size_t *n);
+SPS__HIDDEN void sps__meta_free(char **keys, char **values, size_t n);
+SPS__HIDDEN void sps__meta_reset(void);
+
 /* ======================================================================== */
 /* core: snapshots, native stacks, steps                                     */
 /* ======================================================================== */

@@ -64,6 +64,11 @@ typedef struct sps__layout {
     /* /task_table rows (none when ntasks is 0) */
     size_t ntasks;
     const sps_task_t *tasks;
+    /* more /metadata strings (a binding's: sps_metadata_set); a key that
+     * names one of the writer's own attributes is not written */
+    size_t nextra;
+    char *const *extra_keys;
+    char *const *extra_values;
 } sps__layout_t;
 
 /* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at

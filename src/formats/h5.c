@@ -359,7 +359,8 @@ static int layout_create(sps__h5w_t *w) {
 /* Checks the pointers and sizes of a layout.  Returns 0 or SPS_EINVAL. */
 static int layout_check(const sps__layout_t *lay) {
     if ((lay->nnames && !lay->names) || (lay->nrows && !lay->rows) ||
-        (lay->nthreads && !lay->threads) || (lay->ntasks && !lay->tasks))
+        (lay->nthreads && !lay->threads) || (lay->ntasks && !lay->tasks) ||
+        (lay->nextra && (!lay->extra_keys || !lay->extra_values)))
         return SPS_EINVAL;
     if (lay->aggregate && lay->nevents) return SPS_EINVAL;
     if (lay->nevents > (uint64_t)INT64_MAX) return SPS_EINVAL;
@@ -730,6 +731,9 @@ static int metadata_write(sps__h5w_t *w, hid_t g) {
         rc = attr_i64(g, "clock_offset_ns", l->clock_offset_ns);
     if (rc == 0 && l->has_clock_offset)
         rc = attr_i64(g, "clock_offset_error_ns", l->clock_offset_error_ns);
+    for (size_t i = 0; rc == 0 && i < l->nextra; i++) /* the writer's own win */
+        if (H5Aexists(g, l->extra_keys[i]) == 0) rc = attr_str(g, l->extra_keys[i],
+                                                               l->extra_values[i]);
     return rc;
 }
 

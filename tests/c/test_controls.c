@@ -5,7 +5,8 @@
  * named) and sps_setup_from_env, and the region attributes written to
  * /rank_region_index (source, tags, per-call metadata, kept only when its
  * length matches the calls written), and the task table a binding hands
- * over (sps_tasks_set) in /task_table. */
+ * over (sps_tasks_set) in /task_table, the /metadata strings it adds
+ * (sps_metadata_set). */
 #include "testutil.h"
 #include "tu_core.h"
 #include "tu_h5.h"
@@ -299,6 +300,41 @@ static void test_task_table(void **state) {
     unlink(path);
 }
 
+/* String attribute name of path's /metadata, malloc'd (NULL when absent). */
+static char *meta_str(const char *path, const char *name) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    char buf[256];
+    int ok = tu_h5_attr_str(f, "/metadata", name, buf, sizeof buf) == 0;
+    H5Fclose(f);
+    return ok ? strdup(buf) : NULL;
+}
+
+static void test_added_metadata(void **state) {
+    (void)state;
+    const char *path = tu_path("controls_meta.h5");
+    assert_int_equal(sps_metadata_set("user", "x"), SPS_ENOSESSION);
+    sps_config_t c = SPS_CONFIG_INIT;
+    c.label = "mine";
+    assert_int_equal(sps_setup(&c), 0);
+    assert_int_equal(sps_metadata_set("", "x"), SPS_EINVAL);
+    assert_int_equal(sps_metadata_set("user", "first"), 0);
+    assert_int_equal(sps_metadata_set("user", "second"), 0); /* replaces */
+    assert_int_equal(sps_metadata_set("gone", "x"), 0);
+    assert_int_equal(sps_metadata_set("gone", NULL), 0);      /* removes */
+    assert_int_equal(sps_metadata_set("label", "theirs"), 0); /* spanscope's wins */
+    assert_int_equal(sps_finalize_to(path), 0);
+    char *s;
+    assert_string_equal(s = meta_str(path, "user"), "second"), free(s);
+    assert_null(meta_str(path, "gone"));
+    assert_string_equal(s = meta_str(path, "label"), "mine"), free(s);
+    sps_shutdown();
+    assert_int_equal(sps_setup(NULL), 0); /* a new session: none */
+    assert_int_equal(sps_finalize_to(path), 0);
+    assert_null(meta_str(path, "user"));
+    sps_shutdown();
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_pause_records_nothing_until_resume),
@@ -307,6 +343,7 @@ int main(void) {
         TU_TEST(test_setup_from_env),
         TU_TEST(test_region_attributes_reach_the_index),
         TU_TEST(test_task_table),
+        TU_TEST(test_added_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -570,6 +570,29 @@ def test_capture_region_source_records_with_blocks_and_functions(tmp_path):
     assert "with sp.region" in block.source_text
 
 
+def test_metadata_detail_full_records_the_environment(tmp_path, monkeypatch):
+    import os
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    p = tmp_path / "full.h5"
+    sp.setup(file_path=str(p), metadata_detail="full")
+    with sp.region("r"):
+        pass
+    sp.finalize(verbose=False)
+    md = sp.read(p).metadata
+    assert md["working_directory"] == os.getcwd()
+    assert md["SLURM_JOB_ID"] == "4242"
+    assert "numpy" in json.loads(md["modules"])
+    src = _index(p)["r"]["source_files"]
+    assert os.path.isabs(src)  # full: absolute source paths
+    # minimal (the default) records none of it, and relative paths
+    sp.setup(file_path=str(p), replace=True)
+    with sp.region("r"):
+        pass
+    sp.finalize(verbose=False)
+    assert "working_directory" not in sp.read(p).metadata
+    assert not os.path.isabs(_index(p)["r"]["source_files"])
+
+
 def test_without_capture_the_file_and_line_are_kept_but_no_text(tmp_path):
     p = tmp_path / "nosrc.h5"
     sp.setup(file_path=str(p))
