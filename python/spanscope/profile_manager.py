@@ -411,18 +411,16 @@ def _read_results(path):
     return reader(path)
 
 
-def _render(results, path: str, kind: str) -> None:
-    """Writes results to path as scope-profiler's JSON or the HTML report."""
+def _write_json(results, path: str) -> None:
+    """Writes results to path as scope-profiler's JSON (spanscope.write_json,
+    delivered with the results API)."""
     import spanscope
-    if kind == "json":
-        writer = getattr(spanscope, "write_json", None)
-        if writer is None:
-            raise FeatureNotAvailableError(
-                "output='*.json' needs spanscope.write_json (scope-profiler's JSON), "
-                "which is not available yet in this build")
-        writer(results, path)
-    else:
-        _ext.html_file(results if isinstance(results, str) else path, path)
+    writer = getattr(spanscope, "write_json", None)
+    if writer is None:
+        raise FeatureNotAvailableError(
+            "output='*.json' needs spanscope.write_json (scope-profiler's JSON), "
+            "which is not available yet in this build")
+    writer(results, path)
 
 
 class ProfileManager:
@@ -655,15 +653,14 @@ class ProfileManager:
 
     @classmethod
     def _render(cls, h5_path, requested, kind, results):
-        """The period's HDF5 file at h5_path rendered as requested, then removed."""
-        try:
-            if kind == "json":
-                _render(results if results is not None else _read_results(h5_path),
-                        requested, kind)
-            else:
-                _ext.html_file(h5_path, requested)
-        finally:
-            os.unlink(h5_path)
+        """The period's HDF5 file at h5_path rendered as requested, then
+        removed; when rendering fails it stays, so nothing recorded is lost
+        (the error names the output)."""
+        if kind == "json":
+            _write_json(results if results is not None else _read_results(h5_path), requested)
+        else:
+            _ext.html_file(h5_path, requested)
+        os.unlink(h5_path)
 
     @classmethod
     def session(cls, options=None, *, verbose: bool = True, return_results: bool = False,
