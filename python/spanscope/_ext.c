@@ -345,8 +345,9 @@ static PyTypeObject RegionLookupType = {
     .tp_name = "spanscope._ext.region",
     .tp_basicsize = sizeof(PyObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "region(name, functions=None, tags=None) -> the Region of that name, "
-              "created on first use (the lookup of a known name runs in C).",
+    .tp_doc = "region(region_name, functions=None, tags=None)\n--\n\n"
+              "The Region of that name, created on first use (the lookup of a known "
+              "name runs in C).",
     .tp_new = lookup_type_new,
     .tp_vectorcall = lookup_type_call,
 };

@@ -806,14 +806,20 @@ class ProfileManager:
         r = reg.get(region_name)
         norm = None if tags is None else cls._check_tags(tags)
         if r is None:
-            r = _ext.region_new(region_name)
+            new = _ext.region_new(region_name)
             if norm:
-                r._tags = norm
+                new._tags = norm
+            new._off = cls._tags_off(new.tags)
+            # two threads may create one name at once: the first one in wins,
+            # so that region(name) is region(name) holds
+            r = reg.setdefault(region_name, new)
+            if r is new:
                 r._push_attributes()
-            r._off = cls._tags_off(r.tags)
-            if cls._configured and not cls._deactivated:
-                cls._capture_call_site(r, sys._getframe(1))
-            reg[region_name] = r
+                if cls._configured and not cls._deactivated:
+                    cls._capture_call_site(r, sys._getframe(1))
+            elif norm is not None and r.tags != norm:
+                raise ValueError(f"region {region_name!r} already has tags {r.tags!r}; "
+                                 f"cannot reuse it with {norm!r}")
         elif norm is not None and r.tags != norm:
             raise ValueError(f"region {region_name!r} already has tags {r.tags!r}; "
                              f"cannot reuse it with {norm!r}")
