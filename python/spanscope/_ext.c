@@ -22,6 +22,7 @@
 #  include <x86intrin.h>
 #endif
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,8 +406,40 @@ static int tstack_push(tstack_t *t, sps_region_t r) {
     return 0;
 }
 
+/* Path prefixes (resolved) whose code the tracer leaves out -- the
+ * standard library and installed packages, for profile_script's "user code
+ * only" -- as a tuple of str, or NULL: everything is traced. */
+static PyObject *g_trace_skip;
+
+/* Non-zero when g_trace_skip leaves code out: a code object without a real
+ * file ("<string>", "<frozen ...>") or one whose file (resolved) lies under
+ * a prefix.  Runs once per code object and generation (the result is
+ * cached in co_extra). */
+static int skipped_file(PyCodeObject *code) {
+    if (!g_trace_skip) return 0;
+    const char *fn = PyUnicode_AsUTF8(code->co_filename);
+    if (!fn) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (!*fn || fn[0] == '<') return 1;
+    char buf[PATH_MAX];
+    const char *path = realpath(fn, buf) ? buf : fn;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(g_trace_skip); i++) {
+        const char *pre = PyUnicode_AsUTF8(PyTuple_GET_ITEM(g_trace_skip, i));
+        if (!pre) {
+            PyErr_Clear();
+            continue;
+        }
+        size_t n = strlen(pre);
+        if (n && strncmp(path, pre, n) == 0 && (path[n] == '/' || path[n] == 0)) return 1;
+    }
+    return 0;
+}
+
 /* The region of a traced code object, cached in the code's co_extra slot as
- * (generation << 32 | id); 0 if the frame is not to be recorded. */
+ * (generation << 32 | id), id 0 for a frame left out in this generation;
+ * 0 if the frame is not to be recorded. */
 static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     void *extra = NULL;
     if (g_extra_index >= 0) CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra);
@@ -424,6 +457,12 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     }
     if (strcmp(m, "spanscope") == 0 || strncmp(m, "spanscope.", 10) == 0) {
         if (g_extra_index >= 0) CODE_SET_EXTRA((PyObject *)code, g_extra_index, EXTRA_SKIP);
+        return 0;
+    }
+    if (skipped_file(code)) {
+        if (g_extra_index >= 0)
+            CODE_SET_EXTRA((PyObject *)code, g_extra_index,
+                           (void *)(uintptr_t)((uint64_t)g_generation << 32));
         return 0;
     }
     PyObject *name = PyUnicode_FromFormat("%s.%U", m, code->co_qualname);
@@ -1311,6 +1350,19 @@ static PyObject *ext_metadata_set(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* set_trace_skip(prefixes): the tracer leaves out code under these path
+ * prefixes (a tuple of str; None: traces everything).  Starts a new
+ * generation of the code objects' cached regions, so the change applies
+ * to code traced before. */
+static PyObject *ext_set_trace_skip(PyObject *mod, PyObject *prefixes) {
+    (void)mod;
+    if (prefixes != Py_None && !PyTuple_Check(prefixes))
+        return PyErr_Format(PyExc_TypeError, "set_trace_skip() needs a tuple of str or None");
+    Py_XSETREF(g_trace_skip, prefixes == Py_None ? NULL : Py_NewRef(prefixes));
+    g_generation++;
+    Py_RETURN_NONE;
+}
+
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
     (void)mod;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
@@ -1363,6 +1415,8 @@ static PyMethodDef ext_methods[] = {
      "tasks_set(rows): the session's task table (sps_tasks_set), written by finalize."},
     {"metadata_set", ext_metadata_set, METH_VARARGS,
      "metadata_set(key, value): a /metadata string of the session's files (sps_metadata_set)."},
+    {"set_trace_skip", ext_set_trace_skip, METH_O,
+     "set_trace_skip(prefixes or None): path prefixes the recursive tracer leaves out."},
     {"html_file", ext_html_file, METH_VARARGS,
      "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
     {"env_read", ext_env_read, METH_NOARGS,

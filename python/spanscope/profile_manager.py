@@ -99,6 +99,24 @@ def _with_source(filename: str, lineno: int) -> str | None:
 _with_source.cache = {}
 
 
+def _system_prefixes() -> tuple:
+    """Resolved directories of the standard library and installed packages
+    (what profile_script's recursive tracing leaves out)."""
+    import site
+    import sysconfig
+    out = set()
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if paths.get(key):
+            out.add(os.path.realpath(paths[key]))
+    try:
+        out.update(os.path.realpath(p) for p in site.getsitepackages())
+        out.add(os.path.realpath(site.getusersitepackages()))
+    except AttributeError:  # pragma: no cover - virtualenv's old site.py
+        pass
+    return tuple(sorted(out))
+
+
 def _full_metadata() -> dict:
     """What metadata_detail="full" adds to /metadata (scope-profiler's
     list): user, working directory, loaded modules (a JSON list), and the
@@ -1061,12 +1079,16 @@ class ProfileManager:
         try:
             root = cls.region(os.path.basename(script_path))
             if cls._recursive_default:
+                # the script's own functions, not the standard library's or
+                # installed packages' (scope-profiler's only_user_code)
+                _ext.set_trace_skip(_system_prefixes())
                 runner = root.wrap(runpy.run_path, recursive=True)
                 runner(script_path, run_name="__main__")
             else:
                 with root:
                     runpy.run_path(script_path, run_name="__main__")
         finally:
+            _ext.set_trace_skip(None)
             sys.argv, sys.path[:] = old_argv, old_path
             results = cls.finalize(verbose=False, return_results=True)
         return results

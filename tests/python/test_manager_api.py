@@ -694,6 +694,19 @@ def test_profile_script_and_command(tmp_path):
     assert sp.read(tmp_path / "script.h5")["app.py"].num_calls == 1
     results = sp.profile_script(script, output=tmp_path / "rec.h5", recursive_profile=True)
     assert results["__main__.helper"].num_calls == 1
+    # the script's own code only: no runpy, importlib or posixpath regions
+    names = set(sp.read(tmp_path / "rec.h5").regions)
+    assert not [n for n in names if n.startswith(("runpy.", "importlib.", "posixpath."))]
+    # and the filter ends with the script: a recursive decorator traces everything
+    sp.setup(output=None, replace=True)
+
+    @sp.profile("outer", recursive=True)
+    def outer():
+        import posixpath
+        return posixpath.join("a", "b")
+
+    outer()
+    assert "posixpath.join" in sp.recorded_regions()
     with pytest.raises(FeatureNotAvailableError, match="zero-touch"):
         sp.profile_command([sys.executable, str(script)])
 
