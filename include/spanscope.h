@@ -638,8 +638,10 @@ SPS_API int sps_region_set_event_metadata(sps_region_t r, const char *json,
  * /task_table (scope-profiler's columns: index, thread_index, created_ns,
  * done_ns, steps, running_ns, suspended_ns, kind, name, coro_name).
  * Times are CLOCK_MONOTONIC ns (the events' timeline), done_ns -1 for a
- * task not finished; thread_index is the session thread index (the
- * thread_table's) of its last step, -1 if it never ran; running_ns and
+ * task not finished; thread_index is given as the kernel thread id
+ * (gettid; Python's threading.get_native_id()) of its last step, -1 if it
+ * never ran, and written as that thread's session index (the
+ * thread_table's index; -1 for a thread that recorded nothing); running_ns and
  * suspended_ns split its life between steps that held a thread and the
  * gaps between them. */
 typedef struct sps_task {
@@ -650,6 +652,25 @@ typedef struct sps_task {
     const char *name;      /* the task's name */
     const char *coro_name; /* what it runs (the coroutine's qualname) */
 } sps_task_t;
+
+/* One step of a task: the stretch [start_ns, end_ns) (CLOCK_MONOTONIC
+ * ns) during which task (an sps_task_t index) held thread (its kernel
+ * thread id, as sps_task_t.thread_index is given). */
+typedef struct sps_task_step {
+    int64_t task, thread, start_ns, end_ns;
+} sps_task_step_t;
+
+/* Sets the session's task steps to steps[0..n) (copied; any order),
+ * replacing what was set before.  From them each finalize of an events
+ * session adds scope-profiler's per-call columns /events/task_ids (the
+ * task whose step on the call's thread contains the call's start, -1 for
+ * none) and /events/await_ns (the part of the call its task spent
+ * suspended: the call's duration minus the task's steps inside it; 0
+ * without a task), reading the period's starts, durations and threads
+ * back from the file it wrote (40 bytes per call, 32 per step, while it
+ * runs), when a task table is set too (sps_tasks_set).  Returns 0, SPS_EINVAL (steps NULL with n > 0, or a step ending
+ * before it starts), SPS_ENOSESSION or SPS_ENOMEM.  Any thread. */
+SPS_API int sps_task_steps_set(const sps_task_step_t *steps, size_t n);
 
 /* Sets the session's task table to tasks[0..n) (copied, strings too; NULL
  * strings are ""), replacing what was set before: a binding that follows

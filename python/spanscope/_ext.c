@@ -1305,14 +1305,6 @@ static PyObject *ext_html_file(PyObject *mod, PyObject *args) {
     return rc ? raise_read(rc, err, in) : Py_NewRef(Py_None);
 }
 
-/* thread_index() -> the calling thread's session index (sps_thread_current),
- * -1 when it has recorded nothing in the session. */
-static PyObject *ext_thread_index(PyObject *mod, PyObject *unused) {
-    (void)mod;
-    (void)unused;
-    return PyLong_FromLongLong(sps_thread_current());
-}
-
 /* tasks_set(rows): sps_tasks_set from a sequence of tuples (index,
  * thread_index, created_ns, done_ns, steps, running_ns, suspended_ns,
  * kind, name, coro_name). */
@@ -1363,6 +1355,34 @@ static PyObject *ext_set_trace_skip(PyObject *mod, PyObject *prefixes) {
     Py_RETURN_NONE;
 }
 
+/* task_steps_set(buffer): sps_task_steps_set from a buffer of int64
+ * (array('q')), four per step: task, thread, start_ns, end_ns. */
+static PyObject *ext_task_steps_set(PyObject *mod, PyObject *buf) {
+    (void)mod;
+    Py_buffer v;
+    if (PyObject_GetBuffer(buf, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) return NULL;
+    int ok = v.itemsize == 8 && v.len % (4 * 8) == 0 && v.format &&
+             (v.format[0] == 'q' || v.format[0] == 'l');
+    int rc = 0;
+    if (ok) {
+        sps_task_step_t *steps = malloc(v.len ? (size_t)v.len : 1); /* 4 int64 each */
+        if (!steps) {
+            PyBuffer_Release(&v);
+            return PyErr_NoMemory();
+        }
+        memcpy(steps, v.buf, (size_t)v.len);
+        Py_BEGIN_ALLOW_THREADS
+        rc = sps_task_steps_set(steps, (size_t)v.len / sizeof *steps);
+        Py_END_ALLOW_THREADS
+        free(steps);
+    }
+    PyBuffer_Release(&v);
+    if (!ok)
+        return PyErr_Format(PyExc_TypeError, "task_steps_set() needs int64 items, 4 per step");
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
     (void)mod;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
@@ -1409,14 +1429,14 @@ static PyMethodDef ext_methods[] = {
      "region_set_tags(id, tags_json): sps_region_set_tags."},
     {"region_set_event_metadata", ext_region_set_event_metadata, METH_VARARGS,
      "region_set_event_metadata(id, json, ncalls): sps_region_set_event_metadata."},
-    {"thread_index", ext_thread_index, METH_NOARGS,
-     "The calling thread's session index (sps_thread_current), -1 if none."},
     {"tasks_set", ext_tasks_set, METH_O,
      "tasks_set(rows): the session's task table (sps_tasks_set), written by finalize."},
     {"metadata_set", ext_metadata_set, METH_VARARGS,
      "metadata_set(key, value): a /metadata string of the session's files (sps_metadata_set)."},
     {"set_trace_skip", ext_set_trace_skip, METH_O,
      "set_trace_skip(prefixes or None): path prefixes the recursive tracer leaves out."},
+    {"task_steps_set", ext_task_steps_set, METH_O,
+     "task_steps_set(int64 buffer, 4 per step): the tasks' steps (sps_task_steps_set)."},
     {"html_file", ext_html_file, METH_VARARGS,
      "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
     {"env_read", ext_env_read, METH_NOARGS,

@@ -3,7 +3,11 @@ ConcurrencyTracker, its task half): every task created on an event loop
 while the run is set up gets a row -- when it was created and finished,
 how many steps it ran, and how its life split between running (holding its
 thread) and suspended (awaiting).  The rows go to the C core before each
-finalize (``_ext.tasks_set``), which writes them to ``/task_table``.
+finalize (``_ext.tasks_set``), which writes them to ``/task_table``, and
+so do the steps themselves (``_ext.task_steps_set``: 32 bytes a step,
+kept for the run), from which the writer stamps each call with its task
+(``/events/task_ids``) and the time its task was suspended inside it
+(``/events/await_ns``).
 
 The timing is in the task, not the loop: the task factory wraps each
 coroutine so that every ``send``/``throw`` the loop makes on it passes
@@ -15,6 +19,7 @@ hot path does not look at tasks.
 from __future__ import annotations
 
 import threading
+from array import array
 import weakref
 from time import perf_counter_ns
 
@@ -28,9 +33,10 @@ class TaskRecord:
     """One task and how its wall time split (ns, the events' clock)."""
 
     __slots__ = ("index", "kind", "name", "coro_name", "thread_index", "created_ns",
-                 "done_ns", "steps", "running_ns", "suspended_ns", "_last_end", "_start")
+                 "done_ns", "steps", "running_ns", "suspended_ns", "_last_end", "_start",
+                 "_log")
 
-    def __init__(self, index: int, coro_name: str):
+    def __init__(self, index: int, coro_name: str, log: array):
         self.index = index
         self.kind = "task"
         self.name = ""
@@ -41,6 +47,7 @@ class TaskRecord:
         self.steps = self.running_ns = self.suspended_ns = 0
         self._last_end = 0  # 0 until it ran: the first gap is scheduling, not await
         self._start = 0
+        self._log = log  # the tracker's steps: task, thread, start, end
 
     def enter_step(self) -> None:
         now = perf_counter_ns()
@@ -48,12 +55,13 @@ class TaskRecord:
             self.suspended_ns += now - self._last_end
         self.steps += 1
         self._start = now
-        self.thread_index = _ext.thread_index()
+        self.thread_index = threading.get_native_id()  # the core maps it to its index
 
     def leave_step(self) -> None:
         end = perf_counter_ns()
         self.running_ns += end - self._start
         self._last_end = end
+        self._log.extend((self.index, self.thread_index, self._start, end))
 
     def finish(self) -> None:
         if self.done_ns == UNKNOWN:
@@ -132,6 +140,7 @@ class TaskTracker:
     def __init__(self):
         self._lock = threading.Lock()
         self._tasks: list[TaskRecord] = []
+        self._steps = array("q")  # every step of every task, 4 int64 each
         self._loops = weakref.WeakKeyDictionary()  # loop -> the factory it had
         self._prev_run_forever = self._prev_create_task = None
 
@@ -183,7 +192,7 @@ class TaskTracker:
     def _factory(self, loop, coro, **kwargs):
         import asyncio
         with self._lock:
-            record = TaskRecord(len(self._tasks), _coroutine_name(coro))
+            record = TaskRecord(len(self._tasks), _coroutine_name(coro), self._steps)
             self._tasks.append(record)
         previous = self._loops.get(loop)
         wrapped = _timed(coro, record)
@@ -198,5 +207,7 @@ class TaskTracker:
             return [t.row() for t in self._tasks]
 
     def publish(self) -> None:
-        """Hands the table to the core for the next finalize to write."""
+        """Hands the table and the steps to the core for the next finalize
+        to write (/task_table, and each call's task_ids and await_ns)."""
         _ext.tasks_set(self.rows())
+        _ext.task_steps_set(array("q", self._steps))

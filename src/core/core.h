@@ -298,6 +298,9 @@ SPS__HIDDEN void sps__rinfo_reset(void);
 SPS__HIDDEN int sps__tasks_copy(sps_task_t **out, size_t *n);
 SPS__HIDDEN void sps__tasks_free(sps_task_t *t, size_t n);
 SPS__HIDDEN void sps__tasks_reset(void);
+/* A copy of the steps sps_task_steps_set last set (*out NULL when none),
+ * freed with free(); 0 or SPS_ENOMEM (then *n is 0). */
+SPS__HIDDEN int sps__task_steps_copy(sps_task_step_t **out, size_t *n);
 
 /* core: the /metadata strings a binding added (src/core/run_meta.c).
  * copy: deep copies of the n keys and values (NULL when none), freed with

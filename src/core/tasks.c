@@ -13,6 +13,8 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static sps_task_t *g_tasks;
 static size_t g_n;
+static sps_task_step_t *g_steps; /* sps_task_steps_set's, as given */
+static size_t g_nsteps;
 
 /* Frees rows t[0..n) and their strings. */
 static void rows_free(sps_task_t *t, size_t n) {
@@ -58,6 +60,35 @@ int sps_tasks_set(const sps_task_t *tasks, size_t n) {
     return 0;
 }
 
+int sps_task_steps_set(const sps_task_step_t *steps, size_t n) {
+    if (n && !steps) return SPS_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (steps[i].end_ns < steps[i].start_ns) return SPS_EINVAL;
+    if (!sps_is_active()) return SPS_ENOSESSION;
+    sps_task_step_t *c = n ? malloc(n * sizeof *c) : NULL;
+    if (n && !c) return SPS_ENOMEM;
+    if (n) memcpy(c, steps, n * sizeof *c);
+    pthread_mutex_lock(&g_lock);
+    free(g_steps);
+    g_steps = c;
+    g_nsteps = n;
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+}
+
+int sps__task_steps_copy(sps_task_step_t **out, size_t *n) {
+    pthread_mutex_lock(&g_lock);
+    *n = 0;
+    *out = g_nsteps ? malloc(g_nsteps * sizeof **out) : NULL;
+    int rc = g_nsteps && !*out ? SPS_ENOMEM : 0;
+    if (*out) {
+        memcpy(*out, g_steps, g_nsteps * sizeof **out);
+        *n = g_nsteps;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
 int sps__tasks_copy(sps_task_t **out, size_t *n) {
     pthread_mutex_lock(&g_lock);
     int rc = rows_copy(g_tasks, g_n, out);
@@ -73,5 +104,8 @@ void sps__tasks_reset(void) {
     rows_free(g_tasks, g_n);
     g_tasks = NULL;
     g_n = 0;
+    free(g_steps);
+    g_steps = NULL;
+    g_nsteps = 0;
     pthread_mutex_unlock(&g_lock);
 }

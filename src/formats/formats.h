@@ -310,6 +310,14 @@ SPS__HIDDEN int sps__h5_add_table(const char *path, const char *group,
                                   const int64_t *const *cols);
 
 /* h5.c: adds /counters to the closed file at path (see docs/design.md). */
+/* Adds scope-profiler's per-call /events/task_ids and /events/await_ns to
+ * the closed events file at path, from the task steps[0..nsteps) (sorted
+ * here, in place): each call's task is the one whose step on the call's
+ * thread holds its start (-1: none), its await the part of the call that
+ * task did not run.  Reads the file's starts, durations and threads back
+ * (40 bytes per call while it runs).  0, SPS_ENOMEM, SPS_EHDF5 or SPS_EIO. */
+SPS__HIDDEN int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps,
+                                         size_t nsteps);
 SPS__HIDDEN int sps__h5_add_counters(const char *path, size_t nnames,
                                      const char *const *names, size_t n,
                                      const int64_t *series, const int64_t *ranks,

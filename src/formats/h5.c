@@ -987,3 +987,158 @@ void sps__summary_of(const sps__acc_t *a, sps__summary_t *o) {
     o->m2 = st.var_ns2 * (double)(a->count > 1 ? a->count - 1 : 0);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Per-call task columns (track_async)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* qsort orders: by (thread, start) for "which task held this thread", by
+ * (task, start) for "how long did this task run inside a call". */
+static int by_thread(const void *a, const void *b) {
+    const sps_task_step_t *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+static int by_task(const void *a, const void *b) {
+    const sps_task_step_t *x = a, *y = b;
+    if (x->task != y->task) return x->task < y->task ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The task whose step on thread thr (in s[0..n), by_thread order) holds
+ * time t, or -1. */
+static int64_t task_at(const sps_task_step_t *s, size_t n, int64_t thr, int64_t t) {
+    size_t lo = 0, hi = n; /* the first step after (thr, t) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].thread < thr || (s[mid].thread == thr && s[mid].start_ns <= t)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return -1;
+    const sps_task_step_t *c = &s[lo - 1];
+    return c->thread == thr && t < c->end_ns ? c->task : -1;
+}
+
+/* The first index of s[lo..hi) for which past(s[i]) holds (past is
+ * monotone there), by bisection. */
+#define FIRST(lo, hi, past)                                                    \
+    do {                                                                       \
+        while (lo < hi) {                                                      \
+            size_t mid_ = lo + (hi - lo) / 2;                                  \
+            if (past(mid_)) hi = mid_;                                         \
+            else lo = mid_ + 1;                                                \
+        }                                                                      \
+    } while (0)
+
+/* How long task ran inside [a, b): its steps (s[0..n), by_task order, P the
+ * prefix sums of their durations, P[0] = 0) clipped to the interval.  A
+ * task's steps never overlap, so the ones between the first ending after a
+ * and the last starting before b count whole but for their clipped ends. */
+static int64_t ran_inside(const sps_task_step_t *s, const int64_t *P, size_t n, int64_t task,
+                          int64_t a, int64_t b) {
+    size_t t0 = 0, t1 = n;
+#define TASK_GE(i) (s[i].task >= task)
+#define TASK_GT(i) (s[i].task > task)
+    FIRST(t0, t1, TASK_GE);
+    size_t e0 = t0, e1 = n;
+    FIRST(e0, e1, TASK_GT);
+    size_t i = t0, ihi = e0;
+#define ENDS_AFTER_A(k) (s[k].end_ns > a)
+#define STARTS_AT_B(k) (s[k].start_ns >= b)
+    FIRST(i, ihi, ENDS_AFTER_A);
+    size_t j = i, jhi = e0;
+    FIRST(j, jhi, STARTS_AT_B);
+#undef TASK_GE
+#undef TASK_GT
+#undef ENDS_AFTER_A
+#undef STARTS_AT_B
+    if (i >= j) return 0;
+    int64_t sum = P[j] - P[i];
+    if (s[i].start_ns < a) sum -= a - s[i].start_ns;
+    if (s[j - 1].end_ns > b) sum -= s[j - 1].end_ns - b;
+    return sum > 0 ? sum : 0;
+}
+
+/* Reads 1-D int64 (or, with u64, uint64 read as int64) dataset path of f
+ * into a malloc'd array of n elements.  0, or -1. */
+static int read_i64(hid_t f, const char *path, size_t n, int64_t **out) {
+    *out = malloc((n ? n : 1) * sizeof **out);
+    hid_t d = *out ? H5Dopen2(f, path, H5P_DEFAULT) : H5I_INVALID_HID;
+    int ok = d >= 0 && (!n || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                      *out) >= 0);
+    h5_close(&d);
+    return ok ? 0 : -1;
+}
+
+/* The task and await columns of every event of the open file f (nev
+ * events in nrows index rows), into tasks and waits; steps as given. */
+static int task_cols_compute(hid_t f, size_t nrows, size_t nev, sps_task_step_t *steps,
+                             size_t nsteps, int64_t *tasks, int64_t *waits) {
+    int64_t *off = NULL, *cnt = NULL, *delta = NULL, *dur = NULL, *thr = NULL, *P = NULL;
+    sps_task_step_t *bt = malloc((nsteps ? nsteps : 1) * sizeof *bt);
+    P = malloc((nsteps + 1) * sizeof *P);
+    int rc = bt && P ? 0 : SPS_ENOMEM;
+    if (!rc && (read_i64(f, "/rank_region_index/event_offsets", nrows, &off) ||
+                read_i64(f, "/rank_region_index/event_counts", nrows, &cnt) ||
+                read_i64(f, "/events/start_deltas", nev, &delta) ||
+                read_i64(f, "/events/durations", nev, &dur) ||
+                read_i64(f, "/events/thread_ids", nev, &thr)))
+        rc = h5_fail();
+    if (!rc) {
+        memcpy(bt, steps, nsteps * sizeof *bt);
+        qsort(steps, nsteps, sizeof *steps, by_thread);
+        qsort(bt, nsteps, sizeof *bt, by_task);
+        P[0] = 0;
+        for (size_t i = 0; i < nsteps; i++) P[i + 1] = P[i] + (bt[i].end_ns - bt[i].start_ns);
+        for (size_t r = 0; r < nrows; r++) {
+            int64_t start = 0; /* schema 3: each row's starts are gaps from the last */
+            for (int64_t k = off[r]; k >= 0 && k < off[r] + cnt[r] && (size_t)k < nev; k++) {
+                start += delta[k];
+                int64_t task = task_at(steps, nsteps, thr[k], start);
+                int64_t ran = task < 0 ? 0
+                    : ran_inside(bt, P, nsteps, task, start, start + dur[k]);
+                tasks[k] = task;
+                waits[k] = task < 0 || dur[k] <= ran ? 0 : dur[k] - ran;
+            }
+        }
+    }
+    free(off), free(cnt), free(delta), free(dur), free(thr), free(P), free(bt);
+    return rc;
+}
+
+int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps, size_t nsteps) {
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    errno = 0;
+    int rc = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gopen2(f, "events", H5P_DEFAULT) : H5I_INVALID_HID;
+    hsize_t nev = 0, nrows = 0;
+    if (g < 0) rc = h5_fail();
+    for (int i = 0; rc == 0 && i < 2; i++) { /* the two lengths */
+        hid_t d = H5Dopen2(f, i ? "/events/durations" : "/rank_region_index/event_offsets",
+                           H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+        if (sp < 0 || H5Sget_simple_extent_dims(sp, i ? &nev : &nrows, NULL) < 0) rc = h5_fail();
+        h5_close(&sp);
+        h5_close(&d);
+    }
+    int64_t *tasks = rc ? NULL : malloc((nev ? nev : 1) * sizeof *tasks);
+    int64_t *waits = rc ? NULL : malloc((nev ? nev : 1) * sizeof *waits);
+    if (!rc && (!tasks || !waits)) rc = SPS_ENOMEM;
+    if (!rc && nev)
+        rc = task_cols_compute(f, (size_t)nrows, (size_t)nev, steps, nsteps, tasks, waits);
+    static const char *const names[] = {"task_ids", "await_ns"};
+    const int64_t *cols[] = {tasks, waits};
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        hid_t d = col_create(g, names[i], K_I64, nev, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && nev && col_write(g, names[i], K_I64, cols[i]) < 0) rc = h5_fail();
+    }
+    free(tasks);
+    free(waits);
+    h5_close(&g);
+    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    return sps__h5_quiet_end(&q, rc);
+}

@@ -255,7 +255,7 @@ static void test_region_attributes_reach_the_index(void **state) {
 static void test_task_table(void **state) {
     (void)state;
     const char *path = tu_path("controls_tasks.h5");
-    sps_task_t t[2] = {{0, 0, 100, 900, 3, 50, 700, "task", "Task-1", "main"},
+    sps_task_t t[2] = {{0, -1, 100, 900, 3, 50, 700, "task", "Task-1", "main"},
                        {1, -1, 200, -1, 0, 0, 0, "task", NULL, "idle"}};
     assert_int_equal(sps_tasks_set(t, 2), SPS_ENOSESSION);
     assert_int_equal(sps_setup(NULL), 0);
@@ -335,6 +335,58 @@ static void test_added_metadata(void **state) {
     unlink(path);
 }
 
+static void test_task_steps_stamp_the_calls(void **state) {
+    (void)state;
+    const char *path = tu_path("controls_steps.h5");
+    assert_int_equal(sps_setup(NULL), 0);
+    sps_region_t A = sps_region("ctl.in_task"), B = sps_region("ctl.no_task");
+    int64_t ta = tu_now();
+    sps_begin(A);
+    tu_spin_ns(400000);
+    sps_end(A);
+    int64_t tb = tu_now();
+    tu_spin_ns(400000); /* B starts well after the task's last step */
+    sps_begin(B);
+    sps_end(B);
+    int64_t tid = (int64_t)gettid();
+    /* the task runs at the call's start and at its end, suspended between;
+     * the steps reach 100 us past the call on either side, so the answer,
+     * dur - ((ta + 50000 - start) + (end - (tb - 50000))) = tb - ta - 100000,
+     * holds exactly whatever the clocks' conversion error */
+    sps_task_step_t st[] = {{0, tid, ta - 100000, ta + 50000},
+                            {0, tid, tb - 50000, tb + 100000}, {1, tid, 1, 2}};
+    sps_task_t t[] = {{0, tid, ta - 10, tb, 2, 100010, 0, "task", "T0", "main"},
+                      {1, tid, 1, 2, 1, 1, 0, "task", "T1", "other"}};
+    sps_task_step_t bad = {0, tid, 5, 4};
+    assert_int_equal(sps_task_steps_set(&bad, 1), SPS_EINVAL);
+    assert_int_equal(sps_task_steps_set(st, 3), 0);
+    assert_int_equal(sps_tasks_set(t, 2), 0);
+    assert_int_equal(sps_finalize_to(path), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    long ra = tu_h5_row(h, "ctl.in_task"), rb = tu_h5_row(h, "ctl.no_task");
+    uint64_t ia = h->offsets[ra], ib = h->offsets[rb];
+    int64_t dur_a = h->durations[ia];
+    tu_h5_free(h);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t n = 0;
+    int64_t *task = tu_h5_col(f, "/events/task_ids", H5T_NATIVE_INT64, 8, &n);
+    int64_t *wait = tu_h5_col(f, "/events/await_ns", H5T_NATIVE_INT64, 8, &n);
+    int64_t *thr = tu_h5_col(f, "/task_table/thread_index", H5T_NATIVE_INT64, 8, &n);
+    assert_int_equal(task[ia], 0);
+    assert_int_equal(task[ib], -1);
+    assert_int_equal(wait[ib], 0);
+    /* dur - the task's running time inside the call = tb - ta - 100000 */
+    TU_ASSERT_NEAR(wait[ia], tb - ta - 100000, 0, 2);
+    assert_true(wait[ia] < dur_a);
+    assert_int_equal(thr[0], 0); /* the kernel id became the session index */
+    free(task);
+    free(wait);
+    free(thr);
+    H5Fclose(f);
+    sps_shutdown();
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_pause_records_nothing_until_resume),
@@ -344,6 +396,7 @@ int main(void) {
         TU_TEST(test_region_attributes_reach_the_index),
         TU_TEST(test_task_table),
         TU_TEST(test_added_metadata),
+        TU_TEST(test_task_steps_stamp_the_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -633,7 +633,24 @@ def test_track_async_writes_the_task_table(tmp_path):
     import asyncio as aio
     assert aio.BaseEventLoop.create_task.__name__ == "create_task"
     assert "spanscope" not in (aio.BaseEventLoop.create_task.__module__ or "")
+    # each call carries its task and the time that task awaited inside it
+    res = sp.read(p)
+    work = res["work"]
+    with h5py.File(p) as f:
+        task_ids = f["events/task_ids"][()]
+        await_ns = f["events/await_ns"][()]
+    first = work.first_event
+    wt = task_ids[first:first + work.num_calls]
+    wa = await_ns[first:first + work.num_calls]
+    assert sorted(wt) == workers                      # one call per worker, each its own
+    assert (wa >= 4_000_000).all() and (wa <= work.durations_ns).all()
+    root = res["spanscope.session"]
+    assert task_ids[root.first_event] == -1            # outside every task
+    assert await_ns[root.first_event] == 0
     scope_profiler = pytest.importorskip("scope_profiler")
+    region = scope_profiler.read_h5(str(p))["work"][0]
+    assert sorted(region.task_ids) == workers
+    assert (region.await_times_ns >= 4_000_000).all()
     tasks = scope_profiler.read_h5(str(p)).tasks[0]
     names = [x.name for x in tasks]  # asyncio numbers tasks process-wide
     assert names == [n.decode() for n in t["name"]] and len(set(names)) == len(names)
