@@ -7,7 +7,7 @@
  *
  *   bench_core info
  *   bench_core floor     [--n PAIRS] [--reps R]
- *   bench_core pair      --mode events|disabled|aggregate|scope
+ *   bench_core pair      --mode events|disabled|aggregate|scope|paused
  *                        [--threads T] [--n PAIRS] [--reps R]
  *   bench_core mem       [--n CALLS]
  *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
@@ -144,7 +144,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: bench_core info\n"
             "       bench_core floor [--n PAIRS] [--reps R]\n"
-            "       bench_core pair --mode events|disabled|aggregate|scope "
+            "       bench_core pair --mode events|disabled|aggregate|scope|paused "
             "[--threads T] [--n PAIRS] [--reps R]\n"
             "       bench_core mem [--n CALLS]\n"
             "       bench_core disk --shape loop|nested|varied [--n CALLS] --out FILE\n"
@@ -418,7 +418,8 @@ static int cmd_pair(const opts_t *o) {
     int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope");
     int aggregate = !strcmp(o->mode, "aggregate");
     int disabled = !strcmp(o->mode, "disabled");
-    if (!events && !aggregate && !disabled) {
+    int paused = !strcmp(o->mode, "paused"); /* a live session under sps_pause */
+    if (!events && !aggregate && !disabled && !paused) {
         fprintf(stderr, "bench_core: unknown --mode %s\n", o->mode);
         return 2;
     }
@@ -435,6 +436,7 @@ static int cmd_pair(const opts_t *o) {
         cfg.memory_limit = need > (32u << 20) ? need : (32u << 20);
         int rc = sps_setup(&cfg);
         if (rc) die("sps_setup", rc);
+        if (paused && (rc = sps_pause()) != 0) die("sps_pause", rc);
     }
     int nt = o->threads;
     worker_t *w = calloc((size_t)nt, sizeof *w);

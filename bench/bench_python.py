@@ -172,7 +172,7 @@ def main():
         ("with floor: C context manager reading the clock twice", m["floor_with"], "", ""),
         ("with region (region object held)", m["with_region"],
          f"{m['with_region'] / m['floor_with']:.2f}x floor", "target <= 1.3x"),
-        ("with ProfileManager.region(name)", m["with_region_lookup"],
+        ("with region(name), region = ProfileManager.region", m["with_region_lookup"],
          f"{m['with_region_lookup'] / m['floor_with']:.2f}x floor", "includes the name lookup"),
         ("with pure-Python reference region", m["ref_with"],
          f"{m['ref_with'] / m['with_region']:.1f}x ours", "target >= 5x"),
@@ -190,6 +190,7 @@ def main():
         ("pure-Python sys.setprofile reference", m["ref_py_hook"],
          f"{m['ref_py_hook'] / m['recursive_call']:.1f}x ours", "target >= 5x"),
     ]
+    lookup = bench_lookup(n, reps)
     prof = bench_profiler(n, reps, loop)
     print(f"Python face: ns per call, median of {reps} runs of {n} calls "
           f"(loop overhead {loop:.1f} ns subtracted)")
@@ -197,6 +198,8 @@ def main():
     print(f"{'benchmark':<{w}}  {'ns':>8}  {'ratio':>14}  note")
     for name, ns, ratio, note in rows:
         print(f"{name:<{w}}  {ns:8.1f}  {ratio:>14}  {note}")
+    print()
+    print_lookup(lookup)
     print()
     print(f"torch-style face (spanscope.profiler), inside profile(): ns per span, median of "
           f"{reps} runs of {n} spans")
@@ -217,7 +220,92 @@ def main():
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"n": n, "reps": reps, "loop_ns": loop, "clock_pair_ns": pair, "ns": m,
-                       "profiler": prof}, fh, indent=2)
+                       "lookup": lookup, "profiler": prof}, fh, indent=2)
+
+
+# -- the lookup form against a held region, and scope-profiler (issue 12, part 7) --
+
+def _lookup_loops(pm, reg):
+    """The four loops: a bare for, a held region, the seed page's lookup
+    form `with ProfileManager.region(name):` (the global, the attribute,
+    the call: all of it per iteration), for the manager class pm."""
+    def empty(k):
+        for _ in range(k):
+            pass
+
+    def held(k):
+        for _ in range(k):
+            with reg:
+                pass
+
+    def by_name(k):
+        for _ in range(k):
+            with pm.region("bench.lookup"):
+                pass
+    return empty, held, by_name
+
+
+def bench_lookup(n, reps):
+    """ns per call of `with region:` and `with ProfileManager.region(name):`
+    for spanscope and, when installed, scope-profiler 0.7.5, interleaved rep
+    by rep in this one run (drift on a shared VM hits all alike); the loop
+    overhead of each rep is subtracted.  Returns best-of-reps and median
+    figures and the ratios the issue asks for."""
+    ours_pm = ProfileManager
+    ours_pm.setup(output=None)
+    loops = {"ours": _lookup_loops(ours_pm, ours_pm.region("bench.lookup"))}
+    try:
+        import scope_profiler
+        sp_pm = scope_profiler.ProfileManager
+        sp_pm.setup(deactivate_file_output=True, replace=True)
+        loops["sp"] = _lookup_loops(sp_pm, sp_pm.region("bench.lookup"))
+    except ImportError:
+        sp_pm = None
+    samples = {f"{who}_{kind}": [] for who in loops for kind in ("held", "by_name")}
+    for _ in range(reps):
+        for who, (empty, held, by_name) in loops.items():
+            for kind, fn in (("held", held), ("by_name", by_name)):
+                base = timed(empty, n, 1)
+                samples[f"{who}_{kind}"].append(timed(fn, n, 1) - base)
+                # scope-profiler's buffers grow with every call: start it afresh
+                if who == "sp":
+                    sp_pm.setup(deactivate_file_output=True, replace=True)
+                    loops["sp"] = _lookup_loops(sp_pm, sp_pm.region("bench.lookup"))
+    out = {"best": {k: min(v) for k, v in samples.items()},
+           "median": {k: statistics.median(v) for k, v in samples.items()}}
+    for stat in ("best", "median"):
+        f = out[stat]
+        f["by_name_over_held"] = f["ours_by_name"] / f["ours_held"]
+        if sp_pm is not None:
+            f["sp_held_over_ours"] = f["sp_held"] / f["ours_held"]
+            f["sp_by_name_over_ours"] = f["sp_by_name"] / f["ours_by_name"]
+    ProfileManager._reset()
+    if sp_pm is not None:
+        sp_pm._reset()
+    return out
+
+
+def print_lookup(r):
+    """The lookup table of bench_lookup's figures."""
+    b, m = r["best"], r["median"]
+    print("the lookup form against a held region, and scope-profiler 0.7.5 in the same run: "
+          "ns per call (best of reps / median)")
+    rows = [("with region (held)", "ours_held", ""),
+            ("with ProfileManager.region(name)", "ours_by_name",
+             f"{b['by_name_over_held']:.2f}x / {m['by_name_over_held']:.2f}x held  target <= 1.2x")]
+    if "sp_held" in b:
+        rows += [("scope-profiler: with region (held)", "sp_held",
+                  f"{b['sp_held_over_ours']:.1f}x / {m['sp_held_over_ours']:.1f}x ours  "
+                  "target >= 5x"),
+                 ("scope-profiler: with ProfileManager.region(name)", "sp_by_name",
+                  f"{b['sp_by_name_over_ours']:.1f}x / {m['sp_by_name_over_ours']:.1f}x ours  "
+                  "target >= 5x")]
+    else:
+        rows.append(("scope-profiler", None, "not installed: no comparison"))
+    w = max(len(x[0]) for x in rows)
+    for name, key, note in rows:
+        figs = f"{b[key]:7.1f} / {m[key]:7.1f}" if key else " " * 17
+        print(f"{name:<{w}}  {figs}  {note}")
 
 
 def bench_profiler(n, reps, loop):

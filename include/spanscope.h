@@ -198,6 +198,60 @@ SPS_API int sps_shutdown(void);
 /* Non-zero while a session records in this process. */
 SPS_API int sps_is_active(void);
 
+/* Pausing.  sps_pause makes every sps_begin/sps_end of the session record
+ * nothing until sps_resume (the session stays live: queries, finalize and
+ * sps_region work as before), at no cost to the hot path: while paused a
+ * begin or an end costs the one branch of "no session".  For phases of a
+ * program that are not to be measured (scope-profiler's pause/resume,
+ * sample_every).  A call open when the pause starts is ended by an
+ * sps_end that comes after sps_resume; an sps_end that comes during the
+ * pause is not recorded, so that call stays open (see sps_misuse_count):
+ * pause between calls, where sps_open_calls gives nothing (or only the
+ * calls meant to span the pause).  Both return 0 or SPS_ENOSESSION;
+ * pausing twice, or resuming an unpaused session, is harmless.  A new
+ * session starts unpaused.  Any thread; a thread inside sps_begin/sps_end
+ * at that moment may record or lose that one record (as for sps_setup). */
+SPS_API int sps_pause(void);
+SPS_API int sps_resume(void);
+/* 1 while the live session is paused, else 0. */
+SPS_API int sps_is_paused(void);
+
+/* The settings a program can take from its environment, as
+ * sps_env_read reads them.  Each SPANSCOPE_<NAME> has scope-profiler's
+ * SCOPE_PROFILER_<NAME> as an alias; when both are set, SPANSCOPE_<NAME>
+ * wins.  Strings point into the environment (valid until it changes). */
+typedef struct sps_env {
+    sps_config_t cfg;        /* SPANSCOPE_OUTPUT -> file_path ("" or
+                                "none": no file), SPANSCOPE_LABEL -> label,
+                                SPANSCOPE_AGGREGATION_MODE -> aggregate,
+                                SPANSCOPE_MEMORY_LIMIT (bytes) ->
+                                memory_limit; the rest SPS_CONFIG_INIT */
+    int has_output;          /* SPANSCOPE_OUTPUT was set */
+    int recursive;           /* SPANSCOPE_RECURSIVE: -1 unset, 0 or 1 */
+    int auto_finalize;       /* SPANSCOPE_AUTO_FINALIZE: -1, 0 or 1 */
+    int deactivate;          /* SPANSCOPE_DEACTIVATE_PROFILING: -1, 0, 1 */
+    int aggregate;           /* SPANSCOPE_AGGREGATION_MODE: -1, 0 or 1 */
+    const char *config_path; /* SPANSCOPE_CONFIG (a TOML file), or NULL */
+    const char *enable_tags; /* SPANSCOPE_ENABLE_TAGS, comma-separated, or NULL */
+} sps_env_t;
+
+/* Reads the variables above into *out.  Booleans are 1/0, true/false,
+ * yes/no, on/off (any case); anything else is SPS_EINVAL, and so is a
+ * memory limit that is not a whole number of bytes; on failure a one-line
+ * reason naming the variable goes to err[0..errlen) when err is not NULL.
+ * Needs no session; any thread, but not while another thread changes the
+ * environment. */
+SPS_API int sps_env_read(sps_env_t *out, char *err, size_t errlen);
+
+/* sps_setup with the configuration of the environment (sps_env_read),
+ * the C core's auto-setup: nothing when SPANSCOPE_DEACTIVATE_PROFILING is
+ * true (returns 0, no session); with SPANSCOPE_AUTO_FINALIZE true, the
+ * session is finalized once at exit (atexit).  SPANSCOPE_CONFIG names a
+ * TOML file that only the Python face reads: set here it is SPS_ENOTSUP,
+ * never silently ignored.  Returns sps_setup's codes, or SPS_EINVAL for a
+ * bad variable (err as for sps_env_read). */
+SPS_API int sps_setup_from_env(char *err, size_t errlen);
+
 /* Events dropped so far under SPS_OVERFLOW_DROP (0 otherwise). */
 SPS_API uint64_t sps_dropped(void);
 
@@ -551,6 +605,89 @@ SPS_API uint32_t sps_region_count(void);
 SPS_API size_t sps_regions_registered(sps_region_t *out, size_t cap);
 SPS_API size_t sps_regions_recorded(sps_region_t *out, size_t cap);
 
+/* The calls open on the calling thread (begun, not yet ended), outermost
+ * first: their region ids go to out[0..cap) and the count of all of them
+ * is returned (call with cap 0 to size).  0 without a session or when this
+ * thread has recorded nothing in it.  Takes the session lock and brings
+ * this thread's analysis up to date: a query, not for hot loops. */
+SPS_API size_t sps_open_calls(sps_region_t *out, size_t cap);
+
+/* Region attributes, scope-profiler's columns of /rank_region_index that
+ * are not statistics.  They belong to the session: sps_setup starts with
+ * none.  Strings are copied; NULL clears.  Each returns 0, SPS_EINVAL (r is
+ * not an id handed out) or SPS_ENOMEM; any thread (a lock of their own, not
+ * the hot path's).
+ *
+ * sps_region_set_source: where r is defined -- file (source_files), line
+ * (source_lines, -1 unknown), text of the definition (source_texts).
+ * sps_region_set_tags: r's tags as a JSON list of strings, written as
+ * given (the caller makes it: '["io","gpu"]'); unset: "[]".
+ * sps_region_set_event_metadata: metadata of r's calls in the period the
+ * next finalize writes, as a JSON list of ncalls objects, one per call in
+ * the order of the file's rows (start order; sps_region_calls gives it),
+ * written as given.  The writer uses it only when ncalls equals the calls
+ * it writes for r (else "[]": a list of another length would misname the
+ * calls), and a successful finalize consumes it. */
+SPS_API int sps_region_set_source(sps_region_t r, const char *file, int64_t line,
+                                  const char *text);
+SPS_API int sps_region_set_tags(sps_region_t r, const char *tags_json);
+SPS_API int sps_region_set_event_metadata(sps_region_t r, const char *json,
+                                          uint64_t ncalls);
+
+/* One asyncio task (or another cooperative lane) of the session, a row of
+ * /task_table (scope-profiler's columns: index, thread_index, created_ns,
+ * done_ns, steps, running_ns, suspended_ns, kind, name, coro_name).
+ * Times are CLOCK_MONOTONIC ns (the events' timeline), done_ns -1 for a
+ * task not finished; thread_index is given as the kernel thread id
+ * (gettid; Python's threading.get_native_id()) of its last step, -1 if it
+ * never ran, and written as that thread's session index (the
+ * thread_table's index; -1 for a thread that recorded nothing); running_ns and
+ * suspended_ns split its life between steps that held a thread and the
+ * gaps between them. */
+typedef struct sps_task {
+    int64_t index, thread_index;
+    int64_t created_ns, done_ns;
+    int64_t steps, running_ns, suspended_ns;
+    const char *kind;      /* "task" (asyncio), "greenlet", ... */
+    const char *name;      /* the task's name */
+    const char *coro_name; /* what it runs (the coroutine's qualname) */
+} sps_task_t;
+
+/* One step of a task: the stretch [start_ns, end_ns) (CLOCK_MONOTONIC
+ * ns) during which task (an sps_task_t index) held thread (its kernel
+ * thread id, as sps_task_t.thread_index is given). */
+typedef struct sps_task_step {
+    int64_t task, thread, start_ns, end_ns;
+} sps_task_step_t;
+
+/* Sets the session's task steps to steps[0..n) (copied; any order),
+ * replacing what was set before.  From them each finalize of an events
+ * session adds scope-profiler's per-call columns /events/task_ids (the
+ * task whose step on the call's thread contains the call's start, -1 for
+ * none) and /events/await_ns (the part of the call its task spent
+ * suspended: the call's duration minus the task's steps inside it; 0
+ * without a task), reading the period's starts, durations and threads
+ * back from the file it wrote (40 bytes per call, 32 per step, while it
+ * runs), when a task table is set too (sps_tasks_set).  Returns 0, SPS_EINVAL (steps NULL with n > 0, or a step ending
+ * before it starts), SPS_ENOSESSION or SPS_ENOMEM.  Any thread. */
+SPS_API int sps_task_steps_set(const sps_task_step_t *steps, size_t n);
+
+/* Sets the session's task table to tasks[0..n) (copied, strings too; NULL
+ * strings are ""), replacing what was set before: a binding that follows
+ * tasks hands over its table before each finalize, which writes it to
+ * /task_table (none when n is 0).  A new session starts with none.
+ * Returns 0, SPS_EINVAL (tasks NULL with n > 0), SPS_ENOSESSION or
+ * SPS_ENOMEM.  Any thread (a lock of its own). */
+SPS_API int sps_tasks_set(const sps_task_t *tasks, size_t n);
+
+/* Adds the string attribute key = value (both copied) to /metadata of
+ * the files the session's finalizes write; the same key again replaces
+ * it, value NULL removes it.  spanscope's own attributes (start_time_ns,
+ * label, hostname, ...) win: a key that names one is not written.  A new
+ * session starts with none.  Returns 0, SPS_EINVAL (key NULL or ""),
+ * SPS_ENOSESSION or SPS_ENOMEM.  Any thread. */
+SPS_API int sps_metadata_set(const char *key, const char *value);
+
 /* Prints the summary table of the session so far (all periods) to a FILE*
  * (stdio's FILE, passed as void* to keep <stdio.h> out of this header). */
 SPS_API int sps_print_summary(void *file);
@@ -623,6 +760,19 @@ SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
  * when err is not NULL. */
 SPS_API int sps_report(const char *path, void *out_file, const char *sort,
                        size_t top, char *err, size_t errlen);
+
+/* Writes the HTML report of the recording at in_path (.h5, .json,
+ * .json.gz, .pftrace) to out_path: the page `spanscope html IN -o OUT
+ * --max-spans N` writes (one self-contained page: timeline, per-region
+ * bars, the table), through a temporary name renamed into place.
+ * max_spans 0: the default (200000).  Needs no session; paths are
+ * borrowed.  Returns 0, SPS_EINVAL (NULL path, unknown input extension),
+ * SPS_EIO, SPS_EFORMAT (a bad input), SPS_EPATH (out_path cannot be
+ * created) or SPS_ENOMEM, with a one-line reason in err[0..errlen) when
+ * err is not NULL.  The input is validated, but HDF5 may crash on some
+ * corrupt files (see sps_merge). */
+SPS_API int sps_html_file(const char *in_path, const char *out_path, size_t max_spans,
+                          char *err, size_t errlen);
 
 /* What one /metadata attribute holds. */
 typedef enum {

@@ -20,6 +20,36 @@ from spanscope import _ext
 from spanscope.profile_manager import ProfileManager, ProfilingRun, Region, RegionStats
 from spanscope.results import Results, read
 
+# -- the recording half of scope-profiler 0.7.5's API (issue 12: settings,
+# -- sessions, regions, controls); the same objects as ProfileManager's
+from spanscope.options import (FeatureNotAvailableError, GPUOptions, HDF5Options,
+                               MemrayOptions, ProfilingOptions)
+from spanscope.profile_manager import RegionFactory, RegionHandle
+
+define_region = ProfileManager.define_region
+instrument = ProfileManager.instrument
+last_results = ProfileManager.last_results
+metadata = ProfileManager.metadata
+profile_command = ProfileManager.profile_command
+profile_script = ProfileManager.profile_script
+region_factory = ProfileManager.region_factory
+register_opt_in_tag = ProfileManager.register_opt_in_tag
+reset = ProfileManager.reset
+setup_from_env = ProfileManager.setup_from_env
+run = ProfileManager.run
+pause = ProfileManager.pause
+resume = ProfileManager.resume
+sample_every = ProfileManager.sample_every
+
+_RECORDING_NAMES = [
+    "FeatureNotAvailableError", "GPUOptions", "HDF5Options", "MemrayOptions",
+    "ProfilingOptions", "RegionFactory", "RegionHandle", "define_region", "instrument",
+    "last_results", "metadata", "profile_command", "profile_script", "region_factory",
+    "register_opt_in_tag", "reset", "setup_from_env", "run", "pause", "resume",
+    "sample_every",
+]
+# -- end of the recording block
+
 __version__ = _ext.version
 
 #: Module-level spellings of the ProfileManager API (the same functions).
@@ -50,7 +80,7 @@ __all__ = [
     "setup", "finalize", "region", "profile_region", "profile", "session", "is_active",
     "is_configured", "get_region", "get_all_regions", "registered_regions",
     "recorded_regions", "summary", "counter", "__version__",
-]
+] + _RECORDING_NAMES
 
 
 # --- plots (spanscope.plots; matplotlib, the optional `plot` extra) -----------

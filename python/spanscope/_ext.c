@@ -22,6 +22,7 @@
 #  include <x86intrin.h>
 #endif
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +60,11 @@ static Py_ssize_t g_extra_index = -1;
 typedef struct {
     PyObject_HEAD
     sps_region_t id;
+    int off;         /* 1: records nothing (an opt-in tag this run does not
+                        enable, a region_tags filter): scope-profiler's
+                        DisabledProfileRegion, one branch here */
     PyObject *name;
+    PyObject *tags;  /* tuple of str, () when untagged */
 } RegionObject;
 
 static int Region_init(RegionObject *self, PyObject *args, PyObject *kw) {
@@ -81,19 +86,21 @@ static int Region_init(RegionObject *self, PyObject *args, PyObject *kw) {
     self->id = id;
     Py_INCREF(name);
     Py_XSETREF(self->name, name);
-    return 0;
+    if (!self->tags) self->tags = PyTuple_New(0);
+    return self->tags ? 0 : -1;
 }
 
 /* For Python subclasses, subtype_dealloc calls this and then drops the
  * reference to the heap type itself. */
 static void Region_dealloc(RegionObject *self) {
     Py_XDECREF(self->name);
+    Py_XDECREF(self->tags);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *Region_enter(RegionObject *self, PyObject *unused) {
     (void)unused;
-    sps_begin(self->id);
+    if (!self->off) sps_begin(self->id);
     Py_INCREF(self);
     return (PyObject *)self;
 }
@@ -102,7 +109,7 @@ static PyObject *Region_exit(RegionObject *self, PyObject *const *args,
                              Py_ssize_t nargs) {
     (void)args;
     (void)nargs;
-    sps_end(self->id);
+    if (!self->off) sps_end(self->id);
     Py_RETURN_FALSE; /* never swallows the exception; the call is counted */
 }
 
@@ -198,6 +205,10 @@ static PyMemberDef Region_members[] = {
     {"id", T_UINT, offsetof(RegionObject, id), READONLY, "region id in the C core"},
     {"region_name", T_OBJECT, offsetof(RegionObject, name), READONLY, "the region's name"},
     {"name", T_OBJECT, offsetof(RegionObject, name), READONLY, "the region's name"},
+    {"_off", T_INT, offsetof(RegionObject, off), 0,
+     "1: the region records nothing (a disabled tag); set by the package"},
+    {"_tags", T_OBJECT, offsetof(RegionObject, tags), 0,
+     "the region's tags (a tuple; set by the package, read as .tags)"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyGetSetDef Region_getset[] = {
@@ -240,21 +251,128 @@ static PyObject *registry_get(PyObject *name) {
     return rc ? NULL : r;
 }
 
-/* region(cls, name): bound as a classmethod of ProfileManager. */
-static PyObject *ext_region(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    (void)mod;
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "region(name) takes exactly one argument");
-        return NULL;
+/* ======================================================================== */
+/* region_lookup: ProfileManager.region(name), the lookup form, in C        */
+/* ======================================================================== */
+
+/* `with ProfileManager.region("step"):` looks the region up by name on
+ * every call.  Done in Python (a classmethod and a dict lookup) that
+ * lookup cost about as much again as the region itself.  Here the lookup
+ * is C, and so is the way CPython reaches it: ProfileManager.region is a
+ * type object, RegionLookupType, whose call (tp_vectorcall) is the lookup
+ * and returns a Region, never an instance of the type.  A type is no
+ * descriptor, so CPython fetches it from the class without making a bound
+ * method (a classmethod allocates one per call), and CPython 3.11+
+ * specialises the call of a static type with a tp_vectorcall into a
+ * direct C call (PRECALL_BUILTIN_CLASS).  Measured in one run on our VMs:
+ * a vectorcall object 1.27x a held region, a builtin function 1.07x, this
+ * type 1.09-1.13x, and unlike the builtin it can carry the __func__ that
+ * scope-profiler's users compare (`ProfileManager.profile_region.__func__
+ * is ProfileManager.region.__func__`, on the seed page): it is the type
+ * itself.
+ *
+ * A name already known comes from a cache keyed by the name object's
+ * address (below), else from the registry (dict name -> Region).
+ * Everything else -- a new name, keywords (functions=, tags=), a name that
+ * is not a str -- goes to the package's slow path (set_region_slow), which
+ * creates and shapes regions in Python, once per name. */
+static PyObject *g_region_slow; /* the package's region(name, functions, tags) */
+
+/* In front of the registry, a direct-mapped cache keyed by the name
+ * object's address: a call site passes the same str (a constant) on every
+ * call, so a hit is one compare instead of a dict probe.  Entries hold
+ * strong references (an address cannot be reused while cached) and belong
+ * to one registry generation (clear_registry empties them). */
+#define LOOKUP_CACHE 64
+static struct { PyObject *name, *region; } g_lookup_cache[LOOKUP_CACHE];
+
+static inline size_t lookup_slot(PyObject *name) {
+    return ((uintptr_t)name >> 4) % LOOKUP_CACHE;
+}
+
+static void lookup_cache_clear(void) {
+    for (size_t i = 0; i < LOOKUP_CACHE; i++) {
+        Py_CLEAR(g_lookup_cache[i].name);
+        Py_CLEAR(g_lookup_cache[i].region);
     }
-    PyObject *r = registry_get(args[nargs - 1]);
-    Py_XINCREF(r);
-    return r;
+}
+
+/* region(name, functions=None, tags=None) -> a new reference to the
+ * Region, or NULL with an exception set. */
+static PyObject *region_lookup(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    size_t nargsf = (size_t)nargs;
+    if (nargs == 1 && !kwnames) {
+        size_t i = lookup_slot(args[0]);
+        if (g_lookup_cache[i].name == args[0]) return Py_NewRef(g_lookup_cache[i].region);
+        if (PyUnicode_CheckExact(args[0])) {
+            PyObject *r = PyDict_GetItemWithError(g_registry, args[0]);
+            if (r) {
+                Py_XSETREF(g_lookup_cache[i].name, Py_NewRef(args[0]));
+                Py_XSETREF(g_lookup_cache[i].region, Py_NewRef(r));
+                return Py_NewRef(r);
+            }
+            if (PyErr_Occurred()) return NULL;
+        }
+    }
+    if (!g_region_slow) { /* the package is not imported (tests of _ext) */
+        if (nargs != 1 || kwnames) {
+            PyErr_SetString(PyExc_TypeError, "region(name) takes exactly one argument");
+            return NULL;
+        }
+        return Py_XNewRef(registry_get(args[0]));
+    }
+    return PyObject_Vectorcall(g_region_slow, args, nargsf, kwnames);
+}
+
+/* The lookup as the call of a type (see above): RegionLookupType's
+ * tp_vectorcall.  tp_new is what a call without vectorcall reaches
+ * (PyObject_Call with a dict of keywords, type.__call__). */
+static PyObject *lookup_type_call(PyObject *type, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames) {
+    (void)type;
+    return region_lookup(args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+static PyObject *lookup_type_new(PyTypeObject *t, PyObject *args, PyObject *kw) {
+    (void)t;
+    (void)kw;
+    PyObject *const *v = &PyTuple_GET_ITEM(args, 0);
+    if (kw && PyDict_GET_SIZE(kw) && g_region_slow) /* keywords: the slow path */
+        return PyObject_Call(g_region_slow, args, kw);
+    return region_lookup(v, PyTuple_GET_SIZE(args), NULL);
+}
+
+static PyTypeObject RegionLookupType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "spanscope._ext.region",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "region(region_name, functions=None, tags=None)\n--\n\n"
+              "The Region of that name, created on first use (the lookup of a known "
+              "name runs in C).",
+    .tp_new = lookup_type_new,
+    .tp_vectorcall = lookup_type_call,
+};
+
+static PyObject *ext_set_region_slow(PyObject *mod, PyObject *func) {
+    (void)mod;
+    if (!PyCallable_Check(func)) return PyErr_Format(PyExc_TypeError, "expected a callable");
+    Py_XSETREF(g_region_slow, Py_NewRef(func));
+    Py_RETURN_NONE;
+}
+
+/* registry_new(name) -> a new Region of the package's class, not
+ * registered (the slow path registers it once shaped). */
+static PyObject *ext_region_new(PyObject *mod, PyObject *name) {
+    (void)mod;
+    PyObject *cls = g_region_class ? g_region_class : (PyObject *)&RegionType;
+    return PyObject_CallOneArg(cls, name);
 }
 
 static PyObject *ext_clear_registry(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
+    lookup_cache_clear();
     PyDict_Clear(g_registry);
     g_generation++;
     Py_RETURN_NONE;
@@ -289,8 +407,40 @@ static int tstack_push(tstack_t *t, sps_region_t r) {
     return 0;
 }
 
+/* Path prefixes (resolved) whose code the tracer leaves out -- the
+ * standard library and installed packages, for profile_script's "user code
+ * only" -- as a tuple of str, or NULL: everything is traced. */
+static PyObject *g_trace_skip;
+
+/* Non-zero when g_trace_skip leaves code out: a code object without a real
+ * file ("<string>", "<frozen ...>") or one whose file (resolved) lies under
+ * a prefix.  Runs once per code object and generation (the result is
+ * cached in co_extra). */
+static int skipped_file(PyCodeObject *code) {
+    if (!g_trace_skip) return 0;
+    const char *fn = PyUnicode_AsUTF8(code->co_filename);
+    if (!fn) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (!*fn || fn[0] == '<') return 1;
+    char buf[PATH_MAX];
+    const char *path = realpath(fn, buf) ? buf : fn;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(g_trace_skip); i++) {
+        const char *pre = PyUnicode_AsUTF8(PyTuple_GET_ITEM(g_trace_skip, i));
+        if (!pre) {
+            PyErr_Clear();
+            continue;
+        }
+        size_t n = strlen(pre);
+        if (n && strncmp(path, pre, n) == 0 && (path[n] == '/' || path[n] == 0)) return 1;
+    }
+    return 0;
+}
+
 /* The region of a traced code object, cached in the code's co_extra slot as
- * (generation << 32 | id); 0 if the frame is not to be recorded. */
+ * (generation << 32 | id), id 0 for a frame left out in this generation;
+ * 0 if the frame is not to be recorded. */
 static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     void *extra = NULL;
     if (g_extra_index >= 0) CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra);
@@ -308,6 +458,12 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     }
     if (strcmp(m, "spanscope") == 0 || strncmp(m, "spanscope.", 10) == 0) {
         if (g_extra_index >= 0) CODE_SET_EXTRA((PyObject *)code, g_extra_index, EXTRA_SKIP);
+        return 0;
+    }
+    if (skipped_file(code)) {
+        if (g_extra_index >= 0)
+            CODE_SET_EXTRA((PyObject *)code, g_extra_index,
+                           (void *)(uintptr_t)((uint64_t)g_generation << 32));
         return 0;
     }
     PyObject *name = PyUnicode_FromFormat("%s.%U", m, code->co_qualname);
@@ -388,6 +544,8 @@ typedef struct {
 static PyObject *Profiled_vectorcall(ProfiledObject *self, PyObject *const *args,
                                      size_t nargsf, PyObject *kwnames) {
     sps_region_t r = self->region->id;
+    if (self->region->off) /* disabled: the function alone, untraced */
+        return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
     if (self->recursive) trace_enter();
     sps_begin(r);
     if (sps__py_capture &&
@@ -997,6 +1155,235 @@ static PyObject *ext_read_file(PyObject *mod, PyObject *args) {
     return d;
 }
 
+/* pause() / resume(): sps_pause / sps_resume; RuntimeError without a
+ * session. */
+static PyObject *ext_pause(PyObject *mod, PyObject *on) {
+    (void)mod;
+    int t = PyObject_IsTrue(on);
+    if (t < 0) return NULL;
+    int rc = t ? sps_pause() : sps_resume();
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ext_is_paused(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyBool_FromLong(sps_is_paused());
+}
+
+/* open_calls() -> names of the calls open on this thread, outermost first
+ * (sps_open_calls). */
+static PyObject *ext_open_calls(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    for (;;) {
+        size_t n = sps_open_calls(NULL, 0);
+        sps_region_t *v = malloc((n + 1) * sizeof *v);
+        if (!v) return PyErr_NoMemory();
+        size_t m = sps_open_calls(v, n);
+        if (m > n) { /* more opened in between (another thread: never; safe) */
+            free(v);
+            continue;
+        }
+        PyObject *l = PyList_New((Py_ssize_t)m);
+        for (size_t i = 0; l && i < m; i++) {
+            const char *nm = sps_region_name(v[i]);
+            PyObject *o = PyUnicode_DecodeUTF8(nm ? nm : "", (Py_ssize_t)strlen(nm ? nm : ""),
+                                               "replace");
+            if (!o) Py_CLEAR(l);
+            else PyList_SET_ITEM(l, (Py_ssize_t)i, o);
+        }
+        free(v);
+        return l;
+    }
+}
+
+/* A tri-state of sps_env_t (-1 unset) as None / False / True. */
+static PyObject *tri(int v) {
+    if (v < 0) Py_RETURN_NONE;
+    return PyBool_FromLong(v);
+}
+
+static PyObject *str_or_none(const char *s) {
+    if (!s) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(s);
+}
+
+/* env_read() -> the environment's settings (sps_env_read) as a dict of
+ * setup() keywords: only those set.  ValueError for a bad variable. */
+static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    sps_env_t e;
+    char err[512] = "";
+    int rc = sps_env_read(&e, err, sizeof err);
+    if (rc) return PyErr_Format(PyExc_ValueError, "%s", err[0] ? err : sps_strerror(rc));
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    int bad = 0;
+    if (e.has_output) bad |= put(d, "output", str_or_none(e.cfg.file_path));
+    if (!bad && e.cfg.label) bad |= put(d, "label", str_or_none(e.cfg.label));
+    if (!bad && e.config_path) bad |= put(d, "config_path", str_or_none(e.config_path));
+    if (!bad && e.enable_tags) bad |= put(d, "enable_tags", str_or_none(e.enable_tags));
+    if (!bad && e.recursive >= 0) bad |= put(d, "recursive_profile", tri(e.recursive));
+    if (!bad && e.auto_finalize >= 0) bad |= put(d, "auto_finalize", tri(e.auto_finalize));
+    if (!bad && e.deactivate >= 0) bad |= put(d, "deactivate_profiling", tri(e.deactivate));
+    if (!bad && e.aggregate >= 0) bad |= put(d, "aggregation_mode", tri(e.aggregate));
+    if (!bad && e.cfg.memory_limit)
+        bad |= put(d, "memory_limit", PyLong_FromSize_t(e.cfg.memory_limit));
+    if (bad) Py_CLEAR(d);
+    return d;
+}
+
+/* A region id argument (an int that fits sps_region_t). */
+static int region_id_arg(PyObject *o, sps_region_t *out) {
+    unsigned long v = PyLong_AsUnsignedLong(o);
+    if (PyErr_Occurred()) return -1;
+    if (v > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "region id out of range");
+        return -1;
+    }
+    *out = (sps_region_t)v;
+    return 0;
+}
+
+/* region_set_source(id, file, line, text): sps_region_set_source (file
+ * and text may be None). */
+static PyObject *ext_region_set_source(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ido;
+    const char *file, *text;
+    long long line;
+    if (!PyArg_ParseTuple(args, "OzLz", &ido, &file, &line, &text)) return NULL;
+    sps_region_t r;
+    if (region_id_arg(ido, &r)) return NULL;
+    int rc = sps_region_set_source(r, file, line, text);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* region_set_tags(id, tags_json): sps_region_set_tags. */
+static PyObject *ext_region_set_tags(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ido;
+    const char *tags;
+    if (!PyArg_ParseTuple(args, "Oz", &ido, &tags)) return NULL;
+    sps_region_t r;
+    if (region_id_arg(ido, &r)) return NULL;
+    int rc = sps_region_set_tags(r, tags);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* region_set_event_metadata(id, json, ncalls): sps_region_set_event_metadata. */
+static PyObject *ext_region_set_event_metadata(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ido;
+    const char *json;
+    unsigned long long n;
+    if (!PyArg_ParseTuple(args, "OzK", &ido, &json, &n)) return NULL;
+    sps_region_t r;
+    if (region_id_arg(ido, &r)) return NULL;
+    int rc = sps_region_set_event_metadata(r, json, n);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* html_file(in_path, out_path, max_spans=0): sps_html_file.  OSError when
+ * a file cannot be read or written, ValueError for a bad input. */
+static PyObject *ext_html_file(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *in, *out;
+    Py_ssize_t max = 0;
+    if (!PyArg_ParseTuple(args, "ss|n", &in, &out, &max)) return NULL;
+    char err[512] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_html_file(in, out, max < 0 ? 0 : (size_t)max, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EPATH) return PyErr_Format(PyExc_OSError, "%s", err);
+    return rc ? raise_read(rc, err, in) : Py_NewRef(Py_None);
+}
+
+/* tasks_set(rows): sps_tasks_set from a sequence of tuples (index,
+ * thread_index, created_ns, done_ns, steps, running_ns, suspended_ns,
+ * kind, name, coro_name). */
+static PyObject *ext_tasks_set(PyObject *mod, PyObject *rows) {
+    (void)mod;
+    PyObject *seq = PySequence_Fast(rows, "tasks_set() needs a sequence of tuples");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    sps_task_t *t = calloc(n ? (size_t)n : 1, sizeof *t);
+    int ok = t != NULL;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        sps_task_t *x = &t[i];
+        long long v[7];
+        ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "LLLLLLLsss;a task row",
+                              &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &x->kind,
+                              &x->name, &x->coro_name);
+        x->index = v[0], x->thread_index = v[1], x->created_ns = v[2], x->done_ns = v[3];
+        x->steps = v[4], x->running_ns = v[5], x->suspended_ns = v[6];
+    }
+    int rc = ok ? sps_tasks_set(t, (size_t)n) : 0; /* copies the strings */
+    free(t);
+    Py_DECREF(seq);
+    if (!ok) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* metadata_set(key, value): sps_metadata_set (value None removes). */
+static PyObject *ext_metadata_set(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *key, *value;
+    if (!PyArg_ParseTuple(args, "sz", &key, &value)) return NULL;
+    int rc = sps_metadata_set(key, value);
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* set_trace_skip(prefixes): the tracer leaves out code under these path
+ * prefixes (a tuple of str; None: traces everything).  Starts a new
+ * generation of the code objects' cached regions, so the change applies
+ * to code traced before. */
+static PyObject *ext_set_trace_skip(PyObject *mod, PyObject *prefixes) {
+    (void)mod;
+    if (prefixes != Py_None && !PyTuple_Check(prefixes))
+        return PyErr_Format(PyExc_TypeError, "set_trace_skip() needs a tuple of str or None");
+    Py_XSETREF(g_trace_skip, prefixes == Py_None ? NULL : Py_NewRef(prefixes));
+    g_generation++;
+    Py_RETURN_NONE;
+}
+
+/* task_steps_set(buffer): sps_task_steps_set from a buffer of int64
+ * (array('q')), four per step: task, thread, start_ns, end_ns. */
+static PyObject *ext_task_steps_set(PyObject *mod, PyObject *buf) {
+    (void)mod;
+    Py_buffer v;
+    if (PyObject_GetBuffer(buf, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) return NULL;
+    int ok = v.itemsize == 8 && v.len % (4 * 8) == 0 && v.format &&
+             (v.format[0] == 'q' || v.format[0] == 'l');
+    int rc = 0;
+    if (ok) {
+        sps_task_step_t *steps = malloc(v.len ? (size_t)v.len : 1); /* 4 int64 each */
+        if (!steps) {
+            PyBuffer_Release(&v);
+            return PyErr_NoMemory();
+        }
+        memcpy(steps, v.buf, (size_t)v.len);
+        Py_BEGIN_ALLOW_THREADS
+        rc = sps_task_steps_set(steps, (size_t)v.len / sizeof *steps);
+        Py_END_ALLOW_THREADS
+        free(steps);
+    }
+    PyBuffer_Release(&v);
+    if (!ok)
+        return PyErr_Format(PyExc_TypeError, "task_steps_set() needs int64 items, 4 per step");
+    if (rc) return raise_sps(rc, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
     (void)mod;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &RegionType))
@@ -1029,9 +1416,32 @@ static PyMethodDef ext_methods[] = {
     {"is_active", ext_is_active, METH_NOARGS, "True while a session records."},
     {"now_ns", ext_now_ns, METH_NOARGS, "The profiler's clock, CLOCK_MONOTONIC ns."},
     {"session_start_ns", ext_session_start_ns, METH_NOARGS, "Session start (ns), 0 if none."},
-    {"region", (PyCFunction)(void (*)(void))ext_region, METH_FASTCALL,
-     "region([cls,] name) -> the Region of that name (created on first use)."},
     {"clear_registry", ext_clear_registry, METH_NOARGS, "Forget all Region objects."},
+    {"set_region_slow", ext_set_region_slow, METH_O,
+     "The package's region(name, functions=None, tags=None) for names not cached."},
+    {"region_new", ext_region_new, METH_O, "A new, unregistered Region of the package's class."},
+    {"pause", ext_pause, METH_O, "pause(True) / pause(False): sps_pause / sps_resume."},
+    {"is_paused", ext_is_paused, METH_NOARGS, "True while the session is paused."},
+    {"open_calls", ext_open_calls, METH_NOARGS,
+     "Names of the calls open on this thread, outermost first."},
+    {"region_set_source", ext_region_set_source, METH_VARARGS,
+     "region_set_source(id, file, line, text): sps_region_set_source."},
+    {"region_set_tags", ext_region_set_tags, METH_VARARGS,
+     "region_set_tags(id, tags_json): sps_region_set_tags."},
+    {"region_set_event_metadata", ext_region_set_event_metadata, METH_VARARGS,
+     "region_set_event_metadata(id, json, ncalls): sps_region_set_event_metadata."},
+    {"tasks_set", ext_tasks_set, METH_O,
+     "tasks_set(rows): the session's task table (sps_tasks_set), written by finalize."},
+    {"metadata_set", ext_metadata_set, METH_VARARGS,
+     "metadata_set(key, value): a /metadata string of the session's files (sps_metadata_set)."},
+    {"set_trace_skip", ext_set_trace_skip, METH_O,
+     "set_trace_skip(prefixes or None): path prefixes the recursive tracer leaves out."},
+    {"task_steps_set", ext_task_steps_set, METH_O,
+     "task_steps_set(int64 buffer, 4 per step): the tasks' steps (sps_task_steps_set)."},
+    {"html_file", ext_html_file, METH_VARARGS,
+     "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
+    {"env_read", ext_env_read, METH_NOARGS,
+     "The SPANSCOPE_*/SCOPE_PROFILER_* settings of the environment (sps_env_read)."},
     {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},
     {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
     {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
@@ -1065,7 +1475,12 @@ PyMODINIT_FUNC PyInit__ext(void) {
     PyObject *m = PyModule_Create(&ext_module);
     if (!m) return NULL;
     g_registry = PyDict_New();
-    if (!g_registry || PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) ||
+    if (PyType_Ready(&RegionLookupType) < 0 ||
+        PyDict_SetItemString(RegionLookupType.tp_dict, "__func__",
+                             (PyObject *)&RegionLookupType) < 0)
+        return NULL;
+    PyType_Modified(&RegionLookupType);
+    if (!g_registry || PyModule_AddObjectRef(m, "region_lookup", (PyObject *)&RegionLookupType) || PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) ||
         PyModule_AddObjectRef(m, "ProfiledFunction", (PyObject *)&ProfiledType) ||
         PyModule_AddObjectRef(m, "ClockPair", (PyObject *)&ClockPairType) ||
         PyModule_AddObjectRef(m, "registry", g_registry) ||

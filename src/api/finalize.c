@@ -60,13 +60,35 @@ static int write_counters(const sps__snap_t *s, const char *tmp) {
     return rc;
 }
 
+/* The session thread index of the thread whose kernel id is tid among
+ * threads[0..n), or -1 (a thread that recorded nothing in the period).
+ * Tasks and their steps name threads by kernel id (the binding cannot
+ * know an index before the thread records); the file names them by
+ * index, as its thread_ids do. */
+static int64_t thread_index_of(const sps__thread_info_t *threads, size_t n, int64_t tid) {
+    for (size_t i = 0; i < n; i++)
+        if (threads[i].native_id == tid) return threads[i].index;
+    return -1;
+}
+
+/* The task table's and the steps' kernel thread ids as session indices
+ * (a few threads: a scan each). */
+static void tasks_to_indices(const sps__snap_t *s, sps_task_t *t, size_t nt,
+                             sps_task_step_t *st, size_t ns) {
+    for (size_t i = 0; i < nt; i++)
+        t[i].thread_index = thread_index_of(s->threads, s->nthreads, t[i].thread_index);
+    for (size_t i = 0; i < ns; i++)
+        st[i].thread = thread_index_of(s->threads, s->nthreads, st[i].thread);
+}
+
 static int write_file(sps__snap_t *s, const char *path, int verbose) {
     const char **names = calloc(s->nregs + 1, sizeof *names);
     sps__row_t *rows = calloc(s->nregs + 1, sizeof *rows);
     uint32_t nids = sps__registry_count();
     uint32_t *file_region = malloc(nids * sizeof *file_region);
+    sps__rinfo_t *info = calloc(s->nregs + 1, sizeof *info);
     char *tmp = sps__tmp_name(path, NULL);
-    int rc = names && rows && file_region && tmp ? 0 : SPS_ENOMEM;
+    int rc = names && rows && file_region && info && tmp ? 0 : SPS_ENOMEM;
     if (!rc && strlen(path) > 4096) rc = SPS_EPATH;
     if (!rc) rc = probe_path(tmp);
     size_t nrows = 0;
@@ -75,6 +97,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         uint32_t r = s->regs[i];
         names[i] = sps__registry_name(r);
         file_region[r] = UINT32_MAX;
+        rc = sps__rinfo_copy(r, &info[i]); /* source, tags, metadata */
         const sps__acc_t *a = r < s->nregions ? &s->per[r] : NULL;
         if (!a || !a->count) continue;
         sps__row_t *row = &rows[nrows];
@@ -100,7 +123,18 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         .clock_source = sps__use_tsc ? "tsc" : "monotonic",
         .has_clock_offset = s->has_clock_offset,
         .clock_offset_ns = s->clock_offset_ns,
-        .clock_offset_error_ns = s->clock_offset_error_ns};
+        .clock_offset_error_ns = s->clock_offset_error_ns, .info = info};
+    sps_task_t *tasks = NULL;
+    sps_task_step_t *steps = NULL;
+    size_t nsteps = 0;
+    if (!rc) rc = sps__tasks_copy(&tasks, &lay.ntasks); /* the binding's task table */
+    if (!rc && lay.ntasks && !s->aggregate) rc = sps__task_steps_copy(&steps, &nsteps);
+    if (!rc) tasks_to_indices(s, tasks, lay.ntasks, steps, nsteps);
+    lay.tasks = tasks;
+    char **mkeys = NULL, **mvalues = NULL;
+    if (!rc) rc = sps__meta_copy(&mkeys, &mvalues, &lay.nextra); /* added /metadata */
+    lay.extra_keys = mkeys;
+    lay.extra_values = mvalues;
     sps__h5w_t *w = NULL;
     sps__carried_t carried = {0};
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
@@ -116,11 +150,20 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         }
     }
     if (w) rc = sps__h5w_close(w);
+    if (!rc && nsteps) rc = sps__h5_add_task_columns(tmp, steps, nsteps); /* track_async */
     if (!rc) rc = sps__carried_write(tmp, &carried);
     sps__carried_free(&carried);
     if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
     if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
     if (rc && tmp) unlink(tmp);
+    for (size_t i = 0; info && i < s->nregs; i++) {
+        if (!rc) sps__rinfo_written(s->regs[i], info[i].md_gen); /* consumed */
+        sps__rinfo_free(&info[i]);
+    }
+    free(info);
+    sps__tasks_free(tasks, lay.ntasks);
+    free(steps);
+    sps__meta_free(mkeys, mvalues, lay.nextra);
     free(tmp);
     free(names);
     free(rows);

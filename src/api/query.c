@@ -280,3 +280,27 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     return 0;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Open calls of the calling thread                                          */
+/* ------------------------------------------------------------------------ */
+
+size_t sps_open_calls(sps_region_t *out, size_t cap) {
+    size_t n = 0;
+    pthread_mutex_lock(&sps__g.lock);
+    sps__thr_t *t = sps__tls;
+    if (sps__session_live() && t != &sps__dummy_thr && t->epoch == sps__g.epoch) {
+        /* events: the analyzer's stack at its cursor, brought up to now;
+         * aggregate: the recorder's own stack */
+        const sps__stack_t *s = &t->agg_stack;
+        if (sps__g.mode != SPS__AGGREGATE) {
+            sps__timemap_add(&sps__g.tm, sps__anchor_now());
+            sps__analyze_thread(t);
+            s = &t->stack;
+        }
+        n = s->n;
+        for (size_t i = 0; out && i < n && i < cap; i++) out[i] = s->f[i].region;
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return n;
+}

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 SPS_API int sps__active __attribute__((aligned(64))) = SPS__OFF;
+int sps__state = SPS__OFF;  /* see core.h: the session's state */
+int sps__paused;            /* sps_pause: sps__active is SPS__OFF */
 sps__thr_t sps__dummy_thr; /* pos == end == NULL: always the slow path */
 const sps__agg_ops_t *sps__agg_ops; /* set at setup by the api layer */
 __thread sps__thr_t *sps__tls __attribute__((tls_model("initial-exec"))) =
@@ -76,7 +78,7 @@ static void record_other(uint32_t payload, int state, void *caller) {
  * loaded it on the fast path (objdump -d); an end notes no stack. */
 __attribute__((always_inline))
 static inline void record(uint32_t payload) {
-    int s = sps__state_load();
+    int s = sps__hot_state_load(); /* SPS__OFF while paused */
 #if defined(__x86_64__) || defined(__i386__)
     if (SPS__LIKELY(s == SPS__EVENTS && sps__use_tsc)) {
         record_at(payload, __rdtsc());

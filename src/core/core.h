@@ -270,6 +270,45 @@ SPS__HIDDEN uint32_t sps__registry_count(void); /* ids are 1..count-1... */
 /* Display name (valid UTF-8, never NULL for ids < count; "(invalid)" for 0). */
 SPS__HIDDEN const char *sps__registry_name(sps_region_t r);
 
+/* core: region attributes of the session (src/core/region_info.c): a
+ * finalize's copy of what sps_region_set_source / _tags / _event_metadata
+ * set for one region.  Strings are malloc'd copies (NULL: not set); line
+ * is -1 when unknown; md is the JSON list of md_calls per-call metadata
+ * dicts, md_gen its number (0: none). */
+typedef struct sps__rinfo {
+    char *file, *text, *tags, *md;
+    int64_t line;
+    uint64_t md_calls, md_gen;
+} sps__rinfo_t;
+/* Fills *out with copies of r's attributes (an unknown r: none).  0 or
+ * SPS_ENOMEM (then *out holds none). */
+SPS__HIDDEN int sps__rinfo_copy(sps_region_t r, sps__rinfo_t *out);
+/* Frees the copies and empties *i. */
+SPS__HIDDEN void sps__rinfo_free(sps__rinfo_t *i);
+/* After a file holding r's metadata blob md_gen was written: that blob is
+ * consumed (unless a newer one was set meanwhile). */
+SPS__HIDDEN void sps__rinfo_written(sps_region_t r, uint64_t md_gen);
+/* Forgets every attribute (sps_setup: a new session). */
+SPS__HIDDEN void sps__rinfo_reset(void);
+
+/* core: the session's task table (src/core/tasks.c).  copy: a deep copy
+ * of what sps_tasks_set last set (*out NULL when none), freed with
+ * sps__tasks_free; 0 or SPS_ENOMEM (then *n is 0).  reset: forget it
+ * (a new session). */
+SPS__HIDDEN int sps__tasks_copy(sps_task_t **out, size_t *n);
+SPS__HIDDEN void sps__tasks_free(sps_task_t *t, size_t n);
+SPS__HIDDEN void sps__tasks_reset(void);
+/* A copy of the steps sps_task_steps_set last set (*out NULL when none),
+ * freed with free(); 0 or SPS_ENOMEM (then *n is 0). */
+SPS__HIDDEN int sps__task_steps_copy(sps_task_step_t **out, size_t *n);
+
+/* core: the /metadata strings a binding added (src/core/run_meta.c).
+ * copy: deep copies of the n keys and values (NULL when none), freed with
+ * sps__meta_free; 0 or SPS_ENOMEM (then none).  reset: forget them. */
+SPS__HIDDEN int sps__meta_copy(char ***keys, char ***values, size_t *n);
+SPS__HIDDEN void sps__meta_free(char **keys, char **values, size_t n);
+SPS__HIDDEN void sps__meta_reset(void);
+
 /* ======================================================================== */
 /* core: snapshots, native stacks, steps                                     */
 /* ======================================================================== */
@@ -337,12 +376,30 @@ enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_STACKS = 3
 /* Accessed through the GOT even inside the library: an executable that
  * reads sps__active inline gets a copy relocation, and the library must
  * write that copy, not its own. */
+/* Two words, because a session can be paused (sps_pause): sps__state is
+ * the session's state (SPS__OFF: none), what every "is there a session"
+ * test reads; sps__active is what the hot path reads, the same value
+ * except while paused, when it is SPS__OFF so that sps_begin/sps_end
+ * cost their one branch and record nothing.  sps__paused survives
+ * sps__state_store (a capture-stacks switch keeps the pause) and is
+ * cleared by sps__session_open. */
+SPS__HIDDEN extern int sps__state;
+SPS__HIDDEN extern int sps__paused;
 static inline int sps__state_load(void) {
+    return __atomic_load_n(&sps__state, __ATOMIC_RELAXED);
+}
+/* The hot path's copy of the state (SPS__OFF while paused). */
+static inline int sps__hot_state_load(void) {
     return __atomic_load_n(&sps__active, __ATOMIC_RELAXED);
 }
 static inline void sps__state_store(int s) {
-    __atomic_store_n(&sps__active, s, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&sps__state, s, __ATOMIC_SEQ_CST);
+    int paused = __atomic_load_n(&sps__paused, __ATOMIC_RELAXED);
+    __atomic_store_n(&sps__active, paused ? SPS__OFF : s, __ATOMIC_SEQ_CST);
 }
+/* Pauses (on 1) or resumes (on 0) the hot path of the live session; under
+ * the session lock (session.c). */
+SPS__HIDDEN void sps__pause_set(int on);
 SPS__HIDDEN extern __thread sps__thr_t *sps__tls;
 SPS__HIDDEN extern sps__thr_t sps__dummy_thr;
 

@@ -126,6 +126,7 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
         pthread_mutex_unlock(&sps__g.lock);
         return SPS_EACTIVE;
     }
+    __atomic_store_n(&sps__paused, 0, __ATOMIC_RELAXED); /* a new session records */
     sps__state_store(SPS__OFF);
     sps__spill_open(); /* an earlier session's writer has exited */
     session_clear(reset);
@@ -187,6 +188,11 @@ int sps__session_close(sps__reset_fn reset) {
 }
 
 int sps_is_active(void) { return sps__session_live(); }
+
+void sps__pause_set(int on) {
+    __atomic_store_n(&sps__paused, on ? 1 : 0, __ATOMIC_RELAXED);
+    sps__state_store(sps__state_load()); /* sps__active follows */
+}
 
 int sps_set_file_path(const char *path) {
     pthread_mutex_lock(&sps__g.lock);

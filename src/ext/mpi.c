@@ -174,7 +174,7 @@ int sps_mpi_clock_offset(int64_t *offset_ns, int64_t *error_ns) {
 
 void sps_mpi_count(sps_region_t r, uint64_t bytes) {
     /* an id never handed out has no name for /communication: ignored */
-    if (r == SPS_REGION_INVALID || r >= sps_region_count() || !sps__state_load())
+    if (r == SPS_REGION_INVALID || r >= sps_region_count() || !sps_is_active())
         return;
     pthread_mutex_lock(&g_cnt_lock);
     if (r >= g_cnt_cap) {

@@ -57,6 +57,18 @@ typedef struct sps__layout {
      * on rank 0's clock) and clock_offset_error_ns (its error bound). */
     int has_clock_offset;
     int64_t clock_offset_ns, clock_offset_error_ns;
+    /* per name (nnames of them), or NULL for none: each region's source,
+     * tags and per-call metadata (core's sps__rinfo_t), for the index's
+     * source_files, source_lines, source_texts, tags, event_metadata */
+    const sps__rinfo_t *info;
+    /* /task_table rows (none when ntasks is 0) */
+    size_t ntasks;
+    const sps_task_t *tasks;
+    /* more /metadata strings (a binding's: sps_metadata_set); a key that
+     * names one of the writer's own attributes is not written */
+    size_t nextra;
+    char *const *extra_keys;
+    char *const *extra_values;
 } sps__layout_t;
 
 /* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at
@@ -324,6 +336,14 @@ SPS__HIDDEN int sps__h5_add_table(const char *path, const char *group,
                                   const int64_t *const *cols);
 
 /* h5.c: adds /counters to the closed file at path (see docs/design.md). */
+/* Adds scope-profiler's per-call /events/task_ids and /events/await_ns to
+ * the closed events file at path, from the task steps[0..nsteps) (sorted
+ * here, in place): each call's task is the one whose step on the call's
+ * thread holds its start (-1: none), its await the part of the call that
+ * task did not run.  Reads the file's starts, durations and threads back
+ * (40 bytes per call while it runs).  0, SPS_ENOMEM, SPS_EHDF5 or SPS_EIO. */
+SPS__HIDDEN int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps,
+                                         size_t nsteps);
 SPS__HIDDEN int sps__h5_add_counters(const char *path, size_t nnames,
                                      const char *const *names, size_t n,
                                      const int64_t *series, const int64_t *ranks,

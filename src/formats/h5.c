@@ -245,6 +245,12 @@ static const char *const thr_names[] = {
     "cpu_ns", "name"};
 static const kind_t thr_kinds[] = {
     K_U32, K_I64, K_I64, K_I64, K_I8, K_I64, K_I64, K_I64, K_STR};
+/* scope-profiler's task table: numbers, then strings (ranks prepended) */
+static const char *const task_names[] = {
+    "ranks", "index", "thread_index", "created_ns", "done_ns", "steps", "running_ns",
+    "suspended_ns", "kind", "name", "coro_name"};
+static const kind_t task_kinds[] = {
+    K_U32, K_I64, K_I64, K_I64, K_I64, K_I64, K_I64, K_I64, K_STR, K_STR, K_STR};
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Non-zero when this HDF5 can both encode deflate and shuffle. */
@@ -331,6 +337,7 @@ static int layout_create(sps__h5w_t *w) {
     if (rc == 0) rc = group_make(w->file, "rank_region_index");
     if (rc == 0) rc = group_make(w->file, "metadata");
     if (rc == 0 && w->nthreads) rc = group_make(w->file, "thread_table");
+    if (rc == 0 && w->lay->ntasks) rc = group_make(w->file, "task_table");
     if (rc == 0) rc = events_create(w);
     if (rc == 0)
         rc = group_cols(w, "region_table", names, names_k, 1, w->nnames);
@@ -343,13 +350,17 @@ static int layout_create(sps__h5w_t *w) {
     if (rc == 0 && w->nthreads)
         rc = group_cols(w, "thread_table", thr_names, thr_kinds,
                         NELEM(thr_names), w->nthreads);
+    if (rc == 0 && w->lay->ntasks)
+        rc = group_cols(w, "task_table", task_names, task_kinds, NELEM(task_names),
+                        w->lay->ntasks);
     return rc;
 }
 
 /* Checks the pointers and sizes of a layout.  Returns 0 or SPS_EINVAL. */
 static int layout_check(const sps__layout_t *lay) {
     if ((lay->nnames && !lay->names) || (lay->nrows && !lay->rows) ||
-        (lay->nthreads && !lay->threads))
+        (lay->nthreads && !lay->threads) || (lay->ntasks && !lay->tasks) ||
+        (lay->nextra && (!lay->extra_keys || !lay->extra_values)))
         return SPS_EINVAL;
     if (lay->aggregate && lay->nevents) return SPS_EINVAL;
     if (lay->nevents > (uint64_t)INT64_MAX) return SPS_EINVAL;
@@ -497,13 +508,6 @@ static int names_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
     return col_write(g, "names", K_STR, s->str);
 }
 
-/* Writes the string column `name` with every row equal to v. */
-static int const_str_write(hid_t g, const char *name, size_t n,
-                           scratch_t *s, const char *v) {
-    for (size_t i = 0; i < n; i++) s->str[i] = v;
-    return col_write(g, name, K_STR, s->str);
-}
-
 /* Which field of a row an index column takes; the aggregate mode writes
  * event_offsets and event_counts as 0 (it has no /events rows). */
 typedef enum {
@@ -519,7 +523,8 @@ static uint64_t row_field(const sps__h5w_t *w, const sps__row_t *r,
     case F_RANK: return r->rank;
     case F_OFFSET: return w->aggregate ? 0 : r->offset;
     case F_COUNT: return w->aggregate ? 0 : r->count;
-    case F_LINE: return (uint64_t)(int64_t)-1;
+    case F_LINE:
+        return (uint64_t)(w->lay->info ? w->lay->info[r->file_region].line : -1);
     case F_EXCL: return (uint64_t)r->exclusive_total;
     case F_AGG_COUNT: return r->count;
     case F_TOTAL: return (uint64_t)r->s.total;
@@ -541,6 +546,31 @@ static int field_write(sps__h5w_t *w, hid_t g, const char *name, kind_t k,
     return col_write(g, name, k, s->num);
 }
 
+/* The string columns of the index that come from the regions' attributes
+ * (sps__rinfo_t), with scope-profiler's value where one is unknown. */
+typedef enum { I_FILE, I_TEXT, I_TAGS, I_META } info_col_t;
+
+/* Row r's value of column c. */
+static const char *info_value(const sps__h5w_t *w, const sps__row_t *r, info_col_t c) {
+    const sps__rinfo_t *i = w->lay->info ? &w->lay->info[r->file_region] : NULL;
+    switch (c) {
+    case I_FILE: return i && i->file ? i->file : "";
+    case I_TEXT: return i && i->text ? i->text : "";
+    case I_TAGS: return i && i->tags ? i->tags : "[]";
+    case I_META: /* one dict per call written, or none at all */
+        return i && i->md && !w->aggregate && i->md_calls == r->count ? i->md : "[]";
+    }
+    return "";
+}
+
+/* Writes index column c of every row. */
+static int info_write(sps__h5w_t *w, hid_t g, info_col_t c, scratch_t *s) {
+    static const char *const names[] = {"source_files", "source_texts", "tags",
+                                        "event_metadata"};
+    for (size_t i = 0; i < w->nrows; i++) s->str[i] = info_value(w, &w->lay->rows[i], c);
+    return col_write(g, names[c], K_STR, s->str);
+}
+
 /* Writes every /rank_region_index column. */
 static int index_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
     static const struct { const char *name; kind_t k; field_t f; } num[] = {
@@ -559,10 +589,9 @@ static int index_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
         rc = field_write(w, g, num[i].name, num[i].k, num[i].f, s);
     for (size_t i = 0; rc == 0 && w->aggregate && i < NELEM(agg); i++)
         rc = field_write(w, g, agg[i].name, agg[i].k, agg[i].f, s);
-    if (rc == 0) rc = const_str_write(g, "source_files", n, s, "");
-    if (rc == 0) rc = const_str_write(g, "source_texts", n, s, "");
-    if (rc == 0) rc = const_str_write(g, "tags", n, s, "[]");
-    if (rc == 0) rc = const_str_write(g, "event_metadata", n, s, "[]");
+    static const info_col_t strs[] = {I_FILE, I_TEXT, I_TAGS, I_META};
+    for (size_t i = 0; rc == 0 && i < NELEM(strs); i++)
+        rc = info_write(w, g, strs[i], s);
     if (rc == 0 && n)
         rc = col_write(g, "summary_statistics", K_SUMMARY, w->lay->rows);
     return rc;
@@ -598,6 +627,25 @@ static int threads_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
     for (size_t i = 0; rc == 0 && i < w->nthreads; i++)
         s->str[i] = w->lay->threads[i].name ? w->lay->threads[i].name : "";
     if (rc == 0) rc = col_write(g, "name", K_STR, s->str);
+    return rc;
+}
+
+/* Writes every /task_table column: one row per task of the layout. */
+static int tasks_write(sps__h5w_t *w, hid_t g, scratch_t *s) {
+    const sps__layout_t *l = w->lay;
+    int rc = 0;
+    for (size_t c = 0; rc == 0 && c < NELEM(task_names); c++) {
+        for (size_t i = 0; i < l->ntasks; i++) {
+            const sps_task_t *t = &l->tasks[i];
+            const int64_t v[] = {0, t->index, t->thread_index, t->created_ns, t->done_ns,
+                                 t->steps, t->running_ns, t->suspended_ns};
+            if (c == 0) ((uint32_t *)s->num)[i] = (uint32_t)l->rank;
+            else if (c < NELEM(v)) ((int64_t *)s->num)[i] = v[c];
+            else s->str[i] = c == 8 ? t->kind : c == 9 ? t->name : t->coro_name;
+        }
+        rc = col_write(g, task_names[c], task_kinds[c],
+                       task_kinds[c] == K_STR ? (const void *)s->str : s->num);
+    }
     return rc;
 }
 
@@ -683,6 +731,9 @@ static int metadata_write(sps__h5w_t *w, hid_t g) {
         rc = attr_i64(g, "clock_offset_ns", l->clock_offset_ns);
     if (rc == 0 && l->has_clock_offset)
         rc = attr_i64(g, "clock_offset_error_ns", l->clock_offset_error_ns);
+    for (size_t i = 0; rc == 0 && i < l->nextra; i++) /* the writer's own win */
+        if (H5Aexists(g, l->extra_keys[i]) == 0) rc = attr_str(g, l->extra_keys[i],
+                                                               l->extra_values[i]);
     return rc;
 }
 
@@ -723,6 +774,7 @@ static int shape_check(const sps__h5w_t *w) {
 static int tables_write(sps__h5w_t *w) {
     size_t n = w->nrows > w->nnames ? w->nrows : w->nnames;
     if (w->nthreads > n) n = w->nthreads;
+    if (w->lay->ntasks > n) n = w->lay->ntasks;
     scratch_t s = {malloc((n ? n : 1) * 8), malloc((n ? n : 1) * sizeof(char *))};
     int rc = s.num && s.str ? 0 : SPS_ENOMEM;
     if (rc == 0 && in_group(w, "region_table", names_write, &s) < 0)
@@ -731,6 +783,8 @@ static int tables_write(sps__h5w_t *w) {
         rc = h5_fail();
     if (rc == 0 && w->nthreads &&
         in_group(w, "thread_table", threads_write, &s) < 0)
+        rc = h5_fail();
+    if (rc == 0 && w->lay->ntasks && in_group(w, "task_table", tasks_write, &s) < 0)
         rc = h5_fail();
     if (rc == 0 && in_group(w, "metadata", metadata_fn, &s) < 0)
         rc = h5_fail();
@@ -749,7 +803,8 @@ static void reserve_init(sps__h5w_t *w) {
     w->res.file = w->file;
     w->res.fd = -1;
     w->res.end = 0;
-    w->res.slack = (1u << 20) + 512 * (uint64_t)(w->nrows + w->nnames + w->nthreads);
+    w->res.slack = (1u << 20) +
+                   512 * (uint64_t)(w->nrows + w->nnames + w->nthreads + w->lay->ntasks);
     if (H5Fget_vfd_handle(w->file, H5P_DEFAULT, &h) >= 0 && h) w->res.fd = *(int *)h;
 }
 
@@ -932,3 +987,158 @@ void sps__summary_of(const sps__acc_t *a, sps__summary_t *o) {
     o->m2 = st.var_ns2 * (double)(a->count > 1 ? a->count - 1 : 0);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Per-call task columns (track_async)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* qsort orders: by (thread, start) for "which task held this thread", by
+ * (task, start) for "how long did this task run inside a call". */
+static int by_thread(const void *a, const void *b) {
+    const sps_task_step_t *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+static int by_task(const void *a, const void *b) {
+    const sps_task_step_t *x = a, *y = b;
+    if (x->task != y->task) return x->task < y->task ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The task whose step on thread thr (in s[0..n), by_thread order) holds
+ * time t, or -1. */
+static int64_t task_at(const sps_task_step_t *s, size_t n, int64_t thr, int64_t t) {
+    size_t lo = 0, hi = n; /* the first step after (thr, t) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].thread < thr || (s[mid].thread == thr && s[mid].start_ns <= t)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return -1;
+    const sps_task_step_t *c = &s[lo - 1];
+    return c->thread == thr && t < c->end_ns ? c->task : -1;
+}
+
+/* The first index of s[lo..hi) for which past(s[i]) holds (past is
+ * monotone there), by bisection. */
+#define FIRST(lo, hi, past)                                                    \
+    do {                                                                       \
+        while (lo < hi) {                                                      \
+            size_t mid_ = lo + (hi - lo) / 2;                                  \
+            if (past(mid_)) hi = mid_;                                         \
+            else lo = mid_ + 1;                                                \
+        }                                                                      \
+    } while (0)
+
+/* How long task ran inside [a, b): its steps (s[0..n), by_task order, P the
+ * prefix sums of their durations, P[0] = 0) clipped to the interval.  A
+ * task's steps never overlap, so the ones between the first ending after a
+ * and the last starting before b count whole but for their clipped ends. */
+static int64_t ran_inside(const sps_task_step_t *s, const int64_t *P, size_t n, int64_t task,
+                          int64_t a, int64_t b) {
+    size_t t0 = 0, t1 = n;
+#define TASK_GE(i) (s[i].task >= task)
+#define TASK_GT(i) (s[i].task > task)
+    FIRST(t0, t1, TASK_GE);
+    size_t e0 = t0, e1 = n;
+    FIRST(e0, e1, TASK_GT);
+    size_t i = t0, ihi = e0;
+#define ENDS_AFTER_A(k) (s[k].end_ns > a)
+#define STARTS_AT_B(k) (s[k].start_ns >= b)
+    FIRST(i, ihi, ENDS_AFTER_A);
+    size_t j = i, jhi = e0;
+    FIRST(j, jhi, STARTS_AT_B);
+#undef TASK_GE
+#undef TASK_GT
+#undef ENDS_AFTER_A
+#undef STARTS_AT_B
+    if (i >= j) return 0;
+    int64_t sum = P[j] - P[i];
+    if (s[i].start_ns < a) sum -= a - s[i].start_ns;
+    if (s[j - 1].end_ns > b) sum -= s[j - 1].end_ns - b;
+    return sum > 0 ? sum : 0;
+}
+
+/* Reads 1-D int64 (or, with u64, uint64 read as int64) dataset path of f
+ * into a malloc'd array of n elements.  0, or -1. */
+static int read_i64(hid_t f, const char *path, size_t n, int64_t **out) {
+    *out = malloc((n ? n : 1) * sizeof **out);
+    hid_t d = *out ? H5Dopen2(f, path, H5P_DEFAULT) : H5I_INVALID_HID;
+    int ok = d >= 0 && (!n || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                      *out) >= 0);
+    h5_close(&d);
+    return ok ? 0 : -1;
+}
+
+/* The task and await columns of every event of the open file f (nev
+ * events in nrows index rows), into tasks and waits; steps as given. */
+static int task_cols_compute(hid_t f, size_t nrows, size_t nev, sps_task_step_t *steps,
+                             size_t nsteps, int64_t *tasks, int64_t *waits) {
+    int64_t *off = NULL, *cnt = NULL, *delta = NULL, *dur = NULL, *thr = NULL, *P = NULL;
+    sps_task_step_t *bt = malloc((nsteps ? nsteps : 1) * sizeof *bt);
+    P = malloc((nsteps + 1) * sizeof *P);
+    int rc = bt && P ? 0 : SPS_ENOMEM;
+    if (!rc && (read_i64(f, "/rank_region_index/event_offsets", nrows, &off) ||
+                read_i64(f, "/rank_region_index/event_counts", nrows, &cnt) ||
+                read_i64(f, "/events/start_deltas", nev, &delta) ||
+                read_i64(f, "/events/durations", nev, &dur) ||
+                read_i64(f, "/events/thread_ids", nev, &thr)))
+        rc = h5_fail();
+    if (!rc) {
+        memcpy(bt, steps, nsteps * sizeof *bt);
+        qsort(steps, nsteps, sizeof *steps, by_thread);
+        qsort(bt, nsteps, sizeof *bt, by_task);
+        P[0] = 0;
+        for (size_t i = 0; i < nsteps; i++) P[i + 1] = P[i] + (bt[i].end_ns - bt[i].start_ns);
+        for (size_t r = 0; r < nrows; r++) {
+            int64_t start = 0; /* schema 3: each row's starts are gaps from the last */
+            for (int64_t k = off[r]; k >= 0 && k < off[r] + cnt[r] && (size_t)k < nev; k++) {
+                start += delta[k];
+                int64_t task = task_at(steps, nsteps, thr[k], start);
+                int64_t ran = task < 0 ? 0
+                    : ran_inside(bt, P, nsteps, task, start, start + dur[k]);
+                tasks[k] = task;
+                waits[k] = task < 0 || dur[k] <= ran ? 0 : dur[k] - ran;
+            }
+        }
+    }
+    free(off), free(cnt), free(delta), free(dur), free(thr), free(P), free(bt);
+    return rc;
+}
+
+int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps, size_t nsteps) {
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    errno = 0;
+    int rc = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gopen2(f, "events", H5P_DEFAULT) : H5I_INVALID_HID;
+    hsize_t nev = 0, nrows = 0;
+    if (g < 0) rc = h5_fail();
+    for (int i = 0; rc == 0 && i < 2; i++) { /* the two lengths */
+        hid_t d = H5Dopen2(f, i ? "/events/durations" : "/rank_region_index/event_offsets",
+                           H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+        if (sp < 0 || H5Sget_simple_extent_dims(sp, i ? &nev : &nrows, NULL) < 0) rc = h5_fail();
+        h5_close(&sp);
+        h5_close(&d);
+    }
+    int64_t *tasks = rc ? NULL : malloc((nev ? nev : 1) * sizeof *tasks);
+    int64_t *waits = rc ? NULL : malloc((nev ? nev : 1) * sizeof *waits);
+    if (!rc && (!tasks || !waits)) rc = SPS_ENOMEM;
+    if (!rc && nev)
+        rc = task_cols_compute(f, (size_t)nrows, (size_t)nev, steps, nsteps, tasks, waits);
+    static const char *const names[] = {"task_ids", "await_ns"};
+    const int64_t *cols[] = {tasks, waits};
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        hid_t d = col_create(g, names[i], K_I64, nev, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && nev && col_write(g, names[i], K_I64, cols[i]) < 0) rc = h5_fail();
+    }
+    free(tasks);
+    free(waits);
+    h5_close(&g);
+    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    return sps__h5_quiet_end(&q, rc);
+}

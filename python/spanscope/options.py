@@ -1,0 +1,374 @@
+"""Settings of a profiling run: scope-profiler 0.7.5's ``ProfilingOptions``
+and its option groups, the TOML file's ``[profiling]`` table, and the rules
+that check them.
+
+Precedence (lowest first), as in scope-profiler: the defaults, the TOML file
+(``config_path=``), ``options=`` (a :class:`ProfilingOptions`), keywords.
+``setup_from_env`` adds the environment between the file and ``options``:
+the file it names (``SPANSCOPE_CONFIG``) < the other variables < keywords
+(docs/python.md, "Configuration").
+
+Nothing here records anything: the manager (profile_manager.py) turns the
+checked settings into one ``_ext.setup`` call.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10 has no tomllib
+    tomllib = None
+
+__all__ = ["ProfilingOptions", "MemrayOptions", "GPUOptions", "HDF5Options",
+           "FeatureNotAvailableError", "load_profiling_config"]
+
+
+class FeatureNotAvailableError(NotImplementedError):
+    """A scope-profiler option whose feature spanscope does not provide yet
+    (memray, NVTX, GPU timing, perf/LIKWID counters, line profiling, MPI
+    call profiling).  A NotImplementedError, so existing handlers keep
+    working."""
+
+
+@dataclass
+class _OptionGroup:
+    """A group of prefixed settings; ``_FIELD_MAP`` maps its short names to
+    the flat ``setup()`` keywords."""
+
+    _FIELD_MAP: ClassVar[dict[str, str]] = {}
+
+    def to_kwargs(self) -> dict:
+        """This group's explicitly-set fields, under their flat names."""
+        return {self._FIELD_MAP[f.name]: v for f in fields(self)
+                if (v := getattr(self, f.name)) is not None}
+
+
+@dataclass
+class MemrayOptions(_OptionGroup):
+    """``use_memray``, ``memory_profile_path``, ``memray_*`` as one group
+    (the TOML ``[profiling.memray]`` table)."""
+
+    enabled: bool | None = None
+    path: str | None = None
+    native_traces: bool | None = None
+    trace_python_allocators: bool | None = None
+    follow_fork: bool | None = None
+
+    _FIELD_MAP: ClassVar[dict[str, str]] = {
+        "enabled": "use_memray", "path": "memory_profile_path",
+        "native_traces": "memray_native_traces",
+        "trace_python_allocators": "memray_trace_python_allocators",
+        "follow_fork": "memray_follow_fork",
+    }
+
+
+@dataclass
+class GPUOptions(_OptionGroup):
+    """``use_gpu_timing``, ``gpu_timing_backend``, ``gpu_sync_on_exit``,
+    ``use_nvtx`` as one group (``[profiling.gpu]``)."""
+
+    timing: bool | None = None
+    backend: Any = None
+    nvtx: bool | None = None
+    sync_on_exit: bool | None = None
+
+    _FIELD_MAP: ClassVar[dict[str, str]] = {
+        "timing": "use_gpu_timing", "backend": "gpu_timing_backend",
+        "sync_on_exit": "gpu_sync_on_exit", "nvtx": "use_nvtx",
+    }
+
+
+@dataclass
+class HDF5Options(_OptionGroup):
+    """``hdf5_compression``, ``hdf5_compression_level``, ``hdf5_chunk_size``
+    as one group (``[profiling.hdf5]``)."""
+
+    compression: str | None = None
+    compression_level: int | None = None
+    chunk_size: int | None = None
+
+    _FIELD_MAP: ClassVar[dict[str, str]] = {
+        "compression": "hdf5_compression",
+        "compression_level": "hdf5_compression_level",
+        "chunk_size": "hdf5_chunk_size",
+    }
+
+
+_OPTION_GROUPS: dict[str, type[_OptionGroup]] = {
+    "memray": MemrayOptions, "gpu": GPUOptions, "hdf5": HDF5Options,
+}
+
+
+@dataclass
+class ProfilingOptions:
+    """A bag of ``setup()`` settings to reuse or pass around; every field
+    defaults to None ("unset: let the file or the default decide").
+    scope-profiler 0.7.5's fields, then spanscope's own (memory_limit,
+    chunk_size, overflow, spill_dir).  Setting one thing both directly and
+    on a group raises ValueError."""
+
+    file_path: str | None = None
+    label: str | None = None
+    use_likwid: bool | None = None
+    perf_events: Any = None
+    use_line_profiler: bool | None = None
+    use_memray: bool | None = None
+    memory_profile_path: str | None = None
+    memray_native_traces: bool | None = None
+    memray_trace_python_allocators: bool | None = None
+    memray_follow_fork: bool | None = None
+    deactivate_profiling: bool | None = None
+    use_nvtx: bool | None = None
+    use_gpu_timing: bool | None = None
+    gpu_timing_backend: Any = None
+    deactivate_file_output: bool | None = None
+    recursive_profile: bool | None = None
+    aggregation_mode: bool | None = None
+    profile_mpi_calls: bool | None = None
+    track_threads: bool | None = None
+    track_async: bool | None = None
+    capture_region_source: bool | None = None
+    metadata_detail: str | None = None
+    buffer_limit: int | None = None
+    output_mode: str | None = None
+    hdf5_compression: str | None = None
+    hdf5_compression_level: int | None = None
+    hdf5_chunk_size: int | None = None
+    enable_tags: Any = None
+    memray: MemrayOptions | None = None
+    gpu: GPUOptions | None = None
+    hdf5: HDF5Options | None = None
+    gpu_sync_on_exit: bool | None = None
+    # spanscope's own
+    memory_limit: int | None = None
+    chunk_size: int | None = None
+    overflow: str | None = None
+    spill_dir: str | None = None
+
+    def to_kwargs(self) -> dict:
+        """The explicitly-set fields as ``setup()`` keywords, groups
+        expanded; ValueError for a setting given both ways."""
+        kwargs = {f.name: v for f in fields(self)
+                  if f.name not in _OPTION_GROUPS and (v := getattr(self, f.name)) is not None}
+        for name in _OPTION_GROUPS:
+            group = getattr(self, name)
+            if group is None:
+                continue
+            if not isinstance(group, _OPTION_GROUPS[name]):
+                raise TypeError(f"ProfilingOptions.{name} must be a "
+                                f"{_OPTION_GROUPS[name].__name__}, not {type(group).__name__}")
+            for key, value in group.to_kwargs().items():
+                if key in kwargs:
+                    raise ValueError(f"{key!r} is set both directly and on the {name!r} "
+                                     "option group; set it in one place")
+                kwargs[key] = value
+        return kwargs
+
+
+#: Every flat setting name (ProfilingOptions is the one place they are declared).
+CONFIG_FIELDS = frozenset(f.name for f in fields(ProfilingOptions)
+                          if f.name not in _OPTION_GROUPS)
+
+#: The defaults of the settings (what an unset field means).
+DEFAULTS: dict[str, Any] = {
+    "file_path": "profiling_data.h5", "label": None, "use_likwid": False,
+    "perf_events": None, "use_line_profiler": False, "use_memray": False,
+    "memory_profile_path": None, "memray_native_traces": False,
+    "memray_trace_python_allocators": False, "memray_follow_fork": False,
+    "deactivate_profiling": False, "use_nvtx": False, "use_gpu_timing": False,
+    "gpu_timing_backend": "auto", "deactivate_file_output": False,
+    "recursive_profile": False, "aggregation_mode": False, "profile_mpi_calls": False,
+    "track_threads": False, "track_async": False, "capture_region_source": False,
+    "metadata_detail": "minimal", "buffer_limit": 1024, "output_mode": "auto",
+    "hdf5_compression": "auto", "hdf5_compression_level": None, "hdf5_chunk_size": None,
+    "enable_tags": (), "gpu_sync_on_exit": False,
+    "memory_limit": 0, "chunk_size": 0, "overflow": "spill", "spill_dir": None,
+}
+assert set(DEFAULTS) == CONFIG_FIELDS
+
+#: Features another piece of work delivers: the option, when turned on,
+#: raises FeatureNotAvailableError naming the feature.
+_NOT_AVAILABLE = {
+    "use_likwid": "LIKWID hardware counters",
+    "perf_events": "perf_event hardware counters",
+    "use_line_profiler": "line-by-line profiling",
+    "use_memray": "memray allocation tracking",
+    "memray_native_traces": "memray allocation tracking",
+    "memray_trace_python_allocators": "memray allocation tracking",
+    "memray_follow_fork": "memray allocation tracking",
+    "memory_profile_path": "memray allocation tracking",
+    "use_nvtx": "NVTX ranges",
+    "use_gpu_timing": "GPU timing",
+    "gpu_sync_on_exit": "GPU timing",
+    "profile_mpi_calls": "mpi4py call profiling",
+}
+
+_BOOLS = {"use_likwid", "use_line_profiler", "use_memray", "memray_native_traces",
+          "memray_trace_python_allocators", "memray_follow_fork", "deactivate_profiling",
+          "use_nvtx", "use_gpu_timing", "deactivate_file_output", "recursive_profile",
+          "aggregation_mode", "profile_mpi_calls", "track_threads", "track_async",
+          "capture_region_source", "gpu_sync_on_exit"}
+
+
+def unknown_setting_error(names, extra=()) -> str:
+    """"Unknown profiling setting(s): 'x' (did you mean 'y'?)" for names."""
+    known = sorted(CONFIG_FIELDS | set(extra))
+    parts = []
+    for name in sorted(names):
+        close = difflib.get_close_matches(name, known, n=1)
+        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return "Unknown profiling setting(s): " + ", ".join(parts)
+
+
+def _flatten_groups(table: dict, where: str) -> dict:
+    """The [profiling.memray|gpu|hdf5] sub-tables expanded to flat names."""
+    flat = {k: v for k, v in table.items() if k not in _OPTION_GROUPS}
+    for name, group in _OPTION_GROUPS.items():
+        sub = table.get(name)
+        if sub is None:
+            continue
+        if not isinstance(sub, dict):
+            raise ValueError(f"{where}: profiling setting {name!r} must be a TOML table")
+        unknown = sorted(set(sub) - set(group._FIELD_MAP))
+        if unknown:
+            raise ValueError(f"{where}: unknown [{name}] profiling setting(s): "
+                             + ", ".join(unknown))
+        for key, value in sub.items():
+            flat_key = group._FIELD_MAP[key]
+            if flat_key in flat:
+                raise ValueError(f"{where}: profiling setting {flat_key!r} is set both "
+                                 f"directly and as {name}.{key}")
+            flat[flat_key] = value
+    return flat
+
+
+def load_profiling_config(path) -> dict:
+    """The ``[profiling]`` table of the TOML file at path (a top-level table
+    is accepted for small files), groups flattened.  ValueError (naming the
+    file) when it cannot be read or parsed, or names an unknown setting;
+    the message of an unknown one suggests the closest valid name."""
+    if tomllib is None:  # pragma: no cover
+        raise RuntimeError("reading a TOML configuration needs Python 3.11's tomllib")
+    where = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except OSError as e:
+        raise ValueError(f"could not read profiling config {where!r}: {e}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"invalid profiling TOML {where!r}: {e}") from e
+    table = raw.get("profiling", raw)
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}: [profiling] must be a TOML table")
+    flat = _flatten_groups(table, where)
+    unknown = set(flat) - CONFIG_FIELDS
+    if unknown:
+        raise ValueError(f"{where}: " + unknown_setting_error(unknown))
+    return flat
+
+
+def _check_types(o: dict) -> None:
+    """TypeError for a setting of the wrong type."""
+    for key in _BOOLS:
+        if not isinstance(o[key], bool):
+            raise TypeError(f"{key} must be a bool, not {type(o[key]).__name__}")
+    fp = o["file_path"]
+    if fp is not None and not isinstance(fp, (str, os.PathLike)):
+        raise TypeError(f"file_path must be a str or os.PathLike, not {type(fp).__name__}")
+    if o["label"] is not None and not isinstance(o["label"], str):
+        raise TypeError(f"label must be a str, not {type(o['label']).__name__}")
+    for key in ("memory_limit", "chunk_size", "buffer_limit"):
+        v = o[key]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise TypeError(f"{key} must be a non-negative int, not {v!r}")
+    tags = o["enable_tags"]
+    if isinstance(tags, str):
+        tags = tuple(t.strip() for t in tags.split(",") if t.strip())
+    elif tags is None:
+        tags = ()
+    else:
+        tags = tuple(tags)
+    for t in tags:
+        if not isinstance(t, str) or not t:
+            raise TypeError(f"enable_tags must hold non-empty strings, not {t!r}")
+    o["enable_tags"] = tags
+
+
+def _check_values(o: dict) -> None:
+    """ValueError for a bad value and for the combinations scope-profiler
+    rejects, in scope-profiler's words; then FeatureNotAvailableError for a
+    feature that is not there yet."""
+    if o["overflow"] not in ("spill", "drop", "grow"):
+        raise ValueError(f"overflow must be one of 'drop', 'grow', 'spill', not {o['overflow']!r}")
+    comp = o["hdf5_compression"]
+    if isinstance(comp, str):
+        comp = comp.strip().lower()
+        if comp in ("", "none"):
+            comp = None
+    if comp not in (None, "auto", "gzip", "lzf", "zstd"):
+        raise ValueError("hdf5_compression must be None, 'auto', 'gzip', 'lzf', or "
+                         f"'zstd', got {comp!r}")
+    if comp in ("lzf", "zstd"):
+        raise FeatureNotAvailableError(
+            f"hdf5_compression={comp!r} is not available yet in spanscope (gzip+shuffle "
+            "only): use 'gzip', 'auto' or None")
+    o["hdf5_compression"] = comp
+    level, chunk = o["hdf5_compression_level"], o["hdf5_chunk_size"]
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0):
+        raise ValueError("hdf5_chunk_size must be a positive integer or None")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, int)):
+        raise ValueError("hdf5_compression_level must be an integer or None")
+    if comp == "gzip" and level is not None and not 0 <= level <= 9:
+        raise ValueError("GZIP compression level must be between 0 and 9")
+    if o["output_mode"] not in ("auto", "direct", "parallel"):
+        raise ValueError("output_mode must be 'auto', 'direct', or 'parallel', "
+                         f"got {o['output_mode']!r}")
+    if o["metadata_detail"] not in ("minimal", "full"):
+        raise ValueError("metadata_detail must be 'minimal' or 'full', "
+                         f"got {o['metadata_detail']!r}")
+    if o["gpu_sync_on_exit"] and not o["use_gpu_timing"]:
+        raise ValueError("gpu_sync_on_exit requires use_gpu_timing=True")
+    counters = (o["use_line_profiler"] or o["use_gpu_timing"] or o["use_likwid"]
+                or o["use_nvtx"] or bool(o["perf_events"]))
+    if o["aggregation_mode"] and counters:
+        raise ValueError("aggregation_mode cannot be combined with line, GPU, NVTX, "
+                         "LIKWID, or perf events")
+    if o["track_async"]:
+        o["track_threads"] = True  # a task lane lies on a thread, as in scope-profiler
+    if (o["track_threads"] or o["track_async"]) and (counters or o["aggregation_mode"]):
+        raise ValueError("track_threads/track_async cannot be combined with line, GPU, "
+                         "NVTX, LIKWID, perf events, or aggregation profiling")
+    for key, feature in _NOT_AVAILABLE.items():
+        v = o[key]
+        if v not in (None, False, (), []):
+            raise FeatureNotAvailableError(
+                f"{key}={v!r}: {feature} is not available yet in spanscope")
+    if o["gpu_timing_backend"] != "auto":
+        raise FeatureNotAvailableError(
+            f"gpu_timing_backend={o['gpu_timing_backend']!r}: GPU timing is not "
+            "available yet in spanscope")
+    if o["hdf5_compression_level"] is not None or o["hdf5_chunk_size"] is not None:
+        raise FeatureNotAvailableError(
+            "hdf5_compression_level / hdf5_chunk_size are not available yet in spanscope "
+            "(gzip level and chunking are the writer's own)")
+
+
+def resolve(settings: dict) -> dict:
+    """The full, checked settings: DEFAULTS updated with settings (flat
+    names, None meaning unset).  TypeError for an unknown name (with a
+    "did you mean" hint) or a wrong type, ValueError for a bad value or a
+    rejected combination, FeatureNotAvailableError for a feature that is
+    not there yet."""
+    unknown = set(settings) - CONFIG_FIELDS
+    if unknown:
+        raise TypeError(unknown_setting_error(unknown))
+    o = dict(DEFAULTS)
+    o.update({k: v for k, v in settings.items() if v is not None})
+    _check_types(o)
+    _check_values(o)
+    return o

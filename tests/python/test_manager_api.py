@@ -1,0 +1,734 @@
+"""scope-profiler 0.7.5's recording API on spanscope, tried the way its users
+(and its own tests: test_api_shortcuts.py, unit/test_region_variants.py)
+call it: module-level names, settings and their precedence, the TOML file
+and the environment, output formats, results in memory, pause / resume /
+sample_every, tags and opt-in tags, per-call metadata, source capture, the
+live region views.  Files are read back with h5py and with the real
+scope-profiler's read_h5 where it is installed."""
+import json
+import sys
+import types
+
+import h5py
+import numpy as np
+import pytest
+
+import spanscope as sp
+from spanscope import (GPUOptions, HDF5Options, MemrayOptions, ProfileManager,
+                       ProfilingOptions, _ext)
+from spanscope.options import FeatureNotAvailableError
+
+
+def _index(path):
+    """{region name: {column: value}} of the file's /rank_region_index."""
+    with h5py.File(path) as f:
+        names = f["region_table/names"].asstr()[()]
+        ix = f["rank_region_index"]
+        out = {}
+        for i, rid in enumerate(ix["region_ids"][()]):
+            out[names[rid]] = {k: (ix[k][()][i].decode() if isinstance(ix[k][()][i], bytes)
+                                   else ix[k][()][i])
+                               for k in ("event_counts", "source_files", "source_lines",
+                                         "source_texts", "tags", "event_metadata")}
+        return out
+
+
+def _toml(tmp_path, text, name="profiling.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# -- module level ---------------------------------------------------------------
+
+RECORDING_NAMES = ["setup", "finalize", "region", "session", "profile", "is_active",
+                   "is_configured", "registered_regions", "recorded_regions",
+                   "define_region", "last_results", "metadata", "region_factory",
+                   "register_opt_in_tag", "reset", "setup_from_env", "run", "profile_script",
+                   "profile_command", "instrument"]
+
+
+def test_module_level_names_are_the_manager_methods():
+    for name in RECORDING_NAMES:
+        mine = getattr(sp, name)
+        theirs = getattr(ProfileManager, name)
+        assert getattr(mine, "__func__", mine) is getattr(theirs, "__func__", theirs), name
+    assert ProfileManager.profile_region is ProfileManager.region
+    assert ProfileManager.region.__func__ is ProfileManager.profile_region.__func__
+    for cls in (ProfilingOptions, HDF5Options, MemrayOptions, GPUOptions,
+                sp.RegionHandle, sp.RegionFactory):
+        assert cls.__name__ in sp.__all__
+
+
+def test_lifecycle_and_region_queries_distinguish_definition_from_recording(tmp_path):
+    assert not sp.is_configured() and not sp.is_active()
+
+    @sp.profile("work")
+    def work():
+        pass
+
+    work()
+    assert sp.registered_regions() == ("work",)
+    assert sp.recorded_regions() == ()
+    sp.setup(file_path=str(tmp_path / "lifecycle.h5"))
+    assert sp.is_configured() and sp.is_active()
+    assert sp.registered_regions() == ("work",)
+    work()
+    assert sp.recorded_regions() == ("work",)
+    sp.finalize(verbose=False)
+    assert sp.is_configured() and sp.is_active()  # finalize is a checkpoint
+
+
+def test_finalize_before_setup_is_harmless():
+    assert sp.finalize() is None
+    assert sp.finalize(verbose=False, return_results=True) is None
+    assert sp.last_results() is None
+
+
+# -- results in memory ----------------------------------------------------------
+
+def test_setup_returns_a_run_handle_and_last_results_without_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = sp.setup(output=None)
+    with sp.region("work"):
+        pass
+    results = run.finalize(verbose=False)
+    assert run.results is results
+    assert sp.last_results() is results
+    assert results["work"].num_calls == 1
+    assert list(tmp_path.iterdir()) == []  # no file, not even a temporary one
+
+
+def test_return_results_with_a_file(tmp_path):
+    p = tmp_path / "r.h5"
+    sp.setup(file_path=str(p))
+    for _ in range(3):
+        with sp.region("step"):
+            pass
+    results = sp.finalize(verbose=False, return_results=True)
+    assert results["step"].num_calls == 3
+    assert p.exists() and sp.read(p)["step"].num_calls == 3
+
+
+def test_defined_region_handle_survives_new_sessions(tmp_path):
+    work = sp.define_region("work", tags=("persistent",))
+    assert sp.registered_regions() == ("work",)
+    outputs = [tmp_path / "first.h5", tmp_path / "second.h5"]
+    for output in outputs:
+        with sp.session(file_path=str(output), verbose=False):
+            with work:
+                pass
+    for output in outputs:
+        assert sp.read(output)["work"].num_calls == 1
+        assert _index(output)["work"]["tags"] == '["persistent"]'
+    with pytest.raises(ValueError, match="already defined differently"):
+        sp.define_region("work", tags=("other",))
+
+
+def test_run_callable_profiles_without_manual_lifecycle(tmp_path):
+    output = tmp_path / "callable.h5"
+
+    def application(x):
+        with sp.region("work"):
+            return 40 + x
+
+    assert sp.run(application, 2, output=output) == 42
+    assert sp.read(output)["work"].num_calls == 1
+    assert sp.last_results()["work"].num_calls == 1
+
+
+# -- output formats ---------------------------------------------------------------
+
+def test_output_alias_can_disable_files_and_rejects_ambiguous_spelling(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sp.setup(output=None)
+    with sp.region("work"):
+        pass
+    sp.finalize(verbose=False)
+    assert not (tmp_path / "profiling_data.h5").exists()
+    with pytest.raises(TypeError, match="output cannot be combined"):
+        sp.setup(output=tmp_path / "unused.h5", file_path=tmp_path / "other.h5", replace=True)
+
+
+def test_output_h5_html_and_json_write_that_format(tmp_path):
+    h5 = tmp_path / "run.h5"
+    run = sp.setup(output=h5)
+    with sp.region("work"):
+        pass
+    sp.finalize(verbose=False)
+    assert run.file_path == str(h5)
+    assert h5.read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
+
+    page = tmp_path / "run.html"
+    run = sp.setup(output=page, replace=True)
+    with sp.region("work"):
+        pass
+    results = run.finalize(verbose=False)
+    text = page.read_text()
+    assert text.lstrip().lower().startswith("<!doctype html") and "work" in text
+    assert results["work"].num_calls == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5", "run.html"]  # no sidecar
+
+    js = tmp_path / "run.json"
+    if getattr(sp, "write_json", None) is None:  # the results branch delivers it
+        with pytest.raises(FeatureNotAvailableError, match="write_json"):
+            sp.setup(output=js, replace=True)
+    else:
+        run = sp.setup(output=js, replace=True)
+        with sp.region("work"):
+            pass
+        run.finalize(verbose=False)
+        assert json.loads(js.read_text())
+
+
+# -- settings ----------------------------------------------------------------------
+
+def test_an_unknown_setup_keyword_names_the_closest_match():
+    with pytest.raises(TypeError, match=r"'recursive_profil' \(did you mean 'recursive_profile'"):
+        sp.setup(recursive_profil=True)
+    with pytest.raises(TypeError, match="Unknown profiling setting"):
+        sp.setup(zzzz_nothing_like_it=1)
+    assert not sp.is_configured()
+
+
+def test_groups_expand_to_the_flat_setting_names():
+    o = ProfilingOptions(file_path="x.h5", hdf5=HDF5Options(compression="gzip"),
+                         memray=MemrayOptions(), gpu=GPUOptions())
+    assert o.to_kwargs() == {"file_path": "x.h5", "hdf5_compression": "gzip"}
+    assert MemrayOptions(enabled=True).to_kwargs() == {"use_memray": True}
+    assert GPUOptions(nvtx=True, timing=False).to_kwargs() == {"use_nvtx": True,
+                                                               "use_gpu_timing": False}
+    with pytest.raises(ValueError, match="set both directly and on the 'hdf5'"):
+        ProfilingOptions(hdf5_compression="gzip",
+                         hdf5=HDF5Options(compression="gzip")).to_kwargs()
+    with pytest.raises(TypeError, match="must be a HDF5Options"):
+        ProfilingOptions(hdf5={"compression": "gzip"}).to_kwargs()
+
+
+def test_precedence_runs_config_path_then_options_then_keywords(tmp_path):
+    path = _toml(tmp_path, '[profiling]\nlabel = "from-toml"\nbuffer_limit = 111\n'
+                           'output_mode = "direct"\n')
+    sp.setup(config_path=path, options=ProfilingOptions(label="from-options", buffer_limit=222),
+             label="from-keyword", deactivate_file_output=True)
+    config = ProfileManager.get_config()
+    assert config.label == "from-keyword"  # keyword beats options
+    assert config.buffer_limit == 222       # options beat the TOML file
+    assert config.output_mode == "direct"   # only the TOML file set it
+    with pytest.raises(AttributeError):
+        config.label = "x"
+
+
+def test_toml_sub_tables_and_their_errors(tmp_path):
+    good = _toml(tmp_path, '[profiling]\nfile_path = "t.h5"\n[profiling.hdf5]\n'
+                           'compression = "gzip"\n')
+    sp.setup(config_path=good, output=None)
+    assert ProfileManager.get_config().hdf5_compression == "gzip"
+    sp.finalize(verbose=False)
+    cases = [
+        ('[profiling]\nhdf5_compression = "gzip"\n[profiling.hdf5]\ncompression = "gzip"\n',
+         "set both directly and as hdf5.compression"),
+        ('[profiling.hdf5]\nlevel = 3\n', r"unknown \[hdf5\] profiling setting"),
+        ('[profiling]\nhdf5 = 3\n', "must be a TOML table"),
+        ('[profiling]\nfile_pth = "x.h5"\n', "did you mean 'file_path'"),
+        ('[profiling\n', "invalid profiling TOML"),
+    ]
+    for i, (text, message) in enumerate(cases):
+        with pytest.raises(ValueError, match=message):
+            sp.setup(config_path=_toml(tmp_path, text, f"bad{i}.toml"), replace=True)
+    with pytest.raises(ValueError, match="could not read profiling config"):
+        sp.setup(config_path=tmp_path / "missing.toml", replace=True)
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"aggregation_mode": True, "use_line_profiler": True}, "aggregation_mode cannot be combined"),
+    ({"aggregation_mode": True, "use_nvtx": True}, "aggregation_mode cannot be combined"),
+    ({"aggregation_mode": True, "track_threads": True}, "track_threads/track_async cannot"),
+    ({"track_threads": True, "use_likwid": True}, "track_threads/track_async cannot"),
+    ({"gpu_sync_on_exit": True}, "requires use_gpu_timing=True"),
+    ({"output_mode": "fast"}, "output_mode must be"),
+    ({"metadata_detail": "some"}, "metadata_detail must be"),
+    ({"hdf5_compression": "brotli"}, "hdf5_compression must be"),
+])
+def test_the_combinations_scope_profiler_rejects_are_value_errors(kw, message):
+    with pytest.raises(ValueError, match=message):
+        sp.setup(output=None, **kw)
+
+
+@pytest.mark.parametrize("kw, feature", [
+    ({"use_memray": True}, "memray"), ({"use_nvtx": True}, "NVTX"),
+    ({"use_gpu_timing": True}, "GPU timing"), ({"perf_events": ["cycles"]}, "perf_event"),
+    ({"use_likwid": True}, "LIKWID"), ({"use_line_profiler": True}, "line-by-line"),
+    ({"profile_mpi_calls": True}, "mpi4py"),
+    ({"options": ProfilingOptions(memray=MemrayOptions(enabled=True))}, "memray"),
+])
+def test_features_of_other_issues_say_they_are_not_available(kw, feature):
+    with pytest.raises(FeatureNotAvailableError, match=f"{feature}.*not available yet"):
+        sp.setup(output=None, **kw)
+    assert issubclass(FeatureNotAvailableError, NotImplementedError)
+    assert not sp.is_configured()
+
+
+# -- the environment ------------------------------------------------------------------
+
+def test_instrument_region_factory_and_environment_setup(tmp_path, monkeypatch):
+    module = types.ModuleType("instrumented")
+
+    def work():
+        return 1
+
+    def _private():
+        return 2
+
+    module.work, module._private = work, _private
+    sp.setup(output=None)
+    changed = sp.instrument(module, include=["*"], exclude=["_*"])
+    assert set(changed) == {"work"}
+    assert module.work() == 1 and module._private() == 2
+    assert sp.recorded_regions() == ("instrumented.work",)
+    sp.finalize(verbose=False)
+
+    ProfileManager._reset()
+    monkeypatch.setenv("SCOPE_PROFILER_OUTPUT", str(tmp_path / "env.h5"))
+    monkeypatch.setenv("SCOPE_PROFILER_AUTO_FINALIZE", "false")
+    sp.setup_from_env()
+    with sp.region_factory("iteration")(step=1):
+        pass
+    sp.finalize(verbose=False)
+    assert sp.read(tmp_path / "env.h5")["iteration"].num_calls == 1
+    assert json.loads(_index(tmp_path / "env.h5")["iteration"]["event_metadata"]) == [{"step": 1}]
+
+
+def test_environment_precedence_and_bad_values(tmp_path, monkeypatch):
+    cfg = _toml(tmp_path, '[profiling]\nlabel = "from-toml"\nrecursive_profile = false\n')
+    monkeypatch.setenv("SPANSCOPE_CONFIG", str(cfg))
+    monkeypatch.setenv("SCOPE_PROFILER_RECURSIVE", "0")
+    monkeypatch.setenv("SPANSCOPE_RECURSIVE", "yes")        # SPANSCOPE_ wins over the alias
+    monkeypatch.setenv("SPANSCOPE_OUTPUT", str(tmp_path / "env.h5"))
+    monkeypatch.setenv("SPANSCOPE_ENABLE_TAGS", "lib, other")
+    sp.setup_from_env()
+    c = ProfileManager.get_config()
+    assert c.label == "from-toml"          # the file
+    assert c.recursive_profile is True     # the variable beats the file
+    assert c.enable_tags == ("lib", "other")
+    assert c.file_path == str(tmp_path / "env.h5")
+    sp.setup_from_env(label="kw", output=None, replace=True)  # keywords beat both
+    c = ProfileManager.get_config()
+    assert c.label == "kw" and c.deactivate_file_output
+    monkeypatch.setenv("SPANSCOPE_AUTO_FINALIZE", "maybe")
+    with pytest.raises(ValueError, match="SPANSCOPE_AUTO_FINALIZE=maybe"):
+        sp.setup_from_env(replace=True)
+
+
+def test_c_auto_setup_reads_the_same_variables(tmp_path):
+    """A C-only view: sps_setup_from_env through ctypes, in a child."""
+    import subprocess
+    out = tmp_path / "c.h5"
+    code = (
+        "import ctypes, spanscope._ext as e, os\n"
+        "lib = ctypes.CDLL(os.path.join(os.path.dirname(e.__file__), 'libspanscope.so.0'))\n"
+        "err = ctypes.create_string_buffer(512)\n"
+        "assert lib.sps_setup_from_env(err, 512) == 0, err.value\n"
+        "r = lib.sps_region(b'c_region')\n"
+        "lib.sps__begin(r); lib.sps__end(r)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "SCOPE_PROFILER_OUTPUT": str(out),
+           "SPANSCOPE_AUTO_FINALIZE": "on", "SPANSCOPE_LABEL": "from-c"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert sp.read(out)["c_region"].num_calls == 1
+    assert sp.read(out).metadata["label"] == "from-c"
+    env["SPANSCOPE_CONFIG"] = str(tmp_path / "x.toml")
+    code_cfg = code.replace("== 0, err.value", "!= 0\nassert b'Python face only' in err.value")
+    subprocess.run([sys.executable, "-c", code_cfg], check=True, env=env)
+
+
+# -- pause, resume, sample_every ---------------------------------------------------------
+
+def test_pause_and_resume_stop_recording_python_and_c_regions():
+    with pytest.raises(RuntimeError, match="setup"):
+        sp.ProfileManager.pause()
+    sp.setup(output=None)
+    ProfileManager.resume()  # before pause: harmless
+    c_id = _ext.region_new("c.kernel").id
+    with sp.region("work"):
+        pass
+    ProfileManager.pause()
+    ProfileManager.pause()  # twice: harmless
+    assert ProfileManager.is_paused() and sp.is_active()
+    for _ in range(5):
+        with sp.region("work"):
+            pass
+        _ext.begin(c_id)
+        _ext.end(c_id)
+    ProfileManager.resume()
+    with sp.region("work"):
+        pass
+    _ext.begin(c_id)
+    _ext.end(c_id)
+    assert ProfileManager.get_region("work").num_calls == 2
+    assert ProfileManager.get_region("c.kernel").num_calls == 1
+    assert ProfileManager.counters()["misuse"] == 0
+
+
+def test_pause_refuses_inside_an_open_region_but_not_the_session_root():
+    sp.setup(output=None)
+    with sp.region("outer"):
+        with pytest.raises(RuntimeError, match="cannot pause while profiling scopes are "
+                                               "active: 'outer'"):
+            ProfileManager.pause()
+    with sp.session(output=None, verbose=False, replace=True):
+        ProfileManager.pause()
+        with sp.region("skipped"):
+            pass
+        ProfileManager.resume()
+    assert ProfileManager.get_region("skipped").num_calls == 0
+    assert ProfileManager.get_region("spanscope.session").num_calls == 1
+
+
+def test_sample_every_profiles_the_selected_steps():
+    sp.setup(output=None)
+    seen = []
+    with ProfileManager.sample_every(3, start=1) as profile_step:
+        for t in range(10):
+            with profile_step(t) as selected:
+                seen.append(selected)
+                with sp.region("advance"):
+                    pass
+    assert seen == [t >= 1 and (t - 1) % 3 == 0 for t in range(10)]
+    assert ProfileManager.get_region("advance").num_calls == 3  # steps 1, 4, 7
+    assert not ProfileManager.is_paused()  # the state before it came back
+    ProfileManager.pause()
+    with ProfileManager.sample_every(2) as profile_step:
+        with profile_step(0):
+            pass
+    assert ProfileManager.is_paused()
+    ProfileManager.resume()
+    for bad in (0, -1, True, 2.0):
+        with pytest.raises(ValueError):
+            with ProfileManager.sample_every(bad):
+                pass
+    with pytest.raises(TypeError, match="timestep"):
+        with ProfileManager.sample_every(2) as profile_step:
+            with profile_step("3"):
+                pass
+
+
+# -- regions: keywords, tags, opt-in tags ---------------------------------------------------
+
+def test_region_keywords_and_tags_are_persisted(tmp_path):
+    p = tmp_path / "tags.h5"
+    sp.setup(file_path=str(p))
+
+    def helper():
+        pass
+
+    with ProfileManager.region("io", functions=[helper], tags=("io", "disk")):
+        pass
+    with ProfileManager.profile_region(region_name="plain"):
+        pass
+    assert ProfileManager.region("io") is ProfileManager.region("io", tags=("io", "disk"))
+    assert ProfileManager.region("io").tags == ("io", "disk")
+    with pytest.raises(ValueError, match="already has tags"):
+        ProfileManager.region("io", tags=("net",))
+    with pytest.raises(TypeError):
+        ProfileManager.region("bad", functions=[3])
+
+    @ProfileManager.profile("deco", tags=["compute"])
+    def deco():
+        return 7
+
+    assert deco() == 7
+    sp.finalize(verbose=False)
+    ix = _index(p)
+    assert ix["io"]["tags"] == '["io", "disk"]' and ix["plain"]["tags"] == "[]"
+    assert ix["deco"]["tags"] == '["compute"]'
+    scope_profiler = pytest.importorskip("scope_profiler")
+    assert scope_profiler.read_h5(str(p))["io"][0].tags == ("io", "disk")
+
+
+def test_opt_in_tags_are_off_unless_the_run_enables_them():
+    sp.register_opt_in_tag("mylib")
+
+    @sp.profile("mylib.solve", tags=("mylib",))
+    def solve():
+        return 1
+
+    sp.setup(output=None)
+    assert solve() == 1
+    with sp.region("mylib.io", tags=("mylib",)):
+        pass
+    with sp.region("app"):
+        pass
+    assert sp.recorded_regions() == ("app",)
+    sp.setup(output=None, enable_tags=["mylib"], replace=True)
+    solve()
+    assert ProfileManager.get_region("mylib.solve").num_calls == 1
+    sp.setup(output=None, enable_tags="*", replace=True)
+    solve()
+    assert ProfileManager.get_region("mylib.solve").num_calls == 1
+    # a tag registered after the decoration is picked up at once
+    sp.setup(output=None, replace=True)
+
+    @sp.profile("late", tags=("latelib",))
+    def late():
+        pass
+
+    late()
+    sp.register_opt_in_tag("latelib")
+    late()
+    assert ProfileManager.get_region("late").num_calls == 1
+    with pytest.raises(TypeError):
+        sp.register_opt_in_tag("")
+
+
+def test_region_tags_filter_records_only_matching_regions():
+    sp.setup(output=None, region_tags=["hot"])
+    with sp.region("a", tags=("hot",)):
+        pass
+    with sp.region("b"):
+        pass
+    assert sp.recorded_regions() == ("a",)
+
+
+# -- per-call metadata -------------------------------------------------------------------------
+
+def test_scoped_metadata_round_trips_per_call(tmp_path):
+    output = tmp_path / "metadata.h5"
+    sp.setup(output=output)
+    with sp.metadata(step=1, phase="warmup"):
+        with sp.region("work"):
+            pass
+    with sp.metadata(step=2):
+        with sp.metadata(phase="solve"):
+            with sp.region("work"):
+                pass
+    with sp.region("bare"):
+        pass
+    sp.finalize(verbose=False)
+    expected = [{"step": 1, "phase": "warmup"}, {"step": 2, "phase": "solve"}]
+    ix = _index(output)
+    assert json.loads(ix["work"]["event_metadata"]) == expected
+    assert ix["bare"]["event_metadata"] == "[]"
+    scope_profiler = pytest.importorskip("scope_profiler")
+    assert scope_profiler.read_h5(str(output))["work"][0].event_metadata == tuple(expected)
+    # the metadata was the period's: the next checkpoint writes none
+    with sp.region("work"):
+        pass
+    sp.finalize(verbose=False)
+    assert _index(output)["work"]["event_metadata"] == "[]"
+
+
+def test_scoped_metadata_rejects_aggregation_mode():
+    sp.setup(output=None, aggregation_mode=True)
+    with pytest.raises(RuntimeError, match="requires per-call data"):
+        with sp.metadata(step=1):
+            pass
+
+
+def test_profile_metadata_callback_and_outcome(tmp_path):
+    output = tmp_path / "decorated.h5"
+    sp.setup(output=output)
+
+    @sp.profile("work", metadata=lambda value: {"input": value}, record_outcome=True)
+    def work(value):
+        if value < 0:
+            raise ValueError("negative")
+        return value
+
+    assert work(3) == 3
+    with pytest.raises(ValueError):
+        work(-1)
+    assert work.__name__ == "work"
+    sp.finalize(verbose=False)
+    assert json.loads(_index(output)["work"]["event_metadata"]) == [
+        {"input": 3, "status": "ok"},
+        {"input": -1, "status": "error", "exception": "ValueError"}]
+    with pytest.raises(TypeError, match="metadata must be"):
+        sp.profile("x", metadata=3)
+
+
+# -- source capture -----------------------------------------------------------------------------
+
+def test_capture_region_source_records_with_blocks_and_functions(tmp_path):
+    p = tmp_path / "src.h5"
+    sp.setup(file_path=str(p), capture_region_source=True)
+
+    @sp.profile("decorated")
+    def decorated():
+        return 1
+
+    decorated()
+    with sp.region("block"):
+        x = 1  # noqa: F841
+    sp.finalize(verbose=False)
+    ix = _index(p)
+    assert ix["block"]["source_files"].endswith("test_manager_api.py")
+    assert 'with sp.region("block"):\n        x = 1' in ix["block"]["source_texts"]
+    assert ix["block"]["source_lines"] > 0
+    assert "def decorated():" in ix["decorated"]["source_texts"]
+    scope_profiler = pytest.importorskip("scope_profiler")
+    block = scope_profiler.read_h5(str(p))["block"][0]
+    assert "with sp.region" in block.source_text
+
+
+def test_metadata_detail_full_records_the_environment(tmp_path, monkeypatch):
+    import os
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    p = tmp_path / "full.h5"
+    sp.setup(file_path=str(p), metadata_detail="full")
+    with sp.region("r"):
+        pass
+    sp.finalize(verbose=False)
+    md = sp.read(p).metadata
+    assert md["working_directory"] == os.getcwd()
+    assert md["SLURM_JOB_ID"] == "4242"
+    assert "numpy" in json.loads(md["modules"])
+    src = _index(p)["r"]["source_files"]
+    assert os.path.isabs(src)  # full: absolute source paths
+    # minimal (the default) records none of it, and relative paths
+    sp.setup(file_path=str(p), replace=True)
+    with sp.region("r"):
+        pass
+    sp.finalize(verbose=False)
+    assert "working_directory" not in sp.read(p).metadata
+    assert not os.path.isabs(_index(p)["r"]["source_files"])
+
+
+def test_without_capture_the_file_and_line_are_kept_but_no_text(tmp_path):
+    p = tmp_path / "nosrc.h5"
+    sp.setup(file_path=str(p))
+    with sp.region("block"):
+        pass
+    sp.finalize(verbose=False)
+    b = _index(p)["block"]
+    assert b["source_files"].endswith("test_manager_api.py") and b["source_lines"] > 0
+    assert b["source_texts"] == ""
+
+
+# -- asyncio tasks -------------------------------------------------------------------------------
+
+def test_track_async_writes_the_task_table(tmp_path):
+    import asyncio
+    p = tmp_path / "tasks.h5"
+    with sp.session(file_path=str(p), track_async=True, verbose=False):
+        async def worker(i):
+            with sp.region("work"):
+                await asyncio.sleep(0.005)
+            return i
+
+        async def main():
+            return await asyncio.gather(*(worker(i) for i in range(3)))
+
+        assert asyncio.run(main()) == [0, 1, 2]
+    assert ProfileManager.get_config().track_threads  # implied, as in scope-profiler
+    with h5py.File(p) as f:
+        t = {k: f["task_table"][k][()] for k in f["task_table"]}
+    coro = [c.decode().rpartition(".")[2] for c in t["coro_name"]]  # qualnames
+    assert coro[:4] == ["main", "worker", "worker", "worker"]
+    workers = [i for i, c in enumerate(coro) if c == "worker"]
+    assert (t["steps"][workers] >= 2).all()          # started, resumed after the sleep
+    assert (t["suspended_ns"][workers] >= 4_000_000).all()  # the await
+    assert (t["done_ns"][workers] > t["created_ns"][workers]).all()
+    assert set(t["thread_index"]) == {0}
+    # the hooks came out with the session: a later loop is not followed
+    import asyncio as aio
+    assert aio.BaseEventLoop.create_task.__name__ == "create_task"
+    assert "spanscope" not in (aio.BaseEventLoop.create_task.__module__ or "")
+    # each call carries its task and the time that task awaited inside it
+    res = sp.read(p)
+    work = res["work"]
+    with h5py.File(p) as f:
+        task_ids = f["events/task_ids"][()]
+        await_ns = f["events/await_ns"][()]
+    first = work.first_event
+    wt = task_ids[first:first + work.num_calls]
+    wa = await_ns[first:first + work.num_calls]
+    assert sorted(wt) == workers                      # one call per worker, each its own
+    assert (wa >= 4_000_000).all() and (wa <= work.durations_ns).all()
+    root = res["spanscope.session"]
+    assert task_ids[root.first_event] == -1            # outside every task
+    assert await_ns[root.first_event] == 0
+    scope_profiler = pytest.importorskip("scope_profiler")
+    region = scope_profiler.read_h5(str(p))["work"][0]
+    assert sorted(region.task_ids) == workers
+    assert (region.await_times_ns >= 4_000_000).all()
+    tasks = scope_profiler.read_h5(str(p)).tasks[0]
+    names = [x.name for x in tasks]  # asyncio numbers tasks process-wide
+    assert names == [n.decode() for n in t["name"]] and len(set(names)) == len(names)
+    assert all(n.startswith("Task-") for n in names)
+
+
+# -- live region views ---------------------------------------------------------------------------
+
+def test_live_region_views_are_numpy_arrays_over_the_current_period():
+    sp.setup(output=None)
+    import time
+    t0 = time.perf_counter_ns()
+    for _ in range(4):
+        with sp.region("r"):
+            pass
+    r = ProfileManager.get_region("r")
+    assert r.ptr == 4 and r.capacity >= r.ptr
+    starts, ends = r.start_times, r.end_times
+    assert starts.dtype == np.int64 and ends.dtype == np.int64 and len(starts) == 4
+    assert (starts >= t0).all() and (ends >= starts).all()  # raw perf_counter_ns values
+    assert np.array_equal(r.get_durations_numpy(), ends[:r.ptr] - starts[:r.ptr])
+    sp.finalize(verbose=False)
+    assert r.ptr == 0 and r.num_calls == 4  # num_calls keeps counting
+
+
+# -- reset, deactivation, scripts ---------------------------------------------------------------
+
+def test_reset_keeps_the_instrumentation():
+    @sp.profile("kept")
+    def kept():
+        return 5
+
+    sp.setup(output=None)
+    kept()
+    sp.reset()
+    assert not sp.is_configured() and not sp.is_active()
+    assert kept() == 5
+    sp.setup(output=None)
+    kept()
+    assert ProfileManager.get_region("kept").num_calls == 1
+
+
+def test_deactivated_profiling_records_nothing_and_finalize_returns_none():
+    sp.setup(deactivate_profiling=True)
+    with sp.region("x"):
+        pass
+    assert not sp.is_active()
+    assert sp.finalize(verbose=False, return_results=True) is None
+
+
+def test_profile_script_and_command(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text("import spanscope as sp\n"
+                      "def helper():\n    return 1\n"
+                      "with sp.region('work'):\n    helper()\n")
+    results = sp.profile_script(script, output=tmp_path / "script.h5")
+    assert results["work"].num_calls == 1
+    assert sp.read(tmp_path / "script.h5")["app.py"].num_calls == 1
+    results = sp.profile_script(script, output=tmp_path / "rec.h5", recursive_profile=True)
+    assert results["__main__.helper"].num_calls == 1
+    # the script's own code only: no runpy, importlib or posixpath regions
+    names = set(sp.read(tmp_path / "rec.h5").regions)
+    assert not [n for n in names if n.startswith(("runpy.", "importlib.", "posixpath."))]
+    # and the filter ends with the script: a recursive decorator traces everything
+    sp.setup(output=None, replace=True)
+
+    @sp.profile("outer", recursive=True)
+    def outer():
+        import posixpath
+        return posixpath.join("a", "b")
+
+    outer()
+    assert "posixpath.join" in sp.recorded_regions()
+    with pytest.raises(FeatureNotAvailableError, match="zero-touch"):
+        sp.profile_command([sys.executable, str(script)])
+
+
+def test_finalize_native_traces_says_it_is_not_available():
+    sp.setup(output=None)
+    with pytest.raises(FeatureNotAvailableError, match="native_traces"):
+        sp.finalize(native_traces=".")
