@@ -140,6 +140,7 @@ static int lane_cmp(const void *a, const void *b) {
 /* Sorts v[0..n) and returns how many distinct keys it holds, moved to the
  * front. */
 static size_t lane_unique(lane_key_t *v, size_t n) {
+    if (n == 0) return 0; /* v may be NULL: qsort's argument must not be */
     qsort(v, n, sizeof *v, lane_cmp);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
