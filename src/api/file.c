@@ -111,6 +111,17 @@ static void pub_fill(file_t *f) {
     p->samples_dropped = c->dropped;
     p->nattrs = r->meta.nattrs;
     p->attrs = r->meta.attrs;
+    p->row_source_lines = r->src_lines;
+    p->row_source_files = (const char *const *)r->src_files;
+    p->row_source_texts = (const char *const *)r->src_texts;
+    p->row_tags = (const char *const *)r->tags;
+    p->row_event_metadata = (const char *const *)r->ev_meta;
+    p->gpu_dur_ns = r->aggregate ? NULL : r->gpu_dur;
+    p->task_ids = r->aggregate ? NULL : r->task_ids;
+    p->await_ns = r->aggregate ? NULL : r->await_ns;
+    p->thread_table = r->thread_table;
+    p->task_table = r->task_table;
+    p->has_summary_statistics = r->has_summary;
 }
 
 int sps_file_open(const char *path, const sps_file_t **out, char *err,
@@ -143,4 +154,41 @@ void sps_file_close(const sps_file_t *pub) {
     sps__h5r_counters_free(&f->cnt);
     free(f->rows);
     free(f);
+}
+
+/* Checks sps_fold_spans' arguments.  0 or SPS_EINVAL. */
+static int fold_args_ok(const int64_t *start_ns, const int64_t *end_ns,
+                        const int64_t *rank, size_t n, const int32_t *parent,
+                        const int64_t *self_ns) {
+    if (n == 0) return 0;
+    if (!start_ns || !end_ns || !parent || !self_ns || n >= INT32_MAX) return SPS_EINVAL;
+    for (size_t i = 0; rank && i < n; i++)
+        if (rank[i] < 0 || rank[i] > (int64_t)UINT32_MAX) return SPS_EINVAL;
+    return 0;
+}
+
+int sps_fold_spans(const int64_t *start_ns, const int64_t *end_ns,
+                   const int64_t *rank, const int64_t *thread, size_t n,
+                   int32_t *parent, int64_t *self_ns, uint64_t *overlaps) {
+    if (overlaps) *overlaps = 0;
+    int rc = fold_args_ok(start_ns, end_ns, rank, n, parent, self_ns);
+    if (rc || n == 0) return rc;
+    sps__ival_t *v = malloc(n * sizeof *v);
+    sps__fold_out_t *out = malloc(n * sizeof *out);
+    if (!v || !out) {
+        free(v);
+        free(out);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (sps__ival_t){start_ns[i], end_ns[i] < start_ns[i] ? start_ns[i] : end_ns[i],
+                             rank ? (uint32_t)rank[i] : 0, 0, thread ? thread[i] : 0, 0};
+    rc = sps__fold_ivals(v, n, out, overlaps) ? SPS_ENOMEM : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        parent[i] = out[i].parent < 0 ? -1 : (int32_t)out[i].parent;
+        self_ns[i] = out[i].self;
+    }
+    free(v);
+    free(out);
+    return rc;
 }

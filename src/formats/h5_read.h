@@ -1,7 +1,10 @@
 /*
- * h5_read.h -- a validating reader of scope-profiler HDF5 files (schema 2
- * and 3, columnar and aggregate layouts): the ones spanscope writes and the
- * ones scope-profiler writes.
+ * h5_read.h -- a validating reader of scope-profiler HDF5 files (schema 1,
+ * 2 and 3, columnar and aggregate layouts): the ones spanscope writes and
+ * the ones scope-profiler writes (schema 1, without the schema attribute,
+ * keeps each rank's regions as rank<N>/regions/<name>/{start_times,
+ * end_times} groups: the reader turns them into the same index and events;
+ * only sps__h5r_open reads it, sps__h5r_open_index refuses it).
  *
  *     sps__h5r_t *r;
  *     if (sps__h5r_open(&r, path) < 0) {
@@ -77,7 +80,7 @@ SPS__HIDDEN void sps__h5r_attrs_free(sps_meta_attr_t *a, size_t n);
 
 /* A file read into memory.  Everything is owned by the struct. */
 typedef struct sps__h5r {
-    int schema;            /* 2 or 3 */
+    int schema;            /* 1, 2 or 3 */
     int aggregate;         /* storage_layout "aggregate": no per-call data */
     size_t nnames;
     char **names;          /* region names, valid UTF-8 (never NULL) */
@@ -106,6 +109,17 @@ typedef struct sps__h5r {
     uint64_t orphans;      /* parent ids naming no call of the file */
     uint64_t cycles;       /* parent-id cycles cut (their calls made roots) */
     sps__h5r_meta_t meta;  /* /metadata (sps__h5r_metadata) */
+    /* scope-profiler's optional per-row columns (nrows each, NULL when
+     * absent; see sps_file_t.row_*): call-site line, file, source text,
+     * tags and per-call metadata (JSON list text). */
+    int64_t *src_lines;
+    char **src_files, **src_texts, **tags, **ev_meta;
+    /* Optional per-event columns as stored (NULL when absent). */
+    int64_t *gpu_dur, *task_ids, *await_ns;
+    /* /thread_table and /task_table (ncols 0 when absent); the columns
+     * and their arrays are owned (const only in the public type). */
+    sps_file_table_t thread_table, task_table;
+    int has_summary;       /* /rank_region_index/summary_statistics exists */
     /* Streaming (sps__h5r_open_index): the open file and event columns
      * (HDF5 ids; -1 when closed or absent: h_tid, h_call and h_parent are
      * the optional thread_ids, call_ids and parent_ids) and whether /events holds start
