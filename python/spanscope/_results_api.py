@@ -931,37 +931,6 @@ def call_stack_children(calls: list[dict]) -> list[list[int]]:
 # ProfilingResults
 # --------------------------------------------------------------------------
 
-_TABLE_COLUMNS = (
-    ("name", "region"), ("ranks", "ranks"), ("calls", "n"), ("total", "total [s]"),
-    ("percent", "% session"), ("avg", "avg/call [s]"),
-    ("min", "min [s]"), ("max", "max [s]"), ("first", "first [s]"), ("last", "last [s]"),
-    ("std", "std [s]"), ("p50", "p50 [s]"), ("p95", "p95 [s]"), ("p99", "p99 [s]"),
-    ("imbalance", "imbalance [%]"), ("exclusive", "self [s]"))
-_DEFAULT_COLUMNS = ("region", "percent", "total")
-_SORT_KEYS = ("start", "total", "calls", "avg", "min", "max", "first", "last", "std",
-              "p50", "p95", "p99", "imbalance", "name")
-
-
-def _columns(columns) -> list[tuple[str, str]]:
-    """The (key, header) pairs of print_summary's columns; ValueError for an
-    unknown one."""
-    if columns is None:
-        columns = _DEFAULT_COLUMNS
-    if isinstance(columns, str):
-        columns = [columns]
-    by_key = dict(_TABLE_COLUMNS)
-    out, bad = [], []
-    for c in columns:
-        key = "name" if c in ("region", "name") else c
-        (out if key in by_key else bad).append((key, by_key.get(key)) if key in by_key else c)
-    if bad:
-        choices = ", ".join(["region"] + [k for k, _ in _TABLE_COLUMNS[1:]])
-        raise ValueError(f"Unknown region summary column(s): {bad}. Choices: {choices}")
-    if not out:
-        raise ValueError("At least one region summary column must be selected.")
-    return out
-
-
 def _patterns(p):
     return [p] if isinstance(p, str) else p
 
@@ -1193,66 +1162,38 @@ class ProfilingResults:
         return [{"call_id": c, "parent_id": nearest[c], "name": kept[c][0],
                  "call_index": kept[c][1], "depth": depth[c]} for c in sorted(kept)]
 
-    def _table_rows(self, include, exclude, ranks, sort) -> list[dict]:
-        """The rows print_summary prints: per region over the selected ranks."""
-        if sort not in _SORT_KEYS:
-            raise ValueError(f"unknown sort key {sort!r}; choose one of {', '.join(_SORT_KEYS)}")
-        session = self.total_time
-        if session is None or session <= 0:
-            session = self.time_span
-        rows = []
-        for r in self.get_regions(include, exclude):
-            sel = {k: v for k, v in r.regions.items() if ranks is None or k in ranks}
-            if not sel:
-                continue
-            m = MPIRegion(r.name, sel)
-            nr = len(sel)
-            covered = sum(_covered_ns(x) for x in sel.values()) / NS_PER_SECOND
-            rows.append({
-                "name": r.name, "ranks": nr, "calls": m.num_calls, "total": m.total_duration,
-                "percent": (100.0 * covered / (session * nr)) if session else None,
-                "avg": m.average_duration, "min": m.min_duration, "max": m.max_duration,
-                "first": m.first_duration, "last": m.last_duration, "std": m.std_duration,
-                "p50": m.p50_duration, "p95": m.p95_duration, "p99": m.p99_duration,
-                "imbalance": m.rank_imbalance_pct, "exclusive": m.exclusive_duration,
-                "start": m.first_start_time})
-        if sort != "start":
-            rows.sort(key=lambda x: (x[sort] is None, x[sort]), reverse=sort != "name")
-        return rows
-
     def print_summary(self, include=None, exclude=None, ranks=None, sort: str = "start",
                       title: str | None = None, stream=None, suppress_notes: bool = False,
                       columns=None, percentage_mode: str = "coverage") -> None:
-        """Prints the region table, one row per region over the selected
-        ranks: columns as scope-profiler names them (region, ranks, calls,
-        total, percent, avg, min, max, first, last, std, p50, p95, p99,
-        imbalance; default region, percent, total), sorted by sort (start
-        order by default).  "% session" is the time the region covered
-        (its outermost calls: a recursive region is not counted twice) over
-        the run's wall time on each rank.  Nothing on non-root results.
-        ValueError for an unknown column or sort key."""
+        """Prints the region table as scope-profiler does: one row per call
+        path, indented as a tree, each parent followed by an "(own)" row
+        (its exclusive time), a self-recursive region as one "name ↻" row;
+        columns by scope-profiler's names (region, ranks, calls, total,
+        percent, avg, min, max, first, last, std, p50, p95, p99, imbalance;
+        default region, percent, total), siblings in start order or by
+        sort.  "% session" is the time a path covered (outermost calls) over
+        the session region's time (scope_profiler.session) or setup() to
+        finalize(), per rank; percentage_mode="exclusive" uses each path's
+        own time instead.  Nothing on non-root results.  ValueError for an
+        unknown column, sort key or percentage mode."""
+        from spanscope._results_table import (
+            SESSION_REGION, normalize_columns, print_region_table, region_rows)
         if percentage_mode not in ("coverage", "exclusive"):
             raise ValueError("percentage_mode must be 'coverage' or 'exclusive'")
-        cols = _columns(columns)
-        rows = self._table_rows(include, exclude, ranks, sort)
+        cols = normalize_columns(columns)
+        rows = region_rows(self, include, exclude, ranks, sort)
         if not self._is_root:
             return
         if percentage_mode == "exclusive":
-            session = self.total_time or self.time_span
-            for row in rows:
-                row["percent"] = (100.0 * row["exclusive"] / (session * row["ranks"])
-                                  if session else None)
-        out = sys.stdout if stream is None else stream
-        print(title if title is not None else self.default_title(), file=out)
-        table = [[h for _, h in cols]] + [[_cell(k, row[k]) for k, _ in cols] for row in rows]
-        widths = [max(len(line[i]) for line in table) for i in range(len(cols))]
-        for j, line in enumerate(table):
-            print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                            for i, (c, w) in enumerate(zip(line, widths))).rstrip(), file=out)
-            if j == 0:
-                print("  ".join("-" * w for w in widths), file=out)
-        if not suppress_notes and self.total_time is not None:
-            print(f"session: {self.total_time:.6f} s", file=out)
+            own = {r["call_path"]: r for r in rows if r.get("own")}
+            for r in rows:  # the session row stays the 100 % it divides by
+                o = own.get(r["call_path"])
+                if not r.get("own") and o is not None and r["call_path"] != SESSION_REGION:
+                    r["percent"] = o["percent"]
+        if all(r["percent"] is None for r in rows):  # no session time known
+            cols = [c for c in cols if c[0] != "percent"] or cols
+        print_region_table(rows, cols, title if title is not None else self.default_title(),
+                           stream, suppress_notes)
 
     def default_title(self) -> str:
         unit = "rank" if self.num_ranks == 1 else "ranks"
@@ -1403,31 +1344,6 @@ class ProfilingResults:
         if self._run_start_time is None or self._finalize_time is None:
             return None
         return self._finalize_time - self._run_start_time
-
-
-def _covered_ns(r: Region) -> int:
-    """ns one rank's region covered: the summed duration of its calls that
-    no other call of the same region encloses (total for aggregates)."""
-    if r._aggregate is not None or not r.num_calls:
-        return int(r._aggregate.get("total", 0)) if r._aggregate is not None else 0
-    order = np.lexsort((-r._end_times, r._start_times))
-    s, e = r._start_times[order], r._end_times[order]
-    reach = np.maximum.accumulate(e)
-    outer = np.ones(s.size, bool)
-    outer[1:] = s[1:] >= reach[:-1]  # not inside an earlier call of the region
-    return int((e - s)[outer].sum())
-
-
-def _cell(key, v) -> str:
-    if v is None:
-        return "-"
-    if key == "name":
-        return str(v)
-    if key in ("calls", "ranks"):
-        return str(int(v))
-    if key in ("percent", "imbalance"):
-        return f"{v:.2f}"
-    return f"{v:.6f}"
 
 
 def _pandas(what: str):
