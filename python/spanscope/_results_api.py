@@ -63,7 +63,8 @@ class SummaryDataUnavailable(ValueError):
 
 
 class HDF5SchemaError(ValueError):
-    """The file's scope_profiler_schema is not one this reader knows."""
+    """The file's scope_profiler_schema is not one this reader knows (a
+    ValueError, as scope-profiler raises it for a newer schema)."""
 
 
 class NestingError(ValueError):
@@ -1383,7 +1384,9 @@ def _summary_only(r: Region) -> Region:
 
 def _read_model(file_path):
     """One read of the file by the C reader (spanscope.read), its errors as
-    scope-profiler raises them: FileNotFoundError, CorruptProfileError."""
+    scope-profiler raises them: FileNotFoundError, HDF5SchemaError for a
+    schema it does not know (the C reader's "unsupported schema version"),
+    CorruptProfileError for anything else that is not a valid profile."""
     from spanscope.results import read
     path = os.fspath(file_path)
     if not os.path.exists(path):
@@ -1391,6 +1394,8 @@ def _read_model(file_path):
     try:
         return read(path)
     except ValueError as exc:
+        if "unsupported schema version" in str(exc):
+            raise HDF5SchemaError(f"{exc}; upgrade spanscope to read this file") from exc
         raise CorruptProfileError(f"{path} is not a readable scope-profiler HDF5 profile: "
                                   f"{exc}") from exc
 

@@ -548,8 +548,11 @@ def test_bad_files_give_clear_errors(tmp_path, two_ranks):
     future = tmp_path / "future.h5"
     with h5py.File(future, "w") as f:
         f.attrs["scope_profiler_schema"] = 9
-    with pytest.raises(spanscope.CorruptProfileError, match="schema version 9"):
+    with pytest.raises(spanscope.HDF5SchemaError, match="schema version 9") as e:
         read_h5(future)
+    assert isinstance(e.value, ValueError)  # as scope-profiler raises it
+    with pytest.raises(ValueError):
+        sp_ref.read_h5(future)
 
 
 def test_load_and_format_dispatch(sp_files, tmp_path):
