@@ -987,12 +987,18 @@ class ProfilingResults:
             if not event_data:
                 r = _summary_only(r)
             per.setdefault(data.name, {})[data.rank] = r
-        order = [n for n in res.region_names if n in per]
-        mpi_size = res.metadata.get("mpi_size")
-        nranks = len({d.rank for d in res.rows})
-        if isinstance(mpi_size, (int, np.integer)) and int(mpi_size) > nranks:
-            nranks = int(mpi_size)
-        out = cls({n: MPIRegion(n, per[n]) for n in order}, metadata=dict(res.metadata),
+        # scope-profiler's counts: every name of the region table (one with no
+        # row is an MPIRegion of no ranks); ranks up to the highest with a row,
+        # or mpi_size when larger; schema 1: the ranks that have regions
+        ranks = {d.rank for d in res.rows}
+        if res.schema == 1:
+            nranks = len(ranks)
+        else:
+            mpi_size = res.metadata.get("mpi_size", 1)
+            mpi_size = int(mpi_size) if isinstance(mpi_size, (int, np.integer)) else 1
+            nranks = max(mpi_size, max(ranks) + 1) if ranks else 0
+        names = res.region_names if res.schema != 1 else [n for n in res.region_names if n in per]
+        out = cls({n: MPIRegion(n, per.get(n, {})) for n in names}, metadata=dict(res.metadata),
                   num_ranks=nranks, file_path=res.path, event_data_available=event_data,
                   threads=_lanes(res.thread_table, ThreadInfo, _THREAD_COLS),
                   tasks=_lanes(res.task_table, TaskInfo, _TASK_COLS))
@@ -1047,8 +1053,10 @@ class ProfilingResults:
         out = [r for n, r in self._region_dict.items()
                if (inc is None or any(re.match(p, n) for p in inc))
                and not (exc is not None and any(re.match(p, n) for p in exc))]
+        # a region no rank recorded (a name of the region table without a
+        # row) goes last; scope-profiler 0.7.5's min() fails on it
         out.sort(key=lambda r: min((x.first_start_time for x in r.regions.values()),
-                                   default=0.0))
+                                   default=float("inf")))
         return out
 
     def __getitem__(self, region_name: str) -> MPIRegion:
