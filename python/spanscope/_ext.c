@@ -1059,6 +1059,7 @@ static int buf_get(PyObject *obj, Py_buffer *buf, Py_ssize_t n, Py_ssize_t sz, i
     return 0;
 }
 
+/* Releases a buffer of buf_get (one left empty for None is a no-op). */
 static void buf_release(Py_buffer *b) {
     if (b->obj) PyBuffer_Release(b);
 }

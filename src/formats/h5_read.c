@@ -910,6 +910,7 @@ static int links_list(rd_t *c, hid_t g, links_t *l) {
     return 0;
 }
 
+/* Frees the names links_list gathered and zeroes l. */
 static void links_free(links_t *l) {
     strs_free(l->v, l->n);
     memset(l, 0, sizeof *l);
@@ -1009,6 +1010,8 @@ typedef struct v1 {
     size_t n, cap;
 } v1_t;
 
+/* Frees every region x holds (what v1_assemble has not taken over) and
+ * zeroes x. */
 static void v1_free(v1_t *x) {
     for (size_t i = 0; x->v && i < x->n; i++) {
         free(x->v[i].name);
