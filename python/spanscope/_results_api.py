@@ -946,6 +946,13 @@ class ProfilingResults:
                  is_root: bool = True, exclusive_totals: dict | None = None,
                  event_data_available: bool = True, threads: dict | None = None,
                  tasks: dict | None = None) -> None:
+        """A result set over regions (name -> MPIRegion), as scope-profiler
+        builds one: metadata (start_time_ns/finalize_time_ns give the run's
+        times), num_ranks (default: the ranks of the regions), threads/tasks
+        (rank -> ThreadInfo/TaskInfo rows), exclusive_totals (name -> rank
+        -> ns, stored totals to use until per-call times are asked for).
+        Exclusive times of regions not read from a file are folded (in C)
+        on first use.  LIKWID or perf-event data: IntegrationNotAvailableError."""
         if likwid or perf_events:
             raise _counters_unavailable("LIKWID / perf-event results")
         self._is_root = is_root
