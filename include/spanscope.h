@@ -696,6 +696,16 @@ typedef struct sps_file_table {
     const sps_file_column_t *cols;
 } sps_file_table_t;
 
+/* One row of scope-profiler's rank_region_index/summary_statistics: the
+ * fixed-size statistics of a region on a rank, ns (mean and m2 of the
+ * durations by Welford: the variance is m2 / count). */
+typedef struct sps_file_summary {
+    int64_t total, minimum, maximum, first, last, start_minimum, end_maximum;
+    uint64_t gpu_count;
+    int64_t gpu_total;
+    double mean, m2;
+} sps_file_summary_t;
+
 /* An event no row of the index covers (sps_file_t.row). */
 #define SPS_FILE_NO_ROW UINT32_MAX
 
@@ -773,6 +783,9 @@ typedef struct sps_file {
     /* 1 when /rank_region_index has scope-profiler's fixed-size
      * summary_statistics column (what its summary-only reader needs) */
     int has_summary_statistics;
+    /* That column, nrows rows, from sps_file_open_index only (NULL from
+     * sps_file_open, and when the file lacks it or is aggregate). */
+    const sps_file_summary_t *row_summary;
 } sps_file_t;
 
 /* Reads and validates the HDF5 file at path (the reader behind
@@ -799,7 +812,21 @@ typedef struct sps_file {
 SPS_API int sps_file_open(const char *path, const sps_file_t **out,
                           char *err, size_t errlen);
 
-/* Frees a handle of sps_file_open and everything in it (NULL is fine). */
+/* Like sps_file_open, but reads only what does not grow with the calls:
+ * names, the index (validated against /events without reading it), the
+ * per-row columns, summary_statistics (row_summary), the lane tables and
+ * /metadata.  The handle has no events (nevents 0, the per-event arrays
+ * NULL) and no counters; its rows' count is the index's, and total_ns,
+ * min_ns, max_ns come from summary_statistics when the file has it (else
+ * 0), self_ns and stored_self_ns from exclusive_totals (-1 when absent);
+ * aggregate files as sps_file_open gives them.  The file stays open until
+ * sps_file_close.  Errors as sps_file_open; a schema 1 file gives
+ * SPS_EFORMAT (it has no index to read alone). */
+SPS_API int sps_file_open_index(const char *path, const sps_file_t **out,
+                                char *err, size_t errlen);
+
+/* Frees a handle of sps_file_open / sps_file_open_index and everything in
+ * it (NULL is fine). */
 SPS_API void sps_file_close(const sps_file_t *f);
 
 /* The one fold (the rule sps_file_open applies to a file's events) over n

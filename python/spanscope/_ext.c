@@ -1005,15 +1005,52 @@ static PyObject *file_counters(PyObject *cap, const sps_file_t *f) {
  * row_extras (file_row_extras), thread_table / task_table (file_table)
  * and has_summary_statistics.
  * OSError if the file cannot be opened, ValueError if it is not valid. */
+static PyObject *file_read(PyObject *args, int index_only);
+
 static PyObject *ext_read_file(PyObject *mod, PyObject *args) {
     (void)mod;
+    return file_read(args, 0);
+}
+
+/* The n stored summaries s (or None when NULL) as 11-tuples (total,
+ * minimum, maximum, first, last, start_minimum, end_maximum, gpu_count,
+ * gpu_total, mean, m2). */
+static PyObject *summary_list(const sps_file_summary_t *s, size_t n) {
+    if (!s) Py_RETURN_NONE;
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        const sps_file_summary_t *x = &s[i];
+        PyObject *t = Py_BuildValue("(LLLLLLLKLdd)", (long long)x->total, (long long)x->minimum,
+                                    (long long)x->maximum, (long long)x->first,
+                                    (long long)x->last, (long long)x->start_minimum,
+                                    (long long)x->end_maximum,
+                                    (unsigned long long)x->gpu_count, (long long)x->gpu_total,
+                                    x->mean, x->m2);
+        if (!t) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, (Py_ssize_t)i, t);
+    }
+    return l;
+}
+
+/* read_index(path) -> read_file's dict of an index-only read
+ * (sps_file_open_index): no events (empty columns), no counters, and
+ * row_summary (summary_list, None when the file has no such column). */
+static PyObject *ext_read_index(PyObject *mod, PyObject *args) {
+    (void)mod;
+    return file_read(args, 1);
+}
+
+/* read_file / read_index: opens the file of args (one path) whole or by
+ * its index alone and makes the dict. */
+static PyObject *file_read(PyObject *args, int index_only) {
     const char *path;
     if (!PyArg_ParseTuple(args, "s", &path)) return NULL;
     const sps_file_t *f = NULL;
     char err[512] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = sps_file_open(path, &f, err, sizeof err);
+    rc = index_only ? sps_file_open_index(path, &f, err, sizeof err)
+                    : sps_file_open(path, &f, err, sizeof err);
     Py_END_ALLOW_THREADS
     if (rc) return raise_read(rc, err, path);
     PyObject *cap = PyCapsule_New((void *)f, "spanscope.file", file_capsule_free);
@@ -1034,7 +1071,8 @@ static PyObject *ext_read_file(PyObject *mod, PyObject *args) {
         put(d, "row_extras", file_row_extras(cap, f)) ||
         put(d, "thread_table", file_table(cap, &f->thread_table)) ||
         put(d, "task_table", file_table(cap, &f->task_table)) ||
-        put(d, "has_summary_statistics", PyBool_FromLong(f->has_summary_statistics)))
+        put(d, "has_summary_statistics", PyBool_FromLong(f->has_summary_statistics)) ||
+        put(d, "row_summary", summary_list(f->row_summary, f->nrows)))
         Py_CLEAR(d);
     Py_DECREF(cap); /* the columns hold it now; the last one closes f */
     return d;
@@ -1145,6 +1183,9 @@ static PyMethodDef ext_methods[] = {
     {"fold_spans", ext_fold_spans, METH_VARARGS,
      "fold_spans(start, end, rank, thread, parent, self): the one fold over spans "
      "held in Python (sps_fold_spans)."},
+    {"read_index", ext_read_index, METH_VARARGS,
+     "read_index(path) -> read_file's dict without events: the index, row_summary "
+     "(sps_file_open_index)."},
     {"read_file", ext_read_file, METH_VARARGS,
      "read_file(path) -> the file's model (sps_file_open) as a dict of columns."},
     {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},

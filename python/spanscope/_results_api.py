@@ -997,13 +997,7 @@ class ProfilingResults:
         # scope-profiler's counts: every name of the region table (one with no
         # row is an MPIRegion of no ranks); ranks up to the highest with a row,
         # or mpi_size when larger; schema 1: the ranks that have regions
-        ranks = {d.rank for d in res.rows}
-        if res.schema == 1:
-            nranks = len(ranks)
-        else:
-            mpi_size = res.metadata.get("mpi_size", 1)
-            mpi_size = int(mpi_size) if isinstance(mpi_size, (int, np.integer)) else 1
-            nranks = max(mpi_size, max(ranks) + 1) if ranks else 0
+        nranks = _num_ranks(res.schema, {d.rank for d in res.rows}, res.metadata)
         names = res.region_names if res.schema != 1 else [n for n in res.region_names if n in per]
         out = cls({n: MPIRegion(n, per.get(n, {})) for n in names}, metadata=dict(res.metadata),
                   num_ranks=nranks, file_path=res.path, event_data_available=event_data,
@@ -1397,6 +1391,23 @@ def _summary_only(r: Region) -> Region:
 # Reading
 # --------------------------------------------------------------------------
 
+def _num_ranks(schema: int, ranks: set, metadata: dict) -> int:
+    """scope-profiler's rank count: up to the highest rank with a row, or
+    mpi_size when larger, 0 without rows; schema 1: the ranks with regions."""
+    if schema == 1:
+        return len(ranks)
+    mpi_size = metadata.get("mpi_size", 1)
+    mpi_size = int(mpi_size) if isinstance(mpi_size, (int, np.integer)) else 1
+    return max(mpi_size, max(ranks) + 1) if ranks else 0
+
+
+def _c_errors(path: str, exc: ValueError) -> Exception:
+    """The C reader's ValueError as scope-profiler raises it."""
+    if "unsupported schema version" in str(exc):
+        return HDF5SchemaError(f"{exc}; upgrade spanscope to read this file")
+    return CorruptProfileError(f"{path} is not a readable scope-profiler HDF5 profile: {exc}")
+
+
 def _read_model(file_path):
     """One read of the file by the C reader (spanscope.read), its errors as
     scope-profiler raises them: FileNotFoundError, HDF5SchemaError for a
@@ -1409,10 +1420,7 @@ def _read_model(file_path):
     try:
         return read(path)
     except ValueError as exc:
-        if "unsupported schema version" in str(exc):
-            raise HDF5SchemaError(f"{exc}; upgrade spanscope to read this file") from exc
-        raise CorruptProfileError(f"{path} is not a readable scope-profiler HDF5 profile: "
-                                  f"{exc}") from exc
+        raise _c_errors(path, exc) from exc
 
 
 def read_h5(file_path, verbose: bool = False) -> ProfilingResults:
@@ -1427,24 +1435,72 @@ def read_h5(file_path, verbose: bool = False) -> ProfilingResults:
     return ProfilingResults._from_model(res)
 
 
+_SUMMARY_KEYS = ("total", "minimum", "maximum", "first", "last", "start_minimum",
+                 "end_maximum", "gpu_count", "gpu_total", "mean", "m2")
+
+
+def _summary_results(path: str, f: dict) -> ProfilingResults:
+    """Summary-only results from an index-only read (_ext.read_index): each
+    row's stored summary_statistics, exclusive_totals and source columns."""
+    from spanscope.results import _ints, _row_extra, _table
+    extras = {k: v if isinstance(v, list) or v is None else _ints(v)
+              for k, v in f["row_extras"].items()}
+    names = f["names"]
+    per: dict[str, dict[int, Region]] = {}
+    totals: dict[str, dict[int, int]] = {}
+    for i, row in enumerate(f["rows"]):
+        name, rank, count, stored = names[row[0]], row[1], row[3], row[8]
+        agg = dict(zip(_SUMMARY_KEYS, f["row_summary"][i]))
+        agg["count"] = count
+        agg["exclusive"] = stored if stored >= 0 else agg["total"]
+        if stored >= 0:
+            totals.setdefault(name, {})[rank] = stored
+        x = _row_extra(extras, i)
+        tags = tuple(json.loads(x["tags_json"])) if x["tags_json"] else ()
+        per.setdefault(name, {})[rank] = Region(
+            np.empty(0, np.int64), np.empty(0, np.int64), aggregate=agg,
+            source_file=x["source_file"] or None, source_lineno=_line(x["source_line"]),
+            source_text=x["source_text"] or None, tags=tags, event_data_available=False)
+    meta = {k: np.asarray(v) if isinstance(v, list) else v for k, v in f["metadata"].items()}
+    return ProfilingResults(
+        {n: MPIRegion(n, per.get(n, {})) for n in names}, metadata=meta,
+        num_ranks=_num_ranks(f["schema"], {r[1] for r in f["rows"]}, meta), file_path=path,
+        exclusive_totals=totals, event_data_available=False,
+        threads=_lanes(_table(f["thread_table"]), ThreadInfo, _THREAD_COLS),
+        tasks=_lanes(_table(f["task_table"]), TaskInfo, _TASK_COLS))
+
+
 def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
                     include_likwid: bool = True, include_line_profile: bool = True,
                     regions=None, ranks=None) -> ProfilingResults:
-    """Summary-only results: each region's statistics (count, totals,
-    min/max, first/last, mean/m2, exclusive), no per-call events (events(),
-    call_stack() raise EventDataUnavailableError, percentiles give None),
-    optionally only some regions and ranks.  As in scope-profiler, a file
-    without the summary_statistics column (older schemas) raises
-    SummaryDataUnavailable, or with fallback is read with its events.  The
-    statistics are computed from the C reader's columns (the file is read
-    whole); LIKWID and line-profile data are not read (include_* unused)."""
-    res = _read_model(file_path)
-    summary = res.has_summary_statistics or res.layout == "aggregate"
-    if not summary and not fallback:
+    """Summary-only results, as scope-profiler's read_h5_summary: each
+    region's stored statistics (summary_statistics: count, total, min/max,
+    first/last, mean/m2; exclusive_totals), read by the C reader without
+    the events (sps_file_open_index: memory does not grow with the calls);
+    events(), call_stack() raise EventDataUnavailableError, percentiles are
+    None.  A file without summary_statistics (schemas 1/2, hand-built
+    files) raises SummaryDataUnavailable, or with fallback is read whole
+    with its events (read_h5).  regions / ranks keep only those; LIKWID and
+    line-profile data are not read (include_* are accepted and unused)."""
+    path = os.fspath(file_path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No profile at {path!r}")
+    try:
+        f = _ext.read_index(path)
+    except ValueError as exc:
+        if "schema 1" not in str(exc):
+            raise _c_errors(path, exc) from exc
+        f = None  # schema 1 has no index to read alone
+    if f is not None and f["layout"] == "aggregate":
+        out = ProfilingResults._from_model(_read_model(path), event_data=False)
+    elif f is not None and f["has_summary_statistics"]:
+        out = _summary_results(path, f)
+    elif not fallback:
         raise SummaryDataUnavailable(
-            f"{file_path} has no fixed-size summary statistics (written before they "
-            "existed); read it with read_h5()")
-    out = ProfilingResults._from_model(res, event_data=not summary)
+            f"{path} has no fixed-size summary statistics (written before they existed); "
+            "read it with read_h5()")
+    else:
+        out = read_h5(path, verbose=verbose)
     names = None if regions is None else {regions} if isinstance(regions, str) else set(regions)
     rks = None if ranks is None else {ranks} if isinstance(ranks, int) else set(ranks)
     if names is not None or rks is not None:

@@ -24,6 +24,7 @@ typedef struct file {
     sps__h5r_t *r;            /* the reader's model (events, names, meta) */
     sps__h5r_counters_t cnt;  /* /counters */
     sps_file_row_t *rows;     /* the public rows, one per r->rows */
+    sps_file_summary_t *summary; /* sps_file_open_index: r->summary, public */
 } file_t;
 
 /* Writes the formatted one-line reason to err[0..errlen) (when err is not
@@ -153,6 +154,7 @@ void sps_file_close(const sps_file_t *pub) {
     sps__h5r_free(f->r);
     sps__h5r_counters_free(&f->cnt);
     free(f->rows);
+    free(f->summary);
     free(f);
 }
 
@@ -191,4 +193,59 @@ int sps_fold_spans(const int64_t *start_ns, const int64_t *end_ns,
     free(v);
     free(out);
     return rc;
+}
+
+/* The public row of reader row i of a file read without its events: the
+ * index's count, the stored statistics (summary_statistics, s, when
+ * read; else zero) and the stored exclusive total. */
+static sps_file_row_t row_of_index(const sps__h5r_t *r, size_t i) {
+    const sps__row_t *x = &r->rows[i];
+    const sps__summary_t *s = r->summary ? &r->summary[i] : NULL;
+    return (sps_file_row_t){x->file_region, x->rank, x->offset, x->count,
+                            s ? s->total : 0, s ? s->minimum : 0, s ? s->maximum : 0,
+                            x->exclusive_total, x->exclusive_total};
+}
+
+/* Builds the public rows and summaries of an index-only read.  0 or
+ * SPS_ENOMEM. */
+static int index_rows_build(file_t *f) {
+    const sps__h5r_t *r = f->r;
+    f->rows = malloc((r->nrows ? r->nrows : 1) * sizeof *f->rows);
+    if (!f->rows) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrows; i++)
+        f->rows[i] = r->aggregate ? row_of_aggregate(r, i) : row_of_index(r, i);
+    if (!r->summary) return 0;
+    f->summary = malloc((r->nrows ? r->nrows : 1) * sizeof *f->summary);
+    if (!f->summary) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const sps__summary_t *s = &r->summary[i];
+        f->summary[i] = (sps_file_summary_t){s->total, s->minimum, s->maximum, s->first,
+                                             s->last, s->start_minimum, s->end_maximum,
+                                             s->gpu_count, s->gpu_total, s->mean, s->m2};
+    }
+    return 0;
+}
+
+int sps_file_open_index(const char *path, const sps_file_t **out, char *err,
+                        size_t errlen) {
+    if (out) *out = NULL;
+    if (err && errlen) err[0] = 0;
+    if (!path || !out) return fail(SPS_EINVAL, err, errlen, "no path or output");
+    file_t *f = calloc(1, sizeof *f);
+    if (!f) return fail(SPS_ENOMEM, err, errlen, "%s: out of memory", path);
+    int rc = sps__h5r_open_index(&f->r, path);
+    if (rc) {
+        fail(rc, err, errlen, "%s", sps__err_msg());
+        sps_file_close(&f->pub);
+        return rc;
+    }
+    if (index_rows_build(f)) {
+        sps_file_close(&f->pub);
+        return fail(SPS_ENOMEM, err, errlen, "%s: out of memory", path);
+    }
+    pub_fill(f);
+    f->pub.nevents = 0; /* the events stay in the file */
+    f->pub.row_summary = f->summary;
+    *out = &f->pub;
+    return 0;
 }

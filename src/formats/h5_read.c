@@ -1646,6 +1646,49 @@ static int open_end(rd_t *c, int rc, sps__h5r_t **out) {
     return 0;
 }
 
+/* 1 when compound type t has a numeric member of each name of m (HDF5
+ * converts compounds by member name and would leave a missing one
+ * untouched rather than fail). */
+static int compound_has_all(hid_t t, hid_t m) {
+    int n = H5Tget_nmembers(m);
+    for (int i = 0; n > 0 && i < n; i++) {
+        char *name = H5Tget_member_name(m, (unsigned)i);
+        int k = name ? H5Tget_member_index(t, name) : -1;
+        H5T_class_t cls = k >= 0 ? H5Tget_member_class(t, (unsigned)k) : H5T_NO_CLASS;
+        if (name) H5free_memory(name);
+        if (cls != H5T_INTEGER && cls != H5T_FLOAT) return 0;
+    }
+    return n > 0;
+}
+
+/* Reads rank_region_index/summary_statistics (a compound with at least the
+ * 11 numeric fields of sps__summary_t, one element per row) into
+ * r->summary when the file has it; HDF5 converts the fields by name.  0 or
+ * SPS_EFORMAT / SPS_ENOMEM with the message set. */
+static int summary_read(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    if (!r->has_summary || r->aggregate) return 0;
+    hid_t g = H5Gopen2(c->file, "rank_region_index", H5P_DEFAULT);
+    hid_t d = g >= 0 ? H5Dopen2(g, "summary_statistics", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t s = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hid_t ft = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    hid_t mt = (hid_t)sps__h5_summary_type(0, 0, sizeof(sps__summary_t));
+    hsize_t n = 0;
+    int rc = s < 0 || space_len(s, 0, &n) < 0 || ft < 0 || H5Tget_class(ft) != H5T_COMPOUND ||
+             n != r->nrows || mt < 0 || !compound_has_all(ft, mt)
+                 ? fail(SPS_EFORMAT, "%s: /rank_region_index/summary_statistics is not a "
+                        "summary compound (total, minimum, ..., m2) of one element per "
+                        "row", c->path) : 0;
+    if (rc == 0 && !(r->summary = calloc(n ? n : 1, sizeof *r->summary)))
+        rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0 && n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->summary) < 0)
+        rc = fail(SPS_EFORMAT, "%s: cannot read /rank_region_index/summary_statistics "
+                  "(corrupt, or fields missing)", c->path);
+    int64_t ids[] = {mt, ft, s, d, g};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) h5_close(&ids[i]);
+    return rc;
+}
+
 /* Reads names, index and metadata; leaves the file open (see h5_read.h). */
 int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     rd_t c;
@@ -1658,7 +1701,10 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
                   "read whole, not streamed: this command cannot read it", path);
     if (rc == 0) rc = names_read(&c);
     if (rc == 0) rc = index_read(&c);
+    if (rc == 0) rc = summary_read(&c);
     if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
+    if (rc == 0) rc = table_read(&c, "thread_table", &c.r->thread_table);
+    if (rc == 0) rc = table_read(&c, "task_table", &c.r->task_table);
     if (rc == 0) rc = metadata_read(&c, &c.r->meta);
     c.r->h_file = c.file;
     return open_end(&c, rc, out);
@@ -1699,6 +1745,7 @@ void sps__h5r_free(sps__h5r_t *r) {
     strs_free(r->src_texts, r->nrows);
     strs_free(r->tags, r->nrows);
     strs_free(r->ev_meta, r->nrows);
+    free(r->summary);
     free(r->gpu_dur);
     free(r->task_ids);
     free(r->await_ns);

@@ -120,6 +120,8 @@ typedef struct sps__h5r {
      * and their arrays are owned (const only in the public type). */
     sps_file_table_t thread_table, task_table;
     int has_summary;       /* /rank_region_index/summary_statistics exists */
+    sps__summary_t *summary; /* its rows (nrows) when read: only by
+                              * sps__h5r_open_index, NULL otherwise */
     /* Streaming (sps__h5r_open_index): the open file and event columns
      * (HDF5 ids; -1 when closed or absent: h_tid, h_call and h_parent are
      * the optional thread_ids, call_ids and parent_ids) and whether /events holds start
@@ -138,9 +140,11 @@ typedef struct sps__h5r {
 SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
 
 /* Like sps__h5r_open, but reads and validates only the region names, the
- * index (rows within /events, no overlaps) and /metadata; the per-event
- * arrays stay NULL and the file stays open so that sps__h5r_events can
- * read the events in blocks.  Memory does not grow with the events. */
+ * index (rows within /events, no overlaps; summary_statistics into
+ * r->summary when the file has it), the lane tables and /metadata; the
+ * per-event arrays stay NULL and the file stays open so that
+ * sps__h5r_events can read the events in blocks.  Memory does not grow
+ * with the events. */
 SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
 
 /* Reads events [first, first + n) of a file opened with
@@ -225,5 +229,12 @@ SPS__HIDDEN void sps__h5_quiet_begin(sps__h5_quiet_t *q);
 /* Restores the handler sps__h5_quiet_begin kept in *q and returns rc (for
  * "return sps__h5_quiet_end(&q, rc)"). */
 SPS__HIDDEN int sps__h5_quiet_end(sps__h5_quiet_t *q, int rc);
+
+/* The HDF5 compound type of rank_region_index/summary_statistics (h5.c):
+ * file != 0 the packed little-endian file type, else a memory type with
+ * the fields at base + their offsets in sps__summary_t within elements of
+ * size bytes.  An hid_t (int64_t here, so hdf5.h stays out); the caller
+ * closes it (sps__h5_close); -1 on failure. */
+SPS__HIDDEN int64_t sps__h5_summary_type(int file, size_t base, size_t size);
 
 #endif /* SPS_H5_READ_H */

@@ -340,6 +340,107 @@ static void test_schema3_bad_extras(void **state) {
     open_fails(v3_file("v3_lanes.h5", 2), SPS_EFORMAT, "/task_table/");
 }
 
+/* ---- the index alone (sps_file_open_index) ------------------------------- */
+
+/* A file of spanscope's writer: outer holding two inner calls, twice. */
+static const char *recorded_file(const char *name) {
+    const char *path = tu_path(name);
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t outer = sps_region("outer"), inner = sps_region("inner");
+    for (int i = 0; i < 2; i++) {
+        sps_begin(outer);
+        for (int k = 0; k < 2; k++) {
+            sps_begin(inner);
+            tu_spin_ns(20000 * (k + 1));
+            sps_end(inner);
+        }
+        sps_end(outer);
+    }
+    assert_int_equal(sps_finalize(), 0);
+    assert_int_equal(sps_shutdown(), 0);
+    return path;
+}
+
+static void test_index_only_read(void **state) {
+    (void)state;
+    const char *path = recorded_file("index_only.h5");
+    const sps_file_t *full = NULL, *idx = NULL;
+    char err[512] = "";
+    assert_int_equal(sps_file_open(path, &full, err, sizeof err), 0);
+    assert_int_equal(sps_file_open_index(path, &idx, err, sizeof err), 0);
+    assert_null(full->row_summary); /* only the index-only read has it */
+    assert_int_equal(idx->nevents, 0);
+    assert_null(idx->start_ns);
+    assert_int_equal(idx->nsamples, 0);
+    assert_true(idx->has_summary_statistics);
+    assert_non_null(idx->row_summary);
+    assert_int_equal(idx->nrows, full->nrows);
+    for (size_t i = 0; i < idx->nrows; i++) {
+        const sps_file_row_t *a = &idx->rows[i], *b = &full->rows[i];
+        const sps_file_summary_t *s = &idx->row_summary[i];
+        assert_int_equal(a->count, b->count);
+        /* the writer's stored statistics are the reader's over the calls */
+        assert_int_equal(a->total_ns, b->total_ns);
+        assert_int_equal(a->min_ns, b->min_ns);
+        assert_int_equal(a->max_ns, b->max_ns);
+        assert_int_equal(s->total, b->total_ns);
+        assert_int_equal(s->first, full->dur_ns[b->first]);
+        assert_int_equal(s->last, full->dur_ns[b->first + b->count - 1]);
+        assert_int_equal(s->start_minimum, full->start_ns[b->first]);
+        assert_true(s->mean > 0 && s->m2 >= 0);
+        assert_int_equal(a->self_ns, b->self_ns); /* exclusive_totals */
+    }
+    sps_file_close(full);
+    sps_file_close(idx);
+    /* schema 1 has no index to read alone */
+    assert_int_equal(sps_file_open_index(v1_file("v1i.h5"), &idx, err, sizeof err),
+                     SPS_EFORMAT);
+    assert_null(idx);
+    assert_non_null(strstr(err, "schema 1"));
+}
+
+/* A summary_statistics column of the wrong shape or without its fields
+ * is refused with a message. */
+static void test_index_only_bad_summary(void **state) {
+    (void)state;
+    const char *src = recorded_file("index_bad_src.h5");
+    for (int variant = 0; variant < 2; variant++) {
+        const char *path = tu_path(variant ? "index_bad1.h5" : "index_bad0.h5");
+        assert_int_equal(tu_system("cp '%s' '%s'", src, path), 0);
+        hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t g = H5Gopen2(f, "rank_region_index", H5P_DEFAULT);
+        H5Ldelete(g, "summary_statistics", H5P_DEFAULT);
+        if (variant == 0) { /* ints, not a compound */
+            int64_t v[] = {1, 2};
+            put_i64(g, "summary_statistics", v, 2);
+        } else { /* a compound lacking the fields */
+            hsize_t n = 2;
+            hid_t t = H5Tcreate(H5T_COMPOUND, 8);
+            H5Tinsert(t, "other", 0, H5T_NATIVE_INT64);
+            hid_t sp = H5Screate_simple(1, &n, NULL);
+            int64_t v[] = {1, 2};
+            hid_t d = H5Dcreate2(g, "summary_statistics", t, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                 H5P_DEFAULT);
+            H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+            H5Dclose(d);
+            H5Sclose(sp);
+            H5Tclose(t);
+        }
+        H5Gclose(g);
+        H5Fclose(f);
+        const sps_file_t *x = NULL;
+        char err[512] = "";
+        assert_int_equal(sps_file_open_index(path, &x, err, sizeof err), SPS_EFORMAT);
+        assert_null(x);
+        assert_non_null(strstr(err, "summary_statistics"));
+        /* the whole-file reader does not need the column */
+        assert_int_equal(sps_file_open(path, &x, err, sizeof err), 0);
+        sps_file_close(x);
+    }
+}
+
 /* ---- sps_fold_spans ------------------------------------------------------ */
 
 static void test_fold_spans(void **state) {
@@ -380,6 +481,8 @@ int main(void) {
         cmocka_unit_test(test_schema1_truncated),
         cmocka_unit_test(test_schema3_extras),
         cmocka_unit_test(test_schema3_bad_extras),
+        cmocka_unit_test(test_index_only_read),
+        cmocka_unit_test(test_index_only_bad_summary),
         cmocka_unit_test(test_fold_spans),
     };
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);

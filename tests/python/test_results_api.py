@@ -521,10 +521,19 @@ def test_to_dataframe_or_a_clear_error(two_ranks, monkeypatch):
         r.to_events_dataframe()
 
 
-def test_read_h5_summary(sp_files):
-    path = sp_files["plain"].with_suffix(".h5")
+@pytest.mark.parametrize("mode", MODES)
+def test_read_h5_summary(sp_files, mode):
+    """The stored statistics, read without the events (the C reader's
+    index-only open): the same as scope-profiler's summary-only read."""
+    path = sp_files[mode].with_suffix(".h5")
     ours, theirs = spanscope.read_h5_summary(path), sp_ref.read_h5_summary(path)
-    assert not ours.has_event_data
+    assert not ours.has_event_data and not theirs.has_event_data
+    assert ours.region_names == theirs.region_names
+    assert ours.num_ranks == theirs.num_ranks
+    for name in theirs.region_names:
+        for rank in theirs[name].ranks:
+            assert ours[name][rank].stored_summary == theirs[name][rank].stored_summary
+            assert ours[name][rank].tags == theirs[name][rank].tags
     for name in theirs.region_names:
         for k in ("num_calls", "total_duration", "exclusive_duration", "min_duration",
                   "max_duration", "average_duration", "first_duration", "last_duration"):
@@ -537,6 +546,8 @@ def test_read_h5_summary(sp_files):
         ours["step"][0].events()
     some = spanscope.read_h5_summary(path, regions=["step"], ranks=0)
     assert some.region_names == ["step"]
+    assert [repr(t) for r in ours.threads.values() for t in r] == \
+        [repr(t) for r in theirs.threads.values() for t in r]
 
 
 def test_read_h5_summary_of_an_old_file(two_ranks):
