@@ -287,6 +287,51 @@ def test_two_ranks_per_rank_and_pooled(two_ranks):
     assert_same_results(r, sp_ref.read_h5(two_ranks))
 
 
+def test_schema2_two_ranks(tmp_path):
+    """Schema 2 (absolute start and end times in /events), two ranks, built
+    with h5py as scope-profiler's schema-2 writer laid it out."""
+    starts = [0, 10, 20, 5, 15]
+    ends = [100, 18, 40, 50, 45]  # rank 0: step holds two solves; rank 1: step, solve
+    minimal = tmp_path / "minimal.h5"  # without the source columns
+    for path in (minimal, tmp_path / "schema2.h5"):
+        _write_schema2(path, starts, ends, with_source=path != minimal)
+    # scope-profiler's reader needs the source columns (KeyError without);
+    # spanscope reads both
+    with pytest.raises(KeyError):
+        sp_ref.read_h5(minimal)
+    assert read_h5(minimal)["solve"][0].source_lineno is None
+    ours, theirs = read_h5(path), sp_ref.read_h5(path)
+    assert ours.num_ranks == 2
+    assert ours["solve"][0].durations_ns.tolist() == [8, 20]
+    assert ours["solve"][0].source_lineno == 3
+    assert ours["step"][0].exclusive_durations_ns.tolist() == [72]
+    assert ours["step"][1].exclusive_durations_ns.tolist() == [15]
+    assert ours["step"].rank_imbalance == pytest.approx(100 / 72.5)
+    assert_same_results(ours, theirs)
+
+
+def _write_schema2(path, starts, ends, with_source):
+    with h5py.File(path, "w") as f:
+        f.attrs["scope_profiler_schema"] = 2
+        f.attrs["storage_layout"] = "columnar"
+        f.create_group("metadata").attrs["mpi_size"] = 2
+        f["region_table/names"] = np.array([b"step", b"solve"], dtype=object)
+        idx = f.create_group("rank_region_index")
+        idx["region_ids"] = np.array([0, 1, 0, 1], dtype=np.uint32)
+        idx["ranks"] = np.array([0, 0, 1, 1], dtype=np.uint32)
+        idx["event_offsets"] = np.array([0, 1, 3, 4], dtype=np.uint64)
+        idx["event_counts"] = np.array([1, 2, 1, 1], dtype=np.uint64)
+        idx["exclusive_totals"] = np.full(4, -1, dtype=np.int64)
+        f["events/start_times"] = np.array(starts, dtype=np.int64)
+        f["events/end_times"] = np.array(ends, dtype=np.int64)
+        if with_source:
+            text = h5py.string_dtype("utf-8")
+            idx["source_lines"] = np.array([2, 3, 2, 3], dtype=np.int64)
+            idx.create_dataset("source_files", data=["a.py"] * 4, dtype=text)
+            idx.create_dataset("source_texts", data=[""] * 4, dtype=text)
+            idx.create_dataset("tags", data=["[]", '["x"]', "[]", '["x"]'], dtype=text)
+
+
 def test_summary_is_a_list_of_dicts(two_ranks):
     rows = read_h5(two_ranks).summary()
     assert [row["name"] for row in rows] == ["setup", "solve"]
