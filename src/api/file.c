@@ -234,6 +234,9 @@ int sps_file_open_index(const char *path, const sps_file_t **out, char *err,
     file_t *f = calloc(1, sizeof *f);
     if (!f) return fail(SPS_ENOMEM, err, errlen, "%s: out of memory", path);
     int rc = sps__h5r_open_index(&f->r, path);
+    if (rc == 0 && f->r->schema == 1) /* its calls are all in memory: no summary */
+        rc = sps__err_fail(SPS_EFORMAT, "%s: a schema 1 file has no index to read "
+                           "alone; read it whole (sps_file_open)", path);
     if (rc) {
         fail(rc, err, errlen, "%s", sps__err_msg());
         sps_file_close(&f->pub);

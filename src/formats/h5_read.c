@@ -1587,9 +1587,25 @@ static int opt_block_read(const sps__h5r_t *r, hid_t d, uint64_t first,
 }
 
 /* Reads a block of events with all columns (see h5_read.h). */
+/* sps__h5r_events_ids of a schema-1 file held in memory: its start times
+ * and durations, -1 for the ids it does not have. */
+static void events_from_memory(const sps__h5r_t *r, uint64_t first, size_t n,
+                               int64_t *start, int64_t *dur, int64_t *tid,
+                               int64_t *call_ids, int64_t *parent_ids) {
+    memcpy(start, r->start + first, n * sizeof *start);
+    memcpy(dur, r->dur + first, n * sizeof *dur);
+    int64_t *ids[] = {tid, call_ids, parent_ids};
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
+        for (size_t i = 0; ids[k] && i < n; i++) ids[k][i] = -1;
+}
+
 int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first, size_t n,
                         int64_t *start, int64_t *dur, int64_t *tid,
                         int64_t *call_ids, int64_t *parent_ids) {
+    if (r->in_memory && first <= r->nevents && n <= r->nevents - first) {
+        if (n) events_from_memory(r, first, n, start, dur, tid, call_ids, parent_ids);
+        return 0;
+    }
     if (r->h_start < 0 || first > r->nevents || n > r->nevents - first)
         return fail(SPS_EINVAL, "events [%llu, +%zu) out of range",
                     (unsigned long long)first, n);
@@ -1696,13 +1712,15 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     if (!c.r) return rc;
     if (rc == 0) rc = file_open(&c);
     if (rc == 0) rc = root_read(&c);
-    if (rc == 0 && c.r->schema == 1)
-        rc = fail(SPS_EFORMAT, "%s: a schema 1 file (rank<N>/regions groups) is "
-                  "read whole, not streamed: this command cannot read it", path);
-    if (rc == 0) rc = names_read(&c);
-    if (rc == 0) rc = index_read(&c);
-    if (rc == 0) rc = summary_read(&c);
-    if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
+    if (rc == 0 && c.r->schema == 1) { /* no /events to stream: read whole */
+        rc = v1_read(&c);
+        c.r->in_memory = 1;
+    } else {
+        if (rc == 0) rc = names_read(&c);
+        if (rc == 0) rc = index_read(&c);
+        if (rc == 0) rc = summary_read(&c);
+        if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
+    }
     if (rc == 0) rc = table_read(&c, "thread_table", &c.r->thread_table);
     if (rc == 0) rc = table_read(&c, "task_table", &c.r->task_table);
     if (rc == 0) rc = metadata_read(&c, &c.r->meta);

@@ -4,7 +4,7 @@
  * the ones scope-profiler writes (schema 1, without the schema attribute,
  * keeps each rank's regions as rank<N>/regions/<name>/{start_times,
  * end_times} groups: the reader turns them into the same index and events;
- * only sps__h5r_open reads it, sps__h5r_open_index refuses it).
+ * sps__h5r_open_index reads its calls whole and serves them from memory).
  *
  *     sps__h5r_t *r;
  *     if (sps__h5r_open(&r, path) < 0) {
@@ -128,6 +128,10 @@ typedef struct sps__h5r {
      * gaps (schema 3) rather than start times. */
     int64_t h_file, h_start, h_dur, h_tid, h_call, h_parent;
     int deltas;
+    /* A schema-1 file opened with sps__h5r_open_index: it has no /events
+     * to stream, so its calls were read whole into start (absolute) and
+     * dur, and sps__h5r_events serves blocks from them. */
+    int in_memory;
 } sps__h5r_t;
 
 /* Reads and validates the file at path.  On success *out owns the result
@@ -144,7 +148,9 @@ SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
  * r->summary when the file has it), the lane tables and /metadata; the
  * per-event arrays stay NULL and the file stays open so that
  * sps__h5r_events can read the events in blocks.  Memory does not grow
- * with the events. */
+ * with the events -- except for a schema-1 file, which has no /events:
+ * its calls are read whole (start, dur; r->in_memory) and served from
+ * memory. */
 SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
 
 /* Reads events [first, first + n) of a file opened with

@@ -204,11 +204,44 @@ static void test_schema1_bad_files(void **state) {
     attr_i64(f, "scope_profiler_schema", 9);
     H5Fclose(f);
     open_fails(p, SPS_EFORMAT, "unsupported schema version 9");
-    /* the streaming reader refuses schema 1 in words (the tools use it) */
+}
+
+/* The streaming reader (convert, html, merge) serves a schema-1 file's
+ * calls from memory, in the whole reader's order. */
+static void test_schema1_streamed(void **state) {
+    (void)state;
     sps__h5r_t *r = NULL;
-    assert_int_equal(sps__h5r_open_index(&r, v1_file("v1s.h5")), SPS_EFORMAT);
-    assert_null(r);
-    assert_non_null(strstr(sps__err_msg(), "schema 1"));
+    assert_int_equal(sps__h5r_open_index(&r, v1_file("v1s.h5")), 0);
+    assert_int_equal(r->schema, 1);
+    assert_true(r->in_memory);
+    assert_int_equal(r->deltas, 0);
+    assert_int_equal(r->nevents, 5);
+    int64_t s[5], d[5], tid[5], cid[5], pid[5];
+    assert_int_equal(sps__h5r_events_ids(r, 0, 5, s, d, tid, cid, pid), 0);
+    const sps_file_t *f = NULL;
+    assert_int_equal(sps_file_open(tu_path("v1s.h5"), &f, NULL, 0), 0);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(s[i], f->start_ns[i]);
+        assert_int_equal(d[i], f->dur_ns[i]);
+        assert_int_equal(tid[i], -1);
+        assert_int_equal(cid[i], -1);
+    }
+    assert_int_equal(sps__h5r_events(r, 4, 2, s, d, NULL), SPS_EINVAL); /* past the end */
+    sps_file_close(f);
+    sps__h5r_free(r);
+    /* and so the tools convert it */
+    const char *cli = getenv("SPS_CLI");
+    if (cli && *cli) {
+        assert_int_equal(tu_system("'%s' convert '%s' '%s' >/dev/null", cli, tu_path("v1s.h5"),
+                                   tu_path("v1s.json")), 0);
+        FILE *fp = fopen(tu_path("v1s.json"), "r");
+        assert_non_null(fp);
+        char buf[4096] = "";
+        size_t got = fread(buf, 1, sizeof buf - 1, fp);
+        fclose(fp);
+        buf[got] = 0;
+        assert_non_null(strstr(buf, "\"solve\""));
+    }
 }
 
 /* Every prefix of a valid schema-1 file (cut at a few points) fails
@@ -478,6 +511,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema1_reads_as_one_model),
         cmocka_unit_test(test_schema1_bad_files),
+        cmocka_unit_test(test_schema1_streamed),
         cmocka_unit_test(test_schema1_truncated),
         cmocka_unit_test(test_schema3_extras),
         cmocka_unit_test(test_schema3_bad_extras),
