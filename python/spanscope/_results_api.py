@@ -971,11 +971,11 @@ class ProfilingResults:
         self.model = None
         self._exclusive_populated = False
         totals = exclusive_totals or {}
+        # as in scope-profiler, the newest owner of a region folds its
+        # exclusive times against its own neighbours (a subset or a merge
+        # nests differently); _from_model then puts the file's fold back
         for name, region in self._region_dict.items():
             for rank, r in region.regions.items():
-                if r._exclusive_durations is not None and r._exclusive_resolver is None \
-                        and getattr(r, "_owner_model", False):
-                    continue
                 r._attach_exclusive_resolver(self._populate_exclusive_durations)
                 stored = totals.get(name, {}).get(rank)
                 if stored is not None:
@@ -989,7 +989,6 @@ class ProfilingResults:
         per: dict[str, dict[int, Region]] = {}
         for data in res.rows:
             r = Region._from_model(data, data.self_ns)
-            r._owner_model = True
             if not event_data:
                 r = _summary_only(r)
             per.setdefault(data.name, {})[data.rank] = r
@@ -1003,6 +1002,11 @@ class ProfilingResults:
                   threads=_lanes(res.thread_table, ThreadInfo, _THREAD_COLS),
                   tasks=_lanes(res.task_table, TaskInfo, _TASK_COLS))
         out.model = res
+        if event_data:  # the fold's self times, which the C reader made
+            for data in res.rows:
+                r = out._region_dict[data.name].regions[data.rank]
+                if r._aggregate is None:
+                    r._set_exclusive_durations(data.self_ns)
         return out
 
     @classmethod
@@ -1557,10 +1561,10 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
 
 def _detached(r: Region) -> Region:
     """A copy of r sharing its arrays, without its owner's exclusive times
-    (against other neighbours they differ: the new set folds again)."""
+    (the merged set folds again: against other neighbours they differ),
+    so the input result set keeps its own."""
     c = Region.__new__(Region)
     c.__dict__.update(r.__dict__)
     c._exclusive_durations = None
     c._exclusive_resolver = None
-    c._owner_model = False
     return c

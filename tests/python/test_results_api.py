@@ -477,6 +477,18 @@ def test_results_built_in_python_fold_in_c():
     assert arrays.exclusive_ns.tolist() == [70, 20, 10]
 
 
+def test_a_new_owner_folds_again(sp_files):
+    """Regions of a file put into a result set of their own (a subset) get
+    their exclusive times against their new neighbours, as in scope-profiler."""
+    path = sp_files["plain"].with_suffix(".h5")
+    for lib in (spanscope, sp_ref):
+        step = lib.read_h5(path)["step"]
+        alone = lib.ProfilingResults({"step": step})
+        assert alone["step"][0].exclusive_duration == pytest.approx(step.total_duration)
+    ours = read_h5(path)
+    assert ours["step"][0].exclusive_duration < ours["step"][0].total_duration
+
+
 def test_partial_overlap_is_a_nesting_error():
     results = ProfilingResults({
         "a": MPIRegion("a", {0: Region(np.array([0]), np.array([10]))}),
