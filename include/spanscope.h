@@ -830,11 +830,39 @@ typedef struct sps_file_row {
                                comparison only, self_ns is the model's */
 } sps_file_row_t;
 
+/* One column of a file's lane table (sps_file_table_t): integers (any
+ * integer type as stored, read as int64) or strings (valid UTF-8). */
+typedef struct sps_file_column {
+    const char *name;          /* the dataset's name, valid UTF-8 */
+    int is_text;               /* 0: ints, 1: texts */
+    const int64_t *ints;       /* nrows values when !is_text, else NULL */
+    const char *const *texts;  /* nrows strings when is_text, else NULL */
+} sps_file_column_t;
+
+/* A table of equal-length 1-D columns: scope-profiler's /thread_table and
+ * /task_table (its track_threads / track_async lanes; a "ranks" column
+ * says whose row it is).  ncols 0 when the file lacks the group; columns
+ * of other types (floats, compounds) are left out. */
+typedef struct sps_file_table {
+    size_t nrows, ncols;
+    const sps_file_column_t *cols;
+} sps_file_table_t;
+
+/* One row of scope-profiler's rank_region_index/summary_statistics: the
+ * fixed-size statistics of a region on a rank, ns (mean and m2 of the
+ * durations by Welford: the variance is m2 / count). */
+typedef struct sps_file_summary {
+    int64_t total, minimum, maximum, first, last, start_minimum, end_maximum;
+    uint64_t gpu_count;
+    int64_t gpu_total;
+    double mean, m2;
+} sps_file_summary_t;
+
 /* An event no row of the index covers (sps_file_t.row). */
 #define SPS_FILE_NO_ROW UINT32_MAX
 
 /* An HDF5 recording read and validated (spanscope's, or scope-profiler's
- * schema 2/3): the one model of the file every view of it sees -- report,
+ * schema 1, 2 or 3): the one model of the file every view of it sees -- report,
  * diff, html, merge and the Python faces.  Nesting and self times are the
  * one fold's (docs/design.md, "The one fold"): parents from the file's
  * call_ids/parent_ids when it has both, else by the interval rule per rank
@@ -845,7 +873,8 @@ typedef struct sps_file_row {
  * it is read-only.  An array may be NULL when its length is 0.  The
  * library allocates the struct, so fields are only ever appended. */
 typedef struct sps_file {
-    int schema;             /* scope_profiler_schema: 2 or 3 */
+    int schema;             /* scope_profiler_schema: 1 (no attribute:
+                               rank<N>/regions/<name> groups), 2 or 3 */
     int aggregate;          /* storage_layout: 0 "columnar", 1 "aggregate"
                                (statistics per row, no events) */
     int nested_by_ids;      /* 1: parents from call_ids/parent_ids;
@@ -884,6 +913,31 @@ typedef struct sps_file {
     /* /metadata, as sps_metadata_read reads it */
     size_t nattrs;
     const sps_meta_attr_t *attrs;
+    /* scope-profiler's per-row columns of /rank_region_index (schema 1:
+     * the region group's attributes), nrows each, NULL when the file
+     * lacks them: the region's call site (line -1 and file "" where
+     * unknown), its source text, its tags and its per-call metadata, the
+     * last two as JSON list text ("[]" where none), as stored. */
+    const int64_t *row_source_lines;
+    const char *const *row_source_files;
+    const char *const *row_source_texts;
+    const char *const *row_tags;
+    const char *const *row_event_metadata;
+    /* scope-profiler's optional per-event columns, as stored (nevents
+     * each, NULL when absent): CUDA-event durations (-1 none), asyncio
+     * task ids (-1 outside a task) and the ns a call's task was
+     * suspended. */
+    const int64_t *gpu_dur_ns;
+    const int64_t *task_ids;
+    const int64_t *await_ns;
+    /* /thread_table and /task_table (empty tables when absent) */
+    sps_file_table_t thread_table, task_table;
+    /* 1 when /rank_region_index has scope-profiler's fixed-size
+     * summary_statistics column (what its summary-only reader needs) */
+    int has_summary_statistics;
+    /* That column, nrows rows, from sps_file_open_index only (NULL from
+     * sps_file_open, and when the file lacks it or is aggregate). */
+    const sps_file_summary_t *row_summary;
 } sps_file_t;
 
 /* Reads and validates the HDF5 file at path (the reader behind
@@ -904,14 +958,46 @@ typedef struct sps_file {
  *
  * Returns 0, SPS_EINVAL (path or out NULL), SPS_EIO (the file cannot be
  * opened or read: missing, unreadable, not a regular file), SPS_EFORMAT
- * (not HDF5, truncated or corrupt, or not a valid schema 2/3 file) or
+ * (not HDF5, truncated or corrupt, or not a valid schema 1/2/3 file) or
  * SPS_ENOMEM; on failure *out is NULL and a one-line reason naming the
  * file is written to err[0..errlen) when err is not NULL. */
 SPS_API int sps_file_open(const char *path, const sps_file_t **out,
                           char *err, size_t errlen);
 
-/* Frees a handle of sps_file_open and everything in it (NULL is fine). */
+/* Like sps_file_open, but reads only what does not grow with the calls:
+ * names, the index (validated against /events without reading it), the
+ * per-row columns, summary_statistics (row_summary), the lane tables and
+ * /metadata.  The handle has no events (nevents 0, the per-event arrays
+ * NULL) and no counters; its rows' count is the index's, and total_ns,
+ * min_ns, max_ns come from summary_statistics when the file has it (else
+ * 0), self_ns and stored_self_ns from exclusive_totals (-1 when absent);
+ * aggregate files as sps_file_open gives them.  The file stays open until
+ * sps_file_close.  Errors as sps_file_open; a schema 1 file gives
+ * SPS_EFORMAT (it has no index to read alone). */
+SPS_API int sps_file_open_index(const char *path, const sps_file_t **out,
+                                char *err, size_t errlen);
+
+/* Frees a handle of sps_file_open / sps_file_open_index and everything in
+ * it (NULL is fine). */
 SPS_API void sps_file_close(const sps_file_t *f);
+
+/* The one fold (the rule sps_file_open applies to a file's events) over n
+ * spans held by the caller: span i runs from start_ns[i] to end_ns[i] (an
+ * end before its start counts as the start) in the lane (rank[i],
+ * thread[i]); spans nest by containment within a lane.  Writes each
+ * span's parent (an index into these arrays, -1 for a root) to parent[i]
+ * and its self time (its duration minus the part of each direct child
+ * inside it, >= 0) to self_ns[i]; *overlaps (when not NULL) gets the
+ * number of partial overlaps met (spans that cross without one holding
+ * the other: not a call stack).  thread may be NULL (one thread per
+ * rank); rank may be NULL (one rank).  All arrays are the caller's, n
+ * elements each; n must be below INT32_MAX.  For spans that come from
+ * elsewhere than a file: scope-profiler's JSON profiles, results built in
+ * Python.  Returns 0, SPS_EINVAL (NULL arrays with n > 0, n too large, a
+ * rank outside 0..UINT32_MAX) or SPS_ENOMEM.  Any thread; no session. */
+SPS_API int sps_fold_spans(const int64_t *start_ns, const int64_t *end_ns,
+                           const int64_t *rank, const int64_t *thread, size_t n,
+                           int32_t *parent, int64_t *self_ns, uint64_t *overlaps);
 
 /* ------------------------------------------------------------------------ */
 /* Scoped regions (C with GCC/Clang cleanup attribute, and C++)              */

@@ -1100,8 +1100,46 @@ static PyObject *file_events(PyObject *cap, const sps_file_t *f) {
         put(d, "row", column_new(cap, f->row, n, 4, 'I')) ||
         put(d, "call_ids", column_opt(cap, f->call_ids, n, 8, 'q')) ||
         put(d, "parent_ids", column_opt(cap, f->parent_ids, n, 8, 'q')) ||
-        put(d, "thread_ids", column_opt(cap, f->thread_ids, n, 8, 'q')))
+        put(d, "thread_ids", column_opt(cap, f->thread_ids, n, 8, 'q')) ||
+        put(d, "gpu_durations", column_opt(cap, f->gpu_dur_ns, n, 8, 'q')) ||
+        put(d, "task_ids", column_opt(cap, f->task_ids, n, 8, 'q')) ||
+        put(d, "await_ns", column_opt(cap, f->await_ns, n, 8, 'q')))
         Py_CLEAR(d);
+    return d;
+}
+
+/* The n strings s[] as a list of str, or None when s is NULL (a column
+ * the file lacks). */
+static PyObject *str_list_opt(const char *const *s, size_t n) {
+    if (!s) Py_RETURN_NONE;
+    return str_list(s, n);
+}
+
+/* scope-profiler's per-row columns of f (owned by cap): source_lines (a
+ * column), source_files, source_texts, tags and event_metadata (lists of
+ * str; tags and event_metadata JSON list text), each None when absent. */
+static PyObject *file_row_extras(PyObject *cap, const sps_file_t *f) {
+    size_t n = f->nrows;
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "source_lines", column_opt(cap, f->row_source_lines, n, 8, 'q')) ||
+        put(d, "source_files", str_list_opt(f->row_source_files, n)) ||
+        put(d, "source_texts", str_list_opt(f->row_source_texts, n)) ||
+        put(d, "tags", str_list_opt(f->row_tags, n)) ||
+        put(d, "event_metadata", str_list_opt(f->row_event_metadata, n)))
+        Py_CLEAR(d);
+    return d;
+}
+
+/* A lane table of f (owned by cap) as {column name: column or list of
+ * str}; empty for a table the file lacks. */
+static PyObject *file_table(PyObject *cap, const sps_file_table_t *t) {
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < t->ncols; i++) {
+        const sps_file_column_t *col = &t->cols[i];
+        PyObject *v = col->is_text ? str_list(col->texts, t->nrows)
+                                   : column_new(cap, col->ints, t->nrows, 8, 'q');
+        if (put(d, col->name, v)) Py_CLEAR(d);
+    }
     return d;
 }
 
@@ -1122,17 +1160,56 @@ static PyObject *file_counters(PyObject *cap, const sps_file_t *f) {
 /* read_file(path) -> the file's model as sps_file_open reads it: a dict
  * with schema, layout, nested_by_ids, orphans, cycles, names, rows (see
  * file_rows), events and counters (dicts of columns: buffers over the C
- * reader's arrays, None for an id column the file lacks) and metadata.
+ * reader's arrays, None for an id column the file lacks), metadata,
+ * row_extras (file_row_extras), thread_table / task_table (file_table)
+ * and has_summary_statistics.
  * OSError if the file cannot be opened, ValueError if it is not valid. */
+static PyObject *file_read(PyObject *args, int index_only);
+
 static PyObject *ext_read_file(PyObject *mod, PyObject *args) {
     (void)mod;
+    return file_read(args, 0);
+}
+
+/* The n stored summaries s (or None when NULL) as 11-tuples (total,
+ * minimum, maximum, first, last, start_minimum, end_maximum, gpu_count,
+ * gpu_total, mean, m2). */
+static PyObject *summary_list(const sps_file_summary_t *s, size_t n) {
+    if (!s) Py_RETURN_NONE;
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        const sps_file_summary_t *x = &s[i];
+        PyObject *t = Py_BuildValue("(LLLLLLLKLdd)", (long long)x->total, (long long)x->minimum,
+                                    (long long)x->maximum, (long long)x->first,
+                                    (long long)x->last, (long long)x->start_minimum,
+                                    (long long)x->end_maximum,
+                                    (unsigned long long)x->gpu_count, (long long)x->gpu_total,
+                                    x->mean, x->m2);
+        if (!t) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, (Py_ssize_t)i, t);
+    }
+    return l;
+}
+
+/* read_index(path) -> read_file's dict of an index-only read
+ * (sps_file_open_index): no events (empty columns), no counters, and
+ * row_summary (summary_list, None when the file has no such column). */
+static PyObject *ext_read_index(PyObject *mod, PyObject *args) {
+    (void)mod;
+    return file_read(args, 1);
+}
+
+/* read_file / read_index: opens the file of args (one path) whole or by
+ * its index alone and makes the dict. */
+static PyObject *file_read(PyObject *args, int index_only) {
     const char *path;
     if (!PyArg_ParseTuple(args, "s", &path)) return NULL;
     const sps_file_t *f = NULL;
     char err[512] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = sps_file_open(path, &f, err, sizeof err);
+    rc = index_only ? sps_file_open_index(path, &f, err, sizeof err)
+                    : sps_file_open(path, &f, err, sizeof err);
     Py_END_ALLOW_THREADS
     if (rc) return raise_read(rc, err, path);
     PyObject *cap = PyCapsule_New((void *)f, "spanscope.file", file_capsule_free);
@@ -1149,7 +1226,12 @@ static PyObject *ext_read_file(PyObject *mod, PyObject *args) {
         put(d, "names", str_list(f->names, f->nnames)) ||
         put(d, "rows", file_rows(f)) || put(d, "events", file_events(cap, f)) ||
         put(d, "counters", file_counters(cap, f)) ||
-        put(d, "metadata", meta_dict(f->attrs, f->nattrs)))
+        put(d, "metadata", meta_dict(f->attrs, f->nattrs)) ||
+        put(d, "row_extras", file_row_extras(cap, f)) ||
+        put(d, "thread_table", file_table(cap, &f->thread_table)) ||
+        put(d, "task_table", file_table(cap, &f->task_table)) ||
+        put(d, "has_summary_statistics", PyBool_FromLong(f->has_summary_statistics)) ||
+        put(d, "row_summary", summary_list(f->row_summary, f->nrows)))
         Py_CLEAR(d);
     Py_DECREF(cap); /* the columns hold it now; the last one closes f */
     return d;
@@ -1382,6 +1464,63 @@ static PyObject *ext_task_steps_set(PyObject *mod, PyObject *buf) {
         return PyErr_Format(PyExc_TypeError, "task_steps_set() needs int64 items, 4 per step");
     if (rc) return raise_sps(rc, NULL);
     Py_RETURN_NONE;
+
+/* Gets a C-contiguous buffer of obj (writable when w) of n elements of
+ * sz bytes each; None gives buf->buf NULL when none_ok.  0 or -1 with an
+ * exception set (release with buf_release). */
+static int buf_get(PyObject *obj, Py_buffer *buf, Py_ssize_t n, Py_ssize_t sz, int w,
+                   int none_ok, const char *what) {
+    memset(buf, 0, sizeof *buf);
+    if (obj == Py_None && none_ok) return 0;
+    if (PyObject_GetBuffer(obj, buf, PyBUF_C_CONTIGUOUS | (w ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    if (buf->len != n * sz) {
+        PyErr_Format(PyExc_ValueError, "fold_spans: %s has %zd bytes, expected %zd", what,
+                     buf->len, n * sz);
+        PyBuffer_Release(buf);
+        memset(buf, 0, sizeof *buf);
+        return -1;
+    }
+    return 0;
+}
+
+/* Releases a buffer of buf_get (one left empty for None is a no-op). */
+static void buf_release(Py_buffer *b) {
+    if (b->obj) PyBuffer_Release(b);
+}
+
+/* fold_spans(start, end, rank, thread, parent, self) -> overlaps: the one
+ * fold (sps_fold_spans) over n spans given as int64 buffers (rank and
+ * thread may be None), writing int32 parents and int64 self times into
+ * the writable buffers parent and self; returns the partial overlaps met.  ValueError for buffers of the wrong
+ * size or bad ranks, MemoryError. */
+static PyObject *ext_fold_spans(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *o[6];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]))
+        return NULL;
+    Py_buffer b[6];
+    memset(b, 0, sizeof b);
+    if (PyObject_GetBuffer(o[0], &b[0], PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t n = b[0].len / 8;
+    static const char *what[6] = {"start", "end", "rank", "thread", "parent", "self"};
+    int bad = b[0].len % 8 != 0;
+    if (bad) PyErr_SetString(PyExc_ValueError, "fold_spans: start is not an int64 array");
+    for (int i = 1; !bad && i < 6; i++)
+        bad = buf_get(o[i], &b[i], n, i == 4 ? 4 : 8, i >= 4, i == 2 || i == 3, what[i]) < 0;
+    int rc = 0;
+    uint64_t overlaps = 0;
+    if (!bad) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = sps_fold_spans(b[0].buf, b[1].buf, b[2].buf, b[3].buf, (size_t)n, b[4].buf,
+                            b[5].buf, &overlaps);
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < 6; i++) buf_release(&b[i]);
+    if (bad) return NULL;
+    if (rc == SPS_ENOMEM) return PyErr_NoMemory();
+    if (rc) return PyErr_Format(PyExc_ValueError, "fold_spans: %s", sps_strerror(rc));
+    return PyLong_FromUnsignedLongLong(overlaps);
 }
 
 static PyObject *ext_set_region_class(PyObject *mod, PyObject *cls) {
@@ -1451,6 +1590,12 @@ static PyMethodDef ext_methods[] = {
     {"report", ext_report, METH_VARARGS, "report(path, sort='self', top=0) -> table text."},
     {"read_metadata", ext_read_metadata, METH_VARARGS,
      "read_metadata(path) -> {name: value} of the file's /metadata."},
+    {"fold_spans", ext_fold_spans, METH_VARARGS,
+     "fold_spans(start, end, rank, thread, parent, self): the one fold over spans "
+     "held in Python (sps_fold_spans)."},
+    {"read_index", ext_read_index, METH_VARARGS,
+     "read_index(path) -> read_file's dict without events: the index, row_summary "
+     "(sps_file_open_index)."},
     {"read_file", ext_read_file, METH_VARARGS,
      "read_file(path) -> the file's model (sps_file_open) as a dict of columns."},
     {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},

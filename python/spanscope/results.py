@@ -1,4 +1,4 @@
-"""Reading a spanscope (or scope-profiler schema 2/3) HDF5 file for analysis.
+"""Reading a spanscope (or scope-profiler schema 1/2/3) HDF5 file for analysis.
 
 ``read(path)`` returns :class:`Results`: the file as the C reader's model
 (``sps_file_open``), the one every other view of it sees (``spanscope
@@ -56,6 +56,18 @@ class RegionData:
     #: aggregate files: the row's counts, totals, minimums, maximums
     #: (and exclusives when stored); None for columnar files
     aggregate: dict[str, int] | None = None
+    #: scope-profiler's per-row columns (None where the file lacks them):
+    #: the call site, the source text, the tags (JSON list text as stored)
+    #: and the per-call metadata (JSON list text)
+    source_file: str | None = None
+    source_line: int | None = None
+    source_text: str | None = None
+    tags_json: str | None = None
+    event_metadata_json: str | None = None
+    #: scope-profiler's optional per-call columns, as stored (None: absent)
+    gpu_durations: np.ndarray | None = None
+    task_ids: np.ndarray | None = None
+    await_ns: np.ndarray | None = None
 
     @property
     def end_ns(self) -> np.ndarray:
@@ -93,6 +105,9 @@ class EventArrays:
     call_ids: np.ndarray | None = None
     parent_ids: np.ndarray | None = None
     thread_ids: np.ndarray | None = None
+    gpu_durations: np.ndarray | None = None
+    task_ids: np.ndarray | None = None
+    await_ns: np.ndarray | None = None
 
 
 @dataclass
@@ -115,6 +130,12 @@ class Results:
     #: the index's rows in file order (each a RegionData of self.regions)
     rows: list[RegionData] = field(default_factory=list)
     events: EventArrays | None = None
+    #: scope-profiler's /thread_table and /task_table: {column: numpy array
+    #: or list of str}, empty when the file has none
+    thread_table: dict = field(default_factory=dict)
+    task_table: dict = field(default_factory=dict)
+    #: the index has scope-profiler's summary_statistics column
+    has_summary_statistics: bool = False
 
     def __getitem__(self, name: str) -> RegionData:
         """The region on rank 0 (or its only rank)."""
@@ -161,7 +182,24 @@ def _events(cols: dict) -> EventArrays:
     return EventArrays(
         _ints(cols["start_ns"]), _ints(cols["durations_ns"]), _ints(cols["self_ns"]),
         _ints(cols["parent"], np.int32), _ints(cols["row"], np.uint32),
-        *(_ints(cols[k]) for k in ("call_ids", "parent_ids", "thread_ids")))
+        *(_ints(cols[k]) for k in ("call_ids", "parent_ids", "thread_ids",
+                                   "gpu_durations", "task_ids", "await_ns")))
+
+
+def _table(t: dict) -> dict:
+    """A lane table's columns: numpy arrays (ints) or lists of str."""
+    return {k: v if isinstance(v, list) else _ints(v) for k, v in t.items()}
+
+
+def _row_extra(extras: dict, i: int) -> dict:
+    """RegionData's fields from scope-profiler's per-row columns of row i."""
+    def at(key):
+        col = extras[key]
+        return None if col is None else col[i]
+    line = at("source_lines")
+    return {"source_file": at("source_files"), "source_text": at("source_texts"),
+            "source_line": None if line is None else int(line),
+            "tags_json": at("tags"), "event_metadata_json": at("event_metadata")}
 
 
 def _counters(c: dict) -> dict:
@@ -176,8 +214,10 @@ def _counters(c: dict) -> dict:
     return out
 
 
-def _row(name: str, row: tuple, ev: EventArrays, aggregate: bool) -> RegionData:
-    """The RegionData of one index row (see _ext.read_file's rows)."""
+def _row(name: str, row: tuple, ev: EventArrays, aggregate: bool,
+         extra: dict) -> RegionData:
+    """The RegionData of one index row (see _ext.read_file's rows; extra:
+    _row_extra's fields)."""
     _, rank, first, count, total, lo, hi, self_total, stored = row
     if aggregate:  # statistics only: the calls' arrays are empty
         agg = dict(zip(_AGG_KEYS, (count, total, lo, hi)))
@@ -194,11 +234,12 @@ def _row(name: str, row: tuple, ev: EventArrays, aggregate: bool) -> RegionData:
                       cut(ev.call_ids), cut(ev.parent_ids), cut(ev.thread_ids),
                       exclusive_total_ns=self_total, self_ns=cut(ev.self_ns),
                       parent_index=cut(ev.parent), first_event=first,
-                      aggregate=agg)
+                      aggregate=agg, gpu_durations=cut(ev.gpu_durations),
+                      task_ids=cut(ev.task_ids), await_ns=cut(ev.await_ns), **extra)
 
 
 def read(path) -> Results:
-    """Reads a schema 2/3 HDF5 file written by spanscope or scope-profiler.
+    """Reads a schema 1/2/3 HDF5 file written by spanscope or scope-profiler.
 
     Raises OSError if the file cannot be opened and ValueError if it is not
     a valid file (the C reader validates everything it reads).
@@ -211,10 +252,14 @@ def read(path) -> Results:
                   metadata={k: np.asarray(v) if isinstance(v, list) else v
                             for k, v in f["metadata"].items()},
                   counters=_counters(f["counters"]), schema=f["schema"],
-                  layout=f["layout"], nested_by_ids=f["nested_by_ids"], events=ev)
+                  layout=f["layout"], nested_by_ids=f["nested_by_ids"], events=ev,
+                  thread_table=_table(f["thread_table"]), task_table=_table(f["task_table"]),
+                  has_summary_statistics=f["has_summary_statistics"])
     aggregate = res.layout == "aggregate"
-    for row in f["rows"]:
-        reg = _row(names[row[0]], row, ev, aggregate)
+    extras = f["row_extras"]
+    extras = {k: v if isinstance(v, list) or v is None else _ints(v) for k, v in extras.items()}
+    for i, row in enumerate(f["rows"]):
+        reg = _row(names[row[0]], row, ev, aggregate, _row_extra(extras, i))
         res.rows.append(reg)
         res.regions.setdefault(reg.name, {})[reg.rank] = reg
     if aggregate:

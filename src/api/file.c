@@ -24,6 +24,7 @@ typedef struct file {
     sps__h5r_t *r;            /* the reader's model (events, names, meta) */
     sps__h5r_counters_t cnt;  /* /counters */
     sps_file_row_t *rows;     /* the public rows, one per r->rows */
+    sps_file_summary_t *summary; /* sps_file_open_index: r->summary, public */
 } file_t;
 
 /* Writes the formatted one-line reason to err[0..errlen) (when err is not
@@ -111,6 +112,17 @@ static void pub_fill(file_t *f) {
     p->samples_dropped = c->dropped;
     p->nattrs = r->meta.nattrs;
     p->attrs = r->meta.attrs;
+    p->row_source_lines = r->src_lines;
+    p->row_source_files = (const char *const *)r->src_files;
+    p->row_source_texts = (const char *const *)r->src_texts;
+    p->row_tags = (const char *const *)r->tags;
+    p->row_event_metadata = (const char *const *)r->ev_meta;
+    p->gpu_dur_ns = r->aggregate ? NULL : r->gpu_dur;
+    p->task_ids = r->aggregate ? NULL : r->task_ids;
+    p->await_ns = r->aggregate ? NULL : r->await_ns;
+    p->thread_table = r->thread_table;
+    p->task_table = r->task_table;
+    p->has_summary_statistics = r->has_summary;
 }
 
 int sps_file_open(const char *path, const sps_file_t **out, char *err,
@@ -142,5 +154,101 @@ void sps_file_close(const sps_file_t *pub) {
     sps__h5r_free(f->r);
     sps__h5r_counters_free(&f->cnt);
     free(f->rows);
+    free(f->summary);
     free(f);
+}
+
+/* Checks sps_fold_spans' arguments.  0 or SPS_EINVAL. */
+static int fold_args_ok(const int64_t *start_ns, const int64_t *end_ns,
+                        const int64_t *rank, size_t n, const int32_t *parent,
+                        const int64_t *self_ns) {
+    if (n == 0) return 0;
+    if (!start_ns || !end_ns || !parent || !self_ns || n >= INT32_MAX) return SPS_EINVAL;
+    for (size_t i = 0; rank && i < n; i++)
+        if (rank[i] < 0 || rank[i] > (int64_t)UINT32_MAX) return SPS_EINVAL;
+    return 0;
+}
+
+int sps_fold_spans(const int64_t *start_ns, const int64_t *end_ns,
+                   const int64_t *rank, const int64_t *thread, size_t n,
+                   int32_t *parent, int64_t *self_ns, uint64_t *overlaps) {
+    if (overlaps) *overlaps = 0;
+    int rc = fold_args_ok(start_ns, end_ns, rank, n, parent, self_ns);
+    if (rc || n == 0) return rc;
+    sps__ival_t *v = malloc(n * sizeof *v);
+    sps__fold_out_t *out = malloc(n * sizeof *out);
+    if (!v || !out) {
+        free(v);
+        free(out);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (sps__ival_t){start_ns[i], end_ns[i] < start_ns[i] ? start_ns[i] : end_ns[i],
+                             rank ? (uint32_t)rank[i] : 0, 0, thread ? thread[i] : 0, 0};
+    rc = sps__fold_ivals(v, n, out, overlaps) ? SPS_ENOMEM : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        parent[i] = out[i].parent < 0 ? -1 : (int32_t)out[i].parent;
+        self_ns[i] = out[i].self;
+    }
+    free(v);
+    free(out);
+    return rc;
+}
+
+/* The public row of reader row i of a file read without its events: the
+ * index's count, the stored statistics (summary_statistics, s, when
+ * read; else zero) and the stored exclusive total. */
+static sps_file_row_t row_of_index(const sps__h5r_t *r, size_t i) {
+    const sps__row_t *x = &r->rows[i];
+    const sps__summary_t *s = r->summary ? &r->summary[i] : NULL;
+    return (sps_file_row_t){x->file_region, x->rank, x->offset, x->count,
+                            s ? s->total : 0, s ? s->minimum : 0, s ? s->maximum : 0,
+                            x->exclusive_total, x->exclusive_total};
+}
+
+/* Builds the public rows and summaries of an index-only read.  0 or
+ * SPS_ENOMEM. */
+static int index_rows_build(file_t *f) {
+    const sps__h5r_t *r = f->r;
+    f->rows = malloc((r->nrows ? r->nrows : 1) * sizeof *f->rows);
+    if (!f->rows) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrows; i++)
+        f->rows[i] = r->aggregate ? row_of_aggregate(r, i) : row_of_index(r, i);
+    if (!r->summary) return 0;
+    f->summary = malloc((r->nrows ? r->nrows : 1) * sizeof *f->summary);
+    if (!f->summary) return SPS_ENOMEM;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const sps__summary_t *s = &r->summary[i];
+        f->summary[i] = (sps_file_summary_t){s->total, s->minimum, s->maximum, s->first,
+                                             s->last, s->start_minimum, s->end_maximum,
+                                             s->gpu_count, s->gpu_total, s->mean, s->m2};
+    }
+    return 0;
+}
+
+int sps_file_open_index(const char *path, const sps_file_t **out, char *err,
+                        size_t errlen) {
+    if (out) *out = NULL;
+    if (err && errlen) err[0] = 0;
+    if (!path || !out) return fail(SPS_EINVAL, err, errlen, "no path or output");
+    file_t *f = calloc(1, sizeof *f);
+    if (!f) return fail(SPS_ENOMEM, err, errlen, "%s: out of memory", path);
+    int rc = sps__h5r_open_index(&f->r, path);
+    if (rc == 0 && f->r->schema == 1) /* its calls are all in memory: no summary */
+        rc = sps__err_fail(SPS_EFORMAT, "%s: a schema 1 file has no index to read "
+                           "alone; read it whole (sps_file_open)", path);
+    if (rc) {
+        fail(rc, err, errlen, "%s", sps__err_msg());
+        sps_file_close(&f->pub);
+        return rc;
+    }
+    if (index_rows_build(f)) {
+        sps_file_close(&f->pub);
+        return fail(SPS_ENOMEM, err, errlen, "%s: out of memory", path);
+    }
+    pub_fill(f);
+    f->pub.nevents = 0; /* the events stay in the file */
+    f->pub.row_summary = f->summary;
+    *out = &f->pub;
+    return 0;
 }

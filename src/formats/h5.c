@@ -104,8 +104,9 @@ typedef enum { K_U32, K_U64, K_I64, K_I8, K_STR, K_SUMMARY, K_F64 } kind_t;
 
 /* The summary compound with its 11 fields, laid out at base + the field's
  * offset in sps__summary_t within elements of `size` bytes (memory), or
- * packed little-endian (file, when file != 0).  Caller closes it. */
-static hid_t summary_type(int file, size_t base, size_t size) {
+ * packed little-endian (file, when file != 0).  Caller closes it.  Shared
+ * with the reader (h5_read.h), which reads summary_statistics with it. */
+int64_t sps__h5_summary_type(int file, size_t base, size_t size) {
     static const struct { const char *name; size_t off; int k; } f[] = {
         {"total", offsetof(sps__summary_t, total), 0},
         {"minimum", offsetof(sps__summary_t, minimum), 0},
@@ -142,7 +143,7 @@ static hid_t kind_type(kind_t k, int file) {
     case K_I8: return H5Tcopy(file ? H5T_STD_I8LE : H5T_NATIVE_INT8);
     case K_STR: return str_type();
     case K_SUMMARY:
-        return summary_type(file, offsetof(sps__row_t, s), sizeof(sps__row_t));
+        return sps__h5_summary_type(file, offsetof(sps__row_t, s), sizeof(sps__row_t));
     }
     return H5I_INVALID_HID;
 }

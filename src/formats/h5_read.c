@@ -189,15 +189,16 @@ static char *name_copy(const char *s, size_t len) {
     return sps__utf8_sanitize(s ? s : "", s ? len : 0);
 }
 
-/* Reads the variable-length strings of d (n of them) into out[]. */
-static int vstr_read(rd_t *c, hid_t d, hsize_t n, char **out) {
+/* Reads the variable-length strings of d (n of them; what names the
+ * column in a message) into out[]. */
+static int vstr_read(rd_t *c, hid_t d, hsize_t n, char **out, const char *what) {
     char **raw = calloc(n ? n : 1, sizeof *raw);
     hid_t t = H5Tcopy(H5T_C_S1), ft = H5Dget_type(d);
     int rc = raw && t >= 0 && ft >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 &&
              H5Tset_cset(t, H5Tget_cset(ft)) >= 0 ? 0 : -1;
     h5_close(&ft);
     if (rc == 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0)
-        rc = fail(SPS_EFORMAT, "%s: cannot read the region names", c->path);
+        rc = fail(SPS_EFORMAT, "%s: cannot read %s", c->path, what);
     for (hsize_t i = 0; rc == 0 && i < n; i++)
         if (!(out[i] = name_copy(raw[i], raw[i] ? strlen(raw[i]) : 0)))
             rc = -1;
@@ -208,9 +209,10 @@ static int vstr_read(rd_t *c, hid_t d, hsize_t n, char **out) {
     return rc == -1 ? fail(SPS_ENOMEM, "%s: out of memory", c->path) : rc;
 }
 
-/* Reads the fixed-length strings of d (n of them, sz bytes each) into
- * out[]. */
-static int fstr_read(rd_t *c, hid_t d, hsize_t n, size_t sz, char **out) {
+/* Reads the fixed-length strings of d (n of them, sz bytes each; what
+ * names the column in a message) into out[]. */
+static int fstr_read(rd_t *c, hid_t d, hsize_t n, size_t sz, char **out,
+                     const char *what) {
     char *raw = malloc(n * (sz + 1) + 1);
     hid_t t = H5Tcopy(H5T_C_S1), ft = H5Dget_type(d);
     int rc = raw && t >= 0 && ft >= 0 && H5Tset_size(t, sz + 1) >= 0 &&
@@ -219,7 +221,7 @@ static int fstr_read(rd_t *c, hid_t d, hsize_t n, size_t sz, char **out) {
     h5_close(&ft);
     if (rc == 0 && n &&
         H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0)
-        rc = fail(SPS_EFORMAT, "%s: cannot read the region names", c->path);
+        rc = fail(SPS_EFORMAT, "%s: cannot read %s", c->path, what);
     for (hsize_t i = 0; rc == 0 && i < n; i++) {
         const char *s = raw + i * (sz + 1);
         if (!(out[i] = name_copy(s, strnlen(s, sz)))) rc = -1;
@@ -320,15 +322,21 @@ static int file_open(rd_t *c) {
                 c->path);
 }
 
-/* Reads the root attributes: schema (2 or 3) and storage layout. */
+static int v1_probe(rd_t *c);
+
+/* Reads the root attributes: schema (1 when absent and the file has
+ * rank<N>/regions groups, else 2 or 3) and storage layout. */
 static int root_read(rd_t *c) {
     int64_t schema = 0;
     char layout[64] = "columnar";
-    if (!attr_int(c->file, "scope_profiler_schema", &schema))
-        return fail(SPS_EFORMAT,
-                    "%s: no scope_profiler_schema attribute (schema 1 files "
-                    "and non-profile HDF5 files are not supported)", c->path);
-    if (schema < 2 || schema > 3)
+    if (!attr_int(c->file, "scope_profiler_schema", &schema)) {
+        if (!v1_probe(c))
+            return fail(SPS_EFORMAT,
+                        "%s: not a scope-profiler profile (no scope_profiler_schema "
+                        "attribute and no rank<N>/regions groups)", c->path);
+        schema = 1; /* the layout before the attribute existed */
+    }
+    if (schema < 1 || schema > 3)
         return fail(SPS_EFORMAT, "%s: unsupported schema version %lld",
                     c->path, (long long)schema);
     if (H5Aexists(c->file, "storage_layout") > 0 &&
@@ -355,9 +363,9 @@ static int names_read(rd_t *c) {
         rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
     if (rc == 0) c->r->nnames = n;
     if (rc == 0 && n && H5Tis_variable_str(t) > 0)
-        rc = vstr_read(c, d, n, c->r->names);
+        rc = vstr_read(c, d, n, c->r->names, "the region names");
     else if (rc == 0 && n)
-        rc = fstr_read(c, d, n, H5Tget_size(t), c->r->names);
+        rc = fstr_read(c, d, n, H5Tget_size(t), c->r->names, "the region names");
     h5_close(&t);
     h5_close(&d);
     h5_close(&g);
@@ -440,7 +448,9 @@ static int idx_rows(rd_t *c, const idx_t *x, hsize_t n) {
     return 0;
 }
 
-/* Reads /rank_region_index. */
+static int row_extras_read(rd_t *c, hid_t g, hsize_t n);
+
+/* Reads /rank_region_index (and scope-profiler's per-row extras). */
 static int index_read(rd_t *c) {
     idx_t x = {0};
     hsize_t n = 0;
@@ -450,12 +460,15 @@ static int index_read(rd_t *c) {
     if (rc == 0 && n >= NO_ROW)
         rc = fail(SPS_EFORMAT, "%s: too many index rows", c->path);
     if (rc == 0) rc = idx_rows(c, &x, n);
+    if (rc == 0) rc = row_extras_read(c, g, n);
+    c->r->has_summary = has_link(g, "summary_statistics");
     idx_free(&x);
     h5_close(&g);
     return rc;
 }
 
-/* Reads the optional tree/thread columns of /events (n elements each). */
+/* Reads the optional columns of /events (n elements each): the tree and
+ * thread ids, and scope-profiler's GPU, task and await columns. */
 static int events_opt_read(rd_t *c, hid_t g, hsize_t n) {
     sps__h5r_t *r = c->r;
     int rc = ints_read_opt(c, g, "events", "call_ids", H5T_NATIVE_INT64, n,
@@ -466,6 +479,12 @@ static int events_opt_read(rd_t *c, hid_t g, hsize_t n) {
     if (rc == 0) rc = ints_read_opt(c, g, "events", "thread_ids",
                                     H5T_NATIVE_INT64, n,
                                     (void **)&r->thread_ids);
+    if (rc == 0) rc = ints_read_opt(c, g, "events", "gpu_durations",
+                                    H5T_NATIVE_INT64, n, (void **)&r->gpu_dur);
+    if (rc == 0) rc = ints_read_opt(c, g, "events", "task_ids",
+                                    H5T_NATIVE_INT64, n, (void **)&r->task_ids);
+    if (rc == 0) rc = ints_read_opt(c, g, "events", "await_ns",
+                                    H5T_NATIVE_INT64, n, (void **)&r->await_ns);
     return rc;
 }
 
@@ -772,6 +791,465 @@ static int metadata_read(rd_t *c, sps__h5r_meta_t *m) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* scope-profiler's extras: per-row strings, per-event columns, lane tables  */
+/* ------------------------------------------------------------------------ */
+
+#define LINKS_MAX 1000000 /* links of one group listed at most */
+#define TABLE_COLS_MAX 64 /* columns of a lane table read at most */
+
+/* Frees n strings of v and v.  NULL is a no-op. */
+static void strs_free(char **v, size_t n) {
+    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* Reads string column grp/name of loc into a new array *out of valid
+ * UTF-8 strings (caller frees with strs_free); when want is not
+ * HSIZE_UNDEF the column must have exactly want elements.  Sets *n.
+ * Returns 0 or an error code with the message set (*out NULL). */
+static int strs_read(rd_t *c, hid_t loc, const char *grp, const char *name,
+                     hsize_t want, char ***out, hsize_t *n) {
+    *out = NULL;
+    *n = 0;
+    hid_t d = col_open(c, loc, grp, name, C_STR, n);
+    if (d < 0) return SPS_EFORMAT;
+    int rc = want == HSIZE_UNDEF || *n == want ? 0
+           : fail(SPS_EFORMAT, "%s: /%s/%s has %llu elements, expected %llu",
+                  c->path, grp, name, (unsigned long long)*n,
+                  (unsigned long long)want);
+    hid_t t = H5Dget_type(d);
+    if (rc == 0 && !(*out = calloc(*n ? *n : 1, sizeof **out)))
+        rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0 && *n)
+        rc = H5Tis_variable_str(t) > 0 ? vstr_read(c, d, *n, *out, name)
+                                       : fstr_read(c, d, *n, H5Tget_size(t), *out, name);
+    h5_close(&t);
+    h5_close(&d);
+    if (rc) {
+        strs_free(*out, (size_t)*n);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* strs_read of an optional column of want elements (absent: *out NULL,
+ * returns 0). */
+static int strs_read_opt(rd_t *c, hid_t loc, const char *grp,
+                         const char *name, hsize_t want, char ***out) {
+    hsize_t n = 0;
+    *out = NULL;
+    if (!has_link(loc, name)) return 0;
+    return strs_read(c, loc, grp, name, want, out, &n);
+}
+
+/* 1 when loc has a 1-D dataset name of no elements: what scope-profiler's
+ * aggregate files hold for the per-row columns they do not fill. */
+static int col_empty(hid_t loc, const char *name) {
+    if (!has_link(loc, name)) return 0;
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t s = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hsize_t n = 1;
+    int empty = s >= 0 && space_len(s, 0, &n) == 0 && n == 0;
+    h5_close(&s);
+    h5_close(&d);
+    return empty;
+}
+
+/* Reads scope-profiler's optional per-row columns of /rank_region_index
+ * (group g, n rows): call sites, source texts, tags, per-call metadata.
+ * An empty column beside a non-empty index counts as absent (aggregate
+ * files); any other length than n is an error. */
+static int row_extras_read(rd_t *c, hid_t g, hsize_t n) {
+    static const char *const texts[] = {"source_files", "source_texts", "tags",
+                                        "event_metadata"};
+    const char *G = "rank_region_index";
+    sps__h5r_t *r = c->r;
+    char **const *dst[] = {&r->src_files, &r->src_texts, &r->tags, &r->ev_meta};
+    int rc = 0;
+    if (n == 0 || !col_empty(g, "source_lines"))
+        rc = ints_read_opt(c, g, G, "source_lines", H5T_NATIVE_INT64, n,
+                           (void **)&r->src_lines);
+    for (size_t i = 0; rc == 0 && i < sizeof texts / sizeof texts[0]; i++)
+        if (n == 0 || !col_empty(g, texts[i]))
+            rc = strs_read_opt(c, g, G, texts[i], n, (char ***)dst[i]);
+    return rc;
+}
+
+/* The names of a group's links, while they are listed. */
+typedef struct links {
+    char **v;
+    size_t n, cap;
+    int oom;
+} links_t;
+
+/* H5Literate's callback: keeps the name.  0 to go on, 1 to stop
+ * (LINKS_MAX), -1 when out of memory. */
+static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info,
+                      void *ctx) {
+    (void)g;
+    (void)info;
+    links_t *l = ctx;
+    if (l->n >= LINKS_MAX) return 1;
+    if (sps__grow((void **)&l->v, &l->cap, l->n, sizeof *l->v) ||
+        !(l->v[l->n] = name_copy(name, strlen(name)))) {
+        l->oom = 1;
+        return -1;
+    }
+    l->n++;
+    return 0;
+}
+
+/* Lists the links of group g in name order into *l (free with
+ * links_free).  0 or an error code with the message set. */
+static int links_list(rd_t *c, hid_t g, links_t *l) {
+    hsize_t at = 0;
+    memset(l, 0, sizeof *l);
+    herr_t e = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &at, link_cb, l);
+    if (l->oom) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (e < 0) return fail(SPS_EFORMAT, "%s: cannot list a group (corrupt file?)", c->path);
+    return 0;
+}
+
+/* Frees the names links_list gathered and zeroes l. */
+static void links_free(links_t *l) {
+    strs_free(l->v, l->n);
+    memset(l, 0, sizeof *l);
+}
+
+/* The type class of dataset loc/name; H5T_NO_CLASS when it is no dataset. */
+static H5T_class_t dset_class(hid_t loc, const char *name) {
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    H5T_class_t k = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    h5_close(&t);
+    h5_close(&d);
+    return k;
+}
+
+/* Frees what table t owns and zeroes it. */
+static void table_free(sps_file_table_t *t) {
+    for (size_t i = 0; t->cols && i < t->ncols; i++) {
+        sps_file_column_t *col = (sps_file_column_t *)&t->cols[i];
+        free((char *)col->name);
+        free((int64_t *)col->ints);
+        strs_free((char **)col->texts, t->nrows);
+    }
+    free((sps_file_column_t *)t->cols);
+    memset(t, 0, sizeof *t);
+}
+
+/* Reads column name of lane table grp (group g) into col when it is an
+ * integer or string dataset; its length must be *nrows (set by the first
+ * column read, HSIZE_UNDEF before).  0 when read, 1 when left out (other
+ * types), else an error code with the message set. */
+static int table_col_read(rd_t *c, hid_t g, const char *grp, const char *name,
+                          hsize_t *nrows, sps_file_column_t *col) {
+    H5T_class_t k = dset_class(g, name);
+    if (k != H5T_INTEGER && k != H5T_STRING) return 1;
+    hsize_t n = 0;
+    int rc;
+    memset(col, 0, sizeof *col);
+    col->is_text = k == H5T_STRING;
+    if (col->is_text) rc = strs_read(c, g, grp, name, *nrows, (char ***)&col->texts, &n);
+    else rc = ints_read(c, g, grp, name, H5T_NATIVE_INT64, *nrows, (void **)&col->ints, &n);
+    if (rc == 0 && !(col->name = name_copy(name, strlen(name)))) {
+        rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+        free((int64_t *)col->ints);
+        strs_free((char **)col->texts, (size_t)n);
+        memset(col, 0, sizeof *col);
+    }
+    if (rc == 0) *nrows = n;
+    return rc;
+}
+
+/* Reads the optional lane table /grp (thread_table, task_table) into *t:
+ * its integer and string columns, all of one length.  Absent: an empty
+ * table.  0 or an error code with the message set. */
+static int table_read(rd_t *c, const char *grp, sps_file_table_t *t) {
+    memset(t, 0, sizeof *t);
+    if (!has_link(c->file, grp)) return 0;
+    hid_t g = group_open(c, c->file, grp);
+    if (g < 0) return SPS_EFORMAT;
+    links_t l;
+    int rc = links_list(c, g, &l);
+    sps_file_column_t *cols = rc ? NULL : calloc(l.n ? l.n : 1, sizeof *cols);
+    if (rc == 0 && !cols) rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    hsize_t nrows = HSIZE_UNDEF;
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < l.n && k < TABLE_COLS_MAX; i++) {
+        int x = table_col_read(c, g, grp, l.v[i], &nrows, &cols[k]);
+        if (x == 0) k++;
+        else if (x < 0) rc = x;
+    }
+    t->cols = cols;
+    t->ncols = k;
+    t->nrows = k ? (size_t)nrows : 0;
+    if (rc) table_free(t);
+    links_free(&l);
+    h5_close(&g);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Schema 1: rank<N>/regions/<name>/{start_times, end_times}                 */
+/* ------------------------------------------------------------------------ */
+
+/* One region group of a schema-1 file while the file is read. */
+typedef struct v1reg {
+    char *name;
+    uint32_t rank;
+    int64_t *start, *end; /* n each, absolute ns */
+    hsize_t n;
+    int64_t line;         /* source_lineno, -1 when absent */
+    char *file, *tags;    /* source_file ("" absent), tags as JSON list text */
+} v1reg_t;
+
+/* The schema-1 regions read so far. */
+typedef struct v1 {
+    v1reg_t *v;
+    size_t n, cap;
+} v1_t;
+
+/* Frees every region x holds (what v1_assemble has not taken over) and
+ * zeroes x. */
+static void v1_free(v1_t *x) {
+    for (size_t i = 0; x->v && i < x->n; i++) {
+        free(x->v[i].name);
+        free(x->v[i].start);
+        free(x->v[i].end);
+        free(x->v[i].file);
+        free(x->v[i].tags);
+    }
+    free(x->v);
+    memset(x, 0, sizeof *x);
+}
+
+/* 1 and *rank set when name is "rank<digits>" (a rank within uint32). */
+static int v1_rank_name(const char *name, uint32_t *rank) {
+    uint64_t v = 0;
+    if (strncmp(name, "rank", 4) || !name[4]) return 0;
+    for (const char *p = name + 4; *p; p++) {
+        if (*p < '0' || *p > '9' || v > UINT32_MAX / 10) return 0;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (v > UINT32_MAX) return 0;
+    *rank = (uint32_t)v;
+    return 1;
+}
+
+/* 1 when the file has a rank<N>/regions group: the layout of schema 1,
+ * which predates the schema attribute. */
+static int v1_probe(rd_t *c) {
+    links_t l;
+    int found = 0;
+    if (links_list(c, c->file, &l)) return 0;
+    for (size_t i = 0; !found && i < l.n; i++) {
+        uint32_t rank;
+        if (!v1_rank_name(l.v[i], &rank)) continue;
+        hid_t g = H5Gopen2(c->file, l.v[i], H5P_DEFAULT);
+        found = g >= 0 && has_link(g, "regions");
+        h5_close(&g);
+    }
+    links_free(&l);
+    sps__err_clear();
+    return found;
+}
+
+/* The n strings v as a JSON list ("[\"a\", \"b\"]"), malloc'd; NULL when
+ * out of memory.  The escaping is util's (sps__json_quote). */
+static char *json_list(const char *const *v, size_t n) {
+    size_t len = 1, cap = 64;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    out[0] = '[';
+    for (size_t i = 0; i < n; i++) {
+        size_t ql = 0;
+        char *q = sps__json_quote(v[i], &ql);
+        if (!q || len + ql + 4 > SIZE_MAX / 2) {
+            free(q);
+            free(out);
+            return NULL;
+        }
+        while (len + ql + 4 > cap) cap *= 2;
+        char *p = realloc(out, cap);
+        if (!p) {
+            free(q);
+            free(out);
+            return NULL;
+        }
+        out = p;
+        if (i) {
+            memcpy(out + len, ", ", 2);
+            len += 2;
+        }
+        memcpy(out + len, q, ql);
+        len += ql;
+        free(q);
+    }
+    if (len + 2 > cap && !(out = realloc(out, len + 2))) return NULL;
+    out[len++] = ']';
+    out[len] = 0;
+    return out;
+}
+
+/* Reads the attributes of region group g into x: source_lineno,
+ * source_file and tags (a string or a list of strings). */
+static int v1_attrs(rd_t *c, hid_t g, v1reg_t *x) {
+    char buf[4096] = "";
+    sps_meta_attr_t tags;
+    memset(&tags, 0, sizeof tags);
+    if (!attr_int(g, "source_lineno", &x->line)) x->line = -1;
+    if (!attr_str(g, "source_file", buf, sizeof buf)) buf[0] = 0;
+    int got = H5Aexists(g, "tags") > 0 && meta_attr_read(c, g, "tags", &tags) == 0 &&
+              tags.kind == SPS_META_TEXT;
+    x->file = name_copy(buf, strlen(buf));
+    x->tags = json_list(got ? tags.texts : NULL, got ? tags.n : 0);
+    attr_clear(&tags);
+    return x->file && x->tags ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+}
+
+/* Reads region group name of rank (under the regions group rg; where
+ * names it in messages) into a new entry of x. */
+static int v1_region_read(rd_t *c, hid_t rg, const char *where, const char *name,
+                          uint32_t rank, v1_t *x) {
+    char grp[512];
+    snprintf(grp, sizeof grp, "%s/regions/%s", where, name);
+    hid_t g = H5Gopen2(rg, name, H5P_DEFAULT);
+    if (g < 0) return fail(SPS_EFORMAT, "%s: /%s is not a group", c->path, grp);
+    if (sps__grow((void **)&x->v, &x->cap, x->n, sizeof *x->v)) {
+        h5_close(&g);
+        return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    }
+    v1reg_t *e = &x->v[x->n++];
+    memset(e, 0, sizeof *e);
+    e->rank = rank;
+    e->name = name_copy(name, strlen(name));
+    int rc = e->name ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0) rc = ints_read(c, g, grp, "start_times", H5T_NATIVE_INT64, HSIZE_UNDEF,
+                                (void **)&e->start, &e->n);
+    if (rc == 0) rc = ints_read(c, g, grp, "end_times", H5T_NATIVE_INT64, e->n,
+                                (void **)&e->end, NULL);
+    if (rc == 0) rc = v1_attrs(c, g, e);
+    h5_close(&g);
+    return rc;
+}
+
+/* Reads every region group of rank group name (rank) into x. */
+static int v1_rank_read(rd_t *c, const char *name, uint32_t rank, v1_t *x) {
+    hid_t g = H5Gopen2(c->file, name, H5P_DEFAULT);
+    hid_t rg = g >= 0 && has_link(g, "regions") ? H5Gopen2(g, "regions", H5P_DEFAULT)
+                                                : H5I_INVALID_HID;
+    links_t l = {0};
+    int rc = rg < 0 ? 0 : links_list(c, rg, &l); /* no regions: nothing */
+    for (size_t i = 0; rc == 0 && i < l.n; i++)
+        rc = v1_region_read(c, rg, name, l.v[i], rank, x);
+    links_free(&l);
+    h5_close(&rg);
+    h5_close(&g);
+    return rc;
+}
+
+/* qsort orders: regions by rank then name; names. */
+static int v1reg_cmp(const void *a, const void *b) {
+    const v1reg_t *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Fills r->names (the distinct region names, sorted) from x. */
+static int v1_names(rd_t *c, const v1_t *x) {
+    sps__h5r_t *r = c->r;
+    char **v = calloc(x->n ? x->n : 1, sizeof *v);
+    if (!v) return fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    for (size_t i = 0; i < x->n; i++) v[i] = x->v[i].name;
+    qsort(v, x->n, sizeof *v, str_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (k == 0 || strcmp(v[k - 1], v[i])) v[k++] = v[i];
+    r->names = calloc(k ? k : 1, sizeof *r->names);
+    int rc = r->names ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    for (size_t i = 0; rc == 0 && i < k; i++)
+        if (!(r->names[i] = name_copy(v[i], strlen(v[i]))))
+            rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (r->names) r->nnames = k;
+    free(v);
+    return rc;
+}
+
+/* The id of name among r's sorted names (it is there). */
+static uint32_t v1_name_id(const sps__h5r_t *r, const char *name) {
+    const char *key = name;
+    char **hit = bsearch(&key, r->names, r->nnames, sizeof *r->names, str_cmp);
+    return hit ? (uint32_t)(hit - r->names) : 0;
+}
+
+/* Allocates the per-row and per-event arrays of nrows rows and nev
+ * events.  0 or SPS_ENOMEM with the message set. */
+static int v1_alloc(rd_t *c, size_t nrows, uint64_t nev) {
+    sps__h5r_t *r = c->r;
+    size_t ne = nev ? (size_t)nev : 1, nr = nrows ? nrows : 1;
+    r->rows = calloc(nr, sizeof *r->rows);
+    r->start = malloc(ne * sizeof *r->start);
+    r->dur = malloc(ne * sizeof *r->dur);
+    r->src_lines = malloc(nr * sizeof *r->src_lines);
+    r->src_files = calloc(nr, sizeof *r->src_files);
+    r->tags = calloc(nr, sizeof *r->tags);
+    if (r->rows) r->nrows = nrows;
+    return r->rows && r->start && r->dur && r->src_lines && r->src_files && r->tags
+               ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+}
+
+/* Turns the region groups of x into the reader's index and events: one
+ * row per (rank, region) in rank then name order, its calls back to back. */
+static int v1_assemble(rd_t *c, v1_t *x) {
+    sps__h5r_t *r = c->r;
+    uint64_t nev = 0;
+    for (size_t i = 0; i < x->n; i++) nev += x->v[i].n;
+    if (nev > ELEMS_MAX || x->n >= NO_ROW)
+        return fail(SPS_EFORMAT, "%s: too many events or regions", c->path);
+    qsort(x->v, x->n, sizeof *x->v, v1reg_cmp);
+    int rc = v1_names(c, x);
+    if (rc == 0) rc = v1_alloc(c, x->n, nev);
+    uint64_t off = 0;
+    for (size_t i = 0; rc == 0 && i < x->n; i++) {
+        v1reg_t *e = &x->v[i];
+        r->rows[i] = (sps__row_t){.file_region = v1_name_id(r, e->name), .rank = e->rank,
+                                  .offset = off, .count = e->n, .exclusive_total = -1};
+        for (hsize_t k = 0; k < e->n; k++) {
+            r->start[off + k] = e->start[k];
+            r->dur[off + k] = (int64_t)((uint64_t)e->end[k] - (uint64_t)e->start[k]);
+        }
+        r->src_lines[i] = e->line;
+        r->src_files[i] = e->file;
+        r->tags[i] = e->tags;
+        e->file = e->tags = NULL; /* owned by r now */
+        off += e->n;
+    }
+    r->nevents = rc == 0 ? nev : 0;
+    return rc;
+}
+
+/* Reads a schema-1 file's rank groups into the reader's names, index and
+ * events (start times absolute: no deltas). */
+static int v1_read(rd_t *c) {
+    links_t top;
+    v1_t x = {0};
+    int rc = links_list(c, c->file, &top);
+    for (size_t i = 0; rc == 0 && i < top.n; i++) {
+        uint32_t rank;
+        if (v1_rank_name(top.v[i], &rank)) rc = v1_rank_read(c, top.v[i], rank, &x);
+    }
+    if (rc == 0) rc = v1_assemble(c, &x);
+    c->deltas = 0;
+    v1_free(&x);
+    links_free(&top);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Derived columns                                                           */
 /* ------------------------------------------------------------------------ */
 
@@ -987,10 +1465,16 @@ static int derive(rd_t *c) {
 static int read_all(rd_t *c) {
     int rc = file_open(c);
     if (rc == 0) rc = root_read(c);
-    if (rc == 0) rc = names_read(c);
-    if (rc == 0) rc = index_read(c);
-    if (rc == 0) rc = events_read(c);
-    if (rc == 0 && !c->r->aggregate) rc = carried_read(c);
+    if (rc == 0 && c->r->schema == 1) {
+        rc = v1_read(c);
+    } else {
+        if (rc == 0) rc = names_read(c);
+        if (rc == 0) rc = index_read(c);
+        if (rc == 0) rc = events_read(c);
+        if (rc == 0 && !c->r->aggregate) rc = carried_read(c);
+    }
+    if (rc == 0) rc = table_read(c, "thread_table", &c->r->thread_table);
+    if (rc == 0) rc = table_read(c, "task_table", &c->r->task_table);
     if (rc == 0) rc = metadata_read(c, &c->r->meta);
     if (rc == 0) rc = derive(c);
     return rc;
@@ -1103,9 +1587,25 @@ static int opt_block_read(const sps__h5r_t *r, hid_t d, uint64_t first,
 }
 
 /* Reads a block of events with all columns (see h5_read.h). */
+/* sps__h5r_events_ids of a schema-1 file held in memory: its start times
+ * and durations, -1 for the ids it does not have. */
+static void events_from_memory(const sps__h5r_t *r, uint64_t first, size_t n,
+                               int64_t *start, int64_t *dur, int64_t *tid,
+                               int64_t *call_ids, int64_t *parent_ids) {
+    memcpy(start, r->start + first, n * sizeof *start);
+    memcpy(dur, r->dur + first, n * sizeof *dur);
+    int64_t *ids[] = {tid, call_ids, parent_ids};
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
+        for (size_t i = 0; ids[k] && i < n; i++) ids[k][i] = -1;
+}
+
 int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first, size_t n,
                         int64_t *start, int64_t *dur, int64_t *tid,
                         int64_t *call_ids, int64_t *parent_ids) {
+    if (r->in_memory && first <= r->nevents && n <= r->nevents - first) {
+        if (n) events_from_memory(r, first, n, start, dur, tid, call_ids, parent_ids);
+        return 0;
+    }
     if (r->h_start < 0 || first > r->nevents || n > r->nevents - first)
         return fail(SPS_EINVAL, "events [%llu, +%zu) out of range",
                     (unsigned long long)first, n);
@@ -1162,6 +1662,49 @@ static int open_end(rd_t *c, int rc, sps__h5r_t **out) {
     return 0;
 }
 
+/* 1 when compound type t has a numeric member of each name of m (HDF5
+ * converts compounds by member name and would leave a missing one
+ * untouched rather than fail). */
+static int compound_has_all(hid_t t, hid_t m) {
+    int n = H5Tget_nmembers(m);
+    for (int i = 0; n > 0 && i < n; i++) {
+        char *name = H5Tget_member_name(m, (unsigned)i);
+        int k = name ? H5Tget_member_index(t, name) : -1;
+        H5T_class_t cls = k >= 0 ? H5Tget_member_class(t, (unsigned)k) : H5T_NO_CLASS;
+        if (name) H5free_memory(name);
+        if (cls != H5T_INTEGER && cls != H5T_FLOAT) return 0;
+    }
+    return n > 0;
+}
+
+/* Reads rank_region_index/summary_statistics (a compound with at least the
+ * 11 numeric fields of sps__summary_t, one element per row) into
+ * r->summary when the file has it; HDF5 converts the fields by name.  0 or
+ * SPS_EFORMAT / SPS_ENOMEM with the message set. */
+static int summary_read(rd_t *c) {
+    sps__h5r_t *r = c->r;
+    if (!r->has_summary || r->aggregate) return 0;
+    hid_t g = H5Gopen2(c->file, "rank_region_index", H5P_DEFAULT);
+    hid_t d = g >= 0 ? H5Dopen2(g, "summary_statistics", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t s = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hid_t ft = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    hid_t mt = (hid_t)sps__h5_summary_type(0, 0, sizeof(sps__summary_t));
+    hsize_t n = 0;
+    int rc = s < 0 || space_len(s, 0, &n) < 0 || ft < 0 || H5Tget_class(ft) != H5T_COMPOUND ||
+             n != r->nrows || mt < 0 || !compound_has_all(ft, mt)
+                 ? fail(SPS_EFORMAT, "%s: /rank_region_index/summary_statistics is not a "
+                        "summary compound (total, minimum, ..., m2) of one element per "
+                        "row", c->path) : 0;
+    if (rc == 0 && !(r->summary = calloc(n ? n : 1, sizeof *r->summary)))
+        rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    if (rc == 0 && n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->summary) < 0)
+        rc = fail(SPS_EFORMAT, "%s: cannot read /rank_region_index/summary_statistics "
+                  "(corrupt, or fields missing)", c->path);
+    int64_t ids[] = {mt, ft, s, d, g};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) h5_close(&ids[i]);
+    return rc;
+}
+
 /* Reads names, index and metadata; leaves the file open (see h5_read.h). */
 int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     rd_t c;
@@ -1169,9 +1712,17 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     if (!c.r) return rc;
     if (rc == 0) rc = file_open(&c);
     if (rc == 0) rc = root_read(&c);
-    if (rc == 0) rc = names_read(&c);
-    if (rc == 0) rc = index_read(&c);
-    if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
+    if (rc == 0 && c.r->schema == 1) { /* no /events to stream: read whole */
+        rc = v1_read(&c);
+        c.r->in_memory = 1;
+    } else {
+        if (rc == 0) rc = names_read(&c);
+        if (rc == 0) rc = index_read(&c);
+        if (rc == 0) rc = summary_read(&c);
+        if (rc == 0 && !c.r->aggregate) rc = events_open(&c);
+    }
+    if (rc == 0) rc = table_read(&c, "thread_table", &c.r->thread_table);
+    if (rc == 0) rc = table_read(&c, "task_table", &c.r->task_table);
     if (rc == 0) rc = metadata_read(&c, &c.r->meta);
     c.r->h_file = c.file;
     return open_end(&c, rc, out);
@@ -1207,6 +1758,17 @@ void sps__h5r_free(sps__h5r_t *r) {
     free(r->thread_ids);
     free(r->carried_event);
     free(r->carried_child);
+    free(r->src_lines);
+    strs_free(r->src_files, r->nrows);
+    strs_free(r->src_texts, r->nrows);
+    strs_free(r->tags, r->nrows);
+    strs_free(r->ev_meta, r->nrows);
+    free(r->summary);
+    free(r->gpu_dur);
+    free(r->task_ids);
+    free(r->await_ns);
+    table_free(&r->thread_table);
+    table_free(&r->task_table);
     free(r);
 }
 
@@ -1383,8 +1945,8 @@ static int counter_names_read(rd_t *c, hid_t g, sps__h5r_counters_t *out) {
     int rc = (out->names = calloc(n ? n : 1, sizeof(char *))) ? 0
              : fail(SPS_ENOMEM, "%s: out of memory", c->path);
     if (rc == 0) out->nnames = n;
-    if (rc == 0 && n && H5Tis_variable_str(t) > 0) rc = vstr_read(c, d, n, out->names);
-    else if (rc == 0 && n) rc = fstr_read(c, d, n, H5Tget_size(t), out->names);
+    if (rc == 0 && n && H5Tis_variable_str(t) > 0) rc = vstr_read(c, d, n, out->names, "the counter names");
+    else if (rc == 0 && n) rc = fstr_read(c, d, n, H5Tget_size(t), out->names, "the counter names");
     h5_close(&t);
     h5_close(&d);
     return rc;

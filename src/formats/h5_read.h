@@ -1,7 +1,10 @@
 /*
- * h5_read.h -- a validating reader of scope-profiler HDF5 files (schema 2
- * and 3, columnar and aggregate layouts): the ones spanscope writes and the
- * ones scope-profiler writes.
+ * h5_read.h -- a validating reader of scope-profiler HDF5 files (schema 1,
+ * 2 and 3, columnar and aggregate layouts): the ones spanscope writes and
+ * the ones scope-profiler writes (schema 1, without the schema attribute,
+ * keeps each rank's regions as rank<N>/regions/<name>/{start_times,
+ * end_times} groups: the reader turns them into the same index and events;
+ * sps__h5r_open_index reads its calls whole and serves them from memory).
  *
  *     sps__h5r_t *r;
  *     if (sps__h5r_open(&r, path) < 0) {
@@ -77,7 +80,7 @@ SPS__HIDDEN void sps__h5r_attrs_free(sps_meta_attr_t *a, size_t n);
 
 /* A file read into memory.  Everything is owned by the struct. */
 typedef struct sps__h5r {
-    int schema;            /* 2 or 3 */
+    int schema;            /* 1, 2 or 3 */
     int aggregate;         /* storage_layout "aggregate": no per-call data */
     size_t nnames;
     char **names;          /* region names, valid UTF-8 (never NULL) */
@@ -106,12 +109,29 @@ typedef struct sps__h5r {
     uint64_t orphans;      /* parent ids naming no call of the file */
     uint64_t cycles;       /* parent-id cycles cut (their calls made roots) */
     sps__h5r_meta_t meta;  /* /metadata (sps__h5r_metadata) */
+    /* scope-profiler's optional per-row columns (nrows each, NULL when
+     * absent; see sps_file_t.row_*): call-site line, file, source text,
+     * tags and per-call metadata (JSON list text). */
+    int64_t *src_lines;
+    char **src_files, **src_texts, **tags, **ev_meta;
+    /* Optional per-event columns as stored (NULL when absent). */
+    int64_t *gpu_dur, *task_ids, *await_ns;
+    /* /thread_table and /task_table (ncols 0 when absent); the columns
+     * and their arrays are owned (const only in the public type). */
+    sps_file_table_t thread_table, task_table;
+    int has_summary;       /* /rank_region_index/summary_statistics exists */
+    sps__summary_t *summary; /* its rows (nrows) when read: only by
+                              * sps__h5r_open_index, NULL otherwise */
     /* Streaming (sps__h5r_open_index): the open file and event columns
      * (HDF5 ids; -1 when closed or absent: h_tid, h_call and h_parent are
      * the optional thread_ids, call_ids and parent_ids) and whether /events holds start
      * gaps (schema 3) rather than start times. */
     int64_t h_file, h_start, h_dur, h_tid, h_call, h_parent;
     int deltas;
+    /* A schema-1 file opened with sps__h5r_open_index: it has no /events
+     * to stream, so its calls were read whole into start (absolute) and
+     * dur, and sps__h5r_events serves blocks from them. */
+    int in_memory;
 } sps__h5r_t;
 
 /* Reads and validates the file at path.  On success *out owns the result
@@ -124,9 +144,13 @@ typedef struct sps__h5r {
 SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
 
 /* Like sps__h5r_open, but reads and validates only the region names, the
- * index (rows within /events, no overlaps) and /metadata; the per-event
- * arrays stay NULL and the file stays open so that sps__h5r_events can
- * read the events in blocks.  Memory does not grow with the events. */
+ * index (rows within /events, no overlaps; summary_statistics into
+ * r->summary when the file has it), the lane tables and /metadata; the
+ * per-event arrays stay NULL and the file stays open so that
+ * sps__h5r_events can read the events in blocks.  Memory does not grow
+ * with the events -- except for a schema-1 file, which has no /events:
+ * its calls are read whole (start, dur; r->in_memory) and served from
+ * memory. */
 SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
 
 /* Reads events [first, first + n) of a file opened with
@@ -211,5 +235,12 @@ SPS__HIDDEN void sps__h5_quiet_begin(sps__h5_quiet_t *q);
 /* Restores the handler sps__h5_quiet_begin kept in *q and returns rc (for
  * "return sps__h5_quiet_end(&q, rc)"). */
 SPS__HIDDEN int sps__h5_quiet_end(sps__h5_quiet_t *q, int rc);
+
+/* The HDF5 compound type of rank_region_index/summary_statistics (h5.c):
+ * file != 0 the packed little-endian file type, else a memory type with
+ * the fields at base + their offsets in sps__summary_t within elements of
+ * size bytes.  An hid_t (int64_t here, so hdf5.h stays out); the caller
+ * closes it (sps__h5_close); -1 on failure. */
+SPS__HIDDEN int64_t sps__h5_summary_type(int file, size_t base, size_t size);
 
 #endif /* SPS_H5_READ_H */
