@@ -1464,6 +1464,7 @@ static PyObject *ext_task_steps_set(PyObject *mod, PyObject *buf) {
         return PyErr_Format(PyExc_TypeError, "task_steps_set() needs int64 items, 4 per step");
     if (rc) return raise_sps(rc, NULL);
     Py_RETURN_NONE;
+}
 
 /* Gets a C-contiguous buffer of obj (writable when w) of n elements of
  * sz bytes each; None gives buf->buf NULL when none_ok.  0 or -1 with an
