@@ -103,17 +103,41 @@ def _export_json(argv: list[str]) -> int:
     import spanscope
 
     write_json = getattr(spanscope, "write_json", None)
-    reader = getattr(spanscope, "read_h5", None) or getattr(spanscope, "read", None)
     if write_json is None:
         return _die(EXIT_USAGE, "export: json (scope-profiler's JSON) lands with the "
                                 "results API: spanscope.write_json is not available yet")
-    try:
-        results = reader(pos[0])
-        write_json(results, args["out"], include=args["include"] or None,
-                   exclude=args["exclude"] or None, ranks=ranks)
-    except (OSError, ValueError, KeyError) as error:
-        return _die(EXIT_DATA, f"export: {pos[0]}: {error}")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="spanscope-export-") as tmp:
+        try:
+            results = _load_any(spanscope, pos[0], tmp)
+            write_json(results, args["out"], include=args["include"] or None,
+                       exclude=args["exclude"] or None, ranks=ranks)
+        except (OSError, ValueError, KeyError) as error:
+            return _die(EXIT_DATA, f"export: {pos[0]}: {error}")
     return 0
+
+
+def _load_any(spanscope, path: str, tmpdir: str):
+    """The results of a profile (.h5, scope-profiler's JSON) or of a trace
+    (Chrome JSON, Perfetto): a trace becomes an .h5 first, written by the C
+    tool's convert (the one fold gives its calls parents and self times)."""
+    if not path.endswith(".pftrace"):
+        try:
+            return spanscope.load(path)
+        except spanscope.JSONProfileError:
+            pass  # JSON, but a trace's, not scope-profiler's profile
+    exe = _binary()
+    if exe is None:
+        raise OSError("a trace needs the spanscope binary to become a profile "
+                      "(set SPANSCOPE_CLI, or run spanscope convert FILE run.h5 first)")
+    import subprocess
+
+    out = os.path.join(tmpdir, "trace.h5")
+    p = subprocess.run([exe, "convert", path, out], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise OSError(p.stderr.strip().removeprefix("spanscope: ") or "convert failed")
+    return spanscope.read_h5(out)
 
 
 def python_command(argv: list[str]) -> int:

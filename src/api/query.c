@@ -48,19 +48,20 @@ uint64_t sps_misuse_count(void) {
 static size_t list_regions(sps_region_t *out, size_t cap, int recorded) {
     size_t n = 0;
     pthread_mutex_lock(&sps__g.lock);
-    if (sps__session_live()) {
+    uint32_t count = sps__session_live() ? sps__registry_count() : 0;
+    sps_region_t *all = count ? malloc(count * sizeof *all) : NULL;
+    if (all) {
         refresh();
-        uint32_t count = sps__registry_count();
         for (sps_region_t r = 1; r < count; r++) {
-            int reg = r < sps__g.registered_cap && sps__g.registered[r];
+            int reg = sps__region_registered(r);
             int rec = sps__cum_acc(r).count > 0;
-            if (recorded ? rec : (reg || rec)) {
-                if (n < cap) out[n] = r;
-                n++;
-            }
+            if (recorded ? rec : (reg || rec)) all[n++] = r;
         }
+        sps__regions_sort(all, n); /* the session's order, before any cut */
+        if (out) memcpy(out, all, (n < cap ? n : cap) * sizeof *out);
     }
     pthread_mutex_unlock(&sps__g.lock);
+    free(all);
     return n;
 }
 

@@ -496,8 +496,10 @@ typedef struct sps__session {
     sps__timemap_t tm;
     int64_t start_ns, period_start_ns;
     int64_t wall_anchor_ns, mono_anchor_ns;
-    uint8_t *registered;      /* [registered_cap] by region id */
+    uint32_t *registered;     /* [registered_cap] by region id: 1 + its place
+                                 in the session's registration order, 0 none */
     uint32_t registered_cap;
+    uint32_t nregistered;     /* regions registered in the session */
     uint64_t misuse;
     sps__snap_t *pending;     /* a period whose write failed */
     sps__dist_t dist;         /* MPI: rank, size, clock offset (ext/mpi.c) */
@@ -549,6 +551,12 @@ SPS__HIDDEN int sps__session_close(sps__reset_fn reset);
 typedef void (*sps__snap_merge_fn)(sps__snap_t *s, const sps__snap_t *older);
 SPS__HIDDEN sps__snap_t *sps__snap_build(int take);
 SPS__HIDDEN int sps__snap_describe(sps__snap_t *s);
+/* Under the lock: 1 when r was registered (sps_region) in this session. */
+SPS__HIDDEN int sps__region_registered(sps_region_t r);
+/* Under the lock: sorts region ids v[0..n) into the session's order (the
+ * order of files' region tables and of registered_regions): those
+ * registered in the session in the order they were, then the others by id. */
+SPS__HIDDEN void sps__regions_sort(sps_region_t *v, size_t n);
 SPS__HIDDEN void sps__snap_stash(sps__snap_t *s, sps__snap_merge_fn merge);
 SPS__HIDDEN void sps__snap_absorb_pending(sps__snap_t *s, sps__snap_merge_fn merge);
 SPS__HIDDEN void sps__snap_release(sps__snap_t *s);

@@ -111,7 +111,9 @@ static void session_clear(sps__reset_fn reset) {
     sps__buffers_reset();
     sps__counters_reset();
     if (reset) reset();
-    if (sps__g.registered_cap) memset(sps__g.registered, 0, sps__g.registered_cap);
+    if (sps__g.registered_cap)
+        memset(sps__g.registered, 0, sps__g.registered_cap * sizeof *sps__g.registered);
+    sps__g.nregistered = 0;
     sps__timemap_free(&sps__g.tm);
     sps__g.misuse = 0;
 }
@@ -224,17 +226,41 @@ uint64_t sps_dropped(void) {
 /* Regions                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Under the lock: marks r registered in the session. */
+/* Under the lock: marks r registered in the session, remembering when:
+ * files list their regions in the order the session registered them, as
+ * scope-profiler does, not in the process-wide order of region ids (which a
+ * previous session may have set). */
 static void mark_registered(sps_region_t r) {
     if (r >= sps__g.registered_cap) {
         uint32_t cap = r + 1024;
-        uint8_t *p = realloc(sps__g.registered, cap);
+        uint32_t *p = realloc(sps__g.registered, cap * sizeof *p);
         if (!p) return;
-        memset(p + sps__g.registered_cap, 0, cap - sps__g.registered_cap);
+        memset(p + sps__g.registered_cap, 0, (cap - sps__g.registered_cap) * sizeof *p);
         sps__g.registered = p;
         sps__g.registered_cap = cap;
     }
-    sps__g.registered[r] = 1;
+    if (!sps__g.registered[r]) sps__g.registered[r] = ++sps__g.nregistered;
+}
+
+int sps__region_registered(sps_region_t r) {
+    return r < sps__g.registered_cap && sps__g.registered[r] != 0;
+}
+
+/* The place of r in the session's order: registered regions first, in the
+ * order of registration, then the others by id. */
+static uint64_t region_place(sps_region_t r) {
+    uint64_t k = sps__region_registered(r) ? sps__g.registered[r] : UINT32_MAX;
+    return k << 32 | r;
+}
+
+static int place_cmp(const void *a, const void *b) {
+    uint64_t x = region_place(*(const sps_region_t *)a);
+    uint64_t y = region_place(*(const sps_region_t *)b);
+    return x < y ? -1 : x > y;
+}
+
+void sps__regions_sort(sps_region_t *v, size_t n) {
+    if (n > 1) qsort(v, n, sizeof *v, place_cmp);
 }
 
 sps_region_t sps_region(const char *name) {

@@ -183,10 +183,11 @@ int sps__analysis_describe(sps__snap_t *s) {
     s->node_region = malloc((sps__an.tree.len + 1) * sizeof *s->node_region);
     if (!s->regs || !s->node_parent || !s->node_region) return SPS_ENOMEM;
     for (sps_region_t r = 1; r < count; r++) {
-        int reg = r < sps__g.registered_cap && sps__g.registered[r];
+        int reg = sps__region_registered(r);
         int rec = (r < s->nregions && s->per[r].count) || sps__cum_acc(r).count;
         if (reg || rec) s->regs[s->nregs++] = r;
     }
+    sps__regions_sort(s->regs, s->nregs);
     for (size_t i = 0; i < s->nnodes; i++) {
         s->node_parent[i] = sps__an.tree.n[i].parent;
         s->node_region[i] = sps__an.tree.n[i].region;

@@ -673,11 +673,47 @@ static void test_registry(void **state) {
     sps_shutdown();
 }
 
+/* A session lists and writes its regions in the order it registered them
+ * (scope-profiler's order), not in the process-wide order of the ids an
+ * earlier session handed out. */
+static void test_region_order(void **state) {
+    (void)state;
+    char path[] = "/tmp/sps-order-XXXXXX.h5";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(sps_setup(NULL), 0);
+    sps_region_t late = sps_region("order.late"); /* the lower id */
+    sps_region_t early = sps_region("order.early");
+    assert_true(late < early);
+    sps_shutdown();
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    assert_int_equal(sps_setup(&cfg), 0);
+    assert_int_equal(sps_region("order.early"), early);
+    assert_int_equal(sps_region("order.late"), late);
+    sps_region_t v[8];
+    assert_int_equal(sps_regions_registered(v, 8), 2);
+    assert_int_equal(v[0], early);
+    assert_int_equal(v[1], late);
+    assert_int_equal(sps_regions_registered(v, 1), 2); /* a cut keeps the order */
+    assert_int_equal(v[0], early);
+    sps_begin(late), sps_end(late), sps_begin(early), sps_end(early);
+    assert_int_equal(sps_finalize(), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(tu_h5_name(h, "order.early") >= 0);
+    assert_true(tu_h5_name(h, "order.early") < tu_h5_name(h, "order.late"));
+    tu_h5_free(h);
+    sps_shutdown();
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_known_timing), TU_TEST(test_calls_query),
         TU_TEST(test_aggregate),    TU_TEST(test_checkpoints),
-        TU_TEST(test_macros),       TU_TEST(test_registry),
+        TU_TEST(test_macros),       TU_TEST(test_registry), TU_TEST(test_region_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
