@@ -109,6 +109,14 @@ int cli_python(int argc, char **argv) {
         "sys.exit(_cli.python_command(sys.argv[1:]))\n";
     const char *py = getenv("SPANSCOPE_PYTHON");
     if (!py || !*py) py = "python3";
+    /* the Python side calls this binary back (export json of a trace
+     * converts it to .h5 first): it need not be the wheel's */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0 && !getenv("SPANSCOPE_CLI")) {
+        self[n] = '\0';
+        setenv("SPANSCOPE_CLI", self, 1);
+    }
     char **args = calloc((size_t)argc + 4, sizeof *args);
     if (!args) return cli_die(EXIT_USAGE, "%s: out of memory", argv[0]);
     args[0] = (char *)py;
