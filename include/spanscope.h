@@ -1112,6 +1112,30 @@ SPS_API int sps_export(const char *in_path, const char *out_path,
                        const char *format, const sps_export_opts_t *opts,
                        char *err, size_t errlen);
 
+/* Spans held by the caller (results built in memory: read from a JSON
+ * profile, merged, filtered), for sps_spans_write_h5.  Span i is a call of
+ * names[name[i]] on (rank[i], thread[i]) from start_ns[i] to end_ns[i]
+ * (any clock, ns); rank and thread may be NULL (all 0).  Arrays are
+ * borrowed for the call. */
+typedef struct sps_span_set {
+    size_t nnames;
+    const char *const *names;
+    size_t nspans;
+    const uint32_t *name;
+    const int64_t *rank, *thread;
+    const int64_t *start_ns, *end_ns;
+} sps_span_set_t;
+
+/* Writes the spans as a schema-3 .h5 at path (through a temporary name
+ * renamed into place), nesting, call and parent ids and self times from
+ * the one fold, as `spanscope convert TRACE OUT.h5` does.  Returns 0,
+ * SPS_EINVAL (a name index out of range, an end before its start, spans
+ * of one thread that overlap without nesting), SPS_ENOMEM, SPS_EPATH or
+ * SPS_EIO, with the reason in err[0..errlen) when err is not NULL.  No
+ * session needed; any thread. */
+SPS_API int sps_spans_write_h5(const char *path, const sps_span_set_t *spans,
+                               char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,9 +1,11 @@
 /*
- * _export.c -- the exports in the extension (spanscope._ext): one call,
- * export(), over sps_export (spanscope.h, src/api/export.c), which
+ * _export.c -- the exports in the extension (spanscope._ext): export(),
+ * over sps_export (spanscope.h, src/api/export.c), which
  * spanscope/_exports.py's export_speedscope, export_prof, to_pstats,
  * export_flamegraph_svg and export_chrome_trace wrap with scope-profiler
- * 0.7.5's signatures.  Registered from _ext.c's module init
+ * 0.7.5's signatures; spans_write_h5(), over sps_spans_write_h5
+ * (src/api/spans_h5.c), behind write_profile(results, "x.h5") for results
+ * held in Python.  Registered from _ext.c's module init
  * (sps__py_export_init).  No analysis here: argument conversion only.
  */
 #define PY_SSIZE_T_CLEAN
@@ -128,9 +130,68 @@ done:
     return res;
 }
 
+/* A C-contiguous buffer of obj with n items of sz bytes (n < 0: any
+ * count, stored in *n).  0, or -1 with TypeError (release with
+ * PyBuffer_Release). */
+static int col_get(PyObject *obj, Py_buffer *b, Py_ssize_t sz, Py_ssize_t *n,
+                   const char *what) {
+    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) return -1;
+    Py_ssize_t items = b->itemsize ? b->len / b->itemsize : 0;
+    if (b->itemsize != sz || (*n >= 0 && items != *n)) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_TypeError, "%s must be %zd-byte integers%s", what, sz,
+                     *n >= 0 ? ", one per span" : "");
+        return -1;
+    }
+    *n = items;
+    return 0;
+}
+
+/* spans_write_h5(path, names, name, rank, thread, start_ns, end_ns) ->
+ * None: sps_spans_write_h5.  names: list of str; name: uint32 indices;
+ * the others int64 (numpy arrays), one per span.  ValueError for spans
+ * the writer refuses, OSError for the file. */
+static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args) {
+    const char *path;
+    PyObject *names, *cols[5];
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "sOOOOOO", &path, &names, &cols[0], &cols[1], &cols[2],
+                          &cols[3], &cols[4]))
+        return NULL;
+    PyObject *seq = PySequence_Fast(names, "names must be a list of str");
+    if (!seq) return NULL;
+    const char **nv = NULL;
+    size_t nn = 0;
+    Py_buffer b[5];
+    int got = 0;
+    PyObject *res = NULL;
+    Py_ssize_t n = -1;
+    if (str_list(seq, &nv, &nn, "names")) goto done;
+    static const char *const what[5] = {"name", "rank", "thread", "start_ns", "end_ns"};
+    for (; got < 5; got++)
+        if (col_get(cols[got], &b[got], got ? 8 : 4, &n, what[got])) goto done;
+    sps_span_set_t set = {nn, nv, (size_t)n, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf};
+    char err[512] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_spans_write_h5(path, &set, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EINVAL) PyErr_SetString(PyExc_ValueError, err);
+    else if (rc) PyErr_SetString(PyExc_OSError, err);
+    else res = Py_NewRef(Py_None);
+done:
+    while (got > 0) PyBuffer_Release(&b[--got]);
+    free(nv);
+    Py_DECREF(seq);
+    return res;
+}
+
 static PyMethodDef export_methods[] = {
     {"export", (PyCFunction)(void (*)(void))ext_export, METH_VARARGS | METH_KEYWORDS,
      "export(in_path, out_path, format, ...) -> None: sps_export (speedscope, prof, svg, chrome)."},
+    {"spans_write_h5", ext_spans_write_h5, METH_VARARGS,
+     "spans_write_h5(path, names, name, rank, thread, start_ns, end_ns) -> None: "
+     "sps_spans_write_h5."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,95 @@
+"""write_profile(results, "x.h5") for results held in Python (scope-profiler's
+write_profile writes HDF5 for any name that is not .json/.html): the calls go
+to C (sps_spans_write_h5) and come back the same, read by spanscope and by
+the real scope-profiler 0.7.5."""
+
+import numpy as np
+import pytest
+
+import spanscope as sp
+from spanscope import ProfileManager
+
+sp_ref = pytest.importorskip("scope_profiler")
+
+
+def _record(path, fmt_suffix):
+    ProfileManager.setup(output=str(path.with_suffix(fmt_suffix)))
+    for i in range(4):
+        with ProfileManager.region("step"):
+            with ProfileManager.region("inner"):
+                sum(range(2000 * (i + 1)))
+            with ProfileManager.region("io"):
+                pass
+    ProfileManager.finalize(verbose=False)
+    return path.with_suffix(fmt_suffix)
+
+
+def _same_calls(a, b):
+    assert a.region_names == b.region_names
+    for name in a.region_names:
+        x, y = a[name][0], b[name][0]
+        assert np.array_equal(x.start_times_ns, y.start_times_ns)
+        assert np.array_equal(x.end_times_ns, y.end_times_ns)
+        assert x.exclusive_duration == pytest.approx(y.exclusive_duration, abs=1e-12)
+
+
+def test_json_results_written_as_h5(tmp_path):
+    src = _record(tmp_path / "run", ".json")
+    held = sp.read_json(src)  # results held in Python: no .h5 behind them
+    out = sp.write_profile(held, tmp_path / "back.h5")
+    assert out == tmp_path / "back.h5"
+    ours, theirs = sp.read_h5(out), sp_ref.read_h5(out)
+    _same_calls(held, ours)
+    assert theirs.region_names == ours.region_names
+    for name in ours.region_names:
+        assert theirs[name][0].num_calls == ours[name][0].num_calls == 4
+        # the self times the fold gave, as scope-profiler reads them back
+        assert theirs[name][0].exclusive_duration == pytest.approx(
+            ours[name][0].exclusive_duration)
+    step = ours["step"][0]
+    inner = ours["inner"][0]
+    assert set(inner.parent_ids) <= set(step.call_ids)
+
+
+def test_h5_results_are_copied_and_options_refused(tmp_path):
+    src = _record(tmp_path / "run", ".h5")
+    res = sp.read_h5(src)
+    out = sp.write_profile(res, tmp_path / "copy.h5")
+    assert out.read_bytes() == src.read_bytes()
+    with pytest.raises(TypeError, match="no options"):
+        sp.write_profile(res, tmp_path / "x.h5", compression="gzip")
+
+
+def test_overlapping_calls_are_refused_with_a_reason(tmp_path):
+    from spanscope import _ext
+    # two calls of one thread that overlap without nesting: no call tree
+    name = np.array([0, 1], np.uint32)
+    zero = np.zeros(2, np.int64)
+    out = tmp_path / "bad.h5"
+    with pytest.raises(ValueError, match="overlap"):
+        _ext.spans_write_h5(str(out), ["a", "b"], name, zero, zero,
+                            np.array([0, 5], np.int64), np.array([10, 15], np.int64))
+    assert not out.exists() and not list(tmp_path.iterdir())  # no temporaries left
+    # on two threads the same calls are fine
+    _ext.spans_write_h5(str(out), ["a", "b"], name, zero, np.array([0, 1], np.int64),
+                        np.array([0, 5], np.int64), np.array([10, 15], np.int64))
+    res = sp.read_h5(out)
+    assert res["a"][0].num_calls == res["b"][0].num_calls == 1
+    assert res["b"][0].durations_ns.tolist() == [10]
+
+
+def test_spans_write_h5_checks_its_arguments(tmp_path):
+    from spanscope import _ext
+    z = np.zeros(1, np.int64)
+    with pytest.raises(ValueError, match="out of range"):
+        _ext.spans_write_h5(str(tmp_path / "a.h5"), ["a"], np.array([3], np.uint32), z, z, z, z)
+    with pytest.raises(ValueError, match="before it starts"):
+        _ext.spans_write_h5(str(tmp_path / "a.h5"), ["a"], np.array([0], np.uint32), z, z,
+                            np.array([5], np.int64), np.array([4], np.int64))
+    with pytest.raises(TypeError, match="one per span"):
+        _ext.spans_write_h5(str(tmp_path / "a.h5"), ["a"], np.array([0, 0], np.uint32), z, z,
+                            z, z)
+    with pytest.raises(OSError):
+        _ext.spans_write_h5(str(tmp_path / "no" / "dir" / "a.h5"), ["a"],
+                            np.array([0], np.uint32), z, z, z, np.array([1], np.int64))
+    assert not (tmp_path / "a.h5").exists()
