@@ -381,6 +381,26 @@ def test_profile_mpi_calls_wraps_comm_world_for_the_session(fake_mpi):
         format_mpi_region("bcast", bytes=8, root=0, communicator=51)])
 
 
+def test_profile_mpi_calls_enters_and_leaves_profile_mpi4py_once(monkeypatch):
+    """scope-profiler's test_profiling_options case: the option enters
+    profile_mpi4py(lazy=True) at setup and leaves it at the session's end."""
+    import spanscope.mpi_wrappers as wrappers
+    events = []
+
+    class FakeContext:
+        def __enter__(self):
+            events.append("install")
+
+        def __exit__(self, *args):
+            events.append("restore")
+
+    monkeypatch.setattr(wrappers, "profile_mpi4py", lambda *, lazy: FakeContext())
+    options = ProfilingOptions(profile_mpi_calls=True, deactivate_file_output=True)
+    with ProfileManager.session(options=options, verbose=False):
+        assert events == ["install"]
+    assert events == ["install", "restore"]
+
+
 def test_profile_mpi_calls_lasts_until_the_next_setup_or_reset(fake_mpi, tmp_path):
     world = fake_mpi.COMM_WORLD
     ProfileManager.setup(output=None, profile_mpi_calls=True)
