@@ -148,3 +148,22 @@ __all__ += [
     "export_flamegraph_svg", "export_chrome_trace",
 ]
 # --- end of exports ---
+
+# --- scope-profiler's mpi4py wrappers (issue 12 part 1: spanscope/mpi_wrappers.py;
+# importing them imports no mpi4py) ---
+from spanscope.mpi_wrappers import (  # noqa: E402
+    MPIRegionMetadata,
+    ProfiledMPIComm,
+    ProfiledMPIRequest,
+    format_mpi_region,
+    message_nbytes,
+    parse_mpi_region,
+    profile_mpi4py,
+    profile_mpi_comm,
+)
+
+__all__ += [
+    "MPIRegionMetadata", "ProfiledMPIComm", "ProfiledMPIRequest", "format_mpi_region",
+    "message_nbytes", "parse_mpi_region", "profile_mpi4py", "profile_mpi_comm",
+]
+# --- end of the mpi4py wrappers ---

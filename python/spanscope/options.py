@@ -205,7 +205,6 @@ _NOT_AVAILABLE = {
     "use_nvtx": "NVTX ranges",
     "use_gpu_timing": "GPU timing",
     "gpu_sync_on_exit": "GPU timing",
-    "profile_mpi_calls": "mpi4py call profiling",
 }
 
 _BOOLS = {"use_likwid", "use_line_profiler", "use_memray", "memray_native_traces",

@@ -464,6 +464,7 @@ class ProfileManager:
     _definitions: dict = {}    # define_region: name -> (functions, tags)
     _recursive_default = False
     _tracker = None            # track_async: the run's TaskTracker
+    _mpi_calls = None          # profile_mpi_calls: the run's profile_mpi4py context
 
     # -- session ------------------------------------------------------------
     @classmethod
@@ -566,6 +567,12 @@ class ProfileManager:
             from spanscope._tasks import TaskTracker
             cls._tracker = TaskTracker()
             cls._tracker.install()
+        if o["profile_mpi_calls"] and not o["deactivate_profiling"]:
+            # mpi4py's COMM_WORLD/COMM_SELF become profiled proxies once the
+            # program imports it (spanscope.mpi_wrappers), until _stop_tracking
+            from spanscope import mpi_wrappers
+            cls._mpi_calls = mpi_wrappers.profile_mpi4py(lazy=True)
+            cls._mpi_calls.__enter__()
         if auto_finalize:
             cls._register_auto_finalize()
         return ProfilingRun(cls, requested or path, cls._generation)
@@ -588,10 +595,14 @@ class ProfileManager:
 
     @classmethod
     def _stop_tracking(cls):
-        """Takes the task tracker's hooks out (a new setup, reset, a session's end)."""
+        """Takes the task tracker's hooks and the profile_mpi_calls proxies out
+        (a new setup, reset, a session's end)."""
         tracker, cls._tracker = cls._tracker, None
         if tracker is not None:
             tracker.uninstall()
+        mpi_calls, cls._mpi_calls = cls._mpi_calls, None
+        if mpi_calls is not None:  # profile_mpi_calls: mpi4py's globals back
+            mpi_calls.__exit__(None, None, None)
 
     @classmethod
     def _register_auto_finalize(cls):

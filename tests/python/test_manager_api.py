@@ -258,7 +258,6 @@ def test_the_combinations_scope_profiler_rejects_are_value_errors(kw, message):
     ({"use_memray": True}, "memray"), ({"use_nvtx": True}, "NVTX"),
     ({"use_gpu_timing": True}, "GPU timing"), ({"perf_events": ["cycles"]}, "perf_event"),
     ({"use_likwid": True}, "LIKWID"), ({"use_line_profiler": True}, "line-by-line"),
-    ({"profile_mpi_calls": True}, "mpi4py"),
     ({"options": ProfilingOptions(memray=MemrayOptions(enabled=True))}, "memray"),
 ])
 def test_features_of_other_issues_say_they_are_not_available(kw, feature):
