@@ -495,15 +495,59 @@ static int hmerge_carried(const hmerge_t *h, const char *tmp) {
     return rc ? sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc)) : 0;
 }
 
+/* The regions' attributes for the output (by output name; malloc'd, its
+ * strings borrowed from the inputs): source file, line and text and tags
+ * from the first input row of the name that has them (the ranks of one
+ * program agree); per-call metadata only for a name with a single row, as
+ * the writer keeps one list per name.  NULL when out of memory. */
+static sps__rinfo_t *hmerge_info(const hmerge_t *h) {
+    sps__rinfo_t *info = calloc(h->names.n + 1, sizeof *info);
+    uint32_t *rows_of = calloc(h->names.n + 1, sizeof *rows_of);
+    if (!info || !rows_of) {
+        free(info), free(rows_of);
+        return NULL;
+    }
+    for (size_t i = 0; i < h->names.n; i++) info[i].line = -1;
+    for (size_t k = 0; k < h->nrows; k++) {
+        const hin_t *x = &h->in[h->src[k].input];
+        const sps__h5r_t *r = x->h5;
+        size_t j = h->src[k].row;
+        sps__rinfo_t *o = &info[x->region_map[r->rows[j].file_region]];
+        if (!o->file && r->src_files && r->src_files[j] && *r->src_files[j]) {
+            o->file = r->src_files[j];
+            o->line = r->src_lines ? r->src_lines[j] : -1;
+        }
+        if (!o->text && r->src_texts && r->src_texts[j] && *r->src_texts[j])
+            o->text = r->src_texts[j];
+        if (!o->tags && r->tags && r->tags[j] && strcmp(r->tags[j], "[]"))
+            o->tags = r->tags[j];
+        if (rows_of[x->region_map[r->rows[j].file_region]]++ == 0 && r->ev_meta &&
+            r->ev_meta[j]) {
+            o->md = r->ev_meta[j];
+            o->md_calls = r->rows[j].count;
+        } else {
+            o->md = NULL; /* several rows: no one list fits them all */
+        }
+    }
+    free(rows_of);
+    return info;
+}
+
 /* Writes the merged .h5 to tmp: layout, every row's events, then the
  * calls carried across checkpoints and the counters.  Returns 0 or a code
  * (message set). */
 static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     sps__layout_t lay;
     hmerge_layout(h, &lay);
+    sps__rinfo_t *info = hmerge_info(h);
+    if (!info) return sps__err_fail(SPS_ENOMEM, "out of memory");
+    lay.info = info;
     sps__h5w_t *w;
     int rc = sps__h5w_open(&w, tmp, &lay);
-    if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    if (rc) {
+        free(info);
+        return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    }
     sps__pline_init(&h->line, "merging into", h->out, "events", 0, 0);
     for (size_t k = 0; rc == 0 && k < h->nrows; k++)
         rc = streamed(&h->in[h->src[k].input]) ? hmerge_events_stream(h, w, k)
@@ -511,10 +555,12 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     sps__pline_end(&h->line, h->nevents, rc);
     if (rc) {
         sps__h5w_abort(w);
+        free(info);
         return rc;
     }
-    if ((rc = sps__h5w_close(w)))
-        return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    rc = sps__h5w_close(w);
+    free(info);
+    if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
     if ((rc = hmerge_carried(h, tmp))) return rc;
     return hmerge_counters(h, tmp);
 }

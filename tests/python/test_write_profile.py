@@ -93,3 +93,44 @@ def test_spans_write_h5_checks_its_arguments(tmp_path):
         _ext.spans_write_h5(str(tmp_path / "no" / "dir" / "a.h5"), ["a"],
                             np.array([0], np.uint32), z, z, z, np.array([1], np.int64))
     assert not (tmp_path / "a.h5").exists()
+
+
+def test_merge_keeps_the_regions_attributes(tmp_path):
+    """spanscope merge (and the MPI collective finalize, which merges the
+    ranks' parts) keeps source locations and tags, as one rank's file has
+    them."""
+    import subprocess
+
+    import h5py
+
+    from conftest import BUILD
+    cli = BUILD / "spanscope"
+    if not cli.exists():
+        pytest.skip("the spanscope tool is not built")
+    paths = []
+    for rank in (0, 1):
+        p = tmp_path / f"r{rank}.h5"
+        ProfileManager.setup(output=str(p), capture_region_source=True)
+        with ProfileManager.region("load", tags=["io"]):
+            pass
+        with ProfileManager.region("solve"):
+            pass
+        ProfileManager.finalize(verbose=False)
+        with h5py.File(p, "r+") as f:
+            f["metadata"].attrs["rank"] = np.int64(rank)
+        paths.append(p)
+    one = sp_ref.read_h5(paths[0])
+    out = tmp_path / "merged.h5"
+    r = subprocess.run([str(cli), "merge", "-o", str(out), *map(str, paths)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    merged = sp_ref.read_h5(out)
+    assert merged.num_ranks == 2
+    for name in ("load", "solve"):
+        for rank in (0, 1):
+            assert merged[name][rank].num_calls == 1
+        assert merged[name].tags == one[name].tags
+        assert merged[name].source_file == one[name].source_file
+        assert merged[name].source_lineno == one[name].source_lineno
+    assert list(merged["load"].tags) == ["io"]
+    assert merged["load"].source_file and merged["load"].source_lineno > 0
