@@ -938,7 +938,18 @@ typedef struct sps_file {
     /* That column, nrows rows, from sps_file_open_index only (NULL from
      * sps_file_open, and when the file lacks it or is aggregate). */
     const sps_file_summary_t *row_summary;
+    /* Which of scope-profiler's per-rank integration groups some
+     * rank<N> group of the file has (SPS_FILE_HAS_* bits; 0 for none):
+     * data spanscope does not read yet, so that its readers can say so
+     * rather than pretend there is none. */
+    unsigned rank_groups;
 } sps_file_t;
+
+/* Bits of sps_file_t.rank_groups: rank<N>/likwid, rank<N>/perf_events,
+ * rank<N>/line_profile. */
+#define SPS_FILE_HAS_LIKWID 1u
+#define SPS_FILE_HAS_PERF_EVENTS 2u
+#define SPS_FILE_HAS_LINE_PROFILE 4u
 
 /* Reads and validates the HDF5 file at path (the reader behind
  * sps_report) into *out, a handle the caller closes with sps_file_close.
