@@ -1593,9 +1593,12 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
             merged[r.name] = MPIRegion(r.name, {k: _detached(x) for k, x in r.regions.items()})
     if label is not None:
         metadata["label"] = label
-    return ProfilingResults(merged, metadata=metadata, num_ranks=nranks,
-                            file_path=file_path if file_path is not None else roots[0].file_path,
-                            threads=threads, tasks=tasks)
+    out = ProfilingResults(merged, metadata=metadata, num_ranks=nranks,
+                           file_path=file_path if file_path is not None else roots[0].file_path,
+                           threads=threads, tasks=tasks)
+    # integration data of any input still is not there to merge: say so
+    out._rank_groups = frozenset().union(*(r._rank_groups for r in roots))
+    return out
 
 
 def _detached(r: Region) -> Region:

@@ -460,6 +460,9 @@ def test_line_profile_data_is_not_pretended_away(sp_runs, tmp_path):
         res.line_profile
     with pytest.raises(spanscope.IntegrationNotAvailableError, match="line"):
         spanscope.read_h5_summary(path)  # include_line_profile=True by default
+    merged = spanscope.merge_results(res)
+    with pytest.raises(spanscope.IntegrationNotAvailableError):
+        merged.line_profile
     s = spanscope.read_h5_summary(path, include_line_profile=False)
     assert s["solve"][0].num_calls == 4
     with pytest.raises(spanscope.IntegrationNotAvailableError):
