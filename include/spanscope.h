@@ -774,6 +774,19 @@ SPS_API int sps_report(const char *path, void *out_file, const char *sort,
 SPS_API int sps_html_file(const char *in_path, const char *out_path, size_t max_spans,
                           char *err, size_t errlen);
 
+/* Writes the page that compares the n (>= 2) recordings at in_paths[]
+ * (.h5, .json, .json.gz, .pftrace), run k named labels[k] and run 0 the
+ * baseline, to out_path: the page `spanscope html A B ... -o OUT` writes
+ * (the runs, per region bars of total and self time per run, a table with
+ * each run's total as a ratio of the baseline's; no timeline), through a
+ * temporary name renamed into place.  Needs no session; everything is
+ * borrowed.  Returns 0, SPS_EINVAL (a NULL argument, n < 2, an unknown
+ * input extension), SPS_EIO, SPS_EFORMAT, SPS_EPATH (out_path cannot be
+ * created) or SPS_ENOMEM, with a one-line reason in err[0..errlen) when
+ * err is not NULL.  HDF5 may crash on some corrupt files (see sps_merge). */
+SPS_API int sps_html_compare_files(const char *const *in_paths, const char *const *labels,
+                                   size_t n, const char *out_path, char *err, size_t errlen);
+
 /* What one /metadata attribute holds. */
 typedef enum {
     SPS_META_INT = 1,   /* integers (any width, read as int64) */
@@ -938,7 +951,18 @@ typedef struct sps_file {
     /* That column, nrows rows, from sps_file_open_index only (NULL from
      * sps_file_open, and when the file lacks it or is aggregate). */
     const sps_file_summary_t *row_summary;
+    /* Which of scope-profiler's per-rank integration groups some
+     * rank<N> group of the file has (SPS_FILE_HAS_* bits; 0 for none):
+     * data spanscope does not read yet, so that its readers can say so
+     * rather than pretend there is none. */
+    unsigned rank_groups;
 } sps_file_t;
+
+/* Bits of sps_file_t.rank_groups: rank<N>/likwid, rank<N>/perf_events,
+ * rank<N>/line_profile. */
+#define SPS_FILE_HAS_LIKWID 1u
+#define SPS_FILE_HAS_PERF_EVENTS 2u
+#define SPS_FILE_HAS_LINE_PROFILE 4u
 
 /* Reads and validates the HDF5 file at path (the reader behind
  * sps_report) into *out, a handle the caller closes with sps_file_close.

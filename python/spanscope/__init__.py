@@ -167,3 +167,27 @@ __all__ += [
     "message_nbytes", "parse_mpi_region", "profile_mpi4py", "profile_mpi_comm",
 ]
 # --- end of the mpi4py wrappers ---
+
+# --- scope-profiler's analysis names (issue 12, late additions: _inspection.py,
+# --- _counters.py, plots.py's statistics helpers) ---
+from spanscope._counters import (  # noqa: E402
+    LikwidRegionResult, PerfEventError, PerfEventTotals,
+)
+from spanscope._inspection import (  # noqa: E402
+    collect_file_metadata, create_html_report, inspect_file, write_metadata_json,
+)
+
+# plots.py's statistics helpers need no matplotlib, but they resolve
+# lazily like the plot_* names (plots.py is imported on first use)
+_PLOT_NAMES = _PLOT_NAMES | {
+    "collect_region_statistics", "write_region_statistics_json",
+    "collect_roofline_points", "plot_perf_events", "plot_roofline",
+}
+
+__all__ += [
+    "LikwidRegionResult", "PerfEventError", "PerfEventTotals", "collect_file_metadata",
+    "create_html_report", "inspect_file", "write_metadata_json",
+    "collect_region_statistics", "write_region_statistics_json",
+    "collect_roofline_points", "plot_perf_events", "plot_roofline",
+]
+# --- end of the analysis names ---

@@ -1199,6 +1199,23 @@ static PyObject *ext_read_index(PyObject *mod, PyObject *args) {
     return file_read(args, 1);
 }
 
+/* The names of the SPS_FILE_HAS_* bits set in bits ("likwid",
+ * "perf_events", "line_profile"): a new list, NULL on error. */
+static PyObject *rank_groups_list(unsigned bits) {
+    static const struct { unsigned bit; const char *name; } kinds[] = {
+        {SPS_FILE_HAS_LIKWID, "likwid"},
+        {SPS_FILE_HAS_PERF_EVENTS, "perf_events"},
+        {SPS_FILE_HAS_LINE_PROFILE, "line_profile"}};
+    PyObject *l = PyList_New(0);
+    for (size_t k = 0; l && k < sizeof kinds / sizeof kinds[0]; k++) {
+        if (!(bits & kinds[k].bit)) continue;
+        PyObject *s = PyUnicode_FromString(kinds[k].name);
+        if (!s || PyList_Append(l, s)) Py_CLEAR(l);
+        Py_XDECREF(s);
+    }
+    return l;
+}
+
 /* read_file / read_index: opens the file of args (one path) whole or by
  * its index alone and makes the dict. */
 static PyObject *file_read(PyObject *args, int index_only) {
@@ -1231,7 +1248,8 @@ static PyObject *file_read(PyObject *args, int index_only) {
         put(d, "thread_table", file_table(cap, &f->thread_table)) ||
         put(d, "task_table", file_table(cap, &f->task_table)) ||
         put(d, "has_summary_statistics", PyBool_FromLong(f->has_summary_statistics)) ||
-        put(d, "row_summary", summary_list(f->row_summary, f->nrows)))
+        put(d, "row_summary", summary_list(f->row_summary, f->nrows)) ||
+        put(d, "rank_groups", rank_groups_list(f->rank_groups)))
         Py_CLEAR(d);
     Py_DECREF(cap); /* the columns hold it now; the last one closes f */
     return d;
@@ -1386,6 +1404,51 @@ static PyObject *ext_html_file(PyObject *mod, PyObject *args) {
     Py_END_ALLOW_THREADS
     if (rc == SPS_EPATH) return PyErr_Format(PyExc_OSError, "%s", err);
     return rc ? raise_read(rc, err, in) : Py_NewRef(Py_None);
+}
+
+/* html_compare(in_paths, labels, out_path): sps_html_compare_files over
+ * two sequences of str of one length (>= 2).  OSError when a file cannot
+ * be read or written, ValueError for a bad input. */
+static PyObject *ext_html_compare(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ino, *labo;
+    const char *out;
+    if (!PyArg_ParseTuple(args, "OOs", &ino, &labo, &out)) return NULL;
+    PyObject *ins = PySequence_Fast(ino, "html_compare() needs a sequence of paths");
+    PyObject *labs = ins ? PySequence_Fast(labo, "html_compare() needs a sequence of labels")
+                         : NULL;
+    Py_ssize_t n = ins ? PySequence_Fast_GET_SIZE(ins) : 0;
+    const char **v = NULL;
+    int ok = labs != NULL;
+    if (ok && (n < 2 || PySequence_Fast_GET_SIZE(labs) != n)) {
+        PyErr_SetString(PyExc_ValueError, "html_compare() needs two or more paths and one "
+                                          "label per path");
+        ok = 0;
+    }
+    if (ok && !(v = calloc(2 * (size_t)n, sizeof *v))) ok = !PyErr_NoMemory();
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        v[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(ins, i));
+        v[n + i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(labs, i));
+        ok = v[i] && v[n + i];
+    }
+    int rc = 0;
+    char err[512] = "";
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = sps_html_compare_files(v, v + n, (size_t)n, out, err, sizeof err);
+        Py_END_ALLOW_THREADS
+    }
+    PyObject *first = ok ? PySequence_Fast_GET_ITEM(ins, 0) : NULL;
+    const char *in0 = first ? PyUnicode_AsUTF8(first) : NULL;
+    free(v);
+    PyObject *res = NULL;
+    if (!ok) res = NULL;
+    else if (rc == SPS_EPATH) res = PyErr_Format(PyExc_OSError, "%s", err);
+    else if (rc) res = raise_read(rc, err, in0 ? in0 : "");
+    else res = Py_NewRef(Py_None);
+    Py_XDECREF(ins);
+    Py_XDECREF(labs);
+    return res;
 }
 
 /* tasks_set(rows): sps_tasks_set from a sequence of tuples (index,
@@ -1580,6 +1643,9 @@ static PyMethodDef ext_methods[] = {
      "task_steps_set(int64 buffer, 4 per step): the tasks' steps (sps_task_steps_set)."},
     {"html_file", ext_html_file, METH_VARARGS,
      "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
+    {"html_compare", ext_html_compare, METH_VARARGS,
+     "html_compare(in_paths, labels, out_path): the page comparing runs "
+     "(sps_html_compare_files)."},
     {"env_read", ext_env_read, METH_NOARGS,
      "The SPANSCOPE_*/SCOPE_PROFILER_* settings of the environment (sps_env_read)."},
     {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},

@@ -75,6 +75,13 @@ class IntegrationNotAvailableError(NotImplementedError):
     """A results accessor of an integration spanscope does not have yet."""
 
 
+def _line_profile_unavailable(path) -> IntegrationNotAvailableError:
+    return IntegrationNotAvailableError(
+        f"{path} holds line-profiler data (rank<N>/line_profile), which spanscope does not "
+        "read yet: line profiling is not available until the line-profiler integration "
+        "lands")
+
+
 def _counters_unavailable(what: str):
     return IntegrationNotAvailableError(
         f"{what} is not available yet: spanscope reads no {what.split()[0]} data "
@@ -958,6 +965,9 @@ class ProfilingResults:
         self._region_dict = dict(regions)
         self._metadata = dict(metadata or {})
         self._line_profile = dict(line_profile or {})
+        #: the file's integration groups spanscope does not read (the C
+        #: reader's rank_groups: "likwid", "perf_events", "line_profile")
+        self._rank_groups = frozenset()
         self._file_path = Path(file_path)
         self._event_data_available = bool(event_data_available)
         self._threads = {int(k): list(v) for k, v in (threads or {}).items()}
@@ -1002,6 +1012,7 @@ class ProfilingResults:
                   threads=_lanes(res.thread_table, ThreadInfo, _THREAD_COLS),
                   tasks=_lanes(res.task_table, TaskInfo, _TASK_COLS))
         out.model = res
+        out._rank_groups = frozenset(res.rank_groups)
         if event_data:  # the fold's self times, which the C reader made
             for data in res.rows:
                 r = out._region_dict[data.name].regions[data.rank]
@@ -1222,7 +1233,15 @@ class ProfilingResults:
                        doc="rank -> ThreadInfo rows of /thread_table (empty without).")
     tasks = property(lambda self: self._tasks,
                      doc="rank -> TaskInfo rows of /task_table (empty without).")
-    line_profile = property(lambda self: self._line_profile)
+
+    @property
+    def line_profile(self) -> dict:
+        """rank -> line-profiler records.  A file with scope-profiler's
+        rank<N>/line_profile groups raises IntegrationNotAvailableError
+        (spanscope does not read them yet) rather than answer {}."""
+        if "line_profile" in self._rank_groups:
+            raise _line_profile_unavailable(self._file_path)
+        return self._line_profile
     num_ranks = property(lambda self: self._num_ranks)
 
     @property
@@ -1465,12 +1484,25 @@ def _summary_results(path: str, f: dict) -> ProfilingResults:
             source_file=x["source_file"] or None, source_lineno=_line(x["source_line"]),
             source_text=x["source_text"] or None, tags=tags, event_data_available=False)
     meta = {k: np.asarray(v) if isinstance(v, list) else v for k, v in f["metadata"].items()}
-    return ProfilingResults(
+    out = ProfilingResults(
         {n: MPIRegion(n, per.get(n, {})) for n in names}, metadata=meta,
         num_ranks=_num_ranks(f["schema"], {r[1] for r in f["rows"]}, meta), file_path=path,
         exclusive_totals=totals, event_data_available=False,
         threads=_lanes(_table(f["thread_table"]), ThreadInfo, _THREAD_COLS),
         tasks=_lanes(_table(f["task_table"]), TaskInfo, _TASK_COLS))
+    out._rank_groups = frozenset(f["rank_groups"])
+    return out
+
+
+def _check_integrations(path: str, groups, include_likwid, include_line_profile) -> None:
+    """read_h5_summary's include_*: True asks for data spanscope does not
+    read yet, an IntegrationNotAvailableError when the file has it (False,
+    None, or a file without it: nothing to refuse)."""
+    if include_likwid and "likwid" in groups:
+        raise _counters_unavailable(f"LIKWID results (include_likwid=True; {path} has "
+                                    "rank<N>/likwid groups)")
+    if include_line_profile and "line_profile" in groups:
+        raise _line_profile_unavailable(path)
 
 
 def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
@@ -1484,7 +1516,10 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
     None.  A file without summary_statistics (schemas 1/2, hand-built
     files) raises SummaryDataUnavailable, or with fallback is read whole
     with its events (read_h5).  regions / ranks keep only those; LIKWID and
-    line-profile data are not read (include_* are accepted and unused)."""
+    line-profile data are another issue's: include_likwid /
+    include_line_profile True (the defaults) on a file that has such
+    groups raise IntegrationNotAvailableError (pass False to read the
+    timing alone); False / None, or a file without them, read as usual."""
     path = os.fspath(file_path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"No profile at {path!r}")
@@ -1494,6 +1529,8 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
         if "schema 1" not in str(exc):
             raise _c_errors(path, exc) from exc
         f = None  # schema 1 has no index to read alone
+    if f is not None:
+        _check_integrations(path, f["rank_groups"], include_likwid, include_line_profile)
     if f is not None and f["layout"] == "aggregate":
         out = ProfilingResults._from_model(_read_model(path), event_data=False)
     elif f is not None and f["has_summary_statistics"]:
@@ -1504,6 +1541,8 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
             "read it with read_h5()")
     else:
         out = read_h5(path, verbose=verbose)
+        if f is None:  # schema 1: its groups are known once it is read
+            _check_integrations(path, out._rank_groups, include_likwid, include_line_profile)
     names = None if regions is None else {regions} if isinstance(regions, str) else set(regions)
     rks = None if ranks is None else {ranks} if isinstance(ranks, int) else set(ranks)
     if names is not None or rks is not None:
@@ -1554,9 +1593,12 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
             merged[r.name] = MPIRegion(r.name, {k: _detached(x) for k, x in r.regions.items()})
     if label is not None:
         metadata["label"] = label
-    return ProfilingResults(merged, metadata=metadata, num_ranks=nranks,
-                            file_path=file_path if file_path is not None else roots[0].file_path,
-                            threads=threads, tasks=tasks)
+    out = ProfilingResults(merged, metadata=metadata, num_ranks=nranks,
+                           file_path=file_path if file_path is not None else roots[0].file_path,
+                           threads=threads, tasks=tasks)
+    # integration data of any input still is not there to merge: say so
+    out._rank_groups = frozenset().union(*(r._rank_groups for r in roots))
+    return out
 
 
 def _detached(r: Region) -> Region:

@@ -136,6 +136,9 @@ class Results:
     task_table: dict = field(default_factory=dict)
     #: the index has scope-profiler's summary_statistics column
     has_summary_statistics: bool = False
+    #: scope-profiler's integration groups some rank<N> group holds
+    #: ("likwid", "perf_events", "line_profile"): data not read yet
+    rank_groups: list = field(default_factory=list)
 
     def __getitem__(self, name: str) -> RegionData:
         """The region on rank 0 (or its only rank)."""
@@ -254,7 +257,8 @@ def read(path) -> Results:
                   counters=_counters(f["counters"]), schema=f["schema"],
                   layout=f["layout"], nested_by_ids=f["nested_by_ids"], events=ev,
                   thread_table=_table(f["thread_table"]), task_table=_table(f["task_table"]),
-                  has_summary_statistics=f["has_summary_statistics"])
+                  has_summary_statistics=f["has_summary_statistics"],
+                  rank_groups=list(f["rank_groups"]))
     aggregate = res.layout == "aggregate"
     extras = f["row_extras"]
     extras = {k: v if isinstance(v, list) or v is None else _ints(v) for k, v in extras.items()}

@@ -123,6 +123,7 @@ static void pub_fill(file_t *f) {
     p->thread_table = r->thread_table;
     p->task_table = r->task_table;
     p->has_summary_statistics = r->has_summary;
+    p->rank_groups = r->rank_groups;
 }
 
 int sps_file_open(const char *path, const sps_file_t **out, char *err,

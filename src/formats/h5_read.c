@@ -1002,6 +1002,7 @@ typedef struct v1reg {
     hsize_t n;
     int64_t line;         /* source_lineno, -1 when absent */
     char *file, *tags;    /* source_file ("" absent), tags as JSON list text */
+    char *text;           /* source_text ("" absent) */
 } v1reg_t;
 
 /* The schema-1 regions read so far. */
@@ -1019,6 +1020,7 @@ static void v1_free(v1_t *x) {
         free(x->v[i].end);
         free(x->v[i].file);
         free(x->v[i].tags);
+        free(x->v[i].text);
     }
     free(x->v);
     memset(x, 0, sizeof *x);
@@ -1053,6 +1055,35 @@ static int v1_probe(rd_t *c) {
     links_free(&l);
     sps__err_clear();
     return found;
+}
+
+/* Sets c->r->rank_groups: which of scope-profiler's integration groups
+ * (likwid, perf_events, line_profile) some rank<N> group holds.  Only the
+ * root and each rank group's links are looked at, never the data (it is
+ * not read: spanscope has no such integration yet).  Always 0: a file
+ * whose groups cannot be listed simply reports none. */
+static int rank_groups_read(rd_t *c) {
+    static const struct { const char *name; unsigned bit; } kinds[] = {
+        {"likwid", SPS_FILE_HAS_LIKWID},
+        {"perf_events", SPS_FILE_HAS_PERF_EVENTS},
+        {"line_profile", SPS_FILE_HAS_LINE_PROFILE}};
+    links_t l;
+    c->r->rank_groups = 0;
+    if (links_list(c, c->file, &l)) {
+        sps__err_clear();
+        return 0;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        uint32_t rank;
+        if (!v1_rank_name(l.v[i], &rank)) continue;
+        hid_t g = H5Gopen2(c->file, l.v[i], H5P_DEFAULT);
+        for (size_t k = 0; g >= 0 && k < sizeof kinds / sizeof kinds[0]; k++)
+            if (has_link(g, kinds[k].name)) c->r->rank_groups |= kinds[k].bit;
+        h5_close(&g);
+    }
+    links_free(&l);
+    sps__err_clear();
+    return 0;
 }
 
 /* The n strings v as a JSON list ("[\"a\", \"b\"]"), malloc'd; NULL when
@@ -1093,11 +1124,18 @@ static char *json_list(const char *const *v, size_t n) {
 }
 
 /* Reads the attributes of region group g into x: source_lineno,
- * source_file and tags (a string or a list of strings). */
+ * source_file, source_text (any length: capture_region_source's call-site
+ * text) and tags (a string or a list of strings). */
 static int v1_attrs(rd_t *c, hid_t g, v1reg_t *x) {
     char buf[4096] = "";
-    sps_meta_attr_t tags;
+    sps_meta_attr_t tags, text;
     memset(&tags, 0, sizeof tags);
+    memset(&text, 0, sizeof text);
+    int has_text = H5Aexists(g, "source_text") > 0 &&
+                   meta_attr_read(c, g, "source_text", &text) == 0 &&
+                   text.kind == SPS_META_TEXT && text.n == 1;
+    x->text = has_text ? name_copy(text.texts[0], strlen(text.texts[0])) : name_copy("", 0);
+    attr_clear(&text);
     if (!attr_int(g, "source_lineno", &x->line)) x->line = -1;
     if (!attr_str(g, "source_file", buf, sizeof buf)) buf[0] = 0;
     int got = H5Aexists(g, "tags") > 0 && meta_attr_read(c, g, "tags", &tags) == 0 &&
@@ -1105,7 +1143,8 @@ static int v1_attrs(rd_t *c, hid_t g, v1reg_t *x) {
     x->file = name_copy(buf, strlen(buf));
     x->tags = json_list(got ? tags.texts : NULL, got ? tags.n : 0);
     attr_clear(&tags);
-    return x->file && x->tags ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    return x->file && x->tags && x->text ? 0
+                                         : fail(SPS_ENOMEM, "%s: out of memory", c->path);
 }
 
 /* Reads region group name of rank (under the regions group rg; where
@@ -1197,8 +1236,10 @@ static int v1_alloc(rd_t *c, size_t nrows, uint64_t nev) {
     r->src_lines = malloc(nr * sizeof *r->src_lines);
     r->src_files = calloc(nr, sizeof *r->src_files);
     r->tags = calloc(nr, sizeof *r->tags);
+    r->src_texts = calloc(nr, sizeof *r->src_texts);
     if (r->rows) r->nrows = nrows;
-    return r->rows && r->start && r->dur && r->src_lines && r->src_files && r->tags
+    return r->rows && r->start && r->dur && r->src_lines && r->src_files && r->tags &&
+                   r->src_texts
                ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
 }
 
@@ -1225,7 +1266,8 @@ static int v1_assemble(rd_t *c, v1_t *x) {
         r->src_lines[i] = e->line;
         r->src_files[i] = e->file;
         r->tags[i] = e->tags;
-        e->file = e->tags = NULL; /* owned by r now */
+        r->src_texts[i] = e->text;
+        e->file = e->tags = e->text = NULL; /* owned by r now */
         off += e->n;
     }
     r->nevents = rc == 0 ? nev : 0;
@@ -1476,6 +1518,7 @@ static int read_all(rd_t *c) {
     if (rc == 0) rc = table_read(c, "thread_table", &c->r->thread_table);
     if (rc == 0) rc = table_read(c, "task_table", &c->r->task_table);
     if (rc == 0) rc = metadata_read(c, &c->r->meta);
+    if (rc == 0) rc = rank_groups_read(c);
     if (rc == 0) rc = derive(c);
     return rc;
 }
@@ -1724,6 +1767,7 @@ int sps__h5r_open_index(sps__h5r_t **out, const char *path) {
     if (rc == 0) rc = table_read(&c, "thread_table", &c.r->thread_table);
     if (rc == 0) rc = table_read(&c, "task_table", &c.r->task_table);
     if (rc == 0) rc = metadata_read(&c, &c.r->meta);
+    if (rc == 0) rc = rank_groups_read(&c);
     c.r->h_file = c.file;
     return open_end(&c, rc, out);
 }

@@ -120,6 +120,7 @@ typedef struct sps__h5r {
      * and their arrays are owned (const only in the public type). */
     sps_file_table_t thread_table, task_table;
     int has_summary;       /* /rank_region_index/summary_statistics exists */
+    unsigned rank_groups;  /* SPS_FILE_HAS_* of the rank<N> groups */
     sps__summary_t *summary; /* its rows (nrows) when read: only by
                               * sps__h5r_open_index, NULL otherwise */
     /* Streaming (sps__h5r_open_index): the open file and event columns

@@ -156,11 +156,47 @@ static void test_bad_arguments(void **state) {
     sps__tlr_free(r);
 }
 
+/* sps_html_compare_files (the public face of the comparison): the page of
+ * two files written into place; bad arguments and a missing input are
+ * codes with a reason, and leave no page behind. */
+static void test_compare_files(void **state) {
+    (void)state;
+    const char *na[] = {"both", "only_a"}, *nb[] = {"both", "only_b"};
+    const int da[] = {100, 5}, db[] = {300, 7};
+    char pa[512], pb[512], out[512];
+    snprintf(pa, sizeof pa, "%s", tu_path("html_cf_a.json"));
+    snprintf(pb, sizeof pb, "%s", tu_path("html_cf_b.json"));
+    snprintf(out, sizeof out, "%s", tu_path("html_cf.html"));
+    write_trace(pa, na, da, 2);
+    write_trace(pb, nb, db, 2);
+    const char *in[2] = {pa, pb}, *labels[2] = {"base", "new"};
+    char err[512] = "";
+    remove(out);
+    assert_int_equal(sps_html_compare_files(in, labels, 1, out, err, sizeof err), SPS_EINVAL);
+    assert_non_null(strstr(err, "two or more"));
+    assert_int_equal(sps_html_compare_files(in, NULL, 2, out, err, sizeof err), SPS_EINVAL);
+    const char *missing[2] = {pa, tu_path("html_cf_none.json")};
+    assert_true(sps_html_compare_files(missing, labels, 2, out, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "html_cf_none.json"));
+    FILE *fp = fopen(out, "r");
+    assert_null(fp);
+    assert_int_equal(sps_html_compare_files(in, labels, 2, out, err, sizeof err), 0);
+    fp = fopen(out, "r");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    char *page = read_all(fp);
+    fclose(fp);
+    assert_non_null(strstr(page, "\"regions\":[\"both\",\"only_b\",\"only_a\"]"));
+    assert_non_null(strstr(page, ">base<"));
+    free(page);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twenty_colours),
         cmocka_unit_test(test_compare_two),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_compare_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,10 +167,46 @@ static void test_schema1_reads_as_one_model(void **state) {
     assert_string_equal(f->row_source_files[b], "");
     assert_string_equal(f->row_tags[a], "[\"golden\", \"a\\\"b\"]");
     assert_string_equal(f->row_tags[b], "[]");
-    assert_null(f->row_source_texts);
+    /* no source_text attribute: "" on every row */
+    assert_non_null(f->row_source_texts);
+    assert_string_equal(f->row_source_texts[a], "");
+    assert_int_equal(f->rank_groups, 0);
     assert_null(f->gpu_dur_ns);
     assert_int_equal(f->thread_table.ncols, 0);
     assert_int_equal(f->has_summary_statistics, 0);
+    sps_file_close(f);
+}
+
+/* A schema-1 file with a region's source_text (longer than any fixed
+ * buffer) and scope-profiler's integration groups rank0/line_profile and
+ * rank1/likwid: the text is read, the groups are reported (not read). */
+static void test_schema1_source_text_and_rank_groups(void **state) {
+    (void)state;
+    const char *path = v1_file("v1_groups.h5");
+    hid_t f5 = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    static char text[6000];
+    memset(text, 'x', sizeof text - 1);
+    memcpy(text, "with region(\"solve\"):", 21);
+    const char *tp = text;
+    hid_t g = H5Gopen2(f5, "rank0/regions/solve", H5P_DEFAULT);
+    attr_strs(g, "source_text", &tp, 0);
+    H5Gclose(g);
+    const char *groups[][2] = {{"rank0", "line_profile"}, {"rank1", "likwid"}};
+    for (size_t i = 0; i < 2; i++) {
+        hid_t r = H5Gopen2(f5, groups[i][0], H5P_DEFAULT);
+        H5Gclose(H5Gcreate2(r, groups[i][1], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        H5Gclose(r);
+    }
+    H5Fclose(f5);
+    const sps_file_t *f = NULL;
+    char err[512] = "";
+    assert_int_equal(sps_file_open(path, &f, err, sizeof err), 0);
+    long a = row_of(f, "solve", 0), b = row_of(f, "step", 0);
+    assert_int_equal(strlen(f->row_source_texts[a]), sizeof text - 1);
+    assert_memory_equal(f->row_source_texts[a], "with region(", 12);
+    assert_string_equal(f->row_source_texts[b], "");
+    assert_int_equal(f->rank_groups, SPS_FILE_HAS_LINE_PROFILE | SPS_FILE_HAS_LIKWID);
+    assert_int_equal(f->nevents, 5); /* the timing is read as before */
     sps_file_close(f);
 }
 
@@ -510,6 +546,7 @@ static void test_fold_spans(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema1_reads_as_one_model),
+        cmocka_unit_test(test_schema1_source_text_and_rank_groups),
         cmocka_unit_test(test_schema1_bad_files),
         cmocka_unit_test(test_schema1_streamed),
         cmocka_unit_test(test_schema1_truncated),

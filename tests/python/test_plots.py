@@ -384,8 +384,10 @@ def test_callgraph(run1, tmp_path):
 @pytest.mark.parametrize("fn", ["plot_likwid", "plot_perf_events", "plot_roofline",
                                 "available_likwid_metrics", "available_perf_event_metrics"])
 def test_counter_plots_say_they_are_not_available(run1, fn):
-    with pytest.raises(NotImplementedError, match="hardware-counter integration is not "
-                                                  "available in spanscope yet"):
+    # the results accessors' error (IntegrationNotAvailableError, a
+    # NotImplementedError), naming the function and the missing integration
+    with pytest.raises(spanscope.IntegrationNotAvailableError,
+                       match=f"for {fn} is not available yet.*hardware-counters integration"):
         getattr(plots, fn)(run1)
 
 

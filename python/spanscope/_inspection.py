@@ -1,0 +1,345 @@
+"""scope-profiler 0.7.5's file inspection and HTML-report functions over
+spanscope's C readers: ``inspect_file``, ``collect_file_metadata``,
+``write_metadata_json`` (scope_profiler.inspection) and
+``create_html_report`` (scope_profiler.html_report).
+
+Nothing here parses a file: the results come from the C reader
+(``read_profile`` / ``read_profile_summary``: ``sps_file_open`` and
+``sps_file_open_index``), the page from the C HTML writer (``sps_html_file``
+for one run, ``sps_html_compare_files`` for several).  What this module
+adds is scope-profiler's layout of the printed overview and its return
+shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from spanscope import _ext
+from spanscope._results_api import ProfilingResults
+from spanscope._results_json import read_profile, read_profile_summary
+
+__all__ = ["collect_file_metadata", "create_html_report", "inspect_file",
+           "write_metadata_json"]
+
+# Metadata is printed in scope-profiler's groups, in its order: the fields
+# that identify a run first, the environment variables last; a key no group
+# names goes to "Other", so nothing recorded is left out.
+_RUN_FIELDS = ("timestamp", "start_time_ns", "finalize_time_ns", "user", "hostname",
+               "working_directory", "scope_profiler_version", "python_version")
+_SYSTEM_FIELDS = ("platform", "uname", "chip_information")
+_PARALLELISM_FIELDS = ("mpi_size", "num_nodes", "omp_num_threads", "total_cores")
+_SLURM_PREFIXES = ("SLURM_", "SLURMD_")
+_VALUE_WIDTH = 96  # characters of a value shown unless full=True
+_ELLIPSIS = " […]"
+
+
+def _clip(value: str, full: bool) -> str:
+    if full or len(value) <= _VALUE_WIDTH:
+        return value
+    return value[: _VALUE_WIDTH - len(_ELLIPSIS)] + _ELLIPSIS
+
+
+def _metadata_sections(metadata: dict):
+    """(title, [(key, value)]) sections of metadata and its "modules"
+    list (None when absent); every key lands in exactly one section."""
+    rest = dict(metadata)
+
+    def take(names):
+        return [(n, rest.pop(n)) for n in names if n in rest]
+
+    sections = [("Run", take(_RUN_FIELDS)), ("System", take(_SYSTEM_FIELDS)),
+                ("Parallelism", take(_PARALLELISM_FIELDS))]
+    modules = rest.pop("modules", None)
+    sections.append(("Slurm", sorted((k, rest.pop(k)) for k in list(rest)
+                                     if str(k).startswith(_SLURM_PREFIXES))))
+    sections.append(("Environment", sorted((k, rest.pop(k)) for k in list(rest)
+                                           if str(k).isupper())))
+    sections.append(("Other", sorted(rest.items())))
+    return sections, modules
+
+
+def _text(value) -> str:
+    """A metadata value as printed: numpy arrays as their list."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def _print_metadata(metadata: dict, full: bool, stream) -> None:
+    if not metadata:
+        print("Metadata\n  (none recorded)\n", file=stream)
+        return
+    sections, modules = _metadata_sections(metadata)
+    width = max(len(str(k)) for k in metadata)
+    print("Metadata", file=stream)
+    for title, entries in sections:
+        if not entries:
+            continue
+        print(f"  {title}", file=stream)
+        for key, value in entries:
+            print(f"    {key:<{width}} : {_clip(_text(value), full)}", file=stream)
+    if modules is not None:
+        mods = modules.tolist() if isinstance(modules, np.ndarray) else list(
+            [modules] if isinstance(modules, str) else modules)
+        print(f"  Modules ({len(mods)})", file=stream)
+        for m in mods:
+            print(f"    {_text(m)}", file=stream)
+        if not mods:
+            print("    (none loaded)", file=stream)
+    print(file=stream)
+
+
+def _print_sources(results: ProfilingResults, names, stream) -> None:
+    """The captured call-site source of each region of names; an unknown
+    name or one without source gets a line saying so (printed, so that one
+    bad name does not stop the rest)."""
+    print(f"Source ({len(names)})", file=stream)
+    for name in names:
+        if name not in results:
+            print(f"  {name!r}: no such region. Available regions: {results.region_names}",
+                  file=stream)
+            continue
+        region = results.get_region(name)
+        if not region.has_source or region.source_text is None:
+            print(f"  {name}: source not captured", file=stream)
+            continue
+        print(f"  {name}  ({region.source_file}:{region.source_lineno})", file=stream)
+        for line in region.source_text.rstrip("\n").splitlines():
+            print(f"    {line}", file=stream)
+    print(file=stream)
+
+
+def _counter_groups(results: ProfilingResults) -> list[str]:
+    """Which integration groups (likwid, perf_events, line_profile) the
+    file holds that spanscope does not read yet (the C reader's
+    rank_groups; empty for JSON or in-memory results)."""
+    model = getattr(results, "model", None)
+    groups = set(getattr(results, "_rank_groups", ()) or ())
+    if model is not None:
+        groups |= set(model.rank_groups)
+    return sorted(groups)
+
+
+def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = "start",
+                 show_metadata: bool = True, show_regions: bool = True, full: bool = False,
+                 source: list | None = None, columns=None, percentage_mode: str = "coverage",
+                 stream=None) -> None:
+    """Prints a summary of one profile (.h5 or scope-profiler .json), as
+    scope-profiler's inspect_file does: a headline (ranks, regions, size in
+    MiB, wall clock, setup-to-finalize time), the metadata by section
+    (values clipped to 96 characters unless full), the region table
+    (ProfilingResults.print_summary: include/exclude regular expressions,
+    ranks, sort, columns, percentage_mode) and the captured source of the
+    regions named in source.  show_regions=False reads the file's index
+    alone (no events).  LIKWID / perf-event / line-profile groups in the
+    file are not read yet: a line names them instead of their tables.
+    Errors as read_profile (FileNotFoundError, CorruptProfileError) and
+    print_summary (ValueError for an unknown sort key, column or mode)."""
+    stream = sys.stdout if stream is None else stream
+    results = (read_profile(file_path) if show_regions else
+               read_profile_summary(file_path, include_likwid=False,
+                                    include_line_profile=False))
+    path = Path(results.file_path)
+    size_mib = path.stat().st_size / 1024 ** 2
+    timed = any(r.has_timing for r in results.get_regions())
+    headline = (f"{results.num_ranks} rank(s), {len(results.get_regions())} region(s), "
+                f"{size_mib:.2f} MiB")
+    if timed:
+        headline += f", {results.time_span:.6g} s wall clock"
+    if results.total_time is not None:
+        headline += f", {results.total_time:.6g} s total (setup to finalize)"
+    print("=" * 78, file=stream)
+    print(f"{results.label} - {path}" if results.label is not None else path, file=stream)
+    print(headline, file=stream)
+    print("=" * 78 + "\n", file=stream)
+    if show_metadata:
+        _print_metadata(results.metadata, full=full, stream=stream)
+    if show_regions:
+        n = len(results.get_regions(include=include, exclude=exclude))
+        results.print_summary(include=include, exclude=exclude, ranks=ranks, sort=sort,
+                              title=f"Regions ({n})", stream=stream, columns=columns,
+                              percentage_mode=percentage_mode)
+        groups = _counter_groups(results)
+        if groups:
+            print(f"\n(not shown: the file's {', '.join(groups)} data; spanscope reads it "
+                  "once the counters / line-profiler integrations land)", file=stream)
+    if source:
+        _print_sources(results, source, stream)
+
+
+def _json_safe(value):
+    """A metadata value json.dump accepts (numpy scalars and arrays,
+    bytes, tuples made plain)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return [_json_safe(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
+
+
+def collect_file_metadata(profiling_data) -> dict:
+    """The run metadata of one or more profiles (ProfilingResults, paths,
+    or a sequence of either), as scope-profiler returns it:
+    ``{"files": [{"file_path": absolute path, "num_ranks": n,
+    "metadata": {...}}]}`` with JSON-ready values.  Paths are read by the
+    C reader's index alone (read_profile_summary: no events)."""
+    if isinstance(profiling_data, (ProfilingResults, str, os.PathLike)):
+        profiling_data = [profiling_data]
+    files = []
+    for item in profiling_data:
+        res = item if isinstance(item, ProfilingResults) else read_profile_summary(
+            item, include_likwid=False, include_line_profile=False)
+        files.append({"file_path": str(Path(res.file_path).resolve()),
+                      "num_ranks": res.num_ranks,
+                      "metadata": {k: _json_safe(v) for k, v in res.metadata.items()}})
+    return {"files": files}
+
+
+def write_metadata_json(profiling_data, filepath) -> dict:
+    """Writes collect_file_metadata(profiling_data) to filepath as indented
+    JSON (parent folders made) and returns it."""
+    payload = collect_file_metadata(profiling_data)
+    out = Path(filepath)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
+    return payload
+
+
+# --- create_html_report: the C page writer ---------------------------------
+
+_SCALING_MODES = ("strong", "weak", "both")
+_SPEEDUP_AXES = ("auto", "ranks", "nodes", "threads", "cores")
+_PAGE_INPUTS = (".h5", ".hdf5", ".json", ".json.gz", ".pftrace")
+
+
+def _not_available(option: str, why: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"create_html_report({option}) is not available in spanscope yet: {why}")
+
+
+def _run_path(item) -> Path:
+    """The recording file behind one run of create_html_report: a path as
+    given, or the file a ProfilingResults was read from.  ValueError for
+    results with no file behind them (built in memory, merged)."""
+    if isinstance(item, (str, os.PathLike)):
+        p = Path(item)
+    elif isinstance(item, ProfilingResults):
+        if not item.is_root:
+            return None
+        model = getattr(item, "model", None)
+        p = Path(model.path) if model is not None else Path(item.file_path)
+        if model is None and (not p.is_file() or not str(p).endswith(_PAGE_INPUTS)):
+            raise ValueError("create_html_report: these results have no recording file "
+                             "behind them (built in memory or merged); write them with "
+                             "write_profile(results, 'run.json') and pass that path")
+    else:
+        raise TypeError("create_html_report takes ProfilingResults or paths of recordings, "
+                        f"not {type(item).__name__}")
+    if not p.exists():
+        raise FileNotFoundError(f"No profile at {str(p)!r}")
+    return p
+
+
+def _run_label(item, path: Path) -> str:
+    """scope-profiler's display_label: the run's label, else the file's stem
+    (a path is read for its label by the C reader's index alone)."""
+    if not isinstance(item, ProfilingResults):
+        if path.suffix == ".pftrace":  # a trace has no label attribute
+            return path.stem
+        item = read_profile_summary(path, include_likwid=False, include_line_profile=False)
+    return item.label or path.stem
+
+
+def _unique(labels: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for lab in labels:
+        seen[lab] = seen.get(lab, 0) + 1
+        out.append(lab if seen[lab] == 1 else f"{lab} ({seen[lab]})")
+    return out
+
+
+def create_html_report(profiling_data, filepath, *, include=None, exclude=None,
+                       ranks: list[int] | None = None, sort: str = "start", columns=None,
+                       charts_cdn: bool = False, include_charts: bool = True,
+                       individual_reports: bool = True, scaling: str = "both",
+                       speedup_x: str = "auto") -> Path:
+    """Writes a self-contained HTML report (no network) and returns its
+    Path, with scope-profiler's signature.  One run (a path or
+    ProfilingResults of a .h5/.json/.pftrace file): the C page of
+    ``spanscope html`` (timeline, legend, per-region bars, table).
+    Several: the comparison page of ``spanscope html A B ...`` (the first
+    run the baseline) and, with individual_reports, each run's own page as
+    ``<stem>-<index>-<label>.html`` beside it (the comparison page does not
+    link them).  Non-root results (MPI ranks other than 0) are skipped; none
+    left: nothing is written and the Path is returned.
+
+    scope-profiler options the C page has no counterpart for raise
+    NotImplementedError naming the option: include/exclude/ranks (the page
+    shows every region and rank), sort other than "start", columns,
+    charts_cdn=True, include_charts=False, and scaling/speedup_x other than
+    their defaults (the comparison draws no scaling charts); unknown values
+    of scaling/speedup_x/sort are ValueErrors, as there."""
+    if scaling not in _SCALING_MODES:
+        raise ValueError(f"scaling must be one of {', '.join(map(repr, _SCALING_MODES))}, "
+                         f"not {scaling!r}")
+    if speedup_x not in _SPEEDUP_AXES:
+        raise ValueError(f"speedup_x must be one of {', '.join(map(repr, _SPEEDUP_AXES))}, "
+                         f"not {speedup_x!r}")
+    from spanscope._results_table import SORT_KEYS
+    if sort not in SORT_KEYS:
+        raise ValueError(f"unknown sort key {sort!r}; choose one of {', '.join(SORT_KEYS)}")
+    for opt, given, why in (
+            ("include=...", include is not None, "the page shows every region"),
+            ("exclude=...", exclude is not None, "the page shows every region"),
+            ("ranks=...", ranks is not None, "the page shows every rank"),
+            (f"sort={sort!r}", sort != "start", "the page's table is sorted in the browser"),
+            ("columns=...", columns is not None, "the page's table has fixed columns"),
+            ("charts_cdn=True", charts_cdn, "the page is self-contained and loads nothing"),
+            ("include_charts=False", not include_charts, "the page always has its charts"),
+            (f"scaling={scaling!r}", scaling != "both",
+             "the comparison page draws no scaling charts"),
+            (f"speedup_x={speedup_x!r}", speedup_x != "auto",
+             "the comparison page draws no scaling charts")):
+        if given:
+            raise _not_available(opt, why)
+    items = ([profiling_data] if isinstance(profiling_data, (ProfilingResults, str, os.PathLike))
+             else list(profiling_data))
+    if not items:
+        raise ValueError("At least one profiling result is required.")
+    runs = [(it, p) for it in items if (p := _run_path(it)) is not None]
+    out = Path(filepath)
+    if not runs:
+        return out  # not this rank's report: rank 0 writes it
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if len(runs) == 1:
+        _ext.html_file(os.fspath(runs[0][1]), os.fspath(out))
+        return out
+    labels = [_run_label(it, p) for it, p in runs]
+    _ext.html_compare([os.fspath(p) for _, p in runs], _unique(labels), os.fspath(out))
+    if individual_reports:
+        for i, ((_, p), lab) in enumerate(zip(runs, labels)):
+            _ext.html_file(os.fspath(p), os.fspath(_report_file_name(out, i, lab)))
+    return out
+
+
+def _report_file_name(out: Path, index: int, label: str) -> Path:
+    """scope-profiler's name of run index's own page beside out."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", str(label)).strip("-.") or "run"
+    return out.with_name(f"{out.stem}-{index}-{slug}.html")
