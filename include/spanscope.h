@@ -1148,6 +1148,16 @@ typedef struct sps_span_set {
     const uint32_t *name;
     const int64_t *rank, *thread;
     const int64_t *start_ns, *end_ns;
+    /* Optional facts of the run (zero / NULL: none; the file then says
+     * the first start and the last end): setup and finalize times in the
+     * spans' clock, the label, and per name (NULL or nnames entries, each
+     * may be NULL / -1) source file, line, source text and tags (a JSON
+     * list of strings, as sps_region_set_tags takes). */
+    int has_times;
+    int64_t start_time_ns, finalize_time_ns;
+    const char *label;
+    const char *const *source_files, *const *source_texts, *const *tags;
+    const int64_t *source_lines;
 } sps_span_set_t;
 
 /* Writes the spans as a schema-3 .h5 at path (through a temporary name

@@ -147,30 +147,88 @@ static int col_get(PyObject *obj, Py_buffer *b, Py_ssize_t sz, Py_ssize_t *n,
     return 0;
 }
 
-/* spans_write_h5(path, names, name, rank, thread, start_ns, end_ns) ->
+/* A per-name list of str or None (each item str or None) as a malloc'd
+ * array of nn strings (NULL where None), or NULL for None.  0, or -1 with
+ * TypeError. */
+static int opt_strs(PyObject *seq, size_t nn, const char ***out, const char *what) {
+    *out = NULL;
+    if (seq == Py_None) return 0;
+    if (!PyList_Check(seq) || (size_t)PyList_GET_SIZE(seq) != nn) {
+        PyErr_Format(PyExc_TypeError, "%s must be a list with one item per name", what);
+        return -1;
+    }
+    const char **v = calloc(nn + 1, sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        PyObject *it = PyList_GET_ITEM(seq, (Py_ssize_t)i);
+        if (it != Py_None && (!PyUnicode_Check(it) || !(v[i] = PyUnicode_AsUTF8(it)))) {
+            free(v);
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s must hold str or None", what);
+            return -1;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+/* spans_write_h5(path, names, name, rank, thread, start_ns, end_ns, *,
+ * start_time_ns=None, finalize_time_ns=None, label=None,
+ * source_files=None, source_lines=None, source_texts=None, tags=None) ->
  * None: sps_spans_write_h5.  names: list of str; name: uint32 indices;
- * the others int64 (numpy arrays), one per span.  ValueError for spans
- * the writer refuses, OSError for the file. */
-static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args) {
-    const char *path;
-    PyObject *names, *cols[5];
+ * rank .. end_ns int64 (numpy arrays), one per span; the per-name lists
+ * one item per name (None where unknown; source_lines an int64 array).
+ * ValueError for spans the writer refuses, OSError for the file. */
+static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"path", "names", "name", "rank", "thread", "start_ns",
+                             "end_ns", "start_time_ns", "finalize_time_ns", "label",
+                             "source_files", "source_lines", "source_texts", "tags", NULL};
+    const char *path, *label = NULL;
+    PyObject *names, *cols[5], *t0 = Py_None, *t1 = Py_None, *files = Py_None,
+             *lines = Py_None, *texts = Py_None, *tags = Py_None;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "sOOOOOO", &path, &names, &cols[0], &cols[1], &cols[2],
-                          &cols[3], &cols[4]))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOO|$OOzOOOO", kwlist, &path, &names,
+                                     &cols[0], &cols[1], &cols[2], &cols[3], &cols[4],
+                                     &t0, &t1, &label, &files, &lines, &texts, &tags))
         return NULL;
     PyObject *seq = PySequence_Fast(names, "names must be a list of str");
     if (!seq) return NULL;
-    const char **nv = NULL;
+    const char **nv = NULL, **fv = NULL, **xv = NULL, **tv = NULL;
     size_t nn = 0;
-    Py_buffer b[5];
-    int got = 0;
+    Py_buffer b[6];
+    int got = 0, have_lines = 0;
     PyObject *res = NULL;
-    Py_ssize_t n = -1;
+    Py_ssize_t n = -1, nl;
     if (str_list(seq, &nv, &nn, "names")) goto done;
     static const char *const what[5] = {"name", "rank", "thread", "start_ns", "end_ns"};
     for (; got < 5; got++)
         if (col_get(cols[got], &b[got], got ? 8 : 4, &n, what[got])) goto done;
+    nl = (Py_ssize_t)nn;
+    if (lines != Py_None) {
+        if (col_get(lines, &b[5], 8, &nl, "source_lines")) goto done;
+        have_lines = 1;
+    }
+    if (opt_strs(files, nn, &fv, "source_files") || opt_strs(texts, nn, &xv, "source_texts") ||
+        opt_strs(tags, nn, &tv, "tags"))
+        goto done;
+    if ((t0 == Py_None) != (t1 == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "start_time_ns and finalize_time_ns go together");
+        goto done;
+    }
     sps_span_set_t set = {nn, nv, (size_t)n, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf};
+    if (t0 != Py_None) {
+        set.has_times = 1;
+        set.start_time_ns = PyLong_AsLongLong(t0);
+        set.finalize_time_ns = PyLong_AsLongLong(t1);
+        if (PyErr_Occurred()) goto done;
+    }
+    set.label = label;
+    set.source_files = fv;
+    set.source_texts = xv;
+    set.tags = tv;
+    set.source_lines = have_lines ? b[5].buf : NULL;
     char err[512] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -180,8 +238,9 @@ static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args) {
     else if (rc) PyErr_SetString(PyExc_OSError, err);
     else res = Py_NewRef(Py_None);
 done:
+    if (have_lines) PyBuffer_Release(&b[5]);
     while (got > 0) PyBuffer_Release(&b[--got]);
-    free(nv);
+    free(nv), free(fv), free(xv), free(tv);
     Py_DECREF(seq);
     return res;
 }
@@ -189,7 +248,8 @@ done:
 static PyMethodDef export_methods[] = {
     {"export", (PyCFunction)(void (*)(void))ext_export, METH_VARARGS | METH_KEYWORDS,
      "export(in_path, out_path, format, ...) -> None: sps_export (speedscope, prof, svg, chrome)."},
-    {"spans_write_h5", ext_spans_write_h5, METH_VARARGS,
+    {"spans_write_h5", (PyCFunction)(void (*)(void))ext_spans_write_h5,
+     METH_VARARGS | METH_KEYWORDS,
      "spans_write_h5(path, names, name, rank, thread, start_ns, end_ns) -> None: "
      "sps_spans_write_h5."},
     {NULL, NULL, 0, NULL},

@@ -404,6 +404,19 @@ def _write_h5(results: ProfilingResults, out: Path) -> Path:
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0, dtype),
                                     dtype=dtype)
 
-    _ext.spans_write_h5(os.fspath(out), names, cat(idx, np.uint32), cat(ranks, np.int64),
-                        cat(threads, np.int64), cat(starts, np.int64), cat(ends, np.int64))
+    meta = getattr(results, "metadata", None) or {}
+    t0, t1 = meta.get("start_time_ns"), meta.get("finalize_time_ns")
+    times = {}
+    if isinstance(t0, (int, np.integer)) and isinstance(t1, (int, np.integer)):
+        times = {"start_time_ns": int(t0), "finalize_time_ns": int(t1)}
+    regions = [results[name] for name in names]
+    _ext.spans_write_h5(
+        os.fspath(out), names, cat(idx, np.uint32), cat(ranks, np.int64),
+        cat(threads, np.int64), cat(starts, np.int64), cat(ends, np.int64), **times,
+        label=getattr(results, "label", None) or None,
+        source_files=[r.source_file or None for r in regions],
+        source_lines=np.array([-1 if r.source_lineno is None else int(r.source_lineno)
+                               for r in regions], np.int64),
+        source_texts=[r.source_text or None for r in regions],
+        tags=[json.dumps(list(r.tags)) if r.tags else None for r in regions])
     return out

@@ -6,7 +6,9 @@
  * track per (rank, thread)), which the Perfetto writer stores at a
  * temporary name with exact ns, and sps__h5_from_timeline (the path of
  * `spanscope convert TRACE OUT.h5`) folds and writes as .h5 -- call and
- * parent ids and self times from the one fold.  The temporary files sit
+ * parent ids and self times from the one fold; the run's facts (times,
+ * label, the regions' sources and tags) go to /metadata and the index
+ * (sps__h5_from_timeline_ex).  The temporary files sit
  * next to the output; the .h5 is renamed into place. */
 #include "api/api.h"
 #include "formats/timeline.h"
@@ -143,8 +145,17 @@ int sps_spans_write_h5(const char *path, const sps_span_set_t *in, char *err, si
             return sps__err_copy(sps__err_fail(SPS_EINVAL, "name %zu is NULL", i), err, errlen);
     char *trace = sps__tmp_name(path, ".pftrace");
     char *tmp = sps__tmp_name(path, NULL);
-    int rc = trace && tmp ? write_trace(trace, in) : SPS_ENOMEM;
-    if (!rc) rc = sps__h5_from_timeline(trace, SPS__TL_PFTRACE, tmp);
+    sps__rinfo_t *info = calloc(in->nnames + 1, sizeof *info);
+    int rc = trace && tmp && info ? write_trace(trace, in) : SPS_ENOMEM;
+    for (size_t i = 0; info && i < in->nnames; i++) /* borrowed: never freed as rinfo */
+        info[i] = (sps__rinfo_t){in->source_files ? (char *)in->source_files[i] : NULL,
+                                 in->source_texts ? (char *)in->source_texts[i] : NULL,
+                                 in->tags ? (char *)in->tags[i] : NULL, NULL,
+                                 in->source_lines ? in->source_lines[i] : -1, 0, 0};
+    sps__h5_run_t run = {in->has_times, in->start_time_ns, in->finalize_time_ns, in->label,
+                         in->nnames, in->names, info};
+    if (!rc) rc = sps__h5_from_timeline_ex(trace, SPS__TL_PFTRACE, tmp, &run);
+    free(info);
     if (trace) unlink(trace);
     if (!rc && rename(tmp, path) != 0)
         rc = sps__err_fail(errno == ENOENT || errno == EACCES ? SPS_EPATH : SPS_EIO, "%s: %s",

@@ -147,6 +147,22 @@ SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
  * share rows: callers give one rank per process (merge resolves them).
  * Returns 0 or a negative SPS_E* code (message set for a bad source). */
 SPS__HIDDEN int sps__h5_from_timeline(const char *in, int fmt, const char *tmp);
+/* What a caller knows of the run beyond its spans (results held in
+ * Python): setup and finalize times (when has_times), the label (NULL:
+ * none) and, per region name, the regions' attributes (names[i] has
+ * info[i]; names the timeline lacks are ignored).  All borrowed. */
+typedef struct sps__h5_run {
+    int has_times;
+    int64_t start_time_ns, finalize_time_ns;
+    const char *label;
+    size_t nnames;
+    const char *const *names;
+    const sps__rinfo_t *info;
+} sps__h5_run_t;
+/* sps__h5_from_timeline with run's facts in /metadata and the index
+ * (run NULL: as sps__h5_from_timeline).  Also SPS_ENOMEM. */
+SPS__HIDDEN int sps__h5_from_timeline_ex(const char *in, int fmt, const char *tmp,
+                                         const sps__h5_run_t *run);
 /* Closes an HDF5 handle (an hid_t) of any kind if it is valid and sets it
  * to -1 (h5_read.c; shared by the writer and the readers). */
 SPS__HIDDEN void sps__h5_close(int64_t *id);

@@ -50,6 +50,8 @@ typedef struct conv {
     int64_t *next_call;        /* per rank index: the next call id */
     sps__thread_info_t *threads; /* names owned (the first reader's go) */
     size_t nthreads;
+    const sps__h5_run_t *run;  /* the caller's facts, or NULL */
+    sps__rinfo_t *info;        /* per header name, from run (borrowed strings) */
 } conv_t;
 
 /* Frees everything c owns. */
@@ -64,6 +66,7 @@ static void conv_free(conv_t *c) {
     free(c->next_call);
     for (size_t t = 0; c->threads && t < c->nthreads; t++) free((char *)c->threads[t].name);
     free(c->threads);
+    free(c->info);
 }
 
 /* The ranks of h: each process is a rank (its own number, or its index
@@ -231,6 +234,40 @@ static int write_calls(conv_t *c, sps__tlr_t *r, sps__h5w_t *w) {
 }
 
 /* The layout of the output (borrowing c and h's names). */
+/* Orders indices of the run's names (ctx: the names), for qsort_r. */
+static int run_name_cmp(const void *a, const void *b, void *ctx) {
+    const char *const *names = ctx;
+    return strcmp(names[*(const size_t *)a], names[*(const size_t *)b]);
+}
+
+/* c->info: the run's attributes of every header name, matched by name
+ * (the reader interns names in its own order).  0 or SPS_ENOMEM. */
+static int run_info(conv_t *c, const sps__tl_header_t *h) {
+    const sps__h5_run_t *run = c->run;
+    if (!run || !run->info || !run->nnames) return 0;
+    size_t *order = malloc(run->nnames * sizeof *order);
+    c->info = calloc(h->nnames + 1, sizeof *c->info);
+    if (!order || !c->info) {
+        free(order);
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < run->nnames; i++) order[i] = i;
+    qsort_r(order, run->nnames, sizeof *order, run_name_cmp, (void *)run->names);
+    for (size_t j = 0; j < h->nnames; j++) {
+        c->info[j].line = -1;
+        size_t lo = 0, hi = run->nnames;
+        while (lo < hi) { /* the first run name >= h->names[j] */
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(run->names[order[mid]], h->names[j]) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < run->nnames && !strcmp(run->names[order[lo]], h->names[j]))
+            c->info[j] = run->info[order[lo]];
+    }
+    free(order);
+    return 0;
+}
+
 static void layout_of(const conv_t *c, const sps__tl_header_t *h, sps__layout_t *lay) {
     memset(lay, 0, sizeof *lay);
     lay->nnames = h->nnames;
@@ -250,11 +287,22 @@ static void layout_of(const conv_t *c, const sps__tl_header_t *h, sps__layout_t 
     lay->mono_anchor_ns = h->mono_anchor_ns;
     lay->rank = 0;
     lay->size = c->nranks > 1 ? (int)c->nranks : 1;
+    if (c->run && c->run->has_times) {
+        lay->start_time_ns = c->run->start_time_ns;
+        lay->finalize_time_ns = c->run->finalize_time_ns;
+    }
+    if (c->run) lay->label = c->run->label;
+    lay->info = c->info;
 }
 
-int sps__h5_from_timeline(const char *in, int fmt_, const char *tmp) {
+int sps__h5_from_timeline(const char *in, int fmt, const char *tmp) {
+    return sps__h5_from_timeline_ex(in, fmt, tmp, NULL);
+}
+
+int sps__h5_from_timeline_ex(const char *in, int fmt_, const char *tmp,
+                             const sps__h5_run_t *run) {
     sps__tl_format_t fmt = (sps__tl_format_t)fmt_;
-    conv_t c = {.in = in, .fmt = fmt};
+    conv_t c = {.in = in, .fmt = fmt, .run = run};
     sps__tlr_t *r = NULL;
     sps__h5w_t *w = NULL;
     int rc = sps__tlr_open(&r, in, fmt);
@@ -265,6 +313,7 @@ int sps__h5_from_timeline(const char *in, int fmt_, const char *tmp) {
     r = NULL;
     if (!rc) rc = sps__tlr_open(&r, in, fmt);
     sps__layout_t lay;
+    if (!rc) rc = run_info(&c, sps__tlr_header(r));
     if (!rc) {
         layout_of(&c, sps__tlr_header(r), &lay);
         rc = sps__h5w_open(&w, tmp, &lay);

@@ -13,9 +13,10 @@ sp_ref = pytest.importorskip("scope_profiler")
 
 
 def _record(path, fmt_suffix):
-    ProfileManager.setup(output=str(path.with_suffix(fmt_suffix)))
+    ProfileManager.setup(output=str(path.with_suffix(fmt_suffix)), label="wp run",
+                         capture_region_source=True)
     for i in range(4):
-        with ProfileManager.region("step"):
+        with ProfileManager.region("step", tags=["solver"]):
             with ProfileManager.region("inner"):
                 sum(range(2000 * (i + 1)))
             with ProfileManager.region("io"):
@@ -49,6 +50,13 @@ def test_json_results_written_as_h5(tmp_path):
     step = ours["step"][0]
     inner = ours["inner"][0]
     assert set(inner.parent_ids) <= set(step.call_ids)
+    # the run's facts come along: times, label, sources, tags
+    for k in ("run_start_time", "finalize_time", "total_time", "label"):
+        assert getattr(theirs, k) == getattr(held, k), k
+    for name in held.region_names:
+        for k in ("tags", "source_file", "source_lineno", "source_text"):
+            assert getattr(theirs[name], k) == getattr(held[name], k), (name, k)
+    assert list(theirs["step"].tags) == ["solver"] and theirs["step"].source_lineno > 0
 
 
 def test_h5_results_are_copied_and_options_refused(tmp_path):
