@@ -217,7 +217,15 @@ static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_TypeError, "start_time_ns and finalize_time_ns go together");
         goto done;
     }
-    sps_span_set_t set = {nn, nv, (size_t)n, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf};
+    sps_span_set_t set = {0};
+    set.nnames = nn;
+    set.names = nv;
+    set.nspans = (size_t)n;
+    set.name = b[0].buf;
+    set.rank = b[1].buf;
+    set.thread = b[2].buf;
+    set.start_ns = b[3].buf;
+    set.end_ns = b[4].buf;
     if (t0 != Py_None) {
         set.has_times = 1;
         set.start_time_ns = PyLong_AsLongLong(t0);
