@@ -11,6 +11,7 @@ several runs are exported) and turns a results object into its file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pstats
 import re
@@ -26,26 +27,42 @@ __all__ = [
 ]
 
 
-def _source_path(run) -> str:
-    """The file a run was read from: a path, or a results object that
-    names its file (``path``, ``file_path``, ``filename``)."""
+_TRACE_OR_H5 = (".h5", ".hdf5", ".json", ".json.gz", ".pftrace", ".perfetto-trace")
+
+
+def _source_path(run, tmp: str, k: int) -> str:
+    """The file to export a run from: a path; a results object's .h5 (or
+    trace); else, for spanscope's ProfilingResults held in Python (read from
+    JSON, merged), an .h5 of its calls written in C to tmp
+    (write_profile)."""
     if isinstance(run, (str, os.PathLike)):
         return os.fspath(run)
-    for attr in ("path", "file_path", "filename", "source_path"):
-        value = getattr(run, attr, None)
-        if isinstance(value, (str, os.PathLike)) and os.path.exists(value):
-            return os.fspath(value)
+    model = getattr(run, "model", None)
+    for value in (getattr(model, "path", None), *(getattr(run, a, None) for a in
+                  ("path", "file_path", "filename", "source_path"))):
+        if (isinstance(value, (str, os.PathLike)) and os.path.exists(value)
+                and os.fspath(value).endswith(_TRACE_OR_H5)
+                and not (hasattr(run, "region_names") and os.fspath(value).endswith(".json"))):
+            return os.fspath(value)  # a scope-profiler JSON profile is not a trace
+    if hasattr(run, "region_names") and hasattr(run, "metadata"):
+        from spanscope import write_profile
+        label = _slug(getattr(run, "label", None) or "results")
+        out = Path(tmp) / str(k) / f"{label}.h5"
+        out.parent.mkdir()
+        return os.fspath(write_profile(run, out))
     raise TypeError(
-        f"spanscope exports read a profile file: pass its path (got "
-        f"{type(run).__name__}; in-memory results without a file are not "
-        "exportable yet)"
+        f"spanscope exports read a profile: pass its path or results "
+        f"(got {type(run).__name__})"
     )
 
 
-def _as_paths(profiling_data) -> list[str]:
-    if isinstance(profiling_data, (str, os.PathLike)) or not isinstance(profiling_data, Sequence):
-        return [_source_path(profiling_data)]
-    return [_source_path(run) for run in profiling_data]
+@contextlib.contextmanager
+def _as_paths(profiling_data):
+    """The files of the runs (see _source_path), temporaries removed after."""
+    runs = ([profiling_data] if isinstance(profiling_data, (str, os.PathLike))
+            or not isinstance(profiling_data, Sequence) else list(profiling_data))
+    with tempfile.TemporaryDirectory(prefix="spanscope-export-") as tmp:
+        yield [_source_path(run, tmp, k) for k, run in enumerate(runs)]
 
 
 def _label(path: str) -> str:
@@ -102,7 +119,13 @@ def _out_name(base: Path, default_suffix: str, multiple: bool, label: str,
 
 def _export(fmt, profiling_data, filepath, ranks, include, exclude, per_rank,
             suffix, whole_tail, verbose, note, **kw) -> list[Path]:
-    paths = _as_paths(profiling_data)
+    with _as_paths(profiling_data) as paths:
+        return _export_paths(fmt, paths, filepath, ranks, include, exclude, per_rank,
+                             suffix, whole_tail, verbose, note, **kw)
+
+
+def _export_paths(fmt, paths, filepath, ranks, include, exclude, per_rank,
+                  suffix, whole_tail, verbose, note, **kw) -> list[Path]:
     if not paths:
         return []
     labels = _unique([_label(p) for p in paths])
@@ -154,7 +177,11 @@ def to_pstats(profiling_data, ranks=None, include=None, exclude=None,
               call_paths: bool = True) -> dict[tuple[str, int], pstats.Stats]:
     """``pstats.Stats`` per (run label, rank), as scope-profiler 0.7.5's
     (written by the C exporter to a temporary file and loaded)."""
-    paths = _as_paths(profiling_data)
+    with _as_paths(profiling_data) as paths:
+        return _to_pstats(paths, ranks, include, exclude, call_paths)
+
+
+def _to_pstats(paths, ranks, include, exclude, call_paths):
     labels = _unique([_label(p) for p in paths])
     out = {}
     with tempfile.TemporaryDirectory(prefix="spanscope-pstats-") as tmp:

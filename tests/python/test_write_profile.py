@@ -142,3 +142,23 @@ def test_merge_keeps_the_regions_attributes(tmp_path):
         assert merged[name].source_lineno == one[name].source_lineno
     assert list(merged["load"].tags) == ["io"]
     assert merged["load"].source_file and merged["load"].source_lineno > 0
+
+
+def test_results_held_in_python_are_exported(tmp_path):
+    """The exports take results without an .h5 behind them (JSON, merged):
+    written to a temporary .h5 in C first, the same numbers come out."""
+    src = _record(tmp_path / "run", ".json")
+    held = sp.read_json(src)
+    stats = sp.to_pstats(held)
+    (key,) = stats
+    st = stats[key].stats
+    calls = {k[2]: v[1] for k, v in st.items()}
+    assert calls["step"] == 4 and calls["step > inner"] == 4
+    out = sp.export_speedscope(held, tmp_path / "held", verbose=False)
+    import json
+    doc = json.loads(out[0].read_text())
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    assert set(held.region_names) <= set(names)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("spanscope-export")]
+    with pytest.raises(TypeError, match="path or results"):
+        sp.export_prof(object(), tmp_path / "x.prof", verbose=False)
