@@ -231,11 +231,18 @@ SPS__HIDDEN int sps__finalize_write(sps__snap_t *s, const char *path,
 SPS__HIDDEN int sps__finalize_ex(const char *path, FILE *table_fp);
 
 /* api/finalize.c: builds table input from accumulators (ns) and prints it. */
+/* lanes (NULL: one each): the threads that ran each region
+ * [nregions], node [nnodes] and any (lanes_total), so that "% session" is
+ * over their session time. */
+typedef struct sps__acc_lanes {
+    const uint32_t *region, *node;
+    uint32_t total;
+} sps__acc_lanes_t;
 SPS__HIDDEN int sps__print_accs(FILE *fp, const sps__acc_t *per_region,
                                 uint32_t nregions, const sps__acc_t *nodes,
                                 const int32_t *node_parent,
                                 const uint32_t *node_region, size_t nnodes,
-                                int64_t session_ns);
+                                int64_t session_ns, const sps__acc_lanes_t *lanes);
 /* ------------------------------------------------------------------------ */
 /* merge (src/api/merge.c; docs/merge.md)                                    */
 /* ------------------------------------------------------------------------ */

@@ -174,12 +174,12 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
 int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
                     const sps__acc_t *nodes, const int32_t *node_parent,
                     const uint32_t *node_region, size_t nnodes,
-                    int64_t session_ns) {
+                    int64_t session_ns, const sps__acc_lanes_t *lanes) {
     sps__tree_row_t *tn = calloc(nnodes + 1, sizeof *tn);
     sps__tflat_t *fl = calloc(nregions + 1, sizeof *fl);
-    if (!tn || !fl) {
-        free(tn);
-        free(fl);
+    uint32_t *fl_lanes = calloc(nregions + 1, sizeof *fl_lanes);
+    if (!tn || !fl || !fl_lanes) {
+        free(tn), free(fl), free(fl_lanes);
         return SPS_ENOMEM;
     }
     size_t nf = 0;
@@ -187,6 +187,7 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
         if (!per_region[r].count) continue;
         sps_stats_t st;
         sps__acc_stats(&per_region[r], &st);
+        fl_lanes[nf] = lanes && lanes->region ? lanes->region[r] : 1;
         fl[nf++] = (sps__tflat_t){sps__registry_name(r), st.num_calls, st.total_ns,
                                   st.self_ns, st.min_ns, st.max_ns, st.mean_ns};
     }
@@ -198,17 +199,21 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
                                st.max_ns};
     }
     sps__table_opts_t opt = {1, 1, SPS__SORT_SELF, 0, session_ns};
-    int rc = sps__table_print(fp, tn, nnodes, fl, nf, &opt);
+    sps__table_lanes_t tl = {fl_lanes, lanes ? lanes->node : NULL, lanes ? lanes->total : 0};
+    int rc = sps__table_print_lanes(fp, tn, nnodes, fl, nf, &opt, lanes ? &tl : NULL);
     free(tn);
     free(fl);
+    free(fl_lanes);
     return rc;
 }
 
 int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
     int rc = path ? write_file(s, path, verbose != NULL) : 0;
     if (verbose) {
+        sps__acc_lanes_t lanes = {s->lanes, s->node_lanes, s->lanes_total};
         sps__print_accs(verbose, s->per, s->nregions, s->node_per, s->node_parent,
-                        s->node_region, s->nnodes, s->end_ns - s->start_ns);
+                        s->node_region, s->nnodes, s->end_ns - s->start_ns,
+                        s->lanes ? &lanes : NULL);
         if (path && rc == 0) fprintf(verbose, "spanscope: wrote %s\n", path);
         if (rc) fprintf(verbose, "spanscope: could not write %s: %s\n",
                         path ? path : "(none)", sps_strerror(rc));

@@ -134,16 +134,25 @@ int sps_print_summary(void *file) {
     sps__acc_t *nodes = calloc(nn + 1, sizeof *nodes);
     int32_t *par = calloc(nn + 1, sizeof *par);
     uint32_t *reg = calloc(nn + 1, sizeof *reg);
-    int rc = acc && nodes && par && reg ? 0 : SPS_ENOMEM;
-    for (uint32_t r = 1; !rc && r < n; r++) acc[r] = sps__cum_acc(r);
+    uint32_t *lanes = calloc(n + 1, sizeof *lanes), *node_lanes = calloc(nn + 1, sizeof *node_lanes);
+    int rc = acc && nodes && par && reg && lanes && node_lanes ? 0 : SPS_ENOMEM;
+    int agg = sps__g.mode == SPS__AGGREGATE; /* no analysis: threads unknown */
+    for (uint32_t r = 1; !rc && r < n; r++) {
+        acc[r] = sps__cum_acc(r);
+        lanes[r] = r < sps__an.acc_cap ? sps__an.lanes_cum[r] : 0;
+    }
     for (size_t i = 0; !rc && i < nn; i++) {
         nodes[i] = sps__node_cum(i);
         par[i] = sps__an.tree.n[i].parent;
         reg[i] = sps__an.tree.n[i].region;
+        node_lanes[i] = sps__an.tree.n[i].lanes_cum;
     }
+    sps__acc_lanes_t ln = {lanes, node_lanes, sps__an.threads_cum};
     int64_t span = sps__g.tm.a[sps__g.tm.n - 1].ns - sps__g.start_ns;
     pthread_mutex_unlock(&sps__g.lock);
-    if (!rc) rc = sps__print_accs(fp, acc, n, nodes, par, reg, nn, span);
+    if (!rc) rc = sps__print_accs(fp, acc, n, nodes, par, reg, nn, span, agg ? NULL : &ln);
+    free(lanes);
+    free(node_lanes);
     free(acc);
     free(nodes);
     free(par);

@@ -339,6 +339,8 @@ void sps__buffers_reset(void) {
             sps__chunk_release(t->cur);
             sps__stack_free(&t->stack);
             sps__stack_free(&t->carried);
+            free(t->an_seen);
+            free(t->an_seen_node);
             sps__stack_free(&t->agg_stack);
             free(t->agg_acc);
             *pp = t->next_all;

@@ -253,6 +253,11 @@ typedef struct sps__thr {
      * cursor instead of walking the chunk from its first record) */
     uint32_t an_hi;
     uint64_t an_hi_seq;
+    /* by region id (index 0: any region) and by tree node, whether this
+     * thread ran it in the period (bit 0) and in the session (bit 1): the
+     * tables' "% session" is over the threads that ran a row (model/analyze.c) */
+    uint8_t *an_seen, *an_seen_node;
+    uint32_t an_seen_cap, an_seen_node_cap;
     sps__stack_t stack;      /* open calls as of the analyzer cursor */
     sps__stack_t carried;    /* open calls at the last finalize */
     sps__chunk_t *spill_run; /* the last spilled descriptor of the retired
@@ -438,6 +443,10 @@ struct sps__snap {
     sps_counter_sample_t *counters; /* the period's counter samples */
     size_t ncounters;
     uint64_t counters_dropped;
+    /* threads that ran each region [nregions] / tree node [nnodes] in the
+     * period, and any region (the analysis's; NULL: unknown) */
+    uint32_t *lanes, *node_lanes;
+    uint32_t lanes_total;
 };
 
 /* What a distributed setup found. */

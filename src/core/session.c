@@ -292,6 +292,8 @@ void sps__snap_free(sps__snap_t *s) {
     }
     free(s->carried);
     free(s->open);
+    free(s->lanes);
+    free(s->node_lanes);
     free(s->per);
     free(s->node_per);
     free(s->regs);

@@ -24,15 +24,69 @@ int sps__acc_reserve(uint32_t r) {
     sps__acc_t *p = realloc(sps__an.per, cap * sizeof *p);
     if (!p) return SPS_ENOMEM;
     sps__an.per = p;
-    memset(c + sps__an.acc_cap, 0, (cap - sps__an.acc_cap) * sizeof *c);
-    memset(p + sps__an.acc_cap, 0, (cap - sps__an.acc_cap) * sizeof *p);
+    uint32_t *lc = realloc(sps__an.lanes_cum, cap * sizeof *lc);
+    if (!lc) return SPS_ENOMEM;
+    sps__an.lanes_cum = lc;
+    uint32_t *lp = realloc(sps__an.lanes_per, cap * sizeof *lp);
+    if (!lp) return SPS_ENOMEM;
+    sps__an.lanes_per = lp;
+    uint32_t old = sps__an.acc_cap;
+    memset(c + old, 0, (cap - old) * sizeof *c);
+    memset(p + old, 0, (cap - old) * sizeof *p);
+    memset(lc + old, 0, (cap - old) * sizeof *lc);
+    memset(lp + old, 0, (cap - old) * sizeof *lp);
     sps__an.acc_cap = cap;
     return 0;
 }
 
+/* Marks entry i of a thread's seen bytes (*v, *cap of them) as run in
+ * the period and the session, counting the thread once in *per / *cum
+ * where it had not run i there yet.  Out of memory: not counted (the
+ * table's "% session" then reads high; nothing else depends on it). */
+static void lane_mark(uint8_t **v, uint32_t *cap, uint32_t i, uint32_t *per, uint32_t *cum) {
+    if (i >= *cap) {
+        uint32_t n = *cap ? *cap : 64;
+        while (n <= i) n *= 2;
+        uint8_t *p = realloc(*v, n);
+        if (!p) return;
+        memset(p + *cap, 0, n - *cap);
+        *v = p;
+        *cap = n;
+    }
+    uint8_t m = (*v)[i];
+    if (!(m & 1)) (*per)++;
+    if (!(m & 2)) (*cum)++;
+    (*v)[i] = 3;
+}
+
+/* Thread t ran a call of region r at tree node `node` (-1: none). */
+static void lanes_count(sps__thr_t *t, uint32_t r, int32_t node) {
+    if (r < t->an_seen_cap && t->an_seen[r] == 3 &&
+        (node < 0 || ((uint32_t)node < t->an_seen_node_cap && t->an_seen_node[node] == 3)))
+        return; /* the common case: seen in this period already */
+    if (!t->an_seen_cap || t->an_seen[0] != 3)
+        lane_mark(&t->an_seen, &t->an_seen_cap, 0, &sps__an.threads_per, &sps__an.threads_cum);
+    if (r < sps__an.acc_cap)
+        lane_mark(&t->an_seen, &t->an_seen_cap, r, &sps__an.lanes_per[r], &sps__an.lanes_cum[r]);
+    if (node >= 0) {
+        sps__tree_node_t *n = &sps__an.tree.n[node];
+        lane_mark(&t->an_seen_node, &t->an_seen_node_cap, (uint32_t)node, &n->lanes_per,
+                  &n->lanes_cum);
+    }
+}
+
+/* Forgets, in every thread, which regions it ran in the period (bit 0);
+ * session: also in the session (bit 1). */
+static void lanes_forget(int session) {
+    uint8_t keep = session ? 0 : 2;
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) {
+        for (uint32_t i = 0; i < t->an_seen_cap; i++) t->an_seen[i] &= keep;
+        for (uint32_t i = 0; i < t->an_seen_node_cap; i++) t->an_seen_node[i] &= keep;
+    }
+}
+
 static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
                           uint64_t self, size_t depth) {
-    (void)ctx;
     (void)depth;
     /* the period's accumulators only: the session's (cum) are the earlier
      * periods', merged with these when asked (sps__cum_acc, sps__node_cum)
@@ -40,6 +94,7 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
     if (f->region < sps__an.acc_cap || sps__acc_reserve(f->region) == 0)
         sps__acc_add(&sps__an.per[f->region], f->start, end, self);
     if (f->node >= 0) sps__acc_add(&sps__an.tree.n[f->node].per, f->start, end, self);
+    lanes_count(ctx, f->region, f->node);
 }
 
 /* Feeds one decoded record of thread t into the analyzer. */
@@ -56,7 +111,7 @@ static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids) {
         return;
     }
     sps__g.misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ns,
-                                             analyze_close, NULL);
+                                             analyze_close, t);
 }
 
 /* Brings the analysis of thread t up to its current write position. */
@@ -117,7 +172,11 @@ void sps__analysis_reset(void) {
     if (sps__an.acc_cap) {
         memset(sps__an.cum, 0, sps__an.acc_cap * sizeof *sps__an.cum);
         memset(sps__an.per, 0, sps__an.acc_cap * sizeof *sps__an.per);
+        memset(sps__an.lanes_cum, 0, sps__an.acc_cap * sizeof *sps__an.lanes_cum);
+        memset(sps__an.lanes_per, 0, sps__an.acc_cap * sizeof *sps__an.lanes_per);
     }
+    sps__an.threads_cum = sps__an.threads_per = 0;
+    lanes_forget(1);
     sps__tree_free(&sps__an.tree);
 }
 
@@ -153,27 +212,45 @@ int sps__analysis_take(sps__snap_t *s) {
     s->per = calloc(s->nregions ? s->nregions : 1, sizeof *s->per);
     s->nnodes = sps__an.tree.len;
     s->node_per = calloc(s->nnodes ? s->nnodes : 1, sizeof *s->node_per);
-    if (!s->per || !s->node_per) return SPS_ENOMEM;
+    s->lanes = calloc(s->nregions ? s->nregions : 1, sizeof *s->lanes);
+    s->node_lanes = calloc(s->nnodes ? s->nnodes : 1, sizeof *s->node_lanes);
+    if (!s->per || !s->node_per || !s->lanes || !s->node_lanes) return SPS_ENOMEM;
     if (s->nregions) {
         memcpy(s->per, sps__an.per, s->nregions * sizeof *s->per);
+        memcpy(s->lanes, sps__an.lanes_per, s->nregions * sizeof *s->lanes);
         for (uint32_t r = 0; r < s->nregions; r++)
             sps__acc_merge(&sps__an.cum[r], &sps__an.per[r]);
         memset(sps__an.per, 0, s->nregions * sizeof *sps__an.per);
+        memset(sps__an.lanes_per, 0, s->nregions * sizeof *sps__an.lanes_per);
     }
     for (size_t i = 0; i < s->nnodes; i++) {
         sps__tree_node_t *n = &sps__an.tree.n[i];
         s->node_per[i] = n->per;
+        s->node_lanes[i] = n->lanes_per;
         sps__acc_merge(&n->cum, &n->per);
         memset(&n->per, 0, sizeof n->per);
+        n->lanes_per = 0;
     }
+    s->lanes_total = sps__an.threads_per;
+    sps__an.threads_per = 0;
+    lanes_forget(0);
     return 0;
 }
 
+/* The larger of two thread counts: a thread of both periods is one. */
+static uint32_t lanes_max(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
 void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *old) {
-    for (uint32_t r = 0; r < s->nregions && r < old->nregions; r++)
+    for (uint32_t r = 0; r < s->nregions && r < old->nregions; r++) {
         sps__acc_merge(&s->per[r], &old->per[r]);
-    for (size_t k = 0; k < s->nnodes && k < old->nnodes; k++)
+        if (s->lanes && old->lanes) s->lanes[r] = lanes_max(s->lanes[r], old->lanes[r]);
+    }
+    for (size_t k = 0; k < s->nnodes && k < old->nnodes; k++) {
         sps__acc_merge(&s->node_per[k], &old->node_per[k]);
+        if (s->node_lanes && old->node_lanes)
+            s->node_lanes[k] = lanes_max(s->node_lanes[k], old->node_lanes[k]);
+    }
+    s->lanes_total = lanes_max(s->lanes_total, old->lanes_total);
 }
 
 int sps__analysis_describe(sps__snap_t *s) {

@@ -36,6 +36,7 @@ typedef struct sps__tree_node {
     uint32_t region;
     sps__acc_t cum, per;
     uint64_t last; /* the child found last: (region + 1) << 32 | node; 0 none */
+    uint32_t lanes_cum, lanes_per; /* threads that ran it: session, period */
 } sps__tree_node_t;
 
 struct sps__tree {
@@ -311,6 +312,10 @@ typedef struct sps__analysis {
                                  taken, and the current one (tree nodes
                                  alike); the session's = cum merged with per */
     uint32_t acc_cap;
+    /* [acc_cap] threads that ran each region, in the session and in the
+     * period, and those that ran any (thr_t's an_seen) */
+    uint32_t *lanes_cum, *lanes_per;
+    uint32_t threads_cum, threads_per;
     sps__tree_t tree;
 } sps__analysis_t;
 SPS__HIDDEN extern sps__analysis_t sps__an;
