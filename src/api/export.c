@@ -104,7 +104,7 @@ static int sub_build(sub_header_t *s, const sps__tl_header_t *src, const sps__ex
 
 /* The document's "metadata" member, as scope-profiler writes it: the
  * run's name (NULL: none) and the exporter.  0 or a writer's code. */
-static int chrome_metadata(sps__tlw_t *w, const char *name) {
+static int chrome_metadata(sps__cjw_t *w, const char *name) {
     char *q = name ? sps__json_quote(name, NULL) : NULL;
     if (name && !q) return SPS_ENOMEM;
     size_t n = (q ? strlen(q) : 0) + 96;
@@ -114,15 +114,67 @@ static int chrome_metadata(sps__tlw_t *w, const char *name) {
         if (q) snprintf(m, n, "\"metadata\":{\"name\":%s,\"exporter\":\"spanscope@"
                         SPS_VERSION_STRING "\"}", q);
         else snprintf(m, n, "\"metadata\":{\"exporter\":\"spanscope@" SPS_VERSION_STRING "\"}");
-        rc = sps__tlw_extra(w, m);
+        rc = sps__cjw_extra(w, m);
     }
     free(m);
     free(q);
     return rc;
 }
 
-/* The Chrome trace: the selected spans through the timeline writer (the
- * same writer as `convert`), to path.  Returns 0 or a code. */
+/* Per-event args of the Chrome trace, as scope-profiler's export writes
+ * them: the rank, the call's index within its region and rank (spans come
+ * in start order, so a counter per (process, name)), its duration in s,
+ * and the region's source file and line when the .h5 has them. */
+typedef struct chrome_args {
+    uint64_t *next;  /* [nprocs * nnames] the next call index */
+    char **file;     /* [nnames] JSON-quoted source file, or NULL */
+    size_t nnames;
+} chrome_args_t;
+
+static int chrome_args_init(chrome_args_t *a, const sps__tl_header_t *h,
+                            const sps__export_sel_t *sel) {
+    a->nnames = h->nnames;
+    a->next = calloc((h->nprocs ? h->nprocs : 1) * (h->nnames ? h->nnames : 1), sizeof *a->next);
+    a->file = calloc(h->nnames + 1, sizeof *a->file);
+    if (!a->next || !a->file) return SPS_ENOMEM;
+    for (size_t i = 0; i < h->nnames && i < sel->nsrc; i++)
+        if (sel->src_file[i] && *sel->src_file[i] &&
+            !(a->file[i] = sps__json_quote(sel->src_file[i], NULL)))
+            return SPS_ENOMEM;
+    return 0;
+}
+
+static void chrome_args_free(chrome_args_t *a) {
+    for (size_t i = 0; a->file && i < a->nnames; i++) free(a->file[i]);
+    free(a->file);
+    free(a->next);
+}
+
+/* The args object of span s (header h: the output's, s->thread its lane)
+ * into buf.  Its length, 0 when it does not fit. */
+static size_t chrome_args_of(chrome_args_t *a, const sps__tl_header_t *h,
+                             const sps__export_sel_t *sel, const sps__tl_span_t *s,
+                             char *buf, size_t cap) {
+    int64_t p = proc_index(h, h->threads[s->thread].pid);
+    int64_t rank = p >= 0 ? (h->procs[p].rank >= 0 ? h->procs[p].rank : p) : 0;
+    uint64_t idx = a->next[(size_t)(p >= 0 ? p : 0) * a->nnames + s->name]++;
+    char dur[40];
+    if (!sps__tl_fmt_double(dur, sizeof dur, (double)(s->end_ns - s->start_ns) * 1e-9))
+        strcpy(dur, "0");
+    int n = snprintf(buf, cap, "{\"rank\":%lld,\"call_index\":%llu,\"duration_s\":%s",
+                     (long long)rank, (unsigned long long)idx, dur);
+    if (n > 0 && (size_t)n < cap && a->file[s->name])
+        n += snprintf(buf + n, cap - (size_t)n, ",\"source_file\":%s,\"source_line\":%lld",
+                      a->file[s->name], (long long)sel->src_line[s->name]);
+    if (n <= 0 || (size_t)n + 2 > cap) return 0;
+    buf[n++] = '}';
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
+/* The Chrome trace: the selected spans through the Chrome JSON writer
+ * (the one `convert` uses), each with scope-profiler's args, to path.
+ * Returns 0 or a code. */
 static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
                         const sps__export_opts_t *o) {
     sub_header_t sub;
@@ -130,25 +182,31 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
     if (rc) return rc;
     if (o->doc_name) sub.h.trace_name = o->doc_name;
     size_t n = strlen(path);
-    sps__tl_format_t fmt = n > 3 && !strcmp(path + n - 3, ".gz") ? SPS__TL_JSON_GZ : SPS__TL_JSON;
-    sps__tlw_t *w;
-    if ((rc = sps__tlw_open(&w, path, fmt, &sub.h))) {
+    chrome_args_t args = {0};
+    sps__cjw_t *w = NULL;
+    rc = chrome_args_init(&args, sel->h, sel);
+    if (!rc) rc = sps__cjw_open(&w, path, n > 3 && !strcmp(path + n - 3, ".gz"), &sub.h);
+    if (rc) {
+        chrome_args_free(&args);
         sub_free(&sub);
         return rc;
     }
     sps__tl_span_t s;
+    char buf[8192];
     while ((rc = sps__tlr_next(r, &s)) > 0) {
         int64_t lane = sps__export_sel_take(sel, &s);
         if (lane < -1) { rc = (int)lane; break; }
         if (lane < 0) continue;
         s.thread = (uint32_t)lane;
-        if ((rc = sps__tlw_span(w, &s))) break;
+        size_t len = chrome_args_of(&args, &sub.h, sel, &s, buf, sizeof buf);
+        if ((rc = sps__cjw_span_args(w, &s, len ? buf : NULL))) break;
     }
     if (!rc && !sel->nselected)
         rc = sps__err_fail(SPS_EINVAL, "No calls recorded for the requested ranks.");
     if (!rc) rc = chrome_metadata(w, o->doc_name ? o->doc_name : sel->h->trace_name);
-    if (rc) sps__tlw_abort(w);
-    else rc = sps__tlw_close(w);
+    if (rc) sps__cjw_abort(w);
+    else rc = sps__cjw_close(w);
+    chrome_args_free(&args);
     sub_free(&sub);
     return rc;
 }
@@ -177,7 +235,7 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
         return sps__err_fail(SPS_EINVAL, "%s exports one rank a file (got %zu ranks)",
                              fmt == EX_PROF ? "prof" : "svg", one.nranks);
     sps__h5r_sources_t src = {0}; /* an .h5's source locations: the .prof keys */
-    if (fi == SPS__TL_H5 && fmt == EX_PROF && sps__h5r_sources(in, &src))
+    if (fi == SPS__TL_H5 && (fmt == EX_PROF || fmt == EX_CHROME) && sps__h5r_sources(in, &src))
         return SPS_ENOMEM;
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, in, fi);

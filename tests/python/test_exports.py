@@ -424,3 +424,33 @@ def test_exports_take_a_results_object_that_names_its_file(tmp_path):
     a = spanscope.export_prof(res, tmp_path / "a.prof", verbose=False)
     b = spanscope.export_prof(str(h5), tmp_path / "b.prof", verbose=False)
     assert _load_prof(a[0]) == _load_prof(b[0])
+
+
+def test_chrome_trace_events_carry_scope_profilers_args(tmp_path):
+    """Each call's args as scope-profiler's export writes them: rank, its
+    index within the region, its duration in s, the region's source."""
+    sp_ref = pytest.importorskip("scope_profiler")
+    from spanscope import ProfileManager
+    src = tmp_path / "args.h5"
+    ProfileManager.setup(output=str(src), capture_region_source=True)
+    for _ in range(3):
+        with ProfileManager.region("step"):
+            with ProfileManager.region("inner"):
+                pass
+    ProfileManager.finalize(verbose=False)
+    ours = spanscope.export_chrome_trace(src, tmp_path / "ours.json", verbose=False)
+    theirs = sp_ref.export_chrome_trace(sp_ref.read_h5(src), tmp_path / "theirs.json")
+
+    def calls(path):
+        doc = json.loads(Path(path[0] if isinstance(path, list) else path).read_text())
+        return {(e["name"], e["args"]["call_index"]): e["args"]
+                for e in doc["traceEvents"] if e.get("ph") == "X"}
+
+    a, b = calls(ours), calls(theirs)
+    assert set(a) == set(b) and len(a) == 6
+    for key, want in b.items():
+        got = a[key]
+        assert got["rank"] == want["rank"]
+        assert got["duration_s"] == pytest.approx(want["duration_s"], abs=2e-9)
+        assert got["source_file"] == want["source_file"]
+        assert got["source_line"] == want["source_line"]
