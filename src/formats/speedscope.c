@@ -104,7 +104,8 @@ static int fold_events(sps__tlr_t *r, sps__export_sel_t *sel, ss_state_t *S,
 }
 
 /* The document's head: schema, exporter, name and the frames (the
- * regions used, in the source's order; frame[] gets each one's index). */
+ * regions used, in the source's order, with their source file and line
+ * where an .h5 has them; frame[] gets each one's index). */
 static void put_head(FILE *fp, const sps__export_sel_t *sel, const sps__export_opts_t *o,
                      const unsigned char *used, uint32_t *frame) {
     const sps__tl_header_t *h = sel->h;
@@ -119,7 +120,14 @@ static void put_head(FILE *fp, const sps__export_sel_t *sel, const sps__export_o
         frame[i] = n;
         fprintf(fp, "%s{\"name\":\"", n++ ? "," : "");
         sps__json_fputs(fp, h->names[i], 0);
-        fputs("\"}", fp);
+        fputc('"', fp);
+        if (i < sel->nsrc && sel->src_file[i] && *sel->src_file[i]) { /* an .h5's source */
+            fputs(",\"file\":\"", fp);
+            sps__json_fputs(fp, sel->src_file[i], 0);
+            fputc('"', fp);
+            if (sel->src_line[i] > 0) fprintf(fp, ",\"line\":%lld", (long long)sel->src_line[i]);
+        }
+        fputc('}', fp);
     }
     fputs("]},\"profiles\":[", fp);
 }

@@ -454,3 +454,16 @@ def test_chrome_trace_events_carry_scope_profilers_args(tmp_path):
         assert got["duration_s"] == pytest.approx(want["duration_s"], abs=2e-9)
         assert got["source_file"] == want["source_file"]
         assert got["source_line"] == want["source_line"]
+
+
+def test_speedscope_frames_carry_the_source(tmp_path):
+    from spanscope import ProfileManager
+    src = tmp_path / "src.h5"
+    ProfileManager.setup(output=str(src), capture_region_source=True)
+    with ProfileManager.region("step"):
+        pass
+    ProfileManager.finalize(verbose=False)
+    (out,) = spanscope.export_speedscope(src, tmp_path / "s", verbose=False)
+    (frame,) = json.loads(out.read_text())["shared"]["frames"]
+    region = spanscope.read_h5(src)["step"]
+    assert frame == {"name": "step", "file": region.source_file, "line": region.source_lineno}
