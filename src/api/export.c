@@ -234,7 +234,8 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
     if ((fmt == EX_PROF || fmt == EX_SVG) && one.nranks > 1)
         return sps__err_fail(SPS_EINVAL, "%s exports one rank a file (got %zu ranks)",
                              fmt == EX_PROF ? "prof" : "svg", one.nranks);
-    sps__h5r_sources_t src = {0}; /* an .h5's source locations: .prof keys, Chrome args, speedscope frames */
+    /* an .h5's source locations: .prof keys, Chrome args, speedscope frames */
+    sps__h5r_sources_t src = {0};
     if (fi == SPS__TL_H5 && fmt != EX_SVG && sps__h5r_sources(in, &src))
         return SPS_ENOMEM;
     sps__tlr_t *r;
