@@ -165,10 +165,11 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
     if show_metadata:
         _print_metadata(results.metadata, full=full, stream=stream)
     if show_regions:
-        n = len(results.get_regions(include=include, exclude=exclude))
-        results.print_summary(include=include, exclude=exclude, ranks=ranks, sort=sort,
-                              title=f"Regions ({n})", stream=stream, columns=columns,
-                              percentage_mode=percentage_mode)
+        from spanscope._results_table import print_region_table, region_rows
+        rows = region_rows(results, include=include, exclude=exclude, ranks=ranks, sort=sort,
+                           percentage_mode=percentage_mode)
+        print_region_table(rows, title=f"Regions ({len(rows)})", stream=stream,
+                           columns=columns, percentage_mode=percentage_mode, file_path=path)
         groups = _counter_groups(results)
         if groups:
             print(f"\n(not shown: the file's {', '.join(groups)} data; spanscope reads it "

@@ -1189,35 +1189,30 @@ class ProfilingResults:
     def print_summary(self, include=None, exclude=None, ranks=None, sort: str = "start",
                       title: str | None = None, stream=None, suppress_notes: bool = False,
                       columns=None, percentage_mode: str = "coverage") -> None:
-        """Prints the region table as scope-profiler does: one row per call
-        path, indented as a tree, each parent followed by an "(own)" row
-        (its exclusive time), a self-recursive region as one "name ↻" row;
-        columns by scope-profiler's names (region, ranks, calls, total,
-        percent, avg, min, max, first, last, std, p50, p95, p99, imbalance;
-        default region, percent, total), siblings in start order or by
-        sort.  "% session" is the time a path covered (outermost calls) over
-        the session region's time (scope_profiler.session) or setup() to
-        finalize(), per rank; percentage_mode="exclusive" uses each path's
-        own time instead.  Nothing on non-root results.  ValueError for an
-        unknown column, sort key or percentage mode."""
-        from spanscope._results_table import (
-            SESSION_REGION, normalize_columns, print_region_table, region_rows)
-        if percentage_mode not in ("coverage", "exclusive"):
-            raise ValueError("percentage_mode must be 'coverage' or 'exclusive'")
-        cols = normalize_columns(columns)
-        rows = region_rows(self, include, exclude, ranks, sort)
+        """Prints the region table as scope-profiler 0.7.5 does (its
+        summary.print_region_table; the renderer is _results_table): a
+        rounded box with one row per call path indented as a tree, each
+        parent followed by an "(own)" row (its exclusive time), a
+        self-recursive region as one "name ↻" row, call counts inline
+        unless a calls column is chosen; then an Info box with the title
+        ("Summary: ..."; default default_title()), the file's spanscope
+        commands and the notes.  columns by scope-profiler's names (region,
+        ranks, calls, total, percent, parent_percent, avg, gpu_total,
+        gpu_avg, min, max, first, last, std, p50, p95, p99, imbalance;
+        default region, percent, total, percent left out without a session
+        region); sort "start" keeps the tree, other keys sort flat,
+        descending.  "% session" is a path's wall-clock coverage (or, with
+        percentage_mode="exclusive", its own time) over the session region's
+        total.  Nothing on non-root results.  ValueError for an unknown
+        column, sort key or percentage mode."""
+        from spanscope._results_table import print_region_table, region_rows
         if not self._is_root:
             return
-        if percentage_mode == "exclusive":
-            own = {r["call_path"]: r for r in rows if r.get("own")}
-            for r in rows:  # the session row stays the 100 % it divides by
-                o = own.get(r["call_path"])
-                if not r.get("own") and o is not None and r["call_path"] != SESSION_REGION:
-                    r["percent"] = o["percent"]
-        if all(r["percent"] is None for r in rows):  # no session time known
-            cols = [c for c in cols if c[0] != "percent"] or cols
-        print_region_table(rows, cols, title if title is not None else self.default_title(),
-                           stream, suppress_notes)
+        rows = region_rows(self, include=include, exclude=exclude, ranks=ranks, sort=sort,
+                           percentage_mode=percentage_mode)
+        print_region_table(rows, title=self.default_title() if title is None else title,
+                           stream=stream, suppress_notes=suppress_notes, columns=columns,
+                           percentage_mode=percentage_mode, file_path=self.file_path)
 
     def default_title(self) -> str:
         unit = "rank" if self.num_ranks == 1 else "ranks"
