@@ -209,8 +209,9 @@ def test_long_metadata_values_are_clipped_unless_full(sample_file):
 def test_sorting_filters_and_sections(sample_file):
     def order(**kw):
         out = _printed(spanscope.inspect_file, sample_file, show_metadata=False, **kw)
-        return [ln.split()[0] for ln in out.splitlines()
-                if ln.split() and ln.split()[0] in ("setup", "solve")]
+        cells = [ln.split()[1] for ln in out.splitlines()  # "  │ solve (2x) ..."
+                 if ln.startswith("  │ ") and len(ln.split()) > 1]
+        return [c for c in cells if c in ("setup", "solve")]
     assert order(sort="total") == ["solve", "setup"]  # 13 s against 4 s
     assert order(sort="name") == ["setup", "solve"]
     out = _printed(spanscope.inspect_file, sample_file, include="solve")

@@ -541,7 +541,9 @@ def test_print_summary_tree_own_rows_and_recursion(capsys):
     lines = out.splitlines()
     assert "% session" in lines[1] and "total [s]" in lines[1]
     assert "100.00%" in out and "70.00%" in out
-    assert any(line.startswith("│ └─ fib ↻ (3x)") and "28.00%" in line for line in lines)
+    # scope-profiler's box: "  │ " then the tree prefix of depth 2
+    assert lines[0].startswith("  ╭") and lines[1].startswith("  │ region")
+    assert any(line.startswith("  │ │ └─ fib ↻ (3x)") and "28.00%" in line for line in lines)
     assert out.count("(own)") == 2
     assert "the call count includes nested calls, the total only the outermost" in out
     results.print_summary(columns=["region", "calls", "avg", "imbalance"],
@@ -560,8 +562,8 @@ def test_print_summary_ranks_and_filters(two_ranks, capsys):
     r.print_summary(columns=["region", "ranks", "calls", "total"], ranks=[1],
                     exclude="setup")
     out = capsys.readouterr().out
-    row = next(line for line in out.splitlines() if line.startswith("solve"))
-    assert row.split() == ["solve", "1", "2", "8.000000"]
+    row = next(line for line in out.splitlines() if line.startswith("  │ solve"))
+    assert row.split() == ["│", "solve", "1", "2", "8.000000", "│"]
     assert "setup" not in out.split("\n", 1)[1]
     assert "% session" not in out  # no session time in the file: no column
 
