@@ -138,8 +138,9 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
     scope-profiler's inspect_file does: a headline (ranks, regions, size in
     MiB, wall clock, setup-to-finalize time), the metadata by section
     (values clipped to 96 characters unless full), the region table
-    (ProfilingResults.print_summary: include/exclude regular expressions,
-    ranks, sort, columns, percentage_mode) and the captured source of the
+    (print_summary's boxed table, _results_table, titled "Regions (N)" for
+    its N call-path rows, with the file's hints: include/exclude regular
+    expressions, ranks, sort, columns, percentage_mode) and the captured source of the
     regions named in source.  show_regions=False reads the file's index
     alone (no events).  LIKWID / perf-event / line-profile groups in the
     file are not read yet: a line names them instead of their tables.
