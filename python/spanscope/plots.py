@@ -407,6 +407,12 @@ class _PlotlyFigure:
         n = max(len(self.axes), 1)
         fig = make_subplots(rows=n, cols=1, subplot_titles=[a.title for a in self.axes],
                             vertical_spacing=min(0.3 / n, 0.12) if n > 1 else 0.0)
+        # before the traces go in: add_trace copies them
+        for trace, ax, label in self.colorbars:
+            dom = fig.layout["yaxis" if ax.index == 0 else f"yaxis{ax.index + 1}"].domain
+            trace.update(showscale=True, colorbar={
+                "title": {"text": label or ""}, "y": (dom[0] + dom[1]) / 2,
+                "len": dom[1] - dom[0], "yanchor": "middle"})
         for a in self.axes:
             row = a.index + 1
             for t in a.traces:
@@ -418,11 +424,6 @@ class _PlotlyFigure:
             xr, yr = a._axis_ref("x"), a._axis_ref("y")
             for ann in a.annotations:
                 fig.add_annotation(xref=xr, yref=yr, **ann)
-        for trace, ax, label in self.colorbars:
-            dom = fig.layout["yaxis" if ax.index == 0 else f"yaxis{ax.index + 1}"].domain
-            trace.update(showscale=True, colorbar={
-                "title": {"text": label or ""}, "y": (dom[0] + dom[1]) / 2,
-                "len": dom[1] - dom[0], "yanchor": "middle"})
         fig.update_layout(width=self.size_px[0], height=self.size_px[1],
                           barmode="overlay", showlegend=self.show_legend,
                           legend_title_text=self.legend_title,
@@ -648,9 +649,10 @@ def _as_runs(profiling_data) -> list[_Run]:
                             f"Results of spanscope.read, not {type(it).__name__}")
         runs.append(it)
     labels = [_label_of(r) for r in runs]
+    stems = list(labels)
     seen: dict[str, int] = {}
-    for i, lab in enumerate(labels):  # the same stem twice: tell them apart
-        if labels.count(lab) > 1:
+    for i, lab in enumerate(stems):  # the same stem twice: tell them apart
+        if stems.count(lab) > 1:
             seen[lab] = seen.get(lab, 0) + 1
             labels[i] = f"{lab} ({seen[lab]})"
     return [_Run(r, lab) for r, lab in zip(runs, labels)]
