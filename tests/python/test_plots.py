@@ -1105,3 +1105,18 @@ def test_same_file_twice_gets_two_labels(run1, tmp_path):
     data = tmp_path / "d.csv"
     plots.plot_durations([run1, run1], data_filepath=data, verbose=False)
     assert {r["run"] for r in read_csv(data)} == {"run1 (1)", "run1 (2)"}
+
+
+def test_cli_every_kind_plotly(run1, ranks3, tmp_path):
+    """Every kind with --backend plotly: an .html page with a plot in it."""
+    need_plotly()
+    for kind in plots.KINDS:
+        files = ([run1, ranks3] if kind in ("speedup", "efficiency", "weak-scaling",
+                                            "weak-efficiency") else [ranks3])
+        out = tmp_path / f"{kind}.html"
+        assert plots.main([kind, *map(str, files), "-o", str(out), "--backend", "plotly"]) == 0
+        page = _HtmlScripts()
+        page.feed(out.read_text(encoding="utf-8"))
+        (call,) = [s for s in page.scripts if "Plotly.newPlot" in s]
+        assert '"type":' in call, kind  # at least one trace drawn
+        out.unlink()
