@@ -402,7 +402,7 @@ class _PlotlyFigure:
     def build(self):
         """The plotly Figure: a subplot per panel with its traces, titles,
         axes, text and lines; one legend; colour bars beside their panel."""
-        go = _go()
+        _go()
         from plotly.subplots import make_subplots
         n = max(len(self.axes), 1)
         fig = make_subplots(rows=n, cols=1, subplot_titles=[a.title for a in self.axes],
@@ -428,8 +428,6 @@ class _PlotlyFigure:
                           barmode="overlay", showlegend=self.show_legend,
                           legend_title_text=self.legend_title,
                           hoverlabel={"align": "left"}, template="plotly_white")
-        if not isinstance(fig, go.Figure):  # make_subplots gives one; be sure
-            fig = go.Figure(fig)
         return fig
 
     def finish(self, filepath, show, verbose):
