@@ -3,7 +3,8 @@
 # Debian packages (compilers, CMake, HDF5, cmocka, zlib, Chromium for the
 # HTML report's test) and a Python virtual
 # environment in .venv with numpy, h5py, pytest, scope-profiler (whose
-# reader checks our files) and matplotlib (the plots' tests).  Safe to run again: it does nothing when all is
+# reader checks our files), matplotlib and plotly (the plots' tests, both
+# backends) and pyarrow (the plots' parquet data, when it installs).  Safe to run again: it does nothing when all is
 # there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,12 +31,13 @@ fi
 
 # perfetto + protobuf: Perfetto's own trace schema, to check our .pftrace files
 # matplotlib: the optional `plot` extra (spanscope.plots), rendered by its tests
-PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib"
+# plotly: the optional `plotly` extra (spanscope.plots' backend="plotly"), tested too
+PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
 if [ ! -x .venv/bin/python ]; then
   echo "install-deps: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib' >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly' >/dev/null 2>&1; then
   echo "install-deps: pip install $PY_PKGS"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q $PY_PKGS
@@ -44,6 +46,12 @@ fi
 # (tests/python/test_exports.py; skipped without it)
 if ! .venv/bin/python -c 'import snakeviz' >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q snakeviz || echo "install-deps: snakeviz not installed"
+fi
+# pyarrow: the optional `parquet` extra (the plots' data_format="parquet"),
+# a 55 MB wheel, so not a hard need: tests/python/test_plots.py skips its
+# parquet tests without it
+if ! .venv/bin/python -c 'import pyarrow' >/dev/null 2>&1; then
+  .venv/bin/python -m pip install -q pyarrow || echo "install-deps: pyarrow not installed"
 fi
 # mpi4py: the Python face under mpirun (tests/mpi/mpi_python.py), only where
 # MPI is installed

@@ -2,7 +2,7 @@
 ``[project.scripts]``): runs the C tool shipped in the wheel
 (``spanscope/bin/spanscope``), the same binary CMake installs, and does
 itself the two subcommands that are Python's: ``plot`` (``spanscope.plots``,
-over matplotlib) and ``export json`` (scope-profiler's JSON,
+over matplotlib or plotly) and ``export json`` (scope-profiler's JSON,
 ``spanscope.write_json``).  The C tool hands those two back here
 (``python_command``).  Errors: one line ``spanscope: ...`` on stderr, exit
 status 1 for bad data and 2 for bad usage or a missing feature, as the C
@@ -11,7 +11,6 @@ tool's (tools/cli.h).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 
@@ -34,8 +33,9 @@ def _binary() -> str | None:
 
 
 def _plot(argv: list[str]) -> int:
-    if importlib.util.find_spec("matplotlib") is None:
-        return _die(EXIT_USAGE, "plot: needs matplotlib (pip install matplotlib)")
+    # What a plot needs (matplotlib, or plotly for --backend plotly, pyarrow
+    # for parquet data) is checked by spanscope.plots.main, which knows the
+    # options: one line naming the extra to install, exit status 1.
     try:
         from spanscope import plots
     except ImportError as error:

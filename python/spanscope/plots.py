@@ -1,5 +1,5 @@
 """Plots of a recording, as scope-profiler 0.7.5 offers them
-(``scope_profiler.plotting_scripts``), drawn with matplotlib.
+(``scope_profiler.plotting_scripts``), drawn with matplotlib or plotly.
 
 Every function takes what scope-profiler's takes first -- one run or a
 sequence of runs -- where a run is a path (``.h5``: read by
@@ -14,15 +14,27 @@ None unless ``return_fig``; with ``return_fig=True`` it is
 scope-profiler; times on a time axis are seconds since the run's first
 start.
 
+``backend="plotly"`` draws the same plot as a ``plotly.graph_objects.Figure``
+(returned, with or without ``return_fig``, as scope-profiler's): a
+``filepath`` ending in ``.html`` is written by ``write_html``, any other
+(``.png``, ``.svg``, ...) by ``write_image``, which needs kaleido -- a
+RuntimeError naming it when the export fails.  Each plot computes its data
+once and draws it through one set of drawing calls (matplotlib's Axes
+methods), which :class:`_PlotlyAxes` turns into plotly traces.
+
+``data_filepath`` writes the numbers behind the plot: ``data_format``
+``"csv"``, ``"json"`` (scope-profiler's plot-data envelope) or
+``"parquet"`` (the csv's columns, typed, written with pyarrow).
+
 The data are the C reader's (``spanscope.read``: per call start, duration,
 self time, thread, and the one fold's parent); nothing here parses a file
 or re-derives nesting: a call's depth and stack are its chain of fold
 parents.
 
 matplotlib is the optional ``plot`` extra (``pip install 'spanscope[plot]'``),
-imported when a plot is drawn; without it every plot raises ImportError
-naming the extra.  Only the matplotlib backend exists: ``backend="plotly"``
-is a ValueError.
+plotly the ``plotly`` extra and pyarrow the ``parquet`` extra, each
+imported when a plot needs it; without it the plot raises ImportError
+naming the extra.
 
 From the command line (``spanscope plot`` calls :func:`main`)::
 
@@ -59,12 +71,24 @@ DEFAULT_CMAP = "tab20"
 FLAME_CMAP = "tab20"
 
 _EXTRA = "pip install 'spanscope[plot]'"
+_PLOTLY_EXTRA = "pip install 'spanscope[plotly]'"
+_PARQUET_EXTRA = "pip install 'spanscope[parquet]'"
 _NS = 1e-9  # seconds per ns: scope-profiler's plots are in seconds
 _DURATION_METRICS = ("total", "avg", "min", "max", "first", "last")
 _SCALING_X_FIELDS = ("num_ranks", "num_nodes", "omp_num_threads", "total_cores")
+_BACKENDS = ("matplotlib", "plotly")
+#: what plotly writes: .html by write_html, the rest by write_image (kaleido)
+_PLOTLY_SUFFIXES = ("html", "htm", "png", "jpg", "jpeg", "webp", "svg", "pdf", "eps")
+_DATA_FORMATS = ("csv", "json", "parquet")
 
 
 # --- matplotlib, figures, output ----------------------------------------------
+#
+# Every plot computes its data once and draws it on "axes" with the subset
+# of matplotlib's Axes methods listed in _PlotlyAxes: with
+# backend="matplotlib" those are matplotlib's own axes, with "plotly" the
+# _PlotlyAxes below, which turn the same calls into plotly traces.  So
+# there is one drawing per plot, not one per backend.
 
 def _mpl():
     """matplotlib's Figure class, imported now: the optional `plot` extra.
@@ -78,9 +102,24 @@ def _mpl():
     return Figure
 
 
-def _new_figure(figsize, show: bool):
-    """A new figure: a pyplot one (so that plt.show() shows it) when shown,
-    else a bare Figure that no global state keeps alive."""
+def _go():
+    """plotly.graph_objects, imported now: the optional `plotly` extra.
+    ImportError naming the extra when it is not installed."""
+    try:
+        import plotly.graph_objects as go
+    except ImportError as exc:
+        raise ImportError(
+            "spanscope.plots' backend='plotly' needs plotly, the optional "
+            f"'plotly' extra: {_PLOTLY_EXTRA}") from exc
+    return go
+
+
+def _new_figure(figsize, show: bool, backend: str = "matplotlib"):
+    """A new figure of figsize (inches): for matplotlib a pyplot one (so
+    that plt.show() shows it) when shown, else a bare Figure that no global
+    state keeps alive; for plotly a _PlotlyFigure (100 px an inch)."""
+    if backend == "plotly":
+        return _PlotlyFigure(figsize)
     Figure = _mpl()
     if show:
         import matplotlib.pyplot as plt
@@ -88,20 +127,32 @@ def _new_figure(figsize, show: bool):
     return Figure(figsize=figsize)
 
 
-def _check_backend(backend: str) -> None:
-    if backend != "matplotlib":
-        raise ValueError(f"backend={backend!r} is not available in spanscope: "
-                         "only 'matplotlib' (plotly output is not implemented)")
-
-
-def _check_filepath(filepath) -> None:
-    """ValueError for an output path whose suffix matplotlib cannot write,
-    before anything is read or drawn."""
+def _check_output(backend: str, filepath, data_filepath=None, data_format="csv") -> None:
+    """ValueError for a backend other than matplotlib or plotly, an output
+    path whose suffix that backend cannot write, or a data_format other
+    than csv, json, parquet; ImportError naming the extra when the backend
+    (or pyarrow, for parquet data) is not installed.  Called before
+    anything is read or drawn."""
+    if data_filepath is not None:
+        if data_format not in _DATA_FORMATS:
+            raise ValueError(f"data_format={data_format!r}: spanscope writes "
+                             f"{', '.join(repr(f) for f in _DATA_FORMATS)}")
+        if data_format == "parquet":
+            _pyarrow()
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend={backend!r}: spanscope.plots draws with "
+                         f"{' or '.join(repr(b) for b in _BACKENDS)}")
+    if backend == "plotly":
+        _go()
+        supported = _PLOTLY_SUFFIXES
+    elif filepath is not None:
+        supported = tuple(_mpl()().canvas.get_supported_filetypes())
+    else:
+        _mpl()
+        return
     if filepath is None:
         return
     fmt = Path(filepath).suffix.lower().lstrip(".")
-    Figure = _mpl()
-    supported = Figure().canvas.get_supported_filetypes()
     if fmt not in supported:
         raise ValueError(
             f"{filepath}: cannot tell the image format from the suffix "
@@ -109,8 +160,11 @@ def _check_filepath(filepath) -> None:
 
 
 def _finish(fig, axes, filepath, show, verbose, return_fig):
-    """Saves the figure to filepath (format by suffix), shows it if asked;
-    returns fig, or (fig, axes) with return_fig (scope-profiler's form)."""
+    """Saves the figure to filepath (format by suffix), shows it if asked.
+    matplotlib: returns fig, or (fig, axes) with return_fig (scope-profiler's
+    form); plotly: returns the plotly Figure either way (as scope-profiler)."""
+    if isinstance(fig, _PlotlyFigure):
+        return fig.finish(filepath, show, verbose)
     if filepath is not None:
         path = Path(filepath)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,10 +177,330 @@ def _finish(fig, axes, filepath, show, verbose, return_fig):
     return (fig, axes) if return_fig else fig
 
 
+# --- plotly: the same drawing calls as plotly traces ---------------------------
+
+def _rgba(color: str, alpha: float) -> str:
+    """'#rrggbb' as plotly's 'rgba(r,g,b,alpha)'."""
+    c = color.lstrip("#")
+    r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+_DASH = {"--": "dash", ":": "dot", "-.": "dashdot", "-": None, None: None}
+_XANCHOR = {"center": "center", "left": "left", "right": "right"}
+_YANCHOR = {"center": "middle", "center_baseline": "middle", "top": "top",
+            "bottom": "bottom", "baseline": "bottom"}
+
+
+class _PlotlyAxes:
+    """One panel of a _PlotlyFigure, taking the matplotlib Axes calls the
+    plots make (same arguments, the subset they use) and keeping them as
+    plotly traces, annotations and axis settings for _PlotlyFigure.build."""
+
+    def __init__(self, fig: "_PlotlyFigure", index: int):
+        self.figure = fig
+        self.index = index          # 0-based panel (subplot row)
+        self.traces: list = []
+        self.annotations: list[dict] = []
+        self.hlines: list[dict] = []
+        self.xaxis: dict = {}
+        self.yaxis: dict = {}
+        self.title = ""
+
+    # names of this panel's axes in plotly's layout ("x", "x2", ...)
+    def _axis_ref(self, letter: str) -> str:
+        return letter if self.index == 0 else f"{letter}{self.index + 1}"
+
+    def _named(self, label) -> dict:
+        """A trace's name and legend keys: a labelled trace is in the
+        legend once per figure (by name), an unlabelled one never, as
+        matplotlib's legend takes only labelled artists."""
+        if not label or str(label).startswith("_"):
+            return {"showlegend": False}
+        label = str(label)
+        first = label not in self.figure.legend_names
+        self.figure.legend_names.add(label)
+        return {"name": label, "legendgroup": label, "showlegend": first}
+
+    def broken_barh(self, xranges, yrange, facecolors=None, edgecolor=None,
+                    linewidth=None, label=None, **_):
+        go = _go()
+        y0, h = yrange
+        starts = [float(a) for a, _ in xranges]
+        widths = [float(w) for _, w in xranges]
+        line = {"width": 0} if edgecolor in (None, "none") else \
+            {"color": edgecolor, "width": linewidth or 1}
+        self.traces.append(go.Bar(
+            orientation="h", base=starts, x=widths, y=[y0 + h / 2] * len(widths),
+            width=h, marker={"color": facecolors, "line": line}, customdata=starts,
+            hovertemplate=(f"{label}<br>" if label else "")
+            + "start %{customdata:.6g} s<br>duration %{x:.6g} s<extra></extra>",
+            **self._named(label)))
+
+    def bar(self, x, height, width=0.8, bottom=None, color=None, label=None,
+            edgecolor=None, **_):
+        go = _go()
+        kw = {} if bottom is None else {"base": list(np.asarray(bottom, dtype=float))}
+        line = {"color": edgecolor, "width": 1} if edgecolor else {"width": 0}
+        self.traces.append(go.Bar(
+            x=list(np.asarray(x, dtype=float)), y=list(np.asarray(height, dtype=float)),
+            width=width, marker={"color": color, "line": line}, **kw,
+            **self._named(label)))
+
+    def plot(self, x, y, marker=None, color=None, label=None, linewidth=None,
+             linestyle=None, **_):
+        go = _go()
+        line = {"color": color, "dash": _DASH.get(linestyle)}
+        if linewidth:
+            line["width"] = linewidth
+        self.traces.append(go.Scatter(
+            x=list(x), y=list(np.asarray(y, dtype=float)),
+            mode="lines+markers" if marker else "lines", line=line,
+            **self._named(label)))
+
+    def fill_between(self, x, y1, y2, color=None, alpha=1.0, **_):
+        go = _go()
+        fill = _rgba(color, alpha) if color and color.startswith("#") else color
+        self.traces.append(go.Scatter(x=list(x), y=list(y1), mode="lines",
+                                      line={"width": 0}, showlegend=False,
+                                      hoverinfo="skip"))
+        self.traces.append(go.Scatter(x=list(x), y=list(y2), mode="lines",
+                                      line={"width": 0}, fill="tonexty", fillcolor=fill,
+                                      showlegend=False, hoverinfo="skip"))
+
+    def axhline(self, y, color=None, linestyle=None, linewidth=None, **_):
+        self.hlines.append({"y": float(y), "line_color": color,
+                            "line_dash": _DASH.get(linestyle),
+                            "line_width": linewidth or 1})
+
+    def imshow(self, m, cmap=None, extent=None, **_):
+        """A heatmap of m, row 0 on top (matplotlib's origin='upper');
+        extent (left, right, bottom, top) places the cells as there."""
+        go = _go()
+        m = np.asarray(m, dtype=float)
+        rows, cols = m.shape
+        if extent is None:
+            extent = (-0.5, cols - 0.5, rows - 0.5, -0.5)
+        left, right, bottom, top = extent
+        xs = left + (np.arange(cols) + 0.5) * (right - left) / max(cols, 1)
+        ys = top + (np.arange(rows) + 0.5) * (bottom - top) / max(rows, 1)
+        trace = go.Heatmap(z=m, x=list(xs), y=list(ys), colorscale=_colorscale(cmap),
+                           showscale=False)
+        self.traces.append(trace)
+        self.yaxis["autorange"] = "reversed"
+        return trace
+
+    def text(self, x, y, s, ha="left", va="baseline", fontsize=None, color=None,
+             bbox=None, **_):
+        a = {"x": float(x), "y": float(y), "text": str(s), "showarrow": False,
+             "xanchor": _XANCHOR.get(ha, "center"), "yanchor": _YANCHOR.get(va, "middle"),
+             "font": {k: v for k, v in (("size", fontsize), ("color", color)) if v}}
+        if bbox:
+            a["bgcolor"] = bbox.get("fc") or bbox.get("facecolor")
+            a["bordercolor"] = bbox.get("ec") or bbox.get("edgecolor")
+            a["borderpad"] = 3
+        self.annotations.append(a)
+
+    def annotate(self, text, xy, xytext=None, arrowprops=None, **_):
+        """An arrow from xytext to xy (arrowprops: an arrow), as the call
+        graph's edges."""
+        a = {"x": float(xy[0]), "y": float(xy[1]), "text": str(text),
+             "showarrow": arrowprops is not None}
+        if xytext is not None and arrowprops is not None:
+            a.update(ax=float(xytext[0]), ay=float(xytext[1]),
+                     axref=self._axis_ref("x"), ayref=self._axis_ref("y"),
+                     arrowhead=2, arrowcolor=arrowprops.get("color", "#777"),
+                     standoff=12, startstandoff=12)
+        self.annotations.append(a)
+
+    def set_title(self, title, **_):
+        self.title = str(title)
+
+    def set_xlabel(self, label, **_):
+        self.xaxis["title"] = {"text": str(label)}
+
+    def set_ylabel(self, label, **_):
+        self.yaxis["title"] = {"text": str(label)}
+
+    @staticmethod
+    def _ticks(axis: dict, ticks, labels=None, rotation=None):
+        axis["tickmode"] = "array"
+        axis["tickvals"] = [float(t) for t in ticks]
+        if labels is not None:
+            axis["ticktext"] = [str(t) for t in labels]
+        if rotation:
+            axis["tickangle"] = -float(rotation)
+
+    def set_xticks(self, ticks, labels=None, rotation=None, **_):
+        self._ticks(self.xaxis, ticks, labels, rotation)
+
+    def set_yticks(self, ticks, labels=None, rotation=None, **_):
+        self._ticks(self.yaxis, ticks, labels, rotation)
+
+    def set_xlim(self, lo, hi=None):
+        self.xaxis["range"] = [float(lo), float(hi)]
+
+    def set_ylim(self, lo, hi=None):
+        """(lo, hi) with lo > hi: the axis reversed, as in matplotlib."""
+        self.yaxis.pop("autorange", None)
+        self.yaxis["range"] = [float(lo), float(hi)]
+
+    def set_xscale(self, scale):
+        self.xaxis["type"] = scale
+
+    def set_yscale(self, scale):
+        self.yaxis["type"] = scale
+
+    def grid(self, visible=True, axis="both", **_):
+        if axis in ("both", "x"):
+            self.xaxis["showgrid"] = bool(visible)
+        if axis in ("both", "y"):
+            self.yaxis["showgrid"] = bool(visible)
+
+    def legend(self, handles=None, title=None, **_):
+        """Shows the figure's legend (its labelled traces), titled."""
+        self.figure.legend_title = title or self.figure.legend_title
+        self.figure.show_legend = True
+
+    def set_axis_off(self):
+        self.xaxis.update(visible=False)
+        self.yaxis.update(visible=False)
+
+
+class _PlotlyFigure:
+    """A plotly figure being drawn: panels stacked vertically (subplots),
+    built into a plotly.graph_objects.Figure by build()."""
+
+    def __init__(self, figsize):
+        _go()
+        # plotly's margins take ~160 px: a short panel (one rank's heatmap)
+        # keeps room for its cells
+        self.size_px = (int(figsize[0] * 100), max(int(figsize[1] * 100), 360))
+        self.axes: list[_PlotlyAxes] = []
+        self.legend_names: set[str] = set()
+        self.legend_title = None
+        self.show_legend = False
+        self.colorbars: list[tuple] = []
+
+    def subplots(self, nrows=1, ncols=1, squeeze=True):
+        """nrows panels in one column: one _PlotlyAxes (squeeze and one),
+        else an array of shape (nrows, 1) as matplotlib's."""
+        if ncols != 1:
+            raise ValueError("spanscope's plotly figures stack panels in one column")
+        new = [_PlotlyAxes(self, len(self.axes) + i) for i in range(nrows)]
+        self.axes += new
+        if squeeze and nrows == 1:
+            return new[0]
+        out = np.empty((nrows, 1), dtype=object)
+        for i, a in enumerate(new):
+            out[i, 0] = a
+        return out
+
+    def colorbar(self, mappable, ax=None, label=None, **_):
+        self.colorbars.append((mappable, ax, label))
+
+    def build(self):
+        """The plotly Figure: a subplot per panel with its traces, titles,
+        axes, text and lines; one legend; colour bars beside their panel."""
+        _go()
+        from plotly.subplots import make_subplots
+        n = max(len(self.axes), 1)
+        fig = make_subplots(rows=n, cols=1, subplot_titles=[a.title for a in self.axes],
+                            vertical_spacing=min(0.3 / n, 0.12) if n > 1 else 0.0)
+        # before the traces go in: add_trace copies them
+        for trace, ax, label in self.colorbars:
+            dom = fig.layout["yaxis" if ax.index == 0 else f"yaxis{ax.index + 1}"].domain
+            trace.update(showscale=True, colorbar={
+                "title": {"text": label or ""}, "y": (dom[0] + dom[1]) / 2,
+                "len": dom[1] - dom[0], "yanchor": "middle"})
+        for a in self.axes:
+            row = a.index + 1
+            for t in a.traces:
+                fig.add_trace(t, row=row, col=1)
+            fig.update_xaxes(row=row, col=1, **a.xaxis)
+            fig.update_yaxes(row=row, col=1, **a.yaxis)
+            for h in a.hlines:
+                fig.add_hline(row=row, col=1, **h)
+            xr, yr = a._axis_ref("x"), a._axis_ref("y")
+            for ann in a.annotations:
+                fig.add_annotation(xref=xr, yref=yr, **ann)
+        fig.update_layout(width=self.size_px[0], height=self.size_px[1],
+                          barmode="overlay", showlegend=self.show_legend,
+                          legend_title_text=self.legend_title,
+                          hoverlabel={"align": "left"}, template="plotly_white")
+        return fig
+
+    def finish(self, filepath, show, verbose):
+        """Builds the figure, writes filepath (.html: write_html; else
+        write_image, which needs kaleido: RuntimeError naming it when the
+        export fails, as scope-profiler's), shows it if asked; returns it."""
+        fig = self.build()
+        if filepath is not None:
+            path = Path(filepath)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.suffix.lower() in (".html", ".htm"):
+                fig.write_html(str(path))
+            else:
+                try:
+                    fig.write_image(str(path))
+                except Exception as exc:
+                    raise RuntimeError(
+                        f"{path}: plotly image export failed ({type(exc).__name__}: "
+                        f"{exc}). For PNG/SVG/PDF export install kaleido "
+                        "(pip install -U kaleido), or write an .html file instead."
+                    ) from exc
+            if verbose:
+                print(f"spanscope.plots: wrote {path}")
+        if show:
+            fig.show()
+        return fig
+
+
+#: matplotlib's tab20 and tab10, for the plotly backend without matplotlib
+_TAB20 = ("#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728",
+          "#ff9896", "#9467bd", "#c5b0d5", "#8c564b", "#c49c94", "#e377c2", "#f7b6d2",
+          "#7f7f7f", "#c7c7c7", "#bcbd22", "#dbdb8d", "#17becf", "#9edae5")
+_QUALITATIVE = {"tab20": _TAB20, "tab10": _TAB20[::2]}
+
+
+def _colorscale(cmap):
+    """A plotly colorscale for a matplotlib colour map name: sampled from
+    matplotlib when it is installed, else plotly's scale of that name."""
+    try:
+        import matplotlib
+        from matplotlib.colors import to_hex
+    except ImportError:
+        return cmap
+    try:
+        cm = matplotlib.colormaps[cmap]
+    except KeyError as exc:
+        raise ValueError(f"unknown colour map {cmap!r}") from exc
+    return [[float(t), to_hex(cm(float(t)))] for t in np.linspace(0, 1, 11)]
+
+
+def _pyarrow():
+    """pyarrow and pyarrow.parquet, imported now: the optional `parquet`
+    extra.  ImportError naming the extra when it is not installed."""
+    try:
+        import pyarrow
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError(
+            "data_format='parquet' needs pyarrow, the optional 'parquet' extra: "
+            f"{_PARQUET_EXTRA}") from exc
+    return pyarrow, pq
+
+
+def _plain(v):
+    """A numpy scalar as the Python value (for pyarrow's type inference)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _write_data(data_filepath, data_format: str, plot: str, header, rows) -> None:
-    """Writes the numbers behind a plot: csv (a header and rows) or json
+    """Writes the numbers behind a plot: csv (a header and rows), json
     (scope-profiler's envelope: format, format_version, plot, columns,
-    rows).  ValueError for another format."""
+    rows) or parquet (the csv's columns, typed; pyarrow).  ValueError for
+    another format."""
     if data_filepath is None:
         return
     path = Path(data_filepath)
@@ -140,21 +514,45 @@ def _write_data(data_filepath, data_format: str, plot: str, header, rows) -> Non
         doc = {"format": "scope-profiler-plot-data", "format_version": 1, "plot": plot,
                "columns": list(header), "rows": [list(r) for r in rows]}
         path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    elif data_format == "parquet":
+        pa, pq = _pyarrow()
+        cols = {h: [_plain(r[i]) for r in rows] for i, h in enumerate(header)}
+        table = pa.table(cols)
+        # the plot's kind, as the json envelope names it
+        table = table.replace_schema_metadata({"format": "scope-profiler-plot-data",
+                                               "plot": plot})
+        pq.write_table(table, path)
     else:
-        raise ValueError(f"data_format={data_format!r}: spanscope writes 'csv' or 'json'")
+        raise ValueError(f"data_format={data_format!r}: spanscope writes "
+                         f"{', '.join(repr(f) for f in _DATA_FORMATS)}")
 
 
 def _colors(cmap: str, names: Sequence[str]) -> dict[str, str]:
     """A colour per region name: a qualitative map (tab20, ...) gives its
     own colours in order, cycling past its size; a continuous one is
-    sampled evenly.  ValueError for an unknown map."""
-    import matplotlib
-    from matplotlib.colors import ListedColormap, to_hex
+    sampled evenly.  Without matplotlib (the plotly backend alone): tab20
+    and tab10 from their table, other maps from plotly's scale of that
+    name.  ValueError for an unknown map."""
+    n = len(names)
+    try:
+        import matplotlib
+        from matplotlib.colors import ListedColormap, to_hex
+    except ImportError:
+        if cmap in _QUALITATIVE:
+            q = _QUALITATIVE[cmap]
+            return {name: q[i % len(q)] for i, name in enumerate(names)}
+        from plotly.colors import sample_colorscale
+        try:
+            cols = sample_colorscale(cmap, list(np.linspace(0, 1, max(n, 1))),
+                                     colortype="tuple")
+        except Exception as exc:
+            raise ValueError(f"unknown colour map {cmap!r}") from exc
+        return {name: "#%02x%02x%02x" % tuple(int(round(255 * v)) for v in c[:3])
+                for name, c in zip(names, cols)}
     try:
         cm = matplotlib.colormaps[cmap]
     except KeyError as exc:
         raise ValueError(f"unknown colour map {cmap!r}") from exc
-    n = len(names)
     if isinstance(cm, ListedColormap) and cm.N <= 40:
         cols = [cm.colors[i % cm.N] for i in range(n)]
     else:
@@ -163,7 +561,11 @@ def _colors(cmap: str, names: Sequence[str]) -> dict[str, str]:
 
 
 def _legend(fig, ax, colors: dict[str, str]) -> None:
-    """A legend of region colours (patches), right of the axes."""
+    """A legend of region colours (patches), right of the axes; plotly: the
+    figure's legend of its traces, which carry the region names."""
+    if isinstance(ax, _PlotlyAxes):
+        ax.legend(title="region")
+        return
     from matplotlib.patches import Patch
     handles = [Patch(facecolor=c, edgecolor="none", label=n) for n, c in colors.items()]
     if handles:
@@ -245,9 +647,10 @@ def _as_runs(profiling_data) -> list[_Run]:
                             f"Results of spanscope.read, not {type(it).__name__}")
         runs.append(it)
     labels = [_label_of(r) for r in runs]
+    stems = list(labels)
     seen: dict[str, int] = {}
-    for i, lab in enumerate(labels):  # the same stem twice: tell them apart
-        if labels.count(lab) > 1:
+    for i, lab in enumerate(stems):  # the same stem twice: tell them apart
+        if stems.count(lab) > 1:
             seen[lab] = seen.get(lab, 0) + 1
             labels[i] = f"{lab} ({seen[lab]})"
     return [_Run(r, lab) for r, lab in zip(runs, labels)]
@@ -311,12 +714,15 @@ def _durations_s(run: _Run, name: str, ranks: list[int]) -> np.ndarray:
     return np.concatenate(parts).astype(np.float64) * _NS
 
 
-def _metric_s(run: _Run, name: str, ranks: list[int], metric: str) -> float:
+def _metric_s(run: _Run, name, ranks: list[int], metric: str) -> float:
     """One duration statistic (s) of a region over ranks: total, avg, min,
     max (pooled calls; aggregate files: the stored statistics), first or
-    last (the chronologically first/last call).  NaN without calls."""
-    per = run.res.regions.get(name, {})
-    regs = [per[r] for r in ranks if r in per]
+    last (the chronologically first/last call).  name may be a list of
+    regions (a combine_regions bar): their calls pooled as if they were one
+    region's.  NaN without calls."""
+    members = [name] if isinstance(name, str) else list(name)
+    regs = [run.res.regions[n][r] for n in members if n in run.res.regions
+            for r in ranks if r in run.res.regions[n]]
     if run.aggregate:
         a = [r.aggregate for r in regs if r.aggregate and r.aggregate["counts"]]
         if not a:
@@ -412,7 +818,8 @@ def _draw_bars(ax, calls: _Calls, sel, y0: float, t0: int, colors, names,
             sd = s[calls.depth[s] == d]
             xs = [((st - t0) * _NS, du * _NS) for st, du in zip(calls.start[sd], calls.dur[sd])]
             ax.broken_barh(xs, (y0 + d - height / 2, height),
-                           facecolors=colors[names[ni]], edgecolor="none")
+                           facecolors=colors[names[ni]], edgecolor="none",
+                           label=names[ni])
             if labels and x_span:
                 for st, du in zip(calls.start[sd], calls.dur[sd]):
                     if du * _NS > x_span * 0.012 * max(4, len(names[ni])):
@@ -470,8 +877,7 @@ def plot_gantt(profiling_data, ranks=None, include=None, exclude=None, filepath=
     aggregate_calls=N draws every N consecutive calls of a region as one
     bar.  data_filepath: the bars drawn (run, rank, thread, region, depth,
     start_s, duration_s)."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     if int(aggregate_calls) < 1:
         raise ValueError("aggregate_calls must be at least 1")
     runs = _as_runs(profiling_data)
@@ -494,7 +900,8 @@ def plot_gantt(profiling_data, ranks=None, include=None, exclude=None, filepath=
     for run, calls, sel, _ in prepared:
         lanes = _lanes(calls)
         heights.append(sum(int(calls.depth[i].max()) + 1 if i.size else 1 for *_, i in lanes) or 1)
-    fig = _new_figure((12, max(3.0, 1.2 + 0.45 * sum(heights) + 0.6 * len(prepared))), show)
+    fig = _new_figure((12, max(3.0, 1.2 + 0.45 * sum(heights) + 0.6 * len(prepared))),
+                      show, backend)
     axes = _axes_grid(fig, len(prepared))
     rows = []
     for ax, (run, calls, sel, t0) in zip(axes, prepared):
@@ -533,8 +940,7 @@ def plot_flame_chart(profiling_data, ranks=None, include=None, exclude=None,
     (s) across and call depth down (a block of rows per thread), each call
     a bar labelled with its region where it is wide enough.  The depths
     are the fold's nesting."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     runs = _as_runs(profiling_data)
     panels, all_names = [], []
     for run in runs:
@@ -550,7 +956,8 @@ def plot_flame_chart(profiling_data, ranks=None, include=None, exclude=None,
     colors = _colors(cmap, all_names)
     depth_rows = [sum(int(calls.depth[i].max()) + 1 for *_, i in _lanes(calls))
                   for *_, calls in panels]
-    fig = _new_figure((12, max(3.0, 1.0 + 0.4 * sum(depth_rows) + 0.9 * len(panels))), show)
+    fig = _new_figure((12, max(3.0, 1.0 + 0.4 * sum(depth_rows) + 0.9 * len(panels))),
+                      show, backend)
     axes = _axes_grid(fig, len(panels))
     rows = []
     for ax, (run, rank, calls) in zip(axes, panels):
@@ -633,8 +1040,7 @@ def plot_flame_graph(profiling_data, ranks=None, include=None, exclude=None,
     """An aggregated flame graph per run and rank (default: rank 0): each
     distinct call stack one box whose width is its total inclusive time
     (s), children on top of their parent, widest first."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     runs = _as_runs(profiling_data)
     panels, all_names = [], []
     for run in runs:
@@ -649,7 +1055,8 @@ def plot_flame_graph(profiling_data, ranks=None, include=None, exclude=None,
         raise ValueError("no calls recorded for the requested ranks")
     colors = _colors(cmap, all_names)
     maxdepth = max(len(p) for *_, st in panels for p, _, _ in st)
-    fig = _new_figure((12, max(3.0, 1.0 + (0.45 * maxdepth + 0.9) * len(panels))), show)
+    fig = _new_figure((12, max(3.0, 1.0 + (0.45 * maxdepth + 0.9) * len(panels))),
+                      show, backend)
     axes = _axes_grid(fig, len(panels))
     rows = []
     for ax, (run, rank, st) in zip(axes, panels):
@@ -666,7 +1073,8 @@ def plot_flame_graph(profiling_data, ranks=None, include=None, exclude=None,
                 w = tot * _NS
                 x_of[p] = x
                 ax.broken_barh([(x, w)], (len(p) - 1 - 0.46, 0.92),
-                               facecolors=colors[p[-1]], edgecolor="white", linewidth=0.5)
+                               facecolors=colors[p[-1]], edgecolor="white", linewidth=0.5,
+                               label=p[-1])
                 if width and w > width * 0.011 * max(4, len(p[-1])):
                     ax.text(x + w / 2, len(p) - 1, p[-1], ha="center", va="center",
                             fontsize=7, clip_on=True)
@@ -687,6 +1095,138 @@ def plot_flame_graph(profiling_data, ranks=None, include=None, exclude=None,
 
 # --- durations, histogram, imbalance, heatmap, time series -----------------------
 
+#: the metrics whose bar is a sum over calls, so it splits into self time
+#: plus a segment per child (stack_children): scope-profiler's
+_STACKABLE_METRICS = ("avg", "total")
+#: the stacked segment of a bar's own (exclusive) time
+_SELF_SEGMENT = "self"
+
+
+def _group_regions(names: list[str], combine_regions) -> tuple[list[str], dict]:
+    """scope-profiler's combine_regions: {bar name: regex pattern(s)}
+    (matched at the start, as include is).  Every region of names matching
+    one of a group's patterns is pooled into one bar of that name, placed
+    where its first member was; a region matching several groups belongs to
+    the first listed.  Returns the bars' names in order and {bar: [member
+    regions]} (a plain region: itself).  ValueError for a group matching
+    no region, or for bar names colliding with a region or another group;
+    TypeError when combine_regions is not a mapping."""
+    members = {n: [n] for n in names}
+    if not combine_regions:
+        return list(names), members
+    if not hasattr(combine_regions, "items"):
+        raise TypeError("combine_regions maps a bar's name to regex patterns, "
+                        "e.g. {'setup': ['init.*', 'alloc']}, not "
+                        f"{type(combine_regions).__name__}")
+    claimed: dict[str, str] = {}
+    for group, patterns in combine_regions.items():
+        pats = [patterns] if isinstance(patterns, str) else list(patterns)
+        matches = [n for n in names
+                   if n not in claimed and any(re.match(p, n) for p in pats)]
+        if not matches:
+            raise ValueError(f"combine_regions group {group!r} matched no regions "
+                             f"(patterns: {patterns}).")
+        for n in matches:
+            claimed[n] = group
+        members[group] = matches
+    bars: list[str] = []
+    seen: set[str] = set()
+    for n in names:
+        g = claimed.get(n)
+        if g is None:
+            bars.append(n)
+        elif g not in seen:
+            bars.append(g)
+            seen.add(g)
+    dup = sorted({b for b in bars if bars.count(b) > 1})
+    if dup:
+        raise ValueError(f"combine_regions group name(s) {dup} collide with an existing "
+                         "region name or another group; pick different names.")
+    return bars, members
+
+
+def _stacked_segments(run: _Run, members: dict, ranks: list[int]) -> dict:
+    """Each bar's inclusive time split into self time plus its direct
+    children (ns, over ranks), as scope-profiler's stack_children: every
+    call of the run (plotted or not: a region filtered out is still
+    somebody's child) is credited to the bar its fold parent belongs to;
+    a call whose parent is in its own bar (recursion, two members of one
+    group) stays in that bar's self time, so the segments add up to the
+    time inside the bar, counted once.  {bar: {"self": ns, child bar: ns}}."""
+    res, ev = run.res, run.res.events
+    bar_of = {m: bar for bar, ms in members.items() for m in ms}
+    nrows = len(res.rows)
+    bars = list(dict.fromkeys(bar_of.get(r.name, r.name) for r in res.rows))
+    index = {b: i for i, b in enumerate(bars)}
+    nb = max(len(bars), 1)
+    row_bar = np.array([index[bar_of.get(r.name, r.name)] for r in res.rows] + [-1],
+                       dtype=np.int64)
+    wanted = set(ranks)
+    row_ok = np.array([r.rank in wanted for r in res.rows] + [False])
+    row = np.asarray(ev.row, dtype=np.int64)
+    row = np.where(row >= nrows, nrows, row)  # NO_ROW: a call of no row
+    ok = row_ok[row]
+    bar = row_bar[row]
+    on = ok & (bar >= 0)
+    own = np.bincount(bar[on], weights=np.asarray(ev.self_ns)[on].astype(np.float64),
+                      minlength=nb)
+    out = {b: {_SELF_SEGMENT: float(own[i])} for i, b in enumerate(bars)
+           if np.any(bar[on] == i)}
+    parent = np.asarray(ev.parent, dtype=np.int64)
+    nested = np.flatnonzero(on & (parent >= 0))
+    pb, cb = bar[parent[nested]], bar[nested]
+    outside = (pb != cb) & (pb >= 0)
+    if outside.any():
+        dur = np.asarray(ev.durations_ns)[nested][outside].astype(np.float64)
+        keys, inv = np.unique(pb[outside] * nb + cb[outside], return_inverse=True)
+        sums = np.bincount(inv, weights=dur, minlength=keys.size)
+        for k, total in zip(keys.tolist(), sums.tolist()):
+            seg = out.setdefault(bars[k // nb], {_SELF_SEGMENT: 0.0})
+            seg[bars[k % nb]] = seg.get(bars[k % nb], 0.0) + total
+    return out
+
+
+def _stacked_values(runs, picked, names, members, metric):
+    """The stacked bars' heights (s): the segment labels ("self" first,
+    then the children by their total over every run, largest first) and per
+    run {segment: heights, one per bar of names}; avg divides each bar by
+    its calls (as the unstacked bar), NaN for a bar without calls."""
+    per_run = [_stacked_segments(run, members, rk) for run, rk in zip(runs, picked)]
+    pooled: dict[str, float] = {}
+    for segs in per_run:
+        for n in names:
+            for lab, v in segs.get(n, {}).items():
+                if lab != _SELF_SEGMENT:
+                    pooled[lab] = pooled.get(lab, 0.0) + v
+    labels = [_SELF_SEGMENT] + sorted(pooled, key=lambda lab: (-pooled[lab], lab))
+    values = []
+    for run, rk, segs in zip(runs, picked, per_run):
+        vals = {lab: np.zeros(len(names)) for lab in labels}
+        for i, n in enumerate(names):
+            for lab, v in segs.get(n, {}).items():
+                vals[lab][i] = v * _NS
+        if metric == "avg":
+            calls = np.array([sum(run.res.regions[m][r].num_calls for m in members[n]
+                                  if m in run.res.regions for r in rk
+                                  if r in run.res.regions[m]) for n in names], dtype=float)
+            for h in vals.values():
+                h /= np.where(calls == 0, 1.0, calls)
+                h[calls == 0] = np.nan
+        values.append(vals)
+    return labels, values
+
+
+def _draw_stack(ax, xs, segs, heights, colors, width, legend):
+    """One run's stacked bars: each segment of segs (heights[seg], s) on
+    top of those before it, self at the bottom; legend: label them."""
+    bottom = np.zeros(len(xs))
+    for seg in segs:
+        h = np.nan_to_num(heights[seg])
+        ax.bar(xs, h, width=width, bottom=bottom, color=colors[seg], edgecolor="black",
+               linewidth=0.5, label=seg if legend else None)
+        bottom = bottom + h
+
+
 def plot_durations(profiling_data, ranks=None, include=None, exclude=None, labels=None,
                    metric="total", metrics=None, sort_by=None, top_n=None,
                    combine_regions=None, stack_children=False, filepath=None, show=False,
@@ -696,53 +1236,83 @@ def plot_durations(profiling_data, ranks=None, include=None, exclude=None, label
     each region's group: metric is total, avg, min, max, first or last
     (metrics: several, one panel each); sort_by a metric to order the
     regions by (descending, over the first run), top_n the first N;
-    labels name the runs.  combine_regions and stack_children are not
-    implemented (ValueError)."""
-    _check_backend(backend)
-    _check_filepath(filepath)
-    if combine_regions or stack_children:
-        raise ValueError("plot_durations: combine_regions and stack_children are "
-                         "not available in spanscope yet")
+    labels name the runs.
+
+    combine_regions ({"setup": ["init.*", "alloc"]}: see _group_regions)
+    pools regions into one bar.  stack_children splits each bar (total or
+    avg only) into the region's self time and a segment per region called
+    directly from it, from the fold's parents; colours then name the
+    segments (the legend), not the runs.  data_filepath: (metric, run,
+    region, duration_s), stacked: (metric, run, region, segment,
+    duration_s), a row per bar's self time and per non-empty child."""
+    _check_output(backend, filepath, data_filepath, data_format)
     mets = list(metrics) if metrics else [metric]
     for m in mets + ([sort_by] if sort_by else []):
         _check_metric(m)
+    if stack_children:
+        bad = [m for m in mets if m not in _STACKABLE_METRICS]
+        if bad:
+            raise ValueError(f"stack_children does not apply to metric(s) {bad}: only "
+                             f"{sorted(_STACKABLE_METRICS)} decompose into self time "
+                             "plus children.")
     runs = _as_runs(profiling_data)
     if labels is not None:
         if len(labels) != len(runs):
             raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
         for run, lab in zip(runs, labels):
             run.label = str(lab)
+    if stack_children:
+        for run in runs:
+            _need_events(run, "stack_children")
     names: list[str] = []
     for run in runs:
         names += [n for n in _select(run, include, exclude) if n not in names]
+    names, members = _group_regions(names, combine_regions)
     picked = [_pick_ranks(run, ranks) for run in runs]
     if sort_by:
-        key = {n: _metric_s(runs[0], n, picked[0], sort_by) for n in names}
+        key = {n: _metric_s(runs[0], members[n], picked[0], sort_by) for n in names}
         names.sort(key=lambda n: -np.nan_to_num(key[n], nan=-np.inf))
     if top_n is not None:
         names = names[:int(top_n)]
     run_colors = _colors(cmap, [r.label for r in runs])
-    fig = _new_figure((max(8, 0.5 * len(names) * max(1, len(runs)) + 3), 4.5 * len(mets)), show)
+    fig = _new_figure((max(8, 0.5 * len(names) * max(1, len(runs)) + 3), 4.5 * len(mets)),
+                      show, backend)
     axes = _axes_grid(fig, len(mets))
     rows = []
     width = 0.8 / len(runs)
+    # stacked bars of several runs share the segments' colours: a gap tells them apart
+    bar_width = width * 0.85 if stack_children and len(runs) > 1 else width
     for ax, m in zip(axes, mets):
+        if stack_children:
+            segs, stacked = _stacked_values(runs, picked, names, members, m)
+            seg_colors = _colors(cmap, segs)
         for k, (run, rk) in enumerate(zip(runs, picked)):
-            vals = [_metric_s(run, n, rk, m) for n in names]
             xs = np.arange(len(names)) + (k - (len(runs) - 1) / 2) * width
-            ax.bar(xs, np.nan_to_num(vals), width=width, color=run_colors[run.label],
-                   label=run.label)
-            rows += [(m, run.label, n, v) for n, v in zip(names, vals)]
+            if stack_children:
+                _draw_stack(ax, xs, segs, stacked[k], seg_colors, bar_width, legend=k == 0)
+                rows += [(m, run.label, n, seg, float(v)) for seg in segs
+                         for n, v in zip(names, stacked[k][seg])
+                         if seg == _SELF_SEGMENT or v]
+            else:
+                vals = [_metric_s(run, members[n], rk, m) for n in names]
+                ax.bar(xs, np.nan_to_num(vals), width=width, color=run_colors[run.label],
+                       label=run.label)
+                rows += [(m, run.label, n, v) for n, v in zip(names, vals)]
         ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
         ax.set_ylabel(f"{m} duration (s)")
-        ax.set_title(f"{m} duration per region")
+        ax.set_title(f"{m} duration per region" + (", children stacked" if stack_children
+                                                   else ""))
         if log_scale:
             ax.set_yscale("log")
-        if len(runs) > 1:
+        if stack_children:
+            ax.legend(title="segment", fontsize="small", loc="upper left",
+                      bbox_to_anchor=(1.01, 1))
+        elif len(runs) > 1:
             ax.legend(title="run", fontsize="small")
         ax.grid(axis="y", alpha=0.3)
     _write_data(data_filepath, data_format, "durations",
-                ("metric", "run", "region", "duration_s"), rows)
+                ("metric", "run", "region", "segment", "duration_s") if stack_children
+                else ("metric", "run", "region", "duration_s"), rows)
     return _finish(fig, axes, filepath, show, verbose, return_fig)
 
 
@@ -753,8 +1323,7 @@ def plot_duration_histogram(profiling_data, ranks=None, include=None, exclude=No
     """Each region's call-duration distribution as a line of counts per
     bin (one panel per run, bins shared within a panel, durations in s;
     log_scale: logarithmic bins and axis)."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     if int(bins) < 1:
         raise ValueError("bins must be at least 1")
     runs = _as_runs(profiling_data)
@@ -771,7 +1340,7 @@ def plot_duration_histogram(profiling_data, ranks=None, include=None, exclude=No
     if not panels:
         raise ValueError("no calls recorded for the requested ranks")
     colors = _colors(cmap, all_names)
-    fig = _new_figure((10, 4.0 * len(panels)), show)
+    fig = _new_figure((10, 4.0 * len(panels)), show, backend)
     axes = _axes_grid(fig, len(panels))
     rows = []
     for ax, (run, durs) in zip(axes, panels):
@@ -806,15 +1375,14 @@ def plot_imbalance(profiling_data, metric="total", ranks=None, include=None, exc
     """Each region's duration statistic (avg, min, max or total: s) per
     rank, a line over the ranks with a dashed line at its mean over
     ranks: a straggler rank sits off its region's line."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     _check_metric(metric, ("avg", "min", "max", "total"))
     runs = _as_runs(profiling_data)
     all_names = []
     for run in runs:
         all_names += [n for n in _select(run, include, exclude) if n not in all_names]
     colors = _colors(cmap, all_names)
-    fig = _new_figure((10, 4.5 * len(runs)), show)
+    fig = _new_figure((10, 4.5 * len(runs)), show, backend)
     axes = _axes_grid(fig, len(runs))
     rows = []
     for ax, run in zip(axes, runs):
@@ -843,8 +1411,7 @@ def plot_rank_heatmap(profiling_data, ranks=None, include=None, exclude=None,
                       return_fig=False, exclusive=False):
     """A rank-by-region heatmap of total time (s; exclusive: self time, by
     the fold), one panel per run, each cell annotated."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     runs = _as_runs(profiling_data)
     prepared = []
     for run in runs:
@@ -866,7 +1433,7 @@ def plot_rank_heatmap(profiling_data, ranks=None, include=None, exclude=None,
                     m[i, j] = reg.total_ns * _NS
         prepared.append((run, names, rk, m))
     fig = _new_figure((max(6, 0.9 * max(len(p[1]) for p in prepared) + 3),
-                       sum(1.5 + 0.45 * len(p[2]) for p in prepared)), show)
+                       sum(1.5 + 0.45 * len(p[2]) for p in prepared)), show, backend)
     axes = _axes_grid(fig, len(prepared))
     rows = []
     what = "self" if exclusive else "total"
@@ -894,15 +1461,14 @@ def plot_duration_timeseries(profiling_data, ranks=None, include=None, exclude=N
     start): call k's mean over the ranks that made a k-th call, shaded
     between their minimum and maximum (rank imbalance widens the band).
     One panel per run."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     runs = _as_runs(profiling_data)
     all_names = []
     for run in runs:
         _need_events(run, "a duration time series")
         all_names += [n for n in _select(run, include, exclude) if n not in all_names]
     colors = _colors(cmap, all_names)
-    fig = _new_figure((11, 4.5 * len(runs)), show)
+    fig = _new_figure((11, 4.5 * len(runs)), show, backend)
     axes = _axes_grid(fig, len(runs))
     rows = []
     for ax, run in zip(axes, runs):
@@ -946,13 +1512,12 @@ def plot_timeline_density(profiling_data, ranks=None, include=None, exclude=None
     """Binned region occupancy: per region (a row) and time bin (a column)
     the seconds of its calls that overlap the bin, summed over ranks and
     threads -- readable for runs of millions of calls.  One panel per run."""
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     if int(bins) < 1:
         raise ValueError("bins must be at least 1")
     runs = _as_runs(profiling_data)
     fig = _new_figure((12, sum(1.5 + 0.35 * len(_select(r, include, exclude)) for r in runs)),
-                      show)
+                      show, backend)
     axes = _axes_grid(fig, len(runs))
     rows = []
     for ax, run in zip(axes, runs):
@@ -1053,8 +1618,7 @@ def _scaling_y(kind: str, base_s: float, t_s: float, x, base_x) -> float:
 def _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, show,
                   verbose, cmap, data_filepath, data_format, backend, return_fig,
                   kind: str):
-    _check_backend(backend)
-    _check_filepath(filepath)
+    _check_output(backend, filepath, data_filepath, data_format)
     what, ylabel, ideal_kind = _SCALING_KINDS[kind]
     if kind == "efficiency" and x_field not in _SCALING_X_FIELDS:
         raise ValueError(f"scaling efficiency needs x_field one of {', '.join(_SCALING_X_FIELDS)}")
@@ -1065,7 +1629,7 @@ def _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, sh
     if numeric and base <= 0:
         raise ValueError("scaling x values must be positive")
     colors = _colors(cmap, names)
-    fig = _new_figure((max(8, 1.2 * len(keys) + 4), 5), show)
+    fig = _new_figure((max(8, 1.2 * len(keys) + 4), 5), show, backend)
     ax = fig.subplots()
     rows = []
     for n in names:
@@ -1158,6 +1722,63 @@ def plot_weak_scaling_efficiency(profiling_data, x_field="num_ranks", ranks=None
 
 # --- call graph -------------------------------------------------------------------
 
+#: scope-profiler's fluid layout: steps, start temperature, edge rest length
+_FLUID_STEPS = 120
+_FLUID_TEMPERATURE = 0.08
+_FLUID_REST = 0.8
+
+
+def _fluid_positions(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
+    """scope-profiler 0.7.5's deterministic force-directed layout of n
+    nodes (plot_callgraph(fluid=True)), the same algorithm step for step:
+    start on the unit circle in node order; 120 steps of inverse-square
+    repulsion between every pair plus a spring along each edge (in the
+    order given) pulling it to length 0.8, each step's move clipped to a
+    temperature falling linearly from 0.08; then centred and scaled into
+    [-1, 1].  No randomness: the same input gives the same positions.
+    Returns an (n, 2) array."""
+    angles = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    points = np.column_stack((np.cos(angles), np.sin(angles))).astype(float)
+    for step in range(_FLUID_STEPS):
+        delta = points[:, None, :] - points[None, :, :]
+        distance = np.maximum(np.linalg.norm(delta, axis=2), 1e-3)
+        force = (delta / distance[:, :, None] ** 2).sum(axis=1)
+        for left, right in edges:
+            vector = points[right] - points[left]
+            length = max(float(np.linalg.norm(vector)), 1e-3)
+            pull = vector * (length - _FLUID_REST) / length
+            force[left] += pull
+            force[right] -= pull
+        temperature = _FLUID_TEMPERATURE * (1.0 - step / _FLUID_STEPS)
+        points += np.clip(force, -temperature, temperature)
+    points -= points.mean(axis=0)
+    points /= max(float(np.abs(points).max()), 1e-6)
+    return points
+
+
+def _fluid_layout(run: "_Run", calls: "_Calls", node_of: np.ndarray, edges: dict,
+                  names: list[str]):
+    """The compact call graph's positions in the fluid layout, {node:
+    (x, y)}, or None for fewer than two nodes (then the layered layout, as
+    scope-profiler).  The input is scope-profiler's: the regions in the
+    order of their first call on the rank (by the file's call ids, as
+    scope-profiler's call_graph orders them; a file without them: by start,
+    a caller before its callee at the same start), the edges sorted by
+    (caller name, callee name)."""
+    ids = run.res.events.call_ids
+    if ids is not None:
+        order = np.argsort(np.asarray(ids)[calls.event], kind="stable")
+    else:
+        order = np.lexsort((calls.depth, calls.start))
+    nodes = list(dict.fromkeys(int(node_of[i]) for i in order.tolist()))
+    if len(nodes) < 2:
+        return None
+    index = {node: i for i, node in enumerate(nodes)}
+    named = sorted(edges, key=lambda e: (names[e[0]], names[e[1]]))
+    points = _fluid_positions(len(nodes), [(index[a], index[b]) for a, b in named])
+    return {node: (float(points[i, 0]), float(points[i, 1])) for node, i in index.items()}
+
+
 def plot_callgraph(profiling_data, rank=0, include=None, exclude=None, filepath=None,
                    show=False, verbose=True, cmap=DEFAULT_CMAP, data_filepath=None,
                    data_format="csv", backend="matplotlib", return_fig=False,
@@ -1165,13 +1786,12 @@ def plot_callgraph(profiling_data, rank=0, include=None, exclude=None, filepath=
     """The call graph of one run and rank, from the fold's parents (no
     timestamps drawn): a node per call (compact: per region, the edges
     labelled with their call counts), callers above callees, one layer per
-    depth, coloured by region.  fluid (a force-directed layout) is not
-    available (ValueError)."""
-    _check_backend(backend)
-    _check_filepath(filepath)
-    if fluid:
-        raise ValueError("plot_callgraph: the fluid (force-directed) layout is not "
-                         "available in spanscope yet")
+    depth, coloured by region.  fluid: the compact graph (fluid implies
+    compact, as in scope-profiler) in scope-profiler's deterministic
+    force-directed layout (_fluid_layout): the same input gives the same
+    positions, and the picture has scope-profiler's shape."""
+    _check_output(backend, filepath, data_filepath, data_format)
+    compact = compact or fluid
     runs = _as_runs(profiling_data)
     if len(runs) != 1:
         raise ValueError("plot_callgraph draws one run")
@@ -1216,9 +1836,16 @@ def plot_callgraph(profiling_data, rank=0, include=None, exclude=None, filepath=
     for d, ns in per_layer.items():
         for j, n in enumerate(ns):
             xy[n] = ((j + 1) / (len(ns) + 1), -d)
-    colors = _colors(cmap, names)
+    xlim, ylim = (0, 1), (-(len(per_layer) - 1) - 0.6, 0.6)
     width = max(len(v) for v in per_layer.values())
-    fig = _new_figure((max(8, 1.3 * width), max(3, 1.2 * len(per_layer) + 1)), show)
+    figsize = (max(8, 1.3 * width), max(3, 1.2 * len(per_layer) + 1))
+    fluid_xy = _fluid_layout(run, calls, node_of, edges, names) if fluid else None
+    if fluid_xy is not None:  # two regions at least, as scope-profiler's
+        xy = fluid_xy
+        xlim, ylim = (-1.25, 1.25), (-1.2, 1.2)
+        figsize = (max(8.0, 0.9 * len(nodes) + 4), max(6.0, 0.6 * len(nodes) + 4))
+    colors = _colors(cmap, names)
+    fig = _new_figure(figsize, show, backend)
     ax = fig.subplots()
     rows = []
     for (a, b), cnt in edges.items():
@@ -1232,10 +1859,11 @@ def plot_callgraph(profiling_data, rank=0, include=None, exclude=None, filepath=
         name = labels[n]
         ax.text(*xy[n], name, ha="center", va="center", fontsize=8,
                 bbox=dict(boxstyle="round,pad=0.3", fc=colors[name], ec="#444"))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(-(len(per_layer) - 1) - 0.6, 0.6)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
     ax.set_axis_off()
-    ax.set_title(f"Call graph: {run.label}" + (f" (rank {rank})" if run.num_ranks > 1 else ""))
+    ax.set_title(f"Call graph: {run.label}" + (f" (rank {rank})" if run.num_ranks > 1 else "")
+                 + (", fluid layout" if fluid_xy is not None else ""))
     _write_data(data_filepath, data_format, "callgraph", ("caller", "callee", "calls"), rows)
     return _finish(fig, [ax], filepath, show, verbose, return_fig)
 
@@ -1458,10 +2086,13 @@ kinds:
   weak-scaling      runtime over the baseline's across FILEs (ideal: 1)
   weak-efficiency   baseline runtime over runtime across FILEs (ideal: 1)
   callgraph         callers above callees, a node per call (--compact: per
-                    region); one FILE, rank 0 unless --ranks R
+                    region; --fluid-callgraph: scope-profiler's force-directed
+                    layout of it); one FILE, rank 0 unless --ranks R
 
 The image format is the suffix of -o (.png, .svg, .pdf).  Needs matplotlib:
-pip install 'spanscope[plot]'.
+pip install 'spanscope[plot]'.  --backend plotly writes .html (and, with
+kaleido, .png/.svg/.pdf): pip install 'spanscope[plotly]'.  --data-format
+parquet needs pyarrow: pip install 'spanscope[parquet]'.
 """
 
 
@@ -1472,7 +2103,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("kind", metavar="KIND", choices=sorted(KINDS), help="the plot (see below)")
     p.add_argument("files", metavar="FILE", nargs="+", help="recordings (.h5)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="the image to write (.png, .svg, .pdf)")
+                   help="the image to write (.png, .svg, .pdf; plotly: .html)")
+    p.add_argument("--backend", choices=_BACKENDS, default="matplotlib",
+                   help="the renderer (default matplotlib; plotly: interactive .html)")
     p.add_argument("--ranks", metavar="R[,R...]", help="ranks to plot (default: all; "
                    "flame plots: rank 0)")
     p.add_argument("--include", action="append", metavar="REGEX",
@@ -1489,9 +2122,22 @@ def _parser() -> argparse.ArgumentParser:
                    "omp_num_threads, total_cores or a metadata attribute")
     p.add_argument("--min-duration", type=float, default=0.0, metavar="S",
                    help="gantt, density: leave out calls shorter than S seconds")
-    p.add_argument("--compact", action="store_true", help="callgraph: a node per region")
+    p.add_argument("--compact", "--compact-callgraph", dest="compact", action="store_true",
+                   help="callgraph: a node per region")
+    p.add_argument("--fluid-callgraph", "--fluid", dest="fluid", action="store_true",
+                   help="callgraph: the compact graph in a force-directed layout")
+    p.add_argument("--combine-regions", "--combine", dest="combine", action="extend",
+                   nargs="+", metavar="NAME=PATTERN[,PATTERN...]",
+                   help="durations: pool the regions matching the patterns (regular "
+                   "expressions) into one bar NAME (repeatable)")
+    p.add_argument("--stack-children", action="store_true",
+                   help="durations: split each bar into self time and a segment per "
+                   "region called from it (--metric total or avg)")
     p.add_argument("--cmap", help="matplotlib colour map")
-    p.add_argument("--data", metavar="CSV", help="also write the plotted numbers (.csv or .json)")
+    p.add_argument("--data", metavar="FILE",
+                   help="also write the plotted numbers (.csv, .json or .parquet)")
+    p.add_argument("--data-format", "--format", dest="data_format", choices=_DATA_FORMATS,
+                   help="the format of --data (default: its suffix)")
     return p
 
 
@@ -1512,6 +2158,7 @@ def _kwargs(kind: str, a) -> dict:
             kw["rank"] = ranks[0]
         else:
             raise ValueError(f"the {kind} plot draws one rank, got --ranks {a.ranks}")
+    combine = _parse_combine(a.combine) if a.combine else None
     for opt, key, val, given in (("--metric", "metric", a.metric, a.metric is not None),
                                  ("--bins", "bins", a.bins, a.bins is not None),
                                  ("--log", "log_scale", a.log, a.log),
@@ -1520,18 +2167,45 @@ def _kwargs(kind: str, a) -> dict:
                                  ("--min-duration", "min_duration", a.min_duration,
                                   a.min_duration != 0.0),
                                  ("--compact", "compact", a.compact, a.compact),
+                                 ("--fluid-callgraph", "fluid", a.fluid, a.fluid),
+                                 ("--combine-regions", "combine_regions", combine,
+                                  combine is not None),
+                                 ("--stack-children", "stack_children", a.stack_children,
+                                  a.stack_children),
+                                 ("--backend", "backend", a.backend,
+                                  a.backend != "matplotlib"),
                                  ("--cmap", "cmap", a.cmap, a.cmap is not None)):
         if not given:
             continue
         if key not in co:
             raise ValueError(f"{opt} does not apply to the {kind} plot")
         kw[key] = val
+    if a.data_format and not a.data:
+        raise ValueError("--data-format needs --data FILE")
     if a.data:
-        fmt = Path(a.data).suffix.lower().lstrip(".")
-        if fmt not in ("csv", "json"):
-            raise ValueError(f"--data {a.data}: the suffix must be .csv or .json")
+        fmt = a.data_format or Path(a.data).suffix.lower().lstrip(".")
+        if fmt not in _DATA_FORMATS:
+            raise ValueError(f"--data {a.data}: the suffix must be .csv, .json or .parquet "
+                             "(or give --data-format)")
         kw["data_filepath"], kw["data_format"] = a.data, fmt
     return kw
+
+
+def _parse_combine(specs: list[str]) -> dict[str, list[str]]:
+    """--combine-regions NAME=PATTERN[,PATTERN...] specs as plot_durations'
+    combine_regions (scope-profiler's parse_region_groups); ValueError for
+    a spec without NAME= or patterns, or a NAME given twice."""
+    groups: dict[str, list[str]] = {}
+    for spec in specs:
+        name, sep, patterns = spec.partition("=")
+        pats = [x for x in patterns.split(",") if x]
+        if not sep or not name or not pats:
+            raise ValueError("--combine-regions expects 'NAME=PATTERN1,PATTERN2' "
+                             f"(got {spec!r})")
+        if name in groups:
+            raise ValueError(f"--combine-regions group {name!r} given more than once")
+        groups[name] = pats
+    return groups
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1544,7 +2218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     try:
         kw = _kwargs(a.kind, a)
-        _check_filepath(a.output)
+        _check_output(kw.get("backend", "matplotlib"), a.output,
+                      kw.get("data_filepath"), kw.get("data_format", "csv"))
     except ImportError as e:
         print(f"spanscope plot: {e}", file=sys.stderr)
         return 1

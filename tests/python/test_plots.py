@@ -9,6 +9,7 @@ command line (`python -m spanscope.plots`) and its error paths; the
 missing-matplotlib error.
 """
 import csv
+import importlib.util
 import json
 import os
 import pathlib
@@ -375,8 +376,6 @@ def test_callgraph(run1, tmp_path):
     plots.plot_callgraph(run1, data_filepath=data, verbose=False)  # a node per call
     rows = read_csv(data)
     assert len(rows) == 4 + 8 + 8 and {r["calls"] for r in rows} == {"1"}
-    with pytest.raises(ValueError, match="fluid"):
-        plots.plot_callgraph(run1, compact=True, fluid=True)
     with pytest.raises(ValueError, match="one run"):
         plots.plot_callgraph([run1, run1])
 
@@ -421,16 +420,16 @@ def test_errors(run1, tmp_path):
         plots.plot_imbalance(run1, ranks=7, verbose=False)
     with pytest.raises(ValueError, match="metric 'median'"):
         plots.plot_durations(run1, metric="median", verbose=False)
-    with pytest.raises(ValueError, match="backend='plotly' is not available"):
-        plots.plot_gantt(run1, backend="plotly")
+    with pytest.raises(ValueError, match="backend='bokeh'.*'matplotlib' or 'plotly'"):
+        plots.plot_gantt(run1, backend="bokeh")
     with pytest.raises(ValueError, match="image format"):
         plots.plot_gantt(run1, filepath=tmp_path / "x.bogus")
     with pytest.raises(ValueError, match="at least two runs"):
         plots.plot_speedup(run1, verbose=False)
     with pytest.raises(ValueError, match="not in its metadata"):
         plots.plot_speedup([run1, run1], x_field="num_nodes", verbose=False)
-    with pytest.raises(ValueError, match="combine_regions"):
-        plots.plot_durations(run1, combine_regions={"x": ["outer"]})
+    with pytest.raises(ValueError, match="combine_regions group 'x' matched no regions"):
+        plots.plot_durations(run1, combine_regions={"x": ["nothing-like-this"]})
     with pytest.raises(TypeError, match="not int"):
         plots.plot_gantt(42)
     with pytest.raises(OSError):
@@ -521,7 +520,8 @@ def test_cli_help_and_errors(run1, tmp_path):
         (("gantt", run1, "-o", out, "--ranks", "a,b"), 2, "--ranks takes numbers"),
         (("gantt", run1, "-o", out, "--include", "zzz"), 1, "no regions matched"),
         (("speedup", run1, "-o", out), 1, "at least two runs"),
-        (("durations", run1, "-o", out, "--data", tmp_path / "d.txt"), 2, ".csv or .json"),
+        (("durations", run1, "-o", out, "--data", tmp_path / "d.txt"), 2,
+         ".csv, .json or .parquet"),
     ]
     for args, code, msg in cases:
         r = cli(*args)
@@ -610,3 +610,513 @@ def test_scope_profiler_fixture(tmp_path):
     for fn in (plots.plot_gantt, plots.plot_durations, plots.plot_flame_graph,
                plots.plot_rank_heatmap):
         render(fn, fx, tmp_path, fn.__name__)
+
+
+# --- backend="plotly" ------------------------------------------------------------------
+#
+# plotly is the optional `plotly` extra; `make deps` installs it, so these run
+# in CI; they skip (saying why) only where it is absent.
+
+def need_plotly():
+    return pytest.importorskip("plotly", reason="plotly (the 'plotly' extra) is not "
+                               "installed: pip install 'spanscope[plotly]'")
+
+
+class _HtmlScripts(__import__("html.parser").parser.HTMLParser):
+    """The <div>s and <script>s of an HTML page, as a browser parses it."""
+
+    def __init__(self):
+        super().__init__()
+        self.divs, self.scripts, self._in = 0, [], False
+
+    def handle_starttag(self, tag, attrs):
+        self.divs += tag == "div"
+        self._in = tag == "script"
+        if self._in:
+            self.scripts.append("")
+
+    def handle_endtag(self, tag):
+        self._in = False if tag == "script" else self._in
+
+    def handle_data(self, data):
+        if self._in:
+            self.scripts[-1] += data
+
+
+def check_html(path, fig):
+    """A page plotly's write_html wrote for fig: parses as HTML, holds the
+    plotly.js library and a newPlot call with fig's traces (the trace
+    names in the page)."""
+    page = _HtmlScripts()
+    page.feed(pathlib.Path(path).read_text(encoding="utf-8"))
+    assert page.divs >= 1
+    calls = [s for s in page.scripts if "Plotly.newPlot" in s]
+    assert len(calls) == 1
+    # the library itself inside (no network needed to open the page)
+    assert any(s.lstrip().startswith("/**\n* plotly.js v") and len(s) > 1_000_000
+               for s in page.scripts)
+    for t in fig.data:
+        if t.name:
+            assert json.dumps(t.name) in calls[0]
+    return calls[0]
+
+
+def plotly_html(fn, data, tmp_path, stem, **kw):
+    """fn drawn with backend="plotly" to .html; returns the figure."""
+    need_plotly()
+    import plotly.graph_objects as go
+    out = tmp_path / f"{stem}.html"
+    fig = fn(data, filepath=out, backend="plotly", verbose=False, **kw)
+    assert isinstance(fig, go.Figure)
+    check_html(out, fig)
+    return fig
+
+
+def legend_names(fig):
+    return {t.name for t in fig.data if t.showlegend}
+
+
+def test_plotly_gantt_and_flame_chart(run1, tmp_path):
+    for fn in (plots.plot_gantt, plots.plot_flame_chart):
+        fig = plotly_html(fn, run1, tmp_path, fn.__name__)
+        assert legend_names(fig) == set(REGIONS) and fig.layout.showlegend
+        assert {t.type for t in fig.data} == {"bar"}
+        assert {t.orientation for t in fig.data} == {"h"}
+        # one bar per call: 4 outer, 4 inner, 8 + 8 leaf, 8 worker
+        assert sum(len(t.x) for t in fig.data) == 32
+        leaf = [t for t in fig.data if t.name == "leaf"]
+        res = spanscope.read(run1)
+        assert sum(sum(t.x) for t in leaf) == pytest.approx(res["leaf"].total_ns * 1e-9)
+        assert fig.layout.title.text is None  # the panel's title is its subplot title
+        assert fig.layout.annotations[0].text.startswith(
+            "Gantt chart" if fn is plots.plot_gantt else "Flame chart")
+
+
+def test_plotly_flame_graph_durations_heatmap(run1, ranks3, tmp_path):
+    res = spanscope.read(run1)
+    fig = plotly_html(plots.plot_flame_graph, run1, tmp_path, "fg")
+    # a box per stack: outer, outer;inner, outer;inner;leaf, worker, worker;leaf
+    assert len(fig.data) == 5 and legend_names(fig) == set(REGIONS)
+    roots = [t for t in fig.data if t.y[0] == 0]
+    assert sorted(t.name for t in roots) == ["outer", "worker"]
+    fig = plotly_html(plots.plot_durations, run1, tmp_path, "dur")
+    (bars,) = fig.data
+    assert bars.type == "bar" and bars.name == "run1"
+    want = {n: res[n].total_ns * 1e-9 for n in REGIONS}
+    got = dict(zip(fig.layout.xaxis.ticktext, bars.y))
+    assert got == pytest.approx(want)
+    fig = plotly_html(plots.plot_rank_heatmap, ranks3, tmp_path, "hm")
+    (hm,) = fig.data
+    z = np.asarray(hm.z)
+    assert hm.type == "heatmap" and z.shape == (3, 3)  # ranks x outer, inner, leaf
+    m = spanscope.read(ranks3)
+    assert z[2] == pytest.approx([m.regions[n][2].total_ns * 1e-9
+                                  for n in fig.layout.xaxis.ticktext])
+    assert (z[2] > z[0]).all()  # rank 2 the straggler
+    assert hm.showscale and fig.layout.yaxis.autorange == "reversed"
+
+
+def test_plotly_lines_and_scaling(run1, ranks3, scaling_runs, tmp_path):
+    fig = plotly_html(plots.plot_duration_histogram, run1, tmp_path, "hist", bins=5)
+    assert {t.name for t in fig.data} == set(REGIONS)
+    assert {len(t.x) for t in fig.data} == {5}
+    fig = plotly_html(plots.plot_imbalance, ranks3, tmp_path, "imb")
+    assert {t.name for t in fig.data} == {"outer", "inner", "leaf"}
+    assert len(fig.layout.shapes) == 3  # a dashed mean line per region
+    fig = plotly_html(plots.plot_duration_timeseries, ranks3, tmp_path, "ts")
+    named = [t for t in fig.data if t.name]
+    assert {t.name for t in named} == {"outer", "inner", "leaf"}
+    assert any(t.fill == "tonexty" for t in fig.data)  # the min-max band over ranks
+    fig = plotly_html(plots.plot_timeline_density, run1, tmp_path, "dens", bins=20)
+    assert fig.data[0].type == "heatmap" and np.asarray(fig.data[0].z).shape == (4, 20)
+    fig = plotly_html(plots.plot_speedup, scaling_runs, tmp_path, "sp")
+    assert "ideal" in {t.name for t in fig.data}
+
+
+def test_plotly_return_fig_show_and_image_errors(run1, tmp_path, monkeypatch):
+    need_plotly()
+    import plotly.graph_objects as go
+    fig = plots.plot_gantt(run1, backend="plotly", return_fig=True, verbose=False)
+    assert isinstance(fig, go.Figure)  # the figure itself, as scope-profiler's
+    shown = []
+    monkeypatch.setattr(go.Figure, "show", lambda self, *a, **k: shown.append(self))
+    plots.plot_durations(run1, backend="plotly", show=True, verbose=False)
+    assert len(shown) == 1
+
+    def broken(self, *a, **k):
+        raise ValueError("Image export using the 'kaleido' engine requires kaleido")
+    monkeypatch.setattr(go.Figure, "write_image", broken)
+    with pytest.raises(RuntimeError, match="install kaleido") as err:
+        plots.plot_gantt(run1, backend="plotly", filepath=tmp_path / "g.png")
+    assert isinstance(err.value.__cause__, ValueError)
+    with pytest.raises(ValueError, match="image format"):
+        plots.plot_gantt(run1, backend="plotly", filepath=tmp_path / "g.bmp")
+
+
+def test_plotly_images_with_kaleido(run1, tmp_path):
+    """PNG and SVG through write_image where kaleido is installed (it is
+    not a dependency: it drives a headless Chrome); without it the export
+    fails with the RuntimeError naming it."""
+    need_plotly()
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        with pytest.raises(RuntimeError, match="kaleido"):
+            plots.plot_gantt(run1, backend="plotly", filepath=tmp_path / "g.png")
+        pytest.skip("kaleido is not installed: checked the error, not the images")
+    plots.plot_flame_graph(run1, backend="plotly", filepath=tmp_path / "f.png")
+    check_png(tmp_path / "f.png")
+    plots.plot_flame_graph(run1, backend="plotly", filepath=tmp_path / "f.svg")
+    svg = svg_texts(tmp_path / "f.svg")
+    assert "worker" in svg
+
+
+def test_plotly_without_matplotlib_and_missing_plotly(run1, tmp_path):
+    """The plotly backend needs no matplotlib (the colours come from
+    tab20's table); without plotly the error names the extra, before
+    anything is drawn."""
+    need_plotly()
+    out = tmp_path / "g.html"
+    code = ("import sys; sys.modules['matplotlib'] = None; "
+            "from spanscope import plots; "
+            f"f = plots.plot_gantt({str(run1)!r}, backend='plotly', filepath={str(out)!r}, "
+            "verbose=False); print(sorted({t.marker.color for t in f.data}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert out.exists()
+    mpl = plots.plot_gantt(run1, backend="plotly", verbose=False)
+    assert r.stdout.strip() == str(sorted({t.marker.color for t in mpl.data}))
+    code = ("import sys; sys.modules['plotly'] = None; "
+            "from spanscope import plots; "
+            f"plots.plot_gantt({str(run1)!r}, backend='plotly', filepath={str(out)!r} + '2')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0
+    assert "ImportError: spanscope.plots' backend='plotly' needs plotly" in r.stderr
+    assert "spanscope[plotly]" in r.stderr
+    assert not pathlib.Path(str(out) + "2").exists()
+
+
+# --- combine_regions and stack_children ---------------------------------------------------
+
+def test_combine_regions(run1, tmp_path):
+    res = spanscope.read(run1)
+    data = tmp_path / "c.csv"
+    # order of first start: worker, leaf, outer, inner; "work" takes worker and leaf
+    fig, svg = render(plots.plot_durations, run1, tmp_path, "comb",
+                      combine_regions={"work": ["worker", "lea"]}, data_filepath=data)
+    got = {r["region"]: float(r["duration_s"]) for r in read_csv(data)}
+    assert list(got) == ["work", "outer", "inner"]
+    assert got["work"] == pytest.approx((res["worker"].total_ns + res["leaf"].total_ns) * 1e-9)
+    assert ">work<" in svg and ">worker<" not in svg
+    # pooled as one region's calls: avg over the 8 + 16 calls, max over all
+    plots.plot_durations(run1, combine_regions={"work": "worker|leaf"}, metrics=["avg", "max"],
+                         data_filepath=data, verbose=False)
+    rows = {(r["metric"], r["region"]): float(r["duration_s"]) for r in read_csv(data)}
+    assert rows["avg", "work"] == pytest.approx(
+        (res["worker"].total_ns + res["leaf"].total_ns) / 24 * 1e-9)
+    assert rows["max", "work"] == pytest.approx(
+        max(res["worker"].durations_ns.max(), res["leaf"].durations_ns.max()) * 1e-9)
+    # a region matching two groups belongs to the first listed
+    plots.plot_durations(run1, combine_regions={"a": ["outer", "inner"], "b": ["inner", "leaf"]},
+                         data_filepath=data, verbose=False)
+    got = {r["region"]: float(r["duration_s"]) for r in read_csv(data)}
+    assert list(got) == ["worker", "b", "a"]
+    assert got["b"] == pytest.approx(res["leaf"].total_ns * 1e-9)
+    assert got["a"] == pytest.approx((res["outer"].total_ns + res["inner"].total_ns) * 1e-9)
+    with pytest.raises(ValueError, match=r"group 'x' matched no regions \(patterns: \['zzz'\]\)"):
+        plots.plot_durations(run1, combine_regions={"x": ["zzz"]}, verbose=False)
+    with pytest.raises(ValueError, match=r"group name\(s\) \['leaf'\] collide"):
+        plots.plot_durations(run1, combine_regions={"leaf": ["outer"]}, verbose=False)
+    with pytest.raises(TypeError, match="combine_regions maps a bar's name"):
+        plots.plot_durations(run1, combine_regions=["outer"], verbose=False)
+    with pytest.raises(ValueError, match="matched no regions"):  # "b" takes nothing left
+        plots.plot_durations(run1, combine_regions={"a": "inner", "b": "inner"}, verbose=False)
+
+
+@pytest.mark.parametrize("groups", [
+    {"work": ["worker", "lea"]}, {"a": ["outer", "inner"], "b": ["inner", "leaf"]},
+    {"x": "o"}, {"leaf": ["outer"]}, {"outer": ["outer", "inner"]}, {"x": ["zzz"]},
+    {"a": "inner", "b": "inner"}])
+def test_combine_regions_as_scope_profiler(groups):
+    """The bars and their members are those of scope-profiler 0.7.5's own
+    _group_regions for the same names, errors included."""
+    sp_group = pytest.importorskip("scope_profiler.plotting_scripts.durations")._group_regions
+    names = ["worker", "leaf", "outer", "inner"]
+    try:
+        want = sp_group(names, groups)
+    except ValueError as e:
+        with pytest.raises(ValueError) as err:
+            plots._group_regions(names, groups)
+        assert str(err.value) == str(e)
+        return
+    assert plots._group_regions(names, groups) == want
+
+
+def test_stack_children(run1, tmp_path):
+    res = spanscope.read(run1)
+    data = tmp_path / "s.csv"
+    fig, svg = render(plots.plot_durations, run1, tmp_path, "stack", stack_children=True,
+                      data_filepath=data)
+    rows = read_csv(data)
+    assert list(rows[0]) == ["metric", "run", "region", "segment", "duration_s"]
+    seg = {(r["region"], r["segment"]): float(r["duration_s"]) for r in rows}
+    # self time plus a segment per region called from it: the fold's parents
+    assert seg == pytest.approx({
+        ("worker", "self"): res["worker"].self_ns.sum() * 1e-9,
+        ("worker", "leaf"): (res["worker"].total_ns - res["worker"].self_ns.sum()) * 1e-9,
+        ("leaf", "self"): res["leaf"].total_ns * 1e-9,
+        ("outer", "self"): res["outer"].self_ns.sum() * 1e-9,
+        ("outer", "inner"): res["inner"].total_ns * 1e-9,
+        ("inner", "self"): res["inner"].self_ns.sum() * 1e-9,
+        ("inner", "leaf"): (res["inner"].total_ns - res["inner"].self_ns.sum()) * 1e-9})
+    for name in REGIONS:  # a bar's segments add up to the bar (no recursion here)
+        total = sum(v for (r, _), v in seg.items() if r == name)
+        assert total == pytest.approx(res[name].total_ns * 1e-9)
+    assert ">self<" in svg and "children stacked" in svg and ">segment<" in svg
+    # avg: every segment over the bar's calls; a group's inner calls stay its self time
+    plots.plot_durations(run1, stack_children=True, metric="avg", data_filepath=data,
+                         combine_regions={"work": ["worker", "leaf"]}, verbose=False)
+    seg = {(r["region"], r["segment"]): float(r["duration_s"]) for r in read_csv(data)}
+    assert ("work", "leaf") not in seg and ("inner", "work") in seg
+    assert seg["work", "self"] == pytest.approx(
+        (res["worker"].self_ns.sum() + res["leaf"].self_ns.sum()) / 24 * 1e-9)
+    assert seg["inner", "work"] == pytest.approx(
+        (res["inner"].total_ns - res["inner"].self_ns.sum()) / 4 * 1e-9)
+    with pytest.raises(ValueError, match=r"stack_children does not apply to metric\(s\) "
+                       r"\['max'\]: only \['avg', 'total'\]"):
+        plots.plot_durations(run1, stack_children=True, metrics=["total", "max"])
+
+
+def test_stack_children_plotly(run1, tmp_path):
+    fig = plotly_html(plots.plot_durations, run1, tmp_path, "stack", stack_children=True)
+    assert [t.name for t in fig.data] == ["self", "leaf", "inner"]  # self, then by total
+    assert fig.layout.barmode == "overlay" and legend_names(fig) == {"self", "leaf", "inner"}
+    self_bar, leaf_bar, inner_bar = fig.data
+    assert list(leaf_bar.base) == pytest.approx(list(self_bar.y))  # stacked on self
+    top = np.asarray(inner_bar.base) + np.asarray(inner_bar.y)
+    res = spanscope.read(run1)
+    assert list(top) == pytest.approx([res[n].total_ns * 1e-9 for n in
+                                       fig.layout.xaxis.ticktext])
+
+
+def test_stack_children_as_scope_profiler(run1):
+    """The segments are those scope-profiler 0.7.5 computes from the same
+    file (its _stacked_segments, over its own reader and call stack)."""
+    sp = pytest.importorskip("scope_profiler")
+    from scope_profiler.plotting_scripts.durations import _stacked_segments
+    sp_res = sp.read_h5(str(run1))
+    for members in ({n: [n] for n in REGIONS}, {"work": ["worker", "leaf"],
+                                                "outer": ["outer"], "inner": ["inner"]}):
+        want = _stacked_segments(sp_res, members, ranks=None)
+        run = plots._as_runs(run1)[0]
+        got = plots._stacked_segments(run, members, run.ranks)
+        assert set(got) == set(want)
+        for bar in want:
+            assert got[bar] == pytest.approx(want[bar], rel=1e-9, abs=2.0), bar
+
+
+def test_stack_children_needs_calls(tmp_path):
+    p = tmp_path / "agg.h5"
+    ProfileManager.setup(file_path=str(p), aggregation_mode=True)
+    with ProfileManager.region("step"):
+        spin(1000)
+    ProfileManager.finalize(verbose=False)
+    with pytest.raises(ValueError, match="aggregate file keeps no per-call events, and "
+                       "stack_children needs them"):
+        plots.plot_durations(p, stack_children=True)
+
+
+# --- the fluid call graph -------------------------------------------------------------
+
+def node_positions(fig):
+    """{region: (x, y)} of a matplotlib call graph (its boxed labels) or a
+    plotly one (its boxed annotations)."""
+    if hasattr(fig, "axes") and not hasattr(fig, "layout"):
+        ax = fig.axes[0]
+        return {t.get_text(): t.get_position() for t in ax.texts if t.get_bbox_patch()}
+    return {a.text: (a.x, a.y) for a in fig.layout.annotations if a.bgcolor}
+
+
+def test_fluid_callgraph(run1, tmp_path):
+    data = tmp_path / "f.csv"
+    fig, svg = render(plots.plot_callgraph, run1, tmp_path, "fluid", fluid=True,
+                      data_filepath=data)
+    # fluid implies compact (as scope-profiler): a node per region, counted edges
+    edges = {(r["caller"], r["callee"]): int(r["calls"]) for r in read_csv(data)}
+    assert edges == {("outer", "inner"): 4, ("inner", "leaf"): 8, ("worker", "leaf"): 8}
+    assert "fluid layout" in svg and ">8x<" in svg
+    pos = node_positions(fig)
+    assert set(pos) == set(REGIONS)
+    xy = np.array(list(pos.values()))
+    assert np.abs(xy).max() == pytest.approx(1.0)  # centred, scaled into [-1, 1]
+    assert np.allclose(xy.mean(axis=0), 0.0, atol=1e-12)
+    # not the layered layout: callers are not all above their callees
+    assert len({round(y, 6) for _, y in xy}) == 4
+    # deterministic: the same input, the same positions (both backends)
+    again = node_positions(plots.plot_callgraph(run1, fluid=True, verbose=False))
+    assert again == pos
+    if importlib.util.find_spec("plotly") is not None:
+        fig = plotly_html(plots.plot_callgraph, run1, tmp_path, "fluid", fluid=True)
+        got = node_positions(fig)
+        assert set(got) == set(pos)
+        for name in pos:
+            assert got[name] == pytest.approx(pos[name], abs=1e-12)
+
+
+def test_fluid_callgraph_as_scope_profiler(run1):
+    """The same positions as scope-profiler 0.7.5's own fluid layout of the
+    same file (its plotly figure's node trace): the same algorithm, the
+    same node and edge order."""
+    need_plotly()
+    sp = pytest.importorskip("scope_profiler")
+    from scope_profiler.plotting_scripts import plot_callgraph as sp_callgraph
+    sp_fig = sp_callgraph(sp.read_h5(str(run1)), fluid=True, backend="plotly",
+                          return_fig=True, verbose=False)
+    nodes = sp_fig.data[-1]
+    want = {t: (x, y) for t, x, y in zip(nodes.text, nodes.x, nodes.y)}
+    got = node_positions(plots.plot_callgraph(run1, fluid=True, backend="plotly",
+                                              verbose=False))
+    assert set(got) == set(want)
+    for name in want:
+        assert got[name] == pytest.approx(want[name], abs=1e-9), name
+
+
+def test_fluid_positions_algorithm():
+    """_fluid_positions on its own: one node is None's business (the
+    caller's), a pair settles on the circle's diameter, a chain of three
+    stays in order, and the result is the same twice."""
+    p2 = plots._fluid_positions(2, [(0, 1)])
+    assert p2 == pytest.approx(np.array([[1.0, 0.0], [-1.0, 0.0]]), abs=1e-9)
+    p3 = plots._fluid_positions(3, [(0, 1), (1, 2)])
+    assert np.array_equal(p3, plots._fluid_positions(3, [(0, 1), (1, 2)]))
+    d01, d12, d02 = (np.linalg.norm(p3[a] - p3[b]) for a, b in ((0, 1), (1, 2), (0, 2)))
+    assert d02 > d01 and d02 > d12  # the ends of the chain are the farthest apart
+
+
+# --- data_format="parquet" ----------------------------------------------------------------
+
+def test_parquet_data(run1, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the 'parquet' extra) "
+                             "is not installed: pip install 'spanscope[parquet]'")
+    for fn, kw in ((plots.plot_gantt, {}), (plots.plot_durations, {"stack_children": True}),
+                   (plots.plot_callgraph, {"fluid": True}),
+                   (plots.plot_duration_histogram, {"bins": 4})):
+        csv_path, pq_path = tmp_path / "d.csv", tmp_path / "d.parquet"
+        fn(run1, data_filepath=csv_path, verbose=False, **kw)
+        fn(run1, data_filepath=pq_path, data_format="parquet", verbose=False, **kw)
+        table = pq.read_table(pq_path)
+        rows = read_csv(csv_path)
+        assert table.column_names == list(rows[0])
+        assert table.num_rows == len(rows)
+        got = table.to_pylist()
+        for want, row in zip(rows, got):
+            for k, v in want.items():
+                if isinstance(row[k], float):
+                    assert row[k] == pytest.approx(float(v)), (fn.__name__, k)
+                else:
+                    assert str(row[k]) == v, (fn.__name__, k)
+        assert table.schema.metadata[b"format"] == b"scope-profiler-plot-data"
+    assert pq.read_table(pq_path).schema.field("calls").type == "int64"
+
+
+def test_parquet_errors(run1, tmp_path):
+    out = tmp_path / "never.png"
+    with pytest.raises(ValueError, match="data_format='xlsx'.*'csv', 'json', 'parquet'"):
+        plots.plot_gantt(run1, filepath=out, data_filepath=tmp_path / "d.x",
+                         data_format="xlsx")
+    code = ("import sys; sys.modules['pyarrow'] = None; "
+            "from spanscope import plots; "
+            f"plots.plot_gantt({str(run1)!r}, filepath={str(out)!r}, "
+            f"data_filepath={str(tmp_path / 'd.parquet')!r}, data_format='parquet')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0
+    assert "ImportError: data_format='parquet' needs pyarrow" in r.stderr
+    assert "spanscope[parquet]" in r.stderr
+    assert not out.exists()  # refused before drawing
+
+
+# --- the command line's new options ------------------------------------------------------
+
+def test_cli_backend_combine_stack_fluid(run1, tmp_path):
+    need_plotly()
+    out, data = tmp_path / "d.html", tmp_path / "d.csv"
+    assert plots.main(["durations", str(run1), "-o", str(out), "--backend", "plotly",
+                       "--combine-regions", "work=worker,lea", "--stack-children",
+                       "--data", str(data)]) == 0
+    page = out.read_text()
+    assert "Plotly.newPlot" in page and '"work"' in page
+    rows = read_csv(data)
+    assert {r["region"] for r in rows} == {"work", "outer", "inner"}
+    assert "segment" in rows[0]
+    # the short forms, and --format (scope-profiler's name) for --data-format
+    out2 = tmp_path / "cg.svg"
+    assert plots.main(["callgraph", str(run1), "-o", str(out2), "--fluid",
+                       "--data", str(tmp_path / "cg.txt"), "--format", "json"]) == 0
+    assert "fluid layout" in out2.read_text()
+    doc = json.loads((tmp_path / "cg.txt").read_text())
+    assert doc["plot"] == "callgraph" and len(doc["rows"]) == 3
+    out3 = tmp_path / "c.png"
+    assert plots.main(["durations", str(run1), "-o", str(out3), "--combine", "a=outer",
+                       "b=inner"]) == 0
+    check_png(out3)
+    # through the console script's plot subcommand too
+    from spanscope import _cli
+    out4 = tmp_path / "g.html"
+    assert _cli.main(["plot", "gantt", str(run1), "-o", str(out4),
+                      "--backend", "plotly"]) == 0
+    assert "Plotly.newPlot" in out4.read_text()
+
+
+def test_cli_new_option_errors(run1, tmp_path):
+    out = tmp_path / "o.png"
+    cases = [
+        (("durations", run1, "-o", out, "--combine-regions", "oops"), 2,
+         "--combine-regions expects 'NAME=PATTERN1,PATTERN2' (got 'oops')"),
+        (("durations", run1, "-o", out, "--combine-regions", "a=x", "a=y"), 2,
+         "group 'a' given more than once"),
+        (("durations", run1, "-o", out, "--combine-regions", "a=zzz"), 1,
+         "matched no regions"),
+        (("gantt", run1, "-o", out, "--stack-children"), 2,
+         "--stack-children does not apply to the gantt plot"),
+        (("gantt", run1, "-o", out, "--fluid-callgraph"), 2,
+         "--fluid-callgraph does not apply"),
+        (("durations", run1, "-o", out, "--stack-children", "--metric", "min"), 1,
+         "stack_children does not apply to metric(s) ['min']"),
+        (("gantt", run1, "-o", out, "--data-format", "parquet"), 2,
+         "--data-format needs --data"),
+        (("gantt", run1, "-o", tmp_path / "o.html"), 2, "image format"),
+        (("gantt", run1, "-o", out, "--backend", "bokeh"), 2, "invalid choice"),
+    ]
+    for args, code, msg in cases:
+        r = cli(*args)
+        assert r.returncode == code, (args, r.stderr)
+        assert msg in r.stderr, (args, r.stderr)
+    assert not out.exists()
+    r = cli("--help")
+    for opt in ("--backend", "--combine-regions", "--stack-children", "--fluid-callgraph",
+                "--data-format", "spanscope[plotly]", "spanscope[parquet]"):
+        assert opt in r.stdout, opt
+
+
+def test_same_file_twice_gets_two_labels(run1, tmp_path):
+    data = tmp_path / "d.csv"
+    plots.plot_durations([run1, run1], data_filepath=data, verbose=False)
+    assert {r["run"] for r in read_csv(data)} == {"run1 (1)", "run1 (2)"}
+
+
+def test_cli_every_kind_plotly(run1, ranks3, tmp_path):
+    """Every kind with --backend plotly: an .html page with a plot in it."""
+    need_plotly()
+    for kind in plots.KINDS:
+        files = ([run1, ranks3] if kind in ("speedup", "efficiency", "weak-scaling",
+                                            "weak-efficiency") else [ranks3])
+        out = tmp_path / f"{kind}.html"
+        assert plots.main([kind, *map(str, files), "-o", str(out), "--backend", "plotly"]) == 0
+        page = _HtmlScripts()
+        page.feed(out.read_text(encoding="utf-8"))
+        (call,) = [s for s in page.scripts if "Plotly.newPlot" in s]
+        assert '"type":' in call, kind  # at least one trace drawn
+        out.unlink()
