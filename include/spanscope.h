@@ -1123,7 +1123,13 @@ typedef struct sps_export_opts {
  *   "prof"        cProfile's marshal'd stats (pstats.Stats, snakeviz)
  *   "svg"         a flame graph (one <rect> per frame)
  *   "chrome"      Chrome trace event JSON (Perfetto, chrome://tracing;
- *                 gzip when out_path ends in .gz)
+ *                 gzip when out_path ends in .gz): a process "rank R" per
+ *                 rank, each call an X event whose args are
+ *                 scope-profiler's: rank, call_index (within its region
+ *                 and rank), duration_s, call_id (start order within the
+ *                 rank, 0, 1, ...), parent_id (the enclosing call's id,
+ *                 -1 for a root, kept when that call is filtered out),
+ *                 and source_file / source_line when the .h5 has them
  * Nesting and self times are the one fold's, as in every other view.
  * opts may be NULL (SPS_EXPORT_OPTS_INIT).  Returns 0, SPS_EINVAL (NULL
  * paths, unknown format or input extension, a rank the file does not
