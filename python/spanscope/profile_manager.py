@@ -740,14 +740,20 @@ class ProfileManager:
         """Stops recording until resume(): every region, C regions of this
         process included, records nothing (sps_pause: the hot path costs its
         one branch).  RuntimeError before setup(), and while a region other
-        than the session's root is open on this thread (an open call cannot
-        be split)."""
+        than the session's root is open on any thread, as scope-profiler
+        checks every region (an open call cannot be split): the C core's
+        sps_open_calls_all, which reads every thread's stack without
+        touching the hot path.  In aggregation mode the recorders keep
+        their stacks to themselves, so there only this thread's open
+        regions are checked."""
         if not cls._configured:
             raise RuntimeError("ProfileManager.setup() must be called before pause()")
         if cls._paused:
             return
         if _ext.is_active():
-            active = [n for n in _ext.open_calls() if n != _Session.ROOT]
+            every = _ext.open_calls_all()
+            names = _ext.open_calls() if every is None else [n for _t, _d, n in every]
+            active = list(dict.fromkeys(n for n in names if n != _Session.ROOT))
             if active:
                 names = ", ".join(repr(n) for n in active[:3])
                 raise RuntimeError("cannot pause while profiling scopes are active: "

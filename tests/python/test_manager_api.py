@@ -383,6 +383,46 @@ def test_pause_refuses_inside_an_open_region_but_not_the_session_root():
     assert ProfileManager.get_region("spanscope.session").num_calls == 1
 
 
+def test_pause_refuses_while_another_thread_holds_a_region_open():
+    """scope-profiler's pause checks every region of every thread: a worker
+    inside a region makes pause() raise naming it (and the calling
+    thread's own open region too); once it has closed, pause works."""
+    import threading
+    sp.setup(output=None)
+    opened, release, closed = threading.Event(), threading.Event(), threading.Event()
+
+    def worker():
+        with sp.region("worker.step"):
+            with sp.region("worker.inner"):
+                opened.set()
+                release.wait(30)
+        closed.set()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        assert opened.wait(30)
+        with pytest.raises(RuntimeError, match="cannot pause while profiling scopes are "
+                                               "active: 'worker.step', 'worker.inner'$"):
+            ProfileManager.pause()
+        assert not ProfileManager.is_paused()
+        with sp.region("main.phase"):
+            with pytest.raises(RuntimeError, match="'main.phase'"):
+                ProfileManager.pause()
+    finally:
+        release.set()
+        t.join(30)
+    assert closed.is_set()
+    ProfileManager.pause()  # nothing open anywhere now
+    assert ProfileManager.is_paused()
+    with sp.region("worker.step"):
+        pass
+    ProfileManager.resume()
+    assert ProfileManager.get_region("worker.step").num_calls == 1
+    assert ProfileManager.get_region("worker.inner").num_calls == 1
+    assert ProfileManager.counters()["misuse"] == 0
+
+
 def test_sample_every_profiles_the_selected_steps():
     sp.setup(output=None)
     seen = []
