@@ -553,3 +553,22 @@ def test_chrome_args_are_scope_profilers_on_its_own_file(tmp_path):
     doc = json.loads(Path(ours[0]).read_text())
     procs = [e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "process_name"]
     assert procs == ["rank 0"]  # as scope-profiler names a rank's process
+
+
+def test_chrome_call_ids_of_a_trace_input(tmp_path):
+    """A trace (no stored ids) gets its ids from the same fold: per rank in
+    start order, parents by nesting; each rank numbers its own calls."""
+    src = _trace(tmp_path / "run.json", ranks=(0, 1))
+    out = spanscope.export_chrome_trace(str(src), tmp_path / "t.json", ranks=[0, 1],
+                                        verbose=False)
+    doc = json.loads(Path(out[0]).read_text())
+    for rank in (0, 1):
+        xs = sorted((e for e in doc["traceEvents"]
+                     if e.get("ph") == "X" and e["args"]["rank"] == rank),
+                    key=lambda e: e["args"]["call_id"])
+        got = [(e["name"], e["args"]["call_id"], e["args"]["parent_id"]) for e in xs]
+        assert got == [("main", 0, -1), ("setup", 1, 0), ("solve", 2, 0),
+                       ("assemble", 3, 2), ("main", 4, -1)]
+    procs = sorted(e["args"]["name"] for e in doc["traceEvents"]
+                   if e.get("name") == "process_name")
+    assert procs == ["rank 0", "rank 1"]
