@@ -216,6 +216,31 @@ SPS_API int sps_resume(void);
 /* 1 while the live session is paused, else 0. */
 SPS_API int sps_is_paused(void);
 
+/* One call open (begun, not yet ended) on some thread of the session. */
+typedef struct sps_open_call {
+    uint32_t region;  /* its region (an sps_region_t, declared below) */
+    uint32_t depth;   /* its place on its thread's stack: 0 outermost */
+    int64_t thread;   /* the thread's index in the session (what
+                         sps_thread_current returns on that thread) */
+} sps_open_call_t;
+
+/* The calls open on every thread of the session -- before a pause, "is
+ * any region open anywhere?" (scope-profiler's pause refuses then) --
+ * threads that have exited included (a call they left open stays open).
+ * Writes them to out[0..cap), thread by thread (threads in no set
+ * order), each thread's outermost first, and returns how many there are in all
+ * (call with cap 0 to size; a second call may find a different number:
+ * other threads go on recording).  0 without a session.  SPS_EMODE in an
+ * aggregate session: its recorders keep their stacks to themselves, so
+ * only the calling thread's are known (sps_open_calls).  Costs the hot
+ * path nothing: under the session lock it brings every thread's analysis
+ * up to date (the queries' analyzer, which reads what each thread has
+ * published, while the threads go on recording) and reads the stacks at
+ * its cursors, so a call begun a moment ago on another thread may be
+ * missed and one just ended still listed, as for any query.  A query,
+ * not for hot loops; any thread. */
+SPS_API int64_t sps_open_calls_all(sps_open_call_t *out, size_t cap);
+
 /* The settings a program can take from its environment, as
  * sps_env_read reads them.  Each SPANSCOPE_<NAME> has scope-profiler's
  * SCOPE_PROFILER_<NAME> as an alias; when both are set, SPANSCOPE_<NAME>
@@ -1123,7 +1148,13 @@ typedef struct sps_export_opts {
  *   "prof"        cProfile's marshal'd stats (pstats.Stats, snakeviz)
  *   "svg"         a flame graph (one <rect> per frame)
  *   "chrome"      Chrome trace event JSON (Perfetto, chrome://tracing;
- *                 gzip when out_path ends in .gz)
+ *                 gzip when out_path ends in .gz): a process "rank R" per
+ *                 rank, each call an X event whose args are
+ *                 scope-profiler's: rank, call_index (within its region
+ *                 and rank), duration_s, call_id (start order within the
+ *                 rank, 0, 1, ...), parent_id (the enclosing call's id,
+ *                 -1 for a root, kept when that call is filtered out),
+ *                 and source_file / source_line when the .h5 has them
  * Nesting and self times are the one fold's, as in every other view.
  * opts may be NULL (SPS_EXPORT_OPTS_INIT).  Returns 0, SPS_EINVAL (NULL
  * paths, unknown format or input extension, a rank the file does not

@@ -1,10 +1,12 @@
 """The ``spanscope`` command of a ``pip install`` (pyproject.toml
 ``[project.scripts]``): runs the C tool shipped in the wheel
 (``spanscope/bin/spanscope``), the same binary CMake installs, and does
-itself the two subcommands that are Python's: ``plot`` (``spanscope.plots``,
-over matplotlib or plotly) and ``export json`` (scope-profiler's JSON,
-``spanscope.write_json``).  The C tool hands those two back here
-(``python_command``).  Errors: one line ``spanscope: ...`` on stderr, exit
+itself the subcommands that are Python's: ``plot`` (``spanscope.plots``,
+over matplotlib or plotly), ``export json`` (scope-profiler's JSON,
+``spanscope.write_json``) and ``run`` (a Python script run and profiled,
+scope-profiler's ``run``; also ``python -m spanscope run``).  The C tool
+hands plot and export json back here (``python_command``).  Errors: one
+line ``spanscope: ...`` on stderr, exit
 status 1 for bad data and 2 for bad usage or a missing feature, as the C
 tool's (tools/cli.h).
 """
@@ -140,19 +142,129 @@ def _load_any(spanscope, path: str, tmpdir: str):
     return spanscope.read_h5(out)
 
 
+def _run_parser():
+    """``spanscope run``'s options: scope-profiler 0.7.5's ``run`` (its
+    __main__._parse_run_args), same names and meanings."""
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="spanscope run",
+        description="Run a Python script with its regions recorded (scope-profiler's "
+                    "`run`): explicit regions, or every function with --recursive.")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("-o", "--outfile", default=None,
+                     help="the profile (default: profiling_data.h5); .json / .json.gz "
+                          "writes scope-profiler's JSON, .html the report")
+    out.add_argument("--no-output", action="store_true",
+                     help="keep the results in memory, write no file")
+    p.add_argument("--config", metavar="FILE",
+                   help="TOML file with the settings ([profiling] table)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="do not print the summary table after the run")
+    rec = p.add_mutually_exclusive_group()
+    rec.add_argument("--recursive", action="store_true", default=None,
+                     help="every Python function of the script is a region")
+    rec.add_argument("--no-recursive", dest="recursive", action="store_false",
+                     help="explicit regions only, over the configuration file")
+    p.add_argument("--all", action="store_true",
+                   help="with recursive tracing, the standard library's and installed "
+                        "packages' functions too")
+    p.add_argument("--include", dest="include_patterns", action="append", default=[],
+                   metavar="GLOB", help="(not available yet in spanscope)")
+    p.add_argument("--exclude", dest="exclude_patterns", action="append", default=[],
+                   metavar="GLOB", help="(not available yet in spanscope)")
+    p.add_argument("--entrypoint", metavar="NAME", help="(not available yet in spanscope)")
+    p.add_argument("--line-profile", action="store_true", default=None,
+                   help="use_line_profiler (not available yet: says so)")
+    p.add_argument("--memory-profile", action="store_true", default=None,
+                   help="use_memray (not available yet: says so)")
+    p.add_argument("--buffer-limit", type=int, default=None,
+                   help="accepted for compatibility (spanscope's buffers are chunked)")
+    p.add_argument("--aggregation-mode", action="store_true", default=None,
+                   help="statistics per region only, no per-call events")
+    p.add_argument("--label", default=None, help="the run's label in the profile")
+    p.add_argument("--tag", dest="region_tags", action="append", default=None,
+                   metavar="TAG", help="record only regions carrying this tag (repeatable)")
+    p.add_argument("--enable-tag", dest="enable_tags", action="append", default=None,
+                   metavar="TAG", help="record the regions of this opt-in tag (repeatable)")
+    mpi = p.add_mutually_exclusive_group()
+    mpi.add_argument("--mpi-calls", dest="mpi_calls", action="store_true", default=None,
+                     help="record mpi4py's calls as regions (profile_mpi_calls)")
+    mpi.add_argument("--no-mpi-calls", dest="mpi_calls", action="store_false",
+                     help="do not record mpi4py's calls (default)")
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("script_args", nargs=argparse.REMAINDER,
+                   help="its arguments (sys.argv[1:] in the script)")
+    return p
+
+
+def _run(argv: list[str]) -> int:
+    """run [options] SCRIPT [ARGS...]: SCRIPT as __main__ in a session
+    (ProfileManager.setup, then ProfileManager._exec_script, the body of
+    profile_script), finalized when it ends, however it ends.  The
+    script's own exit status is the command's (SystemExit and exceptions
+    pass through, after the profile is written).  A program that is not a
+    Python script: exit 2, the zero-touch runner is another issue's."""
+    try:
+        args = _run_parser().parse_args(argv)
+    except SystemExit as stop:  # argparse: --help, or bad usage
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    from spanscope.options import FeatureNotAvailableError
+    from spanscope.profile_manager import ProfileManager, _check_python_script
+
+    for flag, used in (("--include", args.include_patterns), ("--exclude", args.exclude_patterns),
+                       ("--entrypoint", args.entrypoint)):
+        if used:
+            return _die(EXIT_USAGE, f"run: {flag} (a filter of the recursive tracer) is not "
+                                    "available yet in spanscope")
+    try:
+        _check_python_script(args.script)
+    except FeatureNotAvailableError as error:
+        return _die(EXIT_USAGE, f"run: {error}")
+    if not os.path.isfile(args.script):
+        return _die(EXIT_DATA, f"run: can't open file {args.script!r}")
+    setup = {"replace": True,
+             "recursive_profile": True if args.recursive or args.all else args.recursive,
+             "use_line_profiler": args.line_profile, "use_memray": args.memory_profile,
+             "buffer_limit": args.buffer_limit, "aggregation_mode": args.aggregation_mode,
+             "profile_mpi_calls": args.mpi_calls, "label": args.label,
+             "region_tags": args.region_tags, "enable_tags": args.enable_tags,
+             "config_path": args.config}
+    if args.no_output:
+        setup["deactivate_file_output"] = True
+    elif args.outfile is not None:
+        setup["file_path"] = args.outfile
+    try:
+        ProfileManager.setup(**{k: v for k, v in setup.items() if v is not None})
+    except FeatureNotAvailableError as error:
+        return _die(EXIT_USAGE, f"run: {error}")
+    except (TypeError, ValueError, OSError) as error:
+        return _die(EXIT_USAGE, f"run: {error}")
+    try:
+        ProfileManager._exec_script(args.script, args.script_args,
+                                    args.all or ProfileManager.get_config().recursive_profile,
+                                    only_user_code=not args.all)
+    finally:
+        ProfileManager.finalize(verbose=not args.quiet, return_results=args.no_output)
+    return 0
+
+
 def python_command(argv: list[str]) -> int:
-    """Runs a subcommand that is Python's: argv[0] is "plot" or "export"."""
+    """Runs a subcommand that is Python's: argv[0] is "plot", "export" or
+    "run"."""
     if not argv:
         return _die(EXIT_USAGE, "missing command (see spanscope --help)")
     if argv[0] == "plot":
         return _plot(argv[1:])
     if argv[0] == "export":
         return _export_json(argv[1:])
+    if argv[0] == "run":
+        return _run(argv[1:])
     return _die(EXIT_USAGE, f"{argv[0]}: not a Python subcommand")
 
 
 def _is_python_command(argv: list[str]) -> bool:
-    if argv[:1] == ["plot"]:
+    if argv[:1] in (["plot"], ["run"]):
         return True
     positional = [a for a in argv[1:] if not a.startswith("-")]
     return argv[:1] == ["export"] and positional[:1] == ["json"]

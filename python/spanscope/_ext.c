@@ -1272,6 +1272,39 @@ static PyObject *ext_is_paused(PyObject *mod, PyObject *unused) {
     return PyBool_FromLong(sps_is_paused());
 }
 
+/* open_calls_all() -> [(thread index, depth, name), ...]: the calls open
+ * on every thread of the session, each thread's outermost first
+ * (sps_open_calls_all); [] without a session, None in an aggregate
+ * session (only this thread's are known there: open_calls()). */
+static PyObject *ext_open_calls_all(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    for (;;) {
+        int64_t n = sps_open_calls_all(NULL, 0);
+        if (n == SPS_EMODE) Py_RETURN_NONE;
+        if (n < 0) return raise_sps((int)n, NULL);
+        size_t cap = (size_t)n + 8; /* room for calls begun meanwhile */
+        sps_open_call_t *v = malloc(cap * sizeof *v);
+        if (!v) return PyErr_NoMemory();
+        int64_t m = sps_open_calls_all(v, cap);
+        if (m < 0 || (size_t)m > cap) { /* the session changed, or more opened */
+            free(v);
+            if (m < 0 && m != SPS_EMODE) return raise_sps((int)m, NULL);
+            continue;
+        }
+        PyObject *l = PyList_New((Py_ssize_t)m);
+        for (int64_t i = 0; l && i < m; i++) {
+            const char *nm = sps_region_name(v[i].region);
+            PyObject *o = Py_BuildValue("(LIs)", (long long)v[i].thread,
+                                        (unsigned int)v[i].depth, nm ? nm : "");
+            if (!o) Py_CLEAR(l);
+            else PyList_SET_ITEM(l, (Py_ssize_t)i, o);
+        }
+        free(v);
+        return l;
+    }
+}
+
 /* open_calls() -> names of the calls open on this thread, outermost first
  * (sps_open_calls). */
 static PyObject *ext_open_calls(PyObject *mod, PyObject *unused) {
@@ -1625,6 +1658,8 @@ static PyMethodDef ext_methods[] = {
     {"region_new", ext_region_new, METH_O, "A new, unregistered Region of the package's class."},
     {"pause", ext_pause, METH_O, "pause(True) / pause(False): sps_pause / sps_resume."},
     {"is_paused", ext_is_paused, METH_NOARGS, "True while the session is paused."},
+    {"open_calls_all", ext_open_calls_all, METH_NOARGS,
+     "open_calls_all() -> [(thread, depth, name)]: sps_open_calls_all (None: aggregate)."},
     {"open_calls", ext_open_calls, METH_NOARGS,
      "Names of the calls open on this thread, outermost first."},
     {"region_set_source", ext_region_set_source, METH_VARARGS,

@@ -60,6 +60,34 @@ def _output_kind(path: str) -> str:
     return "h5"
 
 
+_ZERO_TOUCH = ("profiling a program that is not Python is the zero-touch runner's "
+               "(`spanscope run` of any program, the zero-touch issue), which is not "
+               "available yet")
+
+
+def _check_python_script(path: str) -> None:
+    """Raises FeatureNotAvailableError when path names a program that is
+    not a Python script -- an executable file (ELF), a script for another
+    interpreter (a #! line without "python"), or a command found on PATH
+    and not as a file -- which only the zero-touch runner (``spanscope run``
+    of a native program, another issue) can profile.  A path that names
+    nothing is left to the runner, which says it cannot open it."""
+    if not os.path.isfile(path):
+        import shutil
+        if shutil.which(path):
+            raise FeatureNotAvailableError(
+                f"{path!r} is a command, not a Python script: {_ZERO_TOUCH}")
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return  # the runner reports it
+    first = head.split(b"\n", 1)[0]
+    if head.startswith(b"\x7fELF") or (first.startswith(b"#!") and b"python" not in first):
+        raise FeatureNotAvailableError(f"{path!r} is not a Python script: {_ZERO_TOUCH}")
+
+
 def _relative_source_path(filename: str) -> str:
     """filename relative to the working directory, else to the deepest
     sys.path entry holding it, else its bare name (metadata_detail
@@ -740,14 +768,20 @@ class ProfileManager:
         """Stops recording until resume(): every region, C regions of this
         process included, records nothing (sps_pause: the hot path costs its
         one branch).  RuntimeError before setup(), and while a region other
-        than the session's root is open on this thread (an open call cannot
-        be split)."""
+        than the session's root is open on any thread, as scope-profiler
+        checks every region (an open call cannot be split): the C core's
+        sps_open_calls_all, which reads every thread's stack without
+        touching the hot path.  In aggregation mode the recorders keep
+        their stacks to themselves, so there only this thread's open
+        regions are checked."""
         if not cls._configured:
             raise RuntimeError("ProfileManager.setup() must be called before pause()")
         if cls._paused:
             return
         if _ext.is_active():
-            active = [n for n in _ext.open_calls() if n != _Session.ROOT]
+            every = _ext.open_calls_all()
+            names = _ext.open_calls() if every is None else [n for _t, _d, n in every]
+            active = list(dict.fromkeys(n for n in names if n != _Session.ROOT))
             if active:
                 names = ", ".join(repr(n) for n in active[:3])
                 raise RuntimeError("cannot pause while profiling scopes are active: "
@@ -1083,16 +1117,31 @@ class ProfileManager:
         if output is not None:
             kwargs["output"] = output
         cls.setup(**kwargs)
+        try:
+            cls._exec_script(script_path, script_args, cls._recursive_default,
+                             only_user_code=True)
+        finally:
+            results = cls.finalize(verbose=False, return_results=True)
+        return results
+
+    @classmethod
+    def _exec_script(cls, script_path, script_args, recursive: bool,
+                     only_user_code: bool) -> None:
+        """Runs the script as __main__ in the session set up, inside a
+        region named after its file (profile_script's and ``spanscope
+        run``'s body).  recursive: every function it calls becomes a region
+        ("<module>.<qualname>"), only its own code with only_user_code (the
+        standard library and installed packages left out, scope-profiler's
+        default), everything without (scope-profiler's ``run --all``).
+        sys.argv and sys.path are the script's while it runs."""
         script_path = os.path.abspath(os.fspath(script_path))
         old_argv, old_path = sys.argv, list(sys.path)
         sys.argv = [script_path, *(script_args or [])]
         sys.path.insert(0, os.path.dirname(script_path))
         try:
             root = cls.region(os.path.basename(script_path))
-            if cls._recursive_default:
-                # the script's own functions, not the standard library's or
-                # installed packages' (scope-profiler's only_user_code)
-                _ext.set_trace_skip(_system_prefixes())
+            if recursive:
+                _ext.set_trace_skip(_system_prefixes() if only_user_code else None)
                 runner = root.wrap(runpy.run_path, recursive=True)
                 runner(script_path, run_name="__main__")
             else:
@@ -1101,17 +1150,46 @@ class ProfileManager:
         finally:
             _ext.set_trace_skip(None)
             sys.argv, sys.path[:] = old_argv, old_path
-            results = cls.finalize(verbose=False, return_results=True)
-        return results
 
     @classmethod
     def profile_command(cls, command, *, output=None, recursive=False, all=False,
                         mpi_calls=False):
-        """scope-profiler runs ``scope-profiler run`` here; spanscope's
-        zero-touch ``spanscope run`` is delivered by another issue."""
-        raise FeatureNotAvailableError(
-            "profile_command() runs `spanscope run`, the zero-touch runner, which is not "
-            "available yet; use profile_script() for a Python script")
+        """Runs a Python script under ``spanscope run`` in a child process,
+        as scope-profiler runs ``scope-profiler run``: ``command`` is the
+        script and its arguments (a leading ``sys.executable``, ``python``
+        or ``python3`` is dropped); ``recursive`` makes every function of the
+        script a region, ``all`` those of the standard library and installed
+        packages too, ``mpi_calls`` records mpi4py's calls
+        (profile_mpi_calls).  The profile goes to ``output`` (default
+        profiling_data.h5; .json / .html render that format).  Returns the
+        subprocess.CompletedProcess with ``profile_results``: the profile
+        read back (spanscope.load) when the script exited with 0 and wrote a
+        file that is not HTML, else None.  ValueError without a script;
+        FeatureNotAvailableError for a program that is not a Python script
+        (the zero-touch runner of another issue)."""
+        command = [os.fspath(value) for value in command]
+        if command and (command[0] == sys.executable
+                        or os.path.basename(command[0]) in {"python", "python3"}):
+            command = command[1:]
+        if not command:
+            raise ValueError("profile_command() requires a Python script path")
+        _check_python_script(command[0])
+        output_path = os.fspath(output) if output is not None else "profiling_data.h5"
+        options = []
+        if recursive or all:
+            options.append("--recursive")
+        if all:
+            options.append("--all")
+        if mpi_calls:
+            options.append("--mpi-calls")
+        completed = subprocess.run([sys.executable, "-m", "spanscope", "run", "-q",
+                                    "-o", output_path, *options, *command], check=False)
+        completed.profile_results = None
+        if (completed.returncode == 0 and os.path.exists(output_path)
+                and _output_kind(output_path) != "html"):
+            import spanscope
+            completed.profile_results = spanscope.load(output_path)
+        return completed
 
     @classmethod
     def setup_from_env(cls, **overrides):

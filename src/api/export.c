@@ -31,11 +31,14 @@ static ex_fmt_t fmt_parse(const char *fmt) {
 
 /* A header holding only the selected lanes (as threads, in lane order),
  * their processes, and the counters and flows that belong to them; the
- * names are the source's.  Arrays owned by the struct. */
+ * region and thread names are the source's, each process is named "rank
+ * R" as scope-profiler's Chrome export names it (R: the rank --ranks
+ * selects by, sel.rank_of_thread).  Arrays owned by the struct. */
 typedef struct sub_header {
     sps__tl_header_t h;
     sps__tl_thread_t *threads;
     sps__tl_proc_t *procs;
+    char (*pname)[32];   /* per output process: its name */
     sps__tl_counter_t *counters;
     sps__tl_flow_t *flows;
 } sub_header_t;
@@ -43,6 +46,7 @@ typedef struct sub_header {
 static void sub_free(sub_header_t *s) {
     free(s->threads);
     free(s->procs);
+    free(s->pname);
     free(s->counters);
     free(s->flows);
 }
@@ -62,9 +66,10 @@ static int sub_build(sub_header_t *s, const sps__tl_header_t *src, const sps__ex
     int64_t *pmap = malloc(np * sizeof *pmap);
     s->threads = malloc(nl * sizeof *s->threads);
     s->procs = malloc(np * sizeof *s->procs);
+    s->pname = malloc(np * sizeof *s->pname);
     s->counters = malloc((src->ncounters ? src->ncounters : 1) * sizeof *s->counters);
     s->flows = malloc((src->nflows ? src->nflows : 1) * sizeof *s->flows);
-    if (!pmap || !s->threads || !s->procs || !s->counters || !s->flows) {
+    if (!pmap || !s->threads || !s->procs || !s->pname || !s->counters || !s->flows) {
         free(pmap);
         sub_free(s);
         return SPS_ENOMEM;
@@ -76,7 +81,11 @@ static int sub_build(sub_header_t *s, const sps__tl_header_t *src, const sps__ex
         int64_t p = proc_index(src, s->threads[l].pid);
         if (p >= 0 && pmap[p] < 0) {
             pmap[p] = (int64_t)s->h.nprocs;
-            s->procs[s->h.nprocs++] = src->procs[p];
+            snprintf(s->pname[s->h.nprocs], sizeof s->pname[0], "rank %lld",
+                     (long long)sel->rank_of_thread[sel->lane_thread[l]]);
+            s->procs[s->h.nprocs] = src->procs[p];
+            s->procs[s->h.nprocs].name = s->pname[s->h.nprocs];
+            s->h.nprocs++;
         }
     }
     s->h.ncounters = s->h.nflows = 0;
@@ -124,19 +133,43 @@ static int chrome_metadata(sps__cjw_t *w, const char *name) {
 /* Per-event args of the Chrome trace, as scope-profiler's export writes
  * them: the rank, the call's index within its region and rank (spans come
  * in start order, so a counter per (process, name)), its duration in s,
- * and the region's source file and line when the .h5 has them. */
+ * its call id and its parent's (-1 for a root call), and the region's
+ * source file and line when the .h5 has them.
+ *
+ * Call and parent ids are the one fold's (model/fold.c, sps__fold_tl, as
+ * `convert` to .h5 writes them: h5_from_trace.c): the fold runs over every
+ * span of the source, selected or not, one lane per source thread, and a
+ * call's id is its position in start order within its rank (process), the
+ * meaning of scope-profiler's call_ids (0, 1, ... per rank); its parent is
+ * the call below it on the fold's stack.  A parent left out by --include /
+ * --exclude keeps its id, as in scope-profiler's export. */
 typedef struct chrome_args {
-    uint64_t *next;  /* [nprocs * nnames] the next call index */
-    char **file;     /* [nnames] JSON-quoted source file, or NULL */
+    uint64_t *next;      /* [nprocs * nnames] the next call index */
+    char **file;         /* [nnames] JSON-quoted source file, or NULL */
     size_t nnames;
+    sps__fold_tl_t fold; /* over the source's threads (lanes) */
+    int fold_on;         /* fold initialised */
+    int64_t *proc_of;    /* [source nthreads] its process's index, or 0 */
+    int64_t *next_id;    /* [source nprocs] the next call id of that rank */
 } chrome_args_t;
 
+/* Fills a for source header h and selection sel (sizes only; the fold
+ * starts empty).  0 or SPS_ENOMEM (a is then partly filled: free it with
+ * chrome_args_free). */
 static int chrome_args_init(chrome_args_t *a, const sps__tl_header_t *h,
                             const sps__export_sel_t *sel) {
     a->nnames = h->nnames;
     a->next = calloc((h->nprocs ? h->nprocs : 1) * (h->nnames ? h->nnames : 1), sizeof *a->next);
     a->file = calloc(h->nnames + 1, sizeof *a->file);
-    if (!a->next || !a->file) return SPS_ENOMEM;
+    a->proc_of = calloc(h->nthreads ? h->nthreads : 1, sizeof *a->proc_of);
+    a->next_id = calloc(h->nprocs ? h->nprocs : 1, sizeof *a->next_id);
+    if (!a->next || !a->file || !a->proc_of || !a->next_id) return SPS_ENOMEM;
+    for (size_t t = 0; t < h->nthreads; t++) {
+        int64_t p = proc_index(h, h->threads[t].pid);
+        a->proc_of[t] = p >= 0 ? p : 0;
+    }
+    if (sps__fold_tl_init(&a->fold, h->nthreads, h->nnames, 0)) return SPS_ENOMEM;
+    a->fold_on = 1;
     for (size_t i = 0; i < h->nnames && i < sel->nsrc; i++)
         if (sel->src_file[i] && *sel->src_file[i] &&
             !(a->file[i] = sps__json_quote(sel->src_file[i], NULL)))
@@ -148,21 +181,43 @@ static void chrome_args_free(chrome_args_t *a) {
     for (size_t i = 0; a->file && i < a->nnames; i++) free(a->file[i]);
     free(a->file);
     free(a->next);
+    free(a->proc_of);
+    free(a->next_id);
+    if (a->fold_on) sps__fold_tl_free(&a->fold);
 }
 
-/* The args object of span s (header h: the output's, s->thread its lane)
- * into buf.  Its length, 0 when it does not fit. */
+/* Places span s (s->thread: its source thread) on the fold and gives it
+ * its call id (*id) and its parent's (*parent, -1 for a root).  Every span
+ * of the source goes through here, in the reader's order.  0, SPS_EINVAL
+ * (a thread or name out of range) or SPS_ENOMEM. */
+static int chrome_args_ids(chrome_args_t *a, const sps__tl_span_t *s,
+                           int64_t *id, int64_t *parent) {
+    int64_t d = sps__fold_tl_add(&a->fold, s->thread, s->name, s->start_ns, s->end_ns,
+                                 s->prior_ns);
+    if (d < 0) return (int)d;
+    sps__stack_t *st = &a->fold.lanes[s->thread];
+    *id = a->next_id[a->proc_of[s->thread]]++;
+    st->f[d].id = *id;
+    *parent = d > 0 ? st->f[d - 1].id : -1;
+    return 0;
+}
+
+/* The args object of span s (header h: the output's, s->thread its lane;
+ * id and parent from chrome_args_ids) into buf.  Its length, 0 when it
+ * does not fit. */
 static size_t chrome_args_of(chrome_args_t *a, const sps__tl_header_t *h,
                              const sps__export_sel_t *sel, const sps__tl_span_t *s,
-                             char *buf, size_t cap) {
+                             int64_t id, int64_t parent, char *buf, size_t cap) {
     int64_t p = proc_index(h, h->threads[s->thread].pid);
-    int64_t rank = p >= 0 ? (h->procs[p].rank >= 0 ? h->procs[p].rank : p) : 0;
+    int64_t rank = sel->rank_of_thread[sel->lane_thread[s->thread]];
     uint64_t idx = a->next[(size_t)(p >= 0 ? p : 0) * a->nnames + s->name]++;
     char dur[40];
     if (!sps__tl_fmt_double(dur, sizeof dur, (double)(s->end_ns - s->start_ns) * 1e-9))
         strcpy(dur, "0");
-    int n = snprintf(buf, cap, "{\"rank\":%lld,\"call_index\":%llu,\"duration_s\":%s",
-                     (long long)rank, (unsigned long long)idx, dur);
+    int n = snprintf(buf, cap, "{\"rank\":%lld,\"call_index\":%llu,\"duration_s\":%s,"
+                     "\"call_id\":%lld,\"parent_id\":%lld",
+                     (long long)rank, (unsigned long long)idx, dur, (long long)id,
+                     (long long)parent);
     if (n > 0 && (size_t)n < cap && a->file[s->name])
         n += snprintf(buf + n, cap - (size_t)n, ",\"source_file\":%s,\"source_line\":%lld",
                       a->file[s->name], (long long)sel->src_line[s->name]);
@@ -196,9 +251,11 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
     while ((rc = sps__tlr_next(r, &s)) > 0) {
         int64_t lane = sps__export_sel_take(sel, &s);
         if (lane < -1) { rc = (int)lane; break; }
+        int64_t id = -1, parent = -1; /* every span is folded: the file's ids */
+        if ((rc = chrome_args_ids(&args, &s, &id, &parent))) break;
         if (lane < 0) continue;
         s.thread = (uint32_t)lane;
-        size_t len = chrome_args_of(&args, &sub.h, sel, &s, buf, sizeof buf);
+        size_t len = chrome_args_of(&args, &sub.h, sel, &s, id, parent, buf, sizeof buf);
         if ((rc = sps__cjw_span_args(w, &s, len ? buf : NULL))) break;
     }
     if (!rc && !sel->nselected)

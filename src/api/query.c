@@ -314,3 +314,27 @@ size_t sps_open_calls(sps_region_t *out, size_t cap) {
     pthread_mutex_unlock(&sps__g.lock);
     return n;
 }
+
+/* The calls open on every thread of the session (sps_open_calls_all):
+ * under the lock, the analysis of every thread up to now, then each
+ * session thread's stack at its cursor. */
+int64_t sps_open_calls_all(sps_open_call_t *out, size_t cap) {
+    int64_t n = 0;
+    pthread_mutex_lock(&sps__g.lock);
+    if (!sps__session_live()) {
+        n = 0;
+    } else if (sps__g.mode == SPS__AGGREGATE) {
+        n = SPS_EMODE;
+    } else {
+        refresh();
+        for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) {
+            if (t->epoch != sps__g.epoch) continue;
+            for (size_t d = 0; d < t->stack.n; d++, n++)
+                if (out && (size_t)n < cap)
+                    out[n] = (sps_open_call_t){t->stack.f[d].region, (uint32_t)d,
+                                               (int64_t)t->index};
+        }
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return n;
+}

@@ -1,6 +1,7 @@
 /* test_controls.c -- the recording controls of the C core (issue 12):
  * sps_pause / sps_resume (nothing recorded while paused, the session stays
- * live, a new session starts unpaused), sps_open_calls, the environment's
+ * live, a new session starts unpaused), sps_open_calls and, across
+ * threads, sps_open_calls_all (what pause refuses on), the environment's
  * settings (sps_env_read: SPANSCOPE_* over SCOPE_PROFILER_*, bad values
  * named) and sps_setup_from_env, and the region attributes written to
  * /rank_region_index (source, tags, per-call metadata, kept only when its
@@ -11,6 +12,8 @@
 #include "tu_core.h"
 #include "tu_h5.h"
 
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -108,6 +111,118 @@ static void test_open_calls_of_this_thread(void **state) {
         assert_int_equal(sps_open_calls(v, 4), 0);
         sps_shutdown();
     }
+}
+
+/* A worker for test_open_calls_of_every_thread: opens B > C, says so,
+ * waits, closes them, says so, waits, then opens D and exits with it open;
+ * or (churn) begins and ends E many times while the main thread asks. */
+typedef struct oc_worker {
+    sps_region_t B, C, D, E;
+    sem_t opened, go, closed, leave;
+    int64_t index;  /* its sps_thread_current */
+    int churn;
+} oc_worker_t;
+
+static void *oc_worker(void *arg) {
+    oc_worker_t *w = arg;
+    if (w->churn) {
+        for (int i = 0; i < 20000; i++) {
+            sps_begin(w->E);
+            sps_end(w->E);
+        }
+        return NULL;
+    }
+    sps_begin(w->B);
+    sps_begin(w->C);
+    w->index = sps_thread_current();
+    sem_post(&w->opened);
+    sem_wait(&w->go);
+    sps_end(w->C);
+    sps_end(w->B);
+    sem_post(&w->closed);
+    sem_wait(&w->leave);
+    sps_begin(w->D); /* left open: the thread's state outlives it */
+    return NULL;
+}
+
+/* The entry of out[0..n) on thread at depth, or NULL. */
+static const sps_open_call_t *oc_find(const sps_open_call_t *out, int64_t n, int64_t thread,
+                                      uint32_t depth) {
+    for (int64_t i = 0; i < n; i++)
+        if (out[i].thread == thread && out[i].depth == depth) return &out[i];
+    return NULL;
+}
+
+static void test_open_calls_of_every_thread(void **state) {
+    (void)state;
+    assert_int_equal(sps_open_calls_all(NULL, 0), 0); /* no session */
+    assert_int_equal(sps_setup(NULL), 0);
+    oc_worker_t w = {.B = sps_region("oc.B"), .C = sps_region("oc.C"),
+                     .D = sps_region("oc.D"), .E = sps_region("oc.E")};
+    sps_region_t A = sps_region("oc.A");
+    sem_init(&w.opened, 0, 0);
+    sem_init(&w.go, 0, 0);
+    sem_init(&w.closed, 0, 0);
+    sem_init(&w.leave, 0, 0);
+    assert_int_equal(sps_open_calls_all(NULL, 0), 0);
+    sps_begin(A);
+    int64_t me = sps_thread_current();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, oc_worker, &w), 0);
+    sem_wait(&w.opened);
+    sps_open_call_t v[8];
+    int64_t n = sps_open_calls_all(v, 8);
+    assert_int_equal(n, 3);
+    assert_true(w.index >= 0 && w.index != me);
+    const sps_open_call_t *a = oc_find(v, n, me, 0), *b = oc_find(v, n, w.index, 0),
+                          *c = oc_find(v, n, w.index, 1);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_int_equal(a->region, A);
+    assert_int_equal(b->region, w.B);
+    assert_int_equal(c->region, w.C);
+    assert_int_equal(sps_open_calls_all(v, 1), 3);     /* the count of all */
+    assert_int_equal(sps_open_calls(NULL, 0), 1);       /* this thread's: A */
+    sps_end(A);
+    assert_int_equal(sps_open_calls_all(v, 8), 2);
+    sem_post(&w.go);
+    sem_wait(&w.closed);
+    assert_int_equal(sps_open_calls_all(v, 8), 0);
+    sem_post(&w.leave);
+    pthread_join(th, NULL);
+    n = sps_open_calls_all(v, 8); /* an exited thread's call stays open */
+    assert_int_equal(n, 1);
+    assert_int_equal(v[0].region, w.D);
+    assert_int_equal(v[0].thread, w.index);
+    assert_int_equal(sps_pause(), 0);  /* the query works paused too */
+    assert_int_equal(sps_open_calls_all(v, 8), 1);
+    assert_int_equal(sps_resume(), 0);
+    sps_shutdown();
+
+    /* asked while another thread records (the TSan build checks the
+     * reads): never more than the one call it may have open */
+    assert_int_equal(sps_setup(NULL), 0);
+    w.churn = 1;
+    assert_int_equal(pthread_create(&th, NULL, oc_worker, &w), 0);
+    for (int i = 0; i < 200; i++) {
+        n = sps_open_calls_all(v, 8);
+        assert_true(n == 0 || (n == 1 && v[0].region == w.E && v[0].depth == 0));
+    }
+    pthread_join(th, NULL);
+    assert_int_equal(sps_open_calls_all(v, 8), 0);
+    sps_shutdown();
+
+    sps_config_t cfg = SPS_CONFIG_INIT;  /* aggregate: not known, said so */
+    cfg.aggregate = 1;
+    assert_int_equal(sps_setup(&cfg), 0);
+    assert_int_equal(sps_open_calls_all(v, 8), SPS_EMODE);
+    sps_shutdown();
+    assert_int_equal(sps_open_calls_all(v, 8), 0);
+    sem_destroy(&w.opened);
+    sem_destroy(&w.go);
+    sem_destroy(&w.closed);
+    sem_destroy(&w.leave);
 }
 
 static const char *const env_names[] = {
@@ -391,6 +506,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_pause_records_nothing_until_resume),
         TU_TEST(test_open_calls_of_this_thread),
+        TU_TEST(test_open_calls_of_every_thread),
         TU_TEST(test_env_read),
         TU_TEST(test_setup_from_env),
         TU_TEST(test_region_attributes_reach_the_index),

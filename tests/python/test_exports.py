@@ -467,3 +467,108 @@ def test_speedscope_frames_carry_the_source(tmp_path):
     (frame,) = json.loads(out.read_text())["shared"]["frames"]
     region = spanscope.read_h5(src)["step"]
     assert frame == {"name": "step", "file": region.source_file, "line": region.source_lineno}
+
+
+def _chrome_calls(path):
+    """The X events of a Chrome trace, keyed by (name, call_index)."""
+    doc = json.loads(Path(path[0] if isinstance(path, list) else path).read_text())
+    return {(e["name"], e["args"]["call_index"]): e
+            for e in doc["traceEvents"] if e.get("ph") == "X"}
+
+
+def test_chrome_call_ids_point_at_the_enclosing_call(tmp_path):
+    """Every X event's call_id / parent_id (scope-profiler's args): ids
+    unique per rank, a root's parent -1, any other's parent the innermost
+    event of its thread that holds it -- and the same ids as the file's own
+    call_ids / parent_ids (what spanscope.read_h5 and scope-profiler's
+    read_h5 give)."""
+    import threading
+    from spanscope import ProfileManager as PM
+    src = tmp_path / "nested.h5"
+    PM.setup(file_path=str(src))
+
+    def worker():
+        with PM.region("w_outer"):
+            with PM.region("w_inner"):
+                sum(range(500))
+
+    for _ in range(2):
+        with PM.region("main"):
+            with PM.region("setup"):
+                sum(range(500))
+            with PM.region("solve"):
+                for _ in range(3):
+                    with PM.region("assemble"):
+                        sum(range(200))
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    PM.finalize(verbose=False)
+    out = spanscope.export_chrome_trace(src, tmp_path / "ids.json", verbose=False)
+    xs = list(_chrome_calls(out).values())
+    assert len(xs) == 2 * (1 + 1 + 1 + 3) + 2
+    by_id = {e["args"]["call_id"]: e for e in xs}
+    assert len(by_id) == len(xs)  # unique within the rank
+    for e in xs:
+        holders = [p for p in xs if p is not e and p["tid"] == e["tid"]
+                   and p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"]]
+        pid = e["args"]["parent_id"]
+        if not holders:
+            assert pid == -1, e
+        else:
+            innermost = min(holders, key=lambda p: p["dur"])
+            assert by_id[pid] is innermost, e
+    assert {by_id[e["args"]["parent_id"]]["name"] for e in xs
+            if e["name"] == "assemble"} == {"solve"}
+    assert by_id[_chrome_calls(out)[("w_inner", 0)]["args"]["parent_id"]]["name"] == "w_outer"
+    # the ids are the file's (the one model's), as spanscope.read_h5 gives them
+    res = spanscope.read_h5(str(src))
+    for (name, k), e in _chrome_calls(out).items():
+        ev = res[name][0].events()[k]
+        assert (e["args"]["call_id"], e["args"]["parent_id"]) == (ev["call_id"], ev["parent_id"])
+
+
+def test_chrome_args_are_scope_profilers_on_its_own_file(tmp_path):
+    """A file recorded by the real scope-profiler 0.7.5, exported by both:
+    every event carries the same arg names, and the same rank, call_index,
+    call_id and parent_id; with a region excluded, a call whose parent was
+    left out keeps that parent's id in both."""
+    sp_ref = pytest.importorskip("scope_profiler")
+    src = _scope_profiler_h5(tmp_path / "sp.h5")
+    for exclude in (None, "solve"):
+        ours = spanscope.export_chrome_trace(str(src), tmp_path / "ours.json",
+                                             exclude=exclude, verbose=False)
+        theirs = sp_ref.export_chrome_trace(sp_ref.read_h5(str(src)), tmp_path / "theirs.json",
+                                            exclude=exclude, verbose=False)
+        a, b = _chrome_calls(ours), _chrome_calls(theirs)
+        assert set(a) == set(b) and len(a) == (3 * 7 if exclude is None else 3 * 6)
+        for key, want in b.items():
+            got = a[key]["args"]
+            assert set(got) == set(want["args"]), key
+            for arg in ("rank", "call_index", "call_id", "parent_id"):
+                assert got[arg] == want["args"][arg], (key, arg)
+        assert {a[k]["args"]["parent_id"] for k in a if k[0] == "assemble"} == \
+            {b[k]["args"]["parent_id"] for k in b if k[0] == "assemble"}
+        assert all(a[k]["args"]["parent_id"] >= 0 for k in a if k[0] == "assemble")
+    doc = json.loads(Path(ours[0]).read_text())
+    procs = [e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "process_name"]
+    assert procs == ["rank 0"]  # as scope-profiler names a rank's process
+
+
+def test_chrome_call_ids_of_a_trace_input(tmp_path):
+    """A trace (no stored ids) gets its ids from the same fold: per rank in
+    start order, parents by nesting; each rank numbers its own calls."""
+    src = _trace(tmp_path / "run.json", ranks=(0, 1))
+    out = spanscope.export_chrome_trace(str(src), tmp_path / "t.json", ranks=[0, 1],
+                                        verbose=False)
+    doc = json.loads(Path(out[0]).read_text())
+    for rank in (0, 1):
+        xs = sorted((e for e in doc["traceEvents"]
+                     if e.get("ph") == "X" and e["args"]["rank"] == rank),
+                    key=lambda e: e["args"]["call_id"])
+        got = [(e["name"], e["args"]["call_id"], e["args"]["parent_id"]) for e in xs]
+        assert got == [("main", 0, -1), ("setup", 1, 0), ("solve", 2, 0),
+                       ("assemble", 3, 2), ("main", 4, -1)]
+    procs = sorted(e["args"]["name"] for e in doc["traceEvents"]
+                   if e.get("name") == "process_name")
+    assert procs == ["rank 0", "rank 1"]

@@ -383,6 +383,46 @@ def test_pause_refuses_inside_an_open_region_but_not_the_session_root():
     assert ProfileManager.get_region("spanscope.session").num_calls == 1
 
 
+def test_pause_refuses_while_another_thread_holds_a_region_open():
+    """scope-profiler's pause checks every region of every thread: a worker
+    inside a region makes pause() raise naming it (and the calling
+    thread's own open region too); once it has closed, pause works."""
+    import threading
+    sp.setup(output=None)
+    opened, release, closed = threading.Event(), threading.Event(), threading.Event()
+
+    def worker():
+        with sp.region("worker.step"):
+            with sp.region("worker.inner"):
+                opened.set()
+                release.wait(30)
+        closed.set()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        assert opened.wait(30)
+        with pytest.raises(RuntimeError, match="cannot pause while profiling scopes are "
+                                               "active: 'worker.step', 'worker.inner'$"):
+            ProfileManager.pause()
+        assert not ProfileManager.is_paused()
+        with sp.region("main.phase"):
+            with pytest.raises(RuntimeError, match="'main.phase'"):
+                ProfileManager.pause()
+    finally:
+        release.set()
+        t.join(30)
+    assert closed.is_set()
+    ProfileManager.pause()  # nothing open anywhere now
+    assert ProfileManager.is_paused()
+    with sp.region("worker.step"):
+        pass
+    ProfileManager.resume()
+    assert ProfileManager.get_region("worker.step").num_calls == 1
+    assert ProfileManager.get_region("worker.inner").num_calls == 1
+    assert ProfileManager.counters()["misuse"] == 0
+
+
 def test_sample_every_profiles_the_selected_steps():
     sp.setup(output=None)
     seen = []
@@ -723,8 +763,136 @@ def test_profile_script_and_command(tmp_path):
 
     outer()
     assert "posixpath.join" in sp.recorded_regions()
-    with pytest.raises(FeatureNotAvailableError, match="zero-touch"):
-        sp.profile_command([sys.executable, str(script)])
+
+
+APP = """import json
+import sys
+import spanscope as sp
+def helper(n):
+    return sum(range(n))
+def main():
+    with sp.region("work"):
+        helper(100)
+    helper(10)
+    json.dumps({"a": 1})
+    print("mpi_calls", sp.ProfileManager.get_config().profile_mpi_calls)
+main()
+if len(sys.argv) > 1:
+    if sys.argv[1] == "raise":
+        raise RuntimeError("the script failed")
+    sys.exit(int(sys.argv[1]))
+"""
+
+
+def _app(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text(APP)
+    return script
+
+
+def test_profile_command_runs_a_script_as_scope_profiler_does(tmp_path, monkeypatch, capfd):
+    """profile_command(command, output=, recursive=, all=, mpi_calls=) as
+    scope-profiler's: `python -m spanscope run -q -o OUT ...` in a child
+    process, the CompletedProcess back with the profile loaded."""
+    monkeypatch.chdir(tmp_path)
+    script = _app(tmp_path)
+    done = sp.profile_command([sys.executable, str(script)], output=tmp_path / "plain.h5")
+    assert done.returncode == 0
+    assert done.args[1:5] == ["-m", "spanscope", "run", "-q"]
+    res = done.profile_results
+    assert {r.name for r in res.get_regions()} == {"app.py", "work"}  # explicit regions
+    assert res["work"].num_calls == 1
+    # recursive: the script's functions are regions, not the standard library's
+    done = sp.profile_command([str(script)], output=tmp_path / "rec.h5", recursive=True)
+    assert done.returncode == 0
+    res = done.profile_results
+    names = {r.name for r in res.get_regions()}
+    assert {"__main__.main", "__main__.helper", "work"} <= names
+    assert res["__main__.helper"].num_calls == 2
+    assert not [n for n in names if n.startswith(("json.", "runpy.", "importlib."))]
+    # all: the standard library's too (scope-profiler's --all)
+    done = sp.profile_command(["python3", str(script)], output=tmp_path / "all.h5", all=True)
+    names = {r.name for r in done.profile_results.get_regions()}
+    assert {"__main__.helper", "json.dumps"} <= names
+    # mpi_calls: the run is set up with profile_mpi_calls
+    capfd.readouterr()
+    done = sp.profile_command([str(script)], output=tmp_path / "mpi.h5", mpi_calls=True)
+    assert done.returncode == 0 and "mpi_calls True" in capfd.readouterr().out
+    # the default output, as scope-profiler's
+    done = sp.profile_command([str(script)])
+    assert (tmp_path / "profiling_data.h5").exists()
+    assert done.profile_results["work"].num_calls == 1
+    # .json: scope-profiler's JSON profile, read back
+    done = sp.profile_command([str(script)], output=tmp_path / "run.json")
+    assert json.loads((tmp_path / "run.json").read_text())
+    assert done.profile_results["work"].num_calls == 1
+
+
+def test_profile_command_of_a_failing_script(tmp_path):
+    """A script that exits non-zero or raises: its status comes back and
+    profile_results is None (scope-profiler loads only after rc 0)."""
+    script = _app(tmp_path)
+    done = sp.profile_command([str(script), "3"], output=tmp_path / "exit3.h5")
+    assert done.returncode == 3 and done.profile_results is None
+    assert (tmp_path / "exit3.h5").exists()  # finalized all the same
+    done = sp.profile_command([str(script), "raise"], output=tmp_path / "raised.h5")
+    assert done.returncode == 1 and done.profile_results is None
+    done = sp.profile_command([str(tmp_path / "missing.py")], output=tmp_path / "m.h5")
+    assert done.returncode == 1 and done.profile_results is None
+    with pytest.raises(ValueError, match="requires a Python script"):
+        sp.profile_command([sys.executable])
+
+
+def test_profile_command_of_a_program_that_is_not_python(tmp_path):
+    """A native program, a shell script or a command on PATH: the zero-touch
+    runner's (another issue), a clear FeatureNotAvailableError, nothing run."""
+    sh = tmp_path / "job.sh"
+    sh.write_text("#!/bin/sh\ntouch ran\n")
+    sh.chmod(0o755)
+    for command in (["/bin/true"], [str(sh)],
+                    ["ls", "-l"]):
+        with pytest.raises(FeatureNotAvailableError, match="zero-touch"):
+            sp.profile_command(command, output=tmp_path / "x.h5")
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "x.h5").exists()
+
+
+def test_python_m_spanscope_run_writes_the_file(tmp_path):
+    """`python -m spanscope run -o x.h5 script.py args`: the script runs as
+    __main__ with its arguments, the file is written (and read by the real
+    scope-profiler's read_h5 where installed), the summary printed unless
+    -q; bad usage and programs that are not Python exit 2 with one line."""
+    import subprocess
+    from pathlib import Path
+    script = _app(tmp_path)
+    out = tmp_path / "x.h5"
+    p = subprocess.run([sys.executable, "-m", "spanscope", "run", "--recursive", "-o", str(out),
+                        str(script), "0"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "__main__.helper" in p.stdout  # the summary table
+    with h5py.File(out) as f:
+        names = set(f["region_table/names"].asstr()[()])
+    assert {"app.py", "work", "__main__.main", "__main__.helper"} <= names
+    try:
+        import scope_profiler
+    except ImportError:
+        scope_profiler = None
+    if scope_profiler is not None:
+        assert scope_profiler.read_h5(str(out))["__main__.helper"].num_calls == 2
+    q = subprocess.run([sys.executable, "-m", "spanscope", "run", "-q", "-o",
+                        str(tmp_path / "q.h5"), str(script)],
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0 and "__main__" not in q.stdout and "region" not in q.stdout
+    console = Path(sys.executable).parent / "spanscope"  # the pip install's command
+    if console.exists():
+        c = subprocess.run([str(console), "run", "-q", "-o", str(tmp_path / "c.h5"), str(script)],
+                           capture_output=True, text=True, timeout=120)
+        assert c.returncode == 0 and (tmp_path / "c.h5").exists(), c.stderr
+    for argv, code, message in ((["/bin/true"], 2, "zero-touch"),
+                                (["--include", "x*", str(script)], 2, "--include"),
+                                ([], 2, "script")):
+        r = subprocess.run([sys.executable, "-m", "spanscope", "run", *argv],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == code and message in r.stderr, (argv, r.stderr)
 
 
 def test_finalize_native_traces_says_it_is_not_available():
