@@ -31,6 +31,7 @@
     X(inspect, 1, "what a file holds: metadata, ranks, threads, sizes")       \
     X(export, 1, "export for speedscope, snakeviz (.prof), SVG, Chrome, JSON") \
     X(plot, 0, "draw plots of a profile (Python package with matplotlib)")     \
+    X(run, 0, "run a Python script profiled (Python package)")               \
     X(check, 1, "CI gate: fail when a region got slower than a baseline")
 
 /* One entry point per subcommand: int cmd_report(int, char **), ... */
@@ -74,7 +75,7 @@ int cli_parse_count(const char *s, unsigned long long max,
 void cli_progress(const char *what, uint64_t done, uint64_t total, int final);
 
 /* Runs the subcommand argv (argv[0] its name) in the Python package
- * instead (plot, export json: they are Python's): replaces this process
+ * instead (plot, run, export json: they are Python's): replaces this process
  * with $SPANSCOPE_PYTHON (default python3) running spanscope._cli's
  * python_command.  Returns only on failure: EXIT_USAGE after one line
  * saying that the Python package is needed. */

@@ -149,6 +149,22 @@ def test_plot_dispatches_to_python_or_says_what_is_missing(tmp_path):
         assert "matplotlib" in msg or "spanscope.plots" in msg
 
 
+def test_run_dispatches_to_python(tmp_path):
+    """`spanscope run` of the CMake-built tool hands the script to the
+    Python package's run, which writes the profile."""
+    script = tmp_path / "s.py"
+    script.write_text("import spanscope as sp\n"
+                      "with sp.ProfileManager.region('work'):\n    sum(range(100))\n")
+    out = tmp_path / "s.h5"
+    p = run("run", "-q", "-o", out, script, env=dict(os.environ, SPANSCOPE_PYTHON=sys.executable))
+    assert p.returncode == 0, p.stderr
+    import spanscope
+    assert "work" in spanscope.read_h5(out).region_names
+    p = run("run", "-q", "-o", out, script,
+            env=dict(os.environ, SPANSCOPE_PYTHON="/nonexistent/python"))
+    one_line_error(p, 2)
+
+
 def test_pip_install_gives_the_spanscope_command(tmp_path):
     """The console script of [project.scripts] runs the C tool in the wheel."""
     exe = Path(sys.executable).parent / "spanscope"
@@ -228,21 +244,29 @@ def test_diff_of_identical_workloads_is_unchanged(tmp_path):
     from spanscope import ProfileManager as PM
     for _ in range(300):  # warm-up: the interpreter's specialisation, caches
         sum(range(200))
-    files = []
-    for k in range(2):
-        path = tmp_path / f"run{k}.h5"
-        PM.setup(file_path=str(path))
-        for _ in range(3000):
-            with PM.region("TimeIncrement"):
-                sum(range(50))
-            with PM.region("Lagrange"):
-                sum(range(200))
-        PM.finalize()
-        PM._reset()
-        files.append(path)
-    p = run("diff", *files)
-    assert p.returncode == 0, p.stderr
-    assert "0 slower, 0 faster" in p.stdout, p.stdout
+    # Up to three pairs: on a shared machine another process can slow one
+    # run of a pair for real; a diff that is biased (the old t-test on
+    # identical runs) calls every pair changed.
+    outs = []
+    for attempt in range(3):
+        files = []
+        for k in range(2):
+            path = tmp_path / f"run{attempt}_{k}.h5"
+            PM.setup(file_path=str(path))
+            for _ in range(3000):
+                with PM.region("TimeIncrement"):
+                    sum(range(50))
+                with PM.region("Lagrange"):
+                    sum(range(200))
+            PM.finalize(verbose=False)
+            PM._reset()
+            files.append(path)
+        p = run("diff", *files)
+        assert p.returncode == 0, p.stderr
+        outs.append(p.stdout)
+        if "0 slower, 0 faster" in p.stdout:
+            return
+    raise AssertionError("three identical pairs all differ:\n" + "\n".join(outs))
 
 
 def test_diff_still_sees_a_real_slowdown(tmp_path):
