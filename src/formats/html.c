@@ -1287,6 +1287,8 @@ static int cmp_match(cmp_state_t *C) {
 
 /* The axes of the scaling section, as k_axes names them (0: auto). */
 enum { AX_AUTO, AX_RANKS, AX_NODES, AX_THREADS, AX_CORES, NAX };
+/* One of each axis's units, for the page's text. */
+static const char *const k_axis_one[NAX] = {"", "rank", "node", "thread", "core"};
 /* What scope-profiler calls each axis's field (its error messages). */
 static const char *const k_axis_field[NAX] = {"", "num_ranks", "num_nodes",
                                               "omp_num_threads", "total_cores"};
@@ -1515,7 +1517,7 @@ static void scale_write(FILE *fp, const cmp_state_t *C, const uint32_t *slot) {
             "problem; weak-scaling efficiency T<sub>base</sub>/T, ideal 1 with a fixed "
             "problem per %s. The profiles cannot tell which study it is.</div>\n",
             C->nsreg, k_axes[C->axis], k_axes[C->axis], k_axes[C->axis], k_axes[C->axis],
-            k_axes[C->axis]);
+            k_axis_one[C->axis]);
     const char *col[SCALE_REGIONS];
     char cb[SCALE_REGIONS][8];
     for (size_t i = 0; i < C->nsreg; i++) col[i] = slot_color(cb[i], slot[C->sreg[i]]);

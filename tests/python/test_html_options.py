@@ -512,3 +512,45 @@ def test_cli_bad_values_exit_2_with_one_line(build_dir, sample_file, tmp_path, a
     assert r.returncode == 2
     assert message in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------
+# rendered (headless Chromium, where installed)
+# --------------------------------------------------------------------------
+
+def _dump_dom(page):
+    import shutil
+    exe = next((p for n in ("chromium", "chromium-browser", "google-chrome")
+                if (p := shutil.which(n))), None)
+    if not exe:
+        pytest.skip("chromium is not installed")
+    r = subprocess.run([exe, "--headless=new", "--no-sandbox", "--disable-gpu",
+                        "--virtual-time-budget=5000", "--window-size=1200,800", "--dump-dom",
+                        page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def test_tables_alone_still_sort_when_rendered(sample_file, tmp_path):
+    out = spanscope.create_html_report(sample_file, tmp_path / "t.html", include_charts=False,
+                                       sort="total")
+    page = out.read_text(encoding="utf-8").replace(
+        "</body>", "<script>document.querySelector('#stats thead th').click();</script></body>")
+    clicked = tmp_path / "clicked.html"
+    clicked.write_text(page, encoding="utf-8")
+    body = _dump_dom(clicked).split('id="stats"')[1].split("</table>")[0]
+    # the click sorts by region name, descending first (asc toggles on)
+    names = re.findall(r'<tr><td data-v="([^"]*)"', body)
+    assert names == sorted(names) or names == sorted(names, reverse=True)
+    assert names != table_rows(out.read_text())[0]  # the page's order was by total
+
+
+def test_scaling_charts_render(tmp_path):
+    paths = _scaling_profiles(tmp_path, [1, 2, 4])
+    out = spanscope.create_html_report(paths, tmp_path / "s.html", individual_reports=False)
+    dom = _dump_dom(out)
+    for chart in ("speedup", "weak-efficiency"):
+        svg = dom.split(f'<svg id="{chart}"')[1].split("</svg>")[0]
+        assert svg.count("<polyline") == 2  # setup and solve
+        assert svg.count("<circle") == 6   # at 1, 2 and 4 ranks each
+        assert 'class="ideal"' in svg
