@@ -1009,11 +1009,10 @@ static void write_table(FILE *fp, const html_state_t *S, const uint32_t *ord, si
     fputs("</tbody></table>\n", fp);
 }
 
-/* Writes what the options left out, when they did: the filters, a note
- * when no region passes them, and the requested ranks the run does not
- * hold (scope-profiler writes its page then too, so this is no error). */
-static void write_filter_notes(FILE *fp, const html_state_t *S, size_t nshown) {
-    const sps_html_options_t *o = S->o;
+/* Writes the filters of o when it has any, and a note when they leave
+ * no region (nshown 0).  scope-profiler writes its page then too, so this
+ * is no error. */
+static void write_filters(FILE *fp, const sps_html_options_t *o, size_t nshown) {
     if (!o->ninclude && !o->nexclude && !o->nranks) return;
     fputs("<div class=\"meta\" id=\"filters\">shown:", fp);
     for (size_t i = 0; i < o->ninclude; i++) {
@@ -1027,15 +1026,29 @@ static void write_filter_notes(FILE *fp, const html_state_t *S, size_t nshown) {
     for (size_t i = 0; i < o->nranks; i++)
         fprintf(fp, "%s%" PRId64, i ? ", " : (o->ninclude || o->nexclude ? "; ranks " : " ranks "),
                 o->ranks[i]);
-    fputs(" (patterns: extended regular expressions at the name's start)</div>\n", fp);
+    fputs(o->ninclude || o->nexclude ? " (patterns: extended regular expressions at the "
+          "name's start)</div>\n" : "</div>\n", fp);
     if (!nshown)
         fputs("<div class=\"meta note\" id=\"nomatch\">No regions matched the selected "
               "filters.</div>\n", fp);
+}
+
+/* Writes a note for each rank S->o asks for that run S does not hold:
+ * "this run" (run NULL, one run's page) or "run #K (LABEL)". */
+static void write_rank_notes(FILE *fp, const html_state_t *S, size_t k, const char *run) {
+    const sps_html_options_t *o = S->o;
     for (size_t i = 0; i < o->nranks; i++) {
         if (bsearch(&o->ranks[i], S->ranks, S->nranks, sizeof *S->ranks, i64_cmp)) continue;
-        fprintf(fp, "<div class=\"meta note\" id=\"badrank-%" PRId64 "\">Rank %" PRId64
-                " is not in this run: it holds %zu rank%s", o->ranks[i], o->ranks[i],
-                S->nranks, S->nranks == 1 ? "" : "s");
+        fprintf(fp, "<div class=\"meta note\" id=\"badrank-%" PRId64, o->ranks[i]);
+        if (run) fprintf(fp, "-run%zu", k + 1);
+        fprintf(fp, "\">Rank %" PRId64 " is not in ", o->ranks[i]);
+        if (run) {
+            fprintf(fp, "run #%zu (", k + 1);
+            put_html(fp, run);
+            fputc(')', fp);
+        } else
+            fputs("this run", fp);
+        fprintf(fp, ": it holds %zu rank%s", S->nranks, S->nranks == 1 ? "" : "s");
         if (S->nranks) fprintf(fp, ", %" PRId64 " to %" PRId64, S->ranks[0], S->ranks[S->nranks - 1]);
         fputs(".</div>\n", fp);
     }
@@ -1100,7 +1113,8 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
             h->nthreads, h->nthreads == 1 ? "" : "s", h->nprocs,
             h->nprocs == 1 ? "" : "es",
             fmt_ns(b, sizeof b, (double)(S->nspans ? S->t1 - S->t0 : 0)));
-    write_filter_notes(fp, S, n);
+    write_filters(fp, S->o, n);
+    write_rank_notes(fp, S, 0, NULL);
     if (S->o->charts) write_charts(fp, S, ord, n, slot);
     write_table(fp, S, rows, n, vals);
     fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
@@ -1793,7 +1807,8 @@ static int cmp_write_page(FILE *fp, cmp_state_t *C) {
             "<h1>spanscope: comparison of %zu runs</h1>\n<div class=\"meta\">%zu region%s "
             "over all runs; run #1 is the baseline of the ratio columns</div>\n",
             C->nruns, page_css, C->nruns, C->nregions, C->nregions == 1 ? "" : "s");
-    for (size_t k = 0; k < C->nruns; k++) write_filter_notes(fp, &C->runs[k], C->nregions);
+    write_filters(fp, cmp_opts(C), C->nregions);
+    for (size_t k = 0; k < C->nruns; k++) write_rank_notes(fp, &C->runs[k], k, C->labels[k]);
     cmp_write_runs(fp, C);
     if (cmp_opts(C)->charts) {
         fputs("<h2>Regions</h2>\n", fp);

@@ -554,3 +554,12 @@ def test_scaling_charts_render(tmp_path):
         assert svg.count("<polyline") == 2  # setup and solve
         assert svg.count("<circle") == 6   # at 1, 2 and 4 ranks each
         assert 'class="ideal"' in svg
+
+
+def test_a_rank_one_run_of_a_comparison_lacks_is_named_once(tmp_path):
+    paths = _scaling_profiles(tmp_path, [1, 2])
+    text, _ = check_page(spanscope.create_html_report(paths, tmp_path / "c.html", ranks=[1],
+                                                      individual_reports=False))
+    assert text.count("is not in") == 1
+    assert "Rank 1 is not in run #1 (r0): it holds 1 rank, 0 to 0." in text
+    assert text.count('id="filters"') == 1
