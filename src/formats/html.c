@@ -1054,6 +1054,18 @@ static void write_rank_notes(FILE *fp, const html_state_t *S, size_t k, const ch
     }
 }
 
+/* With ranks selected, notes how many regions that pass the patterns
+ * ran on none of them (scope-profiler's "N region(s) recorded no calls
+ * on the selected ranks"). */
+static void write_unran_note(FILE *fp, const html_state_t *S) {
+    size_t n = 0;
+    for (size_t i = 0; S->o->nranks && i < S->h->nnames; i++)
+        n += S->name_on[i] && !S->stats[i].calls;
+    if (n)
+        fprintf(fp, "<div class=\"meta note\" id=\"unran\">%zu region(s) recorded no calls "
+                "on the selected ranks.</div>\n", n);
+}
+
 /* Writes the timeline's section (buttons, note on spans left out, the
  * legend of the n regions of ord, the canvas) and the bars. */
 static void write_charts(FILE *fp, const html_state_t *S, const uint32_t *ord, size_t n,
@@ -1115,6 +1127,7 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
             fmt_ns(b, sizeof b, (double)(S->nspans ? S->t1 - S->t0 : 0)));
     write_filters(fp, S->o, n);
     write_rank_notes(fp, S, 0, NULL);
+    write_unran_note(fp, S);
     if (S->o->charts) write_charts(fp, S, ord, n, slot);
     write_table(fp, S, rows, n, vals);
     fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
@@ -1534,7 +1547,8 @@ static void scale_write(FILE *fp, const cmp_state_t *C, const uint32_t *slot) {
             k_axis_one[C->axis]);
     const char *col[SCALE_REGIONS];
     char cb[SCALE_REGIONS][8];
-    for (size_t i = 0; i < C->nsreg; i++) col[i] = slot_color(cb[i], slot[C->sreg[i]]);
+    for (size_t i = 0; i < C->nsreg && i < SCALE_REGIONS; i++)
+        col[i] = slot_color(cb[i], slot[C->sreg[i]]);
     fputs("<div class=\"legend-scale\" id=\"scale-legend\">", fp);
     for (size_t i = 0; i < C->nsreg; i++) {
         fprintf(fp, "<span class=\"lg\"><span class=\"sw\" style=\"background:%s\"></span>", col[i]);

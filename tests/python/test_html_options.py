@@ -197,6 +197,8 @@ def test_ranks_select_the_ranks_and_a_missing_one_is_named(sample_file, tmp_path
                                                                           "calls", "total"]))
     rows, _ = table_rows(text)
     assert "rank-one-only" not in rows and "io" in rows
+    # as scope-profiler's report (tests/test_html_report.py)
+    assert "1 region(s) recorded no calls on the selected ranks" in text
     assert cells(text, "setup")[:3] == ["1", "1", str(1 * NS)]
     # scope-profiler's tests/test_html_report.py: an out-of-range rank
     # selection still writes the page
