@@ -29,8 +29,10 @@
  * folded over every region of the selected ranks, so that hiding a child
  * never turns its time into its parent's self time; the patterns then
  * pick what the timeline embeds and what the legend, bars, tables and the
- * scaling section show.  A pattern that matches nothing, or a rank a run
- * does not hold, is no error there, and none here: the page says so.
+ * scaling section show.  The timeline stacks the shown spans by their
+ * shown ancestors (a hidden parent leaves no empty row).  A pattern that
+ * matches nothing, or a rank a run does not hold, is no error there, and
+ * none here: the page says so.
  */
 #include "formats/html.h"
 
@@ -75,6 +77,12 @@ typedef struct html_state {
     size_t nranks;
     uint64_t *rank_total, *rank_calls; /* [rix * nnames + name] */
     sps__hist_t *hist;        /* per name when percentiles are asked, else NULL */
+    /* with patterns: per thread and depth, whether the latest span at that
+     * depth is shown (the open ancestors of a span at depth d are the
+     * latest spans at depths 0..d-1), so that the timeline stacks the
+     * shown spans without the rows of hidden ones; NULL without patterns */
+    unsigned char **shown_at;
+    size_t *shown_cap;
 } html_state_t;
 
 /* The order in which spans of equal duration leave the timeline, < 0
@@ -384,8 +392,15 @@ static int sel_init(html_state_t *S) {
     S->rank_calls = calloc(cells, sizeof *S->rank_calls);
     if (!S->rank_total || !S->rank_calls) return SPS_ENOMEM;
     if (needs_hist(S->o) && !(S->hist = calloc(nn, sizeof *S->hist))) return SPS_ENOMEM;
+    if (S->o->ninclude || S->o->nexclude) {
+        S->shown_at = calloc(nt, sizeof *S->shown_at);
+        S->shown_cap = calloc(nt, sizeof *S->shown_cap);
+        if (!S->shown_at || !S->shown_cap) return SPS_ENOMEM;
+    }
     return sel_names(S);
 }
+
+static int64_t shown_depth(html_state_t *S, uint32_t t, int64_t d, int on);
 
 /* Takes span s into the statistics and the timeline.  Returns 0,
  * SPS_EFORMAT (bad indices) or SPS_ENOMEM. */
@@ -406,12 +421,35 @@ static int take_span(html_state_t *S, const sps__tl_span_t *s) {
     size_t cell = (size_t)S->rix[s->thread] * h->nnames + s->name;
     S->rank_total[cell] += dur;
     S->rank_calls[cell]++;
+    int64_t sd = shown_depth(S, s->thread, depth, S->name_on[s->name]);
+    if (sd < 0) return SPS_ENOMEM;
     if (!S->name_on[s->name]) return 0; /* folded (its time is its own), not shown */
+    depth = sd;
     S->nshown++;
     if (S->hist && sps__hist_add(&S->hist[s->name], dur)) return SPS_ENOMEM;
     kspan_t k = {s->start_ns, s->end_ns - s->start_ns, s->name, s->thread,
                  (uint32_t)depth};
     return keep_offer(S, &k);
+}
+
+/* The depth of a span of thread t at depth d among the shown spans (its
+ * shown ancestors), noting whether it is shown itself (on) for the spans
+ * inside it.  Returns it, or -1 when out of memory. */
+static int64_t shown_depth(html_state_t *S, uint32_t t, int64_t d, int on) {
+    if (!S->shown_at) return d;
+    size_t need = (size_t)d + 1;
+    if (need > S->shown_cap[t]) {
+        size_t cap = S->shown_cap[t] ? S->shown_cap[t] : 16;
+        while (cap < need) cap *= 2;
+        unsigned char *v = realloc(S->shown_at[t], cap);
+        if (!v) return -1;
+        S->shown_at[t] = v;
+        S->shown_cap[t] = cap;
+    }
+    int64_t n = 0;
+    for (int64_t j = 0; j < d; j++) n += S->shown_at[t][j];
+    S->shown_at[t][d] = (unsigned char)on;
+    return n;
 }
 
 /* Closes every open span of the fold and takes its statistics. */
@@ -1183,6 +1221,9 @@ static void state_free(html_state_t *S) {
     sps__fold_tl_free(&S->fold);
     for (size_t i = 0; S->hist && i < S->h->nnames; i++) sps__hist_free(&S->hist[i]);
     free(S->hist);
+    for (size_t t = 0; S->shown_at && t < S->h->nthreads; t++) free(S->shown_at[t]);
+    free(S->shown_at);
+    free(S->shown_cap);
     free(S->name_on);
     free(S->thread_on);
     free(S->rix);

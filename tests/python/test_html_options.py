@@ -565,3 +565,25 @@ def test_a_rank_one_run_of_a_comparison_lacks_is_named_once(tmp_path):
     assert text.count("is not in") == 1
     assert "Rank 1 is not in run #1 (r0): it holds 1 rank, 0 to 0." in text
     assert text.count('id="filters"') == 1
+
+
+def test_the_timeline_stacks_the_shown_spans_only(tmp_path):
+    # main > solve > kernel: hiding solve puts kernel one row under main,
+    # not under an empty row (the fold still nests it inside solve)
+    src = tmp_path / "deep.json"
+    ev = [{"ph": "X", "name": n, "pid": 1, "tid": 1, "ts": k, "dur": 100 - 2 * k}
+          for k, n in enumerate(("main", "solve", "kernel"))]
+    src.write_text(json.dumps({"traceEvents": ev}))
+
+    def depths(page):
+        _, d = check_page(page)
+        (lane,) = d["lanes"]
+        q = lane[1]
+        return {d["names"][q[i]]: q[i + 3] for i in range(0, len(q), 4)}
+
+    assert depths(spanscope.create_html_report(src, tmp_path / "a.html")) == \
+        {"main": 0, "solve": 1, "kernel": 2}
+    assert depths(spanscope.create_html_report(src, tmp_path / "b.html", exclude="solve")) == \
+        {"main": 0, "kernel": 1}
+    assert depths(spanscope.create_html_report(src, tmp_path / "c.html", include="k")) == \
+        {"kernel": 0}
