@@ -786,29 +786,131 @@ SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
 SPS_API int sps_report(const char *path, void *out_file, const char *sort,
                        size_t top, char *err, size_t errlen);
 
-/* Writes the HTML report of the recording at in_path (.h5, .json,
- * .json.gz, .pftrace) to out_path: the page `spanscope html IN -o OUT
- * --max-spans N` writes (one self-contained page: timeline, per-region
- * bars, the table), through a temporary name renamed into place.
- * max_spans 0: the default (200000).  Needs no session; paths are
- * borrowed.  Returns 0, SPS_EINVAL (NULL path, unknown input extension),
- * SPS_EIO, SPS_EFORMAT (a bad input), SPS_EPATH (out_path cannot be
- * created) or SPS_ENOMEM, with a one-line reason in err[0..errlen) when
- * err is not NULL.  The input is validated, but HDF5 may crash on some
- * corrupt files (see sps_merge). */
+/* --- The HTML report (src/api/html_file.c, src/formats/html.c) ---------- *
+ *
+ * One self-contained page (inline CSS and JS: it loads nothing from the
+ * network, whatever the options) for one recording -- a zoomable timeline,
+ * a legend of the regions' colours, per-region bars of total and self
+ * time, the summary table -- or comparing several: the runs, bars per
+ * region and run, a comparison table and, when the runs differ in size,
+ * the scaling section (speedup and efficiency per region over ranks,
+ * nodes, threads or cores).  The options are scope-profiler 0.7.5's
+ * create_html_report options (html_report.py), with its names.
+ *
+ *     sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+ *     const char *inc[] = {"solve"};
+ *     o.include = inc; o.ninclude = 1; o.sort = "total";
+ *     rc = sps_html_write_files(paths, labels, n, "report.html", &o, err, sizeof err);
+ */
+
+/* How to write the page.  Start from SPS_HTML_OPTIONS_INIT (every field
+ * its default) and set what differs; everything is borrowed for the call. */
+typedef struct sps_html_options {
+    /* one run: embed at most this many spans in the timeline (the
+     * longest; 0: none, a page of the statistics), at most
+     * SPS_HTML_MAX_SPANS_LIMIT.  Statistics cover every span. */
+    size_t max_spans;
+    /* region filters: a region is shown when its name matches one of
+     * include (none: every region) and none of exclude -- POSIX extended
+     * regular expressions matched at the name's start (scope-profiler's
+     * re.match, for the syntax both share).  They select what the
+     * timeline, the legend, the bars, the tables and the scaling section
+     * show; nesting and self time are worked out over every region, so a
+     * hidden child's time is never counted as its parent's self time (as
+     * scope-profiler's report).  A pattern that matches nothing is no
+     * error (as there): the page says that no region matched. */
+    const char *const *include;
+    size_t ninclude;
+    const char *const *exclude;
+    size_t nexclude;
+    /* ranks to show (NULL or none: every rank).  A process of a trace
+     * without a rank is rank "its index among the processes".  A rank
+     * that a run does not hold is no error (as scope-profiler): the page
+     * names it. */
+    const int64_t *ranks;
+    size_t nranks;
+    /* the summary table's order: "start" (first call first), "total",
+     * "calls", "avg", "min", "max", "first", "last", "std", "p50", "p95",
+     * "p99", "imbalance" (descending), "name"; NULL: "total" (the page's
+     * order before these options). */
+    const char *sort;
+    /* the summary table's columns, in order: "region" (or "name"),
+     * "ranks", "calls", "total", "self", "percent" (% session), "avg",
+     * "min", "max", "first", "last", "std", "p50", "p95", "p99",
+     * "imbalance"; NULL with ncolumns 0: region, calls, total, self,
+     * mean (avg), min, max.  p50/p95/p99 come from a histogram of the
+     * durations (exact below 32 ns, within 2.2 % above). */
+    const char *const *columns;
+    size_t ncolumns;
+    /* 0: no charts -- no timeline, legend, bars or scaling section, only
+     * the tables (scope-profiler's include_charts=False).  Default 1. */
+    int charts;
+    /* scope-profiler's charts_cdn: accepted and without effect.  There it
+     * loads its charting library from a CDN to make the file smaller; this
+     * page draws with its own few kB of inline script and loads nothing,
+     * so there is nothing to leave out. */
+    int charts_cdn;
+    /* the comparison's scaling section: "strong" (speedup T_base/T_n per
+     * region, with the efficiency speedup / (x_n / x_base)), "weak"
+     * (efficiency T_base/T_n), or "both"; NULL: "both". */
+    const char *scaling;
+    /* the scaling section's x axis: "ranks", "nodes" (an .h5's /metadata
+     * num_nodes; a one-rank run is one node), "threads" (an .h5's
+     * /metadata omp_num_threads, else the threads spanscope's writer saw
+     * record, /metadata threads), "cores" (ranks x threads), or "auto"
+     * (NULL): ranks when they differ, else threads when every run has a
+     * count and they differ, else no section (scope-profiler's choice).
+     * A named axis a run has no value for (a trace has no /metadata) is
+     * SPS_EINVAL; one value in every run gives a note, no charts. */
+    const char *speedup_x;
+    /* one run: the page's title (NULL: the input's file name) */
+    const char *title;
+    /* called now and then while spans are read (done of total, total the
+     * source's estimate or 0) and once at the end with final set for
+     * large inputs; NULL: none.  The library prints nothing itself. */
+    void (*progress)(uint64_t done, uint64_t total, int final);
+} sps_html_options_t;
+
+/* Spans the timeline embeds by default, and the most it can be asked to:
+ * the page's heap numbers them in 32 bits, and the 48 bytes each takes
+ * must fit in the address space. */
+#define SPS_HTML_DEFAULT_MAX_SPANS 200000u
+#define SPS_HTML_MAX_SPANS_LIMIT                                               \
+    ((size_t)UINT32_MAX < SIZE_MAX / 48 ? (size_t)UINT32_MAX : SIZE_MAX / 48)
+
+/* The defaults: 200000 spans, every region and rank, sorted by total,
+ * the default columns, charts, "both", "auto". */
+#define SPS_HTML_OPTIONS_INIT                                                  \
+    {SPS_HTML_DEFAULT_MAX_SPANS, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 1, 0, NULL, NULL, \
+     NULL, NULL}
+
+/* Writes to out_path, through a temporary name renamed into place, the
+ * page of the recording at in_paths[0] (n 1) or the page comparing the n
+ * recordings at in_paths[] (run 0 the baseline of the ratios), each .h5,
+ * .json, .json.gz or .pftrace, as opts says (NULL: the defaults).
+ * labels[k] names run k on a comparison (labels NULL: the file names);
+ * unused for one run.  Needs no session; everything is borrowed.  The
+ * page of `spanscope html` and of Python's create_html_report.
+ *
+ * Returns 0, SPS_EINVAL (a NULL path, n 0, an unknown input extension, an
+ * unknown sort key, column, scaling mode or axis, no columns, a named
+ * axis some run has no value for, max_spans over the limit), SPS_EIO,
+ * SPS_EFORMAT (a bad input), SPS_EPATH (out_path cannot be created) or
+ * SPS_ENOMEM, with a one-line reason in err[0..errlen) when err is not
+ * NULL.  The input is validated, but HDF5 may crash on some corrupt files
+ * (see sps_merge). */
+SPS_API int sps_html_write_files(const char *const *in_paths, const char *const *labels,
+                                 size_t n, const char *out_path,
+                                 const sps_html_options_t *opts, char *err, size_t errlen);
+
+/* sps_html_write_files of one recording with the defaults but max_spans
+ * (0: SPS_HTML_DEFAULT_MAX_SPANS): the page of `spanscope html IN -o OUT --max-spans N`. */
 SPS_API int sps_html_file(const char *in_path, const char *out_path, size_t max_spans,
                           char *err, size_t errlen);
 
-/* Writes the page that compares the n (>= 2) recordings at in_paths[]
- * (.h5, .json, .json.gz, .pftrace), run k named labels[k] and run 0 the
- * baseline, to out_path: the page `spanscope html A B ... -o OUT` writes
- * (the runs, per region bars of total and self time per run, a table with
- * each run's total as a ratio of the baseline's; no timeline), through a
- * temporary name renamed into place.  Needs no session; everything is
- * borrowed.  Returns 0, SPS_EINVAL (a NULL argument, n < 2, an unknown
- * input extension), SPS_EIO, SPS_EFORMAT, SPS_EPATH (out_path cannot be
- * created) or SPS_ENOMEM, with a one-line reason in err[0..errlen) when
- * err is not NULL.  HDF5 may crash on some corrupt files (see sps_merge). */
+/* sps_html_write_files of n (>= 2: else SPS_EINVAL) recordings labelled
+ * labels[] (not NULL) with the defaults: the page of `spanscope html A B
+ * ... -o OUT`. */
 SPS_API int sps_html_compare_files(const char *const *in_paths, const char *const *labels,
                                    size_t n, const char *out_path, char *err, size_t errlen);
 

@@ -1484,6 +1484,115 @@ static PyObject *ext_html_compare(PyObject *mod, PyObject *args) {
     return res;
 }
 
+/* The str items of seq (a sequence of str, or None: none) as a malloc'd
+ * array into *out, n of them, pointing into seq's items: the caller keeps
+ * seq (a PySequence_Fast result) alive and frees *out.  0, or -1 with a
+ * TypeError naming what. */
+static int html_strs(PyObject *seq, const char ***out, size_t *n, const char *what) {
+    *out = NULL;
+    *n = 0;
+    if (!seq || seq == Py_None) return 0;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    const char **v = calloc((size_t)len + 1, sizeof *v);
+    if (!v) return PyErr_NoMemory(), -1;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(it) || !(v[i] = PyUnicode_AsUTF8(it))) {
+            free(v);
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
+            return -1;
+        }
+    }
+    *out = v;
+    *n = (size_t)len;
+    return 0;
+}
+
+/* A PySequence_Fast of o (a new reference), Py_None for None, NULL with
+ * a TypeError naming what for anything else (a str is not a list). */
+static PyObject *html_seq(PyObject *o, const char *what) {
+    if (o == Py_None) return Py_NewRef(Py_None);
+    if (PyUnicode_Check(o)) return PyErr_Format(PyExc_TypeError, "%s must be a list", what);
+    return PySequence_Fast(o, what);
+}
+
+/* html_write(in_paths, out_path, labels=None, max_spans=200000,
+ *            include=None, exclude=None, ranks=None, sort=None,
+ *            columns=None, charts=True, charts_cdn=False, scaling=None,
+ *            speedup_x=None, title=None) -> None: sps_html_write_files,
+ * one page (one path) or the comparison (several).  ValueError for bad
+ * options or a bad input, OSError when a file cannot be read or
+ * written. */
+static PyObject *ext_html_write(PyObject *mod, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"in_paths", "out_path", "labels", "max_spans", "include",
+                             "exclude", "ranks", "sort", "columns", "charts", "charts_cdn",
+                             "scaling", "speedup_x", "title", NULL};
+    PyObject *ino, *labo = Py_None, *inco = Py_None, *exco = Py_None, *rko = Py_None,
+             *colo = Py_None;
+    const char *out;
+    Py_ssize_t max = SPS_HTML_DEFAULT_MAX_SPANS;
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    (void)mod;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|OnOOOzOppzzz", kwlist, &ino, &out, &labo,
+                                     &max, &inco, &exco, &rko, &o.sort, &colo, &o.charts,
+                                     &o.charts_cdn, &o.scaling, &o.speedup_x, &o.title))
+        return NULL;
+    if (max < 0) return PyErr_Format(PyExc_ValueError, "max_spans must be >= 0");
+    o.max_spans = (size_t)max;
+    PyObject *seqs[6] = {html_seq(ino, "in_paths"), NULL, NULL, NULL, NULL, NULL};
+    seqs[1] = seqs[0] ? html_seq(labo, "labels") : NULL;
+    seqs[2] = seqs[1] ? html_seq(inco, "include") : NULL;
+    seqs[3] = seqs[2] ? html_seq(exco, "exclude") : NULL;
+    seqs[4] = seqs[3] ? html_seq(colo, "columns") : NULL;
+    seqs[5] = seqs[4] ? html_seq(rko, "ranks") : NULL;
+    const char **in = NULL, **labs = NULL, **inc = NULL, **exc = NULL, **cols = NULL;
+    size_t nin = 0, nlab = 0;
+    int64_t *ranks = NULL;
+    PyObject *res = NULL;
+    if (!seqs[5] || html_strs(seqs[0], &in, &nin, "in_paths") ||
+        html_strs(seqs[1], &labs, &nlab, "labels") ||
+        html_strs(seqs[2], &inc, &o.ninclude, "include") ||
+        html_strs(seqs[3], &exc, &o.nexclude, "exclude") ||
+        html_strs(seqs[4], &cols, &o.ncolumns, "columns"))
+        goto done;
+    if (labs && nlab != nin) {
+        PyErr_SetString(PyExc_ValueError, "html_write() needs one label per path");
+        goto done;
+    }
+    if (seqs[5] != Py_None) {
+        o.nranks = (size_t)PySequence_Fast_GET_SIZE(seqs[5]);
+        if (!(ranks = malloc((o.nranks + 1) * sizeof *ranks))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (size_t i = 0; i < o.nranks; i++) {
+            ranks[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seqs[5], (Py_ssize_t)i));
+            if (ranks[i] == -1 && PyErr_Occurred()) goto done;
+        }
+    }
+    o.include = inc;
+    o.exclude = exc;
+    o.columns = cols;
+    o.ranks = ranks;
+    char err[1024] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_html_write_files(in, labs, nin, out, &o, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_EPATH) PyErr_Format(PyExc_OSError, "%s", err);
+    else if (rc) raise_read(rc, err, nin ? in[0] : "");
+    else res = Py_NewRef(Py_None);
+done:
+    free(in);
+    free(labs);
+    free(inc);
+    free(exc);
+    free(cols);
+    free(ranks);
+    for (int i = 0; i < 6; i++) Py_XDECREF(seqs[i]);
+    return res;
+}
+
 /* tasks_set(rows): sps_tasks_set from a sequence of tuples (index,
  * thread_index, created_ns, done_ns, steps, running_ns, suspended_ns,
  * kind, name, coro_name). */
@@ -1678,6 +1787,11 @@ static PyMethodDef ext_methods[] = {
      "task_steps_set(int64 buffer, 4 per step): the tasks' steps (sps_task_steps_set)."},
     {"html_file", ext_html_file, METH_VARARGS,
      "html_file(in_path, out_path, max_spans=0): the HTML report (sps_html_file)."},
+    {"html_write", (PyCFunction)(void (*)(void))ext_html_write, METH_VARARGS | METH_KEYWORDS,
+     "html_write(in_paths, out_path, labels=None, max_spans=200000, include=None, "
+     "exclude=None, ranks=None, sort=None, columns=None, charts=True, charts_cdn=False, "
+     "scaling=None, speedup_x=None, title=None): the HTML report of one run or the "
+     "comparison of several, with the options (sps_html_write_files)."},
     {"html_compare", ext_html_compare, METH_VARARGS,
      "html_compare(in_paths, labels, out_path): the page comparing runs "
      "(sps_html_compare_files)."},

@@ -5,8 +5,8 @@ spanscope's C readers: ``inspect_file``, ``collect_file_metadata``,
 
 Nothing here parses a file: the results come from the C reader
 (``read_profile`` / ``read_profile_summary``: ``sps_file_open`` and
-``sps_file_open_index``), the page from the C HTML writer (``sps_html_file``
-for one run, ``sps_html_compare_files`` for several).  What this module
+``sps_file_open_index``), the page from the C HTML writer
+(``sps_html_write_files``, with the report's options).  What this module
 adds is scope-profiler's layout of the printed overview and its return
 shapes.
 """
@@ -230,11 +230,6 @@ _SPEEDUP_AXES = ("auto", "ranks", "nodes", "threads", "cores")
 _PAGE_INPUTS = (".h5", ".hdf5", ".json", ".json.gz", ".pftrace")
 
 
-def _not_available(option: str, why: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"create_html_report({option}) is not available in spanscope yet: {why}")
-
-
 def _run_path(item) -> Path:
     """The recording file behind one run of create_html_report: a path as
     given, or the file a ProfilingResults was read from.  ValueError for
@@ -283,62 +278,67 @@ def create_html_report(profiling_data, filepath, *, include=None, exclude=None,
                        individual_reports: bool = True, scaling: str = "both",
                        speedup_x: str = "auto") -> Path:
     """Writes a self-contained HTML report (no network) and returns its
-    Path, with scope-profiler's signature.  One run (a path or
-    ProfilingResults of a .h5/.json/.pftrace file): the C page of
-    ``spanscope html`` (timeline, legend, per-region bars, table).
-    Several: the comparison page of ``spanscope html A B ...`` (the first
-    run the baseline) and, with individual_reports, each run's own page as
+    Path, with scope-profiler's signature; the page is the C writer's
+    (``sps_html_write_files``, the page of ``spanscope html``).  One run (a
+    path or ProfilingResults of a .h5/.json/.pftrace file): timeline,
+    legend, per-region bars, the summary table.  Several: the comparison
+    page (the first run the baseline) with, when the runs differ in size,
+    the scaling section (strong/weak speedup and efficiency over
+    ``speedup_x``) and, with individual_reports, each run's own page as
     ``<stem>-<index>-<label>.html`` beside it (the comparison page does not
     link them).  Non-root results (MPI ranks other than 0) are skipped; none
     left: nothing is written and the Path is returned.
 
-    scope-profiler options the C page has no counterpart for raise
-    NotImplementedError naming the option: include/exclude/ranks (the page
-    shows every region and rank), sort other than "start", columns,
-    charts_cdn=True, include_charts=False, and scaling/speedup_x other than
-    their defaults (the comparison draws no scaling charts); unknown values
-    of scaling/speedup_x/sort are ValueErrors, as there."""
+    include/exclude: regular expressions matched at the region name's
+    start (scope-profiler's re.match; POSIX extended syntax in C), a str
+    or a list; ranks: the ranks shown; sort and columns: the summary
+    table's (print_summary's names, plus "self"); include_charts=False:
+    the tables alone.  A pattern that matches nothing or a rank a run
+    lacks gives a page that says so, as scope-profiler writes one.
+    charts_cdn is accepted and changes nothing: the page loads nothing
+    either way (scope-profiler's CDN is for its charting library; this
+    page has none to leave out).  ValueError for an unknown scaling mode,
+    sort key, column or (comparing runs) speedup_x, or a named axis a run
+    did not record."""
     if scaling not in _SCALING_MODES:
         raise ValueError(f"scaling must be one of {', '.join(map(repr, _SCALING_MODES))}, "
-                         f"not {scaling!r}")
-    if speedup_x not in _SPEEDUP_AXES:
-        raise ValueError(f"speedup_x must be one of {', '.join(map(repr, _SPEEDUP_AXES))}, "
-                         f"not {speedup_x!r}")
-    from spanscope._results_table import SORT_KEYS
-    if sort not in SORT_KEYS:
-        raise ValueError(f"unknown sort key {sort!r}; choose one of {', '.join(SORT_KEYS)}")
-    for opt, given, why in (
-            ("include=...", include is not None, "the page shows every region"),
-            ("exclude=...", exclude is not None, "the page shows every region"),
-            ("ranks=...", ranks is not None, "the page shows every rank"),
-            (f"sort={sort!r}", sort != "start", "the page's table is sorted in the browser"),
-            ("columns=...", columns is not None, "the page's table has fixed columns"),
-            ("charts_cdn=True", charts_cdn, "the page is self-contained and loads nothing"),
-            ("include_charts=False", not include_charts, "the page always has its charts"),
-            (f"scaling={scaling!r}", scaling != "both",
-             "the comparison page draws no scaling charts"),
-            (f"speedup_x={speedup_x!r}", speedup_x != "auto",
-             "the comparison page draws no scaling charts")):
-        if given:
-            raise _not_available(opt, why)
+                         f"not {scaling!r}.")
     items = ([profiling_data] if isinstance(profiling_data, (ProfilingResults, str, os.PathLike))
              else list(profiling_data))
     if not items:
         raise ValueError("At least one profiling result is required.")
+    comparison = len(items) > 1
+    if comparison and speedup_x not in _SPEEDUP_AXES:  # checked for a comparison only, as there
+        raise ValueError(f"speedup_x must be one of {', '.join(_SPEEDUP_AXES)}, "
+                         f"got {speedup_x!r}")
     runs = [(it, p) for it in items if (p := _run_path(it)) is not None]
     out = Path(filepath)
     if not runs:
         return out  # not this rank's report: rank 0 writes it
     out.parent.mkdir(parents=True, exist_ok=True)
+    page = dict(include=_str_list(include), exclude=_str_list(exclude),
+                ranks=None if ranks is None else [int(r) for r in
+                                                  ([ranks] if isinstance(ranks, int) else ranks)],
+                sort=sort, columns=_str_list(columns), charts=bool(include_charts),
+                charts_cdn=bool(charts_cdn))
     if len(runs) == 1:
-        _ext.html_file(os.fspath(runs[0][1]), os.fspath(out))
+        _ext.html_write([os.fspath(runs[0][1])], os.fspath(out), **page)
         return out
     labels = [_run_label(it, p) for it, p in runs]
-    _ext.html_compare([os.fspath(p) for _, p in runs], _unique(labels), os.fspath(out))
+    _ext.html_write([os.fspath(p) for _, p in runs], os.fspath(out), labels=_unique(labels),
+                    scaling=scaling, speedup_x=speedup_x, **page)
     if individual_reports:
         for i, ((_, p), lab) in enumerate(zip(runs, labels)):
-            _ext.html_file(os.fspath(p), os.fspath(_report_file_name(out, i, lab)))
+            _ext.html_write([os.fspath(p)], os.fspath(_report_file_name(out, i, lab)), **page)
     return out
+
+
+def _str_list(v) -> list[str] | None:
+    """A pattern or column option as the extension takes it: None, or a
+    list of str (one str: a list of it)."""
+    if v is None:
+        return None
+    return [v] if isinstance(v, str) else [str(x) for x in v]
 
 
 def _report_file_name(out: Path, index: int, label: str) -> Path:

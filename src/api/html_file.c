@@ -1,9 +1,15 @@
-/* html_file.c -- sps_html_file: the HTML report of a recording, written to
- * a file (for the bindings: ProfileManager.setup(output="run.html")).  The
- * page itself is formats/html.c's; this opens the input with the timeline
- * readers and writes through a temporary name renamed into place, as
- * `spanscope html` does. */
+/* html_file.c -- sps_html_write_files: the HTML report of one recording
+ * or the comparison of several, written to a file, with the options of
+ * sps_html_options_t; sps_html_file and sps_html_compare_files are that
+ * with the defaults.  The one glue of the page: `spanscope html`
+ * (tools/cmd_html.c), Python's create_html_report and
+ * ProfileManager.setup(output="run.html") all come here.  The page itself
+ * is formats/html.c's; this opens the inputs with the timeline readers,
+ * reads each .h5's /metadata for the scaling axes (the one metadata
+ * reader, h5_read.h), and writes through a temporary name renamed into
+ * place. */
 #include "api/api.h"
+#include "formats/h5_read.h"
 #include "formats/html.h"
 #include "formats/timeline.h"
 
@@ -27,35 +33,109 @@ static int emit(sps__tlr_t *const *rs, const char *const *labels, size_t n, cons
     }
     int rc = n == 1 ? sps__html_write(fp, rs[0], opt)
                     : sps__html_write_cmp(fp, rs, labels, n, opt);
-    int werr = ferror(fp);
+    int werr = ferror(fp); /* set by a failed write or flush of the page */
     if (fclose(fp) != 0) werr = 1;
     int done = rc == 0 && !werr && rename(tmp, out) == 0, e = errno;
     if (!done) unlink(tmp);
     free(tmp);
     if (done) return 0;
-    if (werr || rc == 0) return sps__err_fail(SPS_EIO, "%s: %s", out, strerror(e ? e : EIO));
-    if (rc != SPS_EFORMAT) sps__err_set("%s: %s", out, sps_strerror(rc));
+    if (werr || rc == 0) /* the output failed, not the input */
+        return sps__err_fail(SPS_EIO, "%s: %s", out, strerror(e ? e : EIO));
+    if (rc != SPS_EFORMAT && rc != SPS_EINVAL) sps__err_set("%s: %s", out, sps_strerror(rc));
     return rc;
+}
+
+/* The integer value of /metadata attribute name in m, or -1 where it is
+ * absent or not a positive number (scope-profiler writes ints; a float or
+ * a numeric string is taken too). */
+static int64_t meta_count(const sps__h5r_meta_t *m, const char *name) {
+    for (size_t i = 0; i < m->nattrs; i++) {
+        const sps_meta_attr_t *a = &m->attrs[i];
+        if (strcmp(a->name, name) || a->is_array || a->n != 1) continue;
+        double v = a->kind == SPS_META_INT     ? (double)a->ints[0]
+                   : a->kind == SPS_META_FLOAT ? a->floats[0]
+                                               : strtod(a->texts[0], NULL);
+        return v >= 1 && v < 1e15 ? (int64_t)v : -1;
+    }
+    return -1;
+}
+
+/* The base name of path (after its last '/'). */
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Opens input k: its reader into rs[k] and, for an .h5, the counts of its
+ * /metadata into threads[k], nodes[k] (-1 when absent).  0 or a code with
+ * the message set. */
+static int open_run(const char *path, sps__tlr_t **r, int64_t *threads, int64_t *nodes) {
+    sps__tl_format_t fi = path ? sps__tl_format_of(path) : SPS__TL_UNKNOWN;
+    *threads = *nodes = -1;
+    if (fi == SPS__TL_UNKNOWN)
+        return sps__err_fail(SPS_EINVAL, "%s: unknown input format (.h5, .json, .json.gz, "
+                             ".pftrace)", path ? path : "(null)");
+    int rc = sps__tlr_open(r, path, fi);
+    if (rc || fi != SPS__TL_H5) return rc;
+    sps__h5r_meta_t m;
+    memset(&m, 0, sizeof m);
+    if (sps__h5r_metadata(path, &m) == 0) { /* the reader read it already: it opens */
+        /* OpenMP's count as scope-profiler records it; else the threads
+         * spanscope's writer saw record (it writes omp_num_threads -1
+         * without OMP_NUM_THREADS) */
+        *threads = meta_count(&m, "omp_num_threads");
+        if (*threads < 0) *threads = meta_count(&m, "threads");
+        *nodes = meta_count(&m, "num_nodes");
+    }
+    sps__h5r_meta_free(&m);
+    sps__err_clear();
+    return 0;
+}
+
+/* sps_html_write_files without the error copy: the message is set on
+ * failure. */
+static int write_files(const char *const *in, const char *const *labels, size_t n,
+                       const char *out, const sps_html_options_t *o) {
+    if (!in || !n || !out)
+        return sps__err_fail(SPS_EINVAL, "the HTML report needs one or more recordings and "
+                             "an output");
+    int rc = sps__html_check_opts(o);
+    if (rc) return rc;
+    sps__tlr_t **rs = calloc(n, sizeof *rs);
+    int64_t *counts = calloc(2 * n, sizeof *counts);
+    const char **names = calloc(n, sizeof *names);
+    if (!rs || !counts || !names) rc = SPS_ENOMEM;
+    size_t opened = 0;
+    for (; rc == 0 && opened < n; opened++) {
+        if ((rc = open_run(in[opened], &rs[opened], &counts[opened], &counts[n + opened])))
+            break;
+        names[opened] = labels && labels[opened] ? labels[opened] : base_name(in[opened]);
+    }
+    if (rc == 0) {
+        const char *title = o && o->title ? o->title : base_name(in[0]);
+        sps__html_opts_t opt = {o ? o->max_spans : SPS__HTML_DEFAULT_MAX_SPANS, title,
+                                o ? o->progress : NULL, o, counts, counts + n};
+        rc = emit(rs, names, n, out, &opt);
+    }
+    for (size_t i = 0; i < opened; i++) sps__tlr_free(rs[i]);
+    free(rs);
+    free(counts);
+    free(names);
+    return rc;
+}
+
+int sps_html_write_files(const char *const *in_paths, const char *const *labels, size_t n,
+                         const char *out_path, const sps_html_options_t *opts, char *err,
+                         size_t errlen) {
+    sps__err_clear();
+    return sps__err_copy(write_files(in_paths, labels, n, out_path, opts), err, errlen);
 }
 
 int sps_html_file(const char *in_path, const char *out_path, size_t max_spans,
                   char *err, size_t errlen) {
-    sps__err_clear();
-    if (!in_path || !out_path) return sps__err_copy(SPS_EINVAL, err, errlen);
-    sps__tl_format_t fi = sps__tl_format_of(in_path);
-    if (fi == SPS__TL_UNKNOWN)
-        return sps__err_copy(sps__err_fail(SPS_EINVAL, "%s: unknown input format (.h5, "
-                                           ".json, .json.gz, .pftrace)", in_path),
-                             err, errlen);
-    sps__tlr_t *r;
-    int rc = sps__tlr_open(&r, in_path, fi);
-    if (rc) return sps__err_copy(rc, err, errlen);
-    const char *title = strrchr(in_path, '/');
-    sps__html_opts_t opt = {max_spans ? max_spans : SPS__HTML_DEFAULT_MAX_SPANS,
-                            title ? title + 1 : in_path, NULL};
-    rc = emit(&r, NULL, 1, out_path, &opt);
-    sps__tlr_free(r);
-    return sps__err_copy(rc, err, errlen);
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    if (max_spans) o.max_spans = max_spans;
+    return sps_html_write_files(&in_path, NULL, 1, out_path, &o, err, errlen);
 }
 
 int sps_html_compare_files(const char *const *in_paths, const char *const *labels,
@@ -65,26 +145,5 @@ int sps_html_compare_files(const char *const *in_paths, const char *const *label
         return sps__err_copy(sps__err_fail(SPS_EINVAL, "a comparison needs two or more "
                                            "recordings, their labels and an output"),
                              err, errlen);
-    sps__tlr_t **rs = calloc(n, sizeof *rs);
-    if (!rs) return sps__err_copy(SPS_ENOMEM, err, errlen);
-    int rc = 0;
-    size_t opened = 0;
-    for (; rc == 0 && opened < n; opened++) {
-        sps__tl_format_t fi = in_paths[opened] && labels[opened]
-                                  ? sps__tl_format_of(in_paths[opened]) : SPS__TL_UNKNOWN;
-        if (fi == SPS__TL_UNKNOWN) {
-            rc = sps__err_fail(SPS_EINVAL, "%s: unknown input format (.h5, .json, .json.gz, "
-                               ".pftrace)", in_paths[opened] ? in_paths[opened] : "(null)");
-            break;
-        }
-        rc = sps__tlr_open(&rs[opened], in_paths[opened], fi);
-        if (rc) break;
-    }
-    if (rc == 0) {
-        sps__html_opts_t opt = {SPS__HTML_DEFAULT_MAX_SPANS, labels[0], NULL};
-        rc = emit(rs, labels, n, out_path, &opt);
-    }
-    for (size_t i = 0; i < opened; i++) sps__tlr_free(rs[i]);
-    free(rs);
-    return sps__err_copy(rc, err, errlen);
+    return sps_html_write_files(in_paths, labels, n, out_path, NULL, err, errlen);
 }

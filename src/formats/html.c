@@ -17,13 +17,28 @@
  *     earliest, then the shallowest, then the one of the lowest thread
  *     index).  Since a parent is never shorter than its child and wins
  *     ties against it, every kept span's ancestors are kept too.
- * Memory: O(regions + threads * depth + embedded spans).
-
+ * Memory: O(regions + threads * depth + embedded spans + ranks * regions),
+ * plus a histogram per region (a few KiB) when the table shows or sorts by
+ * a percentile.
+ *
+ * The options (sps_html_options_t) select what is shown, as
+ * scope-profiler 0.7.5's create_html_report: the ranks (a span of another
+ * rank is not read into anything), and the regions that pass the
+ * include/exclude patterns (POSIX EREs at the name's start: its re.match,
+ * as the exports take them, export_sel.c).  Nesting and self time are
+ * folded over every region of the selected ranks, so that hiding a child
+ * never turns its time into its parent's self time; the patterns then
+ * pick what the timeline embeds and what the legend, bars, tables and the
+ * scaling section show.  The timeline stacks the shown spans by their
+ * shown ancestors (a hidden parent leaves no empty row).  A pattern that
+ * matches nothing, or a rank a run does not hold, is no error there, and
+ * none here: the page says so.
  */
 #include "formats/html.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +64,25 @@ typedef struct html_state {
                          * at most cap); sorted for the page at the end */
     size_t nkept, keptcap, cap;
     sps__heap_t heap;   /* over kept[] while reading: the next to go first */
-    uint64_t nspans, dropped_any;
+    uint64_t nspans, nshown, dropped_any; /* spans of the selected ranks; of
+                                           * the shown regions among them */
     int64_t dropped_max; /* longest duration left out (valid if dropped_any) */
     int64_t t0, t1;      /* first start, last end */
     void (*progress)(uint64_t done, uint64_t total, int final); /* or NULL */
+    const sps_html_options_t *o; /* the options (never NULL: the defaults) */
+    unsigned char *name_on;   /* per name: passes the patterns */
+    unsigned char *thread_on; /* per thread: of a selected rank */
+    uint32_t *rix;            /* per thread: its rank's index in ranks[] */
+    int64_t *ranks;           /* the ranks the source holds, ascending */
+    size_t nranks;
+    uint64_t *rank_total, *rank_calls; /* [rix * nnames + name] */
+    sps__hist_t *hist;        /* per name when percentiles are asked, else NULL */
+    /* with patterns: per thread and depth, whether the latest span at that
+     * depth is shown (the open ancestors of a span at depth d are the
+     * latest spans at depths 0..d-1), so that the timeline stacks the
+     * shown spans without the rows of hidden ones; NULL without patterns */
+    unsigned char **shown_at;
+    size_t *shown_cap;
 } html_state_t;
 
 /* The order in which spans of equal duration leave the timeline, < 0
@@ -124,6 +154,254 @@ static int keep_offer(html_state_t *S, const kspan_t *k) {
     return 0;
 }
 
+/* --- the options: what is shown (sps_html_options_t) -------------------- */
+
+static const sps_html_options_t k_defaults = SPS_HTML_OPTIONS_INIT;
+
+/* The values of a table row, each a column and/or a sort key. */
+enum {
+    K_NAME, K_RANKS, K_CALLS, K_TOTAL, K_SELF, K_PERCENT, K_AVG, K_MIN, K_MAX,
+    K_FIRST, K_LAST, K_STD, K_P50, K_P95, K_P99, K_IMB, K_START, NKEYS
+};
+/* How a value is shown. */
+typedef enum { V_TEXT, V_COUNT, V_NS, V_PCT } vkind_t;
+/* Each value's name (scope-profiler's column and sort key names,
+ * python/spanscope/_results_table.py; "self" is spanscope's own), the
+ * page's header for it, its kind, and whether it is a column. */
+static const struct {
+    const char *key, *head;
+    vkind_t kind;
+    int column;
+} k_keys[NKEYS] = {
+    {"name", "region", V_TEXT, 1},     {"ranks", "ranks", V_COUNT, 1},
+    {"calls", "calls", V_COUNT, 1},    {"total", "total", V_NS, 1},
+    {"self", "self", V_NS, 1},         {"percent", "% session", V_PCT, 1},
+    {"avg", "mean", V_NS, 1},          {"min", "min", V_NS, 1},
+    {"max", "max", V_NS, 1},           {"first", "first", V_NS, 1},
+    {"last", "last", V_NS, 1},         {"std", "std", V_NS, 1},
+    {"p50", "p50", V_NS, 1},           {"p95", "p95", V_NS, 1},
+    {"p99", "p99", V_NS, 1},           {"imbalance", "imbalance", V_PCT, 1},
+    {"start", "first start", V_NS, 0}};
+/* The table's columns when none are named: the page's before the options. */
+static const int k_default_cols[] = {K_NAME, K_CALLS, K_TOTAL, K_SELF, K_AVG, K_MIN, K_MAX};
+/* The sort keys, in the order the error message lists them. */
+static const int k_sort_keys[] = {K_START, K_TOTAL, K_SELF, K_CALLS, K_AVG, K_MIN, K_MAX,
+                                  K_FIRST, K_LAST, K_STD, K_P50, K_P95, K_P99, K_IMB,
+                                  K_NAME};
+#define NSORT (sizeof k_sort_keys / sizeof *k_sort_keys)
+static const char *const k_scaling[] = {"strong", "weak", "both"};
+static const char *const k_axes[] = {"auto", "ranks", "nodes", "threads", "cores"};
+#define NAXES (sizeof k_axes / sizeof *k_axes)
+
+/* The value named as a column (c), or -1. */
+static int column_key(const char *c) {
+    if (!strcmp(c, "region")) return K_NAME;
+    for (int k = 0; k < NKEYS; k++)
+        if (k_keys[k].column && !strcmp(k_keys[k].key, c)) return k;
+    return -1;
+}
+
+/* The value named as a sort key (NULL: total), or -1. */
+static int sort_key(const char *s) {
+    if (!s) return K_TOTAL;
+    for (size_t i = 0; i < NSORT; i++)
+        if (!strcmp(k_keys[k_sort_keys[i]].key, s)) return k_sort_keys[i];
+    return -1;
+}
+
+/* The index of s in the n names v (NULL: 0, the default), or -1. */
+static int name_index(const char *s, const char *const *v, size_t n) {
+    if (!s) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, v[i])) return (int)i;
+    return -1;
+}
+
+/* The index in k_axes of o's scaling axis (0: auto). */
+static int axis_of(const sps_html_options_t *o) {
+    return name_index(o->speedup_x, k_axes, NAXES);
+}
+
+/* Checks o's columns: each known, at least one.  0 or SPS_EINVAL. */
+static int check_columns(const sps_html_options_t *o) {
+    if (!o->columns) return o->ncolumns ? sps__err_fail(SPS_EINVAL, "columns is NULL") : 0;
+    if (!o->ncolumns)
+        return sps__err_fail(SPS_EINVAL, "At least one region summary column must be "
+                             "selected.");
+    char bad[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < o->ncolumns; i++)
+        if (!o->columns[i] || column_key(o->columns[i]) < 0) {
+            int w = snprintf(bad + used, sizeof bad - used, "%s'%s'", used ? ", " : "",
+                             o->columns[i] ? o->columns[i] : "(null)");
+            if (w > 0) used = used + (size_t)w < sizeof bad ? used + (size_t)w : sizeof bad - 1;
+        }
+    if (!used) return 0;
+    return sps__err_fail(SPS_EINVAL, "Unknown region summary column(s): [%s]. Choices: "
+                         "region, ranks, calls, total, self, percent, avg, min, max, first, "
+                         "last, std, p50, p95, p99, imbalance", bad);
+}
+
+int sps__html_check_opts(const sps_html_options_t *o) {
+    if (!o) return 0;
+    if (o->max_spans > SPS__HTML_MAX_SPANS_LIMIT)
+        return sps__err_fail(SPS_EINVAL, "max_spans: at most %zu",
+                             (size_t)SPS__HTML_MAX_SPANS_LIMIT);
+    if ((o->ninclude && !o->include) || (o->nexclude && !o->exclude) ||
+        (o->nranks && !o->ranks))
+        return sps__err_fail(SPS_EINVAL, "a list of the options is NULL with a count");
+    if (sort_key(o->sort) < 0)
+        return sps__err_fail(SPS_EINVAL, "unknown sort key '%s'; choose one of start, total, "
+                             "self, calls, avg, min, max, first, last, std, p50, p95, p99, "
+                             "imbalance, name", o->sort);
+    int rc = check_columns(o);
+    if (rc) return rc;
+    if (name_index(o->scaling, k_scaling, 3) < 0)
+        return sps__err_fail(SPS_EINVAL, "scaling must be one of 'strong', 'weak', 'both', "
+                             "not '%s'.", o->scaling);
+    if (axis_of(o) < 0)
+        return sps__err_fail(SPS_EINVAL, "speedup_x must be one of auto, ranks, nodes, "
+                             "threads, cores, got '%s'", o->speedup_x);
+    return 0;
+}
+
+/* Whether a percentile is shown or sorted by: then the durations of each
+ * shown region go into a histogram. */
+static int needs_hist(const sps_html_options_t *o) {
+    int k = sort_key(o->sort);
+    if (k == K_P50 || k == K_P95 || k == K_P99) return 1;
+    for (size_t i = 0; o->columns && i < o->ncolumns; i++) {
+        k = column_key(o->columns[i]);
+        if (k == K_P50 || k == K_P95 || k == K_P99) return 1;
+    }
+    return 0;
+}
+
+/* Whether rank is selected by o (no ranks named: every rank). */
+static int rank_selected(const sps_html_options_t *o, int64_t rank) {
+    if (!o->nranks) return 1;
+    for (size_t i = 0; i < o->nranks; i++)
+        if (o->ranks[i] == rank) return 1;
+    return 0;
+}
+
+/* Ascending int64 (qsort). */
+static int i64_cmp(const void *pa, const void *pb) {
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Fills S->ranks (the distinct ranks, ascending), S->rix and
+ * S->thread_on.  The rank of a thread is its
+ * process's, or the process's index when it has none (a trace: one rank
+ * per process), 0 for a thread of no known process -- the exports' rule
+ * (export_sel.c). */
+static void sel_ranks(html_state_t *S, int64_t *rank_of) {
+    const sps__tl_header_t *h = S->h;
+    for (size_t t = 0; t < h->nthreads; t++) {
+        rank_of[t] = 0;
+        for (size_t p = 0; p < h->nprocs; p++)
+            if (h->procs[p].pid == h->threads[t].pid) {
+                rank_of[t] = h->procs[p].rank >= 0 ? h->procs[p].rank : (int64_t)p;
+                break;
+            }
+        S->ranks[t] = rank_of[t];
+    }
+    qsort(S->ranks, h->nthreads, sizeof *S->ranks, i64_cmp);
+    S->nranks = 0;
+    for (size_t t = 0; t < h->nthreads; t++)
+        if (!S->nranks || S->ranks[S->nranks - 1] != S->ranks[t]) S->ranks[S->nranks++] = S->ranks[t];
+    for (size_t t = 0; t < h->nthreads; t++) {
+        int64_t *hit = bsearch(&rank_of[t], S->ranks, S->nranks, sizeof *S->ranks, i64_cmp);
+        S->rix[t] = (uint32_t)(hit - S->ranks);
+        S->thread_on[t] = (unsigned char)rank_selected(S->o, rank_of[t]);
+    }
+}
+
+/* Compiles the n patterns of pat into re[] ("^(P)", extended): each
+ * anchored at the name's start, as Python's re.match.  Returns 0 or
+ * SPS_EINVAL naming the pattern (those compiled so far are freed). */
+static int compile_patterns(regex_t *re, const char *const *pat, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(pat[i]) + 4;
+        char *anchored = malloc(len);
+        int bad = !anchored;
+        if (anchored) {
+            snprintf(anchored, len, "^(%s)", pat[i]);
+            bad = regcomp(&re[i], anchored, REG_EXTENDED | REG_NOSUB) != 0;
+            free(anchored);
+        }
+        if (bad) {
+            while (i > 0) regfree(&re[--i]);
+            return anchored ? sps__err_fail(SPS_EINVAL, "bad region pattern '%s'", pat[i])
+                            : SPS_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* Whether name matches one of the n compiled patterns. */
+static int matches(const regex_t *re, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (regexec(&re[i], name, 0, NULL, 0) == 0) return 1;
+    return 0;
+}
+
+/* Sets S->name_on by the patterns of S->o.  0, SPS_EINVAL or SPS_ENOMEM. */
+static int sel_names(html_state_t *S) {
+    const sps_html_options_t *o = S->o;
+    const sps__tl_header_t *h = S->h;
+    regex_t *re = malloc((o->ninclude + o->nexclude + 1) * sizeof *re);
+    if (!re) return SPS_ENOMEM;
+    int rc = compile_patterns(re, o->include, o->ninclude);
+    if (rc == 0 && (rc = compile_patterns(re + o->ninclude, o->exclude, o->nexclude)) != 0)
+        for (size_t i = 0; i < o->ninclude; i++) regfree(&re[i]);
+    if (rc) {
+        free(re);
+        return rc;
+    }
+    for (size_t i = 0; i < h->nnames; i++) {
+        const char *nm = h->names[i] ? h->names[i] : "";
+        S->name_on[i] = (unsigned char)((!o->ninclude || matches(re, o->ninclude, nm)) &&
+                                        !matches(re + o->ninclude, o->nexclude, nm));
+    }
+    for (size_t i = 0; i < o->ninclude + o->nexclude; i++) regfree(&re[i]);
+    free(re);
+    return 0;
+}
+
+/* Sets up what S shows by S->o: the selected ranks' threads, the names
+ * that pass, and the per-rank totals (and histograms) the table needs.
+ * Returns 0, SPS_EINVAL (a bad pattern) or SPS_ENOMEM. */
+static int sel_init(html_state_t *S) {
+    const sps__tl_header_t *h = S->h;
+    size_t nt = h->nthreads ? h->nthreads : 1, nn = h->nnames ? h->nnames : 1;
+    int64_t *rank_of = malloc(nt * sizeof *rank_of);
+    S->ranks = malloc(nt * sizeof *S->ranks);
+    S->rix = malloc(nt * sizeof *S->rix);
+    S->thread_on = malloc(nt);
+    S->name_on = malloc(nn);
+    if (!rank_of || !S->ranks || !S->rix || !S->thread_on || !S->name_on) {
+        free(rank_of);
+        return SPS_ENOMEM;
+    }
+    sel_ranks(S, rank_of);
+    free(rank_of);
+    size_t cells = (S->nranks ? S->nranks : 1) * nn;
+    S->rank_total = calloc(cells, sizeof *S->rank_total);
+    S->rank_calls = calloc(cells, sizeof *S->rank_calls);
+    if (!S->rank_total || !S->rank_calls) return SPS_ENOMEM;
+    if (needs_hist(S->o) && !(S->hist = calloc(nn, sizeof *S->hist))) return SPS_ENOMEM;
+    if (S->o->ninclude || S->o->nexclude) {
+        S->shown_at = calloc(nt, sizeof *S->shown_at);
+        S->shown_cap = calloc(nt, sizeof *S->shown_cap);
+        if (!S->shown_at || !S->shown_cap) return SPS_ENOMEM;
+    }
+    return sel_names(S);
+}
+
+static int64_t shown_depth(html_state_t *S, uint32_t t, int64_t d, int on);
+
 /* Takes span s into the statistics and the timeline.  Returns 0,
  * SPS_EFORMAT (bad indices) or SPS_ENOMEM. */
 static int take_span(html_state_t *S, const sps__tl_span_t *s) {
@@ -133,14 +411,45 @@ static int take_span(html_state_t *S, const sps__tl_span_t *s) {
                            "before it starts", S->nspans);
         return SPS_EFORMAT;
     }
+    if (!S->thread_on[s->thread]) return 0; /* another rank's: not on this page */
     if (S->nspans == 0 || s->start_ns < S->t0) S->t0 = s->start_ns;
     if (S->nspans == 0 || s->end_ns > S->t1) S->t1 = s->end_ns;
     S->nspans++;
     int64_t depth = sps__fold_tl_add(&S->fold, s->thread, s->name, s->start_ns, s->end_ns, s->prior_ns);
     if (depth < 0) return (int)depth;
+    uint64_t dur = (uint64_t)(s->end_ns - s->start_ns);
+    size_t cell = (size_t)S->rix[s->thread] * h->nnames + s->name;
+    S->rank_total[cell] += dur;
+    S->rank_calls[cell]++;
+    int64_t sd = shown_depth(S, s->thread, depth, S->name_on[s->name]);
+    if (sd < 0) return SPS_ENOMEM;
+    if (!S->name_on[s->name]) return 0; /* folded (its time is its own), not shown */
+    depth = sd;
+    S->nshown++;
+    if (S->hist && sps__hist_add(&S->hist[s->name], dur)) return SPS_ENOMEM;
     kspan_t k = {s->start_ns, s->end_ns - s->start_ns, s->name, s->thread,
                  (uint32_t)depth};
     return keep_offer(S, &k);
+}
+
+/* The depth of a span of thread t at depth d among the shown spans (its
+ * shown ancestors), noting whether it is shown itself (on) for the spans
+ * inside it.  Returns it, or -1 when out of memory. */
+static int64_t shown_depth(html_state_t *S, uint32_t t, int64_t d, int on) {
+    if (!S->shown_at) return d;
+    size_t need = (size_t)d + 1;
+    if (need > S->shown_cap[t]) {
+        size_t cap = S->shown_cap[t] ? S->shown_cap[t] : 16;
+        while (cap < need) cap *= 2;
+        unsigned char *v = realloc(S->shown_at[t], cap);
+        if (!v) return -1;
+        S->shown_at[t] = v;
+        S->shown_cap[t] = cap;
+    }
+    int64_t n = 0;
+    for (int64_t j = 0; j < d; j++) n += S->shown_at[t][j];
+    S->shown_at[t][d] = (unsigned char)on;
+    return n;
 }
 
 /* Closes every open span of the fold and takes its statistics. */
@@ -500,6 +809,12 @@ static void write_json(FILE *fp, const html_state_t *S, const uint32_t *slot) {
         if (i) fputc(',', fp);
         put_json_str(fp, h->names[i] ? h->names[i] : "");
     }
+    fputs("],\"shown\":[", fp); /* the names the filters pass that have calls */
+    for (size_t i = 0, f = 1; i < h->nnames; i++)
+        if (S->name_on[i] && S->stats[i].calls) {
+            fprintf(fp, "%s%zu", f ? "" : ",", i);
+            f = 0;
+        }
     fputs("],\"colors\":[", fp);
     for (size_t i = 0; i < h->nnames; i++) {
         char b[8];
@@ -592,29 +907,222 @@ static void cell_ns(FILE *fp, double v) {
     fprintf(fp, "<td class=\"n\" data-v=\"%.0f\">%s</td>", v, fmt_ns(b, sizeof b, v));
 }
 
-/* Writes the summary table, in order ord. */
-static void write_table(FILE *fp, const html_state_t *S, const uint32_t *ord,
-                        size_t n) {
-    fputs("<h2>Summary</h2>\n<table id=\"stats\"><thead><tr><th>region</th>"
-          "<th>calls</th><th>total</th><th>self</th><th>mean</th><th>min</th>"
-          "<th>max</th></tr></thead><tbody>\n", fp);
+/* What "% session" divides by, in ns per rank: the total of the region
+ * scope-profiler's session() opens ("scope_profiler.session") over the
+ * ranks that ran it, when the run has it; else the selected ranks' first
+ * start to last end; 0 when neither (the column then shows "-"). */
+static double session_ns(const html_state_t *S) {
+    const sps__tl_header_t *h = S->h;
+    for (size_t i = 0; i < h->nnames; i++) {
+        if (!h->names[i] || strcmp(h->names[i], "scope_profiler.session") || !S->stats[i].calls)
+            continue;
+        size_t nr = 0;
+        for (size_t k = 0; k < S->nranks; k++) nr += S->rank_calls[k * h->nnames + i] != 0;
+        return (double)S->stats[i].total / (double)(nr ? nr : 1);
+    }
+    return S->nspans ? (double)(S->t1 - S->t0) : 0;
+}
+
+/* Fills v[NKEYS] with the table's values of region i (ns, counts, %; NaN
+ * where there is none): ranks that ran it, statistics from the fold,
+ * percentiles from its histogram, imbalance as scope-profiler's
+ * (max / mean - 1) x 100 over the ranks' totals (0 with fewer than two
+ * ranks), % session of session (session_ns) per rank that ran it. */
+static void row_values(const html_state_t *S, uint32_t i, double session, double *v) {
+    const sps__acc_t *a = &S->fold.acc[i];
+    const rstat_t *r = &S->stats[i];
+    size_t nn = S->h->nnames, nr = 0, nt = 0;
+    double sum = 0, mx = 0, mean, m2;
+    for (size_t k = 0; k < S->nranks; k++) {
+        double t = (double)S->rank_total[k * nn + i];
+        nr += S->rank_calls[k * nn + i] != 0;
+        if (t > 0) {
+            sum += t;
+            mx = t > mx ? t : mx;
+            nt++;
+        }
+    }
+    sps__acc_moments(a, &mean, &m2);
+    double calls = (double)r->calls;
+    v[K_NAME] = 0;
+    v[K_RANKS] = (double)nr;
+    v[K_CALLS] = calls;
+    v[K_TOTAL] = (double)r->total;
+    v[K_SELF] = (double)r->self;
+    v[K_PERCENT] = session > 0 && nr ? 100.0 * (double)r->total / (session * (double)nr) : NAN;
+    v[K_AVG] = calls ? (double)r->total / calls : NAN;
+    v[K_MIN] = calls ? (double)r->min : NAN;
+    v[K_MAX] = calls ? (double)r->max : NAN;
+    v[K_FIRST] = calls ? (double)a->first_dur : NAN;
+    v[K_LAST] = calls ? (double)a->last_dur : NAN;
+    v[K_STD] = calls ? sqrt(m2 > 0 ? m2 / calls : 0) : NAN;
+    static const double q[3] = {0.50, 0.95, 0.99};
+    for (int k = 0; k < 3; k++) { /* within the bucket, and never past min or max */
+        double p = S->hist && calls ? sps__hist_quantile(&S->hist[i], q[k]) : NAN;
+        v[K_P50 + k] = isnan(p) ? p : fmin(fmax(p, v[K_MIN]), v[K_MAX]);
+    }
+    v[K_IMB] = nt >= 2 ? (mx / (sum / (double)nt) - 1.0) * 100.0 : 0.0;
+    v[K_START] = calls ? (double)a->first_start : NAN;
+}
+
+/* The table's values of every region of S (nnames x NKEYS; the caller
+ * frees), or NULL when out of memory. */
+static double *table_values(const html_state_t *S) {
+    size_t nn = S->h->nnames ? S->h->nnames : 1;
+    double *v = malloc(nn * NKEYS * sizeof *v), session = session_ns(S);
+    for (size_t i = 0; v && i < S->h->nnames; i++) row_values(S, (uint32_t)i, session, v + i * NKEYS);
+    return v;
+}
+
+/* What the table's order compares (qsort_r's ctx). */
+typedef struct row_order {
+    const double *v;          /* per name, NKEYS values */
+    const char *const *names; /* per name */
+    int key;                  /* the sort key (K_*) */
+} row_order_t;
+
+/* The table's order: by name, or by the key -- "start" ascending, the
+ * others descending as scope-profiler sorts them -- regions without a
+ * value last, ties by name. */
+static int by_sort_key(const void *pa, const void *pb, void *ctx) {
+    const row_order_t *o = ctx;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const char *na = o->names[a] ? o->names[a] : "", *nb = o->names[b] ? o->names[b] : "";
+    if (o->key != K_NAME) {
+        double x = o->v[a * NKEYS + o->key], y = o->v[b * NKEYS + o->key];
+        if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1;
+        if (!isnan(x) && x != y) return (o->key == K_START ? x < y : x > y) ? -1 : 1;
+    }
+    int c = strcmp(na, nb);
+    return c ? c : (a < b ? -1 : a > b);
+}
+
+/* Sorts the n region ids of ord by S->o's sort key (values v). */
+static void sort_rows(uint32_t *ord, size_t n, const char *const *names, const double *v,
+                      const sps_html_options_t *o) {
+    row_order_t ro = {v, names, sort_key(o->sort)};
+    qsort_r(ord, n, sizeof *ord, by_sort_key, &ro);
+}
+
+/* Writes one cell of the table: value x of kind k, "-" when NaN. */
+static void cell_value(FILE *fp, vkind_t k, double x) {
+    if (isnan(x)) fputs("<td class=\"n\">-</td>", fp);
+    else if (k == V_NS) cell_ns(fp, x);
+    else if (k == V_PCT) fprintf(fp, "<td class=\"n\" data-v=\"%.6g\">%.2f %%</td>", x, x);
+    else fprintf(fp, "<td class=\"n\" data-v=\"%.0f\">%.0f</td>", x, x);
+}
+
+/* The table's column c of ncols (S->o's, or the defaults). */
+static int table_column(const sps_html_options_t *o, size_t c) {
+    return o->ncolumns ? column_key(o->columns[c]) : k_default_cols[c];
+}
+
+/* Writes the summary table: the n regions of ord (in the sort's order),
+ * the columns of S->o, values v (table_values). */
+static void write_table(FILE *fp, const html_state_t *S, const uint32_t *ord, size_t n,
+                        const double *v) {
+    const sps_html_options_t *o = S->o;
+    size_t ncols = o->ncolumns ? o->ncolumns : sizeof k_default_cols / sizeof *k_default_cols;
+    fputs("<h2>Summary</h2>\n<table id=\"stats\"><thead><tr>", fp);
+    for (size_t c = 0; c < ncols; c++)
+        fprintf(fp, "<th>%s</th>", k_keys[table_column(o, c)].head);
+    fputs("</tr></thead><tbody>\n", fp);
     for (size_t i = 0; i < n; i++) {
-        const rstat_t *r = &S->stats[ord[i]];
         const char *nm = S->h->names[ord[i]] ? S->h->names[ord[i]] : "";
-        fputs("<tr><td data-v=\"", fp);
-        put_html(fp, nm);
-        fputs("\">", fp);
-        put_html(fp, nm);
-        fprintf(fp, "</td><td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "</td>",
-                r->calls, r->calls);
-        cell_ns(fp, (double)r->total);
-        cell_ns(fp, (double)r->self);
-        cell_ns(fp, (double)r->total / (double)r->calls);
-        cell_ns(fp, (double)r->min);
-        cell_ns(fp, (double)r->max);
+        fputs("<tr>", fp);
+        for (size_t c = 0; c < ncols; c++) {
+            int k = table_column(o, c);
+            if (k != K_NAME) {
+                cell_value(fp, k_keys[k].kind, v[ord[i] * NKEYS + k]);
+                continue;
+            }
+            fputs("<td data-v=\"", fp);
+            put_html(fp, nm);
+            fputs("\">", fp);
+            put_html(fp, nm);
+            fputs("</td>", fp);
+        }
         fputs("</tr>\n", fp);
     }
     fputs("</tbody></table>\n", fp);
+}
+
+/* Writes the filters of o when it has any, and a note when they leave
+ * no region (nshown 0).  scope-profiler writes its page then too, so this
+ * is no error. */
+static void write_filters(FILE *fp, const sps_html_options_t *o, size_t nshown) {
+    if (!o->ninclude && !o->nexclude && !o->nranks) return;
+    fputs("<div class=\"meta\" id=\"filters\">shown:", fp);
+    for (size_t i = 0; i < o->ninclude; i++) {
+        fputs(i ? ", " : " regions matching ", fp);
+        put_html(fp, o->include[i]);
+    }
+    for (size_t i = 0; i < o->nexclude; i++) {
+        fputs(i ? ", " : (o->ninclude ? "; not matching " : " regions not matching "), fp);
+        put_html(fp, o->exclude[i]);
+    }
+    for (size_t i = 0; i < o->nranks; i++)
+        fprintf(fp, "%s%" PRId64, i ? ", " : (o->ninclude || o->nexclude ? "; ranks " : " ranks "),
+                o->ranks[i]);
+    fputs(o->ninclude || o->nexclude ? " (patterns: extended regular expressions at the "
+          "name's start)</div>\n" : "</div>\n", fp);
+    if (!nshown)
+        fputs("<div class=\"meta note\" id=\"nomatch\">No regions matched the selected "
+              "filters.</div>\n", fp);
+}
+
+/* Writes a note for each rank S->o asks for that run S does not hold:
+ * "this run" (run NULL, one run's page) or "run #K (LABEL)". */
+static void write_rank_notes(FILE *fp, const html_state_t *S, size_t k, const char *run) {
+    const sps_html_options_t *o = S->o;
+    for (size_t i = 0; i < o->nranks; i++) {
+        if (bsearch(&o->ranks[i], S->ranks, S->nranks, sizeof *S->ranks, i64_cmp)) continue;
+        fprintf(fp, "<div class=\"meta note\" id=\"badrank-%" PRId64, o->ranks[i]);
+        if (run) fprintf(fp, "-run%zu", k + 1);
+        fprintf(fp, "\">Rank %" PRId64 " is not in ", o->ranks[i]);
+        if (run) {
+            fprintf(fp, "run #%zu (", k + 1);
+            put_html(fp, run);
+            fputc(')', fp);
+        } else
+            fputs("this run", fp);
+        fprintf(fp, ": it holds %zu rank%s", S->nranks, S->nranks == 1 ? "" : "s");
+        if (S->nranks) fprintf(fp, ", %" PRId64 " to %" PRId64, S->ranks[0], S->ranks[S->nranks - 1]);
+        fputs(".</div>\n", fp);
+    }
+}
+
+/* With ranks selected, notes how many regions that pass the patterns
+ * ran on none of them (scope-profiler's "N region(s) recorded no calls
+ * on the selected ranks"). */
+static void write_unran_note(FILE *fp, const html_state_t *S) {
+    size_t n = 0;
+    for (size_t i = 0; S->o->nranks && i < S->h->nnames; i++)
+        n += S->name_on[i] && !S->stats[i].calls;
+    if (n)
+        fprintf(fp, "<div class=\"meta note\" id=\"unran\">%zu region(s) recorded no calls "
+                "on the selected ranks.</div>\n", n);
+}
+
+/* Writes the timeline's section (buttons, note on spans left out, the
+ * legend of the n regions of ord, the canvas) and the bars. */
+static void write_charts(FILE *fp, const html_state_t *S, const uint32_t *ord, size_t n,
+                         const uint32_t *slot) {
+    char b[32];
+    fputs("<h2>Timeline</h2>\n<div class=\"meta\">mouse wheel: zoom; drag: pan; "
+          "hover: details. <button id=\"zin\">zoom in</button><button id=\"zout\">"
+          "zoom out</button><button id=\"reset\">reset</button></div>\n", fp);
+    if (S->nkept < S->nshown)
+        fprintf(fp, "<div class=\"meta note\" id=\"leftout\">%" PRIu64 " of %" PRIu64
+                " spans left out of the timeline to keep the page small: the shortest"
+                " ones (none of them longer than %s). The statistics below cover "
+                "every span.</div>\n",
+                S->nshown - S->nkept, S->nshown,
+                fmt_ns(b, sizeof b, (double)(S->dropped_any ? S->dropped_max : 0)));
+    write_legend(fp, S->h->names, ord, n, slot);
+    fputs("<div id=\"tlwrap\"><canvas id=\"tl\" data-drawn=\"0\"></canvas></div>\n"
+          "<div id=\"tip\"></div>\n", fp);
+    write_bars(fp, S, ord, n, slot);
 }
 
 /* Writes the whole page to fp.  Returns 0 or SPS_ENOMEM. */
@@ -622,13 +1130,24 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     const sps__tl_header_t *h = S->h;
     size_t n = 0;
     uint32_t *ord = malloc((h->nnames ? h->nnames : 1) * sizeof *ord);
-    if (!ord) return SPS_ENOMEM;
+    uint32_t *rows = malloc((h->nnames ? h->nnames : 1) * sizeof *rows);
+    double *vals = table_values(S);
+    if (!ord || !rows || !vals) {
+        free(ord);
+        free(rows);
+        free(vals);
+        return SPS_ENOMEM;
+    }
     for (size_t i = 0; i < h->nnames; i++)
-        if (S->stats[i].calls) ord[n++] = (uint32_t)i;
+        if (S->stats[i].calls && S->name_on[i]) ord[n++] = (uint32_t)i;
     qsort_r(ord, n, sizeof *ord, by_total, S->stats);
+    memcpy(rows, ord, n * sizeof *rows);
+    sort_rows(rows, n, h->names, vals, S->o);
     uint32_t *slot = color_slots(h, ord, n);
     if (!slot) {
         free(ord);
+        free(rows);
+        free(vals);
         return SPS_ENOMEM;
     }
     char b[32];
@@ -640,30 +1159,25 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     put_html(fp, title);
     fprintf(fp, "</h1>\n<div class=\"meta\">%" PRIu64 " span%s, %zu region%s, "
             "%zu thread%s in %zu process%s, %s from first start to last end</div>\n",
-            S->nspans, S->nspans == 1 ? "" : "s", n, n == 1 ? "" : "s",
+            S->nshown, S->nshown == 1 ? "" : "s", n, n == 1 ? "" : "s",
             h->nthreads, h->nthreads == 1 ? "" : "s", h->nprocs,
             h->nprocs == 1 ? "" : "es",
             fmt_ns(b, sizeof b, (double)(S->nspans ? S->t1 - S->t0 : 0)));
-    fputs("<h2>Timeline</h2>\n<div class=\"meta\">mouse wheel: zoom; drag: pan; "
-          "hover: details. <button id=\"zin\">zoom in</button><button id=\"zout\">"
-          "zoom out</button><button id=\"reset\">reset</button></div>\n", fp);
-    if (S->nkept < S->nspans)
-        fprintf(fp, "<div class=\"meta note\" id=\"leftout\">%" PRIu64 " of %" PRIu64
-                " spans left out of the timeline to keep the page small: the shortest"
-                " ones (none of them longer than %s). The statistics below cover "
-                "every span.</div>\n",
-                S->nspans - S->nkept, S->nspans,
-                fmt_ns(b, sizeof b, (double)(S->dropped_any ? S->dropped_max : 0)));
-    write_legend(fp, h->names, ord, n, slot);
-    fputs("<div id=\"tlwrap\"><canvas id=\"tl\" data-drawn=\"0\"></canvas></div>\n"
-          "<div id=\"tip\"></div>\n", fp);
-    write_bars(fp, S, ord, n, slot);
-    write_table(fp, S, ord, n);
+    write_filters(fp, S->o, n);
+    write_rank_notes(fp, S, 0, NULL);
+    write_unran_note(fp, S);
+    if (S->o->charts) write_charts(fp, S, ord, n, slot);
+    write_table(fp, S, rows, n, vals);
     fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
     write_json(fp, S, slot);
-    fprintf(fp, "</script>\n<script>\n%s%s</script>\n</body></html>\n", page_js, sort_js);
+    if (S->o->charts)
+        fprintf(fp, "</script>\n<script>\n%s%s</script>\n</body></html>\n", page_js, sort_js);
+    else
+        fprintf(fp, "</script>\n<script>\n%s</script>\n</body></html>\n", sort_js);
     free(slot);
     free(ord);
+    free(rows);
+    free(vals);
     return 0;
 }
 
@@ -671,7 +1185,9 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
 static int read_spans(sps__tlr_t *r, html_state_t *S) {
     const sps__tl_header_t *h = S->h;
     sps__tl_span_t s;
-    int rc;
+    uint64_t nread = 0;
+    int rc = sel_init(S);
+    if (rc) return rc;
     if (sps__fold_tl_init(&S->fold, h->nthreads, h->nnames, 0)) return SPS_ENOMEM;
     S->stats = calloc(h->nnames ? h->nnames : 1, sizeof *S->stats);
     if (!S->stats) return SPS_ENOMEM;
@@ -685,10 +1201,9 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
     }
     while ((rc = sps__tlr_next(r, &s)) > 0) {
         if ((rc = take_span(S, &s)) != 0) return rc;
-        if ((S->nspans & 0xFFFF) == 0 && S->progress)
-            S->progress(S->nspans, h->nspans, 0);
+        if ((++nread & 0xFFFF) == 0 && S->progress) S->progress(nread, h->nspans, 0);
     }
-    if (h->nspans >= 0x10000 && S->progress) S->progress(S->nspans, h->nspans, 1);
+    if (h->nspans >= 0x10000 && S->progress) S->progress(nread, h->nspans, 1);
     if (rc < 0) return rc;
     finish_stacks(S);
     finish_kept(S);
@@ -704,6 +1219,17 @@ static int read_spans(sps__tlr_t *r, html_state_t *S) {
 /* Frees what S owns. */
 static void state_free(html_state_t *S) {
     sps__fold_tl_free(&S->fold);
+    for (size_t i = 0; S->hist && i < S->h->nnames; i++) sps__hist_free(&S->hist[i]);
+    free(S->hist);
+    for (size_t t = 0; S->shown_at && t < S->h->nthreads; t++) free(S->shown_at[t]);
+    free(S->shown_at);
+    free(S->shown_cap);
+    free(S->name_on);
+    free(S->thread_on);
+    free(S->rix);
+    free(S->ranks);
+    free(S->rank_total);
+    free(S->rank_calls);
     free(S->stats);
     free(S->kept);
     sps__heap_free(&S->heap);
@@ -721,7 +1247,9 @@ int sps__html_write(FILE *fp, sps__tlr_t *r, const sps__html_opts_t *opt) {
     S.h = sps__tlr_header(r);
     S.cap = opt->max_spans;
     S.progress = opt->progress;
-    int rc = read_spans(r, &S);
+    S.o = opt->o ? opt->o : &k_defaults;
+    int rc = sps__html_check_opts(opt->o);
+    if (rc == 0) rc = read_spans(r, &S);
     if (rc == 0) rc = write_page(fp, &S, opt->title ? opt->title : "");
     if (rc == 0 && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
     state_free(&S);
@@ -740,6 +1268,13 @@ typedef struct cmp_state {
     uint32_t *ids;      /* region r's name index in run k: ids[r * nruns + k],
                          * UINT32_MAX where run k has no call of it */
     size_t nregions;
+    const sps__html_opts_t *opt;
+    int axis;           /* the scaling section's (AX_*; AX_AUTO: none) */
+    int64_t *xs;        /* its distinct values, ascending, nx of them */
+    size_t nx;
+    uint32_t *sreg;     /* its regions, nsreg of them */
+    size_t nsreg;
+    double *smean;      /* [i * nx + j]: region sreg[i]'s mean call at xs[j] */
 } cmp_state_t;
 
 /* A region name of one run, to match names across runs. */
@@ -792,7 +1327,7 @@ static int cmp_match(cmp_state_t *C) {
     for (size_t k = 0; k < C->nruns; k++) {
         const html_state_t *S = &C->runs[k];
         for (size_t i = 0; i < S->h->nnames; i++)
-            if (S->stats[i].calls)
+            if (S->stats[i].calls && S->name_on[i])
                 e[n++] = (cmp_ent_t){S->h->names[i] ? S->h->names[i] : "", (uint32_t)k,
                                      (uint32_t)i};
     }
@@ -814,6 +1349,330 @@ static int cmp_match(cmp_state_t *C) {
     }
     free(e);
     return 0;
+}
+
+/* --- the comparison's scaling section ------------------------------------ */
+
+/* The axes of the scaling section, as k_axes names them (0: auto). */
+enum { AX_AUTO, AX_RANKS, AX_NODES, AX_THREADS, AX_CORES, NAX };
+/* One of each axis's units, for the page's text. */
+static const char *const k_axis_one[NAX] = {"", "rank", "node", "thread", "core"};
+/* What scope-profiler calls each axis's field (its error messages). */
+static const char *const k_axis_field[NAX] = {"", "num_ranks", "num_nodes",
+                                              "omp_num_threads", "total_cores"};
+/* The public options of the comparison (never NULL). */
+static const sps_html_options_t *cmp_opts(const cmp_state_t *C) {
+    return C->opt->o ? C->opt->o : &k_defaults;
+}
+
+/* Regions drawn: the ones with the most time on the smallest run
+ * (scope-profiler's _SPEEDUP_REGIONS). */
+#define SCALE_REGIONS 8
+
+/* The value of axis a for run k of C, or -1 where the run has none:
+ * ranks the source holds; nodes from /metadata num_nodes (a one-rank run:
+ * 1); threads from /metadata (opt->meta_threads); cores = ranks x
+ * threads -- scope-profiler's _scaling_value. */
+static int64_t axis_value(const cmp_state_t *C, size_t k, int a) {
+    const html_state_t *S = &C->runs[k];
+    const sps__html_opts_t *opt = C->opt;
+    int64_t ranks = (int64_t)S->nranks;
+    int64_t threads = opt->meta_threads && opt->meta_threads[k] > 0 ? opt->meta_threads[k] : -1;
+    if (a == AX_RANKS) return ranks > 0 ? ranks : -1;
+    if (a == AX_THREADS) return threads > 0 ? threads : -1;
+    if (a == AX_CORES) return ranks > 0 && threads > 0 ? ranks * threads : -1;
+    if (opt->meta_nodes && opt->meta_nodes[k] > 0) return opt->meta_nodes[k];
+    return ranks == 1 ? 1 : -1;
+}
+
+/* Whether runs differ along axis a (every run having a value). */
+static int axis_varies(const cmp_state_t *C, int a) {
+    for (size_t k = 0; k < C->nruns; k++)
+        if (axis_value(C, k, a) < 0) return 0;
+    for (size_t k = 1; k < C->nruns; k++)
+        if (axis_value(C, k, a) != axis_value(C, 0, a)) return 1;
+    return 0;
+}
+
+/* Picks the axis into C->axis: a named one, checked to have a value in
+ * every run, or auto's (scope-profiler's _scaling_field): ranks when they
+ * differ, else threads when they differ, else none (AX_AUTO).  Returns 0
+ * or SPS_EINVAL naming the runs without a value. */
+static int pick_axis(cmp_state_t *C) {
+    int a = axis_of(cmp_opts(C));
+    if (a == AX_AUTO) {
+        C->axis = axis_varies(C, AX_RANKS) ? AX_RANKS
+                  : axis_varies(C, AX_THREADS) ? AX_THREADS : AX_AUTO;
+        return 0;
+    }
+    char missing[512] = "";
+    size_t used = 0;
+    for (size_t k = 0; k < C->nruns; k++)
+        if (axis_value(C, k, a) < 0) {
+            int w = snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
+                             C->labels[k]);
+            if (w > 0) used = used + (size_t)w < sizeof missing ? used + (size_t)w : sizeof missing - 1;
+        }
+    if (used)
+        return sps__err_fail(SPS_EINVAL, "the %s axis needs '%s' in every run's metadata, "
+                             "but %s did not record it%s; choose another axis, or 'auto'",
+                             k_axes[a], k_axis_field[a], missing,
+                             a == AX_NODES ? " (files written by older scope-profiler "
+                             "versions lack the node count of a multi-rank run)" : "");
+    C->axis = a;
+    return 0;
+}
+
+/* Region r's mean call duration (ns) over the runs whose axis value is x
+ * (the mean of their means, as scope-profiler's plot_speedup), NaN where
+ * none of them ran it. */
+static double scale_mean(const cmp_state_t *C, size_t r, int64_t x) {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t k = 0; k < C->nruns; k++) {
+        const rstat_t *s = cmp_stat(C, r, k);
+        if (axis_value(C, k, C->axis) != x || !s || !s->calls || s->total <= 0) continue;
+        sum += (double)s->total / (double)s->calls;
+        n++;
+    }
+    return n ? sum / (double)n : NAN;
+}
+
+/* Region order for the scaling section (qsort_r, ctx a scale_order_t):
+ * the most total time on the baseline run first, then by name. */
+typedef struct scale_order {
+    const cmp_state_t *C;
+    size_t base;
+} scale_order_t;
+static int by_base_total(const void *pa, const void *pb, void *ctx) {
+    const scale_order_t *o = ctx;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    int64_t ta = cmp_stat(o->C, a, o->base)->total, tb = cmp_stat(o->C, b, o->base)->total;
+    if (ta != tb) return ta > tb ? -1 : 1;
+    return strcmp(o->C->names[a], o->C->names[b]);
+}
+
+/* Fills C's scaling section when there is one: the axis's distinct values
+ * xs (ascending), the regions (at most SCALE_REGIONS, in every run, most
+ * total time on the baseline -- the first run of the smallest value --
+ * first) and their mean call durations at each value.  Returns 0 or
+ * SPS_ENOMEM. */
+static int scale_compute(cmp_state_t *C) {
+    if (C->axis == AX_AUTO) return 0;
+    C->xs = malloc(C->nruns * sizeof *C->xs);
+    C->sreg = malloc((C->nregions ? C->nregions : 1) * sizeof *C->sreg);
+    if (!C->xs || !C->sreg) return SPS_ENOMEM;
+    size_t base = 0;
+    for (size_t k = 0; k < C->nruns; k++) {
+        C->xs[k] = axis_value(C, k, C->axis);
+        if (C->xs[k] < C->xs[base]) base = k;
+    }
+    qsort(C->xs, C->nruns, sizeof *C->xs, i64_cmp);
+    C->nx = 0;
+    for (size_t k = 0; k < C->nruns; k++)
+        if (!C->nx || C->xs[C->nx - 1] != C->xs[k]) C->xs[C->nx++] = C->xs[k];
+    for (size_t r = 0; r < C->nregions; r++) {
+        size_t k = 0;
+        while (k < C->nruns && cmp_stat(C, r, k)) k++;
+        if (k == C->nruns) C->sreg[C->nsreg++] = (uint32_t)r;
+    }
+    scale_order_t so = {C, base};
+    qsort_r(C->sreg, C->nsreg, sizeof *C->sreg, by_base_total, &so);
+    if (C->nsreg > SCALE_REGIONS) C->nsreg = SCALE_REGIONS;
+    C->smean = malloc((C->nsreg ? C->nsreg : 1) * C->nx * sizeof *C->smean);
+    if (!C->smean) return SPS_ENOMEM;
+    for (size_t i = 0; i < C->nsreg; i++)
+        for (size_t j = 0; j < C->nx; j++)
+            C->smean[i * C->nx + j] = scale_mean(C, C->sreg[i], C->xs[j]);
+    return 0;
+}
+
+/* The section's value of kind q for region i at value j: 0 speedup
+ * (T_base / T_x), 1 strong-scaling efficiency (speedup / (x / x_base)),
+ * 2 weak-scaling efficiency (T_base / T_x, whose ideal is 1); NaN where a
+ * mean is missing. */
+static double scale_value(const cmp_state_t *C, size_t i, size_t j, int q) {
+    double tb = C->smean[i * C->nx], tx = C->smean[i * C->nx + j];
+    double s = tb / tx;
+    if (isnan(s) || !(tx > 0)) return NAN;
+    return q == 1 ? s / ((double)C->xs[j] / (double)C->xs[0]) : s;
+}
+
+/* Formats a chart's number: at most 3 significant digits. */
+static const char *fmt_num(char *b, size_t n, double v) {
+    snprintf(b, n, "%.3g", v);
+    return b;
+}
+
+/* Writes one line chart of the section as inline SVG (id: the element's
+ * id): the value of kind q per region (colours col[]) over the axis
+ * values, and the ideal as a dashed grey line (q 0: x / x_base; else
+ * 1).  Axes are linear, ticks at each x value and at 5 y values. */
+static void scale_svg(FILE *fp, const cmp_state_t *C, const char *id, int q,
+                      const char *const *col) {
+    const double W = 640, H = 300, L = 56, R = 16, T = 14, B = 42;
+    double x0 = (double)C->xs[0], x1 = (double)C->xs[C->nx - 1];
+    double ymax = q == 0 ? x1 / x0 : 1.0;
+    for (size_t i = 0; i < C->nsreg; i++)
+        for (size_t j = 0; j < C->nx; j++) {
+            double v = scale_value(C, i, j, q);
+            if (!isnan(v) && v > ymax) ymax = v;
+        }
+    ymax *= 1.1;
+    char b[32];
+#define SX(x) (L + ((x) - x0) / (x1 > x0 ? x1 - x0 : 1) * (W - L - R))
+#define SY(y) (H - B - (y) / ymax * (H - T - B))
+    fprintf(fp, "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+            "viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
+            id, W, H, W, H);
+    fprintf(fp, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\" "
+            "stroke=\"#ccc\"/>\n", L, T, W - L - R, H - T - B);
+    for (int t = 0; t <= 4; t++) {
+        double y = ymax / 1.1 * t / 4;
+        fprintf(fp, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
+                L, W - R, SY(y), SY(y), L - 4, SY(y) + 4, fmt_num(b, sizeof b, y));
+    }
+    for (size_t j = 0; j < C->nx; j++)
+        fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%"
+                PRId64 "</text>\n", SX((double)C->xs[j]), H - B + 16, C->xs[j]);
+    fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%s</text>\n",
+            (L + W - R) / 2, H - 6, k_axes[C->axis]);
+    fprintf(fp, "<line class=\"ideal\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            "stroke=\"#888\" stroke-dasharray=\"5,4\"><title>ideal</title></line>\n",
+            SX(x0), SY(1.0), SX(x1), SY(q == 0 ? x1 / x0 : 1.0));
+    for (size_t i = 0; i < C->nsreg; i++) {
+        fprintf(fp, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"", col[i]);
+        for (size_t j = 0, f = 1; j < C->nx; j++) {
+            double v = scale_value(C, i, j, q);
+            if (isnan(v)) continue;
+            fprintf(fp, "%s%.1f,%.1f", f ? "" : " ", SX((double)C->xs[j]), SY(v));
+            f = 0;
+        }
+        fputs("\"/>\n", fp);
+        for (size_t j = 0; j < C->nx; j++) {
+            double v = scale_value(C, i, j, q);
+            if (isnan(v)) continue;
+            fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", SX((double)C->xs[j]),
+                    SY(v), col[i]);
+            put_html(fp, C->names[C->sreg[i]]);
+            fprintf(fp, ": %s %" PRId64 ", %s</title></circle>\n", k_axes[C->axis], C->xs[j],
+                    fmt_num(b, sizeof b, v));
+        }
+    }
+#undef SX
+#undef SY
+    fputs("</svg>\n", fp);
+}
+
+/* Writes the scaling section (mode: 0 strong, 1 weak, 2 both, as
+ * k_scaling): its charts and its table; a note instead when the axis has
+ * one value in every run.  slot: the colour slot per region of C. */
+static void scale_write(FILE *fp, const cmp_state_t *C, const uint32_t *slot) {
+    if (C->axis == AX_AUTO) return;
+    const char *sm = cmp_opts(C)->scaling;
+    int mode = sm ? name_index(sm, k_scaling, 3) : 2; /* NULL: "both" */
+    fprintf(fp, "<h2 id=\"scaling\">Scaling over %s</h2>\n", k_axes[C->axis]);
+    if (C->nx < 2) {
+        fprintf(fp, "<div class=\"meta note\" id=\"noscaling\">Every run has the same %s (%"
+                PRId64 "), so there is no scaling to show.</div>\n", k_axes[C->axis], C->xs[0]);
+        return;
+    }
+    fprintf(fp, "<div class=\"meta\">per region (the %zu with the most time on the run of "
+            "the fewest %s) its mean call time T at each number of %s, against the "
+            "smallest (T<sub>base</sub>): speedup T<sub>base</sub>/T; strong-scaling "
+            "efficiency speedup / (%s / %s<sub>base</sub>), ideal 1 with a fixed total "
+            "problem; weak-scaling efficiency T<sub>base</sub>/T, ideal 1 with a fixed "
+            "problem per %s. The profiles cannot tell which study it is.</div>\n",
+            C->nsreg, k_axes[C->axis], k_axes[C->axis], k_axes[C->axis], k_axes[C->axis],
+            k_axis_one[C->axis]);
+    const char *col[SCALE_REGIONS];
+    char cb[SCALE_REGIONS][8];
+    for (size_t i = 0; i < C->nsreg && i < SCALE_REGIONS; i++)
+        col[i] = slot_color(cb[i], slot[C->sreg[i]]);
+    fputs("<div class=\"legend-scale\" id=\"scale-legend\">", fp);
+    for (size_t i = 0; i < C->nsreg; i++) {
+        fprintf(fp, "<span class=\"lg\"><span class=\"sw\" style=\"background:%s\"></span>", col[i]);
+        put_html(fp, C->names[C->sreg[i]]);
+        fputs("</span> ", fp);
+    }
+    fputs("<span class=\"lg\">- - ideal</span></div>\n", fp);
+    if (mode != 1) {
+        fputs("<h3>Speedup (strong scaling)</h3>\n", fp);
+        scale_svg(fp, C, "speedup", 0, col);
+    }
+    if (mode != 0) {
+        fputs("<h3>Weak-scaling efficiency</h3>\n", fp);
+        scale_svg(fp, C, "weak-efficiency", 2, col);
+    }
+    fprintf(fp, "<table id=\"scaling-table\" class=\"sortable\"><thead><tr><th>region</th>"
+            "<th>%s</th><th>mean</th>%s%s</tr></thead><tbody>\n", k_axes[C->axis],
+            mode != 1 ? "<th>speedup</th><th>efficiency</th>" : "",
+            mode != 0 ? "<th>weak efficiency</th>" : "");
+    for (size_t i = 0; i < C->nsreg; i++)
+        for (size_t j = 0; j < C->nx; j++) {
+            fputs("<tr><td data-v=\"", fp);
+            put_html(fp, C->names[C->sreg[i]]);
+            fputs("\">", fp);
+            put_html(fp, C->names[C->sreg[i]]);
+            fprintf(fp, "</td><td class=\"n\" data-v=\"%" PRId64 "\">%" PRId64 "</td>",
+                    C->xs[j], C->xs[j]);
+            double m = C->smean[i * C->nx + j];
+            if (isnan(m)) fputs("<td class=\"n\">-</td>", fp);
+            else cell_ns(fp, m);
+            for (int q = 0; q < 3; q++) {
+                if ((q < 2 && mode == 1) || (q == 2 && mode == 0)) continue;
+                double v = scale_value(C, i, j, q);
+                if (isnan(v)) fputs("<td class=\"n\">-</td>", fp);
+                else fprintf(fp, "<td class=\"n\" data-v=\"%.6g\">%.3f</td>", v, v);
+            }
+            fputs("</tr>\n", fp);
+        }
+    fputs("</tbody></table>\n", fp);
+}
+
+/* Writes the scaling part of the comparison's JSON blob: ,"axes":[per run
+ * {ranks, nodes, threads, cores} (null: unknown)],"scaling":null or
+ * {axis, x, regions, mean_ns, speedup, efficiency, weak_efficiency} (per
+ * region a list over x; null where missing). */
+static void scale_json(FILE *fp, const cmp_state_t *C) {
+    fputs(",\"axes\":[", fp);
+    for (size_t k = 0; k < C->nruns; k++) {
+        fputs(k ? ",{" : "{", fp);
+        for (int a = AX_RANKS; a < NAX; a++) {
+            int64_t v = axis_value(C, k, a);
+            if (v < 0) fprintf(fp, "%s\"%s\":null", a > AX_RANKS ? "," : "", k_axes[a]);
+            else fprintf(fp, "%s\"%s\":%" PRId64, a > AX_RANKS ? "," : "", k_axes[a], v);
+        }
+        fputc('}', fp);
+    }
+    fputs("],\"scaling\":", fp);
+    if (C->axis == AX_AUTO || C->nx < 2 || !cmp_opts(C)->charts) {
+        fputs("null", fp);
+        return;
+    }
+    fprintf(fp, "{\"axis\":\"%s\",\"x\":[", k_axes[C->axis]);
+    for (size_t j = 0; j < C->nx; j++) fprintf(fp, "%s%" PRId64, j ? "," : "", C->xs[j]);
+    fputs("],\"regions\":[", fp);
+    for (size_t i = 0; i < C->nsreg; i++) {
+        if (i) fputc(',', fp);
+        put_json_str(fp, C->names[C->sreg[i]]);
+    }
+    static const char *const keys[] = {"mean_ns", "speedup", "efficiency", "weak_efficiency"};
+    for (int q = -1; q < 3; q++) {
+        fprintf(fp, "],\"%s\":[", keys[q + 1]);
+        for (size_t i = 0; i < C->nsreg; i++) {
+            fputs(i ? ",[" : "[", fp);
+            for (size_t j = 0; j < C->nx; j++) {
+                double v = q < 0 ? C->smean[i * C->nx + j] : scale_value(C, i, j, q);
+                if (j) fputc(',', fp);
+                if (isnan(v)) fputs("null", fp);
+                else fprintf(fp, "%.17g", v);
+            }
+            fputc(']', fp);
+        }
+    }
+    fputs("]}", fp);
 }
 
 /* Writes the table of the runs: label, spans, regions, threads,
@@ -953,21 +1812,49 @@ static void cmp_write_json(FILE *fp, const cmp_state_t *C, const uint32_t *ord,
         }
         fputc(']', fp);
     }
-    fputs("]}", fp);
+    fputc(']', fp);
+    scale_json(fp, C);
+    fputc('}', fp);
+}
+
+/* The table values (table_values) of each region of C in the baseline
+ * run, all NaN where it has no call (nregions x NKEYS; the caller frees),
+ * or NULL when out of memory. */
+static double *cmp_table_values(const cmp_state_t *C) {
+    double *base = table_values(&C->runs[0]);
+    double *v = malloc((C->nregions ? C->nregions : 1) * NKEYS * sizeof *v);
+    for (size_t r = 0; base && v && r < C->nregions; r++) {
+        uint32_t id = C->ids[r * C->nruns];
+        for (int k = 0; k < NKEYS; k++)
+            v[r * NKEYS + k] = id == UINT32_MAX ? NAN : base[(size_t)id * NKEYS + k];
+    }
+    free(base);
+    if (!base) {
+        free(v);
+        return NULL;
+    }
+    return v;
 }
 
 /* Writes the whole comparison page.  Returns 0 or SPS_ENOMEM. */
 static int cmp_write_page(FILE *fp, cmp_state_t *C) {
-    uint32_t *ord = malloc((C->nregions ? C->nregions : 1) * sizeof *ord);
-    uint32_t *slot = malloc((C->nregions ? C->nregions : 1) * sizeof *slot);
-    if (!ord || !slot) {
+    size_t nr = C->nregions ? C->nregions : 1;
+    uint32_t *ord = malloc(nr * sizeof *ord), *rows = malloc(nr * sizeof *rows);
+    uint32_t *slot = malloc(nr * sizeof *slot);
+    double *vals = cmp_table_values(C);
+    if (!ord || !rows || !slot || !vals) {
         free(ord);
+        free(rows);
         free(slot);
+        free(vals);
         return SPS_ENOMEM;
     }
     for (size_t i = 0; i < C->nregions; i++) ord[i] = (uint32_t)i;
     qsort_r(ord, C->nregions, sizeof *ord, by_max_total, C);
     for (size_t i = 0; i < C->nregions; i++) slot[ord[i]] = (uint32_t)i;
+    memcpy(rows, ord, C->nregions * sizeof *rows);
+    if (cmp_opts(C)->sort) /* by the baseline's values; else as the bars */
+        sort_rows(rows, C->nregions, C->names, vals, cmp_opts(C));
     fprintf(fp, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
             "<title>spanscope: comparison of %zu runs</title>\n<style>\n%s"
@@ -975,16 +1862,23 @@ static int cmp_write_page(FILE *fp, cmp_state_t *C) {
             "<h1>spanscope: comparison of %zu runs</h1>\n<div class=\"meta\">%zu region%s "
             "over all runs; run #1 is the baseline of the ratio columns</div>\n",
             C->nruns, page_css, C->nruns, C->nregions, C->nregions == 1 ? "" : "s");
+    write_filters(fp, cmp_opts(C), C->nregions);
+    for (size_t k = 0; k < C->nruns; k++) write_rank_notes(fp, &C->runs[k], k, C->labels[k]);
     cmp_write_runs(fp, C);
-    fputs("<h2>Regions</h2>\n", fp);
-    write_legend(fp, C->names, ord, C->nregions, slot);
-    cmp_write_bars(fp, C, ord, slot);
-    cmp_write_table(fp, C, ord);
+    if (cmp_opts(C)->charts) {
+        fputs("<h2>Regions</h2>\n", fp);
+        write_legend(fp, C->names, ord, C->nregions, slot);
+        cmp_write_bars(fp, C, ord, slot);
+        scale_write(fp, C, slot);
+    }
+    cmp_write_table(fp, C, rows);
     fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
     cmp_write_json(fp, C, ord, slot);
     fprintf(fp, "</script>\n<script>\n%s</script>\n</body></html>\n", sort_js);
     free(ord);
+    free(rows);
     free(slot);
+    free(vals);
     return 0;
 }
 
@@ -993,21 +1887,33 @@ int sps__html_write_cmp(FILE *fp, sps__tlr_t *const *rs, const char *const *labe
     if (!fp || !rs || !labels || !opt || nruns < 2) return SPS_EINVAL;
     for (size_t k = 0; k < nruns; k++)
         if (!rs[k] || !labels[k]) return SPS_EINVAL;
-    cmp_state_t C = {calloc(nruns, sizeof *C.runs), labels, nruns, NULL, NULL, 0};
+    int rc = sps__html_check_opts(opt->o);
+    if (rc) return rc;
+    cmp_state_t C;
+    memset(&C, 0, sizeof C);
+    C.runs = calloc(nruns, sizeof *C.runs);
+    C.labels = labels;
+    C.nruns = nruns;
+    C.opt = opt;
     if (!C.runs) return SPS_ENOMEM;
-    int rc = 0;
     for (size_t k = 0; k < nruns && rc == 0; k++) {
         C.runs[k].h = sps__tlr_header(rs[k]);
         C.runs[k].cap = 0; /* statistics only: the comparison has no timeline */
         C.runs[k].progress = opt->progress;
+        C.runs[k].o = cmp_opts(&C);
         rc = read_spans(rs[k], &C.runs[k]);
     }
+    if (rc == 0) rc = pick_axis(&C);
     if (rc == 0) rc = cmp_match(&C);
+    if (rc == 0) rc = scale_compute(&C);
     if (rc == 0) rc = cmp_write_page(fp, &C);
     if (rc == 0 && (fflush(fp) != 0 || ferror(fp))) rc = SPS_EIO;
     for (size_t k = 0; k < nruns; k++) state_free(&C.runs[k]);
     free(C.runs);
     free(C.names);
     free(C.ids);
+    free(C.xs);
+    free(C.sreg);
+    free(C.smean);
     return rc;
 }

@@ -28,14 +28,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Spans embedded in the timeline unless told otherwise. */
-#define SPS__HTML_DEFAULT_MAX_SPANS 200000u
-/* The most spans the timeline can be asked to embed: the heap that picks
- * them (util.h: sps__heap) numbers them in 32 bits, and the 48 bytes each
- * takes (the span and its heap entry) must fit in memory's address
- * range. */
-#define SPS__HTML_MAX_SPANS_LIMIT                                              \
-    ((size_t)UINT32_MAX < SIZE_MAX / 48 ? (size_t)UINT32_MAX : SIZE_MAX / 48)
+/* Spans embedded in the timeline unless told otherwise, and the most the
+ * timeline can be asked to embed (spanscope.h; the heap that picks them,
+ * util.h: sps__heap, numbers them in 32 bits). */
+#define SPS__HTML_DEFAULT_MAX_SPANS SPS_HTML_DEFAULT_MAX_SPANS
+#define SPS__HTML_MAX_SPANS_LIMIT SPS_HTML_MAX_SPANS_LIMIT
 
 /* How to write the page. */
 typedef struct sps__html_opts {
@@ -49,7 +46,20 @@ typedef struct sps__html_opts {
      * once at the end with final set; NULL for none.  The library prints
      * nothing itself. */
     void (*progress)(uint64_t done, uint64_t total, int final);
+    /* the public options (spanscope.h: filters, ranks, the table's sort
+     * and columns, charts, scaling); NULL: their defaults.  Its
+     * max_spans, title and progress are not read (the fields above are). */
+    const sps_html_options_t *o;
+    /* a comparison's runs, per run (NULL: none recorded): /metadata's
+     * omp_num_threads and num_nodes, <= 0 where the run did not record
+     * them (the scaling section's threads and nodes axes) */
+    const int64_t *meta_threads, *meta_nodes;
 } sps__html_opts_t;
+
+/* Checks the public options o (NULL: fine): sort key, columns, scaling
+ * mode and axis names, max_spans.  Returns 0 or SPS_EINVAL with the
+ * message set (scope-profiler's wording where it has one). */
+SPS__HIDDEN int sps__html_check_opts(const sps_html_options_t *o);
 
 /* Reads every span of r (an open source, positioned at its first span)
  * and writes the page to fp.  Statistics per region cover every span;
@@ -63,7 +73,12 @@ typedef struct sps__html_opts {
  * consumed (read to its end).  Nothing is written to fp unless every span
  * was read.
  *
- * Returns 0, SPS_EINVAL (fp, r or opt NULL, or max_spans over the limit),
+ * opt->o filters what the page shows (html.c, top): nesting and self time
+ * are folded over every region of the selected ranks, and only the
+ * regions that pass the patterns are embedded, drawn and tabled.
+ *
+ * Returns 0, SPS_EINVAL (fp, r or opt NULL, max_spans over the limit,
+ * bad options: sps__html_check_opts, a pattern that does not compile),
  * SPS_EFORMAT (a bad span; message: sps__err_msg()), SPS_ENOMEM,
  * SPS_EIO (writing fp failed), or the reader's code. */
 SPS__HIDDEN int sps__html_write(FILE *fp, sps__tlr_t *r,
@@ -76,13 +91,17 @@ SPS__HIDDEN int sps__html_write(FILE *fp, sps__tlr_t *r,
  * scale, and a sortable table of calls, total, self and mean per region
  * and run with each later run's total time as a ratio of run #1's.
  * Regions are matched by name; a region missing from a run shows as
- * such.  Statistics by the one fold, as in sps__html_write; the page
- * embeds no timeline (opt->max_spans is not used; opt->title neither:
+ * such.  With charts (opt->o) and runs that differ along the scaling
+ * axis (opt->o->speedup_x), the scaling section: per region (at most 8,
+ * the most total time on the smallest run) speedup and efficiency over
+ * the axis, as inline SVG and a table.  Statistics by the one fold, as in
+ * sps__html_write; the page embeds no timeline (opt->max_spans is not used; opt->title neither:
  * the page is titled by the number of runs).  Memory: O(regions + threads
  * * depth) per run.  Everything is borrowed; every rs[k] is consumed.
  * Nothing is written to fp unless every span of every run was read.
  *
- * Returns 0, SPS_EINVAL (a NULL argument or nruns < 2), SPS_EFORMAT (a
+ * Returns 0, SPS_EINVAL (a NULL argument or nruns < 2, bad options, a
+ * named axis a run has no value for), SPS_EFORMAT (a
  * bad span; message: sps__err_msg()), SPS_ENOMEM, SPS_EIO, or a reader's
  * code. */
 SPS__HIDDEN int sps__html_write_cmp(FILE *fp, sps__tlr_t *const *rs,

@@ -2,7 +2,9 @@
  * the colours of 20 regions all differ and follow total time (the
  * legend's order), the comparison of two runs matches regions by name and
  * says which run lacks one, and bad arguments are SPS_EINVAL with nothing
- * written. */
+ * written; the options of sps_html_write_files (filters, ranks, the
+ * table's columns and sort, charts off, the scaling section) on a small
+ * recording and on traces of 1, 2 and 4 ranks. */
 #include "testutil.h"
 
 #include "formats/html.h"
@@ -51,7 +53,7 @@ static char *read_all(FILE *fp) {
 static char *page_of(sps__tlr_t *r) {
     FILE *fp = tmpfile();
     assert_non_null(fp);
-    sps__html_opts_t o = {SPS__HTML_DEFAULT_MAX_SPANS, "t", NULL};
+    sps__html_opts_t o = {SPS__HTML_DEFAULT_MAX_SPANS, "t", NULL, NULL, NULL, NULL};
     assert_int_equal(sps__html_write(fp, r, &o), 0);
     char *page = read_all(fp);
     fclose(fp);
@@ -116,7 +118,7 @@ static void test_compare_two(void **state) {
     const char *labels[2] = {"a", "b"};
     FILE *fp = tmpfile();
     assert_non_null(fp);
-    sps__html_opts_t o = {0, NULL, NULL};
+    sps__html_opts_t o = {0, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(sps__html_write_cmp(fp, rs, labels, 2, &o), 0);
     char *buf = read_all(fp);
     fclose(fp);
@@ -144,7 +146,7 @@ static void test_bad_arguments(void **state) {
     const char *labels[2] = {"a", "b"};
     FILE *fp = tmpfile();
     assert_non_null(fp);
-    sps__html_opts_t o = {0, NULL, NULL};
+    sps__html_opts_t o = {0, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(sps__html_write_cmp(fp, rs, labels, 1, &o), SPS_EINVAL);
     assert_int_equal(sps__html_write_cmp(fp, rs, labels, 2, &o), SPS_EINVAL);
     rs[1] = r;
@@ -191,12 +193,339 @@ static void test_compare_files(void **state) {
     free(page);
 }
 
+/* --- the options (sps_html_write_files) ---------------------------------- */
+
+/* Writes a Chrome trace of nranks processes (ranks 0..nranks-1, one
+ * thread each) to path: calls times "main" around "solve" (solve_us) then
+ * "io" (io_us), and on rank r > 0 also one "only_r<r>". */
+static void write_ranks_trace(const char *path, int nranks, int solve_us, int io_us) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"traceEvents\":[", f);
+    const char *sep = "";
+    for (int r = 0; r < nranks; r++) {
+        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%d,"
+                "\"args\":{\"labels\":\"rank %d\"}}", sep, 100 + r, r);
+        sep = ",";
+        long t = 0;
+        for (int c = 0; c < 4; c++) {
+            fprintf(f, ",{\"ph\":\"X\",\"name\":\"main\",\"pid\":%d,\"tid\":1,\"ts\":%ld,"
+                    "\"dur\":%d}", 100 + r, t, solve_us + io_us + 2);
+            fprintf(f, ",{\"ph\":\"X\",\"name\":\"solve\",\"pid\":%d,\"tid\":1,\"ts\":%ld,"
+                    "\"dur\":%d}", 100 + r, t + 1, solve_us);
+            fprintf(f, ",{\"ph\":\"X\",\"name\":\"io\",\"pid\":%d,\"tid\":1,\"ts\":%ld,"
+                    "\"dur\":%d}", 100 + r, t + 1 + solve_us, io_us);
+            t += solve_us + io_us + 10;
+        }
+        if (r > 0)
+            fprintf(f, ",{\"ph\":\"X\",\"name\":\"only_r%d\",\"pid\":%d,\"tid\":1,\"ts\":%ld,"
+                    "\"dur\":5}", r, 100 + r, t);
+    }
+    fputs("]}", f);
+    fclose(f);
+}
+
+/* The page sps_html_write_files writes of the n inputs with o (caller
+ * frees), rc its code. */
+static char *page_with(const char *const *in, size_t n, const sps_html_options_t *o,
+                       int *rc, char *err, size_t errlen) {
+    const char *out = tu_path("html_opts.html");
+    remove(out);
+    *rc = sps_html_write_files(in, NULL, n, out, o, err, errlen);
+    FILE *fp = fopen(out, "r");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    char *page = read_all(fp);
+    fclose(fp);
+    return page;
+}
+
+/* The text of the table row of region name in page, up to its </tr>
+ * (static buffer), or NULL when the table has no such row. */
+static const char *row_of(const char *page, const char *name) {
+    static char buf[4096];
+    char key[128];
+    snprintf(key, sizeof key, "<tr><td data-v=\"%s\">", name);
+    const char *t = strstr(page, "<table id=\"stats\">"), *s = t ? strstr(t, key) : NULL;
+    if (!s) return NULL;
+    const char *e = strstr(s, "</tr>");
+    size_t n = (size_t)(e - s) < sizeof buf - 1 ? (size_t)(e - s) : sizeof buf - 1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return buf;
+}
+
+/* Records a small .h5 with the live API: 3 x outer (inner 2 ms, io 1 ms,
+ * 0.5 ms of its own). */
+static void record_small(const char *path) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t outer = sps_region("outer"), inner = sps_region("inner"),
+                 io = sps_region("io");
+    for (int i = 0; i < 3; i++) {
+        sps_begin(outer);
+        sps_begin(inner);
+        tu_spin_ns(2000000);
+        sps_end(inner);
+        sps_begin(io);
+        tu_spin_ns(1000000);
+        sps_end(io);
+        tu_spin_ns(500000);
+        sps_end(outer);
+    }
+    assert_int_equal(sps_finalize(), 0);
+    assert_int_equal(sps_shutdown(), 0);
+}
+
+/* include/exclude pick what is shown, by an ERE at the name's start (re.match):
+ * "in" passes inner, not io; hiding inner leaves outer's self time as it
+ * was (hidden children are still folded); a pattern matching nothing is a
+ * page that says so, as scope-profiler writes one; a bad one is EINVAL. */
+static void test_filters(void **state) {
+    (void)state;
+    char path[512], err[512] = "", self_all[256], self_ex[256];
+    snprintf(path, sizeof path, "%s", tu_path("html_small.h5"));
+    record_small(path);
+    const char *in[1] = {path};
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    int rc;
+    char *page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    const char *row = row_of(page, "outer");
+    assert_non_null(row);
+    /* the default columns: region calls total self ...: self is the 4th cell */
+    const char *c = row;
+    for (int i = 0; i < 3; i++) c = strstr(c + 1, "<td");
+    snprintf(self_all, sizeof self_all, "%.40s", c);
+    free(page);
+
+    const char *inc[] = {"in"};
+    o.include = inc;
+    o.ninclude = 1;
+    page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(row_of(page, "inner"));
+    assert_null(row_of(page, "io"));
+    assert_null(row_of(page, "outer"));
+    assert_null(strstr(strstr(page, "<div id=\"legend\">"), ">outer</span>"));
+    assert_non_null(strstr(page, "id=\"filters\""));
+    free(page);
+
+    const char *exc[] = {"inner"};
+    o.include = NULL;
+    o.ninclude = 0;
+    o.exclude = exc;
+    o.nexclude = 1;
+    page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_null(row_of(page, "inner"));
+    row = row_of(page, "outer");
+    assert_non_null(row);
+    c = row;
+    for (int i = 0; i < 3; i++) c = strstr(c + 1, "<td");
+    snprintf(self_ex, sizeof self_ex, "%.40s", c);
+    assert_string_equal(self_all, self_ex);
+    free(page);
+
+    const char *none[] = {"zzz"};
+    o.exclude = NULL;
+    o.nexclude = 0;
+    o.include = none;
+    o.ninclude = 1;
+    page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(page, "No regions matched the selected filters."));
+    assert_null(row_of(page, "outer"));
+    free(page);
+
+    const char *bad[] = {"("};
+    o.include = bad;
+    page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, SPS_EINVAL);
+    assert_non_null(strstr(err, "bad region pattern '('"));
+    assert_null(page); /* nothing written */
+}
+
+/* ranks: only the selected ranks' spans are read (a region of another
+ * rank is not in the table); a rank the run lacks is named on the page. */
+static void test_ranks(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s", tu_path("html_ranks.json"));
+    write_ranks_trace(path, 3, 100, 10);
+    const char *in[1] = {path};
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    const int64_t r1[] = {1}, r7[] = {0, 7};
+    o.ranks = r1;
+    o.nranks = 1;
+    const char *cols[] = {"region", "ranks", "calls"};
+    o.columns = cols;
+    o.ncolumns = 3;
+    int rc;
+    char *page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(row_of(page, "only_r1"));
+    assert_null(row_of(page, "only_r2"));
+    assert_non_null(strstr(row_of(page, "solve"), "data-v=\"1\">1</td><td class=\"n\" "
+                                                  "data-v=\"4\">4</td>"));
+    free(page);
+    o.ranks = r7;
+    o.nranks = 2;
+    page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(page, "id=\"badrank-7\">Rank 7 is not in this run: it holds 3 "
+                                 "ranks, 0 to 2."));
+    assert_null(row_of(page, "only_r1"));
+    free(page);
+}
+
+/* The table's columns and sort key; unknown ones are SPS_EINVAL with
+ * scope-profiler's wording, before anything is written. */
+static void test_table_options(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s", tu_path("html_ranks.json"));
+    write_ranks_trace(path, 2, 100, 10);
+    const char *in[1] = {path};
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    const char *cols[] = {"region", "calls", "p50", "imbalance"};
+    o.columns = cols;
+    o.ncolumns = 4;
+    o.sort = "name";
+    int rc;
+    char *page = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(page, "<thead><tr><th>region</th><th>calls</th><th>p50</th>"
+                                 "<th>imbalance</th></tr></thead>"));
+    /* by name: io, main, only_r1, solve */
+    const char *t = strstr(page, "<table id=\"stats\">");
+    const char *a = strstr(t, ">io<"), *b = strstr(t, ">main<"), *c = strstr(t, ">only_r1<"),
+               *d = strstr(t, ">solve<");
+    assert_true(a && b && c && d && a < b && b < c && c < d);
+    /* p50 of solve's eight 100 us calls: 100 us (within its bucket, never past max) */
+    assert_non_null(strstr(row_of(page, "solve"), "data-v=\"100000\">100.00 \xc2\xb5s</td>"));
+    free(page);
+    o.sort = "calls"; /* descending, ties by name: io, main, solve (8), only_r1 (1) */
+    page = page_with(in, 1, &o, &rc, err, sizeof err);
+    t = strstr(page, "<table id=\"stats\">");
+    a = strstr(t, ">io<");
+    c = strstr(t, ">only_r1<");
+    d = strstr(t, ">solve<");
+    assert_true(a && c && d && a < d && d < c);
+    free(page);
+
+    const char *bad[] = {"region", "bogus"};
+    o.columns = bad;
+    o.ncolumns = 2;
+    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
+    assert_int_equal(rc, SPS_EINVAL);
+    assert_non_null(strstr(err, "Unknown region summary column(s): ['bogus']"));
+    o.ncolumns = 0; /* a list with nothing in it */
+    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
+    assert_non_null(strstr(err, "At least one region summary column"));
+    o.columns = NULL;
+    o.sort = "fastest";
+    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
+    assert_non_null(strstr(err, "unknown sort key 'fastest'"));
+    o.sort = NULL;
+    o.scaling = "linear";
+    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
+    assert_non_null(strstr(err, "scaling must be one of"));
+}
+
+/* charts 0: the tables alone; charts_cdn changes nothing (the page loads
+ * nothing either way). */
+static void test_charts_off(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s", tu_path("html_ranks.json"));
+    write_ranks_trace(path, 2, 100, 10);
+    const char *in[1] = {path};
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    int rc;
+    char *with = page_with(in, 1, &o, &rc, err, sizeof err);
+    o.charts_cdn = 1;
+    char *cdn = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_string_equal(with, cdn);
+    assert_null(strstr(with, "src=\""));
+    o.charts = 0;
+    char *without = page_with(in, 1, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(with, "<canvas"));
+    assert_null(strstr(without, "<canvas"));
+    assert_null(strstr(without, "id=\"legend\""));
+    assert_null(strstr(without, "id=\"bars\""));
+    assert_non_null(row_of(without, "solve"));
+    free(with);
+    free(cdn);
+    free(without);
+}
+
+/* The comparison's scaling section: solve's work split over 1, 2, 4 ranks
+ * is a speedup of 1, 2, 4 with efficiency 1; io's fixed 10 us a speedup of
+ * 1, efficiency 1, 1/2, 1/4.  "weak" draws the weak chart alone; runs of
+ * one size have no section; a named axis a run lacks is SPS_EINVAL. */
+static void test_scaling(void **state) {
+    (void)state;
+    char p[3][512], err[512] = "";
+    const int n[3] = {1, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "html_scale%d.json", n[i]);
+        snprintf(p[i], sizeof p[i], "%s", tu_path(name));
+        write_ranks_trace(p[i], n[i], 400 / n[i], 10);
+    }
+    const char *in[3] = {p[0], p[1], p[2]};
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    int rc;
+    char *page = page_with(in, 3, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(page, "\"scaling\":{\"axis\":\"ranks\",\"x\":[1,2,4],"
+                                 "\"regions\":[\"main\",\"solve\",\"io\"]"));
+    assert_non_null(strstr(page, "\"speedup\":[[1,1.94"));
+    assert_non_null(strstr(page, "[1,2,4],[1,1,1]],\"efficiency\":["));
+    assert_non_null(strstr(page, "[1,1,1],[1,0.5,0.25]],\"weak_efficiency\""));
+    assert_non_null(strstr(page, "<svg id=\"speedup\""));
+    assert_non_null(strstr(page, "<svg id=\"weak-efficiency\""));
+    assert_non_null(strstr(page, "\"axes\":[{\"ranks\":1,\"nodes\":1,\"threads\":null,"
+                                 "\"cores\":null},{\"ranks\":2,\"nodes\":null,"));
+    free(page);
+    o.scaling = "weak";
+    page = page_with(in, 3, &o, &rc, err, sizeof err);
+    assert_null(strstr(page, "<svg id=\"speedup\""));
+    assert_non_null(strstr(page, "<svg id=\"weak-efficiency\""));
+    free(page);
+    o.scaling = NULL;
+    o.speedup_x = "threads"; /* a trace has no /metadata */
+    assert_null(page_with(in, 3, &o, &rc, err, sizeof err));
+    assert_int_equal(rc, SPS_EINVAL);
+    assert_non_null(strstr(err, "'omp_num_threads'"));
+    o.speedup_x = NULL;
+    const char *same[2] = {p[1], p[1]};
+    page = page_with(same, 2, &o, &rc, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(page, "\"scaling\":null"));
+    assert_null(strstr(page, "id=\"scaling\""));
+    free(page);
+    o.speedup_x = "ranks"; /* named, one value: a note, no charts */
+    page = page_with(same, 2, &o, &rc, err, sizeof err);
+    assert_non_null(strstr(page, "Every run has the same ranks (2), so there is no scaling"));
+    assert_null(strstr(page, "<svg"));
+    free(page);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twenty_colours),
         cmocka_unit_test(test_compare_two),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_compare_files),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_ranks),
+        cmocka_unit_test(test_table_options),
+        cmocka_unit_test(test_charts_off),
+        cmocka_unit_test(test_scaling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
