@@ -47,6 +47,28 @@ typedef struct sps__export_sel {
     size_t nsrc;              /* names 0..nsrc-1 have an entry */
 } sps__export_sel_t;
 
+/* The rank of every thread of h into rank_of (h->nthreads of them, the
+ * caller's array): its process's rank, or the process's index among h's
+ * processes when it has none (a trace of several processes: one rank
+ * each); 0 for a thread of no known process.  The one rule of the
+ * exports (sel->rank_of_thread) and the HTML page (html.c). */
+SPS__HIDDEN void sps__export_thread_ranks(const sps__tl_header_t *h, int64_t *rank_of);
+
+/* Which of h's region names pass the patterns, into name_on (h->nnames of
+ * them, the caller's array; h and the patterns borrowed): 1 when the name
+ * matches one of the ninclude include patterns (none given: every name
+ * does) and none of the nexclude exclude patterns.  A pattern is a POSIX
+ * extended regex anchored at the name's start ("^(P)": Python's re.match,
+ * as scope-profiler takes them); a NULL name counts as "".  *npass (NULL:
+ * not wanted) gets how many pass.  Returns 0, SPS_EINVAL for a pattern
+ * that does not compile ("bad region pattern 'P'", message set) or
+ * SPS_ENOMEM; name_on and *npass are unspecified after an error.  The one
+ * matcher of the exports and the HTML page (html.c). */
+SPS__HIDDEN int sps__export_names_pass(const sps__tl_header_t *h,
+                                       const char *const *include, size_t ninclude,
+                                       const char *const *exclude, size_t nexclude,
+                                       unsigned char *name_on, size_t *npass);
+
 /* Builds sel over h by o (both borrowed; h must outlive sel).  Returns 0,
  * SPS_EINVAL (a requested rank the source does not hold: "invalid rank
  * requested: N (the file holds ranks A..B)"; a bad pattern; no region

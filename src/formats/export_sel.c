@@ -3,7 +3,8 @@
  * the requested ranks' threads, as lanes, and the region names that pass
  * the include/exclude patterns; and the call tree of what is taken, by
  * the one fold (sps__fold_tl with its tree), shared by the .prof and SVG
- * writers.
+ * writers.  The rule for a thread's rank and the pattern matching are
+ * also the HTML page's (html.c): one of each for every view.
  */
 #include "formats/export.h"
 
@@ -19,14 +20,12 @@ static int64_t proc_rank(const sps__tl_proc_t *p, size_t pi) {
     return p->rank >= 0 ? p->rank : (int64_t)pi;
 }
 
-/* The rank of every thread of h into out (nthreads of them); a thread of
- * no known process is rank 0. */
-static void thread_ranks(const sps__tl_header_t *h, int64_t *out) {
+void sps__export_thread_ranks(const sps__tl_header_t *h, int64_t *rank_of) {
     for (size_t t = 0; t < h->nthreads; t++) {
-        out[t] = 0;
+        rank_of[t] = 0;
         for (size_t p = 0; p < h->nprocs; p++)
             if (h->procs[p].pid == h->threads[t].pid) {
-                out[t] = proc_rank(&h->procs[p], p);
+                rank_of[t] = proc_rank(&h->procs[p], p);
                 break;
             }
     }
@@ -65,40 +64,70 @@ static int ranks_check(const sps__export_sel_t *sel, const sps__export_opts_t *o
     return 0;
 }
 
-/* Whether name matches one of the n patterns, each anchored at the
- * name's start.  Returns 1, 0, or SPS_EINVAL for a pattern that does not
- * compile (message set). */
-static int matches_any(const char *name, const char *const *pat, size_t n) {
+/* Compiles the n patterns of pat into re[] ("^(P)", extended, no
+ * submatches): each anchored at the name's start, as Python's re.match.
+ * Returns 0, SPS_EINVAL naming the pattern (message set) or SPS_ENOMEM;
+ * on an error those compiled so far are freed. */
+static int compile_patterns(regex_t *re, const char *const *pat, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(pat[i]);
-        char *anchored = malloc(len + 4);
-        if (!anchored) return SPS_ENOMEM;
-        snprintf(anchored, len + 4, "^(%s)", pat[i]);
-        regex_t re;
-        int bad = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
-        free(anchored);
-        if (bad)
-            return sps__err_fail(SPS_EINVAL, "bad region pattern '%s'", pat[i]);
-        int hit = regexec(&re, name, 0, NULL, 0) == 0;
-        regfree(&re);
-        if (hit) return 1;
+        size_t len = strlen(pat[i]) + 4;
+        char *anchored = malloc(len);
+        int bad = !anchored;
+        if (anchored) {
+            snprintf(anchored, len, "^(%s)", pat[i]);
+            bad = regcomp(&re[i], anchored, REG_EXTENDED | REG_NOSUB) != 0;
+            free(anchored);
+        }
+        if (bad) {
+            while (i > 0) regfree(&re[--i]);
+            return anchored ? sps__err_fail(SPS_EINVAL, "bad region pattern '%s'", pat[i])
+                            : SPS_ENOMEM;
+        }
     }
+    return 0;
+}
+
+/* Whether name matches one of the n compiled patterns re[]. */
+static int matches_any(const regex_t *re, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (regexec(&re[i], name, 0, NULL, 0) == 0) return 1;
+    return 0;
+}
+
+/* Every pattern is compiled once, before any name is matched, so that a
+ * bad one is reported whatever the names are. */
+int sps__export_names_pass(const sps__tl_header_t *h, const char *const *include,
+                           size_t ninclude, const char *const *exclude, size_t nexclude,
+                           unsigned char *name_on, size_t *npass) {
+    regex_t *re = malloc((ninclude + nexclude + 1) * sizeof *re);
+    if (!re) return SPS_ENOMEM;
+    int rc = compile_patterns(re, include, ninclude);
+    if (rc == 0 && (rc = compile_patterns(re + ninclude, exclude, nexclude)) != 0)
+        for (size_t i = 0; i < ninclude; i++) regfree(&re[i]);
+    if (rc) {
+        free(re);
+        return rc;
+    }
+    size_t on = 0;
+    for (size_t i = 0; i < h->nnames; i++) {
+        const char *nm = h->names[i] ? h->names[i] : "";
+        name_on[i] = (unsigned char)((!ninclude || matches_any(re, ninclude, nm)) &&
+                                     !matches_any(re + ninclude, nexclude, nm));
+        on += name_on[i];
+    }
+    for (size_t i = 0; i < ninclude + nexclude; i++) regfree(&re[i]);
+    free(re);
+    if (npass) *npass = on;
     return 0;
 }
 
 /* Sets sel->name_on by o's filters.  Returns 0, SPS_EINVAL (a bad
  * pattern, or no name passes) or SPS_ENOMEM. */
 static int names_filter(sps__export_sel_t *sel, const sps__export_opts_t *o) {
-    const sps__tl_header_t *h = sel->h;
     size_t on = 0;
-    for (size_t i = 0; i < h->nnames; i++) {
-        int in = o->ninclude ? matches_any(h->names[i], o->include, o->ninclude) : 1;
-        if (in < 0) return in;
-        int out = in && o->nexclude ? matches_any(h->names[i], o->exclude, o->nexclude) : 0;
-        if (out < 0) return out;
-        sel->name_on[i] = (unsigned char)(in && !out);
-        on += sel->name_on[i];
-    }
+    int rc = sps__export_names_pass(sel->h, o->include, o->ninclude, o->exclude, o->nexclude,
+                                    sel->name_on, &on);
+    if (rc) return rc;
     if (!on && (o->ninclude || o->nexclude))
         return sps__err_fail(SPS_EINVAL, "No regions matched the selected filters.");
     return 0;
@@ -118,7 +147,7 @@ int sps__export_sel_init(sps__export_sel_t *sel, const sps__tl_header_t *h,
         sps__export_sel_free(sel);
         return SPS_ENOMEM;
     }
-    thread_ranks(h, sel->rank_of_thread);
+    sps__export_thread_ranks(h, sel->rank_of_thread);
     int rc = ranks_check(sel, o);
     if (!rc) rc = names_filter(sel, o);
     if (rc) {

@@ -25,20 +25,21 @@
  * scope-profiler 0.7.5's create_html_report: the ranks (a span of another
  * rank is not read into anything), and the regions that pass the
  * include/exclude patterns (POSIX EREs at the name's start: its re.match,
- * as the exports take them, export_sel.c).  Nesting and self time are
- * folded over every region of the selected ranks, so that hiding a child
- * never turns its time into its parent's self time; the patterns then
- * pick what the timeline embeds and what the legend, bars, tables and the
- * scaling section show.  The timeline stacks the shown spans by their
- * shown ancestors (a hidden parent leaves no empty row).  A pattern that
- * matches nothing, or a rank a run does not hold, is no error there, and
- * none here: the page says so.
+ * by the exports' one matcher, export.h: sps__export_names_pass).
+ * Nesting and self time are folded over every region of the selected
+ * ranks, so that hiding a child never turns its time into its parent's
+ * self time; the patterns then pick what the timeline embeds and what the
+ * legend, bars, tables and the scaling section show.  The timeline stacks
+ * the shown spans by their shown ancestors (a hidden parent leaves no
+ * empty row).  A pattern that matches nothing, or a rank a run does not
+ * hold, is no error there, and none here: the page says so.
  */
 #include "formats/html.h"
 
+#include "formats/export.h"
+
 #include <inttypes.h>
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,21 +293,12 @@ static int i64_cmp(const void *pa, const void *pb) {
 }
 
 /* Fills S->ranks (the distinct ranks, ascending), S->rix and
- * S->thread_on.  The rank of a thread is its
- * process's, or the process's index when it has none (a trace: one rank
- * per process), 0 for a thread of no known process -- the exports' rule
- * (export_sel.c). */
+ * S->thread_on from the threads' ranks, rank_of (scratch of nthreads;
+ * the exports' rule: sps__export_thread_ranks). */
 static void sel_ranks(html_state_t *S, int64_t *rank_of) {
     const sps__tl_header_t *h = S->h;
-    for (size_t t = 0; t < h->nthreads; t++) {
-        rank_of[t] = 0;
-        for (size_t p = 0; p < h->nprocs; p++)
-            if (h->procs[p].pid == h->threads[t].pid) {
-                rank_of[t] = h->procs[p].rank >= 0 ? h->procs[p].rank : (int64_t)p;
-                break;
-            }
-        S->ranks[t] = rank_of[t];
-    }
+    sps__export_thread_ranks(h, rank_of);
+    memcpy(S->ranks, rank_of, h->nthreads * sizeof *S->ranks);
     qsort(S->ranks, h->nthreads, sizeof *S->ranks, i64_cmp);
     S->nranks = 0;
     for (size_t t = 0; t < h->nthreads; t++)
@@ -318,56 +310,12 @@ static void sel_ranks(html_state_t *S, int64_t *rank_of) {
     }
 }
 
-/* Compiles the n patterns of pat into re[] ("^(P)", extended): each
- * anchored at the name's start, as Python's re.match.  Returns 0 or
- * SPS_EINVAL naming the pattern (those compiled so far are freed). */
-static int compile_patterns(regex_t *re, const char *const *pat, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(pat[i]) + 4;
-        char *anchored = malloc(len);
-        int bad = !anchored;
-        if (anchored) {
-            snprintf(anchored, len, "^(%s)", pat[i]);
-            bad = regcomp(&re[i], anchored, REG_EXTENDED | REG_NOSUB) != 0;
-            free(anchored);
-        }
-        if (bad) {
-            while (i > 0) regfree(&re[--i]);
-            return anchored ? sps__err_fail(SPS_EINVAL, "bad region pattern '%s'", pat[i])
-                            : SPS_ENOMEM;
-        }
-    }
-    return 0;
-}
-
-/* Whether name matches one of the n compiled patterns. */
-static int matches(const regex_t *re, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (regexec(&re[i], name, 0, NULL, 0) == 0) return 1;
-    return 0;
-}
-
-/* Sets S->name_on by the patterns of S->o.  0, SPS_EINVAL or SPS_ENOMEM. */
+/* Sets S->name_on by the patterns of S->o (the exports' matcher:
+ * sps__export_names_pass).  0, SPS_EINVAL or SPS_ENOMEM. */
 static int sel_names(html_state_t *S) {
     const sps_html_options_t *o = S->o;
-    const sps__tl_header_t *h = S->h;
-    regex_t *re = malloc((o->ninclude + o->nexclude + 1) * sizeof *re);
-    if (!re) return SPS_ENOMEM;
-    int rc = compile_patterns(re, o->include, o->ninclude);
-    if (rc == 0 && (rc = compile_patterns(re + o->ninclude, o->exclude, o->nexclude)) != 0)
-        for (size_t i = 0; i < o->ninclude; i++) regfree(&re[i]);
-    if (rc) {
-        free(re);
-        return rc;
-    }
-    for (size_t i = 0; i < h->nnames; i++) {
-        const char *nm = h->names[i] ? h->names[i] : "";
-        S->name_on[i] = (unsigned char)((!o->ninclude || matches(re, o->ninclude, nm)) &&
-                                        !matches(re + o->ninclude, o->nexclude, nm));
-    }
-    for (size_t i = 0; i < o->ninclude + o->nexclude; i++) regfree(&re[i]);
-    free(re);
-    return 0;
+    return sps__export_names_pass(S->h, o->include, o->ninclude, o->exclude, o->nexclude,
+                                  S->name_on, NULL);
 }
 
 /* Sets up what S shows by S->o: the selected ranks' threads, the names
