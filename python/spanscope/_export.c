@@ -8,8 +8,7 @@
  * held in Python.  Registered from _ext.c's module init
  * (sps__py_export_init).  No analysis here: argument conversion only.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_convert.h"
 
 #include "spanscope.h"
 
@@ -18,19 +17,16 @@
 
 int sps__py_export_init(PyObject *m);
 
-/* The strings of seq (a sequence of str, or None: none) as a malloc'd
- * array into *out (n of them, pointing into seq's items, which the caller
- * keeps alive).  0, or -1 with a Python error. */
-static int str_list(PyObject *seq, const char ***out, size_t *n, const char *what) {
+/* (_convert.h) */
+int sps__py_str_list(PyObject *seq, const char ***out, size_t *n, const char *what) {
     *out = NULL;
     *n = 0;
-    if (seq == Py_None) return 0;
-    if (PyUnicode_Check(seq) || !PySequence_Check(seq)) {
+    if (!seq || seq == Py_None) return 0;
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) { /* PySequence_Fast's kinds */
         PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
         return -1;
     }
-    Py_ssize_t len = PySequence_Size(seq);
-    if (len < 0) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
     const char **v = calloc((size_t)len + 1, sizeof *v);
     if (!v) {
         PyErr_NoMemory();
@@ -100,8 +96,8 @@ static PyObject *ext_export(PyObject *mod, PyObject *args, PyObject *kw) {
     const char **iv = NULL, **ev = NULL;
     PyObject *res = NULL;
     if (!rk || !in_seq || !ex_seq || int_list(rk, &rv, &o.nranks) ||
-        str_list(in_seq, &iv, &o.ninclude, "include") ||
-        str_list(ex_seq, &ev, &o.nexclude, "exclude"))
+        sps__py_str_list(in_seq, &iv, &o.ninclude, "include") ||
+        sps__py_str_list(ex_seq, &ev, &o.nexclude, "exclude"))
         goto done;
     o.ranks = rv;
     o.include = iv;
@@ -201,7 +197,7 @@ static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw)
     int got = 0, have_lines = 0;
     PyObject *res = NULL;
     Py_ssize_t n = -1, nl;
-    if (str_list(seq, &nv, &nn, "names")) goto done;
+    if (sps__py_str_list(seq, &nv, &nn, "names")) goto done;
     static const char *const what[5] = {"name", "rank", "thread", "start_ns", "end_ns"};
     for (; got < 5; got++)
         if (col_get(cols[got], &b[got], got ? 8 : 4, &n, what[got])) goto done;

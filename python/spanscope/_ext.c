@@ -15,6 +15,7 @@
 #include <frameobject.h>
 #include <structmember.h>
 
+#include "_convert.h"
 #include "spanscope.h"
 
 #include <time.h>
@@ -1484,30 +1485,6 @@ static PyObject *ext_html_compare(PyObject *mod, PyObject *args) {
     return res;
 }
 
-/* The str items of seq (a sequence of str, or None: none) as a malloc'd
- * array into *out, n of them, pointing into seq's items: the caller keeps
- * seq (a PySequence_Fast result) alive and frees *out.  0, or -1 with a
- * TypeError naming what. */
-static int html_strs(PyObject *seq, const char ***out, size_t *n, const char *what) {
-    *out = NULL;
-    *n = 0;
-    if (!seq || seq == Py_None) return 0;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
-    const char **v = calloc((size_t)len + 1, sizeof *v);
-    if (!v) return PyErr_NoMemory(), -1;
-    for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
-        if (!PyUnicode_Check(it) || !(v[i] = PyUnicode_AsUTF8(it))) {
-            free(v);
-            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
-            return -1;
-        }
-    }
-    *out = v;
-    *n = (size_t)len;
-    return 0;
-}
-
 /* A PySequence_Fast of o (a new reference), Py_None for None, NULL with
  * a TypeError naming what for anything else (a str is not a list). */
 static PyObject *html_seq(PyObject *o, const char *what) {
@@ -1549,11 +1526,11 @@ static PyObject *ext_html_write(PyObject *mod, PyObject *args, PyObject *kw) {
     size_t nin = 0, nlab = 0;
     int64_t *ranks = NULL;
     PyObject *res = NULL;
-    if (!seqs[5] || html_strs(seqs[0], &in, &nin, "in_paths") ||
-        html_strs(seqs[1], &labs, &nlab, "labels") ||
-        html_strs(seqs[2], &inc, &o.ninclude, "include") ||
-        html_strs(seqs[3], &exc, &o.nexclude, "exclude") ||
-        html_strs(seqs[4], &cols, &o.ncolumns, "columns"))
+    if (!seqs[5] || sps__py_str_list(seqs[0], &in, &nin, "in_paths") ||
+        sps__py_str_list(seqs[1], &labs, &nlab, "labels") ||
+        sps__py_str_list(seqs[2], &inc, &o.ninclude, "include") ||
+        sps__py_str_list(seqs[3], &exc, &o.nexclude, "exclude") ||
+        sps__py_str_list(seqs[4], &cols, &o.ncolumns, "columns"))
         goto done;
     if (labs && nlab != nin) {
         PyErr_SetString(PyExc_ValueError, "html_write() needs one label per path");
