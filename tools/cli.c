@@ -83,6 +83,36 @@ int cli_parse_count(const char *s, unsigned long long max,
     return 0;
 }
 
+/* Parses one item of a rank list, "A" or "A-B" (len bytes at p), onto
+ * ranks[*n..] (room for cap in all).  0, or -1 when it is not one or the
+ * list would pass cap. */
+static int parse_rank_item(const char *p, size_t len, int64_t *ranks, size_t cap, size_t *n) {
+    char buf[48], *dash;
+    unsigned long long lo, hi;
+    if (len == 0 || len >= sizeof buf) return -1;
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    if ((dash = strchr(buf, '-')) != NULL) *dash = 0;
+    if (cli_parse_count(buf, INT32_MAX, &lo) < 0) return -1;
+    hi = lo;
+    if (dash && cli_parse_count(dash + 1, INT32_MAX, &hi) < 0) return -1;
+    if (hi < lo || hi - lo >= cap - *n) return -1;
+    for (unsigned long long r = lo; r <= hi; r++) ranks[(*n)++] = (int64_t)r;
+    return 0;
+}
+
+/* Parses a --ranks list (see cli.h). */
+int cli_parse_ranks(const char *v, int64_t *ranks, size_t cap, size_t *n) {
+    *n = 0;
+    for (const char *p = v;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (parse_rank_item(p, len, ranks, cap, n) < 0) return -1;
+        if (!comma) return 0;
+        p = comma + 1;
+    }
+}
+
 /* Shows the progress of a subcommand on a terminal (see cli.h). */
 void cli_progress(const char *what, uint64_t done, uint64_t total, int final) {
     static int64_t last;

@@ -13,6 +13,7 @@
 #ifndef SPS_CLI_H
 #define SPS_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define EXIT_DATA 1
@@ -66,6 +67,13 @@ int cli_output_opt(int argc, char **argv, int *i, const char **out);
  * -1 when s is not one or exceeds max. */
 int cli_parse_count(const char *s, unsigned long long max,
                     unsigned long long *out);
+
+/* Parses a rank list v, ranks and ranges A-B (A <= B) separated by
+ * commas, each 0..INT32_MAX ("0,2-3" is 0, 2, 3), into ranks (the
+ * caller's, room for cap), the count into *n.  Returns 0, or -1 when v is
+ * not such a list or holds more than cap ranks (the caller names the
+ * option in its error).  The one parser of --ranks (html, export). */
+int cli_parse_ranks(const char *v, int64_t *ranks, size_t cap, size_t *n);
 
 /* Shows "\r<what>: N% (DONE of TOTAL spans)" on stderr when it is a
  * terminal and total is known, at most twice a second and once more at

@@ -17,7 +17,7 @@
 #include "cli.h"
 
 static const char export_help[] =
-    "usage: spanscope export FORMAT FILE -o OUT [--ranks R[,R...]]\n"
+    "usage: spanscope export FORMAT FILE -o OUT [--ranks LIST]\n"
     "                        [--include PATTERN]... [--exclude PATTERN]...\n"
     "                        [--by-region] [--root NAME] [--width PX]\n"
     "                        [--threshold FRACTION] [--fixed-size]\n"
@@ -36,9 +36,11 @@ static const char export_help[] =
     "options:\n"
     "  -o, --output OUT      the file to write (written to a temporary name\n"
     "                        and renamed into place)\n"
-    "  --ranks R[,R...]      ranks to export (default 0); prof and svg write\n"
-    "                        one file per rank, OUT with _rank<N> before its\n"
-    "                        extension when there are several\n"
+    "  --ranks LIST          ranks to export: 0,2-3 (ranks and ranges;\n"
+    "                        default 0); prof and svg write one file per\n"
+    "                        rank, OUT with _rank<N> before its extension\n"
+    "                        when there are several; json takes no ranges\n"
+    "                        yet (0,1)\n"
     "  --include PATTERN     export only regions whose names match (a POSIX\n"
     "                        extended regex at the name's start); repeatable\n"
     "  --exclude PATTERN     leave out regions whose names match; repeatable\n"
@@ -66,26 +68,13 @@ typedef struct export_args {
     sps_export_opts_t o;
 } export_args_t;
 
-/* Parses "R[,R...]" into a->ranks.  0, or EXIT_USAGE after the error. */
+/* Parses --ranks "0,2-3" into a->ranks (cli_parse_ranks).  0, or
+ * EXIT_USAGE after the error. */
 static int parse_ranks(const char *v, export_args_t *a) {
-    char buf[32];
-    size_t n = 0;
-    for (const char *p = v;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        unsigned long long r;
-        if (len == 0 || len >= sizeof buf || n == MAX_RANKS)
-            return die(EXIT_USAGE, "export: --ranks needs ranks like 0,1,3, got '%s'", v);
-        memcpy(buf, p, len);
-        buf[len] = 0;
-        if (cli_parse_count(buf, INT32_MAX, &r) < 0)
-            return die(EXIT_USAGE, "export: --ranks needs ranks like 0,1,3, got '%s'", v);
-        a->ranks[n++] = (int64_t)r;
-        if (!comma) break;
-        p = comma + 1;
-    }
+    if (cli_parse_ranks(v, a->ranks, MAX_RANKS, &a->o.nranks) < 0)
+        return die(EXIT_USAGE, "export: --ranks needs ranks like 0,2-3 (at most %d), got '%s'",
+                   MAX_RANKS, v);
     a->o.ranks = a->ranks;
-    a->o.nranks = n;
     return 0;
 }
 
@@ -109,7 +98,7 @@ static int export_opt(int argc, char **argv, int *i, export_args_t *a) {
     if (!strcmp(s, "--fixed-size")) { a->o.scalable = 0; return 0; }
     if (cli_is_opt(s, "--ranks")) {
         if (!(v = cli_opt_value(argc, argv, i, "--ranks")))
-            return die(EXIT_USAGE, "export: --ranks needs ranks like 0,1");
+            return die(EXIT_USAGE, "export: --ranks needs ranks like 0,2-3");
         return parse_ranks(v, a);
     }
     if (cli_is_opt(s, "--include"))

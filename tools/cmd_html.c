@@ -86,35 +86,12 @@ typedef struct html_args {
     sps_html_options_t o;
 } html_args_t;
 
-/* Parses one rank or range "A" / "A-B" of --ranks (len bytes at p) into
- * a->ranks.  0, or -1 when it is not one. */
-static int parse_rank_item(const char *p, size_t len, html_args_t *a) {
-    char buf[48], *dash;
-    unsigned long long lo, hi;
-    if (len == 0 || len >= sizeof buf) return -1;
-    memcpy(buf, p, len);
-    buf[len] = 0;
-    if ((dash = strchr(buf, '-')) != NULL) *dash = 0;
-    if (cli_parse_count(buf, INT32_MAX, &lo) < 0) return -1;
-    hi = lo;
-    if (dash && cli_parse_count(dash + 1, INT32_MAX, &hi) < 0) return -1;
-    if (hi < lo || hi - lo >= MAX_LIST - a->o.nranks) return -1;
-    for (unsigned long long r = lo; r <= hi; r++) a->ranks[a->o.nranks++] = (int64_t)r;
-    return 0;
-}
-
-/* Parses --ranks "0,2-3" into a->ranks.  0, or EXIT_USAGE after the error. */
+/* Parses --ranks "0,2-3" into a->ranks (cli_parse_ranks).  0, or
+ * EXIT_USAGE after the error. */
 static int parse_ranks(const char *v, html_args_t *a) {
-    a->o.nranks = 0;
-    for (const char *p = v;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (parse_rank_item(p, len, a) < 0)
-            return die(EXIT_USAGE, "html: --ranks needs ranks like 0,2-3 (at most %d), got "
-                       "'%s'", MAX_LIST, v);
-        if (!comma) break;
-        p = comma + 1;
-    }
+    if (cli_parse_ranks(v, a->ranks, MAX_LIST, &a->o.nranks) < 0)
+        return die(EXIT_USAGE, "html: --ranks needs ranks like 0,2-3 (at most %d), got '%s'",
+                   MAX_LIST, v);
     a->o.ranks = a->ranks;
     return 0;
 }

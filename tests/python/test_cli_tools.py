@@ -458,3 +458,34 @@ def test_export_prof_of_several_ranks_writes_a_file_each(tmp_path):
     with pytest.raises(ValueError, match="one rank a file"):
         _ext.export(str(src), str(tmp_path / "x.prof"), "prof", ranks=[0, 1])
     one_line_error(run("export", "svg", src, "-o", tmp_path / "nodir" / "f.svg"), 1)
+
+
+def test_export_ranks_take_ranges_as_html_does(tmp_path):
+    """--ranks of export is cli_parse_ranks, html's parser: "0-1" is ranks 0
+    and 1 (the same document as "0,1"), "1-2" two .prof files; a reversed
+    or open range is bad usage, and so is a range past the file's ranks
+    (a rank the file lacks is the request's fault, as for a plain rank)."""
+    ev = [{"ph": "X", "name": f"r{p}", "pid": p, "tid": 1, "ts": 0, "dur": 10 * (p + 1)}
+          for p in range(3)]
+    src = tmp_path / "three.json"
+    src.write_text(json.dumps({"traceEvents": ev}))
+    p = run("export", "speedscope", src, "-o", tmp_path / "range.json", "--ranks", "0-1")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "range.json").read_text())
+    assert [q["name"] for q in doc["profiles"]] == ["rank 0", "rank 1"]
+    assert sorted(f["name"] for f in doc["shared"]["frames"]) == ["r0", "r1"]
+    p = run("export", "speedscope", src, "-o", tmp_path / "list.json", "--ranks", "0,1")
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "list.json").read_text()) == doc
+    p = run("export", "prof", src, "-o", tmp_path / "p.prof", "--ranks=1-2")
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in tmp_path.glob("p_rank*.prof")) == ["p_rank1.prof",
+                                                                     "p_rank2.prof"]
+    assert ("~", 0, "r2") in marshal.loads((tmp_path / "p_rank2.prof").read_bytes())
+    for bad in ("2-1", "0-", "-1", "0,,1", "1-a"):
+        line = one_line_error(run("export", "speedscope", src, "-o", tmp_path / "x.json",
+                                  "--ranks", bad), 2)
+        assert "--ranks needs ranks like 0,2-3" in line and f"'{bad}'" in line
+    assert "Invalid rank requested: 3" in one_line_error(
+        run("export", "speedscope", src, "-o", tmp_path / "x.json", "--ranks", "1-3"), 2)
+    assert "0,2-3" in run("export", "--help").stdout
