@@ -16,12 +16,12 @@ import io
 import json
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import spanscope
+from sample_files import scope_profiler_steps, write_schema1
 from spanscope import ProfileManager
 
 sp_ref = pytest.importorskip("scope_profiler")
@@ -34,35 +34,12 @@ NS = 1_000_000_000
 # files
 # --------------------------------------------------------------------------
 
-def _write_sample_h5(path, rank_regions, metadata=None, sources=None):
-    """scope-profiler's test writer (tests/test_inspection.py): schema 1,
-    list metadata as string arrays, sources as region attributes."""
-    sources = sources or {}
-    with h5py.File(path, "w") as f:
-        if metadata:
-            g = f.create_group("metadata")
-            for k, v in metadata.items():
-                if isinstance(v, (list, tuple)):
-                    g.attrs.create(k, list(v), dtype=h5py.string_dtype())
-                else:
-                    g.attrs[k] = v
-        for rank, regions in rank_regions.items():
-            rg = f.create_group(f"rank{rank}").create_group("regions")
-            for name, (s, e) in regions.items():
-                x = rg.create_group(name)
-                x.create_dataset("start_times", data=np.asarray(s, dtype=np.int64))
-                x.create_dataset("end_times", data=np.asarray(e, dtype=np.int64))
-                if name in sources:
-                    x.attrs["source_file"], x.attrs["source_lineno"], \
-                        x.attrs["source_text"] = sources[name]
-
-
 @pytest.fixture
 def sample_file(tmp_path):
     """scope-profiler's sample: two ranks, a cheap and an expensive region,
     rich metadata."""
     path = tmp_path / "profiling_data.h5"
-    _write_sample_h5(path, {
+    write_schema1(path, {
         0: {"setup": ([0], [1 * NS]), "solve": ([2 * NS, 5 * NS], [4 * NS, 8 * NS])},
         1: {"setup": ([0], [3 * NS]), "solve": ([2 * NS, 5 * NS], [6 * NS, 9 * NS])},
     }, metadata={
@@ -77,34 +54,12 @@ def sample_file(tmp_path):
     return path
 
 
-_GEN = textwrap.dedent('''
-    import sys
-    from scope_profiler import ProfileManager as PM
-    out, label = sys.argv[1], sys.argv[2]
-    PM.setup(file_path=out, label=label, capture_region_source=True)
-    for i in range(4):
-        with PM.region("step"):
-            with PM.region("assemble"):
-                sum(range(3000 * (i + 1)))
-            with PM.region("solve"):
-                sum(range(700))
-    PM.finalize(verbose=False)
-''')
-
-
 @pytest.fixture(scope="module")
 def sp_runs(tmp_path_factory):
-    """Two files the real scope-profiler 0.7.5 wrote (labels "base", "new")."""
-    d = tmp_path_factory.mktemp("sp_runs")
-    gen = d / "gen.py"
-    gen.write_text(_GEN)
-    out = []
-    for label in ("base", "new"):
-        p = d / f"{label}.h5"
-        subprocess.run([sys.executable, str(gen), str(p), label], check=True, cwd=d,
-                       timeout=120)
-        out.append(p)
-    return out
+    """Two files the real scope-profiler 0.7.5 wrote (labels "base", "new"),
+    the regions' source captured."""
+    return scope_profiler_steps(tmp_path_factory.mktemp("sp_runs"), ("base", "new"),
+                                source=True)
 
 
 def _record_spanscope(path, label=None):
@@ -228,7 +183,7 @@ def test_sorting_filters_and_sections(sample_file):
 
 def test_source_prints_captured_call_site(tmp_path):
     path = tmp_path / "src.h5"
-    _write_sample_h5(path, {0: {"solve": ([0], [NS])}}, sources={
+    write_schema1(path, {0: {"solve": ([0], [NS])}}, sources={
         "solve": ("kernels.py", 12, 'with ProfileManager.profile_region("solve"):\n    x()\n')})
     out = _printed(spanscope.inspect_file, path, source=["solve", "nope"])
     assert "Source (2)" in out
@@ -490,7 +445,7 @@ def test_read_h5_summary_include_likwid(sp_runs, tmp_path):
 
 def test_schema1_file_with_line_profile(tmp_path):
     path = tmp_path / "old.h5"
-    _write_sample_h5(path, {0: {"solve": ([0], [NS])}})
+    write_schema1(path, {0: {"solve": ([0], [NS])}})
     with h5py.File(path, "a") as f:
         f["rank0"].create_group("line_profile").create_group("0")
     with pytest.raises(spanscope.IntegrationNotAvailableError):

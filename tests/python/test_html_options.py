@@ -4,7 +4,8 @@ page is written in C (sps_html_write_files) and takes scope-profiler
 columns, include_charts, charts_cdn, scaling and speedup_x.
 
 Modelled on scope-profiler's own tests/test_html_report.py: the same sample
-files (schema 1 written with h5py as its _write_sample_h5 writes them, its
+files (schema 1 written with h5py as its _write_sample_h5 writes them:
+sample_files.write_schema1, its
 _scaling_profiles for run sizes), the same calls and the same expected
 numbers (speedup 1, 2, 4 for a problem split over 1, 2, 4 ranks; weak
 efficiency 1, 0.8, 0.5 for 40, 50, 80), and where the real scope-profiler
@@ -16,14 +17,13 @@ with json.
 import json
 import re
 import subprocess
-import sys
-import textwrap
 from html.parser import HTMLParser
 
 import numpy as np
 import pytest
 
 import spanscope
+from sample_files import scope_profiler_steps, write_schema1
 from spanscope import ProfileManager
 
 sp_ref = pytest.importorskip("scope_profiler")
@@ -38,22 +38,6 @@ VOID = {"meta", "br", "img", "input", "link", "hr", "circle", "line", "rect", "p
 # files and page helpers
 # --------------------------------------------------------------------------
 
-def _write_sample_h5(path, rank_regions, metadata=None):
-    """scope-profiler's test writer (tests/test_html_report.py): schema 1,
-    one group per rank, start/end times in ns."""
-    with h5py.File(path, "w") as f:
-        if metadata:
-            g = f.create_group("metadata")
-            for k, v in metadata.items():
-                g.attrs[k] = v
-        for rank, regions in rank_regions.items():
-            rg = f.create_group(f"rank{rank}").create_group("regions")
-            for name, (s, e) in regions.items():
-                x = rg.create_group(name)
-                x.create_dataset("start_times", data=np.asarray(s, dtype=np.int64))
-                x.create_dataset("end_times", data=np.asarray(e, dtype=np.int64))
-
-
 def _scaling_profiles(tmp_path, rank_counts, threads=None, nodes=None, work=80):
     """scope-profiler's: one profile per rank count, solve's work split over
     the ranks (work // count), setup fixed."""
@@ -63,7 +47,7 @@ def _scaling_profiles(tmp_path, rank_counts, threads=None, nodes=None, work=80):
         metadata = {"omp_num_threads": threads[index]} if threads else {}
         if nodes:
             metadata["num_nodes"] = nodes[index]
-        _write_sample_h5(path, {
+        write_schema1(path, {
             rank: {"setup": ([0], [10]), "solve": ([20], [20 + work // count])}
             for rank in range(count)}, metadata=metadata or None)
         paths.append(path)
@@ -76,7 +60,7 @@ def sample_file(tmp_path):
     and an expensive region; here rank 1's solve calls do not overlap (a
     timeline cannot hold two calls of one thread that overlap partially)."""
     path = tmp_path / "profiling_data.h5"
-    _write_sample_h5(path, {
+    write_schema1(path, {
         0: {"setup": ([0], [1 * NS]), "solve": ([2 * NS, 5 * NS], [4 * NS, 8 * NS]),
             "io": ([9 * NS], [9 * NS + 1000])},
         1: {"setup": ([0], [3 * NS // 2]), "solve": ([2 * NS, 6 * NS], [5 * NS, 9 * NS]),
@@ -243,7 +227,7 @@ def test_percentiles_are_within_the_histograms_bucket(tmp_path):
     durs = (np.arange(1, 1002) * 1000).astype(np.int64)
     starts = np.cumsum(np.concatenate([[0], durs[:-1] + 10]))
     path = tmp_path / "many.h5"
-    _write_sample_h5(path, {0: {"k": (starts, starts + durs)},
+    write_schema1(path, {0: {"k": (starts, starts + durs)},
                             1: {"k": ([0], [5000])}})
     text, _ = check_page(spanscope.create_html_report(
         path, tmp_path / "p.html", columns=["region", "p50", "p95", "p99", "min", "max"]))
@@ -315,7 +299,7 @@ def test_weak_scaling_chart_reads_a_weak_scaling_study(tmp_path):
     paths = []
     for count, duration in ((1, 40), (2, 50), (4, 80)):
         path = tmp_path / f"weak{count}.h5"
-        _write_sample_h5(path, {rank: {"solve": ([0], [duration])} for rank in range(count)})
+        write_schema1(path, {rank: {"solve": ([0], [duration])} for rank in range(count)})
         paths.append(path)
     text, d = check_page(spanscope.create_html_report(
         paths, tmp_path / "weak.html", individual_reports=False, scaling="weak"))
@@ -415,30 +399,8 @@ def test_individual_reports_take_the_options(tmp_path):
     assert d["regions"] == ["solve"]
 
 
-_GEN = textwrap.dedent('''
-    import sys
-    from scope_profiler import ProfileManager as PM
-    out, label = sys.argv[1], sys.argv[2]
-    PM.setup(file_path=out, label=label)
-    for i in range(4):
-        with PM.region("step"):
-            with PM.region("assemble"):
-                sum(range(3000 * (i + 1)))
-            with PM.region("solve"):
-                sum(range(700))
-    PM.finalize(verbose=False)
-''')
-
-
 def test_files_of_the_real_scope_profiler(tmp_path):
-    gen = tmp_path / "gen.py"
-    gen.write_text(_GEN)
-    paths = []
-    for label in ("base", "new"):
-        p = tmp_path / f"{label}.h5"
-        subprocess.run([sys.executable, str(gen), str(p), label], check=True, cwd=tmp_path,
-                       timeout=120)
-        paths.append(p)
+    paths = scope_profiler_steps(tmp_path, ("base", "new"))
     text, d = check_page(spanscope.create_html_report(paths, tmp_path / "cmp.html",
                                                       exclude="step", sort="name"))
     assert set(d["regions"]) == {"assemble", "solve"}

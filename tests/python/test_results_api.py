@@ -13,7 +13,6 @@ import base64
 import gzip
 import json
 import pathlib
-import subprocess
 import sys
 import textwrap
 
@@ -21,6 +20,7 @@ import numpy as np
 import pytest
 
 import spanscope
+from sample_files import run_script, write_schema1
 from spanscope import MPIRegion, ProfileManager, ProfilingResults, Region, read_h5
 
 sp_ref = pytest.importorskip("scope_profiler")
@@ -77,15 +77,8 @@ MODES = ("plain", "threads", "async", "agg", "src")
 def sp_files(tmp_path_factory):
     """{mode: path stem} of files the real scope-profiler 0.7.5 wrote."""
     d = tmp_path_factory.mktemp("scope_profiler_files")
-    gen = d / "gen.py"
-    gen.write_text(_GEN)
-    out = {}
-    for mode in MODES:
-        stem = d / mode
-        subprocess.run([sys.executable, str(gen), str(stem), mode], check=True, cwd=d,
-                       timeout=120)
-        out[mode] = stem
-    return out
+    run_script(_GEN, d, [(d / mode, mode) for mode in MODES])
+    return {mode: d / mode for mode in MODES}
 
 
 _REGION_ATTRS = (
@@ -240,26 +233,11 @@ def test_supported_json_profile_remains_readable():
     assert region.tags == ("golden",)
 
 
-def _write_schema1(path, rank_regions, metadata=None):
-    """A schema-1 file as scope-profiler's old writer laid it out."""
-    with h5py.File(path, "w") as f:
-        if metadata:
-            g = f.create_group("metadata")
-            for k, v in metadata.items():
-                g.attrs[k] = v
-        for rank, regions in rank_regions.items():
-            rg = f.create_group(f"rank{rank}").create_group("regions")
-            for name, (s, e) in regions.items():
-                x = rg.create_group(name)
-                x.create_dataset("start_times", data=np.asarray(s, dtype=np.int64))
-                x.create_dataset("end_times", data=np.asarray(e, dtype=np.int64))
-
-
 @pytest.fixture
 def two_ranks(tmp_path):
     """scope-profiler's sample: 'setup' once and 'solve' twice on two ranks."""
     path = tmp_path / "sample.h5"
-    _write_schema1(path, {
+    write_schema1(path, {
         0: {"setup": ([0], [1 * NS]), "solve": ([2 * NS, 5 * NS], [4 * NS, 8 * NS])},
         1: {"setup": ([0], [3 * NS]), "solve": ([3 * NS, 7 * NS], [7 * NS, 11 * NS])},
     })
@@ -355,7 +333,7 @@ def test_summary_is_a_list_of_dicts(two_ranks):
 
 def test_events_and_origin(tmp_path):
     path = tmp_path / "with_start.h5"
-    _write_schema1(path, {0: {"solve": ([100 * NS], [110 * NS])}},
+    write_schema1(path, {0: {"solve": ([100 * NS], [110 * NS])}},
                    metadata={"start_time_ns": 80 * NS, "finalize_time_ns": 140 * NS})
     r = read_h5(path)
     assert r.run_start_time == 80.0 and r.finalize_time == 140.0

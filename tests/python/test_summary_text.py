@@ -14,14 +14,13 @@ to a stream.
 
 import io
 import re
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 import spanscope
+from sample_files import run_script, write_schema1
 from spanscope import MPIRegion, ProfileManager, ProfilingResults, Region
 
 h5py = pytest.importorskip("h5py")
@@ -105,18 +104,6 @@ def _record_ours(path, session_root=False):
     return path
 
 
-def _write_schema1(path, rank_regions):
-    """scope-profiler's schema-1 test layout (tests/test_inspection.py)."""
-    with h5py.File(path, "w") as f:
-        for rank, regions in rank_regions.items():
-            rg = f.create_group(f"rank{rank}").create_group("regions")
-            for name, (s, e) in regions.items():
-                x = rg.create_group(name)
-                x.create_dataset("start_times", data=np.asarray(s, dtype=np.int64))
-                x.create_dataset("end_times", data=np.asarray(e, dtype=np.int64))
-    return path
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """name -> path: three files the real scope-profiler wrote (plain,
@@ -125,26 +112,22 @@ def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("summary_text")
     out = {}
     if sp_ref is not None:
-        gen = d / "gen.py"
-        gen.write_text(_GEN)
-        for kind in ("plain", "session", "threads"):
-            p = d / f"sp_{kind}.h5"
-            subprocess.run([sys.executable, str(gen), str(p), kind], check=True, cwd=d,
-                           timeout=120)
-            out[f"sp_{kind}"] = p
+        kinds = ("plain", "session", "threads")
+        run_script(_GEN, d, [(d / f"sp_{kind}.h5", kind) for kind in kinds])
+        out.update({f"sp_{kind}": d / f"sp_{kind}.h5" for kind in kinds})
     ProfileManager._reset()
     out["ours"] = _record_ours(d / "ours.h5")
     ProfileManager._reset()
     out["ours_session"] = _record_ours(d / "ours_session.h5", session_root=True)
     ProfileManager._reset()
-    out["two_ranks"] = _write_schema1(d / "two_ranks.h5", {
+    out["two_ranks"] = write_schema1(d / "two_ranks.h5", {
         0: {"scope_profiler.session": ([0], [20 * NS]), "setup": ([0], [1 * NS]),
             "solve": ([2 * NS, 5 * NS], [4 * NS, 8 * NS]),
             "inner": ([2 * NS + 1, 6 * NS], [3 * NS, 7 * NS]), "never": ([], [])},
         1: {"scope_profiler.session": ([0], [18 * NS]), "setup": ([0], [1 * NS]),
             "solve": ([2 * NS, 5 * NS], [6 * NS, 9 * NS]),
             "inner": ([2 * NS + 1], [2 * NS + 5])}})
-    out["overlapping"] = _write_schema1(d / "overlapping.h5", {
+    out["overlapping"] = write_schema1(d / "overlapping.h5", {
         0: {"setup": ([0], [3 * NS]), "solve": ([2 * NS], [6 * NS])}})
     return out
 
@@ -355,7 +338,7 @@ def test_exclusive_percentage_mode():
 
 
 def test_two_ranks_per_rank_filters_and_imbalance(tmp_path):
-    path = _write_schema1(tmp_path / "r.h5", {
+    path = write_schema1(tmp_path / "r.h5", {
         0: {"solve": ([0], [2 * NS]), "setup": ([3 * NS], [4 * NS])},
         1: {"solve": ([0], [6 * NS])}})
     res = spanscope.read_h5(path)
