@@ -225,6 +225,15 @@ static void write_ranks_trace(const char *path, int nranks, int solve_us, int io
     fclose(f);
 }
 
+/* The path of html_ranks.json, freshly written by write_ranks_trace with
+ * nranks ranks, solve 100 us and io 10 us (a static buffer). */
+static const char *ranks_trace(int nranks) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s", tu_path("html_ranks.json"));
+    write_ranks_trace(path, nranks, 100, 10);
+    return path;
+}
+
 /* The page sps_html_write_files writes of the n inputs with o (caller
  * frees), rc its code. */
 static char *page_with(const char *const *in, size_t n, const sps_html_options_t *o,
@@ -253,6 +262,52 @@ static const char *row_of(const char *page, const char *name) {
     memcpy(buf, s, n);
     buf[n] = 0;
     return buf;
+}
+
+/* The page of the n inputs with o, which must be written (rc 0; caller
+ * frees). */
+static char *page_ok(const char *const *in, size_t n, const sps_html_options_t *o) {
+    char err[512] = "";
+    int rc;
+    char *page = page_with(in, n, o, &rc, err, sizeof err);
+    if (rc) print_error("sps_html_write_files: %d %s\n", rc, err);
+    assert_int_equal(rc, 0);
+    assert_non_null(page);
+    return page;
+}
+
+/* Asserts that the n inputs with o are refused, code want and a message
+ * holding msg, before anything is written. */
+static void page_refused(const char *const *in, size_t n, const sps_html_options_t *o,
+                         int want, const char *msg) {
+    char err[512] = "";
+    int rc;
+    char *page = page_with(in, n, o, &rc, err, sizeof err);
+    assert_null(page);
+    assert_int_equal(rc, want);
+    assert_non_null(strstr(err, msg));
+}
+
+/* The page of path with include patterns inc (ninc of them) and exclude
+ * patterns exc (nexc), the other options default (written; caller frees). */
+static char *filtered_page(const char *path, const char *const *inc, size_t ninc,
+                           const char *const *exc, size_t nexc) {
+    const char *in[1] = {path};
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
+    o.include = inc;
+    o.ninclude = ninc;
+    o.exclude = exc;
+    o.nexclude = nexc;
+    return page_ok(in, 1, &o);
+}
+
+/* The first 40 bytes of region name's self-time cell in page's table (the
+ * default columns: region calls total self ...: the 4th cell) into buf. */
+static void self_cell(const char *page, const char *name, char *buf, size_t cap) {
+    const char *c = row_of(page, name);
+    assert_non_null(c);
+    for (int i = 0; i < 3; i++) assert_non_null(c = strstr(c + 1, "<td"));
+    snprintf(buf, cap, "%.40s", c);
 }
 
 /* Records a small .h5 with the live API: 3 x outer (inner 2 ms, io 1 ms,
@@ -284,27 +339,15 @@ static void record_small(const char *path) {
  * page that says so, as scope-profiler writes one; a bad one is EINVAL. */
 static void test_filters(void **state) {
     (void)state;
-    char path[512], err[512] = "", self_all[256], self_ex[256];
+    char path[512], self_all[256], self_ex[256];
     snprintf(path, sizeof path, "%s", tu_path("html_small.h5"));
     record_small(path);
-    const char *in[1] = {path};
-    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
-    int rc;
-    char *page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
-    const char *row = row_of(page, "outer");
-    assert_non_null(row);
-    /* the default columns: region calls total self ...: self is the 4th cell */
-    const char *c = row;
-    for (int i = 0; i < 3; i++) c = strstr(c + 1, "<td");
-    snprintf(self_all, sizeof self_all, "%.40s", c);
+    char *page = filtered_page(path, NULL, 0, NULL, 0);
+    self_cell(page, "outer", self_all, sizeof self_all);
     free(page);
 
     const char *inc[] = {"in"};
-    o.include = inc;
-    o.ninclude = 1;
-    page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    page = filtered_page(path, inc, 1, NULL, 0);
     assert_non_null(row_of(page, "inner"));
     assert_null(row_of(page, "io"));
     assert_null(row_of(page, "outer"));
@@ -313,48 +356,30 @@ static void test_filters(void **state) {
     free(page);
 
     const char *exc[] = {"inner"};
-    o.include = NULL;
-    o.ninclude = 0;
-    o.exclude = exc;
-    o.nexclude = 1;
-    page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    page = filtered_page(path, NULL, 0, exc, 1);
     assert_null(row_of(page, "inner"));
-    row = row_of(page, "outer");
-    assert_non_null(row);
-    c = row;
-    for (int i = 0; i < 3; i++) c = strstr(c + 1, "<td");
-    snprintf(self_ex, sizeof self_ex, "%.40s", c);
+    self_cell(page, "outer", self_ex, sizeof self_ex);
     assert_string_equal(self_all, self_ex);
     free(page);
 
     const char *none[] = {"zzz"};
-    o.exclude = NULL;
-    o.nexclude = 0;
-    o.include = none;
-    o.ninclude = 1;
-    page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    page = filtered_page(path, none, 1, NULL, 0);
     assert_non_null(strstr(page, "No regions matched the selected filters."));
     assert_null(row_of(page, "outer"));
     free(page);
 
-    const char *bad[] = {"("};
+    const char *in[1] = {path}, *bad[] = {"("};
+    sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
     o.include = bad;
-    page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, SPS_EINVAL);
-    assert_non_null(strstr(err, "bad region pattern '('"));
-    assert_null(page); /* nothing written */
+    o.ninclude = 1;
+    page_refused(in, 1, &o, SPS_EINVAL, "bad region pattern '('"); /* nothing written */
 }
 
 /* ranks: only the selected ranks' spans are read (a region of another
  * rank is not in the table); a rank the run lacks is named on the page. */
 static void test_ranks(void **state) {
     (void)state;
-    char path[512], err[512] = "";
-    snprintf(path, sizeof path, "%s", tu_path("html_ranks.json"));
-    write_ranks_trace(path, 3, 100, 10);
-    const char *in[1] = {path};
+    const char *in[1] = {ranks_trace(3)};
     sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
     const int64_t r1[] = {1}, r7[] = {0, 7};
     o.ranks = r1;
@@ -362,9 +387,7 @@ static void test_ranks(void **state) {
     const char *cols[] = {"region", "ranks", "calls"};
     o.columns = cols;
     o.ncolumns = 3;
-    int rc;
-    char *page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    char *page = page_ok(in, 1, &o);
     assert_non_null(row_of(page, "only_r1"));
     assert_null(row_of(page, "only_r2"));
     assert_non_null(strstr(row_of(page, "solve"), "data-v=\"1\">1</td><td class=\"n\" "
@@ -372,8 +395,7 @@ static void test_ranks(void **state) {
     free(page);
     o.ranks = r7;
     o.nranks = 2;
-    page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    page = page_ok(in, 1, &o);
     assert_non_null(strstr(page, "id=\"badrank-7\">Rank 7 is not in this run: it holds 3 "
                                  "ranks, 0 to 2."));
     assert_null(row_of(page, "only_r1"));
@@ -384,18 +406,13 @@ static void test_ranks(void **state) {
  * scope-profiler's wording, before anything is written. */
 static void test_table_options(void **state) {
     (void)state;
-    char path[512], err[512] = "";
-    snprintf(path, sizeof path, "%s", tu_path("html_ranks.json"));
-    write_ranks_trace(path, 2, 100, 10);
-    const char *in[1] = {path};
+    const char *in[1] = {ranks_trace(2)};
     sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
     const char *cols[] = {"region", "calls", "p50", "imbalance"};
     o.columns = cols;
     o.ncolumns = 4;
     o.sort = "name";
-    int rc;
-    char *page = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    char *page = page_ok(in, 1, &o);
     assert_non_null(strstr(page, "<thead><tr><th>region</th><th>calls</th><th>p50</th>"
                                  "<th>imbalance</th></tr></thead>"));
     /* by name: io, main, only_r1, solve */
@@ -407,7 +424,7 @@ static void test_table_options(void **state) {
     assert_non_null(strstr(row_of(page, "solve"), "data-v=\"100000\">100.00 \xc2\xb5s</td>"));
     free(page);
     o.sort = "calls"; /* descending, ties by name: io, main, solve (8), only_r1 (1) */
-    page = page_with(in, 1, &o, &rc, err, sizeof err);
+    page = page_ok(in, 1, &o);
     t = strstr(page, "<table id=\"stats\">");
     a = strstr(t, ">io<");
     c = strstr(t, ">only_r1<");
@@ -418,40 +435,30 @@ static void test_table_options(void **state) {
     const char *bad[] = {"region", "bogus"};
     o.columns = bad;
     o.ncolumns = 2;
-    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
-    assert_int_equal(rc, SPS_EINVAL);
-    assert_non_null(strstr(err, "Unknown region summary column(s): ['bogus']"));
+    page_refused(in, 1, &o, SPS_EINVAL, "Unknown region summary column(s): ['bogus']");
     o.ncolumns = 0; /* a list with nothing in it */
-    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
-    assert_non_null(strstr(err, "At least one region summary column"));
+    page_refused(in, 1, &o, SPS_EINVAL, "At least one region summary column");
     o.columns = NULL;
     o.sort = "fastest";
-    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
-    assert_non_null(strstr(err, "unknown sort key 'fastest'"));
+    page_refused(in, 1, &o, SPS_EINVAL, "unknown sort key 'fastest'");
     o.sort = NULL;
     o.scaling = "linear";
-    assert_null(page_with(in, 1, &o, &rc, err, sizeof err));
-    assert_non_null(strstr(err, "scaling must be one of"));
+    page_refused(in, 1, &o, SPS_EINVAL, "scaling must be one of");
 }
 
 /* charts 0: the tables alone; charts_cdn changes nothing (the page loads
  * nothing either way). */
 static void test_charts_off(void **state) {
     (void)state;
-    char path[512], err[512] = "";
-    snprintf(path, sizeof path, "%s", tu_path("html_ranks.json"));
-    write_ranks_trace(path, 2, 100, 10);
-    const char *in[1] = {path};
+    const char *in[1] = {ranks_trace(2)};
     sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
-    int rc;
-    char *with = page_with(in, 1, &o, &rc, err, sizeof err);
+    char *with = page_ok(in, 1, &o);
     o.charts_cdn = 1;
-    char *cdn = page_with(in, 1, &o, &rc, err, sizeof err);
+    char *cdn = page_ok(in, 1, &o);
     assert_string_equal(with, cdn);
     assert_null(strstr(with, "src=\""));
     o.charts = 0;
-    char *without = page_with(in, 1, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    char *without = page_ok(in, 1, &o);
     assert_non_null(strstr(with, "<canvas"));
     assert_null(strstr(without, "<canvas"));
     assert_null(strstr(without, "id=\"legend\""));
@@ -468,7 +475,7 @@ static void test_charts_off(void **state) {
  * one size have no section; a named axis a run lacks is SPS_EINVAL. */
 static void test_scaling(void **state) {
     (void)state;
-    char p[3][512], err[512] = "";
+    char p[3][512];
     const int n[3] = {1, 2, 4};
     for (int i = 0; i < 3; i++) {
         char name[64];
@@ -478,9 +485,7 @@ static void test_scaling(void **state) {
     }
     const char *in[3] = {p[0], p[1], p[2]};
     sps_html_options_t o = SPS_HTML_OPTIONS_INIT;
-    int rc;
-    char *page = page_with(in, 3, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    char *page = page_ok(in, 3, &o);
     assert_non_null(strstr(page, "\"scaling\":{\"axis\":\"ranks\",\"x\":[1,2,4],"
                                  "\"regions\":[\"main\",\"solve\",\"io\"]"));
     assert_non_null(strstr(page, "\"speedup\":[[1,1.94"));
@@ -492,24 +497,21 @@ static void test_scaling(void **state) {
                                  "\"cores\":null},{\"ranks\":2,\"nodes\":null,"));
     free(page);
     o.scaling = "weak";
-    page = page_with(in, 3, &o, &rc, err, sizeof err);
+    page = page_ok(in, 3, &o);
     assert_null(strstr(page, "<svg id=\"speedup\""));
     assert_non_null(strstr(page, "<svg id=\"weak-efficiency\""));
     free(page);
     o.scaling = NULL;
     o.speedup_x = "threads"; /* a trace has no /metadata */
-    assert_null(page_with(in, 3, &o, &rc, err, sizeof err));
-    assert_int_equal(rc, SPS_EINVAL);
-    assert_non_null(strstr(err, "'omp_num_threads'"));
+    page_refused(in, 3, &o, SPS_EINVAL, "'omp_num_threads'");
     o.speedup_x = NULL;
     const char *same[2] = {p[1], p[1]};
-    page = page_with(same, 2, &o, &rc, err, sizeof err);
-    assert_int_equal(rc, 0);
+    page = page_ok(same, 2, &o);
     assert_non_null(strstr(page, "\"scaling\":null"));
     assert_null(strstr(page, "id=\"scaling\""));
     free(page);
     o.speedup_x = "ranks"; /* named, one value: a note, no charts */
-    page = page_with(same, 2, &o, &rc, err, sizeof err);
+    page = page_ok(same, 2, &o);
     assert_non_null(strstr(page, "Every run has the same ranks (2), so there is no scaling"));
     assert_null(strstr(page, "<svg"));
     free(page);
