@@ -489,3 +489,37 @@ def test_export_ranks_take_ranges_as_html_does(tmp_path):
     assert "Invalid rank requested: 3" in one_line_error(
         run("export", "speedscope", src, "-o", tmp_path / "x.json", "--ranks", "1-3"), 2)
     assert "0,2-3" in run("export", "--help").stdout
+
+
+@pytest.mark.parametrize(("include", "exclude"), [
+    (["s"], []), (["s|a"], ["so"]), ([], ["ma", "as"]), (["m", "solve$"], ["main"])])
+def test_export_and_html_select_the_same_regions(tmp_path, include, exclude):
+    """export and html take --include/--exclude through the one matcher
+    (formats/export.h: sps__export_names_pass): re.match semantics, the
+    same names in the .prof as rows in the page's table."""
+    import re
+    src = nested(tmp_path / "run.json")
+    flags = [x for p in include for x in ("--include", p)] + \
+            [x for p in exclude for x in ("--exclude", p)]
+    names = {"main", "setup", "solve", "assemble"}
+    want = {n for n in names if (not include or any(re.match(p, n) for p in include))
+            and not any(re.match(p, n) for p in exclude)}
+    p = run("export", "prof", src, "-o", tmp_path / "r.prof", "--by-region", "--root", "ALL",
+            *flags)
+    assert p.returncode == 0, p.stderr
+    assert {k[2] for k in marshal.loads((tmp_path / "r.prof").read_bytes())} == want | {"ALL"}
+    p = run("html", src, "-o", tmp_path / "r.html", *flags)
+    assert p.returncode == 0, p.stderr
+    table = (tmp_path / "r.html").read_text().split('<table id="stats">', 1)[1]
+    assert {n for n in names if f'<tr><td data-v="{n}">' in table} == want
+
+
+def test_a_bad_pattern_is_reported_whatever_the_names(tmp_path):
+    """Every pattern compiles before any name is matched: a bad exclude
+    pattern is named even when the include pattern matches nothing (the
+    exports once said only that no region matched)."""
+    src = nested(tmp_path / "run.json")
+    for cmd in (("export", "prof", src, "-o", tmp_path / "r.prof"),
+                ("html", src, "-o", tmp_path / "r.html")):
+        line = one_line_error(run(*cmd, "--include", "zzz", "--exclude", "("), 2)
+        assert "bad region pattern '('" in line
