@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 
 /* Datasets at most this big in the file are read whole in the child. */
-#define GUARD_SMALL_BYTES ((hsize_t)1 << 20)
+#define GUARD_SMALL_BYTES ((hsize_t)64 << 10)
 /* Elements read per slab (bounds the child's buffers). */
 #define GUARD_SLAB 65536
 /* The child's memory cap beyond its size at the fork: libhdf5's caches
@@ -166,15 +166,16 @@ static void dset_check(hid_t d, const walk_t *w) {
                            (H5Tget_class(mt) == H5T_STRING &&
                             H5Tis_variable_str(mt) > 0));
     hsize_t stored = H5Dget_storage_size(d);
-    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) dset_chunks(d, w);
-    if (n > 0 && sz > 0 && rank == 1 && (vlen || stored <= GUARD_SMALL_BYTES))
+    if (n > 0 && sz > 0 && rank == 1 && (vlen || stored <= GUARD_SMALL_BYTES)) {
         dset_read_slabs(d, mt, sz, (hsize_t)n);
-    else if (n > 0 && sz > 0 && rank != 1 && stored <= GUARD_SMALL_BYTES &&
-             (hsize_t)n <= (1u << 24) / sz) {
+    } else if (n > 0 && sz > 0 && rank != 1 && stored <= GUARD_SMALL_BYTES &&
+               (hsize_t)n <= (1u << 24) / sz) {
         void *buf = calloc((size_t)n, sz);
         if (buf && H5Dread(d, mt, H5S_ALL, H5S_ALL, g_dxpl, buf) >= 0)
             vlen_free(mt, s, buf);
         free(buf);
+    } else if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) {
+        dset_chunks(d, w); /* not read here: its chunk index, at least */
     }
     if (dcpl >= 0) H5Pclose(dcpl);
     if (mt >= 0) H5Tclose(mt);
