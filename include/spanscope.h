@@ -951,6 +951,33 @@ SPS_API int sps_metadata_read(const char *path, sps_meta_attr_t **out,
 /* Frees what sps_metadata_read returned (NULL is fine). */
 SPS_API void sps_metadata_free(sps_meta_attr_t *attrs, size_t n);
 
+/* Hostile files.  libhdf5 1.10 crashes or loops on some corrupt files (a
+ * broken global heap of variable-length strings, a broken attribute
+ * message), and nothing can be validated before it parses them.  So every
+ * reader of this library (sps_file_open, sps_report, sps_merge,
+ * sps_metadata_read, sps_html_file, sps_export, the Python faces) first
+ * has a forked child parse the file -- every hard link from the root,
+ * every attribute, every variable-length or small dataset, every chunk
+ * index -- under a time limit and a memory cap, and opens the file itself
+ * only when that child ended normally; else it fails with SPS_EFORMAT
+ * ("corrupt file: parsing it crashed libhdf5 (Segmentation fault) in an
+ * isolated check").  A verdict is kept per file (device, inode, size,
+ * times), so a file is checked once until it changes.
+ * $SPANSCOPE_H5_ISOLATE=0 turns the check off; $SPANSCOPE_READ_TIMEOUT
+ * sets its time limit in seconds (default 20 + 1 per 4 MiB).
+ * docs/robustness.md says what it covers and what the fuzzing found.
+ *
+ * sps_h5_check runs that check on path alone: 0 (safe to read, or not a
+ * file the readers would open: they report that), SPS_EFORMAT (refused),
+ * SPS_EIO (no child process could be made), SPS_EINVAL (path NULL), with
+ * a one-line reason in err[0..errlen) when err is not NULL.  Thread-safe. */
+SPS_API int sps_h5_check(const char *path, char *err, size_t errlen);
+
+/* How many files the check has parsed in a child process since the
+ * library was loaded (a kept verdict does not count again), and how many
+ * of them it refused.  Either pointer may be NULL. */
+SPS_API void sps_h5_check_stats(uint64_t *checked, uint64_t *refused);
+
 /* One row of a file's index: the calls of one region on one rank. */
 typedef struct sps_file_row {
     uint32_t region;        /* index into sps_file_t.names */

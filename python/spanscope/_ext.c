@@ -922,6 +922,30 @@ static PyObject *ext_report(PyObject *mod, PyObject *args) {
     return rc ? raise_read(rc, err, path) : s;
 }
 
+/* h5_check(path) -> None: the isolated check every reader makes before
+ * libhdf5 opens a file (sps_h5_check); ValueError when it refuses the
+ * file, OSError when no child process could be made. */
+static PyObject *ext_h5_check(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    const char *path = PyUnicode_AsUTF8(arg);
+    if (!path) return NULL;
+    char err[512] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_h5_check(path, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_read(rc, err, path);
+    Py_RETURN_NONE;
+}
+
+/* h5_check_stats() -> (files checked in a child, files refused). */
+static PyObject *ext_h5_check_stats(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    uint64_t checked = 0, refused = 0;
+    sps_h5_check_stats(&checked, &refused);
+    return Py_BuildValue("(KK)", (unsigned long long)checked, (unsigned long long)refused);
+}
+
 /* One value of a /metadata attribute as a Python int, float or str. */
 static PyObject *meta_value(const sps_meta_attr_t *a, size_t i) {
     if (a->kind == SPS_META_INT) return PyLong_FromLongLong(a->ints[i]);
@@ -1735,6 +1759,10 @@ static PyMethodDef ext_methods[] = {
     {"finalize", ext_finalize, METH_VARARGS,
      "finalize(path, verbose) -> table text; writes the period (sps_finalize)."},
     {"shutdown", ext_shutdown, METH_NOARGS, "End the session without writing."},
+    {"h5_check", ext_h5_check, METH_O,
+     "h5_check(path): the isolated check before libhdf5 reads a file (sps_h5_check)."},
+    {"h5_check_stats", ext_h5_check_stats, METH_NOARGS,
+     "(files checked in a child process, files refused) since the library loaded."},
     {"is_active", ext_is_active, METH_NOARGS, "True while a session records."},
     {"now_ns", ext_now_ns, METH_NOARGS, "The profiler's clock, CLOCK_MONOTONIC ns."},
     {"session_start_ns", ext_session_start_ns, METH_NOARGS, "Session start (ns), 0 if none."},

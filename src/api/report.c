@@ -561,3 +561,12 @@ int sps_metadata_read(const char *path, sps_meta_attr_t **out, size_t *n,
 void sps_metadata_free(sps_meta_attr_t *attrs, size_t n) {
     sps__h5r_attrs_free(attrs, n);
 }
+
+int sps_h5_check(const char *path, char *err, size_t errlen) {
+    if (!path) return sps__err_copy(sps__err_fail(SPS_EINVAL, "no path"), err, errlen);
+    return sps__err_copy(sps__h5_guard(path), err, errlen);
+}
+
+void sps_h5_check_stats(uint64_t *checked, uint64_t *refused) {
+    sps__h5_guard_stats(checked, refused);
+}

@@ -88,11 +88,12 @@ static int read_strings(hid_t g, const char *name, int64_t n, char ***strs) {
 int sps__h5r_comm(const char *path, sps__h5r_comm_t *out) {
     memset(out, 0, sizeof *out);
     sps__h5_quiet_t q;
+    int rc = sps__h5_guard(path);
+    if (rc) return rc;
     sps__h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return sps__h5_quiet_end(&q, sps__err_fail(SPS_EIO, "%s: cannot open", path));
-    int rc = 0;
     if (H5Lexists(f, "communication", H5P_DEFAULT) > 0) {
         hid_t g = H5Gopen2(f, "communication", H5P_DEFAULT);
         hid_t d = g >= 0 ? H5Dopen2(g, "rank", H5P_DEFAULT) : -1;
@@ -136,6 +137,7 @@ static int sources_alloc(sps__h5r_sources_t *out, size_t n) {
 int sps__h5r_sources(const char *path, sps__h5r_sources_t *out) {
     memset(out, 0, sizeof *out);
     sps__h5_quiet_t q;
+    if (sps__h5_guard(path)) return 0; /* the main reader reports it */
     sps__h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return sps__h5_quiet_end(&q, 0); /* the main reader reports it */

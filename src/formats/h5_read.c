@@ -310,8 +310,11 @@ static int file_probe(rd_t *c) {
     return 0;
 }
 
-/* Opens the HDF5 file read-only into c->file.  Returns 0 or SPS_EFORMAT. */
+/* Opens the HDF5 file read-only into c->file, after the isolated check
+ * (sps__h5_guard).  Returns 0, SPS_EFORMAT or the check's SPS_EIO. */
 static int file_open(rd_t *c) {
+    int rc = sps__h5_guard(c->path);
+    if (rc) return rc;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     c->file = H5Fopen(c->path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);

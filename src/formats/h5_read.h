@@ -244,4 +244,28 @@ SPS__HIDDEN int sps__h5_quiet_end(sps__h5_quiet_t *q, int rc);
  * closes it (sps__h5_close); -1 on failure. */
 SPS__HIDDEN int64_t sps__h5_summary_type(int file, size_t base, size_t size);
 
+
+/* ------------------------------------------------------------------------ */
+/* the isolated check (h5_guard.c)                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Checks, in a forked child under a time limit and a memory cap, that
+ * libhdf5 parses the file at path without crashing: it visits every
+ * object, reads every attribute and every variable-length or small
+ * dataset, walks every chunk index.  Every reader calls it before it
+ * opens a file with libhdf5 in the caller's process (libhdf5 1.10 crashes
+ * or loops on some corrupt files).  The verdict is kept per file
+ * (device, inode, size, times), so a file is checked once until it
+ * changes.  $SPANSCOPE_H5_ISOLATE=0 turns the check off (the command-line
+ * tool's commands already run in a child); $SPANSCOPE_READ_TIMEOUT sets
+ * the limit (default 20 s + 1 s per 4 MiB).
+ *
+ * Returns 0 (the file may be read; also for a missing or non-regular
+ * path, which the reader reports), SPS_EFORMAT (the check crashed, hung,
+ * ran out of memory or found a chunk outside the file; message set) or
+ * SPS_EIO (fork failed).  Thread-safe. */
+SPS__HIDDEN int sps__h5_guard(const char *path);
+/* The number of files checked in a child so far and of those refused. */
+SPS__HIDDEN void sps__h5_guard_stats(uint64_t *checks, uint64_t *refused);
+
 #endif /* SPS_H5_READ_H */

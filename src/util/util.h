@@ -11,7 +11,7 @@
  * sits below the SPS_E* codes of spanscope.h; callers turn them into codes.
  *
  * Files (one job each): array.c, heap.c, hash.c, tmpio.c, json.c, xml.c, utf8.c,
- * error.c.
+ * error.c, isolate.c.
  */
 #ifndef SPS_UTIL_H
 #define SPS_UTIL_H
@@ -373,5 +373,33 @@ SPS__HIDDEN const char *sps__err_msg(void);
  * bytes, never inside a UTF-8 sequence, NUL-terminated); buf is left
  * alone otherwise.  Returns code (for "return sps__err_copy(rc, ...)"). */
 SPS__HIDDEN int sps__err_copy(int code, char *buf, size_t cap);
+
+
+/* ======================================================================== */
+/* isolate.c: work that may crash, in a child process                       */
+/* ======================================================================== */
+
+/* sps__isolated's result for a child that a signal ended: this plus the
+ * signal's number (SIGALRM: it ran past its time limit). */
+#define SPS__ISOLATED_SIGNAL 256
+
+/* Runs fn(arg) in a forked child process and waits for it: the child
+ * ends with fn's return value (0..255) as its exit status, through
+ * _exit (no atexit handlers, no stdio flush).  In the child, timeout_s > 0
+ * arms alarm(timeout_s) and mem_limit > 0 caps its address space at its
+ * size at the fork plus mem_limit bytes (so an absurd allocation fails
+ * instead of exhausting the machine); crash signals have their default
+ * action (no handler of the caller's runs there) and no core is dumped;
+ * the child dies with the caller (Linux).
+ *
+ * Only the calling thread exists in the child: fn must not wait for
+ * locks another thread of the caller may hold (the library calls it
+ * around code that only reads a file).  Memory the child writes is its
+ * own: fn hands results back only through its exit status (or files).
+ *
+ * Returns the child's exit status (0..255), SPS__ISOLATED_SIGNAL + the
+ * signal that ended it, or -1 with errno set when fork or waitpid failed. */
+SPS__HIDDEN int sps__isolated(int (*fn)(void *), void *arg, unsigned timeout_s,
+                              size_t mem_limit);
 
 #endif /* SPS_UTIL_H */

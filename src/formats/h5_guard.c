@@ -1,0 +1,395 @@
+/* h5_guard.c -- the isolated check that comes before libhdf5 reads an
+ * untrusted file in the caller's process (h5_read.h: sps__h5_guard).
+ *
+ * libhdf5 1.10 trusts parts of the files it parses: a corrupt global heap
+ * (the variable-length strings) makes H5HG_read copy from or into wild
+ * memory, a corrupt attribute message crashes H5Aiterate, and some files
+ * make it loop.  Nothing can be validated before libhdf5 parses the file,
+ * so a forked child parses it first: it opens the file, follows every
+ * hard link from the root group, reads every attribute and every variable-length or small
+ * dataset, walks the chunk index of the large ones (each chunk inside the
+ * file), then closes the library (so that a heap it corrupted is touched
+ * by free) -- under a time limit and a memory cap.  Only a file whose
+ * check ended normally is handed to libhdf5 here; one that crashed,
+ * hung or ran out of memory there is refused with SPS_EFORMAT.  The large
+ * numeric datasets are not decompressed in the child: their chunk index
+ * is what libhdf5 trusts, and the deflate filter checks its own input.
+ *
+ * Verdicts are kept per file (device, inode, size, modification and
+ * change times), so reading a file again costs nothing more. */
+#include "formats/h5_read.h"
+#include "util/util.h"
+
+#include <hdf5.h>
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Datasets at most this big in the file are read whole in the child. */
+#define GUARD_SMALL_BYTES ((hsize_t)64 << 10)
+/* Elements read per slab (bounds the child's buffers). */
+#define GUARD_SLAB 65536
+/* The child's memory cap beyond its size at the fork: libhdf5's caches
+ * and our slabs need far less; an absurd allocation meets the cap. */
+#define GUARD_MEM_BYTES ((size_t)1 << 30)
+/* Verdicts kept. */
+#define GUARD_CACHE 64
+
+/* What the child walks: the file's size bounds every chunk. */
+typedef struct walk {
+    haddr_t fsize;
+} walk_t;
+
+/* Bytes of canary after every variable-length buffer the child's reads
+ * allocate, and their value. */
+#define GUARD_CANARY 64
+#define GUARD_CANARY_BYTE 0xcd
+
+/* The dataset transfer list whose variable-length buffers carry canaries
+ * (vlen_alloc/vlen_release); H5P_DEFAULT until made. */
+static hid_t g_dxpl = H5P_DEFAULT;
+
+/* libhdf5 allocates each variable-length element's buffer here, with the
+ * size the element's length gives; libhdf5 1.10 then copies the global
+ * heap object into it with the size the heap gives (H5HG_read), which a
+ * corrupt file makes larger: the canary behind the buffer shows it. */
+static void *vlen_alloc(size_t size, void *info) {
+    (void)info;
+    if (size > SIZE_MAX - sizeof(size_t) - GUARD_CANARY) return NULL;
+    unsigned char *p = malloc(sizeof(size_t) + size + GUARD_CANARY);
+    if (!p) return NULL;
+    memcpy(p, &size, sizeof size);
+    memset(p + sizeof size + size, GUARD_CANARY_BYTE, GUARD_CANARY);
+    return p + sizeof size;
+}
+
+/* Frees a buffer of vlen_alloc's; a broken canary ends the child with
+ * status 4 (the file made libhdf5 write past a buffer). */
+static void vlen_release(void *mem, void *info) {
+    (void)info;
+    if (!mem) return;
+    unsigned char *p = (unsigned char *)mem - sizeof(size_t);
+    size_t size;
+    memcpy(&size, p, sizeof size);
+    for (size_t i = 0; i < GUARD_CANARY; i++)
+        if (p[sizeof size + size + i] != GUARD_CANARY_BYTE) _exit(4);
+    free(p);
+}
+
+/* Frees what libhdf5 allocated for the variable-length parts of the
+ * elements of buf (memory type mt) that space selects. */
+static void vlen_free(hid_t mt, hid_t space, void *buf) {
+    if (H5Tdetect_class(mt, H5T_VLEN) > 0 ||
+        (H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0))
+        H5Dvlen_reclaim(mt, space, g_dxpl, buf);
+}
+
+/* Reads attribute name of loc whole (attributes are small: at most 64 KiB
+ * in an object header). */
+static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
+                      void *op) {
+    (void)info, (void)op;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return 0;
+    hid_t t = H5Aget_type(a), s = H5Aget_space(a);
+    hid_t mt = t >= 0 ? H5Tget_native_type(t, H5T_DIR_ASCEND) : -1;
+    hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+    size_t sz = mt >= 0 ? H5Tget_size(mt) : 0;
+    if (n > 0 && sz > 0 && (hsize_t)n <= (1u << 24) / sz) {
+        void *buf = calloc((size_t)n, sz);
+        if (buf && H5Aread(a, mt, buf) >= 0) {
+            /* H5Aread allocates with the library's malloc: reclaim it so */
+            if (H5Tdetect_class(mt, H5T_VLEN) > 0 ||
+                (H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0))
+                H5Dvlen_reclaim(mt, s, H5P_DEFAULT, buf);
+        }
+        free(buf);
+    }
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (s >= 0) H5Sclose(s);
+    H5Aclose(a);
+    return 0;
+}
+
+/* Reads 1-D dataset d (n elements of memory type mt, sz bytes each) in
+ * slabs of GUARD_SLAB elements. */
+static void dset_read_slabs(hid_t d, hid_t mt, size_t sz, hsize_t n) {
+    hid_t fs = H5Dget_space(d);
+    void *buf = calloc(GUARD_SLAB, sz);
+    for (hsize_t at = 0; fs >= 0 && buf && at < n; at += GUARD_SLAB) {
+        hsize_t cnt = n - at < GUARD_SLAB ? n - at : GUARD_SLAB;
+        hid_t ms = H5Screate_simple(1, &cnt, NULL);
+        int ok = ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL,
+                                                &cnt, NULL) >= 0 &&
+                 H5Dread(d, mt, ms, fs, g_dxpl, buf) >= 0;
+        if (ok) vlen_free(mt, ms, buf);
+        if (ms >= 0) H5Sclose(ms);
+        if (!ok) break;
+    }
+    free(buf);
+    if (fs >= 0) H5Sclose(fs);
+}
+
+/* Walks the chunk index of chunked dataset d: every chunk must lie inside
+ * the file (libhdf5 would read it from wherever the index says). */
+static void dset_chunks(hid_t d, const walk_t *w) {
+    hsize_t nchunks = 0;
+    if (H5Dget_num_chunks(d, H5S_ALL, &nchunks) < 0) return;
+    for (hsize_t i = 0; i < nchunks; i++) {
+        hsize_t off[H5S_MAX_RANK];
+        unsigned mask = 0;
+        haddr_t addr = HADDR_UNDEF;
+        hsize_t size = 0;
+        if (H5Dget_chunk_info(d, H5S_ALL, i, off, &mask, &addr, &size) < 0) return;
+        if (addr != HADDR_UNDEF && (addr > w->fsize || size > w->fsize - addr))
+            _exit(3); /* a chunk outside the file: refuse */
+    }
+}
+
+/* Checks dataset d: its attributes, then its data (read whole when
+ * variable-length or small, else its chunk index). */
+static void dset_check(hid_t d, const walk_t *w) {
+    H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, attr_cb, NULL);
+    hid_t t = H5Dget_type(d), s = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+    hid_t mt = t >= 0 ? H5Tget_native_type(t, H5T_DIR_ASCEND) : -1;
+    int rank = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
+    hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+    size_t sz = mt >= 0 ? H5Tget_size(mt) : 0;
+    int vlen = mt >= 0 && (H5Tdetect_class(mt, H5T_VLEN) > 0 ||
+                           (H5Tget_class(mt) == H5T_STRING &&
+                            H5Tis_variable_str(mt) > 0));
+    hsize_t stored = H5Dget_storage_size(d);
+    if (n > 0 && sz > 0 && rank == 1 && (vlen || stored <= GUARD_SMALL_BYTES)) {
+        dset_read_slabs(d, mt, sz, (hsize_t)n);
+    } else if (n > 0 && sz > 0 && rank != 1 && stored <= GUARD_SMALL_BYTES &&
+               (hsize_t)n <= (1u << 24) / sz) {
+        void *buf = calloc((size_t)n, sz);
+        if (buf && H5Dread(d, mt, H5S_ALL, H5S_ALL, g_dxpl, buf) >= 0)
+            vlen_free(mt, s, buf);
+        free(buf);
+    } else if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) {
+        dset_chunks(d, w); /* not read here: its chunk index, at least */
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (s >= 0) H5Sclose(s);
+}
+
+/* The deepest group nesting walked, and the most objects visited. */
+#define GUARD_DEPTH 64
+#define GUARD_OBJECTS 1000000
+
+/* The objects already visited (their header addresses): a group linked
+ * from two places, or from inside itself, is walked once. */
+typedef struct seen {
+    haddr_t *addr;
+    size_t n, cap;
+} seen_t;
+
+/* Non-zero when addr was seen; else records it (0).  Past GUARD_OBJECTS,
+ * or out of memory, reports everything as seen (the walk ends). */
+static int seen_add(seen_t *s, haddr_t addr) {
+    for (size_t i = 0; i < s->n; i++)
+        if (s->addr[i] == addr) return 1;
+    if (s->n >= GUARD_OBJECTS || sps__grow((void **)&s->addr, &s->cap, s->n,
+                                           sizeof *s->addr))
+        return 1;
+    s->addr[s->n++] = addr;
+    return 0;
+}
+
+typedef struct visit {
+    const walk_t *w;
+    seen_t *seen;
+    int depth;
+} visit_t;
+
+static void group_walk(hid_t g, const walk_t *w, seen_t *seen, int depth);
+
+/* H5Literate's callback: the object behind each hard link of a group,
+ * checked (a group walked in turn).  A link libhdf5 cannot follow is
+ * skipped, not the end of the walk: the readers open objects by path, so
+ * every one they may reach is checked even when a sibling is broken. */
+static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *op) {
+    visit_t *v = op;
+    if (info->type != H5L_TYPE_HARD) return 0;
+    H5O_info_t oi;
+    if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ||
+        seen_add(v->seen, oi.addr))
+        return 0;
+    hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+    if (o < 0) return 0;
+    if (oi.type == H5O_TYPE_DATASET)
+        dset_check(o, v->w);
+    else if (oi.type == H5O_TYPE_GROUP && v->depth < GUARD_DEPTH)
+        group_walk(o, v->w, v->seen, v->depth + 1);
+    H5Oclose(o);
+    return 0;
+}
+
+/* Checks group g: its attributes, then every object it links to. */
+static void group_walk(hid_t g, const walk_t *w, seen_t *seen, int depth) {
+    H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, attr_cb, NULL);
+    visit_t v = {w, seen, depth};
+    hsize_t at = 0;
+    /* an iteration that fails on one link resumes after it */
+    while (H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, &at, link_cb, &v) < 0) {
+        H5G_info_t gi;
+        if (H5Gget_info(g, &gi) < 0 || ++at >= gi.nlinks) break;
+    }
+}
+
+/* The child: parses everything of the file libhdf5 trusts, then closes
+ * the library and trims the heap (free checks what a wild write broke).
+ * Exits 0 when it got through (libhdf5's clean errors included: the
+ * reader in the caller reports those); 3 for a chunk outside the file, 4
+ * for a write past a variable-length buffer. */
+static int walk_child(void *arg) {
+    const char *path = arg;
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    walk_t w = {(haddr_t)st.st_size};
+    /* Fresh and freed memory filled with a pattern: a read through a
+     * pointer libhdf5 took from beyond an array (a heap object index past
+     * the collection's end) finds no valid address there. */
+    mallopt(M_PERTURB, 0xa5);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (dxpl >= 0 && H5Pset_vlen_mem_manager(dxpl, vlen_alloc, NULL, vlen_release,
+                                             NULL) >= 0)
+        g_dxpl = dxpl;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (f < 0) return 0;
+    seen_t seen = {0};
+    group_walk(f, &w, &seen, 0);
+    free(seen.addr);
+    H5Fclose(f);
+    H5close();
+    malloc_trim(0);
+    return 0;
+}
+
+/* ---- the verdicts ------------------------------------------------------ */
+
+typedef struct verdict {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtim, ctim;
+    int status; /* sps__isolated's result */
+} verdict_t;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static verdict_t g_cache[GUARD_CACHE];
+static size_t g_ncache, g_next;
+static uint64_t g_checks, g_refused;
+
+static int same_file(const verdict_t *v, const struct stat *st) {
+    return v->dev == st->st_dev && v->ino == st->st_ino && v->size == st->st_size &&
+           v->mtim.tv_sec == st->st_mtim.tv_sec && v->mtim.tv_nsec == st->st_mtim.tv_nsec &&
+           v->ctim.tv_sec == st->st_ctim.tv_sec && v->ctim.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/* The kept verdict of the file st describes, or -1. */
+static int cache_find(const struct stat *st) {
+    int status = -1;
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_ncache; i++)
+        if (same_file(&g_cache[i], st)) status = g_cache[i].status;
+    pthread_mutex_unlock(&g_mu);
+    return status;
+}
+
+static void cache_put(const struct stat *st, int status) {
+    pthread_mutex_lock(&g_mu);
+    verdict_t *v = &g_cache[g_next];
+    g_next = (g_next + 1) % GUARD_CACHE;
+    if (g_ncache < GUARD_CACHE) g_ncache++;
+    *v = (verdict_t){st->st_dev, st->st_ino, st->st_size, st->st_mtim, st->st_ctim,
+                     status};
+    g_checks++;
+    if (status != 0) g_refused++;
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* The child's time limit: 20 s plus 1 s per 4 MiB of file, or
+ * $SPANSCOPE_READ_TIMEOUT seconds (0: none), at most a day -- the rule of
+ * the command-line tool's isolated commands. */
+static unsigned guard_timeout_s(off_t size) {
+    const char *env = getenv("SPANSCOPE_READ_TIMEOUT");
+    unsigned long long secs = 20 + (unsigned long long)(size > 0 ? size >> 22 : 0);
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (!errno && !*end && env[0] != '-') secs = v;
+    }
+    return (unsigned)(secs > 86400 ? 86400 : secs);
+}
+
+/* Non-zero unless $SPANSCOPE_H5_ISOLATE is "0". */
+static int guard_enabled(void) {
+    const char *env = getenv("SPANSCOPE_H5_ISOLATE");
+    return !(env && !strcmp(env, "0"));
+}
+
+/* The error for a refused file, from the child's status. */
+static int guard_error(const char *path, int status, unsigned timeout_s) {
+    if (status == SPS__ISOLATED_SIGNAL + SIGALRM)
+        return sps__err_fail(SPS_EFORMAT,
+                             "%s: corrupt file: parsing it took over %u s in an isolated "
+                             "check (libhdf5 loops on some corrupt files; "
+                             "SPANSCOPE_READ_TIMEOUT sets the limit)", path, timeout_s);
+    if (status > SPS__ISOLATED_SIGNAL)
+        return sps__err_fail(SPS_EFORMAT,
+                             "%s: corrupt file: parsing it crashed libhdf5 (%s) in an "
+                             "isolated check; nothing was read", path,
+                             strsignal(status - SPS__ISOLATED_SIGNAL));
+    if (status == 3)
+        return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a data chunk lies outside "
+                             "the file", path);
+    if (status == 4)
+        return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a variable-length string "
+                             "is longer than its element says (libhdf5 would write "
+                             "past its buffer)", path);
+    return sps__err_fail(SPS_EFORMAT,
+                         "%s: corrupt file: its isolated check failed (exit status %d; "
+                         "out of memory?)", path, status);
+}
+
+int sps__h5_guard(const char *path) {
+    struct stat st;
+    if (!guard_enabled() || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0; /* the reader reports a missing or odd file itself */
+    int status = cache_find(&st);
+    unsigned timeout_s = guard_timeout_s(st.st_size);
+    if (status < 0) {
+        status = sps__isolated(walk_child, (void *)path, timeout_s,
+                               GUARD_MEM_BYTES + (size_t)st.st_size);
+        if (status < 0)
+            return sps__err_fail(SPS_EIO,
+                                 "%s: cannot check the file in a child process (%s); "
+                                 "SPANSCOPE_H5_ISOLATE=0 reads it unchecked", path,
+                                 strerror(errno));
+        cache_put(&st, status);
+    }
+    return status == 0 ? 0 : guard_error(path, status, timeout_s);
+}
+
+void sps__h5_guard_stats(uint64_t *checks, uint64_t *refused) {
+    pthread_mutex_lock(&g_mu);
+    if (checks) *checks = g_checks;
+    if (refused) *refused = g_refused;
+    pthread_mutex_unlock(&g_mu);
+}

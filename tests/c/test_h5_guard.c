@@ -1,0 +1,145 @@
+/* test_h5_guard.c -- work in a child process (util/isolate.c: exit
+ * status, crash signal, time limit, memory cap) and the isolated check
+ * before libhdf5 reads a file (formats/h5_guard.c): a valid recording
+ * passes and is checked once, the hostile files of tests/data/hostile are
+ * refused by every reader with SPS_EFORMAT, SPANSCOPE_H5_ISOLATE=0 turns
+ * the check off. */
+#include "testutil.h"
+
+#include "formats/h5_read.h"
+#include "util/util.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SPS_TEST_DATA
+#error "SPS_TEST_DATA (tests/data) must be defined"
+#endif
+
+static int return_arg(void *arg) { return (int)(intptr_t)arg; }
+static int crash(void *arg) {
+    (void)arg;
+    raise(SIGSEGV);
+    return 0;
+}
+static int sleep_long(void *arg) {
+    (void)arg;
+    sleep(30);
+    return 0;
+}
+/* 0 when an allocation of 4 GiB fails (the cap), 1 when it succeeds. */
+static int alloc_big(void *arg) {
+    (void)arg;
+    size_t n = (size_t)4 << 30;
+    char *p = malloc(n);
+    if (!p) return 0;
+    memset(p, 1, 4096);
+    free(p);
+    return 1;
+}
+
+static void test_isolated(void **state) {
+    (void)state;
+    assert_int_equal(sps__isolated(return_arg, (void *)(intptr_t)0, 0, 0), 0);
+    assert_int_equal(sps__isolated(return_arg, (void *)(intptr_t)7, 0, 0), 7);
+    assert_int_equal(sps__isolated(crash, NULL, 0, 0), SPS__ISOLATED_SIGNAL + SIGSEGV);
+    time_t t0 = time(NULL);
+    assert_int_equal(sps__isolated(sleep_long, NULL, 1, 0), SPS__ISOLATED_SIGNAL + SIGALRM);
+    assert_true(time(NULL) - t0 < 20);
+    assert_int_equal(sps__isolated(alloc_big, NULL, 0, (size_t)64 << 20), 0);
+}
+
+/* A small valid recording at path. */
+static void write_recording(const char *path) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t a = sps_region("guard.outer"), b = sps_region("guard.inner");
+    for (int i = 0; i < 50; i++) {
+        sps_begin(a);
+        sps_begin(b);
+        sps_end(b);
+        sps_end(a);
+    }
+    assert_int_equal(sps_finalize(), 0);
+    assert_int_equal(sps_shutdown(), 0);
+}
+
+static void test_valid_file_checked_once(void **state) {
+    (void)state;
+    const char *path = tu_path("guard_ok.h5");
+    write_recording(path);
+    uint64_t c0, r0, c1, r1;
+    sps_h5_check_stats(&c0, &r0);
+    char err[256] = "";
+    assert_int_equal(sps_h5_check(path, err, sizeof err), 0);
+    sps__h5r_t *r;
+    assert_int_equal(sps__h5r_open(&r, path), 0); /* the kept verdict */
+    sps__h5r_free(r);
+    sps_h5_check_stats(&c1, &r1);
+    assert_int_equal(c1 - c0, 1);
+    assert_int_equal(r1 - r0, 0);
+    /* a changed file is checked again */
+    struct timespec later[2] = {{0, UTIME_OMIT}, {time(NULL) + 5, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, path, later, 0), 0);
+    assert_int_equal(sps_h5_check(path, err, sizeof err), 0);
+    sps_h5_check_stats(&c1, NULL);
+    assert_int_equal(c1 - c0, 2);
+    /* a missing file is the reader's to report */
+    assert_int_equal(sps_h5_check(tu_path("guard_missing.h5"), err, sizeof err), 0);
+    assert_int_equal(sps_h5_check(NULL, err, sizeof err), SPS_EINVAL);
+}
+
+static const char *const k_hostile[] = {"attr-vlen-heap.h5", "attr-message.h5",
+                                        "dset-vlen-heap.h5", "dset-vlen-broken-link.h5"};
+
+static void test_hostile_files_refused(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof k_hostile / sizeof k_hostile[0]; i++) {
+        char path[1024], err[512] = "";
+        snprintf(path, sizeof path, "%s/hostile/%s", SPS_TEST_DATA, k_hostile[i]);
+        assert_int_equal(sps_h5_check(path, err, sizeof err), SPS_EFORMAT);
+        assert_non_null(strstr(err, "corrupt file"));
+        /* every reader: the kept verdict refuses it again */
+        sps__h5r_t *r;
+        assert_int_equal(sps__h5r_open(&r, path), SPS_EFORMAT);
+        char buf[64];
+        FILE *fp = fmemopen(buf, sizeof buf, "w");
+        assert_int_equal(sps_report(path, fp, "self", 0, err, sizeof err), SPS_EFORMAT);
+        fclose(fp);
+        const sps_file_t *f;
+        assert_int_equal(sps_file_open(path, &f, err, sizeof err), SPS_EFORMAT);
+        sps_meta_attr_t *attrs;
+        size_t n;
+        assert_int_equal(sps_metadata_read(path, &attrs, &n, err, sizeof err), SPS_EFORMAT);
+    }
+}
+
+static void test_check_off(void **state) {
+    (void)state;
+    const char *path = tu_path("guard_off.h5");
+    write_recording(path);
+    uint64_t c0, c1;
+    sps_h5_check_stats(&c0, NULL);
+    setenv("SPANSCOPE_H5_ISOLATE", "0", 1);
+    char err[256] = "";
+    assert_int_equal(sps_h5_check(path, err, sizeof err), 0);
+    unsetenv("SPANSCOPE_H5_ISOLATE");
+    sps_h5_check_stats(&c1, NULL);
+    assert_int_equal(c1, c0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_isolated),
+        cmocka_unit_test(test_valid_file_checked_once),
+        cmocka_unit_test(test_hostile_files_refused),
+        cmocka_unit_test(test_check_off),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
