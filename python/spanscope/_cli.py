@@ -61,6 +61,22 @@ scope-profiler's read_json and spanscope.read_json read back.
 """
 
 
+def _parse_ranks(spec: str, limit: int = 4096) -> list[int] | None:
+    """Ranks like "0,2-3" (the C tool's cli_parse_ranks: comma-separated
+    ranks and inclusive ranges, at most limit of them); None when spec is
+    not such a list."""
+    out: list[int] = []
+    for part in spec.split(","):
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            return None
+        a, b = int(lo), int(hi) if sep else int(lo)
+        if b < a or len(out) + (b - a + 1) > limit:
+            return None
+        out.extend(range(a, b + 1))
+    return out
+
+
 def _export_json(argv: list[str]) -> int:
     """export json FILE -o OUT [...]: argv after "export"."""
     args = {"include": [], "exclude": []}
@@ -98,10 +114,10 @@ def _export_json(argv: list[str]) -> int:
         return _die(EXIT_USAGE, "export: needs -o OUT (see spanscope export --help)")
     ranks = None
     if "ranks" in args:
-        try:
-            ranks = [int(r) for r in args["ranks"].split(",")]
-        except ValueError:
-            return _die(EXIT_USAGE, f"export: --ranks needs ranks like 0,1, got '{args['ranks']}'")
+        ranks = _parse_ranks(args["ranks"])
+        if ranks is None:
+            return _die(EXIT_USAGE, "export: --ranks needs ranks like 0,2-3 (at most 4096), "
+                                    f"got '{args['ranks']}'")
     import spanscope
 
     write_json = getattr(spanscope, "write_json", None)

@@ -523,3 +523,29 @@ def test_a_bad_pattern_is_reported_whatever_the_names(tmp_path):
                 ("html", src, "-o", tmp_path / "r.html")):
         line = one_line_error(run(*cmd, "--include", "zzz", "--exclude", "("), 2)
         assert "bad region pattern '('" in line
+
+
+def test_export_json_ranks_take_ranges(tmp_path):
+    """`export json` (Python's) reads --ranks with the C tool's rule."""
+    from spanscope._cli import _parse_ranks
+    assert _parse_ranks("0,2-3") == [0, 2, 3]
+    assert _parse_ranks("5") == [5]
+    for bad in ("2-1", "0-", "-1", "0,,1", "1-a", "0-5000"):
+        assert _parse_ranks(bad) is None, bad
+    from spanscope import ProfileManager as PM
+    src = tmp_path / "one.h5"
+    PM.setup(file_path=str(src))
+    with PM.region("step"):
+        pass
+    PM.finalize(verbose=False)
+    PM._reset()
+    env = dict(os.environ, SPANSCOPE_PYTHON=sys.executable)
+    p = run("export", "json", src, "-o", tmp_path / "r.json", "--ranks", "0-0", env=env)
+    assert p.returncode == 0, p.stderr
+    q = run("export", "json", src, "-o", tmp_path / "l.json", "--ranks", "0", env=env)
+    assert q.returncode == 0, q.stderr
+    a = json.loads((tmp_path / "r.json").read_text())
+    b = json.loads((tmp_path / "l.json").read_text())
+    assert a.get("regions") == b.get("regions")
+    one_line_error(run("export", "json", src, "-o", tmp_path / "x.json", "--ranks", "1-0",
+                       env=env), 2)
