@@ -1227,6 +1227,25 @@ def _draw_stack(ax, xs, segs, heights, colors, width, legend):
         bottom = bottom + h
 
 
+def _sort_and_limit(names, runs, picked, members, sort_by, top_n) -> list[str]:
+    """scope-profiler's order of the bars: as found when neither sort_by
+    nor top_n is given; alphabetical for sort_by "name" or top_n alone;
+    else by the metric's worst case across runs (the maximum over every
+    run plotted together, descending, ties by name); then the first
+    top_n."""
+    if sort_by is None and top_n is None:
+        return names
+    if sort_by is None or sort_by == "name":
+        ordered = sorted(names)
+    else:
+        def score(n):
+            vals = [_metric_s(run, members[n], rk, sort_by) for run, rk in zip(runs, picked)]
+            finite = [v for v in vals if np.isfinite(v)]
+            return max(finite) if finite else float("-inf")
+        ordered = sorted(names, key=lambda n: (-score(n), n))
+    return ordered if top_n is None else ordered[:int(top_n)]
+
+
 def plot_durations(profiling_data, ranks=None, include=None, exclude=None, labels=None,
                    metric="total", metrics=None, sort_by=None, top_n=None,
                    combine_regions=None, stack_children=False, filepath=None, show=False,
@@ -1235,7 +1254,8 @@ def plot_durations(profiling_data, ranks=None, include=None, exclude=None, label
     """Bars of a duration statistic per region (s), one bar per run in
     each region's group: metric is total, avg, min, max, first or last
     (metrics: several, one panel each); sort_by a metric to order the
-    regions by (descending, over the first run), top_n the first N;
+    regions by (descending, its maximum over the runs) or "name", top_n
+    the first N (alphabetically when alone), as scope-profiler orders them;
     labels name the runs.
 
     combine_regions ({"setup": ["init.*", "alloc"]}: see _group_regions)
@@ -1247,8 +1267,11 @@ def plot_durations(profiling_data, ranks=None, include=None, exclude=None, label
     duration_s), a row per bar's self time and per non-empty child."""
     _check_output(backend, filepath, data_filepath, data_format)
     mets = list(metrics) if metrics else [metric]
-    for m in mets + ([sort_by] if sort_by else []):
+    for m in mets:
         _check_metric(m)
+    if sort_by is not None and sort_by != "name" and sort_by not in _DURATION_METRICS:
+        raise ValueError(f"Unknown sort_by {sort_by!r}. Valid options are: "
+                         f"{['name', *_DURATION_METRICS]}")
     if stack_children:
         bad = [m for m in mets if m not in _STACKABLE_METRICS]
         if bad:
@@ -1269,11 +1292,7 @@ def plot_durations(profiling_data, ranks=None, include=None, exclude=None, label
         names += [n for n in _select(run, include, exclude) if n not in names]
     names, members = _group_regions(names, combine_regions)
     picked = [_pick_ranks(run, ranks) for run in runs]
-    if sort_by:
-        key = {n: _metric_s(runs[0], members[n], picked[0], sort_by) for n in names}
-        names.sort(key=lambda n: -np.nan_to_num(key[n], nan=-np.inf))
-    if top_n is not None:
-        names = names[:int(top_n)]
+    names = _sort_and_limit(names, runs, picked, members, sort_by, top_n)
     run_colors = _colors(cmap, [r.label for r in runs])
     fig = _new_figure((max(8, 0.5 * len(names) * max(1, len(runs)) + 3), 4.5 * len(mets)),
                       show, backend)

@@ -1120,3 +1120,35 @@ def test_cli_every_kind_plotly(run1, ranks3, tmp_path):
         (call,) = [s for s in page.scripts if "Plotly.newPlot" in s]
         assert '"type":' in call, kind  # at least one trace drawn
         out.unlink()
+
+
+@pytest.mark.parametrize("sort_by,top_n", [(None, None), ("total", None), ("max", 2),
+                                           ("name", None), (None, 2), ("avg", 3)])
+def test_durations_order_is_scope_profilers(tmp_path, run1, sort_by, top_n):
+    """plot_durations orders its bars as scope-profiler's
+    _sort_and_limit_region_names does on the same runs: the metric's
+    maximum over every run (a slower second run decides), "name", top_n
+    alone alphabetical, the natural order with neither."""
+    sp_dur = pytest.importorskip("scope_profiler.plotting_scripts.durations")
+    import csv
+    import scope_profiler
+    slow = record(tmp_path / "slow.h5", threads=2, slow=3.0)
+    files = [run1, slow]
+    data = tmp_path / "d.csv"
+    plots.plot_durations([str(f) for f in files], sort_by=sort_by, top_n=top_n,
+                         filepath=str(tmp_path / "d.png"), data_filepath=str(data))
+    with open(data) as f:
+        got = list(dict.fromkeys(row["region"] for row in csv.DictReader(f)))
+    theirs = [scope_profiler.read_h5(str(f)) for f in files]
+    natural = list(dict.fromkeys(n for n in plots._select(plots._as_runs([str(files[0])])[0],
+                                                          None, None)))
+    for n in plots._select(plots._as_runs([str(files[1])])[0], None, None):
+        if n not in natural:
+            natural.append(n)
+    want = sp_dur._sort_and_limit_region_names(natural, theirs, None, sort_by, top_n)
+    assert got == want
+
+
+def test_durations_unknown_sort_by_names_the_choices(run1, tmp_path):
+    with pytest.raises(ValueError, match="Valid options are"):
+        plots.plot_durations(str(run1), sort_by="bogus", filepath=str(tmp_path / "x.png"))
