@@ -52,7 +52,7 @@ def make_seeds(dirpath: Path) -> list[Path]:
     for t in ts:
         t.join()
     sp.ProfileManager.metadata(run="fuzz seed", n=3)
-    sp.ProfileManager.finalize()
+    sp.ProfileManager.finalize(verbose=False)
     seeds.append(out)
     try:
         import scope_profiler as sc
@@ -64,7 +64,7 @@ def make_seeds(dirpath: Path) -> list[Path]:
         with sc.ProfileManager.region("step"):
             with sc.ProfileManager.region("sub"):
                 pass
-    sc.ProfileManager.finalize()
+    sc.ProfileManager.finalize(verbose=False)
     seeds.append(out2)
     return seeds
 

@@ -26,9 +26,10 @@
  *
  * What the reader cannot check is HDF5's own parsing: HDF5 1.10 crashes or
  * loops forever on some corrupt files (its global heap, which holds the
- * variable-length strings, is trusted).  Code that reads hostile files
- * should call the reader in a child process under a time limit, as the
- * command-line tool does (tools/spanscope.c, run_isolated).
+ * variable-length strings, is trusted).  So it opens a file only after a
+ * forked child has parsed it without crashing (sps__h5_guard, below;
+ * docs/robustness.md); the command-line tool also runs its reading
+ * commands in a child (tools/spanscope.c, run_isolated).
  *
  * Nesting comes from /events/call_ids + parent_ids when the file has both,
  * else from interval containment per rank and thread (thread_ids when
