@@ -75,11 +75,12 @@ static int open_run(const char *path, sps__tlr_t **r, int64_t *threads, int64_t 
     if (fi == SPS__TL_UNKNOWN)
         return sps__err_fail(SPS_EINVAL, "%s: unknown input format (.h5, .json, .json.gz, "
                              ".pftrace)", path ? path : "(null)");
-    int rc = sps__tlr_open(r, path, fi);
-    if (rc || fi != SPS__TL_H5) return rc;
     sps__h5r_meta_t m;
     memset(&m, 0, sizeof m);
-    if (sps__h5r_metadata(path, &m) == 0) { /* the reader read it already: it opens */
+    /* /metadata before the reader opens the file: libhdf5 shares one file's
+     * state between two open handles of it, and a corrupt file that one
+     * open parses safely can crash the second (the check parses it once) */
+    if (fi == SPS__TL_H5 && sps__h5r_metadata(path, &m) == 0) {
         /* OpenMP's count as scope-profiler records it; else the threads
          * spanscope's writer saw record (it writes omp_num_threads -1
          * without OMP_NUM_THREADS) */
@@ -89,7 +90,7 @@ static int open_run(const char *path, sps__tlr_t **r, int64_t *threads, int64_t 
     }
     sps__h5r_meta_free(&m);
     sps__err_clear();
-    return 0;
+    return sps__tlr_open(r, path, fi);
 }
 
 /* sps_html_write_files without the error copy: the message is set on

@@ -90,6 +90,24 @@ static void vlen_free(hid_t mt, hid_t space, void *buf) {
         H5Dvlen_reclaim(mt, space, g_dxpl, buf);
 }
 
+/* H5Ewalk's callback: flags an allocation that failed. */
+static herr_t oom_cb(unsigned n, const H5E_error2_t *e, void *flag) {
+    (void)n;
+    if (e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE) *(int *)flag = 1;
+    return 0;
+}
+
+/* After a read that failed: when libhdf5 could not allocate (the child's
+ * memory cap), the caller's process would allocate that much for real --
+ * a 30 KB file can make libhdf5 ask for 14 GB to convert one attribute --
+ * so the child ends with status 5 and the file is refused. */
+static void oom_exit_if(void) {
+    int flag = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, oom_cb, &flag);
+    if (flag) _exit(5);
+    H5Eclear2(H5E_DEFAULT);
+}
+
 /* Reads attribute name of loc whole (attributes are small: at most 64 KiB
  * in an object header). */
 static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
@@ -108,6 +126,8 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
             if (H5Tdetect_class(mt, H5T_VLEN) > 0 ||
                 (H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0))
                 H5Dvlen_reclaim(mt, s, H5P_DEFAULT, buf);
+        } else if (buf) {
+            oom_exit_if();
         }
         free(buf);
     }
@@ -131,7 +151,10 @@ static void dset_read_slabs(hid_t d, hid_t mt, size_t sz, hsize_t n) {
                  H5Dread(d, mt, ms, fs, g_dxpl, buf) >= 0;
         if (ok) vlen_free(mt, ms, buf);
         if (ms >= 0) H5Sclose(ms);
-        if (!ok) break;
+        if (!ok) {
+            oom_exit_if();
+            break;
+        }
     }
     free(buf);
     if (fs >= 0) H5Sclose(fs);
@@ -173,6 +196,8 @@ static void dset_check(hid_t d, const walk_t *w) {
         void *buf = calloc((size_t)n, sz);
         if (buf && H5Dread(d, mt, H5S_ALL, H5S_ALL, g_dxpl, buf) >= 0)
             vlen_free(mt, s, buf);
+        else if (buf)
+            oom_exit_if();
         free(buf);
     } else if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) {
         dset_chunks(d, w); /* not read here: its chunk index, at least */
@@ -251,7 +276,8 @@ static void group_walk(hid_t g, const walk_t *w, seen_t *seen, int depth) {
  * the library and trims the heap (free checks what a wild write broke).
  * Exits 0 when it got through (libhdf5's clean errors included: the
  * reader in the caller reports those); 3 for a chunk outside the file, 4
- * for a write past a variable-length buffer. */
+ * for a write past a variable-length buffer, 5 for an allocation the
+ * memory cap refused. */
 static int walk_child(void *arg) {
     const char *path = arg;
     struct stat st;
@@ -273,6 +299,19 @@ static int walk_child(void *arg) {
     if (f < 0) return 0;
     seen_t seen = {0};
     group_walk(f, &w, &seen, 0);
+    /* again through a second handle while the first is open: libhdf5
+     * shares the file's state between them, and some corrupt files parse
+     * once but crash the second open (a reader and a metadata read of
+     * one file, or one file given twice to a comparison) */
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    hid_t f2 = H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (f2 >= 0) {
+        seen.n = 0;
+        group_walk(f2, &w, &seen, 0);
+        H5Fclose(f2);
+    }
     free(seen.addr);
     H5Fclose(f);
     H5close();
@@ -359,6 +398,10 @@ static int guard_error(const char *path, int status, unsigned timeout_s) {
     if (status == 3)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a data chunk lies outside "
                              "the file", path);
+    if (status == 5)
+        return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: libhdf5 would need over "
+                             "%zu MiB to read it (an attribute or dataset claims far more "
+                             "data than the file holds)", path, GUARD_MEM_BYTES >> 20);
     if (status == 4)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a variable-length string "
                              "is longer than its element says (libhdf5 would write "

@@ -19,6 +19,10 @@ from spanscope import _ext
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = sorted((ROOT / "tests" / "data" / "hostile").glob("*.h5"))
+#: the ones that crash a plain spanscope.read when the check is off (the
+#: other two crash a second handle, or allocate 14 GB: not run unchecked)
+CRASHERS = [p for p in HOSTILE if p.name in {
+    "attr-vlen-heap.h5", "attr-message.h5", "dset-vlen-heap.h5", "dset-vlen-broken-link.h5"}]
 
 #: every in-process reader of the faces, as a user's script calls it
 READERS = textwrap.dedent("""
@@ -55,10 +59,10 @@ def run_readers(path: Path, tmp_path: Path, **env) -> subprocess.CompletedProces
 
 
 def test_the_hostile_files_are_there():
-    assert len(HOSTILE) == 4, HOSTILE
+    assert len(HOSTILE) == 6 and len(CRASHERS) == 4, HOSTILE
 
 
-@pytest.mark.parametrize("path", HOSTILE, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CRASHERS, ids=lambda p: p.stem)
 def test_libhdf5_crashes_on_them_without_the_check(path, tmp_path):
     """What the check is for: read in-process with it off, each file kills
     the interpreter (where libhdf5 has been fixed, there is nothing to show)."""
@@ -79,7 +83,8 @@ def test_every_reader_refuses_them_cleanly(path, tmp_path):
     for name, verdict in lines.items():
         assert not verdict.startswith("ok"), (name, verdict)
         assert "corrupt" in verdict.lower(), (name, verdict)
-    assert "crashed libhdf5" in lines["read"] or "longer than its element" in lines["read"]
+    assert any(why in lines["read"] for why in ("crashed libhdf5", "longer than its element",
+                                                "would need over")), lines["read"]
 
 
 def test_a_valid_file_is_checked_once_and_again_when_it_changes(tmp_path):
