@@ -15,6 +15,11 @@ killed and counted as a hang.
     python scripts/fuzz_h5_inproc.py --n 100000 --jobs 2 --out /tmp/fz
     python scripts/fuzz_h5_inproc.py --n 300 --seed 1      # what the test runs
 
+A crash can be the late effect of a file read earlier by the same worker
+(a heap that libhdf5 corrupted without crashing): the files that worker
+read just before are kept under OUT/crashes/<name>.before/ to replay in
+order.
+
 Prints a progress line, then "N files, C crashes, H hangs, E clean errors,
 K read fine" and exits 1 when C or H is not 0.
 """
@@ -128,6 +133,10 @@ def worker(list_path: str, done_path: str) -> None:
             out.write(f"{read_all(path)} {path}\n")
 
 
+#: files kept from before a crash, for replaying a heap corrupted earlier
+KEEP_BEFORE = 50
+
+
 def run_batch(ctx, batch: list[str], jobs: int, timeout: float, out: Path, counts) -> None:
     """Reads the files of batch in jobs worker processes; a worker that dies
     (or hangs past timeout on one file) is replaced, resuming after the
@@ -171,6 +180,13 @@ def run_batch(ctx, batch: list[str], jobs: int, timeout: float, out: Path, count
             counts[kind] += 1
             tag = "hang" if hung else f"sig{-pr.exitcode if pr.exitcode else 0}"
             shutil.copy(bad, out / "crashes" / f"{Path(bad).stem}.{tag}.h5")
+            # the files this worker read before it: a crash can be the late
+            # effect of a heap one of them corrupted (replay them in order)
+            before = out / "crashes" / f"{Path(bad).stem}.before"
+            before.mkdir(exist_ok=True)
+            done_files = files[:len(lines)]
+            for k, prev in enumerate(done_files[-KEEP_BEFORE:]):
+                shutil.copy(prev, before / f"{k:03d}-{Path(prev).name}")
             if rest[1:]:
                 start(j, rest[1:])
 
