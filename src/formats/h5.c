@@ -73,14 +73,39 @@ struct sps__h5w {
 /* Small helpers                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* H5Ewalk2 callback: the errno that HDF5's sec2 driver put into the
+ * description of a failed read/write ("..., errno = 28, error message =
+ * ..."), into *(int *)data; stops at the first. */
+static herr_t stack_errno(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)n;
+    const char *p = e && e->desc ? strstr(e->desc, "errno = ") : NULL;
+    if (!p) return 0;
+    *(int *)data = atoi(p + 8);
+    return 1;
+}
+
+/* Whether e says the disk is full or failing. */
+static int disk_errno(int e) {
+    return e == ENOSPC || e == EDQUOT || e == EIO || e == EFBIG;
+}
+
 /* The error code for a failed HDF5 call: SPS_EIO when the operating system
- * said the disk is full or failing (errno, cleared by the public entry
- * points), SPS_EHDF5 otherwise. */
+ * said the disk is full or failing, SPS_EHDF5 otherwise.  The cause is
+ * errno (cleared before each HDF5 call here) or, when libhdf5 called
+ * something after the failed write that changed errno, the errno of the
+ * write as HDF5's error stack records it; it is noted (error.c) for the
+ * faces: ENOSPC, not just "I/O error". */
 int sps__h5_fail(void) {
-    switch (errno) {
-    case ENOSPC: case EDQUOT: case EIO: case EFBIG: return SPS_EIO;
-    default: return SPS_EHDF5;
+    int e = errno;
+    if (!disk_errno(e)) {
+        int from_stack = 0;
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, stack_errno, &from_stack);
+        if (disk_errno(from_stack)) e = from_stack;
     }
+    if (!disk_errno(e)) return SPS_EHDF5;
+    sps__err_os_note(e);
+    errno = e;
+    return SPS_EIO;
 }
 
 #define h5_close sps__h5_close /* h5_read.c */
@@ -374,6 +399,7 @@ static int create_fail(void) {
     switch (errno) {
     case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EROFS:
     case EISDIR: case ENAMETOOLONG: case ELOOP:
+        sps__err_os_note(errno);
         return SPS_EPATH;
     default: return h5_fail();
     }
@@ -823,7 +849,10 @@ int sps__h5_reserve(sps__h5res_t *r, uint64_t bytes) {
         r->fd = -1;
         return 0;
     }
-    if (r->end < (uint64_t)eoa + bytes) return SPS_EIO; /* errno: ENOSPC, EFBIG... */
+    if (r->end < (uint64_t)eoa + bytes) { /* the data does not fit */
+        sps__err_os_note(errno); /* ENOSPC, EDQUOT, EFBIG... */
+        return SPS_EIO;
+    }
     return 0; /* the data fits, only the slack is short: let it be */
 }
 
@@ -838,8 +867,12 @@ static void reserve_trim(const char *path, uint64_t eoa) {
  * follows publishes complete data.  Returns 0 or SPS_EIO. */
 static int file_sync(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return SPS_EIO;
+    if (fd < 0) {
+        sps__err_os_note(errno);
+        return SPS_EIO;
+    }
     int rc = fsync(fd) < 0 && errno != EINVAL && errno != EROFS ? SPS_EIO : 0;
+    if (rc) sps__err_os_note(errno);
     close(fd);
     return rc;
 }
