@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h> /* memfd_create */
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -110,6 +111,35 @@ int sps__h5_fail(void) {
 
 #define h5_close sps__h5_close /* h5_read.c */
 #define h5_fail sps__h5_fail
+
+/* Abandons the open file f after a failed write: its descriptor (the sec2
+ * driver's) is swapped for an anonymous memory file, so that whatever
+ * libhdf5 still writes while closing (dirty metadata, cached chunks)
+ * succeeds and every handle can be freed.  Without this, libhdf5 1.10's
+ * H5Fclose fails the same way as the write did, keeps the file in its ID
+ * table, and crashes in H5_term_library at exit (H5F__close_cb).  The
+ * caller removes the file from disk. */
+static void h5_discard(hid_t f) {
+    void *h = NULL;
+    if (f < 0 || H5Fget_vfd_handle(f, H5P_DEFAULT, &h) < 0 || !h) return;
+    int mem = memfd_create("spanscope-discard", MFD_CLOEXEC);
+    if (mem < 0) return; /* no way around: the close may fail */
+    (void)dup2(mem, *(int *)h);
+    close(mem);
+}
+
+/* Ends the file *f opened for writing, whose writes so far gave rc:
+ * flushes it first (rc 0), so that a failure shows while the file can
+ * still be abandoned (h5_discard), then closes it.  Always closes;
+ * returns rc, or the flush's / close's error. */
+static int h5_file_end(hid_t *f, int rc) {
+    if (*f < 0) return rc;
+    if (rc == 0 && H5Fflush(*f, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
+    if (rc) h5_discard(*f);
+    if (H5Fclose(*f) < 0 && rc == 0) rc = h5_fail();
+    *f = H5I_INVALID_HID;
+    return rc;
+}
 
 static void reserve_init(sps__h5w_t *w);
 
@@ -899,14 +929,16 @@ int sps__h5w_close(sps__h5w_t *w) {
     w->cols = NULL;
     if (rc == 0) rc = sps__h5_reserve(&w->res, 0); /* the tables' room */
     if (rc == 0) rc = tables_write(w);
+    /* everything (cached chunks too) reaches the disk while the datasets
+     * are open, so that a failure can still abandon the file cleanly */
+    if (rc == 0 && H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
+    if (rc) h5_discard(w->file);
     for (int i = 0; i < EV_N; i++)
         if (w->ev[i] >= 0 && H5Dclose(w->ev[i]) < 0 && rc == 0) rc = h5_fail();
     for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;
-    if (rc == 0 && H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
     haddr_t eoa = 0;
     if (rc == 0 && H5Fget_eoa(w->file, &eoa) < 0) eoa = 0;
-    if (H5Fclose(w->file) < 0 && rc == 0) rc = h5_fail();
-    w->file = H5I_INVALID_HID;
+    rc = h5_file_end(&w->file, rc);
     if (rc == 0) reserve_trim(w->path, (uint64_t)eoa);
     if (rc == 0) rc = file_sync(w->path);
     if (rc) unlink(w->path);
@@ -920,6 +952,7 @@ void sps__h5w_abort(sps__h5w_t *w) {
     sps__h5_quiet_t q;
     if (!w) return;
     sps__h5_quiet_begin(&q);
+    h5_discard(w->file); /* nothing more of it reaches the disk */
     for (int i = 0; i < EV_N; i++) h5_close(&w->ev[i]);
     h5_close(&w->file);
     unlink(w->path);
@@ -961,7 +994,7 @@ int sps__h5_add_table(const char *path, const char *group, const char *desc,
     }
     if (rc == 0 && desc && attr_str(g, "description", desc) < 0) rc = h5_fail();
     h5_close(&g);
-    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    rc = h5_file_end(&f, rc);
     return sps__h5_quiet_end(&q, rc);
 }
 
@@ -996,7 +1029,7 @@ int sps__h5_add_counters(const char *path, size_t nnames, const char *const *nam
                             "times_ns is CLOCK_MONOTONIC") < 0)
         rc = h5_fail();
     h5_close(&g);
-    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    rc = h5_file_end(&f, rc);
     /* the writer's fsync came before these changes: sync again, or the
      * caller's rename would publish a file whose counters are not on disk */
     if (rc == 0) rc = file_sync(path);
@@ -1173,6 +1206,6 @@ int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps, size_t ns
     free(tasks);
     free(waits);
     h5_close(&g);
-    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    rc = h5_file_end(&f, rc);
     return sps__h5_quiet_end(&q, rc);
 }
