@@ -7,7 +7,8 @@
  *     (the file could not be created or put in place), and the cause is
  *     the operating system's: sps_last_errno() is ENOSPC / EIO / EFBIG /
  *     ENOENT / EROFS, sps_last_error() says it in words and names the file;
- *   - nothing is left in the directory (no output, no temporary file);
+ *   - nothing is left in the directory (no output, no temporary file) and
+ *     no HDF5 object is left open (H5Fget_obj_count);
  *   - nothing recorded is lost: a retry to another path writes every call;
  *   - the process exits normally afterwards (through HDF5's atexit, which
  *     crashes on a file left open);
@@ -41,7 +42,8 @@ enum { NCALLS = 300000 };
 /* ------------------------------------------------------------------------ */
 
 /* The child's exit codes: which check failed. */
-enum { C_OK, C_SETUP, C_RC, C_ERRNO, C_MSG, C_LEFT, C_RETRY, C_COUNT, C_DROP, C_USAGE };
+enum { C_OK, C_SETUP, C_RC, C_ERRNO, C_MSG, C_LEFT, C_RETRY, C_COUNT, C_DROP, C_USAGE,
+       C_OPEN };
 
 static int env_int(const char *name, int dflt) {
     const char *v = getenv(name);
@@ -88,6 +90,13 @@ static int check_failure(int rc, const char *dir, const char *path) {
     if ((want && !strstr(sps_last_error(), want)) || !strstr(sps_last_error(), path)) {
         fprintf(stderr, "message '%s'\n", sps_last_error());
         return C_MSG;
+    }
+    /* every HDF5 handle of the failed write is closed (a file left open
+     * is what crashed libhdf5 at exit) */
+    ssize_t open_ids = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL);
+    if (open_ids != 0) {
+        fprintf(stderr, "%zd HDF5 objects still open\n", open_ids);
+        return C_OPEN;
     }
     return dir_empty(dir) ? C_OK : C_LEFT;
 }
