@@ -121,7 +121,10 @@ int sps__h5_fail(void) {
  * caller removes the file from disk. */
 static void h5_discard(hid_t f) {
     void *h = NULL;
-    if (f < 0 || H5Fget_vfd_handle(f, H5P_DEFAULT, &h) < 0 || !h) return;
+    hid_t fapl = f >= 0 ? H5Fget_access_plist(f) : H5I_INVALID_HID;
+    int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2; /* its handle: an int fd */
+    h5_close(&fapl);
+    if (!sec2 || H5Fget_vfd_handle(f, H5P_DEFAULT, &h) < 0 || !h) return;
     int mem = memfd_create("spanscope-discard", MFD_CLOEXEC);
     if (mem < 0) return; /* no way around: the close may fail */
     (void)dup2(mem, *(int *)h);

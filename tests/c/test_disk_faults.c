@@ -164,7 +164,9 @@ typedef struct {
 static void *recorder(void *arg) {
     rec_t *r = arg;
     sps_region_t a = sps_region("disk.outer"), b = sps_region("disk.inner");
-    while (!r->stop) {
+    /* bounded, so that memory stays under the default limit (no spill,
+     * which a file size limit would make drop calls) */
+    while (!r->stop && r->done < 2 * NCALLS) {
         record(a, b, 1000);
         r->done += 1000;
     }
@@ -182,7 +184,10 @@ static int child_checkpoint(const char *dir, const char *safe) {
     pthread_t t;
     if (pthread_create(&t, NULL, recorder, &r)) return C_SETUP;
     while (__atomic_load_n(&r.done, __ATOMIC_RELAXED) < NCALLS) usleep(1000);
+    if (getenv("SPS_RMDIR")) rmdir(dir);
+    fsize_limit(1);
     int rc = check_failure(sps_finalize(), dir, path);
+    fsize_limit(0);
     usleep(20000); /* recording goes on after the failed checkpoint */
     r.stop = 1;
     pthread_join(t, NULL);
@@ -370,6 +375,22 @@ static void test_shim_checkpoint(void **state) {
     shim_env(env, dir);
     env[2] = "SPS_FAULT_BYTES=65536";
     run_case("checkpoint", dir, env);
+    /* EIO inside libhdf5's own writes while the thread records */
+    env[2] = "SPS_FAULT_BYTES=20000";
+    env[3] = "SPS_FAULT_ERRNO=5";
+    env[4] = "SPS_FAULT_OPS=write";
+    env[5] = "SPS_EXPECT_ERRNO=5";
+    run_case("checkpoint", dir, env);
+}
+
+/* A checkpoint under a file size limit, and into a vanished directory. */
+static void test_checkpoint_fsize_and_vanished(void **state) {
+    (void)state;
+    const char *dir = fresh_dir("disk_ckpt_fsize");
+    const char *env[] = {"SPS_FSIZE=100000", "SPS_EXPECT_ERRNO=27", NULL};
+    run_case("checkpoint", dir, env);
+    const char *env2[] = {"SPS_RMDIR=1", "SPS_EXPECT_RC=-9", "SPS_EXPECT_ERRNO=2", NULL};
+    run_case("checkpoint", dir, env2);
 }
 
 /* The spill directory's disk is full. */
@@ -393,13 +414,15 @@ static void make_input(const char *path) {
     sps_shutdown();
 }
 
-/* Runs the CLI with args under the shim (faults in dir, ENOSPC after
- * 16 KiB); it must exit 1 with one line naming the cause and leave dir
- * empty. */
-static void cli_on_full_disk(const char *dir, char *const args[]) {
+/* Runs the CLI with args under the shim (faults in dir after 16 KiB:
+ * errno_env, e.g. "SPS_FAULT_ERRNO=28"); it must exit 1 with one line
+ * naming the cause (cause: strerror's words) and leave dir empty. */
+static void cli_fails(const char *dir, char *const args[], const char *errno_env,
+                      const char *cause) {
     const char *env[8] = {0};
     shim_env(env, dir);
     env[2] = "SPS_FAULT_BYTES=16384";
+    env[3] = errno_env;
     const char *errf = tu_path("disk_cli.err");
     int st = run_with(args, env, errf);
     char text[1024] = "";
@@ -410,7 +433,7 @@ static void cli_on_full_disk(const char *dir, char *const args[]) {
     fclose(f);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
         fail_msg("%s %s: status %d: %s", args[1], args[2], st, text);
-    if (!strstr(text, "no space left on device")) fail_msg("%s: says '%s'", args[1], text);
+    if (!strstr(text, cause)) fail_msg("%s: says '%s'", args[1], text);
     char *nl = strchr(text, '\n');
     assert_true(nl && nl[1] == 0); /* one line */
     assert_true(dir_empty(dir));
@@ -419,7 +442,8 @@ static void cli_on_full_disk(const char *dir, char *const args[]) {
 static void test_shim_cli_convert_and_merge(void **state) {
     (void)state;
     need_shim();
-    const char *in = tu_path("disk_cli_in.h5");
+    char in[1024]; /* tu_path's buffers rotate */
+    snprintf(in, sizeof in, "%s", tu_path("disk_cli_in.h5"));
     make_input(in);
     const char *dir = fresh_dir("disk_shim_cli");
     char out[4200], out2[4200];
@@ -427,12 +451,15 @@ static void test_shim_cli_convert_and_merge(void **state) {
     snprintf(out2, sizeof out2, "%s/out.h5", dir);
     const char *cli = getenv("SPS_CLI");
     assert_non_null(cli);
-    char *conv[] = {(char *)cli, "convert", (char *)in, out, NULL};
-    cli_on_full_disk(dir, conv);
-    char *conv_h5[] = {(char *)cli, "convert", (char *)in, out2, NULL};
-    cli_on_full_disk(dir, conv_h5);
-    char *merge[] = {(char *)cli, "merge", "-o", out2, (char *)in, NULL};
-    cli_on_full_disk(dir, merge);
+    char *conv[] = {(char *)cli, "convert", in, out, NULL};
+    char *conv_h5[] = {(char *)cli, "convert", in, out2, NULL};
+    char *merge[] = {(char *)cli, "merge", "-o", out2, in, NULL};
+    char *const *runs[] = {conv, conv_h5, merge};
+    static const char *const faults[][2] = {{"SPS_FAULT_ERRNO=28", "no space left on device"},
+                                            {"SPS_FAULT_ERRNO=5", "input/output error"},
+                                            {"SPS_FAULT_ERRNO=27", "file too large"}};
+    for (size_t f = 0; f < 3; f++)
+        for (size_t i = 0; i < 3; i++) cli_fails(dir, runs[i], faults[f][0], faults[f][1]);
     unlink(in);
 }
 
@@ -483,6 +510,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_file_size_limit),
         cmocka_unit_test(test_vanished_directory),
         cmocka_unit_test(test_shim_checkpoint),
+        cmocka_unit_test(test_checkpoint_fsize_and_vanished),
         cmocka_unit_test(test_shim_spill),
         cmocka_unit_test(test_shim_cli_convert_and_merge),
         cmocka_unit_test(test_tmpfs_full_disk),

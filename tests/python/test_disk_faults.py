@@ -218,6 +218,7 @@ SPILL = """
 
 def test_spill_on_full_disk(full_disk, tmp_path):
     d, env = full_disk
+    _fill(d, env)  # packed, 300 000 calls of a loop fit in 512 KiB
     _ok(_run(SPILL, env, d, tmp_path / "safe.h5"))
 
 
