@@ -129,16 +129,25 @@ static void h5_discard(hid_t f) {
     if (mem < 0) return; /* no way around: the close may fail */
     (void)dup2(mem, *(int *)h);
     close(mem);
+    /* a flush that failed half-way leaves libhdf5's cache in a state its
+     * close refuses (measured: H5Fclose fails even with the memory file
+     * under it); finishing the flush, into memory now, clears it */
+    (void)H5Fflush(f, H5F_SCOPE_LOCAL);
 }
 
 /* Ends the file *f opened for writing, whose writes so far gave rc:
- * flushes it first (rc 0), so that a failure shows while the file can
- * still be abandoned (h5_discard), then closes it.  Always closes;
- * returns rc, or the flush's / close's error. */
+ * flushes it (rc 0), then closes it with its descriptor swapped away
+ * (h5_discard), success or not.  After a successful flush the file on disk
+ * is complete: libhdf5 1.10's flush releases the space aggregators and
+ * writes every dirty entry, the superblock with the end of allocation
+ * included; what its close writes after that (free-space bookkeeping of a
+ * non-persistent file) is not needed, and a failure there (EIO, a budget
+ * ending) would leave the file open and crash the process at exit.
+ * Always closes; returns rc, or the flush's error. */
 static int h5_file_end(hid_t *f, int rc) {
     if (*f < 0) return rc;
     if (rc == 0 && H5Fflush(*f, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
-    if (rc) h5_discard(*f);
+    h5_discard(*f);
     if (H5Fclose(*f) < 0 && rc == 0) rc = h5_fail();
     *f = H5I_INVALID_HID;
     return rc;
