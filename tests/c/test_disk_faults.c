@@ -106,6 +106,11 @@ static int check_failure(int rc, const char *dir, const char *path) {
 static int check_retry(const char *safe, uint64_t n) {
     unlink(safe);
     if (sps_finalize_to(safe)) return C_RETRY;
+    if (sps_last_errno() || *sps_last_error()) { /* the old cause is forgotten */
+        fprintf(stderr, "after a good finalize: errno %d, '%s'\n", sps_last_errno(),
+                sps_last_error());
+        return C_RETRY;
+    }
     tu_h5_t *h = tu_h5_load(safe);
     int ok = h && h->ok && tu_h5_count(h, "disk.outer") == n &&
              tu_h5_count(h, "disk.inner") == n;
