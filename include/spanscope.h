@@ -95,6 +95,21 @@ SPS_API const char *sps_strerror(int code);
 /* Returns the error's name, e.g. "SPS_EINVAL" (never NULL). */
 SPS_API const char *sps_err_name(int code);
 
+/* The cause of the last SPS_EIO or SPS_EPATH this thread got from a call
+ * that writes a file (sps_finalize*, sps_merge, sps_convert, the
+ * exports): the operating system's errno (ENOSPC for a full disk, EDQUOT,
+ * EFBIG for a file size limit, EROFS, EACCES, ENOENT for a vanished
+ * directory, EIO), or 0 when the failure had none or no call failed.
+ * Thread-local; each of those calls forgets the old cause when it starts.
+ * The code stays the error rule: this only says why. */
+SPS_API int sps_last_errno(void);
+
+/* This thread's one-line message about the last failed call, "" when
+ * there is none (static, thread-local storage, valid until this thread's
+ * next call into the library).  After a failed write it names the cause
+ * and the file, e.g. "no space left on device (writing /data/out.h5)". */
+SPS_API const char *sps_last_error(void);
+
 /* ------------------------------------------------------------------------ */
 /* Configuration and session                                                 */
 /* ------------------------------------------------------------------------ */

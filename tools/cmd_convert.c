@@ -7,6 +7,7 @@
 #include "sps_int.h"
 #include "formats/timeline.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +40,17 @@ static int convert_spans(sps__tlr_t *r, sps__tlw_t *w, uint64_t total) {
     return rc;
 }
 
+/* The reason a write of out failed with rc: the operating system's cause
+ * when one was noted ("no space left on device (writing OUT)"), else why
+ * (a reader's message) or the code's name. */
+static const char *write_why(int rc, const char *out, const char *why) {
+    if ((rc == SPS_EIO || rc == SPS_EPATH) && sps_last_errno()) {
+        sps__err_os_fail(rc, "writing", out);
+        return sps__err_msg();
+    }
+    return why && *why ? why : sps_strerror(rc);
+}
+
 /* IN (any format) to OUT.h5 through sps__h5_from_timeline, at a
  * temporary name renamed into place. */
 static int convert_to_h5(const char *in, sps__tl_format_t fi, const char *out) {
@@ -47,12 +59,11 @@ static int convert_to_h5(const char *in, sps__tl_format_t fi, const char *out) {
     sps__err_clear();
     int rc = sps__h5_from_timeline(in, fi, tmp);
     alarm(0);
-    const char *why = sps__err_msg(); /* a reader's message names the file */
-    if (!rc && rename(tmp, out) != 0) rc = SPS_EIO, why = NULL;
-    if (rc) unlink(tmp);
+    if (!rc && rename(tmp, out) != 0) sps__err_os_note(errno), rc = SPS_EIO;
+    if (rc) unlink(tmp); /* no partial output */
     free(tmp);
-    if (rc && why && *why) return die(EXIT_DATA, "convert: %s", why);
-    if (rc) return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(rc));
+    /* a reader's message names the file; a failed write names the cause */
+    if (rc) return die(EXIT_DATA, "convert: %s", write_why(rc, out, sps__err_msg()));
     return 0;
 }
 
@@ -94,16 +105,17 @@ int cmd_convert(int argc, char **argv) {
         sps__tlr_free(r);
         unlink(tmp);
         free(tmp);
-        return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(rc));
+        return die(EXIT_DATA, "convert: %s", write_why(rc, out, NULL));
     }
+    sps__err_clear(); /* what follows: the spans read and written */
     rc = convert_spans(r, w, h->nspans);
     const char *why = rc ? (rc == SPS_EFORMAT ? sps__err_msg() : sps_strerror(rc)) : NULL;
     if (rc) sps__tlw_abort(w);
     else rc = sps__tlw_close(w);
     sps__tlr_free(r);
-    if (!rc && rename(tmp, out) != 0) rc = SPS_EIO;
-    if (rc) unlink(tmp);
+    if (!rc && rename(tmp, out) != 0) sps__err_os_note(errno), rc = SPS_EIO;
+    if (rc) unlink(tmp); /* no partial output */
     free(tmp);
-    if (rc) return die(EXIT_DATA, "convert: %s", why ? why : sps_strerror(rc));
+    if (rc) return die(EXIT_DATA, "convert: %s", write_why(rc, out, why));
     return 0;
 }

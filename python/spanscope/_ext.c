@@ -12,6 +12,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include <errno.h>
 #include <frameobject.h>
 #include <structmember.h>
 
@@ -735,12 +737,35 @@ static PyObject *ext_noop_profile(PyObject *mod, PyObject *on) {
 /* Session functions                                                         */
 /* ======================================================================== */
 
+/* Raises OSError(errno, message, path) for a file that could not be
+ * written or read: errno is the operating system's cause when the library
+ * noted one (sps_last_errno: ENOSPC, EROFS, EFBIG...; OSError then makes
+ * the matching subclass, e.g. PermissionError for EACCES) and the message
+ * the library's line naming it ("no space left on device (writing
+ * out.h5)"), else EACCES / EIO with sps_strerror's text.  Returns NULL. */
+static PyObject *raise_os(int rc, const char *msg, const char *path) {
+    int os_errno = sps_last_errno();
+    if (os_errno && *sps_last_error()) msg = sps_last_error();
+    if (!os_errno) os_errno = rc == SPS_EPATH ? EACCES : EIO;
+    PyObject *p = path ? PyUnicode_DecodeFSDefault(path) : Py_None;
+    if (path && !p) return NULL;
+    if (!path) Py_INCREF(p);
+    PyObject *e = PyObject_CallFunction(PyExc_OSError, "isO", os_errno, msg, p);
+    Py_DECREF(p);
+    if (e) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
 static PyObject *raise_sps(int rc, const char *path) {
-    if (rc == SPS_EPATH || rc == SPS_EIO || rc == SPS_EHDF5) {
+    if (rc == SPS_EPATH || rc == SPS_EIO) return raise_os(rc, sps_strerror(rc), path);
+    if (rc == SPS_EHDF5) {
         PyObject *p = path ? PyUnicode_DecodeFSDefault(path) : Py_None;
         if (path && !p) return NULL;
         if (!path) Py_INCREF(p);
-        PyObject *e = PyObject_CallFunction(PyExc_OSError, "isO", rc == SPS_EPATH ? 13 : 5,
+        PyObject *e = PyObject_CallFunction(PyExc_OSError, "isO", 5,
                                             sps_strerror(rc), p);
         Py_DECREF(p);
         if (e) {
@@ -894,6 +919,7 @@ static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
  * opened or read, ValueError when it is not a valid file (or an argument
  * is bad), MemoryError, else raise_sps's.  Returns NULL. */
 static PyObject *raise_read(int rc, const char *err, const char *path) {
+    if (rc == SPS_EIO && sps_last_errno()) return raise_os(rc, err, path);
     if (rc == SPS_EIO) return PyErr_Format(PyExc_OSError, "%s", err);
     if (rc == SPS_EFORMAT || rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", err);
     return raise_sps(rc, path);

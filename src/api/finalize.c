@@ -20,10 +20,13 @@
 #include <unistd.h>
 
 /* Checks that a file can be created next to path, before any data is
- * consumed.  Returns 0 or SPS_EPATH. */
+ * consumed.  Returns 0 or SPS_EPATH (the cause noted: EROFS, ENOENT...). */
 static int probe_path(const char *tmp) {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return SPS_EPATH;
+    if (fd < 0) {
+        sps__err_os_note(errno);
+        return SPS_EPATH;
+    }
     close(fd);
     return 0;
 }
@@ -154,8 +157,12 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     if (!rc) rc = sps__carried_write(tmp, &carried);
     sps__carried_free(&carried);
     if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
-    if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
-    if (rc && tmp) unlink(tmp);
+    if (!rc && rename(tmp, path) != 0) {
+        sps__err_os_note(errno);
+        rc = SPS_EPATH;
+    }
+    if (rc && tmp) unlink(tmp); /* no temporary file outlives a failure */
+    if (rc == SPS_EIO || rc == SPS_EPATH) sps__err_os_fail(rc, "writing", path);
     for (size_t i = 0; info && i < s->nregs; i++) {
         if (!rc) sps__rinfo_written(s->regs[i], info[i].md_gen); /* consumed */
         sps__rinfo_free(&info[i]);
@@ -216,7 +223,8 @@ int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
                         s->lanes ? &lanes : NULL);
         if (path && rc == 0) fprintf(verbose, "spanscope: wrote %s\n", path);
         if (rc) fprintf(verbose, "spanscope: could not write %s: %s\n",
-                        path ? path : "(none)", sps_strerror(rc));
+                        path ? path : "(none)",
+                        sps__err_os() ? sps__err_msg() : sps_strerror(rc));
     }
     return rc;
 }
@@ -234,6 +242,7 @@ int sps_finalize_to(const char *path) {
  * MPI: collective), which writes this process's part with
  * sps__finalize_local. */
 int sps__finalize_ex(const char *path, FILE *table_fp) {
+    sps__err_clear(); /* the cause of an earlier failure is not this one's */
     if (sps__session_live() && sps__g.dist.on) return sps__dist_finalize(path, table_fp);
     return sps__finalize_local(path, table_fp);
 }

@@ -29,6 +29,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -163,10 +164,16 @@ static int write_to(merge_t *c, const char *tmp) {
     } else {
         rc = c->kind->write(c->st, c->out, tmp, c->al, c->ref);
     }
+    if (!rc && rename(tmp, c->out) != 0) {
+        sps__err_os_note(errno);
+        rc = SPS_EIO;
+    }
+    /* a failed write says its cause (ENOSPC...) and the output's name,
+     * not the temporary's */
+    if ((rc == SPS_EIO || rc == SPS_EPATH) && sps__err_os())
+        sps__err_os_fail(rc, "writing", c->out);
     if (rc) fail_msg(c, rc, c->out);
-    else if (rename(tmp, c->out) != 0)
-        rc = fail(c, SPS_EIO, "%s: %s", c->out, sps_strerror(SPS_EIO));
-    if (rc) unlink(tmp);
+    if (rc) unlink(tmp); /* no partial output, no temporary file */
     return rc;
 }
 

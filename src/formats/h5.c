@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h> /* memfd_create */
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -73,18 +74,84 @@ struct sps__h5w {
 /* Small helpers                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* H5Ewalk2 callback: the errno that HDF5's sec2 driver put into the
+ * description of a failed read/write ("..., errno = 28, error message =
+ * ..."), into *(int *)data; stops at the first. */
+static herr_t stack_errno(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)n;
+    const char *p = e && e->desc ? strstr(e->desc, "errno = ") : NULL;
+    if (!p) return 0;
+    *(int *)data = atoi(p + 8);
+    return 1;
+}
+
+/* Whether e says the disk is full or failing. */
+static int disk_errno(int e) {
+    return e == ENOSPC || e == EDQUOT || e == EIO || e == EFBIG;
+}
+
 /* The error code for a failed HDF5 call: SPS_EIO when the operating system
- * said the disk is full or failing (errno, cleared by the public entry
- * points), SPS_EHDF5 otherwise. */
+ * said the disk is full or failing, SPS_EHDF5 otherwise.  The cause is
+ * errno (cleared before each HDF5 call here) or, when libhdf5 called
+ * something after the failed write that changed errno, the errno of the
+ * write as HDF5's error stack records it; it is noted (error.c) for the
+ * faces: ENOSPC, not just "I/O error". */
 int sps__h5_fail(void) {
-    switch (errno) {
-    case ENOSPC: case EDQUOT: case EIO: case EFBIG: return SPS_EIO;
-    default: return SPS_EHDF5;
+    int e = errno;
+    if (!disk_errno(e)) {
+        int from_stack = 0;
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, stack_errno, &from_stack);
+        if (disk_errno(from_stack)) e = from_stack;
     }
+    if (!disk_errno(e)) return SPS_EHDF5;
+    sps__err_os_note(e);
+    errno = e;
+    return SPS_EIO;
 }
 
 #define h5_close sps__h5_close /* h5_read.c */
 #define h5_fail sps__h5_fail
+
+/* Abandons the open file f after a failed write: its descriptor (the sec2
+ * driver's) is swapped for an anonymous memory file, so that whatever
+ * libhdf5 still writes while closing (dirty metadata, cached chunks)
+ * succeeds and every handle can be freed.  Without this, libhdf5 1.10's
+ * H5Fclose fails the same way as the write did, keeps the file in its ID
+ * table, and crashes in H5_term_library at exit (H5F__close_cb).  The
+ * caller removes the file from disk. */
+static void h5_discard(hid_t f) {
+    void *h = NULL;
+    hid_t fapl = f >= 0 ? H5Fget_access_plist(f) : H5I_INVALID_HID;
+    int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2; /* its handle: an int fd */
+    h5_close(&fapl);
+    if (!sec2 || H5Fget_vfd_handle(f, H5P_DEFAULT, &h) < 0 || !h) return;
+    int mem = memfd_create("spanscope-discard", MFD_CLOEXEC);
+    if (mem < 0) return; /* no way around: the close may fail */
+    (void)dup2(mem, *(int *)h);
+    close(mem);
+    /* a flush that failed half-way leaves libhdf5's cache in a state its
+     * close refuses (measured: H5Fclose fails even with the memory file
+     * under it); finishing the flush, into memory now, clears it */
+    (void)H5Fflush(f, H5F_SCOPE_LOCAL);
+}
+
+/* Ends the file *f opened for writing, whose writes so far gave rc:
+ * flushes it (rc 0), then closes it with its descriptor swapped away
+ * (h5_discard), success or not.  After a successful flush the file on disk
+ * is complete: libhdf5 1.10's flush releases the space aggregators and
+ * writes every dirty entry, the superblock with the end of allocation
+ * included; what its close writes after that (free-space bookkeeping of a
+ * non-persistent file) is not needed, and a failure there (EIO, a budget
+ * ending) would leave the file open and crash the process at exit.
+ * Always closes; returns rc, or the flush's error. */
+static int h5_file_end(hid_t *f, int rc) {
+    if (*f < 0) return rc;
+    if (rc == 0 && H5Fflush(*f, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
+    h5_discard(*f);
+    if (H5Fclose(*f) < 0 && rc == 0) rc = h5_fail();
+    *f = H5I_INVALID_HID;
+    return rc;
+}
 
 static void reserve_init(sps__h5w_t *w);
 
@@ -374,6 +441,7 @@ static int create_fail(void) {
     switch (errno) {
     case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EROFS:
     case EISDIR: case ENAMETOOLONG: case ELOOP:
+        sps__err_os_note(errno);
         return SPS_EPATH;
     default: return h5_fail();
     }
@@ -823,7 +891,10 @@ int sps__h5_reserve(sps__h5res_t *r, uint64_t bytes) {
         r->fd = -1;
         return 0;
     }
-    if (r->end < (uint64_t)eoa + bytes) return SPS_EIO; /* errno: ENOSPC, EFBIG... */
+    if (r->end < (uint64_t)eoa + bytes) { /* the data does not fit */
+        sps__err_os_note(errno); /* ENOSPC, EDQUOT, EFBIG... */
+        return SPS_EIO;
+    }
     return 0; /* the data fits, only the slack is short: let it be */
 }
 
@@ -838,8 +909,12 @@ static void reserve_trim(const char *path, uint64_t eoa) {
  * follows publishes complete data.  Returns 0 or SPS_EIO. */
 static int file_sync(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return SPS_EIO;
+    if (fd < 0) {
+        sps__err_os_note(errno);
+        return SPS_EIO;
+    }
     int rc = fsync(fd) < 0 && errno != EINVAL && errno != EROFS ? SPS_EIO : 0;
+    if (rc) sps__err_os_note(errno);
     close(fd);
     return rc;
 }
@@ -866,14 +941,16 @@ int sps__h5w_close(sps__h5w_t *w) {
     w->cols = NULL;
     if (rc == 0) rc = sps__h5_reserve(&w->res, 0); /* the tables' room */
     if (rc == 0) rc = tables_write(w);
+    /* everything (cached chunks too) reaches the disk while the datasets
+     * are open, so that a failure can still abandon the file cleanly */
+    if (rc == 0 && H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
+    if (rc) h5_discard(w->file);
     for (int i = 0; i < EV_N; i++)
         if (w->ev[i] >= 0 && H5Dclose(w->ev[i]) < 0 && rc == 0) rc = h5_fail();
     for (int i = 0; i < EV_N; i++) w->ev[i] = H5I_INVALID_HID;
-    if (rc == 0 && H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) rc = h5_fail();
     haddr_t eoa = 0;
     if (rc == 0 && H5Fget_eoa(w->file, &eoa) < 0) eoa = 0;
-    if (H5Fclose(w->file) < 0 && rc == 0) rc = h5_fail();
-    w->file = H5I_INVALID_HID;
+    rc = h5_file_end(&w->file, rc);
     if (rc == 0) reserve_trim(w->path, (uint64_t)eoa);
     if (rc == 0) rc = file_sync(w->path);
     if (rc) unlink(w->path);
@@ -887,6 +964,7 @@ void sps__h5w_abort(sps__h5w_t *w) {
     sps__h5_quiet_t q;
     if (!w) return;
     sps__h5_quiet_begin(&q);
+    h5_discard(w->file); /* nothing more of it reaches the disk */
     for (int i = 0; i < EV_N; i++) h5_close(&w->ev[i]);
     h5_close(&w->file);
     unlink(w->path);
@@ -928,7 +1006,7 @@ int sps__h5_add_table(const char *path, const char *group, const char *desc,
     }
     if (rc == 0 && desc && attr_str(g, "description", desc) < 0) rc = h5_fail();
     h5_close(&g);
-    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    rc = h5_file_end(&f, rc);
     return sps__h5_quiet_end(&q, rc);
 }
 
@@ -963,7 +1041,7 @@ int sps__h5_add_counters(const char *path, size_t nnames, const char *const *nam
                             "times_ns is CLOCK_MONOTONIC") < 0)
         rc = h5_fail();
     h5_close(&g);
-    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    rc = h5_file_end(&f, rc);
     /* the writer's fsync came before these changes: sync again, or the
      * caller's rename would publish a file whose counters are not on disk */
     if (rc == 0) rc = file_sync(path);
@@ -1140,6 +1218,6 @@ int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps, size_t ns
     free(tasks);
     free(waits);
     h5_close(&g);
-    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) rc = h5_fail();
+    rc = h5_file_end(&f, rc);
     return sps__h5_quiet_end(&q, rc);
 }

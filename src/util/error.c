@@ -3,12 +3,18 @@
  * codes and their names are src/core/error.c's.) */
 #include "util/util.h"
 
+#include <spanscope.h> /* sps_last_errno, sps_last_error: public */
+
 #include <stdarg.h>
 #include <string.h>
 
 #define ERR_CAP 512
 
 static _Thread_local char g_msg[ERR_CAP];
+/* The operating system's errno behind this thread's last failed write or
+ * open (ENOSPC, EROFS, ...), 0 when the failure had none: SPS_EIO and
+ * SPS_EPATH name a kind of failure, this names its cause. */
+static _Thread_local int g_os_errno;
 
 /* Formats into g_msg through a copy, so that arguments pointing into
  * g_msg itself ("%s: %s", path, sps__err_msg()) read the old message. */
@@ -35,7 +41,29 @@ int sps__err_fail(int code, const char *fmt, ...) {
     return code;
 }
 
-void sps__err_clear(void) { g_msg[0] = 0; }
+void sps__err_clear(void) {
+    g_msg[0] = 0;
+    g_os_errno = 0;
+}
+
+void sps__err_os_note(int os_errno) {
+    if (os_errno > 0) g_os_errno = os_errno;
+}
+
+int sps__err_os(void) { return g_os_errno; }
+
+int sps__err_os_fail(int code, const char *doing, const char *path) {
+    if (!g_os_errno) return code;
+    char cause[128];
+    const char *m = strerror_r(g_os_errno, cause, sizeof cause); /* GNU: may not use cause */
+    char first = m[0] >= 'A' && m[0] <= 'Z' ? (char)(m[0] - 'A' + 'a') : m[0];
+    return sps__err_fail(code, "%c%s (%s %s)", first, m[0] ? m + 1 : "", doing,
+                         path ? path : "a file");
+}
+
+int sps_last_errno(void) { return g_os_errno; }
+
+const char *sps_last_error(void) { return g_msg; }
 
 const char *sps__err_msg(void) { return g_msg; }
 

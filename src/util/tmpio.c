@@ -41,6 +41,7 @@ int sps__tmpfile_open(const char *dir, const char *stem) {
     snprintf(path, n, "%s/%sXXXXXX", dir, stem);
     int tfd = mkostemp(path, O_CLOEXEC);
     int err = errno;
+    if (tfd < 0) sps__err_os_note(err);
     if (tfd >= 0) unlink(path);
     free(path);
     errno = err;
@@ -48,7 +49,9 @@ int sps__tmpfile_open(const char *dir, const char *stem) {
 }
 
 /* The loop of both writers: all n bytes at off, or at the file position
- * when off is -1; after EINTR and short writes it goes on. */
+ * when off is -1; after EINTR and short writes it goes on.  A failure
+ * notes its errno as the cause (error.c) before the caller's cleanup
+ * (close, unlink) can overwrite errno. */
 static int write_loop(int fd, const void *buf, size_t n, off_t off) {
     const char *p = buf;
     while (n) {
@@ -56,6 +59,7 @@ static int write_loop(int fd, const void *buf, size_t n, off_t off) {
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k == 0) errno = EIO;
+            sps__err_os_note(errno);
             return -1;
         }
         p += k;

@@ -374,6 +374,21 @@ SPS__HIDDEN const char *sps__err_msg(void);
  * alone otherwise.  Returns code (for "return sps__err_copy(rc, ...)"). */
 SPS__HIDDEN int sps__err_copy(int code, char *buf, size_t cap);
 
+/* The cause beside the message: a failed write, open, rename or sync
+ * notes the operating system's errno (sps__err_os_note, where the call
+ * failed: errno is gone a few calls later); sps__err_clear forgets it;
+ * the faces read it with sps_last_errno (spanscope.h), so that Python's
+ * OSError says ENOSPC, not EIO.  The last note wins; a value <= 0 is
+ * ignored. */
+SPS__HIDDEN void sps__err_os_note(int os_errno);
+/* The errno noted last in this thread since the last clear, or 0. */
+SPS__HIDDEN int sps__err_os(void);
+/* When an errno is noted: sets the message to its strerror, lower-case,
+ * and what was being done to which file ("no space left on device
+ * (writing /data/out.h5)"); else leaves the message alone.  Returns code
+ * (for "return sps__err_os_fail(rc, "writing", path)"). */
+SPS__HIDDEN int sps__err_os_fail(int code, const char *doing, const char *path);
+
 
 /* ======================================================================== */
 /* isolate.c: work that may crash, in a child process                       */
