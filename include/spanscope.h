@@ -188,6 +188,48 @@ SPS_API int sps_finalize_to(const char *path);
  * cfg.verbose says. */
 SPS_API int sps_finalize_print(const char *path, void *table_file);
 
+/* One call path of a finalized period, as scope-profiler's region table
+ * pools calls (its summary.region_rows): the path of region names from a
+ * root, adjacent repeats of a name collapsed (a self-recursive region is
+ * one path, recursive = 1).  Times in ns. */
+typedef struct sps_call_path {
+    int32_t parent;          /* index of the parent path, -1 for a root */
+    uint32_t name;           /* index into sps_period_paths_t.names */
+    uint64_t calls;
+    int64_t total_ns;        /* durations of the outermost calls of a
+                                recursion (of every call without one) */
+    int64_t duration_sum_ns; /* every call's duration (the mean's sum) */
+    int64_t self_ns;         /* exclusive time: duration minus the children
+                                in the same file */
+    int64_t min_ns, max_ns;
+    int64_t first_start_ns, first_ns; /* the earliest call's start, duration */
+    int64_t last_end_ns, last_ns;     /* the latest-ending call's end, duration */
+    int64_t coverage_ns;     /* wall-clock union of the calls, all threads */
+    int recursive;
+} sps_call_path_t;
+
+/* What sps_finalize_paths gives: available = 0 when it could not pool the
+ * period (a distributed session: the file holds every rank; aggregate
+ * mode: no calls), else the file's region table (names, in its order;
+ * the strings are the registry's and live as long as the process) and
+ * the paths, parents before children, in order of their first call. */
+typedef struct sps_period_paths {
+    int available;
+    size_t nnames;
+    const char **names;      /* owned array, borrowed strings */
+    size_t npaths;
+    sps_call_path_t *paths;  /* owned */
+} sps_period_paths_t;
+
+/* Like sps_finalize_print (table_file may be NULL), and pools the period
+ * just written by call path into *out (zeroed first; free it with
+ * sps_period_paths_free, also after an error), by one more merged pass
+ * over the period's records: memory in threads and paths, not in calls.
+ * Errors as sps_finalize; out->available stays 0 when the write failed. */
+SPS_API int sps_finalize_paths(const char *path, void *table_file, sps_period_paths_t *out);
+/* Frees what sps_finalize_paths put in p and zeroes it.  NULL is a no-op. */
+SPS_API void sps_period_paths_free(sps_period_paths_t *p);
+
 /* Changes the output path of the active session (copied). */
 SPS_API int sps_set_file_path(const char *path);
 

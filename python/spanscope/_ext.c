@@ -800,6 +800,69 @@ static PyObject *ext_finalize(PyObject *mod, PyObject *args) {
     return text;
 }
 
+static PyObject *str_list(const char *const *s, size_t n);
+
+/* The pooled paths of sps_finalize_paths as {"names": [str], "paths":
+ * [(parent, name, calls, total_ns, duration_sum_ns, self_ns, min_ns,
+ * max_ns, first_start_ns, first_ns, last_end_ns, last_ns, coverage_ns,
+ * recursive)]}, or None when not available.  NULL on error. */
+static PyObject *period_paths_dict(const sps_period_paths_t *pp) {
+    if (!pp->available) Py_RETURN_NONE;
+    PyObject *names = str_list(pp->names, pp->nnames);
+    PyObject *paths = names ? PyList_New((Py_ssize_t)pp->npaths) : NULL;
+    for (size_t i = 0; paths && i < pp->npaths; i++) {
+        const sps_call_path_t *x = &pp->paths[i];
+        PyObject *t = Py_BuildValue("(iIKLLLLLLLLLLi)", x->parent, x->name,
+                                    (unsigned long long)x->calls, (long long)x->total_ns,
+                                    (long long)x->duration_sum_ns, (long long)x->self_ns,
+                                    (long long)x->min_ns, (long long)x->max_ns,
+                                    (long long)x->first_start_ns, (long long)x->first_ns,
+                                    (long long)x->last_end_ns, (long long)x->last_ns,
+                                    (long long)x->coverage_ns, x->recursive);
+        if (!t) Py_CLEAR(paths);
+        else PyList_SET_ITEM(paths, (Py_ssize_t)i, t);
+    }
+    PyObject *d = paths ? Py_BuildValue("{sOsO}", "names", names, "paths", paths) : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(paths);
+    return d;
+}
+
+/* finalize_paths(path, verbose) -> (table text, paths): finalize (as
+ * finalize()) and the period pooled by call path (period_paths_dict; None
+ * in a distributed or aggregate session), for print_summary's table.
+ * verbose: the C table is made too (its text returned) and a long write
+ * shows its progress line, as finalize(path, True). */
+static PyObject *ext_finalize_paths(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path = NULL;
+    int verbose = 0;
+    if (!PyArg_ParseTuple(args, "zp", &path, &verbose)) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = verbose ? open_memstream(&buf, &len) : NULL;
+    if (verbose && !fp) return PyErr_NoMemory();
+    sps_period_paths_t pp;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_finalize_paths(path, fp, &pp);
+    Py_END_ALLOW_THREADS
+    if (fp) fclose(fp);
+    PyObject *out = NULL;
+    if (rc) {
+        raise_sps(rc, path);
+    } else {
+        PyObject *text = PyUnicode_DecodeUTF8(buf ? buf : "", (Py_ssize_t)len, "replace");
+        PyObject *paths = text ? period_paths_dict(&pp) : NULL;
+        if (paths) out = PyTuple_Pack(2, text, paths);
+        Py_XDECREF(text);
+        Py_XDECREF(paths);
+    }
+    sps_period_paths_free(&pp);
+    free(buf);
+    return out;
+}
+
 static PyObject *ext_shutdown(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
@@ -1615,6 +1678,8 @@ static PyMethodDef ext_methods[] = {
      "Start a session (sps_setup)."},
     {"finalize", ext_finalize, METH_VARARGS,
      "finalize(path, verbose) -> table text; writes the period (sps_finalize)."},
+    {"finalize_paths", ext_finalize_paths, METH_VARARGS,
+     "finalize_paths(path, verbose) -> (text, paths): finalize and the period's call paths."},
     {"shutdown", ext_shutdown, METH_NOARGS, "End the session without writing."},
     {"is_active", ext_is_active, METH_NOARGS, "True while a session records."},
     {"now_ns", ext_now_ns, METH_NOARGS, "The profiler's clock, CLOCK_MONOTONIC ns."},
