@@ -355,7 +355,14 @@ def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
             # than mix path rows with per-name rows
             paths.clear()
     rows = [_path_row(n, calls) for n in paths.values()]
-    shown = {p[-1] for p in paths}
+    return _finish_rows(rows, regions, ranks, sort, percentage_mode)
+
+
+def _finish_rows(rows, regions, ranks, sort, percentage_mode) -> list[dict]:
+    """region_rows' rows of call paths completed: a flat row for each of
+    regions (MPIRegions) no path shows, each row's parent coverage, then
+    the order of sort."""
+    shown = {r["name"] for r in rows if "call_path" in r}
     for region in regions:
         if region.name not in shown:
             row = _region_row(region, ranks, percentage_mode == "exclusive")
@@ -374,6 +381,36 @@ def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
     if sort != "name":
         rows.sort(key=lambda r: (r[sort] is not None, r[sort] or 0), reverse=True)
     return rows
+
+
+def period_rows(period: dict, sort: str = "start",
+                percentage_mode: str = "coverage") -> list[dict]:
+    """region_rows of one process's finalized period from the C core's
+    pooling by call path (``_ext.finalize_paths``: sps_finalize_paths,
+    model/paths.c), without reading the file back: the same rows
+    region_rows gives for that file read with read_h5 (one rank), the
+    columns that need every call's duration (std, p50, p95, p99) left None.
+    O(call paths).  ValueError for an unknown sort key or mode."""
+    if sort not in SORT_KEYS:
+        raise ValueError(f"unknown sort key {sort!r}; choose one of {', '.join(SORT_KEYS)}")
+    _check_mode(percentage_mode)
+    from spanscope._results_api import MPIRegion
+    names, keys, rows = period["names"], [], []
+    for (parent, name, calls, total, dsum, excl, lo, hi, first_start, first, _last_end,
+         last, coverage, recursive) in period["paths"]:
+        key = (names[name],) if parent < 0 else keys[parent] + (names[name],)
+        keys.append(key)
+        if not calls:
+            continue
+        rows.append({
+            "name": key[-1], "call_path": " > ".join(key), "num_ranks": 1, "calls": calls,
+            "total": total / NS, "gpu_total": None, "gpu_avg": None,
+            "coverage": coverage / NS, "exclusive": excl / NS, "avg": dsum / calls / NS,
+            "min": lo / NS, "max": hi / NS, "first": first / NS, "last": last / NS,
+            "std": None, "p50": None, "p95": None, "p99": None, "imbalance": 0.0,
+            "depth": len(key) - 1, "recursive": bool(recursive), "start": first_start / NS})
+    return _finish_rows(rows, [MPIRegion(n, {}) for n in names], None, sort,
+                        percentage_mode)
 
 
 # --------------------------------------------------------------------------
