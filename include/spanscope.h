@@ -1047,6 +1047,55 @@ SPS_API int sps_file_open_index(const char *path, const sps_file_t **out,
  * it (NULL is fine). */
 SPS_API void sps_file_close(const sps_file_t *f);
 
+/* One call path's calls on one rank of a file, pooled as scope-profiler's
+ * region table pools them (see sps_file_paths).  Times in ns. */
+typedef struct sps_file_path_rank {
+    uint32_t path;           /* index into sps_file_paths_t's paths */
+    uint32_t rank;
+    uint64_t first_pos;      /* its first call's place in the rank's start order */
+    uint64_t calls;
+    int64_t total_ns;        /* durations of the calls not nested in one of
+                                the same path (all of them without recursion) */
+    int64_t duration_sum_ns; /* every call's duration */
+    int64_t self_ns;         /* the fold's self times over every region */
+    int64_t min_ns, max_ns;
+    int64_t first_start_ns, first_ns; /* the first call in start order */
+    int64_t last_end_ns, last_ns;     /* the first call with the latest end */
+    int64_t coverage_ns;     /* union of the calls' intervals (touching merge) */
+    int recursive;           /* a call of it ran directly in another of it */
+} sps_file_path_rank_t;
+
+/* sps_file_paths' result: the paths (parent path or -1, and the name, an
+ * index into the file's names; parents first), the entries per (path,
+ * rank) with calls, rank by rank, and the ranks whose calls do not nest
+ * (a partial overlap or an end before a start on a lane: no call tree). */
+typedef struct sps_file_paths {
+    size_t npaths;
+    int32_t *parent;
+    uint32_t *name;
+    size_t nentries;
+    sps_file_path_rank_t *entries;
+    size_t nbad;
+    uint32_t *bad_ranks;
+} sps_file_paths_t;
+
+/* Pools the calls of a file opened by sps_file_open by call path, per
+ * rank, with scope-profiler's region-table rule (what Python's
+ * print_summary shows): per rank, the calls of the regions keep selects
+ * (keep[g] for names[g], NULL: all) sorted by start (longer first, then
+ * region by region in name order, each in file order), nested by the one
+ * fold's interval rule per lane (the call's task when the file has task
+ * ids and it ran in one, else its thread; one lane without thread ids);
+ * a path is the names from a root with adjacent repeats collapsed; self
+ * times from the same fold over every region of the rank.  *out is zeroed
+ * first and owns its arrays (sps_file_paths_free).  Returns 0,
+ * SPS_ENOMEM, or SPS_EINVAL (an aggregate file, no events, or two rows of
+ * one region on one rank).  Any thread; the handle is not changed. */
+SPS_API int sps_file_paths(const sps_file_t *f, const unsigned char *keep,
+                           sps_file_paths_t *out);
+/* Frees what sps_file_paths put in p and zeroes it (NULL is fine). */
+SPS_API void sps_file_paths_free(sps_file_paths_t *p);
+
 /* The one fold (the rule sps_file_open applies to a file's events) over n
  * spans held by the caller: span i runs from start_ns[i] to end_ns[i] (an
  * end before its start counts as the start) in the lane (rank[i],

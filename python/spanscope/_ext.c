@@ -1318,6 +1318,74 @@ static PyObject *file_read(PyObject *args, int index_only) {
     return d;
 }
 
+/* file_paths(column, keep) -> the file's calls pooled by call path per
+ * rank (sps_file_paths) for print_summary's table: column is any column
+ * of a read_file dict (its owner is the file's handle), keep None or
+ * bytes, one per name (non-zero: the region is kept).  A dict: parent and
+ * name (lists, per path), entries (tuples (path, rank, first_pos, calls,
+ * total_ns, duration_sum_ns, self_ns, min_ns, max_ns, first_start_ns,
+ * first_ns, last_end_ns, last_ns, coverage_ns, recursive)) and bad_ranks.
+ * TypeError when column is not one, ValueError when the file cannot be
+ * pooled (aggregate, two rows of a region on a rank), MemoryError. */
+static PyObject *ext_file_paths(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *col, *keep;
+    if (!PyArg_ParseTuple(args, "OO", &col, &keep)) return NULL;
+    if (!PyObject_TypeCheck(col, &ColumnType) ||
+        !PyCapsule_IsValid(((ColumnObject *)col)->owner, "spanscope.file"))
+        return PyErr_Format(PyExc_TypeError, "file_paths() needs a column of read_file()");
+    const sps_file_t *f =
+        PyCapsule_GetPointer(((ColumnObject *)col)->owner, "spanscope.file");
+    const unsigned char *k = NULL;
+    if (keep != Py_None) {
+        if (!PyBytes_Check(keep) || (size_t)PyBytes_GET_SIZE(keep) != f->nnames)
+            return PyErr_Format(PyExc_TypeError, "file_paths(): keep must be None or "
+                                "bytes, one per region name");
+        k = (const unsigned char *)PyBytes_AS_STRING(keep);
+    }
+    sps_file_paths_t fp;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_file_paths(f, k, &fp);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_ENOMEM) return PyErr_NoMemory();
+    if (rc) return PyErr_Format(PyExc_ValueError, "file_paths: %s", sps_strerror(rc));
+    PyObject *parent = PyList_New((Py_ssize_t)fp.npaths);
+    PyObject *name = PyList_New((Py_ssize_t)fp.npaths);
+    PyObject *entries = PyList_New((Py_ssize_t)fp.nentries);
+    PyObject *bad = PyList_New((Py_ssize_t)fp.nbad);
+    int ok = parent && name && entries && bad;
+    for (size_t i = 0; ok && i < fp.npaths; i++) {
+        PyObject *a = PyLong_FromLong(fp.parent[i]), *b = PyLong_FromUnsignedLong(fp.name[i]);
+        ok = a && b;
+        if (a) PyList_SET_ITEM(parent, (Py_ssize_t)i, a);
+        if (b) PyList_SET_ITEM(name, (Py_ssize_t)i, b);
+    }
+    for (size_t i = 0; ok && i < fp.nentries; i++) {
+        const sps_file_path_rank_t *x = &fp.entries[i];
+        PyObject *t = Py_BuildValue(
+            "(IIKKLLLLLLLLLLi)", x->path, x->rank, (unsigned long long)x->first_pos,
+            (unsigned long long)x->calls, (long long)x->total_ns,
+            (long long)x->duration_sum_ns, (long long)x->self_ns, (long long)x->min_ns,
+            (long long)x->max_ns, (long long)x->first_start_ns, (long long)x->first_ns,
+            (long long)x->last_end_ns, (long long)x->last_ns, (long long)x->coverage_ns,
+            x->recursive);
+        ok = t != NULL;
+        if (t) PyList_SET_ITEM(entries, (Py_ssize_t)i, t);
+    }
+    for (size_t i = 0; ok && i < fp.nbad; i++) {
+        PyObject *a = PyLong_FromUnsignedLong(fp.bad_ranks[i]);
+        ok = a != NULL;
+        if (a) PyList_SET_ITEM(bad, (Py_ssize_t)i, a);
+    }
+    PyObject *d = ok ? Py_BuildValue("{sOsOsOsO}", "parent", parent, "name", name,
+                                     "entries", entries, "bad_ranks", bad)
+                     : NULL;
+    Py_XDECREF(parent), Py_XDECREF(name), Py_XDECREF(entries), Py_XDECREF(bad);
+    sps_file_paths_free(&fp);
+    return d;
+}
+
 /* pause() / resume(): sps_pause / sps_resume; RuntimeError without a
  * session. */
 static PyObject *ext_pause(PyObject *mod, PyObject *on) {
@@ -1678,6 +1746,8 @@ static PyMethodDef ext_methods[] = {
      "Start a session (sps_setup)."},
     {"finalize", ext_finalize, METH_VARARGS,
      "finalize(path, verbose) -> table text; writes the period (sps_finalize)."},
+    {"file_paths", ext_file_paths, METH_VARARGS,
+     "file_paths(column, keep) -> a read file's calls pooled by call path per rank."},
     {"finalize_paths", ext_finalize_paths, METH_VARARGS,
      "finalize_paths(path, verbose) -> (text, paths): finalize and the period's call paths."},
     {"shutdown", ext_shutdown, METH_NOARGS, "End the session without writing."},
