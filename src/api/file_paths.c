@@ -32,10 +32,10 @@ static void rank_calls_free(rank_calls_t *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* The calls of rank's rows whose region keep selects (NULL: all), in the
- * table's order.  0, SPS_ENOMEM, or SPS_EINVAL for two rows of one region
- * on the rank (the results keep one of them: not the table's input). */
-static int rank_calls(const sps_file_t *f, uint32_t rank, const unsigned char *keep,
+/* The calls of one rank's rows (row_of_name: the rank's row of each name,
+ * SIZE_MAX none) whose region keep selects (NULL: all), in the table's
+ * order.  0 or SPS_ENOMEM. */
+static int rank_calls(const sps_file_t *f, const unsigned char *keep,
                       const size_t *row_of_name, rank_calls_t *c) {
     size_t n = 0;
     for (size_t g = 0; g < f->nnames; g++)
@@ -57,7 +57,6 @@ static int rank_calls(const sps_file_t *f, uint32_t rank, const unsigned char *k
             c->name[k] = (uint32_t)g;
         }
     }
-    (void)rank;
     return 0;
 }
 
@@ -232,11 +231,14 @@ static void entry_add(sps_file_path_rank_t *x, int64_t *blk, int64_t s, int64_t 
     else x->total_ns += d;
 }
 
-/* Pools one rank (see sps_file_paths).  0, SPS_ENOMEM or SPS_EINVAL. */
+/* Pools one rank (see sps_file_paths): its entries appended to p's
+ * output, or, when its calls do not nest, the rank in bad_ranks and no
+ * entries.  0, SPS_ENOMEM or SPS_EINVAL (a parent after its child in the
+ * sort: cannot happen with the fold's rule, checked all the same). */
 static int pool_rank(pool_t *p, const sps_file_t *f, uint32_t rank, const unsigned char *keep,
                      const size_t *row_of_name) {
     rank_calls_t c = {0}, all = {0};
-    int rc = rank_calls(f, rank, keep, row_of_name, &c);
+    int rc = rank_calls(f, keep, row_of_name, &c);
     int64_t *parent = malloc((c.n + 1) * sizeof *parent);
     int64_t *self = malloc((c.n + 1) * sizeof *self);
     uint32_t *order = malloc((c.n + 1) * sizeof *order);
@@ -248,7 +250,7 @@ static int pool_rank(pool_t *p, const sps_file_t *f, uint32_t rank, const unsign
         if (rc == 1) bad = 1, rc = 0;
     }
     if (!rc && !bad && keep) { /* self times over every region of the rank */
-        rc = rank_calls(f, rank, NULL, row_of_name, &all);
+        rc = rank_calls(f, NULL, row_of_name, &all);
         int64_t *all_self = rc ? NULL : malloc((all.n + 1) * sizeof *all_self);
         if (!rc && !all_self) rc = SPS_ENOMEM;
         if (!rc) {
