@@ -203,6 +203,48 @@ SPS_API int sps_finalize_to(const char *path);
  * cfg.verbose says. */
 SPS_API int sps_finalize_print(const char *path, void *table_file);
 
+/* One call path of a finalized period, as scope-profiler's region table
+ * pools calls (its summary.region_rows): the path of region names from a
+ * root, adjacent repeats of a name collapsed (a self-recursive region is
+ * one path, recursive = 1).  Times in ns. */
+typedef struct sps_call_path {
+    int32_t parent;          /* index of the parent path, -1 for a root */
+    uint32_t name;           /* index into sps_period_paths_t.names */
+    uint64_t calls;
+    int64_t total_ns;        /* durations of the outermost calls of a
+                                recursion (of every call without one) */
+    int64_t duration_sum_ns; /* every call's duration (the mean's sum) */
+    int64_t self_ns;         /* exclusive time: duration minus the children
+                                in the same file */
+    int64_t min_ns, max_ns;
+    int64_t first_start_ns, first_ns; /* the earliest call's start, duration */
+    int64_t last_end_ns, last_ns;     /* the latest-ending call's end, duration */
+    int64_t coverage_ns;     /* wall-clock union of the calls, all threads */
+    int recursive;
+} sps_call_path_t;
+
+/* What sps_finalize_paths gives: available = 0 when it could not pool the
+ * period (a distributed session: the file holds every rank; aggregate
+ * mode: no calls), else the file's region table (names, in its order;
+ * the strings are the registry's and live as long as the process) and
+ * the paths, parents before children, in order of their first call. */
+typedef struct sps_period_paths {
+    int available;
+    size_t nnames;
+    const char **names;      /* owned array, borrowed strings */
+    size_t npaths;
+    sps_call_path_t *paths;  /* owned */
+} sps_period_paths_t;
+
+/* Like sps_finalize_print (table_file may be NULL), and pools the period
+ * just written by call path into *out (zeroed first; free it with
+ * sps_period_paths_free, also after an error), by one more merged pass
+ * over the period's records: memory in threads and paths, not in calls.
+ * Errors as sps_finalize; out->available stays 0 when the write failed. */
+SPS_API int sps_finalize_paths(const char *path, void *table_file, sps_period_paths_t *out);
+/* Frees what sps_finalize_paths put in p and zeroes it.  NULL is a no-op. */
+SPS_API void sps_period_paths_free(sps_period_paths_t *p);
+
 /* Changes the output path of the active session (copied). */
 SPS_API int sps_set_file_path(const char *path);
 
@@ -1173,6 +1215,55 @@ SPS_API int sps_file_open_index(const char *path, const sps_file_t **out,
 /* Frees a handle of sps_file_open / sps_file_open_index and everything in
  * it (NULL is fine). */
 SPS_API void sps_file_close(const sps_file_t *f);
+
+/* One call path's calls on one rank of a file, pooled as scope-profiler's
+ * region table pools them (see sps_file_paths).  Times in ns. */
+typedef struct sps_file_path_rank {
+    uint32_t path;           /* index into sps_file_paths_t's paths */
+    uint32_t rank;
+    uint64_t first_pos;      /* its first call's place in the rank's start order */
+    uint64_t calls;
+    int64_t total_ns;        /* durations of the calls not nested in one of
+                                the same path (all of them without recursion) */
+    int64_t duration_sum_ns; /* every call's duration */
+    int64_t self_ns;         /* the fold's self times over every region */
+    int64_t min_ns, max_ns;
+    int64_t first_start_ns, first_ns; /* the first call in start order */
+    int64_t last_end_ns, last_ns;     /* the first call with the latest end */
+    int64_t coverage_ns;     /* union of the calls' intervals (touching merge) */
+    int recursive;           /* a call of it ran directly in another of it */
+} sps_file_path_rank_t;
+
+/* sps_file_paths' result: the paths (parent path or -1, and the name, an
+ * index into the file's names; parents first), the entries per (path,
+ * rank) with calls, rank by rank, and the ranks whose calls do not nest
+ * (a partial overlap or an end before a start on a lane: no call tree). */
+typedef struct sps_file_paths {
+    size_t npaths;
+    int32_t *parent;
+    uint32_t *name;
+    size_t nentries;
+    sps_file_path_rank_t *entries;
+    size_t nbad;
+    uint32_t *bad_ranks;
+} sps_file_paths_t;
+
+/* Pools the calls of a file opened by sps_file_open by call path, per
+ * rank, with scope-profiler's region-table rule (what Python's
+ * print_summary shows): per rank, the calls of the regions keep selects
+ * (keep[g] for names[g], NULL: all) sorted by start (longer first, then
+ * region by region in name order, each in file order), nested by the one
+ * fold's interval rule per lane (the call's task when the file has task
+ * ids and it ran in one, else its thread; one lane without thread ids);
+ * a path is the names from a root with adjacent repeats collapsed; self
+ * times from the same fold over every region of the rank.  *out is zeroed
+ * first and owns its arrays (sps_file_paths_free).  Returns 0,
+ * SPS_ENOMEM, or SPS_EINVAL (an aggregate file, no events, or two rows of
+ * one region on one rank).  Any thread; the handle is not changed. */
+SPS_API int sps_file_paths(const sps_file_t *f, const unsigned char *keep,
+                           sps_file_paths_t *out);
+/* Frees what sps_file_paths put in p and zeroes it (NULL is fine). */
+SPS_API void sps_file_paths_free(sps_file_paths_t *p);
 
 /* The one fold (the rule sps_file_open applies to a file's events) over n
  * spans held by the caller: span i runs from start_ns[i] to end_ns[i] (an

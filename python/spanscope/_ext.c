@@ -826,6 +826,69 @@ static PyObject *ext_finalize(PyObject *mod, PyObject *args) {
     return text;
 }
 
+static PyObject *str_list(const char *const *s, size_t n);
+
+/* The pooled paths of sps_finalize_paths as {"names": [str], "paths":
+ * [(parent, name, calls, total_ns, duration_sum_ns, self_ns, min_ns,
+ * max_ns, first_start_ns, first_ns, last_end_ns, last_ns, coverage_ns,
+ * recursive)]}, or None when not available.  NULL on error. */
+static PyObject *period_paths_dict(const sps_period_paths_t *pp) {
+    if (!pp->available) Py_RETURN_NONE;
+    PyObject *names = str_list(pp->names, pp->nnames);
+    PyObject *paths = names ? PyList_New((Py_ssize_t)pp->npaths) : NULL;
+    for (size_t i = 0; paths && i < pp->npaths; i++) {
+        const sps_call_path_t *x = &pp->paths[i];
+        PyObject *t = Py_BuildValue("(iIKLLLLLLLLLLi)", x->parent, x->name,
+                                    (unsigned long long)x->calls, (long long)x->total_ns,
+                                    (long long)x->duration_sum_ns, (long long)x->self_ns,
+                                    (long long)x->min_ns, (long long)x->max_ns,
+                                    (long long)x->first_start_ns, (long long)x->first_ns,
+                                    (long long)x->last_end_ns, (long long)x->last_ns,
+                                    (long long)x->coverage_ns, x->recursive);
+        if (!t) Py_CLEAR(paths);
+        else PyList_SET_ITEM(paths, (Py_ssize_t)i, t);
+    }
+    PyObject *d = paths ? Py_BuildValue("{sOsO}", "names", names, "paths", paths) : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(paths);
+    return d;
+}
+
+/* finalize_paths(path, verbose) -> (table text, paths): finalize (as
+ * finalize()) and the period pooled by call path (period_paths_dict; None
+ * in a distributed or aggregate session), for print_summary's table.
+ * verbose: the C table is made too (its text returned) and a long write
+ * shows its progress line, as finalize(path, True). */
+static PyObject *ext_finalize_paths(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path = NULL;
+    int verbose = 0;
+    if (!PyArg_ParseTuple(args, "zp", &path, &verbose)) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = verbose ? open_memstream(&buf, &len) : NULL;
+    if (verbose && !fp) return PyErr_NoMemory();
+    sps_period_paths_t pp;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_finalize_paths(path, fp, &pp);
+    Py_END_ALLOW_THREADS
+    if (fp) fclose(fp);
+    PyObject *out = NULL;
+    if (rc) {
+        raise_sps(rc, path);
+    } else {
+        PyObject *text = PyUnicode_DecodeUTF8(buf ? buf : "", (Py_ssize_t)len, "replace");
+        PyObject *paths = text ? period_paths_dict(&pp) : NULL;
+        if (paths) out = PyTuple_Pack(2, text, paths);
+        Py_XDECREF(text);
+        Py_XDECREF(paths);
+    }
+    sps_period_paths_free(&pp);
+    free(buf);
+    return out;
+}
+
 static PyObject *ext_shutdown(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
@@ -1303,6 +1366,74 @@ static PyObject *file_read(PyObject *args, int index_only) {
         put(d, "rank_groups", rank_groups_list(f->rank_groups)))
         Py_CLEAR(d);
     Py_DECREF(cap); /* the columns hold it now; the last one closes f */
+    return d;
+}
+
+/* file_paths(column, keep) -> the file's calls pooled by call path per
+ * rank (sps_file_paths) for print_summary's table: column is any column
+ * of a read_file dict (its owner is the file's handle), keep None or
+ * bytes, one per name (non-zero: the region is kept).  A dict: parent and
+ * name (lists, per path), entries (tuples (path, rank, first_pos, calls,
+ * total_ns, duration_sum_ns, self_ns, min_ns, max_ns, first_start_ns,
+ * first_ns, last_end_ns, last_ns, coverage_ns, recursive)) and bad_ranks.
+ * TypeError when column is not one, ValueError when the file cannot be
+ * pooled (aggregate, two rows of a region on a rank), MemoryError. */
+static PyObject *ext_file_paths(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *col, *keep;
+    if (!PyArg_ParseTuple(args, "OO", &col, &keep)) return NULL;
+    if (!PyObject_TypeCheck(col, &ColumnType) ||
+        !PyCapsule_IsValid(((ColumnObject *)col)->owner, "spanscope.file"))
+        return PyErr_Format(PyExc_TypeError, "file_paths() needs a column of read_file()");
+    const sps_file_t *f =
+        PyCapsule_GetPointer(((ColumnObject *)col)->owner, "spanscope.file");
+    const unsigned char *k = NULL;
+    if (keep != Py_None) {
+        if (!PyBytes_Check(keep) || (size_t)PyBytes_GET_SIZE(keep) != f->nnames)
+            return PyErr_Format(PyExc_TypeError, "file_paths(): keep must be None or "
+                                "bytes, one per region name");
+        k = (const unsigned char *)PyBytes_AS_STRING(keep);
+    }
+    sps_file_paths_t fp;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_file_paths(f, k, &fp);
+    Py_END_ALLOW_THREADS
+    if (rc == SPS_ENOMEM) return PyErr_NoMemory();
+    if (rc) return PyErr_Format(PyExc_ValueError, "file_paths: %s", sps_strerror(rc));
+    PyObject *parent = PyList_New((Py_ssize_t)fp.npaths);
+    PyObject *name = PyList_New((Py_ssize_t)fp.npaths);
+    PyObject *entries = PyList_New((Py_ssize_t)fp.nentries);
+    PyObject *bad = PyList_New((Py_ssize_t)fp.nbad);
+    int ok = parent && name && entries && bad;
+    for (size_t i = 0; ok && i < fp.npaths; i++) {
+        PyObject *a = PyLong_FromLong(fp.parent[i]), *b = PyLong_FromUnsignedLong(fp.name[i]);
+        ok = a && b;
+        if (a) PyList_SET_ITEM(parent, (Py_ssize_t)i, a);
+        if (b) PyList_SET_ITEM(name, (Py_ssize_t)i, b);
+    }
+    for (size_t i = 0; ok && i < fp.nentries; i++) {
+        const sps_file_path_rank_t *x = &fp.entries[i];
+        PyObject *t = Py_BuildValue(
+            "(IIKKLLLLLLLLLLi)", x->path, x->rank, (unsigned long long)x->first_pos,
+            (unsigned long long)x->calls, (long long)x->total_ns,
+            (long long)x->duration_sum_ns, (long long)x->self_ns, (long long)x->min_ns,
+            (long long)x->max_ns, (long long)x->first_start_ns, (long long)x->first_ns,
+            (long long)x->last_end_ns, (long long)x->last_ns, (long long)x->coverage_ns,
+            x->recursive);
+        ok = t != NULL;
+        if (t) PyList_SET_ITEM(entries, (Py_ssize_t)i, t);
+    }
+    for (size_t i = 0; ok && i < fp.nbad; i++) {
+        PyObject *a = PyLong_FromUnsignedLong(fp.bad_ranks[i]);
+        ok = a != NULL;
+        if (a) PyList_SET_ITEM(bad, (Py_ssize_t)i, a);
+    }
+    PyObject *d = ok ? Py_BuildValue("{sOsOsOsO}", "parent", parent, "name", name,
+                                     "entries", entries, "bad_ranks", bad)
+                     : NULL;
+    Py_XDECREF(parent), Py_XDECREF(name), Py_XDECREF(entries), Py_XDECREF(bad);
+    sps_file_paths_free(&fp);
     return d;
 }
 
@@ -1784,6 +1915,10 @@ static PyMethodDef ext_methods[] = {
      "Start a session (sps_setup)."},
     {"finalize", ext_finalize, METH_VARARGS,
      "finalize(path, verbose) -> table text; writes the period (sps_finalize)."},
+    {"file_paths", ext_file_paths, METH_VARARGS,
+     "file_paths(column, keep) -> a read file's calls pooled by call path per rank."},
+    {"finalize_paths", ext_finalize_paths, METH_VARARGS,
+     "finalize_paths(path, verbose) -> (text, paths): finalize and the period's call paths."},
     {"shutdown", ext_shutdown, METH_NOARGS, "End the session without writing."},
     {"h5_check", ext_h5_check, METH_O,
      "h5_check(path): the isolated check before libhdf5 reads a file (sps_h5_check)."},

@@ -1205,11 +1205,15 @@ class ProfilingResults:
         percentage_mode="exclusive", its own time) over the session region's
         total.  Nothing on non-root results.  ValueError for an unknown
         column, sort key or percentage mode."""
-        from spanscope._results_table import print_region_table, region_rows
+        from spanscope._results_table import (needs_distributions, print_region_table,
+                                              region_rows)
         if not self._is_root:
             return
+        # columns without std/percentiles: a file's rows pooled in C by call
+        # path, not every call grouped in numpy
         rows = region_rows(self, include=include, exclude=exclude, ranks=ranks, sort=sort,
-                           percentage_mode=percentage_mode)
+                           percentage_mode=percentage_mode,
+                           need_distributions=needs_distributions(columns, sort))
         print_region_table(rows, title=self.default_title() if title is None else title,
                            stream=stream, suppress_notes=suppress_notes, columns=columns,
                            percentage_mode=percentage_mode, file_path=self.file_path)

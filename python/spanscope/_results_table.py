@@ -26,6 +26,8 @@ import sys
 
 import numpy as np
 
+from spanscope import _ext
+
 NS = 1e9
 
 #: (key, header) of every column print_summary knows, scope-profiler's order
@@ -323,8 +325,78 @@ def _tree_order(rows: list[dict]) -> list[dict]:
     return [r for _, _, b in sorted(blocks, key=lambda x: (x[0], x[1])) for r in b]
 
 
+#: the columns (and sort keys) only every call's duration gives
+DISTRIBUTION_KEYS = ("std", "p50", "p95", "p99")
+
+
+def needs_distributions(columns, sort) -> bool:
+    """Whether a table of these columns sorted by sort shows a column of
+    DISTRIBUTION_KEYS (the rows then need every call's duration)."""
+    keys = {k for k, _ in normalize_columns(columns)} if columns is not None else set()
+    return sort in DISTRIBUTION_KEYS or bool(keys & set(DISTRIBUTION_KEYS))
+
+
+def _pooled_rows(results, regions, sel, filtered):
+    """The call-path rows of region_rows pooled in C from the file's model
+    (``_ext.file_paths``: sps_file_paths, the same rule as _rank_paths and
+    _path_row, O(call paths) here), std and percentiles left None; [] when
+    a selected rank has no call tree; None when the results are not a
+    file's columnar model as read (then the per-call path runs)."""
+    model = getattr(results, "model", None)
+    ev = getattr(model, "events", None)
+    if (ev is None or model.layout != "columnar" or ev.gpu_durations is not None
+            or not results.has_event_data):
+        return None
+    names = model.region_names
+    mine = {r.name for r in results}
+    if mine - set(names) or set(model.regions) - mine:
+        return None  # not the model's region set any more
+    keep = None
+    if filtered:
+        chosen = {r.name for r in regions}
+        keep = bytes(1 if n in chosen else 0 for n in names)
+    try:  # any column's base is the C reader's, which holds the file's handle
+        pooled = _ext.file_paths(ev.start_ns.base, keep)
+    except (TypeError, ValueError):
+        return None
+    ranks = set(sel)
+    if ranks & set(pooled["bad_ranks"]):
+        return []  # as scope-profiler: no call tree on a rank, a flat table
+    keys = []
+    for parent, name in zip(pooled["parent"], pooled["name"]):
+        keys.append((names[name],) if parent < 0 else keys[parent] + (names[name],))
+    per: dict = {}
+    for e in pooled["entries"]:  # rank by rank, ascending
+        if e[1] in ranks:
+            per.setdefault(e[0], []).append(e)
+    rows = []
+    for path in sorted(per, key=lambda p: (per[p][0][1], per[p][0][2])):  # first call
+        es, key = per[path], keys[path]
+        calls = sum(e[3] for e in es)
+        totals = [e[4] for e in es]
+        first, last = es[0], es[0]
+        for e in es[1:]:  # the earlier rank wins a tie, as in _path_row
+            if e[9] < first[9]:
+                first = e
+            if e[11] > last[11]:
+                last = e
+        mean_total = float(np.mean(totals))
+        rows.append({
+            "name": key[-1], "call_path": " > ".join(key), "num_ranks": len(es),
+            "calls": calls, "total": sum(totals) / NS, "gpu_total": None, "gpu_avg": None,
+            "coverage": sum(e[13] for e in es) / NS, "exclusive": sum(e[6] for e in es) / NS,
+            "avg": sum(e[5] for e in es) / calls / NS, "min": min(e[7] for e in es) / NS,
+            "max": max(e[8] for e in es) / NS, "first": first[10] / NS, "last": last[12] / NS,
+            "std": None, "p50": None, "p95": None, "p99": None,
+            "imbalance": (0.0 if len(totals) < 2 or not mean_total
+                          else (max(totals) / mean_total - 1.0) * 100.0),
+            "depth": len(key) - 1, "recursive": any(e[14] for e in es),
+            "start": min(e[9] for e in es) / NS})
+    return rows
+
+
 def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
-                percentage_mode="coverage") -> list[dict]:
+                percentage_mode="coverage", need_distributions: bool = True) -> list[dict]:
     """scope-profiler's summary rows (summary.region_rows), in print order:
     a dict per call path (name, call_path, num_ranks, calls, total,
     coverage, exclusive, avg, min, max, first, last, std, p50, p95, p99,
@@ -333,7 +405,11 @@ def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
     the tree does not show (every region when a selected rank's calls
     overlap without nesting: no call tree).  sort="start" keeps subtrees whole; any other
     key sorts the rows flat, descending (None last, ties by name), "name"
-    alphabetically.  ValueError for an unknown sort key or mode."""
+    alphabetically.  need_distributions=False (print_summary's default
+    columns): a file's rows are pooled by call path in C (_pooled_rows,
+    O(call paths) in Python) and std/p50/p95/p99 are None; else, and for
+    results not read from a file, every call is grouped here.  ValueError
+    for an unknown sort key or mode."""
     if sort not in SORT_KEYS:
         raise ValueError(f"unknown sort key {sort!r}; choose one of {', '.join(SORT_KEYS)}")
     _check_mode(percentage_mode)
@@ -342,6 +418,10 @@ def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
     everything = results.get_regions() if filtered else None
     sel = sorted({k for r in regions for k in r.regions} if ranks is None
                  else {int(k) for k in ranks})
+    if not need_distributions and sort not in DISTRIBUTION_KEYS and results.has_event_data:
+        rows = _pooled_rows(results, regions, sel, filtered)
+        if rows is not None:
+            return _finish_rows(rows, regions, ranks, sort, percentage_mode)
     paths: dict = {}
     calls: dict = {}
     if results.has_event_data:
@@ -355,7 +435,14 @@ def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
             # than mix path rows with per-name rows
             paths.clear()
     rows = [_path_row(n, calls) for n in paths.values()]
-    shown = {p[-1] for p in paths}
+    return _finish_rows(rows, regions, ranks, sort, percentage_mode)
+
+
+def _finish_rows(rows, regions, ranks, sort, percentage_mode) -> list[dict]:
+    """region_rows' rows of call paths completed: a flat row for each of
+    regions (MPIRegions) no path shows, each row's parent coverage, then
+    the order of sort."""
+    shown = {r["name"] for r in rows if "call_path" in r}
     for region in regions:
         if region.name not in shown:
             row = _region_row(region, ranks, percentage_mode == "exclusive")
@@ -374,6 +461,36 @@ def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
     if sort != "name":
         rows.sort(key=lambda r: (r[sort] is not None, r[sort] or 0), reverse=True)
     return rows
+
+
+def period_rows(period: dict, sort: str = "start",
+                percentage_mode: str = "coverage") -> list[dict]:
+    """region_rows of one process's finalized period from the C core's
+    pooling by call path (``_ext.finalize_paths``: sps_finalize_paths,
+    model/paths.c), without reading the file back: the same rows
+    region_rows gives for that file read with read_h5 (one rank), the
+    columns that need every call's duration (std, p50, p95, p99) left None.
+    O(call paths).  ValueError for an unknown sort key or mode."""
+    if sort not in SORT_KEYS:
+        raise ValueError(f"unknown sort key {sort!r}; choose one of {', '.join(SORT_KEYS)}")
+    _check_mode(percentage_mode)
+    from spanscope._results_api import MPIRegion
+    names, keys, rows = period["names"], [], []
+    for (parent, name, calls, total, dsum, excl, lo, hi, first_start, first, _last_end,
+         last, coverage, recursive) in period["paths"]:
+        key = (names[name],) if parent < 0 else keys[parent] + (names[name],)
+        keys.append(key)
+        if not calls:
+            continue
+        rows.append({
+            "name": key[-1], "call_path": " > ".join(key), "num_ranks": 1, "calls": calls,
+            "total": total / NS, "gpu_total": None, "gpu_avg": None,
+            "coverage": coverage / NS, "exclusive": excl / NS, "avg": dsum / calls / NS,
+            "min": lo / NS, "max": hi / NS, "first": first / NS, "last": last / NS,
+            "std": None, "p50": None, "p95": None, "p99": None, "imbalance": 0.0,
+            "depth": len(key) - 1, "recursive": bool(recursive), "start": first_start / NS})
+    return _finish_rows(rows, [MPIRegion(n, {}) for n in names], None, sort,
+                        percentage_mode)
 
 
 # --------------------------------------------------------------------------

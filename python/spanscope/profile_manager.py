@@ -685,28 +685,88 @@ class ProfileManager:
         cls._write_event_metadata()
         if cls._tracker is not None:
             cls._tracker.publish()  # /task_table
+        # the table is print_summary's (scope-profiler's finalize prints
+        # read_h5(file).print_summary()); the C core pools the period by
+        # call path as it writes it, so printing costs O(call paths), not a
+        # read of every call.  Read back instead where that pooling is not
+        # the file's: tasks nest by task (track_async), a collective MPI
+        # file holds every rank, aggregate files have no calls to pool.
+        readback = verbose and (cls._tracker is not None or _mpi.launched()
+                                or bool(cls._settings.get("aggregation_mode")))
         tmp = None
-        if path is None and return_results:
+        if path is None and (return_results or readback):
             fd, tmp = tempfile.mkstemp(prefix="spanscope-results-", suffix=".h5")
             os.close(fd)
         try:
-            text = _ext.finalize(path or tmp, verbose)
+            period = None
+            if verbose and not readback:
+                _, period = _ext.finalize_paths(path or tmp, True)
+            else:
+                _ext.finalize(path or tmp, verbose)
             cls._finalized_since_setup = True
             if file_path is not _UNSET:
                 cls._file_path = path
             results = None
             if return_results:
                 results = _read_results(path or tmp)
+            table = (cls._table_source(path or tmp, requested, period, results)
+                     if verbose else None)
             if requested is not None:
                 cls._render(path, requested, kind, results)
         finally:
             if tmp is not None:
                 os.unlink(tmp)
-        if verbose and text:
-            print(text, end="")
+        if table is not None:
+            cls._print_table(path is not None, *table)
         if return_results:
             cls._last_results = results
         return results
+
+    @classmethod
+    def _table_source(cls, h5_path, requested, period, results):
+        """What finalize's table is printed from, taken while the period's
+        file exists: (period, results, file_path, metadata), where period
+        is the C core's pooling (or None: read the file), results the
+        read-back ones (None when period is given), file_path the file the
+        table names (requested for .json/.html output) and metadata the
+        file's /metadata (the label, mpi_size)."""
+        meta = _ext.read_metadata(h5_path) if h5_path is not None else {}
+        if period is None and h5_path is not None and results is None:
+            results = _read_results(h5_path)
+        return period, results, requested or h5_path, meta
+
+    @classmethod
+    def _print_table(cls, to_file, period, results, file_path, meta):
+        """Prints finalize's table as scope-profiler 0.7.5 does: with a
+        file, that file's print_summary() (title "FILE (N rank)", its
+        hints); without one, the in-memory results' print_summary(title=
+        "LABEL (in memory, N rank)").  Only rank 0 of an MPI job prints."""
+        from spanscope._results_table import period_rows, print_region_table, region_rows
+        rank, size = _mpi.world() if _mpi.launched() else (0, 1)
+        if rank != 0:
+            return
+        label = str(meta.get("label") or cls._settings.get("label") or "") or None
+        if not to_file:
+            configured = cls._settings.get("file_path") or "profiling_data.h5"
+            shown = label or os.path.splitext(os.path.basename(os.fspath(configured)))[0]
+            title = f"{shown} (in memory, {size} {'rank' if size == 1 else 'ranks'})"
+            file_path = configured
+        if period is None:
+            if results is None:
+                return
+            if to_file:
+                results.print_summary()
+            else:  # read from a temporary file: the hints name the configured one
+                print_region_table(region_rows(results), title=title, file_path=file_path)
+            return
+        rows = period_rows(period)
+        if to_file:  # read_h5(file).default_title(): ranks up to mpi_size
+            mpi_size = meta.get("mpi_size", 1)
+            n = max(int(mpi_size) if isinstance(mpi_size, int) else 1, 1) if any(
+                "call_path" in r for r in rows) else 0
+            title = f"{os.path.relpath(file_path)} ({n} {'rank' if n == 1 else 'ranks'})"
+            title = f"{label} - {title}" if label else title
+        print_region_table(rows, title=title, file_path=file_path)
 
     @classmethod
     def _render(cls, h5_path, requested, kind, results):

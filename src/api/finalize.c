@@ -247,9 +247,48 @@ int sps__finalize_ex(const char *path, FILE *table_fp) {
     return sps__finalize_local(path, table_fp);
 }
 
+/* Pools the written period s by call path into *out (sps_finalize_paths):
+ * the file's region table from s->regs, the paths from the model's pass.
+ * 0 or SPS_ENOMEM (out then has what was made; its owner frees it). */
+static int period_paths(const sps__snap_t *s, sps_period_paths_t *out) {
+    uint32_t nids = sps__registry_count();
+    uint32_t *name_of = malloc((nids ? nids : 1) * sizeof *name_of); /* id -> names index */
+    out->names = calloc(s->nregs + 1, sizeof *out->names);
+    if (!name_of || !out->names) {
+        free(name_of);
+        return SPS_ENOMEM;
+    }
+    out->nnames = s->nregs;
+    for (size_t i = 0; i < s->nregs; i++) {
+        out->names[i] = sps__registry_name(s->regs[i]);
+        if (s->regs[i] < nids) name_of[s->regs[i]] = (uint32_t)i;
+    }
+    sps__path_t *v = NULL;
+    size_t n = 0;
+    int rc = sps__paths_pass(s, &v, &n);
+    out->paths = rc ? NULL : calloc(n + 1, sizeof *out->paths);
+    if (!rc && !out->paths) rc = SPS_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const sps__path_t *x = &v[i];
+        out->paths[i] = (sps_call_path_t){
+            x->parent, x->region < nids ? name_of[x->region] : 0, x->calls, x->total_ns,
+            x->duration_sum_ns, x->self_ns, x->min_ns, x->max_ns, x->first_start_ns,
+            x->first_ns, x->last_end_ns, x->last_ns, x->coverage_ns, x->recursive};
+    }
+    if (!rc) {
+        out->npaths = n;
+        out->available = 1;
+    }
+    free(v);
+    free(name_of);
+    return rc;
+}
+
 /* sps__finalize_local and sps__finalize_part: plain stores the events
- * uncompressed. */
-static int finalize_local_ex(const char *path, FILE *table_fp, int plain) {
+ * uncompressed; paths (or NULL) gets the period's call paths once it is
+ * written (sps_finalize_paths). */
+static int finalize_local_ex(const char *path, FILE *table_fp, int plain,
+                             sps_period_paths_t *paths) {
     sps__process_init();
     pthread_mutex_lock(&sps__g.lock);
     if (!sps__session_live()) {
@@ -281,8 +320,12 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain) {
         return SPS_ENOMEM;
     }
     int rc = sps__finalize_write(s, p, table_fp);
+    int written = rc == 0;
+    /* the snapshot is this thread's until it is released or stashed; a
+     * pooling that runs out of memory leaves the written file as it is */
+    if (written && paths && !s->aggregate) rc = period_paths(s, paths);
     pthread_mutex_lock(&sps__g.lock);
-    if (rc) {
+    if (!written) {
         sps__snap_stash(s, sps__analysis_merge);
     } else {
         sps__snap_release(s);
@@ -294,11 +337,27 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain) {
 }
 
 int sps__finalize_local(const char *path, FILE *table_fp) {
-    return finalize_local_ex(path, table_fp, 0);
+    return finalize_local_ex(path, table_fp, 0, NULL);
 }
 
 int sps__finalize_part(const char *path, FILE *table_fp) {
-    return finalize_local_ex(path, table_fp, 1);
+    return finalize_local_ex(path, table_fp, 1, NULL);
+}
+
+/* A distributed session's finalize is the integration's (its file holds
+ * every rank): there the period is not pooled (available 0). */
+int sps_finalize_paths(const char *path, void *table_file, sps_period_paths_t *out) {
+    memset(out, 0, sizeof *out);
+    if (sps__session_live() && sps__g.dist.on)
+        return sps__dist_finalize(path, (FILE *)table_file);
+    return finalize_local_ex(path, (FILE *)table_file, 0, out);
+}
+
+void sps_period_paths_free(sps_period_paths_t *p) {
+    if (!p) return;
+    free(p->names);
+    free(p->paths);
+    memset(p, 0, sizeof *p);
 }
 
 int sps_finalize(void) {

@@ -208,6 +208,13 @@ sps__acc_t sps__node_cum(size_t i) {
 }
 
 int sps__analysis_take(sps__snap_t *s) {
+    /* Aggregate mode never runs the analyzer, so nothing else grows the
+     * arrays to the registry: sized by acc_cap alone, a session whose
+     * first regions were aggregate ones took a period of no regions and
+     * wrote an empty /rank_region_index (issue 12).  Every id gets a slot,
+     * which finalize fills from the threads' accumulators. */
+    if (sps__g.mode == SPS__AGGREGATE && sps__acc_reserve(sps__registry_count()))
+        return SPS_ENOMEM;
     s->nregions = sps__an.acc_cap;
     s->per = calloc(s->nregions ? s->nregions : 1, sizeof *s->per);
     s->nnodes = sps__an.tree.len;

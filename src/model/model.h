@@ -295,6 +295,29 @@ SPS__HIDDEN size_t sps__collect_calls(const sps__snap_t *snap, uint32_t r,
                                       int64_t *starts, int64_t *durs,
                                       size_t cap);
 
+/* model/paths.c: a period's calls pooled by call path (adjacent repeats
+ * of a region collapsed), scope-profiler's region table rows.  Times ns. */
+typedef struct sps__path {
+    int32_t parent;          /* index of the parent path, -1 for a root */
+    uint32_t region;         /* region id of the path's last name */
+    uint64_t calls;
+    int64_t total_ns;        /* durations of the calls not nested in one of
+                                the same path (all of them without recursion) */
+    int64_t duration_sum_ns; /* every call's duration */
+    int64_t self_ns;         /* what the interval rule over the file gives */
+    int64_t min_ns, max_ns;
+    int64_t first_start_ns, first_ns; /* the earliest call: start, duration */
+    int64_t last_end_ns, last_ns;     /* the latest-ending call: end, duration */
+    int64_t coverage_ns;     /* union of the calls' intervals, all threads */
+    int recursive;           /* a call of it ran inside another of it */
+    uint32_t active;         /* while the pass runs: calls open */
+    int64_t block_start;     /* while the pass runs: start of the union's block */
+} sps__path_t;
+/* Runs the merged pass over s into its call paths: *out (malloc'd, the
+ * caller frees it; NULL when *n is 0), *n of them, parents before
+ * children, in order of their first begin.  0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__paths_pass(const sps__snap_t *s, sps__path_t **out, size_t *n);
+
 /* model/aggregate.c */
 SPS__HIDDEN extern const sps__agg_ops_t sps__agg_fold_ops;
 /* Thread t's accumulator of r, read consistently (seqlock), in ticks. */

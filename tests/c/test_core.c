@@ -344,6 +344,38 @@ static void *agg_worker(void *arg) {
     return NULL;
 }
 
+/* Aggregate mode as a process's first session: the analyzer never ran, so
+ * its arrays had no room for the regions, and the file's index came out
+ * empty (issue 12: Python's setup(aggregation_mode=True)).  Must run first:
+ * an earlier events session leaves room behind that hides the bug. */
+static void test_aggregate_first_session(void **state) {
+    (void)state;
+    const char *path = tu_path("core_aggregate_first.h5");
+    unlink(path);
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    cfg.aggregate = 1;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t A = sps_region("first.outer"), B = sps_region("first.inner");
+    for (int i = 0; i < 5; i++) {
+        sps_begin(A);
+        for (int j = 0; j < 3; j++) sps_begin(B), sps_end(B);
+        sps_end(A);
+    }
+    assert_int_equal(sps_finalize(), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    assert_string_equal(h->layout, "aggregate");
+    long ra = tu_h5_row(h, "first.outer"), rb = tu_h5_row(h, "first.inner");
+    assert_true(ra >= 0 && rb >= 0);
+    assert_int_equal(h->agg_counts[ra], 5);
+    assert_int_equal(h->agg_counts[rb], 15);
+    tu_h5_free(h);
+    sps_shutdown();
+    unlink(path);
+}
+
 static void test_aggregate(void **state) {
     (void)state;
     const char *path = tu_path("core_aggregate.h5");
@@ -711,6 +743,7 @@ static void test_region_order(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        TU_TEST(test_aggregate_first_session), /* first: see there */
         TU_TEST(test_known_timing), TU_TEST(test_calls_query),
         TU_TEST(test_aggregate),    TU_TEST(test_checkpoints),
         TU_TEST(test_macros),       TU_TEST(test_registry), TU_TEST(test_region_order),
