@@ -166,9 +166,11 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
     if show_metadata:
         _print_metadata(results.metadata, full=full, stream=stream)
     if show_regions:
-        from spanscope._results_table import print_region_table, region_rows
+        from spanscope._results_table import (needs_distributions, print_region_table,
+                                              region_rows)
         rows = region_rows(results, include=include, exclude=exclude, ranks=ranks, sort=sort,
-                           percentage_mode=percentage_mode)
+                           percentage_mode=percentage_mode,
+                           need_distributions=needs_distributions(columns, sort))
         print_region_table(rows, title=f"Regions ({len(rows)})", stream=stream,
                            columns=columns, percentage_mode=percentage_mode, file_path=path)
         groups = _counter_groups(results)
