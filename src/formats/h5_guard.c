@@ -108,6 +108,40 @@ static void oom_exit_if(void) {
     H5Eclear2(H5E_DEFAULT);
 }
 
+/* Non-zero when datatype t is laid out within itself: every member of a
+ * compound (at any depth: compounds, arrays and variable-length
+ * sequences of them) ends inside its element.  libhdf5 1.10 converts a
+ * compound member by member with the offsets the file gives, so a
+ * corrupt offset makes H5T__conv_struct_opt copy from outside the
+ * buffer -- in the caller, with its own buffers, and not always in the
+ * child: the layout is checked instead, the same everywhere. */
+static int type_ok(hid_t t, int depth) {
+    if (t < 0 || depth > 32) return t >= 0 ? 0 : 1;
+    H5T_class_t c = H5Tget_class(t);
+    int ok = 1;
+    if (c == H5T_COMPOUND) {
+        size_t size = H5Tget_size(t);
+        int n = H5Tget_nmembers(t);
+        for (int i = 0; ok && i < n; i++) {
+            size_t off = H5Tget_member_offset(t, (unsigned)i);
+            hid_t m = H5Tget_member_type(t, (unsigned)i);
+            size_t msz = m >= 0 ? H5Tget_size(m) : 0;
+            ok = m >= 0 && off <= size && msz <= size - off && type_ok(m, depth + 1);
+            if (m >= 0) H5Tclose(m);
+        }
+    } else if (c == H5T_ARRAY || c == H5T_VLEN) {
+        hid_t b = H5Tget_super(t);
+        ok = b >= 0 && type_ok(b, depth + 1);
+        if (b >= 0) H5Tclose(b);
+    }
+    return ok;
+}
+
+/* Ends the child with status 6 unless type t is laid out within itself. */
+static void type_check(hid_t t) {
+    if (!type_ok(t, 0)) _exit(6);
+}
+
 /* Reads attribute name of loc whole (attributes are small: at most 64 KiB
  * in an object header). */
 static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
@@ -116,6 +150,7 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     if (a < 0) return 0;
     hid_t t = H5Aget_type(a), s = H5Aget_space(a);
+    if (t >= 0) type_check(t);
     hid_t mt = t >= 0 ? H5Tget_native_type(t, H5T_DIR_ASCEND) : -1;
     hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
     size_t sz = mt >= 0 ? H5Tget_size(mt) : 0;
@@ -181,6 +216,7 @@ static void dset_chunks(hid_t d, const walk_t *w) {
 static void dset_check(hid_t d, const walk_t *w) {
     H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, attr_cb, NULL);
     hid_t t = H5Dget_type(d), s = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+    if (t >= 0) type_check(t);
     hid_t mt = t >= 0 ? H5Tget_native_type(t, H5T_DIR_ASCEND) : -1;
     int rank = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
     hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
@@ -277,7 +313,8 @@ static void group_walk(hid_t g, const walk_t *w, seen_t *seen, int depth) {
  * Exits 0 when it got through (libhdf5's clean errors included: the
  * reader in the caller reports those); 3 for a chunk outside the file, 4
  * for a write past a variable-length buffer, 5 for an allocation the
- * memory cap refused. */
+ * memory cap refused, 6 for a compound type whose member lies outside
+ * its element. */
 static int walk_child(void *arg) {
     const char *path = arg;
     struct stat st;
@@ -398,6 +435,10 @@ static int guard_error(const char *path, int status, unsigned timeout_s) {
     if (status == 3)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a data chunk lies outside "
                              "the file", path);
+    if (status == 6)
+        return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a compound datatype has a "
+                             "member outside its element (libhdf5 would copy from outside "
+                             "its buffers)", path);
     if (status == 5)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: libhdf5 would need over "
                              "%zu MiB to read it (an attribute or dataset claims far more "
