@@ -319,10 +319,11 @@ def test_set_config_starts_a_fresh_run(tmp_path):
     def deco():
         return 1
 
-    sp.setup(output=None)
+    sp.setup(file_path=str(tmp_path / "old.h5"))
     with sp.region("old"):
         pass
     ProfileManager.set_config(ProfilingOptions(file_path=str(tmp_path / "a.h5"), label="A"))
+    assert not (tmp_path / "old.h5").exists()  # dropped, not written
     assert sp.is_active() and ProfileManager.get_config().label == "A"
     assert "old" not in sp.recorded_regions()
     deco()
