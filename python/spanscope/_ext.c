@@ -453,7 +453,9 @@ static PyObject *g_trace_include, *g_trace_exclude, *g_trace_entry;
 /* 1 when the expression rx (a compiled re.Pattern, NULL: no patterns)
  * matches name, 0 when not, -1 with an exception set. */
 static int pattern_matches(PyObject *rx, PyObject *name) {
+    Py_INCREF(rx); /* held: a set_trace_filters of another thread may replace it */
     PyObject *m = PyObject_CallMethod(rx, "match", "O", name);
+    Py_DECREF(rx);
     if (!m) return -1;
     int hit = m != Py_None;
     Py_DECREF(m);
@@ -476,24 +478,37 @@ static int name_passes(PyObject *name) {
 
 /* The region name a traced function records under: the entrypoint's name
  * for the code whose co_name equals it (scope-profiler's root renamed),
- * else name itself.  Borrowed. */
+ * else name itself.  A new reference (the region's creation runs Python
+ * code, during which another thread may replace g_trace_entry). */
 static PyObject *recorded_name(PyCodeObject *code, PyObject *name) {
     if (g_trace_entry && PyUnicode_Compare(code->co_name, g_trace_entry) == 0)
-        return g_trace_entry;
-    return name;
+        return Py_NewRef(g_trace_entry);
+    return Py_NewRef(name);
 }
 
 /* The region of a traced code object, cached in the code's co_extra slot as
  * (generation << 32 | id), id 0 for a frame left out in this generation
  * (a skipped file or a name the filters refuse: a later call costs the
  * same one compare either way); 0 if the frame is not to be recorded. */
+/* Caches what the tracer decided for code in generation gen: its region
+ * id, 0 for left out. */
+static void cache_decision(PyCodeObject *code, uint32_t gen, sps_region_t id) {
+    if (g_extra_index >= 0)
+        CODE_SET_EXTRA((PyObject *)code, g_extra_index,
+                       (void *)(uintptr_t)((uint64_t)gen << 32 | id));
+}
+
 static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     void *extra = NULL;
     if (g_extra_index >= 0) CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra);
     if (extra == EXTRA_SKIP) return 0;
     uint64_t v = (uint64_t)(uintptr_t)extra;
     if (v && (uint32_t)(v >> 32) == g_generation) return (sps_region_t)v;
-    /* slow path: the name is "<module>.<qualname>" */
+    /* slow path: the name is "<module>.<qualname>".  The decision is cached
+     * under the generation it started in: the matcher and the region's
+     * creation run Python code, and a new generation meanwhile (new filters,
+     * a new registry) must decide again. */
+    uint32_t gen = g_generation;
     PyObject *globals = PyFrame_GetGlobals(frame);
     PyObject *mod = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
     Py_XDECREF(globals);
@@ -507,29 +522,25 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
         return 0;
     }
     if (skipped_file(code)) {
-        if (g_extra_index >= 0)
-            CODE_SET_EXTRA((PyObject *)code, g_extra_index,
-                           (void *)(uintptr_t)((uint64_t)g_generation << 32));
+        cache_decision(code, gen, 0);
         return 0;
     }
     PyObject *name = PyUnicode_FromFormat("%s.%U", m, code->co_qualname);
     if (name && !name_passes(name)) {
         Py_DECREF(name);
-        if (g_extra_index >= 0)
-            CODE_SET_EXTRA((PyObject *)code, g_extra_index,
-                           (void *)(uintptr_t)((uint64_t)g_generation << 32));
+        cache_decision(code, gen, 0);
         return 0;
     }
-    PyObject *r = name ? registry_get(recorded_name(code, name)) : NULL;
+    PyObject *as = name ? recorded_name(code, name) : NULL;
+    PyObject *r = as ? registry_get(as) : NULL;
+    Py_XDECREF(as);
     Py_XDECREF(name);
     if (!r) {
         PyErr_Clear();
         return 0;
     }
     sps_region_t id = ((RegionObject *)r)->id;
-    if (g_extra_index >= 0)
-        CODE_SET_EXTRA((PyObject *)code, g_extra_index,
-                       (void *)(uintptr_t)((uint64_t)g_generation << 32 | id));
+    cache_decision(code, gen, id);
     return id;
 }
 
