@@ -186,10 +186,14 @@ def _run_parser():
                    help="with recursive tracing, the standard library's and installed "
                         "packages' functions too")
     p.add_argument("--include", dest="include_patterns", action="append", default=[],
-                   metavar="GLOB", help="(not available yet in spanscope)")
+                   metavar="GLOB", help="with recursive tracing, record only functions whose "
+                                        "name (module.qualname) matches (repeatable)")
     p.add_argument("--exclude", dest="exclude_patterns", action="append", default=[],
-                   metavar="GLOB", help="(not available yet in spanscope)")
-    p.add_argument("--entrypoint", metavar="NAME", help="(not available yet in spanscope)")
+                   metavar="GLOB", help="with recursive tracing, leave out functions whose "
+                                        "name matches (repeatable)")
+    p.add_argument("--entrypoint", metavar="NAME",
+                   help="record the function named NAME under that name (implies "
+                        "--recursive)")
     p.add_argument("--line-profile", action="store_true", default=None,
                    help="use_line_profiler (not available yet: says so)")
     p.add_argument("--memory-profile", action="store_true", default=None,
@@ -217,7 +221,10 @@ def _run_parser():
 def _run(argv: list[str]) -> int:
     """run [options] SCRIPT [ARGS...]: SCRIPT as __main__ in a session
     (ProfileManager.setup, then ProfileManager._exec_script, the body of
-    profile_script), finalized when it ends, however it ends.  The
+    profile_script and run_script), finalized when it ends, however it
+    ends.  --include / --exclude / --entrypoint are run_script's filters
+    (--entrypoint implies --recursive, as in scope-profiler; the patterns
+    apply to recursive tracing only).  The
     script's own exit status is the command's (SystemExit and exceptions
     pass through, after the profile is written).  A program that is not a
     Python script: exit 2, the zero-touch runner is another issue's."""
@@ -228,11 +235,6 @@ def _run(argv: list[str]) -> int:
     from spanscope.options import FeatureNotAvailableError
     from spanscope.profile_manager import ProfileManager, _check_python_script
 
-    for flag, used in (("--include", args.include_patterns), ("--exclude", args.exclude_patterns),
-                       ("--entrypoint", args.entrypoint)):
-        if used:
-            return _die(EXIT_USAGE, f"run: {flag} (a filter of the recursive tracer) is not "
-                                    "available yet in spanscope")
     try:
         _check_python_script(args.script)
     except FeatureNotAvailableError as error:
@@ -240,7 +242,8 @@ def _run(argv: list[str]) -> int:
     if not os.path.isfile(args.script):
         return _die(EXIT_DATA, f"run: can't open file {args.script!r}")
     setup = {"replace": True,
-             "recursive_profile": True if args.recursive or args.all else args.recursive,
+             "recursive_profile": (True if args.recursive or args.all or args.entrypoint
+                                   else args.recursive),
              "use_line_profiler": args.line_profile, "use_memray": args.memory_profile,
              "buffer_limit": args.buffer_limit, "aggregation_mode": args.aggregation_mode,
              "profile_mpi_calls": args.mpi_calls, "label": args.label,
@@ -257,9 +260,12 @@ def _run(argv: list[str]) -> int:
     except (TypeError, ValueError, OSError) as error:
         return _die(EXIT_USAGE, f"run: {error}")
     try:
-        ProfileManager._exec_script(args.script, args.script_args,
-                                    args.all or ProfileManager.get_config().recursive_profile,
-                                    only_user_code=not args.all)
+        ProfileManager._exec_script(
+            args.script, args.script_args,
+            args.all or args.entrypoint is not None
+            or ProfileManager.get_config().recursive_profile,
+            only_user_code=not args.all, include_patterns=tuple(args.include_patterns),
+            exclude_patterns=tuple(args.exclude_patterns), entrypoint=args.entrypoint)
     finally:
         ProfileManager.finalize(verbose=not args.quiet, return_results=args.no_output)
     return 0

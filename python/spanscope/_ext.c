@@ -441,16 +441,76 @@ static int skipped_file(PyCodeObject *code) {
     return 0;
 }
 
+/* The name filters of run_script / `spanscope run` (set_trace_filters):
+ * g_trace_include and g_trace_exclude are compiled regular expressions of
+ * Python's fnmatch.translate (the patterns joined by "|"), or NULL for no
+ * patterns; g_trace_entry is a str or NULL.  Python's own translation, not
+ * fnmatch(3): scope-profiler matches with fnmatch.fnmatch, whose rules
+ * differ from glibc's (a backslash is a plain character, "[^a]" is the set
+ * of '^' and 'a', a reversed range is dropped, no [:classes:]), and the
+ * decision is taken once per code object and generation, so calling the
+ * compiled expression costs nothing per call. */
+static PyObject *g_trace_include, *g_trace_exclude, *g_trace_entry;
+
+/* 1 when the expression rx (a compiled re.Pattern, NULL: no patterns)
+ * matches name, 0 when not, -1 with an exception set. */
+static int pattern_matches(PyObject *rx, PyObject *name) {
+    Py_INCREF(rx); /* held: a set_trace_filters of another thread may replace it */
+    PyObject *m = PyObject_CallMethod(rx, "match", "O", name);
+    Py_DECREF(rx);
+    if (!m) return -1;
+    int hit = m != Py_None;
+    Py_DECREF(m);
+    return hit;
+}
+
+/* Whether the traced function named name ("<module>.<qualname>") passes
+ * the filters, as scope-profiler's tracer decides: no include pattern or
+ * one that matches, and no exclude pattern that matches.  An error in
+ * the matcher (memory) leaves the function out. */
+static int name_passes(PyObject *name) {
+    int in = g_trace_include ? pattern_matches(g_trace_include, name) : 1;
+    int out = in == 1 && g_trace_exclude ? pattern_matches(g_trace_exclude, name) : 0;
+    if (in < 0 || out < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return in && !out;
+}
+
+/* The region name a traced function records under: the entrypoint's name
+ * for the code whose co_name equals it (scope-profiler's root renamed),
+ * else name itself.  A new reference (the region's creation runs Python
+ * code, during which another thread may replace g_trace_entry). */
+static PyObject *recorded_name(PyCodeObject *code, PyObject *name) {
+    if (g_trace_entry && PyUnicode_Compare(code->co_name, g_trace_entry) == 0)
+        return Py_NewRef(g_trace_entry);
+    return Py_NewRef(name);
+}
+
 /* The region of a traced code object, cached in the code's co_extra slot as
- * (generation << 32 | id), id 0 for a frame left out in this generation;
- * 0 if the frame is not to be recorded. */
+ * (generation << 32 | id), id 0 for a frame left out in this generation
+ * (a skipped file or a name the filters refuse: a later call costs the
+ * same one compare either way); 0 if the frame is not to be recorded. */
+/* Caches what the tracer decided for code in generation gen: its region
+ * id, 0 for left out. */
+static void cache_decision(PyCodeObject *code, uint32_t gen, sps_region_t id) {
+    if (g_extra_index >= 0)
+        CODE_SET_EXTRA((PyObject *)code, g_extra_index,
+                       (void *)(uintptr_t)((uint64_t)gen << 32 | id));
+}
+
 static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     void *extra = NULL;
     if (g_extra_index >= 0) CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra);
     if (extra == EXTRA_SKIP) return 0;
     uint64_t v = (uint64_t)(uintptr_t)extra;
     if (v && (uint32_t)(v >> 32) == g_generation) return (sps_region_t)v;
-    /* slow path: the name is "<module>.<qualname>" */
+    /* slow path: the name is "<module>.<qualname>".  The decision is cached
+     * under the generation it started in: the matcher and the region's
+     * creation run Python code, and a new generation meanwhile (new filters,
+     * a new registry) must decide again. */
+    uint32_t gen = g_generation;
     PyObject *globals = PyFrame_GetGlobals(frame);
     PyObject *mod = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
     Py_XDECREF(globals);
@@ -464,22 +524,25 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
         return 0;
     }
     if (skipped_file(code)) {
-        if (g_extra_index >= 0)
-            CODE_SET_EXTRA((PyObject *)code, g_extra_index,
-                           (void *)(uintptr_t)((uint64_t)g_generation << 32));
+        cache_decision(code, gen, 0);
         return 0;
     }
     PyObject *name = PyUnicode_FromFormat("%s.%U", m, code->co_qualname);
-    PyObject *r = name ? registry_get(name) : NULL;
+    if (name && !name_passes(name)) {
+        Py_DECREF(name);
+        cache_decision(code, gen, 0);
+        return 0;
+    }
+    PyObject *as = name ? recorded_name(code, name) : NULL;
+    PyObject *r = as ? registry_get(as) : NULL;
+    Py_XDECREF(as);
     Py_XDECREF(name);
     if (!r) {
         PyErr_Clear();
         return 0;
     }
     sps_region_t id = ((RegionObject *)r)->id;
-    if (g_extra_index >= 0)
-        CODE_SET_EXTRA((PyObject *)code, g_extra_index,
-                       (void *)(uintptr_t)((uint64_t)g_generation << 32 | id));
+    cache_decision(code, gen, id);
     return id;
 }
 
@@ -1801,6 +1864,75 @@ static PyObject *ext_set_trace_skip(PyObject *mod, PyObject *prefixes) {
     Py_RETURN_NONE;
 }
 
+/* One filter expression: None for an empty tuple of patterns, else
+ * re.compile of their fnmatch.translate joined by "|" (a new reference),
+ * NULL with TypeError for anything but a tuple of str. */
+static PyObject *compile_patterns(PyObject *patterns, const char *what) {
+    if (!PyTuple_Check(patterns))
+        return PyErr_Format(PyExc_TypeError, "set_trace_filters(): %s must be a tuple of str",
+                            what);
+    Py_ssize_t n = PyTuple_GET_SIZE(patterns);
+    if (n == 0) return Py_NewRef(Py_None);
+    PyObject *fnmatch = PyImport_ImportModule("fnmatch"), *re = PyImport_ImportModule("re");
+    PyObject *parts = PyList_New(0), *rx = NULL;
+    for (Py_ssize_t i = 0; fnmatch && re && parts && i < n; i++) {
+        PyObject *p = PyTuple_GET_ITEM(patterns, i);
+        if (!PyUnicode_Check(p)) {
+            PyErr_Format(PyExc_TypeError, "set_trace_filters(): %s pattern must be str, not "
+                         "%.100s", what, Py_TYPE(p)->tp_name);
+            goto done;
+        }
+        PyObject *t = PyObject_CallMethod(fnmatch, "translate", "O", p);
+        if (!t || PyList_Append(parts, t) < 0) {
+            Py_XDECREF(t);
+            goto done;
+        }
+        Py_DECREF(t);
+    }
+    if (fnmatch && re && parts) {
+        PyObject *bar = PyUnicode_FromString("|");
+        PyObject *joined = bar ? PyUnicode_Join(bar, parts) : NULL;
+        Py_XDECREF(bar);
+        if (joined) rx = PyObject_CallMethod(re, "compile", "O", joined);
+        Py_XDECREF(joined);
+    }
+done:
+    Py_XDECREF(fnmatch);
+    Py_XDECREF(re);
+    Py_XDECREF(parts);
+    return rx;
+}
+
+/* set_trace_filters(include, exclude, entrypoint): the recursive tracer
+ * records a function only when its name ("<module>.<qualname>") matches
+ * one of the include glob patterns (an empty tuple: every name does) and
+ * none of the exclude ones, with Python's fnmatch rules; the function
+ * whose co_name equals entrypoint (a str, or None) records under that
+ * name.  Starts a new generation of the code objects' cached regions, so
+ * the change applies to code traced before.  TypeError for bad types; the
+ * filters are unchanged then. */
+static PyObject *ext_set_trace_filters(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *inc, *exc, *entry;
+    if (!PyArg_ParseTuple(args, "OOO:set_trace_filters", &inc, &exc, &entry)) return NULL;
+    if (entry != Py_None && !PyUnicode_Check(entry))
+        return PyErr_Format(PyExc_TypeError, "set_trace_filters(): entrypoint must be a str "
+                            "or None, not %.100s", Py_TYPE(entry)->tp_name);
+    PyObject *rin = compile_patterns(inc, "include");
+    PyObject *rex = rin ? compile_patterns(exc, "exclude") : NULL;
+    if (!rex) {
+        Py_XDECREF(rin);
+        return NULL;
+    }
+    if (rin == Py_None) Py_CLEAR(rin); /* no patterns: NULL, no call at first sight */
+    if (rex == Py_None) Py_CLEAR(rex);
+    Py_XSETREF(g_trace_include, rin);
+    Py_XSETREF(g_trace_exclude, rex);
+    Py_XSETREF(g_trace_entry, entry == Py_None ? NULL : Py_NewRef(entry));
+    g_generation++;
+    Py_RETURN_NONE;
+}
+
 /* task_steps_set(buffer): sps_task_steps_set from a buffer of int64
  * (array('q')), four per step: task, thread, start_ns, end_ns. */
 static PyObject *ext_task_steps_set(PyObject *mod, PyObject *buf) {
@@ -1947,6 +2079,10 @@ static PyMethodDef ext_methods[] = {
      "tasks_set(rows): the session's task table (sps_tasks_set), written by finalize."},
     {"metadata_set", ext_metadata_set, METH_VARARGS,
      "metadata_set(key, value): a /metadata string of the session's files (sps_metadata_set)."},
+    {"set_trace_filters", ext_set_trace_filters, METH_VARARGS,
+     "set_trace_filters(include, exclude, entrypoint): glob patterns (tuples of str, "
+     "Python's fnmatch rules) on the names the recursive tracer records, and the "
+     "function (co_name) recorded under the entrypoint's name (str or None)."},
     {"set_trace_skip", ext_set_trace_skip, METH_O,
      "set_trace_skip(prefixes or None): path prefixes the recursive tracer leaves out."},
     {"task_steps_set", ext_task_steps_set, METH_O,

@@ -25,6 +25,7 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import Callable
 
 import numpy as np
@@ -143,6 +144,22 @@ def _system_prefixes() -> tuple:
     except AttributeError:  # pragma: no cover - virtualenv's old site.py
         pass
     return tuple(sorted(out))
+
+
+def _patterns(value, what: str) -> tuple:
+    """run_script's include/exclude patterns as a tuple of str: one str is
+    one pattern (not its characters); TypeError for anything else."""
+    if isinstance(value, str):
+        return (value,)
+    try:
+        out = tuple(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an iterable of str, not "
+                        f"{type(value).__name__}") from None
+    bad = [p for p in out if not isinstance(p, str)]
+    if bad:
+        raise TypeError(f"{what} must hold str patterns, not {type(bad[0]).__name__}")
+    return out
 
 
 def _full_metadata() -> dict:
@@ -822,6 +839,33 @@ class ProfileManager:
         (``get_config().label``), like scope-profiler's ProfilingConfig."""
         return RunConfig(cls._settings, cls._paused)
 
+    @classmethod
+    def set_config(cls, config) -> None:
+        """Starts a run with a new configuration, as scope-profiler 0.7.5's
+        set_config(ProfilingConfig) does: config is a ProfilingOptions or a
+        mapping of setup()'s settings ({"file_path": ..., "label": ...};
+        ``output``, ``region_tags`` and ``config_path`` too).  Like there,
+        whatever the current run holds is dropped without being written (no
+        RuntimeError for an unfinalized run: finalize() first to keep it),
+        the regions are fresh, the @profile decorators and define_region
+        definitions are bound again, a pending auto-finalize is cancelled and
+        none is registered, and the run records at once (nothing when
+        deactivate_profiling).  TypeError for another type, for the keys
+        ``replace`` / ``auto_finalize`` / ``options`` (setup() takes those)
+        and for an unknown setting (with the closest valid name)."""
+        if isinstance(config, ProfilingOptions):
+            kwargs = {"options": config}
+        elif isinstance(config, Mapping):
+            kwargs = dict(config)
+            for key in ("replace", "auto_finalize", "options"):
+                if key in kwargs:
+                    raise TypeError(f"set_config() takes the settings of a run, not "
+                                    f"{key!r}; call setup({key}=...) for that")
+        else:
+            raise TypeError(f"set_config() needs a ProfilingOptions or a mapping of setup() "
+                            f"settings, not {type(config).__name__}")
+        cls.setup(replace=True, **kwargs)
+
     # -- pause, resume, sampling --------------------------------------------
     @classmethod
     def pause(cls) -> None:
@@ -1185,30 +1229,73 @@ class ProfileManager:
         return results
 
     @classmethod
+    def run_script(cls, script_path, script_args=None, region_name=None,
+                   only_user_code: bool = True, recursive: bool = True,
+                   include_patterns=(), exclude_patterns=(), entrypoint=None) -> None:
+        """Runs the Python script at script_path as __main__ in the session
+        set up (scope-profiler 0.7.5's run_script; call setup() before and
+        finalize() after).  With recursive=True (the default) every Python
+        function it calls becomes a region named "<module>.<qualname>",
+        inside a root region named region_name (default: the script's file
+        name); only the script's own code with only_user_code (the standard
+        library and installed packages left out), everything without.
+        include_patterns / exclude_patterns are glob patterns (Python's
+        fnmatch rules) on those names: a function is recorded when it
+        matches an include pattern (none given: every function does) and no
+        exclude pattern.  entrypoint: the function whose name (co_name)
+        equals it is recorded under that name.  The filters are decided in
+        the C tracer once per function, not per call.  recursive=False runs
+        the script plainly: only its explicit regions record, no root region,
+        and the filters do nothing (as in scope-profiler).  sys.argv is
+        [script_path, *script_args] while it runs."""
+        include_patterns = _patterns(include_patterns, "include_patterns")
+        exclude_patterns = _patterns(exclude_patterns, "exclude_patterns")
+        if entrypoint is not None and not isinstance(entrypoint, str):
+            raise TypeError(f"entrypoint must be a str or None, not {type(entrypoint).__name__}")
+        if region_name is not None and not isinstance(region_name, str):
+            raise TypeError(f"region_name must be a str or None, not {type(region_name).__name__}")
+        cls._exec_script(script_path, script_args, bool(recursive), bool(only_user_code),
+                         region_name=region_name, root_region=bool(recursive),
+                         include_patterns=include_patterns, exclude_patterns=exclude_patterns,
+                         entrypoint=entrypoint)
+
+    @classmethod
     def _exec_script(cls, script_path, script_args, recursive: bool,
-                     only_user_code: bool) -> None:
+                     only_user_code: bool, *, region_name=None, root_region: bool = True,
+                     include_patterns=(), exclude_patterns=(), entrypoint=None) -> None:
         """Runs the script as __main__ in the session set up, inside a
-        region named after its file (profile_script's and ``spanscope
-        run``'s body).  recursive: every function it calls becomes a region
-        ("<module>.<qualname>"), only its own code with only_user_code (the
-        standard library and installed packages left out, scope-profiler's
-        default), everything without (scope-profiler's ``run --all``).
-        sys.argv and sys.path are the script's while it runs."""
+        region named region_name (default: its file name) -- without one
+        when neither root_region nor recursive (run_script's plain run) --
+        the one body of run_script, profile_script
+        and ``spanscope run``.  recursive: every function it calls becomes a
+        region ("<module>.<qualname>"), only its own code with only_user_code
+        (the standard library and installed packages left out,
+        scope-profiler's default), everything without (scope-profiler's
+        ``run --all``); include_patterns / exclude_patterns / entrypoint are
+        the tracer's name filters (tuples of str, str or None: see
+        run_script).  sys.argv and sys.path are the script's while it runs;
+        the tracer's filters are cleared after, however it ends."""
         script_path = os.path.abspath(os.fspath(script_path))
         old_argv, old_path = sys.argv, list(sys.path)
         sys.argv = [script_path, *(script_args or [])]
         sys.path.insert(0, os.path.dirname(script_path))
         try:
-            root = cls.region(os.path.basename(script_path))
+            name = region_name or os.path.basename(script_path)
+            root = cls.region(name) if root_region or recursive else None
             if recursive:
                 _ext.set_trace_skip(_system_prefixes() if only_user_code else None)
+                _ext.set_trace_filters(tuple(include_patterns), tuple(exclude_patterns),
+                                       entrypoint)
                 runner = root.wrap(runpy.run_path, recursive=True)
                 runner(script_path, run_name="__main__")
-            else:
+            elif root is not None:
                 with root:
                     runpy.run_path(script_path, run_name="__main__")
+            else:
+                runpy.run_path(script_path, run_name="__main__")
         finally:
             _ext.set_trace_skip(None)
+            _ext.set_trace_filters((), (), None)
             sys.argv, sys.path[:] = old_argv, old_path
 
     @classmethod
