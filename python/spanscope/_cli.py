@@ -265,7 +265,8 @@ def _run(argv: list[str]) -> int:
             args.all or args.entrypoint is not None
             or ProfileManager.get_config().recursive_profile,
             only_user_code=not args.all, include_patterns=tuple(args.include_patterns),
-            exclude_patterns=tuple(args.exclude_patterns), entrypoint=args.entrypoint)
+            exclude_patterns=tuple(args.exclude_patterns), entrypoint=args.entrypoint,
+            root_region=False)  # scope-profiler's run: explicit regions only unless recursive
     finally:
         ProfileManager.finalize(verbose=not args.quiet, return_results=args.no_output)
     return 0

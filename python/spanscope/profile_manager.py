@@ -1222,8 +1222,10 @@ class ProfileManager:
             kwargs["output"] = output
         cls.setup(**kwargs)
         try:
+            # as scope-profiler's profile_script (run_script): a root region
+            # around the script only when tracing recursively
             cls._exec_script(script_path, script_args, cls._recursive_default,
-                             only_user_code=True)
+                             only_user_code=True, root_region=False)
         finally:
             results = cls.finalize(verbose=False, return_results=True)
         return results
