@@ -33,8 +33,10 @@
 
 /* Datasets at most this big in the file are read whole in the child. */
 #define GUARD_SMALL_BYTES ((hsize_t)64 << 10)
-/* Elements read per slab (bounds the child's buffers). */
+/* Elements read per slab (bounds the child's buffers), and the most a
+ * dataset may have to be read whole. */
 #define GUARD_SLAB 65536
+#define GUARD_WHOLE ((hsize_t)1 << 20)
 /* The child's memory cap beyond its size at the fork: libhdf5's caches
  * and our slabs need far less; an absurd allocation meets the cap. */
 #define GUARD_MEM_BYTES ((size_t)1 << 30)
@@ -229,10 +231,13 @@ static void dset_check(hid_t d, const walk_t *w) {
     if (w->again && !vlen) {
         /* the second handle's walk: what libhdf5 parses through its
          * shared state (headers, attributes, the global heap) */
-    } else if (n > 0 && sz > 0 && rank == 1 && (vlen || stored <= GUARD_SMALL_BYTES)) {
+    } else if (n > 0 && sz > 0 && rank == 1 && (hsize_t)n > GUARD_WHOLE &&
+               (vlen || stored <= GUARD_SMALL_BYTES)) {
         dset_read_slabs(d, mt, sz, (hsize_t)n);
-    } else if (n > 0 && sz > 0 && rank != 1 && stored <= GUARD_SMALL_BYTES &&
-               (hsize_t)n <= (1u << 24) / sz) {
+    } else if (n > 0 && sz > 0 && (hsize_t)n <= GUARD_WHOLE &&
+               (vlen || stored <= GUARD_SMALL_BYTES)) {
+        /* whole, as the readers read it: a selection of part of it can
+         * fail on a corrupt file before the conversion the readers meet */
         void *buf = calloc((size_t)n, sz);
         if (buf && H5Dread(d, mt, H5S_ALL, H5S_ALL, g_dxpl, buf) >= 0)
             vlen_free(mt, s, buf);
