@@ -103,7 +103,8 @@ static void test_valid_file_checked_once(void **state) {
 static const char *const k_hostile[] = {"attr-vlen-heap.h5", "attr-message.h5",
                                         "dset-vlen-heap.h5", "dset-vlen-broken-link.h5",
                                         "attr-message-two-handles.h5", "attr-vlen-14gb.h5",
-                                        "compound-member-offset.h5", "dset-vlen-8gb.h5"};
+                                        "compound-member-offset.h5", "dset-vlen-8gb.h5",
+                                        "group-unlisted.h5"};
 
 static void test_hostile_files_refused(void **state) {
     (void)state;
