@@ -74,8 +74,9 @@ class ProfilerActivity(str, enum.Enum):
 
 
 class DeviceType(enum.IntEnum):
-    """torch.profiler.DeviceType: the members torch's binding exposes
-    (torch/_C/_autograd.pyi), with c10::DeviceType's values
+    """torch.profiler.DeviceType: the members torch's binding registers
+    (py::enum_<c10::DeviceType> in torch/csrc/autograd/init.cpp: all of
+    c10's but COMPILE_TIME_MAX_DEVICE_TYPES), with c10::DeviceType's values
     (c10/core/DeviceType.h), so ``int(DeviceType.CUDA) == 1`` as in torch.
     Everything this build records is ``CPU``."""
     CPU = 0
@@ -94,6 +95,9 @@ class DeviceType(enum.IntEnum):
     MPS = 13
     Meta = 14
     HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
     MTIA = 19
     PrivateUse1 = 20
 

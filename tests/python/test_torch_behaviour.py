@@ -6,6 +6,7 @@ profiler.py, torch/autograd/profiler_util.py, torch/profiler/itt.py) or
 tensorplay (1.1.0, its cp310 wheel: tensorplay/profiler/*.py) source it
 compares with."""
 import gzip
+import pathlib
 import json
 import sys
 import time
@@ -408,12 +409,15 @@ def test_step_outside_the_context_advances_the_counter_and_records_nothing():
 # --------------------------------------------------------------------------
 
 def test_device_type_has_torchs_members_and_values():
-    # torch/_C/_autograd.pyi lists the members; c10/core/DeviceType.h the values
-    members = ["CPU", "CUDA", "XPU", "MKLDNN", "OPENGL", "OPENCL", "IDEEP", "HIP", "FPGA",
-               "MAIA", "XLA", "MTIA", "MPS", "HPU", "Meta", "Vulkan", "Metal", "PrivateUse1"]
+    # torch/csrc/autograd/init.cpp registers the members (py::enum_<c10::DeviceType>),
+    # c10/core/DeviceType.h gives the values
+    members = ["CPU", "CUDA", "MKLDNN", "OPENGL", "OPENCL", "IDEEP", "HIP", "FPGA", "MAIA",
+               "XLA", "Vulkan", "Metal", "XPU", "MPS", "MTIA", "Meta", "HPU", "VE", "Lazy",
+               "IPU", "PrivateUse1"]
     assert sorted(m.name for m in profiler.DeviceType) == sorted(members)
     D = profiler.DeviceType
-    assert (D.CPU, D.CUDA, D.XPU, D.MPS, D.MTIA, D.PrivateUse1) == (0, 1, 12, 13, 19, 20)
+    assert (D.CPU, D.CUDA, D.XPU, D.MPS, D.VE, D.IPU, D.MTIA, D.PrivateUse1) == \
+        (0, 1, 12, 13, 16, 18, 19, 20)
     with profiler.profile() as p:
         with record_function("x"):
             pass
@@ -519,3 +523,65 @@ def test_with_modules_restores_call_when_start_fails(fake_torch):
         with p:
             p.step()
     assert Module.__dict__["__call__"] is original
+
+
+# --------------------------------------------------------------------------
+# the table against one torch printed
+# --------------------------------------------------------------------------
+
+TORCH_TABLES = pathlib.Path(__file__).resolve().parents[1] / "data" / \
+    "torch-key_averages-table.txt"
+
+
+def torch_tables():
+    """The two tables torch 1.13.1 printed (tests/data), as lists of lines."""
+    tables, cur = [], None
+    for line in TORCH_TABLES.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            if cur:
+                tables.append(cur)
+            cur = None
+            continue
+        cur = (cur or []) + [line]
+    if cur:
+        tables.append(cur)
+    return tables
+
+
+def test_table_layout_is_the_one_torch_printed():
+    """The same names (and, grouped, the same shapes) as torch's run give
+    the same rules, header and cells' placement: spanscope's table is
+    torch's layout, column for column."""
+    flat, grouped = torch_tables()
+    rows = [ln for ln in flat[3:-2]]
+    names = [ln.split()[0] for ln in rows]
+    calls = {ln.split()[0]: int(ln.split()[-1]) for ln in rows}
+    shapes = {}
+    for ln in grouped[3:-2]:
+        cells = ln.split(None, 7)
+        shapes[cells[0]] = json.loads(cells[7].strip())
+
+    class T:
+        def __init__(self, shape):
+            self.shape = tuple(shape)
+
+    with profiler.profile(record_shapes=True) as p:
+        for name in names:
+            for _ in range(calls[name]):
+                args = {f"a{i}": T(s) if s else 0 for i, s in enumerate(shapes[name])}
+                with record_function(name, args=args):
+                    pass
+    ours = p.key_averages().table(sort_by="self_cpu_time_total", row_limit=12).splitlines()
+    assert ours[0] == flat[0] and ours[1] == flat[1] and ours[2] == flat[2]
+    assert ours[-2] == flat[-2] and ours[-1].startswith("Self CPU time total: ")
+    for ln in ours[3:-2]:  # every cell ends where torch's ends
+        assert len(ln) == len(flat[3])
+        assert ln.split()[0] in calls and int(ln.split()[-1]) == calls[ln.split()[0]]
+    ours = p.key_averages(group_by_input_shape=True).table(sort_by="cpu_time_total",
+                                                         row_limit=12).splitlines()
+    assert ours[:3] == grouped[:3] and ours[-2] == grouped[-2]
+    by_name = {ln.split()[0]: ln for ln in grouped[3:-2]}
+    for ln in ours[3:-2]:
+        theirs = by_name[ln.split()[0]]
+        assert ln[:len(flat[0].split("  ")[0])] == theirs[:len(flat[0].split("  ")[0])]
+        assert ln[-30:] == theirs[-30:]  # the Input Shapes cell, right-aligned
