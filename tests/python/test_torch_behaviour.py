@@ -446,10 +446,9 @@ def test_itt_is_unavailable_until_the_device_issue_and_says_so():
 
 @pytest.fixture
 def fake_torch(monkeypatch):
-    """A minimal torch.nn.Module (torch is not installed here): __call__
-    runs forward, as torch's does."""
-    if "torch" in sys.modules:
-        pytest.skip("a real torch is imported")
+    """A minimal torch.nn.Module (torch is not installed in the test
+    environment; a real one imported is hidden meanwhile): __call__ runs
+    forward, as torch's does."""
 
     class Module:
         def __call__(self, *args, **kwargs):
@@ -509,7 +508,7 @@ def test_with_modules_patch_is_reference_counted(fake_torch):
     assert Module.__dict__["__call__"] is original
 
 
-def test_with_modules_restores_call_when_start_fails(fake_torch):
+def test_with_modules_restores_call_when_a_step_fails(fake_torch):
     Module = fake_torch
     original = Module.__dict__["__call__"]
 
@@ -523,6 +522,20 @@ def test_with_modules_restores_call_when_start_fails(fake_torch):
         with p:
             p.step()
     assert Module.__dict__["__call__"] is original
+
+
+def test_with_modules_on_a_real_torch_module():
+    """Where a torch imports (checked with Debian's torch 1.13.1), its
+    nn.Module calls become spans nested as called, and __call__ is restored."""
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    original = torch.nn.Module.__call__
+    with profiler.profile(with_modules=True) as p:
+        net(torch.ones(1, 4))
+    assert [(e.name, e.cpu_parent.name if e.cpu_parent else None) for e in p.events()] == [
+        ("nn.Module: Sequential", None), ("nn.Module: Linear", "nn.Module: Sequential"),
+        ("nn.Module: ReLU", "nn.Module: Sequential")]
+    assert torch.nn.Module.__call__ is original
 
 
 # --------------------------------------------------------------------------
