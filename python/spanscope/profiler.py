@@ -934,10 +934,10 @@ def _export_trace(rec: _Recording, path: str, torch_compat=False) -> None:
     temporary name it knows (.json / .json.gz) beside path, then renamed."""
     if not isinstance(torch_compat, bool):
         raise TypeError(f"torch_compat must be a bool, not {torch_compat!r}")
-    if path.lower().endswith(_WRITER_SUFFIXES):
+    if path.endswith(_WRITER_SUFFIXES):  # case-sensitive, as the writer reads them
         _write_trace(rec, path, os.path.basename(path))
         return
-    tmp = f"{path}.tmp{os.getpid()}" + (".json.gz" if path.lower().endswith(".gz") else ".json")
+    tmp = f"{path}.tmp{os.getpid()}" + (".json.gz" if path.endswith(".gz") else ".json")
     try:
         _write_trace(rec, tmp, os.path.basename(path))
         os.replace(tmp, path)

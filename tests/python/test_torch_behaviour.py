@@ -62,7 +62,8 @@ def test_handler_cannot_create_its_directory_raises_torchs_runtime_error(tmp_pat
 
 
 @pytest.mark.parametrize("name,gz", [("t.json", False), ("t.txt", False), ("t.h5", False),
-                                     ("noext", False), ("t.trace.gz", True),
+                                     ("noext", False), ("T.JSON", False),
+                                     ("t.trace.gz", True),
                                      ("t.json.gz", True)])
 def test_export_chrome_trace_writes_json_whatever_the_name(tmp_path, name, gz):
     # torch and tensorplay write JSON whatever the suffix; torch gzips a
