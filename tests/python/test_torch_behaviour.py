@@ -539,6 +539,71 @@ def test_with_modules_on_a_real_torch_module():
     assert torch.nn.Module.__call__ is original
 
 
+def _outcome(fn):
+    """What fn() gives: ("ok", value) or ("raises", exception type)."""
+    try:
+        return "ok", fn()
+    except Exception as e:  # noqa: BLE001 -- the type is what is compared
+        return "raises", type(e)
+
+
+def test_same_outcomes_as_a_real_torch_where_one_imports(tmp_path):
+    """The behaviours above, side by side with torch.profiler itself
+    (skipped without torch; run with Debian's torch 1.13.1)."""
+    torch = pytest.importorskip("torch")
+    tp = torch.profiler
+
+    def cases(mod):
+        def empty_table():
+            with mod.profile() as p:
+                pass
+            return p.key_averages().table()
+
+        def step_outside():
+            p = mod.profile(schedule=mod.schedule(wait=1, warmup=1, active=1))
+            p.step()
+            return p.step_num, p.current_action.name
+
+        def any_suffix():
+            with mod.profile() as p:
+                with mod.record_function("x"):
+                    pass
+            path = tmp_path / f"{mod.__name__}.txt"
+            p.export_chrome_trace(str(path))
+            trace = json.loads(path.read_text())
+            # a torch without kineto (Debian's) writes the legacy bare list
+            events = trace if isinstance(trace, list) else trace["traceEvents"]
+            return "x" in {e.get("name") for e in events}
+
+        def steps_grouped():
+            with mod.profile(schedule=mod.schedule(wait=0, warmup=1, active=3)) as p:
+                for _ in range(3):
+                    with mod.record_function("work"):
+                        pass
+                    p.step()
+            return sorted({e.name for e in p.events() if "Step" in e.name})
+
+        return [
+            lambda: mod.schedule(wait=-1, warmup=1, active=1),
+            lambda: mod.schedule(wait=0, warmup=1, active=0),
+            lambda: mod.schedule(wait=0, warmup=1, active=1)(-1),
+            lambda: mod.profile().key_averages(),
+            lambda: mod.profile().events(),
+            empty_table, step_outside, any_suffix, steps_grouped,
+            lambda: mod.itt.is_available(),
+            lambda: mod.itt.range_push("r"),
+        ]
+
+    ours = [_outcome(c) for c in cases(profiler)]
+    theirs = [_outcome(c) for c in cases(tp)]
+    for i, (o, t) in enumerate(zip(ours, theirs)):
+        assert o[0] == t[0], (i, o, t)
+        if o[0] == "raises":
+            assert issubclass(o[1], t[1]), (i, o, t)  # ours may be more specific
+        elif not callable(o[1]):
+            assert o[1] == t[1], (i, o, t)
+
+
 # --------------------------------------------------------------------------
 # the table against one torch printed
 # --------------------------------------------------------------------------
