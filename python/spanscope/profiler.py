@@ -317,6 +317,42 @@ class _Recording:
         return keys, out
 
 
+def _concat_recordings(a: _Recording, b: _Recording) -> _Recording:
+    """One recording of a's windows then b's (acc_events): b's region and
+    thread indices mapped into one name and thread table (by name, by
+    native thread id), its parents and payload keys shifted past a's.
+    Each window's spans keep the nesting the core gave them; native stack
+    ids are interned process-wide (sps_capture_stacks), so they stay."""
+    names = list(a.names)
+    index = {n: i for i, n in enumerate(names)}
+    region_map = np.fromiter((index.setdefault(n, len(index)) for n in b.names), np.int64,
+                             len(b.names))
+    names += [n for n in index if index[n] >= len(names)]
+    threads = list(a.threads)
+    tindex = {t[0]: i for i, t in enumerate(threads)}
+    thread_map = np.empty(len(b.threads), np.int64)
+    for i, t in enumerate(b.threads):
+        if t[0] not in tindex:
+            tindex[t[0]] = len(threads)
+            threads.append(t)
+        thread_map[i] = tindex[t[0]]
+    bs = b.spans.copy()
+    if len(bs):
+        bs["region"] = region_map[bs["region"]]
+        bs["thread"] = thread_map[bs["thread"]]
+        bs["parent"] = np.where(bs["parent"] >= 0, bs["parent"] + len(a.spans), -1)
+    bc = b.counters.copy()
+    if len(bc):
+        bc["counter"] = region_map[bc["counter"]]
+    payloads = dict(a.payloads)
+    payloads.update({i + len(a.spans): p for i, p in b.payloads.items()})
+    python_ids = a.python_ids | {int(region_map[r]) for r in b.python_ids
+                                 if r < len(region_map)}
+    return _Recording(np.concatenate([a.spans, bs]), names, threads, payloads, a.base_ns,
+                      b.end_ns, b.options, np.concatenate([a.counters, bc]), a.anchor,
+                      frozenset(python_ids))
+
+
 class FunctionEvent:
     """One span: name, id, thread, start/end, parent and children, self and
     total time (µs, like torch), and its payload (shapes, stack, flops).
@@ -1190,7 +1226,7 @@ class profile:
     def __init__(self, enabled=True, *, activities=None, schedule=None, on_trace_ready=None,
                  record_shapes=False, profile_memory=False, with_stack=False, with_flops=False,
                  with_modules=False, use_device=None, gpu_timing=None, gpu_trace=None,
-                 with_samples=False):
+                 with_samples=False, acc_events=False):
         if profile_memory:
             raise NotImplementedError("profile_memory=True is delivered by the memory/counters/"
                                       "samples work; this spanscope does not record memory yet")
@@ -1224,6 +1260,7 @@ class profile:
         self.with_stack = bool(with_stack)
         self.with_flops = bool(with_flops)
         self.with_modules = bool(with_modules)
+        self.acc_events = bool(acc_events)
         self.step_num = 0
         self.current_action = _scheduled(self.schedule, 0)
         self._started = False
@@ -1418,8 +1455,12 @@ class profile:
         self._collector = None
         opts = {"record_shapes": self.record_shapes, "with_stack": self.with_stack,
                 "with_flops": self.with_flops, "with_modules": self.with_modules}
-        self._result = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
-                                  _ext.clock_anchor(), frozenset(_ext.traced_regions))
+        window = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
+                            _ext.clock_anchor(), frozenset(_ext.traced_regions))
+        if self.acc_events and self._result is not None:
+            # torch's acc_events: the cycles so far, one after another
+            window = _concat_recordings(self._result, window)
+        self._result = window
         self._events = None
         if self._owned():
             # between windows nothing is recorded (the next "prepare" starts

@@ -810,6 +810,20 @@ def test_with_stack_gives_c_regions_their_native_stack(c_lib, tmp_path):
     assert q.events()[0].stack is None
 
 
+def test_acc_events_keeps_the_native_stacks_of_earlier_cycles(c_lib):
+    # each cycle is its own session; the native stacks of the first cycle's
+    # spans still resolve after it ended (ids are interned process-wide)
+    sched = profiler.schedule(wait=0, warmup=1, active=1, repeat=2)
+    with profiler.profile(schedule=sched, with_stack=True, acc_events=True) as p:
+        for _ in range(4):
+            c_lib.c_kernel(1)
+            p.step()
+    kernels = [e for e in p.events() if e.name == "c.kernel"]
+    assert len(kernels) == 2
+    for k in kernels:
+        assert k.stack and k.stack[0].startswith("c_kernel+0x"), k.stack
+
+
 def test_traces_carry_a_clock_anchor_for_merges(tmp_path):
     import socket
     with profiler.profile() as p:

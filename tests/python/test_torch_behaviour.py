@@ -664,3 +664,44 @@ def test_table_layout_is_the_one_torch_printed():
         theirs = by_name[ln.split()[0]]
         assert ln[:len(flat[0].split("  ")[0])] == theirs[:len(flat[0].split("  ")[0])]
         assert ln[-30:] == theirs[-30:]  # the Input Shapes cell, right-aligned
+
+
+# --------------------------------------------------------------------------
+# acc_events
+# --------------------------------------------------------------------------
+
+def test_acc_events_keeps_every_cycle(tmp_path):
+    # torch: profile(acc_events=True) keeps the events of all cycles (without
+    # it each cycle's result holds that cycle only); tensorplay always keeps them
+    seen = []
+    sched = profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
+    with profiler.profile(schedule=sched, acc_events=True,
+                          on_trace_ready=lambda q: seen.append(len(q.events()))) as p:
+        for i in range(8):
+            with record_function(f"cycle{i // 4}"):
+                pass
+            p.step()
+    names = [e.trace_name for e in p.events()]
+    assert names.count("cycle0") == 2 and names.count("cycle1") == 2
+    assert [n for n in names if n.startswith("ProfilerStep#")] == [
+        "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#6", "ProfilerStep#7"]
+    assert seen[1] == 2 * seen[0]  # the second handler call sees both cycles
+    rows = {r.key: r.count for r in p.key_averages()}
+    assert rows == {"ProfilerStep*": 4, "cycle0": 2, "cycle1": 2}
+    # the nesting of each cycle is kept: every record_function under its step
+    for e in p.events():
+        if e.name.startswith("cycle"):
+            assert e.cpu_parent is not None and e.cpu_parent.name == "ProfilerStep*"
+            assert e in e.cpu_parent.cpu_children
+    p.export_chrome_trace(tmp_path / "acc.json")
+    xs = [e for e in json.loads((tmp_path / "acc.json").read_text())["traceEvents"]
+          if e.get("ph") == "X"]
+    assert sorted(e["name"] for e in xs if e["name"].startswith("cycle")) == \
+        ["cycle0", "cycle0", "cycle1", "cycle1"]
+    # without acc_events: the last cycle only
+    with profiler.profile(schedule=profiler.schedule(wait=1, warmup=1, active=2, repeat=2)) as q:
+        for i in range(8):
+            with record_function(f"cycle{i // 4}"):
+                pass
+            q.step()
+    assert {e.name for e in q.events()} == {"ProfilerStep*", "cycle1"}
