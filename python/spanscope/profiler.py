@@ -265,6 +265,13 @@ class _Recording:
             cache[sid] = _ext.stack_format(sid)
         return cache[sid]
 
+    def event_list(self) -> "EventList":
+        """The spans as FunctionEvent objects, made once: profile.events()
+        and the groups' cpu_parent are the same objects."""
+        if "_event_list" not in self.__dict__:
+            self._event_list = EventList._of_spans(self)
+        return self._event_list
+
     def python_mask(self) -> np.ndarray:
         """True for the spans of python_function events (the tracer's)."""
         if not self.python_ids or not len(self.spans):
@@ -789,7 +796,7 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
     first = np.full(n, len(keys), dtype=np.int64)
     np.minimum.at(first, k, np.nonzero(sel)[0])
     parents = rec.spans["parent"]
-    events = EventList._of_spans(rec) if n and (parents[first] >= 0).any() else None
+    events = rec.event_list() if n and (parents[first] >= 0).any() else None
     py = rec.python_mask()
     self_sum = float(selft.sum()) or 1.0
     rows = []
@@ -1273,7 +1280,6 @@ class profile:
         self._collector = None
         self._step_open = False  # a step of ours is open in the core (sps_step_begin)
         self._result: _Recording | None = None
-        self._events: EventList | None = None
 
     # -- context manager / start / stop ------------------------------------
     def __enter__(self):
@@ -1461,7 +1467,6 @@ class profile:
             # torch's acc_events: the cycles so far, one after another
             window = _concat_recordings(self._result, window)
         self._result = window
-        self._events = None
         if self._owned():
             # between windows nothing is recorded (the next "prepare" starts
             # a new session), so a long run does not pay for idle steps
@@ -1486,9 +1491,7 @@ class profile:
     def events(self) -> EventList:
         """The spans of the last completed recording window, in start order."""
         rec = self._recording("accessing events")
-        if self._events is None or self._events._rec is not rec:
-            self._events = EventList._of_spans(rec)
-        return self._events
+        return rec.event_list()
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False, include_python_functions=False,

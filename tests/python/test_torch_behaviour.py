@@ -297,6 +297,9 @@ def test_table_arguments():
     # header: a line of "=" as wide as the table, then the header
     h = avg.table(header="my run").splitlines()
     assert set(h[0]) == {"="} and len(h[0]) == len(h[2].rstrip()) and h[1] == "my run"
+    # a group's cpu_parent is its first span's parent, one of events()
+    child = [r for r in avg if r.key == "child"][0]
+    assert child.cpu_parent is p.events()[0]
     # top_level_events_only: rows whose (first) span has no parent
     top = avg.table(top_level_events_only=True)
     assert "This report only display top-level ops statistics" in top
