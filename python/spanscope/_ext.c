@@ -52,6 +52,12 @@ int sps__py_export_init(PyObject *m); /* _export.c */
 /* Module state kept in statics: the extension is single-phase and the core
  * is process-wide anyway. */
 static PyObject *g_registry;     /* dict name -> Region, insertion ordered */
+/* set of the region ids (int) the recursive tracer created or used for
+ * Python functions: what spanscope.profiler calls python_function events
+ * (torch's key_averages leaves them out unless include_python_functions).
+ * Filled on the tracer's slow path only (once per code object and
+ * registry generation), emptied with the registry. */
+static PyObject *g_traced;
 static PyObject *g_region_class; /* the Python subclass to instantiate */
 static uint32_t g_generation = 1; /* bumped by clear_registry (new session) */
 static Py_ssize_t g_extra_index = -1;
@@ -377,6 +383,7 @@ static PyObject *ext_clear_registry(PyObject *mod, PyObject *unused) {
     (void)unused;
     lookup_cache_clear();
     PyDict_Clear(g_registry);
+    PySet_Clear(g_traced);
     g_generation++;
     Py_RETURN_NONE;
 }
@@ -542,6 +549,9 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
         return 0;
     }
     sps_region_t id = ((RegionObject *)r)->id;
+    PyObject *idobj = PyLong_FromUnsignedLong(id);
+    if (!idobj || PySet_Add(g_traced, idobj) < 0) PyErr_Clear(); /* only a label lost */
+    Py_XDECREF(idobj);
     cache_decision(code, gen, id);
     return id;
 }
@@ -2138,7 +2148,9 @@ PyMODINIT_FUNC PyInit__ext(void) {
     PyObject *m = PyModule_Create(&ext_module);
     if (!m) return NULL;
     g_registry = PyDict_New();
-    if (PyType_Ready(&RegionLookupType) < 0 ||
+    g_traced = PySet_New(NULL);
+    if (!g_traced || PyModule_AddObjectRef(m, "traced_regions", g_traced) ||
+        PyType_Ready(&RegionLookupType) < 0 ||
         PyDict_SetItemString(RegionLookupType.tp_dict, "__func__",
                              (PyObject *)&RegionLookupType) < 0)
         return NULL;

@@ -288,7 +288,8 @@ static void Schedule_dealloc(ScheduleObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* schedule(step) -> actions[sps_schedule_action(step)]. */
+/* schedule(step) -> actions[sps_schedule_action(step)].  A negative step
+ * is an AssertionError worded as torch's schedule_fn asserts it. */
 static PyObject *Schedule_call(ScheduleObject *self, PyObject *args, PyObject *kw) {
     PyObject *arg;
     if ((kw && PyDict_GET_SIZE(kw)) || !PyArg_ParseTuple(args, "O", &arg))
@@ -296,7 +297,8 @@ static PyObject *Schedule_call(ScheduleObject *self, PyObject *args, PyObject *k
     long long step = PyLong_AsLongLong(arg);
     if (step == -1 && PyErr_Occurred()) return NULL;
     int a = sps_schedule_action(&self->s, step);
-    if (a < 0) return PyErr_Format(PyExc_ValueError, "step must be >= 0, not %lld", step);
+    if (a < 0)
+        return PyErr_Format(PyExc_AssertionError, "Step must be non-negative. Got %lld.", step);
     return Py_NewRef(PyTuple_GET_ITEM(self->actions, a));
 }
 

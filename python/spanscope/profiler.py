@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-import gzip
+import importlib.util
 import json
 import math
 import os
@@ -46,12 +46,13 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from spanscope import _ext
+from spanscope import _itt as itt
 
 __all__ = [
     "profile", "schedule", "record_function", "ProfilerAction", "ProfilerActivity",
-    "EventList", "FunctionEvent", "FunctionEventAvg", "Interval",
+    "DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "Interval",
     "tensorboard_trace_handler", "supported_activities", "merge_distributed_traces",
-    "emit_nvtx", "emit_itt",
+    "emit_nvtx", "emit_itt", "itt",
 ]
 
 #: record_function(name, args=None): a C type (see _profiler.c).
@@ -72,6 +73,35 @@ class ProfilerActivity(str, enum.Enum):
     CUDA = "cuda"
 
 
+class DeviceType(enum.IntEnum):
+    """torch.profiler.DeviceType: the members torch's binding registers
+    (py::enum_<c10::DeviceType> in torch/csrc/autograd/init.cpp: all of
+    c10's but COMPILE_TIME_MAX_DEVICE_TYPES), with c10::DeviceType's values
+    (c10/core/DeviceType.h), so ``int(DeviceType.CUDA) == 1`` as in torch.
+    Everything this build records is ``CPU``."""
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    MAIA = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+    MTIA = 19
+    PrivateUse1 = 20
+
+
 class ProfilerAction(str, enum.Enum):
     """What the profiler does during one step (torch's values)."""
     NONE = "none"
@@ -87,11 +117,12 @@ _RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
 _recording_profile = None
 
 
-def _count(name: str, value, minimum: int) -> int:
+def _count(name: str, value) -> int:
+    """An int schedule argument (the core's arithmetic is integer): a
+    non-int is a TypeError (torch compares it and fails, or computes in
+    floats), a value the int64 arithmetic cannot hold a ValueError."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"schedule: {name} must be an int, not {value!r}")
-    if value < minimum:
-        raise ValueError(f"schedule: {name} must be >= {minimum}, not {value}")
+        raise TypeError(f"schedule: {name} must be an int, not {value!r}")
     if value >= 2**63:
         raise ValueError(f"schedule: {name} must be < 2**63, not {value}")
     return value
@@ -109,13 +140,21 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
     of ``wait`` idle steps, ``warmup`` steps and ``active`` recorded steps,
     the last of which is ``RECORD_AND_SAVE``; ``repeat`` cycles (0: for
     ever).  ``skip_first_wait=1`` skips the first cycle's wait only."""
-    _count("wait", wait, 0)
-    _count("warmup", warmup, 0)
-    _count("active", active, 1)
-    _count("repeat", repeat, 0)
-    _count("skip_first", skip_first, 0)
-    if skip_first_wait not in (0, 1) or (not isinstance(skip_first_wait, (int, bool))):
-        raise ValueError(f"schedule: skip_first_wait must be 0 or 1, not {skip_first_wait!r}")
+    for name, value in (("wait", wait), ("warmup", warmup), ("active", active),
+                        ("repeat", repeat), ("skip_first", skip_first)):
+        _count(name, value)
+    # torch asserts these (torch/profiler/profiler.py, schedule): AssertionError
+    # with every value and its bound, as torch words it
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise AssertionError(
+            f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
+            f"warmup={warmup} (need >= 0), active={active} (need > 0), repeat={repeat} "
+            f"(need >= 0), skip_first={skip_first} (need >= 0).")
+    # tensorplay asserts skip_first_wait is 0, 1 or a bool (torch takes any
+    # int as a flag; a 2 is more likely a mistaken wait count than a flag)
+    if not isinstance(skip_first_wait, (int, bool)) or skip_first_wait not in (0, 1):
+        raise AssertionError(f"schedule: skip_first_wait must be 0 or 1 (a flag), "
+                             f"not {skip_first_wait!r}")
     if wait + warmup + active >= 2**63:
         raise ValueError("schedule: wait + warmup + active must be < 2**63")
     if warmup == 0:
@@ -150,6 +189,7 @@ class Interval:
 
 
 def _fmt_time(us: float) -> str:
+    """torch's _format_time (torch/autograd/profiler_util.py)."""
     if us >= 1e6:
         return f"{us / 1e6:.3f}s"
     if us >= 1e3:
@@ -157,14 +197,30 @@ def _fmt_time(us: float) -> str:
     return f"{us:.3f}us"
 
 
-def _fmt_flops(values: list[float]) -> tuple[str, float]:
-    """Torch's scaling: the unit of the smallest non-zero value."""
-    nz = [v for v in values if v > 0]
-    lo = min(nz) if nz else 0
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
-        if lo >= scale:
-            return prefix, scale
-    return "", 1.0
+#: table(time_unit=...): torch's override_time_unit units, µs per unit
+_TIME_UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0}
+
+
+def _fmt_time_in(us: float, time_unit) -> str:
+    """_fmt_time, or the value in time_unit ("s", "ms", "us") as torch's
+    override_time_unit writes it."""
+    if time_unit is None:
+        return _fmt_time(us)
+    return f"{us / _TIME_UNITS[time_unit]:.3f}{time_unit}"
+
+
+def _fmt_share(us: float, total_us: float) -> str:
+    """torch's _format_time_share: "NaN" of a zero total."""
+    return f"{us * 100.0 / total_us:.2f}%" if total_us else "NaN"
+
+
+_STEP_PREFIX = "ProfilerStep#"
+
+
+def _group_name(name: str) -> str:
+    """torch's _rewrite_name(with_wildcard=True): every ProfilerStep#N is
+    one "ProfilerStep*" (the name of torch's FunctionEvent and its group)."""
+    return "ProfilerStep*" if name.startswith(_STEP_PREFIX) else name
 
 
 class _Recording:
@@ -173,10 +229,12 @@ class _Recording:
     spans: structured array (_SPAN_DTYPE), start order; names: region id ->
     name; threads: index -> (native id, name); payloads: span index -> dict;
     base_ns: the window's start; options: the profile's flags; anchor: the
-    session's (wall ns, mono ns) clock anchor."""
+    session's (wall ns, mono ns) clock anchor; python_ids: the region ids
+    the recursive tracer made for Python functions (python_function
+    events)."""
 
     def __init__(self, spans, names, threads, payloads, base_ns, end_ns, options,
-                 counters=None, anchor=(0, 0)):
+                 counters=None, anchor=(0, 0), python_ids=frozenset()):
         self.spans = spans
         self.counters = counters if counters is not None else np.zeros(0, _COUNTER_DTYPE)
         self.names = names
@@ -187,6 +245,7 @@ class _Recording:
         self.options = options
         #: the session's clock anchor (sps_clock_anchor), (0, 0): none
         self.anchor = anchor
+        self.python_ids = python_ids
 
     @property
     def durations(self) -> np.ndarray:
@@ -206,35 +265,106 @@ class _Recording:
             cache[sid] = _ext.stack_format(sid)
         return cache[sid]
 
-    def group_keys(self, group_by_input_shape=False, group_by_stack_n=0, by_module=False):
-        """An int key per span and the key tuples: (name, shapes, stack, module)."""
+    def event_list(self) -> "EventList":
+        """The spans as FunctionEvent objects, made once: profile.events()
+        and the groups' cpu_parent are the same objects."""
+        if "_event_list" not in self.__dict__:
+            self._event_list = EventList._of_spans(self)
+        return self._event_list
+
+    def python_mask(self) -> np.ndarray:
+        """True for the spans of python_function events (the tracer's)."""
+        if not self.python_ids or not len(self.spans):
+            return np.zeros(len(self.spans), dtype=bool)
+        return np.isin(self.spans["region"], np.fromiter(self.python_ids, np.int64))
+
+    def group_keys(self, by_shape=False, stack_n=0, by_module=False, include_python=True):
+        """torch's key_averages grouping, on the columns: an int per span
+        (its group; -1: left out, a python_function event when
+        include_python is False) and per group (name, shapes, stack,
+        module).  The name is torch's group name (ProfilerStep* for every
+        step); by_shape adds the span's recorded input shapes (() when none
+        were recorded: torch's "[]"), stack_n the first n frames of its
+        stack (innermost first, torch's stack[:n]), by_module the Python
+        module that opened it."""
         regions = self.spans["region"].astype(np.int64)
-        plain = not self.payloads and not (group_by_stack_n and self.spans["stack"].any())
-        if not (group_by_input_shape or group_by_stack_n or by_module) or plain:
-            uniq, inv = np.unique(regions, return_inverse=True)
-            return inv, [(self.names[r], None, None, None) for r in uniq]
+        gname: dict = {}
+        name_of_region = np.fromiter((gname.setdefault(_group_name(n), len(gname))
+                                      for n in self.names), np.int64, len(self.names))
+        names = list(gname)
+        nk = name_of_region[regions] if len(regions) else np.zeros(0, np.int64)
+        keep = ~self.python_mask() if not include_python else np.ones(len(regions), bool)
+        shapes0 = () if by_shape else None
+        varies = (by_shape and any(p.get("shapes") is not None for p in self.payloads.values())
+                  or (stack_n and (self.payloads or self.spans["stack"].any()))
+                  or (by_module and self.payloads))
+        keys = np.full(len(regions), -1, dtype=np.int64)
+        if not varies:
+            uniq, inv = np.unique(nk[keep], return_inverse=True)
+            keys[keep] = inv
+            return keys, [(names[n], shapes0, () if stack_n else None, None) for n in uniq]
         table: dict = {}
-        keys = np.empty(len(regions), dtype=np.int64)
         out = []
-        for i, r in enumerate(regions.tolist()):
+        for i in np.nonzero(keep)[0].tolist():
             p = self.payloads.get(i)
-            shapes = tuple(map(tuple, p["shapes"])) if p and group_by_input_shape and \
-                p.get("shapes") is not None else None
-            st = self.stack_of(i) if group_by_stack_n else None
-            stack = tuple(st[:group_by_stack_n]) if st else None
+            shapes = shapes0
+            if by_shape and p and p.get("shapes") is not None:
+                shapes = tuple(map(tuple, p["shapes"]))
+            stack = None
+            if stack_n:
+                st = self.stack_of(i)
+                stack = tuple(st[:stack_n]) if st else ()
             module = p.get("module") if p and by_module else None
-            k = (r, shapes, stack, module)
+            k = (int(nk[i]), shapes, stack, module)
             j = table.get(k)
             if j is None:
                 j = table[k] = len(out)
-                out.append((self.names[r], shapes, stack, module))
+                out.append((names[k[0]], shapes, stack, module))
             keys[i] = j
         return keys, out
 
 
+def _concat_recordings(a: _Recording, b: _Recording) -> _Recording:
+    """One recording of a's windows then b's (acc_events): b's region and
+    thread indices mapped into one name and thread table (by name, by
+    native thread id), its parents and payload keys shifted past a's.
+    Each window's spans keep the nesting the core gave them; native stack
+    ids are interned process-wide (sps_capture_stacks), so they stay."""
+    names = list(a.names)
+    index = {n: i for i, n in enumerate(names)}
+    region_map = np.fromiter((index.setdefault(n, len(index)) for n in b.names), np.int64,
+                             len(b.names))
+    names += [n for n in index if index[n] >= len(names)]
+    threads = list(a.threads)
+    tindex = {t[0]: i for i, t in enumerate(threads)}
+    thread_map = np.empty(len(b.threads), np.int64)
+    for i, t in enumerate(b.threads):
+        if t[0] not in tindex:
+            tindex[t[0]] = len(threads)
+            threads.append(t)
+        thread_map[i] = tindex[t[0]]
+    bs = b.spans.copy()
+    if len(bs):
+        bs["region"] = region_map[bs["region"]]
+        bs["thread"] = thread_map[bs["thread"]]
+        bs["parent"] = np.where(bs["parent"] >= 0, bs["parent"] + len(a.spans), -1)
+    bc = b.counters.copy()
+    if len(bc):
+        bc["counter"] = region_map[bc["counter"]]
+    payloads = dict(a.payloads)
+    payloads.update({i + len(a.spans): p for i, p in b.payloads.items()})
+    python_ids = a.python_ids | {int(region_map[r]) for r in b.python_ids
+                                 if r < len(region_map)}
+    return _Recording(np.concatenate([a.spans, bs]), names, threads, payloads, a.base_ns,
+                      b.end_ns, b.options, np.concatenate([a.counters, bc]), a.anchor,
+                      frozenset(python_ids))
+
+
 class FunctionEvent:
     """One span: name, id, thread, start/end, parent and children, self and
-    total time (µs, like torch), and its payload (shapes, stack, flops)."""
+    total time (µs, like torch), and its payload (shapes, stack, flops).
+    ``name`` is torch's: "ProfilerStep*" for every step, whose own name
+    ("ProfilerStep#N", the trace's) is ``trace_name``."""
 
     __slots__ = ("_rec", "_i", "_list")
 
@@ -251,13 +381,21 @@ class FunctionEvent:
         return p.get(key, default) if p else default
 
     id = property(lambda self: self._i)
-    name = property(lambda self: self._rec.names[self._field("region")])
+    trace_name = property(lambda self: self._rec.names[self._field("region")])
+    name = property(lambda self: _group_name(self.trace_name))
     key = name
     kind = "u"
     count = 1
     is_async = False
-    device_type = "CPU"
+    is_remote = False
+    is_legacy = False
+    node_id = -1
+    overload_name = ""
+    use_device = None
+    device_type = DeviceType.CPU
     scope = 0
+    cpu_memory_usage = self_cpu_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = 0
     thread_index = property(lambda self: self._field("thread"))
     thread = property(lambda self: self._rec.threads[self._field("thread")][0])
     thread_name = property(lambda self: self._rec.threads[self._field("thread")][1])
@@ -270,7 +408,23 @@ class FunctionEvent:
     stack = property(lambda self: self._rec.stack_of(self._i))
     module = property(lambda self: self._payload("module"))
     args = property(lambda self: self._payload("args"))
-    flops = property(lambda self: self._payload("flops", 0) or 0)
+
+    @property
+    def flops(self) -> int:
+        """Declared FLOPs; 0 unless the profile had with_flops (torch)."""
+        if not self._rec.options.get("with_flops"):
+            return 0
+        return self._payload("flops", 0) or 0
+
+    @property
+    def is_python_function(self) -> bool:
+        """A Python function the recursive tracer recorded (torch's
+        python_function events); record_function and regions are not."""
+        return self._field("region") in self._rec.python_ids
+
+    @property
+    def is_user_annotation(self) -> bool:
+        return not self.is_python_function
 
     @property
     def time_range(self) -> Interval:
@@ -281,13 +435,17 @@ class FunctionEvent:
     def cpu_time_total(self) -> float:
         return (self.end_ns - self.start_ns) / 1e3
 
-    cpu_time = cpu_time_total
+    @property
+    def cpu_time(self) -> float:
+        """Average per call: one call, so its total (torch's cpu_time)."""
+        return self.cpu_time_total
 
     @property
     def self_cpu_time_total(self) -> float:
         return self.self_ns / 1e3
 
-    device_time_total = self_device_time_total = cuda_time_total = 0.0
+    device_time_total = self_device_time_total = cuda_time_total = device_time = 0.0
+    self_cuda_time_total = 0.0
 
     @property
     def cpu_parent(self):
@@ -306,7 +464,9 @@ class FunctionEvent:
 
 @dataclasses.dataclass
 class FunctionEventAvg:
-    """Statistics of one group of spans (key_averages).  Times in µs."""
+    """Statistics of one group of spans (key_averages).  Times in µs.
+    ``cpu_parent`` is the parent of the group's first span, as torch's
+    (what ``table(top_level_events_only=True)`` reads)."""
     key: str
     count: int
     cpu_time_total: float
@@ -319,12 +479,26 @@ class FunctionEventAvg:
     flops: int = 0
     self_cpu_percent: float = 0.0   # of the Self CPU time total, in %
     cpu_percent: float = 0.0        # (total time / Self CPU time total), in %
+    cpu_parent: Any = None
+    overload_name: str = ""
+    is_python_function: bool = False
 
     name = property(lambda self: self.key)
     kind = "u"
-    device_time_total = self_device_time_total = cuda_time_total = 0.0
+    node_id = -1
+    is_async = False
+    is_remote = False
+    is_legacy = False
+    use_device = None
+    device_type = DeviceType.CPU
+    device_time_total = self_device_time_total = cuda_time_total = device_time = 0.0
     self_cuda_time_total = 0.0
-    device_type = "CPU"
+    cpu_memory_usage = self_cpu_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = 0
+
+    @property
+    def is_user_annotation(self) -> bool:
+        return not self.is_python_function
 
     @property
     def cpu_time(self) -> float:
@@ -336,115 +510,155 @@ class FunctionEventAvg:
                 f"self_cpu_time_total={self.self_cpu_time_total:.3f}us>")
 
 
-_SORT_KEYS = {
-    "self_cpu_time_total": lambda e: e.self_cpu_time_total,
-    "self_cpu_time": lambda e: e.self_cpu_time_total,
-    "cpu_time_total": lambda e: e.cpu_time_total,
-    "cpu_time": lambda e: e.cpu_time_total,
-    "count": lambda e: e.count,
-    "calls": lambda e: e.count,
-    "flops": lambda e: e.flops,
-    "total_flops": lambda e: e.flops,
-}
-_DEVICE_SORT_KEYS = ("self_cuda_time_total", "self_cuda_time", "cuda_time_total",
-                     "cuda_time", "self_device_time_total", "self_device_time",
-                     "device_time_total", "device_time")
+#: sort keys: torch sorts by the attribute of that name (cuda/xpu/
+#: privateuse1 read as device), descending; tensorplay's spellings too.
+_SORT_ATTRS = ("self_cpu_time_total", "cpu_time_total", "cpu_time", "count", "flops",
+               "self_device_time_total", "device_time_total", "device_time",
+               "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage",
+               "self_device_memory_usage")
+_SORT_ALIASES = {"calls": "count", "total_flops": "flops",
+                 "self_cpu_time": "self_cpu_time_total",
+                 "self_device_time": "self_device_time_total"}
+
+
+def _sort_attr(sort_by: str) -> str:
+    """The attribute sort_by sorts on; ValueError naming the keys."""
+    key = str(sort_by)
+    for dev in ("cuda", "xpu", "privateuse1"):
+        key = key.replace(dev, "device")
+    key = _SORT_ALIASES.get(key, key)
+    if key not in _SORT_ATTRS:
+        choices = sorted(set(_SORT_ATTRS) | set(_SORT_ALIASES) | {"name"})
+        raise ValueError(f"unknown sort_by {sort_by!r}; choose one of {', '.join(choices)} "
+                         "(cuda, xpu and privateuse1 read as device)")
+    return key
 
 
 def _sorted(rows: list, sort_by: str | None) -> list:
+    """rows sorted as torch's table sorts them: descending by the
+    attribute (stable); "name" ascending (tensorplay)."""
     if sort_by is None:
         return list(rows)
     if sort_by == "name":
         return sorted(rows, key=lambda e: e.key)
-    if sort_by in _DEVICE_SORT_KEYS:
-        return sorted(rows, key=lambda e: getattr(e, "self_device_time_total", 0.0),
-                      reverse=True)
-    fn = _SORT_KEYS.get(sort_by)
-    if fn is None:
-        choices = sorted(set(_SORT_KEYS) | {"name"} | set(_DEVICE_SORT_KEYS))
-        raise ValueError(f"unknown sort_by {sort_by!r}; choose one of {', '.join(choices)}")
-    return sorted(rows, key=fn, reverse=True)
+    attr = _sort_attr(sort_by)
+    return sorted(rows, key=lambda e: getattr(e, attr), reverse=True)
 
 
-def _build_table(rows: list, sort_by=None, row_limit=100, max_name_column_width=55,
-                 header=None, top_level_events_only=False, with_modules=False,
-                 rate_ns=None) -> str:
-    """torch's table: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU
-    time avg, [# of Calls], [Input Shapes], [Source Location], [Module],
-    [Total xFLOPs, FLOPS], then 'Self CPU time total'."""
+def _auto_scale_flops(flops: float) -> tuple[float, str]:
+    """torch's auto_scale_flops: the scale and unit of the smallest count."""
+    units = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+    log = max(0.0, min(math.log10(flops) / 3, float(len(units) - 1)))
+    return 10.0 ** (math.floor(log) * -3.0), units[int(log)]
+
+
+def _trim_path(path: str, width: int) -> str:
+    """torch's trim_path: keep a source location's end, "..." in front."""
+    if len(path) > width:
+        path = path[len(path) - width:]
+        if len(path) > 3:
+            path = "..." + path[3:]
+    return path
+
+
+def _shapes_text(shapes) -> str:
+    """Input shapes as torch prints them: a list of lists ("[[3, 4], []]")."""
+    return str([list(s) for s in shapes]) if shapes is not None else ""
+
+
+def _build_table(rows: list, sort_by=None, row_limit=100, max_src_column_width=75,
+                 max_name_column_width=55, max_shapes_column_width=80, header=None,
+                 top_level_events_only=False, with_flops=False, time_unit=None) -> str:
+    """torch's _build_table (torch/autograd/profiler_util.py), its columns,
+    widths and order: Name, [Overload Name], Self CPU %, Self CPU, CPU total
+    %, CPU total, CPU time avg, # of Calls, [Input Shapes], [Source
+    Location], [Module: spanscope's, by group_by_module], [Total xFLOPs
+    with with_flops], then "Self CPU time total: ...".  "" for no rows, as
+    torch.  The percentages are of the self time of every row, shown or
+    not (torch's)."""
+    if time_unit is not None and time_unit not in _TIME_UNITS:
+        raise ValueError(f"time_unit must be one of 's', 'ms', 'us' or None, not {time_unit!r}")
+    if not rows:
+        return ""
     rows = _sorted(rows, sort_by)
     self_total = sum(r.self_cpu_time_total for r in rows)
-    if row_limit is not None and row_limit > 0:
-        rows = rows[:row_limit]
-    has_shapes = any(getattr(r, "input_shapes", None) is not None for r in rows)
-    has_stack = any(getattr(r, "stack", None) for r in rows)
-    has_module = with_modules and any(getattr(r, "module", None) for r in rows)
-    has_flops = any((getattr(r, "flops", 0) or 0) > 0 for r in rows)
-    name_w = min(max([len(r.key) for r in rows] + [4]) + 4, max_name_column_width)
-    cols = [("Name", name_w), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
-            ("CPU total", 12), ("CPU time avg", 12), ("# of Calls", 12)]
+    has_overload = any(getattr(r, "overload_name", "") for r in rows)
+    has_shapes = any(getattr(r, "input_shapes", None) for r in rows)
+    stacks = [r.stack for r in rows if getattr(r, "stack", None)]
+    has_module = any(getattr(r, "module", None) for r in rows)
+    flops = [r.flops for r in rows if (getattr(r, "flops", 0) or 0) > 0]
+    has_flops = with_flops and bool(flops)
+
+    name_w = max(len(r.key) for r in rows) + 4
+    if max_name_column_width is not None:
+        name_w = min(name_w, max_name_column_width)
+    cols = [("Name", name_w, ">")]
+    if has_overload:
+        cols.append(("Overload Name", name_w, ">"))
+    cols += [(h, 12, ">") for h in ("Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                    "CPU time avg", "# of Calls")]
     if has_shapes:
-        shape_w = min(max([len(str(list(map(list, r.input_shapes or ())))) for r in rows]
-                          + [12]) + 4, 80)
-        cols.append(("Input Shapes", shape_w))
-    if has_stack:
-        src_w = min(max([len(r.stack[0]) for r in rows if r.stack] + [15]) + 4, 80)
-        cols.append(("Source Location", src_w))
+        shape_w = max(len(_shapes_text(getattr(r, "input_shapes", None))) for r in rows) + 4
+        if max_shapes_column_width is not None:
+            shape_w = min(shape_w, max_shapes_column_width)
+        cols.append(("Input Shapes", shape_w, ">"))
+    src_w = 0
+    if stacks:
+        src_w = max(len(f) for st in stacks for f in st) + 4
+        if max_src_column_width is not None:
+            src_w = min(src_w, max_src_column_width)
+        cols.append(("Source Location", src_w, "<"))
     if has_module:
-        mod_w = min(max([len(r.module or "") for r in rows] + [6]) + 4, 60)
-        cols.append(("Module", mod_w))
+        cols.append(("Module", min(max(len(r.module or "") for r in rows) + 4, 60), ">"))
     if has_flops:
-        prefix, scale = _fmt_flops([r.flops for r in rows])
-        cols.append((f"Total {prefix}FLOPs", 16))
-        cols.append(("FLOPS", 14))
-    line = "".join("-" * w + "  " for _, w in cols)
-
-    def fmt(cells):
-        out = []
-        for (_, w), c in zip(cols, cells):
-            c = str(c)
-            if len(c) > w:
-                c = c[:w - 3] + "..."
-            out.append(f"{c:>{w}}  ")
-        return "".join(out)
-
-    def pct(x):
-        return f"{100.0 * x / self_total:.2f}%" if self_total > 0 else "0.00%"
+        scale, unit = _auto_scale_flops(min(flops))
+        cols.append((f"Total {unit}", 12, ">"))
+    fmt = "".join("{: " + a + str(w) + "}  " for _, w, a in cols).format
+    sep = "".join("-" * w + "  " for _, w, _ in cols)
+    width = len(sep) - 2
 
     out = []
-    if header:
-        out += ["=" * len(line), header]
-    out += [line, fmt([c for c, _ in cols]), line]
+    if header is not None:
+        out += ["=" * width, str(header)]
+    if top_level_events_only:
+        out += ["=" * width, "This report only display top-level ops statistics"]
+    out += [sep, fmt(*[c for c, _, _ in cols]), sep]
+    shown = 0
     for r in rows:
-        cells = [r.key, pct(r.self_cpu_time_total), _fmt_time(r.self_cpu_time_total),
-                 pct(r.cpu_time_total), _fmt_time(r.cpu_time_total),
-                 _fmt_time(r.cpu_time_total / r.count if r.count else 0.0), r.count]
+        if shown == row_limit:
+            break
+        if top_level_events_only and r.cpu_parent is not None:
+            continue
+        shown += 1
+        name = r.key
+        if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
+            name = name[:max_name_column_width - 3] + "..."
+        cells = [name]
+        if has_overload:
+            cells.append(r.overload_name)
+        cells += [_fmt_share(r.self_cpu_time_total, self_total),
+                  _fmt_time_in(r.self_cpu_time_total, time_unit),
+                  _fmt_share(r.cpu_time_total, self_total),
+                  _fmt_time_in(r.cpu_time_total, time_unit),
+                  _fmt_time_in(r.cpu_time, time_unit), r.count]
         if has_shapes:
-            cells.append(str([list(s) for s in (r.input_shapes or ())]))
-        if has_stack:
-            cells.append(r.stack[0] if r.stack else "")
+            cells.append(_shapes_text(r.input_shapes)[:shape_w])
+        st = list(r.stack or ()) if stacks else []
+        if stacks:
+            cells.append(_trim_path(st[0], src_w) if st else "")
         if has_module:
             cells.append(r.module or "")
         if has_flops:
-            cells.append(f"{r.flops / scale:.3f}" if r.flops else "--")
-            secs = r.cpu_time_total / 1e6
-            cells.append(_fmt_rate(r.flops / secs) if r.flops and secs > 0 else "--")
-        out.append(fmt(cells))
-        if has_stack and r.stack:
-            for extra in r.stack[1:]:
+            cells.append(f"{r.flops * scale:8.3f}" if r.flops > 0 else "--")
+        out.append(fmt(*cells))
+        if stacks:  # torch: the other frames on rows of their own, then a blank row
+            at = [c for c, _, _ in cols].index("Source Location")
+            for frame in st[1:] + [""]:
                 blank = [""] * len(cols)
-                blank[[c for c, _ in cols].index("Source Location")] = extra
-                out.append(fmt(blank))
-    out.append(line)
-    out.append(f"Self CPU time total: {_fmt_time(self_total)}")
+                blank[at] = _trim_path(frame, src_w)
+                out.append(fmt(*blank))
+    out += [sep, f"Self CPU time total: {_fmt_time_in(self_total, time_unit)}"]
     return "\n".join(out) + "\n"
-
-
-def _fmt_rate(flops_per_s: float) -> str:
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
-        if flops_per_s >= scale:
-            return f"{flops_per_s / scale:.2f} {prefix}FLOP/s"
-    return f"{flops_per_s:.2f} FLOP/s"
 
 
 class EventList(list):
@@ -479,19 +693,28 @@ class EventList(list):
 
     @property
     def self_cpu_time_total(self) -> float:
-        if self._rec is not None:
+        if self._rec is not None and self._spans:
             return float(self._rec.spans["self"].sum()) / 1e3
         return sum(e.self_cpu_time_total for e in self)
 
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
-                     group_by_module=False, **ignored) -> "EventList":
-        if self._rec is None:
+    def key_averages(self, group_by_input_shapes=False, group_by_stack_n=0,
+                     group_by_overload_name=False, include_python_functions=False,
+                     sort_by=None, *, group_by_input_shape=None,
+                     group_by_module=False) -> "EventList":
+        """torch's EventList.key_averages (its first argument is
+        group_by_input_shapes; profile.key_averages' spelling
+        group_by_input_shape is taken too); see profile.key_averages."""
+        if self._rec is None or (self and not self._spans):
             raise ValueError("key_averages needs a list of spans (profile.events())")
-        return _key_averages(self._rec, group_by_input_shape, group_by_stack_n,
-                             group_by_module or self._rec.options.get("with_modules", False))
+        if group_by_input_shape is not None:
+            group_by_input_shapes = group_by_input_shape
+        return _key_averages(self._rec, group_by_input_shapes, group_by_stack_n,
+                             group_by_overload_name, include_python_functions, sort_by,
+                             group_by_module)
 
     def total_average(self) -> FunctionEventAvg:
-        rows = self if self and isinstance(self[0], FunctionEventAvg) else self.key_averages()
+        rows = self if self and isinstance(self[0], FunctionEventAvg) else \
+            (self.key_averages(include_python_functions=True) if self._rec is not None else [])
         tot = FunctionEventAvg("Total", 0, 0.0, 0.0, math.inf, 0.0)
         for r in rows:
             tot.count += r.count
@@ -506,23 +729,25 @@ class EventList(list):
 
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
               max_name_column_width=55, max_shapes_column_width=80, header=None,
-              top_level_events_only=False, **ignored) -> str:
-        """torch's table, one row per item (key_averages() first for a
-        summary by name)."""
+              top_level_events_only=False, time_unit=None) -> str:
+        """torch's table (EventList.table), one row per item: a span each
+        for profile.events(), a group each for key_averages().  "" when
+        empty, as torch prints."""
         rows = list(self)
         if rows and isinstance(rows[0], FunctionEvent):
             rows = [_event_row(e) for e in rows]
         opts = self._rec.options if self._rec else {}
-        return _build_table(rows, sort_by, row_limit, max_name_column_width, header,
-                            with_modules=opts.get("with_modules", False))
+        return _build_table(rows, sort_by, row_limit, max_src_column_width,
+                            max_name_column_width, max_shapes_column_width, header,
+                            top_level_events_only, bool(opts.get("with_flops")), time_unit)
 
     def __str__(self):
         return self.table()
 
-    def export_chrome_trace(self, path) -> None:
+    def export_chrome_trace(self, path, torch_compat=False) -> None:
         if self._rec is None:
             raise ValueError("export_chrome_trace needs a list of spans (profile.events())")
-        _export_trace(self._rec, os.fspath(path))
+        _export_trace(self._rec, os.fspath(path), torch_compat)
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
         if self._rec is None:
@@ -533,32 +758,58 @@ class EventList(list):
 def _event_row(e: FunctionEvent) -> FunctionEventAvg:
     d = e.cpu_time_total
     return FunctionEventAvg(e.name, 1, d, e.self_cpu_time_total, d, d, e.input_shapes,
-                            tuple(e.stack) if e.stack else None, e.module, e.flops)
+                            tuple(e.stack) if e.stack else None, e.module, e.flops,
+                            cpu_parent=e.cpu_parent,
+                            is_python_function=e.is_python_function)
 
 
-def _key_averages(rec: _Recording, by_shape: bool, stack_n: int, by_module: bool) -> EventList:
-    keys, descr = rec.group_keys(by_shape, stack_n, by_module)
+def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
+                  include_python=False, sort_by=None, by_module=False) -> EventList:
+    """torch's key_averages on the columns (grouping: _Recording.group_keys).
+    by_overload: spanscope records no overload names (torch's are "" unless
+    captured), so it adds "" to every key and changes no group, as in
+    torch without capture_overload_names.  Rows by self time, descending
+    (tensorplay's order), unless sort_by."""
+    if not isinstance(stack_n, int) or isinstance(stack_n, bool) or stack_n < 0:
+        raise ValueError(f"group_by_stack_n must be an int >= 0, not {stack_n!r}")
+    if sort_by is not None and sort_by != "name":
+        _sort_attr(sort_by)  # a bad key fails here, not at table()
+    keys, descr = rec.group_keys(bool(by_shape), stack_n, bool(by_module), bool(include_python))
     n = len(descr)
-    dur = rec.durations
-    count = np.bincount(keys, minlength=n)
-    total = np.bincount(keys, weights=dur, minlength=n)
-    selft = np.bincount(keys, weights=rec.spans["self"], minlength=n)
+    sel = keys >= 0
+    k = keys[sel]
+    dur = rec.durations[sel]
+    count = np.bincount(k, minlength=n)
+    total = np.bincount(k, weights=dur, minlength=n)
+    selft = np.bincount(k, weights=rec.spans["self"][sel], minlength=n)
     mins = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     maxs = np.zeros(n, dtype=np.int64)
-    np.minimum.at(mins, keys, dur)
-    np.maximum.at(maxs, keys, dur)
+    np.minimum.at(mins, k, dur)
+    np.maximum.at(maxs, k, dur)
     flops = np.zeros(n, dtype=np.float64)
-    for i, p in rec.payloads.items():
-        if p.get("flops"):
-            flops[keys[i]] += p["flops"]
+    if rec.options.get("with_flops"):
+        for i, p in rec.payloads.items():
+            if p.get("flops") and keys[i] >= 0:
+                flops[keys[i]] += p["flops"]
+    # each group's first span (start order), whose parent is the group's
+    # cpu_parent as in torch (FunctionEventAvg.add keeps the first one's)
+    first = np.full(n, len(keys), dtype=np.int64)
+    np.minimum.at(first, k, np.nonzero(sel)[0])
+    parents = rec.spans["parent"]
+    events = rec.event_list() if n and (parents[first] >= 0).any() else None
+    py = rec.python_mask()
     self_sum = float(selft.sum()) or 1.0
     rows = []
     for g, (name, shapes, stack, module) in enumerate(descr):
+        par = int(parents[first[g]])
         rows.append(FunctionEventAvg(
             name, int(count[g]), total[g] / 1e3, selft[g] / 1e3, mins[g] / 1e3, maxs[g] / 1e3,
             shapes, stack, module, int(flops[g]), 100.0 * selft[g] / self_sum,
-            100.0 * total[g] / self_sum))
+            100.0 * total[g] / self_sum, events[par] if par >= 0 else None,
+            is_python_function=bool(py[first[g]])))
     rows.sort(key=lambda r: r.self_cpu_time_total, reverse=True)
+    if sort_by is not None:
+        rows = _sorted(rows, sort_by)
     out = EventList(rows)
     out._rec = rec
     return out
@@ -715,13 +966,34 @@ def _dist_info():
         return -1, 0
 
 
-_TRACE_SUFFIXES = (".json", ".json.gz", ".pftrace")
+#: names the C timeline writer (sps_timeline_write) picks a format by
+_WRITER_SUFFIXES = (".json", ".json.gz", ".pftrace", ".perfetto-trace", ".pb")
 
 
-def _export_trace(rec: _Recording, path: str) -> None:
-    if not path.lower().endswith(_TRACE_SUFFIXES):
-        raise ValueError(f"cannot tell the trace format of {path!r}: name it .json, "
-                         ".json.gz (compressed) or .pftrace (Perfetto)")
+def _export_trace(rec: _Recording, path: str, torch_compat=False) -> None:
+    """rec as a trace at path: JSON whatever the name (torch), gzip when it
+    ends in .gz, Perfetto protobuf for .pftrace (and the writer's other
+    Perfetto names).  A name the writer does not know is written under a
+    temporary name it knows (.json / .json.gz) beside path, then renamed."""
+    if not isinstance(torch_compat, bool):
+        raise TypeError(f"torch_compat must be a bool, not {torch_compat!r}")
+    if path.endswith(_WRITER_SUFFIXES):  # case-sensitive, as the writer reads them
+        _write_trace(rec, path, os.path.basename(path))
+        return
+    tmp = f"{path}.tmp{os.getpid()}" + (".json.gz" if path.endswith(".gz") else ".json")
+    try:
+        _write_trace(rec, tmp, os.path.basename(path))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
+    """The C timeline writer on rec's columns and payloads."""
     args = None
     native = rec.spans["stack"]
     if rec.payloads or native.any():
@@ -742,7 +1014,7 @@ def _export_trace(rec: _Recording, path: str) -> None:
     wall, mono = rec.anchor
     _ext.timeline_write(path, list(rec.names), [t[0] for t in rec.threads],
                         [t[1] for t in rec.threads], rec.spans.tobytes(), args, extra,
-                        rec.base_ns, os.path.basename(path), rank, world, wall, mono,
+                        rec.base_ns, trace_name, rank, world, wall, mono,
                         socket.gethostname(), rec.counters.tobytes())
 
 
@@ -777,18 +1049,32 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
         raise
 
 
-def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False) -> Callable:
+def _make_trace_dir(directory: str) -> None:
+    """Creates directory; RuntimeError as torch's handler words it."""
+    if not os.path.isdir(directory):
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except Exception as e:
+            raise RuntimeError("Can't create directory: " + directory) from e
+
+
+def tensorboard_trace_handler(dir_name=None, worker_name=None, use_gzip=False, *,
+                              directory=None) -> Callable:
     """on_trace_ready handler writing one
     ``{worker_name or host_pid}.{time_ns}.pt.trace.json[.gz]`` per cycle
-    into dir_name (created if missing), which TensorBoard's profiler plugin
-    and Perfetto open."""
-    dir_name = os.fspath(dir_name)
+    into the directory (created if missing), which TensorBoard's profiler
+    plugin and Perfetto open.  The directory is torch's ``dir_name`` or
+    tensorplay's ``directory`` (one of them)."""
+    if (dir_name is None) == (directory is None):
+        raise TypeError("tensorboard_trace_handler() takes the directory once: dir_name "
+                        "(torch's name, or the first argument) or directory (tensorplay's)")
+    where = os.fspath(dir_name if directory is None else directory)
 
     def handler(prof) -> None:
-        os.makedirs(dir_name, exist_ok=True)
+        _make_trace_dir(where)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         name = f"{worker}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else "")
-        prof.export_chrome_trace(os.path.join(dir_name, name))
+        prof.export_chrome_trace(os.path.join(where, name), torch_compat=True)
     return handler
 
 
@@ -857,6 +1143,88 @@ def _actions(prev, cur) -> tuple:
     return ()
 
 
+def _scheduled(schedule, step: int) -> ProfilerAction:
+    """schedule(step), refused as torch refuses it when it is
+    DEVICE_STOPPED (the profiler's own state, never a schedule's)."""
+    action = schedule(step)
+    if action == ProfilerAction.DEVICE_STOPPED:
+        raise ValueError("ProfilerAction.DEVICE_STOPPED is set internally by the profiler "
+                         "and must not be returned by a user-provided schedule")
+    return action
+
+
+# with_modules: nn.Module calls as spans "nn.Module: <Class>", by patching
+# Module.__call__ of torch and of tensorplay (those importable), with a
+# reference count as tensorplay does: the first recording profile installs
+# the patch, the last one to end restores the original.
+_MISSING = object()
+_modules_lock = threading.Lock()
+_modules_depth = 0
+_modules_saved: list = []   # (Module class, original __call__ or _MISSING, wrapper)
+
+
+def _module_classes() -> list:
+    """The nn.Module classes of torch and tensorplay that can be imported
+    (one already imported, or one installed).  A framework that is
+    installed but fails to import is named in a RuntimeWarning."""
+    out = []
+    for pkg in ("torch", "tensorplay"):
+        if pkg not in sys.modules and importlib.util.find_spec(pkg) is None:
+            continue
+        try:
+            mod = importlib.import_module(f"{pkg}.nn.modules.module")
+        except Exception as e:  # a broken install must not break profiling
+            warnings.warn(f"with_modules: cannot import {pkg}.nn ({type(e).__name__}: {e}); "
+                          f"{pkg} module calls are not recorded", RuntimeWarning, stacklevel=4)
+            continue
+        cls = getattr(mod, "Module", None)
+        if isinstance(cls, type):
+            out.append(cls)
+    return out
+
+
+def _module_wrapper(original):
+    """Module.__call__ recording the call as a span (record_function)."""
+    def __call__(module, *args, **kwargs):
+        with record_function("nn.Module: " + type(module).__name__):
+            return original(module, *args, **kwargs)
+    __call__.__wrapped__ = original
+    return __call__
+
+
+def _patch_modules() -> None:
+    """Installs the patch (first holder) or counts one more holder."""
+    global _modules_depth
+    with _modules_lock:
+        if _modules_depth == 0:
+            for cls in _module_classes():
+                saved = cls.__dict__.get("__call__", _MISSING)
+                wrapper = _module_wrapper(cls.__call__)
+                cls.__call__ = wrapper
+                _modules_saved.append((cls, saved, wrapper))
+        _modules_depth += 1
+
+
+def _unpatch_modules() -> None:
+    """One holder fewer; the last restores each original __call__ (unless
+    someone replaced our wrapper since: theirs is left in place)."""
+    global _modules_depth
+    with _modules_lock:
+        if _modules_depth == 0:
+            return
+        _modules_depth -= 1
+        if _modules_depth:
+            return
+        while _modules_saved:
+            cls, saved, wrapper = _modules_saved.pop()
+            if cls.__dict__.get("__call__") is not wrapper:
+                continue
+            if saved is _MISSING:
+                delattr(cls, "__call__")
+            else:
+                cls.__call__ = saved
+
+
 class profile:
     """torch.profiler.profile on spanscope's core: a context manager (or
     start()/stop()) that records every span of its recording windows, with
@@ -865,7 +1233,7 @@ class profile:
     def __init__(self, enabled=True, *, activities=None, schedule=None, on_trace_ready=None,
                  record_shapes=False, profile_memory=False, with_stack=False, with_flops=False,
                  with_modules=False, use_device=None, gpu_timing=None, gpu_trace=None,
-                 with_samples=False):
+                 with_samples=False, acc_events=False):
         if profile_memory:
             raise NotImplementedError("profile_memory=True is delivered by the memory/counters/"
                                       "samples work; this spanscope does not record memory yet")
@@ -879,6 +1247,8 @@ class profile:
             except ValueError:
                 raise ValueError(f"unknown activity {a!r}; use ProfilerActivity.CPU or "
                                  "ProfilerActivity.CUDA") from None
+        if not acts:  # torch.profiler.profile asserts it
+            raise AssertionError("No valid profiler activities found")
         wants_device = (ProfilerActivity.CUDA in acts or use_device not in (None, "cpu")
                         or bool(gpu_timing) or bool(gpu_trace))
         if wants_device:
@@ -897,9 +1267,12 @@ class profile:
         self.with_stack = bool(with_stack)
         self.with_flops = bool(with_flops)
         self.with_modules = bool(with_modules)
+        self.acc_events = bool(acc_events)
         self.step_num = 0
-        self.current_action = self.schedule(0)
+        self.current_action = _scheduled(self.schedule, 0)
         self._started = False
+        self._prepared = False  # a window was ever prepared (torch: self.profiler set)
+        self._modules_patched = False
         self._owns_session = False
         self._session_start = 0
         self._stacks_on = False
@@ -907,7 +1280,6 @@ class profile:
         self._collector = None
         self._step_open = False  # a step of ours is open in the core (sps_step_begin)
         self._result: _Recording | None = None
-        self._events: EventList | None = None
 
     # -- context manager / start / stop ------------------------------------
     def __enter__(self):
@@ -931,6 +1303,9 @@ class profile:
         _recording_profile = self
         self._started = True
         try:
+            if self.with_modules:
+                _patch_modules()
+                self._modules_patched = True
             self._transit(ProfilerAction.NONE, self.current_action)
         except BaseException:
             self._end()
@@ -952,17 +1327,27 @@ class profile:
         global _recording_profile
         self._close_step_span()
         self._started = False
+        if self._modules_patched:
+            self._modules_patched = False
+            _unpatch_modules()
         self._release_session()
         if _recording_profile is self:
             _recording_profile = None
 
     def step(self) -> None:
-        """Marks a step boundary: the schedule decides what the next step does."""
-        if not self.enabled or not self._started:
+        """Marks a step boundary: the schedule decides what the next step does.
+        Outside the context (before start, after stop) it only advances
+        step_num and current_action, as torch's step() does there with its
+        default schedule; it records nothing then (torch may begin a trace
+        outside its context; spanscope never records outside it)."""
+        if not self.enabled:
             return
         prev = self.current_action
+        action = _scheduled(self.schedule, self.step_num + 1)
         self.step_num += 1
-        self.current_action = self.schedule(self.step_num)
+        self.current_action = action
+        if not self._started:
+            return
         if self._step_open and not _actions(prev, self.current_action):
             # the window goes on: one mark ends step N-1 and begins step N
             _ext.step()
@@ -1012,6 +1397,7 @@ class profile:
                 and _ext.session_start_ns() == self._session_start)
 
     def _prepare(self) -> None:
+        self._prepared = True
         if self._owned():
             return
         self._owns_session = False
@@ -1075,9 +1461,12 @@ class profile:
         self._collector = None
         opts = {"record_shapes": self.record_shapes, "with_stack": self.with_stack,
                 "with_flops": self.with_flops, "with_modules": self.with_modules}
-        self._result = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
-                                  _ext.clock_anchor())
-        self._events = None
+        window = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
+                            _ext.clock_anchor(), frozenset(_ext.traced_regions))
+        if self.acc_events and self._result is not None:
+            # torch's acc_events: the cycles so far, one after another
+            window = _concat_recordings(self._result, window)
+        self._result = window
         if self._owned():
             # between windows nothing is recorded (the next "prepare" starts
             # a new session), so a long run does not pay for idle steps
@@ -1086,7 +1475,14 @@ class profile:
         self._t0 = None
 
     # -- results ---------------------------------------------------------
-    def _recording(self) -> _Recording:
+    def _recording(self, what: str) -> _Recording:
+        """The last window's recording; AssertionError (torch's) when this
+        profile never prepared a window (torch: "Profiler must be
+        initialized before ..."); an empty one while the first records, and
+        for a disabled profile (enabled=False: tensorplay's, records nothing)."""
+        if not self._prepared and self.enabled:
+            raise AssertionError(f"Profiler must be initialized before {what} "
+                                 "(start the profile, or let its schedule reach a window)")
         if self._result is None:
             empty = np.zeros(0, dtype=_SPAN_DTYPE)
             return _Recording(empty, [""], [], {}, 0, 0, {})
@@ -1094,29 +1490,45 @@ class profile:
 
     def events(self) -> EventList:
         """The spans of the last completed recording window, in start order."""
-        if self._events is None:
-            self._events = EventList._of_spans(self._recording())
-        return self._events
+        rec = self._recording("accessing events")
+        return rec.event_list()
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
-                     group_by_module=False, **ignored) -> EventList:
-        return _key_averages(self._recording(), group_by_input_shape, group_by_stack_n,
-                             group_by_module or self.with_modules)
+                     group_by_overload_name=False, include_python_functions=False,
+                     sort_by=None, *, group_by_module=False) -> EventList:
+        """torch's key_averages: the spans grouped by name ("ProfilerStep*"
+        for every step), and by the recorded input shapes
+        (group_by_input_shape; "[]" for a span without any), the first
+        group_by_stack_n frames of the stack (with_stack), the overload name
+        (none recorded: no change, as torch without captured overloads);
+        python_function events (the recursive tracer's Python functions)
+        only with include_python_functions.  sort_by (tensorplay's) sorts
+        the rows as table() does; else by self CPU time, descending.
+        group_by_module (spanscope's) groups by the Python module that
+        opened each span (with_modules) and adds a Module column."""
+        return _key_averages(self._recording("getting key averages"), group_by_input_shape,
+                             group_by_stack_n, group_by_overload_name,
+                             include_python_functions, sort_by, group_by_module)
 
     def total_average(self) -> FunctionEventAvg:
-        return self.key_averages().total_average()
+        return self.key_averages(include_python_functions=True).total_average()
 
     @property
     def self_cpu_time_total(self) -> float:
-        return float(self._recording().spans["self"].sum()) / 1e3
+        return float(self._recording("reading self_cpu_time_total").spans["self"].sum()) / 1e3
 
-    def table(self, sort_by=None, row_limit=100, **kw) -> str:
-        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, **kw)
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80, header=None,
+              top_level_events_only=False, time_unit=None) -> str:
+        """key_averages().table(...) (tensorplay's shortcut): "" when empty."""
+        return self.key_averages().table(sort_by, row_limit, max_src_column_width,
+                                         max_name_column_width, max_shapes_column_width,
+                                         header, top_level_events_only, time_unit)
 
     def counters(self) -> dict:
         """Counter samples of the last window (spanscope.counter / sps_counter):
         {name: {"times_ns": array, "values": array}}, in time order."""
-        rec = self._recording()
+        rec = self._recording("reading counters")
         out = {}
         for cid in np.unique(rec.counters["counter"]):
             sel = rec.counters["counter"] == cid
@@ -1124,14 +1536,36 @@ class profile:
                                         "values": rec.counters["value"][sel].copy()}
         return out
 
-    def export_chrome_trace(self, path) -> None:
-        """Writes the last window as a Chrome trace (.json; .gz compresses;
-        .pftrace writes Perfetto protobuf)."""
-        _export_trace(self._recording(), os.fspath(path))
+    def export_chrome_trace(self, path, torch_compat=False) -> None:
+        """Writes the last window as a Chrome trace in JSON whatever the
+        name (torch, tensorplay); a name ending in .gz is gzip-compressed
+        (torch); .pftrace (spanscope's documented extension) writes Perfetto
+        protobuf.  torch_compat is tensorplay's switch for torch's
+        top-level keys, which spanscope's traces always carry: True and
+        False write the same file."""
+        _export_trace(self._recording("exporting chrome trace"), os.fspath(path),
+                      torch_compat)
+
+    def export_tensorboard_trace(self, directory, run_name=None) -> str:
+        """tensorplay's export_tensorboard_trace: what the handler writes,
+        as ``{run_name or "spanscope"}[-rank{R}].{host}.{pid}.{time_ns}
+        .pt.trace.json`` in directory (created if missing); returns the
+        path."""
+        self._recording("exporting a trace")
+        directory = os.fspath(directory)
+        _make_trace_dir(directory)
+        name = run_name or "spanscope"
+        rank, _world = _dist_info()
+        if rank >= 0:
+            name = f"{name}-rank{rank}"
+        path = os.path.join(directory, f"{name}.{socket.gethostname()}.{os.getpid()}."
+                                       f"{time.time_ns()}.pt.trace.json")
+        self.export_chrome_trace(path, torch_compat=True)
+        return path
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
         """Folded stacks (thread;outer;inner self_us per line) for flame graphs."""
-        _export_stacks(self._recording(), os.fspath(path), metric)
+        _export_stacks(self._recording("exporting stacks"), os.fspath(path), metric)
 
     def __repr__(self):
         return (f"<spanscope.profiler.profile step={self.step_num} "
