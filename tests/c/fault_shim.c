@@ -2,6 +2,7 @@
  * fault_shim.c -- an LD_PRELOAD library that makes a disk fail on cue, for
  * the failing-disk tests where a real one (a small tmpfs, which needs
  * root) cannot be had.  It wraps write, pwrite, pwrite64, writev,
+ * sendfile(64) and copy_file_range (the copies of Python's shutil),
  * fallocate, fsync, fdatasync and rename, and (only when SPS_FAULT_OPS
  * names "open") open, open64, openat, openat64 and mkostemp(64) when they
  * would create or write a file; a wrapped call on a file under
@@ -44,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -167,6 +169,33 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt) {
         }
     }
     return real_writev(fd, iov, cnt);
+}
+
+ssize_t sendfile(int out_fd, int in_fd, off_t *off, size_t n) {
+    REAL(sendfile);
+    init();
+    if (n && fd_watched(out_fd)) {
+        long long k = allow(OP_WRITE, (long long)n);
+        if (k < 0) return -1;
+        n = (size_t)k;
+    }
+    return real_sendfile(out_fd, in_fd, off, n);
+}
+
+ssize_t sendfile64(int out_fd, int in_fd, off_t *off, size_t n) {
+    return sendfile(out_fd, in_fd, off, n);
+}
+
+ssize_t copy_file_range(int in_fd, off_t *in_off, int out_fd, off_t *out_off, size_t n,
+                        unsigned int flags) {
+    REAL(copy_file_range);
+    init();
+    if (n && fd_watched(out_fd)) {
+        long long k = allow(OP_WRITE, (long long)n);
+        if (k < 0) return -1;
+        n = (size_t)k;
+    }
+    return real_copy_file_range(in_fd, in_off, out_fd, out_off, n, flags);
 }
 
 int fallocate(int fd, int mode, off_t off, off_t len) {
