@@ -395,10 +395,18 @@ WRITE = """
         assert e.errno == want, (e.errno, str(e))
         assert words in str(e), str(e)
         assert e.filename and os.path.dirname(e.filename) == d, e.filename
-    left = [n for n in os.listdir(d) if n != "filler"]
+    left = [n for n in os.listdir(d) if n != "filler"] if os.path.isdir(d) else []
     assert left == [], left
     print("OK")
 """
+
+#: the writers that make the output's missing folders (scope-profiler's
+#: exports and JSON writers, tensorboard_trace_handler); the others refuse
+#: a vanished directory with FileNotFoundError
+MAKES_FOLDERS = {"create_html_report", "export_chrome_trace", "export_chrome_trace_gz",
+                 "export_flamegraph_svg", "export_prof", "export_speedscope",
+                 "tensorboard_trace_handler", "write_json", "write_json_gz",
+                 "write_metadata_json"}
 
 
 def _writer_case(name: str, d: Path, env: dict, src: Path, want: int, words: str) -> None:
@@ -443,3 +451,21 @@ def test_writers_read_only_directory(tmp_path, recording, request, name):
     d.mkdir()
     env = _read_only(d, request)
     _writer_case(name, d, env, recording, errno.EROFS, "read-only file system")
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_writers_vanished_directory(tmp_path, recording, name):
+    """Into a directory that vanished: the writers that make missing folders
+    make it and write the whole file (no temporary left); the others raise
+    FileNotFoundError naming the output and write nothing."""
+    d = tmp_path / "gone" / "sub"
+    if name not in MAKES_FOLDERS:
+        _writer_case(name, d, dict(os.environ), recording, errno.ENOENT,
+                     "no such file or directory")
+        return
+    r = _run(WRITE.replace('raise SystemExit(stmt + ": no error")',
+                           'names = os.listdir(d)\n        assert names and not [n for n in names '
+                           'if ".tmp-" in n], names\n        print("OK")\n        '
+                           'raise SystemExit(0)'),
+             dict(os.environ), recording, d, WRITERS[name], 0, "")
+    _ok(r)
