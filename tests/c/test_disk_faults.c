@@ -695,6 +695,16 @@ static void test_shim_cli_every_writer(void **state) {
             env[3] = faults[f][0];
             cli_refused(dir, runs[i], env, faults[f][1], out[i]);
         }
+    /* the plain text outputs are synced at close (sps__out_open): a failed
+     * fsync is a failed write */
+    static const int synced[] = {0, 5, 6, 7, 8, 9, 11};
+    for (size_t k = 0; k < sizeof synced / sizeof synced[0]; k++) {
+        const char *env[8] = {0};
+        shim_env(env, dir);
+        env[2] = "SPS_FAULT_OPS=fsync";
+        env[3] = "SPS_FAULT_ERRNO=5";
+        cli_refused(dir, runs[synced[k]], env, "input/output error", out[synced[k]]);
+    }
     unlink(in);
 }
 
