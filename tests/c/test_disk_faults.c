@@ -484,6 +484,11 @@ static void test_shim_spill(void **state) {
     shim_env(env, dir);
     env[2] = "SPS_FAULT_BYTES=32768";
     run_case("spill", dir, env);
+    /* EIO in the middle of the spill: the same, and the cause says so */
+    env[3] = "SPS_FAULT_ERRNO=5";
+    env[4] = "SPS_EXPECT_ERRNO=5";
+    env[5] = "SPS_EXPECT_MSG=input/output error";
+    run_case("spill", dir, env);
 }
 
 /* Writes a small recording to path (in this process). */
