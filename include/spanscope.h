@@ -337,6 +337,21 @@ SPS_API int sps_setup_from_env(char *err, size_t errlen);
 /* Events dropped so far under SPS_OVERFLOW_DROP (0 otherwise). */
 SPS_API uint64_t sps_dropped(void);
 
+/* Why the spill failed, when it did (SPS_OVERFLOW_SPILL: the spill file
+ * could not grow, so events were dropped and counted by sps_dropped):
+ * returns the operating system's errno of this session's last failed
+ * spill write or open (ENOSPC for a full disk, EFBIG for a file size
+ * limit, EIO, ENOENT or EACCES for a missing or unwritable spill_dir;
+ * EFBIG too when cfg.spill_limit was reached), or 0 when no spill failed
+ * in this session (or there is none).  When buf is not NULL and len > 0,
+ * buf gets the cause in words, NUL-terminated and cut to len - 1 bytes
+ * ("no space left on device (writing the spill file in /scratch)",
+ * "the spill file reached spill_limit (1048576 bytes) in /tmp"; "" for
+ * none).  The cause stays after spilling resumes (a finalize frees room),
+ * for the file that counts the drops: finalize writes it to /metadata as
+ * spill_error and spill_errno.  Any thread. */
+SPS_API int sps_spill_error(char *buf, size_t len);
+
 /* Number of calls whose nesting was repaired: an sps_end that named a region
  * other than the innermost open one closes the inner ones at that time; an
  * sps_end with no matching open call is ignored.  Both are counted here. */

@@ -114,6 +114,9 @@ static PyObject *ext_export(PyObject *mod, PyObject *args, PyObject *kw) {
     rc = sps_export(in, out, fmt, &o, err, sizeof err);
     Py_END_ALLOW_THREADS
     if (rc == SPS_EINVAL || rc == SPS_EFORMAT) PyErr_SetString(PyExc_ValueError, err);
+    else if (rc == SPS_ENOMEM) PyErr_NoMemory();
+    else if ((rc == SPS_EIO || rc == SPS_EPATH) && sps_last_errno())
+        sps__py_raise_os(rc, err, out); /* the output failed: its cause */
     else if (rc) PyErr_SetString(PyExc_OSError, err);
     else res = Py_NewRef(Py_None);
 done:
@@ -239,6 +242,8 @@ static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw)
     rc = sps_spans_write_h5(path, &set, err, sizeof err);
     Py_END_ALLOW_THREADS
     if (rc == SPS_EINVAL) PyErr_SetString(PyExc_ValueError, err);
+    else if (rc == SPS_ENOMEM) PyErr_NoMemory();
+    else if (rc == SPS_EIO || rc == SPS_EPATH) sps__py_raise_os(rc, err, path);
     else if (rc) PyErr_SetString(PyExc_OSError, err);
     else res = Py_NewRef(Py_None);
 done:

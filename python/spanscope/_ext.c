@@ -810,13 +810,8 @@ static PyObject *ext_noop_profile(PyObject *mod, PyObject *on) {
 /* Session functions                                                         */
 /* ======================================================================== */
 
-/* Raises OSError(errno, message, path) for a file that could not be
- * written or read: errno is the operating system's cause when the library
- * noted one (sps_last_errno: ENOSPC, EROFS, EFBIG...; OSError then makes
- * the matching subclass, e.g. PermissionError for EACCES) and the message
- * the library's line naming it ("no space left on device (writing
- * out.h5)"), else EACCES / EIO with sps_strerror's text.  Returns NULL. */
-static PyObject *raise_os(int rc, const char *msg, const char *path) {
+/* (_convert.h) */
+PyObject *sps__py_raise_os(int rc, const char *msg, const char *path) {
     int os_errno = sps_last_errno();
     if (os_errno && *sps_last_error()) msg = sps_last_error();
     if (!os_errno) os_errno = rc == SPS_EPATH ? EACCES : EIO;
@@ -833,7 +828,7 @@ static PyObject *raise_os(int rc, const char *msg, const char *path) {
 }
 
 static PyObject *raise_sps(int rc, const char *path) {
-    if (rc == SPS_EPATH || rc == SPS_EIO) return raise_os(rc, sps_strerror(rc), path);
+    if (rc == SPS_EPATH || rc == SPS_EIO) return sps__py_raise_os(rc, sps_strerror(rc), path);
     if (rc == SPS_EHDF5) {
         PyObject *p = path ? PyUnicode_DecodeFSDefault(path) : Py_None;
         if (path && !p) return NULL;
@@ -1023,11 +1018,20 @@ static PyObject *ext_summary(PyObject *mod, PyObject *unused) {
     return rc ? raise_sps(rc, NULL) : s;
 }
 
+/* counters() -> {'dropped': n, 'misuse': n, 'spill_errno': errno or 0,
+ * 'spill_error': the spill failure's cause in words or None}
+ * (sps_dropped, sps_misuse_count, sps_spill_error). */
 static PyObject *ext_counters(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
-    return Py_BuildValue("{sKsK}", "dropped", (unsigned long long)sps_dropped(), "misuse",
-                         (unsigned long long)sps_misuse_count());
+    char why[512];
+    int spill = sps_spill_error(why, sizeof why);
+    PyObject *text = spill ? PyUnicode_DecodeUTF8(why, (Py_ssize_t)strlen(why), "replace")
+                           : Py_NewRef(Py_None);
+    if (!text) return NULL;
+    return Py_BuildValue("{sKsKsisN}", "dropped", (unsigned long long)sps_dropped(), "misuse",
+                         (unsigned long long)sps_misuse_count(), "spill_errno", spill,
+                         "spill_error", text);
 }
 
 /* sps_query_info as a dict: what the per-call queries decoded and keep. */
@@ -1055,7 +1059,7 @@ static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
  * opened or read, ValueError when it is not a valid file (or an argument
  * is bad), MemoryError, else raise_sps's.  Returns NULL. */
 static PyObject *raise_read(int rc, const char *err, const char *path) {
-    if (rc == SPS_EIO && sps_last_errno()) return raise_os(rc, err, path);
+    if (rc == SPS_EIO && sps_last_errno()) return sps__py_raise_os(rc, err, path);
     if (rc == SPS_EIO) return PyErr_Format(PyExc_OSError, "%s", err);
     if (rc == SPS_EFORMAT || rc == SPS_EINVAL) return PyErr_Format(PyExc_ValueError, "%s", err);
     return raise_sps(rc, path);
@@ -1678,6 +1682,16 @@ static PyObject *ext_region_set_event_metadata(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Raises what a failed HTML page means (rc, the one-line reason err):
+ * the page could not be written (SPS_EPATH, or SPS_EIO with a cause
+ * noted): OSError with the cause and out as its filename; else what a
+ * failed read of in means.  Returns NULL. */
+static PyObject *raise_html(int rc, const char *err, const char *in, const char *out) {
+    if (rc == SPS_EPATH || (rc == SPS_EIO && sps_last_errno()))
+        return sps__py_raise_os(rc, err, out);
+    return raise_read(rc, err, in);
+}
+
 /* html_file(in_path, out_path, max_spans=0): sps_html_file.  OSError when
  * a file cannot be read or written, ValueError for a bad input. */
 static PyObject *ext_html_file(PyObject *mod, PyObject *args) {
@@ -1690,8 +1704,7 @@ static PyObject *ext_html_file(PyObject *mod, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     rc = sps_html_file(in, out, max < 0 ? 0 : (size_t)max, err, sizeof err);
     Py_END_ALLOW_THREADS
-    if (rc == SPS_EPATH) return PyErr_Format(PyExc_OSError, "%s", err);
-    return rc ? raise_read(rc, err, in) : Py_NewRef(Py_None);
+    return rc ? raise_html(rc, err, in, out) : Py_NewRef(Py_None);
 }
 
 /* html_compare(in_paths, labels, out_path): sps_html_compare_files over
@@ -1731,8 +1744,7 @@ static PyObject *ext_html_compare(PyObject *mod, PyObject *args) {
     free(v);
     PyObject *res = NULL;
     if (!ok) res = NULL;
-    else if (rc == SPS_EPATH) res = PyErr_Format(PyExc_OSError, "%s", err);
-    else if (rc) res = raise_read(rc, err, in0 ? in0 : "");
+    else if (rc) res = raise_html(rc, err, in0 ? in0 : "", out);
     else res = Py_NewRef(Py_None);
     Py_XDECREF(ins);
     Py_XDECREF(labs);
@@ -1810,8 +1822,7 @@ static PyObject *ext_html_write(PyObject *mod, PyObject *args, PyObject *kw) {
     Py_BEGIN_ALLOW_THREADS
     rc = sps_html_write_files(in, labs, nin, out, &o, err, sizeof err);
     Py_END_ALLOW_THREADS
-    if (rc == SPS_EPATH) PyErr_Format(PyExc_OSError, "%s", err);
-    else if (rc) raise_read(rc, err, nin ? in[0] : "");
+    if (rc) raise_html(rc, err, nin ? in[0] : "", out);
     else res = Py_NewRef(Py_None);
 done:
     free(in);
@@ -2111,7 +2122,8 @@ static PyMethodDef ext_methods[] = {
      "The SPANSCOPE_*/SCOPE_PROFILER_* settings of the environment (sps_env_read)."},
     {"recorded_ids", ext_recorded_ids, METH_NOARGS, "Ids of regions with calls."},
     {"summary", ext_summary, METH_NOARGS, "The session's summary table as text."},
-    {"counters", ext_counters, METH_NOARGS, "{'dropped': n, 'misuse': n}"},
+    {"counters", ext_counters, METH_NOARGS,
+     "{'dropped': n, 'misuse': n, 'spill_errno': errno, 'spill_error': str or None}"},
     {"query_info", ext_query_info, METH_NOARGS,
      "{'records_read', 'rebuilds', 'regions', 'bytes'} of the per-call queries "
      "(sps_query_info)."},

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from spanscope import _ext
+from spanscope._atomic import write_text_replacing
 from spanscope._results_api import ProfilingResults
 from spanscope._results_json import read_profile, read_profile_summary
 
@@ -219,9 +220,7 @@ def write_metadata_json(profiling_data, filepath) -> dict:
     payload = collect_file_metadata(profiling_data)
     out = Path(filepath)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(payload, f, indent=2)
-        f.write("\n")
+    write_text_replacing(out, json.dumps(payload, indent=2) + "\n")
     return payload
 
 

@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "_convert.h"
 #include "spanscope.h"
 
 #include <stdio.h>
@@ -471,10 +472,12 @@ static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     Py_BEGIN_ALLOW_THREADS
     rc = sps_timeline_write(PyBytes_AS_STRING(path), &t);
     Py_END_ALLOW_THREADS
-    if (rc == SPS_EPATH || rc == SPS_EIO)
-        PyErr_Format(PyExc_OSError, "cannot write %s: %s", PyBytes_AS_STRING(path),
-                     sps_strerror(rc));
-    else if (rc) raise_rc(rc);
+    if (rc == SPS_EPATH || rc == SPS_EIO) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "cannot write %s: %s", PyBytes_AS_STRING(path),
+                 sps_strerror(rc)); /* when no cause was noted */
+        sps__py_raise_os(rc, msg, PyBytes_AS_STRING(path));
+    } else if (rc) raise_rc(rc);
     else res = Py_NewRef(Py_None);
 out:
     free(nm);
@@ -519,7 +522,7 @@ static PyObject *py_merge(PyObject *mod, PyObject *a) {
     fclose(err);
     while (len && (msg[len - 1] == '\n' || msg[len - 1] == '\r')) msg[--len] = 0;
     const char *why = len ? msg : sps_strerror(rc);
-    if (rc == SPS_EIO || rc == SPS_EPATH) PyErr_SetString(PyExc_OSError, why);
+    if (rc == SPS_EIO || rc == SPS_EPATH) sps__py_raise_os(rc, why, PyBytes_AS_STRING(out));
     else if (rc == SPS_ENOMEM) PyErr_NoMemory();
     else if (rc) PyErr_SetString(PyExc_ValueError, why);
     else res = Py_NewRef(Py_None);

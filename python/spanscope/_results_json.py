@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from spanscope import _ext
+from spanscope._atomic import write_replacing, write_text_replacing
 
 from spanscope._results_api import (
     MPIRegion, ProfilingResults, Region, TaskInfo, ThreadInfo, read_h5, read_h5_summary,
@@ -168,12 +169,14 @@ def _write_document(filepath, document: dict, indent=None) -> Path:
     out = Path(filepath)
     out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(document, indent=indent, allow_nan=False)
-    if out.name.lower().endswith(".gz"):
-        with open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+    if not out.name.lower().endswith(".gz"):
+        return write_text_replacing(out, text)
+
+    def write_gz(tmp: Path) -> None:
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
                                                    mtime=0) as f:
             f.write(text.encode("utf-8"))
-    else:
-        out.write_text(text, encoding="utf-8")
+    write_replacing(out, write_gz)
     return out
 
 
@@ -378,8 +381,8 @@ def write_profile(results: ProfilingResults, file_path, **kwargs) -> Path:
     src = None if model is None else Path(getattr(model, "path", "") or "")
     out = Path(file_path)
     if model is not None and src.suffix in (".h5", ".hdf5") and src.exists():
-        if out.resolve() != src.resolve():
-            shutil.copyfile(src, out)  # the very file: nothing is re-derived
+        if out.resolve() != src.resolve():  # the very file: nothing is re-derived
+            write_replacing(out, lambda tmp: shutil.copyfile(src, tmp))
         return out
     return _write_h5(results, out)
 

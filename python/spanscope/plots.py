@@ -55,6 +55,8 @@ from pathlib import Path
 
 import numpy as np
 
+from spanscope._atomic import write_text_replacing
+
 __all__ = [
     "DEFAULT_CMAP", "FLAME_CMAP", "KINDS", "main",
     "plot_gantt", "plot_flame", "plot_flame_chart", "plot_flame_graph",
@@ -2014,7 +2016,7 @@ def write_region_statistics_json(profiling_data, filepath, ranks=None, include=N
            "plot": "region_statistics", **payload}
     out = Path(filepath)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_text_replacing(out, json.dumps(doc, indent=2) + "\n")
     return payload
 
 

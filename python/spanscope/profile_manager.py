@@ -1399,7 +1399,10 @@ class ProfileManager:
 
     @classmethod
     def counters(cls) -> dict:
-        """{'dropped': events dropped by the overflow policy, 'misuse': nesting repairs}"""
+        """{'dropped': events dropped by the overflow policy, 'misuse': nesting
+        repairs, 'spill_errno' / 'spill_error': why the spill file could not
+        grow (errno, e.g. errno.ENOSPC, and its words; 0 / None when it never
+        failed)}"""
         return _ext.counters()
 
     # -- reset ----------------------------------------------------------------

@@ -47,6 +47,7 @@ import numpy as np
 
 from spanscope import _ext
 from spanscope import _itt as itt
+from spanscope._atomic import write_text_replacing
 
 __all__ = [
     "profile", "schedule", "record_function", "ProfilerAction", "ProfilerActivity",
@@ -1035,18 +1036,7 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
             f"thread_{rec.threads[thread[i]][0]};{name}"
         if metric == "self_cpu_time_total":
             acc[paths[i]] = acc.get(paths[i], 0) + selfns[i]
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for k, v in acc.items():
-                f.write(f"{k} {v // 1000}\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_replacing(path, "".join(f"{k} {v // 1000}\n" for k, v in acc.items()))
 
 
 def _make_trace_dir(directory: str) -> None:

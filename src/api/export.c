@@ -268,11 +268,21 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
     return rc;
 }
 
-/* The stdio writers: fmt's document into tmp.  Returns 0 or a code. */
-static int stdio_write(ex_fmt_t fmt, const char *tmp, sps__tlr_t *r,
-                       sps__export_sel_t *sel, const sps__export_opts_t *o) {
-    FILE *fp = fopen(tmp, fmt == EX_PROF ? "wb" : "w");
-    if (!fp) return errno == ENOENT || errno == EACCES || errno == ENOTDIR ? SPS_EPATH : SPS_EIO;
+/* The code for a file that could not be created (errno e): SPS_EPATH
+ * when the path is the problem (a missing or read-only directory, no
+ * permission), SPS_EIO when the disk is (full, a quota, EIO). */
+static int create_code(int e) {
+    return e == ENOSPC || e == EDQUOT || e == EIO || e == EFBIG ? SPS_EIO
+           : e == ENOMEM ? SPS_ENOMEM : SPS_EPATH;
+}
+
+/* The stream writers: fmt's document into tmp, through the one output
+ * stream (util.h: sps__out_open; its writes note their errno).  Returns 0
+ * or a code. */
+static int stream_write(ex_fmt_t fmt, const char *tmp, sps__tlr_t *r,
+                        sps__export_sel_t *sel, const sps__export_opts_t *o) {
+    FILE *fp = sps__out_open(tmp, 1);
+    if (!fp) return create_code(errno);
     int rc = fmt == EX_SPEEDSCOPE ? sps__speedscope_write(fp, r, sel, o)
              : fmt == EX_PROF     ? sps__pstats_write(fp, r, sel, o)
                                   : sps__flame_svg_write(fp, r, sel, o);
@@ -315,11 +325,17 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
     char *tmp = sps__tmp_name(out, NULL);
     if (!tmp) rc = SPS_ENOMEM;
     else if (fmt == EX_CHROME) rc = chrome_write(tmp, r, &sel, &one);
-    else rc = stdio_write(fmt, tmp, r, &sel, &one);
-    if (!rc && rename(tmp, out) != 0)
-        rc = errno == ENOENT || errno == EACCES ? SPS_EPATH : SPS_EIO;
-    if (rc && tmp) unlink(tmp);
-    if (rc && (rc == SPS_EIO || rc == SPS_EPATH || rc == SPS_ENOMEM || rc == SPS_ENOTSUP))
+    else rc = stream_write(fmt, tmp, r, &sel, &one);
+    if (!rc && rename(tmp, out) != 0) {
+        sps__err_os_note(errno);
+        rc = SPS_EPATH;
+    }
+    if (rc && tmp) unlink(tmp); /* no partial output, no temporary file */
+    /* a failed write says its cause and names the output, not the
+     * temporary file: "no space left on device (writing out.json)" */
+    if ((rc == SPS_EIO || rc == SPS_EPATH) && sps__err_os())
+        sps__err_os_fail(rc, "writing", out);
+    else if (rc == SPS_EIO || rc == SPS_EPATH || rc == SPS_ENOMEM || rc == SPS_ENOTSUP)
         sps__err_set("%s: %s", out, sps_strerror(rc));
     free(tmp);
     sps__h5r_sources_free(&src);

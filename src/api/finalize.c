@@ -122,6 +122,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         .finalize_time_ns = s->end_ns, .wall_anchor_ns = s->wall_anchor_ns,
         .mono_anchor_ns = s->mono_anchor_ns, .label = s->label,
         .rank = s->rank, .size = s->size, .dropped = s->dropped,
+        .spill_error = s->spill_errno ? s->spill_error : NULL, .spill_errno = s->spill_errno,
         .misuse = s->misuse, .open_calls = s->open_calls,
         .clock_source = sps__use_tsc ? "tsc" : "monotonic",
         .has_clock_offset = s->has_clock_offset,

@@ -25,22 +25,28 @@
 static int emit(sps__tlr_t *const *rs, const char *const *labels, size_t n, const char *out,
                 const sps__html_opts_t *opt) {
     char *tmp = sps__tmp_name(out, NULL);
-    FILE *fp = tmp ? fopen(tmp, "w") : NULL;
+    FILE *fp = tmp ? sps__out_open(tmp, 1) : NULL; /* its writes note their errno */
     if (!fp) {
         int e = tmp ? errno : ENOMEM;
         free(tmp);
-        return sps__err_fail(e == ENOMEM ? SPS_ENOMEM : SPS_EPATH, "%s: %s", out, strerror(e));
+        if (e == ENOMEM) return sps__err_fail(SPS_ENOMEM, "%s: %s", out, strerror(e));
+        sps__err_os_note(e);
+        return sps__err_os_fail(e == ENOSPC || e == EDQUOT || e == EIO ? SPS_EIO : SPS_EPATH,
+                                "writing", out);
     }
     int rc = n == 1 ? sps__html_write(fp, rs[0], opt)
                     : sps__html_write_cmp(fp, rs, labels, n, opt);
     int werr = ferror(fp); /* set by a failed write or flush of the page */
     if (fclose(fp) != 0) werr = 1;
-    int done = rc == 0 && !werr && rename(tmp, out) == 0, e = errno;
-    if (!done) unlink(tmp);
+    int renamed = rc == 0 && !werr && rename(tmp, out) == 0;
+    if (rc == 0 && !werr && !renamed) sps__err_os_note(errno);
+    if (!renamed) unlink(tmp); /* no partial page, no temporary file */
     free(tmp);
-    if (done) return 0;
-    if (werr || rc == 0) /* the output failed, not the input */
-        return sps__err_fail(SPS_EIO, "%s: %s", out, strerror(e ? e : EIO));
+    if (renamed) return 0;
+    if (werr || rc == 0) { /* the output failed, not the input: say why */
+        if (!sps__err_os()) sps__err_os_note(EIO);
+        return sps__err_os_fail(werr ? SPS_EIO : SPS_EPATH, "writing", out);
+    }
     if (rc != SPS_EFORMAT && rc != SPS_EINVAL) sps__err_set("%s: %s", out, sps_strerror(rc));
     return rc;
 }

@@ -157,11 +157,14 @@ int sps_spans_write_h5(const char *path, const sps_span_set_t *in, char *err, si
     if (!rc) rc = sps__h5_from_timeline_ex(trace, SPS__TL_PFTRACE, tmp, &run);
     free(info);
     if (trace) unlink(trace);
-    if (!rc && rename(tmp, path) != 0)
-        rc = sps__err_fail(errno == ENOENT || errno == EACCES ? SPS_EPATH : SPS_EIO, "%s: %s",
-                           path, strerror(errno));
+    if (!rc && rename(tmp, path) != 0) {
+        sps__err_os_note(errno);
+        rc = SPS_EPATH;
+    }
     if (rc && tmp) unlink(tmp);
-    if (rc == SPS_EPATH || rc == SPS_EIO || rc == SPS_ENOMEM)
+    if ((rc == SPS_EPATH || rc == SPS_EIO) && sps__err_os())
+        sps__err_os_fail(rc, "writing", path); /* the cause, the output's name */
+    else if (rc == SPS_EPATH || rc == SPS_EIO || rc == SPS_ENOMEM)
         if (!*sps__err_msg()) sps__err_set("%s: %s", path, sps_strerror(rc));
     free(trace);
     free(tmp);

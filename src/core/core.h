@@ -436,6 +436,9 @@ struct sps__snap {
     int aggregate, rank, size;
     long compress_threshold;
     uint64_t dropped, misuse, open_calls;
+    int spill_errno;       /* the spill's last failure: its errno (0: none;
+                              EFBIG for spill_limit) and its words */
+    char spill_error[256];
     int64_t wall_anchor_ns, mono_anchor_ns;
     char *label;
     int has_clock_offset;  /* MPI clock alignment (see sps__layout_t) */
@@ -462,6 +465,9 @@ typedef struct sps__dist {
  * them (pack.c), writes them to the spill file and gives their memory back
  * to the pool, so that the recording threads only hand chunks over.  Under
  * the session lock, except where spill.c says.  docs/design.md, "Spilling". */
+/* sps__spiller_t.cause when cfg.spill_limit stopped the spill. */
+#define SPS__SPILL_LIMIT (-1)
+
 typedef struct sps__spiller {
     pthread_cond_t work;      /* the writer waits here for chunks */
     pthread_cond_t done;      /* broadcast when chunk memory came free, a
@@ -475,6 +481,11 @@ typedef struct sps__spiller {
     int forked;               /* this process is a fork child */
     int err;                  /* a write failed or spill_limit was reached:
                                  drop until a finalize frees room */
+    int cause;                /* why the session's last failed spill failed:
+                                 the errno of the failing open or write
+                                 (ENOSPC...), SPS__SPILL_LIMIT, 0 none yet;
+                                 kept after err is forgiven, so that the
+                                 file that counts the drops can say why */
     int waiters;              /* recording threads waiting on done */
     sps__chunk_t *qhead, *qtail; /* chunks to spill, oldest first */
     size_t queued;
@@ -607,6 +618,9 @@ SPS__HIDDEN int sps__spill_all(void);
  * (it finishes the chunk it is writing).  Fork child: no writer exists,
  * and none is started there (the recording threads spill). */
 SPS__HIDDEN void sps__spill_open(void);
+/* Under the lock: the session's last spill failure (sps_spill_error's
+ * contract, spanscope.h): its errno, 0 when none, and its words in buf. */
+SPS__HIDDEN int sps__spill_cause(char *buf, size_t cap);
 SPS__HIDDEN void sps__spill_close(void);
 SPS__HIDDEN void sps__spill_atfork_child(void);
 

@@ -222,6 +222,17 @@ uint64_t sps_dropped(void) {
     return n;
 }
 
+int sps_spill_error(char *buf, size_t len) {
+    char tmp[1];
+    pthread_mutex_lock(&sps__g.lock);
+    int rc = sps__session_live() ? sps__spill_cause(buf && len ? buf : tmp,
+                                                    buf && len ? len : 0)
+                                 : 0;
+    pthread_mutex_unlock(&sps__g.lock);
+    if (!rc && buf && len) buf[0] = 0;
+    return rc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Regions                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -322,6 +333,7 @@ int sps__snap_describe(sps__snap_t *s) {
         s->dropped += t->dropped;
         for (size_t k = 0; k < s->open[t->index].n; k++) s->open_calls++;
     }
+    s->spill_errno = sps__spill_cause(s->spill_error, sizeof s->spill_error);
     s->aggregate = sps__g.mode == SPS__AGGREGATE;
     s->rank = sps__g.cfg.rank;
     s->size = sps__g.cfg.size;

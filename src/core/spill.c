@@ -38,7 +38,9 @@
  * 0 when the next chunk follows it, else patched to point at it. */
 #include "core/core.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,6 +98,9 @@ typedef struct job {
     int64_t off;       /* where it goes: the file's end */
     int64_t patch_off; /* a header's next field to point at off, or -1 */
     int merge;         /* it extends its thread's spill_run */
+    int cause;         /* a failure's errno or SPS__SPILL_LIMIT (job_write
+                          runs in the writer thread, whose error state no
+                          one reads: the cause travels in the job) */
 } job_t;
 
 /* Under the lock: c's thread's last spilled run, if c may extend it. */
@@ -116,10 +121,11 @@ static int job_start(job_t *j) {
     q_remove(c);
     c->spill = SPS__CH_BUSY;
     sp->busy = c;
-    *j = (job_t){c, -1, sps__g.spill_end, -1, 0};
+    *j = (job_t){c, -1, sps__g.spill_end, -1, 0, 0};
     if (sps__g.spill_fd < 0) {
         const char *dir = sps__g.spill_dir;
         sps__g.spill_fd = sps__tmpfile_open(dir && *dir ? dir : NULL, "spanscope-spill-");
+        if (sps__g.spill_fd < 0) j->cause = errno; /* a missing or read-only dir */
     }
     if ((j->fd = sps__g.spill_fd) < 0) return -1;
     sps__chunk_t *r = run_of(c);
@@ -131,24 +137,27 @@ static int job_start(job_t *j) {
 }
 
 /* Without the lock (the writer) or with it (sync): packs j->c into
- * sps__g.sp.buf and writes it.  Returns the bytes written, or 0. */
-static size_t job_write(const job_t *j) {
+ * sps__g.sp.buf and writes it.  Returns the bytes written, or 0 with
+ * j->cause set (the failing call's errno, read at once). */
+static size_t job_write(job_t *j) {
     sps__spiller_t *sp = &sps__g.sp;
     const sps__chunk_t *c = j->c;
     size_t need = sps__pack_bound(c->n);
     if (need > sp->buf_cap) {
         uint8_t *b = realloc(sp->buf, need);
-        if (!b) return 0;
+        if (!b) return (size_t)(j->cause = ENOMEM, 0);
         sp->buf = b;
         sp->buf_cap = need;
     }
     size_t len = sps__pack(c->rec, c->n, sp->buf);
     uint64_t lim = sps__g.cfg.spill_limit;
-    if (lim && (uint64_t)j->off + len > lim) return 0;
-    if (sps__pwrite_all(j->fd, sp->buf, len, j->off)) return 0;
-    if (j->patch_off >= 0 &&
-        sps__pwrite_all(j->fd, &j->off, sizeof j->off, j->patch_off))
+    if (lim && (uint64_t)j->off + len > lim) return (size_t)(j->cause = SPS__SPILL_LIMIT, 0);
+    if (sps__pwrite_all(j->fd, sp->buf, len, j->off) ||
+        (j->patch_off >= 0 &&
+         sps__pwrite_all(j->fd, &j->off, sizeof j->off, j->patch_off))) {
+        j->cause = errno;
         return 0;
+    }
     return len;
 }
 
@@ -196,6 +205,7 @@ static void job_end(const job_t *j, size_t len) {
         sps__chunk_release(c);
     } else if (!len) {
         sp->err = 1; /* stays in memory */
+        sp->cause = j->cause ? j->cause : EIO;
     } else if (c->thr) { /* not taken by a snapshot meanwhile */
         convert(c, j->off, len, j->merge);
     }
@@ -378,8 +388,24 @@ void sps__spill_open(void) {
     while (sp->alive) pthread_cond_wait(&sp->done, &sps__g.lock);
     const char *env = getenv("SPANSCOPE_SPILL_THREAD");
     sp->sync = sp->forked || (env && strcmp(env, "0") == 0);
-    sp->err = 0;
+    sp->err = sp->cause = 0;
     sp->bytes = sp->records = sp->waits = 0;
+}
+
+int sps__spill_cause(char *buf, size_t cap) {
+    int cause = sps__g.sp.cause;
+    const char *dir = sps__g.spill_dir && *sps__g.spill_dir ? sps__g.spill_dir : sps__tmpdir();
+    if (cap) buf[0] = 0;
+    if (!cause || !cap) return cause == SPS__SPILL_LIMIT ? EFBIG : cause;
+    if (cause == SPS__SPILL_LIMIT) {
+        snprintf(buf, cap, "the spill file reached spill_limit (%llu bytes) in %s",
+                 (unsigned long long)sps__g.cfg.spill_limit, dir);
+        return EFBIG;
+    }
+    char what[4200];
+    snprintf(what, sizeof what, "the spill file in %s", dir);
+    sps__os_cause(buf, cap, cause, "writing", what);
+    return cause;
 }
 
 void sps__spill_close(void) {

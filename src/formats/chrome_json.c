@@ -24,7 +24,12 @@
  * Strings are escaped so that the output is valid JSON whatever the bytes
  * (control characters as \uXXXX, invalid UTF-8 as U+FFFD).  With gzip the
  * same text goes through zlib's gzwrite.  Every write is checked: a full
- * disk gives SPS_EIO.
+ * disk gives SPS_EIO, and the operating system's cause (ENOSPC, EIO,
+ * EFBIG, ...) is noted where the call failed (sps__err_os_note), so that
+ * the caller's message and sps_last_errno say it.  Plain output goes
+ * through sps__out_open's stream (write(2), errno noted there); zlib
+ * writes with write(2) itself, and its errors are read with gzerror at
+ * once (Z_ERRNO: errno is the cause).
  */
 #include "formats/timeline.h"
 
@@ -108,15 +113,27 @@ static void sb_json_str(sbuf_t *b, const char *str) {
 /* Output                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* After a failed zlib call on gz: notes the cause when zlib says it was
+ * the system's (Z_ERRNO: errno, read before anything else can change
+ * it); a failure without one (memory, a zlib error) is noted as EIO only
+ * when errno says nothing.  Returns SPS_EIO. */
+static int gz_fail(gzFile gz) {
+    int e = errno, zerr = Z_OK;
+    if (gz) gzerror(gz, &zerr);
+    sps__err_os_note(zerr == Z_ERRNO && e > 0 ? e : zerr == Z_MEM_ERROR ? ENOMEM : e);
+    return SPS_EIO;
+}
+
 /* Writes n bytes straight to the file (plain or gzip); records SPS_EIO in
- * w->err on failure.  Returns w->err. */
+ * w->err on failure (the cause noted: sps__out_open's stream notes a
+ * failed write(2) itself, gz_fail zlib's).  Returns w->err. */
 static int raw_write(sps__cjw_t *w, const char *p, size_t n) {
     if (w->err || n == 0) return w->err;
     if (w->gz) {
         while (n > 0) {
             unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
             int k = gzwrite(w->gz, p, chunk);
-            if (k <= 0) return w->err = SPS_EIO;
+            if (k <= 0) return w->err = gz_fail(w->gz);
             p += k;
             n -= (size_t)k;
         }
@@ -447,16 +464,19 @@ int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
         return SPS_ENOMEM;
     }
     w->tail = epi.p;
+    errno = 0;
     if (gzip) {
         w->gz = gzopen(path, "wb6");
     } else {
-        w->f = fopen(path, "wb");
+        w->f = sps__out_open(path, 1);
     }
     if (!w->gz && !w->f) {
-        int e = errno;
+        int e = errno ? errno : ENOMEM;
+        sps__err_os_note(e); /* gzopen's open(2) failed, or its malloc */
         free(pro.p);
         cjw_free(w);
-        return e == ENOSPC || e == EIO || e == EDQUOT ? SPS_EIO : SPS_EPATH;
+        return e == ENOMEM ? SPS_ENOMEM
+               : e == ENOSPC || e == EIO || e == EDQUOT ? SPS_EIO : SPS_EPATH;
     }
     if (w->gz) gzbuffer(w->gz, 1u << 17);
     rc = put(w, pro.p, pro.n);
@@ -541,23 +561,31 @@ int sps__cjw_close(sps__cjw_t *w) {
     if (!rc) rc = put(w, w->tail, strlen(w->tail));
     if (!rc) rc = flush_buf(w);
     if (w->gz) {
-        if (gzclose(w->gz) != Z_OK && !rc) rc = SPS_EIO;
-    } else if (w->f) {
-        if (fflush(w->f) != 0 && !rc) rc = SPS_EIO;
-        if (!rc && fsync(fileno(w->f)) < 0 && errno != EINVAL &&
-            errno != EROFS)
+        /* gzclose frees the state: its result is all there is (Z_ERRNO:
+         * errno is the cause of its last write or close) */
+        errno = 0;
+        int z = gzclose(w->gz);
+        if (z != Z_OK && !rc) {
+            sps__err_os_note(z == Z_ERRNO && errno > 0 ? errno : z == Z_MEM_ERROR ? ENOMEM : EIO);
             rc = SPS_EIO;
+        }
+    } else if (w->f) {
+        /* the stream's flush, fsync and close note their own errno */
         if (fclose(w->f) != 0 && !rc) rc = SPS_EIO;
     }
     cjw_free(w);
     return rc;
 }
 
-/* Closes the file without finishing it, removes it, frees w. */
+/* Closes the file without finishing it, removes it, frees w.  The cause
+ * of the failure that led here stays the one noted (the close of a
+ * failing file fails again, maybe otherwise). */
 void sps__cjw_abort(sps__cjw_t *w) {
     if (!w) return;
+    int cause = sps__err_os();
     if (w->gz) gzclose(w->gz);
     if (w->f) fclose(w->f);
+    sps__err_os_note(cause);
     if (w->path) unlink(w->path);
     cjw_free(w);
 }

@@ -51,6 +51,10 @@ typedef struct sps__layout {
     const char *label;
     int rank, size;
     uint64_t dropped, misuse, open_calls;
+    /* why the spill failed (events were dropped): when spill_error is not
+     * NULL, /metadata gets the str spill_error and the int64 spill_errno */
+    const char *spill_error;
+    int spill_errno;
     const char *clock_source; /* "tsc" or "monotonic" */
     /* MPI clock alignment (src/ext/mpi.c): when has_clock_offset, /metadata
      * gets int64 clock_offset_ns (ns to ADD to this file's times to put them

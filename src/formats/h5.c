@@ -790,6 +790,10 @@ static int metadata_write(sps__h5w_t *w, hid_t g) {
     if (rc == 0) rc = attr_str(g, "label", l->label);
     for (size_t i = 0; rc == 0 && i < NELEM(ints); i++)
         rc = attr_i64(g, ints[i].name, ints[i].v);
+    if (rc == 0 && l->spill_error) { /* what the dropped events lost to */
+        rc = attr_str(g, "spill_error", l->spill_error);
+        if (rc == 0) rc = attr_i64(g, "spill_errno", l->spill_errno);
+    }
     if (rc == 0) rc = host_attrs(g);
     if (rc == 0) rc = attr_str(g, "spanscope_version", SPS_VERSION_STRING);
     if (rc == 0) rc = attr_str(g, "scope_profiler_version", ver);

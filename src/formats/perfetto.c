@@ -630,6 +630,7 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
     w->last_start = INT64_MIN;
     w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (w->fd < 0) {
+        sps__err_os_note(errno); /* the cause, for the caller's message */
         sps__err_set("%s: cannot create: %s", path, strerror(errno));
         pf_free(w);
         return SPS_EIO;
@@ -683,8 +684,10 @@ int sps__pfw_close(sps__pfw_t *w) {
     if (!w->err) pf_flush_ends(w, 0, 1);
     if (!w->err) pf_flush(w);
     if (w->fd >= 0) {
-        if (close(w->fd) != 0 && !w->err)
+        if (close(w->fd) != 0 && !w->err) {
+            sps__err_os_note(errno);
             pf_fail(w, SPS_EIO, strerror(errno));
+        }
         w->fd = -1;
     }
     int rc = w->err;

@@ -3,6 +3,7 @@
  * Perfetto trace through the same writers every other timeline uses. */
 #include "formats/timeline.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ static int write_file(const char *tmp, sps__tl_format_t fmt,
 
 int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     if (!path || !t) return SPS_EINVAL;
+    sps__err_clear(); /* a cause noted below is this call's */
     sps__tl_format_t fmt = sps__tl_format_of(path);
     if (fmt != SPS__TL_JSON && fmt != SPS__TL_JSON_GZ && fmt != SPS__TL_PFTRACE)
         return SPS_EINVAL;
@@ -110,8 +112,13 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     h.ncounters = t->ncounters;
     h.counters = cnt;
     rc = write_file(tmp, fmt, &h, t);
-    if (!rc && rename(tmp, path) != 0) rc = SPS_EPATH;
-    if (rc) unlink(tmp);
+    if (!rc && rename(tmp, path) != 0) {
+        sps__err_os_note(errno);
+        rc = SPS_EPATH;
+    }
+    if (rc) unlink(tmp); /* no partial output, no temporary file */
+    /* the cause and the output's name (sps_last_error), not the temporary's */
+    if ((rc == SPS_EIO || rc == SPS_EPATH) && sps__err_os()) sps__err_os_fail(rc, "writing", path);
     free(th);
     free(tmp);
     free(cnt);

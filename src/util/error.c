@@ -52,13 +52,20 @@ void sps__err_os_note(int os_errno) {
 
 int sps__err_os(void) { return g_os_errno; }
 
+char *sps__os_cause(char *buf, size_t cap, int os_errno, const char *doing,
+                    const char *path) {
+    char cause[128];
+    const char *m = strerror_r(os_errno, cause, sizeof cause); /* GNU: may not use cause */
+    char first = m[0] >= 'A' && m[0] <= 'Z' ? (char)(m[0] - 'A' + 'a') : m[0];
+    snprintf(buf, cap, "%c%s (%s %s)", first, m[0] ? m + 1 : "", doing,
+             path ? path : "a file");
+    return buf;
+}
+
 int sps__err_os_fail(int code, const char *doing, const char *path) {
     if (!g_os_errno) return code;
-    char cause[128];
-    const char *m = strerror_r(g_os_errno, cause, sizeof cause); /* GNU: may not use cause */
-    char first = m[0] >= 'A' && m[0] <= 'Z' ? (char)(m[0] - 'A' + 'a') : m[0];
-    return sps__err_fail(code, "%c%s (%s %s)", first, m[0] ? m + 1 : "", doing,
-                         path ? path : "a file");
+    char text[ERR_CAP];
+    return sps__err_fail(code, "%s", sps__os_cause(text, sizeof text, g_os_errno, doing, path));
 }
 
 int sps_last_errno(void) { return g_os_errno; }

@@ -1,11 +1,15 @@
 /* tmpio.c -- temporary files and whole-buffer reads and writes (util.h):
  * the spill file of the recording buffers, the external sort's runs and
  * the HDF5 writer's staging file all go through these, and every output
- * is written under sps__tmp_name's name before it is renamed into place. */
+ * is written under sps__tmp_name's name before it is renamed into place;
+ * the text outputs (Chrome trace, exports, HTML page) are written through
+ * sps__out_open's stream, so that their writes are write(2) calls whose
+ * failure notes its cause. */
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +83,60 @@ int sps__pwrite_all(int fd, const void *buf, size_t n, off_t off) {
 
 int sps__write_all(int fd, const void *buf, size_t n) {
     return write_loop(fd, buf, n, -1);
+}
+
+/* The cookie of an sps__out_open stream: its descriptor and whether its
+ * close syncs. */
+typedef struct out_cookie {
+    int fd;
+    int sync;
+} out_cookie_t;
+
+/* fopencookie's write: all n bytes or 0 (the stream's error; the cause is
+ * noted by write_loop at the failing write). */
+static ssize_t out_write(void *cookie, const char *buf, size_t n) {
+    out_cookie_t *c = cookie;
+    return write_loop(c->fd, buf, n, -1) ? 0 : (ssize_t)n;
+}
+
+/* fopencookie's close (after stdio's last flush): fsync when asked, then
+ * close; 0, or -1 with the first failure's errno noted and left in errno.
+ * Frees the cookie either way. */
+static int out_close(void *cookie) {
+    out_cookie_t *c = cookie;
+    int err = 0;
+    if (c->sync && fsync(c->fd) < 0 && errno != EINVAL && errno != EROFS) err = errno;
+    if (close(c->fd) < 0 && !err && errno != EINTR) err = errno;
+    free(c);
+    if (!err) return 0;
+    sps__err_os_note(err);
+    errno = err;
+    return -1;
+}
+
+FILE *sps__out_open(const char *path, int sync) {
+    out_cookie_t *c = malloc(sizeof *c);
+    if (!c) return NULL; /* errno is ENOMEM */
+    c->sync = sync;
+    c->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (c->fd < 0) {
+        int err = errno;
+        sps__err_os_note(err);
+        free(c);
+        errno = err;
+        return NULL;
+    }
+    cookie_io_functions_t io = {NULL, out_write, NULL, out_close};
+    FILE *fp = fopencookie(c, "w", io);
+    if (!fp) {
+        int err = errno ? errno : ENOMEM;
+        close(c->fd);
+        free(c);
+        errno = err;
+        return NULL;
+    }
+    setvbuf(fp, NULL, _IOFBF, 1u << 16); /* stdio allocates it; fewer writes */
+    return fp;
 }
 
 ssize_t sps__pread_full(int fd, void *buf, size_t n, off_t off) {

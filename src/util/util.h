@@ -256,6 +256,21 @@ SPS__HIDDEN int sps__pwrite_all(int fd, const void *buf, size_t n, off_t off);
  * with errno set. */
 SPS__HIDDEN int sps__write_all(int fd, const void *buf, size_t n);
 
+/* The one stream every text output is written through (the Chrome trace,
+ * the exports, the HTML page): creates path (O_WRONLY | O_CREAT | O_TRUNC,
+ * close-on-exec, mode 0666 less the umask) and returns a fully buffered
+ * FILE (64 KiB) whose bytes reach the file through write(2) by
+ * sps__write_all (glibc's own stdio calls an internal write that neither
+ * an LD_PRELOAD fault shim nor a wrapper sees), so that a failing write
+ * notes its errno (sps__err_os_note) at the call that failed, before any
+ * later call can change errno.  fclose flushes, then (sync != 0) fsyncs
+ * (EINVAL and EROFS, a file that cannot be synced, are not failures) and
+ * closes the descriptor, noting the errno of whichever failed; it returns
+ * EOF then.  The caller owns the FILE and closes it with fclose.  NULL
+ * with errno set (and noted) when the file cannot be created or memory is
+ * short. */
+SPS__HIDDEN FILE *sps__out_open(const char *path, int sync);
+
 /* Reads n bytes at offset off into buf, retrying after EINTR and short
  * reads.  Returns how many bytes it read: n, or less only where the file
  * ends; -1 with errno set on an error. */
@@ -388,6 +403,12 @@ SPS__HIDDEN int sps__err_os(void);
  * (writing /data/out.h5)"); else leaves the message alone.  Returns code
  * (for "return sps__err_os_fail(rc, "writing", path)"). */
 SPS__HIDDEN int sps__err_os_fail(int code, const char *doing, const char *path);
+/* The words of that message for os_errno > 0 into buf (cap > 0, cut, NUL
+ * terminated): "no space left on device (writing /data/out.h5)" (path
+ * NULL: "a file").  For a cause kept beside the thread's message (the
+ * spill writer's).  Returns buf. */
+SPS__HIDDEN char *sps__os_cause(char *buf, size_t cap, int os_errno, const char *doing,
+                                const char *path);
 
 
 /* ======================================================================== */

@@ -2,7 +2,10 @@
  * fault_shim.c -- an LD_PRELOAD library that makes a disk fail on cue, for
  * the failing-disk tests where a real one (a small tmpfs, which needs
  * root) cannot be had.  It wraps write, pwrite, pwrite64, writev,
- * fallocate, fsync, fdatasync and rename; a wrapped call on a file under
+ * sendfile(64) and copy_file_range (the copies of Python's shutil),
+ * fallocate, fsync, fdatasync and rename, and (only when SPS_FAULT_OPS
+ * names "open") open, open64, openat, openat64 and mkostemp(64) when they
+ * would create or write a file; a wrapped call on a file under
  * SPS_FAULT_DIR fails with SPS_FAULT_ERRNO once the budget is spent:
  *
  *   SPS_FAULT_DIR     only files whose path starts with it (required: the
@@ -18,7 +21,15 @@
  *                     every chosen call fails; once the bytes are spent
  *                     every chosen call (fsync, rename... too) fails
  *   SPS_FAULT_OPS     comma-separated subset of write,fallocate,fsync,
- *                     rename (default all; write covers pwrite and writev)
+ *                     rename,open (default all but open; write covers
+ *                     pwrite and writev; open: a file that cannot be
+ *                     created, as in a read-only or forbidden directory:
+ *                     EACCES, EROFS without root)
+ *
+ * What it cannot see: glibc's stdio writes through an internal write, not
+ * the interposable one, so a writer that uses fwrite on a FILE from fopen
+ * is invisible here (spanscope's text outputs write through
+ * sps__out_open's stream, whose writes are write(2) calls).
  *
  * The budget is the process's (a child started after fork has its own
  * copy).  Test-only: not installed, no sps_ names, not thread-careful
@@ -29,19 +40,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static int g_init, g_errno = ENOSPC, g_ops = ~0;
+static int g_init, g_errno = ENOSPC, g_ops;
 static long long g_bytes = -1, g_calls = -1; /* -1: unlimited */
 static char g_dir[PATH_MAX];
 
-enum { OP_WRITE = 1, OP_FALLOC = 2, OP_FSYNC = 4, OP_RENAME = 8 };
+enum { OP_WRITE = 1, OP_FALLOC = 2, OP_FSYNC = 4, OP_RENAME = 8, OP_OPEN = 16 };
 
 /* Reads the environment once. */
 static void init(void) {
@@ -50,6 +63,7 @@ static void init(void) {
     const char *d = getenv("SPS_FAULT_DIR"), *e = getenv("SPS_FAULT_ERRNO");
     const char *b = getenv("SPS_FAULT_BYTES"), *c = getenv("SPS_FAULT_CALLS");
     const char *o = getenv("SPS_FAULT_OPS");
+    g_ops = OP_WRITE | OP_FALLOC | OP_FSYNC | OP_RENAME; /* open: opt-in */
     if (d) snprintf(g_dir, sizeof g_dir, "%s", d);
     if (e && *e) g_errno = atoi(e);
     if (b && *b) g_bytes = atoll(b);
@@ -60,6 +74,7 @@ static void init(void) {
         if (strstr(o, "fallocate")) g_ops |= OP_FALLOC;
         if (strstr(o, "fsync")) g_ops |= OP_FSYNC;
         if (strstr(o, "rename")) g_ops |= OP_RENAME;
+        if (strstr(o, "open")) g_ops |= OP_OPEN;
     }
 }
 
@@ -156,6 +171,33 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt) {
     return real_writev(fd, iov, cnt);
 }
 
+ssize_t sendfile(int out_fd, int in_fd, off_t *off, size_t n) {
+    REAL(sendfile);
+    init();
+    if (n && fd_watched(out_fd)) {
+        long long k = allow(OP_WRITE, (long long)n);
+        if (k < 0) return -1;
+        n = (size_t)k;
+    }
+    return real_sendfile(out_fd, in_fd, off, n);
+}
+
+ssize_t sendfile64(int out_fd, int in_fd, off_t *off, size_t n) {
+    return sendfile(out_fd, in_fd, off, n);
+}
+
+ssize_t copy_file_range(int in_fd, off_t *in_off, int out_fd, off_t *out_off, size_t n,
+                        unsigned int flags) {
+    REAL(copy_file_range);
+    init();
+    if (n && fd_watched(out_fd)) {
+        long long k = allow(OP_WRITE, (long long)n);
+        if (k < 0) return -1;
+        n = (size_t)k;
+    }
+    return real_copy_file_range(in_fd, in_off, out_fd, out_off, n, flags);
+}
+
 int fallocate(int fd, int mode, off_t off, off_t len) {
     REAL(fallocate);
     init();
@@ -186,4 +228,81 @@ int rename(const char *from, const char *to) {
     init();
     if ((path_watched(from) || path_watched(to)) && allow(OP_RENAME, 0) < 0) return -1;
     return real_rename(from, to);
+}
+
+/* Whether an open with flags creates or writes (the calls a read-only or
+ * forbidden directory refuses); reads pass. */
+static int opens_for_writing(int flags) {
+#ifdef O_TMPFILE
+    if ((flags & O_TMPFILE) == O_TMPFILE) return 1;
+#endif
+    return (flags & O_CREAT) || (flags & O_ACCMODE) != O_RDONLY;
+}
+
+/* The mode argument of an open that takes one. */
+#define OPEN_MODE(flags, mode) do { \
+        if ((flags) & O_CREAT || ((flags) & O_TMPFILE) == O_TMPFILE) { \
+            va_list ap; va_start(ap, flags); mode = va_arg(ap, int); va_end(ap); \
+        } \
+    } while (0)
+
+/* Whether an open of path (relative: to the working directory) with
+ * flags fails here (errno set). */
+static int open_fails(const char *path, int flags) {
+    init();
+    if (!(g_ops & OP_OPEN) || !opens_for_writing(flags)) return 0;
+    char full[2 * PATH_MAX + 2];
+    if (path[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || strlen(path) >= PATH_MAX) return 0;
+        snprintf(full, sizeof full, "%s/%s", cwd, path);
+        path = full;
+    }
+    return path_watched(path) && allow(OP_OPEN, 0) < 0;
+}
+
+int open(const char *path, int flags, ...) {
+    REAL(open);
+    int mode = 0;
+    OPEN_MODE(flags, mode);
+    if (open_fails(path, flags)) return -1;
+    return real_open(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) {
+    REAL(open64);
+    int mode = 0;
+    OPEN_MODE(flags, mode);
+    if (open_fails(path, flags)) return -1;
+    return real_open64(path, flags, mode);
+}
+
+int openat(int dirfd, const char *path, int flags, ...) {
+    REAL(openat);
+    int mode = 0;
+    OPEN_MODE(flags, mode);
+    if ((path[0] == '/' || dirfd == AT_FDCWD) && open_fails(path, flags)) return -1;
+    return real_openat(dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...) {
+    REAL(openat64);
+    int mode = 0;
+    OPEN_MODE(flags, mode);
+    if ((path[0] == '/' || dirfd == AT_FDCWD) && open_fails(path, flags)) return -1;
+    return real_openat64(dirfd, path, flags, mode);
+}
+
+/* mkostemp opens through glibc's internal open: wrapped itself, so that a
+ * fallback from O_TMPFILE to a named temporary file fails alike. */
+int mkostemp(char *tmpl, int flags) {
+    REAL(mkostemp);
+    if (open_fails(tmpl, O_CREAT | O_RDWR)) return -1;
+    return real_mkostemp(tmpl, flags);
+}
+
+int mkostemp64(char *tmpl, int flags) {
+    REAL(mkostemp64);
+    if (open_fails(tmpl, O_CREAT | O_RDWR)) return -1;
+    return real_mkostemp64(tmpl, flags);
 }

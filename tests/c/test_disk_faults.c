@@ -216,12 +216,38 @@ static int child_checkpoint(const char *dir, const char *safe) {
 /* Spilling to a failing disk: recording does not stop or crash; what
  * cannot be spilled is dropped and counted (sps_dropped), the rest is
  * written by the retry. */
+/* The spill failure's cause: sps_spill_error's errno and words
+ * (SPS_EXPECT_ERRNO, SPS_EXPECT_MSG; the words name the directory), and
+ * the same in the retry's /metadata (spill_errno, spill_error). */
+static int check_spill_cause(const char *dir, const char *safe) {
+    int want = env_int("SPS_EXPECT_ERRNO", ENOSPC);
+    const char *words = getenv("SPS_EXPECT_MSG");
+    char why[512], meta[512] = "";
+    int got = sps_spill_error(why, sizeof why);
+    if (got != want || !strstr(why, dir) || (words && !strstr(why, words))) {
+        fprintf(stderr, "spill cause %d '%s', want %d\n", got, why, want);
+        return C_ERRNO;
+    }
+    hid_t f = H5Fopen(safe, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+        tu_h5_attr_str(f, "/metadata", "spill_error", meta, sizeof meta);
+        H5Fclose(f);
+    }
+    if (tu_h5_attr_i64(safe, "/metadata", "spill_errno", -1) != want || strcmp(meta, why)) {
+        fprintf(stderr, "/metadata spill_error '%s' (want '%s')\n", meta, why);
+        return C_MSG;
+    }
+    return C_OK;
+}
+
 static int child_spill(const char *dir, const char *safe) {
     sps_config_t cfg = SPS_CONFIG_INIT;
     cfg.chunk_size = 4096;
     cfg.memory_limit = 8192;
     cfg.spill_dir = dir;
     if (sps_setup(&cfg)) return C_SETUP;
+    if (sps_spill_error(NULL, 0)) return C_ERRNO; /* no failure yet */
+    if (getenv("SPS_RMDIR")) rmdir(dir); /* the spill directory vanishes */
     sps_region_t a = sps_region("disk.outer"), b = sps_region("disk.inner");
     record(a, b, NCALLS);
     uint64_t dropped = sps_dropped();
@@ -235,7 +261,9 @@ static int child_spill(const char *dir, const char *safe) {
     int ok = h && h->ok && tu_h5_count(h, "disk.outer") == kept &&
              tu_h5_attr_i64(safe, "/metadata", "dropped_events", -1) == (int64_t)dropped;
     tu_h5_free(h);
+    int cause = check_spill_cause(dir, safe);
     unlink(safe);
+    if (cause) return cause;
     sps_shutdown();
     /* 4 records a call; every one kept in a call or counted as dropped */
     return !ok ? C_COUNT : 4ull * NCALLS - 4 * kept > dropped + 4 ? C_DROP : C_OK;
@@ -456,6 +484,11 @@ static void test_shim_spill(void **state) {
     shim_env(env, dir);
     env[2] = "SPS_FAULT_BYTES=32768";
     run_case("spill", dir, env);
+    /* EIO in the middle of the spill: the same, and the cause says so */
+    env[3] = "SPS_FAULT_ERRNO=5";
+    env[4] = "SPS_EXPECT_ERRNO=5";
+    env[5] = "SPS_EXPECT_MSG=input/output error";
+    run_case("spill", dir, env);
 }
 
 /* Writes a small recording to path (in this process). */
@@ -518,10 +551,219 @@ static void test_shim_cli_convert_and_merge(void **state) {
     unlink(in);
 }
 
-/* A real full disk: a 512 KiB tmpfs (root only). */
+/* A quota (EDQUOT) at finalize: the shim's writes fail with it once 64 KiB
+ * are written. */
+static void test_shim_quota_at_finalize(void **state) {
+    (void)state;
+    const char *dir = fresh_dir("disk_shim_quota");
+    const char *env[8] = {0};
+    shim_env(env, dir);
+    env[2] = "SPS_FAULT_BYTES=65536";
+    env[3] = "SPS_FAULT_ERRNO=122"; /* EDQUOT */
+    env[4] = "SPS_EXPECT_ERRNO=122";
+    env[5] = "SPS_EXPECT_MSG=disk quota exceeded";
+    run_case("finalize", dir, env);
+}
+
+/* No permission (EACCES) at finalize: the shim refuses to create files in
+ * the directory (the tests run as root, whom a mode does not stop). */
+static void test_shim_no_permission_at_finalize(void **state) {
+    (void)state;
+    const char *dir = fresh_dir("disk_shim_acces");
+    const char *env[8] = {0};
+    shim_env(env, dir);
+    env[2] = "SPS_FAULT_OPS=open";
+    env[3] = "SPS_FAULT_ERRNO=13"; /* EACCES */
+    env[4] = "SPS_EXPECT_ERRNO=13";
+    env[5] = "SPS_EXPECT_RC=-9";
+    env[6] = "SPS_EXPECT_MSG=permission denied";
+    run_case("finalize", dir, env);
+}
+
+/* A real full disk, a read-only file system: tmpfs mounts (root only). */
 static int mount_tmpfs(const char *dir, const char *opts) {
     if (geteuid() != 0) return -1;
     return tu_system("mount -t tmpfs -o %s tmpfs '%s' 2>/dev/null", opts, dir);
+}
+
+/* A read-only directory for dir: a read-only tmpfs mounted there (root;
+ * *mounted = 1, unmount it after), else the shim's refusal to create
+ * files there with EROFS (env[0..2] set).  Skips when neither works. */
+static void read_only_dir(const char *dir, const char **env, int *mounted) {
+    *mounted = mount_tmpfs(dir, "ro,size=64k") == 0;
+    if (*mounted) return;
+    if (!getenv("SPS_FAULT_SHIM")) {
+        printf("skipped: a read-only directory needs root and mount(8) (a read-only "
+               "tmpfs) or the fault shim\n");
+        skip();
+    }
+    shim_env(env, dir);
+    env[2] = "SPS_FAULT_OPS=open";
+    env[3] = "SPS_FAULT_ERRNO=30";
+}
+
+/* Spilling into a read-only directory (real or the shim's) and into one
+ * that vanished: the spill fails at its open, events are dropped and
+ * counted, the cause (EROFS, ENOENT) is kept and written to /metadata. */
+static void test_spill_read_only_and_vanished(void **state) {
+    (void)state;
+    const char *dir = fresh_dir("disk_spill_ro");
+    const char *env[10] = {0};
+    int mounted;
+    read_only_dir(dir, env, &mounted);
+    size_t k = mounted ? 0 : 4;
+    env[k] = "SPS_EXPECT_ERRNO=30";
+    env[k + 1] = "SPS_EXPECT_MSG=read-only file system";
+    run_case("spill", dir, env);
+    if (mounted) tu_system("umount '%s'", dir);
+    const char *gone = fresh_dir("disk_spill_gone");
+    const char *env2[] = {"SPS_RMDIR=1", "SPS_EXPECT_ERRNO=2",
+                          "SPS_EXPECT_MSG=no such file or directory", NULL};
+    run_case("spill", gone, env2);
+}
+
+/* Runs the CLI with args (env added: faults, if any); it must exit 1 with
+ * one line naming the cause and the output, and leave dir empty. */
+static void cli_refused(const char *dir, char *const args[], const char *const env[],
+                        const char *cause, const char *out) {
+    const char *errf = tu_path("disk_cli.err");
+    int st = run_with(args, env, errf);
+    char text[1024] = "";
+    FILE *f = fopen(errf, "r");
+    assert_non_null(f);
+    size_t k = fread(text, 1, sizeof text - 1, f);
+    text[k] = 0;
+    fclose(f);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+        fail_msg("%s %s: status %d: %s", args[1], args[2], st, text);
+    if (!strstr(text, cause) || !strstr(text, out)) fail_msg("%s: says '%s'", args[1], text);
+    char *nl = strchr(text, '\n');
+    assert_true(nl && nl[1] == 0); /* one line */
+    assert_true(dir_empty(dir));
+}
+
+/* The CLI's writers (convert to every format, merge, every export, the
+ * HTML page) into dir for input in: out[i] the outputs, runs[i] their
+ * command lines (NULL ended); buffers owned by the caller. */
+enum { NWRITERS = 12 };
+static void cli_writers(const char *in, const char *dir, char out[NWRITERS][4200],
+                        char *runs[NWRITERS][8]) {
+    static const char *const names[NWRITERS] = {
+        "c.json", "c.json.gz", "c.pftrace", "c.h5", "m.h5", "m.json",
+        "e.speedscope.json", "e.prof", "e.svg", "e.trace.json", "e.trace.json.gz", "p.html"};
+    const char *cli = getenv("SPS_CLI");
+    assert_non_null(cli);
+    for (int i = 0; i < NWRITERS; i++) {
+        snprintf(out[i], 4200, "%s/%s", dir, names[i]);
+        char **a = runs[i];
+        memset(a, 0, 8 * sizeof *a);
+        a[0] = (char *)cli;
+        if (i < 4) {
+            a[1] = "convert", a[2] = (char *)in, a[3] = out[i];
+        } else if (i < 6) {
+            a[1] = "merge", a[2] = "-o", a[3] = out[i], a[4] = (char *)in;
+        } else if (i < 11) {
+            static const char *const fmt[] = {"speedscope", "prof", "svg", "chrome", "chrome"};
+            a[1] = "export", a[2] = (char *)fmt[i - 6], a[3] = (char *)in, a[4] = "-o",
+            a[5] = out[i];
+        } else {
+            a[1] = "html", a[2] = (char *)in, a[3] = "-o", a[4] = out[i];
+        }
+    }
+}
+
+/* Every CLI writer on a failing disk (the shim: full after 16 KiB, EIO,
+ * a file size limit's EFBIG, a quota's EDQUOT): exit 1, one line with the
+ * cause and the output's name, nothing left.  The text outputs (Chrome
+ * JSON, speedscope, prof, SVG, HTML) write through sps__out_open's
+ * stream, which the shim sees. */
+static void test_shim_cli_every_writer(void **state) {
+    (void)state;
+    need_shim();
+    char in[1024];
+    snprintf(in, sizeof in, "%s", tu_path("disk_cli_in2.h5"));
+    make_input(in);
+    const char *dir = fresh_dir("disk_shim_writers");
+    static char out[NWRITERS][4200];
+    static char *runs[NWRITERS][8];
+    cli_writers(in, dir, out, runs);
+    static const char *const faults[][2] = {{"SPS_FAULT_ERRNO=28", "no space left on device"},
+                                            {"SPS_FAULT_ERRNO=5", "input/output error"},
+                                            {"SPS_FAULT_ERRNO=27", "file too large"},
+                                            {"SPS_FAULT_ERRNO=122", "disk quota exceeded"}};
+    for (size_t f = 0; f < 4; f++)
+        for (int i = 0; i < NWRITERS; i++) {
+            const char *env[8] = {0};
+            shim_env(env, dir);
+            /* small outputs (prof, svg: ~1 KB here) fill a smaller disk */
+            env[2] = i == 7 || i == 8 ? "SPS_FAULT_BYTES=256" : "SPS_FAULT_BYTES=16384";
+            env[3] = faults[f][0];
+            cli_refused(dir, runs[i], env, faults[f][1], out[i]);
+        }
+    /* the plain text outputs are synced at close (sps__out_open): a failed
+     * fsync is a failed write */
+    static const int synced[] = {0, 5, 6, 7, 8, 9, 11};
+    for (size_t k = 0; k < sizeof synced / sizeof synced[0]; k++) {
+        const char *env[8] = {0};
+        shim_env(env, dir);
+        env[2] = "SPS_FAULT_OPS=fsync";
+        env[3] = "SPS_FAULT_ERRNO=5";
+        cli_refused(dir, runs[synced[k]], env, "input/output error", out[synced[k]]);
+    }
+    unlink(in);
+}
+
+/* Every CLI writer into a read-only directory (a read-only tmpfs as
+ * root, else the shim's EROFS) and into a vanished one (ENOENT). */
+static void test_cli_read_only_and_vanished(void **state) {
+    (void)state;
+    char in[1024];
+    snprintf(in, sizeof in, "%s", tu_path("disk_cli_in3.h5"));
+    make_input(in);
+    const char *dir = fresh_dir("disk_cli_ro");
+    static char out[NWRITERS][4200];
+    static char *runs[NWRITERS][8];
+    const char *env[8] = {0};
+    int mounted;
+    read_only_dir(dir, env, &mounted);
+    cli_writers(in, dir, out, runs);
+    for (int i = 0; i < NWRITERS; i++)
+        cli_refused(dir, runs[i], env, "read-only file system", out[i]);
+    if (mounted) tu_system("umount '%s'", dir);
+    char gone[1200];
+    snprintf(gone, sizeof gone, "%s/gone", fresh_dir("disk_cli_gone"));
+    cli_writers(in, gone, out, runs);
+    for (int i = 0; i < NWRITERS; i++)
+        cli_refused(gone, runs[i], NULL, "no such file or directory", out[i]);
+    unlink(in);
+}
+
+/* Every CLI writer on a real full disk (a 512 KiB tmpfs filled to its last
+ * byte; root only). */
+static void test_tmpfs_cli_every_writer(void **state) {
+    (void)state;
+    const char *dir = fresh_dir("disk_tmpfs_writers");
+    if (mount_tmpfs(dir, "size=512k")) {
+        printf("skipped: a real full disk needs root and mount(8) (tmpfs); the shim's cases cover it\n");
+        skip();
+    }
+    char in[1024];
+    snprintf(in, sizeof in, "%s", tu_path("disk_cli_in4.h5"));
+    make_input(in);
+    /* a filler takes every byte of the tmpfs; the outputs go to a
+     * subdirectory, which must stay empty */
+    char sub[1200], filler[1300];
+    snprintf(sub, sizeof sub, "%s/out", dir);
+    snprintf(filler, sizeof filler, "%s/filler", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    tu_system("dd if=/dev/zero of='%s' bs=4k 2>/dev/null; true", filler);
+    static char out[NWRITERS][4200];
+    static char *runs[NWRITERS][8];
+    cli_writers(in, sub, out, runs);
+    for (int i = 0; i < NWRITERS; i++)
+        cli_refused(sub, runs[i], NULL, "no space left on device", out[i]);
+    tu_system("umount '%s'", dir);
+    unlink(in);
 }
 
 static void test_tmpfs_full_disk(void **state) {
@@ -578,6 +820,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shim_cli_convert_and_merge),
         cmocka_unit_test(test_tmpfs_full_disk),
         cmocka_unit_test(test_tmpfs_read_only),
+        cmocka_unit_test(test_shim_quota_at_finalize),
+        cmocka_unit_test(test_shim_no_permission_at_finalize),
+        cmocka_unit_test(test_spill_read_only_and_vanished),
+        cmocka_unit_test(test_shim_cli_every_writer),
+        cmocka_unit_test(test_cli_read_only_and_vanished),
+        cmocka_unit_test(test_tmpfs_cli_every_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

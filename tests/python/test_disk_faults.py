@@ -124,6 +124,33 @@ def test_finalize_eio_mid_write(tmp_path):
     _ok(_run(FINALIZE, env, d, tmp_path / "safe.h5", errno.EIO))
 
 
+def _shim(d: Path, **faults) -> dict:
+    if not SHIM.exists():
+        pytest.skip(f"the fault shim is not built ({SHIM}): build the C tests")
+    return dict(os.environ, LD_PRELOAD=str(SHIM), SPS_FAULT_DIR=str(d), **faults)
+
+
+def test_finalize_quota(tmp_path):
+    d = tmp_path / "disk"
+    d.mkdir()
+    env = _shim(d, SPS_FAULT_BYTES="65536", SPS_FAULT_ERRNO=str(errno.EDQUOT))
+    r = _run(FINALIZE, env, d, tmp_path / "safe.h5", errno.EDQUOT)
+    _ok(r)
+    assert "disk quota exceeded" in r.stdout
+
+
+def test_finalize_no_permission(tmp_path):
+    """EACCES (the shim refuses to create files there: the tests run as
+    root, whom a directory's mode does not stop): PermissionError."""
+    d = tmp_path / "disk"
+    d.mkdir()
+    env = _shim(d, SPS_FAULT_OPS="open", SPS_FAULT_ERRNO=str(errno.EACCES))
+    r = _run(FINALIZE.replace("except OSError", "except PermissionError"), env, d,
+             tmp_path / "safe.h5", errno.EACCES)
+    _ok(r)
+    assert "permission denied" in r.stdout
+
+
 def test_finalize_file_size_limit(tmp_path):
     d = tmp_path / "disk"
     d.mkdir()
@@ -205,21 +232,56 @@ SPILL = """
     n = %d
     for _ in range(n):
         work()
-    dropped = _ext.counters()["dropped"]
+    c = _ext.counters()
+    dropped = c["dropped"]
     assert dropped > 0, "nothing was dropped: the spill did not fail"
+    # the cause is kept (sps_spill_error) and written beside the count
+    assert c["spill_errno"] == want, c
+    assert words in c["spill_error"] and d in c["spill_error"], c
     ProfileManager.finalize(file_path=safe)
     with h5py.File(safe) as h:
         kept = h["events/durations"].shape[0]
-        assert h["metadata"].attrs["dropped_events"] == dropped
+        meta = h["metadata"].attrs
+        assert meta["dropped_events"] == dropped
+        assert meta["spill_errno"] == want
+        text = meta["spill_error"]
+        assert (text.decode() if isinstance(text, bytes) else text) == c["spill_error"]
     assert 2 * kept + dropped >= 2 * n - 2, (kept, dropped)  # kept or counted
     print("OK")
 """ % NCALLS
+SPILL = SPILL.replace("d, safe = sys.argv[1], sys.argv[2]",
+                      "d, safe, want, words = sys.argv[1], sys.argv[2], int(sys.argv[3]), "
+                      "sys.argv[4]\n    if os.environ.get('T_RMDIR'): os.rmdir(d)")
 
 
 def test_spill_on_full_disk(full_disk, tmp_path):
     d, env = full_disk
     _fill(d, env)  # packed, 300 000 calls of a loop fit in 512 KiB
-    _ok(_run(SPILL, env, d, tmp_path / "safe.h5"))
+    _ok(_run(SPILL, env, d, tmp_path / "safe.h5", errno.ENOSPC, "no space left on device"))
+
+
+def _read_only(d: Path, request) -> dict:
+    """The environment for a read-only directory d: a read-only tmpfs
+    mounted there (root), else the shim's refusal to create files there
+    with EROFS; skipped when neither works."""
+    if _mount(d, "ro,size=64k"):
+        request.addfinalizer(lambda: subprocess.run(["umount", str(d)]))
+        return dict(os.environ)
+    return _shim(d, SPS_FAULT_OPS="open", SPS_FAULT_ERRNO=str(errno.EROFS))
+
+
+def test_spill_read_only_directory(tmp_path, request):
+    d = tmp_path / "ro"
+    d.mkdir()
+    env = _read_only(d, request)
+    _ok(_run(SPILL, env, d, tmp_path / "safe.h5", errno.EROFS, "read-only file system"))
+
+
+def test_spill_vanished_directory(tmp_path):
+    d = tmp_path / "gone"
+    d.mkdir()
+    _ok(_run(SPILL, dict(os.environ, T_RMDIR="1"), d, tmp_path / "safe.h5", errno.ENOENT,
+             "no such file or directory"))
 
 
 def _recording(path: Path) -> Path:
@@ -283,41 +345,127 @@ def test_merge_distributed_traces_on_full_disk(full_disk, tmp_path):
             raise SystemExit("the merge did not fail")
         except OSError as e:
             assert "no space left on device" in str(e), str(e)
+            assert e.errno == errno.ENOSPC and e.filename == out, (e.errno, e.filename)
         assert [n for n in os.listdir(os.path.dirname(out)) if n != "filler"] == []
         print("OK")
-    """, env, src, d / "merged.h5")
+    """.replace("import os, sys", "import errno, os, sys"), env, src, d / "merged.h5")
     _ok(r)
 
 
-def test_exports_on_full_disk(tmp_path):
-    """The exports and the HTML report on a full disk (real tmpfs only:
-    they write through stdio, which the shim does not see): OSError, no
-    partial output.  (Their message does not name the cause yet, except
-    the HTML report's: docs/robustness.md, "Gaps".)"""
+#: every Python writer, by name: a statement that writes into directory d
+#: from the recording src (the torch-style ones record a few spans first)
+WRITERS = {
+    "export_chrome_trace": "sp.export_chrome_trace(src, j(d, 'x.trace.json'), verbose=False)",
+    "export_chrome_trace_gz":
+        "sp.export_chrome_trace(src, j(d, 'x.trace.json.gz'), verbose=False)",
+    "export_speedscope": "sp.export_speedscope(src, j(d, 'x.speedscope.json'), verbose=False)",
+    "export_prof": "sp.export_prof(src, j(d, 'x.prof'), verbose=False)",
+    "export_flamegraph_svg": "sp.export_flamegraph_svg(src, j(d, 'x.svg'), verbose=False)",
+    "write_json": "sp.write_json(sp.read_h5(src), j(d, 'x.json'))",
+    "write_json_gz": "sp.write_json(sp.read_h5(src), j(d, 'x.json.gz'))",
+    "write_profile_h5": "sp.write_profile(sp.read_h5(src), j(d, 'x.h5'))",
+    "create_html_report": "sp.create_html_report(src, j(d, 'x.html'))",
+    "write_metadata_json": "sp.write_metadata_json(src, j(d, 'meta.json'))",
+    "profiler_export_chrome_trace": "torch_prof().export_chrome_trace(j(d, 'x.pt.trace.json'))",
+    "profiler_export_stacks": "torch_prof().export_stacks(j(d, 'x.stacks'))",
+    "tensorboard_trace_handler": "torch_prof(prof.tensorboard_trace_handler(d))",
+    "merge_distributed_traces": "prof.merge_distributed_traces([src], j(d, 'merged.json'))",
+}
+
+#: runs one writer (argv: src, d, writer statement, expected errno, words)
+WRITE = """
+    import errno, os, sys
+    import spanscope as sp
+    import spanscope.profiler as prof
+    src, d, stmt, want, words = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    j = os.path.join
+
+    def torch_prof(handler=None):
+        with prof.profile(on_trace_ready=handler) as p:
+            for _ in range(2000):
+                with prof.record_function("disk.torch"):
+                    pass
+        return p
+
+    try:
+        exec(stmt)
+        raise SystemExit(stmt + ": no error")
+    except OSError as e:
+        print("errno", e.errno, "|", e, "|", e.filename)
+        assert e.errno == want, (e.errno, str(e))
+        assert words in str(e), str(e)
+        assert e.filename and os.path.dirname(e.filename) == d, e.filename
+    left = [n for n in os.listdir(d) if n != "filler"] if os.path.isdir(d) else []
+    assert left == [], left
+    print("OK")
+"""
+
+#: the writers that make the output's missing folders (scope-profiler's
+#: exports and JSON writers, tensorboard_trace_handler); the others refuse
+#: a vanished directory with FileNotFoundError
+MAKES_FOLDERS = {"create_html_report", "export_chrome_trace", "export_chrome_trace_gz",
+                 "export_flamegraph_svg", "export_prof", "export_speedscope",
+                 "tensorboard_trace_handler", "write_json", "write_json_gz",
+                 "write_metadata_json"}
+
+
+def _writer_case(name: str, d: Path, env: dict, src: Path, want: int, words: str) -> None:
+    r = _run(WRITE, env, src, d, WRITERS[name], want, words)
+    _ok(r)
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory) -> Path:
+    return _recording(tmp_path_factory.mktemp("rec") / "in.h5")
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_writers_on_full_disk(full_disk, recording, name):
+    """Every Python writer on a full disk (a filled 512 KiB tmpfs as root;
+    the shim's, whose byte budget for these small outputs is 0): OSError
+    with errno ENOSPC, the cause in its message, the output as its
+    filename, no partial or temporary file, a normal exit."""
+    d, env = full_disk
+    _fill(d, env)
+    if "SPS_FAULT_BYTES" in env:
+        env["SPS_FAULT_BYTES"] = "0"
+    _writer_case(name, d, env, recording, errno.ENOSPC, "no space left on device")
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_writers_on_failing_disk(tmp_path, recording, name):
+    """The same with EIO in the middle of the write (the shim: a short
+    write after 16 bytes, then EIO) and with a quota (EDQUOT, from the
+    first byte)."""
     d = tmp_path / "disk"
     d.mkdir()
-    if not _mount(d, "size=64k"):
-        pytest.skip("a real full disk needs root and mount(8) (tmpfs)")
-    try:
-        src = _recording(tmp_path / "in.h5")
-        _fill(d, {})
-        r = _run("""
-            import os, sys
-            import spanscope as sp
-            src, d = sys.argv[1], sys.argv[2]
-            for name, fn in [
-                    ("chrome", lambda: sp.export_chrome_trace(src, os.path.join(d, "x.json"))),
-                    ("speedscope", lambda: sp.export_speedscope(src, os.path.join(d, "x.ss.json"))),
-                    ("html", lambda: sp.create_html_report(src, os.path.join(d, "x.html")))]:
-                try:
-                    fn()
-                    raise SystemExit(name + ": no error on a full disk")
-                except OSError as e:
-                    print(name, e)
-                left = [n for n in os.listdir(d) if n != "filler"]
-                assert left == [], (name, left)
-            print("OK")
-        """, dict(os.environ), src, d)
-        _ok(r)
-    finally:
-        subprocess.run(["umount", str(d)])
+    env = _shim(d, SPS_FAULT_BYTES="16", SPS_FAULT_ERRNO=str(errno.EIO), SPS_FAULT_OPS="write")
+    _writer_case(name, d, env, recording, errno.EIO, "input/output error")
+    env = _shim(d, SPS_FAULT_BYTES="0", SPS_FAULT_ERRNO=str(errno.EDQUOT))
+    _writer_case(name, d, env, recording, errno.EDQUOT, "disk quota exceeded")
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_writers_read_only_directory(tmp_path, recording, request, name):
+    d = tmp_path / "ro"
+    d.mkdir()
+    env = _read_only(d, request)
+    _writer_case(name, d, env, recording, errno.EROFS, "read-only file system")
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_writers_vanished_directory(tmp_path, recording, name):
+    """Into a directory that vanished: the writers that make missing folders
+    make it and write the whole file (no temporary left); the others raise
+    FileNotFoundError naming the output and write nothing."""
+    d = tmp_path / "gone" / "sub"
+    if name not in MAKES_FOLDERS:
+        _writer_case(name, d, dict(os.environ), recording, errno.ENOENT,
+                     "no such file or directory")
+        return
+    r = _run(WRITE.replace('raise SystemExit(stmt + ": no error")',
+                           'names = os.listdir(d)\n        assert names and not [n for n in names '
+                           'if ".tmp-" in n], names\n        print("OK")\n        '
+                           'raise SystemExit(0)'),
+             dict(os.environ), recording, d, WRITERS[name], 0, "")
+    _ok(r)
