@@ -36,6 +36,7 @@ import gzip
 import json
 import math
 import os
+import re
 import socket
 import sys
 import threading
@@ -46,6 +47,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from spanscope import _ext
+from spanscope._results_table import terminal_text
 
 __all__ = [
     "profile", "schedule", "record_function", "ProfilerAction", "ProfilerActivity",
@@ -402,9 +404,9 @@ def _build_table(rows: list, sort_by=None, row_limit=100, max_name_column_width=
     def fmt(cells):
         out = []
         for (_, w), c in zip(cols, cells):
-            c = str(c)
-            if len(c) > w:
-                c = c[:w - 3] + "..."
+            # names come from files anyone wrote: cleaned of what a terminal
+            # acts on and cut to the column with "..." (the C tables' rule)
+            c = terminal_text(c, w)
             out.append(f"{c:>{w}}  ")
         return "".join(out)
 
@@ -746,6 +748,9 @@ def _export_trace(rec: _Recording, path: str) -> None:
                         socket.gethostname(), rec.counters.tobytes())
 
 
+_FOLDED_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
     if metric not in ("self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"):
         raise ValueError(f"metric must be 'self_cpu_time_total', not {metric!r}")
@@ -757,7 +762,10 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
     paths: list = [None] * len(spans)
     acc: dict = {}
     for i in range(len(spans)):  # parents come before their children
-        name = rec.names[region[i]].replace(";", ":").replace(" ", "_")
+        # folded stacks are one stack a line, frames split at ';', the
+        # count after the last space: a name from a file keeps none of
+        # them (';' as ':', whitespace and controls as '_')
+        name = _FOLDED_UNSAFE.sub("_", rec.names[region[i]].replace(";", ":"))
         p = parent[i]
         paths[i] = (paths[p] + ";" + name) if p >= 0 else \
             f"thread_{rec.threads[thread[i]][0]};{name}"
