@@ -228,6 +228,49 @@ def test_cli_convert_and_export_write_valid_json(files, which, tmp_path):
                    for e in meta)
 
 
+def test_cli_export_json_through_the_package(files, tmp_path):
+    import os
+    import sys
+    if not CLI.exists():
+        pytest.skip(f"no command-line tool at {CLI}")
+    env = dict(os.environ, SPANSCOPE_PYTHON=sys.executable)
+    p = subprocess.run([str(CLI), "export", "json", str(files["foreign"]), "-o",
+                        str(tmp_path / "e.json")], capture_output=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    _, strings = check_json(tmp_path / "e.json", set(files["foreign_names"]))
+    assert H.LABEL in strings
+
+
+def test_plot_data_files_keep_the_names(files, tmp_path):
+    """The numbers behind a plot (csv, json, parquet): the names come back
+    whole through each format's own reader."""
+    import csv
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    from spanscope import plots
+    names = set(files["foreign_names"])
+    formats = ["csv", "json"]
+    try:
+        import pyarrow.parquet as pq
+        formats.append("parquet")
+    except ImportError:
+        pq = None
+    for fmt in formats:
+        out = tmp_path / f"d.{fmt}"
+        plots.plot_durations(str(files["foreign"]), filepath=str(tmp_path / "d.png"),
+                             verbose=False, data_filepath=str(out), data_format=fmt)
+        if fmt == "csv":
+            csv.field_size_limit(1 << 24)  # the reader's limit, for the 1 MiB name
+            with open(out, newline="", encoding="utf-8") as f:
+                cells = {c for row in csv.reader(f) for c in row}
+        elif fmt == "json":
+            cells = check_json(out, set())[1]
+        else:
+            cells = {str(v) for col in pq.read_table(out).to_pydict().values() for v in col}
+        assert names <= cells, (fmt, [n[:40] for n in names - cells])
+
+
 def test_merges_write_valid_json_and_h5(files, tmp_path):
     names = set(files["foreign_names"])
     out = tmp_path / "m.json"
