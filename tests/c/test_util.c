@@ -764,6 +764,23 @@ static void test_utf8_put_text(void **state) {
     assert_string_equal(cell(0, "x\x9By", 5), "x" FFFD "y  ");
 }
 
+/* The public face of put_text: the whole result's length, a buffer cut
+ * short without splitting a sequence, NULL as "". */
+static void test_terminal_text(void **state) {
+    (void)state;
+    char buf[64];
+    assert_int_equal(sps_terminal_text("a\x1b[2J\xFF", 0, buf, sizeof buf), 8);
+    assert_string_equal(buf, "a?[2J" FFFD);
+    assert_int_equal(sps_terminal_text("abcdefgh", 5, buf, sizeof buf), 5);
+    assert_string_equal(buf, "ab...");
+    /* cap 6 leaves room for "a?[2J" and no part of the 3-byte U+FFFD */
+    assert_int_equal(sps_terminal_text("a\x1b[2J\xFF", 0, buf, 6), 8);
+    assert_string_equal(buf, "a?[2J");
+    assert_int_equal(sps_terminal_text(NULL, 0, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(sps_terminal_text("xyz", 0, NULL, 0), 3);
+}
+
 /* Error messages quote what files hold: one line, nothing a terminal
  * acts on, valid UTF-8. */
 static void test_error_clean(void **state) {
@@ -852,6 +869,7 @@ int main(void) {
         cmocka_unit_test(test_utf8_put_cell),
         cmocka_unit_test(test_xml_escape),
         cmocka_unit_test(test_utf8_put_text),
+        cmocka_unit_test(test_terminal_text),
         cmocka_unit_test(test_error_clean),
         cmocka_unit_test(test_error_threads),
         cmocka_unit_test(test_error_format),
