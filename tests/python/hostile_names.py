@@ -83,7 +83,8 @@ def repaired(b: bytes) -> str:
 def write_own_h5(path):
     """A recording written by spanscope's own writer (ProfileManager) with
     every TEXT_NAMES name (each with a child "child" and called twice), a
-    hostile label, thread name and /metadata values.  Returns path."""
+    hostile label, thread name, /metadata value and counter names.
+    Returns path."""
     from spanscope import ProfileManager as PM
     from spanscope import _ext
 
@@ -102,6 +103,9 @@ def write_own_h5(path):
     t.start()
     t.join()
     _ext.metadata_set("hostile_text", META["hostile_text"])  # str values only
+    import spanscope
+    for i, n in enumerate(TEXT_NAMES[:8]):  # counter names: the report's counter table
+        spanscope.counter(n, float(i))
     PM.finalize(verbose=False)
     return path
 

@@ -381,6 +381,9 @@ def test_cli_terminal_outputs(files, which):
         p = cli(*args, ok=args[0] != "check")
         check_terminal(p.stdout.decode("utf-8"), args[:1])
         check_terminal(p.stderr.decode("utf-8"), args[:1])
+    if which == "own":  # the counter table names the counters, cleaned
+        report = cli("report", src).stdout.decode()
+        assert "Counters" in report and "osc?]0;title?" in report.split("Counters")[1]
     out = cli("inspect", src).stdout.decode()
     if which == "trace":
         assert "?[31m</script>" in out  # the thread name, ESC shown as '?'
