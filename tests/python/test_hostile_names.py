@@ -241,6 +241,7 @@ def test_cli_export_json_through_the_package(files, tmp_path):
     assert H.LABEL in strings
 
 
+@pytest.mark.filterwarnings("ignore:Glyph")  # the controls have no glyph: drawn as boxes
 def test_plot_data_files_keep_the_names(files, tmp_path):
     """The numbers behind a plot (csv, json, parquet): the names come back
     whole through each format's own reader."""
