@@ -110,6 +110,19 @@ SPS_API int sps_last_errno(void);
  * and the file, e.g. "no space left on device (writing /data/out.h5)". */
 SPS_API const char *sps_last_error(void);
 
+/* Writes s (NUL-terminated, any bytes: a region name or metadata value
+ * read from someone else's file; NULL as "") into buf as text a terminal
+ * only shows, by the rule of the library's own tables: C0 controls (tab
+ * and newline too), DEL and C1 controls (U+0080..U+009F) become '?',
+ * bytes that start no valid UTF-8 sequence become U+FFFD, and text wider
+ * than max_cols columns (one per code point) is cut to max_cols ending in
+ * "..." (max_cols 0: never cut).  buf (cap bytes, the caller's) gets at
+ * most cap - 1 bytes and a NUL, never a split UTF-8 sequence; cap 0
+ * writes nothing.  Returns the length of the whole result (without the
+ * NUL; over cap - 1 means it was cut short, as with snprintf), 0 when out
+ * of memory.  Thread-safe; touches no session. */
+SPS_API size_t sps_terminal_text(const char *s, size_t max_cols, char *buf, size_t cap);
+
 /* ------------------------------------------------------------------------ */
 /* Configuration and session                                                 */
 /* ------------------------------------------------------------------------ */

@@ -1054,6 +1054,45 @@ static PyObject *ext_region_name(PyObject *mod, PyObject *id) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
+/* terminal_text(s, max_cols=0) -> str: s as a terminal may be shown it,
+ * by sps_terminal_text (controls as '?', invalid UTF-8 -- lone surrogates
+ * of a str -- as U+FFFD, cut to max_cols columns with "..."); a NUL
+ * character is a control like the others. */
+static PyObject *ext_terminal_text(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *str;
+    Py_ssize_t max_cols = 0;
+    if (!PyArg_ParseTuple(args, "U|n", &str, &max_cols)) return NULL;
+    if (max_cols < 0) {
+        PyErr_SetString(PyExc_ValueError, "max_cols must be >= 0");
+        return NULL;
+    }
+    PyObject *b = PyUnicode_AsEncodedString(str, "utf-8", "surrogatepass");
+    if (!b) return NULL;
+    Py_ssize_t n = PyBytes_GET_SIZE(b);
+    size_t cap = (size_t)n * 3 + 8; /* every byte as U+FFFD at worst, and "..." */
+    char *in = malloc((size_t)n + 1), *out = malloc(cap);
+    if (!in || !out) {
+        free(in);
+        free(out);
+        Py_DECREF(b);
+        return PyErr_NoMemory();
+    }
+    /* a copy (bytes objects may be shared): NUL as another control, '?' */
+    for (Py_ssize_t i = 0; i < n; i++) in[i] = PyBytes_AS_STRING(b)[i] ? PyBytes_AS_STRING(b)[i] : 1;
+    in[n] = 0;
+    Py_DECREF(b);
+    size_t len = sps_terminal_text(in, (size_t)max_cols, out, cap);
+    free(in);
+    if (!len && n) {
+        free(out);
+        return PyErr_NoMemory();
+    }
+    PyObject *r = PyUnicode_DecodeUTF8(out, (Py_ssize_t)(len < cap ? len : strlen(out)), "replace");
+    free(out);
+    return r;
+}
+
 /* Raises what a failed read of the file at path (a reader's code rc, its
  * one-line reason err) means in Python: OSError when the file cannot be
  * opened or read, ValueError when it is not a valid file (or an argument
@@ -2139,6 +2178,8 @@ static PyMethodDef ext_methods[] = {
     {"read_file", ext_read_file, METH_VARARGS,
      "read_file(path) -> the file's model (sps_file_open) as a dict of columns."},
     {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},
+    {"terminal_text", ext_terminal_text, METH_VARARGS,
+     "terminal_text(s, max_cols=0) -> s cleaned for a terminal (sps_terminal_text)."},
     {"set_region_class", ext_set_region_class, METH_O, "The Region subclass to create."},
     {"begin", ext_begin, METH_O, "sps_begin(id) (for tests)."},
     {"end", ext_end, METH_O, "sps_end(id) (for tests)."},

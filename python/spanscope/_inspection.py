@@ -25,6 +25,7 @@ import numpy as np
 from spanscope import _ext
 from spanscope._atomic import write_text_replacing
 from spanscope._results_api import ProfilingResults
+from spanscope._results_table import NAME_COLS, terminal_text
 from spanscope._results_json import read_profile, read_profile_summary
 
 __all__ = ["collect_file_metadata", "create_html_report", "inspect_file",
@@ -81,20 +82,21 @@ def _print_metadata(metadata: dict, full: bool, stream) -> None:
         print("Metadata\n  (none recorded)\n", file=stream)
         return
     sections, modules = _metadata_sections(metadata)
-    width = max(len(str(k)) for k in metadata)
+    width = min(max(len(str(k)) for k in metadata), NAME_COLS)
     print("Metadata", file=stream)
     for title, entries in sections:
         if not entries:
             continue
         print(f"  {title}", file=stream)
         for key, value in entries:
-            print(f"    {key:<{width}} : {_clip(_text(value), full)}", file=stream)
+            print(f"    {terminal_text(key, NAME_COLS):<{width}} : "
+                  f"{terminal_text(_clip(_text(value), full))}", file=stream)
     if modules is not None:
         mods = modules.tolist() if isinstance(modules, np.ndarray) else list(
             [modules] if isinstance(modules, str) else modules)
         print(f"  Modules ({len(mods)})", file=stream)
         for m in mods:
-            print(f"    {_text(m)}", file=stream)
+            print(f"    {terminal_text(_text(m), NAME_COLS)}", file=stream)
         if not mods:
             print("    (none loaded)", file=stream)
     print(file=stream)
@@ -107,16 +109,19 @@ def _print_sources(results: ProfilingResults, names, stream) -> None:
     print(f"Source ({len(names)})", file=stream)
     for name in names:
         if name not in results:
-            print(f"  {name!r}: no such region. Available regions: {results.region_names}",
-                  file=stream)
+            print(terminal_text(f"  {name!r}: no such region. Available regions: "
+                                f"{results.region_names}", 4 * NAME_COLS), file=stream)
             continue
         region = results.get_region(name)
         if not region.has_source or region.source_text is None:
-            print(f"  {name}: source not captured", file=stream)
+            print(f"  {terminal_text(name, NAME_COLS)}: source not captured", file=stream)
             continue
-        print(f"  {name}  ({region.source_file}:{region.source_lineno})", file=stream)
+        print(f"  {terminal_text(name, NAME_COLS)}  "
+              f"({terminal_text(region.source_file, NAME_COLS)}:{region.source_lineno})",
+              file=stream)
         for line in region.source_text.rstrip("\n").splitlines():
-            print(f"    {line}", file=stream)
+            # a tab of the source stays one column of space, not '?'
+            print(f"    {terminal_text(line.replace(chr(9), '    '))}", file=stream)
     print(file=stream)
 
 
@@ -161,7 +166,8 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
     if results.total_time is not None:
         headline += f", {results.total_time:.6g} s total (setup to finalize)"
     print("=" * 78, file=stream)
-    print(f"{results.label} - {path}" if results.label is not None else path, file=stream)
+    print(terminal_text(f"{results.label} - {path}" if results.label is not None else path,
+                        2 * NAME_COLS), file=stream)
     print(headline, file=stream)
     print("=" * 78 + "\n", file=stream)
     if show_metadata:

@@ -47,6 +47,21 @@ SESSION_REGION = SESSION_REGIONS[0]
 _RECURSIVE_NOTE = ("↻ Recursive rows pool every level of the recursion: the call count "
                    "includes nested calls, the total only the outermost ones.")
 _MODES = ("coverage", "exclusive")
+# Columns a region name may take in the box (its tree prefix included):
+# names come from files anyone wrote, and a 1 MiB name must leave the
+# table readable.  Longer names end in "..." (the data formats keep them
+# whole).
+NAME_COLS = 100
+
+
+def terminal_text(text, max_cols: int = 0) -> str:
+    """text (a name or value read from a file) as the terminal tables show
+    it, by the C tables' rule (sps_terminal_text): C0 controls (tab and
+    newline too), DEL and C1 controls as '?', invalid UTF-8 (lone
+    surrogates) as U+FFFD, cut to max_cols columns ending in "..." (0:
+    never cut).  Every terminal output of the Python faces prints the
+    file's strings through this one function."""
+    return _ext.terminal_text(str(text), max_cols)
 
 
 def _check_mode(percentage_mode: str) -> None:
@@ -552,7 +567,8 @@ def format_region_table(rows, columns=None, percentage_mode: str = "coverage"):
         pad = " " * len(_prefix(r.get("depth", 0)))
         share = (r["total"] if percentage_mode == "exclusive" and _is_session(r)
                  else r.get(percentage_mode))
-        name = _prefix(r.get("depth", 0)) + r["name"] + (" ↻" if r.get("recursive") else "")
+        name = terminal_text(_prefix(r.get("depth", 0)) + r["name"], NAME_COLS) + (
+            " ↻" if r.get("recursive") else "")
         if inline and r["calls"] != 1:
             name += f" ({_count(r['calls'])}x)"
         cells = {
@@ -635,7 +651,7 @@ def _gpu_warnings(rows) -> list[str]:
 def _notes(rows, title, file_path, percentage_mode) -> list[str]:
     notes = _gpu_warnings(rows)
     if title:
-        notes.append(f"Summary: {title}")
+        notes.append(terminal_text(f"Summary: {title}", NAME_COLS))
     if file_path is not None:
         notes.extend(_hints(file_path))
     notes.append("Durations are in seconds.")
@@ -665,7 +681,7 @@ def print_region_table(rows, title=None, stream=None, suppress_notes: bool = Fal
     _check_mode(percentage_mode)
     if not rows:
         if title:
-            print(title, file=out)
+            print(terminal_text(title, NAME_COLS), file=out)
         print("  (no regions recorded)", file=out)
         return
     cols, lines = format_region_table(rows, columns, percentage_mode)

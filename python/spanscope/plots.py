@@ -161,12 +161,38 @@ def _check_output(backend: str, filepath, data_filepath=None, data_format="csv")
             f"(one of: {', '.join('.' + k for k in sorted(supported))})")
 
 
+# The most characters a label drawn in a plot keeps (a region name from a
+# file may be 1 MiB long: whole, it makes the figure too large to draw).
+_LABEL_CHARS = 120
+
+
+def _cut_label(text: str) -> str:
+    return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "\u2026"
+
+
+def _cut_labels(fig) -> None:
+    """Cuts every text of the matplotlib figure (tick labels, legend
+    entries, titles, annotations) to _LABEL_CHARS characters, ending in
+    an ellipsis: no name from a file may make the figure undrawable."""
+    from matplotlib.text import Text
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t.get_text() for t in axis.get_ticklabels()]  # formatted now
+            if any(len(x) > _LABEL_CHARS for x in labels):  # fixed labels, cut
+                axis.set_ticks(axis.get_ticklocs(), [_cut_label(x) for x in labels])
+    for t in fig.findobj(Text):
+        text = t.get_text()
+        if len(text) > _LABEL_CHARS:
+            t.set_text(_cut_label(text))
+
+
 def _finish(fig, axes, filepath, show, verbose, return_fig):
     """Saves the figure to filepath (format by suffix), shows it if asked.
     matplotlib: returns fig, or (fig, axes) with return_fig (scope-profiler's
     form); plotly: returns the plotly Figure either way (as scope-profiler)."""
     if isinstance(fig, _PlotlyFigure):
         return fig.finish(filepath, show, verbose)
+    _cut_labels(fig)
     if filepath is not None:
         path = Path(filepath)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import socket
 import sys
 import threading
@@ -48,6 +49,7 @@ import numpy as np
 from spanscope import _ext
 from spanscope import _itt as itt
 from spanscope._atomic import write_text_replacing
+from spanscope._results_table import terminal_text
 
 __all__ = [
     "profile", "schedule", "record_function", "ProfilerAction", "ProfilerActivity",
@@ -631,12 +633,14 @@ def _build_table(rows: list, sort_by=None, row_limit=100, max_src_column_width=7
         if top_level_events_only and r.cpu_parent is not None:
             continue
         shown += 1
-        name = r.key
+        # names come from files anyone wrote: cleaned of what a terminal
+        # acts on (the C tables' rule), then cut as torch cuts them
+        name = terminal_text(r.key)
         if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
             name = name[:max_name_column_width - 3] + "..."
         cells = [name]
         if has_overload:
-            cells.append(r.overload_name)
+            cells.append(terminal_text(r.overload_name))
         cells += [_fmt_share(r.self_cpu_time_total, self_total),
                   _fmt_time_in(r.self_cpu_time_total, time_unit),
                   _fmt_share(r.cpu_time_total, self_total),
@@ -646,9 +650,9 @@ def _build_table(rows: list, sort_by=None, row_limit=100, max_src_column_width=7
             cells.append(_shapes_text(r.input_shapes)[:shape_w])
         st = list(r.stack or ()) if stacks else []
         if stacks:
-            cells.append(_trim_path(st[0], src_w) if st else "")
+            cells.append(_trim_path(terminal_text(st[0]), src_w) if st else "")
         if has_module:
-            cells.append(r.module or "")
+            cells.append(terminal_text(r.module or "", 60))
         if has_flops:
             cells.append(f"{r.flops * scale:8.3f}" if r.flops > 0 else "--")
         out.append(fmt(*cells))
@@ -656,7 +660,7 @@ def _build_table(rows: list, sort_by=None, row_limit=100, max_src_column_width=7
             at = [c for c, _, _ in cols].index("Source Location")
             for frame in st[1:] + [""]:
                 blank = [""] * len(cols)
-                blank[at] = _trim_path(frame, src_w)
+                blank[at] = _trim_path(terminal_text(frame), src_w)
                 out.append(fmt(*blank))
     out += [sep, f"Self CPU time total: {_fmt_time_in(self_total, time_unit)}"]
     return "\n".join(out) + "\n"
@@ -1019,6 +1023,9 @@ def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
                         socket.gethostname(), rec.counters.tobytes())
 
 
+_FOLDED_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
     if metric not in ("self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"):
         raise ValueError(f"metric must be 'self_cpu_time_total', not {metric!r}")
@@ -1030,7 +1037,10 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
     paths: list = [None] * len(spans)
     acc: dict = {}
     for i in range(len(spans)):  # parents come before their children
-        name = rec.names[region[i]].replace(";", ":").replace(" ", "_")
+        # folded stacks are one stack a line, frames split at ';', the
+        # count after the last space: a name from a file keeps none of
+        # them (';' as ':', whitespace and controls as '_')
+        name = _FOLDED_UNSAFE.sub("_", rec.names[region[i]].replace(";", ":"))
         p = parent[i]
         paths[i] = (paths[p] + ";" + name) if p >= 0 else \
             f"thread_{rec.threads[thread[i]][0]};{name}"

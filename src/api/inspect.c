@@ -16,15 +16,24 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* One /metadata attribute as "  name = value[, value...]". */
+/* Columns a name or value from the file may take on one line: whatever
+ * the file holds (a 1 MiB value), the listing stays readable. */
+#define TEXT_COLS 120
+
+/* One /metadata attribute as "  name value[, value...]".  Names and
+ * values are the file's data: printed cleaned and cut (sps__utf8_put_text),
+ * so that no escape sequence in them reaches the terminal. */
 static void put_attr(FILE *fp, const sps_meta_attr_t *a) {
-    fprintf(fp, "  %-24s ", a->name);
+    fputs("  ", fp);
+    size_t w = sps__utf8_width(a->name);
+    sps__utf8_put_text(fp, a->name, TEXT_COLS);
+    fprintf(fp, "%*s ", (int)(w < 24 ? 24 - w : 0), "");
     size_t n = a->n > 8 ? 8 : a->n;
     for (size_t i = 0; i < n; i++) {
         if (i) fputs(", ", fp);
         if (a->kind == SPS_META_INT) fprintf(fp, "%" PRId64, a->ints[i]);
         else if (a->kind == SPS_META_FLOAT) fprintf(fp, "%.17g", a->floats[i]);
-        else fprintf(fp, "%s", a->texts[i]);
+        else sps__utf8_put_text(fp, a->texts[i], TEXT_COLS);
     }
     if (a->n > n) fprintf(fp, ", ... (%zu values)", a->n);
     fputc('\n', fp);
@@ -75,14 +84,17 @@ static int inspect_timeline(FILE *fp, const char *path, sps__tl_format_t fmt) {
         for (size_t p = 0; p < h->nprocs; p++) {
             char rank[24] = "-";
             if (h->procs[p].rank >= 0) snprintf(rank, sizeof rank, "%" PRId64, h->procs[p].rank);
-            fprintf(fp, "  pid %-8" PRId64 " rank %-6s %s\n", h->procs[p].pid, rank,
-                    h->procs[p].name ? h->procs[p].name : "");
+            fprintf(fp, "  pid %-8" PRId64 " rank %-6s ", h->procs[p].pid, rank);
+            sps__utf8_put_text(fp, h->procs[p].name ? h->procs[p].name : "", TEXT_COLS);
+            fputc('\n', fp);
         }
         fprintf(fp, "threads    %zu\n", h->nthreads);
-        for (size_t t = 0; t < h->nthreads; t++)
-            fprintf(fp, "  pid %-8" PRId64 " tid %-10" PRId64 " %10" PRIu64 " spans  %s\n",
-                    h->threads[t].pid, h->threads[t].tid, per[t],
-                    h->threads[t].name ? h->threads[t].name : "");
+        for (size_t t = 0; t < h->nthreads; t++) {
+            fprintf(fp, "  pid %-8" PRId64 " tid %-10" PRId64 " %10" PRIu64 " spans  ",
+                    h->threads[t].pid, h->threads[t].tid, per[t]);
+            sps__utf8_put_text(fp, h->threads[t].name ? h->threads[t].name : "", TEXT_COLS);
+            fputc('\n', fp);
+        }
     }
     free(per);
     sps__tlr_free(r);

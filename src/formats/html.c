@@ -491,19 +491,10 @@ static void put_json_str(FILE *fp, const char *s) {
     fputc('"', fp);
 }
 
-/* Writes s with HTML's special characters escaped. */
-static void put_html(FILE *fp, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", fp); break;
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        case '\'': fputs("&#39;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
+/* Writes s as HTML text or attribute value: the library's one escaper
+ * for markup (util.h, sps__xml_fputs: entities, controls and invalid
+ * UTF-8 as U+FFFD), which the flame graph's SVG uses too. */
+static void put_html(FILE *fp, const char *s) { sps__xml_fputs(fp, s); }
 
 /* Formats a duration in ns as text ("1.23 ms") into buf. */
 static const char *fmt_ns(char *buf, size_t n, double ns) {

@@ -50,11 +50,10 @@ int sps__counters_print(FILE *fp, const char *path) {
     for (size_t g = 0; g < k.nnames; g++) {
         const csum_t *c = &s[g];
         if (!c->n) continue;
-        /* cut and padded by columns, never inside a UTF-8 sequence */
-        size_t cut = sps__utf8_prefix(k.names[g], w), cols = sps__utf8_width(k.names[g]);
-        fprintf(fp, "%.*s%*s  %8llu  %12.6g  %12.6g  %12.6g  %12.6g\n", (int)cut, k.names[g],
-                (int)(cols < w ? w - cols : 0), "", (unsigned long long)c->n, c->min,
-                c->sum / (double)c->n, c->max, c->last);
+        /* the table's one name cell: cut by columns, controls cleaned */
+        sps__utf8_put_cell(fp, 0, k.names[g], w);
+        fprintf(fp, "  %8llu  %12.6g  %12.6g  %12.6g  %12.6g\n", (unsigned long long)c->n,
+                c->min, c->sum / (double)c->n, c->max, c->last);
     }
     free(s);
     sps__h5r_counters_free(&k);

@@ -16,14 +16,35 @@ static _Thread_local char g_msg[ERR_CAP];
  * SPS_EPATH name a kind of failure, this names its cause. */
 static _Thread_local int g_os_errno;
 
+/* Copies the formatted message tmp into g_msg as one line a terminal only
+ * shows: newlines, carriage returns and tabs become spaces; other C0
+ * controls, DEL, C1 controls (U+0080..U+009F) and bytes that start no
+ * valid UTF-8 sequence become '?'.  Messages quote what files hold (a
+ * region name, a path), and every face prints them to a terminal. */
+static void err_clean(const char *tmp) {
+    const unsigned char *p = (const unsigned char *)tmp;
+    char *o = g_msg;
+    size_t n = strlen(tmp);
+    for (size_t i = 0; i < n;) {
+        size_t k = sps__utf8_len(p + i, n - i);
+        unsigned c = p[i];
+        if (c == '\n' || c == '\r' || c == '\t') *o++ = ' ';
+        else if (!k || c < 0x20 || c == 0x7f || (c == 0xC2 && p[i + 1] <= 0x9F)) *o++ = '?';
+        else {
+            memcpy(o, p + i, k);
+            o += k;
+        }
+        i += k ? k : 1;
+    }
+    *o = 0;
+}
+
 /* Formats into g_msg through a copy, so that arguments pointing into
  * g_msg itself ("%s: %s", path, sps__err_msg()) read the old message. */
 static void err_vset(const char *fmt, va_list ap) {
     char tmp[ERR_CAP];
     vsnprintf(tmp, sizeof tmp, fmt, ap);
-    for (char *p = tmp; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    memcpy(g_msg, tmp, strlen(tmp) + 1);
+    err_clean(tmp);
 }
 
 void sps__err_set(const char *fmt, ...) {

@@ -7,29 +7,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The escape for byte c at s (n bytes left) under flags into buf, with
- * *k set to the bytes it stands for; NULL when the sequence at s is copied
- * as it is (*k bytes of plain ASCII or valid UTF-8). */
+/* "\u00XX" for the control character c (C0, DEL or C1) into buf (7 bytes). */
+static const char *u00(unsigned c, char *buf) {
+    static const char hex[] = "0123456789abcdef";
+    memcpy(buf, "\\u00", 4);
+    buf[4] = hex[(c >> 4) & 15];
+    buf[5] = hex[c & 15];
+    buf[6] = 0;
+    return buf;
+}
+
+/* The escape for the sequence at s (n bytes left) under flags into buf,
+ * with *k set to the bytes it stands for; NULL when the sequence at s is
+ * copied as it is (*k bytes of plain ASCII or valid UTF-8). */
 static const char *escape_of(const unsigned char *s, size_t n, unsigned flags,
                              char *buf, size_t *k) {
-    static const char hex[] = "0123456789abcdef";
     unsigned c = s[0];
     *k = 1;
     if (c == '"') return "\\\"";
     if (c == '\\') return "\\\\";
     if (c == '<' && (flags & SPS__JSON_IN_SCRIPT)) return "\\u003c";
-    if (c < 0x20 || c == 0x7F) {
-        memcpy(buf, "\\u00", 4);
-        buf[4] = hex[c >> 4];
-        buf[5] = hex[c & 15];
-        buf[6] = 0;
-        return buf;
-    }
+    if (c < 0x20 || c == 0x7F) return u00(c, buf);
     if (c < 0x80) return NULL;
     *k = sps__utf8_len(s, n);
-    if (*k) return NULL;
-    *k = 1;
-    return "\\ufffd";
+    if (!*k) {
+        *k = 1;
+        return "\\ufffd";
+    }
+    /* C1 controls (U+0080..U+009F) as C0's are: a JSON file printed to a
+     * terminal cannot act on them */
+    if (*k == 2 && c == 0xC2 && s[1] <= 0x9F) return u00(s[1], buf);
+    /* U+2028 and U+2029 are valid in JSON but end a line in JavaScript
+     * before ES2019: escaped, so that the text is JavaScript too */
+    if (*k == 3 && c == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
+        return s[2] == 0xA8 ? "\\u2028" : "\\u2029";
+    return NULL;
 }
 
 void sps__json_escape(const char *str, size_t n, unsigned flags,

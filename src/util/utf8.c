@@ -90,7 +90,9 @@ static int is_control(const unsigned char *p, size_t *len) {
     return 0;
 }
 
-void sps__utf8_put_cell(FILE *fp, size_t indent, const char *s, size_t width) {
+/* put_cell on text known to be valid UTF-8 (its widths and cuts count
+ * code points, so an invalid byte would be miscounted). */
+static void put_valid_cell(FILE *fp, size_t indent, const char *s, size_t width) {
     if (indent > width) indent = width;
     size_t room = width - indent, w = sps__utf8_width(s);
     size_t keep = w <= room ? w : (room > 3 ? room - 3 : 0), len;
@@ -101,4 +103,28 @@ void sps__utf8_put_cell(FILE *fp, size_t indent, const char *s, size_t width) {
     size_t col = indent + keep;
     if (w > room) col += (size_t)fprintf(fp, "%.*s", (int)(room - keep), "...");
     fprintf(fp, "%*s", (int)(width - col), "");
+}
+
+/* s when it is valid UTF-8, else a repaired copy in *fixed (caller
+ * frees; "?" when out of memory): what the printers print. */
+static const char *valid_text(const char *s, char **fixed) {
+    size_t n = strlen(s);
+    *fixed = NULL;
+    if (sps__utf8_valid(s, n)) return s;
+    *fixed = sps__utf8_sanitize(s, n);
+    return *fixed ? *fixed : "?";
+}
+
+void sps__utf8_put_cell(FILE *fp, size_t indent, const char *s, size_t width) {
+    char *fixed;
+    put_valid_cell(fp, indent, valid_text(s, &fixed), width);
+    free(fixed);
+}
+
+void sps__utf8_put_text(FILE *fp, const char *s, size_t max_cols) {
+    char *fixed;
+    const char *v = valid_text(s, &fixed);
+    size_t w = sps__utf8_width(v);
+    put_valid_cell(fp, 0, v, max_cols && w > max_cols ? max_cols : w);
+    free(fixed);
 }

@@ -282,8 +282,10 @@ SPS__HIDDEN ssize_t sps__pread_full(int fd, void *buf, size_t n, off_t off);
 
 /* Writes the NUL-terminated s to fp with XML's special characters as
  * entities (& < > " '), so that it is safe as text and in attribute
- * values; control characters XML 1.0 forbids become U+FFFD.  0, or -1
- * when writing fp failed. */
+ * values, in XML (SVG) and in HTML; control characters but tab, newline
+ * and carriage return (C0, DEL, C1) and every byte that starts no valid
+ * UTF-8 sequence become U+FFFD, so the output is valid UTF-8 and valid
+ * XML 1.0 whatever s holds.  0, or -1 when writing fp failed. */
 SPS__HIDDEN int sps__xml_fputs(FILE *fp, const char *s);
 
 /* ======================================================================== */
@@ -306,7 +308,9 @@ enum {
 
 /* Writes the n bytes at s (any bytes) as the contents of a JSON string
  * (no quotes) to put: '"' and '\\' escaped with a backslash, control
- * characters (U+0000..U+001F and DEL) as \u00XX, valid UTF-8 copied, and
+ * characters (C0 U+0000..U+001F, DEL, C1 U+0080..U+009F) as \u00XX, U+2028 and U+2029 (line
+ * ends in JavaScript, not in JSON) as \u2028 and \u2029, other valid
+ * UTF-8 copied, and
  * every byte that does not start a valid UTF-8 sequence (overlong forms,
  * surrogates, code points above U+10FFFF, truncated sequences) as \ufffd;
  * with SPS__JSON_IN_SCRIPT in flags, '<' as \u003c too.  The result is
@@ -356,11 +360,20 @@ SPS__HIDDEN size_t sps__utf8_cut(const char *s, size_t n);
  * never falls inside a UTF-8 sequence), then spaces to width.  What a
  * terminal could act on -- C0 controls, DEL, C1 controls (U+0080..U+009F)
  * -- is printed as '?' (one column, as it was counted); other bytes are
- * copied.  Columns are counted as sps__utf8_width counts them.  The one
+ * copied, but s is first repaired as sps__utf8_sanitize repairs it
+ * (every byte that starts no valid sequence as U+FFFD) when it is not
+ * valid UTF-8.  Columns are counted as sps__utf8_width counts them.  The one
  * name column of the summary table, the per-rank view and the comparison
  * of two recordings, so that all three cut and clean names alike. */
 SPS__HIDDEN void sps__utf8_put_cell(FILE *fp, size_t indent, const char *s,
                                     size_t width);
+/* Prints the NUL-terminated s to fp as text a terminal only shows, by
+ * sps__utf8_put_cell's rule (C0, DEL and C1 controls as '?', bytes that
+ * are not UTF-8 as U+FFFD), without padding: cut to max_cols columns
+ * ending in "..." when wider (max_cols 0: never cut).  For names and
+ * values from a file printed outside a table's name column (metadata,
+ * thread and process names, counter names). */
+SPS__HIDDEN void sps__utf8_put_text(FILE *fp, const char *s, size_t max_cols);
 
 /* ======================================================================== */
 /* error.c: the library's one error message                                 */

@@ -447,8 +447,15 @@ static void test_json_escape(void **state) {
     /* valid UTF-8 is copied: 2, 3 and 4 bytes, the extremes */
     assert_string_equal(ESC("caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80"),
                         "caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80");
-    assert_string_equal(ESC("\xC2\x80\xEF\xBF\xBF\xF4\x8F\xBF\xBF"),
-                        "\xC2\x80\xEF\xBF\xBF\xF4\x8F\xBF\xBF");
+    assert_string_equal(ESC("\xC2\xA0\xEF\xBF\xBF\xF4\x8F\xBF\xBF"),
+                        "\xC2\xA0\xEF\xBF\xBF\xF4\x8F\xBF\xBF");
+    /* C1 controls as \u00XX, as C0's (a terminal could act on them) */
+    assert_string_equal(ESC("\xC2\x80\xC2\x9B[2J\xC2\x9F"), "\\u0080\\u009b[2J\\u009f");
+    /* U+2028 and U+2029 escaped (line ends in JavaScript), with or
+     * without SPS__JSON_IN_SCRIPT; their neighbours U+2027, U+202A copied */
+    assert_string_equal(ESC("a\xE2\x80\xA8" "b\xE2\x80\xA9" "c"), "a\\u2028b\\u2029c");
+    assert_string_equal(ESC_SCRIPT("\xE2\x80\xA8<"), "\\u2028\\u003c");
+    assert_string_equal(ESC("\xE2\x80\xA7\xE2\x80\xAA"), "\xE2\x80\xA7\xE2\x80\xAA");
     /* invalid: one U+FFFD per byte that starts no valid sequence */
     assert_string_equal(ESC("\x80"), "\\ufffd");               /* lone continuation */
     assert_string_equal(ESC("\xFF\xFE"), "\\ufffd\\ufffd");    /* never valid */
@@ -681,6 +688,107 @@ static void *err_main(void *p) {
     return NULL;
 }
 
+/* s written by sps__xml_fputs, in a static buffer. */
+static const char *xml(const char *s) {
+    static char out[256];
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *fp = open_memstream(&buf, &sz);
+    assert_non_null(fp);
+    assert_int_equal(sps__xml_fputs(fp, s), 0);
+    fclose(fp);
+    assert_true(sz < sizeof out);
+    memcpy(out, buf, sz + 1);
+    free(buf);
+    return out;
+}
+
+#define FFFD "\xEF\xBF\xBD"
+
+/* The markup escaper: entities; C0 (but tab, newline, CR), DEL, C1 and
+ * every byte that starts no valid sequence as U+FFFD; valid UTF-8
+ * copied; so the output is valid UTF-8 and XML 1.0 whatever the input. */
+static void test_xml_escape(void **state) {
+    (void)state;
+    assert_string_equal(xml("</script><img onerror='x' a=\"b\">&"),
+                        "&lt;/script&gt;&lt;img onerror=&#39;x&#39; a=&quot;b&quot;&gt;&amp;");
+    assert_string_equal(xml("t\tn\nr\r"), "t\tn\nr\r");
+    assert_string_equal(xml("\x1b[2J\x07\x7f"), FFFD "[2J" FFFD FFFD);
+    assert_string_equal(xml("c1\xC2\x9B\xC2\x80 nbsp\xC2\xA0"), "c1" FFFD FFFD " nbsp\xC2\xA0");
+    assert_string_equal(xml("\xFF\xC0\xAF\xED\xA0\x80x\xE2\x82"),
+                        FFFD FFFD FFFD FFFD FFFD FFFD "x" FFFD FFFD);
+    assert_string_equal(xml("caf\xC3\xA9 \xE2\x80\xA8 \xF0\x9F\x98\x80"),
+                        "caf\xC3\xA9 \xE2\x80\xA8 \xF0\x9F\x98\x80");
+    /* random bytes: valid UTF-8 out, no control but tab/newline/CR, no '<' */
+    uint64_t x = 4242;
+    for (int round = 0; round < 3000; round++) {
+        char in[40];
+        size_t n = rnd(&x) % (sizeof in - 1);
+        for (size_t i = 0; i < n; i++) in[i] = (char)((rnd(&x) >> 8) % 255 + 1);
+        in[n] = 0;
+        const char *o = xml(in);
+        assert_true(sps__utf8_valid(o, strlen(o)));
+        for (const unsigned char *q = (const unsigned char *)o; *q; q++) {
+            assert_true(*q >= 0x20 || *q == '\t' || *q == '\n' || *q == '\r');
+            assert_true(*q != 0x7f && *q != '<' && *q != '>' && *q != '"');
+            assert_false(q[0] == 0xC2 && q[1] >= 0x80 && q[1] <= 0x9F);
+        }
+    }
+}
+
+/* s by sps__utf8_put_text, in a static buffer. */
+static const char *text(const char *s, size_t max_cols) {
+    static char out[256];
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *fp = open_memstream(&buf, &sz);
+    assert_non_null(fp);
+    sps__utf8_put_text(fp, s, max_cols);
+    fclose(fp);
+    assert_true(sz < sizeof out);
+    memcpy(out, buf, sz + 1);
+    free(buf);
+    return out;
+}
+
+/* put_text: a cell as wide as the text, cut at max_cols; a text that is
+ * not UTF-8 is repaired first (put_cell too). */
+static void test_utf8_put_text(void **state) {
+    (void)state;
+    assert_string_equal(text("abc", 0), "abc");
+    assert_string_equal(text("abc", 10), "abc");
+    assert_string_equal(text("abcdefgh", 6), "abc...");
+    assert_string_equal(text("osc\x1b]0;t\x07 c1\xC2\x9B" "2J", 0), "osc?]0;t? c1?2J");
+    assert_string_equal(text("bad\xFF\x9B\xC0\xAF", 0), "bad" FFFD FFFD FFFD FFFD);
+    assert_string_equal(text("", 5), "");
+    assert_string_equal(cell(0, "x\x9By", 5), "x" FFFD "y  ");
+}
+
+/* The public face of put_text: the whole result's length, a buffer cut
+ * short without splitting a sequence, NULL as "". */
+static void test_terminal_text(void **state) {
+    (void)state;
+    char buf[64];
+    assert_int_equal(sps_terminal_text("a\x1b[2J\xFF", 0, buf, sizeof buf), 8);
+    assert_string_equal(buf, "a?[2J" FFFD);
+    assert_int_equal(sps_terminal_text("abcdefgh", 5, buf, sizeof buf), 5);
+    assert_string_equal(buf, "ab...");
+    /* cap 6 leaves room for "a?[2J" and no part of the 3-byte U+FFFD */
+    assert_int_equal(sps_terminal_text("a\x1b[2J\xFF", 0, buf, 6), 8);
+    assert_string_equal(buf, "a?[2J");
+    assert_int_equal(sps_terminal_text(NULL, 0, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(sps_terminal_text("xyz", 0, NULL, 0), 3);
+}
+
+/* Error messages quote what files hold: one line, nothing a terminal
+ * acts on, valid UTF-8. */
+static void test_error_clean(void **state) {
+    (void)state;
+    sps__err_set("region '%s' bad", "a\x1b[2J\nb\rc\td\x07\x7f\xC2\x9B\xFF" "e\xC3\xA9");
+    assert_string_equal(sps__err_msg(), "region 'a?[2J b c d?" "?" "?" "?e\xC3\xA9' bad");
+}
+
 static void test_error_threads(void **state) {
     (void)state;
     enum { T = 6 };
@@ -759,6 +867,10 @@ int main(void) {
         cmocka_unit_test(test_json_quote_fputs),
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_utf8_put_cell),
+        cmocka_unit_test(test_xml_escape),
+        cmocka_unit_test(test_utf8_put_text),
+        cmocka_unit_test(test_terminal_text),
+        cmocka_unit_test(test_error_clean),
         cmocka_unit_test(test_error_threads),
         cmocka_unit_test(test_error_format),
         cmocka_unit_test(test_error_copy),

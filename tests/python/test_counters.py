@@ -109,8 +109,8 @@ def test_profile_window_exports_its_counters(tmp_path):
 
 def test_report_shows_long_counter_names_whole(tmp_path):
     """The counters table sizes its name column by columns (code points),
-    up to 40, and cuts longer names there, never inside a UTF-8
-    sequence."""
+    up to 40, and cuts longer names there with an ellipsis (the one cell
+    printer of the C tables), never inside a UTF-8 sequence."""
     p = tmp_path / "names.h5"
     ProfileManager.setup(file_path=str(p))
     spanscope.counter("gpu_memory_bytes_\u00e9t\u00e9", 1.0)
@@ -121,5 +121,5 @@ def test_report_shows_long_counter_names_whole(tmp_path):
     rows = rep[rep.index("Counters"):].splitlines()[2:]
     assert rows[0].startswith("gpu_memory_bytes_\u00e9t\u00e9  ")
     assert rows[1].startswith("q" + " " * 20 + "  ")   # padded to the widest
-    assert rows[2].startswith("\u00e9" * 40 + "  ")      # cut at 40 columns
+    assert rows[2].startswith("\u00e9" * 37 + "...  ")  # cut at 40 columns
     assert len({len(r) for r in rows}) == 1  # columns line up (in code points)
