@@ -46,7 +46,7 @@
  * every macro under gcc -std=c99 -pedantic -Wall -Wextra
  * -Wdeclaration-after-statement, clang -std=c11 -Weverything
  * -Wno-padded and clang++ -std=c++11 -Weverything -Wno-c++98-compat
- * (tests/header/run.sh checks all three). */
+ * (tests/header/run.sh checks these, and g++ -pedantic). */
 #if defined(__cplusplus)
 #  if __cplusplus < 201103L
 #    error "spanscope.h needs C++11 or later (e.g. -std=c++11)"
@@ -436,14 +436,20 @@ SPS_API sps_region_t sps_region(const char *name);
  * warns where they are declared; no use site ever names them, so the
  * warning is silenced here, for these declarations only. */
 #if defined(__cplusplus) && defined(__clang__)
+#  if __has_warning("-Wreserved-identifier") /* clang 13 and later */
+#    define SPS_QUIET_RESERVED_ 1
+#  endif
+#endif
+#ifdef SPS_QUIET_RESERVED_
 #  pragma clang diagnostic push
 #  pragma clang diagnostic ignored "-Wreserved-identifier"
 #endif
 SPS_API extern int sps__active;
 SPS_API void sps__begin(sps_region_t r);
 SPS_API void sps__end(sps_region_t r);
-#if defined(__cplusplus) && defined(__clang__)
+#ifdef SPS_QUIET_RESERVED_
 #  pragma clang diagnostic pop
+#  undef SPS_QUIET_RESERVED_
 #endif
 
 /* Inlined even without optimisation: no call when profiling is off, and
