@@ -56,7 +56,7 @@ check-sanitize: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=address,undefined -DSPS_BUILD_BENCH=OFF >/dev/null
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
-	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=thread -DSPS_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=thread -DSPS_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
@@ -65,7 +65,7 @@ check-sanitize: deps
 check-warnings: deps
 	cmake -S . -B $(BUILD)-rel-gcc -DCMAKE_BUILD_TYPE=Release -DSPS_PYTHON=ON -DSPS_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=gcc -DPython_EXECUTABLE=$(PY) >/dev/null
 	cmake --build $(BUILD)-rel-gcc -j $(JOBS)
-	cmake -S . -B $(BUILD)-rel-clang -DCMAKE_BUILD_TYPE=Release -DSPS_PYTHON=ON -DSPS_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DPython_EXECUTABLE=$(PY) >/dev/null
+	cmake -S . -B $(BUILD)-rel-clang -DCMAKE_BUILD_TYPE=Release -DSPS_PYTHON=ON -DSPS_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DPython_EXECUTABLE=$(PY) >/dev/null
 	cmake --build $(BUILD)-rel-clang -j $(JOBS)
 
 clean:

@@ -40,6 +40,21 @@
 #ifndef SPANSCOPE_H
 #define SPANSCOPE_H
 
+/* Language: C99 or later, or C++11 or later, with GCC's extensions that
+ * GCC and Clang both have (__atomic builtins, __attribute__((cleanup)),
+ * __builtin_expect).  The header is warning-free at the use sites of
+ * every macro under gcc -std=c99 -pedantic -Wall -Wextra
+ * -Wdeclaration-after-statement, clang -std=c11 -Weverything
+ * -Wno-padded and clang++ -std=c++11 -Weverything -Wno-c++98-compat
+ * (tests/header/run.sh checks these, and g++ -pedantic). */
+#if defined(__cplusplus)
+#  if __cplusplus < 201103L
+#    error "spanscope.h needs C++11 or later (e.g. -std=c++11)"
+#  endif
+#elif !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
+#  error "spanscope.h needs C99 or later (e.g. -std=c99): it uses inline functions"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,10 +62,23 @@
 extern "C" {
 #endif
 
+/* The version of this header.  The library's own, at run time, is
+ * sps_version() / sps_version_number(); docs/abi.md says what a version
+ * change promises (the SONAME policy). */
 #define SPS_VERSION_MAJOR 0
 #define SPS_VERSION_MINOR 1
 #define SPS_VERSION_PATCH 0
 #define SPS_VERSION_STRING "0.1.0"
+/* A version as one number, major * 10^6 + minor * 10^3 + patch (each part
+ * below 1000), usable in #if: SPS_VERSION_ENCODE(0, 1, 0) is 1000. */
+#define SPS_VERSION_ENCODE(major, minor, patch)                                \
+    ((major) * 1000000L + (minor) * 1000L + (patch))
+#define SPS_VERSION_NUMBER                                                     \
+    SPS_VERSION_ENCODE(SPS_VERSION_MAJOR, SPS_VERSION_MINOR, SPS_VERSION_PATCH)
+/* Non-zero when this header is version major.minor.patch or later:
+ *     #if SPS_VERSION_AT_LEAST(0, 2, 0)  ...use what 0.2 added...  #endif */
+#define SPS_VERSION_AT_LEAST(major, minor, patch)                              \
+    (SPS_VERSION_NUMBER >= SPS_VERSION_ENCODE(major, minor, patch))
 
 #if defined(_WIN32)
 #  define SPS_API
@@ -59,6 +87,21 @@ extern "C" {
 #else
 #  define SPS_API
 #endif
+
+/* A conversion in a macro that C and C++ both accept without a warning
+ * (clang++ -Weverything flags C's casts as old-style). */
+#ifdef __cplusplus
+#  define SPS_CAST_(type, value) (static_cast<type>(value))
+#else
+#  define SPS_CAST_(type, value) ((type)(value))
+#endif
+
+/* The version of the library this program runs with (which may be newer
+ * than the header it was compiled with, within one SONAME): "0.1.0" and
+ * SPS_VERSION_ENCODE(0, 1, 0).  Static storage; never fails; any thread,
+ * no session needed. */
+SPS_API const char *sps_version(void);
+SPS_API long sps_version_number(void);
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -81,11 +124,13 @@ extern "C" {
     X(ENOTSUP,   -11, "not supported by this build or platform")           \
     X(EMODE,     -12, "an aggregate session keeps statistics only, no spans")
 
+/* SPS_OK last: an enumerator list may not end in a comma in C++98's
+ * grammar (clang++ -Weverything warns, -Wc++98-compat-pedantic). */
 typedef enum {
-    SPS_OK = 0,
-#define SPS__ERRNO_ENUM(name, val, msg) SPS_##name = (val),
-    SPS_ERRNO_MAP(SPS__ERRNO_ENUM)
-#undef SPS__ERRNO_ENUM
+#define SPS_ERRNO_ENUM_(name, val, msg) SPS_##name = (val),
+    SPS_ERRNO_MAP(SPS_ERRNO_ENUM_)
+#undef SPS_ERRNO_ENUM_
+    SPS_OK = 0
 } sps_errno_t;
 
 /* Returns a static English message for an error code (never NULL; unknown
@@ -159,6 +204,11 @@ typedef struct sps_config {
      * 0 = default (64 KiB). */
     size_t chunk_size;
     sps_overflow_t overflow;
+    /* 0.  The padding the compiler would add, made explicit (the layout
+     * is the ABI, docs/abi.md; clang++ -Weverything warns on implicit
+     * padding): a later version may give it a meaning, with 0 the old
+     * behaviour. */
+    int reserved0_;
     /* Directory for the spill file (an unlinked temporary file).  NULL =
      * $TMPDIR, else /tmp. */
     const char *spill_dir;
@@ -178,10 +228,11 @@ typedef struct sps_config {
      * collective setup or finalize; see spanscope_mpi.h).  For sessions
      * that ranks start on their own, such as the torch-style profiler's. */
     int local;
+    int reserved1_; /* 0, as reserved0_ */
 } sps_config_t;
 
 #define SPS_CONFIG_INIT                                                        \
-    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, NULL, NULL, 0, 0, 1, 0, 0 }
+    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, 0, NULL, NULL, 0, 0, 1, 0, 0, 0 }
 
 /* Starts a profiling session: recording begins at once in every thread.
  * cfg may be NULL (defaults).  Returns SPS_EACTIVE if a session is active
@@ -387,7 +438,7 @@ SPS_API const char *sps_clock_source(void);
 typedef uint32_t sps_region_t;
 
 /* The id returned for a NULL name; its calls are recorded as misuse. */
-#define SPS_REGION_INVALID ((sps_region_t)0)
+#define SPS_REGION_INVALID SPS_CAST_(sps_region_t, 0)
 
 /* Interns name (any bytes up to a NUL; copied) and returns its id.  The same
  * name always gives the same id.  May be called before sps_setup (ids survive
@@ -408,18 +459,35 @@ SPS_API sps_region_t sps_region(const char *name);
  * that cannot use inline functions, e.g. ctypes or Fortran's bind(C)); they
  * check the session themselves.  sps__active is non-zero while a session
  * records; it is read here and written only by the library. */
+/* These three names are the library's ABI (the bindings call them).  In
+ * C++ every name containing "__" is reserved, so clang++ -Weverything
+ * warns where they are declared; no use site ever names them, so the
+ * warning is silenced here, for these declarations only. */
+#if defined(__cplusplus) && defined(__clang__)
+#  if __has_warning("-Wreserved-identifier") /* clang 13 and later */
+#    define SPS_QUIET_RESERVED_ 1
+#  endif
+#endif
+#ifdef SPS_QUIET_RESERVED_
+#  pragma clang diagnostic push
+#  pragma clang diagnostic ignored "-Wreserved-identifier"
+#endif
 SPS_API extern int sps__active;
 SPS_API void sps__begin(sps_region_t r);
 SPS_API void sps__end(sps_region_t r);
+#ifdef SPS_QUIET_RESERVED_
+#  pragma clang diagnostic pop
+#  undef SPS_QUIET_RESERVED_
+#endif
 
 /* Inlined even without optimisation: no call when profiling is off, and
  * sps__begin's caller is the user's function (native stacks start there). */
-#define SPS__ALWAYS_INLINE static inline __attribute__((always_inline))
-SPS__ALWAYS_INLINE void sps_begin(sps_region_t r) {
+#define SPS_ALWAYS_INLINE_ static inline __attribute__((always_inline))
+SPS_ALWAYS_INLINE_ void sps_begin(sps_region_t r) {
     if (__builtin_expect(__atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0, 1))
         sps__begin(r);
 }
-SPS__ALWAYS_INLINE void sps_end(sps_region_t r) {
+SPS_ALWAYS_INLINE_ void sps_end(sps_region_t r) {
     if (__builtin_expect(__atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0, 1))
         sps__end(r);
 }
@@ -961,7 +1029,8 @@ typedef struct sps_html_options {
  * must fit in the address space. */
 #define SPS_HTML_DEFAULT_MAX_SPANS 200000u
 #define SPS_HTML_MAX_SPANS_LIMIT                                               \
-    ((size_t)UINT32_MAX < SIZE_MAX / 48 ? (size_t)UINT32_MAX : SIZE_MAX / 48)
+    (SPS_CAST_(size_t, UINT32_MAX) < SIZE_MAX / 48 ? SPS_CAST_(size_t, UINT32_MAX) \
+                                                   : SIZE_MAX / 48)
 
 /* The defaults: 200000 spans, every region and rank, sorted by total,
  * the default columns, charts, "both", "auto". */
@@ -1315,8 +1384,13 @@ SPS_API int sps_fold_spans(const int64_t *start_ns, const int64_t *end_ns,
 /* Scoped regions (C with GCC/Clang cleanup attribute, and C++)              */
 /* ------------------------------------------------------------------------ */
 
-#define SPS__CAT2(a, b) a##b
-#define SPS__CAT(a, b) SPS__CAT2(a, b)
+/* The scopes below are declarations, not statements, so that declarations
+ * may follow them even under -Wdeclaration-after-statement; the names they
+ * declare (sps_scope_<line>, sps_scope_id_<line>) contain no "__" and do
+ * not start with "_", so they are not reserved in C or C++.  One scope per
+ * source line.  Macros ending in "_" are the header's own. */
+#define SPS_CAT2_(a, b) a##b
+#define SPS_CAT_(a, b) SPS_CAT2_(a, b)
 
 #if defined(__cplusplus)
 namespace spanscope {
@@ -1328,39 +1402,44 @@ struct scope {
     scope &operator=(const scope &) = delete;
 };
 } /* namespace spanscope */
-#  define SPS__SCOPE(name_expr, uniq)                                          \
-    static const sps_region_t SPS__CAT(sps__id_, uniq) = sps_region(name_expr); \
-    spanscope::scope SPS__CAT(sps__scope_, uniq)(SPS__CAT(sps__id_, uniq))
+#  define SPS_SCOPE_(name_expr, uniq)                                          \
+    static const sps_region_t SPS_CAT_(sps_scope_id_, uniq) = sps_region(name_expr); \
+    const spanscope::scope SPS_CAT_(sps_scope_, uniq)(SPS_CAT_(sps_scope_id_, uniq))
 #elif defined(__GNUC__)
 static inline void sps__scope_end(const sps_region_t *r) { sps_end(*r); }
-/* The id is interned on first execution and cached in a static: after that a
- * scope costs what sps_begin + sps_end cost. */
-static inline sps_region_t sps__cached_region(sps_region_t *slot,
-                                              const char *name) {
+/* Interns the name on first execution, cached in *slot (after that a scope
+ * costs what sps_begin + sps_end cost), enters the region and returns its
+ * id, which the cleanup variable keeps for sps__scope_end. */
+static inline sps_region_t sps__scope_begin(sps_region_t *slot,
+                                            const char *name) {
     sps_region_t id = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (__builtin_expect(id == 0, 0)) {
         id = sps_region(name);
         __atomic_store_n(slot, id, __ATOMIC_RELAXED);
     }
+    sps_begin(id);
     return id;
 }
-#  define SPS__SCOPE(name_expr, uniq)                                          \
-    static sps_region_t SPS__CAT(sps__id_, uniq);                              \
-    __attribute__((cleanup(sps__scope_end))) const sps_region_t                 \
-        SPS__CAT(sps__scope_, uniq) =                                          \
-            sps__cached_region(&SPS__CAT(sps__id_, uniq), (name_expr));        \
-    sps_begin(SPS__CAT(sps__scope_, uniq))
+#  define SPS_SCOPE_(name_expr, uniq)                                          \
+    static sps_region_t SPS_CAT_(sps_scope_id_, uniq);                         \
+    __attribute__((cleanup(sps__scope_end), unused)) const sps_region_t         \
+        SPS_CAT_(sps_scope_, uniq) =                                           \
+            sps__scope_begin(&SPS_CAT_(sps_scope_id_, uniq), (name_expr))
 #endif
 
-#if defined(SPS__SCOPE) && !defined(SPS_DISABLE)
-/* A region from here to the end of the enclosing block. */
-#  define SPS_REGION(name) SPS__SCOPE(name, __LINE__)
-/* A region named after the enclosing function. */
-#  define SPS_FUNCTION() SPS__SCOPE(__func__, __LINE__)
+#if defined(SPS_SCOPE_) && !defined(SPS_DISABLE)
+/* A region from here to the end of the enclosing block.  A declaration:
+ * code and declarations may follow it. */
+#  define SPS_REGION(name) SPS_SCOPE_(name, __LINE__)
+/* A region named after the enclosing function (__func__); put it first in
+ * the function, before its declarations. */
+#  define SPS_FUNCTION() SPS_SCOPE_(__func__, __LINE__)
 #else
-/* SPS_DISABLE (or a compiler without cleanup) compiles scopes out. */
-#  define SPS_REGION(name) ((void)0)
-#  define SPS_FUNCTION() ((void)0)
+/* SPS_DISABLE (or a compiler without cleanup) compiles scopes out, into a
+ * declaration of nothing (an empty enumeration constant), so that code
+ * written for the scopes compiles unchanged. */
+#  define SPS_REGION(name) enum { SPS_CAT_(sps_scope_off_, __LINE__) }
+#  define SPS_FUNCTION() enum { SPS_CAT_(sps_scope_off_, __LINE__) }
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -1387,6 +1466,7 @@ typedef struct sps_export_opts {
     /* prof, svg: one entry per call path ("a > b"; 1, the default) or
      * per region name (0) */
     int call_paths;
+    int reserved0_; /* 0: explicit padding, as in sps_config_t */
     /* prof, svg: the synthetic root's name, caller of every top-level
      * call ("<run rank 0>"); NULL: none (svg: "all") */
     const char *root_name;
@@ -1395,13 +1475,16 @@ typedef struct sps_export_opts {
     /* svg: width in px; smallest fraction of the root's time a frame
      * must take to be drawn; 1: a viewBox and no XML prolog (to inline) */
     unsigned width;
+    int reserved1_; /* 0, as reserved0_ */
     double threshold;
     int scalable;
+    int reserved2_; /* 0, as reserved0_ */
 } sps_export_opts_t;
 
 /* Defaults: rank 0, every region, call paths, no root, width 1200,
  * threshold 0.001, scalable. */
-#define SPS_EXPORT_OPTS_INIT {NULL, 0, NULL, 0, NULL, 0, 1, NULL, NULL, 1200, 0.001, 1}
+#define SPS_EXPORT_OPTS_INIT                                                   \
+    {NULL, 0, NULL, 0, NULL, 0, 1, 0, NULL, NULL, 1200, 0, 0.001, 1, 0}
 
 /* Reads the recording at in_path (.h5 of spanscope or scope-profiler,
  * .json, .json.gz, .pftrace; validated) and writes at out_path, through a
