@@ -58,7 +58,9 @@ def test_coroutines_interleaved_on_one_thread():
             await asyncio.sleep(delay)
 
     async def main():
-        await asyncio.gather(task("a", 0.002), task("b", 0.001))
+        # b's timer must fire before a's even when the loop is preempted
+        # between the two starts on a loaded machine: a waits far longer
+        await asyncio.gather(task("a", 0.05), task("b", 0.001))
 
     asyncio.run(main())
     # b entered after a and left first: properly nested on the one thread

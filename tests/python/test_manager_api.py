@@ -651,7 +651,7 @@ def test_track_async_writes_the_task_table(tmp_path):
     with sp.session(file_path=str(p), track_async=True, verbose=False):
         async def worker(i):
             with sp.region("work"):
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.02)
             return i
 
         async def main():
@@ -665,8 +665,11 @@ def test_track_async_writes_the_task_table(tmp_path):
     assert coro[:4] == ["main", "worker", "worker", "worker"]
     workers = [i for i, c in enumerate(coro) if c == "worker"]
     assert (t["steps"][workers] >= 2).all()          # started, resumed after the sleep
-    assert (t["suspended_ns"][workers] >= 4_000_000).all()  # the await
-    assert (t["done_ns"][workers] > t["created_ns"][workers]).all()
+    # the await: suspended for a while, but not necessarily for the whole
+    # sleep, since the timer starts inside the step before it, and a step
+    # preempted on a loaded machine ends late
+    assert (t["suspended_ns"][workers] > 0).all()
+    assert (t["done_ns"][workers] - t["created_ns"][workers] >= 20_000_000).all()
     assert set(t["thread_index"]) == {0}
     # the hooks came out with the session: a later loop is not followed
     import asyncio as aio
@@ -682,7 +685,7 @@ def test_track_async_writes_the_task_table(tmp_path):
     wt = task_ids[first:first + work.num_calls]
     wa = await_ns[first:first + work.num_calls]
     assert sorted(wt) == workers                      # one call per worker, each its own
-    assert (wa >= 4_000_000).all() and (wa <= work.durations_ns).all()
+    assert (wa > 0).all() and (wa <= work.durations_ns).all()
     root = res["spanscope.session"]
     assert task_ids[root.first_event] == -1            # outside every task
     assert await_ns[root.first_event] == 0

@@ -308,9 +308,12 @@ def test_aggregate_file(tmp_path):
     assert res.aggregate == stored
     for name, st in want.items():
         reg = res[name]
-        assert reg.num_calls == st.num_calls and reg.total_ns == st.total_ns
-        assert reg.exclusive_total_ns == st.self_ns == stored[name]["exclusives"]
-        assert reg.aggregate["minimums"] == st.min_ns
+        # ticks become ns through the clock's anchors, and finalize takes one
+        # more than the query had: a conversion may move by a nanosecond
+        assert reg.num_calls == st.num_calls and abs(reg.total_ns - st.total_ns) <= 2
+        assert reg.exclusive_total_ns == stored[name]["exclusives"]
+        assert abs(reg.exclusive_total_ns - st.self_ns) <= 2
+        assert abs(reg.aggregate["minimums"] - st.min_ns) <= 2
         assert reg.durations_ns.size == 0 and reg.self_ns.size == 0
     assert res["inner"].num_calls == 3
     assert res["outer"].exclusive_total_ns < res["outer"].total_ns
