@@ -16,6 +16,9 @@
  *            text), else "bind_id"; name from "name", else "cat"; "bp":"e"
  *            marks an enclosing binding.  Their threads join the thread
  *            table even without spans.
+ * Skipped X events: those marked "spanscope_view" (the cpu_op view our
+ * writer adds after each span, chrome_json.c) and cat "Trace" (kineto's
+ * "PyTorch Profiler (0)" window).
  * C/s/t/f events without a usable pid/tid, ts or id are dropped (counted).
  * Counters and flows are kept in memory (a few dozen bytes each, so bounded
  * by the text's size) and sorted by time for the header.
@@ -648,6 +651,7 @@ typedef struct {
 typedef struct {
     str_t ph, name, aname, alabels, pid_s, tid_s, cat, bp, id_s, bind_s;
     field_t ts, dur, pid, tid, asort, id, bind;
+    int view;   /* "spanscope_view" present: a second view of a span */
     nargs_t na;
 } event_t;
 
@@ -752,6 +756,7 @@ static int parse_member(js_t *js, event_t *ev) {
     if (!strcmp(k, "id")) return read_field(js, &ev->id, &ev->id_s);
     if (!strcmp(k, "bind_id")) return read_field(js, &ev->bind, &ev->bind_s);
     if (!strcmp(k, "args") && *js->p == '{') return parse_args(js, ev);
+    if (!strcmp(k, "spanscope_view")) ev->view = 1;
     return skip_value(js);
 }
 
@@ -760,6 +765,7 @@ static int parse_event(js_t *js, event_t *ev) {
     int first = 1, rc;
     ev->ph.set = ev->name.set = ev->aname.set = ev->alabels.set = 0;
     ev->cat.set = ev->bp.set = 0;
+    ev->view = 0;
     ev->ts.kind = ev->dur.kind = ev->pid.kind = ev->tid.kind = 0;
     ev->asort.kind = ev->id.kind = ev->bind.kind = 0;
     ev->na.n = ev->na.klen = 0;
@@ -935,6 +941,11 @@ static int use_event(cjr_t *r, js_t *js, event_t *ev, uint64_t idx) {
     if (ph == 'C') return use_counter(r, js, ev);
     if (ph == 's' || ph == 't' || ph == 'f') return use_flow(r, js, ev, ph);
     if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 'M') return 0;
+    /* not spans of the program: our writer's cpu_op view of a span it
+     * wrote as user_annotation just before, and kineto's "Trace" span over
+     * the profiled window (its pid may be a string: "Spans") */
+    if (ph == 'X' && (ev->view || (ev->cat.set && !strcmp(ev->cat.p, "Trace"))))
+        return 0;
     int64_t pid, tid, ts = 0, dur = 0;
     if (id_of(&ev->pid, &ev->pid_s, &pid) || id_of(&ev->tid, &ev->tid_s, &tid)) {
         if (ph == 'M') return 0;
