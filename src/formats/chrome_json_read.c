@@ -23,7 +23,8 @@
  * Counters and flows are kept in memory (a few dozen bytes each, so bounded
  * by the text's size) and sorted by time for the header.
  * Everything else is skipped (but must be valid JSON).  Top-level keys used:
- * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size},
+ * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size,
+ * backend},
  * spanscopeClock {wall_anchor_ns, mono_anchor_ns, hostname} (the clock
  * anchor; used only when both are integers and wall_anchor_ns > 0).
  * Times convert to ns exactly from the decimal text (no binary floating
@@ -135,6 +136,7 @@ typedef struct {
     int has_rank;
     int64_t wall_anchor, mono_anchor; /* spanscopeClock, 0 = none */
     char *hostname;
+    char *backend;         /* distributedInfo.backend, NULL: none */
     /* counter args keys (interned apart from the names) */
     char **keys;
     size_t nkeys, keys_cap;
@@ -1215,6 +1217,14 @@ static int top_value(cjr_t *r, js_t *js, const char *k) {
         int df = 1;
         while ((rc = obj_next(js, &df)) == 1) {
             const char *dk = js->s;
+            if (!strcmp(dk, "backend") && *js->p == '"') {
+                if ((rc = jstring(js, 1))) return rc;
+                if (set_owned(&r->backend, js->s)) {
+                    js->oom = 1;
+                    return jfail(js, "");
+                }
+                continue;
+            }
             int is_rank = !strcmp(dk, "rank");
             int is_ws = !strcmp(dk, "world_size");
             field_t f = {0};
@@ -1586,6 +1596,7 @@ static int build(cjr_t *r, const char *path) {
     r->h.wall_anchor_ns = r->wall_anchor;
     r->h.mono_anchor_ns = r->mono_anchor;
     r->h.hostname = r->hostname;
+    r->h.backend = r->backend;
     r->h.ncounters = r->ncounters;
     r->h.counters = r->counters;
     r->h.nflows = r->nfl;
@@ -1647,6 +1658,7 @@ static void cjr_free(void *rv) {
     free(r->name_ptrs);
     free(r->trace_name);
     free(r->hostname);
+    free(r->backend);
     free(r->tmap);
     free(r->pmap);
     for (size_t i = 0; i < r->nkeys; i++) free(r->keys[i]);

@@ -362,7 +362,9 @@ static void test_writer_errors(void **state) {
 }
 
 /* A kineto-style trace: float ts in µs since an epoch, M events, GPU rows,
- * B/E pairs, an instant with string pid, args with nested values. */
+ * B/E pairs, an instant with string pid, args with nested values, kineto's
+ * Trace span (string pid: not a span of the program) and our writer's
+ * cpu_op view of a span (skipped: the span is read once). */
 static void test_torch_style(void **state) {
     (void)state;
     static const char txt[] =
@@ -376,6 +378,10 @@ static void test_torch_style(void **state) {
         "   \"args\": {\"Input Dims\": [[2, 3], [3, 4]], \"External id\": 7, \"Ev Idx\": 1}},\n"
         "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"step\\u00e9\", \"pid\": 4242, \"tid\": 4242,"
         "   \"ts\": 1718000000000000, \"dur\": 100},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"step\\u00e9\", \"pid\": 4242, \"tid\": 4242,"
+        "   \"ts\": 1718000000000000, \"dur\": 100, \"args\": {\"External id\": 9}, \"spanscope_view\": 1},\n"
+        "  {\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\","
+        "   \"tid\": \"PyTorch Profiler\", \"ts\": 1718000000000000, \"dur\": 20, \"args\": {\"Op count\": 0}},\n"
         "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7,"
         "   \"ts\": 1.718000000000005e15, \"dur\": 3, \"args\": {\"stream\": 7, \"grid\": [1,1,1]}},\n"
         "  {\"ph\": \"B\", \"name\": \"outer\", \"pid\": \"4242\", \"tid\": 9, \"ts\": 1718000000000001},\n"
@@ -402,6 +408,7 @@ static void test_torch_style(void **state) {
     const sps__tl_header_t *h = rd_header(r);
     assert_int_equal(h->rank, 1);
     assert_int_equal(h->world_size, 2);
+    assert_string_equal(h->backend, "nccl");
     assert_string_equal(h->trace_name, "host_1.pt.trace.json");
     assert_int_equal(h->nprocs, 2);
     assert_int_equal(h->procs[0].pid, 4242);
