@@ -152,6 +152,38 @@ def test_tensorboard_reads_the_handlers_trace(tmp_path):
     _assert_ops_match(_tb_ops(p), ours.rows)
 
 
+def test_tensorboard_plugin_serves_the_overview_and_operators(tmp_path):
+    """The plugin as TensorBoard runs it (TorchProfilerPlugin on a logdir,
+    its HTTP routes as the page fetches them)."""
+    _need("torch_tb_profiler", "torch-tb-profiler")
+    _need("tensorboard", "tensorboard")
+    from tensorboard.plugins import base_plugin
+    from torch_tb_profiler.plugin import TorchProfilerPlugin
+    from werkzeug.test import Client
+    ours = _workload(tmp_path / "run1", "w0")
+    apps = TorchProfilerPlugin(base_plugin.TBContext(logdir=str(tmp_path))).get_plugin_apps()
+
+    def get(route, **query):
+        r = Client(apps[route]).get("/", query_string=query)
+        assert r.status_code == 200, (route, r.get_data(as_text=True)[:300])
+        return json.loads(r.get_data(as_text=True))
+
+    for _ in range(600):  # it loads runs in the background
+        runs = get("/runs")
+        if runs["runs"] and not runs["loading"]:
+            break
+        time.sleep(0.1)
+    assert runs["runs"] == ["run1"]
+    q = dict(run="run1", worker="w0", span=get("/spans", run="run1", worker="w0")[0])
+    ov = get("/overview", **q)
+    assert [r[0] for r in ov["steps"]["rows"]] == ["2", "3", "4"]
+    assert {"title": "Device Type", "value": "CPU"} in ov["environments"]
+    cpu = {c["name"]: c for c in ov["performance"][0]["children"]}["CPU Exec"]
+    assert cpu["value"] > 0
+    table = get("/operation/table", group_by="Operation", **q)
+    _assert_ops_match({r["name"]: r for r in table["data"]}, ours.rows)
+
+
 def test_tensorboard_overview_without_profiler_steps(tmp_path):
     """A converted .h5 has no ProfilerStep spans: the plugin takes the CPU
     operators' extent as the one step (it gave a step of -2^64+1 µs when
