@@ -11,6 +11,7 @@ Each group is skipped with the reason when its package is missing
 """
 import collections
 import json
+import math
 import os
 import re
 import subprocess
@@ -284,18 +285,20 @@ def test_hta_loads_two_ranks_with_our_spans(tmp_path, monkeypatch):
         ann = df[df["cat_s"] == "user_annotation"]
         assert collections.Counter(ann["name_s"]) == \
             collections.Counter(n for n, _, _ in ours[rank].spans)
-        # HTA rounds ns traces to whole µs (ts up, end down) and shifts each
-        # rank's clock: exactly ours so, from the first step on
-        def ceil_us(ns):
-            return -(-(ns - base) // 1000)
+        # HTA rounds ns traces to whole µs in floating point (ts up, ts + dur
+        # down) and shifts each rank's clock: exactly ours so, from the first
+        # step on (ns / 1000 rounds as the parse of our 3-decimal text does)
+        def hta_us(a, b):
+            ts, dur = (a - base) / 1000, (b - a) / 1000
+            return math.ceil(ts), math.floor(ts + dur) - math.ceil(ts)
         first = "ProfilerStep#%d" % ours[rank].steps[0]
-        t0 = ceil_us(next(a for n, a, _ in ours[rank].spans if n == first))
+        t0 = hta_us(*next((a, b) for n, a, b in ours[rank].spans if n == first))[0]
         hta_t0 = ann[ann["name_s"] == first]["ts"].iloc[0]
         for name in want:
             got = sorted(zip((ops[ops["name_s"] == name]["ts"] - hta_t0).tolist(),
                              ops[ops["name_s"] == name]["dur"].tolist()))
-            exp = sorted((ceil_us(a) - t0, (b - base) // 1000 - ceil_us(a))
-                         for n, a, b in ours[rank].spans if n == name)
+            exp = sorted((ts - t0, dur) for ts, dur in
+                         (hta_us(a, b) for n, a, b in ours[rank].spans if n == name))
             assert got == exp, (name, got, exp)
         # the rank's own pid and OS tids
         assert set(df["pid"]) == {os.getpid()}
