@@ -524,12 +524,17 @@ static int is_step_name(const char *ename, size_t len) {
     return len >= sizeof step - 1 && !memcmp(ename, step, sizeof step - 1);
 }
 
-/* 1 when args (a JSON object's text) has no member: NULL, "{}", "{ }". */
-static int args_empty(const char *args) {
-    if (!args) return 1;
+/* The members of args (a JSON object's text) without its braces: *n bytes
+ * from the returned pointer; NULL when it has none (NULL, "{}", "{ }", or
+ * text that is no object: nothing is merged then). */
+static const char *args_members(const char *args, size_t *n) {
+    const char *end = args && *args == '{' ? strrchr(args, '}') : NULL;
+    if (!end) return NULL;
     const char *p = args + 1;
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    return *p == '}';
+    if (p >= end) return NULL;
+    *n = (size_t)(end - p);
+    return p;
 }
 
 /* Writes one X event of span s in category cat (a JSON string with its
@@ -555,9 +560,11 @@ static int put_x(sps__cjw_t *w, const sps__tl_span_t *s, const char *cat,
                               ",\"args\":{\"External id\":%llu,\"Record function id\":0,"
                               "\"Ev Idx\":%llu",
                               (unsigned long long)w->nx, (unsigned long long)(w->nx - 1));
-        if (!args_empty(args)) {
+        size_t mn = 0;
+        const char *m = args_members(args, &mn);
+        if (m) {
             ev[n++] = ',';
-            if (put(w, ev, n) || put(w, args + 1, strlen(args + 1) - 1)) return w->err;
+            if (put(w, ev, n) || put(w, m, mn)) return w->err;
             n = 0;
         }
         ev[n++] = '}';
@@ -572,8 +579,8 @@ static int put_x(sps__cjw_t *w, const sps__tl_span_t *s, const char *cat,
 }
 
 /* sps__cjw_span with an "args" member: args is the text of a JSON object
- * ("{...}"), written as given (the caller guarantees it is valid JSON and
- * that it ends with its closing brace), or NULL for none.  Kineto mode: its
+ * ("{...}"), written as given (the caller guarantees it is valid JSON), or
+ * NULL for none.  Kineto mode: its
  * members follow kineto's (put_x), on both events of the span. */
 int sps__cjw_span_args(sps__cjw_t *w, const sps__tl_span_t *s, const char *args) {
     if (!w || !s) return SPS_EINVAL;

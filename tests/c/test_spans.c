@@ -231,7 +231,7 @@ static void test_timeline_write(void **state) {
     int64_t tids[] = {4242};
     const char *tnames[] = {"main"};
     sps_span_t sp[2] = {{1000, 5000, 2000, -1, 1, 0, 0, 0, 0}, {2000, 4000, 2000, 0, 2, 0, 1, 0, 0}};
-    const char *args[] = {NULL, "{\"Input Dims\":[[2,3]]}"};
+    const char *args[] = {"{ }", "{\"Input Dims\":[[2,3]]} "}; /* no members; a trailing blank */
     sps_timeline_t t = {3, names, 1, tids, tnames, 2, sp, args, "\"record_shapes\":true",
                         500, NULL, "unit", 1, 2, 1700000000000000000, 123456789, "node-x",
                         0, NULL, 777, "gloo"};
