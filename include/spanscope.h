@@ -747,6 +747,12 @@ typedef struct sps_timeline {
     const char *hostname;            /* NULL: none */
     size_t ncounters;                /* counter samples, time order; their */
     const struct sps_counter_sample *counters; /* .counter indexes names[] */
+    int64_t pid;                     /* the process's id in the trace (torch
+                                        writes the OS pid); <= 0: the
+                                        calling process's (getpid) */
+    const char *backend;             /* distributedInfo.backend ("nccl",
+                                        "gloo", "mpi"), NULL: none known,
+                                        the key left out */
 } sps_timeline_t;
 
 /* Writes t to path as a Chrome trace (.json, .json.gz) or a Perfetto trace

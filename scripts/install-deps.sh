@@ -47,6 +47,14 @@ fi
 if ! .venv/bin/python -c 'import snakeviz' >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q snakeviz || echo "install-deps: snakeviz not installed"
 fi
+# torch-tb-profiler (TensorBoard's profiler plugin, with tensorboard) and
+# holistictraceanalysis (HTA, on pandas < 3: HTA 0.5.0's call stacks and
+# critical path fail on pandas 3): tests/python/test_tb_hta.py runs their own
+# parsers on our traces, and skips without them
+if ! .venv/bin/python -c 'import torch_tb_profiler, tensorboard, hta, pandas' >/dev/null 2>&1; then
+  .venv/bin/python -m pip install -q torch-tb-profiler==0.4.3 tensorboard holistictraceanalysis==0.5.0 'pandas<3' \
+    || echo "install-deps: torch-tb-profiler/holistictraceanalysis not installed (test_tb_hta.py skips)"
+fi
 # pyarrow: the optional `parquet` extra (the plots' data_format="parquet"),
 # a 55 MB wheel, so not a hard need: tests/python/test_plots.py skips its
 # parquet tests without it

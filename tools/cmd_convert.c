@@ -99,8 +99,10 @@ int cmd_convert(int argc, char **argv) {
         return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(SPS_ENOMEM));
     }
     const sps__tl_header_t *h = sps__tlr_header(r);
+    sps__tl_header_t oh = *h;
+    oh.kineto = 1; /* JSON for torch's tools (TensorBoard, HTA): chrome_json.c */
     sps__tlw_t *w;
-    rc = sps__tlw_open(&w, tmp, fo, h);
+    rc = sps__tlw_open(&w, tmp, fo, &oh);
     if (rc) {
         sps__tlr_free(r);
         unlink(tmp);

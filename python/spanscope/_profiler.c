@@ -431,15 +431,17 @@ static int str_array(PyObject *list, const char ***out, size_t *n, const char *w
 
 /* timeline_write(path, names, thread_ids, thread_names, spans, args, extra,
  *                base_ns, trace_name, rank, world_size, wall_anchor_ns,
- *                mono_anchor_ns, hostname, counters) */
+ *                mono_anchor_ns, hostname, counters[, pid[, backend]]):
+ * pid 0 (the default) is this process's, backend None (the default) none. */
 static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     (void)mod;
     PyObject *path, *names, *tids, *tnames, *spans, *args, *counters;
-    const char *extra, *trace_name, *host;
-    long long base, rank, world, wall, mono;
-    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLzS", PyUnicode_FSConverter, &path, &PyList_Type,
+    const char *extra, *trace_name, *host, *backend = NULL;
+    long long base, rank, world, wall, mono, pid = 0;
+    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLzS|Lz", PyUnicode_FSConverter, &path, &PyList_Type,
                           &names, &PyList_Type, &tids, &tnames, &spans, &args, &extra,
-                          &base, &trace_name, &rank, &world, &wall, &mono, &host, &counters))
+                          &base, &trace_name, &rank, &world, &wall, &mono, &host, &counters,
+                          &pid, &backend))
         return NULL;
     sps_timeline_t t = {0};
     const char **nm = NULL, **tn = NULL, **ar = NULL;
@@ -467,7 +469,8 @@ static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
                          (const sps_span_t *)PyBytes_AS_STRING(spans), ar, extra, base,
                          NULL, trace_name, rank, world, wall, mono, host,
                          (size_t)PyBytes_GET_SIZE(counters) / sizeof(sps_counter_sample_t),
-                         (const sps_counter_sample_t *)PyBytes_AS_STRING(counters)};
+                         (const sps_counter_sample_t *)PyBytes_AS_STRING(counters), pid,
+                         backend};
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = sps_timeline_write(PyBytes_AS_STRING(path), &t);

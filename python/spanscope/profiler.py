@@ -943,7 +943,10 @@ def _json_args(p: dict | None) -> str | None:
         a["flops"] = p["flops"]
     if "args" in p:
         a["args"] = _jsonable(p["args"])
-    return json.dumps(a, default=repr, ensure_ascii=False) if a else None
+    # compact: HTA finds a file's rank with '"rank":\s+(\d+)' on the first
+    # line that has it, so a user's {"rank": 3} here must not match
+    return json.dumps(a, default=repr, ensure_ascii=False,
+                      separators=(",", ":")) if a else None
 
 
 def _jsonable(v, depth=0):
@@ -969,6 +972,27 @@ def _dist_info():
         return (int(rank), int(world or 0)) if rank is not None else (-1, 0)
     except ValueError:
         return -1, 0
+
+
+def _dist_backend():
+    """The distributed backend in use, for distributedInfo.backend: that of
+    torch.distributed (or tensorplay's) when the program initialised it,
+    "mpi" when MPI is initialised (mpi4py), else None (no key: the tools
+    read a present backend as one in use).  Imports nothing new."""
+    for mod in ("torch.distributed", "tensorplay.distributed"):
+        d = sys.modules.get(mod)
+        try:
+            if d is not None and d.is_available() and d.is_initialized():
+                return str(d.get_backend())
+        except Exception:  # a half-initialised or foreign module: no backend
+            pass
+    mpi = sys.modules.get("mpi4py.MPI")
+    try:
+        if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+            return "mpi"
+    except Exception:
+        pass
+    return None
 
 
 #: names the C timeline writer (sps_timeline_write) picks a format by
@@ -1020,7 +1044,8 @@ def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
     _ext.timeline_write(path, list(rec.names), [t[0] for t in rec.threads],
                         [t[1] for t in rec.threads], rec.spans.tobytes(), args, extra,
                         rec.base_ns, trace_name, rank, world, wall, mono,
-                        socket.gethostname(), rec.counters.tobytes())
+                        socket.gethostname(), rec.counters.tobytes(), os.getpid(),
+                        _dist_backend())
 
 
 _FOLDED_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -11,13 +11,38 @@
  *   ...one C event per counter sample (finite values only)...
  *   {"ph":"s","id":7,"pid":1,"tid":7,"ts":12.5,"cat":"flow","name":"ac2g"},
  *   ...one s/t/f event per flow point ("bp":"e" when enclosing)...
- *   {"ph":"X","cat":"user_annotation","name":"solve","pid":1,"tid":7,"ts":12345.678,"dur":0.125},
- *   ...one X event per span...
+ *   {"ph":"X","cat":"user_annotation","name":"solve","pid":1,"tid":7,"ts":12345.678,"dur":0.125,
+ *    "args":{"External id":1,"Record function id":0,"Ev Idx":0,...the caller's args...}},
+ *   {"ph":"X","cat":"cpu_op","name":"solve",...the same...,"spanscope_view":1},
+ *   ...per span: the user_annotation event (torch's category for
+ *      record_function), then its cpu_op view (below); a ProfilerStep#N
+ *      span has the user_annotation event only...
+ *   {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":1,"tid":0,"ts":..,"dur":..,
+ *    "args":{"Op count":0}},
+ *   {"ph":"i","s":"g","name":"Iteration Start: PyTorch Profiler",...},
+ *   {"ph":"i","s":"g","name":"Record Window End",...}
+ *   (these three over the spans' extent, when there is a span)
+ *   (kineto's args, the cpu_op views and the window events only when the
+ *   header asks for them, h->kineto: scope-profiler's export writes each
+ *   span once with its own args)
  *   ],
- *   "schemaVersion":1,"displayTimeUnit":"ns","baseTimeNanoseconds":N,
- *   "traceName":"...","distributedInfo":{...},
+ *   "schemaVersion":1,"displayTimeUnit":"ms","baseTimeNanoseconds":N,
+ *   "traceName":"...","distributedInfo":{"rank": R, "world_size": W[, "backend": "B"]},
  *   "spanscopeClock":{"wall_anchor_ns":W,"mono_anchor_ns":M,"hostname":"h"}
  *   (only when the header has an anchor),"deviceProperties":[]}
+ *
+ * The layout follows torch's (kineto's) traces so that the tools torch
+ * users have read ours (docs/profiler.md, "TensorBoard and HTA"):
+ * TensorBoard's profiler plugin (torch-tb-profiler) drops every
+ * user_annotation event but ProfilerStep#N, so each span also comes as a
+ * "cpu_op" event -- what its Operator view, its CPU Exec share and its
+ * step time without ProfilerStep spans are computed from -- marked
+ * "spanscope_view":1 so that our reader keeps one span, not two.  The
+ * "Trace" span "PyTorch Profiler (0)" gives the plugin the profiled
+ * window; "Record Window End" ends it as kineto's does.  HTA finds a
+ * file's rank with the pattern "rank":\s+(\d+), hence the space in
+ * distributedInfo (nowhere else: every other "rank" key is written
+ * without one, so HTA cannot match an event's args first).
  *
  * ts and dur are microseconds printed as fixed point with exactly three
  * decimals from integer ns, so ns precision survives a round trip exactly.
@@ -40,7 +65,7 @@
 #include <zlib.h>
 
 #define CJW_BUF (1u << 16)   /* output buffer; flushed when nearly full */
-#define CJW_EVENT_MAX 256    /* bytes of one span event, name excluded */
+#define CJW_EVENT_MAX 320    /* bytes of one span event, name and args excluded */
 
 struct sps__cjw {
     FILE *f;              /* plain output, or NULL */
@@ -52,7 +77,11 @@ struct sps__cjw {
     int64_t *pid, *tid;   /* per thread */
     int64_t base_ns;
     int64_t last_start;   /* start of the previous span (order check) */
+    int64_t first_ns, end_ns; /* the spans' extent: first start, last end */
+    int64_t trace_pid;    /* the first process's pid: the Trace span's */
     uint64_t nspans;
+    uint64_t nx;          /* X events written: their "External id" - 1 */
+    int kineto;           /* the header's: torch's tools' events (top) */
     int err;              /* first write error, sticky */
     int first;            /* no event written yet (no comma before the next) */
     char *tail;           /* owned: the top-level keys written at close */
@@ -302,7 +331,8 @@ static void build_text(const sps__tl_header_t *h, sbuf_t *pro, sbuf_t *epi,
     pro->oom |= v.oom;
     free(v.p);
 
-    sb_puts(epi, "\n],\n\"schemaVersion\":1,\"displayTimeUnit\":\"ns\","
+    /* "ms" as kineto and tensorplay write it: a viewer's unit, ts stay µs */
+    sb_puts(epi, "\n],\n\"schemaVersion\":1,\"displayTimeUnit\":\"ms\","
                  "\"baseTimeNanoseconds\":");
     sb_i64(epi, h->base_ns);
     if (h->trace_name) {
@@ -310,12 +340,16 @@ static void build_text(const sps__tl_header_t *h, sbuf_t *pro, sbuf_t *epi,
         sb_json_str(epi, h->trace_name);
     }
     if (h->rank >= 0) {
-        sb_puts(epi, ",\"distributedInfo\":{\"rank\":");
+        /* the space after "rank": is HTA's pattern (see the top) */
+        sb_puts(epi, ",\"distributedInfo\":{\"rank\": ");
         sb_i64(epi, h->rank);
-        sb_puts(epi, ",\"world_size\":");
+        sb_puts(epi, ", \"world_size\": ");
         sb_i64(epi, h->world_size);
-        sb_puts(epi, h->world_size > 0 ? ",\"backend\":\"mpi\"}"
-                                       : ",\"backend\":null}");
+        if (h->backend && *h->backend) {
+            sb_puts(epi, ", \"backend\": ");
+            sb_json_str(epi, h->backend);
+        }
+        sb_puts(epi, "}");
     }
     if (h->wall_anchor_ns || h->mono_anchor_ns) {
         sb_puts(epi, ",\"spanscopeClock\":{\"wall_anchor_ns\":");
@@ -434,6 +468,10 @@ int sps__cjw_open(sps__cjw_t **out, const char *path, int gzip,
     w->nthreads = h->nthreads;
     w->base_ns = h->base_ns;
     w->last_start = INT64_MIN;
+    w->first_ns = INT64_MAX;
+    w->end_ns = INT64_MIN;
+    w->trace_pid = h->nprocs ? h->procs[0].pid : 0;
+    w->kineto = h->kineto;
     w->path = strdup(path);
     w->ename = calloc(h->nnames + 1, sizeof *w->ename);
     w->elen = calloc(h->nnames + 1, sizeof *w->elen);
@@ -497,9 +535,73 @@ int sps__cjw_span(sps__cjw_t *w, const sps__tl_span_t *s) {
     return sps__cjw_span_args(w, s, NULL);
 }
 
+/* 1 when name (a JSON-escaped name with its quotes) is a torch step
+ * span, "ProfilerStep#..." (the plugin reads those as steps, whatever
+ * their category, so they get no cpu_op view: it would count each step
+ * twice). */
+static int is_step_name(const char *ename, size_t len) {
+    static const char step[] = "\"ProfilerStep#";
+    return len >= sizeof step - 1 && !memcmp(ename, step, sizeof step - 1);
+}
+
+/* The members of args (a JSON object's text) without its braces: *n bytes
+ * from the returned pointer; NULL when it has none (NULL, "{}", "{ }", or
+ * text that is no object: nothing is merged then). */
+static const char *args_members(const char *args, size_t *n) {
+    const char *end = args && *args == '{' ? strrchr(args, '}') : NULL;
+    if (!end) return NULL;
+    const char *p = args + 1;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    if (p >= end) return NULL;
+    *n = (size_t)(end - p);
+    return p;
+}
+
+/* Writes one X event of span s in category cat (a JSON string with its
+ * quotes).  Kineto mode: args are kineto's "External id" (from 1, one per
+ * event), "Record function id" and "Ev Idx", then the members of args (an
+ * object's text, or NULL); else args as given (none when NULL).
+ * "spanscope_view":1 when view.  Returns 0 or SPS_EIO. */
+static int put_x(sps__cjw_t *w, const sps__tl_span_t *s, const char *cat,
+                 const char *args, int view) {
+    char ev[CJW_EVENT_MAX];
+    size_t n = 0;
+    if (!w->first && put(w, ",\n", 2)) return w->err;
+    w->first = 0;
+    n += (size_t)snprintf(ev, sizeof ev, "{\"ph\":\"X\",\"cat\":%s,\"name\":", cat);
+    if (put(w, ev, n) || put(w, w->ename[s->name], w->elen[s->name]))
+        return w->err;
+    n = fmt_where(ev, w, s->thread, s->start_ns);
+    memcpy(ev + n, ",\"dur\":", 7); n += 7;
+    n += fmt_us(ev + n, s->end_ns - s->start_ns);
+    w->nx++;
+    if (w->kineto) {
+        n += (size_t)snprintf(ev + n, sizeof ev - n,
+                              ",\"args\":{\"External id\":%llu,\"Record function id\":0,"
+                              "\"Ev Idx\":%llu",
+                              (unsigned long long)w->nx, (unsigned long long)(w->nx - 1));
+        size_t mn = 0;
+        const char *m = args_members(args, &mn);
+        if (m) {
+            ev[n++] = ',';
+            if (put(w, ev, n) || put(w, m, mn)) return w->err;
+            n = 0;
+        }
+        ev[n++] = '}';
+    } else if (args) {
+        memcpy(ev + n, ",\"args\":", 8); n += 8;
+        if (put(w, ev, n) || put(w, args, strlen(args))) return w->err;
+        n = 0;
+    }
+    if (view) { memcpy(ev + n, ",\"spanscope_view\":1", 19); n += 19; }
+    ev[n++] = '}';
+    return put(w, ev, n);
+}
+
 /* sps__cjw_span with an "args" member: args is the text of a JSON object
  * ("{...}"), written as given (the caller guarantees it is valid JSON), or
- * NULL for none. */
+ * NULL for none.  Kineto mode: its
+ * members follow kineto's (put_x), on both events of the span. */
 int sps__cjw_span_args(sps__cjw_t *w, const sps__tl_span_t *s, const char *args) {
     if (!w || !s) return SPS_EINVAL;
     if (w->err) return w->err;
@@ -512,24 +614,38 @@ int sps__cjw_span_args(sps__cjw_t *w, const sps__tl_span_t *s, const char *args)
         (s->start_ns < 0 && s->end_ns > INT64_MAX + s->start_ns))
         return SPS_EINVAL;
     w->last_start = s->start_ns;
-    char ev[CJW_EVENT_MAX];
-    size_t n = 0;
-    static const char a[] = ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":";
-    if (put(w, a + (w->first ? 2 : 0), sizeof a - 1 - (w->first ? 2 : 0)))
-        return w->err;
-    w->first = 0;
-    if (put(w, w->ename[s->name], w->elen[s->name])) return w->err;
-    n += fmt_where(ev + n, w, s->thread, s->start_ns);
-    memcpy(ev + n, ",\"dur\":", 7); n += 7;
-    n += fmt_us(ev + n, s->end_ns - s->start_ns);
+    if (s->start_ns < w->first_ns) w->first_ns = s->start_ns;
+    if (s->end_ns > w->end_ns) w->end_ns = s->end_ns;
     w->nspans++;
-    if (args) {
-        memcpy(ev + n, ",\"args\":", 8); n += 8;
-        if (put(w, ev, n) || put(w, args, strlen(args))) return w->err;
-        n = 0;
-    }
-    ev[n++] = '}';
-    return put(w, ev, n);
+    if (put_x(w, s, "\"user_annotation\"", args, 0)) return w->err;
+    if (!w->kineto || is_step_name(w->ename[s->name], w->elen[s->name])) return 0;
+    return put_x(w, s, "\"cpu_op\"", args, 1);
+}
+
+/* Writes kineto's window events over the spans' extent (none without a
+ * span): the "Trace" span "PyTorch Profiler (0)", which TensorBoard's
+ * plugin takes as the profiled range, and the instants "Iteration Start:
+ * PyTorch Profiler" and "Record Window End".  Returns 0 or SPS_EIO. */
+static int put_window(sps__cjw_t *w) {
+    if (!w->kineto || !w->nspans) return 0;
+    char ev[CJW_EVENT_MAX], pid[24], ts[32], dur[32], end[32];
+    pid[fmt_i64(pid, w->trace_pid)] = 0;
+    ts[fmt_us(ts, w->first_ns - w->base_ns)] = 0;
+    dur[fmt_us(dur, w->end_ns - w->first_ns)] = 0;
+    end[fmt_us(end, w->end_ns - w->base_ns)] = 0;
+    int n = snprintf(ev, sizeof ev,
+                     "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\","
+                     "\"pid\":%s,\"tid\":0,\"ts\":%s,\"dur\":%s,\"args\":{\"Op count\":0}}",
+                     pid, ts, dur);
+    if (put_event(w, ev, (size_t)n)) return w->err;
+    n = snprintf(ev, sizeof ev,
+                 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Iteration Start: PyTorch Profiler\","
+                 "\"pid\":%s,\"tid\":0,\"ts\":%s}", pid, ts);
+    if (put_event(w, ev, (size_t)n)) return w->err;
+    n = snprintf(ev, sizeof ev,
+                 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\","
+                 "\"pid\":%s,\"tid\":0,\"ts\":%s}", pid, end);
+    return put_event(w, ev, (size_t)n);
 }
 
 /* Adds top-level members (JSON text such as "\"a\":1,\"b\":true", written
@@ -558,6 +674,7 @@ int sps__cjw_extra(sps__cjw_t *w, const char *members) {
 int sps__cjw_close(sps__cjw_t *w) {
     if (!w) return SPS_EINVAL;
     int rc = w->err;
+    if (!rc) rc = put_window(w);
     if (!rc) rc = put(w, w->tail, strlen(w->tail));
     if (!rc) rc = flush_buf(w);
     if (w->gz) {

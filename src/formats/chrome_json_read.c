@@ -16,11 +16,15 @@
  *            text), else "bind_id"; name from "name", else "cat"; "bp":"e"
  *            marks an enclosing binding.  Their threads join the thread
  *            table even without spans.
+ * Skipped X events: those marked "spanscope_view" (the cpu_op view our
+ * writer adds after each span, chrome_json.c) and cat "Trace" (kineto's
+ * "PyTorch Profiler (0)" window).
  * C/s/t/f events without a usable pid/tid, ts or id are dropped (counted).
  * Counters and flows are kept in memory (a few dozen bytes each, so bounded
  * by the text's size) and sorted by time for the header.
  * Everything else is skipped (but must be valid JSON).  Top-level keys used:
- * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size},
+ * baseTimeNanoseconds, traceName, distributedInfo {rank, world_size,
+ * backend},
  * spanscopeClock {wall_anchor_ns, mono_anchor_ns, hostname} (the clock
  * anchor; used only when both are integers and wall_anchor_ns > 0).
  * Times convert to ns exactly from the decimal text (no binary floating
@@ -132,6 +136,7 @@ typedef struct {
     int has_rank;
     int64_t wall_anchor, mono_anchor; /* spanscopeClock, 0 = none */
     char *hostname;
+    char *backend;         /* distributedInfo.backend, NULL: none */
     /* counter args keys (interned apart from the names) */
     char **keys;
     size_t nkeys, keys_cap;
@@ -648,6 +653,7 @@ typedef struct {
 typedef struct {
     str_t ph, name, aname, alabels, pid_s, tid_s, cat, bp, id_s, bind_s;
     field_t ts, dur, pid, tid, asort, id, bind;
+    int view;   /* "spanscope_view" present: a second view of a span */
     nargs_t na;
 } event_t;
 
@@ -752,6 +758,7 @@ static int parse_member(js_t *js, event_t *ev) {
     if (!strcmp(k, "id")) return read_field(js, &ev->id, &ev->id_s);
     if (!strcmp(k, "bind_id")) return read_field(js, &ev->bind, &ev->bind_s);
     if (!strcmp(k, "args") && *js->p == '{') return parse_args(js, ev);
+    if (!strcmp(k, "spanscope_view")) ev->view = 1;
     return skip_value(js);
 }
 
@@ -760,6 +767,7 @@ static int parse_event(js_t *js, event_t *ev) {
     int first = 1, rc;
     ev->ph.set = ev->name.set = ev->aname.set = ev->alabels.set = 0;
     ev->cat.set = ev->bp.set = 0;
+    ev->view = 0;
     ev->ts.kind = ev->dur.kind = ev->pid.kind = ev->tid.kind = 0;
     ev->asort.kind = ev->id.kind = ev->bind.kind = 0;
     ev->na.n = ev->na.klen = 0;
@@ -935,6 +943,11 @@ static int use_event(cjr_t *r, js_t *js, event_t *ev, uint64_t idx) {
     if (ph == 'C') return use_counter(r, js, ev);
     if (ph == 's' || ph == 't' || ph == 'f') return use_flow(r, js, ev, ph);
     if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 'M') return 0;
+    /* not spans of the program: our writer's cpu_op view of a span it
+     * wrote as user_annotation just before, and kineto's "Trace" span over
+     * the profiled window (its pid may be a string: "Spans") */
+    if (ph == 'X' && (ev->view || (ev->cat.set && !strcmp(ev->cat.p, "Trace"))))
+        return 0;
     int64_t pid, tid, ts = 0, dur = 0;
     if (id_of(&ev->pid, &ev->pid_s, &pid) || id_of(&ev->tid, &ev->tid_s, &tid)) {
         if (ph == 'M') return 0;
@@ -1204,6 +1217,14 @@ static int top_value(cjr_t *r, js_t *js, const char *k) {
         int df = 1;
         while ((rc = obj_next(js, &df)) == 1) {
             const char *dk = js->s;
+            if (!strcmp(dk, "backend") && *js->p == '"') {
+                if ((rc = jstring(js, 1))) return rc;
+                if (set_owned(&r->backend, js->s)) {
+                    js->oom = 1;
+                    return jfail(js, "");
+                }
+                continue;
+            }
             int is_rank = !strcmp(dk, "rank");
             int is_ws = !strcmp(dk, "world_size");
             field_t f = {0};
@@ -1575,6 +1596,7 @@ static int build(cjr_t *r, const char *path) {
     r->h.wall_anchor_ns = r->wall_anchor;
     r->h.mono_anchor_ns = r->mono_anchor;
     r->h.hostname = r->hostname;
+    r->h.backend = r->backend;
     r->h.ncounters = r->ncounters;
     r->h.counters = r->counters;
     r->h.nflows = r->nfl;
@@ -1636,6 +1658,7 @@ static void cjr_free(void *rv) {
     free(r->name_ptrs);
     free(r->trace_name);
     free(r->hostname);
+    free(r->backend);
     free(r->tmap);
     free(r->pmap);
     for (size_t i = 0; i < r->nkeys; i++) free(r->keys[i]);

@@ -351,6 +351,8 @@ int sps__h5tl_open(void **out, const char *path) {
     t->h.trace_name = slash ? slash + 1 : path;
     t->h.rank = t->h.nprocs > 1 ? 0 : -1;
     t->h.world_size = (int64_t)t->h.nprocs;
+    /* a collective (MPI) session wrote it: spanscope's MPI integration */
+    t->h.backend = r->meta.mpi_size > 1 ? "mpi" : NULL;
     t->h.nspans = total;
     t->h.wall_anchor_ns = r->meta.wall_anchor_ns;
     t->h.mono_anchor_ns = r->meta.mono_anchor_ns;

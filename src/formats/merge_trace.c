@@ -422,6 +422,7 @@ static int tmerge_prime(tmerge_t *m, int ref, sps__tl_header_t *h) {
     h->trace_name = slash ? slash + 1 : m->out;
     h->rank = -1;
     h->world_size = (int64_t)m->n;
+    h->kineto = 1; /* JSON for torch's tools (TensorBoard, HTA): chrome_json.c */
     h->nspans = known ? nspans : 0;
     h->ncounters = m->ncounters;
     h->counters = m->counters;

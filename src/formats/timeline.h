@@ -94,6 +94,16 @@ typedef struct sps__tl_header {
     const sps__tl_counter_t *counters; /* time order */
     size_t nflows;
     const sps__tl_flow_t *flows;       /* time order */
+    /* The distributed backend for torch's distributedInfo.backend ("nccl",
+     * "gloo", "mpi"...), NULL when none is known: then the key is left
+     * out (HTA and TensorBoard read a present backend as one in use). */
+    const char *backend;
+    /* 1: a JSON writer adds what torch's tools read (kineto's conventions,
+     * chrome_json.c): kineto's args on every span, a cpu_op view of each
+     * span, the "PyTorch Profiler (0)" window and its instants -- for the
+     * torch face's traces, convert and merge.  0: each span once, with the
+     * caller's args only (scope-profiler's export_chrome_trace). */
+    int kineto;
 } sps__tl_header_t;
 
 /* Checks h's counters and flows: arrays present, indices in range,

@@ -85,7 +85,7 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     for (size_t i = 0; i < t->ncounters; i++)
         cnt[i] = (sps__tl_counter_t){t->counters[i].counter, 0, t->counters[i].t_ns,
                                      t->counters[i].value};
-    int64_t pid = t->rank >= 0 ? t->rank : 0;
+    int64_t pid = t->pid > 0 ? t->pid : (int64_t)getpid();
     for (size_t i = 0; i < t->nthreads; i++)
         th[i] = (sps__tl_thread_t){pid, t->thread_ids[i],
                                    t->thread_names && t->thread_names[i] ? t->thread_names[i] : ""};
@@ -111,6 +111,8 @@ int sps_timeline_write(const char *path, const sps_timeline_t *t) {
     h.hostname = t->hostname;
     h.ncounters = t->ncounters;
     h.counters = cnt;
+    h.backend = t->backend;
+    h.kineto = 1; /* the torch face's traces, for torch's tools: chrome_json.c */
     rc = write_file(tmp, fmt, &h, t);
     if (!rc && rename(tmp, path) != 0) {
         sps__err_os_note(errno);

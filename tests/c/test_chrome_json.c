@@ -142,6 +142,7 @@ static void make_tl(tl_t *t) {
     t->h.trace_name = "rt \"trace\".h5";
     t->h.rank = 1;
     t->h.world_size = 3;
+    t->h.kineto = 1; /* torch's tools' events (chrome_json.c) */
     t->spans = calloc(NSPAN + 1, sizeof *t->spans);
     assert_non_null(t->spans);
     uint64_t x = 88172645463325252ULL;
@@ -233,13 +234,23 @@ static void test_roundtrip(void **state) {
     check_tl(&t, p);
     size_t n;
     char *txt = get_file(p, &n);
-    assert_non_null(strstr(txt, "\"ts\":999912345.678,\"dur\":0.001}"));
+    assert_non_null(strstr(txt, "\"ts\":999912345.678,\"dur\":0.001,\"args\":{\"External id\":"));
     assert_non_null(strstr(txt, "\"ts\":-0.050,"));  /* before base_ns */
     assert_non_null(strstr(txt, "\"name\":\"say \\\"hi\\\"\""));
     assert_non_null(strstr(txt, "\"name\":\"ctl\\u0001\\u001f\\u007f\""));
-    assert_non_null(strstr(txt, "\"displayTimeUnit\":\"ns\""));
+    assert_non_null(strstr(txt, "\"displayTimeUnit\":\"ms\""));  /* kineto's */
     assert_non_null(strstr(txt, "\"baseTimeNanoseconds\":1234567890123"));
-    assert_non_null(strstr(txt, "\"backend\":\"mpi\""));
+    /* HTA's rank pattern needs the space; no backend was named */
+    assert_non_null(strstr(txt, "\"distributedInfo\":{\"rank\": 1, \"world_size\": 3}"));
+    /* every span twice (user_annotation, then the cpu_op view), read once
+     * (check_tl); the window events once */
+    size_t nua = 0, nop = 0;
+    for (const char *q = txt; (q = strstr(q, "\"cat\":\"user_annotation\"")); q++) nua++;
+    for (const char *q = txt; (q = strstr(q, "\"cat\":\"cpu_op\"")); q++) nop++;
+    assert_int_equal(nua, t.nspans);
+    assert_int_equal(nop, t.nspans);
+    assert_non_null(strstr(txt, "\"name\":\"PyTorch Profiler (0)\""));
+    assert_non_null(strstr(txt, "\"name\":\"Record Window End\""));
     assert_int_equal(txt[0], '{');
     for (size_t i = 0; i < n; i++) /* only ASCII escapes or valid UTF-8 */
         assert_true((unsigned char)txt[i] >= 0x20 || txt[i] == '\n');
@@ -269,7 +280,7 @@ static void test_names_and_empty(void **state) {
     const char *names[] = {("bad\xff\xfe" "end"), "over\xc0\xaf", "sur\xed\xa0\x80"};
     sps__tl_proc_t proc = {0, -1, "spanscope"};
     sps__tl_thread_t thr = {0, 1, "t\xff"};
-    sps__tl_header_t h = {3, names, 1, &proc, 1, &thr, 0, NULL, -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
+    sps__tl_header_t h = {3, names, 1, &proc, 1, &thr, 0, NULL, -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, NULL, 0};
     const char *p = tu_path("chrome_names.json");
     sps__cjw_t *w;
     assert_int_equal(sps__cjw_open(&w, p, 0, &h), 0);
@@ -294,7 +305,7 @@ static void test_names_and_empty(void **state) {
     rd_free(r);
 
     /* empty: no procs, no spans */
-    sps__tl_header_t e = {0, NULL, 0, NULL, 0, NULL, 5, "e", -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
+    sps__tl_header_t e = {0, NULL, 0, NULL, 0, NULL, 5, "e", -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, NULL, 0};
     p = tu_path("chrome_empty.json");
     assert_int_equal(sps__cjw_open(&w, p, 0, &e), 0);
     assert_int_equal(sps__cjw_close(w), 0);
@@ -311,7 +322,7 @@ static void test_writer_errors(void **state) {
     const char *names[] = {"a", "b"};
     sps__tl_proc_t procs[2] = {{1, 0, "rank 0"}, {1, 1, "rank 1"}};
     sps__tl_thread_t thr[2] = {{1, 1, ""}, {1, 2, ""}};
-    sps__tl_header_t h = {2, names, 2, procs, 2, thr, 0, NULL, -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
+    sps__tl_header_t h = {2, names, 2, procs, 2, thr, 0, NULL, -1, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, NULL, 0};
     const char *p = tu_path("chrome_err.json");
     sps__cjw_t *w = NULL;
     assert_int_equal(sps__cjw_open(&w, p, 0, &h), SPS_EINVAL); /* dup pid */
@@ -351,7 +362,9 @@ static void test_writer_errors(void **state) {
 }
 
 /* A kineto-style trace: float ts in µs since an epoch, M events, GPU rows,
- * B/E pairs, an instant with string pid, args with nested values. */
+ * B/E pairs, an instant with string pid, args with nested values, kineto's
+ * Trace span (string pid: not a span of the program) and our writer's
+ * cpu_op view of a span (skipped: the span is read once). */
 static void test_torch_style(void **state) {
     (void)state;
     static const char txt[] =
@@ -365,6 +378,10 @@ static void test_torch_style(void **state) {
         "   \"args\": {\"Input Dims\": [[2, 3], [3, 4]], \"External id\": 7, \"Ev Idx\": 1}},\n"
         "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"step\\u00e9\", \"pid\": 4242, \"tid\": 4242,"
         "   \"ts\": 1718000000000000, \"dur\": 100},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"step\\u00e9\", \"pid\": 4242, \"tid\": 4242,"
+        "   \"ts\": 1718000000000000, \"dur\": 100, \"args\": {\"External id\": 9}, \"spanscope_view\": 1},\n"
+        "  {\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\","
+        "   \"tid\": \"PyTorch Profiler\", \"ts\": 1718000000000000, \"dur\": 20, \"args\": {\"Op count\": 0}},\n"
         "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7,"
         "   \"ts\": 1.718000000000005e15, \"dur\": 3, \"args\": {\"stream\": 7, \"grid\": [1,1,1]}},\n"
         "  {\"ph\": \"B\", \"name\": \"outer\", \"pid\": \"4242\", \"tid\": 9, \"ts\": 1718000000000001},\n"
@@ -391,6 +408,7 @@ static void test_torch_style(void **state) {
     const sps__tl_header_t *h = rd_header(r);
     assert_int_equal(h->rank, 1);
     assert_int_equal(h->world_size, 2);
+    assert_string_equal(h->backend, "nccl");
     assert_string_equal(h->trace_name, "host_1.pt.trace.json");
     assert_int_equal(h->nprocs, 2);
     assert_int_equal(h->procs[0].pid, 4242);
@@ -463,7 +481,7 @@ static void test_truncated_and_mutated(void **state) {
     static const char *names[] = {"main", "q\"uote"};
     sps__tl_proc_t proc = {7, 0, "rank 0"};
     sps__tl_thread_t thr[2] = {{7, 1, "main"}, {7, 2, ""}};
-    sps__tl_header_t h = {2, names, 1, &proc, 2, thr, 100, "t", 0, 1, 0, 0, 0, NULL, 0, NULL, 0, NULL};
+    sps__tl_header_t h = {2, names, 1, &proc, 2, thr, 100, "t", 0, 1, 0, 0, 0, NULL, 0, NULL, 0, NULL, NULL, 0};
     for (int gz = 0; gz < 2; gz++) {
         const char *p = tu_path(gz ? "chrome_small.json.gz" : "chrome_small.json");
         sps__cjw_t *w;

@@ -231,17 +231,43 @@ static void test_timeline_write(void **state) {
     int64_t tids[] = {4242};
     const char *tnames[] = {"main"};
     sps_span_t sp[2] = {{1000, 5000, 2000, -1, 1, 0, 0, 0, 0}, {2000, 4000, 2000, 0, 2, 0, 1, 0, 0}};
-    const char *args[] = {NULL, "{\"Input Dims\":[[2,3]]}"};
+    const char *args[] = {"{ }", "{\"Input Dims\":[[2,3]]} "}; /* no members; a trailing blank */
     sps_timeline_t t = {3, names, 1, tids, tnames, 2, sp, args, "\"record_shapes\":true",
-                        500, NULL, "unit", -1, 0, 1700000000000000000, 123456789, "node-x",
-                        0, NULL};
+                        500, NULL, "unit", 1, 2, 1700000000000000000, 123456789, "node-x",
+                        0, NULL, 777, "gloo"};
     const char *path = tu_path("spans.json");
     assert_int_equal(sps_timeline_write(path, &t), 0);
     char *s = slurp(path);
     assert_non_null(s);
-    assert_non_null(strstr(s, "\"name\":\"outer\",\"pid\":0,\"tid\":4242,\"ts\":0.500,\"dur\":4.000}"));
+    /* each span: user_annotation with kineto's args, then its cpu_op view */
+    assert_non_null(strstr(s, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"outer\","
+                              "\"pid\":777,\"tid\":4242,\"ts\":0.500,\"dur\":4.000,"
+                              "\"args\":{\"External id\":1,\"Record function id\":0,\"Ev Idx\":0}}"));
+    assert_non_null(strstr(s, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"outer\","
+                              "\"pid\":777,\"tid\":4242,\"ts\":0.500,\"dur\":4.000,"
+                              "\"args\":{\"External id\":2,\"Record function id\":0,\"Ev Idx\":1},"
+                              "\"spanscope_view\":1}"));
     assert_non_null(strstr(s, "\"name\":\"inn\\\"er\""));
-    assert_non_null(strstr(s, "\"dur\":2.000,\"args\":{\"Input Dims\":[[2,3]]}}"));
+    /* the caller's args follow kineto's */
+    assert_non_null(strstr(s, "\"dur\":2.000,\"args\":{\"External id\":3,\"Record function id\":0,"
+                              "\"Ev Idx\":2,\"Input Dims\":[[2,3]]}}"));
+    /* the window over the spans, and distributedInfo as HTA matches it */
+    assert_non_null(strstr(s, "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\","
+                              "\"pid\":777,\"tid\":0,\"ts\":0.500,\"dur\":4.000,"));
+    assert_non_null(strstr(s, "\"name\":\"Record Window End\",\"pid\":777,\"tid\":0,\"ts\":4.500}"));
+    assert_non_null(strstr(s, "\"distributedInfo\":{\"rank\": 1, \"world_size\": 2, "
+                              "\"backend\": \"gloo\"}"));
+    assert_non_null(strstr(s, "\"displayTimeUnit\":\"ms\""));
+    /* pid 0: this process's; no backend: no key */
+    t.pid = 0;
+    t.backend = NULL;
+    assert_int_equal(sps_timeline_write(path, &t), 0);
+    s = slurp(path);
+    assert_non_null(s);
+    char want[64];
+    snprintf(want, sizeof want, "\"pid\":%lld,\"tid\":4242", (long long)getpid());
+    assert_non_null(strstr(s, want));
+    assert_non_null(strstr(s, "\"distributedInfo\":{\"rank\": 1, \"world_size\": 2}"));
     assert_non_null(strstr(s, "\"record_shapes\":true,\"deviceProperties\""));
     assert_non_null(strstr(s, "\"thread_name\""));
     assert_non_null(strstr(s, "\"spanscopeClock\":{\"wall_anchor_ns\":1700000000000000000,"

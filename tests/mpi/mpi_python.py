@@ -137,15 +137,19 @@ def torch_style(out, comm, rank, size):
             spin(50_000)
     path = os.path.join(out, f"trace{rank}.pt.trace.json")
     p.export_chrome_trace(path)
+    import json
+    with open(path) as f:  # MPI is initialised (mpi4py): the backend is named
+        assert json.load(f)["distributedInfo"] == {"rank": rank, "world_size": size,
+                                                   "backend": "mpi"}
     comm.Barrier()
     if rank == 0:
-        import json
         merged = os.path.join(out, "merged.json")
         profiler.merge_distributed_traces(
             [os.path.join(out, f"trace{r}.pt.trace.json") for r in range(size)], merged)
         with open(merged) as f:
             ev = json.load(f)["traceEvents"]
-        got = sorted((e["name"], e["pid"]) for e in ev if e["ph"] == "X")
+        got = sorted((e["name"], e["pid"]) for e in ev
+                     if e["ph"] == "X" and e["cat"] == "user_annotation")
         assert got == [(f"torch_style_r{r}", r) for r in range(size)], got
 
 

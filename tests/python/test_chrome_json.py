@@ -43,17 +43,38 @@ def load(name):
 def test_roundtrip_file(name):
     text, doc = load(name)
     assert doc["schemaVersion"] == 1
-    assert doc["displayTimeUnit"] == "ns"
+    assert doc["displayTimeUnit"] == "ms"  # kineto's and tensorplay's
     assert doc["baseTimeNanoseconds"] == BASE_NS
     assert doc["traceName"] == 'rt "trace".h5'
-    assert doc["distributedInfo"] == {"rank": 1, "world_size": 3, "backend": "mpi"}
+    # no backend named: none written (the tools read one as in use)
+    assert doc["distributedInfo"] == {"rank": 1, "world_size": 3}
+    assert re.search(r'"rank":\s+(\d+)', text).group(1) == "1"  # HTA's pattern
     assert doc["deviceProperties"] == []
     ev = doc["traceEvents"]
-    xs = [e for e in ev if e["ph"] == "X"]
+    allx = [e for e in ev if e["ph"] == "X" and e["cat"] != "Trace"]
+    xs = [e for e in allx if e["cat"] == "user_annotation"]
     ms = [e for e in ev if e["ph"] == "M"]
     assert len(xs) > 1000
+    # each span twice: user_annotation, then its cpu_op view (marked)
+    assert len(allx) == 2 * len(xs)
+    for a, b in zip(allx[0::2], allx[1::2]):
+        assert a["cat"] == "user_annotation" and "spanscope_view" not in a
+        assert b["cat"] == "cpu_op" and b["spanscope_view"] == 1
+        assert (a["name"], a["pid"], a["tid"], a["ts"], a["dur"]) == \
+            (b["name"], b["pid"], b["tid"], b["ts"], b["dur"])
+    # kineto's args on every X event: a distinct External id each
+    ids = [e["args"]["External id"] for e in allx]
+    assert ids == list(range(1, len(allx) + 1))
+    assert all(e["args"]["Ev Idx"] == e["args"]["External id"] - 1 for e in allx)
+    # the profiled window: one Trace span over the spans, then its instants
+    win = [e for e in ev if e.get("cat") == "Trace"]
+    assert len(win) == 1 and win[0]["name"] == "PyTorch Profiler (0)"
+    assert win[0]["ts"] == min(e["ts"] for e in xs)
+    assert win[0]["ts"] + win[0]["dur"] == max(e["ts"] + e["dur"] for e in xs)
+    inst = {e["name"]: e["ts"] for e in ev if e["ph"] == "i"}
+    assert inst == {"Iteration Start: PyTorch Profiler": win[0]["ts"],
+                    "Record Window End": win[0]["ts"] + win[0]["dur"]}
     for e in xs:
-        assert e["cat"] == "user_annotation"
         assert e["name"] in NAMES
         assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
         # µs with exactly three decimals: ns precision, no float noise
@@ -64,7 +85,7 @@ def test_roundtrip_file(name):
     # the exactly known span: base + 999912345678 ns, 1 ns long
     known = [e for e in xs if e["ts"] == Decimal("999912345.678")]
     assert len(known) == 1 and known[0]["dur"] == Decimal("0.001")
-    assert re.search(r'"ts":999912345\.678,"dur":0\.001\}', text)
+    assert re.search(r'"ts":999912345\.678,"dur":0\.001,"args":\{"External id"', text)
     # a span that starts before baseTimeNanoseconds has a negative ts
     assert any(e["ts"] < 0 for e in xs)
     # X events come in start order
@@ -82,14 +103,17 @@ def test_roundtrip_file(name):
     assert len(tn) == 26  # 40 threads, every third unnamed
     tsort = [e["args"]["sort_index"] for e in ms if e["name"] == "thread_sort_index"]
     assert tsort == list(range(40))
-    # every X event's (pid, tid) is a declared thread
+    # every span's (pid, tid) is a declared thread
     threads = {(e["pid"], e["tid"]) for e in ms if e["name"] == "thread_sort_index"}
     assert {(e["pid"], e["tid"]) for e in xs} <= threads
 
 
 def test_bad_utf8_names_are_valid_json():
     _, doc = load("chrome_names.json")
+    # written without kineto's additions (as scope-profiler's export is):
+    # each span once, no window
     xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert all(e["cat"] == "user_annotation" and "args" not in e for e in xs)
     assert [e["name"] for e in xs] == ["bad\ufffd\ufffdend", "over\ufffd\ufffd",
                                        "sur\ufffd\ufffd\ufffd"]
     assert [e["ts"] for e in xs] == [Decimal("0.010"), Decimal("0.011"),

@@ -101,7 +101,8 @@ def test_profile_window_exports_its_counters(tmp_path):
     prof.export_chrome_trace(path)
     cs = [e for e in load(path)["traceEvents"] if e["ph"] == "C"]
     assert [e["args"]["loss"] for e in cs] == [4, 3, 2, 1]
-    spans = [e for e in load(path)["traceEvents"] if e["ph"] == "X"]
+    spans = [e for e in load(path)["traceEvents"]
+             if e["ph"] == "X" and e["cat"] == "user_annotation"]
     assert len(cs) == len(spans) == 4
     for e, s in zip(cs, spans):
         assert s["ts"] <= e["ts"] <= s["ts"] + s["dur"]

@@ -629,8 +629,14 @@ def test_chrome_trace_is_well_formed_nested_and_in_microseconds(tmp_path):
     for key in ("traceEvents", "schemaVersion", "displayTimeUnit", "baseTimeNanoseconds",
                 "deviceProperties", "record_shapes", "with_stack"):
         assert key in d
-    xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
+    xs = [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "user_annotation"]
     assert sorted(e["name"] for e in xs) == ["inner", "outer", "w.inner", "w.outer"]
+    # kineto's conventions: the OS pid, "ms" as the viewer's unit, a cpu_op
+    # view of each span (test_tb_hta.py runs the tools on it)
+    assert {x["pid"] for x in xs} == {os.getpid()}
+    assert d["displayTimeUnit"] == "ms"
+    ops = [e for e in d["traceEvents"] if e.get("cat") == "cpu_op"]
+    assert sorted(e["name"] for e in ops) == ["inner", "outer", "w.inner", "w.outer"]
     ev = {e.name: e for e in p.events()}
     for x in xs:
         e = ev[x["name"]]
@@ -658,7 +664,8 @@ def test_trace_args_carry_shapes_and_stack(tmp_path):
             pass
     path = tmp_path / "a.json"
     p.export_chrome_trace(path)
-    x = [e for e in load_trace(path)["traceEvents"] if e["ph"] == "X"][0]
+    x = [e for e in load_trace(path)["traceEvents"]
+         if e["ph"] == "X" and e["cat"] == "user_annotation"][0]
     assert x["args"]["Input Dims"] == [[2, 2], []]
     assert x["args"]["args"]["note"] == "hi"
     assert "shape=[2, 2]" in x["args"]["args"]["x"]
@@ -682,7 +689,8 @@ def test_tensorboard_handler_names_and_gzip(tmp_path):
             assert f.startswith("w0.") and f.endswith(suffix)
             assert f[len("w0."):-len(suffix)].isdigit()
             data = load_trace(d / f)
-            assert [e["name"] for e in data["traceEvents"] if e["ph"] == "X"].count("s") == 1
+            assert [e["name"] for e in data["traceEvents"]
+                    if e["ph"] == "X" and e["cat"] == "user_annotation"].count("s") == 1
         if gz:
             with open(d / files[0], "rb") as f:
                 assert f.read(2) == b"\x1f\x8b"
@@ -729,7 +737,8 @@ def test_pftrace_export_has_the_spans(tmp_path):
     if not cli.exists():
         pytest.skip(f"{cli} is missing: build first")
     subprocess.run([str(cli), "convert", str(path), str(back)], check=True)
-    names = [e["name"] for e in load_trace(back)["traceEvents"] if e["ph"] == "X"]
+    names = [e["name"] for e in load_trace(back)["traceEvents"]
+             if e["ph"] == "X" and e["cat"] == "user_annotation"]
     assert names.count("loop") == 5
 
 
@@ -765,7 +774,7 @@ def test_merge_distributed_traces(tmp_path, monkeypatch):
     out = tmp_path / "merged.json"
     profiler.merge_distributed_traces(paths, out)
     d = load_trace(out)
-    xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
+    xs = [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "user_annotation"]
     assert sorted((e["name"], e["pid"]) for e in xs) == [("inner", 0), ("inner", 1),
                                                          ("work.r0", 0), ("work.r1", 1)]
     labels = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
