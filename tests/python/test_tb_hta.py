@@ -59,7 +59,8 @@ class Ours:
     def __init__(self, prof):
         self.rows = {r.key: (r.count, r.cpu_time_total, r.self_cpu_time_total)
                      for r in prof.key_averages() if not r.key.startswith("ProfilerStep")}
-        self.spans = [(e.name, e.start_ns, e.end_ns) for e in prof.events()]
+        # torch names a step's event "ProfilerStep*"; its trace_name keeps the number
+        self.spans = [(e.trace_name, e.start_ns, e.end_ns) for e in prof.events()]
         self.steps = sorted(int(n.split("#")[1]) for n, _, _ in self.spans
                             if n.startswith("ProfilerStep#"))
         self.step_us = {int(n.split("#")[1]): (b - a) / 1e3 for n, a, b in self.spans
