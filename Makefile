@@ -8,14 +8,18 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings check-layers clean
+.PHONY: all deps deps-c build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings check-layers clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
-build: deps
+# what the C build alone needs (no Python: make demo works without it)
+deps-c:
+	@bash scripts/install-deps.sh --c
+
+build: deps-c
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
