@@ -6,8 +6,11 @@
 #   2. `make check` alone in another fresh copy (after planting a half-made
 #      .venv, an empty .venv/bin, as an interrupted `python3 -m venv`
 #      leaves: install-deps.sh must make it again, not trip over it).
-# Each step starts from the same untouched base, so neither profits from
-# what the other installed.  Run as root (debootstrap and chroot need it).
+#   3. (FRESH_STEPS="wheel", FRESH_WHEEL=dist/...whl) a wheel installed
+#      where only python3 and python3-venv were added (no compiler, CMake or
+#      HDF5 headers: checked), by scripts/check-wheel.sh WHEEL there.
+# Each step starts from the same untouched base, so none profits from
+# what another installed.  Run as root (debootstrap and chroot need it).
 #
 #   scripts/fresh-check.sh [ROOT]        ROOT: /var/tmp/spanscope-fresh
 #   FRESH_STEPS="demo check" (default)   which steps, in that order
@@ -22,6 +25,7 @@
 # "fresh-check: STEP: ok|FAILED (rc N)" per step; exit 0 when all passed.
 # Only committed work is checked (the clone is of HEAD).
 set -euo pipefail
+{ # read whole before it runs: an edit of this file during a run cannot garble the run
 repo=$(cd "$(dirname "$0")/.." && pwd)
 root=${1:-/var/tmp/spanscope-fresh}
 steps=${FRESH_STEPS:-demo check}
@@ -108,13 +112,20 @@ for step in $steps; do
   case "$step" in
     demo) cmd="make demo $makeflags" ;;
     check) cmd="mkdir -p .venv/bin && make check $makeflags" ;;  # a half-made .venv first
-    *) echo "fresh-check: unknown step '$step' (demo, check)" >&2; exit 2 ;;
+    wheel)
+      [ -f "${FRESH_WHEEL:-}" ] || { echo "fresh-check: wheel: FRESH_WHEEL names no wheel" >&2; exit 2; }
+      cmd="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
+           for t in cc gcc clang cmake h5cc; do ! command -v \$t || { echo \"fresh-check: \$t is here\"; exit 1; }; done
+           ! ls /usr/include/hdf5* >/dev/null 2>&1 || { echo 'fresh-check: HDF5 headers are here'; exit 1; }
+           python3 -m venv .venv && bash scripts/check-wheel.sh /tmp/$(basename "$FRESH_WHEEL")" ;;
+    *) echo "fresh-check: unknown step '$step' (demo, check, wheel)" >&2; exit 2 ;;
   esac
   mounted_under "$run" && { echo "fresh-check: $run still has mounts, not removing it" >&2; exit 1; }
   rm -rf "$run"
   cp -a "$root/base" "$run"
   cp /etc/resolv.conf "$run/etc/resolv.conf"
   cp "$root/spanscope.bundle" "$run/tmp/spanscope.bundle"
+  [ "$step" != wheel ] || cp "$FRESH_WHEEL" "$run/tmp/"
   mount_system "$run"
   echo "fresh-check: $step: $commit, $cmd, log $root/$step.log"
   start=$(date +%s)
@@ -139,3 +150,4 @@ for step in $steps; do
   fi
 done
 exit $fail
+}
