@@ -5,7 +5,7 @@
 #   scripts/check-wheel.sh [WHEEL]
 #
 # WHEEL: default a wheel built now (scripts/wheel.sh) with the Python that
-# made .venv.  Steps, each one failing the check:
+# made .venv (or SPS_WHEEL_PYTHON).  Steps, each one failing the check:
 #   1. auditwheel show WHEEL: consistent with the platform tag of its name
 #      (a library linked outside the wheel would make it linux_x86_64);
 #   2. a new venv (from the Python that made .venv), pip install --no-deps
@@ -29,8 +29,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 TOOLS=$repo/.venv/bin
 [ -x "$TOOLS/python" ] || { echo "check-wheel: no .venv (run make deps first)" >&2; exit 2; }
-base=$("$TOOLS/python" -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')
-ver=$("$TOOLS/python" -c 'import sys; print("%d%d" % sys.version_info[:2])')
+# SPS_WHEEL_PYTHON: the interpreter of the new venv (and of the wheel built
+# when none is given); default the one that made .venv
+base=${SPS_WHEEL_PYTHON:-$("$TOOLS/python" -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')}
+ver=$("$base" -c 'import sys; print("%d%d" % sys.version_info[:2])')
 
 wheel=${1:-}
 if [ -z "$wheel" ]; then  # built now: a wheel of an older commit proves nothing

@@ -40,7 +40,13 @@ apt_install() {
   done
   [ ${#need[@]} -gt 0 ] || return 0
   echo "install-deps: installing ${need[*]}"
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+      echo "install-deps: needs root or sudo to install ${need[*]} (run as root, or install sudo)" >&2
+      exit 1
+    }
+    sudo="sudo"
+  fi
   if [ $apt_updated -eq 0 ]; then
     $sudo apt-get update -qq
     apt_updated=1
