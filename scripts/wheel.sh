@@ -81,10 +81,11 @@ for py in "${pythons[@]}"; do
   rm -rf "$raw"
   echo "wheel: $ver: building with $py (log $log)"
   # build-dir per tag: the Pythons' builds never share a CMake cache
-  if ! "$py" -m pip wheel --no-deps -w "$raw" -C "build-dir=build/wheel/{wheel_tag}" \
-       -C cmake.define.SPS_MPI=OFF . > "$log" 2>&1; then
+  # --config-settings, not -C: older pips (3.10's) know only the long form
+  if ! "$py" -m pip wheel --no-deps -w "$raw" --config-settings="build-dir=build/wheel/{wheel_tag}" \
+       --config-settings=cmake.define.SPS_MPI=OFF . > "$log" 2>&1; then
     echo "wheel: $ver: FAILED (pip wheel; $log):"
-    grep -E "error|Error" "$log" | head -5 | sed 's/^/  /'
+    { grep -iE "error" "$log" | head -5 || true; } | sed "s/^/  /"
     fail=1
     continue
   fi
