@@ -8,14 +8,18 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings check-layers clean
+.PHONY: all deps deps-c wheel check-wheel fresh-check build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings check-layers clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
-build: deps
+# what the C build alone needs (no Python: make demo works without it)
+deps-c:
+	@bash scripts/install-deps.sh --c
+
+build: deps-c
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
@@ -67,6 +71,21 @@ check-warnings: deps
 	cmake --build $(BUILD)-rel-gcc -j $(JOBS)
 	cmake -S . -B $(BUILD)-rel-clang -DCMAKE_BUILD_TYPE=Release -DSPS_PYTHON=ON -DSPS_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DPython_EXECUTABLE=$(PY) >/dev/null
 	cmake --build $(BUILD)-rel-clang -j $(JOBS)
+
+# manylinux wheels for each supported CPython found, into dist/ (scikit-build-core,
+# then auditwheel repair: libhdf5 and its libraries inside; scripts/wheel.sh)
+wheel: deps
+	bash scripts/wheel.sh
+
+# a wheel for .venv's Python built, installed into a new venv with --no-deps and
+# numpy/h5py, ldd-checked, the seed page and spanscope report run outside the tree
+check-wheel: deps
+	bash scripts/check-wheel.sh
+
+# the README's two commands on a fresh Debian bookworm chroot (root; long:
+# the whole suite runs there): scripts/fresh-check.sh
+fresh-check:
+	bash scripts/fresh-check.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-rel-gcc $(BUILD)-rel-clang

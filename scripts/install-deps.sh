@@ -1,41 +1,94 @@
 #!/usr/bin/env bash
-# Installs what spanscope needs to build and test, only where it is missing:
-# Debian packages (compilers, CMake, HDF5, cmocka, zlib, Chromium for the
-# HTML report's test) and a Python virtual
-# environment in .venv with numpy, h5py, pytest, scope-profiler (whose
-# reader checks our files), matplotlib and plotly (the plots' tests, both
-# backends) and pyarrow (the plots' parquet data, when it installs).  Safe to run again: it does nothing when all is
-# there.
+# Installs what spanscope needs to build and test, only where it is missing.
+#
+#   install-deps.sh --c   what the C build needs (the library, the tool, the
+#                         examples and the C tests: `make build`, `make demo`):
+#                         compilers, CMake, HDF5, cmocka, zlib, the deflate
+#                         encoders, OpenMPI.  No Python.
+#   install-deps.sh       all of that, then Python: python3 with venv and
+#                         its headers (python3-venv, python3-dev: pip builds
+#                         the extension), Chromium (the HTML report's tests)
+#                         and a virtual environment in .venv with numpy,
+#                         h5py, pytest, scope-profiler (whose reader checks our
+#                         files), matplotlib and plotly (the plots' tests, both
+#                         backends) and pyarrow (the plots' parquet data, when
+#                         it installs).
+#
+# Debian packages come from apt-get (as root, or through sudo).  Safe to run
+# again: it does nothing when all is there.  A .venv that is there but not
+# usable (half made, without pip, its interpreter gone, another Python
+# version: scripts/venv-check.sh) is removed and made again.
+# SPS_PYTHON3: the interpreter to make .venv with (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv-check.sh
 
-need=()
-# chromium: the HTML report's test opens the page headless
+mode=all
+case "${1:-}" in
+  --c) mode=c ;;
+  "") ;;
+  *) echo "install-deps: unknown option '$1' (use --c, or nothing)" >&2; exit 2 ;;
+esac
+PYTHON3=${SPS_PYTHON3:-python3}
+
+apt_updated=0
+# apt_install PKG...: installs the Debian packages not installed yet.
+apt_install() {
+  local need=() pkg sudo=""
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+  done
+  [ ${#need[@]} -gt 0 ] || return 0
+  echo "install-deps: installing ${need[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+      echo "install-deps: needs root or sudo to install ${need[*]} (run as root, or install sudo)" >&2
+      exit 1
+    }
+    sudo="sudo"
+  fi
+  if [ $apt_updated -eq 0 ]; then
+    $sudo apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+}
+
 # libdeflate-dev, libisal-dev: the fast deflate encoders of the HDF5 event chunks (optional: zlib does it slower)
 # libopenmpi-dev, openmpi-bin: the optional MPI integration and its tests (docs/mpi.md)
-for pkg in gcc g++ clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev libdeflate-dev libisal-dev chromium \
-           libopenmpi-dev openmpi-bin; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
-done
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-  need+=(python3-venv)
+# libc6-dev: the C library's headers (only a Recommends of gcc);
+# pkg-config and cmake are also what the install test (tests/install) runs
+apt_install gcc g++ libc6-dev clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev \
+            libdeflate-dev libisal-dev libopenmpi-dev openmpi-bin
+[ "$mode" = c ] && exit 0
+
+# Python: python3 first, then -- with it there -- what it lacks: its venv
+# module and its headers come in their own Debian packages, and a python3
+# that is not Debian's (pyenv, a build of one's own) may have both already.
+# chromium: the HTML report's test opens the page headless
+apt_install chromium
+if ! command -v "$PYTHON3" >/dev/null 2>&1; then
+  [ "$PYTHON3" = python3 ] || { echo "install-deps: $PYTHON3 not found" >&2; exit 1; }
+  apt_install python3
 fi
-if [ ${#need[@]} -gt 0 ]; then
-  echo "install-deps: installing ${need[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+if ! "$PYTHON3" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  apt_install python3-venv
+fi
+if ! "$PYTHON3" -c 'import os, sys, sysconfig; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_path("include"), "Python.h")))' >/dev/null 2>&1; then
+  apt_install python3-dev
 fi
 
 # perfetto + protobuf: Perfetto's own trace schema, to check our .pftrace files
 # matplotlib: the optional `plot` extra (spanscope.plots), rendered by its tests
 # plotly: the optional `plotly` extra (spanscope.plots' backend="plotly"), tested too
 PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
-if [ ! -x .venv/bin/python ]; then
+if ! problem=$(sps_venv_problem .venv "$PYTHON3"); then
+  if [ -e .venv ]; then
+    echo "install-deps: $problem: making it again"
+    rm -rf .venv
+  fi
   echo "install-deps: creating .venv"
-  python3 -m venv .venv
+  "$PYTHON3" -m venv .venv
 fi
 if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly' >/dev/null 2>&1; then
   echo "install-deps: pip install $PY_PKGS"
