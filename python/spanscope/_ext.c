@@ -29,8 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if PY_VERSION_HEX < 0x030B0000
-#  error "spanscope needs Python 3.11 or newer"
+/* Python 3.10 to 3.13.  What differs, kept to these few lines:
+ * - co_extra: 3.12 renamed the private calls PyUnstable_* (the old names
+ *   are gone in 3.13);
+ * - 3.10 has no co_qualname (added in 3.11): a traced function is named
+ *   by co_name there, as scope-profiler's tracer names it on 3.10;
+ * - 3.10 has no PyFrame_GetGlobals (3.11): the frame's f_globals field,
+ *   public in 3.10's frameobject.h, is the same dict. */
+#if PY_VERSION_HEX < 0x030A0000
+#  error "spanscope needs Python 3.10 or newer"
 #endif
 #if PY_VERSION_HEX >= 0x030C0000
 #  define CODE_GET_EXTRA PyUnstable_Code_GetExtra
@@ -40,6 +47,13 @@
 #  define CODE_GET_EXTRA _PyCode_GetExtra
 #  define CODE_SET_EXTRA _PyCode_SetExtra
 #  define REQUEST_EXTRA _PyEval_RequestCodeExtraIndex
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+#  define CODE_QUALNAME(code) ((code)->co_qualname)
+#  define FRAME_GLOBALS(f) PyFrame_GetGlobals(f) /* a new reference */
+#else
+#  define CODE_QUALNAME(code) ((code)->co_name)
+#  define FRAME_GLOBALS(f) Py_XNewRef((f)->f_globals)
 #endif
 
 /* _profiler.c (the torch-style face's C half). */
@@ -511,7 +525,7 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
      * creation run Python code, and a new generation meanwhile (new filters,
      * a new registry) must decide again. */
     uint32_t gen = g_generation;
-    PyObject *globals = PyFrame_GetGlobals(frame);
+    PyObject *globals = FRAME_GLOBALS(frame);
     PyObject *mod = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
     Py_XDECREF(globals);
     const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : "?";
@@ -527,7 +541,7 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
         cache_decision(code, gen, 0);
         return 0;
     }
-    PyObject *name = PyUnicode_FromFormat("%s.%U", m, code->co_qualname);
+    PyObject *name = PyUnicode_FromFormat("%s.%U", m, CODE_QUALNAME(code));
     if (name && !name_passes(name)) {
         Py_DECREF(name);
         cache_decision(code, gen, 0);
