@@ -3,12 +3,13 @@
 #   make check   set up, build, run every test (C with CTest, MPI under mpirun, Python with pytest)
 #   make bench   run the benchmarks and print their tables
 #   make check-sanitize   the C tests under ASan+UBSan, then under TSan
+#   make check-pythons    the Python suite on CPython 3.10, 3.11, 3.12 and 3.13 (a venv each)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps deps-c wheel check-wheel fresh-check build py-install demo check check-c check-mpi check-py bench check-sanitize check-warnings check-layers clean
+.PHONY: all deps deps-c wheel check-wheel fresh-check build py-install demo check check-c check-mpi check-py bench bench-pythons check-pythons check-sanitize check-warnings check-layers clean
 
 all: build
 
@@ -55,6 +56,20 @@ check: build py-install
 
 bench: build py-install
 	$(PY) bench/run.py --build $(BUILD)
+	$(MAKE) --no-print-directory bench-pythons
+
+# The Python face's table on each version, then the issue's cost targets
+# per version (scripts/check-pythons.sh; BENCH_TORCH=1 installs torch in
+# each venv for the comparison with its record_function, ~6 GB each).
+PYTHONS ?= 3.10 3.11 3.12 3.13
+bench-pythons: build
+	BUILD=$(BUILD) bash scripts/check-pythons.sh --bench $(PYTHONS)
+
+# The whole Python suite on each version in PYTHONS: a venv per version
+# (.venv-3.10 ..., made once and reused), the package built for each, one
+# summary line per version; fails if any version fails.
+check-pythons: build
+	BUILD=$(BUILD) JOBS=$(JOBS) bash scripts/check-pythons.sh $(PYTHONS)
 
 check-sanitize: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=address,undefined -DSPS_BUILD_BENCH=OFF >/dev/null

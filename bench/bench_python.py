@@ -167,6 +167,7 @@ def main():
     calls = reg.num_calls
     assert calls >= n * reps * 2, f"recorded {calls} calls: the benchmark did not record"
     ProfileManager._reset()
+    hooks = bench_hooks(n, reps, loop, traced_loop)
 
     rows = [
         ("with floor: C context manager reading the clock twice", m["floor_with"], "", ""),
@@ -192,12 +193,16 @@ def main():
     ]
     lookup = bench_lookup(n, reps)
     prof = bench_profiler(n, reps, loop)
+    torch_rf = bench_torch(max(n // 15, 2000), reps)
+    print(f"Python {sys.version.split()[0]} ({sys.executable})")
     print(f"Python face: ns per call, median of {reps} runs of {n} calls "
           f"(loop overhead {loop:.1f} ns subtracted)")
     w = max(len(r[0]) for r in rows)
     print(f"{'benchmark':<{w}}  {'ns':>8}  {'ratio':>14}  note")
     for name, ns, ratio, note in rows:
         print(f"{name:<{w}}  {ns:8.1f}  {ratio:>14}  {note}")
+    print()
+    print_hooks(hooks, reps, n)
     print()
     print_lookup(lookup)
     print()
@@ -214,13 +219,94 @@ def main():
     w = max(len(r[0]) for r in rows)
     for name, ns, ratio, note in rows:
         print(f"{name:<{w}}  {ns:8.1f}  {ratio:>14}  {note}")
+    rf = prof["rf_with"]
+    if "ns" in torch_rf:
+        t = torch_rf["ns"]
+        print(f"{'torch ' + torch_rf['version'] + ': with torch.profiler.record_function(name)':<{w}}"
+              f"  {t:8.1f}  {t / rf:>9.0f}x ours  target >= 50x (inside torch.profiler.profile(), "
+              f"{torch_rf['spans']} spans)")
+    else:
+        print(f"{'torch: with torch.profiler.record_function(name)':<{w}}  {'':>8}  {'':>14}  "
+              f"not measured: {torch_rf['why']}")
     print(f"trace of {prof['spans']} spans (export_chrome_trace): " + ", ".join(
         f"{ext} {b / prof['spans']:.1f} B/span in {t:.2f} s" for ext, (b, t) in prof["trace"].items()))
     print(f"key_averages().table() over {prof['spans']} spans: {prof['table_s']:.3f} s")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"n": n, "reps": reps, "loop_ns": loop, "clock_pair_ns": pair, "ns": m,
-                       "lookup": lookup, "profiler": prof}, fh, indent=2)
+            json.dump({"python": sys.version.split()[0], "n": n, "reps": reps, "loop_ns": loop,
+                       "clock_pair_ns": pair, "ns": m, "hooks": hooks,
+                       "lookup": lookup, "profiler": prof, "torch": torch_rf}, fh, indent=2)
+
+
+# -- the recursive tracer's hooks (issue 13, part 3) ------------------------------
+
+def bench_hooks(n, reps, loop, traced_loop):
+    """The recursive tracer under each hook this Python offers
+    (PyEval_SetProfile; sys.monitoring on 3.12+), interleaved rep by rep:
+    ns per traced call of a one-line function inside one outermost call
+    ("call"), and ns per outermost call of an empty recursive function
+    ("outer": what installing and removing the hook costs).  Returns
+    {hook: {"call": ns, "outer": ns}} and the default hook."""
+    default = _ext.trace_hook()
+    hooks = ["setprofile"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
+    ProfileManager.setup(output=None, overflow="spill")
+    rec = ProfileManager.profile("rec.hook", recursive=True)(traced_loop)
+    outer = ProfileManager.profile("rec.outer", recursive=True)(lambda: None)
+    k_outer = max(n // 10, 1000)
+
+    def outer_loop(k):
+        for _ in range(k):
+            outer()
+
+    samples = {h: {"call": [], "outer": []} for h in hooks}
+    try:
+        for _ in range(reps):
+            for h in hooks:
+                _ext.set_trace_hook(h)
+                samples[h]["call"].append(timed(rec, n, 1) - loop)
+                samples[h]["outer"].append(timed(outer_loop, k_outer, 1) - loop)
+    finally:
+        _ext.set_trace_hook(default)
+        ProfileManager._reset()
+    out = {h: {k: statistics.median(v) for k, v in d.items()} for h, d in samples.items()}
+    return {"default": default, "per_hook": out}
+
+
+def print_hooks(r, reps, n):
+    """The table of bench_hooks' figures."""
+    per = r["per_hook"]
+    print(f"recursive tracer per hook: ns, median of {reps} interleaved runs "
+          f"(default hook here: {r['default']})")
+    names = {"setprofile": "PyEval_SetProfile", "monitoring": "sys.monitoring"}
+    base = per["setprofile"]
+    for h, f in per.items():
+        ratio = "" if h == "setprofile" else (
+            f"  ({f['call'] / base['call']:.2f}x / {f['outer'] / base['outer']:.2f}x setprofile)")
+        print(f"  {names[h]:<18} traced call {f['call']:7.1f}   outermost call "
+              f"(hook on + off) {f['outer']:8.1f}{ratio}")
+
+
+def bench_torch(k, reps):
+    """torch's own record_function inside torch.profiler.profile() (CPU
+    activity only), ns per span, median of reps runs of k spans: the
+    issue's comparison, measured in the same run as ours.  {"why": ...}
+    when torch does not import for this Python."""
+    try:
+        import torch
+        import torch.profiler as tp
+    except Exception as e:  # ImportError, or a broken install's OSError
+        return {"why": f"torch is not installed for Python {sys.version.split()[0]} ({e})"[:160]}
+    rf = tp.record_function
+
+    def spans(m):
+        for _ in range(m):
+            with rf("bench.torch"):
+                pass
+
+    with tp.profile(activities=[tp.ProfilerActivity.CPU]):
+        spans(min(k, 1000))  # warm-up
+        ns = statistics.median(timed(spans, k, 1) for _ in range(reps))
+    return {"ns": ns, "spans": k, "version": torch.__version__}
 
 
 # -- the lookup form against a held region, and scope-profiler (issue 12, part 7) --

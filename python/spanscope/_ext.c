@@ -29,8 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if PY_VERSION_HEX < 0x030B0000
-#  error "spanscope needs Python 3.11 or newer"
+/* Python 3.10 to 3.13.  What differs, kept to these few lines:
+ * - co_extra: 3.12 renamed the private calls PyUnstable_* (the old names
+ *   are gone in 3.13);
+ * - 3.10 has no co_qualname (added in 3.11): a traced function is named
+ *   by co_name there, as scope-profiler's tracer names it on 3.10;
+ * - 3.10 has no PyFrame_GetGlobals (3.11): the frame's f_globals field,
+ *   public in 3.10's frameobject.h, is the same dict. */
+#if PY_VERSION_HEX < 0x030A0000
+#  error "spanscope needs Python 3.10 or newer"
 #endif
 #if PY_VERSION_HEX >= 0x030C0000
 #  define CODE_GET_EXTRA PyUnstable_Code_GetExtra
@@ -40,6 +47,13 @@
 #  define CODE_GET_EXTRA _PyCode_GetExtra
 #  define CODE_SET_EXTRA _PyCode_SetExtra
 #  define REQUEST_EXTRA _PyEval_RequestCodeExtraIndex
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+#  define CODE_QUALNAME(code) ((code)->co_qualname)
+#  define FRAME_GLOBALS(f) PyFrame_GetGlobals(f) /* a new reference */
+#else
+#  define CODE_QUALNAME(code) ((code)->co_name)
+#  define FRAME_GLOBALS(f) Py_XNewRef((f)->f_globals)
 #endif
 
 /* _profiler.c (the torch-style face's C half). */
@@ -398,6 +412,7 @@ typedef struct tstack {
     sps_region_t *v;
     size_t n, cap;
     int depth; /* nesting of recursive wrappers on this thread */
+    int monitoring; /* 1: this thread's outermost wrapper uses sys.monitoring */
     Py_tracefunc prev_func;
     PyObject *prev_obj;
 } tstack_t;
@@ -495,10 +510,6 @@ static PyObject *recorded_name(PyCodeObject *code, PyObject *name) {
     return Py_NewRef(name);
 }
 
-/* The region of a traced code object, cached in the code's co_extra slot as
- * (generation << 32 | id), id 0 for a frame left out in this generation
- * (a skipped file or a name the filters refuse: a later call costs the
- * same one compare either way); 0 if the frame is not to be recorded. */
 /* Caches what the tracer decided for code in generation gen: its region
  * id, 0 for left out. */
 static void cache_decision(PyCodeObject *code, uint32_t gen, sps_region_t id) {
@@ -507,6 +518,13 @@ static void cache_decision(PyCodeObject *code, uint32_t gen, sps_region_t id) {
                        (void *)(uintptr_t)((uint64_t)gen << 32 | id));
 }
 
+/* The region of a traced code object, cached in the code's co_extra slot as
+ * (generation << 32 | id), id 0 for a frame left out in this generation
+ * (a skipped file or a name the filters refuse: a later call costs the
+ * same one compare either way); 0 if the frame is not to be recorded.
+ * frame is the code's running frame (borrowed), or NULL for the current
+ * one (sys.monitoring hands the hook the code only): it is read on the
+ * slow path alone, for the module name. */
 static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     void *extra = NULL;
     if (g_extra_index >= 0) CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra);
@@ -518,7 +536,8 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
      * creation run Python code, and a new generation meanwhile (new filters,
      * a new registry) must decide again. */
     uint32_t gen = g_generation;
-    PyObject *globals = PyFrame_GetGlobals(frame);
+    if (!frame) frame = PyEval_GetFrame();
+    PyObject *globals = frame ? FRAME_GLOBALS(frame) : NULL;
     PyObject *mod = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
     Py_XDECREF(globals);
     const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : "?";
@@ -534,7 +553,7 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
         cache_decision(code, gen, 0);
         return 0;
     }
-    PyObject *name = PyUnicode_FromFormat("%s.%U", m, code->co_qualname);
+    PyObject *name = PyUnicode_FromFormat("%s.%U", m, CODE_QUALNAME(code));
     if (name && !name_passes(name)) {
         Py_DECREF(name);
         cache_decision(code, gen, 0);
@@ -556,37 +575,193 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     return id;
 }
 
+/* What a function's start (or resume) does on a tracing thread: push the
+ * region to end on the matching exit (0: not recorded) and begin it.  The
+ * first frame after trace_enter is the decorated function itself, which
+ * records itself.  frame: as traced_region's. */
+static void traced_start(tstack_t *t, PyFrameObject *frame, PyCodeObject *code) {
+    sps_region_t r = t->n > 0 ? traced_region(frame, code) : 0;
+    if (tstack_push(t, r) == 0 && r) sps_begin(r);
+}
+
+/* What a function's exit (return, yield, unwind) does: end what its start
+ * pushed.  An exit with nothing pushed (a frame that started before the
+ * tracer) is ignored. */
+static void traced_exit(tstack_t *t) {
+    if (t->n > 0) {
+        sps_region_t r = t->v[--t->n];
+        if (r) sps_end(r);
+    }
+}
+
+/* The PyEval_SetProfile hook (every version; the default before 3.12). */
 static int tracer(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
     (void)obj;
     tstack_t *t = &t_trace;
     if (t->prev_func && t->prev_func(t->prev_obj, frame, what, arg) < 0)
         return -1; /* chain to the profiler that was there before */
     if (what == PyTrace_CALL) {
-        sps_region_t r = 0;
-        if (t->n > 0) { /* the root frame is the decorated function itself */
-            PyCodeObject *code = PyFrame_GetCode(frame);
-            r = traced_region(frame, code);
-            Py_DECREF(code);
-        }
-        if (tstack_push(t, r) == 0 && r) sps_begin(r);
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        traced_start(t, frame, code);
+        Py_DECREF(code);
     } else if (what == PyTrace_RETURN) {
-        if (t->n > 0) {
-            sps_region_t r = t->v[--t->n];
-            if (r) sps_end(r);
-        }
+        traced_exit(t);
     }
     return 0;
 }
 
-/* Installs the tracer for the outermost recursive call on this thread. */
+/* The hooks the tracer can use.  PyEval_SetProfile exists everywhere; on
+ * 3.12+ sys.monitoring (PEP 669) hands the hook the code object without
+ * making a frame object, and since 3.12 sys.setprofile is itself a layer
+ * over it.  Which one is used is chosen per version from measurements
+ * (docs/benchmarks.md, "Python versions"): on 3.12 and 3.13 a traced call
+ * costs about half the time under sys.monitoring (0.46-0.51x, wall time,
+ * interleaved runs).  set_trace_hook switches. */
+enum { HOOK_SETPROFILE = 0, HOOK_MONITORING = 1 };
+#if PY_VERSION_HEX >= 0x030C0000
+#  define HOOK_DEFAULT HOOK_MONITORING
+#else
+#  define HOOK_DEFAULT HOOK_SETPROFILE
+#endif
+static int g_hook = HOOK_DEFAULT;
+
+#if PY_VERSION_HEX >= 0x030C0000
+/* sys.monitoring: the events are global to the interpreter (all threads),
+ * so each callback first checks that its own thread is inside a recursive
+ * wrapper, as the per-thread PyEval_SetProfile hook is.  The events are
+ * those sys.setprofile is made of (CPython's Python/legacy_tracing.c):
+ * PY_START, PY_RESUME and PY_THROW are its "call", PY_RETURN, PY_YIELD
+ * and PY_UNWIND its "return"; C functions (CALL, C_RETURN) are not
+ * traced, as the setprofile hook ignores its c_call events.  Same events,
+ * same stack: the same regions and counts, generators counted once per
+ * resume, an exception's unwind ending its frames' regions. */
+static int g_mon_tool = -1;     /* the tool id held, -1: none yet */
+static int g_mon_threads;       /* threads inside a recursive wrapper (GIL held) */
+static PyObject *g_mon_set_events; /* sys.monitoring.set_events */
+static long g_mon_events;       /* the event set above */
+
+static PyObject *mon_start(PyObject *self, PyObject *const *args, Py_ssize_t n) {
+    (void)self;
+    tstack_t *t = &t_trace;
+    if (t->depth > 0 && n >= 1 && PyCode_Check(args[0]))
+        traced_start(t, NULL, (PyCodeObject *)args[0]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *mon_exit(PyObject *self, PyObject *const *args, Py_ssize_t n) {
+    (void)self;
+    (void)args;
+    (void)n;
+    tstack_t *t = &t_trace;
+    if (t->depth > 0) traced_exit(t);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef mon_start_def = {"spanscope_start", (PyCFunction)(void (*)(void))mon_start,
+                                    METH_FASTCALL, NULL};
+static PyMethodDef mon_exit_def = {"spanscope_exit", (PyCFunction)(void (*)(void))mon_exit,
+                                   METH_FASTCALL, NULL};
+
+/* Takes a free tool id (4, then 3: the ones CPython gives no name, so
+ * that coverage, debuggers and cProfile keep theirs) and registers the
+ * callbacks, once per process: the id is held until exit.  0 on success;
+ * -1 with an exception set when sys.monitoring has no free id. */
+static int mon_acquire(void) {
+    if (g_mon_tool >= 0) return 0;
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    if (!mon) {
+        PyErr_SetString(PyExc_RuntimeError, "sys.monitoring is missing");
+        return -1;
+    }
+    PyObject *events = PyObject_GetAttrString(mon, "events");
+    if (!events) return -1;
+    static const char *const starts[] = {"PY_START", "PY_RESUME", "PY_THROW"};
+    static const char *const exits[] = {"PY_RETURN", "PY_YIELD", "PY_UNWIND"};
+    long ev[6];
+    for (int i = 0; i < 6; i++) {
+        PyObject *v = PyObject_GetAttrString(events, i < 3 ? starts[i] : exits[i - 3]);
+        ev[i] = v ? PyLong_AsLong(v) : -1;
+        Py_XDECREF(v);
+        if (ev[i] < 0) {
+            Py_DECREF(events);
+            return -1;
+        }
+    }
+    Py_DECREF(events);
+    int tool = -1;
+    for (int id = 4; id >= 3 && tool < 0; id--) {
+        PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", id, "spanscope");
+        if (r) tool = id;
+        else PyErr_Clear(); /* ValueError: taken */
+        Py_XDECREF(r);
+    }
+    if (tool < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "sys.monitoring has no free tool id (3 and 4 taken)");
+        return -1;
+    }
+    PyObject *start = PyCFunction_New(&mon_start_def, NULL);
+    PyObject *exit_ = PyCFunction_New(&mon_exit_def, NULL);
+    int rc = start && exit_ ? 0 : -1;
+    long all = 0;
+    for (int i = 0; i < 6 && rc == 0; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "register_callback", "ilO", tool, ev[i],
+                                          i < 3 ? start : exit_);
+        rc = r ? 0 : -1;
+        Py_XDECREF(r);
+        all |= ev[i];
+    }
+    Py_XDECREF(start);
+    Py_XDECREF(exit_);
+    g_mon_set_events = rc == 0 ? PyObject_GetAttrString(mon, "set_events") : NULL;
+    if (!g_mon_set_events) {
+        PyObject *r = PyObject_CallMethod(mon, "free_tool_id", "i", tool);
+        Py_XDECREF(r);
+        return -1;
+    }
+    g_mon_tool = tool;
+    g_mon_events = all;
+    return 0;
+}
+
+/* Switches the events on (the first tracing thread) or off (the last). */
+static void mon_set(int on) {
+    PyObject *r = PyObject_CallFunction(g_mon_set_events, "il", g_mon_tool, on ? g_mon_events : 0L);
+    if (!r) PyErr_WriteUnraisable(g_mon_set_events); /* nothing the caller can do */
+    Py_XDECREF(r);
+}
+#endif
+
+/* Installs the tracer for the outermost recursive call on this thread.
+ * With sys.monitoring, the thread's stack starts empty and the events go
+ * on when it is the first thread tracing; a hook that cannot be had
+ * (no free tool id) falls back to PyEval_SetProfile for good. */
 static void trace_enter(void) {
     tstack_t *t = &t_trace;
     if (t->depth++ > 0) return;
+    t->n = 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (g_hook == HOOK_MONITORING) {
+        PyObject *exc = PyErr_GetRaisedException(); /* the caller's, if any */
+        if (mon_acquire() == 0) {
+            t->monitoring = 1;
+            if (g_mon_threads++ == 0) mon_set(1);
+        } else { /* said once: the hook stays setprofile from now on */
+            PyObject *why = PyErr_GetRaisedException();
+            g_hook = HOOK_SETPROFILE;
+            if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                                 "spanscope: the recursive tracer uses sys.setprofile: %S",
+                                 why ? why : Py_None) < 0)
+                PyErr_Clear(); /* warnings as errors: the call goes on all the same */
+            Py_XDECREF(why);
+        }
+        PyErr_SetRaisedException(exc);
+        if (t->monitoring) return;
+    }
+#endif
     PyThreadState *ts = PyThreadState_Get();
     t->prev_func = ts->c_profilefunc;
     t->prev_obj = ts->c_profileobj;
     Py_XINCREF(t->prev_obj);
-    t->n = 0;
     PyEval_SetProfile(tracer, NULL);
 }
 
@@ -598,9 +773,51 @@ static void trace_exit(void) {
         sps_region_t r = t->v[--t->n];
         if (r) sps_end(r);
     }
+#if PY_VERSION_HEX >= 0x030C0000
+    if (t->monitoring) {
+        t->monitoring = 0;
+        if (--g_mon_threads == 0) {
+            PyObject *exc = PyErr_GetRaisedException(); /* the function's, if it raised */
+            mon_set(0);
+            PyErr_SetRaisedException(exc);
+        }
+        return;
+    }
+#endif
     PyEval_SetProfile(t->prev_func, t->prev_obj);
     Py_XDECREF(t->prev_obj);
     t->prev_obj = NULL;
+}
+
+/* set_trace_hook(name): "setprofile" or "monitoring" (3.12+) for the
+ * recursive calls that start after it; trace_hook() names the one in use.
+ * For the tests that check both give the same regions, and the benchmark
+ * that measures both. */
+static PyObject *ext_set_trace_hook(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!s) return PyErr_Format(PyExc_TypeError, "set_trace_hook: a str, not %R", arg);
+    if (strcmp(s, "setprofile") == 0) {
+        g_hook = HOOK_SETPROFILE;
+        Py_RETURN_NONE;
+    }
+    if (strcmp(s, "monitoring") == 0) {
+#if PY_VERSION_HEX >= 0x030C0000
+        g_hook = HOOK_MONITORING;
+        Py_RETURN_NONE;
+#else
+        return PyErr_Format(PyExc_ValueError,
+                            "set_trace_hook: sys.monitoring needs Python 3.12 or newer");
+#endif
+    }
+    return PyErr_Format(PyExc_ValueError,
+                        "set_trace_hook: 'setprofile' or 'monitoring', not %R", arg);
+}
+
+static PyObject *ext_trace_hook(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return PyUnicode_FromString(g_hook == HOOK_MONITORING ? "monitoring" : "setprofile");
 }
 
 /* ======================================================================== */
@@ -2184,6 +2401,10 @@ static PyMethodDef ext_methods[] = {
     {"begin", ext_begin, METH_O, "sps_begin(id) (for tests)."},
     {"end", ext_end, METH_O, "sps_end(id) (for tests)."},
     {"_noop_profile", ext_noop_profile, METH_O, "Benchmark floor: a no-op C profile hook."},
+    {"set_trace_hook", ext_set_trace_hook, METH_O,
+     "set_trace_hook('setprofile' | 'monitoring'): the recursive tracer's hook "
+     "(monitoring: sys.monitoring, Python 3.12+) for the recursive calls that start after it."},
+    {"trace_hook", ext_trace_hook, METH_NOARGS, "The recursive tracer's hook: its name."},
     {"_floor_pair_ns", ext_floor_pair_ns, METH_O, "Benchmark floor: ns per two counter reads."},
     {NULL, NULL, 0, NULL}};
 

@@ -21,8 +21,11 @@ from typing import Any, ClassVar
 
 try:
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10 has no tomllib
-    tomllib = None
+except ModuleNotFoundError:  # Python 3.10 has no tomllib: tomli is the same
+    try:                     # parser (a dependency there, as scope-profiler's)
+        import tomli as tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        tomllib = None
 
 __all__ = ["ProfilingOptions", "MemrayOptions", "GPUOptions", "HDF5Options",
            "FeatureNotAvailableError", "load_profiling_config"]
@@ -252,7 +255,8 @@ def load_profiling_config(path) -> dict:
     file) when it cannot be read or parsed, or names an unknown setting;
     the message of an unknown one suggests the closest valid name."""
     if tomllib is None:  # pragma: no cover
-        raise RuntimeError("reading a TOML configuration needs Python 3.11's tomllib")
+        raise RuntimeError("reading a TOML configuration needs Python 3.11's tomllib "
+                           "or, on Python 3.10, the tomli package (pip install tomli)")
     where = os.fspath(path)
     try:
         with open(path, "rb") as f:
