@@ -76,7 +76,10 @@ def test_export_chrome_trace_writes_json_whatever_the_name(tmp_path, name, gz):
     opener = gzip.open if gz else open
     with opener(path, "rt") as f:
         trace = json.load(f)
-    assert [e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"] == ["x"]
+    # the span itself (kineto's user_annotation; its cpu_op copy and the
+    # "PyTorch Profiler (0)" window are there for TensorBoard)
+    assert [e["name"] for e in trace["traceEvents"]
+            if e.get("ph") == "X" and e.get("cat") == "user_annotation"] == ["x"]
     assert sorted(x.name for x in tmp_path.iterdir()) == [name]  # no temporary left
     p.export_chrome_trace(tmp_path / "u.json", torch_compat=True)
     assert json.loads((tmp_path / "u.json").read_text())["traceEvents"]
@@ -698,7 +701,7 @@ def test_acc_events_keeps_every_cycle(tmp_path):
             assert e in e.cpu_parent.cpu_children
     p.export_chrome_trace(tmp_path / "acc.json")
     xs = [e for e in json.loads((tmp_path / "acc.json").read_text())["traceEvents"]
-          if e.get("ph") == "X"]
+          if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
     assert sorted(e["name"] for e in xs if e["name"].startswith("cycle")) == \
         ["cycle0", "cycle0", "cycle1", "cycle1"]
     # without acc_events: the last cycle only
