@@ -109,7 +109,13 @@ def test_install_deps_rebuilds_a_broken_venv(tmp_path):
     assert (root / ".venv" / "bin" / "python").exists()
     rc, out = problem(root / ".venv", str(stubs / "python3"))
     assert (rc, out) == (0, ""), out
-    assert "pip install" not in p.stdout, p.stdout  # the packages came through the .pth
+    # the packages came through the .pth: only one the running Python lacks
+    # (mpi4py in a venv of make check-pythons) is installed
+    import importlib.util
+    for line in p.stdout.splitlines():
+        if "pip install" in line:
+            pkgs = line.split("pip install", 1)[1].split()
+            assert all(importlib.util.find_spec(m) is None for m in pkgs), p.stdout
     # run again: the venv is good now and is kept
     p = subprocess.run(["bash", "scripts/install-deps.sh"], cwd=root, env=env,
                        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
