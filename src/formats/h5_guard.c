@@ -5,7 +5,8 @@
  * (the variable-length strings) makes H5HG_read copy from or into wild
  * memory, a corrupt attribute message crashes H5Aiterate, and some files
  * make it loop.  Nothing can be validated before libhdf5 parses the file,
- * so a forked child parses it first: it opens the file, follows every
+ * so a forked child parses it first: it walks the global heap collections
+ * as libhdf5 will (gcol_bad), opens the file, follows every
  * hard link from the root group, reads every attribute and every variable-length or small
  * dataset, walks the chunk index of the large ones (each chunk inside the
  * file), then closes the library (so that a heap it corrupted is touched
@@ -22,6 +23,7 @@
 
 #include <hdf5.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -29,7 +31,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Datasets at most this big in the file are read whole in the child. */
 #define GUARD_SMALL_BYTES ((hsize_t)64 << 10)
@@ -322,13 +326,79 @@ static void group_walk(hid_t g, const walk_t *w, seen_t *seen, int depth) {
     }
 }
 
+/* ---- the global heap collections --------------------------------------- */
+
+/* The w-byte little-endian number at off in the n bytes at p; bytes past
+ * n read as zeros. */
+static uint64_t le_at(const unsigned char *p, size_t n, uint64_t off, unsigned w) {
+    uint64_t v = 0;
+    for (unsigned i = w; i-- > 0;)
+        v = v << 8 | (off + i < n ? p[off + i] : 0);
+    return v;
+}
+
+/* Non-zero when the global heap collection at p (n bytes of the file from
+ * there; zeros beyond) does not tile into objects as libhdf5 1.10's
+ * H5HG__cache_heap_deserialize walks them: an object that needs 0 bytes
+ * (index 0, size 0) makes that walk loop forever, and one that runs past
+ * the collection's end leaves libhdf5 an object beyond its buffer, which
+ * H5HG_read later copies (tests/data/hostile/attr-vlen-heap.h5).  A
+ * collection libhdf5 writes tiles exactly: objects, then the free space
+ * (index 0) or a tail too short for an object header.  len_size is the
+ * file's size of lengths (the superblock's; 8 by default). */
+static int gcol_bad(const unsigned char *p, size_t n, unsigned len_size) {
+    if (le_at(p, n, 4, 1) != 1) return 0; /* libhdf5 refuses other versions */
+    uint64_t size = le_at(p, n, 8, len_size);
+    uint64_t hdr = 8 + len_size, at = hdr; /* H5HG_SIZEOF_HDR, _OBJHDR */
+    while (at < size) {
+        if (size - at < hdr) return 0; /* the tail: free space */
+        unsigned idx = (unsigned)le_at(p, n, at, 2);
+        uint64_t obj = le_at(p, n, at + 8, len_size);
+        if (idx > 0 && obj > size - at - hdr) return 1;
+        uint64_t need = idx > 0 ? hdr + ((obj + 7) & ~(uint64_t)7) : obj;
+        if (need == 0 || need > size - at) return 1;
+        at += need; /* past the file, zeros: an object of index 0, size 0 */
+    }
+    return 0;
+}
+
+/* Non-zero when some global heap collection of the file at path (every
+ * "GCOL" signature in it: a superset of those its strings point to) is
+ * bad for gcol_bad. */
+static int gcols_bad(const char *path, hid_t f) {
+    size_t len_size = 8;
+    hid_t fcpl = H5Fget_create_plist(f);
+    if (fcpl >= 0) {
+        if (H5Pget_sizes(fcpl, NULL, &len_size) < 0 || len_size < 2 || len_size > 8)
+            len_size = 8;
+        H5Pclose(fcpl);
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 16) {
+        if (fd >= 0) close(fd);
+        return 0;
+    }
+    size_t n = (size_t)st.st_size;
+    const unsigned char *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return 0;
+    int bad = 0;
+    for (const unsigned char *p = m; !bad && (p = memmem(p, n - (size_t)(p - m), "GCOL", 4));
+         p++)
+        bad = gcol_bad(p, n - (size_t)(p - m), (unsigned)len_size);
+    munmap((void *)m, n);
+    return bad;
+}
+
 /* The child: parses everything of the file libhdf5 trusts, then closes
  * the library and trims the heap (free checks what a wild write broke).
  * Exits 0 when it got through (libhdf5's clean errors included: the
  * reader in the caller reports those); 3 for a chunk outside the file, 4
  * for a write past a variable-length buffer, 5 for an allocation the
  * memory cap refused, 6 for a compound type whose member lies outside
- * its element, 7 for a group whose links cannot be listed. */
+ * its element, 7 for a group whose links cannot be listed, 8 for a global
+ * heap collection that does not tile into objects (gcol_bad). */
 static int walk_child(void *arg) {
     const char *path = arg;
     struct stat st;
@@ -348,6 +418,7 @@ static int walk_child(void *arg) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
     if (fapl >= 0) H5Pclose(fapl);
     if (f < 0) return 0;
+    if (gcols_bad(path, f)) _exit(8);
     seen_t seen = {0};
     group_walk(f, &w, &seen, 0);
     /* again through a second handle while the first is open: libhdf5
@@ -461,6 +532,10 @@ static int guard_error(const char *path, int status, unsigned timeout_s) {
     if (status == 7)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a group's link table "
                              "cannot be read (objects in it could not be checked)", path);
+    if (status == 8)
+        return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a global heap collection "
+                             "(where its strings are) does not divide into objects "
+                             "(libhdf5 would loop or read past it)", path);
     if (status == 4)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a variable-length string "
                              "is longer than its element says (libhdf5 would write "
