@@ -266,6 +266,11 @@ SPS__HIDDEN int64_t sps__h5_summary_type(int file, size_t base, size_t size);
  * ran out of memory or found a chunk outside the file; message set) or
  * SPS_EIO (fork failed).  Thread-safe. */
 SPS__HIDDEN int sps__h5_guard(const char *path);
+/* The check's walk of the file at path, run here (the command-line tool's
+ * hidden `spanscope __h5check PATH`, which sps__h5_guard execs in its child
+ * so that the walk starts from a fresh heap).  Returns the child's status:
+ * 0 (got through), 3..8 (refused: see h5_guard.c); may crash or hang. */
+SPS__HIDDEN int sps__h5_walk(const char *path);
 /* The number of files checked in a child so far and of those refused. */
 SPS__HIDDEN void sps__h5_guard_stats(uint64_t *checks, uint64_t *refused);
 

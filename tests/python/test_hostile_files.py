@@ -60,7 +60,7 @@ def run_readers(path: Path, tmp_path: Path, **env) -> subprocess.CompletedProces
 
 
 def test_the_hostile_files_are_there():
-    assert len(HOSTILE) == 11 and len(CRASHERS) == 4, HOSTILE
+    assert len(HOSTILE) == 13 and len(CRASHERS) == 4, HOSTILE
 
 
 @pytest.mark.parametrize("path", CRASHERS, ids=lambda p: p.stem)
@@ -88,6 +88,56 @@ def test_every_reader_refuses_them_cleanly(path, tmp_path):
                                                 "would need over", "compound datatype",
                                                 "link table", "global heap collection")), \
         lines["read"]
+
+
+def test_the_verdict_does_not_depend_on_what_the_process_read_before(tmp_path):
+    """attr-close-primed.h5 crashes the check in a fresh process, but used
+    to pass it in one that had read tests/data/primer/m3067.h5 three ways
+    first (libhdf5's free lists handed the child a recycled H5A_t, so its
+    half-decoded attribute closed on a real file's location) -- and then
+    crashed the caller (offline fuzz run 8).  The child empties the free
+    lists, so the verdict is the same either way."""
+    code = textwrap.dedent("""
+        import spanscope as sp, sys
+        primer, target = sys.argv[1], sys.argv[2]
+        for fn in (sp.read, sp.read_h5, sp.read_h5_summary):
+            if primer != "-":
+                try:
+                    fn(primer)
+                except Exception:
+                    pass
+        try:
+            sp.read(target)
+            print("read")
+        except Exception as e:
+            print("refused:", e)
+    """)
+    target = ROOT / "tests" / "data" / "hostile" / "attr-close-primed.h5"
+    primer = ROOT / "tests" / "data" / "primer" / "m3067.h5"
+    for first in ("-", str(primer)):
+        p = subprocess.run([sys.executable, "-c", code, first, str(target)],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, (first, p.returncode, p.stderr)
+        assert p.stdout.startswith("refused:") and "crashed libhdf5" in p.stdout, (first, p.stdout)
+
+
+def test_the_check_runs_in_a_fresh_process_of_the_shipped_tool(tmp_path):
+    """The check's child execs the tool next to the library (the wheel's
+    spanscope/bin/spanscope): attr-table-unset.h5 passes a walk in a fresh
+    heap and is refused only there, where malloc has no cache (its crash in
+    the caller needs a used heap).  SPANSCOPE_H5CHECK=0 keeps the walk in
+    the fork, which still refuses what a fresh heap shows."""
+    code = ("import spanscope, sys\n"
+            "try:\n    spanscope.read(sys.argv[1]); print('read')\n"
+            "except Exception as e:\n    print('refused:', e)\n")
+    hostile = ROOT / "tests" / "data" / "hostile"
+    p = subprocess.run([sys.executable, "-c", code, str(hostile / "attr-table-unset.h5")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.stdout.startswith("refused:") and "crashed libhdf5" in p.stdout, p.stdout + p.stderr
+    p = subprocess.run([sys.executable, "-c", code, str(hostile / "gheap-loop.h5")],
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, SPANSCOPE_H5CHECK="0"))
+    assert p.stdout.startswith("refused:") and "global heap" in p.stdout, p.stdout + p.stderr
 
 
 def test_a_valid_file_is_checked_once_and_again_when_it_changes(tmp_path):
