@@ -123,6 +123,8 @@ static const struct {
     /* reads "fine" in a fresh heap: refused only because the check's
      * process allocates through M_PERTURB's path (no tcache, no fast bins) */
     {"attr-table-unset.h5", "crashed libhdf5"},
+    /* a heap object index past the collection's array (H5HG_read) */
+    {"dset-vlen-heap-index.h5", "crashed libhdf5"},
 };
 
 static void test_hostile_files_refused(void **state) {

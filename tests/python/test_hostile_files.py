@@ -60,7 +60,7 @@ def run_readers(path: Path, tmp_path: Path, **env) -> subprocess.CompletedProces
 
 
 def test_the_hostile_files_are_there():
-    assert len(HOSTILE) == 13 and len(CRASHERS) == 4, HOSTILE
+    assert len(HOSTILE) == 14 and len(CRASHERS) == 4, HOSTILE
 
 
 @pytest.mark.parametrize("path", CRASHERS, ids=lambda p: p.stem)
