@@ -88,10 +88,12 @@ static int read_strings(hid_t g, const char *name, int64_t n, char ***strs) {
 int sps__h5r_comm(const char *path, sps__h5r_comm_t *out) {
     memset(out, 0, sizeof *out);
     sps__h5_quiet_t q;
-    int rc = sps__h5_guard(path);
+    sps__h5_open_t o;
+    int rc = sps__h5_guard_open(path, &o);
     if (rc) return rc;
     sps__h5_quiet_begin(&q);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = H5Fopen(o.path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    sps__h5_guard_close(&o);
     if (f < 0)
         return sps__h5_quiet_end(&q, sps__err_fail(SPS_EIO, "%s: cannot open", path));
     if (H5Lexists(f, "communication", H5P_DEFAULT) > 0) {
@@ -137,9 +139,11 @@ static int sources_alloc(sps__h5r_sources_t *out, size_t n) {
 int sps__h5r_sources(const char *path, sps__h5r_sources_t *out) {
     memset(out, 0, sizeof *out);
     sps__h5_quiet_t q;
-    if (sps__h5_guard(path)) return 0; /* the main reader reports it */
+    sps__h5_open_t o;
+    if (sps__h5_guard_open(path, &o)) return 0; /* the main reader reports it */
     sps__h5_quiet_begin(&q);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = H5Fopen(o.path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    sps__h5_guard_close(&o);
     if (f < 0) return sps__h5_quiet_end(&q, 0); /* the main reader reports it */
     hid_t g = H5Lexists(f, "rank_region_index", H5P_DEFAULT) > 0
                   ? H5Gopen2(f, "rank_region_index", H5P_DEFAULT) : -1;

@@ -22,6 +22,7 @@
 #include "util/util.h"
 
 #include <hdf5.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* Datasets at most this big in the file are read whole in the child. */
@@ -527,6 +529,7 @@ static void checker_find(void) {
 typedef struct check {
     const char *path;
     int tunables; /* the second walk */
+    const char *copy; /* non-NULL: after the walk, write the clean copy there */
 } check_t;
 
 /* The caller's environment with CHECK_TUNABLES added to GLIBC_TUNABLES
@@ -553,30 +556,112 @@ static char **checker_env(void) {
     return env;
 }
 
-/* The forked child's work: exec the tool, or walk here when that fails. */
+/* The forked child's work: exec the tool, or walk (and copy) here when
+ * that fails. */
 static int check_child(void *arg) {
     const check_t *c = arg;
     if (g_checker[0]) {
         extern char **environ;
         char **env = c->tunables ? checker_env() : environ;
-        char *argv[] = {"spanscope", CHECK_CMD, (char *)c->path, NULL};
+        char *argv[] = {"spanscope", CHECK_CMD, (char *)c->path, (char *)c->copy, NULL};
         if (env) execve(g_checker, argv, env);
     }
-    return walk_child((void *)c->path);
+    int rc = walk_child((void *)c->path);
+    return rc || !c->copy ? rc : sps__h5_copy(c->path, c->copy);
 }
 
-/* The check of path: both walks in fresh processes, or one in the fork
- * where no tool runs it; sps__isolated's result. */
-static int check_file(const char *path, unsigned timeout_s, size_t mem_limit) {
+/* ---- the clean copies ------------------------------------------------- */
+
+/* The copies are files $TMPDIR/.spanscope-h5copy-<pid>-<k> (or /tmp):
+ * one per verdict, kept while the verdict is (a reader opens its own hard
+ * link of it, which it removes once libhdf5 has the file open, so that
+ * no reader's name goes away under it), all removed at exit, and those of
+ * processes that died without exiting removed by the next process that
+ * checks a file.  libhdf5 needs a name: it resolves a /proc/self/fd link
+ * to a real path, which an unnamed file has none of. */
+#define COPY_PREFIX ".spanscope-h5copy-"
+
+static const char *copy_dir(void) {
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+/* A new name for a copy in name (n bytes). */
+static void copy_name(char *name, size_t n) {
+    static unsigned long serial;
+    unsigned long k = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+    snprintf(name, n, "%s/" COPY_PREFIX "%ld-%lu", copy_dir(), (long)getpid(), k);
+}
+
+/* Creates an empty file for the copy of a file of size bytes (mode 0600,
+ * never through a link that was there), its name in name; 0, or -1 when
+ * none is made -- $SPANSCOPE_H5_COPY=0, or no room for it where copies go
+ * (a copy that failed for want of space would refuse a sound file) --
+ * and the file itself is read after the walks. */
+static int copy_create(off_t size, char *name, size_t n) {
+    const char *env = getenv("SPANSCOPE_H5_COPY");
+    struct statvfs vfs;
+    if ((env && !strcmp(env, "0")) || statvfs(copy_dir(), &vfs) != 0 ||
+        (unsigned long long)vfs.f_bavail * vfs.f_frsize <
+            (unsigned long long)size + (size >> 3) + ((unsigned long long)64 << 20))
+        return -1;
+    for (int tries = 0; tries < 8; tries++) {
+        copy_name(name, n);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            close(fd);
+            return 0;
+        }
+        if (errno != EEXIST) break;
+    }
+    name[0] = '\0';
+    return -1;
+}
+
+/* A hard link of the copy from, its name in name: 0 or -1. */
+static int copy_link(const char *from, char *name, size_t n) {
+    for (int tries = 0; tries < 8; tries++) {
+        copy_name(name, n);
+        if (link(from, name) == 0) return 0;
+        if (errno != EEXIST) break;
+    }
+    return -1;
+}
+
+/* Removes the copies of processes that are gone (a crash, a kill). */
+static void copy_sweep(void) {
+    DIR *d = opendir(copy_dir());
+    if (!d) return;
+    struct dirent *e;
+    size_t plen = strlen(COPY_PREFIX);
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, COPY_PREFIX, plen)) continue;
+        char *end;
+        long pid = strtol(e->d_name + plen, &end, 10);
+        if (pid <= 0 || *end != '-' || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char p[PATH_MAX];
+        if (snprintf(p, sizeof p, "%s/%s", copy_dir(), e->d_name) < (int)sizeof p) unlink(p);
+    }
+    closedir(d);
+}
+
+/* The check of path: both walks in fresh processes, the second writing
+ * the clean copy into copy_fd, or one walk and the copy in the fork where
+ * no tool runs them; sps__isolated's result (9: the copy failed). */
+static int check_file(const char *path, unsigned timeout_s, size_t mem_limit,
+                      const char *copy) {
     pthread_once(&g_checker_once, checker_find);
-    check_t c = {path, 0};
+    check_t c = {path, 0, g_checker[0] ? NULL : copy};
     int status = sps__isolated(check_child, &c, timeout_s, mem_limit);
     if (status == 2 && g_checker[0]) { /* a tool without CHECK_CMD (another version) */
         g_checker[0] = '\0';
+        c.copy = copy;
         return sps__isolated(check_child, &c, timeout_s, mem_limit);
     }
     if (status != 0 || !g_checker[0]) return status;
     c.tunables = 1;
+    c.copy = copy;
     return sps__isolated(check_child, &c, timeout_s, mem_limit);
 }
 
@@ -588,6 +673,7 @@ typedef struct verdict {
     off_t size;
     struct timespec mtim, ctim;
     int status; /* sps__isolated's result */
+    char *copy; /* the clean copy's name (status 0; malloc'd), or NULL */
 } verdict_t;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -601,23 +687,48 @@ static int same_file(const verdict_t *v, const struct stat *st) {
            v->ctim.tv_sec == st->st_ctim.tv_sec && v->ctim.tv_nsec == st->st_ctim.tv_nsec;
 }
 
-/* The kept verdict of the file st describes, or -1. */
-static int cache_find(const struct stat *st) {
+/* The kept verdict of the file st describes, or -1; with a copy, o is
+ * set to a link of it of the caller's own (o->linked). */
+static int cache_find(const struct stat *st, sps__h5_open_t *o) {
     int status = -1;
     pthread_mutex_lock(&g_mu);
-    for (size_t i = 0; i < g_ncache; i++)
-        if (same_file(&g_cache[i], st)) status = g_cache[i].status;
+    for (size_t i = g_ncache; i-- > 0;)
+        if (same_file(&g_cache[i], st)) {
+            status = g_cache[i].status;
+            if (g_cache[i].copy) {
+                o->linked = copy_link(g_cache[i].copy, o->path, sizeof o->path) == 0;
+                if (!o->linked) status = -1; /* the copy is gone: check again */
+            }
+            break;
+        }
     pthread_mutex_unlock(&g_mu);
     return status;
 }
 
-static void cache_put(const struct stat *st, int status) {
+/* Removes every kept copy (at exit). */
+static void copies_remove(void) {
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_ncache; i++)
+        if (g_cache[i].copy) {
+            unlink(g_cache[i].copy);
+            free(g_cache[i].copy);
+            g_cache[i].copy = NULL;
+        }
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Keeps the verdict, and copy (a name the cache owns from here, or NULL). */
+static void cache_put(const struct stat *st, int status, char *copy) {
     pthread_mutex_lock(&g_mu);
     verdict_t *v = &g_cache[g_next];
     g_next = (g_next + 1) % GUARD_CACHE;
     if (g_ncache < GUARD_CACHE) g_ncache++;
+    else if (v->copy) {
+        unlink(v->copy);
+        free(v->copy);
+    }
     *v = (verdict_t){st->st_dev, st->st_ino, st->st_size, st->st_mtim, st->st_ctim,
-                     status};
+                     status, copy};
     g_checks++;
     if (status != 0) g_refused++;
     pthread_mutex_unlock(&g_mu);
@@ -670,6 +781,9 @@ static int guard_error(const char *path, int status, unsigned timeout_s) {
     if (status == 7)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a group's link table "
                              "cannot be read (objects in it could not be checked)", path);
+    if (status == 9)
+        return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: libhdf5 could not copy it "
+                             "in the isolated check (the copy is what is read)", path);
     if (status == 8)
         return sps__err_fail(SPS_EFORMAT, "%s: corrupt file: a global heap collection "
                              "(where its strings are) does not divide into objects "
@@ -683,22 +797,56 @@ static int guard_error(const char *path, int status, unsigned timeout_s) {
                          "out of memory?)", path, status);
 }
 
-int sps__h5_guard(const char *path) {
+static pthread_once_t g_copies_once = PTHREAD_ONCE_INIT;
+
+static void copies_init(void) {
+    copy_sweep();
+    atexit(copies_remove);
+}
+
+int sps__h5_guard_open(const char *path, sps__h5_open_t *o) {
     struct stat st;
+    snprintf(o->path, sizeof o->path, "%s", path);
+    o->linked = 0;
     if (!guard_enabled() || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return 0; /* the reader reports a missing or odd file itself */
-    int status = cache_find(&st);
+    int status = cache_find(&st, o);
     unsigned timeout_s = guard_timeout_s(st.st_size);
     if (status < 0) {
-        status = check_file(path, timeout_s, GUARD_MEM_BYTES + (size_t)st.st_size);
+        pthread_once(&g_copies_once, copies_init);
+        char copy[PATH_MAX];
+        int have = copy_create(st.st_size, copy, sizeof copy) == 0;
+        status = check_file(path, timeout_s, GUARD_MEM_BYTES + (size_t)st.st_size,
+                            have ? copy : NULL);
+        if (status != 0 && have) {
+            unlink(copy);
+            have = 0;
+        }
         if (status < 0)
             return sps__err_fail(SPS_EIO,
                                  "%s: cannot check the file in a child process (%s); "
                                  "SPANSCOPE_H5_ISOLATE=0 reads it unchecked", path,
                                  strerror(errno));
-        cache_put(&st, status);
+        char *kept = have ? strdup(copy) : NULL;
+        if (have && !kept) unlink(copy);
+        if (kept) o->linked = copy_link(kept, o->path, sizeof o->path) == 0;
+        cache_put(&st, status, kept);
     }
-    return status == 0 ? 0 : guard_error(path, status, timeout_s);
+    if (status != 0) return guard_error(path, status, timeout_s);
+    if (!o->linked) snprintf(o->path, sizeof o->path, "%s", path);
+    return 0;
+}
+
+void sps__h5_guard_close(sps__h5_open_t *o) {
+    if (o->linked) unlink(o->path);
+    o->linked = 0;
+}
+
+int sps__h5_guard(const char *path) {
+    sps__h5_open_t o;
+    int rc = sps__h5_guard_open(path, &o);
+    sps__h5_guard_close(&o);
+    return rc;
 }
 
 void sps__h5_guard_stats(uint64_t *checks, uint64_t *refused) {

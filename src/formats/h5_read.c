@@ -311,13 +311,15 @@ static int file_probe(rd_t *c) {
 }
 
 /* Opens the HDF5 file read-only into c->file, after the isolated check
- * (sps__h5_guard).  Returns 0, SPS_EFORMAT or the check's SPS_EIO. */
+ * (sps__h5_guard_open: what is opened is the check's clean copy).  Returns 0, SPS_EFORMAT or the check's SPS_EIO. */
 static int file_open(rd_t *c) {
-    int rc = sps__h5_guard(c->path);
+    sps__h5_open_t o;
+    int rc = sps__h5_guard_open(c->path, &o);
     if (rc) return rc;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    c->file = H5Fopen(c->path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+    c->file = H5Fopen(o.path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+    sps__h5_guard_close(&o);
     h5_close(&fapl);
     if (c->file >= 0) return 0;
     return fail(SPS_EFORMAT,

@@ -40,6 +40,8 @@
 
 #include "formats/formats.h"
 
+#include <limits.h>
+
 /* A file's /metadata: every attribute as read (the list Python's
  * results.read and sps_metadata_read hand out) and a typed view of the
  * ones the library uses itself.  The view's strings point into attrs; a
@@ -266,6 +268,27 @@ SPS__HIDDEN int64_t sps__h5_summary_type(int file, size_t base, size_t size);
  * ran out of memory or found a chunk outside the file; message set) or
  * SPS_EIO (fork failed).  Thread-safe. */
 SPS__HIDDEN int sps__h5_guard(const char *path);
+
+/* What a reader opens after the check: path, a name this caller alone
+ * holds for the clean copy that the check's child wrote (libhdf5 then
+ * parses only metadata libhdf5 wrote: h5_copy.c; linked 1, removed by
+ * sps__h5_guard_close) -- or the file itself (linked 0) where the check is
+ * off or made no copy. */
+typedef struct sps__h5_open {
+    char path[PATH_MAX];
+    int linked;
+} sps__h5_open_t;
+
+/* sps__h5_guard, and on success the path to open in o; the caller calls
+ * sps__h5_guard_close(o) once H5Fopen has the file (or failed), also after
+ * an error.  Thread-safe. */
+SPS__HIDDEN int sps__h5_guard_open(const char *path, sps__h5_open_t *o);
+SPS__HIDDEN void sps__h5_guard_close(sps__h5_open_t *o);
+
+/* The child's clean copy of src into dst (a new file): every object of
+ * the root group and its attributes, rewritten by libhdf5 (H5Ocopy).
+ * Returns 0, or 9 when libhdf5 cannot copy it. */
+SPS__HIDDEN int sps__h5_copy(const char *src, const char *dst);
 /* The check's walk of the file at path, run here (the command-line tool's
  * hidden `spanscope __h5check PATH`, which sps__h5_guard execs in its child
  * so that the walk starts from a fresh heap).  Returns the child's status:
