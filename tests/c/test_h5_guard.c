@@ -5,6 +5,7 @@
  * refused by every reader with SPS_EFORMAT, SPANSCOPE_H5_ISOLATE=0 turns
  * the check off. */
 #include "testutil.h"
+#include "tu_h5.h"
 
 #include "formats/h5_read.h"
 #include "util/util.h"
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +152,80 @@ static void test_hostile_files_refused(void **state) {
     }
 }
 
+/* The clean copy holds what the file holds: the same calls per region,
+ * the same metadata attributes (read with the check off, from both). */
+static void test_clean_copy(void **state) {
+    (void)state;
+    const char *path = tu_path("guard_copy_src.h5");
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", tu_path("guard_copy_dst.h5"));
+    write_recording(path);
+    assert_int_equal(sps__h5_copy(path, copy), 0);
+    setenv("SPANSCOPE_H5_ISOLATE", "0", 1);
+    tu_h5_t *a = tu_h5_load(path), *b = tu_h5_load(copy);
+    assert_true(a && a->ok && b && b->ok);
+    assert_int_equal(tu_h5_count(a, "guard.outer"), 50);
+    assert_int_equal(tu_h5_count(b, "guard.outer"), 50);
+    assert_int_equal(tu_h5_count(b, "guard.inner"), tu_h5_count(a, "guard.inner"));
+    tu_h5_free(a);
+    tu_h5_free(b);
+    sps_meta_attr_t *ma, *mb;
+    size_t na, nb;
+    char err[256];
+    assert_int_equal(sps_metadata_read(path, &ma, &na, err, sizeof err), 0);
+    assert_int_equal(sps_metadata_read(copy, &mb, &nb, err, sizeof err), 0);
+    assert_int_equal(na, nb);
+    assert_true(na > 3);
+    sps_metadata_free(ma, na);
+    sps_metadata_free(mb, nb);
+    unsetenv("SPANSCOPE_H5_ISOLATE");
+    /* a file libhdf5 cannot open is not copied */
+    assert_int_equal(sps__h5_copy(tu_path("guard_missing.h5"), copy), 9);
+}
+
+/* A reader opens a name of its own for the copy, in $TMPDIR, gone once it
+ * closes; the copies of a process that is gone are swept by the first
+ * check of the next (this test runs first: the sweep is once a process). */
+static void test_copies_swept_and_private(void **state) {
+    (void)state;
+    char dir[1024], stale[1200];
+    snprintf(dir, sizeof dir, "%s", tu_path("guard_tmp"));
+    mkdir(dir, 0700);
+    setenv("TMPDIR", dir, 1);
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    snprintf(stale, sizeof stale, "%s/.spanscope-h5copy-%ld-1", dir, (long)dead);
+    FILE *f = fopen(stale, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *path = tu_path("guard_private.h5");
+    write_recording(path);
+    sps__h5_open_t o;
+    assert_int_equal(sps__h5_guard_open(path, &o), 0);
+    assert_true(o.linked);
+    assert_int_equal(strncmp(o.path, dir, strlen(dir)), 0);
+    struct stat st;
+    assert_int_equal(stat(o.path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_true(st.st_nlink >= 2); /* the kept copy and this reader's name */
+    char mine[sizeof o.path];
+    snprintf(mine, sizeof mine, "%s", o.path);
+    sps__h5_guard_close(&o);
+    assert_int_not_equal(stat(mine, &st), 0);
+    assert_int_not_equal(stat(stale, &st), 0);
+    /* with SPANSCOPE_H5_COPY=0 the file itself is opened */
+    const char *other = tu_path("guard_nocopy.h5");
+    write_recording(other);
+    setenv("SPANSCOPE_H5_COPY", "0", 1);
+    assert_int_equal(sps__h5_guard_open(other, &o), 0);
+    unsetenv("SPANSCOPE_H5_COPY");
+    assert_false(o.linked);
+    assert_string_equal(o.path, other);
+    sps__h5_guard_close(&o);
+    unsetenv("TMPDIR");
+}
+
 static void test_check_off(void **state) {
     (void)state;
     const char *path = tu_path("guard_off.h5");
@@ -166,10 +242,12 @@ static void test_check_off(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_copies_swept_and_private),
         cmocka_unit_test(test_isolated),
         cmocka_unit_test(test_valid_file_checked_once),
         cmocka_unit_test(test_hostile_files_refused),
         cmocka_unit_test(test_check_off),
+        cmocka_unit_test(test_clean_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,25 @@ def test_the_check_runs_in_a_fresh_process_of_the_shipped_tool(tmp_path):
     assert p.stdout.startswith("refused:") and "global heap" in p.stdout, p.stdout + p.stderr
 
 
+def test_the_clean_copy_is_read_and_removed_at_exit(tmp_path):
+    """The readers open the check's clean copy (in $TMPDIR, while the
+    verdict is kept) and the copies are gone when the process exits."""
+    code = textwrap.dedent("""
+        import glob, os, sys, spanscope as sp
+        r = sp.read(sys.argv[1])
+        print(sorted(r.region_names), len(glob.glob(os.path.join(os.environ["TMPDIR"],
+                                                                 ".spanscope-h5copy-*"))))
+    """)
+    fixture = ROOT / "tests" / "data" / "scope-profiler-schema3-fixture.h5"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    p = subprocess.run([sys.executable, "-c", code, str(fixture)], capture_output=True,
+                       text=True, timeout=300, env=dict(os.environ, TMPDIR=str(tmp)))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["['solve']", "1"], p.stdout
+    assert list(tmp.iterdir()) == []
+
+
 def test_a_valid_file_is_checked_once_and_again_when_it_changes(tmp_path):
     path = tmp_path / "ok.h5"
     spanscope.ProfileManager.setup(file_path=str(path))
