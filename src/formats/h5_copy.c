@@ -68,7 +68,7 @@ static herr_t link_copy(hid_t src, const char *name, const H5L_info_t *info, voi
 int sps__h5_copy(const char *src_path, const char *dst_path) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t src = H5Fopen(src_path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (src < 0) return 9;
+    if (src < 0) return SPS__H5_COPY_NONE; /* the reader opens it, and says why not */
     hid_t dst = H5Fcreate(dst_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     int rc = dst < 0 ? 9 : 0;
     if (!rc) {

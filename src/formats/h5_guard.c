@@ -818,6 +818,11 @@ int sps__h5_guard_open(const char *path, sps__h5_open_t *o) {
         int have = copy_create(st.st_size, copy, sizeof copy) == 0;
         status = check_file(path, timeout_s, GUARD_MEM_BYTES + (size_t)st.st_size,
                             have ? copy : NULL);
+        if (status == SPS__H5_COPY_NONE) { /* libhdf5 cannot open it: no copy */
+            status = 0;
+            if (have) unlink(copy);
+            have = 0;
+        }
         if (status != 0 && have) {
             unlink(copy);
             have = 0;

@@ -287,7 +287,10 @@ SPS__HIDDEN void sps__h5_guard_close(sps__h5_open_t *o);
 
 /* The child's clean copy of src into dst (a new file): every object of
  * the root group and its attributes, rewritten by libhdf5 (H5Ocopy).
- * Returns 0, or 9 when libhdf5 cannot copy it. */
+ * Returns 0, 9 when libhdf5 cannot copy it, or SPS__H5_COPY_NONE when it
+ * cannot open it at all (a truncated file: the reader's H5Fopen fails as
+ * cleanly, with its own message). */
+#define SPS__H5_COPY_NONE 10
 SPS__HIDDEN int sps__h5_copy(const char *src, const char *dst);
 /* The check's walk of the file at path, run here (the command-line tool's
  * hidden `spanscope __h5check PATH`, which sps__h5_guard execs in its child
