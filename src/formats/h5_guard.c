@@ -473,6 +473,14 @@ int sps__h5_walk(const char *path) {
  * Where no tool is found it walks in the fork, as before. */
 #define CHECK_CMD "__h5check"
 
+#if defined(__SANITIZE_THREAD__)
+#define CHECK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHECK_TSAN 1
+#endif
+#endif
+
 static char g_checker[PATH_MAX];
 static pthread_once_t g_checker_once = PTHREAD_ONCE_INIT;
 
@@ -491,6 +499,11 @@ static int checker_try(const char *dir, const char *rel) {
  * (the wheel), spanscope (the build tree, the tool itself), then
  * SPS_LIB_TO_BIN/spanscope (an install: lib/ -> bin/). */
 static void checker_find(void) {
+#ifdef CHECK_TSAN
+    /* ThreadSanitizer's runtime will not start under the memory cap (it
+     * re-execs itself without one): a TSan build walks in the fork */
+    return;
+#endif
     const char *env = getenv("SPANSCOPE_H5CHECK");
     if (env && *env) {
         if (strcmp(env, "0") && strlen(env) < sizeof g_checker && access(env, X_OK) == 0)
@@ -532,28 +545,68 @@ typedef struct check {
     const char *copy; /* non-NULL: after the walk, write the clean copy there */
 } check_t;
 
-/* The caller's environment with CHECK_TUNABLES added to GLIBC_TUNABLES
- * (malloc'd, for the child's exec; NULL when out of memory). */
-static char **checker_env(void) {
+/* A sanitizer's runtime in the tool would catch its crash, or an
+ * allocation the memory cap refuses, and exit 1: its handlers off there
+ * and NULL from a refused allocation, as in the fork. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CHECK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CHECK_SANITIZED 1
+#endif
+#endif
+#define CHECK_SAN_OPTIONS \
+    "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0:" \
+    "allocator_may_return_null=1"
+
+/* Appends value to variable name (NAME=...) in env (k entries, room for
+ * one more); 0 or -1 (out of memory). */
+static int env_add(char **env, size_t *k, const char *name, const char *value) {
+    size_t nl = strlen(name);
+    const char *old = "";
+    size_t at = *k;
+    for (size_t i = 0; i < *k; i++)
+        if (!strncmp(env[i], name, nl) && env[i][nl] == '=') {
+            old = env[i] + nl + 1;
+            at = i;
+            break;
+        }
+    size_t len = nl + strlen(old) + strlen(value) + 3;
+    char *v = malloc(len);
+    if (!v) return -1;
+    snprintf(v, len, "%s=%s%s%s", name, old, *old ? ":" : "", value);
+    env[at] = v;
+    if (at == *k) ++*k;
+    return 0;
+}
+
+/* The caller's environment for the tool (malloc'd, for the child's exec;
+ * NULL when out of memory): with CHECK_TUNABLES in GLIBC_TUNABLES for the
+ * second walk, and a sanitizer's signal handlers off in a sanitized build. */
+static char **checker_env(int tunables) {
     extern char **environ;
     size_t n = 0;
     while (environ[n]) n++;
-    char **env = malloc((n + 2) * sizeof *env);
+    char **env = malloc((n + 4) * sizeof *env);
     if (!env) return NULL;
-    const char *old = "";
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!strncmp(environ[i], "GLIBC_TUNABLES=", 15)) old = environ[i] + 15;
-        else env[k++] = environ[i];
-    }
-    size_t len = strlen(old) + sizeof "GLIBC_TUNABLES=:" + sizeof CHECK_TUNABLES;
-    if (!(env[k] = malloc(len))) {
+    memcpy(env, environ, n * sizeof *env);
+    size_t k = n;
+    int rc = tunables ? env_add(env, &k, "GLIBC_TUNABLES", CHECK_TUNABLES) : 0;
+#ifdef CHECK_SANITIZED
+    rc |= env_add(env, &k, "ASAN_OPTIONS", CHECK_SAN_OPTIONS);
+    rc |= env_add(env, &k, "TSAN_OPTIONS", CHECK_SAN_OPTIONS);
+#endif
+    env[k] = NULL;
+    if (rc) {
         free(env);
         return NULL;
     }
-    snprintf(env[k++], len, "GLIBC_TUNABLES=%s%s" CHECK_TUNABLES, old, *old ? ":" : "");
-    env[k] = NULL;
     return env;
+}
+
+int sps__h5_guard_fresh(void) {
+    pthread_once(&g_checker_once, checker_find);
+    return g_checker[0] != '\0';
 }
 
 /* The forked child's work: exec the tool, or walk (and copy) here when
@@ -561,8 +614,7 @@ static char **checker_env(void) {
 static int check_child(void *arg) {
     const check_t *c = arg;
     if (g_checker[0]) {
-        extern char **environ;
-        char **env = c->tunables ? checker_env() : environ;
+        char **env = checker_env(c->tunables);
         char *argv[] = {"spanscope", CHECK_CMD, (char *)c->path, (char *)c->copy, NULL};
         if (env) execve(g_checker, argv, env);
     }

@@ -297,6 +297,10 @@ SPS__HIDDEN int sps__h5_copy(const char *src, const char *dst);
  * so that the walk starts from a fresh heap).  Returns the child's status:
  * 0 (got through), 3..8 (refused: see h5_guard.c); may crash or hang. */
 SPS__HIDDEN int sps__h5_walk(const char *path);
+/* Non-zero when the check runs in a fresh process (a tool to exec was
+ * found), 0 when it walks in the fork (no tool, SPANSCOPE_H5CHECK=0, a
+ * ThreadSanitizer build). */
+SPS__HIDDEN int sps__h5_guard_fresh(void);
 /* The number of files checked in a child so far and of those refused. */
 SPS__HIDDEN void sps__h5_guard_stats(uint64_t *checks, uint64_t *refused);
 

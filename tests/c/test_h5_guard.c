@@ -105,38 +105,47 @@ static void test_valid_file_checked_once(void **state) {
 /* Each hostile file and the check that refuses it (its message). */
 static const struct {
     const char *file, *why;
+    int fresh; /* refused only by a check in a fresh process */
 } k_hostile[] = {
-    {"attr-vlen-heap.h5", "global heap collection"},
-    {"attr-message.h5", "crashed libhdf5"},
-    {"dset-vlen-heap.h5", "global heap collection"},
-    {"dset-vlen-broken-link.h5", "global heap collection"},
-    {"attr-message-two-handles.h5", "crashed libhdf5"},
-    {"attr-vlen-14gb.h5", "would need over"},
-    {"compound-member-offset.h5", "compound datatype"},
-    {"dset-vlen-8gb.h5", "would need over"},
-    {"group-unlisted.h5", "global heap collection"},
+    {"attr-vlen-heap.h5", "global heap collection", 0},
+    {"attr-message.h5", "crashed libhdf5", 0},
+    {"dset-vlen-heap.h5", "global heap collection", 0},
+    {"dset-vlen-broken-link.h5", "global heap collection", 0},
+    {"attr-message-two-handles.h5", "crashed libhdf5", 0},
+    {"attr-vlen-14gb.h5", "would need over", 0},
+    {"compound-member-offset.h5", "compound datatype", 0},
+    {"dset-vlen-8gb.h5", "would need over", 0},
+    {"group-unlisted.h5", "global heap collection", 0},
     /* group-unlisted.h5 with its heap object's size repaired */
-    {"group-unlisted-only.h5", "link table cannot be read"},
+    {"group-unlisted-only.h5", "link table cannot be read", 0},
     /* an object of index 0 and size 0: libhdf5 1.10 loops on it forever */
-    {"gheap-loop.h5", "global heap collection"},
+    {"gheap-loop.h5", "global heap collection", 0},
     /* crashes the check only when libhdf5's free lists hand it a fresh
      * block (test_hostile_files.py reads a primer first) */
-    {"attr-close-primed.h5", "crashed libhdf5"},
+    {"attr-close-primed.h5", "crashed libhdf5", 1},
     /* reads "fine" in a fresh heap: refused only because the check's
      * process allocates through M_PERTURB's path (no tcache, no fast bins) */
-    {"attr-table-unset.h5", "crashed libhdf5"},
+    {"attr-table-unset.h5", "crashed libhdf5", 1},
     /* a heap object index past the collection's array (H5HG_read) */
-    {"dset-vlen-heap-index.h5", "crashed libhdf5"},
+    {"dset-vlen-heap-index.h5", "crashed libhdf5", 1},
 };
 
 static void test_hostile_files_refused(void **state) {
     (void)state;
     for (size_t i = 0; i < sizeof k_hostile / sizeof k_hostile[0]; i++) {
         char path[1024], err[512] = "";
+        if (k_hostile[i].fresh && !sps__h5_guard_fresh()) {
+            printf("skipped %s: the check walks in the fork in this build\n", k_hostile[i].file);
+            continue;
+        }
         snprintf(path, sizeof path, "%s/hostile/%s", SPS_TEST_DATA, k_hostile[i].file);
         assert_int_equal(sps_h5_check(path, err, sizeof err), SPS_EFORMAT);
         assert_non_null(strstr(err, "corrupt file"));
-        if (!strstr(err, k_hostile[i].why)) fail_msg("%s: %s", k_hostile[i].file, err);
+        /* which step refuses it is the file's alone only in a fresh process
+         * (in the fork, a crash can depend on the heap: the copy may be
+         * what fails) */
+        if (sps__h5_guard_fresh() && !strstr(err, k_hostile[i].why))
+            fail_msg("%s: %s", k_hostile[i].file, err);
         /* every reader: the kept verdict refuses it again */
         sps__h5r_t *r;
         assert_int_equal(sps__h5r_open(&r, path), SPS_EFORMAT);
