@@ -699,8 +699,9 @@ static void copy_sweep(void) {
 }
 
 /* The check of path: both walks in fresh processes, the second writing
- * the clean copy into copy_fd, or one walk and the copy in the fork where
- * no tool runs them; sps__isolated's result (9: the copy failed). */
+ * the clean copy into the file copy (when not NULL), or one walk and the
+ * copy in the fork where no tool runs them; sps__isolated's result (9:
+ * the copy failed, SPS__H5_COPY_NONE: libhdf5 cannot open the file). */
 static int check_file(const char *path, unsigned timeout_s, size_t mem_limit,
                       const char *copy) {
     pthread_once(&g_checker_once, checker_find);
