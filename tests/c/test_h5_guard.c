@@ -123,12 +123,22 @@ static const struct {
     /* crashes the check only when libhdf5's free lists hand it a fresh
      * block (test_hostile_files.py reads a primer first) */
     {"attr-close-primed.h5", "crashed libhdf5", 1},
-    /* reads "fine" in a fresh heap: refused only because the check's
-     * process allocates through M_PERTURB's path (no tcache, no fast bins) */
-    {"attr-table-unset.h5", "crashed libhdf5", 1},
+    /* reads "fine" in a fresh heap; libhdf5 cannot copy it (without a
+     * copy, the second walk, without malloc's caches, crashes on it:
+     * test_hostile_files.py) */
+    {"attr-table-unset.h5", "could not copy|crashed libhdf5", 1}, /* ASan's heap: a crash */
     /* a heap object index past the collection's array (H5HG_read) */
     {"dset-vlen-heap-index.h5", "crashed libhdf5", 1},
 };
+
+/* Non-zero when err holds one of the '|'-separated words of why. */
+static int why_found(const char *err, const char *why) {
+    char w[128];
+    snprintf(w, sizeof w, "%s", why);
+    for (char *save, *t = strtok_r(w, "|", &save); t; t = strtok_r(NULL, "|", &save))
+        if (strstr(err, t)) return 1;
+    return 0;
+}
 
 static void test_hostile_files_refused(void **state) {
     (void)state;
@@ -144,7 +154,7 @@ static void test_hostile_files_refused(void **state) {
         /* which step refuses it is the file's alone only in a fresh process
          * (in the fork, a crash can depend on the heap: the copy may be
          * what fails) */
-        if (sps__h5_guard_fresh() && !strstr(err, k_hostile[i].why))
+        if (sps__h5_guard_fresh() && !why_found(err, k_hostile[i].why))
             fail_msg("%s: %s", k_hostile[i].file, err);
         /* every reader: the kept verdict refuses it again */
         sps__h5r_t *r;
