@@ -174,6 +174,29 @@ def test_disabled_profile_records_nothing():
 # record_function
 # --------------------------------------------------------------------------
 
+def test_record_function_one_shared_object_per_name():
+    """record_function(name) without args hands back one object per name,
+    whichever str object spells it (the constant's address finds it in the
+    name cache; another str of the same text by the dict), and the spans
+    it records are that name's."""
+    a = record_function("rf.shared")
+    b = record_function("".join(["rf.", "shared"]))  # another str object
+    assert a is b and a.name == "rf.shared"
+    assert record_function(name="rf.shared") is a
+    assert record_function("rf.shared", None) is a
+    assert record_function("rf.shared", {"k": 1}) is not a
+    names = [f"rf.many{i}" for i in range(600)]  # more names than cache slots
+    objs = [record_function(n) for n in names]
+    assert [record_function(n) for n in names] == objs
+    assert len({id(o) for o in objs}) == 600 and [o.name for o in objs] == names
+    with profiler.profile() as prof:
+        for n in names[:3]:
+            with record_function(n):
+                pass
+    got = [e.key for e in prof.key_averages() if e.key.startswith("rf.many")]
+    assert sorted(got) == sorted(names[:3])
+
+
 def test_record_function_exception_safe():
     with profiler.profile() as p:
         with pytest.raises(KeyError):
