@@ -75,6 +75,13 @@ void sps__clock_init(void) {
     pthread_once(&once, init_once);
 }
 
+/* ns per tick k as timemap_t's q: k * 2^SPS__TM_FRAC, rounded (0 for a
+ * slope that does not fit, which no TSC of 2^-16 GHz or more has). */
+static uint64_t scale_fixed(double k) {
+    double q = k * (double)((uint64_t)1 << SPS__TM_FRAC);
+    return q > 0 && q < 18446744073709549568.0 ? (uint64_t)(q + 0.5) : 0;
+}
+
 /* Appends an anchor (ignored if not later than the last one).  Returns 0 or
  * SPS_ENOMEM. */
 int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a) {
@@ -88,25 +95,23 @@ int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a) {
         double *k = realloc(m->k, cap * sizeof *k);
         if (!k) return SPS_ENOMEM;
         m->k = k;
+        uint64_t *q = realloc(m->q, cap * sizeof *q);
+        if (!q) return SPS_ENOMEM;
+        m->q = q;
         m->cap = cap;
     }
     m->a[m->n] = a;
     m->k[m->n] = g_init_scale;
+    m->q[m->n] = scale_fixed(g_init_scale);
     if (m->n > 0) { /* the segment that this anchor closes */
         const sps__anchor_t *p = &m->a[m->n - 1];
-        if (a.ns - p->ns >= 1000000)
+        if (a.ns - p->ns >= 1000000) {
             m->k[m->n - 1] = (double)(a.ns - p->ns) / (double)(a.ticks - p->ticks);
+            m->q[m->n - 1] = scale_fixed(m->k[m->n - 1]);
+        }
     }
     m->n++;
     return 0;
-}
-
-/* Slope (ns per tick) of the segment starting at anchor i, computed when
- * its closing anchor was added.  Segments shorter than 1 ms are too noisy
- * to trust; they (and the open segment after the last anchor) use the rate
- * measured at init. */
-static double seg_scale(const sps__timemap_t *m, size_t i) {
-    return sps__use_tsc ? m->k[i] : 1.0;
 }
 
 /* Index of the last anchor at or before ticks (0 if none). */
@@ -119,14 +124,26 @@ static size_t find_anchor(const sps__timemap_t *m, uint64_t ticks) {
     return lo;
 }
 
-/* Converts with anchor i as the base. */
+/* The slope of the segment starting at anchor i (k[i], q[i]) is computed
+ * when its closing anchor is added.  Segments shorter than 1 ms are too
+ * noisy to trust; they (and the open segment after the last anchor) use
+ * the rate measured at init. */
+
+/* |d| ticks at fixed-point slope q, in ns rounded half up (as
+ * sps__tmcur_ns computes it, to the bit). */
+static int64_t fixed_ns(uint64_t d, uint64_t q) {
+    unsigned __int128 p = (unsigned __int128)d * q;
+    return (int64_t)((p + ((unsigned __int128)1 << (SPS__TM_FRAC - 1))) >> SPS__TM_FRAC);
+}
+
+/* Converts with anchor i as the base (the slope in fixed point; ticks
+ * before the anchor mirror the ones after it). */
 static int64_t map_from(const sps__timemap_t *m, size_t i, uint64_t ticks) {
     const sps__anchor_t *a = &m->a[i];
-    double d = ticks >= a->ticks ? (double)(int64_t)(ticks - a->ticks)
-                                 : -(double)(int64_t)(a->ticks - ticks);
     size_t seg = (i + 1 == m->n && i > 0) ? i - 1 : i; /* past the end: extend
                                                           the last segment */
-    return a->ns + (int64_t)(d * seg_scale(m, seg) + (d >= 0 ? 0.5 : -0.5));
+    return ticks >= a->ticks ? a->ns + fixed_ns(ticks - a->ticks, m->q[seg])
+                             : a->ns - fixed_ns(a->ticks - ticks, m->q[seg]);
 }
 
 /* Maps ticks to CLOCK_MONOTONIC ns.  Before the first anchor and after the
@@ -137,8 +154,8 @@ int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks) {
     return map_from(m, find_anchor(m, ticks), ticks);
 }
 
-/* sps__timemap_ns_hint's slow path (core.h): the hint missed, or there is
- * no map or no TSC. */
+/* sps__timemap_ns from the anchor *hint, when ticks is in its segment
+ * (else found, and *hint updated); no map or no TSC: raw ns. */
 int64_t sps__timemap_ns_search(const sps__timemap_t *m, uint64_t ticks, size_t *hint) {
     if (!m || !sps__use_tsc) return (int64_t)ticks;
     if (m->n == 0) return sps__timemap_ns(m, ticks);
@@ -146,6 +163,26 @@ int64_t sps__timemap_ns_search(const sps__timemap_t *m, uint64_t ticks, size_t *
     if (!(i < m->n && m->a[i].ticks <= ticks && (i + 1 == m->n || ticks < m->a[i + 1].ticks)))
         *hint = i = find_anchor(m, ticks);
     return map_from(m, i, ticks);
+}
+
+/* sps__tmcur_ns's slow path (core.h): converts, then caches the segment
+ * of ticks where there is one to cache. */
+int64_t sps__tmcur_ns_slow(sps__tmcur_t *c, const sps__timemap_t *m, uint64_t ticks) {
+    if (!m || !sps__use_tsc) { /* raw ns: the identity, as a segment */
+        *c = (sps__tmcur_t){0, UINT64_MAX, (uint64_t)1 << SPS__TM_FRAC, 0, 0};
+        return (int64_t)ticks;
+    }
+    int64_t ns = sps__timemap_ns_search(m, ticks, &c->hint);
+    size_t i = c->hint;
+    c->span = 0; /* before the first anchor, or no map: nothing cached */
+    if (m->n && m->a[i].ticks <= ticks) {
+        size_t seg = (i + 1 == m->n && i > 0) ? i - 1 : i;
+        c->lo = m->a[i].ticks;
+        c->span = i + 1 < m->n ? m->a[i + 1].ticks - c->lo : UINT64_MAX - c->lo;
+        c->q = m->q[seg];
+        c->ns0 = m->a[i].ns;
+    }
+    return ns;
 }
 
 /* ns per tick of the most recent trustworthy segment. */
@@ -161,7 +198,9 @@ double sps__timemap_scale(const sps__timemap_t *m) {
 void sps__timemap_free(sps__timemap_t *m) {
     free(m->a);
     free(m->k);
+    free(m->q);
     m->k = NULL;
+    m->q = NULL;
     m->a = NULL;
     m->n = m->cap = 0;
 }

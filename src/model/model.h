@@ -82,7 +82,7 @@ typedef struct sps__rd {
     uint64_t *buf;       /* block buffer for spilled segments */
     sps__spill_rd_t *sp; /* their reader (core/spill.c), made on first use */
     const sps__timemap_t *tm; /* ticks -> ns (NULL: records hold ns) */
-    size_t hint;
+    sps__tmcur_t cur;         /* where in tm */
 } sps__rd_t;
 SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
                               size_t nsegs, const sps__stack_t *inject,
@@ -97,7 +97,7 @@ SPS__HIDDEN int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev);
 SPS__INLINE void sps__rd_decode(sps__rd_t *r, uint64_t w, uint32_t idx, sps__ev_t *ev) {
     uint32_t tag = (uint32_t)(w >> 32);
     uint64_t raw = ((uint64_t)r->hi << 32) | (uint32_t)w;
-    ev->ns = (uint64_t)sps__timemap_ns_hint(r->tm, raw, &r->hint);
+    ev->ns = (uint64_t)sps__tmcur_ns(&r->cur, r->tm, raw);
     ev->seq = r->seg->seq0 + idx;
     ev->region = tag >> 1;
     ev->is_end = (int)(tag & 1u);
