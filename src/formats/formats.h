@@ -210,6 +210,10 @@ SPS__HIDDEN void sps__coder_free(sps__coder_t *c);
 SPS__HIDDEN int sps__coder_column(sps__coder_t *c, int column,
                                   const int64_t *elems, size_t n,
                                   unsigned char **out, size_t *out_bytes);
+/* Columns (bit k: column k) that c gives to its fastest encoder whatever
+ * their content: noisy columns whose strong encoding is not worth its time
+ * (the durations; docs/benchmarks.md).  Without ISA-L it changes nothing. */
+SPS__HIDDEN void sps__coder_fast_columns(sps__coder_t *c, unsigned mask);
 /* A column of n elements kept aside compactly (shuffled, the fastest
  * deflate) while it waits for a few values: *out (malloc'd) of *out_bytes.
  * sps__coder_unpark gives the n elements back.  0, SPS_EINVAL (n too

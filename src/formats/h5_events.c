@@ -118,6 +118,7 @@ static void job_run(const sps__evcols_t *e, sps__coder_t *c, job_t *j) {
 static void *worker_main(void *arg) {
     sps__evcols_t *e = arg;
     sps__coder_t *c = sps__coder_new((size_t)e->ch * 8);
+    if (c) sps__coder_fast_columns(c, 1u << e->dur_col);
     pthread_mutex_lock(&e->mu);
     for (;;) {
         while (!e->todo && !e->stop) pthread_cond_wait(&e->work, &e->mu);
@@ -603,6 +604,7 @@ int sps__evcols_open(sps__evcols_t **out, const int64_t *ds, int ncols,
     e->dir = strdup(dir);
     int rc = e->slot && e->free_bufs && e->open_k && e->dir ? 0 : SPS_ENOMEM;
     if (!rc && compressed && !(e->coder = sps__coder_new((size_t)ch * 8))) rc = SPS_ENOMEM;
+    if (!rc && compressed) sps__coder_fast_columns(e->coder, 1u << dur_col);
     if (!rc && e->nworkers) {
         if (pthread_mutex_init(&e->mu, NULL) || pthread_cond_init(&e->work, NULL) ||
             pthread_cond_init(&e->done, NULL))
