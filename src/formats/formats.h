@@ -246,6 +246,11 @@ SPS__HIDDEN int sps__evcols_open(sps__evcols_t **out, const int64_t *ds,
                                  size_t streams);
 /* Space is reserved through res (borrowed, may be NULL) before each write. */
 SPS__HIDDEN void sps__evcols_reserve(sps__evcols_t *e, sps__h5res_t *res);
+/* Lets one complete chunk per worker wait for it (0, the default, lets none:
+ * the writing thread compresses a chunk itself whenever every worker is
+ * busy).  Waiting keeps the writing thread on its rows when a worker is a
+ * little late, at the cost of one more chunk buffer per worker. */
+SPS__HIDDEN void sps__evcols_queue(sps__evcols_t *e, int wait);
 /* Writes rows [first, first + n) from cols[0..ncols) (borrowed).  Each row
  * is written once; a negative duration is stored as 0 until its
  * sps__evcols_duration comes, once.  A chunk is compressed and written as

@@ -380,6 +380,13 @@ static int events_create(sps__h5w_t *w) {
         rc = rc ? -1 : 0;
     }
     if (rc == 0) sps__evcols_reserve(w->cols, &w->res);
+    /* A chunk may wait for a busy worker where memory allows it: without
+     * that the writing thread compressed ~12 % of a 10^8-call finalize's
+     * chunks itself while the worker idled behind it (docs/benchmarks.md).
+     * The waiting chunk is one more buffer (1.25 MiB); with many threads
+     * the merged pass's readers (~48 KiB a thread) already use that room
+     * under the 64 MiB bound, so there the writer lets none wait. */
+    if (rc == 0) sps__evcols_queue(w->cols, w->nthreads <= 16);
     return rc;
 }
 

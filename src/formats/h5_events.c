@@ -93,6 +93,7 @@ struct sps__evcols {
     size_t inflight; /* jobs submitted and not yet written */
     pthread_t th[MAX_WORKERS];
     int nworkers, stop, mu_ok;
+    int queue;           /* a complete chunk may wait for a busy worker */
     sps__coder_t *coder; /* the writing thread's, for inline or helping */
     int err;
     sps__h5res_t *res;          /* disk space reserved ahead (h5.c), or NULL */
@@ -243,9 +244,11 @@ static int job_submit(sps__evcols_t *e, uint64_t k, int64_t *b, unsigned mask) {
     e->todo_tail = j;
     pthread_cond_signal(&e->work);
     pthread_mutex_unlock(&e->mu);
-    /* one job waiting per worker at most: more would only hold memory */
+    /* one job running per worker, and one waiting where the caller lets
+     * it (sps__evcols_queue): more would only hold memory */
     int rc = jobs_collect(e, 0);
-    while (!rc && e->inflight > (size_t)e->nworkers) rc = jobs_collect(e, 1);
+    size_t most = (size_t)e->nworkers * (e->queue ? 2 : 1);
+    while (!rc && e->inflight > most) rc = jobs_collect(e, 1);
     return rc;
 }
 
@@ -622,6 +625,8 @@ int sps__evcols_open(sps__evcols_t **out, const int64_t *ds, int ncols,
     *out = e;
     return 0;
 }
+
+void sps__evcols_queue(sps__evcols_t *e, int wait) { e->queue = wait != 0; }
 
 int sps__evcols_rows(sps__evcols_t *e, uint64_t first, size_t n,
                      const int64_t *const *cols) {

@@ -80,6 +80,8 @@ static int is_late(uint64_t i) { return mix(i * 31) % 7 == 0; }
  * counters and the data read back. */
 enum { NONE = 0, STAGED = 1, PARKED = 2 }; /* what roundtrip expects to see */
 
+static int g_queue; /* sps__evcols_queue for the next roundtrips */
+
 static void roundtrip(uint64_t n, int regions, size_t piece, int compressed,
                       const char *threads, int soon, int expect) {
     const char *path = tu_path("chunks.h5");
@@ -89,6 +91,7 @@ static void roundtrip(uint64_t n, int regions, size_t piece, int compressed,
     sps__evcols_t *e;
     assert_int_equal(sps__evcols_open(&e, ds, NCOLS, 1, n, compressed ? CH : 1000,
                                       compressed, sps_test_tmp_dir(), (size_t)regions), 0);
+    sps__evcols_queue(e, g_queue);
     int64_t *col[NCOLS];
     for (int c = 0; c < NCOLS; c++) col[c] = malloc(piece * 8);
     uint64_t *next = calloc((size_t)regions, sizeof *next);
@@ -151,6 +154,11 @@ static void test_in_order(void **state) {
     roundtrip(10 * CH + 123, 1, 777, 1, "0", 1, NONE); /* compressed on the writing thread */
     roundtrip(10 * CH + 123, 1, 777, 1, "1", 1, NONE);
     roundtrip(10 * CH + 123, 3, 777, 1, "1", 1, NONE); /* three regions fit */
+    g_queue = 1; /* a complete chunk may wait for a busy worker: same data */
+    roundtrip(10 * CH + 123, 1, 777, 1, "1", 1, NONE);
+    roundtrip(10 * CH + 123, 3, 777, 1, "2", 1, NONE);
+    roundtrip(10 * CH + 5, 1, 500, 1, "1", 0, PARKED);
+    g_queue = 0;
 }
 
 /* Many regions interleaved: more chunks partly written at once than there
