@@ -297,8 +297,7 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain,
         return SPS_ENOSESSION;
     }
     char *p = path ? strdup(path) : NULL;
-    sps__timemap_add(&sps__g.tm, sps__anchor_now());
-    sps__analyze_all();
+    sps__analyze_all(); /* adds the period's last anchor */
     sps__snap_t *s = sps__snap_build(1);
     if (s && sps__analysis_take(s)) {
         sps__snap_stash(s, sps__analysis_merge); /* nothing lost: written next time */

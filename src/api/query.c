@@ -11,12 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Under the lock: a fresh anchor, then the analysis up to now (so every
+/* Under the lock: a fresh anchor, and the analysis up to it (every
  * analyzed timestamp lies before the last anchor and converts stably). */
-static void refresh(void) {
-    sps__timemap_add(&sps__g.tm, sps__anchor_now());
-    sps__analyze_all();
-}
+static void refresh(void) { sps__analyze_all(); }
 
 int sps_region_stats(sps_region_t r, sps_stats_t *out) {
     if (!out) return SPS_EINVAL;
@@ -36,10 +33,7 @@ int sps_region_stats(sps_region_t r, sps_stats_t *out) {
 
 uint64_t sps_misuse_count(void) {
     pthread_mutex_lock(&sps__g.lock);
-    if (sps__g.mode == SPS__EVENTS && sps__session_live()) {
-        sps__timemap_add(&sps__g.tm, sps__anchor_now());
-        sps__analyze_all();
-    }
+    if (sps__g.mode == SPS__EVENTS && sps__session_live()) sps__analyze_all();
     uint64_t n = __atomic_load_n(&sps__g.misuse, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&sps__g.lock);
     return n;
@@ -100,6 +94,7 @@ size_t sps_region_calls(sps_region_t r, int64_t *starts, int64_t *durations,
     pthread_mutex_lock(&sps__g.lock);
     if (sps__session_live() && sps__g.mode == SPS__EVENTS && r > 0 &&
         r < sps__registry_count()) {
+        sps__bg_wait(); /* which may let go of the lock: before the mark */
         sps__collect_mark(); /* before the anchor: see collect.c */
         refresh();
         if (sps__collect_region(r, starts, durations, cap, &n))
@@ -304,7 +299,6 @@ size_t sps_open_calls(sps_region_t *out, size_t cap) {
          * aggregate: the recorder's own stack */
         const sps__stack_t *s = &t->agg_stack;
         if (sps__g.mode != SPS__AGGREGATE) {
-            sps__timemap_add(&sps__g.tm, sps__anchor_now());
             sps__analyze_thread(t);
             s = &t->stack;
         }

@@ -163,6 +163,7 @@ static void thr_install(sps__thr_t *t, sps__chunk_t *c, uint64_t now,
     if (!t->an_chunk) {
         t->an_chunk = c;
         t->an_pos = 0;
+        t->an_off = -1;
     }
     t->hi = (uint32_t)(now >> 32);
     c->rec[0] = sps__rec_hi(t->hi);
@@ -203,6 +204,8 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
     uint64_t seq0 = old->seq0 + (uint64_t)(p - old->rec);
     old->n = (uint32_t)(p - old->rec);
+    t->retired_seq = seq0;
+    sps__g.retired += old->n;
     old->next = NULL;
     old->thr = t;
     if (t->tail) t->tail->next = old; else t->head = old;
@@ -257,11 +260,13 @@ static int thr_join(sps__thr_t *t, uint64_t now) {
     t->index = sps__g.nthreads++;
     t->dropping = 0;
     t->seq_next = 0;
+    t->retired_seq = t->bg_ready_seq = 0;
     t->dropped = 0;
     t->first_ns = t->last_ns = (int64_t)sps__mono_ns();
     t->stack.n = t->carried.n = t->agg_stack.n = 0;
     t->an_chunk = t->cur;
     t->an_pos = 0;
+    t->an_off = -1;
     t->cur->consumed = 0;
     thr_install(t, t->cur, now, 0);
     return 0;
@@ -326,6 +331,7 @@ out:
  * current chunk's memory (it may be writing into it) but is sent to the slow
  * path, where it rejoins the next session.  Exited threads are freed. */
 void sps__buffers_reset(void) {
+    sps__bg_wait(); /* a background step may be reading these chunks */
     sps__thr_t **pp = &sps__g.threads;
     while (*pp) {
         sps__thr_t *t = *pp;

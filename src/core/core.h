@@ -267,6 +267,21 @@ typedef struct sps__thr {
      * cursor instead of walking the chunk from its first record) */
     uint32_t an_hi;
     uint64_t an_hi_seq;
+    /* an_chunk spilled: when an_off >= 0, the file offset of the packed
+     * chunk at which its record an_off_pos (<= an_pos) starts, so that a
+     * run the writer keeps extending is not walked from its start for each
+     * background step (spill.c keeps it; -1: from an_chunk->file_off) */
+    int64_t an_off;
+    uint32_t an_off_pos;
+    /* cur's write position just before the anchor of the analysis now
+     * under way (model/analyze.c): the analysis stops there, so that every
+     * record it converts lies before an anchor and converts as the merged
+     * pass will convert it */
+    uint64_t *an_mark;
+    /* sequence number past the last retired chunk, and its value when the
+     * writer last added an anchor: the background analysis reads records
+     * before bg_ready_seq only (they convert as finalize will convert them) */
+    uint64_t retired_seq, bg_ready_seq;
     /* by region id (index 0: any region) and by tree node, whether this
      * thread ran it in the period (bit 0) and in the session (bit 1): the
      * tables' "% session" is over the threads that ran a row (model/analyze.c) */
@@ -508,6 +523,8 @@ typedef struct sps__spiller {
     size_t buf_cap;
     uint64_t bytes, records;  /* written in this session (tests, bench) */
     uint64_t waits;           /* times a recording thread waited */
+    uint64_t bg_records;      /* records the writer's background analysis
+                                 read in this session (tests, bench) */
 } sps__spiller_t;
 
 typedef struct sps__session {
@@ -537,6 +554,10 @@ typedef struct sps__session {
     uint64_t misuse;
     sps__snap_t *pending;     /* a period whose write failed */
     sps__dist_t dist;         /* MPI: rank, size, clock offset (ext/mpi.c) */
+    int bg_busy;              /* a background step analyzes without the
+                                 lock (spill.c's writer; sps__bg_wait) */
+    uint64_t retired;         /* records in chunks retired (in the process:
+                                 paces the writer's anchors, analyze.c) */
 } sps__session_t;
 
 SPS__HIDDEN extern sps__session_t sps__g;
@@ -557,6 +578,22 @@ typedef struct sps__agg_ops {
     void (*end)(sps_region_t r, uint64_t now);
 } sps__agg_ops_t;
 SPS__HIDDEN extern const sps__agg_ops_t *sps__agg_ops;
+/* The background analysis: the spill writer hands the model's analyzer
+ * its idle time (model/analyze.c: sps__bg_analyze_ops, registered by the
+ * api layer at setup; NULL: none).  step is called under the session lock
+ * when no chunk waits to be spilled; it may release and retake the lock,
+ * claiming the analysis with sps__g.bg_busy meanwhile.  It returns 1 when
+ * it analyzed anything, 0 when there is nothing to analyze, -1 when there
+ * is but not yet (the writer looks again within SPS__BG_RETRY_MS). */
+#define SPS__BG_RETRY_MS 50
+typedef struct sps__bg_ops {
+    int (*step)(void);
+} sps__bg_ops_t;
+SPS__HIDDEN extern const sps__bg_ops_t *sps__bg_ops;
+/* Under the lock: waits until no background step holds the analysis (every
+ * reader or mutator of the analysis, the threads' cursors and stacks, and
+ * the chunks' memory calls it first; it may release the lock meanwhile). */
+SPS__HIDDEN void sps__bg_wait(void);
 /* The calling thread's state joined to the session, with at least bytes of
  * zero-filled aggregate storage (t->agg_acc); NULL if impossible
  * (buffer.c; takes the session lock). */

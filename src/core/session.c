@@ -26,7 +26,12 @@ sps__session_t sps__g = {.lock = PTHREAD_MUTEX_INITIALIZER, .spill_fd = -1,
 /* Process-wide set-up: thread key, fork handlers                            */
 /* ------------------------------------------------------------------------ */
 
-static void atfork_prepare(void) { pthread_mutex_lock(&sps__g.lock); }
+/* A child must not inherit an analysis half done by the writer, which it
+ * does not have: the fork waits for the writer's background step. */
+static void atfork_prepare(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    sps__bg_wait();
+}
 static void atfork_parent(void) { pthread_mutex_unlock(&sps__g.lock); }
 
 /* The child must never write into the parent's files: its copy of the
@@ -396,7 +401,10 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
         rc = snap_push_seg(s, (sps__seg_t){t->index, c->rec, c->file_off, c->n,
                                           c->consumed, c->seq0});
         if (take && !rc) {
-            if (t->an_chunk == c) t->an_chunk = NULL; /* see thr_install */
+            if (t->an_chunk == c) { /* see thr_install */
+                t->an_chunk = NULL;
+                t->an_off = -1;
+            }
             sps__spill_take(c); /* the spill writer leaves it alone */
             c->next = s->owned;
             s->owned = c;
@@ -425,6 +433,7 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
         t->cur = NULL;
         t->an_chunk = NULL;
         t->an_pos = 0;
+        t->an_off = -1;
         return 0;
     }
     const uint64_t *rec = take ? snap_copy(s, t->cur->rec, n) : t->cur->rec;
@@ -436,6 +445,7 @@ static int snap_thread(sps__snap_t *s, sps__thr_t *t, int take) {
 
 /* Under the lock: the period's records, stacks and statistics. */
 sps__snap_t *sps__snap_build(int take) {
+    sps__bg_wait(); /* the threads' stacks and cursors are the analysis' */
     sps__snap_t *s = calloc(1, sizeof *s);
     sps__thr_t **tv = threads_by_index();
     uint32_t nt = sps__g.nthreads;

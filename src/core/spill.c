@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SPILL_BATCH 8           /* queued chunks per wake of the writer */
@@ -175,6 +176,11 @@ static void convert(sps__chunk_t *c, int64_t off, size_t len, int merge) {
         if (t->an_chunk == c) {
             t->an_chunk = r;
             t->an_pos += r->n;
+            t->an_off = off; /* c's records start there */
+            t->an_off_pos = r->n;
+        } else if (t->an_chunk == r && t->an_pos == r->n) {
+            t->an_off = off; /* all of r was analyzed: resume at c */
+            t->an_off_pos = r->n;
         }
         r->n += c->n;
         r->next = c->next;
@@ -186,6 +192,7 @@ static void convert(sps__chunk_t *c, int64_t off, size_t len, int merge) {
     }
     d->rec = c->rec;
     d->cap = c->cap;
+    if (t->an_chunk == c) t->an_off = -1; /* from c->file_off */
     c->rec = NULL;
     c->file_off = c->last_off = off;
     c->file_end = sps__g.spill_end;
@@ -232,14 +239,38 @@ static void spill_file_close(void) {
 /* The writer thread                                                         */
 /* ------------------------------------------------------------------------ */
 
+const sps__bg_ops_t *sps__bg_ops; /* set at setup by the api layer */
+
+void sps__bg_wait(void) {
+    while (sps__g.bg_busy) pthread_cond_wait(&sps__g.sp.done, &sps__g.lock);
+}
+
+/* Under the lock: waits on work for SPS__BG_RETRY_MS at most (records
+ * wait for an anchor: a recording that pauses is analyzed meanwhile). */
+static void bg_retry_wait(sps__spiller_t *sp) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += SPS__BG_RETRY_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&sp->work, &sps__g.lock, &ts);
+}
+
 static void *writer_main(void *arg) {
     uint64_t gen = (uint64_t)(uintptr_t)arg;
     sps__spiller_t *sp = &sps__g.sp;
     pthread_mutex_lock(&sps__g.lock);
     for (;;) {
         while (sp->gen == gen && !sp->qhead) {
+            /* idle: analyze what the recorders retired meanwhile, a
+             * short step at a time (the queue is looked at in between) */
+            int bg = sps__bg_ops && !sp->err ? sps__bg_ops->step() : 0;
+            if (bg > 0) continue;
             sp->idle = 1;
-            pthread_cond_wait(&sp->work, &sps__g.lock);
+            if (bg < 0) bg_retry_wait(sp);
+            else pthread_cond_wait(&sp->work, &sps__g.lock);
             sp->idle = 0;
         }
         if (sp->gen != gen) break;
@@ -389,7 +420,7 @@ void sps__spill_open(void) {
     const char *env = getenv("SPANSCOPE_SPILL_THREAD");
     sp->sync = sp->forked || (env && strcmp(env, "0") == 0);
     sp->err = sp->cause = 0;
-    sp->bytes = sp->records = sp->waits = 0;
+    sp->bytes = sp->records = sp->waits = sp->bg_records = 0;
 }
 
 int sps__spill_cause(char *buf, size_t cap) {

@@ -97,78 +97,296 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
     lanes_count(ctx, f->region, f->node);
 }
 
-/* Feeds one decoded record of thread t into the analyzer. */
-static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids) {
+/* Feeds one decoded record of thread t into the analyzer; misuse counts
+ * what the fold refused (the caller adds it to sps__g.misuse under the
+ * lock: a background step runs without it). */
+static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids, uint64_t *misuse) {
     if (e->region == 0 || e->region >= nids) {
-        sps__g.misuse++;
+        (*misuse)++;
         return;
     }
     if (!e->is_end) {
         int32_t parent = t->stack.n ? t->stack.f[t->stack.n - 1].node : -1;
         sps__frame_t f = {e->region, sps__tree_node(&sps__an.tree, parent, e->region),
                           e->ns, 0, e->seq, -1, 0, 0, 0};
-        if (sps__stack_push(&t->stack, f)) sps__g.misuse++;
+        if (sps__stack_push(&t->stack, f)) (*misuse)++;
         return;
     }
-    sps__g.misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ns,
-                                             analyze_close, t);
+    *misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ns, analyze_close, t);
 }
 
-/* Brings the analysis of thread t up to its current write position. */
-int sps__analyze_thread(sps__thr_t *t) {
-    if (t->epoch != sps__g.epoch || !t->an_chunk) return 0;
-    size_t ns = 0, cap = 0;
-    sps__seg_t *segs = NULL;
-    uint32_t skip = t->an_pos, last_n = 0;
-    int preset_hi = 0;
-    sps__chunk_t *c = t->an_chunk, *last = NULL;
-    while (c) {
-        uint32_t n = c == t->cur
-            ? (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - c->rec)
-            : c->n;
-        if (ns == cap) {
-            cap = cap ? cap * 2 : 16;
-            sps__seg_t *p = realloc(segs, cap * sizeof *p);
-            if (!p) { free(segs); return SPS_ENOMEM; }
-            segs = p;
-        }
-        if (ns == 0 && c->rec && skip && skip <= n && t->an_hi_seq == c->seq0 + skip) {
+/* What one analysis of a thread reads: its segments from the cursor on,
+ * planned under the lock. */
+typedef struct an_plan {
+    sps__seg_t *segs;
+    size_t ns;
+    int preset_hi;        /* segs[0] resumes at the cursor with an_hi */
+    sps__chunk_t *last;   /* the last chunk read ... */
+    uint32_t last_n;      /* ... to this record */
+    uint64_t records;     /* records planned */
+    /* the last segment is spilled: where the packed chunk holding its last
+     * record starts (plan_run sets them: the next cursor's an_off) */
+    int has_stop;
+    int64_t stop_off;
+    uint32_t stop_pos;
+} an_plan_t;
+
+/* Appends seg to p's segments.  0 or SPS_ENOMEM. */
+static int plan_push(an_plan_t *p, size_t *cap, sps__seg_t seg) {
+    if (p->ns == *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        sps__seg_t *v = realloc(p->segs, n * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        p->segs = v;
+        *cap = n;
+    }
+    p->segs[p->ns++] = seg;
+    return 0;
+}
+
+/* Under the lock: plans the analysis of thread t from its cursor.  budget
+ * 0: to stop in its current chunk (NULL: its write position).  Else (a
+ * background step) only records before t->bg_ready_seq, at most budget
+ * of them.  0 or SPS_ENOMEM. */
+static int plan_thread(sps__thr_t *t, uint64_t budget, const uint64_t *stop, an_plan_t *p) {
+    size_t cap = 0;
+    uint32_t skip = t->an_pos;
+    int bg = budget != 0;
+    memset(p, 0, sizeof *p);
+    for (sps__chunk_t *c = t->an_chunk; c; c = c == t->cur ? NULL : (c->next ? c->next : t->cur)) {
+        if (bg && (c == t->cur || c->seq0 + skip >= t->bg_ready_seq)) break;
+        uint32_t n = c != t->cur ? c->n
+            : stop ? (uint32_t)(stop - c->rec)
+            : (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) - c->rec);
+        if (bg && c->seq0 + n > t->bg_ready_seq) /* a run retired past the anchor */
+            n = (uint32_t)(t->bg_ready_seq - c->seq0);
+        sps__seg_t seg = {t->index, c->rec, c->file_off, n, skip, c->seq0};
+        uint32_t base = 0; /* the chunk's record at seg's index 0 */
+        if (p->ns == 0 && c->rec && skip && skip <= n && t->an_hi_seq == c->seq0 + skip) {
             /* resume at the cursor with the upper half known there: the
              * reader need not walk records [0, an_pos) again (a query then
              * costs the records since the previous one) */
-            segs[ns++] = (sps__seg_t){t->index, c->rec + skip, -1, n - skip, 0, c->seq0 + skip};
-            preset_hi = 1;
-        } else {
-            segs[ns++] = (sps__seg_t){t->index, c->rec, c->file_off, n, skip, c->seq0};
+            seg = (sps__seg_t){t->index, c->rec + skip, -1, n - skip, 0, c->seq0 + skip};
+            base = skip;
+            p->preset_hi = 1;
+        } else if (p->ns == 0 && !c->rec && t->an_off >= 0 && t->an_off_pos <= skip) {
+            /* a run spilled since: start at the packed chunk of the cursor */
+            base = t->an_off_pos;
+            seg = (sps__seg_t){t->index, NULL, t->an_off, n - base, skip - base,
+                               c->seq0 + base};
         }
+        uint64_t want = skip < n ? n - skip : 0;
+        if (budget && p->records + want > budget) { /* a long run: read part of it */
+            want = budget - p->records;
+            n = skip + (uint32_t)want;
+            seg.n = n - base;
+        }
+        if (want && plan_push(p, &cap, seg)) return SPS_ENOMEM;
+        p->records += want;
         skip = 0;
-        last = c;
-        last_n = n;
-        c = c == t->cur ? NULL : (c->next ? c->next : t->cur);
+        p->last = c;
+        p->last_n = n;
+        if (budget && p->records >= budget) break;
     }
+    return 0;
+}
+
+/* Reads p's segments into thread t's analysis (tm converts; misuse counts
+ * what was refused).  Returns the reader's last code (0: read to the
+ * end), and *hi its upper half there. */
+static int plan_run(sps__thr_t *t, an_plan_t *p, const sps__timemap_t *tm,
+                    uint64_t *misuse, uint32_t *hi) {
     sps__rd_t rd;
-    sps__rd_init(&rd, segs, ns, NULL, &sps__g.tm);
-    if (preset_hi) rd.hi = t->an_hi;
+    sps__rd_init(&rd, p->segs, p->ns, NULL, tm);
+    if (p->preset_hi) rd.hi = t->an_hi;
     uint32_t nids = sps__registry_count();
     sps__ev_t e;
     int rc;
-    while ((rc = sps__rd_next(&rd, &e)) > 0) analyze_event(t, &e, nids);
+    while ((rc = sps__rd_next(&rd, &e)) > 0) analyze_event(t, &e, nids, misuse);
+    *hi = rd.hi;
+    if (rc == 0 && p->ns && !p->segs[p->ns - 1].rec && rd.sp) {
+        /* the spill reader is still on the last segment's last chunk */
+        p->has_stop = 1;
+        p->stop_off = rd.sp->chunk_off;
+        p->stop_pos = p->last_n - rd.sp->chunk_done;
+    }
     sps__rd_free(&rd);
-    free(segs);
-    t->an_chunk = last;
-    t->an_pos = last_n;
-    /* rd.hi is the upper half at the end of what was read: the cursor's,
-     * when the last segment was read from memory to its end */
-    t->an_hi_seq = rc == 0 && last && last->rec ? last->seq0 + last_n : UINT64_MAX;
-    t->an_hi = rd.hi;
     return rc;
 }
+
+/* Under the lock: moves t's cursor past what p read (rc, hi: plan_run's). */
+static void plan_commit(sps__thr_t *t, const an_plan_t *p, int rc, uint32_t hi) {
+    if (!p->last) return;
+    sps__chunk_t *next = p->last == t->cur ? NULL
+                       : p->last->next ? p->last->next : t->cur;
+    if (rc == 0 && next && p->last_n == p->last->n) {
+        /* a retired chunk read to its end: resume at the next one, which
+         * starts with a HI record (a spilled run that grows is then not
+         * walked again) */
+        t->an_chunk = next;
+        t->an_pos = 0;
+        t->an_off = -1;
+        t->an_hi_seq = UINT64_MAX;
+        return;
+    }
+    if (t->an_chunk != p->last) t->an_off = -1;
+    if (rc == 0 && p->has_stop) { /* resume in the run where it stopped */
+        t->an_off = p->stop_off;
+        t->an_off_pos = p->stop_pos;
+    }
+    t->an_chunk = p->last;
+    t->an_pos = p->last_n;
+    /* hi is the upper half at the end of what was read: the cursor's,
+     * when the last segment was read from memory to its end */
+    t->an_hi_seq = rc == 0 && p->last->rec ? p->last->seq0 + p->last_n : UINT64_MAX;
+    t->an_hi = hi;
+}
+
+/* Under the lock: marks the write position of thread only (NULL: of
+ * every thread), then adds an anchor.  A record before its thread's mark
+ * was written before the anchor was read, so its ns value does not change
+ * when later anchors arrive (a recorder writes on meanwhile: what it
+ * writes after the mark waits for the next analysis). */
+static void mark_then_anchor(sps__thr_t *only) {
+    for (sps__thr_t *t = only ? only : sps__g.threads; t; t = only ? NULL : t->next_all)
+        t->an_mark = t->cur ? atomic_load_explicit(&t->pos, memory_order_acquire) : NULL;
+    sps__timemap_add(&sps__g.tm, sps__anchor_now());
+}
+
+/* Analyzes thread t from its cursor to its mark. */
+static int analyze_marked(sps__thr_t *t) {
+    if (t->epoch != sps__g.epoch || !t->an_chunk) return 0;
+    an_plan_t p;
+    int rc = plan_thread(t, 0, t->an_mark, &p);
+    uint32_t hi = 0;
+    if (!rc) rc = plan_run(t, &p, &sps__g.tm, &sps__g.misuse, &hi);
+    if (rc >= 0) plan_commit(t, &p, rc, hi);
+    free(p.segs);
+    return rc;
+}
+
+int sps__analyze_thread(sps__thr_t *t) {
+    sps__bg_wait();
+    mark_then_anchor(t);
+    return analyze_marked(t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The background analysis (the spill writer's spare time)                   */
+/* ------------------------------------------------------------------------ */
+
+#define BG_BUDGET 16384u       /* records per step (~0.2 ms): a finalize or
+                                  a query waits for at most one step */
+/* The writer's own anchors, when a retired chunk waits for one: at least
+ * 5 ms apart (a shorter segment's slope is noise), and at most one per
+ * 2^22 records retired unless 100 ms passed (the recorders' rate): a
+ * long recording's timemap stays small (an hour of the tightest loop
+ * adds ~40 000 anchors, 1.3 MB). */
+#define BG_ANCHOR_MIN_NS 5000000
+#define BG_ANCHOR_RECORDS (1u << 22)
+#define BG_ANCHOR_IDLE_NS 100000000
+
+static sps__timemap_t bg_tm; /* the writer's copy of sps__g.tm ... */
+static uint64_t bg_tm_epoch;  /* ... in this session */
+static uint64_t bg_anchor_retired; /* sps__g.retired at the writer's last anchor */
+
+/* Under the lock: brings bg_tm up to sps__g.tm (the last copied anchor's
+ * slope may have been set since).  0 or SPS_ENOMEM. */
+static int bg_tm_sync(void) {
+    const sps__timemap_t *m = &sps__g.tm;
+    if (bg_tm.cap < m->n) {
+        size_t cap = m->cap;
+        sps__anchor_t *a = realloc(bg_tm.a, cap * sizeof *a);
+        if (a) bg_tm.a = a;
+        double *k = a ? realloc(bg_tm.k, cap * sizeof *k) : NULL;
+        if (k) bg_tm.k = k;
+        uint64_t *q = k ? realloc(bg_tm.q, cap * sizeof *q) : NULL;
+        if (!q) return SPS_ENOMEM;
+        bg_tm.q = q;
+        bg_tm.cap = cap;
+    }
+    size_t from = bg_tm_epoch == sps__g.epoch && bg_tm.n && bg_tm.n <= m->n ? bg_tm.n - 1 : 0;
+    bg_tm_epoch = sps__g.epoch;
+    memcpy(bg_tm.a + from, m->a + from, (m->n - from) * sizeof *m->a);
+    memcpy(bg_tm.k + from, m->k + from, (m->n - from) * sizeof *m->k);
+    memcpy(bg_tm.q + from, m->q + from, (m->n - from) * sizeof *m->q);
+    bg_tm.n = m->n;
+    return 0;
+}
+
+/* Under the lock: adds an anchor for retired chunks that wait for one, if
+ * the rules above allow it now; 1 if it did. */
+static int bg_anchor(void) {
+    sps__anchor_t a = sps__anchor_now();
+    int64_t age = sps__g.tm.n ? a.ns - sps__g.tm.a[sps__g.tm.n - 1].ns : INT64_MAX;
+    if (age < BG_ANCHOR_MIN_NS ||
+        (sps__g.retired - bg_anchor_retired < BG_ANCHOR_RECORDS && age < BG_ANCHOR_IDLE_NS))
+        return 0;
+    if (sps__timemap_add(&sps__g.tm, a)) return 0;
+    bg_anchor_retired = sps__g.retired;
+    /* what every thread retired so far lies before the anchor */
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
+        if (t->epoch == sps__g.epoch) t->bg_ready_seq = t->retired_seq;
+    return 1;
+}
+
+/* Under the lock: the first thread whose cursor is in records a
+ * background step may read, or NULL (*waits: 1 when retired records wait
+ * for an anchor the rules above did not allow yet). */
+static sps__thr_t *bg_pick(int *waits) {
+    *waits = 0;
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) {
+        sps__chunk_t *c = t->an_chunk;
+        if (t->epoch != sps__g.epoch || !c || c == t->cur) continue;
+        if (c->seq0 + t->an_pos < t->bg_ready_seq) return t;
+        *waits |= t->retired_seq > t->bg_ready_seq;
+    }
+    return *waits && bg_anchor() ? bg_pick(waits) : NULL;
+}
+
+/* The spill writer's step (sps__bg_ops_t: 1 analyzed, 0 nothing to do,
+ * -1 records wait for an anchor): under the lock, plans one
+ * thread's analysis within BG_BUDGET records, and runs it without the
+ * lock, the analysis claimed (bg_busy: everyone else who touches it waits
+ * in sps__bg_wait).  The records are read where they are, in memory or in
+ * the spill file; the chunks cannot go meanwhile, since only the writer
+ * converts or frees a retired chunk while a session lasts, and a snapshot
+ * or a session end waits for the step. */
+static int bg_step(void) {
+    if (sps__g.mode != SPS__EVENTS || sps__g.bg_busy) return 0;
+    int waits;
+    sps__thr_t *t = bg_pick(&waits);
+    if (!t) return waits ? -1 : 0;
+    an_plan_t p;
+    if (plan_thread(t, BG_BUDGET, NULL, &p)) return 0;
+    if (!p.ns || bg_tm_sync()) {
+        if (!p.ns) plan_commit(t, &p, 0, t->an_hi); /* empty: step over it */
+        free(p.segs);
+        return 0;
+    }
+    sps__g.bg_busy = 1;
+    pthread_mutex_unlock(&sps__g.lock);
+    uint64_t misuse = 0;
+    uint32_t hi = 0;
+    int rc = plan_run(t, &p, &bg_tm, &misuse, &hi);
+    pthread_mutex_lock(&sps__g.lock);
+    sps__g.misuse += misuse;
+    sps__g.sp.bg_records += p.records;
+    if (rc >= 0) plan_commit(t, &p, rc, hi);
+    sps__g.bg_busy = 0;
+    pthread_cond_broadcast(&sps__g.sp.done);
+    free(p.segs);
+    return rc >= 0;
+}
+
+const sps__bg_ops_t sps__bg_analyze_ops = {bg_step};
 
 /* ------------------------------------------------------------------------ */
 /* The analysis's part of sessions and snapshots (the api layer calls these) */
 /* ------------------------------------------------------------------------ */
 
 void sps__analysis_reset(void) {
+    sps__bg_wait();
     if (sps__an.acc_cap) {
         memset(sps__an.cum, 0, sps__an.acc_cap * sizeof *sps__an.cum);
         memset(sps__an.per, 0, sps__an.acc_cap * sizeof *sps__an.per);
@@ -181,11 +399,14 @@ void sps__analysis_reset(void) {
 }
 
 void sps__analyze_all(void) {
+    sps__bg_wait();
+    mark_then_anchor(NULL);
     if (sps__g.mode != SPS__EVENTS) return;
-    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) sps__analyze_thread(t);
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) analyze_marked(t);
 }
 
 sps__acc_t sps__cum_acc(sps_region_t r) {
+    sps__bg_wait();
     sps__acc_t a = {0};
     if (sps__g.mode == SPS__AGGREGATE) {
         for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
@@ -202,12 +423,14 @@ sps__acc_t sps__cum_acc(sps_region_t r) {
 }
 
 sps__acc_t sps__node_cum(size_t i) {
+    sps__bg_wait();
     sps__acc_t a = sps__an.tree.n[i].cum;
     sps__acc_merge(&a, &sps__an.tree.n[i].per);
     return a;
 }
 
 int sps__analysis_take(sps__snap_t *s) {
+    sps__bg_wait();
     /* Aggregate mode never runs the analyzer, so nothing else grows the
      * arrays to the registry: sized by acc_cap alone, a session whose
      * first regions were aggregate ones took a period of no regions and
@@ -261,6 +484,7 @@ void sps__analysis_merge(sps__snap_t *s, const sps__snap_t *old) {
 }
 
 int sps__analysis_describe(sps__snap_t *s) {
+    sps__bg_wait();
     uint32_t count = sps__registry_count();
     s->regs = malloc(count * sizeof *s->regs);
     s->node_parent = malloc((sps__an.tree.len + 1) * sizeof *s->node_parent);

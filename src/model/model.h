@@ -259,7 +259,12 @@ SPS__INLINE int32_t sps__tree_node(sps__tree_t *t, int32_t parent, uint32_t regi
 }
 SPS__HIDDEN void sps__tree_free(sps__tree_t *t);
 SPS__HIDDEN int sps__acc_reserve(uint32_t r);
+/* Under the lock: adds an anchor and brings thread t's analysis up to
+ * where t wrote just before it (sps__analyze_all: every thread's). */
 SPS__HIDDEN int sps__analyze_thread(sps__thr_t *t);
+/* The background analysis the spill writer runs in its spare time
+ * (analyze.c; the api layer registers it as sps__bg_ops at setup). */
+SPS__HIDDEN extern const sps__bg_ops_t sps__bg_analyze_ops;
 
 /* A completed call as every consumer sees it.  Times in CLOCK_MONOTONIC ns. */
 typedef struct sps__call {

@@ -386,12 +386,126 @@ static void test_chunk_size_change(void **state) {
     }
 }
 
+/* ------------------------------------------------------------------------ */
+
+/* The spill writer analyzes retired chunks in its spare time, while other
+ * threads record and query: the statistics it folds must be those the
+ * finalize's merged pass writes, to the ns (the same records, converted
+ * with the same anchors), with every call counted once. */
+#define BG_T 2
+#define BG_CALLS 1000000
+static sps_region_t g_bg_outer, g_bg_inner;
+static atomic_int g_bg_done;
+
+static void *bg_worker(void *arg) {
+    (void)arg;
+    for (int i = 0; i < BG_CALLS; i++) {
+        sps_begin(g_bg_outer);
+        if (i % 10 == 0) {
+            sps_begin(g_bg_inner);
+            sps_end(g_bg_inner);
+        }
+        sps_end(g_bg_outer);
+    }
+    return NULL;
+}
+
+static void *bg_querier(void *arg) {
+    (void)arg;
+    uint64_t last = 0;
+    while (!atomic_load(&g_bg_done)) {
+        sps_stats_t st;
+        assert_int_equal(sps_region_stats(g_bg_outer, &st), 0);
+        assert_true(st.num_calls >= last); /* never counted twice, never lost */
+        last = st.num_calls;
+        usleep(2000);
+    }
+    return NULL;
+}
+
+static uint64_t bg_records(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    uint64_t v = sps__g.sp.bg_records;
+    pthread_mutex_unlock(&sps__g.lock);
+    return v;
+}
+
+/* The file's durations of region `name` against the statistics st. */
+static void bg_check_file(const tu_h5_t *h, const char *name, const sps_stats_t *st) {
+    long r = tu_h5_row(h, name);
+    assert_true(r >= 0);
+    assert_int_equal(h->counts[r], st->num_calls);
+    int64_t tot = 0, mn = INT64_MAX, mx = INT64_MIN;
+    for (uint64_t e = 0; e < h->counts[r]; e++) {
+        int64_t d = h->durations[h->offsets[r] + e];
+        tot += d;
+        mn = d < mn ? d : mn;
+        mx = d > mx ? d : mx;
+    }
+    assert_int_equal(tot, st->total_ns);
+    assert_int_equal(mn, st->min_ns);
+    assert_int_equal(mx, st->max_ns);
+}
+
+static void bg_run(const char *env, int expect_bg) {
+    setenv("SPANSCOPE_BG_ANALYSIS", env, 1);
+    const char *path = tu_path("spill_bg.h5");
+    unlink(path);
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_SPILL);
+    cfg.memory_limit = 64 * CHUNK; /* a reserve the writer can spare time in */
+    assert_int_equal(sps_setup(&cfg), 0);
+    g_bg_outer = sps_region("spill.bg.outer");
+    g_bg_inner = sps_region("spill.bg.inner");
+    atomic_store(&g_bg_done, 0);
+    pthread_t th[BG_T], q;
+    /* first alone: the writer, idle once they are done, catches up */
+    for (int k = 0; k < BG_T; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, bg_worker, NULL), 0);
+    for (int k = 0; k < BG_T; k++) pthread_join(th[k], NULL);
+    /* records wait for the writer's anchor at most 100 ms, then it looks
+     * again within SPS__BG_RETRY_MS */
+    for (int i = 0; expect_bg && i < 100 && bg_records() == 0; i++) usleep(10000);
+    if (expect_bg) assert_true(bg_records() > 0);
+    else assert_int_equal(bg_records(), 0);
+    /* then with queries racing the writer's steps */
+    assert_int_equal(pthread_create(&q, NULL, bg_querier, NULL), 0);
+    for (int k = 0; k < BG_T; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, bg_worker, NULL), 0);
+    for (int k = 0; k < BG_T; k++) pthread_join(th[k], NULL);
+    atomic_store(&g_bg_done, 1);
+    pthread_join(q, NULL);
+    sps_stats_t so, si;
+    assert_int_equal(sps_region_stats(g_bg_outer, &so), 0);
+    assert_int_equal(sps_region_stats(g_bg_inner, &si), 0);
+    assert_int_equal(so.num_calls, 2ull * BG_T * BG_CALLS);
+    assert_int_equal(si.num_calls, 2ull * BG_T * BG_CALLS / 10);
+    assert_int_equal(sps_misuse_count(), 0);
+    assert_int_equal(sps_finalize(), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    bg_check_file(h, "spill.bg.outer", &so);
+    bg_check_file(h, "spill.bg.inner", &si);
+    TU_CHECK_TREE(h);
+    tu_h5_free(h);
+    unlink(path);
+    sps_shutdown();
+    unsetenv("SPANSCOPE_BG_ANALYSIS");
+}
+
+static void test_background_analysis(void **state) {
+    (void)state;
+    const char *only = getenv("SPS_TEST_BG"); /* "0" or "1": that run alone */
+    if (!only || strcmp(only, "1") == 0) bg_run("1", 1);
+    if (!only || strcmp(only, "0") == 0) bg_run("0", 0); /* the same checks hold without it */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_spill_single), TU_TEST(test_spill_threads),
         TU_TEST(test_drop),         TU_TEST(test_drop_threads),
         TU_TEST(test_grow),         TU_TEST(test_limit_after_grow),
-        TU_TEST(test_chunk_size_change),
+        TU_TEST(test_chunk_size_change), TU_TEST(test_background_analysis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
