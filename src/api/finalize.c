@@ -215,6 +215,19 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
     return rc;
 }
 
+/* Verbose: how much of the period's analysis finalize did itself, and how
+ * much the spill writer had done while the program recorded. */
+static void print_analysis(FILE *fp, const sps__snap_t *s) {
+    uint64_t records = 0;
+    for (size_t i = 0; i < s->nsegs; i++)
+        records += s->segs[i].n > s->segs[i].skip ? s->segs[i].n - s->segs[i].skip : 0;
+    if (!records) return;
+    uint64_t bg = s->bg_records < records ? s->bg_records : records;
+    fprintf(fp, "spanscope: analysis at finalize %.3f s; %.0f %% of the period's %llu records "
+            "were analyzed while recording\n", (double)s->analysis_ns / 1e9,
+            100.0 * (double)bg / (double)records, (unsigned long long)records);
+}
+
 int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
     int rc = path ? write_file(s, path, verbose != NULL) : 0;
     if (verbose) {
@@ -223,6 +236,7 @@ int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
                         s->node_region, s->nnodes, s->end_ns - s->start_ns,
                         s->lanes ? &lanes : NULL);
         if (path && rc == 0) fprintf(verbose, "spanscope: wrote %s\n", path);
+        print_analysis(verbose, s);
         if (rc) fprintf(verbose, "spanscope: could not write %s: %s\n",
                         path ? path : "(none)",
                         sps__err_os() ? sps__err_msg() : sps_strerror(rc));
@@ -297,8 +311,15 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain,
         return SPS_ENOSESSION;
     }
     char *p = path ? strdup(path) : NULL;
+    int64_t an0 = (int64_t)sps__mono_ns();
     sps__analyze_all(); /* adds the period's last anchor */
+    int64_t an_ns = (int64_t)sps__mono_ns() - an0;
     sps__snap_t *s = sps__snap_build(1);
+    if (s) {
+        s->analysis_ns = an_ns;
+        s->bg_records = sps__g.sp.bg_records - sps__g.sp.bg_taken;
+        sps__g.sp.bg_taken = sps__g.sp.bg_records;
+    }
     if (s && sps__analysis_take(s)) {
         sps__snap_stash(s, sps__analysis_merge); /* nothing lost: written next time */
         s = NULL;

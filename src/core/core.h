@@ -455,6 +455,10 @@ struct sps__snap {
     size_t nnodes;
     sps__timemap_t tm;
     int64_t start_ns, end_ns;
+    /* finalize's own analysis of the period: its time, and the records
+     * the spill writer had analyzed in the background (verbose output) */
+    int64_t analysis_ns;
+    uint64_t bg_records;
     /* copied under the lock for the writer and the table */
     uint32_t *regs;        /* region ids in the file's region table */
     size_t nregs;
@@ -524,7 +528,8 @@ typedef struct sps__spiller {
     uint64_t bytes, records;  /* written in this session (tests, bench) */
     uint64_t waits;           /* times a recording thread waited */
     uint64_t bg_records;      /* records the writer's background analysis
-                                 read in this session (tests, bench) */
+                                 read in this session (tests, verbose) */
+    uint64_t bg_taken;        /* bg_records at the last finalize */
 } sps__spiller_t;
 
 typedef struct sps__session {
@@ -556,6 +561,8 @@ typedef struct sps__session {
     sps__dist_t dist;         /* MPI: rank, size, clock offset (ext/mpi.c) */
     int bg_busy;              /* a background step analyzes without the
                                  lock (spill.c's writer; sps__bg_wait) */
+    int bg_waiters;           /* threads in sps__bg_wait: the writer starts
+                                 no step while there are any */
     uint64_t retired;         /* records in chunks retired (in the process:
                                  paces the writer's anchors, analyze.c) */
 } sps__session_t;

@@ -242,7 +242,11 @@ static void spill_file_close(void) {
 const sps__bg_ops_t *sps__bg_ops; /* set at setup by the api layer */
 
 void sps__bg_wait(void) {
-    while (sps__g.bg_busy) pthread_cond_wait(&sps__g.sp.done, &sps__g.lock);
+    while (sps__g.bg_busy) { /* bg_waiters: the writer's next step waits */
+        sps__g.bg_waiters++;
+        pthread_cond_wait(&sps__g.sp.done, &sps__g.lock);
+        sps__g.bg_waiters--;
+    }
 }
 
 /* Under the lock: waits on work for SPS__BG_RETRY_MS at most (records
@@ -420,7 +424,7 @@ void sps__spill_open(void) {
     const char *env = getenv("SPANSCOPE_SPILL_THREAD");
     sp->sync = sp->forked || (env && strcmp(env, "0") == 0);
     sp->err = sp->cause = 0;
-    sp->bytes = sp->records = sp->waits = sp->bg_records = 0;
+    sp->bytes = sp->records = sp->waits = sp->bg_records = sp->bg_taken = 0;
 }
 
 int sps__spill_cause(char *buf, size_t cap) {
@@ -456,6 +460,7 @@ void sps__spill_atfork_child(void) {
     pthread_cond_init(&sp->work, NULL);
     pthread_cond_init(&sp->done, NULL);
     sp->alive = sp->idle = sp->waiters = 0;
+    sps__g.bg_busy = sps__g.bg_waiters = 0; /* no writer, no waiter here */
     while (sp->qhead) q_remove(sp->qhead);
     sps__chunk_t *c = sp->busy; /* its writer does not exist here */
     sp->busy = NULL;

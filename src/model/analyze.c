@@ -124,6 +124,10 @@ typedef struct an_plan {
     sps__chunk_t *last;   /* the last chunk read ... */
     uint32_t last_n;      /* ... to this record */
     uint64_t records;     /* records planned */
+    uint64_t stop_seq;    /* read no record of this seq or later (a part
+                             of a long run: its segment still ends where
+                             the run does, as the spill reader wants) */
+    uint32_t last_base;   /* the last chunk's record at its segment's 0 */
     /* the last segment is spilled: where the packed chunk holding its last
      * record starts (plan_run sets them: the next cursor's an_off) */
     int has_stop;
@@ -153,6 +157,7 @@ static int plan_thread(sps__thr_t *t, uint64_t budget, const uint64_t *stop, an_
     uint32_t skip = t->an_pos;
     int bg = budget != 0;
     memset(p, 0, sizeof *p);
+    p->stop_seq = UINT64_MAX;
     for (sps__chunk_t *c = t->an_chunk; c; c = c == t->cur ? NULL : (c->next ? c->next : t->cur)) {
         if (bg && (c == t->cur || c->seq0 + skip >= t->bg_ready_seq)) break;
         uint32_t n = c != t->cur ? c->n
@@ -179,13 +184,14 @@ static int plan_thread(sps__thr_t *t, uint64_t budget, const uint64_t *stop, an_
         if (budget && p->records + want > budget) { /* a long run: read part of it */
             want = budget - p->records;
             n = skip + (uint32_t)want;
-            seg.n = n - base;
+            p->stop_seq = c->seq0 + n;
         }
         if (want && plan_push(p, &cap, seg)) return SPS_ENOMEM;
         p->records += want;
         skip = 0;
         p->last = c;
         p->last_n = n;
+        p->last_base = base;
         if (budget && p->records >= budget) break;
     }
     return 0;
@@ -202,13 +208,21 @@ static int plan_run(sps__thr_t *t, an_plan_t *p, const sps__timemap_t *tm,
     uint32_t nids = sps__registry_count();
     sps__ev_t e;
     int rc;
-    while ((rc = sps__rd_next(&rd, &e)) > 0) analyze_event(t, &e, nids, misuse);
+    while ((rc = sps__rd_next(&rd, &e)) > 0) {
+        if (e.seq >= p->stop_seq) { /* read ahead: the next step's */
+            rc = 0;
+            break;
+        }
+        analyze_event(t, &e, nids, misuse);
+    }
     *hi = rd.hi;
-    if (rc == 0 && p->ns && !p->segs[p->ns - 1].rec && rd.sp) {
-        /* the spill reader is still on the last segment's last chunk */
+    const sps__seg_t *last = p->ns ? &p->segs[p->ns - 1] : NULL;
+    if (rc == 0 && last && !last->rec && rd.sp) {
+        /* the packed chunk the spill reader is in (the run's last, or the
+         * one holding the first record left for the next step) */
         p->has_stop = 1;
         p->stop_off = rd.sp->chunk_off;
-        p->stop_pos = p->last_n - rd.sp->chunk_done;
+        p->stop_pos = p->last_base + rd.chunk_start;
     }
     sps__rd_free(&rd);
     return rc;
@@ -230,15 +244,17 @@ static void plan_commit(sps__thr_t *t, const an_plan_t *p, int rc, uint32_t hi) 
         return;
     }
     if (t->an_chunk != p->last) t->an_off = -1;
-    if (rc == 0 && p->has_stop) { /* resume in the run where it stopped */
+    if (rc == 0 && p->has_stop && p->stop_pos <= p->last_n) { /* resume where it stopped */
         t->an_off = p->stop_off;
         t->an_off_pos = p->stop_pos;
     }
     t->an_chunk = p->last;
     t->an_pos = p->last_n;
     /* hi is the upper half at the end of what was read: the cursor's,
-     * when the last segment was read from memory to its end */
-    t->an_hi_seq = rc == 0 && p->last->rec ? p->last->seq0 + p->last_n : UINT64_MAX;
+     * when the last segment was read from memory to its end (a step that
+     * stopped early has read past its cursor: no preset then) */
+    t->an_hi_seq = rc == 0 && p->last->rec && p->stop_seq == UINT64_MAX
+                 ? p->last->seq0 + p->last_n : UINT64_MAX;
     t->an_hi = hi;
 }
 
@@ -259,8 +275,10 @@ static int analyze_marked(sps__thr_t *t) {
     an_plan_t p;
     int rc = plan_thread(t, 0, t->an_mark, &p);
     uint32_t hi = 0;
-    if (!rc) rc = plan_run(t, &p, &sps__g.tm, &sps__g.misuse, &hi);
-    if (rc >= 0) plan_commit(t, &p, rc, hi);
+    if (!rc) {
+        rc = plan_run(t, &p, &sps__g.tm, &sps__g.misuse, &hi);
+        plan_commit(t, &p, rc, hi); /* also after a read error, as it always did */
+    }
     free(p.segs);
     return rc;
 }
@@ -354,6 +372,9 @@ static sps__thr_t *bg_pick(int *waits) {
  * or a session end waits for the step. */
 static int bg_step(void) {
     if (sps__g.mode != SPS__EVENTS || sps__g.bg_busy) return 0;
+    /* someone waits for the analysis: let it have it (the writer would
+     * otherwise take the lock back first, step after step) */
+    if (sps__g.bg_waiters) return -1;
     int waits;
     sps__thr_t *t = bg_pick(&waits);
     if (!t) return waits ? -1 : 0;
@@ -372,7 +393,7 @@ static int bg_step(void) {
     pthread_mutex_lock(&sps__g.lock);
     sps__g.misuse += misuse;
     sps__g.sp.bg_records += p.records;
-    if (rc >= 0) plan_commit(t, &p, rc, hi);
+    plan_commit(t, &p, rc, hi); /* also after a read error: what was folded stays */
     sps__g.bg_busy = 0;
     pthread_cond_broadcast(&sps__g.sp.done);
     free(p.segs);

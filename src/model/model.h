@@ -81,6 +81,8 @@ typedef struct sps__rd {
     uint32_t hi;
     uint64_t *buf;       /* block buffer for spilled segments */
     sps__spill_rd_t *sp; /* their reader (core/spill.c), made on first use */
+    uint32_t chunk_start; /* spilled: index in the segment where the packed
+                             chunk of the current block starts */
     const sps__timemap_t *tm; /* ticks -> ns (NULL: records hold ns) */
     sps__tmcur_t cur;         /* where in tm */
 } sps__rd_t;

@@ -46,6 +46,7 @@ static int load_block(sps__rd_t *r, uint32_t base) {
     int rc = 0;
     if (!base) rc = sps__spill_rd_open(r->sp, s->file_off, s->n, s->skip, &r->base);
     if (!rc) rc = sps__spill_rd_next(r->sp, r->buf, &r->n);
+    if (!rc) r->chunk_start = r->base + r->n - r->sp->chunk_done;
     r->rec = r->buf;
     return rc ? rc : r->n ? 0 : SPS_EIO;
 }
