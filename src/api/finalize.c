@@ -216,7 +216,7 @@ int sps__print_accs(FILE *fp, const sps__acc_t *per_region, uint32_t nregions,
 }
 
 /* Verbose: how much of the period's analysis finalize did itself, and how
- * much the spill writer had done while the program recorded. */
+ * much the spill writer had done before it, in the background. */
 static void print_analysis(FILE *fp, const sps__snap_t *s) {
     uint64_t records = 0;
     for (size_t i = 0; i < s->nsegs; i++)
@@ -224,7 +224,7 @@ static void print_analysis(FILE *fp, const sps__snap_t *s) {
     if (!records) return;
     uint64_t bg = s->bg_records < records ? s->bg_records : records;
     fprintf(fp, "spanscope: analysis at finalize %.3f s; %.0f %% of the period's %llu records "
-            "were analyzed while recording\n", (double)s->analysis_ns / 1e9,
+            "were analyzed before, in the background\n", (double)s->analysis_ns / 1e9,
             100.0 * (double)bg / (double)records, (unsigned long long)records);
 }
 

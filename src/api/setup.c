@@ -33,10 +33,12 @@ int sps_setup(const sps_config_t *cfg) {
     if (sps__session_live()) return SPS_EACTIVE;
     /* core records aggregate mode through the model's fold */
     sps__agg_ops = &sps__agg_fold_ops;
-    /* the spill writer analyzes retired chunks in its spare time, so that
-     * finalize has less to do (SPANSCOPE_BG_ANALYSIS=0: not) */
+    /* the spill writer analyzes retired chunks while the recorders are
+     * quiet, so that finalize has less to do (SPANSCOPE_BG_ANALYSIS=0:
+     * never; =1: whenever the writer is idle, recording or not) */
     const char *bg = getenv("SPANSCOPE_BG_ANALYSIS");
     sps__bg_ops = bg && strcmp(bg, "0") == 0 ? NULL : &sps__bg_analyze_ops;
+    sps__bg_always = bg && strcmp(bg, "1") == 0;
     /* The registered distributed integration (api/dist.c; MPI: collective
      * when MPI is initialised).  Runs before the lock: it talks to other
      * ranks. */

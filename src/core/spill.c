@@ -48,7 +48,11 @@
 
 #define SPILL_BATCH 8           /* queued chunks per wake of the writer */
 #define RUN_MAX 0x7FFFFFFFu     /* records per run descriptor */
-#define READ_WIN (32u << 10)    /* reader's window: > a frame + a header */
+#define READ_WIN (24u << 10)    /* reader's window: > a frame + a header
+                                   (one per thread in a merged pass: 64
+                                   threads' windows are 1.5 MiB) */
+_Static_assert(READ_WIN > SPS__PACK_HDR + 4 + 8 * SPS__PACK_FRAME + SPS__PACK_SLACK,
+               "the spill reader's window holds a whole frame");
 #define WRITER_STACK (256u << 10)
 
 /* ------------------------------------------------------------------------ */

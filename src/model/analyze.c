@@ -304,6 +304,35 @@ int sps__analyze_thread(sps__thr_t *t) {
 #define BG_ANCHOR_RECORDS (1u << 22)
 #define BG_ANCHOR_IDLE_NS 100000000
 
+/* When it runs (SPANSCOPE_BG_ANALYSIS; the api layer sets it at setup):
+ * while the recorders are quiet (the default), or always ("1").  Quiet:
+ * they retired fewer than BG_QUIET_RECORDS in the last BG_QUIET_NS.  Why
+ * not always: on a VM whose two vCPUs share a core (SMT), a recording
+ * thread ran at half speed, in phases of seconds, while the writer
+ * analyzed on the other vCPU (10^9 calls: 1.7-1.9 x the floor instead of
+ * 1.1 x); a pause in the recording is time the program does not spend in
+ * the hot path, and the backlog it analyzes then is work finalize would
+ * otherwise do. */
+#define BG_QUIET_NS 50000000
+#define BG_QUIET_RECORDS (1u << 16)
+int sps__bg_always;
+static uint64_t bg_q_retired; /* sps__g.retired at the window's start */
+static int64_t bg_q_ns;       /* the window's start */
+static int bg_q_quiet;
+
+/* Under the lock: whether a step may run now (see above). */
+static int bg_may_run(void) {
+    if (sps__bg_always) return 1;
+    int64_t now = (int64_t)sps__mono_ns();
+    if (now - bg_q_ns >= BG_QUIET_NS) {
+        bg_q_quiet = now - bg_q_ns < 4 * BG_QUIET_NS && /* not a stale window */
+                     sps__g.retired - bg_q_retired < BG_QUIET_RECORDS;
+        bg_q_retired = sps__g.retired;
+        bg_q_ns = now;
+    }
+    return bg_q_quiet;
+}
+
 static sps__timemap_t bg_tm; /* the writer's copy of sps__g.tm ... */
 static uint64_t bg_tm_epoch;  /* ... in this session */
 static uint64_t bg_anchor_retired; /* sps__g.retired at the writer's last anchor */
@@ -375,6 +404,7 @@ static int bg_step(void) {
     /* someone waits for the analysis: let it have it (the writer would
      * otherwise take the lock back first, step after step) */
     if (sps__g.bg_waiters) return -1;
+    if (!bg_may_run()) return -1; /* the recorders are busy: look again later */
     int waits;
     sps__thr_t *t = bg_pick(&waits);
     if (!t) return waits ? -1 : 0;

@@ -267,6 +267,9 @@ SPS__HIDDEN int sps__analyze_thread(sps__thr_t *t);
 /* The background analysis the spill writer runs in its spare time
  * (analyze.c; the api layer registers it as sps__bg_ops at setup). */
 SPS__HIDDEN extern const sps__bg_ops_t sps__bg_analyze_ops;
+/* 1: the background analysis runs whenever the writer is idle; 0: only
+ * while the recorders are quiet (analyze.c says why). */
+SPS__HIDDEN extern int sps__bg_always;
 
 /* A completed call as every consumer sees it.  Times in CLOCK_MONOTONIC ns. */
 typedef struct sps__call {
