@@ -39,6 +39,10 @@ int sps_setup(const sps_config_t *cfg) {
     const char *bg = getenv("SPANSCOPE_BG_ANALYSIS");
     sps__bg_ops = bg && strcmp(bg, "0") == 0 ? NULL : &sps__bg_analyze_ops;
     sps__bg_always = bg && strcmp(bg, "1") == 0;
+    /* a long analysis runs on two cores (SPANSCOPE_ANALYSIS_THREADS=1: on
+     * one; model/analyze.c) */
+    const char *at = getenv("SPANSCOPE_ANALYSIS_THREADS");
+    sps__an_split_min = at && strcmp(at, "1") == 0 ? UINT64_MAX : sps__an_split_default;
     /* The registered distributed integration (api/dist.c; MPI: collective
      * when MPI is initialised).  Runs before the lock: it talks to other
      * ranks. */

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 sps__analysis_t sps__an;
 
@@ -13,31 +14,34 @@ sps__analysis_t sps__an;
 /* The incremental analyzer (under the session lock)                         */
 /* ------------------------------------------------------------------------ */
 
-/* Makes room for region id r in the session's accumulator arrays. */
-int sps__acc_reserve(uint32_t r) {
-    if (r < sps__an.acc_cap) return 0;
+/* Makes room for region id r in the accumulator arrays of an (the
+ * session's, or a helper's of a split analysis).  0 or SPS_ENOMEM. */
+static int an_reserve(sps__analysis_t *an, uint32_t r) {
+    if (r < an->acc_cap) return 0;
     uint32_t cap = sps__registry_count() + 256;
     if (cap <= r) cap = r + 256;
-    sps__acc_t *c = realloc(sps__an.cum, cap * sizeof *c);
+    sps__acc_t *c = realloc(an->cum, cap * sizeof *c);
     if (!c) return SPS_ENOMEM;
-    sps__an.cum = c;
-    sps__acc_t *p = realloc(sps__an.per, cap * sizeof *p);
+    an->cum = c;
+    sps__acc_t *p = realloc(an->per, cap * sizeof *p);
     if (!p) return SPS_ENOMEM;
-    sps__an.per = p;
-    uint32_t *lc = realloc(sps__an.lanes_cum, cap * sizeof *lc);
+    an->per = p;
+    uint32_t *lc = realloc(an->lanes_cum, cap * sizeof *lc);
     if (!lc) return SPS_ENOMEM;
-    sps__an.lanes_cum = lc;
-    uint32_t *lp = realloc(sps__an.lanes_per, cap * sizeof *lp);
+    an->lanes_cum = lc;
+    uint32_t *lp = realloc(an->lanes_per, cap * sizeof *lp);
     if (!lp) return SPS_ENOMEM;
-    sps__an.lanes_per = lp;
-    uint32_t old = sps__an.acc_cap;
+    an->lanes_per = lp;
+    uint32_t old = an->acc_cap;
     memset(c + old, 0, (cap - old) * sizeof *c);
     memset(p + old, 0, (cap - old) * sizeof *p);
     memset(lc + old, 0, (cap - old) * sizeof *lc);
     memset(lp + old, 0, (cap - old) * sizeof *lp);
-    sps__an.acc_cap = cap;
+    an->acc_cap = cap;
     return 0;
 }
+
+int sps__acc_reserve(uint32_t r) { return an_reserve(&sps__an, r); }
 
 /* Marks entry i of a thread's seen bytes (*v, *cap of them) as run in
  * the period and the session, counting the thread once in *per / *cum
@@ -59,17 +63,18 @@ static void lane_mark(uint8_t **v, uint32_t *cap, uint32_t i, uint32_t *per, uin
     (*v)[i] = 3;
 }
 
-/* Thread t ran a call of region r at tree node `node` (-1: none). */
-static void lanes_count(sps__thr_t *t, uint32_t r, int32_t node) {
+/* Thread t ran a call of region r at tree node `node` (-1: none); an
+ * counts it. */
+static void lanes_count(sps__analysis_t *an, sps__thr_t *t, uint32_t r, int32_t node) {
     if (r < t->an_seen_cap && t->an_seen[r] == 3 &&
         (node < 0 || ((uint32_t)node < t->an_seen_node_cap && t->an_seen_node[node] == 3)))
         return; /* the common case: seen in this period already */
     if (!t->an_seen_cap || t->an_seen[0] != 3)
-        lane_mark(&t->an_seen, &t->an_seen_cap, 0, &sps__an.threads_per, &sps__an.threads_cum);
-    if (r < sps__an.acc_cap)
-        lane_mark(&t->an_seen, &t->an_seen_cap, r, &sps__an.lanes_per[r], &sps__an.lanes_cum[r]);
+        lane_mark(&t->an_seen, &t->an_seen_cap, 0, &an->threads_per, &an->threads_cum);
+    if (r < an->acc_cap)
+        lane_mark(&t->an_seen, &t->an_seen_cap, r, &an->lanes_per[r], &an->lanes_cum[r]);
     if (node >= 0) {
-        sps__tree_node_t *n = &sps__an.tree.n[node];
+        sps__tree_node_t *n = &an->tree.n[node];
         lane_mark(&t->an_seen_node, &t->an_seen_node_cap, (uint32_t)node, &n->lanes_per,
                   &n->lanes_cum);
     }
@@ -85,34 +90,44 @@ static void lanes_forget(int session) {
     }
 }
 
+/* What the fold of one thread's records reports to: the analysis it
+ * folds into, and the thread. */
+typedef struct an_ctx {
+    sps__analysis_t *an;
+    sps__thr_t *t;
+} an_ctx_t;
+
 static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
                           uint64_t self, size_t depth) {
     (void)depth;
+    an_ctx_t *c = ctx;
+    sps__analysis_t *an = c->an;
     /* the period's accumulators only: the session's (cum) are the earlier
      * periods', merged with these when asked (sps__cum_acc, sps__node_cum)
      * and when the period is taken -- half the work per call */
-    if (f->region < sps__an.acc_cap || sps__acc_reserve(f->region) == 0)
-        sps__acc_add(&sps__an.per[f->region], f->start, end, self);
-    if (f->node >= 0) sps__acc_add(&sps__an.tree.n[f->node].per, f->start, end, self);
-    lanes_count(ctx, f->region, f->node);
+    if (f->region < an->acc_cap || an_reserve(an, f->region) == 0)
+        sps__acc_add(&an->per[f->region], f->start, end, self);
+    if (f->node >= 0) sps__acc_add(&an->tree.n[f->node].per, f->start, end, self);
+    lanes_count(an, c->t, f->region, f->node);
 }
 
-/* Feeds one decoded record of thread t into the analyzer; misuse counts
- * what the fold refused (the caller adds it to sps__g.misuse under the
- * lock: a background step runs without it). */
-static void analyze_event(sps__thr_t *t, const sps__ev_t *e, uint32_t nids, uint64_t *misuse) {
+/* Feeds one decoded record of thread c->t into the analysis c->an; misuse
+ * counts what the fold refused (the caller adds it to sps__g.misuse under
+ * the lock: a background step runs without it). */
+static void analyze_event(an_ctx_t *c, const sps__ev_t *e, uint32_t nids, uint64_t *misuse) {
+    sps__thr_t *t = c->t;
     if (e->region == 0 || e->region >= nids) {
         (*misuse)++;
         return;
     }
     if (!e->is_end) {
         int32_t parent = t->stack.n ? t->stack.f[t->stack.n - 1].node : -1;
-        sps__frame_t f = {e->region, sps__tree_node(&sps__an.tree, parent, e->region),
+        sps__frame_t f = {e->region, sps__tree_node(&c->an->tree, parent, e->region),
                           e->ns, 0, e->seq, -1, 0, 0, 0};
         if (sps__stack_push(&t->stack, f)) (*misuse)++;
         return;
     }
-    *misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ns, analyze_close, t);
+    *misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ns, analyze_close, c);
 }
 
 /* What one analysis of a thread reads: its segments from the cursor on,
@@ -197,11 +212,12 @@ static int plan_thread(sps__thr_t *t, uint64_t budget, const uint64_t *stop, an_
     return 0;
 }
 
-/* Reads p's segments into thread t's analysis (tm converts; misuse counts
- * what was refused).  Returns the reader's last code (0: read to the
- * end), and *hi its upper half there. */
-static int plan_run(sps__thr_t *t, an_plan_t *p, const sps__timemap_t *tm,
-                    uint64_t *misuse, uint32_t *hi) {
+/* Reads p's segments of thread t into the analysis an (tm converts;
+ * misuse counts what was refused).  Returns the reader's last code (0:
+ * read to the end), and *hi its upper half there. */
+static int plan_run(sps__analysis_t *an, sps__thr_t *t, an_plan_t *p,
+                    const sps__timemap_t *tm, uint64_t *misuse, uint32_t *hi) {
+    an_ctx_t ctx = {an, t};
     sps__rd_t rd;
     sps__rd_init(&rd, p->segs, p->ns, NULL, tm);
     if (p->preset_hi) rd.hi = t->an_hi;
@@ -213,7 +229,7 @@ static int plan_run(sps__thr_t *t, an_plan_t *p, const sps__timemap_t *tm,
             rc = 0;
             break;
         }
-        analyze_event(t, &e, nids, misuse);
+        analyze_event(&ctx, &e, nids, misuse);
     }
     *hi = rd.hi;
     const sps__seg_t *last = p->ns ? &p->segs[p->ns - 1] : NULL;
@@ -276,7 +292,7 @@ static int analyze_marked(sps__thr_t *t) {
     int rc = plan_thread(t, 0, t->an_mark, &p);
     uint32_t hi = 0;
     if (!rc) {
-        rc = plan_run(t, &p, &sps__g.tm, &sps__g.misuse, &hi);
+        rc = plan_run(&sps__an, t, &p, &sps__g.tm, &sps__g.misuse, &hi);
         plan_commit(t, &p, rc, hi); /* also after a read error, as it always did */
     }
     free(p.segs);
@@ -419,7 +435,7 @@ static int bg_step(void) {
     pthread_mutex_unlock(&sps__g.lock);
     uint64_t misuse = 0;
     uint32_t hi = 0;
-    int rc = plan_run(t, &p, &bg_tm, &misuse, &hi);
+    int rc = plan_run(&sps__an, t, &p, &bg_tm, &misuse, &hi);
     pthread_mutex_lock(&sps__g.lock);
     sps__g.misuse += misuse;
     sps__g.sp.bg_records += p.records;
@@ -431,6 +447,183 @@ static int bg_step(void) {
 }
 
 const sps__bg_ops_t sps__bg_analyze_ops = {bg_step};
+
+/* ------------------------------------------------------------------------ */
+/* A long analysis on two cores                                              */
+/* ------------------------------------------------------------------------ */
+
+/* An analysis of every thread (finalize's; a query's) with many records
+ * to read splits the threads in two, in list order, by their records: the
+ * calling thread folds the first part into the session's analysis, a
+ * helper thread the rest into its own, which then merges in.  The threads'
+ * folds are independent but for what they add up (the accumulators, the
+ * thread counts) and the call tree's numbering, which must come out as the
+ * sequential analysis numbers it (first seen, thread by thread in list
+ * order): the helper folds into a copy of the tree's shape, and its new
+ * nodes are added to the session's tree in the order it made them, after
+ * those of the first part, which is the order the sequential analysis
+ * would have made them in.  Tested against the sequential analysis in
+ * tests/c/test_spill.c (test_split_analysis). */
+const uint64_t sps__an_split_default = 1u << 21; /* ~25 ms: a thread start is ~50 us */
+uint64_t sps__an_split_min = 1u << 21;
+uint64_t sps__an_splits;
+
+/* The helper's part. */
+typedef struct split {
+    sps__analysis_t an;     /* deltas, over a copy of the tree's shape */
+    size_t base;            /* nodes of the session's tree when it began */
+    sps__thr_t **thr;       /* its threads ... */
+    an_plan_t *plans;       /* ... and their plans, n of them */
+    int *rc;
+    uint32_t *hi;
+    size_t n;
+    uint64_t misuse;
+} split_t;
+
+static void *split_main(void *arg) {
+    split_t *sp = arg;
+    for (size_t i = 0; i < sp->n; i++)
+        sp->rc[i] = plan_run(&sp->an, sp->thr[i], &sp->plans[i], &sps__g.tm, &sp->misuse,
+                             &sp->hi[i]);
+    return NULL;
+}
+
+/* Whether this process may start the helper (the online CPUs; none in a
+ * forked child of a threaded process, as the spill writer's rule). */
+static int split_allowed(void) {
+    static long ncpu;
+    if (!ncpu) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu > 1 && !sps__g.sp.forked;
+}
+
+/* sp's analysis: zero accumulators for every region id, and the session
+ * tree's nodes with their numbers.  0 or SPS_ENOMEM. */
+static int split_init(split_t *sp) {
+    sp->base = sps__an.tree.len;
+    if (an_reserve(&sp->an, sps__an.acc_cap) || an_reserve(&sps__an, sp->an.acc_cap - 1))
+        return SPS_ENOMEM;
+    for (size_t i = 0; i < sp->base; i++)
+        if (sps__tree_find(&sp->an.tree, sps__an.tree.n[i].parent,
+                           sps__an.tree.n[i].region) != (int32_t)i)
+            return SPS_ENOMEM;
+    return 0;
+}
+
+static void an_free(sps__analysis_t *an) {
+    free(an->cum);
+    free(an->per);
+    free(an->lanes_cum);
+    free(an->lanes_per);
+    sps__tree_free(&an->tree);
+}
+
+/* Thread t's bytes seen for nodes from base on were the helper's numbers:
+ * moves them to the session's (map). */
+static void seen_remap(sps__thr_t *t, size_t base, size_t len, const int32_t *map) {
+    if (t->an_seen_node_cap <= base) return;
+    size_t k = (t->an_seen_node_cap < len ? t->an_seen_node_cap : len) - base;
+    uint8_t *tail = malloc(k ? k : 1);
+    if (tail) memcpy(tail, t->an_seen_node + base, k);
+    memset(t->an_seen_node + base, 0, t->an_seen_node_cap - base);
+    for (size_t i = 0; tail && i < k; i++) {
+        if (!tail[i] || map[base + i] < 0) continue;
+        uint32_t to = (uint32_t)map[base + i];
+        if (to >= t->an_seen_node_cap) { /* out of memory: not counted, as lane_mark */
+            uint32_t n = t->an_seen_node_cap * 2;
+            while (n <= to) n *= 2;
+            uint8_t *v = realloc(t->an_seen_node, n);
+            if (!v) continue;
+            memset(v + t->an_seen_node_cap, 0, n - t->an_seen_node_cap);
+            t->an_seen_node = v;
+            t->an_seen_node_cap = n;
+        }
+        t->an_seen_node[to] |= tail[i];
+    }
+    free(tail);
+}
+
+/* Adds the helper's analysis to the session's, its new nodes numbered
+ * after those the calling thread made, in the order it made them; its
+ * threads' stacks and seen bytes follow the new numbers.  Out of memory:
+ * the new nodes' statistics are lost (as a sequential analysis's would
+ * be), their frames left without a node. */
+static void split_merge(split_t *sp) {
+    sps__analysis_t *b = &sp->an;
+    for (uint32_t r = 0; r < b->acc_cap && r < sps__an.acc_cap; r++) {
+        sps__acc_merge(&sps__an.per[r], &b->per[r]);
+        sps__an.lanes_per[r] += b->lanes_per[r];
+        sps__an.lanes_cum[r] += b->lanes_cum[r];
+    }
+    sps__an.threads_per += b->threads_per;
+    sps__an.threads_cum += b->threads_cum;
+    int32_t *map = malloc((b->tree.len ? b->tree.len : 1) * sizeof *map);
+    for (size_t i = 0; map && i < b->tree.len; i++) {
+        const sps__tree_node_t *n = &b->tree.n[i];
+        int32_t parent = n->parent >= 0 ? map[n->parent] : -1;
+        map[i] = i < sp->base ? (int32_t)i
+               : n->parent >= 0 && parent < 0 ? -1
+               : sps__tree_node(&sps__an.tree, parent, n->region);
+        if (map[i] < 0) continue;
+        sps__tree_node_t *to = &sps__an.tree.n[map[i]];
+        sps__acc_merge(&to->per, &n->per);
+        to->lanes_per += n->lanes_per;
+        to->lanes_cum += n->lanes_cum;
+    }
+    for (size_t j = 0; j < sp->n; j++) {
+        sps__thr_t *t = sp->thr[j];
+        for (size_t f = 0; f < t->stack.n; f++)
+            if (t->stack.f[f].node >= (int32_t)sp->base)
+                t->stack.f[f].node = map ? map[t->stack.f[f].node] : -1;
+        if (map) seen_remap(t, sp->base, b->tree.len, map);
+        else if (t->an_seen_node_cap > sp->base)
+            memset(t->an_seen_node + sp->base, 0, t->an_seen_node_cap - sp->base);
+    }
+    free(map);
+}
+
+/* Under the lock, after mark_then_anchor: analyzes every thread to its
+ * mark on two cores, when that pays.  1 if it did; 0: nothing done (the
+ * caller analyzes sequentially). */
+static int analyze_split(void) {
+    if (!split_allowed()) return 0;
+    size_t n = 0;
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
+        n += t->epoch == sps__g.epoch && t->an_chunk;
+    if (n < 2) return 0;
+    sps__thr_t **thr = calloc(n, sizeof *thr);
+    an_plan_t *plans = calloc(n, sizeof *plans);
+    int *rc = calloc(n, sizeof *rc);
+    uint32_t *hi = calloc(n, sizeof *hi);
+    uint64_t total = 0;
+    size_t m = 0;
+    int ok = thr && plans && rc && hi;
+    for (sps__thr_t *t = sps__g.threads; ok && t; t = t->next_all) {
+        if (t->epoch != sps__g.epoch || !t->an_chunk) continue;
+        thr[m] = t;
+        ok = plan_thread(t, 0, t->an_mark, &plans[m]) == 0;
+        total += plans[m++].records;
+    }
+    /* the first part: its threads' records reach half of them */
+    size_t k = 0;
+    for (uint64_t sum = 0; ok && k < m && 2 * sum < total; k++) sum += plans[k].records;
+    split_t sp = {.thr = thr + k, .plans = plans + k, .rc = rc + k, .hi = hi + k, .n = m - k};
+    pthread_t th;
+    int started = ok && total >= sps__an_split_min && k < m && split_init(&sp) == 0 &&
+                  pthread_create(&th, NULL, split_main, &sp) == 0;
+    if (started) {
+        for (size_t i = 0; i < k; i++)
+            rc[i] = plan_run(&sps__an, thr[i], &plans[i], &sps__g.tm, &sps__g.misuse, &hi[i]);
+        pthread_join(th, NULL);
+        split_merge(&sp);
+        sps__an_splits++;
+        sps__g.misuse += sp.misuse;
+        for (size_t i = 0; i < m; i++) plan_commit(thr[i], &plans[i], rc[i], hi[i]);
+    }
+    for (size_t i = 0; plans && i < m; i++) free(plans[i].segs);
+    an_free(&sp.an);
+    free(thr), free(plans), free(rc), free(hi);
+    return started;
+}
 
 /* ------------------------------------------------------------------------ */
 /* The analysis's part of sessions and snapshots (the api layer calls these) */
@@ -452,7 +645,7 @@ void sps__analysis_reset(void) {
 void sps__analyze_all(void) {
     sps__bg_wait();
     mark_then_anchor(NULL);
-    if (sps__g.mode != SPS__EVENTS) return;
+    if (sps__g.mode != SPS__EVENTS || analyze_split()) return;
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) analyze_marked(t);
 }
 

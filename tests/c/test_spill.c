@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -516,12 +517,230 @@ static void test_background_analysis(void **state) {
     if (!only || strcmp(only, "0") == 0) bg_run("0", 0); /* the same checks hold without it */
 }
 
+/* ------------------------------------------------------------------------ */
+
+/* A long analysis splits the threads between two cores (model/analyze.c):
+ * the call tree it builds must be the one the sequential analysis builds,
+ * node for node in the same order, with the same counts and thread counts;
+ * its statistics must be the file's, to the ns.  Both run the same
+ * workload, its threads made one after the other (the same list order),
+ * with a query in the middle while every thread holds open calls on paths
+ * no thread had before (the helper's new nodes then live on in the
+ * threads' stacks), through a small spilling pool (the helper reads spilled
+ * runs too). */
+#define SP_T 4
+#define SP_CALLS 3000
+static sps_region_t g_sp_reg[8]; /* A B0 B1 C D E R0..: see sp_worker */
+static pthread_barrier_t g_sp_bar;
+static atomic_int g_sp_started;
+
+static void *sp_worker(void *arg) {
+    int k = (int)(intptr_t)arg;
+    sps_region_t A = g_sp_reg[0], B = g_sp_reg[1 + k % 2], C = g_sp_reg[3], D = g_sp_reg[4],
+                 E = g_sp_reg[5], R = sps_region(k < 2 ? "split.r.low" : "split.r.high");
+    sps_begin(A);
+    sps_end(A);
+    atomic_store(&g_sp_started, k + 1); /* in the thread list now */
+    for (int i = 0; i < SP_CALLS * (k + 1); i++) {
+        sps_begin(A);
+        if (i % 3 == 0) {
+            sps_begin(B);
+            sps_end(B);
+        }
+        sps_end(A);
+    }
+    sps_begin(R); /* open across the query: R, R/C, A/D are new there */
+    sps_begin(C);
+    sps_begin(A);
+    sps_begin(D);
+    pthread_barrier_wait(&g_sp_bar);
+    pthread_barrier_wait(&g_sp_bar); /* the query ran */
+    sps_end(D);
+    sps_end(A);
+    sps_end(C);
+    sps_end(R);
+    for (int i = 0; i < 10; i++) { /* phase 1's paths again: counted once a thread */
+        sps_begin(A);
+        sps_begin(B);
+        sps_end(B);
+        sps_end(A);
+    }
+    for (int i = 0; i < SP_CALLS; i++) {
+        sps_begin(E);
+        sps_begin(k % 2 ? A : B);
+        sps_begin(A); /* recursion under odd threads */
+        sps_end(A);
+        sps_end(k % 2 ? A : B);
+        sps_end(E);
+    }
+    return NULL;
+}
+
+typedef struct sp_shape {
+    size_t nnodes;
+    int32_t parent[64];
+    uint32_t region[64], lanes_per[64], lanes_cum[64];
+    sps__acc_t acc[64];
+    uint64_t count[8];
+    uint32_t lanes[8], threads;
+} sp_shape_t;
+
+/* The file's calls of the tree's node i: count, total and self ns. */
+typedef struct sp_sum {
+    uint64_t count;
+    int64_t total, self;
+} sp_sum_t;
+
+static int32_t sp_node_of(const tu_h5_t *h, const sp_shape_t *sh, const uint32_t *ev_region,
+                          const tu_idpos_t *ix, int32_t *memo, size_t e) {
+    if (memo[e] != -2) return memo[e];
+    int32_t parent = -1;
+    if (h->parent_ids[e] != -1) {
+        tu_idpos_t key = {h->parent_ids[e], 0};
+        const tu_idpos_t *f = bsearch(&key, ix, h->nev, sizeof *ix, tu_idpos_cmp);
+        assert_non_null(f);
+        parent = sp_node_of(h, sh, ev_region, ix, memo, f->pos);
+    }
+    int32_t node = -1;
+    for (size_t i = 0; i < sh->nnodes && node < 0; i++)
+        if (sh->parent[i] == parent && sh->region[i] == ev_region[e]) node = (int32_t)i;
+    assert_true(node >= 0); /* every path of the file is a node of the tree */
+    return memo[e] = node;
+}
+
+/* The tree's statistics against the file's calls, node by node. */
+static void sp_check_file(const char *path, const sp_shape_t *sh) {
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    TU_CHECK_TREE(h);
+    uint32_t *ev_region = calloc(h->nev, sizeof *ev_region);
+    int32_t *memo = malloc(h->nev * sizeof *memo);
+    int64_t *child = calloc(h->nev, sizeof *child);
+    tu_idpos_t *ix = calloc(h->nev, sizeof *ix);
+    sp_sum_t sum[64] = {{0}};
+    assert_true(ev_region && memo && child && ix);
+    for (size_t r = 0; r < h->nrows; r++)
+        for (uint64_t k = 0; k < h->counts[r]; k++)
+            ev_region[h->offsets[r] + k] = sps_region(h->names[h->region_ids[r]]);
+    for (size_t e = 0; e < h->nev; e++) {
+        memo[e] = -2;
+        ix[e] = (tu_idpos_t){h->call_ids[e], e};
+    }
+    qsort(ix, h->nev, sizeof *ix, tu_idpos_cmp);
+    for (size_t e = 0; e < h->nev; e++)
+        if (h->parent_ids[e] != -1) {
+            tu_idpos_t key = {h->parent_ids[e], 0};
+            const tu_idpos_t *f = bsearch(&key, ix, h->nev, sizeof *ix, tu_idpos_cmp);
+            child[f->pos] += h->durations[e];
+        }
+    for (size_t e = 0; e < h->nev; e++) {
+        int32_t n = sp_node_of(h, sh, ev_region, ix, memo, e);
+        sum[n].count++;
+        sum[n].total += h->durations[e];
+        sum[n].self += h->durations[e] - child[e];
+    }
+    for (size_t i = 0; i < sh->nnodes; i++) {
+        assert_int_equal(sum[i].count, sh->acc[i].count);
+        assert_int_equal(sum[i].total, sh->acc[i].total);
+        assert_int_equal(sum[i].self, sh->acc[i].self);
+    }
+    free(ev_region), free(memo), free(child), free(ix);
+    tu_h5_free(h);
+}
+
+static void sp_session(uint64_t split_min, sp_shape_t *sh) {
+    setenv("SPANSCOPE_BG_ANALYSIS", "0", 1); /* the writer's steps would number nodes too */
+    const char *path = tu_path("spill_split.h5");
+    unlink(path);
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_SPILL);
+    cfg.memory_limit = 4 * CHUNK;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps__an_split_min = split_min;
+    uint64_t splits = sps__an_splits;
+    static const char *names[] = {"split.a", "split.b0", "split.b1", "split.c",
+                                  "split.d", "split.e"};
+    for (int i = 0; i < 6; i++) g_sp_reg[i] = sps_region(names[i]);
+    assert_int_equal(pthread_barrier_init(&g_sp_bar, NULL, SP_T + 1), 0);
+    pthread_t th[SP_T];
+    atomic_store(&g_sp_started, 0);
+    for (int k = 0; k < SP_T; k++) {
+        assert_int_equal(pthread_create(&th[k], NULL, sp_worker, (void *)(intptr_t)k), 0);
+        while (atomic_load(&g_sp_started) != k + 1) usleep(100);
+    }
+    pthread_barrier_wait(&g_sp_bar);
+    sps_stats_t st;
+    assert_int_equal(sps_region_stats(g_sp_reg[0], &st), 0); /* every thread analyzed */
+    pthread_barrier_wait(&g_sp_bar);
+    for (int k = 0; k < SP_T; k++) pthread_join(th[k], NULL);
+    pthread_barrier_destroy(&g_sp_bar);
+    sps_region_t ids[8]; /* before the lock: sps_region takes it */
+    for (int r = 0; r < 8; r++)
+        ids[r] = r < 6 ? g_sp_reg[r] : sps_region(r == 6 ? "split.r.low" : "split.r.high");
+    pthread_mutex_lock(&sps__g.lock);
+    sps__analyze_all();
+    memset(sh, 0, sizeof *sh);
+    sh->nnodes = sps__an.tree.len;
+    assert_true(sh->nnodes <= 64);
+    for (size_t i = 0; i < sh->nnodes; i++) {
+        sh->parent[i] = sps__an.tree.n[i].parent;
+        sh->region[i] = sps__an.tree.n[i].region;
+        sh->lanes_per[i] = sps__an.tree.n[i].lanes_per;
+        sh->lanes_cum[i] = sps__an.tree.n[i].lanes_cum;
+        sh->acc[i] = sps__an.tree.n[i].per;
+    }
+    for (int r = 0; r < 8; r++) {
+        sps_region_t id = ids[r];
+        sh->count[r] = id < sps__an.acc_cap ? sps__an.per[id].count : 0;
+        sh->lanes[r] = id < sps__an.acc_cap ? sps__an.lanes_cum[id] : 0;
+    }
+    sh->threads = sps__an.threads_cum;
+    /* split: the query's analysis and this one's (the threads ran on) */
+    if (split_min) assert_int_equal(sps__an_splits, splits);
+    else assert_int_equal(sps__an_splits, splits + 2);
+    pthread_mutex_unlock(&sps__g.lock);
+    assert_int_equal(sps_misuse_count(), 0);
+    assert_int_equal(sps_finalize_to(path), 0);
+    sp_check_file(path, sh);
+    unlink(path);
+    sps_shutdown();
+    sps__an_split_min = sps__an_split_default;
+    unsetenv("SPANSCOPE_BG_ANALYSIS");
+}
+
+static void test_split_analysis(void **state) {
+    (void)state;
+    sp_shape_t seq, split;
+    sp_session(UINT64_MAX, &seq); /* one core */
+    sp_session(0, &split);        /* every analysis split, the query's too */
+    assert_true(seq.nnodes >= 10);
+    assert_int_equal(split.nnodes, seq.nnodes);
+    for (size_t i = 0; i < seq.nnodes; i++) {
+        assert_int_equal(split.parent[i], seq.parent[i]);
+        assert_int_equal(split.region[i], seq.region[i]);
+        assert_int_equal(split.acc[i].count, seq.acc[i].count);
+        assert_int_equal(split.lanes_per[i], seq.lanes_per[i]);
+        assert_int_equal(split.lanes_cum[i], seq.lanes_cum[i]);
+    }
+    for (int r = 0; r < 8; r++) {
+        assert_int_equal(split.count[r], seq.count[r]);
+        assert_int_equal(split.lanes[r], seq.lanes[r]);
+    }
+    assert_int_equal(split.threads, SP_T);
+    assert_int_equal(seq.threads, SP_T);
+    /* A: each thread's first, the loop's, the open one, 10 again; then 2
+     * a pass under the odd threads, 1 under the even */
+    assert_int_equal(seq.count[0],
+                     12 * SP_T + SP_T * (SP_T + 1) / 2 * SP_CALLS + 6 * SP_CALLS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_spill_single), TU_TEST(test_spill_threads),
         TU_TEST(test_drop),         TU_TEST(test_drop_threads),
         TU_TEST(test_grow),         TU_TEST(test_limit_after_grow),
         TU_TEST(test_chunk_size_change), TU_TEST(test_background_analysis),
+        TU_TEST(test_split_analysis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
