@@ -224,8 +224,9 @@ static void print_analysis(FILE *fp, const sps__snap_t *s) {
     if (!records) return;
     uint64_t bg = s->bg_records < records ? s->bg_records : records;
     fprintf(fp, "spanscope: analysis at finalize %.3f s; %.0f %% of the period's %llu records "
-            "were analyzed before, in the background\n", (double)s->analysis_ns / 1e9,
-            100.0 * (double)bg / (double)records, (unsigned long long)records);
+            "were analyzed before, in the background%s\n", (double)s->analysis_ns / 1e9,
+            100.0 * (double)bg / (double)records, (unsigned long long)records,
+            s->analysis_split ? "; the rest on two cores" : "");
 }
 
 int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
@@ -312,11 +313,13 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain,
     }
     char *p = path ? strdup(path) : NULL;
     int64_t an0 = (int64_t)sps__mono_ns();
+    uint64_t splits0 = sps__an_splits;
     sps__analyze_all(); /* adds the period's last anchor */
     int64_t an_ns = (int64_t)sps__mono_ns() - an0;
     sps__snap_t *s = sps__snap_build(1);
     if (s) {
         s->analysis_ns = an_ns;
+        s->analysis_split = sps__an_splits != splits0;
         s->bg_records = sps__g.sp.bg_records - sps__g.sp.bg_taken;
         sps__g.sp.bg_taken = sps__g.sp.bg_records;
     }

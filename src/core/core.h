@@ -458,6 +458,7 @@ struct sps__snap {
     /* finalize's own analysis of the period: its time, and the records
      * the spill writer had analyzed in the background (verbose output) */
     int64_t analysis_ns;
+    int analysis_split;      /* it ran on two cores */
     uint64_t bg_records;
     /* copied under the lock for the writer and the table */
     uint32_t *regs;        /* region ids in the file's region table */

@@ -700,7 +700,17 @@ static void sp_session(uint64_t split_min, sp_shape_t *sh) {
     else assert_int_equal(sps__an_splits, splits + 2);
     pthread_mutex_unlock(&sps__g.lock);
     assert_int_equal(sps_misuse_count(), 0);
-    assert_int_equal(sps_finalize_to(path), 0);
+    FILE *fp = tmpfile(); /* verbose says where finalize's analysis ran */
+    assert_non_null(fp);
+    assert_int_equal(sps_finalize_print(path, fp), 0);
+    char text[8192];
+    rewind(fp);
+    size_t got = fread(text, 1, sizeof text - 1, fp);
+    text[got] = 0;
+    fclose(fp);
+    assert_non_null(strstr(text, "spanscope: analysis at finalize "));
+    if (split_min) assert_null(strstr(text, "; the rest on two cores\n"));
+    else assert_non_null(strstr(text, "; the rest on two cores\n"));
     sp_check_file(path, sh);
     unlink(path);
     sps_shutdown();
