@@ -757,6 +757,28 @@ static void *many_thread(void *arg) {
 /* Records n pairs on each of T threads at once (all started, then all
  * joined), finalizes once, and prints the wall times of both, finalize's
  * calls per second, peak RSS and the file's bytes per call. */
+/* sps_finalize_to(path), with the verbose line's figures: *analysis_s,
+ * the time finalize's own analysis took, and *two_cores, whether it ran
+ * split (both -1 when the line is missing). */
+static int finalize_analysis(const char *path, double *analysis_s, int *two_cores) {
+    *analysis_s = -1;
+    *two_cores = -1;
+    FILE *fp = tmpfile();
+    if (!fp) return sps_finalize_to(path);
+    if (!getenv("SPANSCOPE_PROGRESS")) setenv("SPANSCOPE_PROGRESS", "0", 1); /* stderr quiet */
+    int rc = sps_finalize_print(path, fp);
+    char line[1024];
+    rewind(fp);
+    while (fgets(line, sizeof line, fp)) {
+        const char *p = strstr(line, "spanscope: analysis at finalize ");
+        if (!p) continue;
+        *analysis_s = strtod(p + strlen("spanscope: analysis at finalize "), NULL);
+        *two_cores = strstr(p, "on two cores") != NULL;
+    }
+    fclose(fp);
+    return rc;
+}
+
 static int cmd_many(const opts_t *o) {
     int nt = o->threads > 0 ? o->threads : 64;
     g_many_n = o->n ? o->n : 2000000;
@@ -778,7 +800,9 @@ static int cmd_many(const opts_t *o) {
     for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
     stamp_t t1 = stamp();
     long hwm_rec = status_kib("VmHWM");
-    rc = sps_finalize();
+    double an_s;
+    int two;
+    rc = finalize_analysis(o->out, &an_s, &two);
     stamp_t t2 = stamp();
     if (rc) die("sps_finalize", rc);
     sps_shutdown();
@@ -787,11 +811,12 @@ static int cmd_many(const opts_t *o) {
     printf("{\"threads\": %d, \"calls\": %lld, \"record_s\": %.4f, \"finalize_s\": %.4f, "
            "\"total_s\": %.4f, \"finalize_calls_per_s\": %.0f, "
            "\"vmhwm_after_record_kib\": %ld, \"vmhwm_kib\": %ld, "
-           "\"file_bytes_per_call\": %.4f, \"dropped\": %llu}\n",
+           "\"file_bytes_per_call\": %.4f, \"dropped\": %llu, "
+           "\"analysis_s\": %.4f, \"analysis_two_cores\": %d}\n",
            nt, calls, (double)(t1.wall - t0.wall) / 1e9, fin_s,
            (double)(t2.wall - t0.wall) / 1e9, (double)calls / fin_s,
            hwm_rec, status_kib("VmHWM"), (double)size / (double)calls,
-           (unsigned long long)sps_dropped());
+           (unsigned long long)sps_dropped(), an_s, two);
     free(th);
     remove(o->out);
     return 0;

@@ -323,7 +323,9 @@ def main():
     mtag = "%d threads x %s" % (many_t, "2x10^5" if q else "2x10^6")
     if many_ok:
         row("%s: record + finalize" % mtag, many["total_s"], "s",
-            "wall; recording %.1f s, finalize %.1f s" % (many["record_s"], many["finalize_s"]))
+            "wall; recording %.1f s, finalize %.1f s (its analysis %.1f s%s)"
+            % (many["record_s"], many["finalize_s"], many.get("analysis_s", float("nan")),
+               ", on two cores" if many.get("analysis_two_cores") == 1 else ""))
         row("%s: finalize rate" % mtag, many["finalize_calls_per_s"] / 1e6, "M/s",
             "calls per second of finalize")
         row("%s: peak RSS (VmHWM)" % mtag, many["vmhwm_kib"] / 1024.0, "MiB",
