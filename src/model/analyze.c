@@ -549,6 +549,7 @@ static void seen_remap(sps__thr_t *t, size_t base, size_t len, const int32_t *ma
  * be), their frames left without a node. */
 static void split_merge(split_t *sp) {
     sps__analysis_t *b = &sp->an;
+    if (b->acc_cap) an_reserve(&sps__an, b->acc_cap - 1); /* the helper's grew: ids it met */
     for (uint32_t r = 0; r < b->acc_cap && r < sps__an.acc_cap; r++) {
         sps__acc_merge(&sps__an.per[r], &b->per[r]);
         sps__an.lanes_per[r] += b->lanes_per[r];
