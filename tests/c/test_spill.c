@@ -448,6 +448,18 @@ static void bg_check_file(const tu_h5_t *h, const char *name, const sps_stats_t 
     assert_int_equal(mx, st->max_ns);
 }
 
+/* Finalizes to path, the verbose output (the table, the analysis line)
+ * into text (cap bytes, NUL-terminated). */
+static void finalize_text(const char *path, char *text, size_t cap) {
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(sps_finalize_print(path, fp), 0);
+    rewind(fp);
+    size_t got = fread(text, 1, cap - 1, fp);
+    text[got] = 0;
+    fclose(fp);
+}
+
 static void bg_run(const char *env, int expect_bg) {
     if (env) setenv("SPANSCOPE_BG_ANALYSIS", env, 1);
     else unsetenv("SPANSCOPE_BG_ANALYSIS"); /* the default: while quiet */
@@ -484,14 +496,8 @@ static void bg_run(const char *env, int expect_bg) {
     assert_int_equal(si.num_calls, 2ull * BG_T * BG_CALLS / 10);
     assert_int_equal(sps_misuse_count(), 0);
     /* the verbose output says how much was analyzed in the background */
-    FILE *fp = tmpfile();
-    assert_non_null(fp);
-    assert_int_equal(sps_finalize_print(path, fp), 0);
     char text[8192];
-    rewind(fp);
-    size_t got = fread(text, 1, sizeof text - 1, fp);
-    text[got] = 0;
-    fclose(fp);
+    finalize_text(path, text, sizeof text);
     const char *line = strstr(text, "spanscope: analysis at finalize ");
     assert_non_null(line);
     const char *pct = strstr(line, " s; ");
@@ -700,14 +706,8 @@ static void sp_session(uint64_t split_min, sp_shape_t *sh) {
     else assert_int_equal(sps__an_splits, splits + 2);
     pthread_mutex_unlock(&sps__g.lock);
     assert_int_equal(sps_misuse_count(), 0);
-    FILE *fp = tmpfile(); /* verbose says where finalize's analysis ran */
-    assert_non_null(fp);
-    assert_int_equal(sps_finalize_print(path, fp), 0);
-    char text[8192];
-    rewind(fp);
-    size_t got = fread(text, 1, sizeof text - 1, fp);
-    text[got] = 0;
-    fclose(fp);
+    char text[8192]; /* verbose says where finalize's analysis ran */
+    finalize_text(path, text, sizeof text);
     assert_non_null(strstr(text, "spanscope: analysis at finalize "));
     if (split_min) assert_null(strstr(text, "; the rest on two cores\n"));
     else assert_non_null(strstr(text, "; the rest on two cores\n"));
