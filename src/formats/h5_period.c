@@ -5,6 +5,7 @@
  * call) is patched in at the end.  Memory is bounded by regions, never by
  * the number of events. */
 #include "formats/formats.h"
+#include "model/pass.h" /* the pass inline: h5_begin and h5_end inline into it */
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,8 @@ static int h5_end(void *ctx, const sps__call_t *c) {
     return 0;
 }
 
+SPS__PASS_CLOSE(h5_pass_close, h5_end)
+
 /* Writes every call of snap to w.  file_region maps region ids to rows of
  * lay (whose offsets/counts must match the calls the pass will produce). */
 int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
@@ -142,8 +145,12 @@ int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
     h.late_pos = malloc(LATE_BATCH * sizeof *h.late_pos);
     h.late_dur = malloc(LATE_BATCH * sizeof *h.late_dur);
     int rc = h.rings && h.scratch && h.late_pos && h.late_dur ? 0 : SPS_ENOMEM;
-    sps__pass_cb_t cb = {&h, h5_begin, h5_end};
-    if (!rc) rc = sps__pass_run(snap, &cb, NULL);
+    sps__pass_t p;
+    if (!rc) {
+        rc = sps__pass_open(&p, snap, &h);
+        if (!rc) sps__pass_loop(&p, h5_begin, h5_pass_close);
+        rc = sps__pass_done(&p, rc, NULL);
+    }
     for (uint32_t fr = 0; !rc && fr < lay->nrows; fr++)
         if (h.rings[fr].n) rc = ring_flush(&h, fr, h.rings[fr].n);
     if (!rc && h.nlate) rc = sps__h5w_durations(w, h.nlate, h.late_pos, h.late_dur);
