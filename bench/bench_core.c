@@ -601,6 +601,28 @@ static int cmd_disk(const opts_t *o) {
     return 0;
 }
 
+/* sps_finalize_to(path), with the verbose line's figures: *analysis_s,
+ * the time finalize's own analysis took, and *two_cores, whether it ran
+ * split (both -1 when the line is missing). */
+static int finalize_analysis(const char *path, double *analysis_s, int *two_cores) {
+    *analysis_s = -1;
+    *two_cores = -1;
+    FILE *fp = tmpfile();
+    if (!fp) return sps_finalize_to(path);
+    if (!getenv("SPANSCOPE_PROGRESS")) setenv("SPANSCOPE_PROGRESS", "0", 1); /* stderr quiet */
+    int rc = sps_finalize_print(path, fp);
+    char line[1024];
+    rewind(fp);
+    while (fgets(line, sizeof line, fp)) {
+        const char *p = strstr(line, "spanscope: analysis at finalize ");
+        if (!p) continue;
+        *analysis_s = strtod(p + strlen("spanscope: analysis at finalize "), NULL);
+        *two_cores = strstr(p, "on two cores") != NULL;
+    }
+    fclose(fp);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* big: 10^8 (or 10^9) calls with the default configuration (SPILL, 32 MiB)  */
 /* ------------------------------------------------------------------------ */
@@ -702,7 +724,9 @@ static int cmd_big(const opts_t *o) {
     /* a pause before finalize: time the spill writer may analyze in */
     if (o->pause_ms > 0) usleep((useconds_t)o->pause_ms * 1000u);
     stamp_t t1f = stamp();
-    if (o->finalize) rc = sps_finalize();
+    double an_s = -1;
+    int two = -1;
+    if (o->finalize) rc = finalize_analysis(o->out, &an_s, &two);
     stamp_t t2 = stamp();
     if (rc) die("sps_finalize", rc);
     uint64_t dropped = sps_dropped();
@@ -728,13 +752,13 @@ static int cmd_big(const opts_t *o) {
            "\"rss_before_setup\": %ld, \"vmhwm_before_setup_kib\": %ld, "
            "\"vmhwm_after_record_kib\": %ld, \"vmhwm_kib\": %ld, \"maxrss_kib\": %ld, "
            "\"file_bytes\": %lld, \"file_bytes_per_call\": %.4f, \"dropped\": %llu, "
-           "\"pause_ms\": %d}\n",
+           "\"pause_ms\": %d, \"analysis_s\": %.4f}\n",
            n, rec_cpu, rec_wall, rec_proc, first2, late_med, late_med_wall, floor_med, nfloor,
            rec_cpu / floor_med, late_med / floor_med, spill_size, spill_disk,
            spill_size > 0 ? (double)spill_size / (double)n : 0.0,
            (double)(t2.wall - t1f.wall) / 1e9, (double)(t2.cpu - t1f.cpu) / 1e9, rss0, hwm0,
            hwm_rec, status_kib("VmHWM"), maxrss_kib(), size, (double)size / (double)n,
-           (unsigned long long)dropped, o->pause_ms);
+           (unsigned long long)dropped, o->pause_ms, an_s);
     free(sl);
     free(slw);
     free(fl);
@@ -757,28 +781,6 @@ static void *many_thread(void *arg) {
 /* Records n pairs on each of T threads at once (all started, then all
  * joined), finalizes once, and prints the wall times of both, finalize's
  * calls per second, peak RSS and the file's bytes per call. */
-/* sps_finalize_to(path), with the verbose line's figures: *analysis_s,
- * the time finalize's own analysis took, and *two_cores, whether it ran
- * split (both -1 when the line is missing). */
-static int finalize_analysis(const char *path, double *analysis_s, int *two_cores) {
-    *analysis_s = -1;
-    *two_cores = -1;
-    FILE *fp = tmpfile();
-    if (!fp) return sps_finalize_to(path);
-    if (!getenv("SPANSCOPE_PROGRESS")) setenv("SPANSCOPE_PROGRESS", "0", 1); /* stderr quiet */
-    int rc = sps_finalize_print(path, fp);
-    char line[1024];
-    rewind(fp);
-    while (fgets(line, sizeof line, fp)) {
-        const char *p = strstr(line, "spanscope: analysis at finalize ");
-        if (!p) continue;
-        *analysis_s = strtod(p + strlen("spanscope: analysis at finalize "), NULL);
-        *two_cores = strstr(p, "on two cores") != NULL;
-    }
-    fclose(fp);
-    return rc;
-}
-
 static int cmd_many(const opts_t *o) {
     int nt = o->threads > 0 ? o->threads : 64;
     g_many_n = o->n ? o->n : 2000000;

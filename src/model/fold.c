@@ -47,28 +47,6 @@
 /* Accumulators                                                              */
 /* ------------------------------------------------------------------------ */
 
-void sps__acc_add(sps__acc_t *a, uint64_t start, uint64_t end, uint64_t self) {
-    uint64_t d = end > start ? end - start : 0;
-    if (a->count == 0) {
-        a->shift = d;
-        a->min = a->max = d;
-        a->first_start = a->last_start = start;
-        a->first_dur = a->last_dur = d;
-        a->end_max = end;
-    }
-    a->count++;
-    a->total += d;
-    a->self += self;
-    if (d < a->min) a->min = d;
-    if (d > a->max) a->max = d;
-    if (start < a->first_start) { a->first_start = start; a->first_dur = d; }
-    if (start >= a->last_start) { a->last_start = start; a->last_dur = d; }
-    if (end > a->end_max) a->end_max = end;
-    double x = (double)d - (double)a->shift;
-    a->s1 += x;
-    a->s2 += x * x;
-}
-
 /* Mean and sum of squared deviations (m2) of a, in a's unit. */
 static void acc_moments(const sps__acc_t *a, double *mean, double *m2) {
     double n = (double)a->count;
