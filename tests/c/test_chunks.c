@@ -250,6 +250,23 @@ static void test_coder_columns(void **state) {
         for (int j = 0; j < 8; j++)
             assert_int_equal(plain[(uint64_t)j * CH + i], (unsigned char)((uint64_t)in[i] >> (8 * j)));
     free(out);
+    /* the shuffle byte for byte, at lengths around its vector widths (16
+     * and 32 elements: SSE2, AVX2) and their tails */
+    static const size_t lens[] = {1, 15, 16, 17, 31, 32, 33, 47, 64, 95, 1000, CH};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        size_t n = lens[li];
+        for (uint64_t i = 0; i < n; i++) in[i] = (int64_t)(0x0123456789abcdefULL * (i + 1) ^ (i << 29));
+        assert_int_equal(sps__coder_column(c, 1, in, n, &out, &len), 0);
+        plain_len = sizeof plain;
+        assert_int_equal(uncompress(plain, &plain_len, out, (uLong)len), Z_OK);
+        assert_int_equal(plain_len, n * 8);
+        for (uint64_t i = 0; i < n; i++)
+            for (int j = 0; j < 8; j++)
+                if (plain[(uint64_t)j * n + i] != (unsigned char)((uint64_t)in[i] >> (8 * j)))
+                    fail_msg("n %zu: byte %d of element %llu misplaced", n, j,
+                             (unsigned long long)i);
+        free(out);
+    }
     assert_non_null(sps__coder_name());
     sps__coder_free(c);
     sps__coder_free(NULL);
