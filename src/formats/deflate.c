@@ -71,6 +71,19 @@ struct sps__coder {
 /* Shuffle (H5Z_filter_shuffle for 8-byte elements)                          */
 /* ------------------------------------------------------------------------ */
 
+/* The transpose's four rounds over vectors a[8] (b[8]: scratch), with the
+ * byte interleaves lo and hi of one vector width: each round interleaves
+ * the bytes of vector k with those of vector k + 4; after four, a[j]
+ * holds byte plane j. */
+#define SHUFFLE_ROUND(dst, src, lo, hi)                 \
+    for (int k = 0; k < 4; k++) {                       \
+        dst[2 * k] = lo(src[k], src[k + 4]);            \
+        dst[2 * k + 1] = hi(src[k], src[k + 4]);        \
+    }
+#define SHUFFLE_ROUNDS(a, b, lo, hi)                    \
+    SHUFFLE_ROUND(b, a, lo, hi) SHUFFLE_ROUND(a, b, lo, hi) \
+    SHUFFLE_ROUND(b, a, lo, hi) SHUFFLE_ROUND(a, b, lo, hi)
+
 /* Elements [i, n) of HDF5's shuffle of n 8-byte elements of in into out:
  * out[j*n + e] = byte j of element e.  SSE2 transposes 16 elements at a
  * time: four rounds of interleaving the bytes of vector k with those of
@@ -81,16 +94,7 @@ static void shuffle8_from(const unsigned char *in, unsigned char *out, size_t n,
         const __m128i *p = (const __m128i *)(in + i * 8);
         __m128i a[8], b[8];
         for (int k = 0; k < 8; k++) a[k] = _mm_loadu_si128(p + k); /* 2 elements each */
-#define SHUFFLE_ROUND(dst, src)                                        \
-        for (int k = 0; k < 4; k++) {                                  \
-            dst[2 * k] = _mm_unpacklo_epi8(src[k], src[k + 4]);        \
-            dst[2 * k + 1] = _mm_unpackhi_epi8(src[k], src[k + 4]);    \
-        }
-        SHUFFLE_ROUND(b, a)
-        SHUFFLE_ROUND(a, b)
-        SHUFFLE_ROUND(b, a)
-        SHUFFLE_ROUND(a, b)
-#undef SHUFFLE_ROUND
+        SHUFFLE_ROUNDS(a, b, _mm_unpacklo_epi8, _mm_unpackhi_epi8)
         /* after four rounds a[j] is byte plane j of the 16 elements */
         for (int j = 0; j < 8; j++)
             _mm_storeu_si128((__m128i *)(out + (size_t)j * n + i), a[j]);
@@ -116,16 +120,7 @@ __attribute__((target("avx2"))) static void shuffle8_avx2(const unsigned char *i
         for (int k = 0; k < 8; k++)
             a[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(p + k)),
                                            _mm_loadu_si128(q + k), 1);
-#define SHUFFLE_ROUND(dst, src)                                        \
-        for (int k = 0; k < 4; k++) {                                  \
-            dst[2 * k] = _mm256_unpacklo_epi8(src[k], src[k + 4]);     \
-            dst[2 * k + 1] = _mm256_unpackhi_epi8(src[k], src[k + 4]); \
-        }
-        SHUFFLE_ROUND(b, a)
-        SHUFFLE_ROUND(a, b)
-        SHUFFLE_ROUND(b, a)
-        SHUFFLE_ROUND(a, b)
-#undef SHUFFLE_ROUND
+        SHUFFLE_ROUNDS(a, b, _mm256_unpacklo_epi8, _mm256_unpackhi_epi8)
         for (int j = 0; j < 8; j++)
             _mm256_storeu_si256((__m256i *)(out + (size_t)j * n + i), a[j]);
     }
