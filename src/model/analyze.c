@@ -212,6 +212,37 @@ static int plan_thread(sps__thr_t *t, uint64_t budget, const uint64_t *stop, an_
     return 0;
 }
 
+/* Starts a reader of p's segments of thread t (tm converts). */
+static void plan_rd_init(sps__rd_t *rd, const an_plan_t *p, const sps__thr_t *t,
+                         const sps__timemap_t *tm) {
+    sps__rd_init(rd, p->segs, p->ns, NULL, tm);
+    if (p->preset_hi) rd->hi = t->an_hi;
+}
+
+/* Reads the next record of p from rd into *e: 1, or 0 at the end of p
+ * (a record read ahead, of the next step's, is left: rd then stands
+ * where a resumed read finds it), or a negative SPS_E* code. */
+static int plan_rd_next(sps__rd_t *rd, const an_plan_t *p, sps__ev_t *e) {
+    int rc = sps__rd_next(rd, e);
+    return rc > 0 && e->seq >= p->stop_seq ? 0 : rc;
+}
+
+/* Ends rd, the reader of p, which returned rc last: sets p's stop (where
+ * the next step resumes) and returns rc, and *hi the upper half there. */
+static int plan_rd_end(sps__rd_t *rd, an_plan_t *p, int rc, uint32_t *hi) {
+    *hi = rd->hi;
+    const sps__seg_t *last = p->ns ? &p->segs[p->ns - 1] : NULL;
+    if (rc == 0 && last && !last->rec && rd->sp) {
+        /* the packed chunk the spill reader is in (the run's last, or the
+         * one holding the first record left for the next step) */
+        p->has_stop = 1;
+        p->stop_off = rd->sp->chunk_off;
+        p->stop_pos = p->last_base + rd->chunk_start;
+    }
+    sps__rd_free(rd);
+    return rc;
+}
+
 /* Reads p's segments of thread t into the analysis an (tm converts;
  * misuse counts what was refused).  Returns the reader's last code (0:
  * read to the end), and *hi its upper half there. */
@@ -219,29 +250,12 @@ static int plan_run(sps__analysis_t *an, sps__thr_t *t, an_plan_t *p,
                     const sps__timemap_t *tm, uint64_t *misuse, uint32_t *hi) {
     an_ctx_t ctx = {an, t};
     sps__rd_t rd;
-    sps__rd_init(&rd, p->segs, p->ns, NULL, tm);
-    if (p->preset_hi) rd.hi = t->an_hi;
+    plan_rd_init(&rd, p, t, tm);
     uint32_t nids = sps__registry_count();
     sps__ev_t e;
     int rc;
-    while ((rc = sps__rd_next(&rd, &e)) > 0) {
-        if (e.seq >= p->stop_seq) { /* read ahead: the next step's */
-            rc = 0;
-            break;
-        }
-        analyze_event(&ctx, &e, nids, misuse);
-    }
-    *hi = rd.hi;
-    const sps__seg_t *last = p->ns ? &p->segs[p->ns - 1] : NULL;
-    if (rc == 0 && last && !last->rec && rd.sp) {
-        /* the packed chunk the spill reader is in (the run's last, or the
-         * one holding the first record left for the next step) */
-        p->has_stop = 1;
-        p->stop_off = rd.sp->chunk_off;
-        p->stop_pos = p->last_base + rd.chunk_start;
-    }
-    sps__rd_free(&rd);
-    return rc;
+    while ((rc = plan_rd_next(&rd, p, &e)) > 0) analyze_event(&ctx, &e, nids, misuse);
+    return plan_rd_end(&rd, p, rc, hi);
 }
 
 /* Under the lock: moves t's cursor past what p read (rc, hi: plan_run's). */
@@ -274,6 +288,128 @@ static void plan_commit(sps__thr_t *t, const an_plan_t *p, int rc, uint32_t hi) 
     t->an_hi = hi;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A long analysis of one thread: its reading on a second core               */
+/* ------------------------------------------------------------------------ */
+
+/* One thread's records are one stack: its fold cannot be cut in two
+ * without the stack at the cut (the two-core split below shares out
+ * threads, not records).  What can run beside the fold is the reading:
+ * a helper reads p's records (the spill file's pread, the unpacking,
+ * ticks to ns) into a ring of decoded blocks that the calling thread
+ * folds, in the same order.  10^8 calls of one thread: docs/benchmarks.md.
+ * The ring is 768 KiB; the helper refills it when half of it is free, so
+ * that each side sleeps and wakes once per few blocks, not per block. */
+#define RA_EVENTS 4096u
+#define RA_BLOCKS 8u
+
+typedef struct ra {
+    pthread_mutex_t mu;
+    pthread_cond_t room, ready;  /* for the reader; for the folder */
+    sps__ev_t *ev;               /* RA_BLOCKS blocks of RA_EVENTS */
+    uint32_t len[RA_BLOCKS];     /* events of each filled block */
+    uint64_t filled, taken;      /* blocks so far */
+    int reader_waits, folder_waits, done;
+    int rc;                      /* the reader's last code, once done */
+    sps__rd_t rd;
+    const an_plan_t *p;
+} ra_t;
+
+uint64_t sps__an_readaheads;
+
+/* Whether this process may start a helper (the online CPUs; none in a
+ * forked child of a threaded process, as the spill writer's rule). */
+static int split_allowed(void) {
+    static long ncpu;
+    if (!ncpu) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu > 1 && !sps__g.sp.forked;
+}
+
+/* Under a->mu: block k is filled with n events; wakes the folder. */
+static void ra_publish(ra_t *a, uint32_t n) {
+    a->len[a->filled % RA_BLOCKS] = n;
+    a->filled++;
+    if (a->folder_waits) pthread_cond_signal(&a->ready);
+}
+
+/* The helper: reads every record of a->p into the ring, then ends. */
+static void *ra_main(void *arg) {
+    ra_t *a = arg;
+    int rc = 1;
+    while (rc > 0) {
+        pthread_mutex_lock(&a->mu);
+        if (a->filled - a->taken == RA_BLOCKS) {
+            a->reader_waits = 1;
+            while (a->filled - a->taken > RA_BLOCKS / 2) pthread_cond_wait(&a->room, &a->mu);
+            a->reader_waits = 0;
+        }
+        pthread_mutex_unlock(&a->mu);
+        sps__ev_t *blk = a->ev + (a->filled % RA_BLOCKS) * RA_EVENTS;
+        uint32_t n = 0;
+        while (n < RA_EVENTS && (rc = plan_rd_next(&a->rd, a->p, &blk[n])) > 0) n++;
+        pthread_mutex_lock(&a->mu);
+        ra_publish(a, n);
+        if (rc <= 0) {
+            a->done = 1;
+            a->rc = rc;
+            pthread_cond_signal(&a->ready);
+        }
+        pthread_mutex_unlock(&a->mu);
+    }
+    return NULL;
+}
+
+/* The folder's next block: *n events, or NULL once the reader is done
+ * and every block was folded.  Frees the block before it. */
+static const sps__ev_t *ra_take(ra_t *a, int first, uint32_t *n) {
+    pthread_mutex_lock(&a->mu);
+    if (!first) {
+        a->taken++;
+        if (a->reader_waits && a->filled - a->taken <= RA_BLOCKS / 2)
+            pthread_cond_signal(&a->room);
+    }
+    a->folder_waits = 1;
+    while (a->filled == a->taken && !a->done) pthread_cond_wait(&a->ready, &a->mu);
+    a->folder_waits = 0;
+    const sps__ev_t *blk = NULL;
+    if (a->filled != a->taken) {
+        *n = a->len[a->taken % RA_BLOCKS];
+        blk = a->ev + (a->taken % RA_BLOCKS) * RA_EVENTS;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return blk;
+}
+
+/* plan_run with the reading on a helper thread (same arguments, same
+ * result); when the helper cannot start, plan_run itself. */
+static int plan_run_ahead(sps__analysis_t *an, sps__thr_t *t, an_plan_t *p,
+                          const sps__timemap_t *tm, uint64_t *misuse, uint32_t *hi) {
+    ra_t a = {.p = p};
+    a.ev = malloc((size_t)RA_BLOCKS * RA_EVENTS * sizeof *a.ev);
+    pthread_t th;
+    int ok = a.ev && pthread_mutex_init(&a.mu, NULL) == 0;
+    int cv = ok && pthread_cond_init(&a.room, NULL) == 0;
+    int cv2 = cv && pthread_cond_init(&a.ready, NULL) == 0;
+    if (cv2) plan_rd_init(&a.rd, p, t, tm);
+    int started = cv2 && pthread_create(&th, NULL, ra_main, &a) == 0;
+    if (started) {
+        an_ctx_t ctx = {an, t};
+        uint32_t nids = sps__registry_count(), n = 0;
+        const sps__ev_t *blk;
+        for (int first = 1; (blk = ra_take(&a, first, &n)) != NULL; first = 0)
+            for (uint32_t i = 0; i < n; i++) analyze_event(&ctx, &blk[i], nids, misuse);
+        pthread_join(th, NULL);
+        sps__an_readaheads++;
+    }
+    if (cv2) pthread_cond_destroy(&a.ready);
+    if (cv) pthread_cond_destroy(&a.room);
+    if (ok) pthread_mutex_destroy(&a.mu);
+    free(a.ev);
+    if (started) return plan_rd_end(&a.rd, p, a.rc, hi);
+    if (cv2) sps__rd_free(&a.rd);
+    return plan_run(an, t, p, tm, misuse, hi);
+}
+
 /* Under the lock: marks the write position of thread only (NULL: of
  * every thread), then adds an anchor.  A record before its thread's mark
  * was written before the anchor was read, so its ns value does not change
@@ -292,7 +428,9 @@ static int analyze_marked(sps__thr_t *t) {
     int rc = plan_thread(t, 0, t->an_mark, &p);
     uint32_t hi = 0;
     if (!rc) {
-        rc = plan_run(&sps__an, t, &p, &sps__g.tm, &sps__g.misuse, &hi);
+        rc = p.records >= sps__an_split_min && split_allowed()
+           ? plan_run_ahead(&sps__an, t, &p, &sps__g.tm, &sps__g.misuse, &hi)
+           : plan_run(&sps__an, t, &p, &sps__g.tm, &sps__g.misuse, &hi);
         plan_commit(t, &p, rc, hi); /* also after a read error, as it always did */
     }
     free(p.segs);
@@ -488,14 +626,6 @@ static void *split_main(void *arg) {
         sp->rc[i] = plan_run(&sp->an, sp->thr[i], &sp->plans[i], &sps__g.tm, &sp->misuse,
                              &sp->hi[i]);
     return NULL;
-}
-
-/* Whether this process may start the helper (the online CPUs; none in a
- * forked child of a threaded process, as the spill writer's rule). */
-static int split_allowed(void) {
-    static long ncpu;
-    if (!ncpu) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return ncpu > 1 && !sps__g.sp.forked;
 }
 
 /* sp's analysis: zero accumulators for every region id, and the session

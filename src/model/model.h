@@ -291,12 +291,15 @@ SPS__HIDDEN extern const sps__bg_ops_t sps__bg_analyze_ops;
 /* 1: the background analysis runs whenever the writer is idle; 0: only
  * while the recorders are quiet (analyze.c says why). */
 SPS__HIDDEN extern int sps__bg_always;
-/* Records to analyze from which sps__analyze_all splits the threads
- * between two cores (analyze.c; the api layer sets it at setup, from the
- * default or SPANSCOPE_ANALYSIS_THREADS; tests lower it). */
+/* Records to analyze from which an analysis uses a second core:
+ * sps__analyze_all splits the threads between two cores, and one
+ * thread's analysis reads on a helper while it folds (analyze.c; the api
+ * layer sets it at setup, from the default or SPANSCOPE_ANALYSIS_THREADS;
+ * tests lower it). */
 SPS__HIDDEN extern uint64_t sps__an_split_min;
 SPS__HIDDEN extern const uint64_t sps__an_split_default;
 SPS__HIDDEN extern uint64_t sps__an_splits; /* analyses split so far (tests) */
+SPS__HIDDEN extern uint64_t sps__an_readaheads; /* ... read on a helper (tests) */
 
 /* A completed call as every consumer sees it.  Times in CLOCK_MONOTONIC ns. */
 typedef struct sps__call {

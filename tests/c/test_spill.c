@@ -744,13 +744,108 @@ static void test_split_analysis(void **state) {
                      12 * SP_T + SP_T * (SP_T + 1) / 2 * SP_CALLS + 6 * SP_CALLS);
 }
 
+/* ------------------------------------------------------------------------ */
+
+/* A long analysis of one thread reads its records on a helper while it
+ * folds them (model/analyze.c, plan_run_ahead): it must build the tree the
+ * sequential analysis builds, node for node, with the same counts and
+ * misuse, and statistics that are the file's to the ns.  One thread, a
+ * spilling pool, many times the helper's ring of blocks, misuse (ends of a
+ * region not open), and a query in the middle with calls open on paths
+ * new there (the next analysis resumes at the cursor, in a spilled run). */
+#define RA_ITERS 40000
+static void ra_session(uint64_t split_min, sp_shape_t *sh, uint64_t *misuse) {
+    setenv("SPANSCOPE_BG_ANALYSIS", "0", 1);
+    const char *path = tu_path("spill_ahead.h5");
+    unlink(path);
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_SPILL);
+    cfg.memory_limit = 4 * CHUNK;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps__an_split_min = split_min;
+    uint64_t aheads = sps__an_readaheads;
+    sps_region_t A = sps_region("ahead.a"), B = sps_region("ahead.b"),
+                 C = sps_region("ahead.c"), D = sps_region("ahead.d");
+    for (int i = 0; i < RA_ITERS; i++) {
+        sps_begin(A);
+        if (i % 3 == 0) {
+            sps_begin(B);
+            sps_end(B);
+        }
+        if (i % 1000 == 7) sps_end(C); /* misuse: C is not open */
+        sps_end(A);
+    }
+    sps_begin(C); /* open across the query: C, C/A, C/A/D are new there */
+    sps_begin(A);
+    sps_begin(D);
+    sps_stats_t st;
+    assert_int_equal(sps_region_stats(A, &st), 0);
+    assert_int_equal(st.num_calls, RA_ITERS);
+    sps_end(D);
+    sps_end(A);
+    sps_end(C);
+    for (int i = 0; i < RA_ITERS; i++) {
+        sps_begin(D);
+        sps_begin(A);
+        sps_begin(A); /* recursion */
+        sps_end(A);
+        sps_end(A);
+        sps_end(D);
+    }
+    sps_region_t ids[4] = {A, B, C, D};
+    pthread_mutex_lock(&sps__g.lock);
+    sps__analyze_all();
+    memset(sh, 0, sizeof *sh);
+    sh->nnodes = sps__an.tree.len;
+    assert_true(sh->nnodes <= 64);
+    for (size_t i = 0; i < sh->nnodes; i++) {
+        sh->parent[i] = sps__an.tree.n[i].parent;
+        sh->region[i] = sps__an.tree.n[i].region;
+        sh->lanes_cum[i] = sps__an.tree.n[i].lanes_cum;
+        sh->acc[i] = sps__an.tree.n[i].per;
+    }
+    for (int r = 0; r < 4; r++) sh->count[r] = sps__an.per[ids[r]].count;
+    sh->threads = sps__an.threads_cum;
+    /* read ahead: the query's analysis and this one's */
+    assert_int_equal(sps__an_readaheads, aheads + (split_min ? 0 : 2));
+    pthread_mutex_unlock(&sps__g.lock);
+    *misuse = sps_misuse_count();
+    assert_int_equal(sps_finalize(), 0);
+    sp_check_file(path, sh);
+    unlink(path);
+    sps_shutdown();
+    sps__an_split_min = sps__an_split_default;
+    unsetenv("SPANSCOPE_BG_ANALYSIS");
+}
+
+static void test_read_ahead(void **state) {
+    (void)state;
+    sp_shape_t seq, ahead;
+    uint64_t seq_misuse, ahead_misuse;
+    ra_session(UINT64_MAX, &seq, &seq_misuse); /* one core */
+    ra_session(0, &ahead, &ahead_misuse);      /* every analysis read ahead */
+    assert_int_equal(seq.nnodes, 8); /* A, A/B, C, C/A, C/A/D, D, D/A, D/A/A */
+    assert_int_equal(ahead.nnodes, seq.nnodes);
+    for (size_t i = 0; i < seq.nnodes; i++) {
+        assert_int_equal(ahead.parent[i], seq.parent[i]);
+        assert_int_equal(ahead.region[i], seq.region[i]);
+        assert_int_equal(ahead.acc[i].count, seq.acc[i].count);
+        assert_int_equal(ahead.lanes_cum[i], seq.lanes_cum[i]);
+    }
+    for (int r = 0; r < 4; r++) assert_int_equal(ahead.count[r], seq.count[r]);
+    assert_int_equal(seq.count[0], RA_ITERS + 1 + 2 * RA_ITERS);
+    assert_int_equal(seq.count[1], (RA_ITERS + 2) / 3);
+    assert_int_equal(ahead.threads, 1);
+    assert_int_equal(seq_misuse, RA_ITERS / 1000);
+    assert_int_equal(ahead_misuse, seq_misuse);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_spill_single), TU_TEST(test_spill_threads),
         TU_TEST(test_drop),         TU_TEST(test_drop_threads),
         TU_TEST(test_grow),         TU_TEST(test_limit_after_grow),
         TU_TEST(test_chunk_size_change), TU_TEST(test_background_analysis),
-        TU_TEST(test_split_analysis),
+        TU_TEST(test_split_analysis), TU_TEST(test_read_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
