@@ -97,8 +97,10 @@ typedef struct an_ctx {
     sps__thr_t *t;
 } an_ctx_t;
 
-static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
-                          uint64_t self, size_t depth) {
+/* The fold's close callback (inline: the fold inlines it, in both loops
+ * that run analyze_event, only when it is forced). */
+SPS__INLINE void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
+                               uint64_t self, size_t depth) {
     (void)depth;
     an_ctx_t *c = ctx;
     sps__analysis_t *an = c->an;
@@ -113,8 +115,9 @@ static void analyze_close(void *ctx, const sps__frame_t *f, uint64_t end,
 
 /* Feeds one decoded record of thread c->t into the analysis c->an; misuse
  * counts what the fold refused (the caller adds it to sps__g.misuse under
- * the lock: a background step runs without it). */
-static void analyze_event(an_ctx_t *c, const sps__ev_t *e, uint32_t nids, uint64_t *misuse) {
+ * the lock: a background step runs without it).  Inline: plan_run and
+ * plan_run_ahead run it for every record. */
+SPS__INLINE void analyze_event(an_ctx_t *c, const sps__ev_t *e, uint32_t nids, uint64_t *misuse) {
     sps__thr_t *t = c->t;
     if (e->region == 0 || e->region >= nids) {
         (*misuse)++;
@@ -222,7 +225,7 @@ static void plan_rd_init(sps__rd_t *rd, const an_plan_t *p, const sps__thr_t *t,
 /* Reads the next record of p from rd into *e: 1, or 0 at the end of p
  * (a record read ahead, of the next step's, is left: rd then stands
  * where a resumed read finds it), or a negative SPS_E* code. */
-static int plan_rd_next(sps__rd_t *rd, const an_plan_t *p, sps__ev_t *e) {
+SPS__INLINE int plan_rd_next(sps__rd_t *rd, const an_plan_t *p, sps__ev_t *e) {
     int rc = sps__rd_next(rd, e);
     return rc > 0 && e->seq >= p->stop_seq ? 0 : rc;
 }
@@ -254,7 +257,13 @@ static int plan_run(sps__analysis_t *an, sps__thr_t *t, an_plan_t *p,
     uint32_t nids = sps__registry_count();
     sps__ev_t e;
     int rc;
-    while ((rc = plan_rd_next(&rd, p, &e)) > 0) analyze_event(&ctx, &e, nids, misuse);
+    while ((rc = sps__rd_next(&rd, &e)) > 0) {
+        if (e.seq >= p->stop_seq) { /* read ahead: the next step's */
+            rc = 0;
+            break;
+        }
+        analyze_event(&ctx, &e, nids, misuse);
+    }
     return plan_rd_end(&rd, p, rc, hi);
 }
 
