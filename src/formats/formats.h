@@ -214,6 +214,11 @@ SPS__HIDDEN int sps__coder_column(sps__coder_t *c, int column,
  * their content: noisy columns whose strong encoding is not worth its time
  * (the durations; docs/benchmarks.md).  Without ISA-L it changes nothing. */
 SPS__HIDDEN void sps__coder_fast_columns(sps__coder_t *c, unsigned mask);
+/* Whether c may write a column's low byte planes with libdeflate and the
+ * rest with ISA-L in one stream (on by default; deflate.c, "The split
+ * stream").  Returns whether this build can: it needs both encoders.  For
+ * the tests and bench/bench_coder.c, which compare the two. */
+SPS__HIDDEN int sps__coder_split(sps__coder_t *c, int on);
 /* A column of n elements kept aside compactly (shuffled, the fastest
  * deflate) while it waits for a few values: *out (malloc'd) of *out_bytes.
  * sps__coder_unpark gives the n elements back.  0, SPS_EINVAL (n too

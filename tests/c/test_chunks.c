@@ -272,6 +272,65 @@ static void test_coder_columns(void **state) {
     sps__coder_free(NULL);
 }
 
+/* Whether out[0..len) inflates (zlib, as HDF5's filter) to HDF5's shuffle
+ * of in[0..n). */
+static int inflates_to(const unsigned char *out, size_t len, const int64_t *in, size_t n) {
+    static unsigned char plain[CH * 8];
+    uLongf plain_len = sizeof plain;
+    if (uncompress(plain, &plain_len, out, (uLong)len) != Z_OK || plain_len != n * 8) return 0;
+    for (uint64_t i = 0; i < n; i++)
+        for (int j = 0; j < 8; j++)
+            if (plain[(uint64_t)j * n + i] != (unsigned char)((uint64_t)in[i] >> (8 * j)))
+                return 0;
+    return 1;
+}
+
+/* The split stream (libdeflate for the low byte planes, ISA-L for the
+ * rest, joined into one zlib stream): for 1..7 varying low planes, data
+ * that libdeflate stores raw (noise), codes with its own tables (small
+ * numbers, start gaps), or nearly constant, at lengths whose planes end
+ * at any bit, every column inflates to its shuffle, the same bytes as the
+ * whole column given to libdeflate; and the split path was taken (the
+ * streams differ) where the build has both encoders. */
+static void test_coder_split(void **state) {
+    (void)state;
+    sps__coder_t *c = sps__coder_new(CH * 8);
+    assert_non_null(c);
+    static int64_t in[CH];
+    static const size_t lens[] = {CH, CH - 1, 1000, 777, 65};
+    int can = sps__coder_split(c, 1);
+    unsigned differ = 0, tried = 0;
+    for (unsigned k = 1; k <= 7; k++)
+        for (int kind = 0; kind < 3; kind++)
+            for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+                size_t n = lens[li];
+                uint64_t mask = (1ULL << (8 * k)) - 1;
+                for (uint64_t i = 0; i < n; i++) {
+                    uint64_t m = mix(i * 13 + k * 7 + (uint64_t)kind + li);
+                    in[i] = (int64_t)(kind == 0 ? m & mask                /* noise */
+                                    : kind == 1 ? 20 + m % 50 + (m & mask & ~0xFFULL) /* gaps */
+                                                : (mask >> 1) + (m % 97 == 0)); /* constant */
+                }
+                in[0] = 1201597732559; /* the first start gap is a time */
+                unsigned char *whole, *split;
+                size_t wlen, slen;
+                sps__coder_split(c, 0);
+                assert_int_equal(sps__coder_column(c, 5, in, n, &whole, &wlen), 0);
+                sps__coder_split(c, 1);
+                assert_int_equal(sps__coder_column(c, 6, in, n, &split, &slen), 0);
+                if (!inflates_to(whole, wlen, in, n) || !inflates_to(split, slen, in, n))
+                    fail_msg("k %u kind %d n %zu: the stream does not inflate to the column",
+                             k, kind, n);
+                tried++;
+                differ += wlen != slen || memcmp(whole, split, wlen) != 0;
+                free(whole);
+                free(split);
+            }
+    if (can) assert_true(differ > tried * 9 / 10); /* not all runs */
+    else assert_int_equal(differ, 0);
+    sps__coder_free(c);
+}
+
 /* A disk that fills while the file is written (here a file size limit,
  * as a full disk gives ENOSPC): finalize fails with SPS_EIO, leaves no
  * file, keeps the period (written by the next finalize, once there is
@@ -328,6 +387,7 @@ int main(void) {
         cmocka_unit_test(test_contiguous),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_coder_columns),
+        cmocka_unit_test(test_coder_split),
         cmocka_unit_test(test_full_disk_fails_cleanly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
