@@ -303,120 +303,47 @@ static void plan_commit(sps__thr_t *t, const an_plan_t *p, int rc, uint32_t hi) 
 
 /* One thread's records are one stack: its fold cannot be cut in two
  * without the stack at the cut (the two-core split below shares out
- * threads, not records).  What can run beside the fold is the reading:
- * a helper reads p's records (the spill file's pread, the unpacking,
- * ticks to ns) into a ring of decoded blocks that the calling thread
- * folds, in the same order.  10^8 calls of one thread: docs/benchmarks.md.
- * The ring is 768 KiB; the helper refills it when half of it is free, so
- * that each side sleeps and wakes once per few blocks, not per block. */
-#define RA_EVENTS 4096u
-#define RA_BLOCKS 8u
-
-typedef struct ra {
-    pthread_mutex_t mu;
-    pthread_cond_t room, ready;  /* for the reader; for the folder */
-    sps__ev_t *ev;               /* RA_BLOCKS blocks of RA_EVENTS */
-    uint32_t len[RA_BLOCKS];     /* events of each filled block */
-    uint64_t filled, taken;      /* blocks so far */
-    int reader_waits, folder_waits, done;
-    int rc;                      /* the reader's last code, once done */
-    sps__rd_t rd;
-    const an_plan_t *p;
-} ra_t;
+ * threads, not records).  What can run beside the fold is the reading
+ * (ahead.c): a helper reads p's records into blocks that the calling
+ * thread folds, in the same order. */
 
 uint64_t sps__an_readaheads;
 
-/* Whether this process may start a helper (the online CPUs; none in a
- * forked child of a threaded process, as the spill writer's rule). */
-static int split_allowed(void) {
-    static long ncpu;
-    if (!ncpu) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return ncpu > 1 && !sps__g.sp.forked;
-}
+/* A plan's reader, as the helper runs it. */
+typedef struct plan_rd {
+    sps__rd_t rd;
+    const an_plan_t *p;
+} plan_rd_t;
 
-/* Under a->mu: block k is filled with n events; wakes the folder. */
-static void ra_publish(ra_t *a, uint32_t n) {
-    a->len[a->filled % RA_BLOCKS] = n;
-    a->filled++;
-    if (a->folder_waits) pthread_cond_signal(&a->ready);
-}
-
-/* The helper: reads every record of a->p into the ring, then ends. */
-static void *ra_main(void *arg) {
-    ra_t *a = arg;
+/* sps__ahead_fill_fn over plan_rd_next. */
+static int plan_fill(void *ctx, sps__ev_t *blk, uint32_t max, uint32_t *n) {
+    plan_rd_t *r = ctx;
     int rc = 1;
-    while (rc > 0) {
-        pthread_mutex_lock(&a->mu);
-        if (a->filled - a->taken == RA_BLOCKS) {
-            a->reader_waits = 1;
-            while (a->filled - a->taken > RA_BLOCKS / 2) pthread_cond_wait(&a->room, &a->mu);
-            a->reader_waits = 0;
-        }
-        pthread_mutex_unlock(&a->mu);
-        sps__ev_t *blk = a->ev + (a->filled % RA_BLOCKS) * RA_EVENTS;
-        uint32_t n = 0;
-        while (n < RA_EVENTS && (rc = plan_rd_next(&a->rd, a->p, &blk[n])) > 0) n++;
-        pthread_mutex_lock(&a->mu);
-        ra_publish(a, n);
-        if (rc <= 0) {
-            a->done = 1;
-            a->rc = rc;
-            pthread_cond_signal(&a->ready);
-        }
-        pthread_mutex_unlock(&a->mu);
-    }
-    return NULL;
-}
-
-/* The folder's next block: *n events, or NULL once the reader is done
- * and every block was folded.  Frees the block before it. */
-static const sps__ev_t *ra_take(ra_t *a, int first, uint32_t *n) {
-    pthread_mutex_lock(&a->mu);
-    if (!first) {
-        a->taken++;
-        if (a->reader_waits && a->filled - a->taken <= RA_BLOCKS / 2)
-            pthread_cond_signal(&a->room);
-    }
-    a->folder_waits = 1;
-    while (a->filled == a->taken && !a->done) pthread_cond_wait(&a->ready, &a->mu);
-    a->folder_waits = 0;
-    const sps__ev_t *blk = NULL;
-    if (a->filled != a->taken) {
-        *n = a->len[a->taken % RA_BLOCKS];
-        blk = a->ev + (a->taken % RA_BLOCKS) * RA_EVENTS;
-    }
-    pthread_mutex_unlock(&a->mu);
-    return blk;
+    uint32_t k = 0;
+    while (k < max && (rc = plan_rd_next(&r->rd, r->p, &blk[k])) > 0) k++;
+    *n = k;
+    return rc;
 }
 
 /* plan_run with the reading on a helper thread (same arguments, same
  * result); when the helper cannot start, plan_run itself. */
 static int plan_run_ahead(sps__analysis_t *an, sps__thr_t *t, an_plan_t *p,
                           const sps__timemap_t *tm, uint64_t *misuse, uint32_t *hi) {
-    ra_t a = {.p = p};
-    a.ev = malloc((size_t)RA_BLOCKS * RA_EVENTS * sizeof *a.ev);
-    pthread_t th;
-    int ok = a.ev && pthread_mutex_init(&a.mu, NULL) == 0;
-    int cv = ok && pthread_cond_init(&a.room, NULL) == 0;
-    int cv2 = cv && pthread_cond_init(&a.ready, NULL) == 0;
-    if (cv2) plan_rd_init(&a.rd, p, t, tm);
-    int started = cv2 && pthread_create(&th, NULL, ra_main, &a) == 0;
-    if (started) {
-        an_ctx_t ctx = {an, t};
-        uint32_t nids = sps__registry_count(), n = 0;
-        const sps__ev_t *blk;
-        for (int first = 1; (blk = ra_take(&a, first, &n)) != NULL; first = 0)
-            for (uint32_t i = 0; i < n; i++) analyze_event(&ctx, &blk[i], nids, misuse);
-        pthread_join(th, NULL);
-        sps__an_readaheads++;
+    plan_rd_t r = {.p = p};
+    plan_rd_init(&r.rd, p, t, tm);
+    sps__ahead_t *a = sps__ahead_start(plan_fill, &r);
+    if (!a) {
+        sps__rd_free(&r.rd);
+        return plan_run(an, t, p, tm, misuse, hi);
     }
-    if (cv2) pthread_cond_destroy(&a.ready);
-    if (cv) pthread_cond_destroy(&a.room);
-    if (ok) pthread_mutex_destroy(&a.mu);
-    free(a.ev);
-    if (started) return plan_rd_end(&a.rd, p, a.rc, hi);
-    if (cv2) sps__rd_free(&a.rd);
-    return plan_run(an, t, p, tm, misuse, hi);
+    an_ctx_t ctx = {an, t};
+    uint32_t nids = sps__registry_count(), n = 0;
+    const sps__ev_t *blk;
+    while ((blk = sps__ahead_take(a, &n)) != NULL)
+        for (uint32_t i = 0; i < n; i++) analyze_event(&ctx, &blk[i], nids, misuse);
+    int rc = sps__ahead_end(a);
+    sps__an_readaheads++;
+    return plan_rd_end(&r.rd, p, rc, hi);
 }
 
 /* Under the lock: marks the write position of thread only (NULL: of
@@ -437,7 +364,7 @@ static int analyze_marked(sps__thr_t *t) {
     int rc = plan_thread(t, 0, t->an_mark, &p);
     uint32_t hi = 0;
     if (!rc) {
-        rc = p.records >= sps__an_split_min && split_allowed()
+        rc = p.records >= sps__an_split_min && sps__ahead_allowed()
            ? plan_run_ahead(&sps__an, t, &p, &sps__g.tm, &sps__g.misuse, &hi)
            : plan_run(&sps__an, t, &p, &sps__g.tm, &sps__g.misuse, &hi);
         plan_commit(t, &p, rc, hi); /* also after a read error, as it always did */
@@ -727,7 +654,7 @@ static void split_merge(split_t *sp) {
  * mark on two cores, when that pays.  1 if it did; 0: nothing done (the
  * caller analyzes sequentially). */
 static int analyze_split(void) {
-    if (!split_allowed()) return 0;
+    if (!sps__ahead_allowed()) return 0;
     size_t n = 0;
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
         n += t->epoch == sps__g.epoch && t->an_chunk;

@@ -301,6 +301,25 @@ SPS__HIDDEN extern const uint64_t sps__an_split_default;
 SPS__HIDDEN extern uint64_t sps__an_splits; /* analyses split so far (tests) */
 SPS__HIDDEN extern uint64_t sps__an_readaheads; /* ... read on a helper (tests) */
 
+/* Reading on a helper thread while the caller folds (model/ahead.c).
+ * fill decodes at most max events into blk, *n of them, and returns 1
+ * (more to come), 0 (the end) or a negative SPS_E* code; the helper calls
+ * it until it returns <= 0, and it alone touches ctx's reader meanwhile.
+ * sps__ahead_allowed: whether this process may start a helper (two CPUs
+ * or more; none in a forked child of a threaded process, as the spill
+ * writer's rule).  sps__ahead_start: NULL when no helper could start (the
+ * caller reads for itself).  sps__ahead_take: the next block of events,
+ * *n of them, valid until the next take; NULL once every block is taken.
+ * sps__ahead_end: stops the helper if it is still reading, joins and
+ * frees it; returns fill's last code, or 1 when it was stopped before the
+ * end (ctx's reader is the caller's again). */
+typedef int (*sps__ahead_fill_fn)(void *ctx, sps__ev_t *blk, uint32_t max, uint32_t *n);
+typedef struct sps__ahead sps__ahead_t;
+SPS__HIDDEN int sps__ahead_allowed(void);
+SPS__HIDDEN sps__ahead_t *sps__ahead_start(sps__ahead_fill_fn fill, void *ctx);
+SPS__HIDDEN const sps__ev_t *sps__ahead_take(sps__ahead_t *a, uint32_t *n);
+SPS__HIDDEN int sps__ahead_end(sps__ahead_t *a);
+
 /* A completed call as every consumer sees it.  Times in CLOCK_MONOTONIC ns. */
 typedef struct sps__call {
     uint32_t region;

@@ -177,6 +177,15 @@ static void test_loop_in_place(void **state) {
     static const char *const names[] = {"sink.outer", "sink.step"};
     sps_region_t regs[] = {outer, step};
     finalize_and_check(tu_path("sink_loop.h5"), names, regs, 2);
+    /* again, with a call open across the checkpoint (carried in) and two
+     * left open at the next one */
+    sps_begin(outer);
+    for (int i = 0; i < 100000; i++) {
+        sps_begin(step);
+        if (i == 50000) sps_begin(outer); /* open at the end */
+        sps_end(step);
+    }
+    finalize_and_check(tu_path("sink_loop2.h5"), names, regs, 2);
     sps_shutdown();
 }
 
