@@ -139,6 +139,7 @@ typedef struct opts {
     long long n;
     int reps, threads, finalize;
     int pause_ms; /* big: the program's own (unprofiled) work before finalize */
+    int keep;     /* many: keep the file (bench_coder reads its columns) */
 } opts_t;
 
 static void usage(FILE *f) {
@@ -150,13 +151,13 @@ static void usage(FILE *f) {
             "       bench_core mem [--n CALLS]\n"
             "       bench_core disk --shape loop|nested|varied [--n CALLS] --out FILE\n"
             "       bench_core big [--n CALLS] --out FILE [--finalize 0|1] [--pause-ms MS]\n"
-            "       bench_core many --threads T [--n CALLS_PER_THREAD] --out FILE\n"
+            "       bench_core many --threads T [--n CALLS_PER_THREAD] --out FILE [--keep 1]\n"
             "       bench_core query [--n CALLS] [--threads T] [--reps R]\n"
             "Prints one JSON object on stdout.  Driven by bench/run.py.\n");
 }
 
 static opts_t parse(int argc, char **argv) {
-    opts_t o = {NULL, "events", "loop", NULL, 0, 7, 1, 1, 0};
+    opts_t o = {NULL, "events", "loop", NULL, 0, 7, 1, 1, 0, 0};
     if (argc < 2) {
         usage(stderr);
         exit(2);
@@ -186,6 +187,7 @@ static opts_t parse(int argc, char **argv) {
         else if (!strcmp(a, "--out")) o.out = v;
         else if (!strcmp(a, "--finalize")) o.finalize = atoi(v);
         else if (!strcmp(a, "--pause-ms")) o.pause_ms = atoi(v);
+        else if (!strcmp(a, "--keep")) o.keep = atoi(v);
         else {
             fprintf(stderr, "bench_core: unknown option %s\n", a);
             exit(2);
@@ -820,7 +822,7 @@ static int cmd_many(const opts_t *o) {
            hwm_rec, status_kib("VmHWM"), (double)size / (double)calls,
            (unsigned long long)sps_dropped(), an_s, two);
     free(th);
-    remove(o->out);
+    if (!o->keep) remove(o->out);
     return 0;
 }
 
