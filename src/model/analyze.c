@@ -133,6 +133,70 @@ SPS__INLINE void analyze_event(an_ctx_t *c, const sps__ev_t *e, uint32_t nids, u
     *misuse += (uint64_t)sps__fold_end(&t->stack, e->region, e->ns, analyze_close, c);
 }
 
+/* Whether blk[i], blk[i + 1] is a leaf call of region r: its begin, then
+ * at once its end (valid ids only). */
+SPS__INLINE int leaf_pair(const sps__ev_t *blk, uint32_t i, uint32_t r, uint32_t nids) {
+    return !blk[i].is_end && blk[i + 1].is_end && blk[i].region == r &&
+           blk[i + 1].region == r && r != 0 && r < nids;
+}
+
+/* Folds the run of leaf calls of one region that starts at blk[i] (two
+ * at least: leaf_pair at i and i + 2), up to blk[n); returns the index
+ * after it, or i when the run is not taken (no accumulator or tree node
+ * for it: out of memory; analyze_event then folds it call by call).
+ *
+ * A run of leaf calls under one open frame is the inner loop of most
+ * programs, and analyze_event spends its time there storing the two
+ * accumulators' fields back for every call (each call's sums wait for
+ * the previous call's store).  Here they are copies held in locals for
+ * the run and written back once: the same additions in the same order,
+ * so the same bits, with the same tree node (made by the run's first
+ * begin, as analyze_event would), the parent's child time and the
+ * thread's lanes. */
+SPS__INLINE uint32_t analyze_leaf_run(an_ctx_t *c, const sps__ev_t *blk, uint32_t i,
+                                      uint32_t n, uint32_t nids) {
+    sps__analysis_t *an = c->an;
+    sps__thr_t *t = c->t;
+    uint32_t r = blk[i].region;
+    if (r >= an->acc_cap && an_reserve(an, r)) return i;
+    sps__frame_t *parent = t->stack.n ? &t->stack.f[t->stack.n - 1] : NULL;
+    int32_t node = sps__tree_node(&an->tree, parent ? parent->node : -1, r);
+    if (node < 0) return i;
+    sps__acc_t per = an->per[r], at_node = an->tree.n[node].per;
+    uint64_t child = 0;
+    do {
+        uint64_t start = blk[i].ns, end = blk[i + 1].ns;
+        uint64_t d = end > start ? end - start : 0; /* self: a leaf has no child */
+        sps__acc_add(&per, start, end, d);
+        sps__acc_add(&at_node, start, end, d);
+        child += d;
+        i += 2;
+    } while (i + 1 < n && leaf_pair(blk, i, r, nids));
+    an->per[r] = per;
+    an->tree.n[node].per = at_node;
+    if (parent) parent->child += child;
+    lanes_count(an, t, r, node);
+    return i;
+}
+
+/* Folds the decoded events blk[0, n) of thread c->t (analyze_event, with
+ * runs of leaf calls through analyze_leaf_run). */
+SPS__INLINE void analyze_block(an_ctx_t *c, const sps__ev_t *blk, uint32_t n, uint32_t nids,
+                               uint64_t *misuse) {
+    uint32_t i = 0;
+    while (i < n) {
+        if (i + 3 < n && leaf_pair(blk, i, blk[i].region, nids) &&
+            leaf_pair(blk, i + 2, blk[i].region, nids)) {
+            uint32_t next = analyze_leaf_run(c, blk, i, n, nids);
+            if (next != i) {
+                i = next;
+                continue;
+            }
+        }
+        analyze_event(c, &blk[i++], nids, misuse);
+    }
+}
+
 /* What one analysis of a thread reads: its segments from the cursor on,
  * planned under the lock. */
 typedef struct an_plan {
@@ -340,7 +404,7 @@ static int plan_run_ahead(sps__analysis_t *an, sps__thr_t *t, an_plan_t *p,
     uint32_t nids = sps__registry_count(), n = 0;
     const sps__ev_t *blk;
     while ((blk = sps__ahead_take(a, &n)) != NULL)
-        for (uint32_t i = 0; i < n; i++) analyze_event(&ctx, &blk[i], nids, misuse);
+        analyze_block(&ctx, blk, n, nids, misuse);
     int rc = sps__ahead_end(a);
     sps__an_readaheads++;
     return plan_rd_end(&r.rd, p, rc, hi);

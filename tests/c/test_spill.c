@@ -614,8 +614,12 @@ static int32_t sp_node_of(const tu_h5_t *h, const sp_shape_t *sh, const uint32_t
     return memo[e] = node;
 }
 
-/* The tree's statistics against the file's calls, node by node. */
-static void sp_check_file(const char *path, const sp_shape_t *sh) {
+/* The tree's statistics against the file's calls, node by node.  exact:
+ * one thread's calls, folded one by one or by runs of leaf calls
+ * (analyze.c, analyze_leaf_run): each node's accumulator must be, to the
+ * bit, the one its calls give added in the file's order (one thread's
+ * calls of one node never nest: their start order is their end order). */
+static void sp_check_file(const char *path, const sp_shape_t *sh, int exact) {
     tu_h5_t *h = tu_h5_load(path);
     assert_non_null(h);
     assert_true(h->ok);
@@ -625,6 +629,8 @@ static void sp_check_file(const char *path, const sp_shape_t *sh) {
     int64_t *child = calloc(h->nev, sizeof *child);
     tu_idpos_t *ix = calloc(h->nev, sizeof *ix);
     sp_sum_t sum[64] = {{0}};
+    sps__acc_t acc[64];
+    memset(acc, 0, sizeof acc);
     assert_true(ev_region && memo && child && ix);
     for (size_t r = 0; r < h->nrows; r++)
         for (uint64_t k = 0; k < h->counts[r]; k++)
@@ -645,11 +651,19 @@ static void sp_check_file(const char *path, const sp_shape_t *sh) {
         sum[n].count++;
         sum[n].total += h->durations[e];
         sum[n].self += h->durations[e] - child[e];
+        sps__acc_add(&acc[n], 0, (uint64_t)h->durations[e],
+                     (uint64_t)(h->durations[e] - child[e]));
     }
     for (size_t i = 0; i < sh->nnodes; i++) {
         assert_int_equal(sum[i].count, sh->acc[i].count);
         assert_int_equal(sum[i].total, sh->acc[i].total);
         assert_int_equal(sum[i].self, sh->acc[i].self);
+        if (!exact) continue;
+        assert_int_equal(acc[i].min, sh->acc[i].min);
+        assert_int_equal(acc[i].max, sh->acc[i].max);
+        assert_int_equal(acc[i].shift, sh->acc[i].shift);
+        assert_memory_equal(&acc[i].s1, &sh->acc[i].s1, sizeof acc[i].s1);
+        assert_memory_equal(&acc[i].s2, &sh->acc[i].s2, sizeof acc[i].s2);
     }
     free(ev_region), free(memo), free(child), free(ix);
     tu_h5_free(h);
@@ -711,7 +725,7 @@ static void sp_session(uint64_t split_min, sp_shape_t *sh) {
     assert_non_null(strstr(text, "spanscope: analysis at finalize "));
     if (split_min) assert_null(strstr(text, "; the rest on two cores\n"));
     else assert_non_null(strstr(text, "; the rest on two cores\n"));
-    sp_check_file(path, sh);
+    sp_check_file(path, sh, 0);
     unlink(path);
     sps_shutdown();
     sps__an_split_min = sps__an_split_default;
@@ -791,6 +805,16 @@ static void ra_session(uint64_t split_min, sp_shape_t *sh, uint64_t *misuse) {
         sps_end(A);
         sps_end(D);
     }
+    sps_begin(C); /* runs of leaf calls under C, across the ring's blocks */
+    for (int i = 0; i < 3 * RA_ITERS; i++) {
+        sps_begin(B);
+        sps_end(B);
+        if (i % 5000 == 4999) { /* a leaf call of another region ends a run */
+            sps_begin(D);
+            sps_end(D);
+        }
+    }
+    sps_end(C);
     sps_region_t ids[4] = {A, B, C, D};
     pthread_mutex_lock(&sps__g.lock);
     sps__analyze_all();
@@ -810,7 +834,7 @@ static void ra_session(uint64_t split_min, sp_shape_t *sh, uint64_t *misuse) {
     pthread_mutex_unlock(&sps__g.lock);
     *misuse = sps_misuse_count();
     assert_int_equal(sps_finalize(), 0);
-    sp_check_file(path, sh);
+    sp_check_file(path, sh, 1);
     unlink(path);
     sps_shutdown();
     sps__an_split_min = sps__an_split_default;
@@ -823,7 +847,7 @@ static void test_read_ahead(void **state) {
     uint64_t seq_misuse, ahead_misuse;
     ra_session(UINT64_MAX, &seq, &seq_misuse); /* one core */
     ra_session(0, &ahead, &ahead_misuse);      /* every analysis read ahead */
-    assert_int_equal(seq.nnodes, 8); /* A, A/B, C, C/A, C/A/D, D, D/A, D/A/A */
+    assert_int_equal(seq.nnodes, 10); /* A, A/B, C, C/A, C/A/D, D, D/A, D/A/A, C/B, C/D */
     assert_int_equal(ahead.nnodes, seq.nnodes);
     for (size_t i = 0; i < seq.nnodes; i++) {
         assert_int_equal(ahead.parent[i], seq.parent[i]);
@@ -833,7 +857,9 @@ static void test_read_ahead(void **state) {
     }
     for (int r = 0; r < 4; r++) assert_int_equal(ahead.count[r], seq.count[r]);
     assert_int_equal(seq.count[0], RA_ITERS + 1 + 2 * RA_ITERS);
-    assert_int_equal(seq.count[1], (RA_ITERS + 2) / 3);
+    assert_int_equal(seq.count[1], (RA_ITERS + 2) / 3 + 3 * RA_ITERS);
+    assert_int_equal(seq.count[2], 2);
+    assert_int_equal(seq.count[3], RA_ITERS + 1 + 3 * RA_ITERS / 5000);
     assert_int_equal(ahead.threads, 1);
     assert_int_equal(seq_misuse, RA_ITERS / 1000);
     assert_int_equal(ahead_misuse, seq_misuse);
