@@ -60,6 +60,7 @@
 
 #if defined(SPS_HAVE_LIBDEFLATE) && defined(SPS_HAVE_ISAL)
 #  define SPS__SPLIT 1 /* the split stream: both encoders in one */
+#  define SCAN_OUT 16384 /* bytes of the inflated low planes held at once */
 #endif
 
 struct sps__coder {
@@ -79,7 +80,8 @@ struct sps__coder {
 #if defined(SPS__SPLIT)
     z_stream scan;        /* inflates the low planes' stream to find its end */
     int scan_ok;          /* scan was initialized */
-    unsigned char *low;   /* its output, cap bytes (the bits are what count) */
+    unsigned char *low;   /* its output, SCAN_OUT bytes reused (inflate keeps
+                             its own window; the bits are what count) */
 #endif
 };
 
@@ -179,7 +181,7 @@ sps__coder_t *sps__coder_new(size_t column_bytes) {
     ok = ok && c->isal_buf;
 #endif
 #if defined(SPS__SPLIT)
-    c->low = malloc(column_bytes ? column_bytes : 1);
+    c->low = malloc(SCAN_OUT);
     c->scan_ok = ok && c->low && inflateInit2(&c->scan, -15) == Z_OK;
     ok = ok && c->scan_ok;
 #endif
@@ -270,22 +272,30 @@ static unsigned low_planes(const int64_t *elems, size_t n) {
  * Z_BLOCK stops at the end of each block, before the final block's
  * padding is dropped, and data_type then holds the bits of the last byte
  * read that are not consumed (+ 64 after the final block, + 128 at a
- * block's end).  0, or -1 when in is not one whole stream of at most
- * c->cap bytes with nothing after it. */
+ * block's end).  The inflated bytes are not kept: a small buffer is
+ * reused (inflate keeps the 32 KiB window it refers back to).  0, or -1
+ * when in is not one whole stream of at most c->cap bytes with nothing
+ * after it. */
 static int stream_ends(sps__coder_t *c, const unsigned char *in, size_t len,
                        uint64_t *last_block_bit, uint64_t *end_bit) {
     z_stream *z = &c->scan;
     if (inflateReset(z) != Z_OK) return -1;
     z->next_in = (unsigned char *)in;
     z->avail_in = (uInt)len;
-    z->next_out = c->low;
-    z->avail_out = (uInt)c->cap;
-    uint64_t block = 0; /* where the block being read began */
+    z->avail_out = 0;
+    uint64_t block = 0, out = 0; /* where the block being read began; bytes out */
     for (;;) {
+        if (!z->avail_out) { /* what came out is not needed: room again */
+            z->next_out = c->low;
+            z->avail_out = SCAN_OUT;
+        }
+        uInt room = z->avail_out;
         if (inflate(z, Z_BLOCK) != Z_OK) return -1;
+        out += room - z->avail_out;
+        if (out > c->cap) return -1; /* more than a column */
         int dt = z->data_type;
         if (!(dt & 128)) { /* stopped inside a block: out of input or room */
-            if (!z->avail_in || !z->avail_out) return -1;
+            if (!z->avail_in && z->avail_out) return -1;
             continue;
         }
         uint64_t bit = (uint64_t)(len - z->avail_in) * 8 - (uint64_t)(dt & 63);
@@ -295,6 +305,10 @@ static int stream_ends(sps__coder_t *c, const unsigned char *in, size_t len,
             break;
         }
         block = bit;
+    }
+    if (!z->avail_out) {
+        z->next_out = c->low;
+        z->avail_out = SCAN_OUT;
     }
     return inflate(z, Z_BLOCK) == Z_STREAM_END && !z->avail_in ? 0 : -1;
 }
