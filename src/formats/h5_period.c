@@ -74,7 +74,7 @@ static int ring_flush(h5sink_t *h, uint32_t fr, size_t k) {
     return rc;
 }
 
-static int h5_begin(void *ctx, const sps__call_t *c) {
+SPS__INLINE int h5_begin(void *ctx, const sps__call_t *c) {
     h5sink_t *h = ctx;
     uint32_t fr = h->file_region[c->region];
     ring_t *g = &h->rings[fr];
@@ -100,7 +100,7 @@ static int h5_begin(void *ctx, const sps__call_t *c) {
     return 0;
 }
 
-static int h5_end(void *ctx, const sps__call_t *c) {
+SPS__INLINE int h5_end(void *ctx, const sps__call_t *c) {
     h5sink_t *h = ctx;
     uint32_t fr = h->file_region[c->region];
     ring_t *g = &h->rings[fr];

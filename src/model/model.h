@@ -154,12 +154,20 @@ static inline int sps__fold_end(sps__stack_t *s, uint32_t region, uint64_t ts,
  * call lies inside its parent; interval streams close only what they
  * contain).  Inline, with sps__fold_end: aggregate mode runs them on the
  * recording thread for every end, where the callback inlines too. */
+static inline void sps__fold_close(sps__stack_t *s, const sps__frame_t *f,
+                                   uint64_t ts, sps__close_fn fn, void *ctx);
 static inline void sps__fold_close_top(sps__stack_t *s, uint64_t ts,
                                        sps__close_fn fn, void *ctx) {
     sps__frame_t f = s->f[--s->n];
-    uint64_t d = ts > f.start ? ts - f.start : 0;
+    sps__fold_close(s, &f, ts, fn, ctx);
+}
+/* Closes f, a frame just above the top of s (popped, or never pushed: the
+ * merged pass's leaf calls), at ts: the rule of sps__fold_close_top. */
+static inline void sps__fold_close(sps__stack_t *s, const sps__frame_t *f,
+                                   uint64_t ts, sps__close_fn fn, void *ctx) {
+    uint64_t d = ts > f->start ? ts - f->start : 0;
     if (s->n > 0) s->f[s->n - 1].child += d;
-    fn(ctx, &f, ts, d > f.child ? d - f.child : 0, s->n);
+    fn(ctx, f, ts, d > f->child ? d - f->child : 0, s->n);
 }
 static inline int sps__fold_end(sps__stack_t *s, uint32_t region, uint64_t ts,
                                 sps__close_fn fn, void *ctx) {

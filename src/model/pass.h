@@ -76,7 +76,7 @@ SPS__INLINE int sps__pass_ended(const sps__pass_t *p, const sps__frame_t *f, uin
 /* Defines `static void name(...)`, an sps__close_fn that hands every
  * written call to end_fn (an sps__pass_fn) with the sink's ctx. */
 #define SPS__PASS_CLOSE(name, end_fn)                                            \
-    static void name(void *pass, const sps__frame_t *f, uint64_t end,            \
+    SPS__INLINE void name(void *pass, const sps__frame_t *f, uint64_t end,       \
                      uint64_t self, size_t depth) {                              \
         sps__pass_t *p_ = pass;                                                  \
         sps__call_t c_;                                                          \
@@ -95,27 +95,44 @@ SPS__INLINE void sps__pass_carried_child(sps__lane_t *ln, uint64_t seq, sps__fra
     f->child = f->prior = ln->carried->f[ln->carried_i++].child;
 }
 
-/* Handles the next event of lane ln: an end closes through close (which
- * gets p as its ctx), a begin written in this period goes to begin (NULL:
- * none) with its call id and ordinal. */
-SPS__INLINE void sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn begin,
-                                 sps__close_fn close) {
+/* A begin (frame f, not yet pushed) whose lane's next event, now in
+ * ln->ev, is its own end, and comes before every other lane's next event:
+ * a leaf call.  It closes at once, as sps__fold_end would close it from
+ * the top of the stack, without the push and the pop.  1 when it did. */
+SPS__INLINE int sps__pass_leaf(sps__pass_t *p, sps__lane_t *ln, const sps__frame_t *f,
+                               sps__close_fn close) {
+    const sps__ev_t *e = &ln->ev;
+    if (!e->is_end || e->region != f->region || !sps__heap_keeps_top(&p->heap, e->ns))
+        return 0;
+    sps__fold_close(&ln->st, f, e->ns, close, p);
+    return 1;
+}
+
+/* Handles the current event of lane ln and moves the lane on: an end
+ * closes through close (which gets p as its ctx), a begin written in this
+ * period goes to begin (NULL: none) with its call id and ordinal.  Returns
+ * what sps__rd_next returned for the lane's next event (1: in ln->ev, 0:
+ * the lane ended, < 0: an error). */
+SPS__INLINE int sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn begin,
+                                sps__close_fn close) {
     const sps__ev_t *e = &ln->ev;
     if (e->region == 0 || e->region >= p->nids) {
         p->misuse++;
-        return;
+        return sps__rd_next(&ln->rd, &ln->ev);
     }
     p->cur_lane = ln;
     if (e->is_end) {
         p->misuse += (uint64_t)sps__fold_end(&ln->st, e->region, e->ns, close, p);
-        return;
+        return sps__rd_next(&ln->rd, &ln->ev);
     }
     sps__frame_t f = {e->region, -1, e->ns, 0, e->seq, -1, 0, 0, 0};
     sps__pass_carried_child(ln, e->seq, &f);
     int stays_open = ln->open && ln->open_i < ln->open->n &&
                      ln->open->f[ln->open_i].seq == e->seq;
+    int rc;
     if (stays_open) {
         ln->open_i++;
+        rc = sps__rd_next(&ln->rd, &ln->ev);
     } else {
         f.id = p->next_id++;
         f.ord = p->ord[e->region]++;
@@ -123,8 +140,11 @@ SPS__INLINE void sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn b
                          ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
                          (uint32_t)ln->st.n, f.ord, e->seq, f.prior};
         if (begin && !p->err) p->err = begin(p->ctx, &c);
+        rc = sps__rd_next(&ln->rd, &ln->ev);
+        if (rc > 0 && sps__pass_leaf(p, ln, &f, close)) return sps__rd_next(&ln->rd, &ln->ev);
     }
     if (sps__stack_push(&ln->st, f)) p->err = SPS_ENOMEM;
+    return rc;
 }
 
 /* Runs the pass to its end (or its first error, in p->err): events of all
@@ -132,8 +152,7 @@ SPS__INLINE void sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn b
 SPS__INLINE void sps__pass_loop(sps__pass_t *p, sps__pass_fn begin, sps__close_fn close) {
     while (p->heap.n && !p->err) {
         sps__lane_t *ln = &p->lanes[sps__heap_top(&p->heap).idx];
-        sps__pass_event(p, ln, begin, close);
-        int rc = sps__rd_next(&ln->rd, &ln->ev);
+        int rc = sps__pass_event(p, ln, begin, close);
         if (rc < 0) p->err = rc;
         if (rc > 0) {
             if (p->heap.n > 1) sps__heap_update_top(&p->heap, ln->ev.ns); /* one lane: no order to keep */

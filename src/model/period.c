@@ -63,8 +63,8 @@ int sps__pass_done(sps__pass_t *p, int rc, uint64_t *misuse) {
 }
 
 /* The close function of the sinks that give a pointer (p->end). */
-static void pass_close(void *pass, const sps__frame_t *f, uint64_t end,
-                       uint64_t self, size_t depth) {
+SPS__INLINE void pass_close(void *pass, const sps__frame_t *f, uint64_t end,
+                            uint64_t self, size_t depth) {
     sps__pass_t *p = pass;
     sps__call_t c;
     if (p->end && sps__pass_ended(p, f, end, self, depth, &c)) p->err = p->end(p->ctx, &c);

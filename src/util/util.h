@@ -104,6 +104,18 @@ static inline void sps__heap_update_top(sps__heap_t *h, uint64_t key) {
     sps__heap_sift_top(h);
 }
 
+/* 1 when the smallest entry, given the new key `key`, would still be the
+ * smallest (sps__heap_update_top would leave it on top): a merge may then
+ * take its head's next item at once.  Equal keys under a tie function
+ * count as "not sure" (0).  The heap must not be empty. */
+static inline int sps__heap_keeps_top(const sps__heap_t *h, uint64_t key) {
+    const sps__heap_ent_t *v = h->v;
+    for (size_t i = 1; i < 3 && i < h->n; i++)
+        if (key > v[i].key || (key == v[i].key && (h->tie || v[0].idx > v[i].idx)))
+            return 0;
+    return 1;
+}
+
 /* The smallest entry; the heap must not be empty. */
 static inline sps__heap_ent_t sps__heap_top(const sps__heap_t *h) {
     return h->v[0];

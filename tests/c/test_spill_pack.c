@@ -230,6 +230,83 @@ static void test_spilled_equals_memory(void **state) {
 /* Bytes per call, runs                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------ */
+/* The merged pass's order                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* What a sink saw, in the order it saw it. */
+typedef struct order_log {
+    uint64_t prev_ns, n, out_of_order;
+    uint32_t prev_thread;
+} order_log_t;
+
+static int order_see(order_log_t *o, uint64_t ns, uint32_t thread) {
+    if (o->n++ && (ns < o->prev_ns || (ns == o->prev_ns && thread < o->prev_thread)))
+        o->out_of_order++;
+    o->prev_ns = ns;
+    o->prev_thread = thread;
+    return 0;
+}
+static int order_begin(void *ctx, const sps__call_t *c) { return order_see(ctx, c->start, c->thread); }
+static int order_end(void *ctx, const sps__call_t *c) { return order_see(ctx, c->end, c->thread); }
+
+static atomic_int g_turn; /* whose step it is: 0 or 1 */
+
+static void take_turn(int me) {
+    while (atomic_load(&g_turn) != me) {
+    }
+}
+
+/* Two threads in lockstep: A begins, B begins, A ends, B ends (and, every
+ * other round, A's call is a leaf that ends before B begins).  A's leaf
+ * call ends after B's begin: a sink must still get B's begin first. */
+static void *lockstep(void *arg) {
+    int me = (int)(intptr_t)arg;
+    for (int i = 0; i < 2000; i++) {
+        take_turn(me);
+        sps_begin(me ? g_rb : g_ra);
+        if (!me && i % 2) sps_end(g_ra); /* a leaf before B's begin */
+        atomic_store(&g_turn, 1 - me);
+        take_turn(me);
+        if (me || !(i % 2)) sps_end(me ? g_rb : g_ra);
+        atomic_store(&g_turn, 1 - me);
+    }
+    return NULL;
+}
+
+/* The merged pass hands its sinks every begin and every end in (time,
+ * thread) order, across threads, whatever shortcut it takes for leaf
+ * calls (pass.h: sps__pass_leaf). */
+static void test_pass_order(void **state) {
+    (void)state;
+    const char *path = tu_path("spill_pack_order.h5");
+    unlink(path);
+    sps_config_t cfg = spill_cfg(path, 4096, 64u << 20);
+    assert_int_equal(sps_setup(&cfg), 0);
+    g_ra = sps_region("order.a");
+    g_rb = sps_region("order.b");
+    atomic_store(&g_turn, 0);
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, lockstep, (void *)(intptr_t)k), 0);
+    for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    pthread_mutex_lock(&sps__g.lock);
+    sps__timemap_add(&sps__g.tm, sps__anchor_now());
+    sps__snap_t *snap = sps__snap_build(0);
+    assert_non_null(snap);
+    order_log_t o = {0};
+    sps__pass_cb_t cb = {&o, order_begin, order_end};
+    uint64_t misuse = 1;
+    assert_int_equal(sps__pass_run(snap, &cb, &misuse), 0);
+    sps__snap_free(snap);
+    pthread_mutex_unlock(&sps__g.lock);
+    assert_int_equal(misuse, 0);
+    assert_int_equal(o.n, 2 * 2 * 2000); /* 4000 calls, a begin and an end each */
+    assert_int_equal(o.out_of_order, 0);
+    assert_int_equal(sps_finalize(), 0);
+    sps_shutdown();
+}
+
 /* A regular loop through a 1 MiB pool: the writer packs it to at most
  * 2 bytes per call (about 0.7 here) in one run descriptor. */
 static void test_bytes_per_call(void **state) {
@@ -598,7 +675,8 @@ static void test_fork_while_writing(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        TU_TEST(test_spilled_equals_memory), TU_TEST(test_bytes_per_call),
+        TU_TEST(test_spilled_equals_memory), TU_TEST(test_pass_order),
+        TU_TEST(test_bytes_per_call),
         TU_TEST(test_queries_while_spilling),
         TU_TEST(test_sync_writer),           TU_TEST(test_disk_full),
         TU_TEST(test_spill_dir_missing),     TU_TEST(test_finalize_while_spilling),

@@ -37,6 +37,34 @@ static void *worker16(void *arg) {
     return NULL;
 }
 
+typedef struct idst {
+    int64_t id, start, thread;
+} idst_t;
+
+static int idst_cmp(const void *a, const void *b) {
+    const idst_t *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Call ids number the begins of all threads in (start, thread) order: the
+ * merged pass's order, which its shortcut for leaf calls keeps. */
+static void check_id_order(const tu_h5_t *h) {
+    int64_t *st = tu_h5_all_starts(h);
+    idst_t *v = malloc((h->nev ? h->nev : 1) * sizeof *v);
+    assert_non_null(st);
+    assert_non_null(v);
+    for (size_t e = 0; e < h->nev; e++) v[e] = (idst_t){h->call_ids[e], st[e], h->thread_ids[e]};
+    qsort(v, h->nev, sizeof *v, idst_cmp);
+    for (size_t e = 1; e < h->nev; e++) {
+        assert_true(v[e].start >= v[e - 1].start);
+        if (v[e].start == v[e - 1].start && v[e].thread != v[e - 1].thread) {
+            assert_true(v[e].thread > v[e - 1].thread);
+        }
+    }
+    free(v);
+    free(st);
+}
+
 /* 16 threads x 10^5 calls: every call in the stats and in the file. */
 static void test_16_threads(void **state) {
     (void)state;
@@ -103,6 +131,7 @@ static void test_16_threads(void **state) {
     }
     for (int t = 0; t < NTHR; t++) assert_int_equal(per[t], NCALLS);
     TU_CHECK_TREE(h);
+    check_id_order(h);
     /* every kid has a parent */
     for (int k = 0; k < NTHR; k++) {
         char name[32];

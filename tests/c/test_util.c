@@ -158,6 +158,37 @@ static void test_heap_merge(void **state) {
     free(got);
 }
 
+/* sps__heap_keeps_top against update_top itself: on random heaps with
+ * many equal keys, it says 1 exactly when update_top leaves the same
+ * entry on top (no tie function: ties by index); with a tie function it
+ * never says 1 where the top would change (equal keys: "not sure"). */
+static void test_heap_keeps_top(void **state) {
+    (void)state;
+    uint64_t x = 99;
+    kv_t v[9];
+    for (int round = 0; round < 20000; round++) {
+        size_t n = 1 + rnd(&x) % 9;
+        int with_tie = round % 4 == 3;
+        for (size_t i = 0; i < n; i++)
+            v[i] = (kv_t){rnd(&x) % 4, (uint32_t)i, (int64_t)(rnd(&x) % 2)};
+        sps__heap_t h;
+        sps__heap_init(&h, with_tie ? tie_second : NULL, v);
+        for (size_t i = 0; i < n; i++) assert_int_equal(sps__heap_push(&h, v[i].key, v[i].idx), 0);
+        uint32_t top = sps__heap_top(&h).idx;
+        uint64_t key = rnd(&x) % 5;
+        int keeps = sps__heap_keeps_top(&h, key);
+        v[top].key = key; /* the tie function reads the array */
+        sps__heap_update_top(&h, key);
+        int kept = sps__heap_top(&h).idx == top;
+        if (with_tie) {
+            if (keeps) assert_true(kept);
+        } else {
+            assert_int_equal(keeps, kept);
+        }
+        sps__heap_free(&h);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* hash                                                                      */
 /* ------------------------------------------------------------------------ */
@@ -854,6 +885,7 @@ int main(void) {
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_heap_merge),
+        cmocka_unit_test(test_heap_keeps_top),
         cmocka_unit_test(test_hash_bytes),
         cmocka_unit_test(test_htab),
         cmocka_unit_test(test_tmp_name),
