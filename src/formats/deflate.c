@@ -63,6 +63,8 @@
 #  define SCAN_OUT 16384 /* bytes of the inflated low planes held at once */
 #endif
 
+#define SAME_MEMO 4 /* columns of one value remembered */
+
 struct sps__coder {
     size_t cap;           /* bytes of one raw column of a chunk */
     unsigned char *plane; /* shuffled column, cap bytes */
@@ -71,6 +73,12 @@ struct sps__coder {
     unsigned skip[8];     /* per column: chunks left before the next trial */
     unsigned fast;        /* columns that always take ISA-L (bit k: column k) */
     int split;            /* the split stream allowed (sps__coder_split) */
+    struct same {         /* streams of columns of one value, by (value, n) */
+        int64_t value;
+        size_t n, len;    /* n 0: unused */
+        unsigned char *z;
+    } same[SAME_MEMO];
+    unsigned same_next;   /* the entry to replace next */
 #if defined(SPS_HAVE_LIBDEFLATE)
     struct libdeflate_compressor *ld;
 #endif
@@ -206,6 +214,7 @@ void sps__coder_free(sps__coder_t *c) {
     if (c->scan_ok) inflateEnd(&c->scan);
     free(c->low);
 #endif
+    for (int i = 0; i < SAME_MEMO; i++) free(c->same[i].z);
     free(c);
 }
 
@@ -360,12 +369,53 @@ static size_t strong_zlib(sps__coder_t *c, const unsigned char *in, size_t n) {
 #endif
 }
 
+/* 1 when e[0..n) are all e[0] (n > 0); stops at the first other value. */
+static int one_value(const int64_t *e, size_t n) {
+    int64_t v = e[0];
+    size_t i = 1;
+    for (; i + 4 <= n; i += 4) /* four at a time: the compiler's vectors */
+        if ((e[i] ^ v) | (e[i + 1] ^ v) | (e[i + 2] ^ v) | (e[i + 3] ^ v)) return 0;
+    for (; i < n; i++)
+        if (e[i] != v) return 0;
+    return 1;
+}
+
+/* A column of n copies of one value (a one-thread program's thread ids, a
+ * top-level region's parent ids: most chunks of such columns) compresses
+ * to the same stream every time: the coder remembers the last few.  The
+ * memo's stream for (value, n), or NULL. */
+static const struct same *same_find(const sps__coder_t *c, int64_t value, size_t n) {
+    for (int i = 0; i < SAME_MEMO; i++)
+        if (c->same[i].n == n && c->same[i].value == value) return &c->same[i];
+    return NULL;
+}
+
+/* Remembers z[0..len), the stream of n copies of value (best effort: out
+ * of memory, nothing is remembered). */
+static void same_keep(sps__coder_t *c, int64_t value, size_t n, const unsigned char *z,
+                      size_t len) {
+    unsigned char *copy = malloc(len);
+    if (!copy) return;
+    memcpy(copy, z, len);
+    struct same *m = &c->same[c->same_next++ % SAME_MEMO];
+    free(m->z);
+    *m = (struct same){value, n, len, copy};
+}
+
 int sps__coder_column(sps__coder_t *c, int column, const int64_t *elems,
                       size_t n, unsigned char **out, size_t *out_bytes) {
     size_t bytes = n * 8, len = 0;
     *out = NULL;
     *out_bytes = 0;
     if (bytes > c->cap) return SPS_EINVAL;
+    int same = n > 0 && one_value(elems, n);
+    const struct same *m = same ? same_find(c, elems[0], n) : NULL;
+    if (m) {
+        if (!(*out = malloc(m->len))) return SPS_ENOMEM;
+        memcpy(*out, m->z, m->len);
+        *out_bytes = m->len;
+        return 0;
+    }
     unsigned *skip = &c->skip[column & 7];
     shuffle8((const unsigned char *)elems, c->plane, n);
 #if defined(SPS_HAVE_ISAL)
@@ -392,6 +442,7 @@ int sps__coder_column(sps__coder_t *c, int column, const int64_t *elems,
     unsigned char *copy = malloc(len);
     if (!copy) return SPS_ENOMEM;
     memcpy(copy, c->out, len);
+    if (same) same_keep(c, elems[0], n, copy, len);
     *out = copy;
     *out_bytes = len;
     return 0;

@@ -285,6 +285,43 @@ static int inflates_to(const unsigned char *out, size_t len, const int64_t *in, 
     return 1;
 }
 
+/* Columns of one value (thread ids of a one-thread program, parent ids
+ * of a top-level region) come from the coder's memo after the first:
+ * the same bytes, for the same (value, length) only; a column that
+ * differs in its last element, another length, more values than the memo
+ * holds: every stream inflates to its own column. */
+static void test_coder_one_value(void **state) {
+    (void)state;
+    sps__coder_t *c = sps__coder_new(CH * 8);
+    assert_non_null(c);
+    static int64_t in[CH];
+    unsigned char *first[8], *out;
+    size_t first_len[8], len;
+    const int64_t values[8] = {0, -1, 7, INT64_MIN, INT64_MAX, 1, 2, 3};
+    for (int round = 0; round < 3; round++)
+        for (int j = 0; j < 8; j++) { /* 8 values: more than the memo keeps */
+            int k = round == 1 ? 7 - j : j; /* round 1 meets the remembered first */
+            size_t n = round == 1 ? 1000 : CH;
+            for (size_t i = 0; i < n; i++) in[i] = values[k];
+            assert_int_equal(sps__coder_column(c, 4, in, n, &out, &len), 0);
+            assert_true(inflates_to(out, len, in, n));
+            if (round == 0) {
+                first[k] = out;
+                first_len[k] = len;
+                continue;
+            }
+            if (round == 2) /* remembered or not, the same bytes */
+                assert_true(len == first_len[k] && !memcmp(out, first[k], len));
+            free(out);
+            in[n - 1] = values[k] + 1; /* one element differs: not one value */
+            assert_int_equal(sps__coder_column(c, 4, in, n, &out, &len), 0);
+            assert_true(inflates_to(out, len, in, n));
+            free(out);
+        }
+    for (int k = 0; k < 8; k++) free(first[k]);
+    sps__coder_free(c);
+}
+
 /* The split stream (libdeflate for the low byte planes, ISA-L for the
  * rest, joined into one zlib stream): for 1..7 varying low planes, data
  * that libdeflate stores raw (noise), codes with its own tables (small
@@ -388,6 +425,7 @@ int main(void) {
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_coder_columns),
         cmocka_unit_test(test_coder_split),
+        cmocka_unit_test(test_coder_one_value),
         cmocka_unit_test(test_full_disk_fails_cleanly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
