@@ -227,6 +227,11 @@ static void print_analysis(FILE *fp, const sps__snap_t *s) {
             "were analyzed before, in the background%s\n", (double)s->analysis_ns / 1e9,
             100.0 * (double)bg / (double)records, (unsigned long long)records,
             s->analysis_split ? "; the rest on two cores" : "");
+    if (s->bg_trials) /* bg_trial.c */
+        fprintf(fp, "spanscope: while the recorders were busy, analyzing beside them was "
+                "allowed by %llu of %llu trials (one that finds it slows them refuses it for 10 s; "
+                "SPANSCOPE_BG_ANALYSIS=quiet: never while busy)\n",
+                (unsigned long long)s->bg_allowed, (unsigned long long)s->bg_trials);
 }
 
 int sps__finalize_write(sps__snap_t *s, const char *path, FILE *verbose) {
@@ -321,6 +326,7 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain,
         s->analysis_ns = an_ns;
         s->analysis_split = sps__an_splits != splits0;
         s->bg_records = sps__g.sp.bg_records - sps__g.sp.bg_taken;
+        sps__bg_trials(&s->bg_trials, &s->bg_allowed);
         sps__g.sp.bg_taken = sps__g.sp.bg_records;
     }
     if (s && sps__analysis_take(s)) {

@@ -33,12 +33,16 @@ int sps_setup(const sps_config_t *cfg) {
     if (sps__session_live()) return SPS_EACTIVE;
     /* core records aggregate mode through the model's fold */
     sps__agg_ops = &sps__agg_fold_ops;
-    /* the spill writer analyzes retired chunks while the recorders are
-     * quiet, so that finalize has less to do (SPANSCOPE_BG_ANALYSIS=0:
-     * never; =1: whenever the writer is idle, recording or not) */
+    /* the spill writer analyzes retired chunks in its idle time, so that
+     * finalize has less to do: while the recorders are quiet, and while
+     * they are busy where a trial shows it does not slow them
+     * (SPANSCOPE_BG_ANALYSIS=0: never; =1: whenever the writer is idle;
+     * =quiet: only while the recorders are quiet; model/analyze.c) */
     const char *bg = getenv("SPANSCOPE_BG_ANALYSIS");
     sps__bg_ops = bg && strcmp(bg, "0") == 0 ? NULL : &sps__bg_analyze_ops;
-    sps__bg_always = bg && strcmp(bg, "1") == 0;
+    sps__bg_mode = !bg ? SPS__BG_TRIAL
+                 : strcmp(bg, "1") == 0 ? SPS__BG_ALWAYS
+                 : strcmp(bg, "quiet") == 0 ? SPS__BG_QUIET : SPS__BG_TRIAL;
     /* a long analysis runs on two cores (SPANSCOPE_ANALYSIS_THREADS=1: on
      * one; model/analyze.c) */
     const char *at = getenv("SPANSCOPE_ANALYSIS_THREADS");

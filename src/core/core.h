@@ -460,6 +460,8 @@ struct sps__snap {
     int64_t analysis_ns;
     int analysis_split;      /* it ran on two cores */
     uint64_t bg_records;
+    uint64_t bg_trials, bg_allowed; /* the session's trials of analyzing
+                                       while the recorders were busy */
     /* copied under the lock for the writer and the table */
     uint32_t *regs;        /* region ids in the file's region table */
     size_t nregs;

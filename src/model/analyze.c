@@ -458,25 +458,29 @@ int sps__analyze_thread(sps__thr_t *t) {
 #define BG_ANCHOR_RECORDS (1u << 22)
 #define BG_ANCHOR_IDLE_NS 100000000
 
-/* When it runs (SPANSCOPE_BG_ANALYSIS; the api layer sets it at setup):
- * while the recorders are quiet (the default), or always ("1").  Quiet:
- * they retired fewer than BG_QUIET_RECORDS in the last BG_QUIET_NS.  Why
- * not always: on a VM whose two vCPUs share a core (SMT), a recording
- * thread ran at half speed, in phases of seconds, while the writer
- * analyzed on the other vCPU (10^9 calls: 1.7-1.9 x the floor instead of
- * 1.1 x); a pause in the recording is time the program does not spend in
- * the hot path, and the backlog it analyzes then is work finalize would
- * otherwise do. */
+/* When it runs (SPANSCOPE_BG_ANALYSIS; the api layer sets sps__bg_mode at
+ * setup): while the recorders are quiet, and while they are busy when a
+ * trial shows that analyzing does not slow them (the default); always
+ * ("1"); or only while they are quiet ("quiet").  Quiet: they retired
+ * fewer than BG_QUIET_RECORDS in the last BG_QUIET_NS.  Why not always:
+ * on a VM whose two vCPUs share a core (SMT), a recording thread ran at
+ * half speed, in phases of seconds, while the writer analyzed on the
+ * other vCPU (10^9 calls: 1.7-1.9 x the floor instead of 1.1 x); on
+ * others it costs them nothing measurable, and every record analyzed
+ * while recording is work finalize does not do (bg_trial.c).  A pause in
+ * the recording is time the program does not spend in the hot path, and
+ * the backlog it analyzes then is work finalize would otherwise do. */
 #define BG_QUIET_NS 50000000
 #define BG_QUIET_RECORDS (1u << 16)
-int sps__bg_always;
+int sps__bg_mode;
 static uint64_t bg_q_retired; /* sps__g.retired at the window's start */
 static int64_t bg_q_ns;       /* the window's start */
 static int bg_q_quiet;
+static sps__bg_trial_t bg_trial; /* the trials while the recorders are busy */
 
 /* Under the lock: whether a step may run now (see above). */
 static int bg_may_run(void) {
-    if (sps__bg_always) return 1;
+    if (sps__bg_mode == SPS__BG_ALWAYS) return 1;
     int64_t now = (int64_t)sps__mono_ns();
     if (now - bg_q_ns >= BG_QUIET_NS) {
         bg_q_quiet = now - bg_q_ns < 4 * BG_QUIET_NS && /* not a stale window */
@@ -484,7 +488,8 @@ static int bg_may_run(void) {
         bg_q_retired = sps__g.retired;
         bg_q_ns = now;
     }
-    return bg_q_quiet;
+    if (bg_q_quiet || sps__bg_mode == SPS__BG_QUIET) return bg_q_quiet;
+    return sps__bg_trial_allow(&bg_trial, now, sps__g.retired);
 }
 
 static sps__timemap_t bg_tm; /* the writer's copy of sps__g.tm ... */
@@ -773,6 +778,12 @@ void sps__analysis_reset(void) {
     sps__an.threads_cum = sps__an.threads_per = 0;
     lanes_forget(1);
     sps__tree_free(&sps__an.tree);
+    memset(&bg_trial, 0, sizeof bg_trial); /* a session's trials are its own */
+}
+
+void sps__bg_trials(uint64_t *trials, uint64_t *allowed) {
+    *trials = bg_trial.trials;
+    *allowed = bg_trial.allowed;
 }
 
 void sps__analyze_all(void) {

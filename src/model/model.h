@@ -296,9 +296,33 @@ SPS__HIDDEN int sps__analyze_thread(sps__thr_t *t);
 /* The background analysis the spill writer runs in its spare time
  * (analyze.c; the api layer registers it as sps__bg_ops at setup). */
 SPS__HIDDEN extern const sps__bg_ops_t sps__bg_analyze_ops;
-/* 1: the background analysis runs whenever the writer is idle; 0: only
- * while the recorders are quiet (analyze.c says why). */
-SPS__HIDDEN extern int sps__bg_always;
+/* When the background analysis runs (analyze.c says why): SPS__BG_TRIAL
+ * (the default) while the recorders are quiet, and while they are busy if
+ * a trial shows that it does not slow them (bg_trial.c); SPS__BG_ALWAYS
+ * whenever the writer is idle; SPS__BG_QUIET only while they are quiet. */
+enum { SPS__BG_TRIAL, SPS__BG_ALWAYS, SPS__BG_QUIET };
+SPS__HIDDEN extern int sps__bg_mode;
+
+/* model/bg_trial.c: a trial of the background analysis while the
+ * recorders are busy.  Zero-initialized: no trial yet. */
+typedef struct sps__bg_trial {
+    int64_t t0;      /* the current window's start (ns) */
+    uint64_t r0;     /* records retired then */
+    uint64_t rec[2]; /* records retired in the windows without [0] and with [1] analysis */
+    int64_t ns[2];   /* those windows' lengths */
+    int on;          /* the current window allows analysis */
+    int windows;     /* windows done in this trial */
+    int verdict;     /* the last trial's: 1 allowed, 0 refused; -1 while one runs */
+    int64_t until;   /* the verdict holds until then */
+    uint64_t trials, allowed; /* trials ended, and how many allowed (verbose, tests) */
+} sps__bg_trial_t;
+/* Whether the background analysis may run now, at now (ns, monotonic),
+ * with `retired` records retired by the recorders so far (a count that
+ * only grows), while they are busy: 1 or 0.  Call it each time the
+ * writer would analyze; it runs the trials. */
+SPS__HIDDEN int sps__bg_trial_allow(sps__bg_trial_t *t, int64_t now, uint64_t retired);
+/* Under the lock: the session's trials so far, and how many allowed. */
+SPS__HIDDEN void sps__bg_trials(uint64_t *trials, uint64_t *allowed);
 /* Records to analyze from which an analysis uses a second core:
  * sps__analyze_all splits the threads between two cores, and one
  * thread's analysis reads on a helper while it folds (analyze.c; the api

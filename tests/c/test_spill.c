@@ -517,10 +517,68 @@ static void bg_run(const char *env, int expect_bg) {
 
 static void test_background_analysis(void **state) {
     (void)state;
-    const char *only = getenv("SPS_TEST_BG"); /* "0", "1", "q": that run alone */
+    const char *only = getenv("SPS_TEST_BG"); /* "0", "1", "q", "t": that run alone */
     if (!only || strcmp(only, "1") == 0) bg_run("1", 1);   /* whenever idle */
-    if (!only || strcmp(only, "q") == 0) bg_run(NULL, 1);  /* once the threads stop */
+    if (!only || strcmp(only, "t") == 0) bg_run(NULL, 1);  /* trials while busy, and once they stop */
+    if (!only || strcmp(only, "q") == 0) bg_run("quiet", 1); /* once the threads stop */
     if (!only || strcmp(only, "0") == 0) bg_run("0", 0); /* the same checks hold without it */
+}
+
+/* The trial controller (model/bg_trial.c) on made-up clocks: recorders
+ * retire `rate` records a ns, times `slow` while the writer may analyze;
+ * the writer asks every step_ns for total_ns.  Returns the fraction of
+ * the asks that allowed analysis after the first trial's 160 ms. */
+static double trial_sim(sps__bg_trial_t *t, int64_t t0, double rate, double slow,
+                        int64_t step_ns, int64_t total_ns) {
+    double retired = 1000;
+    int allow = 0;
+    uint64_t asks = 0, yes = 0;
+    for (int64_t now = t0; now < t0 + total_ns; now += step_ns) {
+        retired += rate * (double)step_ns * (allow ? slow : 1.0);
+        allow = sps__bg_trial_allow(t, now, (uint64_t)retired);
+        if (now - t0 >= 170000000) asks++, yes += (uint64_t)allow;
+    }
+    return asks ? (double)yes / (double)asks : 0;
+}
+
+static void test_bg_trial(void **state) {
+    (void)state;
+    const int64_t ms = 1000000, s = 1000 * ms;
+    sps__bg_trial_t t = {0};
+    /* analyzing costs the recorders nothing: allowed, and a new trial
+     * (with its windows that refuse) about once a second */
+    double f = trial_sim(&t, 5 * s, 0.08, 1.0, ms, 5 * s);
+    assert_true(t.trials >= 4 && t.trials <= 6);
+    assert_int_equal(t.allowed, t.trials);
+    assert_true(f > 0.85 && f < 0.97);
+    /* a little slower (3 %), as noise: still allowed */
+    memset(&t, 0, sizeof t);
+    f = trial_sim(&t, 5 * s, 0.08, 0.97, ms, 3 * s);
+    assert_int_equal(t.allowed, t.trials);
+    assert_true(f > 0.85);
+    /* half speed while the writer analyzes (an SMT sibling): refused
+     * for 10 s after each trial, so nearly never allowed */
+    memset(&t, 0, sizeof t);
+    f = trial_sim(&t, 5 * s, 0.08, 0.5, ms, 25 * s);
+    assert_int_equal(t.allowed, 0);
+    assert_true(t.trials >= 2 && t.trials <= 3);
+    assert_true(f < 0.01);
+    /* the recorders stop: nothing to slow, allowed */
+    memset(&t, 0, sizeof t);
+    f = trial_sim(&t, 5 * s, 0.0, 0.5, ms, 2 * s);
+    assert_true(t.trials >= 1);
+    assert_int_equal(t.allowed, t.trials);
+    /* asked rarely (a busy writer): a window left stale starts the trial
+     * over, so no verdict comes from windows of 50 ms and more */
+    memset(&t, 0, sizeof t);
+    trial_sim(&t, 5 * s, 0.08, 0.5, 50 * ms, 5 * s);
+    assert_int_equal(t.trials, 0);
+    /* a clock that goes back (a new session's first ask): a new trial */
+    memset(&t, 0, sizeof t);
+    trial_sim(&t, 9 * s, 0.08, 1.0, ms, 200 * ms);
+    assert_int_equal(t.trials, 1);
+    assert_int_equal(sps__bg_trial_allow(&t, 1 * s, 5), 0);
+    assert_int_equal(t.verdict, -1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -871,6 +929,7 @@ int main(void) {
         TU_TEST(test_drop),         TU_TEST(test_drop_threads),
         TU_TEST(test_grow),         TU_TEST(test_limit_after_grow),
         TU_TEST(test_chunk_size_change), TU_TEST(test_background_analysis),
+        TU_TEST(test_bg_trial),
         TU_TEST(test_split_analysis), TU_TEST(test_read_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
