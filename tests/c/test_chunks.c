@@ -313,7 +313,7 @@ static void test_coder_one_value(void **state) {
             if (round == 2) /* remembered or not, the same bytes */
                 assert_true(len == first_len[k] && !memcmp(out, first[k], len));
             free(out);
-            in[n - 1] = values[k] + 1; /* one element differs: not one value */
+            in[n - 1] = values[k] ^ 1; /* one element differs: not one value */
             assert_int_equal(sps__coder_column(c, 4, in, n, &out, &len), 0);
             assert_true(inflates_to(out, len, in, n));
             free(out);
