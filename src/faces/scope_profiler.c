@@ -1,0 +1,938 @@
+/* scope_profiler.c -- scope-profiler 0.7.5's C API (include/scope_profiler.h)
+ * over spanscope's public C API, and nothing else: every call here is an
+ * sps_ function of <spanscope.h>.
+ *
+ * The mapping (docs/scope-profiler-c.md says it for users):
+ * - a region handle is the sps_region_t of the region's name, so that
+ *   sp_begin/sp_end are sps_begin/sps_end inlined at the call site (the
+ *   header); the functions below exist for bindings (Fortran) and for
+ *   (sp_begin)(r);
+ * - spanscope has one session per process: the first active profiler
+ *   starts it (or joins the one running), the last one to stop ends the
+ *   session the face started;
+ * - each profiler writes its own file from its own regions' spans of the
+ *   session (sps_spans), since it started or was reset: HDF5 through
+ *   sps_spans_write_h5, or scope-profiler's native ".spt" trace, written
+ *   here (its layout is scope-profiler's native_trace.py, version 2);
+ * - the default profiler's regions carry their own names; those of an
+ *   sp_create profiler carry "<stem>:<name>" in the session (stem
+ *   "<prefix>_rank<NNNNN>"), so that two profilers' regions stay apart;
+ * - the checked pair (sp_profiler_begin/end, the scopes, end_last) keeps a
+ *   stack of open calls per thread; nesting itself is spanscope's.
+ *
+ * Locking: g_lock guards the profilers' tables (registration, finalize,
+ * queries).  The checked hot path reads p->active and the id -> region
+ * index lock-free: the index is published with release stores and an old
+ * index is kept until sp_destroy, so a reader never sees freed memory. */
+#include "scope_profiler.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Undo the header's inline hot path here, where the functions are defined. */
+#undef sp_begin
+#undef sp_end
+
+/* ------------------------------------------------------------------------ */
+/* Profilers                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* One region of a profiler. */
+typedef struct sp_reg {
+    sps_region_t id;   /* the session's region (qualified name for sp_create) */
+    char *name;        /* the name as registered (what the file says) */
+    char *file;        /* source file or NULL */
+    int line;          /* -1 unknown */
+    sp_region_stats final; /* the statistics at finalize */
+} sp_reg_t;
+
+/* id -> index into regs, -1 for ids that are not this profiler's. */
+typedef struct sp_index {
+    uint32_t cap;
+    int32_t at[];
+} sp_index_t;
+
+struct sp_profiler {
+    uint64_t uid;          /* unique for the process, never reused */
+    int active;            /* atomic */
+    int rank;
+    int qualified;         /* 1: regions are "<stem>:<name>" in the session */
+    int in_session;        /* holds one of the face's session references */
+    sp_output_format format;
+    int last_error;        /* an sp_status; atomic */
+    int64_t since_ns;      /* the file holds calls that begin at or after this */
+    char *stem;            /* "<prefix>_rank<NNNNN>" */
+    char *label;           /* the prefix's last path component, or NULL */
+    char *path_h5, *path_spt;
+    size_t n, cap;
+    sp_reg_t *regs;
+    sp_index_t *index;     /* atomic pointer */
+    sp_index_t **retired;  /* older indexes, freed by sp_destroy */
+    size_t nretired;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static sp_profiler *g_default;
+static uint64_t g_next_uid = 1;
+static int g_owned;     /* the face started the running session */
+static int g_sessions;  /* active profilers holding a session reference */
+
+static void set_error(const sp_profiler *p, sp_status s) {
+    sp_profiler *q = (sp_profiler *)p;
+    if (__atomic_load_n(&q->last_error, __ATOMIC_RELAXED) != (int)s)
+        __atomic_store_n(&q->last_error, (int)s, __ATOMIC_RELAXED);
+}
+
+static int is_active(const sp_profiler *p) {
+    return p && __atomic_load_n(&p->active, __ATOMIC_ACQUIRE);
+}
+
+/* Index of region id in p, or -1.  Lock-free. */
+static int32_t reg_of(const sp_profiler *p, int region) {
+    if (region <= 0) return -1;
+    const sp_index_t *ix = __atomic_load_n(&p->index, __ATOMIC_ACQUIRE);
+    if (!ix || (uint32_t)region >= ix->cap) return -1;
+    return __atomic_load_n(&ix->at[region], __ATOMIC_RELAXED);
+}
+
+/* Under g_lock: a session reference for p (starting a session when none
+ * runs).  0 or an sp_status. */
+static sp_status session_acquire(sp_profiler *p) {
+    if (!sps_is_active()) {
+        sps_config_t cfg = SPS_CONFIG_INIT;
+        cfg.local = 1; /* each rank writes its own file: no collective setup */
+        int rc = sps_setup(&cfg);
+        if (rc < 0 && rc != SPS_EACTIVE) {
+            fprintf(stderr, "scope_profiler: cannot start spanscope's session: %s\n",
+                    sps_strerror(rc));
+            return rc == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_UNSUPPORTED;
+        }
+        if (rc == 0) g_owned = 1;
+    }
+    /* a session that keeps no spans (aggregate) cannot give this profiler
+     * its calls: a window with from > to asks that at no cost */
+    sps_span_t *none = NULL;
+    size_t n = 0;
+    int rc = sps_spans(1, 0, &none, &n);
+    sps_free(none);
+    if (rc == SPS_EMODE) {
+        fprintf(stderr, "scope_profiler: the running spanscope session is an aggregate "
+                        "one (statistics only): no calls to write; profiling stays off\n");
+        return SP_ERR_UNSUPPORTED;
+    }
+    p->in_session = 1;
+    g_sessions++;
+    return SP_OK;
+}
+
+/* Under g_lock: gives p's session reference back, ending the session the
+ * face started when it was the last. */
+static void session_release(sp_profiler *p) {
+    if (!p->in_session) return;
+    p->in_session = 0;
+    if (--g_sessions == 0 && g_owned) {
+        g_owned = 0;
+        sps_shutdown();
+    }
+}
+
+static char *dup_str(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* "<prefix>_rank<NNNNN>" in a malloc'd string, or NULL. */
+static char *stem_of(const char *prefix, int rank) {
+    int n = snprintf(NULL, 0, "%s_rank%05d", prefix, rank);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s) snprintf(s, (size_t)n + 1, "%s_rank%05d", prefix, rank);
+    return s;
+}
+
+/* "<stem><suffix>" in a malloc'd string, or NULL. */
+static char *cat(const char *stem, const char *suffix) {
+    size_t a = strlen(stem), b = strlen(suffix);
+    char *s = malloc(a + b + 1);
+    if (s) {
+        memcpy(s, stem, a);
+        memcpy(s + a, suffix, b + 1);
+    }
+    return s;
+}
+
+static sp_profiler *create_locked(const char *prefix, int rank, int qualified) {
+    sp_profiler *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->uid = g_next_uid++;
+    p->rank = rank;
+    p->qualified = qualified;
+    p->format = SP_OUTPUT_HDF5;
+    const char *pre = prefix ? prefix : "scope_profile";
+    p->stem = stem_of(pre, rank < 0 ? 0 : rank);
+    p->path_h5 = p->stem ? cat(p->stem, ".h5") : NULL;
+    p->path_spt = p->stem ? cat(p->stem, ".spt") : NULL;
+    const char *slash = strrchr(pre, '/');
+    const char *base = slash ? slash + 1 : pre;
+    p->label = *base ? dup_str(base) : NULL;
+    if (!p->stem || !p->path_h5 || !p->path_spt || (*base && !p->label)) {
+        p->last_error = SP_ERR_NO_MEMORY;
+        fprintf(stderr, "scope_profiler: out of memory in sp_create\n");
+        return p;
+    }
+    if (rank < 0) {
+        p->last_error = SP_ERR_UNSUPPORTED;
+        fprintf(stderr, "scope_profiler: rank %d is negative; profiling stays off\n", rank);
+        return p;
+    }
+    sp_status s = session_acquire(p);
+    if (s != SP_OK) {
+        p->last_error = s;
+        return p;
+    }
+    p->since_ns = sps_now_ns();
+    __atomic_store_n(&p->active, 1, __ATOMIC_RELEASE);
+    return p;
+}
+
+sp_profiler *sp_create(const char *prefix, int rank) {
+    pthread_mutex_lock(&g_lock);
+    sp_profiler *p = create_locked(prefix, rank, 1);
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The calling thread's checked calls                                        */
+/* ------------------------------------------------------------------------ */
+
+#define SP_STACK 256 /* deeper checked calls record, unchecked */
+
+typedef struct sp_open {
+    uint64_t uid;  /* the profiler's */
+    int region;
+    int64_t serial;
+} sp_open_t;
+
+static __thread sp_open_t t_open[SP_STACK];
+static __thread int t_depth;      /* entries in t_open */
+static __thread int t_untracked;  /* begun beyond SP_STACK, innermost */
+static __thread int64_t t_serial; /* this thread's last serial */
+static int64_t g_thread_tags;
+
+/* A serial no other call of the process has: the thread's tag in the high
+ * bits, its count below. */
+static int64_t next_serial(void) {
+    if (__builtin_expect(t_serial == 0, 0))
+        t_serial = (__atomic_add_fetch(&g_thread_tags, 1, __ATOMIC_RELAXED) & 0x7fffff) << 40;
+    return ++t_serial;
+}
+
+/* Drops the calling thread's entries of profiler uid (finalize, destroy). */
+static void forget_thread_calls(uint64_t uid) {
+    int k = 0;
+    for (int i = 0; i < t_depth; i++)
+        if (t_open[i].uid != uid) t_open[k++] = t_open[i];
+    t_depth = k;
+}
+
+/* Begins region (p's, checked by the caller) and returns its serial. */
+static int64_t checked_begin(sp_profiler *p, int region) {
+    int64_t serial = -1;
+    if (t_depth < SP_STACK && !t_untracked) {
+        serial = next_serial();
+        t_open[t_depth++] = (sp_open_t){p->uid, region, serial};
+    } else {
+        t_untracked++;
+    }
+    sps_begin((sps_region_t)region);
+    if (__atomic_load_n(&p->last_error, __ATOMIC_RELAXED) != SP_OK) set_error(p, SP_OK);
+    return serial;
+}
+
+/* Ends the entry at i of the thread's stack (and, as spanscope's nesting
+ * does, every call opened inside it). */
+static void checked_end_at(int i) {
+    sps_end((sps_region_t)t_open[i].region);
+    t_depth = i;
+}
+
+/* Whether region is open on the calling thread in spanscope's view (a call
+ * begun by sp_begin rather than the checked pair).  A query: error path
+ * only. */
+static int open_in_session(int region) {
+    sps_region_t buf[64];
+    size_t n = sps_open_calls(buf, 64);
+    for (size_t i = n < 64 ? n : 64; i-- > 0;)
+        if (buf[i] == (sps_region_t)region) return 1;
+    return 0;
+}
+
+void sp_profiler_begin(sp_profiler *profiler, int region) {
+    if (!is_active(profiler) || reg_of(profiler, region) < 0) return;
+    checked_begin(profiler, region);
+}
+
+void sp_profiler_end(sp_profiler *profiler, int region) {
+    if (!is_active(profiler)) return;
+    int32_t k = reg_of(profiler, region);
+    if (k < 0) return;
+    if (t_untracked) {
+        t_untracked--;
+        sps_end((sps_region_t)region);
+        return;
+    }
+    for (int i = t_depth; i-- > 0;) {
+        if (t_open[i].uid == profiler->uid && t_open[i].region == region) {
+            checked_end_at(i);
+            set_error(profiler, SP_OK);
+            return;
+        }
+    }
+    if (open_in_session(region)) { /* begun by sp_begin: end it all the same */
+        sps_end((sps_region_t)region);
+        set_error(profiler, SP_OK);
+        return;
+    }
+    pthread_mutex_lock(&g_lock);
+    fprintf(stderr, "scope_profiler: sp_end('%s') without a matching sp_begin\n",
+            profiler->regs[k].name);
+    pthread_mutex_unlock(&g_lock);
+    set_error(profiler, SP_ERR_UNMATCHED_END);
+}
+
+int sp_profiler_end_last(sp_profiler *profiler) {
+    if (!profiler) return SP_ERR_UNMATCHED_END;
+    if (is_active(profiler)) {
+        for (int i = t_depth; i-- > 0;) {
+            if (t_open[i].uid == profiler->uid) {
+                checked_end_at(i);
+                set_error(profiler, SP_OK);
+                return SP_OK;
+            }
+        }
+    }
+    set_error(profiler, SP_ERR_UNMATCHED_END);
+    return SP_ERR_UNMATCHED_END;
+}
+
+sp_scope sp_profiler_scope_begin(sp_profiler *profiler, int region) {
+    sp_scope s = {profiler, region, -1};
+    if (!is_active(profiler) || reg_of(profiler, region) < 0) return s;
+    s.slot = checked_begin(profiler, region);
+    if (s.slot < 0) s.slot = 0; /* untracked: ended as the innermost call */
+    return s;
+}
+
+int sp_scope_end(sp_scope *scope) {
+    if (!scope || scope->slot < 0) return SP_ERR_UNMATCHED_END;
+    sp_profiler *p = scope->profiler;
+    if (scope->slot == 0) { /* begun beyond the tracked depth */
+        scope->slot = -1;
+        if (t_untracked) {
+            t_untracked--;
+            sps_end((sps_region_t)scope->region);
+            return SP_OK;
+        }
+        return SP_ERR_UNMATCHED_END;
+    }
+    for (int i = t_depth; i-- > 0;) {
+        if (t_open[i].serial != scope->slot) continue;
+        for (int j = i + 1; j < t_depth; j++) {
+            if (t_open[j].uid == t_open[i].uid && t_open[j].region == t_open[i].region) {
+                /* a later call of the same region is on top: end it first */
+                if (is_active(p)) set_error(p, SP_ERR_UNMATCHED_END);
+                return SP_ERR_UNMATCHED_END;
+            }
+        }
+        checked_end_at(i);
+        scope->slot = -1;
+        if (!is_active(p)) return SP_ERR_UNMATCHED_END; /* finalized meanwhile */
+        set_error(p, SP_OK);
+        return SP_OK;
+    }
+    scope->slot = -1;
+    if (is_active(p)) set_error(p, SP_ERR_UNMATCHED_END);
+    return SP_ERR_UNMATCHED_END;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Regions                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Under g_lock: makes p's index hold id (growing it). */
+static int index_put(sp_profiler *p, sps_region_t id, int32_t k) {
+    sp_index_t *ix = p->index;
+    if (!ix || id >= ix->cap) {
+        uint32_t cap = ix ? ix->cap : 64;
+        while (cap <= id) cap *= 2;
+        sp_index_t *nx = malloc(sizeof *nx + (size_t)cap * sizeof nx->at[0]);
+        sp_index_t **ret = realloc(p->retired, (p->nretired + 1) * sizeof *ret);
+        if (!nx || !ret) {
+            free(nx);
+            if (ret) p->retired = ret;
+            return -1;
+        }
+        p->retired = ret;
+        nx->cap = cap;
+        for (uint32_t i = 0; i < cap; i++) nx->at[i] = ix && i < ix->cap ? ix->at[i] : -1;
+        if (ix) p->retired[p->nretired++] = ix;
+        __atomic_store_n(&p->index, nx, __ATOMIC_RELEASE);
+        ix = nx;
+    }
+    __atomic_store_n(&ix->at[id], k, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int region_locked(sp_profiler *p, const char *name, const char *file, int line) {
+    if (!p) return SP_INVALID_REGION;
+    if (!is_active(p) || !name) {
+        set_error(p, SP_ERR_INACTIVE);
+        return SP_INVALID_REGION;
+    }
+    for (size_t i = 0; i < p->n; i++) { /* registered already (by name) */
+        sp_reg_t *r = &p->regs[i];
+        if (strcmp(r->name, name) != 0) continue;
+        if (file && !r->file) { /* backfill; first writer wins */
+            r->file = dup_str(file);
+            r->line = r->file ? line : -1;
+            if (r->file) sps_region_set_source(r->id, r->file, r->line, NULL);
+        }
+        set_error(p, SP_OK);
+        return (int)r->id;
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        sp_reg_t *regs = realloc(p->regs, cap * sizeof *regs);
+        if (!regs) goto oom;
+        p->regs = regs;
+        p->cap = cap;
+    }
+    sps_region_t id;
+    if (p->qualified) {
+        size_t ls = strlen(p->stem), ln = strlen(name);
+        char *q = malloc(ls + 1 + ln + 1);
+        if (!q) goto oom;
+        memcpy(q, p->stem, ls);
+        q[ls] = ':';
+        memcpy(q + ls + 1, name, ln + 1);
+        id = sps_region(q);
+        free(q);
+    } else {
+        id = sps_region(name);
+    }
+    if (id == SPS_REGION_INVALID || id > (sps_region_t)INT32_MAX) goto oom;
+    sp_reg_t *r = &p->regs[p->n];
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    r->name = dup_str(name);
+    r->file = file ? dup_str(file) : NULL;
+    r->line = r->file ? line : -1;
+    if (!r->name || (file && !r->file) || index_put(p, id, (int32_t)p->n) < 0) {
+        free(r->name);
+        free(r->file);
+        goto oom;
+    }
+    p->n++;
+    if (r->file) sps_region_set_source(id, r->file, r->line, NULL);
+    set_error(p, SP_OK);
+    return (int)id;
+oom:
+    fprintf(stderr, "scope_profiler: out of memory registering '%s'\n", name);
+    set_error(p, SP_ERR_NO_MEMORY);
+    return SP_INVALID_REGION;
+}
+
+int sp_profiler_region(sp_profiler *profiler, const char *name) {
+    return sp_profiler_region_at(profiler, name, NULL, -1);
+}
+
+int sp_profiler_region_at(sp_profiler *profiler, const char *name, const char *source_file,
+                          int source_line) {
+    if (!profiler) return SP_INVALID_REGION;
+    pthread_mutex_lock(&g_lock);
+    int id = region_locked(profiler, name, source_file, source_line);
+    pthread_mutex_unlock(&g_lock);
+    return id;
+}
+
+int sp_profiler_num_regions(const sp_profiler *profiler) {
+    if (!profiler) return 0;
+    pthread_mutex_lock(&g_lock);
+    int n = (int)profiler->n;
+    pthread_mutex_unlock(&g_lock);
+    return n;
+}
+
+const char *sp_profiler_region_name(const sp_profiler *profiler, int region) {
+    if (!profiler) return NULL;
+    pthread_mutex_lock(&g_lock);
+    int32_t k = reg_of(profiler, region);
+    const char *name = k >= 0 ? profiler->regs[k].name : NULL;
+    pthread_mutex_unlock(&g_lock);
+    return name;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The profiler's calls                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Under g_lock: p's completed calls since p->since_ns, in start order
+ * (sps_spans' order), as a malloc'd array (*out NULL when none).  0, or
+ * SP_ERR_NO_MEMORY / SP_ERR_UNSUPPORTED. */
+static sp_status spans_of(const sp_profiler *p, sps_span_t **out, size_t *n) {
+    sps_span_t *all = NULL;
+    size_t m = 0;
+    *out = NULL;
+    *n = 0;
+    int rc = sps_spans(0, INT64_MAX, &all, &m);
+    if (rc == SPS_ENOSESSION) return SP_OK; /* the session is gone: no calls */
+    if (rc == SPS_ENOMEM) return SP_ERR_NO_MEMORY;
+    if (rc < 0) return SP_ERR_UNSUPPORTED;
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++)
+        if (all[i].start_ns >= p->since_ns && reg_of(p, (int)all[i].region) >= 0)
+            all[k++] = all[i];
+    if (k == 0) {
+        sps_free(all);
+        return SP_OK;
+    }
+    *out = all;
+    *n = k;
+    return SP_OK;
+}
+
+/* Under g_lock: the statistics of every region of p into stats[0..p->n)
+ * (calls: completed + open on any thread). */
+static sp_status stats_of(const sp_profiler *p, sp_region_stats *stats) {
+    memset(stats, 0, (p->n ? p->n : 1) * sizeof *stats);
+    sps_span_t *sp;
+    size_t n;
+    sp_status s = spans_of(p, &sp, &n);
+    if (s != SP_OK) return s;
+    for (size_t i = 0; i < n; i++) {
+        sp_region_stats *st = &stats[reg_of(p, (int)sp[i].region)];
+        int64_t d = sp[i].end_ns - sp[i].start_ns;
+        if (st->calls == 0 || d < st->min_ns) st->min_ns = d;
+        if (st->calls == 0 || d > st->max_ns) st->max_ns = d;
+        st->calls++;
+        st->total_ns += d;
+    }
+    sps_free(sp);
+    int64_t nopen = sps_open_calls_all(NULL, 0);
+    if (nopen > 0) {
+        sps_open_call_t *oc = malloc((size_t)nopen * sizeof *oc);
+        if (!oc) return SP_ERR_NO_MEMORY;
+        int64_t got = sps_open_calls_all(oc, (size_t)nopen);
+        for (int64_t i = 0; i < got && i < nopen; i++) {
+            int32_t k = reg_of(p, (int)oc[i].region);
+            if (k >= 0) stats[k].calls++;
+        }
+        free(oc);
+    }
+    return SP_OK;
+}
+
+/* The calls of p's regions open on any thread, per region, into open[0..p->n);
+ * their total. */
+static int64_t open_of(const sp_profiler *p, int *open) {
+    memset(open, 0, (p->n ? p->n : 1) * sizeof *open);
+    int64_t nopen = sps_open_calls_all(NULL, 0), total = 0;
+    if (nopen <= 0) return 0;
+    sps_open_call_t *oc = malloc((size_t)nopen * sizeof *oc);
+    if (!oc) return 0;
+    int64_t got = sps_open_calls_all(oc, (size_t)nopen);
+    for (int64_t i = 0; i < got && i < nopen; i++) {
+        int32_t k = reg_of(p, (int)oc[i].region);
+        if (k >= 0) open[k]++, total++;
+    }
+    free(oc);
+    return total;
+}
+
+int sp_profiler_get_region_stats(const sp_profiler *profiler, int region, sp_region_stats *stats) {
+    if (!profiler || !stats) return SP_ERR_INACTIVE;
+    pthread_mutex_lock(&g_lock);
+    int32_t k = reg_of(profiler, region);
+    sp_status s = SP_ERR_INACTIVE;
+    if (k >= 0 && !is_active(profiler)) {
+        *stats = profiler->regs[k].final;
+        s = SP_OK;
+    } else if (k >= 0) {
+        sp_region_stats *all = malloc((profiler->n ? profiler->n : 1) * sizeof *all);
+        s = all ? stats_of(profiler, all) : SP_ERR_NO_MEMORY;
+        if (s == SP_OK) *stats = all[k];
+        free(all);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return s;
+}
+
+int sp_profiler_reset(sp_profiler *profiler) {
+    if (!profiler) return SP_ERR_INACTIVE;
+    pthread_mutex_lock(&g_lock);
+    sp_status s = SP_ERR_INACTIVE;
+    if (is_active(profiler)) {
+        int *open = malloc((profiler->n ? profiler->n : 1) * sizeof *open);
+        if (!open) {
+            s = SP_ERR_NO_MEMORY;
+        } else if (open_of(profiler, open) > 0) {
+            s = SP_ERR_OPEN_SCOPES;
+        } else {
+            profiler->since_ns = sps_now_ns();
+            s = SP_OK;
+        }
+        free(open);
+    }
+    if (is_active(profiler) || s != SP_ERR_INACTIVE) set_error(profiler, s);
+    pthread_mutex_unlock(&g_lock);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int write_all(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, f) == n; }
+
+/* scope-profiler's native trace, version 2 (native_trace.py):
+ *   "SCOPEPRF", int32 version, int32 rank, int64 number of regions, then per
+ *   region int32 name length, name, int32 source length, source, int32
+ *   source line, int64 calls, int64 starts[calls], int64 ends[calls];
+ * native byte order.  Regions with calls only, in registration order. */
+static int write_spt(const sp_profiler *p, const sps_span_t *sp, size_t n, const char *path) {
+    size_t *count = calloc(p->n ? p->n : 1, sizeof *count);
+    int64_t *buf = malloc((n ? n : 1) * sizeof *buf);
+    size_t lp = strlen(path);
+    char *tmp = malloc(lp + 32);
+    FILE *f = NULL;
+    int ok = count && buf && tmp;
+    if (ok) {
+        snprintf(tmp, lp + 32, "%s.tmp-%ld", path, (long)getpid());
+        f = fopen(tmp, "wb");
+        if (!f) {
+            fprintf(stderr, "scope_profiler: cannot write %s: %s\n", path, strerror(errno));
+            free(count), free(buf), free(tmp);
+            return SP_ERR_IO;
+        }
+    }
+    int64_t nreg = 0;
+    for (size_t i = 0; ok && i < n; i++) count[reg_of(p, (int)sp[i].region)]++;
+    for (size_t k = 0; ok && k < p->n; k++) nreg += count[k] > 0;
+    int32_t version = SP_FORMAT_VERSION, rank = p->rank;
+    ok = ok && write_all(f, "SCOPEPRF", 8) && write_all(f, &version, 4) && write_all(f, &rank, 4) &&
+         write_all(f, &nreg, 8);
+    for (size_t k = 0; ok && k < p->n; k++) {
+        if (!count[k]) continue;
+        const sp_reg_t *r = &p->regs[k];
+        int32_t ln = (int32_t)strlen(r->name), lf = r->file ? (int32_t)strlen(r->file) : 0;
+        int32_t line = r->file ? r->line : -1;
+        int64_t calls = (int64_t)count[k];
+        ok = write_all(f, &ln, 4) && write_all(f, r->name, (size_t)ln) && write_all(f, &lf, 4) &&
+             (lf == 0 || write_all(f, r->file, (size_t)lf)) && write_all(f, &line, 4) &&
+             write_all(f, &calls, 8);
+        for (int pass = 0; ok && pass < 2; pass++) {
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (sp[i].region == r->id) buf[m++] = pass ? sp[i].end_ns : sp[i].start_ns;
+            ok = write_all(f, buf, m * sizeof *buf);
+        }
+    }
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok && f) {
+        fprintf(stderr, "scope_profiler: failed to write %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+    int nomem = !(count && buf && tmp);
+    if (nomem) fprintf(stderr, "scope_profiler: out of memory writing %s\n", path);
+    free(count), free(buf), free(tmp);
+    return ok ? SP_OK : nomem ? SP_ERR_NO_MEMORY : SP_ERR_IO;
+}
+
+/* The HDF5 file: the spans as a schema-3 .h5 by sps_spans_write_h5 (names
+ * of the regions with calls, rank p->rank, spanscope's thread indices,
+ * sources, the prefix as label, start time since_ns). */
+static int write_h5(const sp_profiler *p, const sps_span_t *sp, size_t n, const char *path) {
+    size_t nn = p->n ? p->n : 1, ns = n ? n : 1;
+    int32_t *slot = malloc(nn * sizeof *slot);
+    const char **names = malloc(nn * sizeof *names), **files = malloc(nn * sizeof *files);
+    int64_t *lines = malloc(nn * sizeof *lines);
+    uint32_t *name = malloc(ns * sizeof *name);
+    int64_t *rank = malloc(ns * sizeof *rank), *thread = malloc(ns * sizeof *thread);
+    int64_t *start = malloc(ns * sizeof *start), *end = malloc(ns * sizeof *end);
+    int rc = SP_ERR_NO_MEMORY;
+    if (slot && names && files && lines && name && rank && thread && start && end) {
+        size_t m = 0;
+        for (size_t k = 0; k < p->n; k++) slot[k] = -1;
+        for (size_t i = 0; i < n; i++) {
+            int32_t k = reg_of(p, (int)sp[i].region);
+            if (slot[k] < 0) slot[k] = 0; /* has calls */
+        }
+        for (size_t k = 0; k < p->n; k++) {
+            if (slot[k] < 0) continue;
+            slot[k] = (int32_t)m;
+            names[m] = p->regs[k].name;
+            files[m] = p->regs[k].file;
+            lines[m] = p->regs[k].file ? p->regs[k].line : -1;
+            m++;
+        }
+        for (size_t i = 0; i < n; i++) {
+            name[i] = (uint32_t)slot[reg_of(p, (int)sp[i].region)];
+            rank[i] = p->rank;
+            thread[i] = sp[i].thread;
+            start[i] = sp[i].start_ns;
+            end[i] = sp[i].end_ns;
+        }
+        sps_span_set_t set;
+        memset(&set, 0, sizeof set);
+        set.nnames = m;
+        set.names = names;
+        set.nspans = n;
+        set.name = name;
+        set.rank = rank;
+        set.thread = thread;
+        set.start_ns = start;
+        set.end_ns = end;
+        set.has_times = 1;
+        set.start_time_ns = p->since_ns;
+        set.finalize_time_ns = sps_now_ns();
+        set.label = p->label;
+        set.source_files = files;
+        set.source_lines = lines;
+        char err[512];
+        int r = sps_spans_write_h5(path, &set, err, sizeof err);
+        if (r == 0) {
+            rc = SP_OK;
+        } else {
+            fprintf(stderr, "scope_profiler: failed to write %s: %s\n", path, err);
+            rc = r == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_IO;
+        }
+    } else {
+        fprintf(stderr, "scope_profiler: out of memory writing %s\n", path);
+    }
+    free(slot), free(names), free(files), free(lines);
+    free(name), free(rank), free(thread), free(start), free(end);
+    return rc;
+}
+
+/* Under g_lock: writes p's file.  0 or non-zero (last_error set). */
+static int write_locked(sp_profiler *p) {
+    sps_span_t *sp;
+    size_t n;
+    sp_status s = spans_of(p, &sp, &n);
+    if (s == SP_OK)
+        s = p->format == SP_OUTPUT_TRACE ? write_spt(p, sp, n, p->path_spt)
+                                         : write_h5(p, sp, n, p->path_h5);
+    else
+        fprintf(stderr, "scope_profiler: cannot read the calls to write: %s\n",
+                sp_error_string(s));
+    sps_free(sp);
+    if (s != SP_OK) set_error(p, s);
+    return s != SP_OK;
+}
+
+int sp_profiler_flush(sp_profiler *profiler) {
+    if (!is_active(profiler)) return 0;
+    pthread_mutex_lock(&g_lock);
+    int rc = is_active(profiler) ? write_locked(profiler) : 0;
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+/* Under g_lock: stops p (statistics kept), giving its session back. */
+static void stop_locked(sp_profiler *p) {
+    __atomic_store_n(&p->active, 0, __ATOMIC_RELEASE);
+    forget_thread_calls(p->uid);
+    session_release(p);
+}
+
+int sp_profiler_finalize(sp_profiler *profiler) {
+    if (!is_active(profiler)) return 0;
+    pthread_mutex_lock(&g_lock);
+    if (!is_active(profiler)) {
+        pthread_mutex_unlock(&g_lock);
+        return 0;
+    }
+    sp_profiler *p = profiler;
+    int *open = malloc((p->n ? p->n : 1) * sizeof *open);
+    sp_region_stats *st = malloc((p->n ? p->n : 1) * sizeof *st);
+    if (open && open_of(p, open) > 0) {
+        for (size_t k = 0; k < p->n; k++)
+            if (open[k])
+                fprintf(stderr,
+                        "scope_profiler: region '%s' still open at sp_finalize "
+                        "(depth %d); its last call(s) are dropped\n",
+                        p->regs[k].name, open[k]);
+    }
+    int failed = write_locked(p);
+    if (st && stats_of(p, st) == SP_OK)
+        for (size_t k = 0; k < p->n; k++) p->regs[k].final = st[k];
+    int any_open = 0;
+    for (size_t k = 0; open && k < p->n; k++) any_open |= open[k] > 0;
+    if (any_open && !failed) set_error(p, SP_ERR_OPEN_SCOPES);
+    free(open);
+    free(st);
+    stop_locked(p);
+    pthread_mutex_unlock(&g_lock);
+    return failed;
+}
+
+static void destroy_locked(sp_profiler *p) {
+    if (!p) return;
+    if (is_active(p)) stop_locked(p);
+    for (size_t k = 0; k < p->n; k++) {
+        free(p->regs[k].name);
+        free(p->regs[k].file);
+    }
+    free(p->regs);
+    for (size_t i = 0; i < p->nretired; i++) free(p->retired[i]);
+    free(p->retired);
+    free(p->index);
+    free(p->stem);
+    free(p->label);
+    free(p->path_h5);
+    free(p->path_spt);
+    free(p);
+}
+
+void sp_destroy(sp_profiler *profiler) {
+    if (!profiler) return;
+    pthread_mutex_lock(&g_lock);
+    if (profiler == g_default) g_default = NULL;
+    destroy_locked(profiler);
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Small queries and the output format                                       */
+/* ------------------------------------------------------------------------ */
+
+const char *sp_error_string(sp_status status) {
+    switch (status) {
+    case SP_OK: return "ok";
+    case SP_ERR_INACTIVE: return "profiler is not active";
+    case SP_ERR_NO_CLOCK: return "no monotonic clock available";
+    case SP_ERR_NO_MEMORY: return "out of memory";
+    case SP_ERR_IO: return "output file could not be written";
+    case SP_ERR_UNMATCHED_END: return "no open call to end";
+    case SP_ERR_OPEN_SCOPES: return "a region is still open";
+    case SP_ERR_UNSUPPORTED: return "not supported by this build (see scope_profiler.h)";
+    }
+    return "unknown status";
+}
+
+int sp_profiler_is_active(const sp_profiler *profiler) { return is_active(profiler); }
+
+sp_status sp_profiler_last_error(const sp_profiler *profiler) {
+    return profiler ? (sp_status)__atomic_load_n(&profiler->last_error, __ATOMIC_RELAXED) : SP_OK;
+}
+
+int sp_hdf5_available(void) { return 1; }
+
+sp_output_format sp_default_output_format(void) { return SP_OUTPUT_HDF5; }
+
+sp_output_format sp_profiler_output_format(const sp_profiler *profiler) {
+    return profiler ? profiler->format : SP_OUTPUT_HDF5;
+}
+
+int sp_profiler_set_output_format(sp_profiler *profiler, sp_output_format format) {
+    if (!is_active(profiler)) return SP_ERR_INACTIVE;
+    if (format != SP_OUTPUT_HDF5 && format != SP_OUTPUT_TRACE) {
+        set_error(profiler, SP_ERR_UNSUPPORTED);
+        return SP_ERR_UNSUPPORTED;
+    }
+    pthread_mutex_lock(&g_lock);
+    profiler->format = format;
+    pthread_mutex_unlock(&g_lock);
+    set_error(profiler, SP_OK);
+    return SP_OK;
+}
+
+const char *sp_profiler_output_path(const sp_profiler *profiler) {
+    if (!profiler) return NULL;
+    return profiler->format == SP_OUTPUT_TRACE ? profiler->path_spt : profiler->path_h5;
+}
+
+int sp_profiler_start_sampling(sp_profiler *profiler, int hz) {
+    (void)hz;
+    if (!is_active(profiler)) return SP_ERR_INACTIVE;
+    set_error(profiler, SP_ERR_UNSUPPORTED);
+    return SP_ERR_UNSUPPORTED; /* spanscope's native sampler: issue 34 */
+}
+
+int sp_profiler_stop_sampling(sp_profiler *profiler) {
+    (void)profiler;
+    return SP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The default profiler                                                      */
+/* ------------------------------------------------------------------------ */
+
+int sp_init(const char *prefix, int rank) {
+    pthread_mutex_lock(&g_lock);
+    destroy_locked(g_default);
+    g_default = create_locked(prefix, rank, 0);
+    int ok = is_active(g_default);
+    pthread_mutex_unlock(&g_lock);
+    if (!g_default) fprintf(stderr, "scope_profiler: out of memory in sp_init\n");
+    const char *hz = getenv("SCOPE_PROFILER_SAMPLE_HZ");
+    if (ok && hz && atoi(hz) > 0)
+        fprintf(stderr, "scope_profiler: could not start line sampling "
+                        "(SCOPE_PROFILER_SAMPLE_HZ): not available in spanscope yet\n");
+    return ok ? 0 : 1;
+}
+
+sp_profiler *sp_default_profiler(void) {
+    pthread_mutex_lock(&g_lock);
+    sp_profiler *p = g_default;
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+int sp_region(const char *name) { return sp_profiler_region(sp_default_profiler(), name); }
+
+int sp_region_at(const char *name, const char *source_file, int source_line) {
+    return sp_profiler_region_at(sp_default_profiler(), name, source_file, source_line);
+}
+
+void sp_begin(int region) {
+    if (region > 0) sps_begin((sps_region_t)region);
+}
+
+void sp_end(int region) {
+    if (region > 0) sps_end((sps_region_t)region);
+}
+
+int64_t sp_num_calls(int region) {
+    sp_region_stats st;
+    sp_profiler *p = sp_default_profiler();
+    return p && sp_profiler_get_region_stats(p, region, &st) == SP_OK ? st.calls : 0;
+}
+
+int64_t sp_now_ns(void) { return sps_now_ns(); }
+
+int sp_is_active(void) { return is_active(sp_default_profiler()); }
+
+int sp_set_output_format(sp_output_format format) {
+    return sp_profiler_set_output_format(sp_default_profiler(), format);
+}
+
+sp_output_format sp_current_output_format(void) {
+    return sp_profiler_output_format(sp_default_profiler());
+}
+
+const char *sp_output_path(void) { return sp_profiler_output_path(sp_default_profiler()); }
+
+int sp_finalize(void) { return sp_profiler_finalize(sp_default_profiler()); }
+
+int sp_start_sampling(int hz) { return sp_profiler_start_sampling(sp_default_profiler(), hz); }
+
+int sp_stop_sampling(void) { return sp_profiler_stop_sampling(sp_default_profiler()); }
