@@ -15,14 +15,20 @@
 #include "cli.h"
 
 static const char convert_help[] =
-    "usage: spanscope convert IN OUT\n"
+    "usage: spanscope convert [--torch-tb] IN OUT\n"
     "\n"
     "Converts a recording between formats, chosen by the file extensions:\n"
     "  .h5        spanscope / scope-profiler HDF5 (schema 3 when written:\n"
     "             rows per rank and region, a rank per process of a trace)\n"
-    "  .json      Chrome trace event JSON (Perfetto, chrome://tracing, TensorBoard)\n"
+    "  .json      Chrome trace event JSON (Perfetto, chrome://tracing, HTA), one\n"
+    "             slice per span\n"
     "  .json.gz   the same, gzip-compressed\n"
     "  .pftrace   Perfetto protobuf trace (compact; ui.perfetto.dev)\n"
+    "\n"
+    "--torch-tb  JSON in the layout of TensorBoard's profiler plugin\n"
+    "            (torch-tb-profiler, deprecated): each span also as a cpu_op\n"
+    "            copy, plus the \"PyTorch Profiler (0)\" window; other viewers\n"
+    "            draw those spans twice\n"
     "\n"
     "OUT is written to a temporary name and renamed into place.  On a\n"
     "terminal, progress is shown on stderr for large inputs.\n";
@@ -70,10 +76,15 @@ static int convert_to_h5(const char *in, sps__tl_format_t fi, const char *out) {
 /* spanscope convert IN OUT */
 int cmd_convert(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
+    int torch_tb = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(convert_help, stdout);
             return 0;
+        }
+        if (!strcmp(argv[i], "--torch-tb")) {
+            torch_tb = 1;
+            continue;
         }
         if (argv[i][0] == '-' && argv[i][1])
             return die(EXIT_USAGE, "convert: unknown option '%s' (see spanscope convert --help)", argv[i]);
@@ -88,6 +99,9 @@ int cmd_convert(int argc, char **argv) {
     if (fo == SPS__TL_UNKNOWN)
         return die(EXIT_USAGE, "convert: %s: unknown output format (.h5, .json, .json.gz, .pftrace)", out);
     input_watchdog(in);
+    if (torch_tb && fo != SPS__TL_JSON && fo != SPS__TL_JSON_GZ)
+        return die(EXIT_USAGE, "convert: --torch-tb is a JSON layout (OUT .json or .json.gz), "
+                               "not for %s", out);
     if (fo == SPS__TL_H5) return convert_to_h5(in, fi, out);
     sps__tlr_t *r;
     int rc = sps__tlr_open(&r, in, fi);
@@ -100,7 +114,9 @@ int cmd_convert(int argc, char **argv) {
     }
     const sps__tl_header_t *h = sps__tlr_header(r);
     sps__tl_header_t oh = *h;
-    oh.kineto = 1; /* JSON for torch's tools (TensorBoard, HTA): chrome_json.c */
+    /* JSON for torch's tools (HTA, Perfetto; TensorBoard's plugin with
+     * --torch-tb): chrome_json.c */
+    oh.kineto = torch_tb ? SPS__TL_TORCH_TB : 1;
     sps__tlw_t *w;
     rc = sps__tlw_open(&w, tmp, fo, &oh);
     if (rc) {

@@ -13,18 +13,24 @@
  *   ...one s/t/f event per flow point ("bp":"e" when enclosing)...
  *   {"ph":"X","cat":"user_annotation","name":"solve","pid":1,"tid":7,"ts":12345.678,"dur":0.125,
  *    "args":{"External id":1,"Record function id":0,"Ev Idx":0,...the caller's args...}},
+ *   ...one X event per span, always: the user_annotation event, torch's
+ *      (and tensorplay's) category for a record_function...
+ *   {"ph":"i","s":"g","name":"Record Window End",...}
+ *   (after the spans' extent, when there is a span)
+ *   (kineto's args and the window end only when the header asks for them,
+ *   h->kineto >= 1: scope-profiler's export writes each span with its own
+ *   args only)
+ *
+ * The TensorBoard layout (h->kineto == SPS__TL_TORCH_TB: `spanscope
+ * convert --torch-tb`, the Python face's tensorboard_trace_handler(...,
+ * torch_tb=True)) adds, for TensorBoard's profiler plugin (deprecated):
  *   {"ph":"X","cat":"cpu_op","name":"solve",...the same...,"spanscope_view":1},
- *   ...per span: the user_annotation event (torch's category for
- *      record_function), then its cpu_op view (below); a ProfilerStep#N
- *      span has the user_annotation event only...
+ *      after each span but ProfilerStep#N (a copy the plugin needs, every
+ *      other viewer draws twice),
  *   {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":1,"tid":0,"ts":..,"dur":..,
  *    "args":{"Op count":0}},
- *   {"ph":"i","s":"g","name":"Iteration Start: PyTorch Profiler",...},
- *   {"ph":"i","s":"g","name":"Record Window End",...}
- *   (these three over the spans' extent, when there is a span)
- *   (kineto's args, the cpu_op views and the window events only when the
- *   header asks for them, h->kineto: scope-profiler's export writes each
- *   span once with its own args)
+ *   {"ph":"i","s":"g","name":"Iteration Start: PyTorch Profiler",...}
+ *      before the window end.
  *   ],
  *   "schemaVersion":1,"displayTimeUnit":"ms","baseTimeNanoseconds":N,
  *   "traceName":"...","distributedInfo":{"rank": R, "world_size": W[, "backend": "B"]},
@@ -32,14 +38,16 @@
  *   (only when the header has an anchor),"deviceProperties":[]}
  *
  * The layout follows torch's (kineto's) traces so that the tools torch
- * users have read ours (docs/profiler.md, "TensorBoard and HTA"):
- * TensorBoard's profiler plugin (torch-tb-profiler) drops every
- * user_annotation event but ProfilerStep#N, so each span also comes as a
- * "cpu_op" event -- what its Operator view, its CPU Exec share and its
- * step time without ProfilerStep spans are computed from -- marked
- * "spanscope_view":1 so that our reader keeps one span, not two.  The
- * "Trace" span "PyTorch Profiler (0)" gives the plugin the profiled
- * window; "Record Window End" ends it as kineto's does.  HTA finds a
+ * users have read ours (docs/profiler.md, "TensorBoard and HTA"), one
+ * slice per span: a viewer draws each span once.  Only TensorBoard's
+ * profiler plugin (torch-tb-profiler, deprecated) needs more: it drops
+ * every user_annotation event but ProfilerStep#N, so in its layout each
+ * span also comes as a "cpu_op" event -- what its Operator view, its CPU
+ * Exec share and its step time without ProfilerStep spans are computed
+ * from -- marked "spanscope_view":1 so that our reader keeps one span,
+ * not two; the "Trace" span "PyTorch Profiler (0)" gives the plugin the
+ * profiled window.  "Record Window End" ends the window as kineto's
+ * (and tensorplay's) traces do.  HTA finds a
  * file's rank with the pattern "rank":\s+(\d+), hence the space in
  * distributedInfo (nowhere else: every other "rank" key is written
  * without one, so HTA cannot match an event's args first).
@@ -618,14 +626,16 @@ int sps__cjw_span_args(sps__cjw_t *w, const sps__tl_span_t *s, const char *args)
     if (s->end_ns > w->end_ns) w->end_ns = s->end_ns;
     w->nspans++;
     if (put_x(w, s, "\"user_annotation\"", args, 0)) return w->err;
-    if (!w->kineto || is_step_name(w->ename[s->name], w->elen[s->name])) return 0;
+    if (w->kineto != SPS__TL_TORCH_TB || is_step_name(w->ename[s->name], w->elen[s->name]))
+        return 0;
     return put_x(w, s, "\"cpu_op\"", args, 1);
 }
 
 /* Writes kineto's window events over the spans' extent (none without a
- * span): the "Trace" span "PyTorch Profiler (0)", which TensorBoard's
- * plugin takes as the profiled range, and the instants "Iteration Start:
- * PyTorch Profiler" and "Record Window End".  Returns 0 or SPS_EIO. */
+ * span): the instant "Record Window End"; in the TensorBoard layout first
+ * the "Trace" span "PyTorch Profiler (0)", which TensorBoard's plugin
+ * takes as the profiled range, and the instant "Iteration Start: PyTorch
+ * Profiler".  Returns 0 or SPS_EIO. */
 static int put_window(sps__cjw_t *w) {
     if (!w->kineto || !w->nspans) return 0;
     char ev[CJW_EVENT_MAX], pid[24], ts[32], dur[32], end[32];
@@ -633,7 +643,9 @@ static int put_window(sps__cjw_t *w) {
     ts[fmt_us(ts, w->first_ns - w->base_ns)] = 0;
     dur[fmt_us(dur, w->end_ns - w->first_ns)] = 0;
     end[fmt_us(end, w->end_ns - w->base_ns)] = 0;
-    int n = snprintf(ev, sizeof ev,
+    int n;
+    if (w->kineto != SPS__TL_TORCH_TB) goto window_end;
+    n = snprintf(ev, sizeof ev,
                      "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\","
                      "\"pid\":%s,\"tid\":0,\"ts\":%s,\"dur\":%s,\"args\":{\"Op count\":0}}",
                      pid, ts, dur);
@@ -642,6 +654,7 @@ static int put_window(sps__cjw_t *w) {
                  "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Iteration Start: PyTorch Profiler\","
                  "\"pid\":%s,\"tid\":0,\"ts\":%s}", pid, ts);
     if (put_event(w, ev, (size_t)n)) return w->err;
+window_end:
     n = snprintf(ev, sizeof ev,
                  "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\","
                  "\"pid\":%s,\"tid\":0,\"ts\":%s}", pid, end);

@@ -99,9 +99,12 @@ typedef struct sps__tl_header {
      * out (HTA and TensorBoard read a present backend as one in use). */
     const char *backend;
     /* 1: a JSON writer adds what torch's tools read (kineto's conventions,
-     * chrome_json.c): kineto's args on every span, a cpu_op view of each
-     * span, the "PyTorch Profiler (0)" window and its instants -- for the
-     * torch face's traces, convert and merge.  0: each span once, with the
+     * chrome_json.c): kineto's args on every span and the "Record Window
+     * End" instant, each span still one slice -- for the torch face's
+     * traces, convert and merge.  SPS__TL_TORCH_TB (2): also what the
+     * deprecated TensorBoard profiler plugin needs, a cpu_op copy of each
+     * span, the "PyTorch Profiler (0)" window span and its start instant
+     * (spanscope convert --torch-tb).  0: each span once, with the
      * caller's args only (scope-profiler's export_chrome_trace). */
     int kineto;
 } sps__tl_header_t;
@@ -117,6 +120,9 @@ SPS__HIDDEN int sps__tl_sort_by_time(void *base, size_t n, size_t sz,
 /* A counter value as JSON text (%.17g, '.' whatever the locale) into buf
  * (>= 32 bytes).  Returns its length, 0 when v is not finite. */
 SPS__HIDDEN size_t sps__tl_fmt_double(char *buf, size_t cap, double v);
+
+/* sps__tl_header_t.kineto: the TensorBoard profiler plugin's layout. */
+#define SPS__TL_TORCH_TB 2
 
 typedef struct sps__tl_span {
     uint32_t name;     /* index into header names */

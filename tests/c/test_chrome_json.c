@@ -242,18 +242,49 @@ static void test_roundtrip(void **state) {
     assert_non_null(strstr(txt, "\"baseTimeNanoseconds\":1234567890123"));
     /* HTA's rank pattern needs the space; no backend was named */
     assert_non_null(strstr(txt, "\"distributedInfo\":{\"rank\": 1, \"world_size\": 3}"));
-    /* every span twice (user_annotation, then the cpu_op view), read once
-     * (check_tl); the window events once */
-    size_t nua = 0, nop = 0;
+    /* every span once (user_annotation, as torch writes a
+     * record_function): no cpu_op copy, no "Trace" window span; the
+     * window end once */
+    size_t nua = 0, nop = 0, nx = 0;
     for (const char *q = txt; (q = strstr(q, "\"cat\":\"user_annotation\"")); q++) nua++;
     for (const char *q = txt; (q = strstr(q, "\"cat\":\"cpu_op\"")); q++) nop++;
+    for (const char *q = txt; (q = strstr(q, "\"ph\":\"X\"")); q++) nx++;
     assert_int_equal(nua, t.nspans);
-    assert_int_equal(nop, t.nspans);
-    assert_non_null(strstr(txt, "\"name\":\"PyTorch Profiler (0)\""));
+    assert_int_equal(nop, 0);
+    assert_int_equal(nx, t.nspans);
+    assert_null(strstr(txt, "\"name\":\"PyTorch Profiler (0)\""));
+    assert_null(strstr(txt, "Iteration Start"));
     assert_non_null(strstr(txt, "\"name\":\"Record Window End\""));
     assert_int_equal(txt[0], '{');
     for (size_t i = 0; i < n; i++) /* only ASCII escapes or valid UTF-8 */
         assert_true((unsigned char)txt[i] >= 0x20 || txt[i] == '\n');
+    free(txt);
+    free(t.spans);
+}
+
+/* The TensorBoard layout (convert --torch-tb): each span also as a
+ * cpu_op copy marked spanscope_view, the "PyTorch Profiler (0)" window
+ * span and its start instant; our reader still reads each span once. */
+static void test_torch_tb_layout(void **state) {
+    (void)state;
+    tl_t t;
+    make_tl(&t);
+    t.h.kineto = SPS__TL_TORCH_TB;
+    const char *p = tu_path("chrome_tb.json");
+    assert_int_equal(write_tl(&t, p, 0), 0);
+    check_tl(&t, p);
+    size_t n;
+    char *txt = get_file(p, &n);
+    size_t nua = 0, nop = 0, nview = 0;
+    for (const char *q = txt; (q = strstr(q, "\"cat\":\"user_annotation\"")); q++) nua++;
+    for (const char *q = txt; (q = strstr(q, "\"cat\":\"cpu_op\"")); q++) nop++;
+    for (const char *q = txt; (q = strstr(q, "\"spanscope_view\":1")); q++) nview++;
+    assert_int_equal(nua, t.nspans);
+    assert_int_equal(nop, t.nspans);
+    assert_int_equal(nview, t.nspans);
+    assert_non_null(strstr(txt, "\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\""));
+    assert_non_null(strstr(txt, "\"name\":\"Iteration Start: PyTorch Profiler\""));
+    assert_non_null(strstr(txt, "\"name\":\"Record Window End\""));
     free(txt);
     free(t.spans);
 }
@@ -623,6 +654,7 @@ static void test_gzip_limits(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_torch_tb_layout),
         cmocka_unit_test(test_roundtrip_gz),
         cmocka_unit_test(test_names_and_empty),
         cmocka_unit_test(test_writer_errors),
