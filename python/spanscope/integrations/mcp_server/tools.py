@@ -39,7 +39,8 @@ __all__ = [
     "DIFF_METRICS", "PLOT_TYPES", "SORT_KEYS", "TOOL_NAMES", "ToolError",
     "compare_benchmarks", "compare_profiles", "inspect_profile", "metadata_payload",
     "metadata_sections", "plot_profile", "profile_headline", "read_results",
-    "region_row", "region_rows", "run_benchmark", "run_profile",
+    "region_row", "region_rows", "run_benchmark", "run_profile", "time_span",
+    "unread_groups",
 ]
 
 #: The tools the server registers, by name (scope-profiler's six).

@@ -1,0 +1,1027 @@
+"""A terminal browser for profiles (scope-profiler 0.7.5's ``tui``), over
+spanscope's reader.
+
+``spanscope tui FILE`` (or ``python -m spanscope.integrations.tui FILE``)
+opens a Textual app: a navigation tree on the left (Overview, Plots,
+Metadata, Regions, Raw HDF5) and the selected item's details on the right,
+with a plot-settings panel when a plot is selected.  Keys: ``q`` quit,
+``escape`` back to the tree, ``g`` show the plot in Matplotlib (a child
+process), ``p`` open it with Plotly in the browser, ``t`` draw a text chart
+in the pane (durations), ``s`` save it as a PNG, ``v`` open the flame plots'
+profile in Snakeviz.
+
+The profile is read once by ``spanscope.read_profile`` (the C reader: the
+one fold's parents and self times); every number shown comes from its
+result objects and the rows of
+:func:`spanscope.integrations.mcp_server.tools.region_rows`, the same the MCP
+tools return.  Plots are drawn by :mod:`spanscope.plots`.  The "Raw HDF5"
+section lists the file's groups and datasets (names, shapes, types, the
+first elements) as h5py sees them, for looking, not for analysis.
+
+Textual is the optional ``tui`` extra (``pip install "spanscope[tui]"``);
+everything but the app itself (:func:`build_browser_model`,
+:func:`node_detail_text`, :func:`render_plot`, :func:`render_text_chart`)
+works without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import webbrowser
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+import numpy as np
+
+import spanscope
+from spanscope.integrations.mcp_server.tools import (
+    metadata_sections,
+    region_row,
+    region_rows,
+    time_span,
+    unread_groups,
+)
+from spanscope.plots import (
+    FLAME_CMAP,
+    plot_callgraph,
+    plot_duration_histogram,
+    plot_duration_timeseries,
+    plot_durations,
+    plot_flame_chart,
+    plot_flame_graph,
+    plot_gantt,
+    plot_imbalance,
+)
+
+__all__ = [
+    "BrowserModel", "BrowserNode", "PLOT_CATALOG", "build_browser_model",
+    "build_parser", "create_app", "main", "node_detail_text", "parse_ranks",
+    "render_plot", "render_plotext_text", "render_text_chart",
+]
+
+#: The plots the Plots section offers (name -> what it shows), drawn by
+#: spanscope.plots.
+PLOT_CATALOG = {
+    "gantt": "Per-rank timeline of recorded calls",
+    "durations": "Duration statistics by region",
+    "flame_chart": "Time-based nested call-stack flame chart",
+    "flame_graph": "Aggregated call-stack flame graph",
+    "callgraph": "Call graph from explicit call and parent ids",
+    "timeseries": "Duration of each call over time",
+    "histogram": "Call-duration distribution by region",
+    "imbalance": "Per-rank duration comparison",
+}
+#: The plots the pane can draw as text (key t).
+TEXT_PLOTS = frozenset({"durations"})
+_TEXT_LOCK = threading.RLock()
+_MAX_CALL_ROWS = 200      # calls listed per region and rank
+_MAX_H5_CHILDREN = 500    # children listed per HDF5 group
+_MAX_H5_DEPTH = 32
+_PLOT_LABELS = {"flame_chart": "Flame chart", "flame_graph": "Flame graph"}
+
+
+@dataclass
+class BrowserNode:
+    """One item of the navigation tree: its label, its kind (what the
+    detail pane shows for it), its data and its children."""
+
+    label: str
+    kind: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    children: list[BrowserNode] = field(default_factory=list)
+
+
+@dataclass
+class BrowserModel:
+    """A profile as the browser shows it: the file, its results
+    (spanscope.ProfilingResults) and the navigation tree's root."""
+
+    file_path: Path
+    results: Any
+    root: BrowserNode
+
+
+# ---------------------------------------------------------------------------
+# text helpers
+# ---------------------------------------------------------------------------
+
+def _format_scalar(value) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return _format_scalar(value.item())
+        return ", ".join(_format_scalar(v) for v in value.tolist())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_format_scalar(v) for v in value)
+    return str(value)
+
+
+def _safe(value) -> str:
+    try:
+        return _format_scalar(value)
+    except Exception:  # a value whose str() fails must not take the view down
+        return f"<unprintable {type(value).__name__}>"
+
+
+def _table(headers, rows, *, compact: bool = False, maxcolwidths=None) -> str:
+    """rows under headers: a rounded box (compact: plain columns); a cell
+    wider than its maxcolwidths entry wraps onto more lines."""
+    rows = [[_safe(v) for v in row] for row in rows]
+    headers = [str(h) for h in headers]
+    n = len(headers)
+    limits = list(maxcolwidths or []) + [None] * n
+
+    def cell_lines(text, i):
+        lines = text.splitlines() or [""]
+        if limits[i]:
+            lines = [w for line in lines
+                     for w in (textwrap.wrap(line, limits[i], break_long_words=True,
+                                             replace_whitespace=False) or [""])]
+        return lines
+
+    body = [[cell_lines(row[i] if i < len(row) else "", i) for i in range(n)]
+            for row in rows]
+    widths = [max([len(headers[i])] + [len(line) for r in body for line in r[i]])
+              for i in range(n)]
+
+    def render(cells, sep, left, right):
+        height = max(len(c) for c in cells)
+        out = []
+        for k in range(height):
+            parts = [(c[k] if k < len(c) else "").ljust(widths[i]) for i, c in enumerate(cells)]
+            out.append((left + sep.join(parts) + right).rstrip() if compact
+                       else left + sep.join(parts) + right)
+        return out
+
+    if compact:
+        lines = render([[h] for h in headers], "  ", "", "")
+        for r in body:
+            lines += render(r, "  ", "", "")
+        return "\n".join(lines)
+    top = "╭─" + "─┬─".join("─" * w for w in widths) + "─╮"
+    mid = "├─" + "─┼─".join("─" * w for w in widths) + "─┤"
+    bottom = "╰─" + "─┴─".join("─" * w for w in widths) + "─╯"
+    lines = [top, *render([[h] for h in headers], " │ ", "│ ", " │"), mid]
+    for r in body:
+        lines += render(r, " │ ", "│ ", " │")
+    lines.append(bottom)
+    return "\n".join(lines)
+
+
+def _duration(value) -> str:
+    return "-" if value is None else f"{value:.6g} s"
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.6g}%"
+
+
+def parse_ranks(spec: str) -> list[int] | None:
+    """Ranks like "0,2-4" as a sorted list (None for an empty spec);
+    ValueError for anything else."""
+    spec = (spec or "").strip()
+    if not spec:
+        return None
+    out: set[int] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        if not lo.strip().isdigit() or (sep and not hi.strip().isdigit()):
+            raise ValueError(f"ranks: expected ranks like 0,2-4, got {spec!r}")
+        a, b = int(lo), int(hi) if sep else int(lo)
+        if b < a or b - a > 100_000:
+            raise ValueError(f"ranks: bad range {part!r}")
+        out.update(range(a, b + 1))
+    return sorted(out)
+
+
+def _split_patterns(value) -> list[str] | None:
+    items = [p.strip() for p in str(value or "").split(",") if p.strip()]
+    return items or None
+
+
+def _select_regions(results, include, exclude) -> list:
+    """results.get_regions(include, exclude); ValueError("Invalid region
+    filter: ...") for a pattern that does not compile."""
+    for p in (include or []) + (exclude or []):
+        try:
+            re.compile(p)
+        except re.error as exc:
+            raise ValueError(f"Invalid region filter: {p!r}: {exc}") from None
+    return results.get_regions(include=include, exclude=exclude)
+
+
+# ---------------------------------------------------------------------------
+# the model
+# ---------------------------------------------------------------------------
+
+def _h5_node(name: str, obj, h5py, depth: int = 0) -> BrowserNode:
+    attrs = {}
+    for key in list(obj.attrs.keys())[:_MAX_H5_CHILDREN]:
+        try:
+            attrs[key] = _safe(obj.attrs[key])
+        except Exception as exc:  # an attribute h5py cannot decode
+            attrs[key] = f"<unreadable: {exc}>"
+    if isinstance(obj, h5py.Dataset):
+        try:
+            preview = _dataset_preview(obj)
+        except Exception as exc:
+            preview = f"<unreadable: {exc}>"
+        return BrowserNode(name, "h5_dataset", {
+            "name": name, "path": obj.name, "shape": obj.shape, "dtype": str(obj.dtype),
+            "size": int(obj.size), "chunks": obj.chunks, "compression": obj.compression,
+            "attrs": attrs, "preview": preview})
+    keys = sorted(obj.keys())
+    children = []
+    if depth < _MAX_H5_DEPTH:
+        for key in keys[:_MAX_H5_CHILDREN]:
+            try:
+                children.append(_h5_node(key, obj[key], h5py, depth + 1))
+            except Exception as exc:  # a dangling link, an unreadable object
+                children.append(BrowserNode(key, "message", {"text": f"{key}: {exc}"}))
+    if len(keys) > len(children) and depth < _MAX_H5_DEPTH:
+        more = len(keys) - len(children)
+        children.append(BrowserNode(f"… {more} more", "message",
+                                    {"text": f"{more} more members not listed"}))
+    return BrowserNode(name, "h5_group", {"name": name, "path": obj.name, "attrs": attrs,
+                                          "members": len(keys)}, children)
+
+
+def _dataset_preview(dataset) -> str:
+    if dataset.shape == ():
+        return _format_scalar(dataset[()])
+    if dataset.size == 0:
+        return "empty"
+    sl = tuple(slice(0, min(size, 8)) for size in dataset.shape)
+    preview = np.asarray(dataset[sl])
+    more = "" if dataset.size <= preview.size else " ..."
+    return np.array2string(preview, threshold=16, edgeitems=4) + more
+
+
+def _raw_h5(path: Path):
+    """The file's group tree, None when it is not HDF5 (a JSON profile)."""
+    try:
+        import h5py
+    except ImportError:
+        return None
+    try:
+        if not h5py.is_hdf5(str(path)):
+            return None
+        with h5py.File(path, "r") as f:
+            return _h5_node("/", f, h5py)
+    except (OSError, ValueError) as exc:
+        return BrowserNode("Raw HDF5", "message", {"text": f"Cannot list the file: {exc}"})
+
+
+def build_browser_model(file_path) -> BrowserModel:
+    """Reads a profile (``spanscope.read_profile``: .h5 or scope-profiler's
+    .json) and builds the navigation tree.  FileNotFoundError for a missing
+    file, the reader's OSError / ValueError for one that is not a profile."""
+    path = Path(os.fspath(file_path))
+    if not path.exists():
+        raise FileNotFoundError(f"No profile at {str(path)!r}")
+    results = spanscope.read_profile(path)
+    rows = {r["name"]: r for r in region_rows(results, sort="total")}
+
+    sections, modules = metadata_sections(results.metadata)
+    metadata_children = [BrowserNode(title, "metadata_section", {"entries": entries})
+                         for title, entries in sections if entries]
+    if modules is not None:
+        mods = list(modules) if isinstance(modules, (list, tuple, np.ndarray)) else [modules]
+        metadata_children.append(BrowserNode("Modules", "modules",
+                                             {"modules": [_safe(m) for m in mods]}))
+
+    region_children = []
+    for region in results.get_regions():
+        calls = [BrowserNode(f"Rank {rank}", "rank_calls",
+                             {"region": region, "rank": rank, "results": results})
+                 for rank in region.ranks]
+        children = [BrowserNode("Summary", "region_summary",
+                                {"region": region, "row": rows.get(region.name)}),
+                    BrowserNode("Calls", "region_calls", {"region": region}, calls)]
+        if region.has_source:
+            children.append(BrowserNode("Source", "source", {"region": region}))
+        region_children.append(BrowserNode(region.name, "region",
+                                           {"region": region, "row": rows.get(region.name)},
+                                           children))
+
+    plot_children = [BrowserNode(_PLOT_LABELS.get(name, name.title()), "plot",
+                                 {"results": results, "plot_name": name,
+                                  "description": description})
+                     for name, description in PLOT_CATALOG.items()]
+    sections_nodes = [
+        BrowserNode("Overview", "overview", {"results": results}),
+        BrowserNode("Plots", "plots", {"results": results}, plot_children),
+        BrowserNode("Metadata", "metadata", {"metadata": results.metadata},
+                    metadata_children),
+        BrowserNode("Regions", "regions", {"results": results}, region_children),
+    ]
+    raw = _raw_h5(path)
+    if raw is not None:
+        sections_nodes.append(BrowserNode("Raw HDF5", raw.kind, raw.payload, raw.children))
+    root = BrowserNode(path.name, "root", {"file_path": path, "results": results},
+                       sections_nodes)
+    return BrowserModel(file_path=path, results=results, root=root)
+
+
+# ---------------------------------------------------------------------------
+# the detail pane
+# ---------------------------------------------------------------------------
+
+def _overview(results) -> str:
+    path = Path(results.file_path)
+    rows = region_rows(results, sort="total")
+    region_time = sum(r["total"] for r in rows if r["total"] is not None)
+    calls = sum(r["calls"] for r in rows)
+    imbalance = max((r["imbalance"] for r in rows if r["imbalance"]), default=None)
+    span = time_span(results)
+    try:
+        size = f"{path.stat().st_size / 1024 ** 2:.2f} MiB"
+    except OSError:
+        size = "-"
+    metrics = [("File", path), ("Label", results.display_label or "-"),
+               ("Ranks", results.num_ranks), ("Regions", len(rows)), ("Calls", calls),
+               ("Size", size)]
+    if span is not None:
+        metrics.append(("Profiled wall clock", f"{span:.6g} s"))
+    if results.total_time is not None:
+        metrics.append(("Setup to finalize", f"{results.total_time:.6g} s"))
+    if imbalance is not None:
+        metrics.append(("Max rank imbalance", f"{imbalance:.6g}%"))
+    text = _table(("Metric", "Value"), metrics)
+    unread = unread_groups(results)
+    if unread:
+        text += (f"\n\nNot shown: the file's {', '.join(unread)} data (spanscope's reader "
+                 "does not read it yet).")
+    if not rows:
+        return text + "\n\nNo regions recorded."
+    top = []
+    for r in rows[:5]:
+        total = r["total"] or 0.0
+        width = round(24 * total / region_time) if region_time else 0
+        top.append((r["name"], _duration(r["total"]),
+                    f"{total / region_time:.1%}" if region_time else "-", "█" * width))
+    return (text + "\n\nTop regions by total time\n\n"
+            + _table(("Region", "Total", "Share", ""), top, compact=True)
+            + "\n\nSelect Regions for the complete breakdown.")
+
+
+def _region_summary(region, row) -> str:
+    row = row or region_row(region)
+    lines = [("Region", region.name), ("Ranks", row["num_ranks"]), ("Calls", row["calls"]),
+             ("Total", _duration(row["total"])),
+             ("Exclusive (self)", _duration(row["exclusive"])),
+             ("Average", _duration(row["avg"])),
+             ("Min / max", f"{_duration(row['min'])} / {_duration(row['max'])}"),
+             ("P50 / P95 / P99", f"{_duration(row['p50'])} / {_duration(row['p95'])} / "
+                                 f"{_duration(row['p99'])}"),
+             ("Std", _duration(row["std"])),
+             ("Rank imbalance", _pct(row["imbalance"]))]
+    if row.get("gpu_total") is not None:
+        lines.append(("GPU total / avg",
+                      f"{_duration(row['gpu_total'])} / {_duration(row['gpu_avg'])}"))
+    if region.tags:
+        lines.append(("Tags", ", ".join(map(str, region.tags))))
+    if region.has_source:
+        lines.append(("Source", f"{region.source_file}:{region.source_lineno}"))
+    return _table(("Metric", "Value"), lines)
+
+
+def _rank_calls(region, rank, results) -> str:
+    data = region[rank]
+    if not data.num_calls:
+        return "No calls recorded."
+    if not data.has_event_data:
+        return (f"{region.name} on rank {rank}: {data.num_calls} calls, statistics only "
+                "(the file stores no per-call events).")
+    origin = results.time_origin if results is not None else 0.0
+    events = data.events(origin=origin)
+    self_s = data.exclusive_durations
+    rows = [(e["call_index"], f"{e['start']:.9g}", f"{e['end']:.9g}",
+             f"{e['duration']:.9g}", f"{float(self_s[i]):.9g}")
+            for i, e in enumerate(events[:_MAX_CALL_ROWS])]
+    text = (f"Calls | {region.name} | rank {rank} (seconds from the run's start)\n\n"
+            + _table(("#", "Start", "End", "Duration", "Self"), rows))
+    if len(events) > _MAX_CALL_ROWS:
+        text += f"\n… {len(events) - _MAX_CALL_ROWS} more calls not listed"
+    return text
+
+
+def node_detail_text(node: BrowserNode) -> str:
+    """The text the detail pane shows for a node of the tree."""
+    kind, payload = node.kind, node.payload
+    if kind in ("overview", "root"):
+        return _overview(payload["results"])
+    if kind == "plots":
+        lines = ["Plots", "", "Select a plot below, then press:",
+                 "  g  Show it in Matplotlib", "  p  Open it with Plotly in the browser",
+                 "  t  Draw a text chart here (durations)", "  s  Save it as a PNG",
+                 "Edit the region filters to change the selected regions.", "",
+                 "Available plots:"]
+        lines += [f"  {name:<12} {desc}" for name, desc in PLOT_CATALOG.items()]
+        return "\n".join(lines)
+    if kind == "plot":
+        lines = [f"Plot: {payload['plot_name']}", payload["description"], "",
+                 "Press g for Matplotlib, t for a text chart (durations), p for Plotly in a "
+                 "browser, or s to save a PNG."]
+        if payload["plot_name"] in ("flame_chart", "flame_graph"):
+            lines.append("Press v to open the profile in Snakeviz.")
+        return "\n".join(lines)
+    if kind == "metadata":
+        metadata = payload["metadata"]
+        if not metadata:
+            return "No metadata recorded."
+        sections, modules = metadata_sections(metadata)
+        lines = ["Metadata", "", f"{len(metadata)} metadata entries recorded.",
+                 "Select a section below to inspect its values:", ""]
+        lines += [f"• {title} ({len(entries)} entries)" for title, entries in sections
+                  if entries]
+        if modules is not None:
+            lines.append("• Modules")
+        return "\n".join(lines)
+    if kind == "metadata_section":
+        return _table(("Key", "Value"), payload["entries"], maxcolwidths=(28, 72))
+    if kind == "modules":
+        return "\n".join(payload["modules"]) or "No modules recorded."
+    if kind == "regions":
+        rows = region_rows(payload["results"], sort="total")
+        if not rows:
+            return "No regions recorded."
+        return _table(("Region", "Ranks", "Calls", "Total", "Self", "Avg", "Imbalance"),
+                      [(r["name"], r["num_ranks"], r["calls"], _duration(r["total"]),
+                        _duration(r["exclusive"]), _duration(r["avg"]), _pct(r["imbalance"]))
+                       for r in rows])
+    if kind in ("region", "region_summary"):
+        return _region_summary(payload["region"], payload.get("row"))
+    if kind == "region_calls":
+        region = payload["region"]
+        return (f"Calls | {region.name}\n\n"
+                + _table(("Rank", "Calls"), [(k, region[k].num_calls) for k in region.ranks]))
+    if kind == "rank_calls":
+        return _rank_calls(payload["region"], payload["rank"], payload.get("results"))
+    if kind == "source":
+        region = payload["region"]
+        if not region.has_source:
+            return "Source not captured."
+        text = region.source_text or "(the file stores no source text for this region)"
+        return f"{region.source_file}:{region.source_lineno}\n\n{text}"
+    if kind == "h5_group":
+        lines = [f"HDF5 group: {payload['path']}", f"Members: {payload['members']}"]
+        if payload["attrs"]:
+            lines += ["", "Attributes", _table(("Key", "Value"), sorted(payload["attrs"].items()),
+                                               maxcolwidths=(28, 72))]
+        return "\n".join(lines)
+    if kind == "h5_dataset":
+        lines = [f"HDF5 dataset: {payload['path']}", f"Shape: {payload['shape']}",
+                 f"Dtype: {payload['dtype']}", f"Size: {payload['size']}",
+                 f"Chunks: {payload['chunks'] or '-'}",
+                 f"Compression: {payload['compression'] or '-'}", "", "Preview",
+                 payload["preview"]]
+        if payload["attrs"]:
+            lines += ["", "Attributes", _table(("Key", "Value"), sorted(payload["attrs"].items()),
+                                               maxcolwidths=(28, 72))]
+        return "\n".join(lines)
+    if kind == "message":
+        return payload["text"]
+    return node.label
+
+
+# ---------------------------------------------------------------------------
+# plots
+# ---------------------------------------------------------------------------
+
+def _plot_options(node: BrowserNode, settings: dict | None):
+    if node.kind != "plot":
+        raise ValueError("Select an individual plot before rendering.")
+    settings = settings or {}
+    include, exclude = _split_patterns(settings.get("include")), \
+        _split_patterns(settings.get("exclude"))
+    _select_regions(node.payload["results"], include, exclude)  # checks the patterns
+    return settings, include, exclude, parse_ranks(str(settings.get("ranks", "")))
+
+
+def render_plot(node: BrowserNode, *, filepath=None, show: bool = False,
+                settings: dict | None = None):
+    """Draws a Plots node's plot with spanscope.plots: to filepath (returned
+    as a string), or in a window with show.  settings: include / exclude
+    (comma-separated patterns), ranks ("0,2-4"), cmap, backend, log_scale,
+    and for durations metric, sort_by, top_n; bins (histogram);
+    imbalance_metric.  ValueError for a node that is not a plot or a bad
+    setting."""
+    settings, include, exclude, ranks = _plot_options(node, settings)
+    results = node.payload["results"]
+    name = node.payload["plot_name"]
+    cmap = settings.get("cmap") or "tab20"
+    if name in ("flame_chart", "flame_graph") and cmap == "tab20":
+        cmap = FLAME_CMAP
+    common = {"filepath": str(filepath) if filepath else None, "show": show,
+              "verbose": False, "backend": settings.get("backend") or "matplotlib",
+              "include": include, "exclude": exclude, "ranks": ranks, "cmap": cmap}
+    log_scale = bool(settings.get("log_scale", False))
+    this = sys.modules[__name__]  # the plot functions by name (tests replace them)
+    if name == "durations":
+        top_n = str(settings.get("top_n", "") or "").strip()
+        if top_n and not top_n.isdigit():
+            raise ValueError(f"Top N must be a whole number, got {top_n!r}")
+        this.plot_durations(results, metric=str(settings.get("metric") or "total"),
+                            sort_by=settings.get("sort_by") or None,
+                            top_n=int(top_n) if top_n else None, log_scale=log_scale,
+                            **common)
+    elif name == "histogram":
+        bins = str(settings.get("bins", "30") or "30").strip()
+        if not bins.isdigit() or int(bins) < 1:
+            raise ValueError(f"Histogram bins must be a positive whole number, got {bins!r}")
+        this.plot_duration_histogram(results, bins=int(bins), log_scale=log_scale, **common)
+    elif name == "imbalance":
+        this.plot_imbalance(results, metric=settings.get("imbalance_metric") or "total",
+                            log_scale=log_scale, **common)
+    elif name == "timeseries":
+        this.plot_duration_timeseries(results, log_scale=log_scale, **common)
+    elif name == "callgraph":
+        this.plot_callgraph(results, rank=ranks[0] if ranks else 0, include=include,
+                            exclude=exclude, filepath=common["filepath"], show=show,
+                            verbose=False, backend=common["backend"])
+    else:
+        getattr(this, {"gantt": "plot_gantt", "flame_chart": "plot_flame_chart",
+                       "flame_graph": "plot_flame_graph"}[name])(results, **common)
+    return str(filepath) if filepath else None
+
+
+def render_text_chart(node: BrowserNode, *, settings: dict | None = None, width: int = 100,
+                      height: int = 35) -> str:
+    """The durations plot as a text bar chart of at most width columns and
+    height lines (for the detail pane): one bar per selected region, its
+    metric (total, avg, min or max of region_rows) over the selected ranks,
+    sorted by sort_by (default: the metric), cut to top_n and to the lines
+    there are; log_scale draws log10 lengths.  ValueError("Invalid region
+    filter: ...") for a pattern that does not compile; one chart at a time
+    (a lock)."""
+    with _TEXT_LOCK:
+        if node.kind != "plot":
+            raise ValueError("Select an individual plot before rendering.")
+        if node.payload.get("plot_name") not in TEXT_PLOTS:
+            raise ValueError("The text chart is available for the durations plot only.")
+        settings, include, exclude, ranks = _plot_options(node, settings)
+        width, height = max(20, int(width)), max(5, int(height))
+        results = node.payload["results"]
+        metric = str(settings.get("metric") or "total")
+        if metric not in ("total", "avg", "min", "max"):
+            raise ValueError(f"metric must be total, avg, min or max, got {metric!r}")
+        rows = [r for r in region_rows(results, include, exclude, ranks)
+                if r[metric] is not None]
+        sort_by = settings.get("sort_by") or metric
+        key = {"name": "name", "avg": "avg", "min": "min", "max": "max",
+               "total": "total"}.get(sort_by, metric)
+        if key == "name":
+            rows.sort(key=lambda r: r["name"])
+        else:
+            rows.sort(key=lambda r: r[key] or 0.0, reverse=True)
+        top_n = str(settings.get("top_n", "") or "").strip()
+        if top_n:
+            if not top_n.isdigit():
+                raise ValueError(f"Top N must be a whole number, got {top_n!r}")
+            rows = rows[:int(top_n)]
+        title = f"{metric} duration [s]" + (" (log scale)" if settings.get("log_scale") else "")
+        if not rows:
+            return title[:width] + "\n" + "No matching regions with calls."[:width]
+        rows = rows[:height - 1]
+        values = [float(r[metric]) for r in rows]
+        labels = [f"{v:.4g}" for v in values]
+        name_w = min(max(len(r["name"]) for r in rows), max(6, width // 3))
+        value_w = max(len(s) for s in labels)
+        bar_w = max(1, width - name_w - value_w - 4)
+        if settings.get("log_scale"):
+            positive = [v for v in values if v > 0]
+            low = min(positive) / 10 if positive else 1.0
+            scaled = [np.log10(v / low) if v > 0 else 0.0 for v in values]
+        else:
+            scaled = values
+        top = max(scaled) or 1.0
+        lines = [title[:width]]
+        for r, s, label in zip(rows, scaled, labels):
+            name = r["name"] if len(r["name"]) <= name_w else r["name"][:name_w - 1] + "…"
+            bar = "█" * max(0, round(bar_w * s / top))
+            lines.append(f"{name:<{name_w}} │{bar:<{bar_w}} {label:>{value_w}}"[:width])
+        return "\n".join(lines)
+
+
+#: scope-profiler's name of the in-pane chart (it drew it with Plotext).
+render_plotext_text = render_text_chart
+
+
+def _matplotlib_child_script() -> str:
+    """The child process that shows a real Matplotlib window (outside
+    Textual's event loop): argv is file, plot name, settings JSON."""
+    return (
+        "import json, sys\n"
+        "from spanscope.integrations.tui import build_browser_model, render_plot\n"
+        "file_path, plot_name, settings = sys.argv[1:]\n"
+        "plots = next(n for n in build_browser_model(file_path).root.children"
+        " if n.kind == 'plots')\n"
+        "node = next(n for n in plots.children if n.payload['plot_name'] == plot_name)\n"
+        "render_plot(node, show=True, settings=json.loads(settings))\n"
+    )
+
+
+# ---------------------------------------------------------------------------
+# the app
+# ---------------------------------------------------------------------------
+
+_APP_CLASS = None
+
+
+def _app_class():
+    """The Textual App class (built once; Textual imported here only).
+    RuntimeError naming the extra without Textual."""
+    global _APP_CLASS
+    if _APP_CLASS is not None:
+        return _APP_CLASS
+    try:
+        from rich.text import Text
+        from textual.app import App, ComposeResult
+        from textual.containers import Horizontal, Vertical, VerticalScroll
+        from textual.widgets import (Button, Checkbox, Footer, Header, Input, Select, Static,
+                                     Tree)
+    except ImportError as exc:
+        raise RuntimeError("The terminal browser needs Textual (the 'tui' extra): "
+                           "pip install 'spanscope[tui]'") from exc
+    no_selection = getattr(Select, "NULL", getattr(Select, "BLANK", None))
+
+    class BrowserApp(App):
+        """The profile browser: tree on the left, details on the right."""
+
+        class Detail(Static):
+            """The detail text; focusable so it can be scrolled by keys."""
+            can_focus = True
+
+        class DetailScroll(VerticalScroll):
+            can_focus = True
+
+        CSS = """
+        Screen { layout: vertical; }
+        #body { height: 1fr; }
+        #nav { width: 28%; min-width: 24; border: solid $accent; padding: 0 1;
+               overflow-x: hidden; overflow-y: auto; }
+        #right { width: 1fr; }
+        #detail-scroll { height: 1fr; min-height: 8; border: solid $accent; padding: 1 2;
+                         overflow-x: auto; overflow-y: auto; }
+        #detail { height: auto; text-wrap: nowrap; }
+        #settings { height: auto; max-height: 45%; border: solid $accent; padding: 0 1;
+                    display: none; overflow-y: auto; }
+        #selected-regions { height: 3; border: solid $secondary; padding: 0 1;
+                            overflow-y: auto; }
+        .setting { width: 1fr; }
+        """
+        BINDINGS: ClassVar[list] = [
+            ("q", "quit", "Quit"),
+            ("escape", "focus_navigation", "Focus navigation"),
+            ("g", "show_matplotlib", "Show Matplotlib"),
+            ("p", "show_plotly", "Open Plotly"),
+            ("t", "show_text_chart", "Text chart"),
+            ("s", "save_plot", "Save plot"),
+            ("v", "show_snakeviz", "Open in Snakeviz"),
+        ]
+
+        def __init__(self, model: BrowserModel, output_dir=None):
+            super().__init__()
+            self.model = model
+            self.output_dir = Path(output_dir) if output_dir else None
+            self.selected_browser_node: BrowserNode | None = None
+            #: the text the detail pane shows now
+            self.detail_text = ""
+            self.plot_settings = {"include": "", "exclude": "", "ranks": "", "cmap": "tab20",
+                                  "log_scale": False, "metric": "total", "sort_by": "",
+                                  "top_n": "", "bins": "30", "imbalance_metric": "total"}
+            self._text_refresh_timer = None
+
+        # -- layout ---------------------------------------------------------
+        def compose(self) -> ComposeResult:
+            yield Header()
+            with Horizontal(id="body"):
+                yield Tree(self.model.root.label, id="nav")
+                with Vertical(id="right"):
+                    with self.DetailScroll(id="detail-scroll"):
+                        yield self.Detail("", id="detail")
+                    with Vertical(id="settings"):
+                        yield Static("Plot settings", id="settings-title")
+                        yield Input(placeholder="Include regions (comma-separated)",
+                                    id="include", classes="setting")
+                        yield Input(placeholder="Exclude regions (comma-separated)",
+                                    id="exclude", classes="setting")
+                        yield Static("All regions", id="selected-regions", classes="setting")
+                        yield Input(placeholder="Ranks (e.g. 0,2-4)", id="ranks",
+                                    classes="setting")
+                        yield Input(value="tab20", placeholder="Colormap", id="cmap",
+                                    classes="setting")
+                        yield Select([(m.title(), m) for m in ("total", "avg", "min", "max")],
+                                     prompt="Duration metric", value="total", id="metric",
+                                     classes="setting", allow_blank=False)
+                        yield Select([("Default", "")] + [(m.title(), m) for m in
+                                                          ("name", "avg", "min", "max",
+                                                           "total")],
+                                     prompt="Sort by", value="", id="sort_by",
+                                     classes="setting", allow_blank=False)
+                        yield Input(placeholder="Top N regions", id="top_n", classes="setting")
+                        yield Input(value="30", placeholder="Histogram bins", id="bins",
+                                    classes="setting")
+                        yield Select([(m.title(), m) for m in ("total", "avg", "min", "max")],
+                                     prompt="Imbalance metric", value="total",
+                                     id="imbalance_metric", classes="setting",
+                                     allow_blank=False)
+                        yield Checkbox("Log scale", id="log_scale")
+                        yield Button("Apply settings", id="apply-settings", variant="primary")
+            yield Footer()
+
+        def on_mount(self) -> None:
+            self.title = f"spanscope — {self.model.file_path.name}"
+            tree = self.query_one("#nav", Tree)
+            tree.root.data = self.model.root
+            self._populate(tree.root, self.model.root.children)
+            tree.root.expand()
+            tree.focus()
+            if tree.root.children:
+                self._show(tree.root.children[0].data)
+                # the tree has its lines once laid out: move the cursor then
+                self.call_after_refresh(self._select_first)
+            self._update_selected_regions()
+
+        def _select_first(self) -> None:
+            tree = self.query_one("#nav", Tree)
+            if tree.cursor_node is tree.root and tree.root.children:
+                tree.select_node(tree.root.children[0])
+
+        def _populate(self, tree_node, nodes) -> None:
+            for node in nodes:
+                child = tree_node.add(node.label, data=node) if node.children \
+                    else tree_node.add_leaf(node.label, data=node)
+                if node.children:
+                    self._populate(child, node.children)
+
+        # -- the detail pane ------------------------------------------------
+        def _detail(self, node: BrowserNode):
+            """node's detail as rich Text; a view that fails says so in the
+            pane instead of taking the app down."""
+            try:
+                text = node_detail_text(node)
+            except Exception as exc:
+                text = f"Unable to render {node.label}\n\n{type(exc).__name__}: {exc}"
+            return Text(text, no_wrap=node.kind not in ("metadata", "modules"))
+
+        def _set_detail(self, text) -> None:
+            self.detail_text = text.plain if isinstance(text, Text) else str(text)
+            self.query_one("#detail", self.Detail).update(text)
+
+        def _show(self, node: BrowserNode) -> None:
+            self.selected_browser_node = node
+            self.query_one("#settings").styles.display = \
+                "block" if node.kind == "plot" else "none"
+            if node.kind == "plot" and node.payload["plot_name"] in TEXT_PLOTS:
+                # let the layout settle before measuring the pane for the chart
+                self.call_after_refresh(self._show_text_chart, node)
+            else:
+                self._set_detail(self._detail(node))
+
+        def on_tree_node_selected(self, event) -> None:
+            if isinstance(event.node.data, BrowserNode):
+                self._show(event.node.data)
+
+        def on_tree_node_highlighted(self, event) -> None:
+            if isinstance(event.node.data, BrowserNode):
+                self._show(event.node.data)
+
+        # -- settings -------------------------------------------------------
+        def _read_settings(self) -> None:
+            for key in ("include", "exclude", "ranks", "cmap", "top_n", "bins"):
+                self.plot_settings[key] = self.query_one(f"#{key}", Input).value
+            for key in ("metric", "sort_by", "imbalance_metric"):
+                value = self.query_one(f"#{key}", Select).value
+                self.plot_settings[key] = "" if value is no_selection else str(value)
+            self.plot_settings["log_scale"] = self.query_one("#log_scale", Checkbox).value
+
+        def _update_selected_regions(self) -> None:
+            include = _split_patterns(self.query_one("#include", Input).value)
+            exclude = _split_patterns(self.query_one("#exclude", Input).value)
+            try:
+                names = [r.name for r in _select_regions(self.model.results, include,
+                                                         exclude)]
+                text = ", ".join(names) if names else "No matching regions"
+            except ValueError as exc:
+                text = str(exc)
+            self.query_one("#selected-regions", Static).update(Text(text))
+
+        def on_input_changed(self, event) -> None:
+            if event.input.id in ("include", "exclude"):
+                self._update_selected_regions()
+            self._schedule_text_refresh()
+
+        def on_checkbox_changed(self, event) -> None:
+            self._schedule_text_refresh()
+
+        def on_select_changed(self, event) -> None:
+            self._schedule_text_refresh()
+
+        def _schedule_text_refresh(self) -> None:
+            node = self.selected_browser_node
+            if node is None or node.kind != "plot" or \
+                    node.payload["plot_name"] not in TEXT_PLOTS:
+                return
+            if self._text_refresh_timer is not None:
+                self._text_refresh_timer.stop()
+            self._text_refresh_timer = self.set_timer(0.2, partial(self._show_text_chart,
+                                                                   node))
+
+        def on_button_pressed(self, event) -> None:
+            if event.button.id == "apply-settings":
+                self._read_settings()
+                self.notify("Plot settings applied.", timeout=3)
+                self._schedule_text_refresh()
+
+        # -- actions --------------------------------------------------------
+        def action_focus_navigation(self) -> None:
+            self.query_one("#nav", Tree).focus()
+
+        def _selected_plot(self) -> BrowserNode | None:
+            node = self.selected_browser_node
+            if node is None or node.kind != "plot":
+                self.notify("Select an individual plot first.", severity="warning")
+                return None
+            return node
+
+        def _plot_dir(self) -> Path:
+            directory = self.output_dir or (self.model.file_path.parent
+                                            / f"{self.model.file_path.stem}_plots")
+            directory.mkdir(parents=True, exist_ok=True)
+            return directory
+
+        def _show_text_chart(self, node: BrowserNode | None = None) -> None:
+            node = node or self.selected_browser_node
+            if node is None:
+                return
+            self._read_settings()
+            pane = self.query_one("#detail-scroll", self.DetailScroll)
+            try:
+                text = render_text_chart(node, settings=self.plot_settings,
+                                         width=pane.content_size.width or 80,
+                                         height=pane.content_size.height or 20)
+            except ValueError as exc:
+                if str(exc).startswith("Invalid region filter"):
+                    return  # a pattern half typed: keep the last chart
+                text = f"{node_detail_text(node)}\n\n{exc}"
+            if node is self.selected_browser_node:  # not a stale refresh
+                self._set_detail(Text(text, no_wrap=True))
+
+        def action_show_text_chart(self) -> None:
+            node = self._selected_plot()
+            if node is None:
+                return
+            if node.payload["plot_name"] not in TEXT_PLOTS:
+                self.notify("The text chart is available for the durations plot only.",
+                            severity="warning", timeout=5)
+                return
+            self._show_text_chart(node)
+
+        def action_save_plot(self) -> None:
+            node = self._selected_plot()
+            if node is None:
+                return
+            self._read_settings()
+            try:
+                path = self._plot_dir() / f"{node.payload['plot_name']}.png"
+                saved = render_plot(node, filepath=path, show=False,
+                                    settings={**self.plot_settings, "backend": "matplotlib"})
+            except Exception as exc:  # ImportError (no matplotlib), ValueError, OSError
+                self.notify(str(exc), severity="error", timeout=8)
+                return
+            self.notify(f"Saved {saved}", timeout=8)
+
+        def action_show_matplotlib(self) -> None:
+            node = self._selected_plot()
+            if node is None:
+                return
+            self._read_settings()
+            try:
+                _plot_options(node, self.plot_settings)  # bad settings: say so here
+                subprocess.Popen([sys.executable, "-c", _matplotlib_child_script(),
+                                  str(self.model.file_path), node.payload["plot_name"],
+                                  json.dumps({**self.plot_settings, "backend": "matplotlib"})],
+                                 start_new_session=True, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            except (ValueError, OSError) as exc:
+                self.notify(str(exc), severity="error", timeout=8)
+                return
+            self.notify("Plot opened in Matplotlib.", timeout=5)
+
+        def action_show_plotly(self) -> None:
+            node = self._selected_plot()
+            if node is None:
+                return
+            self._read_settings()
+            try:
+                path = self._plot_dir() / f"{node.payload['plot_name']}.html"
+                render_plot(node, filepath=path, show=False,
+                            settings={**self.plot_settings, "backend": "plotly"})
+                webbrowser.open(path.resolve().as_uri())
+            except Exception as exc:  # ImportError (no plotly), ValueError, OSError
+                self.notify(str(exc), severity="error", timeout=8)
+                return
+            self.notify(f"Opened {path} in the browser.", timeout=8)
+
+        def action_show_snakeviz(self) -> None:
+            node = self.selected_browser_node
+            if node is None or node.kind != "plot" or \
+                    node.payload["plot_name"] not in ("flame_chart", "flame_graph"):
+                self.notify("Select a flame plot first.", severity="warning")
+                return
+            self._read_settings()
+            try:
+                ranks = parse_ranks(self.plot_settings["ranks"])
+                paths = spanscope.export_prof(
+                    self.model.results, self._plot_dir() / "profile.prof", ranks=ranks,
+                    include=_split_patterns(self.plot_settings["include"]),
+                    exclude=_split_patterns(self.plot_settings["exclude"]), verbose=False)
+                if not paths:
+                    raise ValueError("No profile data was exported.")
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", 0))
+                    port = probe.getsockname()[1]
+                subprocess.Popen(["snakeviz", "--server", "--hostname", "127.0.0.1",
+                                  "--port", str(port), str(paths[0])],
+                                 start_new_session=True, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+                url = f"http://127.0.0.1:{port}/snakeviz/{quote(str(paths[0]), safe='')}"
+                self.set_timer(1.0, lambda: webbrowser.open(url))
+            except FileNotFoundError:
+                self.notify("Snakeviz is not installed: pip install snakeviz",
+                            severity="error", timeout=8)
+                return
+            except (RuntimeError, ValueError, OSError) as exc:
+                self.notify(str(exc), severity="error", timeout=8)
+                return
+            self.notify(f"Opened {url} in Snakeviz.", timeout=8)
+
+    _APP_CLASS = BrowserApp
+    return BrowserApp
+
+
+#: scope-profiler's name of the class factory.
+_build_textual_app_class = _app_class
+
+
+def create_app(model: BrowserModel, output_dir=None):
+    """The Textual app for model (``app.run()`` shows it; tests drive it
+    with ``app.run_test()``).  output_dir: where plots are saved (default:
+    ``<file stem>_plots`` beside the file).  RuntimeError without Textual."""
+    return _app_class()(model, output_dir=output_dir)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``spanscope tui``'s options (scope-profiler's ``tui``)."""
+    parser = argparse.ArgumentParser(
+        prog="spanscope tui",
+        description="Browse a profile interactively (.h5, or scope-profiler's .json) in "
+                    "the terminal. Needs Textual: pip install 'spanscope[tui]'.")
+    parser.add_argument("file", help="the profile, e.g. profiling_data.h5")
+    parser.add_argument("--plot-output", metavar="DIR",
+                        help="folder for plots saved from the browser (default: "
+                             "<file stem>_plots next to the file)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``spanscope tui FILE [--plot-output DIR]``: opens the browser.
+    Exit status 0; 1 with one line on stderr for a file that cannot be
+    read; 2 for bad usage or without Textual (``--help`` needs no
+    Textual)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else 2
+    try:
+        app_class = _app_class()
+    except RuntimeError as exc:
+        sys.stderr.write(f"spanscope tui: {exc}\n")
+        return 2
+    try:
+        model = build_browser_model(args.file)
+    except (OSError, ValueError, KeyError) as exc:
+        sys.stderr.write(f"spanscope tui: {args.file}: {exc}\n")
+        return 1
+    app_class(model, output_dir=args.plot_output).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
