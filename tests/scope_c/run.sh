@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# scope-profiler's C, C++ and Fortran APIs over libspanscope (tests/scope_c):
+#   run.sh SOURCE_DIR BUILD_DIR CASE [PROGRAM]
+# CASE api: PROGRAM is test_api (test_api.c) ; example: PROGRAM is
+# scope-profiler's example.c unchanged ; fortran: its example.f90 unchanged ;
+# cxx: builds test_cxx.cpp and test_disabled.cpp here with c++ (the project
+# is C only).  Each runs in a fresh directory; the files are then read by
+# `spanscope report` and by check.py (h5py, scope-profiler's read_h5,
+# read_trace, load_traces) with the venv's Python, else python3.
+set -euo pipefail
+src=$1 build=$2 case=$3 prog=${4:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=$src/.venv/bin/python
+[ -x "$py" ] || py=python3
+die() { echo "scope_c $case: $*" >&2; exit 1; }
+cd "$tmp"
+case $case in
+  api)
+    "$prog" >out.txt 2>err.txt || die "test_api failed: $(cat err.txt)"
+    # the misuse checks print scope-profiler's messages
+    grep -q "sp_end('plain') without a matching sp_begin" err.txt || die "no unmatched-end message"
+    grep -q "region 'r' still open at sp_finalize" err.txt || die "no open-at-finalize message"
+    ;;
+  example|fortran)
+    out=$("$prog" 2>&1) || die "the example failed: $out"
+    grep -q "solve entered 20 time(s)" <<<"$out" || die "unexpected output: $out"
+    ;;
+  cxx)
+    cxx=$(command -v c++ || command -v g++ || command -v clang++ || true)
+    [ -n "$cxx" ] || { echo "scope_c cxx: no C++ compiler: skipped"; exit 77; }
+    for t in test_cxx test_disabled; do
+      "$cxx" -std=c++11 -Wall -Wextra -pedantic -Werror -I"$src/tests/scope_c/fake_mpi" \
+        -I"$src/include" "$src/tests/scope_c/$t.cpp" -L"$build" -lspanscope \
+        -Wl,-rpath,"$build" -o "$t" || die "$t does not compile"
+    done
+    ./test_cxx || die "test_cxx failed"
+    ./test_disabled || die "test_disabled failed"
+    if grep -q "disabled-region-that-must-not-survive" test_disabled; then
+      die "SP_DISABLE_PROFILING left a region name in the program"
+    fi
+    ;;
+  *) die "unknown case" ;;
+esac
+for f in *.h5; do
+  "$build/spanscope" report "$f" >/dev/null || die "spanscope report $f failed"
+done
+if [ "$case" = example ] || [ "$case" = fortran ]; then
+  "$build/spanscope" report profile_rank00000.h5 | grep -q "^solve  *20 " ||
+    die "spanscope report: no solve with 20 calls"
+fi
+"$py" "$src/tests/scope_c/check.py" "$tmp" "$case"
