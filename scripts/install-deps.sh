@@ -58,8 +58,9 @@ apt_install() {
 # libopenmpi-dev, openmpi-bin: the optional MPI integration and its tests (docs/mpi.md)
 # libc6-dev: the C library's headers (only a Recommends of gcc);
 # pkg-config and cmake are also what the install test (tests/install) runs
+# gfortran: the Fortran modules (fortran/, libspanscope_fortran) and their tests (tests/scope_c)
 apt_install gcc g++ libc6-dev clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev \
-            libdeflate-dev libisal-dev libopenmpi-dev openmpi-bin
+            libdeflate-dev libisal-dev libopenmpi-dev openmpi-bin gfortran
 [ "$mode" = c ] && exit 0
 
 # Python: python3 first, then -- with it there -- what it lacks: its venv
@@ -113,6 +114,14 @@ fi
 # parquet tests without it
 if ! .venv/bin/python -c 'import pyarrow' >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q pyarrow || echo "install-deps: pyarrow not installed"
+fi
+# pytest-xdist: the `pytest` extra (the pytest plugin's merged file under -n,
+# tests/python/test_pytest_plugin.py); ipython, ipykernel, nbclient,
+# nbformat, pandas, line_profiler: the `notebook` extra (the magics, run by
+# tests/python/test_ipython_magics.py in a real kernel through nbclient)
+if ! .venv/bin/python -c 'import xdist, IPython, ipykernel, nbclient, nbformat, pandas, line_profiler' >/dev/null 2>&1; then
+  echo "install-deps: pip install pytest-xdist ipython ipykernel nbclient nbformat pandas line_profiler"
+  .venv/bin/python -m pip install -q pytest-xdist ipython ipykernel nbclient nbformat pandas line_profiler
 fi
 # mpi4py: the Python face under mpirun (tests/mpi/mpi_python.py), only where
 # MPI is installed
