@@ -123,6 +123,13 @@ if ! .venv/bin/python -c 'import xdist, IPython, ipykernel, nbclient, nbformat, 
   echo "install-deps: pip install pytest-xdist ipython ipykernel nbclient nbformat pandas line_profiler"
   .venv/bin/python -m pip install -q pytest-xdist ipython ipykernel nbclient nbformat pandas line_profiler
 fi
+# textual and mcp: the `tui` and `mcp` extras (the terminal browser and the
+# MCP server; tests/python/test_tui.py drives the app with Textual's pilot,
+# tests/python/test_mcp_server.py talks to the server through mcp's client)
+if ! .venv/bin/python -c 'import textual, mcp' >/dev/null 2>&1; then
+  echo "install-deps: pip install textual mcp"
+  .venv/bin/python -m pip install -q 'textual>=0.86' 'mcp>=1.6,<2'
+fi
 # mpi4py: the Python face under mpirun (tests/mpi/mpi_python.py), only where
 # MPI is installed
 if command -v mpicc >/dev/null 2>&1 && ! .venv/bin/python -c 'import mpi4py' >/dev/null 2>&1; then
