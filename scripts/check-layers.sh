@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fails when a lower layer of the library uses a higher one (DESIGN.md,
 # "Layers"; docs/design.md):
-#   util < core < model < formats < api < ext
+#   util < core < model < formats < api < ext < faces
+# (faces: scope-profiler's C API over the public one, src/faces/; it may use
+# every layer below, and nothing below may use it)
 # - symbols: reads the built objects with nm, and names every symbol an
 #   object uses that a higher layer's object defines;
 # - headers: a file under src/LAYER/ may include only headers of its own
@@ -13,7 +15,7 @@ build=${1:-build}
 srcdir=${2:-$(cd "$(dirname "$0")/.." && pwd)}/src
 objdir=$build/CMakeFiles/spanscope_objs.dir/src
 [ -d "$objdir" ] || { echo "check-layers: no objects under $objdir (build first)" >&2; exit 2; }
-layers=(util core model formats api ext)
+layers=(util core model formats api ext faces)
 declare -A rank def
 for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 # every defined global symbol -> its layer
