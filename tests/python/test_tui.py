@@ -511,3 +511,14 @@ def test_tall_trees_and_long_details_scroll(tmp_path):
         assert viewport.max_scroll_y > 0
 
     _run(app, scenario, size=(100, 20))
+
+
+def test_python_m_runs_the_command_line(tmp_path):
+    import subprocess
+    run = [sys.executable, "-m", "spanscope.integrations.tui"]
+    ok = subprocess.run(run + ["--help"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and "--plot-output" in ok.stdout
+    bad = subprocess.run(run + [str(tmp_path / "missing.h5")], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert bad.stderr.startswith("spanscope tui: ")
