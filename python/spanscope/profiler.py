@@ -29,6 +29,7 @@ with their nesting come from the core too: nothing here re-derives nesting.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -55,7 +56,8 @@ __all__ = [
     "profile", "schedule", "record_function", "ProfilerAction", "ProfilerActivity",
     "DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "Interval",
     "tensorboard_trace_handler", "supported_activities", "merge_distributed_traces",
-    "emit_nvtx", "emit_itt", "itt",
+    "emit_nvtx", "emit_itt", "itt", "DeviceActivity", "device_activities",
+    "device_activity_ready",
 ]
 
 #: record_function(name, args=None): a C type (see _profiler.c).
@@ -363,31 +365,125 @@ def _concat_recordings(a: _Recording, b: _Recording) -> _Recording:
                       frozenset(python_ids))
 
 
+def _raw_recording(raw, base_ns=0, with_stack=False, self_ns=None) -> "_Recording":
+    """A recording made of tensorplay's raw event tuples (the page's
+    ``EventList(raw=...)`` and ``FunctionEvent(event)``): ``(name, kind,
+    start_ns, end_ns, tid, shapes, dtypes, site, gpu_ms, out_bytes, stack,
+    kernel_count, flops[, slot_id])``, the first five required.  Nesting and
+    self times are tensorplay's rule (per tid, by start: a span lies in the
+    one before it that has not ended by its start; self time is the
+    duration less the durations of the spans directly inside it), which on
+    properly nested spans is the core's; self_ns, when given, overrides the
+    self time of each span (FunctionEvent(event, self_ns=...)).  Spans with
+    end < start are a ValueError."""
+    items = []
+    for j, ev in enumerate(raw):
+        try:
+            name, kind, start, end, tid = ev[0], ev[1], int(ev[2]), int(ev[3]), ev[4]
+        except (TypeError, IndexError, ValueError) as e:
+            raise ValueError(f"event {j}: a raw event is (name, kind, start_ns, end_ns, tid, "
+                             f"...), not {ev!r}") from e
+        if end < start:
+            raise ValueError(f"event {j} ({name!r}) ends before it starts")
+        items.append((start, -end, j, str(name), kind, end, tid, ev))
+    items.sort(key=lambda t: (t[0], t[1], t[2]))
+    n = len(items)
+    spans = np.zeros(n, dtype=_SPAN_DTYPE)
+    names: list = []
+    nindex: dict = {}
+    threads: list = []
+    tindex: dict = {}
+    payloads: dict = {}
+    open_by_tid: dict = {}
+    for i, (start, _e, j, name, kind, end, tid, ev) in enumerate(items):
+        r = nindex.setdefault(name, len(nindex))
+        if r == len(names):
+            names.append(name)
+        key = tid if isinstance(tid, int) else hash(tid)
+        t = tindex.setdefault(key, len(tindex))
+        if t == len(threads):
+            threads.append((key, ""))
+        stack = open_by_tid.setdefault(key, [])
+        while stack and items[stack[-1]][5] <= start:
+            stack.pop()
+        parent = stack[-1] if stack and end <= items[stack[-1]][5] else -1
+        spans[i] = (start, end, end - start, parent, r, t, len(stack) if parent >= 0 else 0,
+                    0, j)
+        if parent >= 0:
+            spans["self"][parent] -= end - start
+        stack.append(i)
+        p = {"kind": kind, "raw_index": j}
+        for k, field in ((5, "shapes"), (6, "dtypes"), (7, "site"), (8, "gpu_ms"),
+                         (9, "out_bytes"), (10, "stack"), (11, "kernel_count"), (12, "flops"),
+                         (13, "slot_id")):
+            if len(ev) > k and ev[k] is not None:
+                p[field] = ev[k]
+        if p.get("stack") is not None:
+            p["stack"] = list(p["stack"])
+        payloads[i] = p
+    if self_ns is not None and n:
+        spans["self"][:] = self_ns
+    opts = {"with_stack": bool(with_stack), "with_flops": True, "raw": True}
+    rec = _Recording(spans, names or [""], threads, payloads, int(base_ns),
+                     int(spans["end"].max()) if n else int(base_ns), opts)
+    return rec
+
+
+def _plain_float(x) -> float:
+    return float(x)
+
+
 class FunctionEvent:
-    """One span: name, id, thread, start/end, parent and children, self and
-    total time (µs, like torch), and its payload (shapes, stack, flops).
-    ``name`` is torch's: "ProfilerStep*" for every step, whose own name
-    ("ProfilerStep#N", the trace's) is ``trace_name``."""
+    """One span (the page's "read-only object view over one collected event
+    tuple"): tensorplay's fields -- ``name``, ``kind``, ``start_ns``,
+    ``end_ns``, ``tid``, ``shapes``, ``dtypes``, ``site``, ``gpu_ms``,
+    ``out_bytes``, ``stack``, ``kernel_count``, ``flops``, ``slot_id``,
+    ``cpu_interval``, ``self_ns``, ``self_cuda_us``, ``device_us``,
+    ``output_bytes``, ``nested_output_bytes``, ``cpu_children``,
+    ``cpu_parent`` -- and torch's names for them (``key``, ``id``,
+    ``thread``, ``input_shapes``, ``time_range``, the ``*_time_total``
+    properties, in µs).  Device and memory fields read as no device work
+    (``gpu_ms`` -1.0, ``out_bytes`` -1, the others 0) until spanscope
+    records them.  ``name`` is torch's: "ProfilerStep*" for a step
+    (recorded only with ``record_steps=True``), whose own name
+    ("ProfilerStep#N", the trace's) is ``trace_name``.
 
-    __slots__ = ("_rec", "_i", "_list")
+    ``FunctionEvent(event, self_ns=0, self_cuda_us=0.0, children=(),
+    device_us=None)`` makes one from a raw event tuple as the page has it
+    (``(name, kind, start_ns, end_ns, tid, shapes, dtypes, site, gpu_ms,
+    out_bytes, stack, kernel_count, flops[, slot_id])``); a profile's events
+    are views over its recording."""
 
-    def __init__(self, rec: _Recording, i: int, owner: "EventList"):
-        self._rec = rec
-        self._i = i
-        self._list = owner
+    __slots__ = ("_rec", "_i", "_list", "_kids", "_self_cuda_us", "_device_us")
+
+    def __init__(self, event, self_ns=0, self_cuda_us=0.0, children=(), device_us=None):
+        self._rec = _raw_recording([event], self_ns=int(self_ns))
+        self._i = 0
+        self._list = None
+        self._kids = list(children)
+        self._self_cuda_us = float(self_cuda_us)
+        self._device_us = device_us
+
+    @classmethod
+    def _view(cls, rec: "_Recording", i: int, owner: "EventList") -> "FunctionEvent":
+        e = cls.__new__(cls)
+        e._rec, e._i, e._list, e._kids = rec, i, owner, None
+        e._self_cuda_us, e._device_us = 0.0, 0.0
+        return e
 
     def _field(self, f):
         return int(self._rec.spans[f][self._i])
 
     def _payload(self, key, default=None):
         p = self._rec.payloads.get(self._i)
-        return p.get(key, default) if p else default
+        v = p.get(key) if p else None
+        return default if v is None else v
 
     id = property(lambda self: self._i)
     trace_name = property(lambda self: self._rec.names[self._field("region")])
     name = property(lambda self: _group_name(self.trace_name))
     key = name
-    kind = "u"
+    kind = property(lambda self: self._payload("kind", "u"))
     count = 1
     is_async = False
     is_remote = False
@@ -396,21 +492,61 @@ class FunctionEvent:
     overload_name = ""
     use_device = None
     device_type = DeviceType.CPU
-    scope = 0
+    scope = property(lambda self: 1 if self.kind == "b" else 0)
     cpu_memory_usage = self_cpu_memory_usage = 0
     device_memory_usage = self_device_memory_usage = 0
     thread_index = property(lambda self: self._field("thread"))
     thread = property(lambda self: self._rec.threads[self._field("thread")][0])
+    tid = thread
     thread_name = property(lambda self: self._rec.threads[self._field("thread")][1])
     start_ns = property(lambda self: self._field("start"))
     end_ns = property(lambda self: self._field("end"))
     self_ns = property(lambda self: self._field("self"))
     depth = property(lambda self: self._field("depth"))
     input_shapes = property(lambda self: self._payload("shapes"))
+    shapes = input_shapes
     dtypes = property(lambda self: self._payload("dtypes"))
+    input_dtypes = dtypes
     stack = property(lambda self: self._rec.stack_of(self._i))
     module = property(lambda self: self._payload("module"))
     args = property(lambda self: self._payload("args"))
+    #: device time of this span in ms, -1.0: none (tensorplay's gpu_ms)
+    gpu_ms = property(lambda self: float(self._payload("gpu_ms", -1.0)))
+    #: bytes of this span's outputs, -1: not recorded (tensorplay's out_bytes)
+    out_bytes = property(lambda self: int(self._payload("out_bytes", -1)))
+    kernel_count = property(lambda self: int(self._payload("kernel_count", 0)))
+    self_cuda_us = property(lambda self: self._self_cuda_us)
+    #: device time of the work inside this span, µs: 0.0 (no device work
+    #: is recorded on this build); None only for a FunctionEvent made with
+    #: device_us=None
+    device_us = property(lambda self: self._device_us)
+
+    @property
+    def slot_id(self) -> int:
+        """The event's index in its recording (tensorplay's slot, what
+        device records name their operation by)."""
+        return int(self._payload("slot_id", self._i))
+
+    @property
+    def site(self):
+        """Call site "file:line": recorded (raw events), else the first
+        frame of the stack (with_stack), else None."""
+        s = self._payload("site")
+        if s is not None:
+            return s
+        p = self._rec.payloads.get(self._i)
+        st = p.get("stack") if p else None
+        return st[0].rsplit(" (", 1)[0] if st else None
+
+    @property
+    def output_bytes(self) -> int:
+        """Bytes this span's outputs allocated, 0 when none were recorded."""
+        return max(self.out_bytes, 0)
+
+    @property
+    def nested_output_bytes(self) -> int:
+        """output_bytes of this span and every span inside it."""
+        return self.output_bytes + sum(c.nested_output_bytes for c in self.cpu_children)
 
     @property
     def flops(self) -> int:
@@ -430,7 +566,13 @@ class FunctionEvent:
         return not self.is_python_function
 
     @property
+    def cpu_interval(self) -> Interval:
+        """start and end in µs of the clock (tensorplay's)."""
+        return Interval(self.start_ns / 1e3, self.end_ns / 1e3)
+
+    @property
     def time_range(self) -> Interval:
+        """start and end in µs from the recording's start (torch's)."""
         b = self._rec.base_ns
         return Interval((self.start_ns - b) / 1e3, (self.end_ns - b) / 1e3)
 
@@ -447,16 +589,36 @@ class FunctionEvent:
     def self_cpu_time_total(self) -> float:
         return self.self_ns / 1e3
 
-    device_time_total = self_device_time_total = cuda_time_total = device_time = 0.0
-    self_cuda_time_total = 0.0
+    @property
+    def cuda_time_total(self) -> float:
+        """This span's own device time, µs (gpu_ms * 1000; 0.0 for none)."""
+        return max(self.gpu_ms, 0.0) * 1000.0
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        return self._self_cuda_us
+
+    self_device_time_total = self_cuda_time_total
+
+    @property
+    def device_time_total(self) -> float:
+        """Device time of this span and the work inside it (device_us when
+        known, else its own: cuda_time_total)."""
+        return self._device_us if self._device_us is not None else self.cuda_time_total
+
+    device_time = device_time_total
 
     @property
     def cpu_parent(self):
+        if self._list is None:
+            return None
         p = self._field("parent")
         return self._list._event(p) if p >= 0 else None
 
     @property
     def cpu_children(self) -> list:
+        if self._kids is not None:
+            return list(self._kids)
         return [self._list._event(int(j)) for j in self._list._children(self._i)]
 
     def __repr__(self):
@@ -465,47 +627,86 @@ class FunctionEvent:
                 f"self_cpu_time_total={self.self_cpu_time_total:.3f}us>")
 
 
-@dataclasses.dataclass
 class FunctionEventAvg:
-    """Statistics of one group of spans (key_averages).  Times in µs.
-    ``cpu_parent`` is the parent of the group's first span, as torch's
-    (what ``table(top_level_events_only=True)`` reads)."""
-    key: str
-    count: int
-    cpu_time_total: float
-    self_cpu_time_total: float
-    min_cpu_time: float
-    max_cpu_time: float
-    input_shapes: tuple | None = None
-    stack: tuple | None = None
-    module: str | None = None
-    flops: int = 0
-    self_cpu_percent: float = 0.0   # of the Self CPU time total, in %
-    cpu_percent: float = 0.0        # (total time / Self CPU time total), in %
-    cpu_parent: Any = None
-    overload_name: str = ""
-    is_python_function: bool = False
+    """Statistics of one group of spans (key_averages), as the page has it:
+    ``FunctionEventAvg(name, kind, count, avg_ns, min_ns, max_ns, shapes,
+    self_ns=0, self_pct=0.0, cuda_us=0.0, kernel_count=0, self_cuda_us=0.0,
+    stack=None, flops=0)``, plus tensorplay's ``output_bytes``,
+    ``nested_output_bytes``, ``use_device`` and spanscope's keyword-only
+    ``total_ns`` (the exact total; default avg_ns * count), ``module``,
+    ``cpu_parent``, ``overload_name``, ``is_python_function``.
 
-    name = property(lambda self: self.key)
-    kind = "u"
+    Fields in ns (``avg_ns``, ``min_ns``, ``max_ns``, ``self_ns``) and their
+    µs properties (``avg_us``, ``min_us``, ``max_us``, ``self_us``,
+    ``total_us``), ``self_pct`` (tensorplay's: self time over the total of
+    every group's total time, in %), and torch's names (``key``,
+    ``input_shapes``, ``cpu_time``, ``cpu_time_total``,
+    ``self_cpu_time_total``, ``min_cpu_time``, ``max_cpu_time``,
+    ``self_cpu_percent`` -- of the self time total, ``cpu_percent``).
+    ``cpu_parent`` is the parent of the group's first span, as torch's."""
+
+    def __init__(self, name, kind, count, avg_ns, min_ns, max_ns, shapes, self_ns=0,
+                 self_pct=0.0, cuda_us=0.0, kernel_count=0, self_cuda_us=0.0, stack=None,
+                 flops=0, output_bytes=0, nested_output_bytes=0, use_device=None, *,
+                 total_ns=None, module=None, cpu_parent=None, overload_name="",
+                 is_python_function=False, self_cpu_percent=0.0, cpu_percent=0.0):
+        self.name = self.key = name
+        self.kind = kind
+        self.count = int(count)
+        self.avg_ns = avg_ns
+        self.min_ns = min_ns
+        self.max_ns = max_ns
+        self.input_shapes = shapes
+        self.self_ns = self_ns
+        self.self_pct = float(self_pct)
+        self.cuda_us = float(cuda_us)
+        self.kernel_count = int(kernel_count)
+        self.self_cuda_us = float(self_cuda_us)
+        self.stack = stack
+        self.flops = flops
+        self.output_bytes = output_bytes
+        self.nested_output_bytes = nested_output_bytes
+        self.use_device = use_device
+        self.total_ns = avg_ns * self.count if total_ns is None else total_ns
+        self.module = module
+        self.cpu_parent = cpu_parent
+        self.overload_name = overload_name
+        self.is_python_function = bool(is_python_function)
+        self.self_cpu_percent = float(self_cpu_percent)
+        self.cpu_percent = float(cpu_percent)
+
     node_id = -1
     is_async = False
     is_remote = False
     is_legacy = False
-    use_device = None
     device_type = DeviceType.CPU
-    device_time_total = self_device_time_total = cuda_time_total = device_time = 0.0
-    self_cuda_time_total = 0.0
     cpu_memory_usage = self_cpu_memory_usage = 0
     device_memory_usage = self_device_memory_usage = 0
+    avg_us = property(lambda self: self.avg_ns / 1e3)
+    min_us = property(lambda self: self.min_ns / 1e3)
+    max_us = property(lambda self: self.max_ns / 1e3)
+    self_us = property(lambda self: self.self_ns / 1e3)
+    total_us = property(lambda self: self.total_ns / 1e3)
+    cpu_time_total = total_us
+    self_cpu_time_total = self_us
+    min_cpu_time = min_us
+    max_cpu_time = max_us
+    cuda_time_total = device_time_total = property(lambda self: self.cuda_us)
+    self_cuda_time_total = self_device_time_total = property(lambda self: self.self_cuda_us)
+
+    @property
+    def device_time(self) -> float:
+        """Device time per call, µs."""
+        return self.cuda_us / self.count if self.count else 0.0
+
+    @property
+    def cpu_time(self) -> float:
+        """Average time per call, µs."""
+        return self.total_us / self.count if self.count else 0.0
 
     @property
     def is_user_annotation(self) -> bool:
         return not self.is_python_function
-
-    @property
-    def cpu_time(self) -> float:
-        return self.cpu_time_total / self.count if self.count else 0.0
 
     def __repr__(self):
         return (f"<FunctionEventAvg key={self.key!r} count={self.count} "
@@ -532,14 +733,14 @@ def _sort_attr(sort_by: str) -> str:
     key = _SORT_ALIASES.get(key, key)
     if key not in _SORT_ATTRS:
         choices = sorted(set(_SORT_ATTRS) | set(_SORT_ALIASES) | {"name"})
-        raise ValueError(f"unknown sort_by {sort_by!r}; choose one of {', '.join(choices)} "
+        raise ValueError(f"unsupported sort_by {sort_by!r}; choose one of {', '.join(choices)} "
                          "(cuda, xpu and privateuse1 read as device)")
     return key
 
 
 def _sorted(rows: list, sort_by: str | None) -> list:
-    """rows sorted as torch's table sorts them: descending by the
-    attribute (stable); "name" ascending (tensorplay)."""
+    """rows sorted as the tables sort them: descending by the attribute
+    (stable); "name" ascending (tensorplay)."""
     if sort_by is None:
         return list(rows)
     if sort_by == "name":
@@ -549,14 +750,14 @@ def _sorted(rows: list, sort_by: str | None) -> list:
 
 
 def _auto_scale_flops(flops: float) -> tuple[float, str]:
-    """torch's auto_scale_flops: the scale and unit of the smallest count."""
+    """The scale and unit of the smallest count (torch's, tensorplay's)."""
     units = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
     log = max(0.0, min(math.log10(flops) / 3, float(len(units) - 1)))
     return 10.0 ** (math.floor(log) * -3.0), units[int(log)]
 
 
 def _trim_path(path: str, width: int) -> str:
-    """torch's trim_path: keep a source location's end, "..." in front."""
+    """Keep a source location's end, "..." in front."""
     if len(path) > width:
         path = path[len(path) - width:]
         if len(path) > 3:
@@ -565,46 +766,71 @@ def _trim_path(path: str, width: int) -> str:
 
 
 def _shapes_text(shapes) -> str:
-    """Input shapes as torch prints them: a list of lists ("[[3, 4], []]")."""
-    return str([list(s) for s in shapes]) if shapes is not None else ""
+    """Input shapes as the tables print them."""
+    return str(shapes) if shapes else ""
 
 
-def _build_table(rows: list, sort_by=None, row_limit=100, max_src_column_width=75,
-                 max_name_column_width=55, max_shapes_column_width=80, header=None,
-                 top_level_events_only=False, with_flops=False, time_unit=None) -> str:
-    """torch's _build_table (torch/autograd/profiler_util.py), its columns,
-    widths and order: Name, [Overload Name], Self CPU %, Self CPU, CPU total
-    %, CPU total, CPU time avg, # of Calls, [Input Shapes], [Source
-    Location], [Module: spanscope's, by group_by_module], [Total xFLOPs
-    with with_flops], then "Self CPU time total: ...".  "" for no rows, as
-    torch.  The percentages are of the self time of every row, shown or
-    not (torch's)."""
+def _fmt_memory(nbytes: int) -> str:
+    """A byte count in the unit its size asks for (tensorplay's)."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
+
+
+def _build_table(rows: list, sort_by=None, row_limit=100, header=None,
+                 max_src_column_width=75, max_name_column_width=55,
+                 max_shapes_column_width=80, top_level_events_only=False, with_flops=False,
+                 time_unit=None) -> str:
+    """tensorplay's table (profiler_util._build_table): Name (left-aligned),
+    [Overload Name], Self CPU %, Self CPU, CPU total %, CPU total, CPU time
+    avg, [Self CUDA, Self CUDA %, CUDA total, CUDA time avg: any device
+    time], [Output Mem, Self Output Mem: any output bytes], # of Calls,
+    [Input Shapes], [Total xFLOPs with with_flops], [Source Location],
+    [Module: spanscope's, group_by_module], each column at least its title
+    wide plus two; then "Self CPU time total: ...".  "" for no rows.  The
+    percentages are of the self time of the rows shown; top_level_events_only
+    drops rows with a parent before row_limit cuts."""
     if time_unit is not None and time_unit not in _TIME_UNITS:
-        raise ValueError(f"time_unit must be one of 's', 'ms', 'us' or None, not {time_unit!r}")
+        raise ValueError(f"unsupported time_unit: {time_unit!r} (one of 's', 'ms', 'us' or None)")
+    rows = _sorted(rows, sort_by)
+    rows = [r for r in rows if not (top_level_events_only and r.cpu_parent is not None)]
+    if row_limit is not None and row_limit >= 0:
+        rows = rows[:row_limit]
     if not rows:
         return ""
-    rows = _sorted(rows, sort_by)
-    self_total = sum(r.self_cpu_time_total for r in rows)
     has_overload = any(getattr(r, "overload_name", "") for r in rows)
+    has_device = any(r.self_device_time_total > 0 for r in rows)
+    has_memory = any(getattr(r, "output_bytes", 0) > 0 for r in rows)
     has_shapes = any(getattr(r, "input_shapes", None) for r in rows)
     stacks = [r.stack for r in rows if getattr(r, "stack", None)]
     has_module = any(getattr(r, "module", None) for r in rows)
     flops = [r.flops for r in rows if (getattr(r, "flops", 0) or 0) > 0]
-    has_flops = with_flops and bool(flops)
 
-    name_w = max(len(r.key) for r in rows) + 4
+    name_w = max(len(terminal_text(r.key)) for r in rows) + 4
     if max_name_column_width is not None:
         name_w = min(name_w, max_name_column_width)
-    cols = [("Name", name_w, ">")]
+    cols = [("Name", name_w, "<")]
     if has_overload:
-        cols.append(("Overload Name", name_w, ">"))
+        cols.append(("Overload Name", name_w, "<"))
     cols += [(h, 12, ">") for h in ("Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                                    "CPU time avg", "# of Calls")]
+                                    "CPU time avg")]
+    if has_device:
+        cols += [(h, 12, ">") for h in ("Self CUDA", "Self CUDA %", "CUDA total",
+                                        "CUDA time avg")]
+    if has_memory:
+        cols += [("Output Mem", 12, ">"), ("Self Output Mem", 12, ">")]
+    cols.append(("# of Calls", 12, ">"))
+    shape_w = 0
     if has_shapes:
         shape_w = max(len(_shapes_text(getattr(r, "input_shapes", None))) for r in rows) + 4
         if max_shapes_column_width is not None:
             shape_w = min(shape_w, max_shapes_column_width)
-        cols.append(("Input Shapes", shape_w, ">"))
+        cols.append(("Input Shapes", shape_w, "<"))
+    scale = None
+    if with_flops and flops:
+        scale, unit = _auto_scale_flops(min(flops))
+        cols.append((f"Total {unit}", 12, ">"))
     src_w = 0
     if stacks:
         src_w = max(len(f) for st in stacks for f in st) + 4
@@ -612,75 +838,161 @@ def _build_table(rows: list, sort_by=None, row_limit=100, max_src_column_width=7
             src_w = min(src_w, max_src_column_width)
         cols.append(("Source Location", src_w, "<"))
     if has_module:
-        cols.append(("Module", min(max(len(r.module or "") for r in rows) + 4, 60), ">"))
-    if has_flops:
-        scale, unit = _auto_scale_flops(min(flops))
-        cols.append((f"Total {unit}", 12, ">"))
-    fmt = "".join("{: " + a + str(w) + "}  " for _, w, a in cols).format
+        cols.append(("Module", min(max(len(r.module or "") for r in rows) + 4, 60), "<"))
+    # a title wider than its column widens it (tensorplay's rule)
+    cols = [(t, max(w, len(t) + 2), a) for t, w, a in cols]
+    fmt = "".join("{:" + a + str(w) + "}  " for _, w, a in cols).format
     sep = "".join("-" * w + "  " for _, w, _ in cols)
-    width = len(sep) - 2
+
+    self_total = sum(r.self_cpu_time_total for r in rows)
+    dev_total = sum(r.self_device_time_total for r in rows) if has_device else 0.0
+
+    def share(us, total):
+        if not total:
+            return "NaN" if not us else "inf%"
+        return f"{us * 100.0 / total:.2f}%"
 
     out = []
     if header is not None:
-        out += ["=" * width, str(header)]
+        out += ["=" * len(sep), str(header)]
     if top_level_events_only:
-        out += ["=" * width, "This report only display top-level ops statistics"]
+        out += ["=" * len(sep), "Nested spans are omitted; only outermost operations are shown."]
     out += [sep, fmt(*[c for c, _, _ in cols]), sep]
-    shown = 0
     for r in rows:
-        if shown == row_limit:
-            break
-        if top_level_events_only and r.cpu_parent is not None:
-            continue
-        shown += 1
         # names come from files anyone wrote: cleaned of what a terminal
-        # acts on (the C tables' rule), then cut as torch cuts them
+        # acts on (the C tables' rule), then cut as tensorplay cuts them
         name = terminal_text(r.key)
-        if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
+        if max_name_column_width is not None and len(name) >= max_name_column_width:
             name = name[:max_name_column_width - 3] + "..."
         cells = [name]
         if has_overload:
             cells.append(terminal_text(r.overload_name))
-        cells += [_fmt_share(r.self_cpu_time_total, self_total),
+        cells += [share(r.self_cpu_time_total, self_total),
                   _fmt_time_in(r.self_cpu_time_total, time_unit),
-                  _fmt_share(r.cpu_time_total, self_total),
+                  "0.00%" if r.is_async else share(r.cpu_time_total, self_total),
                   _fmt_time_in(r.cpu_time_total, time_unit),
-                  _fmt_time_in(r.cpu_time, time_unit), r.count]
+                  _fmt_time_in(r.cpu_time, time_unit)]
+        if has_device:
+            cells += [_fmt_time_in(r.self_device_time_total, time_unit),
+                      share(r.self_device_time_total, dev_total),
+                      _fmt_time_in(r.device_time_total, time_unit),
+                      _fmt_time_in(r.device_time, time_unit)]
+        if has_memory:
+            cells += [_fmt_memory(r.nested_output_bytes), _fmt_memory(r.output_bytes)]
+        cells.append(r.count)
         if has_shapes:
             cells.append(_shapes_text(r.input_shapes)[:shape_w])
+        if scale is not None:
+            cells.append(f"{r.flops * scale:8.3f}" if r.flops > 0 else "--")
         st = list(r.stack or ()) if stacks else []
         if stacks:
             cells.append(_trim_path(terminal_text(st[0]), src_w) if st else "")
         if has_module:
             cells.append(terminal_text(r.module or "", 60))
-        if has_flops:
-            cells.append(f"{r.flops * scale:8.3f}" if r.flops > 0 else "--")
         out.append(fmt(*cells))
-        if stacks:  # torch: the other frames on rows of their own, then a blank row
+        if stacks:  # the other frames on rows of their own (tensorplay's)
             at = [c for c, _, _ in cols].index("Source Location")
-            for frame in st[1:] + [""]:
+            for frame in st[1:]:
                 blank = [""] * len(cols)
                 blank[at] = _trim_path(terminal_text(frame), src_w)
                 out.append(fmt(*blank))
     out += [sep, f"Self CPU time total: {_fmt_time_in(self_total, time_unit)}"]
+    if has_device:
+        out.append(f"Self CUDA time total: {_fmt_time_in(dev_total, time_unit)}")
     return "\n".join(out) + "\n"
 
 
-class EventList(list):
-    """A list of FunctionEvent (spans) or FunctionEventAvg (key_averages),
-    with torch's analysis and export helpers."""
+class _DeviceKernelTable:
+    """EventList.device_kernels(): one row (a FunctionEventAvg) per kernel
+    or copy the device ran, by (name, kind).  spanscope records no device
+    activity yet, so it has no rows; its table() is the header and the
+    total line (tensorplay's layout)."""
 
-    def __init__(self, items=(), recording: _Recording | None = None):
-        super().__init__(items)
-        self._rec = recording
+    def __init__(self, gpu_activities=(), sort_by=None):
+        agg: dict = {}
+        for a in gpu_activities or ():
+            if a is None or len(a) < 4 or a[1] not in ("k", "m") or a[3] <= a[2]:
+                continue
+            row = agg.setdefault((a[0], a[1]), [0, 0, None, None])
+            d = a[3] - a[2]
+            row[0] += 1
+            row[1] += d
+            row[2] = d if row[2] is None else min(row[2], d)
+            row[3] = d if row[3] is None else max(row[3], d)
+        self.rows = [FunctionEventAvg(n, k, c, t // c, lo, hi, None, 0, 0.0, t / 1e3, c, t / 1e3,
+                                      total_ns=t)
+                     for (n, k), (c, t, lo, hi) in sorted(agg.items(), key=lambda x: -x[1][1])]
+        self.total_cuda_us = sum(r.cuda_us for r in self.rows)
+        if sort_by is not None:
+            self.sort(sort_by)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def sort(self, sort_by):
+        self.rows.sort(key=lambda r: getattr(r, sort_by, 0), reverse=True)
+
+    def table(self, sort_by=None, row_limit=-1, **_options) -> str:
+        if sort_by is not None:
+            self.sort(sort_by)
+        rows = self.rows if row_limit is None or row_limit < 0 else self.rows[:row_limit]
+        head = (f"{'Name':<40}{'Kind':>5}{'Calls':>7}{'Total us':>12}{'Total %':>8}"
+                f"{'Avg us':>11}{'Min us':>11}{'Max us':>11}")
+        lines = [head, "-" * len(head)]
+        for r in rows:
+            pct = r.total_us / self.total_cuda_us * 100.0 if self.total_cuda_us else 0.0
+            lines.append(f"{terminal_text(r.name)[:40]:<40}{r.kind:>5}{r.count:>7}"
+                         f"{r.total_us:>12.2f}{pct:>7.1f}%{r.avg_us:>11.2f}{r.min_us:>11.2f}"
+                         f"{r.max_us:>11.2f}")
+        lines += ["-" * len(head), f"{'Total':<40}{'':>5}{len(self.rows):>7}"
+                                   f"{self.total_cuda_us:>12.2f}"]
+        return "\n".join(lines)
+
+
+class EventList(list):
+    """A list of FunctionEvent (a recording's spans) or of FunctionEventAvg
+    (key_averages), with the analysis and export helpers.
+
+    ``EventList(raw=(), base_ns=0, gpu_activities=None, mem_events=None,
+    samples=None, with_stack=False)`` (the page's) makes one from raw event
+    tuples (see FunctionEvent): its items are then FunctionEvents, in start
+    order -- torch's list, where tensorplay's holds the tuples themselves;
+    ``function_events`` (and calling the list) gives the events in both."""
+
+    def __init__(self, raw=(), base_ns=0, gpu_activities=None, mem_events=None, samples=None,
+                 with_stack=False):
+        super().__init__()
+        self.base_ns = int(base_ns)
+        self.gpu_activities = list(gpu_activities) if gpu_activities is not None else []
+        self.mem_events = list(mem_events) if mem_events is not None else []
+        self.samples = list(samples) if samples is not None else []
+        self.with_stack = bool(with_stack)
+        self._rec = None
         self._spans: list = []
         self._kids = None
+        raw = list(raw)
+        if raw:
+            self._adopt(_raw_recording(raw, base_ns, with_stack))
+
+    def _adopt(self, rec: "_Recording") -> None:
+        self._rec = rec
+        self._spans = [FunctionEvent._view(rec, i, self) for i in range(len(rec.spans))]
+        self.extend(self._spans)
 
     @classmethod
-    def _of_spans(cls, rec: _Recording) -> "EventList":
-        out = cls(recording=rec)
-        out._spans = [FunctionEvent(rec, i, out) for i in range(len(rec.spans))]
-        out.extend(out._spans)
+    def _of_spans(cls, rec: "_Recording") -> "EventList":
+        out = cls(base_ns=rec.base_ns, with_stack=bool(rec.options.get("with_stack")))
+        out._adopt(rec)
+        return out
+
+    @classmethod
+    def _of_rows(cls, rows: list, rec) -> "EventList":
+        out = cls()
+        out.extend(rows)
+        out._rec = rec
         return out
 
     # -- spans (for FunctionEvent lists) ------------------------------------
@@ -697,53 +1009,76 @@ class EventList(list):
         return order[lo:hi]
 
     @property
+    def function_events(self) -> list:
+        """The spans as FunctionEvent objects, in start order (tensorplay's
+        EventList.function_events; calling the list gives the same)."""
+        return list(self._spans)
+
+    def __call__(self) -> list:
+        return self.function_events
+
+    @property
+    def device_time_by_span(self) -> list:
+        """For each span, the device time (µs) of the work inside it: 0.0
+        for each, as spanscope records no device work yet.  (tensorplay
+        1.1.0 answers 0 even with device work: its join on slot ids never
+        matches; see docs/coming-from-tensorplay.md.)"""
+        return [0.0] * len(self._spans)
+
+    def device_kernels(self, sort_by=None) -> _DeviceKernelTable:
+        """What the device ran, one row per kernel or copy by its name
+        (empty until spanscope records device activity)."""
+        return _DeviceKernelTable(self.gpu_activities, sort_by)
+
+    @property
     def self_cpu_time_total(self) -> float:
         if self._rec is not None and self._spans:
             return float(self._rec.spans["self"].sum()) / 1e3
-        return sum(e.self_cpu_time_total for e in self)
+        return float(sum(e.self_cpu_time_total for e in self))
 
-    def key_averages(self, group_by_input_shapes=False, group_by_stack_n=0,
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False, include_python_functions=False,
-                     sort_by=None, *, group_by_input_shape=None,
+                     with_flops=False, *, sort_by=None, group_by_input_shapes=None,
                      group_by_module=False) -> "EventList":
-        """torch's EventList.key_averages (its first argument is
-        group_by_input_shapes; profile.key_averages' spelling
-        group_by_input_shape is taken too); see profile.key_averages."""
-        if self._rec is None or (self and not self._spans):
+        """The spans grouped (see profile.key_averages); tensorplay's
+        arguments, torch's group_by_input_shapes spelling taken too.
+        with_flops counts FLOPs even when the profile did not ask for
+        them."""
+        if self._rec is None and not self:
+            return EventList._of_rows([], None)
+        if self._rec is None or not self._spans:
             raise ValueError("key_averages needs a list of spans (profile.events())")
-        if group_by_input_shape is not None:
-            group_by_input_shapes = group_by_input_shape
-        return _key_averages(self._rec, group_by_input_shapes, group_by_stack_n,
+        if group_by_input_shapes is not None:
+            group_by_input_shape = group_by_input_shapes
+        return _key_averages(self._rec, group_by_input_shape, group_by_stack_n,
                              group_by_overload_name, include_python_functions, sort_by,
-                             group_by_module)
+                             group_by_module, with_flops)
 
     def total_average(self) -> FunctionEventAvg:
+        """One FunctionEventAvg "Total" (kind "o") over every group."""
         rows = self if self and isinstance(self[0], FunctionEventAvg) else \
             (self.key_averages(include_python_functions=True) if self._rec is not None else [])
-        tot = FunctionEventAvg("Total", 0, 0.0, 0.0, math.inf, 0.0)
-        for r in rows:
-            tot.count += r.count
-            tot.cpu_time_total += r.cpu_time_total
-            tot.self_cpu_time_total += r.self_cpu_time_total
-            tot.min_cpu_time = min(tot.min_cpu_time, r.min_cpu_time)
-            tot.max_cpu_time = max(tot.max_cpu_time, r.max_cpu_time)
-            tot.flops += r.flops
-        if tot.count == 0:
-            tot.min_cpu_time = 0.0
-        return tot
+        rows = list(rows)
+        count = sum(r.count for r in rows)
+        total = sum(r.total_ns for r in rows)
+        return FunctionEventAvg(
+            "Total", "o", count, total // count if count else 0,
+            min((r.min_ns for r in rows), default=0), max((r.max_ns for r in rows), default=0),
+            None, sum(r.self_ns for r in rows), 100.0 if total else 0.0,
+            sum(r.cuda_us for r in rows), sum(r.kernel_count for r in rows),
+            sum(r.self_cuda_us for r in rows), flops=sum(r.flops for r in rows),
+            total_ns=total)
 
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
-              max_name_column_width=55, max_shapes_column_width=80, header=None,
+    def table(self, sort_by=None, row_limit=100, header=None, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80,
               top_level_events_only=False, time_unit=None) -> str:
-        """torch's table (EventList.table), one row per item: a span each
-        for profile.events(), a group each for key_averages().  "" when
-        empty, as torch prints."""
+        """The table (tensorplay's layout, _build_table), one row per item:
+        a span each for profile.events(), a group each for key_averages().
+        "" when empty."""
         rows = list(self)
-        if rows and isinstance(rows[0], FunctionEvent):
-            rows = [_event_row(e) for e in rows]
         opts = self._rec.options if self._rec else {}
-        return _build_table(rows, sort_by, row_limit, max_src_column_width,
-                            max_name_column_width, max_shapes_column_width, header,
+        return _build_table(rows, sort_by, row_limit, header, max_src_column_width,
+                            max_name_column_width, max_shapes_column_width,
                             top_level_events_only, bool(opts.get("with_flops")), time_unit)
 
     def __str__(self):
@@ -751,7 +1086,9 @@ class EventList(list):
 
     def export_chrome_trace(self, path, torch_compat=False) -> None:
         if self._rec is None:
-            raise ValueError("export_chrome_trace needs a list of spans (profile.events())")
+            if self:
+                raise ValueError("export_chrome_trace needs a list of spans (profile.events())")
+            self._adopt(_raw_recording([], self.base_ns))
         _export_trace(self._rec, os.fspath(path), torch_compat)
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
@@ -760,21 +1097,13 @@ class EventList(list):
         _export_stacks(self._rec, os.fspath(path), metric)
 
 
-def _event_row(e: FunctionEvent) -> FunctionEventAvg:
-    d = e.cpu_time_total
-    return FunctionEventAvg(e.name, 1, d, e.self_cpu_time_total, d, d, e.input_shapes,
-                            tuple(e.stack) if e.stack else None, e.module, e.flops,
-                            cpu_parent=e.cpu_parent,
-                            is_python_function=e.is_python_function)
-
-
 def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
-                  include_python=False, sort_by=None, by_module=False) -> EventList:
-    """torch's key_averages on the columns (grouping: _Recording.group_keys).
-    by_overload: spanscope records no overload names (torch's are "" unless
-    captured), so it adds "" to every key and changes no group, as in
-    torch without capture_overload_names.  Rows by self time, descending
-    (tensorplay's order), unless sort_by."""
+                  include_python=False, sort_by=None, by_module=False,
+                  with_flops=False) -> EventList:
+    """key_averages on the columns (grouping: _Recording.group_keys):
+    groups by name (and kind), rows by self time descending (tensorplay's
+    order) unless sort_by.  by_overload: spanscope records no overload
+    names, so it changes no group (torch without capture_overload_names)."""
     if not isinstance(stack_n, int) or isinstance(stack_n, bool) or stack_n < 0:
         raise ValueError(f"group_by_stack_n must be an int >= 0, not {stack_n!r}")
     if sort_by is not None and sort_by != "name":
@@ -792,32 +1121,121 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
     np.minimum.at(mins, k, dur)
     np.maximum.at(maxs, k, dur)
     flops = np.zeros(n, dtype=np.float64)
-    if rec.options.get("with_flops"):
+    if with_flops or rec.options.get("with_flops"):
         for i, p in rec.payloads.items():
             if p.get("flops") and keys[i] >= 0:
                 flops[keys[i]] += p["flops"]
-    # each group's first span (start order), whose parent is the group's
-    # cpu_parent as in torch (FunctionEventAvg.add keeps the first one's)
+    out_bytes = np.zeros(n, dtype=np.int64)
+    for i, p in rec.payloads.items():
+        if (p.get("out_bytes") or 0) > 0 and keys[i] >= 0:
+            out_bytes[keys[i]] += p["out_bytes"]
     first = np.full(n, len(keys), dtype=np.int64)
     np.minimum.at(first, k, np.nonzero(sel)[0])
     parents = rec.spans["parent"]
     events = rec.event_list() if n and (parents[first] >= 0).any() else None
     py = rec.python_mask()
     self_sum = float(selft.sum()) or 1.0
+    total_sum = float(total.sum())
     rows = []
     for g, (name, shapes, stack, module) in enumerate(descr):
         par = int(parents[first[g]])
+        c, t, s = int(count[g]), int(total[g]), int(selft[g])
+        p0 = rec.payloads.get(int(first[g])) or {}
         rows.append(FunctionEventAvg(
-            name, int(count[g]), total[g] / 1e3, selft[g] / 1e3, mins[g] / 1e3, maxs[g] / 1e3,
-            shapes, stack, module, int(flops[g]), 100.0 * selft[g] / self_sum,
-            100.0 * total[g] / self_sum, events[par] if par >= 0 else None,
-            is_python_function=bool(py[first[g]])))
-    rows.sort(key=lambda r: r.self_cpu_time_total, reverse=True)
+            name, p0.get("kind", "u"), c, t // c if c else 0, int(mins[g]), int(maxs[g]),
+            shapes, s, 100.0 * s / total_sum if total_sum else 0.0, stack=stack,
+            flops=int(flops[g]), output_bytes=int(out_bytes[g]),
+            nested_output_bytes=int(out_bytes[g]), total_ns=t, module=module,
+            cpu_parent=events[par] if par >= 0 else None,
+            is_python_function=bool(py[first[g]]), self_cpu_percent=100.0 * s / self_sum,
+            cpu_percent=100.0 * t / self_sum))
+    rows.sort(key=lambda r: r.self_ns, reverse=True)
     if sort_by is not None:
         rows = _sorted(rows, sort_by)
-    out = EventList(rows)
-    out._rec = rec
-    return out
+    return EventList._of_rows(rows, rec)
+
+
+# --------------------------------------------------------------------------
+# Device activity (tensorplay's DeviceActivity, device_activities)
+# --------------------------------------------------------------------------
+
+class DeviceActivity:
+    """One piece of work the device did, as a collector recorded it: a
+    tuple ``(name, kind k|m|s|r|d, start_ns, end_ns, device, stream,
+    correlation, external_id, os_tid, cbid, bytes, copy_kind, value)``,
+    read through tensorplay's methods.  spanscope collects none yet
+    (``profile.kineto_results()`` is empty); the class reads such tuples
+    (from a tensorplay session, say) all the same."""
+
+    #: external_id of a record no operation was being dispatched for
+    NO_EXTERNAL_ID = 0xFFFFFFFFFFFFFFFF
+
+    def __init__(self, activity, launch_to_slot=None, device_name="cuda"):
+        values = list(activity) + [None] * max(0, 13 - len(activity))
+        (self._name, self._kind, self._start_ns, self._end_ns, self._device, self._stream,
+         self._correlation, self._external_id, self._thread_id, self._cbid, self._bytes,
+         self._copy_kind, self._value) = values[:13]
+        self._launch_to_slot = launch_to_slot or {}
+        self._device_name = device_name
+
+    def name(self):
+        return self._name
+
+    def correlation_id(self):
+        """The id shared with the launch record of the same work."""
+        return self._correlation
+
+    def linked_correlation_id(self):
+        """The operation slot the work's launch belongs to, 0 for none."""
+        if self._external_id not in (None, self.NO_EXTERNAL_ID):
+            return self._external_id
+        return self._launch_to_slot.get(self._correlation, 0)
+
+    def op_slot(self):
+        """The operation that asked for this work, or None."""
+        if self._external_id not in (None, self.NO_EXTERNAL_ID):
+            return self._external_id
+        return self._launch_to_slot.get(self._correlation)
+
+    def activity_type(self) -> str:
+        """gpu_kernel, gpu_memcpy, cuda_runtime, cuda_driver or
+        gpu_user_annotation, by the record's kind."""
+        return {"k": "gpu_kernel", "m": "gpu_memcpy", "s": "gpu_memcpy", "r": "cuda_runtime",
+                "d": "cuda_driver"}.get(self._kind, "gpu_user_annotation")
+
+    def device_type(self):
+        """CUDA for the device's own work (kernels, copies, fills), CPU for
+        launches and driver calls."""
+        return DeviceType.CUDA if self._kind in ("k", "m", "s") else DeviceType.CPU
+
+    def start_ns(self):
+        return self._start_ns
+
+    def end_ns(self):
+        return self._end_ns
+
+    def duration_us(self):
+        return (self._end_ns - self._start_ns) / 1000.0
+
+    def __repr__(self):
+        return f"<DeviceActivity {self._kind} {str(self._name)[:32]}>"
+
+
+def device_activities(gpu_activities, device_name="cuda") -> list:
+    """The device records (tuples) as DeviceActivity objects, sharing one
+    correlation -> operation map."""
+    launch_to_slot: dict = {}
+    for a in gpu_activities:
+        if len(a) > 7 and a[7] != DeviceActivity.NO_EXTERNAL_ID:
+            launch_to_slot.setdefault(a[6], a[7])
+    return [DeviceActivity(a, launch_to_slot, device_name) for a in gpu_activities]
+
+
+def device_activity_ready() -> bool:
+    """Whether a device-activity session started now would report records:
+    False, as spanscope collects no device activity yet (tensorplay: False
+    until a first session in the process has collected some)."""
+    return False
 
 
 # --------------------------------------------------------------------------
@@ -999,19 +1417,29 @@ def _dist_backend():
 _WRITER_SUFFIXES = (".json", ".json.gz", ".pftrace", ".perfetto-trace", ".pb")
 
 
-def _export_trace(rec: _Recording, path: str, torch_compat=False) -> None:
+def _export_trace(rec: _Recording, path: str, torch_compat=False, torch_tb=False) -> None:
     """rec as a trace at path: JSON whatever the name (torch), gzip when it
     ends in .gz, Perfetto protobuf for .pftrace (and the writer's other
     Perfetto names).  A name the writer does not know is written under a
-    temporary name it knows (.json / .json.gz) beside path, then renamed."""
+    temporary name it knows (.json / .json.gz) beside path, then renamed.
+    Each span is one slice (a record_function is one user_annotation event,
+    as torch writes it); torch_tb adds what the deprecated TensorBoard
+    profiler plugin needs (_torch_tb_layout)."""
     if not isinstance(torch_compat, bool):
         raise TypeError(f"torch_compat must be a bool, not {torch_compat!r}")
-    if path.endswith(_WRITER_SUFFIXES):  # case-sensitive, as the writer reads them
+    if not isinstance(torch_tb, bool):
+        raise TypeError(f"torch_tb must be a bool, not {torch_tb!r}")
+    if torch_tb and path.endswith((".pftrace", ".perfetto-trace", ".pb")):
+        raise ValueError("torch_tb is a layout of JSON traces (for TensorBoard's profiler "
+                         "plugin), not of Perfetto files")
+    if path.endswith(_WRITER_SUFFIXES) and not torch_tb:  # case-sensitive, as the writer
         _write_trace(rec, path, os.path.basename(path))
         return
     tmp = f"{path}.tmp{os.getpid()}" + (".json.gz" if path.endswith(".gz") else ".json")
     try:
         _write_trace(rec, tmp, os.path.basename(path))
+        if torch_tb:
+            _torch_tb_layout(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -1019,6 +1447,44 @@ def _export_trace(rec: _Recording, path: str, torch_compat=False) -> None:
         except OSError:
             pass
         raise
+
+
+def _torch_tb_layout(path: str) -> None:
+    """Rewrites the JSON trace at path in the layout TensorBoard's profiler
+    plugin (torch-tb-profiler, deprecated) reads: after each span's
+    user_annotation event a "cpu_op" copy marked "spanscope_view":1 (the
+    plugin drops every user_annotation but ProfilerStep#N, so its operator
+    view needs them; spanscope's reader skips the copies), and kineto's
+    "Trace" span "PyTorch Profiler (0)" over the spans' extent, which the
+    plugin takes as the profiled window.  The same layout as `spanscope
+    convert --torch-tb` (chrome_json.c)."""
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    out = []
+    first = last = None
+    pid = None
+    for e in doc.get("traceEvents", []):
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation":
+            out.append(e)
+            ts, dur = float(e.get("ts", 0)), float(e.get("dur", 0))
+            first = ts if first is None else min(first, ts)
+            last = ts + dur if last is None else max(last, ts + dur)
+            pid = e.get("pid") if pid is None else pid
+            if not str(e.get("name", "")).startswith("ProfilerStep#"):
+                out.append(dict(e, cat="cpu_op", spanscope_view=1))
+            continue
+        if e.get("ph") == "i" and first is not None and e.get("name") == "Record Window End":
+            out.append({"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": pid,
+                        "tid": 0, "ts": round(first, 3), "dur": round(last - first, 3),
+                        "args": {"Op count": 0}})
+            out.append({"ph": "i", "s": "g", "name": "Iteration Start: PyTorch Profiler",
+                        "pid": pid, "tid": 0, "ts": round(first, 3)})
+        out.append(e)
+    doc["traceEvents"] = out
+    with opener(path, "wt", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
 
 
 def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
@@ -1084,12 +1550,20 @@ def _make_trace_dir(directory: str) -> None:
 
 
 def tensorboard_trace_handler(dir_name=None, worker_name=None, use_gzip=False, *,
-                              directory=None) -> Callable:
+                              directory=None, torch_tb=False) -> Callable:
     """on_trace_ready handler writing one
     ``{worker_name or host_pid}.{time_ns}.pt.trace.json[.gz]`` per cycle
-    into the directory (created if missing), which TensorBoard's profiler
-    plugin and Perfetto open.  The directory is torch's ``dir_name`` or
-    tensorplay's ``directory`` (one of them)."""
+    into the directory (created if missing), which Perfetto, HTA and
+    chrome://tracing open.  The directory is torch's ``dir_name`` or
+    tensorplay's ``directory`` (one of them).
+
+    ``torch_tb=True`` writes for TensorBoard's profiler plugin
+    (torch-tb-profiler, deprecated): each span also as a "cpu_op" copy, the
+    "PyTorch Profiler (0)" window span, and the profile records torch's
+    ``ProfilerStep#N`` spans (the plugin's steps) -- what the plugin needs
+    and every other viewer draws twice."""
+    if not isinstance(torch_tb, bool):
+        raise TypeError(f"torch_tb must be a bool, not {torch_tb!r}")
     if (dir_name is None) == (directory is None):
         raise TypeError("tensorboard_trace_handler() takes the directory once: dir_name "
                         "(torch's name, or the first argument) or directory (tensorplay's)")
@@ -1099,7 +1573,9 @@ def tensorboard_trace_handler(dir_name=None, worker_name=None, use_gzip=False, *
         _make_trace_dir(where)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         name = f"{worker}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else "")
-        prof.export_chrome_trace(os.path.join(where, name), torch_compat=True)
+        prof.export_chrome_trace(os.path.join(where, name), torch_compat=True,
+                                 torch_tb=torch_tb)
+    handler.torch_tb = torch_tb
     return handler
 
 
@@ -1113,30 +1589,44 @@ def merge_distributed_traces(paths: Iterable, out_path) -> None:
     _ext.merge(os.fspath(out_path), paths)
 
 
-class _Unsupported:
-    """emit_nvtx / emit_itt: range emission for external tools belongs to
-    the device integration, not built here."""
+class _EmitContext(contextlib.ContextDecorator):
+    """emit_nvtx / emit_itt (tensorplay's signature): while entered and
+    enabled, ranges would be emitted for the active operations to an
+    external tool (Nsight, VTune).  spanscope has no NVTX/ITT emission yet
+    (the device integration brings it): entering an enabled one warns
+    (RuntimeWarning) rather than pretending, and records nothing else.
+    Not re-entrant (RuntimeError, tensorplay's)."""
 
     _what = ""
 
     def __init__(self, enabled=True, record_shapes=False):
-        self.enabled = enabled
+        self.enabled = bool(enabled)
+        self.record_shapes = bool(record_shapes)
+        self._entered = False
 
     def __enter__(self):
-        if self.enabled:
-            raise NotImplementedError(f"{self._what} emission is not built into this "
-                                      "spanscope (it belongs to the device integration)")
+        if not self.enabled:
+            return self
+        if self._entered:
+            raise RuntimeError("annotation context manager is not reentrant")
+        warnings.warn(f"{self._what} ranges are not emitted by this spanscope (no device "
+                      "integration yet): the profile records its spans as usual",
+                      RuntimeWarning, stacklevel=2)
+        self._entered = True
         return self
 
     def __exit__(self, *exc):
+        self._entered = False
         return False
 
 
-class emit_nvtx(_Unsupported):
+class emit_nvtx(_EmitContext):
+    """Emit named ranges for active operations (NVTX; see _EmitContext)."""
     _what = "NVTX"
 
 
-class emit_itt(_Unsupported):
+class emit_itt(_EmitContext):
+    """Emit instrumentation ranges for active operations (ITT; see _EmitContext)."""
     _what = "ITT"
 
 
@@ -1251,20 +1741,31 @@ def _unpatch_modules() -> None:
 
 
 class profile:
-    """torch.profiler.profile on spanscope's core: a context manager (or
-    start()/stop()) that records every span of its recording windows, with
-    an optional schedule over step() calls."""
+    """tensorplay.profiler.profile (the page's signature) on spanscope's
+    core: a context manager (or start()/stop()) that records every span of
+    its recording windows, with an optional schedule over step() calls.
+
+    events() and key_averages() hold the spans of every window so far
+    (tensorplay's: a cycle does not wipe the one before; acc_events=False
+    gives torch's, the last window only).  Steps are not spans: no
+    ``ProfilerStep#N`` events, rows or slices (tensorplay's), unless
+    ``record_steps=True`` or the on_trace_ready handler was made with
+    ``torch_tb=True`` (TensorBoard's plugin reads them).  The schedule and
+    the on_trace_ready calls are torch's (docs/coming-from-tensorplay.md).
+    profile_memory and with_samples are accepted and warn: spanscope
+    records no memory events or samples yet (memory_summary() is
+    (0, 0, []))."""
 
     def __init__(self, enabled=True, *, activities=None, schedule=None, on_trace_ready=None,
                  record_shapes=False, profile_memory=False, with_stack=False, with_flops=False,
                  with_modules=False, use_device=None, gpu_timing=None, gpu_trace=None,
-                 with_samples=False, acc_events=False):
+                 with_samples=False, acc_events=True, record_steps=False):
         if profile_memory:
-            raise NotImplementedError("profile_memory=True is delivered by the memory/counters/"
-                                      "samples work; this spanscope does not record memory yet")
+            warnings.warn("profile_memory=True: spanscope records no memory events yet "
+                          "(memory_summary() is (0, 0, []))", RuntimeWarning, stacklevel=2)
         if with_samples:
-            raise NotImplementedError("with_samples=True is delivered by the memory/counters/"
-                                      "samples work; this spanscope does not sample stacks yet")
+            warnings.warn("with_samples=True: spanscope does not sample Python stacks yet",
+                          RuntimeWarning, stacklevel=2)
         acts = set()
         for a in (activities if activities is not None else [ProfilerActivity.CPU]):
             try:
@@ -1285,16 +1786,20 @@ class profile:
             raise TypeError("on_trace_ready must be callable")
         self.enabled = bool(enabled)
         self.activities = acts
+        self._user_schedule = schedule
         self.schedule = schedule if schedule is not None else _always_record
-        self.record_steps = schedule is not None
+        self.record_steps = bool(record_steps or getattr(on_trace_ready, "torch_tb", False))
         self.on_trace_ready = on_trace_ready
+        self.profile_memory = bool(profile_memory)
+        self.with_samples = bool(with_samples)
+        self.use_device = use_device
         self.record_shapes = bool(record_shapes)
         self.with_stack = bool(with_stack)
         self.with_flops = bool(with_flops)
         self.with_modules = bool(with_modules)
         self.acc_events = bool(acc_events)
         self.step_num = 0
-        self.current_action = _scheduled(self.schedule, 0)
+        self._action = _scheduled(self.schedule, 0)
         self._started = False
         self._prepared = False  # a window was ever prepared (torch: self.profiler set)
         self._modules_patched = False
@@ -1306,8 +1811,16 @@ class profile:
         self._step_open = False  # a step of ours is open in the core (sps_step_begin)
         self._result: _Recording | None = None
 
+    @property
+    def current_action(self):
+        """The schedule's action for the current step (step_num); None for
+        a profile without a schedule (tensorplay's)."""
+        return self._action if self._user_schedule is not None else None
+
     # -- context manager / start / stop ------------------------------------
     def __enter__(self):
+        if self._started:
+            raise RuntimeError("profiler context manager is not reentrant")
         self.start()
         return self
 
@@ -1331,7 +1844,7 @@ class profile:
             if self.with_modules:
                 _patch_modules()
                 self._modules_patched = True
-            self._transit(ProfilerAction.NONE, self.current_action)
+            self._transit(ProfilerAction.NONE, self._action)
         except BaseException:
             self._end()
             raise
@@ -1342,7 +1855,7 @@ class profile:
             return
         self._close_step_span()
         try:
-            self._transit(self.current_action, None)
+            self._transit(self._action, None)
         finally:
             self._end()
 
@@ -1367,18 +1880,18 @@ class profile:
         outside its context; spanscope never records outside it)."""
         if not self.enabled:
             return
-        prev = self.current_action
+        prev = self._action
         action = _scheduled(self.schedule, self.step_num + 1)
         self.step_num += 1
-        self.current_action = action
+        self._action = action
         if not self._started:
             return
-        if self._step_open and not _actions(prev, self.current_action):
+        if self._step_open and not _actions(prev, self._action):
             # the window goes on: one mark ends step N-1 and begins step N
             _ext.step()
             return
         self._close_step_span()
-        self._transit(prev, self.current_action)
+        self._transit(prev, self._action)
         self._open_step_span()
 
     # ProfilerStep#N spans are the core's: a step is a pair of marks on the
@@ -1389,7 +1902,7 @@ class profile:
     # end).  The profile's step number outlives its sessions (one per
     # window), so each window's first step is begun with its number.
     def _open_step_span(self):
-        if self.record_steps and self.current_action in _RECORDING:
+        if self.record_steps and self._action in _RECORDING:
             _ext.step_begin(self.step_num)
             self._step_open = True
 
@@ -1518,6 +2031,38 @@ class profile:
         rec = self._recording("accessing events")
         return rec.event_list()
 
+    @property
+    def device_time_by_span(self) -> list:
+        """For each span of events(), the device time (µs) of the work
+        inside it: 0.0 each until spanscope records device work."""
+        return self.events().device_time_by_span
+
+    def device_kernels(self, sort_by=None):
+        """What the device ran, by the name it knows it by (no rows until
+        spanscope records device activity)."""
+        return self.events().device_kernels(sort_by)
+
+    def kineto_results(self) -> list:
+        """The device's own records as DeviceActivity objects: none until
+        spanscope collects device activity."""
+        return device_activities([])
+
+    def memory_summary(self) -> tuple:
+        """(total bytes allocated, peak live bytes, timeline): tensorplay's
+        allocator summary; (0, 0, []) as spanscope records no allocations
+        yet (tensorplay's fallback counts factory ops' outputs, which
+        spanscope has none of)."""
+        self._recording("reading the memory summary")
+        return 0, 0, []
+
+    def export_memory_timeline(self, path) -> list:
+        """tensorplay's CSV "timestamp_ns,device,allocated_bytes" of the
+        allocations (the header only: none are recorded yet); returns the
+        rows written."""
+        self._recording("exporting the memory timeline")
+        write_text_replacing(os.fspath(path), "timestamp_ns,device,allocated_bytes\n")
+        return []
+
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False, include_python_functions=False,
                      sort_by=None, *, group_by_module=False) -> EventList:
@@ -1530,8 +2075,14 @@ class profile:
         only with include_python_functions.  sort_by (tensorplay's) sorts
         the rows as table() does; else by self CPU time, descending.
         group_by_module (spanscope's) groups by the Python module that
-        opened each span (with_modules) and adds a Module column."""
-        return _key_averages(self._recording("getting key averages"), group_by_input_shape,
+        opened each span (with_modules) and adds a Module column.
+        group_by_input_shape with no shapes recorded is a ValueError
+        (tensorplay's)."""
+        rec = self._recording("getting key averages")
+        if group_by_input_shape and not any(p.get("shapes") is not None
+                                            for p in rec.payloads.values()):
+            raise ValueError("No shapes recorded: pass record_shapes=True to profile()")
+        return _key_averages(rec, group_by_input_shape,
                              group_by_stack_n, group_by_overload_name,
                              include_python_functions, sort_by, group_by_module)
 
@@ -1542,13 +2093,17 @@ class profile:
     def self_cpu_time_total(self) -> float:
         return float(self._recording("reading self_cpu_time_total").spans["self"].sum()) / 1e3
 
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
-              max_name_column_width=55, max_shapes_column_width=80, header=None,
+    def table(self, sort_by=None, row_limit=100, header=None, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80,
               top_level_events_only=False, time_unit=None) -> str:
-        """key_averages().table(...) (tensorplay's shortcut): "" when empty."""
-        return self.key_averages().table(sort_by, row_limit, max_src_column_width,
-                                         max_name_column_width, max_shapes_column_width,
-                                         header, top_level_events_only, time_unit)
+        """events().table(...): one row per span (tensorplay's; the rows per
+        name are key_averages().table()).  "" when empty."""
+        return self.events().table(sort_by, row_limit, header, max_src_column_width,
+                                   max_name_column_width, max_shapes_column_width,
+                                   top_level_events_only, time_unit)
+
+    def __str__(self):
+        return self.table()
 
     def counters(self) -> dict:
         """Counter samples of the last window (spanscope.counter / sps_counter):
@@ -1561,15 +2116,17 @@ class profile:
                                         "values": rec.counters["value"][sel].copy()}
         return out
 
-    def export_chrome_trace(self, path, torch_compat=False) -> None:
-        """Writes the last window as a Chrome trace in JSON whatever the
-        name (torch, tensorplay); a name ending in .gz is gzip-compressed
-        (torch); .pftrace (spanscope's documented extension) writes Perfetto
-        protobuf.  torch_compat is tensorplay's switch for torch's
-        top-level keys, which spanscope's traces always carry: True and
-        False write the same file."""
+    def export_chrome_trace(self, path, torch_compat=False, *, torch_tb=False) -> None:
+        """Writes events() as a Chrome trace, one slice per span, in JSON
+        whatever the name (torch, tensorplay); a name ending in .gz is
+        gzip-compressed; .pftrace (spanscope's documented extension) writes
+        Perfetto protobuf.  torch_compat is tensorplay's switch for torch's
+        top-level keys, which spanscope's traces always carry (its merge
+        and readers align clocks with them): True and False write the same
+        file.  torch_tb=True: the layout of the deprecated TensorBoard
+        profiler plugin (tensorboard_trace_handler)."""
         _export_trace(self._recording("exporting chrome trace"), os.fspath(path),
-                      torch_compat)
+                      torch_compat, torch_tb)
 
     def export_tensorboard_trace(self, directory, run_name=None) -> str:
         """tensorplay's export_tensorboard_trace: what the handler writes,
@@ -1589,12 +2146,15 @@ class profile:
         return path
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
-        """Folded stacks (thread;outer;inner self_us per line) for flame graphs."""
+        """Folded stacks (thread;outer;inner self_us per line) for flame
+        graphs; AssertionError without with_stack=True (tensorplay's)."""
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
         _export_stacks(self._recording("exporting stacks"), os.fspath(path), metric)
 
     def __repr__(self):
         return (f"<spanscope.profiler.profile step={self.step_num} "
-                f"action={self.current_action.value}>")
+                f"action={self._action.value}>")
 
 
 def _python_thread_names() -> dict:
