@@ -957,14 +957,16 @@ class EventList(list):
     (key_averages), with the analysis and export helpers.
 
     ``EventList(raw=(), base_ns=0, gpu_activities=None, mem_events=None,
-    samples=None, with_stack=False)`` (the page's) makes one from raw event
+    samples=None, with_stack=False)`` (the page's; tensorplay's use_device=None
+    after them) makes one from raw event
     tuples (see FunctionEvent): its items are then FunctionEvents, in start
     order -- torch's list, where tensorplay's holds the tuples themselves;
     ``function_events`` (and calling the list) gives the events in both."""
 
     def __init__(self, raw=(), base_ns=0, gpu_activities=None, mem_events=None, samples=None,
-                 with_stack=False):
+                 with_stack=False, use_device=None):
         super().__init__()
+        self.use_device = use_device
         self.base_ns = int(base_ns)
         self.gpu_activities = list(gpu_activities) if gpu_activities is not None else []
         self.mem_events = list(mem_events) if mem_events is not None else []

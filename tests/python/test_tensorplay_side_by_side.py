@@ -337,9 +337,9 @@ def script_plain(P, tmp):
         "sorted_by_name": [r.key for r in prof.key_averages(sort_by="name")],
         "total_average": (prof.total_average().key, prof.total_average().count),
         "self_cpu_time_total>0": prof.self_cpu_time_total > 0,
-        "table.top_level": _table_layout(prof.key_averages().table(top_level_events_only=True)),
-        "table.header": _table_layout(prof.key_averages().table(header="H", row_limit=1)),
-        "table.time_unit": _table_layout(prof.key_averages().table(time_unit="ms")),
+        "table.top_level": _table_layout(prof.key_averages().table(sort_by="name", top_level_events_only=True)),
+        "table.header": _table_layout(prof.key_averages().table(sort_by="name", header="H", row_limit=1)),
+        "table.time_unit": _table_layout(prof.key_averages().table(sort_by="name", time_unit="ms")),
         "events.table": _table_layout(ev.table() if hasattr(ev, "table") else prof.table()),
         "memory_summary": prof.memory_summary() if hasattr(prof, "memory_summary") else None,
         "kineto_results": list(prof.kineto_results()) if hasattr(prof, "kineto_results") else None,
@@ -459,8 +459,6 @@ def test_constructors():
     """The page's constructors, called as the page documents them."""
     raw = [("outer", "u", 1_000, 9_000, 7, None, None, None, -1.0, -1, None, 0, 0, 0),
            ("inner", "u", 2_000, 5_000, 7, None, None, None, -1.0, -1, None, 0, 0, 1)]
-    for mod, tag in ((tp, "tp"), (sp, "sp")):
-        pass
     got = {}
     for mod in (tp, sp):
         el = mod.EventList(raw, base_ns=500)
