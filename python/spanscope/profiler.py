@@ -1790,7 +1790,10 @@ class profile:
         self.activities = acts
         self._user_schedule = schedule
         self.schedule = schedule if schedule is not None else _always_record
-        self.record_steps = bool(record_steps or getattr(on_trace_ready, "torch_tb", False))
+        # ProfilerStep#N spans: asked for, or for TensorBoard's plugin; they
+        # are steps of a schedule, so a profile without one records none
+        self.record_steps = schedule is not None and bool(
+            record_steps or getattr(on_trace_ready, "torch_tb", False))
         self.on_trace_ready = on_trace_ready
         self.profile_memory = bool(profile_memory)
         self.with_samples = bool(with_samples)

@@ -51,17 +51,15 @@ def test_roundtrip_file(name):
     assert re.search(r'"rank":\s+(\d+)', text).group(1) == "1"  # HTA's pattern
     assert doc["deviceProperties"] == []
     ev = doc["traceEvents"]
-    allx = [e for e in ev if e["ph"] == "X" and e["cat"] != "Trace"]
+    allx = [e for e in ev if e["ph"] == "X"]
     xs = [e for e in allx if e["cat"] == "user_annotation"]
     ms = [e for e in ev if e["ph"] == "M"]
     assert len(xs) > 1000
-    # each span twice: user_annotation, then its cpu_op view (marked)
-    assert len(allx) == 2 * len(xs)
-    for a, b in zip(allx[0::2], allx[1::2]):
-        assert a["cat"] == "user_annotation" and "spanscope_view" not in a
-        assert b["cat"] == "cpu_op" and b["spanscope_view"] == 1
-        assert (a["name"], a["pid"], a["tid"], a["ts"], a["dur"]) == \
-            (b["name"], b["pid"], b["tid"], b["ts"], b["dur"])
+    # each span once, as torch writes a record_function: no cpu_op copy and
+    # no "Trace" window span (those are the TensorBoard layout's, convert
+    # --torch-tb)
+    assert len(allx) == len(xs)
+    assert not any("spanscope_view" in e for e in allx)
     # kineto's args on every X event: a distinct External id each
     ids = [e["args"]["External id"] for e in allx]
     assert ids == list(range(1, len(allx) + 1))

@@ -23,6 +23,16 @@ from spanscope.profiler import record_function
 # schedule
 # --------------------------------------------------------------------------
 
+
+def torch_profile(*args, **kwargs):
+    """profiler.profile with torch's results: ProfilerStep#N spans
+    (record_steps=True) and the last window only (acc_events=False) --
+    what this module checks; tensorplay's defaults (no step spans, every
+    window) are checked by test_tensorplay_side_by_side.py."""
+    kwargs.setdefault("record_steps", True)
+    kwargs.setdefault("acc_events", False)
+    return profiler.profile(*args, **kwargs)
+
 def reference_schedule(step, wait, warmup, active, repeat, skip_first, skip_first_wait):
     """torch/profiler/profiler.py schedule_fn, transcribed from
     reference/tensorplay-profiler-facts.md section 7."""
@@ -107,7 +117,7 @@ def test_on_trace_ready_once_per_cycle_with_that_cycle_only():
                                             if n.startswith("work")})))
 
     sched = profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
-    with profiler.profile(schedule=sched, on_trace_ready=ready) as p:
+    with torch_profile(schedule=sched, on_trace_ready=ready) as p:
         for step in range(12):
             with record_function(f"work{step}"):
                 pass
@@ -120,12 +130,12 @@ def test_on_trace_ready_once_per_cycle_with_that_cycle_only():
 def test_ready_fires_on_exit_from_recording_state_but_not_from_warmup():
     fired = []
     sched = profiler.schedule(wait=0, warmup=1, active=3)
-    with profiler.profile(schedule=sched, on_trace_ready=lambda p: fired.append(p.step_num)) as p:
+    with torch_profile(schedule=sched, on_trace_ready=lambda p: fired.append(p.step_num)) as p:
         for _ in range(2):  # warmup, record: exit while RECORD
             p.step()
     assert fired == [2]
     fired.clear()
-    with profiler.profile(schedule=sched, on_trace_ready=lambda p: fired.append(1)) as p:
+    with torch_profile(schedule=sched, on_trace_ready=lambda p: fired.append(1)) as p:
         pass  # exit from WARMUP: start and stop, no ready
     assert fired == []
     assert len(p.events()) == 0
@@ -134,14 +144,14 @@ def test_ready_fires_on_exit_from_recording_state_but_not_from_warmup():
 def test_record_followed_by_none_warns():
     seq = [A.RECORD, A.NONE, A.NONE]
     with pytest.warns(UserWarning, match="RECORD followed by NONE"):
-        with profiler.profile(schedule=lambda s: seq[min(s, 2)]) as p:
+        with torch_profile(schedule=lambda s: seq[min(s, 2)]) as p:
             p.step()
 
 
 def test_profiler_step_spans_and_current_action():
     with pytest.warns(UserWarning, match="warmup=0"):
         sched = profiler.schedule(wait=1, warmup=0, active=2)
-    p = profiler.profile(schedule=sched)
+    p = torch_profile(schedule=sched)
     assert p.current_action == A.NONE
     seen = []
     with p:
@@ -154,7 +164,7 @@ def test_profiler_step_spans_and_current_action():
 
 
 def test_start_stop_without_context_manager():
-    p = profiler.profile()
+    p = torch_profile()
     p.start()
     with record_function("a"):
         pass
@@ -164,7 +174,7 @@ def test_start_stop_without_context_manager():
 
 
 def test_disabled_profile_records_nothing():
-    with profiler.profile(enabled=False) as p:
+    with torch_profile(enabled=False) as p:
         with record_function("a"):
             pass
     assert len(p.events()) == 0
@@ -189,7 +199,7 @@ def test_record_function_one_shared_object_per_name():
     objs = [record_function(n) for n in names]
     assert [record_function(n) for n in names] == objs
     assert len({id(o) for o in objs}) == 600 and [o.name for o in objs] == names
-    with profiler.profile() as prof:
+    with torch_profile() as prof:
         for n in names[:3]:
             with record_function(n):
                 pass
@@ -198,7 +208,7 @@ def test_record_function_one_shared_object_per_name():
 
 
 def test_record_function_exception_safe():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with pytest.raises(KeyError):
             with record_function("outer"):
                 with record_function("inner"):
@@ -225,7 +235,7 @@ def test_record_function_as_decorator():
             return x - 1
 
     assert f.__name__ == "f" and f.__wrapped__ is not None
-    with profiler.profile(with_flops=True) as p:
+    with torch_profile(with_flops=True) as p:
         assert f(21) == 42
         assert f(1) == 2
         assert g(1) == 2
@@ -249,7 +259,7 @@ def test_record_function_arguments():
 
 def test_span_open_across_step():
     sched = profiler.schedule(wait=0, warmup=1, active=3)
-    with profiler.profile(schedule=sched) as p:
+    with torch_profile(schedule=sched) as p:
         p.step()  # -> RECORD
         with record_function("across"):
             with record_function("before_step"):
@@ -271,7 +281,7 @@ def test_span_open_across_step():
 def test_spans_crossing_a_cycle_boundary_are_left_out():
     cycles = []
     sched = profiler.schedule(wait=0, warmup=1, active=1)
-    with profiler.profile(schedule=sched,
+    with torch_profile(schedule=sched,
                           on_trace_ready=lambda p: cycles.append(names_of(p))) as p:
         p.step()  # RECORD_AND_SAVE
         with record_function("long"):
@@ -314,7 +324,7 @@ def test_every_face_and_thread_is_captured(c_lib):
         go.wait()  # alive at the window's end: the profile reads its Python name
 
     t = threading.Thread(target=worker, name="worker-1")
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("rf"):
             with region:
                 decorated()
@@ -339,7 +349,7 @@ def test_profile_inside_a_profile_manager_session_keeps_its_file(tmp_path):
     ProfileManager.setup(file_path=str(path))
     with ProfileManager.region("before"):
         pass
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with ProfileManager.region("during"):
             pass
     assert names_of(p) == ["during"]
@@ -350,7 +360,7 @@ def test_profile_inside_a_profile_manager_session_keeps_its_file(tmp_path):
 
 def test_profile_refuses_an_aggregate_session():
     ProfileManager.setup(output=None, aggregation_mode=True)
-    p = profiler.profile()
+    p = torch_profile()
     with pytest.raises(RuntimeError, match="aggregation_mode"):
         with p:
             pass
@@ -362,20 +372,20 @@ def test_profile_refuses_an_aggregate_session():
 
 
 def test_one_profile_records_at_a_time():
-    with profiler.profile(record_shapes=True) as outer:
+    with torch_profile(record_shapes=True) as outer:
         with pytest.raises(RuntimeError, match="already recording"):
-            with profiler.profile():
+            with torch_profile():
                 pass
         with record_function("a", args={"x": np.zeros(3)}):
             pass
     assert outer.events()[0].input_shapes == [[3]]  # the outer's hook still worked
-    with profiler.profile() as again:  # and one can start after it
+    with torch_profile() as again:  # and one can start after it
         pass
     assert names_of(again) == []
 
 
 def test_profile_manager_setup_cannot_end_a_profile_session(tmp_path):
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("before"):
             pass
         with pytest.raises(RuntimeError, match="before starting it"):
@@ -391,14 +401,14 @@ def test_warning_raised_as_error_leaves_nothing_on(tmp_path):
     ProfileManager.setup(output=None)  # a session that outlives the profile
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        p = profiler.profile(schedule=lambda s: seq[min(s, 1)], with_stack=True,
+        p = torch_profile(schedule=lambda s: seq[min(s, 1)], with_stack=True,
                              record_shapes=True)
         with pytest.raises(UserWarning, match="RECORD followed by NONE"):
             with p:
                 p.step()
     with record_function("later", args={"x": np.zeros(2)}):
         pass  # no payload hook, no native stack capture left behind
-    with profiler.profile() as q:
+    with torch_profile() as q:
         with record_function("later2"):
             pass
     assert q.events()[0].stack is None
@@ -408,7 +418,7 @@ def test_warning_raised_as_error_leaves_nothing_on(tmp_path):
 def test_nothing_is_recorded_between_windows():
     sched = profiler.schedule(wait=2, warmup=1, active=1, repeat=1)
     active = []
-    with profiler.profile(schedule=sched) as p:
+    with torch_profile(schedule=sched) as p:
         for _ in range(8):
             with record_function("s"):
                 pass
@@ -420,7 +430,7 @@ def test_nothing_is_recorded_between_windows():
 
 
 def test_option_flags_and_bad_arguments(tmp_path):
-    p = profiler.profile(with_stack=True, with_flops=True)
+    p = torch_profile(with_stack=True, with_flops=True)
     assert p.record_shapes is False  # not implied by the others
     with p:
         with record_function("x"):
@@ -440,7 +450,7 @@ def test_a_failing_shape_property_does_not_break_user_code():
         def shape(self):
             raise RuntimeError("no shape here")
 
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         with record_function("odd", args={"o": Odd()}):
             pass
     assert p.events()[0].input_shapes == [[]]
@@ -467,7 +477,7 @@ def test_record_function_args_cycles_are_collected():
 # --------------------------------------------------------------------------
 
 def test_self_time_is_total_minus_direct_children():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         for _ in range(3):
             with record_function("parent"):
                 time.sleep(0.002)
@@ -495,7 +505,7 @@ def test_self_time_is_total_minus_direct_children():
 
 
 def test_table_layout_and_sort_keys():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         for i in range(4):
             with record_function("many"):
                 pass
@@ -536,7 +546,7 @@ def test_record_shapes_for_record_function_and_decorated_functions():
     def dec(a, b, scale=1.0):
         return a
 
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         with record_function("rf", args={"x": np.zeros((3, 4)), "n": 2}):
             dec(FakeTensor(2, 5), np.ones(7, dtype=np.int32), scale=2.0)
     ev = {e.name: e for e in p.events()}
@@ -551,7 +561,7 @@ def test_record_shapes_for_record_function_and_decorated_functions():
 
 
 def test_shapes_not_captured_without_the_option():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("rf", args={"x": np.zeros(3)}):
             pass
     e = p.events()[0]
@@ -559,7 +569,7 @@ def test_shapes_not_captured_without_the_option():
 
 
 def test_with_flops_sums_declared_flops_in_torchs_column():
-    with profiler.profile(with_flops=True) as p:
+    with torch_profile(with_flops=True) as p:
         for _ in range(3):
             with record_function("matmul", args={"flops": 2_000_000}):
                 time.sleep(0.001)
@@ -580,7 +590,7 @@ def test_with_stack_records_the_python_call_site():
         with record_function("here"):
             pass
 
-    with profiler.profile(with_stack=True) as p:
+    with torch_profile(with_stack=True) as p:
         site()
     st = p.events()[0].stack
     assert st[0].startswith(__file__) and st[0].endswith("(site)")
@@ -590,7 +600,7 @@ def test_with_stack_records_the_python_call_site():
 
 
 def test_with_modules_records_the_python_module_and_groups_by_it_on_request():
-    with profiler.profile(with_modules=True) as p:
+    with torch_profile(with_modules=True) as p:
         with record_function("m"):
             pass
     assert p.events()[0].module == __name__
@@ -603,20 +613,20 @@ def test_with_modules_records_the_python_module_and_groups_by_it_on_request():
 
 def test_memory_and_samples_raise_and_device_requests_warn():
     with pytest.raises(NotImplementedError, match="memory"):
-        profiler.profile(profile_memory=True)
+        torch_profile(profile_memory=True)
     with pytest.raises(NotImplementedError, match="sampl"):
-        profiler.profile(with_samples=True)
+        torch_profile(with_samples=True)
     with pytest.warns(RuntimeWarning, match="CPU only"):
-        p = profiler.profile(activities=[profiler.ProfilerActivity.CPU,
+        p = torch_profile(activities=[profiler.ProfilerActivity.CPU,
                                          profiler.ProfilerActivity.CUDA])
     with p:
         with record_function("cpu"):
             pass
     assert names_of(p) == ["cpu"]
     with pytest.warns(RuntimeWarning):
-        profiler.profile(gpu_timing=True)
+        torch_profile(gpu_timing=True)
     with pytest.raises(ValueError, match="activity"):
-        profiler.profile(activities=["tpu"])
+        torch_profile(activities=["tpu"])
 
 
 # --------------------------------------------------------------------------
@@ -640,7 +650,7 @@ def test_chrome_trace_is_well_formed_nested_and_in_microseconds(tmp_path):
 
     t = threading.Thread(target=worker, name="helper")
     t.start()  # alive at the window's start: the profile reads its Python name
-    with profiler.profile() as p:
+    with torch_profile() as p:
         go.set()
         with record_function("outer"):
             with record_function("inner"):
@@ -682,7 +692,7 @@ def test_chrome_trace_is_well_formed_nested_and_in_microseconds(tmp_path):
 
 
 def test_trace_args_carry_shapes_and_stack(tmp_path):
-    with profiler.profile(record_shapes=True, with_stack=True) as p:
+    with torch_profile(record_shapes=True, with_stack=True) as p:
         with record_function("a", args={"x": np.zeros((2, 2)), "note": "hi"}):
             pass
     path = tmp_path / "a.json"
@@ -700,7 +710,7 @@ def test_tensorboard_handler_names_and_gzip(tmp_path):
     for gz in (False, True):
         d = tmp_path / f"gz{gz}"
         h = profiler.tensorboard_trace_handler(str(d), worker_name="w0", use_gzip=gz)
-        with profiler.profile(schedule=sched, on_trace_ready=h) as p:
+        with torch_profile(schedule=sched, on_trace_ready=h) as p:
             for i in range(5):
                 with record_function("s"):
                     pass
@@ -718,14 +728,14 @@ def test_tensorboard_handler_names_and_gzip(tmp_path):
             with open(d / files[0], "rb") as f:
                 assert f.read(2) == b"\x1f\x8b"
     h = profiler.tensorboard_trace_handler(str(tmp_path / "default"))
-    with profiler.profile(on_trace_ready=h):
+    with torch_profile(on_trace_ready=h):
         pass
     (name,) = os.listdir(tmp_path / "default")
     assert name.startswith(f"{__import__('socket').gethostname()}_{os.getpid()}.")
 
 
 def test_export_stacks_folds_spans(tmp_path):
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("a"):
             with record_function("b"):
                 time.sleep(0.001)
@@ -739,7 +749,7 @@ def test_export_stacks_folds_spans(tmp_path):
 
 
 def test_export_to_unwritable_path_raises(tmp_path):
-    with profiler.profile() as p:
+    with torch_profile() as p:
         pass
     with pytest.raises(OSError):
         p.export_chrome_trace(str(tmp_path / "missing" / "t.json"))
@@ -749,7 +759,7 @@ def test_export_to_unwritable_path_raises(tmp_path):
 
 
 def test_pftrace_export_has_the_spans(tmp_path):
-    with profiler.profile() as p:
+    with torch_profile() as p:
         for _ in range(5):
             with record_function("loop"):
                 pass
@@ -766,7 +776,7 @@ def test_pftrace_export_has_the_spans(tmp_path):
 
 
 def test_interval_and_function_event_fields():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("x"):
             pass
     e = p.events()[0]
@@ -786,7 +796,7 @@ def test_merge_distributed_traces(tmp_path, monkeypatch):
     for rank in (1, 0):  # ranks from distributedInfo, not from list position
         monkeypatch.setenv("RANK", str(rank))
         monkeypatch.setenv("WORLD_SIZE", "2")
-        with profiler.profile() as p:
+        with torch_profile() as p:
             with record_function(f"work.r{rank}"):
                 with record_function("inner"):
                     pass
@@ -821,7 +831,7 @@ def test_merge_distributed_traces_errors(tmp_path):
 
 
 def test_with_stack_gives_c_regions_their_native_stack(c_lib, tmp_path):
-    with profiler.profile(with_stack=True) as p:
+    with torch_profile(with_stack=True) as p:
         with record_function("py"):
             c_lib.c_kernel(2)
     kernels = [e for e in p.events() if e.name == "c.kernel"]
@@ -837,7 +847,7 @@ def test_with_stack_gives_c_regions_their_native_stack(c_lib, tmp_path):
     x = [e for e in load_trace(path)["traceEvents"] if e.get("name") == "c.kernel"][0]
     assert x["args"]["Call site"].startswith("c_kernel+0x")
     # off again once the window ends: no stacks without with_stack
-    with profiler.profile() as q:
+    with torch_profile() as q:
         c_lib.c_kernel(1)
     assert q.events()[0].stack is None
 
@@ -846,7 +856,7 @@ def test_acc_events_keeps_the_native_stacks_of_earlier_cycles(c_lib):
     # each cycle is its own session; the native stacks of the first cycle's
     # spans still resolve after it ended (ids are interned process-wide)
     sched = profiler.schedule(wait=0, warmup=1, active=1, repeat=2)
-    with profiler.profile(schedule=sched, with_stack=True, acc_events=True) as p:
+    with torch_profile(schedule=sched, with_stack=True, acc_events=True) as p:
         for _ in range(4):
             c_lib.c_kernel(1)
             p.step()
@@ -858,7 +868,7 @@ def test_acc_events_keeps_the_native_stacks_of_earlier_cycles(c_lib):
 
 def test_traces_carry_a_clock_anchor_for_merges(tmp_path):
     import socket
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("x"):
             pass
     path = tmp_path / "a.json"

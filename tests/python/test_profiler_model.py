@@ -16,6 +16,16 @@ from spanscope.profiler import record_function
 SEQ_NONE = 2**64 - 1
 
 
+
+def torch_profile(*args, **kwargs):
+    """profiler.profile with torch's results: ProfilerStep#N spans
+    (record_steps=True) and the last window only (acc_events=False) --
+    what this module checks; tensorplay's defaults (no step spans, every
+    window) are checked by test_tensorplay_side_by_side.py."""
+    kwargs.setdefault("record_steps", True)
+    kwargs.setdefault("acc_events", False)
+    return profiler.profile(*args, **kwargs)
+
 def by_name(p):
     # trace_name: a step's own name, ProfilerStep#N (its name is torch's
     # "ProfilerStep*")
@@ -59,7 +69,7 @@ def test_the_hook_gets_the_begin_records_key(monkeypatch):
         return call(self, thread, seq, name, args)
 
     monkeypatch.setattr(profiler._Collector, "__call__", probe)
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         with record_function("a", args={"x": np.zeros(2)}):
             with record_function("b", args={"x": np.zeros(3)}):
                 pass
@@ -72,7 +82,7 @@ def test_the_hook_gets_the_begin_records_key(monkeypatch):
 
 
 def test_thread_seq_is_the_spans_seq():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         r = record_function("k")
         r.__enter__()
         thread, seq = _ext.thread_seq()
@@ -87,7 +97,7 @@ def test_nested_record_functions_of_one_name_keep_their_shapes():
             if depth < 6:
                 rec(depth + 1)
 
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         for _ in range(3):
             rec(0)
     ev = p.events()
@@ -113,7 +123,7 @@ def test_payloads_of_many_threads_land_on_their_own_spans():
                     pass
 
     ts = [threading.Thread(target=work, args=(k,)) for k in range(nthreads)]
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         for t in ts:
             t.start()
         for t in ts:
@@ -145,7 +155,7 @@ def test_trace_anchor_is_the_sessions_anchor(tmp_path):
     anchor = _ext.clock_anchor()
     assert anchor[0] > 0 and anchor[1] > 0
     time.sleep(0.01)  # a second reading would differ from the session's
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("x"):
             pass
     trace = tmp_path / "t.json"
@@ -196,7 +206,7 @@ def test_schedule_is_the_cores():
 
 def test_steps_are_one_instant_apart_and_have_no_record():
     sched = profiler.schedule(wait=0, warmup=1, active=4)
-    with profiler.profile(schedule=sched) as p:
+    with torch_profile(schedule=sched) as p:
         p.step()
         for _ in range(3):
             with record_function("work"):
@@ -220,7 +230,7 @@ def test_steps_are_one_instant_apart_and_have_no_record():
 
 def test_a_span_around_the_steps_is_their_parent():
     sched = profiler.schedule(wait=0, warmup=1, active=4)
-    with profiler.profile(schedule=sched) as p:
+    with torch_profile(schedule=sched) as p:
         p.step()  # -> RECORD, step 1 begins
         with record_function("epoch"):
             for _ in range(2):
@@ -257,7 +267,7 @@ def test_steps_of_a_profile_inside_a_profile_manager_session(tmp_path):
     ProfileManager.setup(file_path=str(path))
     cycles = []
     sched = profiler.schedule(wait=1, warmup=1, active=1, repeat=2)
-    with profiler.profile(schedule=sched, on_trace_ready=lambda q: cycles.append(
+    with torch_profile(schedule=sched, on_trace_ready=lambda q: cycles.append(
             sorted(e.trace_name for e in q.events()))) as p:
         for _ in range(7):
             with ProfileManager.region("pm.work"):

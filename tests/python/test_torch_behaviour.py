@@ -20,6 +20,16 @@ from spanscope.profiler import ProfilerAction as A
 from spanscope.profiler import record_function
 
 
+
+def torch_profile(*args, **kwargs):
+    """profiler.profile with torch's results: ProfilerStep#N spans
+    (record_steps=True) and the last window only (acc_events=False) --
+    what this module checks; tensorplay's defaults (no step spans, every
+    window) are checked by test_tensorplay_side_by_side.py."""
+    kwargs.setdefault("record_steps", True)
+    kwargs.setdefault("acc_events", False)
+    return profiler.profile(*args, **kwargs)
+
 def spin(us):
     t = time.perf_counter_ns() + us * 1000
     while time.perf_counter_ns() < t:
@@ -37,7 +47,7 @@ def test_tensorboard_handler_takes_torchs_and_tensorplays_directory_name(tmp_pat
                            profiler.tensorboard_trace_handler(dir_name=tmp_path / "b"),
                            profiler.tensorboard_trace_handler(directory=tmp_path / "c",
                                                               worker_name="w", use_gzip=True)]):
-        with profiler.profile(on_trace_ready=h):
+        with torch_profile(on_trace_ready=h):
             with record_function("x"):
                 pass
     (a,), (b,), (c,) = [list((tmp_path / d).iterdir()) for d in "abc"]
@@ -56,7 +66,7 @@ def test_handler_cannot_create_its_directory_raises_torchs_runtime_error(tmp_pat
     blocker = tmp_path / "file"
     blocker.write_text("")
     with pytest.raises(RuntimeError, match="Can't create directory"):
-        with profiler.profile(on_trace_ready=profiler.tensorboard_trace_handler(
+        with torch_profile(on_trace_ready=profiler.tensorboard_trace_handler(
                 blocker / "sub")):
             pass
 
@@ -68,7 +78,7 @@ def test_handler_cannot_create_its_directory_raises_torchs_runtime_error(tmp_pat
 def test_export_chrome_trace_writes_json_whatever_the_name(tmp_path, name, gz):
     # torch and tensorplay write JSON whatever the suffix; torch gzips a
     # name ending in .gz; torch_compat is tensorplay's keyword
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("x"):
             pass
     path = tmp_path / name
@@ -89,7 +99,7 @@ def test_export_chrome_trace_writes_json_whatever_the_name(tmp_path, name, gz):
 
 def test_pftrace_stays_perfetto(tmp_path):
     # .pftrace is spanscope's documented Perfetto extension (docs/profiler.md)
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("x"):
             pass
     p.export_chrome_trace(tmp_path / "t.pftrace")
@@ -100,7 +110,7 @@ def test_export_tensorboard_trace_as_tensorplay_names_it(tmp_path, monkeypatch):
     # tensorplay: export_tensorboard_trace(directory, run_name=None) writes
     # {run_name}[-rank{R}].{host}.{pid}.{ns}.pt.trace.json with torch_compat,
     # and returns the path
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("x"):
             pass
     path = p.export_tensorboard_trace(tmp_path / "tb", run_name="run")
@@ -121,7 +131,7 @@ def test_one_profilerstep_star_group_for_every_step():
     # torch: _rewrite_name(with_wildcard=True) names every ProfilerStep#N
     # "ProfilerStep*" (FunctionEvent.name; trace_name keeps #N), so
     # key_averages has one row for them
-    with profiler.profile(schedule=profiler.schedule(wait=0, warmup=1, active=4)) as p:
+    with torch_profile(schedule=profiler.schedule(wait=0, warmup=1, active=4)) as p:
         for _ in range(4):  # step 0 warms up; 1..4 record (4 until the exit)
             with record_function("work"):
                 pass
@@ -138,7 +148,7 @@ def test_group_by_input_shape_with_and_without_recorded_shapes():
         def __init__(self, *shape):
             self.shape = shape
 
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         for shape in [(2, 3), (2, 3), (4,)]:
             with record_function("op", args={"a": T(*shape)}):
                 pass
@@ -153,7 +163,7 @@ def test_group_by_input_shape_with_and_without_recorded_shapes():
     assert "Input Shapes" not in p.key_averages().table()
     # no shapes recorded: one group per name, shapes "[]", no column (torch;
     # tensorplay raises ValueError here instead)
-    with profiler.profile() as q:
+    with torch_profile() as q:
         for _ in range(2):
             with record_function("op", args={"a": T(1)}):
                 pass
@@ -171,7 +181,7 @@ def test_group_by_stack_n_takes_the_innermost_frames():
         with record_function("x"):
             pass
 
-    with profiler.profile(with_stack=True) as p:
+    with torch_profile(with_stack=True) as p:
         a(), a(), b()
     by0 = p.key_averages()
     assert [(r.key, r.count) for r in by0] == [("x", 3)]
@@ -189,7 +199,7 @@ def test_group_by_stack_n_takes_the_innermost_frames():
 def test_group_by_overload_name_changes_nothing_without_overload_names():
     # torch: overload_name is "" unless _ExperimentalConfig(capture_overload_names=True);
     # spanscope records none, so the groups and the table are the same
-    with profiler.profile() as p:
+    with torch_profile() as p:
         for n in ("a", "b", "a"):
             with record_function(n):
                 pass
@@ -210,7 +220,7 @@ def test_include_python_functions_filters_the_tracers_functions():
     def top():
         return inner() + inner()
 
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("rf"):
             top()
     events = {e.name: e for e in p.events()}
@@ -225,7 +235,7 @@ def test_include_python_functions_filters_the_tracers_functions():
 
 def test_key_averages_sort_by():
     # tensorplay's key_averages(sort_by=...): the rows in table()'s order
-    with profiler.profile() as p:
+    with torch_profile() as p:
         for _ in range(3):
             with record_function("many"):
                 pass
@@ -240,7 +250,7 @@ def test_key_averages_sort_by():
 
 def test_events_key_averages_takes_torchs_keyword():
     # torch's EventList.key_averages spells it group_by_input_shapes
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         with record_function("x"):
             pass
     ev = p.events()
@@ -254,13 +264,13 @@ def test_events_key_averages_takes_torchs_keyword():
 
 def test_empty_profile_table_is_empty_as_torch_prints():
     # torch's _build_table: `if len(events) == 0: return ""`
-    with profiler.profile() as p:
+    with torch_profile() as p:
         pass
     assert p.key_averages().table() == "" and p.table() == "" and str(p.events()) == ""
 
 
 def test_table_layout_follows_torchs():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("outer"):
             spin(300)
             with record_function("inner"):
@@ -281,7 +291,7 @@ def test_table_layout_follows_torchs():
 
 def test_table_arguments():
     long = "n" * 70
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function(long):
             with record_function("child"):
                 pass
@@ -319,7 +329,7 @@ def test_table_shapes_and_source_columns_respect_their_widths():
         def __init__(self, *shape):
             self.shape = shape
 
-    with profiler.profile(record_shapes=True, with_stack=True) as p:
+    with torch_profile(record_shapes=True, with_stack=True) as p:
         with record_function("x", args={"a": T(1000, 2000, 3000), "b": T(4000, 5000)}):
             pass
     avg = p.key_averages(group_by_input_shape=True, group_by_stack_n=3)
@@ -335,7 +345,7 @@ def test_table_shapes_and_source_columns_respect_their_widths():
 
 
 def test_table_sort_keys_are_torchs_attributes():
-    with profiler.profile() as p:
+    with torch_profile() as p:
         for _ in range(4):
             with record_function("many"):
                 pass
@@ -371,15 +381,15 @@ def test_schedule_asserts_as_torch():
 def test_a_schedule_returning_device_stopped_is_refused_as_torch():
     # torch: ValueError("ProfilerAction.DEVICE_STOPPED is set internally ...")
     with pytest.raises(ValueError, match="DEVICE_STOPPED"):
-        profiler.profile(schedule=lambda s: A.DEVICE_STOPPED)
-    with profiler.profile(schedule=lambda s: A.RECORD if s < 1 else A.DEVICE_STOPPED) as p:
+        torch_profile(schedule=lambda s: A.DEVICE_STOPPED)
+    with torch_profile(schedule=lambda s: A.RECORD if s < 1 else A.DEVICE_STOPPED) as p:
         with pytest.raises(ValueError, match="DEVICE_STOPPED"):
             p.step()
 
 
 def test_results_before_any_window_assert_as_torch():
     # torch: "Profiler must be initialized before getting key averages" etc.
-    p = profiler.profile()
+    p = torch_profile()
     for call in (p.key_averages, p.events, lambda: p.table(),
                  lambda: p.export_chrome_trace("never.json"),
                  lambda: p.export_stacks("never.txt")):
@@ -389,13 +399,13 @@ def test_results_before_any_window_assert_as_torch():
 
 def test_no_activities_asserts_as_torch():
     with pytest.raises(AssertionError, match="No valid profiler activities"):
-        profiler.profile(activities=[])
+        torch_profile(activities=[])
 
 
 def test_step_outside_the_context_advances_the_counter_and_records_nothing():
     # torch's step() has no guard: it advances step_num and current_action
     sched = profiler.schedule(wait=1, warmup=1, active=1)
-    p = profiler.profile(schedule=sched)
+    p = torch_profile(schedule=sched)
     p.step()
     assert p.step_num == 1 and p.current_action == A.WARMUP
     with p:
@@ -425,7 +435,7 @@ def test_device_type_has_torchs_members_and_values():
     D = profiler.DeviceType
     assert (D.CPU, D.CUDA, D.XPU, D.MPS, D.VE, D.IPU, D.MTIA, D.PrivateUse1) == \
         (0, 1, 12, 13, 16, 18, 19, 20)
-    with profiler.profile() as p:
+    with torch_profile() as p:
         with record_function("x"):
             pass
     assert p.events()[0].device_type is D.CPU
@@ -486,7 +496,7 @@ def test_with_modules_records_module_calls_and_restores_call(fake_torch):
             return self.b(self.a(x))
 
     net = Net()
-    with profiler.profile(with_modules=True) as p:
+    with torch_profile(with_modules=True) as p:
         assert Module.__dict__["__call__"] is not original  # patched while recording
         assert net(1) == 3
     # tensorplay's span names: "nn.Module: <class name>", nested as called
@@ -495,7 +505,7 @@ def test_with_modules_records_module_calls_and_restores_call(fake_torch):
     assert ev[1].cpu_parent is ev[0] and ev[2].cpu_parent is ev[0]
     assert Module.__dict__["__call__"] is original  # restored at the end
     # without with_modules nothing is patched, nothing recorded
-    with profiler.profile() as q:
+    with torch_profile() as q:
         assert Module.__dict__["__call__"] is original
         net(1)
     assert list(q.events()) == []
@@ -507,7 +517,7 @@ def test_with_modules_patch_is_reference_counted(fake_torch):
     original = Module.__dict__["__call__"]
     profiler._patch_modules()
     try:
-        with profiler.profile(with_modules=True):
+        with torch_profile(with_modules=True):
             pass
         assert Module.__dict__["__call__"] is not original  # the other holder remains
     finally:
@@ -524,7 +534,7 @@ def test_with_modules_restores_call_when_a_step_fails(fake_torch):
             return A.RECORD
         raise RuntimeError("boom")
 
-    p = profiler.profile(with_modules=True, schedule=bad_schedule)
+    p = torch_profile(with_modules=True, schedule=bad_schedule)
     with pytest.raises(RuntimeError, match="boom"):
         with p:
             p.step()
@@ -537,7 +547,7 @@ def test_with_modules_on_a_real_torch_module():
     torch = pytest.importorskip("torch")
     net = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
     original = torch.nn.Module.__call__
-    with profiler.profile(with_modules=True) as p:
+    with torch_profile(with_modules=True) as p:
         net(torch.ones(1, 4))
     assert [(e.name, e.cpu_parent.name if e.cpu_parent else None) for e in p.events()] == [
         ("nn.Module: Sequential", None), ("nn.Module: Linear", "nn.Module: Sequential"),
@@ -650,7 +660,7 @@ def test_table_layout_is_the_one_torch_printed():
         def __init__(self, shape):
             self.shape = tuple(shape)
 
-    with profiler.profile(record_shapes=True) as p:
+    with torch_profile(record_shapes=True) as p:
         for name in names:
             for _ in range(calls[name]):
                 args = {f"a{i}": T(s) if s else 0 for i, s in enumerate(shapes[name])}
@@ -681,7 +691,7 @@ def test_acc_events_keeps_every_cycle(tmp_path):
     # it each cycle's result holds that cycle only); tensorplay always keeps them
     seen = []
     sched = profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
-    with profiler.profile(schedule=sched, acc_events=True,
+    with torch_profile(schedule=sched, acc_events=True,
                           on_trace_ready=lambda q: seen.append(len(q.events()))) as p:
         for i in range(8):
             with record_function(f"cycle{i // 4}"):
@@ -705,7 +715,7 @@ def test_acc_events_keeps_every_cycle(tmp_path):
     assert sorted(e["name"] for e in xs if e["name"].startswith("cycle")) == \
         ["cycle0", "cycle0", "cycle1", "cycle1"]
     # without acc_events: the last cycle only
-    with profiler.profile(schedule=profiler.schedule(wait=1, warmup=1, active=2, repeat=2)) as q:
+    with torch_profile(schedule=profiler.schedule(wait=1, warmup=1, active=2, repeat=2)) as q:
         for i in range(8):
             with record_function(f"cycle{i // 4}"):
                 pass
