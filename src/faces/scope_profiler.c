@@ -220,36 +220,67 @@ typedef struct sp_open {
     int64_t serial;
 } sp_open_t;
 
-static __thread sp_open_t t_open[SP_STACK];
-static __thread int t_depth;      /* entries in t_open */
-static __thread int t_untracked;  /* begun beyond SP_STACK, innermost */
-static __thread int64_t t_serial; /* this thread's last serial */
+/* A thread's checked calls, allocated at its first checked call and freed
+ * at its exit (g_thr_key).  Reached through one initial-exec TLS pointer
+ * (as the core's sps__tls): a general-dynamic TLS array would cost a
+ * __tls_get_addr call per access in a shared library. */
+typedef struct sp_thr {
+    int depth;        /* entries in open */
+    int untracked;    /* begun beyond SP_STACK (or without a block), innermost */
+    int64_t serial;   /* this thread's last serial */
+    sp_open_t open[SP_STACK];
+} sp_thr_t;
+
+static __thread sp_thr_t *t_thr __attribute__((tls_model("initial-exec")));
+static sp_thr_t g_no_thr = {0, 0, 0, {{0, 0, 0}}}; /* no block: nothing tracked */
+static pthread_key_t g_thr_key;
+static pthread_once_t g_thr_once = PTHREAD_ONCE_INIT;
 static int64_t g_thread_tags;
 
-/* A serial no other call of the process has: the thread's tag in the high
- * bits, its count below. */
-static int64_t next_serial(void) {
-    if (__builtin_expect(t_serial == 0, 0))
-        t_serial = (__atomic_add_fetch(&g_thread_tags, 1, __ATOMIC_RELAXED) & 0x7fffff) << 40;
-    return ++t_serial;
+static void thr_free(void *t) { free(t); }
+static void thr_key_init(void) { (void)pthread_key_create(&g_thr_key, thr_free); }
+
+/* The calling thread's block; &g_no_thr (depth pinned at SP_STACK, so that
+ * every call is untracked) when none can be had. */
+__attribute__((noinline, cold)) static sp_thr_t *thr_make(void) {
+    pthread_once(&g_thr_once, thr_key_init);
+    sp_thr_t *t = calloc(1, sizeof *t);
+    if (!t || pthread_setspecific(g_thr_key, t) != 0) {
+        free(t);
+        g_no_thr.depth = SP_STACK;
+        return t_thr = &g_no_thr;
+    }
+    /* a serial no other call of the process has: the thread's tag in the
+     * high bits, its count below */
+    t->serial = (__atomic_add_fetch(&g_thread_tags, 1, __ATOMIC_RELAXED) & 0x7fffff) << 40;
+    return t_thr = t;
+}
+
+static inline sp_thr_t *thr(void) {
+    sp_thr_t *t = t_thr;
+    return __builtin_expect(t != NULL, 1) ? t : thr_make();
 }
 
 /* Drops the calling thread's entries of profiler uid (finalize, destroy). */
 static void forget_thread_calls(uint64_t uid) {
+    sp_thr_t *t = t_thr;
+    if (!t || t == &g_no_thr) return;
     int k = 0;
-    for (int i = 0; i < t_depth; i++)
-        if (t_open[i].uid != uid) t_open[k++] = t_open[i];
-    t_depth = k;
+    for (int i = 0; i < t->depth; i++)
+        if (t->open[i].uid != uid) t->open[k++] = t->open[i];
+    t->depth = k;
 }
 
-/* Begins region (p's, checked by the caller) and returns its serial. */
+/* Begins region (p's, checked by the caller) and returns its serial, 0
+ * when the call is not tracked (ended as the innermost untracked one). */
 static int64_t checked_begin(sp_profiler *p, int region) {
-    int64_t serial = -1;
-    if (t_depth < SP_STACK && !t_untracked) {
-        serial = next_serial();
-        t_open[t_depth++] = (sp_open_t){p->uid, region, serial};
+    sp_thr_t *t = thr();
+    int64_t serial = 0;
+    if (__builtin_expect(t->depth < SP_STACK && !t->untracked, 1)) {
+        serial = ++t->serial;
+        t->open[t->depth++] = (sp_open_t){p->uid, region, serial};
     } else {
-        t_untracked++;
+        t->untracked++;
     }
     sps_begin((sps_region_t)region);
     if (__atomic_load_n(&p->last_error, __ATOMIC_RELAXED) != SP_OK) set_error(p, SP_OK);
@@ -258,9 +289,9 @@ static int64_t checked_begin(sp_profiler *p, int region) {
 
 /* Ends the entry at i of the thread's stack (and, as spanscope's nesting
  * does, every call opened inside it). */
-static void checked_end_at(int i) {
-    sps_end((sps_region_t)t_open[i].region);
-    t_depth = i;
+static void checked_end_at(sp_thr_t *t, int i) {
+    sps_end((sps_region_t)t->open[i].region);
+    t->depth = i;
 }
 
 /* Whether region is open on the calling thread in spanscope's view (a call
@@ -283,14 +314,15 @@ void sp_profiler_end(sp_profiler *profiler, int region) {
     if (!is_active(profiler)) return;
     int32_t k = reg_of(profiler, region);
     if (k < 0) return;
-    if (t_untracked) {
-        t_untracked--;
+    sp_thr_t *t = thr();
+    if (t->untracked) {
+        t->untracked--;
         sps_end((sps_region_t)region);
         return;
     }
-    for (int i = t_depth; i-- > 0;) {
-        if (t_open[i].uid == profiler->uid && t_open[i].region == region) {
-            checked_end_at(i);
+    for (int i = t->depth; i-- > 0;) {
+        if (t->open[i].uid == profiler->uid && t->open[i].region == region) {
+            checked_end_at(t, i);
             set_error(profiler, SP_OK);
             return;
         }
@@ -310,9 +342,10 @@ void sp_profiler_end(sp_profiler *profiler, int region) {
 int sp_profiler_end_last(sp_profiler *profiler) {
     if (!profiler) return SP_ERR_UNMATCHED_END;
     if (is_active(profiler)) {
-        for (int i = t_depth; i-- > 0;) {
-            if (t_open[i].uid == profiler->uid) {
-                checked_end_at(i);
+        sp_thr_t *t = thr();
+        for (int i = t->depth; i-- > 0;) {
+            if (t->open[i].uid == profiler->uid) {
+                checked_end_at(t, i);
                 set_error(profiler, SP_OK);
                 return SP_OK;
             }
@@ -325,33 +358,33 @@ int sp_profiler_end_last(sp_profiler *profiler) {
 sp_scope sp_profiler_scope_begin(sp_profiler *profiler, int region) {
     sp_scope s = {profiler, region, -1};
     if (!is_active(profiler) || reg_of(profiler, region) < 0) return s;
-    s.slot = checked_begin(profiler, region);
-    if (s.slot < 0) s.slot = 0; /* untracked: ended as the innermost call */
+    s.slot = checked_begin(profiler, region); /* 0: untracked */
     return s;
 }
 
 int sp_scope_end(sp_scope *scope) {
     if (!scope || scope->slot < 0) return SP_ERR_UNMATCHED_END;
     sp_profiler *p = scope->profiler;
+    sp_thr_t *t = thr();
     if (scope->slot == 0) { /* begun beyond the tracked depth */
         scope->slot = -1;
-        if (t_untracked) {
-            t_untracked--;
+        if (t->untracked) {
+            t->untracked--;
             sps_end((sps_region_t)scope->region);
             return SP_OK;
         }
         return SP_ERR_UNMATCHED_END;
     }
-    for (int i = t_depth; i-- > 0;) {
-        if (t_open[i].serial != scope->slot) continue;
-        for (int j = i + 1; j < t_depth; j++) {
-            if (t_open[j].uid == t_open[i].uid && t_open[j].region == t_open[i].region) {
+    for (int i = t->depth; i-- > 0;) {
+        if (t->open[i].serial != scope->slot) continue;
+        for (int j = i + 1; j < t->depth; j++) {
+            if (t->open[j].uid == t->open[i].uid && t->open[j].region == t->open[i].region) {
                 /* a later call of the same region is on top: end it first */
                 if (is_active(p)) set_error(p, SP_ERR_UNMATCHED_END);
                 return SP_ERR_UNMATCHED_END;
             }
         }
-        checked_end_at(i);
+        checked_end_at(t, i);
         scope->slot = -1;
         if (!is_active(p)) return SP_ERR_UNMATCHED_END; /* finalized meanwhile */
         set_error(p, SP_OK);

@@ -61,6 +61,23 @@ grep -q 'libspanscope.*not found' <<<"$deps" ||
 cc "$src/consumer/main.c" -o "$tmp/pc" $(pkg-config --cflags --libs spanscope) \
   -Wl,-rpath,"$(pkg-config --variable=libdir spanscope)"
 runs "$tmp/pc" "$tmp/b.h5" "pkg-config, shared"
+# scope-profiler's own example.c and example.f90 (tests/data, unchanged)
+# against the install: pkg-config spanscope (spanscope_fortran) is all they need
+data=$src/../data/scope-profiler-0.7.5
+mkdir "$tmp/sp"
+cc -std=c99 "$data/example.c" -o "$tmp/sp/example" $(pkg-config --cflags --libs spanscope) -lm \
+  -Wl,-rpath,"$(pkg-config --variable=libdir spanscope)"
+(cd "$tmp/sp" && ./example >/dev/null) || die "scope-profiler's example.c failed"
+"$prefix/bin/spanscope" report "$tmp/sp/profile_rank00000.h5" | grep -q '^solve  *20 ' ||
+  die "scope-profiler's example.c: no solve with 20 calls in its file"
+if pkg-config --exists spanscope_fortran && command -v gfortran >/dev/null; then
+  rm "$tmp/sp/profile_rank00000.h5"
+  gfortran "$data/example.f90" -o "$tmp/sp/fexample" $(pkg-config --cflags --libs spanscope_fortran) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir spanscope)"
+  (cd "$tmp/sp" && ./fexample >/dev/null) || die "scope-profiler's example.f90 failed"
+  "$prefix/bin/spanscope" report "$tmp/sp/profile_rank00000.h5" | grep -q '^solve  *20 ' ||
+    die "scope-profiler's example.f90: no solve with 20 calls in its file"
+fi
 
 # pkg-config --static, against the archives alone
 cp -a "$prefix" "$tmp/static"
