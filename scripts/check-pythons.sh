@@ -80,6 +80,13 @@ make_venv() {
       "$venv/bin/python" -m pip install -q "$p" >/dev/null 2>&1 ||
       echo "check-pythons $v: $p not installed (no wheel or no build for Python $v): its tests skip"
   done
+  # tensorplay 1.1.0 (cp310 wheels only): tests/python/test_tensorplay_side_by_side.py
+  # runs the same scripts through it and spanscope.profiler (issue 39)
+  if [ "$v" = 3.10 ] && ! "$venv/bin/python" -c \
+      'import tensorplay, sys; sys.exit(tensorplay.__version__ != "1.1.0")' >/dev/null 2>&1; then
+    echo "check-pythons $v: pip install tensorplay==1.1.0"
+    "$venv/bin/python" -m pip install -q "tensorplay==1.1.0" || return 1
+  fi
 }
 
 # Some Python tests read files the C tests write (build/tests/c/tmp): run
