@@ -230,6 +230,44 @@ def test_xdist_all_phases(pytester, tmp_path):
     assert all(len(r) == 1 for r in by_test.values())
 
 
+def test_xdist_crashed_worker_and_no_file(pytester, tmp_path):
+    pytest.importorskip("xdist", reason="pytest-xdist (the 'pytest' extra) is not installed")
+    pytester.makepyfile(test_sample="""
+        import os
+
+        import pytest
+
+        @pytest.mark.parametrize("i", range(4))
+        def test_fine(i):
+            pass
+
+        def test_crash():
+            os._exit(3)
+        """)
+    output = tmp_path / "crash.h5"
+    result = _run(pytester, "--scope-profile", "-n", "2", "--scope-profile-out", str(output))
+    out = result.stdout.str()
+    assert "crashed while running 'test_sample.py::test_crash'" in out
+    # the crashed worker's part is missing, said so; the others are merged
+    (line,) = [x for x in result.stdout.lines if "no profile part from worker(s)" in x]
+    crashed = line.split("worker(s) ")[1].split()[0]
+    res = spanscope.read_h5(output)
+    assert "pytest::test_sample.py::test_crash::call" not in res.region_names
+    assert res.region_names  # the surviving workers' tests
+    assert all(f"gw{r}" != crashed for n in res.region_names for r in res[n].ranks)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crash.h5"]
+
+    # no file (deactivate_file_output): the parts still give the summary
+    pytester.makepyfile(test_sample="def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    cfg = tmp_path / "nofile.toml"
+    cfg.write_text("[profiling]\ndeactivate_file_output = true\n")
+    result = _run(pytester, "--scope-profile", "-n", "2", "--scope-profile-config", str(cfg))
+    result.assert_outcomes(passed=2)
+    assert "slowest tests (2 of 2)" in result.stdout.str()
+    assert "spanscope: wrote" not in result.stdout.str()
+    assert _files(pytester.path) == []
+
+
 def test_failing_tests_are_recorded(pytester, tmp_path):
     pytester.makepyfile(test_sample="""
         def test_ok():

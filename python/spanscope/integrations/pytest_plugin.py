@@ -201,14 +201,18 @@ class _Recorder:
         self.problems: list[str] = []
         self.wrote = None
         self.workers = 0
+        self.nodes_down: list[str] = []  # xdist: the workers that finished
         self.worker = getattr(config, "workerinput", {}).get("workerid")
         self.controller = _xdist_controller(config)
         self.part_dir = None
         if self.worker is not None:
             self.part_dir = config.workerinput.get(_PART_DIR_KEY)
-        elif self.controller and self.writes:
-            self.part_dir = tempfile.mkdtemp(prefix=".spanscope-parts-",
-                                             dir=os.path.dirname(os.path.abspath(path)))
+        elif self.controller and self.record:
+            # beside the output (one file system for the merge), or in the
+            # temporary folder when no file is written (the parts still
+            # give the summary)
+            where = os.path.dirname(os.path.abspath(path)) if self.writes else None
+            self.part_dir = tempfile.mkdtemp(prefix=".spanscope-parts-", dir=where)
 
     # -- recording (workers and a plain session; the controller runs no test)
     def _timed(self, item, phase):
@@ -242,6 +246,10 @@ class _Recorder:
         if self.part_dir is not None:
             node.workerinput[_PART_DIR_KEY] = self.part_dir
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        self.nodes_down.append(node.workerinput.get("workerid", "?"))
+
     # -- the end
     def _own_results(self, rank: int):
         """This process's calls as scope-profiler's ProfilingResults, rank
@@ -252,7 +260,9 @@ class _Recorder:
                    for name, (starts, ends, threads) in self.calls.items()}
         meta = {"label": "pytest", "start_time_ns": self.started_ns,
                 "finalize_time_ns": time.perf_counter_ns()}
-        return ProfilingResults(regions, metadata=meta, num_ranks=1, file_path=self.path)
+        # ranks 0..rank: a merge of workers gw0, gw2 (gw1 crashed) holds 3
+        return ProfilingResults(regions, metadata=meta, num_ranks=rank + 1,
+                                file_path=self.path)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         """Writes the profile (also when tests failed): a worker its part, a
@@ -262,7 +272,10 @@ class _Recorder:
         if self.worker is not None:
             if self.part_dir is not None and self.record:
                 part = os.path.join(self.part_dir, f"{self.worker}.h5")
-                write_profile(self._own_results(_worker_index(self.worker)), part)
+                try:
+                    write_profile(self._own_results(_worker_index(self.worker)), part)
+                except (OSError, ValueError):
+                    pass  # the controller reports the missing part
             return
         if not self.record:
             return
@@ -289,12 +302,13 @@ class _Recorder:
             return None
         names = sorted((n for n in os.listdir(self.part_dir) if n.endswith(".h5")),
                        key=lambda n: _worker_index(n[:-3]))
-        expected = getattr(self.config.option, "numprocesses", None)
         parts = [read_h5(os.path.join(self.part_dir, n)) for n in names]
         self.workers = len(parts)
-        if isinstance(expected, int) and 0 < len(parts) < expected:
-            self.problems.append(f"{expected - len(parts)} of {expected} workers wrote no "
-                                 "profile part (crashed or never started)")
+        missing = sorted(set(self.nodes_down) - {n[:-3] for n in names}, key=_worker_index)
+        if missing:
+            self.problems.append(f"no profile part from worker(s) {', '.join(missing)} "
+                                 "(crashed, or could not write it): their tests are "
+                                 "not in the file")
         if not parts:
             return None
         merged = merge_results(*parts, label="pytest", file_path=self.path)
@@ -309,7 +323,7 @@ class _Recorder:
         if self.worker is not None or not self.record:
             return
         tr = terminalreporter
-        if self.results is not None and self.top > 0:
+        if self.results is not None and self.top > 0 and self.results.region_names:
             for line_kind, lines in _summary(self.results, self.top, self.controller):
                 tr.write_sep("=", f"spanscope: {line_kind}")
                 for line in lines:
