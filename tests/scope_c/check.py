@@ -70,6 +70,19 @@ if "api" in what:
     assert read_h5(d / "empty_rank00000.h5").get_regions() == []
     assert names(d / "twice_rank00001.h5") == []
     assert not (d / "no").exists()
+    t = read_h5(d / "threads_rank00000.h5")
+    assert t["t_outer"].num_calls == 4000 and t["t_inner"].num_calls == 4000
+    with h5py.File(d / "threads_rank00000.h5") as f:
+        assert len(set(f["events/thread_ids"][()].tolist())) == 4  # one lane per thread
+    stack = t.call_stack(rank=0)
+    depth = {}
+    for call in stack:
+        depth.setdefault(call["name"], set()).add(call["depth"])
+    assert depth == {"t_outer": {0}, "t_inner": {1}}, depth  # nested per thread
+    j = read_h5(d / "joined_rank00000.h5")
+    assert j.region_names == ["joined_region"]
+    s = read_h5(d / "session.h5")  # the session's own file: both faces' regions
+    assert sorted(s.region_names) == ["joined_region", "own_region"], s.region_names
     print("check.py: api files read by h5py, read_h5 and read_trace")
 if "cxx" in what:
     c = read_h5(d / "cxx_rank00000.h5")

@@ -4,6 +4,7 @@
  * (run.sh runs both).  Argument: "misuse" runs the misuse checks only. */
 #include <scope_profiler.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,12 +239,60 @@ static void misuse(void) {
     CHECK(sp_finalize() == 0);
 }
 
+/* Threads: sp_begin/sp_end and the checked pair from 4 threads at once;
+ * each thread's calls nest on its own lane in the file. */
+static int g_t_outer, g_t_inner;
+static void *thread_main(void *arg) {
+    sp_profiler *p = arg;
+    for (int i = 0; i < 1000; i++) {
+        sp_begin(g_t_outer);
+        sp_scope s = sp_profiler_scope_begin(p, g_t_inner);
+        work(50);
+        if (sp_scope_end(&s) != SP_OK) failures++;
+        sp_end(g_t_outer);
+    }
+    return NULL;
+}
+static void threads(void) {
+    CHECK(sp_init("threads", 0) == 0);
+    g_t_outer = sp_region("t_outer");
+    g_t_inner = sp_region("t_inner");
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        CHECK(pthread_create(&th[i], NULL, thread_main, sp_default_profiler()) == 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    CHECK(sp_num_calls(g_t_outer) == 4000 && sp_num_calls(g_t_inner) == 4000);
+    CHECK(sp_finalize() == 0);
+}
+
+/* A session the program started itself (spanscope's own API, as Python's
+ * ProfileManager.setup would): sp_init joins it, writes its own file, and
+ * leaves the session running; the session's file holds the C regions too. */
+static void shared_session(void) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = "session.h5";
+    CHECK(sps_setup(&cfg) == 0);
+    sps_region_t own = sps_region("own_region");
+    sps_begin(own);
+    CHECK(sp_init("joined", 0) == 0);
+    int r = sp_region("joined_region");
+    sp_begin(r);
+    sp_end(r);
+    CHECK(sp_finalize() == 0);
+    CHECK(sps_is_active()); /* not the face's session: still running */
+    sps_end(own);
+    CHECK(sps_finalize() == 0);
+    CHECK(sps_shutdown() == 0);
+}
+
 int main(void) {
     before_init();
     global_api();
     contexts();
     checked();
     misuse();
+    threads();
+    shared_session();
     /* every profiler stopped: the session the face started is over */
     CHECK(!sps_is_active());
     if (failures) fprintf(stderr, "test_api: %d check(s) failed\n", failures);
