@@ -304,8 +304,21 @@ def test_text_charts_are_drawn_one_at_a_time(ranks_file, monkeypatch):
     assert state["maximum"] == 1
 
 
-def test_matplotlib_child_script_is_valid_python():
-    compile(tui._matplotlib_child_script(), "<matplotlib-child>", "exec")
+def test_matplotlib_child_script_draws_the_plot(ranks_file):
+    """g's child process, headless (Agg: show() returns at once)."""
+    pytest.importorskip("matplotlib")
+    import json
+    import os
+    import subprocess
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-c", tui._matplotlib_child_script(),
+                           str(ranks_file), "durations", json.dumps({"metric": "avg"})],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    bad = subprocess.run([sys.executable, "-c", tui._matplotlib_child_script(),
+                          str(ranks_file), "durations", json.dumps({"ranks": "x"})],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert bad.returncode != 0 and "ranks" in bad.stderr
 
 
 # ---------------------------------------------------------------------------

@@ -518,11 +518,22 @@ def render_plot(node: BrowserNode, *, filepath=None, show: bool = False,
     as a string), or in a window with show.  settings: include / exclude
     (comma-separated patterns), ranks ("0,2-4"), cmap, backend, log_scale,
     and for durations metric, sort_by, top_n; bins (histogram);
-    imbalance_metric.  ValueError for a node that is not a plot or a bad
-    setting."""
+    imbalance_metric.  backend "plotext" (durations only): the text chart
+    of render_text_chart (width, height) printed with show, or written to
+    filepath.  ValueError for a node that is not a plot or a bad setting."""
     settings, include, exclude, ranks = _plot_options(node, settings)
     results = node.payload["results"]
     name = node.payload["plot_name"]
+    if settings.get("backend") == "plotext":  # the text chart (no plotext needed)
+        text = render_text_chart(node, settings=settings,
+                                 width=int(settings.get("width") or 100),
+                                 height=int(settings.get("height") or 35))
+        if filepath:
+            Path(filepath).write_text(text + "\n", encoding="utf-8")
+            return str(filepath)
+        if show:
+            print(text)
+        return None
     cmap = settings.get("cmap") or "tab20"
     if name in ("flame_chart", "flame_graph") and cmap == "tab20":
         cmap = FLAME_CMAP
@@ -617,8 +628,26 @@ def render_text_chart(node: BrowserNode, *, settings: dict | None = None, width:
         return "\n".join(lines)
 
 
-#: scope-profiler's name of the in-pane chart (it drew it with Plotext).
-render_plotext_text = render_text_chart
+def render_plotext_text(node: BrowserNode, *, settings: dict | None = None,
+                        width: int = 100, height: int = 35) -> str:
+    """The pane's chart as scope-profiler's TUI makes it: what
+    ``render_plot(node, show=True, settings={..., "backend": "plotext"})``
+    prints (render_text_chart's chart, width x height), captured; one at
+    a time; ValueError("Invalid region filter: ...") for a bad pattern."""
+    import contextlib
+    import io
+
+    with _TEXT_LOCK:
+        out = io.StringIO()
+        this = sys.modules[__name__]  # render_plot by its module name (tests replace it)
+        try:
+            with contextlib.redirect_stdout(out):
+                this.render_plot(node, show=True, settings={**(settings or {}),
+                                                            "backend": "plotext",
+                                                            "width": width, "height": height})
+        except re.error as exc:
+            raise ValueError(f"Invalid region filter: {exc}") from exc
+        return out.getvalue().rstrip()
 
 
 def _matplotlib_child_script() -> str:
@@ -704,13 +733,15 @@ def _app_class():
             self.plot_settings = {"include": "", "exclude": "", "ranks": "", "cmap": "tab20",
                                   "log_scale": False, "metric": "total", "sort_by": "",
                                   "top_n": "", "bins": "30", "imbalance_metric": "total"}
-            self._text_refresh_timer = None
+            self._plotext_refresh_timer = None
 
         # -- layout ---------------------------------------------------------
         def compose(self) -> ComposeResult:
             yield Header()
             with Horizontal(id="body"):
-                yield Tree(self.model.root.label, id="nav")
+                tree = Tree(self.model.root.label, id="nav")
+                tree.show_root = False
+                yield tree
                 with Vertical(id="right"):
                     with self.DetailScroll(id="detail-scroll"):
                         yield self.Detail("", id="detail")
@@ -752,15 +783,11 @@ def _app_class():
             tree.root.expand()
             tree.focus()
             if tree.root.children:
+                # the root (the file, named in the title) is not shown, so
+                # the cursor's first line is the Overview
+                tree.cursor_line = 0
                 self._show(tree.root.children[0].data)
-                # the tree has its lines once laid out: move the cursor then
-                self.call_after_refresh(self._select_first)
             self._update_selected_regions()
-
-        def _select_first(self) -> None:
-            tree = self.query_one("#nav", Tree)
-            if tree.cursor_node is tree.root and tree.root.children:
-                tree.select_node(tree.root.children[0])
 
         def _populate(self, tree_node, nodes) -> None:
             for node in nodes:
@@ -789,17 +816,22 @@ def _app_class():
                 "block" if node.kind == "plot" else "none"
             if node.kind == "plot" and node.payload["plot_name"] in TEXT_PLOTS:
                 # let the layout settle before measuring the pane for the chart
-                self.call_after_refresh(self._show_text_chart, node)
+                self.call_after_refresh(self._show_plotext_in_detail, node)
             else:
                 self._set_detail(self._detail(node))
 
+        def _follow(self, event) -> None:
+            node = event.node.data
+            # the hidden root is never a view of its own
+            if isinstance(node, BrowserNode) and node is not self.model.root \
+                    and node is not self.selected_browser_node:
+                self._show(node)
+
         def on_tree_node_selected(self, event) -> None:
-            if isinstance(event.node.data, BrowserNode):
-                self._show(event.node.data)
+            self._follow(event)
 
         def on_tree_node_highlighted(self, event) -> None:
-            if isinstance(event.node.data, BrowserNode):
-                self._show(event.node.data)
+            self._follow(event)
 
         # -- settings -------------------------------------------------------
         def _read_settings(self) -> None:
@@ -824,29 +856,30 @@ def _app_class():
         def on_input_changed(self, event) -> None:
             if event.input.id in ("include", "exclude"):
                 self._update_selected_regions()
-            self._schedule_text_refresh()
+            self._schedule_plotext_refresh()
 
         def on_checkbox_changed(self, event) -> None:
-            self._schedule_text_refresh()
+            self._schedule_plotext_refresh()
 
         def on_select_changed(self, event) -> None:
-            self._schedule_text_refresh()
+            self._schedule_plotext_refresh()
 
-        def _schedule_text_refresh(self) -> None:
+        def _schedule_plotext_refresh(self) -> None:
             node = self.selected_browser_node
             if node is None or node.kind != "plot" or \
                     node.payload["plot_name"] not in TEXT_PLOTS:
                 return
-            if self._text_refresh_timer is not None:
-                self._text_refresh_timer.stop()
-            self._text_refresh_timer = self.set_timer(0.2, partial(self._show_text_chart,
-                                                                   node))
+            if self._plotext_refresh_timer is not None:
+                self._plotext_refresh_timer.stop()
+            # set_timer passes no arguments: the node is bound here
+            self._plotext_refresh_timer = self.set_timer(
+                0.2, partial(self._show_plotext_in_detail, node))
 
         def on_button_pressed(self, event) -> None:
             if event.button.id == "apply-settings":
                 self._read_settings()
                 self.notify("Plot settings applied.", timeout=3)
-                self._schedule_text_refresh()
+                self._schedule_plotext_refresh()
 
         # -- actions --------------------------------------------------------
         def action_focus_navigation(self) -> None:
@@ -865,16 +898,17 @@ def _app_class():
             directory.mkdir(parents=True, exist_ok=True)
             return directory
 
-        def _show_text_chart(self, node: BrowserNode | None = None) -> None:
+        def _show_plotext_in_detail(self, node: BrowserNode | None = None) -> None:
             node = node or self.selected_browser_node
             if node is None:
                 return
             self._read_settings()
             pane = self.query_one("#detail-scroll", self.DetailScroll)
+            this = sys.modules[__name__]  # the chart by its module name (tests replace it)
             try:
-                text = render_text_chart(node, settings=self.plot_settings,
-                                         width=pane.content_size.width or 80,
-                                         height=pane.content_size.height or 20)
+                text = this.render_plotext_text(node, settings=self.plot_settings,
+                                                width=pane.content_size.width or 80,
+                                                height=pane.content_size.height or 20)
             except ValueError as exc:
                 if str(exc).startswith("Invalid region filter"):
                     return  # a pattern half typed: keep the last chart
@@ -890,7 +924,7 @@ def _app_class():
                 self.notify("The text chart is available for the durations plot only.",
                             severity="warning", timeout=5)
                 return
-            self._show_text_chart(node)
+            self._show_plotext_in_detail(node)
 
         def action_save_plot(self) -> None:
             node = self._selected_plot()
