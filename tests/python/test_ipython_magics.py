@@ -335,6 +335,23 @@ def test_unload_removes_the_magics():
     ipython_magics.unload_ipython_extension(ip)  # twice: nothing to do
 
 
+def test_load_ext_spanscope():
+    """``%load_ext spanscope`` loads the same magics, once spanscope's
+    __init__ forwards load_ipython_extension to this module."""
+    import spanscope
+    if not hasattr(spanscope, "load_ipython_extension"):
+        pytest.skip("spanscope/__init__.py has no load_ipython_extension hook yet")
+    ip = globalipapp.get_ipython()
+    ipython_magics.unload_ipython_extension(ip)
+    ip.run_line_magic("load_ext", "spanscope")
+    try:
+        assert isinstance(ip.magics_manager.registry["ScopeMagics"], ScopeMagics)
+        assert "scope_compare" in ip.magics_manager.magics["line"]
+    finally:
+        ip.run_line_magic("unload_ext", "spanscope")
+    assert "scope" not in ip.magics_manager.magics["cell"]
+
+
 # -- a real kernel ------------------------------------------------------------
 
 def _kernel_env(tmp_path, monkeypatch):
