@@ -766,8 +766,9 @@ def _trim_path(path: str, width: int) -> str:
 
 
 def _shapes_text(shapes) -> str:
-    """Input shapes as the tables print them."""
-    return str(shapes) if shapes else ""
+    """Input shapes as the tables print them: a list of lists ("[[3, 4],
+    []]", torch's, and tensorplay's for recorded lists)."""
+    return str([list(s) for s in shapes]) if shapes else ""
 
 
 def _fmt_memory(nbytes: int) -> str:
@@ -2153,9 +2154,10 @@ class profile:
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
         """Folded stacks (thread;outer;inner self_us per line) for flame
         graphs; AssertionError without with_stack=True (tensorplay's)."""
+        rec = self._recording("exporting stacks")
         if not self.with_stack:
             raise AssertionError("export_stacks() requires with_stack=True")
-        _export_stacks(self._recording("exporting stacks"), os.fspath(path), metric)
+        _export_stacks(rec, os.fspath(path), metric)
 
     def __repr__(self):
         return (f"<spanscope.profiler.profile step={self.step_num} "
