@@ -196,7 +196,7 @@ contains
       if (.not. c_associated(p)) return
       n = int(c_strlen(p))
       call c_f_pointer(p, chars, [n])
-      allocate (character(len=n) :: path)
+      path = repeat(' ', n)
       do i = 1, n
          path(i:i) = chars(i)
       end do

@@ -84,6 +84,18 @@ if "api" in what:
     s = read_h5(d / "session.h5")  # the session's own file: both faces' regions
     assert sorted(s.region_names) == ["joined_region", "own_region"], s.region_names
     print("check.py: api files read by h5py, read_h5 and read_trace")
+if "fortran_api" in what:
+    f = read_h5(d / "ftrace_rank00000.h5")  # the last write: the period after reset
+    assert sorted(f.region_names) == ["named", "recursive"]
+    assert f["recursive"].num_calls == 1 and f["named"].num_calls == 1
+    rec = f["recursive"].regions[0]
+    assert rec.source_file == "solver.f90" and rec.source_lineno == 42
+    s = read_h5(d / "fstats_rank00002.h5")
+    assert s.region_names == ["closed"] and sorted(s["closed"].regions) == [2]
+    p = read_h5(d / "fsps.h5")
+    assert p.region_names == ["sps_loop"] and p["sps_loop"].num_calls == 10
+    assert p.metadata["label"] == "fortran"
+    print("check.py: the Fortran modules' files read by read_h5")
 if "cxx" in what:
     c = read_h5(d / "cxx_rank00000.h5")
     assert c.region_names == ["guarded"] and c["guarded"].num_calls == 5

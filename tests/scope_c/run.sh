@@ -3,6 +3,7 @@
 #   run.sh SOURCE_DIR BUILD_DIR CASE [PROGRAM]
 # CASE api: PROGRAM is test_api (test_api.c) ; example: PROGRAM is
 # scope-profiler's example.c unchanged ; fortran: its example.f90 unchanged ;
+# fortran_api: PROGRAM is test_fortran (test_fortran.f90) ;
 # cxx: builds test_cxx.cpp and test_disabled.cpp here with c++ (the project
 # is C only).  Each runs in a fresh directory; the files are then read by
 # `spanscope report` and by check.py (h5py, scope-profiler's read_h5,
@@ -21,6 +22,10 @@ case $case in
     # the misuse checks print scope-profiler's messages
     grep -q "sp_end('plain') without a matching sp_begin" err.txt || die "no unmatched-end message"
     grep -q "region 'r' still open at sp_finalize" err.txt || die "no open-at-finalize message"
+    ;;
+  fortran_api)
+    out=$("$prog" 2>&1) || die "test_fortran failed: $out"
+    grep -q "test_fortran: all checks passed" <<<"$out" || die "unexpected output: $out"
     ;;
   example|fortran)
     out=$("$prog" 2>&1) || die "the example failed: $out"
