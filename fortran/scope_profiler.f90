@@ -23,10 +23,11 @@
 !! - sp_begin/sp_end are the C API's checked pair (sp_profiler_begin/end on
 !!   the default profiler): a few ns more than spanscope's own sps_begin
 !!   (module spanscope), no allocation, no lock;
-!! - sp_finalize stops the profiler even when the file cannot be written
-!!   (the C API's rule), and messages of the C layer (an sp_end without a
-!!   begin, a region open at finalize, a failed write) go to stderr even
-!!   when stat is present;
+!! - sp_finalize writes the file twice (sp_flush's write first, so that a
+!!   failure leaves the profiler active for a retry, as scope-profiler's
+!!   module does; then the C API's finalize);
+!! - messages of the C layer (an sp_end without a begin, a region open at
+!!   finalize, a failed write) go to stderr even when stat is present;
 !! - sp_get_region_stats' calls counts the calls entered (the C API's
 !!   sp_region_stats), open ones included, as sp_num_calls does;
 !! - there is no nesting limit: SP_ERR_DEPTH is never returned;
@@ -418,13 +419,20 @@ contains
    end subroutine sp_flush
 
    !> Writes the file and stops; open calls are left out (SP_ERR_OPEN_SCOPES).
-   !! Finalizing twice is harmless.
+   !! When the file cannot be written the profiler stays active, so that the
+   !! program can fix the cause and call sp_finalize again (scope-profiler's
+   !! rule; it costs a first write, sp_flush's, before the C API's finalize
+   !! writes the file again).  Finalizing twice is harmless.
    subroutine sp_finalize(stat, errmsg)
       integer, intent(out), optional :: stat
       character(len=*), intent(out), optional :: errmsg
       integer :: code
       call report(SP_OK, '', stat, errmsg)
       if (.not. sp_is_active()) return
+      if (c_flush(prof) /= 0) then
+         call report(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
+         return
+      end if
       if (c_finalize(prof) /= 0) then
          call report(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
          return

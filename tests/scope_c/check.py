@@ -92,6 +92,8 @@ if "fortran_api" in what:
     assert rec.source_file == "solver.f90" and rec.source_lineno == 42
     s = read_h5(d / "fstats_rank00002.h5")
     assert s.region_names == ["closed"] and sorted(s["closed"].regions) == [2]
+    retried = read_h5(d / "no/such/dir/f_rank00000.h5")  # finalize retried
+    assert retried.region_names == ["r"] and retried["r"].num_calls == 1
     p = read_h5(d / "fsps.h5")
     assert p.region_names == ["sps_loop"] and p["sps_loop"].num_calls == 10
     assert p.metadata["label"] == "fortran"

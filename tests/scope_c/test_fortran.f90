@@ -88,7 +88,10 @@ program test_fortran
    call sp_flush(stat=code, errmsg=message)
    if (code /= SP_ERR_IO .or. len_trim(message) == 0) stop 24
    call sp_finalize(stat=code)
-   if (code /= SP_ERR_IO) stop 25
+   if (code /= SP_ERR_IO .or. .not. sp_is_active()) stop 25
+   call execute_command_line('mkdir -p no/such/dir')
+   call sp_finalize(stat=code, errmsg=message)
+   if (code /= SP_OK .or. len_trim(message) /= 0 .or. sp_is_active()) stop 32
 
    ! module spanscope: the sps_ names
    if (sps_is_active()) stop 26
