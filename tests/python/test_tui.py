@@ -362,6 +362,17 @@ def _run(app, scenario, size=(120, 40)):
     asyncio.run(go())
 
 
+async def _until(pilot, condition, timeout=10.0):
+    """Waits (in app time) until condition() holds: a redraw scheduled by
+    a timer lands later on a busy machine."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await pilot.pause(0.05)
+    return True
+
+
 def _tree_node(tree_node, label):
     if str(tree_node.label) == label:
         return tree_node
@@ -441,8 +452,7 @@ def test_durations_plot_shows_settings_and_a_live_text_chart(ranks_file, tmp_pat
     async def scenario(pilot):
         tree = app.query_one("#nav")
         tree.select_node(_tree_node(tree.root, "Durations"))
-        await pilot.pause()
-        await pilot.pause()
+        assert await _until(pilot, lambda: "total duration" in _shown(app))
         assert app.query_one("#settings").styles.display == "block"
         chart = _shown(app)
         assert "total duration" in chart and "solve" in chart and "setup" in chart
@@ -450,14 +460,15 @@ def test_durations_plot_shows_settings_and_a_live_text_chart(ranks_file, tmp_pat
         # typing an exclude filter redraws the chart and the selected regions
         app.query_one("#exclude").focus()
         await pilot.press(*"solve")
-        await pilot.pause(0.5)
-        assert "solve" not in _shown(app) and "setup" in _shown(app)
+        assert await _until(pilot, lambda: "solve" not in _shown(app))
+        assert "setup" in _shown(app) and "█" in _shown(app)
         assert str(app.query_one("#selected-regions").render()) == "setup"
         # a half-typed bad pattern keeps the last chart and says so below
         await pilot.press("(")
-        await pilot.pause(0.5)
-        assert "setup" in _shown(app)
-        assert "Invalid region filter" in str(app.query_one("#selected-regions").render())
+        assert await _until(pilot, lambda: "Invalid region filter" in str(
+            app.query_one("#selected-regions").render()))
+        await pilot.pause(0.4)  # the refresh it scheduled has run
+        assert "setup" in _shown(app) and "solve" not in _shown(app)
 
     _run(app, scenario)
 
