@@ -347,6 +347,10 @@ def test_bad_usage_is_refused(pytester, tmp_path):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "does not exist" in result.stderr.str()
 
+    result = _run(pytester, "--spanscope=report.html")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "spanscope html" in result.stderr.str()
+
     result = _run(pytester, "--scope-profile", "--scope-profile-phases", "some")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert _files(pytester.path) == []

@@ -148,7 +148,8 @@ def _settings(config, path: str) -> dict:
         settings.update(file_path=path, label="pytest")
         return resolve(settings)
     except (OSError, ValueError, TypeError, FeatureNotAvailableError) as error:
-        raise pytest.UsageError(f"--scope-profile-config {cfg}: {error}") from None
+        what = f"--scope-profile-config {cfg}" if cfg is not None else f"output {path}"
+        raise pytest.UsageError(f"{what}: {error}") from None
 
 
 def _xdist_controller(config) -> bool:
@@ -168,6 +169,10 @@ def pytest_configure(config) -> None:
     if top < 0:
         raise pytest.UsageError(f"--spanscope-top must be >= 0, got {top}")
     path = _output_path(config)
+    if path.lower().endswith((".html", ".htm")):
+        raise pytest.UsageError(
+            f"{path}: the pytest plugin writes HDF5 (or scope-profiler's JSON for .json); "
+            "render an HTML report from it with `spanscope html`")
     settings = _settings(config, path)
     folder = os.path.dirname(os.path.abspath(path))
     writes = not settings["deactivate_profiling"] and not settings["deactivate_file_output"]
