@@ -2153,11 +2153,10 @@ class profile:
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
         """Folded stacks (thread;outer;inner self_us per line) for flame
-        graphs; AssertionError without with_stack=True (tensorplay's)."""
-        rec = self._recording("exporting stacks")
-        if not self.with_stack:
-            raise AssertionError("export_stacks() requires with_stack=True")
-        _export_stacks(rec, os.fspath(path), metric)
+        graphs: the spans' nesting, which every recording has, so
+        with_stack=True is not needed (tensorplay asserts it: its folded
+        stacks are the Python frames)."""
+        _export_stacks(self._recording("exporting stacks"), os.fspath(path), metric)
 
     def __repr__(self):
         return (f"<spanscope.profiler.profile step={self.step_num} "
