@@ -67,20 +67,22 @@ class Ours:
                         if n.startswith("ProfilerStep#")}
 
 
-def _workload(d, worker, steps=5):
+def _workload(d, worker, steps=5, torch_tb=False):
     """A torch-style profile with a schedule (wait 1, warmup 1, active 3,
-    one cycle): record_function spans, a ProfileManager region, C-side
-    nesting; the handler writes d/worker.*.pt.trace.json.  Returns Ours of
-    the cycle."""
+    one cycle) and torch's ProfilerStep#N spans (HTA's and the plugin's
+    steps): record_function spans, a ProfileManager region, C-side
+    nesting; the handler writes d/worker.*.pt.trace.json -- each span once,
+    or with torch_tb the TensorBoard plugin's layout (a cpu_op copy of each
+    span, the window span).  Returns Ours of the cycle."""
     got = []
-    handler = profiler.tensorboard_trace_handler(str(d), worker_name=worker)
+    handler = profiler.tensorboard_trace_handler(str(d), worker_name=worker, torch_tb=torch_tb)
 
     def ready(prof):
         handler(prof)
         got.append(Ours(prof))
 
     with profiler.profile(schedule=profiler.schedule(wait=1, warmup=1, active=3, repeat=1),
-                          on_trace_ready=ready) as prof:
+                          on_trace_ready=ready, record_steps=True) as prof:
         for _ in range(steps):
             with profiler.record_function("forward"):
                 with profiler.record_function("inner"):
@@ -137,7 +139,7 @@ def _assert_ops_match(ops, rows):
 
 def test_tensorboard_reads_the_handlers_trace(tmp_path):
     _need("torch_tb_profiler", "torch-tb-profiler")
-    ours = _workload(tmp_path, "w0")
+    ours = _workload(tmp_path, "w0", torch_tb=True)
     assert ours.steps == [2, 3, 4]
     (p,) = _tb_profiles(tmp_path)
     assert [v.display_name for v in p.views][:2] == ["Overview", "Operator"]
@@ -162,7 +164,7 @@ def test_tensorboard_plugin_serves_the_overview_and_operators(tmp_path):
     from tensorboard.plugins import base_plugin
     from torch_tb_profiler.plugin import TorchProfilerPlugin
     from werkzeug.test import Client
-    ours = _workload(tmp_path / "run1", "w0")
+    ours = _workload(tmp_path / "run1", "w0", torch_tb=True)
     apps = TorchProfilerPlugin(base_plugin.TBContext(logdir=str(tmp_path))).get_plugin_apps()
 
     def get(route, **query):
@@ -203,7 +205,7 @@ def test_tensorboard_overview_without_profiler_steps(tmp_path):
     run_dir = tmp_path / "tb"
     run_dir.mkdir()
     out = run_dir / "conv.pt.trace.json"
-    _cli("convert", h5, out)
+    _cli("convert", "--torch-tb", h5, out)
     doc = json.loads(out.read_text())
     assert doc["displayTimeUnit"] == "ms"
     assert "backend" not in doc.get("distributedInfo", {})
@@ -231,8 +233,10 @@ def test_tensorboard_reads_a_merge(tmp_path, monkeypatch):
         ours.append(_workload(tmp_path / "in", f"r{rank}"))
     run_dir = tmp_path / "tb"
     run_dir.mkdir()
-    _cli("merge", "-o", run_dir / "merged.pt.trace.json",
+    # merge writes each span once; convert --torch-tb gives the plugin its layout
+    _cli("merge", "-o", tmp_path / "merged.json",
          *sorted((tmp_path / "in").glob("*.pt.trace.json")))
+    _cli("convert", "--torch-tb", tmp_path / "merged.json", run_dir / "merged.pt.trace.json")
     (p,) = _tb_profiles(run_dir)
     # both ranks' steps, and the operators of both
     assert len(_tb_steps(p)) == 6
@@ -277,13 +281,13 @@ def test_hta_loads_two_ranks_with_our_spans(tmp_path, monkeypatch):
         assert doc["distributedInfo"] == {"rank": rank, "world_size": 2}
         base = doc["baseTimeNanoseconds"]
         df = _decoded(t, rank)
-        assert "Trace" not in set(df["cat_s"])
-        # the cpu_op view: one row per span but the steps, named and timed as ours
-        ops = df[df["cat_s"] == "cpu_op"]
+        # each span once, a user_annotation row (no cpu_op copy, no Trace span)
+        assert not {"Trace", "cpu_op"} & set(df["cat_s"])
+        ann = df[df["cat_s"] == "user_annotation"]
+        ops = ann[~ann["name_s"].str.startswith("ProfilerStep#")]
         want = collections.Counter(n for n, _, _ in ours[rank].spans
                                    if not n.startswith("ProfilerStep#"))
         assert collections.Counter(ops["name_s"]) == want
-        ann = df[df["cat_s"] == "user_annotation"]
         assert collections.Counter(ann["name_s"]) == \
             collections.Counter(n for n, _, _ in ours[rank].spans)
         # HTA rounds ns traces to whole µs in floating point (ts up, ts + dur
