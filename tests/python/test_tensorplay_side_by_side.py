@@ -491,6 +491,52 @@ def test_constructors():
     _check("constructors:")
 
 
+def _torch_schedule(wait, warmup, active, repeat, skip_first, step):
+    """torch.profiler.schedule's formula (torch/profiler/profiler.py), the
+    reference both are held to (skip_first_wait 0)."""
+    if step < skip_first:
+        return "none"
+    step -= skip_first
+    n = wait + warmup + active
+    if repeat > 0 and step / n >= repeat:
+        return "none"
+    mod = step % n
+    if mod < wait:
+        return "none"
+    if mod < wait + warmup:
+        return "warmup"
+    return "record" if mod < n - 1 else "record_and_save"
+
+
+def test_schedule_against_torchs_formula():
+    """The issue's grid: 2,160 (wait, warmup, active, repeat, skip_first,
+    step) cases.  spanscope's schedule is torch's in every one; tensorplay
+    1.1.0's differs in 336, each a RECORD where torch saves, and with
+    active=1 it never returns RECORD_AND_SAVE."""
+    import itertools
+    cases = tp_diff = sp_diff = 0
+    tp_saves_active1 = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # warmup=0 warns
+        for w, wu, a, r, sf in itertools.product((0, 1, 2), (0, 1), (1, 2, 3), (0, 1, 2), (0, 1)):
+            ft = tp.schedule(wait=w, warmup=wu, active=a, repeat=r, skip_first=sf)
+            fs = sp.schedule(wait=w, warmup=wu, active=a, repeat=r, skip_first=sf)
+            for step in range(20):
+                cases += 1
+                want = _torch_schedule(w, wu, a, r, sf, step)
+                got_tp, got_sp = ft(step).value, fs(step).value
+                sp_diff += got_sp != want
+                if got_tp != want:
+                    tp_diff += 1
+                    assert (got_tp, want) == ("record", "record_and_save")
+                tp_saves_active1 += a == 1 and got_tp == "record_and_save"
+    assert cases == 2160 and sp_diff == 0
+    LEDGER.compare("schedule:grid.cases_differing_from_torch", tp_diff, sp_diff)
+    LEDGER.compare("schedule:grid.saves_with_active_1", tp_saves_active1 > 0, True)
+    assert tp_diff == 336  # the count the issue reports for tensorplay 1.1.0
+    _check("schedule:grid")
+
+
 def test_zz_counts(capsys):
     """The counts, and no listed difference that was not compared in a full run."""
     items = LEDGER.items
