@@ -23,9 +23,6 @@
 !! - sp_begin/sp_end are the C API's checked pair (sp_profiler_begin/end on
 !!   the default profiler): a few ns more than spanscope's own sps_begin
 !!   (module spanscope), no allocation, no lock;
-!! - sp_finalize writes the file twice (sp_flush's write first, so that a
-!!   failure leaves the profiler active for a retry, as scope-profiler's
-!!   module does; then the C API's finalize);
 !! - messages of the C layer (an sp_end without a begin, a region open at
 !!   finalize, a failed write) go to stderr even when stat is present;
 !! - sp_get_region_stats' calls counts the calls entered (the C API's
@@ -126,11 +123,11 @@ module scope_profiler
          type(c_ptr), value :: p
          integer(c_int) :: rc
       end function c_flush
-      function c_finalize(p) bind(c, name="sp_profiler_finalize") result(rc)
+      function c_finalize_or_keep(p) bind(c, name="sp_profiler_finalize_or_keep") result(rc)
          import :: c_ptr, c_int
          type(c_ptr), value :: p
          integer(c_int) :: rc
-      end function c_finalize
+      end function c_finalize_or_keep
       function c_reset(p) bind(c, name="sp_profiler_reset") result(rc)
          import :: c_ptr, c_int
          type(c_ptr), value :: p
@@ -421,19 +418,15 @@ contains
    !> Writes the file and stops; open calls are left out (SP_ERR_OPEN_SCOPES).
    !! When the file cannot be written the profiler stays active, so that the
    !! program can fix the cause and call sp_finalize again (scope-profiler's
-   !! rule; it costs a first write, sp_flush's, before the C API's finalize
-   !! writes the file again).  Finalizing twice is harmless.
+   !! rule: the C API's sp_profiler_finalize_or_keep).  Finalizing twice is
+   !! harmless.
    subroutine sp_finalize(stat, errmsg)
       integer, intent(out), optional :: stat
       character(len=*), intent(out), optional :: errmsg
       integer :: code
       call report(SP_OK, '', stat, errmsg)
       if (.not. sp_is_active()) return
-      if (c_flush(prof) /= 0) then
-         call report(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
-         return
-      end if
-      if (c_finalize(prof) /= 0) then
+      if (c_finalize_or_keep(prof) /= 0) then
          call report(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
          return
       end if

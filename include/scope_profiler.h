@@ -33,12 +33,16 @@
  *     profiler starts it (or joins one already running, e.g. Python's
  *     ProfileManager.setup in the same process: then one timeline holds
  *     both languages); the last one to finish ends the session it started.
- *     Each sp_profiler writes ITS OWN file, "<prefix>_rank<NNNNN>.h5", from
- *     its own regions' calls in that session (sps_spans), through
- *     sps_spans_write_h5: a scope-profiler schema-3 file that spanscope
- *     (`spanscope report`, sps_file_open) and scope-profiler (read_h5,
- *     `scope-profiler import-native`) both read.  Nesting (parents, self
- *     time) is the one fold's, per thread.
+ *     Each sp_profiler writes ITS OWN file, "<prefix>_rank<NNNNN>.h5", a
+ *     scope-profiler schema-3 file that spanscope (`spanscope report`,
+ *     sps_file_open) and scope-profiler (read_h5, `scope-profiler
+ *     import-native`) both read; nesting (parents, self time) is the one
+ *     fold's, per thread.  When the session is the profiler's alone (the
+ *     face started it for sp_init's profiler, no other profiler joined) its
+ *     finalize is the session's own streaming writer (sps_finalize_to: as
+ *     fast, memory in threads not calls); otherwise, and for flush, the file
+ *     is built from the profiler's regions' spans (sps_spans, 56 bytes a call
+ *     while it runs) through sps_spans_write_h5.
  *   - The default profiler (sp_init) interns its region names as they are.
  *     A profiler of sp_create interns "<prefix>_rank<NNNNN>:<name>" in the
  *     session, so that two profilers' "solve" stay two regions (as two
@@ -263,6 +267,14 @@ SP_API int sp_profiler_flush(sp_profiler *profiler);
  * even when the write fails.  Returns 0 on success (and for a NULL or
  * inactive profiler), non-zero if the file could not be written. */
 SP_API int sp_profiler_finalize(sp_profiler *profiler);
+
+/* spanscope's addition (not in scope-profiler's header): like
+ * sp_profiler_finalize, but when the file cannot be written the profiler
+ * stays active with its calls (returns non-zero, SP_ERR_IO in
+ * sp_profiler_last_error()), so that the caller can fix the cause (create
+ * the directory) and call it again: the rule of scope-profiler's Fortran
+ * sp_finalize, which the Fortran module implements with it. */
+SP_API int sp_profiler_finalize_or_keep(sp_profiler *profiler);
 
 /* Non-zero while the profiler is active (created and not finalized). */
 SP_API int sp_profiler_is_active(const sp_profiler *profiler);

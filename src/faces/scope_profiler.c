@@ -65,6 +65,7 @@ struct sp_profiler {
     sp_output_format format;
     int last_error;        /* an sp_status; atomic */
     int64_t since_ns;      /* the file holds calls that begin at or after this */
+    int was_reset;         /* sp_profiler_reset succeeded once */
     char *stem;            /* "<prefix>_rank<NNNNN>" */
     char *label;           /* the prefix's last path component, or NULL */
     char *path_h5, *path_spt;
@@ -80,6 +81,9 @@ static sp_profiler *g_default;
 static uint64_t g_next_uid = 1;
 static int g_owned;     /* the face started the running session */
 static int g_sessions;  /* active profilers holding a session reference */
+static uint64_t g_starter;  /* uid of the profiler that started it (0: none
+                               whose rank the session took) */
+static int g_joined;    /* profilers that took a reference in this session */
 
 static void set_error(const sp_profiler *p, sp_status s) {
     sp_profiler *q = (sp_profiler *)p;
@@ -105,13 +109,25 @@ static sp_status session_acquire(sp_profiler *p) {
     if (!sps_is_active()) {
         sps_config_t cfg = SPS_CONFIG_INIT;
         cfg.local = 1; /* each rank writes its own file: no collective setup */
+        /* the starter's rank and label: the session's own writer (the
+         * direct finalize below) then writes what its file should say */
+        int ranked = p->rank < INT32_MAX;
+        if (ranked) {
+            cfg.rank = p->rank;
+            cfg.size = p->rank + 1;
+        }
+        cfg.label = p->label;
         int rc = sps_setup(&cfg);
         if (rc < 0 && rc != SPS_EACTIVE) {
             fprintf(stderr, "scope_profiler: cannot start spanscope's session: %s\n",
                     sps_strerror(rc));
             return rc == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_UNSUPPORTED;
         }
-        if (rc == 0) g_owned = 1;
+        if (rc == 0) {
+            g_owned = 1;
+            g_starter = ranked ? p->uid : 0;
+            g_joined = 0;
+        }
     }
     /* a session that keeps no spans (aggregate) cannot give this profiler
      * its calls: a window with from > to asks that at no cost */
@@ -126,6 +142,7 @@ static sp_status session_acquire(sp_profiler *p) {
     }
     p->in_session = 1;
     g_sessions++;
+    g_joined++;
     return SP_OK;
 }
 
@@ -542,22 +559,43 @@ static sp_status spans_of(const sp_profiler *p, sps_span_t **out, size_t *n) {
 }
 
 /* Under g_lock: the statistics of every region of p into stats[0..p->n)
- * (calls: completed + open on any thread). */
+ * (calls: completed since since_ns + open on any thread), from the
+ * session's per-region call lists (sps_region_calls: 16 bytes a call, kept
+ * up to date from the new records only). */
+static int sole(const sp_profiler *p);
 static sp_status stats_of(const sp_profiler *p, sp_region_stats *stats) {
     memset(stats, 0, (p->n ? p->n : 1) * sizeof *stats);
-    sps_span_t *sp;
-    size_t n;
-    sp_status s = spans_of(p, &sp, &n);
-    if (s != SP_OK) return s;
-    for (size_t i = 0; i < n; i++) {
-        sp_region_stats *st = &stats[reg_of(p, (int)sp[i].region)];
-        int64_t d = sp[i].end_ns - sp[i].start_ns;
-        if (st->calls == 0 || d < st->min_ns) st->min_ns = d;
-        if (st->calls == 0 || d > st->max_ns) st->max_ns = d;
-        st->calls++;
-        st->total_ns += d;
+    /* a session of p's alone, never reset: the session's statistics are
+     * p's (sps_region_stats: kept up to date, no call lists) */
+    int whole = sole(p) && !p->was_reset;
+    for (size_t k = 0; whole && k < p->n; k++) {
+        sps_stats_t ss;
+        if (sps_region_stats(p->regs[k].id, &ss) != 0) continue;
+        stats[k].calls = (int64_t)ss.num_calls;
+        stats[k].total_ns = ss.total_ns;
+        stats[k].min_ns = ss.min_ns;
+        stats[k].max_ns = ss.max_ns;
     }
-    sps_free(sp);
+    for (size_t k = 0; !whole && k < p->n; k++) {
+        size_t n = sps_region_calls(p->regs[k].id, NULL, NULL, 0);
+        if (!n) continue;
+        int64_t *st = malloc(n * sizeof *st), *du = malloc(n * sizeof *du);
+        if (!st || !du) {
+            free(st), free(du);
+            return SP_ERR_NO_MEMORY;
+        }
+        size_t m = sps_region_calls(p->regs[k].id, st, du, n);
+        if (m > n) m = n;
+        sp_region_stats *o = &stats[k];
+        for (size_t i = 0; i < m; i++) {
+            if (st[i] < p->since_ns) continue;
+            if (o->calls == 0 || du[i] < o->min_ns) o->min_ns = du[i];
+            if (o->calls == 0 || du[i] > o->max_ns) o->max_ns = du[i];
+            o->calls++;
+            o->total_ns += du[i];
+        }
+        free(st), free(du);
+    }
     int64_t nopen = sps_open_calls_all(NULL, 0);
     if (nopen > 0) {
         sps_open_call_t *oc = malloc((size_t)nopen * sizeof *oc);
@@ -570,6 +608,21 @@ static sp_status stats_of(const sp_profiler *p, sp_region_stats *stats) {
         free(oc);
     }
     return SP_OK;
+}
+
+/* Under g_lock: whether p's file can be the session's own (sps_finalize_to,
+ * the streaming writer: memory in threads, not in calls), rather than one
+ * built from sps_spans: the face started the session for p alone (its rank
+ * and label), no other profiler ever joined it, p's regions carry their own
+ * names (the default profiler), the format is HDF5 (and, at finalize, each
+ * of its regions has a completed call).  Calls of regions the
+ * program records itself with sps_begin in that session are then in the
+ * file too.  The period starts at p's start or last reset (below). */
+static int sole(const sp_profiler *p) {
+    return g_owned && g_starter == p->uid && g_joined == 1;
+}
+static int direct(const sp_profiler *p) {
+    return sole(p) && !p->qualified && p->format == SP_OUTPUT_HDF5;
 }
 
 /* The calls of p's regions open on any thread, per region, into open[0..p->n);
@@ -618,7 +671,11 @@ int sp_profiler_reset(sp_profiler *profiler) {
         } else if (open_of(profiler, open) > 0) {
             s = SP_ERR_OPEN_SCOPES;
         } else {
+            /* the session's period starts here too when it is p's alone, so
+             * that the direct finalize writes the calls since the reset */
+            if (sole(profiler)) (void)sps_finalize_to(NULL);
             profiler->since_ns = sps_now_ns();
+            profiler->was_reset = 1;
             s = SP_OK;
         }
         free(open);
@@ -786,29 +843,49 @@ static void stop_locked(sp_profiler *p) {
     session_release(p);
 }
 
-int sp_profiler_finalize(sp_profiler *profiler) {
-    if (!is_active(profiler)) return 0;
+/* Under g_lock: the direct write (see direct()).  0 or non-zero. */
+static int write_direct(sp_profiler *p) {
+    int rc = sps_finalize_to(p->path_h5);
+    if (rc == 0) return 0;
+    fprintf(stderr, "scope_profiler: failed to write %s: %s\n", p->path_h5,
+            *sps_last_error() ? sps_last_error() : sps_strerror(rc));
+    set_error(p, rc == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_IO);
+    return 1;
+}
+
+/* sp_profiler_finalize (keep 0) and sp_profiler_finalize_or_keep (keep 1). */
+static int finalize(sp_profiler *p, int keep) {
+    if (!is_active(p)) return 0;
     pthread_mutex_lock(&g_lock);
-    if (!is_active(profiler)) {
+    if (!is_active(p)) {
         pthread_mutex_unlock(&g_lock);
         return 0;
     }
-    sp_profiler *p = profiler;
     int *open = malloc((p->n ? p->n : 1) * sizeof *open);
     sp_region_stats *st = malloc((p->n ? p->n : 1) * sizeof *st);
-    if (open && open_of(p, open) > 0) {
-        for (size_t k = 0; k < p->n; k++)
-            if (open[k])
-                fprintf(stderr,
-                        "scope_profiler: region '%s' still open at sp_finalize "
-                        "(depth %d); its last call(s) are dropped\n",
-                        p->regs[k].name, open[k]);
+    int any_open = open && open_of(p, open) > 0;
+    /* the statistics first: a direct write ends the session's period */
+    int have_stats = st && stats_of(p, st) == SP_OK;
+    /* the session's writer names every region registered in it, with
+     * calls or not; scope-profiler's files name the regions with calls:
+     * the direct write only when each region has a completed call */
+    int every_region_called = have_stats && open != NULL;
+    for (size_t k = 0; every_region_called && k < p->n; k++)
+        every_region_called = st[k].calls - open[k] > 0;
+    int failed = direct(p) && every_region_called ? write_direct(p) : write_locked(p);
+    if (failed && keep) {
+        free(open);
+        free(st);
+        pthread_mutex_unlock(&g_lock);
+        return failed;
     }
-    int failed = write_locked(p);
-    if (st && stats_of(p, st) == SP_OK)
-        for (size_t k = 0; k < p->n; k++) p->regs[k].final = st[k];
-    int any_open = 0;
-    for (size_t k = 0; open && k < p->n; k++) any_open |= open[k] > 0;
+    for (size_t k = 0; any_open && k < p->n; k++)
+        if (open[k])
+            fprintf(stderr,
+                    "scope_profiler: region '%s' still open at sp_finalize "
+                    "(depth %d); its last call(s) are dropped\n",
+                    p->regs[k].name, open[k]);
+    for (size_t k = 0; have_stats && k < p->n; k++) p->regs[k].final = st[k];
     if (any_open && !failed) set_error(p, SP_ERR_OPEN_SCOPES);
     free(open);
     free(st);
@@ -816,6 +893,10 @@ int sp_profiler_finalize(sp_profiler *profiler) {
     pthread_mutex_unlock(&g_lock);
     return failed;
 }
+
+int sp_profiler_finalize(sp_profiler *profiler) { return finalize(profiler, 0); }
+
+int sp_profiler_finalize_or_keep(sp_profiler *profiler) { return finalize(profiler, 1); }
 
 static void destroy_locked(sp_profiler *p) {
     if (!p) return;
