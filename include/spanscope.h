@@ -778,6 +778,27 @@ SPS_API int sps_thread_info(uint32_t i, sps_thread_t *out);
  * recorded nothing in this session (or there is none). */
 SPS_API int64_t sps_thread_current(void);
 
+/* Names the calling thread in every view of the recording (the HDF5 thread
+ * table, timelines, tables) instead of its pthread name: for threads whose
+ * names the OS cannot hold (pthread names stop at 15 bytes) or does not
+ * know (a Python thread's threading name, a pool's worker).  Takes effect
+ * at once, for the running session and later ones, whether or not the
+ * thread has recorded yet; "" goes back to the name the namer gives
+ * (sps_set_thread_namer), else the pthread name.  Names are kept to 31 bytes, cut between UTF-8
+ * characters.  The name is copied.  Returns 0, or SPS_EINVAL for NULL.
+ * Takes the session lock when the thread has recorded: not for hot paths. */
+SPS_API int sps_thread_set_name(const char *name);
+
+/* Installs namer, a function each thread calls once before its first
+ * record in this process (its first in any session), outside every lock of
+ * spanscope, to name itself with sps_thread_set_name -- as the Python
+ * extension names Python threads after their threading names.  A thread
+ * already named by sps_thread_set_name is not asked.  The namer runs on the
+ * recording thread inside its first sps_begin (or step): it must be quick
+ * and must not record; a record it makes anyway is not asked again.  NULL
+ * removes it; the last call wins.  Thread-safe. */
+SPS_API void sps_set_thread_namer(void (*namer)(void));
+
 /* Name of region r (NULL for an unknown id).  Valid for the process life. */
 SPS_API const char *sps_region_name(sps_region_t r);
 

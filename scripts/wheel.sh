@@ -20,7 +20,7 @@
 # cannot be vendored, and a wheel that links one outside itself is not
 # manylinux (auditwheel show says linux_x86_64).  Under mpirun a wheel's
 # spanscope warns that it was built without MPI and every rank writes its
-# own file (spanscope/_mpi.py); `pip install .` or the sdist, built where
+# own file (spanscope/_base/mpi.py); `pip install .` or the sdist, built where
 # MPI is, has the MPI integration (docs/mpi.md).
 #
 # Out: dist/spanscope-VERSION-cpXY-cpXY-manylinux_*.whl, the wheels as

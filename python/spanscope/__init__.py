@@ -19,7 +19,6 @@ Python faces over one C core:
 from spanscope import _ext
 from spanscope.profile_manager import ProfileManager, ProfilingRun, RegionStats
 from spanscope.profile_manager import Region as LiveRegion
-from spanscope.results import Results, read
 
 # -- the recording half of scope-profiler 0.7.5's API (issue 12: settings,
 # -- sessions, regions, controls); the same objects as ProfileManager's
@@ -76,20 +75,18 @@ def counter(name: str, value: float) -> None:
     tracks.  About a lock and a clock read: for samples, not inner loops."""
     _ext.counter(name, value)
 
-# --- scope-profiler's results API (issue 12 part 4: _results_api.py and
-# _results_json.py).  spanscope.Region is scope-profiler's meaning of the
-# name: the results Region (results["step"][0]); the live region class that
-# ProfileManager.region() returns is spanscope.LiveRegion
-# (spanscope.profile_manager.Region).
-from spanscope._results_api import (  # noqa: E402
+# --- scope-profiler's results API (spanscope.results).  spanscope.Region is
+# scope-profiler's meaning of the name: the results Region
+# (results["step"][0]); the live region class that ProfileManager.region()
+# returns is spanscope.LiveRegion (spanscope.profile_manager.Region).
+from spanscope.results import (  # noqa: E402
     CallArrays, CorruptProfileError, EventDataUnavailableError, HDF5SchemaError,
-    IntegrationNotAvailableError, MPIRegion, NestingError, ProfilingResults, Region,
-    SummaryDataUnavailable, TaskInfo, ThreadInfo, build_call_arrays, build_call_stack,
-    call_stack_children, call_stack_roots, merge_results, read_h5, read_h5_summary,
-)
-from spanscope._results_json import (  # noqa: E402
-    JSONProfileError, build_json_document, export_json, load, read_json, read_profile,
-    read_profile_summary, sniff_profile_format, write_json, write_profile,
+    IntegrationNotAvailableError, JSONProfileError, MPIRegion, NestingError,
+    ProfilingResults, Region, Results, SummaryDataUnavailable, TaskInfo, ThreadInfo,
+    build_call_arrays, build_call_stack, build_json_document, call_stack_children,
+    call_stack_roots, export_json, load, merge_results, read, read_h5, read_h5_summary,
+    read_json, read_profile, read_profile_summary, sniff_profile_format, write_json,
+    write_profile,
 )
 
 _RESULTS_NAMES = [
@@ -133,8 +130,8 @@ def __getattr__(name):
 
 __all__ += ["plots", *sorted(_PLOT_NAMES)]
 
-# --- exports for other tools (issue 12 part 5: spanscope/_exports.py, written in C) ---
-from spanscope._exports import (  # noqa: E402
+# --- exports for other tools (spanscope/results/_exports.py, written in C) ---
+from spanscope.results import (  # noqa: E402
     export_chrome_trace,
     export_flamegraph_svg,
     export_prof,
@@ -168,13 +165,10 @@ __all__ += [
 ]
 # --- end of the mpi4py wrappers ---
 
-# --- scope-profiler's analysis names (issue 12, late additions: _inspection.py,
-# --- _counters.py, plots.py's statistics helpers) ---
-from spanscope._counters import (  # noqa: E402
-    LikwidRegionResult, PerfEventError, PerfEventTotals,
-)
-from spanscope._inspection import (  # noqa: E402
-    collect_file_metadata, create_html_report, inspect_file, write_metadata_json,
+# --- scope-profiler's analysis names (spanscope.results; plots' statistics helpers) ---
+from spanscope.results import (  # noqa: E402
+    LikwidRegionResult, PerfEventError, PerfEventTotals, collect_file_metadata,
+    create_html_report, inspect_file, write_metadata_json,
 )
 
 # plots.py's statistics helpers need no matplotlib, but they resolve

@@ -5,7 +5,7 @@ subcommands here, the rest by the C tool shipped in the package."""
 
 import sys
 
-from spanscope._cli import main
+from spanscope._cli import entry, main  # noqa: F401  (main: scope-profiler's __main__.main)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

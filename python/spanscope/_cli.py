@@ -233,7 +233,8 @@ def _run(argv: list[str]) -> int:
     except SystemExit as stop:  # argparse: --help, or bad usage
         return stop.code if isinstance(stop.code, int) else EXIT_USAGE
     from spanscope.options import FeatureNotAvailableError
-    from spanscope.profile_manager import ProfileManager, _check_python_script
+    from spanscope.profile_manager import ProfileManager
+    from spanscope.profile_manager._scripts import _check_python_script
 
     try:
         _check_python_script(args.script)
@@ -293,9 +294,51 @@ def _is_python_command(argv: list[str]) -> bool:
     return argv[:1] == ["export"] and positional[:1] == ["json"]
 
 
+def _forward(stream, out) -> None:
+    """Copies the child's stream to out (sys.stdout / sys.stderr as they
+    are now: a test's capture, a notebook's cell) as it arrives."""
+    for chunk in iter(lambda: stream.read1(65536), b""):
+        out.write(chunk.decode("utf-8", errors="replace"))
+        out.flush()
+
+
+def _run_binary(exe: str, argv: list[str]) -> int:
+    """Runs the C tool as a child and returns its exit status (128 + N when
+    a signal N ended it, as a shell reports it), its output copied to this
+    process's sys.stdout and sys.stderr.  Ctrl-C here is passed on to it
+    (a `spanscope view` server stops), and its status is still returned."""
+    import signal
+    import subprocess
+    import threading
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = subprocess.Popen([exe, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pumps = [threading.Thread(target=_forward, args=(child.stdout, sys.stdout), daemon=True),
+             threading.Thread(target=_forward, args=(child.stderr, sys.stderr), daemon=True)]
+    for pump in pumps:
+        pump.start()
+    while True:
+        try:
+            rc = child.wait()
+            break
+        except KeyboardInterrupt:
+            child.send_signal(signal.SIGINT)
+    for pump in pumps:
+        pump.join()
+    child.stdout.close()
+    child.stderr.close()
+    return 128 - rc if rc < 0 else rc
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The console script: the C tool, or plot / export json here."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """The ``spanscope`` command, callable from Python: ``main(["report",
+    "run.h5"])`` runs it and returns its exit status, its output on
+    sys.stdout / sys.stderr (scope-profiler's ``__main__.main(argv)``).
+    plot, export json and run are done here; the rest by the C tool, run as
+    a child process.  Never replaces the calling process (entry() does,
+    for the console script and ``python -m spanscope``)."""
+    argv = sys.argv[1:] if argv is None else [os.fspath(a) for a in argv]
     if _is_python_command(argv):
         return python_command(argv)
     exe = _binary()
@@ -303,10 +346,23 @@ def main(argv: list[str] | None = None) -> int:
         return _die(EXIT_USAGE, "the spanscope binary is not in this installation "
                                 "(spanscope/bin/spanscope); build it with CMake or "
                                 "set SPANSCOPE_CLI")
+    return _run_binary(exe, argv)
+
+
+def entry() -> int:
+    """The process's entry point (the console script, ``python -m
+    spanscope``): a subcommand of the C tool replaces this process with it
+    (os.execv: its signals, exit status and terminal are the tool's own,
+    and no Python waits beside it); the Python subcommands run here."""
+    argv = sys.argv[1:]
+    exe = _binary()
+    if _is_python_command(argv) or exe is None:
+        return main(argv)
     sys.stdout.flush()
+    sys.stderr.flush()
     os.execv(exe, [exe, *argv])
     return EXIT_USAGE  # not reached
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -2413,6 +2413,46 @@ static struct PyModuleDef ext_module = {
     "The C face of spanscope (see the spanscope package).", -1, ext_methods,
     NULL, NULL, NULL, NULL};
 
+/* ======================================================================== */
+/* Thread names: a Python thread is named after threading's name             */
+/* ======================================================================== */
+
+/* The core's namer (sps_set_thread_namer): on a thread's first record, if
+ * the thread holds the GIL and threading knows it, its threading name
+ * ("MainThread", "w0", "ThreadPoolExecutor-0_1") becomes its name in every
+ * view -- the pthread name of a Python thread is the interpreter's
+ * ("python").  Runs no Python code of threading's (the thread object is
+ * found in threading._active by ident, its _name is an instance
+ * attribute), so the recursive tracer does not see it; were a subclass's
+ * _name a property that records, the core does not ask again.  A pending
+ * exception is kept.  Threads started by C code (threading's
+ * _DummyThread, or unknown to threading) keep their pthread names. */
+static void py_thread_namer(void) {
+    if (!Py_IsInitialized() || !PyGILState_Check()) return;
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    PyObject *name_s = PyUnicode_FromString("threading");
+    PyObject *mod = name_s ? PyImport_GetModule(name_s) : NULL;
+    Py_XDECREF(name_s);
+    PyObject *active = mod ? PyObject_GetAttrString(mod, "_active") : NULL;
+    PyObject *dummy = mod ? PyObject_GetAttrString(mod, "_DummyThread") : NULL;
+    PyObject *key = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    PyObject *thread = (active && key && PyDict_Check(active))
+                           ? PyDict_GetItemWithError(active, key) : NULL; /* borrowed */
+    if (thread && dummy && PyType_Check(dummy) &&
+        !PyObject_TypeCheck(thread, (PyTypeObject *)dummy)) {
+        PyObject *name = PyObject_GetAttrString(thread, "_name");
+        const char *utf8 = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (utf8 && *utf8) sps_thread_set_name(utf8);
+        Py_XDECREF(name);
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(dummy);
+    Py_XDECREF(active);
+    Py_XDECREF(mod);
+    PyErr_Restore(exc_type, exc_value, exc_tb); /* and drops any error of ours */
+}
+
 PyMODINIT_FUNC PyInit__ext(void) {
     if (PyType_Ready(&RegionType) < 0 || PyType_Ready(&ProfiledType) < 0 ||
         PyType_Ready(&ClockPairType) < 0 || PyType_Ready(&ColumnType) < 0)
@@ -2441,5 +2481,6 @@ PyMODINIT_FUNC PyInit__ext(void) {
         Py_DECREF(m);
         return NULL;
     }
+    sps_set_thread_namer(py_thread_namer);
     return m;
 }

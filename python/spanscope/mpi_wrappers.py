@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spanscope import _ext
-from spanscope.profile_manager import ProfileManager
+from spanscope.profile_manager import ProfileManager, register_run_hook
 
 #: Communicator methods that return a new communicator (Idup: with a
 #: request): the result is wrapped too, so derived communicators are profiled.
@@ -399,3 +399,8 @@ __all__ = [
     "MPIRegionMetadata", "ProfiledMPIComm", "ProfiledMPIRequest", "format_mpi_region",
     "message_nbytes", "parse_mpi_region", "profile_mpi4py", "profile_mpi_comm",
 ]
+
+# setup(profile_mpi_calls=True): mpi4py's COMM_WORLD/COMM_SELF become profiled
+# proxies once the program imports it, until the run's tracking stops (the
+# session never imports this module: it calls the hook registered here)
+register_run_hook("profile_mpi_calls", lambda: profile_mpi4py(lazy=True))

@@ -49,8 +49,8 @@ import numpy as np
 
 from spanscope import _ext
 from spanscope import _itt as itt
-from spanscope._atomic import write_text_replacing
-from spanscope._results_table import terminal_text
+from spanscope._base.atomic import write_text_replacing
+from spanscope.results._table import terminal_text
 
 __all__ = [
     "profile", "schedule", "record_function", "ProfilerAction", "ProfilerActivity",

@@ -272,11 +272,41 @@ static int thr_join(sps__thr_t *t, uint64_t now) {
     return 0;
 }
 
+/* The name sps_thread_set_name gave the calling thread, for thr_register
+ * to take instead of the pthread name (a thread may be named before its
+ * first record).  Only slow paths read it.  Its bytes join the library's
+ * static TLS block (sps__tls is initial-exec, so a dlopen places all of the
+ * library's TLS there, from glibc's small surplus): per-thread state of the
+ * library stays a few dozen bytes. */
+static __thread char tls_name[32];
+
+/* sps_set_thread_namer's function, and whether this thread is in it. */
+static void (*g_namer)(void);
+static __thread int tls_naming;
+
+void sps_set_thread_namer(void (*namer)(void)) {
+    __atomic_store_n(&g_namer, namer, __ATOMIC_RELEASE);
+}
+
+/* A thread about to register asks the namer for its name first: outside
+ * the session lock (the namer may take locks of its own, such as Python's),
+ * once per thread unless it stays unnamed, never from inside the namer. */
+static void thr_ask_namer(void) {
+    void (*namer)(void) = __atomic_load_n(&g_namer, __ATOMIC_ACQUIRE);
+    if (!namer || tls_naming || tls_name[0]) return;
+    tls_naming = 1;
+    namer();
+    tls_naming = 0;
+}
+
 static sps__thr_t *thr_register(void) {
     sps__thr_t *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->tid = (pid_t)syscall(SYS_gettid);
-    pthread_getname_np(pthread_self(), t->name, sizeof t->name);
+    if (tls_name[0])
+        memcpy(t->name, tls_name, sizeof t->name);
+    else
+        pthread_getname_np(pthread_self(), t->name, sizeof t->name);
     t->next_all = sps__g.threads;
     sps__g.threads = t;
     pthread_setspecific(g_key, t);
@@ -286,6 +316,7 @@ static sps__thr_t *thr_register(void) {
 
 /* Everything the fast path does not handle.  Takes the session lock. */
 void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
+    if (t == &sps__dummy_thr) thr_ask_namer();
     pthread_mutex_lock(&sps__g.lock);
     int st = sps__state_load();
     if (st != SPS__EVENTS && st != SPS__EVENTS_STACKS) goto out;
@@ -378,6 +409,7 @@ void sps__buffers_reset(void) {
 sps__thr_t *sps__agg_thread(size_t bytes) {
     sps__thr_t *t = sps__tls;
     if (SPS__LIKELY(t->epoch == sps__g.epoch && bytes <= t->agg_bytes)) return t;
+    if (t == &sps__dummy_thr) thr_ask_namer();
     pthread_mutex_lock(&sps__g.lock);
     if (t == &sps__dummy_thr) t = thr_register();
     if (t && t->epoch != sps__g.epoch) {
@@ -399,6 +431,32 @@ sps__thr_t *sps__agg_thread(size_t bytes) {
     return t && bytes <= t->agg_bytes ? t : NULL;
 }
 /* ------------------------------------------------------------------------ */
+/* Thread names                                                              */
+/* ------------------------------------------------------------------------ */
+
+int sps_thread_set_name(const char *name) {
+    if (!name) return SPS_EINVAL;
+    size_t n = strnlen(name, sizeof tls_name - 1);
+    if (name[n]) n = sps__utf8_cut(name, n); /* never half a UTF-8 sequence */
+    memcpy(tls_name, name, n);
+    tls_name[n] = 0;
+    if (!n) { /* the namer's name again, if it has one (it calls back here) */
+        thr_ask_namer();
+        if (tls_name[0]) return 0;
+    }
+    sps__thr_t *t = sps__tls;
+    if (t != &sps__dummy_thr) { /* registered: finalize reads t->name under the lock */
+        pthread_mutex_lock(&sps__g.lock);
+        if (n)
+            memcpy(t->name, tls_name, sizeof t->name);
+        else
+            pthread_getname_np(pthread_self(), t->name, sizeof t->name);
+        pthread_mutex_unlock(&sps__g.lock);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Joining without recording (steps, schedule.c)                             */
 /* ------------------------------------------------------------------------ */
 
@@ -410,6 +468,7 @@ int64_t sps__thread_join(void) {
     if (t != &sps__dummy_thr && __atomic_load_n(&t->epoch, __ATOMIC_RELAXED) == sps__g.epoch &&
         sps__state_load() != SPS__OFF)
         return t->index;
+    if (t == &sps__dummy_thr) thr_ask_namer();
     pthread_mutex_lock(&sps__g.lock);
     int st = sps__state_load();
     int64_t rc;

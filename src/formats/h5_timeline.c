@@ -152,8 +152,34 @@ static int cur_tie(void *ctx, uint32_t a, uint32_t b) {
 /* The heap key of cursor c's next event. */
 static uint64_t cur_key(const cursor_t *c) { return sps__heap_key_i64(c->start[c->i]); }
 
+/* Column `name` of table tab, or NULL. */
+static const sps_file_column_t *table_col(const sps_file_table_t *tab, const char *name) {
+    for (size_t i = 0; i < tab->ncols; i++)
+        if (strcmp(tab->cols[i].name, name) == 0) return &tab->cols[i];
+    return NULL;
+}
+
+/* The name the file's /thread_table gives thread tid of rank (its "index"
+ * column is the events' thread id; "ranks" says whose row it is where the
+ * file holds several ranks), or NULL when it gives none. */
+static const char *thread_table_name(const sps__h5r_t *r, uint32_t rank, int64_t tid) {
+    const sps_file_table_t *tab = &r->thread_table;
+    const sps_file_column_t *idx = table_col(tab, "index");
+    const sps_file_column_t *names = table_col(tab, "name");
+    const sps_file_column_t *ranks = table_col(tab, "ranks");
+    if (!idx || idx->is_text || !names || !names->is_text) return NULL;
+    if (ranks && ranks->is_text) ranks = NULL;
+    for (size_t i = 0; i < tab->nrows; i++)
+        if (idx->ints[i] == tid && (!ranks || ranks->ints[i] == (int64_t)rank) &&
+            names->texts[i] && names->texts[i][0])
+            return names->texts[i];
+    return NULL;
+}
+
 /* Finds every thread with a pre-pass over the rows' thread ids (the header
- * lists threads before any span), then names processes and threads. */
+ * lists threads before any span), then names processes and threads: a
+ * thread by its name in /thread_table (MainThread, w0, a pthread name),
+ * else "thread N". */
 static int threads_build(h5tl_t *t) {
     const sps__h5r_t *r = t->r;
     for (size_t k = 0; k < t->ncur && !t->err; k++) {
@@ -185,7 +211,15 @@ static int threads_build(h5tl_t *t) {
             else snprintf(lab, 32, "spanscope");
             t->procs[np++] = (sps__tl_proc_t){pid, ranked ? pid : -1, lab};
         }
-        snprintf(t->labels[j], 32, "thread %lld", (long long)t->keys[j].tid);
+        const char *name = thread_table_name(r, t->keys[j].rank, t->keys[j].tid);
+        if (name) {
+            size_t len = strnlen(name, 31);
+            if (name[len]) len = sps__utf8_cut(name, len); /* 31 bytes, whole characters */
+            memcpy(t->labels[j], name, len);
+            t->labels[j][len] = 0;
+        } else {
+            snprintf(t->labels[j], 32, "thread %lld", (long long)t->keys[j].tid);
+        }
         t->threads[j] = (sps__tl_thread_t){pid, t->keys[j].tid, t->labels[j]};
     }
     t->h.nthreads = n;

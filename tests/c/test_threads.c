@@ -327,11 +327,113 @@ static void test_concurrent_checkpoints(void **state) {
     sps_shutdown();
 }
 
+/* ------------------------------------------------------------------------ */
+/* Thread names: sps_thread_set_name and the namer                           */
+/* ------------------------------------------------------------------------ */
+
+/* The name thread index i has in the running session. */
+static void thread_name_of(uint32_t i, char out[32]) {
+    sps_thread_t ti;
+    assert_int_equal(sps_thread_info(i, &ti), 0);
+    memcpy(out, ti.name, 32);
+}
+
+typedef struct named_job {
+    const char *set;     /* sps_thread_set_name before recording (NULL: none) */
+    const char *set_after; /* ... and after its first record (NULL: none) */
+    sps_region_t r;
+    int64_t index;       /* out: its session index */
+} named_job_t;
+
+static void *run_named(void *arg) {
+    named_job_t *j = arg;
+    pthread_setname_np(pthread_self(), "pthread-nm");
+    if (j->set) assert_int_equal(sps_thread_set_name(j->set), 0);
+    sps_begin(j->r);
+    sps_end(j->r);
+    if (j->set_after) assert_int_equal(sps_thread_set_name(j->set_after), 0);
+    j->index = sps_thread_current();
+    return NULL;
+}
+
+static atomic_int g_namer_calls;
+static void namer(void) {
+    atomic_fetch_add(&g_namer_calls, 1);
+    sps_thread_set_name("from-namer");
+}
+
+static void test_thread_names(void **state) {
+    (void)state;
+    assert_int_equal(sps_setup(NULL), 0);
+    sps_region_t r = sps_region("thr.named");
+    named_job_t jobs[4] = {
+        {NULL, NULL, r, -1},                 /* the pthread name */
+        {"solver-0", NULL, r, -1},           /* named before its first record */
+        {NULL, "late-name", r, -1},          /* renamed while registered */
+        /* 40 bytes of 2-byte characters: cut to 31 bytes, between characters */
+        {"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+         "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+         NULL, r, -1},
+    };
+    for (int k = 0; k < 4; k++) {
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, run_named, &jobs[k]), 0);
+        pthread_join(th, NULL);
+        assert_true(jobs[k].index >= 0);
+    }
+    char name[32];
+    thread_name_of((uint32_t)jobs[0].index, name);
+    assert_string_equal(name, "pthread-nm");
+    thread_name_of((uint32_t)jobs[1].index, name);
+    assert_string_equal(name, "solver-0");
+    thread_name_of((uint32_t)jobs[2].index, name);
+    assert_string_equal(name, "late-name");
+    thread_name_of((uint32_t)jobs[3].index, name);
+    assert_int_equal(strlen(name), 30); /* 15 whole characters of 2 bytes */
+    assert_memory_equal(name, jobs[3].set, 30);
+    assert_int_equal(sps_thread_set_name(NULL), SPS_EINVAL);
+
+    /* the namer: asked once by a thread's first record, not by a named one */
+    atomic_store(&g_namer_calls, 0);
+    sps_set_thread_namer(namer);
+    named_job_t asked = {NULL, NULL, r, -1}, preset = {"mine", NULL, r, -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_named, &asked), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(pthread_create(&th, NULL, run_named, &preset), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(atomic_load(&g_namer_calls), 1);
+    thread_name_of((uint32_t)asked.index, name);
+    assert_string_equal(name, "from-namer");
+    thread_name_of((uint32_t)preset.index, name);
+    assert_string_equal(name, "mine");
+    sps_set_thread_namer(NULL);
+
+    /* the file's thread table carries the names */
+    const char *p = tu_path("thr_names.h5");
+    assert_int_equal(sps_finalize_to(p), 0);
+    sps_shutdown();
+    const sps_file_t *f = NULL;
+    assert_int_equal(sps_file_open(p, &f, NULL, 0), 0);
+    const sps_file_column_t *col = NULL;
+    for (size_t c = 0; c < f->thread_table.ncols; c++)
+        if (strcmp(f->thread_table.cols[c].name, "name") == 0) col = &f->thread_table.cols[c];
+    assert_non_null(col);
+    assert_true(col->is_text);
+    int found = 0;
+    for (size_t i = 0; i < f->thread_table.nrows; i++)
+        found += strcmp(col->texts[i], "solver-0") == 0 || strcmp(col->texts[i], "from-namer") == 0;
+    assert_int_equal(found, 2);
+    sps_file_close(f);
+    unlink(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_16_threads),
         TU_TEST(test_exited_threads),
         TU_TEST(test_concurrent_checkpoints),
+        TU_TEST(test_thread_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@ def probe():
     try:
         import h5py  # noqa: F401
         import mpi4py  # noqa: F401
-        from spanscope import _mpi
+        from spanscope._base import mpi as _mpi
     except ImportError:
         return 1
     return 0 if _mpi.built_with_mpi() else 1
@@ -33,7 +33,7 @@ def mapped():
 def serial():
     """Without a launcher a session stays local and loads no MPI, although
     the package ships libspanscope_mpi."""
-    from spanscope import _mpi
+    from spanscope._base import mpi as _mpi
     for v in _mpi._LAUNCHER_VARS:
         os.environ.pop(v, None)
     from spanscope import ProfileManager

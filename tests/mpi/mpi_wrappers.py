@@ -19,7 +19,7 @@ def probe():
         import h5py  # noqa: F401
         import mpi4py  # noqa: F401
         import numpy  # noqa: F401
-        from spanscope import _mpi
+        from spanscope._base import mpi as _mpi
     except ImportError:
         return 1
     return 0 if _mpi.built_with_mpi() else 1

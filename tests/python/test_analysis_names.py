@@ -351,9 +351,8 @@ def test_html_report_takes_scope_profilers_options(sp_runs, tmp_path):
 def test_html_report_bad_inputs(sp_runs, tmp_path):
     with pytest.raises(FileNotFoundError):
         spanscope.create_html_report(tmp_path / "none.h5", tmp_path / "x.html")
-    merged = spanscope.merge_results(spanscope.read_h5(sp_runs[0]), file_path="")
-    with pytest.raises(ValueError, match="no recording file"):
-        spanscope.create_html_report(merged, tmp_path / "x.html")
+    with pytest.raises(TypeError):
+        spanscope.create_html_report(42, tmp_path / "x.html")
     with pytest.raises(ValueError):
         spanscope.create_html_report([], tmp_path / "x.html")
     bad = tmp_path / "bad.h5"
@@ -452,3 +451,19 @@ def test_schema1_file_with_line_profile(tmp_path):
         spanscope.read_h5(path).line_profile
     with pytest.raises(spanscope.IntegrationNotAvailableError):
         spanscope.read_h5_summary(path)
+
+
+def test_html_report_of_results_in_memory(sp_runs, tmp_path):
+    """Results with no file behind them -- merged, built in memory -- get a
+    report too (scope-profiler renders any results), with their regions."""
+    import re
+    merged = spanscope.merge_results(spanscope.read_h5(sp_runs[0]), file_path="")
+    out = spanscope.create_html_report(merged, tmp_path / "merged.html")
+    page = out.read_text()
+    names = list(spanscope.read_h5(sp_runs[0]).region_names)
+    assert names and all(n in page for n in names)
+    part = spanscope.ProfilingResults({n: merged[n] for n in names[:1]})
+    out2 = spanscope.create_html_report([part, merged], tmp_path / "both.html",
+                                        individual_reports=False)
+    assert out2.is_file() and re.search(re.escape(names[0]), out2.read_text())
+    assert not list(tmp_path.glob("run-*.json")), "the scratch files stay private"

@@ -128,3 +128,39 @@ def test_float_loading_matches_ns():
     for e in xs[:200]:
         ns = e["ts"] * 1000
         assert abs(ns - round(ns)) < 1e-3
+
+
+def test_convert_torch_tb_layout(tmp_path):
+    """spanscope convert writes each span once; --torch-tb adds the
+    TensorBoard plugin's cpu_op copies (marked spanscope_view) and its
+    window span, which convert's own reader skips again; --torch-tb with a
+    non-JSON output is a usage error."""
+    import subprocess
+    cli = BUILD / "spanscope"
+    src = TMP / "chrome_rt.json"
+    if not cli.exists() or not src.exists():
+        pytest.skip(f"{cli} or {src} is missing: build and run ctest first")
+
+    def convert(*args):
+        return subprocess.run([str(cli), "convert", *map(str, args)], capture_output=True,
+                              text=True, timeout=120)
+
+    plain, tb, back = tmp_path / "plain.json", tmp_path / "tb.json", tmp_path / "back.json"
+    assert convert(src, plain).returncode == 0
+    assert convert("--torch-tb", src, tb).returncode == 0
+    assert convert(tb, back).returncode == 0
+    d0, d1, d2 = (json.loads(p.read_text()) for p in (plain, tb, back))
+    x0 = [e for e in d0["traceEvents"] if e["ph"] == "X"]
+    x1 = [e for e in d1["traceEvents"] if e["ph"] == "X"]
+    spans = [(e["name"], e["ts"], e["dur"]) for e in x0]
+    assert {e["cat"] for e in x0} == {"user_annotation"}
+    ua = [e for e in x1 if e["cat"] == "user_annotation"]
+    ops = [e for e in x1 if e["cat"] == "cpu_op"]
+    assert [(e["name"], e["ts"], e["dur"]) for e in ua] == spans
+    assert [(e["name"], e["ts"], e["dur"]) for e in ops] == spans
+    assert all(e["spanscope_view"] == 1 for e in ops)
+    assert [e["name"] for e in x1 if e["cat"] == "Trace"] == ["PyTorch Profiler (0)"]
+    # read back: the copies and the window span are skipped, each span once
+    assert [(e["name"], e["ts"], e["dur"]) for e in d2["traceEvents"] if e["ph"] == "X"] == spans
+    bad = convert("--torch-tb", src, tmp_path / "x.pftrace")
+    assert bad.returncode != 0 and "--torch-tb" in bad.stderr

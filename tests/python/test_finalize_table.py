@@ -118,7 +118,7 @@ def test_checkpoints_each_print_their_period(tmp_path):
 def test_other_sort_and_columns_match_too(tmp_path):
     """The rows period_rows builds are region_rows' for the same file in
     every column it fills, also under other sorts and columns."""
-    from spanscope._results_table import period_rows, region_rows
+    from spanscope.results._table import period_rows, region_rows
     p = str(tmp_path / "r.h5")
     PM.setup(file_path=p)
     _body()
@@ -156,15 +156,19 @@ def test_c_regions_of_the_process_are_in_it(tmp_path):
 def test_finalize_does_not_read_the_file_back(tmp_path, monkeypatch):
     """The table costs O(call paths): neither the C reader nor read_h5 runs
     (return_results=False)."""
-    from spanscope import _ext, _results_api, profile_manager, results
+    from spanscope import _ext, results
+    from spanscope.profile_manager import _session
+    from spanscope.results import _model, _profiling
 
     def no(*a, **k):
         raise AssertionError("finalize read the file back")
     monkeypatch.setattr(_ext, "read_file", no)
     monkeypatch.setattr(results, "read", no)
-    monkeypatch.setattr(_results_api, "read_h5", no)
+    monkeypatch.setattr(_model, "read", no)
+    monkeypatch.setattr(_profiling, "read_h5", no)
+    monkeypatch.setattr(_session, "read_h5", no)
     monkeypatch.setattr(spanscope, "read_h5", no)
-    monkeypatch.setattr(profile_manager, "_read_results", no)
+    monkeypatch.setattr(_session, "_read_results", no)
     p = str(tmp_path / "n.h5")
     PM.setup(file_path=p)
     _body()

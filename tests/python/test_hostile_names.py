@@ -420,7 +420,7 @@ def test_finalize_verbose_table(tmp_path, capfd):
 
 
 def test_terminal_text_rule():
-    t = spanscope._results_table.terminal_text
+    t = spanscope.results._table.terminal_text
     assert t("a\x1b[2J\x00b\u009bc\x7f") == "a?[2J?b?c?"
     assert t("s\udcffx") == "s\ufffd\ufffd\ufffdx"  # a lone surrogate: its 3 bytes
     assert t("x" * 10, 6) == "xxx..."

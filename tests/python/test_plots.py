@@ -851,10 +851,10 @@ def test_combine_regions_as_scope_profiler(groups):
         want = sp_group(names, groups)
     except ValueError as e:
         with pytest.raises(ValueError) as err:
-            plots._group_regions(names, groups)
+            plots._distributions._group_regions(names, groups)
         assert str(err.value) == str(e)
         return
-    assert plots._group_regions(names, groups) == want
+    assert plots._distributions._group_regions(names, groups) == want
 
 
 def test_stack_children(run1, tmp_path):
@@ -913,8 +913,8 @@ def test_stack_children_as_scope_profiler(run1):
     for members in ({n: [n] for n in REGIONS}, {"work": ["worker", "leaf"],
                                                 "outer": ["outer"], "inner": ["inner"]}):
         want = _stacked_segments(sp_res, members, ranks=None)
-        run = plots._as_runs(run1)[0]
-        got = plots._stacked_segments(run, members, run.ranks)
+        run = plots._runs._as_runs(run1)[0]
+        got = plots._distributions._stacked_segments(run, members, run.ranks)
         assert set(got) == set(want)
         for bar in want:
             assert got[bar] == pytest.approx(want[bar], rel=1e-9, abs=2.0), bar
@@ -990,10 +990,10 @@ def test_fluid_positions_algorithm():
     """_fluid_positions on its own: one node is None's business (the
     caller's), a pair settles on the circle's diameter, a chain of three
     stays in order, and the result is the same twice."""
-    p2 = plots._fluid_positions(2, [(0, 1)])
+    p2 = plots._callgraph._fluid_positions(2, [(0, 1)])
     assert p2 == pytest.approx(np.array([[1.0, 0.0], [-1.0, 0.0]]), abs=1e-9)
-    p3 = plots._fluid_positions(3, [(0, 1), (1, 2)])
-    assert np.array_equal(p3, plots._fluid_positions(3, [(0, 1), (1, 2)]))
+    p3 = plots._callgraph._fluid_positions(3, [(0, 1), (1, 2)])
+    assert np.array_equal(p3, plots._callgraph._fluid_positions(3, [(0, 1), (1, 2)]))
     d01, d12, d02 = (np.linalg.norm(p3[a] - p3[b]) for a, b in ((0, 1), (1, 2), (0, 2)))
     assert d02 > d01 and d02 > d12  # the ends of the chain are the farthest apart
 
@@ -1143,9 +1143,9 @@ def test_durations_order_is_scope_profilers(tmp_path, run1, sort_by, top_n):
     with open(data) as f:
         got = list(dict.fromkeys(row["region"] for row in csv.DictReader(f)))
     theirs = [scope_profiler.read_h5(str(f)) for f in files]
-    natural = list(dict.fromkeys(n for n in plots._select(plots._as_runs([str(files[0])])[0],
+    natural = list(dict.fromkeys(n for n in plots._runs._select(plots._runs._as_runs([str(files[0])])[0],
                                                           None, None)))
-    for n in plots._select(plots._as_runs([str(files[1])])[0], None, None):
+    for n in plots._runs._select(plots._runs._as_runs([str(files[1])])[0], None, None):
         if n not in natural:
             natural.append(n)
     want = sp_dur._sort_and_limit_region_names(natural, theirs, None, sort_by, top_n)

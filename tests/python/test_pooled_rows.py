@@ -20,7 +20,7 @@ import pytest
 
 import spanscope
 from spanscope import ProfileManager as PM
-from spanscope import _results_table as rt
+from spanscope.results import _table as rt
 
 h5py = pytest.importorskip("h5py")
 NS = 1_000_000_000

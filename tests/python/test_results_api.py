@@ -652,8 +652,10 @@ def test_load_and_format_dispatch(sp_files, tmp_path):
     # where the source had no thread ids
     assert_same_results(read_h5(spanscope.write_profile(merged, tmp_path / "merged.h5")),
                         sp_ref.read_h5(h5), threads=False)
-    with pytest.raises(NotImplementedError, match="spanscope html"):
-        spanscope.write_profile(read_h5(h5), tmp_path / "x.html")
+    # .html is the report (create_html_report), for file-backed and merged results
+    for res in (read_h5(h5), merged):
+        page = spanscope.write_profile(res, tmp_path / "x.html").read_text()
+        assert all(name in page for name in sp_ref.read_h5(h5).region_names)
 
 
 def test_merge_results(tmp_path):

@@ -229,7 +229,7 @@ def test_box_is_tabulates_with_scope_profilers_format():
     tabulate = pytest.importorskip("tabulate")
     from scope_profiler.summary import _REGION_TABLE_FORMAT
 
-    from spanscope._results_table import box_lines
+    from spanscope.results._table import box_lines
     headers = ["region", "% session", "total [s]", "n"]
     table = [["main", "100.00%", "1.000000", "1"],
              ["└─ (own)", "   0.01%", "   0.000100", ""],

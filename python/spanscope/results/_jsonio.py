@@ -24,17 +24,16 @@ from pathlib import Path
 import numpy as np
 
 from spanscope import _ext
-from spanscope._atomic import write_replacing, write_text_replacing
+from spanscope._base.atomic import write_replacing, write_text_replacing
 
-from spanscope._results_api import (
-    MPIRegion, ProfilingResults, Region, TaskInfo, ThreadInfo, read_h5, read_h5_summary,
-)
+from spanscope.results._profiling import ProfilingResults, read_h5, read_h5_summary
+from spanscope.results._regions import MPIRegion, Region, TaskInfo, ThreadInfo
 
 __all__ = [
     "FORMAT_NAME", "FORMAT_VERSION", "JSONProfileError", "build_json_document",
     "export_json", "is_json_path", "load", "load_json", "profile_format", "read_json",
-    "read_profile", "read_profile_summary", "sniff_profile_format", "write_json",
-    "write_profile",
+    "read_profile", "read_profile_summary", "sniff_profile_format", "write_h5_profile",
+    "write_json",
 ]
 
 FORMAT_NAME = "scope-profiler-profile"
@@ -55,8 +54,7 @@ def is_json_path(path) -> bool:
 
 
 def _exporter_name() -> str:
-    from spanscope import __version__
-    return f"spanscope@{__version__}"
+    return f"spanscope@{_ext.version}"
 
 
 def _ints(values) -> list:
@@ -362,21 +360,11 @@ def read_profile_summary(file_path, **kwargs) -> ProfilingResults:
     return read_h5_summary(file_path, **kwargs)
 
 
-def write_profile(results: ProfilingResults, file_path, **kwargs) -> Path:
-    """Writes results in the format the name asks for: JSON (.json,
-    .json.gz); HDF5 otherwise: a copy of the .h5 the results were read
-    from, else their calls written in C (schema 3); HTML reports are
-    `spanscope html`'s (NotImplementedError here)."""
-    kind = profile_format(file_path)
-    if kind == FORMAT_JSON:
-        return write_json(results, file_path, **kwargs)
-    if kind == FORMAT_HTML:
-        raise NotImplementedError(
-            "write_profile(..., '.html') is not available yet in spanscope's results API; "
-            "write the run as .h5 and render it with `spanscope html FILE -o report.html`")
-    if kwargs:
-        raise TypeError(f"write_profile(..., {str(file_path)!r}): HDF5 takes no options, "
-                        f"got {sorted(kwargs)}")
+def write_h5_profile(results: ProfilingResults, file_path) -> Path:
+    """Writes results as HDF5 (schema 3) at file_path: a copy of the .h5 the
+    results were read from, else their calls written in C.  Returns the
+    Path.  (write_profile, which picks the format by the name, is
+    _inspection's: it also renders HTML.)"""
     model = getattr(results, "model", None)
     src = None if model is None else Path(getattr(model, "path", "") or "")
     out = Path(file_path)

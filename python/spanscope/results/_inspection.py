@@ -23,13 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from spanscope import _ext
-from spanscope._atomic import write_text_replacing
-from spanscope._results_api import ProfilingResults
-from spanscope._results_table import NAME_COLS, terminal_text
-from spanscope._results_json import read_profile, read_profile_summary
+from spanscope._base.atomic import write_text_replacing
+from spanscope.results._profiling import ProfilingResults
+from spanscope.results._table import (NAME_COLS, terminal_text, needs_distributions, print_region_table, region_rows)
+from spanscope.results._jsonio import (FORMAT_HTML, FORMAT_JSON, profile_format,
+                                       read_profile, read_profile_summary, write_h5_profile,
+                                       write_json)
 
 __all__ = ["collect_file_metadata", "create_html_report", "inspect_file",
-           "write_metadata_json"]
+           "write_metadata_json", "write_profile"]
 
 # Metadata is printed in scope-profiler's groups, in its order: the fields
 # that identify a run first, the environment variables last; a key no group
@@ -173,8 +175,6 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
     if show_metadata:
         _print_metadata(results.metadata, full=full, stream=stream)
     if show_regions:
-        from spanscope._results_table import (needs_distributions, print_region_table,
-                                              region_rows)
         rows = region_rows(results, include=include, exclude=exclude, ranks=ranks, sort=sort,
                            percentage_mode=percentage_mode,
                            need_distributions=needs_distributions(columns, sort))
@@ -237,21 +237,24 @@ _SPEEDUP_AXES = ("auto", "ranks", "nodes", "threads", "cores")
 _PAGE_INPUTS = (".h5", ".hdf5", ".json", ".json.gz", ".pftrace")
 
 
-def _run_path(item) -> Path:
+def _run_path(item, scratch: str, index: int) -> Path | None:
     """The recording file behind one run of create_html_report: a path as
-    given, or the file a ProfilingResults was read from.  ValueError for
-    results with no file behind them (built in memory, merged)."""
+    given, the file a ProfilingResults was read from, or -- for results with
+    no file behind them (built in memory, merged, filtered) -- their JSON
+    profile written into the scratch directory.  None for results of a rank
+    other than 0 (rank 0 writes the report)."""
     if isinstance(item, (str, os.PathLike)):
         p = Path(item)
     elif isinstance(item, ProfilingResults):
         if not item.is_root:
             return None
         model = getattr(item, "model", None)
-        p = Path(model.path) if model is not None else Path(item.file_path)
-        if model is None and (not p.is_file() or not str(p).endswith(_PAGE_INPUTS)):
-            raise ValueError("create_html_report: these results have no recording file "
-                             "behind them (built in memory or merged); write them with "
-                             "write_profile(results, 'run.json') and pass that path")
+        if model is not None:
+            p = Path(model.path)
+        else:
+            p = Path(item.file_path) if item.file_path else None
+            if p is None or not p.is_file() or not str(p).endswith(_PAGE_INPUTS):
+                p = write_h5_profile(item, Path(scratch) / f"run-{index}.h5")
     else:
         raise TypeError("create_html_report takes ProfilingResults or paths of recordings, "
                         f"not {type(item).__name__}")
@@ -318,8 +321,18 @@ def create_html_report(profiling_data, filepath, *, include=None, exclude=None,
     if comparison and speedup_x not in _SPEEDUP_AXES:  # checked for a comparison only, as there
         raise ValueError(f"speedup_x must be one of {', '.join(_SPEEDUP_AXES)}, "
                          f"got {speedup_x!r}")
-    runs = [(it, p) for it in items if (p := _run_path(it)) is not None]
-    out = Path(filepath)
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="spanscope-report-") as scratch:
+        runs = [(it, p) for i, it in enumerate(items)
+                if (p := _run_path(it, scratch, i)) is not None]
+        return _write_report(runs, Path(filepath), include, exclude, ranks, sort, columns,
+                             include_charts, charts_cdn, scaling, speedup_x,
+                             individual_reports)
+
+
+def _write_report(runs, out: Path, include, exclude, ranks, sort, columns, include_charts,
+                  charts_cdn, scaling, speedup_x, individual_reports) -> Path:
+    """create_html_report's pages for runs, a list of (item, recording path)."""
     if not runs:
         return out  # not this rank's report: rank 0 writes it
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -352,3 +365,20 @@ def _report_file_name(out: Path, index: int, label: str) -> Path:
     """scope-profiler's name of run index's own page beside out."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", str(label)).strip("-.") or "run"
     return out.with_name(f"{out.stem}-{index}-{slug}.html")
+
+
+def write_profile(results: ProfilingResults, file_path, **kwargs) -> Path:
+    """Writes results in the format the name asks for, as scope-profiler's
+    write_profile: JSON (.json, .json.gz; write_json's keywords), the HTML
+    report (.html, .htm; create_html_report's keywords), HDF5 otherwise (a
+    copy of the .h5 the results were read from, else their calls written
+    in C, schema 3; no keywords).  Returns the Path written."""
+    kind = profile_format(file_path)
+    if kind == FORMAT_JSON:
+        return write_json(results, file_path, **kwargs)
+    if kind == FORMAT_HTML:
+        return create_html_report(results, file_path, **kwargs)
+    if kwargs:
+        raise TypeError(f"write_profile(..., {str(file_path)!r}): HDF5 takes no options, "
+                        f"got {sorted(kwargs)}")
+    return write_h5_profile(results, file_path)

@@ -34,7 +34,7 @@ def _source_path(run, tmp: str, k: int) -> str:
     """The file to export a run from: a path; a results object's .h5 (or
     trace); else, for spanscope's ProfilingResults held in Python (read from
     JSON, merged), an .h5 of its calls written in C to tmp
-    (write_profile)."""
+    (write_h5_profile)."""
     if isinstance(run, (str, os.PathLike)):
         return os.fspath(run)
     model = getattr(run, "model", None)
@@ -45,11 +45,11 @@ def _source_path(run, tmp: str, k: int) -> str:
                 and not (hasattr(run, "region_names") and os.fspath(value).endswith(".json"))):
             return os.fspath(value)  # a scope-profiler JSON profile is not a trace
     if hasattr(run, "region_names") and hasattr(run, "metadata"):
-        from spanscope import write_profile
+        from spanscope.results._jsonio import write_h5_profile
         label = _slug(getattr(run, "label", None) or "results")
         out = Path(tmp) / str(k) / f"{label}.h5"
         out.parent.mkdir()
-        return os.fspath(write_profile(run, out))
+        return os.fspath(write_h5_profile(run, out))
     raise TypeError(
         f"spanscope exports read a profile: pass its path or results "
         f"(got {type(run).__name__})"

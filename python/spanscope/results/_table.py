@@ -27,6 +27,9 @@ import sys
 import numpy as np
 
 from spanscope import _ext
+from spanscope.results._calls import _call_arrays
+from spanscope.results._errors import NestingError
+from spanscope.results._regions import MPIRegion
 
 NS = 1e9
 
@@ -142,7 +145,6 @@ def _rank_paths(regions, rank, paths, everything) -> _RankCalls:
     the table is filtered, every region, folded for the exclusive times
     (hidden children still take their parent's time, as in scope-profiler).
     NestingError when calls of a thread overlap without nesting."""
-    from spanscope._results_api import _call_arrays
     mine = _event_regions(regions, rank)
     a = _call_arrays(mine, rank, strict=True)
     excl = a.exclusive_ns
@@ -168,7 +170,6 @@ def _rank_paths(regions, rank, paths, everything) -> _RankCalls:
 
 def _exclusive_from(everything, rank, a) -> np.ndarray:
     """Exclusive ns of a's calls taken from a fold of every region of rank."""
-    from spanscope._results_api import _call_arrays
     full = _call_arrays(_event_regions(everything, rank), rank, strict=True)
     by_call = {(full.names[r], c): x for r, c, x in zip(
         full.region_index.tolist(), full.call_index.tolist(), full.exclusive_ns.tolist())}
@@ -440,7 +441,6 @@ def region_rows(results, include=None, exclude=None, ranks=None, sort="start",
     paths: dict = {}
     calls: dict = {}
     if results.has_event_data:
-        from spanscope._results_api import NestingError
         try:
             for rank in sel:
                 calls[rank] = _rank_paths(regions, rank, paths, everything)
@@ -489,7 +489,6 @@ def period_rows(period: dict, sort: str = "start",
     if sort not in SORT_KEYS:
         raise ValueError(f"unknown sort key {sort!r}; choose one of {', '.join(SORT_KEYS)}")
     _check_mode(percentage_mode)
-    from spanscope._results_api import MPIRegion
     names, keys, rows = period["names"], [], []
     for (parent, name, calls, total, dsum, excl, lo, hi, first_start, first, _last_end,
          last, coverage, recursive) in period["paths"]:

@@ -1,0 +1,666 @@
+"""The session of the scope-profiler face: setup (settings resolved by
+options.py), finalize (the file, the table, return_results), the
+session() context manager, pause / resume / sample_every, reset.
+_SessionMixin holds ProfileManager's class methods for them."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from collections.abc import Mapping
+
+from spanscope import _ext
+from spanscope._base import mpi as _mpi
+from spanscope.options import (FeatureNotAvailableError, ProfilingOptions,
+                               load_profiling_config, resolve)
+from spanscope.results import read_h5, write_json
+from spanscope.results._table import period_rows, print_region_table, region_rows
+
+
+_OVERFLOW = {"spill": _ext.OVERFLOW_SPILL, "drop": _ext.OVERFLOW_DROP,
+             "grow": _ext.OVERFLOW_GROW}
+_COMPRESS = {"auto": 0, "gzip": 1, None: -1}
+_UNSET = object()
+
+_HTML_SUFFIXES = (".html", ".htm")
+_JSON_SUFFIXES = (".json", ".json.gz")
+
+
+def _output_kind(path: str) -> str:
+    """"json", "html" or "h5" by the name (anything else is HDF5, as in
+    scope-profiler's profile_format)."""
+    name = os.path.basename(path).lower()
+    if name.endswith(_JSON_SUFFIXES):
+        return "json"
+    if name.endswith(_HTML_SUFFIXES):
+        return "html"
+    return "h5"
+
+
+def _full_metadata() -> dict:
+    """What metadata_detail="full" adds to /metadata (scope-profiler's
+    list): user, working directory, loaded modules (a JSON list), and the
+    PATH-like and SLURM_* variables.  Host name and uname spanscope writes
+    at every detail level."""
+    import getpass
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers)
+        user = ""
+    out = {"user": user, "working_directory": os.getcwd(), "metadata_detail": "full",
+           "modules": json.dumps(sorted(m for m in sys.modules if "." not in m))}
+    for key, value in os.environ.items():
+        if key in ("PATH", "LD_LIBRARY_PATH", "PYTHONPATH") or key.startswith("SLURM_"):
+            out[key] = value
+    return out
+
+
+class RunConfig:
+    """The settings a run resolved (defaults < TOML < options < keywords),
+    read-only: ``config.label``, ``config.aggregation_mode``, ...,
+    ``config.paused``, ``config.start_time_ns``; ``as_dict()`` for all."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, settings: dict, paused: bool):
+        v = dict(settings)
+        v["paused"] = paused
+        v["start_time_ns"] = _ext.session_start_ns()
+        v["file_path"] = os.fspath(v["file_path"]) if v.get("file_path") is not None else None
+        object.__setattr__(self, "_values", v)
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"no profiling setting {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("the run's settings are read-only; call setup() to change them")
+
+    def as_dict(self) -> dict:
+        return dict(self._values)
+
+    def __repr__(self):
+        return f"RunConfig({self._values!r})"
+
+
+class ProfilingRun:
+    """What ``setup()`` returns: the run's output path and state;
+    ``finalize()`` keeps the results in ``.results``."""
+
+    def __init__(self, manager, file_path, generation):
+        self._manager = manager
+        self._generation = generation
+        self.file_path = file_path
+        self.results = None
+
+    @property
+    def is_active(self) -> bool:
+        return self._manager._generation == self._generation and self._manager.is_active()
+
+    def finalize(self, **kwargs):
+        if self._manager._generation != self._generation:
+            raise RuntimeError("this profiling run has been replaced")
+        kwargs.setdefault("return_results", True)
+        self.results = self._manager.finalize(**kwargs)
+        return self.results
+
+    def __repr__(self):
+        return f"ProfilingRun(file_path={self.file_path!r}, is_active={self.is_active})"
+
+
+class _Session:
+    """``ProfileManager.session(...)``: setup on entry, finalize on exit (even
+    when the body raises).  Also a decorator (each call its own session)."""
+
+    ROOT = "spanscope.session"
+
+    def __init__(self, manager, setup_kwargs, verbose, return_results):
+        self._m = manager
+        self._kw = setup_kwargs
+        self._verbose = verbose
+        self._return_results = return_results
+        self.run = None
+        self.results = None
+
+    def __enter__(self):
+        self.run = self._m.setup(**self._kw)
+        self._root = self._m.region(self.ROOT)
+        self._root.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self._root.__exit__(*exc)
+        finally:
+            try:
+                self.results = self._m.finalize(verbose=self._verbose,
+                                                return_results=self._return_results)
+            finally:
+                # the session is the window: its end takes the task hooks out
+                # (setup()/finalize() used directly keep them: a checkpoint)
+                self._m._stop_tracking()
+        return False
+
+    @property
+    def file_path(self):
+        return self.run.file_path if self.run else None
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with _Session(self._m, self._kw, self._verbose, self._return_results):
+                return func(*args, **kwargs)
+        return wrapper
+
+
+def _read_results(path):
+    """The results of the file at path: scope-profiler's ProfilingResults."""
+    return read_h5(path)
+
+
+def _write_json(results, path: str) -> None:
+    """Writes results to path as scope-profiler's JSON."""
+    write_json(results, path)
+
+
+#: setting name -> a callable returning a context manager entered at setup()
+#: when that setting is true and exited when the run's tracking stops (a new
+#: setup, reset, a session's end).  Filled by the modules above this one
+#: (register_run_hook), so that the session never imports them.
+_RUN_HOOKS: dict = {}
+
+
+def register_run_hook(setting: str, start) -> None:
+    """Makes setup() call ``start()`` -- a context manager, entered at once --
+    in every run whose resolved settings have ``setting`` true, and exit it
+    when the run's tracking stops.  One hook per setting: a second
+    registration replaces the first.  spanscope.mpi_wrappers registers
+    ``profile_mpi_calls`` this way."""
+    if not callable(start):
+        raise TypeError(f"start must be callable, not {type(start).__name__}")
+    _RUN_HOOKS[setting] = start
+
+
+class _SessionMixin:
+    """ProfileManager's session: setup, finalize, pause and sampling, reset.
+    Mixed into ProfileManager (profile_manager/__init__.py), whose class
+    attributes hold the state; every method is a classmethod of it."""
+
+    # -- session ------------------------------------------------------------
+    @classmethod
+    def setup(cls, options: ProfilingOptions | None = None, *, auto_finalize: bool = False,
+              output=_UNSET, replace: bool = False, region_tags=None, config_path=None,
+              **overrides) -> ProfilingRun:
+        """Starts a session that records at once; clears all regions.
+
+        Settings, lowest precedence first: the defaults, the ``[profiling]``
+        table of the TOML file ``config_path``, ``options`` (a
+        ProfilingOptions), keywords.  An unknown keyword raises TypeError
+        naming the closest valid setting.  ``output`` is another spelling of
+        the destination: None writes no file, a name ending in .json /
+        .json.gz writes scope-profiler's JSON, .html / .htm the HTML report,
+        anything else HDF5.  Calling setup while a run that was never
+        finalized is active raises RuntimeError unless ``replace=True``.
+        """
+        settings = {}
+        if config_path is not None:
+            settings.update(load_profiling_config(config_path))
+        if options is not None:
+            if not isinstance(options, ProfilingOptions):
+                raise TypeError(f"options must be a ProfilingOptions, not "
+                                f"{type(options).__name__}")
+            settings.update(options.to_kwargs())
+        requested, kind = None, "h5"
+        if output is not _UNSET:
+            both = sorted(k for k in ("file_path", "deactivate_file_output")
+                          if overrides.get(k) is not None)
+            if both:
+                raise TypeError(f"output cannot be combined with {', '.join(both)}")
+            if output is None:
+                overrides["deactivate_file_output"] = True
+            else:
+                if not isinstance(output, (str, os.PathLike)):
+                    raise TypeError(f"output must be a str, os.PathLike or None, not "
+                                    f"{type(output).__name__}")
+                requested = os.fspath(output)
+                kind = _output_kind(requested)
+                overrides["file_path"] = requested
+                overrides["deactivate_file_output"] = False
+        settings.update({k: v for k, v in overrides.items() if v is not None})
+        o = resolve(settings)
+        if output is _UNSET and not o["deactivate_file_output"]:
+            kind = _output_kind(os.fspath(o["file_path"]))
+            requested = os.fspath(o["file_path"]) if kind != "h5" else None
+        if region_tags is not None:
+            region_tags = frozenset(region_tags)
+        if cls._configured and _ext.is_active() and not cls._finalized_since_setup and not replace:
+            raise RuntimeError("profiling is already set up and was not finalized; "
+                               "call finalize() first or pass replace=True")
+        prof = sys.modules.get("spanscope.profiler")
+        rec = getattr(prof, "_recording_profile", None) if prof else None
+        if rec is not None and rec._owned():
+            # its session would end under it, and this run's file with it
+            raise RuntimeError("a spanscope.profiler.profile is recording in its own "
+                               "session; call ProfileManager.setup() before starting it "
+                               "(the profile then records inside this session)")
+        cls._cancel_auto_finalize()
+        cls._stop_tracking()
+        _ext.shutdown()
+        _ext.clear_registry()
+        if o["deactivate_file_output"] or o["file_path"] is None:
+            path = None
+        elif kind == "h5":
+            path = os.fspath(o["file_path"])
+        else:  # rendered from an HDF5 file beside it, removed after
+            path = requested + ".spanscope.h5"
+        if not o["deactivate_profiling"]:
+            _mpi.ensure_initialized()  # under mpirun: a collective session (docs/mpi.md)
+            _ext.setup(path, aggregate=o["aggregation_mode"], memory_limit=o["memory_limit"],
+                       chunk_size=o["chunk_size"], overflow=_OVERFLOW[o["overflow"]],
+                       spill_dir=o["spill_dir"], label=o["label"],
+                       compress_threshold=_COMPRESS[o["hdf5_compression"]])
+        cls._settings = o
+        cls._file_path = path
+        cls._requested_output = requested if kind != "h5" else None
+        cls._output_kind = kind
+        cls._recursive_default = o["recursive_profile"]
+        cls._configured = True
+        cls._deactivated = o["deactivate_profiling"]
+        cls._finalized_since_setup = False
+        cls._last_results = None
+        cls._paused = False
+        cls._metadata_scopes = []
+        cls._generation += 1
+        cls._region_tag_filter = region_tags
+        cls._enabled_tags = frozenset(o["enable_tags"]) | (region_tags or frozenset())
+        cls._rebind()
+        if o["metadata_detail"] == "full" and not o["deactivate_profiling"]:
+            for key, value in _full_metadata().items():
+                _ext.metadata_set(key, value)
+        if o["track_async"] and not o["deactivate_profiling"]:
+            from spanscope.profile_manager._tasks import TaskTracker
+            cls._tracker = TaskTracker()
+            cls._tracker.install()
+        if not o["deactivate_profiling"]:
+            # the run hooks of the settings asked for (profile_mpi_calls:
+            # mpi_wrappers' profiled mpi4py), each until _stop_tracking
+            for setting, start in _RUN_HOOKS.items():
+                if o.get(setting):
+                    context = start()
+                    context.__enter__()
+                    cls._run_hooks_active.append(context)
+        if auto_finalize:
+            cls._register_auto_finalize()
+        return ProfilingRun(cls, requested or path, cls._generation)
+
+    @classmethod
+    def _rebind(cls):
+        """After setup: the @profile wrappers' regions and define_region's
+        definitions join the new registry, their tags re-evaluated."""
+        reg = _ext.registry
+        for name, entries in cls._decorated.items():
+            for r, func in entries:
+                r._off = cls._tags_off(r.tags)
+                if not cls._deactivated:
+                    cls._capture_function(r, func)
+                r._push_attributes()
+            if name not in reg:
+                reg[name] = entries[0][0]
+        for name, (functions, tags) in cls._definitions.items():
+            cls.region(name, functions=functions, tags=tags)
+
+    @classmethod
+    def _stop_tracking(cls):
+        """Takes the task tracker's hooks and the profile_mpi_calls proxies out
+        (a new setup, reset, a session's end)."""
+        tracker, cls._tracker = cls._tracker, None
+        if tracker is not None:
+            tracker.uninstall()
+        active, cls._run_hooks_active = cls._run_hooks_active, []
+        for context in reversed(active):  # profile_mpi_calls: mpi4py's globals back
+            context.__exit__(None, None, None)
+
+    @classmethod
+    def _register_auto_finalize(cls):
+        def at_exit():
+            cls._auto_finalize_cb = None
+            if cls._configured and _ext.is_active() and not cls._finalized_since_setup:
+                cls.finalize(verbose=False)
+        cls._auto_finalize_cb = at_exit
+        atexit.register(at_exit)
+
+    @classmethod
+    def _cancel_auto_finalize(cls):
+        cb, cls._auto_finalize_cb = cls._auto_finalize_cb, None
+        if cb is not None:
+            atexit.unregister(cb)
+
+    @classmethod
+    def finalize(cls, verbose: bool = True, return_results: bool = False,
+                 native_traces=None, verbose_line_profiler: bool = False, *,
+                 file_path=_UNSET):
+        """Writes what was recorded since the previous finalize (a checkpoint:
+        recording goes on) and prints the summary table when verbose.
+
+        ``return_results=True`` returns the period's results (read back from
+        the file written, or from a private temporary file when the run
+        writes none), and keeps them for ``last_results()``.  Before
+        ``setup()`` this does nothing and returns None.
+
+        If the file cannot be written, OSError names the path and nothing is
+        lost: call finalize(file_path=...) with another path to write it all.
+        """
+        if not isinstance(verbose, bool):
+            raise TypeError(f"verbose must be a bool, not {type(verbose).__name__}")
+        if native_traces is not None:
+            raise FeatureNotAvailableError(
+                "finalize(native_traces=...): C regions of this process already land in "
+                "this run; folding scope-profiler's native trace files in is not "
+                "available yet in spanscope")
+        if not cls._configured:
+            return None
+        cls._cancel_auto_finalize()
+        if cls._deactivated or not _ext.is_active():
+            cls._finalized_since_setup = True
+            return None
+        path = cls._file_path if file_path is _UNSET else (
+            None if file_path is None else os.fspath(file_path))
+        kind = cls._output_kind if file_path is _UNSET else _output_kind(path or "x.h5")
+        if kind != "h5" and path is not None and file_path is not _UNSET:
+            requested, path = path, path + ".spanscope.h5"
+        else:
+            requested = cls._requested_output if file_path is _UNSET else None
+        cls._write_event_metadata()
+        if cls._tracker is not None:
+            cls._tracker.publish()  # /task_table
+        # the table is print_summary's (scope-profiler's finalize prints
+        # read_h5(file).print_summary()); the C core pools the period by
+        # call path as it writes it, so printing costs O(call paths), not a
+        # read of every call.  Read back instead where that pooling is not
+        # the file's: tasks nest by task (track_async), a collective MPI
+        # file holds every rank, aggregate files have no calls to pool.
+        readback = verbose and (cls._tracker is not None or _mpi.launched()
+                                or bool(cls._settings.get("aggregation_mode")))
+        tmp = None
+        if path is None and (return_results or readback):
+            fd, tmp = tempfile.mkstemp(prefix="spanscope-results-", suffix=".h5")
+            os.close(fd)
+        try:
+            period = None
+            if verbose and not readback:
+                _, period = _ext.finalize_paths(path or tmp, True)
+            else:
+                _ext.finalize(path or tmp, verbose)
+            cls._finalized_since_setup = True
+            if file_path is not _UNSET:
+                cls._file_path = path
+            results = None
+            if return_results:
+                results = _read_results(path or tmp)
+            table = (cls._table_source(path or tmp, requested, period, results)
+                     if verbose else None)
+            if requested is not None:
+                cls._render(path, requested, kind, results)
+        finally:
+            if tmp is not None:
+                os.unlink(tmp)
+        if table is not None:
+            cls._print_table(path is not None, *table)
+        if return_results:
+            cls._last_results = results
+        return results
+
+    @classmethod
+    def _table_source(cls, h5_path, requested, period, results):
+        """What finalize's table is printed from, taken while the period's
+        file exists: (period, results, file_path, metadata), where period
+        is the C core's pooling (or None: read the file), results the
+        read-back ones (None when period is given), file_path the file the
+        table names (requested for .json/.html output) and metadata the
+        file's /metadata (the label, mpi_size)."""
+        meta = _ext.read_metadata(h5_path) if h5_path is not None else {}
+        if period is None and h5_path is not None and results is None:
+            results = _read_results(h5_path)
+        return period, results, requested or h5_path, meta
+
+    @classmethod
+    def _print_table(cls, to_file, period, results, file_path, meta):
+        """Prints finalize's table as scope-profiler 0.7.5 does: with a
+        file, that file's print_summary() (title "FILE (N rank)", its
+        hints); without one, the in-memory results' print_summary(title=
+        "LABEL (in memory, N rank)").  Only rank 0 of an MPI job prints."""
+        rank, size = _mpi.world() if _mpi.launched() else (0, 1)
+        if rank != 0:
+            return
+        label = str(meta.get("label") or cls._settings.get("label") or "") or None
+        if not to_file:
+            configured = cls._settings.get("file_path") or "profiling_data.h5"
+            shown = label or os.path.splitext(os.path.basename(os.fspath(configured)))[0]
+            title = f"{shown} (in memory, {size} {'rank' if size == 1 else 'ranks'})"
+            file_path = configured
+        if period is None:
+            if results is None:
+                return
+            if to_file:
+                results.print_summary()
+            else:  # read from a temporary file: the hints name the configured one
+                print_region_table(region_rows(results), title=title, file_path=file_path)
+            return
+        rows = period_rows(period)
+        if to_file:  # read_h5(file).default_title(): ranks up to mpi_size
+            mpi_size = meta.get("mpi_size", 1)
+            n = max(int(mpi_size) if isinstance(mpi_size, int) else 1, 1) if any(
+                "call_path" in r for r in rows) else 0
+            title = f"{os.path.relpath(file_path)} ({n} {'rank' if n == 1 else 'ranks'})"
+            title = f"{label} - {title}" if label else title
+        print_region_table(rows, title=title, file_path=file_path)
+
+    @classmethod
+    def _render(cls, h5_path, requested, kind, results):
+        """The period's HDF5 file at h5_path rendered as requested, then
+        removed; when rendering fails it stays, so nothing recorded is lost
+        (the error names the output)."""
+        if kind == "json":
+            _write_json(results if results is not None else _read_results(h5_path), requested)
+        else:
+            _ext.html_file(h5_path, requested)
+        os.unlink(h5_path)
+
+    @classmethod
+    def session(cls, options=None, *, verbose: bool = True, return_results: bool = False,
+                verbose_line_profiler: bool = False, native_traces=None, **setup_kwargs):
+        """A context manager (and decorator) that sets up, opens a root region
+        "spanscope.session", and finalizes on exit."""
+        if native_traces is not None:
+            raise FeatureNotAvailableError("session(native_traces=...) is not available "
+                                           "yet in spanscope")
+        if options is not None:
+            setup_kwargs["options"] = options
+        return _Session(cls, setup_kwargs, verbose, return_results)
+
+    @classmethod
+    def is_active(cls) -> bool:
+        """Whether instrumentation records calls now (a session exists and
+        profiling was not deactivated; a paused session counts as active,
+        as in scope-profiler)."""
+        return bool(_ext.is_active())
+
+    @classmethod
+    def is_configured(cls) -> bool:
+        return cls._configured
+
+    @classmethod
+    def last_results(cls):
+        """The results the last finalize(return_results=True) (or run())
+        returned in this run, or None."""
+        return cls._last_results
+
+    @classmethod
+    def read_results(cls):
+        """The file this run wrote, read back (FileNotFoundError before it exists)."""
+        path = cls._file_path
+        if path is None or not os.path.exists(path):
+            raise FileNotFoundError(f"no profiling file yet: {path!r}")
+        return _read_results(path)
+
+    @classmethod
+    def get_config(cls) -> "RunConfig":
+        """The run's resolved settings, read-only, as attributes
+        (``get_config().label``), like scope-profiler's ProfilingConfig."""
+        return RunConfig(cls._settings, cls._paused)
+
+    @classmethod
+    def set_config(cls, config) -> None:
+        """Starts a run with a new configuration, as scope-profiler 0.7.5's
+        set_config(ProfilingConfig) does: config is a ProfilingOptions or a
+        mapping of setup()'s settings ({"file_path": ..., "label": ...};
+        ``output``, ``region_tags`` and ``config_path`` too).  Like there,
+        whatever the current run holds is dropped without being written (no
+        RuntimeError for an unfinalized run: finalize() first to keep it),
+        the regions are fresh, the @profile decorators and define_region
+        definitions are bound again, a pending auto-finalize is cancelled and
+        none is registered, and the run records at once (nothing when
+        deactivate_profiling).  TypeError for another type, for the keys
+        ``replace`` / ``auto_finalize`` / ``options`` (setup() takes those)
+        and for an unknown setting (with the closest valid name)."""
+        if isinstance(config, ProfilingOptions):
+            kwargs = {"options": config}
+        elif isinstance(config, Mapping):
+            kwargs = dict(config)
+            for key in ("replace", "auto_finalize", "options"):
+                if key in kwargs:
+                    raise TypeError(f"set_config() takes the settings of a run, not "
+                                    f"{key!r}; call setup({key}=...) for that")
+        else:
+            raise TypeError(f"set_config() needs a ProfilingOptions or a mapping of setup() "
+                            f"settings, not {type(config).__name__}")
+        cls.setup(replace=True, **kwargs)
+
+    # -- pause, resume, sampling --------------------------------------------
+    @classmethod
+    def pause(cls) -> None:
+        """Stops recording until resume(): every region, C regions of this
+        process included, records nothing (sps_pause: the hot path costs its
+        one branch).  RuntimeError before setup(), and while a region other
+        than the session's root is open on any thread, as scope-profiler
+        checks every region (an open call cannot be split): the C core's
+        sps_open_calls_all, which reads every thread's stack without
+        touching the hot path.  In aggregation mode the recorders keep
+        their stacks to themselves, so there only this thread's open
+        regions are checked."""
+        if not cls._configured:
+            raise RuntimeError("ProfileManager.setup() must be called before pause()")
+        if cls._paused:
+            return
+        if _ext.is_active():
+            every = _ext.open_calls_all()
+            names = _ext.open_calls() if every is None else [n for _t, _d, n in every]
+            active = list(dict.fromkeys(n for n in names if n != _Session.ROOT))
+            if active:
+                names = ", ".join(repr(n) for n in active[:3])
+                raise RuntimeError("cannot pause while profiling scopes are active: "
+                                   + names + ("..." if len(active) > 3 else ""))
+            _ext.pause(True)
+        cls._paused = True
+
+    @classmethod
+    def resume(cls) -> None:
+        """Recording again after pause(); harmless when not paused."""
+        if not cls._configured:
+            raise RuntimeError("ProfileManager.setup() must be called before resume()")
+        if _ext.is_active():
+            _ext.pause(False)
+        cls._paused = False
+
+    @classmethod
+    def is_paused(cls) -> bool:
+        return cls._paused
+
+    @classmethod
+    @contextmanager
+    def sample_every(cls, every: int, start: int = 0):
+        """Profiles timestep ``start`` and every ``every``-th one after it::
+
+            with ProfileManager.sample_every(10) as profile_step:
+                for t in range(steps):
+                    with profile_step(t):
+                        advance()
+
+        The other steps run paused.  On exit the previous pause state comes
+        back."""
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError("every must be a positive integer")
+        if isinstance(start, bool) or not isinstance(start, int):
+            raise ValueError("start must be an integer")
+        was_paused = cls._paused
+
+        @contextmanager
+        def profile_step(timestep: int):
+            if isinstance(timestep, bool) or not isinstance(timestep, int):
+                raise TypeError("timestep must be an integer")
+            selected = timestep >= start and (timestep - start) % every == 0
+            if selected:
+                cls.resume()
+            else:
+                cls.pause()
+            yield selected
+
+        try:
+            yield profile_step
+        finally:
+            if was_paused:
+                cls.pause()
+            else:
+                cls.resume()
+
+    @classmethod
+    def summary(cls) -> str:
+        """The session's summary table so far, as text."""
+        return _ext.summary()
+
+    @classmethod
+    def counters(cls) -> dict:
+        """{'dropped': events dropped by the overflow policy, 'misuse': nesting
+        repairs, 'spill_errno' / 'spill_error': why the spill file could not
+        grow (errno, e.g. errno.ENOSPC, and its words; 0 / None when it never
+        failed)}"""
+        return _ext.counters()
+
+    # -- reset ----------------------------------------------------------------
+    @classmethod
+    def reset(cls) -> None:
+        """Forgets the configuration and everything recorded, keeping the
+        instrumentation (decorators and define_region definitions): as
+        after import, nothing records until the next setup()."""
+        cls._cancel_auto_finalize()
+        cls._stop_tracking()
+        _ext.shutdown()
+        _ext.clear_registry()
+        cls._configured = False
+        cls._deactivated = False
+        cls._file_path = None
+        cls._requested_output = None
+        cls._output_kind = "h5"
+        cls._finalized_since_setup = False
+        cls._last_results = None
+        cls._settings = {}
+        cls._paused = False
+        cls._metadata_scopes = []
+        cls._region_tag_filter = None
+        cls._enabled_tags = frozenset()
+        cls._recursive_default = False
+        cls._generation += 1
+
+    @classmethod
+    def _reset(cls):
+        """reset(), and forget every decorator and definition too (for tests)."""
+        cls.reset()
+        cls._decorated = {}
+        cls._definitions = {}

@@ -1,0 +1,57 @@
+"""Reading and analysing recordings: every view of a file here reads the C
+reader's one model (``sps_file_open``) and the one fold's parents and self
+times; none re-derives nesting.
+
+Two faces of the same model:
+
+* spanscope's own: ``read(path)`` -> :class:`Results` (numpy arrays per
+  region and rank, the report table);
+* scope-profiler 0.7.5's results API: ``read_h5(path)`` ->
+  :class:`ProfilingResults` of :class:`MPIRegion` / :class:`Region`, its
+  JSON profile format, exports for other tools, and ``inspect`` / the HTML
+  report.
+
+Modules, each importing only those above it in this list: ``_model``
+(Results), ``_errors``, ``_regions``, ``_calls`` (call stacks), ``_table``
+(scope-profiler's summary tables), ``_profiling`` (ProfilingResults,
+read_h5, merge_results), ``_jsonio`` (the JSON profile), ``_counters``,
+``_exports`` (speedscope, pstats, flame SVG, Chrome trace), ``_inspection``
+(inspect and the HTML report).
+"""
+
+from spanscope.results._model import NO_ROW, EventArrays, RegionData, Results, read
+from spanscope.results._errors import (CorruptProfileError, EventDataUnavailableError,
+                                       HDF5SchemaError, IntegrationNotAvailableError,
+                                       NestingError, SummaryDataUnavailable)
+from spanscope.results._regions import MPIRegion, Region, TaskInfo, ThreadInfo
+from spanscope.results._calls import (CallArrays, build_call_arrays, build_call_stack,
+                                      call_stack_children, call_stack_roots)
+from spanscope.results._profiling import (ProfilingResults, merge_results, read_h5,
+                                          read_h5_summary)
+from spanscope.results._jsonio import (JSONProfileError, build_json_document, export_json,
+                                       load, read_json, read_profile, read_profile_summary,
+                                       sniff_profile_format, write_json)
+from spanscope.results._counters import LikwidRegionResult, PerfEventError, PerfEventTotals
+from spanscope.results._exports import (export_chrome_trace, export_flamegraph_svg,
+                                        export_prof, export_speedscope, load_prof, to_pstats)
+from spanscope.results._inspection import (collect_file_metadata, create_html_report,
+                                           inspect_file, write_metadata_json,
+                                           write_profile)
+
+__all__ = [
+    # spanscope's model
+    "EventArrays", "NO_ROW", "RegionData", "Results", "read",
+    # scope-profiler's results API
+    "CallArrays", "CorruptProfileError", "EventDataUnavailableError", "HDF5SchemaError",
+    "IntegrationNotAvailableError", "MPIRegion", "NestingError", "ProfilingResults",
+    "Region", "SummaryDataUnavailable", "TaskInfo", "ThreadInfo", "build_call_arrays",
+    "build_call_stack", "call_stack_children", "call_stack_roots", "merge_results",
+    "read_h5", "read_h5_summary",
+    "JSONProfileError", "build_json_document", "export_json", "load", "read_json",
+    "read_profile", "read_profile_summary", "sniff_profile_format", "write_json",
+    "write_profile",
+    "LikwidRegionResult", "PerfEventError", "PerfEventTotals",
+    "export_chrome_trace", "export_flamegraph_svg", "export_prof", "export_speedscope",
+    "load_prof", "to_pstats",
+    "collect_file_metadata", "create_html_report", "inspect_file", "write_metadata_json",
+]
