@@ -185,3 +185,18 @@ __all__ += [
     "collect_roofline_points", "plot_perf_events", "plot_roofline",
 ]
 # --- end of the analysis names ---
+
+
+# --- %load_ext spanscope: the notebook magics (spanscope.integrations.ipython_magics),
+# imported only when IPython loads them ---
+def load_ipython_extension(ipython):
+    """``%load_ext spanscope``: scope-profiler's magics (%%scope, %scope_timeit,
+    ...), spanscope.integrations.ipython_magics."""
+    from spanscope.integrations.ipython_magics import load_ipython_extension as load
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    """``%unload_ext spanscope``."""
+    from spanscope.integrations.ipython_magics import unload_ipython_extension as unload
+    unload(ipython)
