@@ -286,7 +286,8 @@ contains
       end if
    end function sp_region
 
-   !> Enter a region.
+   !> Enter a region.  One C call when all is well (the C API checks the
+   !! profiler and the handle itself).
    subroutine sp_begin(id, stat, errmsg)
       integer, intent(in) :: id
       integer, intent(out), optional :: stat
@@ -294,20 +295,26 @@ contains
       type(c_scope) :: s
       if (present(stat)) stat = SP_OK
       if (present(errmsg)) errmsg = ''
+      s = c_scope_begin(prof, int(id, c_int))
+      if (s%slot >= 0) return
       if (.not. sp_is_active()) then
          call report(SP_ERR_INACTIVE, 'profiler is inactive', stat, errmsg)
-         return
+      else
+         call report(SP_ERR_INVALID_ARGUMENT, 'invalid region handle', stat, errmsg)
       end if
-      s = c_scope_begin(prof, int(id, c_int))
-      if (s%slot < 0) call report(SP_ERR_INVALID_ARGUMENT, 'invalid region handle', stat, errmsg)
    end subroutine sp_begin
 
-   !> Leave a region (its innermost open call on this thread).
+   !> Leave a region (its innermost open call on this thread).  Without stat
+   !! and errmsg one C call (which reports an unmatched end itself).
    subroutine sp_end(id, stat, errmsg)
       integer, intent(in) :: id
       integer, intent(out), optional :: stat
       character(len=*), intent(out), optional :: errmsg
       integer :: code
+      if (id >= 1 .and. .not. present(stat) .and. .not. present(errmsg)) then
+         call c_end(prof, int(id, c_int))
+         return
+      end if
       if (present(stat)) stat = SP_OK
       if (present(errmsg)) errmsg = ''
       if (.not. sp_is_active()) then
