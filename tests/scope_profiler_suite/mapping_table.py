@@ -24,7 +24,8 @@ COMMON = [
 # scope_profiler modules of the same subject, so that a same-named constant
 # of an unrelated module (the JSON format's FORMAT_VERSION for the native
 # trace's) is never bound
-_RESULTS = ["spanscope._results_api", "spanscope._results_json"]
+_API = ["spanscope.results._profiling", "spanscope.results._regions", "spanscope.results._calls", "spanscope.results._errors"]
+_RESULTS = _API + ["spanscope.results._jsonio", "spanscope.results._inspection"]
 
 # scope_profiler module -> spanscope modules searched first (then COMMON,
 # except where ONLY lists the module: those are searched alone)
@@ -40,22 +41,22 @@ TABLE = {
     "scope_profiler.mcp_server.server": ["spanscope.integrations.mcp_server.server"],
     "scope_profiler.mcp_server.tools": ["spanscope.integrations.mcp_server.tools"],
     "scope_profiler.plotting_scripts": ["spanscope.plots"],
-    "scope_profiler.call_stack": ["spanscope._results_api"],
+    "scope_profiler.call_stack": _API,
     "scope_profiler.h5reader": _RESULTS,
     "scope_profiler.results": _RESULTS,
-    "scope_profiler.region": ["spanscope._results_api"],
-    "scope_profiler.mpi_region": ["spanscope._results_api"],
-    "scope_profiler.json_export": ["spanscope._results_json"],
-    "scope_profiler.profile_io": ["spanscope._results_json"],
-    "scope_profiler.concurrency": ["spanscope._tasks", "spanscope._results_api"],
-    "scope_profiler.inspection": ["spanscope._inspection"],
-    "scope_profiler.html_report": ["spanscope._inspection"],
-    "scope_profiler.prof_export": ["spanscope._exports"],
-    "scope_profiler.speedscope_export": ["spanscope._exports"],
-    "scope_profiler.chrome_trace_export": ["spanscope._exports"],
-    "scope_profiler.likwid_data": ["spanscope._counters"],
-    "scope_profiler.perf_events": ["spanscope._counters"],
-    "scope_profiler.mpi_launch": ["spanscope._mpi"],
+    "scope_profiler.region": _API,
+    "scope_profiler.mpi_region": _API,
+    "scope_profiler.json_export": ["spanscope.results._jsonio", "spanscope.results._inspection"],
+    "scope_profiler.profile_io": ["spanscope.results._jsonio", "spanscope.results._inspection"],
+    "scope_profiler.concurrency": ["spanscope.profile_manager._tasks"] + _API,
+    "scope_profiler.inspection": ["spanscope.results._inspection"],
+    "scope_profiler.html_report": ["spanscope.results._inspection"],
+    "scope_profiler.prof_export": ["spanscope.results._exports"],
+    "scope_profiler.speedscope_export": ["spanscope.results._exports"],
+    "scope_profiler.chrome_trace_export": ["spanscope.results._exports"],
+    "scope_profiler.likwid_data": ["spanscope.results._counters"],
+    "scope_profiler.perf_events": ["spanscope.results._counters"],
+    "scope_profiler.mpi_launch": ["spanscope._base.mpi"],
 }
 
 # modules whose names come from their TABLE entry alone: the integrations,
