@@ -50,6 +50,10 @@ if "api" in what:
     assert a.region_names == ["solve"] and a["solve"].num_calls == 1
     assert b.region_names == ["solve"] and b["solve"].num_calls == 2
     assert sorted(b["solve"].regions) == [1]
+    for f, rank in (("global_rank00003.h5", 3), ("ctx_b_rank00001.h5", 1), ("ctx_a_rank00000.h5", 0)):
+        with h5py.File(d / f) as h:  # both writers: the rank spanscope merge reads
+            assert h["metadata"].attrs["rank"] == rank, f
+            assert h["metadata"].attrs["mpi_size"] == rank + 1, f
     # the flush before reset (h5) and the period after it (trace)
     c = read_h5(d / "checked_rank00000.h5")
     assert sorted(c.region_names) == ["ctx_region", "plain", "solve"]

@@ -22,6 +22,11 @@ case $case in
     # the misuse checks print scope-profiler's messages
     grep -q "sp_end('plain') without a matching sp_begin" err.txt || die "no unmatched-end message"
     grep -q "region 'r' still open at sp_finalize" err.txt || die "no open-at-finalize message"
+    # per-rank files of both writers merge: each says its own rank
+    "$build/spanscope" merge -o merged.out.h5 ctx_a_rank00000.h5 ctx_b_rank00001.h5 \
+      global_rank00003.h5 >/dev/null || die "spanscope merge of the rank files failed"
+    "$build/spanscope" report merged.out.h5 | grep -q "Per rank (3 ranks" ||
+      die "the merged file does not hold 3 ranks: $("$build/spanscope" report merged.out.h5 | head -3)"
     ;;
   fortran_api)
     out=$("$prog" 2>&1) || die "test_fortran failed: $out"
