@@ -771,10 +771,20 @@ static int set_meta_int(hid_t f, const char *name, int64_t v) {
  * (and rank + 1, as the direct write says) are set here, in the temporary
  * file, before it is renamed into place.  0 or -1. */
 static int fix_rank(const char *tmp, int rank) {
+    /* quiet: a failure is reported by the caller, not by HDF5's own print
+     * (the program's error handler is put back) */
+    H5E_auto2_t func = NULL;
+    void *data = NULL;
+    H5Eget_auto2(H5E_DEFAULT, &func, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (f < 0) return -1;
-    int rc = set_meta_int(f, "rank", rank) | set_meta_int(f, "mpi_size", (int64_t)rank + 1);
-    return H5Fclose(f) < 0 || rc ? -1 : 0;
+    int rc = -1;
+    if (f >= 0) {
+        rc = set_meta_int(f, "rank", rank) | set_meta_int(f, "mpi_size", (int64_t)rank + 1);
+        if (H5Fclose(f) < 0) rc = -1;
+    }
+    H5Eset_auto2(H5E_DEFAULT, func, data);
+    return rc ? -1 : 0;
 }
 
 /* The HDF5 file: the spans as a schema-3 .h5 by sps_spans_write_h5 (names
