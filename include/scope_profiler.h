@@ -293,7 +293,8 @@ SP_API sp_status sp_profiler_last_error(const sp_profiler *profiler);
 
 /* Starts profiling on the default profiler (sp_create(prefix, rank));
  * a second call replaces the previous default profiler as sp_destroy
- * would (without writing).  Returns 0 on success, non-zero when the
+ * would (without writing): no other thread may be using the default
+ * profiler then.  Returns 0 on success, non-zero when the
  * profiler could not be made active (see sp_create).  With
  * SCOPE_PROFILER_SAMPLE_HZ set, says on stderr that line sampling could
  * not be started (issue 34). */

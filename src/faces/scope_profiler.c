@@ -316,11 +316,18 @@ static void checked_end_at(sp_thr_t *t, int i) {
  * begun by sp_begin rather than the checked pair).  A query: error path
  * only. */
 static int open_in_session(int region) {
-    sps_region_t buf[64];
+    sps_region_t small[64], *buf = small;
     size_t n = sps_open_calls(buf, 64);
-    for (size_t i = n < 64 ? n : 64; i-- > 0;)
-        if (buf[i] == (sps_region_t)region) return 1;
-    return 0;
+    if (n > 64) { /* a deeper stack: all of it (the innermost come last) */
+        buf = malloc(n * sizeof *buf);
+        if (!buf) return 0;
+        size_t m = sps_open_calls(buf, n);
+        n = m < n ? m : n;
+    }
+    int found = 0;
+    for (size_t i = n; i-- > 0 && !found;) found = buf[i] == (sps_region_t)region;
+    if (buf != small) free(buf);
+    return found;
 }
 
 void sp_profiler_begin(sp_profiler *profiler, int region) {
