@@ -893,3 +893,134 @@ def test_traces_carry_a_clock_anchor_for_merges(tmp_path):
     # wall - mono is the offset between the clocks, read back to back
     assert abs((clock["wall_anchor_ns"] - clock["mono_anchor_ns"])
                - (time.time_ns() - time.monotonic_ns())) < 50_000_000
+
+
+# --------------------------------------------------------------------------
+# tensorplay's page (issue 39): what runs on every Python (the side-by-side
+# module, test_tensorplay_side_by_side.py, needs 3.10 and tensorplay)
+# --------------------------------------------------------------------------
+
+def test_page_constructors_from_raw_events():
+    raw = [("outer", "u", 1_000, 9_000, 7, None, None, None, -1.0, -1, None, 0, 0),
+           ("inner", "u", 2_000, 5_000, 7, [[2, 3]], ["float32"], "f.py:3", -1.0, 64, None, 0, 0),
+           ("other", "o", 3_000, 4_000, 8)]
+    el = profiler.EventList(raw, base_ns=500)
+    assert el.base_ns == 500 and len(el) == 3 and el() == el.function_events == list(el)
+    ev = {e.name: e for e in el}
+    assert ev["inner"].cpu_parent is ev["outer"] and ev["outer"].cpu_children == [ev["inner"]]
+    assert ev["other"].cpu_parent is None  # another tid
+    assert ev["outer"].self_ns == 8_000 - 3_000 and ev["inner"].self_ns == 3_000
+    assert ev["inner"].shapes == [[2, 3]] and ev["inner"].input_dtypes == ["float32"]
+    assert ev["inner"].site == "f.py:3" and ev["inner"].out_bytes == 64
+    assert ev["outer"].nested_output_bytes == 64 and ev["outer"].output_bytes == 0
+    assert ev["other"].kind == "o" and ev["outer"].cpu_interval == profiler.Interval(1.0, 9.0)
+    rows = {r.key: r for r in el.key_averages()}
+    assert rows["outer"].total_us == 8.0 and rows["outer"].self_us == 5.0
+    assert rows["inner"].output_bytes == 64
+    fe = profiler.FunctionEvent(raw[0], self_ns=1234, children=[ev["inner"]], device_us=None)
+    assert fe.self_cpu_time_total == 1.234 and fe.cpu_children == [ev["inner"]]
+    assert fe.device_us is None and fe.device_time_total == 0.0 and fe.gpu_ms == -1.0
+    with pytest.raises(ValueError, match="ends before"):
+        profiler.EventList([("x", "u", 10, 5, 1)])
+    with pytest.raises(ValueError, match="raw event"):
+        profiler.EventList([("x", "u")])
+
+
+def test_page_function_event_avg():
+    a = profiler.FunctionEventAvg("n", "u", 3, 1500, 1000, 2000, None, self_ns=2500,
+                                  self_pct=40.0, cuda_us=6.0, kernel_count=2)
+    assert (a.name, a.key, a.kind, a.count) == ("n", "n", "u", 3)
+    assert (a.avg_us, a.min_us, a.max_us, a.self_us, a.total_us) == (1.5, 1.0, 2.0, 2.5, 4.5)
+    assert a.cpu_time_total == 4.5 and a.cpu_time == 1.5 and a.self_cpu_time_total == 2.5
+    assert a.min_cpu_time == 1.0 and a.max_cpu_time == 2.0 and a.self_pct == 40.0
+    assert a.cuda_time_total == a.device_time_total == 6.0 and a.device_time == 2.0
+    exact = profiler.FunctionEventAvg("n", "u", 3, 1500, 1000, 2000, None, total_ns=4501)
+    assert exact.total_us == 4.501
+
+
+def test_page_profile_members():
+    with profiler.profile() as p:
+        with record_function("a"):
+            with record_function("b"):
+                pass
+    assert p.current_action is None  # no schedule (tensorplay's)
+    assert p.memory_summary() == (0, 0, [])
+    assert p.kineto_results() == [] and p.device_time_by_span == [0.0, 0.0]
+    assert len(p.device_kernels()) == 0 and "Total" in p.device_kernels().table()
+    # table(): one row per span; key_averages().table(): one per name
+    assert [ln.split()[0] for ln in p.table(sort_by="name").splitlines()[3:5]] == ["a", "b"]
+    with pytest.raises(RuntimeError, match="reentrant"):
+        with p:
+            with p:
+                pass
+
+
+def test_page_memory_timeline(tmp_path):
+    with profiler.profile() as p:
+        pass
+    assert p.export_memory_timeline(tmp_path / "m.csv") == []
+    assert (tmp_path / "m.csv").read_text() == "timestamp_ns,device,allocated_bytes\n"
+
+
+def test_page_emit_contexts_warn_and_are_not_reentrant():
+    for cls in (profiler.emit_nvtx, profiler.emit_itt):
+        e = cls(record_shapes=True)
+        assert e.enabled and e.record_shapes
+        with pytest.warns(RuntimeWarning, match="not emitted"):
+            with e:
+                with pytest.raises(RuntimeError, match="reentrant"):
+                    with e:
+                        pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with cls(enabled=False):
+                pass
+
+
+def test_page_device_activity():
+    NONE = profiler.DeviceActivity.NO_EXTERNAL_ID
+    recs = [("cudaLaunchKernel", "r", 100, 120, 0, 0, 5, 3, 11, 0, 0, 0, 0),
+            ("_Z6kernelv", "k", 200, 260, 0, 7, 5, NONE, 0, 0, 0, 0, 0),
+            ("memcpy", "m", 300, 310, 0, 7, 6, NONE, 0, 0, 4096, 1, 0)]
+    launch, kernel, copy = profiler.device_activities(recs)
+    assert kernel.op_slot() == 3 and kernel.linked_correlation_id() == 3
+    assert copy.op_slot() is None and copy.linked_correlation_id() == 0
+    assert [a.activity_type() for a in (launch, kernel, copy)] == \
+        ["cuda_runtime", "gpu_kernel", "gpu_memcpy"]
+    assert kernel.device_type() == profiler.DeviceType.CUDA
+    assert launch.device_type() == profiler.DeviceType.CPU
+    assert kernel.duration_us() == 0.06 and kernel.name() == "_Z6kernelv"
+    assert profiler.device_activity_ready() is False
+    el = profiler.EventList(gpu_activities=recs)
+    rows = list(el.device_kernels())
+    assert [(r.name, r.kind, r.count, r.total_us) for r in rows] == \
+        [("_Z6kernelv", "k", 1, 0.06), ("memcpy", "m", 1, 0.01)]
+
+
+def test_torch_tb_handler_records_steps_and_writes_copies(tmp_path):
+    h = profiler.tensorboard_trace_handler(tmp_path, torch_tb=True)
+    with profiler.profile(schedule=profiler.schedule(wait=0, warmup=1, active=2, repeat=1),
+                          on_trace_ready=h) as p:
+        for _ in range(4):
+            with record_function("work"):
+                pass
+            p.step()
+    (f,) = list(tmp_path.iterdir())
+    ev = json.loads(f.read_text())["traceEvents"]
+    cats = [(e["cat"], e["name"].split("#")[0]) for e in ev if e["ph"] == "X"]
+    assert cats.count(("user_annotation", "ProfilerStep")) == 2
+    assert cats.count(("user_annotation", "work")) == cats.count(("cpu_op", "work")) == 2
+    assert ("Trace", "PyTorch Profiler (0)") in cats
+    with pytest.raises(TypeError, match="torch_tb"):
+        profiler.tensorboard_trace_handler(tmp_path, torch_tb="yes")
+    # without torch_tb: steps are no spans, each span one slice
+    with profiler.profile(schedule=profiler.schedule(wait=0, warmup=1, active=2, repeat=1)) as q:
+        for _ in range(4):
+            with record_function("work"):
+                pass
+            q.step()
+    assert [e.name for e in q.events()] == ["work", "work"]
+    q.export_chrome_trace(str(tmp_path / "plain.json"))
+    ev = json.loads((tmp_path / "plain.json").read_text())["traceEvents"]
+    assert [(e["cat"], e["name"]) for e in ev if e["ph"] == "X"] == \
+        [("user_annotation", "work")] * 2
