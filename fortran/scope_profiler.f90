@@ -24,9 +24,8 @@
 !!   the default profiler): a few ns more than spanscope's own sps_begin
 !!   (module spanscope), no allocation, no lock;
 !! - messages of the C layer (an sp_end without a begin, a region open at
-!!   finalize, a failed write) go to stderr even when stat is present;
-!! - sp_get_region_stats' calls counts the calls entered (the C API's
-!!   sp_region_stats), open ones included, as sp_num_calls does;
+!!   finalize, a failed write) go to stderr even when stat is present
+!!   (where the C layer printed, this module prints nothing more);
 !! - there is no nesting limit: SP_ERR_DEPTH is never returned;
 !! - SP_ERR_UNSUPPORTED (9, new) when the running spanscope session keeps no
 !!   spans (an aggregate session of another face).
@@ -68,6 +67,11 @@ module scope_profiler
    type, bind(c) :: c_stats
       integer(c_int64_t) :: calls, total_ns, min_ns, max_ns
    end type c_stats
+   !> spanscope.h's sps_open_call_t.
+   type, bind(c) :: c_open_call
+      integer(c_int32_t) :: region, depth
+      integer(c_int64_t) :: thread
+   end type c_open_call
 
    interface
       function c_init(prefix, rank) bind(c, name="sp_init") result(rc)
@@ -145,6 +149,12 @@ module scope_profiler
          type(c_ptr), value :: p
          type(c_ptr) :: s
       end function c_output_path
+      function c_open_calls_all(out, cap) bind(c, name="sps_open_calls_all") result(n)
+         import :: c_ptr, c_size_t, c_int64_t
+         type(c_ptr), value :: out
+         integer(c_size_t), value :: cap
+         integer(c_int64_t) :: n
+      end function c_open_calls_all
       function c_strlen(s) bind(c, name="strlen") result(n)
          import :: c_ptr, c_size_t
          type(c_ptr), value :: s
@@ -154,6 +164,10 @@ module scope_profiler
 
    !> The default profiler of the C API, once sp_init has made one.
    type(c_ptr) :: prof = c_null_ptr
+
+   !> The regions of the calls open when the profiler was finalized (their
+   !! calls were entered, not completed: sp_get_region_stats leaves them out).
+   integer(c_int32_t), allocatable :: final_open(:)
 
 contains
 
@@ -171,6 +185,17 @@ contains
             write (error_unit, '(a)') 'scope_profiler: '//message
       end if
    end subroutine report
+
+   !> Like report, for a failure the C layer has already printed: sets the
+   !! outputs, prints nothing more.
+   subroutine relay(code, message, stat, errmsg)
+      integer, intent(in) :: code
+      character(len=*), intent(in) :: message
+      integer, intent(out), optional :: stat
+      character(len=*), intent(out), optional :: errmsg
+      if (present(stat)) stat = code
+      if (present(errmsg)) errmsg = message
+   end subroutine relay
 
    !> A C API status as this module's code.
    integer function from_c(s)
@@ -199,6 +224,20 @@ contains
          path(i:i) = chars(i)
       end do
    end function out_path
+
+   !> The regions of the calls open now on every thread (spanscope's
+   !! sps_open_calls_all: a query).
+   function open_regions() result(regions)
+      integer(c_int32_t), allocatable :: regions(:)
+      type(c_open_call), allocatable, target :: buf(:)
+      integer(c_int64_t) :: n, m
+      allocate (regions(0))
+      n = c_open_calls_all(c_null_ptr, 0_c_size_t)
+      if (n <= 0) return
+      allocate (buf(n))
+      m = c_open_calls_all(c_loc(buf), int(n, c_size_t))
+      regions = buf(1:min(m, n))%region
+   end function open_regions
 
    !> Nanoseconds on spanscope's clock, the one of Python's
    !! time.perf_counter_ns().
@@ -236,11 +275,12 @@ contains
          end if
          r = int(rank, c_int)
       end if
+      if (allocated(final_open)) deallocate (final_open)
       rc = c_init(trim(prefix)//c_null_char, r)
       prof = c_default()
       if (rc /= 0) then
          if (c_associated(prof)) then
-            call report(from_c(c_last_error(prof)), 'cannot start profiling', stat, errmsg)
+            call relay(from_c(c_last_error(prof)), 'cannot start profiling', stat, errmsg)
          else
             call report(SP_ERR_NO_MEMORY, 'out of memory', stat, errmsg)
          end if
@@ -282,7 +322,7 @@ contains
       id = int(c_region_at(prof, trim(key)//c_null_char, file_p, ln))
       if (id < 1) then
          id = 0
-         call report(from_c(c_last_error(prof)), 'cannot register region '//trim(key), stat, errmsg)
+         call relay(from_c(c_last_error(prof)), 'cannot register region '//trim(key), stat, errmsg)
       end if
    end function sp_region
 
@@ -328,7 +368,7 @@ contains
       call c_end(prof, int(id, c_int))
       code = from_c(c_last_error(prof))
       if (code == SP_ERR_UNMATCHED_END) &
-         call report(code, 'sp_end without a matching sp_begin', stat, errmsg)
+         call relay(code, 'sp_end without a matching sp_begin', stat, errmsg)
    end subroutine sp_end
 
    !> sp_begin of sp_region(name): a lookup on every call; prefer handles.
@@ -340,7 +380,7 @@ contains
       character(len=512) :: message
       id = sp_region(name, stat=code, errmsg=message)
       if (code /= SP_OK) then
-         call report(code, trim(message), stat, errmsg)
+         call relay(code, trim(message), stat, errmsg)
          return
       end if
       call sp_begin(id, stat, errmsg)
@@ -355,7 +395,7 @@ contains
       character(len=512) :: message
       id = sp_region(name, stat=code, errmsg=message)
       if (code /= SP_OK) then
-         call report(code, trim(message), stat, errmsg)
+         call relay(code, trim(message), stat, errmsg)
          return
       end if
       call sp_end(id, stat, errmsg)
@@ -385,7 +425,14 @@ contains
          call report(SP_ERR_INVALID_ARGUMENT, 'invalid region handle', stat, errmsg)
          return
       end if
-      stats%calls = st%calls
+      ! the C API counts calls entered; this module's calls are completed
+      if (sp_is_active()) then
+         stats%calls = st%calls - count(open_regions() == int(id, c_int32_t), kind=int64)
+      else if (allocated(final_open)) then
+         stats%calls = st%calls - count(final_open == int(id, c_int32_t), kind=int64)
+      else
+         stats%calls = st%calls
+      end if
       stats%total_ns = st%total_ns
       stats%min_ns = st%min_ns
       stats%max_ns = st%max_ns
@@ -419,7 +466,7 @@ contains
          return
       end if
       if (c_flush(prof) /= 0) &
-         call report(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
+         call relay(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
    end subroutine sp_flush
 
    !> Writes the file and stops; open calls are left out (SP_ERR_OPEN_SCOPES).
@@ -433,12 +480,13 @@ contains
       integer :: code
       call report(SP_OK, '', stat, errmsg)
       if (.not. sp_is_active()) return
+      final_open = open_regions()
       if (c_finalize_or_keep(prof) /= 0) then
-         call report(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
+         call relay(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
          return
       end if
       code = from_c(c_last_error(prof))
-      if (code == SP_ERR_OPEN_SCOPES) call report(code, &
+      if (code == SP_ERR_OPEN_SCOPES) call relay(code, &
          'regions still open at sp_finalize; unfinished calls dropped', stat, errmsg)
    end subroutine sp_finalize
 
