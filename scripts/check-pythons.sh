@@ -45,7 +45,7 @@ done
 BUILD=${BUILD:-build}
 REQUIRED="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
 REQUIRED_IMPORTS="numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly"
-OPTIONAL="snakeviz pyarrow"  # mpi4py: only the MPI tests under mpirun (CTest) use it
+OPTIONAL="snakeviz pyarrow textual mcp"  # mpi4py: only the MPI tests under mpirun (CTest) use it
 mkdir -p "$BUILD/pythons"
 
 # The interpreter of version $1: pyenv's newest $1.N, else python$1 on PATH.

@@ -33,6 +33,7 @@
     X(export, 1, "export for speedscope, snakeviz (.prof), SVG, Chrome, JSON") \
     X(plot, 0, "draw plots of a profile (Python package with matplotlib)")     \
     X(run, 0, "run a Python script profiled (Python package)")               \
+    X(tui, 0, "browse a profile in the terminal (Python package with textual)") \
     X(check, 1, "CI gate: fail when a region got slower than a baseline")
 
 /* One entry point per subcommand: int cmd_report(int, char **), ... */

@@ -3,8 +3,9 @@
 (``spanscope/bin/spanscope``), the same binary CMake installs, and does
 itself the subcommands that are Python's: ``plot`` (``spanscope.plots``,
 over matplotlib or plotly), ``export json`` (scope-profiler's JSON,
-``spanscope.write_json``) and ``run`` (a Python script run and profiled,
-scope-profiler's ``run``; also ``python -m spanscope run``).  The C tool
+``spanscope.write_json``), ``run`` (a Python script run and profiled,
+scope-profiler's ``run``; also ``python -m spanscope run``) and ``tui`` (the
+terminal browser, ``spanscope.integrations.tui``, over textual).  The C tool
 hands plot and export json back here (``python_command``).  Errors: one
 line ``spanscope: ...`` on stderr, exit
 status 1 for bad data and 2 for bad usage or a missing feature, as the C
@@ -274,8 +275,8 @@ def _run(argv: list[str]) -> int:
 
 
 def python_command(argv: list[str]) -> int:
-    """Runs a subcommand that is Python's: argv[0] is "plot", "export" or
-    "run"."""
+    """Runs a subcommand that is Python's: argv[0] is "plot", "export",
+    "run" or "tui"."""
     if not argv:
         return _die(EXIT_USAGE, "missing command (see spanscope --help)")
     if argv[0] == "plot":
@@ -284,11 +285,14 @@ def python_command(argv: list[str]) -> int:
         return _export_json(argv[1:])
     if argv[0] == "run":
         return _run(argv[1:])
+    if argv[0] == "tui":
+        from spanscope.integrations.tui import main as tui_main
+        return tui_main(argv[1:])
     return _die(EXIT_USAGE, f"{argv[0]}: not a Python subcommand")
 
 
 def _is_python_command(argv: list[str]) -> bool:
-    if argv[:1] in (["plot"], ["run"]):
+    if argv[:1] in (["plot"], ["run"], ["tui"]):
         return True
     positional = [a for a in argv[1:] if not a.startswith("-")]
     return argv[:1] == ["export"] and positional[:1] == ["json"]

@@ -27,8 +27,9 @@ LAYERS = [
     ["spanscope.profile_manager"],
     ["spanscope.mpi_wrappers"],
     ["spanscope._itt", "spanscope.profiler"],
-    ["spanscope", "spanscope.__main__", "spanscope._cli"],
+    ["spanscope"],
     ["spanscope.integrations"],
+    ["spanscope.__main__", "spanscope._cli"],
 ]
 
 #: (module, what it imports) pairs allowed to go up, each with its reason
