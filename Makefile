@@ -4,12 +4,13 @@
 #   make bench   run the benchmarks and print their tables
 #   make check-sanitize   the C tests under ASan+UBSan, then under TSan
 #   make check-pythons    the Python suite on CPython 3.10, 3.11, 3.12 and 3.13 (a venv each)
+#   make check-tensorplay spanscope.profiler side by side with tensorplay 1.1.0 (CPython 3.10)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps deps-c wheel check-wheel fresh-check build py-install demo check check-c check-mpi check-py bench bench-pythons check-pythons check-sanitize check-warnings check-layers clean
+.PHONY: all deps deps-c wheel check-wheel fresh-check build py-install demo check check-c check-mpi check-py bench bench-pythons check-pythons check-tensorplay check-scope-profiler check-sanitize check-warnings check-layers clean
 
 all: build
 
@@ -78,6 +79,11 @@ check-sanitize: deps
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=thread -DSPS_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+# spanscope.profiler side by side with tensorplay 1.1.0 (CPython 3.10 only):
+# just tests/python/test_tensorplay_side_by_side.py, in .venv-3.10
+check-tensorplay: build
+	BUILD=$(BUILD) bash scripts/check-tensorplay.sh
 
 # -Werror at -O3 with gcc and clang (what `pip install .` builds, where
 # optimisation finds other warnings than -O2 does).
