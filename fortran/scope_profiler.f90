@@ -23,9 +23,9 @@
 !! - sp_begin/sp_end are the C API's checked pair (sp_profiler_begin/end on
 !!   the default profiler): a few ns more than spanscope's own sps_begin
 !!   (module spanscope), no allocation, no lock;
-!! - messages of the C layer (an sp_end without a begin, a region open at
-!!   finalize, a failed write) go to stderr even when stat is present
-!!   (where the C layer printed, this module prints nothing more);
+!! - the messages are the C layer's wording (printed by it, on stderr, when
+!!   neither stat nor errmsg is given; sp_set_messages turns them off
+!!   around a call given one);
 !! - there is no nesting limit: SP_ERR_DEPTH is never returned;
 !! - SP_ERR_UNSUPPORTED (9, new) when the running spanscope session keeps no
 !!   spans (an aggregate session of another face).
@@ -149,6 +149,11 @@ module scope_profiler
          type(c_ptr), value :: p
          type(c_ptr) :: s
       end function c_output_path
+      function c_set_messages(on) bind(c, name="sp_set_messages") result(was)
+         import :: c_int
+         integer(c_int), value :: on
+         integer(c_int) :: was
+      end function c_set_messages
       function c_open_calls_all(out, cap) bind(c, name="sps_open_calls_all") result(n)
          import :: c_ptr, c_size_t, c_int64_t
          type(c_ptr), value :: out
@@ -185,6 +190,22 @@ contains
             write (error_unit, '(a)') 'scope_profiler: '//message
       end if
    end subroutine report
+
+   !> Turns the C layer's messages off on this thread for a call given stat
+   !! or errmsg (quiet: nothing is printed then); returns what to restore.
+   function hush(quiet) result(was)
+      logical, intent(in) :: quiet
+      integer(c_int) :: was
+      was = 1_c_int
+      if (quiet) was = c_set_messages(0_c_int)
+   end function hush
+
+   subroutine unhush(quiet, was)
+      logical, intent(in) :: quiet
+      integer(c_int), intent(in) :: was
+      integer(c_int) :: ignored
+      if (quiet) ignored = c_set_messages(was)
+   end subroutine unhush
 
    !> Like report, for a failure the C layer has already printed: sets the
    !! outputs, prints nothing more.
@@ -261,7 +282,7 @@ contains
       integer, intent(in), optional :: rank
       integer, intent(out), optional :: stat
       character(len=*), intent(out), optional :: errmsg
-      integer(c_int) :: r, rc
+      integer(c_int) :: r, rc, was
       call report(SP_OK, '', stat, errmsg)
       if (len_trim(prefix) > 512 .or. len_trim(prefix) == 0) then
          call report(SP_ERR_INVALID_ARGUMENT, 'invalid output prefix length', stat, errmsg)
@@ -276,7 +297,9 @@ contains
          r = int(rank, c_int)
       end if
       if (allocated(final_open)) deallocate (final_open)
+      was = hush(present(stat) .or. present(errmsg))
       rc = c_init(trim(prefix)//c_null_char, r)
+      call unhush(present(stat) .or. present(errmsg), was)
       prof = c_default()
       if (rc /= 0) then
          if (c_associated(prof)) then
@@ -300,7 +323,7 @@ contains
       character(len=SP_MAX_NAME) :: key
       character(kind=c_char, len=:), allocatable, target :: file_c
       type(c_ptr) :: file_p
-      integer(c_int) :: ln
+      integer(c_int) :: ln, was
       id = 0
       call report(SP_OK, '', stat, errmsg)
       if (.not. sp_is_active()) then
@@ -319,7 +342,9 @@ contains
             end if
          end if
       end if
+      was = hush(present(stat) .or. present(errmsg))
       id = int(c_region_at(prof, trim(key)//c_null_char, file_p, ln))
+      call unhush(present(stat) .or. present(errmsg), was)
       if (id < 1) then
          id = 0
          call relay(from_c(c_last_error(prof)), 'cannot register region '//trim(key), stat, errmsg)
@@ -351,6 +376,7 @@ contains
       integer, intent(out), optional :: stat
       character(len=*), intent(out), optional :: errmsg
       integer :: code
+      integer(c_int) :: was
       if (id >= 1 .and. .not. present(stat) .and. .not. present(errmsg)) then
          call c_end(prof, int(id, c_int))
          return
@@ -365,7 +391,9 @@ contains
          call report(SP_ERR_INVALID_ARGUMENT, 'invalid region handle', stat, errmsg)
          return
       end if
+      was = hush(.true.)
       call c_end(prof, int(id, c_int))
+      call unhush(.true., was)
       code = from_c(c_last_error(prof))
       if (code == SP_ERR_UNMATCHED_END) &
          call relay(code, 'sp_end without a matching sp_begin', stat, errmsg)
@@ -380,7 +408,7 @@ contains
       character(len=512) :: message
       id = sp_region(name, stat=code, errmsg=message)
       if (code /= SP_OK) then
-         call relay(code, trim(message), stat, errmsg)
+         call report(code, trim(message), stat, errmsg)
          return
       end if
       call sp_begin(id, stat, errmsg)
@@ -395,7 +423,7 @@ contains
       character(len=512) :: message
       id = sp_region(name, stat=code, errmsg=message)
       if (code /= SP_OK) then
-         call relay(code, trim(message), stat, errmsg)
+         call report(code, trim(message), stat, errmsg)
          return
       end if
       call sp_end(id, stat, errmsg)
@@ -460,13 +488,16 @@ contains
    subroutine sp_flush(stat, errmsg)
       integer, intent(out), optional :: stat
       character(len=*), intent(out), optional :: errmsg
+      integer(c_int) :: rc, was
       call report(SP_OK, '', stat, errmsg)
       if (.not. sp_is_active()) then
          call report(SP_ERR_INACTIVE, 'profiler is inactive', stat, errmsg)
          return
       end if
-      if (c_flush(prof) /= 0) &
-         call relay(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
+      was = hush(present(stat) .or. present(errmsg))
+      rc = c_flush(prof)
+      call unhush(present(stat) .or. present(errmsg), was)
+      if (rc /= 0) call relay(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
    end subroutine sp_flush
 
    !> Writes the file and stops; open calls are left out (SP_ERR_OPEN_SCOPES).
@@ -478,10 +509,14 @@ contains
       integer, intent(out), optional :: stat
       character(len=*), intent(out), optional :: errmsg
       integer :: code
+      integer(c_int) :: rc, was
       call report(SP_OK, '', stat, errmsg)
       if (.not. sp_is_active()) return
       final_open = open_regions()
-      if (c_finalize_or_keep(prof) /= 0) then
+      was = hush(present(stat) .or. present(errmsg))
+      rc = c_finalize_or_keep(prof)
+      call unhush(present(stat) .or. present(errmsg), was)
+      if (rc /= 0) then
          call relay(from_c(c_last_error(prof)), 'cannot write '//out_path(), stat, errmsg)
          return
       end if

@@ -276,6 +276,14 @@ SP_API int sp_profiler_finalize(sp_profiler *profiler);
  * sp_finalize, which the Fortran module implements with it. */
 SP_API int sp_profiler_finalize_or_keep(sp_profiler *profiler);
 
+/* spanscope's addition: the face's one-line messages on stderr
+ * (scope-profiler's C API prints them: an end without a begin, a region
+ * open at finalize, a file that cannot be written, a profiler that cannot
+ * start) on (on != 0, the default) or off for the calling thread; returns
+ * whether they were on.  The Fortran module turns them off around a call
+ * given stat or errmsg, where scope-profiler's Fortran API prints nothing. */
+SP_API int sp_set_messages(int on);
+
 /* Non-zero while the profiler is active (created and not finalized). */
 SP_API int sp_profiler_is_active(const sp_profiler *profiler);
 

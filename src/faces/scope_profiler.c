@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,24 @@ static uint64_t g_starter;  /* uid of the profiler that started it (0: none
                                whose rank the session took) */
 static int g_joined;    /* profilers that took a reference in this session */
 
+/* The face's messages (scope-profiler's C API prints them on stderr):
+ * off on a thread that asked (sp_set_messages). */
+static __thread int t_quiet __attribute__((tls_model("initial-exec")));
+
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
+    if (t_quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
+int sp_set_messages(int on) {
+    int was = !t_quiet;
+    t_quiet = !on;
+    return was;
+}
+
 static void set_error(const sp_profiler *p, sp_status s) {
     sp_profiler *q = (sp_profiler *)p;
     if (__atomic_load_n(&q->last_error, __ATOMIC_RELAXED) != (int)s)
@@ -120,7 +139,7 @@ static sp_status session_acquire(sp_profiler *p) {
         cfg.label = p->label;
         int rc = sps_setup(&cfg);
         if (rc < 0 && rc != SPS_EACTIVE) {
-            fprintf(stderr, "scope_profiler: cannot start spanscope's session: %s\n",
+            say("scope_profiler: cannot start spanscope's session: %s\n",
                     sps_strerror(rc));
             return rc == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_UNSUPPORTED;
         }
@@ -137,7 +156,7 @@ static sp_status session_acquire(sp_profiler *p) {
     int rc = sps_spans(1, 0, &none, &n);
     sps_free(none);
     if (rc == SPS_EMODE) {
-        fprintf(stderr, "scope_profiler: the running spanscope session is an aggregate "
+        say("scope_profiler: the running spanscope session is an aggregate "
                         "one (statistics only): no calls to write; profiling stays off\n");
         return SP_ERR_UNSUPPORTED;
     }
@@ -201,12 +220,12 @@ static sp_profiler *create_locked(const char *prefix, int rank, int qualified) {
     p->label = *base ? dup_str(base) : NULL;
     if (!p->stem || !p->path_h5 || !p->path_spt || (*base && !p->label)) {
         p->last_error = SP_ERR_NO_MEMORY;
-        fprintf(stderr, "scope_profiler: out of memory in sp_create\n");
+        say("scope_profiler: out of memory in sp_create\n");
         return p;
     }
     if (rank < 0) {
         p->last_error = SP_ERR_UNSUPPORTED;
-        fprintf(stderr, "scope_profiler: rank %d is negative; profiling stays off\n", rank);
+        say("scope_profiler: rank %d is negative; profiling stays off\n", rank);
         return p;
     }
     sp_status s = session_acquire(p);
@@ -358,7 +377,7 @@ void sp_profiler_end(sp_profiler *profiler, int region) {
         return;
     }
     pthread_mutex_lock(&g_lock);
-    fprintf(stderr, "scope_profiler: sp_end('%s') without a matching sp_begin\n",
+    say("scope_profiler: sp_end('%s') without a matching sp_begin\n",
             profiler->regs[k].name);
     pthread_mutex_unlock(&g_lock);
     set_error(profiler, SP_ERR_UNMATCHED_END);
@@ -502,7 +521,7 @@ static int region_locked(sp_profiler *p, const char *name, const char *file, int
     set_error(p, SP_OK);
     return (int)id;
 oom:
-    fprintf(stderr, "scope_profiler: out of memory registering '%s'\n", name);
+    say("scope_profiler: out of memory registering '%s'\n", name);
     set_error(p, SP_ERR_NO_MEMORY);
     return SP_INVALID_REGION;
 }
@@ -715,7 +734,7 @@ static int write_spt(const sp_profiler *p, const sps_span_t *sp, size_t n, const
         snprintf(tmp, lp + 32, "%s.tmp-%ld", path, (long)getpid());
         f = fopen(tmp, "wb");
         if (!f) {
-            fprintf(stderr, "scope_profiler: cannot write %s: %s\n", path, strerror(errno));
+            say("scope_profiler: cannot write %s: %s\n", path, strerror(errno));
             free(count), free(buf), free(tmp);
             return SP_ERR_IO;
         }
@@ -745,11 +764,11 @@ static int write_spt(const sp_profiler *p, const sps_span_t *sp, size_t n, const
     if (f && fclose(f) != 0) ok = 0;
     if (ok && rename(tmp, path) != 0) ok = 0;
     if (!ok && f) {
-        fprintf(stderr, "scope_profiler: failed to write %s: %s\n", path, strerror(errno));
+        say("scope_profiler: failed to write %s: %s\n", path, strerror(errno));
         unlink(tmp);
     }
     int nomem = !(count && buf && tmp);
-    if (nomem) fprintf(stderr, "scope_profiler: out of memory writing %s\n", path);
+    if (nomem) say("scope_profiler: out of memory writing %s\n", path);
     free(count), free(buf), free(tmp);
     return ok ? SP_OK : nomem ? SP_ERR_NO_MEMORY : SP_ERR_IO;
 }
@@ -867,11 +886,11 @@ static int write_h5(const sp_profiler *p, const sps_span_t *sp, size_t n, const 
         if (r == 0) {
             rc = SP_OK;
         } else {
-            fprintf(stderr, "scope_profiler: failed to write %s: %s\n", path, err);
+            say("scope_profiler: failed to write %s: %s\n", path, err);
             rc = r == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_IO;
         }
     } else {
-        fprintf(stderr, "scope_profiler: out of memory writing %s\n", path);
+        say("scope_profiler: out of memory writing %s\n", path);
     }
     free(slot), free(names), free(files), free(lines);
     free(name), free(rank), free(thread), free(start), free(end);
@@ -887,7 +906,7 @@ static int write_locked(sp_profiler *p) {
         s = p->format == SP_OUTPUT_TRACE ? write_spt(p, sp, n, p->path_spt)
                                          : write_h5(p, sp, n, p->path_h5);
     else
-        fprintf(stderr, "scope_profiler: cannot read the calls to write: %s\n",
+        say("scope_profiler: cannot read the calls to write: %s\n",
                 sp_error_string(s));
     sps_free(sp);
     if (s != SP_OK) set_error(p, s);
@@ -913,7 +932,7 @@ static void stop_locked(sp_profiler *p) {
 static int write_direct(sp_profiler *p) {
     int rc = sps_finalize_to(p->path_h5);
     if (rc == 0) return 0;
-    fprintf(stderr, "scope_profiler: failed to write %s: %s\n", p->path_h5,
+    say("scope_profiler: failed to write %s: %s\n", p->path_h5,
             *sps_last_error() ? sps_last_error() : sps_strerror(rc));
     set_error(p, rc == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_IO);
     return 1;
@@ -947,7 +966,7 @@ static int finalize(sp_profiler *p, int keep) {
     }
     for (size_t k = 0; any_open && k < p->n; k++)
         if (open[k])
-            fprintf(stderr,
+            say(
                     "scope_profiler: region '%s' still open at sp_finalize "
                     "(depth %d); its last call(s) are dropped\n",
                     p->regs[k].name, open[k]);
@@ -1062,10 +1081,10 @@ int sp_init(const char *prefix, int rank) {
     g_default = create_locked(prefix, rank, 0);
     int ok = is_active(g_default);
     pthread_mutex_unlock(&g_lock);
-    if (!g_default) fprintf(stderr, "scope_profiler: out of memory in sp_init\n");
+    if (!g_default) say("scope_profiler: out of memory in sp_init\n");
     const char *hz = getenv("SCOPE_PROFILER_SAMPLE_HZ");
     if (ok && hz && atoi(hz) > 0)
-        fprintf(stderr, "scope_profiler: could not start line sampling "
+        say("scope_profiler: could not start line sampling "
                         "(SCOPE_PROFILER_SAMPLE_HZ): not available in spanscope yet\n");
     return ok ? 0 : 1;
 }
