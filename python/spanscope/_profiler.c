@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Read by _ext.c's decorated-function wrapper too. */
+/* Read by _regions.c's decorated-function wrapper too. */
 int sps__py_capture;            /* 1: every span opened from Python reports */
 static PyObject *g_hook;        /* callable(thread, seq, name, args) */
 static PyObject *g_decorate;    /* callable(record_function, func) -> wrapper */
@@ -46,7 +46,7 @@ static int report_begin(sps_region_t r, PyObject *name, PyObject *args) {
     return res ? 0 : -1;
 }
 
-/* For _ext.c: a decorated function of region r was called with these
+/* For _regions.c: a decorated function of region r was called with these
  * arguments (vectorcall convention); reports them when capturing. */
 int sps__py_capture_call(sps_region_t r, PyObject *name, PyObject *const *args,
                          size_t nargsf, PyObject *kwnames) {

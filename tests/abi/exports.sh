@@ -62,7 +62,15 @@ check_lib() {  # LIB HEADER PREFIX
   fi
 }
 
-check_lib "$lib" "$src/include/spanscope.h" sps_
+check_lib "$lib" "$src/include/spanscope.h" '(sps|sp)_'
+# scope-profiler's C API (include/scope_profiler.h, SP_API): all exported
+sp_missing=$(comm -23 <(grep -oE 'SP_API [^;(]*\bsp_[a-z0-9_]+ *[(;]' "$src/include/scope_profiler.h" |
+  grep -oE 'sp_[a-z0-9_]+ *[(;]$' | tr -d ' (;' | sort -u) <(exported "$lib"))
+if [ -n "$sp_missing" ]; then
+  echo "abi: scope_profiler.h declares, $(basename "$lib") does not export:" >&2
+  echo "$sp_missing" >&2
+  fail=1
+fi
 internal=$(exported "$lib" | grep '^sps__' | tr '\n' ' ' | sed 's/ $//')
 if [ "$internal" != "$abi_internal" ]; then
   echo "abi: internal names exported: '$internal', expected '$abi_internal'" >&2
@@ -79,4 +87,4 @@ if [ -n "$mpilib" ]; then
   check_lib "$mpilib" "$src/include/spanscope_mpi.h" sps_mpi_
 fi
 [ "$fail" = 0 ] || exit 1
-echo "abi: $(exported "$lib" | wc -l) symbols exported, all sps_; of the objects' $hidden global sps__ symbols only the 4 internal ABI names${mpilib:+; libspanscope_mpi: sps_mpi_ only}"
+echo "abi: $(exported "$lib" | wc -l) symbols exported, all sps_ or sp_; of the objects' $hidden global sps__ symbols only the 4 internal ABI names${mpilib:+; libspanscope_mpi: sps_mpi_ only}"

@@ -62,7 +62,7 @@ class ProfileManager(_SessionMixin, _RegionsMixin, _ScriptsMixin):
     #: region(name, functions=None, tags=None) -> the Region of that name,
     #: created on first use.  Not a classmethod but the extension's
     #: RegionLookupType, a type whose call is the lookup: a known name is
-    #: found in C without a bound method (_ext.c explains; docs/python.md,
+    #: found in C without a bound method (_regions.c explains; docs/python.md,
     #: "Cost"), the rest goes to _region_slow.  profile_region is the very
     #: same object, and so is region.__func__.  In the class itself (not a
     #: mixin) so that the lookup is found at once.
