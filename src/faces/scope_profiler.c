@@ -27,7 +27,6 @@
 #include "scope_profiler.h"
 
 #include <errno.h>
-#include <hdf5.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -773,46 +772,6 @@ static int write_spt(const sp_profiler *p, const sps_span_t *sp, size_t n, const
     return ok ? SP_OK : nomem ? SP_ERR_NO_MEMORY : SP_ERR_IO;
 }
 
-/* Sets the int64 scalar attribute /metadata/<name> of the open file f to
- * v (deleted and made again: writing the attribute in place fails on the
- * writer's dense attribute storage under libhdf5 1.10).  0 or -1. */
-static int set_meta_int(hid_t f, const char *name, int64_t v) {
-    if (H5Aexists_by_name(f, "metadata", name, H5P_DEFAULT) > 0 &&
-        H5Adelete_by_name(f, "metadata", name, H5P_DEFAULT) < 0)
-        return -1;
-    hid_t sp = H5Screate(H5S_SCALAR);
-    if (sp < 0) return -1;
-    hid_t a = H5Acreate_by_name(f, "metadata", name, H5T_STD_I64LE, sp, H5P_DEFAULT,
-                                H5P_DEFAULT, H5P_DEFAULT);
-    H5Sclose(sp);
-    if (a < 0) return -1;
-    int rc = H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
-    H5Aclose(a);
-    return rc;
-}
-
-/* sps_spans_write_h5 writes /metadata rank 0 (and mpi_size 1) for a file of
- * one rank whatever the rank is (src/formats/h5_from_trace.c, layout_of),
- * and `spanscope merge` takes a file's rank from there: the profiler's rank
- * (and rank + 1, as the direct write says) are set here, in the temporary
- * file, before it is renamed into place.  0 or -1. */
-static int fix_rank(const char *tmp, int rank) {
-    /* quiet: a failure is reported by the caller, not by HDF5's own print
-     * (the program's error handler is put back) */
-    H5E_auto2_t func = NULL;
-    void *data = NULL;
-    H5Eget_auto2(H5E_DEFAULT, &func, &data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
-    int rc = -1;
-    if (f >= 0) {
-        rc = set_meta_int(f, "rank", rank) | set_meta_int(f, "mpi_size", (int64_t)rank + 1);
-        if (H5Fclose(f) < 0) rc = -1;
-    }
-    H5Eset_auto2(H5E_DEFAULT, func, data);
-    return rc ? -1 : 0;
-}
-
 /* The HDF5 file: the spans as a schema-3 .h5 by sps_spans_write_h5 (names
  * of the regions with calls, rank p->rank, spanscope's thread indices,
  * sources, the prefix as label, start time since_ns). */
@@ -870,10 +829,6 @@ static int write_h5(const sp_profiler *p, const sps_span_t *sp, size_t n, const 
         if (tmp) {
             snprintf(tmp, lp + 32, "%s.tmp-sp-%ld", path, (long)getpid());
             r = sps_spans_write_h5(tmp, &set, err, sizeof err);
-            if (r == 0 && fix_rank(tmp, p->rank) != 0) {
-                snprintf(err, sizeof err, "cannot set the rank in %s", tmp);
-                r = SPS_EHDF5;
-            }
             if (r == 0 && rename(tmp, path) != 0) {
                 snprintf(err, sizeof err, "%s (renaming into place)", strerror(errno));
                 r = SPS_EIO;

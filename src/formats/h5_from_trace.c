@@ -285,8 +285,10 @@ static void layout_of(const conv_t *c, const sps__tl_header_t *h, sps__layout_t 
     lay->finalize_time_ns = c->last_ns;
     lay->wall_anchor_ns = h->wall_anchor_ns;
     lay->mono_anchor_ns = h->mono_anchor_ns;
-    lay->rank = 0;
-    lay->size = c->nranks > 1 ? (int)c->nranks : 1;
+    /* one rank: its number (a per-rank file of rank 3 says 3, so that merge
+     * places it), and a size that holds it; several: rank 0 of all */
+    lay->rank = c->nranks == 1 ? (int)c->rank_value[0] : 0;
+    lay->size = c->nranks > 1 ? (int)c->nranks : lay->rank + 1;
     if (c->run && c->run->has_times) {
         lay->start_time_ns = c->run->start_time_ns;
         lay->finalize_time_ns = c->run->finalize_time_ns;
