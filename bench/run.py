@@ -229,6 +229,25 @@ def main():
             "floor = 2 reads of that counter", ro)
     print("  pairs done", file=sys.stderr, flush=True)
 
+    # --- scope-profiler's C API over spanscope (bench/bench_scope.c) -------
+    # its own interleaved table (text): sp_begin/sp_end and friends beside
+    # sps_begin/sps_end of the same process, median ns per pair
+    scope_bin = os.path.join(R.bindir, "bench_scope")
+    if os.path.exists(scope_bin):
+        out = subprocess.run([scope_bin, "--n", str(pairs), "--reps", str(max(int(reps), 5))],
+                             capture_output=True, text=True)
+        notes = {"sps": "sps_begin+sps_end, the same process",
+                 "sp": "scope_profiler.h sp_begin+sp_end (inline)",
+                 "sp_call": "exported (sp_begin)/(sp_end), as bind(C) calls them",
+                 "checked": "sp_profiler_begin/end (per-thread stack)",
+                 "scope": "sp::Scope's pair", "disabled": "sp_begin/sp_end, no session"}
+        for line in out.stdout.splitlines():
+            f = line.split()
+            if len(f) == 4 and f[0] in notes:
+                row("scope-profiler C API: %s pair" % f[0], float(f[1]), "ns",
+                    notes[f[0]] + ("" if f[0] == "sps" else " (%+.2f ns vs sps)" % float(f[3])))
+        print("  scope-profiler C API done", file=sys.stderr, flush=True)
+
     # --- memory and disk per call ----------------------------------------
     mres = R.repeat(size_procs, "bench_core", "mem", "--n", mem_n)
     mem = row("memory per recorded call", med(pooled(mres, "bytes_per_call")),
