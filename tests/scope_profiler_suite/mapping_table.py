@@ -24,11 +24,15 @@ COMMON = [
 # scope_profiler modules of the same subject, so that a same-named constant
 # of an unrelated module (the JSON format's FORMAT_VERSION for the native
 # trace's) is never bound
-_API = ["spanscope.results._profiling", "spanscope.results._regions", "spanscope.results._calls", "spanscope.results._errors"]
-_RESULTS = _API + ["spanscope.results._jsonio", "spanscope.results._inspection"]
+_MODEL = ["spanscope.results._model", "spanscope.results._profiling",
+          "spanscope.results._regions", "spanscope.results._errors"]
+_PLOTS = ["spanscope.plots", "spanscope.plots._figure", "spanscope.plots._timeline",
+          "spanscope.plots._distributions", "spanscope.plots._scaling",
+          "spanscope.plots._statistics", "spanscope.plots._counters",
+          "spanscope.plots._callgraph", "spanscope.plots._runs"]
 
 # scope_profiler module -> spanscope modules searched first (then COMMON,
-# except where ONLY lists the module: those are searched alone)
+# except for the modules in ONLY: those search their entry alone)
 TABLE = {
     "scope_profiler": ["spanscope"],
     "scope_profiler.__main__": ["spanscope.__main__", "spanscope._cli"],
@@ -40,15 +44,16 @@ TABLE = {
                                           "spanscope.integrations.mcp_server.server"],
     "scope_profiler.mcp_server.server": ["spanscope.integrations.mcp_server.server"],
     "scope_profiler.mcp_server.tools": ["spanscope.integrations.mcp_server.tools"],
-    "scope_profiler.plotting_scripts": ["spanscope.plots"],
-    "scope_profiler.call_stack": _API,
-    "scope_profiler.h5reader": _RESULTS,
-    "scope_profiler.results": _RESULTS,
-    "scope_profiler.region": _API,
-    "scope_profiler.mpi_region": _API,
-    "scope_profiler.json_export": ["spanscope.results._jsonio", "spanscope.results._inspection"],
-    "scope_profiler.profile_io": ["spanscope.results._jsonio", "spanscope.results._inspection"],
-    "scope_profiler.concurrency": ["spanscope.profile_manager._tasks"] + _API,
+    "scope_profiler.plotting_scripts": _PLOTS,
+    "scope_profiler.call_stack": ["spanscope.results._calls"],
+    "scope_profiler.h5reader": _MODEL,
+    "scope_profiler.results": _MODEL,
+    "scope_profiler.region": _MODEL,
+    "scope_profiler.mpi_region": _MODEL,
+    "scope_profiler.json_export": ["spanscope.results._jsonio"],
+    "scope_profiler.profile_io": ["spanscope.results._jsonio"],
+    "scope_profiler.summary": ["spanscope.results._table"],
+    "scope_profiler.concurrency": ["spanscope.profile_manager._tasks"] + _MODEL,
     "scope_profiler.inspection": ["spanscope.results._inspection"],
     "scope_profiler.html_report": ["spanscope.results._inspection"],
     "scope_profiler.prof_export": ["spanscope.results._exports"],
@@ -57,6 +62,12 @@ TABLE = {
     "scope_profiler.likwid_data": ["spanscope.results._counters"],
     "scope_profiler.perf_events": ["spanscope.results._counters"],
     "scope_profiler.mpi_launch": ["spanscope._base.mpi"],
+    "scope_profiler.profile_manager": ["spanscope.profile_manager",
+                                       "spanscope.profile_manager._session",
+                                       "spanscope.profile_manager._scripts",
+                                       "spanscope.profile_manager._regions"],
+    "scope_profiler.region_profiler": ["spanscope.profile_manager._regions"],
+    "scope_profiler.profile_config": ["spanscope.options"],
 }
 
 # modules whose names come from their TABLE entry alone: the integrations,
@@ -75,7 +86,7 @@ ONLY = {
 
 # the plotting_scripts.* submodules search spanscope.plots first
 PREFIX_TABLE = {
-    "scope_profiler.plotting_scripts.": ["spanscope.plots"],
+    "scope_profiler.plotting_scripts.": _PLOTS,
 }
 
 # data files of the package the tests read, mapped to spanscope's files
