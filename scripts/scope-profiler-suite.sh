@@ -112,5 +112,9 @@ run_suite spanscope "$WORK/map" "$plugin"
 status=0
 "$PY" "$HERE/compare.py" --baseline "$WORK/scope-profiler.json" --mapped "$WORK/spanscope.json" \
   --expected "$HERE/expected_failures.txt" || status=$?
-echo "scope-profiler-suite: $(( $(date +%s) - start )) s; logs in $WORK${keep:+ (kept)}"
+if [ -n "$keep" ]; then
+  echo "scope-profiler-suite: $(( $(date +%s) - start )) s; logs and outcomes in $WORK"
+else
+  echo "scope-profiler-suite: $(( $(date +%s) - start )) s (--keep DIR keeps the logs)"
+fi
 exit $status
