@@ -9,9 +9,10 @@ import numpy as np
 
 from spanscope import _ext
 from spanscope.results._errors import NS_PER_SECOND, NestingError
-from spanscope.results._regions import _lane_ids
+from spanscope.results._regions import MPIRegion, Region, _lane_ids
 
-__all__ = ["CallArrays", "build_call_arrays", "build_call_stack", "call_stack_children", "call_stack_roots"]
+__all__ = ["CallArrays", "build_call_arrays", "build_call_stack", "call_stack_children",
+           "call_stack_roots", "exclusive_totals_ns", "regions_from_snapshot", "split_by_lane"]
 
 
 # --------------------------------------------------------------------------
@@ -43,6 +44,33 @@ def _depths(parent: np.ndarray) -> np.ndarray:
     for i in np.flatnonzero(parent >= 0):  # parents precede children
         depth[i] = depth[parent[i]] + 1
     return depth
+
+
+def _call_label(names, region_index, call_index, start, end, i) -> str:
+    return (f"{names[int(region_index[i])]!r} call {int(call_index[i])} "
+            f"[{int(start[i])}, {int(end[i])}] ns")
+
+
+def _crossing_pair(start, end, lane):
+    """For NestingError's message only (the fold already counted the
+    overlaps): (j, c), calls of one lane in start order where c starts
+    inside j, the latest-ending call open before it, and ends after it;
+    None when that simple witness is not found."""
+    groups = [np.arange(start.size)] if lane.size == 0 else [
+        np.flatnonzero(lane == v) for v in np.unique(lane)]
+    for rows in groups:
+        if rows.size < 2:
+            continue
+        e = end[rows]
+        run = np.maximum.accumulate(e)
+        top = run[:-1]                             # latest end before each call
+        who = np.maximum.accumulate(np.where(e == run, np.arange(rows.size), 0))[:-1]
+        s = start[rows][1:]
+        hit = np.flatnonzero((s < top) & (e[1:] > top))
+        if hit.size:
+            c = int(hit[0]) + 1
+            return int(rows[who[c - 1]]), int(rows[c])
+    return None
 
 
 def build_call_arrays(regions, rank: int) -> CallArrays:
@@ -89,12 +117,81 @@ def _call_arrays(regions, rank: int, strict: bool) -> CallArrays:
     self_ns = np.empty(start.size, np.int64)
     overlaps = _ext.fold_spans(start, end, None, lane if any_lane else None, parent32, self_ns)
     if overlaps and strict:
+        pair = _crossing_pair(start, end, lane)
+        named = "" if pair is None else (
+            f": {_call_label(names, region_index, call_index, start, end, pair[1])} starts "
+            f"inside {_call_label(names, region_index, call_index, start, end, pair[0])} "
+            "but ends after it")
         raise NestingError(
-            f"{overlaps} call(s) of rank {rank} overlap another without nesting: no call "
-            "stack (a mismatched begin/end, or threads profiled without track_threads)")
+            f"recorded calls are not properly nested{named} ({overlaps} call(s) of rank "
+            f"{rank} overlap another without nesting: no call stack; a mismatched "
+            "begin/end or __exit__, or threads profiled without track_threads)")
     parent = parent32.astype(np.int64)
     return CallArrays(names, files, lines, region_index, call_index, start, end,
                       _depths(parent), parent, self_ns, lane)
+
+
+def split_by_lane(calls: CallArrays) -> list[tuple[int, CallArrays]]:
+    """One CallArrays per lane (thread or task), in lane order, with
+    ``parent`` re-indexed within the lane: what a consumer that walks calls
+    in time order (one tree per lane) needs.  A reconstruction without a
+    lane column, or with a single lane, comes back whole as one entry
+    (keyed -1 without a column); no calls give []."""
+    if len(calls) == 0:
+        return []
+    if calls.lane.size == 0:
+        return [(-1, calls)]
+    lanes = np.unique(calls.lane)
+    if lanes.size == 1:
+        return [(int(lanes[0]), calls)]
+    out = []
+    for value in lanes.tolist():
+        rows = np.flatnonzero(calls.lane == value)
+        local = np.full(len(calls), -1, dtype=np.int64)
+        local[rows] = np.arange(rows.size, dtype=np.int64)
+        parent = calls.parent[rows]  # a call's parent is always on its lane
+        out.append((int(value), CallArrays(
+            calls.names, calls.source_files, calls.source_lines, calls.region_index[rows],
+            calls.call_index[rows], calls.start_ns[rows], calls.end_ns[rows],
+            calls.depth[rows], np.where(parent < 0, -1, local[np.maximum(parent, 0)]),
+            calls.exclusive_ns[rows], calls.lane[rows])))
+    return out
+
+
+def regions_from_snapshot(regions: dict, rank: int) -> list:
+    """``{name: (starts, ends[, gpu, call_ids, parent_ids, thread_ids,
+    task_ids])}`` (int64 ns arrays, scope-profiler's finalize-time snapshot
+    shape) as MPIRegions holding one rank each, for build_call_arrays and
+    exclusive_totals_ns."""
+    if not isinstance(regions, dict):
+        raise TypeError(f"regions must be a dict of name -> (starts, ends, ...), "
+                        f"not {type(regions).__name__}")
+
+    def column(arrays, position):
+        return arrays[position] if len(arrays) > position else None
+
+    out = []
+    for name, arrays in regions.items():
+        if len(arrays) < 2:
+            raise ValueError(f"region {name!r}: expected (start_times, end_times, ...)")
+        out.append(MPIRegion(name, {rank: Region(arrays[0], arrays[1],
+                                                 thread_ids=column(arrays, 5),
+                                                 task_ids=column(arrays, 6))}))
+    return out
+
+
+def exclusive_totals_ns(regions: dict, rank: int = 0) -> dict:
+    """Total exclusive nanoseconds per region of one rank's
+    ``{name: (starts, ends, ...)}`` (regions_from_snapshot's shape): the
+    per-call exclusive times of build_call_arrays (the one fold, in C)
+    summed per region, so they equal the per-call values exactly.  Every
+    name of ``regions`` is a key (0 without calls).  NestingError as
+    build_call_arrays; ``rank`` only labels the temporary regions."""
+    arrays = build_call_arrays(regions_from_snapshot(regions, rank), rank)
+    totals = np.zeros(len(arrays.names), dtype=np.int64)
+    np.add.at(totals, arrays.region_index, arrays.exclusive_ns)
+    by_name = dict(zip(arrays.names, totals.tolist()))
+    return {name: by_name.get(name, 0) for name in regions}
 
 
 def build_call_stack(regions, rank: int, origin: float = 0.0) -> list[dict]:
