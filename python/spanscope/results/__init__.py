@@ -16,7 +16,9 @@ Modules, each importing only those above it in this list: ``_model``
 (scope-profiler's summary tables), ``_profiling`` (ProfilingResults,
 read_h5, merge_results), ``_jsonio`` (the JSON profile), ``_counters``,
 ``_exports`` (speedscope, pstats, flame SVG, Chrome trace), ``_inspection``
-(inspect and the HTML report).
+(inspect and the HTML report), ``_native`` (scope-profiler's native_trace:
+the ``.spt`` / per-rank ``.h5`` files of its C and Fortran APIs, and the
+sources that build a C or Fortran program against spanscope).
 """
 
 from spanscope.results._model import NO_ROW, EventArrays, RegionData, Results, read
@@ -37,6 +39,9 @@ from spanscope.results._exports import (export_chrome_trace, export_flamegraph_s
 from spanscope.results._inspection import (collect_file_metadata, create_html_report,
                                            inspect_file, write_metadata_json,
                                            write_profile)
+from spanscope.results._native import (TraceFormatError, c_include_dir, c_source_path,
+                                       convert_traces, find_traces, fortran_source_path,
+                                       load_traces, read_trace)
 
 __all__ = [
     # spanscope's model
@@ -54,4 +59,7 @@ __all__ = [
     "export_chrome_trace", "export_flamegraph_svg", "export_prof", "export_speedscope",
     "load_prof", "to_pstats",
     "collect_file_metadata", "create_html_report", "inspect_file", "write_metadata_json",
+    # scope-profiler's native_trace (its other names: spanscope.results._native)
+    "TraceFormatError", "c_include_dir", "c_source_path", "convert_traces", "find_traces",
+    "fortran_source_path", "load_traces", "read_trace",
 ]
