@@ -248,6 +248,79 @@ def main():
                     notes[f[0]] + ("" if f[0] == "sps" else " (%+.2f ns vs sps)" % float(f[3])))
         print("  scope-profiler C API done", file=sys.stderr, flush=True)
 
+    # --- -finstrument-functions (libspanscope_instrument, docs/instrument.md)
+    # bench_instrument's own table (text): per call of a leaf built with
+    # -finstrument-functions, what the hooks add when the leaf is recorded
+    # and when it is left out at run time, beside sps_begin+sps_end of the
+    # same process; bench_instrument_noop: the compiler's calls of glibc's
+    # no-op hooks (the floor of a call left out); bench_instrument_pg under
+    # uftrace (Debian uftrace), when it is installed: what uftrace adds to
+    # the same leaf built with -pg.  Medians of fresh processes.
+    inst = {}
+
+    def inst_table(cmd, env=None):
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           env=dict(os.environ, **env) if env else None)
+        got = {}
+        for line in p.stdout.splitlines():
+            f = line.split()
+            if len(f) == 4 and f[0] in ("plain", "recorded", "filtered", "pair",
+                                         "noop", "uftrace"):
+                got[f[0]] = (float(f[1]), float(f[3]))
+        if p.returncode != 0 or not got:
+            print("  %s failed (exit %d): %s" % (" ".join(cmd), p.returncode,
+                                                  p.stderr.strip()[-300:]),
+                  file=sys.stderr)
+        return got
+
+    def inst_pool(tables):
+        out = {}
+        for t in tables:
+            for k, (m, add) in t.items():
+                out.setdefault(k, []).append(add)
+        return {k: med(v) for k, v in out.items()}
+
+    inst_bin = os.path.join(R.bindir, "bench_instrument")
+    if os.path.exists(inst_bin):
+        irep = str(max(int(reps), 5))
+        inst.update(inst_pool([inst_table([inst_bin, "--n", str(pairs), "--reps", irep])
+                               for _ in range(procs)]))
+        noop_bin = os.path.join(R.bindir, "bench_instrument_noop")
+        if os.path.exists(noop_bin):
+            inst.update(inst_pool([inst_table([noop_bin, "--n", str(pairs), "--reps", irep])
+                                   for _ in range(procs)]))
+        pg_bin = os.path.join(R.bindir, "bench_instrument_pg")
+        uftrace = shutil.which("uftrace")
+        if uftrace and os.path.exists(pg_bin):
+            # fewer calls: uftrace writes ~13 B per traced call to its data directory
+            un = str(min(pairs, 200000))
+            tabs = []
+            for _ in range(procs):
+                with tempfile.TemporaryDirectory(prefix="spanscope-uftrace-",
+                                                 dir=bindir) as ud:
+                    tabs.append(inst_table([uftrace, "record", "--no-libcall", "-d",
+                                            os.path.join(ud, "data"), pg_bin,
+                                            "--n", un, "--reps", "5"]))
+            inst.update(inst_pool(tabs))
+        if "recorded" in inst and "pair" in inst:
+            row("instrumented call, recorded: added", inst["recorded"], "ns",
+                "-finstrument-functions leaf, libspanscope_instrument; "
+                "%.2f x the pair (%.1f ns, same process)" % (
+                    inst["recorded"] / inst["pair"], inst["pair"]))
+        if "filtered" in inst:
+            row("instrumented call, left out at run time: added", inst["filtered"], "ns",
+                "SPANSCOPE_INSTRUMENT_EXCLUDE, inside a recorded call")
+        if "noop" in inst:
+            row("instrumented call, glibc's no-op hooks: added", inst["noop"], "ns",
+                "the compiler's two hook calls alone (floor of a call left out)")
+        if "uftrace" in inst:
+            row("uftrace on the -pg build: added", inst["uftrace"], "ns",
+                "uftrace record --no-libcall, %s calls a batch" % min(pairs, 200000))
+        elif not shutil.which("uftrace"):
+            print("  uftrace not installed (Debian: uftrace): its comparison is skipped",
+                  file=sys.stderr)
+        print("  -finstrument-functions done", file=sys.stderr, flush=True)
+
     # --- memory and disk per call ----------------------------------------
     mres = R.repeat(size_procs, "bench_core", "mem", "--n", mem_n)
     mem = row("memory per recorded call", med(pooled(mres, "bytes_per_call")),
@@ -403,6 +476,21 @@ def main():
          "%.2f B" % big["spill_bytes_per_call"] if big_ok else
          "not measured: the run failed"),
     ]
+    if "recorded" in inst and "pair" in inst:
+        targets.append(("instrumented call <= 2 x the region pair",
+                        inst["recorded"] <= 2 * inst["pair"],
+                        "%.1f ns vs pair %.1f ns (%.2f x)" % (
+                            inst["recorded"], inst["pair"], inst["recorded"] / inst["pair"])))
+        targets.append(("instrumented call <= 0.5 x uftrace's",
+                        inst["recorded"] <= 0.5 * inst["uftrace"] if "uftrace" in inst else None,
+                        "%.1f ns vs uftrace %.1f ns (%.2f x)" % (
+                            inst["recorded"], inst["uftrace"], inst["recorded"] / inst["uftrace"])
+                        if "uftrace" in inst else "not measured: uftrace is not installed"))
+    if "filtered" in inst:
+        targets.append(("instrumented call left out <= 5 ns", inst["filtered"] <= 5.0,
+                        "%.2f ns (glibc's no-op hooks: %s)" % (
+                            inst["filtered"], "%.2f ns" % inst["noop"] if "noop" in inst
+                            else "not measured")))
     print()
     for name, ok, detail in targets:
         verdict = "n/a" if ok is None else ("met" if ok else "MISSED")

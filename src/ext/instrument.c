@@ -446,6 +446,17 @@ NOINSTR static int patterns_match(const patterns_t *ps, const char *name, const 
 static int g_recorded_any; /* some function was made a region */
 static char g_exe[4096] = "/proc/self/exe"; /* the main program's file */
 
+/* The inline functions of spanscope's own headers (a begin or end of a
+ * region of the program's own): built with -finstrument-functions they
+ * get the hooks too, and recorded they would double every region. */
+NOINSTR static int api_inline(const char *name) {
+    static const char *const own[] = {"sps_begin", "sps_end", "sps__scope_begin",
+                                      "sps__scope_end", "sp_begin_inline_", "sp_end_inline_"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (!strcmp(name, own[i])) return 1;
+    return 0;
+}
+
 /* Names the function at a (into buf), applies the filters and returns its
  * region id, or 0 when it is left out.  Called once per function (per
  * thread at worst, when two threads race to its first call), outside
@@ -484,7 +495,7 @@ NOINSTR static uint32_t resolve(uintptr_t a) {
         if (dem && st == 0) name = dem;
     }
     uint32_t id = 0;
-    if ((!g_include.n || patterns_match(&g_include, name, obj)) &&
+    if (!api_inline(name) && (!g_include.n || patterns_match(&g_include, name, obj)) &&
         !patterns_match(&g_exclude, name, obj)) {
         id = sps_region(name);
         if (id) __atomic_store_n(&g_recorded_any, 1, __ATOMIC_RELAXED);
@@ -539,46 +550,62 @@ NOINSTR static inline int frame_gone(const frame_t *f, uintptr_t cfa) {
     return cfa != CFA_UNKNOWN && f->cfa <= cfa && cfa - f->cfa <= SAME_STACK_SPAN;
 }
 
-NOINSTR __attribute__((noinline)) static void enter_slow(tstate_t *t, uintptr_t a,
-                                                         uintptr_t cfa, int known) {
-    if (!t) {
-        if (!(t = tstate_new())) return;
-    }
-    if (t == DEAD_STATE || t->resolving) return;
-    uint32_t r = known ? t->cache[cache_slot(a)].val : lookup_slow(t, a);
-    if (!r) return;
+/* Pushes the call of a (region r, CFA cfa) on t's stack and begins it,
+ * ending first the calls on top whose frames are gone. */
+NOINSTR static void push_begin(tstate_t *t, uintptr_t a, uint32_t r, uintptr_t cfa) {
     while (t->depth && frame_gone(&t->stack[t->depth - 1], cfa)) unwind_to(t, t->depth - 1);
     if (t->depth == t->cap && stack_grow(t)) return;
     t->stack[t->depth++] = (frame_t){a, cfa, r};
-    sps_begin(r);
+    sps__begin(r);
 }
 
-void __cyg_profile_func_enter(void *fn, void *site) {
-    if (!__atomic_load_n(&sps__active, __ATOMIC_RELAXED)) return;
-    tstate_t *t = t_state;
-    uintptr_t a = (uintptr_t)fn;
-    if (SPS__UNLIKELY((uintptr_t)t <= 1)) { /* first call of this thread, or exiting */
-        enter_slow(t, a, frame_cfa(__builtin_frame_address(0), site), 0);
-        return;
-    }
-    const centry_t *c = &t->cache[cache_slot(a)];
-    if (SPS__UNLIKELY(c->key != a)) {
-        enter_slow(t, a, frame_cfa(__builtin_frame_address(0), site), 0);
-        return;
-    }
-    uint32_t r = c->val;
-    if (!r) return; /* left out: nothing more */
+/* A recorded call (the hook's second half, out of line so that a call
+ * left out never sets up a frame).  Reached by a tail call from the hook,
+ * or by a call at -O0: either way the scan for the CFA starts below the
+ * instrumented function's frame. */
+NOINSTR __attribute__((noinline)) static void enter_record(tstate_t *t, uintptr_t a, uint32_t r,
+                                                           void *site) {
     uintptr_t cfa = frame_cfa(__builtin_frame_address(0), site);
     uint32_t d = t->depth;
     /* the call on top is over (its frame is gone), or the stack is full */
     if (SPS__UNLIKELY(d && t->stack[d - 1].cfa <= cfa && cfa != CFA_UNKNOWN) ||
         SPS__UNLIKELY(d == t->cap)) {
-        enter_slow(t, a, cfa, 1);
+        push_begin(t, a, r, cfa);
         return;
     }
     t->stack[d] = (frame_t){a, cfa, r};
     t->depth = d + 1;
-    sps_begin(r);
+    sps__begin(r);
+}
+
+/* A first call of this thread (t NULL; DEAD_STATE: it is exiting), or
+ * a miss of its cache: only while a session records. */
+NOINSTR __attribute__((noinline)) static void enter_slow(tstate_t *t, uintptr_t a, void *site) {
+    if (!__atomic_load_n(&sps__active, __ATOMIC_RELAXED) || t == DEAD_STATE) return;
+    if (!t && !(t = tstate_new())) return;
+    if (t->resolving) return;
+    uint32_t r = lookup_slow(t, a);
+    if (r) push_begin(t, a, r, frame_cfa(__builtin_frame_address(0), site));
+}
+
+/* The fast path: a function left out costs the thread's cache lookup
+ * (no frame, no session check); a recorded one the lookup, the session
+ * check, the push and the begin. */
+void __cyg_profile_func_enter(void *fn, void *site) {
+    tstate_t *t = t_state;
+    uintptr_t a = (uintptr_t)fn;
+    if (SPS__UNLIKELY((uintptr_t)t <= 1)) {
+        enter_slow(t, a, site);
+        return;
+    }
+    const centry_t *c = &t->cache[cache_slot(a)];
+    if (SPS__UNLIKELY(c->key != a)) {
+        enter_slow(t, a, site);
+        return;
+    }
+    uint32_t r = c->val;
+    if (!r || !__atomic_load_n(&sps__active, __ATOMIC_RELAXED)) return;
+    enter_record(t, a, r, site);
 }
 
 NOINSTR __attribute__((noinline)) static void exit_slow(tstate_t *t, uintptr_t a) {
@@ -599,16 +626,16 @@ void __cyg_profile_func_exit(void *fn, void *site) {
     (void)site;
     tstate_t *t = t_state;
     if (SPS__UNLIKELY((uintptr_t)t <= 1)) return; /* none, or exiting */
-    uint32_t d = t->depth;
-    if (!d) return; /* nothing recorded open on this thread */
     uintptr_t a = (uintptr_t)fn;
+    const centry_t *c = &t->cache[cache_slot(a)];
+    uint32_t d = t->depth;
+    if (c->key == a && !c->val) return; /* left out: the lookup only */
+    if (!d) return;                     /* nothing recorded open on this thread */
     if (SPS__LIKELY(t->stack[d - 1].fn == a)) {
         t->depth = d - 1;
         sps_end(t->stack[d - 1].region);
         return;
     }
-    const centry_t *c = &t->cache[cache_slot(a)];
-    if (c->key == a && !c->val) return; /* left out */
     exit_slow(t, a);
 }
 
