@@ -272,6 +272,7 @@ NOINSTR static void elf_load(objsyms_t *o) {
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
     int ok = memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
              eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff > 0 && eh->e_shoff < len &&
+             eh->e_shoff % sizeof(Elf64_Addr) == 0 &&
              eh->e_shnum <= (len - eh->e_shoff) / sizeof(Elf64_Shdr);
     const Elf64_Shdr *sh = ok ? (const Elf64_Shdr *)(m + eh->e_shoff) : NULL;
     const Elf64_Shdr *tab = NULL;
@@ -280,6 +281,7 @@ NOINSTR static void elf_load(objsyms_t *o) {
     for (size_t i = 0; ok && !tab && i < eh->e_shnum; i++) /* stripped: the exported */
         if (sh[i].sh_type == SHT_DYNSYM) tab = &sh[i];
     if (tab && (tab->sh_link >= eh->e_shnum || tab->sh_entsize != sizeof(Elf64_Sym) ||
+                tab->sh_offset % sizeof(Elf64_Addr) != 0 ||
                 tab->sh_offset > len || tab->sh_size > len - tab->sh_offset))
         tab = NULL;
     const Elf64_Shdr *str = tab ? &sh[tab->sh_link] : NULL;
@@ -416,7 +418,10 @@ NOINSTR static int patterns_parse(const char *s, patterns_t *out) {
     for (;;) {
         const char *e = strchr(p, ',');
         size_t l = e ? (size_t)(e - p) : strlen(p);
-        while (l && (*p == ' ' || *p == '\t')) p++, l--;
+        while (l && (*p == ' ' || *p == '\t')) {
+            p++;
+            l--;
+        }
         while (l && (p[l - 1] == ' ' || p[l - 1] == '\t')) l--;
         if (l) {
             char *c = strndup(p, l);
@@ -657,10 +662,11 @@ NOINSTR static int expand_output(const char *in) {
             snprintf(tmp, sizeof tmp, "%ld", (long)getpid());
             p++;
         } else if (p[0] == '%' && p[1] == '%') {
-            tmp[0] = '%', tmp[1] = 0;
+            strcpy(tmp, "%");
             p++;
         } else {
-            tmp[0] = *p, tmp[1] = 0;
+            tmp[0] = *p;
+            tmp[1] = 0;
         }
         size_t l = strlen(piece);
         if (o + l >= sizeof g_output) return -1;
