@@ -9,7 +9,8 @@ before it:
 
 * ``_regions``: the live Region, handles, tags, @profile, scoped metadata,
   source capture, registry queries;
-* ``_tasks``: asyncio tasks and threads as lanes (track_async);
+* ``_tasks``: asyncio tasks and threads as lanes (ConcurrencyTracker,
+  lane_ids; track_async);
 * ``_session``: setup, finalize, session(), pause and sampling, reset;
 * ``_scripts``: run, profile_script, run_script, profile_command,
   setup_from_env.
@@ -24,14 +25,25 @@ import threading
 from contextvars import ContextVar
 
 from spanscope import _ext
-from spanscope.profile_manager._regions import (Region, RegionFactory, RegionHandle,
-                                                RegionStats, _RegionsMixin)
+from spanscope.profile_manager._regions import (AggregateProfileRegion, BaseProfileRegion,
+                                                DisabledProfileRegion, FullProfileRegion,
+                                                LineProfilerRegion, Region, RegionFactory,
+                                                RegionHandle, RegionStats,
+                                                ThreadedProfileRegion, TimeOnlyProfileRegion,
+                                                _RegionsMixin)
 from spanscope.profile_manager._session import (ProfilingRun, RunConfig, _SessionMixin,
                                                 register_run_hook)
 from spanscope.profile_manager._scripts import _ScriptsMixin
+from spanscope.profile_manager._tasks import ConcurrencyTracker, lane_ids
 
 __all__ = ["ProfileManager", "ProfilingRun", "Region", "RegionStats", "RegionHandle",
-           "RegionFactory", "RunConfig", "register_run_hook"]
+           "RegionFactory", "RunConfig", "register_run_hook",
+           # scope-profiler's region classes: kinds of the live Region per session mode
+           "BaseProfileRegion", "DisabledProfileRegion", "TimeOnlyProfileRegion",
+           "ThreadedProfileRegion", "AggregateProfileRegion", "FullProfileRegion",
+           "LineProfilerRegion",
+           # threads and asyncio tasks as lanes
+           "ConcurrencyTracker", "lane_ids"]
 
 
 class ProfileManager(_SessionMixin, _RegionsMixin, _ScriptsMixin):

@@ -12,6 +12,8 @@ import json
 import linecache
 import os
 import sys
+import threading
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable
@@ -45,20 +47,27 @@ def _relative_source_path(filename: str) -> str:
 
 def _with_source(filename: str, lineno: int) -> str | None:
     """The text of the ``with`` statement starting at lineno (the whole
-    block), else that one line; None when the file cannot be read."""
-    import ast
-    text = "".join(linecache.getlines(filename))
-    if not text:
+    block), else that one line; None when the file cannot be read.  The
+    file is parsed once and its ``with`` statements indexed by line once:
+    a new region costs a dict lookup, not a walk of the file's tree."""
+    lines = linecache.getlines(filename)
+    if not lines:
         return None
-    try:
-        tree = _with_source.cache.get(filename)
-        if tree is None:
-            tree = _with_source.cache[filename] = ast.parse(text, filename=filename)
-    except (SyntaxError, ValueError):
-        return linecache.getline(filename, lineno) or None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.With, ast.AsyncWith)) and node.lineno == lineno:
-            return "".join(linecache.getlines(filename)[node.lineno - 1:node.end_lineno])
+    spans = _with_source.cache.get(filename)
+    if spans is None:
+        import ast
+        spans = {}
+        try:
+            tree = ast.parse("".join(lines), filename=filename)
+        except (SyntaxError, ValueError):
+            tree = None
+        for node in (ast.walk(tree) if tree is not None else ()):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                spans.setdefault(node.lineno, node.end_lineno or node.lineno)
+        _with_source.cache[filename] = spans
+    end = spans.get(lineno)
+    if end is not None:
+        return "".join(lines[lineno - 1:end])
     return linecache.getline(filename, lineno) or None
 
 
@@ -83,6 +92,60 @@ class RegionStats(tuple):
 
     def __repr__(self):
         return "RegionStats(" + ", ".join(f"{f}={v}" for f, v in zip(self._fields, self)) + ")"
+
+
+#: end_ns of a thread still running (and done_ns of a task not finished).
+UNKNOWN = -1
+
+
+class ThreadRecord:
+    """One thread as a tracker (or the core) knows it: ``index`` (dense),
+    ``ident``, ``native_id``, ``name``, ``daemon``, ``start_ns``,
+    ``end_ns`` (UNKNOWN while it runs), ``cpu_ns`` (exact once it ended,
+    sampled before), ``task`` (the TaskRecord running on it, or None)."""
+
+    __slots__ = ("index", "ident", "native_id", "name", "daemon", "start_ns", "end_ns",
+                 "cpu_ns", "task")
+
+    def __init__(self, index: int, thread) -> None:
+        self.index = int(index)
+        self.ident = int(getattr(thread, "ident", 0) or 0)
+        self.native_id = int(getattr(thread, "native_id", 0) or 0)
+        self.name = str(getattr(thread, "name", ""))
+        self.daemon = bool(getattr(thread, "daemon", False))
+        self.start_ns = time.perf_counter_ns()
+        self.end_ns = UNKNOWN
+        self.cpu_ns = time.thread_time_ns()
+        self.task = None
+
+    @classmethod
+    def _from_core(cls, index: int) -> "ThreadRecord":
+        """Thread ``index`` of the running session's core thread table."""
+        info = _ext.thread_info(index)
+        rec = cls.__new__(cls)
+        rec.index, rec.ident, rec.daemon, rec.task = int(index), 0, False, None
+        rec.native_id, rec.start_ns, rec.name = ((0, UNKNOWN, "") if info is None
+                                                 else (int(info[0]), int(info[1]), info[2]))
+        for t in threading.enumerate():  # the Python thread, when it still runs
+            if getattr(t, "native_id", None) == rec.native_id:
+                rec.ident, rec.daemon, rec.name = int(t.ident or 0), bool(t.daemon), t.name
+                break
+        rec.end_ns, rec.cpu_ns = UNKNOWN, 0
+        return rec
+
+    @property
+    def alive(self) -> bool:
+        """Whether the thread had not ended when last seen."""
+        return self.end_ns == UNKNOWN
+
+    def sample_cpu(self) -> None:
+        """Refreshes cpu_ns; only meaningful on the thread itself."""
+        self.cpu_ns = time.thread_time_ns()
+
+    def __repr__(self) -> str:
+        state = "alive" if self.alive else "finished"
+        return (f"ThreadRecord(index={self.index}, name={self.name!r}, "
+                f"ident={self.ident}, {state})")
 
 
 class Region(_ext.Region):
@@ -195,13 +258,53 @@ class Region(_ext.Region):
         return s + d - _ext.session_start_ns()
 
     def wrap(self, func: Callable, recursive: bool = False) -> Callable:
-        """``func`` wrapped so that each call is one call of this region."""
+        """``func`` wrapped so that each call is one call of this region.
+        In a session set up with ``deactivate_profiling=True`` (the region
+        is a DisabledProfileRegion for good) ``func`` itself, as
+        scope-profiler's disabled region returns it: nothing to pay per
+        call.  Otherwise a wrapper that records whenever a session does
+        (decorators made before setup() or behind an opt-in tag follow)."""
+        if not callable(func):
+            raise TypeError(f"wrap needs a callable, not {type(func).__name__}")
+        manager = self._manager
+        if manager is not None and manager._configured and manager._deactivated:
+            return func
+        return self._wrap(func, recursive)
+
+    def _wrap(self, func: Callable, recursive: bool = False) -> Callable:
+        """The C wrapper (ProfiledFunction) of func for this region."""
         wrapper = _ext.ProfiledFunction(func, self, bool(recursive))
         try:
             functools.update_wrapper(wrapper, func)
         except AttributeError:
             pass
         return wrapper
+
+    # -- scope-profiler's threaded-region views --------------------------------
+    @property
+    def threads(self) -> list:
+        """The threads that completed a call of this region since the last
+        finalize, in the core's thread order (index = the core's thread
+        index, as in the file's thread_ids): ThreadRecord objects
+        with index, name, native_id.
+        One pass over the period's spans (sps_spans)."""
+        if not _ext.is_active():
+            return []
+        try:
+            raw = _ext.spans(0, 2**63 - 1)
+        except Exception:  # aggregate sessions keep no spans
+            return []
+        spans = np.frombuffer(raw, dtype=_SPAN_DTYPE)
+        indices = np.unique(spans["thread"][spans["region"] == self.id])
+        return [ThreadRecord._from_core(int(i)) for i in indices.tolist()]
+
+    def open_slots(self) -> np.ndarray:
+        """One entry per call of this region still open, on any thread: the
+        thread index holding it (int64, ascending).  scope-profiler returns
+        buffer slots; spanscope has none, the count is what it means."""
+        calls = _ext.open_calls_all() if _ext.is_active() else None
+        held = [t for t, _depth, name in (calls or ()) if name == self.name]
+        return np.array(sorted(held), dtype=np.int64)
 
 
 class RegionHandle:
@@ -249,6 +352,121 @@ class RegionFactory:
 
 
 _ext.set_region_class(Region)
+
+#: sps_span_t (include/spanscope.h), as _ext.spans returns the spans
+_SPAN_DTYPE = np.dtype([("start_ns", "<i8"), ("end_ns", "<i8"), ("self_ns", "<i8"),
+                        ("parent", "<i8"), ("region", "<u4"), ("thread", "<u4"),
+                        ("depth", "<u4"), ("stack", "<u4"), ("seq", "<u8")])
+assert _SPAN_DTYPE.itemsize == _ext.SPAN_SIZE
+
+
+# -- scope-profiler's region classes -----------------------------------------
+def _region_mode(region) -> str:
+    """What a live region is in its session, by scope-profiler's class rule
+    (ProfileManager._select_region_class): "disabled" (no session set up,
+    deactivate_profiling, or an opt-in tag / region_tags filter turning
+    it off), "line" (use_line_profiler), "full" (use_likwid), "aggregate"
+    (aggregation_mode), "threaded" (track_threads / track_async) or
+    "time"."""
+    manager = region._manager
+    if manager is None or not manager._configured or manager._deactivated or region._off:
+        return "disabled"
+    settings = manager._settings
+    if settings.get("use_line_profiler"):
+        return "line"
+    if settings.get("use_likwid"):
+        return "full"
+    if settings.get("aggregation_mode"):
+        return "aggregate"
+    if settings.get("track_threads") or settings.get("track_async"):
+        return "threaded"
+    return "time"
+
+
+class _RegionKind(type):
+    """Metaclass of scope-profiler's region classes over spanscope's one
+    Region: ``isinstance(region, K)`` holds when the live region is, in its
+    session now, what K records (its ``_modes``).  The class of a region is
+    a view of its session's settings, not a second region type: the calls
+    of every kind are the C core's, through the one Region."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        if not isinstance(obj, Region):
+            return False
+        modes = cls.__dict__.get("_modes")
+        return modes is None or _region_mode(obj) in modes
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return type.__subclasscheck__(cls, sub)
+
+
+class _RegionKindBase(Region, metaclass=_RegionKind):
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(f"{cls.__name__} is the kind of a live region, not a constructor: "
+                        "ProfileManager.region(name) returns the region, and "
+                        f"isinstance(region, {cls.__name__}) says whether it is one")
+
+
+#: scope-profiler's base class of every region: spanscope's live Region.
+BaseProfileRegion = Region
+
+
+class DisabledProfileRegion(_RegionKindBase):
+    """A region that records nothing: no session set up, a session with
+    ``deactivate_profiling=True`` (where ``wrap(func)`` returns ``func``
+    and ``ptr``/``capacity`` stay 0), or a region whose opt-in tag is not
+    enabled or that a ``region_tags`` filter leaves out."""
+
+    __slots__ = ()
+    _modes = frozenset({"disabled"})
+
+
+class TimeOnlyProfileRegion(_RegionKindBase):
+    """A region of a session that records each call's start and end (the
+    default): every active region that is not threaded, aggregated,
+    line-profiled or LIKWID-counted."""
+
+    __slots__ = ()
+    _modes = frozenset({"time"})
+
+
+class ThreadedProfileRegion(_RegionKindBase):
+    """A region of a session with ``track_threads=True`` or
+    ``track_async=True``: each call carries its thread (and task).
+    spanscope's core keeps a buffer per thread for every region, so this
+    differs from TimeOnlyProfileRegion only in what the file describes
+    (``threads``, ``open_slots()`` are there for every region)."""
+
+    __slots__ = ()
+    _modes = frozenset({"threaded"})
+
+
+class AggregateProfileRegion(_RegionKindBase):
+    """A region of a session with ``aggregation_mode=True``: statistics per
+    region, no per-call data."""
+
+    __slots__ = ()
+    _modes = frozenset({"aggregate"})
+
+
+class FullProfileRegion(_RegionKindBase):
+    """A region of a session with ``use_likwid=True`` (timing and LIKWID
+    markers).  LIKWID is issue 33: setup() refuses it for now, so no live
+    region is one yet."""
+
+    __slots__ = ()
+    _modes = frozenset({"full"})
+
+
+class LineProfilerRegion(_RegionKindBase):
+    """A region of a session with ``use_line_profiler=True`` (timing and
+    line-by-line profiles).  Line profiles are issue 34: setup() refuses
+    them for now, so no live region is one yet."""
+
+    __slots__ = ()
+    _modes = frozenset({"line"})
 
 
 class _RegionsMixin:
@@ -362,10 +580,12 @@ class _RegionsMixin:
             if cls._configured and not cls._deactivated:
                 cls._capture_function(region, func)
             cls._decorated.setdefault(region.name, []).append((region, func))
-            wrapper = region.wrap(func, recursive=rec)
+            # the C wrapper even when the region is disabled now: it follows
+            # the settings of later sessions (opt-in tags, a new setup)
+            wrapper = region._wrap(func, recursive=rec)
             if metadata is not None or record_outcome:
                 # the scope encloses the region's call, so the call lies in it
-                wrapper = cls._with_call_metadata(wrapper, metadata, record_outcome)
+                wrapper = cls._with_call_metadata(wrapper, metadata, record_outcome, region)
                 wrapper.region = region
             return wrapper
 
@@ -376,11 +596,15 @@ class _RegionsMixin:
         return lambda func: decorate(func, region_name)
 
     @classmethod
-    def _with_call_metadata(cls, func, metadata, record_outcome):
+    def _with_call_metadata(cls, func, metadata, record_outcome, region):
         """func (the region's wrapper) inside a metadata scope per call
-        (profile(metadata=..., record_outcome=...))."""
+        (profile(metadata=..., record_outcome=...)).  While the region
+        records nothing (no session, or an opt-in tag that is off) the
+        metadata callable is not called: func straight through."""
         @functools.wraps(func)
         def invoke(*args, **kwargs):
+            if region._off or not _ext.is_active():
+                return func(*args, **kwargs)
             values = {} if metadata is None else (
                 metadata(*args, **kwargs) if callable(metadata) else metadata)
             if not record_outcome:
