@@ -171,6 +171,9 @@ typedef struct centry {
     uint32_t val;
 } centry_t;
 
+/* A call on the shadow stack.  region 0: pushed while no session
+ * recorded (paused, or none), so not begun, but kept so that exits pair
+ * up with their own calls. */
 typedef struct frame {
     uintptr_t fn, cfa;
     uint32_t region;
@@ -531,8 +534,13 @@ NOINSTR __attribute__((noinline)) static uint32_t lookup_slow(tstate_t *t, uintp
 NOINSTR static void unwind_to(tstate_t *t, uint32_t d) {
     while (t->depth > d) {
         t->depth--;
-        sps_end(t->stack[t->depth].region);
+        if (t->stack[t->depth].region) sps_end(t->stack[t->depth].region);
     }
+}
+
+/* Non-zero while a session records (not paused). */
+NOINSTR static inline int recording(void) {
+    return __atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0;
 }
 
 /* The CFA of the instrumented function that called the hook whose frame
@@ -555,13 +563,15 @@ NOINSTR static inline int frame_gone(const frame_t *f, uintptr_t cfa) {
     return cfa != CFA_UNKNOWN && f->cfa <= cfa && cfa - f->cfa <= SAME_STACK_SPAN;
 }
 
-/* Pushes the call of a (region r, CFA cfa) on t's stack and begins it,
- * ending first the calls on top whose frames are gone. */
+/* Pushes the call of a (region r, CFA cfa) on t's stack and begins it
+ * (while a session records), ending first the calls on top whose frames
+ * are gone. */
 NOINSTR static void push_begin(tstate_t *t, uintptr_t a, uint32_t r, uintptr_t cfa) {
     while (t->depth && frame_gone(&t->stack[t->depth - 1], cfa)) unwind_to(t, t->depth - 1);
     if (t->depth == t->cap && stack_grow(t)) return;
-    t->stack[t->depth++] = (frame_t){a, cfa, r};
-    sps__begin(r);
+    int on = recording();
+    t->stack[t->depth++] = (frame_t){a, cfa, on ? r : 0};
+    if (on) sps__begin(r);
 }
 
 /* A recorded call (the hook's second half, out of line so that a call
@@ -578,24 +588,28 @@ NOINSTR __attribute__((noinline)) static void enter_record(tstate_t *t, uintptr_
         push_begin(t, a, r, cfa);
         return;
     }
-    t->stack[d] = (frame_t){a, cfa, r};
+    int on = recording();
+    t->stack[d] = (frame_t){a, cfa, on ? r : 0};
     t->depth = d + 1;
-    sps__begin(r);
+    if (on) sps__begin(r);
 }
 
 /* A first call of this thread (t NULL; DEAD_STATE: it is exiting), or
- * a miss of its cache: only while a session records. */
+ * a miss of its cache.  A thread's state is made at its first call while
+ * a session records; until then its calls cost this check only. */
 NOINSTR __attribute__((noinline)) static void enter_slow(tstate_t *t, uintptr_t a, void *site) {
-    if (!__atomic_load_n(&sps__active, __ATOMIC_RELAXED) || t == DEAD_STATE) return;
-    if (!t && !(t = tstate_new())) return;
+    if (t == DEAD_STATE) return;
+    if (!t && (!recording() || !(t = tstate_new()))) return;
     if (t->resolving) return;
     uint32_t r = lookup_slow(t, a);
     if (r) push_begin(t, a, r, frame_cfa(__builtin_frame_address(0), site));
 }
 
 /* The fast path: a function left out costs the thread's cache lookup
- * (no frame, no session check); a recorded one the lookup, the session
- * check, the push and the begin. */
+ * (no frame, no session check); a recorded one the lookup, the push and
+ * the session check and the begin.  Calls are pushed while no session
+ * records too (a pause): an exit must find its own call, not an outer
+ * call of the same function. */
 void __cyg_profile_func_enter(void *fn, void *site) {
     tstate_t *t = t_state;
     uintptr_t a = (uintptr_t)fn;
@@ -609,7 +623,7 @@ void __cyg_profile_func_enter(void *fn, void *site) {
         return;
     }
     uint32_t r = c->val;
-    if (!r || !__atomic_load_n(&sps__active, __ATOMIC_RELAXED)) return;
+    if (!r) return;
     enter_record(t, a, r, site);
 }
 
@@ -637,8 +651,9 @@ void __cyg_profile_func_exit(void *fn, void *site) {
     if (c->key == a && !c->val) return; /* left out: the lookup only */
     if (!d) return;                     /* nothing recorded open on this thread */
     if (SPS__LIKELY(t->stack[d - 1].fn == a)) {
+        uint32_t r = t->stack[d - 1].region;
         t->depth = d - 1;
-        sps_end(t->stack[d - 1].region);
+        if (r) sps_end(r);
         return;
     }
     exit_slow(t, a);

@@ -164,7 +164,18 @@ for c in "${ccs[@]}"; do
     $c $opt -finstrument-functions -I"$src/../../include" "$src/own.c" -o "$d/own" \
       -L"$libdir" -lspanscope_instrument -lspanscope -Wl,-rpath,"$libdir"
     SPANSCOPE_INSTRUMENT_SETUP=0 "$d/own" "$d/own.h5" > /dev/null || fail "own exited $?"
-    same "a session of the program's own" "count${T}work${T}6" "$(read_h5 "$d/own.h5" count)"
+    same "a session of the program's own, paused in a recursion" \
+      "$(printf 'count\trec\t3\ncount\twork\t6')" "$(read_h5 "$d/own.h5" count)"
+    same "a session of the program's own: parents" \
+      "$(printf 'parent\trec\t-\t1\nparent\trec\trec\t2\nparent\twork\t-\t6')" \
+      "$(read_h5 "$d/own.h5" parent)"
+    same "a session of the program's own: misuse" "misuse${T}0" "$(read_h5 "$d/own.h5" misuse)"
+    # statistics only (aggregate mode), and the table on stderr
+    tbl=$(SPANSCOPE_OUTPUT="$d/agg.h5" SPANSCOPE_AGGREGATION_MODE=1 SPANSCOPE_INSTRUMENT_VERBOSE=1 \
+            "$d/prog_linked" "$d/libtplug.so" 2>&1 >/dev/null)
+    same "aggregate mode: counts" "$prog_counts" "$(read_h5 "$d/agg.h5" count)"
+    checks=$((checks + 1))
+    grep -q "tlib_inner" <<< "$tbl" || fail "SPANSCOPE_INSTRUMENT_VERBOSE=1: no table on stderr"
     # GCC's compile-time lists (Clang has neither)
     if $c -finstrument-functions-exclude-function-list=x -x c -c /dev/null -o /dev/null 2>/dev/null
     then
