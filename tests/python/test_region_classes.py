@@ -131,3 +131,14 @@ def test_source_capture_parses_a_file_once(tmp_path):
     assert _regions._with_source(str(path), 3) == "x = 1\n"
     assert str(path) in _regions._with_source.cache
     assert _regions._with_source(str(tmp_path / "missing.py"), 1) is None
+
+
+def test_source_helpers_of_region_profiler(tmp_path):
+    path = tmp_path / "withs.py"
+    path.write_text("with a:\n    pass\n")
+    assert _regions.call_site_source(str(path), 1) == "with a:\n    pass\n"
+    filename, first, text = _regions.function_source(_kinds)
+    assert filename == __file__ and text.startswith("def _kinds(region):")
+    assert first == _kinds.__code__.co_firstlineno
+    assert _regions.function_source(len) is None
+    assert _regions.function_source(eval("lambda: 1")) is None

@@ -74,6 +74,25 @@ def _with_source(filename: str, lineno: int) -> str | None:
 _with_source.cache = {}
 
 
+def call_site_source(filename: str, lineno: int) -> str | None:
+    """scope-profiler's name for what a region's source capture records:
+    the text of the ``with`` block starting at ``lineno`` of ``filename``,
+    else that one line, else None (the file cannot be read)."""
+    return _with_source(filename, lineno)
+
+
+def function_source(func) -> tuple[str, int, str] | None:
+    """A decorated function's source file, first line and text (what
+    ``@profile`` records with capture_region_source), or None when its
+    source cannot be recovered (exec, the REPL, a builtin)."""
+    try:
+        lines, first = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    except (OSError, TypeError, AttributeError):
+        return None
+    return filename, first, "".join(lines)
+
+
 class RegionStats(tuple):
     """Session statistics of a region (ns): num_calls, total, self, min, max,
     mean, variance."""
