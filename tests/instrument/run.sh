@@ -189,12 +189,28 @@ for c in "${ccs[@]}"; do
   done
 done
 
-# C++: demangled names (g++, clang++)
+# C++: demangled names, an exception (g++, clang++)
 cxx_counts=$(LC_ALL=C sort <<EOF
+count${T}after()${T}3
 count${T}int ns::twice<int>(int)${T}2
 count${T}main${T}1
+count${T}mid(int)${T}3
 count${T}ns::Shape::area() const${T}3
 count${T}ns::Shape::unit()${T}1
+count${T}thrower(int)${T}3
+count${T}top()${T}3
+EOF
+)
+# after the exception, after() is top()'s child
+cxx_parents=$(LC_ALL=C sort <<EOF
+parent${T}after()${T}top()${T}3
+parent${T}int ns::twice<int>(int)${T}main${T}2
+parent${T}main${T}-${T}1
+parent${T}mid(int)${T}top()${T}3
+parent${T}ns::Shape::area() const${T}main${T}3
+parent${T}ns::Shape::unit()${T}main${T}1
+parent${T}thrower(int)${T}mid(int)${T}3
+parent${T}top()${T}main${T}3
 EOF
 )
 for cxx in g++ clang++; do
@@ -203,6 +219,8 @@ for cxx in g++ clang++; do
     -lspanscope_instrument -Wl,-rpath,"$libdir"
   SPANSCOPE_OUTPUT="$tmp/cxx_$cxx.h5" "$tmp/cxx_$cxx" > /dev/null
   same "$cxx: demangled names" "$cxx_counts" "$(read_h5 "$tmp/cxx_$cxx.h5" count)"
+  same "$cxx: parents (an exception)" "$cxx_parents" "$(read_h5 "$tmp/cxx_$cxx.h5" parent)"
+  same "$cxx: misuse" "misuse${T}0" "$(read_h5 "$tmp/cxx_$cxx.h5" misuse)"
 done
 
 # Fortran: gfortran takes the same flag (names as the linker sees them)
