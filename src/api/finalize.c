@@ -84,27 +84,62 @@ static void tasks_to_indices(const sps__snap_t *s, sps_task_t *t, size_t nt,
         st[i].thread = thread_index_of(s->threads, s->nthreads, st[i].thread);
 }
 
+/* Call ids run on across the periods of one session, as scope-profiler's
+ * call_ids do across finalize() calls until the next setup(): a period's
+ * first call id is the number of calls the session's earlier files hold.
+ * ids_epoch is the session (sps__g.epoch) ids_next counts for; both under
+ * sps__g.lock. */
+static uint64_t ids_epoch;
+static int64_t ids_next;
+
+/* The first call id of the period s is written with (0 in a new session). */
+static int64_t s_first_call_id(const sps__snap_t *s) {
+    (void)s;
+    pthread_mutex_lock(&sps__g.lock);
+    if (ids_epoch != sps__g.epoch) {
+        ids_epoch = sps__g.epoch;
+        ids_next = 0;
+    }
+    int64_t v = ids_next;
+    pthread_mutex_unlock(&sps__g.lock);
+    return v;
+}
+
+/* After the period s was written with n calls: the next one's ids follow. */
+static void ids_written(const sps__snap_t *s, uint64_t n) {
+    (void)s;
+    pthread_mutex_lock(&sps__g.lock);
+    if (ids_epoch == sps__g.epoch) ids_next += (int64_t)n;
+    pthread_mutex_unlock(&sps__g.lock);
+}
+
 static int write_file(sps__snap_t *s, const char *path, int verbose) {
     const char **names = calloc(s->nregs + 1, sizeof *names);
     sps__row_t *rows = calloc(s->nregs + 1, sizeof *rows);
     uint32_t nids = sps__registry_count();
     uint32_t *file_region = malloc(nids * sizeof *file_region);
     sps__rinfo_t *info = calloc(s->nregs + 1, sizeof *info);
+    uint32_t *named = calloc(s->nregs + 1, sizeof *named); /* name index -> region */
     char *tmp = sps__tmp_name(path, NULL);
-    int rc = names && rows && file_region && info && tmp ? 0 : SPS_ENOMEM;
+    int rc = names && rows && file_region && info && named && tmp ? 0 : SPS_ENOMEM;
     if (!rc && strlen(path) > 4096) rc = SPS_EPATH;
     if (!rc) rc = probe_path(tmp);
-    size_t nrows = 0;
+    size_t nrows = 0, nnames = 0;
     uint64_t off = 0;
+    /* the region table names the regions with a completed call in the
+     * period (scope-profiler's files): one registered, used only in an
+     * earlier period or only by a call still open is not in it; name k is
+     * row k's region, info[k] its source, tags and metadata */
     for (size_t i = 0; !rc && i < s->nregs; i++) {
         uint32_t r = s->regs[i];
-        names[i] = sps__registry_name(r);
         file_region[r] = UINT32_MAX;
-        rc = sps__rinfo_copy(r, &info[i]); /* source, tags, metadata */
         const sps__acc_t *a = r < s->nregions ? &s->per[r] : NULL;
         if (!a || !a->count) continue;
+        names[nnames] = sps__registry_name(r);
+        named[nnames] = r;
+        rc = sps__rinfo_copy(r, &info[nnames]); /* source, tags, metadata */
         sps__row_t *row = &rows[nrows];
-        row->file_region = (uint32_t)i;
+        row->file_region = (uint32_t)nnames++;
         row->rank = (uint32_t)s->rank;
         row->offset = off;
         row->count = s->aggregate ? 0 : a->count;
@@ -115,7 +150,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         if (!s->aggregate) off += a->count;
     }
     sps__layout_t lay = {
-        .aggregate = s->aggregate, .nnames = s->nregs, .names = names,
+        .aggregate = s->aggregate, .nnames = nnames, .names = names,
         .nrows = nrows, .rows = rows, .nevents = off, .with_tree = 1,
         .compress_threshold = s->compress_threshold, .nthreads = s->nthreads,
         .threads = s->threads, .start_time_ns = s->start_ns,
@@ -127,7 +162,8 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         .clock_source = sps__use_tsc ? "tsc" : "monotonic",
         .has_clock_offset = s->has_clock_offset,
         .clock_offset_ns = s->clock_offset_ns,
-        .clock_offset_error_ns = s->clock_offset_error_ns, .info = info};
+        .clock_offset_error_ns = s->clock_offset_error_ns, .info = info,
+        .first_call_id = s_first_call_id(s)};
     sps_task_t *tasks = NULL;
     sps_task_step_t *steps = NULL;
     size_t nsteps = 0;
@@ -164,11 +200,13 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     }
     if (rc && tmp) unlink(tmp); /* no temporary file outlives a failure */
     if (rc == SPS_EIO || rc == SPS_EPATH) sps__err_os_fail(rc, "writing", path);
-    for (size_t i = 0; info && i < s->nregs; i++) {
-        if (!rc) sps__rinfo_written(s->regs[i], info[i].md_gen); /* consumed */
+    for (size_t i = 0; info && named && i < nnames; i++) {
+        if (!rc) sps__rinfo_written(named[i], info[i].md_gen); /* consumed */
         sps__rinfo_free(&info[i]);
     }
+    if (!rc && !s->aggregate) ids_written(s, off);
     free(info);
+    free(named);
     sps__tasks_free(tasks, lay.ntasks);
     free(steps);
     sps__meta_free(mkeys, mvalues, lay.nextra);
@@ -269,7 +307,8 @@ int sps__finalize_ex(const char *path, FILE *table_fp) {
 }
 
 /* Pools the written period s by call path into *out (sps_finalize_paths):
- * the file's region table from s->regs, the paths from the model's pass.
+ * the file's region table (the regions of s->regs with a completed call in
+ * the period, as write_file names them), the paths from the model's pass.
  * 0 or SPS_ENOMEM (out then has what was made; its owner frees it). */
 static int period_paths(const sps__snap_t *s, sps_period_paths_t *out) {
     uint32_t nids = sps__registry_count();
@@ -279,11 +318,17 @@ static int period_paths(const sps__snap_t *s, sps_period_paths_t *out) {
         free(name_of);
         return SPS_ENOMEM;
     }
-    out->nnames = s->nregs;
+    /* the file's region table: the regions with a completed call */
+    size_t k = 0;
+    for (size_t i = 0; i < nids; i++) name_of[i] = 0;
     for (size_t i = 0; i < s->nregs; i++) {
-        out->names[i] = sps__registry_name(s->regs[i]);
-        if (s->regs[i] < nids) name_of[s->regs[i]] = (uint32_t)i;
+        uint32_t r = s->regs[i];
+        if (r >= s->nregions || !s->per[r].count) continue;
+        out->names[k] = sps__registry_name(r);
+        if (r < nids) name_of[r] = (uint32_t)k;
+        k++;
     }
+    out->nnames = k;
     sps__path_t *v = NULL;
     size_t n = 0;
     int rc = sps__paths_pass(s, &v, &n);

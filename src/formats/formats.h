@@ -73,6 +73,9 @@ typedef struct sps__layout {
     size_t nextra;
     char *const *extra_keys;
     char *const *extra_values;
+    /* the call id of the first call of /events (call ids run on across a
+     * session's periods; 0: a file of its own) */
+    int64_t first_call_id;
 } sps__layout_t;
 
 /* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at

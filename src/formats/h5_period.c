@@ -148,6 +148,7 @@ int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
     sps__pass_t p;
     if (!rc) {
         rc = sps__pass_open(&p, snap, &h);
+        p.next_id = lay->first_call_id; /* ids run on across the session's periods */
         if (!rc) sps__pass_loop(&p, h5_begin, h5_pass_close);
         rc = sps__pass_done(&p, rc, NULL);
     }

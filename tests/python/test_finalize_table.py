@@ -63,7 +63,8 @@ def test_with_a_file_it_is_read_h5_print_summary(tmp_path):
     PM.region("never called")
     text = _printed(lambda: PM.finalize())
     assert text == _reference(p)
-    assert "fib ↻ (15x)" in text and "never called (0x)" in text
+    # a region without a completed call is not in the file (scope-profiler's)
+    assert "fib ↻ (15x)" in text and "never called" not in text
     assert "Summary: " in text and "(1 rank)" in text
 
 
@@ -106,7 +107,7 @@ def test_checkpoints_each_print_their_period(tmp_path):
             pass
     first = _printed(lambda: PM.finalize())
     assert first == _reference(p)
-    assert "outer (0x)" in first  # still running: its call is the next period's
+    assert "outer" not in first  # still running: its call is the next period's
     with PM.region("b"):
         pass
     outer.__exit__(None, None, None)

@@ -735,12 +735,16 @@ def test_reset_keeps_the_instrumentation():
     assert ProfileManager.get_region("kept").num_calls == 1
 
 
-def test_deactivated_profiling_records_nothing_and_finalize_returns_none():
+def test_deactivated_profiling_records_nothing_and_finalize_returns_empty_results():
     sp.setup(deactivate_profiling=True)
     with sp.region("x"):
         pass
     assert not sp.is_active()
-    assert sp.finalize(verbose=False, return_results=True) is None
+    assert sp.finalize(verbose=False) is None
+    # return_results: an empty, usable result set (scope-profiler's), not None
+    res = sp.finalize(verbose=False, return_results=True)
+    assert res is not None and res.region_names == [] and res.summary() == []
+    assert sp.last_results() is res
 
 
 def test_profile_script_and_command(tmp_path):

@@ -367,20 +367,32 @@ def test_weak_scaling(scaling_runs, tmp_path):
 
 
 def test_callgraph(run1, tmp_path):
+    """scope-profiler 0.7.5's call graph: compact, an edge per distinct
+    (caller, callee) pair of the fold's nesting; per call, a row per call
+    with its call and parent id; (figure, axis) with return_fig, else None."""
     data = tmp_path / "cg.csv"
-    fig, svg = render(plots.plot_callgraph, run1, tmp_path, "cg", compact=True,
-                      data_filepath=data)
-    edges = {(r["caller"], r["callee"]): int(r["calls"]) for r in read_csv(data)}
-    # the fold's parents: 4 outer > inner, 8 inner > leaf, 8 worker > leaf
-    assert edges == {("outer", "inner"): 4, ("inner", "leaf"): 8, ("worker", "leaf"): 8}
-    for name in REGIONS:
-        assert f">{name}<" in svg
-    assert ">8x<" in svg
+    png = tmp_path / "cg.png"
+    assert plots.plot_callgraph(run1, compact=True, filepath=png, data_filepath=data,
+                                verbose=False) is None
+    check_png(png)
+    edges = {(r["parent"], r["child"]) for r in read_csv(data)}
+    # the fold's parents: outer > inner > leaf, worker > leaf
+    assert edges == {("outer", "inner"), ("inner", "leaf"), ("worker", "leaf")}
+    fig, ax = plots.plot_callgraph(run1, compact=True, verbose=False, return_fig=True)
+    assert {t.get_text() for t in ax.texts} == set(REGIONS)
+    assert len(ax.collections[0].get_offsets()) == len(REGIONS)
     plots.plot_callgraph(run1, data_filepath=data, verbose=False)  # a node per call
     rows = read_csv(data)
-    assert len(rows) == 4 + 8 + 8 and {r["calls"] for r in rows} == {"1"}
-    with pytest.raises(ValueError, match="one run"):
+    assert list(rows[0]) == ["call_id", "parent_id", "name", "depth"]
+    assert len(rows) == 4 + 4 + 8 + 8 + 8
+    by_id = {r["call_id"]: r for r in rows}
+    for r in rows:  # a leaf's parent is an inner or a worker call
+        if r["name"] == "leaf":
+            assert by_id[r["parent_id"]]["name"] in ("inner", "worker")
+    with pytest.raises(ValueError, match="one profiling file at a time"):
         plots.plot_callgraph([run1, run1])
+    with pytest.raises(ValueError, match="No calls recorded"):
+        plots.plot_callgraph(run1, include=["nothing_like_this"], verbose=False)
 
 
 @pytest.mark.parametrize("fn", ["plot_likwid", "plot_perf_events", "plot_roofline",
@@ -934,22 +946,23 @@ def test_stack_children_needs_calls(tmp_path):
 # --- the fluid call graph -------------------------------------------------------------
 
 def node_positions(fig):
-    """{region: (x, y)} of a matplotlib call graph (its boxed labels) or a
-    plotly one (its boxed annotations)."""
-    if hasattr(fig, "axes") and not hasattr(fig, "layout"):
-        ax = fig.axes[0]
-        return {t.get_text(): t.get_position() for t in ax.texts if t.get_bbox_patch()}
-    return {a.text: (a.x, a.y) for a in fig.layout.annotations if a.bgcolor}
+    """{region: (x, y)} of a compact call graph: matplotlib's (figure,
+    axis) from its markers and labels, plotly's from its marker trace."""
+    if isinstance(fig, tuple):
+        ax = fig[1]
+        xy = ax.collections[0].get_offsets()
+        return {t.get_text(): tuple(map(float, p)) for t, p in zip(ax.texts, xy)}
+    nodes = fig.data[-1]
+    return {t: (x, y) for t, x, y in zip(nodes.text, nodes.x, nodes.y)}
 
 
 def test_fluid_callgraph(run1, tmp_path):
     data = tmp_path / "f.csv"
-    fig, svg = render(plots.plot_callgraph, run1, tmp_path, "fluid", fluid=True,
-                      data_filepath=data)
-    # fluid implies compact (as scope-profiler): a node per region, counted edges
-    edges = {(r["caller"], r["callee"]): int(r["calls"]) for r in read_csv(data)}
-    assert edges == {("outer", "inner"): 4, ("inner", "leaf"): 8, ("worker", "leaf"): 8}
-    assert "fluid layout" in svg and ">8x<" in svg
+    fig = plots.plot_callgraph(run1, fluid=True, data_filepath=data, verbose=False,
+                               return_fig=True)
+    # fluid implies compact (as scope-profiler): a node per region
+    edges = {(r["parent"], r["child"]) for r in read_csv(data)}
+    assert edges == {("outer", "inner"), ("inner", "leaf"), ("worker", "leaf")}
     pos = node_positions(fig)
     assert set(pos) == set(REGIONS)
     xy = np.array(list(pos.values()))
@@ -958,10 +971,12 @@ def test_fluid_callgraph(run1, tmp_path):
     # not the layered layout: callers are not all above their callees
     assert len({round(y, 6) for _, y in xy}) == 4
     # deterministic: the same input, the same positions (both backends)
-    again = node_positions(plots.plot_callgraph(run1, fluid=True, verbose=False))
+    again = node_positions(plots.plot_callgraph(run1, fluid=True, verbose=False,
+                                                return_fig=True))
     assert again == pos
     if importlib.util.find_spec("plotly") is not None:
-        fig = plotly_html(plots.plot_callgraph, run1, tmp_path, "fluid", fluid=True)
+        fig = plotly_html(plots.plot_callgraph, run1, tmp_path, "fluid", fluid=True,
+                          return_fig=True)
         got = node_positions(fig)
         assert set(got) == set(pos)
         for name in pos:
@@ -980,7 +995,7 @@ def test_fluid_callgraph_as_scope_profiler(run1):
     nodes = sp_fig.data[-1]
     want = {t: (x, y) for t, x, y in zip(nodes.text, nodes.x, nodes.y)}
     got = node_positions(plots.plot_callgraph(run1, fluid=True, backend="plotly",
-                                              verbose=False))
+                                              verbose=False, return_fig=True))
     assert set(got) == set(want)
     for name in want:
         assert got[name] == pytest.approx(want[name], abs=1e-9), name
@@ -1058,9 +1073,10 @@ def test_cli_backend_combine_stack_fluid(run1, tmp_path):
     out2 = tmp_path / "cg.svg"
     assert plots.main(["callgraph", str(run1), "-o", str(out2), "--fluid",
                        "--data", str(tmp_path / "cg.txt"), "--format", "json"]) == 0
-    assert "fluid layout" in out2.read_text()
+    assert "leaf" in out2.read_text()  # the node labels (matplotlib: a comment per text)
     doc = json.loads((tmp_path / "cg.txt").read_text())
-    assert doc["plot"] == "callgraph" and len(doc["rows"]) == 3
+    assert doc["plot"] == "callgraph" and len(doc["edges"]) == 3  # scope-profiler's document
+    assert {r["name"] for r in doc["regions"]} == set(REGIONS)
     out3 = tmp_path / "c.png"
     assert plots.main(["durations", str(run1), "-o", str(out3), "--combine", "a=outer",
                        "b=inner"]) == 0

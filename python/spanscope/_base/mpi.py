@@ -18,9 +18,26 @@ import functools
 import os
 import warnings
 
-# Environment variables the common launchers set in every rank they start.
+#: The per-rank environment variables by which scope-profiler recognises an
+#: MPI launch (scope_profiler.mpi_launch.LAUNCHER_ENV_VARS): Open MPI, MPICH /
+#: Intel MPI / Cray / srun (PMI), PMIx, MVAPICH2, Hydra, Cray ALPS and PALS.
+#: Any of them set means a launcher started this process (launched()); none
+#: of them makes ``import spanscope`` initialise MPI.
+LAUNCHER_ENV_VARS = (
+    "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",
+    "PMIX_RANK",
+    "MV2_COMM_WORLD_RANK",
+    "MPI_LOCALRANKID",
+    "ALPS_APP_PE",
+    "PALS_RANKID",
+)
+
+# Environment variables the common launchers set in every rank they start
+# (the size variables, and scope-profiler's per-rank ones).
 _LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-                  "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE", "HYDRA_CONTROL_FD")
+                  "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE", "HYDRA_CONTROL_FD",
+                  *LAUNCHER_ENV_VARS)
 
 
 def launched() -> bool:

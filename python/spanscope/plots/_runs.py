@@ -58,26 +58,40 @@ class _Run:
         return v
 
 
-def _label_of(res) -> str:
+def _label_of(res, stem: str | None = None) -> str:
+    """A run's label: its stored label, else stem (when given), else its
+    file's stem."""
     lab = res.metadata.get("label")
     if isinstance(lab, (str, bytes)) and lab:
         return lab.decode() if isinstance(lab, bytes) else lab
-    return Path(res.path).stem
+    return stem or Path(res.path).stem
 
 
 def _as_runs(profiling_data) -> list[_Run]:
     """profiling_data as runs: a path, a spanscope Results, a results
-    object of a file (anything with a ``file_path``, as scope-profiler's
-    ProfilingResults: that file, read by spanscope.read), or a sequence of
-    them.  TypeError for anything else; the reader's OSError/ValueError
-    for a file it cannot read."""
+    object of a file (scope-profiler's ProfilingResults: the C reader's
+    model it holds, so results of an in-memory finalize, whose file is
+    gone, draw too; else anything with a ``file_path``: that file, read by
+    spanscope.read), or a sequence of them.  TypeError for anything else;
+    the reader's OSError/ValueError for a file it cannot read."""
     from spanscope.results import Results, read
     items = (list(profiling_data) if isinstance(profiling_data, (list, tuple))
              else [profiling_data])
-    runs = []
+    if not items:  # scope-profiler's message: nothing was passed, not a filter
+        raise ValueError("No profiling data provided.")
+    runs, stems = [], []
     for it in items:
+        model = getattr(it, "model", None)
         fp = getattr(it, "file_path", None)
-        if not isinstance(it, (Results, str, os.PathLike)) and isinstance(fp, (str, os.PathLike)):
+        stem = None
+        if not isinstance(it, (Results, str, os.PathLike)) and isinstance(model, Results):
+            # scope-profiler's results of a file: its C read, held in memory
+            # (named by the results' file_path: an in-memory finalize's
+            # results name the configured file, not the temporary one read)
+            if isinstance(fp, (str, os.PathLike)) and os.fspath(fp):
+                stem = Path(fp).stem
+            it = model
+        elif not isinstance(it, (Results, str, os.PathLike)) and isinstance(fp, (str, os.PathLike)):
             it = fp  # scope-profiler's results: the same file through the C reader
         if isinstance(it, (str, os.PathLike)):
             it = read(it)
@@ -85,7 +99,8 @@ def _as_runs(profiling_data) -> list[_Run]:
             raise TypeError("spanscope.plots takes paths of recordings or the "
                             f"Results of spanscope.read, not {type(it).__name__}")
         runs.append(it)
-    labels = [_label_of(r) for r in runs]
+        stems.append(stem)
+    labels = [_label_of(r, stem) for r, stem in zip(runs, stems)]
     stems = list(labels)
     seen: dict[str, int] = {}
     for i, lab in enumerate(stems):  # the same stem twice: tell them apart

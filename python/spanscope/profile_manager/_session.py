@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 from collections.abc import Mapping
 
 from spanscope import _ext
@@ -351,7 +352,9 @@ class _SessionMixin:
 
         ``return_results=True`` returns the period's results (read back from
         the file written, or from a private temporary file when the run
-        writes none), and keeps them for ``last_results()``.  Before
+        writes none: then held in memory, their ``file_path`` the configured
+        one, as in scope-profiler), and keeps them for ``last_results()``; with
+        profiling deactivated they are an empty result set.  Before
         ``setup()`` this does nothing and returns None.
 
         If the file cannot be written, OSError names the path and nothing is
@@ -369,7 +372,13 @@ class _SessionMixin:
         cls._cancel_auto_finalize()
         if cls._deactivated or not _ext.is_active():
             cls._finalized_since_setup = True
-            return None
+            if not return_results:
+                return None
+            # nothing recorded, but a usable (empty) result set, as scope-profiler
+            from spanscope.results import ProfilingResults
+            cls._last_results = ProfilingResults(
+                {}, file_path=cls._settings.get("file_path") or "profiling_data.h5")
+            return cls._last_results
         path = cls._file_path if file_path is _UNSET else (
             None if file_path is None else os.fspath(file_path))
         kind = cls._output_kind if file_path is _UNSET else _output_kind(path or "x.h5")
@@ -404,6 +413,9 @@ class _SessionMixin:
             results = None
             if return_results:
                 results = _read_results(path or tmp)
+                if path is None:  # as scope-profiler: the configured file, not the gone one
+                    results._file_path = Path(cls._settings.get("file_path")
+                                              or "profiling_data.h5")
             table = (cls._table_source(path or tmp, requested, period, results)
                      if verbose else None)
             if requested is not None:

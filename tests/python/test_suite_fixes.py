@@ -1,0 +1,142 @@
+"""scope-profiler 0.7.5 behaviours spanscope follows (issue 32, part 2):
+results of an in-memory finalize, repeated finalize() (the region table,
+call ids across periods), empty results when profiling is off, the call
+graph's scope-profiler shape, launcher detection."""
+
+import csv
+import json
+import os
+
+import pytest
+
+import spanscope
+from spanscope import ProfileManager, plots
+from spanscope.results import ProfilingResults, read_h5
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    yield
+    ProfileManager.reset()
+
+
+def _nested():
+    @ProfileManager.profile("leaf")
+    def leaf():
+        return 1
+
+    @ProfileManager.profile("middle")
+    def middle():
+        return sum(leaf() for _ in range(3))
+
+    @ProfileManager.profile("root")
+    def root():
+        return middle() + leaf()
+
+    root()
+
+
+def test_in_memory_results_outlive_their_temporary_file(tmp_path):
+    """finalize(return_results=True) without file output: the results are
+    held in memory (the temporary file they were read from is gone), name
+    the configured file, and plot."""
+    configured = tmp_path / "profiling_data.h5"
+    ProfileManager.setup(file_path=str(configured), deactivate_file_output=True)
+    _nested()
+    res = ProfileManager.finalize(verbose=False, return_results=True)
+    assert not configured.exists()
+    assert str(res.file_path) == str(configured)
+    assert not os.path.exists(res.model.path)  # the temporary file was removed
+    fig, axis = plots.plot_callgraph(res, verbose=False, return_fig=True)
+    assert len(axis.collections[0].get_offsets()) == 1 + 1 + 3 + 1
+    data = tmp_path / "calls.csv"
+    assert plots.plot_callgraph([res], data_filepath=data, verbose=False) is None
+    with open(data, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["name"] for r in rows][:2] == ["root", "middle"]
+    assert rows[0]["parent_id"] == ""  # a root
+    plots.plot_gantt(res, filepath=tmp_path / "g.png", verbose=False)  # any plot
+    assert (tmp_path / "g.png").exists()
+
+
+def test_callgraph_compact_json_and_errors(tmp_path):
+    ProfileManager.setup(file_path=str(tmp_path / "p.h5"))
+    _nested()
+    res = ProfileManager.finalize(verbose=False, return_results=True)
+    out = tmp_path / "edges.json"
+    plots.plot_callgraph(res, compact=True, data_filepath=out, data_format="json",
+                         verbose=False)
+    doc = json.loads(out.read_text())
+    assert doc["plot"] == "callgraph"
+    assert {"parent": "root", "child": "middle"} in doc["edges"]
+    assert {"parent": "middle", "child": "leaf"} in doc["edges"]
+    assert {"parent": "root", "child": "leaf"} in doc["edges"]
+    assert [r["name"] for r in doc["regions"]] == ["root", "middle", "leaf"]
+    with pytest.raises(ValueError, match="one profiling file at a time"):
+        plots.plot_callgraph([res, res], verbose=False)
+    with pytest.raises(ValueError, match="No calls recorded"):
+        plots.plot_callgraph(res, rank=3, verbose=False)
+    with pytest.raises(ValueError, match="No profiling data provided"):
+        plots.plot_gantt([])
+
+
+def test_region_table_names_only_regions_with_a_completed_call(tmp_path):
+    out = tmp_path / "p.h5"
+    ProfileManager.setup(file_path=str(out))
+    with ProfileManager.region("first_only"):
+        pass
+    ProfileManager.finalize(verbose=False)
+    assert read_h5(out).region_names == ["first_only"]
+    with ProfileManager.region("outer"):  # open across the finalize
+        with ProfileManager.region("inner"):
+            pass
+        ProfileManager.finalize(verbose=False)
+    res = read_h5(out)
+    assert res.region_names == ["inner"]  # not first_only, not the open outer
+    assert res["inner"].num_calls == 1
+    ProfileManager.finalize(verbose=False)
+    assert read_h5(out).region_names == ["outer"]  # its call, once it completed
+
+
+def test_call_ids_run_on_across_finalizes_and_restart_at_setup(tmp_path):
+    ProfileManager.setup(file_path=str(tmp_path / "one.h5"))
+    with ProfileManager.region("step"):
+        pass
+    with ProfileManager.region("step"):
+        first = ProfileManager.finalize(verbose=False, return_results=True)
+    second = ProfileManager.finalize(verbose=False, return_results=True)
+    assert first["step"][0].call_ids.tolist() == [0]
+    assert second["step"][0].call_ids.tolist() == [1]  # the call open at the first
+    assert (first["step"][0].start_times_ns.tolist()
+            != second["step"][0].start_times_ns.tolist())
+    ProfileManager.setup(file_path=str(tmp_path / "two.h5"))
+    for _ in range(2):
+        with ProfileManager.region("step"):
+            pass
+    third = ProfileManager.finalize(verbose=False, return_results=True)
+    assert third["step"][0].call_ids.tolist() == [0, 1]  # a new run: from 0
+
+
+def test_deactivated_profiling_returns_empty_results(tmp_path):
+    ProfileManager.setup(file_path=str(tmp_path / "p.h5"), deactivate_profiling=True)
+    res = ProfileManager.finalize(verbose=False, return_results=True)
+    assert isinstance(res, ProfilingResults)
+    assert res.region_names == [] and res.summary() == []
+    assert ProfileManager.finalize(verbose=False) is None
+
+
+def test_launcher_env_vars(monkeypatch):
+    from spanscope._base import mpi
+    assert "OMPI_COMM_WORLD_RANK" in mpi.LAUNCHER_ENV_VARS
+    assert "PMI_RANK" in mpi.LAUNCHER_ENV_VARS
+    for var in list(os.environ):
+        if var in mpi._LAUNCHER_VARS or var == "SPANSCOPE_MPI":
+            monkeypatch.delenv(var)
+    assert not mpi.launched()
+    for var in mpi.LAUNCHER_ENV_VARS:
+        monkeypatch.setenv(var, "0")
+        assert mpi.launched(), var
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("PALS_RANKID", "0")
+    monkeypatch.setenv("SPANSCOPE_MPI", "0")
+    assert not mpi.launched()
