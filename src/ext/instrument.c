@@ -543,17 +543,18 @@ NOINSTR static inline int recording(void) {
     return __atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0;
 }
 
-/* The CFA of the instrumented function that called the hook whose frame
- * address is frame (see CFA_UNKNOWN). */
-NOINSTR static inline uintptr_t frame_cfa(const void *frame, const void *site) {
+/* The CFA of the instrumented function that called a hook whose own CFA
+ * is hook_cfa (__builtin_dwarf_cfa() in the hook: the instrumented
+ * function's frame starts there, whatever the hook's optimisation and
+ * whatever it spilled below): the first slot above holding site, the
+ * instrumented function's return address (see CFA_UNKNOWN). */
+NOINSTR static inline uintptr_t frame_cfa(const void *hook_cfa, const void *site) {
 #if defined(__x86_64__)
-    /* above the hook's frame: its saved rbp, its return address, then the
-     * instrumented function's frame up to its own return address */
-    const uintptr_t *p = (const uintptr_t *)frame + 2;
+    const uintptr_t *p = hook_cfa;
     for (int i = 0; i < CFA_SCAN; i++)
         if (p[i] == (uintptr_t)site) return (uintptr_t)&p[i];
 #else
-    (void)frame, (void)site;
+    (void)hook_cfa, (void)site;
 #endif
     return CFA_UNKNOWN;
 }
@@ -575,12 +576,10 @@ NOINSTR static void push_begin(tstate_t *t, uintptr_t a, uint32_t r, uintptr_t c
 }
 
 /* A recorded call (the hook's second half, out of line so that a call
- * left out never sets up a frame).  Reached by a tail call from the hook,
- * or by a call at -O0: either way the scan for the CFA starts below the
- * instrumented function's frame. */
+ * left out never sets up a frame). */
 NOINSTR __attribute__((noinline)) static void enter_record(tstate_t *t, uintptr_t a, uint32_t r,
-                                                           void *site) {
-    uintptr_t cfa = frame_cfa(__builtin_frame_address(0), site);
+                                                           void *site, void *hook_cfa) {
+    uintptr_t cfa = frame_cfa(hook_cfa, site);
     uint32_t d = t->depth;
     /* the call on top is over (its frame is gone), or the stack is full */
     if (SPS__UNLIKELY(d && t->stack[d - 1].cfa <= cfa && cfa != CFA_UNKNOWN) ||
@@ -597,12 +596,13 @@ NOINSTR __attribute__((noinline)) static void enter_record(tstate_t *t, uintptr_
 /* A first call of this thread (t NULL; DEAD_STATE: it is exiting), or
  * a miss of its cache.  A thread's state is made at its first call while
  * a session records; until then its calls cost this check only. */
-NOINSTR __attribute__((noinline)) static void enter_slow(tstate_t *t, uintptr_t a, void *site) {
+NOINSTR __attribute__((noinline)) static void enter_slow(tstate_t *t, uintptr_t a, void *site,
+                                                         void *hook_cfa) {
     if (t == DEAD_STATE) return;
     if (!t && (!recording() || !(t = tstate_new()))) return;
     if (t->resolving) return;
     uint32_t r = lookup_slow(t, a);
-    if (r) push_begin(t, a, r, frame_cfa(__builtin_frame_address(0), site));
+    if (r) push_begin(t, a, r, frame_cfa(hook_cfa, site));
 }
 
 /* The fast path: a function left out costs the thread's cache lookup
@@ -614,17 +614,17 @@ void __cyg_profile_func_enter(void *fn, void *site) {
     tstate_t *t = t_state;
     uintptr_t a = (uintptr_t)fn;
     if (SPS__UNLIKELY((uintptr_t)t <= 1)) {
-        enter_slow(t, a, site);
+        enter_slow(t, a, site, __builtin_dwarf_cfa());
         return;
     }
     const centry_t *c = &t->cache[cache_slot(a)];
     if (SPS__UNLIKELY(c->key != a)) {
-        enter_slow(t, a, site);
+        enter_slow(t, a, site, __builtin_dwarf_cfa());
         return;
     }
     uint32_t r = c->val;
     if (!r) return;
-    enter_record(t, a, r, site);
+    enter_record(t, a, r, site, __builtin_dwarf_cfa());
 }
 
 NOINSTR __attribute__((noinline)) static void exit_slow(tstate_t *t, uintptr_t a) {
