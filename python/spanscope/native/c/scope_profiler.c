@@ -28,6 +28,9 @@
  * refused with SP_ERR_UNSUPPORTED); compile with -DSP_USE_HDF5 for
  * spanscope's default, "<prefix>_rank<NNNNN>.h5".
  *
+ * Use it instead of -lspanscope, not with it (both define the sp_*
+ * functions).
+ *
  * Costs: sp_begin/sp_end (inlined by the header) call into the library
  * through one indirect call more than a linked build.  Needs dlopen and
  * pthread_once from the C library (glibc 2.34 or later, macOS; with an older
