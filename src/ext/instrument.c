@@ -194,8 +194,12 @@ static __thread tstate_t *t_state __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_key;
 static int g_key_ok;
 
+/* The cache slot of a function: its address over 16, modulo the cache.
+ * An instrumented function is longer than 16 bytes (two calls), so
+ * functions laid out next to each other never share a slot; a shift, not
+ * a hash, since the filtered path is this lookup and little else. */
 NOINSTR static inline size_t cache_slot(uintptr_t a) {
-    return (size_t)((a * 0x9E3779B97F4A7C15ull) >> (64 - CACHE_BITS));
+    return (size_t)(a >> 4) & ((1u << CACHE_BITS) - 1);
 }
 
 /* At thread exit (pthread's key destructor): frees the state; hooks the
