@@ -50,7 +50,8 @@
  *     region "solve".
  *   - SP_OUTPUT_TRACE writes scope-profiler's native trace
  *     ("<prefix>_rank<NNNNN>.spt", version 2, the format
- *     `scope-profiler import-native` reads); spanscope does not read it.
+ *     `scope-profiler import-native` reads; spanscope reads it too:
+ *     spanscope.results.read_trace / load_traces / convert_traces).
  *     HDF5 is the default, and always available.
  *   - Line sampling (sp_start_sampling) is not available yet: spanscope's
  *     native sampler is issue 34.  The functions exist and return
@@ -140,8 +141,8 @@ typedef struct {
  * SP_OUTPUT_HDF5: "<prefix>_rank<NNNNN>.h5", scope-profiler schema 3 (the
  *   default; read by spanscope, read_h5 and every scope-profiler command).
  * SP_OUTPUT_TRACE: "<prefix>_rank<NNNNN>.spt", scope-profiler's native
- *   trace, version 2 (for `scope-profiler import-native`; spanscope does
- *   not read it). */
+ *   trace, version 2 (for `scope-profiler import-native`, and read by
+ *   spanscope.results.read_trace / load_traces). */
 typedef enum {
     SP_OUTPUT_HDF5 = 0,
     SP_OUTPUT_TRACE = 1

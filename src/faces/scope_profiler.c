@@ -977,7 +977,9 @@ const char *sp_error_string(sp_status status) {
     case SP_ERR_IO: return "output file could not be written";
     case SP_ERR_UNMATCHED_END: return "no open call to end";
     case SP_ERR_OPEN_SCOPES: return "a region is still open";
-    case SP_ERR_UNSUPPORTED: return "not supported by this build (see scope_profiler.h)";
+    /* scope-profiler's words (its programs and tests compare them); the
+     * other use, sp_start_sampling, is documented in the header */
+    case SP_ERR_UNSUPPORTED: return "output format not available in this build";
     }
     return "unknown status";
 }
