@@ -485,7 +485,8 @@ def main():
                         inst["recorded"] <= 0.5 * inst["uftrace"] if "uftrace" in inst else None,
                         "%.1f ns vs uftrace %.1f ns (%.2f x)" % (
                             inst["recorded"], inst["uftrace"], inst["recorded"] / inst["uftrace"])
-                        if "uftrace" in inst else "not measured: uftrace is not installed, or its run failed"))
+                        if "uftrace" in inst
+                        else "not measured: uftrace is not installed, or its run failed"))
     if "filtered" in inst:
         targets.append(("instrumented call left out <= 5 ns", inst["filtered"] <= 5.0,
                         "%.2f ns (glibc's no-op hooks: %s)" % (
