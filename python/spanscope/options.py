@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -27,8 +28,9 @@ except ModuleNotFoundError:  # Python 3.10 has no tomllib: tomli is the same
     except ModuleNotFoundError:  # pragma: no cover
         tomllib = None
 
-__all__ = ["ProfilingOptions", "MemrayOptions", "GPUOptions", "HDF5Options",
-           "FeatureNotAvailableError", "load_profiling_config"]
+__all__ = ["ProfilingOptions", "ProfilingConfig", "MemrayOptions", "GPUOptions",
+           "HDF5Options", "FeatureNotAvailableError", "load_profiling_config",
+           "LAUNCHER_ENV_VARS"]
 
 
 class FeatureNotAvailableError(NotImplementedError):
@@ -316,18 +318,24 @@ def _check_values(o: dict) -> None:
     if comp not in (None, "auto", "gzip", "lzf", "zstd"):
         raise ValueError("hdf5_compression must be None, 'auto', 'gzip', 'lzf', or "
                          f"'zstd', got {comp!r}")
-    if comp in ("lzf", "zstd"):
-        raise FeatureNotAvailableError(
-            f"hdf5_compression={comp!r} is not available yet in spanscope (gzip+shuffle "
-            "only): use 'gzip', 'auto' or None")
-    o["hdf5_compression"] = comp
     level, chunk = o["hdf5_compression_level"], o["hdf5_chunk_size"]
+    # the values first, in scope-profiler's words (a bad value is a
+    # ValueError whatever spanscope provides), then what is not there yet
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0):
         raise ValueError("hdf5_chunk_size must be a positive integer or None")
     if level is not None and (isinstance(level, bool) or not isinstance(level, int)):
         raise ValueError("hdf5_compression_level must be an integer or None")
     if comp == "gzip" and level is not None and not 0 <= level <= 9:
         raise ValueError("GZIP compression level must be between 0 and 9")
+    if comp == "zstd" and level is not None and not 1 <= level <= 22:
+        raise ValueError("Zstandard compression level must be between 1 and 22")
+    if comp == "lzf" and level is not None:
+        raise ValueError("LZF compression does not accept a compression level")
+    if comp in ("lzf", "zstd"):
+        raise FeatureNotAvailableError(
+            f"hdf5_compression={comp!r} is not available yet in spanscope (gzip+shuffle "
+            "only): use 'gzip', 'auto' or None")
+    o["hdf5_compression"] = comp
     if o["output_mode"] not in ("auto", "direct", "parallel"):
         raise ValueError("output_mode must be 'auto', 'direct', or 'parallel', "
                          f"got {o['output_mode']!r}")
@@ -375,3 +383,60 @@ def resolve(settings: dict) -> dict:
     _check_types(o)
     _check_values(o)
     return o
+
+
+#: The per-rank variables by which an MPI launch is recognised (scope-profiler's
+#: profile_config re-exports mpi_launch.LAUNCHER_ENV_VARS; spanscope._base.mpi).
+from spanscope._base.mpi import LAUNCHER_ENV_VARS  # noqa: E402
+
+
+class ProfilingConfig(Mapping):
+    """The configuration of one profiling run, as scope-profiler 0.7.5's
+    ``ProfilingConfig(file_path="profiling_data.h5", label=None, ...)``: the
+    keywords (``setup()``'s settings) checked and completed with the
+    defaults by the same rules as ``setup()`` (TypeError for an unknown
+    name or a wrong type, ValueError for a bad value,
+    FeatureNotAvailableError for a feature spanscope does not provide yet).
+
+    Each setting is a read-only attribute (``config.file_path`` is a str,
+    ``config.label``); the object is also a mapping of them, which
+    ``ProfileManager.set_config(config)`` and ``setup(**config)`` take.
+    Constructing one is local: it records nothing and starts no MPI, so
+    several coexist independently."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, file_path="profiling_data.h5", label=None, **settings):
+        """See the class.  ``settings``: any other setup() setting by its
+        flat name (``aggregation_mode=True``, ``buffer_limit=4096``, ...)."""
+        values = resolve({"file_path": file_path, "label": label, **settings})
+        if values["file_path"] is not None:
+            values["file_path"] = os.fspath(values["file_path"])
+        object.__setattr__(self, "_values", values)
+
+    def __getattr__(self, name):
+        try:
+            return object.__getattribute__(self, "_values")[name]
+        except KeyError:
+            raise AttributeError(f"no profiling setting {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a ProfilingConfig is read-only; build another one "
+                             "(or call setup()) to change a setting")
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def as_dict(self) -> dict:
+        """Every setting, resolved, as a new dict."""
+        return dict(self._values)
+
+    def __repr__(self):
+        return f"ProfilingConfig(file_path={self.file_path!r}, label={self.label!r})"
+

@@ -817,7 +817,9 @@ static int metadata_write(sps__h5w_t *w, hid_t g) {
         {"misuse_count", (int64_t)l->misuse},
         {"open_calls", (int64_t)l->open_calls}};
     int rc = attr_str(g, "timestamp", ts);
-    if (rc == 0) rc = attr_str(g, "label", l->label);
+    /* a run without a label stores none (scope-profiler's files: readers
+     * then name the run by the file's stem) */
+    if (rc == 0 && l->label && l->label[0]) rc = attr_str(g, "label", l->label);
     for (size_t i = 0; rc == 0 && i < NELEM(ints); i++)
         rc = attr_i64(g, ints[i].name, ints[i].v);
     if (rc == 0 && l->spill_error) { /* what the dropped events lost to */

@@ -76,7 +76,7 @@ def test_session_root_gives_percent_session(tmp_path):
             _body()
     text = _printed(run)
     assert text == _reference(p)
-    assert "% session" in text and "spanscope.session" in text
+    assert "% session" in text and "scope_profiler.session" in text
 
 
 def test_threads_and_label(tmp_path):

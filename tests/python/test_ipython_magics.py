@@ -136,7 +136,7 @@ def test_scope_compare(shell, capsys):
     assert out[1].split() == ["region", "calls", "(a)", "calls", "(b)", "delta", "delta", "[%]"]
     rows = {line.split()[0]: line.split()[1:] for line in out[3:] if line.strip()
             and not line.strip().startswith("Only")}
-    assert rows["spanscope.session"] == ["1", "1", "+0", "+0%"]
+    assert rows["scope_profiler.session"] == ["1", "1", "+0", "+0%"]
     assert rows["baseline"] == ["1", "-", "-1", "-100%"]
     assert rows["candidate"] == ["-", "1", "+1", "-"]
     assert "  Only in a: baseline" in out
@@ -266,12 +266,12 @@ def test_scope_load_df_export_reset(shell, tmp_path, capsys):
     shell.run_cell_magic("scope", "-q run_a", "x = sum(range(1000))")
     frame = shell.run_line_magic("scope_df", "")
     assert isinstance(frame, pandas.DataFrame)
-    assert list(frame["name"]) == ["spanscope.session", "run_a"]
+    assert list(frame["name"]) == ["scope_profiler.session", "run_a"]
     assert frame["num_calls"].tolist() == [1, 1]
     assert list(shell.run_line_magic("scope_df", "--include run_a")["name"]) == ["run_a"]
     assert "rank" in shell.run_line_magic("scope_df", "--per-rank").columns
     events = shell.run_line_magic("scope_df", "-n baseline --events")
-    assert list(events["name"]) == ["spanscope.session", "solve"]
+    assert list(events["name"]) == ["scope_profiler.session", "solve"]
     with pytest.raises(UsageError):
         shell.run_line_magic("scope_df", "--events --per-rank")
 
@@ -315,7 +315,7 @@ def test_summary_html_escapes_and_counts():
     from spanscope import MPIRegion, ProfilingResults, Region
 
     res = ProfilingResults({
-        "spanscope.session": MPIRegion("spanscope.session", {0: Region([0], [1000])}),
+        "scope_profiler.session": MPIRegion("scope_profiler.session", {0: Region([0], [1000])}),
         "<b>&x": MPIRegion("<b>&x", {0: Region([0, 600], [250, 850])}),
     })
     page = ipython_magics.summary_html(res, "%%scope 'a<b'")
@@ -450,7 +450,7 @@ def test_every_magic_in_a_jupyter_kernel(tmp_path, monkeypatch):
     # the table as HTML, its text beside it
     html = _html(cells["scope"])
     assert "class='spanscope-summary'" in html
-    assert "<code>warmup</code>" in html and "<code>spanscope.session</code>" in html
+    assert "<code>warmup</code>" in html and "<code>scope_profiler.session</code>" in html
     assert "%%scope &#x27;warmup&#x27;" in html
     assert _text(cells["scope"]).startswith("%%scope 'warmup'")
     assert "╭" in _text(cells["scope"])  # print_summary's box

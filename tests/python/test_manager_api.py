@@ -380,7 +380,7 @@ def test_pause_refuses_inside_an_open_region_but_not_the_session_root():
             pass
         ProfileManager.resume()
     assert ProfileManager.get_region("skipped").num_calls == 0
-    assert ProfileManager.get_region("spanscope.session").num_calls == 1
+    assert ProfileManager.get_region("scope_profiler.session").num_calls == 1
 
 
 def test_pause_refuses_while_another_thread_holds_a_region_open():
@@ -686,7 +686,7 @@ def test_track_async_writes_the_task_table(tmp_path):
     wa = await_ns[first:first + work.num_calls]
     assert sorted(wt) == workers                      # one call per worker, each its own
     assert (wa > 0).all() and (wa <= work.durations_ns).all()
-    root = res["spanscope.session"]
+    root = res["scope_profiler.session"]
     assert task_ids[root.first_event] == -1            # outside every task
     assert await_ns[root.first_event] == 0
     scope_profiler = pytest.importorskip("scope_profiler")

@@ -204,7 +204,7 @@ def test_session_context_manager_and_decorator(tmp_path):
                 pass
             raise RuntimeError("body failed")
     names = spanscope.read(p).region_names
-    assert "spanscope.session" in names and "x" in names
+    assert "scope_profiler.session" in names and "x" in names
 
     @ProfileManager.session(file_path=str(tmp_path / "d.h5"), verbose=False)
     def main():

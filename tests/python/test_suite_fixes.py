@@ -140,3 +140,53 @@ def test_launcher_env_vars(monkeypatch):
     monkeypatch.setenv("PALS_RANKID", "0")
     monkeypatch.setenv("SPANSCOPE_MPI", "0")
     assert not mpi.launched()
+
+
+def test_profiling_config_is_a_checked_read_only_mapping(tmp_path):
+    from spanscope.options import FeatureNotAvailableError, ProfilingConfig
+    first = ProfilingConfig(file_path=tmp_path / "first.h5", label="first")
+    second = ProfilingConfig(file_path=str(tmp_path / "second.h5"), buffer_limit=64)
+    assert first.file_path == str(tmp_path / "first.h5") and first.label == "first"
+    assert second.label is None and second.buffer_limit == 64
+    assert first.aggregation_mode is False and first["metadata_detail"] == "minimal"
+    with pytest.raises(AttributeError, match="read-only"):
+        first.label = "x"
+    with pytest.raises(TypeError, match="did you mean 'label'"):
+        ProfilingConfig(lable="x")
+    with pytest.raises(ValueError, match="metadata_detail"):
+        ProfilingConfig(metadata_detail="some")
+    with pytest.raises(FeatureNotAvailableError):
+        ProfilingConfig(use_nvtx=True)
+    ProfileManager.set_config(first)  # a mapping of setup()'s settings
+    assert ProfileManager.get_config().label == "first"
+    ProfileManager.finalize(verbose=False)
+    assert read_h5(first.file_path).label == "first"
+
+
+def test_get_config_before_setup_gives_the_defaults():
+    ProfileManager.reset()
+    c = ProfileManager.get_config()
+    assert c.file_path == "profiling_data.h5" and c.label is None
+    assert c.comm is None and (c.rank, c.size) == (0, 1)  # not under a launcher
+
+
+def test_hdf5_value_errors_come_before_the_missing_features():
+    from spanscope.options import FeatureNotAvailableError
+    with pytest.raises(ValueError, match="LZF compression does not accept"):
+        ProfileManager.setup(hdf5_compression="lzf", hdf5_compression_level=1)
+    with pytest.raises(ValueError, match="Zstandard"):
+        ProfileManager.setup(hdf5_compression="zstd", hdf5_compression_level=30)
+    with pytest.raises(FeatureNotAvailableError):
+        ProfileManager.setup(hdf5_compression="lzf")
+
+
+def test_no_label_stores_none_and_the_session_root_is_scope_profilers(tmp_path):
+    with ProfileManager.session(file_path=str(tmp_path / "run.h5"), verbose=False,
+                                return_results=True) as run:
+        with ProfileManager.region("work"):
+            pass
+    res = read_h5(tmp_path / "run.h5")
+    assert "label" not in res.metadata and res.label is None
+    assert res.display_label == "run"
+    assert run.results.call_stack()[0]["name"] == "scope_profiler.session"
+    assert set(res.region_names) == {"scope_profiler.session", "work"}

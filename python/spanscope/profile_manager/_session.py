@@ -64,12 +64,24 @@ def _full_metadata() -> dict:
 class RunConfig:
     """The settings a run resolved (defaults < TOML < options < keywords),
     read-only: ``config.label``, ``config.aggregation_mode``, ...,
-    ``config.paused``, ``config.start_time_ns``; ``as_dict()`` for all."""
+    ``config.paused``, ``config.start_time_ns``; ``as_dict()`` for all.
+    Before ``setup()`` the defaults.  As scope-profiler's config it also
+    says the MPI job: ``comm`` (mpi4py's COMM_WORLD when MPI is initialised,
+    else None), ``rank`` and ``size`` (also as scope-profiler's ``_rank`` /
+    ``_size``); under an MPI launcher, asking for the config initialises
+    MPI (scope-profiler resolves its communicator on first use too)."""
 
     __slots__ = ("_values",)
 
     def __init__(self, settings: dict, paused: bool):
-        v = dict(settings)
+        from spanscope.options import DEFAULTS
+        v = {**DEFAULTS, **settings}  # before setup(): the defaults, as scope-profiler
+        comm = None
+        if _mpi.ensure_initialized():  # only under a launcher
+            from mpi4py import MPI
+            comm = MPI.COMM_WORLD
+        rank, size = (comm.Get_rank(), comm.Get_size()) if comm is not None else (0, 1)
+        v.update(comm=comm, rank=rank, size=size, _rank=rank, _size=size)
         v["paused"] = paused
         v["start_time_ns"] = _ext.session_start_ns()
         v["file_path"] = os.fspath(v["file_path"]) if v.get("file_path") is not None else None
@@ -120,7 +132,7 @@ class _Session:
     """``ProfileManager.session(...)``: setup on entry, finalize on exit (even
     when the body raises).  Also a decorator (each call its own session)."""
 
-    ROOT = "spanscope.session"
+    ROOT = "scope_profiler.session"  # scope-profiler's name: files and filters name it
 
     def __init__(self, manager, setup_kwargs, verbose, return_results):
         self._m = manager
@@ -489,7 +501,7 @@ class _SessionMixin:
     def session(cls, options=None, *, verbose: bool = True, return_results: bool = False,
                 verbose_line_profiler: bool = False, native_traces=None, **setup_kwargs):
         """A context manager (and decorator) that sets up, opens a root region
-        "spanscope.session", and finalizes on exit."""
+        "scope_profiler.session" (scope-profiler's name), and finalizes on exit."""
         if native_traces is not None:
             raise FeatureNotAvailableError("session(native_traces=...) is not available "
                                            "yet in spanscope")

@@ -13,9 +13,9 @@ groups calls by path, formats numbers and draws the box: no second parse.
 Where the text differs from scope-profiler's on purpose: the "Explore"
 hints of the Info box name spanscope's own subcommands (scope-profiler's
 ``tui`` and ``line-profile`` have no spanscope counterpart, so their lines
-are left out), and ProfileManager.session()'s root ("spanscope.session")
-counts as the session region as scope-profiler's "scope_profiler.session"
-does.
+are left out).  ProfileManager.session()'s root is scope-profiler's
+"scope_profiler.session" (files of older spanscope versions named it
+"spanscope.session": both count as the session region).
 """
 
 from __future__ import annotations
