@@ -363,11 +363,11 @@ SP_API int sp_stop_sampling(void);
 /* The inline hot path.  SP_NO_INLINE (or a compiler without GNU C's
  * always_inline) calls the exported functions instead. */
 #if !defined(SP_NO_INLINE) && defined(__GNUC__)
-static inline __attribute__((always_inline)) void sp_begin_inline_(int region) {
+static inline __attribute__((always_inline, no_instrument_function)) void sp_begin_inline_(int region) {
     if (__builtin_expect(region > 0, 1))
         sps_begin(SPS_CAST_(sps_region_t, region));
 }
-static inline __attribute__((always_inline)) void sp_end_inline_(int region) {
+static inline __attribute__((always_inline, no_instrument_function)) void sp_end_inline_(int region) {
     if (__builtin_expect(region > 0, 1))
         sps_end(SPS_CAST_(sps_region_t, region));
 }

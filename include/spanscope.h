@@ -482,7 +482,10 @@ SPS_API void sps__end(sps_region_t r);
 
 /* Inlined even without optimisation: no call when profiling is off, and
  * sps__begin's caller is the user's function (native stacks start there). */
-#define SPS_ALWAYS_INLINE_ static inline __attribute__((always_inline))
+/* no_instrument_function: a program built with -finstrument-functions
+ * (libspanscope_instrument, docs/instrument.md) does not send the API's own
+ * inline calls through its hooks */
+#define SPS_ALWAYS_INLINE_ static inline __attribute__((always_inline, no_instrument_function))
 SPS_ALWAYS_INLINE_ void sps_begin(sps_region_t r) {
     if (__builtin_expect(__atomic_load_n(&sps__active, __ATOMIC_RELAXED) != 0, 1))
         sps__begin(r);
@@ -1433,11 +1436,13 @@ struct scope {
     static const sps_region_t SPS_CAT_(sps_scope_id_, uniq) = sps_region(name_expr); \
     const spanscope::scope SPS_CAT_(sps_scope_, uniq)(SPS_CAT_(sps_scope_id_, uniq))
 #elif defined(__GNUC__)
-static inline void sps__scope_end(const sps_region_t *r) { sps_end(*r); }
+static inline __attribute__((no_instrument_function)) void sps__scope_end(const sps_region_t *r) {
+    sps_end(*r);
+}
 /* Interns the name on first execution, cached in *slot (after that a scope
  * costs what sps_begin + sps_end cost), enters the region and returns its
  * id, which the cleanup variable keeps for sps__scope_end. */
-static inline sps_region_t sps__scope_begin(sps_region_t *slot,
+static inline __attribute__((no_instrument_function)) sps_region_t sps__scope_begin(sps_region_t *slot,
                                             const char *name) {
     sps_region_t id = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (__builtin_expect(id == 0, 0)) {
