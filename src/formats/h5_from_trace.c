@@ -96,7 +96,7 @@ static int row_cmp(const void *a, const void *b) {
 /* Puts the rows in the layout's order and gives them their offsets in
  * /events; row_of follows.  0 or SPS_ENOMEM. */
 static int order_rows(conv_t *c) {
-    qsort(c->rows, c->nrows, sizeof *c->rows, row_cmp);
+    if (c->nrows) qsort(c->rows, c->nrows, sizeof *c->rows, row_cmp); /* rows NULL when none */
     uint64_t off = 0;
     for (size_t i = 0; i < c->nrows; i++) {
         c->rows[i].offset = off;
