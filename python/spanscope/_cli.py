@@ -56,9 +56,13 @@ def _plot(argv: list[str]) -> int:
 
 _JSON_HELP = """usage: spanscope export json FILE -o OUT [--ranks R[,R...]]
                              [--include PATTERN]... [--exclude PATTERN]...
+                             [--gzip] [--indent N]
 
 Writes FILE as scope-profiler's JSON (spanscope.write_json), which
-scope-profiler's read_json and spanscope.read_json read back.
+scope-profiler's read_json and spanscope.read_json read back.  OUT ending
+in .json or .json.gz (gzip) is the file; any other OUT is a directory, as
+in scope-profiler, which gets profile.json (--gzip: profile.json.gz).
+--indent N indents the JSON by N spaces (default: one line).
 """
 
 
@@ -88,7 +92,11 @@ def _export_json(argv: list[str]) -> int:
         if a in ("-h", "--help"):
             sys.stdout.write(_JSON_HELP)
             return 0
-        key = {"-o": "out", "--output": "out", "--ranks": "ranks",
+        if a == "--gzip":
+            args["gzip"] = True
+            i += 1
+            continue
+        key = {"-o": "out", "--output": "out", "--ranks": "ranks", "--indent": "indent",
                "--include": "include", "--exclude": "exclude"}.get(a.split("=", 1)[0])
         if key:
             if "=" in a and a.startswith("--"):
@@ -119,6 +127,18 @@ def _export_json(argv: list[str]) -> int:
         if ranks is None:
             return _die(EXIT_USAGE, "export: --ranks needs ranks like 0,2-3 (at most 4096), "
                                     f"got '{args['ranks']}'")
+    indent = None
+    if "indent" in args:
+        if not args["indent"].isdigit():
+            return _die(EXIT_USAGE, f"export: --indent needs a number of spaces, "
+                                    f"got '{args['indent']}'")
+        indent = int(args["indent"])
+    out = args["out"]
+    if not out.endswith((".json", ".json.gz")):
+        # scope-profiler's form: -o names a directory, which gets profile.json
+        out = os.path.join(out, "profile.json" + (".gz" if args.get("gzip") else ""))
+    elif args.get("gzip") and not out.endswith(".gz"):
+        out += ".gz"
     import spanscope
 
     write_json = getattr(spanscope, "write_json", None)
@@ -130,8 +150,9 @@ def _export_json(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="spanscope-export-") as tmp:
         try:
             results = _load_any(spanscope, pos[0], tmp)
-            write_json(results, args["out"], include=args["include"] or None,
-                       exclude=args["exclude"] or None, ranks=ranks)
+            os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+            write_json(results, out, include=args["include"] or None,
+                       exclude=args["exclude"] or None, ranks=ranks, indent=indent)
         except (OSError, ValueError, KeyError) as error:
             return _die(EXIT_DATA, f"export: {pos[0]}: {error}")
     return 0
@@ -276,7 +297,7 @@ def _run(argv: list[str]) -> int:
 
 def python_command(argv: list[str]) -> int:
     """Runs a subcommand that is Python's: argv[0] is "plot", "export",
-    "run" or "tui"."""
+    "run", "tui", or "inspect" of scope-profiler's JSON profile."""
     if not argv:
         return _die(EXIT_USAGE, "missing command (see spanscope --help)")
     if argv[0] == "plot":
@@ -285,14 +306,51 @@ def python_command(argv: list[str]) -> int:
         return _export_json(argv[1:])
     if argv[0] == "run":
         return _run(argv[1:])
+    if argv[0] == "inspect":
+        return _inspect_json(argv[1:])
     if argv[0] == "tui":
         from spanscope.integrations.tui import main as tui_main
         return tui_main(argv[1:])
     return _die(EXIT_USAGE, f"{argv[0]}: not a Python subcommand")
 
 
+def _is_json_profile(path: str) -> bool:
+    """True when path holds scope-profiler's JSON profile (its document
+    starts with the "format" member naming it, as scope-profiler and
+    spanscope write it), not a trace's JSON: the first bytes are read,
+    inflated for gzip."""
+    import gzip
+    import re
+
+    from spanscope.results._jsonio import FORMAT_NAME
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as f:
+                head = f.read(4096)
+    except (OSError, EOFError):
+        return False
+    pattern = rb'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT_NAME.encode()) + rb'"'
+    return re.match(pattern, head) is not None
+
+
+def _inspect_json(argv: list[str]) -> int:
+    """inspect FILE for scope-profiler's JSON profile (the C tool reads
+    traces' JSON): spanscope.results' inspect_file, as scope-profiler's
+    inspect prints it."""
+    from spanscope.results import inspect_file
+    try:
+        inspect_file(argv[0])
+    except (OSError, ValueError) as error:
+        return _die(EXIT_DATA, f"inspect: {argv[0]}: {error}")
+    return 0
+
+
 def _is_python_command(argv: list[str]) -> bool:
     if argv[:1] in (["plot"], ["run"], ["tui"]):
+        return True
+    if argv[:1] == ["inspect"] and len(argv) == 2 and _is_json_profile(argv[1]):
         return True
     positional = [a for a in argv[1:] if not a.startswith("-")]
     return argv[:1] == ["export"] and positional[:1] == ["json"]
@@ -339,8 +397,10 @@ def main(argv: list[str] | None = None) -> int:
     """The ``spanscope`` command, callable from Python: ``main(["report",
     "run.h5"])`` runs it and returns its exit status, its output on
     sys.stdout / sys.stderr (scope-profiler's ``__main__.main(argv)``).
-    plot, export json and run are done here; the rest by the C tool, run as
-    a child process.  Never replaces the calling process (entry() does,
+    plot, export json, run and inspect of a JSON profile are done here;
+    the rest by the C tool, run as a child process (a scope-profiler JSON
+    profile among its input files handed over as .h5; scope-profiler's
+    ``report FILE -o PAGE.html`` runs ``html``).  Never replaces the calling process (entry() does,
     for the console script and ``python -m spanscope``)."""
     argv = sys.argv[1:] if argv is None else [os.fspath(a) for a in argv]
     if _is_python_command(argv):
@@ -350,7 +410,60 @@ def main(argv: list[str] | None = None) -> int:
         return _die(EXIT_USAGE, "the spanscope binary is not in this installation "
                                 "(spanscope/bin/spanscope); build it with CMake or "
                                 "set SPANSCOPE_CLI")
-    return _run_binary(exe, argv)
+    if argv[:1] == ["report"] and any(a in _OUTPUT_OPTIONS or a.startswith("--output=")
+                                      for a in argv[1:]):
+        # scope-profiler's `report FILE -o PAGE.html` is spanscope's html page
+        # (spanscope's report prints the table and writes no file)
+        argv = ["html", *argv[1:]]
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="spanscope-json-") as tmp:
+        try:
+            argv = _json_profiles_as_h5(argv, tmp)
+        except (OSError, ValueError) as error:
+            return _die(EXIT_DATA, f"{argv[0]}: {error}")
+        return _run_binary(exe, argv)
+
+
+#: options of the C tool whose value is an output path (never an input)
+_OUTPUT_OPTIONS = ("-o", "--output")
+
+
+def _rewritten(argv: list[str]) -> bool:
+    """Whether main() hands the C tool other arguments than argv (a JSON
+    profile among the inputs, scope-profiler's report -o)."""
+    if argv[:1] == ["report"] and any(a in _OUTPUT_OPTIONS or a.startswith("--output=")
+                                      for a in argv[1:]):
+        return True
+    prev = ""
+    for a in argv[1:]:
+        if prev not in _OUTPUT_OPTIONS and not a.startswith("-") and os.path.isfile(a) \
+                and _is_json_profile(a):
+            return True
+        prev = a
+    return False
+
+
+def _json_profiles_as_h5(argv: list[str], tmpdir: str) -> list[str]:
+    """argv with each input file that is scope-profiler's JSON profile
+    replaced by the same run as .h5 (write_h5_profile: its calls written
+    in C) under tmpdir, named by the JSON file's stem, so that the C tool's
+    subcommands (diff, report, merge, convert, ...) read JSON profiles as
+    scope-profiler's do (the C tool reads traces' JSON itself)."""
+    out, skip = [], False
+    for k, a in enumerate(argv):
+        if k == 0 or skip or a.startswith("-") or not os.path.isfile(a) \
+                or not _is_json_profile(a):
+            skip = a in _OUTPUT_OPTIONS
+            out.append(a)
+            continue
+        from spanscope.results import read_json
+        from spanscope.results._jsonio import write_h5_profile
+        stem = os.path.basename(a).split(".", 1)[0] or "profile"
+        sub = os.path.join(tmpdir, str(k))
+        os.makedirs(sub)
+        out.append(os.fspath(write_h5_profile(read_json(a), os.path.join(sub, stem + ".h5"))))
+    return out
 
 
 def entry() -> int:
@@ -360,7 +473,7 @@ def entry() -> int:
     and no Python waits beside it); the Python subcommands run here."""
     argv = sys.argv[1:]
     exe = _binary()
-    if _is_python_command(argv) or exe is None:
+    if _is_python_command(argv) or exe is None or _rewritten(argv):
         return main(argv)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -190,3 +190,45 @@ def test_no_label_stores_none_and_the_session_root_is_scope_profilers(tmp_path):
     assert res.display_label == "run"
     assert run.results.call_stack()[0]["name"] == "scope_profiler.session"
     assert set(res.region_names) == {"scope_profiler.session", "work"}
+
+
+def _json_profile(tmp_path):
+    from spanscope.results import write_json
+    h5 = tmp_path / "profile.h5"
+    ProfileManager.setup(file_path=str(h5))
+    with ProfileManager.region("outer"):
+        with ProfileManager.region("inner"):
+            pass
+    ProfileManager.finalize(verbose=False)
+    return h5, write_json(read_h5(h5), tmp_path / "profile.json")
+
+
+def test_cli_export_json_to_a_directory_gzip_indent(tmp_path):
+    import gzip
+    from spanscope._cli import main
+    from spanscope.results import read_json
+    h5, _ = _json_profile(tmp_path)
+    assert main(["export", "json", str(h5), "-o", str(tmp_path / "out")]) == 0
+    assert read_json(tmp_path / "out" / "profile.json").region_names == ["outer", "inner"]
+    assert main(["export", "json", str(h5), "-o", str(tmp_path / "gz"), "--gzip",
+                 "--indent", "2"]) == 0
+    text = gzip.decompress((tmp_path / "gz" / "profile.json.gz").read_bytes())
+    assert b"\n  " in text
+    assert main(["export", "json", str(h5), "-o", str(tmp_path / "one.json")]) == 0
+    assert read_json(tmp_path / "one.json").num_ranks == 1  # a .json name: that file
+    assert main(["export", "json", str(h5), "-o", str(tmp_path / "x"), "--indent",
+                 "two"]) == 2
+
+
+def test_cli_reads_json_profiles(tmp_path, capfd):
+    from spanscope._cli import _is_json_profile, _rewritten, main
+    h5, js = _json_profile(tmp_path)
+    assert _is_json_profile(str(js)) and not _is_json_profile(str(h5))
+    assert _rewritten(["diff", str(h5), str(js)]) and not _rewritten(["diff", str(h5)])
+    assert main(["inspect", str(js)]) == 0
+    assert "outer" in capfd.readouterr().out
+    assert main(["diff", str(h5), str(js)]) == 0
+    assert "outer" in capfd.readouterr().out
+    page = tmp_path / "r.html"
+    assert main(["report", str(js), "-o", str(page), "--no-charts"]) == 0
+    assert page.exists() and "outer" in page.read_text()
