@@ -1567,6 +1567,11 @@ typedef struct sps_span_set {
     const char *label;
     const char *const *source_files, *const *source_texts, *const *tags;
     const int64_t *source_lines;
+    /* More /metadata strings (nmeta pairs; keys the writer writes itself --
+     * rank, label, start_time_ns, ... -- are left out), as a run's own
+     * sps_metadata_set would have written them. */
+    size_t nmeta;
+    const char *const *meta_keys, *const *meta_values;
 } sps_span_set_t;
 
 /* Writes the spans as a schema-3 .h5 at path (through a temporary name

@@ -175,27 +175,33 @@ static int opt_strs(PyObject *seq, size_t nn, const char ***out, const char *wha
 
 /* spans_write_h5(path, names, name, rank, thread, start_ns, end_ns, *,
  * start_time_ns=None, finalize_time_ns=None, label=None,
- * source_files=None, source_lines=None, source_texts=None, tags=None) ->
- * None: sps_spans_write_h5.  names: list of str; name: uint32 indices;
+ * source_files=None, source_lines=None, source_texts=None, tags=None,
+ * metadata=None) -> None: sps_spans_write_h5.  metadata: {str: str} more
+ * /metadata strings.  names: list of str; name: uint32 indices;
  * rank .. end_ns int64 (numpy arrays), one per span; the per-name lists
  * one item per name (None where unknown; source_lines an int64 array).
  * ValueError for spans the writer refuses, OSError for the file. */
 static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "names", "name", "rank", "thread", "start_ns",
                              "end_ns", "start_time_ns", "finalize_time_ns", "label",
-                             "source_files", "source_lines", "source_texts", "tags", NULL};
+                             "source_files", "source_lines", "source_texts", "tags",
+                             "metadata", NULL};
     const char *path, *label = NULL;
     PyObject *names, *cols[5], *t0 = Py_None, *t1 = Py_None, *files = Py_None,
-             *lines = Py_None, *texts = Py_None, *tags = Py_None;
+             *lines = Py_None, *texts = Py_None, *tags = Py_None, *meta = Py_None;
     (void)mod;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOO|$OOzOOOO", kwlist, &path, &names,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOO|$OOzOOOOO", kwlist, &path, &names,
                                      &cols[0], &cols[1], &cols[2], &cols[3], &cols[4],
-                                     &t0, &t1, &label, &files, &lines, &texts, &tags))
+                                     &t0, &t1, &label, &files, &lines, &texts, &tags, &meta))
         return NULL;
+    if (meta != Py_None && !PyDict_Check(meta)) {
+        PyErr_SetString(PyExc_TypeError, "metadata must be a dict of str to str");
+        return NULL;
+    }
     PyObject *seq = PySequence_Fast(names, "names must be a list of str");
     if (!seq) return NULL;
-    const char **nv = NULL, **fv = NULL, **xv = NULL, **tv = NULL;
-    size_t nn = 0;
+    const char **nv = NULL, **fv = NULL, **xv = NULL, **tv = NULL, **mk = NULL, **mv = NULL;
+    size_t nn = 0, nm = 0;
     Py_buffer b[6];
     int got = 0, have_lines = 0;
     PyObject *res = NULL;
@@ -215,6 +221,24 @@ static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw)
     if ((t0 == Py_None) != (t1 == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "start_time_ns and finalize_time_ns go together");
         goto done;
+    }
+    if (meta != Py_None && PyDict_GET_SIZE(meta)) {
+        Py_ssize_t pos = 0, nd = PyDict_GET_SIZE(meta);
+        PyObject *k, *v;
+        mk = calloc((size_t)nd, sizeof *mk);
+        mv = calloc((size_t)nd, sizeof *mv);
+        if (!mk || !mv) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        while (PyDict_Next(meta, &pos, &k, &v)) { /* borrowed UTF-8, kept by the dict */
+            if (!PyUnicode_Check(k) || !PyUnicode_Check(v)) {
+                PyErr_SetString(PyExc_TypeError, "metadata must be a dict of str to str");
+                goto done;
+            }
+            if (!(mk[nm] = PyUnicode_AsUTF8(k)) || !(mv[nm] = PyUnicode_AsUTF8(v))) goto done;
+            nm++;
+        }
     }
     sps_span_set_t set = {0};
     set.nnames = nn;
@@ -236,6 +260,9 @@ static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw)
     set.source_texts = xv;
     set.tags = tv;
     set.source_lines = have_lines ? b[5].buf : NULL;
+    set.nmeta = nm;
+    set.meta_keys = mk;
+    set.meta_values = mv;
     char err[512] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -249,7 +276,7 @@ static PyObject *ext_spans_write_h5(PyObject *mod, PyObject *args, PyObject *kw)
 done:
     if (have_lines) PyBuffer_Release(&b[5]);
     while (got > 0) PyBuffer_Release(&b[--got]);
-    free(nv), free(fv), free(xv), free(tv);
+    free(nv), free(fv), free(xv), free(tv), free(mk), free(mv);
     Py_DECREF(seq);
     return res;
 }

@@ -143,6 +143,10 @@ int sps_spans_write_h5(const char *path, const sps_span_set_t *in, char *err, si
     for (size_t i = 0; i < in->nnames; i++)
         if (!in->names[i])
             return sps__err_copy(sps__err_fail(SPS_EINVAL, "name %zu is NULL", i), err, errlen);
+    for (size_t i = 0; i < in->nmeta; i++)
+        if (!in->meta_keys || !in->meta_values || !in->meta_keys[i] || !in->meta_values[i])
+            return sps__err_copy(sps__err_fail(SPS_EINVAL, "metadata %zu is NULL", i), err,
+                                 errlen);
     char *trace = sps__tmp_name(path, ".pftrace");
     char *tmp = sps__tmp_name(path, NULL);
     sps__rinfo_t *info = calloc(in->nnames + 1, sizeof *info);
@@ -153,7 +157,8 @@ int sps_spans_write_h5(const char *path, const sps_span_set_t *in, char *err, si
                                  in->tags ? (char *)in->tags[i] : NULL, NULL,
                                  in->source_lines ? in->source_lines[i] : -1, 0, 0};
     sps__h5_run_t run = {in->has_times, in->start_time_ns, in->finalize_time_ns, in->label,
-                         in->nnames, in->names, info};
+                         in->nnames, in->names, info, in->nmeta,
+                         (char *const *)in->meta_keys, (char *const *)in->meta_values};
     if (!rc) rc = sps__h5_from_timeline_ex(trace, SPS__TL_PFTRACE, tmp, &run);
     free(info);
     if (trace) unlink(trace);

@@ -156,8 +156,9 @@ SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
 SPS__HIDDEN int sps__h5_from_timeline(const char *in, int fmt, const char *tmp);
 /* What a caller knows of the run beyond its spans (results held in
  * Python): setup and finalize times (when has_times), the label (NULL:
- * none) and, per region name, the regions' attributes (names[i] has
- * info[i]; names the timeline lacks are ignored).  All borrowed. */
+ * none), per region name the regions' attributes (names[i] has info[i];
+ * names the timeline lacks are ignored) and more /metadata strings.  All
+ * borrowed. */
 typedef struct sps__h5_run {
     int has_times;
     int64_t start_time_ns, finalize_time_ns;
@@ -165,6 +166,9 @@ typedef struct sps__h5_run {
     size_t nnames;
     const char *const *names;
     const sps__rinfo_t *info;
+    /* more /metadata strings (the layout's extra_*) */
+    size_t nextra;
+    char *const *extra_keys, *const *extra_values;
 } sps__h5_run_t;
 /* sps__h5_from_timeline with run's facts in /metadata and the index
  * (run NULL: as sps__h5_from_timeline).  Also SPS_ENOMEM. */

@@ -293,7 +293,12 @@ static void layout_of(const conv_t *c, const sps__tl_header_t *h, sps__layout_t 
         lay->start_time_ns = c->run->start_time_ns;
         lay->finalize_time_ns = c->run->finalize_time_ns;
     }
-    if (c->run) lay->label = c->run->label;
+    if (c->run) {
+        lay->label = c->run->label;
+        lay->nextra = c->run->nextra;
+        lay->extra_keys = c->run->extra_keys;
+        lay->extra_values = c->run->extra_values;
+    }
     lay->info = c->info;
 }
 
