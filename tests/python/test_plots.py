@@ -441,7 +441,10 @@ def test_errors(run1, tmp_path):
         plots.plot_gantt(run1, filepath=tmp_path / "x.bogus")
     with pytest.raises(ValueError, match="at least two runs"):
         plots.plot_speedup(run1, verbose=False)
-    with pytest.raises(ValueError, match="not in its metadata"):
+    with pytest.raises(ValueError, match="'omp_threads' not found for .*Available fields"):
+        plots.plot_speedup([run1, run1], x_field="omp_threads", verbose=False)
+    # scope-profiler's: a one-rank run is on one node
+    with pytest.raises(ValueError, match="every run has num_nodes=1"):
         plots.plot_speedup([run1, run1], x_field="num_nodes", verbose=False)
     with pytest.raises(ValueError, match="combine_regions group 'x' matched no regions"):
         plots.plot_durations(run1, combine_regions={"x": ["nothing-like-this"]})

@@ -232,3 +232,30 @@ def test_cli_reads_json_profiles(tmp_path, capfd):
     page = tmp_path / "r.html"
     assert main(["report", str(js), "-o", str(page), "--no-charts"]) == 0
     assert page.exists() and "outer" in page.read_text()
+
+
+def _ranked_h5(path, ranks, ns, **metadata):
+    """A profile of `ranks` ranks, one call of "solve" each lasting ns."""
+    from spanscope.results import MPIRegion, Region
+    from spanscope.results._jsonio import write_h5_profile
+    import h5py
+    per = {r: Region([1_000], [1_000 + ns]) for r in range(ranks)}
+    res = ProfilingResults({"solve": MPIRegion("solve", per)}, num_ranks=ranks)
+    out = write_h5_profile(res, path)
+    with h5py.File(out, "a") as f:  # what a multi-node MPI run records
+        for key, value in metadata.items():
+            f["metadata"].attrs[key] = value
+    return out
+
+
+def test_speedup_by_nodes_is_labelled_and_a_missing_field_named(tmp_path):
+    pytest.importorskip("plotly")
+    a = _ranked_h5(tmp_path / "r2.h5", 2, 4_000_000, num_nodes=1)
+    b = _ranked_h5(tmp_path / "r4.h5", 4, 2_000_000, num_nodes=2)
+    out = tmp_path / "s.html"
+    plots.plot_speedup([a, b], x_field="num_nodes", backend="plotly", filepath=out,
+                       verbose=False)
+    assert "nodes = 1" in out.read_text()  # scope-profiler's title: the baseline
+    old = [_ranked_h5(tmp_path / f"old{n}.h5", n, 1_000_000) for n in (2, 4)]
+    with pytest.raises(ValueError, match="'num_nodes' not found in metadata for"):
+        plots.plot_speedup(old, x_field="num_nodes", verbose=False)

@@ -11,21 +11,44 @@ from spanscope.plots._runs import _Run, _as_runs, _metric_s, _pick_ranks, _selec
 
 # --- across runs: speedup, efficiency -------------------------------------------
 
+#: scope-profiler's axis labels of the scaling x fields
+_X_LABELS = {"num_ranks": "MPI ranks", "num_nodes": "nodes",
+             "omp_num_threads": "OpenMP threads",
+             "total_cores": "MPI ranks \u00d7 OpenMP threads"}
+
+
+def _x_label(x_field: str) -> str:
+    """The axis label of x_field (scope-profiler's), else the field's name."""
+    return _X_LABELS.get(x_field, x_field)
+
+
 def _x_value(run: _Run, x_field: str):
-    """A run's x-axis value: num_ranks (the ranks in the file), or a
-    /metadata attribute (num_nodes, omp_num_threads, total_cores = ranks
-    x omp_num_threads, or any other).  ValueError naming the run when the
-    file lacks it."""
+    """A run's x-axis value, as scope-profiler's _speedup_x_value: num_ranks
+    (the ranks in the file), num_nodes (/metadata; a one-rank run is on
+    one node), omp_num_threads, total_cores = ranks x omp_num_threads, or
+    any other /metadata attribute.  ValueError "'<field>' not found in
+    metadata for <file>" when the file lacks it."""
+    path = run.res.path
     if x_field == "num_ranks":
         return run.num_ranks
-    if x_field == "total_cores":
+    if x_field == "num_nodes":
+        v = run.metadata("num_nodes")
+        if v is None and run.num_ranks == 1:
+            return 1
+        if v is None:
+            raise ValueError(f"'num_nodes' not found in metadata for {path}: older "
+                             "scope-profiler versions did not record the node count of "
+                             "a multi-rank run")
+        return int(v)
+    if x_field in ("omp_num_threads", "total_cores"):
         omp = run.metadata("omp_num_threads")
         if omp is None:
-            raise ValueError(f"{run.label}: 'omp_num_threads' is not in its metadata")
-        return run.num_ranks * int(omp)
+            raise ValueError(f"'omp_num_threads' not found in metadata for {path}")
+        return int(omp) * (run.num_ranks if x_field == "total_cores" else 1)
     v = run.metadata(x_field)
     if v is None:
-        raise ValueError(f"{run.label}: {x_field!r} is not in its metadata")
+        raise ValueError(f"Metadata field {x_field!r} not found for {path}. "
+                         f"Available fields: {sorted(run.res.metadata)}")
     return int(v) if x_field in _SCALING_X_FIELDS else v
 
 
@@ -108,9 +131,9 @@ def _plot_scaling(profiling_data, x_field, ranks, include, exclude, filepath, sh
     ideal = [k / base for k in keys] if linear else [1.0] * len(keys)
     ax.plot(xs, ideal, linestyle="--", color="grey", label="ideal")
     ax.set_xticks(xs, [str(k) for k in keys])
-    ax.set_xlabel(x_field)
+    ax.set_xlabel(_x_label(x_field))
     ax.set_ylabel(f"{ylabel} ({x_field}={base})")
-    ax.set_title(f"{what[0].upper()}{what[1:]} by {x_field}")
+    ax.set_title(f"{what[0].upper()}{what[1:]} (baseline: {_x_label(x_field)} = {base})")
     ax.legend(title="region", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(alpha=0.3)
     col = {"speedup": "speedup", "efficiency": "efficiency", "weak": "relative_runtime",
