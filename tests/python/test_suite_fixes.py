@@ -259,3 +259,51 @@ def test_speedup_by_nodes_is_labelled_and_a_missing_field_named(tmp_path):
     old = [_ranked_h5(tmp_path / f"old{n}.h5", n, 1_000_000) for n in (2, 4)]
     with pytest.raises(ValueError, match="'num_nodes' not found in metadata for"):
         plots.plot_speedup(old, x_field="num_nodes", verbose=False)
+
+
+def test_print_region_table_takes_total_time(tmp_path):
+    import io
+    from spanscope.results._table import print_region_table, region_rows
+    ProfileManager.setup(file_path=str(tmp_path / "t.h5"))
+    _nested()
+    rows = region_rows(ProfileManager.finalize(verbose=False, return_results=True))
+    a, b = io.StringIO(), io.StringIO()
+    print_region_table(rows, stream=a, suppress_notes=True)
+    print_region_table(rows, stream=b, suppress_notes=True, total_time=10)
+    assert "leaf (3x)" in a.getvalue()
+    assert a.getvalue() == b.getvalue()  # accepted, unused (scope-profiler's)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_stands_down_from_the_parents_task_tracking(tmp_path):
+    import asyncio
+    import pickle
+    stock = asyncio.BaseEventLoop.create_task
+    with ProfileManager.session(track_async=True, verbose=False,
+                                file_path=str(tmp_path / "parent.h5")):
+        parent_tracker = ProfileManager.get_config().tracker
+        assert asyncio.BaseEventLoop.create_task is not stock  # installed
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            status = 1
+            try:
+                async def main():
+                    return await asyncio.gather(*[asyncio.sleep(0, i) for i in range(5)])
+                asyncio.run(main())
+                t = ProfileManager.get_config().tracker
+                os.write(w, pickle.dumps((len(t.tasks), len(t.threads), t is parent_tracker,
+                                          asyncio.BaseEventLoop.create_task is stock,
+                                          ProfileManager.is_active())))
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            got = pickle.loads(f.read())
+        _, st = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(st) == 0
+        assert got == (0, 0, False, True, False)
+        assert ProfileManager.get_config().tracker is parent_tracker  # untouched here
+    assert asyncio.BaseEventLoop.create_task is stock
+    assert ProfileManager.get_config().tracker is parent_tracker  # kept after the run

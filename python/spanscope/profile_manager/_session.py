@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Mapping
@@ -66,16 +67,19 @@ class RunConfig:
     read-only: ``config.label``, ``config.aggregation_mode``, ...,
     ``config.paused``, ``config.start_time_ns``; ``as_dict()`` for all.
     Before ``setup()`` the defaults.  As scope-profiler's config it also
-    says the MPI job: ``comm`` (mpi4py's COMM_WORLD when MPI is initialised,
+    says the run's ``tracker`` (the ConcurrencyTracker of track_async, kept
+    after the run ends; None without) and the MPI job: ``comm`` (mpi4py's
+    COMM_WORLD when MPI is initialised,
     else None), ``rank`` and ``size`` (also as scope-profiler's ``_rank`` /
     ``_size``); under an MPI launcher, asking for the config initialises
     MPI (scope-profiler resolves its communicator on first use too)."""
 
     __slots__ = ("_values",)
 
-    def __init__(self, settings: dict, paused: bool):
+    def __init__(self, settings: dict, paused: bool, tracker=None):
         from spanscope.options import DEFAULTS
         v = {**DEFAULTS, **settings}  # before setup(): the defaults, as scope-profiler
+        v["tracker"] = tracker  # the run's ConcurrencyTracker (track_async), else None
         comm = None
         if _mpi.ensure_initialized():  # only under a launcher
             from mpi4py import MPI
@@ -183,6 +187,32 @@ def _write_json(results, path: str) -> None:
     write_json(results, path)
 
 
+#: The manager classes whose run installed a task tracker (track_async).
+_TRACKING: weakref.WeakSet = weakref.WeakSet()
+
+
+def _stand_down_after_fork() -> None:
+    """In a forked child (os.register_at_fork), as scope-profiler's trackers
+    do: the child inherited the parent's run but not its session (the C
+    core switches its copy of the session off), so the task tracker's
+    asyncio hooks come out and the run's tracker, as get_config() shows it,
+    is a fresh, empty, uninstalled one: a long-lived forked worker running
+    an event loop accumulates nothing.  The child profiles once it calls
+    setup() itself."""
+    for cls in list(_TRACKING):
+        tracker = getattr(cls, "_tracker", None)
+        if tracker is None:
+            continue
+        tracker.uninstall()  # takes no lock (a parent's thread may hold one)
+        cls._tracker = None  # the child tracks nothing
+        cls._run_tracker = type(tracker)(track_async=tracker.track_async)
+    _TRACKING.clear()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; no fork elsewhere
+    os.register_at_fork(after_in_child=_stand_down_after_fork)
+
+
 #: setting name -> a callable returning a context manager entered at setup()
 #: when that setting is true and exited when the run's tracking stops (a new
 #: setup, reset, a session's end).  Filled by the modules above this one
@@ -265,6 +295,7 @@ class _SessionMixin:
                                "(the profile then records inside this session)")
         cls._cancel_auto_finalize()
         cls._stop_tracking()
+        cls._run_tracker = None
         _ext.shutdown()
         _ext.clear_registry()
         if o["deactivate_file_output"] or o["file_path"] is None:
@@ -299,8 +330,9 @@ class _SessionMixin:
                 _ext.metadata_set(key, value)
         if o["track_async"] and not o["deactivate_profiling"]:
             from spanscope.profile_manager._tasks import TaskTracker
-            cls._tracker = TaskTracker()
+            cls._tracker = cls._run_tracker = TaskTracker()
             cls._tracker.install()
+            _TRACKING.add(cls)  # a forked child stands down (_stand_down_after_fork)
         if not o["deactivate_profiling"]:
             # the run hooks of the settings asked for (profile_mpi_calls:
             # mpi_wrappers' profiled mpi4py), each until _stop_tracking
@@ -538,7 +570,7 @@ class _SessionMixin:
     def get_config(cls) -> "RunConfig":
         """The run's resolved settings, read-only, as attributes
         (``get_config().label``), like scope-profiler's ProfilingConfig."""
-        return RunConfig(cls._settings, cls._paused)
+        return RunConfig(cls._settings, cls._paused, getattr(cls, "_run_tracker", None))
 
     @classmethod
     def set_config(cls, config) -> None:
@@ -665,6 +697,7 @@ class _SessionMixin:
         after import, nothing records until the next setup()."""
         cls._cancel_auto_finalize()
         cls._stop_tracking()
+        cls._run_tracker = None
         _ext.shutdown()
         _ext.clear_registry()
         cls._configured = False

@@ -668,14 +668,18 @@ def _notes(rows, title, file_path, percentage_mode) -> list[str]:
 
 
 def print_region_table(rows, title=None, stream=None, suppress_notes: bool = False,
-                       columns=None, percentage_mode: str = "coverage",
-                       file_path=None) -> None:
+                       total_time: float | None = None, columns=None,
+                       percentage_mode: str = "coverage", file_path=None) -> None:
     """Prints rows (region_rows) as scope-profiler's print_region_table:
     the boxed table (two-space indent), then unless suppress_notes the
     Info box (title as "Summary: ...", the file's hints when file_path is
     given, the notes on units, nesting, ↻ and % session), then a blank
     line.  No rows: the title and "(no regions recorded)".  Only box
-    characters are written, no escape codes, on a terminal or not."""
+    characters are written, no escape codes, on a terminal or not.
+    total_time is accepted, and unused, as in scope-profiler 0.7.5 (its
+    parameters in its order): the session's elapsed time is the
+    session row's, and percentages come from the rows."""
+    del total_time  # scope-profiler's signature: accepted for compatibility
     out = sys.stdout if stream is None else stream
     _check_mode(percentage_mode)
     if not rows:
