@@ -323,6 +323,8 @@ def _is_json_profile(path: str) -> bool:
     import re
 
     from spanscope.results._jsonio import FORMAT_NAME
+    if not os.path.isfile(path):  # a FIFO or a device is never opened here
+        return False
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
