@@ -50,12 +50,25 @@ static const command_t commands[] = {CLI_COMMANDS(CLI_ENTRY)};
 #undef CLI_ENTRY
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
+/* Whether cmd, as typed, names the command called name: a '_' of the C
+ * name is a '-' on the command line (import_native: import-native). */
+static int command_is(const char *cmd, const char *name) {
+    for (; *cmd && *name; cmd++, name++)
+        if (*cmd != (*name == '_' ? '-' : *name)) return 0;
+    return *cmd == *name;
+}
+
 /* Prints the tool's help to fp. */
 static void main_help(FILE *fp) {
     fprintf(fp, "usage: spanscope COMMAND [ARGS...]\n"
                 "       spanscope --help | --version\n\ncommands:\n");
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        char shown[32];
+        snprintf(shown, sizeof shown, "%s", commands[i].name);
+        for (char *c = shown; *c; c++)
+            if (*c == '_') *c = '-';
+        fprintf(fp, "  %-13s %s\n", shown, commands[i].summary);
+    }
     fprintf(fp, "\nRun 'spanscope COMMAND --help' for a command's options.\n");
 }
 
@@ -118,7 +131,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(cmd, commands[i].name))
+        if (command_is(cmd, commands[i].name))
             return commands[i].isolate
                        ? run_isolated(&commands[i], argc - 1, argv + 1)
                        : commands[i].run(argc - 1, argv + 1);

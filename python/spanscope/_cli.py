@@ -295,6 +295,48 @@ def _run(argv: list[str]) -> int:
     return 0
 
 
+def _import_native(argv: list[str]) -> int:
+    """import-native INPUTS... [-o OUT.h5] [--label L] [--merge PROFILE.h5] [-q]:
+    scope-profiler's `import-native`: the per-rank files of the C and
+    Fortran region APIs (.spt traces, *_rank<NNNNN>.h5 profiles, folders of
+    them) as one HDF5 profile (spanscope.results.convert_traces), optionally
+    merged with a profile of the run's Python side; prints its summary."""
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="spanscope import-native",
+        description="Merge the per-rank files written by the C and Fortran region APIs "
+                    "(*.spt traces, *_rank<NNNNN>.h5 profiles, folders of them) into one "
+                    "HDF5 profile (scope-profiler's import-native).")
+    p.add_argument("inputs", nargs="+", help="*.spt traces, *_rank<NNNNN>.h5 profiles, "
+                                             "and/or folders holding them")
+    p.add_argument("-o", "--output", default="profiling_data.h5",
+                   help="the HDF5 file to write (default: profiling_data.h5)")
+    p.add_argument("--label", default=None, help="the run's name in summaries and charts")
+    p.add_argument("--merge", metavar="PROFILE.h5", default=None,
+                   help="a profile of the run's Python side to combine the native output with")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    from spanscope.results import (TraceFormatError, convert_traces, load_traces,
+                                   merge_results, read_h5, write_profile)
+    try:
+        if args.merge is None:
+            path = convert_traces(args.inputs, args.output, label=args.label)
+        else:
+            path = write_profile(merge_results(read_h5(args.merge), load_traces(args.inputs),
+                                               label=args.label, file_path=args.output),
+                                 args.output)
+    except (OSError, ValueError, TraceFormatError) as error:
+        return _die(EXIT_DATA, f"import-native: {error}")
+    if not args.quiet:
+        read_h5(path).print_summary()
+        print(f"\nwrote {path}")
+    return 0
+
+
 def python_command(argv: list[str]) -> int:
     """Runs a subcommand that is Python's: argv[0] is "plot", "export",
     "run", "tui", or "inspect" of scope-profiler's JSON profile."""
@@ -311,6 +353,8 @@ def python_command(argv: list[str]) -> int:
     if argv[0] == "tui":
         from spanscope.integrations.tui import main as tui_main
         return tui_main(argv[1:])
+    if argv[0] == "import-native":
+        return _import_native(argv[1:])
     return _die(EXIT_USAGE, f"{argv[0]}: not a Python subcommand")
 
 
@@ -350,7 +394,7 @@ def _inspect_json(argv: list[str]) -> int:
 
 
 def _is_python_command(argv: list[str]) -> bool:
-    if argv[:1] in (["plot"], ["run"], ["tui"]):
+    if argv[:1] in (["plot"], ["run"], ["tui"], ["import-native"]):
         return True
     if argv[:1] == ["inspect"] and len(argv) == 2 and _is_json_profile(argv[1]):
         return True

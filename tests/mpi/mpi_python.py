@@ -58,7 +58,8 @@ def spin(ns):
 def main(out):
     import h5py
     import numpy as np
-    from spanscope import ProfileManager, _mpi
+    from spanscope import ProfileManager
+    from spanscope._base import mpi as _mpi
 
     assert _mpi.launched()
     p1, p2 = os.path.join(out, "py1.h5"), os.path.join(out, "py2.h5")

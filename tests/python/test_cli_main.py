@@ -60,3 +60,23 @@ def test_python_m_spanscope_is_the_entry_point(small_h5):
     bad = subprocess.run([sys.executable, "-m", "spanscope", "no-such-command"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "spanscope:" in bad.stderr
+
+
+def test_import_native_merges_per_rank_files(tmp_path, capsys):
+    """spanscope import-native (scope-profiler's): per-rank .h5 files of the
+    C API become one profile holding every rank; a missing input is a data
+    error (exit 1) with one line."""
+    import numpy as np
+    from spanscope import _ext
+    for rank in (0, 1):
+        _ext.spans_write_h5(str(tmp_path / f"prof_rank{rank:05d}.h5"), ["solve"],
+                            np.array([0, 0], np.uint32), np.array([rank, rank]),
+                            np.array([0, 0]), np.array([10, 30]), np.array([20, 45]),
+                            metadata={"source": "c"})
+    out = tmp_path / "all.h5"
+    assert _cli.main(["import-native", str(tmp_path), "-o", str(out), "-q"]) == 0
+    res = spanscope.read_h5(out)
+    assert sorted(res["solve"].ranks) == [0, 1]
+    assert res.metadata.get("source") == "native"  # load_traces says so; kept in the .h5
+    assert _cli.main(["import-native", str(tmp_path / "none"), "-o", str(out)]) == 1
+    assert "import-native:" in capsys.readouterr().err

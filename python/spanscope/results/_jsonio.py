@@ -409,5 +409,8 @@ def _write_h5(results: ProfilingResults, out: Path) -> Path:
         source_lines=np.array([-1 if r.source_lineno is None else int(r.source_lineno)
                                for r in regions], np.int64),
         source_texts=[r.source_text or None for r in regions],
-        tags=[json.dumps(list(r.tags)) if r.tags else None for r in regions])
+        tags=[json.dumps(list(r.tags)) if r.tags else None for r in regions],
+        # the run's other metadata strings (source, source_language, a C
+        # trace's facts); numbers and the writer's own keys are its own
+        metadata={str(k): v for k, v in meta.items() if isinstance(v, str)})
     return out
