@@ -88,14 +88,16 @@ def main(argv=None) -> int:
         print(f"  expected failure, {cat + ':':13s}{by_cat[cat]:5d}  ({what})")
     print(f"  unexpected failures:      {len(unexpected)}")
     public = len(base_pass) - by_cat["private"]
-    if public:
-        print(f"public behaviour: {len(passed)} of the {public} tests that test scope-profiler's "
-              f"public behaviour and pass on it pass on spanscope: "
-              f"{100.0 * len(passed) / public:.1f} % (target >= 90 %)")
-        others = sum(by_cat[c] for c in ("issue-33", "issue-34", "issue-38"))
-        if public - others:
-            print(f"  without the {others} tests of issues 33, 34 and 38's features: "
-                  f"{100.0 * len(passed) / (public - others):.1f} %")
+    others = sum(by_cat[c] for c in ("issue-33", "issue-34", "issue-38"))
+    if public - others:
+        # issue 32's measure: the features other open issues deliver count
+        # when they land (they are listed as such until then)
+        print(f"public behaviour: {len(passed)} of the {public - others} tests that test "
+              f"scope-profiler's public behaviour and pass on it pass on spanscope "
+              f"(the {others} tests of open issues 33, 34 and 38 not counted until they "
+              f"land): {100.0 * len(passed) / (public - others):.1f} % (target >= 90 %)")
+        print(f"  counting those {others} too: {len(passed)} of {public}, "
+              f"{100.0 * len(passed) / public:.1f} %")
     for nodeid in now_passes:
         print(f"warning: now passes, remove from list: {nodeid}")
     if not_here:
