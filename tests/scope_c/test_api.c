@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
+static _Atomic int failures; /* the threads' checks add to it too */
 #define CHECK(cond)                                                            \
     do {                                                                       \
         if (!(cond)) {                                                         \
@@ -19,7 +19,8 @@ static int failures;
         }                                                                      \
     } while (0)
 
-static volatile double sink;
+/* per thread: the threads' work() must not race on it (TSan) */
+static _Thread_local volatile double sink;
 static void work(int n) {
     double a = 0;
     for (int i = 1; i <= n; i++) a += 1.0 / i;
