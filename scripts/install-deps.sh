@@ -66,8 +66,9 @@ apt_install gcc g++ libc6-dev clang cmake make pkg-config libhdf5-dev libcmocka-
 # Python: python3 first, then -- with it there -- what it lacks: its venv
 # module and its headers come in their own Debian packages, and a python3
 # that is not Debian's (pyenv, a build of one's own) may have both already.
-# chromium: the HTML report's test opens the page headless
-apt_install chromium
+# chromium: the HTML report's test opens the page headless; uftrace: make bench's
+# comparison of libspanscope_instrument with uftrace's cost per call (bench_instrument)
+apt_install chromium uftrace
 if ! command -v "$PYTHON3" >/dev/null 2>&1; then
   [ "$PYTHON3" = python3 ] || { echo "install-deps: $PYTHON3 not found" >&2; exit 1; }
   apt_install python3
