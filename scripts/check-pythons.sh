@@ -45,7 +45,10 @@ done
 BUILD=${BUILD:-build}
 REQUIRED="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
 REQUIRED_IMPORTS="numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly"
-OPTIONAL="snakeviz pyarrow textual mcp"  # mpi4py: only the MPI tests under mpirun (CTest) use it
+# module or module=pip-spec: a spec is installed every time (pip leaves a
+# satisfied one alone, and moves a venv off a version the tests do not take:
+# mcp 2 renamed the API the server uses; pyproject.toml pins the same)
+OPTIONAL="snakeviz pyarrow textual=textual>=0.86 mcp=mcp>=1.6,<2"  # mpi4py: only the MPI tests under mpirun (CTest) use it
 mkdir -p "$BUILD/pythons"
 
 # The interpreter of version $1: pyenv's newest $1.N, else python$1 on PATH.
@@ -76,9 +79,12 @@ make_venv() {
   fi
   local p
   for p in $OPTIONAL; do
-    "$venv/bin/python" -c "import $p" >/dev/null 2>&1 ||
-      "$venv/bin/python" -m pip install -q "$p" >/dev/null 2>&1 ||
-      echo "check-pythons $v: $p not installed (no wheel or no build for Python $v): its tests skip"
+    local mod=${p%%=*} spec=${p#*=}
+    if [ "$mod" = "$p" ]; then
+      "$venv/bin/python" -c "import $mod" >/dev/null 2>&1 && continue
+    fi
+    "$venv/bin/python" -m pip install -q "$spec" >/dev/null 2>&1 ||
+      echo "check-pythons $v: $spec not installed (no wheel or no build for Python $v): its tests skip"
   done
   # tensorplay 1.1.0 (cp310 wheels only): tests/python/test_tensorplay_side_by_side.py
   # runs the same scripts through it and spanscope.profiler (issue 39)

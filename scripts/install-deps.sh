@@ -127,7 +127,7 @@ fi
 # textual and mcp: the `tui` and `mcp` extras (the terminal browser and the
 # MCP server; tests/python/test_tui.py drives the app with Textual's pilot,
 # tests/python/test_mcp_server.py talks to the server through mcp's client)
-if ! .venv/bin/python -c 'import textual, mcp' >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import textual, mcp.server.fastmcp' >/dev/null 2>&1; then  # mcp 2 has no fastmcp
   echo "install-deps: pip install textual mcp"
   .venv/bin/python -m pip install -q 'textual>=0.86' 'mcp>=1.6,<2'
 fi
