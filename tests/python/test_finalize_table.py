@@ -56,7 +56,11 @@ def _body():
         pass
 
 
-def test_with_a_file_it_is_read_h5_print_summary(tmp_path):
+def test_with_a_file_it_is_read_h5_print_summary(tmp_path, monkeypatch):
+    # the title names the file relative to the working directory, and the
+    # box cuts a long one: run from the file's folder, so that the test does
+    # not depend on how deep pytest's temporary folder is (xdist's is deeper)
+    monkeypatch.chdir(tmp_path)
     p = str(tmp_path / "run.h5")
     PM.setup(file_path=p)
     _body()
@@ -209,7 +213,8 @@ def test_return_results_and_verbose_print_the_same(tmp_path):
     assert text == out.getvalue()
 
 
-def test_json_output_names_the_requested_file(tmp_path):
+def test_json_output_names_the_requested_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a short relative path in the title (see above)
     if getattr(spanscope, "write_json", None) is None:
         pytest.skip("spanscope.write_json not available in this build")
     p = tmp_path / "run.json"

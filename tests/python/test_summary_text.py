@@ -337,7 +337,8 @@ def test_exclusive_percentage_mode():
     assert "% session uses exclusive time for each region." in out
 
 
-def test_two_ranks_per_rank_filters_and_imbalance(tmp_path):
+def test_two_ranks_per_rank_filters_and_imbalance(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the title's relative path stays short (xdist's folders are deeper)
     path = write_schema1(tmp_path / "r.h5", {
         0: {"solve": ([0], [2 * NS]), "setup": ([3 * NS], [4 * NS])},
         1: {"solve": ([0], [6 * NS])}})
