@@ -204,11 +204,12 @@ typedef struct sps_config {
      * 0 = default (64 KiB). */
     size_t chunk_size;
     sps_overflow_t overflow;
-    /* 0.  The padding the compiler would add, made explicit (the layout
-     * is the ABI, docs/abi.md; clang++ -Weverything warns on implicit
-     * padding): a later version may give it a meaning, with 0 the old
-     * behaviour. */
-    int reserved0_;
+    /* What every begin and end reads besides the time, folded per span
+     * like time (docs/values.md): 0 (nothing, the old behaviour) or
+     * SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS.  Events mode only (aggregate
+     * mode: SPS_EMODE).  This int was the explicit padding reserved0_:
+     * the layout is unchanged (docs/abi.md). */
+    int track;
     /* Directory for the spill file (an unlinked temporary file).  NULL =
      * $TMPDIR, else /tmp. */
     const char *spill_dir;
@@ -697,6 +698,45 @@ typedef struct sps_counter_sample {
     sps_region_t counter;  /* from sps_counter_id */
     uint32_t reserved;
 } sps_counter_sample_t;
+/* Values per span (docs/values.md).  A session set up with
+ * sps_config_t.track reads, at every sps_begin and sps_end of a thread,
+ * the thread's cumulative values; each span then has its own value (end
+ * minus begin) and a self value (own minus its direct children's), folded
+ * like time, in every view.
+ *
+ * SPS_TRACK_MEMORY: the calling thread's allocation counters, which
+ * allocators feed through sps_mem_alloc / sps_mem_free (spanscope's Python
+ * allocator hooks, numpy's data handler and libspanscope_malloc do; a
+ * custom C allocator calls them itself).  Per span: bytes allocated, bytes
+ * freed, allocation and free counts, and the peak of the thread's live
+ * bytes above their level at the span's begin.  Attribution is by thread:
+ * an allocation counts for the innermost span open on the thread that
+ * made it.
+ * SPS_TRACK_COUNTERS: the perf_event counters named by sps_set_counters,
+ * opened once per thread as a group. */
+#define SPS_TRACK_MEMORY 1
+#define SPS_TRACK_COUNTERS 2
+
+/* Credit an allocation of `bytes` (sps_mem_alloc) or the release of a
+ * block of `bytes` (sps_mem_free) to the calling thread.  A few plain
+ * stores into thread-local counters: no lock, no allocation, safe in an
+ * allocator and in a signal handler; cheap enough to call on every
+ * allocation.  Callable with or without a session (without one, nothing
+ * reads the counters).  A block freed on another thread than the one that
+ * allocated it lowers that other thread's live bytes (counts may go below
+ * zero there). */
+SPS_API void sps_mem_alloc(size_t bytes);
+SPS_API void sps_mem_free(size_t bytes);
+
+/* The perf_event counters (comma-separated names, as perf stat -e takes
+ * them: "task-clock,page-faults,cycles,instructions"; libpfm4 names where
+ * the library is there) that sessions set up later with
+ * SPS_TRACK_COUNTERS read.  NULL or "" clears the choice.  Returns 0 or
+ * SPS_EINVAL (an unknown name; nothing changed).  An event the machine
+ * cannot count (no PMU, perf_event_paranoid) is reported once on stderr
+ * and reads 0. */
+SPS_API int sps_set_counters(const char *names);
+
 SPS_API sps_region_t sps_counter_id(const char *name);
 SPS_API void sps_counter(sps_region_t counter, double value);
 /* The period's samples with from_ns <= t_ns <= to_ns, in time order, as a

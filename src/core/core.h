@@ -122,6 +122,37 @@ static inline uint64_t sps__rec_hi(uint32_t hi) {
     return ((uint64_t)SPS__REC_HI_TAG << 32) | hi;
 }
 
+/* A value group (sps_config_t.track) is written before the record it
+ * belongs to: a marker word, upper half SPS__REC_VAL_TAG and the number n
+ * of values in the lower half, then n raw 64-bit words, then the begin or
+ * end record; the hot path publishes all of them with the record's one
+ * release store, so a reader never sees a group without its record.
+ * Values are cumulative counts below 2^63 (never a word whose upper half
+ * is a tag). */
+#define SPS__REC_VAL_TAG 0xFFFFFFFEu
+#define SPS__VAL_MAX 24u /* values per record: 5 memory + 19 counters */
+
+/* ======================================================================== */
+/* core: values per span (src/core/values.c)                                 */
+/* ======================================================================== */
+
+/* The calling thread's memory counters (sps_mem_alloc / sps_mem_free). */
+typedef struct sps__memtls {
+    uint64_t alloc_bytes, free_bytes, allocs, frees;
+    int64_t live;          /* allocated minus freed on this thread */
+    int64_t peak;          /* highest live since the last reading */
+    int64_t live_at_read;  /* live at the last reading */
+} sps__memtls_t;
+SPS__HIDDEN extern __thread sps__memtls_t sps__mem_tls
+    __attribute__((tls_model("initial-exec")));
+/* The memory values in the order sps__mem_read writes them. */
+enum { SPS__MEM_ALLOC_BYTES, SPS__MEM_FREE_BYTES, SPS__MEM_ALLOCS, SPS__MEM_FREES,
+       SPS__MEM_EXCESS, SPS__MEM_NVALS };
+/* Writes the calling thread's SPS__MEM_NVALS memory values (cumulative,
+ * but the last: the rise of live bytes since the last reading) and starts
+ * a new segment for the peak. */
+SPS__HIDDEN void sps__mem_read(uint64_t *out);
+
 /* ======================================================================== */
 /* core: the spill file's record format (src/core/pack.c)                    */
 /* ======================================================================== */
