@@ -728,6 +728,15 @@ typedef struct sps_counter_sample {
 SPS_API void sps_mem_alloc(size_t bytes);
 SPS_API void sps_mem_free(size_t bytes);
 
+/* The calling thread's memory counters since it started (what
+ * sps_mem_alloc / sps_mem_free added up).  Never fails. */
+typedef struct sps_mem_counts {
+    uint64_t alloc_bytes, free_bytes;
+    uint64_t allocs, frees;
+    int64_t live_bytes;  /* alloc_bytes - free_bytes */
+} sps_mem_counts_t;
+SPS_API void sps_mem_thread_counts(sps_mem_counts_t *out);
+
 /* The perf_event counters (comma-separated names, as perf stat -e takes
  * them: "task-clock,page-faults,cycles,instructions"; libpfm4 names where
  * the library is there) that sessions set up later with

@@ -30,6 +30,11 @@ void sps_mem_free(size_t bytes) {
     m->live -= (int64_t)bytes;
 }
 
+void sps_mem_thread_counts(sps_mem_counts_t *out) {
+    const sps__memtls_t *m = &sps__mem_tls;
+    *out = (sps_mem_counts_t){m->alloc_bytes, m->free_bytes, m->allocs, m->frees, m->live};
+}
+
 void sps__mem_read(uint64_t *out) {
     sps__memtls_t *m = &sps__mem_tls;
     int64_t excess = m->peak - m->live_at_read;
