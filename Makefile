@@ -51,10 +51,14 @@ check-py: build py-install
 check-layers: build
 	bash scripts/check-layers.sh $(BUILD)
 
+# the Python suite in PYTEST_JOBS processes (pytest-xdist, installed by
+# install-deps): half the wall time on two cores; PYTEST_JOBS=0 runs it serially
+PYTEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+
 check: build py-install
 	bash scripts/check-layers.sh $(BUILD)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q tests/python
+	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q -n $(PYTEST_JOBS) tests/python
 
 bench: build py-install
 	$(PY) bench/run.py --build $(BUILD)

@@ -43,8 +43,8 @@ done
 [ ${#versions[@]} -gt 0 ] || versions=(3.10 3.11 3.12 3.13)
 
 BUILD=${BUILD:-build}
-REQUIRED="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
-REQUIRED_IMPORTS="numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly"
+REQUIRED="numpy h5py pytest pytest-xdist scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
+REQUIRED_IMPORTS="numpy, h5py, pytest, xdist, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly"
 # module or module=pip-spec: a spec is installed every time (pip leaves a
 # satisfied one alone, and moves a venv off a version the tests do not take:
 # mcp 2 renamed the API the server uses; pyproject.toml pins the same)
@@ -145,7 +145,7 @@ for v in "${versions[@]}"; do
     continue
   fi
   echo "check-pythons $v: pytest tests/python"
-  SPS_BUILD=$PWD/$BUILD .venv-$v/bin/python -m pytest -q -rs -p no:cacheprovider tests/python \
+  SPS_BUILD=$PWD/$BUILD .venv-$v/bin/python -m pytest -q -rs -n 2 -p no:cacheprovider tests/python \
     >>"$log" 2>&1
   rc=$?
   summary=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|no tests ran|[0-9]+ (passed|failed|error)' "$log" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
