@@ -552,6 +552,12 @@ static void py_thread_namer(void) {
     PyErr_Restore(exc_type, exc_value, exc_tb); /* and drops any error of ours */
 }
 
+/* the memory sources (_memhooks.c, docs/memory.md) */
+PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw);
+PyObject *sps__py_mem_hooks_uninstall(PyObject *mod, PyObject *noargs);
+PyObject *sps__py_mem_hooks_active(PyObject *mod, PyObject *noargs);
+PyObject *sps__py_mem_thread_counts(PyObject *mod, PyObject *noargs);
+
 static PyMethodDef ext_methods[] = {
     {"setup", (PyCFunction)(void (*)(void))ext_setup, METH_VARARGS | METH_KEYWORDS,
      "Start a session (sps_setup)."},
@@ -591,6 +597,19 @@ static PyMethodDef ext_methods[] = {
      "{'records_read', 'rebuilds', 'regions', 'bytes'} of the per-call queries "
      "(sps_query_info)."},
     {"region_name", ext_region_name, METH_O, "Name of a region id, or None."},
+    {"mem_hooks_install", (PyCFunction)(void (*)(void))sps__py_mem_hooks_install,
+     METH_VARARGS | METH_KEYWORDS,
+     "mem_hooks_install(python=True, numpy=True): count every allocation of Python's "
+     "allocators and numpy's array data in the allocating thread's memory counters; "
+     "returns {'python', 'numpy', 'numpy_reason'} (docs/memory.md)."},
+    {"mem_hooks_uninstall", sps__py_mem_hooks_uninstall, METH_NOARGS,
+     "Restore the previous allocators; returns {'python_blocks_dropped', "
+     "'python_bytes_dropped', 'numpy_restored', 'untracked'}."},
+    {"mem_hooks_active", sps__py_mem_hooks_active, METH_NOARGS,
+     "True while spanscope's memory hooks are installed."},
+    {"mem_thread_counts", sps__py_mem_thread_counts, METH_NOARGS,
+     "The calling thread's memory counters (sps_mem_thread_counts) as {'alloc_bytes', "
+     "'free_bytes', 'allocs', 'frees', 'live_bytes'}."},
     {NULL, NULL, 0, NULL}};
 
 /* Module state is kept in statics (each file's): the extension is

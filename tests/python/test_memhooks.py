@@ -1,0 +1,419 @@
+"""The memory sources of the per-span values (python/spanscope/_memhooks.c,
+docs/memory.md): Python's allocators and numpy's array data reach the
+calling thread's counters (sps_mem_thread_counts, read with
+_ext.mem_thread_counts), with known sizes, thread by thread, and the hooks
+install and uninstall cleanly."""
+import gc
+import os
+import subprocess
+import sys
+import threading
+import tracemalloc
+
+import pytest
+
+from spanscope import _ext
+
+np = pytest.importorskip("numpy")  # install-deps installs it
+np_core = np._core if hasattr(np, "_core") else np.core  # numpy 2 / 1.x
+
+KEYS = ("alloc_bytes", "free_bytes", "allocs", "frees", "live_bytes")
+
+
+def _diff(a, b):
+    return {k: b[k] - a[k] for k in KEYS}
+
+
+def measure(fn, *args):
+    """(fn(*args), the counters' change over the call); the result stays
+    alive, so its blocks count as allocated and not freed. The collector is
+    off meanwhile: a collection would free unrelated objects."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        c0 = _ext.mem_thread_counts()
+        r = fn(*args)
+        c1 = _ext.mem_thread_counts()
+    finally:
+        if was:
+            gc.enable()
+    return r, _diff(c0, c1)
+
+
+def overhead():
+    """What a measure() of nothing costs (the counters' dict, the call)."""
+    _, d = measure(int, 0)  # int(0) is the cached small int: no allocation
+    return d
+
+
+@pytest.fixture
+def hooks():
+    """Python's and numpy's hooks installed for the test, and gone after."""
+    assert not _ext.mem_hooks_active()
+    info = _ext.mem_hooks_install()
+    yield info
+    if _ext.mem_hooks_active():
+        _ext.mem_hooks_uninstall()
+
+
+def _exact(fn, *args, tries=5):
+    """The bytes fn(*args) allocated, net of the measuring itself: the
+    smallest over a few tries (a try can catch an unrelated allocation of
+    the interpreter's, never miss one of fn's)."""
+    best = None
+    for _ in range(tries):
+        base = overhead()
+        r, d = measure(fn, *args)
+        net = d["alloc_bytes"] - base["alloc_bytes"]
+        if best is None or net < best[0]:
+            best = (net, r, d)
+        del r
+    return best
+
+
+def test_counters_are_zero_sum_without_hooks():
+    """Without hooks nothing feeds the counters: two readings are equal."""
+    assert not _ext.mem_hooks_active()
+    a = _ext.mem_thread_counts()
+    b = bytes(100_000)  # noqa: F841 - allocated between the readings
+    c = _ext.mem_thread_counts()
+    assert set(a) == set(KEYS)
+    assert _diff(a, c) == dict.fromkeys(KEYS, 0)
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000, 100_000, 3_000_000])
+def test_bytes_object_exact(hooks, n):
+    """bytes(n) is one PyObject_Malloc of sys.getsizeof(result) bytes (its
+    header and n + 1 bytes of data): counted exactly, and its free too."""
+    net, r, d = _exact(bytes, n)
+    assert net == sys.getsizeof(r)
+    assert d["allocs"] - overhead()["allocs"] == 1
+    size = sys.getsizeof(r)
+    c0 = _ext.mem_thread_counts()
+    del r
+    c1 = _ext.mem_thread_counts()
+    freed = _diff(c0, c1)
+    assert freed["frees"] >= 1
+    assert size <= freed["free_bytes"] <= size + 512
+
+
+def test_list_at_least_its_items(hooks):
+    """[None] * n allocates its item array (8 bytes an item) and the list
+    (from the free list or the allocator): at least 8 n bytes."""
+    n = 50_000
+    base = overhead()["alloc_bytes"]
+    lst, d = measure(lambda: [None] * n)
+    assert 8 * n <= d["alloc_bytes"] - base <= 8 * n + 200
+    # a list of n distinct bytes objects: each one counted
+    objs, d = measure(lambda: [bytes(100 + (i % 7)) for i in range(1000)])
+    want = sum(sys.getsizeof(o) for o in objs)
+    assert d["alloc_bytes"] - base >= want
+    assert d["allocs"] >= 1000
+    del lst, objs
+
+
+def test_alloc_free_balance(hooks):
+    """Allocations and frees under the hooks balance: after everything made
+    in between is gone, the live bytes are back within the readings' own
+    few objects; a bytearray grown by appends is reallocated (a free of
+    the old size and an allocation of the new each time)."""
+    gc.collect()
+    c0 = _ext.mem_thread_counts()
+
+    def work():
+        ba = bytearray()
+        for _ in range(2000):
+            ba += b"x" * 97
+        stuff = [bytes(i) for i in range(300)] + [list(range(i)) for i in range(100)]
+        d = {i: str(i) * 3 for i in range(2000)}
+        return len(ba) + len(stuff) + len(d)
+
+    assert work() == 2000 * 97 + 400 + 2000
+    gc.collect()
+    c1 = _ext.mem_thread_counts()
+    d = _diff(c0, c1)
+    assert d["alloc_bytes"] > 2000 * 97  # the work was seen
+    assert d["frees"] > 2000
+    assert abs(d["live_bytes"]) < 4096, d
+
+
+def test_block_from_before_install_is_not_a_free():
+    """A block allocated before the hooks and freed under them is not in
+    the table: its free is not counted (the counters would go negative)."""
+    big = bytes(2_000_000)
+    _ext.mem_hooks_install(numpy=False)
+    try:
+        c0 = _ext.mem_thread_counts()
+        del big
+        c1 = _ext.mem_thread_counts()
+    finally:
+        _ext.mem_hooks_uninstall()
+    assert _diff(c0, c1)["free_bytes"] < 2_000_000
+
+
+def test_block_alive_at_uninstall_is_dropped():
+    """A block still live at uninstall is dropped from the table (and said
+    so); freed later, nothing counts it, and a new installation starts
+    empty."""
+    _ext.mem_hooks_install(numpy=False)
+    keep = bytes(3_000_000)
+    out = _ext.mem_hooks_uninstall()
+    assert out["python_bytes_dropped"] >= 3_000_000
+    assert out["python_blocks_dropped"] >= 1
+    assert out["untracked"] == 0
+    _ext.mem_hooks_install(numpy=False)
+    try:
+        c0 = _ext.mem_thread_counts()
+        del keep
+        c1 = _ext.mem_thread_counts()
+    finally:
+        _ext.mem_hooks_uninstall()
+    assert _diff(c0, c1)["free_bytes"] < 3_000_000
+
+
+def test_install_uninstall_twice():
+    """Install, uninstall, install again, uninstall: each time counted
+    while installed and not after; a second install or uninstall in a row
+    is an error."""
+    for _ in range(2):
+        assert _ext.mem_hooks_active() is False
+        info = _ext.mem_hooks_install()
+        assert info["python"] is True and info["numpy"] is True
+        assert info["numpy_reason"] == "installed"
+        assert _ext.mem_hooks_active() is True
+        with pytest.raises(RuntimeError, match="already installed"):
+            _ext.mem_hooks_install()
+        net, r, _ = _exact(bytes, 500_000)
+        assert net == sys.getsizeof(r)
+        del r
+        out = _ext.mem_hooks_uninstall()
+        assert set(out) == {"python_blocks_dropped", "python_bytes_dropped",
+                            "numpy_restored", "untracked"}
+        assert out["numpy_restored"] is True
+        assert _ext.mem_hooks_active() is False
+        with pytest.raises(RuntimeError, match="not installed"):
+            _ext.mem_hooks_uninstall()
+        _, d = measure(bytes, 500_000)
+        assert d["alloc_bytes"] == 0
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="nothing to install"):
+        _ext.mem_hooks_install(python=False, numpy=False)
+    with pytest.raises(TypeError):
+        _ext.mem_hooks_install(pyhton=True)
+    assert not _ext.mem_hooks_active()
+
+
+def test_tracemalloc_over_ours():
+    """tracemalloc started after our hooks chains them: both count; ours
+    cannot be taken out from under it (a clear error, nothing changed),
+    and can once it stops."""
+    _ext.mem_hooks_install(numpy=False)
+    tracemalloc.start()
+    try:
+        net, r, _ = _exact(bytes, 400_000)
+        assert net >= 400_000
+        assert tracemalloc.get_traced_memory()[0] >= 400_000
+        del r
+        with pytest.raises(RuntimeError, match="tracemalloc"):
+            _ext.mem_hooks_uninstall()
+        assert _ext.mem_hooks_active()
+    finally:
+        tracemalloc.stop()
+    _ext.mem_hooks_uninstall()
+    assert not _ext.mem_hooks_active()
+
+
+# ---------------------------------------------------------------------------
+# numpy (NEP 49 data-memory handler)
+
+
+@pytest.mark.parametrize("make,nbytes,exact", [
+    (lambda: np.empty(1_000_000, dtype=np.uint8), 1_000_000, True),
+    (lambda: np.zeros((100, 100)), 80_000, True),
+    (lambda: np.arange(250_000, dtype=np.float32), 1_000_000, True),
+    # ones fills through a temporary 0-d array of the value: freed again
+    (lambda: np.ones(12_345, dtype=np.int32), 49_380, False),
+    (lambda: np.ones((300, 300)) @ np.ones((300, 300)), 720_000, False),
+])
+def test_numpy_arrays_exact(make, nbytes, exact):
+    """With numpy's handler alone (python=False) array data is what is
+    counted: exactly the array's nbytes where numpy allocates nothing else,
+    at least that otherwise, and what stays live is exactly the array's;
+    its free is its nbytes."""
+    info = _ext.mem_hooks_install(python=False, numpy=True)
+    try:
+        assert info == {"python": False, "numpy": True, "numpy_reason": "installed"}
+        a, d = measure(make)
+        assert a.nbytes == nbytes
+        assert d["live_bytes"] == nbytes
+        if exact:
+            assert d["alloc_bytes"] == nbytes
+            assert d["allocs"] == 1
+        else:
+            assert d["alloc_bytes"] >= nbytes
+        c0 = _ext.mem_thread_counts()
+        del a
+        c1 = _ext.mem_thread_counts()
+        assert _diff(c0, c1)["free_bytes"] == nbytes
+        assert _diff(c0, c1)["frees"] == 1
+    finally:
+        _ext.mem_hooks_uninstall()
+
+
+def test_numpy_with_python_hooks(hooks):
+    """Both on: at least the array's data, and its object too."""
+    a, d = measure(np.empty, 2_000_000, np.uint8)
+    assert d["alloc_bytes"] >= 2_000_000 + 50
+    assert d["allocs"] >= 2
+    assert np_core.multiarray.get_handler_name(a).startswith("spanscope+")
+
+
+def test_numpy_resize_realloc():
+    """ndarray.resize reallocates the data: the old size freed, the new one
+    allocated; the array's free then balances it."""
+    _ext.mem_hooks_install(python=False)
+    try:
+        c0 = _ext.mem_thread_counts()
+        a = np.zeros(1000, dtype=np.uint8)
+        a.resize(300_000, refcheck=False)
+        c1 = _ext.mem_thread_counts()
+        d = _diff(c0, c1)
+        assert d["live_bytes"] == 300_000
+        assert d["alloc_bytes"] == 1000 + 300_000
+        assert d["free_bytes"] == 1000
+        del a
+        c2 = _ext.mem_thread_counts()
+        assert _diff(c0, c2)["live_bytes"] == 0
+    finally:
+        _ext.mem_hooks_uninstall()
+
+
+def test_numpy_array_outlives_uninstall():
+    """An array made through our handler and freed after uninstall is
+    freed through our handler still: its free is counted (balanced), and
+    the handler that was there before is back."""
+    before = np_core.multiarray.get_handler_name()
+    _ext.mem_hooks_install(python=False)
+    a = np.empty(123_456, dtype=np.uint8)
+    out = _ext.mem_hooks_uninstall()
+    assert out["numpy_restored"] is True
+    assert np_core.multiarray.get_handler_name() == before
+    c0 = _ext.mem_thread_counts()
+    del a
+    c1 = _ext.mem_thread_counts()
+    assert _diff(c0, c1)["free_bytes"] == 123_456
+    b, d = measure(np.empty, 123_456, np.uint8)
+    assert d["alloc_bytes"] == 0
+    del b
+
+
+def test_without_numpy_says_so():
+    """numpy=True without numpy installs the Python hooks and says why numpy
+    is not hooked (numpy made unimportable after the package's import: the
+    package itself needs it)."""
+    code = (
+        "import sys\n"
+        "from spanscope import _ext\n"
+        "for m in [m for m in sys.modules if m == 'numpy' or m.startswith('numpy.')]:\n"
+        "    sys.modules[m] = None\n"
+        "info = _ext.mem_hooks_install()\n"
+        "print(info['python'], info['numpy'], info['numpy_reason'])\n"
+        "_ext.mem_hooks_uninstall()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True False numpy is not installed"
+
+
+# ---------------------------------------------------------------------------
+# threads
+
+
+def test_thread_b_never_in_thread_a(hooks):
+    """Thread B's allocations land in B's counters, never in A's (torch's
+    time-window bug): B holds 8 MB while A reads its counters."""
+    ready, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def b():
+        c0 = _ext.mem_thread_counts()
+        blob = bytes(8_000_000)
+        arr = np.ones(1_000_000)  # numpy's handler: this context only, may not count
+        seen["b"] = _diff(c0, _ext.mem_thread_counts())
+        ready.set()
+        done.wait(30)
+        del blob, arr
+
+    a0 = _ext.mem_thread_counts()
+    t = threading.Thread(target=b)
+    t.start()
+    assert ready.wait(30)
+    a1 = _ext.mem_thread_counts()
+    done.set()
+    t.join()
+    assert seen["b"]["alloc_bytes"] >= 8_000_000
+    assert _diff(a0, a1)["alloc_bytes"] < 1_000_000
+
+
+def test_threads_allocate_at_once(hooks):
+    """Four threads allocating and freeing at the same time (the table's
+    shards shared, the GIL handed around): each one's allocations and frees
+    balance on its own counters, and the table loses nothing."""
+    results = []
+    barrier = threading.Barrier(4)
+
+    def work(seed):
+        barrier.wait()
+        gc.collect()
+        c0 = _ext.mem_thread_counts()
+        keep = []
+        for i in range(20_000):
+            keep.append(bytes(64 + (i * seed) % 3000))
+            if len(keep) > 100:
+                keep.pop(0)
+        keep.clear()
+        c1 = _ext.mem_thread_counts()
+        results.append(_diff(c0, c1))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in (3, 5, 7, 11)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    for d in results:
+        assert d["allocs"] >= 20_000
+        assert d["alloc_bytes"] >= 20_000 * 64
+        assert abs(d["live_bytes"]) < 64 * 1024, d
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_fork_under_hooks(hooks):
+    """A child forked while the hooks are on (and another thread allocates)
+    allocates and exits normally: no shard lock is left held."""
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            [bytes(100) for _ in range(100)]
+
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                try:
+                    x = [bytes(1000) for _ in range(1000)]
+                    d = _ext.mem_thread_counts()
+                    os._exit(0 if len(x) == 1000 and d["allocs"] > 0 else 3)
+                finally:
+                    os._exit(4)
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        stop.set()
+        t.join()
