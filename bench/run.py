@@ -547,6 +547,15 @@ def main():
     if st:
         return st
 
+    # --- perf_event counters: one reading of a thread's counters, as every
+    # begin and end of a session with SPS_TRACK_COUNTERS makes (read() per
+    # group, rdpmc where a PMU allows it), beside the clock; its own table
+    # (docs/perf-events.md) --------------------------------------------------
+    pe = os.path.join(bindir, "bench_perfev")
+    if os.path.exists(pe):
+        print()
+        subprocess.call([pe, "--n", "50000" if q else "200000", "--reps", "5" if q else "9"])
+
     # --- the Python face (needs the package installed: make py-install) ----
     pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
     cmd = [sys.executable, os.path.join(here, "bench_python.py"), "--json", pyjson]
