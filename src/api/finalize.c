@@ -177,12 +177,14 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     lay.extra_values = mvalues;
     sps__h5w_t *w = NULL;
     sps__carried_t carried = {0};
+    sps__vtot_t vt = {0};
     if (!rc) rc = sps__h5w_open(&w, tmp, &lay);
     if (!rc && !s->aggregate) {
         sps__pline_t line; /* a long write says how far it is (progress.c) */
         sps__pline_init(&line, "writing", path, "calls", verbose, s->rank);
         sps__progress_t pr = {sps__pline_fn, &line};
-        rc = sps__write_events(s, w, &lay, file_region, &carried, &pr);
+        if (!rc) rc = sps__vtot_init(&vt, lay.nrows);
+        if (!rc) rc = sps__write_events(s, w, &lay, file_region, &carried, &vt, &pr);
         sps__pline_end(&line, lay.nevents, rc);
         if (rc) {
             sps__h5w_abort(w);
@@ -193,6 +195,8 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     if (!rc && nsteps) rc = sps__h5_add_task_columns(tmp, steps, nsteps); /* track_async */
     if (!rc) rc = sps__carried_write(tmp, &carried);
     sps__carried_free(&carried);
+    if (!rc) rc = sps__values_write(tmp, &vt, &lay);
+    sps__vtot_free(&vt);
     if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
     if (!rc && rename(tmp, path) != 0) {
         sps__err_os_note(errno);

@@ -37,7 +37,7 @@ static inline void record_at(uint32_t payload, uint64_t now) {
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
     uint64_t *end = atomic_load_explicit(&t->end, memory_order_relaxed);
     if (SPS__UNLIKELY(p >= end || (uint32_t)(now >> 32) != t->hi)) {
-        sps__slow_record(t, payload, now);
+        sps__slow_record(t, payload, now, NULL, 0);
         return;
     }
     *p = ((uint64_t)payload << 32) | (uint32_t)now;
@@ -56,14 +56,62 @@ static void record_with_stack(uint32_t payload, uint64_t now, void *caller) {
     sps__stack_note(t, t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec), caller);
 }
 
+/* Appends the value group vals[0, n) and the record stamped now, published
+ * together by one release store (a reader never sees one without the
+ * other; see SPS__REC_VAL_TAG). */
+static void record_values_at(uint32_t payload, uint64_t now, const uint64_t *vals, uint32_t n) {
+    sps__thr_t *t = sps__tls;
+    uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    uint64_t *end = atomic_load_explicit(&t->end, memory_order_relaxed);
+    if (SPS__UNLIKELY(p + n + 2 > end || (uint32_t)(now >> 32) != t->hi)) {
+        sps__slow_record(t, payload, now, vals, n);
+        return;
+    }
+    p[0] = ((uint64_t)SPS__REC_VAL_TAG << 32) | n;
+    memcpy(p + 1, vals, n * sizeof *vals);
+    p[n + 1] = ((uint64_t)payload << 32) | (uint32_t)now;
+    atomic_store_explicit(&t->pos, p + n + 2, memory_order_release);
+}
+
+/* State SPS__EVENTS_EXTRA: the record with the session's values and/or
+ * the begin's native stack.  The values are read inside the span (a
+ * begin reads them before its timestamp, an end after), so that what the
+ * reading costs (a perf_event read() is about a microsecond) is the
+ * span's own, not its parent's. */
+static void record_extra(uint32_t payload, void *caller) {
+    uint32_t n = sps__g.nvals;
+    if (!n) {
+        record_with_stack(payload, sps__ticks(), caller);
+        return;
+    }
+    uint64_t vals[SPS__VAL_MAX], now;
+    if (payload & 1u) {
+        now = sps__ticks();
+        sps__values_read(vals);
+    } else {
+        sps__values_read(vals);
+        now = sps__ticks();
+    }
+    record_values_at(payload, now, vals, n);
+    sps__thr_t *t = sps__tls;
+    if (!sps__g.stacks_on || payload & 1u || t == &sps__dummy_thr || !t->cur || t->dropping)
+        return;
+    const uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    if (p > t->cur->rec)
+        sps__stack_note(t, t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec), caller);
+}
+
 /* Everything but the TSC events path, kept out of line so that the fast
  * path needs no stack frame.  caller: see record_with_stack (NULL for an
  * end, which notes no stack). */
 __attribute__((noinline, cold))
 static void record_other(uint32_t payload, int state, void *caller) {
+    if (state == SPS__EVENTS_EXTRA) {
+        record_extra(payload, caller);
+        return;
+    }
     uint64_t now = sps__ticks();
     if (state == SPS__EVENTS) record_at(payload, now);
-    else if (state == SPS__EVENTS_STACKS) record_with_stack(payload, now, caller);
     else if (state != SPS__AGGREGATE || !sps__agg_ops) return;
     else if (payload & 1u) sps__agg_ops->end(payload >> 1, now);
     else sps__agg_ops->begin(payload >> 1, now);
@@ -315,11 +363,12 @@ static sps__thr_t *thr_register(void) {
 }
 
 /* Everything the fast path does not handle.  Takes the session lock. */
-void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
+void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now,
+                      const uint64_t *vals, uint32_t n) {
     if (t == &sps__dummy_thr) thr_ask_namer();
     pthread_mutex_lock(&sps__g.lock);
     int st = sps__state_load();
-    if (st != SPS__EVENTS && st != SPS__EVENTS_STACKS) goto out;
+    if (st != SPS__EVENTS && st != SPS__EVENTS_EXTRA) goto out;
     if (t == &sps__dummy_thr && !(t = thr_register())) goto out;
     if (t->epoch != sps__g.epoch && thr_join(t, now)) goto out;
     if (t->dropping) {
@@ -340,7 +389,10 @@ void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
         }
     }
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
-    if (p + 2 > atomic_load_explicit(&t->end, memory_order_relaxed)) {
+    /* a HI record, the value group (never split across chunks: a reader
+     * resuming at a chunk's start must see whole groups) and the record */
+    uint32_t words = 2 + (n ? n + 1 : 0);
+    if (p + words > atomic_load_explicit(&t->end, memory_order_relaxed)) {
         int rc = thr_next_chunk(t, now);
         if (rc) {
             if (rc == -1) t->dropped++; /* else the session is gone */
@@ -351,6 +403,11 @@ void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
     if ((uint32_t)(now >> 32) != t->hi) {
         t->hi = (uint32_t)(now >> 32);
         *p++ = sps__rec_hi(t->hi);
+    }
+    if (n) {
+        *p++ = ((uint64_t)SPS__REC_VAL_TAG << 32) | n;
+        memcpy(p, vals, n * sizeof *vals);
+        p += n;
     }
     *p++ = ((uint64_t)payload << 32) | (uint32_t)now;
     atomic_store_explicit(&t->pos, p, memory_order_release);
@@ -473,7 +530,7 @@ int64_t sps__thread_join(void) {
     int st = sps__state_load();
     int64_t rc;
     if (st == SPS__AGGREGATE) rc = SPS_EMODE;
-    else if (st != SPS__EVENTS && st != SPS__EVENTS_STACKS) rc = SPS_ENOSESSION;
+    else if (st != SPS__EVENTS && st != SPS__EVENTS_EXTRA) rc = SPS_ENOSESSION;
     else if (t == &sps__dummy_thr && !(t = thr_register())) rc = SPS_ENOMEM;
     else if (t->epoch != sps__g.epoch && thr_join(t, sps__ticks())) rc = SPS_ENOMEM;
     else rc = t->index;

@@ -152,6 +152,27 @@ enum { SPS__MEM_ALLOC_BYTES, SPS__MEM_FREE_BYTES, SPS__MEM_ALLOCS, SPS__MEM_FREE
  * but the last: the rise of live bytes since the last reading) and starts
  * a new segment for the peak. */
 SPS__HIDDEN void sps__mem_read(uint64_t *out);
+/* The session's values per record for cfg.track (session setup, under the
+ * lock): the memory values, then the counters'.  0 when track is 0. */
+SPS__HIDDEN uint32_t sps__values_open(int track);
+SPS__HIDDEN void sps__values_close(void);
+/* On the recording thread: writes the session's sps__g.nvals values. */
+SPS__HIDDEN void sps__values_read(uint64_t *out);
+/* The name of value i of the session ("alloc_bytes", ..., a counter's
+ * name), NULL past the last; valid until the session ends. */
+SPS__HIDDEN const char *sps__values_name(uint32_t i);
+/* SPS__VAL_SUM: a cumulative count (a span's own value is end minus
+ * begin); SPS__VAL_EXCESS: the rise of live bytes since the previous
+ * record (the model makes each span's peak from it, model/values.c). */
+enum { SPS__VAL_SUM = 0, SPS__VAL_EXCESS = 1 };
+SPS__HIDDEN int sps__values_kind(uint32_t i);
+/* The perf_event counters (src/core/perfev.c, perfev.h): the number of
+ * values the session reads (the sps_set_counters choice, frozen), their
+ * names, the calling thread's cumulative counts, the session's end. */
+SPS__HIDDEN uint32_t sps__perf_session_open(void);
+SPS__HIDDEN const char *sps__perf_name(uint32_t i);
+SPS__HIDDEN void sps__perf_read(uint64_t *out);
+SPS__HIDDEN void sps__perf_session_close(void);
 
 /* ======================================================================== */
 /* core: the spill file's record format (src/core/pack.c)                    */
@@ -395,7 +416,7 @@ typedef struct sps__thread_info {
 } sps__thread_info_t;
 
 /* Native stacks (stacks.c).  note: called by the recording thread t right
- * after it wrote the begin record number seq (state SPS__EVENTS_STACKS);
+ * after it wrote the begin record number seq (state SPS__EVENTS_EXTRA);
  * caller is the user's call site (sps__begin's return address), where the
  * stack is cut, or NULL; lookup: the stack id of that begin in session epoch, 0 if none. */
 SPS__HIDDEN void sps__stack_note(const sps__thr_t *t, uint64_t seq, void *caller);
@@ -430,9 +451,11 @@ SPS__HIDDEN int64_t sps__thread_join(void);
 /* core: session state (src/core/session.c, buffer.c)                        */
 /* ======================================================================== */
 
-/* SPS__EVENTS_STACKS: events, plus a native stack per begin (stacks.c);
- * the hot path only knows SPS__EVENTS, so this state takes the slow path. */
-enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_STACKS = 3 };
+/* SPS__EVENTS_EXTRA: events, plus what the session takes beside each
+ * record: a native stack per begin (sps__g.stacks_on, stacks.c) and/or
+ * the thread's values (sps__g.nvals, values.c); the hot path only knows
+ * SPS__EVENTS, so this state takes the out-of-line path. */
+enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_EXTRA = 3 };
 
 /* Read on every sps_begin/sps_end; on its own cache line. */
 /* sps__active (spanscope.h) holds SPS__OFF / SPS__EVENTS / SPS__AGGREGATE;
@@ -599,6 +622,9 @@ typedef struct sps__session {
                                  no step while there are any */
     uint64_t retired;         /* records in chunks retired (in the process:
                                  paces the writer's anchors, analyze.c) */
+    int stacks_on;            /* sps_capture_stacks(1) (state EXTRA) */
+    uint32_t nvals;           /* values per record (cfg.track; values.c);
+                                 set before the state turns on */
 } sps__session_t;
 
 SPS__HIDDEN extern sps__session_t sps__g;
@@ -609,8 +635,10 @@ SPS__HIDDEN extern sps__session_t sps__g;
 SPS__HIDDEN void sps__counters_take(sps__snap_t *s);
 SPS__HIDDEN void sps__counters_reset(void);
 /* buffer.c */
+/* vals: n values written before the record as a value group (n == 0:
+ * none; see SPS__REC_VAL_TAG). */
 SPS__HIDDEN void sps__slow_record(sps__thr_t *t, uint32_t payload,
-                                  uint64_t now);
+                                  uint64_t now, const uint64_t *vals, uint32_t n);
 /* Aggregate mode's recorder: core hands it each begin and end (ticks);
  * the model's (model/aggregate.c: sps__agg_fold_ops), registered by the
  * api layer at setup, so core calls no statistics code by name. */

@@ -184,7 +184,7 @@ static int64_t step_mark(int kind, int64_t set_to) {
     int64_t rc = 0;
     pthread_mutex_lock(&sps__g.lock);
     st = sps__state_load();
-    if (st != SPS__EVENTS && st != SPS__EVENTS_STACKS) {
+    if (st != SPS__EVENTS && st != SPS__EVENTS_EXTRA) {
         rc = st == SPS__AGGREGATE ? SPS_EMODE : SPS_ENOSESSION;
     } else if (sps_thread_current() != ti) {
         rc = SPS_ENOSESSION; /* a new session began meanwhile */

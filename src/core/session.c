@@ -81,6 +81,9 @@ static int check_config(const sps_config_t *c) {
         return SPS_EINVAL;
     if (c->rank < 0 || c->size < 1 || c->rank >= c->size) return SPS_EINVAL;
     if (c->compress_threshold < -1) return SPS_EINVAL;
+    /* values are read per record: aggregate mode keeps none */
+    if (c->track & ~(SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS)) return SPS_EINVAL;
+    if (c->track && c->aggregate) return SPS_EINVAL;
     return 0;
 }
 
@@ -165,6 +168,8 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
     sps__g.epoch++;
     sps__g.pid = getpid();
     sps__g.mode = cfg->aggregate ? SPS__AGGREGATE : SPS__EVENTS;
+    sps__g.stacks_on = 0;
+    sps__g.nvals = sps__values_open(cfg->track);
     sps__anchor_t a = sps__anchor_now();
     sps__timemap_add(&sps__g.tm, a);
     struct timespec wall;
@@ -172,7 +177,7 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
     sps__g.wall_anchor_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
     sps__g.mono_anchor_ns = (int64_t)sps__mono_ns();
     sps__g.start_ns = sps__g.period_start_ns = a.ns;
-    sps__state_store(sps__g.mode);
+    sps__state_store(sps__g.nvals ? SPS__EVENTS_EXTRA : sps__g.mode);
     pthread_mutex_unlock(&sps__g.lock);
     return 0;
 }
@@ -184,6 +189,8 @@ int sps__session_close(sps__reset_fn reset) {
     int mine = sps__g.pid == getpid();
     if (mine) {
         session_clear(reset);
+        sps__values_close();
+        sps__g.nvals = 0;
         pool_trim(0);
         sps__g.budget_chunks = 0; /* chunks released later are freed */
         sps__spill_close();

@@ -372,7 +372,7 @@ int sps__spill_make_room(sps__thr_t *t) {
     sp->waiters--;
     int st = sps__state_load();
     if (sps__g.epoch != epoch || t->epoch != epoch ||
-        (st != SPS__EVENTS && st != SPS__EVENTS_STACKS))
+        (st != SPS__EVENTS && st != SPS__EVENTS_EXTRA))
         return SPS__ROOM_GONE;
     return SPS__ROOM_RETRY;
 }

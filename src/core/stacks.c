@@ -1,7 +1,7 @@
 /* stacks.c -- native call stacks of spans, captured only on request.
  *
  * sps_capture_stacks(1) switches a running events session into the state
- * SPS__EVENTS_STACKS.  The hot path compares the state with SPS__EVENTS, so
+ * SPS__EVENTS_EXTRA.  The hot path compares the state with SPS__EVENTS, so
  * in that state every record takes the out-of-line path (buffer.c), which
  * records as usual and then, for a begin, calls sps__stack_note: one
  * backtrace(), cut at the user's call site (the return address of
@@ -185,7 +185,10 @@ int sps_capture_stacks(int on) {
     int s = sps__state_load(), rc = 0;
     if (s == SPS__OFF || sps__g.pid != getpid()) rc = SPS_ENOSESSION;
     else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
-    else sps__state_store(on ? SPS__EVENTS_STACKS : SPS__EVENTS);
+    else {
+        sps__g.stacks_on = on != 0;
+        sps__state_store(on || sps__g.nvals ? SPS__EVENTS_EXTRA : SPS__EVENTS);
+    }
     /* set under the session lock, which sps_spans holds while it reads */
     if (!rc && on) __atomic_store_n(&g_used, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&sps__g.lock);

@@ -45,3 +45,49 @@ void sps__mem_read(uint64_t *out) {
     out[SPS__MEM_EXCESS] = excess > 0 ? (uint64_t)excess : 0;
     m->live_at_read = m->peak = m->live;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The session's values                                                      */
+/* ------------------------------------------------------------------------ */
+
+static const char *const mem_names[SPS__MEM_NVALS] = {
+    "alloc_bytes", "free_bytes", "allocs", "frees", "peak_bytes"};
+static int g_track;          /* the session's cfg.track */
+static uint32_t g_nperf;     /* counters after the memory values */
+
+uint32_t sps__values_open(int track) {
+    g_track = track;
+    g_nperf = 0;
+    uint32_t n = track & SPS_TRACK_MEMORY ? SPS__MEM_NVALS : 0;
+    if (track & SPS_TRACK_COUNTERS) {
+        g_nperf = sps__perf_session_open();
+        if (g_nperf > SPS__VAL_MAX - n) g_nperf = SPS__VAL_MAX - n;
+    }
+    return n + g_nperf;
+}
+
+void sps__values_close(void) {
+    if (g_track & SPS_TRACK_COUNTERS) sps__perf_session_close();
+    g_track = 0;
+    g_nperf = 0;
+}
+
+void sps__values_read(uint64_t *out) {
+    if (g_track & SPS_TRACK_MEMORY) {
+        sps__mem_read(out);
+        out += SPS__MEM_NVALS;
+    }
+    if (g_nperf) sps__perf_read(out);
+}
+
+const char *sps__values_name(uint32_t i) {
+    if (g_track & SPS_TRACK_MEMORY) {
+        if (i < SPS__MEM_NVALS) return mem_names[i];
+        i -= SPS__MEM_NVALS;
+    }
+    return i < g_nperf ? sps__perf_name(i) : NULL;
+}
+
+int sps__values_kind(uint32_t i) {
+    return (g_track & SPS_TRACK_MEMORY) && i == SPS__MEM_EXCESS ? SPS__VAL_EXCESS : SPS__VAL_SUM;
+}

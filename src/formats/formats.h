@@ -138,10 +138,28 @@ SPS__HIDDEN void sps__pline_init(sps__pline_t *p, const char *verb, const char *
                                  const char *unit, int verbose, int rank);
 SPS__HIDDEN void sps__pline_fn(void *ctx, uint64_t done, uint64_t total);
 SPS__HIDDEN void sps__pline_end(const sps__pline_t *p, uint64_t total, int rc);
+/* The values per span of a period (cfg.track) summed per row of the
+ * layout: calls with values, own and self sums ([row * nvals + i]; a
+ * peak's own and self are maxima), filled by sps__write_events when
+ * nvals > 0, written by sps__values_write as the file's /values. */
+typedef struct sps__vtot {
+    uint32_t nvals;
+    size_t nrows;
+    uint64_t *calls, *own, *self;
+} sps__vtot_t;
+/* Allocates vt for nrows rows of the running session's values (nothing
+ * when it has none).  0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__vtot_init(sps__vtot_t *vt, size_t nrows);
+SPS__HIDDEN void sps__vtot_free(sps__vtot_t *vt);
+/* Adds /values to the closed file at path: one row per layout row with
+ * calls with values (string column "region"), columns "calls", then per
+ * value "<name>" (own) and "self_<name>".  0, SPS_EHDF5 or SPS_EIO. */
+SPS__HIDDEN int sps__values_write(const char *path, const sps__vtot_t *vt,
+                                  const sps__layout_t *lay);
 SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                                   const sps__layout_t *lay,
                                   const uint32_t *file_region,
-                                  sps__carried_t *carried,
+                                  sps__carried_t *carried, sps__vtot_t *vt,
                                   const sps__progress_t *progress);
 /* Writes the timeline at in (format fmt: .json, .json.gz, .pftrace or .h5)
  * as a scope-profiler schema-3 HDF5 file at tmp (h5_from_trace.c): rows

@@ -7,6 +7,7 @@
 #include "formats/formats.h"
 #include "model/pass.h" /* the pass inline: h5_begin and h5_end inline into it */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ typedef struct h5sink {
     size_t nlate;      /* of LATE_BATCH */
     int64_t *scratch;  /* start deltas being written */
     sps__carried_t *carried;
+    sps__vtot_t *vt;                 /* NULL: no values */
     const sps__progress_t *progress; /* or NULL */
     uint64_t done, total;            /* calls completed, calls in all */
 } h5sink_t;
@@ -100,6 +102,22 @@ SPS__INLINE int h5_begin(void *ctx, const sps__call_t *c) {
     return 0;
 }
 
+/* Adds call c's values to row fr's totals (peaks: the maximum). */
+static void values_add(sps__vtot_t *vt, uint32_t fr, const sps__call_t *c) {
+    uint32_t n = c->nvals < vt->nvals ? c->nvals : vt->nvals;
+    uint64_t *own = vt->own + (size_t)fr * vt->nvals, *self = vt->self + (size_t)fr * vt->nvals;
+    vt->calls[fr]++;
+    for (uint32_t i = 0; i < n; i++) {
+        if (sps__values_kind(i) == SPS__VAL_EXCESS) {
+            if (c->vown[i] > own[i]) own[i] = c->vown[i];
+            if (c->vself[i] > self[i]) self[i] = c->vself[i];
+        } else {
+            own[i] += c->vown[i];
+            self[i] += c->vself[i];
+        }
+    }
+}
+
 SPS__INLINE int h5_end(void *ctx, const sps__call_t *c) {
     h5sink_t *h = ctx;
     uint32_t fr = h->file_region[c->region];
@@ -109,6 +127,7 @@ SPS__INLINE int h5_end(void *ctx, const sps__call_t *c) {
     int64_t d = c->end > c->start ? (int64_t)(c->end - c->start) : 0;
     if (h->progress && (++h->done & 0xFFFF) == 0)
         h->progress->fn(h->progress->ctx, h->done, h->total);
+    if (c->nvals && h->vt) values_add(h->vt, fr, c);
     if (c->prior_child &&
         sps__carried_add(h->carried, (int64_t)(h->rows[fr].offset + c->ordinal),
                          (int64_t)c->prior_child))
@@ -133,9 +152,10 @@ SPS__PASS_CLOSE(h5_pass_close, h5_end)
  * lay (whose offsets/counts must match the calls the pass will produce). */
 int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,
                       const sps__layout_t *lay, const uint32_t *file_region,
-                      sps__carried_t *carried, const sps__progress_t *progress) {
+                      sps__carried_t *carried, sps__vtot_t *vt,
+                      const sps__progress_t *progress) {
     h5sink_t h = {w, file_region, lay->rows, NULL, 0, NULL, NULL, 0, NULL, carried,
-                  progress, 0, lay->nevents};
+                  vt && vt->nvals ? vt : NULL, progress, 0, lay->nevents};
     size_t active = lay->nrows ? lay->nrows : 1;
     h.ring_cap = (32u << 20) / 40 / active; /* ~32 MiB of rings in all */
     if (h.ring_cap > 4096) h.ring_cap = 4096;
@@ -193,6 +213,79 @@ int sps__carried_write(const char *path, const sps__carried_t *c) {
                                "/events and the ns their children spent in "
                                "earlier periods' files (subtract from self time)",
                                c->n, NULL, NULL, 2, names, cols);
+    free(col);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* /values                                                                   */
+/* ------------------------------------------------------------------------ */
+
+int sps__vtot_init(sps__vtot_t *vt, size_t nrows) {
+    memset(vt, 0, sizeof *vt);
+    uint32_t n = sps__g.nvals;
+    if (!n || !nrows) return 0;
+    vt->calls = calloc(nrows, sizeof *vt->calls);
+    vt->own = calloc(nrows * n, sizeof *vt->own);
+    vt->self = calloc(nrows * n, sizeof *vt->self);
+    if (!vt->calls || !vt->own || !vt->self) {
+        sps__vtot_free(vt);
+        return SPS_ENOMEM;
+    }
+    vt->nvals = n;
+    vt->nrows = nrows;
+    return 0;
+}
+
+void sps__vtot_free(sps__vtot_t *vt) {
+    free(vt->calls);
+    free(vt->own);
+    free(vt->self);
+    memset(vt, 0, sizeof *vt);
+}
+
+int sps__values_write(const char *path, const sps__vtot_t *vt, const sps__layout_t *lay) {
+    if (!vt->nvals) return 0;
+    size_t n = 0, nv = vt->nvals, ncols = 1 + 2 * nv;
+    for (size_t r = 0; r < vt->nrows; r++) n += vt->calls[r] != 0;
+    if (!n) return 0;
+    int rc = SPS_ENOMEM;
+    int64_t *col = malloc(ncols * n * sizeof *col);
+    const int64_t **cols = malloc(ncols * sizeof *cols);
+    const char **region = malloc(n * sizeof *region);
+    char **names = calloc(ncols, sizeof *names);
+    if (!col || !cols || !region || !names) goto out;
+    names[0] = strdup("calls");
+    for (size_t i = 0; i < nv; i++) {
+        const char *v = sps__values_name((uint32_t)i);
+        size_t len = strlen(v ? v : "value") + 6;
+        names[1 + 2 * i] = strdup(v ? v : "value");
+        if ((names[2 + 2 * i] = malloc(len))) snprintf(names[2 + 2 * i], len, "self_%s", v ? v : "value");
+    }
+    for (size_t i = 0; i < ncols; i++)
+        if (!names[i]) goto out;
+    size_t k = 0;
+    for (size_t r = 0; r < vt->nrows; r++) {
+        if (!vt->calls[r]) continue;
+        region[k] = lay->names[lay->rows[r].file_region];
+        col[k] = (int64_t)vt->calls[r];
+        for (size_t i = 0; i < nv; i++) {
+            col[(1 + 2 * i) * n + k] = (int64_t)vt->own[r * nv + i];
+            col[(2 + 2 * i) * n + k] = (int64_t)vt->self[r * nv + i];
+        }
+        k++;
+    }
+    for (size_t i = 0; i < ncols; i++) cols[i] = col + i * n;
+    rc = sps__h5_add_table(path, "values",
+                           "values per span (cfg.track, docs/values.md) summed per region: "
+                           "calls with values, then per value its own sum and its self sum "
+                           "(peak_bytes: the largest own and self peak)",
+                           n, "region", region, ncols, (const char *const *)names, cols);
+out:
+    for (size_t i = 0; names && i < ncols; i++) free(names[i]);
+    free(names);
+    free(region);
+    free(cols);
     free(col);
     return rc;
 }

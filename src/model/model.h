@@ -85,6 +85,8 @@ typedef struct sps__ev {
     uint64_t seq;
     uint32_t region;
     int is_end;
+    uint32_t nvals;        /* values read with the record (cfg.track), 0: none */
+    const uint64_t *vals;  /* [nvals], the reader's: valid until its next event */
 } sps__ev_t;
 
 /* Reads the records of one thread's segments in order, decoding full
@@ -106,6 +108,9 @@ typedef struct sps__rd {
                              chunk of the current block starts */
     const sps__timemap_t *tm; /* ticks -> ns (NULL: records hold ns) */
     sps__tmcur_t cur;         /* where in tm */
+    uint32_t npend;           /* values of the value group just read, for
+                                 the record that follows it */
+    uint64_t vals[SPS__VAL_MAX];
 } sps__rd_t;
 SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
                               size_t nsegs, const sps__stack_t *inject,
@@ -124,12 +129,14 @@ SPS__INLINE void sps__rd_decode(sps__rd_t *r, uint64_t w, uint32_t idx, sps__ev_
     ev->seq = r->seg->seq0 + idx;
     ev->region = tag >> 1;
     ev->is_end = (int)(tag & 1u);
+    ev->nvals = 0;
 }
 SPS__INLINE int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
     if (SPS__LIKELY(r->i < r->n && !r->inject)) {
         uint32_t idx = r->base + r->i;
         uint64_t w = r->rec[r->i];
-        if (SPS__LIKELY((uint32_t)(w >> 32) != SPS__REC_HI_TAG && idx >= r->seg->skip)) {
+        /* not a HI record nor a value group (SPS__REC_VAL_TAG) */
+        if (SPS__LIKELY((uint32_t)(w >> 32) < SPS__REC_VAL_TAG && idx >= r->seg->skip)) {
             r->i++;
             sps__rd_decode(r, w, idx, ev);
             return 1;
@@ -366,6 +373,9 @@ typedef struct sps__call {
     uint64_t prior_child; /* a call carried across a checkpoint: the time its
                              children spent in earlier periods (in self's
                              account already); else 0 */
+    uint32_t nvals;       /* at its end: values (cfg.track), 0 none */
+    const uint64_t *vown, *vself; /* [nvals] own and self values (model.h,
+                                    values per span) */
 } sps__call_t;
 
 /* model/fold.c: merges nsteps step spans into the *n spans of *spans
@@ -466,5 +476,51 @@ SPS__HIDDEN int sps__collect_region(uint32_t r, int64_t *starts, int64_t *durs,
                                     size_t cap, size_t *n);
 SPS__HIDDEN void sps__collect_reset(void);
 SPS__HIDDEN void sps__collect_info(sps_query_info_t *out);
+
+/* ======================================================================== */
+/* model: values per span (src/model/values.c)                              */
+/* ======================================================================== */
+
+/* The value fold: what the one fold does for time, for the values read
+ * with each record (cfg.track).  A span's own value is its end's reading
+ * minus its begin's and its self value its own minus its direct
+ * children's (SPS__VAL_SUM); a peak (SPS__VAL_EXCESS) is the highest the
+ * thread's live bytes rose above their level at the span's begin, own
+ * over the whole span, self outside its children.  A lane keeps one
+ * sps__vframe_t per open frame, by depth, beside the fold's stack; its
+ * consumer calls sps__vlane_begin for each begin at the depth it is
+ * pushed at and sps__vlane_close from its close callback (same depth),
+ * with the event being handled.  A frame whose begin had no values (a
+ * call carried in from an earlier period, or a session without track)
+ * has none: own and self 0, and nothing added to its parent. */
+typedef struct sps__vframe {
+    uint64_t begin[SPS__VAL_MAX];
+    uint64_t child[SPS__VAL_MAX];
+    int64_t live0;      /* live bytes at the begin */
+    int64_t peak_self;  /* highest live bytes outside the children */
+    int64_t peak;       /* highest live bytes, children included */
+    int has;
+} sps__vframe_t;
+
+typedef struct sps__vlane {
+    uint32_t n;          /* values per record (0: the lane has none) */
+    int excess;          /* index of the SPS__VAL_EXCESS value, -1: none */
+    sps__vframe_t *f;    /* by depth */
+    size_t cap;
+    int64_t last_live;   /* live bytes at the lane's last record */
+    uint64_t seg_seq;    /* the event whose segment was credited last */
+    int seg_done;
+    uint64_t own[SPS__VAL_MAX], self[SPS__VAL_MAX]; /* the last close's */
+} sps__vlane_t;
+
+/* Starts v for n values (n == 0: an inert lane) of the running session's
+ * kinds (sps__values_kind). */
+SPS__HIDDEN void sps__vlane_init(sps__vlane_t *v, uint32_t n);
+SPS__HIDDEN void sps__vlane_free(sps__vlane_t *v);
+/* A begin (event e) pushed at depth.  0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__vlane_begin(sps__vlane_t *v, size_t depth, const sps__ev_t *e);
+/* The frame at depth closes at event e (an end): fills v->own and
+ * v->self and credits the parent.  Returns 1 when the frame has values. */
+SPS__HIDDEN int sps__vlane_close(sps__vlane_t *v, size_t depth, const sps__ev_t *e);
 
 #endif /* SPS_MODEL_H */

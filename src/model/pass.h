@@ -33,6 +33,7 @@ typedef struct sps__lane {
     const sps__stack_t *carried; /* frames carried in from the previous period */
     size_t carried_i;
     uint32_t thread;
+    sps__vlane_t vl; /* the values' fold beside st (model/values.c) */
 } sps__lane_t;
 
 typedef int (*sps__pass_fn)(void *ctx, const sps__call_t *c);
@@ -65,11 +66,13 @@ SPS__HIDDEN int sps__pass_done(sps__pass_t *p, int rc, uint64_t *misuse);
  * written in this period, or the pass failed). */
 SPS__INLINE int sps__pass_ended(const sps__pass_t *p, const sps__frame_t *f, uint64_t end,
                                 uint64_t self, size_t depth, sps__call_t *c) {
+    sps__lane_t *ln = p->cur_lane;
+    int vals = ln->vl.n && sps__vlane_close(&ln->vl, depth, &ln->ev);
     if (f->id < 0 || p->err) return 0;
-    const sps__lane_t *ln = p->cur_lane;
     *c = (sps__call_t){f->region, ln->thread, f->start, end, self, f->id,
                        ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
-                       (uint32_t)depth, f->ord, f->seq, f->prior};
+                       (uint32_t)depth, f->ord, f->seq, f->prior,
+                       vals ? ln->vl.n : 0, ln->vl.own, ln->vl.self};
     return 1;
 }
 
@@ -127,6 +130,7 @@ SPS__INLINE int sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn be
     }
     sps__frame_t f = {e->region, -1, e->ns, 0, e->seq, -1, 0, 0, 0};
     sps__pass_carried_child(ln, e->seq, &f);
+    if (ln->vl.n && sps__vlane_begin(&ln->vl, ln->st.n, e)) p->err = SPS_ENOMEM;
     int stays_open = ln->open && ln->open_i < ln->open->n &&
                      ln->open->f[ln->open_i].seq == e->seq;
     int rc;
@@ -138,7 +142,7 @@ SPS__INLINE int sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn be
         f.ord = p->ord[e->region]++;
         sps__call_t c = {e->region, ln->thread, e->ns, 0, 0, f.id,
                          ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
-                         (uint32_t)ln->st.n, f.ord, e->seq, f.prior};
+                         (uint32_t)ln->st.n, f.ord, e->seq, f.prior, 0, NULL, NULL};
         if (begin && !p->err) p->err = begin(p->ctx, &c);
         rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc > 0 && sps__pass_leaf(p, ln, &f, close)) return sps__rd_next(&ln->rd, &ln->ev);

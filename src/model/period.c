@@ -37,6 +37,7 @@ int sps__pass_open(sps__pass_t *p, const sps__snap_t *snap, void *ctx) {
         while (si < snap->nsegs && snap->segs[si].thread == t) si++;
         sps__lane_t *ln = &p->lanes[t];
         ln->thread = t;
+        sps__vlane_init(&ln->vl, sps__g.nvals);
         ln->open = snap->open ? &snap->open[t] : NULL;
         ln->carried = snap->carried ? &snap->carried[t] : NULL;
         sps__rd_init(&ln->rd, snap->segs + s0, si - s0,
@@ -52,6 +53,7 @@ int sps__pass_done(sps__pass_t *p, int rc, uint64_t *misuse) {
     for (uint32_t t = 0; p->lanes && t < p->nlanes; t++) {
         sps__rd_free(&p->lanes[t].rd);
         sps__stack_free(&p->lanes[t].st);
+        sps__vlane_free(&p->lanes[t].vl);
     }
     free(p->lanes);
     sps__heap_free(&p->heap);

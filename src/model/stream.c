@@ -51,12 +51,32 @@ static int load_block(sps__rd_t *r, uint32_t base) {
     return rc ? rc : r->n ? 0 : SPS_EIO;
 }
 
+/* Reads the n words of a value group that follows its marker into
+ * r->vals (they may continue in the segment's next block).  A group is
+ * never split across segments (the hot path keeps a group and its record
+ * in one chunk, and segments end at published positions): one that is
+ * is a corrupt stream, SPS_EIO. */
+static int read_group(sps__rd_t *r, uint32_t n) {
+    if (n > SPS__VAL_MAX) return SPS_EIO;
+    for (uint32_t k = 0; k < n; k++) {
+        if (r->i == r->n) {
+            uint32_t next = r->base + r->n;
+            if (next >= r->seg->n) return SPS_EIO;
+            int rc = load_block(r, next);
+            if (rc) return rc;
+        }
+        r->vals[k] = r->rec[r->i++];
+    }
+    r->npend = n;
+    return 0;
+}
+
 /* sps__rd_next's slow path (model.h): injected frames first, then HI
- * records, skipped records, block and segment ends. */
+ * records, value groups, skipped records, block and segment ends. */
 int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev) {
     if (r->inject && r->ninjected < r->inject->n) {
         const sps__frame_t *f = &r->inject->f[r->ninjected++];
-        *ev = (sps__ev_t){f->start, f->seq, f->region, 0};
+        *ev = (sps__ev_t){f->start, f->seq, f->region, 0, 0, NULL};
         return 1;
     }
     r->inject = NULL; /* all given: the fast path may run */
@@ -74,8 +94,19 @@ int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev) {
                 r->hi = (uint32_t)w;
                 continue;
             }
-            if (idx < r->seg->skip) continue;
+            if (tag == SPS__REC_VAL_TAG) { /* parsed even before skip: in step */
+                int rc = read_group(r, (uint32_t)w);
+                if (rc) return rc;
+                continue;
+            }
+            if (idx < r->seg->skip) {
+                r->npend = 0;
+                continue;
+            }
             sps__rd_decode(r, w, idx, ev);
+            ev->nvals = r->npend;
+            ev->vals = r->vals;
+            r->npend = 0;
             return 1;
         }
         uint32_t next = r->base + r->n;

@@ -69,6 +69,7 @@ int main(void) {
     expect_calls = 0;
 #endif
     expect(has == 7u, "SPS_FILE_HAS_* are distinct bits");
+    expect((SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS) == 3, "SPS_TRACK_* are distinct bits");
     expect(seq_none == UINT64_MAX && no_row == UINT32_MAX, "SPS_SEQ_NONE, SPS_FILE_NO_ROW");
     expect(html.max_spans == SPS_HTML_DEFAULT_MAX_SPANS &&
                SPS_HTML_DEFAULT_MAX_SPANS <= SPS_HTML_MAX_SPANS_LIMIT,
