@@ -131,6 +131,12 @@ if ! .venv/bin/python -c 'import textual, mcp.server.fastmcp' >/dev/null 2>&1; t
   echo "install-deps: pip install textual mcp"
   .venv/bin/python -m pip install -q 'textual>=0.86' 'mcp>=1.6,<2'
 fi
+# memray: the `memray` extra (use_memray=True, `spanscope run --memory-profile`,
+# memray_summary; tests/python/test_memray.py runs the real one)
+if ! .venv/bin/python -c 'import memray' >/dev/null 2>&1; then
+  echo "install-deps: pip install memray"
+  .venv/bin/python -m pip install -q 'memray>=1.11'
+fi
 # mpi4py: the Python face under mpirun (tests/mpi/mpi_python.py), only where
 # MPI is installed
 if command -v mpicc >/dev/null 2>&1 && ! .venv/bin/python -c 'import mpi4py' >/dev/null 2>&1; then

@@ -219,7 +219,9 @@ def _run_parser():
     p.add_argument("--line-profile", action="store_true", default=None,
                    help="use_line_profiler (not available yet: says so)")
     p.add_argument("--memory-profile", action="store_true", default=None,
-                   help="use_memray (not available yet: says so)")
+                   help="record allocations with memray (use_memray; needs the memray "
+                        "package: spanscope[memray]); writes an adjacent .memray.bin "
+                        "capture (docs/memray.md)")
     p.add_argument("--buffer-limit", type=int, default=None,
                    help="accepted for compatibility (spanscope's buffers are chunked)")
     p.add_argument("--aggregation-mode", action="store_true", default=None,
@@ -280,8 +282,8 @@ def _run(argv: list[str]) -> int:
         ProfileManager.setup(**{k: v for k, v in setup.items() if v is not None})
     except FeatureNotAvailableError as error:
         return _die(EXIT_USAGE, f"run: {error}")
-    except (TypeError, ValueError, OSError) as error:
-        return _die(EXIT_USAGE, f"run: {error}")
+    except (TypeError, ValueError, OSError, ImportError, RuntimeError) as error:
+        return _die(EXIT_USAGE, f"run: {error}")  # ImportError: --memory-profile without memray
     try:
         ProfileManager._exec_script(
             args.script, args.script_args,

@@ -21,6 +21,7 @@ from spanscope._base import mpi as _mpi
 from spanscope.options import (FeatureNotAvailableError, ProfilingOptions,
                                load_profiling_config, resolve)
 from spanscope.results import read_h5, write_json
+from spanscope.results._memray import MemrayAllocationTracker, memray_capture_path
 from spanscope.results._table import period_rows, print_region_table, region_rows
 
 
@@ -293,9 +294,24 @@ class _SessionMixin:
             raise RuntimeError("a spanscope.profiler.profile is recording in its own "
                                "session; call ProfileManager.setup() before starting it "
                                "(the profile then records inside this session)")
+        # use_memray: memray's capture, one per rank (docs/memray.md); memray
+        # is imported and the path checked before the previous run is touched
+        memray_capture = None
+        if o["use_memray"] and not o["deactivate_profiling"]:
+            rank, size = _mpi.world()
+            memray_capture = MemrayAllocationTracker(
+                memray_capture_path(o["file_path"], o["memory_profile_path"], rank, size),
+                native_traces=o["memray_native_traces"],
+                trace_python_allocators=o["memray_trace_python_allocators"],
+                follow_fork=o["memray_follow_fork"])
+        # as scope-profiler's config: the capture's path, None without one
+        o["memory_profile_path"] = None if memray_capture is None else memray_capture.path
         cls._cancel_auto_finalize()
-        cls._stop_tracking()
+        cls._stop_tracking()  # finishes the previous run's capture: one per process
         cls._run_tracker = None
+        if memray_capture is not None:
+            memray_capture.start()
+            cls._memray_capture = memray_capture
         _ext.shutdown()
         _ext.clear_registry()
         if o["deactivate_file_output"] or o["file_path"] is None:
@@ -328,6 +344,8 @@ class _SessionMixin:
         if o["metadata_detail"] == "full" and not o["deactivate_profiling"]:
             for key, value in _full_metadata().items():
                 _ext.metadata_set(key, value)
+            if memray_capture is not None:  # as scope-profiler, at "full" only
+                _ext.metadata_set("memory_profile_path", str(memray_capture.path))
         if o["track_async"] and not o["deactivate_profiling"]:
             from spanscope.profile_manager._tasks import TaskTracker
             cls._tracker = cls._run_tracker = TaskTracker()
@@ -371,6 +389,16 @@ class _SessionMixin:
         active, cls._run_hooks_active = cls._run_hooks_active, []
         for context in reversed(active):  # profile_mpi_calls: mpi4py's globals back
             context.__exit__(None, None, None)
+        cls._stop_memray()
+
+    @classmethod
+    def _stop_memray(cls):
+        """Finishes the run's memray capture (use_memray), if one is running:
+        at finalize, a new setup, reset, a session's end; again does nothing."""
+        capture = getattr(cls, "_memray_capture", None)
+        cls._memray_capture = None
+        if capture is not None:
+            capture.stop()
 
     @classmethod
     def _register_auto_finalize(cls):
@@ -414,6 +442,9 @@ class _SessionMixin:
         if not cls._configured:
             return None
         cls._cancel_auto_finalize()
+        # the memray capture ends first, before finalizing allocates (as
+        # scope-profiler); the run's recording goes on (a checkpoint)
+        cls._stop_memray()
         if cls._deactivated or not _ext.is_active():
             cls._finalized_since_setup = True
             if not return_results:
@@ -469,6 +500,12 @@ class _SessionMixin:
                 os.unlink(tmp)
         if table is not None:
             cls._print_table(path is not None, *table)
+        capture = cls._settings.get("memory_profile_path")
+        if verbose and capture is not None:  # scope-profiler's line, on rank 0
+            rank, size = _mpi.world() if _mpi.launched() else (0, 1)
+            if rank == 0:
+                note = " (one capture per rank)" if size > 1 else ""
+                print(f"\nwrote Memray allocation profile to {capture}{note}")
         if return_results:
             cls._last_results = results
         return results
