@@ -598,6 +598,16 @@ typedef struct sps_span {
  * but counts the step. */
 SPS_API int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out,
                       size_t *n);
+/* sps_spans, and the spans' values (cfg.track): *vals receives a malloc'd
+ * array (free with sps_free) of *n * 2 * *nvals numbers, span i's own
+ * values at [i * 2 * nvals, + nvals) and its self values after them, in
+ * sps_value_name order (a peak's own is the span's peak of live bytes
+ * above its begin, its self the peak outside its children).  Spans
+ * without values (steps, calls carried in from an earlier period) have
+ * zeros.  Without values in the session *nvals is 0 and *vals NULL.
+ * Returns what sps_spans returns, or SPS_EINVAL for NULL vals/nvals. */
+SPS_API int sps_spans_values(int64_t from_ns, int64_t to_ns, sps_span_t **out,
+                             size_t *n, uint64_t **vals, uint32_t *nvals);
 
 /* The calling thread's index in the running session and the record
  * sequence number of the last record it wrote: called right after
@@ -745,6 +755,12 @@ SPS_API void sps_mem_thread_counts(sps_mem_counts_t *out);
  * cannot count (no PMU, perf_event_paranoid) is reported once on stderr
  * and reads 0. */
 SPS_API int sps_set_counters(const char *names);
+
+/* The name of value i of the running session (cfg.track): with
+ * SPS_TRACK_MEMORY first "alloc_bytes", "free_bytes", "allocs", "frees",
+ * "peak_bytes", then the counters' names in sps_set_counters order.  NULL
+ * past the last, or without a session.  Valid until the session ends. */
+SPS_API const char *sps_value_name(uint32_t i);
 
 SPS_API sps_region_t sps_counter_id(const char *name);
 SPS_API void sps_counter(sps_region_t counter, double value);

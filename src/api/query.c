@@ -159,13 +159,43 @@ int sps_print_summary(void *file) {
 /* Spans (the torch-style face's view of a session)                          */
 /* ------------------------------------------------------------------------ */
 
+/* A span's values, by its identity (thread, seq of its begin). */
+typedef struct span_vals {
+    uint64_t thread, seq;
+    size_t at;           /* its own values at vals[at], self at [at + nv] */
+} span_vals_t;
+
 typedef struct spans_sink {
     sps_span_t *v;
     int64_t *ids, *pids; /* call ids and parent call ids, beside v */
     size_t n, cap;
     int64_t from, to;
     int stacks;          /* look native stacks up (capture was ever on) */
+    uint32_t nv;         /* values kept per span (sps_spans_values), 0 none */
+    span_vals_t *vk;     /* [nvk], in the order the pass ended them */
+    uint64_t *vals;      /* [nvk * 2 * nv] */
+    size_t nvk, capvk;
 } spans_sink_t;
+
+/* Keeps call c's values (k->nv of them, own then self). */
+static int spans_keep_values(spans_sink_t *k, const sps__call_t *c) {
+    if (k->nvk == k->capvk) {
+        size_t cap = k->capvk ? k->capvk * 2 : 1024;
+        span_vals_t *vk = realloc(k->vk, cap * sizeof *vk);
+        if (vk) k->vk = vk;
+        uint64_t *v = realloc(k->vals, cap * 2 * k->nv * sizeof *v);
+        if (v) k->vals = v;
+        if (!vk || !v) return SPS_ENOMEM;
+        k->capvk = cap;
+    }
+    size_t at = k->nvk * 2 * k->nv;
+    uint32_t m = c->nvals < k->nv ? c->nvals : k->nv;
+    memset(k->vals + at, 0, 2 * k->nv * sizeof *k->vals);
+    memcpy(k->vals + at, c->vown, m * sizeof *k->vals);
+    memcpy(k->vals + at + k->nv, c->vself, m * sizeof *k->vals);
+    k->vk[k->nvk++] = (span_vals_t){c->thread, c->seq, at};
+    return 0;
+}
 
 static int spans_grow(spans_sink_t *k) {
     size_t cap = k->cap ? k->cap * 2 : 1024;
@@ -191,7 +221,7 @@ static int spans_end(void *ctx, const sps__call_t *c) {
     k->ids[k->n] = c->call_id;
     k->pids[k->n] = c->parent_id;
     k->n++;
-    return 0;
+    return k->nv && c->nvals ? spans_keep_values(k, c) : 0;
 }
 
 typedef struct { int64_t id; size_t i; } id_ix_t;
@@ -249,10 +279,58 @@ static int spans_add_steps(spans_sink_t *k, sps__step_span_t *steps, size_t n) {
     return sps__steps_nest(&k->v, &k->n, steps, n);
 }
 
+static int vk_cmp(const void *a, const void *b) {
+    const span_vals_t *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The values of k's spans in their final order (steps nested in): a
+ * malloc'd [n * 2 * nv] array, zeros for spans without values (steps,
+ * calls carried in from an earlier period).  NULL: out of memory. */
+static uint64_t *spans_values_out(spans_sink_t *k) {
+    size_t row = 2 * (size_t)k->nv;
+    uint64_t *out = calloc(k->n ? k->n * row : 1, sizeof *out);
+    if (!out) return NULL;
+    qsort(k->vk, k->nvk, sizeof *k->vk, vk_cmp);
+    for (size_t i = 0; i < k->n; i++) {
+        span_vals_t key = {k->v[i].thread, k->v[i].seq, 0};
+        const span_vals_t *hit = k->v[i].seq == SPS_SEQ_NONE ? NULL
+            : bsearch(&key, k->vk, k->nvk, sizeof *k->vk, vk_cmp);
+        if (hit) memcpy(out + i * row, k->vals + hit->at, row * sizeof *out);
+    }
+    return out;
+}
+
+static int spans_collect(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n,
+                         uint64_t **vals, uint32_t *nvals);
+
 int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
+    return spans_collect(from_ns, to_ns, out, n, NULL, NULL);
+}
+
+int sps_spans_values(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n,
+                     uint64_t **vals, uint32_t *nvals) {
+    if (!vals || !nvals) return SPS_EINVAL;
+    return spans_collect(from_ns, to_ns, out, n, vals, nvals);
+}
+
+const char *sps_value_name(uint32_t i) {
+    pthread_mutex_lock(&sps__g.lock);
+    const char *name = sps__session_live() && i < sps__g.nvals ? sps__values_name(i) : NULL;
+    pthread_mutex_unlock(&sps__g.lock);
+    return name;
+}
+
+static int spans_collect(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n,
+                         uint64_t **vals, uint32_t *nvals) {
     if (!out || !n) return SPS_EINVAL;
     *out = NULL;
     *n = 0;
+    if (vals) {
+        *vals = NULL;
+        *nvals = 0;
+    }
     spans_sink_t k = {.from = from_ns, .to = to_ns};
     sps__step_span_t *steps = NULL;
     size_t nsteps = 0;
@@ -260,6 +338,7 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     pthread_mutex_lock(&sps__g.lock);
     /* without any capture every lookup would be two lock pairs for nothing */
     k.stacks = sps__stacks_used();
+    if (vals && sps__session_live()) k.nv = sps__g.nvals;
     if (!sps__session_live()) rc = SPS_ENOSESSION;
     else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
     else if (from_ns <= to_ns) { /* an empty window only probes the mode */
@@ -276,12 +355,20 @@ int sps_spans(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n) {
     free(k.pids);
     if (!rc && nsteps) rc = spans_add_steps(&k, steps, nsteps);
     free(steps);
+    uint64_t *v = NULL;
+    if (!rc && vals && k.nv && !(v = spans_values_out(&k))) rc = SPS_ENOMEM;
+    free(k.vk);
+    free(k.vals);
     if (rc) {
         free(k.v);
         return rc;
     }
     *out = k.v;
     *n = k.n;
+    if (vals) {
+        *vals = v;
+        *nvals = k.nv;
+    }
     return 0;
 }
 
