@@ -144,6 +144,30 @@ def test_options_reach_memray(tmp_path):
     assert memray.FileReader(str(tmp_path / "toml.bin")).metadata.has_native_traces is True
 
 
+def test_recursive_tracing_beside_memray(tmp_path):
+    """spanscope's recursive tracer on the profile hook (before Python 3.12)
+    takes memray's place there: setup says so; the regions and memray's
+    totals stay right."""
+    from spanscope import _ext
+    kwargs = dict(file_path=str(tmp_path / "r.h5"), use_memray=True, recursive_profile=True)
+    if _ext.trace_hook() == "setprofile":
+        with pytest.warns(RuntimeWarning, match="share the interpreter's profile hook"):
+            ProfileManager.setup(**kwargs)
+    else:
+        ProfileManager.setup(**kwargs)
+
+    @ProfileManager.profile
+    def traced():
+        return allocate_known(2)
+
+    traced()
+    results = ProfileManager.finalize(verbose=False, return_results=True)
+    names = [name for name in results.region_names if name.endswith("traced")]
+    assert len(names) == 1 and results[names[0]].num_calls == 1, results.region_names
+    s = memray_summary(tmp_path / "r.memray.bin")
+    assert s.total_bytes >= 2 * MiB and s.peak_bytes >= 2 * MiB
+
+
 def test_options_are_validated(tmp_path):
     with pytest.raises(TypeError, match="memray_native_traces must be a bool"):
         ProfileManager.setup(file_path=str(tmp_path / "a.h5"), use_memray=True,

@@ -304,6 +304,15 @@ class _SessionMixin:
                 native_traces=o["memray_native_traces"],
                 trace_python_allocators=o["memray_trace_python_allocators"],
                 follow_fork=o["memray_follow_fork"])
+            if o["recursive_profile"] and _ext.trace_hook() == "setprofile":
+                import warnings
+                warnings.warn(
+                    "use_memray with recursive_profile: spanscope's recursive tracer and "
+                    "memray share the interpreter's profile hook, so memray records no "
+                    "Python stack for the code traced recursively (its sizes and totals "
+                    "stay right); on Python 3.12+ the tracer uses sys.monitoring and leaves "
+                    "the profile hook to memray (docs/memray.md)", RuntimeWarning,
+                    stacklevel=2)
         # as scope-profiler's config: the capture's path, None without one
         o["memory_profile_path"] = None if memray_capture is None else memray_capture.path
         cls._cancel_auto_finalize()
