@@ -391,6 +391,7 @@ def test_threads_allocate_at_once(hooks):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_fork_under_hooks(hooks):
     """A child forked while the hooks are on (and another thread allocates)
     allocates and exits normally: no shard lock is left held."""
