@@ -76,16 +76,24 @@ static PyObject *ext_setup(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"file_path", "aggregate", "memory_limit", "chunk_size",
                              "overflow", "spill_dir", "label", "compress_threshold",
-                             "rank", "size", "local", NULL};
+                             "rank", "size", "local", "track", "counters", NULL};
     sps_config_t c = SPS_CONFIG_INIT;
-    const char *file_path = NULL, *spill_dir = NULL, *label = NULL;
+    const char *file_path = NULL, *spill_dir = NULL, *label = NULL, *counters = NULL;
     Py_ssize_t mem = 0, chunk = 0;
     int overflow = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$pnnizzliip", kwlist, &file_path,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$pnnizzliipiz", kwlist, &file_path,
                                      &c.aggregate, &mem, &chunk, &overflow, &spill_dir,
                                      &label, &c.compress_threshold, &c.rank, &c.size,
-                                     &c.local))
+                                     &c.local, &c.track, &counters))
         return NULL;
+    /* track: SPS_TRACK_MEMORY (1) | SPS_TRACK_COUNTERS (2); counters: the
+     * perf_event names (sps_set_counters), with SPS_TRACK_COUNTERS */
+    if (c.track & SPS_TRACK_COUNTERS) {
+        int crc = sps_set_counters(counters);
+        if (crc) return PyErr_Format(PyExc_ValueError,
+                                     "counters=%s: an unknown perf event name (perf list, "
+                                     "or libpfm4's names)", counters ? counters : "''");
+    }
     if (mem < 0 || chunk < 0) return PyErr_Format(PyExc_ValueError, "sizes must be >= 0");
     c.file_path = file_path;
     c.memory_limit = (size_t)mem;

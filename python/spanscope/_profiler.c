@@ -394,6 +394,48 @@ static PyObject *py_spans(PyObject *mod, PyObject *args) {
     return b;
 }
 
+/* spans_values(from_ns, to_ns) -> (bytes of sps_span_t records, bytes of
+ * uint64 values: per span nvals own then nvals self, nvals) */
+static PyObject *py_spans_values(PyObject *mod, PyObject *args) {
+    (void)mod;
+    long long from, to;
+    if (!PyArg_ParseTuple(args, "LL", &from, &to)) return NULL;
+    sps_span_t *v = NULL;
+    uint64_t *vals = NULL;
+    size_t n = 0;
+    uint32_t nv = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_spans_values(from, to, &v, &n, &vals, &nv);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_rc(rc);
+    PyObject *out = Py_BuildValue("(y#y#I)", (const char *)v, (Py_ssize_t)(n * sizeof *v),
+                                  (const char *)vals,
+                                  (Py_ssize_t)(vals ? n * 2 * nv * sizeof *vals : 0), nv);
+    sps_free(v);
+    sps_free(vals);
+    return out;
+}
+
+/* value_names() -> [str]: the running session's values (sps_value_name). */
+static PyObject *py_value_names(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    PyObject *l = PyList_New(0);
+    for (uint32_t i = 0; l; i++) {
+        const char *name = sps_value_name(i);
+        if (!name) break;
+        PyObject *s = PyUnicode_FromString(name);
+        if (!s || PyList_Append(l, s)) {
+            Py_XDECREF(s);
+            Py_CLEAR(l);
+            break;
+        }
+        Py_DECREF(s);
+    }
+    return l;
+}
+
 static PyObject *py_thread_info(PyObject *mod, PyObject *arg) {
     (void)mod;
     unsigned long i = PyLong_AsUnsignedLong(arg);
@@ -702,6 +744,11 @@ static PyMethodDef prof_methods[] = {
     {"stack_format", py_stack_format, METH_O, "stack_format(id) -> native frames."},
     {"merge", py_merge, METH_VARARGS,
      "merge(out_path, [paths]): sps_merge (per-rank files into one)."},
+    {"spans_values", py_spans_values, METH_VARARGS,
+     "spans_values(from_ns, to_ns) -> (span records, uint64 values: per span nvals own "
+     "then nvals self, nvals)"},
+    {"value_names", py_value_names, METH_NOARGS,
+     "value_names() -> names of the running session's values (sps_value_name)"},
     {"spans", py_spans, METH_VARARGS,
      "spans(from_ns, to_ns) -> bytes: the session's spans inside the window "
      "(sps_span_t records)."},
