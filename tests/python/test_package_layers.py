@@ -44,10 +44,10 @@ ALLOWED_UP = {
 ORDER = {
     "spanscope._base": ["atomic", "mpi"],
     "spanscope.results": ["_model", "_errors", "_regions", "_calls", "_table",
-                          "_profiling", "_jsonio", "_counters", "_exports", "_inspection",
+                          "_counters", "_profiling", "_jsonio", "_exports", "_inspection",
                           "_native", "_memray"],
     "spanscope.plots": ["_figure", "_runs", "_timeline", "_distributions", "_scaling",
-                        "_callgraph", "_statistics", "_counters", "_cli", "__main__"],
+                        "_callgraph", "_statistics", "_counters", "_perf", "_cli", "__main__"],
     "spanscope.profile_manager": ["_regions", "_tasks", "_session", "_scripts"],
 }
 

@@ -52,7 +52,7 @@ TABLE = {
     "scope_profiler.mpi_region": _MODEL,
     "scope_profiler.json_export": ["spanscope.results._jsonio"],
     "scope_profiler.profile_io": ["spanscope.results._jsonio"],
-    "scope_profiler.summary": ["spanscope.results._table"],
+    "scope_profiler.summary": ["spanscope.results._table", "spanscope.results._counters"],
     "scope_profiler.concurrency": ["spanscope.profile_manager._tasks"] + _MODEL,
     "scope_profiler.inspection": ["spanscope.results._inspection"],
     "scope_profiler.html_report": ["spanscope.results._inspection"],

@@ -59,9 +59,9 @@ from spanscope.plots._callgraph import plot_callgraph
 from spanscope.plots._statistics import (collect_region_statistics,
                                          write_region_statistics_json)
 from spanscope.plots._counters import (available_likwid_metrics,
-                                       available_perf_event_metrics,
                                        collect_roofline_points, plot_likwid,
-                                       plot_perf_events, plot_roofline)
+                                       plot_roofline)
+from spanscope.plots._perf import available_perf_event_metrics, plot_perf_events
 from spanscope.plots._cli import KINDS, main
 
 __all__ = [

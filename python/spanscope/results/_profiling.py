@@ -58,9 +58,15 @@ class ProfilingResults:
         (rank -> ThreadInfo/TaskInfo rows), exclusive_totals (name -> rank
         -> ns, stored totals to use until per-call times are asked for).
         Exclusive times of regions not read from a file are folded (in C)
-        on first use.  LIKWID or perf-event data: IntegrationNotAvailableError."""
-        if likwid or perf_events:
-            raise _counters_unavailable("LIKWID / perf-event results")
+        on first use.  LIKWID data: IntegrationNotAvailableError.
+        perf_events: rank -> {region: PerfEventTotals} (scope-profiler's;
+        None: a file's rank<N>/perf_events groups, read on first use)."""
+        if likwid:
+            raise _counters_unavailable("LIKWID results")
+        #: rank -> {region: PerfEventTotals}; None until get_perf_events
+        #: reads the file's rank<N>/perf_events groups (results/_counters.py)
+        self._perf_events = (None if perf_events is None else
+                             {int(k): dict(v) for k, v in dict(perf_events).items()})
         self._is_root = is_root
         self._region_dict = dict(regions)
         self._metadata = dict(metadata or {})
@@ -434,10 +440,28 @@ class ProfilingResults:
 
     @property
     def has_perf_events(self) -> bool:
-        raise _counters_unavailable("perf-event counts")
+        """Whether this run recorded perf_event counters (scope-profiler's
+        perf_events=[...]): some rank has some region's totals."""
+        return any(self.get_perf_events().values())
 
-    def get_perf_events(self, rank=None):
-        raise _counters_unavailable("perf-event counts")
+    def get_perf_events(self, rank=None) -> dict:
+        """perf_event totals by region (scope-profiler's): rank ->
+        {region: PerfEventTotals}, or with rank that rank's {region:
+        PerfEventTotals} ({} when it has none).  Results read whole from
+        an HDF5 file read its rank<N>/perf_events groups here, once
+        (results/_counters.read_perf_events: CorruptProfileError for a
+        malformed group); results built in memory hold what they were
+        given; merged or summary-only results hold none, as in
+        scope-profiler."""
+        if self._perf_events is None:
+            from spanscope.results._counters import read_perf_events
+            model = self.model
+            self._perf_events = (read_perf_events(model.path)
+                                 if model is not None and "perf_events" in model.rank_groups
+                                 else {})
+        if rank is None:
+            return dict(self._perf_events)
+        return self._perf_events.get(int(rank), {})
 
     # -- times (seconds on the recording clock) ----------------------------
     @property
