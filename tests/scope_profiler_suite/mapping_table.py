@@ -62,6 +62,7 @@ TABLE = {
     "scope_profiler.likwid_data": ["spanscope.results._counters"],
     "scope_profiler.native_trace": ["spanscope.results._native"],
     "scope_profiler.perf_events": ["spanscope.results._counters"],
+    "scope_profiler.memray": ["spanscope.results._memray"],
     "scope_profiler.mpi_launch": ["spanscope._base.mpi"],
     "scope_profiler.profile_manager": ["spanscope.profile_manager",
                                        "spanscope.profile_manager._session",
