@@ -10,6 +10,9 @@
  *                              SPS_TRACK_COUNTERS makes: read() of each
  *                              group, or rdpmc where the kernel allows it
  *                              (hardware sets, only where a PMU exists)
+ *   region pair                sps_begin+sps_end of a session, time only and
+ *                              with SPS_TRACK_COUNTERS (each begin and end
+ *                              reads the counters): what a span costs
  *   scope-profiler's way       open + reset + enable + disable + read +
  *                              close of each of 3 software events per call,
  *                              as scope-profiler 0.7.5's PerfEventGroup does
@@ -170,6 +173,41 @@ static void perf_row(const char *label, const char *names) {
     sps__perf_session_close();
 }
 
+static sps_region_t g_region;
+
+static void b_pair(long n, void *arg) {
+    (void)arg;
+    for (long i = 0; i < n; i++) {
+        sps_begin(g_region);
+        sps_end(g_region);
+    }
+}
+
+/* sps_begin+sps_end of a session reading `names` at each (NULL: time
+ * only); the median, or -1 when the session cannot start. */
+static double pair_row(const char *label, const char *names, double time_only) {
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    if (names) {
+        if (sps_set_counters(names) != 0) return -1;
+        cfg.track = SPS_TRACK_COUNTERS;
+    }
+    if (sps_setup(&cfg) != 0) {
+        printf("%-44s not measured: sps_setup: %s\n", label, sps_last_error());
+        return -1;
+    }
+    g_region = sps_region("bench.perfev.pair");
+    double med, min;
+    timeit(b_pair, NULL, g_n, &med, &min);
+    sps__perf_stats_t st;
+    sps__perf_thread_stats(&st);
+    double per_span = names && st.reads ? 2.0 * (double)st.syscalls / (double)st.reads : 0.0;
+    printf("%-44s %9.1f %9.1f %10.2f %6.2f  per span%s", label, med, min, per_span,
+           med / g_floor, names ? "" : "\n");
+    if (names) printf(", %.2f x the time-only pair\n", time_only > 0 ? med / time_only : 0.0);
+    sps_shutdown();
+    return med;
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--n") == 0) g_n = atol(argv[i + 1]);
@@ -208,6 +246,12 @@ int main(int argc, char **argv) {
         perf_row("  same, read() forced", "cycles,instructions,branches");
         unsetenv("SPANSCOPE_PERF_NO_RDPMC");
     }
+    double pair = pair_row("region pair (sps_begin+sps_end), time only", NULL, 0);
+    pair_row("  pair + task-clock,page-faults,cs", "task-clock,page-faults,context-switches",
+             pair);
+    pair_row("  pair + page-faults,minor-faults,cs", "page-faults,minor-faults,context-switches",
+             pair);
+    sps_set_counters(NULL);
     long sp_n = g_n / 50 > 100 ? g_n / 50 : 100;
     timeit(b_scope_profiler, NULL, sp_n, &med, &min);
     printf("%-44s %9.1f %9.1f %10.2f %6.2f  per region call (3 software events)\n",
