@@ -609,7 +609,7 @@ static PyMethodDef ext_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "mem_hooks_install(python=True, numpy=True): count every allocation of Python's "
      "allocators and numpy's array data in the allocating thread's memory counters; "
-     "returns {'python', 'numpy', 'numpy_reason'} (docs/memory.md)."},
+     "returns {'python', 'numpy', 'numpy_reason', 'malloc_counted'} (docs/memory.md)."},
     {"mem_hooks_uninstall", sps__py_mem_hooks_uninstall, METH_NOARGS,
      "Restore the previous allocators; returns {'python_blocks_dropped', "
      "'python_bytes_dropped', 'numpy_restored', 'untracked'}."},

@@ -31,6 +31,11 @@
  * that way; a thread-local flag set around the call to the previous
  * allocator makes the nested hook pass the call on untouched (tracemalloc
  * does the same).  Bytes counted are the sizes asked for.
+ *   When malloc already feeds the counters (libspanscope_malloc
+ * preloaded: mem_hooks_install says so, "malloc_counted"), a block the
+ * previous allocator took from malloc is left to the preload (its
+ * allocation and its free), and the hooks count the others (pymalloc's
+ * blocks): each block is counted once.
  *   Uninstalling restores the previous allocators (refused, changing
  * nothing, when another hook was installed over ours since: stop that one
  * first).  Blocks still in the table are then dropped from it: the
@@ -263,24 +268,55 @@ static PyMemAllocatorEx mh_prev[3]; /* RAW, MEM, OBJ: what ours chain */
 static int mh_python_on;
 static int mh_atfork_done;
 
+/* Set at install when malloc itself already feeds the counters
+ * (libspanscope_malloc preloaded): then a block that the previous
+ * allocator took from malloc -- the calling thread's allocation count rose
+ * during the call -- is the preload's to count (allocation and free), and
+ * the hook leaves it alone; the hooks count what malloc does not see
+ * (pymalloc's blocks, carved from mmap'ed arenas; numpy's data when its
+ * handler does not use malloc).  One count per block either way. */
+static int mh_below;
+
+static inline uint64_t mh_allocs(void) {
+    if (!mh_below) return 0;
+    sps_mem_counts_t c;
+    sps_mem_thread_counts(&c);
+    return c.allocs;
+}
+
+/* Does a malloc reach the counters?  (At install, before our hooks.) */
+static int mh_detect_below(void) {
+    void *(*volatile m)(size_t) = malloc;
+    void (*volatile f)(void *) = free;
+    sps_mem_counts_t a, b;
+    sps_mem_thread_counts(&a);
+    void *p = m(64);
+    sps_mem_thread_counts(&b);
+    f(p);
+    return b.allocs != a.allocs;
+}
+
 static void *mh_malloc(void *ctx, size_t n) {
     PyMemAllocatorEx *prev = ctx;
     if (mh_busy) return prev->malloc(prev->ctx, n);
+    uint64_t a0 = mh_allocs();
     mh_busy = 1;
     void *p = prev->malloc(prev->ctx, n);
     mh_busy = 0;
-    if (p && mh_add(mh_py, p, n) == 0) sps_mem_alloc(n);
+    if (p && mh_allocs() == a0 && mh_add(mh_py, p, n) == 0) sps_mem_alloc(n);
     return p;
 }
 
 static void *mh_calloc(void *ctx, size_t nelem, size_t elsize) {
     PyMemAllocatorEx *prev = ctx;
     if (mh_busy) return prev->calloc(prev->ctx, nelem, elsize);
+    uint64_t a0 = mh_allocs();
     mh_busy = 1;
     void *p = prev->calloc(prev->ctx, nelem, elsize);
     mh_busy = 0;
     /* a non-NULL result means nelem * elsize did not overflow */
-    if (p && mh_add(mh_py, p, nelem * elsize) == 0) sps_mem_alloc(nelem * elsize);
+    if (p && mh_allocs() == a0 && mh_add(mh_py, p, nelem * elsize) == 0)
+        sps_mem_alloc(nelem * elsize);
     return p;
 }
 
@@ -289,6 +325,7 @@ static void *mh_realloc(void *ctx, void *ptr, size_t n) {
     if (mh_busy) return prev->realloc(prev->ctx, ptr, n);
     size_t old = 0;
     int tracked = ptr ? mh_remove(mh_py, ptr, &old) : 0;
+    uint64_t a0 = mh_allocs();
     mh_busy = 1;
     void *q = prev->realloc(prev->ctx, ptr, n);
     mh_busy = 0;
@@ -297,7 +334,7 @@ static void *mh_realloc(void *ctx, void *ptr, size_t n) {
         return NULL;
     }
     if (tracked) sps_mem_free(old);
-    if (mh_add(mh_py, q, n) == 0) sps_mem_alloc(n);
+    if (mh_allocs() == a0 && mh_add(mh_py, q, n) == 0) sps_mem_alloc(n);
     return q;
 }
 
@@ -357,20 +394,23 @@ typedef struct {
 static void *mh_np_malloc(void *ctx, size_t n) {
     mh_np_ctx_t *c = ctx;
     int was = mh_busy;
+    uint64_t a0 = mh_allocs();
     mh_busy = 1;
     void *p = c->prev.malloc(c->prev.ctx, n);
     mh_busy = was;
-    if (p && mh_add(mh_np, p, n) == 0) sps_mem_alloc(n);
+    if (p && mh_allocs() == a0 && mh_add(mh_np, p, n) == 0) sps_mem_alloc(n);
     return p;
 }
 
 static void *mh_np_calloc(void *ctx, size_t nelem, size_t elsize) {
     mh_np_ctx_t *c = ctx;
     int was = mh_busy;
+    uint64_t a0 = mh_allocs();
     mh_busy = 1;
     void *p = c->prev.calloc(c->prev.ctx, nelem, elsize);
     mh_busy = was;
-    if (p && mh_add(mh_np, p, nelem * elsize) == 0) sps_mem_alloc(nelem * elsize);
+    if (p && mh_allocs() == a0 && mh_add(mh_np, p, nelem * elsize) == 0)
+        sps_mem_alloc(nelem * elsize);
     return p;
 }
 
@@ -382,6 +422,7 @@ static void *mh_np_realloc(void *ctx, void *ptr, size_t n) {
     size_t old = 0;
     int tracked = ptr ? mh_remove(mh_np, ptr, &old) : 0;
     int was = mh_busy;
+    uint64_t a0 = mh_allocs();
     mh_busy = 1;
     void *q = c->prev.realloc(c->prev.ctx, ptr, n);
     mh_busy = was;
@@ -390,7 +431,7 @@ static void *mh_np_realloc(void *ctx, void *ptr, size_t n) {
         return NULL;
     }
     if (tracked) sps_mem_free(old);
-    if (mh_add(mh_np, q, n) == 0) sps_mem_alloc(n);
+    if (mh_allocs() == a0 && mh_add(mh_np, q, n) == 0) sps_mem_alloc(n);
     return q;
 }
 
@@ -575,6 +616,7 @@ PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw)
     if (!python && !numpy)
         return PyErr_Format(PyExc_ValueError,
                             "mem_hooks_install: nothing to install (python and numpy both false)");
+    mh_below = mh_detect_below();
     const char *np_why = NULL;
     if (numpy) {
         int rc = mh_np_install(&np_why);
@@ -598,9 +640,10 @@ PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw)
         }
         mh_python_on = 1;
     }
-    PyObject *r = Py_BuildValue("{s:O,s:O,s:s}", "python", mh_python_on ? Py_True : Py_False,
+    PyObject *r = Py_BuildValue("{s:O,s:O,s:s,s:O}", "python", mh_python_on ? Py_True : Py_False,
                                 "numpy", mh_numpy_on ? Py_True : Py_False, "numpy_reason",
-                                np_why ? np_why : "installed");
+                                np_why ? np_why : "installed", "malloc_counted",
+                                mh_below ? Py_True : Py_False);
     return r;
 #endif
 }

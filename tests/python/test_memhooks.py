@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import pathlib
 import tracemalloc
 
 import pytest
@@ -44,6 +45,16 @@ def overhead():
     """What a measure() of nothing costs (the counters' dict, the call)."""
     _, d = measure(int, 0)  # int(0) is the cached small int: no allocation
     return d
+
+
+@pytest.fixture(autouse=True)
+def _no_hooks_left():
+    """A failed test leaves neither tracemalloc nor our hooks behind."""
+    yield
+    if tracemalloc.is_tracing():
+        tracemalloc.stop()
+    if _ext.mem_hooks_active():
+        _ext.mem_hooks_uninstall()
 
 
 @pytest.fixture
@@ -180,6 +191,7 @@ def test_install_uninstall_twice():
         info = _ext.mem_hooks_install()
         assert info["python"] is True and info["numpy"] is True
         assert info["numpy_reason"] == "installed"
+        assert info["malloc_counted"] is False  # no libspanscope_malloc here
         assert _ext.mem_hooks_active() is True
         with pytest.raises(RuntimeError, match="already installed"):
             _ext.mem_hooks_install()
@@ -244,7 +256,8 @@ def test_numpy_arrays_exact(make, nbytes, exact):
     its free is its nbytes."""
     info = _ext.mem_hooks_install(python=False, numpy=True)
     try:
-        assert info == {"python": False, "numpy": True, "numpy_reason": "installed"}
+        assert info == {"python": False, "numpy": True, "numpy_reason": "installed",
+                        "malloc_counted": False}
         a, d = measure(make)
         assert a.nbytes == nbytes
         assert d["live_bytes"] == nbytes
@@ -418,3 +431,65 @@ def test_fork_under_hooks(hooks):
     finally:
         stop.set()
         t.join()
+
+
+# ---------------------------------------------------------------------------
+# with libspanscope_malloc preloaded
+
+
+PRELOADED = r"""
+import gc, itertools, sys
+from spanscope import _ext
+import numpy as np
+info = _ext.mem_hooks_install()
+assert info["malloc_counted"] is True, info
+gc.disable()
+def d(fn, *a):
+    c0 = _ext.mem_thread_counts(); r = fn(*a); c1 = _ext.mem_thread_counts()
+    return r, {k: c1[k] - c0[k] for k in c0}
+_, base = d(int, 0)
+# a large bytes object: pymalloc hands it to malloc, so the preload counts
+# it (its usable size) and the hook does not: one allocation, not two
+b, big = d(bytes, 1_000_000)
+assert big["allocs"] - base["allocs"] == 1, big
+assert sys.getsizeof(b) <= big["alloc_bytes"] - base["alloc_bytes"] <= sys.getsizeof(b) + 8192
+# small ones: pymalloc's, which only the hook sees: counted once each (and
+# the list's growth: a few reallocs; itertools.repeat makes no ints)
+objs, small = d(lambda: [bytes(50) for _ in itertools.repeat(None, 1000)])
+assert 1000 <= small["allocs"] - base["allocs"] <= 1040, small
+# an array: its object (pymalloc: the hook), its shape (PyMem_RawMalloc ->
+# malloc: the preload) and its data (numpy's handler -> malloc: the
+# preload) -- three blocks, once each (five if the malloc'ed two were
+# counted twice)
+a, arr = d(np.empty, 4_000_000, np.uint8)
+assert 1 <= arr["allocs"] - base["allocs"] <= 3, arr
+assert 4_000_000 <= arr["alloc_bytes"] - base["alloc_bytes"] <= 4_000_000 + 8192 + 400, arr
+# and all of it freed: live back where it was
+c0 = _ext.mem_thread_counts()
+size = big["alloc_bytes"] - base["alloc_bytes"]
+del b, objs, a
+c1 = _ext.mem_thread_counts()
+assert c1["free_bytes"] - c0["free_bytes"] >= size + 4_000_000 + 1000 * 83, (c0, c1)
+_ext.mem_hooks_uninstall()
+print("ok")
+"""
+
+
+def _preload_lib():
+    build = pathlib.Path(os.environ.get("SPS_BUILD", pathlib.Path(__file__).parents[2] / "build"))
+    lib = build / "libspanscope_malloc.so"
+    return lib if lib.exists() else None
+
+
+@pytest.mark.skipif(_preload_lib() is None,
+                    reason="no libspanscope_malloc.so in SPS_BUILD (a sanitizer build, or "
+                           "SPS_MALLOC_PRELOAD=OFF)")
+def test_with_malloc_preloaded():
+    """Python's hooks and libspanscope_malloc at once: each block counted
+    once, by whichever sees it (malloc's blocks by the preload, pymalloc's
+    by the hooks)."""
+    env = dict(os.environ, LD_PRELOAD=str(_preload_lib()))
+    out = subprocess.run([sys.executable, "-c", PRELOADED], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
