@@ -554,3 +554,17 @@ def test_tracker_errors(tmp_path):
     tracker = MemrayAllocationTracker(tmp_path / "x.bin")
     tracker.stop()  # before start: nothing
     assert not tracker.active and "active=False" in repr(tracker)
+
+
+def test_memray_log_keeps_errors_and_passes_the_rest_through(capfd):
+    """What memray_summary takes in while memray reads: memray's errors
+    (its only sign of a cut record); everything else goes back to stderr."""
+    from spanscope.results._memray import _MemrayLog
+    with _MemrayLog() as log:
+        os.write(2, b"someone else's line\n")
+        os.write(2, b"Memray ERROR: Failed to process allocation record\n")
+        os.write(2, b"Memray WARNING: Correcting symbol\n")
+    err = capfd.readouterr().err
+    assert log.messages == ["Failed to process allocation record"]
+    assert "someone else's line" in err and "Memray WARNING: Correcting symbol" in err
+    assert "Memray ERROR" not in err

@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import errno
 import os
+import sys
 import tempfile
 import threading
 import weakref
@@ -346,19 +347,18 @@ class _MemrayLog:
     capture is read ("Memray ERROR: Failed to process allocation record"
     when a record is cut or damaged: it then stops reading without an
     exception), so that the summary can say the file is damaged.  Other
-    output written meanwhile goes back to stderr afterwards.  Without a
-    usable descriptor 2, catches nothing."""
+    output written meanwhile (memray's warnings too) goes back to stderr
+    afterwards.  Without a usable descriptor 2, catches nothing."""
 
     def __enter__(self):
         self.messages = []
-        _LOG_LOCK.acquire()
         self._saved = self._tmp = None
+        _LOG_LOCK.acquire()
         try:
-            import sys
             for stream in (sys.stderr, sys.__stderr__):
                 try:
                     stream.flush()
-                except Exception:
+                except Exception:  # noqa: BLE001 -- a closed or odd stream
                     pass
             self._saved = os.dup(2)
             self._tmp = tempfile.TemporaryFile()
@@ -370,6 +370,9 @@ class _MemrayLog:
             if self._tmp is not None:
                 self._tmp.close()
                 self._tmp = None
+        except BaseException:
+            _LOG_LOCK.release()
+            raise
         return self
 
     def __exit__(self, *exc):
@@ -383,7 +386,7 @@ class _MemrayLog:
             self._tmp.close()
             other = []
             for line in text.splitlines(keepends=True):
-                if line.startswith("Memray "):
+                if line.startswith("Memray ERROR"):  # its warnings pass through
                     self.messages.append(line.strip().split(": ", 1)[-1])
                 else:
                     other.append(line)
