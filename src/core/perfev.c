@@ -15,8 +15,8 @@
  *   as a whole, and a member of another PMU than its leader's is never
  *   scheduled with it (it reads 0).  The usual sets need two: the core
  *   PMU's hardware events, read with rdpmc, and the software events, one
- *   read() -- plus one read() for task-clock or cpu-clock, each its own
- *   PMU.
+ *   read() that also gives task-clock (thr_open says how); cpu-clock, and
+ *   task-clock without other software events, are a group of their own.
  * - The read path takes no lock, allocates nothing and prints nothing: it
  *   runs inside sps_begin / sps_end.  Everything that can fail or print
  *   happens at the thread's first read (the open), under a mutex.
@@ -288,6 +288,9 @@ typedef struct thr {
     uint64_t last[SPS__PERF_MAX]; /* the last values handed out */
     uint64_t buf[3 + SPS__PERF_MAX];
     uint64_t reads, syscalls, opens;
+    /* task-clock read from the software group's time_enabled (thr_open):
+     * its slot and that group's index, -1 when not */
+    int32_t tclock_slot, tclock_grp;
 } thr_t;
 
 static __thread thr_t *g_tls __attribute__((tls_model("initial-exec")));
@@ -299,8 +302,9 @@ static long g_page_size;
 static void thr_release(thr_t *t) {
     for (uint32_t i = 0; i < t->n; i++) {
         if (t->page[i]) munmap(t->page[i], (size_t)g_page_size);
-        if (t->avail >> i & 1) close(t->fd[i]);
+        if (t->fd[i] >= 0) close(t->fd[i]);
         t->page[i] = NULL;
+        t->fd[i] = -1;
     }
     memset(t->g, 0, sizeof t->g);
     t->ng = t->n = t->avail = 0;
@@ -413,6 +417,7 @@ static void report_unavailable(const char *name, int err) {
  * task-clock, which are each their own (hrtimer) PMU; tracepoints,
  * breakpoints and every dynamic PMU type (uncore, a hybrid CPU's second
  * core type) are theirs. */
+#define SWEVENT_KEY ((uint64_t)1 << 40 | 0xffff) /* the software PMU's */
 static uint64_t pmu_key(const ev_desc_t *d) {
     switch (d->type) {
     case PERF_TYPE_HARDWARE:
@@ -422,7 +427,7 @@ static uint64_t pmu_key(const ev_desc_t *d) {
     case PERF_TYPE_SOFTWARE:
         if (d->config == PERF_COUNT_SW_CPU_CLOCK || d->config == PERF_COUNT_SW_TASK_CLOCK)
             return (uint64_t)1 << 40 | d->config;
-        return (uint64_t)1 << 40 | 0xffff;
+        return SWEVENT_KEY;
     default:
         return (uint64_t)2 << 40 | d->type;
     }
@@ -498,6 +503,26 @@ static thr_t *thr_open(void) {
     memset(t->last, 0, sizeof t->last);
     int err[SPS__PERF_MAX] = {0};
     uint8_t done[SPS__PERF_MAX] = {0};
+    for (uint32_t i = 0; i < set->n; i++) t->fd[i] = -1;
+    /* task-clock beside other software events needs no group of its own:
+     * a per-thread group's time_enabled advances exactly while the
+     * thread's perf context is scheduled in, which is what task-clock
+     * counts (the same context clock), and a software group is never
+     * multiplexed.  So the software group's read() hands it out and the
+     * set costs one read() less (measured: 1.03 us -> 0.54 us per read for
+     * task-clock,page-faults,context-switches). */
+    int32_t tclock = -1;
+    t->tclock_slot = t->tclock_grp = -1;
+    for (uint32_t i = 0; i < set->n && tclock < 0; i++)
+        if (set->ev[i].type == PERF_TYPE_SOFTWARE &&
+            set->ev[i].config == PERF_COUNT_SW_TASK_CLOCK)
+            for (uint32_t j = 0; j < set->n; j++)
+                if (pmu_key(&set->ev[j]) == SWEVENT_KEY) {
+                    tclock = (int32_t)i;
+                    done[i] = 1;
+                    break;
+                }
+    int32_t sw_grp = -1;
     /* one group per PMU, in the order of the events' first appearance
      * (the core PMU's, the one rdpmc can read, like any other) */
     for (uint32_t i = 0; i < set->n; i++) {
@@ -518,6 +543,23 @@ static thr_t *thr_open(void) {
         }
         if (g->nm) {
             if (key == 0) try_rdpmc(t, g);
+            if (key == SWEVENT_KEY) sw_grp = (int32_t)t->ng;
+            t->ng++;
+        }
+    }
+    if (tclock >= 0 && sw_grp >= 0) {
+        t->tclock_slot = tclock;
+        t->tclock_grp = sw_grp;
+        t->avail |= 1u << tclock;
+    } else if (tclock >= 0) { /* no software group opened: its own group */
+        grp_t *g = &t->g[t->ng];
+        int fd = open_event(&set->ev[tclock], -1);
+        if (fd < 0) {
+            err[tclock] = errno ? errno : EINVAL;
+        } else {
+            t->fd[tclock] = fd;
+            g->slot[g->nm++] = (uint8_t)tclock;
+            t->avail |= 1u << tclock;
             t->ng++;
         }
     }
@@ -615,10 +657,12 @@ void sps__perf_read(uint64_t *out) {
         ssize_t want = (ssize_t)(sizeof(uint64_t) * (3 + g->nm));
         if (read(t->fd[g->slot[0]], t->buf, (size_t)want) != want || t->buf[0] != g->nm) {
             for (uint32_t m = 0; m < g->nm; m++) out[g->slot[m]] = t->last[g->slot[m]];
+            if ((int32_t)k == t->tclock_grp) out[t->tclock_slot] = t->last[t->tclock_slot];
             continue;
         }
         for (uint32_t m = 0; m < g->nm; m++)
             put(t, out, g->slot[m], scale(t->buf[3 + m], t->buf[1], t->buf[2]));
+        if ((int32_t)k == t->tclock_grp) put(t, out, (uint32_t)t->tclock_slot, t->buf[1]);
     }
 }
 

@@ -8,10 +8,10 @@
  * process's choice; sps__perf_session_open (session setup, under the
  * session lock) freezes it for the session; every recording thread's first
  * sps__perf_read opens the session's events on that thread, one group per
- * kernel PMU (hardware events in one, software events in another, and
- * task-clock and cpu-clock each in their own: the kernel never schedules
- * a member of another PMU than its leader's), and each later call reads
- * them without a lock, an allocation or stdio.
+ * kernel PMU (hardware events in one, software events in another,
+ * cpu-clock in its own: the kernel never schedules a member of another PMU
+ * than its leader's; task-clock comes with the software group's read), and
+ * each later call reads them without a lock, an allocation or stdio.
  */
 #ifndef SPS_CORE_PERFEV_H
 #define SPS_CORE_PERFEV_H

@@ -207,12 +207,12 @@ static void test_software_monotone(void **state) {
     sps__perf_stats_t st;
     sps__perf_thread_stats(&st);
     assert_int_equal(st.n, 3);
-    /* task-clock is a PMU of its own: two groups */
-    assert_int_equal(st.groups, 2);
+    /* task-clock comes with the software group's read: one group */
+    assert_int_equal(st.groups, 1);
     assert_int_equal(st.available, 7);
     assert_int_equal(st.rdpmc, 0);                   /* software events: read() */
     assert_int_equal(st.reads, 1 + 20 * 50);
-    assert_int_equal(st.syscalls, 2 * st.reads);     /* ONE read() per group */
+    assert_int_equal(st.syscalls, st.reads);         /* ONE read() per call */
     sps__perf_session_close();
 }
 
@@ -248,19 +248,34 @@ static int64_t thread_cpu_ns(void) {
 static void test_task_clock_is_cpu_time(void **state) {
     (void)state;
     SKIP_WITHOUT_PERF();
-    assert_int_equal(sps_set_counters("task-clock"), 0);
-    assert_int_equal(sps__perf_session_open(), 1);
-    uint64_t a, b;
-    sps__perf_read(&a);
-    int64_t c0 = thread_cpu_ns();
-    tu_spin_ns(20000000);
-    int64_t c1 = thread_cpu_ns();
-    sps__perf_read(&b);
-    double tc = (double)(b - a), cpu = (double)(c1 - c0);
-    fprintf(stderr, "task-clock %.3f ms, thread CPU time %.3f ms\n", tc / 1e6, cpu / 1e6);
-    assert_true(cpu > 1e6);
-    assert_true(tc > 0.8 * cpu - 1e6 && tc < 1.2 * cpu + 1e6);
-    sps__perf_session_close();
+    /* alone (its own group), and beside a software event (read from that
+     * group's time_enabled), sleeping or spinning */
+    const char *sets[] = {"task-clock", "page-faults,task-clock"};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(sps_set_counters(sets[k]), 0);
+        uint32_t n = sps__perf_session_open();
+        uint64_t a[2], b[2], c[2];
+        sps__perf_read(a);
+        int64_t c0 = thread_cpu_ns();
+        tu_spin_ns(20000000);
+        int64_t c1 = thread_cpu_ns();
+        sps__perf_read(b);
+        usleep(30000); /* asleep: no CPU time, no task-clock */
+        int64_t c2 = thread_cpu_ns();
+        sps__perf_read(c);
+        double tc = (double)(b[n - 1] - a[n - 1]), cpu = (double)(c1 - c0);
+        double tc_sleep = (double)(c[n - 1] - b[n - 1]), cpu_sleep = (double)(c2 - c1);
+        fprintf(stderr, "%s: task-clock %.3f ms, thread CPU time %.3f ms; asleep %.3f, %.3f\n",
+                sets[k], tc / 1e6, cpu / 1e6, tc_sleep / 1e6, cpu_sleep / 1e6);
+        assert_true(cpu > 1e6);
+        assert_true(tc > 0.8 * cpu - 1e6 && tc < 1.2 * cpu + 1e6);
+        assert_true(tc_sleep < 5e6); /* not the 30 ms asleep */
+        sps__perf_stats_t st;
+        sps__perf_thread_stats(&st);
+        assert_int_equal(st.groups, 1);
+        assert_int_equal(st.syscalls, st.reads);
+        sps__perf_session_close();
+    }
 }
 
 /* --- hardware counters -------------------------------------------------------- */
