@@ -208,6 +208,7 @@ static void thr_install(sps__thr_t *t, sps__chunk_t *c, uint64_t now,
                         uint64_t seq0) {
     c->seq0 = seq0;
     t->cur = c;
+    t->mem_low = NULL; /* its end is the new chunk's (values.c) */
     if (!t->an_chunk) {
         t->an_chunk = c;
         t->an_pos = 0;
@@ -215,12 +216,14 @@ static void thr_install(sps__thr_t *t, sps__chunk_t *c, uint64_t now,
     }
     t->hi = (uint32_t)(now >> 32);
     c->rec[0] = sps__rec_hi(t->hi);
+    t->true_end = c->rec + sps__g.chunk_recs;
     atomic_store_explicit(&t->end, c->rec + sps__g.chunk_recs, memory_order_relaxed);
     atomic_store_explicit(&t->pos, c->rec + 1, memory_order_release);
 }
 
 static void thr_stop(sps__thr_t *t) { /* no chunk: every call is slow */
     static uint64_t none[1];
+    t->true_end = t->mem_low = NULL;
     atomic_store_explicit(&t->end, none, memory_order_relaxed);
     atomic_store_explicit(&t->pos, none, memory_order_release);
 }
@@ -365,6 +368,8 @@ static sps__thr_t *thr_register(void) {
 /* Everything the fast path does not handle.  Takes the session lock. */
 void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now,
                       const uint64_t *vals, uint32_t n) {
+    if (!n && t->mem_low && sps__mem_record(t, payload, now)) return;
+    uint64_t mem[SPS__MEM_NVALS];
     if (t == &sps__dummy_thr) thr_ask_namer();
     pthread_mutex_lock(&sps__g.lock);
     int st = sps__state_load();
@@ -387,6 +392,11 @@ void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now,
             t->dropped++;
             goto out;
         }
+    }
+    if (!n && sps__mem_delta) { /* every chunk starts with a group */
+        sps__mem_read(mem);
+        vals = mem;
+        n = SPS__MEM_NVALS;
     }
     uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
     /* a HI record, the value group (never split across chunks: a reader
@@ -411,6 +421,7 @@ void sps__slow_record(sps__thr_t *t, uint32_t payload, uint64_t now,
     }
     *p++ = ((uint64_t)payload << 32) | (uint32_t)now;
     atomic_store_explicit(&t->pos, p, memory_order_release);
+    sps__mem_slow_done(t);
 out:
     pthread_mutex_unlock(&sps__g.lock);
 }

@@ -142,6 +142,7 @@ typedef struct sps__memtls {
     int64_t live;          /* allocated minus freed on this thread */
     int64_t peak;          /* highest live since the last reading */
     int64_t live_at_read;  /* live at the last reading */
+    int dirty;             /* changed since the last reading */
 } sps__memtls_t;
 SPS__HIDDEN extern __thread sps__memtls_t sps__mem_tls
     __attribute__((tls_model("initial-exec")));
@@ -150,8 +151,25 @@ enum { SPS__MEM_ALLOC_BYTES, SPS__MEM_FREE_BYTES, SPS__MEM_ALLOCS, SPS__MEM_FREE
        SPS__MEM_EXCESS, SPS__MEM_NVALS };
 /* Writes the calling thread's SPS__MEM_NVALS memory values (cumulative,
  * but the last: the rise of live bytes since the last reading) and starts
- * a new segment for the peak. */
+ * a new segment for the peak (and clears dirty). */
 SPS__HIDDEN void sps__mem_read(uint64_t *out);
+/* Memory without counters or stacks (values.c, "delta groups"): the state
+ * stays SPS__EVENTS, so a record costs what it costs without memory, and
+ * a value group is written only where the readings changed: an
+ * allocation marks the thread dirty and lowers its end (t->mem_low), so
+ * that its next record takes the out-of-line path, which writes the
+ * group (sps__mem_record, without the lock); the slow path writes one
+ * with every record it handles, so every chunk starts with one.  Readers
+ * carry the last group forward (model/stream.c). */
+SPS__HIDDEN extern int sps__mem_delta;
+struct sps__thr;
+/* The out-of-line path of a record of a dirty thread: 1 when it wrote the
+ * group and the record (and raised the thread's end again), 0 when the
+ * slow path must (no room, a new timestamp half, the session moved on). */
+SPS__HIDDEN int sps__mem_record(struct sps__thr *t, uint32_t payload, uint64_t now);
+/* The slow path wrote a record (with a group): raises t's end again, and
+ * lowers it anew if the library allocated meanwhile.  Under the lock. */
+SPS__HIDDEN void sps__mem_slow_done(struct sps__thr *t);
 /* The session's values per record for cfg.track (session setup, under the
  * lock): the memory values, then the counters'.  0 when track is 0. */
 SPS__HIDDEN uint32_t sps__values_open(int track);
@@ -330,6 +348,10 @@ typedef struct sps__thr {
      * record it converts lies before an anchor and converts as the merged
      * pass will convert it */
     uint64_t *an_mark;
+    /* the end of cur's records, and the end a dirty memory reading
+     * lowered t->end to (values.c: raised again by compare-and-swap, so
+     * that a session's end lowering it meanwhile is never undone) */
+    uint64_t *true_end, *mem_low;
     /* sequence number past the last retired chunk, and its value when the
      * writer last added an anchor: the background analysis reads records
      * before bg_ready_seq only (they convert as finalize will convert them) */

@@ -177,7 +177,8 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
     sps__g.wall_anchor_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
     sps__g.mono_anchor_ns = (int64_t)sps__mono_ns();
     sps__g.start_ns = sps__g.period_start_ns = a.ns;
-    sps__state_store(sps__g.nvals ? SPS__EVENTS_EXTRA : sps__g.mode);
+    /* memory alone: delta groups on the plain state (values.c) */
+    sps__state_store(sps__g.nvals && !sps__mem_delta ? SPS__EVENTS_EXTRA : sps__g.mode);
     pthread_mutex_unlock(&sps__g.lock);
     return 0;
 }

@@ -186,8 +186,12 @@ int sps_capture_stacks(int on) {
     if (s == SPS__OFF || sps__g.pid != getpid()) rc = SPS_ENOSESSION;
     else if (sps__g.mode != SPS__EVENTS) rc = SPS_EMODE;
     else {
+        /* stacks take the out-of-line path for every record, which then
+         * reads every value too: no delta groups meanwhile (values.c) */
+        int mem_only = sps__g.cfg.track == SPS_TRACK_MEMORY;
         sps__g.stacks_on = on != 0;
-        sps__state_store(on || sps__g.nvals ? SPS__EVENTS_EXTRA : SPS__EVENTS);
+        __atomic_store_n(&sps__mem_delta, mem_only && !on, __ATOMIC_RELAXED);
+        sps__state_store(on || (sps__g.nvals && !mem_only) ? SPS__EVENTS_EXTRA : SPS__EVENTS);
     }
     /* set under the session lock, which sps_spans holds while it reads */
     if (!rc && on) __atomic_store_n(&g_used, 1, __ATOMIC_RELAXED);

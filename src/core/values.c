@@ -14,6 +14,36 @@
 #include "core/core.h"
 
 __thread sps__memtls_t sps__mem_tls __attribute__((tls_model("initial-exec")));
+int sps__mem_delta; /* core.h: memory-only sessions write delta groups */
+
+/* Sends the calling thread's next record to the out-of-line path, where
+ * sps__mem_record writes the changed readings with it: lowers t->end to
+ * the write position, unless something else lowered it already (a
+ * session's end: compare-and-swap from the chunk's true end). */
+static void mem_lower(sps__thr_t *t) {
+    if (t == &sps__dummy_thr || !t->true_end || t->mem_low) return;
+    uint64_t *expect = t->true_end;
+    uint64_t *low = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    if (atomic_compare_exchange_strong_explicit(&t->end, &expect, low, memory_order_relaxed,
+                                                memory_order_relaxed))
+        t->mem_low = low;
+}
+
+/* Raises t->end back to the chunk's true end if it is still where
+ * mem_lower put it. */
+static void mem_raise(sps__thr_t *t) {
+    uint64_t *expect = t->mem_low;
+    if (!expect) return;
+    t->mem_low = NULL;
+    atomic_compare_exchange_strong_explicit(&t->end, &expect, t->true_end, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
+static inline void mem_changed(sps__memtls_t *m) {
+    m->dirty = 1;
+    if (__atomic_load_n(&sps__mem_delta, __ATOMIC_RELAXED) && !sps__tls->mem_low)
+        mem_lower(sps__tls);
+}
 
 void sps_mem_alloc(size_t bytes) {
     sps__memtls_t *m = &sps__mem_tls;
@@ -21,6 +51,7 @@ void sps_mem_alloc(size_t bytes) {
     m->allocs++;
     m->live += (int64_t)bytes;
     if (m->live > m->peak) m->peak = m->live;
+    mem_changed(m);
 }
 
 void sps_mem_free(size_t bytes) {
@@ -28,6 +59,31 @@ void sps_mem_free(size_t bytes) {
     m->free_bytes += bytes;
     m->frees++;
     m->live -= (int64_t)bytes;
+    mem_changed(m);
+}
+
+int sps__mem_record(sps__thr_t *t, uint32_t payload, uint64_t now) {
+    uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
+    uint32_t n = SPS__MEM_NVALS;
+    /* end still where mem_lower put it: nobody else (a session's end or
+     * start) sent the thread to the slow path meanwhile */
+    if (!__atomic_load_n(&sps__mem_delta, __ATOMIC_RELAXED) ||
+        atomic_load_explicit(&t->end, memory_order_relaxed) != t->mem_low ||
+        sps__state_load() != SPS__EVENTS || (uint32_t)(now >> 32) != t->hi ||
+        !t->true_end || p + n + 2 > t->true_end)
+        return 0; /* the slow path, under the lock */
+    p[0] = ((uint64_t)SPS__REC_VAL_TAG << 32) | n;
+    sps__mem_read(p + 1);
+    p[n + 1] = ((uint64_t)payload << 32) | (uint32_t)now;
+    atomic_store_explicit(&t->pos, p + n + 2, memory_order_release);
+    mem_raise(t);
+    return 1;
+}
+
+void sps__mem_slow_done(sps__thr_t *t) {
+    if (t == &sps__dummy_thr) return;
+    mem_raise(t); /* also after delta groups were turned off */
+    if (sps__mem_delta && sps__mem_tls.dirty) mem_lower(t); /* the library allocated meanwhile */
 }
 
 void sps_mem_thread_counts(sps_mem_counts_t *out) {
@@ -44,6 +100,7 @@ void sps__mem_read(uint64_t *out) {
     out[SPS__MEM_FREES] = m->frees;
     out[SPS__MEM_EXCESS] = excess > 0 ? (uint64_t)excess : 0;
     m->live_at_read = m->peak = m->live;
+    m->dirty = 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -58,6 +115,7 @@ static uint32_t g_nperf;     /* counters after the memory values */
 uint32_t sps__values_open(int track) {
     g_track = track;
     g_nperf = 0;
+    __atomic_store_n(&sps__mem_delta, track == SPS_TRACK_MEMORY, __ATOMIC_RELAXED);
     uint32_t n = track & SPS_TRACK_MEMORY ? SPS__MEM_NVALS : 0;
     if (track & SPS_TRACK_COUNTERS) {
         g_nperf = sps__perf_session_open();
@@ -67,6 +125,7 @@ uint32_t sps__values_open(int track) {
 }
 
 void sps__values_close(void) {
+    __atomic_store_n(&sps__mem_delta, 0, __ATOMIC_RELAXED);
     if (g_track & SPS_TRACK_COUNTERS) sps__perf_session_close();
     g_track = 0;
     g_nperf = 0;

@@ -111,6 +111,10 @@ typedef struct sps__rd {
     uint32_t npend;           /* values of the value group just read, for
                                  the record that follows it */
     uint64_t vals[SPS__VAL_MAX];
+    /* delta groups (core.h, sps__mem_delta): a record without a group
+     * has the readings of the last one, its peak excess 0 */
+    uint32_t nlast;
+    uint64_t last[SPS__VAL_MAX];
 } sps__rd_t;
 SPS__HIDDEN void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs,
                               size_t nsegs, const sps__stack_t *inject,
@@ -139,6 +143,10 @@ SPS__INLINE int sps__rd_next(sps__rd_t *r, sps__ev_t *ev) {
         if (SPS__LIKELY((uint32_t)(w >> 32) < SPS__REC_VAL_TAG && idx >= r->seg->skip)) {
             r->i++;
             sps__rd_decode(r, w, idx, ev);
+            if (r->nlast) { /* delta groups: the readings carried forward */
+                ev->nvals = r->nlast;
+                ev->vals = r->last;
+            }
             return 1;
         }
     }

@@ -10,6 +10,7 @@
 #include "model/model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void sps__rd_init(sps__rd_t *r, const sps__seg_t *segs, size_t nsegs,
                   const sps__stack_t *inject, const sps__timemap_t *tm) {
@@ -68,6 +69,12 @@ static int read_group(sps__rd_t *r, uint32_t n) {
         r->vals[k] = r->rec[r->i++];
     }
     r->npend = n;
+    /* what records without a group of their own carry (delta groups): the
+     * same readings, and no rise of live bytes since */
+    memcpy(r->last, r->vals, n * sizeof *r->last);
+    for (uint32_t k = 0; k < n; k++)
+        if (sps__values_kind(k) == SPS__VAL_EXCESS) r->last[k] = 0;
+    r->nlast = n;
     return 0;
 }
 
@@ -104,8 +111,13 @@ int sps__rd_next_slow(sps__rd_t *r, sps__ev_t *ev) {
                 continue;
             }
             sps__rd_decode(r, w, idx, ev);
-            ev->nvals = r->npend;
-            ev->vals = r->vals;
+            if (r->npend) {
+                ev->nvals = r->npend;
+                ev->vals = r->vals;
+            } else if (r->nlast) {
+                ev->nvals = r->nlast;
+                ev->vals = r->last;
+            }
             r->npend = 0;
             return 1;
         }
