@@ -255,10 +255,9 @@ def test_the_combinations_scope_profiler_rejects_are_value_errors(kw, message):
 
 
 @pytest.mark.parametrize("kw, feature", [
-    ({"use_memray": True}, "memray"), ({"use_nvtx": True}, "NVTX"),
+    ({"use_nvtx": True}, "NVTX"),
     ({"use_gpu_timing": True}, "GPU timing"), ({"perf_events": ["cycles"]}, "perf_event"),
     ({"use_likwid": True}, "LIKWID"), ({"use_line_profiler": True}, "line-by-line"),
-    ({"options": ProfilingOptions(memray=MemrayOptions(enabled=True))}, "memray"),
 ])
 def test_features_of_other_issues_say_they_are_not_available(kw, feature):
     with pytest.raises(FeatureNotAvailableError, match=f"{feature}.*not available yet"):
