@@ -206,6 +206,21 @@ def test_available_metrics_as_scope_profiler():
         "context-switches", "page-faults", "task-clock"]
 
 
+def test_inputs_as_the_other_plots_take_them():
+    """A path, a spanscope.read Results, ProfilingResults, or a list; a
+    recording without counters has no metrics and nothing to plot."""
+    assert available_perf_event_metrics(R.read(DATA / "hw_two_ranks.h5"))[0] == "ipc"
+    assert available_perf_event_metrics(DATA / "no_counters.h5") == []
+    assert available_perf_event_metrics([R.read(DATA / "no_counters.h5"),
+                                         DATA / "sw_counters.h5"])[-1] == "task-clock"
+    with pytest.raises(ValueError, match="None of the selected files recorded perf-event"):
+        plot_perf_events(DATA / "no_counters.h5", verbose=False)
+    with pytest.raises(ValueError, match="No profiling data"):
+        available_perf_event_metrics([])
+    with pytest.raises(TypeError, match="ProfilingResults or paths"):
+        available_perf_event_metrics(42)
+
+
 def test_plot_perf_events(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "ipc.png"

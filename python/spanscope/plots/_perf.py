@@ -20,8 +20,10 @@ def _results(profiling_data) -> list:
     """profiling_data as scope-profiler result sets (anything with
     get_perf_events: ProfilingResults), paths read with read_h5; non-root
     sets (MPI ranks other than 0) dropped, as scope-profiler's plots drop
-    them.  ValueError for an empty input, TypeError for anything else."""
-    from spanscope.results import ProfilingResults, read_h5
+    them; a spanscope.read Results (what the other spanscope.plots take)
+    as the result set of its file.  ValueError for an empty input,
+    TypeError for anything else."""
+    from spanscope.results import ProfilingResults, Results, read_h5
     items = (list(profiling_data) if isinstance(profiling_data, (list, tuple))
              else [profiling_data])
     if not items:
@@ -30,6 +32,8 @@ def _results(profiling_data) -> list:
     for it in items:
         if isinstance(it, (str, os.PathLike)):
             it = read_h5(it)
+        elif isinstance(it, Results):
+            it = ProfilingResults._from_model(it)
         if not isinstance(it, ProfilingResults):
             raise TypeError("perf-event plots take ProfilingResults or paths of .h5 "
                             f"recordings, not {type(it).__name__}")
