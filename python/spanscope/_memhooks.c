@@ -36,6 +36,10 @@
  * previous allocator took from malloc is left to the preload (its
  * allocation and its free), and the hooks count the others (pymalloc's
  * blocks): each block is counted once.
+ *   Hooks stack: each restores, when it goes, what it found when it came.
+ * So installing is refused while tracemalloc traces (its stop would take
+ * ours away too); tracemalloc started after ours chains ours and gives
+ * them back when it stops.
  *   Uninstalling restores the previous allocators (refused, changing
  * nothing, when another hook was installed over ours since: stop that one
  * first).  Blocks still in the table are then dropped from it: the
@@ -296,8 +300,9 @@ static int mh_detect_below(void) {
     return b.allocs != a.allocs;
 }
 
-static void *mh_malloc(void *ctx, size_t n) {
-    PyMemAllocatorEx *prev = ctx;
+/* The hooks proper, given the allocator they chain (the per-domain entry
+ * points below pass it). */
+static inline void *mh_malloc(PyMemAllocatorEx *prev, size_t n) {
     if (mh_busy) return prev->malloc(prev->ctx, n);
     uint64_t a0 = mh_allocs();
     mh_busy = 1;
@@ -307,8 +312,7 @@ static void *mh_malloc(void *ctx, size_t n) {
     return p;
 }
 
-static void *mh_calloc(void *ctx, size_t nelem, size_t elsize) {
-    PyMemAllocatorEx *prev = ctx;
+static inline void *mh_calloc(PyMemAllocatorEx *prev, size_t nelem, size_t elsize) {
     if (mh_busy) return prev->calloc(prev->ctx, nelem, elsize);
     uint64_t a0 = mh_allocs();
     mh_busy = 1;
@@ -320,8 +324,7 @@ static void *mh_calloc(void *ctx, size_t nelem, size_t elsize) {
     return p;
 }
 
-static void *mh_realloc(void *ctx, void *ptr, size_t n) {
-    PyMemAllocatorEx *prev = ctx;
+static inline void *mh_realloc(PyMemAllocatorEx *prev, void *ptr, size_t n) {
     if (mh_busy) return prev->realloc(prev->ctx, ptr, n);
     size_t old = 0;
     int tracked = ptr ? mh_remove(mh_py, ptr, &old) : 0;
@@ -338,8 +341,7 @@ static void *mh_realloc(void *ctx, void *ptr, size_t n) {
     return q;
 }
 
-static void mh_free(void *ctx, void *ptr) {
-    PyMemAllocatorEx *prev = ctx;
+static inline void mh_free(PyMemAllocatorEx *prev, void *ptr) {
     if (mh_busy || !ptr) {
         prev->free(prev->ctx, ptr);
         return;
@@ -356,8 +358,45 @@ static const PyMemAllocatorDomain mh_domains[3] = {PYMEM_DOMAIN_RAW, PYMEM_DOMAI
                                                    PYMEM_DOMAIN_OBJ};
 static const char *const mh_domain_names[3] = {"RAW", "MEM", "OBJ"};
 
+/* One set of entry points per domain, each bound to its domain's previous
+ * allocator, so that they need no ctx: ours carries the previous
+ * allocator's own ctx.  PyMem_SetAllocator copies the five fields while
+ * threads without the GIL may be calling the RAW domain; a torn read then
+ * pairs ours or the previous functions with the previous ctx -- both
+ * right -- never a function with a ctx it does not expect. */
+#define MH_ENTRY_POINTS(D)                                                                \
+    static void *mh_malloc_##D(void *ctx, size_t n) {                                     \
+        (void)ctx;                                                                        \
+        return mh_malloc(&mh_prev[D], n);                                                 \
+    }                                                                                     \
+    static void *mh_calloc_##D(void *ctx, size_t nelem, size_t elsize) {                  \
+        (void)ctx;                                                                        \
+        return mh_calloc(&mh_prev[D], nelem, elsize);                                     \
+    }                                                                                     \
+    static void *mh_realloc_##D(void *ctx, void *ptr, size_t n) {                         \
+        (void)ctx;                                                                        \
+        return mh_realloc(&mh_prev[D], ptr, n);                                           \
+    }                                                                                     \
+    static void mh_free_##D(void *ctx, void *ptr) {                                       \
+        (void)ctx;                                                                        \
+        mh_free(&mh_prev[D], ptr);                                                        \
+    }
+MH_ENTRY_POINTS(0)
+MH_ENTRY_POINTS(1)
+MH_ENTRY_POINTS(2)
+
 static void mh_ours(int d, PyMemAllocatorEx *a) {
-    *a = (PyMemAllocatorEx){&mh_prev[d], mh_malloc, mh_calloc, mh_realloc, mh_free};
+    switch (d) {
+    case 0:
+        *a = (PyMemAllocatorEx){mh_prev[0].ctx, mh_malloc_0, mh_calloc_0, mh_realloc_0, mh_free_0};
+        break;
+    case 1:
+        *a = (PyMemAllocatorEx){mh_prev[1].ctx, mh_malloc_1, mh_calloc_1, mh_realloc_1, mh_free_1};
+        break;
+    default:
+        *a = (PyMemAllocatorEx){mh_prev[2].ctx, mh_malloc_2, mh_calloc_2, mh_realloc_2, mh_free_2};
+        break;
+    }
 }
 
 /* ======================================================================== */
@@ -616,6 +655,22 @@ PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw)
     if (!python && !numpy)
         return PyErr_Format(PyExc_ValueError,
                             "mem_hooks_install: nothing to install (python and numpy both false)");
+    if (python) {
+        /* tracemalloc restores, when it stops, the allocators it found when
+         * it started: started before ours, it would take ours with it */
+        PyObject *tm = PyImport_ImportModule("tracemalloc");
+        PyObject *on = tm ? PyObject_CallMethod(tm, "is_tracing", NULL) : NULL;
+        Py_XDECREF(tm);
+        if (!on) return NULL;
+        int tracing = PyObject_IsTrue(on);
+        Py_DECREF(on);
+        if (tracing < 0) return NULL;
+        if (tracing)
+            return PyErr_Format(PyExc_RuntimeError,
+                                "tracemalloc is tracing: stopping it would remove spanscope's "
+                                "memory hooks too; install spanscope's hooks first "
+                                "(tracemalloc then chains them) or stop tracemalloc");
+    }
     mh_below = mh_detect_below();
     const char *np_why = NULL;
     if (numpy) {
@@ -662,8 +717,9 @@ PyObject *sps__py_mem_hooks_uninstall(PyObject *mod, PyObject *noargs) {
             mh_ours(d, &ours);
             if (memcmp(&cur, &ours, sizeof cur) != 0)
                 return PyErr_Format(PyExc_RuntimeError,
-                                    "another allocator hook (tracemalloc?) was installed over "
-                                    "spanscope's on Python's %s domain: stop it first",
+                                    "another allocator hook (tracemalloc? memray?) was installed "
+                                    "over spanscope's on Python's %s domain: stop it first "
+                                    "(hooks stop in the reverse order of their start)",
                                     mh_domain_names[d]);
         }
         for (int d = 0; d < 3; d++) PyMem_SetAllocator(mh_domains[d], &mh_prev[d]);

@@ -237,6 +237,21 @@ def test_tracemalloc_over_ours():
     assert not _ext.mem_hooks_active()
 
 
+def test_refused_while_tracemalloc_traces():
+    """tracemalloc started first would remove ours when it stops: refused,
+    with the reason, and nothing installed."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(RuntimeError, match="tracemalloc is tracing"):
+            _ext.mem_hooks_install()
+        assert not _ext.mem_hooks_active()
+        # numpy's handler alone does not touch Python's allocators
+        assert _ext.mem_hooks_install(python=False)["numpy"] is True
+        _ext.mem_hooks_uninstall()
+    finally:
+        tracemalloc.stop()
+
+
 # ---------------------------------------------------------------------------
 # numpy (NEP 49 data-memory handler)
 
@@ -401,6 +416,49 @@ def test_threads_allocate_at_once(hooks):
         assert d["allocs"] >= 20_000
         assert d["alloc_bytes"] >= 20_000 * 64
         assert abs(d["live_bytes"]) < 64 * 1024, d
+
+
+def test_raw_domain_without_the_gil(hooks):
+    """PyMem_RawMalloc / PyMem_RawFree called through ctypes.CDLL (which
+    lets the GIL go during the call) from four threads at once: the RAW
+    hook runs truly in parallel, on a table that grows meanwhile (each
+    thread holds 20000 blocks before freeing them), and every block's free
+    finds its entry (each thread's live bytes come back to where they were,
+    but for the first reading's own dict)."""
+    import ctypes
+    lib = ctypes.CDLL(None)  # the interpreter's own symbols; calls drop the GIL
+    lib.PyMem_RawMalloc.restype = ctypes.c_void_p
+    lib.PyMem_RawMalloc.argtypes = [ctypes.c_size_t]
+    lib.PyMem_RawFree.argtypes = [ctypes.c_void_p]
+    size, blocks = 48, 20_000
+    results = []
+    barrier = threading.Barrier(4)
+
+    def work(k):
+        ptrs = [0] * blocks  # made before the readings: no growth inside
+        malloc, free = lib.PyMem_RawMalloc, lib.PyMem_RawFree
+        barrier.wait()
+        c0 = _ext.mem_thread_counts()
+        for i in range(blocks):
+            ptrs[i] = malloc(size + k)
+        for i in range(blocks):
+            free(ptrs[i])
+            ptrs[i] = 0  # the pointer's int freed too (0 is a cached int)
+        c1 = _ext.mem_thread_counts()
+        results.append((k, _diff(c0, c1)))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    for k, d in results:
+        raw = blocks * (size + k)
+        # the raw blocks, plus the ints ctypes makes of the pointers (and
+        # frees again): everything balanced
+        assert d["alloc_bytes"] >= raw and d["free_bytes"] >= raw, d
+        assert 0 <= d["live_bytes"] < 1024, d  # c0's dict and its ints live on
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
