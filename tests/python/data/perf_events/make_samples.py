@@ -76,7 +76,7 @@ def write_hw(path):
                                            "cache-references": 52_000,
                                            "cache-misses": 6_500})},
     }
-    with ProfilingWriter(path) as writer:
+    with ProfilingWriter(path, repack=True) as writer:
         for rank in (0, 1):
             regions = {name: (np.asarray([1_000 * (k + 1) for k in range(t.calls)], np.int64),
                               np.asarray([1_000 * (k + 1) + 500 for k in range(t.calls)],
