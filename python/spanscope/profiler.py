@@ -49,7 +49,7 @@ import numpy as np
 
 from spanscope import _ext
 from spanscope import _itt as itt
-from spanscope._base.atomic import write_text_replacing
+from spanscope._base.atomic import write_replacing, write_text_replacing
 from spanscope.results._table import terminal_text
 
 __all__ = [
@@ -236,11 +236,16 @@ class _Recording:
     base_ns: the window's start; options: the profile's flags; anchor: the
     session's (wall ns, mono ns) clock anchor; python_ids: the region ids
     the recursive tracer made for Python functions (python_function
-    events)."""
+    events); values: None, or the spans' values per span (int64, shape
+    (n, 2 * len(value_names)): the own values, then the self values, in
+    value_names order -- sps_spans_values, profile_memory)."""
 
     def __init__(self, spans, names, threads, payloads, base_ns, end_ns, options,
-                 counters=None, anchor=(0, 0), python_ids=frozenset()):
+                 counters=None, anchor=(0, 0), python_ids=frozenset(), values=None,
+                 value_names=()):
         self.spans = spans
+        self.value_names = list(value_names) if values is not None else []
+        self.values = values
         self.counters = counters if counters is not None else np.zeros(0, _COUNTER_DTYPE)
         self.names = names
         self.threads = threads
@@ -255,6 +260,27 @@ class _Recording:
     @property
     def durations(self) -> np.ndarray:
         return self.spans["end"] - self.spans["start"]
+
+    def value(self, name: str, self_value: bool = False):
+        """The column of value `name` (own, or self with self_value) for
+        every span, int64; None when the recording has no such value."""
+        if self.values is None or name not in self.value_names:
+            return None
+        j = self.value_names.index(name)
+        return self.values[:, j + (len(self.value_names) if self_value else 0)]
+
+    @property
+    def has_memory(self) -> bool:
+        """Whether the spans carry memory values (profile_memory)."""
+        return self.values is not None and "alloc_bytes" in self.value_names
+
+    def net_memory(self, self_value: bool = False) -> np.ndarray:
+        """Bytes allocated minus bytes freed per span (own, or self): torch's
+        cpu_memory_usage / self_cpu_memory_usage; zeros without memory."""
+        a = self.value("alloc_bytes", self_value)
+        if a is None:
+            return np.zeros(len(self.spans), np.int64)
+        return a - self.value("free_bytes", self_value)
 
     def stack_of(self, i: int):
         """Span i's stack, innermost first: the Python stack captured for it,
@@ -360,9 +386,31 @@ def _concat_recordings(a: _Recording, b: _Recording) -> _Recording:
     payloads.update({i + len(a.spans): p for i, p in b.payloads.items()})
     python_ids = a.python_ids | {int(region_map[r]) for r in b.python_ids
                                  if r < len(region_map)}
+    values, vnames = _concat_values(a, b)
+    options = dict(b.options)
+    options["profile_memory"] = bool(a.options.get("profile_memory") or
+                                     b.options.get("profile_memory"))
     return _Recording(np.concatenate([a.spans, bs]), names, threads, payloads, a.base_ns,
-                      b.end_ns, b.options, np.concatenate([a.counters, bc]), a.anchor,
-                      frozenset(python_ids))
+                      b.end_ns, options, np.concatenate([a.counters, bc]), a.anchor,
+                      frozenset(python_ids), values, vnames)
+
+
+def _concat_values(a: _Recording, b: _Recording):
+    """a's values then b's, by name (a window that lacks a value reads 0
+    for it); (None, []) when neither has any."""
+    if a.values is None and b.values is None:
+        return None, []
+    names = list(a.value_names)
+    names += [n for n in b.value_names if n not in names]
+    k = len(names)
+    out = np.zeros((len(a.spans) + len(b.spans), 2 * k), np.int64)
+    for rec, rows in ((a, slice(0, len(a.spans))), (b, slice(len(a.spans), None))):
+        for j, n in enumerate(names):
+            own, slf = rec.value(n), rec.value(n, True)
+            if own is not None:
+                out[rows, j] = own
+                out[rows, k + j] = slf
+    return out, names
 
 
 def _raw_recording(raw, base_ns=0, with_stack=False, self_ns=None) -> "_Recording":
@@ -442,9 +490,12 @@ class FunctionEvent:
     ``output_bytes``, ``nested_output_bytes``, ``cpu_children``,
     ``cpu_parent`` -- and torch's names for them (``key``, ``id``,
     ``thread``, ``input_shapes``, ``time_range``, the ``*_time_total``
-    properties, in µs).  Device and memory fields read as no device work
-    (``gpu_ms`` -1.0, ``out_bytes`` -1, the others 0) until spanscope
-    records them.  ``name`` is torch's: "ProfilerStep*" for a step
+    properties, in µs).  Device fields read as no device work
+    (``gpu_ms`` -1.0, ``out_bytes`` -1, the others 0).  Memory, with
+    ``profile(profile_memory=True)``: torch's ``cpu_memory_usage`` and
+    ``self_cpu_memory_usage`` (bytes allocated minus freed by the span's
+    own thread), and spanscope's ``peak_cpu_memory_usage``,
+    ``cpu_memory_allocated``, ``cpu_memory_freed`` and ``values``.  ``name`` is torch's: "ProfilerStep*" for a step
     (recorded only with ``record_steps=True``), whose own name
     ("ProfilerStep#N", the trace's) is ``trace_name``.
 
@@ -493,8 +544,51 @@ class FunctionEvent:
     use_device = None
     device_type = DeviceType.CPU
     scope = property(lambda self: 1 if self.kind == "b" else 0)
-    cpu_memory_usage = self_cpu_memory_usage = 0
     device_memory_usage = self_device_memory_usage = 0
+
+    def _value(self, name: str, self_value: bool = False) -> int:
+        col = self._rec.value(name, self_value)
+        return int(col[self._i]) if col is not None else 0
+
+    @property
+    def cpu_memory_usage(self) -> int:
+        """Bytes this span's thread allocated minus bytes it freed while the
+        span was open, its children's included (torch's meaning: the net
+        allocation, negative when the span freed more than it allocated);
+        0 unless the profile had profile_memory=True.  Attributed by
+        thread: another thread's allocations never count here."""
+        return self._value("alloc_bytes") - self._value("free_bytes")
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        """cpu_memory_usage less its direct children's (torch's)."""
+        return self._value("alloc_bytes", True) - self._value("free_bytes", True)
+
+    @property
+    def peak_cpu_memory_usage(self) -> int:
+        """spanscope's: the highest the thread's live bytes rose above their
+        level at this span's begin while it was open (children included),
+        in bytes; 0 without profile_memory.  >= cpu_memory_usage."""
+        return self._value("peak_bytes")
+
+    @property
+    def cpu_memory_allocated(self) -> int:
+        """spanscope's: bytes allocated on this span's thread while it was
+        open (children included), frees not subtracted."""
+        return self._value("alloc_bytes")
+
+    @property
+    def cpu_memory_freed(self) -> int:
+        """spanscope's: bytes freed on this span's thread while it was open
+        (children included)."""
+        return self._value("free_bytes")
+
+    @property
+    def values(self) -> dict:
+        """spanscope's: every value the session read for this span, {name:
+        (own, self)} (memory: alloc_bytes, free_bytes, allocs, frees,
+        peak_bytes); {} when none."""
+        return {n: (self._value(n), self._value(n, True)) for n in self._rec.value_names}
     thread_index = property(lambda self: self._field("thread"))
     thread = property(lambda self: self._rec.threads[self._field("thread")][0])
     tid = thread
@@ -680,7 +774,11 @@ class FunctionEventAvg:
     is_remote = False
     is_legacy = False
     device_type = DeviceType.CPU
-    cpu_memory_usage = self_cpu_memory_usage = 0
+    #: torch's: the group's cpu_memory_usage (bytes allocated minus freed,
+    #: children included) summed over its spans, and its self value; spanscope's
+    #: peak_cpu_memory_usage is the highest of the spans' peaks.  0 without
+    #: profile_memory (set by key_averages).
+    cpu_memory_usage = self_cpu_memory_usage = peak_cpu_memory_usage = 0
     device_memory_usage = self_device_memory_usage = 0
     avg_us = property(lambda self: self.avg_ns / 1e3)
     min_us = property(lambda self: self.min_ns / 1e3)
@@ -719,7 +817,7 @@ class FunctionEventAvg:
 _SORT_ATTRS = ("self_cpu_time_total", "cpu_time_total", "cpu_time", "count", "flops",
                "self_device_time_total", "device_time_total", "device_time",
                "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage",
-               "self_device_memory_usage")
+               "self_device_memory_usage", "peak_cpu_memory_usage")
 _SORT_ALIASES = {"calls": "count", "total_flops": "flops",
                  "self_cpu_time": "self_cpu_time_total",
                  "self_device_time": "self_device_time_total"}
@@ -772,7 +870,9 @@ def _shapes_text(shapes) -> str:
 
 
 def _fmt_memory(nbytes: int) -> str:
-    """A byte count in the unit its size asks for (tensorplay's)."""
+    """A byte count in the unit its size asks for: torch's _format_memory
+    (torch/autograd/profiler_util.py, "B", "KB", "MB", "GB", two decimals,
+    negative values as they are), which tensorplay's is too."""
     for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if abs(nbytes) >= size:
             return f"{nbytes / size:.2f} {unit}"
@@ -782,11 +882,12 @@ def _fmt_memory(nbytes: int) -> str:
 def _build_table(rows: list, sort_by=None, row_limit=100, header=None,
                  max_src_column_width=75, max_name_column_width=55,
                  max_shapes_column_width=80, top_level_events_only=False, with_flops=False,
-                 time_unit=None) -> str:
+                 time_unit=None, profile_memory=False) -> str:
     """tensorplay's table (profiler_util._build_table): Name (left-aligned),
     [Overload Name], Self CPU %, Self CPU, CPU total %, CPU total, CPU time
     avg, [Self CUDA, Self CUDA %, CUDA total, CUDA time avg: any device
-    time], [Output Mem, Self Output Mem: any output bytes], # of Calls,
+    time], [CPU Mem, Self CPU Mem: profile_memory, torch's columns and
+    _format_memory], [Output Mem, Self Output Mem: any output bytes], # of Calls,
     [Input Shapes], [Total xFLOPs with with_flops], [Source Location],
     [Module: spanscope's, group_by_module], each column at least its title
     wide plus two; then "Self CPU time total: ...".  "" for no rows.  The
@@ -819,6 +920,8 @@ def _build_table(rows: list, sort_by=None, row_limit=100, header=None,
     if has_device:
         cols += [(h, 12, ">") for h in ("Self CUDA", "Self CUDA %", "CUDA total",
                                         "CUDA time avg")]
+    if profile_memory:
+        cols += [("CPU Mem", 12, ">"), ("Self CPU Mem", 12, ">")]
     if has_memory:
         cols += [("Output Mem", 12, ">"), ("Self Output Mem", 12, ">")]
     cols.append(("# of Calls", 12, ">"))
@@ -878,6 +981,8 @@ def _build_table(rows: list, sort_by=None, row_limit=100, header=None,
                       share(r.self_device_time_total, dev_total),
                       _fmt_time_in(r.device_time_total, time_unit),
                       _fmt_time_in(r.device_time, time_unit)]
+        if profile_memory:
+            cells += [_fmt_memory(r.cpu_memory_usage), _fmt_memory(r.self_cpu_memory_usage)]
         if has_memory:
             cells += [_fmt_memory(r.nested_output_bytes), _fmt_memory(r.output_bytes)]
         cells.append(r.count)
@@ -962,7 +1067,16 @@ class EventList(list):
     after them) makes one from raw event
     tuples (see FunctionEvent): its items are then FunctionEvents, in start
     order -- torch's list, where tensorplay's holds the tuples themselves;
-    ``function_events`` (and calling the list) gives the events in both."""
+    ``function_events`` (and calling the list) gives the events in both.
+
+    ``mem_events``: tensorplay's allocator records, ``(ts_ns, ptr, bytes,
+    is_alloc, is_cuda, device, stream, tid)`` tuples (the first four
+    required; the others default to False, 0, 0, 0), kept as
+    ``mem_events`` and written by export_chrome_trace as tensorplay writes
+    them: one ``"[memory]"`` slice each (cat ``user_annotation``, 1 ns
+    long) with args ``Bytes``, ``Allocation Type`` ("alloc"/"free") and
+    ``Device`` ("cpu" or "cuda:N"), on the lane of its tid.  A malformed
+    record is a ValueError."""
 
     def __init__(self, raw=(), base_ns=0, gpu_activities=None, mem_events=None, samples=None,
                  with_stack=False, use_device=None):
@@ -970,7 +1084,7 @@ class EventList(list):
         self.use_device = use_device
         self.base_ns = int(base_ns)
         self.gpu_activities = list(gpu_activities) if gpu_activities is not None else []
-        self.mem_events = list(mem_events) if mem_events is not None else []
+        self.mem_events = _mem_events(mem_events)
         self.samples = list(samples) if samples is not None else []
         self.with_stack = bool(with_stack)
         self._rec = None
@@ -1064,13 +1178,19 @@ class EventList(list):
         rows = list(rows)
         count = sum(r.count for r in rows)
         total = sum(r.total_ns for r in rows)
-        return FunctionEventAvg(
+        out = FunctionEventAvg(
             "Total", "o", count, total // count if count else 0,
             min((r.min_ns for r in rows), default=0), max((r.max_ns for r in rows), default=0),
             None, sum(r.self_ns for r in rows), 100.0 if total else 0.0,
             sum(r.cuda_us for r in rows), sum(r.kernel_count for r in rows),
             sum(r.self_cuda_us for r in rows), flops=sum(r.flops for r in rows),
             total_ns=total)
+        if any(r.cpu_memory_usage or r.self_cpu_memory_usage or r.peak_cpu_memory_usage
+               for r in rows):  # torch's total_average adds the memory too
+            out.cpu_memory_usage = sum(r.cpu_memory_usage for r in rows)
+            out.self_cpu_memory_usage = sum(r.self_cpu_memory_usage for r in rows)
+            out.peak_cpu_memory_usage = max(r.peak_cpu_memory_usage for r in rows)
+        return out
 
     def table(self, sort_by=None, row_limit=100, header=None, max_src_column_width=75,
               max_name_column_width=55, max_shapes_column_width=80,
@@ -1082,22 +1202,78 @@ class EventList(list):
         opts = self._rec.options if self._rec else {}
         return _build_table(rows, sort_by, row_limit, header, max_src_column_width,
                             max_name_column_width, max_shapes_column_width,
-                            top_level_events_only, bool(opts.get("with_flops")), time_unit)
+                            top_level_events_only, bool(opts.get("with_flops")), time_unit,
+                            bool(opts.get("profile_memory")))
 
     def __str__(self):
         return self.table()
 
     def export_chrome_trace(self, path, torch_compat=False) -> None:
+        """The spans as a Chrome trace (see profile.export_chrome_trace),
+        with a "[memory]" slice per mem_events record (JSON traces only:
+        a .pftrace with mem_events is a ValueError)."""
         if self._rec is None:
             if self:
                 raise ValueError("export_chrome_trace needs a list of spans (profile.events())")
             self._adopt(_raw_recording([], self.base_ns))
-        _export_trace(self._rec, os.fspath(path), torch_compat)
+        path = os.fspath(path)
+        if self.mem_events and path.endswith((".pftrace", ".perfetto-trace", ".pb")):
+            raise ValueError("mem_events are written to JSON traces (.json, .json.gz) only")
+        _export_trace(self._rec, path, torch_compat)
+        if self.mem_events:
+            _add_memory_events(path, self.mem_events, self._rec.base_ns)
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
         if self._rec is None:
             raise ValueError("export_stacks needs a list of spans (profile.events())")
         _export_stacks(self._rec, os.fspath(path), metric)
+
+
+def _mem_events(mem_events) -> list:
+    """EventList(mem_events=...) checked: tensorplay's records (ts_ns, ptr,
+    bytes, is_alloc, is_cuda, device, stream, tid) as 8-tuples, the missing
+    trailing fields False, 0, 0, 0; ValueError naming a bad one."""
+    out = []
+    for j, m in enumerate(mem_events if mem_events is not None else ()):
+        try:
+            m = tuple(m)
+            if not 4 <= len(m) <= 8:
+                raise ValueError
+            ts, ptr, nbytes = int(m[0]), int(m[1]), int(m[2])
+            rest = m[4:] + (False, 0, 0, 0)[len(m) - 4:]
+            out.append((ts, ptr, nbytes, bool(m[3]), bool(rest[0]), int(rest[1]),
+                        int(rest[2]), rest[3]))
+        except (TypeError, ValueError):
+            raise ValueError(f"mem_events[{j}]: a memory record is (ts_ns, ptr, bytes, "
+                             f"is_alloc[, is_cuda, device, stream, tid]), not {m!r}") from None
+    return out
+
+
+def _add_memory_events(path: str, mem_events: list, base_ns: int) -> None:
+    """Adds tensorplay's "[memory]" slices for mem_events to the JSON trace
+    at path (gzip when it ends in .gz), before its Record Window End."""
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    pid = os.getpid()
+    added = []
+    for ts, _ptr, nbytes, is_alloc, is_cuda, device, _stream, tid in mem_events:
+        added.append({"name": "[memory]", "cat": "user_annotation", "ph": "X",
+                      "ts": (ts - base_ns) / 1e3, "dur": 0.001, "pid": pid,
+                      "tid": tid if isinstance(tid, int) else hash(tid),
+                      "args": {"Bytes": nbytes, "Allocation Type": "alloc" if is_alloc else "free",
+                               "Device": f"cuda:{device}" if is_cuda else "cpu"}})
+    evs = doc.get("traceEvents", [])
+    at = len(evs)
+    if evs and evs[-1].get("name") == "Record Window End":
+        at -= 1
+    doc["traceEvents"] = evs[:at] + added + evs[at:]
+
+    def write(tmp) -> None:
+        with opener(tmp, "wt", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+    write_replacing(path, write)
 
 
 def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
@@ -1132,6 +1308,12 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
     for i, p in rec.payloads.items():
         if (p.get("out_bytes") or 0) > 0 and keys[i] >= 0:
             out_bytes[keys[i]] += p["out_bytes"]
+    mem = None
+    if rec.has_memory:  # torch's sums per group (FunctionEventAvg.add), peaks: the highest
+        mem = np.zeros((3, n), np.int64)
+        np.add.at(mem[0], k, rec.net_memory()[sel])
+        np.add.at(mem[1], k, rec.net_memory(True)[sel])
+        np.maximum.at(mem[2], k, rec.value("peak_bytes")[sel])
     first = np.full(n, len(keys), dtype=np.int64)
     np.minimum.at(first, k, np.nonzero(sel)[0])
     parents = rec.spans["parent"]
@@ -1152,6 +1334,10 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
             cpu_parent=events[par] if par >= 0 else None,
             is_python_function=bool(py[first[g]]), self_cpu_percent=100.0 * s / self_sum,
             cpu_percent=100.0 * t / self_sum))
+        if mem is not None:
+            rows[-1].cpu_memory_usage = int(mem[0, g])
+            rows[-1].self_cpu_memory_usage = int(mem[1, g])
+            rows[-1].peak_cpu_memory_usage = int(mem[2, g])
     rows.sort(key=lambda r: r.self_ns, reverse=True)
     if sort_by is not None:
         rows = _sorted(rows, sort_by)
@@ -1505,7 +1691,7 @@ def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
     extra = json.dumps({
         "record_shapes": bool(o.get("record_shapes")), "with_stack": bool(o.get("with_stack")),
         "with_flops": bool(o.get("with_flops")), "with_modules": bool(o.get("with_modules")),
-        "profile_memory": False, "host_name": socket.gethostname(), "pid": os.getpid(),
+        "profile_memory": bool(o.get("profile_memory")), "host_name": socket.gethostname(), "pid": os.getpid(),
         "trace_id": f"{os.getpid():x}{rec.base_ns:x}",
     })[1:-1]
     rank, world = _dist_info()
@@ -1755,17 +1941,23 @@ class profile:
     ``record_steps=True`` or the on_trace_ready handler was made with
     ``torch_tb=True`` (TensorBoard's plugin reads them).  The schedule and
     the on_trace_ready calls are torch's (docs/coming-from-tensorplay.md).
-    profile_memory and with_samples are accepted and warn: spanscope
-    records no memory events or samples yet (memory_summary() is
-    (0, 0, []))."""
+    with_samples is accepted and warns: spanscope samples no stacks yet.
+
+    profile_memory=True: each span gets the bytes its own thread allocated
+    and freed while it was open (the session reads the thread's allocation
+    counters at every region begin and end; Python's allocators and numpy's
+    array data feed them while the profile lives): torch's
+    cpu_memory_usage / self_cpu_memory_usage on events and averages, the
+    tables' "CPU Mem" / "Self CPU Mem" columns, memory_summary(),
+    memory_timeline() and export_memory_timeline().  Attribution is by
+    thread and innermost open span, never by time window: an allocation on
+    another thread never lands in this thread's span (docs/python.md,
+    "Memory")."""
 
     def __init__(self, enabled=True, *, activities=None, schedule=None, on_trace_ready=None,
                  record_shapes=False, profile_memory=False, with_stack=False, with_flops=False,
                  with_modules=False, use_device=None, gpu_timing=None, gpu_trace=None,
                  with_samples=False, acc_events=True, record_steps=False):
-        if profile_memory:
-            warnings.warn("profile_memory=True: spanscope records no memory events yet "
-                          "(memory_summary() is (0, 0, []))", RuntimeWarning, stacklevel=2)
         if with_samples:
             warnings.warn("with_samples=True: spanscope does not sample Python stacks yet",
                           RuntimeWarning, stacklevel=2)
@@ -1816,6 +2008,8 @@ class profile:
         self._collector = None
         self._step_open = False  # a step of ours is open in the core (sps_step_begin)
         self._result: _Recording | None = None
+        self._hooks_ours = False  # this profile installed the allocation hooks
+        self._memory_session = False  # the window's session reads memory values
 
     @property
     def current_action(self):
@@ -1847,6 +2041,8 @@ class profile:
         _recording_profile = self
         self._started = True
         try:
+            if self.profile_memory:
+                self._install_hooks()
             if self.with_modules:
                 _patch_modules()
                 self._modules_patched = True
@@ -1875,8 +2071,37 @@ class profile:
             self._modules_patched = False
             _unpatch_modules()
         self._release_session()
+        self._uninstall_hooks()
         if _recording_profile is self:
             _recording_profile = None
+
+    # -- profile_memory: the allocation hooks for the profile's life --------
+    def _install_hooks(self) -> None:
+        """Installs spanscope's allocation hooks (Python's allocators and
+        numpy's data handler, _ext.mem_hooks_install) unless they are on
+        already (then whoever installed them keeps them)."""
+        if _ext.mem_hooks_active():
+            return
+        try:
+            _ext.mem_hooks_install(python=True, numpy=True)
+        except RuntimeError as e:
+            raise RuntimeError(f"profile_memory=True: the allocation hooks cannot be "
+                               f"installed here: {e}") from e
+        self._hooks_ours = True
+
+    def _uninstall_hooks(self) -> None:
+        """Restores the allocators that were there before the profile
+        (only when this profile installed the hooks).  A hook installed
+        over ours since (tracemalloc.start(), memray) keeps ours in place:
+        a RuntimeWarning says so, as stop() must not fail."""
+        if not self._hooks_ours:
+            return
+        self._hooks_ours = False
+        try:
+            _ext.mem_hooks_uninstall()
+        except RuntimeError as e:
+            warnings.warn(f"profile_memory: spanscope's allocation hooks stay installed: {e}",
+                          RuntimeWarning, stacklevel=3)
 
     def step(self) -> None:
         """Marks a step boundary: the schedule decides what the next step does.
@@ -1946,10 +2171,13 @@ class profile:
             return
         self._owns_session = False
         if not _ext.is_active():
-            # local: each rank profiles on its own, never collectively
-            _ext.setup(None, local=True)
+            # local: each rank profiles on its own, never collectively;
+            # track=1 (SPS_TRACK_MEMORY): every begin and end reads the
+            # thread's allocation counters
+            _ext.setup(None, local=True, track=1 if self.profile_memory else 0)
             self._owns_session = True
             self._session_start = _ext.session_start_ns()
+            self._memory_session = self.profile_memory
             return
         try:
             _ext.spans(1, 0)  # an empty window: only checks the session keeps spans
@@ -1957,6 +2185,14 @@ class profile:
             raise RuntimeError("spanscope.profiler needs per-call spans, but the running "
                                "ProfileManager session was set up with aggregation_mode=True"
                                ) from e
+        self._memory_session = self.profile_memory and "alloc_bytes" in _ext.value_names()
+        if self.profile_memory and not self._memory_session:
+            warnings.warn("profile_memory=True: a spanscope session was already running "
+                          "(ProfileManager.setup or another caller) without memory "
+                          "tracking, and what a session reads at each region begin and end "
+                          "is fixed when it is set up, so this profile records no memory; "
+                          "end that session first (or start it with memory tracking)",
+                          RuntimeWarning, stacklevel=4)
 
     def _release_session(self) -> None:
         _ext.set_capture(None)
@@ -1991,8 +2227,20 @@ class profile:
         tnames.update(_python_thread_names())
         _ext.set_capture(None)
         t0 = self._t0 if self._t0 is not None else t1
-        raw = _ext.spans(t0, t1) if _ext.is_active() else b""
+        values, vnames = None, []
+        if self._memory_session and _ext.is_active():
+            raw, vraw, nv = _ext.spans_values(t0, t1)
+            raw, vraw = raw or b"", vraw or b""  # None for an empty window (y# of NULL)
+            vnames = _ext.value_names()[:nv]
+            # uint64 own and self values per span, read as int64 (bytes and
+            # counts stay far below 2**63)
+            values = np.frombuffer(vraw, dtype="<u8").view("<i8").reshape(-1, 2 * nv) \
+                if nv else None
+        else:
+            raw = _ext.spans(t0, t1) if _ext.is_active() else b""
         spans = np.frombuffer(raw, dtype=_SPAN_DTYPE)
+        if values is not None and len(values) != len(spans):
+            values = None  # never: sps_spans_values gives a row per span
         counters = np.frombuffer(_ext.counter_samples(t0, t1) if _ext.is_active() else b"",
                                  dtype=_COUNTER_DTYPE)
         top = max(_max_region(spans), int(counters["counter"].max()) if len(counters) else 0)
@@ -2004,9 +2252,11 @@ class profile:
         payloads = self._collector.join(spans) if self._collector else {}
         self._collector = None
         opts = {"record_shapes": self.record_shapes, "with_stack": self.with_stack,
-                "with_flops": self.with_flops, "with_modules": self.with_modules}
+                "with_flops": self.with_flops, "with_modules": self.with_modules,
+                "profile_memory": values is not None and "alloc_bytes" in vnames}
         window = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
-                            _ext.clock_anchor(), frozenset(_ext.traced_regions))
+                            _ext.clock_anchor(), frozenset(_ext.traced_regions), values,
+                            vnames)
         if self.acc_events and self._result is not None:
             # torch's acc_events: the cycles so far, one after another
             window = _concat_recordings(self._result, window)
@@ -2055,19 +2305,104 @@ class profile:
 
     def memory_summary(self) -> tuple:
         """(total bytes allocated, peak live bytes, timeline): tensorplay's
-        allocator summary; (0, 0, []) as spanscope records no allocations
-        yet (tensorplay's fallback counts factory ops' outputs, which
-        spanscope has none of)."""
-        self._recording("reading the memory summary")
-        return 0, 0, []
+        allocator summary, from the spans' memory values (profile_memory):
+        the bytes allocated inside the spans of every thread; the highest
+        live level one thread reached inside its spans, above its level at
+        its first span of the recording (the peak of the memory_timeline()
+        level plus each outermost span's own peak); and (end_ns, bytes,
+        "alloc" | "free") for each span with self allocations or frees, at
+        its end, in time order.  (0, 0, []) without profile_memory
+        (tensorplay's fallback counts factory ops' outputs, which spanscope
+        has none of)."""
+        rec = self._recording("reading the memory summary")
+        if not rec.has_memory or not len(rec.spans):
+            return 0, 0, []
+        alloc, free = rec.value("alloc_bytes", True), rec.value("free_bytes", True)
+        order = np.argsort(rec.spans["end"], kind="stable")
+        timeline = []
+        for i in order.tolist():
+            t = int(rec.spans["end"][i])
+            if alloc[i]:
+                timeline.append((t, int(alloc[i]), "alloc"))
+            if free[i]:
+                timeline.append((t, int(free[i]), "free"))
+        peak = max((th["peak_bytes"] for th in _memory_timeline(rec).values()), default=0)
+        return int(alloc.sum()), int(peak), timeline
 
-    def export_memory_timeline(self, path) -> list:
-        """tensorplay's CSV "timestamp_ns,device,allocated_bytes" of the
-        allocations (the header only: none are recorded yet); returns the
-        rows written."""
-        self._recording("exporting the memory timeline")
-        write_text_replacing(os.fspath(path), "timestamp_ns,device,allocated_bytes\n")
-        return []
+    def memory_timeline(self) -> dict:
+        """spanscope's: the live bytes over time of each thread, from its
+        spans' memory values (profile_memory): {native thread id:
+        {"thread_name", "times_ns", "bytes", "peak_bytes"}}.  The points
+        are the thread's span ends, in time order, after a first point (0
+        bytes) at its first span's begin; the level at a span's end counts
+        the self bytes (allocated minus freed) of every span of the thread
+        that has ended by then.  The core reads a thread's counters at
+        region begins and ends only, so a span's own allocations appear at
+        its end: at the end of an outermost span the level is exactly the
+        thread's net allocation inside its spans so far; between two
+        points nothing is claimed (use peak_cpu_memory_usage for the rise
+        inside a span).  Allocations outside every span are not seen.
+        peak_bytes: the highest level the thread reached inside its spans
+        (each outermost span's level at its begin plus its own peak).
+        {} without profile_memory."""
+        rec = self._recording("reading the memory timeline")
+        return {k: dict(v) for k, v in _memory_timeline(rec).items()}
+
+    def export_memory_timeline(self, path, device=None) -> list:
+        """Writes the memory timeline (memory_timeline(), every thread's
+        level added up) in the format the name asks for, torch's formats
+        (torch.profiler.profile.export_memory_timeline) and tensorplay's:
+
+        - ``.html``: torch's page, one PNG plot embedded (matplotlib), the
+          threads' levels stacked, one colour per thread (torch stacks
+          tensor categories, which spanscope does not know);
+        - ``.raw.json.gz``: torch's raw events, a JSON list of [time_ns,
+          action, bytes, category]: per span end its self allocations
+          (action 2, CREATE, bytes > 0) and frees (action 4, DESTROY, bytes
+          < 0), category 7 (torch's index of "unknown": no tensor
+          categories here);
+        - ``.json`` / ``.json.gz`` (and any other name but ``.csv``):
+          torch's [times, sizes]: times in µs, one sizes row per time, 9
+          numbers: torch's leading 0, its 7 categories (0 here) and the
+          bytes of unknown category (all of them);
+        - ``.csv``: tensorplay's "timestamp_ns,device,allocated_bytes" rows.
+
+        device: None or "cpu" (spanscope records host memory only; another
+        device is a ValueError).  Returns the rows (timestamp_ns, "cpu",
+        bytes), tensorplay's return value; without profile_memory there
+        are none (files with no points)."""
+        rec = self._recording("exporting the memory timeline")
+        dev = "cpu" if device is None else str(device)
+        if dev not in ("cpu", "cpu:0"):
+            raise ValueError(f"export_memory_timeline: spanscope records host (CPU) memory "
+                             f"only; device must be None or 'cpu', not {device!r}")
+        path = os.fspath(path)
+        times, levels, alloc, free = _memory_total(rec)
+        rows = [(int(t), "cpu", int(b)) for t, b in zip(times.tolist(), levels.tolist())]
+        if path.endswith(".html"):
+            _write_memory_html(path, _memory_timeline(rec))
+        elif path.endswith("raw.json.gz"):
+            raw = []
+            for t, a, f in zip(times.tolist(), alloc.tolist(), free.tolist()):
+                if a:
+                    raw.append([t, 2, a, 7])
+                if f:
+                    raw.append([t, 4, -f, 7])
+            _write_json_replacing(path, raw)
+        elif path.endswith(".csv"):
+            write_text_replacing(path, "timestamp_ns,device,allocated_bytes\n" +
+                                 "".join(f"{t},{d},{b}\n" for t, d, b in rows))
+        else:
+            ts, sizes = [], []
+            for t, b in zip(times.tolist(), levels.tolist()):
+                us = int(t / 1000)  # torch's conversion
+                if ts and ts[-1] == us:
+                    sizes[-1][8] = int(b)
+                else:
+                    ts.append(us)
+                    sizes.append([0] * 8 + [int(b)])
+            _write_json_replacing(path, [ts, sizes])
+        return rows
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False, include_python_functions=False,
@@ -2161,6 +2496,111 @@ class profile:
     def __repr__(self):
         return (f"<spanscope.profiler.profile step={self.step_num} "
                 f"action={self._action.value}>")
+
+
+def _memory_timeline(rec: _Recording) -> dict:
+    """profile.memory_timeline() on a recording (cached on it): per thread
+    the level at its span ends (the running sum of the self net bytes of
+    its spans in end order, after a 0 at its first begin) and its peak."""
+    cache = rec.__dict__.get("_mem_timeline")
+    if cache is not None:
+        return cache
+    out: dict = {}
+    if rec.has_memory and len(rec.spans):
+        sp = rec.spans
+        own, net = rec.net_memory(), rec.net_memory(True)
+        peak = rec.value("peak_bytes")
+        for t in np.unique(sp["thread"]).tolist():
+            idx = np.nonzero(sp["thread"] == t)[0]
+            order = idx[np.argsort(sp["end"][idx], kind="stable")]
+            times = np.concatenate([[sp["start"][idx].min()], sp["end"][order]])
+            level = np.concatenate([[0], np.cumsum(net[order])])
+            # outermost spans: their level at begin (the sum of the earlier
+            # outermost spans' own net) plus their own peak
+            top = idx[sp["parent"][idx] < 0]
+            top = top[np.argsort(sp["start"][top], kind="stable")]
+            before = np.concatenate([[0], np.cumsum(own[top])[:-1]]) if len(top) else top
+            pk = int(max((before + peak[top]).max(initial=0), level.max(initial=0)))
+            native, name = rec.threads[t] if t < len(rec.threads) else (t, "")
+            out[native] = {"thread_name": name, "times_ns": times.astype(np.int64),
+                           "bytes": level.astype(np.int64), "peak_bytes": pk}
+    rec._mem_timeline = out
+    return out
+
+
+def _memory_total(rec: _Recording):
+    """Every thread's level added up, at each span end in time order:
+    (end_ns, total level after it, the span's self bytes allocated, its
+    self bytes freed) as int64 arrays; empty without memory values."""
+    if not rec.has_memory or not len(rec.spans):
+        e = np.zeros(0, np.int64)
+        return e, e, e, e
+    order = np.argsort(rec.spans["end"], kind="stable")
+    alloc, free = rec.value("alloc_bytes", True)[order], rec.value("free_bytes", True)[order]
+    return (rec.spans["end"][order].astype(np.int64), np.cumsum(alloc - free), alloc, free)
+
+
+def _write_json_replacing(path: str, doc) -> None:
+    """doc as JSON at path (gzip when it ends in .gz), written under a
+    temporary name and renamed into place."""
+    import gzip
+
+    def write(tmp) -> None:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(tmp, "wt", encoding="utf-8") as f:
+            json.dump(doc, f)
+    write_replacing(path, write)
+
+
+def _write_memory_html(path: str, threads: dict) -> None:
+    """torch's memory timeline page (an HTML file with the plot embedded as
+    a PNG): the threads' levels stacked, time in ms from the first point.
+    Needs matplotlib (the `plot` extra)."""
+    import base64
+    import io
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ModuleNotFoundError("export_memory_timeline(*.html) draws with matplotlib: "
+                                  "pip install 'spanscope[plot]'") from e
+    fig = Figure(figsize=(20, 12), dpi=80)
+    ax = fig.subplots()
+    series = [(k, v) for k, v in threads.items() if len(v["times_ns"])]
+    if series:
+        times = np.unique(np.concatenate([v["times_ns"] for _, v in series]))
+        t0 = times[0]
+        top = max(max(int(np.abs(v["bytes"]).max()) for _, v in series), 1)
+        unit, scale = next((u, f) for u, f in (("GB", 1 << 30), ("MB", 1 << 20),
+                                               ("KB", 1 << 10), ("B", 1))
+                           if top >= f or u == "B")
+        base = np.zeros(len(times))
+        for k, v in series:
+            # each thread's level at every time: its last point at or before it
+            at = np.searchsorted(v["times_ns"], times, side="right") - 1
+            lvl = np.where(at >= 0, v["bytes"][np.maximum(at, 0)], 0) / scale
+            ax.fill_between((times - t0) / 1e6, base, base + lvl, step="post", alpha=0.7,
+                            label=f"thread {k}" + (f" ({v['thread_name']})"
+                                                   if v["thread_name"] else ""))
+            base = base + lvl
+        ax.legend()
+        peak = max(v["peak_bytes"] for _, v in series)
+        title = (f"Live bytes inside spans, per thread (at span ends)\n"
+                 f"Peak of one thread: {_fmt_memory(peak)}")
+    else:
+        unit = "B"
+        title = "No memory recorded (profile(profile_memory=True) records it)"
+    ax.set_xlabel("Time (ms)")
+    ax.set_ylabel(f"Memory ({unit})")
+    ax.set_title(title)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    encoded = base64.b64encode(buf.getvalue()).decode("ascii")
+    write_text_replacing(path, f"""<html>
+<head><meta charset="utf-8" /><title>CPU Memory Timeline HTML</title></head>
+<body>
+  <img src='data:image/png;base64,{encoded}'>
+</body>
+</html>""")
 
 
 def _python_thread_names() -> dict:
