@@ -7,7 +7,8 @@
  *
  *   bench_core info
  *   bench_core floor     [--n PAIRS] [--reps R]
- *   bench_core pair      --mode events|disabled|aggregate|scope|paused
+ *   bench_core pair      --mode events|disabled|aggregate|scope|paused|memory|
+ *                               memory_alloc|counters
  *                        [--threads T] [--n PAIRS] [--reps R]
  *   bench_core mem       [--n CALLS]
  *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
@@ -372,6 +373,18 @@ __attribute__((noinline)) static void loop_pairs(long long n) {
     }
 }
 
+/* --mode memory_alloc: a span that allocates and frees (what the
+ * allocator hooks report), so its records carry the readings */
+__attribute__((noinline)) static void loop_pairs_alloc(long long n) {
+    sps_region_t r = g_region;
+    for (long long i = 0; i < n; i++) {
+        sps_begin(r);
+        sps_mem_alloc(64);
+        sps_mem_free(64);
+        sps_end(r);
+    }
+}
+
 __attribute__((noinline)) static void loop_scope(long long n) {
     for (long long i = 0; i < n; i++) {
         SPS_REGION("bench scope");
@@ -393,6 +406,7 @@ static pthread_barrier_t g_start, g_done;
 static per_t run_batch(const opts_t *o, long long n) {
     stamp_t t0 = stamp();
     if (!strcmp(o->mode, "scope")) loop_scope(n);
+    else if (!strcmp(o->mode, "memory_alloc")) loop_pairs_alloc(n);
     else loop_pairs(n);
     return per_op(t0, stamp(), n);
 }
@@ -419,7 +433,13 @@ static void *worker_main(void *arg) {
 
 static int cmd_pair(const opts_t *o) {
     long long n = o->n ? o->n : 1000000;
-    int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope");
+    /* memory: SPS_TRACK_MEMORY, nothing allocated inside; memory_alloc: a
+     * 64-byte allocation and free inside each span; counters: three
+     * software perf_event counters (SPS_TRACK_COUNTERS) */
+    int track = !strcmp(o->mode, "memory") || !strcmp(o->mode, "memory_alloc")
+                    ? SPS_TRACK_MEMORY
+                : !strcmp(o->mode, "counters") ? SPS_TRACK_COUNTERS : 0;
+    int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope") || track;
     int aggregate = !strcmp(o->mode, "aggregate");
     int disabled = !strcmp(o->mode, "disabled");
     int paused = !strcmp(o->mode, "paused"); /* a live session under sps_pause */
@@ -431,12 +451,18 @@ static int cmd_pair(const opts_t *o) {
     if (!disabled) {
         sps_config_t cfg = SPS_CONFIG_INIT;
         cfg.aggregate = aggregate;
+        cfg.track = track;
+        if (track == SPS_TRACK_COUNTERS &&
+            sps_set_counters("task-clock,page-faults,context-switches"))
+            die("sps_set_counters", SPS_EINVAL);
         /* Room for one batch of every thread: the timed batches run on
          * chunks recycled by the untimed sps_finalize_to(NULL) between
          * them (the steady state of a long run that checkpoints), so no
          * spill write falls inside a batch.  The 10^8-call run ("big")
          * measures the default configuration, spill writes included. */
-        size_t need = (size_t)n * 16u * (size_t)o->threads * 2u + (8u << 20);
+        size_t per_call = track == SPS_TRACK_COUNTERS ? 16u + 2u * 8u * 9u
+                        : track ? 16u + 2u * 8u * 6u : 16u; /* + value groups */
+        size_t need = (size_t)n * per_call * (size_t)o->threads * 2u + (8u << 20);
         cfg.memory_limit = need > (32u << 20) ? need : (32u << 20);
         int rc = sps_setup(&cfg);
         if (rc) die("sps_setup", rc);
