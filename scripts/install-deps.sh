@@ -61,6 +61,9 @@ apt_install() {
 # gfortran: the Fortran modules (fortran/, libspanscope_fortran) and their tests (tests/scope_c)
 apt_install gcc g++ libc6-dev clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev \
             libdeflate-dev libisal-dev libopenmpi-dev openmpi-bin gfortran
+# likwid: LIKWID 5.2 (Debian), for tests/likwid (its examples/C-markerAPI.c built
+# against spanscope's LIKWID marker API) and pylikwid below (docs/likwid.md)
+apt_install likwid
 [ "$mode" = c ] && exit 0
 
 # Python: python3 first, then -- with it there -- what it lacks: its venv
@@ -136,6 +139,19 @@ fi
 if ! .venv/bin/python -c 'import memray' >/dev/null 2>&1; then
   echo "install-deps: pip install memray"
   .venv/bin/python -m pip install -q 'memray>=1.11'
+fi
+# pylikwid: the `likwid` extra (use_likwid=True's marker API and perfmon read-back;
+# tests/python/test_likwid.py).  Its setup.py looks for <prefix>/lib*/liblikwid.so*,
+# which Debian's multiarch /usr/lib/x86_64-linux-gnu is not: a prefix of two links
+# (lib, include) shows it the Debian install.
+if command -v likwid-perfctr >/dev/null 2>&1 && ! .venv/bin/python -c 'import pylikwid' >/dev/null 2>&1; then
+  lk_lib=$(dirname "$(ldconfig -p | awk '/liblikwid\.so / {print $NF; exit}')")
+  mkdir -p .venv/likwid-prefix
+  ln -sfn "$lk_lib" .venv/likwid-prefix/lib
+  ln -sfn /usr/include .venv/likwid-prefix/include
+  echo "install-deps: pip install pylikwid (LIKWID_PREFIX=.venv/likwid-prefix)"
+  LIKWID_PREFIX="$PWD/.venv/likwid-prefix" .venv/bin/python -m pip install -q --no-binary pylikwid \
+    'pylikwid>=0.4.2' || echo "install-deps: pylikwid not installed"
 fi
 # mpi4py: the Python face under mpirun (tests/mpi/mpi_python.py), only where
 # MPI is installed

@@ -379,8 +379,8 @@ def test_counter_types_work_in_users_code():
     assert issubclass(spanscope.PerfEventError, RuntimeError)
 
 
-@pytest.mark.parametrize("name", ["plot_perf_events", "plot_roofline",
-                                  "collect_roofline_points"])
+# (the LIKWID roofline: tests/python/test_likwid.py)
+@pytest.mark.parametrize("name", ["plot_perf_events"])
 def test_counter_functions_raise_the_not_available_error(name, sample_file):
     with pytest.raises(spanscope.IntegrationNotAvailableError, match="not available"):
         getattr(spanscope, name)(spanscope.read_h5(sample_file))
@@ -404,8 +404,12 @@ def _with_groups(src, dst, *groups):
                 x = r0.create_group("line_profile").create_group("0")
                 x.attrs["region"], x.attrs["filename"] = "solve", "k.py"
                 x.create_dataset("line_numbers", data=np.arange(3, dtype=np.int64))
-            elif g == "likwid":
-                r0.create_group("likwid").create_group("regions").create_group("solve")
+            elif g == "likwid":  # scope-profiler's layout, one region
+                from spanscope.results import LikwidRegionResult, write_likwid_results
+                write_likwid_results(r0, [LikwidRegionResult(
+                    tag="solve", group_name="CLOCK", cpus=[0], times=np.array([0.5]),
+                    call_counts=np.array([4]), event_names=["INSTR_RETIRED_ANY"],
+                    events=np.array([[10.0]]))])
     return dst
 
 
@@ -432,13 +436,14 @@ def test_read_h5_summary_include_likwid(sp_runs, tmp_path):
     assert spanscope.read_h5_summary(sp_runs[0], include_likwid=True,
                                      include_line_profile=True)["step"][0].num_calls == 4
     path = _with_groups(sp_runs[0], tmp_path / "lk.h5", "likwid")
-    with pytest.raises(spanscope.IntegrationNotAvailableError, match="LIKWID"):
-        spanscope.read_h5_summary(path)
+    s = spanscope.read_h5_summary(path)  # include_likwid=True: read
+    assert s.get_likwid_region("solve").call_counts.tolist() == [4]
     for off in (False, None):
-        assert spanscope.read_h5_summary(path, include_likwid=off)["step"][0].num_calls == 4
-    # inspect and collect_file_metadata read without them, as scope-profiler does
+        s = spanscope.read_h5_summary(path, include_likwid=off)
+        assert s["step"][0].num_calls == 4 and not s.has_likwid
+    # inspect prints the LIKWID table; collect_file_metadata reads without it
     out = _printed(spanscope.inspect_file, path)
-    assert "not shown" in out and "likwid" in out
+    assert "LIKWID counters (rank 0, group CLOCK)" in out and "not shown" not in out
     assert spanscope.collect_file_metadata(path)["files"][0]["num_ranks"] == 1
 
 

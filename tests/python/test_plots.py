@@ -395,8 +395,8 @@ def test_callgraph(run1, tmp_path):
         plots.plot_callgraph(run1, include=["nothing_like_this"], verbose=False)
 
 
-@pytest.mark.parametrize("fn", ["plot_likwid", "plot_perf_events", "plot_roofline",
-                                "available_likwid_metrics", "available_perf_event_metrics"])
+# the LIKWID plots draw (tests/python/test_likwid.py)
+@pytest.mark.parametrize("fn", ["plot_perf_events", "available_perf_event_metrics"])
 def test_counter_plots_say_they_are_not_available(run1, fn):
     # the results accessors' error (IntegrationNotAvailableError, a
     # NotImplementedError), naming the function and the missing integration

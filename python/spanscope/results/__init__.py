@@ -34,6 +34,9 @@ from spanscope.results._jsonio import (JSONProfileError, build_json_document, ex
                                        load, read_json, read_profile, read_profile_summary,
                                        sniff_profile_format, write_json)
 from spanscope.results._counters import LikwidRegionResult, PerfEventError, PerfEventTotals
+from spanscope.results._likwid import (LikwidDataError, likwid_tables, parse_marker_file,
+                                      print_likwid_table, print_likwid_tables, read_likwid_file,
+                                      read_marker_file, write_likwid_results)
 from spanscope.results._exports import (export_chrome_trace, export_flamegraph_svg,
                                         export_prof, export_speedscope, load_prof, to_pstats)
 from spanscope.results._inspection import (collect_file_metadata, create_html_report,
@@ -42,6 +45,9 @@ from spanscope.results._inspection import (collect_file_metadata, create_html_re
 from spanscope.results._native import (TraceFormatError, c_include_dir, c_source_path,
                                        convert_traces, find_traces, fortran_source_path,
                                        load_traces, read_trace)
+from spanscope.results._memray import (MemrayAllocationTracker, MemrayCaptureError,
+                                       MemraySite, MemraySummary, memray_capture_path,
+                                       memray_summary)
 
 __all__ = [
     # spanscope's model
@@ -56,10 +62,16 @@ __all__ = [
     "read_profile", "read_profile_summary", "sniff_profile_format", "write_json",
     "write_profile",
     "LikwidRegionResult", "PerfEventError", "PerfEventTotals",
+    # LIKWID (scope-profiler's likwid_data and summary tables; results/_likwid.py)
+    "LikwidDataError", "likwid_tables", "parse_marker_file", "print_likwid_table",
+    "print_likwid_tables", "read_likwid_file", "read_marker_file", "write_likwid_results",
     "export_chrome_trace", "export_flamegraph_svg", "export_prof", "export_speedscope",
     "load_prof", "to_pstats",
     "collect_file_metadata", "create_html_report", "inspect_file", "write_metadata_json",
     # scope-profiler's native_trace (its other names: spanscope.results._native)
     "TraceFormatError", "c_include_dir", "c_source_path", "convert_traces", "find_traces",
     "fortran_source_path", "load_traces", "read_trace",
+    # memray captures (use_memray; docs/memray.md)
+    "MemrayAllocationTracker", "MemrayCaptureError", "MemraySite", "MemraySummary",
+    "memray_capture_path", "memray_summary",
 ]

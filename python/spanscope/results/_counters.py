@@ -5,7 +5,7 @@ file holds (:func:`read_perf_events`), the derived ratios (IPC, miss rates:
 :data:`PERF_DERIVED`) and the perf-event summary tables
 (:func:`perf_event_tables`, :func:`print_perf_event_tables`, as
 scope-profiler's ``summary`` module has them).  LIKWID's result type is
-defined here (until it moves to results/_likwid.py).
+re-exported from results/_likwid.py.
 
 The layout, scope-profiler's (``h5writer``), read as its ``h5reader``
 reads it: each rank that recorded counters has a group
@@ -22,13 +22,15 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from spanscope.results._errors import CorruptProfileError
 from spanscope.results._table import box_lines
 
+# LIKWID's result type lives with the rest of LIKWID (results/_likwid.py)
+from spanscope.results._likwid import LikwidRegionResult  # noqa: F401 (re-export)
 
 __all__ = ["LikwidRegionResult", "PERF_DERIVED", "PerfEventError", "PerfEventTotals",
            "available_perf_metrics", "perf_event_tables", "perf_metric_value",
@@ -261,50 +263,3 @@ def print_perf_event_tables(results, include=None, exclude=None, ranks=None,
                  in zip(table["rows"], table["metric_rows"])]
         for line in box_lines(list(headers), cells):
             print(f"  {line}", file=stream)
-
-
-@dataclass
-class LikwidRegionResult:
-    """Counter results of one LIKWID marker region (scope-profiler's
-    fields): per-thread arrays share one thread axis, ``events[e, t]`` and
-    ``metrics[m, t]`` being thread t's (runtime ``times[t]`` s, CPU
-    ``cpus[t]``)."""
-
-    tag: str
-    group_id: int = -1
-    group_name: str = ""
-    cpus: list[int] = field(default_factory=list)
-    times: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    call_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    event_names: list[str] = field(default_factory=list)
-    counter_names: list[str] = field(default_factory=list)
-    events: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    metric_names: list[str] = field(default_factory=list)
-    metrics: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    source: str = "full_api"
-
-    @property
-    def event_labels(self) -> list[str]:
-        """Unique per-event labels: a name that occurs once as is, a
-        repeated one with its counter ("CAS_COUNT_RD:MBOX0C0"), or its
-        position where counter names are unknown ("NAME#3"), as
-        scope-profiler labels them."""
-        labels = []
-        for index, name in enumerate(self.event_names):
-            if self.event_names.count(name) == 1:
-                labels.append(name)
-            elif index < len(self.counter_names):
-                labels.append(f"{name}:{self.counter_names[index]}")
-            else:
-                labels.append(f"{name}#{index}")
-        return labels
-
-    def as_dict(self) -> dict:
-        """The fields as a plain dict (with event_labels), as scope-profiler's."""
-        return {"tag": self.tag, "group_id": self.group_id, "group_name": self.group_name,
-                "cpus": list(self.cpus), "times": self.times,
-                "call_counts": self.call_counts, "event_names": list(self.event_names),
-                "counter_names": list(self.counter_names),
-                "event_labels": self.event_labels, "events": self.events,
-                "metric_names": list(self.metric_names), "metrics": self.metrics,
-                "source": self.source}

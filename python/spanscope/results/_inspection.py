@@ -25,6 +25,7 @@ import numpy as np
 from spanscope import _ext
 from spanscope._base.atomic import write_text_replacing
 from spanscope.results._profiling import ProfilingResults
+from spanscope.results._likwid import print_likwid_tables
 from spanscope.results._table import (NAME_COLS, terminal_text, needs_distributions, print_region_table, region_rows)
 from spanscope.results._jsonio import (FORMAT_HTML, FORMAT_JSON, profile_format,
                                        read_profile, read_profile_summary, write_h5_profile,
@@ -135,6 +136,7 @@ def _counter_groups(results: ProfilingResults) -> list[str]:
     groups = set(getattr(results, "_rank_groups", ()) or ())
     if model is not None:
         groups |= set(model.rank_groups)
+    groups.discard("likwid")  # read: its tables are printed (results/_likwid.py)
     return sorted(groups)
 
 
@@ -150,8 +152,9 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
     its N call-path rows, with the file's hints: include/exclude regular
     expressions, ranks, sort, columns, percentage_mode) and the captured source of the
     regions named in source.  show_regions=False reads the file's index
-    alone (no events).  LIKWID / perf-event / line-profile groups in the
-    file are not read yet: a line names them instead of their tables.
+    alone (no events).  LIKWID results get their counter tables (one per
+    rank and event group); perf-event / line-profile groups in the file are
+    not read yet: a line names them instead of their tables.
     Errors as read_profile (FileNotFoundError, CorruptProfileError) and
     print_summary (ValueError for an unknown sort key, column or mode)."""
     stream = sys.stdout if stream is None else stream
@@ -180,6 +183,8 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
                            need_distributions=needs_distributions(columns, sort))
         print_region_table(rows, title=f"Regions ({len(rows)})", stream=stream,
                            columns=columns, percentage_mode=percentage_mode, file_path=path)
+        print_likwid_tables(results, include=include, exclude=exclude, ranks=ranks,
+                            stream=stream)  # one per rank and LIKWID event group
         groups = _counter_groups(results)
         if groups:
             print(f"\n(not shown: the file's {', '.join(groups)} data; spanscope reads it "

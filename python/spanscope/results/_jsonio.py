@@ -27,6 +27,7 @@ from spanscope import _ext
 from spanscope._base.atomic import write_replacing, write_text_replacing
 
 from spanscope.results._profiling import ProfilingResults, read_h5, read_h5_summary
+from spanscope.results._likwid import LikwidDataError, likwid_document, likwid_from_document
 from spanscope.results._regions import MPIRegion, Region, TaskInfo, ThreadInfo
 
 __all__ = [
@@ -160,7 +161,53 @@ def build_json_document(results: ProfilingResults, include=None, exclude=None,
                 if sel_ranks is None or rank in sel_ranks}
         if part:
             doc[key] = part
+    # scope-profiler's "likwid" (rank -> tag -> counters, non-finite as null)
+    # and "line_profile" (rank -> records) members
+    likwid = likwid_document(results.get_likwid_regions(), sel_ranks)
+    if likwid:
+        doc["likwid"] = likwid
+    lines = _line_profile_document(getattr(results, "_line_profile", None) or {}, sel_ranks)
+    if any(lines.values()):
+        doc["line_profile"] = lines
     return doc
+
+
+def _nulls(values) -> list:
+    """A float column as JSON: NaN and inf as null (strict JSON has neither)."""
+    return [None if not math.isfinite(v) else v
+            for v in np.asarray(values, dtype=float).reshape(-1).tolist()]
+
+
+def _line_profile_document(line_profile: dict, ranks) -> dict:
+    """Line-profiler records (rank -> list of dicts), scope-profiler's fields."""
+    return {str(rank): [{"region": r.get("region", ""), "filename": r.get("filename", ""),
+                         "function": r.get("function", ""),
+                         "first_lineno": int(r.get("first_lineno", 0)),
+                         "line_numbers": _ints(r.get("line_numbers", ())),
+                         "hits": _ints(r.get("hits", ())),
+                         "times": _nulls(r.get("times", ())),
+                         "unit": float(r.get("unit", 1.0))} for r in records]
+            for rank, records in sorted(line_profile.items())
+            if ranks is None or rank in ranks}
+
+
+def _line_profile_from_document(doc: dict, where: str) -> dict:
+    """_line_profile_document's member back (null times as NaN)."""
+    out = {}
+    for rank, records in (doc.get("line_profile") or {}).items():
+        try:
+            out[int(rank)] = [{
+                "region": r.get("region", ""), "filename": r.get("filename", ""),
+                "function": r.get("function", ""), "first_lineno": int(r.get("first_lineno", 0)),
+                "line_numbers": np.asarray(r.get("line_numbers", ()), dtype=np.int64),
+                "hits": np.asarray(r.get("hits", ()), dtype=np.int64),
+                "times": np.array([math.nan if v is None else v for v in r.get("times", ())],
+                                  dtype=float),
+                "unit": float(r.get("unit", 1.0))} for r in records]
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise JSONProfileError(f"{where}: line_profile of rank {rank!r} cannot be "
+                                   f"read: {exc}") from exc
+    return out
 
 
 def _write_document(filepath, document: dict, indent=None) -> Path:
@@ -286,7 +333,12 @@ def load_json(file_path, verbose: bool = False) -> dict:
         per.setdefault(name, {})[rank] = _region_from_row(row, str(path))
         if row.get("exclusive_total_ns") is not None:
             totals.setdefault(name, {})[rank] = int(row["exclusive_total_ns"])
+    try:
+        likwid = likwid_from_document(doc, str(path))
+    except LikwidDataError as exc:
+        raise JSONProfileError(str(exc)) from exc
     return {"regions": {n: MPIRegion(n, r) for n, r in per.items()},
+            "likwid": likwid, "line_profile": _line_profile_from_document(doc, str(path)),
             "metadata": dict(doc.get("metadata") or {}),
             "num_ranks": int(doc.get("num_ranks", 0)) or None,
             "threads": _lanes(doc, "threads", ThreadInfo, _THREAD_FIELDS),

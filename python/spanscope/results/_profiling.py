@@ -34,6 +34,7 @@ from spanscope.results._table import (needs_distributions, print_region_table,
 from spanscope.results._calls import _call_arrays, build_call_arrays, build_call_stack
 from spanscope.results._errors import CorruptProfileError, EventDataUnavailableError, HDF5SchemaError, NS_PER_SECOND, SummaryDataUnavailable, _counters_unavailable, _line_profile_unavailable
 from spanscope.results._regions import MPIRegion, Region, TaskInfo, ThreadInfo, _TASK_COLS, _THREAD_COLS, _line, _lanes
+from spanscope.results._likwid import LikwidDataError, LikwidRegionResult, print_likwid_tables, read_likwid_file
 
 __all__ = ["ProfilingResults", "merge_results", "read_h5", "read_h5_summary"]
 
@@ -58,11 +59,9 @@ class ProfilingResults:
         (rank -> ThreadInfo/TaskInfo rows), exclusive_totals (name -> rank
         -> ns, stored totals to use until per-call times are asked for).
         Exclusive times of regions not read from a file are folded (in C)
-        on first use.  LIKWID data: IntegrationNotAvailableError.
+        on first use.  likwid: rank -> {tag: LikwidRegionResult}.
         perf_events: rank -> {region: PerfEventTotals} (scope-profiler's;
         None: a file's rank<N>/perf_events groups, read on first use)."""
-        if likwid:
-            raise _counters_unavailable("LIKWID results")
         #: rank -> {region: PerfEventTotals}; None until get_perf_events
         #: reads the file's rank<N>/perf_events groups (results/_counters.py)
         self._perf_events = (None if perf_events is None else
@@ -71,6 +70,8 @@ class ProfilingResults:
         self._region_dict = dict(regions)
         self._metadata = dict(metadata or {})
         self._line_profile = dict(line_profile or {})
+        #: rank -> {tag: LikwidRegionResult} (the file's rank<N>/likwid groups)
+        self._likwid = {int(k): dict(v) for k, v in (likwid or {}).items()}
         #: the file's integration groups spanscope does not read (the C
         #: reader's rank_groups: "likwid", "perf_events", "line_profile")
         self._rank_groups = frozenset()
@@ -119,6 +120,9 @@ class ProfilingResults:
                   tasks=_lanes(res.task_table, TaskInfo, _TASK_COLS))
         out.model = res
         out._rank_groups = frozenset(res.rank_groups)
+        if "likwid" in out._rank_groups:  # scope-profiler's rank<N>/likwid groups
+            out._likwid = _read_likwid(res.path)
+            out._rank_groups = out._rank_groups - {"likwid"}
         if event_data:  # the fold's self times, which the C reader made
             for data in res.rows:
                 r = out._region_dict[data.name].regions[data.rank]
@@ -417,26 +421,85 @@ class ProfilingResults:
                         "region_time": busy / NS_PER_SECOND})
         return out
 
-    # -- hardware counters: another issue ---------------------------------
+    # -- LIKWID (results/_likwid.py) ----------------------------------------
     @property
     def has_likwid(self) -> bool:
-        raise _counters_unavailable("LIKWID results")
+        """Whether the run holds LIKWID marker results."""
+        return any(self._likwid.values())
 
     @property
-    def likwid_ranks(self):
-        raise _counters_unavailable("LIKWID results")
+    def likwid_ranks(self) -> list:
+        """The ranks with LIKWID results, ascending."""
+        return sorted(rank for rank, regions in self._likwid.items() if regions)
 
-    def get_likwid_regions(self, rank=None):
-        raise _counters_unavailable("LIKWID results")
+    def get_likwid_regions(self, rank=None) -> dict:
+        """LIKWID results: rank -> {tag: LikwidRegionResult}, or with rank
+        that rank's {tag: LikwidRegionResult} ({} when it has none)."""
+        if rank is None:
+            return dict(self._likwid)
+        return self._likwid.get(int(rank), {})
 
-    def get_likwid_region(self, tag, rank=0):
-        raise _counters_unavailable("LIKWID results")
+    def get_likwid_region(self, tag: str, rank: int = 0) -> LikwidRegionResult:
+        """One region's LIKWID results on one rank; KeyError naming the
+        tags there when the rank has no such region."""
+        regions = self._likwid.get(int(rank), {})
+        if tag not in regions:
+            raise KeyError(f"No LIKWID region {tag!r} for rank {rank} in {self.file_path}. "
+                           f"Available: {sorted(regions)}")
+        return regions[tag]
 
     def likwid_to_dataframe(self):
-        raise _counters_unavailable("LIKWID results")
+        """Every LIKWID event and metric as a pandas DataFrame: one row per
+        (rank, region, hardware thread) with rank, region, thread, cpu, group,
+        time, call_count and a column per event label and metric (empty
+        without LIKWID data).  ImportError without pandas."""
+        pd = _pandas("likwid_to_dataframe()")
+        rows = []
+        for rank in self.likwid_ranks:
+            for tag, result in self._likwid[rank].items():
+                for t in range(len(result.times)):
+                    row = {"rank": rank, "region": tag, "thread": t,
+                           "cpu": result.cpus[t] if t < len(result.cpus) else np.nan,
+                           "group": result.group_name, "time": result.times[t],
+                           "call_count": result.call_counts[t]}
+                    for name, values in zip(result.event_labels, result.events):
+                        row[name] = values[t]
+                    for name, values in zip(result.metric_names, result.metrics):
+                        row[name] = values[t]
+                    rows.append(row)
+        return pd.DataFrame(rows)
 
-    def print_likwid_summary(self, stream=None):
-        raise _counters_unavailable("LIKWID results")
+    def print_likwid_summary(self, stream=None) -> None:
+        """Prints each LIKWID region's per-thread calls, runtime, events
+        and metrics ("No LIKWID data in <file>" without any)."""
+        out = stream if stream is not None else None
+
+        def say(*a):
+            print(*a, file=out)
+        if not self.has_likwid:
+            say(f"No LIKWID data in {self.file_path}")
+            return
+        for rank in self.likwid_ranks:
+            for tag, result in self._likwid[rank].items():
+                header = f"rank {rank}  region {tag!r}"
+                if result.group_name:
+                    header += f"  group {result.group_name}"
+                say(header)
+                width = max([len(n) for n in result.event_labels + result.metric_names] + [30])
+                for t, cpu in enumerate(result.cpus or range(len(result.times))):
+                    say(f"  cpu {cpu}: {result.call_counts[t]} call(s), "
+                        f"{result.times[t]:.6f} s")
+                    for name, values in zip(result.event_labels, result.events):
+                        say(f"    {name:<{width}} {values[t]:>20.6g}")
+                    for name, values in zip(result.metric_names, result.metrics):
+                        say(f"    {name:<{width}} {values[t]:>20.6g}")
+
+    def print_likwid_tables(self, include=None, exclude=None, ranks=None,
+                            stream=None) -> None:
+        """The LIKWID counter tables (one per rank and event group; see
+        results._likwid.likwid_tables); nothing without LIKWID data."""
+        print_likwid_tables(self, include=include, exclude=exclude, ranks=ranks,
+                            stream=stream)
 
     @property
     def has_perf_events(self) -> bool:
@@ -613,13 +676,20 @@ def _summary_results(path: str, f: dict) -> ProfilingResults:
     return out
 
 
+def _read_likwid(path) -> dict:
+    """The file's rank<N>/likwid groups (results/_likwid.py), a malformed
+    one as CorruptProfileError naming it."""
+    try:
+        return read_likwid_file(path)
+    except LikwidDataError as exc:
+        raise CorruptProfileError(f"{path}: its LIKWID results cannot be read: {exc}") from exc
+
+
 def _check_integrations(path: str, groups, include_likwid, include_line_profile) -> None:
     """read_h5_summary's include_*: True asks for data spanscope does not
     read yet, an IntegrationNotAvailableError when the file has it (False,
-    None, or a file without it: nothing to refuse)."""
-    if include_likwid and "likwid" in groups:
-        raise _counters_unavailable(f"LIKWID results (include_likwid=True; {path} has "
-                                    "rank<N>/likwid groups)")
+    None, or a file without it: nothing to refuse).  LIKWID groups are
+    read (include_likwid)."""
     if include_line_profile and "line_profile" in groups:
         raise _line_profile_unavailable(path)
 
@@ -664,6 +734,13 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
             _check_integrations(path, out._rank_groups, include_likwid, include_line_profile)
     names = None if regions is None else {regions} if isinstance(regions, str) else set(regions)
     rks = None if ranks is None else {ranks} if isinstance(ranks, int) else set(ranks)
+    if "likwid" in out._rank_groups and include_likwid:  # the summary read skips them
+        out._likwid = _read_likwid(path)
+    out._rank_groups = out._rank_groups - {"likwid"}
+    if not include_likwid:
+        out._likwid = {}
+    elif rks is not None:
+        out._likwid = {r: v for r, v in out._likwid.items() if r in rks}
     if names is not None or rks is not None:
         kept = {}
         for n, r in out._region_dict.items():
@@ -698,11 +775,14 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
             seen[name] = i
     merged: dict[str, MPIRegion] = {}
     metadata: dict = {}
+    likwid: dict = {}
     threads: dict = {}
     tasks: dict = {}
     nranks = 0
     for res in roots:
         metadata = {**res.metadata, **metadata}
+        for rank, regions in res.get_likwid_regions().items():  # LIKWID's, rank by rank
+            likwid.setdefault(rank, {}).update(regions)
         nranks = max(nranks, res.num_ranks)
         for k, v in res.threads.items():
             threads.setdefault(k, v)
@@ -714,7 +794,7 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
         metadata["label"] = label
     out = ProfilingResults(merged, metadata=metadata, num_ranks=nranks,
                            file_path=file_path if file_path is not None else roots[0].file_path,
-                           threads=threads, tasks=tasks)
+                           threads=threads, tasks=tasks, likwid=likwid)
     # integration data of any input still is not there to merge: say so
     out._rank_groups = frozenset().union(*(r._rank_groups for r in roots))
     return out
