@@ -172,7 +172,7 @@ static int encode(const char *name, ev_desc_t *d) {
         }
     if (!pfm_load())
         return sps__err_fail(SPS_EINVAL,
-                             "unknown perf event '%s' (libpfm4, libpfm.so.4, is not installed: "
+                             "unknown perf event '%s' (libpfm4, libpfm.so.4, is not available: "
                              "only the generic names such as cycles, instructions, task-clock, "
                              "page-faults are known)", name);
     /* libpfm may write a perf_event_attr larger than this kernel header's */
