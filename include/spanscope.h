@@ -762,6 +762,16 @@ SPS_API int sps_set_counters(const char *names);
  * past the last, or without a session.  Valid until the session ends. */
 SPS_API const char *sps_value_name(uint32_t i);
 
+/* Region r's values summed over its completed calls since the last
+ * finalize (cfg.track): own[i] and self[i] for i < cap, in sps_value_name
+ * order (peaks: the largest), *calls the calls counted.  own, self may be
+ * NULL.  Returns the number of values of the session (0: none tracked;
+ * compare with cap), or a negative SPS_E code: SPS_ENOSESSION, SPS_EMODE
+ * (aggregate), SPS_ENOMEM.  Cost: one pass over the period's events, as
+ * sps_spans. */
+SPS_API int sps_region_values(sps_region_t r, uint64_t *own, uint64_t *self, size_t cap,
+                              uint64_t *calls);
+
 SPS_API sps_region_t sps_counter_id(const char *name);
 SPS_API void sps_counter(sps_region_t counter, double value);
 /* The period's samples with from_ns <= t_ns <= to_ns, in time order, as a

@@ -322,6 +322,34 @@ const char *sps_value_name(uint32_t i) {
     return name;
 }
 
+int sps_region_values(sps_region_t r, uint64_t *own, uint64_t *self, size_t cap,
+                      uint64_t *calls) {
+    sps_span_t *v = NULL;
+    uint64_t *vals = NULL;
+    size_t n = 0;
+    uint32_t nv = 0;
+    int rc = spans_collect(0, INT64_MAX, &v, &n, &vals, &nv);
+    if (rc) return rc;
+    size_t m = cap < nv ? cap : nv;
+    if (own) memset(own, 0, m * sizeof *own);
+    if (self) memset(self, 0, m * sizeof *self);
+    uint64_t count = 0;
+    for (size_t k = 0; k < n && nv; k++) {
+        if (v[k].region != r || v[k].seq == SPS_SEQ_NONE) continue;
+        const uint64_t *o = vals + k * 2 * nv, *s = o + nv;
+        count++;
+        for (size_t i = 0; i < m; i++) {
+            int peak = sps__values_kind((uint32_t)i) == SPS__VAL_EXCESS;
+            if (own) own[i] = peak ? (o[i] > own[i] ? o[i] : own[i]) : own[i] + o[i];
+            if (self) self[i] = peak ? (s[i] > self[i] ? s[i] : self[i]) : self[i] + s[i];
+        }
+    }
+    free(v);
+    free(vals);
+    if (calls) *calls = count;
+    return (int)nv;
+}
+
 static int spans_collect(int64_t from_ns, int64_t to_ns, sps_span_t **out, size_t *n,
                          uint64_t **vals, uint32_t *nvals) {
     if (!out || !n) return SPS_EINVAL;

@@ -205,6 +205,13 @@ static void test_spans_values(void **state) {
     sps_free(v);
     sps_free(vals);
     assert_int_equal(sps_spans_values(0, INT64_MAX, &v, &n, NULL, &nv), SPS_EINVAL);
+    uint64_t own[8], self[8], calls = 0;
+    assert_int_equal(sps_region_values(p, own, self, 8, &calls), 5);
+    assert_int_equal(calls, 1);
+    assert_int_equal(own[0], 37);
+    assert_int_equal(self[0], 7);
+    assert_int_equal(sps_region_values(c, own, NULL, 1, &calls), 5);
+    assert_int_equal(own[0], 30);
     sps_shutdown();
 }
 
