@@ -1696,10 +1696,23 @@ def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
     })[1:-1]
     rank, world = _dist_info()
     wall, mono = rec.anchor
-    _ext.timeline_write(path, list(rec.names), [t[0] for t in rec.threads],
+    names, counters = list(rec.names), rec.counters
+    if rec.has_memory:
+        # profile_memory: each thread's memory_timeline() as a counter track
+        # ("CPU Mem (thread N)", "ph":"C"), beside the spans
+        extra_samples = []
+        for tid, th in _memory_timeline(rec).items():
+            c = np.zeros(len(th["times_ns"]), _COUNTER_DTYPE)
+            c["t_ns"], c["value"], c["counter"] = th["times_ns"], th["bytes"], len(names)
+            names.append(f"CPU Mem (thread {tid})")
+            extra_samples.append(c)
+        if extra_samples:
+            counters = np.concatenate([counters] + extra_samples)
+            counters = counters[np.argsort(counters["t_ns"], kind="stable")]
+    _ext.timeline_write(path, names, [t[0] for t in rec.threads],
                         [t[1] for t in rec.threads], rec.spans.tobytes(), args, extra,
                         rec.base_ns, trace_name, rank, world, wall, mono,
-                        socket.gethostname(), rec.counters.tobytes(), os.getpid(),
+                        socket.gethostname(), counters.tobytes(), os.getpid(),
                         _dist_backend())
 
 

@@ -317,12 +317,20 @@ def test_each_window_of_a_schedule_keeps_its_memory():
     assert "CPU Mem" in p.key_averages().table()
 
 
-def test_trace_says_profile_memory(tmp_path):
+def test_trace_says_profile_memory_and_has_a_memory_track(tmp_path):
     with P.profile(profile_memory=True) as p:
         with record_function("x"):
-            pass
+            a = np.empty(10**6)
     p.export_chrome_trace(tmp_path / "t.json")
-    assert json.loads((tmp_path / "t.json").read_text())["profile_memory"] is True
+    doc = json.loads((tmp_path / "t.json").read_text())
+    assert doc["profile_memory"] is True
+    me = one(p, "x").thread
+    track = [e for e in doc["traceEvents"] if e.get("ph") == "C"]
+    name = f"CPU Mem (thread {me})"
+    assert [e["name"] for e in track] == [name, name]
+    assert [e["args"][name] for e in track] == list(p.memory_timeline()[me]["bytes"])
+    assert [e["name"] for e in doc["traceEvents"] if e.get("ph") == "X"] == ["x"]
+    del a
     with P.profile() as q:
         with record_function("x"):
             pass
