@@ -267,6 +267,36 @@ def test_scope_profilers_reader_reads_spanscopes_likwid_group(profile):
     np.testing.assert_array_equal(orig.metrics, mine.metrics)
 
 
+def test_spanscope_reads_scope_profilers_likwid_group(profile, tmp_path):
+    """And the other way: the group scope-profiler's writer lays down."""
+    sp = pytest.importorskip("scope_profiler.likwid_data")
+    path = tmp_path / "sp.h5"
+    shutil.copyfile(profile, path)
+    theirs = [sp.LikwidRegionResult(**{k: v for k, v in r.as_dict().items()
+                                       if k != "event_labels"})
+              for r in _full_api("two_groups")]
+    with h5py.File(path, "a") as f:
+        del f["rank0/likwid"]
+        # keyed by tag as its finalize keys them: the later group's wins
+        theirs = list({r.tag: r for r in theirs}.values())
+        sp.write_likwid_results(f["rank0"], theirs, environment={"LIKWID_EVENTS": "X|Y"})
+    got = read_h5(path).get_likwid_regions(0)
+    assert sorted(got) == ["compute", "io", "outer"]
+    assert got["compute"].group_id == 1 and got["compute"].events.shape == (5, 2)
+
+
+def test_a_tag_measured_in_two_groups_keeps_the_last(tmp_path):
+    """scope-profiler keys a rank's results by tag: with several event
+    groups the last group's result of a tag is the one stored."""
+    path = tmp_path / "g.h5"
+    with h5py.File(path, "w") as f:
+        write_likwid_results(f.create_group("rank0"), _full_api("two_groups"))
+    with h5py.File(path, "r") as f:
+        got = _likwid.read_likwid_group(f["rank0/likwid"])
+    assert sorted(got) == ["compute", "io", "outer"]
+    assert {r.group_id for r in got.values()} == {1}
+
+
 def test_read_h5_summary_include_likwid_and_ranks(profile):
     assert read_h5_summary(profile).get_likwid_region("io").call_counts.tolist() == [1]
     assert not read_h5_summary(profile, include_likwid=False).has_likwid

@@ -550,10 +550,12 @@ def write_likwid_results(h5file, results: Iterable[LikwidRegionResult],
                          environment: dict | None = None) -> None:
     """Writes results into an open h5py file or group as scope-profiler
     does: ``likwid`` (replaced if there) with the environment as attributes
-    and ``num_regions``, and ``likwid/regions/<tag>`` per region."""
+    and ``num_regions``, and ``likwid/regions/<tag>`` per region.  A tag
+    measured in several event groups keeps its last result, as
+    scope-profiler's finalize keys a rank's results by tag."""
     import h5py
 
-    results = list(results)
+    results = list({r.tag: r for r in results}.values())
     if LIKWID_GROUP in h5file:
         del h5file[LIKWID_GROUP]
     grp = h5file.create_group(LIKWID_GROUP)
