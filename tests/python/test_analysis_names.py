@@ -380,12 +380,11 @@ def test_counter_types_work_in_users_code():
 
 
 # (the LIKWID roofline: tests/python/test_likwid.py)
-@pytest.mark.parametrize("name", ["plot_perf_events"])
-def test_counter_functions_raise_the_not_available_error(name, sample_file):
-    with pytest.raises(spanscope.IntegrationNotAvailableError, match="not available"):
-        getattr(spanscope, name)(spanscope.read_h5(sample_file))
-    with pytest.raises(NotImplementedError):  # what users' except clauses catch
-        getattr(spanscope.plots, name)(sample_file)
+def test_perf_event_plot_of_a_file_without_counters_says_so(sample_file):
+    # perf events are read (tests/python/test_perf_events.py): none here
+    assert spanscope.plots.available_perf_event_metrics(spanscope.read_h5(sample_file)) == []
+    with pytest.raises(ValueError, match="recorded perf-event data"):
+        spanscope.plot_perf_events(spanscope.read_h5(sample_file))
 
 
 # --------------------------------------------------------------------------

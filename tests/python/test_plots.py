@@ -396,13 +396,11 @@ def test_callgraph(run1, tmp_path):
 
 
 # the LIKWID plots draw (tests/python/test_likwid.py)
-@pytest.mark.parametrize("fn", ["plot_perf_events", "available_perf_event_metrics"])
-def test_counter_plots_say_they_are_not_available(run1, fn):
-    # the results accessors' error (IntegrationNotAvailableError, a
-    # NotImplementedError), naming the function and the missing integration
-    with pytest.raises(spanscope.IntegrationNotAvailableError,
-                       match=f"for {fn} is not available yet.*hardware-counters integration"):
-        getattr(plots, fn)(run1)
+# (the perf-event plots draw: tests/python/test_perf_events.py)
+def test_perf_event_plots_of_a_file_without_counters(run1):
+    assert plots.available_perf_event_metrics(run1) == []
+    with pytest.raises(ValueError, match="None of the selected files recorded perf-event data"):
+        plots.plot_perf_events(run1)
 
 
 def test_return_fig_and_json_data(run1, tmp_path):
