@@ -152,8 +152,9 @@ typedef struct sps__vtot {
 SPS__HIDDEN int sps__vtot_init(sps__vtot_t *vt, size_t nrows);
 SPS__HIDDEN void sps__vtot_free(sps__vtot_t *vt);
 /* Adds /values to the closed file at path: one row per layout row with
- * calls with values (string column "region"), columns "calls", then per
- * value "<name>" (own) and "self_<name>".  0, SPS_EHDF5 or SPS_EIO. */
+ * calls with values (string column "region"), columns "calls", "rank",
+ * then per value "<name>" (own) and "self_<name>".  0, SPS_EHDF5 or
+ * SPS_EIO. */
 SPS__HIDDEN int sps__values_write(const char *path, const sps__vtot_t *vt,
                                   const sps__layout_t *lay);
 SPS__HIDDEN int sps__write_events(const sps__snap_t *snap, sps__h5w_t *w,

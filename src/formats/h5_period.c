@@ -246,7 +246,7 @@ void sps__vtot_free(sps__vtot_t *vt) {
 
 int sps__values_write(const char *path, const sps__vtot_t *vt, const sps__layout_t *lay) {
     if (!vt->nvals) return 0;
-    size_t n = 0, nv = vt->nvals, ncols = 1 + 2 * nv;
+    size_t n = 0, nv = vt->nvals, ncols = 2 + 2 * nv;
     for (size_t r = 0; r < vt->nrows; r++) n += vt->calls[r] != 0;
     if (!n) return 0;
     int rc = SPS_ENOMEM;
@@ -256,11 +256,12 @@ int sps__values_write(const char *path, const sps__vtot_t *vt, const sps__layout
     char **names = calloc(ncols, sizeof *names);
     if (!col || !cols || !region || !names) goto out;
     names[0] = strdup("calls");
+    names[1] = strdup("rank");
     for (size_t i = 0; i < nv; i++) {
         const char *v = sps__values_name((uint32_t)i);
         size_t len = strlen(v ? v : "value") + 6;
-        names[1 + 2 * i] = strdup(v ? v : "value");
-        if ((names[2 + 2 * i] = malloc(len))) snprintf(names[2 + 2 * i], len, "self_%s", v ? v : "value");
+        names[2 + 2 * i] = strdup(v ? v : "value");
+        if ((names[3 + 2 * i] = malloc(len))) snprintf(names[3 + 2 * i], len, "self_%s", v ? v : "value");
     }
     for (size_t i = 0; i < ncols; i++)
         if (!names[i]) goto out;
@@ -269,17 +270,18 @@ int sps__values_write(const char *path, const sps__vtot_t *vt, const sps__layout
         if (!vt->calls[r]) continue;
         region[k] = lay->names[lay->rows[r].file_region];
         col[k] = (int64_t)vt->calls[r];
+        col[n + k] = (int64_t)lay->rows[r].rank;
         for (size_t i = 0; i < nv; i++) {
-            col[(1 + 2 * i) * n + k] = (int64_t)vt->own[r * nv + i];
-            col[(2 + 2 * i) * n + k] = (int64_t)vt->self[r * nv + i];
+            col[(2 + 2 * i) * n + k] = (int64_t)vt->own[r * nv + i];
+            col[(3 + 2 * i) * n + k] = (int64_t)vt->self[r * nv + i];
         }
         k++;
     }
     for (size_t i = 0; i < ncols; i++) cols[i] = col + i * n;
     rc = sps__h5_add_table(path, "values",
-                           "values per span (cfg.track, docs/values.md) summed per region: "
-                           "calls with values, then per value its own sum and its self sum "
-                           "(peak_bytes: the largest own and self peak)",
+                           "values per span (cfg.track, docs/values.md) summed per region "
+                           "and rank: calls with values, rank, then per value its own sum "
+                           "and its self sum (peak_bytes: the largest own and self peak)",
                            n, "region", region, ncols, (const char *const *)names, cols);
 out:
     for (size_t i = 0; names && i < ncols; i++) free(names[i]);
