@@ -495,9 +495,10 @@ class FunctionEvent:
     ``profile(profile_memory=True)``: torch's ``cpu_memory_usage`` and
     ``self_cpu_memory_usage`` (bytes allocated minus freed by the span's
     own thread), and spanscope's ``peak_cpu_memory_usage``,
-    ``cpu_memory_allocated``, ``cpu_memory_freed`` and ``values``.  ``name`` is torch's: "ProfilerStep*" for a step
-    (recorded only with ``record_steps=True``), whose own name
-    ("ProfilerStep#N", the trace's) is ``trace_name``.
+    ``cpu_memory_allocated``, ``cpu_memory_freed`` and ``values``.
+    ``name`` is torch's: "ProfilerStep*" for a step (recorded only with
+    ``record_steps=True``), whose own name ("ProfilerStep#N", the trace's)
+    is ``trace_name``.
 
     ``FunctionEvent(event, self_ns=0, self_cuda_us=0.0, children=(),
     device_us=None)`` makes one from a raw event tuple as the page has it
@@ -1691,7 +1692,8 @@ def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
     extra = json.dumps({
         "record_shapes": bool(o.get("record_shapes")), "with_stack": bool(o.get("with_stack")),
         "with_flops": bool(o.get("with_flops")), "with_modules": bool(o.get("with_modules")),
-        "profile_memory": bool(o.get("profile_memory")), "host_name": socket.gethostname(), "pid": os.getpid(),
+        "profile_memory": bool(o.get("profile_memory")), "host_name": socket.gethostname(),
+        "pid": os.getpid(),
         "trace_id": f"{os.getpid():x}{rec.base_ns:x}",
     })[1:-1]
     rank, world = _dist_info()
@@ -1965,7 +1967,7 @@ class profile:
     memory_timeline() and export_memory_timeline().  Attribution is by
     thread and innermost open span, never by time window: an allocation on
     another thread never lands in this thread's span (docs/python.md,
-    "Memory")."""
+    "Memory per span")."""
 
     def __init__(self, enabled=True, *, activities=None, schedule=None, on_trace_ready=None,
                  record_shapes=False, profile_memory=False, with_stack=False, with_flops=False,
