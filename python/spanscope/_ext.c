@@ -609,10 +609,12 @@ static PyMethodDef ext_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "mem_hooks_install(python=True, numpy=True): count every allocation of Python's "
      "allocators and numpy's array data in the allocating thread's memory counters; "
-     "returns {'python', 'numpy', 'numpy_reason', 'malloc_counted'} (docs/memory.md)."},
+     "numpy='context' for the calling context only; returns {'python', 'numpy', "
+     "'numpy_reason', 'numpy_scope', 'malloc_counted'} (docs/memory.md)."},
     {"mem_hooks_uninstall", sps__py_mem_hooks_uninstall, METH_NOARGS,
      "Restore the previous allocators; returns {'python_blocks_dropped', "
-     "'python_bytes_dropped', 'numpy_restored', 'untracked'}."},
+     "'python_bytes_dropped', 'numpy_restored', 'numpy_blocks_dropped', "
+     "'numpy_bytes_dropped', 'untracked'}."},
     {"mem_hooks_active", sps__py_mem_hooks_active, METH_NOARGS,
      "True while spanscope's memory hooks are installed."},
     {"mem_thread_counts", sps__py_mem_thread_counts, METH_NOARGS,

@@ -52,18 +52,30 @@
  * allocators may be swapped under running threads without a GIL to order
  * them; the hooks are not known to be safe there.
  *
- * numpy's array data (NEP 49).  A PyDataMem_Handler installed with numpy's
- * PyDataMem_SetHandler (read from numpy's C-API capsule _ARRAY_API; the
- * handler struct is declared here as NEP 49 documents it, so building needs
- * no numpy headers and running needs no numpy).  It chains the handler
- * that was current.  Its free receives the size, but its realloc does not
- * receive the old one, so the handler keeps a table of its own too (never
- * emptied).  numpy keeps the handler in a contextvars.ContextVar: it
- * applies to the context (the thread, or the task) that installed it;
- * arrays keep a reference to the handler that allocated them and are freed
- * through it, so each array's free is counted exactly when its allocation
- * was, even after uninstall.
- *
+ * numpy's array data (NEP 49).  numpy's PyDataMem_Handler struct is
+ * declared here as NEP 49 documents it, and numpy's functions are read
+ * from its C-API capsule _ARRAY_API: building needs no numpy headers and
+ * running needs no numpy.  numpy keeps the current handler in a
+ * contextvars.ContextVar whose default is its default handler; a thread
+ * started later runs in a fresh context, so a handler set the documented
+ * way (PyDataMem_SetHandler) covers only the context -- the thread, or the
+ * task -- that set it.  So, by default ("all threads"), where the
+ * installing context uses numpy's default handler and that handler's
+ * struct lies in writable memory (it does: numpy defines it as plain
+ * static data), its four functions are patched in place to ours, which
+ * chain copies of the originals: every thread and context that uses the
+ * default handler is counted, each allocation on its own thread.
+ * Uninstall writes the originals back and drops the table (blocks then
+ * still live are freed later by the originals, uncounted, as Python's).
+ * Otherwise, or with numpy="context", our own handler, chaining the
+ * current one, is set with PyDataMem_SetHandler in the calling context
+ * ("this context"); arrays keep a reference to the handler that allocated
+ * them and are freed through it, so their frees are counted even after
+ * uninstall, which puts the previous handler back in that context.
+ *   A handler's free receives the size, but its realloc does not receive
+ * the old one: both modes keep a table of their blocks (the context
+ * mode's is never emptied).
+
  * The functions are registered in _ext.c's method table. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -103,6 +115,9 @@ typedef struct {
  * through it whenever that happens) */
 static mh_shard_t mh_py[MH_SHARDS] __attribute__((aligned(64)));
 static mh_shard_t mh_np[MH_SHARDS] __attribute__((aligned(64)));
+/* and numpy's default handler's while we patch it (emptied at uninstall:
+ * its blocks are then freed by the original functions, without us) */
+static mh_shard_t mh_npdt[MH_SHARDS] __attribute__((aligned(64)));
 /* inserts that failed because the table could not grow (mmap failed): such
  * an allocation is neither counted nor tracked */
 static atomic_size_t mh_untracked;
@@ -254,8 +269,10 @@ static void mh_clear(mh_shard_t *tab, size_t *blocks, size_t *bytes) {
 static void mh_prefork(void) {
     for (unsigned k = 0; k < MH_SHARDS; k++) mh_lock(&mh_py[k]);
     for (unsigned k = 0; k < MH_SHARDS; k++) mh_lock(&mh_np[k]);
+    for (unsigned k = 0; k < MH_SHARDS; k++) mh_lock(&mh_npdt[k]);
 }
 static void mh_postfork(void) {
+    for (unsigned k = MH_SHARDS; k-- > 0;) mh_unlock(&mh_npdt[k]);
     for (unsigned k = MH_SHARDS; k-- > 0;) mh_unlock(&mh_np[k]);
     for (unsigned k = MH_SHARDS; k-- > 0;) mh_unlock(&mh_py[k]);
 }
@@ -430,25 +447,25 @@ typedef struct {
     PyObject *prev_capsule;
 } mh_np_ctx_t;
 
-static void *mh_np_malloc(void *ctx, size_t n) {
-    mh_np_ctx_t *c = ctx;
+/* The handler's work, given the allocator it chains and its table. */
+static inline void *mh_np_do_malloc(const mh_np_allocator_t *prev, mh_shard_t *tab, size_t n) {
     int was = mh_busy;
     uint64_t a0 = mh_allocs();
     mh_busy = 1;
-    void *p = c->prev.malloc(c->prev.ctx, n);
+    void *p = prev->malloc(prev->ctx, n);
     mh_busy = was;
-    if (p && mh_allocs() == a0 && mh_add(mh_np, p, n) == 0) sps_mem_alloc(n);
+    if (p && mh_allocs() == a0 && mh_add(tab, p, n) == 0) sps_mem_alloc(n);
     return p;
 }
 
-static void *mh_np_calloc(void *ctx, size_t nelem, size_t elsize) {
-    mh_np_ctx_t *c = ctx;
+static inline void *mh_np_do_calloc(const mh_np_allocator_t *prev, mh_shard_t *tab,
+                                    size_t nelem, size_t elsize) {
     int was = mh_busy;
     uint64_t a0 = mh_allocs();
     mh_busy = 1;
-    void *p = c->prev.calloc(c->prev.ctx, nelem, elsize);
+    void *p = prev->calloc(prev->ctx, nelem, elsize);
     mh_busy = was;
-    if (p && mh_allocs() == a0 && mh_add(mh_np, p, nelem * elsize) == 0)
+    if (p && mh_allocs() == a0 && mh_add(tab, p, nelem * elsize) == 0)
         sps_mem_alloc(nelem * elsize);
     return p;
 }
@@ -456,33 +473,102 @@ static void *mh_np_calloc(void *ctx, size_t nelem, size_t elsize) {
 /* NEP 49's realloc hands no old size (numpy reallocs to resize an array's
  * buffer: ndarray.resize, fromiter, fromfile...): the handler's table has
  * it, as it has every block ours allocated */
-static void *mh_np_realloc(void *ctx, void *ptr, size_t n) {
-    mh_np_ctx_t *c = ctx;
+static inline void *mh_np_do_realloc(const mh_np_allocator_t *prev, mh_shard_t *tab, void *ptr,
+                                     size_t n) {
     size_t old = 0;
-    int tracked = ptr ? mh_remove(mh_np, ptr, &old) : 0;
+    int tracked = ptr ? mh_remove(tab, ptr, &old) : 0;
     int was = mh_busy;
     uint64_t a0 = mh_allocs();
     mh_busy = 1;
-    void *q = c->prev.realloc(c->prev.ctx, ptr, n);
+    void *q = prev->realloc(prev->ctx, ptr, n);
     mh_busy = was;
     if (!q) {
-        if (tracked) mh_add(mh_np, ptr, old);
+        if (tracked) mh_add(tab, ptr, old);
         return NULL;
     }
     if (tracked) sps_mem_free(old);
-    if (mh_allocs() == a0 && mh_add(mh_np, q, n) == 0) sps_mem_alloc(n);
+    if (mh_allocs() == a0 && mh_add(tab, q, n) == 0) sps_mem_alloc(n);
     return q;
 }
 
-static void mh_np_free(void *ctx, void *ptr, size_t size) {
-    mh_np_ctx_t *c = ctx;
+/* A block not in the table (allocated before, or left to libspanscope_malloc)
+ * is passed on uncounted. */
+static inline void mh_np_do_free(const mh_np_allocator_t *prev, mh_shard_t *tab, void *ptr,
+                                 size_t size) {
     size_t tracked_size = 0;
-    int tracked = ptr ? mh_remove(mh_np, ptr, &tracked_size) : 0;
+    int tracked = ptr ? mh_remove(tab, ptr, &tracked_size) : 0;
     int was = mh_busy;
     mh_busy = 1;
-    c->prev.free(c->prev.ctx, ptr, size);
+    prev->free(prev->ctx, ptr, size);
     mh_busy = was;
     if (tracked) sps_mem_free(tracked_size);
+}
+
+/* "this context": our own handler, its ctx the chained one's copy */
+static void *mh_np_malloc(void *ctx, size_t n) {
+    return mh_np_do_malloc(&((mh_np_ctx_t *)ctx)->prev, mh_np, n);
+}
+static void *mh_np_calloc(void *ctx, size_t nelem, size_t elsize) {
+    return mh_np_do_calloc(&((mh_np_ctx_t *)ctx)->prev, mh_np, nelem, elsize);
+}
+static void *mh_np_realloc(void *ctx, void *ptr, size_t n) {
+    return mh_np_do_realloc(&((mh_np_ctx_t *)ctx)->prev, mh_np, ptr, n);
+}
+static void mh_np_free(void *ctx, void *ptr, size_t size) {
+    mh_np_do_free(&((mh_np_ctx_t *)ctx)->prev, mh_np, ptr, size);
+}
+
+/* "all threads": numpy's default handler patched in place.  Its
+ * functions are replaced by these, which chain copies of the originals;
+ * its ctx is left as it is and these do not use theirs, so a call that
+ * reads the struct while it is being patched (four pointer stores) gets a
+ * right pair either way. */
+static mh_np_handler_t *mh_npd;       /* numpy's default handler while patched */
+static mh_np_allocator_t mh_npd_orig; /* its functions before */
+
+static void *mh_npd_malloc(void *ctx, size_t n) {
+    (void)ctx;
+    return mh_np_do_malloc(&mh_npd_orig, mh_npdt, n);
+}
+static void *mh_npd_calloc(void *ctx, size_t nelem, size_t elsize) {
+    (void)ctx;
+    return mh_np_do_calloc(&mh_npd_orig, mh_npdt, nelem, elsize);
+}
+static void *mh_npd_realloc(void *ctx, void *ptr, size_t n) {
+    (void)ctx;
+    return mh_np_do_realloc(&mh_npd_orig, mh_npdt, ptr, n);
+}
+static void mh_npd_free(void *ctx, void *ptr, size_t size) {
+    (void)ctx;
+    mh_np_do_free(&mh_npd_orig, mh_npdt, ptr, size);
+}
+
+static void mh_npd_store(mh_np_handler_t *h, const mh_np_allocator_t *a) {
+    __atomic_store_n(&h->allocator.malloc, a->malloc, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->allocator.calloc, a->calloc, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->allocator.realloc, a->realloc, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->allocator.free, a->free, __ATOMIC_RELEASE);
+}
+
+/* Are [p, p + n) mapped writable in this process (/proc/self/maps)?  A
+ * handler numpy built const (read-only after relocation) is not patched. */
+static int mh_writable(const void *p, size_t n) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return 0;
+    uintptr_t a = (uintptr_t)p, b = a + n;
+    char line[512];
+    int ok = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3) continue;
+        if (a >= lo && b <= hi) {
+            ok = perms[0] == 'r' && perms[1] == 'w';
+            break;
+        }
+    }
+    fclose(f);
+    return ok;
 }
 
 static PyObject *(*mh_np_set)(PyObject *);
@@ -550,9 +636,14 @@ static void mh_np_capsule_free(PyObject *cap) {
     PyMem_RawFree(h);
 }
 
-/* Install our handler over the current one: 1, 0 with *why (numpy absent),
- * -1 with an exception. */
-static int mh_np_install(const char **why) {
+#define MH_NP_DEFAULT 306 /* PyDataMem_DefaultHandler (a PyObject **) */
+
+/* Install: 1 with *scope ("all threads": numpy's default handler patched;
+ * "this context": our handler set over the current one), 0 with *why
+ * (numpy absent or too old), -1 with an exception.  all_threads: patch
+ * the default handler where the current context uses it and it is
+ * writable; else, or when not asked, the context's handler. */
+static int mh_np_install(int all_threads, const char **why, const char **scope) {
     void **api = mh_np_api(why);
     if (!api) return 0;
     /* function pointers stored as void * in numpy's table (POSIX allows
@@ -571,6 +662,18 @@ static int mh_np_install(const char **why) {
         *why = "numpy's current data-memory handler is not of NEP 49's version 1";
         return 0;
     }
+    PyObject *default_cap = *(PyObject **)api[MH_NP_DEFAULT];
+    if (all_threads && cur == default_cap && mh_writable(prev, sizeof *prev)) {
+        mh_npd_orig = prev->allocator;
+        mh_np_allocator_t ours = {prev->allocator.ctx, mh_npd_malloc, mh_npd_calloc,
+                                  mh_npd_realloc, mh_npd_free};
+        mh_npd = prev;
+        mh_npd_store(prev, &ours);
+        Py_DECREF(cur); /* numpy's own, alive as long as numpy */
+        *scope = "all threads";
+        return 1;
+    }
+    *scope = "this context";
     mh_np_handler_t *h = PyMem_RawCalloc(1, sizeof *h);
     mh_np_ctx_t *c = PyMem_RawCalloc(1, sizeof *c);
     if (!h || !c) {
@@ -609,8 +712,16 @@ static int mh_np_install(const char **why) {
 
 /* Put the previous handler back: 1, or 0 when the current context's
  * handler is not ours (installed from another thread or context, or
- * replaced since: left as it is); -1 with an exception. */
-static int mh_np_uninstall(void) {
+ * replaced since: left as it is); -1 with an exception.  A patched default
+ * handler gets its functions back, and the blocks its table still holds
+ * are dropped (their count and bytes added to *blocks, *bytes). */
+static int mh_np_uninstall(size_t *blocks, size_t *bytes) {
+    if (mh_npd) {
+        mh_npd_store(mh_npd, &mh_npd_orig);
+        mh_npd = NULL;
+        mh_clear(mh_npdt, blocks, bytes);
+        return 1;
+    }
     PyObject *cur = mh_np_get();
     if (!cur) return -1;
     int ours = cur == mh_np_ours;
@@ -637,9 +748,22 @@ static int mh_numpy_on;
 PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"python", "numpy", NULL};
-    int python = 1, numpy = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pp:mem_hooks_install", kwlist, &python, &numpy))
+    int python = 1, numpy = 1, all_threads = 1;
+    PyObject *np_arg = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pO:mem_hooks_install", kwlist, &python,
+                                     &np_arg))
         return NULL;
+    if (np_arg && PyUnicode_Check(np_arg)) {
+        if (PyUnicode_CompareWithASCIIString(np_arg, "context") != 0)
+            return PyErr_Format(PyExc_ValueError,
+                                "mem_hooks_install: numpy must be True, False or 'context', "
+                                "not %R",
+                                np_arg);
+        all_threads = 0;
+    } else if (np_arg) {
+        numpy = PyObject_IsTrue(np_arg);
+        if (numpy < 0) return NULL;
+    }
 #ifdef Py_GIL_DISABLED
     (void)python;
     (void)numpy;
@@ -672,9 +796,9 @@ PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw)
                                 "(tracemalloc then chains them) or stop tracemalloc");
     }
     mh_below = mh_detect_below();
-    const char *np_why = NULL;
+    const char *np_why = NULL, *np_scope = NULL;
     if (numpy) {
-        int rc = mh_np_install(&np_why);
+        int rc = mh_np_install(all_threads, &np_why, &np_scope);
         if (rc < 0) return NULL;
         mh_numpy_on = rc;
     } else {
@@ -695,9 +819,11 @@ PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw)
         }
         mh_python_on = 1;
     }
-    PyObject *r = Py_BuildValue("{s:O,s:O,s:s,s:O}", "python", mh_python_on ? Py_True : Py_False,
-                                "numpy", mh_numpy_on ? Py_True : Py_False, "numpy_reason",
-                                np_why ? np_why : "installed", "malloc_counted",
+    PyObject *r = Py_BuildValue("{s:O,s:O,s:s,s:z,s:O}", "python",
+                                mh_python_on ? Py_True : Py_False, "numpy",
+                                mh_numpy_on ? Py_True : Py_False, "numpy_reason",
+                                np_why ? np_why : "installed", "numpy_scope",
+                                mh_numpy_on ? np_scope : NULL, "malloc_counted",
                                 mh_below ? Py_True : Py_False);
     return r;
 #endif
@@ -727,14 +853,17 @@ PyObject *sps__py_mem_hooks_uninstall(PyObject *mod, PyObject *noargs) {
         mh_clear(mh_py, &blocks, &bytes);
     }
     int np_restored = 0;
+    size_t np_blocks = 0, np_bytes = 0;
     if (mh_numpy_on) {
-        np_restored = mh_np_uninstall();
+        np_restored = mh_np_uninstall(&np_blocks, &np_bytes);
         mh_numpy_on = 0;
         if (np_restored < 0) return NULL;
     }
-    return Py_BuildValue("{s:n,s:n,s:O,s:n}", "python_blocks_dropped", (Py_ssize_t)blocks,
-                         "python_bytes_dropped", (Py_ssize_t)bytes, "numpy_restored",
-                         np_restored ? Py_True : Py_False, "untracked",
+    return Py_BuildValue("{s:n,s:n,s:O,s:n,s:n,s:n}", "python_blocks_dropped",
+                         (Py_ssize_t)blocks, "python_bytes_dropped", (Py_ssize_t)bytes,
+                         "numpy_restored", np_restored ? Py_True : Py_False,
+                         "numpy_blocks_dropped", (Py_ssize_t)np_blocks, "numpy_bytes_dropped",
+                         (Py_ssize_t)np_bytes, "untracked",
                          (Py_ssize_t)atomic_load(&mh_untracked));
 }
 

@@ -191,6 +191,7 @@ def test_install_uninstall_twice():
         info = _ext.mem_hooks_install()
         assert info["python"] is True and info["numpy"] is True
         assert info["numpy_reason"] == "installed"
+        assert info["numpy_scope"] == "all threads"
         assert info["malloc_counted"] is False  # no libspanscope_malloc here
         assert _ext.mem_hooks_active() is True
         with pytest.raises(RuntimeError, match="already installed"):
@@ -200,7 +201,8 @@ def test_install_uninstall_twice():
         del r
         out = _ext.mem_hooks_uninstall()
         assert set(out) == {"python_blocks_dropped", "python_bytes_dropped",
-                            "numpy_restored", "untracked"}
+                            "numpy_restored", "numpy_blocks_dropped",
+                            "numpy_bytes_dropped", "untracked"}
         assert out["numpy_restored"] is True
         assert _ext.mem_hooks_active() is False
         with pytest.raises(RuntimeError, match="not installed"):
@@ -256,6 +258,10 @@ def test_refused_while_tracemalloc_traces():
 # numpy (NEP 49 data-memory handler)
 
 
+SCOPES = {True: "all threads", "context": "this context"}
+
+
+@pytest.mark.parametrize("mode", [True, "context"])
 @pytest.mark.parametrize("make,nbytes,exact", [
     (lambda: np.empty(1_000_000, dtype=np.uint8), 1_000_000, True),
     (lambda: np.zeros((100, 100)), 80_000, True),
@@ -264,15 +270,15 @@ def test_refused_while_tracemalloc_traces():
     (lambda: np.ones(12_345, dtype=np.int32), 49_380, False),
     (lambda: np.ones((300, 300)) @ np.ones((300, 300)), 720_000, False),
 ])
-def test_numpy_arrays_exact(make, nbytes, exact):
-    """With numpy's handler alone (python=False) array data is what is
-    counted: exactly the array's nbytes where numpy allocates nothing else,
-    at least that otherwise, and what stays live is exactly the array's;
-    its free is its nbytes."""
-    info = _ext.mem_hooks_install(python=False, numpy=True)
+def test_numpy_arrays_exact(make, nbytes, exact, mode):
+    """With numpy's handler alone (python=False), in either mode, array data
+    is what is counted: exactly the array's nbytes where numpy allocates
+    nothing else, at least that otherwise, and what stays live is exactly
+    the array's; its free is its nbytes."""
+    info = _ext.mem_hooks_install(python=False, numpy=mode)
     try:
         assert info == {"python": False, "numpy": True, "numpy_reason": "installed",
-                        "malloc_counted": False}
+                        "numpy_scope": SCOPES[mode], "malloc_counted": False}
         a, d = measure(make)
         assert a.nbytes == nbytes
         assert d["live_bytes"] == nbytes
@@ -291,17 +297,44 @@ def test_numpy_arrays_exact(make, nbytes, exact):
 
 
 def test_numpy_with_python_hooks(hooks):
-    """Both on: at least the array's data, and its object too."""
+    """Both on: at least the array's data, and its object too; numpy's
+    default handler is patched in place, so it keeps its name."""
+    assert hooks["numpy_scope"] == "all threads"
     a, d = measure(np.empty, 2_000_000, np.uint8)
     assert d["alloc_bytes"] >= 2_000_000 + 50
     assert d["allocs"] >= 2
-    assert np_core.multiarray.get_handler_name(a).startswith("spanscope+")
+    assert np_core.multiarray.get_handler_name(a) == "default_allocator"
 
 
-def test_numpy_resize_realloc():
+def test_numpy_context_mode_names_its_handler():
+    """numpy='context': our own handler, named after the one it chains, is
+    this context's; another thread's arrays keep numpy's default."""
+    _ext.mem_hooks_install(python=False, numpy="context")
+    try:
+        a = np.empty(10)
+        assert np_core.multiarray.get_handler_name(a) == "spanscope+default_allocator"
+        seen = {}
+        t = threading.Thread(target=lambda: seen.setdefault(
+            "name", np_core.multiarray.get_handler_name()))
+        t.start()
+        t.join()
+        assert seen["name"] == "default_allocator"
+    finally:
+        _ext.mem_hooks_uninstall()
+    assert np_core.multiarray.get_handler_name() == "default_allocator"
+
+
+def test_bad_numpy_argument():
+    with pytest.raises(ValueError, match="'context'"):
+        _ext.mem_hooks_install(numpy="everywhere")
+    assert not _ext.mem_hooks_active()
+
+
+@pytest.mark.parametrize("mode", [True, "context"])
+def test_numpy_resize_realloc(mode):
     """ndarray.resize reallocates the data: the old size freed, the new one
     allocated; the array's free then balances it."""
-    _ext.mem_hooks_install(python=False)
+    _ext.mem_hooks_install(python=False, numpy=mode)
     try:
         c0 = _ext.mem_thread_counts()
         a = np.zeros(1000, dtype=np.uint8)
@@ -318,15 +351,35 @@ def test_numpy_resize_realloc():
         _ext.mem_hooks_uninstall()
 
 
-def test_numpy_array_outlives_uninstall():
-    """An array made through our handler and freed after uninstall is
-    freed through our handler still: its free is counted (balanced), and
-    the handler that was there before is back."""
-    before = np_core.multiarray.get_handler_name()
+def test_numpy_array_outlives_uninstall_all_threads():
+    """Default mode: an array allocated under the patch and freed after
+    uninstall is freed by numpy's own functions again: dropped (said so),
+    not counted; the default handler's functions are back."""
     _ext.mem_hooks_install(python=False)
     a = np.empty(123_456, dtype=np.uint8)
     out = _ext.mem_hooks_uninstall()
     assert out["numpy_restored"] is True
+    assert out["numpy_bytes_dropped"] >= 123_456
+    assert out["numpy_blocks_dropped"] >= 1
+    c0 = _ext.mem_thread_counts()
+    del a
+    c1 = _ext.mem_thread_counts()
+    assert _diff(c0, c1)["free_bytes"] == 0
+    b, d = measure(np.empty, 123_456, np.uint8)
+    assert d["alloc_bytes"] == 0
+    del b
+
+
+def test_numpy_array_outlives_uninstall_context():
+    """numpy='context': an array made through our handler and freed after
+    uninstall is freed through our handler still: its free is counted
+    (balanced), and the handler that was there before is back."""
+    before = np_core.multiarray.get_handler_name()
+    _ext.mem_hooks_install(python=False, numpy="context")
+    a = np.empty(123_456, dtype=np.uint8)
+    out = _ext.mem_hooks_uninstall()
+    assert out["numpy_restored"] is True
+    assert out["numpy_bytes_dropped"] == 0
     assert np_core.multiarray.get_handler_name() == before
     c0 = _ext.mem_thread_counts()
     del a
@@ -335,6 +388,55 @@ def test_numpy_array_outlives_uninstall():
     b, d = measure(np.empty, 123_456, np.uint8)
     assert d["alloc_bytes"] == 0
     del b
+
+
+def test_numpy_array_from_before_install_not_a_free():
+    """An array allocated before the patch and freed under it: not in the
+    table, its free not counted."""
+    a = np.empty(654_321, dtype=np.uint8)
+    _ext.mem_hooks_install(python=False)
+    try:
+        c0 = _ext.mem_thread_counts()
+        del a
+        c1 = _ext.mem_thread_counts()
+        assert _diff(c0, c1)["free_bytes"] == 0
+    finally:
+        _ext.mem_hooks_uninstall()
+
+
+def test_numpy_in_other_threads():
+    """Default mode covers every thread: arrays made on four threads at
+    once land, exactly, in each one's own counters, and never in the
+    installing thread's."""
+    _ext.mem_hooks_install(python=False)
+    try:
+        results = {}
+        barrier = threading.Barrier(4)
+
+        def work(k):
+            barrier.wait()
+            c0 = _ext.mem_thread_counts()
+            arrs = [np.empty(100_000 + k, dtype=np.uint8) for _ in range(50)]
+            c1 = _ext.mem_thread_counts()
+            del arrs
+            c2 = _ext.mem_thread_counts()
+            results[k] = (_diff(c0, c1), _diff(c1, c2))
+
+        m0 = _ext.mem_thread_counts()
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        m1 = _ext.mem_thread_counts()
+        for k in range(4):
+            made, freed = results[k]
+            assert made["alloc_bytes"] == 50 * (100_000 + k)
+            assert made["allocs"] == 50
+            assert freed["free_bytes"] == 50 * (100_000 + k)
+        assert _diff(m0, m1)["alloc_bytes"] == 0
+    finally:
+        _ext.mem_hooks_uninstall()
 
 
 def test_without_numpy_says_so():
@@ -362,14 +464,15 @@ def test_without_numpy_says_so():
 
 def test_thread_b_never_in_thread_a(hooks):
     """Thread B's allocations land in B's counters, never in A's (torch's
-    time-window bug): B holds 8 MB while A reads its counters."""
+    time-window bug): B holds 16 MB (Python's and numpy's) while A reads
+    its counters."""
     ready, done = threading.Event(), threading.Event()
     seen = {}
 
     def b():
         c0 = _ext.mem_thread_counts()
         blob = bytes(8_000_000)
-        arr = np.ones(1_000_000)  # numpy's handler: this context only, may not count
+        arr = np.ones(1_000_000)  # 8 MB more, through numpy's (patched) default handler
         seen["b"] = _diff(c0, _ext.mem_thread_counts())
         ready.set()
         done.wait(30)
@@ -382,7 +485,7 @@ def test_thread_b_never_in_thread_a(hooks):
     a1 = _ext.mem_thread_counts()
     done.set()
     t.join()
-    assert seen["b"]["alloc_bytes"] >= 8_000_000
+    assert seen["b"]["alloc_bytes"] >= 16_000_000  # the bytes and the array's data
     assert _diff(a0, a1)["alloc_bytes"] < 1_000_000
 
 
