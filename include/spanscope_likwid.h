@@ -44,9 +44,10 @@ extern "C" {
 #endif
 
 /* LIKWID_MARKER_INIT.  Turns the marker API on.  When no spanscope session
- * is running it starts one from the environment (sps_env_read: SPANSCOPE_OUTPUT,
- * default "spanscope_likwid.h5"; SPANSCOPE_DEACTIVATE_PROFILING=1 leaves the
- * markers on but records nothing), which sps_likwid_close finalizes; a
+ * is running it starts one from the environment (sps_setup_from_env:
+ * SPANSCOPE_OUTPUT, default "spanscope_likwid.h5"; SPANSCOPE_CONFIG is
+ * refused; SPANSCOPE_DEACTIVATE_PROFILING=1 leaves the markers on but
+ * records nothing), which sps_likwid_close finalizes; a
  * session already running (the program's own, the Python face's) is used
  * as it is and left to its owner.  A bad SPANSCOPE_* variable is reported
  * on stderr in one line and the program runs unprofiled.  Calling it again

@@ -8,9 +8,10 @@
  *   its results per hardware thread: START and STOP look the tag up there
  *   (the one string hash and index of src/util, no lock), then call
  *   sps_begin / sps_end; GET and RESET read and zero the entry;
- * - INIT starts a session from the SPANSCOPE_* environment (sps_env_read,
- *   the variables every face reads) when none runs, and CLOSE finalizes
- *   that session; a running session is used and left to its owner.
+ * - INIT starts a session from the SPANSCOPE_* environment
+ *   (sps_setup_from_env, the core's setup of every face) when none runs,
+ *   and CLOSE finalizes that session; a running session is used and left
+ *   to its owner.
  *
  * Thread entries are freed at thread exit (a pthread key) and, for the
  * thread that calls it, at CLOSE; g_on says whether the API is on.  The
@@ -152,21 +153,21 @@ void sps_likwid_init(void) {
         return;
     }
     if (!sps_is_active()) {
-        /* the environment's session, as every face reads it (sps_env_read);
-         * SPANSCOPE_DEACTIVATE_PROFILING=1: markers on, nothing recorded */
+        /* the environment's session, as the C core sets it up for every
+         * face (sps_setup_from_env: SPANSCOPE_OUTPUT and the other
+         * SPANSCOPE_* variables, SPANSCOPE_CONFIG refused, AUTO_FINALIZE);
+         * SPANSCOPE_DEACTIVATE_PROFILING=1: markers on, nothing recorded.
+         * Without SPANSCOPE_OUTPUT the file is spanscope_likwid.h5. */
         sps_env_t env;
         char err[256];
         int rc = sps_env_read(&env, err, sizeof err);
-        if (rc) {
-            fprintf(stderr, "spanscope likwid: %s; not profiling\n", err);
-        } else if (env.deactivate != 1) {
-            sps_config_t cfg = env.cfg;
-            if (!env.has_output) cfg.file_path = "spanscope_likwid.h5";
-            rc = sps_setup(&cfg);
-            if (rc == 0) g_owned = 1;
-            else if (rc != SPS_EACTIVE)
-                fprintf(stderr, "spanscope likwid: cannot start a session: %s; not profiling\n",
-                        sps_strerror(rc));
+        if (rc == 0) rc = sps_setup_from_env(err, sizeof err);
+        if (rc == 0 && sps_is_active()) {
+            g_owned = 1;
+            if (!env.has_output) sps_set_file_path("spanscope_likwid.h5");
+        } else if (rc && rc != SPS_EACTIVE) {
+            fprintf(stderr, "spanscope likwid: %s; not profiling\n",
+                    err[0] ? err : sps_strerror(rc));
         }
     }
     __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);

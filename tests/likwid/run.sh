@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # LIKWID-annotated programs over spanscope (tests/likwid):
 #   run.sh SOURCE_DIR BUILD_DIR markers PROGRAM   (markers.c, built by CMake)
+#   run.sh SOURCE_DIR BUILD_DIR env PROGRAM       (markers.c: INIT's session
+#                                                  from the environment)
 #   run.sh SOURCE_DIR BUILD_DIR example           (LIKWID's C-markerAPI.c)
 # Each runs in a fresh directory with SPANSCOPE_OUTPUT set; the file the
 # marker CLOSE wrote is then read by `spanscope report` (spanscope's C
@@ -23,6 +25,27 @@ case $case in
     grep -q "ERROR: Can only reset stopped regions" err.txt || die "no reset warning"
     # 5 outer, 2 inner in each, 4 threads x 7 worker calls, the double START
     # counted once, RESET leaving the profile whole; nothing for "never"
+    expected="inner 10
+outer 5
+reset_me 3
+twice 1
+unregistered 1
+worker 28"
+    ;;
+  env)  # INIT's session from the environment (sps_setup_from_env)
+    "$prog" >out.txt 2>err.txt || die "markers failed: $(cat out.txt err.txt)"
+    [ -f spanscope_likwid.h5 ] || die "no SPANSCOPE_OUTPUT: spanscope_likwid.h5 not written"
+    mv spanscope_likwid.h5 likwid.h5
+    # deactivated: the markers answer (the checks pass), nothing is written
+    SPANSCOPE_DEACTIVATE_PROFILING=1 SPANSCOPE_OUTPUT=off.h5 "$prog" >out2.txt 2>&1 ||
+      die "deactivated run failed: $(cat out2.txt)"
+    [ ! -e off.h5 ] || die "SPANSCOPE_DEACTIVATE_PROFILING=1 wrote a file"
+    # a bad variable: one line, the program runs unprofiled
+    SPANSCOPE_MEMORY_LIMIT=lots SPANSCOPE_OUTPUT=bad.h5 "$prog" >out3.txt 2>err3.txt ||
+      die "a bad variable broke the program: $(cat out3.txt err3.txt)"
+    grep -q "spanscope likwid: .*SPANSCOPE_MEMORY_LIMIT" err3.txt ||
+      die "no message for a bad variable: $(cat err3.txt)"
+    [ ! -e bad.h5 ] || die "a bad variable still profiled"
     expected="inner 10
 outer 5
 reset_me 3
@@ -56,7 +79,7 @@ $got
 expected:
 $expected
 $(cat report.txt)"
-if [ "$case" = markers ]; then  # inner nests in outer (the call tree)
+if [ "$case" != example ]; then  # inner nests in outer (the call tree)
   grep -A1 -E '^outer ' report.txt | grep -qE '^  inner +10 ' || die "inner is not under outer"
 fi
 echo "likwid $case: $(tr '\n' ' ' <<<"$got")"
