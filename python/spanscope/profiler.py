@@ -2024,6 +2024,7 @@ class profile:
         self._step_open = False  # a step of ours is open in the core (sps_step_begin)
         self._result: _Recording | None = None
         self._hooks_ours = False  # this profile installed the allocation hooks
+        self._hooks_info = None  # what mem_hooks_install said (numpy_scope)
         self._memory_session = False  # the window's session reads memory values
 
     @property
@@ -2098,7 +2099,9 @@ class profile:
         if _ext.mem_hooks_active():
             return
         try:
-            _ext.mem_hooks_install(python=True, numpy=True)
+            #: what mem_hooks_install did ("numpy_scope": "all threads" or
+            #: "this context", docs/memory.md)
+            self._hooks_info = _ext.mem_hooks_install(python=True, numpy=True)
         except RuntimeError as e:
             raise RuntimeError(f"profile_memory=True: the allocation hooks cannot be "
                                f"installed here: {e}") from e

@@ -129,6 +129,27 @@ def test_allocation_on_another_thread_never_lands_in_this_threads_span():
     del held
 
 
+def test_numpy_arrays_of_another_thread_are_that_threads():
+    held = []
+
+    def worker():
+        with record_function("worker_np"):
+            held.append(np.empty(2 * 10**6))
+
+    with P.profile(profile_memory=True) as p:
+        with record_function("main_np"):
+            t = threading.Thread(target=worker)
+            t.start()
+            t.join()
+    scope = (p._hooks_info or {}).get("numpy_scope")
+    main, work = one(p, "main_np"), one(p, "worker_np")
+    assert main.cpu_memory_allocated < 2**20  # never the worker's 16 MB
+    if scope != "all threads":
+        pytest.skip(f"numpy's handler covers the installing context only here ({scope!r})")
+    assert work.cpu_memory_allocated >= 2 * MB8
+    del held
+
+
 def test_a_region_that_allocates_nothing_shows_about_zero():
     x = 0
     with P.profile(profile_memory=True) as p:
