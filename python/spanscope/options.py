@@ -200,7 +200,6 @@ assert set(DEFAULTS) == CONFIG_FIELDS
 #: raises FeatureNotAvailableError naming the feature.
 _NOT_AVAILABLE = {
     "use_likwid": "LIKWID hardware counters",
-    "perf_events": "perf_event hardware counters",
     "use_line_profiler": "line-by-line profiling",
     "use_nvtx": "NVTX ranges",
     "use_gpu_timing": "GPU timing",
@@ -299,10 +298,31 @@ def _check_types(o: dict) -> None:
     o["enable_tags"] = tags
 
 
+def _perf_events(events) -> tuple:
+    """scope-profiler's perf_events value, normalised as its
+    validate_events does (a str is one name; lower case; unique): () when
+    None.  The names themselves are checked by the C core at setup (perf
+    stat's names, and libpfm4's where it is installed: more than
+    scope-profiler's ten), which raises ValueError naming an unknown one."""
+    if events is None:
+        return ()
+    if isinstance(events, str):
+        events = [events]
+    if not isinstance(events, (list, tuple)) or not events:
+        raise ValueError("perf_events must be a non-empty list of event names")
+    names = tuple(str(e).strip().lower() for e in events)
+    if not all(names) or len(set(names)) != len(names):
+        raise ValueError("perf_events must contain unique, non-empty event names")
+    if any("," in n for n in names):
+        raise ValueError(f"perf_events: an event name holds no comma: {names!r}")
+    return names
+
+
 def _check_values(o: dict) -> None:
     """ValueError for a bad value and for the combinations scope-profiler
     rejects, in scope-profiler's words; then FeatureNotAvailableError for a
     feature that is not there yet."""
+    o["perf_events"] = _perf_events(o["perf_events"])
     if o["overflow"] not in ("spill", "drop", "grow"):
         raise ValueError(f"overflow must be one of 'drop', 'grow', 'spill', not {o['overflow']!r}")
     comp = o["hdf5_compression"]

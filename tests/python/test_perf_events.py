@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import spanscope
 import spanscope.results as R
 from spanscope.plots import available_perf_event_metrics, plot_perf_events
 from spanscope.results import CorruptProfileError, PerfEventTotals, ProfilingResults
@@ -303,3 +304,39 @@ def test_perf_events_not_a_group(tmp_path):
         f["rank0"].create_dataset("perf_events", data=[1, 2])
     with pytest.raises(CorruptProfileError, match="rank0/perf_events is not a group"):
         read_perf_events(path)
+
+
+# -- the perf_events option: counted by the C core per span ----------------------------
+
+def test_perf_events_option_records_counters_per_region(tmp_path):
+    """setup(perf_events=[...]) reads the counters at every begin and end
+    (SPS_TRACK_COUNTERS) and finalize writes scope-profiler's groups, which
+    its results API reads back: software events work without a PMU."""
+    import numpy as np
+    out = tmp_path / "perf.h5"
+    spanscope.setup(file_path=str(out), perf_events=["Task-Clock", "page-faults"])
+    for _ in range(3):  # (conftest's fixture ends the session)
+        with spanscope.ProfileManager.region("touch"):
+            a = np.ones(1 << 21)  # 16 MiB of fresh pages
+            a.sum()
+        with spanscope.ProfileManager.region("idle"):
+            pass
+    spanscope.finalize(verbose=False)
+    r = spanscope.read_h5(str(out))
+    assert r.has_perf_events
+    totals = r.get_perf_events()[0]
+    touch = totals["touch"]
+    assert touch.calls == 3
+    assert list(touch.values) == ["task-clock", "page-faults"]  # lower case, in order
+    assert touch.values["task-clock"] > 0
+    assert touch.values["page-faults"] > 0
+    assert totals["idle"].values["page-faults"] < touch.values["page-faults"]
+
+
+@pytest.mark.parametrize("events, message", [
+    ([], "non-empty list"), (["cycles", "CYCLES"], "unique"), (["no-such-event"], "unknown"),
+])
+def test_perf_events_option_rejects_bad_names(events, message):
+    with pytest.raises(ValueError, match=message):
+        spanscope.setup(output=None, perf_events=events)
+    assert not spanscope.is_configured()

@@ -331,10 +331,14 @@ class _SessionMixin:
             path = requested + ".spanscope.h5"
         if not o["deactivate_profiling"]:
             _mpi.ensure_initialized()  # under mpirun: a collective session (docs/mpi.md)
+            # perf_events: the C core reads them at every begin and end
+            # (SPS_TRACK_COUNTERS, docs/perf-events.md), per region in /values
+            perf = o["perf_events"]
             _ext.setup(path, aggregate=o["aggregation_mode"], memory_limit=o["memory_limit"],
                        chunk_size=o["chunk_size"], overflow=_OVERFLOW[o["overflow"]],
                        spill_dir=o["spill_dir"], label=o["label"],
-                       compress_threshold=_COMPRESS[o["hdf5_compression"]])
+                       compress_threshold=_COMPRESS[o["hdf5_compression"]],
+                       track=2 if perf else 0, counters=",".join(perf) if perf else None)
         cls._settings = o
         cls._file_path = path
         cls._requested_output = requested if kind != "h5" else None
@@ -491,6 +495,9 @@ class _SessionMixin:
                 _, period = _ext.finalize_paths(path or tmp, True)
             else:
                 _ext.finalize(path or tmp, verbose)
+            if cls._settings.get("perf_events") and (
+                    not _mpi.launched() or _mpi.world()[0] == 0):  # the one writer
+                _write_perf_events(path or tmp, cls._settings["perf_events"])
             cls._finalized_since_setup = True
             if file_path is not _UNSET:
                 cls._file_path = path
@@ -767,3 +774,32 @@ class _SessionMixin:
         cls.reset()
         cls._decorated = {}
         cls._definitions = {}
+
+
+def _write_perf_events(h5_path, events) -> None:
+    """scope-profiler's perf-event groups, from the file's /values (the C
+    core's per-region sums of each counter over the region's calls,
+    children included: the own values, as scope-profiler's totals are):
+    ``rank<N>/perf_events/<region>`` with attributes ``calls`` and
+    ``event_names``, dataset ``values`` (uint64), for every region with
+    calls in the period."""
+    import h5py
+    import numpy as np
+    with h5py.File(h5_path, "r+") as f:
+        if "values" not in f:
+            return
+        v = f["values"]
+        regions = [r.decode() if isinstance(r, bytes) else str(r) for r in v["region"][()]]
+        ranks = v["rank"][()]
+        calls = v["calls"][()]
+        cols = [v[name][()] if name in v else np.zeros(len(regions), dtype=np.int64)
+                for name in events]
+        for i, region in enumerate(regions):
+            group = f.require_group(f"rank{int(ranks[i])}").require_group("perf_events")
+            if region in group:
+                continue
+            g = group.create_group(region)
+            g.attrs["calls"] = int(calls[i])
+            g.attrs["event_names"] = list(events)
+            g.create_dataset("values", data=np.asarray([int(c[i]) for c in cols],
+                                                         dtype=np.uint64))
