@@ -506,23 +506,19 @@ print("LIKWID results:", [(r.tag, r.source, r.call_counts.tolist()) for r in res
 '''
 
 
-@pytest.mark.skipif(bool(_can_run_likwid()), reason=_can_run_likwid() or "-")
-def test_likwid_perfctr_measures_spanscope_regions(tmp_path):
-    """LIKWID itself, end to end: likwid-perfctr -m runs a Python program
-    whose spanscope regions carry LIKWID markers (pylikwid); finish() reads
-    LIKWID's results back (perfmon in a child process) into the file.  On
-    a machine without a PMU LIKWID runs as make.sh runs it (its topology
-    file and MSR device files in a private mount namespace)."""
-    w = tmp_path / "ns"
+def _likwid_namespace(w: Path) -> list:
+    """The command prefix that runs a program where LIKWID 5.2.2 can count
+    on a machine without a PMU (make.sh's namespace, see the module)."""
     (w / "dev").mkdir(parents=True)
     subprocess.run(["likwid-genTopoCfg", "-o", str(w / "topo.cfg")], check=True,
                    capture_output=True)
-    topo = (w / "topo.cfg").read_text().splitlines()
     nehalem = {"model": "26", "short_name": "nehalem", "perf_version": "3",
                "perf_num_ctr": "4", "perf_num_fixed_ctr": "3", "perf_width_ctr": "48"}
-    topo = [f"cpuid_info {k} = {nehalem[k]}" if (k := line.split(" = ")[0]
-            .replace("cpuid_info ", "")) in nehalem and line.startswith("cpuid_info")
-            else line for line in topo]
+    topo = []
+    for line in (w / "topo.cfg").read_text().splitlines():
+        key = line.split(" = ")[0].replace("cpuid_info ", "")
+        topo.append(f"cpuid_info {key} = {nehalem[key]}"
+                    if line.startswith("cpuid_info") and key in nehalem else line)
     shutil.copytree("/etc", w / "etc", symlinks=True, ignore_dangling_symlinks=True,
                     dirs_exist_ok=True, ignore=lambda d, names: [
                         n for n in names if not os.access(os.path.join(d, n), os.R_OK)])
@@ -531,15 +527,27 @@ def test_likwid_perfctr_measures_spanscope_regions(tmp_path):
         (w / "dev" / str(c)).mkdir()
         with open(w / "dev" / str(c) / "msr", "wb") as f:
             f.truncate(5 << 30)
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0/etc" /etc && mount --bind "$0/dev" /dev/cpu && exec "$@"',
+            str(w)]
+
+
+@pytest.mark.skipif(bool(_can_run_likwid()), reason=_can_run_likwid() or "-")
+def test_likwid_perfctr_measures_spanscope_regions(tmp_path):
+    """LIKWID itself, end to end: likwid-perfctr -m runs a Python program
+    whose spanscope regions carry LIKWID markers (pylikwid); finish() reads
+    LIKWID's results back (perfmon in a child process) into the file.  On
+    a machine without a PMU LIKWID runs as make.sh runs it (its topology
+    file and MSR device files in a private mount namespace)."""
     (tmp_path / "prog.py").write_text(SCRIPT)
     out = tmp_path / "run.h5"
-    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
-           'mount --bind "$0/etc" /etc && mount --bind "$0/dev" /dev/cpu && exec "$@"',
-           str(w), "likwid-perfctr", "-M", "0", "-C", "0", "-g", "FLOPS_DP", "-m",
-           sys.executable, str(tmp_path / "prog.py"), str(out)]
+    cmd = _likwid_namespace(tmp_path / "ns") + [
+        "likwid-perfctr", "-M", "0", "-C", "0", "-g", "FLOPS_DP", "-m",
+        sys.executable, str(tmp_path / "prog.py"), str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "Region compute, Group 1: FLOPS_DP" in p.stdout  # likwid-perfctr's table
+    assert "Skipping region" not in p.stdout + p.stderr
     res = read_h5(out)
     assert res["compute"][0].num_calls == 6 and res["outer"][0].num_calls == 2
     c = res.get_likwid_region("compute")
@@ -549,3 +557,53 @@ def test_likwid_perfctr_measures_spanscope_regions(tmp_path):
     assert res.get_likwid_region("outer").call_counts.tolist() == [2]
     with h5py.File(out, "r") as f:
         assert f["rank0/likwid"].attrs["LIKWID_EVENTS"] == "FLOPS_DP"
+
+
+USE_LIKWID = r'''
+import sys
+from spanscope import ProfileManager
+
+ProfileManager.setup(file_path=sys.argv[1], use_likwid=True)
+
+@ProfileManager.profile("kernel")
+def kernel(n):
+    return sum(range(n))
+
+for i in range(2):
+    with ProfileManager.region("outer"):
+        for j in range(3):
+            kernel(10000)
+ProfileManager.pause()
+with ProfileManager.region("paused"):
+    pass
+ProfileManager.resume()
+res = ProfileManager.finalize(verbose=False, return_results=True)
+assert sorted(res.get_likwid_regions(0)) == ["kernel", "outer"], res.get_likwid_regions(0)
+'''
+
+
+def _use_likwid_wired() -> str:
+    from spanscope import options
+    if "use_likwid" in options._NOT_AVAILABLE:
+        return ("use_likwid=True is not wired into the session yet (the region call "
+                "hooks: issue 33's LIKWID report)")
+    return _can_run_likwid()
+
+
+@pytest.mark.skipif(bool(_use_likwid_wired()), reason=_use_likwid_wired() or "-")
+def test_use_likwid_under_likwid_perfctr(tmp_path):
+    """scope-profiler's use_likwid=True, end to end: decorated functions and
+    regions carry LIKWID's markers (not while paused), finalize stores
+    LIKWID's results in the file and in the returned results."""
+    (tmp_path / "prog.py").write_text(USE_LIKWID)
+    out = tmp_path / "run.h5"
+    cmd = _likwid_namespace(tmp_path / "ns") + [
+        "likwid-perfctr", "-M", "0", "-C", "0", "-g", "FLOPS_DP", "-m",
+        sys.executable, str(tmp_path / "prog.py"), str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = read_h5(out)
+    assert res["kernel"][0].num_calls == 6 and res["outer"][0].num_calls == 2
+    assert res.get_likwid_region("kernel").call_counts.tolist() == [6]
+    assert res.get_likwid_region("outer").call_counts.tolist() == [2]
+    assert "paused" not in res.get_likwid_regions(0)

@@ -49,6 +49,7 @@ class LikwidRun:
     def __init__(self, pylikwid=None):
         self._lk = import_pylikwid() if pylikwid is None else pylikwid
         self._closed = False
+        self._started: set = set()  # the tags started: the ones to snapshot
         self._lk.markerinit()
         self._lk.markerthreadinit()
 
@@ -61,6 +62,7 @@ class LikwidRun:
     def start(self, name: str) -> None:
         """LIKWID_MARKER_START(name) on the calling thread (nothing once closed)."""
         if not self._closed:
+            self._started.add(name)
             self._lk.markerstartregion(name)
 
     def stop(self, name: str) -> None:
@@ -72,14 +74,18 @@ class LikwidRun:
         """Closes the markers (once: a second call returns []) and returns
         LIKWID's results: the isolated perfmon read-back, else the marker
         file, else the marker-API snapshots of region_names taken before
-        closing.  [] outside likwid-perfctr -m."""
+        closing (those of region_names that were started).  [] outside
+        likwid-perfctr -m."""
         if self._closed:
             return []
         if not markers_available():
             self._closed = True
             self._lk.markerclose()
             return []
-        snapshots = collect_region_snapshots(self._lk, list(region_names))
+        # only tags LIKWID saw: markergetregion of another one creates it
+        # (LIKWID then warns "Skipping region ... for evaluation")
+        names = [n for n in region_names if n in self._started]
+        snapshots = collect_region_snapshots(self._lk, names)
         self._closed = True
         self._lk.markerclose()
         results = collect_marker_results_isolated()
