@@ -517,6 +517,8 @@ int sps__report_write(FILE *fp, const char *path,
     if (rc) return fail_code(rc, path);
     if (o.counters && (rc = sps__counters_print(fp, path)))
         return rc; /* the reader's message */
+    if ((rc = sps__values_print(fp, path)))
+        return rc; /* the reader's message */
     if ((rc = sps__comm_print(fp, path)))
         return rc == SPS_ENOMEM ? fail_code(rc, path) : rc; /* the reader's message */
     return report_flush(fp, path);

@@ -2070,6 +2070,124 @@ int sps__h5r_counters(const char *path, sps__h5r_counters_t *out) {
     return rc;
 }
 
+/* The recorder's memory values, in the order it writes them (h5_period.c):
+ * a file's /values lists them first. */
+static const char *const mem_order[] = {"alloc_bytes", "free_bytes", "allocs", "frees",
+                                        "peak_bytes"};
+
+static int mem_rank(const char *name) {
+    for (int i = 0; i < 5; i++)
+        if (strcmp(name, mem_order[i]) == 0) return i;
+    return 5;
+}
+
+static int value_name_cmp(const void *a, const void *b) {
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    int rx = mem_rank(x), ry = mem_rank(y);
+    return rx != ry ? rx - ry : strcmp(x, y);
+}
+
+/* H5Literate callback: collects the value columns' names (not region,
+ * calls, rank, nor a self_ column) into the sps__h5r_values_t. */
+static herr_t value_link(hid_t g, const char *name, const H5L_info_t *info, void *p) {
+    (void)g;
+    (void)info;
+    sps__h5r_values_t *out = p;
+    if (!strcmp(name, "region") || !strcmp(name, "calls") || !strcmp(name, "rank") ||
+        !strcmp(name, "description") || !strncmp(name, "self_", 5))
+        return 0;
+    char **v = realloc(out->names, (out->nnames + 1) * sizeof *v);
+    if (!v) return -1;
+    out->names = v;
+    if (!(v[out->nnames] = name_copy(name, strlen(name)))) return -1;
+    out->nnames++;
+    return 0;
+}
+
+/* Reads value column `name` (own) or "self_<name>" into dst[i * stride + k]. */
+static int value_col_read(rd_t *c, hid_t g, const char *name, size_t n, int64_t *dst,
+                          size_t stride, size_t k) {
+    int64_t *col = NULL;
+    int rc = ints_read(c, g, "values", name, H5T_NATIVE_INT64, n, (void **)&col, NULL);
+    for (size_t i = 0; rc == 0 && i < n; i++) dst[i * stride + k] = col[i];
+    free(col);
+    return rc;
+}
+
+/* with_file's step for sps__h5r_values. */
+static int values_of(rd_t *c, void *p) {
+    sps__h5r_values_t *out = p;
+    if (!has_link(c->file, "values")) return 0;
+    hid_t g = group_open(c, c->file, "values");
+    if (g < 0) return SPS_EFORMAT;
+    hsize_t n = 0;
+    int rc = ints_read(c, g, "values", "calls", H5T_NATIVE_INT64, HSIZE_UNDEF,
+                       (void **)&out->calls, &n);
+    if (rc == 0) rc = ints_read(c, g, "values", "rank", H5T_NATIVE_INT64, n,
+                                (void **)&out->ranks, NULL);
+    if (rc == 0 && H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, value_link, out) < 0)
+        rc = fail(SPS_EFORMAT, "%s: cannot list /values", c->path);
+    if (rc == 0 && out->nnames > 64)
+        rc = fail(SPS_EFORMAT, "%s: /values has %zu value columns (at most 64)", c->path,
+                  out->nnames);
+    if (rc == 0) {
+        qsort(out->names, out->nnames, sizeof *out->names, value_name_cmp);
+        size_t cells = (size_t)n * out->nnames;
+        out->own = calloc(cells ? cells : 1, sizeof *out->own);
+        out->self = calloc(cells ? cells : 1, sizeof *out->self);
+        out->regions = calloc(n ? n : 1, sizeof *out->regions);
+        if (!out->own || !out->self || !out->regions)
+            rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    }
+    for (size_t k = 0; rc == 0 && k < out->nnames; k++) {
+        char self_name[160];
+        snprintf(self_name, sizeof self_name, "self_%s", out->names[k]);
+        rc = value_col_read(c, g, out->names[k], n, out->own, out->nnames, k);
+        if (rc == 0) rc = value_col_read(c, g, self_name, n, out->self, out->nnames, k);
+    }
+    if (rc == 0 && n) {
+        hsize_t m = 0;
+        hid_t d = col_open(c, g, "values", "region", C_STR, &m);
+        if (d < 0) rc = SPS_EFORMAT;
+        else if (m != n)
+            rc = fail(SPS_EFORMAT, "%s: /values/region has %llu elements, expected %llu",
+                      c->path, (unsigned long long)m, (unsigned long long)n);
+        hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+        if (rc == 0 && H5Tis_variable_str(t) > 0) rc = vstr_read(c, d, n, out->regions, "the value rows' regions");
+        else if (rc == 0) rc = fstr_read(c, d, n, H5Tget_size(t), out->regions, "the value rows' regions");
+        h5_close(&t);
+        h5_close(&d);
+    }
+    if (rc == 0) out->n = n;
+    for (hsize_t i = 0; rc == 0 && i < n; i++)
+        if (out->calls[i] < 0 || out->ranks[i] < 0 || out->ranks[i] > INT32_MAX)
+            rc = fail(SPS_EFORMAT, "%s: /values row %llu has a negative count or a bad rank",
+                      c->path, (unsigned long long)i);
+    h5_close(&g);
+    return rc;
+}
+
+void sps__h5r_values_free(sps__h5r_values_t *x) {
+    if (!x) return;
+    for (size_t i = 0; x->names && i < x->nnames; i++) free(x->names[i]);
+    for (size_t i = 0; x->regions && i < x->n; i++) free(x->regions[i]);
+    free(x->names);
+    free(x->regions);
+    free(x->ranks);
+    free(x->calls);
+    free(x->own);
+    free(x->self);
+    memset(x, 0, sizeof *x);
+}
+
+int sps__h5r_values(const char *path, sps__h5r_values_t *out) {
+    if (!out || !path) return fail(SPS_EINVAL, "no file given");
+    memset(out, 0, sizeof *out);
+    int rc = with_file(path, values_of, out);
+    if (rc) sps__h5r_values_free(out);
+    return rc;
+}
+
 /* with_file's step for sps__h5r_metadata. */
 static int metadata_of(rd_t *c, void *out) { return metadata_read(c, out); }
 

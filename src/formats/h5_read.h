@@ -214,9 +214,30 @@ typedef struct sps__h5r_counters {
  * with sps__h5r_counters_free. */
 SPS__HIDDEN int sps__h5r_counters(const char *path, sps__h5r_counters_t *out);
 SPS__HIDDEN void sps__h5r_counters_free(sps__h5r_counters_t *x);
+
+/* A file's /values (values per span summed per region and rank; see
+ * h5_period.c): nnames value names (the memory ones first in the order the
+ * recorder writes them, then the others by name), n rows. */
+typedef struct sps__h5r_values {
+    size_t nnames;
+    char **names;          /* valid UTF-8 */
+    size_t n;
+    char **regions;        /* [n], valid UTF-8 */
+    int64_t *ranks, *calls; /* [n], checked >= 0 */
+    int64_t *own, *self;   /* [n * nnames] */
+} sps__h5r_values_t;
+/* Reads /values of the file at path into *out (a file without the group
+ * gives 0 rows).  Returns 0, SPS_EIO, SPS_EFORMAT or SPS_ENOMEM (message:
+ * sps__err_msg()); free with sps__h5r_values_free. */
+SPS__HIDDEN int sps__h5r_values(const char *path, sps__h5r_values_t *out);
+SPS__HIDDEN void sps__h5r_values_free(sps__h5r_values_t *x);
 /* Prints the counter summary of the file at path (report.c; nothing when
  * it has no counters).  0 or the reader's code. */
 SPS__HIDDEN int sps__counters_print(FILE *fp, const char *path);
+/* Prints the values per region of the file at path (report.c: memory and
+ * perf_event counters, own and self; nothing when it has none).  0 or the
+ * reader's code. */
+SPS__HIDDEN int sps__values_print(FILE *fp, const char *path);
 
 /* ------------------------------------------------------------------------ */
 /* HDF5 plumbing (h5_read.c), shared with the writer (h5.c), merge and       */

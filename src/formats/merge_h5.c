@@ -475,6 +475,73 @@ static int hmerge_counters(const hmerge_t *h, const char *tmp) {
     return rc;
 }
 
+/* The merged /values: every input's rows (a single-rank input's under
+ * the rank the merge gave it), the value names merged by string (a value
+ * an input lacks reads 0 there).  Returns 0 or a code (message set). */
+static int hmerge_values(const hmerge_t *h, const char *tmp) {
+    sps__h5r_values_t *in = calloc(h->n ? h->n : 1, sizeof *in);
+    sps__strtab_t names = {0};
+    size_t n = 0;
+    int rc = in ? 0 : SPS_ENOMEM, read_rc = 0;
+    for (size_t i = 0; rc == 0 && i < h->n; i++) {
+        if ((read_rc = rc = sps__h5r_values(h->in[i].path, &in[i]))) break; /* its message */
+        n += in[i].n;
+        for (size_t k = 0; rc == 0 && k < in[i].nnames; k++)
+            if (sps__strtab_id(&names, in[i].names[k]) < 0) rc = SPS_ENOMEM;
+    }
+    size_t nv = names.n, ncols = 2 + 2 * nv;
+    int64_t *col = NULL;
+    const int64_t **cols = NULL;
+    const char **region = NULL;
+    char **colname = NULL;
+    if (rc == 0 && n) {
+        col = calloc(ncols * n, sizeof *col);
+        cols = malloc(ncols * sizeof *cols);
+        region = malloc(n * sizeof *region);
+        colname = calloc(ncols, sizeof *colname);
+        if (!col || !cols || !region || !colname) rc = SPS_ENOMEM;
+    }
+    if (rc == 0 && n) {
+        colname[0] = strdup("calls");
+        colname[1] = strdup("rank");
+        for (size_t k = 0; k < nv; k++) {
+            size_t len = strlen(names.v[k]) + 6;
+            colname[2 + 2 * k] = strdup(names.v[k]);
+            if ((colname[3 + 2 * k] = malloc(len))) snprintf(colname[3 + 2 * k], len, "self_%s", names.v[k]);
+        }
+        for (size_t k = 0; k < ncols; k++)
+            if (!colname[k]) rc = SPS_ENOMEM;
+    }
+    size_t row = 0;
+    for (size_t i = 0; rc == 0 && n && i < h->n; i++) {
+        const sps__h5r_values_t *v = &in[i];
+        for (size_t j = 0; j < v->n; j++, row++) {
+            region[row] = v->regions[j];
+            col[row] = v->calls[j];
+            col[n + row] = h->in[i].m.has_rank ? h->in[i].rank : v->ranks[j];
+            for (size_t k = 0; k < v->nnames; k++) {
+                size_t c = (size_t)sps__strtab_id(&names, v->names[k]);
+                col[(2 + 2 * c) * n + row] = v->own[j * v->nnames + k];
+                col[(3 + 2 * c) * n + row] = v->self[j * v->nnames + k];
+            }
+        }
+    }
+    for (size_t k = 0; rc == 0 && n && k < ncols; k++) cols[k] = col + k * n;
+    if (rc == 0 && n)
+        rc = sps__h5_add_table(tmp, "values",
+                               "values per span (cfg.track, docs/values.md) summed per region "
+                               "and rank: calls with values, rank, then per value its own sum "
+                               "and its self sum (peak_bytes: the largest own and self peak)",
+                               n, "region", region, ncols, (const char *const *)colname, cols);
+    for (size_t k = 0; colname && k < ncols; k++) free(colname[k]);
+    free(colname), free(region), free(cols), free(col);
+    for (size_t i = 0; in && i < h->n; i++) sps__h5r_values_free(&in[i]);
+    free(in);
+    sps__strtab_free(&names);
+    if (read_rc) return read_rc;
+    return rc ? sps__err_fail(rc, "%s: cannot add /values: %s", h->out, sps_strerror(rc)) : 0;
+}
+
 /* Adds the inputs' /carried to the closed file tmp, each call's event
  * index moved to where its row went.  Returns 0 or a code (message set). */
 static int hmerge_carried(const hmerge_t *h, const char *tmp) {
@@ -562,6 +629,7 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     free(info);
     if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
     if ((rc = hmerge_carried(h, tmp))) return rc;
+    if ((rc = hmerge_values(h, tmp))) return rc;
     return hmerge_counters(h, tmp);
 }
 

@@ -59,3 +59,67 @@ int sps__counters_print(FILE *fp, const char *path) {
     sps__h5r_counters_free(&k);
     return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Values per region (/values)                                              */
+/* ------------------------------------------------------------------------ */
+
+/* n as a byte count: "123 B", "1.5 KiB", ... */
+static void bytes_cell(char *buf, size_t cap, int64_t n) {
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)n;
+    int u = 0;
+    while ((v >= 1024.0 || v <= -1024.0) && u < 4) v /= 1024.0, u++;
+    if (u == 0) snprintf(buf, cap, "%lld B", (long long)n);
+    else snprintf(buf, cap, "%.1f %s", v, unit[u]);
+}
+
+static int is_bytes(const char *name) { return strstr(name, "bytes") != NULL; }
+
+/* The value names shown: every one but the counts of allocations and
+ * frees, which the alloc/free byte columns stand for (all of them when
+ * the file has no memory values). */
+static int value_shown(const char *name) {
+    return strcmp(name, "allocs") != 0 && strcmp(name, "frees") != 0;
+}
+
+int sps__values_print(FILE *fp, const char *path) {
+    sps__h5r_values_t v;
+    int rc = sps__h5r_values(path, &v);
+    if (rc || !v.n) {
+        sps__h5r_values_free(&v);
+        return rc;
+    }
+    size_t w = 6;
+    for (size_t i = 0; i < v.n; i++) {
+        size_t len = sps__utf8_width(v.regions[i]);
+        if (len > w) w = len < 40 ? len : 40;
+    }
+    fprintf(fp, "\nValues per region (own, and self outside the children; peak_bytes: the "
+                "highest live bytes above the span's start)\n");
+    fprintf(fp, "%-*s  %4s  %10s", (int)w, "region", "rank", "calls");
+    for (size_t k = 0; k < v.nnames; k++)
+        if (value_shown(v.names[k]))
+            fprintf(fp, "  %14.14s  %14.14s", v.names[k], "self");
+    fputc('\n', fp);
+    for (size_t i = 0; i < v.n; i++) {
+        sps__utf8_put_cell(fp, 0, v.regions[i], w);
+        fprintf(fp, "  %4lld  %10lld", (long long)v.ranks[i], (long long)v.calls[i]);
+        for (size_t k = 0; k < v.nnames; k++) {
+            if (!value_shown(v.names[k])) continue;
+            int64_t own = v.own[i * v.nnames + k], self = v.self[i * v.nnames + k];
+            char a[32], b[32];
+            if (is_bytes(v.names[k])) {
+                bytes_cell(a, sizeof a, own);
+                bytes_cell(b, sizeof b, self);
+            } else {
+                snprintf(a, sizeof a, "%lld", (long long)own);
+                snprintf(b, sizeof b, "%lld", (long long)self);
+            }
+            fprintf(fp, "  %14s  %14s", a, b);
+        }
+        fputc('\n', fp);
+    }
+    sps__h5r_values_free(&v);
+    return 0;
+}

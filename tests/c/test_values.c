@@ -246,6 +246,42 @@ static void test_software_counters(void **state) {
     assert_int_equal(sps_set_counters(NULL), 0);
 }
 
+/* Two ranks' files merged: both ranks' rows in the merged /values, and
+ * spanscope report prints them. */
+static void test_merge_keeps_values(void **state) {
+    (void)state;
+    const char *paths[2] = {tu_path("values_r0.h5"), tu_path("values_r1.h5")};
+    for (int rank = 0; rank < 2; rank++) {
+        sps_config_t cfg = SPS_CONFIG_INIT;
+        cfg.file_path = paths[rank];
+        cfg.track = SPS_TRACK_MEMORY;
+        cfg.rank = rank;
+        cfg.size = 2;
+        cfg.local = 1;
+        assert_int_equal(sps_setup(&cfg), 0);
+        sps_region_t r = sps_region("per_rank");
+        sps_begin(r);
+        sps_mem_alloc((size_t)(rank + 1) * 1000);
+        sps_end(r);
+        assert_int_equal(sps_finalize(), 0);
+        sps_shutdown();
+    }
+    const char *out = tu_path("values_merged.h5");
+    assert_int_equal(sps_merge(out, paths, 2, stderr), 0);
+    hid_t f = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    size_t n = 0, m = 0;
+    int64_t *rank = tu_h5_col(f, "/values/rank", H5T_NATIVE_INT64, sizeof(int64_t), &n);
+    int64_t *bytes = tu_h5_col(f, "/values/alloc_bytes", H5T_NATIVE_INT64, sizeof(int64_t), &m);
+    assert_int_equal(n, 2);
+    assert_int_equal(m, 2);
+    for (size_t i = 0; i < n; i++) assert_int_equal(bytes[i], (rank[i] + 1) * 1000);
+    assert_int_not_equal(rank[0], rank[1]);
+    free(rank);
+    free(bytes);
+    H5Fclose(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_own_self_peak),
@@ -254,6 +290,7 @@ int main(void) {
         cmocka_unit_test(test_off_and_refused),
         cmocka_unit_test(test_spans_values),
         cmocka_unit_test(test_software_counters),
+        cmocka_unit_test(test_merge_keeps_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
