@@ -8,7 +8,18 @@
  *
  * (SPANSCOPE_MALLOC=0 in the environment leaves it inert: every call goes
  * straight to the real allocator).  A library of its own, an integration
- * of the fifth layer over the public API only (--no-undefined).
+ * of the fifth layer over the public API only.
+ *
+ *   - It does not link libspanscope: a preloaded library's dependencies
+ *     join the program's global symbol scope, and libspanscope's HDF5
+ *     there would capture the HDF5 calls of a library that bundles its own
+ *     (h5py's wheels do: "Not a datatype").  Its constructor finds
+ *     sps_mem_alloc / sps_mem_free in the program (linked with
+ *     libspanscope), else opens libspanscope itself, RTLD_LOCAL, from its
+ *     own folder ($ORIGIN) -- the one instance that the Python extension
+ *     or a later dlopen then shares (same soname).  Allocations made
+ *     before that constructor runs (other libraries' constructors) are not
+ *     counted; a free of one of them later is (usable size, no table).
  *
  *   - It defines malloc, calloc, realloc, reallocarray, free,
  *     posix_memalign, aligned_alloc, memalign, valloc, pvalloc and
@@ -47,7 +58,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "spanscope.h"
+#ifndef SPS_LIBSPANSCOPE_SONAME
+#define SPS_LIBSPANSCOPE_SONAME "libspanscope.so.0"
+#endif
 
 #define SPS_EXPORT __attribute__((visibility("default")))
 
@@ -77,6 +90,11 @@ static struct {
 } next;
 static atomic_int next_ready; /* 1 once next is filled */
 static int counting = 1;      /* 0: SPANSCOPE_MALLOC=0 */
+
+/* libspanscope's sps_mem_alloc / sps_mem_free, set by the constructor:
+ * until then (or without libspanscope) nothing is counted */
+typedef void (*count_fn)(size_t);
+static count_fn count_alloc, count_free;
 
 /* per thread: inside one of our functions (the guard), resolving */
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
@@ -154,16 +172,48 @@ static inline int ensure(void) {
     return 0;
 }
 
-__attribute__((constructor)) static void spanscope_malloc_init(void) { (void)ensure(); }
+/* find libspanscope's counters: in the global scope (the program links
+ * it), else open it (RTLD_LOCAL: its HDF5 stays out of the global scope) */
+static void attach(void) {
+    void *a = dlsym(RTLD_DEFAULT, "sps_mem_alloc");
+    void *f = dlsym(RTLD_DEFAULT, "sps_mem_free");
+    if (!a || !f) {
+        void *lib = dlopen(SPS_LIBSPANSCOPE_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            static const char msg[] = "libspanscope_malloc: cannot load " SPS_LIBSPANSCOPE_SONAME
+                                      " (nothing will be counted): ";
+            const char *e = dlerror();
+            ssize_t w = write(2, msg, sizeof msg - 1);
+            if (e) w = write(2, e, strlen(e));
+            w = write(2, "\n", 1);
+            (void)w;
+            return;
+        }
+        a = dlsym(lib, "sps_mem_alloc");
+        f = dlsym(lib, "sps_mem_free");
+        if (!a || !f) return;
+    }
+    memcpy(&count_free, &f, sizeof f); /* the free first: skip() reads count_alloc */
+    memcpy(&count_alloc, &a, sizeof a);
+}
+
+__attribute__((constructor)) static void spanscope_malloc_init(void) {
+    (void)ensure();
+    if (counting) {
+        in_hook = 1; /* what loading libspanscope allocates is not counted */
+        attach();
+        in_hook = 0;
+    }
+}
 
 /* ------------------------------------------------------------------------ */
 /* The counted calls                                                         */
 /* ------------------------------------------------------------------------ */
 
-static inline int skip(void) { return in_hook || !counting; }
+static inline int skip(void) { return in_hook || !count_alloc; }
 
 static inline void *counted(void *p) {
-    if (p) sps_mem_alloc(next.usable(p));
+    if (p) count_alloc(next.usable(p));
     return p;
 }
 
@@ -197,7 +247,7 @@ SPS_EXPORT void free(void *p) {
         return;
     }
     in_hook = 1;
-    sps_mem_free(next.usable(p));
+    count_free(next.usable(p));
     next.free(p);
     in_hook = 0;
 }
@@ -224,8 +274,8 @@ SPS_EXPORT void *realloc(void *p, size_t n) {
     size_t old = p ? next.usable(p) : 0;
     void *q = next.realloc(p, n);
     if (q || (p && n == 0)) { /* moved, grown, shrunk, or freed (n == 0) */
-        if (p) sps_mem_free(old);
-        if (q) sps_mem_alloc(next.usable(q));
+        if (p) count_free(old);
+        if (q) count_alloc(next.usable(q));
     }
     in_hook = 0;
     return q;

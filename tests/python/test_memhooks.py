@@ -654,3 +654,22 @@ def test_with_malloc_preloaded():
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.skipif(_preload_lib() is None,
+                    reason="no libspanscope_malloc.so in SPS_BUILD (a sanitizer build, or "
+                           "SPS_MALLOC_PRELOAD=OFF)")
+def test_preload_keeps_its_hdf5_to_itself():
+    """Preloaded, the library must not put libspanscope's HDF5 into the
+    program's global scope: h5py's wheels bundle their own HDF5, whose calls
+    it would capture ("Not a datatype"). h5py imports and writes a file."""
+    pytest.importorskip("h5py")
+    code = ("import h5py, numpy, os, sys, tempfile\n"
+            "p = os.path.join(tempfile.mkdtemp(), 'x.h5')\n"
+            "with h5py.File(p, 'w') as f: f['a'] = numpy.arange(10)\n"
+            "with h5py.File(p) as f: print(int(f['a'][-1]))\n")
+    env = dict(os.environ, LD_PRELOAD=str(_preload_lib()))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "9"
