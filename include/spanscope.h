@@ -1369,6 +1369,18 @@ typedef struct sps_file {
      * data spanscope does not read yet, so that its readers can say so
      * rather than pretend there is none. */
     unsigned rank_groups;
+    /* /values (sps_config_t.track, docs/values.md): value_nrows rows,
+     * each a region name (valid UTF-8), its rank and its calls, and per
+     * value name its own sum and its self sum ([row * nvalue_names + k];
+     * peak_bytes: the largest).  0 rows when the file has none; none from
+     * sps_file_open_index.  (Appended: the fields above keep their
+     * offsets.) */
+    size_t nvalue_names;
+    const char *const *value_names;
+    size_t value_nrows;
+    const char *const *value_regions;
+    const int64_t *value_ranks, *value_calls;
+    const int64_t *value_own, *value_self;
 } sps_file_t;
 
 /* Bits of sps_file_t.rank_groups: rank<N>/likwid, rank<N>/perf_events,

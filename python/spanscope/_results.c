@@ -357,6 +357,21 @@ static PyObject *file_counters(PyObject *cap, const sps_file_t *f) {
     return d;
 }
 
+/* The values per region of f (/values; owned by cap): names, regions,
+ * and columns (own and self: rows x names, row-major). */
+static PyObject *file_values(PyObject *cap, const sps_file_t *f) {
+    size_t n = f->value_nrows, cells = n * f->nvalue_names;
+    PyObject *d = PyDict_New();
+    if (!d || sps__py_put(d, "names", sps__py_utf8_list(f->value_names, f->nvalue_names)) ||
+        sps__py_put(d, "regions", sps__py_utf8_list(f->value_regions, n)) ||
+        sps__py_put(d, "ranks", column_new(cap, f->value_ranks, n, 8, 'q')) ||
+        sps__py_put(d, "calls", column_new(cap, f->value_calls, n, 8, 'q')) ||
+        sps__py_put(d, "own", column_new(cap, f->value_own, cells, 8, 'q')) ||
+        sps__py_put(d, "self", column_new(cap, f->value_self, cells, 8, 'q')))
+        Py_CLEAR(d);
+    return d;
+}
+
 /* read_file(path) -> the file's model as sps_file_open reads it: a dict
  * with schema, layout, nested_by_ids, orphans, cycles, names, rows (see
  * file_rows), events and counters (dicts of columns: buffers over the C
@@ -443,6 +458,7 @@ static PyObject *file_read(PyObject *args, int index_only) {
         sps__py_put(d, "names", sps__py_utf8_list(f->names, f->nnames)) ||
         sps__py_put(d, "rows", file_rows(f)) || sps__py_put(d, "events", file_events(cap, f)) ||
         sps__py_put(d, "counters", file_counters(cap, f)) ||
+        sps__py_put(d, "values", file_values(cap, f)) ||
         sps__py_put(d, "metadata", meta_dict(f->attrs, f->nattrs)) ||
         sps__py_put(d, "row_extras", file_row_extras(cap, f)) ||
         sps__py_put(d, "thread_table", file_table(cap, &f->thread_table)) ||

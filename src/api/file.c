@@ -23,6 +23,7 @@ typedef struct file {
     sps_file_t pub;
     sps__h5r_t *r;            /* the reader's model (events, names, meta) */
     sps__h5r_counters_t cnt;  /* /counters */
+    sps__h5r_values_t vals;   /* /values */
     sps_file_row_t *rows;     /* the public rows, one per r->rows */
     sps_file_summary_t *summary; /* sps_file_open_index: r->summary, public */
 } file_t;
@@ -124,6 +125,14 @@ static void pub_fill(file_t *f) {
     p->task_table = r->task_table;
     p->has_summary_statistics = r->has_summary;
     p->rank_groups = r->rank_groups;
+    p->nvalue_names = f->vals.nnames;
+    p->value_names = (const char *const *)f->vals.names;
+    p->value_nrows = f->vals.n;
+    p->value_regions = (const char *const *)f->vals.regions;
+    p->value_ranks = f->vals.ranks;
+    p->value_calls = f->vals.calls;
+    p->value_own = f->vals.own;
+    p->value_self = f->vals.self;
 }
 
 int sps_file_open(const char *path, const sps_file_t **out, char *err,
@@ -135,6 +144,7 @@ int sps_file_open(const char *path, const sps_file_t **out, char *err,
     if (!f) return fail(SPS_ENOMEM, err, errlen, "%s: out of memory", path);
     int rc = sps__h5r_open(&f->r, path);
     if (rc == 0) rc = sps__h5r_counters(path, &f->cnt);
+    if (rc == 0) rc = sps__h5r_values(path, &f->vals);
     if (rc) {
         fail(rc, err, errlen, "%s", sps__err_msg());
         sps_file_close(&f->pub);
@@ -154,6 +164,7 @@ void sps_file_close(const sps_file_t *pub) {
     file_t *f = (file_t *)(void *)pub; /* pub is the first member */
     sps__h5r_free(f->r);
     sps__h5r_counters_free(&f->cnt);
+    sps__h5r_values_free(&f->vals);
     free(f->rows);
     free(f->summary);
     free(f);

@@ -139,6 +139,10 @@ class Results:
     #: scope-profiler's integration groups some rank<N> group holds
     #: ("likwid", "perf_events", "line_profile"): data not read yet
     rank_groups: list = field(default_factory=list)
+    #: values per span (memory, perf_event counters; docs/values.md) summed
+    #: per region and rank: {region: {rank: RegionValues}}, {} when the
+    #: recording tracked none
+    values: dict = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> RegionData:
         """The region on rank 0 (or its only rank)."""
@@ -205,6 +209,33 @@ def _row_extra(extras: dict, i: int) -> dict:
             "tags_json": at("tags"), "event_metadata_json": at("event_metadata")}
 
 
+@dataclass
+class RegionValues:
+    """A region's values on one rank (the file's /values row): its calls,
+    and per value name its own sum (children included) and its self sum
+    (outside its children); for ``peak_bytes`` the largest own and self
+    peak of live bytes above a call's start."""
+
+    calls: int
+    own: dict
+    self: dict
+
+
+def _values(v: dict) -> dict:
+    """/values as {region: {rank: RegionValues}}."""
+    names = list(v["names"])
+    k = len(names)
+    own, self_ = _ints(v["own"]), _ints(v["self"])
+    calls, ranks = _ints(v["calls"]), _ints(v["ranks"])
+    out: dict = {}
+    for i, region in enumerate(v["regions"]):
+        row = slice(i * k, (i + 1) * k)
+        out.setdefault(region, {})[int(ranks[i])] = RegionValues(
+            int(calls[i]), dict(zip(names, map(int, own[row]))),
+            dict(zip(names, map(int, self_[row]))))
+    return out
+
+
 def _counters(c: dict) -> dict:
     """The counter samples as {name: {"times_ns", "values", "ranks"}}."""
     series = _ints(c["series"])
@@ -258,7 +289,7 @@ def read(path) -> Results:
                   layout=f["layout"], nested_by_ids=f["nested_by_ids"], events=ev,
                   thread_table=_table(f["thread_table"]), task_table=_table(f["task_table"]),
                   has_summary_statistics=f["has_summary_statistics"],
-                  rank_groups=list(f["rank_groups"]))
+                  rank_groups=list(f["rank_groups"]), values=_values(f["values"]))
     aggregate = res.layout == "aggregate"
     extras = f["row_extras"]
     extras = {k: v if isinstance(v, list) or v is None else _ints(v) for k, v in extras.items()}

@@ -1,0 +1,86 @@
+"""Values per span in a file (issue 33): a session with memory tracking
+(``_ext.setup(track=1)``, the allocator hooks feeding it) writes /values,
+which ``spanscope.read`` gives as ``Results.values`` and ``spanscope report``
+prints; hostile /values groups are refused with a clear error."""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+import spanscope
+from spanscope import _ext
+from spanscope.results._model import RegionValues
+
+
+def _record(path, track=1):
+    _ext.setup(path, track=track)
+    _ext.mem_hooks_install(python=True, numpy=True)
+    try:
+        outer, inner = _ext.region_new("values.outer"), _ext.region_new("values.inner")
+        for _ in range(2):
+            with outer:
+                keep = np.ones(1 << 17)  # 1 MiB kept past the inner call
+                with inner:
+                    tmp = np.ones(1 << 18)  # 2 MiB, freed inside
+                    del tmp
+                del keep
+        _ext.finalize(path, False)
+    finally:
+        _ext.mem_hooks_uninstall()
+        _ext.shutdown()
+
+
+def test_read_gives_values_per_region(tmp_path):
+    path = str(tmp_path / "mem.h5")
+    _record(path)
+    res = spanscope.read(path)
+    outer, inner = res.values["values.outer"][0], res.values["values.inner"][0]
+    assert isinstance(outer, RegionValues) and outer.calls == 2 and inner.calls == 2
+    mib = 1 << 20
+    # at least the known bytes: 2 x (1 + 2) MiB in outer, 2 x 2 MiB in inner
+    assert inner.own["alloc_bytes"] >= 4 * mib and inner.own["free_bytes"] >= 4 * mib
+    assert outer.own["alloc_bytes"] >= 6 * mib
+    # self: outer's own 1 MiB arrays, not inner's
+    assert 2 * mib <= outer.self["alloc_bytes"] < 3 * mib
+    # peaks: inner 2 MiB above its start; outer 1 + 2 MiB, 1 MiB outside inner
+    assert 2 * mib <= inner.own["peak_bytes"] < 2 * mib + 64 * 1024
+    assert 3 * mib <= outer.own["peak_bytes"] < 3 * mib + 64 * 1024
+    assert mib <= outer.self["peak_bytes"] < mib + 64 * 1024
+
+
+def test_report_prints_the_values(tmp_path, build_dir):
+    path = str(tmp_path / "mem.h5")
+    _record(path)
+    cli = os.path.join(build_dir, "spanscope")
+    out = subprocess.run([cli, "report", path], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    table = out.stdout.split("Values per region", 1)[1]
+    line = next(l for l in table.splitlines() if l.startswith("values.inner"))
+    assert "MiB" in line
+
+
+def test_no_values_without_tracking(tmp_path):
+    path = str(tmp_path / "plain.h5")
+    _record(path, track=0)
+    assert spanscope.read(path).values == {}
+
+
+@pytest.mark.parametrize("damage", ["rank_negative", "short_column", "region_not_str"])
+def test_hostile_values_group_is_refused(tmp_path, damage):
+    path = str(tmp_path / "mem.h5")
+    _record(path)
+    with h5py.File(path, "r+") as f:
+        g = f["values"]
+        if damage == "rank_negative":
+            g["rank"][0] = -5
+        elif damage == "short_column":
+            del g["self_alloc_bytes"]
+            g["self_alloc_bytes"] = np.zeros(1, dtype=np.int64)
+        else:
+            del g["region"]
+            g["region"] = np.zeros(len(g["calls"]), dtype=np.int64)
+    with pytest.raises(ValueError, match="values"):
+        spanscope.read(path)
