@@ -409,8 +409,10 @@ static PyObject *py_spans_values(PyObject *mod, PyObject *args) {
     rc = sps_spans_values(from, to, &v, &n, &vals, &nv);
     Py_END_ALLOW_THREADS
     if (rc) return raise_rc(rc);
-    PyObject *out = Py_BuildValue("(y#y#I)", (const char *)v, (Py_ssize_t)(n * sizeof *v),
-                                  (const char *)vals,
+    /* y# of NULL is None: an empty window gives b"" */
+    PyObject *out = Py_BuildValue("(y#y#I)", v ? (const char *)v : "",
+                                  (Py_ssize_t)(v ? n * sizeof *v : 0),
+                                  vals ? (const char *)vals : "",
                                   (Py_ssize_t)(vals ? n * 2 * nv * sizeof *vals : 0), nv);
     sps_free(v);
     sps_free(vals);
