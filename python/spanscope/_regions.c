@@ -121,9 +121,28 @@ static void Region_dealloc(RegionObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* use_likwid=True (profile_manager/_likwid.py): callables called with the
+ * region's name right after each begin and right before each end, as
+ * scope-profiler's FullProfileRegion places its LIKWID markers; NULL: none
+ * (set_call_hooks).  Not while the session is paused. */
+static PyObject *g_hook_start, *g_hook_stop;
+
+static void call_hook(PyObject *fn, PyObject *name) {
+    if (sps_is_paused()) return;
+    PyObject *type, *value, *tb; /* an exception in flight (__exit__) stays */
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *res = PyObject_CallOneArg(fn, name);
+    if (!res) PyErr_WriteUnraisable(fn);
+    Py_XDECREF(res);
+    PyErr_Restore(type, value, tb);
+}
+
 static PyObject *Region_enter(RegionObject *self, PyObject *unused) {
     (void)unused;
-    if (!self->off) sps_begin(self->id);
+    if (!self->off) {
+        sps_begin(self->id);
+        if (g_hook_start) call_hook(g_hook_start, self->name);
+    }
     Py_INCREF(self);
     return (PyObject *)self;
 }
@@ -132,7 +151,10 @@ static PyObject *Region_exit(RegionObject *self, PyObject *const *args,
                              Py_ssize_t nargs) {
     (void)args;
     (void)nargs;
-    if (!self->off) sps_end(self->id);
+    if (!self->off) {
+        if (g_hook_stop) call_hook(g_hook_stop, self->name);
+        sps_end(self->id);
+    }
     Py_RETURN_FALSE; /* never swallows the exception; the call is counted */
 }
 
@@ -948,13 +970,16 @@ static PyObject *Profiled_vectorcall(ProfiledObject *self, PyObject *const *args
         return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
     if (self->recursive) trace_enter();
     sps_begin(r);
+    if (g_hook_start) call_hook(g_hook_start, self->region->name);
     if (sps__py_capture &&
         sps__py_capture_call(r, self->region->name, args, nargsf, kwnames)) {
+        if (g_hook_stop) call_hook(g_hook_stop, self->region->name);
         sps_end(r);
         if (self->recursive) trace_exit();
         return NULL;
     }
     PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+    if (g_hook_stop) call_hook(g_hook_stop, self->region->name);
     sps_end(r);
     if (self->recursive) trace_exit();
     return res;
@@ -1130,7 +1155,26 @@ static PyObject *ext_noop_profile(PyObject *mod, PyObject *on) {
     Py_RETURN_NONE;
 }
 
+/* set_call_hooks(start, stop): the callables called with a region's name
+ * after each begin and before each end (None, None: none). */
+static PyObject *ext_set_call_hooks(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *start, *stop;
+    if (!PyArg_ParseTuple(args, "OO", &start, &stop)) return NULL;
+    if ((start != Py_None && !PyCallable_Check(start)) ||
+        (stop != Py_None && !PyCallable_Check(stop))) {
+        PyErr_SetString(PyExc_TypeError, "set_call_hooks takes two callables or None");
+        return NULL;
+    }
+    Py_XSETREF(g_hook_start, start == Py_None ? NULL : Py_NewRef(start));
+    Py_XSETREF(g_hook_stop, stop == Py_None ? NULL : Py_NewRef(stop));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef regions_methods[] = {
+    {"set_call_hooks", ext_set_call_hooks, METH_VARARGS,
+     "set_call_hooks(start, stop): called with a region's name after each begin and "
+     "before each end (use_likwid's LIKWID markers); (None, None): none."},
     {"clear_registry", ext_clear_registry, METH_NOARGS, "Forget all Region objects."},
     {"set_region_slow", ext_set_region_slow, METH_O,
      "The package's region(name, functions=None, tags=None) for names not cached."},

@@ -69,6 +69,7 @@ class ProfileManager(_SessionMixin, _RegionsMixin, _ScriptsMixin):
     _definitions: dict = {}    # define_region: name -> (functions, tags)
     _recursive_default = False
     _tracker = None            # track_async: the run's TaskTracker
+    _likwid_run = None         # use_likwid: the run's LikwidRun (_likwid.py)
     _run_hooks_active: list = []  # register_run_hook: the run's entered contexts
 
     #: region(name, functions=None, tags=None) -> the Region of that name,

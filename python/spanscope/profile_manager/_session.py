@@ -317,6 +317,12 @@ class _SessionMixin:
         o["memory_profile_path"] = None if memray_capture is None else memray_capture.path
         cls._cancel_auto_finalize()
         cls._stop_tracking()  # finishes the previous run's capture: one per process
+        cls._likwid_run = None
+        if o["use_likwid"] and not o["deactivate_profiling"]:
+            # scope-profiler's FullProfileRegion: LIKWID markers around each
+            # call (ImportError saying what to install, before anything starts)
+            from spanscope.profile_manager._likwid import LikwidRun
+            cls._likwid_run = LikwidRun()
         cls._run_tracker = None
         if memray_capture is not None:
             memray_capture.start()
@@ -364,6 +370,8 @@ class _SessionMixin:
             cls._tracker = cls._run_tracker = TaskTracker()
             cls._tracker.install()
             _TRACKING.add(cls)  # a forked child stands down (_stand_down_after_fork)
+        if getattr(cls, "_likwid_run", None) is not None and o["use_likwid"]:
+            _ext.set_call_hooks(cls._likwid_run.start, cls._likwid_run.stop)
         if not o["deactivate_profiling"]:
             # the run hooks of the settings asked for (profile_mpi_calls:
             # mpi_wrappers' profiled mpi4py), each until _stop_tracking
@@ -402,6 +410,7 @@ class _SessionMixin:
         active, cls._run_hooks_active = cls._run_hooks_active, []
         for context in reversed(active):  # profile_mpi_calls: mpi4py's globals back
             context.__exit__(None, None, None)
+        _ext.set_call_hooks(None, None)  # use_likwid's markers
         cls._stop_memray()
 
     @classmethod
@@ -498,6 +507,11 @@ class _SessionMixin:
             if cls._settings.get("perf_events") and (
                     not _mpi.launched() or _mpi.world()[0] == 0):  # the one writer
                 _write_perf_events(path or tmp, cls._settings["perf_events"])
+            likwid_run = getattr(cls, "_likwid_run", None)
+            if likwid_run is not None:  # LIKWID's results into the file just written
+                _ext.set_call_hooks(None, None)
+                likwid_run.finish(path or tmp, list(_ext.registry), rank=_mpi.world()[0])
+                cls._likwid_run = None
             cls._finalized_since_setup = True
             if file_path is not _UNSET:
                 cls._file_path = path
