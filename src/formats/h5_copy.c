@@ -17,6 +17,7 @@
 #include "formats/h5_read.h"
 
 #include <hdf5.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,4 +81,40 @@ int sps__h5_copy(const char *src_path, const char *dst_path) {
     }
     H5Fclose(src);
     return rc;
+}
+
+typedef struct rank_copy {
+    hid_t dst;
+    int64_t rank; /* -1: keep the name */
+} rank_copy_t;
+
+/* H5Literate callback: copies a "rank<N>" group of the root (digits only
+ * after "rank") into rc->dst. */
+static herr_t rank_group_copy(hid_t src, const char *name, const H5L_info_t *info, void *op) {
+    const rank_copy_t *rc = op;
+    if (info->type != H5L_TYPE_HARD || strncmp(name, "rank", 4) != 0 || !name[4]) return 0;
+    for (const char *p = name + 4; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    H5O_info_t oi;
+    if (H5Oget_info_by_name(src, name, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP)
+        return 0;
+    char out[32];
+    if (rc->rank >= 0) snprintf(out, sizeof out, "rank%lld", (long long)rc->rank);
+    else snprintf(out, sizeof out, "%.31s", name);
+    if (H5Lexists(rc->dst, out, H5P_DEFAULT) > 0) return 0;
+    return H5Ocopy(src, name, rc->dst, out, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
+}
+
+int sps__h5_copy_rank_groups(const char *src_path, const char *dst_path, int64_t rank) {
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    hid_t src = H5Fopen(src_path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t dst = src >= 0 ? H5Fopen(dst_path, H5F_ACC_RDWR, H5P_DEFAULT) : H5I_INVALID_HID;
+    int rc = src < 0 || dst < 0 ? SPS_EIO : 0;
+    rank_copy_t op = {dst, rank};
+    if (!rc && H5Literate(src, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, rank_group_copy, &op) < 0)
+        rc = SPS_EHDF5;
+    if (dst >= 0 && H5Fclose(dst) < 0 && !rc) rc = SPS_EIO;
+    if (src >= 0) H5Fclose(src);
+    return sps__h5_quiet_end(&q, rc);
 }

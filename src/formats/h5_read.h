@@ -313,6 +313,13 @@ SPS__HIDDEN void sps__h5_guard_close(sps__h5_open_t *o);
  * cleanly, with its own message). */
 #define SPS__H5_COPY_NONE 10
 SPS__HIDDEN int sps__h5_copy(const char *src, const char *dst);
+/* Copies the groups "rank<N>" of the file at src (scope-profiler's
+ * per-rank integration groups: likwid, perf_events, line_profile) into
+ * the existing file at dst, each as "rank<rank>" when rank >= 0 (a
+ * single-rank input's groups under the rank a merge gave it), else under
+ * its own name; a group dst already has is left.  Returns 0, SPS_EIO or
+ * SPS_EHDF5. */
+SPS__HIDDEN int sps__h5_copy_rank_groups(const char *src, const char *dst, int64_t rank);
 /* The check's walk of the file at path, run here (the command-line tool's
  * hidden `spanscope __h5check PATH`, which sps__h5_guard execs in its child
  * so that the walk starts from a fresh heap).  Returns the child's status:

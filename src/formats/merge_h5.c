@@ -630,6 +630,14 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
     if ((rc = hmerge_carried(h, tmp))) return rc;
     if ((rc = hmerge_values(h, tmp))) return rc;
+    /* scope-profiler's rank<N> groups (LIKWID, perf events, line
+     * profiles), each input's under the rank it became */
+    for (size_t i = 0; i < h->n; i++) {
+        rc = sps__h5_copy_rank_groups(h->in[i].path, tmp,
+                                      h->in[i].m.has_rank ? h->in[i].rank : -1);
+        if (rc) return sps__err_fail(rc, "%s: cannot copy the rank groups of %s: %s", h->out,
+                                     h->in[i].path, sps_strerror(rc));
+    }
     return hmerge_counters(h, tmp);
 }
 

@@ -340,3 +340,35 @@ def test_perf_events_option_rejects_bad_names(events, message):
     with pytest.raises(ValueError, match=message):
         spanscope.setup(output=None, perf_events=events)
     assert not spanscope.is_configured()
+
+
+def test_merge_keeps_every_ranks_perf_event_groups(tmp_path, build_dir):
+    """spanscope merge copies each input's rank<N> groups under the rank
+    it gave that input, and the merged /values keeps both ranks' rows."""
+    import subprocess
+    import h5py
+    from spanscope import _ext
+    from spanscope.profile_manager._session import _write_perf_events
+    paths = []
+    for rank in (0, 1):
+        path = str(tmp_path / f"r{rank}.h5")
+        _ext.setup(path, rank=rank, size=2, local=True, track=2,
+                   counters="task-clock,page-faults")
+        with _ext.region_new("work"):
+            np.ones(1 << 18).sum()
+        _ext.finalize(path, False)
+        _ext.shutdown()
+        _write_perf_events(path, ("task-clock", "page-faults"))
+        paths.append(path)
+    out = str(tmp_path / "merged.h5")
+    cli = str(build_dir / "spanscope")
+    done = subprocess.run([cli, "merge", "-o", out, *paths], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with h5py.File(out) as f:
+        assert sorted(f["values"]["rank"][()]) == [0, 1]
+        for rank in (0, 1):
+            g = f[f"rank{rank}/perf_events/work"]
+            assert g.attrs["calls"] == 1 and list(g.attrs["event_names"]) == [
+                "task-clock", "page-faults"]
+    totals = spanscope.read_h5(out).get_perf_events()
+    assert sorted(totals) == [0, 1] and totals[1]["work"].values["task-clock"] > 0
