@@ -14,7 +14,12 @@ The profile is read once by ``spanscope.read_profile`` (the C reader: the
 one fold's parents and self times); every number shown comes from its
 result objects and the rows of
 :func:`spanscope.integrations.mcp_server.tools.region_rows`, the same the MCP
-tools return.  Plots are drawn by :mod:`spanscope.plots`.  The "Raw HDF5"
+tools return.  A region's details show its values per span (memory and
+counters, own and self: the file's /values, ``spanscope.read(path).values``)
+when the run recorded them, and its LIKWID counters and perf-event totals
+per rank when the file holds them (the results' ``get_likwid_regions`` and
+``get_perf_events``); only scope-profiler's line profiles are not shown yet
+(the Overview says so).  Plots are drawn by :mod:`spanscope.plots`.  The "Raw HDF5"
 section lists the file's groups and datasets (names, shapes, types, the
 first elements) as h5py sees them, for looking, not for analysis.
 
@@ -46,14 +51,17 @@ import numpy as np
 
 import spanscope
 from spanscope.integrations.mcp_server.tools import (
+    has_values,
     metadata_sections,
     region_row,
     region_rows,
+    region_values,
     time_span,
     unread_groups,
 )
 from spanscope.plots import (
     FLAME_CMAP,
+    available_likwid_metrics,
     plot_callgraph,
     plot_duration_histogram,
     plot_duration_timeseries,
@@ -62,6 +70,7 @@ from spanscope.plots import (
     plot_flame_graph,
     plot_gantt,
     plot_imbalance,
+    plot_likwid,
 )
 
 __all__ = [
@@ -287,8 +296,14 @@ def _raw_h5(path: Path):
 
 def build_browser_model(file_path) -> BrowserModel:
     """Reads a profile (``spanscope.read_profile``: .h5 or scope-profiler's
-    .json) and builds the navigation tree.  FileNotFoundError for a missing
-    file, the reader's OSError / ValueError for one that is not a profile."""
+    .json) and builds the navigation tree: each region has its Summary (with
+    its values per span when the file holds them), its Calls per rank, its
+    Source, and per rank its LIKWID counters ("LIKWID rank N") and
+    perf-event totals ("Perf events rank N") when the file holds them;
+    Plots has a "LIKWID: <metric>" plot per LIKWID metric and event.
+    FileNotFoundError for a missing file, the reader's OSError / ValueError
+    for one that is not a profile (CorruptProfileError, an OSError, for a
+    malformed LIKWID or perf-event group)."""
     path = Path(os.fspath(file_path))
     if not path.exists():
         raise FileNotFoundError(f"No profile at {str(path)!r}")
@@ -303,24 +318,39 @@ def build_browser_model(file_path) -> BrowserModel:
         metadata_children.append(BrowserNode("Modules", "modules",
                                              {"modules": [_safe(m) for m in mods]}))
 
+    likwid = results.get_likwid_regions()
+    perf_events = results.get_perf_events()
     region_children = []
     for region in results.get_regions():
         calls = [BrowserNode(f"Rank {rank}", "rank_calls",
                              {"region": region, "rank": rank, "results": results})
                  for rank in region.ranks]
-        children = [BrowserNode("Summary", "region_summary",
-                                {"region": region, "row": rows.get(region.name)}),
+        summary = {"region": region, "row": rows.get(region.name),
+                   "values": region_values(results, region.name)}
+        children = [BrowserNode("Summary", "region_summary", summary),
                     BrowserNode("Calls", "region_calls", {"region": region}, calls)]
         if region.has_source:
             children.append(BrowserNode("Source", "source", {"region": region}))
-        region_children.append(BrowserNode(region.name, "region",
-                                           {"region": region, "row": rows.get(region.name)},
-                                           children))
+        for rank, by_tag in sorted(likwid.items()):
+            if region.name in by_tag:
+                children.append(BrowserNode(f"LIKWID rank {rank}", "likwid_rank",
+                                            {"rank": rank, "region_name": region.name,
+                                             "likwid": by_tag[region.name]}))
+        for rank, by_region in sorted(perf_events.items()):
+            if region.name in by_region:
+                children.append(BrowserNode(f"Perf events rank {rank}", "perf_events_rank",
+                                            {"rank": rank, "region_name": region.name,
+                                             "totals": by_region[region.name]}))
+        region_children.append(BrowserNode(region.name, "region", dict(summary), children))
 
     plot_children = [BrowserNode(_PLOT_LABELS.get(name, name.title()), "plot",
                                  {"results": results, "plot_name": name,
                                   "description": description})
                      for name, description in PLOT_CATALOG.items()]
+    plot_children += [BrowserNode(f"LIKWID: {metric}", "plot_likwid",
+                                  {"results": results, "plot_name": "likwid", "metric": metric,
+                                   "description": f"LIKWID metric/event {metric}"})
+                      for metric in available_likwid_metrics(results)]
     sections_nodes = [
         BrowserNode("Overview", "overview", {"results": results}),
         BrowserNode("Plots", "plots", {"results": results}, plot_children),
@@ -360,6 +390,18 @@ def _overview(results) -> str:
         metrics.append(("Setup to finalize", f"{results.total_time:.6g} s"))
     if imbalance is not None:
         metrics.append(("Max rank imbalance", f"{imbalance:.6g}%"))
+    if has_values(results):
+        names = sorted({n for per_rank in results.model.values.values()
+                        for v in per_rank.values() for n in v.own})
+        metrics.append(("Values per span", ", ".join(names) or "-"))
+    if results.has_likwid:
+        count = sum(len(results.get_likwid_regions(k)) for k in results.likwid_ranks)
+        metrics.append(("LIKWID", f"{count} region(s) on rank(s) "
+                                  f"{', '.join(map(str, results.likwid_ranks))}"))
+    perf = {k: v for k, v in results.get_perf_events().items() if v}
+    if perf:
+        metrics.append(("Perf events", f"{sum(map(len, perf.values()))} region(s) on "
+                                       f"rank(s) {', '.join(map(str, sorted(perf)))}"))
     text = _table(("Metric", "Value"), metrics)
     unread = unread_groups(results)
     if unread:
@@ -378,7 +420,49 @@ def _overview(results) -> str:
             + "\n\nSelect Regions for the complete breakdown.")
 
 
-def _region_summary(region, row) -> str:
+def _bytes(n: int) -> str:
+    """n as a byte count, as ``spanscope report`` writes it: "123 B",
+    "1.5 KiB", "2.0 MiB", ..."""
+    value, unit = float(n), 0
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    while abs(value) >= 1024.0 and unit < len(units) - 1:
+        value /= 1024.0
+        unit += 1
+    return f"{int(n)} B" if unit == 0 else f"{value:.1f} {units[unit]}"
+
+
+def _value_cell(name: str, value) -> str:
+    """A value per span as the report shows it: bytes human-readable (a
+    name with "bytes" in it), counts whole."""
+    if value is None:
+        return "-"
+    return _bytes(value) if "bytes" in name else f"{int(value):,}"
+
+
+def _values_table(values: dict) -> str:
+    """region_values' own and self of each value name as a table (the
+    calls the values were summed over first)."""
+    rows = [("calls", f"{values['calls']:,}", "")]
+    for name in values["own"]:
+        rows.append((name, _value_cell(name, values["own"][name]),
+                     _value_cell(name, values["self"].get(name))))
+    return _table(("Value", "Own", "Self"), rows)
+
+
+def _values_text(values: dict | None) -> str:
+    """The values section of a region's detail ("" without values)."""
+    if not values:
+        return ""
+    ranks = values["ranks"]
+    where = f"rank {ranks[0]}" if len(ranks) == 1 else \
+        f"{len(ranks)} ranks: sums added, peaks the largest"
+    return (f"\n\nValues per span ({where})\n"
+            "own: the region's spans, children included; self: outside its children\n"
+            "peak_bytes: the highest the live bytes rose above a span's start\n\n"
+            + _values_table(values))
+
+
+def _region_summary(region, row, values=None) -> str:
     row = row or region_row(region)
     lines = [("Region", region.name), ("Ranks", row["num_ranks"]), ("Calls", row["calls"]),
              ("Total", _duration(row["total"])),
@@ -396,10 +480,57 @@ def _region_summary(region, row) -> str:
         lines.append(("Tags", ", ".join(map(str, region.tags))))
     if region.has_source:
         lines.append(("Source", f"{region.source_file}:{region.source_lineno}"))
-    return _table(("Metric", "Value"), lines)
+    return _table(("Metric", "Value"), lines) + _values_text(values)
 
 
 def _rank_calls(region, rank, results) -> str:
+    text = _rank_call_rows(region, rank, results)
+    if results is not None:
+        text += _values_text(region_values(results, region.name, [rank]))
+    return text
+
+
+def _likwid_rank(payload) -> str:
+    """One region's LIKWID counters on one rank: per hardware thread its
+    events and LIKWID's derived metrics."""
+    counters = payload["likwid"]
+    cpus = list(counters.cpus) or list(range(len(counters.times)))
+    lines = [f"Region: {counters.tag}", f"Rank: {payload['rank']}",
+             f"Group: {counters.group_name or counters.group_id}",
+             f"Source: {counters.source}",
+             f"CPUs: {', '.join(map(str, counters.cpus)) or '-'}", ""]
+    header = [f"CPU {cpu}" for cpu in cpus]
+    lines.append(_table(("", *header),
+                        [("Calls", *[int(c) for c in counters.call_counts]),
+                         ("Runtime [s]", *[f"{float(t):.6g}" for t in counters.times])]))
+    for title, names, values in (("Event", counters.event_labels, counters.events),
+                                 ("Metric", counters.metric_names, counters.metrics)):
+        if names:
+            lines += ["", _table((title, *header),
+                                 [(name, *[f"{float(v):.6g}" for v in row])
+                                  for name, row in zip(names, np.asarray(values).tolist())])]
+    return "\n".join(lines)
+
+
+def _perf_events_rank(payload) -> str:
+    """One region's perf-event totals on one rank (scope-profiler's view),
+    with the ratios its events allow."""
+    from spanscope.results._counters import PERF_DERIVED, perf_metric_value
+
+    totals = payload["totals"]
+    lines = [f"Region: {payload['region_name']}", f"Rank: {payload['rank']}",
+             f"Calls: {totals.calls}", "",
+             _table(("Event", "Count"), [(event, f"{int(value):,}")
+                                         for event, value in totals.values.items()])]
+    ratios = [(name, perf_metric_value(totals, name)) for name in PERF_DERIVED
+              if all(e in totals.values for e in PERF_DERIVED[name][:2])]
+    ratios = [(name, "-" if v != v else f"{v:.6g}") for name, v in ratios]
+    if ratios:
+        lines += ["", _table(("Metric", "Value"), ratios)]
+    return "\n".join(lines)
+
+
+def _rank_call_rows(region, rank, results) -> str:
     data = region[rank]
     if not data.num_calls:
         return "No calls recorded."
@@ -431,13 +562,17 @@ def node_detail_text(node: BrowserNode) -> str:
                  "Edit the region filters to change the selected regions.", "",
                  "Available plots:"]
         lines += [f"  {name:<12} {desc}" for name, desc in PLOT_CATALOG.items()]
+        if any(child.kind == "plot_likwid" for child in node.children):
+            lines.append("  LIKWID       One chart per LIKWID metric or event")
         return "\n".join(lines)
-    if kind == "plot":
+    if kind in ("plot", "plot_likwid"):
         lines = [f"Plot: {payload['plot_name']}", payload["description"], "",
                  "Press g for Matplotlib, t for a text chart (durations), p for Plotly in a "
                  "browser, or s to save a PNG."]
         if payload["plot_name"] in ("flame_chart", "flame_graph"):
             lines.append("Press v to open the profile in Snakeviz.")
+        if payload.get("metric"):
+            lines.append(f"Metric: {payload['metric']}")
         return "\n".join(lines)
     if kind == "metadata":
         metadata = payload["metadata"]
@@ -464,13 +599,17 @@ def node_detail_text(node: BrowserNode) -> str:
                         _duration(r["exclusive"]), _duration(r["avg"]), _pct(r["imbalance"]))
                        for r in rows])
     if kind in ("region", "region_summary"):
-        return _region_summary(payload["region"], payload.get("row"))
+        return _region_summary(payload["region"], payload.get("row"), payload.get("values"))
     if kind == "region_calls":
         region = payload["region"]
         return (f"Calls | {region.name}\n\n"
                 + _table(("Rank", "Calls"), [(k, region[k].num_calls) for k in region.ranks]))
     if kind == "rank_calls":
         return _rank_calls(payload["region"], payload["rank"], payload.get("results"))
+    if kind == "likwid_rank":
+        return _likwid_rank(payload)
+    if kind == "perf_events_rank":
+        return _perf_events_rank(payload)
     if kind == "source":
         region = payload["region"]
         if not region.has_source:
@@ -502,8 +641,11 @@ def node_detail_text(node: BrowserNode) -> str:
 # plots
 # ---------------------------------------------------------------------------
 
+_PLOT_KINDS = ("plot", "plot_likwid")
+
+
 def _plot_options(node: BrowserNode, settings: dict | None):
-    if node.kind != "plot":
+    if node.kind not in _PLOT_KINDS:
         raise ValueError("Select an individual plot before rendering.")
     settings = settings or {}
     include, exclude = _split_patterns(settings.get("include")), \
@@ -514,8 +656,9 @@ def _plot_options(node: BrowserNode, settings: dict | None):
 
 def render_plot(node: BrowserNode, *, filepath=None, show: bool = False,
                 settings: dict | None = None):
-    """Draws a Plots node's plot with spanscope.plots: to filepath (returned
-    as a string), or in a window with show.  settings: include / exclude
+    """Draws a Plots node's plot with spanscope.plots (a "LIKWID: <metric>"
+    node: plot_likwid of its metric): to filepath (returned as a string),
+    or in a window with show.  settings: include / exclude
     (comma-separated patterns), ranks ("0,2-4"), cmap, backend, log_scale,
     and for durations metric, sort_by, top_n; bins (histogram);
     imbalance_metric.  backend "plotext" (durations only): the text chart
@@ -560,6 +703,9 @@ def render_plot(node: BrowserNode, *, filepath=None, show: bool = False,
                             log_scale=log_scale, **common)
     elif name == "timeseries":
         this.plot_duration_timeseries(results, log_scale=log_scale, **common)
+    elif name == "likwid":
+        this.plot_likwid(results, metric=node.payload["metric"], log_scale=log_scale,
+                         **common)
     elif name == "callgraph":
         this.plot_callgraph(results, rank=ranks[0] if ranks else 0, include=include,
                             exclude=exclude, filepath=common["filepath"], show=show,
@@ -650,16 +796,29 @@ def render_plotext_text(node: BrowserNode, *, settings: dict | None = None,
         return out.getvalue().rstrip()
 
 
+def _plot_file_stem(node: BrowserNode) -> str:
+    """The file name (no suffix) a plot is saved under: its name, and for a
+    LIKWID plot its metric's alphanumeric words ("likwid_CPI")."""
+    stem = node.payload["plot_name"]
+    if node.payload.get("metric"):
+        words = re.findall(r"[A-Za-z0-9]+", node.payload["metric"])
+        stem += "_" + "_".join(words) if words else ""
+    return stem
+
+
 def _matplotlib_child_script() -> str:
     """The child process that shows a real Matplotlib window (outside
-    Textual's event loop): argv is file, plot name, settings JSON."""
+    Textual's event loop): argv is file, plot name, settings JSON and, for
+    a LIKWID plot, its metric."""
     return (
         "import json, sys\n"
         "from spanscope.integrations.tui import build_browser_model, render_plot\n"
-        "file_path, plot_name, settings = sys.argv[1:]\n"
+        "file_path, plot_name, settings = sys.argv[1:4]\n"
+        "metric = sys.argv[4] if len(sys.argv) > 4 else None\n"
         "plots = next(n for n in build_browser_model(file_path).root.children"
         " if n.kind == 'plots')\n"
-        "node = next(n for n in plots.children if n.payload['plot_name'] == plot_name)\n"
+        "node = next(n for n in plots.children if n.payload['plot_name'] == plot_name"
+        " and n.payload.get('metric') == metric)\n"
         "render_plot(node, show=True, settings=json.loads(settings))\n"
     )
 
@@ -813,7 +972,7 @@ def _app_class():
         def _show(self, node: BrowserNode) -> None:
             self.selected_browser_node = node
             self.query_one("#settings").styles.display = \
-                "block" if node.kind == "plot" else "none"
+                "block" if node.kind in _PLOT_KINDS else "none"
             if node.kind == "plot" and node.payload["plot_name"] in TEXT_PLOTS:
                 # let the layout settle before measuring the pane for the chart
                 self.call_after_refresh(self._show_plotext_in_detail, node)
@@ -887,7 +1046,7 @@ def _app_class():
 
         def _selected_plot(self) -> BrowserNode | None:
             node = self.selected_browser_node
-            if node is None or node.kind != "plot":
+            if node is None or node.kind not in _PLOT_KINDS:
                 self.notify("Select an individual plot first.", severity="warning")
                 return None
             return node
@@ -932,7 +1091,7 @@ def _app_class():
                 return
             self._read_settings()
             try:
-                path = self._plot_dir() / f"{node.payload['plot_name']}.png"
+                path = self._plot_dir() / f"{_plot_file_stem(node)}.png"
                 saved = render_plot(node, filepath=path, show=False,
                                     settings={**self.plot_settings, "backend": "matplotlib"})
             except Exception as exc:  # ImportError (no matplotlib), ValueError, OSError
@@ -949,7 +1108,9 @@ def _app_class():
                 _plot_options(node, self.plot_settings)  # bad settings: say so here
                 subprocess.Popen([sys.executable, "-c", _matplotlib_child_script(),
                                   str(self.model.file_path), node.payload["plot_name"],
-                                  json.dumps({**self.plot_settings, "backend": "matplotlib"})],
+                                  json.dumps({**self.plot_settings, "backend": "matplotlib"}),
+                                  *([node.payload["metric"]] if node.payload.get("metric")
+                                    else [])],
                                  start_new_session=True, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
             except (ValueError, OSError) as exc:
@@ -963,7 +1124,7 @@ def _app_class():
                 return
             self._read_settings()
             try:
-                path = self._plot_dir() / f"{node.payload['plot_name']}.html"
+                path = self._plot_dir() / f"{_plot_file_stem(node)}.html"
                 render_plot(node, filepath=path, show=False,
                             settings={**self.plot_settings, "backend": "plotly"})
                 webbrowser.open(path.resolve().as_uri())

@@ -73,7 +73,20 @@ def create_server():
             wall_clock_seconds, metadata (grouped: run, system, parallelism, slurm,
             modules), regions (sort, returned, total_matching_filter, items: name,
             calls, total, exclusive, avg, min, max, first, last, std, p50, p95, p99,
-            imbalance, ... in seconds) and likwid (null without LIKWID data).
+            imbalance, ... in seconds; when the run recorded memory or counters per
+            span, each item also has values: calls, own (the region's spans,
+            children included) and self (outside its children), each a map of value
+            name to number over the selected ranks: alloc_bytes, free_bytes, allocs,
+            frees, peak_bytes (the largest rise of live bytes above a span's start)
+            and each perf counter's count; null for a region without values),
+            likwid (null without LIKWID data; else ranks, region_count_total,
+            region_count_returned, regions: rank, region, group, call_count, metrics
+            averaged over the hardware threads; ranks and top_n apply), perf_events (null without
+            perf-event totals; else ranks, region_count_total, region_count_returned,
+            regions: rank, region, calls, events {name: count summed over the calls},
+            metrics {ipc, cache-misses-per-ki, cache-miss-rate, branch-miss-rate as
+            the events allow}; include, exclude, ranks and top_n apply), and not_read
+            (only when the file holds data not read yet: line_profile).
         """
         return tools.inspect_profile(file_path, include=include, exclude=exclude,
                                      ranks=ranks, sort=sort, top_n=top_n,

@@ -37,10 +37,10 @@ from spanscope import MPIRegion, ProfilingResults
 
 __all__ = [
     "DIFF_METRICS", "PLOT_TYPES", "SORT_KEYS", "TOOL_NAMES", "ToolError",
-    "compare_benchmarks", "compare_profiles", "inspect_profile", "metadata_payload",
-    "metadata_sections", "plot_profile", "profile_headline", "read_results",
-    "region_row", "region_rows", "run_benchmark", "run_profile", "time_span",
-    "unread_groups",
+    "compare_benchmarks", "compare_profiles", "has_values", "inspect_profile",
+    "likwid_payload", "metadata_payload", "metadata_sections", "perf_events_payload",
+    "plot_profile", "profile_headline", "read_results", "region_row", "region_rows",
+    "region_values", "run_benchmark", "run_profile", "time_span", "unread_groups",
 ]
 
 #: The tools the server registers, by name (scope-profiler's six).
@@ -288,20 +288,126 @@ def metadata_payload(results: ProfilingResults, full: bool = False) -> dict:
     return payload
 
 
+#: scope-profiler's rank<N> integration groups spanscope reads (LIKWID:
+#: results/_likwid.py; perf events: results/_counters.py).
+_READ_GROUPS = frozenset({"likwid", "perf_events"})
+
+
 def unread_groups(results: ProfilingResults) -> list[str]:
-    """The file's integration groups (likwid, perf_events, line_profile)
-    that spanscope's reader does not read yet (empty for JSON profiles)."""
-    return sorted(getattr(results.model, "rank_groups", None) or [])
+    """The file's scope-profiler integration groups that spanscope's reader
+    does not read yet: ``["line_profile"]`` when some ``rank<N>`` group of
+    the file holds one, else empty (LIKWID and perf events are read; JSON
+    profiles carry none)."""
+    model = getattr(results, "model", None)
+    groups = getattr(model, "rank_groups", None) or []
+    return sorted(set(groups) - _READ_GROUPS)
 
 
-def _likwid_payload(results: ProfilingResults):
-    """None without LIKWID data (scope-profiler's value); a file that holds
-    some says that spanscope does not read it yet, rather than guessing."""
-    if "likwid" not in unread_groups(results):
+def _mean(values):
+    """The mean of a per-thread row as a JSON number (None when the row is
+    empty or has no finite value)."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
         return None
-    return {"available": False,
-            "reason": "the file holds LIKWID counters, which spanscope's reader does not "
-                      "read yet"}
+    a = a[np.isfinite(a)]
+    return float(a.mean()) if a.size else None
+
+
+def likwid_payload(results: ProfilingResults, ranks=None, top_n: int | None = None):
+    """scope-profiler's MCP summary of the run's LIKWID counters, None when
+    it has none: ``ranks`` (those with LIKWID results, cut to ranks when
+    given), ``region_count_total``, ``region_count_returned`` and
+    ``regions``: per rank and marker region (by rank, then tag) its
+    ``rank``, ``region`` (the tag), ``group`` (the event group),
+    ``call_count`` (summed over the hardware threads) and ``metrics``
+    (LIKWID's derived metrics, each the mean over the threads; None where
+    no thread has a finite value), cut to top_n.  Built from
+    ``results.likwid_ranks`` / ``get_likwid_regions`` (the per-thread
+    arrays stay there)."""
+    if not results.has_likwid:
+        return None
+    likwid_ranks = [int(k) for k in results.likwid_ranks
+                    if ranks is None or k in ranks]
+    entries = []
+    for rank in likwid_ranks:
+        for tag, region in results.get_likwid_regions(rank=rank).items():
+            entries.append({
+                "rank": rank, "region": str(tag), "group": region.group_name,
+                "call_count": int(np.sum(region.call_counts)),
+                "metrics": {str(name): _mean(values)
+                            for name, values in zip(region.metric_names, region.metrics)}})
+    entries.sort(key=lambda e: (e["rank"], e["region"]))
+    limited = entries[:top_n] if top_n else entries
+    return {"ranks": likwid_ranks, "region_count_total": len(entries),
+            "region_count_returned": len(limited), "regions": limited}
+
+
+def perf_events_payload(results: ProfilingResults, include=None, exclude=None, ranks=None,
+                        top_n: int | None = None):
+    """The run's perf_event totals (scope-profiler's ``perf_events=[...]``
+    groups), None when it has none, shaped as likwid_payload: ``ranks``
+    (those with totals, cut to ranks when given), ``region_count_total``,
+    ``region_count_returned`` and ``regions``: per rank and region (by
+    rank, then name; include / exclude as for the regions, re.match) its
+    ``rank``, ``region``, ``calls``, ``events`` (each event's count summed
+    over the calls) and ``metrics`` (the ratios the events allow: ipc,
+    cache-misses-per-ki, cache-miss-rate, branch-miss-rate; None where the
+    denominator is 0), cut to top_n.  Built from
+    results/_counters.perf_event_tables' rows (the summary's tables)."""
+    if not results.has_perf_events:
+        return None
+    from spanscope.results._counters import perf_event_tables
+
+    perf_ranks = sorted(int(k) for k, regions in results.get_perf_events().items()
+                        if regions and (ranks is None or k in ranks))
+    entries = []
+    for table in perf_event_tables(results, include=include, exclude=exclude,
+                                   ranks=perf_ranks):
+        for (name, calls, *counts), (_, *ratios) in zip(table["rows"], table["metric_rows"]):
+            entries.append({
+                "rank": int(table["rank"]), "region": str(name), "calls": int(calls),
+                "events": {e: int(c) for e, c in zip(table["events"], counts) if c is not None},
+                "metrics": {m: _float(v) for m, v in zip(table["metrics"], ratios)}})
+    entries.sort(key=lambda e: (e["rank"], e["region"]))
+    limited = entries[:top_n] if top_n else entries
+    return {"ranks": perf_ranks, "region_count_total": len(entries),
+            "region_count_returned": len(limited), "regions": limited}
+
+
+def has_values(results: ProfilingResults) -> bool:
+    """Whether the file holds spanscope's values per span (its /values:
+    memory and counters per region; docs/values.md)."""
+    model = getattr(results, "model", None)
+    return bool(getattr(model, "values", None))
+
+
+def region_values(results: ProfilingResults, name: str, ranks=None) -> dict | None:
+    """A region's values per span (the file's /values, ``spanscope.read(path)
+    .values``) over the selected ranks (all when ranks is None): ``calls``,
+    ``own`` and ``self`` ({value name: number}: sums are summed over the
+    ranks, peaks such as ``peak_bytes`` are the largest), and ``ranks``
+    (those with a row).  None when the region has no row there."""
+    model = getattr(results, "model", None)
+    per_rank = (getattr(model, "values", None) or {}).get(name)
+    if not per_rank:
+        return None
+    rows = [(int(k), v) for k, v in sorted(per_rank.items())
+            if ranks is None or int(k) in ranks]
+    if not rows:
+        return None
+    own: dict = {}
+    self_: dict = {}
+    for _, v in rows:
+        for into, values in ((own, v.own), (self_, v.self)):
+            for key, value in values.items():
+                value = int(value)
+                if key in into:
+                    into[key] = max(into[key], value) if key.startswith("peak") \
+                        else into[key] + value
+                else:
+                    into[key] = value
+    return {"calls": sum(int(v.calls) for _, v in rows), "own": own, "self": self_,
+            "ranks": [k for k, _ in rows]}
 
 
 # ---------------------------------------------------------------------------
@@ -315,7 +421,12 @@ def inspect_profile(file_path: str, include: list[str] | None = None,
     """A structured summary of one profile: its headline
     (profile_headline), ``metadata`` (metadata_payload), ``regions`` (sort,
     returned, total_matching_filter, items: region_row per region, cut to
-    top_n) and ``likwid`` (None without LIKWID data)."""
+    top_n; when the file holds values per span, each item also has
+    ``values``: region_values over the selected ranks, None for a region
+    without a row), ``likwid`` (likwid_payload, None without LIKWID data),
+    ``perf_events`` (perf_events_payload, None without perf-event totals)
+    and, only when the file holds groups spanscope does not read yet,
+    ``not_read`` (unread_groups: line_profile)."""
     if sort not in SORT_KEYS:
         raise ToolError(f"sort must be one of {SORT_KEYS}, got {sort!r}")
     top = _top_n(top_n)
@@ -326,10 +437,18 @@ def inspect_profile(file_path: str, include: list[str] | None = None,
     limited = rows[:top] if top else rows
     payload = profile_headline(results)
     payload["metadata"] = metadata_payload(results, full=bool(full_metadata))
+    if has_values(results):
+        for row in limited:
+            row["values"] = region_values(results, row["name"], sel)
     payload["regions"] = {"sort": sort, "returned": len(limited),
                           "total_matching_filter": len(rows), "items": limited}
-    payload["likwid"] = _likwid_payload(results)
-    missing = [g for g in unread_groups(results) if g != "likwid"]
+    payload["likwid"] = likwid_payload(results, ranks=sel, top_n=top)
+    try:  # the perf_events groups are read here, on first use
+        payload["perf_events"] = perf_events_payload(results, include, exclude, sel, top)
+    except (OSError, ValueError, KeyError) as exc:  # CorruptProfileError is an OSError
+        raise ToolError(f"Could not read the perf-event groups of {file_path!r}: {exc}") \
+            from exc
+    missing = unread_groups(results)
     if missing:
         payload["not_read"] = missing
     return payload
