@@ -561,3 +561,244 @@ def test_without_the_mcp_package_the_error_names_the_extra(monkeypatch, capsys):
         server.create_server()
     assert server.main([]) == 2
     assert "pip install 'spanscope[mcp]'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# LIKWID, perf events and values per span (issue 33's data, read by the tools)
+# ---------------------------------------------------------------------------
+
+DATA = Path(__file__).parent / "data"
+
+
+def _full_api(name):
+    """LIKWID's own read-back (pylikwid, tests/python/data/likwid/make.sh)."""
+    from spanscope.results._likwid import LikwidRegionResult
+    doc = json.loads((DATA / "likwid" / f"full_api_{name}.json").read_text())
+    return [LikwidRegionResult(**d) for d in doc]
+
+
+@pytest.fixture
+def likwid_file(tmp_path):
+    """The regions LIKWID measured, recorded by spanscope; rank 0 holds
+    LIKWID's read-back (FLOPS_DP: metrics), rank 1 what LIKWID's marker file
+    holds (values only, no metrics), as use_likwid=True stores them."""
+    from spanscope.results import _likwid
+    path = tmp_path / "likwid.h5"
+    spanscope.setup(file_path=str(path))
+    for _ in range(2):
+        with spanscope.region("outer"):
+            for _ in range(3):
+                with spanscope.region("compute"):
+                    pass
+    with spanscope.region("io"):
+        pass
+    spanscope.finalize(verbose=False)
+    _likwid.append_likwid_results(path, 0, _full_api("flops_dp"),
+                                  {"LIKWID_EVENTS": "FLOPS_DP"})
+    _likwid.append_likwid_results(
+        path, 1, _likwid.read_marker_file(DATA / "likwid" / "markers_flops_dp.txt"))
+    return path
+
+
+def _values_file(path, allocate=10 ** 6):
+    """A recording with memory values per span (the file's /values): outer
+    allocates 10**5 bytes itself, inner (its child) allocate bytes."""
+    from spanscope import _ext
+    _ext.setup(str(path), track=1)
+    _ext.mem_hooks_install()
+    try:
+        with _ext.region_new("outer"):
+            with _ext.region_new("inner"):
+                keep = bytearray(allocate)
+            more = bytearray(10 ** 5)
+        del keep, more
+        _ext.finalize(str(path), False)
+    finally:
+        _ext.mem_hooks_uninstall()
+        _ext.shutdown()
+    return path
+
+
+@pytest.fixture
+def values_file(tmp_path):
+    """_values_file's recording (requested before fixtures that record with
+    the ProfileManager, whose session stays until the test ends)."""
+    return _values_file(tmp_path / "values.h5")
+
+
+def _json_number(v):
+    """scope-profiler's float as the tools' JSON number (NaN: None)."""
+    return None if v is None or v != v else v
+
+
+class TestLikwid:
+    def test_payload_is_scope_profilers(self, likwid_file):
+        payload = inspect_profile(str(likwid_file))
+        lk = payload["likwid"]
+        assert lk["ranks"] == [0, 1]
+        assert lk["region_count_total"] == lk["region_count_returned"] == 6
+        assert [(e["rank"], e["region"]) for e in lk["regions"]] == [
+            (0, "compute"), (0, "io"), (0, "outer"), (1, "compute"), (1, "io"), (1, "outer")]
+        res = spanscope.read_profile(likwid_file)
+        compute = res.get_likwid_region("compute", rank=0)
+        first = lk["regions"][0]
+        assert first["group"] == "FLOPS_DP" == compute.group_name
+        assert first["call_count"] == 3 + 4 == int(compute.call_counts.sum())
+        assert list(first["metrics"]) == compute.metric_names
+        cpi = compute.metrics[compute.metric_names.index("CPI")]
+        assert first["metrics"]["CPI"] == pytest.approx(float(np.mean(cpi)))
+        # io counted nothing: LIKWID's CPI is NaN there, null in JSON
+        io = lk["regions"][1]
+        assert io["metrics"]["CPI"] is None and io["metrics"]["DP [MFLOP/s]"] == 0.0
+        # the marker file's regions: LIKWID's calls, no derived metrics
+        assert lk["regions"][3]["call_count"] == 7 and lk["regions"][3]["metrics"] == {}
+        json.dumps(payload, allow_nan=False)  # strict JSON
+        assert "not_read" not in payload and payload["perf_events"] is None
+
+    def test_ranks_and_top_n(self, likwid_file):
+        lk = inspect_profile(str(likwid_file), ranks=[1], top_n=2)["likwid"]
+        assert lk["ranks"] == [1] and lk["region_count_total"] == 3
+        assert lk["region_count_returned"] == 2
+        assert [e["region"] for e in lk["regions"]] == ["compute", "io"]
+        none = inspect_profile(str(likwid_file), ranks=[7])["likwid"]
+        assert none == {"ranks": [], "region_count_total": 0, "region_count_returned": 0,
+                        "regions": []}
+
+    def test_same_as_scope_profilers_own_tool(self, likwid_file):
+        """scope-profiler 0.7.5's MCP tool on the same file gives the same
+        payload (its NaN is JSON's null here)."""
+        sp_tools = pytest.importorskip("scope_profiler.mcp_server.tools")
+        theirs = sp_tools.inspect_profile(str(likwid_file), top_n=None)["likwid"]
+        mine = inspect_profile(str(likwid_file), top_n=None)["likwid"]
+        for entry in theirs["regions"]:
+            entry["metrics"] = {k: _json_number(v) for k, v in entry["metrics"].items()}
+        assert mine == theirs
+
+    def test_json_profile_keeps_the_likwid_data(self, likwid_file, tmp_path):
+        back = spanscope.write_json(spanscope.read_profile(likwid_file), tmp_path / "p.json")
+        lk = inspect_profile(str(back))["likwid"]
+        assert lk["ranks"] == [0, 1] and lk["region_count_total"] == 6
+
+
+class TestPerfEvents:
+    def test_totals_and_ratios(self):
+        path = DATA / "perf_events" / "hw_two_ranks.h5"
+        expected = json.loads((DATA / "perf_events" / "expected.json").read_text())
+        pe = inspect_profile(str(path))["perf_events"]
+        want = expected["hw_two_ranks.h5"]["ranks"]
+        assert pe["ranks"] == [0, 1] and pe["region_count_total"] == 3
+        got = {(e["rank"], e["region"]): e for e in pe["regions"]}
+        assert set(got) == {(int(k), name) for k, regions in want.items() for name in regions}
+        for rank, regions in want.items():
+            for name, totals in regions.items():
+                entry = got[int(rank), name]
+                assert entry["calls"] == totals["calls"]
+                assert entry["events"] == totals["values"]
+        c0 = got[0, "compute"]["metrics"]
+        assert c0 == pytest.approx({"ipc": 9e6 / 4e6, "cache-misses-per-ki": 5000 / 9e6 * 1e3,
+                                    "cache-miss-rate": 10.0, "branch-miss-rate": 2.0})
+        # rank 1 recorded no branch events: no branch ratio there
+        assert "branch-miss-rate" not in got[1, "compute"]["metrics"]
+
+    def test_filters(self):
+        path = str(DATA / "perf_events" / "hw_two_ranks.h5")
+        only = inspect_profile(path, include=["str"])["perf_events"]
+        assert [(e["rank"], e["region"]) for e in only["regions"]] == [(0, "stream")]
+        rank1 = inspect_profile(path, ranks=[1])["perf_events"]
+        assert rank1["ranks"] == [1] and len(rank1["regions"]) == 1
+        top = inspect_profile(path, top_n=1, exclude=["stream"])["perf_events"]
+        assert top["region_count_total"] == 2 and top["region_count_returned"] == 1
+
+    def test_software_counters_and_none(self):
+        sw = inspect_profile(str(DATA / "perf_events" / "sw_counters.h5"))["perf_events"]
+        outer = next(e for e in sw["regions"] if e["region"] == "outer")
+        assert outer["calls"] == 3 and outer["events"]["page-faults"] == 1027
+        assert outer["metrics"] == {}
+        assert inspect_profile(str(DATA / "perf_events" / "no_counters.h5"))[
+            "perf_events"] is None
+
+    def test_a_corrupt_group_is_a_tool_error(self, tmp_path):
+        import shutil
+
+        import h5py
+        path = tmp_path / "bad.h5"
+        shutil.copyfile(DATA / "perf_events" / "hw_two_ranks.h5", path)
+        with h5py.File(path, "a") as f:
+            del f["rank0/perf_events/compute/values"]
+        with pytest.raises(ToolError, match="perf-event groups"):
+            inspect_profile(str(path))
+
+
+class TestValuesAndUnreadGroups:
+    def test_regions_carry_their_values(self, values_file):
+        path = values_file
+        payload = inspect_profile(str(path))
+        items = {r["name"]: r for r in payload["regions"]["items"]}
+        read = spanscope.read(path).values
+        for name in ("outer", "inner"):
+            v = items[name]["values"]
+            assert v["calls"] == read[name][0].calls == 1 and v["ranks"] == [0]
+            assert v["own"] == read[name][0].own and v["self"] == read[name][0].self
+        inner, outer = items["inner"]["values"], items["outer"]["values"]
+        assert inner["own"]["alloc_bytes"] >= 10 ** 6
+        # the fold: outer's own holds inner's bytes, its self does not
+        assert outer["own"]["alloc_bytes"] >= inner["own"]["alloc_bytes"] + 10 ** 5
+        assert 10 ** 5 <= outer["self"]["alloc_bytes"] < 10 ** 6
+        assert outer["own"]["peak_bytes"] >= 10 ** 6
+        json.dumps(payload, allow_nan=False)
+        # ranks without values: the member is there, null
+        assert all(r["values"] is None for r in
+                   inspect_profile(str(path), ranks=[3])["regions"]["items"])
+
+    def test_a_file_without_values_has_no_member(self, baseline_file):
+        assert all("values" not in r
+                   for r in inspect_profile(str(baseline_file))["regions"]["items"])
+
+    def test_ranks_pool_sums_and_take_the_largest_peak(self):
+        from types import SimpleNamespace
+
+        from spanscope.results._model import RegionValues
+        values = {"r": {0: RegionValues(2, {"alloc_bytes": 10, "peak_bytes": 7},
+                                        {"alloc_bytes": 4, "peak_bytes": 3}),
+                        1: RegionValues(3, {"alloc_bytes": 5, "peak_bytes": 9},
+                                        {"alloc_bytes": 5, "peak_bytes": 1})}}
+        results = SimpleNamespace(model=SimpleNamespace(values=values))
+        assert tools.region_values(results, "r") == {
+            "calls": 5, "own": {"alloc_bytes": 15, "peak_bytes": 9},
+            "self": {"alloc_bytes": 9, "peak_bytes": 3}, "ranks": [0, 1]}
+        assert tools.region_values(results, "r", [1])["own"] == {"alloc_bytes": 5,
+                                                                 "peak_bytes": 9}
+        assert tools.region_values(results, "nope") is None
+        assert tools.has_values(results) and not tools.has_values(SimpleNamespace(model=None))
+
+    def test_only_line_profiles_stay_unread(self, tmp_path):
+        import shutil
+
+        import h5py
+        path = tmp_path / "lp.h5"
+        shutil.copyfile(DATA / "perf_events" / "sw_counters.h5", path)
+        with h5py.File(path, "a") as f:
+            f["rank0"].create_group("line_profile")
+        payload = inspect_profile(str(path))
+        assert payload["not_read"] == ["line_profile"]
+        assert payload["perf_events"]["ranks"] == [0]
+        assert tools.unread_groups(spanscope.read_profile(path)) == ["line_profile"]
+
+
+@needs_mcp
+def test_inspect_profile_over_mcp_describes_and_returns_the_new_data(values_file,
+                                                                     likwid_file):
+    path = values_file
+
+    async def scenario(client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        values = await client.call_tool("inspect_profile", {"file_path": str(path)})
+        lk = await client.call_tool("inspect_profile", {"file_path": str(likwid_file)})
+        return listed["inspect_profile"].description, _json(values), _json(lk)
+
+    description, values, lk = _with_client(scenario)
+    for word in ("values", "alloc_bytes", "peak_bytes", "own", "self", "likwid",
+                 "perf_events", "not_read"):
+        assert word in description
+    assert values["regions"]["items"][0]["values"]["own"]["alloc_bytes"] >= 10 ** 5
+    assert lk["likwid"]["region_count_total"] == 6

@@ -304,13 +304,14 @@ def unread_groups(results: ProfilingResults) -> list[str]:
 
 
 def _mean(values):
-    """The mean of a per-thread row as a JSON number (None when the row is
-    empty or has no finite value)."""
+    """The mean of a per-thread row as scope-profiler's tool takes it, as a
+    JSON number: None when the row is empty or the mean is not finite (a
+    thread's NaN, as LIKWID gives for a ratio of zero counts)."""
     a = np.asarray(values, dtype=np.float64)
     if a.size == 0:
         return None
-    a = a[np.isfinite(a)]
-    return float(a.mean()) if a.size else None
+    mean = float(a.mean())
+    return mean if math.isfinite(mean) else None
 
 
 def likwid_payload(results: ProfilingResults, ranks=None, top_n: int | None = None):
@@ -321,7 +322,7 @@ def likwid_payload(results: ProfilingResults, ranks=None, top_n: int | None = No
     ``rank``, ``region`` (the tag), ``group`` (the event group),
     ``call_count`` (summed over the hardware threads) and ``metrics``
     (LIKWID's derived metrics, each the mean over the threads; None where
-    no thread has a finite value), cut to top_n.  Built from
+    that is not finite), cut to top_n.  Built from
     ``results.likwid_ranks`` / ``get_likwid_regions`` (the per-thread
     arrays stay there)."""
     if not results.has_likwid:
