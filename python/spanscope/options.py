@@ -321,7 +321,7 @@ def _check_values(o: dict) -> None:
     """ValueError for a bad value and for the combinations scope-profiler
     rejects, in scope-profiler's words; then FeatureNotAvailableError for a
     feature that is not there yet."""
-    o["perf_events"] = _perf_events(o["perf_events"])
+    o["perf_events"] = _perf_events(o["perf_events"]) or None  # off: None, as the default
     if o["overflow"] not in ("spill", "drop", "grow"):
         raise ValueError(f"overflow must be one of 'drop', 'grow', 'spill', not {o['overflow']!r}")
     comp = o["hdf5_compression"]
