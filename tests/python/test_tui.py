@@ -546,3 +546,213 @@ def test_python_m_runs_the_command_line(tmp_path):
                          text=True, timeout=60)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert bad.stderr.startswith("spanscope tui: ")
+
+
+# ---------------------------------------------------------------------------
+# values per span, LIKWID and perf events (issue 33's data in the browser)
+# ---------------------------------------------------------------------------
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def values_file(tmp_path):
+    """Memory values per span (the file's /values): outer allocates 10**5
+    bytes itself and holds inner, which allocates 10**6."""
+    from spanscope import _ext
+    path = tmp_path / "values.h5"
+    _ext.setup(str(path), track=1)
+    _ext.mem_hooks_install()
+    try:
+        with _ext.region_new("outer"):
+            with _ext.region_new("inner"):
+                keep = bytearray(10 ** 6)
+            more = bytearray(10 ** 5)
+        del keep, more
+        _ext.finalize(str(path), False)
+    finally:
+        _ext.mem_hooks_uninstall()
+        _ext.shutdown()
+    return path
+
+
+@pytest.fixture
+def likwid_file(tmp_path):
+    """Regions recorded by spanscope with LIKWID's read-back of them
+    (tests/python/data/likwid: FLOPS_DP, two hardware threads) on rank 0."""
+    import json
+
+    from spanscope.results import _likwid
+    path = tmp_path / "likwid.h5"
+    spanscope.setup(file_path=str(path))
+    with spanscope.region("outer"):
+        for _ in range(3):
+            with spanscope.region("compute"):
+                pass
+    with spanscope.region("io"):
+        pass
+    spanscope.finalize(verbose=False)
+    doc = json.loads((DATA / "likwid" / "full_api_flops_dp.json").read_text())
+    _likwid.append_likwid_results(path, 0, [_likwid.LikwidRegionResult(**d) for d in doc])
+    return path
+
+
+def _cells(text, first):
+    """The cells of the table row of text whose first cell is first."""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if cells and cells[0] == first:
+            return cells
+    raise AssertionError(f"no row {first!r} in\n{text}")
+
+
+def test_bytes_as_the_report_writes_them():
+    assert tui._bytes(0) == "0 B" and tui._bytes(1023) == "1023 B"
+    assert tui._bytes(1536) == "1.5 KiB" and tui._bytes(10 ** 6) == "976.6 KiB"
+    assert tui._bytes(3 * 2 ** 20) == "3.0 MiB" and tui._bytes(5 * 2 ** 30) == "5.0 GiB"
+
+
+def test_region_details_show_their_values(values_file):
+    model = build_browser_model(values_file)
+    read = spanscope.read(values_file).values
+    for name in ("outer", "inner"):
+        own, self_ = read[name][0].own, read[name][0].self
+        for node in (_find(_find(model.root, "Regions"), name),
+                     _find(_find(_find(model.root, "Regions"), name), "Summary"),
+                     _find(_find(_find(model.root, "Regions"), name), "Rank 0")):
+            text = node_detail_text(node)
+            assert "Values per span (rank 0)" in text
+            for key in ("alloc_bytes", "free_bytes", "peak_bytes"):
+                assert _cells(text, key)[1:] == [tui._bytes(own[key]), tui._bytes(self_[key])]
+            assert _cells(text, "allocs")[1:] == [f"{own['allocs']:,}",
+                                                  f"{self_['allocs']:,}"]
+    inner = _cells(node_detail_text(_find(model.root, "inner")), "alloc_bytes")
+    assert inner[1].endswith(("KiB", "MiB"))  # at least the 10**6 bytes, readable
+    assert "alloc_bytes" in node_detail_text(_find(model.root, "Overview"))
+    assert "Not shown" not in node_detail_text(_find(model.root, "Overview"))
+
+
+def test_without_values_there_is_no_values_section(recorded_file):
+    model = build_browser_model(recorded_file)
+    assert "Values per span" not in node_detail_text(_find(model.root, "inner"))
+    assert "Values per span" not in node_detail_text(_find(model.root, "Overview"))
+
+
+def test_likwid_counters_per_region_and_rank(likwid_file):
+    model = build_browser_model(likwid_file)
+    compute = _find(_find(model.root, "Regions"), "compute")
+    assert [c.label for c in compute.children][-1] == "LIKWID rank 0"
+    text = node_detail_text(_find(compute, "LIKWID rank 0"))
+    result = spanscope.read_profile(likwid_file).get_likwid_region("compute")
+    assert "Group: FLOPS_DP" in text and "CPUs: 0, 1" in text
+    assert _cells(text, "Calls")[1:] == ["3", "4"]
+    cpi = result.metrics[result.metric_names.index("CPI")]
+    assert _cells(text, "CPI")[1:] == [f"{v:.6g}" for v in cpi]
+    ev = result.events[result.event_names.index("INSTR_RETIRED_ANY")]
+    assert _cells(text, "INSTR_RETIRED_ANY")[1:] == [f"{v:.6g}" for v in ev]
+    assert "LIKWID" in node_detail_text(_find(model.root, "Overview"))
+    # a plot per metric and event, after the timing plots
+    plots = _find(model.root, "Plots")
+    likwid = [c for c in plots.children if c.kind == "plot_likwid"]
+    assert [c.payload["metric"] for c in likwid] == \
+        result.metric_names + result.event_labels
+    assert "LIKWID" in node_detail_text(plots)
+    assert "Metric: CPI" in node_detail_text(_find(plots, "LIKWID: CPI"))
+
+
+def test_a_likwid_plot_dispatches_to_plot_likwid(likwid_file, monkeypatch, tmp_path):
+    model = build_browser_model(likwid_file)
+    captured = []
+    monkeypatch.setattr(tui, "plot_likwid", lambda results, **kw: captured.append(kw))
+    node = _find(model.root, "LIKWID: CPI")
+    render_plot(node, filepath=tmp_path / "l.png", settings={"include": "comp",
+                                                              "log_scale": True})
+    (kw,) = captured
+    assert kw["metric"] == "CPI" and kw["include"] == ["comp"] and kw["log_scale"] is True
+    assert tui._plot_file_stem(node) == "likwid_CPI"
+    assert tui._plot_file_stem(_find(model.root, "LIKWID: DP [MFLOP/s]")) == \
+        "likwid_DP_MFLOP_s"
+
+
+def test_a_likwid_plot_draws_a_png_and_in_the_child_script(likwid_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    import json
+    import os
+    import subprocess
+    node = _find(build_browser_model(likwid_file).root, "LIKWID: CPI")
+    out = Path(render_plot(node, filepath=tmp_path / "cpi.png"))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-c", tui._matplotlib_child_script(),
+                           str(likwid_file), "likwid", json.dumps({}), "CPI"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+
+
+def test_perf_event_totals_per_region_and_rank():
+    path = DATA / "perf_events" / "hw_two_ranks.h5"
+    model = build_browser_model(path)
+    compute = _find(_find(model.root, "Regions"), "compute")
+    assert [c.label for c in compute.children][-2:] == ["Perf events rank 0",
+                                                       "Perf events rank 1"]
+    text = node_detail_text(_find(compute, "Perf events rank 0"))
+    assert "Region: compute" in text and "Calls: 4" in text
+    assert _cells(text, "instructions")[1] == "9,000,000"
+    assert _cells(text, "ipc")[1] == "2.25"
+    assert _cells(text, "branch-miss-rate")[1] == "2"
+    rank1 = node_detail_text(_find(compute, "Perf events rank 1"))
+    assert "branch-miss-rate" not in rank1 and _cells(rank1, "cycles")[1] == "4,400,000"
+    stream = _find(_find(model.root, "Regions"), "stream")
+    assert [c.label for c in stream.children if c.kind == "perf_events_rank"] == \
+        ["Perf events rank 0"]
+    overview = node_detail_text(_find(model.root, "Overview"))
+    assert "Perf events" in overview and "Not shown" not in overview
+
+
+def test_only_line_profiles_are_not_shown(tmp_path):
+    import shutil
+
+    import h5py
+    path = tmp_path / "lp.h5"
+    shutil.copyfile(DATA / "perf_events" / "sw_counters.h5", path)
+    with h5py.File(path, "a") as f:
+        f["rank0"].create_group("line_profile")
+    overview = node_detail_text(_find(build_browser_model(path).root, "Overview"))
+    assert "Not shown: the file's line_profile data" in overview
+
+
+@needs_textual
+def test_app_shows_values_and_saves_a_likwid_plot(values_file, likwid_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    app = tui.create_app(build_browser_model(values_file))
+
+    async def values(pilot):
+        tree = app.query_one("#nav")
+        tree.root.expand_all()
+        await pilot.pause()
+        tree.select_node(_tree_node(tree.root, "inner"))
+        await pilot.pause()
+        assert "Values per span" in _shown(app) and "alloc_bytes" in _shown(app)
+        assert "KiB" in _shown(app) or "MiB" in _shown(app)
+
+    _run(app, values)
+
+    out = tmp_path / "plots"
+    app = tui.create_app(build_browser_model(likwid_file), output_dir=out)
+
+    async def likwid(pilot):
+        tree = app.query_one("#nav")
+        tree.root.expand_all()
+        await pilot.pause()
+        tree.select_node(_tree_node(tree.root, "LIKWID rank 0"))
+        await pilot.pause()
+        assert "Group: FLOPS_DP" in _shown(app)
+        tree.select_node(_tree_node(tree.root, "LIKWID: CPI"))
+        await pilot.pause()
+        assert app.query_one("#settings").styles.display == "block"
+        assert "Metric: CPI" in _shown(app)
+        await pilot.press("s")
+        await pilot.pause()
+        assert (out / "likwid_CPI.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    _run(app, likwid, size=(140, 50))
