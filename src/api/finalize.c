@@ -33,18 +33,31 @@ static int probe_path(const char *tmp) {
 
 /* Adds the period's counter samples to the closed file tmp as /counters:
  * names in order of first sample, one row per sample. */
-static int write_counters(const sps__snap_t *s, const char *tmp) {
-    size_t n = s->ncounters;
+/* Sorts the samples [0, n) of the four columns by time, stably (the
+ * program's samples and the value tracks' come in two runs). */
+typedef struct csample { int64_t t, series; double v; size_t at; } csample_t;
+static int csample_cmp(const void *a, const void *b) {
+    const csample_t *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The period's counter samples and, after them, the value tracks' (vt:
+ * live bytes and counters per thread, h5_period.c), as /counters in time
+ * order. */
+static int write_counters(const sps__snap_t *s, const sps__vtot_t *vt, const char *tmp) {
+    size_t n = s->ncounters + vt->n;
     uint32_t nids = sps__registry_count();
     int64_t *series = malloc((n + 1) * sizeof *series);
     int64_t *ranks = malloc((n + 1) * sizeof *ranks);
     int64_t *t = malloc((n + 1) * sizeof *t);
     double *v = malloc((n + 1) * sizeof *v);
     uint32_t *slot = calloc(nids + 1, sizeof *slot); /* id -> names index + 1 */
-    const char **names = malloc((n + 1) * sizeof *names);
-    int rc = series && ranks && t && v && slot && names ? 0 : SPS_ENOMEM;
+    const char **names = malloc((s->ncounters + vt->nnames + 1) * sizeof *names);
+    csample_t *cs = malloc((n + 1) * sizeof *cs);
+    int rc = series && ranks && t && v && slot && names && cs ? 0 : SPS_ENOMEM;
     size_t nnames = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
+    for (size_t i = 0; !rc && i < s->ncounters; i++) {
         uint32_t id = s->counters[i].counter;
         if (id >= nids) id = 0;
         if (!slot[id]) {
@@ -56,10 +69,24 @@ static int write_counters(const sps__snap_t *s, const char *tmp) {
         t[i] = s->counters[i].t_ns;
         v[i] = s->counters[i].value;
     }
+    size_t base = nnames;
+    for (size_t k = 0; !rc && k < vt->nnames; k++) names[nnames++] = vt->names[k];
+    for (size_t i = 0; !rc && i < vt->n; i++) {
+        size_t j = s->ncounters + i;
+        series[j] = (int64_t)base + vt->sm_series[i];
+        ranks[j] = s->rank;
+        t[j] = vt->sm_t[i];
+        v[j] = vt->sm_v[i];
+    }
+    if (!rc && vt->n) { /* two time-ordered runs: one sort */
+        for (size_t i = 0; i < n; i++) cs[i] = (csample_t){t[i], series[i], v[i], i};
+        qsort(cs, n, sizeof *cs, csample_cmp);
+        for (size_t i = 0; i < n; i++) t[i] = cs[i].t, series[i] = cs[i].series, v[i] = cs[i].v;
+    }
     if (!rc)
         rc = sps__h5_add_counters(tmp, nnames, names, n, series, ranks, t, v,
-                                  s->counters_dropped);
-    free(series), free(ranks), free(t), free(v), free(slot), free(names);
+                                  s->counters_dropped + vt->dropped);
+    free(series), free(ranks), free(t), free(v), free(slot), free(names), free(cs);
     return rc;
 }
 
@@ -183,7 +210,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         sps__pline_t line; /* a long write says how far it is (progress.c) */
         sps__pline_init(&line, "writing", path, "calls", verbose, s->rank);
         sps__progress_t pr = {sps__pline_fn, &line};
-        if (!rc) rc = sps__vtot_init(&vt, lay.nrows);
+        if (!rc) rc = sps__vtot_init(&vt, lay.nrows, s->nthreads);
         if (!rc) rc = sps__write_events(s, w, &lay, file_region, &carried, &vt, &pr);
         sps__pline_end(&line, lay.nevents, rc);
         if (rc) {
@@ -196,8 +223,9 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     if (!rc) rc = sps__carried_write(tmp, &carried);
     sps__carried_free(&carried);
     if (!rc) rc = sps__values_write(tmp, &vt, &lay);
+    if (!rc && (s->ncounters || s->counters_dropped || vt.n || vt.dropped))
+        rc = write_counters(s, &vt, tmp);
     sps__vtot_free(&vt);
-    if (!rc && (s->ncounters || s->counters_dropped)) rc = write_counters(s, tmp);
     if (!rc && rename(tmp, path) != 0) {
         sps__err_os_note(errno);
         rc = SPS_EPATH;

@@ -146,10 +146,23 @@ typedef struct sps__vtot {
     uint32_t nvals;
     size_t nrows;
     uint64_t *calls, *own, *self;
+    /* counter tracks: at the end of each outermost call of a thread, the
+     * thread's live bytes and each counter's cumulative count, as counter
+     * samples ("live bytes (thread N)", "<counter> (thread N)"): /counters,
+     * so every timeline written from the file draws them */
+    uint32_t nthreads, ntracks;
+    int64_t *track_series;   /* [nthreads * ntracks]: index into names, -1 */
+    char **names;
+    size_t nnames;
+    int64_t *sm_series, *sm_t;
+    double *sm_v;
+    size_t n, cap;
+    uint64_t dropped;        /* past SPS__VTOT_SAMPLES_MAX */
 } sps__vtot_t;
-/* Allocates vt for nrows rows of the running session's values (nothing
- * when it has none).  0 or SPS_ENOMEM. */
-SPS__HIDDEN int sps__vtot_init(sps__vtot_t *vt, size_t nrows);
+#define SPS__VTOT_SAMPLES_MAX (1u << 22)
+/* Allocates vt for nrows rows and nthreads threads of the running
+ * session's values (nothing when it has none).  0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__vtot_init(sps__vtot_t *vt, size_t nrows, uint32_t nthreads);
 SPS__HIDDEN void sps__vtot_free(sps__vtot_t *vt);
 /* Adds /values to the closed file at path: one row per layout row with
  * calls with values (string column "region"), columns "calls", "rank",

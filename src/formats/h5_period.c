@@ -102,8 +102,73 @@ SPS__INLINE int h5_begin(void *ctx, const sps__call_t *c) {
     return 0;
 }
 
-/* Adds call c's values to row fr's totals (peaks: the maximum). */
+/* The counter tracks' names: track 0 "live bytes" when memory is tracked,
+ * then one per counter (values.c's order). */
+static const char *track_value(const sps__vtot_t *vt, uint32_t k, uint32_t *index) {
+    int mem = sps__values_kind(SPS__MEM_EXCESS) == SPS__VAL_EXCESS && vt->nvals >= SPS__MEM_NVALS;
+    if (mem && k == 0) {
+        *index = UINT32_MAX;
+        return "live bytes";
+    }
+    *index = (mem ? SPS__MEM_NVALS - 1 : 0) + k;
+    return sps__values_name(*index);
+}
+
+/* Appends one counter sample of track k of thread th (a new series name
+ * on first use); counts it dropped past the cap or out of memory. */
+static void track_sample(sps__vtot_t *vt, uint32_t th, uint32_t k, int64_t t, double v) {
+    if (th >= vt->nthreads || vt->n >= SPS__VTOT_SAMPLES_MAX) {
+        vt->dropped++;
+        return;
+    }
+    int64_t *sid = &vt->track_series[(size_t)th * vt->ntracks + k];
+    if (*sid < 0) {
+        uint32_t idx;
+        const char *name = track_value(vt, k, &idx);
+        size_t len = strlen(name ? name : "value") + 32;
+        char **nv = realloc(vt->names, (vt->nnames + 1) * sizeof *nv);
+        char *s = nv ? malloc(len) : NULL;
+        if (nv) vt->names = nv;
+        if (!s) {
+            vt->dropped++;
+            return;
+        }
+        snprintf(s, len, "%s (thread %u)", name ? name : "value", th);
+        vt->names[vt->nnames] = s;
+        *sid = (int64_t)vt->nnames++;
+    }
+    if (vt->n == vt->cap) {
+        size_t cap = vt->cap ? vt->cap * 2 : 1024;
+        int64_t *a = realloc(vt->sm_series, cap * sizeof *a);
+        if (a) vt->sm_series = a;
+        int64_t *b = realloc(vt->sm_t, cap * sizeof *b);
+        if (b) vt->sm_t = b;
+        double *c = realloc(vt->sm_v, cap * sizeof *c);
+        if (c) vt->sm_v = c;
+        if (!a || !b || !c) {
+            vt->dropped++;
+            return;
+        }
+        vt->cap = cap;
+    }
+    vt->sm_series[vt->n] = *sid;
+    vt->sm_t[vt->n] = t;
+    vt->sm_v[vt->n++] = v;
+}
+
+/* Adds call c's values to row fr's totals (peaks: the maximum), and, for
+ * an outermost call, its thread's counter-track samples at its end. */
 static void values_add(sps__vtot_t *vt, uint32_t fr, const sps__call_t *c) {
+    if (c->depth == 0 && c->vend && vt->ntracks) {
+        for (uint32_t k = 0; k < vt->ntracks; k++) {
+            uint32_t idx;
+            track_value(vt, k, &idx);
+            double v = idx == UINT32_MAX
+                ? (double)(int64_t)(c->vend[SPS__MEM_ALLOC_BYTES] - c->vend[SPS__MEM_FREE_BYTES])
+                : idx < c->nvals ? (double)c->vend[idx] : 0.0;
+            track_sample(vt, c->thread, k, (int64_t)c->end, v);
+        }
+    }
     uint32_t n = c->nvals < vt->nvals ? c->nvals : vt->nvals;
     uint64_t *own = vt->own + (size_t)fr * vt->nvals, *self = vt->self + (size_t)fr * vt->nvals;
     vt->calls[fr]++;
@@ -221,14 +286,20 @@ int sps__carried_write(const char *path, const sps__carried_t *c) {
 /* /values                                                                   */
 /* ------------------------------------------------------------------------ */
 
-int sps__vtot_init(sps__vtot_t *vt, size_t nrows) {
+int sps__vtot_init(sps__vtot_t *vt, size_t nrows, uint32_t nthreads) {
     memset(vt, 0, sizeof *vt);
     uint32_t n = sps__g.nvals;
     if (!n || !nrows) return 0;
+    int mem = sps__values_kind(SPS__MEM_EXCESS) == SPS__VAL_EXCESS && n >= SPS__MEM_NVALS;
+    vt->nthreads = nthreads;
+    vt->ntracks = mem ? n - SPS__MEM_NVALS + 1 : n;
     vt->calls = calloc(nrows, sizeof *vt->calls);
     vt->own = calloc(nrows * n, sizeof *vt->own);
     vt->self = calloc(nrows * n, sizeof *vt->self);
-    if (!vt->calls || !vt->own || !vt->self) {
+    vt->track_series = malloc(((size_t)nthreads * vt->ntracks + 1) * sizeof *vt->track_series);
+    if (vt->track_series)
+        for (size_t i = 0; i < (size_t)nthreads * vt->ntracks; i++) vt->track_series[i] = -1;
+    if (!vt->calls || !vt->own || !vt->self || !vt->track_series) {
         sps__vtot_free(vt);
         return SPS_ENOMEM;
     }
@@ -241,6 +312,12 @@ void sps__vtot_free(sps__vtot_t *vt) {
     free(vt->calls);
     free(vt->own);
     free(vt->self);
+    free(vt->track_series);
+    for (size_t i = 0; vt->names && i < vt->nnames; i++) free(vt->names[i]);
+    free(vt->names);
+    free(vt->sm_series);
+    free(vt->sm_t);
+    free(vt->sm_v);
     memset(vt, 0, sizeof *vt);
 }
 

@@ -384,6 +384,8 @@ typedef struct sps__call {
     uint32_t nvals;       /* at its end: values (cfg.track), 0 none */
     const uint64_t *vown, *vself; /* [nvals] own and self values (model.h,
                                     values per span) */
+    const uint64_t *vend;         /* [nvals] the readings at its end
+                                     (cumulative; the peak slot: 0) */
 } sps__call_t;
 
 /* model/fold.c: merges nsteps step spans into the *n spans of *spans

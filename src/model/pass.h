@@ -72,7 +72,8 @@ SPS__INLINE int sps__pass_ended(const sps__pass_t *p, const sps__frame_t *f, uin
     *c = (sps__call_t){f->region, ln->thread, f->start, end, self, f->id,
                        ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
                        (uint32_t)depth, f->ord, f->seq, f->prior,
-                       vals ? ln->vl.n : 0, ln->vl.own, ln->vl.self};
+                       vals ? ln->vl.n : 0, ln->vl.own, ln->vl.self,
+                       vals ? ln->ev.vals : NULL};
     return 1;
 }
 
@@ -142,7 +143,7 @@ SPS__INLINE int sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn be
         f.ord = p->ord[e->region]++;
         sps__call_t c = {e->region, ln->thread, e->ns, 0, 0, f.id,
                          ln->st.n ? ln->st.f[ln->st.n - 1].id : -1,
-                         (uint32_t)ln->st.n, f.ord, e->seq, f.prior, 0, NULL, NULL};
+                         (uint32_t)ln->st.n, f.ord, e->seq, f.prior, 0, NULL, NULL, NULL};
         if (begin && !p->err) p->err = begin(p->ctx, &c);
         rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc > 0 && sps__pass_leaf(p, ln, &f, close)) return sps__rd_next(&ln->rd, &ln->ev);

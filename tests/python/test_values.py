@@ -84,3 +84,25 @@ def test_hostile_values_group_is_refused(tmp_path, damage):
             g["region"] = np.zeros(len(g["calls"]), dtype=np.int64)
     with pytest.raises(ValueError, match="values"):
         spanscope.read(path)
+
+
+def test_live_bytes_are_a_counter_track_in_traces(tmp_path, build_dir):
+    """Finalize turns each thread's live bytes at the end of its outermost
+    calls into counter samples (/counters), so a trace written from the
+    file draws them as a counter track."""
+    path = str(tmp_path / "mem.h5")
+    _record(path)
+    res = spanscope.read(path)
+    track = res.counters["live bytes (thread 0)"]
+    assert len(track["values"]) == 2  # two outermost calls
+    assert list(track["times_ns"]) == sorted(track["times_ns"])
+    out = str(tmp_path / "mem.json")
+    cli = os.path.join(build_dir, "spanscope")
+    done = subprocess.run([cli, "convert", path, out], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    import json
+    with open(out) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    samples = [e for e in events if e.get("ph") == "C" and e["name"] == "live bytes (thread 0)"]
+    assert len(samples) == 2
