@@ -30,6 +30,7 @@
 
  */
 #include "api/api.h"
+#include "formats/h5_read.h"
 #include "formats/timeline.h"
 
 #include <math.h>
@@ -435,6 +436,73 @@ static int print_diff(FILE *fp, const regions_t *t, const char *a,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Values per region (/values of .h5 inputs)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* v's own sum of value `name` for region `region` over its ranks (peaks:
+ * the largest); 0 and *found unchanged when it has none. */
+static int64_t value_sum(const sps__h5r_values_t *v, const char *region, const char *name,
+                         int *found) {
+    size_t k = 0;
+    while (k < v->nnames && strcmp(v->names[k], name)) k++;
+    if (k == v->nnames) return 0;
+    int peak = !strcmp(name, "peak_bytes");
+    int64_t sum = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (strcmp(v->regions[i], region)) continue;
+        int64_t x = v->own[i * v->nnames + k];
+        sum = peak ? (x > sum ? x : sum) : sum + x;
+        *found = 1;
+    }
+    return sum;
+}
+
+/* Prints, when either file has /values, each value of each region in A
+ * and B (own sums over the ranks) and the change: what a run allocated or
+ * counted, beside how long it took.  Files that are not HDF5, or have no
+ * values, print nothing.  Returns 0 or SPS_ENOMEM. */
+static int print_values_diff(FILE *fp, const char *a, const char *b) {
+    sps__h5r_values_t v[2];
+    int ok0 = sps__h5r_values(a, &v[0]) == 0, ok1 = sps__h5r_values(b, &v[1]) == 0;
+    if (!ok0) memset(&v[0], 0, sizeof v[0]);
+    if (!ok1) memset(&v[1], 0, sizeof v[1]);
+    if (!v[0].n && !v[1].n) {
+        sps__h5r_values_free(&v[0]);
+        sps__h5r_values_free(&v[1]);
+        return 0;
+    }
+    fprintf(fp, "\nValues per region (own, summed over ranks; peak_bytes: the largest)\n");
+    fprintf(fp, "%-28s  %-16s  %16s  %16s  %9s\n", "region", "value", "A", "B", "change");
+    for (int side = 0; side < 2; side++) {
+        const sps__h5r_values_t *x = &v[side];
+        for (size_t i = 0; i < x->n; i++) {
+            int first = 1; /* a region once: at its first row of the first file having it */
+            for (size_t j = 0; j < i; j++)
+                if (!strcmp(x->regions[j], x->regions[i])) first = 0;
+            for (size_t j = 0; side == 1 && first && j < v[0].n; j++)
+                if (!strcmp(v[0].regions[j], x->regions[i])) first = 0;
+            if (!first) continue;
+            for (size_t k = 0; k < x->nnames; k++) {
+                const char *name = x->names[k];
+                if (!strcmp(name, "allocs") || !strcmp(name, "frees")) continue;
+                int fa = 0, fb = 0;
+                int64_t va = value_sum(&v[0], x->regions[i], name, &fa);
+                int64_t vb = value_sum(&v[1], x->regions[i], name, &fb);
+                char ca[24], cb[24], cd[24];
+                snprintf(ca, sizeof ca, fa ? "%lld" : "-", (long long)va);
+                snprintf(cb, sizeof cb, fb ? "%lld" : "-", (long long)vb);
+                fmt_delta(cd, sizeof cd, fa ? (double)va : 0, fb ? (double)vb : 0);
+                sps__utf8_put_cell(fp, 0, x->regions[i], 28);
+                fprintf(fp, "  %-16.16s  %16s  %16s  %9s\n", name, ca, cb, cd);
+            }
+        }
+    }
+    sps__h5r_values_free(&v[0]);
+    sps__h5r_values_free(&v[1]);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The comparison                                                            */
 /* ------------------------------------------------------------------------ */
 
@@ -451,6 +519,7 @@ int sps__diff_write(FILE *fp, const char *a, const char *b,
     }
     if (!rc && (rc = print_diff(fp, &t, a, b, o)))
         sps__err_set("%s", sps_strerror(rc));
+    if (!rc) print_values_diff(fp, a, b);
     regions_free(&t);
     if (!rc && (fflush(fp) != 0 || ferror(fp)))
         rc = sps__err_fail(SPS_EIO, "writing the comparison failed");

@@ -106,3 +106,19 @@ def test_live_bytes_are_a_counter_track_in_traces(tmp_path, build_dir):
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     samples = [e for e in events if e.get("ph") == "C" and e["name"] == "live bytes (thread 0)"]
     assert len(samples) == 2
+
+
+def test_diff_compares_the_values(tmp_path, build_dir):
+    a, b = str(tmp_path / "a.h5"), str(tmp_path / "b.h5")
+    _record(a)
+    _record(b)
+    cli = os.path.join(build_dir, "spanscope")
+    done = subprocess.run([cli, "diff", a, b], capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    table = done.stdout.split("Values per region", 1)[1]
+    rows = [l.split() for l in table.splitlines() if l.startswith("values.inner")]
+    names = {r[1] for r in rows}
+    assert {"alloc_bytes", "free_bytes", "peak_bytes"} <= names
+    for r in rows:  # the same work: the same bytes on both sides, at least 4 MiB
+        if r[1] == "alloc_bytes":
+            assert int(r[2]) >= 4 << 20 and int(r[3]) >= 4 << 20
