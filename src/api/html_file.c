@@ -121,7 +121,8 @@ static int write_files(const char *const *in, const char *const *labels, size_t 
     if (rc == 0) {
         const char *title = o && o->title ? o->title : base_name(in[0]);
         sps__html_opts_t opt = {o ? o->max_spans : SPS__HTML_DEFAULT_MAX_SPANS, title,
-                                o ? o->progress : NULL, o, counts, counts + n};
+                                o ? o->progress : NULL, o, counts, counts + n,
+                                n == 1 ? in[0] : NULL};
         rc = emit(rs, names, n, out, &opt);
     }
     for (size_t i = 0; i < opened; i++) sps__tlr_free(rs[i]);

@@ -34,6 +34,7 @@
  * empty row).  A pattern that matches nothing, or a rank a run does not
  * hold, is no error there, and none here: the page says so.
  */
+#include "formats/h5_read.h"
 #include "formats/html.h"
 
 #include "formats/export.h"
@@ -59,6 +60,7 @@ typedef struct kspan {
 /* The whole state of one run. */
 typedef struct html_state {
     const sps__tl_header_t *h;
+    const char *values_path; /* sps__html_opts_t.values_path */
     sps__fold_tl_t fold; /* the one fold: nesting and self time per thread */
     rstat_t *stats;     /* per name (from the fold, at the end) */
     kspan_t *kept;      /* the spans kept, nkept of them (room for keptcap,
@@ -1065,6 +1067,39 @@ static void write_charts(FILE *fp, const html_state_t *S, const uint32_t *ord, s
 }
 
 /* Writes the whole page to fp.  Returns 0 or SPS_ENOMEM. */
+/* Writes the "Values per region" table of the .h5 at path (its /values:
+ * memory and counters, own and self per region and rank), nothing when
+ * path is NULL or the file has none. */
+static void write_values(FILE *fp, const char *path) {
+    sps__h5r_values_t v;
+    if (!path || sps__h5r_values(path, &v) != 0) return;
+    if (v.n) {
+        fputs("<h2>Values per region</h2>\n<div class=\"meta\">own (children included) "
+              "and self (outside the children) per region and rank; peak_bytes: the "
+              "highest live bytes above a call's start (docs/values.md)</div>\n"
+              "<table id=\"values\"><thead><tr><th>region</th><th>rank</th><th>calls</th>",
+              fp);
+        for (size_t k = 0; k < v.nnames; k++) {
+            fputs("<th>", fp);
+            put_html(fp, v.names[k]);
+            fputs("</th><th>self</th>", fp);
+        }
+        fputs("</tr></thead><tbody>\n", fp);
+        for (size_t i = 0; i < v.n; i++) {
+            fputs("<tr><td>", fp);
+            put_html(fp, v.regions[i]);
+            fprintf(fp, "</td><td>%lld</td><td>%lld</td>", (long long)v.ranks[i],
+                    (long long)v.calls[i]);
+            for (size_t k = 0; k < v.nnames; k++)
+                fprintf(fp, "<td>%lld</td><td>%lld</td>", (long long)v.own[i * v.nnames + k],
+                        (long long)v.self[i * v.nnames + k]);
+            fputs("</tr>\n", fp);
+        }
+        fputs("</tbody></table>\n", fp);
+    }
+    sps__h5r_values_free(&v);
+}
+
 static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     const sps__tl_header_t *h = S->h;
     size_t n = 0;
@@ -1107,6 +1142,7 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     write_unran_note(fp, S);
     if (S->o->charts) write_charts(fp, S, ord, n, slot);
     write_table(fp, S, rows, n, vals);
+    write_values(fp, S->values_path);
     fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
     write_json(fp, S, slot);
     if (S->o->charts)
@@ -1187,6 +1223,7 @@ int sps__html_write(FILE *fp, sps__tlr_t *r, const sps__html_opts_t *opt) {
     S.cap = opt->max_spans;
     S.progress = opt->progress;
     S.o = opt->o ? opt->o : &k_defaults;
+    S.values_path = opt->values_path;
     int rc = sps__html_check_opts(opt->o);
     if (rc == 0) rc = read_spans(r, &S);
     if (rc == 0) rc = write_page(fp, &S, opt->title ? opt->title : "");

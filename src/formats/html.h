@@ -54,6 +54,9 @@ typedef struct sps__html_opts {
      * omp_num_threads and num_nodes, <= 0 where the run did not record
      * them (the scaling section's threads and nodes axes) */
     const int64_t *meta_threads, *meta_nodes;
+    /* a one-run page of an .h5: its path, for the "Values per region"
+     * table of its /values (docs/values.md); NULL: none */
+    const char *values_path;
 } sps__html_opts_t;
 
 /* Checks the public options o (NULL: fine): sort key, columns, scaling

@@ -53,7 +53,7 @@ static char *read_all(FILE *fp) {
 static char *page_of(sps__tlr_t *r) {
     FILE *fp = tmpfile();
     assert_non_null(fp);
-    sps__html_opts_t o = {SPS__HTML_DEFAULT_MAX_SPANS, "t", NULL, NULL, NULL, NULL};
+    sps__html_opts_t o = {SPS__HTML_DEFAULT_MAX_SPANS, "t", NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(sps__html_write(fp, r, &o), 0);
     char *page = read_all(fp);
     fclose(fp);
@@ -118,7 +118,7 @@ static void test_compare_two(void **state) {
     const char *labels[2] = {"a", "b"};
     FILE *fp = tmpfile();
     assert_non_null(fp);
-    sps__html_opts_t o = {0, NULL, NULL, NULL, NULL, NULL};
+    sps__html_opts_t o = {0, NULL, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(sps__html_write_cmp(fp, rs, labels, 2, &o), 0);
     char *buf = read_all(fp);
     fclose(fp);
@@ -146,7 +146,7 @@ static void test_bad_arguments(void **state) {
     const char *labels[2] = {"a", "b"};
     FILE *fp = tmpfile();
     assert_non_null(fp);
-    sps__html_opts_t o = {0, NULL, NULL, NULL, NULL, NULL};
+    sps__html_opts_t o = {0, NULL, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(sps__html_write_cmp(fp, rs, labels, 1, &o), SPS_EINVAL);
     assert_int_equal(sps__html_write_cmp(fp, rs, labels, 2, &o), SPS_EINVAL);
     rs[1] = r;

@@ -122,3 +122,16 @@ def test_diff_compares_the_values(tmp_path, build_dir):
     for r in rows:  # the same work: the same bytes on both sides, at least 4 MiB
         if r[1] == "alloc_bytes":
             assert int(r[2]) >= 4 << 20 and int(r[3]) >= 4 << 20
+
+
+def test_html_report_has_the_values_table(tmp_path, build_dir):
+    path, page = str(tmp_path / "mem.h5"), str(tmp_path / "mem.html")
+    _record(path)
+    cli = os.path.join(build_dir, "spanscope")
+    done = subprocess.run([cli, "html", path, "-o", page], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = open(page).read()
+    assert "<h2>Values per region</h2>" in text
+    table = text.split('<table id="values">', 1)[1].split("</table>", 1)[0]
+    assert "<th>alloc_bytes</th>" in table and "<td>values.inner</td>" in table
+    assert "live bytes (thread 0)" in text  # the counter lane of the timeline
