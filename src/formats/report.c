@@ -83,6 +83,20 @@ static int value_shown(const char *name) {
     return strcmp(name, "allocs") != 0 && strcmp(name, "frees") != 0;
 }
 
+/* Ratios the report derives from counters where both are there: IPC, and
+ * cache and branch miss rates (own values). */
+static const struct { const char *head, *num, *den; double scale; } k_ratios[] = {
+    {"IPC", "instructions", "cycles", 1.0},
+    {"cache miss %", "cache-misses", "cache-references", 100.0},
+    {"branch miss %", "branch-misses", "branches", 100.0},
+};
+
+static long value_index(const sps__h5r_values_t *v, const char *name) {
+    for (size_t k = 0; k < v->nnames; k++)
+        if (!strcmp(v->names[k], name)) return (long)k;
+    return -1;
+}
+
 int sps__values_print(FILE *fp, const char *path) {
     sps__h5r_values_t v;
     int rc = sps__h5r_values(path, &v);
@@ -101,6 +115,12 @@ int sps__values_print(FILE *fp, const char *path) {
     for (size_t k = 0; k < v.nnames; k++)
         if (value_shown(v.names[k]))
             fprintf(fp, "  %14.14s  %14.14s", v.names[k], "self");
+    long num[3], den[3];
+    for (int q = 0; q < 3; q++) {
+        num[q] = value_index(&v, k_ratios[q].num);
+        den[q] = value_index(&v, k_ratios[q].den);
+        if (num[q] >= 0 && den[q] >= 0) fprintf(fp, "  %13s", k_ratios[q].head);
+    }
     fputc('\n', fp);
     for (size_t i = 0; i < v.n; i++) {
         sps__utf8_put_cell(fp, 0, v.regions[i], w);
@@ -117,6 +137,15 @@ int sps__values_print(FILE *fp, const char *path) {
                 snprintf(b, sizeof b, "%lld", (long long)self);
             }
             fprintf(fp, "  %14s  %14s", a, b);
+        }
+        for (int q = 0; q < 3; q++) {
+            if (num[q] < 0 || den[q] < 0) continue;
+            int64_t d = v.own[i * v.nnames + (size_t)den[q]];
+            if (d > 0)
+                fprintf(fp, "  %13.3f", k_ratios[q].scale *
+                        (double)v.own[i * v.nnames + (size_t)num[q]] / (double)d);
+            else
+                fprintf(fp, "  %13s", "-");
         }
         fputc('\n', fp);
     }

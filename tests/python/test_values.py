@@ -135,3 +135,25 @@ def test_html_report_has_the_values_table(tmp_path, build_dir):
     table = text.split('<table id="values">', 1)[1].split("</table>", 1)[0]
     assert "<th>alloc_bytes</th>" in table and "<td>values.inner</td>" in table
     assert "live bytes (thread 0)" in text  # the counter lane of the timeline
+
+
+def test_report_derives_ipc_and_miss_rates(tmp_path, build_dir):
+    """Where the counters are there (a PMU; here written into /values by
+    hand, as this machine has none), the report shows IPC and miss rates."""
+    path = str(tmp_path / "hw.h5")
+    _record(path)
+    with h5py.File(path, "r+") as f:
+        g = f["values"]
+        n = len(g["calls"])
+        for name, v in (("cycles", 4000), ("instructions", 6000),
+                        ("cache-references", 200), ("cache-misses", 50)):
+            g[name] = np.full(n, v, dtype=np.int64)
+            g["self_" + name] = np.full(n, v, dtype=np.int64)
+    cli = os.path.join(build_dir, "spanscope")
+    out = subprocess.run([cli, "report", path], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    table = out.stdout.split("Values per region", 1)[1].splitlines()
+    head = next(l for l in table if l.startswith("region"))
+    assert "IPC" in head and "cache miss %" in head and "branch miss %" not in head
+    row = next(l for l in table if l.startswith("values.inner")).split()
+    assert row[-2:] == ["1.500", "25.000"]
