@@ -79,12 +79,17 @@ static void record_values_at(uint32_t payload, uint64_t now, const uint64_t *val
  * reading costs (a perf_event read() is about a microsecond) is the
  * span's own, not its parent's. */
 static void record_extra(uint32_t payload, void *caller) {
-    uint32_t n = sps__g.nvals;
+    /* written under the lock at a session's start and end, read here
+     * without it: atomics (relaxed: a stale value only misses a group) */
+    uint32_t n = __atomic_load_n(&sps__g.nvals, __ATOMIC_RELAXED);
     if (!n) {
         record_with_stack(payload, sps__ticks(), caller);
         return;
     }
     uint64_t vals[SPS__VAL_MAX], now;
+    if (n > SPS__VAL_MAX) n = SPS__VAL_MAX;
+    /* a session ending meanwhile may read fewer than n: no stale words */
+    memset(vals, 0, n * sizeof *vals);
     if (payload & 1u) {
         now = sps__ticks();
         sps__values_read(vals);
@@ -94,7 +99,7 @@ static void record_extra(uint32_t payload, void *caller) {
     }
     record_values_at(payload, now, vals, n);
     sps__thr_t *t = sps__tls;
-    if (!sps__g.stacks_on || payload & 1u || t == &sps__dummy_thr || !t->cur || t->dropping)
+    if (!__atomic_load_n(&sps__g.stacks_on, __ATOMIC_RELAXED) || payload & 1u || t == &sps__dummy_thr || !t->cur || t->dropping)
         return;
     const uint64_t *p = atomic_load_explicit(&t->pos, memory_order_relaxed);
     if (p > t->cur->rec)

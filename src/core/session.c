@@ -168,8 +168,8 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
     sps__g.epoch++;
     sps__g.pid = getpid();
     sps__g.mode = cfg->aggregate ? SPS__AGGREGATE : SPS__EVENTS;
-    sps__g.stacks_on = 0;
-    sps__g.nvals = sps__values_open(cfg->track);
+    __atomic_store_n(&sps__g.stacks_on, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sps__g.nvals, sps__values_open(cfg->track), __ATOMIC_RELAXED);
     sps__anchor_t a = sps__anchor_now();
     sps__timemap_add(&sps__g.tm, a);
     struct timespec wall;
@@ -191,7 +191,7 @@ int sps__session_close(sps__reset_fn reset) {
     if (mine) {
         session_clear(reset);
         sps__values_close();
-        sps__g.nvals = 0;
+        __atomic_store_n(&sps__g.nvals, 0, __ATOMIC_RELAXED);
         pool_trim(0);
         sps__g.budget_chunks = 0; /* chunks released later are freed */
         sps__spill_close();

@@ -189,7 +189,7 @@ int sps_capture_stacks(int on) {
         /* stacks take the out-of-line path for every record, which then
          * reads every value too: no delta groups meanwhile (values.c) */
         int mem_only = sps__g.cfg.track == SPS_TRACK_MEMORY;
-        sps__g.stacks_on = on != 0;
+        __atomic_store_n(&sps__g.stacks_on, on != 0, __ATOMIC_RELAXED);
         __atomic_store_n(&sps__mem_delta, mem_only && !on, __ATOMIC_RELAXED);
         sps__state_store(on || (sps__g.nvals && !mem_only) ? SPS__EVENTS_EXTRA : SPS__EVENTS);
     }

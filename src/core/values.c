@@ -112,31 +112,35 @@ static const char *const mem_names[SPS__MEM_NVALS] = {
 static int g_track;          /* the session's cfg.track */
 static uint32_t g_nperf;     /* counters after the memory values */
 
+/* g_track and g_nperf: written under the session lock, read by recording
+ * threads without it (relaxed atomics) */
 uint32_t sps__values_open(int track) {
-    g_track = track;
-    g_nperf = 0;
+    __atomic_store_n(&g_track, track, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_nperf, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&sps__mem_delta, track == SPS_TRACK_MEMORY, __ATOMIC_RELAXED);
     uint32_t n = track & SPS_TRACK_MEMORY ? SPS__MEM_NVALS : 0;
     if (track & SPS_TRACK_COUNTERS) {
-        g_nperf = sps__perf_session_open();
-        if (g_nperf > SPS__VAL_MAX - n) g_nperf = SPS__VAL_MAX - n;
+        uint32_t nperf = sps__perf_session_open();
+        if (nperf > SPS__VAL_MAX - n) nperf = SPS__VAL_MAX - n;
+        __atomic_store_n(&g_nperf, nperf, __ATOMIC_RELAXED);
     }
-    return n + g_nperf;
+    return n + __atomic_load_n(&g_nperf, __ATOMIC_RELAXED);
 }
 
 void sps__values_close(void) {
     __atomic_store_n(&sps__mem_delta, 0, __ATOMIC_RELAXED);
-    if (g_track & SPS_TRACK_COUNTERS) sps__perf_session_close();
-    g_track = 0;
-    g_nperf = 0;
+    if (__atomic_load_n(&g_track, __ATOMIC_RELAXED) & SPS_TRACK_COUNTERS)
+        sps__perf_session_close();
+    __atomic_store_n(&g_track, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_nperf, 0, __ATOMIC_RELAXED);
 }
 
 void sps__values_read(uint64_t *out) {
-    if (g_track & SPS_TRACK_MEMORY) {
+    if (__atomic_load_n(&g_track, __ATOMIC_RELAXED) & SPS_TRACK_MEMORY) {
         sps__mem_read(out);
         out += SPS__MEM_NVALS;
     }
-    if (g_nperf) sps__perf_read(out);
+    if (__atomic_load_n(&g_nperf, __ATOMIC_RELAXED)) sps__perf_read(out);
 }
 
 const char *sps__values_name(uint32_t i) {
