@@ -191,6 +191,12 @@ SPS__HIDDEN uint32_t sps__perf_session_open(void);
 SPS__HIDDEN const char *sps__perf_name(uint32_t i);
 SPS__HIDDEN void sps__perf_read(uint64_t *out);
 SPS__HIDDEN void sps__perf_session_close(void);
+/* The session's fork handlers call these, after taking the session lock
+ * (one lock order): perfev.c's lock held across fork, the child's events
+ * reopened at its first read. */
+SPS__HIDDEN void sps__perf_atfork_prepare(void);
+SPS__HIDDEN void sps__perf_atfork_parent(void);
+SPS__HIDDEN void sps__perf_atfork_child(void);
 
 /* ======================================================================== */
 /* core: the spill file's record format (src/core/pack.c)                    */

@@ -320,17 +320,21 @@ static void thr_destroy(void *p) {
 
 /* fork: the child's first read opens its own events (the inherited
  * descriptors count the parent's thread); the lock is held across fork so
- * that the child never inherits it locked. */
-static void atfork_prepare(void) { pthread_mutex_lock(&g_lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&g_lock); }
-static void atfork_child(void) {
+ * that the child never inherits it locked.  The session's fork handlers
+ * (session.c) call these, after taking the session lock: one order of the
+ * two locks, the one session setup takes them in (sps__perf_session_open
+ * runs under the session lock); handlers of our own, registered later,
+ * would run first and take them the other way round. */
+void sps__perf_atfork_prepare(void) { pthread_mutex_lock(&g_lock); }
+void sps__perf_atfork_parent(void) { pthread_mutex_unlock(&g_lock); }
+void sps__perf_atfork_child(void) {
     atomic_fetch_add_explicit(&g_epoch, 1, memory_order_relaxed);
     pthread_mutex_unlock(&g_lock);
 }
 
 static void once_init(void) {
+    sps__process_init(); /* the session's fork handlers, which call ours */
     pthread_key_create(&g_key, thr_destroy);
-    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     g_page_size = sysconf(_SC_PAGESIZE);
 }
 

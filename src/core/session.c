@@ -31,8 +31,12 @@ sps__session_t sps__g = {.lock = PTHREAD_MUTEX_INITIALIZER, .spill_fd = -1,
 static void atfork_prepare(void) {
     pthread_mutex_lock(&sps__g.lock);
     sps__bg_wait();
+    sps__perf_atfork_prepare(); /* its lock after the session's, as setup takes them */
 }
-static void atfork_parent(void) { pthread_mutex_unlock(&sps__g.lock); }
+static void atfork_parent(void) {
+    sps__perf_atfork_parent();
+    pthread_mutex_unlock(&sps__g.lock);
+}
 
 /* The child must never write into the parent's files: its copy of the
  * session is switched off, the spill file is let go (and with it the spill
@@ -49,6 +53,7 @@ static void atfork_child(void) {
         if (t != sps__tls) t->exited = 1;
     sps__stacks_atfork_child(); /* its locks may be held by a thread that
                                    does not exist here */
+    sps__perf_atfork_child();
 }
 
 static void process_init(void) {
