@@ -149,7 +149,7 @@ if command -v likwid-perfctr >/dev/null 2>&1 && ! .venv/bin/python -c 'import py
   mkdir -p .venv/likwid-prefix
   ln -sfn "$lk_lib" .venv/likwid-prefix/lib
   ln -sfn /usr/include .venv/likwid-prefix/include
-  echo "install-deps: pip install pylikwid (LIKWID_PREFIX=.venv/likwid-prefix)"
+  echo "install-deps: with LIKWID_PREFIX=.venv/likwid-prefix: pip install pylikwid"
   LIKWID_PREFIX="$PWD/.venv/likwid-prefix" .venv/bin/python -m pip install -q --no-binary pylikwid \
     'pylikwid>=0.4.2' || echo "install-deps: pylikwid not installed"
 fi
