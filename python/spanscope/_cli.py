@@ -217,7 +217,10 @@ def _run_parser():
                    help="record the function named NAME under that name (implies "
                         "--recursive)")
     p.add_argument("--line-profile", action="store_true", default=None,
-                   help="use_line_profiler (not available yet: says so)")
+                   help="also collect line-by-line timings of the profiled functions with "
+                        "line_profiler (use_line_profiler; needs the line_profiler package: "
+                        "spanscope[line-profiler]); `spanscope line-profile FILE` prints "
+                        "them (docs/line-profiles.md)")
     p.add_argument("--memory-profile", action="store_true", default=None,
                    help="record allocations with memray (use_memray; needs the memray "
                         "package: spanscope[memray]); writes an adjacent .memray.bin "
@@ -283,7 +286,8 @@ def _run(argv: list[str]) -> int:
     except FeatureNotAvailableError as error:
         return _die(EXIT_USAGE, f"run: {error}")
     except (TypeError, ValueError, OSError, ImportError, RuntimeError) as error:
-        return _die(EXIT_USAGE, f"run: {error}")  # ImportError: --memory-profile without memray
+        # ImportError: --memory-profile without memray, --line-profile without line_profiler
+        return _die(EXIT_USAGE, f"run: {error}")
     try:
         ProfileManager._exec_script(
             args.script, args.script_args,
@@ -339,9 +343,31 @@ def _import_native(argv: list[str]) -> int:
     return 0
 
 
+def _line_profile(argv: list[str]) -> int:
+    """line-profile FILE [--ranks R...] [--include P...] [--exclude P...]
+    [--function RE] [--region RE]: scope-profiler's `line-profile`, the
+    line profiles a use_line_profiler=True run stored, as tables
+    (spanscope.results._line_cli).  Exit 1 for a missing or unreadable
+    file, 2 for bad usage (a bad rank list or pattern)."""
+    import re
+
+    from spanscope.results._line_cli import RankSpecError, main as line_profile_main
+    try:
+        return line_profile_main(argv)
+    except SystemExit as stop:  # argparse: --help, or bad usage
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    except re.error as error:
+        return _die(EXIT_USAGE, f"line-profile: bad regular expression: {error}")
+    except RankSpecError as error:
+        return _die(EXIT_USAGE, f"line-profile: --ranks: {error}")
+    except (OSError, ValueError) as error:  # missing, corrupt, not a profile
+        return _die(EXIT_DATA, f"line-profile: {error}")
+
+
 def python_command(argv: list[str]) -> int:
     """Runs a subcommand that is Python's: argv[0] is "plot", "export",
-    "run", "tui", or "inspect" of scope-profiler's JSON profile."""
+    "run", "tui", "line-profile", or "inspect" of scope-profiler's JSON
+    profile."""
     if not argv:
         return _die(EXIT_USAGE, "missing command (see spanscope --help)")
     if argv[0] == "plot":
@@ -357,6 +383,8 @@ def python_command(argv: list[str]) -> int:
         return tui_main(argv[1:])
     if argv[0] == "import-native":
         return _import_native(argv[1:])
+    if argv[0] == "line-profile":
+        return _line_profile(argv[1:])
     return _die(EXIT_USAGE, f"{argv[0]}: not a Python subcommand")
 
 
@@ -396,7 +424,7 @@ def _inspect_json(argv: list[str]) -> int:
 
 
 def _is_python_command(argv: list[str]) -> bool:
-    if argv[:1] in (["plot"], ["run"], ["tui"], ["import-native"]):
+    if argv[:1] in (["plot"], ["run"], ["tui"], ["import-native"], ["line-profile"]):
         return True
     if argv[:1] == ["inspect"] and len(argv) == 2 and _is_json_profile(argv[1]):
         return True

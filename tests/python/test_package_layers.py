@@ -44,12 +44,13 @@ ALLOWED_UP = {
 ORDER = {
     "spanscope._base": ["atomic", "mpi"],
     "spanscope.results": ["_model", "_errors", "_regions", "_calls", "_table",
-                          "_likwid", "_counters", "_profiling", "_jsonio", "_exports",
-                          "_inspection",
+                          "_likwid", "_counters", "_lines", "_profiling", "_jsonio",
+                          "_line_cli", "_exports", "_inspection",
                           "_native", "_memray"],
     "spanscope.plots": ["_figure", "_runs", "_timeline", "_distributions", "_scaling",
                         "_callgraph", "_statistics", "_counters", "_perf", "_cli", "__main__"],
-    "spanscope.profile_manager": ["_likwid", "_regions", "_tasks", "_session", "_scripts"],
+    "spanscope.profile_manager": ["_likwid", "_lines", "_regions", "_tasks", "_session",
+                                  "_scripts"],
 }
 
 

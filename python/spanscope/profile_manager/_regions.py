@@ -258,10 +258,49 @@ class Region(_ext.Region):
             _ext.region_set_tags(self.id, json.dumps(list(self._tags)))
 
     def add_function(self, func) -> None:
-        """Functions for line-by-line profiling: scope-profiler ignores them
-        unless use_line_profiler=True, which spanscope does not provide yet."""
+        """A function for line-by-line profiling: in a session with
+        ``use_line_profiler=True``, handed to this region's
+        line_profiler.LineProfiler (profile_manager/_lines.py); otherwise
+        ignored, as scope-profiler ignores it."""
         if not callable(func):
             raise TypeError(f"functions must be callables, not {type(func).__name__}")
+        run = self._line_profile_run()
+        if run is not None:
+            run.add_function(self.name, func)
+
+    def _line_profile_run(self):
+        """The session's LineProfileRun when this region is line-profiled
+        (use_line_profiler=True, the region recording), else None."""
+        manager = self._manager
+        run = getattr(manager, "_line_run", None) if manager is not None else None
+        if run is None or self._off or not manager._configured or manager._deactivated:
+            return None
+        return run
+
+    def get_stats(self):
+        """line_profiler's ``LineStats`` of this region since setup()
+        (scope-profiler's LineProfilerRegion.get_stats): ``timings``
+        ``{(filename, first line, function): [(line, hits, time), ...]}``
+        and ``unit`` (seconds per time unit).  RuntimeError outside a
+        ``use_line_profiler=True`` session."""
+        run = self._line_profile_run()
+        if run is None:
+            raise RuntimeError(f"region {self.name!r} is not line-profiled: get_stats() needs "
+                               "a session set up with use_line_profiler=True")
+        stats = run.stats(self.name)
+        if stats is None:  # no call and no function yet: an empty profile
+            stats = run.profiler(self.name).get_stats()
+        return stats
+
+    def print_stats(self, stream=None) -> None:
+        """line_profiler's per-line table of this region (its
+        print_stats) on stream (default sys.stdout).  RuntimeError outside
+        a ``use_line_profiler=True`` session."""
+        run = self._line_profile_run()
+        if run is None:
+            raise RuntimeError(f"region {self.name!r} is not line-profiled: print_stats() "
+                               "needs a session set up with use_line_profiler=True")
+        run.print_stats(self.name, stream)
 
     def get_durations_numpy(self) -> np.ndarray:
         """Durations (int64 ns) of the calls since the last finalize, in start order."""
@@ -480,9 +519,9 @@ class FullProfileRegion(_RegionKindBase):
 
 
 class LineProfilerRegion(_RegionKindBase):
-    """A region of a session with ``use_line_profiler=True`` (timing and
-    line-by-line profiles).  Line profiles are issue 34: setup() refuses
-    them for now, so no live region is one yet."""
+    """A region of a session with ``use_line_profiler=True``: the C core
+    times its calls, line_profiler profiles its functions line by line
+    (``get_stats()``, ``print_stats()``; docs/line-profiles.md)."""
 
     __slots__ = ()
     _modes = frozenset({"line"})
@@ -599,6 +638,9 @@ class _RegionsMixin:
             if cls._configured and not cls._deactivated:
                 cls._capture_function(region, func)
             cls._decorated.setdefault(region.name, []).append((region, func))
+            # use_line_profiler: the function itself to line_profiler, before
+            # any wrapper (a later setup() hands it again: _rebind)
+            region.add_function(func)
             # the C wrapper even when the region is disabled now: it follows
             # the settings of later sessions (opt-in tags, a new setup)
             wrapper = region._wrap(func, recursive=rec)

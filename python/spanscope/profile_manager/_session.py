@@ -323,6 +323,13 @@ class _SessionMixin:
             # call (ImportError saying what to install, before anything starts)
             from spanscope.profile_manager._likwid import LikwidRun
             cls._likwid_run = LikwidRun()
+        cls._line_run = None
+        if o["use_line_profiler"] and not o["deactivate_profiling"]:
+            # scope-profiler's LineProfilerRegion: line_profiler on each
+            # region's functions (ImportError naming the extra, before
+            # anything starts; profile_manager/_lines.py)
+            from spanscope.profile_manager._lines import LineProfileRun
+            cls._line_run = LineProfileRun()
         cls._run_tracker = None
         if memray_capture is not None:
             memray_capture.start()
@@ -372,6 +379,8 @@ class _SessionMixin:
             _TRACKING.add(cls)  # a forked child stands down (_stand_down_after_fork)
         if getattr(cls, "_likwid_run", None) is not None and o["use_likwid"]:
             _ext.set_call_hooks(cls._likwid_run.start, cls._likwid_run.stop)
+        if cls._line_run is not None:
+            _ext.set_call_hooks(*_line_hooks(cls._line_run, cls._likwid_run))
         if not o["deactivate_profiling"]:
             # the run hooks of the settings asked for (profile_mpi_calls:
             # mpi_wrappers' profiled mpi4py), each until _stop_tracking
@@ -395,6 +404,7 @@ class _SessionMixin:
                 if not cls._deactivated:
                     cls._capture_function(r, func)
                 r._push_attributes()
+                r.add_function(func)  # use_line_profiler: to the new run's profiler
             if name not in reg:
                 reg[name] = entries[0][0]
         for name, (functions, tags) in cls._definitions.items():
@@ -507,6 +517,8 @@ class _SessionMixin:
             if cls._settings.get("perf_events") and (
                     not _mpi.launched() or _mpi.world()[0] == 0):  # the one writer
                 _write_perf_events(path or tmp, cls._settings["perf_events"])
+            if getattr(cls, "_line_run", None) is not None:  # the period's line profiles
+                _write_line_profiles(path or tmp, cls._line_run, cls._recorded_path)
             likwid_run = getattr(cls, "_likwid_run", None)
             if likwid_run is not None:  # LIKWID's results into the file just written
                 _ext.set_call_hooks(None, None)
@@ -530,6 +542,10 @@ class _SessionMixin:
                 os.unlink(tmp)
         if table is not None:
             cls._print_table(path is not None, *table)
+        if verbose_line_profiler and getattr(cls, "_line_run", None) is not None:
+            for name in list(_ext.registry):  # line_profiler's own tables
+                if name != _Session.ROOT:
+                    cls._line_run.print_stats(name)
         capture = cls._settings.get("memory_profile_path")
         if verbose and capture is not None:  # scope-profiler's line, on rank 0
             rank, size = _mpi.world() if _mpi.launched() else (0, 1)
@@ -775,6 +791,7 @@ class _SessionMixin:
         cls._finalized_since_setup = False
         cls._last_results = None
         cls._settings = {}
+        cls._line_run = None
         cls._paused = False
         cls._metadata_scopes = []
         cls._region_tag_filter = None
@@ -788,6 +805,44 @@ class _SessionMixin:
         cls.reset()
         cls._decorated = {}
         cls._definitions = {}
+
+
+def _line_hooks(line_run, likwid_run=None):
+    """The call hooks of a use_line_profiler=True run: its profiler on
+    after each begin and off before each end; with use_likwid too, LIKWID's
+    markers outside them (started first, stopped last)."""
+    if likwid_run is None:
+        return line_run.start, line_run.stop
+
+    def start(name):
+        likwid_run.start(name)
+        line_run.start(name, 2)  # the frame that entered the region
+
+    def stop(name):
+        line_run.stop(name)
+        likwid_run.stop(name)
+    return start, stop
+
+
+def _write_line_profiles(h5_path, line_run, recorded_path) -> None:
+    """The period's line profiles (line_run.records: what ran since the
+    previous finalize) into the file finalize just wrote, as
+    scope-profiler's rank<N>/line_profile groups.  Under MPI every rank's
+    records go to rank 0, the file's one writer."""
+    from spanscope.results._lines import append_line_profile
+    records = line_run.records(recorded_path)
+    if _mpi.launched():
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        gathered = comm.gather(records, root=0)
+        if comm.Get_rank() != 0:
+            return
+        per_rank = enumerate(gathered)
+    else:
+        per_rank = [(0, records)]
+    for rank, recs in per_rank:
+        if recs and h5_path is not None:
+            append_line_profile(h5_path, rank, recs)
 
 
 def _write_perf_events(h5_path, events) -> None:

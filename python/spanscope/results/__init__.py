@@ -13,8 +13,10 @@ Two faces of the same model:
 
 Modules, each importing only those above it in this list: ``_model``
 (Results), ``_errors``, ``_regions``, ``_calls`` (call stacks), ``_table``
-(scope-profiler's summary tables), ``_profiling`` (ProfilingResults,
-read_h5, merge_results), ``_jsonio`` (the JSON profile), ``_counters``,
+(scope-profiler's summary tables), ``_lines`` (line profiles: records,
+their HDF5 groups and tables), ``_profiling`` (ProfilingResults,
+read_h5, merge_results), ``_jsonio`` (the JSON profile), ``_line_cli``
+(``spanscope line-profile``), ``_counters``,
 ``_exports`` (speedscope, pstats, flame SVG, Chrome trace), ``_inspection``
 (inspect and the HTML report), ``_native`` (scope-profiler's native_trace:
 the ``.spt`` / per-rank ``.h5`` files of its C and Fortran APIs, and the
@@ -37,6 +39,9 @@ from spanscope.results._counters import LikwidRegionResult, PerfEventError, Perf
 from spanscope.results._likwid import (LikwidDataError, likwid_tables, parse_marker_file,
                                       print_likwid_table, print_likwid_tables, read_likwid_file,
                                       read_marker_file, write_likwid_results)
+from spanscope.results._lines import (LineProfileDataError, format_line_profile,
+                                      read_line_profile_file, write_line_profile)
+from spanscope.results._line_cli import print_line_profile
 from spanscope.results._exports import (export_chrome_trace, export_flamegraph_svg,
                                         export_prof, export_speedscope, load_prof, to_pstats)
 from spanscope.results._inspection import (collect_file_metadata, create_html_report,
@@ -65,6 +70,9 @@ __all__ = [
     # LIKWID (scope-profiler's likwid_data and summary tables; results/_likwid.py)
     "LikwidDataError", "likwid_tables", "parse_marker_file", "print_likwid_table",
     "print_likwid_tables", "read_likwid_file", "read_marker_file", "write_likwid_results",
+    # line profiles (use_line_profiler; results/_lines.py, docs/line-profiles.md)
+    "LineProfileDataError", "format_line_profile", "print_line_profile",
+    "read_line_profile_file", "write_line_profile",
     "export_chrome_trace", "export_flamegraph_svg", "export_prof", "export_speedscope",
     "load_prof", "to_pstats",
     "collect_file_metadata", "create_html_report", "inspect_file", "write_metadata_json",

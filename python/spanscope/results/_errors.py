@@ -45,13 +45,6 @@ class IntegrationNotAvailableError(NotImplementedError):
     """A results accessor of an integration spanscope does not have yet."""
 
 
-def _line_profile_unavailable(path) -> IntegrationNotAvailableError:
-    return IntegrationNotAvailableError(
-        f"{path} holds line-profiler data (rank<N>/line_profile), which spanscope does not "
-        "read yet: line profiling is not available until the line-profiler integration "
-        "lands")
-
-
 def _counters_unavailable(what: str):
     return IntegrationNotAvailableError(
         f"{what} is not available yet: spanscope reads no {what.split()[0]} data "

@@ -137,6 +137,9 @@ def _counter_groups(results: ProfilingResults) -> list[str]:
     if model is not None:
         groups |= set(model.rank_groups)
     groups.discard("likwid")  # read: its tables are printed (results/_likwid.py)
+    # read (ProfilingResults.line_profile; `spanscope line-profile` prints
+    # them), not part of inspect's output, as in scope-profiler
+    groups.discard("line_profile")
     return sorted(groups)
 
 

@@ -32,9 +32,10 @@ from spanscope.results._model import _ints, _row_extra, _table, read
 from spanscope.results._table import (needs_distributions, print_region_table,
                                               region_rows)
 from spanscope.results._calls import _call_arrays, build_call_arrays, build_call_stack
-from spanscope.results._errors import CorruptProfileError, EventDataUnavailableError, HDF5SchemaError, NS_PER_SECOND, SummaryDataUnavailable, _counters_unavailable, _line_profile_unavailable
+from spanscope.results._errors import CorruptProfileError, EventDataUnavailableError, HDF5SchemaError, NS_PER_SECOND, SummaryDataUnavailable, _counters_unavailable
 from spanscope.results._regions import MPIRegion, Region, TaskInfo, ThreadInfo, _TASK_COLS, _THREAD_COLS, _line, _lanes
 from spanscope.results._likwid import LikwidDataError, LikwidRegionResult, print_likwid_tables, read_likwid_file
+from spanscope.results._lines import LINE_PROFILE_GROUP, read_line_profile_file
 
 __all__ = ["ProfilingResults", "merge_results", "read_h5", "read_h5_summary"]
 
@@ -123,6 +124,9 @@ class ProfilingResults:
         if "likwid" in out._rank_groups:  # scope-profiler's rank<N>/likwid groups
             out._likwid = _read_likwid(res.path)
             out._rank_groups = out._rank_groups - {"likwid"}
+        if LINE_PROFILE_GROUP in out._rank_groups:  # rank<N>/line_profile (results/_lines.py)
+            out._line_profile = read_line_profile_file(res.path)
+            out._rank_groups = out._rank_groups - {LINE_PROFILE_GROUP}
         if event_data:  # the fold's self times, which the C reader made
             for data in res.rows:
                 r = out._region_dict[data.name].regions[data.rank]
@@ -343,11 +347,13 @@ class ProfilingResults:
 
     @property
     def line_profile(self) -> dict:
-        """rank -> line-profiler records.  A file with scope-profiler's
-        rank<N>/line_profile groups raises IntegrationNotAvailableError
-        (spanscope does not read them yet) rather than answer {}."""
-        if "line_profile" in self._rank_groups:
-            raise _line_profile_unavailable(self._file_path)
+        """Persisted line-profiler records keyed by rank (scope-profiler's
+        ``line_profile``): each record a dict with ``region``,
+        ``filename``, ``function``, ``first_lineno``, ``line_numbers``,
+        ``hits``, ``times`` and ``unit`` (the seconds of a line are
+        ``times * unit``), and ``source`` / ``source_first_lineno`` where
+        the function's source was stored (docs/line-profiles.md).  {} for
+        a run without line profiles."""
         return self._line_profile
     num_ranks = property(lambda self: self._num_ranks)
 
@@ -688,10 +694,9 @@ def _read_likwid(path) -> dict:
 def _check_integrations(path: str, groups, include_likwid, include_line_profile) -> None:
     """read_h5_summary's include_*: True asks for data spanscope does not
     read yet, an IntegrationNotAvailableError when the file has it (False,
-    None, or a file without it: nothing to refuse).  LIKWID groups are
-    read (include_likwid)."""
-    if include_line_profile and "line_profile" in groups:
-        raise _line_profile_unavailable(path)
+    None, or a file without it: nothing to refuse).  LIKWID groups
+    (include_likwid) and line profiles (include_line_profile) are read:
+    nothing is refused now."""
 
 
 def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
@@ -704,11 +709,10 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
     events(), call_stack() raise EventDataUnavailableError, percentiles are
     None.  A file without summary_statistics (schemas 1/2, hand-built
     files) raises SummaryDataUnavailable, or with fallback is read whole
-    with its events (read_h5).  regions / ranks keep only those; LIKWID and
-    line-profile data are another issue's: include_likwid /
-    include_line_profile True (the defaults) on a file that has such
-    groups raise IntegrationNotAvailableError (pass False to read the
-    timing alone); False / None, or a file without them, read as usual."""
+    with its events (read_h5).  regions / ranks keep only those (ranks:
+    the LIKWID results and line profiles too); include_likwid /
+    include_line_profile True (the defaults) read the file's LIKWID
+    results / line profiles, False or None leave them out."""
     path = os.fspath(file_path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"No profile at {path!r}")
@@ -737,6 +741,13 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
     if "likwid" in out._rank_groups and include_likwid:  # the summary read skips them
         out._likwid = _read_likwid(path)
     out._rank_groups = out._rank_groups - {"likwid"}
+    if LINE_PROFILE_GROUP in out._rank_groups and include_line_profile:  # skipped too
+        out._line_profile = read_line_profile_file(path)
+    out._rank_groups = out._rank_groups - {LINE_PROFILE_GROUP}
+    if not include_line_profile:
+        out._line_profile = {}
+    elif rks is not None:
+        out._line_profile = {r: v for r, v in out._line_profile.items() if r in rks}
     if not include_likwid:
         out._likwid = {}
     elif rks is not None:
@@ -776,6 +787,7 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
     merged: dict[str, MPIRegion] = {}
     metadata: dict = {}
     likwid: dict = {}
+    line_profile: dict = {}
     threads: dict = {}
     tasks: dict = {}
     nranks = 0
@@ -783,6 +795,8 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
         metadata = {**res.metadata, **metadata}
         for rank, regions in res.get_likwid_regions().items():  # LIKWID's, rank by rank
             likwid.setdefault(rank, {}).update(regions)
+        for rank, records in res.line_profile.items():  # line profiles, rank by rank
+            line_profile.setdefault(rank, []).extend(records)
         nranks = max(nranks, res.num_ranks)
         for k, v in res.threads.items():
             threads.setdefault(k, v)
@@ -794,7 +808,8 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
         metadata["label"] = label
     out = ProfilingResults(merged, metadata=metadata, num_ranks=nranks,
                            file_path=file_path if file_path is not None else roots[0].file_path,
-                           threads=threads, tasks=tasks, likwid=likwid)
+                           threads=threads, tasks=tasks, likwid=likwid,
+                           line_profile=line_profile)
     # integration data of any input still is not there to merge: say so
     out._rank_groups = frozenset().union(*(r._rank_groups for r in roots))
     return out

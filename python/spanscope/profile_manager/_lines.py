@@ -1,0 +1,234 @@
+"""The line_profiler side of a ``use_line_profiler=True`` run, as
+scope-profiler 0.7.5's ``LineProfilerRegion`` drives it.
+
+The timing of every region stays the C core's (``sps_begin`` / ``sps_end``);
+line_profiler (PyPI's ``line_profiler``, the ``line-profiler`` extra) does the
+per-line part.  :class:`LineProfileRun` is one run of it:
+
+* one ``line_profiler.LineProfiler`` per region, created on the region's
+  first call or first function: a region's profile holds the lines of *its*
+  functions executed while *it* is open, as scope-profiler's per-region
+  profilers do;
+* the functions: ``@profile`` hands the decorated function
+  (:meth:`add_function`, before any wrapper), ``region(name,
+  functions=[...])`` / ``Region.add_function`` the listed ones, and a
+  ``with region:`` block the function holding it (found from the calling
+  frame, as scope-profiler's ``enter_frame``; line_profiler profiles a
+  function's later calls, not the one already running, so a function
+  holding a ``with`` block shows from its next call on -- scope-profiler's
+  limitation too);
+* :meth:`start` / :meth:`stop` are the C core's call hooks
+  (``_ext.set_call_hooks``): right after each begin and right before each
+  end, ``enable_by_count`` / ``disable_by_count`` of the region's profiler on
+  the calling thread (nested and recursive calls count, as line_profiler
+  counts them);
+* :meth:`records` at finalize: each region's ``LineStats`` as
+  scope-profiler's records (results/_lines.py), only what ran since the
+  previous finalize -- a finalize is a checkpoint, and each file holds its
+  period, its line profiles as its timings.
+
+ImportError naming the package and the extra when line_profiler is missing.
+"""
+
+from __future__ import annotations
+
+import dis
+import io
+import os
+import sys
+import threading
+import types
+
+from spanscope.results._lines import records_from_stats, stats_totals
+
+__all__ = ["LineProfileRun", "import_line_profiler"]
+
+#: spanscope's own source files (the session's root, handles, the tracer):
+#: never handed to line_profiler, never in a record
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: the opcodes that enter a ``with`` block (3.10: SETUP_WITH; 3.11-3.13:
+#: BEFORE_WITH; async forms for completeness)
+_WITH_OPCODES = frozenset(dis.opmap[n] for n in ("SETUP_WITH", "BEFORE_WITH",
+                                                 "SETUP_ASYNC_WITH", "BEFORE_ASYNC_WITH")
+                          if n in dis.opmap)
+
+
+def import_line_profiler():
+    """line_profiler's ``LineProfiler`` class, imported on first use;
+    ImportError saying what to install when line_profiler is missing."""
+    try:
+        from line_profiler import LineProfiler
+    except ImportError as exc:
+        raise ImportError(
+            "use_line_profiler=True needs line_profiler, which is not installed: "
+            "pip install 'spanscope[line-profiler]' (or pip install line_profiler)") from exc
+    return LineProfiler
+
+
+def is_package_file(filename) -> bool:
+    """Whether filename is one of spanscope's own source files."""
+    try:
+        path = os.path.abspath(str(filename))
+        return os.path.commonpath([path, _PACKAGE_DIR]) == _PACKAGE_DIR
+    except ValueError:
+        return False
+
+
+def _entered_by_with(code, lasti: int) -> bool:
+    """Whether the instruction at lasti of code is a ``with`` statement
+    calling ``__enter__`` (3.14's LOAD_SPECIAL ... CALL too)."""
+    raw = code.co_code
+    if 0 <= lasti < len(raw) and raw[lasti] in _WITH_OPCODES:
+        return True
+    if "LOAD_SPECIAL" not in dis.opmap:  # before 3.14: nothing else enters
+        return False
+    previous = None
+    for ins in dis.get_instructions(code):
+        if ins.offset == lasti:
+            return ins.opname == "CALL" and previous == "LOAD_SPECIAL"
+        if ins.opname not in ("CACHE", "PUSH_NULL", "SWAP", "COPY"):
+            previous = ins.opname
+    return False
+
+
+def function_for_frame(frame):
+    """A function object of the code frame runs, for line_profiler to
+    register (scope-profiler's ``_function_for_frame``): the locals', the
+    caller's or the module's function of that code when there is one, else
+    the function the garbage collector knows to hold that code (a nested
+    function: line_profiler must pad *its* code for later calls to count),
+    else a new function over the same code and closure (never called:
+    line_profiler reads its code).  None when none can be built."""
+    code = frame.f_code
+    spaces = [frame.f_locals, frame.f_globals]
+    if frame.f_back is not None:
+        spaces.insert(1, frame.f_back.f_locals)
+    for namespace in spaces:
+        for value in list(namespace.values()):
+            if isinstance(value, types.FunctionType) and value.__code__ is code:
+                return value
+    import gc
+    for owner in gc.get_referrers(code):
+        if isinstance(owner, types.FunctionType) and owner.__code__ is code:
+            return owner
+    closure = None
+    if code.co_freevars:
+        def cell(value):
+            return (lambda: value).__closure__[0]
+        closure = tuple(cell(frame.f_locals.get(n)) for n in code.co_freevars)
+    try:
+        return types.FunctionType(code, frame.f_globals, code.co_name, closure=closure)
+    except (TypeError, ValueError):
+        return None
+
+
+class LineProfileRun:
+    """line_profiler for the regions of one ``use_line_profiler=True`` run
+    (see the module).  ``line_profiler_class`` may be given (a stand-in
+    with LineProfiler's methods, for tests); by default line_profiler's is
+    imported, ImportError telling what to install."""
+
+    def __init__(self, line_profiler_class=None):
+        self._cls = import_line_profiler() if line_profiler_class is None \
+            else line_profiler_class
+        self._profilers: dict = {}   # region name -> LineProfiler
+        self._previous: dict = {}    # region name -> stats_totals at the last records()
+        self._with_sites: dict = {}  # (region, code, lasti) -> handled
+        self._added: set = set()     # (region, function) handed already
+        self._lock = threading.Lock()
+
+    def profiler(self, region: str):
+        """The LineProfiler of region (created on first use)."""
+        prof = self._profilers.get(region)
+        if prof is None:
+            with self._lock:
+                prof = self._profilers.get(region)
+                if prof is None:
+                    prof = self._profilers[region] = self._cls()
+        return prof
+
+    def has_profiler(self, region: str) -> bool:
+        """Whether region has had a call or a function in this run."""
+        return region in self._profilers
+
+    def add_function(self, region: str, func) -> None:
+        """Hands func to region's profiler (a method: its function; a
+        wrapper with ``__wrapped__``: the function inside).  Functions of
+        spanscope itself and objects with no code are left out."""
+        func = getattr(func, "__func__", func)
+        while hasattr(func, "__wrapped__") and not hasattr(func, "__code__"):
+            func = func.__wrapped__
+        code = getattr(func, "__code__", None)
+        if code is None or is_package_file(code.co_filename):
+            return
+        try:
+            key = (region, func)
+            if key in self._added:  # region(name, functions=[f]) in a loop
+                return
+            self._added.add(key)
+        except TypeError:  # an unhashable callable: handed every time
+            pass
+        self.profiler(region).add_function(func)
+
+    def start(self, region: str, _depth: int = 1) -> None:
+        """The call hook after each begin of region: its profiler on, on
+        this thread.  Entered by a ``with`` statement (the frame _depth up,
+        the caller of the region's ``__enter__``), the function holding the
+        block is handed to the profiler first (once per site)."""
+        prof = self.profiler(region)
+        frame = sys._getframe(_depth)
+        key = (region, frame.f_code, frame.f_lasti)
+        if key not in self._with_sites:
+            self._with_sites[key] = True
+            if (_entered_by_with(frame.f_code, frame.f_lasti)
+                    and not is_package_file(frame.f_code.co_filename)):
+                func = function_for_frame(frame)
+                if func is not None:
+                    prof.add_function(func)
+        prof.enable_by_count()
+
+    def stop(self, region: str) -> None:
+        """The call hook before each end of region: its profiler off, on
+        this thread, once its calls there are all closed."""
+        prof = self._profilers.get(region)
+        if prof is not None:
+            prof.disable_by_count()
+
+    def stats(self, region: str):
+        """line_profiler's LineStats of region since the run began (None
+        when the region has no profiler)."""
+        prof = self._profilers.get(region)
+        return None if prof is None else prof.get_stats()
+
+    def print_stats(self, region: str, stream=None) -> None:
+        """line_profiler's own per-line table of region (its print_stats)."""
+        prof = self._profilers.get(region)
+        if prof is not None:
+            prof.print_stats(stream=sys.stdout if stream is None else stream)
+
+    def stats_text(self, region: str) -> str:
+        """print_stats' text of region ("" without a profiler)."""
+        out = io.StringIO()
+        self.print_stats(region, out)
+        return out.getvalue()
+
+    def records(self, recorded_path=None) -> list[dict]:
+        """scope-profiler's records of every region, in region creation
+        order: what line_profiler measured since the previous call (the
+        previous finalize), spanscope's own frames left out.
+        recorded_path(filename) gives the stored file name."""
+        out = []
+        for region, prof in list(self._profilers.items()):
+            stats = prof.get_stats()
+            out.extend(records_from_stats(stats, region, self._previous.get(region),
+                                          skip=is_package_file, recorded_path=recorded_path))
+            self._previous[region] = stats_totals(stats)
+        return out
+
+    def close(self) -> None:
+        """Every profiler off on this thread (a run that ends with a region
+        still open); the profiles stay readable."""
+        for prof in list(self._profilers.values()):
+            while getattr(prof, "enable_count", 0) > 0:
+                prof.disable_by_count()
