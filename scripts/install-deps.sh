@@ -122,7 +122,9 @@ fi
 # pytest-xdist: the `pytest` extra (the pytest plugin's merged file under -n,
 # tests/python/test_pytest_plugin.py); ipython, ipykernel, nbclient,
 # nbformat, pandas, line_profiler: the `notebook` extra (the magics, run by
-# tests/python/test_ipython_magics.py in a real kernel through nbclient)
+# tests/python/test_ipython_magics.py in a real kernel through nbclient);
+# line_profiler is also the `line-profiler` extra (use_line_profiler=True,
+# tests/python/test_line_profiles.py, bench/bench_line_profile.py)
 if ! .venv/bin/python -c 'import xdist, IPython, ipykernel, nbclient, nbformat, pandas, line_profiler' >/dev/null 2>&1; then
   echo "install-deps: pip install pytest-xdist ipython ipykernel nbclient nbformat pandas line_profiler"
   .venv/bin/python -m pip install -q pytest-xdist ipython ipykernel nbclient nbformat pandas line_profiler
