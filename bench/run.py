@@ -591,7 +591,15 @@ def main():
         print("Python face: not measured (spanscope is not installed for %s)"
               % sys.executable)
         return 0
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    if rc:
+        return rc
+    # --- line profiles: per line executed, line_profiler alone and
+    # use_line_profiler's regions (docs/line-profiles.md) -------------------
+    print()
+    lp = [sys.executable, os.path.join(here, "bench_line_profile.py"), "--json",
+          os.path.join(os.path.dirname(os.path.abspath(json_path)), "line_profile.json")]
+    return subprocess.call(lp + (["--quick"] if q else []))
 
 
 if __name__ == "__main__":
