@@ -539,3 +539,33 @@ def test_run_line_profile_without_line_profiler(tmp_path, monkeypatch, capsys):
     assert _cli("run", "-q", "--line-profile", "-o", str(tmp_path / "x.h5"), str(script)) == 2
     captured = capsys.readouterr()
     assert "spanscope[line-profiler]" in captured.err and "never" not in captured.out
+
+
+def test_scope_line_magic_keeps_the_regions_line_profiles(capsys):
+    """%%scope_line runs its session with use_line_profiler=True, as
+    scope-profiler's magic: the stored run carries each region's profile."""
+    pytest.importorskip("IPython", reason="IPython (the notebook extra) is missing")
+    from IPython.testing import globalipapp
+
+    from spanscope.integrations.ipython_magics import ScopeMagics
+    ip = globalipapp.get_ipython()
+    ip.register_magics(ScopeMagics)
+    magics = ip.magics_manager.registry["ScopeMagics"]
+    cell = ("from spanscope import ProfileManager\n"
+            "@ProfileManager.profile('compute')\n"
+            "def compute(n):\n"
+            "    total = 0\n"
+            "    for i in range(n):\n"
+            "        total += i * i\n"
+            "    return total\n"
+            "compute(100); compute(100)\n")
+    try:
+        ip.run_cell_magic("scope_line", "-q lines", cell)
+        out = capsys.readouterr().out
+        assert "Function: compute" in out
+        rec = _record(magics._runs["lines"].line_profile[0], "compute", "compute")
+        assert _hits(rec)[6] == 200  # "total += i * i", line 6 of the cell
+    finally:
+        magics._runs.pop("lines", None)
+        if "lines" in magics._order:
+            magics._order.remove("lines")

@@ -362,7 +362,10 @@ class ScopeMagics(Magics):
         body are handed to line_profiler as they are defined (a decorator
         added below the cell's own, through an AST transformer that lives
         for this cell only), and their per-line table is printed after the
-        region table.  Functions defined in earlier cells are not."""
+        region table.  Functions defined in earlier cells are not.  The
+        session runs with ``use_line_profiler=True``, so the stored run's
+        ``line_profile`` holds each region's line profile, as
+        scope-profiler's magic keeps it."""
         try:
             from line_profiler import LineProfiler
         except ImportError:
@@ -382,7 +385,11 @@ class ScopeMagics(Magics):
         self.shell.ast_transformers.append(transformer)
         self.shell.user_ns[_LINE_HOOK] = hook
         try:
-            with ProfileManager.session(**_SESSION) as run:
+            # use_line_profiler=True as scope-profiler's magic: the run's
+            # regions keep their own line profiles too (run.results'
+            # line_profile, %scope_export); the table printed is this
+            # profiler's, which saw the cell's functions from their definition
+            with ProfileManager.session(use_line_profiler=True, **_SESSION) as run:
                 profiler.enable_by_count()
                 try:
                     self.shell.run_cell(cell)
