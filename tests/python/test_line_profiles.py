@@ -569,3 +569,36 @@ def test_scope_line_magic_keeps_the_regions_line_profiles(capsys):
         magics._runs.pop("lines", None)
         if "lines" in magics._order:
             magics._order.remove("lines")
+
+
+def test_the_terminal_browser_shows_line_profiles(tmp_path):
+    """scope-profiler's test_line_profile_records_are_clickable, on a file
+    with the record it writes: a region's "Line Profile" node, a rank's
+    record with every line of the function."""
+    from spanscope.integrations.tui import build_browser_model, node_detail_text
+    src = tmp_path / "app.py"
+    src.write_text("\n" * 10 + "    if enabled:\n        total = 0\n    done = True\n")
+    path = _recorded(tmp_path)
+    record = {"region": "solve", "filename": str(src), "function": "solve",
+              "first_lineno": 10, "line_numbers": np.asarray([11, 13]),
+              "hits": np.asarray([1, 5]), "times": np.asarray([10.0, 25.0]), "unit": 1e-9}
+    with h5py.File(path, "a") as f:
+        del f["rank0/line_profile"]
+        write_line_profile(f["rank0"], [record])
+    model = build_browser_model(path)
+
+    def find(node, label):
+        return next(c for c in node.children if c.label == label)
+
+    solve = find(find(model.root, "Regions"), "solve")
+    lines = find(solve, "Line Profile")
+    assert "Function" in node_detail_text(lines)
+    details = node_detail_text(find(lines, "Rank 0"))
+    assert "Rank 0 | solve | solve" in details
+    assert "Line" in details and "Hits" in details and "Time [s]" in details
+    assert "----" not in details
+    assert "11" in details and "1e-08" in details
+    assert "if enabled:" in details and "    total = 0" in details
+    assert "    if enabled:" not in details
+    (row,) = [line for line in details.splitlines() if "total = 0" in line]
+    assert [c.strip() for c in row.strip("│ ").split("│")][:5] == ["12", "", "", "", ""]

@@ -18,8 +18,10 @@ tools return.  A region's details show its values per span (memory and
 counters, own and self: the file's /values, ``spanscope.read(path).values``)
 when the run recorded them, and its LIKWID counters and perf-event totals
 per rank when the file holds them (the results' ``get_likwid_regions`` and
-``get_perf_events``); only scope-profiler's line profiles are not shown yet
-(the Overview says so).  Plots are drawn by :mod:`spanscope.plots`.  The "Raw HDF5"
+``get_perf_events``), and its line profiles (a "Line Profile" node per
+region: per rank, each function's lines, hits and times, as scope-profiler's
+browser shows ``results.line_profile``).  Plots are drawn by
+:mod:`spanscope.plots`.  The "Raw HDF5"
 section lists the file's groups and datasets (names, shapes, types, the
 first elements) as h5py sees them, for looking, not for analysis.
 
@@ -59,6 +61,7 @@ from spanscope.integrations.mcp_server.tools import (
     time_span,
     unread_groups,
 )
+from spanscope.results._lines import line_profile_rows
 from spanscope.plots import (
     FLAME_CMAP,
     available_likwid_metrics,
@@ -320,6 +323,7 @@ def build_browser_model(file_path) -> BrowserModel:
 
     likwid = results.get_likwid_regions()
     perf_events = results.get_perf_events()
+    lines_by_region = _line_profile_by_region(results)
     region_children = []
     for region in results.get_regions():
         calls = [BrowserNode(f"Rank {rank}", "rank_calls",
@@ -341,7 +345,14 @@ def build_browser_model(file_path) -> BrowserModel:
                 children.append(BrowserNode(f"Perf events rank {rank}", "perf_events_rank",
                                             {"rank": rank, "region_name": region.name,
                                              "totals": by_region[region.name]}))
+        line_profile = lines_by_region.pop(region.name, None)
+        if line_profile:
+            children.append(_line_profile_node(region.name, line_profile))
         region_children.append(BrowserNode(region.name, "region", dict(summary), children))
+    for name, by_rank in sorted(lines_by_region.items()):  # profiles of no timed region
+        node = _line_profile_node(name, by_rank)
+        region_children.append(BrowserNode(name, "line_profile_region", node.payload,
+                                           node.children))
 
     plot_children = [BrowserNode(_PLOT_LABELS.get(name, name.title()), "plot",
                                  {"results": results, "plot_name": name,
@@ -550,6 +561,76 @@ def _rank_call_rows(region, rank, results) -> str:
     return text
 
 
+# -- line profiles (use_line_profiler; scope-profiler's "Line Profile" nodes)
+def _line_seconds(record) -> float:
+    return float(np.sum(record["times"])) * float(record["unit"])
+
+
+def _line_profile_by_region(results) -> dict:
+    """region -> rank -> its line-profile records (results.line_profile)."""
+    out: dict = {}
+    for rank, records in sorted(results.line_profile.items()):
+        for record in records:
+            out.setdefault(str(record["region"]), {}).setdefault(rank, []).append(record)
+    return out
+
+
+def _line_profile_node(region_name: str, by_rank: dict) -> BrowserNode:
+    """A region's "Line Profile" node: a child per rank (one record: the
+    record itself; several: one child per function)."""
+    children, every = [], []
+    for rank, records in sorted(by_rank.items()):
+        every.extend({**record, "rank": rank} for record in records)
+        if len(records) == 1:
+            children.append(BrowserNode(f"Rank {rank}", "line_profile_record",
+                                        {"rank": rank, "record": records[0]}))
+            continue
+        children.append(BrowserNode(
+            f"Rank {rank} ({len(records)} record(s))", "line_profile_rank",
+            {"rank": rank, "records": records},
+            [BrowserNode(str(r["function"]), "line_profile_record", {"rank": rank, "record": r})
+             for r in records]))
+    return BrowserNode("Line Profile", "line_profile_region",
+                       {"region": region_name, "records": every}, children)
+
+
+def _line_profile_text(kind: str, payload) -> str:
+    """The detail pane of the line-profile nodes: a region's functions, a
+    rank's, or one function's lines (line, hits, time, per hit, %, source:
+    every line of the function, those that never ran without timings)."""
+    if kind == "line_profile_region":
+        rows = [(r.get("rank", "-"), r["function"], f"{r['filename']}:{r['first_lineno']}",
+                 len(r["line_numbers"]), f"{_line_seconds(r):.6g} s")
+                for r in payload["records"]]
+        return (f"Line profile | {payload['region']}\n\n"
+                + _table(("Rank", "Function", "Location", "Lines", "Total"), rows))
+    if kind == "line_profile_rank":
+        rows = [(r["function"], f"{r['filename']}:{r['first_lineno']}",
+                 len(r["line_numbers"]), f"{_line_seconds(r):.6g} s")
+                for r in payload["records"]]
+        return (f"Line profile rank {payload['rank']}\n\n"
+                + _table(("Function", "Location", "Lines", "Total"), rows))
+    record = payload["record"]
+    unit, total = float(record["unit"]), float(np.sum(record["times"]))
+    rows = []
+    for line, hits, elapsed, text in line_profile_rows(record):
+        text = text.replace("\N{ZERO WIDTH SPACE}", "")  # this table keeps blanks
+        if hits is None:
+            rows.append((int(line), "", "", "", "", text))
+            continue
+        seconds = float(elapsed) * unit
+        rows.append((int(line), int(hits), f"{seconds:.6g}",
+                     f"{seconds / int(hits):.6g}" if hits else "",
+                     f"{float(elapsed) / total * 100:.2f}" if total else "", text))
+    header = (f"Rank {payload['rank']} | {record['region']} | {record['function']}\n"
+              f"{record['filename']}:{record['first_lineno']}\n"
+              f"Total: {_line_seconds(record):.6g} s")
+    if not rows:
+        return header + "\n\nNo per-line timings recorded for this function."
+    return header + "\n\n" + _table(("Line", "Hits", "Time [s]", "Per hit [s]", "%",
+                                       "Source"), rows)
+
+
 def node_detail_text(node: BrowserNode) -> str:
     """The text the detail pane shows for a node of the tree."""
     kind, payload = node.kind, node.payload
@@ -610,6 +691,8 @@ def node_detail_text(node: BrowserNode) -> str:
         return _likwid_rank(payload)
     if kind == "perf_events_rank":
         return _perf_events_rank(payload)
+    if kind in ("line_profile_region", "line_profile_rank", "line_profile_record"):
+        return _line_profile_text(kind, payload)
     if kind == "source":
         region = payload["region"]
         if not region.has_source:
