@@ -107,6 +107,8 @@ typedef struct {
     uintptr_t code, name, qualname, filename; /* the key: addresses ... */
     uint32_t qualname_len, filename_len;      /* ... lengths ... */
     uint64_t content;                         /* ... and str_key hashes */
+    _Atomic uint64_t line_memo;               /* (byte offset + 1) << 32 | line
+                                                 of the last lookup: 0 none */
     uint32_t fn_off, file_off;                /* copies in the arena */
     uint16_t fn_units, file_units;            /* code units copied */
     uint8_t fn_kind, file_kind;               /* 1, 2 or 4; 0: no copy */
@@ -193,12 +195,28 @@ static inline uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
     return x ^ (x >> 31);
 }
 
-/* A hash of s's length and of up to 32 code units at each end (the ends
- * tell file names and generated names apart), 0 for a str we do not read:
- * part of a slot's key, so that a new code object at a freed one's address,
- * whose names are new strings at the freed names' addresses, is not taken
- * for the old one.  Our own hash, not the str's cached one: that may be
- * computed (by another thread) between two lookups. */
+/* 8 bytes at p as a number (byte loads: no call, no alignment need). */
+static inline uint64_t load8(const unsigned char *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+static inline uint64_t hash_bytes(uint64_t h, const unsigned char *p, size_t len) {
+    for (; len >= 8; len -= 8, p += 8) {
+        h = (h ^ load8(p)) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+    }
+    for (; len; len--, p++) h = (h ^ *p) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* A hash of s's length and of up to 32 bytes of its data at each end (the
+ * ends tell file names and generated names apart), 0 for a str we do not
+ * read: part of a slot's key, so that a new code object at a freed one's
+ * address, whose names are new strings at the freed names' addresses, is
+ * not taken for the old one.  Our own hash, not the str's cached one: that
+ * may be computed (by another thread) between two lookups. */
 static uint64_t str_key(const PyObject *s, uint32_t *len) {
     Py_ssize_t n;
     int k;
@@ -206,14 +224,12 @@ static uint64_t str_key(const PyObject *s, uint32_t *len) {
     *len = 0;
     if (!str_view(s, &n, &k, &d)) return 0;
     *len = (uint32_t)n;
-    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ (uint64_t)n;
     const unsigned char *b = (const unsigned char *)d;
-    size_t bytes = (size_t)n * (size_t)k, lim = 32 * (size_t)k;
-    size_t head = bytes < lim ? bytes : lim;
-    size_t tail = bytes - head < lim ? bytes - head : lim;
-    for (size_t i = 0; i < head; i++) h = (h ^ b[i]) * UINT64_C(0x100000001b3);
-    for (size_t i = bytes - tail; i < bytes; i++) h = (h ^ b[i]) * UINT64_C(0x100000001b3);
-    return h;
+    size_t bytes = (size_t)n * (size_t)k;
+    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ (uint64_t)n;
+    if (bytes <= 64) return hash_bytes(h, b, bytes);
+    h = hash_bytes(h, b, 32);
+    return hash_bytes(h, b + bytes - 32, 32);
 }
 
 /* The code object's name (its qualified name from 3.11 on: 3.10 has none). */
@@ -276,8 +292,28 @@ static uint32_t code_slot(PyCodeObject *co) {
     return 0;
 }
 
-static inline uint64_t frame_word(PyCodeObject *co, int line) {
+static int code_line(PyCodeObject *co, Py_ssize_t addr);
+
+/* The word of a frame running code object co at byte offset addr (its
+ * line from the slot's memo when the offset is the memo's: a frame that
+ * calls keeps its offset from sample to sample, and the line table's walk
+ * is the costly part of a walk). */
+static inline uint64_t frame_word(PyCodeObject *co, Py_ssize_t addr) {
     uint32_t slot = code_slot(co);
+    int line;
+    if (slot && addr >= 0 && addr < INT32_MAX) {
+        _Atomic uint64_t *memo = &g_slots[slot - 1].line_memo;
+        uint64_t m = atomic_load_explicit(memo, memory_order_relaxed);
+        if (m >> 32 == (uint64_t)addr + 1) {
+            line = (int)(uint32_t)m;
+        } else {
+            line = code_line(co, addr);
+            atomic_store_explicit(memo, ((uint64_t)addr + 1) << 32 | (uint32_t)line,
+                                  memory_order_relaxed);
+        }
+    } else {
+        line = code_line(co, addr);
+    }
     return PYS_WORD_TAG | ((uint64_t)slot << 32) | (uint32_t)(line > 0 ? line : 0);
 }
 
@@ -300,7 +336,7 @@ static inline Py_ssize_t code_nbytes(PyCodeObject *co) {
 #endif
 }
 
-static inline int code_line(PyCodeObject *co, Py_ssize_t addr) {
+static int code_line(PyCodeObject *co, Py_ssize_t addr) {
     if (addr < 0 || addr >= code_nbytes(co)) return 0;
     PyObject *lt = co->co_linetable;
     if (!ptr_ok(lt) || Py_TYPE(lt) != &PyBytes_Type) return 0;
@@ -325,9 +361,11 @@ static int py_walk(uint64_t *words, int max) {
         if (!ptr_ok(f) || Py_TYPE((PyObject *)f) != &PyFrame_Type || !refcnt_ok(f)) break;
         PyCodeObject *co = f->f_code;
         if (!is_code(co)) break;
-        int line = f->f_lineno; /* set while a tracer runs */
-        if (line <= 0) line = code_line(co, (Py_ssize_t)f->f_lasti * (Py_ssize_t)sizeof(_Py_CODEUNIT));
-        words[n++] = frame_word(co, line);
+        if (f->f_lineno > 0) { /* set while a tracer runs */
+            words[n++] = PYS_WORD_TAG | ((uint64_t)code_slot(co) << 32) | (uint32_t)f->f_lineno;
+        } else {
+            words[n++] = frame_word(co, (Py_ssize_t)f->f_lasti * (Py_ssize_t)sizeof(_Py_CODEUNIT));
+        }
         f = f->f_back;
     }
 #else
@@ -371,8 +409,7 @@ static int py_walk(uint64_t *words, int max) {
             continue;
         }
         Py_ssize_t lasti = ip - code;
-        int line = code_line(co, lasti * (Py_ssize_t)sizeof(_Py_CODEUNIT));
-        words[n++] = frame_word(co, line);
+        words[n++] = frame_word(co, lasti * (Py_ssize_t)sizeof(_Py_CODEUNIT));
         fr = fr->previous;
     }
 #endif
