@@ -288,14 +288,25 @@ def _run(argv: list[str]) -> int:
     except (TypeError, ValueError, OSError, ImportError, RuntimeError) as error:
         # ImportError: --memory-profile without memray, --line-profile without line_profiler
         return _die(EXIT_USAGE, f"run: {error}")
+    recursive = (args.all or args.entrypoint is not None
+                 or ProfileManager.get_config().recursive_profile)
+    lines = getattr(ProfileManager, "_line_run", None)
+    from contextlib import nullcontext
+    tracing = nullcontext()
+    if recursive and lines is not None:
+        # --line-profile --recursive: the traced functions' lines too, under
+        # their regions, with the tracer's own filters (scope-profiler's run)
+        from spanscope.profile_manager._scripts import _system_prefixes
+        tracing = lines.trace_recursive(None if args.all else _system_prefixes(),
+                                        tuple(args.include_patterns),
+                                        tuple(args.exclude_patterns), args.entrypoint)
     try:
-        ProfileManager._exec_script(
-            args.script, args.script_args,
-            args.all or args.entrypoint is not None
-            or ProfileManager.get_config().recursive_profile,
-            only_user_code=not args.all, include_patterns=tuple(args.include_patterns),
-            exclude_patterns=tuple(args.exclude_patterns), entrypoint=args.entrypoint,
-            root_region=False)  # scope-profiler's run: explicit regions only unless recursive
+        with tracing:
+            ProfileManager._exec_script(
+                args.script, args.script_args, recursive,
+                only_user_code=not args.all, include_patterns=tuple(args.include_patterns),
+                exclude_patterns=tuple(args.exclude_patterns), entrypoint=args.entrypoint,
+                root_region=False)  # scope-profiler's run: explicit regions only unless recursive
     finally:
         ProfileManager.finalize(verbose=not args.quiet, return_results=args.no_output)
     return 0

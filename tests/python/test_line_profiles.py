@@ -602,3 +602,42 @@ def test_the_terminal_browser_shows_line_profiles(tmp_path):
     assert "    if enabled:" not in details
     (row,) = [line for line in details.splitlines() if "total = 0" in line]
     assert [c.strip() for c in row.strip("│ ").split("│")][:5] == ["12", "", "", "", ""]
+
+
+def test_run_line_profile_recursive_times_every_traced_function(tmp_path):
+    """scope-profiler's run --line-profile with recursive tracing: every
+    traced function's lines under its region (<module>.<qualname>), the
+    explicit regions' through line_profiler, threads included."""
+    script = tmp_path / "app.py"
+    script.write_text(textwrap.dedent("""
+        import threading
+        from spanscope import ProfileManager
+
+        def inner(n):
+            t = 0
+            for i in range(n):
+                t += i
+            return t
+
+        @ProfileManager.profile("explicit")
+        def outer():
+            return inner(10) + inner(20)
+
+        for _ in range(3):
+            outer()
+        th = threading.Thread(target=outer)
+        th.start()
+        th.join()
+    """))
+    out = tmp_path / "app.h5"
+    p = subprocess.run([sys.executable, "-m", "spanscope", "run", "-q", "--line-profile",
+                        "--recursive", "--exclude", "*.<module>", "-o", str(out), str(script)],
+                       capture_output=True, text=True, env=_child_env(), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    res = read_h5(out)
+    records = res.line_profile[0]
+    assert _hits(_record(records, "__main__.inner", "inner"))[8] == 4 * 10 + 4 * 20
+    assert _hits(_record(records, "__main__.outer", "outer"))[13] == 4
+    assert _hits(_record(records, "explicit", "outer"))[13] == 4
+    assert not [r for r in records if r["function"] == "<module>"]  # excluded
+    assert res["__main__.inner"][0].num_calls == 8

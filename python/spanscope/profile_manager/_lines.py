@@ -25,7 +25,14 @@ per-line part.  :class:`LineProfileRun` is one run of it:
 * :meth:`records` at finalize: each region's ``LineStats`` as
   scope-profiler's records (results/_lines.py), only what ran since the
   previous finalize -- a finalize is a checkpoint, and each file holds its
-  period, its line profiles as its timings.
+  period, its line profiles as its timings;
+* :meth:`trace_recursive`: ``spanscope run --line-profile --recursive``,
+  as scope-profiler's run traces lines there: every function the recursive
+  tracer records (the same names, ``<module>.<qualname>``, and the same
+  filters) gets its lines timed under its region, through ``sys.settrace``
+  (line_profiler takes functions one by one; the traced ones are not known
+  in advance).  Each line's time runs from its line event to the frame's
+  next one (callees included, as line_profiler counts it).
 
 ImportError naming the package and the extra when line_profiler is missing.
 """
@@ -37,6 +44,7 @@ import io
 import os
 import sys
 import threading
+import time
 import types
 
 from spanscope.results._lines import records_from_stats, stats_totals
@@ -137,6 +145,9 @@ class LineProfileRun:
         self._with_sites: dict = {}  # (region, code, lasti) -> handled
         self._added: set = set()     # (region, function) handed already
         self._lock = threading.Lock()
+        #: trace_recursive's timings: (region, filename, first line,
+        #: function) -> {line: [hits, ns]}, since the last records()
+        self._traced: dict = {}
 
     def profiler(self, region: str):
         """The LineProfiler of region (created on first use)."""
@@ -186,7 +197,11 @@ class LineProfileRun:
                 func = function_for_frame(frame)
                 if func is not None:
                     prof.add_function(func)
-        prof.enable_by_count()
+        # a region with no function to profile leaves line_profiler off: its
+        # trace callback would only slow every line down for nothing
+        # (enable_count stays 0, and stop() leaves it so)
+        if getattr(prof, "functions", True):
+            prof.enable_by_count()
 
     def stop(self, region: str) -> None:
         """The call hook before each end of region: its profiler off, on
@@ -224,7 +239,34 @@ class LineProfileRun:
             out.extend(records_from_stats(stats, region, self._previous.get(region),
                                           skip=is_package_file, recorded_path=recorded_path))
             self._previous[region] = stats_totals(stats)
+        with self._lock:
+            traced, self._traced = self._traced, {}
+        for (region, filename, first, function), by_line in traced.items():
+            stats = types.SimpleNamespace(unit=1e-9, timings={
+                (filename, first, function): [(n, h, t) for n, (h, t) in by_line.items()]})
+            out.extend(records_from_stats(stats, region, skip=is_package_file,
+                                          recorded_path=recorded_path))
         return out
+
+    def trace_recursive(self, skip_prefixes=None, include=(), exclude=(), entrypoint=None):
+        """A context manager: while it is open, the lines of every function
+        the recursive tracer records are timed under its region (see the
+        module), on this thread and on threads started meanwhile.
+        skip_prefixes: directories whose files are left out (the standard
+        library and installed packages; None: none); include / exclude:
+        glob patterns on ``<module>.<qualname>``; entrypoint: the function
+        recorded under that name -- the recursive tracer's own filters."""
+        return _LineTracer(self, skip_prefixes, include, exclude, entrypoint)
+
+    def _add_traced(self, key, line: int, ns: int) -> None:
+        """One execution of line (ns long) of the traced function key."""
+        with self._lock:  # threads traced at once: no count lost
+            cell = self._traced.setdefault(key, {}).get(line)
+            if cell is None:
+                self._traced[key][line] = [1, ns]
+            else:
+                cell[0] += 1
+                cell[1] += ns
 
     def close(self) -> None:
         """Every profiler off on this thread (a run that ends with a region
@@ -232,3 +274,92 @@ class LineProfileRun:
         for prof in list(self._profilers.values()):
             while getattr(prof, "enable_count", 0) > 0:
                 prof.disable_by_count()
+
+
+class _LineTracer:
+    """LineProfileRun.trace_recursive's context manager: a sys.settrace
+    tracer that times the lines of the recursively traced functions."""
+
+    def __init__(self, run, skip_prefixes, include, exclude, entrypoint):
+        import fnmatch
+        import re
+        self._run = run
+        self._skip = tuple(skip_prefixes or ())
+        self._include = re.compile("|".join(fnmatch.translate(p) for p in include)) \
+            if include else None
+        self._exclude = re.compile("|".join(fnmatch.translate(p) for p in exclude)) \
+            if exclude else None
+        self._entry = entrypoint
+        self._decided: dict = {}  # code -> key or None
+        self._previous = None
+
+    def _key(self, frame):
+        """(region, filename, first line, function) of frame's code, or
+        None when the recursive tracer leaves the function out; cached per
+        code object."""
+        code = frame.f_code
+        try:
+            return self._decided[code]
+        except KeyError:
+            pass
+        key = None
+        module = frame.f_globals.get("__name__", "?")
+        module = module if isinstance(module, str) else "?"
+        qualname = getattr(code, "co_qualname", code.co_name)
+        filename = code.co_filename
+        if not (module == "spanscope" or module.startswith("spanscope.")
+                or self._skipped(filename)):
+            name = f"{module}.{qualname}"
+            if ((self._include is None or self._include.match(name))
+                    and not (self._exclude is not None and self._exclude.match(name))):
+                region = self._entry if self._entry and code.co_name == self._entry else name
+                key = (region, filename, code.co_firstlineno, qualname)
+        self._decided[code] = key
+        return key
+
+    def _skipped(self, filename: str) -> bool:
+        if not self._skip:
+            return False
+        if not filename or filename.startswith("<"):
+            return True
+        path = os.path.realpath(filename)
+        return any(path == p or path.startswith(p.rstrip(os.sep) + os.sep) for p in self._skip)
+
+    def _trace(self, frame, event, arg):
+        """The global tracer: a traced function's frames get the line
+        tracer, the others none."""
+        if event != "call":
+            return None
+        key = self._key(frame)
+        if key is None:
+            return None
+        clock = time.perf_counter_ns
+        add = self._run._add_traced
+        state = [0, 0]  # the line running, and since when
+
+        def lines(frame, event, arg):
+            now = clock()
+            if state[0]:
+                add(key, state[0], now - state[1])
+                state[0] = 0
+            if event == "line":
+                state[0], state[1] = frame.f_lineno, clock()
+            return lines
+        return lines
+
+    def __enter__(self):
+        self._previous = sys.gettrace()
+        # line_profiler, enabled by a region with functions, replaces the
+        # thread's trace callback: it calls this one too (process-wide)
+        try:
+            self._run._cls().wrap_trace = True
+        except AttributeError:  # a line_profiler without the option
+            pass
+        threading.settrace(self._trace)
+        sys.settrace(self._trace)
+        return self
+
+    def __exit__(self, *exc):
+        sys.settrace(self._previous)
+        threading.settrace(self._previous)
+        return False
