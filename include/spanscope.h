@@ -229,7 +229,11 @@ typedef struct sps_config {
      * collective setup or finalize; see spanscope_mpi.h).  For sessions
      * that ranks start on their own, such as the torch-style profiler's. */
     int local;
-    int reserved1_; /* 0, as reserved0_ */
+    /* Stack samples per second of each thread's CPU time (docs/sampling.md):
+     * 0 = no sampling (the default), else sps_setup starts the sampler as
+     * sps_sampling_start(sample_hz) would (-1: its default rate, 1000).
+     * This int was the explicit padding reserved1_: the layout is unchanged. */
+    int sample_hz;
 } sps_config_t;
 
 #define SPS_CONFIG_INIT                                                        \
@@ -797,6 +801,69 @@ SPS_API int sps_capture_stacks(int on);
  * returns the length the whole text needs (excluding the NUL; call with
  * cap 0 to size a buffer).  Unknown ids give 0.  Thread-safe. */
 SPS_API size_t sps_stack_format(uint32_t id, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------ */
+/* Stack sampling (src/ext/sampler.c, docs/sampling.md)                      */
+/* ------------------------------------------------------------------------ */
+
+/* Starts sampling every thread of the process, including threads started
+ * later: each thread gets a timer on its own CPU-time clock (timer_create,
+ * SIGEV_THREAD_ID, SIGPROF) firing hz times per second of that thread's
+ * CPU time (hz <= 0: 1000; at most 10000).  The signal handler copies the
+ * native return addresses, the time and (with a walker, below) a language
+ * runtime's frames into a preallocated ring of the thread: no lock, no
+ * allocation.  A sampler thread picks up new threads (within 10 ms) and
+ * empties the rings.  Samples belong to the innermost span open on their
+ * thread at their time; sps_finalize writes them (/samples) and symbolises
+ * them then, not while sampling.  Stopped by sps_sampling_stop, sps_shutdown,
+ * exit, and in a forked child (which starts without samples).
+ * Returns 0, SPS_ENOSESSION, SPS_EMODE (aggregate session), SPS_EACTIVE
+ * (already sampling), SPS_EINVAL (a SIGPROF handler of the program's own is
+ * installed: sampling would take its signals; sps_strerror_last says which),
+ * SPS_ENOTSUP (no per-thread CPU timers here) or SPS_ENOMEM. */
+SPS_API int sps_sampling_start(int hz);
+/* Stops sampling (timers deleted, the program's SIGPROF disposition put
+ * back); the samples taken stay for the next finalize.  0 (also when not
+ * sampling). */
+SPS_API int sps_sampling_stop(void);
+/* The rate sampling runs at, 0 when it does not. */
+SPS_API int sps_sampling_hz(void);
+
+/* Counts of the sampler since it started: samples written to the rings,
+ * samples lost (a full ring), walks of a runtime's frames abandoned on a
+ * memory fault, and threads sampled.  Any pointer may be NULL. */
+SPS_API void sps_sampling_stats(uint64_t *taken, uint64_t *lost,
+                                uint64_t *walk_faults, uint64_t *threads);
+
+/* A language runtime's frames in the samples (the Python extension's,
+ * python/spanscope/_sampler.c).  abi is SPS_FRAME_WALKER_ABI.
+ *
+ * walk runs in the sampled thread's SIGPROF handler: it writes up to max
+ * words naming the runtime's frames running on this thread, innermost
+ * first, and returns how many (0: none, e.g. the thread runs no Python).
+ * It must be async-signal-safe: no lock, no allocation, no call into the
+ * runtime that could.  A memory fault (SIGSEGV, SIGBUS) inside walk is
+ * caught by the sampler: that walk is dropped (the sample keeps its native
+ * frames) and counted in walk_faults.
+ *
+ * describe runs at finalize, in an ordinary thread: it writes word w's
+ * function and file (NUL-terminated, truncated to their caps) and *line
+ * (0 unknown), and returns 0, or -1 when it cannot (shown as "?").
+ *
+ * runtime_fn is any function of the runtime's own native code (NULL:
+ * none): native frames of that object file run the runtime's frames and
+ * are shown as those frames, not as themselves.  The struct is copied. */
+#define SPS_FRAME_WALKER_ABI 1
+typedef struct sps_frame_walker {
+    int abi;
+    int (*walk)(uint64_t *words, int max);
+    int (*describe)(uint64_t w, char *func, size_t fcap, char *file,
+                    size_t filecap, int64_t *line);
+    const void *runtime_fn;
+} sps_frame_walker_t;
+/* Installs w (NULL removes the walker).  0, or SPS_EINVAL for a wrong abi
+ * or a missing function; SPS_EACTIVE while sampling runs (set it first). */
+SPS_API int sps_sampling_set_walker(const sps_frame_walker_t *w);
 
 /* Frees memory the library handed out (sps_spans).  NULL is fine. */
 SPS_API void sps_free(void *p);

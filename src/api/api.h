@@ -273,4 +273,18 @@ SPS__HIDDEN int sps__merge(const char *out_path, const char *const *in_paths,
                            size_t n, void *err_file,
                            const sps__merge_hooks_t *hooks);
 
+/* A finalize's stack samples (samples.c; docs/sampling.md).  take: under
+ * the session lock, moves the sampler's samples of the period into s.
+ * prepare: their times, threads, and the merged pass's order.  write:
+ * /samples into the closed file tmp, regions and call ids as the file
+ * numbers them (file_region by region id indexes rows; the period's first
+ * call id); 0 or an SPS_E code.  defer: after a successful write, gives the
+ * samples whose span stays open back for the period that writes it. */
+SPS__HIDDEN void sps__samples_take(sps__snap_t *s);
+SPS__HIDDEN void sps__samples_prepare(sps__snap_t *s);
+SPS__HIDDEN int sps__samples_write(const sps__snap_t *s, const char *tmp,
+                                   const uint32_t *file_region, const sps__row_t *rows,
+                                   int64_t first_call_id);
+SPS__HIDDEN void sps__samples_defer(const sps__snap_t *s);
+
 #endif /* SPS_API_H */

@@ -211,6 +211,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         sps__pline_init(&line, "writing", path, "calls", verbose, s->rank);
         sps__progress_t pr = {sps__pline_fn, &line};
         if (!rc) rc = sps__vtot_init(&vt, lay.nrows, s->nthreads);
+        sps__samples_prepare(s); /* the pass attributes them */
         if (!rc) rc = sps__write_events(s, w, &lay, file_region, &carried, &vt, &pr);
         sps__pline_end(&line, lay.nevents, rc);
         if (rc) {
@@ -225,6 +226,8 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     if (!rc) rc = sps__values_write(tmp, &vt, &lay);
     if (!rc && (s->ncounters || s->counters_dropped || vt.n || vt.dropped))
         rc = write_counters(s, &vt, tmp);
+    if (!rc && !s->aggregate)
+        rc = sps__samples_write(s, tmp, file_region, rows, lay.first_call_id);
     sps__vtot_free(&vt);
     if (!rc && rename(tmp, path) != 0) {
         sps__err_os_note(errno);
@@ -237,6 +240,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         sps__rinfo_free(&info[i]);
     }
     if (!rc && !s->aggregate) ids_written(s, off);
+    if (!rc) sps__samples_defer(s);
     free(info);
     free(named);
     sps__tasks_free(tasks, lay.ntasks);
@@ -412,6 +416,7 @@ static int finalize_local_ex(const char *path, FILE *table_fp, int plain,
     }
     if (s) sps__snap_absorb_pending(s, sps__analysis_merge);
     if (s) sps__counters_take(s);
+    if (s) sps__samples_take(s);
     if (s && sps__g.mode == SPS__AGGREGATE) /* aggregate files: whole session */
         for (uint32_t r = 1; r < s->nregions; r++) s->per[r] = sps__cum_acc(r);
     if (s && (sps__snap_describe(s) || sps__analysis_describe(s))) {

@@ -53,10 +53,19 @@ int sps_setup(const sps_config_t *cfg) {
     sps__dist_t dist = {0};
     rc = cfg->local ? 0 : sps__dist_setup(&dist);
     if (rc) return rc;
-    return sps__session_open(cfg, &dist, forget_derived);
+    rc = sps__session_open(cfg, &dist, forget_derived);
+    /* stack samples (the sampler integration's table: src/ext/sampler.c) */
+    const sps__sample_ops_t *smp = sps__sample_ops;
+    if (!rc && cfg->sample_hz) {
+        rc = smp ? smp->start(cfg->sample_hz) : SPS_ENOTSUP;
+        if (rc) sps__session_close(forget_derived);
+    }
+    return rc;
 }
 
 int sps_shutdown(void) {
+    const sps__sample_ops_t *smp = sps__sample_ops;
+    if (smp) smp->session_end();
     if (sps__session_close(forget_derived)) sps__dist_shutdown();
     return 0;
 }

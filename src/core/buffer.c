@@ -23,6 +23,7 @@ int sps__state = SPS__OFF;  /* see core.h: the session's state */
 int sps__paused;            /* sps_pause: sps__active is SPS__OFF */
 sps__thr_t sps__dummy_thr; /* pos == end == NULL: always the slow path */
 const sps__agg_ops_t *sps__agg_ops; /* set at setup by the api layer */
+const sps__sample_ops_t *sps__sample_ops; /* the sampler's (src/ext/sampler.c) */
 __thread sps__thr_t *sps__tls __attribute__((tls_model("initial-exec"))) =
     &sps__dummy_thr;
 static pthread_key_t g_key;

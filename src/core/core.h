@@ -522,6 +522,26 @@ SPS__HIDDEN extern sps__thr_t sps__dummy_thr;
 typedef struct sps__snap sps__snap_t;
 
 /* What a finalize takes out of the session to write, without the lock. */
+/* One stack sample of a thread.  ticks as the records'; the rest is
+ * filled at finalize: ns from the period's timemap, thread (the lane, or
+ * UINT32_MAX for a thread without records), and by the merged pass
+ * (model/pass.h) call_id and region of the innermost span open on that
+ * lane at that time (-1 and 0: none), or SPS__SMP_DEFER when that span
+ * stays open past the period (its call is written with a later period,
+ * and so is the sample). */
+typedef struct sps__sample {
+    uint64_t ticks;
+    int64_t ns;
+    int64_t call_id;
+    uint32_t stack;   /* the sampler's stack id (>= 1) */
+    uint32_t region;
+    int32_t tid;
+    uint32_t thread;
+    uint32_t flags;
+    uint32_t weight;  /* the timer periods it stands for (1 + overruns) */
+} sps__sample_t;
+#define SPS__SMP_DEFER 1u
+
 struct sps__snap {
     uint32_t nthreads;
     sps__seg_t *segs;      /* all segments, grouped by thread, in order */
@@ -563,6 +583,10 @@ struct sps__snap {
     int64_t clock_offset_ns, clock_offset_error_ns;
     sps_counter_sample_t *counters; /* the period's counter samples */
     size_t ncounters;
+    sps__sample_t *samples; /* the period's stack samples (sps__sample_ops) */
+    size_t nsamples;
+    int sample_hz;          /* their rate (0: not sampling) */
+    uint64_t samples_lost;
     uint64_t counters_dropped;
     /* threads that ran each region [nregions] / tree node [nnodes] in the
      * period, and any region (the analysis's; NULL: unknown) */
@@ -656,6 +680,49 @@ typedef struct sps__session {
 } sps__session_t;
 
 SPS__HIDDEN extern sps__session_t sps__g;
+
+/* ======================================================================== */
+/* core: stack samples (the sampler is an integration, src/ext/sampler.c;  */
+/* it registers sps__sample_ops, through which setup, finalize and shutdown */
+/* reach it: nothing here calls it by name)                                 */
+/* ======================================================================== */
+
+
+/* Stacks as the files store them: for each of nstacks stack ids asked
+ * for, offsets[k]..offsets[k+1] index frame_of, the frames innermost
+ * first; frames are unique (kind, function, file, line, module,
+ * address).  kind: SPS__FRAME_NATIVE (address: the offset in module) or
+ * SPS__FRAME_RUNTIME (a language runtime's: file and line). */
+#define SPS__FRAME_NATIVE 0
+#define SPS__FRAME_RUNTIME 1
+typedef struct sps__sframes {
+    size_t nstacks, nframes;
+    uint64_t *offsets;   /* [nstacks + 1] */
+    uint32_t *frame_of;  /* [offsets[nstacks]] */
+    char **function, **file, **module; /* [nframes], owned */
+    int64_t *line, *kind, *address;    /* [nframes] */
+} sps__sframes_t;
+
+typedef struct sps__sample_ops {
+    /* sps_setup with cfg.sample_hz: starts sampling (sps_sampling_start) */
+    int (*start)(int hz);
+    /* under the session lock, at a finalize: moves every sample taken at or
+     * before upto_ticks into *out (malloc'd; NULL when none), *n; *hz the
+     * rate, *lost the samples lost since the last take.  0 or SPS_ENOMEM
+     * (nothing moved). */
+    int (*take)(uint64_t upto_ticks, sps__sample_t **out, size_t *n, int *hz,
+                uint64_t *lost);
+    /* gives samples back for the next period (deferred ones, or a period
+     * whose write failed); they keep their ticks */
+    void (*put_back)(const sps__sample_t *v, size_t n);
+    /* the frames of stack ids[0..n) (any thread, no lock held); 0 or
+     * SPS_ENOMEM.  Freed with sframes_free. */
+    int (*describe)(const uint32_t *ids, size_t n, sps__sframes_t *out);
+    void (*sframes_free)(sps__sframes_t *f);
+    /* sps_shutdown: stops sampling and forgets the samples */
+    void (*session_end)(void);
+} sps__sample_ops_t;
+SPS__HIDDEN extern const sps__sample_ops_t *sps__sample_ops;
 
 /* counters.c, under the session lock: moves the period's samples into s
  * (the log starts again); puts them back in front (a failed write); forgets

@@ -89,6 +89,9 @@ static int check_config(const sps_config_t *c) {
     /* values are read per record: aggregate mode keeps none */
     if (c->track & ~(SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS)) return SPS_EINVAL;
     if (c->track && c->aggregate) return SPS_EINVAL;
+    /* samples belong to spans: aggregate mode keeps none */
+    if (c->sample_hz < -1 || c->sample_hz > 10000 || (c->sample_hz && c->aggregate))
+        return SPS_EINVAL;
     return 0;
 }
 
@@ -312,6 +315,7 @@ uint32_t sps_region_count(void) { return sps__registry_count(); }
 void sps__snap_free(sps__snap_t *s) {
     if (!s) return;
     free(s->counters);
+    free(s->samples);
     free(s->segs);
     for (size_t i = 0; i < s->ncopies; i++) free(s->copies[i]);
     free(s->copies);
@@ -522,6 +526,17 @@ void sps__snap_stash(sps__snap_t *s, sps__snap_merge_fn merge) {
         }
     }
     s->counters_dropped += old->counters_dropped;
+    if (old->nsamples) { /* the older samples first */
+        sps__sample_t *v = malloc((old->nsamples + s->nsamples) * sizeof *v);
+        if (v) {
+            memcpy(v, old->samples, old->nsamples * sizeof *v);
+            if (s->nsamples) memcpy(v + old->nsamples, s->samples, s->nsamples * sizeof *v);
+            free(s->samples);
+            s->samples = v;
+            s->nsamples += old->nsamples;
+        }
+    }
+    s->samples_lost += old->samples_lost;
     /* chunks and copies now belong to s */
     sps__chunk_t **tail = &s->owned;
     while (*tail) tail = &(*tail)->next;

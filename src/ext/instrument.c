@@ -237,173 +237,8 @@ NOINSTR static int stack_grow(tstate_t *t) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Names: dladdr, the ELF symbol tables, the demangler                      */
+/* Names: util/symbols.c                                                     */
 /* ------------------------------------------------------------------------ */
-
-typedef struct fsym {
-    uintptr_t lo, size; /* link-time address and size */
-    const char *name;   /* into the object's mapping */
-    int local;
-} fsym_t;
-
-/* One object's function symbols, read once and kept. */
-typedef struct objsyms {
-    uintptr_t bias;   /* load bias (dl_phdr_info.dlpi_addr) */
-    char *path;
-    fsym_t *v;
-    size_t n;
-    struct objsyms *next;
-} objsyms_t;
-
-static objsyms_t *g_objs;
-static pthread_mutex_t g_objs_lock = PTHREAD_MUTEX_INITIALIZER;
-
-NOINSTR static int fsym_cmp(const void *a, const void *b) {
-    const fsym_t *x = a, *y = b;
-    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
-    return x->local - y->local; /* global names first at one address */
-}
-
-/* Reads the function symbols of the ELF file at path: .symtab when it has
- * one, else .dynsym.  Every offset and size is checked against the file.
- * The mapping stays (the names point into it); on any failure the object
- * simply has no symbols. */
-NOINSTR static void elf_load(objsyms_t *o) {
-    int fd = open(o->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(Elf64_Ehdr)) {
-        close(fd);
-        return;
-    }
-    size_t len = (size_t)st.st_size;
-    const unsigned char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) return;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
-    int ok = memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
-             eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff > 0 && eh->e_shoff < len &&
-             eh->e_shoff % sizeof(Elf64_Addr) == 0 &&
-             eh->e_shnum <= (len - eh->e_shoff) / sizeof(Elf64_Shdr);
-    const Elf64_Shdr *sh = ok ? (const Elf64_Shdr *)(m + eh->e_shoff) : NULL;
-    const Elf64_Shdr *tab = NULL;
-    for (size_t i = 0; ok && i < eh->e_shnum; i++) /* .symtab: every function */
-        if (sh[i].sh_type == SHT_SYMTAB) tab = &sh[i];
-    for (size_t i = 0; ok && !tab && i < eh->e_shnum; i++) /* stripped: the exported */
-        if (sh[i].sh_type == SHT_DYNSYM) tab = &sh[i];
-    if (tab && (tab->sh_link >= eh->e_shnum || tab->sh_entsize != sizeof(Elf64_Sym) ||
-                tab->sh_offset % sizeof(Elf64_Addr) != 0 ||
-                tab->sh_offset > len || tab->sh_size > len - tab->sh_offset))
-        tab = NULL;
-    const Elf64_Shdr *str = tab ? &sh[tab->sh_link] : NULL;
-    if (str && (str->sh_offset > len || str->sh_size > len - str->sh_offset || !str->sh_size))
-        tab = NULL;
-    if (!tab) {
-        munmap((void *)m, len);
-        return;
-    }
-    const Elf64_Sym *sym = (const Elf64_Sym *)(m + tab->sh_offset);
-    size_t nsym = tab->sh_size / sizeof *sym;
-    const char *strs = (const char *)(m + str->sh_offset);
-    size_t nstr = str->sh_size;
-    fsym_t *v = malloc((nsym ? nsym : 1) * sizeof *v);
-    size_t n = 0;
-    for (size_t i = 0; v && i < nsym; i++) {
-        unsigned type = ELF64_ST_TYPE(sym[i].st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym[i].st_shndx == SHN_UNDEF ||
-            sym[i].st_name == 0 || sym[i].st_name >= nstr)
-            continue;
-        /* the name must end inside the table */
-        if (!memchr(strs + sym[i].st_name, 0, nstr - sym[i].st_name)) continue;
-        v[n++] = (fsym_t){(uintptr_t)sym[i].st_value, (uintptr_t)sym[i].st_size,
-                          strs + sym[i].st_name, ELF64_ST_BIND(sym[i].st_info) == STB_LOCAL};
-    }
-    if (!n) {
-        free(v);
-        munmap((void *)m, len);
-        return;
-    }
-    qsort(v, n, sizeof *v, fsym_cmp);
-    o->v = v;
-    o->n = n;
-}
-
-/* The function symbol of o containing link-time address off, or NULL. */
-NOINSTR static const char *objsyms_find(const objsyms_t *o, uintptr_t off) {
-    size_t lo = 0, hi = o->n; /* first entry with v.lo > off */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->v[mid].lo <= off) lo = mid + 1;
-        else hi = mid;
-    }
-    if (!lo) return NULL;
-    size_t k = lo - 1;
-    while (k > 0 && o->v[k - 1].lo == o->v[k].lo) k--; /* the global one */
-    const fsym_t *s = &o->v[k];
-    return off == s->lo || off - s->lo < s->size ? s->name : NULL;
-}
-
-/* The loaded object containing an address: its bias and file name. */
-typedef struct objfind {
-    uintptr_t addr, bias;
-    const char *name;
-    int found;
-} objfind_t;
-
-NOINSTR static int objfind_cb(struct dl_phdr_info *info, size_t size, void *arg) {
-    (void)size;
-    objfind_t *f = arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-        if (p->p_type != PT_LOAD) continue;
-        uintptr_t lo = (uintptr_t)info->dlpi_addr + (uintptr_t)p->p_vaddr;
-        if (f->addr >= lo && f->addr - lo < (uintptr_t)p->p_memsz) {
-            f->bias = (uintptr_t)info->dlpi_addr;
-            f->name = info->dlpi_name;
-            f->found = 1;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* The symbols of the object with this bias and path, read at the first
- * need.  Returns NULL when out of memory. */
-NOINSTR static objsyms_t *objsyms_get(uintptr_t bias, const char *path) {
-    pthread_mutex_lock(&g_objs_lock);
-    objsyms_t *o = g_objs;
-    while (o && (o->bias != bias || strcmp(o->path, path) != 0)) o = o->next;
-    if (!o && (o = calloc(1, sizeof *o)) != NULL) {
-        o->bias = bias;
-        o->path = strdup(path);
-        if (!o->path) {
-            free(o);
-            o = NULL;
-        } else {
-            elf_load(o); /* file I/O only: no lock of the loader under ours */
-            o->next = g_objs;
-            g_objs = o;
-        }
-    }
-    pthread_mutex_unlock(&g_objs_lock);
-    return o;
-}
-
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-/* __cxa_demangle when the process has libstdc++ (or another C++ ABI
- * library), else NULL; looked up at each need until found, since a
- * library loaded later may bring it. */
-NOINSTR static demangle_fn demangler(void) {
-    static demangle_fn fn;
-    demangle_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!f) {
-        void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        memcpy(&f, &p, sizeof f);
-        if (f) __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Filters                                                                   */
@@ -460,7 +295,6 @@ NOINSTR static int patterns_match(const patterns_t *ps, const char *name, const 
 /* ------------------------------------------------------------------------ */
 
 static int g_recorded_any; /* some function was made a region */
-static char g_exe[4096] = "/proc/self/exe"; /* the main program's file */
 
 /* The inline functions of spanscope's own headers (a begin or end of a
  * region of the program's own): built with -finstrument-functions they
@@ -480,43 +314,14 @@ NOINSTR static int api_inline(const char *name) {
  * a thread running an instrumented constructor under dlopen holds while it
  * waits for ours. */
 NOINSTR static uint32_t resolve(uintptr_t a) {
-    char buf[512];
-    const char *name = NULL;
-    void *fn;
-    memcpy(&fn, &a, sizeof fn);
-    /* the object: its load bias and file (the main program's from /proc) */
-    objfind_t f = {a, 0, NULL, 0};
-    dl_iterate_phdr(objfind_cb, &f);
-    const char *obj = !f.found ? "" : f.name && *f.name ? f.name : g_exe;
-    /* an exported symbol starting exactly here: dladdr knows it */
-    Dl_info di;
-    memset(&di, 0, sizeof di);
-    if (dladdr(fn, &di) && di.dli_sname && (uintptr_t)di.dli_saddr == a) name = di.dli_sname;
-    if (!name && f.found) { /* a static or hidden one: the symbol table */
-        objsyms_t *o = objsyms_get(f.bias, obj);
-        if (o) name = objsyms_find(o, a - f.bias);
-    }
-    if (!name) { /* stripped: the object and the offset */
-        const char *base = strrchr(obj, '/');
-        base = base ? base + 1 : obj;
-        if (*base) snprintf(buf, sizeof buf, "%.400s+0x%lx", base, (unsigned long)(a - f.bias));
-        else snprintf(buf, sizeof buf, "0x%lx", (unsigned long)a);
-        name = buf;
-    }
-    char *dem = NULL;
-    if (name[0] == '_' && name[1] == 'Z') {
-        demangle_fn d = demangler();
-        int st = -1;
-        if (d) dem = d(name, NULL, NULL, &st);
-        if (dem && st == 0) name = dem;
-    }
+    char name[512], obj[4096];
+    sps__sym_name(a, 1, name, sizeof name, obj, sizeof obj, NULL);
     uint32_t id = 0;
     if (!api_inline(name) && (!g_include.n || patterns_match(&g_include, name, obj)) &&
         !patterns_match(&g_exclude, name, obj)) {
         id = sps_region(name);
         if (id) __atomic_store_n(&g_recorded_any, 1, __ATOMIC_RELAXED);
     }
-    free(dem);
     return id;
 }
 
@@ -735,9 +540,6 @@ NOINSTR static void instrument_exit(void) {
  * stderr in one line each, and the program runs unprofiled. */
 NOINSTR __attribute__((constructor)) static void instrument_init(void) {
     g_key_ok = pthread_key_create(&g_key, tstate_free) == 0;
-    ssize_t l = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
-    if (l > 0) g_exe[l] = 0;
-    else strcpy(g_exe, "/proc/self/exe");
     if (patterns_parse(getenv("SPANSCOPE_INSTRUMENT_INCLUDE"), &g_include) ||
         patterns_parse(getenv("SPANSCOPE_INSTRUMENT_EXCLUDE"), &g_exclude)) {
         fprintf(stderr, "spanscope_instrument: out of memory reading the filters\n");

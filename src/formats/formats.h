@@ -417,6 +417,27 @@ SPS__HIDDEN int sps__h5_add_table(const char *path, const char *group,
  * (40 bytes per call while it runs).  0, SPS_ENOMEM, SPS_EHDF5 or SPS_EIO. */
 SPS__HIDDEN int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps,
                                          size_t nsteps);
+/* A period's stack samples as /samples stores them (docs/sampling.md):
+ * per sample n: times_ns, threads (the /events thread index, -1: a thread
+ * without spans), tids, ranks, regions (index into /region_table/names,
+ * -1: outside every span), call_ids (-1 likewise), weights (the timer
+ * periods the sample stands for) and stacks (0-based into
+ * the stack table); the stack table: stack_offsets [nstacks + 1] into
+ * stack_frames (frame indexes, innermost first); the frames: functions,
+ * files, modules, lines, kinds (0 native, 1 a runtime's such as Python),
+ * addresses (native: the offset in module). */
+typedef struct sps__h5_samples {
+    size_t n;
+    const int64_t *times_ns, *threads, *tids, *ranks, *regions, *call_ids, *stacks, *weights;
+    size_t nstacks;
+    const int64_t *stack_offsets, *stack_frames;
+    size_t nframes;
+    const char *const *functions, *const *files, *const *modules;
+    const int64_t *lines, *kinds, *addresses;
+    int64_t hz, lost;
+} sps__h5_samples_t;
+/* Adds /samples to the closed file at path.  0, SPS_EHDF5 or SPS_EIO. */
+SPS__HIDDEN int sps__h5_add_samples(const char *path, const sps__h5_samples_t *x);
 SPS__HIDDEN int sps__h5_add_counters(const char *path, size_t nnames,
                                      const char *const *names, size_t n,
                                      const int64_t *series, const int64_t *ranks,

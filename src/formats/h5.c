@@ -1084,6 +1084,50 @@ int sps__h5_add_counters(const char *path, size_t nnames, const char *const *nam
     return sps__h5_quiet_end(&q, rc);
 }
 
+int sps__h5_add_samples(const char *path, const sps__h5_samples_t *x) {
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    errno = 0;
+    int rc = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gcreate2(f, "samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                     : H5I_INVALID_HID;
+    if (g < 0) rc = h5_fail();
+    uint64_t nst = x->nstacks ? x->stack_offsets[x->nstacks] : 0;
+    const struct { const char *name; kind_t k; uint64_t len; const void *buf; } c[] = {
+        {"times_ns", K_I64, x->n, x->times_ns}, {"threads", K_I64, x->n, x->threads},
+        {"tids", K_I64, x->n, x->tids}, {"ranks", K_I64, x->n, x->ranks},
+        {"regions", K_I64, x->n, x->regions}, {"call_ids", K_I64, x->n, x->call_ids},
+        {"stacks", K_I64, x->n, x->stacks}, {"weights", K_I64, x->n, x->weights},
+        {"stack_offsets", K_I64, x->nstacks + 1, x->stack_offsets},
+        {"stack_frames", K_I64, nst, x->stack_frames},
+        {"frame_functions", K_STR, x->nframes, x->functions},
+        {"frame_files", K_STR, x->nframes, x->files},
+        {"frame_modules", K_STR, x->nframes, x->modules},
+        {"frame_lines", K_I64, x->nframes, x->lines},
+        {"frame_kinds", K_I64, x->nframes, x->kinds},
+        {"frame_addresses", K_I64, x->nframes, x->addresses}};
+    static const int64_t zero = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof c / sizeof c[0]; i++) {
+        const void *buf = c[i].buf ? c[i].buf : &zero; /* stack_offsets of no stacks */
+        hid_t d = col_create(g, c[i].name, c[i].k, c[i].len, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && c[i].len && col_write(g, c[i].name, c[i].k, buf) < 0) rc = h5_fail();
+    }
+    if (rc == 0 && (attr_i64(g, "hz", x->hz) < 0 || attr_i64(g, "lost", x->lost) < 0))
+        rc = h5_fail();
+    if (rc == 0 && attr_str(g, "description", "stack samples (docs/sampling.md): a sample "
+                            "belongs to the innermost span open on its thread at its time "
+                            "(regions, call_ids); stacks index stack_offsets, whose ranges of "
+                            "stack_frames list frame indexes innermost first") < 0)
+        rc = h5_fail();
+    h5_close(&g);
+    rc = h5_file_end(&f, rc);
+    if (rc == 0) rc = file_sync(path);
+    return sps__h5_quiet_end(&q, rc);
+}
+
 /* A row's statistics as the index stores them, from the model's
  * accumulator (ns). */
 void sps__summary_of(const sps__acc_t *a, sps__summary_t *o) {

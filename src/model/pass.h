@@ -34,6 +34,8 @@ typedef struct sps__lane {
     size_t carried_i;
     uint32_t thread;
     sps__vlane_t vl; /* the values' fold beside st (model/values.c) */
+    sps__sample_t *smp; /* the lane's stack samples, by time (snap's) */
+    size_t nsmp, smp_i; /* how many; the first not yet attributed */
 } sps__lane_t;
 
 typedef int (*sps__pass_fn)(void *ctx, const sps__call_t *c);
@@ -87,6 +89,21 @@ SPS__INLINE int sps__pass_ended(const sps__pass_t *p, const sps__frame_t *f, uin
         if (sps__pass_ended(p_, f, end, self, depth, &c_)) p_->err = end_fn(p_->ctx, &c_); \
     }
 
+/* Attributes the lane's samples taken before ns to the innermost frame
+ * open on it now: a sample belongs to the innermost span open on its
+ * thread at its time (docs/design.md, "Event model").  A frame that stays
+ * open past the period has no call id yet: its samples are deferred to the
+ * period that writes it (SPS__SMP_DEFER). */
+SPS__INLINE void sps__pass_samples(sps__lane_t *ln, uint64_t ns) {
+    while (ln->smp_i < ln->nsmp && (uint64_t)ln->smp[ln->smp_i].ns < ns) {
+        sps__sample_t *x = &ln->smp[ln->smp_i++];
+        const sps__frame_t *f = ln->st.n ? &ln->st.f[ln->st.n - 1] : NULL;
+        x->region = f ? f->region : 0;
+        x->call_id = f ? f->id : -1;
+        x->flags = f && f->id < 0 ? SPS__SMP_DEFER : 0;
+    }
+}
+
 /* A begin carried in from the previous period (its frames come first, in
  * order) keeps the time its children spent before the checkpoint: they
  * were written with that period, and the call's self time is the live
@@ -108,6 +125,8 @@ SPS__INLINE int sps__pass_leaf(sps__pass_t *p, sps__lane_t *ln, const sps__frame
     const sps__ev_t *e = &ln->ev;
     if (!e->is_end || e->region != f->region || !sps__heap_keeps_top(&p->heap, e->ns))
         return 0;
+    if (ln->smp_i < ln->nsmp && (uint64_t)ln->smp[ln->smp_i].ns < e->ns)
+        return 0; /* a sample inside: the leaf is pushed, to be on top for it */
     sps__fold_close(&ln->st, f, e->ns, close, p);
     return 1;
 }
@@ -120,6 +139,7 @@ SPS__INLINE int sps__pass_leaf(sps__pass_t *p, sps__lane_t *ln, const sps__frame
 SPS__INLINE int sps__pass_event(sps__pass_t *p, sps__lane_t *ln, sps__pass_fn begin,
                                 sps__close_fn close) {
     const sps__ev_t *e = &ln->ev;
+    if (ln->smp_i < ln->nsmp) sps__pass_samples(ln, e->ns);
     if (e->region == 0 || e->region >= p->nids) {
         p->misuse++;
         return sps__rd_next(&ln->rd, &ln->ev);
@@ -162,6 +182,7 @@ SPS__INLINE void sps__pass_loop(sps__pass_t *p, sps__pass_fn begin, sps__close_f
         if (rc > 0) {
             if (p->heap.n > 1) sps__heap_update_top(&p->heap, ln->ev.ns); /* one lane: no order to keep */
         } else {
+            sps__pass_samples(ln, UINT64_MAX); /* the lane's last samples */
             sps__heap_pop(&p->heap);
         }
     }

@@ -31,7 +31,7 @@ int sps__pass_open(sps__pass_t *p, const sps__snap_t *snap, void *ctx) {
     p->ord = calloc(p->nids, sizeof *p->ord);
     if (!p->lanes || sps__heap_reserve(&p->heap, nt) || !p->ord) return p->err = SPS_ENOMEM;
     p->nlanes = nt;
-    size_t si = 0;
+    size_t si = 0, mi = 0;
     for (uint32_t t = 0; t < nt && !p->err; t++) {
         size_t s0 = si;
         while (si < snap->nsegs && snap->segs[si].thread == t) si++;
@@ -42,9 +42,14 @@ int sps__pass_open(sps__pass_t *p, const sps__snap_t *snap, void *ctx) {
         ln->carried = snap->carried ? &snap->carried[t] : NULL;
         sps__rd_init(&ln->rd, snap->segs + s0, si - s0,
                      snap->carried ? &snap->carried[t] : NULL, &snap->tm);
+        /* the lane's samples (sps__samples_sort: by thread, then time) */
+        while (mi < snap->nsamples && snap->samples[mi].thread < t) mi++;
+        ln->smp = snap->samples ? snap->samples + mi : NULL;
+        while (mi < snap->nsamples && snap->samples[mi].thread == t) mi++, ln->nsmp++;
         int rc = sps__rd_next(&ln->rd, &ln->ev);
         if (rc < 0) p->err = rc;
         if (rc > 0) sps__heap_push(&p->heap, ln->ev.ns, t); /* reserved */
+        if (rc == 0) sps__pass_samples(ln, UINT64_MAX); /* no events: outside any span */
     }
     return p->err;
 }

@@ -463,4 +463,16 @@ SPS__HIDDEN char *sps__os_cause(char *buf, size_t cap, int os_errno, const char 
 SPS__HIDDEN int sps__isolated(int (*fn)(void *), void *arg, unsigned timeout_s,
                               size_t mem_limit);
 
+/* Native code names (symbols.c; not for signal handlers).  Names the
+ * native code address a: the function's name (demangled) into
+ * func[0..fcap), the path of its object into obj[0..ocap) (either buffer
+ * may be NULL with cap 0), and *off (off may be NULL) the offset of a from
+ * its object's load bias.  exact: a is a function's entry (the instrument
+ * hooks' case); else any address inside one (a sample's).  Unnamed: func
+ * is "object+0xoff" ("0xaddr" outside every object) and it returns 0; 1
+ * when a symbol named it.  Thread-safe; reads an object's symbol table
+ * once and keeps it. */
+SPS__HIDDEN int sps__sym_name(uintptr_t a, int exact, char *func, size_t fcap, char *obj,
+                              size_t ocap, uintptr_t *off);
+
 #endif /* SPS_UTIL_H */
