@@ -57,16 +57,23 @@
 #endif
 #include <Python.h>
 
-#if PY_VERSION_HEX < 0x030A0000 || PY_VERSION_HEX >= 0x030E0000
-#  error "_sampler.c knows the frame layout of CPython 3.10 to 3.13 only"
+/* The walker knows the frame layout of CPython 3.10 to 3.13 with a GIL.
+ * Elsewhere (3.14's tagged stack references, a free-threaded 3.13t) it is
+ * compiled out and samples keep their native frames only. */
+#if PY_VERSION_HEX >= 0x030A0000 && PY_VERSION_HEX < 0x030E0000 && !defined(Py_GIL_DISABLED)
+#  define PYS_WALKER 1
+#else
+#  define PYS_WALKER 0
 #endif
 
-#if PY_VERSION_HEX >= 0x030B0000
-#  include "internal/pycore_frame.h"
-#else
-#  include <frameobject.h>
+#if PYS_WALKER
+#  if PY_VERSION_HEX >= 0x030B0000
+#    include "internal/pycore_frame.h"
+#  else
+#    include <frameobject.h>
+#  endif
+#  include "internal/pycore_runtime.h"
 #endif
-#include "internal/pycore_runtime.h"
 
 #include "_convert.h"
 #include "spanscope.h"
@@ -82,6 +89,36 @@
 #include <time.h>
 
 int sps__py_sampler_init(PyObject *m);
+
+/* The walker's counts (sampling_stats) */
+static _Atomic uint64_t g_codes;     /* slots claimed */
+static _Atomic uint64_t g_unnamed;   /* frames written as "?": table full */
+static _Atomic uint64_t g_nocopy;    /* names not copied: arena full */
+
+#if !PYS_WALKER
+/* A free-threaded CPython (3.13t) or one after 3.13: no Python frames in
+ * the samples (their native frames only).  Without a GIL the frame chain
+ * and the objects' reference counts are laid out and synchronised
+ * differently, and 3.14 changes the frames again; the reads below are not
+ * known to be safe there (docs/sampling.md). */
+static int py_walk(uint64_t *words, int max) {
+    (void)words;
+    (void)max;
+    return 0;
+}
+
+static int py_describe(uint64_t w, char *func, size_t fcap, char *file, size_t filecap,
+                       int64_t *line) {
+    (void)w;
+    if (func && fcap) func[0] = '\0';
+    if (file && filecap) file[0] = '\0';
+    if (line) *line = 0;
+    return -1;
+}
+
+static int sampler_init(void) { return 0; }
+
+#else /* PYS_WALKER */
 
 /* ======================================================================== */
 /* The table of code objects seen                                            */
@@ -118,9 +155,6 @@ static pys_slot_t *g_slots;          /* PYS_SLOTS of them (mmap) */
 static unsigned char *g_arena;       /* PYS_ARENA_BYTES (mmap) */
 static _Atomic size_t g_arena_used;
 static _Atomic int g_ready;          /* the table exists (release/acquire) */
-static _Atomic uint64_t g_codes;     /* slots claimed */
-static _Atomic uint64_t g_unnamed;   /* frames written as "?": table full */
-static _Atomic uint64_t g_nocopy;    /* names not copied: arena full */
 
 /* A pointer that could be an object: not tiny, 8-aligned. */
 static inline int ptr_ok(const void *p) {
@@ -538,6 +572,8 @@ static int sampler_init(void) {
     atomic_store_explicit(&g_ready, 1, memory_order_release);
     return 0;
 }
+
+#endif /* PYS_WALKER */
 
 /* The walker sampling_start installs. */
 static sps_frame_walker_t walker(void) {
