@@ -142,7 +142,7 @@ class LineProfileRun:
             else line_profiler_class
         self._profilers: dict = {}   # region name -> LineProfiler
         self._previous: dict = {}    # region name -> stats_totals at the last records()
-        self._with_sites: dict = {}  # (region, code, lasti) -> handled
+        self._with_sites: dict = {}  # (region, code, lasti) -> the region's profiler
         self._added: set = set()     # (region, function) handed already
         self._lock = threading.Lock()
         #: trace_recursive's timings: (region, filename, first line,
@@ -187,28 +187,37 @@ class LineProfileRun:
         this thread.  Entered by a ``with`` statement (the frame _depth up,
         the caller of the region's ``__enter__``), the function holding the
         block is handed to the profiler first (once per site)."""
-        prof = self.profiler(region)
         frame = sys._getframe(_depth)
-        key = (region, frame.f_code, frame.f_lasti)
-        if key not in self._with_sites:
-            self._with_sites[key] = True
-            if (_entered_by_with(frame.f_code, frame.f_lasti)
-                    and not is_package_file(frame.f_code.co_filename)):
-                func = function_for_frame(frame)
-                if func is not None:
-                    prof.add_function(func)
+        site = (region, frame.f_code, frame.f_lasti)
+        prof = self._with_sites.get(site)  # one lookup per call: site -> profiler
+        if prof is None:
+            prof = self._new_site(site, frame)
         # a region with no function to profile leaves line_profiler off: its
         # trace callback would only slow every line down for nothing
         # (enable_count stays 0, and stop() leaves it so)
-        if getattr(prof, "functions", True):
+        if prof.functions:
             prof.enable_by_count()
+
+    def _new_site(self, site, frame):
+        """start() at a call site seen first: the region's profiler, given
+        the function holding the site when it is a ``with`` statement."""
+        prof = self.profiler(site[0])
+        if (_entered_by_with(frame.f_code, frame.f_lasti)
+                and not is_package_file(frame.f_code.co_filename)):
+            func = function_for_frame(frame)
+            if func is not None:
+                prof.add_function(func)
+        self._with_sites[site] = prof
+        return prof
 
     def stop(self, region: str) -> None:
         """The call hook before each end of region: its profiler off, on
         this thread, once its calls there are all closed."""
-        prof = self._profilers.get(region)
-        if prof is not None:
-            prof.disable_by_count()
+        # the lines run here are traced by the profiler still on: one line
+        try:
+            self._profilers[region].disable_by_count()
+        except KeyError:  # a region that never started here
+            pass
 
     def stats(self, region: str):
         """line_profiler's LineStats of region since the run began (None
