@@ -861,6 +861,37 @@ typedef struct sps_frame_walker {
                     size_t filecap, int64_t *line);
     const void *runtime_fn;
 } sps_frame_walker_t;
+/* A file's stack samples (its /samples group; docs/sampling.md), as read
+ * and checked by sps_samples_read: per sample its time, thread (the
+ * events' thread index, -1 for a thread without spans), OS thread id,
+ * rank, region (index into region_names, -1 outside every span), call id
+ * (the events' call ids, -1 none), stack (index into the stack table) and
+ * weight (the timer periods it stands for, >= 1: the kernel checks CPU
+ * timers at its tick, so a rate above it comes as weights); each stack k
+ * lists frame indexes innermost first in stack_frames[stack_offsets[k] ..
+ * stack_offsets[k + 1]); each frame has a function, file and line (a
+ * runtime's such as Python: file and line; native: module and the offset
+ * in it, file "" and line 0) and a kind (0 native, 1 runtime). */
+typedef struct sps_samples {
+    size_t n;
+    const int64_t *times_ns, *threads, *tids, *ranks, *regions, *call_ids, *stacks, *weights;
+    size_t nstacks;
+    const int64_t *stack_offsets, *stack_frames;
+    size_t nframes;
+    const char *const *functions, *const *files, *const *modules;
+    const int64_t *lines, *kinds, *addresses;
+    size_t nregion_names;
+    const char *const *region_names;
+    int64_t hz, lost;  /* the rate sampled at; samples lost (full rings) */
+    void *impl_;       /* owns everything above */
+} sps_samples_t;
+/* Reads the samples of the spanscope file at path into *out (a file
+ * without samples gives n 0).  Returns 0, SPS_EINVAL, SPS_EIO,
+ * SPS_EFORMAT (a bad index: the message says which) or SPS_ENOMEM; free
+ * with sps_samples_free (also after a failure). */
+SPS_API int sps_samples_read(const char *path, sps_samples_t *out);
+SPS_API void sps_samples_free(sps_samples_t *s);
+
 /* Installs w (NULL removes the walker).  0, or SPS_EINVAL for a wrong abi
  * or a missing function; SPS_EACTIVE while sampling runs (set it first). */
 SPS_API int sps_sampling_set_walker(const sps_frame_walker_t *w);

@@ -5,6 +5,7 @@
  * written as /samples, and the deferred ones given back.
  * docs/sampling.md. */
 #include "api/api.h"
+#include "formats/h5_read.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -163,4 +164,31 @@ void sps__samples_defer(const sps__snap_t *s) {
         if (s->samples[i].flags & SPS__SMP_DEFER) v[k++] = s->samples[i];
     ops->put_back(v, n);
     free(v);
+}
+
+int sps_samples_read(const char *path, sps_samples_t *out) {
+    if (!out) return SPS_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!path) return SPS_EINVAL;
+    sps__h5r_samples_t *x = calloc(1, sizeof *x);
+    if (!x) return SPS_ENOMEM;
+    int rc = sps__h5r_samples(path, x);
+    if (rc) {
+        free(x);
+        return rc;
+    }
+    *out = (sps_samples_t){x->n, x->times_ns, x->threads, x->tids, x->ranks, x->regions,
+                           x->call_ids, x->stacks, x->weights, x->nstacks, x->stack_offsets,
+                           x->stack_frames, x->nframes, (const char *const *)x->functions,
+                           (const char *const *)x->files, (const char *const *)x->modules,
+                           x->lines, x->kinds, x->addresses, x->nnames,
+                           (const char *const *)x->names, x->hz, x->lost, x};
+    return 0;
+}
+
+void sps_samples_free(sps_samples_t *s) {
+    if (!s) return;
+    sps__h5r_samples_free(s->impl_);
+    free(s->impl_);
+    memset(s, 0, sizeof *s);
 }

@@ -2188,6 +2188,104 @@ int sps__h5r_values(const char *path, sps__h5r_values_t *out) {
     return rc;
 }
 
+/* ---- /samples ---- */
+
+/* Reads the int64 column /samples/name of want elements into *out. */
+static int smp_ints(rd_t *c, hid_t g, const char *name, hsize_t want, int64_t **out,
+                    hsize_t *n) {
+    return ints_read(c, g, "samples", name, H5T_NATIVE_INT64, want, (void **)out, n);
+}
+
+/* Every value of v[0..n) in [lo, hi]; else SPS_EFORMAT naming the column. */
+static int smp_range(rd_t *c, const char *name, const int64_t *v, size_t n, int64_t lo,
+                     int64_t hi) {
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > hi)
+            return fail(SPS_EFORMAT, "%s: /samples/%s[%zu] = %lld is outside [%lld, %lld]",
+                        c->path, name, i, (long long)v[i], (long long)lo, (long long)hi);
+    return 0;
+}
+
+static int samples_of(rd_t *c, void *p) {
+    sps__h5r_samples_t *out = p;
+    if (!has_link(c->file, "samples")) return 0;
+    hid_t g = group_open(c, c->file, "samples");
+    if (g < 0) return SPS_EFORMAT;
+    hsize_t n = 0, ns = 0, nf = 0, nst = 0, nn = 0;
+    int rc = smp_ints(c, g, "times_ns", HSIZE_UNDEF, &out->times_ns, &n);
+    static const char *const cols[] = {"threads", "tids", "ranks", "regions", "call_ids",
+                                       "stacks", "weights"};
+    int64_t **dst[] = {&out->threads, &out->tids, &out->ranks, &out->regions, &out->call_ids,
+                       &out->stacks, &out->weights};
+    for (size_t i = 0; rc == 0 && i < 7; i++) rc = smp_ints(c, g, cols[i], n, dst[i], NULL);
+    if (rc == 0) rc = smp_ints(c, g, "stack_offsets", HSIZE_UNDEF, &out->stack_offsets, &ns);
+    if (rc == 0 && ns < 1) rc = fail(SPS_EFORMAT, "%s: /samples/stack_offsets is empty", c->path);
+    if (rc == 0) rc = smp_ints(c, g, "stack_frames", HSIZE_UNDEF, &out->stack_frames, &nst);
+    if (rc == 0) rc = strs_read(c, g, "samples", "frame_functions", HSIZE_UNDEF, &out->functions, &nf);
+    if (rc == 0) out->nframes = nf; /* so that the free function frees them */
+    if (rc == 0) rc = strs_read(c, g, "samples", "frame_files", nf, &out->files, &nn);
+    if (rc == 0) rc = strs_read(c, g, "samples", "frame_modules", nf, &out->modules, &nn);
+    if (rc == 0) rc = smp_ints(c, g, "frame_lines", nf, &out->lines, NULL);
+    if (rc == 0) rc = smp_ints(c, g, "frame_kinds", nf, &out->kinds, NULL);
+    if (rc == 0) rc = smp_ints(c, g, "frame_addresses", nf, &out->addresses, NULL);
+    if (rc == 0) { /* the counts set only now: the free function frees what is read */
+        out->n = n;
+        out->nstacks = ns - 1;
+        out->nframes = nf;
+    }
+    if (rc == 0 && has_link(c->file, "region_table")) {
+        hid_t rt = group_open(c, c->file, "region_table");
+        hsize_t k = 0;
+        rc = rt < 0 ? SPS_EFORMAT : strs_read(c, rt, "region_table", "names", HSIZE_UNDEF,
+                                              &out->names, &k);
+        if (rc == 0) out->nnames = k;
+        h5_close(&rt);
+    }
+    /* the indexes, checked once here so that no view checks them again */
+    if (rc == 0) rc = smp_range(c, "regions", out->regions, n, -1, (int64_t)out->nnames - 1);
+    if (rc == 0) rc = smp_range(c, "stacks", out->stacks, n, 0, (int64_t)ns - 2);
+    if (rc == 0) rc = smp_range(c, "weights", out->weights, n, 1, INT32_MAX);
+    if (rc == 0) rc = smp_range(c, "ranks", out->ranks, n, 0, INT32_MAX);
+    if (rc == 0) rc = smp_range(c, "threads", out->threads, n, -1, INT32_MAX);
+    if (rc == 0) rc = smp_range(c, "stack_offsets", out->stack_offsets, ns, 0, (int64_t)nst);
+    for (hsize_t i = 1; rc == 0 && i < ns; i++)
+        if (out->stack_offsets[i] < out->stack_offsets[i - 1])
+            rc = fail(SPS_EFORMAT, "%s: /samples/stack_offsets fall at %llu", c->path,
+                      (unsigned long long)i);
+    if (rc == 0 && (hsize_t)out->stack_offsets[ns - 1] != nst)
+        rc = fail(SPS_EFORMAT, "%s: /samples/stack_offsets ends at %lld, not at the %llu "
+                  "stack frames", c->path, (long long)out->stack_offsets[ns - 1],
+                  (unsigned long long)nst);
+    if (rc == 0) rc = smp_range(c, "stack_frames", out->stack_frames, nst, 0, (int64_t)nf - 1);
+    if (rc == 0) rc = smp_range(c, "frame_kinds", out->kinds, nf, 0, 1);
+    int64_t v = 0;
+    if (rc == 0 && attr_int(g, "hz", &v)) out->hz = v;
+    if (rc == 0 && attr_int(g, "lost", &v)) out->lost = v;
+    h5_close(&g);
+    return rc;
+}
+
+int sps__h5r_samples(const char *path, sps__h5r_samples_t *out) {
+    if (!out || !path) return fail(SPS_EINVAL, "no file given");
+    memset(out, 0, sizeof *out);
+    int rc = with_file(path, samples_of, out);
+    if (rc) sps__h5r_samples_free(out);
+    return rc;
+}
+
+void sps__h5r_samples_free(sps__h5r_samples_t *x) {
+    if (!x) return;
+    int64_t *cols[] = {x->times_ns, x->threads, x->tids, x->ranks, x->regions, x->call_ids,
+                       x->stacks, x->weights, x->stack_offsets, x->stack_frames, x->lines,
+                       x->kinds, x->addresses};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) free(cols[i]);
+    strs_free(x->functions, x->nframes);
+    strs_free(x->files, x->nframes);
+    strs_free(x->modules, x->nframes);
+    strs_free(x->names, x->nnames);
+    memset(x, 0, sizeof *x);
+}
+
 /* with_file's step for sps__h5r_metadata. */
 static int metadata_of(rd_t *c, void *out) { return metadata_read(c, out); }
 

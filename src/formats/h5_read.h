@@ -231,6 +231,29 @@ typedef struct sps__h5r_values {
  * sps__err_msg()); free with sps__h5r_values_free. */
 SPS__HIDDEN int sps__h5r_values(const char *path, sps__h5r_values_t *out);
 SPS__HIDDEN void sps__h5r_values_free(sps__h5r_values_t *x);
+/* A file's /samples (stack samples; see sps__h5_samples_t in formats.h for
+ * the layout and docs/sampling.md).  Every index is checked: regions
+ * index names (or are -1), stacks index the stack table, whose offsets
+ * rise within stack_frames, whose entries index the frames; weights >= 1.
+ * names are the file's /region_table/names. */
+typedef struct sps__h5r_samples {
+    size_t n;
+    int64_t *times_ns, *threads, *tids, *ranks, *regions, *call_ids, *stacks, *weights;
+    size_t nstacks;
+    int64_t *stack_offsets, *stack_frames; /* [nstacks + 1], [stack_offsets[nstacks]] */
+    size_t nframes;
+    char **functions, **files, **modules;  /* valid UTF-8 */
+    int64_t *lines, *kinds, *addresses;
+    size_t nnames;
+    char **names;
+    int64_t hz, lost;
+} sps__h5r_samples_t;
+/* Reads /samples of the file at path into *out (a file without the group
+ * gives 0 samples and 0 frames).  Returns 0, SPS_EIO, SPS_EFORMAT or
+ * SPS_ENOMEM (message: sps__err_msg()); free with sps__h5r_samples_free. */
+SPS__HIDDEN int sps__h5r_samples(const char *path, sps__h5r_samples_t *out);
+SPS__HIDDEN void sps__h5r_samples_free(sps__h5r_samples_t *x);
+
 /* Prints the counter summary of the file at path (report.c; nothing when
  * it has no counters).  0 or the reader's code. */
 SPS__HIDDEN int sps__counters_print(FILE *fp, const char *path);
