@@ -53,9 +53,9 @@
  *     `scope-profiler import-native` reads; spanscope reads it too:
  *     spanscope.results.read_trace / load_traces / convert_traces).
  *     HDF5 is the default, and always available.
- *   - Line sampling (sp_start_sampling) is not available yet: spanscope's
- *     native sampler is issue 34.  The functions exist and return
- *     SP_ERR_UNSUPPORTED.
+ *   - Line sampling (sp_start_sampling) is spanscope's sampler
+ *     (sps_sampling_start): every thread, not only one, by each thread's
+ *     CPU time; "<prefix>_rank<NNNNN>.sps" in scope-profiler's format.
  *
  * Thread rules: sp_begin/sp_end, sp_profiler_begin/end, the scopes and the
  * queries may be called from any thread.  sp_init, sp_create, sp_finalize,
@@ -305,8 +305,8 @@ SP_API sp_status sp_profiler_last_error(const sp_profiler *profiler);
  * would (without writing): no other thread may be using the default
  * profiler then.  Returns 0 on success, non-zero when the
  * profiler could not be made active (see sp_create).  With
- * SCOPE_PROFILER_SAMPLE_HZ set, says on stderr that line sampling could
- * not be started (issue 34). */
+ * SCOPE_PROFILER_SAMPLE_HZ set (> 0), starts line sampling at that rate
+ * (sp_start_sampling). */
 SP_API int sp_init(const char *prefix, int rank);
 
 /* sp_profiler_region()/sp_profiler_region_at() against the default
@@ -350,11 +350,22 @@ SP_API int sp_finalize(void);
  * non-NULL (possibly inactive) until the next sp_init(). */
 SP_API sp_profiler *sp_default_profiler(void);
 
-/* Line-level sampling of native code.  NOT AVAILABLE YET: spanscope's
- * native sampler is issue 34.  sp_profiler_start_sampling returns
- * SP_ERR_INACTIVE for a NULL or finalized profiler, else
- * SP_ERR_UNSUPPORTED; sp_profiler_stop_sampling returns SP_OK (nothing to
- * stop).  The global forms act on the default profiler. */
+/* Line-level sampling of native code: spanscope's sampler
+ * (sps_sampling_start, docs/sampling.md) at hz samples per second of each
+ * thread's CPU time (hz <= 0: 1000), every thread of the process.  The
+ * profiler's finalize writes "<prefix>_rank<NNNNN>.sps" next to its file,
+ * in scope-profiler's sample format (each sample: the innermost open
+ * region and the innermost native frame's module and address; a sample
+ * standing for w timer periods is written w times), which
+ * `spanscope native-lines` and scope-profiler's own `native-lines` read;
+ * the whole stacks are in the HDF5 file's /samples (a direct write) and
+ * the profiler must be the session's only one to write the .sps.
+ * sp_profiler_start_sampling returns SP_OK (also when another profiler
+ * already started it), SP_ERR_INACTIVE for a NULL or finalized profiler,
+ * SP_ERR_NO_MEMORY, or SP_ERR_UNSUPPORTED (no per-thread CPU timers, or a
+ * bad rate: the reason on stderr).  sp_profiler_stop_sampling stops it,
+ * keeping the samples for the finalize.  The global forms act on the
+ * default profiler. */
 SP_API int sp_profiler_start_sampling(sp_profiler *profiler, int hz);
 SP_API int sp_profiler_stop_sampling(sp_profiler *profiler);
 SP_API int sp_start_sampling(int hz);

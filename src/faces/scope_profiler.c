@@ -75,6 +75,8 @@ struct sp_profiler {
     sp_index_t *index;     /* atomic pointer */
     sp_index_t **retired;  /* older indexes, freed by sp_destroy */
     size_t nretired;
+    int sampling;          /* started the sampler (sp_profiler_start_sampling) */
+    int sample_hz;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -893,6 +895,120 @@ static int write_direct(sp_profiler *p) {
     return 1;
 }
 
+/* ---- line sampling: scope-profiler's "<stem>.sps" (its native_samples.py) ---- */
+
+/* Appends n bytes to f; 0 or -1. */
+static int put_bytes(FILE *f, const void *b, size_t n) { return fwrite(b, 1, n, f) == n ? 0 : -1; }
+static int put_i32(FILE *f, int32_t v) { return put_bytes(f, &v, 4); }
+static int put_i64(FILE *f, int64_t v) { return put_bytes(f, &v, 8); }
+static int put_str(FILE *f, const char *s) {
+    size_t n = strlen(s);
+    return n > INT32_MAX || put_i32(f, (int32_t)n) || put_bytes(f, s, n);
+}
+
+/* The index of string s in v[0..*n), added when new (v holds pointers
+ * into the caller's strings); -1 when v is full. */
+static int32_t str_index(const char **v, int32_t *n, int32_t cap, const char *s) {
+    for (int32_t i = 0; i < *n; i++)
+        if (!strcmp(v[i], s)) return i;
+    if (*n == cap) return -1;
+    v[*n] = s;
+    return (*n)++;
+}
+
+/* Writes p's samples, read from the spanscope file src, as scope-profiler's
+ * sample file path (native byte order; its layout in native_samples.py):
+ * per sample the innermost open region of p (index into the region list)
+ * and the innermost native frame, as its module and an address whose
+ * offset from the module's load address (written as 0) is the frame's
+ * offset in the module, which is what scope-profiler's native-lines hands
+ * to addr2line.  A sample of weight w (the timer periods it stands for)
+ * is written w times: the format counts samples, not time.  0 or -1. */
+static int write_sps(const sp_profiler *p, const char *src, const char *path) {
+    sps_samples_t sm;
+    if (sps_samples_read(src, &sm)) {
+        sps_samples_free(&sm);
+        return -1;
+    }
+    int32_t nreg = 0, nmod = 0, cap = (int32_t)(sm.nregion_names + sm.nframes + 1);
+    const char **regs = calloc((size_t)cap, sizeof *regs), **mods = calloc((size_t)cap, sizeof *mods);
+    int32_t *reg_of_name = malloc((sm.nregion_names + 1) * sizeof *reg_of_name);
+    size_t stemlen = strlen(p->stem);
+    int64_t ticks = 0, count = 0;
+    for (size_t i = 0; i < sm.n; i++) ticks += sm.weights[i];
+    for (size_t i = 0; reg_of_name && regs && i < sm.nregion_names; i++) {
+        const char *name = sm.region_names[i];
+        /* a profiler sharing the session names its regions "<stem>:<name>" */
+        if (p->qualified && !strncmp(name, p->stem, stemlen) && name[stemlen] == ':')
+            name += stemlen + 1;
+        reg_of_name[i] = str_index(regs, &nreg, cap, name);
+    }
+    FILE *f = regs && mods && reg_of_name ? fopen(path, "wb") : NULL;
+    int rc = f ? 0 : -1;
+    if (!rc) rc = put_bytes(f, "SCOPESMP", 8) || put_i32(f, 1) || put_i32(f, p->rank) ||
+                  put_i32(f, sm.hz > 0 ? (int32_t)sm.hz : p->sample_hz) || put_i64(f, ticks) ||
+                  put_i32(f, nreg);
+    for (int32_t i = 0; !rc && i < nreg; i++) rc = put_str(f, regs[i]);
+    /* the modules of the samples' innermost native frames, then the samples */
+    int32_t *mod_of = calloc(sm.n + 1, sizeof *mod_of);
+    int64_t *ip_of = calloc(sm.n + 1, sizeof *ip_of);
+    if (!mod_of || !ip_of) rc = -1;
+    for (size_t i = 0; !rc && i < sm.n; i++) {
+        int64_t st = sm.stacks[i];
+        mod_of[i] = -1;
+        for (int64_t k = sm.stack_offsets[st]; k < sm.stack_offsets[st + 1]; k++) {
+            int64_t fr = sm.stack_frames[k];
+            if (sm.kinds[fr] != 0) continue;
+            mod_of[i] = str_index(mods, &nmod, cap, sm.modules[fr]);
+            ip_of[i] = sm.addresses[fr];
+            break;
+        }
+        count += sm.weights[i];
+    }
+    if (!rc) rc = put_i32(f, nmod);
+    for (int32_t i = 0; !rc && i < nmod; i++) rc = put_str(f, mods[i]) || put_i64(f, 0);
+    if (!rc) rc = put_i64(f, count);
+    for (size_t i = 0; !rc && i < sm.n; i++) {
+        int32_t r = sm.regions[i] >= 0 ? reg_of_name[sm.regions[i]] : -1;
+        for (int64_t w = 0; !rc && w < sm.weights[i]; w++)
+            rc = put_i32(f, r) || put_i32(f, mod_of[i]) || put_i64(f, ip_of[i]);
+    }
+    if (f && fclose(f)) rc = -1;
+    if (rc && f) unlink(path);
+    free(mod_of), free(ip_of), free(regs), free(mods), free(reg_of_name);
+    sps_samples_free(&sm);
+    return rc;
+}
+
+/* Under g_lock, after p's file was written: when p sampled, stops the
+ * sampler and writes "<stem>.sps" next to the file.  The samples come from
+ * the session's own file (a direct write); else, when p is the session's
+ * only profiler, from a finalize of the session into a temporary file (the
+ * session then ends with p anyway). */
+static void samples_out(sp_profiler *p, int wrote_direct) {
+    if (!p->sampling) return;
+    p->sampling = 0;
+    sps_sampling_stop();
+    size_t len = strlen(p->stem) + 32;
+    char *sps = malloc(len), *tmp = malloc(len);
+    if (!sps || !tmp) {
+        free(sps), free(tmp);
+        return;
+    }
+    snprintf(sps, len, "%s.sps", p->stem);
+    snprintf(tmp, len, "%s.sps-tmp.h5", p->stem);
+    const char *src = NULL;
+    if (wrote_direct && p->format == SP_OUTPUT_HDF5) src = p->path_h5;
+    else if (sole(p) && sps_finalize_to(tmp) == 0) src = tmp;
+    if (!src)
+        say("scope_profiler: line samples are written by the session's only profiler; "
+            "%s not written\n", sps);
+    else if (write_sps(p, src, sps))
+        say("scope_profiler: could not write the line samples to %s\n", sps);
+    if (src == tmp) unlink(tmp);
+    free(sps), free(tmp);
+}
+
 /* sp_profiler_finalize (keep 0) and sp_profiler_finalize_or_keep (keep 1). */
 static int finalize(sp_profiler *p, int keep) {
     if (!is_active(p)) return 0;
@@ -912,7 +1028,9 @@ static int finalize(sp_profiler *p, int keep) {
     int every_region_called = have_stats && open != NULL;
     for (size_t k = 0; every_region_called && k < p->n; k++)
         every_region_called = st[k].calls - open[k] > 0;
-    int failed = direct(p) && every_region_called ? write_direct(p) : write_locked(p);
+    int wrote_direct = direct(p) && every_region_called;
+    int failed = wrote_direct ? write_direct(p) : write_locked(p);
+    if (!failed) samples_out(p, wrote_direct);
     if (failed && keep) {
         free(open);
         free(st);
@@ -1017,14 +1135,31 @@ const char *sp_profiler_output_path(const sp_profiler *profiler) {
 }
 
 int sp_profiler_start_sampling(sp_profiler *profiler, int hz) {
-    (void)hz;
     if (!is_active(profiler)) return SP_ERR_INACTIVE;
-    set_error(profiler, SP_ERR_UNSUPPORTED);
-    return SP_ERR_UNSUPPORTED; /* spanscope's native sampler: issue 34 */
+    pthread_mutex_lock(&g_lock);
+    /* spanscope samples every thread; a second profiler's start shares
+     * the running sampler */
+    int rc = sps_sampling_start(hz > 0 ? hz : 0);
+    sp_status s = rc == 0 || rc == SPS_EACTIVE ? SP_OK
+                : rc == SPS_ENOMEM ? SP_ERR_NO_MEMORY : SP_ERR_UNSUPPORTED;
+    if (s == SP_OK) {
+        profiler->sampling = 1;
+        profiler->sample_hz = sps_sampling_hz();
+    } else {
+        say("scope_profiler: could not start line sampling: %s\n",
+            *sps_last_error() ? sps_last_error() : sps_strerror(rc));
+    }
+    pthread_mutex_unlock(&g_lock);
+    set_error(profiler, s);
+    return s;
 }
 
 int sp_profiler_stop_sampling(sp_profiler *profiler) {
-    (void)profiler;
+    if (!profiler) return SP_OK;
+    pthread_mutex_lock(&g_lock);
+    /* the samples stay in the session for the next finalize */
+    if (profiler->sampling) sps_sampling_stop();
+    pthread_mutex_unlock(&g_lock);
     return SP_OK;
 }
 
@@ -1040,9 +1175,7 @@ int sp_init(const char *prefix, int rank) {
     pthread_mutex_unlock(&g_lock);
     if (!g_default) say("scope_profiler: out of memory in sp_init\n");
     const char *hz = getenv("SCOPE_PROFILER_SAMPLE_HZ");
-    if (ok && hz && atoi(hz) > 0)
-        say("scope_profiler: could not start line sampling "
-                        "(SCOPE_PROFILER_SAMPLE_HZ): not available in spanscope yet\n");
+    if (ok && hz && atoi(hz) > 0) sp_start_sampling(atoi(hz));
     return ok ? 0 : 1;
 }
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 from scope_profiler import read_h5
+from scope_profiler.native_samples import line_profile, read_samples
 from scope_profiler.native_trace import load_traces, read_trace
 
 d = Path(sys.argv[1])
@@ -35,7 +36,16 @@ def example(path):
 
 if "api" in what:
     g = read_h5(d / "global_rank00003.h5")
-    assert sorted(g.region_names) == ["fib", "inner", "outer"], g.region_names
+    assert sorted(g.region_names) == ["burn", "fib", "inner", "outer"], g.region_names
+    # line sampling: scope-profiler's own reader and symbolizer (addr2line)
+    # read the .sps; burn's samples land in burn_cpu (or the work it calls)
+    sf = read_samples(d / "global_rank00003.sps")
+    assert sf.rank == 3 and sf.hz == 1000 and "burn" in sf.regions, sf.regions
+    lines = line_profile(sf)["burn"]
+    total = sum(s.samples for s in lines)
+    assert total > 100, total  # 150 ms at 1 kHz
+    ours = sum(s.samples for s in lines if s.function in ("burn_cpu", "work"))
+    assert ours > 0.8 * total, lines[:5]
     assert g["outer"].num_calls == 5 and g["inner"].num_calls == 4  # the open one ended later
     assert g["fib"].num_calls == 177
     assert sorted(g["outer"].regions) == [3]  # the rank sp_init was given
