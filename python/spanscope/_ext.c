@@ -629,6 +629,8 @@ static struct PyModuleDef ext_module = {
     "The C face of spanscope (see the spanscope package).", -1, ext_methods,
     NULL, NULL, NULL, NULL};
 
+int sps__py_sampler_init(PyObject *m); /* _sampler.c (sampling_*) */
+
 PyMODINIT_FUNC PyInit__ext(void) {
     PyObject *m = PyModule_Create(&ext_module);
     if (!m) return NULL;
@@ -637,7 +639,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
         PyModule_AddIntConstant(m, "OVERFLOW_DROP", SPS_OVERFLOW_DROP) ||
         PyModule_AddIntConstant(m, "OVERFLOW_GROW", SPS_OVERFLOW_GROW) ||
         sps__py_regions_init(m) || sps__py_results_init(m) || sps__py_profiler_init(m) ||
-        sps__py_export_init(m)) {
+        sps__py_export_init(m) || sps__py_sampler_init(m)) {
         Py_DECREF(m);
         return NULL;
     }
