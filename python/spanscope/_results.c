@@ -471,6 +471,92 @@ static PyObject *file_read(PyObject *args, int index_only) {
     return d;
 }
 
+/* ======================================================================== */
+/* Stack samples: read_samples                                              */
+/* ======================================================================== */
+
+/* The capsule's destructor: frees what sps_samples_read read. */
+static void samples_capsule_free(PyObject *cap) {
+    sps_samples_t *s = PyCapsule_GetPointer(cap, "spanscope.samples");
+    sps_samples_free(s);
+    free(s);
+}
+
+/* read_samples(path) -> the file's stack samples (its /samples group) as
+ * sps_samples_read reads and checks them: a dict of columns (read-only
+ * int64 buffers over the reader's arrays, np.frombuffer them, no copy)
+ * and lists --
+ *   per sample: times_ns, threads, tids, ranks, regions (index into
+ *     region_names, -1 outside every span), call_ids, stacks (index into
+ *     the stack table), weights (timer periods it stands for, >= 1);
+ *   the stack table: stack_offsets (nstacks + 1 entries) and stack_frames
+ *     (stack k: stack_frames[stack_offsets[k]:stack_offsets[k + 1]],
+ *     frame indexes innermost first);
+ *   per frame: functions, files, modules (lists of str), lines, kinds
+ *     (0 native, 1 Python), addresses;
+ *   region_names (list of str), hz and lost (int).
+ * A file without samples gives empty columns (n 0) and hz 0.
+ * OSError if the file cannot be opened or read, ValueError if it is not
+ * a valid file (the message names the bad index), MemoryError. */
+static PyObject *ext_read_samples(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *pathobj;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &pathobj)) return NULL;
+    const char *path = PyBytes_AS_STRING(pathobj);
+    sps_samples_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        Py_DECREF(pathobj);
+        return PyErr_NoMemory();
+    }
+    int rc;
+    char err[512] = "";
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_samples_read(path, s);
+    if (rc) snprintf(err, sizeof err, "%s", sps_last_error());
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        sps_samples_free(s);
+        free(s);
+        if (!err[0]) snprintf(err, sizeof err, "%s: %s", path, sps_strerror(rc));
+        PyObject *r = raise_read(rc, err, path);
+        Py_DECREF(pathobj);
+        return r;
+    }
+    Py_DECREF(pathobj);
+    PyObject *cap = PyCapsule_New(s, "spanscope.samples", samples_capsule_free);
+    if (!cap) {
+        sps_samples_free(s);
+        free(s);
+        return NULL;
+    }
+    size_t n = s->n, nf = s->nframes;
+    size_t noff = s->stack_offsets ? s->nstacks + 1 : 0;
+    size_t nsf = noff ? (size_t)s->stack_offsets[s->nstacks] : 0;
+    PyObject *d = PyDict_New();
+    if (!d || sps__py_put(d, "times_ns", column_new(cap, s->times_ns, n, 8, 'q')) ||
+        sps__py_put(d, "threads", column_new(cap, s->threads, n, 8, 'q')) ||
+        sps__py_put(d, "tids", column_new(cap, s->tids, n, 8, 'q')) ||
+        sps__py_put(d, "ranks", column_new(cap, s->ranks, n, 8, 'q')) ||
+        sps__py_put(d, "regions", column_new(cap, s->regions, n, 8, 'q')) ||
+        sps__py_put(d, "call_ids", column_new(cap, s->call_ids, n, 8, 'q')) ||
+        sps__py_put(d, "stacks", column_new(cap, s->stacks, n, 8, 'q')) ||
+        sps__py_put(d, "weights", column_new(cap, s->weights, n, 8, 'q')) ||
+        sps__py_put(d, "stack_offsets", column_new(cap, s->stack_offsets, noff, 8, 'q')) ||
+        sps__py_put(d, "stack_frames", column_new(cap, s->stack_frames, nsf, 8, 'q')) ||
+        sps__py_put(d, "functions", sps__py_utf8_list(s->functions, nf)) ||
+        sps__py_put(d, "files", sps__py_utf8_list(s->files, nf)) ||
+        sps__py_put(d, "modules", sps__py_utf8_list(s->modules, nf)) ||
+        sps__py_put(d, "lines", column_new(cap, s->lines, nf, 8, 'q')) ||
+        sps__py_put(d, "kinds", column_new(cap, s->kinds, nf, 8, 'q')) ||
+        sps__py_put(d, "addresses", column_new(cap, s->addresses, nf, 8, 'q')) ||
+        sps__py_put(d, "region_names", sps__py_utf8_list(s->region_names, s->nregion_names)) ||
+        sps__py_put(d, "hz", PyLong_FromLongLong((long long)s->hz)) ||
+        sps__py_put(d, "lost", PyLong_FromLongLong((long long)s->lost)))
+        Py_CLEAR(d);
+    Py_DECREF(cap); /* the columns hold it now */
+    return d;
+}
+
 /* file_paths(column, keep) -> the file's calls pooled by call path per
  * rank (sps_file_paths) for print_summary's table: column is any column
  * of a read_file dict (its owner is the file's handle), keep None or
@@ -783,6 +869,9 @@ static PyMethodDef results_methods[] = {
     {"read_index", ext_read_index, METH_VARARGS,
      "read_index(path) -> read_file's dict without events: the index, row_summary "
      "(sps_file_open_index)."},
+    {"read_samples", ext_read_samples, METH_VARARGS,
+     "read_samples(path) -> the file's stack samples (sps_samples_read) as a dict of "
+     "columns and lists."},
     {"read_file", ext_read_file, METH_VARARGS,
      "read_file(path) -> the file's model (sps_file_open) as a dict of columns."},
     {"terminal_text", ext_terminal_text, METH_VARARGS,

@@ -43,7 +43,7 @@ ALLOWED_UP = {
 #: package's __init__ imports them all)
 ORDER = {
     "spanscope._base": ["atomic", "mpi"],
-    "spanscope.results": ["_model", "_errors", "_regions", "_calls", "_table",
+    "spanscope.results": ["_samples", "_model", "_errors", "_regions", "_calls", "_table",
                           "_likwid", "_counters", "_lines", "_profiling", "_jsonio",
                           "_line_cli", "_exports", "_inspection",
                           "_native", "_memray"],

@@ -11,7 +11,8 @@ Two faces of the same model:
   JSON profile format, exports for other tools, and ``inspect`` / the HTML
   report.
 
-Modules, each importing only those above it in this list: ``_model``
+Modules, each importing only those above it in this list: ``_samples``
+(stack samples: Results.samples), ``_model``
 (Results), ``_errors``, ``_regions``, ``_calls`` (call stacks), ``_table``
 (scope-profiler's summary tables), ``_lines`` (line profiles: records,
 their HDF5 groups and tables), ``_profiling`` (ProfilingResults,
@@ -23,6 +24,7 @@ the ``.spt`` / per-rank ``.h5`` files of its C and Fortran APIs, and the
 sources that build a C or Fortran program against spanscope).
 """
 
+from spanscope.results._samples import SampleLine, Samples, read_stack_samples
 from spanscope.results._model import NO_ROW, EventArrays, RegionData, Results, read
 from spanscope.results._errors import (CorruptProfileError, EventDataUnavailableError,
                                        HDF5SchemaError, IntegrationNotAvailableError,
@@ -57,6 +59,8 @@ from spanscope.results._memray import (MemrayAllocationTracker, MemrayCaptureErr
 __all__ = [
     # spanscope's model
     "EventArrays", "NO_ROW", "RegionData", "Results", "read",
+    # stack samples (with_samples; results/_samples.py, docs/sampling.md)
+    "SampleLine", "Samples", "read_stack_samples",
     # scope-profiler's results API
     "CallArrays", "CorruptProfileError", "EventDataUnavailableError", "HDF5SchemaError",
     "IntegrationNotAvailableError", "MPIRegion", "NestingError", "ProfilingResults",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spanscope import _ext
+from spanscope.results._samples import Samples, read_stack_samples
 
 __all__ = ["EventArrays", "NO_ROW", "Results", "RegionData", "read"]
 
@@ -143,6 +144,17 @@ class Results:
     #: per region and rank: {region: {rank: RegionValues}}, {} when the
     #: recording tracked none
     values: dict = field(default_factory=dict)
+
+    @property
+    def samples(self) -> Samples:
+        """The file's stack samples (its /samples group: with_samples=True,
+        sps_sampling_start; docs/sampling.md) as a :class:`Samples`, read
+        on first use (an empty one when the file has none).  Per region its
+        self samples by function and line: ``samples.by_region()``."""
+        s = self.__dict__.get("_samples")
+        if s is None:
+            s = self.__dict__["_samples"] = read_stack_samples(self.path)
+        return s
 
     def __getitem__(self, name: str) -> RegionData:
         """The region on rank 0 (or its only rank)."""
