@@ -371,24 +371,34 @@ def line_profile_rows(record) -> list[tuple]:
 
 
 def _width(text: str) -> int:
-    """Columns text takes on a terminal (as tabulate measures with wcwidth):
-    zero-width and combining characters none, East Asian wide ones two."""
-    import unicodedata
+    """Columns text takes in the table, measured as tabulate measures it
+    (scope-profiler's tables are tabulate's): with the wcwidth package
+    installed, terminal columns (a zero-width space none, East Asian wide
+    characters two); without it, characters.  Either way the output is
+    scope-profiler's, character for character, in the same environment."""
     if text.isascii():
         return len(text)
-    n = 0
-    for ch in text:
-        if ch == "\N{ZERO WIDTH SPACE}" or unicodedata.combining(ch):
-            continue
-        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-    return n
+    global _wcswidth
+    if _wcswidth is _UNSET:  # tabulate's own choice (tabulate.WIDE_CHARS_MODE)
+        try:
+            from wcwidth import wcswidth as _wcswidth
+        except ImportError:  # pragma: no cover - depends on the environment
+            _wcswidth = None
+    if _wcswidth is None:
+        return len(text)
+    width = _wcswidth(text)
+    return len(text) if width < 0 else width
+
+
+_UNSET = object()
+_wcswidth = _UNSET  # imported on first use: no table, no import
 
 
 def rounded_table(headers, rows) -> list[str]:
     """The lines of a table as tabulate's ``rounded_outline`` prints text
     cells (``disable_numparse``): every cell stripped and left-aligned, a
-    column as wide as its widest cell (in terminal columns) and at least
-    its header plus two."""
+    column as wide as its widest cell (:func:`_width`) and at least its
+    header plus two."""
     table = [[str(c).strip() for c in row] for row in rows]
     heads = [str(h).strip() for h in headers]
     widths = [max([_width(h) + 2] + [_width(row[i]) for row in table])
