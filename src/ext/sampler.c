@@ -64,14 +64,14 @@
 #define HDR_MAGIC 0x5350ull     /* a ring entry's header: magic, counts */
 
 typedef struct ring {
-    _Atomic uint64_t head;  /* words written (the handler) */
-    _Atomic uint64_t tail;  /* words read (the sampler thread) */
+    uint64_t head;          /* words written (the handler; __atomic) */
+    uint64_t tail;          /* words read (the sampler thread; __atomic) */
     uint64_t *w;            /* RING_WORDS words */
     pid_t tid;
     int live;               /* a timer exists (sampler thread's) */
     int seen;               /* listed by the last scan */
     timer_t timer;
-    _Atomic uint64_t lost;  /* samples dropped on a full ring */
+    uint64_t lost;          /* samples dropped on a full ring (__atomic) */
 } ring_t;
 
 /* A stack as interned: nn native addresses, then nr runtime words. */
@@ -163,7 +163,7 @@ static int native_frames(uint64_t *out, const void *uc) {
 }
 
 /* Takes one sample of this thread into r. */
-static void sample(ring_t *r, const void *uc, int overrun) {
+static void sample(ring_t *r, uint64_t *words, const void *uc, int overrun) {
     uint64_t t = sps__ticks();
     uint64_t w[2 + NAT_MAX + RT_MAX];
     volatile int nn = 0, nr = 0;
@@ -199,7 +199,7 @@ static void sample(ring_t *r, const void *uc, int overrun) {
         __atomic_add_fetch(&r->lost, 1, __ATOMIC_RELAXED);
         return;
     }
-    for (uint64_t i = 0; i < need; i++) r->w[(head + i) & (RING_WORDS - 1)] = w[i];
+    for (uint64_t i = 0; i < need; i++) words[(head + i) & (RING_WORDS - 1)] = w[i];
     __atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
 }
 
@@ -211,7 +211,8 @@ static void on_prof(int sig, siginfo_t *si, void *uc) {
     }
     int saved = errno;
     __atomic_add_fetch(&g_inflight, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE) && r->w) sample(r, uc, si->si_overrun);
+    uint64_t *w = __atomic_load_n(&r->w, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE) && w) sample(r, w, uc, si->si_overrun);
     __atomic_sub_fetch(&g_inflight, 1, __ATOMIC_RELEASE);
     errno = saved;
 }
