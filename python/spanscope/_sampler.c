@@ -560,14 +560,15 @@ static int sampler_init(void) {
      * runs the dynamic linker's resolver.  Make those first calls here,
      * not in a signal handler.  (This module itself is loaded RTLD_NOW.) */
     (void)PyGILState_GetThisThreadState();
-    PyThreadState *ts = PyThreadState_Get();
-    PyFrameObject *f = PyThreadState_GetFrame(ts);
-    if (f) {
-        PyCodeObject *co = PyFrame_GetCode(f);
+    /* a code object of our own: without a tracer's line array (3.11), so
+     * that PyCode_Addr2Line takes its _PyCode_CheckLineNumber call */
+    PyCodeObject *co = PyCode_NewEmpty("<sampler warm-up>", "<sampler warm-up>", 1);
+    if (co) {
         (void)PyCode_Addr2Line(co, 0);
-        (void)code_line(co, code_nbytes(co) - 2);
         Py_DECREF(co);
-        Py_DECREF(f);
+    } else {
+        PyErr_Clear(); /* the bindings then resolve in a handler: still no lock
+                          of ours, only the dynamic linker's resolver */
     }
     atomic_store_explicit(&g_ready, 1, memory_order_release);
     return 0;
