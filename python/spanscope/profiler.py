@@ -40,6 +40,7 @@ import os
 import re
 import socket
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -50,6 +51,7 @@ import numpy as np
 from spanscope import _ext
 from spanscope import _itt as itt
 from spanscope._base.atomic import write_replacing, write_text_replacing
+from spanscope.results._samples import Samples, read_stack_samples
 from spanscope.results._table import terminal_text
 
 __all__ = [
@@ -238,12 +240,15 @@ class _Recording:
     the recursive tracer made for Python functions (python_function
     events); values: None, or the spans' values per span (int64, shape
     (n, 2 * len(value_names)): the own values, then the self values, in
-    value_names order -- sps_spans_values, profile_memory)."""
+    value_names order -- sps_spans_values, profile_memory); samples: None
+    (no sampler), or the window's stack samples (results' Samples, their
+    regions indexing names: with_samples, EventList(samples=...))."""
 
     def __init__(self, spans, names, threads, payloads, base_ns, end_ns, options,
                  counters=None, anchor=(0, 0), python_ids=frozenset(), values=None,
-                 value_names=()):
+                 value_names=(), samples=None):
         self.spans = spans
+        self.samples = samples
         self.value_names = list(value_names) if values is not None else []
         self.values = values
         self.counters = counters if counters is not None else np.zeros(0, _COUNTER_DTYPE)
@@ -390,9 +395,13 @@ def _concat_recordings(a: _Recording, b: _Recording) -> _Recording:
     options = dict(b.options)
     options["profile_memory"] = bool(a.options.get("profile_memory") or
                                      b.options.get("profile_memory"))
+    samples = None
+    if a.samples is not None or b.samples is not None:
+        samples = Samples.concat([a.samples, b.samples]).with_regions(names)
+        names += samples.region_names[len(names):]
     return _Recording(np.concatenate([a.spans, bs]), names, threads, payloads, a.base_ns,
                       b.end_ns, options, np.concatenate([a.counters, bc]), a.anchor,
-                      frozenset(python_ids), values, vnames)
+                      frozenset(python_ids), values, vnames, samples)
 
 
 def _concat_values(a: _Recording, b: _Recording):
@@ -1077,7 +1086,18 @@ class EventList(list):
     them: one ``"[memory]"`` slice each (cat ``user_annotation``, 1 ns
     long) with args ``Bytes``, ``Allocation Type`` ("alloc"/"free") and
     ``Device`` ("cpu" or "cuda:N"), on the lane of its tid.  A malformed
-    record is a ValueError."""
+    record is a ValueError.
+
+    ``samples``: tensorplay's stack samples, ``(ts_ns, tid, stack)`` tuples,
+    stack a list of ``"file:line (function)"`` frames, innermost first
+    (what tensorplay's sampler takes, and what ``samples`` holds for a
+    profile made with ``with_samples=True``).  Each belongs to the
+    innermost span open on its tid at its time; it stands for one sampling
+    period (``TP_PROFILER_SAMPLE_MS``, tensorplay's default 5 ms).  They
+    reach export_chrome_trace (instant events, cat ``python_function``,
+    ``args.stack``), export_stacks (folded stacks from the samples) and
+    key_averages(group_by_stack_n=N) (the samples per span name and
+    innermost N frames).  A malformed sample is a ValueError."""
 
     def __init__(self, raw=(), base_ns=0, gpu_activities=None, mem_events=None, samples=None,
                  with_stack=False, use_device=None):
@@ -1086,7 +1106,10 @@ class EventList(list):
         self.base_ns = int(base_ns)
         self.gpu_activities = list(gpu_activities) if gpu_activities is not None else []
         self.mem_events = _mem_events(mem_events)
-        self.samples = list(samples) if samples is not None else []
+        self.samples = _sample_tuples(samples)
+        #: the samples given (None: none given), made into the recording's
+        #: Samples when the list adopts one
+        self._samples_in = self.samples if samples is not None else None
         self.with_stack = bool(with_stack)
         self._rec = None
         self._spans: list = []
@@ -1096,6 +1119,8 @@ class EventList(list):
             self._adopt(_raw_recording(raw, base_ns, with_stack))
 
     def _adopt(self, rec: "_Recording") -> None:
+        if getattr(self, "_samples_in", None) is not None and rec.samples is None:
+            rec.samples = _samples_of_records(self._samples_in, rec)
         self._rec = rec
         self._spans = [FunctionEvent._view(rec, i, self) for i in range(len(rec.spans))]
         self.extend(self._spans)
@@ -1104,6 +1129,8 @@ class EventList(list):
     def _of_spans(cls, rec: "_Recording") -> "EventList":
         out = cls(base_ns=rec.base_ns, with_stack=bool(rec.options.get("with_stack")))
         out._adopt(rec)
+        if rec.samples is not None:
+            out.samples = _sample_records(rec.samples)
         return out
 
     @classmethod
@@ -1162,9 +1189,14 @@ class EventList(list):
         arguments, torch's group_by_input_shapes spelling taken too.
         with_flops counts FLOPs even when the profile did not ask for
         them."""
+        if self._rec is None and not self and self._samples_in is not None and \
+                group_by_stack_n:
+            self._adopt(_raw_recording([], self.base_ns))
         if self._rec is None and not self:
             return EventList._of_rows([], None)
-        if self._rec is None or not self._spans:
+        samples_only = (self._rec is not None and self._rec.samples is not None
+                        and group_by_stack_n)
+        if self._rec is None or not (self._spans or samples_only):
             raise ValueError("key_averages needs a list of spans (profile.events())")
         if group_by_input_shapes is not None:
             group_by_input_shape = group_by_input_shapes
@@ -1225,6 +1257,10 @@ class EventList(list):
             _add_memory_events(path, self.mem_events, self._rec.base_ns)
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
+        """Folded stacks for flame graphs (see profile.export_stacks): from
+        the samples when the list has them, else from the spans' nesting."""
+        if self._rec is None and self._samples_in is not None and not self:
+            self._adopt(_raw_recording([], self.base_ns))
         if self._rec is None:
             raise ValueError("export_stacks needs a list of spans (profile.events())")
         _export_stacks(self._rec, os.fspath(path), metric)
@@ -1276,6 +1312,214 @@ def _add_memory_events(path: str, mem_events: list, base_ns: int) -> None:
             json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
     write_replacing(path, write)
 
+# --------------------------------------------------------------------------
+# Stack samples (with_samples=True, EventList(samples=...))
+# --------------------------------------------------------------------------
+
+#: tensorplay's sampling period (ms) in the environment
+_SAMPLE_MS_ENV = "TP_PROFILER_SAMPLE_MS"
+#: with_samples' rate without it: the sampler's default, per second of CPU
+_SAMPLE_HZ_DEFAULT = 1000
+#: the period of a tensorplay sample without it (tensorplay's default, ms)
+_TP_SAMPLE_MS_DEFAULT = 5.0
+#: a tensorplay frame, "file:line (function)"
+_FRAME_TEXT = re.compile(r"^(.*):(\d+) \((.*)\)$", re.S)
+
+
+def _sample_ms():
+    """TP_PROFILER_SAMPLE_MS as a number of ms, None when unset;
+    ValueError for a value that is not a positive number."""
+    raw = os.environ.get(_SAMPLE_MS_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        ms = float(raw)
+    except ValueError:
+        ms = math.nan
+    if not (ms > 0 and math.isfinite(ms)):
+        raise ValueError(f"{_SAMPLE_MS_ENV}={raw!r}: the sampling period must be a positive "
+                         f"number of milliseconds")
+    return ms
+
+
+def _sample_hz() -> int:
+    """The rate with_samples samples each thread's CPU time at: 1000 /
+    TP_PROFILER_SAMPLE_MS when set (tensorplay's period in ms: 5 -> 200
+    Hz), else 1000 Hz; within the sampler's 1..10000."""
+    ms = _sample_ms()
+    if ms is None:
+        return _SAMPLE_HZ_DEFAULT
+    return int(min(10000, max(1, round(1000.0 / ms))))
+
+
+def _sample_tuples(samples) -> list:
+    """EventList(samples=...) checked: (ts_ns, tid, stack) tuples, stack a
+    list of str frames; ValueError naming a bad one."""
+    out = []
+    for j, x in enumerate(samples if samples is not None else ()):
+        try:
+            ts, tid, chain = x
+            ts = int(ts)
+            if isinstance(chain, (str, bytes)):
+                raise TypeError
+            chain = [str(f) if isinstance(f, str) else None for f in chain]
+            if None in chain:
+                raise TypeError
+        except (TypeError, ValueError):
+            raise ValueError(f"samples[{j}]: a sample is (ts_ns, tid, [\"file:line "
+                             f"(function)\", ...]), not {x!r}") from None
+        out.append((ts, tid, chain))
+    return out
+
+
+def _frame_of_text(text: str) -> tuple:
+    """(function, file, line) of a tensorplay frame "file:line (function)";
+    another text is a function of its own (file "", line 0)."""
+    m = _FRAME_TEXT.match(text)
+    if m:
+        return m.group(3), m.group(1), int(m.group(2))
+    return text, "", 0
+
+
+def _innermost(rec: "_Recording", thread: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Per (thread index, time): the index of the innermost span of rec open
+    on that thread then (start <= t < end), -1 for none."""
+    spans = rec.spans
+    out = np.full(len(ts), -1, np.int64)
+    parent = spans["parent"]
+    for t in np.unique(thread[thread >= 0]).tolist():
+        idx = np.nonzero(spans["thread"] == t)[0]
+        if not len(idx):
+            continue
+        sel = np.nonzero(thread == t)[0]
+        pos = np.searchsorted(spans["start"][idx], ts[sel], "right") - 1
+        for k, p in zip(sel.tolist(), pos.tolist()):
+            j = int(idx[p]) if p >= 0 else -1
+            while j >= 0 and spans["end"][j] <= ts[k]:
+                j = int(parent[j])
+            out[k] = j
+    return out
+
+
+def _samples_of_records(records: list, rec: "_Recording") -> Samples:
+    """tensorplay's sample tuples as the recording's Samples: frames and
+    stacks interned, each sample given the region of the innermost span
+    open on its tid at its time (rec.threads' keys are the tids), weight 1,
+    the rate of one sample per TP_PROFILER_SAMPLE_MS (default 5 ms)."""
+    n = len(records)
+    frames: dict = {}
+    stacks: dict = {}
+    offsets = [0]
+    stack_frames: list = []
+    cols = {k: np.zeros(n, np.int64) for k in ("times_ns", "threads", "tids", "ranks",
+                                              "regions", "call_ids", "stacks", "weights")}
+    tindex = {t[0]: i for i, t in enumerate(rec.threads)}
+    for i, (ts, tid, chain) in enumerate(records):
+        key = tid if isinstance(tid, int) else hash(tid)
+        fr = tuple(frames.setdefault(_frame_of_text(f), len(frames)) for f in chain)
+        k = stacks.get(fr)
+        if k is None:
+            k = stacks[fr] = len(stacks)
+            stack_frames.extend(fr)
+            offsets.append(len(stack_frames))
+        cols["times_ns"][i], cols["tids"][i], cols["stacks"][i] = ts, key, k
+        cols["threads"][i] = tindex.get(key, -1)
+    cols["weights"][:] = 1
+    cols["call_ids"][:] = -1
+    j = _innermost(rec, cols["threads"], cols["times_ns"])
+    cols["regions"] = np.where(j >= 0, rec.spans["region"][np.maximum(j, 0)].astype(np.int64)
+                               if len(rec.spans) else -1, -1)
+    flist = list(frames)
+    cols.update(stack_offsets=np.array(offsets, np.int64),
+                stack_frames=np.array(stack_frames, np.int64),
+                functions=[f[0] for f in flist], files=[f[1] for f in flist],
+                modules=[""] * len(flist), lines=np.array([f[2] for f in flist], np.int64),
+                kinds=np.ones(len(flist), np.int64), addresses=np.zeros(len(flist), np.int64))
+    ms = _sample_ms() or _TP_SAMPLE_MS_DEFAULT
+    return Samples(cols, rec.names, max(1, round(1000.0 / ms)))
+
+
+def _frame_text(s: Samples, f: int) -> str:
+    """Frame f of s as tensorplay writes a frame, "file:line (function)"
+    (a native frame: its module for the file, line 0)."""
+    return f"{s.files[f] or s.modules[f]}:{int(s.lines[f])} ({s.functions[f]})"
+
+
+def _sample_records(s: Samples) -> list:
+    """s as tensorplay's sample tuples, (ts_ns, tid, stack), stack the
+    frames innermost first as "file:line (function)"."""
+    per_stack = [[_frame_text(s, f) for f in s.stack(k).tolist()]
+                 for k in range(len(s.stack_offsets) - 1)]
+    return [(t, tid, list(per_stack[k])) for t, tid, k in
+            zip(s.times_ns.tolist(), s.tids.tolist(), s.stacks.tolist())]
+
+
+#: the region of samples taken outside every span, in tables
+_NO_SPAN = "[outside any span]"
+
+
+def _sample_averages(rec: "_Recording", stack_n: int, sort_by) -> "EventList":
+    """key_averages(group_by_stack_n=N) of a recording with samples: one row
+    per span name and innermost N frames of the stacks sampled while that
+    span was the innermost open one on its thread (its self samples):
+    count = the samples (timer periods), self and total CPU time = what
+    they stand for (periods / hz), stack = the N frames (innermost first,
+    "file:line (function)"), self_cpu_percent = the share of all the
+    samples' CPU time."""
+    s = rec.samples
+    groups = s.grouped(stack_n)
+    period_ns = 1e9 / s.hz if s.hz else 0.0
+    total = sum(groups.values())
+    rows = []
+    for (region, frames), periods in groups.items():
+        ns = int(round(periods * period_ns))
+        share = 100.0 * periods / total if total else 0.0
+        row = FunctionEventAvg(
+            region if region is not None else _NO_SPAN, "u", periods,
+            int(round(period_ns)), int(round(period_ns)), int(round(period_ns)), None, ns,
+            share, stack=tuple(_frame_text(s, f) for f in frames), total_ns=ns,
+            self_cpu_percent=share, cpu_percent=share)
+        row.samples = periods
+        rows.append(row)
+    rows.sort(key=lambda r: (-r.self_ns, r.name, r.stack))
+    if sort_by is not None:
+        rows = _sorted(rows, sort_by)
+    return EventList._of_rows(rows, rec)
+
+
+def _add_sample_events(path: str, rec: "_Recording") -> None:
+    """Adds rec's samples to the JSON trace at path (gzip when it ends in
+    .gz) as tensorplay writes them: an instant event each (ph "i", s "t",
+    cat "python_function", named after its innermost frame, args.stack its
+    frames innermost first) on its thread's lane, before the Record Window
+    End; a thread with samples and no spans gets a thread_name."""
+    import gzip
+    s = rec.samples
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    evs = doc.get("traceEvents", [])
+    pid = next((e["pid"] for e in evs if e.get("ph") == "M" and "pid" in e), os.getpid())
+    named = {e.get("tid") for e in evs if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    added = []
+    for tid in sorted(set(s.tids.tolist()) - named):
+        added.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
+                      "args": {"name": f"thread {tid}"}})
+    for ts, tid, chain in _sample_records(s):
+        added.append({"name": chain[0] if chain else "?", "cat": "python_function", "ph": "i",
+                      "s": "t", "ts": (ts - rec.base_ns) / 1e3, "pid": pid, "tid": tid,
+                      "args": {"stack": chain}})
+    at = len(evs)
+    if evs and evs[-1].get("name") == "Record Window End":
+        at -= 1
+    doc["traceEvents"] = evs[:at] + added + evs[at:]
+
+    def write(tmp) -> None:
+        with opener(tmp, "wt", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+    write_replacing(path, write)
+
+
 
 def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
                   include_python=False, sort_by=None, by_module=False,
@@ -1288,6 +1532,8 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
         raise ValueError(f"group_by_stack_n must be an int >= 0, not {stack_n!r}")
     if sort_by is not None and sort_by != "name":
         _sort_attr(sort_by)  # a bad key fails here, not at table()
+    if stack_n and rec.samples is not None:
+        return _sample_averages(rec, stack_n, sort_by)
     keys, descr = rec.group_keys(bool(by_shape), stack_n, bool(by_module), bool(include_python))
     n = len(descr)
     sel = keys >= 0
@@ -1622,14 +1868,23 @@ def _export_trace(rec: _Recording, path: str, torch_compat=False, torch_tb=False
     if torch_tb and path.endswith((".pftrace", ".perfetto-trace", ".pb")):
         raise ValueError("torch_tb is a layout of JSON traces (for TensorBoard's profiler "
                          "plugin), not of Perfetto files")
-    if path.endswith(_WRITER_SUFFIXES) and not torch_tb:  # case-sensitive, as the writer
+    pftrace = path.endswith((".pftrace", ".perfetto-trace", ".pb"))
+    samples = rec.samples is not None and len(rec.samples) > 0
+    if path.endswith(_WRITER_SUFFIXES) and not torch_tb and not (samples and not pftrace):
         _write_trace(rec, path, os.path.basename(path))
+        if samples:
+            warnings.warn("the stack samples are written to JSON traces only (.json, "
+                          ".json.gz): this Perfetto trace has the spans", RuntimeWarning,
+                          stacklevel=3)
         return
+    # JSON through a temporary name, renamed into place once complete
     tmp = f"{path}.tmp{os.getpid()}" + (".json.gz" if path.endswith(".gz") else ".json")
     try:
         _write_trace(rec, tmp, os.path.basename(path))
         if torch_tb:
             _torch_tb_layout(tmp)
+        if samples:
+            _add_sample_events(tmp, rec)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -1722,8 +1977,19 @@ _FOLDED_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
+    """Folded stacks of rec at path: from its samples when it has them
+    (with_samples: one line per thread and sampled stack, frames outermost
+    first, the CPU µs they stand for), else from its spans' nesting (one
+    line per thread and span path, its self µs).  The device metrics give
+    no lines (spanscope records no device time)."""
     if metric not in ("self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"):
         raise ValueError(f"metric must be 'self_cpu_time_total', not {metric!r}")
+    if rec.samples is not None:
+        s = rec.samples
+        us = 1e6 / s.hz if s.hz else 1.0
+        lines = s.folded().items() if metric == "self_cpu_time_total" else ()
+        write_text_replacing(path, "".join(f"{k} {int(round(w * us))}\n" for k, w in lines))
+        return
     spans = rec.spans
     parent = spans["parent"].tolist()
     region = spans["region"].tolist()
@@ -1956,7 +2222,18 @@ class profile:
     ``record_steps=True`` or the on_trace_ready handler was made with
     ``torch_tb=True`` (TensorBoard's plugin reads them).  The schedule and
     the on_trace_ready calls are torch's (docs/coming-from-tensorplay.md).
-    with_samples is accepted and warns: spanscope samples no stacks yet.
+
+    with_samples=True: the stack sampler runs while each window records
+    (sps_sampling_start: every thread's CPU time, threads started later
+    too, Python and native frames; 1000 samples per second of CPU, or one
+    per ``TP_PROFILER_SAMPLE_MS`` ms when that is set).  Each sample
+    belongs to the innermost span open on its thread: events().samples
+    (tensorplay's tuples), key_averages(group_by_stack_n=N) (per span
+    name, its samples by their innermost N frames), export_stacks (folded
+    stacks of the samples) and export_chrome_trace (an instant event per
+    sample).  When a session was already running (ProfileManager.setup),
+    its samples go to that session's file (Results.samples) instead
+    (docs/profiler.md, "Stack samples").
 
     profile_memory=True: each span gets the bytes its own thread allocated
     and freed while it was open (the session reads the thread's allocation
@@ -1973,9 +2250,8 @@ class profile:
                  record_shapes=False, profile_memory=False, with_stack=False, with_flops=False,
                  with_modules=False, use_device=None, gpu_timing=None, gpu_trace=None,
                  with_samples=False, acc_events=True, record_steps=False):
-        if with_samples:
-            warnings.warn("with_samples=True: spanscope does not sample Python stacks yet",
-                          RuntimeWarning, stacklevel=2)
+        #: samples per second of CPU time of each thread (with_samples)
+        self._sample_hz = _sample_hz() if with_samples else 0
         acts = set()
         for a in (activities if activities is not None else [ProfilerActivity.CPU]):
             try:
@@ -2026,6 +2302,7 @@ class profile:
         self._hooks_ours = False  # this profile installed the allocation hooks
         self._hooks_info = None  # what mem_hooks_install said (numpy_scope)
         self._memory_session = False  # the window's session reads memory values
+        self._sampling_ours = False  # this profile started the sampler
 
     @property
     def current_action(self):
@@ -2213,6 +2490,7 @@ class profile:
                           RuntimeWarning, stacklevel=4)
 
     def _release_session(self) -> None:
+        self._stop_sampling()
         _ext.set_capture(None)
         if self._stacks_on:
             self._stacks_on = False
@@ -2233,8 +2511,69 @@ class profile:
             self._stacks_on = True
         _ext.set_capture(self._collector, self.record_shapes or self.with_flops or
                          self.with_stack or self.with_modules)
+        if self.with_samples:
+            self._start_sampling()
         self._tnames = _python_thread_names()
         self._t0 = _ext.now_ns()
+
+    # -- with_samples: the sampler for each recording window ----------------
+    def _start_sampling(self) -> None:
+        """Starts the stack sampler at the profile's rate, unless it runs
+        already (then it is whoever started it's, and its samples are the
+        window's too).  RuntimeError when it cannot start (no per-thread CPU
+        timers, a SIGPROF handler of the program's own)."""
+        if not hasattr(_ext, "sampling_start"):
+            raise RuntimeError("with_samples=True: this build of spanscope has no stack "
+                               "sampler (docs/sampling.md)")
+        if not self._owned():
+            warnings.warn("with_samples=True: a spanscope session was already running "
+                          "(ProfileManager.setup or another caller): its samples go to that "
+                          "session's file when it finalizes (Results.samples), not to this "
+                          "profile's events, stacks and traces", RuntimeWarning, stacklevel=5)
+        if _ext.sampling_hz():
+            return
+        try:
+            _ext.sampling_start(self._sample_hz)
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError(f"with_samples=True: the stack sampler cannot start: {e}"
+                               ) from e
+        self._sampling_ours = True
+
+    def _stop_sampling(self) -> None:
+        if self._sampling_ours:
+            self._sampling_ours = False
+            _ext.sampling_stop()
+
+    def _take_samples(self, t0: int, t1: int, names: list):
+        """The window's samples ([t0, t1]) as Samples named by names, or
+        None when this profile does not own the session (they stay in it).
+        The core hands samples out only with a finalize, so the profile's
+        own session is finalized into a temporary file (spans already
+        read), read (sps_samples_read) and removed; the sampler is stopped
+        after that finalize, so that the file has its rate."""
+        try:
+            if not (self._owned() and _ext.is_active()):
+                return None
+            fd, tmp = tempfile.mkstemp(prefix="spanscope-samples-", suffix=".h5")
+            os.close(fd)
+            try:
+                _ext.finalize(tmp, False)
+                s = read_stack_samples(tmp)
+            except (OSError, RuntimeError, ValueError) as e:
+                warnings.warn(f"with_samples=True: the window's samples could not be read "
+                              f"back: {e}", RuntimeWarning, stacklevel=4)
+                return Samples.empty(self._sample_hz)
+            finally:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+        finally:
+            self._stop_sampling()
+        s = s.select((s.times_ns >= t0) & (s.times_ns <= t1))
+        if not s.hz:
+            s.hz = self._sample_hz
+        return s.with_regions(names)
 
     def _stop_trace(self) -> None:
         t1 = _ext.now_ns()
@@ -2271,10 +2610,14 @@ class profile:
         self._collector = None
         opts = {"record_shapes": self.record_shapes, "with_stack": self.with_stack,
                 "with_flops": self.with_flops, "with_modules": self.with_modules,
-                "profile_memory": values is not None and "alloc_bytes" in vnames}
+                "profile_memory": values is not None and "alloc_bytes" in vnames,
+                "with_samples": self.with_samples}
+        anchor, traced = _ext.clock_anchor(), frozenset(_ext.traced_regions)
+        samples = self._take_samples(t0, t1, names) if self.with_samples else None
+        if samples is not None:
+            names = samples.region_names  # names, then any region only samples name
         window = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
-                            _ext.clock_anchor(), frozenset(_ext.traced_regions), values,
-                            vnames)
+                            anchor, traced, values, vnames, samples)
         if self.acc_events and self._result is not None:
             # torch's acc_events: the cycles so far, one after another
             window = _concat_recordings(self._result, window)
@@ -2505,10 +2848,15 @@ class profile:
         return path
 
     def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
-        """Folded stacks (thread;outer;inner self_us per line) for flame
-        graphs: the spans' nesting, which every recording has, so
-        with_stack=True is not needed (tensorplay asserts it: its folded
-        stacks are the Python frames)."""
+        """Folded stacks (``thread_<tid>;outer;...;inner value`` per line,
+        flamegraph.pl's and speedscope's input) for flame graphs.  With
+        with_samples=True: the sampled stacks, frames outermost first
+        (``function (file:line)``; a native frame ``function (module)``),
+        value the CPU µs they stand for.  Without: the spans' nesting,
+        which every recording has, so with_stack=True is not needed
+        (tensorplay asserts it: its folded stacks are the Python frames),
+        value the span path's self µs.  metric: self_cpu_time_total
+        (torch's device metrics are accepted and give no lines)."""
         _export_stacks(self._recording("exporting stacks"), os.fspath(path), metric)
 
     def __repr__(self):

@@ -1,0 +1,446 @@
+"""The Python faces of the stack sampler (issue 34, part 2): the torch-style
+profile's with_samples=True (events().samples, key_averages(group_by_stack_n),
+export_stacks, the Chrome trace's instant events), EventList(samples=...),
+and the reader's Results.samples (_ext.read_samples over sps_samples_read).
+
+The CPU-cost test follows tests/c/test_sampling.c: a sample stands for the
+CPU time since the one before it (its weight), and the kernel checks CPU
+timers at its tick, so a periodic load whose boundaries keep a few phases
+against the tick aliases; each round here burns a CPU-time length varied to
+the microsecond, and the lengths are long against a tick.
+"""
+import gzip
+import json
+import os
+import sys
+import sysconfig
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from spanscope import _ext
+from spanscope import profiler as P
+from spanscope import results
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(_ext, "sampling_start"), reason="this build has no stack sampler")
+
+# the walker knows CPython 3.10-3.13 with a GIL (docs/sampling.md); elsewhere
+# samples keep native frames only, so the Python-frame checks cannot hold
+PY_FRAMES = not sysconfig.get_config_var("Py_GIL_DISABLED") and sys.version_info < (3, 14)
+needs_py_frames = pytest.mark.skipif(not PY_FRAMES, reason="no Python frame walker for "
+                                     "this interpreter (docs/sampling.md)")
+QUALNAMES = sys.version_info >= (3, 11)
+
+
+def fname(func):
+    code = func.__code__
+    return code.co_qualname if QUALNAMES else code.co_name
+
+
+def lines_of(func):
+    """The line numbers of func's body."""
+    import inspect
+    src, first = inspect.getsourcelines(func)
+    return set(range(first, first + len(src)))
+
+
+def heavy(ns):
+    """Burns ns of this thread's CPU time in Python bytecode."""
+    end = time.thread_time_ns() + ns
+    x = 0
+    while time.thread_time_ns() < end:
+        for i in range(300):
+            x += i
+    return x
+
+
+def light(ns):
+    """The same as heavy, another function."""
+    end = time.thread_time_ns() + ns
+    x = 0
+    while time.thread_time_ns() < end:
+        for i in range(300):
+            x += i
+    return x
+
+
+def late(ns):
+    """What the thread started after the sampler does."""
+    end = time.thread_time_ns() + ns
+    x = 0
+    while time.thread_time_ns() < end:
+        for i in range(300):
+            x ^= i
+    return x
+
+
+def run_3_to_1(rounds=8):
+    """heavy 3d and light d per round, d 25-45 ms varied to the µs."""
+    rng = np.random.default_rng(1234)
+    for _ in range(rounds):
+        d = int(rng.integers(25_000, 45_000)) * 1000
+        with P.record_function("heavy_region"):
+            heavy(3 * d)
+        with P.record_function("light_region"):
+            light(d)
+
+
+def late_thread():
+    """A thread started after the sampler began: its region and work."""
+    def body():
+        with P.record_function("late_region"):
+            late(150_000_000)
+    t = threading.Thread(target=body, name="late-thread")
+    t.start()
+    t.join()
+    return t.native_id
+
+
+@pytest.fixture(scope="module")
+def sampled(tmp_path_factory):
+    """One profile(with_samples=True) over the 3:1 load and a late thread
+    (module-scoped: about 1.5 s of CPU), with its exports written."""
+    from spanscope import ProfileManager
+    ProfileManager._reset()
+    with P.profile(with_samples=True) as prof:
+        time.sleep(0.05)  # the late thread starts well after the sampler
+        run_3_to_1()
+        tid = late_thread()
+    d = tmp_path_factory.mktemp("sampled")
+    prof.export_stacks(str(d / "stacks.txt"))
+    prof.export_chrome_trace(str(d / "trace.json"))
+    prof.export_chrome_trace(str(d / "trace.json.gz"))
+    return prof, tid, d
+
+
+def region_periods(samples):
+    out = {}
+    for name, lines in samples.by_region().items():
+        out[name] = sum(s.samples for s in lines)
+    return out
+
+
+def test_no_warning_and_the_rate(recwarn):
+    with P.profile(with_samples=True) as prof:
+        heavy(20_000_000)
+    assert not [w for w in recwarn if "sample" in str(w.message)]
+    rec = prof._result
+    assert rec.samples is not None and rec.samples.hz == 1000
+    assert _ext.sampling_hz() == 0  # stopped with the window
+
+
+def test_weights_follow_cpu_cost_3_to_1(sampled):
+    prof, _tid, _d = sampled
+    per = region_periods(prof._result.samples)
+    h, l = per.get("heavy_region", 0), per.get("light_region", 0)
+    assert l > 0, per
+    assert abs(h / l - 3.0) <= 0.15 * 3.0, (h, l, per)
+    # weights are timer periods: 1000 Hz, so the samples stand for about the
+    # CPU time the regions burned (3 x 8 x 35 ms + 8 x 35 ms = 1.12 s on average)
+    secs = (h + l) / 1000
+    assert 0.7 < secs < 1.7, secs
+
+
+@needs_py_frames
+def test_python_function_names_and_lines(sampled):
+    prof, _tid, _d = sampled
+    s = prof._result.samples
+    leaves = {}
+    for i in range(len(s)):
+        for func, file, line in s.frames(i):
+            if file == __file__:
+                leaves.setdefault(func, set()).add(line)
+    assert fname(heavy) in leaves and fname(light) in leaves, leaves
+    assert leaves[fname(heavy)] <= lines_of(heavy)
+    assert leaves[fname(light)] <= lines_of(light)
+    # the sampled stacks go up to the caller: run_3_to_1 on the line calling heavy
+    i = next(i for i in range(len(s)) if s.region(i) == "heavy_region")
+    funcs = [f for f, _file, _line in s.frames(i)]
+    assert fname(run_3_to_1) in funcs and funcs.index(fname(run_3_to_1)) > 0
+
+
+def test_thread_started_after_sampling_began(sampled):
+    prof, tid, _d = sampled
+    s = prof._result.samples
+    mine = s.tids == tid
+    assert mine.any(), "the late thread has no samples"
+    regions = {s.region(i) for i in np.nonzero(mine)[0].tolist()}
+    assert "late_region" in regions
+    per = region_periods(s)
+    assert 100 <= per["late_region"] <= 220, per  # 150 ms of CPU at 1 kHz
+    if PY_FRAMES:
+        i = int(np.nonzero(mine)[0][0])
+        assert fname(late) in [f for f, _file, _line in s.frames(i)]
+
+
+def test_events_samples_are_tensorplays_tuples(sampled):
+    prof, tid, _d = sampled
+    ev = prof.events()
+    assert len(ev.samples) == len(prof._result.samples)
+    ts, t, stack = ev.samples[0]
+    assert isinstance(ts, int) and isinstance(t, int) and stack
+    assert all(isinstance(f, str) and f.endswith(")") for f in stack)
+    assert any(t == tid for _ts, t, _st in ev.samples)
+    rec = prof._result
+    assert all(rec.base_ns <= ts <= rec.end_ns for ts, _t, _st in ev.samples)
+
+
+@needs_py_frames
+def test_key_averages_group_by_stack_n(sampled):
+    prof, _tid, _d = sampled
+    rows = prof.key_averages(group_by_stack_n=2)
+    assert rows, "no rows"
+    assert all(len(r.stack) <= 2 for r in rows)
+    heavy_rows = [r for r in rows if r.name == "heavy_region"]
+    assert heavy_rows
+    # the heavy region's self samples: innermost frame in heavy() (or a C
+    # function it calls, shown with its caller heavy() next)
+    top = max(heavy_rows, key=lambda r: r.count)
+    assert any(f"({fname(heavy)})" in f for f in top.stack), top.stack
+    # counts are the samples' periods; times what they stand for at 1 kHz
+    assert sum(r.count for r in rows) == int(prof._result.samples.weights.sum())
+    assert top.self_cpu_time_total == pytest.approx(top.count * 1000.0)
+    assert abs(sum(r.self_cpu_percent for r in rows) - 100.0) < 1e-6
+    table = rows.table(sort_by="self_cpu_time_total", row_limit=10)
+    assert "Source Location" in table and "heavy_region" in table
+    assert f"({fname(heavy)})" in table
+    # group_by_stack_n=1 splits no more than 2 does
+    assert len(prof.key_averages(group_by_stack_n=1)) <= len(rows)
+    # without group_by_stack_n the rows are the spans, as always
+    plain = prof.key_averages()
+    assert {r.name for r in plain} >= {"heavy_region", "light_region", "late_region"}
+    assert next(r for r in plain if r.name == "heavy_region").count == 8
+
+
+@needs_py_frames
+def test_export_stacks_folded_from_samples(sampled):
+    prof, tid, d = sampled
+    lines = (d / "stacks.txt").read_text().splitlines()
+    assert lines
+    total = 0
+    for ln in lines:
+        stack, _, value = ln.rpartition(" ")
+        assert stack.startswith("thread_") and int(value) > 0
+        total += int(value)
+    # values: CPU µs, the samples' periods at 1000 Hz
+    assert total == pytest.approx(int(prof._result.samples.weights.sum()) * 1000, abs=1)
+    heavy_lines = [ln for ln in lines if f"{fname(heavy)} ({__file__}:" in ln]
+    assert heavy_lines
+    # outermost first: the caller before heavy
+    ln = heavy_lines[0]
+    assert ln.index(fname(run_3_to_1)) < ln.index(f"{fname(heavy)} (")
+    assert any(ln.startswith(f"thread_{tid};") for ln in lines)
+
+
+def test_chrome_trace_has_the_samples_as_instants(sampled):
+    prof, tid, d = sampled
+    for name, opener in (("trace.json", open), ("trace.json.gz", gzip.open)):
+        with opener(d / name, "rt") as f:
+            doc = json.load(f)
+        evs = doc["traceEvents"]
+        inst = [e for e in evs if e.get("cat") == "python_function"]
+        assert len(inst) == len(prof._result.samples)
+        e = inst[0]
+        assert e["ph"] == "i" and e["s"] == "t" and e["args"]["stack"]
+        assert e["name"] == e["args"]["stack"][0]
+        assert any(e["tid"] == tid for e in inst)
+        # on the lanes of the spans: the late thread's span shares its tid
+        span_tids = {e["tid"] for e in evs if e.get("ph") == "X"}
+        assert tid in span_tids
+        assert evs[-1]["name"] == "Record Window End"
+        ends = max(e["ts"] + e["dur"] for e in evs if e.get("ph") == "X")
+        assert all(0 <= e["ts"] <= ends + 1e3 for e in inst)
+
+
+def test_pftrace_with_samples_warns_and_keeps_the_spans(sampled, tmp_path):
+    prof, _tid, _d = sampled
+    with pytest.warns(RuntimeWarning, match="JSON traces only"):
+        prof.export_chrome_trace(str(tmp_path / "t.pftrace"))
+    assert (tmp_path / "t.pftrace").stat().st_size > 0
+
+
+def test_bad_sample_period_env(monkeypatch):
+    monkeypatch.setenv("TP_PROFILER_SAMPLE_MS", "zero")
+    with pytest.raises(ValueError, match="TP_PROFILER_SAMPLE_MS"):
+        P.profile(with_samples=True)
+    monkeypatch.setenv("TP_PROFILER_SAMPLE_MS", "-1")
+    with pytest.raises(ValueError, match="positive"):
+        P.profile(with_samples=True)
+    monkeypatch.setenv("TP_PROFILER_SAMPLE_MS", "4")
+    with P.profile(with_samples=True) as prof:
+        heavy(30_000_000)
+    assert prof._result.samples.hz == 250
+    # without with_samples the variable is not read
+    monkeypatch.setenv("TP_PROFILER_SAMPLE_MS", "zero")
+    P.profile()
+
+
+def test_without_samples_export_stacks_is_the_spans(tmp_path):
+    with P.profile() as prof:
+        with P.record_function("outer"):
+            with P.record_function("inner"):
+                heavy(2_000_000)
+    assert prof._result.samples is None
+    prof.export_stacks(str(tmp_path / "s.txt"))
+    text = (tmp_path / "s.txt").read_text()
+    assert ";outer;inner " in text
+    assert prof.events().samples == []
+
+
+def test_windows_accumulate_samples():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # warmup=0: torch's warning
+        sched = P.schedule(wait=0, warmup=0, active=1, repeat=2)
+    prof = P.profile(with_samples=True, schedule=sched)
+    with prof:
+        for step in range(2):
+            with P.record_function(f"step{step}"):
+                heavy(60_000_000)
+            prof.step()
+    per = region_periods(prof._result.samples)
+    assert per.get("step0", 0) > 20 and per.get("step1", 0) > 20, per
+
+
+# ---------------------------------------------------------------------------
+# EventList(samples=...): tensorplay's tuples
+# ---------------------------------------------------------------------------
+
+RAW = [("fwd", "u", 1_000, 9_000, 7), ("mm", "o", 2_000, 5_000, 7),
+       ("other", "u", 1_000, 4_000, 8)]
+SAMPLES = [
+    (2_500, 7, ["/m.py:10 (matmul)", "/m.py:50 (fwd)", "/m.py:90 (<module>)"]),
+    (3_000, 7, ["/m.py:10 (matmul)", "/m.py:50 (fwd)", "/m.py:90 (<module>)"]),
+    (6_000, 7, ["/m.py:60 (fwd)", "/m.py:90 (<module>)"]),
+    (3_500, 8, ["/o.py:5 (work)"]),
+    (9_500, 7, ["/m.py:95 (<module>)"]),   # after fwd: outside every span
+]
+
+
+def test_eventlist_samples_attributed_and_grouped():
+    ev = P.EventList(RAW, samples=SAMPLES)
+    assert ev.samples == [(t, tid, list(st)) for t, tid, st in SAMPLES]
+    rows = ev.key_averages(group_by_stack_n=1)
+    got = {(r.name, r.stack): r.count for r in rows}
+    assert got == {("mm", ("/m.py:10 (matmul)",)): 2, ("fwd", ("/m.py:60 (fwd)",)): 1,
+                   ("other", ("/o.py:5 (work)",)): 1,
+                   (P._NO_SPAN, ("/m.py:95 (<module>)",)): 1}
+    # one sample per TP_PROFILER_SAMPLE_MS (tensorplay's default: 5 ms)
+    mm = next(r for r in rows if r.name == "mm")
+    assert mm.self_cpu_time_total == pytest.approx(2 * 5000.0)
+    assert "Source Location" in rows.table()
+    two = ev.key_averages(group_by_stack_n=2)
+    assert {r.stack for r in two if r.name == "mm"} == {("/m.py:10 (matmul)", "/m.py:50 (fwd)")}
+
+
+def test_eventlist_samples_exports(tmp_path):
+    ev = P.EventList(RAW, samples=SAMPLES)
+    ev.export_stacks(str(tmp_path / "s.txt"))
+    lines = (tmp_path / "s.txt").read_text().splitlines()
+    assert "thread_7;<module> (/m.py:90);fwd (/m.py:50);matmul (/m.py:10) 10000" in lines
+    assert "thread_8;work (/o.py:5) 5000" in lines
+    ev.export_chrome_trace(str(tmp_path / "t.json"))
+    doc = json.loads((tmp_path / "t.json").read_text())
+    inst = [e for e in doc["traceEvents"] if e.get("cat") == "python_function"]
+    assert [(e["ts"], e["tid"], e["args"]["stack"]) for e in inst] == \
+        [(t / 1e3, tid, st) for t, tid, st in SAMPLES]
+    assert inst[0]["name"] == "/m.py:10 (matmul)" and inst[0]["ph"] == "i"
+
+
+def test_eventlist_samples_only_and_bad_samples(tmp_path):
+    ev = P.EventList(samples=SAMPLES[:1])
+    ev.export_stacks(str(tmp_path / "s.txt"))
+    assert (tmp_path / "s.txt").read_text().startswith("thread_7;<module> (/m.py:90);")
+    rows = ev.key_averages(group_by_stack_n=3)
+    assert [(r.name, r.count) for r in rows] == [(P._NO_SPAN, 1)]
+    for bad in ([(1, 2)], [(1, 2, "a.py:1 (f)")], [("x", 1, [])], [(1, 2, [3])]):
+        with pytest.raises(ValueError, match="samples"):
+            P.EventList(samples=bad)
+    assert P.EventList().samples == []
+
+
+# ---------------------------------------------------------------------------
+# Results.samples: a file's /samples
+# ---------------------------------------------------------------------------
+
+def test_results_samples_by_region(tmp_path):
+    path = str(tmp_path / "s.h5")
+    _ext.setup(None, local=True, track=0)
+    try:
+        _ext.sampling_start(1000)
+        with P.record_function("hot"):
+            heavy(240_000_000)
+        with P.record_function("cold"):
+            light(80_000_000)
+        _ext.finalize(path, False)
+    finally:
+        _ext.sampling_stop()
+        _ext.shutdown()
+    res = results.read(path)
+    s = res.samples
+    assert isinstance(s, results.Samples) and len(s) > 0 and s.hz == 1000
+    assert s is res.samples  # read once
+    by = s.by_region()
+    hot = sum(x.samples for x in by["hot"])
+    cold = sum(x.samples for x in by["cold"])
+    assert abs(hot / cold - 3.0) <= 0.15 * 3.0, (hot, cold)
+    top = by["hot"][0]
+    assert top.seconds == pytest.approx(top.samples / 1000)
+    assert by["hot"] == sorted(by["hot"], key=lambda x: -x.samples)
+    if PY_FRAMES:
+        assert any(x.function == fname(heavy) and x.file == __file__ and
+                   x.line in lines_of(heavy) for x in by["hot"])
+    # the arrays agree with each other
+    assert len(s.times_ns) == len(s.weights) == len(s.regions) == len(s)
+    assert (s.weights >= 1).all() and s.cpu_seconds == pytest.approx(s.weights.sum() / 1000)
+    assert s.frames(0) and all(len(f) == 3 for f in s.frames(0))
+    with pytest.raises(IndexError):
+        s.frames(len(s))
+    pd = pytest.importorskip("pandas")
+    df = s.to_dataframe()
+    assert isinstance(df, pd.DataFrame) and len(df) == len(s)
+    assert set(df["region"].dropna()) <= {"hot", "cold"}
+    assert df["weight"].sum() == s.weights.sum()
+
+
+def test_results_samples_of_a_file_without_them(tmp_path):
+    path = str(tmp_path / "n.h5")
+    _ext.setup(None, local=True, track=0)
+    try:
+        with P.record_function("r"):
+            pass
+        _ext.finalize(path, False)
+    finally:
+        _ext.shutdown()
+    s = results.read(path).samples
+    assert len(s) == 0 and s.by_region() == {} and s.folded() == {}
+
+
+def test_read_samples_errors(tmp_path):
+    with pytest.raises(OSError):
+        results.read_stack_samples(str(tmp_path / "missing.h5"))
+    bad = tmp_path / "bad.h5"
+    bad.write_bytes(b"not an hdf5 file at all")
+    with pytest.raises((ValueError, OSError)):
+        results.read_stack_samples(str(bad))
+
+
+def test_samples_concat_keeps_regions_by_name(tmp_path):
+    path = str(tmp_path / "c.h5")
+    _ext.setup(None, local=True, track=0)
+    try:
+        _ext.sampling_start(1000)
+        with P.record_function("only"):
+            heavy(60_000_000)
+        _ext.finalize(path, False)
+    finally:
+        _ext.sampling_stop()
+        _ext.shutdown()
+    s = results.read_stack_samples(path)
+    both = results.Samples.concat([s, s.with_regions(["zzz"])])
+    assert len(both) == 2 * len(s)
+    assert region_periods(both)["only"] == 2 * region_periods(s)["only"]
+    assert both.frames(len(s)) == s.frames(0)
