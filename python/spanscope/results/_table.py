@@ -631,6 +631,7 @@ def _hints(file_path) -> list[str]:
             f"  Plot:    spanscope plot gantt {p} -o gantt.png",
             f"  Report:  spanscope html {p} -o report.html",
             f"  Export:  spanscope export speedscope {p} -o profile.speedscope.json",
+            f"  Lines:   spanscope line-profile {p}",
             "", "Compare runs:",
             "  Diff:    spanscope diff BASE.h5 CANDIDATE.h5",
             "  Check:   spanscope check BASE.h5 CANDIDATE.h5", ""]
