@@ -376,7 +376,9 @@ typedef struct sps_env {
                                 "none": no file), SPANSCOPE_LABEL -> label,
                                 SPANSCOPE_AGGREGATION_MODE -> aggregate,
                                 SPANSCOPE_MEMORY_LIMIT (bytes) ->
-                                memory_limit; the rest SPS_CONFIG_INIT */
+                                memory_limit, SPANSCOPE_SAMPLE_HZ (stack
+                                samples per second, 0 to 10000) ->
+                                sample_hz; the rest SPS_CONFIG_INIT */
     int has_output;          /* SPANSCOPE_OUTPUT was set */
     int recursive;           /* SPANSCOPE_RECURSIVE: -1 unset, 0 or 1 */
     int auto_finalize;       /* SPANSCOPE_AUTO_FINALIZE: -1, 0 or 1 */
@@ -388,7 +390,8 @@ typedef struct sps_env {
 
 /* Reads the variables above into *out.  Booleans are 1/0, true/false,
  * yes/no, on/off (any case); anything else is SPS_EINVAL, and so is a
- * memory limit that is not a whole number of bytes; on failure a one-line
+ * memory limit that is not a whole number of bytes or a sampling rate out
+ * of range; on failure a one-line
  * reason naming the variable goes to err[0..errlen) when err is not NULL.
  * Needs no session; any thread, but not while another thread changes the
  * environment. */
@@ -1695,7 +1698,12 @@ typedef struct sps_export_opts {
     int reserved1_; /* 0, as reserved0_ */
     double threshold;
     int scalable;
-    int reserved2_; /* 0, as reserved0_ */
+    /* svg: 1 draws the flame graph from the stack samples of an .h5
+     * (docs/sampling.md; frame width by sample weight, each stack under
+     * its innermost region when call_paths is 0) instead of the spans.
+     * This int was the explicit padding reserved2_: the layout is
+     * unchanged. */
+    int from_samples;
 } sps_export_opts_t;
 
 /* Defaults: rank 0, every region, call paths, no root, width 1200,
@@ -1707,9 +1715,16 @@ typedef struct sps_export_opts {
  * .json, .json.gz, .pftrace; validated) and writes at out_path, through a
  * temporary name renamed into place, the export named by format:
  *   "speedscope"  speedscope's JSON (one evented profile per thread of
- *                 each rank; https://www.speedscope.app)
+ *                 each rank; https://www.speedscope.app), and from an .h5
+ *                 with stack samples one sampled profile per sampled
+ *                 thread of those ranks (stacks outermost first, weights
+ *                 the samples' weights, unit "none")
  *   "prof"        cProfile's marshal'd stats (pstats.Stats, snakeviz)
- *   "svg"         a flame graph (one <rect> per frame)
+ *   "svg"         a flame graph (one <rect> per frame; from the stack
+ *                 samples with opts->from_samples)
+ *   "folded"      the stack samples of an .h5 as folded stacks (see
+ *                 sps_export_stacks; the selected ranks only; by region
+ *                 when call_paths is 0)
  *   "chrome"      Chrome trace event JSON (Perfetto, chrome://tracing;
  *                 gzip when out_path ends in .gz): a process "rank R" per
  *                 rank, each call an X event whose args are
@@ -1729,6 +1744,25 @@ typedef struct sps_export_opts {
 SPS_API int sps_export(const char *in_path, const char *out_path,
                        const char *format, const sps_export_opts_t *opts,
                        char *err, size_t errlen);
+
+/* Writes the stack samples of the spanscope .h5 at h5_path (its /samples;
+ * docs/sampling.md) as folded stacks at out_path (through a temporary
+ * name renamed into place): one line per distinct stack, the frames
+ * outermost first, separated by ';', then a space and its weight (the
+ * timer periods its samples stand for, each 1/hz s of CPU):
+ *     main (prog);solve (prog);burn (libm.so.6) 412
+ * -- Brendan Gregg's format, as torch.profiler's export_stacks writes it,
+ * read by flamegraph.pl, inferno and speedscope.  A frame reads
+ * "function (file:line)" for a Python frame (and a native one whose file
+ * has lines), else "function (module)"; in a name ';' becomes ':' and a
+ * control character '?'.  by_region != 0 puts the name of the innermost
+ * span open at the sample (its region; "[no region]" outside every span)
+ * before each stack, so that a flame graph splits by region.  Every rank
+ * of the file is written.  Returns 0, SPS_EINVAL (a NULL path; a file
+ * without samples), SPS_EFORMAT, SPS_EIO, SPS_EPATH or SPS_ENOMEM, with
+ * the reason in sps_last_error().  The same lines as sps_export's format
+ * "folded".  Any thread; no session needed. */
+SPS_API int sps_export_stacks(const char *h5_path, const char *out_path, int by_region);
 
 /* Spans held by the caller (results built in memory: read from a JSON
  * profile, merged, filtered), for sps_spans_write_h5.  Span i is a call of

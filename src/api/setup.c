@@ -138,6 +138,22 @@ static int env_size(const char *name, size_t *out) {
     return 0;
 }
 
+/* The sampling rate variable name into *out (unchanged when unset): a
+ * whole number of samples per second, 0 (off) to 10000. */
+static int env_hz(const char *name, int *out) {
+    char which[64];
+    const char *v = env_get(name, which, sizeof which);
+    if (!v) return 0;
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || errno || n < 0 || n > 10000)
+        return sps__err_fail(SPS_EINVAL, "%s=%s: expected samples per second, 0 to 10000",
+                             which, v);
+    *out = (int)n;
+    return 0;
+}
+
 static int env_read(sps_env_t *e) {
     static const sps_config_t defaults = SPS_CONFIG_INIT;
     char which[64];
@@ -154,6 +170,7 @@ static int env_read(sps_env_t *e) {
     if (!rc) rc = env_bool("DEACTIVATE_PROFILING", &e->deactivate);
     if (!rc) rc = env_bool("AGGREGATION_MODE", &e->aggregate);
     if (!rc) rc = env_size("MEMORY_LIMIT", &e->cfg.memory_limit);
+    if (!rc) rc = env_hz("SAMPLE_HZ", &e->cfg.sample_hz); /* stack samples */
     e->cfg.aggregate = e->aggregate == 1;
     return rc;
 }
