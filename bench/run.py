@@ -578,6 +578,11 @@ def main():
     if os.path.exists(pe):
         print()
         subprocess.call([pe, "--n", "50000" if q else "200000", "--reps", "5" if q else "9"])
+    # --- stack sampling at 1 kHz against the same loop unsampled -----------
+    smp = os.path.join(bindir, "bench_sampling")
+    if os.path.exists(smp):
+        print()
+        subprocess.call([smp, "--ms", "300" if q else "1000", "--reps", "5" if q else "9"])
 
     # --- the Python face (needs the package installed: make py-install) ----
     pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
