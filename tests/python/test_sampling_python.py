@@ -205,6 +205,41 @@ def test_names_with_non_ascii_characters():
         assert _ext._sampler_describe(w) == (name, file, 2)
 
 
+def test_a_full_code_table_gives_unnamed_frames_not_a_crash():
+    """150 000 distinct code objects: more than the table's 131 072 slots.
+    Those that find no slot are "?" (None here), counted, and the rest keep
+    their names."""
+    r = run_script("""
+        from spanscope import _ext
+        words = []
+        for b in range(150):
+            src = "".join(f"def f{b}_{i}():\\n    return w(max=1)[0]\\n" for i in range(1000))
+            ns = {"w": _ext._sampler_walk}
+            exec(compile(src, f"<batch-{b}>", "exec"), ns)
+            for i in range(1000):
+                words.append((b, i, ns[f"f{b}_{i}"]()))
+        unnamed = 0
+        for b, i, w in words:
+            d = _ext._sampler_describe(w)
+            if d is None:
+                unnamed += 1
+                # the line is still there: "?" is the code object's name
+                assert w >> 63 == 1 and (w >> 32) & 0x7FFFFFFF == 0
+                assert w & 0xFFFFFFFF == 2 * i + 2
+            else:
+                assert d == (f"f{b}_{i}", f"<batch-{b}>", 2 * i + 2), (d, b, i)
+        st = _ext.sampling_stats()
+        assert st["python_frames_unnamed"] == unnamed, (st, unnamed)
+        assert st["python_code_objects"] + unnamed == len(words), st
+        # the walk goes on: known code keeps its name, new code is "?"
+        assert _ext._sampler_describe(words[0][2]) == ("f0_0", "<batch-0>", 2)
+        assert len(_ext._sampler_walk()) >= 1
+        print(unnamed)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) > 0
+
+
 # ---------------------------------------------------------------------------
 # The walk in another thread's signal handler
 # ---------------------------------------------------------------------------
