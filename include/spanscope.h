@@ -820,10 +820,15 @@ SPS_API size_t sps_stack_format(uint32_t id, char *buf, size_t cap);
  * thread at their time; sps_finalize writes them (/samples) and symbolises
  * them then, not while sampling.  Stopped by sps_sampling_stop, sps_shutdown,
  * exit, and in a forked child (which starts without samples).
+ * A SIGPROF handler the program installed before is kept: a SIGPROF that
+ * is not one of the sampler's timers (the program's own setitimer
+ * profiler, a kill -PROF) goes to it.  The kernel checks CPU timers at its
+ * tick (CONFIG_HZ, often 250): a thread gets at most that many signals a
+ * second, and each sample carries the timer periods it stands for (its
+ * weight), so that weights, not sample counts, measure CPU time.
  * Returns 0, SPS_ENOSESSION, SPS_EMODE (aggregate session), SPS_EACTIVE
- * (already sampling), SPS_EINVAL (a SIGPROF handler of the program's own is
- * installed: sampling would take its signals; sps_strerror_last says which),
- * SPS_ENOTSUP (no per-thread CPU timers here) or SPS_ENOMEM. */
+ * (already sampling), SPS_EINVAL (hz above 10000), SPS_ENOTSUP (no
+ * per-thread CPU timers here) or SPS_ENOMEM. */
 SPS_API int sps_sampling_start(int hz);
 /* Stops sampling (timers deleted, the program's SIGPROF disposition put
  * back); the samples taken stay for the next finalize.  0 (also when not
