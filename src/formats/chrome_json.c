@@ -15,6 +15,10 @@
  *    "args":{"External id":1,"Record function id":0,"Ev Idx":0,...the caller's args...}},
  *   ...one X event per span, always: the user_annotation event, torch's
  *      (and tensorplay's) category for a record_function...
+ *   {"ph":"i","s":"t","cat":"python_function","name":"leaf","pid":1,"tid":7,"ts":..,
+ *    "args":{"stack":["file:line (func)",...],"region":"solve","weight":1}}
+ *   ...one instant per stack sample (sps__cjw_samples, export.h), as
+ *      tensorplay writes its samples...
  *   {"ph":"i","s":"g","name":"Record Window End",...}
  *   (after the spans' extent, when there is a span)
  *   (kineto's args and the window end only when the header asks for them,
@@ -64,6 +68,8 @@
  * writes with write(2) itself, and its errors are read with gzerror at
  * once (Z_ERRNO: errno is the cause).
  */
+#include "formats/export.h"
+#include "formats/h5_read.h"
 #include "formats/timeline.h"
 
 #include <errno.h>
@@ -659,6 +665,92 @@ window_end:
                  "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\","
                  "\"pid\":%s,\"tid\":0,\"ts\":%s}", pid, end);
     return put_event(w, ev, (size_t)n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stack samples (export.h)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The "name" and "args.stack" text of each stack, made on first use. */
+typedef struct smp_text {
+    char **name;   /* [nstacks] the leaf's function, quoted */
+    char **stack;  /* [nstacks] the JSON array of frames */
+    char **region; /* [nnames] the region's name, quoted */
+} smp_text_t;
+
+static void smp_text_free(smp_text_t *t, const sps__h5r_samples_t *x) {
+    for (size_t i = 0; t->name && i < x->nstacks; i++) free(t->name[i]), free(t->stack[i]);
+    for (size_t i = 0; t->region && i < x->nnames; i++) free(t->region[i]);
+    free(t->name), free(t->stack), free(t->region);
+}
+
+/* Makes the texts of stack k.  0 or SPS_ENOMEM. */
+static int smp_stack_text(smp_text_t *t, const sps__h5r_samples_t *x, int64_t k) {
+    sbuf_t b = {0};
+    char fr[1024];
+    int64_t lo = x->stack_offsets[k], hi = x->stack_offsets[k + 1];
+    const char *leaf = "<unknown>";
+    if (hi > lo && x->functions[x->stack_frames[lo]] && *x->functions[x->stack_frames[lo]])
+        leaf = x->functions[x->stack_frames[lo]];
+    sb_json_str(&b, leaf);
+    if (b.oom) { free(b.p); return SPS_ENOMEM; }
+    t->name[k] = b.p;
+    b = (sbuf_t){0};
+    sb_put(&b, "[", 1);
+    for (int64_t f = lo; f < hi; f++) {
+        if (f > lo) sb_put(&b, ",", 1);
+        sb_json_str(&b, sps__tl_frame_text(x, x->stack_frames[f], fr, sizeof fr));
+    }
+    sb_put(&b, "]", 1);
+    if (b.oom) { free(b.p); return SPS_ENOMEM; }
+    t->stack[k] = b.p;
+    return 0;
+}
+
+/* Writes sample i of s as an instant event.  0, SPS_ENOMEM or SPS_EIO. */
+static int put_sample(sps__cjw_t *w, const sps__tl_samples_t *s, smp_text_t *t, size_t i) {
+    const sps__h5r_samples_t *x = s->x;
+    int64_t k = x->stacks[i], rg = x->regions[i];
+    if (!t->name[k] && smp_stack_text(t, x, k)) return SPS_ENOMEM;
+    if (rg >= 0 && !t->region[rg] && !(t->region[rg] = sps__json_quote(x->names[rg], NULL)))
+        return SPS_ENOMEM;
+    char ev[CJW_EVENT_MAX];
+    static const char head[] = "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"python_function\",\"name\":";
+    if (put_event(w, head, sizeof head - 1) || put(w, t->name[k], strlen(t->name[k])))
+        return w->err;
+    size_t n = fmt_where(ev, w, s->thread[i], x->times_ns[i] + s->shift_ns);
+    static const char args[] = ",\"args\":{\"stack\":";
+    memcpy(ev + n, args, sizeof args - 1); n += sizeof args - 1;
+    if (put(w, ev, n) || put(w, t->stack[k], strlen(t->stack[k]))) return w->err;
+    if (rg >= 0 && (put(w, ",\"region\":", 10) || put(w, t->region[rg], strlen(t->region[rg]))))
+        return w->err;
+    n = 0;
+    memcpy(ev + n, ",\"weight\":", 10); n += 10;
+    n += fmt_i64(ev + n, x->weights[i]);
+    memcpy(ev + n, "}}", 2); n += 2;
+    return put(w, ev, n);
+}
+
+int sps__cjw_samples(sps__cjw_t *w, const sps__tl_samples_t *s) {
+    if (!w || !s || !s->x) return SPS_EINVAL;
+    if (w->err) return w->err;
+    const sps__h5r_samples_t *x = s->x;
+    for (size_t i = 0; i < x->n; i++) { /* checked before anything is written */
+        if (s->thread[i] == UINT32_MAX) continue;
+        int64_t ts, rel;
+        if (s->thread[i] >= w->nthreads ||
+            __builtin_add_overflow(x->times_ns[i], s->shift_ns, &ts) ||
+            __builtin_sub_overflow(ts, w->base_ns, &rel))
+            return SPS_EINVAL;
+    }
+    smp_text_t t = {calloc(x->nstacks + 1, sizeof(char *)),
+                    calloc(x->nstacks + 1, sizeof(char *)),
+                    calloc(x->nnames + 1, sizeof(char *))};
+    int rc = t.name && t.stack && t.region ? 0 : SPS_ENOMEM;
+    for (size_t i = 0; !rc && i < x->n; i++)
+        if (s->thread[i] != UINT32_MAX) rc = put_sample(w, s, &t, i);
+    smp_text_free(&t, x);
+    return rc;
 }
 
 /* Adds top-level members (JSON text such as "\"a\":1,\"b\":true", written

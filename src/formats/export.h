@@ -45,6 +45,11 @@ typedef struct sps__export_sel {
     char *const *src_file;
     const int64_t *src_line;
     size_t nsrc;              /* names 0..nsrc-1 have an entry */
+    /* optional (NULL: none): an .h5's stack samples, read once by the
+     * caller with the one reader (sps__h5r_samples, h5_read.h), for the
+     * writers that show them (speedscope, the svg from samples, folded:
+     * folded.h) */
+    const struct sps__h5r_samples *samples;
 } sps__export_sel_t;
 
 /* The rank of every thread of h into rank_of (h->nthreads of them, the
@@ -116,5 +121,76 @@ SPS__HIDDEN int sps__pstats_write(FILE *fp, sps__tlr_t *r, sps__export_sel_t *se
  * drawn, frame width by inclusive time, a <title> per frame. */
 SPS__HIDDEN int sps__flame_svg_write(FILE *fp, sps__tlr_t *r, sps__export_sel_t *sel,
                                      const sps__export_opts_t *o);
+
+/* ------------------------------------------------------------------------ */
+/* Stack samples on a timeline (issue 34: every writer carries the samples) */
+/* ------------------------------------------------------------------------ */
+
+struct sps__h5r_samples; /* h5_read.h */
+
+/* An .h5's stack samples (the one checked reader's, sps__h5r_samples)
+ * placed on a timeline header's threads, for the trace writers.  A
+ * sample's thread is the header thread whose (pid, tid) is (its rank's
+ * process, its /events thread index), the rule h5_timeline.c gives the
+ * spans of that thread, so samples land on their spans' row.  A sample
+ * whose thread has no such row (a thread without spans: threads -1, or a
+ * thread whose spans were all left out) gets a thread of its own, added
+ * after the header's: tid its OS tid (or, where that tid is taken, one
+ * past the process's highest), named "thread OS_TID (samples)".  A sample
+ * of a rank the header has no process for is left out (thread
+ * UINT32_MAX: an export of other ranks). */
+typedef struct sps__tl_samples {
+    const struct sps__h5r_samples *x; /* borrowed: samples, stacks, frames */
+    uint32_t *thread;        /* [x->n]: its thread in threads, or UINT32_MAX */
+    sps__tl_thread_t *threads; /* the header's threads, then the added ones */
+    size_t nthreads;         /* all of them */
+    size_t nadded;           /* how many were added */
+    char (*label)[48];       /* [nadded] the added threads' names */
+    int64_t shift_ns;        /* added to every sample's time (a merge's offset) */
+    uint64_t nplaced;        /* samples with a thread */
+} sps__tl_samples_t;
+
+/* Places x's samples on h's threads (rules above) into *s (zeroed here;
+ * x and h borrowed: x must outlive s).  A rank's process: the one whose
+ * rank is that rank, else the one without a rank whose pid is it.
+ * Returns 0 or SPS_ENOMEM; free with sps__tl_samples_free. */
+SPS__HIDDEN int sps__tl_samples_place(sps__tl_samples_t *s, const struct sps__h5r_samples *x,
+                                      const sps__tl_header_t *h);
+SPS__HIDDEN void sps__tl_samples_free(sps__tl_samples_t *s);
+
+/* One frame of a sample as text, "file:line (function)" as tensorplay
+ * writes a stack entry (a native frame: "module (function)"; a frame with
+ * neither: the function alone), into buf (cap bytes); returns buf. */
+SPS__HIDDEN const char *sps__tl_frame_text(const struct sps__h5r_samples *x, int64_t frame,
+                                           char *buf, size_t cap);
+
+/* The writers' sample events.  Each is called after the writer's open
+ * with a header whose threads are s->threads (s->nthreads of them) and
+ * before its close, once per source (a merge: once per input, each with
+ * its own shift).  Samples left out (thread UINT32_MAX) are skipped.
+ *
+ * Chrome JSON (chrome_json.c): one instant event per sample, as
+ * tensorplay's traces write them:
+ *   {"ph":"i","s":"t","cat":"python_function","name":LEAF,"pid":P,"tid":T,
+ *    "ts":US,"args":{"stack":["file:line (func)",...innermost first],
+ *    "region":"the innermost span's name" (absent outside every span),
+ *    "weight":W}}
+ * LEAF is the innermost frame's function ("<unknown>" for an empty stack).
+ *
+ * Perfetto (perfetto.c): one PerfSample packet per sample (TracePacket
+ * field 66: pid, tid and callstack_iid) on a sequence of their own with
+ * absolute BUILTIN_CLOCK_MONOTONIC timestamps, after an InternedData packet
+ * of the source's function names, mapping paths (a frame's file, else its
+ * module), mappings, frames (rel_pc: a native frame's address, a Python
+ * frame's line) and callstacks (root first, as Perfetto's Callstack
+ * lists them); trace processor puts them in its perf_sample table on the
+ * thread's utid.  Perfetto counts samples, not weights: a sample of
+ * weight W is written W times (at most 64; the exact weight stays in the
+ * .h5 and the JSON).
+ *
+ * Return 0, SPS_EINVAL (a sample's thread out of range, a time that does
+ * not fit), SPS_ENOMEM or SPS_EIO (sticky, as the writer's other calls). */
+SPS__HIDDEN int sps__cjw_samples(sps__cjw_t *w, const sps__tl_samples_t *s);
+SPS__HIDDEN int sps__pfw_samples(sps__pfw_t *w, const sps__tl_samples_t *s);
 
 #endif /* SPS_FORMATS_EXPORT_H */

@@ -7,6 +7,7 @@
  * also the HTML page's (html.c): one of each for every view.
  */
 #include "formats/export.h"
+#include "formats/h5_read.h"
 
 #include <inttypes.h>
 #include <regex.h>
@@ -214,4 +215,121 @@ int sps__export_fold_tree(sps__tlr_t *r, sps__export_sel_t *sel, sps__fold_tl_t 
         rc = sps__err_fail(SPS_EINVAL, "No calls recorded for the requested ranks.");
     if (rc) sps__fold_tl_free(fold);
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stack samples on a timeline's threads (export.h)                           */
+/* ------------------------------------------------------------------------ */
+
+/* The index in h->procs of rank's process: the one with that rank, else
+ * the one without a rank whose pid is it; -1 when none. */
+static int64_t rank_proc(const sps__tl_header_t *h, int64_t rank) {
+    for (size_t p = 0; p < h->nprocs; p++)
+        if (h->procs[p].rank == rank) return (int64_t)p;
+    for (size_t p = 0; p < h->nprocs; p++)
+        if (h->procs[p].rank < 0 && h->procs[p].pid == rank) return (int64_t)p;
+    return -1;
+}
+
+/* The index among s->threads[0..n) of (pid, tid), or -1. */
+static int64_t thread_at(const sps__tl_samples_t *s, size_t n, int64_t pid, int64_t tid) {
+    for (size_t t = 0; t < n; t++)
+        if (s->threads[t].pid == pid && s->threads[t].tid == tid) return (int64_t)t;
+    return -1;
+}
+
+/* The thread of sample i of x on process pid: its row among the header's
+ * (nh) threads, else an added one (found or made; *cap its room).  -1 on
+ * ENOMEM. */
+static int64_t sample_thread(sps__tl_samples_t *s, size_t nh, size_t *cap,
+                             const sps__h5r_samples_t *x, size_t i, int64_t pid) {
+    int64_t t = x->threads[i] >= 0 ? thread_at(s, nh, pid, x->threads[i]) : -1;
+    if (t >= 0) return t;
+    /* its own row: keyed by the OS tid among the added ones */
+    for (size_t a = 0; a < s->nadded; a++) {
+        const char *lab = s->label[a];
+        char want[48];
+        snprintf(want, sizeof want, "thread %lld (samples)", (long long)x->tids[i]);
+        if (s->threads[nh + a].pid == pid && !strcmp(lab, want)) return (int64_t)(nh + a);
+    }
+    if (nh + s->nadded + 1 > *cap) {
+        size_t nc = *cap * 2 + 8;
+        sps__tl_thread_t *th = realloc(s->threads, nc * sizeof *th);
+        if (!th) return -1;
+        s->threads = th;
+        char (*lb)[48] = realloc(s->label, nc * sizeof *lb);
+        if (!lb) return -1;
+        s->label = lb;
+        /* the added names moved: point the rows at the new place */
+        for (size_t a = 0; a < s->nadded; a++) s->threads[nh + a].name = s->label[a];
+        *cap = nc;
+    }
+    int64_t tid = x->threads[i] >= 0 ? x->threads[i] : x->tids[i];
+    if (thread_at(s, nh + s->nadded, pid, tid) >= 0) { /* taken: past the highest */
+        int64_t hi = tid;
+        for (size_t k = 0; k < nh + s->nadded; k++)
+            if (s->threads[k].pid == pid && s->threads[k].tid > hi) hi = s->threads[k].tid;
+        tid = hi < INT32_MAX ? hi + 1 : 0;
+        while (thread_at(s, nh + s->nadded, pid, tid) >= 0) tid++;
+    }
+    size_t a = s->nadded++;
+    snprintf(s->label[a], sizeof s->label[a], "thread %lld (samples)", (long long)x->tids[i]);
+    s->threads[nh + a] = (sps__tl_thread_t){pid, tid, s->label[a]};
+    return (int64_t)(nh + a);
+}
+
+int sps__tl_samples_place(sps__tl_samples_t *s, const sps__h5r_samples_t *x,
+                          const sps__tl_header_t *h) {
+    memset(s, 0, sizeof *s);
+    s->x = x;
+    size_t cap = h->nthreads + 8;
+    s->threads = malloc(cap * sizeof *s->threads);
+    s->label = malloc(cap * sizeof *s->label);
+    s->thread = malloc((x->n ? x->n : 1) * sizeof *s->thread);
+    if (!s->threads || !s->label || !s->thread) {
+        sps__tl_samples_free(s);
+        return SPS_ENOMEM;
+    }
+    if (h->nthreads) memcpy(s->threads, h->threads, h->nthreads * sizeof *s->threads);
+    /* samples come by thread, then time: the last one's answer mostly holds */
+    int64_t lrank = INT64_MIN, lthread = 0, ltid = 0, lt = -1;
+    for (size_t i = 0; i < x->n; i++) {
+        s->thread[i] = UINT32_MAX;
+        if (x->ranks[i] == lrank && x->threads[i] == lthread && x->tids[i] == ltid) {
+            if (lt >= 0) s->thread[i] = (uint32_t)lt, s->nplaced++;
+            continue;
+        }
+        lrank = x->ranks[i], lthread = x->threads[i], ltid = x->tids[i], lt = -1;
+        int64_t p = rank_proc(h, x->ranks[i]);
+        if (p < 0) continue;
+        int64_t t = lt = sample_thread(s, h->nthreads, &cap, x, i, h->procs[p].pid);
+        if (t < 0) {
+            sps__tl_samples_free(s);
+            return SPS_ENOMEM;
+        }
+        s->thread[i] = (uint32_t)t;
+        s->nplaced++;
+    }
+    s->nthreads = h->nthreads + s->nadded;
+    return 0;
+}
+
+void sps__tl_samples_free(sps__tl_samples_t *s) {
+    if (!s) return;
+    free(s->thread);
+    free(s->threads);
+    free(s->label);
+    memset(s, 0, sizeof *s);
+}
+
+const char *sps__tl_frame_text(const sps__h5r_samples_t *x, int64_t frame, char *buf,
+                               size_t cap) {
+    const char *fn = x->functions[frame] && *x->functions[frame] ? x->functions[frame] : "?";
+    const char *file = x->files[frame], *mod = x->modules[frame];
+    if (file && *file && x->lines[frame] > 0)
+        snprintf(buf, cap, "%s:%lld (%s)", file, (long long)x->lines[frame], fn);
+    else if (file && *file) snprintf(buf, cap, "%s (%s)", file, fn);
+    else if (mod && *mod) snprintf(buf, cap, "%s (%s)", mod, fn);
+    else snprintf(buf, cap, "%s", fn);
+    return buf;
 }

@@ -7,7 +7,10 @@
  * whole with sps__h5r_open to invent the ids from its nesting.  Output:
  * rows per (region, rank) over a merged region table, start deltas
  * recomputed after the clock shift, call/parent/thread ids kept (ids are
- * per rank), /counters of every input with its rank and shift, /metadata
+ * per rank), /counters of every input with its rank and shift, /samples
+ * of every input (hmerge_samples: its rank, its shift, its stacks and
+ * frames appended to the merged tables, its regions in the merged region
+ * table), /metadata
  * from the lowest rank with mpi_size = number of inputs.  No
  * /thread_table: the writer's table has one rank for all of its threads.
  *
@@ -44,6 +47,8 @@ typedef struct hin {
     sps__h5r_meta_t m;     /* its /metadata, taken over from h5 (owned) */
     int64_t *held;         /* the ranks of its rows: its rank facts (owned) */
     uint32_t *region_map;  /* input region id -> output region id */
+    sps__h5r_samples_t smp; /* its /samples (the one checked reader's; owned) */
+    int64_t *smp_region;   /* its sample names -> output region id */
     int64_t rank, offset;  /* from the alignment (write) */
 } hin_t;
 
@@ -78,6 +83,8 @@ static void h5_free(void *st) {
         sps__h5r_meta_free(&h->in[i].m);
         free(h->in[i].held);
         free(h->in[i].region_map);
+        sps__h5r_samples_free(&h->in[i].smp);
+        free(h->in[i].smp_region);
     }
     free(h->in);
     sps__strtab_free(&h->names);
@@ -158,6 +165,9 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
     if (x->h5->aggregate)
         return sps__err_fail(SPS_EMODE, "%s: aggregate file (no per-call data): "
                              "cannot merge into a columnar .h5", path);
+    /* its stack samples, checked now: a bad /samples fails the merge before
+     * anything is written (the reader's message names the file) */
+    if ((rc = sps__h5r_samples(path, &x->smp))) return rc;
     return h5_facts(x, facts);
 }
 
@@ -249,6 +259,13 @@ static int hmerge_regions(hmerge_t *h) {
             if (id < 0) return sps__err_fail(SPS_ENOMEM, "out of memory");
             x->region_map[j] = (uint32_t)id;
         }
+        /* the regions its samples name, by string (in the table before
+         * it is written) */
+        x->smp_region = malloc((x->smp.nnames + 1) * sizeof *x->smp_region);
+        if (!x->smp_region) return sps__err_fail(SPS_ENOMEM, "out of memory");
+        for (size_t j = 0; j < x->smp.nnames; j++)
+            if ((x->smp_region[j] = sps__strtab_id(&h->names, x->smp.names[j])) < 0)
+                return sps__err_fail(SPS_ENOMEM, "out of memory");
     }
     h->src = malloc((nrows + 1) * sizeof *h->src);
     h->rows = calloc(nrows + 1, sizeof *h->rows);
@@ -562,6 +579,73 @@ static int hmerge_carried(const hmerge_t *h, const char *tmp) {
     return rc ? sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc)) : 0;
 }
 
+/* The merged /samples: each input's samples under the rank it became,
+ * times shifted by its offset, regions by name in the merged region
+ * table, stacks and frames appended to the merged tables (its stack k is
+ * the merged table's stack base + k, its frame f frame fbase + f);
+ * threads, tids, call ids and weights kept (ids are per rank).  hz: the
+ * lowest rank's that has one; lost: the sum.  Returns 0 or a code
+ * (message set). */
+static int hmerge_samples(const hmerge_t *h, const char *tmp) {
+    size_t n = 0, ns = 0, nsf = 0, nf = 0;
+    int64_t hz = 0, hz_rank = INT64_MAX, lost = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const sps__h5r_samples_t *x = &h->in[i].smp;
+        n += x->n, ns += x->nstacks, nf += x->nframes;
+        nsf += x->nstacks ? (size_t)x->stack_offsets[x->nstacks] : 0;
+        if (x->hz > 0 && h->in[i].rank < hz_rank) hz = x->hz, hz_rank = h->in[i].rank;
+        lost += x->lost;
+    }
+    if (!n && !hz && !lost) return 0; /* no input sampled */
+    int64_t *col = malloc((8 * n + (ns + 1) + nsf + 3 * nf + 1) * sizeof *col);
+    const char **str = malloc((3 * nf + 1) * sizeof *str);
+    if (!col || !str) {
+        free(col), free(str);
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    }
+    int64_t *t = col, *th = t + n, *tid = th + n, *rk = tid + n, *rg = rk + n, *cid = rg + n,
+            *st = cid + n, *wt = st + n, *off = wt + n, *sf = off + ns + 1, *line = sf + nsf,
+            *kind = line + nf, *addr = kind + nf;
+    const char **fn = str, **file = str + nf, **mod = str + 2 * nf;
+    size_t k = 0, sbase = 0, fbase = 0, sfbase = 0;
+    int rc = 0;
+    off[0] = 0;
+    for (size_t i = 0; rc == 0 && i < h->n; i++) {
+        const hin_t *in = &h->in[i];
+        const sps__h5r_samples_t *x = &in->smp;
+        for (size_t j = 0; j < x->n; j++, k++) {
+            t[k] = x->times_ns[j];
+            if (sps__shift(&t[k], in->offset)) {
+                rc = sps__err_fail(SPS_EFORMAT, "%s: a sample time leaves the 64-bit "
+                                   "range once shifted", in->path);
+                break;
+            }
+            th[k] = x->threads[j], tid[k] = x->tids[j], rk[k] = in->rank;
+            rg[k] = x->regions[j] >= 0 ? in->smp_region[x->regions[j]] : -1;
+            cid[k] = x->call_ids[j], wt[k] = x->weights[j];
+            st[k] = (int64_t)sbase + x->stacks[j];
+        }
+        for (size_t j = 0; j < x->nstacks; j++)
+            off[sbase + j + 1] = (int64_t)sfbase + x->stack_offsets[j + 1];
+        size_t nfr = x->nstacks ? (size_t)x->stack_offsets[x->nstacks] : 0;
+        for (size_t j = 0; j < nfr; j++) sf[sfbase + j] = (int64_t)fbase + x->stack_frames[j];
+        for (size_t j = 0; j < x->nframes; j++) {
+            fn[fbase + j] = x->functions[j], file[fbase + j] = x->files[j];
+            mod[fbase + j] = x->modules[j], line[fbase + j] = x->lines[j];
+            kind[fbase + j] = x->kinds[j], addr[fbase + j] = x->addresses[j];
+        }
+        sbase += x->nstacks, fbase += x->nframes, sfbase += nfr;
+    }
+    if (rc == 0) {
+        sps__h5_samples_t out = {n, t, th, tid, rk, rg, cid, st, wt, ns, off, sf, nf,
+                                 fn, file, mod, line, kind, addr, hz, lost};
+        if ((rc = sps__h5_add_samples(tmp, &out)))
+            rc = sps__err_fail(rc, "%s: cannot add /samples: %s", h->out, sps_strerror(rc));
+    }
+    free(col), free(str);
+    return rc;
+}
+
 /* The regions' attributes for the output (by output name; malloc'd, its
  * strings borrowed from the inputs): source file, line and text and tags
  * from the first input row of the name that has them (the ranks of one
@@ -638,6 +722,7 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
         if (rc) return sps__err_fail(rc, "%s: cannot copy the rank groups of %s: %s", h->out,
                                      h->in[i].path, sps_strerror(rc));
     }
+    if ((rc = hmerge_samples(h, tmp))) return rc;
     return hmerge_counters(h, tmp);
 }
 

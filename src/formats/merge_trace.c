@@ -7,15 +7,23 @@
  * threads + names) beyond what each reader holds.  Names are interned by
  * string, pids are ranks, threads are per (rank, tid).  JSON gets a
  * top-level "spanscope" key saying, per rank, how its clock was aligned,
- * given to the writer as a header extra (sps__tlw_extra), so .json.gz is
+ * given to the JSON writer as a header extra (sps__cjw_extra), so .json.gz is
  * compressed as it is written.  Counter samples and flow points of every
  * input go along (held in memory: they are few), shifted like its spans,
  * counters on its process, flow ids remapped so that inputs never share
- * one (remap_flow_id).
+ * one (remap_flow_id).  Stack samples of every .h5 input (its /samples
+ * through the one checked reader, sps__h5r_samples) go along too, shifted
+ * like its spans, each on the output row of its thread (export.h:
+ * sps__tl_samples_place; a thread with samples but no spans gets a row of
+ * its own in its rank), written by the writer's sample call (Chrome
+ * JSON: tensorplay's instant events; Perfetto: PerfSample packets).
+ * Samples of trace inputs are not read back (a trace reader yields
+ * spans, counters and flows only).
  *
  * Which rank each input is and how far its times move come from
  * model/align.c; this file reads the facts and applies the shifts.
  */
+#include "formats/export.h"
 #include "formats/h5_read.h"
 #include "formats/merge.h"
 #include "formats/timeline.h"
@@ -63,6 +71,9 @@ typedef struct tin {
     uint32_t *thread_map;  /* input thread index -> output thread index */
     sps__tl_span_t cur;    /* its next span, shifted and mapped */
     uint32_t proc_out;     /* its process in the output header */
+    sps__h5r_samples_t smp; /* an .h5's /samples (owned; none for traces) */
+    sps__tl_samples_t in_smp;  /* them on its own header's threads */
+    sps__tl_samples_t out_smp; /* them on the output's threads (thread owned) */
 } tin_t;
 
 /* The merge: its inputs and everything it builds besides them. */
@@ -92,6 +103,9 @@ static void tmerge_clear(tmerge_t *m) {
         free(x->held);
         free(x->name_map);
         free(x->thread_map);
+        free(x->out_smp.thread);
+        sps__tl_samples_free(&x->in_smp);
+        sps__h5r_samples_free(&x->smp);
     }
     free(m->in);
     sps__strtab_free(&m->names);
@@ -184,6 +198,8 @@ static int trace_open(void *st, size_t i, const char *path,
         return SPS_ENOMEM;
     int rc = sps__tlr_open(&x->r, path, fmt);
     if (rc) return rc;
+    /* its stack samples: a bad /samples fails the merge (message set) */
+    if (fmt == SPS__TL_H5 && (rc = sps__h5r_samples(path, &x->smp))) return rc;
     const sps__tl_header_t *h = sps__tlr_header(x->r);
     clock_facts(x, h, &facts->clock);
     return rank_facts(x, h, &facts->rank);
@@ -206,6 +222,48 @@ static const char *label(tmerge_t *m, const char *fmt, const char *a,
 static int by_rank(const void *a, const void *b) {
     const tin_t *x = *(tin_t *const *)a, *y = *(tin_t *const *)b;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Whether the output already has thread (pid, tid). */
+static int out_thread_taken(const tmerge_t *m, int64_t pid, int64_t tid) {
+    for (size_t t = 0; t < m->nthreads; t++)
+        if (m->threads[t].pid == pid && m->threads[t].tid == tid) return 1;
+    return 0;
+}
+
+/* Adds the rows input x's samples need beyond its spans' threads (of
+ * header h: x->in_smp's added threads, in x's output process with a tid
+ * not yet taken there) and fills x->out_smp: its samples on the output's
+ * threads, shifted by x's offset.  Returns 0 or SPS_ENOMEM. */
+static int tmerge_sample_threads(tmerge_t *m, tin_t *x, const sps__tl_header_t *h) {
+    const sps__tl_samples_t *in = &x->in_smp;
+    size_t n = x->smp.n;
+    x->out_smp = *in;
+    x->out_smp.thread = malloc((n ? n : 1) * sizeof *x->out_smp.thread);
+    uint32_t *added = malloc((in->nadded + 1) * sizeof *added);
+    if (!x->out_smp.thread || !added) {
+        free(added);
+        return SPS_ENOMEM;
+    }
+    for (size_t a = 0; a < in->nadded; a++) {
+        int64_t tid = in->threads[h->nthreads + a].tid;
+        while (out_thread_taken(m, x->rank, tid) && tid < INT32_MAX) tid++;
+        m->threads[m->nthreads] = (sps__tl_thread_t){x->rank, tid, in->label[a]};
+        added[a] = (uint32_t)m->nthreads++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = in->thread[i];
+        x->out_smp.thread[i] = t == UINT32_MAX ? UINT32_MAX
+                               : t < h->nthreads ? x->thread_map[t]
+                                                 : added[t - h->nthreads];
+    }
+    free(added);
+    x->out_smp.threads = NULL; /* the output's are m->threads */
+    x->out_smp.nthreads = 0;
+    x->out_smp.nadded = 0;
+    x->out_smp.label = NULL;
+    x->out_smp.shift_ns = x->offset;
+    return 0;
 }
 
 /* Adds input x's threads to m->threads and fills x->thread_map.  Threads
@@ -234,7 +292,7 @@ static int tmerge_threads(tmerge_t *m, tin_t *x, const sps__tl_header_t *h) {
         }
         x->thread_map[j] = (uint32_t)m->nthreads++;
     }
-    return 0;
+    return tmerge_sample_threads(m, x, h);
 }
 
 /* Adds input x (the k-th in rank order) to the merged header: its process
@@ -270,7 +328,12 @@ static int span_tie(void *ctx, uint32_t a, uint32_t b) {
  * from the inputs' headers.  Returns 0 or SPS_ENOMEM (message set). */
 static int tmerge_header(tmerge_t *m) {
     size_t n = m->n, nthr = 0;
-    for (size_t i = 0; i < n; i++) nthr += sps__tlr_header(m->in[i].r)->nthreads;
+    for (size_t i = 0; i < n; i++) {
+        tin_t *x = &m->in[i];
+        if (sps__tl_samples_place(&x->in_smp, &x->smp, sps__tlr_header(x->r)))
+            return sps__err_fail(SPS_ENOMEM, "out of memory");
+        nthr += x->in_smp.nthreads; /* its threads and its sample-only ones */
+    }
     tin_t **order = malloc(n * sizeof *order);
     m->procs = calloc(n, sizeof *m->procs);
     m->threads = calloc(nthr + 1, sizeof *m->threads);
@@ -360,6 +423,42 @@ static int tmerge_extras(tmerge_t *m) {
 /* Spans                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* The output's writer: the format's back end itself (timeline.h), since
+ * the samples' call (export.h) is the back end's. */
+typedef struct mwriter {
+    sps__cjw_t *cj; /* JSON (.json, .json.gz), or NULL */
+    sps__pfw_t *pf; /* Perfetto, or NULL */
+} mwriter_t;
+
+/* Opens the writer of the format path names at tmp.  0 or a code. */
+static int mw_open(mwriter_t *w, const char *path, const char *tmp,
+                   const sps__tl_header_t *h) {
+    sps__tl_format_t f = sps__tl_format_of(path);
+    memset(w, 0, sizeof *w);
+    if (f == SPS__TL_PFTRACE) return sps__pfw_open(&w->pf, tmp, h);
+    if (f == SPS__TL_JSON || f == SPS__TL_JSON_GZ)
+        return sps__cjw_open(&w->cj, tmp, f == SPS__TL_JSON_GZ, h);
+    return SPS_ENOTSUP;
+}
+
+static int mw_span(mwriter_t *w, const sps__tl_span_t *s) {
+    return w->pf ? sps__pfw_span(w->pf, s) : sps__cjw_span(w->cj, s);
+}
+
+static int mw_samples(mwriter_t *w, const sps__tl_samples_t *s) {
+    return w->pf ? sps__pfw_samples(w->pf, s) : sps__cjw_samples(w->cj, s);
+}
+
+static int mw_close(mwriter_t *w) {
+    return w->pf ? sps__pfw_close(w->pf) : sps__cjw_close(w->cj);
+}
+
+static void mw_abort(mwriter_t *w) {
+    if (w->pf) sps__pfw_abort(w->pf);
+    else sps__cjw_abort(w->cj);
+}
+
+
 /* Reads input x's next span into x->cur, shifted and mapped.  Returns 1,
  * 0 at its end, or a negative code (message set). */
 static int advance(tin_t *x) {
@@ -377,10 +476,10 @@ static int advance(tin_t *x) {
 
 /* Writes the merged spans of every input to w (k-way merge).  Returns 0
  * or a negative code (message set). */
-static int tmerge_spans(tmerge_t *m, sps__tlw_t *w) {
+static int tmerge_spans(tmerge_t *m, mwriter_t *w) {
     while (m->heap.n) {
         tin_t *x = &m->in[sps__heap_top(&m->heap).idx];
-        int rc = sps__tlw_span(w, &x->cur);
+        int rc = mw_span(w, &x->cur);
         if (rc) return sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc));
         rc = advance(x);
         if (rc < 0) return rc;
@@ -472,10 +571,11 @@ static void merge_key(FILE *fp, const tmerge_t *m, const sps__align_t *al,
     fputs("]}}", fp);
 }
 
-/* Gives the JSON writer w the "spanscope" member (Perfetto ignores it).
- * Returns 0 or a code (message set). */
-static int add_merge_key(tmerge_t *m, sps__tlw_t *w, const sps__align_t *al,
+/* Gives the JSON writer w the "spanscope" member (Perfetto has no place
+ * for it).  Returns 0 or a code (message set). */
+static int add_merge_key(tmerge_t *m, mwriter_t *w, const sps__align_t *al,
                          int ref) {
+    if (!w->cj) return 0;
     char *text = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&text, &len);
@@ -483,7 +583,7 @@ static int add_merge_key(tmerge_t *m, sps__tlw_t *w, const sps__align_t *al,
     merge_key(fp, m, al, ref);
     int bad = ferror(fp);
     bad |= fclose(fp) != 0;
-    int rc = bad ? SPS_ENOMEM : sps__tlw_extra(w, text);
+    int rc = bad ? SPS_ENOMEM : sps__cjw_extra(w->cj, text);
     free(text);
     return rc ? sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc)) : 0;
 }
@@ -493,16 +593,22 @@ static int add_merge_key(tmerge_t *m, sps__tlw_t *w, const sps__align_t *al,
  * failure.  Returns 0 or a code (message set). */
 static int trace_write_file(tmerge_t *m, const sps__tl_header_t *h,
                             const char *tmp, const sps__align_t *al, int ref) {
-    sps__tlw_t *w;
-    int rc = sps__tlw_open(&w, tmp, sps__tl_format_of(m->out), h);
+    mwriter_t w;
+    int rc = mw_open(&w, m->out, tmp, h);
     if (rc) return sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc));
-    rc = add_merge_key(m, w, al, ref);
-    if (rc == 0) rc = tmerge_spans(m, w);
+    rc = add_merge_key(m, &w, al, ref);
+    if (rc == 0) rc = tmerge_spans(m, &w);
+    for (size_t i = 0; rc == 0 && i < m->n; i++) /* each input's samples, shifted */
+        if (m->in[i].out_smp.nplaced && (rc = mw_samples(&w, &m->in[i].out_smp)))
+            rc = sps__err_fail(rc, rc == SPS_EINVAL
+                               ? "%s: a stack sample of %s leaves the output's time range"
+                               : "%s: %s", m->out,
+                               rc == SPS_EINVAL ? m->in[i].path : sps_strerror(rc));
     if (rc) {
-        sps__tlw_abort(w);
+        mw_abort(&w);
         return rc;
     }
-    rc = sps__tlw_close(w);
+    rc = mw_close(&w);
     return rc ? sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc)) : 0;
 }
 

@@ -38,6 +38,17 @@
  *      non-finite counter value is skipped.  The writer keeps a sorted
  *      copy of the header's counters and flows (O(samples) memory).
  *
+ *   6. Stack samples (sps__pfw_samples, export.h) on a second sequence
+ *      (PF_SMP_SEQ_ID) of their own, so that they need not be interleaved
+ *      with the spans' incremental clock: its first packet clears its
+ *      incremental state; each call writes InternedData packets (function
+ *      names, source paths, mapping paths, one mapping, frame and name per
+ *      frame of the source, its callstacks root first) with iids past the
+ *      previous call's, then one PerfSample {pid, tid, callstack_iid} per
+ *      sample at its absolute BUILTIN_CLOCK_MONOTONIC time
+ *      (timestamp_clock_id = 3 on the packet).  trace processor sorts
+ *      every packet by time; it resolves interned data per sequence.
+ *
  * Event packets do not carry SEQ_NEEDS_INCREMENTAL_STATE: a file written in
  * one go has no packet loss, trace processor applies defaults and interned
  * data regardless of the flag, and leaving it out keeps a regular loop at
@@ -52,6 +63,8 @@
  * the top of its thread's stack.  Memory: O(threads + names + open spans),
  * never O(spans).
  */
+#include "formats/export.h"
+#include "formats/h5_read.h"
 #include "formats/timeline.h"
 
 #include <errno.h>
@@ -63,7 +76,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PF_SEQ_ID 1u          /* our one trusted_packet_sequence_id */
+#define PF_SEQ_ID 1u          /* the spans' trusted_packet_sequence_id */
+#define PF_SMP_SEQ_ID 2u      /* the stack samples' (sps__pfw_samples) */
+#define PF_SMP_MAX_COPIES 64  /* a sample of weight W is written min(W, this) times */
 #define PF_CLOCK_INCR 64u     /* first sequence-scoped clock id */
 #define PF_CLOCK_MONO 3u      /* BUILTIN_CLOCK_MONOTONIC */
 #define PF_BUF_CAP (256u * 1024u)
@@ -81,6 +96,7 @@ typedef struct pf_thr {
     int64_t *ends;
     size_t n, cap;
     uint64_t uuid;      /* track uuid */
+    int64_t pid, tid;   /* its ThreadDescriptor's (a sample's PerfSample) */
 } pf_thr_t;
 
 /* A counter sample or a flow point, ready to write.  kind: 'C' (counter:
@@ -116,6 +132,8 @@ struct sps__pfw {
     pf_ctrack_t *ct;     /* counter tracks, sorted, owned */
     size_t nct;
     uint64_t ct_uuid0;   /* uuid of counter track 0 */
+    uint64_t smp_iid;    /* iids below this are taken on the samples' sequence */
+    int smp_started;     /* the samples' sequence has begun (state cleared) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -619,7 +637,11 @@ int sps__pfw_open(sps__pfw_t **out, const char *path,
         sps__err_set("%s: out of memory", path);
         return SPS_ENOMEM;
     }
-    for (size_t i = 0; i < h->nthreads; i++) w->thr[i].uuid = i + 1;
+    for (size_t i = 0; i < h->nthreads; i++) {
+        w->thr[i].uuid = i + 1;
+        w->thr[i].pid = h->threads[i].pid;
+        w->thr[i].tid = h->threads[i].tid;
+    }
     if (pf_extras(w, h)) {
         pf_free(w);
         sps__err_set("%s: out of memory", path);
@@ -675,6 +697,121 @@ int sps__pfw_span(sps__pfw_t *w, const sps__tl_span_t *s) {
     w->last_start = s->start_ns;
     w->any_span = 1;
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* stack samples (export.h)                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define PF_SMP_PER_PACKET 512u /* interned entries per InternedData packet */
+
+/* Writes the InternedData in a (a message body) as a packet on the
+ * samples' sequence, the sequence's first clearing its state. */
+static int pf_smp_interned(sps__pfw_t *w, pf_bytes_t *pkt, pf_bytes_t *a) {
+    pf_put_uint(pkt, 10, PF_SMP_SEQ_ID);
+    if (!w->smp_started) pf_put_uint(pkt, 13, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
+    w->smp_started = 1;
+    pf_put_msg(pkt, 12, a);                       /* interned_data */
+    return pf_packet(w, pkt);
+}
+
+/* Interns x's frames and stacks with iids from base + 1: per frame f a
+ * function name, a source path, a mapping path and a mapping (its file,
+ * else its module), and a frame (iid base + f + 1 for each); per stack k
+ * a callstack (iid base + k + 1), root first. */
+static int pf_smp_intern(sps__pfw_t *w, const sps__h5r_samples_t *x, uint64_t base) {
+    pf_bytes_t pkt = {0}, a = {0}, b = {0};
+    int rc = 0;
+    /* pass 0: strings and mappings; 1: frames; 2: callstacks */
+    for (int pass = 0; pass < 3 && !rc; pass++) {
+        size_t n = pass < 2 ? x->nframes : x->nstacks, k = 0;
+        for (size_t i = 0; i < n && !rc; i++) {
+            uint64_t iid = base + i + 1;
+            if (pass == 0) {
+                const char *file = x->files[i], *mod = x->modules[i];
+                const char *path = file && *file ? file : mod && *mod ? mod : "[unknown]";
+                pf_put_uint(&b, 1, iid);
+                pf_put_str(&b, 2, x->functions[i] ? x->functions[i] : "");
+                pf_put_msg(&a, 5, &b);                /* function_names */
+                pf_put_uint(&b, 1, iid);
+                pf_put_str(&b, 2, path);
+                pf_put_msg(&a, 17, &b);               /* mapping_paths */
+                if (file && *file) {
+                    pf_put_uint(&b, 1, iid);
+                    pf_put_str(&b, 2, file);
+                    pf_put_msg(&a, 18, &b);           /* source_paths */
+                }
+                pf_put_uint(&b, 1, iid);
+                pf_put_uint(&b, 7, iid);              /* path_string_ids */
+                pf_put_msg(&a, 19, &b);               /* mappings */
+            } else if (pass == 1) {
+                pf_put_uint(&b, 1, iid);
+                pf_put_uint(&b, 2, iid);              /* function_name_id */
+                pf_put_uint(&b, 3, iid);              /* mapping_id */
+                if (x->kinds[i] == 0 && x->addresses[i] > 0)
+                    pf_put_uint(&b, 4, (uint64_t)x->addresses[i]); /* rel_pc */
+                if (x->files[i] && *x->files[i]) pf_put_uint(&b, 5, iid); /* source_path_iid */
+                if (x->lines[i] > 0) pf_put_uint(&b, 6, (uint64_t)x->lines[i]);
+                pf_put_uint(&b, 7, x->kinds[i] == 0 ? 1 : 3); /* KIND_NATIVE / INTERPRETED */
+                pf_put_msg(&a, 6, &b);                /* frames */
+            } else {
+                pf_put_uint(&b, 1, iid);
+                for (int64_t f = x->stack_offsets[i + 1]; f > x->stack_offsets[i]; f--)
+                    pf_put_uint(&b, 2, base + (uint64_t)x->stack_frames[f - 1] + 1);
+                pf_put_msg(&a, 7, &b);                /* callstacks */
+            }
+            if (++k == PF_SMP_PER_PACKET || i + 1 == n) {
+                rc = pf_smp_interned(w, &pkt, &a);
+                k = 0;
+            }
+        }
+    }
+    if (!rc && (pkt.oom || a.oom || b.oom)) rc = pf_fail(w, SPS_ENOMEM, "out of memory");
+    free(pkt.b), free(a.b), free(b.b);
+    return rc;
+}
+
+int sps__pfw_samples(sps__pfw_t *w, const sps__tl_samples_t *s) {
+    if (!w || !s || !s->x) return SPS_EINVAL;
+    if (w->err) return w->err;
+    const sps__h5r_samples_t *x = s->x;
+    for (size_t i = 0; i < x->n; i++) { /* checked before anything is written */
+        int64_t ts;
+        if (s->thread[i] == UINT32_MAX) continue;
+        if (s->thread[i] >= w->nthreads ||
+            __builtin_add_overflow(x->times_ns[i], s->shift_ns, &ts) || ts < 0)
+            return pf_fail(w, SPS_EINVAL, "a stack sample with a bad thread or time");
+    }
+    if (!s->nplaced) return 0;
+    uint64_t base = w->smp_iid;
+    size_t most = x->nframes > x->nstacks ? x->nframes : x->nstacks;
+    w->smp_iid += most + 1;
+    int rc = pf_smp_intern(w, x, base);
+    pf_bytes_t pkt = {0}, a = {0};
+    for (size_t i = 0; !rc && i < x->n; i++) {
+        if (s->thread[i] == UINT32_MAX) continue;
+        const pf_thr_t *th = &w->thr[s->thread[i]];
+        pf_put_uint(&a, 2, (uint64_t)(uint32_t)th->pid);       /* pid */
+        pf_put_uint(&a, 3, (uint64_t)(uint32_t)th->tid);       /* tid */
+        pf_put_uint(&a, 4, base + (uint64_t)x->stacks[i] + 1); /* callstack_iid */
+        pf_put_uint(&pkt, 8, (uint64_t)(x->times_ns[i] + s->shift_ns)); /* timestamp */
+        pf_put_uint(&pkt, 58, PF_CLOCK_MONO);                  /* timestamp_clock_id */
+        pf_put_uint(&pkt, 10, PF_SMP_SEQ_ID);
+        pf_put_msg(&pkt, 66, &a);                              /* perf_sample */
+        if (pkt.oom || a.oom) {
+            rc = pf_fail(w, SPS_ENOMEM, "out of memory");
+            break;
+        }
+        int64_t copies = x->weights[i] < PF_SMP_MAX_COPIES ? x->weights[i] : PF_SMP_MAX_COPIES;
+        size_t len = pkt.n;
+        for (int64_t c = 0; !rc && c < copies; c++) {
+            pkt.n = len;
+            rc = pf_packet(w, &pkt);
+        }
+        pkt.n = 0;
+    }
+    free(pkt.b), free(a.b);
+    return rc;
 }
 
 /* Writes the remaining ends, flushes and closes the file, frees w (always).
