@@ -1,6 +1,6 @@
 /* fuzz_h5.c -- libFuzzer target: the HDF5 reader (h5_read.c: open,
  * validate, call tree, flat view) and the timeline over it
- * (h5_timeline.c), through the isolated check (h5_guard.c): an input that
+ * (h5_timeline.c) and the stack samples (/samples), through the isolated check (h5_guard.c): an input that
  * crashes libhdf5 crashes the check's child and is refused (counted, and
  * printed at exit as "fuzz_h5: ..."), so any crash of this process is a
  * file the check let through -- a bug. */
@@ -30,6 +30,30 @@ static void read_h5(const char *path) {
     sps__h5r_free(r);
 }
 
+/* Reads /samples and traps when the reader hands out an index it claims
+ * to have checked (h5_read.h) out of range. */
+static void read_samples(const char *path) {
+    sps__h5r_samples_t x;
+    if (sps__h5r_samples(path, &x) != 0) {
+        (void)strlen(sps__err_msg());
+        return;
+    }
+    for (size_t i = 0; i < x.n; i++) {
+        if (x.regions[i] >= (int64_t)x.nnames || x.regions[i] < -1) __builtin_trap();
+        if (x.stacks[i] < 0 || (size_t)x.stacks[i] >= x.nstacks) __builtin_trap();
+        if (x.weights[i] < 1) __builtin_trap();
+        for (int64_t k = x.stack_offsets[x.stacks[i]]; k < x.stack_offsets[x.stacks[i] + 1]; k++) {
+            int64_t f = x.stack_frames[k];
+            if (f < 0 || (size_t)f >= x.nframes) __builtin_trap();
+            (void)strlen(x.functions[f]);
+            (void)strlen(x.files[f]);
+            (void)strlen(x.modules[f]);
+        }
+        if (x.regions[i] >= 0) (void)strlen(x.names[x.regions[i]]);
+    }
+    sps__h5r_samples_free(&x);
+}
+
 /* At exit: how many inputs the check parsed in a child, and refused. */
 static void print_stats(void) {
     uint64_t checked = 0, refused = 0;
@@ -47,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int fd = fuzz_file(data, size, path, sizeof path);
     if (fd < 0) return 0;
     read_h5(path);
+    read_samples(path);
     fuzz_read_timeline(path, SPS__TL_H5);
     close(fd);
     return 0;
