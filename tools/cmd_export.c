@@ -1,7 +1,7 @@
 /*
  * cmd_export.c -- spanscope export FORMAT FILE -o OUT: a recording for
  * another tool (speedscope, snakeviz/pstats, a flame graph SVG, Chrome
- * trace).  Argument parsing only; the export is sps_export
+ * trace, folded stacks of the stack samples).  Argument parsing only; the export is sps_export
  * (src/api/export.c), the same function behind Python's
  * spanscope.export_*.  FORMAT json (scope-profiler's JSON) is Python's
  * spanscope.write_json: run through the Python package (cli_python).
@@ -21,13 +21,20 @@ static const char export_help[] =
     "                        [--include PATTERN]... [--exclude PATTERN]...\n"
     "                        [--by-region] [--root NAME] [--width PX]\n"
     "                        [--threshold FRACTION] [--fixed-size]\n"
+    "                        [--from spans|samples]\n"
     "\n"
     "Writes FILE (.h5 of spanscope or scope-profiler, .json, .json.gz,\n"
     ".pftrace) for another tool.  FORMAT:\n"
     "  speedscope  speedscope's JSON: one evented profile per thread of each\n"
-    "              rank (open it at https://www.speedscope.app)\n"
+    "              rank (open it at https://www.speedscope.app), and one\n"
+    "              sampled profile per sampled thread when the .h5 has\n"
+    "              stack samples\n"
     "  prof        cProfile's .prof of one rank (pstats, snakeviz OUT)\n"
-    "  svg         a flame graph of one rank as SVG (no script)\n"
+    "  svg         a flame graph of one rank as SVG (no script); of its\n"
+    "              stack samples with --from samples\n"
+    "  folded      the stack samples of an .h5 as folded stacks\n"
+    "              (\"outer;...;leaf weight\" lines: flamegraph.pl, inferno,\n"
+    "              speedscope; torch's export_stacks)\n"
     "  chrome      Chrome trace JSON (Perfetto, chrome://tracing; .gz: gzip)\n"
     "  json        scope-profiler's JSON (through the Python package:\n"
     "              spanscope.write_json, run by $SPANSCOPE_PYTHON, default\n"
@@ -46,7 +53,9 @@ static const char export_help[] =
     "                        (a left-out region's children count as its\n"
     "                        parent's)\n"
     "  --by-region           prof, svg: one entry per region name instead of\n"
-    "                        one per call path (\"a > b\")\n"
+    "                        one per call path (\"a > b\"); folded, svg --from\n"
+    "                        samples: each stack under the region it was\n"
+    "                        sampled in (the innermost open span)\n"
     "  --root NAME           prof, svg: the root frame's name (default\n"
     "                        \"<FILE rank R>\")\n"
     "  --width PX            svg: width (default 1200)\n"
@@ -54,6 +63,9 @@ static const char export_help[] =
     "                        (default 0.001)\n"
     "  --fixed-size          svg: width/height in px and an XML prolog\n"
     "                        (default: a viewBox, to scale or inline)\n"
+    "  --from WHAT           svg: spans (default: frame width by time) or\n"
+    "                        samples (the .h5's stack samples: frame width\n"
+    "                        by CPU samples, each frame a function)\n"
     "  -h, --help            show this help and exit\n";
 
 #define MAX_PATTERNS 64
@@ -104,6 +116,13 @@ static int export_opt(int argc, char **argv, int *i, export_args_t *a) {
         return add_pattern(a->include, &a->o.ninclude, cli_opt_value(argc, argv, i, "--include"), "--include");
     if (cli_is_opt(s, "--exclude"))
         return add_pattern(a->exclude, &a->o.nexclude, cli_opt_value(argc, argv, i, "--exclude"), "--exclude");
+    if (cli_is_opt(s, "--from")) {
+        v = cli_opt_value(argc, argv, i, "--from");
+        if (!v || (strcmp(v, "spans") && strcmp(v, "samples")))
+            return die(EXIT_USAGE, "export: --from needs spans or samples");
+        a->o.from_samples = !strcmp(v, "samples");
+        return 0;
+    }
     if (cli_is_opt(s, "--root")) {
         if (!(a->root = cli_opt_value(argc, argv, i, "--root")))
             return die(EXIT_USAGE, "export: --root needs a name");
@@ -143,9 +162,13 @@ static int export_args(int argc, char **argv, export_args_t *a) {
     if (!a->format || !a->in)
         return die(EXIT_USAGE, "export: needs FORMAT and FILE (see spanscope export --help)");
     if (strcmp(a->format, "speedscope") && strcmp(a->format, "prof") &&
-        strcmp(a->format, "svg") && strcmp(a->format, "chrome") && strcmp(a->format, "json"))
-        return die(EXIT_USAGE, "export: unknown format '%s' (speedscope, prof, svg, chrome, json)",
-                   a->format);
+        strcmp(a->format, "svg") && strcmp(a->format, "chrome") && strcmp(a->format, "json") &&
+        strcmp(a->format, "folded"))
+        return die(EXIT_USAGE, "export: unknown format '%s' (speedscope, prof, svg, chrome, "
+                   "folded, json)", a->format);
+    if (a->o.from_samples && strcmp(a->format, "svg"))
+        return die(EXIT_USAGE, "export: --from samples is for svg (speedscope writes the "
+                   "samples as they are; folded is made of them)");
     if (!a->out) return die(EXIT_USAGE, "export: needs -o OUT (see spanscope export --help)");
     return 0;
 }

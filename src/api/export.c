@@ -3,12 +3,14 @@
  * tools.  Opens the source through the timeline readers (any of .h5,
  * .json, .json.gz, .pftrace), selects its spans (formats/export_sel.c),
  * hands them to the format's writer (formats/speedscope.c, pstats.c,
- * flame_svg.c, or the Chrome trace writer itself for "chrome") at a
+ * flame_svg.c, folded.c for the stack samples, or the Chrome trace writer
+ * itself for "chrome") at a
  * temporary name, and renames that into place.  Called by the tool's
  * `spanscope export` and by Python's spanscope.export_* functions.
  */
 #include "api/api.h"
 #include "formats/export.h"
+#include "formats/folded.h"
 #include "formats/h5_comm.h"
 #include "formats/timeline.h"
 
@@ -19,11 +21,11 @@
 #include <unistd.h>
 
 /* The export formats, in the order of their names in messages. */
-typedef enum { EX_SPEEDSCOPE, EX_PROF, EX_SVG, EX_CHROME, EX_UNKNOWN } ex_fmt_t;
+typedef enum { EX_SPEEDSCOPE, EX_PROF, EX_SVG, EX_CHROME, EX_FOLDED, EX_UNKNOWN } ex_fmt_t;
 
 /* The format named fmt. */
 static ex_fmt_t fmt_parse(const char *fmt) {
-    static const char *const names[] = {"speedscope", "prof", "svg", "chrome"};
+    static const char *const names[] = {"speedscope", "prof", "svg", "chrome", "folded"};
     for (int i = 0; fmt && i < EX_UNKNOWN; i++)
         if (!strcmp(fmt, names[i])) return (ex_fmt_t)i;
     return EX_UNKNOWN;
@@ -285,6 +287,7 @@ static int stream_write(ex_fmt_t fmt, const char *tmp, sps__tlr_t *r,
     if (!fp) return create_code(errno);
     int rc = fmt == EX_SPEEDSCOPE ? sps__speedscope_write(fp, r, sel, o)
              : fmt == EX_PROF     ? sps__pstats_write(fp, r, sel, o)
+             : fmt == EX_FOLDED   ? sps__folded_export(fp, sel, o)
                                   : sps__flame_svg_write(fp, r, sel, o);
     if (fclose(fp) != 0 && !rc) rc = SPS_EIO;
     return rc;
@@ -322,8 +325,17 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
         sel.src_line = src.line;
         sel.nsrc = src.n;
     }
-    char *tmp = sps__tmp_name(out, NULL);
-    if (!tmp) rc = SPS_ENOMEM;
+    /* an .h5's stack samples (the one reader, folded.h): speedscope's
+     * sampled profiles, folded, the svg from samples */
+    sps__h5r_samples_t smp = {0};
+    int want_smp = fmt == EX_SPEEDSCOPE || fmt == EX_FOLDED || (fmt == EX_SVG && one.from_samples);
+    if (want_smp && fi != SPS__TL_H5 && fmt != EX_SPEEDSCOPE)
+        rc = sps__err_fail(SPS_EINVAL, "%s: stack samples come only in a spanscope .h5", in);
+    else if (want_smp && fi == SPS__TL_H5 && !(rc = sps__h5r_samples(in, &smp)))
+        sel.samples = &smp;
+    char *tmp = rc ? NULL : sps__tmp_name(out, NULL);
+    if (rc) (void)0; /* the samples' reader's message */
+    else if (!tmp) rc = SPS_ENOMEM;
     else if (fmt == EX_CHROME) rc = chrome_write(tmp, r, &sel, &one);
     else rc = stream_write(fmt, tmp, r, &sel, &one);
     if (!rc && rename(tmp, out) != 0) {
@@ -338,6 +350,7 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
     else if (rc == SPS_EIO || rc == SPS_EPATH || rc == SPS_ENOMEM || rc == SPS_ENOTSUP)
         sps__err_set("%s: %s", out, sps_strerror(rc));
     free(tmp);
+    sps__h5r_samples_free(&smp);
     sps__h5r_sources_free(&src);
     sps__export_sel_free(&sel);
     sps__tlr_free(r);
@@ -353,7 +366,7 @@ int sps_export(const char *in_path, const char *out_path, const char *format,
     if (!in_path || !out_path) rc = sps__err_fail(SPS_EINVAL, "no input or output path");
     else if (fmt == EX_UNKNOWN)
         rc = sps__err_fail(SPS_EINVAL, "unknown export format '%s' (speedscope, prof, "
-                           "svg, chrome)", format ? format : "(null)");
+                           "svg, chrome, folded)", format ? format : "(null)");
     else rc = export_run(in_path, out_path, fmt, opts ? opts : &dflt);
     return sps__err_copy(rc, err, errlen);
 }

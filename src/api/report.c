@@ -10,11 +10,14 @@
 #include "formats/timeline.h"
 #include "formats/h5_read.h"
 #include "formats/h5_comm.h"
+#include "formats/folded.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Failures go to the error channel (util.h), one line naming the file:
  * the readers' own message where a reader failed, else fail_code's. */
@@ -493,6 +496,9 @@ static int report_flush(FILE *fp, const char *path) {
     return sps__err_fail(SPS_EIO, "%s: writing the report failed", path);
 }
 
+/* "Where the time went": the heaviest leaf functions shown per region. */
+#define SAMPLES_TOP 10
+
 int sps__report_write(FILE *fp, const char *path,
                       const sps__report_opts_t *opt) {
     if (!fp || !path || !opt)
@@ -521,6 +527,8 @@ int sps__report_write(FILE *fp, const char *path,
         return rc; /* the reader's message */
     if ((rc = sps__comm_print(fp, path)))
         return rc == SPS_ENOMEM ? fail_code(rc, path) : rc; /* the reader's message */
+    if ((rc = sps__samples_print(fp, path, SAMPLES_TOP)))
+        return rc == SPS_ENOMEM ? fail_code(rc, path) : rc; /* the reader's message */
     return report_flush(fp, path);
 }
 
@@ -542,6 +550,55 @@ int sps_report(const char *path, void *out_file, const char *sort, size_t top,
         rc = sps__report_write((FILE *)out_file, path, &o);
     }
     return sps__err_copy(rc, err, errlen);
+}
+
+/* Sets the message of a failed write of out: the noted errno's cause, else
+ * what rc means.  Returns rc. */
+static int write_fail(int rc, const char *out) {
+    if (sps__err_os()) return sps__err_os_fail(rc, "writing", out);
+    return sps__err_fail(rc, "%s: %s", out, sps_strerror(rc));
+}
+
+/* The folded stacks of the samples of the file at in_path, by region when
+ * by_region, into out (through a temporary name renamed into place).
+ * 0 or a code, the message set. */
+static int stacks_write(const char *in, const char *out, int by_region) {
+    sps__h5r_samples_t s;
+    int rc = sps__h5r_samples(in, &s);
+    if (rc) return rc; /* the reader's message */
+    sps__folded_t f;
+    rc = sps__folded_build(&s, NULL, 0, by_region, &f);
+    if (!rc && !f.nsamples)
+        rc = sps__err_fail(SPS_EINVAL, "%s: no stack samples (record with sample_hz set, "
+                           "or profile(with_samples=True))", in);
+    char *tmp = rc ? NULL : sps__tmp_name(out, NULL);
+    FILE *fp = NULL;
+    if (!rc && !tmp) rc = fail_code(SPS_ENOMEM, in);
+    if (!rc && !(fp = sps__out_open(tmp, 1))) rc = write_fail(errno == ENOSPC ||
+                                                        errno == EDQUOT || errno == EIO
+                                                        ? SPS_EIO : SPS_EPATH, out);
+    else if (!rc) {
+        rc = sps__folded_write(fp, &f, &s);
+        if (fclose(fp) != 0 && !rc) rc = SPS_EIO;
+        if (!rc && rename(tmp, out) != 0) {
+            sps__err_os_note(errno);
+            rc = SPS_EPATH;
+        }
+        if (rc) {
+            unlink(tmp); /* no partial output, no temporary file */
+            write_fail(rc, out);
+        }
+    }
+    free(tmp);
+    sps__folded_free(&f);
+    sps__h5r_samples_free(&s);
+    return rc;
+}
+
+int sps_export_stacks(const char *h5_path, const char *out_path, int by_region) {
+    sps__err_clear();
+    if (!h5_path || !out_path) return sps__err_fail(SPS_EINVAL, "no input or output path");
+    return stacks_write(h5_path, out_path, by_region);
 }
 
 /* /metadata for the bindings (spanscope.h). */

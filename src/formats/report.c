@@ -1,8 +1,11 @@
-/* report.c -- the counters section of a report (src/api/report.c puts
- * the report together): per counter of a file its samples, min, mean, max
- * and latest value. */
+/* report.c -- the sections of a report after its tables (src/api/report.c
+ * puts the report together): per counter of a file its samples, min,
+ * mean, max and latest value; the values per region; and where the time
+ * went by the stack samples (per region its self samples by leaf
+ * function, through the views of folded.h). */
 #include "formats/formats.h"
 #include "formats/h5_read.h"
+#include "formats/folded.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,4 +154,65 @@ int sps__values_print(FILE *fp, const char *path) {
     }
     sps__h5r_values_free(&v);
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Where the time went (/samples)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* One row of the table: weight, CPU ms, share of of, the label. */
+static void leaf_row(FILE *fp, uint64_t w, uint64_t of, int64_t hz, const char *label) {
+    fprintf(fp, "  %10llu", (unsigned long long)w);
+    if (hz > 0) fprintf(fp, "  %12.1f", (double)w * 1000.0 / (double)hz);
+    else fprintf(fp, "  %12s", "-");
+    fprintf(fp, "  %6.1f%%  ", of ? 100.0 * (double)w / (double)of : 0.0);
+    sps__utf8_put_text(fp, label, 120);
+    fputc('\n', fp);
+}
+
+int sps__samples_print(FILE *fp, const char *path, size_t top) {
+    sps__h5r_samples_t s;
+    int rc = sps__h5r_samples(path, &s);
+    if (rc || !s.n) {
+        if (!rc) sps__h5r_samples_free(&s);
+        return rc;
+    }
+    sps__folded_t f;
+    sps__smp_regions_t g = {0};
+    rc = sps__folded_build(&s, NULL, 0, 1, &f);
+    if (!rc) rc = sps__smp_regions(&f, &g);
+    if (!rc) {
+        fprintf(fp, "\nWhere the time went (samples)\n%llu samples", (unsigned long long)f.total);
+        if (s.hz > 0)
+            fprintf(fp, " at %lld Hz (%.3g ms of CPU each), %.1f ms in all", (long long)s.hz,
+                    1000.0 / (double)s.hz, (double)f.total * 1000.0 / (double)s.hz);
+        if (s.lost) fprintf(fp, ", %lld lost (full rings)", (long long)s.lost);
+        fprintf(fp, "; per region its self samples (taken in it, not in a region it "
+                    "called) by leaf function\n");
+        for (size_t i = 0; i < g.n; i++) {
+            const sps__smp_region_t *r = &g.r[i];
+            fputc('\n', fp);
+            if (r->region >= 0) sps__utf8_put_text(fp, s.names[r->region], 80);
+            else fputs("(outside every span)", fp);
+            fprintf(fp, ": %llu samples", (unsigned long long)r->weight);
+            if (s.hz > 0) fprintf(fp, ", %.1f ms", (double)r->weight * 1000.0 / (double)s.hz);
+            fprintf(fp, ", %.1f%% of all\n", 100.0 * (double)r->weight / (double)f.total);
+            fprintf(fp, "  %10s  %12s  %7s  %s\n", "samples", "CPU ms", "%", "function");
+            size_t shown = top && r->nleaves > top ? top : r->nleaves;
+            uint64_t rest = 0;
+            for (size_t k = 0; k < shown; k++)
+                leaf_row(fp, r->leaves[k].weight, r->weight, s.hz,
+                         f.labels.text[r->leaves[k].label]);
+            for (size_t k = shown; k < r->nleaves; k++) rest += r->leaves[k].weight;
+            if (shown < r->nleaves) {
+                char more[64];
+                snprintf(more, sizeof more, "(%zu more functions)", r->nleaves - shown);
+                leaf_row(fp, rest, r->weight, s.hz, more);
+            }
+        }
+    }
+    sps__smp_regions_free(&g);
+    sps__folded_free(&f);
+    sps__h5r_samples_free(&s);
+    return rc;
 }
