@@ -599,6 +599,14 @@ def main():
     rc = subprocess.call(cmd)
     if rc:
         return rc
+    # --- stack sampling of a Python loop at 1 kHz (the frame walker) --------
+    print()
+    rc = subprocess.call([sys.executable, os.path.join(here, "bench_sampling_python.py"),
+                          "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
+                                                 "sampling_python.json")]
+                         + (["--quick"] if q else []))
+    if rc:
+        return rc
     # --- line profiles: per line executed, line_profiler alone and
     # use_line_profiler's regions (docs/line-profiles.md) -------------------
     print()
