@@ -649,3 +649,16 @@ def test_run_line_profile_recursive_times_every_traced_function(tmp_path):
     assert _hits(_record(records, "explicit", "outer"))[13] == 4
     assert not [r for r in records if r["function"] == "<module>"]  # excluded
     assert res["__main__.inner"][0].num_calls == 8
+
+
+def test_results_held_in_python_keep_line_profiles_as_hdf5(tmp_path):
+    """A JSON profile (or a merge) written as .h5 (write_h5_profile: what the
+    C tool's subcommands read) keeps its line profiles."""
+    from spanscope.results._jsonio import write_h5_profile
+    path = _recorded(tmp_path)
+    js = tmp_path / "run.json"
+    spanscope.write_json(read_h5(path), js)
+    back = write_h5_profile(spanscope.read_json(js), tmp_path / "again.h5")
+    ours, again = read_h5(path).line_profile[0], read_h5(back).line_profile[0]
+    assert [(r["region"], r["function"], r["hits"].tolist()) for r in again] == \
+        [(r["region"], r["function"], r["hits"].tolist()) for r in ours]

@@ -28,6 +28,7 @@ from spanscope._base.atomic import write_replacing, write_text_replacing
 
 from spanscope.results._profiling import ProfilingResults, read_h5, read_h5_summary
 from spanscope.results._likwid import LikwidDataError, likwid_document, likwid_from_document
+from spanscope.results._lines import append_line_profile
 from spanscope.results._regions import MPIRegion, Region, TaskInfo, ThreadInfo
 
 __all__ = [
@@ -465,4 +466,7 @@ def _write_h5(results: ProfilingResults, out: Path) -> Path:
         # the run's other metadata strings (source, source_language, a C
         # trace's facts); numbers and the writer's own keys are its own
         metadata={str(k): v for k, v in meta.items() if isinstance(v, str)})
+    # the line profiles (a JSON profile's, a merge's): rank<N>/line_profile
+    for rank, records in sorted((getattr(results, "_line_profile", None) or {}).items()):
+        append_line_profile(out, rank, records)
     return out
