@@ -375,10 +375,73 @@ def _line_profile(argv: list[str]) -> int:
         return _die(EXIT_DATA, f"line-profile: {error}")
 
 
+def _native_lines(argv: list[str]) -> int:
+    """native-lines INPUTS... [--top N] [--no-source] [--rank R]:
+    scope-profiler's `native-lines`, the hottest source lines of each region
+    from sampled runs: the .sps files sp_finalize writes when the C face
+    samples (sp_start_sampling, SCOPE_PROFILER_SAMPLE_HZ; folders of them),
+    and spanscope files with stack samples (.h5: with_samples=True,
+    sps_sampling_start), per region its self samples by line
+    (spanscope.results._native_samples).  Exit 1 for a missing or bad file,
+    2 for bad usage."""
+    import argparse
+
+    from spanscope.results import _native_samples as ns
+    p = argparse.ArgumentParser(
+        prog="spanscope native-lines",
+        description="Show which source lines of each region the sampler caught: from the "
+                    f"*{ns.SAMPLES_SUFFIX} files of the C face's sampling (sp_start_sampling; "
+                    "build the program with -g) and from spanscope files with stack samples.")
+    p.add_argument("inputs", nargs="+", help=f"*{ns.SAMPLES_SUFFIX} files, folders holding "
+                                             "them, and/or spanscope .h5 files with samples")
+    p.add_argument("--top", type=int, default=10, help="lines to show per region (default: 10)")
+    p.add_argument("--no-source", action="store_true",
+                   help="do not print the source text of each line")
+    p.add_argument("--rank", type=int, default=None,
+                   help="spanscope files: only this rank's samples (default: all)")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    if args.top < 1:
+        return _die(EXIT_USAGE, "native-lines: --top must be at least 1")
+    try:
+        # every input checked before any output: a bad one fails the command
+        inputs = [(a, None) if os.path.isfile(a) and _is_hdf5(a) else
+                  (a, ns.find_sample_files(a)) for a in args.inputs]
+        for path, found in inputs:
+            if found is None:
+                profile = ns.file_line_profile(path, args.rank)
+                print(f"{path}  (spanscope stack samples)\n")
+                print(ns.format_line_profile(profile, top=args.top, source=not args.no_source))
+                print()
+                continue
+            for sps in found:
+                samples = ns.read_samples(sps)
+                print(f"{sps}  (rank {samples.rank}, {samples.hz} Hz)\n")
+                print(ns.format_line_profile(ns.line_profile(samples), top=args.top,
+                                             source=not args.no_source))
+                print()
+    except ns.SymbolizerError as error:
+        return _die(EXIT_USAGE, f"native-lines: {error}")
+    except (OSError, ValueError) as error:  # missing, truncated, not a sample file
+        return _die(EXIT_DATA, f"native-lines: {error}")
+    return 0
+
+
+def _is_hdf5(path: str) -> bool:
+    """Whether path starts with HDF5's signature (a spanscope file)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == b"\x89HDF\r\n\x1a\n"
+    except OSError:
+        return False
+
+
 def python_command(argv: list[str]) -> int:
     """Runs a subcommand that is Python's: argv[0] is "plot", "export",
-    "run", "tui", "line-profile", or "inspect" of scope-profiler's JSON
-    profile."""
+    "run", "tui", "line-profile", "native-lines", or "inspect" of
+    scope-profiler's JSON profile."""
     if not argv:
         return _die(EXIT_USAGE, "missing command (see spanscope --help)")
     if argv[0] == "plot":
@@ -396,6 +459,8 @@ def python_command(argv: list[str]) -> int:
         return _import_native(argv[1:])
     if argv[0] == "line-profile":
         return _line_profile(argv[1:])
+    if argv[0] == "native-lines":
+        return _native_lines(argv[1:])
     return _die(EXIT_USAGE, f"{argv[0]}: not a Python subcommand")
 
 
@@ -435,7 +500,8 @@ def _inspect_json(argv: list[str]) -> int:
 
 
 def _is_python_command(argv: list[str]) -> bool:
-    if argv[:1] in (["plot"], ["run"], ["tui"], ["import-native"], ["line-profile"]):
+    if argv[:1] in (["plot"], ["run"], ["tui"], ["import-native"], ["line-profile"],
+                    ["native-lines"]):
         return True
     if argv[:1] == ["inspect"] and len(argv) == 2 and _is_json_profile(argv[1]):
         return True

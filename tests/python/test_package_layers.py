@@ -46,7 +46,7 @@ ORDER = {
     "spanscope.results": ["_samples", "_model", "_errors", "_regions", "_calls", "_table",
                           "_likwid", "_counters", "_lines", "_profiling", "_jsonio",
                           "_line_cli", "_exports", "_inspection",
-                          "_native", "_memray"],
+                          "_native", "_memray", "_native_samples"],
     "spanscope.plots": ["_figure", "_runs", "_timeline", "_distributions", "_scaling",
                         "_callgraph", "_statistics", "_counters", "_perf", "_cli", "__main__"],
     "spanscope.profile_manager": ["_likwid", "_lines", "_regions", "_tasks", "_session",

@@ -444,3 +444,263 @@ def test_samples_concat_keeps_regions_by_name(tmp_path):
     assert len(both) == 2 * len(s)
     assert region_periods(both)["only"] == 2 * region_periods(s)["only"]
     assert both.frames(len(s)) == s.frames(0)
+
+
+# ---------------------------------------------------------------------------
+# scope-profiler's native_samples: .sps files, `spanscope native-lines`
+# ---------------------------------------------------------------------------
+
+import shutil  # noqa: E402
+import struct  # noqa: E402
+import subprocess  # noqa: E402
+
+import spanscope  # noqa: E402
+from spanscope._cli import main as cli_main  # noqa: E402
+from spanscope.results import _native_samples as ns  # noqa: E402
+
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+SYMBOLIZER = shutil.which("llvm-symbolizer") or shutil.which("addr2line")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
+needs_symbolizer = pytest.mark.skipif(SYMBOLIZER is None,
+                                      reason="no llvm-symbolizer or addr2line")
+
+#: scope-profiler's C API (its test_native_samples program): each region runs
+#: its own function for a while of CPU time
+SP_PROGRAM = r"""
+#define _POSIX_C_SOURCE 199309L
+#include "scope_profiler.h"
+#include <time.h>
+
+static volatile double sink;
+
+static long long cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void hot_loop(long long ns)
+{
+    long long until = cpu_ns() + ns;
+    volatile double a = 0.0, b = 0.0;
+    while (cpu_ns() < until) {
+        int i;
+        for (i = 0; i < 2000; ++i) {
+            a += i * 0.5;
+            b += a * 1.0001 + b * 0.5 - a * b;
+        }
+        sink = a + b;
+    }
+}
+
+static void cold_loop(long long ns)
+{
+    long long until = cpu_ns() + ns;
+    volatile double a = 0.0;
+    while (cpu_ns() < until) {
+        int i;
+        for (i = 0; i < 2000; ++i) {
+            a += i * 0.5;
+        }
+        sink = a;
+    }
+}
+
+int main(void)
+{
+    int hot, cold;
+    sp_init("prof", 0);
+    hot = sp_region("hot");
+    cold = sp_region("cold");
+    if (sp_start_sampling(1000) != SP_OK) return 3;
+    sp_begin(hot);
+    hot_loop(300000000LL);
+    sp_end(hot);
+    sp_begin(cold);
+    cold_loop(100000000LL);
+    sp_end(cold);
+    sp_finalize();
+    return 0;
+}
+"""
+
+#: spanscope's own C API, sampling from its config: a -g build's native
+#: frames in the file's /samples
+SPS_PROGRAM = SP_PROGRAM.split("int main(void)")[0].replace(
+    '#include "scope_profiler.h"', "#include <spanscope.h>") + r"""
+int main(int argc, char **argv)
+{
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    (void)argc;
+    cfg.file_path = argv[1];
+    cfg.sample_hz = 1000;
+    if (sps_setup(&cfg)) return 3;
+    sps_region_t h = sps_region("hot"), c = sps_region("cold");
+    sps_begin(h);
+    hot_loop(300000000LL);
+    sps_end(h);
+    sps_begin(c);
+    cold_loop(100000000LL);
+    sps_end(c);
+    return sps_finalize() < 0;
+}
+"""
+
+
+def c_lines(program: str, function: str) -> range:
+    """The source lines of function in program, signature to closing brace."""
+    lines = program.splitlines()
+    start = next(n for n, t in enumerate(lines, 1) if t.startswith(f"static void {function}("))
+    end = next(n for n, t in enumerate(lines, 1) if n > start and t == "}")
+    return range(start, end + 1)
+
+
+def build_sp(tmp_path, program):
+    src = tmp_path / "prog.c"
+    src.write_text(program)
+    exe = tmp_path / "prog"
+    subprocess.run([CC, "-std=c99", "-g", "-O0", f"-I{results.c_include_dir()}", str(src),
+                    str(results.c_source_path()), "-lm", "-ldl", "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def sps_run(tmp_path_factory):
+    """scope-profiler's C program, sampled: its folder and .sps file."""
+    if CC is None:
+        pytest.skip("no C compiler on PATH")
+    d = tmp_path_factory.mktemp("sps")
+    exe = build_sp(d, SP_PROGRAM)
+    subprocess.run([str(exe)], cwd=d, check=True, capture_output=True, timeout=120)
+    (path,) = d.glob("*.sps")
+    return d, path
+
+
+@needs_cc
+def test_sps_file_read(sps_run):
+    _d, path = sps_run
+    s = ns.read_samples(path)
+    assert (s.rank, s.hz, s.regions) == (0, 1000, ["hot", "cold"])
+    assert s.modules and len(s.samples) == s.ticks > 200
+    assert set(s.samples["region"].tolist()) == {0, 1}
+    assert ns.find_sample_files(_d) == [path]
+
+
+@needs_cc
+@needs_symbolizer
+def test_sps_line_profile_lands_in_the_function_that_ran(sps_run):
+    _d, path = sps_run
+    prof = ns.line_profile(ns.read_samples(path))
+    hot = sum(s.samples for s in prof["hot"])
+    cold = sum(s.samples for s in prof["cold"])
+    assert abs(hot / cold - 3.0) <= 0.15 * 3.0, (hot, cold)
+    for region, function in (("hot", "hot_loop"), ("cold", "cold_loop")):
+        top = prof[region][0]
+        assert top.function == function and top.file.endswith("prog.c")
+        assert top.line in c_lines(SP_PROGRAM, function)
+        assert all(st.function == function for st in prof[region]
+                   if st.file.endswith("prog.c"))
+    text = ns.format_line_profile(prof, top=2)
+    assert text.startswith("hot  (") and "hot_loop" in text and "cold_loop" in text
+    assert "b += a * 1.0001" in text  # the source column
+    assert "source" not in ns.format_line_profile(prof, top=2, source=False)
+
+
+@needs_cc
+@needs_symbolizer
+def test_native_lines_command(sps_run, capsys):
+    d, path = sps_run
+    assert cli_main(["native-lines", str(d), "--top", "2", "--no-source"]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}  (rank 0, 1000 Hz)" in out
+    assert "hot_loop" in out and "cold_loop" in out
+    assert cli_main(["native-lines", str(d / "missing.sps")]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert cli_main(["native-lines", str(d), "--top", "0"]) == 2
+
+
+@needs_cc
+@needs_symbolizer
+def test_native_lines_of_a_spanscope_file(tmp_path, capsys):
+    src = tmp_path / "p.c"
+    src.write_text(SPS_PROGRAM)
+    pkg = os.path.dirname(spanscope.__file__)
+    exe = tmp_path / "p"
+    subprocess.run([CC, "-std=c99", "-g", "-O0", f"-I{results.c_include_dir()}", str(src),
+                    "-o", str(exe), f"-L{pkg}", "-l:libspanscope.so.0", f"-Wl,-rpath,{pkg}"],
+                   check=True, capture_output=True, text=True)
+    h5 = tmp_path / "p.h5"
+    subprocess.run([str(exe), str(h5)], check=True, capture_output=True, timeout=120)
+    prof = ns.file_line_profile(h5)
+    for region, function in (("hot", "hot_loop"), ("cold", "cold_loop")):
+        top = prof[region][0]
+        assert top.function == function and top.file.endswith("p.c"), prof[region][:3]
+        assert top.line in c_lines(SPS_PROGRAM, function)
+    hot = sum(s.samples for s in prof["hot"])
+    cold = sum(s.samples for s in prof["cold"])
+    assert abs(hot / cold - 3.0) <= 0.15 * 3.0, (hot, cold)
+    # the same file's samples through the results API: native frames, no lines
+    by = results.read(h5).samples.by_region()
+    assert by["hot"][0].function == "hot_loop" and by["hot"][0].line == 0
+    assert cli_main(["native-lines", str(h5), "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "(spanscope stack samples)" in out and "hot_loop" in out
+
+
+def sps_bytes(regions=("r",), modules=(("/bin/true", 0),), samples=((0, 0, 16),), hz=100,
+              version=1):
+    def text(s):
+        b = s.encode()
+        return struct.pack("=i", len(b)) + b
+    out = b"SCOPESMP" + struct.pack("=iiiq", version, 0, hz, len(samples))
+    out += struct.pack("=i", len(regions)) + b"".join(text(r) for r in regions)
+    out += struct.pack("=i", len(modules)) + b"".join(text(m) + struct.pack("=Q", a)
+                                                      for m, a in modules)
+    out += struct.pack("=q", len(samples)) + b"".join(struct.pack("=iiQ", *s) for s in samples)
+    return out
+
+
+def test_sps_reader_checks_every_field(tmp_path):
+    p = tmp_path / "a.sps"
+    p.write_bytes(sps_bytes())
+    s = ns.read_samples(p)
+    assert (s.hz, s.ticks, s.regions, s.modules) == (100, 1, ["r"], [("/bin/true", 0)])
+    assert s.samples.tolist() == [(0, 0, 16)]
+    good = sps_bytes()
+    cases = {
+        "not": b"not a samples file",
+        "truncated": good[:-5],
+        "oversized": good + b"\0",
+        "version": sps_bytes(version=2),
+        # magic, version, rank, hz, ticks: 28 bytes; then the region count
+        "huge region count": good[:28] + struct.pack("=i", 2**30) + good[32:],
+        "negative region count": good[:28] + struct.pack("=i", -1) + good[32:],
+        "huge name": good[:32] + struct.pack("=i", 2**30) + good[36:],
+        "negative name": good[:32] + struct.pack("=i", -4) + good[36:],
+    }
+    for what, data in cases.items():
+        p.write_bytes(data)
+        with pytest.raises(ns.SampleFormatError):
+            ns.read_samples(p)
+    assert issubclass(ns.SampleFormatError, ValueError)
+
+
+def test_sps_samples_outside_regions_and_unknown_modules(tmp_path):
+    p = tmp_path / "b.sps"
+    p.write_bytes(sps_bytes(regions=("a", "b"), modules=(("/no/such/module", 0),),
+                            samples=((0, 0, 1), (-1, 0, 2), (1, -1, 0), (1, -1, 0))))
+    prof = ns.line_profile(ns.read_samples(p))
+    assert prof == {"a": [ns.LineStat("??", 0, "??", 1)], "b": [ns.LineStat("??", 0, "??", 2)]}
+
+
+def test_find_sample_files_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        ns.find_sample_files(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        ns.find_sample_files([tmp_path / "x.sps"])
+    (tmp_path / "b.sps").write_bytes(b"")
+    (tmp_path / "a.sps").write_bytes(b"")
+    assert ns.find_sample_files([tmp_path, tmp_path / "a.sps"]) == \
+        [tmp_path / "a.sps", tmp_path / "b.sps"]

@@ -61,6 +61,7 @@ TABLE = {
     "scope_profiler.chrome_trace_export": ["spanscope.results._exports"],
     "scope_profiler.likwid_data": ["spanscope.results._likwid", "spanscope.results._counters"],
     "scope_profiler.native_trace": ["spanscope.results._native"],
+    "scope_profiler.native_samples": ["spanscope.results._native_samples"],
     "scope_profiler.perf_events": ["spanscope.results._counters"],
     "scope_profiler.memray": ["spanscope.results._memray"],
     "scope_profiler.mpi_launch": ["spanscope._base.mpi"],
