@@ -455,6 +455,13 @@ def test_line_profile_command_prints_the_tables(tmp_path, capsys):
     assert "| solve |" not in capsys.readouterr().out
     assert _cli("line-profile", str(path), "--ranks", "1-2") == 0
     assert "No line-profile records matched." in capsys.readouterr().out
+    js = tmp_path / "run.json"  # scope-profiler's JSON profile: the same tables
+    spanscope.write_json(read_h5(path), js)
+    assert _cli("line-profile", str(path)) == 0
+    from_h5 = capsys.readouterr().out
+    assert _cli("line-profile", str(js)) == 0
+    from_json = capsys.readouterr().out
+    assert from_json.splitlines()[1:] == from_h5.splitlines()[1:]
 
 
 def test_line_profile_output_is_scope_profilers(tmp_path, capsys):
