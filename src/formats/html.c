@@ -38,6 +38,7 @@
 #include "formats/html.h"
 
 #include "formats/export.h"
+#include "formats/folded.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -1100,6 +1101,73 @@ static void write_values(FILE *fp, const char *path) {
     sps__h5r_values_free(&v);
 }
 
+/* The "where the time went" rows shown per region (as the report's). */
+#define SAMPLES_TOP 10
+
+/* Writes one row of the samples table: weight, CPU ms (hz > 0), share of
+ * of, the label. */
+static void samples_row(FILE *fp, uint64_t w, uint64_t of, int64_t hz, const char *label) {
+    fprintf(fp, "<tr><td>%" PRIu64 "</td>", w);
+    if (hz > 0) fprintf(fp, "<td>%.1f</td>", (double)w * 1000.0 / (double)hz);
+    else fputs("<td>-</td>", fp);
+    fprintf(fp, "<td>%.1f%%</td><td class=\"fn\">", of ? 100.0 * (double)w / (double)of : 0.0);
+    put_html(fp, label);
+    fputs("</td></tr>\n", fp);
+}
+
+/* Writes "Where the time went (samples)" for the .h5 at path (its
+ * /samples, docs/sampling.md): per region (heaviest first, the samples
+ * outside every span last) its self samples by leaf function, the
+ * SAMPLES_TOP heaviest and the rest as one row -- the report's section
+ * (formats/report.c), from the same views (folded.h).  Nothing when path
+ * is NULL, the file has no samples, or they cannot be read (the page
+ * shows the spans all the same). */
+static void write_samples(FILE *fp, const char *path) {
+    sps__h5r_samples_t s;
+    if (!path || sps__tl_format_of(path) != SPS__TL_H5 || sps__h5r_samples(path, &s) != 0)
+        return;
+    sps__folded_t f;
+    sps__smp_regions_t g = {0};
+    if (s.n && sps__folded_build(&s, NULL, 0, 1, &f) == 0) {
+        if (sps__smp_regions(&f, &g) == 0 && f.total) {
+            fprintf(fp, "<h2 id=\"samples\">Where the time went (samples)</h2>\n"
+                    "<div class=\"meta\">%" PRIu64 " samples", f.total);
+            if (s.hz > 0)
+                fprintf(fp, " at %lld Hz, %.1f ms of CPU", (long long)s.hz,
+                        (double)f.total * 1000.0 / (double)s.hz);
+            if (s.lost) fprintf(fp, ", %lld lost", (long long)s.lost);
+            fputs("; per region its self samples (taken in it, not in a region it called) "
+                  "by leaf function (docs/sampling.md)</div>\n", fp);
+            for (size_t i = 0; i < g.n; i++) {
+                const sps__smp_region_t *r = &g.r[i];
+                fputs("<h3>", fp);
+                put_html(fp, r->region >= 0 ? s.names[r->region] : "(outside every span)");
+                fprintf(fp, " <span class=\"meta\">%" PRIu64 " samples", r->weight);
+                if (s.hz > 0) fprintf(fp, ", %.1f ms", (double)r->weight * 1000.0 / (double)s.hz);
+                fprintf(fp, ", %.1f%% of all</span></h3>\n",
+                        100.0 * (double)r->weight / (double)f.total);
+                fputs("<table class=\"samples\"><thead><tr><th>samples</th><th>CPU ms</th>"
+                      "<th>%</th><th>function</th></tr></thead><tbody>\n", fp);
+                size_t shown = r->nleaves > SAMPLES_TOP ? SAMPLES_TOP : r->nleaves;
+                uint64_t rest = 0;
+                for (size_t k = 0; k < shown; k++)
+                    samples_row(fp, r->leaves[k].weight, r->weight, s.hz,
+                                f.labels.text[r->leaves[k].label]);
+                for (size_t k = shown; k < r->nleaves; k++) rest += r->leaves[k].weight;
+                if (shown < r->nleaves) {
+                    char more[64];
+                    snprintf(more, sizeof more, "(%zu more functions)", r->nleaves - shown);
+                    samples_row(fp, rest, r->weight, s.hz, more);
+                }
+                fputs("</tbody></table>\n", fp);
+            }
+        }
+        sps__smp_regions_free(&g);
+        sps__folded_free(&f);
+    }
+    sps__h5r_samples_free(&s);
+}
+
 static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     const sps__tl_header_t *h = S->h;
     size_t n = 0;
@@ -1143,6 +1211,7 @@ static int write_page(FILE *fp, const html_state_t *S, const char *title) {
     if (S->o->charts) write_charts(fp, S, ord, n, slot);
     write_table(fp, S, rows, n, vals);
     write_values(fp, S->values_path);
+    write_samples(fp, S->values_path);
     fputs("<script type=\"application/json\" id=\"spsdata\">", fp);
     write_json(fp, S, slot);
     if (S->o->charts)

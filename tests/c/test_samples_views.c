@@ -304,6 +304,34 @@ static void test_svg_from_samples(void **state) {
     free(doc);
 }
 
+/* The HTML page's section: each region's table names its burner and no
+ * other. */
+static void test_html_page_per_region(void **state) {
+    (void)state;
+    const char *path = record();
+    const char *out = tu_path("samples_views.html");
+    char err[256];
+    assert_int_equal(sps_html_file(path, out, 0, err, sizeof err), 0);
+    char *doc = slurp(out);
+    char *sec = strstr(doc, "<h2 id=\"samples\">Where the time went (samples)</h2>");
+    assert_non_null(sec);
+    static const char *const heads[] = {"<h3>alpha <", "<h3>beta <",
+                                        "<h3>(outside every span) <"};
+    static const char *const fns[] = {"burn_alpha", "burn_beta", "burn_gamma"};
+    for (int k = 0; k < 3; k++) {
+        char *h = strstr(sec, heads[k]);
+        assert_non_null(h);
+        char *end = strstr(h, "</table>");
+        assert_non_null(end);
+        *end = '\0';
+        assert_non_null(strstr(h, fns[k]));
+        for (int j = 0; j < 3; j++)
+            if (j != k) assert_null(strstr(h, fns[j]));
+        *end = '<';
+    }
+    free(doc);
+}
+
 static void test_file_without_samples_is_refused(void **state) {
     (void)state;
     const char *path = tu_path("samples_views_none.h5");
@@ -337,6 +365,11 @@ static void test_file_without_samples_is_refused(void **state) {
     char *text = slurp(rep);
     assert_null(strstr(text, "Where the time went"));
     free(text);
+    assert_int_equal(sps_html_file(path, tu_path("samples_views_none.html"), 0, err,
+                                   sizeof err), 0);
+    text = slurp(tu_path("samples_views_none.html"));
+    assert_null(strstr(text, "Where the time went"));
+    free(text);
     /* and the speedscope document keeps only the evented profile */
     assert_int_equal(sps_export(path, tu_path("samples_views_none.json"), "speedscope", NULL,
                                 err, sizeof err), 0);
@@ -351,6 +384,7 @@ int main(void) {
         cmocka_unit_test(test_speedscope_has_sampled_profiles),
         cmocka_unit_test(test_folded_stacks),
         cmocka_unit_test(test_svg_from_samples),
+        cmocka_unit_test(test_html_page_per_region),
         cmocka_unit_test(test_file_without_samples_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
