@@ -669,3 +669,43 @@ def test_results_held_in_python_keep_line_profiles_as_hdf5(tmp_path):
     ours, again = read_h5(path).line_profile[0], read_h5(back).line_profile[0]
     assert [(r["region"], r["function"], r["hits"].tolist()) for r in again] == \
         [(r["region"], r["function"], r["hits"].tolist()) for r in ours]
+
+
+def test_line_profiles_of_every_rank_under_mpirun(tmp_path):
+    """Two ranks under mpirun, each its own calls: rank 0 writes every
+    rank's records under rank<N>/line_profile of the one file."""
+    import shutil
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed")
+    from spanscope._base import mpi as _mpi
+    mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
+    if mpirun is None or not _mpi.built_with_mpi():
+        pytest.skip("no mpirun, or spanscope built without MPI")
+    script = tmp_path / "ranks.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        from spanscope import ProfileManager as PM
+        PM.setup(file_path=sys.argv[1], use_line_profiler=True)
+        rank = PM.get_config().rank
+
+        @PM.profile("work")
+        def work(n):
+            t = 0
+            for i in range(n):
+                t += i
+            return t
+
+        for _ in range(rank + 1):
+            work(10 * (rank + 1))
+        PM.finalize(verbose=False)
+    """))
+    out = tmp_path / "ranks.h5"
+    env = dict(_child_env(), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+    p = subprocess.run([mpirun, "-n", "2", "--oversubscribe", sys.executable, str(script),
+                        str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = read_h5(out)
+    assert sorted(res.line_profile) == [0, 1]
+    assert _hits(_record(res.line_profile[0], "work", "work"))[11] == 10  # "t += i"
+    assert _hits(_record(res.line_profile[1], "work", "work"))[11] == 2 * 20

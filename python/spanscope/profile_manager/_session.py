@@ -330,6 +330,7 @@ class _SessionMixin:
             # anything starts; profile_manager/_lines.py)
             from spanscope.profile_manager._lines import LineProfileRun
             cls._line_run = LineProfileRun()
+            _import_h5py_first()
         cls._run_tracker = None
         if memray_capture is not None:
             memray_capture.start()
@@ -524,6 +525,8 @@ class _SessionMixin:
                 _ext.set_call_hooks(None, None)
                 likwid_run.finish(path or tmp, list(_ext.registry), rank=_mpi.world()[0])
                 cls._likwid_run = None
+                if getattr(cls, "_line_run", None) is not None:  # line profiles go on
+                    _ext.set_call_hooks(*_line_hooks(cls._line_run))
             cls._finalized_since_setup = True
             if file_path is not _UNSET:
                 cls._file_path = path
@@ -822,6 +825,20 @@ def _line_hooks(line_run, likwid_run=None):
         line_run.stop(name)
         likwid_run.stop(name)
     return start, stop
+
+
+def _import_h5py_first() -> None:
+    """h5py, imported before spanscope's MPI library: under a launcher that
+    library (loaded RTLD_GLOBAL, with MPI) makes its HDF5 the process's, and
+    h5py loaded after it would bind to that HDF5 instead of its own and fail
+    ("Not a datatype").  Line profiles are written with h5py at finalize."""
+    try:
+        import h5py  # noqa: F401
+    except ValueError as exc:
+        raise RuntimeError(
+            "use_line_profiler=True under MPI: h5py cannot load beside spanscope's MPI "
+            f"library, loaded before this setup() ({exc}); import h5py before the first "
+            "setup() or get_config() of the run (at the top of the script)") from exc
 
 
 def _write_line_profiles(h5_path, line_run, recorded_path) -> None:
