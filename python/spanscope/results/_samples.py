@@ -295,8 +295,9 @@ class Samples:
     def folded(self, thread_prefix: bool = True) -> dict:
         """The samples as folded stacks: {"frame;frame;...": periods},
         frames outermost first as frame_label text (';' in a name as ':',
-        line breaks and controls as '_'), each line first naming its thread
-        (``thread_<tid>``) unless thread_prefix is False."""
+        line breaks and controls as '?': the frames sps_export_stacks
+        writes), each line first naming its thread (``thread_<tid>``)
+        unless thread_prefix is False."""
         per_stack = []
         for k in range(len(self.stack_offsets) - 1):
             fr = self.stack(k).tolist()[::-1]
@@ -343,8 +344,9 @@ class Samples:
 
 def _folded_safe(s: str) -> str:
     """A frame of a folded-stack line: ';' splits frames and a line break
-    ends the line, so neither stays (';' as ':', controls as '_')."""
-    return "".join("_" if (ord(c) < 32 or 0x7f <= ord(c) <= 0x9f or c in "\u2028\u2029")
+    ends the line, so neither stays: ';' as ':', controls as '?' (as the
+    C library's folded stacks, sps_export_stacks, write them)."""
+    return "".join("?" if (ord(c) < 32 or 0x7f <= ord(c) <= 0x9f or c in "\u2028\u2029")
                    else c for c in s.replace(";", ":"))
 
 
