@@ -1324,6 +1324,8 @@ _SAMPLE_HZ_DEFAULT = 1000
 _TP_SAMPLE_MS_DEFAULT = 5.0
 #: a tensorplay frame, "file:line (function)"
 _FRAME_TEXT = re.compile(r"^(.*):(\d+) \((.*)\)$", re.S)
+#: a frame without a line, "where (function)"
+_FRAME_NO_LINE = re.compile(r"^(.*) \((.*)\)$", re.S)
 
 
 def _sample_ms():
@@ -1374,10 +1376,14 @@ def _sample_tuples(samples) -> list:
 
 def _frame_of_text(text: str) -> tuple:
     """(function, file, line) of a tensorplay frame "file:line (function)";
-    another text is a function of its own (file "", line 0)."""
+    "where (function)" (a frame without a line: a file or a native
+    module) has line 0; another text is a function of its own (file "")."""
     m = _FRAME_TEXT.match(text)
     if m:
         return m.group(3), m.group(1), int(m.group(2))
+    m = _FRAME_NO_LINE.match(text)
+    if m:
+        return m.group(2), m.group(1), 0
     return text, "", 0
 
 
@@ -1440,9 +1446,13 @@ def _samples_of_records(records: list, rec: "_Recording") -> Samples:
 
 
 def _frame_text(s: Samples, f: int) -> str:
-    """Frame f of s as tensorplay writes a frame, "file:line (function)"
-    (a native frame: its module for the file, line 0)."""
-    return f"{s.files[f] or s.modules[f]}:{int(s.lines[f])} ({s.functions[f]})"
+    """Frame f of s as tensorplay writes a frame, "file:line (function)"; a
+    frame without a line "file (function)", a native one "module
+    (function)" -- the frames of the C library's Chrome traces."""
+    fn, file, mod, line = s.functions[f] or "?", s.files[f], s.modules[f], int(s.lines[f])
+    if file:
+        return f"{file}:{line} ({fn})" if line > 0 else f"{file} ({fn})"
+    return f"{mod} ({fn})" if mod else fn
 
 
 def _sample_records(s: Samples) -> list:
@@ -1489,10 +1499,13 @@ def _sample_averages(rec: "_Recording", stack_n: int, sort_by) -> "EventList":
 
 def _add_sample_events(path: str, rec: "_Recording") -> None:
     """Adds rec's samples to the JSON trace at path (gzip when it ends in
-    .gz) as tensorplay writes them: an instant event each (ph "i", s "t",
-    cat "python_function", named after its innermost frame, args.stack its
-    frames innermost first) on its thread's lane, before the Record Window
-    End; a thread with samples and no spans gets a thread_name."""
+    .gz) as tensorplay writes them, and as the C library's trace writer
+    does for a file's samples: an instant event each (ph "i", s "t", cat
+    "python_function", named after its innermost frame's function,
+    args.stack its frames innermost first, args.region the innermost span's
+    name when there is one, args.weight its timer periods) on its thread's
+    lane, before the Record Window End; a thread with samples and no spans
+    gets a thread_name."""
     import gzip
     s = rec.samples
     opener = gzip.open if path.endswith(".gz") else open
@@ -1505,10 +1518,17 @@ def _add_sample_events(path: str, rec: "_Recording") -> None:
     for tid in sorted(set(s.tids.tolist()) - named):
         added.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
                       "args": {"name": f"thread {tid}"}})
-    for ts, tid, chain in _sample_records(s):
-        added.append({"name": chain[0] if chain else "?", "cat": "python_function", "ph": "i",
+    leaf = [s.functions[int(s.stack(k)[0])] or "?" if len(s.stack(k)) else "<unknown>"
+            for k in range(len(s.stack_offsets) - 1)]
+    for (ts, tid, chain), k, r, w in zip(_sample_records(s), s.stacks.tolist(),
+                                         s.regions.tolist(), s.weights.tolist()):
+        args = {"stack": chain}
+        if r >= 0:
+            args["region"] = s.region_names[r]
+        args["weight"] = w
+        added.append({"name": leaf[k], "cat": "python_function", "ph": "i",
                       "s": "t", "ts": (ts - rec.base_ns) / 1e3, "pid": pid, "tid": tid,
-                      "args": {"stack": chain}})
+                      "args": args})
     at = len(evs)
     if evs and evs[-1].get("name") == "Record Window End":
         at -= 1

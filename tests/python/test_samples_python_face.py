@@ -246,7 +246,9 @@ def test_chrome_trace_has_the_samples_as_instants(sampled):
         assert len(inst) == len(prof._result.samples)
         e = inst[0]
         assert e["ph"] == "i" and e["s"] == "t" and e["args"]["stack"]
-        assert e["name"] == e["args"]["stack"][0]
+        assert e["args"]["stack"][0].endswith(f"({e['name']})")  # the leaf's function
+        assert e["args"]["weight"] >= 1
+        assert {e["args"].get("region") for e in inst} >= {"heavy_region", "light_region"}
         assert any(e["tid"] == tid for e in inst)
         # on the lanes of the spans: the late thread's span shares its tid
         span_tids = {e["tid"] for e in evs if e.get("ph") == "X"}
@@ -347,7 +349,9 @@ def test_eventlist_samples_exports(tmp_path):
     inst = [e for e in doc["traceEvents"] if e.get("cat") == "python_function"]
     assert [(e["ts"], e["tid"], e["args"]["stack"]) for e in inst] == \
         [(t / 1e3, tid, st) for t, tid, st in SAMPLES]
-    assert inst[0]["name"] == "/m.py:10 (matmul)" and inst[0]["ph"] == "i"
+    assert inst[0]["name"] == "matmul" and inst[0]["ph"] == "i"
+    assert [e["args"].get("region") for e in inst] == ["mm", "mm", "fwd", "other", None]
+    assert all(e["args"]["weight"] == 1 for e in inst)
 
 
 def test_eventlist_samples_only_and_bad_samples(tmp_path):
@@ -356,6 +360,12 @@ def test_eventlist_samples_only_and_bad_samples(tmp_path):
     assert (tmp_path / "s.txt").read_text().startswith("thread_7;<module> (/m.py:90);")
     rows = ev.key_averages(group_by_stack_n=3)
     assert [(r.name, r.count) for r in rows] == [(P._NO_SPAN, 1)]
+    # a frame without a line ("where (function)": a native module's) keeps
+    # its place; any other text is a function of its own
+    ev = P.EventList(samples=[(5, 1, ["/lib/libm.so.6 (cos)", "odd frame", "/m.py:3 (f)"])])
+    ev.export_stacks(str(tmp_path / "n.txt"))
+    assert (tmp_path / "n.txt").read_text() == \
+        "thread_1;f (/m.py:3);odd frame;cos (/lib/libm.so.6) 5000\n"
     for bad in ([(1, 2)], [(1, 2, "a.py:1 (f)")], [("x", 1, [])], [(1, 2, [3])]):
         with pytest.raises(ValueError, match="samples"):
             P.EventList(samples=bad)
