@@ -709,3 +709,15 @@ def test_line_profiles_of_every_rank_under_mpirun(tmp_path):
     assert sorted(res.line_profile) == [0, 1]
     assert _hits(_record(res.line_profile[0], "work", "work"))[11] == 10  # "t += i"
     assert _hits(_record(res.line_profile[1], "work", "work"))[11] == 2 * 20
+
+
+def test_region_wrap_profiles_the_wrapped_function():
+    """scope-profiler's LineProfilerRegion.wrap hands the function to
+    line_profiler, as @profile does."""
+    PM.setup(output=None, use_line_profiler=True)
+    wrapped = PM.region("wrapped").wrap(squares)
+    wrapped(6)
+    wrapped(6)
+    res = PM.finalize(verbose=False, return_results=True)
+    assert _hits(_record(res.line_profile[0], "wrapped", "squares"))[
+        _lines_of(squares, "acc += i")] == 12

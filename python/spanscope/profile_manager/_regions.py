@@ -327,6 +327,7 @@ class Region(_ext.Region):
         manager = self._manager
         if manager is not None and manager._configured and manager._deactivated:
             return func
+        self.add_function(func)  # use_line_profiler: its lines, as scope-profiler's wrap
         return self._wrap(func, recursive)
 
     def _wrap(self, func: Callable, recursive: bool = False) -> Callable:
