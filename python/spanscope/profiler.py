@@ -2541,7 +2541,7 @@ class profile:
         """Starts the stack sampler at the profile's rate, unless it runs
         already (then it is whoever started it's, and its samples are the
         window's too).  RuntimeError when it cannot start (no per-thread CPU
-        timers, a SIGPROF handler of the program's own)."""
+        timers here)."""
         if not hasattr(_ext, "sampling_start"):
             raise RuntimeError("with_samples=True: this build of spanscope has no stack "
                                "sampler (docs/sampling.md)")
