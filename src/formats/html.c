@@ -1126,10 +1126,11 @@ static void write_samples(FILE *fp, const char *path) {
     sps__h5r_samples_t s;
     if (!path || sps__tl_format_of(path) != SPS__TL_H5 || sps__h5r_samples(path, &s) != 0)
         return;
-    sps__folded_t f;
+    sps__folded_t f = {0};
     sps__smp_regions_t g = {0};
-    if (s.n && sps__folded_build(&s, NULL, 0, 1, &f) == 0) {
-        if (sps__smp_regions(&f, &g) == 0 && f.total) {
+    if (s.n) {
+        if (sps__folded_build(&s, NULL, 0, 1, &f) == 0 && sps__smp_regions(&f, &g) == 0 &&
+            f.total) {
             fprintf(fp, "<h2 id=\"samples\">Where the time went (samples)</h2>\n"
                     "<div class=\"meta\">%" PRIu64 " samples", f.total);
             if (s.hz > 0)
