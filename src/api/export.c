@@ -12,6 +12,7 @@
 #include "formats/export.h"
 #include "formats/folded.h"
 #include "formats/h5_comm.h"
+#include "formats/h5_read.h"
 #include "formats/timeline.h"
 
 #include <errno.h>
@@ -230,21 +231,33 @@ static size_t chrome_args_of(chrome_args_t *a, const sps__tl_header_t *h,
 }
 
 /* The Chrome trace: the selected spans through the Chrome JSON writer
- * (the one `convert` uses), each with scope-profiler's args, to path.
- * Returns 0 or a code. */
+ * (the one `convert` uses), each with scope-profiler's args, and an
+ * .h5's stack samples (sel->samples, read once by the caller; NULL: none)
+ * of the selected ranks as tensorplay's instant events (export.h:
+ * sps__cjw_samples; a thread with samples but no selected span gets its
+ * own row), to path.  Returns 0 or a code. */
 static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
                         const sps__export_opts_t *o) {
+    static const sps__h5r_samples_t none = {0};
+    const sps__h5r_samples_t *x = sel->samples ? sel->samples : &none;
     sub_header_t sub;
+    sps__tl_samples_t smp = {0};
     int rc = sub_build(&sub, sel->h, sel);
     if (rc) return rc;
     if (o->doc_name) sub.h.trace_name = o->doc_name;
     size_t n = strlen(path);
     chrome_args_t args = {0};
     sps__cjw_t *w = NULL;
-    rc = chrome_args_init(&args, sel->h, sel);
+    rc = sps__tl_samples_place(&smp, x, &sub.h);
+    if (!rc) { /* the selected lanes, then the threads of samples only */
+        sub.h.threads = smp.threads;
+        sub.h.nthreads = smp.nthreads;
+        rc = chrome_args_init(&args, sel->h, sel);
+    }
     if (!rc) rc = sps__cjw_open(&w, path, n > 3 && !strcmp(path + n - 3, ".gz"), &sub.h);
     if (rc) {
         chrome_args_free(&args);
+        sps__tl_samples_free(&smp);
         sub_free(&sub);
         return rc;
     }
@@ -262,10 +275,12 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
     }
     if (!rc && !sel->nselected)
         rc = sps__err_fail(SPS_EINVAL, "No calls recorded for the requested ranks.");
+    if (!rc && smp.nplaced) rc = sps__cjw_samples(w, &smp);
     if (!rc) rc = chrome_metadata(w, o->doc_name ? o->doc_name : sel->h->trace_name);
     if (rc) sps__cjw_abort(w);
     else rc = sps__cjw_close(w);
     chrome_args_free(&args);
+    sps__tl_samples_free(&smp);
     sub_free(&sub);
     return rc;
 }
@@ -326,10 +341,12 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
         sel.nsrc = src.n;
     }
     /* an .h5's stack samples (the one reader, folded.h): speedscope's
-     * sampled profiles, folded, the svg from samples */
+     * sampled profiles, folded, the svg from samples, the Chrome trace's
+     * instants */
     sps__h5r_samples_t smp = {0};
-    int want_smp = fmt == EX_SPEEDSCOPE || fmt == EX_FOLDED || (fmt == EX_SVG && one.from_samples);
-    if (want_smp && fi != SPS__TL_H5 && fmt != EX_SPEEDSCOPE)
+    int want_smp = fmt == EX_SPEEDSCOPE || fmt == EX_FOLDED || fmt == EX_CHROME ||
+                   (fmt == EX_SVG && one.from_samples);
+    if (want_smp && fi != SPS__TL_H5 && fmt != EX_SPEEDSCOPE && fmt != EX_CHROME)
         rc = sps__err_fail(SPS_EINVAL, "%s: stack samples come only in a spanscope .h5", in);
     else if (want_smp && fi == SPS__TL_H5 && !(rc = sps__h5r_samples(in, &smp)))
         sel.samples = &smp;
