@@ -343,7 +343,7 @@ def test_a_thread_holding_the_gil_shows_its_frames():
 def test_a_thread_running_no_python_code_gives_no_frames():
     # a thread whose function is a builtin: a thread state, no frame
     import _thread
-    ident = _thread.start_new_thread(time.sleep, (0.5,))
+    ident = _thread.start_new_thread(time.sleep, (5.0,))  # alive while probed
     time.sleep(0.05)
     assert _ext._sampler_probe_thread(ident) == []
 
@@ -556,11 +556,16 @@ def test_samples_name_python_functions_and_lines(tmp_path, hz):
     for tid, stack in samples:
         by_tid.setdefault(tid, []).append(python_frames(stack))
     # the main thread: spin under <module>, at the loop's lines
+    # (a sample may land on the function's entry, its def line, or its first
+    # and last lines: nearly all are in the loop)
+    def_line = script_line("def spin(")
     main_py = [p for p in by_tid[main] if p and p[0][0] == "spin"]
     assert len(main_py) >= len(by_tid[main]) // 2
     for p in main_py:
-        assert p[0][1] == "<string>" and p[0][2] in (spin_line, spin_line + 1)
+        assert p[0][1] == "<string>" and def_line <= p[0][2] <= def_line + 4
         assert p[-1][0] == "<module>"
+    in_loop = [p for p in main_py if p[0][2] in (spin_line, spin_line + 1)]
+    assert len(in_loop) >= 0.9 * len(main_py)
     # a thread started later: spin under spin_in_thread under threading's frames
     th_py = [p for p in by_tid[t1] if p and p[0][0] == "spin"]
     assert th_py and all(p[1][0] == "spin_in_thread" for p in th_py)
@@ -618,4 +623,5 @@ def test_stress_sampling_at_5000_hz_while_threads_make_and_drop_code(tmp_path):
                 base, _, rest = fn.partition(".")
                 assert rest in ("", "<locals>.<genexpr>"), fn
                 k, i = base[2:].split("_")
-                assert fi == f"<churn-{k}-{i}>" and ln == 2, (fn, fi, ln)
+                # line 2, or 1: the def line, where the frame's RESUME is
+                assert fi == f"<churn-{k}-{i}>" and ln in (1, 2), (fn, fi, ln)
