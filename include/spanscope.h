@@ -864,6 +864,7 @@ SPS_API void sps_sampling_stats(uint64_t *taken, uint64_t *lost,
 #define SPS_FRAME_WALKER_ABI 1
 typedef struct sps_frame_walker {
     int abi;
+    int reserved_; /* 0 */
     int (*walk)(uint64_t *words, int max);
     int (*describe)(uint64_t w, char *func, size_t fcap, char *file,
                     size_t filecap, int64_t *line);

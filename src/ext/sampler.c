@@ -87,6 +87,7 @@ static ring_t *g_rings;         /* [MAX_RINGS], kept once made: a late
                                    against this range */
 static int g_on;                /* sampling (atomic loads in the handler) */
 static int g_hz;
+static int g_last_hz;             /* the rate of the samples not yet taken */
 static int g_inflight;          /* handlers between their time and their store */
 static int g_stop, g_thread_alive;
 static pthread_t g_thread;
@@ -496,7 +497,7 @@ int sps_sampling_start(int hz) {
     if (!rc) {
         void *warm[4];
         backtrace(warm, 4); /* loads libgcc_s here, not in a handler */
-        g_hz = hz;
+        g_hz = g_last_hz = hz;
         g_stop = 0;
         handlers_in();
         __atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
@@ -559,7 +560,7 @@ static int ops_take(uint64_t upto, sps__sample_t **out, size_t *n, int *hz, uint
     *out = NULL;
     *n = 0;
     pthread_mutex_lock(&g_lock);
-    *hz = sps_sampling_hz();
+    *hz = g_last_hz; /* the rate they were taken at, also after a stop */
     inflight_wait(); /* a handler that read its time before upto has stored */
     drain_all();
     size_t k = 0;

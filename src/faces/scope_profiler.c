@@ -930,18 +930,23 @@ static int write_sps(const sp_profiler *p, const char *src, const char *path) {
         sps_samples_free(&sm);
         return -1;
     }
-    int32_t nreg = 0, nmod = 0, cap = (int32_t)(sm.nregion_names + sm.nframes + 1);
+    /* the region list is p's regions, as scope-profiler lists its own
+     * (with samples or not); a sample's region is found by name */
+    int32_t nreg = 0, nmod = 0, cap = (int32_t)(p->n + sm.nframes + 1);
     const char **regs = calloc((size_t)cap, sizeof *regs), **mods = calloc((size_t)cap, sizeof *mods);
     int32_t *reg_of_name = malloc((sm.nregion_names + 1) * sizeof *reg_of_name);
     size_t stemlen = strlen(p->stem);
     int64_t ticks = 0, count = 0;
     for (size_t i = 0; i < sm.n; i++) ticks += sm.weights[i];
+    for (size_t k = 0; regs && k < p->n; k++) str_index(regs, &nreg, cap, p->regs[k].name);
     for (size_t i = 0; reg_of_name && regs && i < sm.nregion_names; i++) {
         const char *name = sm.region_names[i];
         /* a profiler sharing the session names its regions "<stem>:<name>" */
         if (p->qualified && !strncmp(name, p->stem, stemlen) && name[stemlen] == ':')
             name += stemlen + 1;
-        reg_of_name[i] = str_index(regs, &nreg, cap, name);
+        reg_of_name[i] = -1;
+        for (int32_t k = 0; k < nreg; k++)
+            if (!strcmp(regs[k], name)) reg_of_name[i] = k;
     }
     FILE *f = regs && mods && reg_of_name ? fopen(path, "wb") : NULL;
     int rc = f ? 0 : -1;
@@ -988,7 +993,6 @@ static int write_sps(const sp_profiler *p, const char *src, const char *path) {
 static void samples_out(sp_profiler *p, int wrote_direct) {
     if (!p->sampling) return;
     p->sampling = 0;
-    sps_sampling_stop();
     size_t len = strlen(p->stem) + 32;
     char *sps = malloc(len), *tmp = malloc(len);
     if (!sps || !tmp) {
@@ -1028,6 +1032,9 @@ static int finalize(sp_profiler *p, int keep) {
     int every_region_called = have_stats && open != NULL;
     for (size_t k = 0; every_region_called && k < p->n; k++)
         every_region_called = st[k].calls - open[k] > 0;
+    /* the sampler stops before the write: the finalize's own work is no
+     * sample of the program's (the samples taken stay for the file) */
+    if (p->sampling) sps_sampling_stop();
     int wrote_direct = direct(p) && every_region_called;
     int failed = wrote_direct ? write_direct(p) : write_locked(p);
     if (!failed) samples_out(p, wrote_direct);

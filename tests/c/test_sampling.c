@@ -318,7 +318,7 @@ static void test_misuse(void **state) {
     cfg = (sps_config_t)SPS_CONFIG_INIT;
     assert_int_equal(sps_setup(&cfg), 0);
     assert_int_equal(sps_sampling_start(20000), SPS_EINVAL);
-    sps_frame_walker_t w = {99, NULL, NULL, NULL};
+    sps_frame_walker_t w = {99, 0, NULL, NULL, NULL};
     assert_int_equal(sps_sampling_set_walker(&w), SPS_EINVAL);
     assert_int_equal(sps_sampling_stop(), 0); /* not sampling: fine */
     assert_int_equal(sps_shutdown(), 0);

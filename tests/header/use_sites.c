@@ -64,12 +64,16 @@ int main(void) {
     uint64_t seq_none = SPS_SEQ_NONE;
     uint32_t no_row = SPS_FILE_NO_ROW;
     uint64_t expect_calls = 3;
+    sps_frame_walker_t walker;
 
 #ifdef SPS_DISABLE
     expect_calls = 0;
 #endif
     expect(has == 7u, "SPS_FILE_HAS_* are distinct bits");
     expect((SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS) == 3, "SPS_TRACK_* are distinct bits");
+    memset(&walker, 0, sizeof walker);
+    walker.abi = SPS_FRAME_WALKER_ABI + 1;
+    expect(sps_sampling_set_walker(&walker) == SPS_EINVAL, "SPS_FRAME_WALKER_ABI checked");
     expect(seq_none == UINT64_MAX && no_row == UINT32_MAX, "SPS_SEQ_NONE, SPS_FILE_NO_ROW");
     expect(html.max_spans == SPS_HTML_DEFAULT_MAX_SPANS &&
                SPS_HTML_DEFAULT_MAX_SPANS <= SPS_HTML_MAX_SPANS_LIMIT,

@@ -25,8 +25,11 @@ case $case in
     # per-rank files of both writers merge: each says its own rank
     "$build/spanscope" merge -o merged.out.h5 ctx_a_rank00000.h5 ctx_b_rank00001.h5 \
       global_rank00003.h5 >/dev/null || die "spanscope merge of the rank files failed"
-    "$build/spanscope" report merged.out.h5 | grep -q "Per rank (3 ranks" ||
-      die "the merged file does not hold 3 ranks: $("$build/spanscope" report merged.out.h5 | head -3)"
+    # the whole report first: grep -q stops reading at its match, and the
+    # report's SIGPIPE would fail the pipeline (pipefail)
+    merged=$("$build/spanscope" report merged.out.h5) || die "spanscope report merged.out.h5 failed"
+    grep -q "Per rank (3 ranks" <<<"$merged" ||
+      die "the merged file does not hold 3 ranks: $(head -3 <<<"$merged")"
     ;;
   fortran_api)
     "$prog" >out.txt 2>err.txt || die "test_fortran failed: $(cat out.txt err.txt)"
@@ -58,7 +61,8 @@ for f in *.h5; do
   "$build/spanscope" report "$f" >/dev/null || die "spanscope report $f failed"
 done
 if [ "$case" = example ] || [ "$case" = fortran ]; then
-  "$build/spanscope" report profile_rank00000.h5 | grep -q "^solve  *20 " ||
+  rep=$("$build/spanscope" report profile_rank00000.h5) || die "spanscope report failed"
+  grep -q "^solve  *20 " <<<"$rep" ||
     die "spanscope report: no solve with 20 calls"
 fi
 "$py" "$src/tests/scope_c/check.py" "$tmp" "$case"
