@@ -391,15 +391,31 @@ def test_perf_event_plot_of_a_file_without_counters_says_so(sample_file):
 # results gaps: line_profile and read_h5_summary's include_*
 # --------------------------------------------------------------------------
 
+#: one line-profiler record of region "solve", as a use_line_profiler run
+#: stores it (results/_lines.py: scope-profiler's layout)
+_LINE_RECORD = {"region": "solve", "filename": "k.py", "function": "kernel",
+                "first_lineno": 10, "line_numbers": np.array([11, 12, 14], dtype=np.int64),
+                "hits": np.array([1, 40, 40], dtype=np.int64),
+                "times": np.array([5.0, 700.0, 300.0]), "unit": 1e-6,
+                "source": "def kernel():\n    x = 0\n    for i in range(40):\n"
+                          "        pass\n        x += i",
+                "source_first_lineno": 10}
+
+
 def _with_groups(src, dst, *groups):
     """A copy of scope-profiler's file src with rank0/<group> groups added
-    as its writer lays them out (only their presence matters here)."""
+    as its writer lays them out: "line_profile" one full record
+    (_LINE_RECORD), "line_profile_partial" a record group holding only
+    line_numbers (not scope-profiler's layout), "likwid" one region."""
     import shutil
+    from spanscope.results import write_line_profile
     shutil.copyfile(src, dst)
     with h5py.File(dst, "a") as f:
         r0 = f.require_group("rank0")
         for g in groups:
             if g == "line_profile":
+                write_line_profile(r0, [_LINE_RECORD])
+            elif g == "line_profile_partial":
                 x = r0.create_group("line_profile").create_group("0")
                 x.attrs["region"], x.attrs["filename"] = "solve", "k.py"
                 x.create_dataset("line_numbers", data=np.arange(3, dtype=np.int64))
@@ -412,23 +428,55 @@ def _with_groups(src, dst, *groups):
     return dst
 
 
-def test_line_profile_data_is_not_pretended_away(sp_runs, tmp_path):
+def _check_line_record(records):
+    """records (one rank's) are _LINE_RECORD, read back whole."""
+    assert len(records) == 1
+    got = records[0]
+    assert got["region"] == "solve" and got["function"] == "kernel"
+    assert got["filename"] == "k.py" and got["first_lineno"] == 10
+    assert got["line_numbers"].tolist() == [11, 12, 14]
+    assert got["hits"].tolist() == [1, 40, 40]
+    assert got["times"].tolist() == [5.0, 700.0, 300.0] and got["unit"] == 1e-6
+    assert got["source"] == _LINE_RECORD["source"] and got["source_first_lineno"] == 10
+
+
+def test_line_profiles_are_read_by_every_reader(sp_runs, tmp_path):
     plain = spanscope.read_h5(sp_runs[0])
     assert plain.line_profile == {}
     path = _with_groups(sp_runs[0], tmp_path / "lp.h5", "line_profile")
     res = spanscope.read_h5(path)
     assert res["solve"][0].num_calls == 4  # the timing is read as before
-    with pytest.raises(spanscope.IntegrationNotAvailableError, match="line_profile"):
-        res.line_profile
-    with pytest.raises(spanscope.IntegrationNotAvailableError, match="line"):
-        spanscope.read_h5_summary(path)  # include_line_profile=True by default
-    merged = spanscope.merge_results(res)
-    with pytest.raises(spanscope.IntegrationNotAvailableError):
-        merged.line_profile
-    s = spanscope.read_h5_summary(path, include_line_profile=False)
+    assert list(res.line_profile) == [0]
+    assert res.line_profile[0][0]["region"] == "solve"
+    _check_line_record(res.line_profile[0])
+    s = spanscope.read_h5_summary(path)  # include_line_profile=True by default
     assert s["solve"][0].num_calls == 4
-    with pytest.raises(spanscope.IntegrationNotAvailableError):
-        s.line_profile
+    _check_line_record(s.line_profile[0])
+    assert spanscope.read_h5_summary(path, ranks=[0]).line_profile[0][0]["region"] == "solve"
+    assert spanscope.read_h5_summary(path, ranks=[1]).line_profile == {}
+    for off in (False, None):
+        s = spanscope.read_h5_summary(path, include_line_profile=off)
+        assert s["solve"][0].num_calls == 4 and s.line_profile == {}
+    # a merge carries them, rank by rank, with the other set's (none) added
+    merged = spanscope.merge_results(res)
+    _check_line_record(merged.line_profile[0])
+    both = spanscope.merge_results(res, spanscope.ProfilingResults(
+        {}, line_profile={0: [dict(_LINE_RECORD, region="other")]}))
+    assert [r["region"] for r in both.line_profile[0]] == ["solve", "other"]
+
+
+def test_a_partial_line_profile_group_is_corrupt(sp_runs, tmp_path):
+    """A record group holding only line_numbers is not scope-profiler's
+    layout: every reader says so, naming the group, rather than showing
+    line profiles of no hits or times."""
+    path = _with_groups(sp_runs[0], tmp_path / "partial.h5", "line_profile_partial")
+    with pytest.raises(spanscope.CorruptProfileError, match="rank0/line_profile/0.*hits"):
+        spanscope.read_h5(path)
+    with pytest.raises(spanscope.CorruptProfileError, match="rank0/line_profile/0"):
+        spanscope.read_h5_summary(path)
+    # without its line profiles, the summary still reads
+    s = spanscope.read_h5_summary(path, include_line_profile=False)
+    assert s["solve"][0].num_calls == 4 and s.line_profile == {}
 
 
 def test_read_h5_summary_include_likwid(sp_runs, tmp_path):
@@ -449,12 +497,20 @@ def test_read_h5_summary_include_likwid(sp_runs, tmp_path):
 def test_schema1_file_with_line_profile(tmp_path):
     path = tmp_path / "old.h5"
     write_schema1(path, {0: {"solve": ([0], [NS])}})
+    from spanscope.results import write_line_profile
     with h5py.File(path, "a") as f:
-        f["rank0"].create_group("line_profile").create_group("0")
-    with pytest.raises(spanscope.IntegrationNotAvailableError):
-        spanscope.read_h5(path).line_profile
-    with pytest.raises(spanscope.IntegrationNotAvailableError):
-        spanscope.read_h5_summary(path)
+        write_line_profile(f["rank0"], [_LINE_RECORD])
+    res = spanscope.read_h5(path)
+    assert res["solve"][0].num_calls == 1
+    assert res.line_profile[0][0]["region"] == "solve"
+    _check_line_record(res.line_profile[0])
+    _check_line_record(spanscope.read_h5_summary(path).line_profile[0])  # read whole
+    assert spanscope.read_h5_summary(path, include_line_profile=False).line_profile == {}
+    # an empty record group in a schema-1 file: corrupt, as in any schema
+    with h5py.File(path, "a") as f:
+        f["rank0/line_profile"].create_group("1")
+    with pytest.raises(spanscope.CorruptProfileError, match="line_profile/1"):
+        spanscope.read_h5(path)
 
 
 def test_html_report_of_results_in_memory(sp_runs, tmp_path):

@@ -257,7 +257,6 @@ def test_the_combinations_scope_profiler_rejects_are_value_errors(kw, message):
 @pytest.mark.parametrize("kw, feature", [
     ({"use_nvtx": True}, "NVTX"),
     ({"use_gpu_timing": True}, "GPU timing"),
-    ({"use_line_profiler": True}, "line-by-line"),
 ])
 def test_features_of_other_issues_say_they_are_not_available(kw, feature):
     with pytest.raises(FeatureNotAvailableError, match=f"{feature}.*not available yet"):
