@@ -355,9 +355,8 @@ static inline uint64_t frame_word(PyCodeObject *co, Py_ssize_t addr) {
 /* walk: in the SIGPROF handler                                              */
 /* ======================================================================== */
 
-/* The line of byte offset addr in co (checked by is_code), 0 when addr is
- * outside its code.  PyCode_Addr2Line only reads the line table (3.11: or
- * the line array a tracer made); it allocates nothing and takes no lock. */
+/* The size of co's bytecode in bytes (co checked by is_code), 0 when it
+ * cannot be read. */
 static inline Py_ssize_t code_nbytes(PyCodeObject *co) {
 #if PY_VERSION_HEX >= 0x030B0000
     /* the code units are inside the object: Py_SIZE of them (read
@@ -370,8 +369,14 @@ static inline Py_ssize_t code_nbytes(PyCodeObject *co) {
 #endif
 }
 
+/* The line of byte offset addr in co (checked by is_code), 0 when addr is
+ * past its code.  PyCode_Addr2Line only reads the line table (3.11: or the
+ * line array a tracer made); it allocates nothing and takes no lock. */
 static int code_line(PyCodeObject *co, Py_ssize_t addr) {
-    if (addr < 0 || addr >= code_nbytes(co)) return 0;
+    /* before the first instruction (3.10's f_lasti -1: a frame just
+     * entered): its first line, as PyCode_Addr2Line and tracebacks say */
+    if (addr < 0) return co->co_firstlineno > 0 ? co->co_firstlineno : 0;
+    if (addr >= code_nbytes(co)) return 0;
     PyObject *lt = co->co_linetable;
     if (!ptr_ok(lt) || Py_TYPE(lt) != &PyBytes_Type) return 0;
     int line = PyCode_Addr2Line(co, (int)addr);
