@@ -815,7 +815,7 @@ SPS_API size_t sps_stack_format(uint32_t id, char *buf, size_t cap);
  * CPU time (hz <= 0: 1000; at most 10000).  The signal handler copies the
  * native return addresses, the time and (with a walker, below) a language
  * runtime's frames into a preallocated ring of the thread: no lock, no
- * allocation.  A sampler thread picks up new threads (within 10 ms) and
+ * allocation.  A sampler thread picks up new threads (within 20 ms) and
  * empties the rings.  Samples belong to the innermost span open on their
  * thread at their time; sps_finalize writes them (/samples) and symbolises
  * them then, not while sampling.  Stopped by sps_sampling_stop, sps_shutdown,

@@ -10,7 +10,7 @@
  *     (the clock id the kernel derives from the thread id, as glibc's
  *     pthread_getcpuclockid does), delivering SIGPROF to that thread alone
  *     (SIGEV_THREAD_ID) with a pointer to the thread's ring as its value.
- *     A sampler thread lists /proc/self/task every 10 ms: threads started
+ *     A sampler thread lists /proc/self/task every 20 ms: threads started
  *     later get a timer then; a timer whose thread ended is deleted.
  *   - The handler.  No lock, no allocation, nothing but copies: the time
  *     (the records' clock), the native return addresses (glibc's
@@ -60,7 +60,10 @@
 #define RT_MAX 128              /* a runtime's frames kept */
 #define HZ_DEFAULT 1000
 #define HZ_MAX 10000
-#define SCAN_NS 10000000L       /* the sampler thread's period */
+#define SCAN_NS 20000000L       /* the sampler thread's period: new threads
+                                   get a timer within it */
+#define REUSE_SCANS 10          /* every so many scans, ended threads' ids
+                                   reused by new ones are looked for */
 #define HDR_MAGIC 0x5350ull     /* a ring entry's header: magic, counts */
 
 typedef struct ring {
@@ -364,6 +367,8 @@ static void ring_start(pid_t tid) {
 
 /* Under g_lock: timers for the threads now listed, none for the ended. */
 static void scan(void) {
+    static unsigned nscan;
+    int reuse = ++nscan % REUSE_SCANS == 0;
     DIR *d = opendir("/proc/self/task");
     if (!d) return;
     for (size_t i = 0; i < MAX_RINGS; i++) g_rings[i].seen = 0;
@@ -379,7 +384,8 @@ static void scan(void) {
             /* a timer whose thread ended is disarmed: the id was reused by
              * a new thread, which needs a timer of its own */
             struct itimerspec it;
-            if (timer_gettime(r->timer, &it) == 0 && !it.it_value.tv_sec && !it.it_value.tv_nsec) {
+            if (reuse && timer_gettime(r->timer, &it) == 0 && !it.it_value.tv_sec &&
+                !it.it_value.tv_nsec) {
                 ring_end(r);
                 ring_start((pid_t)tid);
             }
