@@ -771,18 +771,62 @@ class TestValuesAndUnreadGroups:
         assert tools.region_values(results, "nope") is None
         assert tools.has_values(results) and not tools.has_values(SimpleNamespace(model=None))
 
-    def test_only_line_profiles_stay_unread(self, tmp_path):
+    def test_line_profiles_are_read_and_nothing_stays_unread(self, tmp_path):
+        """A file with line profiles (rank<N>/line_profile, as a
+        use_line_profiler run writes them): inspect_profile returns them,
+        the slowest function first with its slowest lines, and no group is
+        left unread."""
         import shutil
 
         import h5py
+
+        from spanscope.results import write_line_profile
         path = tmp_path / "lp.h5"
         shutil.copyfile(DATA / "perf_events" / "sw_counters.h5", path)
+        source = "def kernel(n):\n    x = 0\n    for i in range(n):\n        x += i\n    return x"
+        kernel = {"region": "solve", "filename": "k.py", "function": "kernel",
+                  "first_lineno": 1, "line_numbers": np.array([2, 3, 4, 5]),
+                  "hits": np.array([1, 11, 10, 1]), "times": np.array([1.0, 30.0, 60.0, 9.0]),
+                  "unit": 1e-3, "source": source, "source_first_lineno": 1}
+        setup = {"region": "init", "filename": "gone.py", "function": "setup",
+                 "first_lineno": 7, "line_numbers": np.array([8]), "hits": np.array([2]),
+                 "times": np.array([4.0]), "unit": 1e-3}
         with h5py.File(path, "a") as f:
-            f["rank0"].create_group("line_profile")
+            write_line_profile(f["rank0"], [setup, kernel])
         payload = inspect_profile(str(path))
-        assert payload["not_read"] == ["line_profile"]
+        assert "not_read" not in payload
         assert payload["perf_events"]["ranks"] == [0]
-        assert tools.unread_groups(spanscope.read_profile(path)) == ["line_profile"]
+        assert tools.unread_groups(spanscope.read_profile(path)) == []
+        lp = payload["line_profile"]
+        assert lp["ranks"] == [0] and lp["record_count_total"] == 2
+        assert lp["record_count_returned"] == 2
+        first, second = lp["records"]
+        assert (first["region"], first["function"], second["function"]) == \
+            ("solve", "kernel", "setup")
+        assert first["filename"] == "k.py" and first["first_lineno"] == 1
+        assert first["lines"] == 4 and first["total_seconds"] == pytest.approx(0.1)
+        assert [h["line"] for h in first["hot_lines"]] == [4, 3, 5, 2]
+        hottest = first["hot_lines"][0]
+        assert hottest["hits"] == 10 and hottest["seconds"] == pytest.approx(0.06)
+        assert hottest["percent"] == pytest.approx(60.0) and hottest["source"] == "x += i"
+        # no stored source and no file: no text rather than a placeholder
+        assert second["hot_lines"] == [{"line": 8, "hits": 2, "seconds": pytest.approx(0.004),
+                                        "percent": pytest.approx(100.0), "source": None}]
+        json.dumps(payload, allow_nan=False)
+        # include / exclude select by region, top_n and ranks cut
+        only = inspect_profile(str(path), include=["init"])["line_profile"]
+        assert [r["function"] for r in only["records"]] == ["setup"]
+        assert only["record_count_total"] == 1
+        assert inspect_profile(str(path), exclude=["solve"])["line_profile"][
+            "records"][0]["region"] == "init"
+        top = inspect_profile(str(path), top_n=1)["line_profile"]
+        assert top["record_count_total"] == 2 and top["record_count_returned"] == 1
+        assert top["records"][0]["function"] == "kernel"
+        other = inspect_profile(str(path), ranks=[1])["line_profile"]
+        assert other["ranks"] == [] and other["records"] == []
+        # a file without line profiles: the member is there, null
+        shutil.copyfile(DATA / "perf_events" / "sw_counters.h5", tmp_path / "plain.h5")
+        assert inspect_profile(str(tmp_path / "plain.h5"))["line_profile"] is None
 
 
 @needs_mcp

@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import spanscope
@@ -709,16 +710,38 @@ def test_perf_event_totals_per_region_and_rank():
     assert "Perf events" in overview and "Not shown" not in overview
 
 
-def test_only_line_profiles_are_not_shown(tmp_path):
+def test_line_profiles_are_shown_and_nothing_is_unread(tmp_path):
+    """A file with line profiles (rank<N>/line_profile, as a
+    use_line_profiler run writes them): the overview counts them, says
+    nothing is left unshown, and the region has its "Line Profile" node
+    with the function's lines."""
     import shutil
 
     import h5py
+
+    from spanscope.results import write_line_profile
     path = tmp_path / "lp.h5"
     shutil.copyfile(DATA / "perf_events" / "sw_counters.h5", path)
+    results = spanscope.read_profile(path)
+    region = results.region_names[0]
+    record = {"region": region, "filename": "k.py", "function": "kernel", "first_lineno": 1,
+              "line_numbers": np.array([2, 3]), "hits": np.array([1, 10]),
+              "times": np.array([2.0, 8.0]), "unit": 1e-3,
+              "source": "def kernel():\n    x = 0\n    x += 1", "source_first_lineno": 1}
     with h5py.File(path, "a") as f:
-        f["rank0"].create_group("line_profile")
-    overview = node_detail_text(_find(build_browser_model(path).root, "Overview"))
-    assert "Not shown: the file's line_profile data" in overview
+        write_line_profile(f["rank0"], [record])
+    model = build_browser_model(path)
+    overview = node_detail_text(_find(model.root, "Overview"))
+    assert "Not shown" not in overview
+    assert "Line profiles" in overview and "1 function(s) on rank(s) 0" in overview
+    node = _find(_find(model.root, region), "Line Profile")
+    assert node is not None and "kernel" in node_detail_text(node)
+    lines = node_detail_text(_find(node, "Rank 0"))
+    assert "x += 1" in lines and "Total: 0.01 s" in lines
+    # without line profiles, no such row
+    plain = node_detail_text(_find(build_browser_model(DATA / "perf_events" / "sw_counters.h5")
+                                   .root, "Overview"))
+    assert "Line profiles" not in plain
 
 
 @needs_textual

@@ -413,6 +413,10 @@ def _overview(results) -> str:
     if perf:
         metrics.append(("Perf events", f"{sum(map(len, perf.values()))} region(s) on "
                                        f"rank(s) {', '.join(map(str, sorted(perf)))}"))
+    lines = {k: v for k, v in results.line_profile.items() if v}
+    if lines:  # use_line_profiler: a "Line Profile" node under each region
+        metrics.append(("Line profiles", f"{sum(map(len, lines.values()))} function(s) on "
+                                         f"rank(s) {', '.join(map(str, sorted(lines)))}"))
     text = _table(("Metric", "Value"), metrics)
     unread = unread_groups(results)
     if unread:

@@ -38,7 +38,8 @@ from spanscope import MPIRegion, ProfilingResults
 __all__ = [
     "DIFF_METRICS", "PLOT_TYPES", "SORT_KEYS", "TOOL_NAMES", "ToolError",
     "compare_benchmarks", "compare_profiles", "has_values", "inspect_profile",
-    "likwid_payload", "metadata_payload", "metadata_sections", "perf_events_payload",
+    "likwid_payload", "line_profile_payload", "metadata_payload", "metadata_sections",
+    "perf_events_payload",
     "plot_profile", "profile_headline", "read_results", "region_row", "region_rows",
     "region_values", "run_benchmark", "run_profile", "time_span", "unread_groups",
 ]
@@ -289,14 +290,16 @@ def metadata_payload(results: ProfilingResults, full: bool = False) -> dict:
 
 
 #: scope-profiler's rank<N> integration groups spanscope reads (LIKWID:
-#: results/_likwid.py; perf events: results/_counters.py).
-_READ_GROUPS = frozenset({"likwid", "perf_events"})
+#: results/_likwid.py; perf events: results/_counters.py; line profiles:
+#: results/_lines.py).
+_READ_GROUPS = frozenset({"likwid", "perf_events", "line_profile"})
 
 
 def unread_groups(results: ProfilingResults) -> list[str]:
     """The file's scope-profiler integration groups that spanscope's reader
-    does not read yet: ``["line_profile"]`` when some ``rank<N>`` group of
-    the file holds one, else empty (LIKWID and perf events are read; JSON
+    does not read: the ``rank<N>`` groups the C reader found, less those
+    read (LIKWID, perf events and line profiles: every group it knows
+    today, so this is empty unless a newer reader reports one more; JSON
     profiles carry none)."""
     model = getattr(results, "model", None)
     groups = getattr(model, "rank_groups", None) or []
@@ -375,6 +378,74 @@ def perf_events_payload(results: ProfilingResults, include=None, exclude=None, r
             "region_count_returned": len(limited), "regions": limited}
 
 
+#: the hottest lines line_profile_payload lists per function
+LINE_PROFILE_HOT_LINES = 5
+
+
+def _line_text(text):
+    """A line's source for line_profile_payload: None where there is none
+    (a blank, or line_profile_rows' ``<source unavailable>``)."""
+    return None if not text or text == "<source unavailable>" else text
+
+
+def line_profile_payload(results: ProfilingResults, include=None, exclude=None, ranks=None,
+                         top_n: int | None = None):
+    """The run's line profiles (``use_line_profiler=True``:
+    ``results.line_profile``), None when it has none, shaped as
+    perf_events_payload: ``ranks`` (those with records, cut to ranks when
+    given), ``record_count_total``, ``record_count_returned`` and
+    ``records``: one per rank, region and profiled function (include /
+    exclude match the region, re.match), the slowest first, cut to top_n,
+    each with ``rank``, ``region``, ``function``, ``filename``,
+    ``first_lineno``, ``lines`` (how many lines ran), ``total_seconds``
+    (the function's lines summed) and ``hot_lines``: its
+    LINE_PROFILE_HOT_LINES slowest lines (``line``, ``hits``, ``seconds``,
+    ``percent`` of the function's time, ``source``: the line's text where
+    the file stored or can show it, else None).  The full tables:
+    ``spanscope line-profile FILE``."""
+    from spanscope.results._lines import line_profile_rows
+
+    line_profile = results.line_profile
+    if not any(line_profile.values()):
+        return None
+    line_ranks = sorted(int(k) for k, records in line_profile.items()
+                        if records and (ranks is None or k in ranks))
+    entries = []
+    for rank in line_ranks:
+        for record in line_profile[rank]:
+            region = str(record["region"])
+            if include is not None and not any(re.match(p, region) for p in include):
+                continue
+            if exclude is not None and any(re.match(p, region) for p in exclude):
+                continue
+            unit = float(record["unit"])
+            times = np.asarray(record["times"], dtype=np.float64)
+            total = float(times.sum())
+            try:
+                rows = line_profile_rows(record)
+            except ValueError:  # line numbers spanning more than a function can
+                rows = []
+            texts = {int(line): text.replace("\N{ZERO WIDTH SPACE}", "").strip()
+                     for line, _, _, text in rows}
+            order = sorted(range(len(times)), key=lambda i: (-times[i], i))
+            hot = [{"line": int(record["line_numbers"][i]), "hits": int(record["hits"][i]),
+                    "seconds": _float(times[i] * unit),
+                    "percent": _float(times[i] / total * 100) if total else None,
+                    "source": _line_text(texts.get(int(record["line_numbers"][i])))}
+                   for i in order[:LINE_PROFILE_HOT_LINES]]
+            entries.append({"rank": rank, "region": region,
+                            "function": str(record["function"]),
+                            "filename": str(record["filename"]),
+                            "first_lineno": int(record["first_lineno"]),
+                            "lines": int(len(times)), "total_seconds": _float(total * unit),
+                            "hot_lines": hot})
+    entries.sort(key=lambda e: (-(e["total_seconds"] or 0.0), e["rank"], e["region"],
+                                e["function"]))
+    limited = entries[:top_n] if top_n else entries
+    return {"ranks": line_ranks, "record_count_total": len(entries),
+            "record_count_returned": len(limited), "records": limited}
+
+
 def has_values(results: ProfilingResults) -> bool:
     """Whether the file holds spanscope's values per span (its /values:
     memory and counters per region; docs/values.md)."""
@@ -425,9 +496,10 @@ def inspect_profile(file_path: str, include: list[str] | None = None,
     top_n; when the file holds values per span, each item also has
     ``values``: region_values over the selected ranks, None for a region
     without a row), ``likwid`` (likwid_payload, None without LIKWID data),
-    ``perf_events`` (perf_events_payload, None without perf-event totals)
-    and, only when the file holds groups spanscope does not read yet,
-    ``not_read`` (unread_groups: line_profile)."""
+    ``perf_events`` (perf_events_payload, None without perf-event totals),
+    ``line_profile`` (line_profile_payload, None without line profiles)
+    and, only when the file holds groups spanscope does not read,
+    ``not_read`` (unread_groups)."""
     if sort not in SORT_KEYS:
         raise ToolError(f"sort must be one of {SORT_KEYS}, got {sort!r}")
     top = _top_n(top_n)
@@ -449,6 +521,7 @@ def inspect_profile(file_path: str, include: list[str] | None = None,
     except (OSError, ValueError, KeyError) as exc:  # CorruptProfileError is an OSError
         raise ToolError(f"Could not read the perf-event groups of {file_path!r}: {exc}") \
             from exc
+    payload["line_profile"] = line_profile_payload(results, include, exclude, sel, top)
     missing = unread_groups(results)
     if missing:
         payload["not_read"] = missing
