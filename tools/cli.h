@@ -35,6 +35,8 @@
     X(run, 0, "run a Python script profiled (Python package)")               \
     X(tui, 0, "browse a profile in the terminal (Python package with textual)") \
     X(import_native, 0, "the C/Fortran API's per-rank files as one .h5 (Python package)") \
+    X(line_profile, 0, "line profiles a use_line_profiler run stored (Python package)") \
+    X(native_lines, 0, "hottest source lines per region from stack samples (Python package)") \
     X(check, 1, "CI gate: fail when a region got slower than a baseline")
 
 /* One entry point per subcommand: int cmd_report(int, char **), ... */

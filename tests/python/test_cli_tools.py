@@ -165,6 +165,43 @@ def test_run_dispatches_to_python(tmp_path):
     one_line_error(p, 2)
 
 
+def test_line_profile_and_native_lines_reach_the_python_package(tmp_path):
+    """`spanscope line-profile` and `spanscope native-lines` of the
+    CMake-built tool (C names line_profile / native_lines: a '_' is typed
+    '-') are listed by --help and hand their arguments to the Python
+    package, which prints a stored line profile and reads sample files."""
+    import h5py
+    import numpy as np
+
+    from spanscope.results import write_line_profile
+    env = dict(os.environ, SPANSCOPE_PYTHON=sys.executable)
+    listed = run("--help").stdout
+    for name in ("line-profile", "native-lines"):
+        assert f"\n  {name} " in listed and "(Python package)" in listed
+        p = run(name, "--help", env=env)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith(f"usage: spanscope {name} "), p.stdout
+        one_line_error(run(name, "--help", env=dict(os.environ,
+                                                    SPANSCOPE_PYTHON="/nonexistent/python")), 2)
+    one_line_error(run("line_profile", "--help", env=env), 2)  # typed with its dash only
+    # a stored line profile, printed as scope-profiler's line-profile does
+    out = tmp_path / "lp.h5"
+    shutil.copyfile(Path(__file__).parent / "data" / "perf_events" / "sw_counters.h5", out)
+    with h5py.File(out, "a") as f:
+        write_line_profile(f["rank0"], [{
+            "region": "solve", "filename": "k.py", "function": "kernel", "first_lineno": 1,
+            "line_numbers": np.array([2]), "hits": np.array([7]), "times": np.array([5.0]),
+            "unit": 1e-6, "source": "def kernel():\n    return 1", "source_first_lineno": 1}])
+    p = run("line-profile", out, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "kernel" in p.stdout and "return 1" in p.stdout and "solve" in p.stdout
+    assert "line-profile" in one_line_error(run("line-profile", tmp_path / "none.h5",
+                                                env=env), 1)
+    # native-lines: a missing input is bad data, one line
+    assert "native-lines" in one_line_error(run("native-lines", tmp_path / "none.sps",
+                                                env=env), 1)
+
+
 def test_pip_install_gives_the_spanscope_command(tmp_path):
     """The console script of [project.scripts] runs the C tool in the wheel."""
     exe = Path(sys.executable).parent / "spanscope"
