@@ -14,7 +14,10 @@
  *                report, read_metadata, html_*, h5_check, terminal_text;
  *   _profiler.c  the torch-style face's C half (record_function, spans,
  *                timelines, Schedule);
- *   _export.c    the exports.
+ *   _export.c    the exports;
+ *   _memhooks.c  the memory sources (Python's and numpy's allocators);
+ *   _sampler.c   stack sampling: sampling_start/stop/hz/stats and the
+ *                CPython frame walker the sampler's signal handler calls.
  *
  * Each file but _ext.c keeps its objects static and adds them to the
  * module in its sps__py_*_init(m): its own PyMethodDef table
@@ -45,6 +48,7 @@ int sps__py_regions_init(PyObject *m);  /* _regions.c */
 int sps__py_results_init(PyObject *m);  /* _results.c */
 int sps__py_profiler_init(PyObject *m); /* _profiler.c */
 int sps__py_export_init(PyObject *m);   /* _export.c */
+int sps__py_sampler_init(PyObject *m);  /* _sampler.c */
 
 /* ---- Argument conversion (_export.c) ---- */
 

@@ -10,7 +10,8 @@
  * everything that runs per call: Region, the registry, region_lookup,
  * ProfiledFunction, the recursive tracer), _results.c (the reader's model
  * and everything that reads files), _profiler.c (the torch-style face's C
- * half), _export.c (the exports).  The Python package adds the API's
+ * half), _export.c (the exports), _sampler.c (stack sampling and the
+ * CPython frame walker).  The Python package adds the API's
  * shape (ProfileManager, setup options, numpy views) on top.
  *
  * It uses only the public C API and links the shared libspanscope (shipped
@@ -629,7 +630,6 @@ static struct PyModuleDef ext_module = {
     "The C face of spanscope (see the spanscope package).", -1, ext_methods,
     NULL, NULL, NULL, NULL};
 
-int sps__py_sampler_init(PyObject *m); /* _sampler.c (sampling_*) */
 
 PyMODINIT_FUNC PyInit__ext(void) {
     PyObject *m = PyModule_Create(&ext_module);
