@@ -947,6 +947,30 @@ typedef struct sps_timeline {
  * session. */
 SPS_API int sps_timeline_write(const char *path, const sps_timeline_t *t);
 
+/* sps_timeline_write with stack samples the caller holds (samples NULL,
+ * or n 0: the same file as sps_timeline_write).  The caller fills
+ * *samples with its own arrays (impl_ NULL; nothing is kept after the
+ * call): times_ns (CLOCK_MONOTONIC ns, as the spans), tids, stacks and
+ * the stack table (stack_offsets [nstacks + 1], 0 first; stack_frames
+ * innermost first), per frame functions, lines and kinds (files, modules
+ * and addresses may be NULL, as may any string: ""), regions (index into
+ * region_names, -1 outside every span; NULL: all -1) and weights (>= 1;
+ * NULL: all 1); threads, ranks and call_ids are not read.  A sample's row
+ * is the timeline's thread whose thread_ids entry is its tid; a tid that
+ * is no thread gets a row of its own, "thread TID (samples)".  JSON gets
+ * an instant event per sample (ph "i", cat "python_function", named after
+ * its innermost frame's function; args.stack "file:line (function)"
+ * innermost first, args.region, args.weight: as torch's traces write
+ * them), Perfetto a PerfSample packet per timer period with an interned
+ * callstack (perf_sample in trace processor), on the sample's thread.
+ * Every index is checked before anything is written.  Returns 0,
+ * SPS_EINVAL (sps_timeline_write's cases; a sample index out of range,
+ * a stack_offsets entry that falls, a string that is not UTF-8, a time
+ * too far from base_ns: sps_last_error names it), SPS_EPATH, SPS_EIO or
+ * SPS_ENOMEM.  Needs no session; any thread. */
+SPS_API int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
+                                       const sps_samples_t *samples);
+
 /* A thread of the session, by its index (0, 1, ... in order of first use). */
 typedef struct sps_thread {
     int64_t native_id;   /* the kernel's thread id (gettid) */
@@ -1114,6 +1138,13 @@ SPS_API int sps_print_summary(void *file);
  * are merged unshifted.  A JSON output records how
  * each rank was aligned in its top-level "spanscope" key.  docs/merge.md
  * gives the error bounds.
+ *
+ * Stack samples: the /samples of every .h5 input go along, shifted like
+ * its spans: into an .h5 output's /samples (each sample with its input's
+ * rank, its stacks, frames and regions re-indexed into the merged
+ * tables), into a trace output on their thread's row (as sps_export's
+ * "chrome" instants; Perfetto PerfSample packets).  Trace inputs carry no
+ * samples.
  *
  * The output is written to "<out_path>.tmp-<pid>" and renamed into place;
  * on failure nothing is left behind.  The inputs are validated, but HDF5
@@ -1738,7 +1769,14 @@ typedef struct sps_export_opts {
  *                 and rank), duration_s, call_id (start order within the
  *                 rank, 0, 1, ...), parent_id (the enclosing call's id,
  *                 -1 for a root, kept when that call is filtered out),
- *                 and source_file / source_line when the .h5 has them
+ *                 and source_file / source_line when the .h5 has them;
+ *                 the .h5's stack samples of those ranks as instant
+ *                 events on their thread's row (ph "i", cat
+ *                 "python_function", named after the innermost frame's
+ *                 function, args.stack "file:line (function)" innermost
+ *                 first, args.region, args.weight: as torch's traces
+ *                 write them; a thread with samples and no spans gets a
+ *                 row of its own)
  * Nesting and self times are the one fold's, as in every other view.
  * opts may be NULL (SPS_EXPORT_OPTS_INIT).  Returns 0, SPS_EINVAL (NULL
  * paths, unknown format or input extension, a rank the file does not

@@ -2,9 +2,13 @@
  * cmd_convert.c -- spanscope convert IN OUT: copies a recording's spans
  * (and the counters and flows of its header) from a timeline reader to a
  * timeline writer, the formats chosen by the file extensions
- * (src/formats/timeline.h).
+ * (src/formats/timeline.h), and an .h5's stack samples (its /samples, read
+ * by the one checked reader) to a trace, each on its thread's row
+ * (formats/export.h: sps__tl_samples_place, sps__tlw_samples).
  */
 #include "sps_int.h"
+#include "formats/export.h"
+#include "formats/h5_read.h"
 #include "formats/timeline.h"
 
 #include <errno.h>
@@ -24,6 +28,11 @@ static const char convert_help[] =
     "             slice per span\n"
     "  .json.gz   the same, gzip-compressed\n"
     "  .pftrace   Perfetto protobuf trace (compact; ui.perfetto.dev)\n"
+    "\n"
+    "The stack samples of an .h5 (with_samples, docs/sampling.md) go to a\n"
+    "trace on their thread's row: an instant event each in JSON (args.stack,\n"
+    "region, weight, as torch's traces write them), PerfSample callstacks in a\n"
+    ".pftrace.  Other conversions carry the spans, counters and flows.\n"
     "\n"
     "--torch-tb  JSON in the layout of TensorBoard's profiler plugin\n"
     "            (torch-tb-profiler, deprecated): each span also as a cpu_op\n"
@@ -114,12 +123,36 @@ int cmd_convert(int argc, char **argv) {
     }
     const sps__tl_header_t *h = sps__tlr_header(r);
     sps__tl_header_t oh = *h;
+    /* an .h5's stack samples, on the output's rows (a thread with samples
+     * and no spans gets one of its own) */
+    sps__h5r_samples_t smp;
+    sps__tl_samples_t placed;
+    memset(&smp, 0, sizeof smp);
+    memset(&placed, 0, sizeof placed);
+    if (fi == SPS__TL_H5) {
+        sps__err_clear();
+        if (sps__h5r_samples(in, &smp)) {
+            sps__tlr_free(r);
+            free(tmp);
+            return die(EXIT_DATA, "convert: %s", sps__err_msg());
+        }
+        if (sps__tl_samples_place(&placed, &smp, h)) {
+            sps__h5r_samples_free(&smp);
+            sps__tlr_free(r);
+            free(tmp);
+            return die(EXIT_DATA, "convert: %s: %s", out, sps_strerror(SPS_ENOMEM));
+        }
+        oh.threads = placed.threads;
+        oh.nthreads = placed.nthreads;
+    }
     /* JSON for torch's tools (HTA, Perfetto; TensorBoard's plugin with
      * --torch-tb): chrome_json.c */
     oh.kineto = torch_tb ? SPS__TL_TORCH_TB : 1;
     sps__tlw_t *w;
     rc = sps__tlw_open(&w, tmp, fo, &oh);
     if (rc) {
+        sps__tl_samples_free(&placed);
+        sps__h5r_samples_free(&smp);
         sps__tlr_free(r);
         unlink(tmp);
         free(tmp);
@@ -128,8 +161,12 @@ int cmd_convert(int argc, char **argv) {
     sps__err_clear(); /* what follows: the spans read and written */
     rc = convert_spans(r, w, h->nspans);
     const char *why = rc ? (rc == SPS_EFORMAT ? sps__err_msg() : sps_strerror(rc)) : NULL;
+    if (!rc && placed.nplaced && (rc = sps__tlw_samples(w, &placed)) == SPS_EINVAL)
+        why = "a stack sample's time leaves the trace's time range";
     if (rc) sps__tlw_abort(w);
     else rc = sps__tlw_close(w);
+    sps__tl_samples_free(&placed);
+    sps__h5r_samples_free(&smp);
     sps__tlr_free(r);
     if (!rc && rename(tmp, out) != 0) sps__err_os_note(errno), rc = SPS_EIO;
     if (rc) unlink(tmp); /* no partial output */

@@ -7,7 +7,7 @@
  * threads + names) beyond what each reader holds.  Names are interned by
  * string, pids are ranks, threads are per (rank, tid).  JSON gets a
  * top-level "spanscope" key saying, per rank, how its clock was aligned,
- * given to the JSON writer as a header extra (sps__cjw_extra), so .json.gz is
+ * given to the writer as a header extra (sps__tlw_extra), so .json.gz is
  * compressed as it is written.  Counter samples and flow points of every
  * input go along (held in memory: they are few), shifted like its spans,
  * counters on its process, flow ids remapped so that inputs never share
@@ -423,42 +423,6 @@ static int tmerge_extras(tmerge_t *m) {
 /* Spans                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The output's writer: the format's back end itself (timeline.h), since
- * the samples' call (export.h) is the back end's. */
-typedef struct mwriter {
-    sps__cjw_t *cj; /* JSON (.json, .json.gz), or NULL */
-    sps__pfw_t *pf; /* Perfetto, or NULL */
-} mwriter_t;
-
-/* Opens the writer of the format path names at tmp.  0 or a code. */
-static int mw_open(mwriter_t *w, const char *path, const char *tmp,
-                   const sps__tl_header_t *h) {
-    sps__tl_format_t f = sps__tl_format_of(path);
-    memset(w, 0, sizeof *w);
-    if (f == SPS__TL_PFTRACE) return sps__pfw_open(&w->pf, tmp, h);
-    if (f == SPS__TL_JSON || f == SPS__TL_JSON_GZ)
-        return sps__cjw_open(&w->cj, tmp, f == SPS__TL_JSON_GZ, h);
-    return SPS_ENOTSUP;
-}
-
-static int mw_span(mwriter_t *w, const sps__tl_span_t *s) {
-    return w->pf ? sps__pfw_span(w->pf, s) : sps__cjw_span(w->cj, s);
-}
-
-static int mw_samples(mwriter_t *w, const sps__tl_samples_t *s) {
-    return w->pf ? sps__pfw_samples(w->pf, s) : sps__cjw_samples(w->cj, s);
-}
-
-static int mw_close(mwriter_t *w) {
-    return w->pf ? sps__pfw_close(w->pf) : sps__cjw_close(w->cj);
-}
-
-static void mw_abort(mwriter_t *w) {
-    if (w->pf) sps__pfw_abort(w->pf);
-    else sps__cjw_abort(w->cj);
-}
-
-
 /* Reads input x's next span into x->cur, shifted and mapped.  Returns 1,
  * 0 at its end, or a negative code (message set). */
 static int advance(tin_t *x) {
@@ -476,10 +440,10 @@ static int advance(tin_t *x) {
 
 /* Writes the merged spans of every input to w (k-way merge).  Returns 0
  * or a negative code (message set). */
-static int tmerge_spans(tmerge_t *m, mwriter_t *w) {
+static int tmerge_spans(tmerge_t *m, sps__tlw_t *w) {
     while (m->heap.n) {
         tin_t *x = &m->in[sps__heap_top(&m->heap).idx];
-        int rc = mw_span(w, &x->cur);
+        int rc = sps__tlw_span(w, &x->cur);
         if (rc) return sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc));
         rc = advance(x);
         if (rc < 0) return rc;
@@ -573,9 +537,9 @@ static void merge_key(FILE *fp, const tmerge_t *m, const sps__align_t *al,
 
 /* Gives the JSON writer w the "spanscope" member (Perfetto has no place
  * for it).  Returns 0 or a code (message set). */
-static int add_merge_key(tmerge_t *m, mwriter_t *w, const sps__align_t *al,
+static int add_merge_key(tmerge_t *m, sps__tlw_t *w, const sps__align_t *al,
                          int ref) {
-    if (!w->cj) return 0;
+    if (sps__tl_format_of(m->out) == SPS__TL_PFTRACE) return 0;
     char *text = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&text, &len);
@@ -583,7 +547,7 @@ static int add_merge_key(tmerge_t *m, mwriter_t *w, const sps__align_t *al,
     merge_key(fp, m, al, ref);
     int bad = ferror(fp);
     bad |= fclose(fp) != 0;
-    int rc = bad ? SPS_ENOMEM : sps__cjw_extra(w->cj, text);
+    int rc = bad ? SPS_ENOMEM : sps__tlw_extra(w, text);
     free(text);
     return rc ? sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc)) : 0;
 }
@@ -593,22 +557,22 @@ static int add_merge_key(tmerge_t *m, mwriter_t *w, const sps__align_t *al,
  * failure.  Returns 0 or a code (message set). */
 static int trace_write_file(tmerge_t *m, const sps__tl_header_t *h,
                             const char *tmp, const sps__align_t *al, int ref) {
-    mwriter_t w;
-    int rc = mw_open(&w, m->out, tmp, h);
+    sps__tlw_t *w;
+    int rc = sps__tlw_open(&w, tmp, sps__tl_format_of(m->out), h);
     if (rc) return sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc));
-    rc = add_merge_key(m, &w, al, ref);
-    if (rc == 0) rc = tmerge_spans(m, &w);
+    rc = add_merge_key(m, w, al, ref);
+    if (rc == 0) rc = tmerge_spans(m, w);
     for (size_t i = 0; rc == 0 && i < m->n; i++) /* each input's samples, shifted */
-        if (m->in[i].out_smp.nplaced && (rc = mw_samples(&w, &m->in[i].out_smp)))
+        if (m->in[i].out_smp.nplaced && (rc = sps__tlw_samples(w, &m->in[i].out_smp)))
             rc = sps__err_fail(rc, rc == SPS_EINVAL
                                ? "%s: a stack sample of %s leaves the output's time range"
                                : "%s: %s", m->out,
                                rc == SPS_EINVAL ? m->in[i].path : sps_strerror(rc));
     if (rc) {
-        mw_abort(&w);
+        sps__tlw_abort(w);
         return rc;
     }
-    rc = mw_close(&w);
+    rc = sps__tlw_close(w);
     return rc ? sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc)) : 0;
 }
 

@@ -1,5 +1,6 @@
 /* timeline.c -- format dispatch for timeline writers and readers. */
 #include "formats/timeline.h"
+#include "formats/export.h" /* the writers' sample calls */
 
 #include <math.h>
 #include <stdlib.h>
@@ -71,6 +72,12 @@ int sps__tlw_span(sps__tlw_t *w, const sps__tl_span_t *s) {
 int sps__tlw_extra(sps__tlw_t *w, const char *members) {
     if (!w || !members) return SPS_EINVAL;
     return w->fmt == SPS__TL_PFTRACE ? 0 : sps__cjw_extra(w->impl, members);
+}
+
+int sps__tlw_samples(sps__tlw_t *w, const sps__tl_samples_t *s) {
+    if (!w || !s) return SPS_EINVAL;
+    return w->fmt == SPS__TL_PFTRACE ? sps__pfw_samples(w->impl, s)
+                                     : sps__cjw_samples(w->impl, s);
 }
 
 int sps__tlw_close(sps__tlw_t *w) {

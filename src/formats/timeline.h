@@ -150,6 +150,15 @@ SPS__HIDDEN int sps__tlw_span(sps__tlw_t *w, const sps__tl_span_t *s);
  * writer adds them to its epilogue; Perfetto has no place for them and
  * ignores them.  Returns 0, SPS_EINVAL or SPS_ENOMEM. */
 SPS__HIDDEN int sps__tlw_extra(sps__tlw_t *w, const char *members);
+/* Stack samples placed on the header's threads (formats/export.h:
+ * sps__tl_samples_place; the header given to open must have s's threads),
+ * written by the format's sample call (sps__cjw_samples: Chrome JSON
+ * instants; sps__pfw_samples: Perfetto PerfSample packets), after the
+ * spans and before close, once per source.  s is borrowed for the call.
+ * Returns 0, SPS_EINVAL (w or s NULL, a sample's thread or time out of
+ * range), SPS_ENOMEM or SPS_EIO. */
+struct sps__tl_samples;
+SPS__HIDDEN int sps__tlw_samples(sps__tlw_t *w, const struct sps__tl_samples *s);
 SPS__HIDDEN int sps__tlw_close(sps__tlw_t *w);
 SPS__HIDDEN void sps__tlw_abort(sps__tlw_t *w);
 

@@ -13,7 +13,10 @@
  *   - merged into .h5: /samples holds both inputs' samples, each under
  *     its rank, with its region's name, its leaf function and its weight;
  *   - a /samples with a bad index (stacks, regions, stack_frames) makes
- *     export and merge fail with SPS_EFORMAT, never crash.
+ *     export and merge fail with SPS_EFORMAT, never crash;
+ *   - a caller's samples (sps_timeline_write_samples) in JSON and .pftrace
+ *     on the rows of their tids, a tid that is no thread on a row of its
+ *     own; a bad index of them is SPS_EINVAL naming it, nothing written.
  * Everything is compared with the one checked reader (sps__h5r_samples). */
 #include "testutil.h"
 #include "formats/h5_read.h"
@@ -538,6 +541,136 @@ static void test_hostile_samples(void **state) {
     }
 }
 
+/* The timeline of path_a's spans (threads 0 and 1, tids 0 and 1, pid 1)
+ * that test_timeline_samples writes, and its samples (the public reader's,
+ * tids replaced by the caller's: a sample's /events thread index, 7 for
+ * the thread without spans, which is no thread of the timeline). */
+typedef struct tl_case {
+    sps_timeline_t t;
+    sps_samples_t s;     /* the caller's view */
+    sps_samples_t file;  /* as read */
+    sps_span_t *spans;
+    int64_t *tids;
+    int64_t ids[2];
+    const char *names[1];
+} tl_case_t;
+
+static void tl_case_make(tl_case_t *c) {
+    memset(c, 0, sizeof *c);
+    assert_int_equal(sps_samples_read(path_a, &c->file), 0);
+    c->s = c->file;
+    c->s.impl_ = NULL; /* the caller's arrays (here: the reader's, borrowed) */
+    c->tids = malloc((c->s.n + 1) * sizeof *c->tids);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < c->s.n; i++) {
+        c->tids[i] = c->s.threads[i] >= 0 ? c->s.threads[i] : 7;
+        if (c->s.times_ns[i] < lo) lo = c->s.times_ns[i];
+        if (c->s.times_ns[i] > hi) hi = c->s.times_ns[i];
+    }
+    c->s.tids = c->tids;
+    c->s.threads = c->s.ranks = c->s.call_ids = NULL; /* not read */
+    c->spans = calloc(2, sizeof *c->spans);
+    for (uint32_t k = 0; k < 2; k++) /* one span a thread over every sample */
+        c->spans[k] = (sps_span_t){.start_ns = lo, .end_ns = hi, .thread = k,
+                                   .region = 0, .parent = -1};
+    c->ids[0] = 0, c->ids[1] = 1;
+    c->names[0] = "tl.all";
+    c->t = (sps_timeline_t){.nnames = 1, .names = c->names, .nthreads = 2,
+                            .thread_ids = c->ids, .nspans = 2, .spans = c->spans,
+                            .base_ns = lo, .rank = -1, .pid = 1};
+}
+
+static void tl_case_free(tl_case_t *c) {
+    sps_samples_free(&c->file);
+    free(c->spans), free(c->tids);
+}
+
+/* sps_timeline_write_samples: the caller's samples in JSON (instants on
+ * the row of their tid; the tid that is no thread on a row of its own)
+ * and in .pftrace (PerfSamples per tid); without samples the very file of
+ * sps_timeline_write. */
+static void test_timeline_samples(void **state) {
+    (void)state;
+    tl_case_t c;
+    tl_case_make(&c);
+    sps__h5r_samples_t x; /* the same samples, for same_samples */
+    read_samples(path_a, &x);
+    const char *js = tu_path("sf_tl.json");
+    assert_int_equal(sps_timeline_write_samples(js, &c.t, &c.s), 0);
+    size_t n;
+    long long sl[2];
+    sev_t *v = json_samples(js, &n, sl);
+    assert_int_equal(n, x.n);
+    assert_int_equal(sl[1], 7); /* pid 1: the row of tid 7, its own tid */
+    unsigned char *used = calloc(n + 1, 1);
+    same_samples(v, n, used, &x, 1, 7);
+    free(used), free(v);
+    const char *pf = tu_path("sf_tl.pftrace");
+    assert_int_equal(sps_timeline_write_samples(pf, &c.t, &c.s), 0);
+    size_t len;
+    char *data = slurp(pf, &len);
+    pf_count_t k;
+    memset(&k, 0, sizeof k);
+    pb_walk((const uint8_t *)data, (const uint8_t *)data + len, &k, pf_trace_field);
+    free(data);
+    assert_int_equal(k.samples[1], copies(&x, -2));
+    assert_int_equal(k.on_thread[1][0], copies(&x, 0));
+    assert_int_equal(k.on_thread[1][1], copies(&x, 1));
+    assert_int_equal(k.on_thread[1][7], copies(&x, -1));
+    /* no samples: sps_timeline_write's file, byte for byte */
+    const char *a = tu_path("sf_tl_plain.json"), *b = tu_path("sf_tl_null.json");
+    assert_int_equal(sps_timeline_write(a, &c.t), 0);
+    assert_int_equal(sps_timeline_write_samples(b, &c.t, NULL), 0);
+    size_t la, lb;
+    char *ta = slurp(a, &la), *tb = slurp(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ta, tb, la);
+    free(ta), free(tb);
+    sps__h5r_samples_free(&x);
+    tl_case_free(&c);
+}
+
+/* The caller's samples are checked like a file's: a bad index is
+ * SPS_EINVAL naming it, and nothing is written. */
+static void test_timeline_samples_checked(void **state) {
+    (void)state;
+    tl_case_t c;
+    tl_case_make(&c);
+    const char *out = tu_path("sf_tl_bad.pftrace");
+    int64_t *col = malloc((c.s.n + 1) * sizeof *col);
+    int64_t bad_frames[2] = {0, (int64_t)c.s.nframes}, offs[3] = {0, 2, 1}, one[2] = {0, 2};
+    for (int k = 0; k < 6; k++) {
+        sps_samples_t s = c.s;
+        const char *want;
+        memcpy(col, c.s.stacks, c.s.n * sizeof *col);
+        if (k == 0) col[3] = (int64_t)s.nstacks, s.stacks = col, want = "stacks[3]";
+        else if (k == 1) {
+            memcpy(col, c.s.regions, c.s.n * sizeof *col);
+            col[0] = (int64_t)s.nregion_names, s.regions = col, want = "regions[0]";
+        } else if (k == 2) {
+            for (size_t i = 0; i < s.n; i++) col[i] = 1;
+            col[s.n - 1] = 0, s.weights = col, want = "weights[";
+        } else if (k == 3) {
+            s.nstacks = 1, s.stack_frames = bad_frames, s.stack_offsets = one;
+            for (size_t i = 0; i < s.n; i++) col[i] = 0;
+            s.stacks = col, want = "stack_frames[1]";
+        } else if (k == 4) {
+            s.nstacks = 2, s.stack_offsets = offs, s.stack_frames = bad_frames;
+            for (size_t i = 0; i < s.n; i++) col[i] = 0;
+            s.stacks = col, want = "stack_offsets fall at 2";
+        } else {
+            s.tids = NULL, want = "tids";
+        }
+        unlink(out);
+        assert_int_equal(sps_timeline_write_samples(out, &c.t, &s), SPS_EINVAL);
+        print_message("case %d: %s\n", k, sps_last_error());
+        assert_non_null(strstr(sps_last_error(), want));
+        assert_int_not_equal(access(out, F_OK), 0);
+    }
+    free(col);
+    tl_case_free(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_chrome),
@@ -545,6 +678,8 @@ int main(void) {
         cmocka_unit_test(test_merge_pftrace),
         cmocka_unit_test(test_merge_h5),
         cmocka_unit_test(test_hostile_samples),
+        cmocka_unit_test(test_timeline_samples),
+        cmocka_unit_test(test_timeline_samples_checked),
     };
     return cmocka_run_group_tests(tests, setup_files, NULL);
 }

@@ -14,6 +14,8 @@ frame walker):
   resolves them (root first) to the leaf function, on the thread track of
   the spans they fall in; and, where a trace processor binary can run,
   its perf_sample table;
+* ``spanscope convert`` of an .h5 to .json / .json.gz / .pftrace: the same
+  instants and PerfSample packets, on the same rows;
 * ``spanscope merge`` to .h5: /samples holds both inputs' samples, each
   under its rank, with its region's name;
 * a /samples with an index out of range: export and merge fail with a
@@ -129,14 +131,13 @@ def test_recordings_have_python_samples(files):
         assert any(x["thread"] < 0 for x in s)  # the thread without spans
 
 
-def test_export_chrome_carries_every_sample(files, build_dir, tmp_path):
-    out = tmp_path / "a.json"
-    done = cli(build_dir, "export", "chrome", files[0], "-o", out)
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(out.read_text())
+def check_chrome_instants(doc, samples, outer="py.outer0"):
+    """doc (a Chrome JSON trace of the file whose /samples are samples) has
+    every sample as tensorplay's instant, on its thread's row, inside its
+    span; the thread without spans on a row of its own.  Returns the
+    instants."""
     events = doc["traceEvents"]
     inst = [e for e in events if e.get("cat") == "python_function"]
-    samples = read_samples(files[0])
     assert len(inst) == len(samples)
     for e in inst:
         assert e["ph"] == "i" and e["s"] == "t"
@@ -170,6 +171,16 @@ def test_export_chrome_carries_every_sample(files, build_dir, tmp_path):
     assert spanless
     for e in spanless:
         assert names[(e["pid"], e["tid"])].endswith("(samples)")
+    # no sample became a span
+    assert sorted({e["name"] for e in events if e["ph"] == "X"}) == ["py.inner", outer]
+    return inst
+
+
+def test_export_chrome_carries_every_sample(files, build_dir, tmp_path):
+    out = tmp_path / "a.json"
+    done = cli(build_dir, "export", "chrome", files[0], "-o", out)
+    assert done.returncode == 0, done.stderr
+    check_chrome_instants(json.loads(out.read_text()), read_samples(files[0]))
     # read back (the JSON reader): the spans, and no sample became a span
     back = tmp_path / "back.h5"
     done = cli(build_dir, "convert", out, back)
@@ -197,14 +208,16 @@ def _interned_callstacks(trace, pb):
     return seqs
 
 
-def test_merge_pftrace_perf_samples(files, build_dir, tmp_path):
+def perf_samples(path):
+    """The PerfSample packets of the Perfetto trace at path, each checked
+    against Perfetto's schema (no unknown field, absolute monotonic
+    timestamps, on a thread with a track, callstack frames resolving as
+    trace processor resolves them): {pid: [(timestamp, tid, leaf
+    function)]}, and the threads {(pid, tid): name}."""
     pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2",
                              reason="the perfetto package is not installed")
     from google.protobuf import unknown_fields
-    out = tmp_path / "m.pftrace"
-    done = cli(build_dir, "merge", "-o", out, *files)
-    assert done.returncode == 0, done.stderr
-    trace = pb.Trace.FromString(out.read_bytes())
+    trace = pb.Trace.FromString(open(path, "rb").read())
 
     def no_unknown(msg):
         """msg and every sub-message hold only fields the schema knows."""
@@ -222,7 +235,7 @@ def test_merge_pftrace_perf_samples(files, build_dir, tmp_path):
             t = p.track_descriptor.thread
             threads[(t.pid, t.tid)] = t.thread_name
     seqs = _interned_callstacks(trace, pb)
-    got = {0: [], 1: []}
+    got = {}
     for p in trace.packet:
         if not p.HasField("perf_sample"):
             continue
@@ -236,20 +249,98 @@ def test_merge_pftrace_perf_samples(files, build_dir, tmp_path):
                 assert pid_ in st["paths"]
         leaf_name = st["fn"][frames[-1].function_name_id] if frames else "<unknown>"
         assert (s.pid, s.tid) in threads
-        got[s.pid].append((p.timestamp, s.tid, leaf_name))
+        got.setdefault(s.pid, []).append((p.timestamp, s.tid, leaf_name))
+    return got, threads
+
+
+def check_perf_samples(got, samples, inner_tid):
+    """got (one process's perf_samples) are samples (a file's /samples, on
+    the clock they were taken on), each weight times up to 64, the samples
+    of py.inner on the thread inner_tid (its spans' row)."""
+    want = sorted((x["t"], leaf(x)) for x in samples for _ in range(min(x["weight"], 64)))
+    assert sorted((t, name) for t, _, name in got) == want
+    inner_times = {x["t"] for x in samples if x["region"] == "py.inner"}
+    assert {t_ for t_, tid_, _ in got if t_ in inner_times} == inner_times
+    assert all(tid_ == inner_tid for t_, tid_, _ in got if t_ in inner_times)
+    assert any(name == "sf_leaf_py" for _, _, name in got)
+
+
+def test_merge_pftrace_perf_samples(files, build_dir, tmp_path):
+    out = tmp_path / "m.pftrace"
+    done = cli(build_dir, "merge", "-o", out, *files)
+    assert done.returncode == 0, done.stderr
+    got, _ = perf_samples(out)
+    assert sorted(got) == [0, 1]
     for rank, path in enumerate(files):
         samples = read_samples(path)
-        want = sorted((x["t"], leaf(x)) for x in samples for _ in range(min(x["weight"], 64)))
-        # same host, so merge shifts nothing: the times are the file's
-        assert sorted((t, name) for t, _, name in got[rank]) == want
-        # samples in py.inner are on the thread of py.inner's spans
+        # samples in py.inner are on the thread of py.inner's spans (a merge's
+        # rows: the file's thread index as tid); same host, so merge shifts
+        # nothing: the times are the file's
         inner_threads = {x["thread"] for x in samples if x["region"] == "py.inner"}
         assert len(inner_threads) == 1
-        tid = inner_threads.pop()
-        inner_times = {x["t"] for x in samples if x["region"] == "py.inner"}
-        assert {t_ for t_, tid_, _ in got[rank] if t_ in inner_times} == inner_times
-        assert all(tid_ == tid for t_, tid_, _ in got[rank] if t_ in inner_times)
-        assert any(name == "sf_leaf_py" for _, _, name in got[rank])
+        check_perf_samples(got[rank], samples, inner_threads.pop())
+
+
+@pytest.mark.parametrize("ext", [".json", ".json.gz"])
+def test_convert_json_carries_every_sample(files, build_dir, tmp_path, ext):
+    """spanscope convert .h5 to JSON: the instants as export chrome writes
+    them, on their thread's row."""
+    import gzip
+    out = tmp_path / f"c{ext}"
+    done = cli(build_dir, "convert", files[0], out)
+    assert done.returncode == 0, done.stderr
+    text = gzip.decompress(out.read_bytes()) if ext.endswith(".gz") else out.read_bytes()
+    doc = json.loads(text)
+    check_chrome_instants(doc, read_samples(files[0]))
+    # the samples before kineto's window end, which stays the last event
+    assert doc["traceEvents"][-1]["name"] == "Record Window End"
+
+
+def test_convert_pftrace_perf_samples(files, build_dir, tmp_path):
+    """spanscope convert .h5 to .pftrace: a PerfSample per timer period, the
+    samples of py.inner on its spans' thread, the spanless thread's on a
+    thread of its own."""
+    out = tmp_path / "c.pftrace"
+    done = cli(build_dir, "convert", files[1], out)
+    assert done.returncode == 0, done.stderr
+    got, threads = perf_samples(out)
+    assert len(got) == 1  # the file's one process
+    (pid, mine), = got.items()
+    samples = read_samples(files[1])
+    inner_threads = {x["thread"] for x in samples if x["region"] == "py.inner"}
+    assert len(inner_threads) == 1
+    check_perf_samples(mine, samples, inner_threads.pop())
+    spanless = {x["t"] for x in samples if x["thread"] < 0}
+    rows = {tid for t, tid, _ in mine if t in spanless}
+    assert len(rows) == 1 and threads[(pid, rows.pop())].endswith("(samples)")
+
+
+def test_convert_trace_has_no_samples_to_carry(files, build_dir, tmp_path):
+    """A trace input has no /samples: convert writes its spans (the instants
+    of a JSON input are not spans and are not read back)."""
+    a = tmp_path / "a.json"
+    assert cli(build_dir, "convert", files[0], a).returncode == 0
+    out = tmp_path / "b.pftrace"
+    done = cli(build_dir, "convert", a, out)
+    assert done.returncode == 0, done.stderr
+    got, _ = perf_samples(out)
+    assert got == {}
+
+
+@pytest.mark.parametrize("ext", [".json", ".pftrace"])
+def test_convert_bad_sample_index_fails(files, build_dir, tmp_path, ext):
+    bad = tmp_path / "bad.h5"
+    shutil.copy(files[0], bad)
+    with h5py.File(bad, "r+") as f:
+        d = f["samples"]["stacks"]
+        v = d[()]
+        v[0] = 10 ** 6
+        d[...] = v
+    out = tmp_path / f"x{ext}"
+    done = cli(build_dir, "convert", bad, out)
+    assert done.returncode != 0 and done.returncode < 128, done.returncode
+    assert "/samples/stacks" in done.stderr, done.stderr
+    assert not out.exists()
 
 
 def _trace_processor():
