@@ -48,7 +48,10 @@ REQUIRED_IMPORTS="numpy, h5py, pytest, xdist, scope_profiler, scikit_build_core,
 # module or module=pip-spec: a spec is installed every time (pip leaves a
 # satisfied one alone, and moves a venv off a version the tests do not take:
 # mcp 2 renamed the API the server uses; pyproject.toml pins the same)
-OPTIONAL="snakeviz pyarrow textual=textual>=0.86 mcp=mcp>=1.6,<2"  # mpi4py: only the MPI tests under mpirun (CTest) use it
+# line_profiler (use_line_profiler: tests/python/test_line_profiles.py), pandas
+# (Samples.to_dataframe: test_samples_python_face.py) and IPython (%%scope_line)
+# are install-deps.sh's too, so those tests run on every version
+OPTIONAL="snakeviz pyarrow textual=textual>=0.86 mcp=mcp>=1.6,<2 line_profiler pandas IPython=ipython"  # mpi4py: only the MPI tests under mpirun (CTest) use it
 mkdir -p "$BUILD/pythons"
 
 # The interpreter of version $1: pyenv's newest $1.N, else python$1 on PATH.

@@ -186,6 +186,14 @@ __all__ += [
 ]
 # --- end of the analysis names ---
 
+# --- line profiles (use_line_profiler=True; spanscope.results._lines, docs/line-profiles.md) ---
+from spanscope.results import (  # noqa: E402
+    print_line_profile, read_line_profile_file, write_line_profile,
+)
+
+__all__ += ["print_line_profile", "read_line_profile_file", "write_line_profile"]
+# --- end of line profiles ---
+
 
 # --- %load_ext spanscope: the notebook magics (spanscope.integrations.ipython_magics),
 # imported only when IPython loads them ---

@@ -449,6 +449,11 @@ def test_line_profiles_are_read_by_every_reader(sp_runs, tmp_path):
     assert list(res.line_profile) == [0]
     assert res.line_profile[0][0]["region"] == "solve"
     _check_line_record(res.line_profile[0])
+    # the groups alone (spanscope's top-level names: results/_lines.py's)
+    _check_line_record(spanscope.read_line_profile_file(path)[0])
+    assert spanscope.read_line_profile_file(sp_runs[0]) == {}
+    assert {"print_line_profile", "read_line_profile_file",
+            "write_line_profile"} <= set(spanscope.__all__)
     s = spanscope.read_h5_summary(path)  # include_line_profile=True by default
     assert s["solve"][0].num_calls == 4
     _check_line_record(s.line_profile[0])

@@ -611,19 +611,19 @@ def test_with_modules_records_the_python_module_and_groups_by_it_on_request():
     assert "Module" in t and __name__ in t
 
 
-def test_memory_and_samples_warn_and_device_requests_warn():
-    # tensorplay's page takes them: with_samples is accepted, with a warning
-    # that nothing is recorded yet
-    # profile_memory=True records memory per span, without a warning
-    # (tests/python/test_profile_memory.py); an empty window has none
+def test_memory_and_samples_are_taken_and_device_requests_warn():
+    # tensorplay's page takes them: profile_memory=True records memory per
+    # span (tests/python/test_profile_memory.py), with_samples=True samples
+    # each thread's CPU time (docs/profiler.md "Stack samples";
+    # tests/python/test_samples_python_face.py): neither warns; an empty
+    # window has no memory
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         q = torch_profile(profile_memory=True)
+        assert torch_profile(with_samples=True).with_samples is True
     with q:
         pass
     assert q.memory_summary() == (0, 0, [])
-    with pytest.warns(RuntimeWarning, match="sampl"):
-        torch_profile(with_samples=True)
     with pytest.warns(RuntimeWarning, match="CPU only"):
         p = torch_profile(activities=[profiler.ProfilerActivity.CPU,
                                          profiler.ProfilerActivity.CUDA])

@@ -7,6 +7,11 @@ finds a known name in the registry without running Python).  This package
 gives the API its shape, one module per job, each importing only those
 before it:
 
+* ``_likwid``: the LIKWID side of a ``use_likwid=True`` run (pylikwid's
+  markers around each region call; the results stored at finalize);
+* ``_lines``: the line_profiler side of a ``use_line_profiler=True`` run
+  (one ``LineProfiler`` per region, switched on and off by the C core's call
+  hooks; its records stored at finalize; ``run --line-profile --recursive``);
 * ``_regions``: the live Region, handles, tags, @profile, scoped metadata,
   source capture, registry queries;
 * ``_tasks``: asyncio tasks and threads as lanes (ConcurrencyTracker,
