@@ -129,9 +129,10 @@ def _print_sources(results: ProfilingResults, names, stream) -> None:
 
 
 def _counter_groups(results: ProfilingResults) -> list[str]:
-    """Which integration groups (likwid, perf_events, line_profile) the
-    file holds that spanscope does not read yet (the C reader's
-    rank_groups; empty for JSON or in-memory results)."""
+    """Which integration groups of the file (the C reader's rank_groups;
+    empty for JSON or in-memory results) inspect names without printing
+    their tables: all but likwid (printed) and line_profile (as in
+    scope-profiler, `spanscope line-profile` prints those)."""
     model = getattr(results, "model", None)
     groups = set(getattr(results, "_rank_groups", ()) or ())
     if model is not None:
@@ -156,8 +157,9 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
     expressions, ranks, sort, columns, percentage_mode) and the captured source of the
     regions named in source.  show_regions=False reads the file's index
     alone (no events).  LIKWID results get their counter tables (one per
-    rank and event group); perf-event / line-profile groups in the file are
-    not read yet: a line names them instead of their tables.
+    rank and event group); a line names the file's perf-event groups
+    instead of their tables (Results.perf_events and `spanscope report`
+    show them; `spanscope line-profile` prints line profiles).
     Errors as read_profile (FileNotFoundError, CorruptProfileError) and
     print_summary (ValueError for an unknown sort key, column or mode)."""
     stream = sys.stdout if stream is None else stream
@@ -190,8 +192,8 @@ def inspect_file(file_path, include=None, exclude=None, ranks=None, sort: str = 
                             stream=stream)  # one per rank and LIKWID event group
         groups = _counter_groups(results)
         if groups:
-            print(f"\n(not shown: the file's {', '.join(groups)} data; spanscope reads it "
-                  "once the counters / line-profiler integrations land)", file=stream)
+            print(f"\n(not shown here: the file's {', '.join(groups)} data; "
+                  "Results.perf_events and `spanscope report` show it)", file=stream)
     if source:
         _print_sources(results, source, stream)
 

@@ -691,14 +691,6 @@ def _read_likwid(path) -> dict:
         raise CorruptProfileError(f"{path}: its LIKWID results cannot be read: {exc}") from exc
 
 
-def _check_integrations(path: str, groups, include_likwid, include_line_profile) -> None:
-    """read_h5_summary's include_*: True asks for data spanscope does not
-    read yet, an IntegrationNotAvailableError when the file has it (False,
-    None, or a file without it: nothing to refuse).  LIKWID groups
-    (include_likwid) and line profiles (include_line_profile) are read:
-    nothing is refused now."""
-
-
 def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
                     include_likwid: bool = True, include_line_profile: bool = True,
                     regions=None, ranks=None) -> ProfilingResults:
@@ -722,8 +714,6 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
         if "schema 1" not in str(exc):
             raise _c_errors(path, exc) from exc
         f = None  # schema 1 has no index to read alone
-    if f is not None:
-        _check_integrations(path, f["rank_groups"], include_likwid, include_line_profile)
     if f is not None and f["layout"] == "aggregate":
         out = ProfilingResults._from_model(_read_model(path), event_data=False)
     elif f is not None and f["has_summary_statistics"]:
@@ -734,8 +724,6 @@ def read_h5_summary(file_path, verbose: bool = False, *, fallback: bool = True,
             "read it with read_h5()")
     else:
         out = read_h5(path, verbose=verbose)
-        if f is None:  # schema 1: its groups are known once it is read
-            _check_integrations(path, out._rank_groups, include_likwid, include_line_profile)
     names = None if regions is None else {regions} if isinstance(regions, str) else set(regions)
     rks = None if ranks is None else {ranks} if isinstance(ranks, int) else set(ranks)
     if "likwid" in out._rank_groups and include_likwid:  # the summary read skips them
@@ -810,7 +798,7 @@ def merge_results(*result_sets, label: str | None = None, file_path=None) -> Pro
                            file_path=file_path if file_path is not None else roots[0].file_path,
                            threads=threads, tasks=tasks, likwid=likwid,
                            line_profile=line_profile)
-    # integration data of any input still is not there to merge: say so
+    # the integration groups the inputs hold (inspect names them)
     out._rank_groups = frozenset().union(*(r._rank_groups for r in roots))
     return out
 

@@ -11,9 +11,9 @@ tree come from the C reader's columns (``Region``).  This module only
 groups calls by path, formats numbers and draws the box: no second parse.
 
 Where the text differs from scope-profiler's on purpose: the "Explore"
-hints of the Info box name spanscope's own subcommands (scope-profiler's
-``tui`` and ``line-profile`` have no spanscope counterpart, so their lines
-are left out).  ProfileManager.session()'s root is scope-profiler's
+hints of the Info box name spanscope's own subcommands (``spanscope
+line-profile`` is scope-profiler's ``line-profile``; its ``tui`` line is
+left out).  ProfileManager.session()'s root is scope-profiler's
 "scope_profiler.session" (files of older spanscope versions named it
 "spanscope.session": both count as the session region).
 """

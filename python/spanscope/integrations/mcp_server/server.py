@@ -85,8 +85,12 @@ def create_server():
             perf-event totals; else ranks, region_count_total, region_count_returned,
             regions: rank, region, calls, events {name: count summed over the calls},
             metrics {ipc, cache-misses-per-ki, cache-miss-rate, branch-miss-rate as
-            the events allow}; include, exclude, ranks and top_n apply), and not_read
-            (only when the file holds data not read yet: line_profile).
+            the events allow}; include, exclude, ranks and top_n apply), line_profile
+            (null without line profiles; else ranks, record_count_total,
+            record_count_returned, records: rank, region, function, filename,
+            first_lineno, lines, total_seconds, hot_lines [line, hits, seconds, percent,
+            source]; include, exclude, ranks and top_n apply), and not_read (only when
+            the file holds a group this reader does not know).
         """
         return tools.inspect_profile(file_path, include=include, exclude=exclude,
                                      ranks=ranks, sort=sort, top_n=top_n,
