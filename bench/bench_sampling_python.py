@@ -65,18 +65,24 @@ def main():
         t = loop(iters, region)
     iters = max(1, int(iters * a.ms * 1e6 / max(t, 1)))
     wall_off, wall_on, cpu_off, cpu_on, taken = [], [], [], [], []
-    for _ in range(a.reps):
-        c0 = time.process_time_ns()
-        wall_off.append(loop(iters, region))
-        cpu_off.append(time.process_time_ns() - c0)
+
+    def run(sampling):
         before = _ext.sampling_stats()["taken"]
-        _ext.sampling_start(a.hz)
+        if sampling:
+            _ext.sampling_start(a.hz)
         c0 = time.process_time_ns()
-        wall_on.append(loop(iters, region))
-        cpu_on.append(time.process_time_ns() - c0)
-        _ext.sampling_stop()
-        taken.append(_ext.sampling_stats()["taken"] - before)
-        _ext.finalize(None, 0)  # drop the period (no file)
+        wall = loop(iters, region)
+        cpu = time.process_time_ns() - c0
+        if sampling:
+            _ext.sampling_stop()
+            taken.append(_ext.sampling_stats()["taken"] - before)
+        _ext.finalize(None, 0)  # each run's period dropped (no file) alike
+        (wall_on if sampling else wall_off).append(wall)
+        (cpu_on if sampling else cpu_off).append(cpu)
+
+    for k in range(a.reps):  # ABBA: neither kind always runs first
+        for sampling in ((False, True) if k % 2 == 0 else (True, False)):
+            run(sampling)
     _ext.shutdown()
     wo, wn = statistics.median(wall_off), statistics.median(wall_on)
     co, cn = statistics.median(cpu_off), statistics.median(cpu_on)
@@ -90,7 +96,7 @@ def main():
         "samples_per_run": statistics.median(taken),
     }
     print(f"Stack sampling at {a.hz} Hz: a CPU-bound Python loop of {iters} regions "
-          f"(~{a.ms} ms), median of {a.reps} alternating runs")
+          f"(~{a.ms} ms), median of {a.reps} runs each, alternating (ABBA)")
     print(f"  CPU: {rows['cpu']}; CPython {rows['python']}")
     print(f"  {'':34} {'off':>12} {'sampling':>12} {'overhead':>10}")
     print(f"  {'loop wall time':34} {wo / 1e6:9.1f} ms {wn / 1e6:9.1f} ms "
