@@ -957,7 +957,9 @@ SPS_API int sps_timeline_write(const char *path, const sps_timeline_t *t);
  * region_names, -1 outside every span; NULL: all -1) and weights (>= 1;
  * NULL: all 1); threads, ranks and call_ids are not read.  A sample's row
  * is the timeline's thread whose thread_ids entry is its tid; a tid that
- * is no thread gets a row of its own, "thread TID (samples)".  JSON gets
+ * is no thread gets a row of its own, "thread TID (samples)" (in a
+ * .pftrace, whose tids are 32-bit, a TID outside 0..INT32_MAX is drawn
+ * with a free tid in that range).  JSON gets
  * an instant event per sample (ph "i", cat "python_function", named after
  * its innermost frame's function; args.stack "file:line (function)"
  * innermost first, args.region, args.weight: as torch's traces write

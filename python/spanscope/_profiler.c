@@ -9,7 +9,8 @@
  * joins payloads to spans exactly.
  *
  * The rest hands the core's spans (sps_spans) to Python as one bytes object
- * that numpy views without copying, writes timelines (sps_timeline_write),
+ * that numpy views without copying, writes timelines with their stack
+ * samples (sps_timeline_write_samples),
  * and exposes the step schedule (Schedule: sps_schedule_action) and the
  * session's steps (sps_step*).
  */
@@ -502,21 +503,92 @@ static int str_array(PyObject *list, const char ***out, size_t *n, const char *w
     return 0;
 }
 
+/* The int64 column key of the samples dict d (bytes, native int64) into
+ * *v, its length into *n.  -1 with an exception set. */
+static int smp_col(PyObject *d, const char *key, const int64_t **v, size_t *n) {
+    PyObject *b = PyDict_GetItemString(d, key); /* borrowed */
+    if (!b || !PyBytes_Check(b) || PyBytes_GET_SIZE(b) % (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_Format(PyExc_TypeError, "samples['%s'] must be bytes of int64", key);
+        return -1;
+    }
+    *v = (const int64_t *)PyBytes_AS_STRING(b);
+    *n = (size_t)PyBytes_GET_SIZE(b) / sizeof(int64_t);
+    return 0;
+}
+
+/* The samples dict d (None: no samples) as the caller's sps_samples_t for
+ * sps_timeline_write_samples: int64 columns as bytes (times_ns, tids,
+ * stacks, weights, regions per sample; stack_offsets, stack_frames; lines,
+ * kinds, addresses per frame), functions, files, modules and region_names
+ * as lists of str, hz and lost ints.  The arrays borrow d's objects (d
+ * must live while *s is used); the string arrays are malloc'd into str[4]
+ * (freed by the caller, also on failure).  0, or -1 with an exception. */
+static int samples_of_dict(PyObject *d, sps_samples_t *s, const char **str[4]) {
+    memset(s, 0, sizeof *s);
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "samples must be a dict or None");
+        return -1;
+    }
+    size_t n, m, nst, nf[7];
+    if (smp_col(d, "times_ns", &s->times_ns, &n) || smp_col(d, "tids", &s->tids, &m) ||
+        smp_col(d, "stacks", &s->stacks, &nf[0]) || smp_col(d, "weights", &s->weights, &nf[1]) ||
+        smp_col(d, "regions", &s->regions, &nf[2]) ||
+        smp_col(d, "stack_offsets", &s->stack_offsets, &nst) ||
+        smp_col(d, "stack_frames", &s->stack_frames, &nf[3]) ||
+        smp_col(d, "lines", &s->lines, &nf[4]) || smp_col(d, "kinds", &s->kinds, &nf[5]) ||
+        smp_col(d, "addresses", &s->addresses, &nf[6]))
+        return -1;
+    size_t k[4];
+    static const char *const keys[4] = {"functions", "files", "modules", "region_names"};
+    for (int i = 0; i < 4; i++) {
+        PyObject *l = PyDict_GetItemString(d, keys[i]);
+        if (!l) {
+            PyErr_Format(PyExc_TypeError, "samples needs %s", keys[i]);
+            return -1;
+        }
+        if (str_array(l, &str[i], &k[i], keys[i])) return -1;
+    }
+    if (m != n || nf[0] != n || nf[1] != n || nf[2] != n || nst < 1 || nf[5] != nf[4] ||
+        nf[6] != nf[4] || k[0] != nf[4] || k[1] != nf[4] || k[2] != nf[4]) {
+        PyErr_SetString(PyExc_ValueError, "samples: the columns' lengths disagree");
+        return -1;
+    }
+    PyObject *hz = PyDict_GetItemString(d, "hz"), *lost = PyDict_GetItemString(d, "lost");
+    s->hz = hz ? PyLong_AsLongLong(hz) : 0;
+    s->lost = lost ? PyLong_AsLongLong(lost) : 0;
+    if (PyErr_Occurred()) return -1;
+    s->n = n;
+    s->nstacks = nst - 1;
+    s->nframes = nf[4];
+    s->functions = str[0];
+    s->files = str[1];
+    s->modules = str[2];
+    s->region_names = str[3];
+    s->nregion_names = k[3];
+    return 0;
+}
+
 /* timeline_write(path, names, thread_ids, thread_names, spans, args, extra,
  *                base_ns, trace_name, rank, world_size, wall_anchor_ns,
- *                mono_anchor_ns, hostname, counters[, pid[, backend]]):
- * pid 0 (the default) is this process's, backend None (the default) none. */
+ *                mono_anchor_ns, hostname, counters[, pid[, backend[, samples]]]):
+ * pid 0 (the default) is this process's, backend None (the default) none,
+ * samples None (the default) none, else a dict (samples_of_dict) written
+ * with the spans (sps_timeline_write_samples: JSON instants, Perfetto
+ * PerfSamples, on the rows of their tids). */
 static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     (void)mod;
-    PyObject *path, *names, *tids, *tnames, *spans, *args, *counters;
+    PyObject *path, *names, *tids, *tnames, *spans, *args, *counters, *samples = Py_None;
     const char *extra, *trace_name, *host, *backend = NULL;
     long long base, rank, world, wall, mono, pid = 0;
-    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLzS|Lz", PyUnicode_FSConverter, &path, &PyList_Type,
+    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLzS|LzO", PyUnicode_FSConverter, &path, &PyList_Type,
                           &names, &PyList_Type, &tids, &tnames, &spans, &args, &extra,
                           &base, &trace_name, &rank, &world, &wall, &mono, &host, &counters,
-                          &pid, &backend))
+                          &pid, &backend, &samples))
         return NULL;
     sps_timeline_t t = {0};
+    sps_samples_t smp;
+    const char **sstr[4] = {NULL, NULL, NULL, NULL};
+    memset(&smp, 0, sizeof smp);
     const char **nm = NULL, **tn = NULL, **ar = NULL;
     size_t nn, ntn, nar;
     int64_t *ids = NULL;
@@ -544,18 +616,25 @@ static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
                          (size_t)PyBytes_GET_SIZE(counters) / sizeof(sps_counter_sample_t),
                          (const sps_counter_sample_t *)PyBytes_AS_STRING(counters), pid,
                          backend};
+    if (samples != Py_None && samples_of_dict(samples, &smp, sstr)) goto out;
     int rc;
+    /* samples (a dict) stays referenced by the caller's frame: its bytes
+     * hold still while the GIL is released */
     Py_BEGIN_ALLOW_THREADS
-    rc = sps_timeline_write(PyBytes_AS_STRING(path), &t);
+    rc = sps_timeline_write_samples(PyBytes_AS_STRING(path), &t,
+                                    samples != Py_None ? &smp : NULL);
     Py_END_ALLOW_THREADS
     if (rc == SPS_EPATH || rc == SPS_EIO) {
         char msg[600];
         snprintf(msg, sizeof msg, "cannot write %s: %s", PyBytes_AS_STRING(path),
                  sps_strerror(rc)); /* when no cause was noted */
         sps__py_raise_os(rc, msg, PyBytes_AS_STRING(path));
-    } else if (rc) raise_rc(rc);
+    } else if (rc == SPS_EINVAL && sps_last_error() && *sps_last_error())
+        PyErr_Format(PyExc_ValueError, "%s", sps_last_error()); /* names the bad index */
+    else if (rc) raise_rc(rc);
     else res = Py_NewRef(Py_None);
 out:
+    for (int i = 0; i < 4; i++) free(sstr[i]);
     free(nm);
     free(tn);
     free(ar);

@@ -1497,50 +1497,6 @@ def _sample_averages(rec: "_Recording", stack_n: int, sort_by) -> "EventList":
     return EventList._of_rows(rows, rec)
 
 
-def _add_sample_events(path: str, rec: "_Recording") -> None:
-    """Adds rec's samples to the JSON trace at path (gzip when it ends in
-    .gz) as tensorplay writes them, and as the C library's trace writer
-    does for a file's samples: an instant event each (ph "i", s "t", cat
-    "python_function", named after its innermost frame's function,
-    args.stack its frames innermost first, args.region the innermost span's
-    name when there is one, args.weight its timer periods) on its thread's
-    lane, before the Record Window End; a thread with samples and no spans
-    gets a thread_name."""
-    import gzip
-    s = rec.samples
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        doc = json.load(f)
-    evs = doc.get("traceEvents", [])
-    pid = next((e["pid"] for e in evs if e.get("ph") == "M" and "pid" in e), os.getpid())
-    named = {e.get("tid") for e in evs if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    added = []
-    for tid in sorted(set(s.tids.tolist()) - named):
-        added.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
-                      "args": {"name": f"thread {tid}"}})
-    leaf = [s.functions[int(s.stack(k)[0])] or "?" if len(s.stack(k)) else "<unknown>"
-            for k in range(len(s.stack_offsets) - 1)]
-    for (ts, tid, chain), k, r, w in zip(_sample_records(s), s.stacks.tolist(),
-                                         s.regions.tolist(), s.weights.tolist()):
-        args = {"stack": chain}
-        if r >= 0:
-            args["region"] = s.region_names[r]
-        args["weight"] = w
-        added.append({"name": leaf[k], "cat": "python_function", "ph": "i",
-                      "s": "t", "ts": (ts - rec.base_ns) / 1e3, "pid": pid, "tid": tid,
-                      "args": args})
-    at = len(evs)
-    if evs and evs[-1].get("name") == "Record Window End":
-        at -= 1
-    doc["traceEvents"] = evs[:at] + added + evs[at:]
-
-    def write(tmp) -> None:
-        with opener(tmp, "wt", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
-    write_replacing(path, write)
-
-
-
 def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
                   include_python=False, sort_by=None, by_module=False,
                   with_flops=False) -> EventList:
@@ -1880,7 +1836,9 @@ def _export_trace(rec: _Recording, path: str, torch_compat=False, torch_tb=False
     temporary name it knows (.json / .json.gz) beside path, then renamed.
     Each span is one slice (a record_function is one user_annotation event,
     as torch writes it); torch_tb adds what the deprecated TensorBoard
-    profiler plugin needs (_torch_tb_layout)."""
+    profiler plugin needs (_torch_tb_layout).  The stack samples go along
+    (with_samples, EventList(samples=...)): the C writer puts them on their
+    thread's row (_write_trace)."""
     if not isinstance(torch_compat, bool):
         raise TypeError(f"torch_compat must be a bool, not {torch_compat!r}")
     if not isinstance(torch_tb, bool):
@@ -1888,14 +1846,8 @@ def _export_trace(rec: _Recording, path: str, torch_compat=False, torch_tb=False
     if torch_tb and path.endswith((".pftrace", ".perfetto-trace", ".pb")):
         raise ValueError("torch_tb is a layout of JSON traces (for TensorBoard's profiler "
                          "plugin), not of Perfetto files")
-    pftrace = path.endswith((".pftrace", ".perfetto-trace", ".pb"))
-    samples = rec.samples is not None and len(rec.samples) > 0
-    if path.endswith(_WRITER_SUFFIXES) and not torch_tb and not (samples and not pftrace):
+    if path.endswith(_WRITER_SUFFIXES) and not torch_tb:
         _write_trace(rec, path, os.path.basename(path))
-        if samples:
-            warnings.warn("the stack samples are written to JSON traces only (.json, "
-                          ".json.gz): this Perfetto trace has the spans", RuntimeWarning,
-                          stacklevel=3)
         return
     # JSON through a temporary name, renamed into place once complete
     tmp = f"{path}.tmp{os.getpid()}" + (".json.gz" if path.endswith(".gz") else ".json")
@@ -1903,8 +1855,6 @@ def _export_trace(rec: _Recording, path: str, torch_compat=False, torch_tb=False
         _write_trace(rec, tmp, os.path.basename(path))
         if torch_tb:
             _torch_tb_layout(tmp)
-        if samples:
-            _add_sample_events(tmp, rec)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -1952,8 +1902,31 @@ def _torch_tb_layout(path: str) -> None:
         json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
 
 
+def _samples_arg(s: "Samples | None"):
+    """s as the C timeline writer takes a caller's samples
+    (sps_timeline_write_samples: int64 columns as bytes, the frame and
+    region names as lists), None when there are none."""
+    if s is None or not len(s):
+        return None
+
+    def col(v) -> bytes:
+        return np.ascontiguousarray(v, dtype=np.int64).tobytes()
+    return {"times_ns": col(s.times_ns), "tids": col(s.tids), "stacks": col(s.stacks),
+            "weights": col(s.weights), "regions": col(s.regions),
+            "stack_offsets": col(s.stack_offsets), "stack_frames": col(s.stack_frames),
+            "lines": col(s.lines), "kinds": col(s.kinds), "addresses": col(s.addresses),
+            "functions": list(s.functions), "files": list(s.files),
+            "modules": list(s.modules), "region_names": list(s.region_names),
+            "hz": int(s.hz), "lost": int(s.lost)}
+
+
 def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
-    """The C timeline writer on rec's columns and payloads."""
+    """The C timeline writer on rec's columns, payloads and stack samples:
+    an instant event per sample in JSON (ph "i", cat "python_function",
+    named after its innermost frame's function, args.stack its frames
+    "file:line (function)" innermost first, args.region, args.weight: as
+    tensorplay writes them), a PerfSample with its callstack in Perfetto,
+    each on its tid's row (a tid without spans: a row of its own)."""
     args = None
     native = rec.spans["stack"]
     if rec.payloads or native.any():
@@ -1990,7 +1963,7 @@ def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
                         [t[1] for t in rec.threads], rec.spans.tobytes(), args, extra,
                         rec.base_ns, trace_name, rank, world, wall, mono,
                         socket.gethostname(), counters.tobytes(), os.getpid(),
-                        _dist_backend())
+                        _dist_backend(), _samples_arg(rec.samples))
 
 
 _FOLDED_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -2251,7 +2224,8 @@ class profile:
     (tensorplay's tuples), key_averages(group_by_stack_n=N) (per span
     name, its samples by their innermost N frames), export_stacks (folded
     stacks of the samples) and export_chrome_trace (an instant event per
-    sample).  When a session was already running (ProfileManager.setup),
+    sample in JSON, a PerfSample callstack per timer period in .pftrace, on
+    the sample's thread).  When a session was already running (ProfileManager.setup),
     its samples go to that session's file (Results.samples) instead
     (docs/profiler.md, "Stack samples").
 
@@ -2846,7 +2820,10 @@ class profile:
         top-level keys, which spanscope's traces always carry (its merge
         and readers align clocks with them): True and False write the same
         file.  torch_tb=True: the layout of the deprecated TensorBoard
-        profiler plugin (tensorboard_trace_handler)."""
+        profiler plugin (tensorboard_trace_handler).  With with_samples=True
+        the stack samples go along on their thread's row: JSON instants as
+        tensorplay writes them (cat "python_function", args.stack, region,
+        weight), Perfetto PerfSample packets with their callstacks."""
         _export_trace(self._recording("exporting chrome trace"), os.fspath(path),
                       torch_compat, torch_tb)
 

@@ -10,10 +10,13 @@
  * The caller's samples are untrusted: every index is checked as the
  * file reader checks a file's (h5_read.c, /samples), before anything is
  * written, and a bad one is SPS_EINVAL with a message naming it.  A
- * sample's row is the timeline thread whose thread_ids entry is its tid
- * (the writers' placement, on a view whose thread column is the tids); a
- * tid that is no thread of the timeline gets a row of its own, "thread
- * TID (samples)".
+ * sample's row is the timeline thread whose thread_ids entry is its tid;
+ * a tid that is no thread of the timeline gets a row of its own, "thread
+ * TID (samples)" as sps__tl_samples_place names a file's thread without
+ * spans, tid that tid (free: no thread has it).  Any int64 is a tid
+ * here (the Python face hashes a tid that is no int), hence this
+ * placement by tid rather than sps__tl_samples_place's by a file's
+ * (rank, thread index); its result is the same sps__tl_samples_t.
  */
 #include "api/api.h"
 #include "formats/export.h"
@@ -69,7 +72,7 @@ static int smp_utf8(const char *name, const char *const *v, size_t n) {
 /* Checks the caller's samples as the file reader checks a file's: the
  * columns present, stacks, stack offsets, frames, regions, weights and
  * kinds in range, strings valid UTF-8.  threads, ranks and call_ids are
- * not read (the rows come from tids).  0 or SPS_EINVAL (message set). */
+ * not read (the rows come from tids; any tid is one).  0 or SPS_EINVAL (message set). */
 static int check_samples(const sps_samples_t *x) {
     if (x->n && (!x->times_ns || !x->tids || !x->stacks))
         return sps__err_fail(SPS_EINVAL, "samples: times_ns, tids and stacks are needed "
@@ -93,7 +96,6 @@ static int check_samples(const sps_samples_t *x) {
     if (!rc && x->regions)
         rc = smp_range("regions", x->regions, x->n, -1, (int64_t)x->nregion_names - 1);
     if (!rc && x->weights) rc = smp_range("weights", x->weights, x->n, 1, INT32_MAX);
-    if (!rc) rc = smp_range("tids", x->tids, x->n, 0, INT64_MAX);
     if (!rc && x->stack_offsets[0] != 0)
         rc = sps__err_fail(SPS_EINVAL, "samples: stack_offsets[0] = %lld, not 0",
                            (long long)x->stack_offsets[0]);
@@ -111,11 +113,10 @@ static int check_samples(const sps_samples_t *x) {
 }
 
 /* The caller's samples as the writers read them (the reader's struct),
- * with what the caller may leave out filled in: every sample's thread is
- * its tid and its rank the key of the timeline's one process (so the
- * placement finds the thread of that tid), weights 1 and regions -1 where
- * NULL, NULL strings "", a frame's missing file, module and address ""
- * and 0.  The strings are borrowed; the arrays made here are owned. */
+ * with what the caller may leave out filled in: weights 1 and regions -1
+ * where NULL, NULL strings "", a missing address 0 (threads, ranks and
+ * call ids: the writers do not read them).  The caller's arrays are
+ * borrowed; those made here are owned. */
 typedef struct view {
     sps__h5r_samples_t x;
     void *own[6];
@@ -133,10 +134,10 @@ static char **strs_or_empty(const char *const *v, size_t n) {
     return out;
 }
 
-static int view_make(view_t *v, const sps_samples_t *s, int64_t rank_key) {
+static int view_make(view_t *v, const sps_samples_t *s) {
     memset(v, 0, sizeof *v);
     size_t n = s->n ? s->n : 1, nf = s->nframes ? s->nframes : 1;
-    int64_t *cols = malloc(3 * n * sizeof *cols); /* ranks, weights, regions */
+    int64_t *cols = malloc(2 * n * sizeof *cols); /* weights, regions */
     int64_t *addr = s->addresses ? NULL : calloc(nf, sizeof *addr);
     char **fn = strs_or_empty(s->functions, s->nframes);
     char **fi = strs_or_empty(s->files, s->nframes);
@@ -148,9 +149,8 @@ static int view_make(view_t *v, const sps_samples_t *s, int64_t rank_key) {
         view_free(v);
         return SPS_ENOMEM;
     }
-    int64_t *ranks = cols, *weights = cols + n, *regions = cols + 2 * n;
+    int64_t *weights = cols, *regions = cols + n;
     for (size_t i = 0; i < s->n; i++) {
-        ranks[i] = rank_key;
         weights[i] = s->weights ? s->weights[i] : 1;
         regions[i] = s->regions ? s->regions[i] : -1;
     }
@@ -158,11 +158,11 @@ static int view_make(view_t *v, const sps_samples_t *s, int64_t rank_key) {
     /* the writers only read: the casts drop the caller's const, nothing more */
     x->n = s->n;
     x->times_ns = (int64_t *)s->times_ns;
-    x->threads = (int64_t *)s->tids; /* the row: the timeline thread of that tid */
+    x->threads = NULL; /* not read by the trace writers: the rows are placed here */
     x->tids = (int64_t *)s->tids;
-    x->ranks = ranks;
+    x->ranks = NULL;
     x->regions = regions;
-    x->call_ids = NULL; /* not read by the trace writers */
+    x->call_ids = NULL;
     x->stacks = (int64_t *)s->stacks;
     x->weights = weights;
     x->nstacks = s->nstacks;
@@ -180,6 +180,76 @@ static int view_make(view_t *v, const sps_samples_t *s, int64_t rank_key) {
     x->hz = s->hz;
     x->lost = s->lost;
     return 0;
+}
+
+/* The index among p->threads[0..n) of tid (all of one process), or -1. */
+static int64_t row_of(const sps__tl_samples_t *p, size_t n, int64_t tid) {
+    for (size_t t = 0; t < n; t++)
+        if (p->threads[t].tid == tid) return (int64_t)t;
+    return -1;
+}
+
+/* Places x's samples on h's threads (one process) by tid into *p (zeroed
+ * here; x and h borrowed): a sample on the thread of its tid, else on a
+ * row added for that tid after h's, named "thread TID (samples)", whose
+ * tid is TID -- or, with fit32 (Perfetto: a thread's tid is an int32, a
+ * PerfSample's a uint32) and a TID outside 0..INT32_MAX or taken by such
+ * a row, the highest int32 no row has.
+ * 0 or SPS_ENOMEM; free with sps__tl_samples_free. */
+static int place_by_tid(sps__tl_samples_t *p, const sps__h5r_samples_t *x,
+                        const sps__tl_header_t *h, int fit32) {
+    memset(p, 0, sizeof *p);
+    p->x = x;
+    size_t cap = h->nthreads + 8, nh = h->nthreads;
+    int64_t *key = malloc(cap * sizeof *key); /* per added row: its samples' tid */
+    p->threads = malloc(cap * sizeof *p->threads);
+    p->label = malloc(cap * sizeof *p->label);
+    p->thread = malloc((x->n ? x->n : 1) * sizeof *p->thread);
+    if (!key || !p->threads || !p->label || !p->thread) goto oom;
+    if (nh) memcpy(p->threads, h->threads, nh * sizeof *p->threads);
+    int64_t pid = h->nprocs ? h->procs[0].pid : 0, last_tid = 0, last = -1;
+    for (size_t i = 0; i < x->n; i++) {
+        int64_t tid = x->tids[i];
+        if (last < 0 || tid != last_tid) { /* samples come in runs of a thread */
+            last_tid = tid;
+            last = row_of(p, nh, tid);
+            for (size_t a = 0; last < 0 && a < p->nadded; a++)
+                if (key[a] == tid) last = (int64_t)(nh + a);
+        }
+        if (last < 0) { /* a tid of no thread: its own row */
+            if (nh + p->nadded + 1 > cap) {
+                size_t nc = cap * 2;
+                int64_t *k = realloc(key, nc * sizeof *k);
+                if (!k) goto oom;
+                key = k;
+                sps__tl_thread_t *th = realloc(p->threads, nc * sizeof *th);
+                if (!th) goto oom;
+                p->threads = th;
+                char (*lb)[48] = realloc(p->label, nc * sizeof *lb);
+                if (!lb) goto oom;
+                p->label = lb;
+                for (size_t a = 0; a < p->nadded; a++) p->threads[nh + a].name = p->label[a];
+                cap = nc;
+            }
+            size_t a = p->nadded++;
+            snprintf(p->label[a], sizeof p->label[a], "thread %lld (samples)", (long long)tid);
+            int64_t row_tid = tid;
+            if (fit32 && (tid < 0 || tid > INT32_MAX || row_of(p, nh + a, tid) >= 0))
+                for (row_tid = INT32_MAX; row_of(p, nh + a, row_tid) >= 0;) row_tid--;
+            key[a] = tid;
+            p->threads[nh + a] = (sps__tl_thread_t){pid, row_tid, p->label[a]};
+            last = (int64_t)(nh + a);
+        }
+        p->thread[i] = (uint32_t)last;
+    }
+    free(key);
+    p->nplaced = x->n;
+    p->nthreads = nh + p->nadded;
+    return 0;
+oom:
+    free(key);
+    sps__tl_samples_free(p);
+    return SPS_ENOMEM;
 }
 
 /* Writes to tmp, as a JSON (gz: compressed) or Perfetto file: the spans
@@ -264,9 +334,7 @@ int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
     h.backend = t->backend;
     h.kineto = 1; /* the torch face's traces, for torch's tools: chrome_json.c */
     if (samples && samples->n) {
-        /* the process's key for the placement: its rank, or (none) its pid */
-        if ((rc = view_make(&v, samples, proc.rank >= 0 ? proc.rank : pid)) ||
-            (rc = sps__tl_samples_place(&placed, &v.x, &h)))
+        if ((rc = view_make(&v, samples)) || (rc = place_by_tid(&placed, &v.x, &h, fmt == SPS__TL_PFTRACE)))
             goto out;
         h.threads = placed.threads; /* the timeline's threads, then the samples' own */
         h.nthreads = placed.nthreads;

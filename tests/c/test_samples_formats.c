@@ -617,6 +617,26 @@ static void test_timeline_samples(void **state) {
     assert_int_equal(k.on_thread[1][0], copies(&x, 0));
     assert_int_equal(k.on_thread[1][1], copies(&x, 1));
     assert_int_equal(k.on_thread[1][7], copies(&x, -1));
+    /* any int64 is a tid: JSON keeps it; Perfetto (int32 tids) gives the
+     * row a free int32 tid, named after the sample's */
+    const int64_t big = (int64_t)1 << 40;
+    for (size_t i = 0; i < c.s.n; i++)
+        if (c.tids[i] == 7) c.tids[i] = big;
+    assert_int_equal(sps_timeline_write_samples(js, &c.t, &c.s), 0);
+    v = json_samples(js, &n, sl);
+    assert_int_equal(n, x.n);
+    assert_true(sl[1] == big);
+    used = calloc(n + 1, 1);
+    same_samples(v, n, used, &x, 1, big);
+    free(used), free(v);
+    assert_int_equal(sps_timeline_write_samples(pf, &c.t, &c.s), 0);
+    data = slurp(pf, &len);
+    memset(&k, 0, sizeof k);
+    pb_walk((const uint8_t *)data, (const uint8_t *)data + len, &k, pf_trace_field);
+    assert_non_null(memmem(data, len, "thread 1099511627776 (samples)", 30));
+    free(data);
+    assert_int_equal(k.samples[1], copies(&x, -2));
+    assert_int_equal(k.on_thread[1][0] + k.on_thread[1][1], copies(&x, 0) + copies(&x, 1));
     /* no samples: sps_timeline_write's file, byte for byte */
     const char *a = tu_path("sf_tl_plain.json"), *b = tu_path("sf_tl_null.json");
     assert_int_equal(sps_timeline_write(a, &c.t), 0);

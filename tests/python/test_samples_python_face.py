@@ -258,11 +258,113 @@ def test_chrome_trace_has_the_samples_as_instants(sampled):
         assert all(0 <= e["ts"] <= ends + 1e3 for e in inst)
 
 
-def test_pftrace_with_samples_warns_and_keeps_the_spans(sampled, tmp_path):
+def expected_instants(rec):
+    """The instants a profile's JSON trace holds for rec's samples, as the
+    face wrote them in Python before the C writer did (tensorplay's): per
+    sample (name, ts in us from base_ns, tid, stack, region, weight)."""
+    s = rec.samples
+    out = []
+    for (ts, tid, chain), k, r, w in zip(P._sample_records(s), s.stacks.tolist(),
+                                         s.regions.tolist(), s.weights.tolist()):
+        st = s.stack(k)
+        name = (s.functions[int(st[0])] or "?") if len(st) else "<unknown>"
+        out.append((name, round((ts - rec.base_ns) / 1e3, 3), tid, tuple(chain),
+                    s.region_names[r] if r >= 0 else None, w))
+    return sorted(out, key=repr)
+
+
+def instants_of(doc):
+    return sorted(((e["name"], e["ts"], e["tid"], tuple(e["args"]["stack"]),
+                    e["args"].get("region"), e["args"]["weight"])
+                   for e in doc["traceEvents"] if e.get("cat") == "python_function"), key=repr)
+
+
+def test_chrome_trace_instants_are_the_samples(sampled):
+    """The C writer's instants (sps_timeline_write_samples) say what the
+    Python face's did: every sample's leaf, time, tid, stack, region and
+    weight, each once, on one pid with the spans."""
+    prof, _tid, d = sampled
+    doc = json.loads((d / "trace.json").read_text())
+    assert instants_of(doc) == expected_instants(prof._result)
+    pids = {e["pid"] for e in doc["traceEvents"] if e.get("ph") in ("X", "i") and "pid" in e}
+    assert len(pids) == 1
+    # a tid without spans has its row, named
+    named = {e["tid"] for e in doc["traceEvents"] if e.get("name") == "thread_name"}
+    assert {e["tid"] for e in doc["traceEvents"] if e.get("cat") == "python_function"} <= named
+
+
+def perf_samples(path):
+    """The PerfSample packets of the Perfetto trace at path, parsed with
+    Perfetto's own schema (no unknown field in them): [(timestamp, pid,
+    tid, leaf function, callstack depth)], and the trace's thread tracks
+    {(pid, tid)}."""
+    pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+                             reason="the perfetto package is not installed")
+    from google.protobuf import unknown_fields
+    trace = pb.Trace.FromString(open(path, "rb").read())
+    fn, frames, cs, threads, out = {}, {}, {}, set(), []
+    for p in trace.packet:
+        if p.HasField("interned_data"):
+            d = p.interned_data
+            fn.update({(p.trusted_packet_sequence_id, x.iid): x.str.decode()
+                       for x in d.function_names})
+            frames.update({(p.trusted_packet_sequence_id, x.iid): x for x in d.frames})
+            cs.update({(p.trusted_packet_sequence_id, x.iid): list(x.frame_ids)
+                       for x in d.callstacks})
+        if p.HasField("track_descriptor") and p.track_descriptor.HasField("thread"):
+            threads.add((p.track_descriptor.thread.pid, p.track_descriptor.thread.tid))
+    for p in trace.packet:
+        if not p.HasField("perf_sample"):
+            continue
+        assert len(unknown_fields.UnknownFieldSet(p.perf_sample)) == 0
+        assert p.timestamp_clock_id == 3  # BUILTIN_CLOCK_MONOTONIC, absolute
+        seq, s = p.trusted_packet_sequence_id, p.perf_sample
+        chain = [frames[(seq, f)] for f in cs[(seq, s.callstack_iid)]]  # root first
+        leaf = fn[(seq, chain[-1].function_name_id)] if chain else "<unknown>"
+        out.append((p.timestamp, s.pid, s.tid, leaf, len(chain)))
+    return out, threads
+
+
+def test_pftrace_has_the_samples_as_perf_samples(sampled, tmp_path):
+    """profile(with_samples=True).export_chrome_trace("x.pftrace"): no
+    warning; a PerfSample per timer period (up to 64 a sample) at the
+    sample's time on its thread, the late thread's too, its leaf frame the
+    sample's innermost function."""
+    prof, tid, _d = sampled
+    out = tmp_path / "t.pftrace"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prof.export_chrome_trace(str(out))
+    got, threads = perf_samples(out)
+    s = prof._result.samples
+    leaf = []
+    for k in s.stacks.tolist():
+        st = s.stack(k)
+        leaf.append(s.functions[int(st[0])] if len(st) else "<unknown>")
+    want = sorted((t, tid_, lf) for t, tid_, lf, w in
+                  zip(s.times_ns.tolist(), s.tids.tolist(), leaf, s.weights.tolist())
+                  for _ in range(min(w, 64)))
+    assert sorted((t, tid_, lf) for t, _pid, tid_, lf, _n in got) == want
+    assert {(pid, tid_) for _t, pid, tid_, _lf, _n in got} <= threads
+    assert len({pid for _t, pid, *_ in got}) == 1
+    leaves = [lf for _t, _pid, tid_, lf, _n in got if tid_ == tid]
+    assert leaves  # the thread started after the sampler, on its row
+    if PY_FRAMES:
+        assert fname(late) in leaves
+    # the spans are still there: the trace reader takes them back (a merge
+    # of the one file, to JSON)
+    back = tmp_path / "back.json"
+    _ext.merge(str(back), [str(out)])
+    names = {e["name"] for e in json.loads(back.read_text())["traceEvents"] if e.get("ph") == "X"}
+    assert {"heavy_region", "light_region", "late_region"} <= names
+
+
+def test_torch_tb_layout_keeps_the_instants(sampled, tmp_path):
     prof, _tid, _d = sampled
-    with pytest.warns(RuntimeWarning, match="JSON traces only"):
-        prof.export_chrome_trace(str(tmp_path / "t.pftrace"))
-    assert (tmp_path / "t.pftrace").stat().st_size > 0
+    out = tmp_path / "tb.json"
+    prof.export_chrome_trace(str(out), torch_tb=True)
+    doc = json.loads(out.read_text())
+    assert instants_of(doc) == expected_instants(prof._result)
 
 
 def test_bad_sample_period_env(monkeypatch):
@@ -352,6 +454,32 @@ def test_eventlist_samples_exports(tmp_path):
     assert inst[0]["name"] == "matmul" and inst[0]["ph"] == "i"
     assert [e["args"].get("region") for e in inst] == ["mm", "mm", "fwd", "other", None]
     assert all(e["args"]["weight"] == 1 for e in inst)
+
+
+def test_eventlist_samples_pftrace_and_odd_tids(tmp_path):
+    """EventList(samples=...) to .pftrace: a PerfSample per sample on its
+    tid's row; a tid that is no int (hashed) or outside Perfetto's int32
+    still gets a row of its own, named after it (in a .pftrace with a tid
+    in 0..2^31-1, Perfetto's range)."""
+    ev = P.EventList(RAW, samples=SAMPLES)
+    ev.export_chrome_trace(str(tmp_path / "t.pftrace"))
+    got, _threads = perf_samples(tmp_path / "t.pftrace")
+    assert sorted((t, tid, lf) for t, _p, tid, lf, _n in got) == sorted(
+        (t, tid, st[0].rsplit(" (", 1)[1][:-1]) for t, tid, st in SAMPLES)
+    odd = P.EventList(samples=[(5, "worker", ["/m.py:3 (f)"]), (6, -3, ["g"]),
+                               (7, 1 << 40, ["/m.py:9 (h)"])])
+    odd.export_chrome_trace(str(tmp_path / "o.json"))
+    doc = json.loads((tmp_path / "o.json").read_text())
+    inst = [e for e in doc["traceEvents"] if e.get("cat") == "python_function"]
+    assert [(e["name"], e["tid"]) for e in inst][1:] == [("g", -3), ("h", 1 << 40)]
+    names = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
+             if e.get("name") == "thread_name"}
+    assert names[1 << 40] == f"thread {1 << 40} (samples)"
+    odd.export_chrome_trace(str(tmp_path / "o.pftrace"))
+    got, threads = perf_samples(tmp_path / "o.pftrace")
+    assert sorted(lf for *_x, lf, _n in got) == ["f", "g", "h"]
+    assert all(0 <= tid < 2 ** 31 for _t, _p, tid, _lf, _n in got)
+    assert len({tid for _t, _p, tid, _lf, _n in got}) == 3
 
 
 def test_eventlist_samples_only_and_bad_samples(tmp_path):
