@@ -72,7 +72,8 @@ static int smp_utf8(const char *name, const char *const *v, size_t n) {
 /* Checks the caller's samples as the file reader checks a file's: the
  * columns present, stacks, stack offsets, frames, regions, weights and
  * kinds in range, strings valid UTF-8.  threads, ranks and call_ids are
- * not read (the rows come from tids; any tid is one).  0 or SPS_EINVAL (message set). */
+ * not read (the rows come from tids; any tid is one).  0 or SPS_EINVAL
+ * (message set). */
 static int check_samples(const sps_samples_t *x) {
     if (x->n && (!x->times_ns || !x->tids || !x->stacks))
         return sps__err_fail(SPS_EINVAL, "samples: times_ns, tids and stacks are needed "
