@@ -1,5 +1,6 @@
 /*
- * timeline_samples.c -- sps_timeline_write_samples: spans held by a caller
+ * timeline_samples.c -- sps_timeline_write and sps_timeline_write_samples:
+ * spans held by a caller
  * (sps_timeline_t, the torch-style Python face's EventList) and the stack
  * samples it holds (sps_samples_t, filled by the caller), written as a
  * Chrome trace or a Perfetto trace through the writers every other
@@ -355,4 +356,10 @@ out:
     free(tmp);
     free(cnt);
     return rc;
+}
+
+/* The spans alone: sps_timeline_write_samples without samples (one writer
+ * of caller-held timelines). */
+int sps_timeline_write(const char *path, const sps_timeline_t *t) {
+    return sps_timeline_write_samples(path, t, NULL);
 }

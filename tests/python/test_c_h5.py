@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import spanscope
+
 h5py = pytest.importorskip("h5py")
 scope_profiler = pytest.importorskip("scope_profiler")
 
@@ -144,7 +146,7 @@ def test_structure_and_metadata(name):
     assert int(h.meta["start_time_ns"]) > 0
     assert int(h.meta["start_time_ns"]) <= int(h.meta["finalize_time_ns"])
     assert int(h.meta["pid"]) > 0
-    assert to_str(h.meta["spanscope_version"]) == "0.1.0"
+    assert to_str(h.meta["spanscope_version"]) == spanscope.__version__
     assert len(to_str(h.meta["hostname"])) > 0
     threads = int(h.meta["threads"])
     assert threads >= 0
