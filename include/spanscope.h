@@ -810,25 +810,29 @@ SPS_API size_t sps_stack_format(uint32_t id, char *buf, size_t cap);
 /* ------------------------------------------------------------------------ */
 
 /* Starts sampling every thread of the process, including threads started
- * later: each thread gets a timer on its own CPU-time clock (timer_create,
- * SIGEV_THREAD_ID, SIGPROF) firing hz times per second of that thread's
- * CPU time (hz <= 0: 1000; at most 10000).  The signal handler copies the
- * native return addresses, the time and (with a walker, below) a language
- * runtime's frames into a preallocated ring of the thread: no lock, no
- * allocation.  A sampler thread picks up new threads (within 20 ms) and
- * empties the rings.  Samples belong to the innermost span open on their
- * thread at their time; sps_finalize writes them (/samples) and symbolises
- * them then, not while sampling.  Stopped by sps_sampling_stop, sps_shutdown,
- * exit, and in a forked child (which starts without samples).
+ * later: each thread gets an event on its own CPU time that sends it
+ * SIGPROF hz times per second of that CPU time (hz <= 0: 1000; at most
+ * 10000): a perf_event task-clock event (exact periods, even when more
+ * threads run than cores), else -- no perf events here, or
+ * SPANSCOPE_SAMPLER=timer -- a POSIX timer on the thread's CPU-time clock
+ * (timer_create, SIGEV_THREAD_ID), which the kernel checks only at its
+ * tick.  The signal handler copies the native return addresses, the time
+ * and (with a walker, below) a language runtime's frames into a
+ * preallocated ring of the thread: no lock, no allocation.  A sampler
+ * thread picks up new threads (within 20 ms) and empties the rings.
+ * Samples belong to the innermost span open on their thread at their
+ * time; sps_finalize writes them (/samples) and symbolises them then, not
+ * while sampling.  Stopped by sps_sampling_stop, sps_shutdown, exit, and
+ * in a forked child (which starts without samples).
  * A SIGPROF handler the program installed before is kept: a SIGPROF that
- * is not one of the sampler's timers (the program's own setitimer
- * profiler, a kill -PROF) goes to it.  The kernel checks CPU timers at its
- * tick (CONFIG_HZ, often 250): a thread gets at most that many signals a
- * second, and each sample carries the timer periods it stands for (its
- * weight), so that weights, not sample counts, measure CPU time.
+ * is not one of the sampler's (the program's own setitimer profiler, a
+ * kill -PROF) goes to it.  Each sample carries the periods of CPU time it
+ * stands for (its weight: the timers' overruns past the tick, the perf
+ * event's count), so that weights, not sample counts, measure CPU time.
  * Returns 0, SPS_ENOSESSION, SPS_EMODE (aggregate session), SPS_EACTIVE
- * (already sampling), SPS_EINVAL (hz above 10000), SPS_ENOTSUP (no
- * per-thread CPU timers here) or SPS_ENOMEM. */
+ * (already sampling), SPS_EINVAL (hz above 10000, or a SPANSCOPE_SAMPLER
+ * other than timer or perf), SPS_ENOTSUP (no per-thread CPU timers here)
+ * or SPS_ENOMEM. */
 SPS_API int sps_sampling_start(int hz);
 /* Stops sampling (timers deleted, the program's SIGPROF disposition put
  * back); the samples taken stay for the next finalize.  0 (also when not

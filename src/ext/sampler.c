@@ -6,12 +6,18 @@
  * sps__sample_ops (core.h) from a constructor, and setup, finalize and
  * shutdown reach it only through that table.
  *
- *   - Timers.  Each thread gets a POSIX timer on its own CPU-time clock
- *     (the clock id the kernel derives from the thread id, as glibc's
- *     pthread_getcpuclockid does), delivering SIGPROF to that thread alone
- *     (SIGEV_THREAD_ID) with a pointer to the thread's ring as its value.
- *     A sampler thread lists /proc/self/task every 20 ms: threads started
- *     later get a timer then; a timer whose thread ended is deleted.
+ *   - CPU-time events.  Each thread gets an event on its own CPU time
+ *     that sends SIGPROF to that thread alone: a perf_event task-clock
+ *     event (an hrtimer while the thread runs: exact periods even when
+ *     more threads run than cores; its overflow signal routed with
+ *     F_SETOWN_EX/F_SETSIG, identified by si_fd, re-armed by the
+ *     handler), else -- perf_event_open refused, or SPANSCOPE_SAMPLER=timer
+ *     -- a POSIX timer on the thread's CPU-time clock (the clock id the
+ *     kernel derives from the thread id, as glibc's pthread_getcpuclockid
+ *     does; SIGEV_THREAD_ID, the thread's ring as its value), which the
+ *     kernel checks only at its tick.  A sampler thread lists
+ *     /proc/self/task every 20 ms: threads started later get an event
+ *     then; an ended thread's is closed.
  *   - The handler.  No lock, no allocation, nothing but copies: the time
  *     (the records' clock), the native return addresses (glibc's
  *     backtrace(), warmed up at start so that its first call, which loads
@@ -40,6 +46,9 @@
 #include "core/core.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
@@ -49,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -71,9 +81,12 @@ typedef struct ring {
     uint64_t tail;          /* words read (the sampler thread; __atomic) */
     uint64_t *w;            /* RING_WORDS words */
     pid_t tid;
-    int live;               /* a timer exists (sampler thread's) */
+    int live;               /* a timer or a perf event exists (sampler thread's) */
     int seen;               /* listed by the last scan */
-    timer_t timer;
+    int fd;                 /* the perf engine's task-clock event, else -1 */
+    uint64_t clock_ns;      /* its count at the last sample (the handler's) */
+    uint64_t start_ticks;   /* the thread's start time (/proc: a reused id) */
+    timer_t timer;          /* the timer engine's */
     uint64_t lost;          /* samples dropped on a full ring (__atomic) */
 } ring_t;
 
@@ -99,6 +112,14 @@ static sps_frame_walker_t g_walker;
 static int g_has_walker;
 static struct sigaction g_old_prof, g_old_segv, g_old_bus;
 static int g_handlers_in;
+/* The engine (docs/sampling.md): perf task-clock events when the kernel
+ * gives them (exact periods of CPU time, an hrtimer while the thread runs),
+ * else the POSIX CPU-time timers (checked at the kernel's tick only).
+ * SPANSCOPE_SAMPLER=timer|perf chooses; perf falls back to the timers. */
+enum { ENGINE_TIMER, ENGINE_PERF };
+static int g_engine;
+#define FD_MAX 65536
+static int32_t *g_fd_ring;      /* [FD_MAX] fd -> ring index + 1 (0: none) */
 static stk_t *g_stk;            /* id - 1 -> stack */
 static size_t g_nstk, g_capstk;
 static sps__htab_t g_stk_index;
@@ -121,6 +142,15 @@ static ring_t *ring_of(void *p) {
     if (!g_rings || a < lo || a >= lo + MAX_RINGS * sizeof(ring_t)) return NULL;
     if ((a - lo) % sizeof(ring_t)) return NULL;
     return p;
+}
+
+/* The ring of a perf event's overflow signal (si_code POLL_*, si_fd its
+ * event), or NULL. */
+static ring_t *ring_of_fd(const siginfo_t *si) {
+    int fd = si->si_fd;
+    if (!g_fd_ring || fd < 0 || fd >= FD_MAX) return NULL;
+    int32_t k = __atomic_load_n(&g_fd_ring[fd], __ATOMIC_ACQUIRE);
+    return k > 0 && k <= MAX_RINGS ? &g_rings[k - 1] : NULL;
 }
 
 /* Calls the disposition old had for sig (a function; default and ignore:
@@ -191,9 +221,20 @@ static void sample(ring_t *r, uint64_t *words, const void *uc, int overrun) {
         }
         t_guard = NULL;
     }
-    /* the periods this sample stands for: the kernel checks CPU timers at
-     * its tick, so a rate above CONFIG_HZ comes as overruns */
+    /* the periods this sample stands for: the timers' are checked at the
+     * kernel's tick, so a rate above CONFIG_HZ comes as overruns; the perf
+     * event's count is the thread's CPU ns, read here */
     uint64_t weight = overrun < 0 ? 1 : overrun >= 0xFFFE ? 0xFFFF : (uint64_t)overrun + 1;
+    if (r->fd >= 0) {
+        uint64_t now_ns = 0;
+        if (read(r->fd, &now_ns, sizeof now_ns) == (ssize_t)sizeof now_ns) {
+            uint64_t period = 1000000000ull / (uint64_t)(g_hz > 0 ? g_hz : HZ_DEFAULT);
+            uint64_t d = now_ns - r->clock_ns;
+            weight = (d + period / 2) / period;
+            weight = weight < 1 ? 1 : weight > 0xFFFF ? 0xFFFF : weight;
+            r->clock_ns = now_ns;
+        }
+    }
     w[0] = HDR_MAGIC << 48 | weight << 32 | (uint64_t)nn << 16 | (uint64_t)nr;
     w[1] = t;
     uint64_t need = 2 + (uint64_t)nn + (uint64_t)nr;
@@ -208,7 +249,12 @@ static void sample(ring_t *r, uint64_t *words, const void *uc, int overrun) {
 }
 
 static void on_prof(int sig, siginfo_t *si, void *uc) {
-    ring_t *r = si && si->si_code == SI_TIMER ? ring_of(si->si_value.sival_ptr) : NULL;
+    ring_t *r = !si ? NULL
+              : si->si_code == SI_TIMER ? ring_of(si->si_value.sival_ptr)
+              : si->si_code == POLL_IN || si->si_code == POLL_HUP ? ring_of_fd(si) : NULL;
+    if (!r && si && (si->si_code == POLL_IN || si->si_code == POLL_HUP) && g_fd_ring &&
+        si->si_fd >= 0 && si->si_fd < FD_MAX && g_fd_ring[si->si_fd] < 0)
+        return; /* a late overflow of an event we closed */
     if (!r) {
         chain(&g_old_prof, sig, si, uc);
         return;
@@ -216,7 +262,10 @@ static void on_prof(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     __atomic_add_fetch(&g_inflight, 1, __ATOMIC_SEQ_CST);
     uint64_t *w = __atomic_load_n(&r->w, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE) && w) sample(r, w, uc, si->si_overrun);
+    int perf = si->si_code != SI_TIMER;
+    if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE) && w) sample(r, w, uc, perf ? 0 : si->si_overrun);
+    /* a perf event's overflow signal is armed once per refresh */
+    if (perf && __atomic_load_n(&g_on, __ATOMIC_ACQUIRE)) ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
     __atomic_sub_fetch(&g_inflight, 1, __ATOMIC_RELEASE);
     errno = saved;
 }
@@ -268,6 +317,66 @@ static int timer_on(ring_t *r, pid_t tid) {
         return -1;
     }
     return 0;
+}
+
+/* Starts r's perf task-clock event for thread tid, delivering SIGPROF to
+ * that thread every period of its CPU time.  0 or -1 (no perf events
+ * here, or the thread ended). */
+static int perf_on(ring_t *r, pid_t tid) {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = 1000000000ull / (uint64_t)g_hz;
+    a.disabled = 1;
+    a.exclude_kernel = 1; /* allowed at perf_event_paranoid 2 */
+    a.exclude_hv = 1;
+    a.wakeup_events = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) return -1;
+    struct f_owner_ex own = {F_OWNER_TID, tid};
+    if (fd >= FD_MAX || fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, SIGPROF) ||
+        fcntl(fd, F_SETOWN_EX, &own)) {
+        close(fd);
+        return -1;
+    }
+    r->fd = fd;
+    r->clock_ns = 0;
+    __atomic_store_n(&g_fd_ring[fd], (int32_t)(r - g_rings) + 1, __ATOMIC_RELEASE);
+    if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
+        __atomic_store_n(&g_fd_ring[fd], -1, __ATOMIC_RELEASE);
+        close(fd);
+        r->fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Ends r's perf event (its fd marked closed: a late signal is dropped). */
+static void perf_off(ring_t *r) {
+    if (r->fd < 0) return;
+    ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
+    __atomic_store_n(&g_fd_ring[r->fd], -1, __ATOMIC_RELEASE);
+    close(r->fd);
+    r->fd = -1;
+}
+
+/* The start time of thread tid (/proc/self/task/<tid>/stat, field 22, in
+ * clock ticks since boot), 0 when unknown: tells a new thread that reused
+ * an ended one's id. */
+static uint64_t thread_start(pid_t tid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
 /* Under g_lock: the stack id of f[0..nn + nr) (nn native), interned on
@@ -331,7 +440,8 @@ static void drain(ring_t *r) {
 
 /* Under g_lock: ends r's timer, empties it and frees its words. */
 static void ring_end(ring_t *r) {
-    if (r->live) timer_delete(r->timer);
+    if (r->live && r->fd < 0) timer_delete(r->timer);
+    perf_off(r);
     r->live = 0;
     drain(r);
     /* a signal already queued finds w NULL and takes no sample */
@@ -353,7 +463,15 @@ static void ring_start(pid_t tid) {
     __atomic_store_n(&r->head, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&r->tail, 0, __ATOMIC_RELAXED);
     r->tid = tid;
+    r->fd = -1;
+    r->start_ticks = thread_start(tid);
     __atomic_store_n(&r->w, w, __ATOMIC_RELEASE);
+    if (g_engine == ENGINE_PERF && perf_on(r, tid) == 0) {
+        r->live = 1;
+        r->seen = 1;
+        g_threads++;
+        return;
+    }
     if (timer_on(r, tid)) { /* it ended meanwhile */
         __atomic_store_n(&r->w, NULL, __ATOMIC_RELEASE);
         free(w);
@@ -381,11 +499,9 @@ static void scan(void) {
             if (g_rings[i].live && g_rings[i].tid == tid) r = &g_rings[i];
         if (r) {
             r->seen = 1;
-            /* a timer whose thread ended is disarmed: the id was reused by
-             * a new thread, which needs a timer of its own */
-            struct itimerspec it;
-            if (reuse && timer_gettime(r->timer, &it) == 0 && !it.it_value.tv_sec &&
-                !it.it_value.tv_nsec) {
+            /* a thread of another start time: the id was reused by a new
+             * thread, which needs a timer of its own */
+            if (reuse && r->start_ticks && thread_start((pid_t)tid) != r->start_ticks) {
                 ring_end(r);
                 ring_start((pid_t)tid);
             }
@@ -475,7 +591,11 @@ static void stop_locked(void) {
         g_thread_alive = 0;
     }
     for (size_t i = 0; i < MAX_RINGS; i++)
-        if (g_rings[i].live) timer_delete(g_rings[i].timer), g_rings[i].live = 0;
+        if (g_rings[i].live) {
+            if (g_rings[i].fd >= 0) perf_off(&g_rings[i]);
+            else timer_delete(g_rings[i].timer);
+            g_rings[i].live = 0;
+        }
     inflight_wait();
     for (size_t i = 0; i < MAX_RINGS; i++)
         if (g_rings[i].w) ring_end(&g_rings[i]);
@@ -500,6 +620,13 @@ int sps_sampling_start(int hz) {
         cur.sa_sigaction == on_prof)
         rc = sps__err_fail(SPS_EACTIVE, "sps_sampling_start: already sampling");
     if (!rc && !g_rings && !(g_rings = calloc(MAX_RINGS, sizeof *g_rings))) rc = SPS_ENOMEM;
+    if (!rc && !g_fd_ring && !(g_fd_ring = calloc(FD_MAX, sizeof *g_fd_ring))) rc = SPS_ENOMEM;
+    if (!rc) {
+        const char *e = getenv("SPANSCOPE_SAMPLER");
+        if (e && *e && strcmp(e, "timer") && strcmp(e, "perf"))
+            rc = sps__err_fail(SPS_EINVAL, "SPANSCOPE_SAMPLER=%s: expected timer or perf", e);
+        g_engine = e && !strcmp(e, "timer") ? ENGINE_TIMER : ENGINE_PERF;
+    }
     if (!rc) {
         void *warm[4];
         backtrace(warm, 4); /* loads libgcc_s here, not in a handler */
@@ -793,6 +920,7 @@ static void fork_child(void) {
         __atomic_store_n(&g_on, 0, __ATOMIC_RELAXED);
         g_thread_alive = 0;
         for (size_t i = 0; i < MAX_RINGS; i++) {
+            if (g_rings[i].fd >= 0 && g_rings[i].live) perf_off(&g_rings[i]); /* the parent's */
             g_rings[i].live = 0;
             g_rings[i].tid = 0;
             free(g_rings[i].w);
