@@ -58,7 +58,7 @@ static int64_t median(int64_t *v, int n) {
 }
 
 int main(int argc, char **argv) {
-    int ms = 1000, reps = 7, hz = 1000;
+    int ms = 200, reps = 31, hz = 1000;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--ms")) ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);

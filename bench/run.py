@@ -582,7 +582,9 @@ def main():
     smp = os.path.join(bindir, "bench_sampling")
     if os.path.exists(smp):
         print()
-        subprocess.call([smp, "--ms", "300" if q else "1000", "--reps", "5" if q else "9"])
+        # many short alternating runs: this machine's noise between runs is
+        # larger than the cost measured
+        subprocess.call([smp, "--ms", "100" if q else "200", "--reps", "11" if q else "31"])
 
     # --- the Python face (needs the package installed: make py-install) ----
     pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
@@ -604,7 +606,7 @@ def main():
     rc = subprocess.call([sys.executable, os.path.join(here, "bench_sampling_python.py"),
                           "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
                                                  "sampling_python.json")]
-                         + (["--quick"] if q else []))
+                         + (["--quick"] if q else ["--ms", "200", "--reps", "31"]))
     if rc:
         return rc
     # --- line profiles: per line executed, line_profiler alone and

@@ -68,6 +68,7 @@
 #define RING_WORDS (1u << 13)   /* 64 KiB per thread: 400 ms of deep stacks */
 #define NAT_MAX 64              /* native frames kept, innermost first */
 #define RT_MAX 128              /* a runtime's frames kept */
+#define RT_NAT_MAX 24           /* native frames kept above a runtime's */
 #define HZ_DEFAULT 1000
 #define HZ_MAX 10000
 #define SCAN_NS 20000000L       /* the sampler thread's period: new threads
@@ -176,13 +177,13 @@ static uintptr_t uc_pc(const void *ucv) {
 #endif
 }
 
-/* The native frames of the interrupted code into out[0..NAT_MAX),
+/* The native frames of the interrupted code into out[0..max) (max <= NAT_MAX),
  * innermost first: backtrace() from here, cut at the interrupted
  * instruction (the frame the unwinder reads out of the signal frame); when
  * that is not found, the instruction alone. */
-static int native_frames(uint64_t *out, const void *uc) {
+static int native_frames(uint64_t *out, const void *uc, int max) {
     void *buf[NAT_MAX + 8];
-    int n = backtrace(buf, NAT_MAX + 8);
+    int n = backtrace(buf, max + 8);
     uintptr_t pc = uc_pc(uc);
     int k = 0;
     while (k < n && (uintptr_t)buf[k] != pc) k++;
@@ -191,29 +192,28 @@ static int native_frames(uint64_t *out, const void *uc) {
         out[0] = pc;
         return 1;
     }
-    int m = n - k > NAT_MAX ? NAT_MAX : n - k;
+    int m = n - k > max ? max : n - k;
     for (int i = 0; i < m; i++) out[i] = (uint64_t)(uintptr_t)buf[k + i];
     return m;
 }
 
-/* Takes one sample of this thread into r. */
+/* Takes one sample of this thread into r.  The runtime's frames first:
+ * when there are some, the native frames past the first RT_NAT_MAX are
+ * the runtime's own (the eval loop's, hidden at finalize anyway), and
+ * unwinding them (DWARF, a third of a microsecond a frame) would be most
+ * of the sample's cost.  The guards save no signal mask (sigsetjmp(.., 0):
+ * two system calls fewer): the fault handler runs with SA_NODEFER, so the
+ * mask a jump back lands with is this handler's own. */
 static void sample(ring_t *r, uint64_t *words, const void *uc, int overrun) {
     uint64_t t = sps__ticks();
     uint64_t w[2 + NAT_MAX + RT_MAX];
+    uint64_t rt[RT_MAX];
     volatile int nn = 0, nr = 0;
     sigjmp_buf jb;
-    if (sigsetjmp(jb, 1) == 0) {
-        t_guard = &jb;
-        nn = native_frames(w + 2, uc);
-    } else {
-        nn = 0;
-        __atomic_add_fetch(&g_faults, 1, __ATOMIC_RELAXED);
-    }
-    t_guard = NULL;
     if (__atomic_load_n(&g_has_walker, __ATOMIC_ACQUIRE)) {
-        if (sigsetjmp(jb, 1) == 0) {
+        if (sigsetjmp(jb, 0) == 0) {
             t_guard = &jb;
-            int k = g_walker.walk(w + 2 + nn, RT_MAX);
+            int k = g_walker.walk(rt, RT_MAX);
             nr = k < 0 || k > RT_MAX ? 0 : k;
         } else {
             nr = 0;
@@ -221,6 +221,15 @@ static void sample(ring_t *r, uint64_t *words, const void *uc, int overrun) {
         }
         t_guard = NULL;
     }
+    if (sigsetjmp(jb, 0) == 0) {
+        t_guard = &jb;
+        nn = native_frames(w + 2, uc, nr ? RT_NAT_MAX : NAT_MAX);
+    } else {
+        nn = 0;
+        __atomic_add_fetch(&g_faults, 1, __ATOMIC_RELAXED);
+    }
+    t_guard = NULL;
+    for (int i = 0; i < nr; i++) w[2 + nn + i] = rt[i];
     /* the periods this sample stands for: the timers' are checked at the
      * kernel's tick, so a rate above CONFIG_HZ comes as overruns; the perf
      * event's count is the thread's CPU ns, read here */
