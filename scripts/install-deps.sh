@@ -59,8 +59,10 @@ apt_install() {
 # libc6-dev: the C library's headers (only a Recommends of gcc);
 # pkg-config and cmake are also what the install test (tests/install) runs
 # gfortran: the Fortran modules (fortran/, libspanscope_fortran) and their tests (tests/scope_c)
+# libdw1: elfutils' DWARF reader, which the sampler loads at finalize for native
+# frames' source lines (docs/sampling.md; without it: function names only)
 apt_install gcc g++ libc6-dev clang cmake make pkg-config libhdf5-dev libcmocka-dev zlib1g-dev \
-            libdeflate-dev libisal-dev libopenmpi-dev openmpi-bin gfortran
+            libdeflate-dev libisal-dev libopenmpi-dev openmpi-bin gfortran libdw1
 # likwid: LIKWID 5.2 (Debian), for tests/likwid (its examples/C-markerAPI.c built
 # against spanscope's LIKWID marker API) and pylikwid below (docs/likwid.md)
 apt_install likwid

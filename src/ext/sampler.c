@@ -804,7 +804,9 @@ static int64_t frame_get(fbuild_t *b, int64_t kind, uint64_t word, int leaf) {
         d.address = (int64_t)off;
         d.function = strdup(func);
         d.module = strdup(file);
-        d.file = strdup("");
+        char src[4096];
+        sps__sym_line(at, src, sizeof src, &d.line); /* -g builds: file and line */
+        d.file = strdup(src);
     } else {
         int64_t line = 0;
         func[0] = file[0] = 0;

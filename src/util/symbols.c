@@ -6,6 +6,11 @@
  * nothing here needs C++).  Shared by libspanscope_instrument (a region per
  * function, named at its first call) and the sampler (names at finalize).
  *
+ * Source lines (sps__sym_line) come from the objects' DWARF through
+ * elfutils' libdw, loaded at the first need with dlopen (Debian's libdw1;
+ * without it, or for an object built without -g, there are none): one
+ * Dwfl over this process's mappings, kept.
+ *
  * Not for signal handlers: it takes the loader's lock (dl_iterate_phdr,
  * dladdr) and a lock of its own, and allocates.  Every file offset is
  * checked against the file: a hostile or truncated object gives no names.
@@ -248,4 +253,83 @@ int sps__sym_name(uintptr_t a, int exact, char *func, size_t fcap, char *obj, si
     if (off) *off = f.found ? a - f.bias : a;
     free(dem);
     return named;
+}
+
+/* ---- source lines: libdw's Dwfl, declared here (no build dependency) ---- */
+
+/* libdwfl.h's types and the calls used, as elfutils 0.188 declares them
+ * (stable since 0.1xx): Dwfl_Callbacks is four pointers. */
+typedef struct dwfl dwfl_t;
+typedef struct dwfl_module dwfl_module_t;
+typedef struct dwfl_line dwfl_line_t;
+typedef struct dwfl_callbacks {
+    void *find_elf, *find_debuginfo, *section_address;
+    char **debuginfo_path;
+} dwfl_callbacks_t;
+
+static struct {
+    dwfl_t *(*begin)(const dwfl_callbacks_t *);
+    int (*proc_report)(dwfl_t *, pid_t);
+    int (*report_end)(dwfl_t *, void *, void *);
+    dwfl_module_t *(*addrmodule)(dwfl_t *, uint64_t);
+    dwfl_line_t *(*getsrc)(dwfl_module_t *, uint64_t);
+    const char *(*lineinfo)(dwfl_line_t *, uint64_t *, int *, int *, uint64_t *, uint64_t *);
+    dwfl_callbacks_t cb;
+    dwfl_t *dwfl;
+    int tried;
+} g_dw;
+static pthread_mutex_t g_dw_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under g_dw_lock: loads libdw and reports this process's mappings, once;
+ * 0 or -1 (no libdw: no lines). */
+static int dw_open(void) {
+    if (g_dw.tried) return g_dw.dwfl ? 0 : -1;
+    g_dw.tried = 1;
+    void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return -1;
+    void *f[9] = {dlsym(h, "dwfl_begin"), dlsym(h, "dwfl_linux_proc_report"),
+                  dlsym(h, "dwfl_report_end"), dlsym(h, "dwfl_addrmodule"),
+                  dlsym(h, "dwfl_module_getsrc"), dlsym(h, "dwfl_lineinfo"),
+                  dlsym(h, "dwfl_linux_proc_find_elf"), dlsym(h, "dwfl_standard_find_debuginfo"),
+                  dlsym(h, "dwfl_end")};
+    for (int i = 0; i < 9; i++)
+        if (!f[i]) return -1;
+    memcpy(&g_dw.begin, &f[0], sizeof f[0]);
+    memcpy(&g_dw.proc_report, &f[1], sizeof f[1]);
+    memcpy(&g_dw.report_end, &f[2], sizeof f[2]);
+    memcpy(&g_dw.addrmodule, &f[3], sizeof f[3]);
+    memcpy(&g_dw.getsrc, &f[4], sizeof f[4]);
+    memcpy(&g_dw.lineinfo, &f[5], sizeof f[5]);
+    g_dw.cb.find_elf = f[6];
+    g_dw.cb.find_debuginfo = f[7];
+    dwfl_t *d = g_dw.begin(&g_dw.cb);
+    if (!d) return -1;
+    if (g_dw.proc_report(d, getpid()) != 0 || g_dw.report_end(d, NULL, NULL) != 0) {
+        void (*end)(dwfl_t *);
+        memcpy(&end, &f[8], sizeof f[8]);
+        end(d);
+        return -1;
+    }
+    g_dw.dwfl = d; /* kept: the process's objects, read as needed */
+    return 0;
+}
+
+int sps__sym_line(uintptr_t a, char *file, size_t fcap, int64_t *line) {
+    if (line) *line = 0;
+    put(file, fcap, "");
+    pthread_mutex_lock(&g_dw_lock);
+    int rc = -1;
+    if (dw_open() == 0) {
+        dwfl_module_t *m = g_dw.addrmodule(g_dw.dwfl, (uint64_t)a);
+        dwfl_line_t *l = m ? g_dw.getsrc(m, (uint64_t)a) : NULL;
+        int ln = 0;
+        const char *src = l ? g_dw.lineinfo(l, NULL, &ln, NULL, NULL, NULL) : NULL;
+        if (src && ln > 0) {
+            put(file, fcap, src);
+            if (line) *line = ln;
+            rc = 0;
+        }
+    }
+    pthread_mutex_unlock(&g_dw_lock);
+    return rc;
 }

@@ -474,5 +474,10 @@ SPS__HIDDEN int sps__isolated(int (*fn)(void *), void *arg, unsigned timeout_s,
  * once and keeps it. */
 SPS__HIDDEN int sps__sym_name(uintptr_t a, int exact, char *func, size_t fcap, char *obj,
                               size_t ocap, uintptr_t *off);
+/* The source file and line of the native code address a, from its
+ * object's DWARF (libdw, loaded at the first call; symbols.c): 0, or -1
+ * when unknown (no libdw, no -g), then file "" and *line 0.  Thread-safe;
+ * not for signal handlers. */
+SPS__HIDDEN int sps__sym_line(uintptr_t a, char *file, size_t fcap, int64_t *line);
 
 #endif /* SPS_UTIL_H */

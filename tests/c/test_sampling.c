@@ -29,6 +29,7 @@ static int64_t thread_cpu_ns(void) {
 static volatile uint64_t sink;
 
 /* Burns us microseconds of this thread's CPU time.  noinline: the samples' leaf. */
+enum { BURN_HEAVY_FIRST = __LINE__ }; /* the line numbers below are this + 1.. */
 __attribute__((noinline)) static void burn_heavy(int us) {
     int64_t end = thread_cpu_ns() + (int64_t)us * 1000;
     uint64_t x = sink;
@@ -68,8 +69,8 @@ static void work(int rounds) {
 /* /samples of a file, with the names of its regions. */
 typedef struct smp {
     size_t n, nnames, nframes, noff, nfr;
-    int64_t *regions, *tids, *stacks, *off, *fr, *calls, *weights;
-    char **names, **functions;
+    int64_t *regions, *tids, *stacks, *off, *fr, *calls, *weights, *lines;
+    char **names, **functions, **files;
 } smp_t;
 
 static void smp_read(const char *path, smp_t *s) {
@@ -87,6 +88,8 @@ static void smp_read(const char *path, smp_t *s) {
     s->fr = tu_h5_col(f, "/samples/stack_frames", H5T_NATIVE_INT64, 8, &s->nfr);
     hid_t st = tu_h5_strtype();
     s->functions = tu_h5_col(f, "/samples/frame_functions", st, sizeof(char *), &s->nframes);
+    s->files = tu_h5_col(f, "/samples/frame_files", st, sizeof(char *), &m);
+    s->lines = tu_h5_col(f, "/samples/frame_lines", H5T_NATIVE_INT64, 8, &m);
     s->names = tu_h5_col(f, "/region_table/names", st, sizeof(char *), &s->nnames);
     H5Tclose(st);
     H5Fclose(f);
@@ -120,8 +123,8 @@ static int smp_near_leaf(const smp_t *s, size_t i, const char *name) {
 static void smp_free(smp_t *s) {
     free(s->regions), free(s->tids), free(s->stacks), free(s->off), free(s->fr), free(s->calls), free(s->weights);
     for (size_t i = 0; i < s->nnames; i++) free(s->names[i]);
-    for (size_t i = 0; i < s->nframes; i++) free(s->functions[i]);
-    free(s->names), free(s->functions);
+    for (size_t i = 0; i < s->nframes; i++) free(s->functions[i]), free(s->files[i]);
+    free(s->names), free(s->functions), free(s->files), free(s->lines);
 }
 
 static void check_ratio(size_t heavy, size_t light) {
@@ -173,6 +176,17 @@ static void test_ratio_and_late_thread(void **state) {
     }
     print_message("heavy %zu, leaf burn_heavy %zu\n", heavy, named);
     assert_true(named * 10 >= heavy * 8);
+    /* native frames of a -g build carry their source line (libdw): the
+     * burner's lie in this file, in its body (or in thread_cpu_ns, which
+     * the compiler may inline into it: DWARF gives the inlined line) */
+    int lined = 0;
+    for (size_t k = 0; k < s.nframes; k++) {
+        if (strcmp(s.functions[k], "burn_heavy")) continue;
+        assert_non_null(strstr(s.files[k], "test_sampling.c"));
+        assert_true(s.lines[k] > 0);
+        lined += s.lines[k] > BURN_HEAVY_FIRST && s.lines[k] <= BURN_HEAVY_FIRST + 6;
+    }
+    assert_true(lined > 0);
     smp_free(&s);
 }
 
