@@ -234,14 +234,19 @@ static void sample(ring_t *r, uint64_t *words, const void *uc, int overrun) {
      * kernel's tick, so a rate above CONFIG_HZ comes as overruns; the perf
      * event's count is the thread's CPU ns, read here */
     uint64_t weight = overrun < 0 ? 1 : overrun >= 0xFFFE ? 0xFFFF : (uint64_t)overrun + 1;
-    if (r->fd >= 0) {
+    /* fd and clock_ns are atomics: the sampler thread writes them when it
+     * starts and ends the event, ordered with this handler by the kernel
+     * (the event armed after, the thread dead before), which TSan cannot see */
+    int fd = __atomic_load_n(&r->fd, __ATOMIC_RELAXED);
+    if (fd >= 0) {
         uint64_t now_ns = 0;
-        if (read(r->fd, &now_ns, sizeof now_ns) == (ssize_t)sizeof now_ns) {
+        /* the raw system call: no libc or sanitizer wrapper in a handler */
+        if (syscall(SYS_read, fd, &now_ns, sizeof now_ns) == (long)sizeof now_ns) {
             uint64_t period = 1000000000ull / (uint64_t)(g_hz > 0 ? g_hz : HZ_DEFAULT);
-            uint64_t d = now_ns - r->clock_ns;
+            uint64_t d = now_ns - __atomic_load_n(&r->clock_ns, __ATOMIC_RELAXED);
             weight = (d + period / 2) / period;
             weight = weight < 1 ? 1 : weight > 0xFFFF ? 0xFFFF : weight;
-            r->clock_ns = now_ns;
+            __atomic_store_n(&r->clock_ns, now_ns, __ATOMIC_RELAXED);
         }
     }
     w[0] = HDR_MAGIC << 48 | weight << 32 | (uint64_t)nn << 16 | (uint64_t)nr;
@@ -274,7 +279,8 @@ static void on_prof(int sig, siginfo_t *si, void *uc) {
     int perf = si->si_code != SI_TIMER;
     if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE) && w) sample(r, w, uc, perf ? 0 : si->si_overrun);
     /* a perf event's overflow signal is armed once per refresh */
-    if (perf && __atomic_load_n(&g_on, __ATOMIC_ACQUIRE)) ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+    if (perf && __atomic_load_n(&g_on, __ATOMIC_ACQUIRE))
+        syscall(SYS_ioctl, si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
     __atomic_sub_fetch(&g_inflight, 1, __ATOMIC_RELEASE);
     errno = saved;
 }
@@ -350,13 +356,13 @@ static int perf_on(ring_t *r, pid_t tid) {
         close(fd);
         return -1;
     }
-    r->fd = fd;
-    r->clock_ns = 0;
+    __atomic_store_n(&r->clock_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->fd, fd, __ATOMIC_RELAXED);
     __atomic_store_n(&g_fd_ring[fd], (int32_t)(r - g_rings) + 1, __ATOMIC_RELEASE);
     if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
         __atomic_store_n(&g_fd_ring[fd], -1, __ATOMIC_RELEASE);
         close(fd);
-        r->fd = -1;
+        __atomic_store_n(&r->fd, -1, __ATOMIC_RELAXED);
         return -1;
     }
     return 0;
@@ -364,11 +370,12 @@ static int perf_on(ring_t *r, pid_t tid) {
 
 /* Ends r's perf event (its fd marked closed: a late signal is dropped). */
 static void perf_off(ring_t *r) {
-    if (r->fd < 0) return;
-    ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
-    __atomic_store_n(&g_fd_ring[r->fd], -1, __ATOMIC_RELEASE);
-    close(r->fd);
-    r->fd = -1;
+    int fd = __atomic_load_n(&r->fd, __ATOMIC_RELAXED);
+    if (fd < 0) return;
+    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    __atomic_store_n(&g_fd_ring[fd], -1, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->fd, -1, __ATOMIC_RELAXED);
+    close(fd);
 }
 
 /* The start time of thread tid (/proc/self/task/<tid>/stat, field 22, in
@@ -472,7 +479,7 @@ static void ring_start(pid_t tid) {
     __atomic_store_n(&r->head, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&r->tail, 0, __ATOMIC_RELAXED);
     r->tid = tid;
-    r->fd = -1;
+    __atomic_store_n(&r->fd, -1, __ATOMIC_RELAXED);
     r->start_ticks = thread_start(tid);
     __atomic_store_n(&r->w, w, __ATOMIC_RELEASE);
     if (g_engine == ENGINE_PERF && perf_on(r, tid) == 0) {
@@ -942,8 +949,8 @@ static void fork_child(void) {
     }
     g_nsmp = 0;
     g_inflight = 0;
-    pthread_mutex_init(&g_lock, NULL);
-    pthread_cond_init(&g_wake, NULL);
+    pthread_cond_init(&g_wake, NULL); /* a waiter of the parent's is gone */
+    pthread_mutex_unlock(&g_lock);    /* fork_prepare's, this thread's in the child */
 }
 
 /* Stops the timers at exit: no signal lands in a process tearing down. */

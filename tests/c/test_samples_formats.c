@@ -37,15 +37,15 @@ static int64_t thread_cpu_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static volatile uint64_t sink;
+static uint64_t sink; /* relaxed atomics: the burners run at once */
 
 /* Burns us microseconds of this thread's CPU (the samples' leaf). */
 __attribute__((noinline)) static void sf_burn(int us) {
     int64_t end = thread_cpu_ns() + (int64_t)us * 1000;
-    uint64_t x = sink;
+    uint64_t x = __atomic_load_n(&sink, __ATOMIC_RELAXED);
     while (thread_cpu_ns() < end)
         for (int i = 0; i < 1000; i++) x = x * 6364136223846793005ull + 1;
-    sink = x;
+    __atomic_store_n(&sink, x, __ATOMIC_RELAXED);
 }
 
 /* A worker's regions: name[0] around name[1] around the burner. */
