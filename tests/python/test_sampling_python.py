@@ -623,5 +623,8 @@ def test_stress_sampling_at_5000_hz_while_threads_make_and_drop_code(tmp_path):
                 base, _, rest = fn.partition(".")
                 assert rest in ("", "<locals>.<genexpr>"), fn
                 k, i = base[2:].split("_")
-                # line 2, or 1: the def line, where the frame's RESUME is
-                assert fi == f"<churn-{k}-{i}>" and ln in (1, 2), (fn, fi, ln)
+                # line 2, or 1: the def line, where the frame's RESUME is; a
+                # generator expression's frame caught before its RESUME (at
+                # RETURN_GENERATOR, 3.12) is at no line: 0, "unknown"
+                assert fi == f"<churn-{k}-{i}>", (fn, fi, ln)
+                assert ln in (1, 2) or (rest and ln == 0), (fn, fi, ln)
