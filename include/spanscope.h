@@ -342,6 +342,57 @@ SPS_API int sps_resume(void);
 /* 1 while the live session is paused, else 0. */
 SPS_API int sps_is_paused(void);
 
+/* Forked children (docs/process-trees.md).  A process that forks (fork(),
+ * or a runtime's fork such as Python's os.fork) while a session records:
+ *   - policy own (the default): the child records into a session of its
+ *     own from the fork on, set up with the parent's settings (events or
+ *     aggregate, cfg.track, buffers, label, sampling, native stacks, a
+ *     pause, the registered regions and their sources and tags, the
+ *     /metadata of sps_metadata_set) but local (no MPI in a child) and
+ *     writing sps_fork_child_path(parent's path, child's pid) (no path:
+ *     none).  Its timeline starts at the fork.  The calls open on the
+ *     forking thread at the fork stay open in the child, so that its
+ *     sps_end calls balance: they begin again at the child's session
+ *     start (the fork), and the child's /metadata names them
+ *     (fork_open_calls: a JSON list of region names, outermost first),
+ *     with ppid (the parent's pid; pid is the child's) and parent_output
+ *     (the parent's output path, "" when none).  The parent's file keeps
+ *     those calls whole, as ever.  The child writes at its sps_finalize
+ *     (checkpoints as in any session) and at exit() through handlers the
+ *     parent registered (SPANSCOPE_AUTO_FINALIZE); a child that ends with
+ *     _exit() or a signal, or that execs, writes nothing.  A child's
+ *     sps_setup returns SPS_EACTIVE: sps_shutdown first, or policy off.
+ *     Grandchildren likewise (their parent's path gets a second suffix).
+ *     Of a multithreaded parent only the forking thread exists in the
+ *     child; the others' open calls are the parent's alone.
+ *   - policy off: the child's copy of the session is switched off: it
+ *     records and writes nothing (sps_finalize: SPS_ENOSESSION) until it
+ *     calls sps_setup.
+ * sps_fork_policy(1) chooses own, (0) off, for every later fork of the
+ * process (and of its children, which inherit it); (-1) only asks.  Until
+ * a call with 0 or 1, SPANSCOPE_FORK decides, read in the parent at each
+ * fork: unset, "", own (or on, 1, true, yes): own; off (or none, 0,
+ * false, no): off, any case.  Returns the policy in force before the call
+ * (1 own, 0 off), or SPS_EINVAL for own other than -1, 0, 1, or (-1 with
+ * no policy chosen) for a SPANSCOPE_FORK of another value, under which
+ * children record as under own (sps_error_message says so).  Any thread;
+ * it never takes a lock. */
+SPS_API int sps_fork_policy(int own);
+
+/* The output path of a forked child of pid from its parent's output
+ * parent_path: DIR/STEM.EXT becomes DIR/STEM.pid<PID>.EXT, the extension
+ * being the part of the file name from its last dot (a dot that starts or
+ * ends the file name is none); a name without one gets ".pid<PID>" at
+ * its end ("out/run" -> "out/run.pid42", "p.h5" -> "p.pid42.h5",
+ * "a.b/c.v2.h5" -> "a.b/c.v2.pid42.h5").  Writes it NUL-terminated into
+ * out[0..cap) when it fits whole (out may be NULL; out[0] is 0
+ * otherwise, when cap > 0) and returns its length without the NUL (call
+ * with cap 0 to size a buffer): 0 for a NULL or empty parent_path (a
+ * session without a file: so is the child's) or a pid <= 0.  Pure; any
+ * thread. */
+SPS_API size_t sps_fork_child_path(const char *parent_path, int64_t pid, char *out,
+                                   size_t cap);
+
 /* One call open (begun, not yet ended) on some thread of the session. */
 typedef struct sps_open_call {
     uint32_t region;  /* its region (an sps_region_t, declared below) */
@@ -368,9 +419,15 @@ typedef struct sps_open_call {
 SPS_API int64_t sps_open_calls_all(sps_open_call_t *out, size_t cap);
 
 /* The settings a program can take from its environment, as
- * sps_env_read reads them.  Each SPANSCOPE_<NAME> has scope-profiler's
- * SCOPE_PROFILER_<NAME> as an alias; when both are set, SPANSCOPE_<NAME>
- * wins.  Strings point into the environment (valid until it changes). */
+ * sps_env_read reads them (the variables) and sps_env_resolve (the
+ * variables over the TOML file SPANSCOPE_CONFIG names).  Each
+ * SPANSCOPE_<NAME> has scope-profiler's SCOPE_PROFILER_<NAME> as an
+ * alias; when both are set, SPANSCOPE_<NAME> wins.  Every setting, its
+ * variable, its [profiling] key, type and default: docs/configuration.md
+ * (`spanscope config`).  From sps_env_read, strings point into the
+ * environment (valid until it changes); from sps_env_resolve, into the
+ * environment or the library's copy of the file (valid until the next
+ * sps_env_resolve or sps_setup_from_env). */
 typedef struct sps_env {
     sps_config_t cfg;        /* SPANSCOPE_OUTPUT -> file_path ("" or
                                 "none": no file), SPANSCOPE_LABEL -> label,
@@ -378,8 +435,13 @@ typedef struct sps_env {
                                 SPANSCOPE_MEMORY_LIMIT (bytes) ->
                                 memory_limit, SPANSCOPE_SAMPLE_HZ (stack
                                 samples per second, 0 to 10000) ->
-                                sample_hz; the rest SPS_CONFIG_INIT */
-    int has_output;          /* SPANSCOPE_OUTPUT was set */
+                                sample_hz; sps_env_resolve also the
+                                file's chunk_size, overflow, spill_dir,
+                                hdf5_compression (-> compress_threshold)
+                                and deactivate_file_output; the rest
+                                SPS_CONFIG_INIT */
+    int has_output;          /* SPANSCOPE_OUTPUT was set (or the file's
+                                file_path / deactivate_file_output) */
     int recursive;           /* SPANSCOPE_RECURSIVE: -1 unset, 0 or 1 */
     int auto_finalize;       /* SPANSCOPE_AUTO_FINALIZE: -1, 0 or 1 */
     int deactivate;          /* SPANSCOPE_DEACTIVATE_PROFILING: -1, 0, 1 */
@@ -397,14 +459,117 @@ typedef struct sps_env {
  * environment. */
 SPS_API int sps_env_read(sps_env_t *out, char *err, size_t errlen);
 
-/* sps_setup with the configuration of the environment (sps_env_read),
- * the C core's auto-setup: nothing when SPANSCOPE_DEACTIVATE_PROFILING is
- * true (returns 0, no session); with SPANSCOPE_AUTO_FINALIZE true, the
- * session is finalized once at exit (atexit).  SPANSCOPE_CONFIG names a
- * TOML file that only the Python face reads: set here it is SPS_ENOTSUP,
- * never silently ignored.  Returns sps_setup's codes, or SPS_EINVAL for a
- * bad variable (err as for sps_env_read). */
+/* sps_env_read, with the TOML file that SPANSCOPE_CONFIG (or
+ * SCOPE_PROFILER_CONFIG) names read under the variables: defaults < the
+ * file's [profiling] table (the top-level table of a file without one;
+ * scope-profiler's key names, as the Python face reads them) < the
+ * variables.  The file is read strictly: what is not TOML, or is TOML
+ * outside the subset a configuration needs (docs/configuration.md), an
+ * unknown key (the message names it and the closest known one) or a value
+ * of the wrong type is SPS_EINVAL with "FILE:LINE: ..." in err; a file
+ * that cannot be read is SPS_EIO; hdf5_compression lzf or zstd is
+ * SPS_ENOTSUP.  The file's keys that only the Python face applies
+ * (use_memray, track_async, ...) are checked and otherwise left alone.
+ * Thread-safe (a lock), but not while another thread changes the
+ * environment; the strings of *out live until the next call. */
+SPS_API int sps_env_resolve(sps_env_t *out, char *err, size_t errlen);
+
+/* sps_setup with the configuration sps_env_resolve reads (the variables
+ * over the SPANSCOPE_CONFIG file), the C core's auto-setup: nothing when
+ * deactivate_profiling is true (returns 0, no session); with
+ * SPANSCOPE_AUTO_FINALIZE true, the session is finalized once at exit
+ * (atexit); the file's perf_events go to sps_set_counters (and
+ * cfg.track).  Each SPANSCOPE_* variable of the environment that no
+ * setting has is named once per process in a one-line warning on stderr
+ * (not an error: a stray variable must not stop a program).  Returns
+ * sps_setup's codes, or sps_env_resolve's (err as for sps_env_read). */
 SPS_API int sps_setup_from_env(char *err, size_t errlen);
+
+/* Signals (docs/signals.md): what SIGTERM & co. do to a recording process.
+ * While a session records, each signal of the list gets spanscope's
+ * handler, installed by sps_setup and removed by sps_shutdown (the
+ * disposition found at sps_setup is put back, unless the program has put
+ * another in the meantime, which then stays).  What a signal does then
+ * depends on what it would have done without spanscope:
+ *   - it would end the process (SIG_DFL): the profile recorded so far is
+ *     written, as sps_finalize would write it (the period since the last
+ *     finalize, to cfg.file_path; after an earlier finalize, an empty
+ *     period does not replace that file), by a watcher thread, never in
+ *     the handler (which only wakes it through a pipe); one line goes to
+ *     stderr ("spanscope: SIGTERM: profile written to out.h5 (12345
+ *     calls); ending as the signal does"); then the default disposition
+ *     is restored and the signal raised again: the process dies of it,
+ *     with the exit status it would have had (143 from a shell for
+ *     SIGTERM).  A second signal of the list that comes before the write
+ *     is done ends the process at once (what is on disk stays).  Other
+ *     threads keep recording meanwhile; what they record after the
+ *     snapshot is not in the file.
+ *   - the program has a handler of its own (Python's SIGINT, which raises
+ *     KeyboardInterrupt; a C program's): that handler is called, from
+ *     spanscope's, in the thread the signal interrupted, and nothing is
+ *     written: the program's own finalize (at exit, in a finally block, a
+ *     context manager's exit) writes the whole recording, the part before
+ *     the signal included, as it would have without the signal.
+ *   - it is ignored (SIG_IGN, e.g. under nohup): it stays ignored.
+ * In a distributed (MPI) session each rank writes its part
+ * "<path>.rank<R>.h5" and rank 0 merges the parts into one file at its
+ * path (no MPI call is made: the ranks' threads may be inside MPI); each
+ * rank waits up to 30 s for the others (docs/signals.md).  A forked child
+ * keeps the parent's dispositions: there a signal does what it did before
+ * sps_setup until the child calls sps_setup itself.
+ *
+ * list: the signals, comma-separated names with or without "SIG", any
+ * case: HUP, INT, QUIT, TERM, USR1, USR2, ALRM, XCPU ("TERM,INT,HUP,USR1"
+ * is the default); "" or "none": no signal (spanscope leaves every
+ * disposition alone); NULL: back to the environment's list,
+ * SPANSCOPE_SIGNALS (same syntax), or the default when it is unset.  The
+ * list set here wins over SPANSCOPE_SIGNALS for every later session of
+ * the process.  Before sps_setup it applies from the next sps_setup on;
+ * with a session live it applies at once (handlers installed or removed).
+ * A bad SPANSCOPE_SIGNALS makes sps_setup fail with SPS_EINVAL (the reason
+ * naming the variable in sps_last_error), unless sps_signals set a list.
+ * Any thread, but not concurrently with sps_setup or sps_shutdown; not
+ * from a signal handler.  Returns 0, SPS_EINVAL (an unknown name: nothing
+ * changed; a bad SPANSCOPE_SIGNALS for NULL), or SPS_EIO / SPS_ENOMEM when
+ * the watcher cannot be started. */
+SPS_API int sps_signals(const char *list);
+
+/* Crash safety (docs/crash-recovery.md).  An events session with a file
+ * keeps what it records in shared mappings of files in the directory
+ * "<file_path>.live-<pid>" (chunks of records, the spill file, and a log
+ * of names, threads and clock anchors), so that after a SIGKILL, a
+ * segfault or an OOM kill `spanscope recover <file_path>` (sps_recover)
+ * writes the profile of everything recorded.  A session whose records
+ * were all written by a finalize, or that is shut down, removes the
+ * directory.  on: 1 on, 0 off, -1 the default (on, unless the environment
+ * says SPANSCOPE_CRASH_SAFE=0); read by the next sps_setup.  0 or
+ * SPS_EINVAL.  Any thread. */
+SPS_API int sps_crash_safe(int on);
+
+/* What sps_recover recovered (summed over the directories). */
+typedef struct sps_recover_info {
+    uint32_t processes;     /* directories written */
+    uint32_t threads;       /* threads with records */
+    uint64_t records;       /* begin and end records */
+    uint64_t open_closed;   /* calls open at the end, ended at the last time */
+    uint64_t carried;       /* calls begun before the last finalize, begun anew */
+    uint64_t lost_records;  /* records missing between recovered ones */
+} sps_recover_info_t;
+
+/* Recovers the profile a process recording to path left behind when it
+ * died (every "<path>.live-<pid>" directory): writes path as a finalize
+ * would have (the HDF5 profile, or the format path's suffix names), with
+ * the calls still open at the end closed at the last recorded time and
+ * counted in /metadata (recovered_open_calls), and removes the directory.
+ * Several directories (ranks, or earlier crashes) are each written to
+ * "<stem>.pid<PID><ext>" unless exactly one exists.  Needs no session and
+ * must not be called while one is running (SPS_EACTIVE): it runs one.
+ * info (may be NULL) says what was recovered.  Returns 0, SPS_EPATH when
+ * there is nothing to recover, SPS_EFORMAT for a torn or hostile
+ * directory (err: why, one line; a torn last log entry is not an error:
+ * it was being written at the kill), SPS_EACTIVE, or sps_finalize's
+ * codes. */
+SPS_API int sps_recover(const char *path, sps_recover_info_t *info, char *err, size_t errlen);
 
 /* Events dropped so far under SPS_OVERFLOW_DROP (0 otherwise). */
 SPS_API uint64_t sps_dropped(void);
