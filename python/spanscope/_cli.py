@@ -239,6 +239,12 @@ def _run_parser():
                      help="record mpi4py's calls as regions (profile_mpi_calls)")
     mpi.add_argument("--no-mpi-calls", dest="mpi_calls", action="store_false",
                      help="do not record mpi4py's calls (default)")
+    p.add_argument("--follow", action="store_true",
+                   help="profile the script's Python child processes too (os.fork, "
+                        "subprocess, multiprocessing with fork, spawn, forkserver) and "
+                        "merge every process's part into the one output: .h5, or a "
+                        "trace (.json / .json.gz Chrome trace JSON, .pftrace), one "
+                        "process each (docs/process-trees.md)")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("script_args", nargs=argparse.REMAINDER,
                    help="its arguments (sys.argv[1:] in the script)")
@@ -281,17 +287,37 @@ def _run(argv: list[str]) -> int:
         setup["deactivate_file_output"] = True
     elif args.outfile is not None:
         setup["file_path"] = args.outfile
+    follow = None  # --follow: every process its part, merged at the end (_follow.py)
+    if args.follow:
+        from spanscope._follow import FollowRun
+        if args.no_output:
+            return _die(EXIT_USAGE, "run: --follow merges into a file: --no-output "
+                                    "cannot be used with it")
+        try:
+            follow = FollowRun.start(args.outfile or "profiling_data.h5", {
+                "recursive": setup["recursive_profile"], "all": args.all,
+                "include": args.include_patterns, "exclude": args.exclude_patterns,
+                "aggregation_mode": args.aggregation_mode, "label": args.label,
+                "enable_tags": args.enable_tags, "region_tags": args.region_tags})
+        except (ValueError, OSError) as error:
+            return _die(EXIT_USAGE, f"run: --follow: {error}")
+        setup["file_path"] = follow.part
+    from contextlib import nullcontext
     try:
-        ProfileManager.setup(**{k: v for k, v in setup.items() if v is not None})
+        with follow.session_rank() if follow else nullcontext():
+            ProfileManager.setup(**{k: v for k, v in setup.items() if v is not None})
     except FeatureNotAvailableError as error:
+        if follow is not None:
+            follow.abandon()
         return _die(EXIT_USAGE, f"run: {error}")
     except (TypeError, ValueError, OSError, ImportError, RuntimeError) as error:
         # ImportError: --memory-profile without memray, --line-profile without line_profiler
+        if follow is not None:
+            follow.abandon()
         return _die(EXIT_USAGE, f"run: {error}")
     recursive = (args.all or args.entrypoint is not None
                  or ProfileManager.get_config().recursive_profile)
     lines = getattr(ProfileManager, "_line_run", None)
-    from contextlib import nullcontext
     tracing = nullcontext()
     if recursive and lines is not None:
         # --line-profile --recursive: the traced functions' lines too, under
@@ -308,8 +334,15 @@ def _run(argv: list[str]) -> int:
                 exclude_patterns=tuple(args.exclude_patterns), entrypoint=args.entrypoint,
                 root_region=False)  # scope-profiler's run: explicit regions only unless recursive
     finally:
-        ProfileManager.finalize(verbose=not args.quiet, return_results=args.no_output)
-    return 0
+        if follow is None:
+            ProfileManager.finalize(verbose=not args.quiet, return_results=args.no_output)
+        elif follow.end(ProfileManager):  # the root: merged every part
+            for line in follow.report():
+                sys.stderr.write(f"spanscope: {line}\n")
+            if not args.quiet and follow.error is None and follow.out_path.endswith(".h5"):
+                from spanscope.results import read_h5
+                read_h5(follow.out_path).print_summary()
+    return EXIT_DATA if follow is not None and follow.error is not None else 0
 
 
 def _import_native(argv: list[str]) -> int:

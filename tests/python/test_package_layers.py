@@ -29,6 +29,8 @@ LAYERS = [
     ["spanscope._itt", "spanscope.profiler"],
     ["spanscope"],
     ["spanscope.integrations"],
+    # run --follow (_follow) and the start-up hook of the processes it follows
+    ["spanscope._follow", "spanscope._follow_boot"],
     ["spanscope.__main__", "spanscope._cli"],
 ]
 
