@@ -37,7 +37,8 @@
     X(import_native, 0, "the C/Fortran API's per-rank files as one .h5 (Python package)") \
     X(line_profile, 0, "line profiles a use_line_profiler run stored (Python package)") \
     X(native_lines, 0, "hottest source lines per region from stack samples (Python package)") \
-    X(check, 1, "CI gate: fail when a region got slower than a baseline")
+    X(check, 1, "CI gate: fail when a region got slower than a baseline")   \
+    X(config, 0, "the settings taken without code, resolved: variables, TOML")
 
 /* One entry point per subcommand: int cmd_report(int, char **), ... */
 #define CLI_DECLARE(name, isolate, summary) int cmd_##name(int argc, char **argv);

@@ -765,6 +765,10 @@ SPS__HIDDEN sps__thr_t *sps__agg_thread(size_t bytes);
 
 /* session.c: process-wide set-up (once), liveness, the config check. */
 SPS__HIDDEN void sps__process_init(void);
+/* Called last in the fork's child handler, the inherited session off
+ * (NULL: nothing); the api layer's src/api/fork.c sets it from a
+ * constructor and opens the child's own session there. */
+SPS__HIDDEN extern void (*sps__fork_child_hook)(void);
 SPS__HIDDEN int sps__session_live(void);
 SPS__HIDDEN int sps__config_check(const sps_config_t *cfg);
 /* Called under the session lock when a session's recording is forgotten

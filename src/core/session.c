@@ -54,7 +54,9 @@ static void atfork_child(void) {
     sps__stacks_atfork_child(); /* its locks may be held by a thread that
                                    does not exist here */
     sps__perf_atfork_child();
+    if (sps__fork_child_hook) sps__fork_child_hook(); /* api/fork.c */
 }
+void (*sps__fork_child_hook)(void);
 
 static void process_init(void) {
     sps__clock_init();
