@@ -34,9 +34,12 @@
  * SPS__SIG_MPI_WAIT_S seconds each.  If a part does not come, the parts
  * stay (join them with `spanscope merge`).
  *
- * Fork: a forked child inherits the handler but has no watcher; there the
- * handler does what prev would have (the child dies of the signal as
- * without spanscope) until an sps_setup in the child installs again.
+ * Fork: a forked child inherits the handler but has no watcher, and gets
+ * none (a child of a multi-threaded process may not portably start
+ * threads: POSIX allows only async-signal-safe calls there and
+ * ThreadSanitizer refuses; core's spill writer follows the same rule):
+ * there the handler does what prev would have, so the child dies of the
+ * signal as without spanscope, its own session's profile unwritten.
  *
  * Everything the handler reads is published with atomics (release by the
  * installer, acquire in the handler), so ThreadSanitizer sees the order. */
@@ -87,6 +90,7 @@ static int g_pipe_r = -1;              /* the watcher's end (g_mu) */
 static int g_owner;                    /* atomic: the pid whose watcher reads the pipe */
 static int g_writing;                  /* atomic: a signal is being written (its number) */
 static int g_session;                  /* a session of this process has us installed (g_mu) */
+static int g_forked;                   /* this process is a fork child (set in the child) */
 static int g_explicit;                 /* sps_signals set the list (g_mu) */
 static unsigned g_mask_explicit;       /* ... to this */
 static unsigned g_mask;                /* the list in force (g_mu) */
@@ -399,17 +403,19 @@ static void *watcher(void *arg) {
     return NULL;
 }
 
-/* Makes the pipe and the watcher of this process, once per process (a
- * forked child makes its own).  Under g_mu.  0 or SPS_ENOMEM-like codes. */
+static void atfork_child(void) { g_forked = 1; }
+static void atfork_register(void) { pthread_atfork(NULL, NULL, atfork_child); }
+
+/* Makes the pipe and the watcher of this process, once per process; none
+ * in a fork child (see the top of the file: the handler then passes every
+ * signal on, g_owner being the parent's pid).  Under g_mu.  0, SPS_EIO or
+ * SPS_ENOMEM. */
 static int watcher_start(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, atfork_register);
     int me = (int)getpid();
+    if (g_forked) return 0;
     if (__atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) == me && g_pipe_r >= 0) return 0;
-    /* a fork child: the parent's pipe is not ours (leave its fds alone
-     * until now: the parent's watcher reads the other end) */
-    if (g_pipe_r >= 0) close(g_pipe_r);
-    int old_w = __atomic_exchange_n(&g_pipe_w, -1, __ATOMIC_ACQ_REL);
-    if (old_w >= 0) close(old_w);
-    g_pipe_r = -1;
     int fds[2];
     if (pipe(fds) != 0) return sps__err_fail(SPS_EIO, "signals: pipe: %s", strerror(errno));
     for (int i = 0; i < 2; i++) fcntl(fds[i], F_SETFD, FD_CLOEXEC);
