@@ -375,7 +375,7 @@ SPS_API int sps_is_paused(void);
  * false, no): off, any case.  Returns the policy in force before the call
  * (1 own, 0 off), or SPS_EINVAL for own other than -1, 0, 1, or (-1 with
  * no policy chosen) for a SPANSCOPE_FORK of another value, under which
- * children record as under own (sps_error_message says so).  Any thread;
+ * children record as under own (sps_last_error says so).  Any thread;
  * it never takes a lock. */
 SPS_API int sps_fork_policy(int own);
 
