@@ -37,6 +37,7 @@
     X(import_native, 0, "the C/Fortran API's per-rank files as one .h5 (Python package)") \
     X(line_profile, 0, "line profiles a use_line_profiler run stored (Python package)") \
     X(native_lines, 0, "hottest source lines per region from stack samples (Python package)") \
+    X(recover, 1, "write the profile of a run that died (SIGKILL, segfault, OOM)") \
     X(check, 1, "CI gate: fail when a region got slower than a baseline")   \
     X(config, 0, "the settings taken without code, resolved: variables, TOML")
 

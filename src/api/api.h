@@ -287,4 +287,12 @@ SPS__HIDDEN int sps__samples_write(const sps__snap_t *s, const char *tmp,
                                    int64_t first_call_id);
 SPS__HIDDEN void sps__samples_defer(const sps__snap_t *s);
 
+/* ------------------------------------------------------------------------ */
+/* recover (src/api/recover.c)                                               */
+/* ------------------------------------------------------------------------ */
+
+/* sps_recover without the error copy: 0 or an SPS_E* code with the
+ * thread's error message set. */
+SPS__HIDDEN int sps__recover(const char *path, sps_recover_info_t *info);
+
 #endif /* SPS_API_H */

@@ -160,12 +160,18 @@ static sps__chunk_t *chunk_get(int allow_alloc) {
         if (!allow_alloc) return NULL;
         c = calloc(1, sizeof *c);
         size_t bytes = (size_t)sps__g.chunk_recs * sizeof(uint64_t);
-        if (c) c->rec = aligned_alloc(64, bytes);
-        if (!c || !c->rec) {
+        if (!c) return NULL;
+        c->live_off = -1;
+        /* crash safety: a slot of the live file, in the page cache as it
+         * is written (crash.c); else private memory */
+        if ((c->rec = sps__crash_chunk_map(&c->live_off))) {
+            c->live_gen = sps__crash_gen();
+        } else if ((c->rec = aligned_alloc(64, bytes))) {
+            memset(c->rec, 0, bytes); /* fault the pages in now, not per event */
+        } else {
             free(c);
             return NULL;
         }
-        memset(c->rec, 0, bytes); /* fault the pages in now, not per event */
         c->cap = sps__g.chunk_recs;
         sps__g.mem_chunks++;
     }
@@ -180,14 +186,16 @@ void sps__pool_put(sps__chunk_t *c) {
     c->spill = SPS__CH_IDLE;
     c->release_pending = 0;
     c->file_off = -1;
-    if (!sps__g.budget_chunks || c->cap != sps__g.chunk_recs) {
+    if (!sps__g.budget_chunks || c->cap != sps__g.chunk_recs ||
+        (c->live_off >= 0 && c->live_gen != sps__crash_gen())) {
         /* no session owns the pool (a write ended after sps_shutdown), or
-         * an earlier session's chunk size */
-        free(c->rec);
+         * an earlier session's chunk size or live file */
+        sps__chunk_mem_free(c);
         free(c);
         sps__g.mem_chunks--;
         return;
     }
+    sps__crash_chunk_clear(c); /* a slot starts zero-filled (crash.c) */
     c->next = sps__g.free_mem;
     sps__g.free_mem = c;
     sps__g.free_count++;
@@ -221,6 +229,7 @@ static void thr_install(sps__thr_t *t, sps__chunk_t *c, uint64_t now,
         t->an_off = -1;
     }
     t->hi = (uint32_t)(now >> 32);
+    sps__crash_install(t, c); /* before its first record */
     c->rec[0] = sps__rec_hi(t->hi);
     t->true_end = c->rec + sps__g.chunk_recs;
     atomic_store_explicit(&t->end, c->rec + sps__g.chunk_recs, memory_order_relaxed);
@@ -280,8 +289,9 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
     }
     thr_install(t, c, now, seq0);
     sps__anchor_t a = sps__anchor_now(); /* follow clock drift on long runs */
-    if (a.ns - (sps__g.tm.n ? sps__g.tm.a[sps__g.tm.n - 1].ns : 0) > 100000000)
-        sps__timemap_add(&sps__g.tm, a);
+    if (a.ns - (sps__g.tm.n ? sps__g.tm.a[sps__g.tm.n - 1].ns : 0) > 100000000 &&
+        sps__timemap_add(&sps__g.tm, a) == 0)
+        sps__crash_anchor(a);
     return 0;
 }
 
@@ -299,10 +309,12 @@ void sps__thread_key_init(void) { pthread_key_create(&g_key, thr_exit); }
 /* Joins t to the current session (first use, or first use after a new
  * sps_setup).  Under the lock.  Returns 0 or -1. */
 static int thr_join(sps__thr_t *t, uint64_t now) {
-    if (t->cur && t->cur->cap != sps__g.chunk_recs) {
-        /* the session changed the chunk size; only this thread may free the
-         * chunk it was writing */
-        free(t->cur->rec);
+    if (t->cur && (t->cur->cap != sps__g.chunk_recs || t->cur->live_off >= 0 ||
+                   sps__crash_on())) {
+        /* the session changed the chunk size, or the chunk is (or must now
+         * be) a slot of a session's live file (crash.c); only this thread
+         * may free the chunk it was writing */
+        sps__chunk_mem_free(t->cur);
         free(t->cur);
         t->cur = NULL;
         sps__g.mem_chunks--;
@@ -315,6 +327,7 @@ static int thr_join(sps__thr_t *t, uint64_t now) {
     t->head = t->tail = t->spill_run = NULL;
     t->epoch = sps__g.epoch;
     t->index = sps__g.nthreads++;
+    sps__crash_thread(t);
     t->dropping = 0;
     t->seq_next = 0;
     t->retired_seq = t->bg_ready_seq = 0;
@@ -525,9 +538,91 @@ int sps_thread_set_name(const char *name) {
             memcpy(t->name, tls_name, sizeof t->name);
         else
             pthread_getname_np(pthread_self(), t->name, sizeof t->name);
+        if (t->epoch == sps__g.epoch) sps__crash_thread(t); /* the new name */
         pthread_mutex_unlock(&sps__g.lock);
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Recovery: a dead process's records adopted (api/recover.c)                */
+/* ------------------------------------------------------------------------ */
+
+int sps__adopt_clock(const sps__anchor_t *a, size_t n, int64_t wall_anchor_ns,
+                     int64_t mono_anchor_ns) {
+    pthread_mutex_lock(&sps__g.lock);
+    int rc = sps__session_live() ? 0 : SPS_ENOSESSION;
+    if (!rc && n) {
+        sps__timemap_free(&sps__g.tm);
+        for (size_t i = 0; i < n && !rc; i++)
+            if (sps__timemap_add(&sps__g.tm, a[i]) == SPS_ENOMEM) rc = SPS_ENOMEM;
+        sps__g.start_ns = sps__g.period_start_ns = sps__g.tm.n ? sps__g.tm.a[0].ns : 0;
+        sps__g.wall_anchor_ns = wall_anchor_ns;
+        sps__g.mono_anchor_ns = mono_anchor_ns;
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return rc;
+}
+
+/* Appends rec[0, n) to t as retired chunks, each starting with the HI
+ * record in effect (n > 0, rec[0] a HI record).  Under the lock. */
+static int adopt_records(sps__thr_t *t, const uint64_t *rec, size_t n) {
+    uint32_t room = sps__g.chunk_recs - 1;
+    uint64_t seq = 0, hi = rec[0];
+    for (size_t i = 0; i < n;) {
+        sps__chunk_t *c = chunk_get(1);
+        if (!c) return SPS_ENOMEM;
+        uint32_t m = 0;
+        if ((rec[i] >> 32) != SPS__REC_HI_TAG) c->rec[m++] = hi;
+        while (i < n && m < room + 1) {
+            if ((rec[i] >> 32) == SPS__REC_HI_TAG) hi = rec[i];
+            c->rec[m++] = rec[i++];
+        }
+        c->n = m;
+        c->seq0 = seq;
+        seq += m;
+        c->thr = t;
+        c->next = NULL;
+        if (t->tail) t->tail->next = c; else t->head = c;
+        t->tail = c;
+        sps__g.retired += m;
+    }
+    t->retired_seq = seq;
+    return 0;
+}
+
+int sps__adopt_thread(int32_t tid, const char *name, const uint64_t *rec, size_t n) {
+    if (!n || (rec[0] >> 32) != SPS__REC_HI_TAG) return SPS_EINVAL;
+    pthread_mutex_lock(&sps__g.lock);
+    int rc = sps__session_live() ? 0 : SPS_ENOSESSION;
+    sps__thr_t *t = rc ? NULL : calloc(1, sizeof *t);
+    if (!rc && !t) rc = SPS_ENOMEM;
+    if (!rc) {
+        t->tid = tid;
+        snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+        t->epoch = sps__g.epoch;
+        t->index = sps__g.nthreads++;
+        t->exited = 1;
+        t->an_off = -1;
+        rc = adopt_records(t, rec, n);
+        t->an_chunk = t->head;
+        uint64_t first = ((uint64_t)(uint32_t)rec[0] << 32), last = first;
+        for (size_t i = 0; i < n; i++) { /* the last record's ticks */
+            if ((rec[i] >> 32) == SPS__REC_HI_TAG) last = (uint64_t)(uint32_t)rec[i] << 32;
+            else last = (last & ~0xFFFFFFFFull) | (uint32_t)rec[i];
+        }
+        for (size_t i = 1; i < n; i++)
+            if ((rec[i] >> 32) != SPS__REC_HI_TAG) {
+                first |= (uint32_t)rec[i];
+                break;
+            }
+        t->first_ns = sps__timemap_ns(&sps__g.tm, first);
+        t->last_ns = sps__timemap_ns(&sps__g.tm, last);
+        t->next_all = sps__g.threads;
+        sps__g.threads = t;
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */

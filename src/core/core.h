@@ -273,6 +273,10 @@ typedef struct sps__chunk {
     int64_t file_end;        /* spilled: one past the run's last chunk */
     uint8_t spill;           /* SPS__CH_* */
     uint8_t release_pending; /* released while BUSY: the writer releases it */
+    uint8_t mapped;          /* rec is an mmap'd region (crash.c), not malloc's */
+    int64_t live_off;        /* crash safety: rec maps this offset of the live
+                                chunks file (crash.c); -1: private memory */
+    uint64_t live_gen;       /* the crash generation of that mapping */
 } sps__chunk_t;
 
 /* A frame: one open call on a lane's stack (the fold, model/fold.c).  Times
@@ -474,6 +478,96 @@ SPS__HIDDEN int sps__steps_window(int64_t from_ns, int64_t to_ns,
  * index, or SPS_ENOSESSION, SPS_EMODE (aggregate) or SPS_ENOMEM.  Takes
  * the session lock unless the thread has joined already. */
 SPS__HIDDEN int64_t sps__thread_join(void);
+
+/* ======================================================================== */
+/* core: crash safety (src/core/crash.c; docs/crash-recovery.md)             */
+/* ======================================================================== */
+
+/* The live directory's log: entries {u32 len, u32 type, payload, u32
+ * checksum} (crash.c).  The payloads, native byte order: */
+enum {
+    SPS__CRASH_HDR = 1,      /* sps__crash_hdr_t, then file_path, label */
+    SPS__CRASH_REGION = 2,   /* u32 id, string name */
+    SPS__CRASH_THREAD = 3,   /* u32 index, i32 tid, string name */
+    SPS__CRASH_ANCHOR = 4,   /* sps__anchor_t */
+    SPS__CRASH_INSTALL = 5,  /* sps__crash_install_t */
+    SPS__CRASH_SPILL = 6,    /* sps__crash_spill_t */
+    SPS__CRASH_CONSUMED = 7  /* sps__crash_consumed_t */
+};
+/* strings: u32 length, bytes (no NUL) */
+#define SPS__CRASH_MAGIC 0x3145564C53505355ull /* "USPSLVE1" */
+#define SPS__CRASH_VERSION 1u
+#define SPS__CRASH_ENTRY_MAX 8400u /* bytes of the largest entry */
+typedef struct sps__crash_hdr {
+    uint64_t magic;
+    uint32_t version, chunk_recs;
+    int32_t pid, ppid;
+    double ns_per_tick;
+    int64_t wall_anchor_ns, mono_anchor_ns;
+    int32_t rank, size;
+    uint32_t track, reserved;
+} sps__crash_hdr_t;
+typedef struct sps__crash_install { /* slot at off now holds thread's records from seq0 */
+    int64_t off;
+    uint32_t thread, pad;
+    uint64_t seq0;
+} sps__crash_install_t;
+typedef struct sps__crash_spill { /* n records from seq0 packed at off (len bytes) */
+    uint32_t thread, n;
+    uint64_t seq0;
+    int64_t off;
+    uint64_t len;
+} sps__crash_spill_t;
+typedef struct sps__crash_consumed { /* a finalize wrote thread's records < seq */
+    uint32_t thread, pad;
+    uint64_t seq;
+} sps__crash_consumed_t;
+
+/* Under the session lock, at session open (after the first anchor): makes
+ * the session crash-safe when it should be (sps_crash_safe, env
+ * SPANSCOPE_CRASH_SAFE, an events session with a file); 1 if it is.  A
+ * directory that cannot be made is said on stderr (the session goes on). */
+SPS__HIDDEN int sps__crash_open(void);
+/* Under the lock, at session close or process exit: removes the directory
+ * when everything was written (or force_remove), else keeps it and says
+ * so on stderr. */
+SPS__HIDDEN void sps__crash_close(int force_remove);
+SPS__HIDDEN int sps__crash_on(void);
+SPS__HIDDEN int sps__crash_want(void); /* sps_crash_safe's setting */
+SPS__HIDDEN uint64_t sps__crash_gen(void);
+SPS__HIDDEN const char *sps__crash_dir(void); /* NULL when off */
+/* Once per process (atexit). */
+SPS__HIDDEN void sps__crash_process_init(void);
+/* Chunk memory: a new zero-filled shared slot (*off its offset), NULL when
+ * crash safety is off or the file cannot grow (then use private memory);
+ * clear: zero a mapped chunk going back to the pool; mem_free: unmap or
+ * free c->rec. */
+SPS__HIDDEN uint64_t *sps__crash_chunk_map(int64_t *off);
+SPS__HIDDEN void sps__crash_chunk_clear(sps__chunk_t *c);
+SPS__HIDDEN void sps__chunk_mem_free(sps__chunk_t *c);
+/* The named spill file of the live directory (an fd), or -1. */
+SPS__HIDDEN int sps__crash_spill_open(void);
+/* Log entries (no-ops when off); any thread. */
+SPS__HIDDEN void sps__crash_region(uint32_t id, const char *name);
+SPS__HIDDEN void sps__crash_thread(const sps__thr_t *t);
+SPS__HIDDEN void sps__crash_anchor(sps__anchor_t a);
+SPS__HIDDEN void sps__crash_install(const sps__thr_t *t, const sps__chunk_t *c);
+SPS__HIDDEN void sps__crash_spilled(uint32_t thread, uint64_t seq0, uint32_t n, int64_t off,
+                                    uint64_t len);
+struct sps__snap;
+SPS__HIDDEN void sps__crash_consumed(const struct sps__snap *s);
+/* In a fork child (atfork_child, first). */
+SPS__HIDDEN void sps__crash_atfork_child(void);
+
+/* Recovery (src/api/recover.c): the running session (a fresh events
+ * session, overflow SPS_OVERFLOW_GROW) takes a dead process's clock
+ * anchors (ticks ascending; replaces its time map) and its threads, each
+ * as an exited thread holding rec[0, n) (the first a HI record; no value
+ * groups).  0 or SPS_ENOMEM / SPS_ENOSESSION. */
+SPS__HIDDEN int sps__adopt_clock(const sps__anchor_t *a, size_t n, int64_t wall_anchor_ns,
+                                 int64_t mono_anchor_ns);
+SPS__HIDDEN int sps__adopt_thread(int32_t tid, const char *name, const uint64_t *rec,
+                                  size_t n);
 
 /* ======================================================================== */
 /* core: session state (src/core/session.c, buffer.c)                        */

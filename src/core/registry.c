@@ -77,7 +77,8 @@ sps_region_t sps__registry_intern(const char *name) {
         sps__hprobe_t p = sps__htab_probe(&g_index, h);
         for (uint32_t i; id == SPS_REGION_INVALID && sps__htab_next(&g_index, &p, &i);)
             if (strncmp(g_ent[i].raw, name, n) == 0 && g_ent[i].raw[n] == 0) id = i;
-        if (id == SPS_REGION_INVALID) id = insert_locked(name, n, &p);
+        if (id == SPS_REGION_INVALID && (id = insert_locked(name, n, &p)))
+            sps__crash_region(id, g_ent[id].raw); /* crash.c's log */
     }
     pthread_mutex_unlock(&g_lock);
     return id;

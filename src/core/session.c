@@ -45,6 +45,7 @@ static void atfork_parent(void) {
  * child may start its own session with sps_setup. */
 static void atfork_child(void) {
     pthread_mutex_init(&sps__g.lock, NULL);
+    sps__crash_atfork_child(); /* before anything writes a chunk */
     sps__state_store(SPS__OFF);
     if (sps__g.spill_fd >= 0) close(sps__g.spill_fd);
     sps__g.spill_fd = -1;
@@ -62,6 +63,7 @@ static void process_init(void) {
     sps__clock_init();
     sps__thread_key_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    sps__crash_process_init();
 }
 
 void sps__process_init(void) {
@@ -111,10 +113,28 @@ static void pool_trim(size_t keep) {
     while (sps__g.mem_chunks > keep && sps__g.free_mem) {
         sps__chunk_t *c = sps__g.free_mem;
         sps__g.free_mem = c->next;
-        free(c->rec);
+        sps__chunk_mem_free(c);
         free(c);
         sps__g.mem_chunks--;
         sps__g.free_count--;
+    }
+}
+
+/* Under the lock: frees the pooled chunks that do not fit the session just
+ * opened: all of them when it is crash-safe (its chunks must be slots of
+ * its live file), else those mapped from an earlier session's. */
+static void pool_drop_unfit(int crash_safe) {
+    for (sps__chunk_t **pp = &sps__g.free_mem; *pp;) {
+        sps__chunk_t *c = *pp;
+        if (crash_safe || c->live_off >= 0 || c->mapped) {
+            *pp = c->next;
+            sps__chunk_mem_free(c);
+            free(c);
+            sps__g.mem_chunks--;
+            sps__g.free_count--;
+        } else {
+            pp = &c->next;
+        }
     }
 }
 
@@ -165,7 +185,7 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
     if (sps__g.chunk_recs != chunk / 8) { /* pooled memory has the old size */
         for (sps__chunk_t *c = sps__g.free_mem, *n; c; c = n) {
             n = c->next;
-            free(c->rec);
+            sps__chunk_mem_free(c);
             free(c);
             sps__g.mem_chunks--;
         }
@@ -187,6 +207,7 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
     sps__g.wall_anchor_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
     sps__g.mono_anchor_ns = (int64_t)sps__mono_ns();
     sps__g.start_ns = sps__g.period_start_ns = a.ns;
+    pool_drop_unfit(sps__crash_open()); /* crash.c: the live directory */
     /* memory alone: delta groups on the plain state (values.c) */
     sps__state_store(sps__g.nvals && !sps__mem_delta ? SPS__EVENTS_EXTRA : sps__g.mode);
     pthread_mutex_unlock(&sps__g.lock);
@@ -205,6 +226,7 @@ int sps__session_close(sps__reset_fn reset) {
         pool_trim(0);
         sps__g.budget_chunks = 0; /* chunks released later are freed */
         sps__spill_close();
+        sps__crash_close(1); /* shut down: nothing to recover */
     }
     int dist_on = sps__g.dist.on;
     sps__g.dist.on = 0;
@@ -571,6 +593,7 @@ void sps__snap_absorb_pending(sps__snap_t *s, sps__snap_merge_fn merge) {
 
 /* Under the lock: gives the snapshot's chunks back to the pool. */
 void sps__snap_release(sps__snap_t *s) {
+    sps__crash_consumed(s); /* before the slots are cleared and reused */
     for (sps__chunk_t *c = s->owned, *n; c; c = n) {
         n = c->next;
         sps__chunk_release(c);

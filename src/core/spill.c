@@ -106,6 +106,7 @@ typedef struct job {
     int cause;         /* a failure's errno or SPS__SPILL_LIMIT (job_write
                           runs in the writer thread, whose error state no
                           one reads: the cause travels in the job) */
+    uint32_t thread;   /* c's thread's index (crash.c's log) */
 } job_t;
 
 /* Under the lock: c's thread's last spilled run, if c may extend it. */
@@ -126,8 +127,11 @@ static int job_start(job_t *j) {
     q_remove(c);
     c->spill = SPS__CH_BUSY;
     sp->busy = c;
-    *j = (job_t){c, -1, sps__g.spill_end, -1, 0, 0};
-    if (sps__g.spill_fd < 0) {
+    *j = (job_t){c, -1, sps__g.spill_end, -1, 0, 0, c->thr ? c->thr->index : 0};
+    if (sps__g.spill_fd < 0 && sps__crash_on()) {
+        sps__g.spill_fd = sps__crash_spill_open(); /* named: crash.c */
+        if (sps__g.spill_fd < 0) j->cause = errno;
+    } else if (sps__g.spill_fd < 0) {
         const char *dir = sps__g.spill_dir;
         sps__g.spill_fd = sps__tmpfile_open(dir && *dir ? dir : NULL, "spanscope-spill-");
         if (sps__g.spill_fd < 0) j->cause = errno; /* a missing or read-only dir */
@@ -163,6 +167,8 @@ static size_t job_write(job_t *j) {
         j->cause = errno;
         return 0;
     }
+    /* before the slot can be cleared and reused (job_end, convert) */
+    sps__crash_spilled(j->thread, c->seq0, c->n, j->off, len);
     return len;
 }
 

@@ -418,7 +418,8 @@ static int plan_run_ahead(sps__analysis_t *an, sps__thr_t *t, an_plan_t *p,
 static void mark_then_anchor(sps__thr_t *only) {
     for (sps__thr_t *t = only ? only : sps__g.threads; t; t = only ? NULL : t->next_all)
         t->an_mark = t->cur ? atomic_load_explicit(&t->pos, memory_order_acquire) : NULL;
-    sps__timemap_add(&sps__g.tm, sps__anchor_now());
+    sps__anchor_t a = sps__anchor_now();
+    if (sps__timemap_add(&sps__g.tm, a) == 0) sps__crash_anchor(a); /* core/crash.c */
 }
 
 /* Analyzes thread t from its cursor to its mark. */
@@ -529,6 +530,7 @@ static int bg_anchor(void) {
         (sps__g.retired - bg_anchor_retired < BG_ANCHOR_RECORDS && age < BG_ANCHOR_IDLE_NS))
         return 0;
     if (sps__timemap_add(&sps__g.tm, a)) return 0;
+    sps__crash_anchor(a); /* core/crash.c */
     bg_anchor_retired = sps__g.retired;
     /* what every thread retired so far lies before the anchor */
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)

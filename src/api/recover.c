@@ -1,0 +1,704 @@
+/* recover.c -- sps_recover / `spanscope recover PATH`: the profile a dead
+ * process left in its live directories (core/crash.c, docs/crash-recovery.md).
+ *
+ * A directory is read whole and checked before anything is believed: the
+ * log entry by entry (length, checksum, a known type, sizes and offsets
+ * inside the files), every slot and spilled chunk against the chunk size,
+ * every record's region against the names the log gave.  What is read:
+ *   - per thread, the records no finalize wrote: the spilled chunks and the
+ *     slots (each slot's latest owner, read up to its first zero word),
+ *     ordered by sequence number; a stretch covered twice (a chunk spilled
+ *     while its slot was not yet cleared) is taken once; records before
+ *     the thread's last CONSUMED mark are skipped;
+ *   - value groups are left out (values of the spans are not recovered);
+ *   - ends of calls begun before the recovered part (a call open across a
+ *     checkpoint) get a begin at the part's first time; calls still open at
+ *     the end are ended at the last time any thread recorded (the kill is
+ *     after it): both counted in /metadata.
+ * Then it runs a session of its own that adopts those threads and the dead
+ * process's clock anchors and finalizes it to PATH: the same writer as a
+ * normal run. */
+#include "api/api.h"
+#include "core/core.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_THREADS 65536u
+#define MAX_REGIONS (1u << 24)
+#define LOG_MAX ((size_t)1 << 31)
+
+typedef struct seg { /* a stretch of one thread's records */
+    uint64_t seq0;
+    uint32_t n;
+    const uint64_t *rec; /* in the chunks mapping, or decoded (owned) */
+    uint64_t *owned;
+} seg_t;
+
+typedef struct rthread {
+    int seen;
+    int32_t tid;
+    char name[33];
+    uint64_t consumed;
+    seg_t *segs;
+    size_t nsegs, cap;
+} rthread_t;
+
+typedef struct live {
+    const char *dir;
+    sps__crash_hdr_t hdr;
+    char *file_path, *label;
+    char **names;          /* by region id */
+    uint32_t nnames;
+    rthread_t *th;         /* by thread index */
+    uint32_t nth;
+    sps__anchor_t *anchors;
+    size_t nanchors, capanchors;
+    sps__crash_install_t *slots; /* by slot number: latest owner (thread+1 in pad) */
+    size_t nslots;
+    uint8_t *chunks;       /* mapping of the chunks file */
+    size_t chunks_len;
+    int spill_fd;
+    uint64_t kill_ticks;   /* the last time recorded */
+    uint64_t open_closed, carried, records, gaps, groups;
+} live_t;
+
+static int bad(const live_t *L, const char *what, long long at) {
+    return sps__err_fail(SPS_EFORMAT, "%s: %s (log byte %lld): not a spanscope live "
+                         "directory, or torn beyond repair", L->dir, what, at);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading the log                                                           */
+/* ------------------------------------------------------------------------ */
+
+static int read_file(const char *dir, const char *name, uint8_t **out, size_t *len) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return sps__err_fail(SPS_EPATH, "%s: %s", p, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > LOG_MAX) {
+        close(fd);
+        return sps__err_fail(SPS_EFORMAT, "%s: not a regular file of at most 2 GiB", p);
+    }
+    *len = (size_t)st.st_size;
+    *out = malloc(*len ? *len : 1);
+    if (!*out) {
+        close(fd);
+        return SPS_ENOMEM;
+    }
+    size_t got = 0;
+    while (got < *len) {
+        ssize_t r = pread(fd, *out + got, *len - got, (off_t)got);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR) continue;
+            break;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *len = got;
+    return 0;
+}
+
+/* A string field at p (avail bytes): a malloc'd copy, *used its bytes. */
+static char *get_str(const uint8_t *p, size_t avail, size_t *used) {
+    uint32_t n;
+    if (avail < 4) return NULL;
+    memcpy(&n, p, 4);
+    if (n > 4000 || n > avail - 4) return NULL;
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, p + 4, n);
+    s[n] = 0;
+    *used = 4 + n;
+    return s;
+}
+
+static rthread_t *thread_at(live_t *L, uint32_t i) {
+    if (i >= MAX_THREADS) return NULL;
+    if (i >= L->nth) {
+        uint32_t n = i + 1 > L->nth * 2 ? i + 1 : L->nth * 2;
+        rthread_t *v = realloc(L->th, n * sizeof *v);
+        if (!v) return NULL;
+        memset(v + L->nth, 0, (n - L->nth) * sizeof *v);
+        L->th = v;
+        L->nth = n;
+    }
+    return &L->th[i];
+}
+
+static int entry_region(live_t *L, const uint8_t *p, size_t len, long long at) {
+    uint32_t id;
+    size_t used;
+    if (len < 4) return bad(L, "short region entry", at);
+    memcpy(&id, p, 4);
+    if (id == 0 || id >= MAX_REGIONS) return bad(L, "region id out of range", at);
+    char *name = get_str(p + 4, len - 4, &used);
+    if (!name) return bad(L, "bad region name", at);
+    if (id >= L->nnames) {
+        uint32_t n = id + 1 > L->nnames * 2 ? id + 1 : L->nnames * 2;
+        char **v = realloc(L->names, n * sizeof *v);
+        if (!v) {
+            free(name);
+            return SPS_ENOMEM;
+        }
+        memset(v + L->nnames, 0, (n - L->nnames) * sizeof *v);
+        L->names = v;
+        L->nnames = n;
+    }
+    free(L->names[id]);
+    L->names[id] = name;
+    return 0;
+}
+
+static int entry_thread(live_t *L, const uint8_t *p, size_t len, long long at) {
+    uint32_t idx;
+    int32_t tid;
+    size_t used;
+    if (len < 8) return bad(L, "short thread entry", at);
+    memcpy(&idx, p, 4);
+    memcpy(&tid, p + 4, 4);
+    rthread_t *t = thread_at(L, idx);
+    char *name = get_str(p + 8, len - 8, &used);
+    if (!t || !name) {
+        free(name);
+        return bad(L, "bad thread entry", at);
+    }
+    t->seen = 1;
+    t->tid = tid;
+    snprintf(t->name, sizeof t->name, "%s", name);
+    free(name);
+    return 0;
+}
+
+static int entry_install(live_t *L, const uint8_t *p, size_t len, long long at) {
+    sps__crash_install_t e;
+    size_t bytes = (size_t)L->hdr.chunk_recs * 8;
+    if (len != sizeof e) return bad(L, "bad slot entry", at);
+    memcpy(&e, p, sizeof e);
+    if (e.off < 0 || (uint64_t)e.off % bytes || !thread_at(L, e.thread))
+        return bad(L, "slot entry out of range", at);
+    size_t slot = (size_t)((uint64_t)e.off / bytes);
+    if (slot >= (1u << 26)) return bad(L, "slot entry out of range", at);
+    if (slot >= L->nslots) {
+        size_t n = slot + 1 > L->nslots * 2 ? slot + 1 : L->nslots * 2;
+        sps__crash_install_t *v = realloc(L->slots, n * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        memset(v + L->nslots, 0, (n - L->nslots) * sizeof *v);
+        L->slots = v;
+        L->nslots = n;
+    }
+    e.pad = 1; /* in use */
+    L->slots[slot] = e;
+    return 0;
+}
+
+static int push_seg(rthread_t *t, seg_t s) {
+    if (t->nsegs == t->cap) {
+        size_t cap = t->cap * 2 + 8;
+        seg_t *v = realloc(t->segs, cap * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        t->segs = v;
+        t->cap = cap;
+    }
+    t->segs[t->nsegs++] = s;
+    return 0;
+}
+
+static int entry_spill(live_t *L, const uint8_t *p, size_t len, long long at) {
+    sps__crash_spill_t e;
+    if (len != sizeof e) return bad(L, "bad spill entry", at);
+    memcpy(&e, p, sizeof e);
+    rthread_t *t = thread_at(L, e.thread);
+    if (!t || e.off < 0 || !e.n || e.n > L->hdr.chunk_recs || e.len < SPS__PACK_HDR ||
+        e.len > sps__pack_bound(e.n) || L->spill_fd < 0)
+        return bad(L, "spill entry out of range", at);
+    uint8_t *buf = malloc(e.len);
+    uint64_t *rec = malloc((size_t)e.n * 8);
+    int rc = buf && rec ? 0 : SPS_ENOMEM;
+    if (!rc && sps__pread_full(L->spill_fd, buf, e.len, (off_t)e.off) != (ssize_t)e.len)
+        rc = bad(L, "spilled chunk beyond the spill file", at);
+    if (!rc && sps__unpack(buf, e.len, rec, e.n)) rc = bad(L, "spilled chunk corrupt", at);
+    free(buf);
+    if (!rc) rc = push_seg(t, (seg_t){e.seq0, e.n, rec, rec});
+    if (rc) free(rec);
+    return rc;
+}
+
+static int add_anchor(live_t *L, sps__anchor_t a) {
+    if (L->nanchors == L->capanchors) {
+        size_t cap = L->capanchors * 2 + 16;
+        sps__anchor_t *v = realloc(L->anchors, cap * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        L->anchors = v;
+        L->capanchors = cap;
+    }
+    L->anchors[L->nanchors++] = a;
+    return 0;
+}
+
+static int entry_header(live_t *L, const uint8_t *p, size_t len, long long at) {
+    size_t used1, used2;
+    if (len < sizeof L->hdr) return bad(L, "short header", at);
+    memcpy(&L->hdr, p, sizeof L->hdr);
+    if (L->hdr.magic != SPS__CRASH_MAGIC) return bad(L, "bad magic", at);
+    if (L->hdr.version != SPS__CRASH_VERSION)
+        return sps__err_fail(SPS_EFORMAT, "%s: live directory version %u (this spanscope "
+                             "reads %u)", L->dir, L->hdr.version, SPS__CRASH_VERSION);
+    uint32_t r = L->hdr.chunk_recs;
+    if (r < 512 || r > (2u << 20) || (r & (r - 1)) || !(L->hdr.ns_per_tick > 0) ||
+        L->hdr.ns_per_tick > 1e6)
+        return bad(L, "bad header values", at);
+    L->file_path = get_str(p + sizeof L->hdr, len - sizeof L->hdr, &used1);
+    L->label = L->file_path ? get_str(p + sizeof L->hdr + used1,
+                                      len - sizeof L->hdr - used1, &used2) : NULL;
+    if (!L->file_path || !L->label) return bad(L, "bad header strings", at);
+    return 0;
+}
+
+/* Parses the log; a torn tail (the entry being written at the kill) ends
+ * it quietly, anything else malformed is an error. */
+static int parse_log(live_t *L, const uint8_t *b, size_t len) {
+    size_t at = 0;
+    int rc = 0, first = 1;
+    while (!rc && at + 12 <= len) {
+        uint32_t h[2], sum;
+        memcpy(h, b + at, 8);
+        if (h[0] > SPS__CRASH_ENTRY_MAX || at + 12 + h[0] > len) break; /* torn */
+        memcpy(&sum, b + at + 8 + h[0], 4);
+        if ((uint32_t)sps__hash_bytes(b + at, 8 + h[0]) != sum) break; /* torn */
+        const uint8_t *p = b + at + 8;
+        if (first != (h[1] == SPS__CRASH_HDR)) return bad(L, "header not first", (long long)at);
+        first = 0;
+        switch (h[1]) {
+        case SPS__CRASH_HDR: rc = entry_header(L, p, h[0], (long long)at); break;
+        case SPS__CRASH_REGION: rc = entry_region(L, p, h[0], (long long)at); break;
+        case SPS__CRASH_THREAD: rc = entry_thread(L, p, h[0], (long long)at); break;
+        case SPS__CRASH_ANCHOR: {
+            sps__anchor_t a;
+            if (h[0] != sizeof a) return bad(L, "bad anchor", (long long)at);
+            memcpy(&a, p, sizeof a);
+            rc = add_anchor(L, a);
+            break;
+        }
+        case SPS__CRASH_INSTALL: rc = entry_install(L, p, h[0], (long long)at); break;
+        case SPS__CRASH_SPILL: rc = entry_spill(L, p, h[0], (long long)at); break;
+        case SPS__CRASH_CONSUMED: {
+            sps__crash_consumed_t e;
+            if (h[0] != sizeof e) return bad(L, "bad consumed entry", (long long)at);
+            memcpy(&e, p, sizeof e);
+            rthread_t *t = thread_at(L, e.thread);
+            if (!t) return bad(L, "consumed entry out of range", (long long)at);
+            if (e.seq > t->consumed) t->consumed = e.seq;
+            break;
+        }
+        default: return bad(L, "unknown entry", (long long)at);
+        }
+        at += 12 + h[0];
+    }
+    if (!rc && first) return bad(L, "empty log", 0);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* How many words of slot rec (cap words) hold records: up to the first
+ * zero word; a value group whose record is missing is cut off. */
+static uint32_t slot_fill(const uint64_t *rec, uint32_t cap) {
+    uint32_t i = 0, good = 0;
+    while (i < cap && rec[i]) {
+        if ((rec[i] >> 32) == SPS__REC_VAL_TAG) {
+            uint32_t n = (uint32_t)rec[i];
+            if (n > SPS__VAL_MAX || i + 1 + n >= cap || !rec[i + 1 + n]) break;
+            i += 1 + n;
+        }
+        good = ++i;
+    }
+    return good;
+}
+
+static int add_slots(live_t *L) {
+    size_t bytes = (size_t)L->hdr.chunk_recs * 8;
+    for (size_t s = 0; s < L->nslots; s++) {
+        const sps__crash_install_t *e = &L->slots[s];
+        if (!e->pad) continue;
+        if ((size_t)e->off + bytes > L->chunks_len) continue; /* never written */
+        const uint64_t *rec = (const uint64_t *)(L->chunks + e->off);
+        uint32_t n = slot_fill(rec, L->hdr.chunk_recs);
+        if (!n || (rec[0] >> 32) != SPS__REC_HI_TAG) continue; /* cleared, or torn */
+        int rc = push_seg(&L->th[e->thread], (seg_t){e->seq0, n, rec, NULL});
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int seg_cmp(const void *a, const void *b) {
+    const seg_t *x = a, *y = b;
+    return x->seq0 < y->seq0 ? -1 : x->seq0 > y->seq0;
+}
+
+typedef struct out { /* a growing array of records */
+    uint64_t *v;
+    size_t n, cap;
+} out_t;
+
+static int out_put(out_t *o, uint64_t w) {
+    if (o->n == o->cap) {
+        size_t cap = o->cap * 2 + 4096;
+        uint64_t *v = realloc(o->v, cap * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        o->v = v;
+        o->cap = cap;
+    }
+    o->v[o->n++] = w;
+    return 0;
+}
+
+/* The region id in this process of the dead one's id r (0: none). */
+static uint32_t region_map(live_t *L, uint32_t r, uint32_t *map) {
+    if (r >= MAX_REGIONS) return 0;
+    if (r < L->nnames && map[r]) return map[r];
+    char tmp[48];
+    const char *name = r < L->nnames && L->names[r] ? L->names[r] : NULL;
+    if (!name) {
+        snprintf(tmp, sizeof tmp, "(unnamed region %u)", r);
+        name = tmp;
+    }
+    uint32_t id = sps_region(name);
+    if (r < L->nnames) map[r] = id;
+    return id;
+}
+
+/* Thread t's recovered stream in o: HI records and begins/ends, from its
+ * consumed mark on, in sequence order, regions mapped. */
+static int thread_stream(live_t *L, rthread_t *t, uint32_t *map, out_t *o) {
+    qsort(t->segs, t->nsegs, sizeof *t->segs, seg_cmp);
+    uint64_t next = t->consumed; /* the first sequence number still wanted */
+    for (size_t k = 0; k < t->nsegs; k++) {
+        const seg_t *g = &t->segs[k];
+        if (g->seq0 + g->n <= next) continue; /* covered, or consumed */
+        if (g->seq0 > next && next > t->consumed) L->gaps += g->seq0 - next;
+        uint32_t hi = 0;
+        int have_hi = 0;
+        for (uint32_t i = 0; i < g->n; i++) {
+            uint64_t w = g->rec[i];
+            uint32_t tag = (uint32_t)(w >> 32);
+            if (tag == SPS__REC_HI_TAG) {
+                hi = (uint32_t)w;
+                have_hi = 1;
+                if (g->seq0 + i >= next && out_put(o, w)) return SPS_ENOMEM;
+                continue;
+            }
+            if (tag == SPS__REC_VAL_TAG) { /* values are not recovered */
+                uint32_t n = (uint32_t)w;
+                if (n > SPS__VAL_MAX) break;
+                L->groups++;
+                i += n;
+                continue;
+            }
+            if (g->seq0 + i < next) continue;
+            if (!have_hi) break; /* a chunk always starts with one */
+            uint32_t payload = (uint32_t)(w >> 32);
+            uint32_t r = region_map(L, payload >> 1, map);
+            if (!r) return SPS_ENOMEM;
+            uint64_t ticks = ((uint64_t)hi << 32) | (uint32_t)w;
+            if (ticks > L->kill_ticks) L->kill_ticks = ticks;
+            /* a HI record first whenever the stream does not have the
+             * upper half in effect (the first record, after a skip) */
+            if (o->n == 0 || g->seq0 + i == next) {
+                if (out_put(o, sps__rec_hi(hi))) return SPS_ENOMEM;
+            }
+            if (out_put(o, ((uint64_t)((r << 1) | (payload & 1u)) << 32) | (uint32_t)w))
+                return SPS_ENOMEM;
+            L->records++;
+        }
+        next = g->seq0 + g->n;
+    }
+    return 0;
+}
+
+/* Balances o: a begin at its first time for each end whose call began
+ * before it, an end at end_ticks for each call still open. */
+static int balance(live_t *L, out_t *o, uint64_t end_ticks) {
+    uint32_t *stack = NULL, *early = NULL;
+    size_t n = 0, cap = 0, ne = 0, cape = 0;
+    uint64_t first = 0;
+    int have_first = 0, rc = 0;
+    uint32_t hi = 0;
+    for (size_t i = 0; i < o->n && !rc; i++) {
+        uint64_t w = o->v[i];
+        if ((w >> 32) == SPS__REC_HI_TAG) {
+            hi = (uint32_t)w;
+            continue;
+        }
+        if (!have_first) {
+            first = ((uint64_t)hi << 32) | (uint32_t)w;
+            have_first = 1;
+        }
+        uint32_t payload = (uint32_t)(w >> 32);
+        uint32_t r = payload >> 1;
+        if (!(payload & 1u)) {
+            if (sps__grow((void **)&stack, &cap, n, sizeof *stack)) rc = SPS_ENOMEM;
+            else stack[n++] = r;
+        } else if (n && stack[n - 1] == r) {
+            n--;
+        } else if (!n) { /* began before the recovered part */
+            if (sps__grow((void **)&early, &cape, ne, sizeof *early)) rc = SPS_ENOMEM;
+            else early[ne++] = r;
+        }
+        /* a mismatched end is the recording's own misuse: left to the fold */
+    }
+    if (!rc && ne) { /* their begins, outermost first, before everything */
+        out_t b = {0};
+        rc = out_put(&b, sps__rec_hi((uint32_t)(first >> 32)));
+        for (size_t k = ne; k-- > 0 && !rc;)
+            rc = out_put(&b, ((uint64_t)(early[k] << 1) << 32) | (uint32_t)first);
+        for (size_t i = 0; i < o->n && !rc; i++) rc = out_put(&b, o->v[i]);
+        if (!rc) {
+            free(o->v);
+            *o = b;
+        } else {
+            free(b.v);
+        }
+        L->carried += ne;
+    }
+    if (!rc && n) { /* ended at the last time recorded */
+        rc = out_put(o, sps__rec_hi((uint32_t)(end_ticks >> 32)));
+        for (size_t k = n; k-- > 0 && !rc;)
+            rc = out_put(o, ((uint64_t)((stack[k] << 1) | 1u) << 32) | (uint32_t)end_ticks);
+        L->open_closed += n;
+    }
+    free(stack);
+    free(early);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One directory                                                             */
+/* ------------------------------------------------------------------------ */
+
+static void live_free(live_t *L) {
+    for (uint32_t i = 0; i < L->nnames; i++) free(L->names[i]);
+    free(L->names);
+    for (uint32_t i = 0; i < L->nth; i++) {
+        for (size_t k = 0; k < L->th[i].nsegs; k++) free(L->th[i].segs[k].owned);
+        free(L->th[i].segs);
+    }
+    free(L->th);
+    free(L->anchors);
+    free(L->slots);
+    free(L->file_path);
+    free(L->label);
+    if (L->chunks) munmap(L->chunks, L->chunks_len);
+    if (L->spill_fd >= 0) close(L->spill_fd);
+}
+
+static int map_chunks(live_t *L) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/chunks", L->dir);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return sps__err_fail(SPS_EPATH, "%s: %s", p, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) rc = sps__err_fail(SPS_EFORMAT, "%s: not a file", p);
+    else if (st.st_size > 0) {
+        L->chunks_len = (size_t)st.st_size;
+        void *m = mmap(NULL, L->chunks_len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) rc = sps__err_fail(SPS_EIO, "%s: %s", p, strerror(errno));
+        else L->chunks = m;
+    }
+    close(fd);
+    return rc;
+}
+
+static int anchor_cmp(const void *a, const void *b) {
+    const sps__anchor_t *x = a, *y = b;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+/* Reads directory dir into L (everything but the session). */
+static int live_read(live_t *L) {
+    uint8_t *log = NULL;
+    size_t len = 0;
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/spill", L->dir);
+    L->spill_fd = open(p, O_RDONLY | O_CLOEXEC);
+    int rc = map_chunks(L);
+    if (!rc) rc = read_file(L->dir, "log", &log, &len);
+    if (!rc) rc = parse_log(L, log, len);
+    free(log);
+    if (!rc) rc = add_slots(L);
+    if (!rc && !L->nanchors) rc = bad(L, "no clock anchor", 0);
+    if (!rc) qsort(L->anchors, L->nanchors, sizeof *L->anchors, anchor_cmp);
+    return rc;
+}
+
+/* The session that writes L's records to out. */
+static int live_write(live_t *L, const char *out) {
+    uint32_t *map = calloc(L->nnames ? L->nnames : 1, sizeof *map);
+    out_t *streams = calloc(L->nth ? L->nth : 1, sizeof *streams);
+    int rc = map && streams ? 0 : SPS_ENOMEM;
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = out;
+    cfg.label = L->label && *L->label ? L->label : NULL;
+    cfg.overflow = SPS_OVERFLOW_GROW;
+    cfg.local = 1;
+    cfg.rank = L->hdr.rank >= 0 && L->hdr.size > L->hdr.rank ? L->hdr.rank : 0;
+    cfg.size = L->hdr.size > cfg.rank ? L->hdr.size : 1;
+    int want = sps__crash_want();
+    sps_crash_safe(0); /* this session's own records are not to be kept */
+    if (!rc) rc = sps_setup(&cfg);
+    sps_crash_safe(want);
+    if (rc) goto done;
+    for (uint32_t i = 0; i < L->nth && !rc; i++)
+        if (L->th[i].nsegs) rc = thread_stream(L, &L->th[i], map, &streams[i]);
+    /* the last anchor, then the last record: the time map reaches it */
+    sps__anchor_t last = L->anchors[L->nanchors - 1];
+    if (!rc && L->kill_ticks > last.ticks) {
+        sps__anchor_t a = {L->kill_ticks,
+                           last.ns + (int64_t)((double)(L->kill_ticks - last.ticks) *
+                                               L->hdr.ns_per_tick)};
+        rc = add_anchor(L, a);
+    }
+    if (!rc) rc = sps__adopt_clock(L->anchors, L->nanchors, L->hdr.wall_anchor_ns,
+                                   L->hdr.mono_anchor_ns);
+    uint32_t threads = 0;
+    for (uint32_t i = 0; i < L->nth && !rc; i++) {
+        if (!streams[i].n) continue;
+        rc = balance(L, &streams[i], L->kill_ticks);
+        if (!rc) rc = sps__adopt_thread(L->th[i].tid, L->th[i].name, streams[i].v, streams[i].n);
+        threads++;
+    }
+    char num[32];
+    snprintf(num, sizeof num, "%d", (int)L->hdr.pid);
+    if (!rc) sps_metadata_set("recovered_from_pid", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)L->open_closed);
+    if (!rc) sps_metadata_set("recovered_open_calls", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)L->carried);
+    if (!rc) sps_metadata_set("recovered_carried_calls", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)L->gaps);
+    if (!rc) sps_metadata_set("recovered_lost_records", num);
+    if (!rc) sps_metadata_set("recovered", "1");
+    if (!rc) rc = sps_finalize();
+    sps_shutdown();
+done:
+    for (uint32_t i = 0; i < L->nth && streams; i++) free(streams[i].v);
+    free(streams);
+    free(map);
+    return rc;
+}
+
+static void remove_live(const char *dir) {
+    static const char *const names[] = {"log", "chunks", "spill"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The directories of a path                                                 */
+/* ------------------------------------------------------------------------ */
+
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The "<path>.live-<pid>" directories, sorted; *n of them. */
+static int find_dirs(const char *path, char ***out, size_t *n) {
+    char dir[PATH_MAX], prefix[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        if (!dir[0]) strcpy(dir, "/");
+    } else {
+        strcpy(dir, ".");
+    }
+    snprintf(prefix, sizeof prefix, "%s.live-", slash ? slash + 1 : path);
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return sps__err_fail(SPS_EPATH, "%s: %s", dir, strerror(errno));
+    size_t cap = 0, plen = strlen(prefix);
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(d)) && !rc;) {
+        if (strncmp(e->d_name, prefix, plen)) continue;
+        const char *pid = e->d_name + plen;
+        if (!*pid || strspn(pid, "0123456789") != strlen(pid)) continue;
+        char full[PATH_MAX];
+        if (snprintf(full, sizeof full, "%s/%s", dir, e->d_name) >= (int)sizeof full) continue;
+        if (sps__grow((void **)out, &cap, *n, sizeof **out)) rc = SPS_ENOMEM;
+        else if (!((*out)[*n] = strdup(full))) rc = SPS_ENOMEM;
+        else (*n)++;
+    }
+    closedir(d);
+    if (!rc && *n) qsort(*out, *n, sizeof **out, str_cmp);
+    return rc;
+}
+
+/* path's output for directory number i of n: path itself for a single
+ * one, else "<stem>.pid<PID><ext>". */
+static void out_name(const char *path, const live_t *L, size_t n, char *buf, size_t cap) {
+    if (n == 1) {
+        snprintf(buf, cap, "%s", path);
+        return;
+    }
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot || dot == (slash ? slash + 1 : path)) dot = path + strlen(path);
+    snprintf(buf, cap, "%.*s.pid%d%s", (int)(dot - path), path, (int)L->hdr.pid, dot);
+}
+
+int sps__recover(const char *path, sps_recover_info_t *info) {
+    if (!path || !*path) return sps__err_fail(SPS_EINVAL, "recover: no path");
+    if (sps__session_live())
+        return sps__err_fail(SPS_EACTIVE, "recover: a session is running in this process");
+    char **dirs = NULL;
+    size_t n = 0;
+    int rc = find_dirs(path, &dirs, &n);
+    if (!rc && !n)
+        rc = sps__err_fail(SPS_EPATH, "%s: nothing to recover (no %s.live-<pid> directory: "
+                           "the run finalized, or crash safety was off)", path, path);
+    for (size_t i = 0; i < n && !rc; i++) {
+        live_t L = {.dir = dirs[i], .spill_fd = -1};
+        char out[PATH_MAX];
+        rc = live_read(&L);
+        if (!rc) {
+            out_name(path, &L, n, out, sizeof out);
+            rc = live_write(&L, out);
+        }
+        if (!rc && info) {
+            info->processes++;
+            info->records += L.records;
+            info->open_closed += L.open_closed;
+            info->carried += L.carried;
+            info->lost_records += L.gaps;
+            for (uint32_t k = 0; k < L.nth; k++) info->threads += L.th[k].nsegs > 0;
+        }
+        if (!rc) remove_live(dirs[i]);
+        live_free(&L);
+    }
+    for (size_t i = 0; i < n; i++) free(dirs[i]);
+    free(dirs);
+    return rc;
+}
+
+int sps_recover(const char *path, sps_recover_info_t *info, char *err, size_t errlen) {
+    sps__err_clear();
+    if (info) memset(info, 0, sizeof *info);
+    return sps__err_copy(sps__recover(path, info), err, errlen);
+}

@@ -1,0 +1,366 @@
+/* crash.c -- crash safety: what a session records reaches the kernel as it
+ * is recorded, so that a SIGKILL, a segfault or an OOM kill loses (almost)
+ * nothing; `spanscope recover PATH` (src/api/recover.c) reads it back.
+ *
+ * The live directory PATH.live-<pid> (PATH: the session's output) holds:
+ *   chunks  the chunk memory itself: every chunk of the pool is a
+ *           MAP_SHARED mapping of a slot of this file, so a record is in
+ *           the page cache the moment the hot path stores it -- the hot
+ *           path is unchanged (no extra store, no syscall);
+ *   spill   the spill file (spill.c), named instead of unlinked;
+ *   log     an append-only log of what the records need to be read: the
+ *           session's settings, region names, threads, clock anchors,
+ *           which slot holds which thread's records from which sequence
+ *           number, which records were spilled where, and how far each
+ *           thread's records were written out by a finalize.
+ *
+ * A slot is zero-filled before a thread gets it (a fresh slot of the file
+ * is zero; a recycled one is cleared when it goes back to the pool, by
+ * the spill writer or the finalize, never by the recording thread), and no
+ * record is ever the zero word (a begin or an end names a region >= 1, a
+ * HI record has its tag), so a reader finds how far a slot is filled: up
+ * to its first zero word (a value group, which may hold zeros, is skipped
+ * by its length; a group whose record is missing was being written).
+ * What can be lost: a record whose store had not reached memory (the one
+ * in flight), records of threads that run on after a failed write of the
+ * log or the spill file (reported on stderr), and what happened after the
+ * process left the library's control (nothing: there is no buffering).
+ *
+ * Each log entry is one write(2) on an O_APPEND descriptor (atomic among
+ * the threads that append) with a checksum, so a torn entry is detected
+ * and ends the log.  The log is written at a thread's first record, at
+ * each chunk it takes (once per 8192 records by default), at each anchor,
+ * region name, spill and finalize: a few hundred bytes per MiB recorded.
+ *
+ * A session that is shut down, or whose records were all written by a
+ * finalize when the process exits, removes the directory.  Aggregate-mode
+ * sessions keep their statistics in private memory: they are not covered.
+ * A forked child never writes into its parent's files: its copies of the
+ * mappings are replaced by private memory (sps__crash_atfork_child). */
+#include "core/core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct {
+    int on;             /* this session is crash-safe */
+    int log_fd, chunks_fd;
+    int64_t chunks_end; /* bytes of the chunks file */
+    uint64_t gen;       /* session generation the mappings belong to */
+    char *dir;
+    int warned;
+    int want;           /* sps_crash_safe: -1 default (env), 0 off, 1 on */
+} g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1};
+
+int sps_crash_safe(int on) {
+    if (on < -1 || on > 1) return SPS_EINVAL;
+    __atomic_store_n(&g_crash.want, on, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int sps__crash_want(void) { return __atomic_load_n(&g_crash.want, __ATOMIC_RELAXED); }
+int sps__crash_on(void) { return __atomic_load_n(&g_crash.on, __ATOMIC_RELAXED); }
+uint64_t sps__crash_gen(void) { return g_crash.gen; }
+const char *sps__crash_dir(void) { return g_crash.on ? g_crash.dir : NULL; }
+
+/* ------------------------------------------------------------------------ */
+/* The log                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Appends one entry: {u32 len, u32 type}, len bytes, u32 checksum of all
+ * before it.  One write(2); a failure turns crash safety off (said once). */
+static void log_put(uint32_t type, const void *payload, size_t len) {
+    uint8_t buf[SPS__CRASH_ENTRY_MAX];
+    if (g_crash.log_fd < 0 || len > sizeof buf - 12) return;
+    uint32_t h[2] = {(uint32_t)len, type};
+    memcpy(buf, h, 8);
+    memcpy(buf + 8, payload, len);
+    uint32_t sum = (uint32_t)sps__hash_bytes(buf, 8 + len);
+    memcpy(buf + 8 + len, &sum, 4);
+    ssize_t w;
+    do w = write(g_crash.log_fd, buf, 12 + len);
+    while (w < 0 && errno == EINTR);
+    if (w != (ssize_t)(12 + len) && !g_crash.warned) {
+        g_crash.warned = 1;
+        fprintf(stderr, "spanscope: crash safety: writing %s/log failed (%s); a crash now "
+                "loses what follows\n", g_crash.dir, w < 0 ? strerror(errno) : "short write");
+    }
+}
+
+/* A string field: u32 length, bytes (cut at max, at most 4000). */
+static size_t put_str(uint8_t *p, const char *s, size_t max) {
+    uint32_t n = s ? (uint32_t)strnlen(s, max < 4000 ? max : 4000) : 0;
+    memcpy(p, &n, 4);
+    if (n) memcpy(p + 4, s, n);
+    return 4 + n;
+}
+
+void sps__crash_region(uint32_t id, const char *name) {
+    if (!sps__crash_on()) return;
+    uint8_t b[4100];
+    memcpy(b, &id, 4);
+    log_put(SPS__CRASH_REGION, b, 4 + put_str(b + 4, name, 4000));
+}
+
+void sps__crash_thread(const sps__thr_t *t) {
+    if (!g_crash.on) return;
+    uint8_t b[64];
+    int32_t tid = t->tid;
+    memcpy(b, &t->index, 4);
+    memcpy(b + 4, &tid, 4);
+    char name[sizeof t->name + 1];
+    memcpy(name, t->name, sizeof t->name);
+    name[sizeof t->name] = 0;
+    log_put(SPS__CRASH_THREAD, b, 8 + put_str(b + 8, name, sizeof name));
+}
+
+void sps__crash_anchor(sps__anchor_t a) {
+    if (!g_crash.on) return;
+    log_put(SPS__CRASH_ANCHOR, &a, sizeof a);
+}
+
+void sps__crash_install(const sps__thr_t *t, const sps__chunk_t *c) {
+    if (!g_crash.on || c->live_off < 0 || c->live_gen != g_crash.gen) return;
+    sps__crash_install_t e = {c->live_off, t->index, 0, c->seq0};
+    log_put(SPS__CRASH_INSTALL, &e, sizeof e);
+}
+
+void sps__crash_spilled(uint32_t thread, uint64_t seq0, uint32_t n, int64_t off, uint64_t len) {
+    if (!sps__crash_on()) return;
+    sps__crash_spill_t e = {thread, n, seq0, off, len};
+    log_put(SPS__CRASH_SPILL, &e, sizeof e);
+}
+
+void sps__crash_consumed(const sps__snap_t *s) {
+    if (!g_crash.on) return;
+    for (size_t i = 0; i < s->nsegs; i++) {
+        const sps__seg_t *g = &s->segs[i];
+        if (i + 1 < s->nsegs && s->segs[i + 1].thread == g->thread) continue;
+        sps__crash_consumed_t e = {g->thread, 0, g->seq0 + g->n};
+        log_put(SPS__CRASH_CONSUMED, &e, sizeof e);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Chunk memory                                                              */
+/* ------------------------------------------------------------------------ */
+
+uint64_t *sps__crash_chunk_map(int64_t *off) {
+    *off = -1;
+    if (!g_crash.on) return NULL;
+    size_t bytes = (size_t)sps__g.chunk_recs * sizeof(uint64_t);
+    int64_t o = g_crash.chunks_end;
+    /* blocks reserved now: a store into a hole of a full disk would be a
+     * SIGBUS in the recording thread */
+    int rc = posix_fallocate(g_crash.chunks_fd, o, (off_t)bytes);
+    if (rc) {
+        if (!g_crash.warned) {
+            g_crash.warned = 1;
+            fprintf(stderr, "spanscope: crash safety: %s/chunks cannot grow (%s); new chunks "
+                    "are private memory\n", g_crash.dir, strerror(rc));
+        }
+        return NULL;
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                   g_crash.chunks_fd, (off_t)o);
+    if (p == MAP_FAILED) return NULL;
+    g_crash.chunks_end = o + (int64_t)bytes;
+    *off = o;
+    return p;
+}
+
+/* Under the lock: clears a mapped chunk going back to the pool (see top). */
+void sps__crash_chunk_clear(sps__chunk_t *c) {
+    if (c->live_off >= 0 && c->rec)
+        memset(c->rec, 0, (size_t)c->cap * sizeof(uint64_t));
+}
+
+void sps__chunk_mem_free(sps__chunk_t *c) {
+    if (!c->rec) return;
+    if (c->live_off >= 0 || c->mapped)
+        munmap(c->rec, (size_t)c->cap * sizeof(uint64_t));
+    else
+        free(c->rec);
+    c->rec = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The session                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Whether this session is to be crash-safe: sps_crash_safe, else
+ * SPANSCOPE_CRASH_SAFE (default on), for an events session with a file. */
+static int wanted(void) {
+    if (!sps__g.file_path || !*sps__g.file_path || sps__g.mode != SPS__EVENTS) return 0;
+    int w = __atomic_load_n(&g_crash.want, __ATOMIC_RELAXED);
+    if (w >= 0) return w;
+    const char *e = getenv("SPANSCOPE_CRASH_SAFE");
+    if (e && (!strcmp(e, "0") || !strcasecmp(e, "false") || !strcasecmp(e, "no") ||
+              !strcasecmp(e, "off")))
+        return 0;
+    return 1;
+}
+
+static int open_in(const char *name, int flags) {
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s/%s", g_crash.dir, name) >= (int)sizeof p) return -1;
+    return open(p, flags | O_CLOEXEC, 0600);
+}
+
+int sps__crash_spill_open(void) {
+    if (!g_crash.on) return -1;
+    return open_in("spill", O_RDWR | O_CREAT | O_TRUNC);
+}
+
+static void remove_dir(void) {
+    static const char *const names[] = {"log", "chunks", "spill"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (snprintf(p, sizeof p, "%s/%s", g_crash.dir, names[i]) < (int)sizeof p) unlink(p);
+    rmdir(g_crash.dir);
+}
+
+static void close_fds(void) {
+    if (g_crash.log_fd >= 0) close(g_crash.log_fd);
+    if (g_crash.chunks_fd >= 0) close(g_crash.chunks_fd);
+    g_crash.log_fd = g_crash.chunks_fd = -1;
+}
+
+/* The header entry: what a reader needs before anything else. */
+static void log_header(void) {
+    uint8_t b[8300];
+    sps__crash_hdr_t h = {0};
+    h.magic = SPS__CRASH_MAGIC;
+    h.version = SPS__CRASH_VERSION;
+    h.pid = getpid();
+    h.ppid = getppid();
+    h.chunk_recs = sps__g.chunk_recs;
+    h.ns_per_tick = sps__timemap_scale(&sps__g.tm);
+    h.wall_anchor_ns = sps__g.wall_anchor_ns;
+    h.mono_anchor_ns = sps__g.mono_anchor_ns;
+    h.rank = sps__g.cfg.rank;
+    h.size = sps__g.cfg.size;
+    h.track = (uint32_t)sps__g.cfg.track;
+    memcpy(b, &h, sizeof h);
+    size_t n = sizeof h;
+    n += put_str(b + n, sps__g.file_path, 4000);
+    n += put_str(b + n, sps__g.label, 4000);
+    log_put(SPS__CRASH_HDR, b, n);
+}
+
+int sps__crash_open(void) {
+    g_crash.gen++;
+    if (!wanted()) return 0;
+    char dir[PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s.live-%d", sps__g.file_path, (int)getpid()) >=
+        (int)sizeof dir)
+        return 0;
+    free(g_crash.dir);
+    g_crash.dir = strdup(dir);
+    if (!g_crash.dir) return 0;
+    g_crash.warned = 0;
+    if (mkdir(dir, 0700) && errno != EEXIST) {
+        fprintf(stderr, "spanscope: crash safety off: cannot create %s (%s)\n", dir,
+                strerror(errno));
+        return 0;
+    }
+    g_crash.log_fd = open_in("log", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+    g_crash.chunks_fd = open_in("chunks", O_RDWR | O_CREAT | O_TRUNC);
+    if (g_crash.log_fd < 0 || g_crash.chunks_fd < 0) {
+        fprintf(stderr, "spanscope: crash safety off: cannot create files in %s (%s)\n", dir,
+                strerror(errno));
+        close_fds();
+        remove_dir();
+        return 0;
+    }
+    g_crash.chunks_end = 0;
+    log_header(); /* first: a reader needs it before anything else */
+    for (size_t i = 0; i < sps__g.tm.n; i++) log_put(SPS__CRASH_ANCHOR, &sps__g.tm.a[i],
+                                                     sizeof sps__g.tm.a[i]);
+    /* from here names interned by other threads are logged as they come;
+     * the earlier ones now (one may be logged twice: readers take either) */
+    __atomic_store_n(&g_crash.on, 1, __ATOMIC_RELAXED);
+    uint32_t nr = sps__registry_count();
+    for (uint32_t r = 1; r < nr; r++) sps__crash_region(r, sps__registry_name(r));
+    return 1;
+}
+
+/* Whether any thread holds records no finalize has written. */
+static int unwritten(void) {
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) {
+        if (t->epoch != sps__g.epoch) continue;
+        if (t->head) return 1;
+        if (t->cur && !t->dropping) {
+            const uint64_t *p = atomic_load_explicit(&t->pos, memory_order_acquire);
+            /* a chunk holds its HI record and maybe a value group alone */
+            if ((uint32_t)(p - t->cur->rec) > t->cur->consumed + 1 + SPS__VAL_MAX + 1)
+                return 1;
+        }
+    }
+    return sps__g.pending != NULL;
+}
+
+void sps__crash_close(int force_remove) {
+    if (!g_crash.on) return;
+    /* the spill writer logs without the lock: let its job end first */
+    while (sps__g.sp.busy) pthread_cond_wait(&sps__g.sp.done, &sps__g.lock);
+    __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);
+    int keep = !force_remove && unwritten();
+    close_fds();
+    if (!keep) remove_dir();
+    else
+        fprintf(stderr, "spanscope: the session ended without writing everything it "
+                "recorded; `spanscope recover %s` writes it\n", sps__g.file_path);
+}
+
+/* At exit: a session whose records were all written leaves nothing behind;
+ * one that was not finalized keeps its directory (and says so). */
+static void at_exit(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    if (g_crash.on && sps__g.pid == getpid()) sps__crash_close(0);
+    pthread_mutex_unlock(&sps__g.lock);
+}
+
+void sps__crash_process_init(void) { atexit(at_exit); }
+
+/* ------------------------------------------------------------------------ */
+/* Fork                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Replaces the shared mapping of c (if it is one) by private memory with
+ * the same bytes, at the same address. */
+static void privatize(sps__chunk_t *c) {
+    if (!c || !c->rec || c->live_off < 0) return;
+    size_t bytes = (size_t)c->cap * sizeof(uint64_t);
+    void *tmp = malloc(bytes);
+    if (tmp) memcpy(tmp, c->rec, bytes);
+    void *p = mmap(c->rec, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p != MAP_FAILED && tmp) memcpy(p, tmp, bytes);
+    free(tmp);
+    c->live_off = -1;
+    c->mapped = 1;
+}
+
+/* In a fork child, before anything else runs: the parent's live files are
+ * the parent's.  Every chunk the child can reach becomes private memory,
+ * and the child's descriptors of the files are closed. */
+void sps__crash_atfork_child(void) {
+    if (!g_crash.on && g_crash.log_fd < 0) return;
+    __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);
+    close_fds();
+    for (sps__chunk_t *c = sps__g.free_mem; c; c = c->next) privatize(c);
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all) {
+        privatize(t->cur);
+        for (sps__chunk_t *c = t->head; c; c = c->next) privatize(c);
+    }
+    if (sps__g.pending)
+        for (sps__chunk_t *c = sps__g.pending->owned; c; c = c->next) privatize(c);
+}
