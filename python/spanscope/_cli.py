@@ -251,6 +251,46 @@ def _run_parser():
     return p
 
 
+#: options of ``run`` (Python's and the native one) that take the next
+#: argument as their value (tools/cmd_run.c's takes_value, the same list)
+_RUN_VALUE_OPTIONS = ("-o", "--output", "--outfile", "--label", "--memory-limit",
+                      "--sample-hz", "--config", "--include", "--exclude", "--entrypoint",
+                      "--buffer-limit", "--tag", "--enable-tag")
+
+
+def _native_run(argv: list[str]) -> bool:
+    """Whether ``run`` ARGV is ``run [options] -- CMD ...`` with CMD not a
+    Python script (no .py/.pyw suffix): the C tool's native run
+    (docs/native-run.md), as tools/cmd_run.c decides it."""
+    skip = False
+    for k, a in enumerate(argv):
+        if skip:
+            skip = False
+        elif a == "--":
+            return k + 1 < len(argv) and not argv[k + 1].endswith((".py", ".pyw"))
+        elif not a.startswith("-") or a == "-":
+            return False  # the script
+        else:
+            skip = a in _RUN_VALUE_OPTIONS
+    return False
+
+
+def _run_native(argv: list[str]) -> int:
+    """``run [options] -- CMD ...``: the C tool runs CMD (it execs it, so
+    CMD's output, signals and exit status are its own).  The console script
+    (and ``python -m spanscope``) becomes the tool, as entry() does for the
+    C subcommands; called as main(["run", ...]) it runs as a child."""
+    exe = _binary()
+    if exe is None:
+        return _die(EXIT_USAGE, "run: running a program (run -- CMD) needs the spanscope "
+                                "binary (spanscope/bin/spanscope) or SPANSCOPE_CLI")
+    if sys.argv[1:] == ["run", *argv]:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(exe, [exe, "run", *argv])
+    return _run_binary(exe, ["run", *argv])
+
+
 def _run(argv: list[str]) -> int:
     """run [options] SCRIPT [ARGS...]: SCRIPT as __main__ in a session
     (ProfileManager.setup, then ProfileManager._exec_script, the body of
@@ -259,8 +299,12 @@ def _run(argv: list[str]) -> int:
     (--entrypoint implies --recursive, as in scope-profiler; the patterns
     apply to recursive tracing only).  The
     script's own exit status is the command's (SystemExit and exceptions
-    pass through, after the profile is written).  A program that is not a
-    Python script: exit 2, the zero-touch runner is another issue's."""
+    pass through, after the profile is written).  Any other program:
+    ``run [options] -- CMD ...``, the C tool's (_run_native)."""
+    # run [options] -- CMD: any program, the C tool's (unless it handed this
+    # run over itself: a Python script after "--")
+    if not os.environ.pop("SPANSCOPE_RUN_FORWARDED", None) and _native_run(argv):
+        return _run_native(argv)
     try:
         args = _run_parser().parse_args(argv)
     except SystemExit as stop:  # argparse: --help, or bad usage
