@@ -325,14 +325,14 @@ static void write_ranks(int sig, const char *path, int rank, int size, int64_t s
 static void write_local(int sig, const char *path, int finalized_before, char *line,
                         size_t cap) {
     const char *name = sig_name(sig);
-    /* after a finalize of the session, an empty period must not replace
-     * the file it wrote: write beside it, then decide */
-    char *tmp = NULL;
-    if (finalized_before) {
-        size_t n = strlen(path) + 48;
-        tmp = malloc(n);
-        if (tmp) snprintf(tmp, n, "%s.signal-%ld.h5", path, (long)getpid());
-    }
+    /* written beside the output, then renamed over it: after a finalize of
+     * the session an empty period must not replace the file it wrote, and
+     * a finalize of the program's running at this moment (its temporary
+     * file is "<path>.tmp-<pid>") must not share a temporary file with
+     * this one */
+    size_t tn = strlen(path) + 48;
+    char *tmp = malloc(tn);
+    if (tmp) snprintf(tmp, tn, "%s.signal-%ld.h5", path, (long)getpid());
     int rc = sps__finalize_local(tmp ? tmp : path, NULL);
     if (rc) {
         snprintf(line, cap, "spanscope: SIG%s: could not write %s: %s; ending as the signal "
@@ -341,7 +341,7 @@ static void write_local(int sig, const char *path, int finalized_before, char *l
         return;
     }
     int64_t n = calls_in(tmp ? tmp : path);
-    if (tmp && n == 0) {
+    if (tmp && n == 0 && finalized_before) {
         unlink(tmp);
         snprintf(line, cap, "spanscope: SIG%s: nothing recorded since the last finalize, %s "
                  "kept as it was; ending as the signal does\n", name, path);

@@ -482,6 +482,58 @@ static void test_fork_child(void **state) {
     munmap(sh, sizeof *sh);
 }
 
+/* After a finalize: a signal with nothing completed since keeps the file
+ * that finalize wrote (a program killed in its teardown); with calls
+ * since, it writes them, as the next checkpoint would. */
+static void after_finalize_once(int more) {
+    const char *path = tu_path("signals_after.h5");
+    char errpath[1024];
+    snprintf(errpath, sizeof errpath, "%s", tu_path("signals_after.err"));
+    unlink(path);
+    sh = shared_new();
+    pid_t pid = fork_child(errpath);
+    if (pid == 0) {
+        sps_config_t cfg = SPS_CONFIG_INIT;
+        cfg.file_path = path;
+        if (sps_setup(&cfg) != 0) _exit(90);
+        g_work = sps_region("work");
+        for (int i = 0; i < 100; i++) {
+            sps_begin(g_work);
+            sps_end(g_work);
+        }
+        if (sps_finalize() != 0) _exit(91);
+        for (int i = 0; i < more; i++) {
+            sps_begin(g_work);
+            sps_end(g_work);
+        }
+        atomic_store(&sh->handler_calls, 1); /* ready */
+        for (;;) pause();
+    }
+    while (atomic_load(&sh->handler_calls) != 1) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) fail_msg("the child ended early: %#x", st);
+        tu_spin_ns(100000);
+    }
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char lines[8192];
+    int nl = spanscope_lines(errpath, lines, sizeof lines);
+    print_message("%d calls after the finalize: %s", more, lines);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGTERM);
+    assert_int_equal(nl, 1);
+    assert_int_equal(work_calls(path), more ? more : 100);
+    assert_non_null(strstr(lines, more ? "profile written to" : "nothing recorded since"));
+    munmap(sh, sizeof *sh);
+}
+
+static void test_after_finalize(void **state) {
+    (void)state;
+    after_finalize_once(0);
+    after_finalize_once(10);
+}
+
 int main(void) {
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     const struct CMUnitTest tests[] = {
@@ -494,6 +546,7 @@ int main(void) {
         cmocka_unit_test(test_opt_out),
         cmocka_unit_test(test_second_signal_ends_at_once),
         cmocka_unit_test(test_fork_child),
+        cmocka_unit_test(test_after_finalize),
         /* sessions of this process: its watcher thread from here on */
         cmocka_unit_test(test_shutdown_restores),
         cmocka_unit_test(test_bad_lists),
