@@ -9,36 +9,35 @@
  * docs/process-trees.md, "Forked children".
  *
  * The fork, step by step (pthread_atfork; POSIX runs the prepare handlers
- * in the reverse order of their registration, the child handlers in that
- * order):
- *   1. fork_prepare (ours, in the parent): notes whether a session records
- *      here, the policy (SPANSCOPE_FORK read now, in the parent, unless
- *      sps_fork_policy set it), the sampling rate and the parent's pid.
- *      Atomics and getenv only: it takes no lock, so it is right whether
- *      it runs before or after core's prepare (which takes the session
- *      lock and waits for the spill writer's background step).
- *   2. capture_child (ours, in the child, registered from this file's
- *      constructor, so before core's handlers, which the first sps_setup
- *      registers): the forking thread's open calls, while the inherited
- *      session is still whole (its spill file open, the lock held since
- *      core's prepare, the one thread that exists now).
- *   3. core's atfork_child (session.c) switches the inherited session off,
- *      lets the spill file go, marks the other threads exited, re-inits
- *      the locks, and at its end calls sps__fork_child_hook: fork_child.
- *   4. fork_child opens the child's session through sps_setup (local: no
+ * in the reverse order of their registration, the parent and child
+ * handlers in that order):
+ *   1. fork_prepare (ours, in the parent, registered from this file's
+ *      constructor: before core's handlers, which the first sps_setup
+ *      registers, so it runs after core's prepare, which holds the session
+ *      lock and has waited for the spill writer's background step): notes
+ *      whether a session records here, the policy (SPANSCOPE_FORK read now,
+ *      in the parent, unless sps_fork_policy set it), the sampling rate,
+ *      the parent's pid, and the forking thread's open calls: in aggregate
+ *      mode the recorder's own stack, else the analyzer's stack brought up
+ *      to the fork (as sps_open_calls does).  In the parent, not in the
+ *      child: the child's copies of the chunks may change under it until
+ *      core's child handler makes them private (crash-safe sessions map
+ *      them shared with the parent, whose threads run on and may recycle
+ *      the forking thread's chunks).  Where core registered its handlers
+ *      first (a static link whose program calls sps_setup from a
+ *      constructor that runs before this file's), ours runs before core's
+ *      prepare and takes the lock itself.
+ *   2. core's atfork_child (session.c) switches the inherited session off,
+ *      lets the spill file go, makes the chunks private, marks the other
+ *      threads exited, re-inits the locks, and at its end calls
+ *      sps__fork_child_hook: fork_child.
+ *   3. fork_child opens the child's session through sps_setup (local: no
  *      MPI in a child), begins the open calls again (at the fork: the
  *      child's session start), sets /metadata (ppid, parent_output,
  *      fork_open_calls, and the parent's added attributes), and carries
  *      over what the parent's session had switched on beside its config:
  *      sampling, native stacks, a pause, the registered regions and their
  *      sources and tags.
- *
- * Where step 2 cannot run first (a static link whose program calls
- * sps_setup from a constructor that runs before this file's), fork_child
- * reads the open calls itself, after core let the spill file go: exact in
- * aggregate mode and for records still in memory; records of the forking
- * thread that were spilled and not analyzed yet are then not read, and the
- * open calls are those known before them.
  *
  * What a child handler may call: POSIX allows only async-signal-safe
  * functions in the child of a multithreaded process.  This one allocates
@@ -62,19 +61,18 @@
 /* sps_fork_policy's choice: -1 none (SPANSCOPE_FORK decides), 0 off, 1 own */
 static int g_policy = -1;
 
-/* What fork_prepare saw in the parent and capture_child in the child.
- * Written by the forking thread only, inside fork(): no other thread of
- * the parent reads them, and the child has no other thread. */
+/* What fork_prepare saw in the parent, for the child.  Written by the
+ * forking thread only, inside fork() (glibc runs the handlers of one fork
+ * at a time): no other thread reads them, and the child has no other. */
 static struct {
-    int live;            /* a session recorded in the parent */
-    int own;             /* the policy for this fork */
+    int own;             /* a session records and the policy is own */
     int hz;              /* the parent's sampling rate (0: none) */
     pid_t ppid;          /* the parent's pid */
-    int hook_done;       /* fork_child ran in this child */
-    int captured;        /* capture_child read the open calls */
     sps_region_t *open;  /* the forking thread's open calls, outermost first */
     size_t nopen;
 } g_fk;
+/* core registered its fork handlers before ours (fork_register) */
+static int g_core_first;
 
 /* ------------------------------------------------------------------------ */
 /* The policy and the path                                                   */
@@ -147,17 +145,6 @@ size_t sps_fork_child_path(const char *parent_path, int64_t pid, char *out, size
 /* The fork                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static void fork_prepare(void) {
-    free(g_fk.open); /* an earlier fork's: only a child uses it */
-    g_fk.open = NULL;
-    g_fk.nopen = 0;
-    g_fk.captured = g_fk.hook_done = 0;
-    g_fk.live = sps__state_load() != SPS__OFF;
-    g_fk.own = g_fk.live && policy_now();
-    g_fk.hz = g_fk.own ? sps_sampling_hz() : 0;
-    g_fk.ppid = getpid();
-}
-
 /* Copies stack s's regions, outermost first, into g_fk. */
 static void keep_open(const sps__stack_t *s) {
     g_fk.nopen = 0;
@@ -166,27 +153,43 @@ static void keep_open(const sps__stack_t *s) {
     g_fk.nopen = s->n;
 }
 
-/* The forking thread's open calls, from the inherited session (the child's
- * one thread; the session lock is core's prepare's, or core's child handler
- * re-initialised it).  Aggregate mode: the recorder's own stack.  Events:
- * the analyzer's stack brought up to the fork. */
+/* Under the session lock: the forking thread's open calls. */
 static void read_open_calls(void) {
     sps__thr_t *t = sps__tls;
-    g_fk.captured = 1;
     if (!t || t == &sps__dummy_thr || t->epoch != sps__g.epoch) return;
     if (sps__g.mode == SPS__AGGREGATE) {
         keep_open(&t->agg_stack);
         return;
     }
-    sps__g.sp.forked = 1; /* no helper thread for the reading (model/ahead.c) */
     sps__analyze_thread(t); /* on a read error: the calls known before it */
     keep_open(&t->stack);
 }
 
-/* Step 2 (see the top): before core's child handler, the session whole. */
-static void capture_child(void) {
-    if (g_fk.hook_done || !g_fk.own || sps__g.pid != g_fk.ppid) return;
-    read_open_calls();
+static void fork_prepare(void) {
+    g_fk.open = NULL;
+    g_fk.nopen = 0;
+    g_fk.own = sps__state_load() != SPS__OFF && policy_now();
+    g_fk.hz = g_fk.own ? sps_sampling_hz() : 0;
+    g_fk.ppid = getpid();
+    if (!g_fk.own) return;
+    /* the lock: core's prepare took it in this thread (our handlers were
+     * registered first), unless core registered first: then it is free or
+     * another thread's, and ours to take */
+    int mine = pthread_mutex_trylock(&sps__g.lock) == 0;
+    if (!mine && g_core_first) {
+        pthread_mutex_lock(&sps__g.lock);
+        mine = 1;
+    }
+    if (sps__g.pid == getpid()) read_open_calls();
+    else g_fk.own = 0; /* an inherited session, switched off */
+    if (mine) pthread_mutex_unlock(&sps__g.lock);
+}
+
+/* The parent keeps nothing of it. */
+static void fork_parent(void) {
+    free(g_fk.open);
+    g_fk.open = NULL;
+    g_fk.nopen = 0;
 }
 
 /* The parent's registered regions in the order it registered them
@@ -308,9 +311,10 @@ static int carry(carried_t *c) {
 
 /* Step 4: the child's session. */
 static void fork_child(void) {
-    g_fk.hook_done = 1;
-    if (!g_fk.own || sps__g.pid != g_fk.ppid) return; /* off: as before */
-    if (!g_fk.captured) read_open_calls(); /* see the top */
+    if (!g_fk.own || sps__g.pid != g_fk.ppid) { /* off: as before */
+        fork_parent();
+        return;
+    }
     carried_t c;
     int rc = carry(&c);
     if (!rc) {
@@ -322,6 +326,7 @@ static void fork_child(void) {
     }
     if (rc) { /* the child records nothing, as with policy off */
         carried_free(&c);
+        fork_parent();
         return;
     }
     for (size_t i = 0; i < c.nregs; i++) { /* the parent's regions, its order */
@@ -344,15 +349,15 @@ static void fork_child(void) {
      * a pause would make their begins record nothing */
     for (size_t i = 0; i < g_fk.nopen; i++) sps__begin(g_fk.open[i]);
     if (c.paused) sps_pause();
-    free(g_fk.open);
-    g_fk.open = NULL;
-    g_fk.nopen = 0;
+    fork_parent(); /* the list is spent */
     carried_free(&c);
 }
 
-/* Registers the handlers; from a constructor, so that (as a rule) ours are
- * registered before core's, which the first sps_setup registers. */
+/* Registers the handlers; from a constructor, so that ours are registered
+ * before core's, which the first sps_setup registers (a session already
+ * opened means core's came first: see fork_prepare). */
 __attribute__((constructor)) static void fork_register(void) {
-    pthread_atfork(fork_prepare, NULL, capture_child);
+    g_core_first = sps__g.pid != 0;
+    pthread_atfork(fork_prepare, fork_parent, NULL);
     sps__fork_child_hook = fork_child;
 }

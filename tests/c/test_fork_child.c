@@ -305,6 +305,13 @@ static void test_one_thread(void **state) {
 static atomic_int g_stop;
 static atomic_long g_bg_calls;
 static sps_region_t g_bg;
+static pthread_t g_th[3];
+static int g_nth; /* threads running (teardown joins them) */
+
+static void stop_threads(void) {
+    atomic_store(&g_stop, 1);
+    for (; g_nth > 0; g_nth--) pthread_join(g_th[g_nth - 1], NULL);
+}
 
 static void *bg_worker(void *arg) {
     (void)arg;
@@ -323,8 +330,14 @@ static void *bg_worker(void *arg) {
 static int child_four(sps_region_t O, int k) {
     CHECK(sps_is_active(), 30);
     sps_region_t C = sps_region("fc4.child");
+    sps_region_t open[4];
+    size_t nopen = sps_open_calls(open, 4);
     record(C, N_CALLS + k);
     sps_end(O);
+    if (sps_misuse_count() != 0)
+        fprintf(stderr, "DEBUG child: open at start %zu (%u) dropped %llu misuse %llu\n", nopen,
+                nopen ? open[0] : 0, (unsigned long long)sps_dropped(),
+                (unsigned long long)sps_misuse_count());
     CHECK(sps_misuse_count() == 0, 31);
     sps_stats_t st;
     CHECK(sps_region_stats(g_bg, &st) == 0 && st.num_calls == 0, 32);
@@ -344,8 +357,8 @@ static void test_four_threads(void **state) {
     g_bg = sps_region("fc4.bg");
     atomic_store(&g_stop, 0);
     atomic_store(&g_bg_calls, 0);
-    pthread_t th[3];
-    for (int i = 0; i < 3; i++) assert_int_equal(pthread_create(&th[i], NULL, bg_worker, NULL), 0);
+    for (; g_nth < 3; g_nth++)
+        assert_int_equal(pthread_create(&g_th[g_nth], NULL, bg_worker, NULL), 0);
     enum { KIDS = 3 };
     pid_t kids[KIDS];
     for (int k = 0; k < KIDS; k++) {
@@ -357,8 +370,7 @@ static void test_four_threads(void **state) {
         sps_end(O);
     }
     for (int k = 0; k < KIDS; k++) wait_ok(kids[k]);
-    atomic_store(&g_stop, 1);
-    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    stop_threads();
     long nbg = atomic_load(&g_bg_calls);
     assert_int_equal(sps_finalize(), 0);
     tu_h5_t *h = tu_h5_load(pp);
@@ -704,6 +716,7 @@ static void test_paused_and_no_file(void **state) {
 /* A failed test leaves no session behind for the next. */
 static int teardown(void **state) {
     (void)state;
+    stop_threads();
     sps_shutdown();
     return 0;
 }
