@@ -84,6 +84,7 @@ class _State:
     part = None
     settings: dict = {}
     tracing = False       # the recursive tracer runs on this process's main thread
+    fork_open: list = []  # the forking thread's open calls, read just before a fork
 
 
 class _Token:
@@ -393,9 +394,16 @@ def _start_part(start_kind: str) -> None:
     setup = {"recursive_profile": bool(s.get("recursive") or s.get("all")),
              "aggregation_mode": s.get("aggregation_mode"), "label": s.get("label"),
              "enable_tags": s.get("enable_tags"), "region_tags": s.get("region_tags")}
+    reopen = _State.fork_open if start_kind == "fork" else []
+    _State.fork_open = []
     with session_rank(rank):
         ProfileManager.setup(replace=True, auto_finalize=True, file_path=part,
                              **{k: v for k, v in setup.items() if v is not None})
+    # the calls open on the forking thread go on in the child, which ends
+    # them: they begin again at the child's start (as the core's own fork
+    # children do, src/api/fork.c), so that their ends match
+    for name in reopen:
+        ProfileManager.region(name).__enter__()
     _State.following = True
     _State.pid = os.getpid()
     _State.rank = rank
@@ -433,6 +441,22 @@ def _arm_multiprocessing_finalizer(_token=None) -> None:
     util.Finalize(None, finish_part, exitpriority=-(1 << 30))
 
 
+def _before_fork() -> None:
+    """os.register_at_fork(before=...): the forking thread's open calls,
+    for the child to begin again (see _start_part) -- not for
+    multiprocessing's fork start method, whose worker never returns into
+    them (it runs its target and ends with os._exit)."""
+    _State.fork_open = []
+    caller = sys._getframe(1) if hasattr(sys, "_getframe") else None
+    if caller is not None and caller.f_globals.get("__name__") == "multiprocessing.popen_fork":
+        return
+    if _State.following and _State.pid == os.getpid():
+        try:
+            _State.fork_open = _ext.open_calls() if _ext.is_active() else []
+        except Exception:  # noqa: BLE001 - a fork must not fail for it
+            _State.fork_open = []
+
+
 def _after_fork_in_child() -> None:
     """os.register_at_fork(after_in_child=...): a forked child of a followed
     process records its own part from here on."""
@@ -449,7 +473,7 @@ def _after_fork_in_child() -> None:
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 def _trace_multiprocessing_workers() -> None:
