@@ -55,12 +55,14 @@
 
 static int g_armed;            /* SPANSCOPE_RUN=1 in the run's own process */
 static int g_mpi_mode;         /* SPANSCOPE_RUN_MPI=1: set up at MPI_Init */
+static int g_mpi_seen;         /* the program called MPI_Init (collective) */
 static int g_quiet;            /* SPANSCOPE_RUN_QUIET=1: no success line */
 static pid_t g_pid;            /* the run's process (a forked child differs) */
 static int g_own;              /* the live session is this library's, or the
                                   program's that took it over */
 static int g_adoptable;        /* the program's next sps_setup takes it over */
 static int g_prog_finalized;   /* the program called a finalize itself */
+static int g_prog_wrote_run;   /* one of them wrote to the run's path */
 static int g_reported;         /* the exit line was printed */
 static __thread int t_inside;  /* this library's own calls: pass through */
 
@@ -119,11 +121,12 @@ static const char *run_output(void) {
 }
 
 /* 0 on rank 0 (or without MPI), else this process's rank as the launcher
- * tells it: only rank 0 prints the line of a collective session. */
+ * tells it (once MPI_Init was called): only rank 0 prints the line of a
+ * collective session. */
 static int launcher_rank(void) {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                        "MV2_COMM_WORLD_RANK", "SLURM_PROCID"};
-    if (!g_mpi_mode) return 0;
+    if (!g_mpi_mode && !g_mpi_seen) return 0;
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v) return atoi(v);
@@ -183,7 +186,14 @@ static void finish_session(void) {
     g_reported = 1;
     const char *out = run_output();
     struct stat st;
-    if (own_file && (!out || stat(out, &st) != 0)) return; /* it wrote elsewhere, or nothing */
+    if (own_file && (!g_prog_wrote_run || !out || stat(out, &st) != 0)) {
+        /* its finalizes named paths of its own (sps_finalize_to: the
+         * Python face's ProfileManager does): they are its choice */
+        if (out && !g_quiet && launcher_rank() == 0)
+            fprintf(stderr, "spanscope: the program wrote its profile to a path of its own; "
+                    "%s not written\n", out);
+        return;
+    }
     if (rc)
         fprintf(stderr, "spanscope: writing %s failed: %s (%s)\n", out ? out : "(no file)",
                 sps_strerror(rc), sps_last_error());
@@ -256,6 +266,7 @@ API int sps_setup(const sps_config_t *cfg) {
     if (rc == 0) {
         g_own = 1;
         g_prog_finalized = 0;
+        g_prog_wrote_run = 0;
         set_command_metadata();
     }
     return rc;
@@ -268,16 +279,22 @@ static int setup_next(const sps_config_t *cfg) {
 }
 
 /* The finalize family: the program's call, noted (not this library's own
- * finalize at exit), then the next definition. */
-#define NOTE_FINALIZE()                                                        \
-    do {                                                                       \
-        if (!t_inside && g_own) g_prog_finalized = 1;                          \
-    } while (0)
+ * finalize at exit), then the next definition.  A path the program names
+ * is kept: it is the program's choice (and the Python face reads back what
+ * it writes there); only the session's configured path is the run's. */
+/* A finalize of the program's (to its session's path when configured,
+ * else to path): noted, and whether it wrote the run's output path. */
+static void note_finalize(int configured, const char *path) {
+    if (t_inside || !g_own) return;
+    g_prog_finalized = 1;
+    const char *out = run_output();
+    if (configured || (path && out && !strcmp(path, out))) g_prog_wrote_run = 1;
+}
 
 API int sps_finalize(void) {
     static int (*f)(void);
     if (!f) f = (int (*)(void))next_fn("sps_finalize", "sps_finalize", (void *)sps_finalize);
-    NOTE_FINALIZE();
+    note_finalize(1, NULL);
     return f ? f() : SPS_ENOTSUP;
 }
 
@@ -286,7 +303,7 @@ API int sps_finalize_to(const char *path) {
     if (!f)
         f = (int (*)(const char *))next_fn("sps_finalize_to", "sps_finalize_to",
                                            (void *)sps_finalize_to);
-    NOTE_FINALIZE();
+    note_finalize(0, path);
     return f ? f(path) : SPS_ENOTSUP;
 }
 
@@ -295,7 +312,7 @@ API int sps_finalize_print(const char *path, void *table_file) {
     if (!f)
         f = (int (*)(const char *, void *))next_fn("sps_finalize_print", "sps_finalize_print",
                                                    (void *)sps_finalize_print);
-    NOTE_FINALIZE();
+    note_finalize(0, path);
     return f ? f(path, table_file) : SPS_ENOTSUP;
 }
 
@@ -304,7 +321,7 @@ API int sps_finalize_paths(const char *path, void *table_file, sps_period_paths_
     if (!f)
         f = (int (*)(const char *, void *, sps_period_paths_t *))next_fn(
             "sps_finalize_paths", "sps_finalize_paths", (void *)sps_finalize_paths);
-    NOTE_FINALIZE();
+    note_finalize(0, path);
     return f ? f(path, table_file, out) : SPS_ENOTSUP;
 }
 
@@ -315,6 +332,7 @@ API int sps_finalize_paths(const char *path, void *table_file, sps_period_paths_
 /* After the real MPI_Init: the session (again), now collective. */
 static void mpi_started(void) {
     if (!g_armed) return;
+    g_mpi_seen = 1;
     if (g_own && sps_is_active()) {
         t_inside++;
         sps_shutdown(); /* a local one from before MPI_Init */
