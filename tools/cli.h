@@ -32,7 +32,7 @@
     X(inspect, 1, "what a file holds: metadata, ranks, threads, sizes")       \
     X(export, 1, "export for speedscope, snakeviz (.prof), SVG, Chrome, JSON") \
     X(plot, 0, "draw plots of a profile (Python package with matplotlib)")     \
-    X(run, 0, "run a Python script profiled (Python package)")               \
+    X(run, 0, "run a program profiled: run -- CMD, or a Python script")      \
     X(tui, 0, "browse a profile in the terminal (Python package with textual)") \
     X(import_native, 0, "the C/Fortran API's per-rank files as one .h5 (Python package)") \
     X(line_profile, 0, "line profiles a use_line_profiler run stored (Python package)") \
