@@ -16,9 +16,13 @@
 #   - mpiprog under MPIEXEC -n 2 spanscope run --mpi: one file, every
 #     rank's MPI calls (when MPIEXEC and MPIPROG are given).
 #
-#   run.sh SPANSCOPE INST_COUNTS PLAIN SIG OWN FUNC [MPIEXEC MPIPROG]
+#   - func_linked (the same linked with libspanscope_instrument): without
+#     --functions its hooks record into the run's session, and its own
+#     constructor writes no spanscope_instrument.h5;
+#
+#   run.sh SPANSCOPE INST_COUNTS PLAIN SIG OWN FUNC FUNC_LINKED [MPIEXEC MPIPROG]
 set -uo pipefail
-sps=$1 ic=$2 plain=$3 sig=$4 own=$5 func=$6 mpiexec=${7:-} mpiprog=${8:-}
+sps=$1 ic=$2 plain=$3 sig=$4 own=$5 func=$6 func_linked=$7 mpiexec=${8:-} mpiprog=${9:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sps-native-run.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -114,6 +118,13 @@ same "run --functions -q: nothing on stderr" "" "$(cat f.err)"
 # without --functions the hooks are glibc's no-ops: no region
 "$sps" run -q -o nf.h5 -- "$func" > /dev/null 2>&1
 same "run without --functions: no function regions" "misuse${T}0" "$(counts nf.h5)"
+
+# linked with libspanscope_instrument: the run's session, not its own
+mkdir linked && (cd linked && "$sps" run -q -o fl.h5 -- "$func_linked" > /dev/null 2> fl.err)
+same "run of a program linked with the hooks: every function" "$func_counts" \
+  "$(counts linked/fl.h5)"
+same "run of a program linked with the hooks: no file of its own" "fl.err fl.h5" \
+  "$(ls linked | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- killed by a signal: the status stays the signal's -----------------------
 for s in 15 9 6; do
