@@ -192,6 +192,7 @@ class FollowRun:
         self.missing: list = []       # claims of processes that left no part
         self.error = None             # why the merge failed, after end()
         self.processes: list = []     # /metadata follow_processes, after end()
+        self.recovered: list = []     # pids whose parts were recovered, after end()
 
     @classmethod
     def start(cls, out_path: str, settings: dict) -> "FollowRun":
@@ -257,6 +258,10 @@ class FollowRun:
             finish_part()
             return False
         try:
+            # the parts of children that ended without writing them, first:
+            # follow_processes lists them too
+            self.recovered = self._recover(_State.settings.get("stem", "part"),
+                                           _claims(self.parts_dir))
             self.processes = note_processes()
             manager.finalize(verbose=False)
         finally:
@@ -299,6 +304,27 @@ class FollowRun:
         shutil.rmtree(self.parts_dir, ignore_errors=True)
         self.merged = len(found)
 
+    def _recover(self, stem: str, claims: list) -> list:
+        """The parts of processes that ended without writing theirs (an
+        os._exit outside multiprocessing, SIGKILL, a crash) written from the
+        crash-safe live directories they left (PART.live-<pid>, when the
+        session kept one: SPANSCOPE_CRASH_SAFE) by the C tool's ``recover``
+        (sps_recover keeps the session's rank).  Processes still running are
+        left alone.  Returns the pids recovered."""
+        exe = _tool()
+        done = []
+        for c in claims:
+            pid = c.get("pid")
+            part = part_path(self.parts_dir, stem, pid)
+            if (exe is None or c["rank"] == 0 or os.path.exists(part) or _alive(pid)
+                    or not os.path.isdir(f"{part}.live-{pid}")):
+                continue
+            import subprocess
+            p = subprocess.run([exe, "recover", "-q", part], capture_output=True, text=True)
+            if p.returncode == 0 and os.path.exists(part):
+                done.append(pid)
+        return done
+
     def _keep_processes(self) -> None:
         """The merged .h5's /metadata follow_processes: the merge keeps only
         the lowest rank's own attributes (src/formats/merge_h5.c), not
@@ -317,6 +343,12 @@ class FollowRun:
                     f"parts are kept in {self.parts_dir}"]
         lines = [f"run: --follow: merged {self.merged} "
                  f"{'process' if self.merged == 1 else 'processes'} into {self.out_path}"]
+        if self.recovered:
+            n = len(self.recovered)
+            lines.append(f"run: --follow: recovered the part of {n} "
+                         f"{'process' if n == 1 else 'processes'} that ended without "
+                         f"writing it (spanscope recover): pid "
+                         f"{', '.join(str(p) for p in self.recovered)}")
         if self.missing:
             pids = ", ".join(str(c.get("pid")) for c in self.missing)
             lines.append(f"run: --follow: {len(self.missing)} "
@@ -324,6 +356,35 @@ class FollowRun:
                          f"left no part (still running, killed, or ended by os._exit): "
                          f"pid {pids}")
         return lines
+
+
+def _tool():
+    """The C tool shipped in the package (spanscope/bin/spanscope), else
+    $SPANSCOPE_CLI, else None."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "spanscope")
+    for path in (here, os.environ.get("SPANSCOPE_CLI", "")):
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _alive(pid) -> bool:
+    """Whether process pid still runs (a zombie -- ended, not yet waited
+    for -- does not)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not os.path.isdir("/proc")  # no /proc entry on Linux: gone
 
 
 def is_root() -> bool:

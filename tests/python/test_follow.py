@@ -242,6 +242,34 @@ def test_shell_pipeline_of_python_children(tmp_path):
     _no_parts_left(tmp_path)
 
 
+def test_a_child_ended_by_os_exit_is_recovered(tmp_path, monkeypatch):
+    """An os.fork child that ends with os._exit (no atexit, no
+    multiprocessing finalizer) wrote no part; its crash-safe live directory
+    (SPANSCOPE_CRASH_SAFE=1) is recovered by the root (spanscope recover)
+    under its own rank, every call kept."""
+    monkeypatch.setenv("SPANSCOPE_CRASH_SAFE", "1")
+    script = """
+        import json, os
+        from spanscope import ProfileManager
+        pid = os.fork()
+        if pid == 0:
+            for _ in range(5):
+                with ProfileManager.region("doomed"):
+                    pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print(json.dumps({"child": pid}))
+    """
+    p = _run(tmp_path, script)
+    assert p.returncode == 0, p.stderr
+    rep = _report(p)
+    assert "merged 2 processes" in p.stderr and f"recover): pid {rep['child']}" in p.stderr, \
+        p.stderr
+    procs = {rec["pid"]: rec for rec in _processes(tmp_path / "merged.h5")}
+    assert _calls(tmp_path / "merged.h5", "doomed") == {procs[rep["child"]]["rank"]: 5}
+    _no_parts_left(tmp_path)
+
+
 def test_a_failed_merge_keeps_the_parts_and_says_where(tmp_path):
     """A part the merge cannot read (here a file that is no HDF5, put there
     by the script): exit status 1, the message names the parts directory,
