@@ -33,11 +33,16 @@ The merge (the C ``sps_merge``, ``_ext.merge``) needs one rank per input,
 so the ranks run 0..n-1 in start order and each process is one process of
 the merged timeline; the root's part carries ``/metadata``
 ``follow_processes``, the JSON table of them all (rank, pid, ppid, start,
-argv), which the merged ``.h5`` keeps (its /metadata is the lowest rank's).
+argv), and so does a merged ``.h5`` (written there after the merge, which
+keeps only the lowest rank's own attributes).  A forked child begins again
+the calls open on the forking thread (an at-fork ``before`` hook reads
+them), so that its ends of them match.
 
-The root's :meth:`FollowRun.end` writes its part, then merges every part
-it finds (it waits for no process) into the output, removes the parts
-directory, or keeps it and says where when the merge fails.
+The root's :meth:`FollowRun.end` recovers the parts of children that ended
+without writing theirs (their crash-safe live directories, ``spanscope
+recover``), writes its own part, then merges every part it finds (it
+waits for no process) into the output, removes the parts directory, or
+keeps it and says where when the merge fails.
 
 Native children of a Python parent (a C program run through
 ``subprocess``) are not followed here: the native runner's preloaded
@@ -250,10 +255,11 @@ class FollowRun:
     def end(self, manager) -> bool:
         """Where the run finalizes.  In a forked child that ran the root's
         code on (os.fork in the script): writes the child's part only.  In
-        the root: writes its part (with /metadata follow_processes, see
-        :func:`note_processes`) through manager.finalize, then merges every
-        part found (:meth:`merge`).  Returns whether this process is the
-        root (the one to report)."""
+        the root: recovers the parts of children that ended without writing
+        them (:meth:`_recover`), writes its own part (with /metadata
+        follow_processes, see :func:`note_processes`) through
+        manager.finalize, then merges every part found (:meth:`merge`).
+        Returns whether this process is the root (the one to report)."""
         if not is_root():
             finish_part()
             return False
