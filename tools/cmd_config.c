@@ -82,7 +82,7 @@ static void print_markdown(const sps__setting_t *t, size_t n) {
     } parts[] = {
         {"Settings of the session (a variable, a [profiling] key, or both)", 0,
          SPS__SF_TUNING | SPS__SF_TOOL},
-        {"Set by `spanscope run` and read by tools", SPS__SF_TOOL, SPS__SF_TUNING},
+        {"Set by `spanscope run`, or read by the tools and wrappers", SPS__SF_TOOL, SPS__SF_TUNING},
         {"Tuning knobs (for measurements and tests)", SPS__SF_TUNING, 0},
     };
     for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {

@@ -376,8 +376,11 @@ static PyObject *str_or_none(const char *s) {
     return PyUnicode_DecodeFSDefault(s);
 }
 
-/* env_read() -> the environment's settings (sps_env_read) as a dict of
- * setup() keywords: only those set.  ValueError for a bad variable. */
+/* env_read() -> the environment's settings (sps_env_read: the one table of
+ * src/api/env.c, the C auto-setup's reader) as a dict of setup() keywords,
+ * only those set, plus "sample_hz" (SPANSCOPE_SAMPLE_HZ, when not 0: the
+ * caller starts the sampler).  The file SPANSCOPE_CONFIG names is
+ * "config_path" (setup() reads it).  ValueError for a bad variable. */
 static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
@@ -398,6 +401,8 @@ static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
     if (!bad && e.aggregate >= 0) bad |= sps__py_put(d, "aggregation_mode", tri(e.aggregate));
     if (!bad && e.cfg.memory_limit)
         bad |= sps__py_put(d, "memory_limit", PyLong_FromSize_t(e.cfg.memory_limit));
+    if (!bad && e.cfg.sample_hz)
+        bad |= sps__py_put(d, "sample_hz", PyLong_FromLong(e.cfg.sample_hz));
     if (bad) Py_CLEAR(d);
     return d;
 }

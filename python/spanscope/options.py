@@ -6,7 +6,10 @@ Precedence (lowest first), as in scope-profiler: the defaults, the TOML file
 (``config_path=``), ``options=`` (a :class:`ProfilingOptions`), keywords.
 ``setup_from_env`` adds the environment between the file and ``options``:
 the file it names (``SPANSCOPE_CONFIG``) < the other variables < keywords
-(docs/python.md, "Configuration").
+(docs/python.md, "Configuration").  The C core reads the same file and
+variables from one table with the same key names (src/api/env.c;
+docs/configuration.md, ``spanscope config``); tests/python/test_config_same.py
+checks that both faces resolve them alike.
 
 Nothing here records anything: the manager (profile_manager.py) turns the
 checked settings into one ``_ext.setup`` call.

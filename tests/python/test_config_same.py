@@ -299,3 +299,37 @@ def test_unknown_variable_is_a_warning_naming_it(tmp_path):
     assert proc.returncode == 0
     assert "unknown variable SPANSCOPE_LABLE" in proc.stderr
     assert "did you mean SPANSCOPE_LABEL?" in proc.stderr
+
+
+def test_sample_hz_starts_the_sampler_in_both_faces(monkeypatch):
+    """SPANSCOPE_SAMPLE_HZ: the C auto-setup passes it to sps_setup
+    (cfg.sample_hz); the Python face's setup_from_env starts the sampler at
+    the same rate."""
+    from spanscope import _ext
+    c, err = c_resolve({"SPANSCOPE_SAMPLE_HZ": "250"})
+    assert err is None and c[1]["SPANSCOPE_SAMPLE_HZ"]["value"] == 250
+    for k in list(os.environ):
+        if k.startswith(("SPANSCOPE_", "SCOPE_PROFILER_")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("SCOPE_PROFILER_SAMPLE_HZ", "250")
+    ProfileManager.setup_from_env(output=None)
+    try:
+        assert _ext.sampling_hz() == 250
+    finally:
+        _ext.sampling_stop()
+        ProfileManager._reset()
+    monkeypatch.setenv("SCOPE_PROFILER_SAMPLE_HZ", "20000")
+    with pytest.raises(ValueError, match="SCOPE_PROFILER_SAMPLE_HZ=20000"):
+        ProfileManager.setup_from_env()
+    c, err = c_resolve({"SCOPE_PROFILER_SAMPLE_HZ": "x"})
+    assert c is None and "SCOPE_PROFILER_SAMPLE_HZ=x" in err
+
+
+def test_docs_list_every_setting():
+    """docs/configuration.md holds the tables `spanscope config --markdown`
+    prints, verbatim (regenerate them after changing src/api/env.c)."""
+    docs = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    proc = subprocess.run([_tool(), "config", "--markdown"], env=_clean_env({}),
+                          capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() in docs, \
+        "docs/configuration.md is out of date: rerun spanscope config --markdown"

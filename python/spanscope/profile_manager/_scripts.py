@@ -223,15 +223,23 @@ class _ScriptsMixin:
 
     @classmethod
     def setup_from_env(cls, **overrides):
-        """setup() configured from the environment: SPANSCOPE_CONFIG (a TOML
-        file), SPANSCOPE_OUTPUT, SPANSCOPE_RECURSIVE, SPANSCOPE_AUTO_FINALIZE,
-        SPANSCOPE_LABEL, SPANSCOPE_AGGREGATION_MODE,
-        SPANSCOPE_DEACTIVATE_PROFILING, SPANSCOPE_MEMORY_LIMIT,
-        SPANSCOPE_ENABLE_TAGS, each with scope-profiler's SCOPE_PROFILER_*
-        name as an alias.  Read by the C core (sps_env_read), the same
-        reader as C's sps_setup_from_env.  Precedence: the TOML file < the
-        other variables < keywords."""
+        """setup() configured without code, as the C core's auto-setup
+        (sps_setup_from_env) configures a C program, from the same table
+        (docs/configuration.md; ``spanscope config`` lists it): lowest first,
+        the defaults < the ``[profiling]`` table of the TOML file
+        SPANSCOPE_CONFIG names < the SPANSCOPE_* variables (each with
+        scope-profiler's SCOPE_PROFILER_* name as an alias) < the keywords
+        given here.  The variables are read by the C core's reader
+        (_ext.env_read: SPANSCOPE_OUTPUT, _LABEL, _RECURSIVE,
+        _AUTO_FINALIZE, _AGGREGATION_MODE, _DEACTIVATE_PROFILING,
+        _MEMORY_LIMIT, _ENABLE_TAGS, _SAMPLE_HZ), the file by
+        options.load_profiling_config; tests/python/test_config_same.py
+        checks that both faces resolve the same files and environments
+        alike.  SPANSCOPE_SAMPLE_HZ (not 0) starts the stack sampler at
+        that rate, as the C auto-setup does.  ValueError naming the variable,
+        or the file and the key, for a bad one."""
         env = _ext.env_read()
+        sample_hz = env.pop("sample_hz", 0)
         for key, value in env.items():
             if key == "enable_tags":
                 value = tuple(t.strip() for t in value.split(",") if t.strip())
@@ -239,4 +247,7 @@ class _ScriptsMixin:
                                     or "deactivate_file_output" in overrides):
                 continue  # an explicit destination wins over the variable
             overrides.setdefault(key, value)
-        return cls.setup(**overrides)
+        run = cls.setup(**overrides)
+        if sample_hz and not cls._deactivated:
+            _ext.sampling_start(sample_hz)
+        return run
