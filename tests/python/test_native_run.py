@@ -208,3 +208,35 @@ def test_mpi_ranks_into_one_file(tmp_path):
     assert _calls(tmp_path / "m.h5") == {"MPI_Allreduce": 8}
     assert res.metadata["mpi_size"] == 2
     assert run.stderr.count("spanscope: wrote") == 1
+
+
+PM_KEEPS_OPEN = """
+from spanscope import ProfileManager
+ProfileManager.setup(file_path="pm-own.h5")
+with ProfileManager.region("py_work"):
+    sum(range(1000))
+print("pm done")
+"""
+
+PM_FINALIZES = PM_KEEPS_OPEN + "ProfileManager.finalize(verbose=False)\n"
+
+
+def test_python_interpreter_as_the_command(tmp_path):
+    """run -- python script.py: ProfileManager.setup takes the run's session
+    over; without a finalize the run writes its file at exit, with the
+    output path the run's; ProfileManager.finalize names its own path,
+    which is kept, and the line says the run's file was not written."""
+    (tmp_path / "open.py").write_text(PM_KEEPS_OPEN)
+    run = _run(["run", "-o", "r.h5", "--", sys.executable, "open.py"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "pm done\n"
+    assert _calls(tmp_path / "r.h5") == {"py_work": 1}
+    assert not (tmp_path / "pm-own.h5").exists()
+    assert run.stderr == f"spanscope: wrote {tmp_path / 'r.h5'} (1 region)\n"
+    (tmp_path / "fin.py").write_text(PM_FINALIZES)
+    run = _run(["run", "-o", "r2.h5", "--", sys.executable, "fin.py"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert _calls(tmp_path / "pm-own.h5") == {"py_work": 1}
+    assert not (tmp_path / "r2.h5").exists()
+    assert run.stderr == (f"spanscope: the program wrote its profile to a path of its own; "
+                          f"{tmp_path / 'r2.h5'} not written\n")
