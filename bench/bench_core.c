@@ -8,7 +8,7 @@
  *   bench_core info
  *   bench_core floor     [--n PAIRS] [--reps R]
  *   bench_core pair      --mode events|disabled|aggregate|scope|paused|memory|
- *                               memory_alloc|counters
+ *                               memory_alloc|counters|crash|nocrash
  *                        [--threads T] [--n PAIRS] [--reps R]
  *   bench_core mem       [--n CALLS]
  *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
@@ -439,7 +439,11 @@ static int cmd_pair(const opts_t *o) {
     int track = !strcmp(o->mode, "memory") || !strcmp(o->mode, "memory_alloc")
                     ? SPS_TRACK_MEMORY
                 : !strcmp(o->mode, "counters") ? SPS_TRACK_COUNTERS : 0;
-    int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope") || track;
+    /* crash: events with a file path, so the session is crash-safe (its
+     * chunks are shared mappings of PATH.live-<pid>/chunks, core/crash.c);
+     * events: no file path, private chunks */
+    int crash = !strcmp(o->mode, "crash") || !strcmp(o->mode, "nocrash");
+    int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope") || track || crash;
     int aggregate = !strcmp(o->mode, "aggregate");
     int disabled = !strcmp(o->mode, "disabled");
     int paused = !strcmp(o->mode, "paused"); /* a live session under sps_pause */
@@ -464,11 +468,20 @@ static int cmd_pair(const opts_t *o) {
                         : track ? 16u + 2u * 8u * 6u : 16u; /* + value groups */
         size_t need = (size_t)n * per_call * (size_t)o->threads * 2u + (8u << 20);
         cfg.memory_limit = need > (32u << 20) ? need : (32u << 20);
+        char path[512];
+        if (crash) {
+            const char *dir = getenv("TMPDIR");
+            snprintf(path, sizeof path, "%s/bench_core_crash_%d.h5", dir && *dir ? dir : "/tmp",
+                     (int)getpid());
+            cfg.file_path = path;
+            sps_crash_safe(!strcmp(o->mode, "crash"));
+        }
         int rc = sps_setup(&cfg);
         if (rc) die("sps_setup", rc);
         if (paused && (rc = sps_pause()) != 0) die("sps_pause", rc);
     }
     int nt = o->threads;
+    if (nt <= 0 || o->reps <= 0 || o->reps > 100000) die("--threads/--reps", SPS_EINVAL);
     worker_t *w = calloc((size_t)nt, sizeof *w);
     if (!w) die("calloc", 0);
     pthread_barrier_init(&g_start, NULL, (unsigned)nt + 1);

@@ -223,6 +223,18 @@ def main():
                 "each batch over a floor batch run just before it", r1)
     ratio2 = row("ratio enabled / floor, 2 threads", med(r2), "x",
                  "same, per thread", r2)
+    # crash safety (core/crash.c): a session with a file keeps its chunks
+    # in shared mappings of its live file; the same run's floor and the
+    # same file path with crash safety off
+    pair("enabled pair, crash-safe (file path, shared chunks)", "bench_core", "crash", 1,
+         "the default with a file path")
+    pair("enabled pair, file path, crash safety off", "bench_core", "nocrash", 1,
+         "sps_crash_safe(0)")
+    rc_ = ratios[("bench_core", "crash", 1, False)]
+    rn_ = ratios[("bench_core", "nocrash", 1, False)]
+    row("ratio crash-safe / floor, 1 thread", med(rc_), "x",
+        "issue 35's target: <= 1.05 x (floor batch just before each batch)", rc_)
+    row("ratio crash-safe off / floor, 1 thread", med(rn_), "x", "same run", rn_)
     ro = ratios.get(("bench_core", "events", 1, True))
     if ro:
         row("ratio enabled / floor, SPANSCOPE_CLOCK=%s" % other, med(ro), "x",

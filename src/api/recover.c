@@ -55,7 +55,7 @@ typedef struct rthread {
 typedef struct live {
     const char *dir;
     sps__crash_hdr_t hdr;
-    char *file_path, *label;
+    char *file_path, *label, *spill_path;
     char **names;          /* by region id */
     uint32_t nnames;
     rthread_t *th;         /* by thread index */
@@ -262,7 +262,13 @@ static int entry_header(live_t *L, const uint8_t *p, size_t len, long long at) {
     L->file_path = get_str(p + sizeof L->hdr, len - sizeof L->hdr, &used1);
     L->label = L->file_path ? get_str(p + sizeof L->hdr + used1,
                                       len - sizeof L->hdr - used1, &used2) : NULL;
-    if (!L->file_path || !L->label) return bad(L, "bad header strings", at);
+    size_t off3 = L->label ? sizeof L->hdr + used1 + used2 : 0;
+    L->spill_path = L->label ? get_str(p + off3, len - off3, &used1) : NULL;
+    if (!L->file_path || !L->label || !L->spill_path) return bad(L, "bad header strings", at);
+    /* the spill file the run used (the live directory's, or in its
+     * cfg.spill_dir) */
+    if (L->spill_fd < 0 && *L->spill_path)
+        L->spill_fd = open(L->spill_path, O_RDONLY | O_CLOEXEC);
     return 0;
 }
 
@@ -501,6 +507,7 @@ static void live_free(live_t *L) {
     free(L->slots);
     free(L->file_path);
     free(L->label);
+    free(L->spill_path);
     if (L->chunks) munmap(L->chunks, L->chunks_len);
     if (L->spill_fd >= 0) close(L->spill_fd);
 }
@@ -532,9 +539,6 @@ static int anchor_cmp(const void *a, const void *b) {
 static int live_read(live_t *L) {
     uint8_t *log = NULL;
     size_t len = 0;
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/spill", L->dir);
-    L->spill_fd = open(p, O_RDONLY | O_CLOEXEC);
     int rc = map_chunks(L);
     if (!rc) rc = read_file(L->dir, "log", &log, &len);
     if (!rc) rc = parse_log(L, log, len);
@@ -600,13 +604,14 @@ done:
     return rc;
 }
 
-static void remove_live(const char *dir) {
+static void remove_live(const char *dir, const char *spill_path) {
     static const char *const names[] = {"log", "chunks", "spill"};
     char p[PATH_MAX];
     for (size_t i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
     }
+    if (spill_path && *spill_path) unlink(spill_path);
     rmdir(dir);
 }
 
@@ -689,7 +694,7 @@ int sps__recover(const char *path, sps_recover_info_t *info) {
             info->lost_records += L.gaps;
             for (uint32_t k = 0; k < L.nth; k++) info->threads += L.th[k].nsegs > 0;
         }
-        if (!rc) remove_live(dirs[i]);
+        if (!rc) remove_live(dirs[i], L.spill_path);
         live_free(&L);
     }
     for (size_t i = 0; i < n; i++) free(dirs[i]);

@@ -57,6 +57,7 @@ static struct {
     char *dir;
     int warned;
     int want;           /* sps_crash_safe: -1 default (env), 0 off, 1 on */
+    char *spill_path;   /* the named spill file: in cfg.spill_dir when set */
 } g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1};
 
 int sps_crash_safe(int on) {
@@ -215,15 +216,31 @@ static int open_in(const char *name, int flags) {
 }
 
 int sps__crash_spill_open(void) {
-    if (!g_crash.on) return -1;
-    return open_in("spill", O_RDWR | O_CREAT | O_TRUNC);
+    if (!g_crash.on || !g_crash.spill_path) return -1;
+    return open(g_crash.spill_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+}
+
+/* Where the spill file goes: cfg.spill_dir when set (a local scratch disk,
+ * say; the log names it), else the live directory. */
+static char *spill_path_make(void) {
+    char p[PATH_MAX];
+    const char *sd = sps__g.spill_dir;
+    if (sd && *sd) {
+        const char *base = strrchr(g_crash.dir, '/');
+        base = base ? base + 1 : g_crash.dir;
+        if (snprintf(p, sizeof p, "%s/%s.spill", sd, base) >= (int)sizeof p) return NULL;
+    } else if (snprintf(p, sizeof p, "%s/spill", g_crash.dir) >= (int)sizeof p) {
+        return NULL;
+    }
+    return strdup(p);
 }
 
 static void remove_dir(void) {
-    static const char *const names[] = {"log", "chunks", "spill"};
+    static const char *const names[] = {"log", "chunks"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (snprintf(p, sizeof p, "%s/%s", g_crash.dir, names[i]) < (int)sizeof p) unlink(p);
+    if (g_crash.spill_path) unlink(g_crash.spill_path);
     rmdir(g_crash.dir);
 }
 
@@ -252,6 +269,7 @@ static void log_header(void) {
     size_t n = sizeof h;
     n += put_str(b + n, sps__g.file_path, 4000);
     n += put_str(b + n, sps__g.label, 4000);
+    n += put_str(b + n, g_crash.spill_path, 4000);
     log_put(SPS__CRASH_HDR, b, n);
 }
 
@@ -266,6 +284,8 @@ int sps__crash_open(void) {
     g_crash.dir = strdup(dir);
     if (!g_crash.dir) return 0;
     g_crash.warned = 0;
+    free(g_crash.spill_path);
+    g_crash.spill_path = spill_path_make();
     if (mkdir(dir, 0700) && errno != EEXIST) {
         fprintf(stderr, "spanscope: crash safety off: cannot create %s (%s)\n", dir,
                 strerror(errno));
