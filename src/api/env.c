@@ -198,6 +198,8 @@ static const sps__setting_t g_table[] = {
      "the program that checks an HDF5 file in a child (0: none)"},
     {"SPANSCOPE_H5_COPY", NULL, NULL, NULL, SPS__ST_BOOL, "1", C_ | TUNE_,
      "0: the checked HDF5 file is not copied first"},
+    {"SPANSCOPE_TRACE_PROCESSOR", NULL, NULL, NULL, SPS__ST_STR, "on PATH", PY_ | TUNE_,
+     "the tests' trace_processor_shell (tests/python/test_samples_formats.py)"},
 };
 
 #define NSET (sizeof g_table / sizeof g_table[0])
