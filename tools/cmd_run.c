@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,54 @@ static int find_lib(const char *stem, char *out, size_t cap) {
     return -1;
 }
 
+/* The file execvp would run for cmd (a name without a slash: the first
+ * executable of that name on PATH) into out; -1 when there is none (execvp
+ * then says why). */
+static int resolve_cmd(const char *cmd, char *out, size_t cap) {
+    if (strchr(cmd, '/')) return snprintf(out, cap, "%s", cmd) < (int)cap ? 0 : -1;
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *e = strchr(p, ':');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (snprintf(out, cap, "%.*s%s%s", (int)l, p, l ? "/" : "", cmd) < (int)cap &&
+            access(out, X_OK) == 0)
+            return 0;
+        if (!e) return -1;
+        p = e;
+    }
+}
+
+/* 1 when path is an ELF executable with no program interpreter (statically
+ * linked: the dynamic loader, and so LD_PRELOAD, never runs in it); 0 for
+ * anything else (a dynamic one, a script, a file that cannot be read). */
+static int static_elf(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char h[64];
+    int st = 0;
+    if (fread(h, 1, sizeof h, f) == sizeof h && !memcmp(h, "\177ELF", 4) && h[4] == 2 &&
+        h[5] == 1) { /* ELF64, little-endian (the platforms the preload serves) */
+        uint64_t phoff;
+        uint16_t phentsize, phnum;
+        memcpy(&phoff, h + 32, 8);
+        memcpy(&phentsize, h + 54, 2);
+        memcpy(&phnum, h + 56, 2);
+        st = phnum > 0;
+        for (uint16_t i = 0; i < phnum && st; i++) {
+            uint32_t type;
+            if (fseek(f, (long)(phoff + (uint64_t)i * phentsize), SEEK_SET) ||
+                fread(&type, 4, 1, f) != 1) {
+                st = 0;
+                break;
+            }
+            if (type == 3) st = 0; /* PT_INTERP */
+        }
+    }
+    fclose(f);
+    return st;
+}
+
 /* Appends lib to the LD_PRELOAD being built (buf, cap). */
 static int preload_add(char *buf, size_t cap, const char *lib) {
     if (strpbrk(lib, " :"))
@@ -241,6 +290,11 @@ int cmd_run(int argc, char **argv) {
     if (no_output && output)
         return cli_die(EXIT_USAGE, "run: --no-output and --output exclude each other");
     char **cmd = argv + split + 1; /* native_split: at least one */
+    char exe[PATH_MAX];
+    if (resolve_cmd(cmd[0], exe, sizeof exe) == 0 && static_elf(exe))
+        return cli_die(EXIT_USAGE, "run: %s is statically linked: the preloaded library "
+                                   "cannot reach it, so it cannot be profiled this way "
+                                   "(docs/native-run.md)", cmd[0]);
 
     /* the settings */
     char buf[PATH_MAX + 64];

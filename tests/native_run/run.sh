@@ -5,7 +5,8 @@
 #     the same, arguments with spaces kept, the profile written with the
 #     command in /metadata, and on stderr exactly one line more (none
 #     with -q); %p, --no-output, SPANSCOPE_OUTPUT without -o, the default
-#     file; a missing command (127), a bad option (2);
+#     file; a missing command (127), a bad option (2), a statically
+#     linked program (2, told: the preload cannot reach it);
 #   - own (links libspanscope, sps_setup of its own path): its sps_setup
 #     succeeds, its regions land in the run's file, its own path is not
 #     written, and children it starts (system) before and after its
@@ -77,6 +78,15 @@ grep -q "cannot run ./no-such-program" miss.err || fail "missing command: $(cat 
 same "run --bogus: usage error" 2 "$bad_rc"
 "$sps" run --sample-hz 20000 -- "$plain" > /dev/null 2> bad.err; bad_rc=$?
 same "run --sample-hz 20000: usage error" 2 "$bad_rc"
+# a statically linked program: the preload cannot reach it, said before it runs
+if ${CC:-cc} -static "$(dirname "$0")/plain.c" -o plain_static 2>/dev/null; then
+  "$sps" run -o st.h5 -- ./plain_static > st.out 2> st.err; st_rc=$?
+  same "run of a static program: usage error" 2 "$st_rc"
+  same "run of a static program: not run" "" "$(cat st.out)"
+  grep -q "statically linked" st.err || fail "static program: $(cat st.err)"
+else
+  echo "native_run: no static C library here: the static-program case is not run"
+fi
 
 # ---- a program with its own session ------------------------------------------
 own_counts=$(LC_ALL=C sort <<EOF
