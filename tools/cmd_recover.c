@@ -57,7 +57,7 @@ int cmd_recover(int argc, char **argv) {
     if (!quiet)
         printf("recovered %llu calls of %u thread%s in %u process%s into %s"
                " (%llu open at the end, closed there; %llu records missing)\n",
-               (unsigned long long)(info.records / 2), info.threads,
+               (unsigned long long)((info.records + info.open_closed + info.carried) / 2), info.threads,
                info.threads == 1 ? "" : "s", info.processes, info.processes == 1 ? "" : "es",
                info.processes == 1 ? path : "STEM.pid<PID> files next to it",
                (unsigned long long)info.open_closed, (unsigned long long)info.lost_records);

@@ -83,7 +83,7 @@ static int bad(const live_t *L, const char *what, long long at) {
 static int read_file(const char *dir, const char *name, uint8_t **out, size_t *len) {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return sps__err_fail(SPS_EPATH, "%s: %s", p, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > LOG_MAX) {
@@ -267,8 +267,14 @@ static int entry_header(live_t *L, const uint8_t *p, size_t len, long long at) {
     if (!L->file_path || !L->label || !L->spill_path) return bad(L, "bad header strings", at);
     /* the spill file the run used (the live directory's, or in its
      * cfg.spill_dir) */
-    if (L->spill_fd < 0 && *L->spill_path)
-        L->spill_fd = open(L->spill_path, O_RDONLY | O_CLOEXEC);
+    if (L->spill_fd < 0 && *L->spill_path) { /* a regular file only (never a FIFO's wait) */
+        struct stat st;
+        L->spill_fd = open(L->spill_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (L->spill_fd >= 0 && (fstat(L->spill_fd, &st) || !S_ISREG(st.st_mode))) {
+            close(L->spill_fd);
+            L->spill_fd = -1;
+        }
+    }
     return 0;
 }
 
@@ -515,7 +521,7 @@ static void live_free(live_t *L) {
 static int map_chunks(live_t *L) {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/chunks", L->dir);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return sps__err_fail(SPS_EPATH, "%s: %s", p, strerror(errno));
     struct stat st;
     int rc = 0;
