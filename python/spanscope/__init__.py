@@ -79,15 +79,19 @@ def counter(name: str, value: float) -> None:
 # scope-profiler's meaning of the name: the results Region
 # (results["step"][0]); the live region class that ProfileManager.region()
 # returns is spanscope.LiveRegion (spanscope.profile_manager.Region).
-from spanscope.results import (  # noqa: E402
-    CallArrays, CorruptProfileError, EventDataUnavailableError, HDF5SchemaError,
-    IntegrationNotAvailableError, JSONProfileError, MPIRegion, NestingError,
-    ProfilingResults, Region, Results, SummaryDataUnavailable, TaskInfo, ThreadInfo,
-    build_call_arrays, build_call_stack, build_json_document, call_stack_children,
-    call_stack_roots, export_json, load, merge_results, read, read_h5, read_h5_summary,
-    read_json, read_profile, read_profile_summary, sniff_profile_format, write_json,
-    write_profile,
-)
+# These names (and the other spanscope.results blocks below) resolve on
+# first use (__getattr__): spanscope.results imports numpy and h5py, which a
+# recording run never needs, so `import spanscope` and `spanscope run` start
+# without them.  `from spanscope import read` works as before.
+_RESULTS_LAZY = {
+    "CallArrays", "CorruptProfileError", "EventDataUnavailableError", "HDF5SchemaError",
+    "IntegrationNotAvailableError", "JSONProfileError", "MPIRegion", "NestingError",
+    "ProfilingResults", "Region", "Results", "SummaryDataUnavailable", "TaskInfo", "ThreadInfo",
+    "build_call_arrays", "build_call_stack", "build_json_document", "call_stack_children",
+    "call_stack_roots", "export_json", "load", "merge_results", "read", "read_h5",
+    "read_h5_summary", "read_json", "read_profile", "read_profile_summary",
+    "sniff_profile_format", "write_json", "write_profile",
+}
 
 _RESULTS_NAMES = [
     "CallArrays", "CorruptProfileError", "EventDataUnavailableError", "HDF5SchemaError",
@@ -121,24 +125,34 @@ _PLOT_NAMES = frozenset({
 
 
 def __getattr__(name):
+    """The names imported on first use: spanscope.plots' (matplotlib) and
+    spanscope.results' (numpy, h5py), and spanscope.results itself."""
     if name == "plots" or name in _PLOT_NAMES:
         import importlib
         mod = importlib.import_module("spanscope.plots")
         return mod if name == "plots" else getattr(mod, name)
+    if name == "results" or name in _RESULTS_LAZY:
+        import importlib
+        mod = importlib.import_module("spanscope.results")  # binds spanscope.results
+        if name == "results":
+            return mod
+        value = getattr(mod, name)
+        globals()[name] = value  # the next use is a plain lookup
+        return value
     raise AttributeError(f"module 'spanscope' has no attribute {name!r}")
 
 
 __all__ += ["plots", *sorted(_PLOT_NAMES)]
 
 # --- exports for other tools (spanscope/results/_exports.py, written in C) ---
-from spanscope.results import (  # noqa: E402
-    export_chrome_trace,
-    export_flamegraph_svg,
-    export_prof,
-    export_speedscope,
-    load_prof,
-    to_pstats,
-)
+_RESULTS_LAZY |= {  # from spanscope.results, on first use (above)
+    "export_chrome_trace",
+    "export_flamegraph_svg",
+    "export_prof",
+    "export_speedscope",
+    "load_prof",
+    "to_pstats",
+}
 
 __all__ += [
     "export_speedscope", "export_prof", "load_prof", "to_pstats",
@@ -166,10 +180,10 @@ __all__ += [
 # --- end of the mpi4py wrappers ---
 
 # --- scope-profiler's analysis names (spanscope.results; plots' statistics helpers) ---
-from spanscope.results import (  # noqa: E402
-    LikwidRegionResult, PerfEventError, PerfEventTotals, collect_file_metadata,
-    create_html_report, inspect_file, write_metadata_json,
-)
+_RESULTS_LAZY |= {  # from spanscope.results, on first use (above)
+    "LikwidRegionResult", "PerfEventError", "PerfEventTotals", "collect_file_metadata",
+    "create_html_report", "inspect_file", "write_metadata_json",
+}
 
 # plots.py's statistics helpers need no matplotlib, but they resolve
 # lazily like the plot_* names (plots.py is imported on first use)
@@ -187,9 +201,9 @@ __all__ += [
 # --- end of the analysis names ---
 
 # --- line profiles (use_line_profiler=True; spanscope.results._lines, docs/line-profiles.md) ---
-from spanscope.results import (  # noqa: E402
-    print_line_profile, read_line_profile_file, write_line_profile,
-)
+_RESULTS_LAZY |= {  # from spanscope.results, on first use (above)
+    "print_line_profile", "read_line_profile_file", "write_line_profile",
+}
 
 __all__ += ["print_line_profile", "read_line_profile_file", "write_line_profile"]
 # --- end of line profiles ---

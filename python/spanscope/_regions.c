@@ -460,12 +460,15 @@ typedef struct tstack {
     size_t n, cap;
     int depth; /* nesting of recursive wrappers on this thread */
     int monitoring; /* 1: this thread's outermost wrapper uses sys.monitoring */
+    int evalframe;  /* 1: ... uses the frame evaluation hook (PEP 523) */
+    int busy;       /* 1: inside the tracer's slow path (its Python code is not traced) */
     Py_tracefunc prev_func;
     PyObject *prev_obj;
 } tstack_t;
 static _Thread_local tstack_t t_trace __attribute__((tls_model("initial-exec")));
 
 #define EXTRA_SKIP ((void *)(uintptr_t)1) /* decorated function: records itself */
+#define SPS__PY_LIKELY(x) __builtin_expect(!!(x), 1)
 
 static int tstack_push(tstack_t *t, sps_region_t r) {
     if (t->n == t->cap) {
@@ -572,19 +575,37 @@ static void cache_decision(PyCodeObject *code, uint32_t gen, sps_region_t id) {
  * frame is the code's running frame (borrowed), or NULL for the current
  * one (sys.monitoring hands the hook the code only): it is read on the
  * slow path alone, for the module name. */
-static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
+static sps_region_t traced_region_slow(PyFrameObject *frame, PyObject *fglobals,
+                                       PyCodeObject *code);
+
+static inline sps_region_t traced_region(PyFrameObject *frame, PyObject *fglobals,
+                                         PyCodeObject *code) {
     void *extra = NULL;
     if (g_extra_index >= 0) CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra);
     if (extra == EXTRA_SKIP) return 0;
     uint64_t v = (uint64_t)(uintptr_t)extra;
-    if (v && (uint32_t)(v >> 32) == g_generation) return (sps_region_t)v;
-    /* slow path: the name is "<module>.<qualname>".  The decision is cached
-     * under the generation it started in: the matcher and the region's
-     * creation run Python code, and a new generation meanwhile (new filters,
-     * a new registry) must decide again. */
+    if (SPS__PY_LIKELY(v && (uint32_t)(v >> 32) == g_generation)) return (sps_region_t)v;
+    return traced_region_slow(frame, fglobals, code);
+}
+
+/* traced_region's slow path, once per code object and generation: the
+ * name is "<module>.<qualname>", the module's name read from the frame's
+ * globals (fglobals, borrowed, when the hook has them: the frame
+ * evaluation hook runs before its frame is the current one; else frame's,
+ * else the current frame's).  The decision is cached under the generation
+ * it started in: the matcher and the region's creation run Python code,
+ * and a new generation meanwhile (new filters, a new registry) must decide
+ * again.  That Python code is not traced (t->busy). */
+__attribute__((noinline))
+static sps_region_t traced_region_slow(PyFrameObject *frame, PyObject *fglobals,
+                                       PyCodeObject *code) {
+    tstack_t *t = &t_trace;
+    int busy = t->busy;
+    t->busy = 1;
+    sps_region_t id = 0;
     uint32_t gen = g_generation;
-    if (!frame) frame = PyEval_GetFrame();
-    PyObject *globals = frame ? FRAME_GLOBALS(frame) : NULL;
+    if (!fglobals && !frame) frame = PyEval_GetFrame();
+    PyObject *globals = fglobals ? Py_NewRef(fglobals) : frame ? FRAME_GLOBALS(frame) : NULL;
     PyObject *mod = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
     Py_XDECREF(globals);
     const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : "?";
@@ -594,17 +615,17 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     }
     if (strcmp(m, "spanscope") == 0 || strncmp(m, "spanscope.", 10) == 0) {
         if (g_extra_index >= 0) CODE_SET_EXTRA((PyObject *)code, g_extra_index, EXTRA_SKIP);
-        return 0;
+        goto done;
     }
     if (skipped_file(code)) {
         cache_decision(code, gen, 0);
-        return 0;
+        goto done;
     }
     PyObject *name = PyUnicode_FromFormat("%s.%U", m, CODE_QUALNAME(code));
     if (name && !name_passes(name)) {
         Py_DECREF(name);
         cache_decision(code, gen, 0);
-        return 0;
+        goto done;
     }
     PyObject *as = name ? recorded_name(code, name) : NULL;
     PyObject *r = as ? registry_get(as) : NULL;
@@ -612,13 +633,15 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
     Py_XDECREF(name);
     if (!r) {
         PyErr_Clear();
-        return 0;
+        goto done;
     }
-    sps_region_t id = ((RegionObject *)r)->id;
+    id = ((RegionObject *)r)->id;
     PyObject *idobj = PyLong_FromUnsignedLong(id);
     if (!idobj || PySet_Add(g_traced, idobj) < 0) PyErr_Clear(); /* only a label lost */
     Py_XDECREF(idobj);
     cache_decision(code, gen, id);
+done:
+    t->busy = busy;
     return id;
 }
 
@@ -626,22 +649,24 @@ static sps_region_t traced_region(PyFrameObject *frame, PyCodeObject *code) {
  * region to end on the matching exit (0: not recorded) and begin it.  The
  * first frame after trace_enter is the decorated function itself, which
  * records itself.  frame: as traced_region's. */
-static void traced_start(tstack_t *t, PyFrameObject *frame, PyCodeObject *code) {
-    sps_region_t r = t->n > 0 ? traced_region(frame, code) : 0;
+static inline void traced_start(tstack_t *t, PyFrameObject *frame, PyObject *fglobals,
+                                PyCodeObject *code) {
+    sps_region_t r = t->n > 0 ? traced_region(frame, fglobals, code) : 0;
     if (tstack_push(t, r) == 0 && r) sps_begin(r);
 }
 
 /* What a function's exit (return, yield, unwind) does: end what its start
  * pushed.  An exit with nothing pushed (a frame that started before the
  * tracer) is ignored. */
-static void traced_exit(tstack_t *t) {
+static inline void traced_exit(tstack_t *t) {
     if (t->n > 0) {
         sps_region_t r = t->v[--t->n];
         if (r) sps_end(r);
     }
 }
 
-/* The PyEval_SetProfile hook (every version; the default before 3.12). */
+/* The PyEval_SetProfile hook (every version; the default of none now: the
+ * fallback when sys.monitoring has no free tool id). */
 static int tracer(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
     (void)obj;
     tstack_t *t = &t_trace;
@@ -649,7 +674,7 @@ static int tracer(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) 
         return -1; /* chain to the profiler that was there before */
     if (what == PyTrace_CALL) {
         PyCodeObject *code = PyFrame_GetCode(frame);
-        traced_start(t, frame, code);
+        traced_start(t, frame, NULL, code);
         Py_DECREF(code);
     } else if (what == PyTrace_RETURN) {
         traced_exit(t);
@@ -660,17 +685,116 @@ static int tracer(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) 
 /* The hooks the tracer can use.  PyEval_SetProfile exists everywhere; on
  * 3.12+ sys.monitoring (PEP 669) hands the hook the code object without
  * making a frame object, and since 3.12 sys.setprofile is itself a layer
- * over it.  Which one is used is chosen per version from measurements
- * (docs/benchmarks.md, "Python versions"): on 3.12 and 3.13 a traced call
- * costs about half the time under sys.monitoring (0.46-0.51x, wall time,
- * interleaved runs).  set_trace_hook switches. */
-enum { HOOK_SETPROFILE = 0, HOOK_MONITORING = 1 };
+ * over it; on 3.10 and 3.11 the frame evaluation hook (PEP 523, below)
+ * brackets each frame's evaluation.  Which one is used is chosen per
+ * version from measurements (docs/benchmarks.md, "Python versions" and
+ * "spanscope run --recursive against cProfile"): on 3.12 and 3.13 a traced
+ * call costs about half the time under sys.monitoring (0.46-0.51x, wall
+ * time, interleaved runs) than under setprofile; on 3.10 and 3.11 the
+ * frame evaluation hook costs less than setprofile.  set_trace_hook
+ * switches. */
+enum { HOOK_SETPROFILE = 0, HOOK_MONITORING = 1, HOOK_EVALFRAME = 2 };
 #if PY_VERSION_HEX >= 0x030C0000
 #  define HOOK_DEFAULT HOOK_MONITORING
 #else
-#  define HOOK_DEFAULT HOOK_SETPROFILE
+#  define HOOK_DEFAULT HOOK_EVALFRAME
 #endif
 static int g_hook = HOOK_DEFAULT;
+
+#if PY_VERSION_HEX < 0x030C0000
+/* The frame evaluation hook (PEP 523), the default on 3.10 and 3.11: the
+ * interpreter hands every frame it evaluates -- a call, a generator's or
+ * coroutine's resume or throw -- to this function, which begins the
+ * frame's region, has the previous evaluator (CPython's own) run the frame
+ * and ends the region when it returns, yields or unwinds: the events
+ * sys.setprofile's "call" and "return" are made of, so the same regions and
+ * counts (tests/python/test_trace_hooks.py compares the hooks).  There is
+ * no frame object, no tracing machinery and no Python call per event, where
+ * the setprofile hook makes the frame object of every call (3.11) and
+ * switches the thread's tracing state twice per call.  What it costs
+ * instead: while it is installed (between the first thread's outermost
+ * recursive call and the last one's return) 3.11 does not inline
+ * Python-to-Python calls, on every thread (each call is a C call of the
+ * evaluator, as in 3.10).  Measured: docs/benchmarks.md, "spanscope run
+ * --recursive against cProfile".
+ *
+ * The hook is per interpreter, so, like the sys.monitoring callbacks, it
+ * first checks that its own thread traces (t->evalframe); a frame of
+ * another thread or of the tracer's own slow path goes straight to the
+ * previous evaluator.  A hook another tool had installed (a debugger's) is
+ * the previous evaluator, called in turn. */
+#  if PY_VERSION_HEX >= 0x030B0000
+/* 3.11's _PyInterpreterFrame (Include/internal/pycore_frame.h, 3.11.0 to
+ * 3.11.x: the fields up to owner, which an extension cannot include) */
+typedef struct {
+    PyFunctionObject *f_func;
+    PyObject *f_globals;
+    PyObject *f_builtins;
+    PyObject *f_locals;
+    PyCodeObject *f_code;
+    PyFrameObject *frame_obj;
+    void *previous;
+    void *prev_instr;
+    int stacktop;
+    _Bool is_entry;
+    char owner; /* FRAME_OWNED_BY_THREAD 0, _BY_GENERATOR 1, _BY_FRAME_OBJECT 2 */
+} sps_iframe_t;
+typedef struct _PyInterpreterFrame ef_frame_t;
+#    define EF_CODE(f) (((sps_iframe_t *)(f))->f_code)
+#    define EF_GLOBALS(f) (((sps_iframe_t *)(f))->f_globals)
+/* 3.11 evaluates a generator function's new frame up to RETURN_GENERATOR,
+ * which makes the generator: no "call" event there (the first is at the
+ * RESUME after it, when the generator starts), so not a start here: a
+ * frame of a generator's code still owned by the thread is that one. */
+#    define EF_MAKES_GENERATOR(f)                                                          \
+        (((sps_iframe_t *)(f))->owner == 0 &&                                            \
+         (EF_CODE(f)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)))
+#  else
+typedef PyFrameObject ef_frame_t; /* 3.10: the frame object; a generator
+                                     function's call makes its generator
+                                     without evaluating the frame */
+#    define EF_CODE(f) ((f)->f_code)
+#    define EF_GLOBALS(f) ((f)->f_globals)
+#    define EF_MAKES_GENERATOR(f) 0
+#  endif
+
+static _PyFrameEvalFunction g_ef_prev; /* the evaluator ours calls */
+static int g_ef_threads;               /* threads tracing with it (GIL held) */
+
+static PyObject *ef_eval(PyThreadState *ts, ef_frame_t *f, int throwflag) {
+    tstack_t *t = &t_trace;
+    if (!t->evalframe || t->busy || EF_MAKES_GENERATOR(f)) return g_ef_prev(ts, f, throwflag);
+    size_t n = t->n;
+    traced_start(t, NULL, EF_GLOBALS(f), EF_CODE(f));
+    PyObject *res = g_ef_prev(ts, f, throwflag);
+    /* ends what the start pushed, unless the outermost wrapper's return
+     * emptied the stack meanwhile (it cannot on this thread: defensive) */
+    if (t->n > n) traced_exit(t);
+    return res;
+}
+
+/* Installs ef_eval for the first tracing thread (the evaluator found
+ * there, CPython's or another tool's, is the one it calls). */
+static void ef_install(void) {
+    PyInterpreterState *is = PyThreadState_Get()->interp;
+    if (g_ef_threads++ == 0) {
+        _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(is);
+        if (cur != (_PyFrameEvalFunction)ef_eval) {
+            g_ef_prev = cur;
+            _PyInterpreterState_SetEvalFrameFunc(is, (_PyFrameEvalFunction)ef_eval);
+        }
+    }
+}
+
+/* Puts the previous evaluator back when the last tracing thread stops
+ * (unless another tool replaced ours meanwhile: theirs stays). */
+static void ef_uninstall(void) {
+    PyInterpreterState *is = PyThreadState_Get()->interp;
+    if (--g_ef_threads == 0 &&
+        _PyInterpreterState_GetEvalFrameFunc(is) == (_PyFrameEvalFunction)ef_eval)
+        _PyInterpreterState_SetEvalFrameFunc(is, g_ef_prev);
+}
+#endif
 
 #if PY_VERSION_HEX >= 0x030C0000
 /* sys.monitoring: the events are global to the interpreter (all threads),
@@ -691,7 +815,7 @@ static PyObject *mon_start(PyObject *self, PyObject *const *args, Py_ssize_t n) 
     (void)self;
     tstack_t *t = &t_trace;
     if (t->depth > 0 && n >= 1 && PyCode_Check(args[0]))
-        traced_start(t, NULL, (PyCodeObject *)args[0]);
+        traced_start(t, NULL, NULL, (PyCodeObject *)args[0]);
     Py_RETURN_NONE;
 }
 
@@ -805,6 +929,13 @@ static void trace_enter(void) {
         if (t->monitoring) return;
     }
 #endif
+#if PY_VERSION_HEX < 0x030C0000
+    if (g_hook == HOOK_EVALFRAME) {
+        t->evalframe = 1;
+        ef_install();
+        return;
+    }
+#endif
     PyThreadState *ts = PyThreadState_Get();
     t->prev_func = ts->c_profilefunc;
     t->prev_obj = ts->c_profileobj;
@@ -820,6 +951,13 @@ static void trace_exit(void) {
         sps_region_t r = t->v[--t->n];
         if (r) sps_end(r);
     }
+#if PY_VERSION_HEX < 0x030C0000
+    if (t->evalframe) {
+        t->evalframe = 0;
+        ef_uninstall();
+        return;
+    }
+#endif
 #if PY_VERSION_HEX >= 0x030C0000
     if (t->monitoring) {
         t->monitoring = 0;
@@ -848,6 +986,16 @@ static PyObject *ext_set_trace_hook(PyObject *mod, PyObject *arg) {
         g_hook = HOOK_SETPROFILE;
         Py_RETURN_NONE;
     }
+    if (strcmp(s, "evalframe") == 0) {
+#if PY_VERSION_HEX < 0x030C0000
+        g_hook = HOOK_EVALFRAME;
+        Py_RETURN_NONE;
+#else
+        return PyErr_Format(PyExc_ValueError,
+                            "set_trace_hook: the frame evaluation hook is used on Python 3.10 "
+                            "and 3.11 only (3.12+: sys.monitoring)");
+#endif
+    }
     if (strcmp(s, "monitoring") == 0) {
 #if PY_VERSION_HEX >= 0x030C0000
         g_hook = HOOK_MONITORING;
@@ -858,13 +1006,30 @@ static PyObject *ext_set_trace_hook(PyObject *mod, PyObject *arg) {
 #endif
     }
     return PyErr_Format(PyExc_ValueError,
-                        "set_trace_hook: 'setprofile' or 'monitoring', not %R", arg);
+                        "set_trace_hook: 'setprofile' or 'monitoring' (3.12+) or 'evalframe' "
+                        "(3.10, 3.11), not %R", arg);
 }
 
 static PyObject *ext_trace_hook(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
-    return PyUnicode_FromString(g_hook == HOOK_MONITORING ? "monitoring" : "setprofile");
+    return PyUnicode_FromString(g_hook == HOOK_MONITORING  ? "monitoring"
+                                : g_hook == HOOK_EVALFRAME ? "evalframe"
+                                                           : "setprofile");
+}
+
+/* _evalframe_installed(): whether the frame evaluation hook is the
+ * interpreter's evaluator now (always False on 3.12+; for the tests). */
+static PyObject *ext_evalframe_installed(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+#if PY_VERSION_HEX < 0x030C0000
+    PyInterpreterState *is = PyThreadState_Get()->interp;
+    return PyBool_FromLong(_PyInterpreterState_GetEvalFrameFunc(is) ==
+                           (_PyFrameEvalFunction)ef_eval);
+#else
+    Py_RETURN_FALSE;
+#endif
 }
 
 /* set_trace_skip(prefixes): the tracer leaves out code under these path
@@ -1190,9 +1355,11 @@ static PyMethodDef regions_methods[] = {
     {"end", ext_end, METH_O, "sps_end(id) (for tests)."},
     {"_noop_profile", ext_noop_profile, METH_O, "Benchmark floor: a no-op C profile hook."},
     {"set_trace_hook", ext_set_trace_hook, METH_O,
-     "set_trace_hook('setprofile' | 'monitoring'): the recursive tracer's hook "
+     "set_trace_hook('setprofile' | 'evalframe' | 'monitoring'): the recursive tracer's hook "
      "(monitoring: sys.monitoring, Python 3.12+) for the recursive calls that start after it."},
     {"trace_hook", ext_trace_hook, METH_NOARGS, "The recursive tracer's hook: its name."},
+    {"_evalframe_installed", ext_evalframe_installed, METH_NOARGS,
+     "Whether the tracer's frame evaluation hook is installed now (3.10/3.11; tests)."},
     {"_floor_pair_ns", ext_floor_pair_ns, METH_O, "Benchmark floor: ns per two counter reads."},
     {NULL, NULL, 0, NULL}};
 

@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable
 
-import numpy as np
-
 from spanscope import _ext
+
+# numpy is imported where it is used (start-up: `spanscope run` and
+# `import spanscope` need no numpy until something reads calls back)
 
 
 #: Opt-in tags (register_opt_in_tag): their regions record only when a run
@@ -201,6 +202,8 @@ class Region(_ext.Region):
         int64 array or None when not asked for.  Costs the calls recorded
         since the previous query plus the copy: the core keeps this region's
         calls once it was asked for (docs/python.md)."""
+        import numpy as np
+
         while True:
             n = self._calls_into(None, None)
             s = np.empty(n, dtype=np.int64) if starts else None
@@ -353,7 +356,9 @@ class Region(_ext.Region):
             raw = _ext.spans(0, 2**63 - 1)
         except Exception:  # aggregate sessions keep no spans
             return []
-        spans = np.frombuffer(raw, dtype=_SPAN_DTYPE)
+        import numpy as np
+
+        spans = np.frombuffer(raw, dtype=_span_dtype())
         indices = np.unique(spans["thread"][spans["region"] == self.id])
         return [ThreadRecord._from_core(int(i)) for i in indices.tolist()]
 
@@ -363,6 +368,8 @@ class Region(_ext.Region):
         buffer slots; spanscope has none, the count is what it means."""
         calls = _ext.open_calls_all() if _ext.is_active() else None
         held = [t for t, _depth, name in (calls or ()) if name == self.name]
+        import numpy as np
+
         return np.array(sorted(held), dtype=np.int64)
 
 
@@ -412,11 +419,17 @@ class RegionFactory:
 
 _ext.set_region_class(Region)
 
-#: sps_span_t (include/spanscope.h), as _ext.spans returns the spans
-_SPAN_DTYPE = np.dtype([("start_ns", "<i8"), ("end_ns", "<i8"), ("self_ns", "<i8"),
-                        ("parent", "<i8"), ("region", "<u4"), ("thread", "<u4"),
-                        ("depth", "<u4"), ("stack", "<u4"), ("seq", "<u8")])
-assert _SPAN_DTYPE.itemsize == _ext.SPAN_SIZE
+@functools.lru_cache(maxsize=None)
+def _span_dtype():
+    """sps_span_t (include/spanscope.h), as _ext.spans returns the spans: a
+    numpy dtype, made on first use (numpy is not imported before)."""
+    import numpy as np
+
+    dt = np.dtype([("start_ns", "<i8"), ("end_ns", "<i8"), ("self_ns", "<i8"),
+                   ("parent", "<i8"), ("region", "<u4"), ("thread", "<u4"),
+                   ("depth", "<u4"), ("stack", "<u4"), ("seq", "<u8")])
+    assert dt.itemsize == _ext.SPAN_SIZE
+    return dt
 
 
 # -- scope-profiler's region classes -----------------------------------------

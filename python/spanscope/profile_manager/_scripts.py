@@ -13,7 +13,6 @@ import sys
 from spanscope import _ext
 from spanscope.options import FeatureNotAvailableError
 from spanscope.profile_manager._session import _output_kind
-from spanscope.results import load
 
 
 _ZERO_TOUCH = ("profiling a program that is not Python is the zero-touch runner's "
@@ -218,6 +217,8 @@ class _ScriptsMixin:
         completed.profile_results = None
         if (completed.returncode == 0 and os.path.exists(output_path)
                 and _output_kind(output_path) != "html"):
+            from spanscope.results import load  # numpy, h5py: only here
+
             completed.profile_results = load(output_path)
         return completed
 
@@ -237,9 +238,17 @@ class _ScriptsMixin:
         checks that both faces resolve the same files and environments
         alike.  SPANSCOPE_SAMPLE_HZ (not 0) starts the stack sampler at
         that rate, as the C auto-setup does.  ValueError naming the variable,
-        or the file and the key, for a bad one."""
+        or the file and the key, for a bad one; a RuntimeWarning naming each
+        SPANSCOPE_* variable that no setting has."""
         env = _ext.env_read()
         sample_hz = env.pop("sample_hz", 0)
+        for name in env.pop("unknown_variables", ()):
+            # a warning, not an error (as the C auto-setup's): a stray
+            # variable must not stop a run
+            import warnings
+            warnings.warn(f"unknown variable {name} in the environment, ignored "
+                          "(spanscope config lists the known ones)", RuntimeWarning,
+                          stacklevel=2)
         for key, value in env.items():
             if key == "enable_tags":
                 value = tuple(t.strip() for t in value.split(",") if t.strip())

@@ -20,9 +20,33 @@ from spanscope import _ext
 from spanscope._base import mpi as _mpi
 from spanscope.options import (FeatureNotAvailableError, ProfilingOptions,
                                load_profiling_config, resolve)
-from spanscope.results import read_h5, write_json
-from spanscope.results._memray import MemrayAllocationTracker, memray_capture_path
-from spanscope.results._table import period_rows, print_region_table, region_rows
+# spanscope.results (numpy, h5py) is imported where it is used: a run that
+# writes its file and prints nothing (`spanscope run -q`) never needs it.
+# Its names this module used to import stay reachable as this module's
+# attributes (__getattr__ below), and a global of that name set on the
+# module (a test's monkeypatch) is what the module uses.
+_RESULTS_NAMES = {"read_h5": "spanscope.results", "write_json": "spanscope.results",
+                  "MemrayAllocationTracker": "spanscope.results._memray",
+                  "memray_capture_path": "spanscope.results._memray",
+                  "period_rows": "spanscope.results._table",
+                  "print_region_table": "spanscope.results._table",
+                  "region_rows": "spanscope.results._table"}
+
+
+def _results(name: str):
+    """spanscope.results' `name`, imported on first use; a module global
+    of that name wins."""
+    value = globals().get(name)
+    if value is None:
+        import importlib
+        value = getattr(importlib.import_module(_RESULTS_NAMES[name]), name)
+    return value
+
+
+def __getattr__(name: str):
+    if name in _RESULTS_NAMES:
+        return _results(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _OVERFLOW = {"spill": _ext.OVERFLOW_SPILL, "drop": _ext.OVERFLOW_DROP,
@@ -180,12 +204,12 @@ class _Session:
 
 def _read_results(path):
     """The results of the file at path: scope-profiler's ProfilingResults."""
-    return read_h5(path)
+    return _results("read_h5")(path)
 
 
 def _write_json(results, path: str) -> None:
     """Writes results to path as scope-profiler's JSON."""
-    write_json(results, path)
+    _results("write_json")(results, path)
 
 
 #: The manager classes whose run installed a task tracker (track_async).
@@ -299,8 +323,8 @@ class _SessionMixin:
         memray_capture = None
         if o["use_memray"] and not o["deactivate_profiling"]:
             rank, size = _mpi.world()
-            memray_capture = MemrayAllocationTracker(
-                memray_capture_path(o["file_path"], o["memory_profile_path"], rank, size),
+            memray_capture = _results("MemrayAllocationTracker")(
+                _results("memray_capture_path")(o["file_path"], o["memory_profile_path"], rank, size),
                 native_traces=o["memray_native_traces"],
                 trace_python_allocators=o["memray_trace_python_allocators"],
                 follow_fork=o["memray_follow_fork"])
@@ -581,6 +605,8 @@ class _SessionMixin:
         rank, size = _mpi.world() if _mpi.launched() else (0, 1)
         if rank != 0:
             return
+        period_rows, print_region_table, region_rows = (
+            _results("period_rows"), _results("print_region_table"), _results("region_rows"))
         label = str(meta.get("label") or cls._settings.get("label") or "") or None
         if not to_file:
             configured = cls._settings.get("file_path") or "profiling_data.h5"

@@ -30,11 +30,11 @@ from array import array
 import weakref
 from time import perf_counter_ns, thread_time_ns
 
-import numpy as np
-
 from spanscope import _ext
 from spanscope.profile_manager._regions import UNKNOWN, ThreadRecord
-from spanscope.results._regions import _lane_ids
+
+# numpy and spanscope.results are imported where they are used: `import
+# spanscope` and `spanscope run` need neither at start-up
 
 __all__ = ["ConcurrencyTracker", "TaskRecord", "TaskTracker", "ThreadRecord", "lane_ids",
            "NO_TASK", "UNKNOWN"]
@@ -48,6 +48,10 @@ def lane_ids(thread_ids, task_ids) -> np.ndarray:
     ``-2 - thread`` (so -1 is a call of an unknown thread, thread id -1).
     The key calls are grouped by to nest (build_call_arrays): only calls
     of one lane can nest.  ``task_ids`` may be None (no tasks)."""
+    import numpy as np
+
+    from spanscope.results._regions import _lane_ids
+
     thread_ids = np.asarray(thread_ids, dtype=np.int64)
     if task_ids is not None:
         task_ids = np.asarray(task_ids, dtype=np.int64)
@@ -323,6 +327,7 @@ class ConcurrencyTracker:
             self._local.record.sample_cpu()
         except AttributeError:
             pass
+        import numpy as np
 
         def shift(values):
             v = np.asarray(values, dtype=np.int64)

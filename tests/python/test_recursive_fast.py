@@ -1,0 +1,352 @@
+"""The recursive tracer's fast paths (issue 35, part 7b): the frame
+evaluation hook that is the default on Python 3.10 and 3.11 records what
+the setprofile hook records (generators, coroutines, exceptions, threads,
+nested wrappers), the region cached in each code object follows new
+filters and new sessions, everything stays balanced however the traced
+code ends, and `import spanscope` / `spanscope run` start without numpy and
+h5py while every results name still resolves."""
+import asyncio
+import collections
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import spanscope
+from spanscope import ProfileManager, _ext
+
+DEFAULT = _ext.trace_hook()
+#: the hook each version uses by default, and setprofile, the reference
+FAST = "monitoring" if sys.version_info >= (3, 12) else "evalframe"
+
+
+def traced(name):
+    """The region name of a function of this module (3.10: co_name)."""
+    return f"{__name__}.{name if sys.version_info >= (3, 11) else name.rsplit('.', 1)[-1]}"
+
+
+def leaf(n):
+    return n
+
+
+def gen(n):
+    for i in range(n):
+        yield leaf(i)
+
+
+def deep_raise(n):
+    if n == 0:
+        raise KeyError("deep")
+    return deep_raise(n - 1)
+
+
+async def acoro(n):
+    await asyncio.sleep(0)
+    return leaf(n)
+
+
+async def amain():
+    return sum(await asyncio.gather(acoro(1), acoro(2)))
+
+
+def agen_user():
+    async def agen():
+        for i in range(3):
+            yield leaf(i)
+            await asyncio.sleep(0)
+
+    async def consume():
+        return [x async for x in agen()]
+    return asyncio.run(consume())
+
+
+def work():
+    """Each kind of frame the hooks must agree on."""
+    assert sum(gen(4)) == 6
+    g = gen(5)
+    next(g)
+    g.close()                          # GeneratorExit thrown into a suspended frame
+    g = gen(5)
+    next(g)
+    with pytest.raises(ValueError):
+        g.throw(ValueError("in"))       # an exception thrown in and not caught
+    with pytest.raises(KeyError):
+        deep_raise(3)                  # an unwind through 4 frames
+    assert asyncio.run(amain()) == 3   # coroutines, tasks, the event loop's own code
+    assert agen_user() == [0, 1, 2]    # an async generator
+    assert list(map(leaf, range(3))) == [0, 1, 2]  # Python called from C
+    inner()                            # a recursive wrapper inside another
+
+
+@ProfileManager.profile("fast.inner", recursive=True)
+def inner():
+    return leaf(9)
+
+
+@ProfileManager.profile("fast.top", recursive=True)
+def top():
+    work()
+
+
+def record(tmp_path, hook, fn, calls=2):
+    """(counts per region, Counter of call paths) of `calls` calls of fn
+    recorded with the hook."""
+    _ext.set_trace_hook(hook)
+    try:
+        path = tmp_path / f"{hook}.h5"
+        ProfileManager.setup(file_path=str(path))
+        for _ in range(calls):
+            fn()
+        counts = {n: ProfileManager.get_region(n).num_calls
+                  for n in ProfileManager.recorded_regions()}
+        assert ProfileManager.counters()["misuse"] == 0
+        ProfileManager.finalize(verbose=False)
+        res = spanscope.read(str(path))
+        ev = res.events
+        names = [res.rows[int(r)].name if r != 0xFFFFFFFF else "?" for r in ev.row]
+        paths = collections.Counter()
+        for i in range(len(names)):
+            p, j = [], i
+            while j >= 0:
+                p.append(names[j])
+                j = int(ev.parent[j])
+            paths["/".join(reversed(p))] += 1
+        return counts, paths
+    finally:
+        _ext.set_trace_hook(DEFAULT)
+        ProfileManager._reset()
+
+
+def test_the_default_hook_is_the_fast_one():
+    assert DEFAULT == FAST
+
+
+def ours(counts, paths):
+    """This module's regions (the standard library's, asyncio's, vary with
+    what ran before in the process: its first event loop policy...)."""
+    def mine(name):
+        return name.startswith(("fast.", __name__ + "."))
+    return ({k: v for k, v in counts.items() if mine(k)},
+            collections.Counter({k: v for k, v in paths.items()
+                                 if all(mine(p) for p in k.split("/"))}))
+
+
+def test_the_fast_hook_records_what_setprofile_records(tmp_path):
+    a_counts, a_paths = ours(*record(tmp_path, "setprofile", top))
+    b_counts, b_paths = ours(*record(tmp_path, FAST, top))
+    assert b_counts == a_counts
+    assert b_paths == a_paths
+    # and the figures themselves, for this module's functions
+    assert b_counts["fast.top"] == 2 and b_counts["fast.inner"] == 2
+    assert b_counts[traced("deep_raise")] == 2 * 4
+    # gen: sum(gen(4)) starts it and resumes it 4 times; the two others are
+    # started once and then closed / thrown into once
+    assert b_counts[traced("gen")] == 2 * (5 + 2 + 2)
+    assert b_counts[traced("acoro")] >= 2 * 2 * 2  # a start and a resume each, at least
+    deepest = "/".join(["fast.top", traced("work")] + [traced("deep_raise")] * 4)
+    assert b_paths[deepest] == 2
+    assert b_paths[f"fast.top/{traced('work')}/fast.inner/{traced('leaf')}"] == 2
+
+
+def test_other_threads_are_not_traced_by_the_fast_hook(tmp_path):
+    import threading
+
+    def other():
+        for _ in range(1000):
+            leaf(0)
+    t = threading.Thread(target=other)
+    _ext.set_trace_hook(FAST)
+    try:
+        ProfileManager.setup(output=None)
+
+        @ProfileManager.profile("fast.threads", recursive=True)
+        def run():
+            t.start()
+            t.join()
+            return leaf(1)
+        run()
+        assert ProfileManager.get_region(traced("leaf")).num_calls == 1
+    finally:
+        _ext.set_trace_hook(DEFAULT)
+        ProfileManager._reset()
+
+
+def test_an_exception_out_of_the_outermost_call_leaves_nothing_open(tmp_path):
+    @ProfileManager.profile("fast.raises", recursive=True)
+    def raises():
+        g = gen(3)
+        next(g)           # suspended when the tracer stops: resumed after, untraced
+        deep_raise(2)
+    ProfileManager.setup(output=None)
+    try:
+        with pytest.raises(KeyError):
+            raises()
+        assert _ext.open_calls_all() in (None, []) or not [
+            c for c in _ext.open_calls_all() if c[2] != "?"]
+        assert ProfileManager.get_region(traced("deep_raise")).num_calls == 3
+        assert ProfileManager.get_region("fast.raises").num_calls == 1
+        assert ProfileManager.counters()["misuse"] == 0
+        assert ProfileManager.get_region(traced("leaf")).num_calls == 1  # gen's first
+        leaf(0)           # untraced now
+        assert ProfileManager.get_region(traced("leaf")).num_calls == 1
+    finally:
+        ProfileManager._reset()
+
+
+def test_a_generator_started_under_the_tracer_and_resumed_after_it(tmp_path):
+    g = None
+
+    @ProfileManager.profile("fast.gen_owner", recursive=True)
+    def owner():
+        nonlocal g
+        g = gen(4)
+        return next(g)
+    ProfileManager.setup(output=None)
+    try:
+        owner()
+        assert list(g) == [1, 2, 3]   # resumed untraced: records nothing
+        owner()                       # and traced again
+        assert ProfileManager.get_region(traced("gen")).num_calls == 2
+        assert ProfileManager.get_region(traced("leaf")).num_calls == 2
+        assert ProfileManager.counters()["misuse"] == 0
+    finally:
+        ProfileManager._reset()
+
+
+def test_the_cached_region_follows_new_filters_and_new_sessions(tmp_path):
+    """The decision is cached in the code object (co_extra) under a
+    generation: new filters and a new session decide again."""
+    @ProfileManager.profile("fast.cache", recursive=True)
+    def run():
+        return leaf(1) + leaf(2)
+    ProfileManager.setup(output=None)
+    try:
+        run()
+        assert ProfileManager.get_region(traced("leaf")).num_calls == 2
+        _ext.set_trace_filters((), ("*.leaf",), None)   # leaf now left out
+        run()
+        assert ProfileManager.get_region(traced("leaf")).num_calls == 2
+        _ext.set_trace_filters((), (), None)            # and back in
+        run()
+        assert ProfileManager.get_region(traced("leaf")).num_calls == 4
+        old = ProfileManager.get_region(traced("leaf")).id
+    finally:
+        _ext.set_trace_filters((), (), None)
+        ProfileManager._reset()
+    ProfileManager.setup(output=None)                   # a new registry
+    try:
+        run()
+        r = ProfileManager.get_region(traced("leaf"))
+        assert r.num_calls == 2                         # recorded into the new session
+        assert int(r.id) in _ext.traced_regions
+        assert old is not None
+    finally:
+        ProfileManager._reset()
+
+
+def run_py(code, *args):
+    """Runs code in a fresh interpreter (this one) and returns its stdout."""
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_import_spanscope_imports_neither_numpy_nor_h5py():
+    out = run_py("""
+        import sys
+        import spanscope
+        from spanscope import ProfileManager
+        print(sorted(m for m in ("numpy", "h5py", "matplotlib") if m in sys.modules))
+    """)
+    assert out.strip() == "[]"
+
+
+def test_spanscope_run_recursive_starts_without_numpy(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("import sys\n"
+                      "def f(n):\n    return n\n"
+                      "f(1)\n"
+                      "print(sorted(m for m in ('numpy', 'h5py') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-m", "spanscope", "run", "--recursive", "-q",
+                          "-o", str(tmp_path / "s.h5"), str(script)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+    res = spanscope.read(str(tmp_path / "s.h5"))
+    assert res["__main__.f"].num_calls == 1
+
+
+def test_every_results_name_still_resolves_lazily():
+    out = run_py("""
+        import sys
+        import spanscope
+        assert "spanscope.results" not in sys.modules
+        from spanscope import read_h5, ProfilingResults, export_speedscope, inspect_file
+        assert spanscope.read is spanscope.results.read
+        assert spanscope.Region is spanscope.results.Region
+        missing = [n for n in spanscope.__all__ if not hasattr(spanscope, n)]
+        print(missing)
+        try:
+            spanscope.no_such_name
+        except AttributeError as e:
+            print("AttributeError", e)
+    """)
+    lines = out.strip().splitlines()
+    assert lines[0] == "[]"
+    assert lines[1].startswith("AttributeError") and "no_such_name" in lines[1]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the frame evaluation hook is 3.10/3.11's")
+def test_the_frame_evaluation_hook_is_there_only_while_tracing():
+    """Installed by the first outermost recursive call, removed when the
+    last one returns or raises; nested wrappers and another tracing thread
+    keep it installed until they end."""
+    import threading
+
+    seen = []
+    go, done = threading.Event(), threading.Event()
+
+    @ProfileManager.profile("fast.hook_outer", recursive=True)
+    def outer():
+        seen.append(_ext._evalframe_installed())
+        nested()
+        seen.append(_ext._evalframe_installed())
+
+    @ProfileManager.profile("fast.hook_nested", recursive=True)
+    def nested():
+        seen.append(_ext._evalframe_installed())
+
+    @ProfileManager.profile("fast.hook_thread", recursive=True)
+    def in_thread():
+        go.set()
+        done.wait(10)
+
+    @ProfileManager.profile("fast.hook_raise", recursive=True)
+    def raises():
+        seen.append(_ext._evalframe_installed())
+        raise KeyError("x")
+
+    ProfileManager.setup(output=None)
+    try:
+        assert not _ext._evalframe_installed()
+        outer()
+        assert seen == [True, True, True]
+        assert not _ext._evalframe_installed()
+        with pytest.raises(KeyError):
+            raises()
+        assert seen[-1] is True and not _ext._evalframe_installed()
+        t = threading.Thread(target=in_thread)
+        t.start()
+        assert go.wait(10)
+        outer()                                   # the other thread still traces
+        assert _ext._evalframe_installed()
+        done.set()
+        t.join()
+        assert not _ext._evalframe_installed()
+        assert ProfileManager.counters()["misuse"] == 0
+    finally:
+        done.set()
+        ProfileManager._reset()
