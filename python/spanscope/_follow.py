@@ -205,9 +205,14 @@ class FollowRun:
         MERGE_SUFFIXES, else ValueError), makes the parts directory beside
         it (``OUT.parts-XXXXXX``), claims rank 0, sets the environment the
         children inherit (the module's docstring) and arms the at-fork
-        hook.  settings: the children's (keys of _CHILD_SETTINGS)."""
+        hook.  settings: the children's (keys of _CHILD_SETTINGS);
+        aggregation_mode is refused (ValueError: an aggregate file has no
+        calls for the merge)."""
         import tempfile
 
+        if settings.get("aggregation_mode"):
+            raise ValueError("--aggregation-mode keeps statistics only, and the merge "
+                             "joins calls: it cannot be used with --follow")
         if not out_path.endswith(MERGE_SUFFIXES):
             raise ValueError(f"{out_path!r}: the merged profile is .h5, or a trace: "
                              f".json, .json.gz (Chrome trace JSON), .pftrace (Perfetto)")
@@ -271,6 +276,11 @@ class FollowRun:
             self.processes = note_processes()
             manager.finalize(verbose=False)
         finally:
+            # the run is over: the root's session ends (a finalize lets it
+            # record on), its crash-safe directory goes with it, and a
+            # process it forks from now on (a reader's isolated child)
+            # records nothing into the parts directory
+            _ext.shutdown()
             _State.following = False
             self._restore()
             self.merge()

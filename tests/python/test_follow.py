@@ -288,10 +288,12 @@ def test_a_failed_merge_keeps_the_parts_and_says_where(tmp_path):
 
 
 def test_follow_usage_errors(tmp_path):
-    """--follow with --no-output or an output the merge cannot write (.html)
-    is bad usage (exit 2), before the script runs."""
+    """--follow with --no-output, an output the merge cannot write (.html)
+    or --aggregation-mode (no calls to merge) is bad usage (exit 2), before
+    the script runs."""
     (tmp_path / "s.py").write_text("open('ran', 'w').close()\n")
-    for options in (["--no-output"], ["-o", str(tmp_path / "x.html")]):
+    for options in (["--no-output"], ["-o", str(tmp_path / "x.html")],
+                    ["--aggregation-mode"]):
         p = subprocess.run([SPANSCOPE, "run", "--follow", *options, str(tmp_path / "s.py")],
                            capture_output=True, text=True, cwd=tmp_path, timeout=60)
         assert p.returncode == 2 and "--follow" in p.stderr, p.stderr
