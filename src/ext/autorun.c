@@ -202,6 +202,11 @@ static void finish_session(void) {
 }
 
 static void autorun_exit(void) {
+    if (g_mpi_mode && !g_mpi_seen && getpid() == g_pid && !g_reported) {
+        g_reported = 1; /* --mpi waits for MPI_Init, which never came */
+        fprintf(stderr, "spanscope: --mpi: the program never called MPI_Init (C bindings); "
+                "no profile written\n");
+    }
     finish_session();
 }
 

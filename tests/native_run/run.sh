@@ -149,6 +149,13 @@ if [ -n "$mpiexec" ] && [ -n "$mpiprog" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 \
          OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
          OMPI_MCA_rmaps_base_oversubscribe=1
+  # --mpi on a program that never calls MPI_Init: no file, and said
+  "$sps" run --mpi -q -o nompi.h5 -- "$plain" > /dev/null 2> nompi.err
+  same "run --mpi of a program without MPI: the status" 3 "$?"
+  same "run --mpi of a program without MPI: said" \
+    "$(cat bare.err; echo "spanscope: --mpi: the program never called MPI_Init (C bindings); no profile written")" \
+    "$(cat nompi.err)"
+  [ ! -e nompi.h5 ] || fail "run --mpi of a program without MPI wrote a file"
   mkdir mpi
   timeout 120 "$mpiexec" -n 2 --oversubscribe "$sps" run --mpi -o mpi/m.h5 -- "$mpiprog" \
     > mpi.out 2> mpi.err

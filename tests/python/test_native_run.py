@@ -208,6 +208,13 @@ def test_mpi_ranks_into_one_file(tmp_path):
     assert _calls(tmp_path / "m.h5") == {"MPI_Allreduce": 8}
     assert res.metadata["mpi_size"] == 2
     assert run.stderr.count("spanscope: wrote") == 1
+    import h5py  # the bytes each rank's MPI calls moved (libspanscope_pmpi)
+
+    with h5py.File(tmp_path / "m.h5") as f:
+        c = f["communication"]
+        rows = sorted(zip(c["region"].asstr()[:], c["rank"][:].tolist(),
+                          c["calls"][:].tolist(), c["bytes"][:].tolist()))
+    assert rows == [("MPI_Allreduce", 0, 4, 32), ("MPI_Allreduce", 1, 4, 32)]
 
 
 PM_KEEPS_OPEN = """
