@@ -346,7 +346,7 @@ SPS_API int sps_is_paused(void);
  * or a runtime's fork such as Python's os.fork) while a session records:
  *   - policy own (the default): the child records into a session of its
  *     own from the fork on, set up with the parent's settings (events or
- *     aggregate, cfg.track, buffers, label, sampling, native stacks, a
+ *     aggregate, cfg.track, buffers, label, cfg.sample_hz, native stacks, a
  *     pause, the registered regions and their sources and tags, the
  *     /metadata of sps_metadata_set) but local (no MPI in a child) and
  *     writing sps_fork_child_path(parent's path, child's pid) (no path:

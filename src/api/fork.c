@@ -16,8 +16,7 @@
  *      registers, so it runs after core's prepare, which holds the session
  *      lock and has waited for the spill writer's background step): notes
  *      whether a session records here, the policy (SPANSCOPE_FORK read now,
- *      in the parent, unless sps_fork_policy set it), the sampling rate,
- *      the parent's pid, and the forking thread's open calls: in aggregate
+ *      in the parent, unless sps_fork_policy set it), the parent's pid, and the forking thread's open calls: in aggregate
  *      mode the recorder's own stack, else the analyzer's stack brought up
  *      to the fork (as sps_open_calls does).  In the parent, not in the
  *      child: the child's copies of the chunks may change under it until
@@ -36,7 +35,7 @@
  *      child's session start), sets /metadata (ppid, parent_output,
  *      fork_open_calls, and the parent's added attributes), and carries
  *      over what the parent's session had switched on beside its config:
- *      sampling, native stacks, a pause, the registered regions and their
+ *      native stacks, a pause, the registered regions and their
  *      sources and tags.
  *
  * What a child handler may call: POSIX allows only async-signal-safe
@@ -66,7 +65,6 @@ static int g_policy = -1;
  * at a time): no other thread reads them, and the child has no other. */
 static struct {
     int own;             /* a session records and the policy is own */
-    int hz;              /* the parent's sampling rate (0: none) */
     pid_t ppid;          /* the parent's pid */
     sps_region_t *open;  /* the forking thread's open calls, outermost first */
     size_t nopen;
@@ -169,7 +167,6 @@ static void fork_prepare(void) {
     g_fk.open = NULL;
     g_fk.nopen = 0;
     g_fk.own = sps__state_load() != SPS__OFF && policy_now();
-    g_fk.hz = g_fk.own ? sps_sampling_hz() : 0;
     g_fk.ppid = getpid();
     if (!g_fk.own) return;
     /* the lock: core's prepare took it in this thread (our handlers were
@@ -284,7 +281,9 @@ static int carry(carried_t *c) {
     cfg.size = p->size;
     cfg.spill_limit = p->spill_limit;
     cfg.local = 1; /* no MPI in a child */
-    cfg.sample_hz = cfg.aggregate ? 0 : g_fk.hz;
+    /* the configured rate (a rate sps_sampling_start chose later is the
+     * sampler's, an integration the api layer does not call by name) */
+    cfg.sample_hz = cfg.aggregate ? 0 : p->sample_hz;
     c->parent_path = dup_or_null(sps__g.file_path);
     c->label = dup_or_null(sps__g.label);
     c->spill_dir = dup_or_null(sps__g.spill_dir);
