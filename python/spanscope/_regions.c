@@ -685,24 +685,19 @@ static int tracer(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) 
 /* The hooks the tracer can use.  PyEval_SetProfile exists everywhere; on
  * 3.12+ sys.monitoring (PEP 669) hands the hook the code object without
  * making a frame object, and since 3.12 sys.setprofile is itself a layer
- * over it; on 3.10 and 3.11 the frame evaluation hook (PEP 523, below)
- * brackets each frame's evaluation.  Which one is used is chosen per
- * version from measurements (docs/benchmarks.md, "Python versions" and
- * "spanscope run --recursive against cProfile"): on 3.12 and 3.13 a traced
- * call costs about half the time under sys.monitoring (0.46-0.51x, wall
- * time, interleaved runs) than under setprofile; on 3.10 and 3.11 the
- * frame evaluation hook costs less than setprofile.  set_trace_hook
+ * over it; the frame evaluation hook (PEP 523, below) brackets each
+ * frame's evaluation on every version.  The default is the one measured
+ * cheapest per traced call (docs/benchmarks.md, "Python versions" and
+ * "spanscope run --recursive against cProfile"): the frame evaluation hook
+ * (a fib run, CPU time, added per call over cProfile's: 0.34x on 3.10,
+ * 0.34-0.36x on 3.11, 0.40-0.41x on 3.12, where sys.monitoring measured
+ * 0.53-0.57x and setprofile 0.62x / 0.81x / 1.16x).  set_trace_hook
  * switches. */
 enum { HOOK_SETPROFILE = 0, HOOK_MONITORING = 1, HOOK_EVALFRAME = 2 };
-#if PY_VERSION_HEX >= 0x030C0000
-#  define HOOK_DEFAULT HOOK_MONITORING
-#else
-#  define HOOK_DEFAULT HOOK_EVALFRAME
-#endif
+#define HOOK_DEFAULT HOOK_EVALFRAME
 static int g_hook = HOOK_DEFAULT;
 
-#if PY_VERSION_HEX < 0x030C0000
-/* The frame evaluation hook (PEP 523), the default on 3.10 and 3.11: the
+/* The frame evaluation hook (PEP 523), the default: the
  * interpreter hands every frame it evaluates -- a call, a generator's or
  * coroutine's resume or throw -- to this function, which begins the
  * frame's region, has the previous evaluator (CPython's own) run the frame
@@ -713,9 +708,10 @@ static int g_hook = HOOK_DEFAULT;
  * the setprofile hook makes the frame object of every call (3.11) and
  * switches the thread's tracing state twice per call.  What it costs
  * instead: while it is installed (between the first thread's outermost
- * recursive call and the last one's return) 3.11 does not inline
+ * recursive call and the last one's return) 3.11+ does not inline
  * Python-to-Python calls, on every thread (each call is a C call of the
- * evaluator, as in 3.10).  Measured: docs/benchmarks.md, "spanscope run
+ * evaluator, as in 3.10), and sys.monitoring's tools (cProfile, coverage)
+ * keep working beside it.  Measured: docs/benchmarks.md, "spanscope run
  * --recursive against cProfile".
  *
  * The hook is per interpreter, so, like the sys.monitoring callbacks, it
@@ -723,7 +719,31 @@ static int g_hook = HOOK_DEFAULT;
  * another thread or of the tracer's own slow path goes straight to the
  * previous evaluator.  A hook another tool had installed (a debugger's) is
  * the previous evaluator, called in turn. */
-#  if PY_VERSION_HEX >= 0x030B0000
+#if PY_VERSION_HEX >= 0x030C0000
+/* 3.12's and 3.13's _PyInterpreterFrame (Include/internal/pycore_frame.h:
+ * the fields up to owner, the same layout in both; the first is the code
+ * object on 3.12, on 3.13 the code object or None) */
+typedef struct {
+    PyObject *f_code;
+    void *previous;
+    PyObject *f_funcobj;
+    PyObject *f_globals;
+    PyObject *f_builtins;
+    PyObject *f_locals;
+    PyFrameObject *frame_obj;
+    void *instr;
+    int stacktop;
+    uint16_t return_offset;
+    char owner; /* FRAME_OWNED_BY_THREAD 0, _BY_GENERATOR 1, ... */
+} sps_iframe_t;
+typedef struct _PyInterpreterFrame ef_frame_t;
+#  define EF_CODE(f) ((PyCodeObject *)((sps_iframe_t *)(f))->f_code)
+#  define EF_GLOBALS(f) (((sps_iframe_t *)(f))->f_globals)
+#  define EF_MAKES_GENERATOR(f)                                                            \
+      (!PyCode_Check(((sps_iframe_t *)(f))->f_code) ||                                    \
+       (((sps_iframe_t *)(f))->owner == 0 &&                                              \
+        (EF_CODE(f)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))))
+#elif PY_VERSION_HEX >= 0x030B0000
 /* 3.11's _PyInterpreterFrame (Include/internal/pycore_frame.h, 3.11.0 to
  * 3.11.x: the fields up to owner, which an extension cannot include) */
 typedef struct {
@@ -749,14 +769,14 @@ typedef struct _PyInterpreterFrame ef_frame_t;
 #    define EF_MAKES_GENERATOR(f)                                                          \
         (((sps_iframe_t *)(f))->owner == 0 &&                                            \
          (EF_CODE(f)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)))
-#  else
+#else
 typedef PyFrameObject ef_frame_t; /* 3.10: the frame object; a generator
                                      function's call makes its generator
                                      without evaluating the frame */
 #    define EF_CODE(f) ((f)->f_code)
 #    define EF_GLOBALS(f) ((f)->f_globals)
 #    define EF_MAKES_GENERATOR(f) 0
-#  endif
+#endif
 
 static _PyFrameEvalFunction g_ef_prev; /* the evaluator ours calls */
 static int g_ef_threads;               /* threads tracing with it (GIL held) */
@@ -794,7 +814,6 @@ static void ef_uninstall(void) {
         _PyInterpreterState_GetEvalFrameFunc(is) == (_PyFrameEvalFunction)ef_eval)
         _PyInterpreterState_SetEvalFrameFunc(is, g_ef_prev);
 }
-#endif
 
 #if PY_VERSION_HEX >= 0x030C0000
 /* sys.monitoring: the events are global to the interpreter (all threads),
@@ -929,13 +948,11 @@ static void trace_enter(void) {
         if (t->monitoring) return;
     }
 #endif
-#if PY_VERSION_HEX < 0x030C0000
     if (g_hook == HOOK_EVALFRAME) {
         t->evalframe = 1;
         ef_install();
         return;
     }
-#endif
     PyThreadState *ts = PyThreadState_Get();
     t->prev_func = ts->c_profilefunc;
     t->prev_obj = ts->c_profileobj;
@@ -951,13 +968,11 @@ static void trace_exit(void) {
         sps_region_t r = t->v[--t->n];
         if (r) sps_end(r);
     }
-#if PY_VERSION_HEX < 0x030C0000
     if (t->evalframe) {
         t->evalframe = 0;
         ef_uninstall();
         return;
     }
-#endif
 #if PY_VERSION_HEX >= 0x030C0000
     if (t->monitoring) {
         t->monitoring = 0;
@@ -987,14 +1002,8 @@ static PyObject *ext_set_trace_hook(PyObject *mod, PyObject *arg) {
         Py_RETURN_NONE;
     }
     if (strcmp(s, "evalframe") == 0) {
-#if PY_VERSION_HEX < 0x030C0000
         g_hook = HOOK_EVALFRAME;
         Py_RETURN_NONE;
-#else
-        return PyErr_Format(PyExc_ValueError,
-                            "set_trace_hook: the frame evaluation hook is used on Python 3.10 "
-                            "and 3.11 only (3.12+: sys.monitoring)");
-#endif
     }
     if (strcmp(s, "monitoring") == 0) {
 #if PY_VERSION_HEX >= 0x030C0000
@@ -1006,8 +1015,8 @@ static PyObject *ext_set_trace_hook(PyObject *mod, PyObject *arg) {
 #endif
     }
     return PyErr_Format(PyExc_ValueError,
-                        "set_trace_hook: 'setprofile' or 'monitoring' (3.12+) or 'evalframe' "
-                        "(3.10, 3.11), not %R", arg);
+                        "set_trace_hook: 'setprofile' or 'monitoring' (3.12+) or 'evalframe', "
+                        "not %R", arg);
 }
 
 static PyObject *ext_trace_hook(PyObject *mod, PyObject *unused) {
@@ -1023,13 +1032,9 @@ static PyObject *ext_trace_hook(PyObject *mod, PyObject *unused) {
 static PyObject *ext_evalframe_installed(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
-#if PY_VERSION_HEX < 0x030C0000
     PyInterpreterState *is = PyThreadState_Get()->interp;
     return PyBool_FromLong(_PyInterpreterState_GetEvalFrameFunc(is) ==
                            (_PyFrameEvalFunction)ef_eval);
-#else
-    Py_RETURN_FALSE;
-#endif
 }
 
 /* set_trace_skip(prefixes): the tracer leaves out code under these path

@@ -18,8 +18,11 @@ import spanscope
 from spanscope import ProfileManager, _ext
 
 DEFAULT = _ext.trace_hook()
-#: the hook each version uses by default, and setprofile, the reference
-FAST = "monitoring" if sys.version_info >= (3, 12) else "evalframe"
+#: the hook each version uses by default (measured the cheapest per traced
+#: call: docs/benchmarks.md); setprofile is the reference the others match
+FAST = "evalframe"
+#: the hooks compared with setprofile
+HOOKS = ["evalframe"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 
 def traced(name):
@@ -133,31 +136,35 @@ def ours(counts, paths):
                                  if all(mine(p) for p in k.split("/"))}))
 
 
-def test_the_fast_hook_records_what_setprofile_records(tmp_path):
+@pytest.mark.parametrize("hook", HOOKS)
+def test_the_fast_hooks_record_what_setprofile_records(tmp_path, hook):
     a_counts, a_paths = ours(*record(tmp_path, "setprofile", top))
-    b_counts, b_paths = ours(*record(tmp_path, FAST, top))
+    b_counts, b_paths = ours(*record(tmp_path, hook, top))
     assert b_counts == a_counts
     assert b_paths == a_paths
     # and the figures themselves, for this module's functions
     assert b_counts["fast.top"] == 2 and b_counts["fast.inner"] == 2
     assert b_counts[traced("deep_raise")] == 2 * 4
     # gen: sum(gen(4)) starts it and resumes it 4 times; the two others are
-    # started once and then closed / thrown into once
-    assert b_counts[traced("gen")] == 2 * (5 + 2 + 2)
+    # started once and then closed / thrown into once (3.13 closes a
+    # generator suspended outside any try block without resuming its frame)
+    closed = 2 if sys.version_info < (3, 13) else 1
+    assert b_counts[traced("gen")] == 2 * (5 + closed + 2)
     assert b_counts[traced("acoro")] >= 2 * 2 * 2  # a start and a resume each, at least
     deepest = "/".join(["fast.top", traced("work")] + [traced("deep_raise")] * 4)
     assert b_paths[deepest] == 2
     assert b_paths[f"fast.top/{traced('work')}/fast.inner/{traced('leaf')}"] == 2
 
 
-def test_other_threads_are_not_traced_by_the_fast_hook(tmp_path):
+@pytest.mark.parametrize("hook", HOOKS)
+def test_other_threads_are_not_traced_by_the_fast_hooks(tmp_path, hook):
     import threading
 
     def other():
         for _ in range(1000):
             leaf(0)
     t = threading.Thread(target=other)
-    _ext.set_trace_hook(FAST)
+    _ext.set_trace_hook(hook)
     try:
         ProfileManager.setup(output=None)
 
@@ -299,7 +306,6 @@ def test_every_results_name_still_resolves_lazily():
     assert lines[1].startswith("AttributeError") and "no_such_name" in lines[1]
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the frame evaluation hook is 3.10/3.11's")
 def test_the_frame_evaluation_hook_is_there_only_while_tracing():
     """Installed by the first outermost recursive call, removed when the
     last one returns or raises; nested wrappers and another tracing thread
@@ -330,6 +336,7 @@ def test_the_frame_evaluation_hook_is_there_only_while_tracing():
         raise KeyError("x")
 
     ProfileManager.setup(output=None)
+    _ext.set_trace_hook("evalframe")
     try:
         assert not _ext._evalframe_installed()
         outer()
@@ -349,4 +356,5 @@ def test_the_frame_evaluation_hook_is_there_only_while_tracing():
         assert ProfileManager.counters()["misuse"] == 0
     finally:
         done.set()
+        _ext.set_trace_hook(DEFAULT)
         ProfileManager._reset()

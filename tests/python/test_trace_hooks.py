@@ -12,7 +12,7 @@ import spanscope
 from spanscope import ProfileManager, _ext
 
 HAS_MONITORING = sys.version_info >= (3, 12)
-HOOKS = ["setprofile"] + (["monitoring"] if HAS_MONITORING else ["evalframe"])
+HOOKS = ["setprofile", "evalframe"] + (["monitoring"] if HAS_MONITORING else [])
 
 
 def traced(name):
@@ -131,10 +131,10 @@ default_hook = _ext.trace_hook()
 
 
 def test_the_default_hook_per_version():
-    # the one measured cheaper per traced call on each version
-    # (docs/benchmarks.md, "Python versions"): sys.monitoring where it exists,
-    # the frame evaluation hook before (tests/python/test_recursive_fast.py)
-    assert default_hook == ("monitoring" if HAS_MONITORING else "evalframe")
+    # the one measured cheapest per traced call on each version
+    # (docs/benchmarks.md, "Python versions"): the frame evaluation hook
+    # (tests/python/test_recursive_fast.py compares it with setprofile)
+    assert default_hook == "evalframe"
 
 
 @pytest.mark.parametrize("hook", HOOKS)
