@@ -485,6 +485,12 @@ SPS_API int sps_env_resolve(sps_env_t *out, char *err, size_t errlen);
  * sps_setup's codes, or sps_env_resolve's (err as for sps_env_read). */
 SPS_API int sps_setup_from_env(char *err, size_t errlen);
 
+/* The name of the i-th SPANSCOPE_* variable the library knows (the
+ * settings of docs/configuration.md, tuning knobs included), for i from 0;
+ * NULL past the last.  Static strings; any thread.  A binding that reads
+ * the environment itself names the others, as sps_setup_from_env does. */
+SPS_API const char *sps_env_variable(size_t i);
+
 /* Signals (docs/signals.md): what SIGTERM & co. do to a recording process.
  * While a session records, each signal of the list gets spanscope's
  * handler, installed by sps_setup and removed by sps_shutdown (the

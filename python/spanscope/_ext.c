@@ -379,7 +379,8 @@ static PyObject *str_or_none(const char *s) {
 /* env_read() -> the environment's settings (sps_env_read: the one table of
  * src/api/env.c, the C auto-setup's reader) as a dict of setup() keywords,
  * only those set, plus "sample_hz" (SPANSCOPE_SAMPLE_HZ, when not 0: the
- * caller starts the sampler).  The file SPANSCOPE_CONFIG names is
+ * caller starts the sampler) and "unknown_variables" (the SPANSCOPE_*
+ * variables no setting has, when there are: the caller warns).  The file SPANSCOPE_CONFIG names is
  * "config_path" (setup() reads it).  ValueError for a bad variable. */
 static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
     (void)mod;
@@ -403,6 +404,23 @@ static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
         bad |= sps__py_put(d, "memory_limit", PyLong_FromSize_t(e.cfg.memory_limit));
     if (!bad && e.cfg.sample_hz)
         bad |= sps__py_put(d, "sample_hz", PyLong_FromLong(e.cfg.sample_hz));
+    /* the SPANSCOPE_* variables no setting has (the caller warns) */
+    extern char **environ;
+    PyObject *unknown = bad ? NULL : PyList_New(0);
+    bad |= !unknown;
+    for (char **ev = environ; !bad && ev && *ev; ev++) {
+        if (strncmp(*ev, "SPANSCOPE_", 10)) continue;
+        size_t n = strcspn(*ev, "=");
+        int known = 0;
+        for (size_t i = 0; !known && sps_env_variable(i); i++)
+            known = strlen(sps_env_variable(i)) == n && !strncmp(sps_env_variable(i), *ev, n);
+        if (known) continue;
+        PyObject *name = PyUnicode_DecodeFSDefaultAndSize(*ev, (Py_ssize_t)n);
+        bad |= !name || PyList_Append(unknown, name) < 0;
+        Py_XDECREF(name);
+    }
+    if (!bad && PyList_GET_SIZE(unknown)) bad |= sps__py_put(d, "unknown_variables", unknown);
+    else Py_XDECREF(unknown);
     if (bad) Py_CLEAR(d);
     return d;
 }

@@ -1459,3 +1459,9 @@ const char *sps__env_closest(const char *name) {
     }
     return best;
 }
+
+const char *sps_env_variable(size_t i) {
+    for (size_t k = 0; k < NSET; k++)
+        if (g_table[k].env && i-- == 0) return g_table[k].env;
+    return NULL;
+}

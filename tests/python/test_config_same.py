@@ -333,3 +333,17 @@ def test_docs_list_every_setting():
                           capture_output=True, text=True, check=True)
     assert proc.stdout.strip() in docs, \
         "docs/configuration.md is out of date: rerun spanscope config --markdown"
+
+
+def test_python_face_warns_of_an_unknown_variable(monkeypatch):
+    """setup_from_env names a SPANSCOPE_* variable no setting has in a
+    RuntimeWarning (the C auto-setup in a line on stderr) and goes on."""
+    for k in list(os.environ):
+        if k.startswith(("SPANSCOPE_", "SCOPE_PROFILER_")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("SPANSCOPE_LABLE", "x")
+    monkeypatch.setenv("SPANSCOPE_SIGNALS", "none")  # known: no warning
+    with pytest.warns(RuntimeWarning, match="unknown variable SPANSCOPE_LABLE") as rec:
+        ProfileManager.setup_from_env(output=None)
+    ProfileManager._reset()
+    assert not [w for w in rec if "SPANSCOPE_SIGNALS" in str(w.message)]
