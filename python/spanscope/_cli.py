@@ -258,18 +258,22 @@ _RUN_VALUE_OPTIONS = ("-o", "--output", "--outfile", "--label", "--memory-limit"
                       "--buffer-limit", "--tag", "--enable-tag")
 
 
-def _native_run(argv: list[str]) -> bool:
+def _native_run(argv: list[str], what: str = "native") -> bool:
     """Whether ``run`` ARGV is ``run [options] -- CMD ...`` with CMD not a
     Python script (no .py/.pyw suffix): the C tool's native run
-    (docs/native-run.md), as tools/cmd_run.c decides it."""
+    (docs/native-run.md), as tools/cmd_run.c decides it.  what="help":
+    whether -h/--help comes among the options (before the script or --)."""
     skip = False
     for k, a in enumerate(argv):
         if skip:
             skip = False
         elif a == "--":
-            return k + 1 < len(argv) and not argv[k + 1].endswith((".py", ".pyw"))
+            return (what == "native" and k + 1 < len(argv)
+                    and not argv[k + 1].endswith((".py", ".pyw")))
         elif not a.startswith("-") or a == "-":
             return False  # the script
+        elif what == "help" and a in ("-h", "--help"):
+            return True
         else:
             skip = a in _RUN_VALUE_OPTIONS
     return False
@@ -284,6 +288,8 @@ def _run_native(argv: list[str]) -> int:
     if exe is None:
         return _die(EXIT_USAGE, "run: running a program (run -- CMD) needs the spanscope "
                                 "binary (spanscope/bin/spanscope) or SPANSCOPE_CLI")
+    if argv == ["--usage-native"]:  # run --help: the native run's usage first
+        return _run_binary(exe, ["run", "--usage-native"])
     if sys.argv[1:] == ["run", *argv]:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -303,8 +309,11 @@ def _run(argv: list[str]) -> int:
     ``run [options] -- CMD ...``, the C tool's (_run_native)."""
     # run [options] -- CMD: any program, the C tool's (unless it handed this
     # run over itself: a Python script after "--")
-    if not os.environ.pop("SPANSCOPE_RUN_FORWARDED", None) and _native_run(argv):
-        return _run_native(argv)
+    if not os.environ.pop("SPANSCOPE_RUN_FORWARDED", None):
+        if _native_run(argv):
+            return _run_native(argv)
+        if _native_run(argv, "help") and _binary():
+            _run_native(["--usage-native"])
     try:
         args = _run_parser().parse_args(argv)
     except SystemExit as stop:  # argparse: --help, or bad usage
