@@ -232,6 +232,10 @@ static int preload_add(char *buf, size_t cap, const char *lib) {
 
 /* spanscope run ARGS... */
 int cmd_run(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--usage-native")) {
+        fputs(usage, stdout); /* the console script's run --help, before Python's */
+        return 0;
+    }
     int split = native_split(argc, argv);
     if (!split) {
         for (int i = 1; i < argc; i++) {

@@ -247,3 +247,18 @@ def test_python_interpreter_as_the_command(tmp_path):
     assert not (tmp_path / "r2.h5").exists()
     assert run.stderr == (f"spanscope: the program wrote its profile to a path of its own; "
                           f"{tmp_path / 'r2.h5'} not written\n")
+
+
+def test_run_help_shows_both_runs(tmp_path):
+    """run --help: the native run's usage (the C tool's), then the Python
+    run's options; a --help after the script is the script's."""
+    run = _run(["run", "--help"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.index("usage: spanscope run [OPTIONS] -- CMD") \
+        < run.stdout.index("--functions") < run.stdout.index("--recursive")
+    script = tmp_path / "h.py"
+    script.write_text("import sys\nprint('args', sys.argv[1:])\n")
+    run = _run(["run", "--no-output", "-q", str(script), "--help"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("args ['--help']")
+    assert "-- CMD" not in run.stdout
