@@ -368,6 +368,8 @@ def _run(argv: list[str]) -> int:
         if follow is not None:
             follow.abandon()
         return _die(EXIT_USAGE, f"run: {error}")
+    if follow is not None:  # a configuration file's settings reach the children too
+        follow.configured(ProfileManager.get_config())
     recursive = (args.all or args.entrypoint is not None
                  or ProfileManager.get_config().recursive_profile)
     lines = getattr(ProfileManager, "_line_run", None)

@@ -189,7 +189,9 @@ class FollowRun:
     ProfileManager.setup, :meth:`end` where the run finalizes."""
 
     def __init__(self, out_path: str, parts_dir: str, part: str, saved: dict):
-        self.out_path = out_path      # the merged file
+        # the merged file, absolute: the script may change the directory
+        self.out_path = os.path.abspath(out_path)
+        self._shown = out_path        # as given, for the messages
         self.parts_dir = parts_dir
         self.part = part              # the root's own part
         self._saved = saved           # the environment before start()
@@ -237,6 +239,19 @@ class FollowRun:
         # children forked from it (they inherit it)
         _State.tracing = bool(settings.get("recursive") or settings.get("all"))
         return cls(out_path, parts, _State.part, saved)
+
+    def configured(self, config) -> None:
+        """After the root's setup: the settings a configuration file gave
+        the root (--config, SPANSCOPE_CONFIG) reach the children too
+        (recursive tracing, the label), unless the command line set them."""
+        s = dict(_State.settings)
+        if s.get("recursive") is None and getattr(config, "recursive_profile", False):
+            s["recursive"] = True
+            _State.tracing = True
+        if s.get("label") is None and getattr(config, "label", None) is not None:
+            s["label"] = str(config.label)
+        _State.settings = s
+        os.environ[ENV_SETTINGS] = json.dumps(s)
 
     @staticmethod
     def session_rank():
@@ -358,7 +373,7 @@ class FollowRun:
             return [f"run: --follow: the merge failed: {self.error}; the processes' "
                     f"parts are kept in {self.parts_dir}"]
         lines = [f"run: --follow: merged {self.merged} "
-                 f"{'process' if self.merged == 1 else 'processes'} into {self.out_path}"]
+                 f"{'process' if self.merged == 1 else 'processes'} into {self._shown}"]
         if self.recovered:
             n = len(self.recovered)
             lines.append(f"run: --follow: recovered the part of {n} "
