@@ -381,7 +381,8 @@ static PyObject *str_or_none(const char *s) {
  * only those set, plus "sample_hz" (SPANSCOPE_SAMPLE_HZ, when not 0: the
  * caller starts the sampler) and "unknown_variables" (the SPANSCOPE_*
  * variables no setting has, when there are: the caller warns).  The file SPANSCOPE_CONFIG names is
- * "config_path" (setup() reads it).  ValueError for a bad variable. */
+ * "config_path" (setup() reads it); the file is checked here by the C
+ * core's reader (sps_env_resolve).  ValueError for a bad variable or file. */
 static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
@@ -389,6 +390,19 @@ static PyObject *ext_env_read(PyObject *mod, PyObject *unused) {
     char err[512] = "";
     int rc = sps_env_read(&e, err, sizeof err);
     if (rc) return PyErr_Format(PyExc_ValueError, "%s", err[0] ? err : sps_strerror(rc));
+    if (e.config_path && *e.config_path) {
+        /* the file, read by the C core's strict reader as the C auto-setup
+         * reads it: what it refuses (outside the TOML subset, an unknown
+         * key, a wrong type) the Python face refuses too, in the same
+         * words; the values come from setup(config_path=...).  Not
+         * SPS_ENOTSUP (hdf5_compression lzf/zstd): Python's own check
+         * raises FeatureNotAvailableError for it. */
+        sps_env_t f;
+        char ferr[512] = "";
+        int frc = sps_env_resolve(&f, ferr, sizeof ferr);
+        if (frc && frc != SPS_ENOTSUP)
+            return PyErr_Format(PyExc_ValueError, "%s", ferr[0] ? ferr : sps_strerror(frc));
+    }
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     int bad = 0;

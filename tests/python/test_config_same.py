@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -169,6 +170,7 @@ ENVS = {
                 "SCOPE_PROFILER_LABEL": "alias-label", "SPANSCOPE_LABEL": "wins"},
     "no_output": {"SPANSCOPE_OUTPUT": "none", "SPANSCOPE_DEACTIVATE_PROFILING": "yes"},
     "output": {"SPANSCOPE_OUTPUT": "env.h5"},
+    "empty_config": {"SPANSCOPE_CONFIG": "", "SPANSCOPE_LABEL": "no file"},
 }
 
 
@@ -240,15 +242,15 @@ def test_same_refusals(tmp_path, monkeypatch, name):
     assert want in c_err, c_err
     if "SPANSCOPE_CONFIG" in env and text not in ("MISSING",):
         assert env["SPANSCOPE_CONFIG"] in c_err  # the file is named
-    if name == "huge_int":
-        return  # tomllib takes it: test_huge_int_refused_by_python_too
     py, py_err = py_resolve(monkeypatch, env)
     assert py is None and py_err is not None, f"Python accepted {name}: {py}"
+    if "SPANSCOPE_CONFIG" in env:  # the file: checked by the same C reader, same words
+        assert want in str(py_err), py_err
 
 
 def test_huge_int_refused_by_python_too(tmp_path, monkeypatch):
-    """tomllib reads integers of any size; the Python face then refuses the
-    value when the C core takes it (C refuses it in the file, test above)."""
+    """tomllib reads integers of any size; the Python face refuses the file
+    all the same: the C core's reader checks it first."""
     path = tmp_path / "big.toml"
     path.write_text("[profiling]\nmemory_limit = 99999999999999999999999\n")
     monkeypatch.setenv("SPANSCOPE_CONFIG", str(path))
@@ -256,10 +258,10 @@ def test_huge_int_refused_by_python_too(tmp_path, monkeypatch):
         ProfileManager.setup_from_env()
 
 
-def test_outside_the_subset_is_refused_by_c_with_the_line(tmp_path):
+def test_outside_the_subset_is_refused_with_the_line(tmp_path, monkeypatch):
     """TOML that the C reader does not take (multi-line strings, dates,
     hexadecimal integers, arrays of tables) is refused naming the file and
-    the line, never read another way (docs/configuration.md)."""
+    the line, never read another way (docs/configuration.md), by both faces."""
     cases = {
         '[profiling]\nlabel = """x"""\n': ":2: multi-line strings",
         "[profiling]\nmemory_limit = 0x10\n": ":2: '0x10': hexadecimal",
@@ -271,6 +273,11 @@ def test_outside_the_subset_is_refused_by_c_with_the_line(tmp_path):
         path.write_text(text)
         c, err = c_resolve({"SPANSCOPE_CONFIG": str(path)})
         assert c is None and f"{path}{want}" in err, err
+        # and the Python face, whose setup_from_env has the C reader check
+        # the file before tomllib reads it
+        monkeypatch.setenv("SPANSCOPE_CONFIG", str(path))
+        with pytest.raises(ValueError, match=re.escape(f"{path}{want}")):
+            ProfileManager.setup_from_env()
 
 
 def test_tool_table_lists_every_python_setting_and_variable():

@@ -234,7 +234,9 @@ class _ScriptsMixin:
         (_ext.env_read: SPANSCOPE_OUTPUT, _LABEL, _RECURSIVE,
         _AUTO_FINALIZE, _AGGREGATION_MODE, _DEACTIVATE_PROFILING,
         _MEMORY_LIMIT, _ENABLE_TAGS, _SAMPLE_HZ), the file by
-        options.load_profiling_config; tests/python/test_config_same.py
+        options.load_profiling_config after the C core's strict reader
+        checked it (a file C refuses is refused here in the same words);
+        tests/python/test_config_same.py
         checks that both faces resolve the same files and environments
         alike.  SPANSCOPE_SAMPLE_HZ (not 0) starts the stack sampler at
         that rate, as the C auto-setup does.  ValueError naming the variable,
@@ -252,6 +254,8 @@ class _ScriptsMixin:
         for key, value in env.items():
             if key == "enable_tags":
                 value = tuple(t.strip() for t in value.split(",") if t.strip())
+            if key == "config_path" and not value:
+                continue  # SPANSCOPE_CONFIG="": no file (as in C)
             if key == "output" and ("file_path" in overrides
                                     or "deactivate_file_output" in overrides):
                 continue  # an explicit destination wins over the variable
