@@ -55,10 +55,16 @@ static struct {
     int64_t chunks_end; /* bytes of the chunks file */
     uint64_t gen;       /* session generation the mappings belong to */
     char *dir;
-    int warned;
+    int warned, map_warned; /* log (under g_log_lock), chunks (session lock) */
     int want;           /* sps_crash_safe: -1 default (env), 0 off, 1 on */
     char *spill_path;   /* the named spill file: in cfg.spill_dir when set */
 } g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1};
+
+/* Orders the log's writers (any thread: a region named, the spill writer)
+ * with the session's open and close of the files: a write never goes to a
+ * descriptor closed, or reused, meanwhile.  Innermost: nothing is called
+ * under it but write(2) and close(2). */
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int sps_crash_safe(int on) {
     if (on < -1 || on > 1) return SPS_EINVAL;
@@ -79,20 +85,28 @@ const char *sps__crash_dir(void) { return g_crash.on ? g_crash.dir : NULL; }
  * before it.  One write(2); a failure turns crash safety off (said once). */
 static void log_put(uint32_t type, const void *payload, size_t len) {
     uint8_t buf[SPS__CRASH_ENTRY_MAX];
-    if (g_crash.log_fd < 0 || len > sizeof buf - 12) return;
+    if (len > sizeof buf - 12) return;
     uint32_t h[2] = {(uint32_t)len, type};
     memcpy(buf, h, 8);
     memcpy(buf + 8, payload, len);
     uint32_t sum = (uint32_t)sps__hash_bytes(buf, 8 + len);
     memcpy(buf + 8 + len, &sum, 4);
-    ssize_t w;
-    do w = write(g_crash.log_fd, buf, 12 + len);
-    while (w < 0 && errno == EINTR);
-    if (w != (ssize_t)(12 + len) && !g_crash.warned) {
-        g_crash.warned = 1;
-        fprintf(stderr, "spanscope: crash safety: writing %s/log failed (%s); a crash now "
-                "loses what follows\n", g_crash.dir, w < 0 ? strerror(errno) : "short write");
+    ssize_t w = 0;
+    int err = 0;
+    pthread_mutex_lock(&g_log_lock);
+    if (g_crash.log_fd < 0) {
+        pthread_mutex_unlock(&g_log_lock);
+        return;
     }
+    do w = write(g_crash.log_fd, buf, 12 + len);
+    while (w < 0 && (err = errno) == EINTR);
+    int warn = w != (ssize_t)(12 + len) && !g_crash.warned;
+    if (warn) g_crash.warned = 1;
+    pthread_mutex_unlock(&g_log_lock);
+    if (warn)
+        fprintf(stderr, "spanscope: crash safety: writing the log of %s failed (%s); a crash "
+                "now loses what follows\n", sps__g.file_path ? sps__g.file_path : "the session",
+                w < 0 ? strerror(err) : "short write");
 }
 
 /* A string field: u32 length, bytes (cut at max, at most 4000). */
@@ -162,8 +176,8 @@ uint64_t *sps__crash_chunk_map(int64_t *off) {
      * SIGBUS in the recording thread */
     int rc = posix_fallocate(g_crash.chunks_fd, o, (off_t)bytes);
     if (rc) {
-        if (!g_crash.warned) {
-            g_crash.warned = 1;
+        if (!g_crash.map_warned) {
+            g_crash.map_warned = 1;
             fprintf(stderr, "spanscope: crash safety: %s/chunks cannot grow (%s); new chunks "
                     "are private memory\n", g_crash.dir, strerror(rc));
         }
@@ -245,9 +259,12 @@ static void remove_dir(void) {
 }
 
 static void close_fds(void) {
+    pthread_mutex_lock(&g_log_lock);
     if (g_crash.log_fd >= 0) close(g_crash.log_fd);
+    g_crash.log_fd = -1;
+    pthread_mutex_unlock(&g_log_lock);
     if (g_crash.chunks_fd >= 0) close(g_crash.chunks_fd);
-    g_crash.log_fd = g_crash.chunks_fd = -1;
+    g_crash.chunks_fd = -1;
 }
 
 /* The header entry: what a reader needs before anything else. */
@@ -283,15 +300,19 @@ int sps__crash_open(void) {
     free(g_crash.dir);
     g_crash.dir = strdup(dir);
     if (!g_crash.dir) return 0;
-    g_crash.warned = 0;
     free(g_crash.spill_path);
     g_crash.spill_path = spill_path_make();
+    g_crash.map_warned = 0;
     if (mkdir(dir, 0700) && errno != EEXIST) {
         fprintf(stderr, "spanscope: crash safety off: cannot create %s (%s)\n", dir,
                 strerror(errno));
         return 0;
     }
-    g_crash.log_fd = open_in("log", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+    int log_fd = open_in("log", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+    pthread_mutex_lock(&g_log_lock);
+    g_crash.log_fd = log_fd;
+    g_crash.warned = 0;
+    pthread_mutex_unlock(&g_log_lock);
     g_crash.chunks_fd = open_in("chunks", O_RDWR | O_CREAT | O_TRUNC);
     if (g_crash.log_fd < 0 || g_crash.chunks_fd < 0) {
         fprintf(stderr, "spanscope: crash safety off: cannot create files in %s (%s)\n", dir,
@@ -373,7 +394,8 @@ static void privatize(sps__chunk_t *c) {
  * the parent's.  Every chunk the child can reach becomes private memory,
  * and the child's descriptors of the files are closed. */
 void sps__crash_atfork_child(void) {
-    if (!g_crash.on && g_crash.log_fd < 0) return;
+    pthread_mutex_init(&g_log_lock, NULL); /* another thread may have held it */
+    if (!g_crash.on && g_crash.log_fd < 0 && g_crash.chunks_fd < 0) return;
     __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);
     close_fds();
     for (sps__chunk_t *c = sps__g.free_mem; c; c = c->next) privatize(c);
