@@ -17,6 +17,8 @@
  */
 #include "cli.h"
 
+#include <spanscope.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -302,11 +304,24 @@ int cmd_run(int argc, char **argv) {
 
     /* the settings */
     char buf[PATH_MAX + 64];
+    if (config) setenv("SPANSCOPE_CONFIG", config, 1);
+    const char *file_output = NULL;
+    if (config || getenv("SPANSCOPE_CONFIG") || getenv("SCOPE_PROFILER_CONFIG")) {
+        /* the file is read here first: a bad one stops the run before it
+         * starts, and its file_path is the output unless -o or
+         * SPANSCOPE_OUTPUT says otherwise (the variables win) */
+        sps_env_t e;
+        char err[512] = "";
+        if (sps_env_resolve(&e, err, sizeof err))
+            return cli_die(EXIT_USAGE, "run: %s", err[0] ? err : "the configuration file");
+        file_output = e.cfg.file_path;
+    }
     if (no_output) {
         setenv("SPANSCOPE_OUTPUT", "none", 1);
     } else {
         const char *o = output ? output : getenv("SPANSCOPE_OUTPUT");
         if (!o) o = getenv("SCOPE_PROFILER_OUTPUT");
+        if (!o) o = file_output;
         if (!o) o = "profiling_data.h5";
         if (*o && strcasecmp(o, "none") != 0) {
             if (output_path(o, buf, sizeof buf))
@@ -316,7 +331,6 @@ int cmd_run(int argc, char **argv) {
         setenv("SPANSCOPE_OUTPUT", o, 1);
     }
     if (label) setenv("SPANSCOPE_LABEL", label, 1);
-    if (config) setenv("SPANSCOPE_CONFIG", config, 1);
     if (mem) {
         unsigned long long b;
         if (parse_bytes(mem, &b))

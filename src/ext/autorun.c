@@ -256,16 +256,14 @@ API int sps_setup(const sps_config_t *cfg) {
     sps_config_t c = cfg ? *cfg : defaults;
     sps_env_t e;
     t_inside++;
-    int rc = sps_env_read(&e, NULL, 0);
+    int rc = sps_env_resolve(&e, NULL, 0); /* the variables over the --config file */
     t_inside--;
     if (rc == 0) {
         if (e.has_output) c.file_path = e.cfg.file_path;
         if (e.cfg.label) c.label = e.cfg.label;
-        if (getenv("SPANSCOPE_MEMORY_LIMIT") || getenv("SCOPE_PROFILER_MEMORY_LIMIT"))
-            c.memory_limit = e.cfg.memory_limit;
-        if (e.aggregate == 1) c.aggregate = 1;
-        if (getenv("SPANSCOPE_SAMPLE_HZ") || getenv("SCOPE_PROFILER_SAMPLE_HZ"))
-            c.sample_hz = e.cfg.sample_hz;
+        if (e.cfg.memory_limit) c.memory_limit = e.cfg.memory_limit;
+        if (e.aggregate == 1 || e.cfg.aggregate) c.aggregate = 1;
+        if (e.cfg.sample_hz) c.sample_hz = e.cfg.sample_hz;
     }
     rc = setup_next(&c);
     if (rc == 0) {

@@ -41,6 +41,15 @@ same() {
 }
 T=$'\t'
 counts() { "$ic" "$1" 2>&1 | LC_ALL=C sort; }
+# what own.c records
+own_counts=$(LC_ALL=C sort <<EOF
+count${T}outer${T}1
+count${T}inner${T}5
+parent${T}outer${T}-${T}1
+parent${T}inner${T}outer${T}5
+misuse${T}0
+EOF
+)
 
 # ---- an unmodified program: output and status untouched ----------------------
 "$plain" a "b c" "" > bare.out 2> bare.err; bare_rc=$?
@@ -78,6 +87,21 @@ grep -q "cannot run ./no-such-program" miss.err || fail "missing command: $(cat 
 same "run --bogus: usage error" 2 "$bad_rc"
 "$sps" run --sample-hz 20000 -- "$plain" > /dev/null 2> bad.err; bad_rc=$?
 same "run --sample-hz 20000: usage error" 2 "$bad_rc"
+# --config: the file's file_path and label (the run's -o wins over the
+# file's path); a bad file stops the run before the program starts
+printf '[profiling]\nfile_path = "from-file.h5"\nlabel = "file-label"\n' > c.toml
+"$sps" run -q --config c.toml -- "$own" own-cfg.h5 > /dev/null 2>&1
+same "run --config: the file's path, the program's regions" "$own_counts" "$(counts from-file.h5)"
+"$sps" inspect from-file.h5 | grep -Eq '^ *label +file-label *$' ||
+  fail "run --config: no label from the file: $("$sps" inspect from-file.h5 | grep label)"
+"$sps" run -q --config c.toml -o cli.h5 -- "$plain" > /dev/null 2>&1
+[ -f cli.h5 ] || fail "run --config -o cli.h5: no cli.h5"
+printf '[profiling]\nfile_pth = "x.h5"\n' > bad.toml
+"$sps" run --config bad.toml -- "$plain" > badcfg.out 2> badcfg.err; bc=$?
+same "run --config BAD: usage error" 2 "$bc"
+same "run --config BAD: the program did not run" "" "$(cat badcfg.out)"
+grep -q "file_pth" badcfg.err || fail "run --config BAD: $(cat badcfg.err)"
+
 # a statically linked program: the preload cannot reach it, said before it runs
 if ${CC:-cc} -static "$(dirname "$0")/plain.c" -o plain_static 2>/dev/null; then
   "$sps" run -o st.h5 -- ./plain_static > st.out 2> st.err; st_rc=$?
@@ -89,14 +113,6 @@ else
 fi
 
 # ---- a program with its own session ------------------------------------------
-own_counts=$(LC_ALL=C sort <<EOF
-count${T}outer${T}1
-count${T}inner${T}5
-parent${T}outer${T}-${T}1
-parent${T}inner${T}outer${T}5
-misuse${T}0
-EOF
-)
 "$own" bare-own.h5 > /dev/null || fail "bare own"
 same "bare own: its own file" "$own_counts" "$(counts bare-own.h5)"
 # (the children: a shell, and plain, which would write an empty profile at
