@@ -427,8 +427,21 @@ static void test_second_signal_ends_at_once(void **state) {
  * child has set up a session of its own (a fork child starts no watcher
  * thread: docs/signals.md); the parent records on, and its own finalize
  * writes its file. */
+#if defined(__SANITIZE_THREAD__)
+#  define TU_TSAN 1
+#elif defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define TU_TSAN 1
+#  endif
+#endif
 static void test_fork_child(void **state) {
     (void)state;
+#ifdef TU_TSAN
+    /* ThreadSanitizer delivers no signal to a handler in the child of a
+     * multi-threaded fork (a plain program with a thread, a handler and
+     * fork shows it): the child would never die */
+    skip();
+#endif
     const char *ppath = tu_path("signals_fork_parent.h5");
     char cpath[1024], errpath[1024];
     snprintf(cpath, sizeof cpath, "%s", tu_path("signals_fork_child.h5"));
