@@ -8,6 +8,11 @@
 set -u
 BIN=$1 DIR=$2 MPIEXEC=$3
 NP=4
+# Open MPI's mpirun sends SIGCONT, then SIGTERM this many seconds later, and
+# its ranks end about a second after mpirun exits (they lose their daemon):
+# 3 s leaves a loaded machine time to write and merge (docs/signals.md)
+OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-3}
+export OMPI_MCA_odls_base_sigkill_timeout
 rm -rf "$DIR" && mkdir -p "$DIR" || exit 1
 "$MPIEXEC" -n $NP --oversubscribe "$BIN" run "$DIR" >"$DIR/mpirun.out" 2>"$DIR/mpirun.err" &
 MP=$!
