@@ -24,7 +24,6 @@ names (``MPI_Send``).
 from __future__ import annotations
 
 import builtins
-import pickle
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -162,6 +161,8 @@ def message_nbytes(value: Any, *, pickle_objects: bool = True) -> int:
     except (TypeError, ValueError):
         if not pickle_objects:
             return -1
+        import pickle  # on first use: `import spanscope` needs none
+
         try:
             return len(pickle.dumps(value, protocol=5))
         except (AttributeError, pickle.PickleError, TypeError):

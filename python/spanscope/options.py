@@ -17,19 +17,26 @@ checked settings into one ``_ext.setup`` call.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10 has no tomllib: tomli is the same
-    try:                     # parser (a dependency there, as scope-profiler's)
-        import tomli as tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        tomllib = None
+
+def _tomllib():
+    """The TOML parser, imported on first use (start-up: only a run with a
+    TOML configuration needs it): tomllib, or on Python 3.10, which has none,
+    tomli (the same parser, a dependency there, as scope-profiler's); None
+    when neither is there."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:  # pragma: no cover
+            tomllib = None
+    return tomllib
+
 
 __all__ = ["ProfilingOptions", "ProfilingConfig", "MemrayOptions", "GPUOptions",
            "HDF5Options", "FeatureNotAvailableError", "load_profiling_config",
@@ -218,6 +225,8 @@ def unknown_setting_error(names, extra=()) -> str:
     """"Unknown profiling setting(s): 'x' (did you mean 'y'?)" for names."""
     known = sorted(CONFIG_FIELDS | set(extra))
     parts = []
+    import difflib
+
     for name in sorted(names):
         close = difflib.get_close_matches(name, known, n=1)
         parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
@@ -251,6 +260,7 @@ def load_profiling_config(path) -> dict:
     is accepted for small files), groups flattened.  ValueError (naming the
     file) when it cannot be read or parsed, or names an unknown setting;
     the message of an unknown one suggests the closest valid name."""
+    tomllib = _tomllib()
     if tomllib is None:  # pragma: no cover
         raise RuntimeError("reading a TOML configuration needs Python 3.11's tomllib "
                            "or, on Python 3.10, the tomli package (pip install tomli)")

@@ -13,7 +13,6 @@ launcher, and SPANSCOPE_MPI=0 switches it off.
 """
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import warnings
@@ -76,6 +75,8 @@ def load_library():
     path = _mpi_library()
     if path is None:
         return None
+    import ctypes  # here: `import spanscope` without MPI needs none
+
     try:
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:

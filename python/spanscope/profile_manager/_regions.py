@@ -16,7 +16,7 @@ import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable
+from collections.abc import Callable
 
 from spanscope import _ext
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import runpy
-import subprocess
 import sys
 
 from spanscope import _ext
@@ -212,6 +211,8 @@ class _ScriptsMixin:
             options.append("--all")
         if mpi_calls:
             options.append("--mpi-calls")
+        import subprocess
+
         completed = subprocess.run([sys.executable, "-m", "spanscope", "run", "-q",
                                     "-o", output_path, *options, *command], check=False)
         completed.profile_results = None

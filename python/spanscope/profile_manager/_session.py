@@ -10,10 +10,8 @@ import functools
 import json
 import os
 import sys
-import tempfile
 import weakref
 from contextlib import contextmanager
-from pathlib import Path
 from collections.abc import Mapping
 
 from spanscope import _ext
@@ -531,6 +529,8 @@ class _SessionMixin:
                                 or bool(cls._settings.get("aggregation_mode")))
         tmp = None
         if path is None and (return_results or readback):
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(prefix="spanscope-results-", suffix=".h5")
             os.close(fd)
         try:
@@ -558,6 +558,8 @@ class _SessionMixin:
             if return_results:
                 results = _read_results(path or tmp)
                 if path is None:  # as scope-profiler: the configured file, not the gone one
+                    from pathlib import Path
+
                     results._file_path = Path(cls._settings.get("file_path")
                                               or "profiling_data.h5")
             table = (cls._table_source(path or tmp, requested, period, results)
