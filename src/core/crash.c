@@ -58,6 +58,7 @@ static struct {
     int warned, map_warned; /* log (under g_log_lock), chunks (session lock) */
     int want;           /* sps_crash_safe: -1 default (env), 0 off, 1 on */
     char *spill_path;   /* the named spill file: in cfg.spill_dir when set */
+    int forked;         /* this process is a fork child (see wanted) */
 } g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1};
 
 /* Orders the log's writers (any thread: a region named, the spill writer)
@@ -211,7 +212,10 @@ void sps__chunk_mem_free(sps__chunk_t *c) {
 /* ------------------------------------------------------------------------ */
 
 /* Whether this session is to be crash-safe: sps_crash_safe, else
- * SPANSCOPE_CRASH_SAFE (default on), for an events session with a file. */
+ * SPANSCOPE_CRASH_SAFE, for an events session with a file.  The default is
+ * on, but in a fork child: a child that execs (fork+exec is most forks)
+ * runs no exit handler, and would leave a directory behind each time;
+ * SPANSCOPE_CRASH_SAFE=1 (or sps_crash_safe(1)) turns it on there too. */
 static int wanted(void) {
     if (!sps__g.file_path || !*sps__g.file_path || sps__g.mode != SPS__EVENTS) return 0;
     int w = __atomic_load_n(&g_crash.want, __ATOMIC_RELAXED);
@@ -220,7 +224,10 @@ static int wanted(void) {
     if (e && (!strcmp(e, "0") || !strcasecmp(e, "false") || !strcasecmp(e, "no") ||
               !strcasecmp(e, "off")))
         return 0;
-    return 1;
+    if (e && (!strcmp(e, "1") || !strcasecmp(e, "true") || !strcasecmp(e, "yes") ||
+              !strcasecmp(e, "on")))
+        return 1;
+    return !g_crash.forked;
 }
 
 static int open_in(const char *name, int flags) {
@@ -395,6 +402,7 @@ static void privatize(sps__chunk_t *c) {
  * and the child's descriptors of the files are closed. */
 void sps__crash_atfork_child(void) {
     pthread_mutex_init(&g_log_lock, NULL); /* another thread may have held it */
+    g_crash.forked = 1;
     if (!g_crash.on && g_crash.log_fd < 0 && g_crash.chunks_fd < 0) return;
     __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);
     close_fds();
