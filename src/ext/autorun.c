@@ -19,14 +19,15 @@
  *     the one this library started *takes it over* -- it returns 0, and
  *     where nothing was registered in the session yet, the session is set
  *     up again with the program's configuration, each setting the run was
- *     given in the environment (output path, label, memory limit,
- *     aggregation, sampling rate) replacing the program's.  So a program
+ *     given (output path, label, memory limit, aggregation, sampling rate:
+ *     options, variables or the --config file) replacing the program's.  So a program
  *     that links libspanscope and calls sps_setup / sps_finalize itself
  *     runs unchanged, and the environment's output path still wins.
  *     Calls of the finalize family are interposed too, only to note that
  *     the program finalizes on its own: then the exit handler writes
  *     nothing more (a second finalize would replace the program's file
- *     with an empty period) and only closes the session.
+ *     with an empty period) and only closes the session.  A path the
+ *     program names (sps_finalize_to: the Python face's finalize) is kept.
  *   - MPI: MPI_Init and MPI_Init_thread are interposed.  A session must be
  *     set up after MPI is initialised to be collective (one file for every
  *     rank; docs/mpi.md), so with SPANSCOPE_RUN_MPI=1 (`--mpi`) the

@@ -51,6 +51,15 @@ misuse${T}0
 EOF
 )
 
+# the preloaded library exports what it interposes and nothing else
+lib=$(dirname "$sps")/libspanscope_run.so
+if command -v nm > /dev/null 2>&1 && [ -f "$lib" ]; then
+  same "libspanscope_run's exports" \
+    "MPI_Finalize MPI_Init MPI_Init_thread sps_finalize sps_finalize_paths sps_finalize_print sps_finalize_to sps_setup" \
+    "$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TtWwDdBbVvi]$/ {print $3}' | sed 's/@.*//' |
+       LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+fi
+
 # ---- an unmodified program: output and status untouched ----------------------
 "$plain" a "b c" "" > bare.out 2> bare.err; bare_rc=$?
 same "bare plain exits 3" 3 "$bare_rc"
