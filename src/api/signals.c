@@ -196,7 +196,10 @@ static void on_signal(int sig, siginfo_t *info, void *uc) {
     const struct sigaction *prev = &g_prev[k];
     int dfl = !(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_DFL;
     int pw = __atomic_load_n(&g_pipe_w, __ATOMIC_ACQUIRE);
-    if (!dfl || pw < 0 || (int)getpid() != __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE)) {
+    int owner = (int)getpid() == __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE);
+    if (owner && __atomic_load_n(&g_writing, __ATOMIC_ACQUIRE))
+        die_now(sig); /* any signal of the list while a write goes on, handled or not */
+    if (!dfl || pw < 0 || !owner) {
         /* the program's own handler, or a forked child with no watcher */
         pass_on(k, sig, info, uc);
         errno = saved;

@@ -385,10 +385,16 @@ static void slow_write_hook(int sig) {
     sleep(30); /* the write would come after: a second signal must not wait */
 }
 
+static void own_int_handler(int sig) {
+    (void)sig;
+    atomic_fetch_add(&sh->handler_calls, 1);
+}
+
 /* A second signal while the first one's write is under way ends the
- * process at once, by the second signal; the write never happens. */
-static void test_second_signal_ends_at_once(void **state) {
-    (void)state;
+ * process at once, by the second signal, also when the program has a
+ * handler of its own for it (which is not called); the write never
+ * happens. */
+static void second_signal_once(int own_int) {
     const char *path = tu_path("signals_second.h5");
     char errpath[1024];
     snprintf(errpath, sizeof errpath, "%s", tu_path("signals_second.err"));
@@ -401,6 +407,7 @@ static void test_second_signal_ends_at_once(void **state) {
         close(fds[0]);
         g_hook_fd = fds[1];
         sps__signals_before_write = slow_write_hook;
+        if (own_int) signal(SIGINT, own_int_handler);
         child_record(path, 2);
         _exit(93);
     }
@@ -417,9 +424,16 @@ static void test_second_signal_ends_at_once(void **state) {
     assert_true(WIFSIGNALED(st));
     assert_int_equal(WTERMSIG(st), SIGINT);
     assert_false(file_exists(path));
+    assert_int_equal(atomic_load(&sh->handler_calls), 0);
     char lines[8192];
     assert_int_equal(spanscope_lines(errpath, lines, sizeof lines), 0);
     munmap(sh, sizeof *sh);
+}
+
+static void test_second_signal_ends_at_once(void **state) {
+    (void)state;
+    second_signal_once(0);
+    second_signal_once(1);
 }
 
 /* A recording process forks: a SIGTERM to the child ends the child as
