@@ -21,9 +21,12 @@
 #     --functions its hooks record into the run's session, and its own
 #     constructor writes no spanscope_instrument.h5;
 #
-#   run.sh SPANSCOPE INST_COUNTS PLAIN SIG OWN FUNC FUNC_LINKED [MPIEXEC MPIPROG]
+#   - burn (CPU in one function, no region): --sample-hz N gives its stack
+#     samples (outside every span), in main's burn loop;
+#
+#   run.sh SPANSCOPE INST_COUNTS PLAIN SIG OWN FUNC FUNC_LINKED BURN [MPIEXEC MPIPROG]
 set -uo pipefail
-sps=$1 ic=$2 plain=$3 sig=$4 own=$5 func=$6 func_linked=$7 mpiexec=${8:-} mpiprog=${9:-}
+sps=$1 ic=$2 plain=$3 sig=$4 own=$5 func=$6 func_linked=$7 burn=$8 mpiexec=${9:-} mpiprog=${10:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sps-native-run.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -160,6 +163,16 @@ same "run of a program linked with the hooks: every function" "$func_counts" \
   "$(counts linked/fl.h5)"
 same "run of a program linked with the hooks: no file of its own" "fl.err fl.h5" \
   "$(ls linked | tr '\n' ' ' | sed 's/ $//')"
+
+# ---- stack samples of a program with no region ------------------------------
+"$sps" run -q --sample-hz 1000 -o burn.h5 -- "$burn" > /dev/null 2>&1
+same "run --sample-hz: exit status" 0 "$?"
+"$sps" report burn.h5 > burn.txt 2>&1
+n=$(sed -n 's/^\([0-9][0-9]*\) samples at 1000 Hz.*/\1/p' burn.txt)
+if [ -z "$n" ] || [ "$n" -lt 10 ]; then
+  fail "run --sample-hz 1000: fewer than 10 samples of a 0.1 s+ burn: $(grep -i sample burn.txt)"
+fi
+grep -q "(outside every span)" burn.txt || fail "run --sample-hz: no samples outside every span"
 
 # ---- killed by a signal: the status stays the signal's -----------------------
 for s in 15 9 6; do
