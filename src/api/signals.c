@@ -515,13 +515,15 @@ SPS__HIDDEN int sps__signals_install(void) {
 /* sps_shutdown's: the dispositions as they were.  If a signal's write is
  * under way, waits for it: it ends the process. */
 SPS__HIDDEN void sps__signals_uninstall(void) {
-    while (__atomic_load_n(&g_writing, __ATOMIC_ACQUIRE) &&
-           __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) == (int)getpid())
-        nap(10);
     pthread_mutex_lock(&g_mu);
     if (g_session) apply(0);
     g_session = 0;
     pthread_mutex_unlock(&g_mu);
+    /* after the restore, so that a signal taken just before it is seen:
+     * the session must outlive its write */
+    while (__atomic_load_n(&g_writing, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) == (int)getpid())
+        nap(10);
 }
 
 int sps_signals(const char *list) {
