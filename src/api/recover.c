@@ -423,8 +423,12 @@ static int thread_stream(live_t *L, rthread_t *t, uint32_t *map, out_t *o) {
             if (g->seq0 + i < next) continue;
             if (!have_hi) break; /* a chunk always starts with one */
             uint32_t payload = (uint32_t)(w >> 32);
+            if ((payload >> 1) == 0 || (payload >> 1) >= MAX_REGIONS)
+                return sps__err_fail(SPS_EFORMAT, "%s: a record of thread %u names region id "
+                                     "%u, which no run gives out: a damaged chunk",
+                                     L->dir, (unsigned)(t - L->th), payload >> 1);
             uint32_t r = region_map(L, payload >> 1, map);
-            if (!r) return SPS_ENOMEM;
+            if (!r) return sps__err_fail(SPS_ENOMEM, "%s: out of memory naming regions", L->dir);
             uint64_t ticks = ((uint64_t)hi << 32) | (uint32_t)w;
             if (ticks > L->kill_ticks) L->kill_ticks = ticks;
             /* a HI record first whenever the stream does not have the
@@ -686,6 +690,7 @@ int sps__recover(const char *path, sps_recover_info_t *info) {
                            "the run finalized, or crash safety was off)", path, path);
     for (size_t i = 0; i < n && !rc; i++) {
         live_t L = {.dir = dirs[i], .spill_fd = -1};
+        sps__err_clear();
         char out[PATH_MAX];
         rc = live_read(&L);
         if (!rc) {
@@ -700,6 +705,9 @@ int sps__recover(const char *path, sps_recover_info_t *info) {
             info->lost_records += L.gaps;
             for (uint32_t k = 0; k < L.nth; k++) info->threads += L.th[k].nsegs > 0;
         }
+        if (rc == SPS_ENOMEM && !sps__err_msg()[0])
+            sps__err_fail(rc, "%s: out of memory (the recovered records are held in memory "
+                          "before they are written)", dirs[i]);
         if (!rc) remove_live(dirs[i], L.spill_path);
         live_free(&L);
     }

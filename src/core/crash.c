@@ -58,7 +58,8 @@ static struct {
     int warned, map_warned; /* log (under g_log_lock), chunks (session lock) */
     int want;           /* sps_crash_safe: -1 default (env), 0 off, 1 on */
     char *spill_path;   /* the named spill file: in cfg.spill_dir when set */
-    int forked;         /* this process is a fork child (see wanted) */
+    int forked;         /* the next session is the one a fork child inherits
+                           (api/fork.c opens it in the fork handler; see wanted) */
 } g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1};
 
 /* Orders the log's writers (any thread: a region named, the spill writer)
@@ -213,7 +214,8 @@ void sps__chunk_mem_free(sps__chunk_t *c) {
 
 /* Whether this session is to be crash-safe: sps_crash_safe, else
  * SPANSCOPE_CRASH_SAFE, for an events session with a file.  The default is
- * on, but in a fork child: a child that execs (fork+exec is most forks)
+ * on, but for the session a fork child inherits from a recording parent
+ * (not one the child sets up itself): a child that execs (fork+exec is most forks)
  * runs no exit handler, and would leave a directory behind each time;
  * SPANSCOPE_CRASH_SAFE=1 (or sps_crash_safe(1)) turns it on there too. */
 static int wanted(void) {
@@ -299,7 +301,9 @@ static void log_header(void) {
 
 int sps__crash_open(void) {
     g_crash.gen++;
-    if (!wanted()) return 0;
+    int w = wanted();
+    g_crash.forked = 0; /* a later session is the child's own choice */
+    if (!w) return 0;
     char dir[PATH_MAX];
     if (snprintf(dir, sizeof dir, "%s.live-%d", sps__g.file_path, (int)getpid()) >=
         (int)sizeof dir)
@@ -402,7 +406,7 @@ static void privatize(sps__chunk_t *c) {
  * and the child's descriptors of the files are closed. */
 void sps__crash_atfork_child(void) {
     pthread_mutex_init(&g_log_lock, NULL); /* another thread may have held it */
-    g_crash.forked = 1;
+    g_crash.forked = sps__state_load() != SPS__OFF; /* the parent recorded */
     if (!g_crash.on && g_crash.log_fd < 0 && g_crash.chunks_fd < 0) return;
     __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);
     close_fds();
