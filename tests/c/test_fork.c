@@ -1,7 +1,9 @@
-/* test_fork.c -- a profiled program forks: the child never writes into the
- * parent's files (its copy of the session is off: sps_finalize gives
- * SPS_ENOSESSION), may start a session of its own, and the parent's file
- * and spill file come out intact.
+/* test_fork.c -- a profiled program forks under SPANSCOPE_FORK=off
+ * (sps_fork_policy(0), the behaviour of earlier versions): the child never
+ * writes into the parent's files (its copy of the session is off:
+ * sps_finalize gives SPS_ENOSESSION), may start a session of its own, and
+ * the parent's file and spill file come out intact.  The default, children
+ * with sessions of their own, is tests/c/test_fork_child.c's.
  *
  * Files left in $SPS_TEST_TMP for tests/python/test_c_h5.py:
  *   fork_parent.h5, fork_child.h5 */
@@ -209,6 +211,9 @@ static void test_fork_quiet_child(void **state) {
 }
 
 int main(void) {
+    /* every fork here is under policy off: the child's inherited session is
+     * switched off (the default would open one of its own in the child) */
+    sps_fork_policy(0);
     const struct CMUnitTest tests[] = {
         TU_TEST(test_fork),
         TU_TEST(test_fork_quiet_child),

@@ -531,7 +531,13 @@ static void test_pending_and_fork(void **state) {
     sps_query_info_t a = qinfo();
     assert_int_equal(check_region(R), 113);
     assert_int_equal(qinfo().records_read - a.records_read, 14);
+    /* policy off (SPANSCOPE_FORK=off): the child's copy of the session is
+     * switched off, so its queries see nothing of the parent's and a
+     * session of its own starts from nothing (the default, own, is
+     * test_fork_child.c's) */
+    int policy = sps_fork_policy(0);
     pid_t pid = fork();
+    sps_fork_policy(policy);
     assert_true(pid >= 0);
     if (pid == 0) {
         /* the child's copy of the session is off, and it may start its own */

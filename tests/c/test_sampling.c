@@ -3,8 +3,9 @@
  * thread and on a thread started after sampling began; the leaf frames
  * name this file's functions; a span open across a checkpoint keeps its
  * samples (none lost, none in the wrong file); a program's own SIGPROF
- * handler keeps getting its signals; fork while sampling; stop puts the
- * disposition back. */
+ * handler keeps getting its signals; fork while sampling (policy off: the
+ * child samples nothing; own: the child samples into its own file); stop
+ * puts the disposition back. */
 #include "testutil.h"
 #include "tu_h5.h"
 
@@ -291,10 +292,13 @@ static void test_own_sigprof(void **state) {
     smp_free(&s);
 }
 
-/* fork while sampling: the child runs on without timers or samples; the
- * parent's sampling goes on. */
+/* fork while sampling, under policy off (SPANSCOPE_FORK=off): the child
+ * runs on without timers or samples; the parent's sampling goes on.  (By
+ * default the child samples into a session of its own at the parent's
+ * rate: test_fork_child.c.) */
 static void test_fork(void **state) {
     (void)state;
+    int policy = sps_fork_policy(0);
     const char *path = tu_path("sampling_fork.h5");
     sps_config_t cfg = SPS_CONFIG_INIT;
     cfg.file_path = path;
@@ -321,6 +325,54 @@ static void test_fork(void **state) {
     assert_true(smp_count(&s, "heavy", 0) > 100);
     for (size_t i = 0; i < s.n; i++) assert_int_equal(s.tids[i] == pid, 0);
     smp_free(&s);
+    sps_fork_policy(policy);
+}
+
+/* fork while sampling under the default policy (own): the child samples
+ * into a session of its own at the parent's rate, and its file
+ * (DIR/STEM.pid<PID>.EXT) has its own thread's samples only.  Not under
+ * ThreadSanitizer, which kills a child of a multithreaded process that
+ * starts a thread (the child's sampler). */
+static void test_fork_own(void **state) {
+    (void)state;
+    if (TU_TSAN) skip();
+    int policy = sps_fork_policy(1);
+    const char *path = tu_path("sampling_fork_own.h5");
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    cfg.sample_hz = 2000;
+    assert_int_equal(sps_setup(&cfg), 0);
+    work(1);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (sps_sampling_hz() != 2000) _exit(3);
+        work(1);
+        _exit(sps_finalize() ? 4 : 0);
+    }
+    assert_true(pid > 0);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(sps_finalize(), 0);
+    assert_int_equal(sps_shutdown(), 0);
+    sps_fork_policy(policy);
+    char child[1024];
+    assert_true(sps_fork_child_path(path, pid, child, sizeof child) < sizeof child);
+    smp_t s;
+    smp_read(child, &s);
+    /* the child's own thread only, sampled by its CPU time: work(1) is
+     * 160 to 320 ms of it, 320 to 640 periods at 2 kHz (the weights) */
+    size_t w = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        assert_int_equal(s.tids[i], pid);
+        w += (size_t)s.weights[i];
+    }
+    assert_true(w > 200);
+    smp_free(&s);
+    unlink(child);
+    unlink(path);
 }
 
 /* Misuse: no session, aggregate mode, a rate too high, a bad walker, an
@@ -358,6 +410,7 @@ int main(void) {
         cmocka_unit_test(test_checkpoint),
         cmocka_unit_test(test_own_sigprof),
         cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_fork_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

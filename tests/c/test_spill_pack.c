@@ -648,6 +648,11 @@ static int fork_child(void) {
 
 static void test_fork_while_writing(void **state) {
     (void)state;
+    /* policy off (SPANSCOPE_FORK=off): the child's inherited session is
+     * switched off and it sets one up itself, with a spill writer of its
+     * own (under the default the child's session is opened in the fork
+     * handler: test_fork_child.c) */
+    int policy = sps_fork_policy(0);
     sps_config_t cfg = spill_cfg(NULL, 4096, 8192);
     assert_int_equal(sps_setup(&cfg), 0);
     g_loop = sps_region("forkw.loop");
@@ -671,6 +676,7 @@ static void test_fork_while_writing(void **state) {
     assert_int_equal(sps_dropped(), 0);
     assert_int_equal(sps_finalize_to(NULL), 0);
     sps_shutdown();
+    sps_fork_policy(policy);
 }
 
 int main(void) {
