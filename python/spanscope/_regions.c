@@ -491,13 +491,13 @@ static PyObject *g_trace_skip;
  * file ("<string>", "<frozen ...>") or one whose file (resolved) lies under
  * a prefix.  Runs once per code object and generation (the result is
  * cached in co_extra). */
-static int skipped_file(PyCodeObject *code) {
-    if (!g_trace_skip) return 0;
-    const char *fn = PyUnicode_AsUTF8(code->co_filename);
-    if (!fn) {
-        PyErr_Clear();
-        return 1;
-    }
+/* skipped_file's answers per file name (co_filename -> True/False), so
+ * that the realpath() of a file is resolved once, not once per code
+ * object of it (a module's functions share their file); emptied when the
+ * prefixes change. */
+static PyObject *g_skip_cache;
+
+static int skipped_path(const char *fn) {
     if (!*fn || fn[0] == '<') return 1;
     char buf[PATH_MAX];
     const char *path = realpath(fn, buf) ? buf : fn;
@@ -511,6 +511,25 @@ static int skipped_file(PyCodeObject *code) {
         if (n && strncmp(path, pre, n) == 0 && (path[n] == '/' || path[n] == 0)) return 1;
     }
     return 0;
+}
+
+static int skipped_file(PyCodeObject *code) {
+    if (!g_trace_skip) return 0;
+    PyObject *known = g_skip_cache ? PyDict_GetItemWithError(g_skip_cache, code->co_filename)
+                                   : NULL;
+    if (known) return known == Py_True;
+    PyErr_Clear();
+    const char *fn = PyUnicode_AsUTF8(code->co_filename);
+    if (!fn) {
+        PyErr_Clear();
+        return 1;
+    }
+    int skip = skipped_path(fn);
+    if (!g_skip_cache) g_skip_cache = PyDict_New();
+    if (!g_skip_cache ||
+        PyDict_SetItem(g_skip_cache, code->co_filename, skip ? Py_True : Py_False) < 0)
+        PyErr_Clear(); /* only the cache lost */
+    return skip;
 }
 
 /* The name filters of run_script / `spanscope run` (set_trace_filters):
@@ -1046,6 +1065,7 @@ static PyObject *ext_set_trace_skip(PyObject *mod, PyObject *prefixes) {
     if (prefixes != Py_None && !PyTuple_Check(prefixes))
         return PyErr_Format(PyExc_TypeError, "set_trace_skip() needs a tuple of str or None");
     Py_XSETREF(g_trace_skip, prefixes == Py_None ? NULL : Py_NewRef(prefixes));
+    if (g_skip_cache) PyDict_Clear(g_skip_cache);
     g_generation++;
     Py_RETURN_NONE;
 }

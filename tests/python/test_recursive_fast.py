@@ -358,3 +358,36 @@ def test_the_frame_evaluation_hook_is_there_only_while_tracing():
         done.set()
         _ext.set_trace_hook(DEFAULT)
         ProfileManager._reset()
+
+
+def test_skipped_files_follow_a_change_of_prefixes(tmp_path):
+    """set_trace_skip's decision per file is cached (one realpath per
+    file, not per code object); a new set of prefixes decides again."""
+    here = os.path.dirname(os.path.realpath(__file__))
+
+    def calls(name):
+        r = ProfileManager.get_region(traced(name))  # None: never recorded
+        return 0 if r is None else r.num_calls
+
+    @ProfileManager.profile("fast.skip", recursive=True)
+    def run():
+        return leaf(1) + len(list(gen(2)))
+    ProfileManager.setup(output=None)
+    try:
+        _ext.set_trace_skip((here,))
+        run()
+        assert calls("leaf") == 0
+        assert calls("gen") == 0
+        _ext.set_trace_skip((here + "-not",))     # a prefix of the name, not of the path
+        run()
+        assert calls("leaf") == 3
+        _ext.set_trace_skip((here,))
+        run()
+        assert calls("leaf") == 3
+        _ext.set_trace_skip(None)
+        run()
+        assert calls("leaf") == 6
+        assert calls("gen") == 2 * 3
+    finally:
+        _ext.set_trace_skip(None)
+        ProfileManager._reset()
