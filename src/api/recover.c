@@ -35,6 +35,7 @@
 #define MAX_THREADS 65536u
 #define MAX_REGIONS (1u << 24)
 #define LOG_MAX ((size_t)1 << 31)
+#define NS_MAX ((int64_t)1 << 62) /* times beyond (year 2116) are damage */
 
 typedef struct seg { /* a stretch of one thread's records */
     uint64_t seq0;
@@ -257,7 +258,9 @@ static int entry_header(live_t *L, const uint8_t *p, size_t len, long long at) {
                              "reads %u)", L->dir, L->hdr.version, SPS__CRASH_VERSION);
     uint32_t r = L->hdr.chunk_recs;
     if (r < 512 || r > (2u << 20) || (r & (r - 1)) || !(L->hdr.ns_per_tick > 0) ||
-        L->hdr.ns_per_tick > 1e6)
+        L->hdr.ns_per_tick > 1e6 || L->hdr.wall_anchor_ns < 0 ||
+        L->hdr.wall_anchor_ns > NS_MAX || L->hdr.mono_anchor_ns < 0 ||
+        L->hdr.mono_anchor_ns > NS_MAX)
         return bad(L, "bad header values", at);
     L->file_path = get_str(p + sizeof L->hdr, len - sizeof L->hdr, &used1);
     L->label = L->file_path ? get_str(p + sizeof L->hdr + used1,
@@ -300,6 +303,7 @@ static int parse_log(live_t *L, const uint8_t *b, size_t len) {
             sps__anchor_t a;
             if (h[0] != sizeof a) return bad(L, "bad anchor", (long long)at);
             memcpy(&a, p, sizeof a);
+            if (a.ns < 0 || a.ns > NS_MAX) return bad(L, "anchor time out of range", (long long)at);
             rc = add_anchor(L, a);
             break;
         }
@@ -581,10 +585,12 @@ static int live_write(live_t *L, const char *out) {
     /* the last anchor, then the last record: the time map reaches it */
     sps__anchor_t last = L->anchors[L->nanchors - 1];
     if (!rc && L->kill_ticks > last.ticks) {
-        sps__anchor_t a = {L->kill_ticks,
-                           last.ns + (int64_t)((double)(L->kill_ticks - last.ticks) *
-                                               L->hdr.ns_per_tick)};
-        rc = add_anchor(L, a);
+        double span = (double)(L->kill_ticks - last.ticks) * L->hdr.ns_per_tick;
+        if (span > (double)(NS_MAX - last.ns)) /* records far past the clock's anchors */
+            rc = sps__err_fail(SPS_EFORMAT, "%s: records lie %.3g s past the last clock anchor: "
+                               "a damaged chunk", L->dir, span / 1e9);
+        sps__anchor_t a = {L->kill_ticks, last.ns + (int64_t)span};
+        if (!rc) rc = add_anchor(L, a);
     }
     if (!rc) rc = sps__adopt_clock(L->anchors, L->nanchors, L->hdr.wall_anchor_ns,
                                    L->hdr.mono_anchor_ns);
