@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -275,6 +276,17 @@ static void test_env_read(void **state) {
     env_clear();
 }
 
+/* The /metadata label of the file at path ("" when it has none). */
+static const char *label_of(const char *path) {
+    static char buf[256];
+    buf[0] = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return buf;
+    tu_h5_attr_str(f, "/metadata", "label", buf, sizeof buf);
+    H5Fclose(f);
+    return buf;
+}
+
 static void test_setup_from_env(void **state) {
     (void)state;
     env_clear();
@@ -284,9 +296,11 @@ static void test_setup_from_env(void **state) {
     assert_int_equal(sps_setup_from_env(err, sizeof err), 0);
     assert_false(sps_is_active()); /* deactivated: no session */
     unsetenv("SPANSCOPE_DEACTIVATE_PROFILING");
+    /* SPANSCOPE_CONFIG is read by C too (docs/configuration.md): a file
+     * that does not exist is SPS_EIO naming it, and no session */
     setenv("SPANSCOPE_CONFIG", "x.toml", 1);
-    assert_int_equal(sps_setup_from_env(err, sizeof err), SPS_ENOTSUP);
-    assert_non_null(strstr(err, "Python face only"));
+    assert_int_equal(sps_setup_from_env(err, sizeof err), SPS_EIO);
+    assert_non_null(strstr(err, "x.toml"));
     assert_false(sps_is_active());
     unsetenv("SPANSCOPE_CONFIG");
     setenv("SCOPE_PROFILER_OUTPUT", path, 1);
@@ -302,8 +316,40 @@ static void test_setup_from_env(void **state) {
     assert_true(h->ok);
     assert_true(tu_h5_row(h, "ctl.env") >= 0);
     tu_h5_free(h);
+    assert_string_equal(label_of(path), "env-run");
     sps_shutdown();
     unlink(path);
+    env_clear();
+
+    /* a real TOML file: its [profiling] label reaches /metadata (no
+     * SPANSCOPE_LABEL); the output is still the variable's */
+    const char *toml = tu_path("controls_env.toml");
+    FILE *f = fopen(toml, "w");
+    assert_non_null(f);
+    fputs("# test_controls\n[profiling]\nlabel = \"from-toml\"\n", f);
+    assert_int_equal(fclose(f), 0);
+    setenv("SPANSCOPE_CONFIG", toml, 1);
+    setenv("SPANSCOPE_OUTPUT", path, 1);
+    assert_int_equal(sps_setup_from_env(err, sizeof err), 0);
+    assert_true(sps_is_active());
+    sps_begin(A);
+    sps_end(A);
+    assert_int_equal(sps_finalize(), 0);
+    assert_string_equal(label_of(path), "from-toml");
+    sps_shutdown();
+    unlink(path);
+
+    /* an unknown key is an error naming it (and the file), no session */
+    f = fopen(toml, "w");
+    assert_non_null(f);
+    fputs("[profiling]\nlabell = \"x\"\n", f);
+    assert_int_equal(fclose(f), 0);
+    err[0] = 0;
+    assert_int_equal(sps_setup_from_env(err, sizeof err), SPS_EINVAL);
+    assert_non_null(strstr(err, "'labell'"));
+    assert_non_null(strstr(err, "controls_env.toml"));
+    assert_false(sps_is_active());
+    unlink(toml);
     env_clear();
 }
 

@@ -167,7 +167,10 @@ def test_output_h5_html_and_json_write_that_format(tmp_path):
     text = page.read_text()
     assert text.lstrip().lower().startswith("<!doctype html") and "work" in text
     assert results["work"].num_calls == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5", "run.html"]  # no sidecar
+    # no sidecar; the live session's crash-safety directory (OUTPUT.live-<pid>,
+    # docs/crash-recovery.md) exists while a session with a file is alive
+    assert sorted(p.name for p in tmp_path.iterdir()
+                  if ".live-" not in p.name) == ["run.h5", "run.html"]
 
     js = tmp_path / "run.json"
     if getattr(sp, "write_json", None) is None:  # the results branch delivers it
@@ -179,6 +182,11 @@ def test_output_h5_html_and_json_write_that_format(tmp_path):
             pass
         run.finalize(verbose=False)
         assert json.loads(js.read_text())
+    # the session shut down, everything written: its crash-safety directory is gone
+    live = [p.name for p in tmp_path.iterdir() if ".live-" in p.name]
+    assert live, "the live session has its crash-safety directory"
+    ProfileManager.reset()
+    assert [p.name for p in tmp_path.iterdir() if ".live-" in p.name] == []
 
 
 # -- settings ----------------------------------------------------------------------
@@ -333,9 +341,29 @@ def test_c_auto_setup_reads_the_same_variables(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert sp.read(out)["c_region"].num_calls == 1
     assert sp.read(out).metadata["label"] == "from-c"
+    # SPANSCOPE_CONFIG is read by the C core too (docs/configuration.md): a
+    # missing file is SPS_EIO naming it, and no session
     env["SPANSCOPE_CONFIG"] = str(tmp_path / "x.toml")
-    code_cfg = code.replace("== 0, err.value", "!= 0\nassert b'Python face only' in err.value")
-    subprocess.run([sys.executable, "-c", code_cfg], check=True, env=env)
+    code_fail = code.split("assert lib.sps_setup_from_env")[0] + (
+        "lib.sps_err_name.restype = ctypes.c_char_p\n"
+        "rc = lib.sps_setup_from_env(err, 512)\n"
+        "print(lib.sps_err_name(rc).decode(), err.value.decode())\n"
+        "assert lib.sps_is_active() == 0\n")
+    res = subprocess.run([sys.executable, "-c", code_fail], check=True, env=env,
+                         capture_output=True, text=True)
+    assert res.stdout.startswith("SPS_EIO ") and "x.toml" in res.stdout, res.stdout
+    # a real file: its [profiling] label reaches /metadata (no SPANSCOPE_LABEL)
+    del env["SPANSCOPE_LABEL"]
+    out.unlink()
+    env["SPANSCOPE_CONFIG"] = str(_toml(tmp_path, '[profiling]\nlabel = "from-toml"\n'))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert sp.read(out)["c_region"].num_calls == 1
+    assert sp.read(out).metadata["label"] == "from-toml"
+    # an unknown key: an error naming it
+    _toml(tmp_path, '[profiling]\nlabell = "x"\n')
+    res = subprocess.run([sys.executable, "-c", code_fail], check=True, env=env,
+                         capture_output=True, text=True)
+    assert res.stdout.startswith("SPS_EINVAL ") and "'labell'" in res.stdout, res.stdout
 
 
 # -- pause, resume, sample_every ---------------------------------------------------------
