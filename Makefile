@@ -63,7 +63,7 @@ check: build py-install
 bench: build py-install
 	$(PY) bench/run.py --build $(BUILD)
 	$(PY) bench/bench_memhooks.py --build $(BUILD)
-	$(PY) bench/bench_run_recursive.py
+	$(PY) bench/bench_run_recursive.py --hooks
 	$(MAKE) --no-print-directory bench-pythons
 
 # The Python face's table on each version, then the issue's cost targets

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What `spanscope run --recursive` costs a whole run, against cProfile.
 
-    python bench/bench_run_recursive.py [--python PY] [--runs N] [--fib N] [--json PATH]
+    python bench/bench_run_recursive.py [--python PY] [--runs N] [--fib N] [--hooks]
+                                        [--json PATH]
 
 Runs one script, fib(N) (N = 30 by default: 2 692 537 Python calls), as
 separate processes of the interpreter PY (default: this one):
@@ -30,7 +31,9 @@ and when fib returns to the file named by $SPS_BENCH_MARKS.  So:
 divided by the calls fib(N) makes.  The targets (issue 35, part 7b): the
 tracer's added time per call <= 0.5 x cProfile's, and the whole run's added
 wall time <= 1 x cProfile's.  Standard library only; prints the CPU model and
-the load average before and after.
+the load average before and after.  --hooks adds the tracer alone per hook
+(setprofile, the frame evaluation hook, sys.monitoring on 3.12+) against
+cProfile, in one process, in thread CPU time.
 """
 import argparse
 import json
@@ -44,7 +47,7 @@ import time
 
 FIB = """\
 import os, time
-_t0 = time.monotonic_ns()
+_t0, _c0 = time.monotonic_ns(), time.process_time_ns()
 
 
 def fib(n):
@@ -52,16 +55,16 @@ def fib(n):
 
 
 fib({n})
-_t1 = time.monotonic_ns()
+_t1, _c1 = time.monotonic_ns(), time.process_time_ns()
 with open(os.environ["SPS_BENCH_MARKS"], "w") as _f:
-    _f.write("%d %d" % (_t0, _t1))
+    _f.write("%d %d %d %d" % (_t0, _t1, _c0, _c1))
 """
 
 EMPTY = """\
 import os, time
-_t0 = time.monotonic_ns()
+_t0, _c0 = time.monotonic_ns(), time.process_time_ns()
 with open(os.environ["SPS_BENCH_MARKS"], "w") as _f:
-    _f.write("%d %d" % (_t0, time.monotonic_ns()))
+    _f.write("%d %d %d %d" % (_t0, time.monotonic_ns(), _c0, time.process_time_ns()))
 """
 
 
@@ -101,7 +104,8 @@ def variants(py, tmp):
 
 def run_once(argv, cwd, marks):
     """One process: (wall s, CPU s of the child, start-up s, script s,
-    finalize s).  Raises RuntimeError when it fails."""
+    finalize s, the script's CPU s: the process's, all its threads).
+    Raises RuntimeError when it fails."""
     env = dict(os.environ, SPS_BENCH_MARKS=marks)
     if os.path.exists(marks):
         os.unlink(marks)
@@ -120,9 +124,9 @@ def run_once(argv, cwd, marks):
                                                     out.decode(errors="replace"),
                                                     err.decode(errors="replace")))
     with open(marks) as f:
-        t1, t2 = (int(x) for x in f.read().split())
+        t1, t2, c1, c2 = (int(x) for x in f.read().split())
     return ((t3 - t0) / 1e9, ru.ru_utime + ru.ru_stime, (t1 - t0) / 1e9, (t2 - t1) / 1e9,
-            (t3 - t2) / 1e9)
+            (t3 - t2) / 1e9, (c2 - c1) / 1e9)
 
 
 def measure(py, runs, n, log=sys.stderr):
@@ -151,7 +155,82 @@ def measure(py, runs, n, log=sys.stderr):
     return res
 
 
-FIELDS = ("wall", "cpu", "startup", "script", "finalize")
+# --hooks: the tracer alone, in one process, per hook: fib(N) bare, under
+# cProfile and under each hook of spanscope's tracer (a recursive root
+# region around it), interleaved round by round (ABBA), CPU time of the
+# thread (time.thread_time_ns: less moved by other processes than wall
+# time), medians; ns added per call over the bare run.
+HOOKS_SCRIPT = """\
+import cProfile, json, statistics, sys, time
+from spanscope import ProfileManager, _ext
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+N, rounds = int(sys.argv[1]), int(sys.argv[2])
+default = _ext.trace_hook()
+hooks = []
+for h in ("setprofile", "evalframe", "monitoring"):  # those this build and Python have
+    try:
+        _ext.set_trace_hook(h)
+        hooks.append(h)
+    except ValueError:
+        pass
+_ext.set_trace_hook(default)
+ProfileManager.setup(output=None)
+@ProfileManager.profile("root", recursive=True)
+def traced():
+    fib(N)
+def bare():
+    fib(N)
+def cprof():
+    p = cProfile.Profile()
+    p.enable()
+    fib(N)
+    p.disable()
+def with_hook(h):
+    def f():
+        _ext.set_trace_hook(h)
+        try:
+            traced()
+        finally:
+            _ext.set_trace_hook(default)
+    return f
+vs = [("bare", bare), ("cProfile", cprof)] + [(h, with_hook(h)) for h in hooks]
+res = {k: [] for k, _ in vs}
+for r in range(rounds + 1):
+    for k, f in (vs if r % 2 else vs[::-1]):
+        t = time.thread_time_ns()
+        f()
+        if r:
+            res[k].append(time.thread_time_ns() - t)
+print(json.dumps({"python": sys.version.split()[0], "default": default,
+                  "median_ns": {k: statistics.median(v) for k, v in res.items()}}))
+"""
+
+
+def per_hook(py, n, rounds, calls, out=sys.stdout):
+    """Runs HOOKS_SCRIPT in PY and prints its table; returns its figures."""
+    p = subprocess.run([py, "-c", HOOKS_SCRIPT, str(n), str(rounds)], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise RuntimeError("the per-hook run failed:\n" + p.stderr)
+    fig = json.loads(p.stdout.strip().splitlines()[-1])
+    med = fig["median_ns"]
+    bare, cp = med["bare"], med["cProfile"] - med["bare"]
+    print("\nThe tracer alone, per hook: fib(%d) in one process, thread CPU time, median of %d "
+          "ABBA rounds (Python %s, default hook %s)" % (n, rounds, fig["python"], fig["default"]),
+          file=out)
+    print("| variant | ns per call | added ns per call | ratio to cProfile's added |", file=out)
+    print("|---|---:|---:|---:|", file=out)
+    for k, v in med.items():
+        add = v - bare
+        print("| %s%s | %.1f | %s | %s |" % (
+            k, " (default)" if k == fig["default"] else "", v / calls,
+            "%.1f" % (add / calls) if k != "bare" else "",
+            "%.2fx" % (add / cp) if k != "bare" and cp > 0 else ""), file=out)
+    return fig
+
+
+FIELDS = ("wall", "cpu", "startup", "script", "finalize", "script_cpu")
 
 
 def medians(samples):
@@ -184,15 +263,20 @@ def table(res, calls, out=sys.stdout):
     print("\nWhere the time goes, fib: start-up | script (the tracer) | finalize + exit;"
           " medians (s), added vs bare", file=out)
     print("| variant | start-up | script | finalize | start-up added | tracer added ns/call"
-          " | tracer ratio to cProfile | finalize added |", file=out)
-    print("|---|---:|---:|---:|---:|---:|---:|---:|", file=out)
+          " | tracer ratio to cProfile | tracer added, CPU ns/call | CPU ratio | finalize added |",
+          file=out)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", file=out)
+    cp_tracer_cpu = cp["script_cpu"] - bare["script_cpu"]
     for name, m in fib.items():
         tr = m["script"] - bare["script"]
-        print("| %s | %.3f | %.3f | %.3f | %s | %s | %s | %s |" % (
+        trc = m["script_cpu"] - bare["script_cpu"]
+        print("| %s | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s | %s |" % (
             name, m["startup"], m["script"], m["finalize"],
             "%.3f" % (m["startup"] - bare["startup"]) if name != "bare" else "",
             "%.1f" % (tr / calls * 1e9) if name != "bare" else "",
             ratio(tr, cp_tracer) if name != "bare" else "",
+            "%.1f" % (trc / calls * 1e9) if name != "bare" else "",
+            ratio(trc, cp_tracer_cpu) if name != "bare" else "",
             "%.3f" % (m["finalize"] - bare["finalize"]) if name != "bare" else ""), file=out)
 
     eb = empty["bare"]
@@ -206,13 +290,20 @@ def table(res, calls, out=sys.stdout):
 
     sp = fib["spanscope -o X.h5"]
     tr_ratio = (sp["script"] - bare["script"]) / cp_tracer if cp_tracer > 0 else float("nan")
+    trc_ratio = ((sp["script_cpu"] - bare["script_cpu"]) / cp_tracer_cpu if cp_tracer_cpu > 0
+                 else float("nan"))
     run_ratio = (sp["wall"] - bare["wall"]) / cp_added if cp_added > 0 else float("nan")
-    figures["targets"] = {"tracer_ratio": tr_ratio, "run_ratio": run_ratio}
+    figures["targets"] = {"tracer_ratio": tr_ratio, "tracer_cpu_ratio": trc_ratio,
+                          "run_ratio": run_ratio}
     print("\n| target (issue 35, part 7b) | measured | verdict |", file=out)
     print("|---|---|---|", file=out)
     print("| tracer's added time per call <= 0.5 x cProfile's | %.2f x (%.1f vs %.1f ns) | %s |" % (
         tr_ratio, (sp["script"] - bare["script"]) / calls * 1e9, cp_tracer / calls * 1e9,
         "met" if tr_ratio <= 0.5 else "**missed**"), file=out)
+    print("| ... in CPU time (the script's process CPU, all threads) | %.2f x (%.1f vs %.1f ns) "
+          "| %s |" % (trc_ratio, (sp["script_cpu"] - bare["script_cpu"]) / calls * 1e9,
+                      cp_tracer_cpu / calls * 1e9, "met" if trc_ratio <= 0.5 else "**missed**"),
+          file=out)
     print("| whole run's added wall <= 1 x cProfile's | %.2f x (%.3f vs %.3f s) | %s |" % (
         run_ratio, sp["wall"] - bare["wall"], cp_added,
         "met" if run_ratio <= 1.0 else "**missed**"), file=out)
@@ -227,6 +318,8 @@ def main(argv=None):
     ap.add_argument("--fib", type=int, default=30, help="fib(N) (default 30)")
     ap.add_argument("--quick", action="store_true", help="3 rounds of fib(27)")
     ap.add_argument("--json", help="write the medians and every sample here")
+    ap.add_argument("--hooks", action="store_true",
+                    help="also the tracer alone per hook, in one process (fib(N-6), CPU time)")
     args = ap.parse_args(argv)
     if args.quick:
         args.runs, args.fib = 3, 27
@@ -248,6 +341,9 @@ def main(argv=None):
     print("fib(%d): %d calls; %d rounds, ABBA order, medians" % (args.fib, calls, args.runs))
     res = measure(args.python, args.runs, args.fib)
     figures = table(res, calls)
+    if args.hooks:
+        n = max(args.fib - 6, 1)
+        figures["hooks"] = per_hook(args.python, n, max(args.runs, 5), fib_calls(n))
     load1 = os.getloadavg()
     print("\nload average after: %.2f %.2f %.2f" % load1)
     if args.json:
