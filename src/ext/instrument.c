@@ -14,8 +14,8 @@
  * symbol would fail the build) and util.h's inline integer hash.
  *
  *   - The session: a constructor sets it up from the environment
- *     (sps_env_read: SPANSCOPE_OUTPUT and the other SPANSCOPE_* settings)
- *     before main, and an atexit handler finalizes it -- only when some
+ *     (sps_env_resolve: SPANSCOPE_OUTPUT and the other SPANSCOPE_*
+ *     settings over the TOML file SPANSCOPE_CONFIG names) before main, and an atexit handler finalizes it -- only when some
  *     instrumented function was recorded, so that an uninstrumented child
  *     that inherits LD_PRELOAD (a shell of system()) writes no file.
  *   - Each function is a region, named once, at its first call, outside
@@ -546,19 +546,19 @@ NOINSTR __attribute__((constructor)) static void instrument_init(void) {
         return;
     }
     if (!env_flag("SPANSCOPE_INSTRUMENT_SETUP", 1)) return; /* the program's own session */
+    /* the variables over the SPANSCOPE_CONFIG file, as every face reads
+     * them (docs/configuration.md); e's strings live until the next
+     * resolution, and sps_setup copies what it keeps.  The file's
+     * perf_events are not applied here: sps_env_t has no field for them,
+     * only sps_setup_from_env applies them. */
     sps_env_t e;
-    char err[256];
-    int rc = sps_env_read(&e, err, sizeof err);
+    char err[512];
+    int rc = sps_env_resolve(&e, err, sizeof err);
     if (rc) {
         fprintf(stderr, "spanscope_instrument: %s; not profiling\n", err);
         return;
     }
     if (e.deactivate == 1) return;
-    if (e.config_path) {
-        fprintf(stderr, "spanscope_instrument: SPANSCOPE_CONFIG=%s: TOML files are read by "
-                "the Python face only; not profiling\n", e.config_path);
-        return;
-    }
     sps_config_t cfg = e.cfg;
     const char *out = e.has_output ? e.cfg.file_path : "spanscope_instrument.h5";
     if (out) {

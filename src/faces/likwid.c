@@ -155,12 +155,16 @@ void sps_likwid_init(void) {
     if (!sps_is_active()) {
         /* the environment's session, as the C core sets it up for every
          * face (sps_setup_from_env: SPANSCOPE_OUTPUT and the other
-         * SPANSCOPE_* variables, SPANSCOPE_CONFIG refused, AUTO_FINALIZE);
-         * SPANSCOPE_DEACTIVATE_PROFILING=1: markers on, nothing recorded.
-         * Without SPANSCOPE_OUTPUT the file is spanscope_likwid.h5. */
+         * SPANSCOPE_* variables over the TOML file SPANSCOPE_CONFIG names,
+         * AUTO_FINALIZE); SPANSCOPE_DEACTIVATE_PROFILING=1 (or the file's
+         * deactivate_profiling): markers on, nothing recorded.  Without
+         * SPANSCOPE_OUTPUT or the file's file_path the file is
+         * spanscope_likwid.h5 (sps_env_resolve: has_output counts the
+         * file's settings too; a bad file is told here, before setup). */
         sps_env_t env;
-        char err[256];
-        int rc = sps_env_read(&env, err, sizeof err);
+        char err[512];
+        err[0] = 0;
+        int rc = sps_env_resolve(&env, err, sizeof err);
         if (rc == 0) rc = sps_setup_from_env(err, sizeof err);
         if (rc == 0 && sps_is_active()) {
             g_owned = 1;
