@@ -357,6 +357,9 @@ static void write_local(int sig, const char *path, int finalized_before, char *l
                  "the signal does\n", name, path, (long long)n);
     }
     free(tmp);
+    /* written: the crash-recovery directory has nothing left to give, and
+     * the signal ends the process without its exit handlers (core/crash.c) */
+    sps__crash_release();
 }
 
 /* The write of one signal, then the signal's own end. */

@@ -372,6 +372,17 @@ void sps__crash_close(int force_remove) {
                 "recorded; `spanscope recover %s` writes it\n", sps__g.file_path);
 }
 
+void sps__crash_release(void) {
+    pthread_mutex_lock(&sps__g.lock);
+    if (g_crash.on && sps__g.pid == getpid() && !unwritten()) {
+        while (sps__g.sp.busy) pthread_cond_wait(&sps__g.sp.done, &sps__g.lock);
+        __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);
+        close_fds();
+        remove_dir();
+    }
+    pthread_mutex_unlock(&sps__g.lock);
+}
+
 /* At exit: a session whose records were all written leaves nothing behind;
  * one that was not finalized keeps its directory (and says so). */
 static void at_exit(void) {

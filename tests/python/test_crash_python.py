@@ -140,3 +140,30 @@ def test_recover_usage_errors(tmp_path):
     assert rec.returncode == 1
     assert rec.stderr.startswith("spanscope: recover:") and "live directory" in rec.stderr
     assert len(rec.stderr.strip().splitlines()) == 1
+
+
+def test_sigterm_write_leaves_no_live_directory(tmp_path):
+    # the signal's write (docs/signals.md) writes everything: the process
+    # then dies without exit handlers, so the write itself removes it
+    path = tmp_path / "term.h5"
+    count_path = tmp_path / "term.count"
+    count_path.write_bytes(b"\0" * 64)
+    script = tmp_path / "crash_script.py"
+    script.write_text(SCRIPT)
+    with open(count_path, "r+b") as f:
+        shared = mmap.mmap(f.fileno(), 64)
+    counter = memoryview(shared).cast("q")
+    proc = subprocess.Popen([sys.executable, str(script), str(path), str(count_path), "2", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while min(counter[0], counter[1]) < 500 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    done = counter[0] + counter[1]  # the threads record on during the write
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    counter.release()
+    shared.close()
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "profile written" in err
+    assert _calls(path, "work") >= done
+    assert glob.glob(f"{path}.live-*") == []
