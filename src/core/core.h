@@ -538,10 +538,11 @@ SPS__HIDDEN uint64_t sps__crash_gen(void);
 SPS__HIDDEN const char *sps__crash_dir(void); /* NULL when off */
 /* Once per process (atexit). */
 SPS__HIDDEN void sps__crash_process_init(void);
-/* Takes the session lock: when everything recorded was written (a
- * signal's final write, api/signals.c), removes the live directory now --
- * the process is about to die without running its exit handlers.  The
- * session records on, no longer crash-safe. */
+/* Takes the session lock: after a signal's final write (api/signals.c),
+ * removes the live directory now -- the process is about to die without
+ * running its exit handlers, and a recover would replace the file that
+ * write made with the few calls recorded after it.  The session records
+ * on, no longer crash-safe. */
 SPS__HIDDEN void sps__crash_release(void);
 /* Chunk memory: a new zero-filled shared slot (*off its offset), NULL when
  * crash safety is off or the file cannot grow (then use private memory);

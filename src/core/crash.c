@@ -374,7 +374,7 @@ void sps__crash_close(int force_remove) {
 
 void sps__crash_release(void) {
     pthread_mutex_lock(&sps__g.lock);
-    if (g_crash.on && sps__g.pid == getpid() && !unwritten()) {
+    if (g_crash.on && sps__g.pid == getpid()) {
         while (sps__g.sp.busy) pthread_cond_wait(&sps__g.sp.done, &sps__g.lock);
         __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);
         close_fds();
