@@ -129,11 +129,12 @@ static const sps__setting_t g_table[] = {
     /* -- variables only: what a run does around the session ------------- */
     {"SPANSCOPE_SIGNALS", NULL, NULL, NULL, SPS__ST_STR, "TERM,INT,HUP,USR1", C_,
      "signals that write the profile before the process dies (names, comma-separated; none)"},
-    {"SPANSCOPE_CRASH_SAFE", NULL, NULL, NULL, SPS__ST_BOOL, "0", C_,
-     "1: keep the recording recoverable after a crash (spanscope recover)"},
+    {"SPANSCOPE_CRASH_SAFE", NULL, NULL, NULL, SPS__ST_BOOL, "1", C_,
+     "0: a session with a file is not kept recoverable after a crash (spanscope recover); "
+     "1: a fork child's inherited session is too"},
     {"SPANSCOPE_FORK", NULL, NULL, NULL, SPS__ST_STR, "own", C_,
      "a forked child's recording: own (DIR/STEM.pid<PID>.EXT) or off"},
-    {"SPANSCOPE_FOLLOW", NULL, NULL, NULL, SPS__ST_STR, "none", C_ | TOOL_,
+    {"SPANSCOPE_FOLLOW", NULL, NULL, NULL, SPS__ST_STR, "none", PY_ | TOOL_,
      "the parts directory of a process tree (set by spanscope run --follow)"},
     {"SPANSCOPE_RUN", NULL, NULL, NULL, SPS__ST_BOOL, "0", C_ | TOOL_,
      "1: the preloaded library sets the session up (set by spanscope run -- CMD)"},
