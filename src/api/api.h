@@ -295,4 +295,14 @@ SPS__HIDDEN void sps__samples_defer(const sps__snap_t *s);
  * thread's error message set. */
 SPS__HIDDEN int sps__recover(const char *path, sps_recover_info_t *info);
 
+/* ------------------------------------------------------------------------ */
+/* signals (src/api/signals.c; docs/signals.md)                              */
+/* ------------------------------------------------------------------------ */
+
+/* sps_setup: installs the handlers of the chosen signals (sps_signals,
+ * SPANSCOPE_SIGNALS); 0 or SPS_EINVAL (a bad list, the error says why).
+ * sps_shutdown: restores the dispositions as they were, first thing. */
+SPS__HIDDEN int sps__signals_install(void);
+SPS__HIDDEN void sps__signals_uninstall(void);
+
 #endif /* SPS_API_H */

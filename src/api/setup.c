@@ -26,8 +26,6 @@ static void forget_derived(void) {
 }
 
 /* api/signals.c: SIGTERM & co. write the profile (docs/signals.md) */
-SPS__HIDDEN int sps__signals_install(void);
-SPS__HIDDEN void sps__signals_uninstall(void);
 
 int sps_setup(const sps_config_t *cfg) {
     static const sps_config_t defaults = SPS_CONFIG_INIT;
@@ -65,7 +63,10 @@ int sps_setup(const sps_config_t *cfg) {
     const sps__sample_ops_t *smp = sps__sample_ops;
     if (!rc && cfg->sample_hz) {
         rc = smp ? smp->start(cfg->sample_hz) : SPS_ENOTSUP;
-        if (rc) sps__session_close(forget_derived);
+        if (rc) {
+            sps__signals_uninstall(); /* the dispositions as they were */
+            sps__session_close(forget_derived);
+        }
     }
     return rc;
 }

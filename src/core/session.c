@@ -38,14 +38,20 @@ static void atfork_parent(void) {
     pthread_mutex_unlock(&sps__g.lock);
 }
 
-/* The child must never write into the parent's files: its copy of the
- * session is switched off, the spill file is let go (and with it the spill
- * writer's work: that thread does not exist here), and the other threads'
- * states (those threads do not exist here either) are marked exited.  The
- * child may start its own session with sps_setup. */
+/* The child must never write into the parent's files: its chunk mappings
+ * become private memory (crash.c), its copy of the session is switched
+ * off, the spill file is let go (and with it the spill writer's work: that
+ * thread does not exist here), and the other threads' states (those
+ * threads do not exist here either) are marked exited.  Then the fork
+ * hook (api/fork.c) opens the child's own session, unless SPANSCOPE_FORK
+ * is off; the child may also start one with sps_setup. */
 static void atfork_child(void) {
     pthread_mutex_init(&sps__g.lock, NULL);
     sps__crash_atfork_child(); /* before anything writes a chunk */
+    sps__registry_atfork_child(); /* locks a parent thread may have held */
+    sps__rinfo_atfork_child();
+    sps__tasks_atfork_child();
+    sps__meta_atfork_child();
     sps__state_store(SPS__OFF);
     if (sps__g.spill_fd >= 0) close(sps__g.spill_fd);
     sps__g.spill_fd = -1;
