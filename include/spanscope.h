@@ -66,9 +66,9 @@ extern "C" {
  * sps_version() / sps_version_number(); docs/abi.md says what a version
  * change promises (the SONAME policy). */
 #define SPS_VERSION_MAJOR 0
-#define SPS_VERSION_MINOR 2
+#define SPS_VERSION_MINOR 3
 #define SPS_VERSION_PATCH 0
-#define SPS_VERSION_STRING "0.2.0"
+#define SPS_VERSION_STRING "0.3.0"
 /* A version as one number, major * 10^6 + minor * 10^3 + patch (each part
  * below 1000), usable in #if: SPS_VERSION_ENCODE(0, 1, 0) is 1000. */
 #define SPS_VERSION_ENCODE(major, minor, patch)                                \
