@@ -458,6 +458,14 @@ SPS__HIDDEN uint32_t sps__stack_lookup(uint32_t thread, uint64_t epoch, uint64_t
 SPS__HIDDEN int sps__stacks_used(void);
 /* In a fork child: re-initialises the locks of stacks.c. */
 SPS__HIDDEN void sps__stacks_atfork_child(void);
+/* In a fork child: each re-initialises its module's lock, which a parent
+ * thread may have held at the fork (registry.c, region_info.c, tasks.c,
+ * run_meta.c); session.c's atfork_child calls them before the child's
+ * session opens. */
+SPS__HIDDEN void sps__registry_atfork_child(void);
+SPS__HIDDEN void sps__rinfo_atfork_child(void);
+SPS__HIDDEN void sps__tasks_atfork_child(void);
+SPS__HIDDEN void sps__meta_atfork_child(void);
 
 /* Steps (schedule.c, model/fold.c).  A completed step of the session: thread
  * index, CLOCK_MONOTONIC ns, its number, and (set by sps_spans before

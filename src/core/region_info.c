@@ -139,3 +139,12 @@ void sps__rinfo_reset(void) {
     }
     pthread_mutex_unlock(&g_lock);
 }
+
+/* In a fork child (session.c's atfork_child), where only the forking thread
+ * exists: the lock of region attributes, held at the fork by another thread
+ * of the parent (for a few instructions), would stay held forever, and the
+ * child's session open, which runs in the fork handler, would wait on it.
+ * Re-initialised unlocked. */
+void sps__rinfo_atfork_child(void) {
+    pthread_mutex_init(&g_lock, NULL);
+}

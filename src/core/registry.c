@@ -100,3 +100,12 @@ const char *sps__registry_name(sps_region_t r) {
     pthread_mutex_unlock(&g_lock);
     return s;
 }
+
+/* In a fork child (session.c's atfork_child), where only the forking thread
+ * exists: the registry's lock, held at the fork by another thread of the
+ * parent (for a few instructions), would stay held forever, and the child's
+ * session open, which runs in the fork handler, would wait on it.
+ * Re-initialised unlocked. */
+void sps__registry_atfork_child(void) {
+    pthread_mutex_init(&g_lock, NULL);
+}
