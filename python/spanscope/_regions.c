@@ -713,7 +713,16 @@ static int tracer(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) 
  * 0.53-0.57x and setprofile 0.62x / 0.81x / 1.16x).  set_trace_hook
  * switches. */
 enum { HOOK_SETPROFILE = 0, HOOK_MONITORING = 1, HOOK_EVALFRAME = 2 };
-#define HOOK_DEFAULT HOOK_EVALFRAME
+/* The frame evaluation hook reads the interpreter's frames (below), whose
+ * layout it mirrors for 3.10 to 3.13 only: a newer CPython gets
+ * sys.monitoring until its layout is added and measured. */
+#if PY_VERSION_HEX < 0x030E0000
+#  define SPS_HAVE_EVALFRAME 1
+#  define HOOK_DEFAULT HOOK_EVALFRAME
+#else
+#  define SPS_HAVE_EVALFRAME 0
+#  define HOOK_DEFAULT HOOK_MONITORING
+#endif
 static int g_hook = HOOK_DEFAULT;
 
 /* The frame evaluation hook (PEP 523), the default: the
@@ -738,6 +747,7 @@ static int g_hook = HOOK_DEFAULT;
  * another thread or of the tracer's own slow path goes straight to the
  * previous evaluator.  A hook another tool had installed (a debugger's) is
  * the previous evaluator, called in turn. */
+#if SPS_HAVE_EVALFRAME
 #if PY_VERSION_HEX >= 0x030C0000
 /* 3.12's and 3.13's _PyInterpreterFrame (Include/internal/pycore_frame.h:
  * the fields up to owner, the same layout in both; the first is the code
@@ -833,6 +843,7 @@ static void ef_uninstall(void) {
         _PyInterpreterState_GetEvalFrameFunc(is) == (_PyFrameEvalFunction)ef_eval)
         _PyInterpreterState_SetEvalFrameFunc(is, g_ef_prev);
 }
+#endif /* SPS_HAVE_EVALFRAME */
 
 #if PY_VERSION_HEX >= 0x030C0000
 /* sys.monitoring: the events are global to the interpreter (all threads),
@@ -967,11 +978,13 @@ static void trace_enter(void) {
         if (t->monitoring) return;
     }
 #endif
+#if SPS_HAVE_EVALFRAME
     if (g_hook == HOOK_EVALFRAME) {
         t->evalframe = 1;
         ef_install();
         return;
     }
+#endif
     PyThreadState *ts = PyThreadState_Get();
     t->prev_func = ts->c_profilefunc;
     t->prev_obj = ts->c_profileobj;
@@ -987,11 +1000,13 @@ static void trace_exit(void) {
         sps_region_t r = t->v[--t->n];
         if (r) sps_end(r);
     }
+#if SPS_HAVE_EVALFRAME
     if (t->evalframe) {
         t->evalframe = 0;
         ef_uninstall();
         return;
     }
+#endif
 #if PY_VERSION_HEX >= 0x030C0000
     if (t->monitoring) {
         t->monitoring = 0;
@@ -1021,8 +1036,14 @@ static PyObject *ext_set_trace_hook(PyObject *mod, PyObject *arg) {
         Py_RETURN_NONE;
     }
     if (strcmp(s, "evalframe") == 0) {
+#if SPS_HAVE_EVALFRAME
         g_hook = HOOK_EVALFRAME;
         Py_RETURN_NONE;
+#else
+        return PyErr_Format(PyExc_ValueError,
+                            "set_trace_hook: the frame evaluation hook knows CPython 3.10 to "
+                            "3.13's frames only");
+#endif
     }
     if (strcmp(s, "monitoring") == 0) {
 #if PY_VERSION_HEX >= 0x030C0000
@@ -1047,13 +1068,18 @@ static PyObject *ext_trace_hook(PyObject *mod, PyObject *unused) {
 }
 
 /* _evalframe_installed(): whether the frame evaluation hook is the
- * interpreter's evaluator now (always False on 3.12+; for the tests). */
+ * interpreter's evaluator now (for the tests; False where there is no
+ * such hook). */
 static PyObject *ext_evalframe_installed(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
+#if SPS_HAVE_EVALFRAME
     PyInterpreterState *is = PyThreadState_Get()->interp;
     return PyBool_FromLong(_PyInterpreterState_GetEvalFrameFunc(is) ==
                            (_PyFrameEvalFunction)ef_eval);
+#else
+    Py_RETURN_FALSE;
+#endif
 }
 
 /* set_trace_skip(prefixes): the tracer leaves out code under these path
