@@ -70,6 +70,9 @@ typedef struct live {
     int spill_fd;
     uint64_t kill_ticks;   /* the last time recorded */
     uint64_t open_closed, carried, records, gaps, groups;
+    FILE *marks;           /* the JSON list of the calls closed at the end */
+    char *marks_text;
+    size_t marks_len, nmarks;
 } live_t;
 
 static int bad(const live_t *L, const char *what, long long at) {
@@ -449,9 +452,22 @@ static int thread_stream(live_t *L, rthread_t *t, uint32_t *map, out_t *o) {
     return 0;
 }
 
+/* Adds the call of region r on thread (a recovered thread's tid) to the
+ * JSON list /metadata recovered_open_spans names (the first 1000). */
+static void mark_open(live_t *L, int32_t tid, const char *thread, uint32_t r) {
+    if (!L->marks || L->nmarks >= 1000) return;
+    fprintf(L->marks, "%s{\"tid\": %d, \"thread\": \"", L->nmarks ? ", " : "[", (int)tid);
+    sps__json_fputs(L->marks, thread, 0);
+    fputs("\", \"region\": \"", L->marks);
+    sps__json_fputs(L->marks, sps_region_name(r) ? sps_region_name(r) : "", 0);
+    fputs("\"}", L->marks);
+    L->nmarks++;
+}
+
 /* Balances o: a begin at its first time for each end whose call began
- * before it, an end at end_ticks for each call still open. */
-static int balance(live_t *L, out_t *o, uint64_t end_ticks) {
+ * before it, an end at end_ticks for each call still open (listed in
+ * /metadata recovered_open_spans). */
+static int balance(live_t *L, const rthread_t *t, out_t *o, uint64_t end_ticks) {
     uint32_t *stack = NULL, *early = NULL;
     size_t n = 0, cap = 0, ne = 0, cape = 0;
     uint64_t first = 0;
@@ -496,8 +512,10 @@ static int balance(live_t *L, out_t *o, uint64_t end_ticks) {
     }
     if (!rc && n) { /* ended at the last time recorded */
         rc = out_put(o, sps__rec_hi((uint32_t)(end_ticks >> 32)));
-        for (size_t k = n; k-- > 0 && !rc;)
+        for (size_t k = n; k-- > 0 && !rc;) {
             rc = out_put(o, ((uint64_t)((stack[k] << 1) | 1u) << 32) | (uint32_t)end_ticks);
+            mark_open(L, t->tid, t->name, stack[k]);
+        }
         L->open_closed += n;
     }
     free(stack);
@@ -595,9 +613,10 @@ static int live_write(live_t *L, const char *out) {
     if (!rc) rc = sps__adopt_clock(L->anchors, L->nanchors, L->hdr.wall_anchor_ns,
                                    L->hdr.mono_anchor_ns);
     uint32_t threads = 0;
+    L->marks = open_memstream(&L->marks_text, &L->marks_len);
     for (uint32_t i = 0; i < L->nth && !rc; i++) {
         if (!streams[i].n) continue;
-        rc = balance(L, &streams[i], L->kill_ticks);
+        rc = balance(L, &L->th[i], &streams[i], L->kill_ticks);
         if (!rc) rc = sps__adopt_thread(L->th[i].tid, L->th[i].name, streams[i].v, streams[i].n);
         threads++;
     }
@@ -611,6 +630,14 @@ static int live_write(live_t *L, const char *out) {
     snprintf(num, sizeof num, "%llu", (unsigned long long)L->gaps);
     if (!rc) sps_metadata_set("recovered_lost_records", num);
     if (!rc) sps_metadata_set("recovered", "1");
+    if (L->marks) {
+        fputs(L->nmarks ? "]" : "[]", L->marks);
+        fclose(L->marks);
+        L->marks = NULL;
+        if (!rc && L->marks_text) sps_metadata_set("recovered_open_spans", L->marks_text);
+        free(L->marks_text);
+        L->marks_text = NULL;
+    }
     if (!rc) rc = sps_finalize();
     sps_shutdown();
 done:

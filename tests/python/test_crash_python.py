@@ -9,6 +9,7 @@ mmap) and at most one more per thread, with the calls open at the kill
 closed there.  A script that finalizes leaves no live directory behind.
 """
 import glob
+import json
 import mmap
 import os
 import random
@@ -103,6 +104,8 @@ def _kill_and_recover(tmp_path, nthreads, sig, memory):
     meta = spanscope.read(str(path)).metadata
     assert str(meta.get("recovered")) == "1"
     assert int(meta.get("recovered_open_calls")) >= nthreads
+    marked = json.loads(str(meta.get("recovered_open_spans")))
+    assert sorted(m["region"] for m in marked if m["region"] == "outer") == ["outer"] * nthreads
 
 
 @pytest.mark.parametrize("nthreads", [1, 4])
