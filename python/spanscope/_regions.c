@@ -614,13 +614,21 @@ static inline sps_region_t traced_region(PyFrameObject *frame, PyObject *fglobal
  * else the current frame's).  The decision is cached under the generation
  * it started in: the matcher and the region's creation run Python code,
  * and a new generation meanwhile (new filters, a new registry) must decide
- * again.  That Python code is not traced (t->busy). */
+ * again.  That Python code is not traced (t->busy).  An exception pending
+ * when it starts (one thrown into a generator: the frame evaluation hook
+ * sees the frame before it raises there) is put aside and restored. */
 __attribute__((noinline))
 static sps_region_t traced_region_slow(PyFrameObject *frame, PyObject *fglobals,
                                        PyCodeObject *code) {
     tstack_t *t = &t_trace;
     int busy = t->busy;
     t->busy = 1;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *pending = PyErr_GetRaisedException();
+#else
+    PyObject *ptype, *pvalue, *ptb;
+    PyErr_Fetch(&ptype, &pvalue, &ptb);
+#endif
     sps_region_t id = 0;
     uint32_t gen = g_generation;
     if (!fglobals && !frame) frame = PyEval_GetFrame();
@@ -660,6 +668,12 @@ static sps_region_t traced_region_slow(PyFrameObject *frame, PyObject *fglobals,
     Py_XDECREF(idobj);
     cache_decision(code, gen, id);
 done:
+    PyErr_Clear(); /* nothing of ours outlives the slow path */
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(pending);
+#else
+    PyErr_Restore(ptype, pvalue, ptb);
+#endif
     t->busy = busy;
     return id;
 }

@@ -394,3 +394,42 @@ def test_skipped_files_follow_a_change_of_prefixes(tmp_path):
     finally:
         _ext.set_trace_skip(None)
         ProfileManager._reset()
+
+
+def catcher():
+    """A generator that reports what is thrown into it."""
+    try:
+        yield 1
+    except ValueError as e:
+        yield f"caught {e}"
+
+
+@pytest.mark.parametrize("hook", ["setprofile"] + HOOKS)
+def test_an_exception_thrown_into_a_frame_the_tracer_first_sees_then(hook):
+    """The tracer's first look at a code object (its slow path: the name,
+    the filters, the region) may come with an exception pending, thrown
+    into a generator: it must reach the generator."""
+    _ext.set_trace_hook(hook)
+    ProfileManager.setup(output=None)
+    try:
+        g = catcher()
+        assert next(g) == 1        # started untraced: the code is new to the tracer
+
+        @ProfileManager.profile("fast.throw", recursive=True)
+        def throw_in():
+            return g.throw(ValueError("in"))
+        assert throw_in() == "caught in"
+
+        h = catcher()
+        next(h)
+
+        @ProfileManager.profile("fast.throw_out", recursive=True)
+        def throw_through():
+            return h.throw(KeyError("out"))
+        _ext.set_trace_filters((), (), None)   # a new generation: decided again
+        with pytest.raises(KeyError, match="out"):
+            throw_through()
+        assert ProfileManager.counters()["misuse"] == 0
+    finally:
+        _ext.set_trace_hook(DEFAULT)
+        ProfileManager._reset()
