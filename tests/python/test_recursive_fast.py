@@ -21,7 +21,9 @@ DEFAULT = _ext.trace_hook()
 #: the hook each version uses by default (measured the cheapest per traced
 #: call: docs/benchmarks.md); setprofile is the reference the others match
 HAS_EVALFRAME = sys.version_info < (3, 14)  # the frame layouts it knows: 3.10-3.13
-FAST = "evalframe" if HAS_EVALFRAME else "monitoring"
+#: 3.12 counts C recursion against a low limit of its own: the frame
+#: evaluation hook there would turn a 900-deep recursion into RecursionError
+FAST = "evalframe" if HAS_EVALFRAME and sys.version_info[:2] != (3, 12) else "monitoring"
 #: the hooks compared with setprofile
 HOOKS = (["evalframe"] if HAS_EVALFRAME else []) + (
     ["monitoring"] if sys.version_info >= (3, 12) else [])
@@ -431,5 +433,53 @@ def test_an_exception_thrown_into_a_frame_the_tracer_first_sees_then(hook):
             throw_through()
         assert ProfileManager.counters()["misuse"] == 0
     finally:
+        _ext.set_trace_hook(DEFAULT)
+        ProfileManager._reset()
+
+
+def test_deep_recursion_is_not_broken_by_the_default_hook():
+    """The frame evaluation hook makes each Python call a C call: 3.12's C
+    recursion limit would refuse 900 frames (it keeps sys.monitoring), and
+    under a raised recursion limit 3.11 and 3.13 trace with the other hook
+    (3.11 crashed at 30 000 frames, 3.13 refused 8 000)."""
+    out = run_py("""
+        import sys
+        from spanscope import ProfileManager, _ext
+        ProfileManager.setup(output=None)
+        def rec(n):
+            return 0 if n == 0 else rec(n - 1) + 1
+        @ProfileManager.profile("deep", recursive=True)
+        def top(n):
+            return rec(n), _ext._evalframe_installed()
+        shallow = top(900)
+        sys.setrecursionlimit(40000)
+        # 3.10 and 3.12 recurse in C untraced too (3.10 crashes there at
+        # about 30 000 frames by itself): the deep case is 3.11's and 3.13's
+        deep = top(20000 if sys.version_info[:2] in ((3, 11), (3, 13)) else 900)
+        print(shallow[0], deep[0], shallow[1], deep[1],
+              ProfileManager.get_region(__name__ + ".rec").num_calls)
+    """)
+    shallow, deep, ef_shallow, ef_deep, calls = out.split()
+    assert shallow == "900" and deep in ("20000", "900")
+    assert ef_shallow == str(FAST == "evalframe")
+    # the other hook under the raised limit, except on 3.10 (no C stack change)
+    assert ef_deep == str(FAST == "evalframe" and sys.version_info < (3, 11))
+    assert int(calls) == 901 + int(deep) + 1
+
+
+@pytest.mark.skipif(not HAS_EVALFRAME, reason="no frame evaluation hook on this Python")
+def test_an_explicit_evalframe_stays_under_a_high_recursion_limit():
+    old = sys.getrecursionlimit()
+    _ext.set_trace_hook("evalframe")
+    ProfileManager.setup(output=None)
+    try:
+        sys.setrecursionlimit(50000)
+
+        @ProfileManager.profile("fast.explicit", recursive=True)
+        def run():
+            return _ext._evalframe_installed()
+        assert run() is True
+    finally:
+        sys.setrecursionlimit(old)
         _ext.set_trace_hook(DEFAULT)
         ProfileManager._reset()
