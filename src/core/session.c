@@ -58,6 +58,9 @@ static void atfork_child(void) {
     sps__spill_atfork_child();
     for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
         if (t != sps__tls) t->exited = 1;
+    /* the forking thread is the child's main thread, with the child's id
+     * (its samples carry that id: the thread table must too) */
+    if (sps__tls && sps__tls != &sps__dummy_thr) sps__tls->tid = getpid();
     sps__stacks_atfork_child(); /* its locks may be held by a thread that
                                    does not exist here */
     sps__perf_atfork_child();

@@ -370,6 +370,8 @@ static void test_fork_own(void **state) {
         w += (size_t)s.weights[i];
     }
     assert_true(w > 200);
+    /* and they land in its regions: the child's thread table has its id */
+    assert_true(smp_count(&s, "heavy", pid) > 100);
     smp_free(&s);
     unlink(child);
     unlink(path);
