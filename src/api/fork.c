@@ -47,8 +47,7 @@
  * sampler's when the parent was sampling (glibc allows it; ThreadSanitizer
  * kills such a child: sanitizer runs do not sample across a fork).  The
  * locks of region attributes, tasks, /metadata and the region registry are
- * not re-initialised by core: a parent thread holding one at the fork
- * would leave it held in the child, where opening the session waits on it. */
+ * re-initialised by core before this hook runs (session.c's atfork_child). */
 #include "api/api.h"
 
 #include <stdio.h>

@@ -41,7 +41,9 @@
  *     the handler that was installed before ours (chained), so a program's
  *     own setitimer(ITIMER_PROF) profiler keeps working.
  *   - fork: the child has no timers (POSIX timers are not inherited) and
- *     no sampler thread; it starts with sampling off and no samples.
+ *     no sampler thread; under SPANSCOPE_FORK=off it starts with sampling
+ *     off and no samples; by default its own session (api/fork.c) samples
+ *     at the parent's cfg.sample_hz.
  */
 #include "core/core.h"
 

@@ -216,8 +216,9 @@ _TRACKING: weakref.WeakSet = weakref.WeakSet()
 
 def _stand_down_after_fork() -> None:
     """In a forked child (os.register_at_fork), as scope-profiler's trackers
-    do: the child inherited the parent's run but not its session (the C
-    core switches its copy of the session off), so the task tracker's
+    do: the child inherited the parent's run; its C session is its own
+    (docs/process-trees.md: the core opens one named after its pid unless
+    SPANSCOPE_FORK=off), and the task tracker's
     asyncio hooks come out and the run's tracker, as get_config() shows it,
     is a fresh, empty, uninstalled one: a long-lived forked worker running
     an event loop accumulates nothing.  The child profiles once it calls
