@@ -879,14 +879,15 @@ def test_profile_command_of_a_failing_script(tmp_path):
 
 
 def test_profile_command_of_a_program_that_is_not_python(tmp_path):
-    """A native program, a shell script or a command on PATH: the zero-touch
-    runner's (another issue), a clear FeatureNotAvailableError, nothing run."""
+    """A native program, a shell script or a command on PATH: not
+    profile_command's (scope-profiler's runs scripts), a clear
+    FeatureNotAvailableError pointing at `spanscope run -- CMD`, nothing run."""
     sh = tmp_path / "job.sh"
     sh.write_text("#!/bin/sh\ntouch ran\n")
     sh.chmod(0o755)
     for command in (["/bin/true"], [str(sh)],
                     ["ls", "-l"]):
-        with pytest.raises(FeatureNotAvailableError, match="zero-touch"):
+        with pytest.raises(FeatureNotAvailableError, match=r"spanscope run \[options\] --"):
             sp.profile_command(command, output=tmp_path / "x.h5")
     assert not (tmp_path / "ran").exists() and not (tmp_path / "x.h5").exists()
 
@@ -922,7 +923,7 @@ def test_python_m_spanscope_run_writes_the_file(tmp_path):
         c = subprocess.run([str(console), "run", "-q", "-o", str(tmp_path / "c.h5"), str(script)],
                            capture_output=True, text=True, timeout=120)
         assert c.returncode == 0 and (tmp_path / "c.h5").exists(), c.stderr
-    for argv, code, message in ((["/bin/true"], 2, "zero-touch"),
+    for argv, code, message in ((["/bin/true"], 2, "spanscope run [options] --"),
                                 (["--include"], 2, "--include"),  # no pattern
                                 ([], 2, "script")):
         r = subprocess.run([sys.executable, "-m", "spanscope", "run", *argv],

@@ -14,17 +14,16 @@ from spanscope.options import FeatureNotAvailableError
 from spanscope.profile_manager._session import _output_kind
 
 
-_ZERO_TOUCH = ("profiling a program that is not Python is the zero-touch runner's "
-               "(`spanscope run` of any program, the zero-touch issue), which is not "
-               "available yet")
+_ZERO_TOUCH = ("a program that is not Python runs under `spanscope run [options] -- "
+               "PROGRAM ARGS...` (the native runner, docs/native-run.md)")
 
 
 def _check_python_script(path: str) -> None:
     """Raises FeatureNotAvailableError when path names a program that is
     not a Python script -- an executable file (ELF), a script for another
     interpreter (a #! line without "python"), or a command found on PATH
-    and not as a file -- which only the zero-touch runner (``spanscope run``
-    of a native program, another issue) can profile.  A path that names
+    and not as a file -- which the native runner (``spanscope run -- CMD``,
+    docs/native-run.md) profiles.  A path that names
     nothing is left to the runner, which says it cannot open it."""
     if not os.path.isfile(path):
         import shutil
@@ -195,7 +194,7 @@ class _ScriptsMixin:
         read back (spanscope.load) when the script exited with 0 and wrote a
         file that is not HTML, else None.  ValueError without a script;
         FeatureNotAvailableError for a program that is not a Python script
-        (the zero-touch runner of another issue)."""
+        (``spanscope run -- CMD`` runs those: docs/native-run.md)."""
         command = [os.fspath(value) for value in command]
         if command and (command[0] == sys.executable
                         or os.path.basename(command[0]) in {"python", "python3"}):
