@@ -466,6 +466,16 @@ SPS__HIDDEN void sps__registry_atfork_child(void);
 SPS__HIDDEN void sps__rinfo_atfork_child(void);
 SPS__HIDDEN void sps__tasks_atfork_child(void);
 SPS__HIDDEN void sps__meta_atfork_child(void);
+/* Around a fork: lock (1, atfork_prepare) or unlock (0, atfork_parent)
+ * the same modules' locks, so that the child never inherits a structure a
+ * parent thread was changing (a child re-initialises them unlocked).  Leaf
+ * locks, taken after the session's in this order: rinfo, tasks, meta,
+ * registry, crash (the log). */
+SPS__HIDDEN void sps__rinfo_fork_lock(int lock);
+SPS__HIDDEN void sps__tasks_fork_lock(int lock);
+SPS__HIDDEN void sps__meta_fork_lock(int lock);
+SPS__HIDDEN void sps__registry_fork_lock(int lock);
+SPS__HIDDEN void sps__crash_fork_lock(int lock);
 
 /* Steps (schedule.c, model/fold.c).  A completed step of the session: thread
  * index, CLOCK_MONOTONIC ns, its number, and (set by sps_spans before

@@ -109,3 +109,11 @@ const char *sps__registry_name(sps_region_t r) {
 void sps__registry_atfork_child(void) {
     pthread_mutex_init(&g_lock, NULL);
 }
+
+/* Around a fork (session.c's atfork_prepare / atfork_parent): held across
+ * it, so that no other thread of the parent is half-way through a change
+ * the child would inherit (the child re-initialises it, above). */
+void sps__registry_fork_lock(int lock) {
+    if (lock) pthread_mutex_lock(&g_lock);
+    else pthread_mutex_unlock(&g_lock);
+}

@@ -109,3 +109,11 @@ void sps__meta_reset(void) {
 void sps__meta_atfork_child(void) {
     pthread_mutex_init(&g_lock, NULL);
 }
+
+/* Around a fork (session.c's atfork_prepare / atfork_parent): held across
+ * it, so that no other thread of the parent is half-way through a change
+ * the child would inherit (the child re-initialises it, above). */
+void sps__meta_fork_lock(int lock) {
+    if (lock) pthread_mutex_lock(&g_lock);
+    else pthread_mutex_unlock(&g_lock);
+}

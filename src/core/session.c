@@ -32,8 +32,19 @@ static void atfork_prepare(void) {
     pthread_mutex_lock(&sps__g.lock);
     sps__bg_wait();
     sps__perf_atfork_prepare(); /* its lock after the session's, as setup takes them */
+    /* the leaf locks: no other thread is inside one of them at the fork */
+    sps__rinfo_fork_lock(1);
+    sps__tasks_fork_lock(1);
+    sps__meta_fork_lock(1);
+    sps__registry_fork_lock(1);
+    sps__crash_fork_lock(1);
 }
 static void atfork_parent(void) {
+    sps__crash_fork_lock(0);
+    sps__registry_fork_lock(0);
+    sps__meta_fork_lock(0);
+    sps__tasks_fork_lock(0);
+    sps__rinfo_fork_lock(0);
     sps__perf_atfork_parent();
     pthread_mutex_unlock(&sps__g.lock);
 }

@@ -200,10 +200,15 @@ static void convert(sps__chunk_t *c, int64_t off, size_t len, int merge) {
         sps__pool_put(c);
         return;
     }
-    d->rec = c->rec;
+    d->rec = c->rec; /* the memory moves to d, and with it what it is */
     d->cap = c->cap;
+    d->mapped = c->mapped;
+    d->live_off = c->live_off;
+    d->live_gen = c->live_gen;
     if (t->an_chunk == c) t->an_off = -1; /* from c->file_off */
     c->rec = NULL;
+    c->mapped = 0;
+    c->live_off = -1;
     c->file_off = c->last_off = off;
     c->file_end = sps__g.spill_end;
     t->spill_run = c;
