@@ -470,12 +470,13 @@ SPS__HIDDEN void sps__meta_atfork_child(void);
  * the same modules' locks, so that the child never inherits a structure a
  * parent thread was changing (a child re-initialises them unlocked).  Leaf
  * locks, taken after the session's in this order: rinfo, tasks, meta,
- * registry, crash (the log). */
+ * registry.  Not the crash log's: the api layer's fork prepare handler,
+ * which runs after core's, analyzes and so may log an anchor (a child
+ * closes the log and re-initialises its lock: crash.c). */
 SPS__HIDDEN void sps__rinfo_fork_lock(int lock);
 SPS__HIDDEN void sps__tasks_fork_lock(int lock);
 SPS__HIDDEN void sps__meta_fork_lock(int lock);
 SPS__HIDDEN void sps__registry_fork_lock(int lock);
-SPS__HIDDEN void sps__crash_fork_lock(int lock);
 
 /* Steps (schedule.c, model/fold.c).  A completed step of the session: thread
  * index, CLOCK_MONOTONIC ns, its number, and (set by sps_spans before

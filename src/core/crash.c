@@ -430,9 +430,3 @@ void sps__crash_atfork_child(void) {
         for (sps__chunk_t *c = sps__g.pending->owned; c; c = c->next) privatize(c);
 }
 
-/* Around a fork, as the modules' locks (session.c): the log's lock held
- * across it, last (a registry insert takes it inside the registry's). */
-void sps__crash_fork_lock(int lock) {
-    if (lock) pthread_mutex_lock(&g_log_lock);
-    else pthread_mutex_unlock(&g_log_lock);
-}

@@ -37,10 +37,10 @@ static void atfork_prepare(void) {
     sps__tasks_fork_lock(1);
     sps__meta_fork_lock(1);
     sps__registry_fork_lock(1);
-    sps__crash_fork_lock(1);
+    /* not the crash log's: fork.c's prepare, which runs after this one,
+     * analyzes (and so logs an anchor); a child closes the log anyway */
 }
 static void atfork_parent(void) {
-    sps__crash_fork_lock(0);
     sps__registry_fork_lock(0);
     sps__meta_fork_lock(0);
     sps__tasks_fork_lock(0);
