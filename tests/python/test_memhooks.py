@@ -441,13 +441,15 @@ def test_numpy_in_other_threads():
 
 def test_without_numpy_says_so():
     """numpy=True without numpy installs the Python hooks and says why numpy
-    is not hooked (numpy made unimportable after the package's import: the
-    package itself needs it)."""
+    is not hooked (numpy made unimportable after the package's import; the
+    package no longer imports it itself, so it is blocked whether it was
+    imported or not)."""
     code = (
         "import sys\n"
         "from spanscope import _ext\n"
         "for m in [m for m in sys.modules if m == 'numpy' or m.startswith('numpy.')]:\n"
         "    sys.modules[m] = None\n"
+        "sys.modules['numpy'] = None\n"
         "info = _ext.mem_hooks_install()\n"
         "print(info['python'], info['numpy'], info['numpy_reason'])\n"
         "_ext.mem_hooks_uninstall()\n"
