@@ -233,8 +233,19 @@ def _stand_down_after_fork() -> None:
     _TRACKING.clear()
 
 
+#: True in a forked child until it calls setup(): the session it runs is the
+#: one the core opened at the fork, which setup() may replace.
+_INHERITED_AT_FORK = False
+
+
+def _mark_inherited_after_fork() -> None:
+    global _INHERITED_AT_FORK
+    _INHERITED_AT_FORK = True
+
+
 if hasattr(os, "register_at_fork"):  # POSIX; no fork elsewhere
     os.register_at_fork(after_in_child=_stand_down_after_fork)
+    os.register_at_fork(after_in_child=_mark_inherited_after_fork)
 
 
 #: setting name -> a callable returning a context manager entered at setup()
@@ -307,9 +318,15 @@ class _SessionMixin:
             requested = os.fspath(o["file_path"]) if kind != "h5" else None
         if region_tags is not None:
             region_tags = frozenset(region_tags)
-        if cls._configured and _ext.is_active() and not cls._finalized_since_setup and not replace:
+        global _INHERITED_AT_FORK
+        # a forked child's session is the core's (docs/process-trees.md), not
+        # one this process set up: the child's own setup() takes it over, as
+        # scope-profiler's "worker opens a session, into its own file"
+        if (cls._configured and _ext.is_active() and not cls._finalized_since_setup
+                and not replace and not _INHERITED_AT_FORK):
             raise RuntimeError("profiling is already set up and was not finalized; "
                                "call finalize() first or pass replace=True")
+        _INHERITED_AT_FORK = False
         prof = sys.modules.get("spanscope.profiler")
         rec = getattr(prof, "_recording_profile", None) if prof else None
         if rec is not None and rec._owned():
