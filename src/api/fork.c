@@ -165,7 +165,8 @@ static void read_open_calls(void) {
 static void fork_prepare(void) {
     g_fk.open = NULL;
     g_fk.nopen = 0;
-    g_fk.own = sps__state_load() != SPS__OFF && policy_now();
+    /* not in the library's own children (util/isolate.c: a file checked) */
+    g_fk.own = !sps__internal_fork && sps__state_load() != SPS__OFF && policy_now();
     g_fk.ppid = getpid();
     if (!g_fk.own) return;
     /* the lock: core's prepare took it in this thread (our handlers were

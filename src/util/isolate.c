@@ -55,9 +55,15 @@ static void child_run(int (*fn)(void *), void *arg, unsigned timeout_s,
     _exit(fn(arg) & 0xff);
 }
 
+__thread int sps__internal_fork;
+
 int sps__isolated(int (*fn)(void *), void *arg, unsigned timeout_s,
                   size_t mem_limit) {
+    /* the library's own child: no profiling session of its own in it
+     * (api/fork.c reads this, in this thread, inside fork) */
+    sps__internal_fork = 1;
     pid_t parent = getpid(), pid = fork();
+    sps__internal_fork = 0;
     if (pid < 0) return -1;
     if (pid == 0) child_run(fn, arg, timeout_s, mem_limit, parent);
     int st;

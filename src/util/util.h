@@ -460,6 +460,10 @@ SPS__HIDDEN char *sps__os_cause(char *buf, size_t cap, int os_errno, const char 
  *
  * Returns the child's exit status (0..255), SPS__ISOLATED_SIGNAL + the
  * signal that ended it, or -1 with errno set when fork or waitpid failed. */
+/* Set by sps__isolated around its fork(), in the forking thread: the fork
+ * handlers of the layers above (a forked child's own session) leave the
+ * library's own children alone. */
+SPS__HIDDEN extern __thread int sps__internal_fork;
 SPS__HIDDEN int sps__isolated(int (*fn)(void *), void *arg, unsigned timeout_s,
                               size_t mem_limit);
 
