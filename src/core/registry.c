@@ -105,9 +105,9 @@ const char *sps__registry_name(sps_region_t r) {
  * exists: the registry's lock, held at the fork by another thread of the
  * parent (for a few instructions), would stay held forever, and the child's
  * session open, which runs in the fork handler, would wait on it.
- * Re-initialised unlocked. */
+ * atfork_prepare took it in this thread: unlocked here. */
 void sps__registry_atfork_child(void) {
-    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_unlock(&g_lock); /* atfork_prepare took it in this thread */
 }
 
 /* Around a fork (session.c's atfork_prepare / atfork_parent): held across

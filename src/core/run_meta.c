@@ -107,7 +107,7 @@ void sps__meta_reset(void) {
  * child's session open, which runs in the fork handler, would wait on it.
  * Re-initialised unlocked. */
 void sps__meta_atfork_child(void) {
-    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_unlock(&g_lock); /* atfork_prepare took it in this thread */
 }
 
 /* Around a fork (session.c's atfork_prepare / atfork_parent): held across
