@@ -1,1 +1,863 @@
+/* spanscope view: the page (tools/view_page/; docs/view.md "The page").
+ *
+ * Talks only to the server it came from (the API of docs/view.md, every
+ * request with the X-Spanscope-Token header of ?token=), draws the
+ * timeline of /api/tiles (one group per process, one track per thread,
+ * one row per depth) as WebGL2 instanced rectangles -- one instanced draw
+ * per frame -- with Canvas 2D labels on top (a Canvas 2D renderer when
+ * WebGL2 is missing, or with ?renderer=2d), and the panels of the visible
+ * window: the region table, call tree and flame graph of /api/window,
+ * search, span details, counter tracks, the legend.  Names reach the DOM
+ * through textContent only.  Hooks for the tests: window.spsView. */
+(function () {
 'use strict';
+
+var Q = new URLSearchParams(location.search);
+var TOKEN = Q.get('token') || '';
+var ROW = 16, GAP = 6, HDR = 18, LBL = 210, AX = 22, CH = 44;
+var MAGIC = 0x54565053;
+
+function $(id) { return document.getElementById(id); }
+var rectsCv = $('rects'), ov = $('ov'), wrap = $('tlwrap'), space = $('tlspace'),
+    tip = $('tip'), statusEl = $('status');
+var octx = ov.getContext('2d');
+
+/* --- formatting: the static page's (html.c fmt_ns) --------------------- */
+/** A duration in ns as text, as `spanscope html` writes it ("1.23 ms"). */
+function fmt(ns) {
+    var a = Math.abs(ns);
+    if (a < 1e3) return ns.toFixed(0) + ' ns';
+    if (a < 1e6) return (ns / 1e3).toFixed(2) + ' \u00b5s';
+    if (a < 1e9) return (ns / 1e6).toFixed(2) + ' ms';
+    return (ns / 1e9).toFixed(3) + ' s';
+}
+/** A name shortened for the canvas and tooltips (names may be 1 MiB). */
+function short(s, n) { s = String(s); n = n || 200; return s.length > n ? s.slice(0, n - 1) + '\u2026' : s; }
+
+/* --- the server ---------------------------------------------------------- */
+var stopped = false;
+function setStatus(text, err) {
+    statusEl.textContent = text;
+    statusEl.className = 'meta' + (err ? ' err' : '');
+}
+/** fetch with the token; resolves to the Response (rejects on HTTP errors
+ *  but 404, which some endpoints answer with a JSON error). */
+function api(path, opts) {
+    opts = opts || {};
+    opts.headers = { 'X-Spanscope-Token': TOKEN };
+    opts.cache = 'no-store';
+    return fetch(path, opts).then(function (r) {
+        if (!r.ok && r.status !== 404) {
+            return r.text().then(function (t) {
+                var msg = t;
+                try { msg = JSON.parse(t).error || t; } catch (e) { /* not JSON */ }
+                throw new Error(path.split('?')[0] + ': HTTP ' + r.status + ' ' + short(msg, 120));
+            });
+        }
+        return r;
+    });
+}
+function apiJson(path) { return api(path).then(function (r) { return r.json().then(function (j) { j._status = r.status; return j; }); }); }
+function failed(e) { if (!stopped) setStatus(String(e && e.message || e), true); }
+
+/* --- the recording's layout ---------------------------------------------- */
+var M = null;              /* /api/meta */
+var colRGB = [];           /* per name: [r,g,b] 0..255 */
+var lanes = [];            /* per thread lane: {t, proc, name, depths, y, h, hdr} */
+var laneOf = {};           /* thread id -> lane */
+var clanes = [];           /* counter lanes: {id, name, proc, y, h} */
+var contentH = AX;
+var T1 = 1, v0 = 0, v1 = 1;
+
+function parseColor(c) {
+    var m = /^#([0-9a-f]{6})$/i.exec(c || '');
+    var v = m ? parseInt(m[1], 16) : 0x999999;
+    return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+}
+function procName(id) {
+    for (var i = 0; i < M.procs.length; i++)
+        if (M.procs[i].id === id) return M.procs[i].name || ('process ' + (M.procs[i].rank !== undefined ? 'rank ' + M.procs[i].rank : id));
+    return 'process ' + id;
+}
+function layout() {
+    lanes = []; laneOf = {}; clanes = [];
+    M.threads.forEach(function (t) {
+        var L = { t: t.id, proc: t.proc, name: t.name, depths: Math.max(1, t.depths | 0) };
+        lanes.push(L); laneOf[t.id] = L;
+    });
+    var procOrder = {};
+    M.procs.forEach(function (p, i) { procOrder[p.id] = i; });
+    lanes.sort(function (a, b) { return (procOrder[a.proc] - procOrder[b.proc]) || (a.t - b.t); });
+    var y = AX, last = null;
+    lanes.forEach(function (L) {
+        if (L.proc !== last) { L.hdr = y; y += HDR; last = L.proc; }
+        L.y = y; L.h = L.depths * ROW; y += L.h + GAP;
+    });
+    (M.counters || []).forEach(function (c) {
+        clanes.push({ id: c.id, name: c.name, proc: c.proc, hy: y, y: y + HDR, h: CH });
+        y += HDR + CH + GAP;
+    });
+    contentH = y;
+}
+
+/* --- the view ------------------------------------------------------------ */
+var W = 0, H = 0, dpr = 1;
+function plotW() { return Math.max(1, W - LBL); }
+function xOf(t) { return LBL + (t - v0) / (v1 - v0) * plotW(); }
+function tOf(x) { return v0 + (x - LBL) / plotW() * (v1 - v0); }
+function scrollY() { return wrap.scrollTop; }
+function clampView() {
+    var w = v1 - v0, minW = 10, maxW = T1 * 1.5;
+    if (!(w >= minW)) { var c = (v0 + v1) / 2; v0 = c - minW / 2; v1 = c + minW / 2; w = minW; }
+    if (w > maxW) { var c2 = (v0 + v1) / 2; v0 = c2 - maxW / 2; v1 = c2 + maxW / 2; w = maxW; }
+    var lo = -0.25 * T1, hi = 1.25 * T1;
+    if (v0 < lo) { v0 = lo; v1 = lo + w; }
+    if (v1 > hi) { v1 = hi; v0 = hi - w; }
+}
+/** Sets the visible window to [a, b) ns (relative) and asks for its data. */
+function setView(a, b) {
+    if (!(b > a)) return;
+    v0 = a; v1 = b; clampView();
+    $('win').textContent = 'window ' + fmt(v0) + ' \u2013 ' + fmt(v1) + ' (' + fmt(v1 - v0) + ')';
+    redraw();
+    schedule();
+}
+function zoomAround(t, f) {
+    var w = (v1 - v0) * f;
+    setView(t - (t - v0) * f, t - (t - v0) * f + w);
+}
+function pan(frac) { var d = (v1 - v0) * frac; setView(v0 + d, v1 + d); }
+
+/* --- data: tiles, window, counters (debounced; the last answer wins) ------ */
+var tiles = null;          /* {t0, t1, lanes: [{thread, depth, level, n, rec: DataView, off}]} */
+var counters = null;       /* /api/counters */
+var windowData = null;     /* /api/window */
+var seq = { tiles: 0, win: 0, cnt: 0 };
+var inflight = 0, timer = null, winTimer = null, frames = 0;
+
+/** Parses a /api/tiles answer (the binary format of docs/view.md). */
+function parseTiles(buf) {
+    var dv = new DataView(buf), n = buf.byteLength;
+    if (n < 8 || dv.getUint32(0, true) !== MAGIC) throw new Error('tiles: not a tile answer');
+    var nl = dv.getUint32(4, true), off = 8, out = [];
+    for (var i = 0; i < nl; i++) {
+        if (off + 16 > n) throw new Error('tiles: truncated lane header');
+        var L = { thread: dv.getUint32(off, true), depth: dv.getUint32(off + 4, true),
+                  n: dv.getUint32(off + 8, true), level: dv.getUint32(off + 12, true), off: off + 16 };
+        off += 16;
+        if (L.n > (n - off) / 24) throw new Error('tiles: truncated records');
+        off += L.n * 24;
+        out.push(L);
+    }
+    if (off !== n) throw new Error('tiles: ' + (n - off) + ' bytes after the last lane');
+    return { dv: dv, lanes: out };
+}
+/** The threads whose lanes show in the scrolled timeline, or null for all. */
+function visibleThreads() {
+    var top = scrollY(), bot = top + H, ids = [];
+    lanes.forEach(function (L) { if (L.y + L.h >= top && L.y <= bot) ids.push(L.t); });
+    return ids.length === lanes.length ? null : ids;
+}
+function schedule() {
+    if (!M || stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(fetchTiles, 40);
+    clearTimeout(winTimer);
+    winTimer = setTimeout(fetchWindow, 150);
+}
+function fetchTiles() {
+    timer = null;
+    if (stopped) return;
+    var my = ++seq.tiles, a = v0, b = v1, px = Math.max(1, Math.round(plotW()));
+    var th = visibleThreads();
+    if (th && !th.length) { tiles = { t0: a, t1: b, dv: null, lanes: [] }; redraw(); return; }
+    var q = 't0=' + Math.floor(a) + '&t1=' + Math.ceil(b) + '&px=' + px + (th ? '&threads=' + th.join(',') : '');
+    inflight++;
+    api('/api/tiles?' + q).then(function (r) {
+        if (!r.ok) throw new Error('/api/tiles: HTTP ' + r.status);
+        return r.arrayBuffer();
+    }).then(function (buf) {
+        if (my !== seq.tiles) return;          /* a newer request is out: it wins */
+        var t = parseTiles(buf);
+        t.t0 = a; t.t1 = b;
+        tiles = t; frames++;
+        if (!stopped) setStatus('');
+        redraw();
+    }).catch(failed).then(function () { inflight--; });
+    if (M.counters && M.counters.length) {
+        var myc = ++seq.cnt;
+        inflight++;
+        apiJson('/api/counters?t0=' + Math.floor(a) + '&t1=' + Math.ceil(b) + '&px=' + px).then(function (j) {
+            if (myc !== seq.cnt) return;
+            counters = j; redraw();
+        }).catch(failed).then(function () { inflight--; });
+    }
+}
+function fetchWindow() {
+    winTimer = null;
+    if (stopped) return;
+    var my = ++seq.win, a = Math.max(0, Math.floor(v0)), b = Math.max(a + 1, Math.ceil(v1));
+    inflight++;
+    apiJson('/api/window?t0=' + a + '&t1=' + b).then(function (j) {
+        if (my !== seq.win) return;
+        windowData = j;
+        if (!legendDone && a <= 0 && b >= T1) buildLegend(j.table);
+        showWindow(j);
+    }).catch(failed).then(function () { inflight--; });
+}
+
+/* --- drawing ------------------------------------------------------------- */
+var renderer = null;       /* {name, draw(inst, n)} */
+var inst = new Float32Array(8 * 1024);   /* per rectangle: x, y, w, h, r, g, b, merged */
+var frameRecs = [];        /* the rectangles of the last frame (hooks) */
+var drawnSpans = 0;
+var highlight = null;      /* {thread, depth, start, dur} */
+var needDraw = false;
+
+function instRoom(n) {
+    if (inst.length >= n * 8) return;
+    var m = inst.length;
+    while (m < n * 8) m *= 2;
+    var a = new Float32Array(m); a.set(inst); inst = a;
+}
+function makeWebGL2(cv) {
+    var gl = null;
+    try { gl = cv.getContext('webgl2', { antialias: false, alpha: false, depth: false, preserveDrawingBuffer: true }); }
+    catch (e) { gl = null; }
+    if (!gl) return null;
+    var vs = '#version 300 es\n' +
+        'layout(location=0) in vec4 rect; layout(location=1) in vec4 col;\n' +
+        'uniform vec2 res; uniform vec4 clip; flat out vec4 vcol;\n' +
+        'void main(){ int i = gl_VertexID; vec2 q = vec2((i == 1 || i == 2 || i == 4) ? 1.0 : 0.0,' +
+        ' (i == 2 || i == 4 || i == 5) ? 1.0 : 0.0);\n' +
+        ' vec2 p = rect.xy + q * rect.zw; vcol = col;\n' +
+        ' gl_Position = vec4(p.x / res.x * 2.0 - 1.0, 1.0 - p.y / res.y * 2.0, 0.0, 1.0); }\n';
+    var fs = '#version 300 es\nprecision mediump float; flat in vec4 vcol; out vec4 o;\n' +
+        'void main(){ vec3 c = vcol.rgb;\n' +
+        ' if (vcol.a > 0.5) { float s = mod(floor((gl_FragCoord.x + gl_FragCoord.y) / 3.0), 2.0);\n' +
+        '  c = mix(c, vec3(1.0), s > 0.5 ? 0.55 : 0.25); }\n' +
+        ' o = vec4(c, 1.0); }\n';
+    function sh(type, src) {
+        var s = gl.createShader(type); gl.shaderSource(s, src); gl.compileShader(s);
+        if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error('WebGL2 shader: ' + gl.getShaderInfoLog(s));
+        return s;
+    }
+    var prog;
+    try {
+        prog = gl.createProgram();
+        gl.attachShader(prog, sh(gl.VERTEX_SHADER, vs));
+        gl.attachShader(prog, sh(gl.FRAGMENT_SHADER, fs));
+        gl.linkProgram(prog);
+        if (!gl.getProgramParameter(prog, gl.LINK_STATUS)) throw new Error('WebGL2 link: ' + gl.getProgramInfoLog(prog));
+    } catch (e) { return null; }
+    var uRes = gl.getUniformLocation(prog, 'res');
+    var vao = gl.createVertexArray(), buf = gl.createBuffer();
+    gl.bindVertexArray(vao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, buf);
+    gl.enableVertexAttribArray(0);
+    gl.vertexAttribPointer(0, 4, gl.FLOAT, false, 32, 0);
+    gl.vertexAttribDivisor(0, 1);
+    gl.enableVertexAttribArray(1);
+    gl.vertexAttribPointer(1, 4, gl.FLOAT, false, 32, 16);
+    gl.vertexAttribDivisor(1, 1);
+    gl.bindVertexArray(null);
+    var lost = false;
+    cv.addEventListener('webglcontextlost', function (e) { e.preventDefault(); lost = true; fallback2d(); });
+    return {
+        name: 'webgl2',
+        draw: function (a, n) {
+            if (lost) return;
+            gl.viewport(0, 0, cv.width, cv.height);
+            gl.disable(gl.SCISSOR_TEST);
+            gl.clearColor(1, 1, 1, 1);
+            gl.clear(gl.COLOR_BUFFER_BIT);
+            gl.enable(gl.SCISSOR_TEST);   /* the plot area only: not the labels' column, nor the axis */
+            gl.scissor(Math.round(LBL * dpr), 0, Math.max(0, cv.width - Math.round(LBL * dpr)),
+                       Math.max(0, cv.height - Math.round(AX * dpr)));
+            gl.useProgram(prog);
+            gl.uniform2f(uRes, W, H);
+            gl.bindVertexArray(vao);
+            gl.bindBuffer(gl.ARRAY_BUFFER, buf);
+            gl.bufferData(gl.ARRAY_BUFFER, a.subarray(0, n * 8), gl.DYNAMIC_DRAW);
+            if (n) gl.drawArraysInstanced(gl.TRIANGLES, 0, 6, n);   /* the frame's one draw */
+            gl.bindVertexArray(null);
+        }
+    };
+}
+var hatch = null;
+function make2D(cv) {
+    var ctx = cv.getContext('2d', { alpha: false });
+    if (!ctx) return null;
+    return {
+        name: '2d',
+        draw: function (a, n) {
+            ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+            ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, W, H);
+            ctx.save(); ctx.beginPath(); ctx.rect(LBL, AX, W - LBL, H - AX); ctx.clip();
+            if (!hatch) {
+                var p = document.createElement('canvas'); p.width = p.height = 6;
+                var pc = p.getContext('2d'); pc.fillStyle = 'rgba(255,255,255,0.45)';
+                for (var k = 0; k < 6; k++) { pc.fillRect(k, 5 - k, 1, 1); pc.fillRect((k + 3) % 6, 5 - k, 1, 1); pc.fillRect((k + 1) % 6, 5 - k, 1, 1); }
+                hatch = ctx.createPattern(p, 'repeat');
+            }
+            for (var i = 0; i < n; i++) {
+                var o = i * 8, m = a[o + 7] > 0.5, r = a[o + 4], g = a[o + 5], b = a[o + 6];
+                if (m) { r += (1 - r) * 0.25; g += (1 - g) * 0.25; b += (1 - b) * 0.25; }
+                ctx.fillStyle = 'rgb(' + Math.round(r * 255) + ',' + Math.round(g * 255) + ',' + Math.round(b * 255) + ')';
+                ctx.fillRect(a[o], a[o + 1], a[o + 2], a[o + 3]);
+                if (m) { ctx.fillStyle = hatch; ctx.fillRect(a[o], a[o + 1], a[o + 2], a[o + 3]); }
+            }
+            ctx.restore();
+        }
+    };
+}
+function fallback2d() {
+    /* a lost WebGL2 context: a fresh canvas for the 2D renderer */
+    var c = document.createElement('canvas');
+    c.id = 'rects';
+    rectsCv.parentNode.replaceChild(c, rectsCv);
+    rectsCv = c;
+    renderer = make2D(rectsCv);
+    resize();
+}
+
+function resize() {
+    dpr = window.devicePixelRatio || 1;
+    W = wrap.clientWidth;
+    H = wrap.clientHeight;
+    [rectsCv, ov].forEach(function (c) {
+        c.style.width = W + 'px'; c.style.height = H + 'px';
+        c.width = Math.max(1, Math.round(W * dpr)); c.height = Math.max(1, Math.round(H * dpr));
+    });
+    space.style.height = Math.max(0, contentH - H) + 'px';
+    redraw();
+}
+function redraw() {
+    if (needDraw) return;
+    needDraw = true;
+    requestAnimationFrame(function () { needDraw = false; draw(); });
+}
+
+/* The rectangles of the current view from the tiles: into inst, labels and
+ * the hooks' record list; returns their number. */
+function buildFrame(labels) {
+    var n = 0, sy = scrollY(), pw = plotW(), k = pw / (v1 - v0);
+    frameRecs = []; drawnSpans = 0;
+    if (!tiles || !tiles.dv) return 0;
+    var dv = tiles.dv;
+    for (var li = 0; li < tiles.lanes.length; li++) {
+        var TL = tiles.lanes[li], L = laneOf[TL.thread];
+        if (!L || TL.depth >= L.depths) continue;
+        var y = L.y + TL.depth * ROW - sy;
+        if (y + ROW < AX || y > H) continue;
+        for (var j = 0, off = TL.off; j < TL.n; j++, off += 24) {
+            var s = dv.getFloat64(off, true), d = dv.getFloat64(off + 8, true);
+            if (s > v1 || s + d < v0) continue;
+            var name = dv.getUint32(off + 16, true), cnt = dv.getUint32(off + 20, true);
+            var x0 = LBL + (s - v0) * k, x1 = LBL + (s + d - v0) * k;
+            if (x0 < LBL - 2) x0 = LBL - 2;
+            if (x1 > W + 2) x1 = W + 2;
+            var w = Math.max(1, x1 - x0);
+            instRoom(n + 1);
+            var o = n * 8, c = colRGB[name] || [153, 153, 153];
+            inst[o] = x0; inst[o + 1] = y + 1; inst[o + 2] = w; inst[o + 3] = ROW - 2;
+            inst[o + 4] = c[0] / 255; inst[o + 5] = c[1] / 255; inst[o + 6] = c[2] / 255;
+            inst[o + 7] = cnt > 1 ? 1 : 0;
+            n++; drawnSpans += cnt;
+            if (frameRecs.length < 20000)
+                frameRecs.push({ thread: TL.thread, depth: TL.depth, level: TL.level, start: s, dur: d,
+                                 name: name, count: cnt, x0: x0, x1: x0 + w, y: y + 1 });
+            if (w > 30) labels.push([x0, y, w, name, cnt]);
+        }
+    }
+    return n;
+}
+var textW = new Map();
+function fitText(ctx, s, w) {
+    s = short(s, 160);
+    var key = s, tw = textW.get(key);
+    if (tw === undefined) { tw = ctx.measureText(s).width; if (textW.size > 5000) textW.clear(); textW.set(key, tw); }
+    if (tw <= w) return s;
+    var lo = 0, hi = s.length;        /* the longest prefix + ellipsis that fits */
+    while (lo < hi) {
+        var mid = (lo + hi + 1) >> 1;
+        if (ctx.measureText(s.slice(0, mid) + '\u2026').width <= w) lo = mid; else hi = mid - 1;
+    }
+    return lo ? s.slice(0, lo) + '\u2026' : '';
+}
+function draw() {
+    if (!M || !renderer) return;
+    var labels = [];
+    var n = buildFrame(labels);
+    renderer.draw(inst, n);
+    var c = octx, sy = scrollY();
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.clearRect(0, 0, W, H);
+    c.font = '11px sans-serif'; c.textBaseline = 'middle';
+    c.save(); c.beginPath(); c.rect(LBL, AX, W - LBL, H - AX); c.clip();
+    labels.forEach(function (lb) {
+        var x0 = Math.max(lb[0], LBL), w = lb[0] + lb[2] - x0;
+        var s = (lb[4] > 1 ? lb[4] + '\u00d7 ' : '') + (M.names[lb[3]] || '');
+        var t = fitText(c, s, w - 6);
+        if (t) { c.fillStyle = '#111'; c.fillText(t, x0 + 3, lb[1] + ROW / 2); }
+    });
+    drawCounters(c, sy);
+    if (highlight) {
+        var L = laneOf[highlight.thread];
+        if (L) {
+            var hx0 = Math.max(LBL - 2, xOf(highlight.start)), hx1 = Math.min(W + 2, xOf(highlight.start + highlight.dur));
+            var hy = L.y + highlight.depth * ROW - sy;
+            c.strokeStyle = '#000'; c.lineWidth = 2;
+            c.strokeRect(hx0 - 1, hy, Math.max(1, hx1 - hx0) + 2, ROW);
+            c.lineWidth = 1;
+        }
+    }
+    c.restore();
+    drawLabels(c, sy);
+    drawAxis(c);
+    if (tiles && !document.body.dataset.ready) { document.body.dataset.ready = '1'; view.ready = true; }
+    view.drawn = n;
+    view.drawnSpans = drawnSpans;
+    view.frames = frames;
+}
+function drawCounters(c, sy) {
+    if (!counters || !counters.series) return;
+    var byId = {};
+    counters.series.forEach(function (s) { byId[s.id] = s; });
+    var nc = 0;
+    clanes.forEach(function (C) {
+        var S = byId[C.id], y = C.y - sy;
+        if (!S || !S.points || !S.points.length || y + C.h < AX || y > H) return;
+        var mn = Infinity, mx = -Infinity;
+        S.points.forEach(function (p) { if (p[1] < mn) mn = p[1]; if (p[2] > mx) mx = p[2]; });
+        var span = mx - mn || 1, yOf = function (v) { return y + C.h - 2 - (v - mn) / span * (C.h - 4); };
+        c.fillStyle = 'rgba(60,120,200,0.18)';
+        S.points.forEach(function (p, i) {      /* min..max of each pixel column */
+            var xa = xOf(p[0]), xb = i + 1 < S.points.length ? xOf(S.points[i + 1][0]) : W + 2;
+            c.fillRect(xa, yOf(p[2]), Math.max(1, xb - xa), Math.max(1, yOf(p[1]) - yOf(p[2])));
+        });
+        c.strokeStyle = '#3c6fb4'; c.beginPath();
+        var py = yOf(S.points[0][3]); c.moveTo(xOf(S.points[0][0]), py);
+        for (var i = 1; i < S.points.length; i++) { var x = xOf(S.points[i][0]); c.lineTo(x, py); py = yOf(S.points[i][3]); c.lineTo(x, py); }
+        c.lineTo(W + 2, py); c.stroke();
+        C.mn = mn; C.mx = mx; nc++;
+    });
+    view.counters = nc;
+}
+function drawLabels(c, sy) {
+    c.fillStyle = '#fff'; c.fillRect(0, AX, LBL, H - AX);
+    lanes.forEach(function (L) {
+        if (L.hdr !== undefined && L.hdr - sy + HDR >= AX && L.hdr - sy <= H) {
+            c.fillStyle = '#e8e8f0'; c.fillRect(0, L.hdr - sy, W, HDR - 2);
+            c.fillStyle = '#222'; c.font = 'bold 12px sans-serif';
+            c.fillText(short(procName(L.proc), 120), 4, L.hdr - sy + HDR / 2);
+        }
+        var y = L.y - sy;
+        if (y + L.h < AX || y > H) return;
+        c.font = '11px sans-serif'; c.fillStyle = '#333';
+        c.fillText(fitText(c, L.name || ('thread ' + L.t), 120), 8, y + ROW / 2);
+        c.fillStyle = '#888'; c.textAlign = 'right';
+        for (var d = 0; d < L.depths; d++) c.fillText('depth ' + d, LBL - 6, y + d * ROW + ROW / 2);
+        c.textAlign = 'left';
+        c.strokeStyle = '#eee'; c.beginPath(); c.moveTo(0, y + L.h + GAP / 2); c.lineTo(W, y + L.h + GAP / 2); c.stroke();
+    });
+    clanes.forEach(function (C) {
+        var hy = C.hy - sy;
+        if (hy + HDR + C.h < AX || hy > H) return;
+        c.fillStyle = '#eef3ea'; c.fillRect(0, hy, W, HDR - 2);
+        c.fillStyle = '#222'; c.font = 'bold 12px sans-serif';
+        c.fillText('counter: ' + short(C.name, 80) + ' (' + short(procName(C.proc), 60) + ')', 4, hy + HDR / 2);
+        c.font = '11px sans-serif'; c.fillStyle = '#333';
+        if (C.mx !== undefined) {
+            c.fillText('max ' + C.mx.toPrecision(4), 8, C.y - sy + 8);
+            c.fillText('min ' + C.mn.toPrecision(4), 8, C.y - sy + C.h - 8);
+        }
+    });
+}
+function drawAxis(c) {
+    c.fillStyle = '#f6f6f6'; c.fillRect(0, 0, W, AX);
+    c.strokeStyle = '#bbb'; c.fillStyle = '#444'; c.font = '11px sans-serif';
+    var span = v1 - v0, step = Math.pow(10, Math.floor(Math.log10(span / 8)));
+    if (span / step > 16) step *= 5; else if (span / step > 8) step *= 2;
+    var ticks = 0;
+    for (var t = Math.ceil(v0 / step) * step; t <= v1 && ticks < 100; t += step, ticks++) {
+        var x = xOf(t);
+        if (x < LBL) continue;
+        c.beginPath(); c.moveTo(x, AX - 6); c.lineTo(x, AX); c.stroke();
+        c.fillText(fmt(t), x + 2, AX / 2 - 1);
+    }
+    c.fillText(fmt(span) + ' shown', 6, AX / 2 - 1);
+    c.beginPath(); c.moveTo(0, AX - 0.5); c.lineTo(W, AX - 0.5); c.stroke();
+}
+
+/* --- interaction: wheel, drag, keys, click ------------------------------- */
+function local(e) { var r = ov.getBoundingClientRect(); return { x: e.clientX - r.left, y: e.clientY - r.top }; }
+/** The (lane, depth) row at canvas y, or null. */
+function rowAt(y) {
+    var cy = y + scrollY();
+    for (var i = 0; i < lanes.length; i++) {
+        var L = lanes[i];
+        if (cy >= L.y && cy < L.y + L.h) return { L: L, depth: Math.floor((cy - L.y) / ROW) };
+    }
+    return null;
+}
+/** The record of the last frame under canvas point (x, y), or null. */
+function recAt(x, y) {
+    var r = rowAt(y);
+    if (!r) return null;
+    for (var i = 0; i < frameRecs.length; i++) {
+        var R = frameRecs[i];
+        if (R.thread === r.L.t && R.depth === r.depth && x >= R.x0 - 0.5 && x <= R.x1 + 0.5) return R;
+    }
+    return null;
+}
+ov.addEventListener('wheel', function (e) {
+    e.preventDefault();
+    var p = local(e);
+    zoomAround(tOf(Math.max(LBL, p.x)), Math.exp((e.deltaY || 0) * 0.0015));
+}, { passive: false });
+var drag = null;
+ov.addEventListener('mousedown', function (e) {
+    if (e.button !== 0) return;
+    var p = local(e);
+    drag = { x: e.clientX, y: e.clientY, v0: v0, v1: v1, moved: false, px: p.x, py: p.y };
+    ov.classList.add('dragging');
+    wrap.focus({ preventScroll: true });
+});
+window.addEventListener('mousemove', function (e) {
+    if (drag) {
+        if (Math.abs(e.clientX - drag.x) > 3 || Math.abs(e.clientY - drag.y) > 3) drag.moved = true;
+        if (drag.moved) {
+            var dt = (e.clientX - drag.x) / plotW() * (drag.v1 - drag.v0);
+            setView(drag.v0 - dt, drag.v1 - dt);
+            tip.style.display = 'none';
+        }
+        return;
+    }
+    if (e.target !== ov) { tip.style.display = 'none'; return; }
+    var p = local(e), R = p.x >= LBL ? recAt(p.x, p.y) : null;
+    if (!R) { tip.style.display = 'none'; return; }
+    var L = laneOf[R.thread];
+    tip.textContent = short(M.names[R.name] || '', 300) + (R.count > 1 ? '\n' + R.count + ' spans merged (zoom in)' : '') +
+        '\nstart: ' + fmt(R.start) + '\nduration: ' + fmt(R.dur) +
+        '\n' + short(procName(L.proc), 80) + ' / ' + short(L.name || ('thread ' + L.t), 80);
+    tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px';
+    tip.style.display = 'block';
+});
+window.addEventListener('mouseup', function (e) {
+    if (!drag) return;
+    var d = drag; drag = null;
+    ov.classList.remove('dragging');
+    if (!d.moved && d.px >= LBL && d.py >= AX) clickAt(d.px, d.py);
+});
+/** Shows the span under canvas point (x, y) (/api/span) and highlights it. */
+function clickAt(x, y) {
+    var r = rowAt(y);
+    if (!r) return;
+    var t = tOf(x);
+    var R = recAt(x, y);
+    if (R && R.count === 1) t = R.start + R.dur / 2;   /* a sub-pixel span: the one drawn */
+    showSpan(r.L.t, r.depth, t);
+}
+var spanSeq = 0;
+function showSpan(thread, depth, t) {
+    var my = ++spanSeq;
+    inflight++;
+    apiJson('/api/span?thread=' + thread + '&depth=' + depth + '&t=' + Math.round(t)).then(function (j) {
+        if (my !== spanSeq) return;
+        var box = $('details');
+        box.textContent = '';
+        if (j._status === 404 || j.error) {
+            box.textContent = 'no span there'; highlight = null; view.selected = null; redraw(); return;
+        }
+        highlight = { thread: j.thread, depth: j.depth, start: j.start_ns, dur: j.dur_ns };
+        view.selected = { name: M.names[j.name], thread: j.thread, depth: j.depth, start_ns: j.start_ns, dur_ns: j.dur_ns, self_ns: j.self_ns };
+        var L = laneOf[j.thread];
+        var tb = document.createElement('table');
+        function row(k, v) {
+            var tr = tb.insertRow(), a = tr.insertCell(), b = tr.insertCell();
+            a.textContent = k; b.textContent = v; b.title = v.length < 4096 ? v : '';
+            return b;
+        }
+        var nm = row('name', M.names[j.name] || '');
+        nm.id = 'd-name';
+        var sw = document.createElement('span'); sw.className = 'sw';
+        sw.style.background = M.colors[j.name] || '#999';
+        nm.insertBefore(sw, nm.firstChild);
+        row('start', fmt(j.start_ns)).id = 'd-start';
+        row('duration', fmt(j.dur_ns)).id = 'd-dur';
+        row('self', fmt(j.self_ns)).id = 'd-self';
+        row('end', fmt(j.start_ns + j.dur_ns));
+        row('thread', L ? short(procName(L.proc), 200) + ' / ' + short(L.name || ('thread ' + L.t), 200) : String(j.thread));
+        row('depth', String(j.depth));
+        row('path', (j.path || []).map(function (i) { return short(M.names[i] || '', 200); }).join(' \u203a ')).id = 'd-path';
+        box.appendChild(tb);
+        redraw();
+    }).catch(failed).then(function () { inflight--; });
+}
+wrap.addEventListener('keydown', function (e) {
+    if (e.target === $('q')) return;
+    var k = e.key;
+    if (k === '+' || k === '=') zoomAround((v0 + v1) / 2, 0.5);
+    else if (k === '-' || k === '_') zoomAround((v0 + v1) / 2, 2);
+    else if (k === 'ArrowLeft') pan(-0.1);
+    else if (k === 'ArrowRight') pan(0.1);
+    else return;
+    e.preventDefault();
+});
+wrap.addEventListener('scroll', function () { redraw(); schedule(); });
+window.addEventListener('resize', function () { resize(); schedule(); });
+$('reset').addEventListener('click', function () { setView(0, T1); });
+$('zin').addEventListener('click', function () { zoomAround((v0 + v1) / 2, 0.5); });
+$('zout').addEventListener('click', function () { zoomAround((v0 + v1) / 2, 2); });
+$('quit').addEventListener('click', function () {
+    api('/api/quit', { method: 'POST' }).then(function () {
+        stopped = true; view.stopped = true;
+        setStatus('the server has stopped: close this page');
+        $('quit').disabled = true;
+    }).catch(failed);
+});
+
+/* --- panels: legend, table, tree, flame graph, search --------------------- */
+function swatch(name) {
+    var s = document.createElement('span'); s.className = 'sw';
+    s.style.background = M.colors[name] || '#999';
+    return s;
+}
+var legendDone = false;
+/** The legend: the regions with the most time in the recording (the
+ *  static page's legend: a swatch and the name, most total time first). */
+function buildLegend(table) {
+    legendDone = true;
+    var box = $('legend'), MAXL = 40;
+    box.textContent = '';
+    table.slice(0, MAXL).forEach(function (r) {
+        var e = document.createElement('span'); e.className = 'lg';
+        e.appendChild(swatch(r.name));
+        var t = document.createElement('span'); t.className = 'nm';
+        t.textContent = short(M.names[r.name] || '', 300); t.title = short(M.names[r.name] || '', 4096);
+        e.appendChild(t);
+        box.appendChild(e);
+    });
+    if (table.length > MAXL) {
+        var more = document.createElement('span'); more.className = 'lg meta';
+        more.textContent = '+' + (table.length - MAXL) + ' more (the table below)';
+        box.appendChild(more);
+    }
+}
+function cellNs(tr, v) {
+    var td = tr.insertCell(); td.className = 'n';
+    if (v === null || v === undefined || isNaN(v)) { td.textContent = '-'; return; }
+    td.dataset.v = String(Math.round(v)); td.textContent = fmt(v);
+}
+var sortState = { col: -1, asc: false };
+function showWindow(j) {
+    /* the table: the static page's columns and cells */
+    var tb = $('stats').tBodies[0];
+    var rows = document.createDocumentFragment();
+    var MAXR = 2000;
+    j.table.slice(0, MAXR).forEach(function (r) {
+        var tr = document.createElement('tr');
+        var td = tr.insertCell(); td.dataset.v = short(M.names[r.name] || '', 4096); td.textContent = short(M.names[r.name] || '', 300);
+        var c = tr.insertCell(); c.className = 'n'; c.dataset.v = String(r.calls); c.textContent = String(r.calls);
+        cellNs(tr, r.total_ns); cellNs(tr, r.self_ns); cellNs(tr, r.mean_ns); cellNs(tr, r.min_ns); cellNs(tr, r.max_ns);
+        rows.appendChild(tr);
+    });
+    tb.textContent = '';
+    tb.appendChild(rows);
+    if (sortState.col >= 0) sortTable(sortState.col, sortState.asc);
+    $('summary').textContent = M.nspans + ' spans, ' + M.names.length + ' regions, ' + M.threads.length +
+        ' threads in ' + M.procs.length + ' processes, ' + fmt(T1) + ' from first start to last end; window: ' +
+        j.calls + ' calls start in it' + (j.table.length > MAXR ? ' (' + MAXR + ' of ' + j.table.length + ' regions listed)' : '');
+    showTree(j.tree);
+    drawFlame(j.tree);
+    view.windowCalls = j.calls;
+}
+/* sorting by a header's click: the static page's sort_js (data-v, text in
+ * the first column, numbers in the others, cells without data-v last) */
+function sortTable(ci, asc) {
+    var tb = $('stats');
+    var rows = Array.prototype.slice.call(tb.tBodies[0].rows);
+    rows.sort(function (a, b) {
+        var x = a.cells[ci].getAttribute('data-v'), y = b.cells[ci].getAttribute('data-v');
+        if (x === null || y === null) return (x === null) - (y === null);
+        var c = ci === 0 ? x.localeCompare(y) : (+x) - (+y);
+        return asc ? c : -c;
+    });
+    rows.forEach(function (r) { tb.tBodies[0].appendChild(r); });
+}
+Array.prototype.forEach.call($('stats').tHead.rows[0].cells, function (th, ci) {
+    th.addEventListener('click', function () {
+        sortState.asc = sortState.col === ci ? !sortState.asc : true;
+        sortState.col = ci;
+        sortTable(ci, sortState.asc);
+    });
+});
+function treeTotal(node) {
+    var s = 0; (node.children || []).forEach(function (c) { s += c.total_ns; }); return s;
+}
+function showTree(root) {
+    var box = $('tree'), all = treeTotal(root) || 1;
+    box.textContent = '';
+    function label(el, n) {
+        el.appendChild(swatch(n.name));
+        el.appendChild(document.createTextNode(short(M.names[n.name] || '', 300)));
+        var v = document.createElement('span'); v.className = 'v';
+        v.textContent = n.calls + ' calls, total ' + fmt(n.total_ns) + ' (' + (100 * n.total_ns / all).toFixed(1) + ' %), self ' + fmt(n.self_ns);
+        el.appendChild(v);
+    }
+    function add(parent, nodes, open, depth) {
+        nodes.slice().sort(function (a, b) { return b.total_ns - a.total_ns; }).slice(0, 500).forEach(function (n) {
+            if (!n.children || !n.children.length) {
+                var d = document.createElement('div'); d.className = 'leaf'; label(d, n); parent.appendChild(d); return;
+            }
+            var det = document.createElement('details'), sum = document.createElement('summary');
+            label(sum, n); det.appendChild(sum);
+            var filled = false;
+            function fill() { if (!filled) { filled = true; add(det, n.children, false, depth + 1); } }
+            det.addEventListener('toggle', function () { if (det.open) fill(); });  /* built when first opened */
+            parent.appendChild(det);
+            if (open) { det.open = true; fill(); }
+        });
+    }
+    add(box, root.children || [], true, 0);
+    if (!(root.children || []).length) box.textContent = 'no calls start in the window';
+}
+var flameRects = [];
+function drawFlame(root) {
+    var cv = $('flame'), w = cv.clientWidth || 800, rows = 0;
+    (function depth(n, d) { if (d > rows) rows = d; (n.children || []).forEach(function (c) { depth(c, d + 1); }); })(root, 0);
+    rows = Math.min(rows, 60);
+    var h = Math.max(ROW, rows * ROW);
+    cv.style.height = h + 'px'; cv.width = Math.round(w * dpr); cv.height = Math.round(h * dpr);
+    var c = cv.getContext('2d');
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.clearRect(0, 0, w, h); c.font = '11px sans-serif'; c.textBaseline = 'middle';
+    var all = treeTotal(root) || 1, k = w / all;
+    flameRects = [];
+    (function walk(nodes, x, d) {
+        if (d >= rows) return;
+        nodes.forEach(function (n) {
+            var ww = n.total_ns * k;
+            if (ww >= 0.5) {
+                var y = (rows - 1 - d) * ROW;   /* the roots at the bottom: a flame graph */
+                c.fillStyle = M.colors[n.name] || '#999';
+                c.fillRect(x, y + 1, Math.max(1, ww - 0.5), ROW - 2);
+                flameRects.push({ x: x, y: y, w: ww, n: n });
+                if (ww > 30) {
+                    var t = fitText(c, M.names[n.name] || '', ww - 6);
+                    if (t) { c.fillStyle = '#111'; c.fillText(t, x + 3, y + ROW / 2); }
+                }
+                walk(n.children || [], x, d + 1);
+            }
+            x += ww;
+        });
+    })(root.children || [], 0, 0);
+    view.flameDrawn = flameRects.length;
+}
+$('flame').addEventListener('mousemove', function (e) {
+    var r = e.target.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top, hit = null;
+    flameRects.forEach(function (f) { if (x >= f.x && x < f.x + f.w && y >= f.y && y < f.y + ROW) hit = f; });
+    if (!hit) { tip.style.display = 'none'; return; }
+    tip.textContent = short(M.names[hit.n.name] || '', 300) + '\ncalls: ' + hit.n.calls + '\ntotal: ' + fmt(hit.n.total_ns) + '\nself: ' + fmt(hit.n.self_ns);
+    tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px'; tip.style.display = 'block';
+});
+$('flame').addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+
+var searchSeq = 0, searchTimer = null;
+function search(text) {
+    var my = ++searchSeq, box = $('search');
+    if (!text) { box.textContent = 'type a region name above'; return Promise.resolve(null); }
+    inflight++;
+    return apiJson('/api/search?q=' + encodeURIComponent(text) + '&limit=100').then(function (j) {
+        if (my !== searchSeq) return null;
+        box.textContent = '';
+        var h = document.createElement('div');
+        h.textContent = j.names.length + ' matching region' + (j.names.length === 1 ? '' : 's') + ', ' +
+            j.hits.length + (j.hits.length >= 100 ? '+' : '') + ' call' + (j.hits.length === 1 ? '' : 's') + ' (click one to zoom to it)';
+        box.appendChild(h);
+        var ul = document.createElement('ul');
+        j.names.slice(0, 50).forEach(function (n) {
+            var li = document.createElement('li'); li.className = 'name';
+            li.appendChild(swatch(n)); li.appendChild(document.createTextNode(short(M.names[n] || '', 300)));
+            ul.appendChild(li);
+        });
+        box.appendChild(ul);
+        var ul2 = document.createElement('ul');
+        j.hits.forEach(function (hit) {
+            var li = document.createElement('li'); li.className = 'hit';
+            var L = laneOf[hit.thread];
+            li.appendChild(swatch(hit.name));
+            li.appendChild(document.createTextNode(short(M.names[hit.name] || '', 200) + ' @ ' + fmt(hit.start_ns) +
+                ', ' + fmt(hit.dur_ns) + (L ? ' \u2014 ' + short(L.name || ('thread ' + L.t), 60) : '')));
+            li.addEventListener('click', function () { goTo(hit); });
+            ul2.appendChild(li);
+        });
+        box.appendChild(ul2);
+        view.searchResult = j;
+        return j;
+    }).catch(failed).then(function (r) { inflight--; return r; });
+}
+/** Zooms to a span (a search hit) and highlights it. */
+function goTo(hit) {
+    var pad = Math.max(hit.dur_ns * 0.25, 50);
+    highlight = { thread: hit.thread, depth: hit.depth, start: hit.start_ns, dur: hit.dur_ns };
+    setView(hit.start_ns - pad, hit.start_ns + hit.dur_ns + pad);
+    var L = laneOf[hit.thread];
+    if (L) {           /* its row into view */
+        var y = L.y + hit.depth * ROW;
+        if (y < wrap.scrollTop + AX || y + ROW > wrap.scrollTop + H) wrap.scrollTop = Math.max(0, y - AX - 2 * ROW);
+    }
+    showSpan(hit.thread, hit.depth, hit.start_ns + hit.dur_ns / 2);
+}
+$('q').addEventListener('input', function () {
+    clearTimeout(searchTimer);
+    var v = this.value;
+    searchTimer = setTimeout(function () { searchTimer = null; search(v); }, 250);
+});
+$('q').addEventListener('keydown', function (e) {
+    if (e.key === 'Enter') { clearTimeout(searchTimer); searchTimer = null; search(this.value); }
+});
+
+/* --- start ---------------------------------------------------------------- */
+var view = window.spsView = {
+    ready: false, drawn: 0, drawnSpans: 0, frames: 0, renderer: null, stopped: false,
+    selected: null, searchResult: null, counters: 0, flameDrawn: 0, windowCalls: null,
+    /** The visible window, [t0, t1] ns relative to meta.t0_ns. */
+    view: function () { return [v0, v1]; },
+    zoomTo: function (a, b) { setView(a, b); },
+    /** Client x of time t (relative ns) in the current view. */
+    pixelOf: function (t) { return ov.getBoundingClientRect().left + xOf(t); },
+    /** Client y of the middle of the row of (thread, depth). */
+    rowY: function (thread, depth) {
+        var L = laneOf[thread];
+        return L ? ov.getBoundingClientRect().top + L.y - scrollY() + depth * ROW + ROW / 2 : null;
+    },
+    /** The rectangles of the last frame (at most 20000). */
+    records: function () { return frameRecs.slice(); },
+    /** True when no request is waiting and the last frame shows the last answer. */
+    idle: function () { return inflight === 0 && timer === null && winTimer === null && !needDraw && searchTimer === null; },
+    search: function (text) { $('q').value = text; return search(text); },
+    goTo: goTo,
+    meta: function () { return M; }
+};
+var forced = Q.get('renderer');
+renderer = forced === '2d' ? null : makeWebGL2(rectsCv);
+if (!renderer) renderer = make2D(rectsCv);
+view.renderer = renderer.name;
+document.body.dataset.renderer = renderer.name;
+apiJson('/api/meta').then(function (m) {
+    if (m._status !== 200 || !m.names) throw new Error('/api/meta: ' + (m.error || 'no answer'));
+    M = m;
+    colRGB = M.colors.map(parseColor);
+    T1 = Math.max(1, M.t1_rel_ns);
+    $('title').textContent = M.files.map(function (f) { return short(f.path, 200); }).join(', ');
+    document.title = 'spanscope view: ' + short(M.files.map(function (f) { return f.path.split('/').pop(); }).join(', '), 100);
+    layout();
+    /* the timeline as tall as its lanes, within most of the window */
+    wrap.style.height = Math.round(Math.min(contentH + 2, Math.max(240, window.innerHeight * 0.7))) + 'px';
+    resize();
+    setView(0, T1);
+    view.ready = false;
+}).catch(failed);
+})();

@@ -1,0 +1,573 @@
+"""`spanscope view`'s page in a real browser (issue 36 parts 2, 4, 5, 6).
+
+The test starts `spanscope view --no-progress FILE` on a small recording,
+opens the URL it prints in headless Chromium (/usr/bin/chromium) and drives
+the page through the DevTools protocol (python websocket-client): the page
+loads with no console error, draws each span of the file once at full zoom,
+zoom and pan change what is drawn, a click on a span shows its name and
+times, search finds a region, a screenshot has the span's colour
+(meta.colors) at its pixel -- with the WebGL2 renderer and with the Canvas
+2D one (?renderer=2d) -- and a hostile region name does not run as script.
+The page's hooks (window.spsView, tools/view_page/view.js) tell where a
+span is drawn; the pixels and the DOM are checked, not the hooks alone.
+Part 4: the static page's (src/formats/html.c) CSS rules are the viewer's.
+Skipped only when Chromium is missing.
+"""
+import base64
+import json
+import os
+import queue
+import re
+import shutil
+import struct
+import subprocess
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+import hostile_names as H
+from conftest import BUILD
+
+websocket = pytest.importorskip("websocket", reason="websocket-client: the test extra")
+pytest.importorskip("h5py")
+from spanscope import ProfileManager  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or (
+    "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None,
+                                reason="no chromium: the viewer's browser test needs "
+                                       "/usr/bin/chromium")
+CLI = BUILD / "spanscope"
+ROOT = Path(__file__).resolve().parents[2]
+WIDTH, HEIGHT = 1280, 1000
+
+
+# --- a DevTools protocol client ---------------------------------------------
+
+class CDPError(RuntimeError):
+    pass
+
+
+class Browser:
+    """Headless Chromium with one page, driven over the DevTools protocol.
+    Console errors, warnings, exceptions and error log entries are collected
+    in self.problems."""
+
+    def __init__(self, tmp, timeout=60):
+        self.tmp = tmp
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless=new", "--no-sandbox", "--remote-debugging-port=0",
+             f"--user-data-dir={tmp}", f"--window-size={WIDTH},{HEIGHT}",
+             "--force-device-scale-factor=1", "--no-first-run", "--disable-extensions",
+             "--disable-background-networking", "--disable-sync", "--mute-audio",
+             # WebGL2 by the CPU: SwiftShader through ANGLE (no GPU here)
+             "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        lines = queue.Queue()
+
+        def pump():
+            for raw in self.proc.stderr:
+                lines.put(raw.decode("utf-8", "replace"))
+        threading.Thread(target=pump, daemon=True).start()
+        url, seen, deadline = None, [], time.monotonic() + timeout
+        while url is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise CDPError("chromium printed no DevTools URL: " + "".join(seen)[-2000:])
+            try:
+                line = lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            seen.append(line)
+            m = re.search(r"DevTools listening on (ws://\S+)", line)
+            url = m.group(1) if m else None
+        self.ws = websocket.create_connection(url, timeout=timeout, suppress_origin=True)
+        self.next_id = 0
+        self.events = []
+        self.problems = []
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget",
+                                 {"targetId": target, "flatten": True})["sessionId"]
+        for m in ("Runtime.enable", "Log.enable", "Page.enable"):
+            self.call(m, session=self.session)
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False},
+                  session=self.session)
+
+    def close(self):
+        try:
+            if getattr(self, "ws", None):
+                self.ws.close()
+        finally:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+    def _event(self, m):
+        self.events.append(m)
+        meth, p = m.get("method"), m.get("params", {})
+        if meth == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
+            self.problems.append(("console." + p["type"], [a.get("value", a.get("description"))
+                                                           for a in p.get("args", [])]))
+        elif meth == "Runtime.exceptionThrown":
+            d = p.get("exceptionDetails", {})
+            self.problems.append(("exception", d.get("exception", {}).get("description")
+                                  or d.get("text")))
+        elif meth == "Log.entryAdded" and p.get("entry", {}).get("level") in ("error", "warning"):
+            e = p["entry"]
+            self.problems.append(("log." + e.get("level"), e.get("text"), e.get("url")))
+
+    def call(self, method, params=None, session=None, timeout=30):
+        """Sends one command and returns its result (events on the way are kept)."""
+        self.next_id += 1
+        mid = self.next_id
+        msg = {"id": mid, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        self.ws.send(json.dumps(msg))
+        deadline = time.monotonic() + timeout
+        while True:
+            if time.monotonic() > deadline:
+                raise CDPError(f"{method}: no answer in {timeout} s")
+            self.ws.settimeout(max(0.1, deadline - time.monotonic()))
+            m = json.loads(self.ws.recv())
+            if m.get("id") == mid:
+                if "error" in m:
+                    raise CDPError(f"{method}: {m['error']}")
+                return m.get("result", {})
+            self._event(m)
+
+    def page(self, method, params=None, timeout=30):
+        return self.call(method, params, session=self.session, timeout=timeout)
+
+    def js(self, expr, timeout=30):
+        """The value of a JavaScript expression in the page (promises awaited)."""
+        r = self.page("Runtime.evaluate", {"expression": expr, "returnByValue": True,
+                                           "awaitPromise": True}, timeout=timeout)
+        if "exceptionDetails" in r:
+            raise CDPError(f"{expr}: {r['exceptionDetails']}")
+        return r.get("result", {}).get("value")
+
+    def wait(self, expr, timeout=30, what=None):
+        """Polls expr until it is truthy; returns its value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            v = self.js(expr)
+            if v:
+                return v
+            if time.monotonic() > deadline:
+                raise CDPError(f"timed out waiting for {what or expr}; problems: {self.problems}")
+            time.sleep(0.05)
+
+    def goto(self, url):
+        self.page("Page.navigate", {"url": url})
+
+    def settle(self, timeout=30):
+        """Waits until the page has no request out and has drawn the last answer."""
+        self.wait("window.spsView && spsView.idle()", timeout, "the page to settle")
+        time.sleep(0.1)  # a frame after the last answer
+        self.wait("window.spsView && spsView.idle()", timeout, "the page to settle")
+
+    def click(self, x, y):
+        for typ in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.page("Input.dispatchMouseEvent", {"type": typ, "x": x, "y": y,
+                                                   "button": "left", "clickCount": 1})
+
+    def key(self, key, code, text=None):
+        self.page("Input.dispatchKeyEvent", {"type": "keyDown", "key": key, "code": code,
+                                             **({"text": text} if text else {})})
+        self.page("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code})
+
+    def pixel(self, x, y):
+        """(r, g, b) of the page's screenshot at CSS pixel (x, y)."""
+        r = self.page("Page.captureScreenshot", {
+            "format": "png", "clip": {"x": int(x), "y": int(y), "width": 1, "height": 1,
+                                      "scale": 1}})
+        w, h, px = decode_png(base64.b64decode(r["data"]))
+        return px[0][0][:3]
+
+
+def decode_png(data):
+    """(width, height, rows of (r, g, b, a) tuples) of an 8-bit RGB/RGBA PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+        if typ == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif typ == b"IDAT":
+            idat += body
+        elif typ == b"IEND":
+            break
+    w, h, depth, ctype, _, _, interlace = ihdr
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, ihdr
+    bpp = 4 if ctype == 6 else 3
+    raw, stride, rows, prev, off = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp), 0
+    for _ in range(h):
+        f, line = raw[off], bytearray(raw[off + 1:off + 1 + stride])
+        off += 1 + stride
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[i:i + bpp]) + ((255,) if bpp == 3 else ())
+                     for i in range(0, stride, bpp)])
+        prev = line
+    return w, h, rows
+
+
+# --- the server ---------------------------------------------------------------
+
+class Viewer:
+    """`spanscope view --no-progress FILE` with the URL it prints."""
+
+    def __init__(self, path, timeout=120):
+        self.proc = subprocess.Popen(
+            [str(CLI), "view", "--no-progress", str(path)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out = queue.Queue()
+
+        def pump(stream):
+            for raw in stream:
+                out.put(raw.decode("utf-8", "replace"))
+        for s in (self.proc.stdout, self.proc.stderr):
+            threading.Thread(target=pump, args=(s,), daemon=True).start()
+        self.url, seen, deadline = None, [], time.monotonic() + timeout
+        while self.url is None:
+            if time.monotonic() > deadline or (self.proc.poll() is not None and out.empty()):
+                self.stop()
+                raise RuntimeError("spanscope view printed no URL: " + "".join(seen)[-2000:])
+            try:
+                line = out.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            seen.append(line)
+            m = re.search(r"http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]+", line)
+            self.url = m.group(0) if m else None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=20)
+
+
+# --- the recordings -----------------------------------------------------------
+
+# A small recording whose spans are each wider than a pixel at full zoom
+# (tens of ms in all, spans of >= 2 ms): every span is drawn as itself.
+def write_small(path):
+    PM = ProfileManager
+    PM.setup(file_path=str(path), track_threads=True, replace=True)
+
+    def work(n):
+        with PM.region("outer"):
+            for i in range(n):
+                with PM.region("compute"):
+                    time.sleep(0.004)
+                    with PM.region("kernel"):
+                        time.sleep(0.003)
+                with PM.region("io"):
+                    time.sleep(0.002)
+
+    t = threading.Thread(target=work, args=(2,), name="worker")
+    t.start()
+    work(3)
+    t.join()
+    PM.finalize(verbose=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    if not CLI.exists():
+        pytest.skip(f"no command-line tool at {CLI}")
+    d = tmp_path_factory.mktemp("viewpage")
+    ProfileManager._reset()
+    small = write_small(d / "small.h5")
+    ProfileManager._reset()
+    own = H.write_own_h5(d / "hostile.h5")
+    ProfileManager._reset()
+    return {"small": small, "hostile": own, "dir": d}
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    b = Browser(tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def small_view(files):
+    v = Viewer(files["small"])
+    yield v
+    v.stop()
+
+
+def open_page(browser, url):
+    browser.problems.clear()
+    browser.goto(url)
+    browser.wait("document.body && document.body.dataset.ready === '1'", 60, "the first frame")
+    browser.settle()
+    return browser.js("spsView.meta()")
+
+
+def assert_clean(browser):
+    assert not browser.problems, browser.problems
+
+
+# --- the tests ----------------------------------------------------------------
+
+@pytest.mark.parametrize("renderer", ["webgl2", "2d"])
+def test_full_zoom_draws_each_span_once_in_its_colour(browser, small_view, renderer):
+    url = small_view.url + ("&renderer=2d" if renderer == "2d" else "")
+    meta = open_page(browser, url)
+    assert browser.js("spsView.renderer") == renderer
+    assert browser.js("document.body.dataset.renderer") == renderer
+    n = meta["nspans"]
+    assert n >= 15  # 2 threads: 3 + 2 outer rounds of compute/kernel/io
+    recs = browser.js("spsView.records()")
+    # every span is wider than a pixel at full zoom: drawn as itself, once
+    assert browser.js("spsView.drawn") == n, recs
+    assert all(r["count"] == 1 for r in recs)
+    keys = {(r["thread"], r["depth"], r["start"]) for r in recs}
+    assert len(keys) == n
+    names = meta["names"]
+    assert {names[r["name"]] for r in recs} >= {"outer", "compute", "kernel", "io"}
+    # the screenshot: each region's colour where its span is drawn (the
+    # right end of a rectangle: the label is at its left)
+    seen = set()
+    for r in sorted(recs, key=lambda r: -(r["x1"] - r["x0"])):
+        if r["name"] in seen or r["x1"] - r["x0"] < 8:
+            continue
+        seen.add(r["name"])
+        x = browser.js(f"spsView.pixelOf({r['start'] + r['dur']})") - 3
+        y = browser.js(f"spsView.rowY({r['thread']}, {r['depth']})") + 5
+        want = meta["colors"][r["name"]]
+        got = "#%02x%02x%02x" % browser.pixel(x, y)
+        assert got == want, (renderer, names[r["name"]], x, y, got, want)
+    assert len(seen) >= 4
+    assert_clean(browser)
+
+
+def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
+    meta = open_page(browser, small_view.url)
+    full = browser.js("spsView.drawn")
+    t1 = meta["t1_rel_ns"]
+    # zoom to the first tenth: fewer spans, and all of them overlap it
+    browser.js(f"spsView.zoomTo(0, {t1 / 10})")
+    browser.settle()
+    recs = browser.js("spsView.records()")
+    assert 0 < len(recs) < full
+    assert all(r["start"] < t1 / 10 and r["start"] + r["dur"] > 0 for r in recs)
+    assert browser.js("spsView.view()") == [0, t1 / 10]
+    first = {(r["thread"], r["depth"], r["start"]) for r in recs}
+    # pan with the arrow keys: the window moves right, other spans show
+    x, y = browser.js("spsView.pixelOf(0)") + 50, browser.js("spsView.rowY(0, 0)")
+    browser.click(x, y)  # focus the timeline
+    for _ in range(5):
+        browser.key("ArrowRight", "ArrowRight")
+    browser.settle()
+    v = browser.js("spsView.view()")
+    assert v[0] == pytest.approx(t1 / 10 * 0.5, rel=1e-6)
+    moved = {(r["thread"], r["depth"], r["start"]) for r in browser.js("spsView.records()")}
+    assert moved != first
+    # the wheel zooms out around the cursor
+    w0 = v[1] - v[0]
+    browser.page("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x + 200, "y": y,
+                                              "deltaX": 0, "deltaY": 400})
+    browser.settle()
+    v2 = browser.js("spsView.view()")
+    assert v2[1] - v2[0] > w0 * 1.5
+    # +/- keys and reset
+    browser.key("+", "Equal", "+")
+    browser.settle()
+    v3 = browser.js("spsView.view()")
+    assert v3[1] - v3[0] == pytest.approx((v2[1] - v2[0]) / 2, rel=1e-6)
+    browser.js("document.getElementById('reset').click()")
+    browser.settle()
+    assert browser.js("spsView.view()") == [0, t1]
+    assert browser.js("spsView.drawn") == full
+    # the axis labels and table follow the window
+    assert browser.js("spsView.windowCalls") == meta["nspans"]
+    assert_clean(browser)
+
+
+def test_click_shows_the_span(browser, small_view):
+    meta = open_page(browser, small_view.url)
+    recs = browser.js("spsView.records()")
+    names = meta["names"]
+    r = max((r for r in recs if names[r["name"]] == "kernel"), key=lambda r: r["start"])
+    x = browser.js(f"spsView.pixelOf({r['start'] + r['dur'] / 2})")
+    y = browser.js(f"spsView.rowY({r['thread']}, {r['depth']})")
+    browser.click(x, y)
+    browser.wait("spsView.selected && document.getElementById('d-name')", 30, "the details")
+    browser.settle()
+    d = browser.js("({name: document.getElementById('d-name').textContent,"
+                   " start: document.getElementById('d-start').textContent,"
+                   " dur: document.getElementById('d-dur').textContent,"
+                   " path: document.getElementById('d-path').textContent,"
+                   " sel: spsView.selected})")
+    assert d["name"] == "kernel"
+    assert d["sel"]["start_ns"] == r["start"] and d["sel"]["dur_ns"] == r["dur"]
+    assert d["start"] == fmt_ns(r["start"]) and d["dur"] == fmt_ns(r["dur"])
+    assert d["path"].split(" \u203a ") == ["outer", "compute", "kernel"]
+    assert_clean(browser)
+
+
+def test_search_finds_a_region_and_zooms_to_it(browser, small_view):
+    meta = open_page(browser, small_view.url)
+    names = meta["names"]
+    # typed into the box, as a user does
+    browser.js("document.getElementById('q').focus()")
+    for ch in "KERN":
+        browser.page("Input.dispatchKeyEvent", {"type": "keyDown", "text": ch, "key": ch})
+        browser.page("Input.dispatchKeyEvent", {"type": "keyUp", "key": ch})
+    browser.wait("spsView.searchResult", 30, "the search's answer")
+    browser.settle()
+    res = browser.js("spsView.searchResult")
+    assert [names[i] for i in res["names"]] == ["kernel"]
+    assert len(res["hits"]) == 5
+    hits = browser.js("Array.from(document.querySelectorAll('#search li.hit'))"
+                      ".map(function(e){return e.textContent})")
+    assert len(hits) == 5 and all(h.startswith("kernel @ ") for h in hits)
+    # clicking a hit zooms to it, highlights it and shows its details
+    browser.js("document.querySelectorAll('#search li.hit')[2].click()")
+    browser.wait("spsView.selected", 30)
+    browser.settle()
+    hit = res["hits"][2]
+    v = browser.js("spsView.view()")
+    assert v[0] < hit["start_ns"] and v[1] > hit["start_ns"] + hit["dur_ns"]
+    assert v[1] - v[0] < 2 * hit["dur_ns"]
+    assert browser.js("document.getElementById('d-name').textContent") == "kernel"
+    assert browser.js("spsView.selected.start_ns") == hit["start_ns"]
+    assert_clean(browser)
+
+
+def test_window_table_tree_flame_and_legend(browser, small_view):
+    meta = open_page(browser, small_view.url)
+    rows = browser.js("Array.from(document.querySelectorAll('#stats tbody tr')).map("
+                      "function(r){return Array.from(r.cells).map(function(c){"
+                      "return c.textContent})})")
+    heads = browser.js("Array.from(document.querySelectorAll('#stats thead th')).map("
+                       "function(c){return c.textContent})")
+    assert heads == ["region", "calls", "total", "self", "mean", "min", "max"]  # html.c's
+    by = {r[0]: r for r in rows}
+    assert by["outer"][1] == "2" and by["compute"][1] == "5" and by["kernel"][1] == "5"
+    assert all(re.fullmatch(r"\d+(\.\d+)? (ns|\u00b5s|ms|s)", c) for r in rows for c in r[2:])
+    # sorting by a header's click: calls ascending, then descending
+    browser.js("document.querySelectorAll('#stats thead th')[1].click()")
+    calls = browser.js("Array.from(document.querySelectorAll('#stats tbody tr')).map("
+                       "function(r){return +r.cells[1].dataset.v})")
+    assert calls == sorted(calls)
+    browser.js("document.querySelectorAll('#stats thead th')[1].click()")
+    calls = browser.js("Array.from(document.querySelectorAll('#stats tbody tr')).map("
+                       "function(r){return +r.cells[1].dataset.v})")
+    assert calls == sorted(calls, reverse=True)
+    # the tree: outer at the top, compute under it once opened
+    assert browser.js("document.querySelector('#tree > details > summary').textContent"
+                      ".startsWith('outer')")
+    assert browser.js("document.querySelector('#tree > details').open")
+    assert browser.js("Array.from(document.querySelectorAll('#tree > details > details > summary'))"
+                      ".some(function(s){return s.textContent.startsWith('compute')})")
+    assert browser.js("spsView.flameDrawn") >= 4
+    # the legend: swatches in meta.colors, most time first (outer)
+    legend = browser.js("Array.from(document.querySelectorAll('#legend .lg')).map(function(e){"
+                        "return [e.textContent, getComputedStyle(e.firstChild).backgroundColor]})")
+    assert legend[0][0] == "outer"
+    for text, rgb in legend:
+        i = meta["names"].index(text)
+        assert rgb == "rgb(%d, %d, %d)" % tuple(int(meta["colors"][i][k:k + 2], 16)
+                                               for k in (1, 3, 5))
+    # a zoomed window holds fewer calls
+    browser.js(f"spsView.zoomTo(0, {meta['t1_rel_ns'] / 5})")
+    browser.settle()
+    assert 0 < browser.js("spsView.windowCalls") < meta["nspans"]
+    assert_clean(browser)
+
+
+def test_hostile_names_never_run(browser, files):
+    v = Viewer(files["hostile"])
+    try:
+        meta = open_page(browser, v.url)
+        assert set(H.TEXT_NAMES) <= set(meta["names"])
+        # every panel that shows names: the table, tree, legend, search,
+        # details of a hostile span
+        browser.js("spsView.search('script')")
+        browser.settle()
+        browser.js("document.querySelectorAll('#search li.hit')[0].click()")
+        browser.wait("spsView.selected", 30)
+        browser.settle()
+        browser.js("document.querySelectorAll('#tree details').forEach(function(d){d.open=true})")
+        browser.settle()
+        assert browser.js("document.title") != H.INJECTED
+        assert not browser.js(f"!!document.getElementById('{H.INJECTED}')")
+        assert not browser.js("document.querySelectorAll('img, i').length")
+        cells = browser.js("Array.from(document.querySelectorAll('#stats tbody td:first-child'))"
+                           ".map(function(c){return c.textContent})")
+        assert H.TEXT_NAMES[0] in cells and H.TEXT_NAMES[1] in cells
+        assert browser.js("document.getElementById('d-name').textContent").startswith("</script>")
+        assert_clean(browser)
+    finally:
+        v.stop()
+
+
+def test_stop_server_button(browser, files):
+    v = Viewer(files["small"])
+    try:
+        open_page(browser, v.url)
+        browser.js("document.getElementById('quit').click()")
+        browser.wait("spsView.stopped", 30, "the page to say the server stopped")
+        assert v.proc.wait(timeout=30) == 0
+        assert browser.js("document.getElementById('status').textContent").startswith(
+            "the server has stopped")
+        assert_clean(browser)
+    finally:
+        v.stop()
+
+
+def test_static_page_shares_the_viewers_look():
+    """Part 4: the rules of the static page's CSS (html.c page_css) for the
+    page, legend and table are the viewer's (view.css), verbatim."""
+    src = (ROOT / "src/formats/html.c").read_text()
+    m = re.search(r"static const char page_css\[\] =\s*(.*?);\n", src, re.S)
+    css = "".join(json.loads(s) for s in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(1)))
+    view = (ROOT / "tools/view_page/view.css").read_text()
+    shared = ("body", "h1", "h2", ".meta", "table", "th,td", "td.n", "th", "#legend", ".lg",
+              ".sw", "#tip", "button", ".note")
+    rules = dict(re.findall(r"([^{}\s][^{}]*)\{([^{}]*)\}", css))
+    vrules = dict(re.findall(r"([^{}\s][^{}]*)\{([^{}]*)\}", re.sub(r"/\*.*?\*/", "", view,
+                                                                     flags=re.S)))
+    for sel in shared:
+        assert sel in rules, sel
+        assert vrules.get(sel) == rules[sel], (sel, rules[sel], vrules.get(sel))
+
+
+def fmt_ns(ns):
+    """html.c's fmt_ns (and the page's fmt)."""
+    if abs(ns) < 1e3:
+        return f"{ns:.0f} ns"
+    if abs(ns) < 1e6:
+        return f"{ns / 1e3:.2f} \u00b5s"
+    if abs(ns) < 1e9:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e9:.3f} s"
