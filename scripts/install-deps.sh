@@ -88,7 +88,8 @@ fi
 # perfetto + protobuf: Perfetto's own trace schema, to check our .pftrace files
 # matplotlib: the optional `plot` extra (spanscope.plots), rendered by its tests
 # plotly: the optional `plotly` extra (spanscope.plots' backend="plotly"), tested too
-PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
+# websocket-client: the viewer's browser test drives Chromium over the DevTools protocol
+PY_PKGS="numpy h5py pytest scope-profiler scikit-build-core perfetto protobuf matplotlib plotly websocket-client"
 if ! problem=$(sps_venv_problem .venv "$PYTHON3"); then
   if [ -e .venv ]; then
     echo "install-deps: $problem: making it again"
@@ -97,7 +98,7 @@ if ! problem=$(sps_venv_problem .venv "$PYTHON3"); then
   echo "install-deps: creating .venv"
   "$PYTHON3" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly' >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import numpy, h5py, pytest, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly, websocket' >/dev/null 2>&1; then
   echo "install-deps: pip install $PY_PKGS"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q $PY_PKGS
