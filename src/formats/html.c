@@ -469,6 +469,8 @@ static const char *slot_color(char buf[8], size_t i) {
     return buf;
 }
 
+const char *sps__html_slot_color(char buf[8], size_t i) { return slot_color(buf, i); }
+
 /* The colour slot of every name of h: the n regions of ord (those with
  * calls, most total time first) take slots 0..n-1 in that order, the
  * names without calls the slots after.  Returns the array (the caller

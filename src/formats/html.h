@@ -59,6 +59,13 @@ typedef struct sps__html_opts {
     const char *values_path;
 } sps__html_opts_t;
 
+/* The colour of colour slot i as "#rrggbb" (buf: room for 8 bytes; the
+ * result is buf or a static string): the page's palette, slot 0 for the
+ * region with the most total time, then by total time descending (ties by
+ * name id), the names without calls after them in id order.  Shared with
+ * the viewer (api/view.c), so both draw a region in one colour. */
+SPS__HIDDEN const char *sps__html_slot_color(char buf[8], size_t i);
+
 /* Checks the public options o (NULL: fine): sort key, columns, scaling
  * mode and axis names, max_spans.  Returns 0 or SPS_EINVAL with the
  * message set (scope-profiler's wording where it has one). */

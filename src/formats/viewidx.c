@@ -1,0 +1,1233 @@
+/* viewidx.c -- the viewer's level-of-detail index (viewidx.h; the design
+ * is written up in docs/view.md, "How the index works").
+ *
+ * File layout (little-endian; offsets are absolute):
+ *   header (128 bytes): magic "SPSVIEW\0", version, w_1, source size and
+ *     mtime, t_min, t_max, spans, build seconds, the meta section's and the
+ *     lane table's offset and size, lanes, levels, the file's size, format.
+ *   blocks: per (lane, level) block: [level 0 only: per-path sums] then
+ *     the entries, varint-encoded (start delta from the previous entry's
+ *     start, duration, path, self -- or for level >= 1: start delta,
+ *     extent, name, count, longest).
+ *   directories: per (lane, level) an array of 48-byte block records
+ *     (first start, last start, end, offset, bytes, entries, sum bytes).
+ *   lane table: per lane thread, depth, levels and per level (directory
+ *     offset, blocks, entries), in (thread, depth) order.
+ *   meta: names, processes, threads, call paths, counter series (the
+ *     samples themselves are a plain (int64, double) array before it).
+ *
+ * Building keeps, per thread, the fold's stack (model: sps__fold_span, so
+ * self times and nesting are the one fold's), per lane and level one block
+ * being encoded and one merge accumulator, the block directories (one
+ * record per 4096 entries) and the interned call paths: never O(spans). */
+#include "formats/viewidx.h"
+#include "model/model.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HDR_BYTES 128u
+#define DIR_BYTES 48u
+#define LANE_BYTES (16u + 24u * SPS__VIX_MAXLEV)
+#define PEND_MAX 64u /* entries of a level kept until its next level exists */
+static const char k_magic[8] = {'S', 'P', 'S', 'V', 'I', 'E', 'W', 0};
+
+/* ------------------------------------------------------------------------ */
+/* Little-endian and varint coding                                          */
+/* ------------------------------------------------------------------------ */
+
+static void put_u32le(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put_u64le(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get_u32le(const unsigned char *p) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static uint64_t get_u64le(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* A growing byte buffer. */
+typedef struct bbuf {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} bbuf_t;
+
+static int bb_room(bbuf_t *b, size_t more) {
+    if (b->oom) return -1;
+    if (b->n + more <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + more) cap *= 2;
+    unsigned char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+static void bb_put(bbuf_t *b, const void *p, size_t n) {
+    if (!n || bb_room(b, n)) return;
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+static void bb_u32(bbuf_t *b, uint32_t v) {
+    unsigned char x[4];
+    put_u32le(x, v);
+    bb_put(b, x, 4);
+}
+static void bb_u64(bbuf_t *b, uint64_t v) {
+    unsigned char x[8];
+    put_u64le(x, v);
+    bb_put(b, x, 8);
+}
+static void bb_str(bbuf_t *b, const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    if (n > UINT32_MAX) n = UINT32_MAX;
+    bb_u32(b, (uint32_t)n);
+    bb_put(b, s, n);
+}
+static void bb_var(bbuf_t *b, uint64_t v) {
+    if (bb_room(b, 10)) return;
+    while (v >= 0x80) {
+        b->p[b->n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->n++] = (unsigned char)v;
+}
+static void bb_free(bbuf_t *b) {
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* A bounded reader over untrusted bytes: any read past the end sets bad. */
+typedef struct rd {
+    const unsigned char *p;
+    size_t n, i;
+    int bad;
+} rd_t;
+
+static uint64_t rd_var(rd_t *r) {
+    uint64_t v = 0;
+    for (unsigned sh = 0; sh < 70; sh += 7) {
+        if (r->i >= r->n) break;
+        unsigned char c = r->p[r->i++];
+        if (sh == 63 && c > 1) break;
+        v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80)) return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+static uint32_t rd_u32(rd_t *r) {
+    if (r->n - r->i < 4 || r->i > r->n) {
+        r->bad = 1;
+        r->i = r->n;
+        return 0;
+    }
+    uint32_t v = get_u32le(r->p + r->i);
+    r->i += 4;
+    return v;
+}
+static uint64_t rd_u64(rd_t *r) {
+    if (r->n - r->i < 8 || r->i > r->n) {
+        r->bad = 1;
+        r->i = r->n;
+        return 0;
+    }
+    uint64_t v = get_u64le(r->p + r->i);
+    r->i += 8;
+    return v;
+}
+/* A string as a malloc'd copy (invalid UTF-8 repaired); NULL when bad or
+ * out of memory (*oom set). */
+static char *rd_str(rd_t *r, int *oom) {
+    uint32_t n = rd_u32(r);
+    if (r->bad || n > r->n - r->i) {
+        r->bad = 1;
+        return NULL;
+    }
+    char *s = sps__utf8_sanitize((const char *)r->p + r->i, n);
+    if (!s) *oom = 1;
+    r->i += n;
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The source's identity                                                    */
+/* ------------------------------------------------------------------------ */
+
+int sps__vix_src_stat(const char *path, sps__vix_src_t *s) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        sps__err_os_note(errno);
+        return sps__err_fail(SPS_EIO, "%s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode))
+        return sps__err_fail(SPS_EINVAL, "%s: not a regular file", path);
+    s->size = (uint64_t)st.st_size;
+    s->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return 0;
+}
+
+uint64_t sps__vix_bucket(uint32_t k) {
+    if (k == 0) return 0;
+    return (uint64_t)SPS__VIX_W1 << (2 * (k - 1));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Building                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* An entry on its way into a level. */
+typedef struct bent {
+    int64_t start, end;
+    uint64_t count;
+    uint32_t name, path;
+    int64_t self, longest;
+} bent_t;
+
+typedef struct bdir {
+    int64_t first, last_start, end;
+    uint64_t off;
+    uint32_t len, n, sumlen;
+} bdir_t;
+
+typedef struct blevel {
+    bbuf_t blk;          /* entries of the block being filled */
+    uint32_t n;          /* entries in it */
+    int64_t first, prev, end;
+    bdir_t *dir;
+    size_t ndir, capdir;
+    uint64_t nent;
+    uint64_t dir_off;
+    bent_t run;          /* the merge accumulator feeding this level */
+    int run_on;
+    bent_t *pend;        /* first entries, until the next level exists */
+    uint32_t npend;
+} blevel_t;
+
+typedef struct blane {
+    uint32_t thread, depth, nlevels;
+    blevel_t lv[SPS__VIX_MAXLEV];
+} blane_t;
+
+typedef struct build {
+    const sps__tl_header_t *h;
+    int fd;
+    const char *tmp;
+    uint64_t off;        /* next file offset */
+    bbuf_t out;          /* write buffer at off - out.n */
+    int err;             /* first error (SPS_E*) */
+    sps__stack_t *stacks;  /* per thread */
+    uint32_t *depths;      /* per thread: max depth + 1 */
+    uint32_t cur_thread;
+    blane_t **lanes;
+    size_t nlanes, caplanes;
+    sps__htab_t lane_ix;   /* (thread, depth) -> lane */
+    sps__vix_path_t *paths;
+    size_t npaths, cappaths;
+    sps__htab_t path_ix;   /* (parent, name) -> path */
+    /* block sums scratch, by path */
+    sps__vix_sum_t *scr;
+    size_t capscr;
+    uint32_t *touched;
+    size_t captouched;
+    uint64_t nspans;
+    int64_t t_min, t_max;
+} build_t;
+
+static void b_fail(build_t *b, int code) {
+    if (!b->err) b->err = code;
+}
+
+/* Appends n bytes to the file (buffered); returns their offset. */
+static uint64_t b_write(build_t *b, const void *p, size_t n) {
+    uint64_t at = b->off;
+    b->off += n;
+    if (b->err) return at;
+    if (b->out.n + n > (1u << 20) && b->out.n) {
+        if (sps__pwrite_all(b->fd, b->out.p, b->out.n, (off_t)(b->off - n - b->out.n))) {
+            sps__err_os_note(errno);
+            sps__err_set("writing %s: %s", b->tmp, strerror(errno));
+            b_fail(b, SPS_EIO);
+            return at;
+        }
+        b->out.n = 0;
+    }
+    bb_put(&b->out, p, n);
+    if (b->out.oom) b_fail(b, SPS_ENOMEM);
+    return at;
+}
+
+static int b_flush_out(build_t *b) {
+    if (b->err) return b->err;
+    if (b->out.n &&
+        sps__pwrite_all(b->fd, b->out.p, b->out.n, (off_t)(b->off - b->out.n))) {
+        sps__err_os_note(errno);
+        sps__err_set("writing %s: %s", b->tmp, strerror(errno));
+        b_fail(b, SPS_EIO);
+    }
+    b->out.n = 0;
+    return b->err;
+}
+
+/* Interns (parent, name); returns the path or UINT32_MAX (no memory). */
+static uint32_t b_path(build_t *b, uint32_t parent, uint32_t name) {
+    uint64_t hv = sps__hash_pair32(parent, name);
+    sps__hprobe_t p = sps__htab_probe(&b->path_ix, hv);
+    for (uint32_t i; sps__htab_next(&b->path_ix, &p, &i);)
+        if (b->paths[i].parent == parent && b->paths[i].name == name) return i;
+    if (b->npaths >= UINT32_MAX - 1 || sps__htab_make_room(&b->path_ix, &p) ||
+        sps__grow((void **)&b->paths, &b->cappaths, b->npaths, sizeof *b->paths))
+        return UINT32_MAX;
+    sps__htab_put(&b->path_ix, &p, (uint32_t)b->npaths);
+    b->paths[b->npaths] = (sps__vix_path_t){parent, name};
+    return (uint32_t)b->npaths++;
+}
+
+static blane_t *b_lane(build_t *b, uint32_t thread, uint32_t depth) {
+    uint64_t hv = sps__hash_pair32(thread, depth);
+    sps__hprobe_t p = sps__htab_probe(&b->lane_ix, hv);
+    for (uint32_t i; sps__htab_next(&b->lane_ix, &p, &i);)
+        if (b->lanes[i]->thread == thread && b->lanes[i]->depth == depth) return b->lanes[i];
+    blane_t *l = calloc(1, sizeof *l);
+    if (!l || sps__htab_make_room(&b->lane_ix, &p) ||
+        sps__grow((void **)&b->lanes, &b->caplanes, b->nlanes, sizeof *b->lanes)) {
+        free(l);
+        return NULL;
+    }
+    l->thread = thread;
+    l->depth = depth;
+    l->nlevels = 1;
+    sps__htab_put(&b->lane_ix, &p, (uint32_t)b->nlanes);
+    b->lanes[b->nlanes++] = l;
+    return l;
+}
+
+/* Writes level k's block of lane l (level 0: its per-path sums first). */
+static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
+    blevel_t *v = &l->lv[k];
+    if (!v->n) return;
+    bbuf_t sum = {0};
+    if (k == 0) { /* decode the block once, summing per path */
+        rd_t r = {v->blk.p, v->blk.n, 0, 0};
+        size_t nt = 0;
+        int64_t prev = v->first;
+        for (uint32_t i = 0; i < v->n; i++) {
+            int64_t st = prev + (int64_t)rd_var(&r);
+            int64_t dur = (int64_t)rd_var(&r);
+            uint32_t path = (uint32_t)rd_var(&r);
+            int64_t self = (int64_t)rd_var(&r);
+            prev = st;
+            sps__vix_sum_t *s = &b->scr[path];
+            if (!s->count) {
+                b->touched[nt++] = path;
+                s->min = s->max = dur;
+            }
+            s->count++;
+            s->total += dur;
+            s->self += self;
+            if (dur < s->min) s->min = dur;
+            if (dur > s->max) s->max = dur;
+        }
+        bb_var(&sum, nt);
+        for (size_t i = 0; i < nt; i++) {
+            sps__vix_sum_t *s = &b->scr[b->touched[i]];
+            bb_var(&sum, b->touched[i]);
+            bb_var(&sum, s->count);
+            bb_var(&sum, (uint64_t)s->total);
+            bb_var(&sum, (uint64_t)s->self);
+            bb_var(&sum, (uint64_t)s->min);
+            bb_var(&sum, (uint64_t)s->max);
+            memset(s, 0, sizeof *s);
+        }
+        if (sum.oom) b_fail(b, SPS_ENOMEM);
+    }
+    if (sps__grow((void **)&v->dir, &v->capdir, v->ndir, sizeof *v->dir)) {
+        b_fail(b, SPS_ENOMEM);
+        bb_free(&sum);
+        return;
+    }
+    uint64_t at = b_write(b, sum.p, sum.n);
+    b_write(b, v->blk.p, v->blk.n);
+    if (sum.n + v->blk.n > UINT32_MAX) b_fail(b, SPS_ETOOBIG);
+    v->dir[v->ndir++] = (bdir_t){v->first, v->prev, v->end, at,
+                                 (uint32_t)(sum.n + v->blk.n), v->n, (uint32_t)sum.n};
+    bb_free(&sum);
+    v->blk.n = 0;
+    v->n = 0;
+}
+
+static void b_feed(build_t *b, blane_t *l, uint32_t k, const bent_t *e);
+
+/* Adds entry e to level k of lane l and passes it up. */
+static void b_emit(build_t *b, blane_t *l, uint32_t k, const bent_t *e) {
+    blevel_t *v = &l->lv[k];
+    if (v->n == 0) {
+        v->first = v->prev = e->start;
+        v->end = e->end;
+    }
+    bb_var(&v->blk, (uint64_t)(e->start - v->prev));
+    bb_var(&v->blk, (uint64_t)(e->end - e->start));
+    if (k == 0) {
+        bb_var(&v->blk, e->path);
+        bb_var(&v->blk, (uint64_t)e->self);
+    } else {
+        bb_var(&v->blk, e->name);
+        bb_var(&v->blk, e->count);
+        bb_var(&v->blk, (uint64_t)e->longest);
+    }
+    if (v->blk.oom) b_fail(b, SPS_ENOMEM);
+    v->prev = e->start;
+    if (e->end > v->end) v->end = e->end;
+    v->n++;
+    v->nent++;
+    if (v->n >= SPS__VIX_BLOCK) b_block_flush(b, l, k);
+    if (k + 1 >= SPS__VIX_MAXLEV) return;
+    if (l->nlevels > k + 1) {
+        b_feed(b, l, k + 1, e);
+        return;
+    }
+    if (!v->pend && !(v->pend = malloc(PEND_MAX * sizeof *v->pend))) {
+        b_fail(b, SPS_ENOMEM);
+        return;
+    }
+    v->pend[v->npend++] = *e;
+    if (v->npend == PEND_MAX) { /* enough entries here: the next level */
+        l->nlevels = k + 2;
+        for (uint32_t i = 0; i < v->npend; i++) b_feed(b, l, k + 1, &v->pend[i]);
+        free(v->pend);
+        v->pend = NULL;
+        v->npend = 0;
+    }
+}
+
+static void b_run_flush(build_t *b, blane_t *l, uint32_t k) {
+    blevel_t *v = &l->lv[k];
+    if (!v->run_on) return;
+    v->run_on = 0;
+    bent_t r = v->run;
+    b_emit(b, l, k, &r);
+}
+
+/* Level k (>= 1) takes entry e of level k - 1: an entry at least w_k long
+ * stays itself; shorter ones merge while their run's extent fits in w_k. */
+static void b_feed(build_t *b, blane_t *l, uint32_t k, const bent_t *e) {
+    blevel_t *v = &l->lv[k];
+    int64_t w = (int64_t)sps__vix_bucket(k);
+    if (e->end - e->start >= w) {
+        b_run_flush(b, l, k);
+        b_emit(b, l, k, e);
+    } else if (v->run_on && e->end - v->run.start <= w) {
+        bent_t *r = &v->run;
+        if (e->end > r->end) r->end = e->end;
+        r->count += e->count;
+        if (e->longest > r->longest) {
+            r->longest = e->longest;
+            r->name = e->name;
+        }
+    } else {
+        b_run_flush(b, l, k);
+        v->run = *e;
+        v->run.path = UINT32_MAX;
+        v->run.self = 0;
+        v->run_on = 1;
+    }
+}
+
+/* A frame closed by the fold: a span of level 0 of its lane. */
+static void b_close(void *ctx, const sps__frame_t *f, uint64_t end, uint64_t self,
+                    size_t depth) {
+    build_t *b = ctx;
+    if (b->err) return;
+    if (depth >= UINT32_MAX) {
+        b_fail(b, SPS_ETOOBIG);
+        return;
+    }
+    blane_t *l = b_lane(b, b->cur_thread, (uint32_t)depth);
+    if (!l) {
+        b_fail(b, SPS_ENOMEM);
+        return;
+    }
+    int64_t st = (int64_t)(f->start + (uint64_t)INT64_MIN);
+    int64_t en = (int64_t)(end + (uint64_t)INT64_MIN);
+    uint32_t path = (uint32_t)f->node;
+    bent_t e = {st, en, 1, b->paths[path].name, path, (int64_t)self, en - st};
+    b_emit(b, l, 0, &e);
+}
+
+static int lane_cmp(const void *pa, const void *pb) {
+    const blane_t *a = *(blane_t *const *)pa, *c = *(blane_t *const *)pb;
+    if (a->thread != c->thread) return a->thread < c->thread ? -1 : 1;
+    return a->depth < c->depth ? -1 : a->depth > c->depth;
+}
+
+/* Counter samples grouped by (name, proc): index order for the series. */
+typedef struct cref {
+    uint32_t series;
+    size_t i;
+} cref_t;
+
+static int cref_cmp(const void *pa, const void *pb) {
+    const cref_t *a = pa, *c = pb;
+    if (a->series != c->series) return a->series < c->series ? -1 : 1;
+    return a->i < c->i ? -1 : a->i > c->i;
+}
+
+/* Writes the samples and the meta section; *meta_off/len where it went. */
+static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
+    const sps__tl_header_t *h = b->h;
+    bbuf_t m = {0};
+    /* counter series: (name, proc) in order of first sample */
+    uint32_t *sname = NULL, *sproc = NULL;
+    uint64_t *scount = NULL, *soff = NULL;
+    size_t ns = 0, caps = 0, nc = 0;
+    cref_t *refs = h->ncounters ? malloc(h->ncounters * sizeof *refs) : NULL;
+    if (h->ncounters && !refs) {
+        b_fail(b, SPS_ENOMEM);
+        return;
+    }
+    sps__htab_t six = {0};
+    for (size_t i = 0; i < h->ncounters && !b->err; i++) {
+        const sps__tl_counter_t *c = &h->counters[i];
+        if (!isfinite(c->value) || c->name >= h->nnames || c->proc >= h->nprocs) continue;
+        sps__hprobe_t p = sps__htab_probe(&six, sps__hash_pair32(c->name, c->proc));
+        uint32_t s = UINT32_MAX;
+        for (uint32_t j; sps__htab_next(&six, &p, &j);)
+            if (sname[j] == c->name && sproc[j] == c->proc) {
+                s = j;
+                break;
+            }
+        if (s == UINT32_MAX) {
+            size_t c1 = caps, c2 = caps, c3 = caps;
+            if (sps__htab_make_room(&six, &p) ||
+                sps__grow((void **)&sname, &c1, ns, sizeof *sname) ||
+                sps__grow((void **)&sproc, &c2, ns, sizeof *sproc) ||
+                sps__grow((void **)&scount, &c3, ns, sizeof *scount)) {
+                b_fail(b, SPS_ENOMEM);
+                break;
+            }
+            caps = c1; /* the three grew alike (same n, same cap) */
+            sps__htab_put(&six, &p, (uint32_t)ns);
+            sname[ns] = c->name;
+            sproc[ns] = c->proc;
+            scount[ns] = 0;
+            s = (uint32_t)ns++;
+        }
+        scount[s]++;
+        refs[nc++] = (cref_t){s, i};
+    }
+    sps__htab_free(&six);
+    if (!b->err && ns && !(soff = malloc(ns * sizeof *soff))) b_fail(b, SPS_ENOMEM);
+    if (!b->err && nc) {
+        qsort(refs, nc, sizeof *refs, cref_cmp); /* by series, time order kept */
+        for (size_t i = 0; i < nc; i++) {
+            if (i == 0 || refs[i].series != refs[i - 1].series) soff[refs[i].series] = b->off;
+            unsigned char x[16];
+            const sps__tl_counter_t *c = &h->counters[refs[i].i];
+            double v = c->value;
+            uint64_t vb;
+            memcpy(&vb, &v, 8);
+            put_u64le(x, (uint64_t)c->ts_ns);
+            put_u64le(x + 8, vb);
+            b_write(b, x, 16);
+        }
+    }
+    free(refs);
+    bb_u32(&m, (uint32_t)h->nnames);
+    for (size_t i = 0; i < h->nnames; i++) bb_str(&m, h->names[i]);
+    bb_u32(&m, (uint32_t)h->nprocs);
+    for (size_t i = 0; i < h->nprocs; i++) {
+        bb_u64(&m, (uint64_t)h->procs[i].pid);
+        bb_u64(&m, (uint64_t)h->procs[i].rank);
+        bb_str(&m, h->procs[i].name);
+    }
+    bb_u32(&m, (uint32_t)h->nthreads);
+    for (size_t i = 0; i < h->nthreads; i++) {
+        uint32_t proc = 0;
+        for (size_t j = 0; j < h->nprocs; j++)
+            if (h->procs[j].pid == h->threads[i].pid) {
+                proc = (uint32_t)j;
+                break;
+            }
+        bb_u64(&m, (uint64_t)h->threads[i].pid);
+        bb_u64(&m, (uint64_t)h->threads[i].tid);
+        bb_u32(&m, proc);
+        bb_u32(&m, b->depths[i]);
+        bb_str(&m, h->threads[i].name);
+    }
+    bb_u32(&m, (uint32_t)b->npaths);
+    for (size_t i = 0; i < b->npaths; i++) {
+        bb_u32(&m, b->paths[i].parent);
+        bb_u32(&m, b->paths[i].name);
+    }
+    bb_u32(&m, (uint32_t)ns);
+    for (size_t i = 0; i < ns && !b->err; i++) {
+        bb_u32(&m, sname[i]);
+        bb_u32(&m, sproc[i]);
+        bb_u64(&m, scount[i]);
+        bb_u64(&m, soff[i]);
+    }
+    free(sname);
+    free(sproc);
+    free(scount);
+    free(soff);
+    if (m.oom) b_fail(b, SPS_ENOMEM);
+    *meta_len = m.n;
+    *meta_off = b_write(b, m.p, m.n);
+    bb_free(&m);
+}
+
+static void b_free(build_t *b) {
+    for (size_t i = 0; i < b->nlanes; i++) {
+        for (uint32_t k = 0; k < SPS__VIX_MAXLEV; k++) {
+            bb_free(&b->lanes[i]->lv[k].blk);
+            free(b->lanes[i]->lv[k].dir);
+            free(b->lanes[i]->lv[k].pend);
+        }
+        free(b->lanes[i]);
+    }
+    free(b->lanes);
+    sps__htab_free(&b->lane_ix);
+    sps__htab_free(&b->path_ix);
+    free(b->paths);
+    free(b->scr);
+    free(b->touched);
+    if (b->stacks)
+        for (size_t i = 0; i < b->h->nthreads; i++) sps__stack_free(&b->stacks[i]);
+    free(b->stacks);
+    free(b->depths);
+    bb_free(&b->out);
+}
+
+/* Makes the path scratch hold every path (block sums). */
+static int b_scratch(build_t *b) {
+    if (b->capscr >= b->npaths) return 0;
+    size_t cap = b->capscr ? b->capscr : 64;
+    while (cap < b->npaths) cap *= 2;
+    sps__vix_sum_t *s = realloc(b->scr, cap * sizeof *s);
+    if (!s) return -1;
+    memset(s + b->capscr, 0, (cap - b->capscr) * sizeof *s);
+    b->scr = s;
+    uint32_t *t = realloc(b->touched, cap * sizeof *t);
+    if (!t) return -1;
+    b->touched = t;
+    b->capscr = cap;
+    return 0;
+}
+
+int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
+                   int progress) {
+    int64_t t_start = sps_now_ns();
+    sps__vix_src_t id;
+    int rc = sps__vix_src_stat(src, &id);
+    if (rc) return rc;
+    sps__tlr_t *r;
+    if ((rc = sps__tlr_open(&r, src, fmt))) return rc;
+    const sps__tl_header_t *h = sps__tlr_header(r);
+    build_t b = {.h = h, .fd = -1, .t_min = INT64_MAX, .t_max = INT64_MIN};
+    char *tmp = sps__tmp_name(ixpath, NULL);
+    if (!tmp) {
+        sps__tlr_free(r);
+        return SPS_ENOMEM;
+    }
+    b.tmp = tmp;
+    b.fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (b.fd < 0) {
+        sps__err_os_note(errno);
+        sps__err_set("%s: cannot create the index: %s", tmp, strerror(errno));
+        free(tmp);
+        sps__tlr_free(r);
+        return SPS_EPATH;
+    }
+    b.stacks = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.stacks);
+    b.depths = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.depths);
+    if (!b.stacks || !b.depths) b_fail(&b, SPS_ENOMEM);
+    unsigned char hdr[HDR_BYTES] = {0};
+    b_write(&b, hdr, HDR_BYTES); /* the real one at the end */
+    sps__pline_t pl;
+    sps__pline_init(&pl, "indexing", src, "spans", progress, 0);
+    sps__tl_span_t s;
+    while (!b.err && (rc = sps__tlr_next(r, &s)) > 0) {
+        if (s.thread >= h->nthreads || s.name >= h->nnames) {
+            rc = sps__err_fail(SPS_EFORMAT, "%s: a span names no thread or name", src);
+            break;
+        }
+        if (s.end_ns < s.start_ns) s.end_ns = s.start_ns;
+        b.cur_thread = s.thread;
+        sps__stack_t *st = &b.stacks[s.thread];
+        sps__frame_t f = {.region = s.name, .node = -1,
+                          .start = (uint64_t)s.start_ns - (uint64_t)INT64_MIN,
+                          .end = (uint64_t)s.end_ns - (uint64_t)INT64_MIN, .id = -1,
+                          .prior = s.prior_ns > 0 ? (uint64_t)s.prior_ns : 0};
+        if (sps__fold_span(st, f, b_close, &b) < 0) {
+            b_fail(&b, SPS_ENOMEM);
+            break;
+        }
+        uint32_t parent = st->n >= 2 ? (uint32_t)st->f[st->n - 2].node : UINT32_MAX;
+        uint32_t path = b_path(&b, parent, s.name);
+        if (path == UINT32_MAX || path > INT32_MAX || b_scratch(&b)) {
+            b_fail(&b, SPS_ENOMEM);
+            break;
+        }
+        st->f[st->n - 1].node = (int32_t)path;
+        if (st->n > b.depths[s.thread]) b.depths[s.thread] = (uint32_t)st->n;
+        if (s.start_ns < b.t_min) b.t_min = s.start_ns;
+        if (s.end_ns > b.t_max) b.t_max = s.end_ns;
+        if ((++b.nspans & 0xffff) == 0) sps__pline_fn(&pl, b.nspans, h->nspans);
+    }
+    if (rc < 0 && !b.err) b.err = rc;
+    /* close what is open, then flush every level's run and block */
+    for (size_t t = 0; !b.err && t < h->nthreads; t++) {
+        b.cur_thread = (uint32_t)t;
+        sps__fold_flush(&b.stacks[t], b_close, &b);
+    }
+    for (size_t i = 0; !b.err && i < b.nlanes; i++) {
+        blane_t *l = b.lanes[i];
+        for (uint32_t k = 1; k < l->nlevels; k++) b_run_flush(&b, l, k);
+        for (uint32_t k = 0; k < l->nlevels; k++) b_block_flush(&b, l, k);
+    }
+    if (b.nlanes) qsort(b.lanes, b.nlanes, sizeof *b.lanes, lane_cmp);
+    uint32_t maxlev = 1;
+    for (size_t i = 0; !b.err && i < b.nlanes; i++) {
+        blane_t *l = b.lanes[i];
+        if (l->nlevels > maxlev) maxlev = l->nlevels;
+        for (uint32_t k = 0; k < l->nlevels; k++) {
+            blevel_t *v = &l->lv[k];
+            v->dir_off = b.off;
+            for (size_t j = 0; j < v->ndir; j++) {
+                unsigned char x[DIR_BYTES] = {0};
+                put_u64le(x, (uint64_t)v->dir[j].first);
+                put_u64le(x + 8, (uint64_t)v->dir[j].last_start);
+                put_u64le(x + 16, (uint64_t)v->dir[j].end);
+                put_u64le(x + 24, v->dir[j].off);
+                put_u32le(x + 32, v->dir[j].len);
+                put_u32le(x + 36, v->dir[j].n);
+                put_u32le(x + 40, v->dir[j].sumlen);
+                b_write(&b, x, DIR_BYTES);
+            }
+        }
+    }
+    uint64_t lanes_off = b.off;
+    for (size_t i = 0; !b.err && i < b.nlanes; i++) {
+        blane_t *l = b.lanes[i];
+        unsigned char x[LANE_BYTES] = {0};
+        put_u32le(x, l->thread);
+        put_u32le(x + 4, l->depth);
+        put_u32le(x + 8, l->nlevels);
+        for (uint32_t k = 0; k < l->nlevels; k++) {
+            put_u64le(x + 16 + 24 * k, l->lv[k].dir_off);
+            put_u64le(x + 24 + 24 * k, l->lv[k].ndir);
+            put_u64le(x + 32 + 24 * k, l->lv[k].nent);
+        }
+        b_write(&b, x, LANE_BYTES);
+    }
+    uint64_t meta_off = 0, meta_len = 0;
+    if (!b.err) b_meta(&b, &meta_off, &meta_len);
+    if (b.nspans == 0) b.t_min = b.t_max = 0;
+    double secs = (double)(sps_now_ns() - t_start) / 1e9;
+    memcpy(hdr, k_magic, 8);
+    put_u32le(hdr + 8, SPS__VIX_VERSION);
+    put_u32le(hdr + 12, SPS__VIX_W1);
+    put_u64le(hdr + 16, id.size);
+    put_u64le(hdr + 24, (uint64_t)id.mtime_ns);
+    put_u64le(hdr + 32, (uint64_t)b.t_min);
+    put_u64le(hdr + 40, (uint64_t)b.t_max);
+    put_u64le(hdr + 48, b.nspans);
+    uint64_t sb;
+    memcpy(&sb, &secs, 8);
+    put_u64le(hdr + 56, sb);
+    put_u64le(hdr + 64, meta_off);
+    put_u64le(hdr + 72, meta_len);
+    put_u64le(hdr + 80, lanes_off);
+    put_u32le(hdr + 88, (uint32_t)b.nlanes);
+    put_u32le(hdr + 92, maxlev);
+    put_u64le(hdr + 96, b.off);
+    put_u32le(hdr + 104, (uint32_t)fmt);
+    b_flush_out(&b);
+    if (!b.err && sps__pwrite_all(b.fd, hdr, HDR_BYTES, 0)) {
+        sps__err_os_note(errno);
+        sps__err_set("writing %s: %s", tmp, strerror(errno));
+        b_fail(&b, SPS_EIO);
+    }
+    if (close(b.fd) && !b.err) {
+        sps__err_os_note(errno);
+        sps__err_set("writing %s: %s", tmp, strerror(errno));
+        b_fail(&b, SPS_EIO);
+    }
+    if (!b.err && rename(tmp, ixpath)) {
+        sps__err_os_note(errno);
+        sps__err_set("%s: cannot rename the index into place: %s", ixpath, strerror(errno));
+        b_fail(&b, SPS_EIO);
+    }
+    rc = b.err;
+    if (rc) {
+        unlink(tmp);
+        if (rc == SPS_ENOMEM) sps__err_set("%s: out of memory building the index", src);
+    }
+    sps__pline_end(&pl, b.nspans, rc);
+    free(tmp);
+    b_free(&b);
+    sps__tlr_free(r);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct vlevel {
+    uint64_t dir_off, nblocks, nent;
+} vlevel_t;
+
+typedef struct vlane {
+    uint32_t thread, depth, nlevels;
+    vlevel_t lv[SPS__VIX_MAXLEV];
+} vlane_t;
+
+struct sps__vix {
+    const unsigned char *map;
+    size_t size;
+    const char *path;
+    char *pathbuf;
+    sps__vix_info_t info;
+    vlane_t *lanes;
+};
+
+const sps__vix_info_t *sps__vix_info(const sps__vix_t *x) { return &x->info; }
+
+void sps__vix_close(sps__vix_t *x) {
+    if (!x) return;
+    sps__vix_info_t *in = &x->info;
+    for (size_t i = 0; in->names && i < in->nnames; i++) free(in->names[i]);
+    free(in->names);
+    for (size_t i = 0; in->procs && i < in->nprocs; i++) free(in->procs[i].name);
+    free(in->procs);
+    for (size_t i = 0; in->threads && i < in->nthreads; i++) free(in->threads[i].name);
+    free(in->threads);
+    free(in->paths);
+    free(in->series);
+    free(x->lanes);
+    if (x->map) munmap((void *)x->map, x->size);
+    free(x->pathbuf);
+    free(x);
+}
+
+/* Fails the open: SPS_EFORMAT naming the index. */
+static int bad(const sps__vix_t *x, const char *what) {
+    return sps__err_fail(SPS_EFORMAT, "%s: corrupt view index (%s)", x->path, what);
+}
+
+/* Whether [off, off + n * sz) lies inside the file. */
+static int in_file(const sps__vix_t *x, uint64_t off, uint64_t n, uint64_t sz) {
+    if (off > x->size) return 0;
+    if (sz && n > (x->size - off) / sz) return 0;
+    return 1;
+}
+
+static int parse_meta(sps__vix_t *x, uint64_t off, uint64_t len) {
+    if (!in_file(x, off, len, 1)) return bad(x, "meta section");
+    rd_t r = {x->map + off, (size_t)len, 0, 0};
+    sps__vix_info_t *in = &x->info;
+    int oom = 0;
+    uint32_t n = rd_u32(&r);
+    if (r.bad || n > len / 4) return bad(x, "names");
+    in->names = calloc(n ? n : 1, sizeof *in->names);
+    if (!in->names) return SPS_ENOMEM;
+    in->nnames = n;
+    for (uint32_t i = 0; i < n; i++)
+        if (!(in->names[i] = rd_str(&r, &oom))) return oom ? SPS_ENOMEM : bad(x, "name");
+    n = rd_u32(&r);
+    if (r.bad || n > len / 20) return bad(x, "processes");
+    in->procs = calloc(n ? n : 1, sizeof *in->procs);
+    if (!in->procs) return SPS_ENOMEM;
+    in->nprocs = n;
+    for (uint32_t i = 0; i < n; i++) {
+        in->procs[i].pid = (int64_t)rd_u64(&r);
+        in->procs[i].rank = (int64_t)rd_u64(&r);
+        if (!(in->procs[i].name = rd_str(&r, &oom)))
+            return oom ? SPS_ENOMEM : bad(x, "process");
+    }
+    n = rd_u32(&r);
+    if (r.bad || n > len / 28) return bad(x, "threads");
+    in->threads = calloc(n ? n : 1, sizeof *in->threads);
+    if (!in->threads) return SPS_ENOMEM;
+    in->nthreads = n;
+    for (uint32_t i = 0; i < n; i++) {
+        sps__vix_thread_t *t = &in->threads[i];
+        t->pid = (int64_t)rd_u64(&r);
+        t->tid = (int64_t)rd_u64(&r);
+        t->proc = rd_u32(&r);
+        t->depths = rd_u32(&r);
+        if (!(t->name = rd_str(&r, &oom))) return oom ? SPS_ENOMEM : bad(x, "thread");
+        if (in->nprocs ? t->proc >= in->nprocs : t->proc != 0) return bad(x, "thread's process");
+    }
+    n = rd_u32(&r);
+    if (r.bad || n > len / 8) return bad(x, "paths");
+    in->paths = malloc((n ? n : 1) * sizeof *in->paths);
+    if (!in->paths) return SPS_ENOMEM;
+    in->npaths = n;
+    for (uint32_t i = 0; i < n; i++) {
+        in->paths[i].parent = rd_u32(&r);
+        in->paths[i].name = rd_u32(&r);
+        if (r.bad || (in->paths[i].parent != UINT32_MAX && in->paths[i].parent >= i) ||
+            in->paths[i].name >= in->nnames)
+            return bad(x, "call path");
+    }
+    n = rd_u32(&r);
+    if (r.bad || n > len / 24) return bad(x, "counter series");
+    in->series = malloc((n ? n : 1) * sizeof *in->series);
+    if (!in->series) return SPS_ENOMEM;
+    in->nseries = n;
+    for (uint32_t i = 0; i < n; i++) {
+        sps__vix_series_t *s = &in->series[i];
+        s->name = rd_u32(&r);
+        s->proc = rd_u32(&r);
+        s->n = rd_u64(&r);
+        s->off = rd_u64(&r);
+        if (r.bad || s->name >= in->nnames || s->proc >= in->nprocs || !in_file(x, s->off, s->n, 16))
+            return bad(x, "counter series");
+    }
+    return r.bad ? bad(x, "meta section") : 0;
+}
+
+int sps__vix_open(sps__vix_t **out, const char *ixpath, const sps__vix_src_t *src) {
+    *out = NULL;
+    sps__vix_t *x = calloc(1, sizeof *x);
+    if (!x) return SPS_ENOMEM;
+    x->pathbuf = strdup(ixpath);
+    if (!x->pathbuf) {
+        free(x);
+        return SPS_ENOMEM;
+    }
+    x->path = x->pathbuf;
+    int fd = open(ixpath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        sps__vix_close(x);
+        return sps__err_fail(e == ENOENT ? SPS_EFORMAT : SPS_EIO, "%s: %s", ixpath, strerror(e));
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)HDR_BYTES) {
+        close(fd);
+        int rc = bad(x, "too short");
+        sps__vix_close(x);
+        return rc;
+    }
+    x->size = (size_t)st.st_size;
+    void *m = mmap(NULL, x->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        int e = errno;
+        sps__vix_close(x);
+        return sps__err_fail(SPS_EIO, "%s: cannot map the index: %s", ixpath, strerror(e));
+    }
+    x->map = m;
+    const unsigned char *h = x->map;
+    int rc = 0;
+    sps__vix_info_t *in = &x->info;
+    if (memcmp(h, k_magic, 8)) rc = bad(x, "not a view index");
+    else if (get_u32le(h + 8) != SPS__VIX_VERSION || get_u32le(h + 12) != SPS__VIX_W1)
+        rc = sps__err_fail(SPS_EFORMAT, "%s: view index of another version", ixpath);
+    else if (src && (get_u64le(h + 16) != src->size ||
+                     (int64_t)get_u64le(h + 24) != src->mtime_ns))
+        rc = sps__err_fail(SPS_EFORMAT, "%s: stale view index (the recording changed)", ixpath);
+    else if (get_u64le(h + 96) != x->size) rc = bad(x, "truncated");
+    if (rc) {
+        sps__vix_close(x);
+        return rc;
+    }
+    in->t_min = (int64_t)get_u64le(h + 32);
+    in->t_max = (int64_t)get_u64le(h + 40);
+    in->nspans = get_u64le(h + 48);
+    uint64_t sb = get_u64le(h + 56);
+    memcpy(&in->build_s, &sb, 8);
+    if (!isfinite(in->build_s) || in->build_s < 0) in->build_s = 0;
+    uint64_t meta_off = get_u64le(h + 64), meta_len = get_u64le(h + 72);
+    uint64_t lanes_off = get_u64le(h + 80);
+    uint32_t nlanes = get_u32le(h + 88);
+    in->nlevels = get_u32le(h + 92);
+    in->file_bytes = x->size;
+    in->fmt = get_u32le(h + 104);
+    if (in->t_max < in->t_min) rc = bad(x, "time range");
+    else if (in->nlevels < 1 || in->nlevels > SPS__VIX_MAXLEV) rc = bad(x, "levels");
+    else if (!in_file(x, lanes_off, nlanes, LANE_BYTES)) rc = bad(x, "lane table");
+    if (!rc) rc = parse_meta(x, meta_off, meta_len);
+    if (!rc && !(x->lanes = malloc((nlanes ? nlanes : 1) * sizeof *x->lanes))) rc = SPS_ENOMEM;
+    uint64_t total = 0;
+    for (uint32_t i = 0; !rc && i < nlanes; i++) {
+        const unsigned char *p = x->map + lanes_off + (uint64_t)i * LANE_BYTES;
+        vlane_t *l = &x->lanes[i];
+        l->thread = get_u32le(p);
+        l->depth = get_u32le(p + 4);
+        l->nlevels = get_u32le(p + 8);
+        if (l->thread >= in->nthreads || l->depth >= in->threads[l->thread].depths ||
+            l->nlevels < 1 || l->nlevels > in->nlevels) {
+            rc = bad(x, "lane");
+            break;
+        }
+        if (i && (x->lanes[i - 1].thread > l->thread ||
+                  (x->lanes[i - 1].thread == l->thread && x->lanes[i - 1].depth >= l->depth))) {
+            rc = bad(x, "lane order");
+            break;
+        }
+        for (uint32_t k = 0; k < l->nlevels; k++) {
+            vlevel_t *v = &l->lv[k];
+            v->dir_off = get_u64le(p + 16 + 24 * k);
+            v->nblocks = get_u64le(p + 24 + 24 * k);
+            v->nent = get_u64le(p + 32 + 24 * k);
+            if (!in_file(x, v->dir_off, v->nblocks, DIR_BYTES) ||
+                v->nent > (uint64_t)v->nblocks * SPS__VIX_BLOCK) {
+                rc = bad(x, "block directory");
+                break;
+            }
+        }
+        if (!rc) total += l->lv[0].nent;
+    }
+    if (!rc && total != in->nspans) rc = bad(x, "span count");
+    if (rc) {
+        sps__vix_close(x);
+        return rc;
+    }
+    in->nlanes = nlanes;
+    *out = x;
+    return 0;
+}
+
+int64_t sps__vix_lane_find(const sps__vix_t *x, uint32_t thread, uint32_t depth) {
+    size_t lo = 0, hi = x->info.nlanes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const vlane_t *l = &x->lanes[mid];
+        if (l->thread < thread || (l->thread == thread && l->depth < depth)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < x->info.nlanes && x->lanes[lo].thread == thread && x->lanes[lo].depth == depth)
+        return (int64_t)lo;
+    return -1;
+}
+
+void sps__vix_lane(const sps__vix_t *x, size_t i, uint32_t *thread, uint32_t *depth,
+                   uint32_t *nlevels) {
+    *thread = x->lanes[i].thread;
+    *depth = x->lanes[i].depth;
+    *nlevels = x->lanes[i].nlevels;
+}
+
+/* Block j of a level's directory. */
+static bdir_t get_dir(const sps__vix_t *x, const vlevel_t *v, uint64_t j) {
+    const unsigned char *p = x->map + v->dir_off + j * DIR_BYTES;
+    return (bdir_t){(int64_t)get_u64le(p), (int64_t)get_u64le(p + 8),
+                    (int64_t)get_u64le(p + 16), get_u64le(p + 24), get_u32le(p + 32),
+                    get_u32le(p + 36), get_u32le(p + 40)};
+}
+
+/* The first block whose end is after t (or that starts at or after t:
+ * zero-length spans), by binary search; ends grow along a lane. */
+static uint64_t first_block_ending_after(const sps__vix_t *x, const vlevel_t *v, int64_t t) {
+    uint64_t lo = 0, hi = v->nblocks;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        bdir_t d = get_dir(x, v, mid);
+        if (d.end > t || d.last_start >= t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The first block whose last start is at or after t. */
+static uint64_t first_block_starting_from(const sps__vix_t *x, const vlevel_t *v, int64_t t) {
+    uint64_t lo = 0, hi = v->nblocks;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (get_dir(x, v, mid).last_start >= t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Checks block d's bounds; 0 or SPS_EFORMAT. */
+static int check_block(const sps__vix_t *x, const bdir_t *d) {
+    if (!in_file(x, d->off, d->len, 1) || d->sumlen > d->len || d->n > SPS__VIX_BLOCK)
+        return bad(x, "block");
+    return 0;
+}
+
+/* a + b for a span time, or -1 when it would leave int64. */
+static int add_time(int64_t a, uint64_t b, int64_t *out) {
+    if (b > (uint64_t)INT64_MAX || (a > 0 && (int64_t)b > INT64_MAX - a)) return -1;
+    *out = a + (int64_t)b;
+    return 0;
+}
+
+/* Decodes the entries of block d of level k into fn (those overlapping
+ * [t0, t1), with path_on), stopping past t1. */
+static int decode_block(const sps__vix_t *x, const bdir_t *d, uint32_t k, int64_t t0,
+                        int64_t t1, const uint8_t *path_on, sps__vix_ent_fn fn, void *ctx,
+                        int *past) {
+    rd_t r = {x->map + d->off + d->sumlen, d->len - d->sumlen, 0, 0};
+    int64_t prev = d->first;
+    const sps__vix_info_t *in = &x->info;
+    for (uint32_t i = 0; i < d->n; i++) {
+        sps__vix_ent_t e;
+        uint64_t delta = rd_var(&r), dur = rd_var(&r);
+        if (add_time(prev, delta, &e.start) || add_time(e.start, dur, &e.dur))
+            return bad(x, "entry time");
+        e.dur = (int64_t)dur;
+        prev = e.start;
+        if (k == 0) {
+            uint64_t path = rd_var(&r), self = rd_var(&r);
+            if (path >= in->npaths || self > (uint64_t)INT64_MAX) return bad(x, "entry");
+            e.path = (uint32_t)path;
+            e.name = in->paths[path].name;
+            e.count = 1;
+            e.self = (int64_t)self;
+            e.longest = e.dur;
+        } else {
+            uint64_t name = rd_var(&r), count = rd_var(&r), longest = rd_var(&r);
+            if (name >= in->nnames || longest > (uint64_t)INT64_MAX) return bad(x, "entry");
+            e.name = (uint32_t)name;
+            e.path = UINT32_MAX;
+            e.count = count;
+            e.self = 0;
+            e.longest = (int64_t)longest;
+        }
+        if (r.bad) return bad(x, "entry");
+        if (e.start >= t1) {
+            *past = 1;
+            return 0;
+        }
+        if (!(e.start + e.dur > t0 || e.start >= t0)) continue;
+        if (path_on && (k != 0 || !path_on[e.path])) continue;
+        int rc = fn(ctx, &e);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Whether block d's sums name a path that is on. */
+static int block_has(const sps__vix_t *x, const bdir_t *d, const uint8_t *path_on, int *err) {
+    rd_t r = {x->map + d->off, d->sumlen, 0, 0};
+    uint64_t m = rd_var(&r);
+    for (uint64_t i = 0; i < m && !r.bad; i++) {
+        uint64_t path = rd_var(&r);
+        for (int j = 0; j < 5; j++) rd_var(&r);
+        if (r.bad || path >= x->info.npaths) break;
+        if (path_on[path]) return 1;
+    }
+    if (r.bad) *err = bad(x, "block sums");
+    return 0;
+}
+
+int sps__vix_scan(const sps__vix_t *x, size_t lane, uint32_t level, int64_t t0, int64_t t1,
+                  const uint8_t *path_on, sps__vix_ent_fn fn, void *ctx) {
+    if (lane >= x->info.nlanes) return 0;
+    const vlane_t *l = &x->lanes[lane];
+    if (level >= l->nlevels) level = l->nlevels - 1;
+    const vlevel_t *v = &l->lv[level];
+    for (uint64_t j = first_block_ending_after(x, v, t0); j < v->nblocks; j++) {
+        bdir_t d = get_dir(x, v, j);
+        if (d.first >= t1) break;
+        int rc = check_block(x, &d);
+        if (rc) return rc;
+        if (path_on && level == 0) {
+            int err = 0;
+            int has = block_has(x, &d, path_on, &err);
+            if (err) return err;
+            if (!has) continue;
+        }
+        int past = 0;
+        if ((rc = decode_block(x, &d, level, t0, t1, path_on, fn, ctx, &past))) return rc;
+        if (past) break;
+    }
+    return 0;
+}
+
+static void sum_add(sps__vix_sum_t *s, uint64_t count, int64_t total, int64_t self,
+                    int64_t mn, int64_t mx) {
+    if (!count) return;
+    if (!s->count || mn < s->min) s->min = mn;
+    if (!s->count || mx > s->max) s->max = mx;
+    s->count += count;
+    s->total += total;
+    s->self += self;
+}
+
+typedef struct wctx {
+    sps__vix_sum_t *sums;
+    int64_t t0;
+} wctx_t;
+
+static int window_ent(void *ctx, const sps__vix_ent_t *e) {
+    wctx_t *w = ctx;
+    if (e->start >= w->t0) sum_add(&w->sums[e->path], 1, e->dur, e->self, e->dur, e->dur);
+    return 0;
+}
+
+int sps__vix_window(const sps__vix_t *x, size_t lane, int64_t t0, int64_t t1,
+                    sps__vix_sum_t *sums) {
+    if (lane >= x->info.nlanes || t0 >= t1) return 0;
+    const vlevel_t *v = &x->lanes[lane].lv[0];
+    wctx_t w = {sums, t0};
+    for (uint64_t j = first_block_starting_from(x, v, t0); j < v->nblocks; j++) {
+        bdir_t d = get_dir(x, v, j);
+        if (d.first >= t1) break;
+        int rc = check_block(x, &d);
+        if (rc) return rc;
+        if (d.first >= t0 && d.last_start < t1) { /* whole block: its sums */
+            rd_t r = {x->map + d.off, d.sumlen, 0, 0};
+            uint64_t m = rd_var(&r);
+            for (uint64_t i = 0; i < m && !r.bad; i++) {
+                uint64_t path = rd_var(&r), c = rd_var(&r), tot = rd_var(&r),
+                         self = rd_var(&r), mn = rd_var(&r), mx = rd_var(&r);
+                if (r.bad || path >= x->info.npaths || tot > (uint64_t)INT64_MAX ||
+                    self > (uint64_t)INT64_MAX || mn > (uint64_t)INT64_MAX ||
+                    mx > (uint64_t)INT64_MAX)
+                    return bad(x, "block sums");
+                sum_add(&sums[path], c, (int64_t)tot, (int64_t)self, (int64_t)mn, (int64_t)mx);
+            }
+            if (r.bad) return bad(x, "block sums");
+            continue;
+        }
+        int past = 0;
+        if ((rc = decode_block(x, &d, 0, t0, t1, NULL, window_ent, &w, &past))) return rc;
+        if (past) break;
+    }
+    return 0;
+}
+
+void sps__vix_sample(const sps__vix_t *x, size_t s, uint64_t i, int64_t *t, double *v) {
+    const unsigned char *p = x->map + x->info.series[s].off + i * 16;
+    *t = (int64_t)get_u64le(p);
+    uint64_t b = get_u64le(p + 8);
+    memcpy(v, &b, 8);
+}
+
+uint64_t sps__vix_sample_lb(const sps__vix_t *x, size_t s, int64_t t) {
+    uint64_t lo = 0, hi = x->info.series[s].n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int64_t tm;
+        double v;
+        sps__vix_sample(x, s, mid, &tm, &v);
+        if (tm < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
