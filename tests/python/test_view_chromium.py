@@ -398,6 +398,21 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     browser.settle()
     v2 = browser.js("spsView.view()")
     assert v2[1] - v2[0] > w0 * 1.5
+    # a drag to the left pans to later times, by the pixels dragged
+    before = v2
+    plot = browser.js("spsView.pixelOf(spsView.view()[1]) - spsView.pixelOf(spsView.view()[0])")
+    browser.page("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x + 300, "y": y,
+                                              "button": "left", "buttons": 1, "clickCount": 1})
+    for dx in (20, 100, 200):
+        browser.page("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x + 300 - dx,
+                                                  "y": y, "button": "left", "buttons": 1})
+    browser.page("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x + 100, "y": y,
+                                              "button": "left", "buttons": 0, "clickCount": 1})
+    browser.settle()
+    v2 = browser.js("spsView.view()")
+    w = before[1] - before[0]
+    assert v2[1] - v2[0] == pytest.approx(w, rel=1e-9)
+    assert v2[0] - before[0] == pytest.approx(200 / plot * w, rel=1e-6)
     # +/- keys and reset
     browser.key("+", "Equal", "+")
     browser.settle()

@@ -168,10 +168,13 @@ function schedule() {
 function fetchTiles() {
     timer = null;
     if (stopped) return;
-    var my = ++seq.tiles, a = v0, b = v1, px = Math.max(1, Math.round(plotW()));
+    var my = ++seq.tiles, a = v0, b = v1;
+    /* the part of the window inside the recording, with its share of the pixels */
+    var qa = Math.max(0, Math.floor(a)), qb = Math.min(Math.ceil(b), Math.ceil(T1) + 1);
+    var px = Math.max(1, Math.round(plotW() * Math.min(1, (qb - qa) / (b - a))));
     var th = visibleThreads();
-    if (th && !th.length) { tiles = { t0: a, t1: b, dv: null, lanes: [] }; redraw(); return; }
-    var q = 't0=' + Math.floor(a) + '&t1=' + Math.ceil(b) + '&px=' + px + (th ? '&threads=' + th.join(',') : '');
+    if ((th && !th.length) || qb <= qa) { tiles = { t0: a, t1: b, dv: null, lanes: [] }; frames++; redraw(); return; }
+    var q = 't0=' + qa + '&t1=' + qb + '&px=' + px + (th ? '&threads=' + th.join(',') : '');
     inflight++;
     api('/api/tiles?' + q).then(function (r) {
         if (!r.ok) throw new Error('/api/tiles: HTTP ' + r.status);
@@ -182,16 +185,27 @@ function fetchTiles() {
         t.t0 = a; t.t1 = b;
         tiles = t; frames++;
         if (!stopped) setStatus('');
+        showDetail(t);
         redraw();
     }).catch(failed).then(function () { inflight--; });
     if (M.counters && M.counters.length) {
         var myc = ++seq.cnt;
         inflight++;
-        apiJson('/api/counters?t0=' + Math.floor(a) + '&t1=' + Math.ceil(b) + '&px=' + px).then(function (j) {
+        apiJson('/api/counters?t0=' + qa + '&t1=' + qb + '&px=' + px).then(function (j) {
             if (myc !== seq.cnt) return;
             counters = j; redraw();
         }).catch(failed).then(function () { inflight--; });
     }
+}
+/* The level of detail of the last answer, in the window's line. */
+function showDetail(t) {
+    var lv = 0;
+    t.lanes.forEach(function (L) { if (L.level > lv) lv = L.level; });
+    var b = null;
+    (M.levels || []).forEach(function (l) { if (l.level === lv) b = l.bucket_ns; });
+    view.level = lv;
+    $('win').textContent = 'window ' + fmt(v0) + ' \u2013 ' + fmt(v1) + ' (' + fmt(v1 - v0) + '); ' +
+        (lv === 0 ? 'every span drawn' : 'spans narrower than ' + (b ? fmt(b) : 'a pixel') + ' merged');
 }
 function fetchWindow() {
     winTimer = null;
@@ -595,8 +609,9 @@ function showSpan(thread, depth, t) {
         redraw();
     }).catch(failed).then(function () { inflight--; });
 }
-wrap.addEventListener('keydown', function (e) {
-    if (e.target === $('q')) return;
+document.addEventListener('keydown', function (e) {
+    if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'BUTTON' || e.target.tagName === 'SUMMARY')) return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     var k = e.key;
     if (k === '+' || k === '=') zoomAround((v0 + v1) / 2, 0.5);
     else if (k === '-' || k === '_') zoomAround((v0 + v1) / 2, 2);
