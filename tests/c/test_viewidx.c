@@ -1,0 +1,724 @@
+/* The viewer's level-of-detail index (formats/viewidx.c) and the view
+ * object (api/view.c): a recording made with the C API (nested regions on
+ * several threads, a recursive region, many short spans, counters), and
+ * its .json and .pftrace conversions, answered through sps__view_handle
+ * and checked against a brute-force fold of the file's spans (the one
+ * fold, sps__fold_ivals): tiles at full zoom-out (bounded per lane, every
+ * span counted once) and zoom-in (every span once, exact times), windows
+ * (the region table and call tree), span lookup, search, counters; stale,
+ * truncated, corrupt and garbage indexes rebuilt; bad parameters 400. */
+#include "testutil.h"
+#include "api/view.h"
+#include "formats/viewidx.h"
+#include "model/model.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NTHR 3
+#define NOUT 30
+#define NTINY 5000
+
+static sps_region_t r_outer, r_inner, r_rec, r_tiny;
+
+static void rec(int d) {
+    sps_begin(r_rec);
+    tu_spin_ns(1000);
+    if (d) rec(d - 1);
+    sps_end(r_rec);
+}
+
+static void *worker(void *arg) {
+    long id = (long)arg;
+    for (int k = 0; k < NOUT; k++) {
+        sps_begin(r_outer);
+        tu_spin_ns(1000);
+        for (int j = 0; j < 2; j++) {
+            sps_begin(r_inner);
+            tu_spin_ns(2000);
+            sps_end(r_inner);
+        }
+        rec(2);
+        sps_end(r_outer);
+    }
+    if (id == 0)
+        for (int k = 0; k < NTINY; k++) { /* one lane of several blocks and levels */
+            sps_begin(r_tiny);
+            sps_end(r_tiny);
+        }
+    return NULL;
+}
+
+static char g_h5[1024], g_json[1024], g_pf[1024], g_ixdir[1024];
+
+static void record_once(void) {
+    if (g_h5[0]) return;
+    snprintf(g_h5, sizeof g_h5, "%s", tu_path("viewidx.h5"));
+    snprintf(g_json, sizeof g_json, "%s", tu_path("viewidx.json"));
+    snprintf(g_pf, sizeof g_pf, "%s", tu_path("viewidx.pftrace"));
+    snprintf(g_ixdir, sizeof g_ixdir, "%s", tu_path("viewidx_ix"));
+    assert_int_equal(sps_setup(NULL), 0);
+    r_outer = sps_region("vi.outer");
+    r_inner = sps_region("vi.Inner <b>\"x\"");
+    r_rec = sps_region("vi.rec");
+    r_tiny = sps_region("vi.tiny");
+    sps_region_t c = sps_counter_id("vi.queue");
+    pthread_t th[NTHR];
+    for (long k = 0; k < NTHR; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, worker, (void *)k), 0);
+    for (int k = 0; k < 40; k++) {
+        sps_counter(c, (double)(k % 7));
+        tu_spin_ns(20000);
+    }
+    for (int k = 0; k < NTHR; k++) pthread_join(th[k], NULL);
+    assert_int_equal(sps_finalize_to(g_h5), 0);
+    sps_shutdown();
+    const char *cli = getenv("SPS_CLI");
+    assert_non_null(cli);
+    assert_int_equal(tu_system("\"%s\" convert '%s' '%s'", cli, g_h5, g_json), 0);
+    assert_int_equal(tu_system("\"%s\" convert '%s' '%s'", cli, g_h5, g_pf), 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The file's spans by brute force                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bspan {
+    int64_t start, dur, self;
+    uint32_t name, thread, depth;
+    int64_t parent;
+} bspan_t;
+
+typedef struct brute {
+    bspan_t *v;
+    size_t n;
+    size_t nnames;
+    char **names;
+} brute_t;
+
+static brute_t brute_read(const char *path) {
+    sps__tlr_t *r;
+    int rc = sps__tlr_open(&r, path, sps__tl_format_of(path));
+    if (rc) fail_msg("%s: %s", path, sps__err_msg());
+    const sps__tl_header_t *h = sps__tlr_header(r);
+    brute_t b = {0};
+    b.nnames = h->nnames;
+    b.names = calloc(h->nnames, sizeof *b.names);
+    for (size_t i = 0; i < h->nnames; i++) b.names[i] = strdup(h->names[i]);
+    size_t cap = 1024;
+    sps__ival_t *iv = malloc(cap * sizeof *iv);
+    b.v = malloc(cap * sizeof *b.v);
+    sps__tl_span_t s;
+    while ((rc = sps__tlr_next(r, &s)) > 0) {
+        if (b.n == cap) {
+            cap *= 2;
+            iv = realloc(iv, cap * sizeof *iv);
+            b.v = realloc(b.v, cap * sizeof *b.v);
+        }
+        iv[b.n] = (sps__ival_t){s.start_ns, s.end_ns, 0, s.name, s.thread, 0};
+        b.v[b.n] = (bspan_t){s.start_ns, s.end_ns - s.start_ns, 0, s.name, s.thread, 0, -1};
+        b.n++;
+    }
+    assert_int_equal(rc, 0);
+    sps__tlr_free(r);
+    sps__fold_out_t *out = malloc((b.n ? b.n : 1) * sizeof *out);
+    assert_int_equal(sps__fold_ivals(iv, b.n, out, NULL), 0);
+    for (size_t i = 0; i < b.n; i++) {
+        b.v[i].self = out[i].self;
+        b.v[i].depth = out[i].depth;
+        b.v[i].parent = out[i].parent;
+    }
+    free(out);
+    free(iv);
+    return b;
+}
+
+static void brute_free(brute_t *b) {
+    for (size_t i = 0; i < b->nnames; i++) free(b->names[i]);
+    free(b->names);
+    free(b->v);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Requests                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static int req(sps__view_t *v, const char *path, const char *query, char **body, size_t *len) {
+    const char *ct = NULL;
+    int st = sps__view_handle(v, "GET", path, query, body, len, &ct);
+    assert_non_null(*body);
+    assert_non_null(ct);
+    if (st == 200 && !strcmp(path, "/api/tiles")) assert_string_equal(ct, "application/octet-stream");
+    else assert_string_equal(ct, "application/json");
+    return st;
+}
+
+/* A JSON body's number after "key": (the first one). */
+static int64_t json_i64(const char *body, const char *key) {
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(body, k);
+    if (!p) fail_msg("no %s in %s", key, body);
+    return strtoll(p + strlen(k), NULL, 10);
+}
+
+static sps__view_t *open_view(const char *path, int rebuild, int *built) {
+    sps__view_t *v;
+    sps__view_opts_t o = {g_ixdir, rebuild, 0};
+    const char *paths[1] = {path};
+    int rc = sps__view_open(&v, paths, 1, &o);
+    if (rc) fail_msg("view_open %s: %d %s", path, rc, sps__err_msg());
+    char *b;
+    size_t n;
+    assert_int_equal(req(v, "/api/meta", NULL, &b, &n), 200);
+    if (built) *built = strstr(b, "\"built\":true") != NULL;
+    free(b);
+    return v;
+}
+
+typedef struct tile {
+    uint32_t thread, depth, level, name, count;
+    double start, dur;
+} tile_t;
+
+/* Parses a tiles body; checks its framing.  Returns the records. */
+static tile_t *parse_tiles(const char *b, size_t n, size_t *nt, uint32_t px, uint32_t *maxlane) {
+    assert_true(n >= 8);
+    uint32_t magic, nl;
+    memcpy(&magic, b, 4);
+    memcpy(&nl, b + 4, 4);
+    assert_int_equal(magic, 0x54565053u);
+    size_t o = 8, cnt = 0, cap = 64;
+    tile_t *t = malloc(cap * sizeof *t);
+    uint32_t pt = 0, pd = 0;
+    *maxlane = 0;
+    for (uint32_t l = 0; l < nl; l++) {
+        assert_true(o + 16 <= n);
+        uint32_t h[4];
+        memcpy(h, b + o, 16);
+        o += 16;
+        if (l) assert_true(h[0] > pt || (h[0] == pt && h[1] > pd)); /* (thread, depth) order */
+        pt = h[0];
+        pd = h[1];
+        assert_true(h[2] > 0); /* only lanes with records */
+        if (h[2] > *maxlane) *maxlane = h[2];
+        (void)px;
+        assert_true(o + (size_t)h[2] * 24 <= n);
+        for (uint32_t i = 0; i < h[2]; i++, o += 24) {
+            if (cnt == cap) t = realloc(t, (cap *= 2) * sizeof *t);
+            tile_t *r = &t[cnt++];
+            r->thread = h[0];
+            r->depth = h[1];
+            r->level = h[3];
+            memcpy(&r->start, b + o, 8);
+            memcpy(&r->dur, b + o + 8, 8);
+            memcpy(&r->name, b + o + 16, 4);
+            memcpy(&r->count, b + o + 20, 4);
+            assert_true(r->count >= 1);
+        }
+    }
+    assert_int_equal(o, n);
+    *nt = cnt;
+    return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Expected window answers                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct nacc {
+    uint64_t calls;
+    int64_t total, self, min, max;
+} nacc_t;
+
+static const nacc_t *g_sort_acc;
+static int by_total(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const nacc_t *s = g_sort_acc;
+    if (s[a].total != s[b].total) return s[a].total > s[b].total ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The "table":[...] text the view must give for the spans of b starting
+ * in [t0, t1) (absolute), and their number. */
+static char *expected_table(const brute_t *b, int64_t t0, int64_t t1, uint64_t *calls) {
+    nacc_t *acc = calloc(b->nnames, sizeof *acc);
+    *calls = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const bspan_t *s = &b->v[i];
+        if (s->start < t0 || s->start >= t1) continue;
+        nacc_t *a = &acc[s->name];
+        if (!a->calls || s->dur < a->min) a->min = s->dur;
+        if (!a->calls || s->dur > a->max) a->max = s->dur;
+        a->calls++;
+        a->total += s->dur;
+        a->self += s->self;
+        (*calls)++;
+    }
+    uint32_t *ord = malloc(b->nnames * sizeof *ord);
+    size_t n = 0;
+    for (size_t i = 0; i < b->nnames; i++)
+        if (acc[i].calls) ord[n++] = (uint32_t)i;
+    g_sort_acc = acc;
+    qsort(ord, n, sizeof *ord, by_total);
+    size_t cap = 256 + n * 200;
+    char *out = malloc(cap);
+    size_t o = (size_t)snprintf(out, cap, "\"table\":[");
+    for (size_t i = 0; i < n; i++) {
+        const nacc_t *a = &acc[ord[i]];
+        char mean[40];
+        size_t ml = sps__tl_fmt_double(mean, sizeof mean, (double)a->total / (double)a->calls);
+        mean[ml] = 0;
+        o += (size_t)snprintf(out + o, cap - o,
+                              "%s{\"name\":%u,\"calls\":%llu,\"total_ns\":%lld,\"self_ns\":%lld,"
+                              "\"min_ns\":%lld,\"max_ns\":%lld,\"mean_ns\":%s}",
+                              i ? "," : "", ord[i], (unsigned long long)a->calls,
+                              (long long)a->total, (long long)a->self, (long long)a->min,
+                              (long long)a->max, mean);
+    }
+    snprintf(out + o, cap - o, "]");
+    free(ord);
+    free(acc);
+    return out;
+}
+
+/* Checks /api/window for [t0, t1) absolute against the brute force: the
+ * table exactly, the call count, and every call path's node. */
+static void check_window(sps__view_t *v, const brute_t *b, int64_t vt0, int64_t t0, int64_t t1) {
+    char q[128], *body;
+    size_t n;
+    snprintf(q, sizeof q, "t0=%lld&t1=%lld", (long long)(t0 - vt0), (long long)(t1 - vt0));
+    assert_int_equal(req(v, "/api/window", q, &body, &n), 200);
+    uint64_t calls;
+    char *tab = expected_table(b, t0, t1, &calls);
+    if (!strstr(body, tab)) fail_msg("window %s:\n got %s\n want %s", q, body, tab);
+    assert_int_equal((uint64_t)json_i64(body, "calls"), calls);
+    /* call paths: depth-0 spans' nodes sum to the roots' calls */
+    uint64_t roots = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].start >= t0 && b->v[i].start < t1 && b->v[i].depth == 0) roots++;
+    const char *tree = strstr(body, "\"tree\":{\"name\":-1,\"children\":[");
+    assert_non_null(tree);
+    if (roots) assert_non_null(strstr(tree, "\"calls\":"));
+    free(tab);
+    free(body);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int tile_cmp(const void *pa, const void *pb) {
+    const tile_t *a = pa, *b = pb;
+    if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+    if (a->depth != b->depth) return a->depth < b->depth ? -1 : 1;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void check_file(const char *path) {
+    brute_t b = brute_read(path);
+    assert_true(b.n > NTINY);
+    int built;
+    sps__view_t *v = open_view(path, 1, &built);
+    assert_true(built);
+    char *body;
+    size_t n;
+    assert_int_equal(req(v, "/api/meta", NULL, &body, &n), 200);
+    int64_t vt0 = json_i64(body, "t0_ns"), ext = json_i64(body, "t1_rel_ns");
+    assert_int_equal((uint64_t)json_i64(body, "nspans"), b.n); /* the file's */
+    assert_int_equal((uint64_t)json_i64(strstr(body, "\"t1_rel_ns\""), "nspans"), b.n);
+    assert_non_null(strstr(body, "\"vi.Inner <b>\\\"x\\\"\"")); /* escaped */
+    assert_non_null(strstr(body, "\"colors\":[\"#"));
+    free(body);
+    int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+    for (size_t i = 0; i < b.n; i++) {
+        if (b.v[i].start < tmin) tmin = b.v[i].start;
+        if (b.v[i].start + b.v[i].dur > tmax) tmax = b.v[i].start + b.v[i].dur;
+    }
+    assert_true(vt0 <= tmin);
+
+    /* full zoom-out: few records per lane, every span counted once */
+    char q[256];
+    for (int px = 20; px <= 2000; px *= 10) {
+        snprintf(q, sizeof q, "t0=0&t1=%lld&px=%d", (long long)ext + 1, px);
+        assert_int_equal(req(v, "/api/tiles", q, &body, &n), 200);
+        size_t nt;
+        uint32_t maxlane;
+        tile_t *t = parse_tiles(body, n, &nt, (uint32_t)px, &maxlane);
+        assert_true(maxlane <= 3u * (uint32_t)px + 3);
+        uint64_t total = 0;
+        for (size_t i = 0; i < nt; i++) total += t[i].count;
+        assert_int_equal(total, b.n);
+        if (px == 20) assert_true(nt < b.n / 4); /* merged */
+        free(t);
+        free(body);
+    }
+
+    /* full zoom-in: every span exactly once with its exact times */
+    tile_t *got = malloc(b.n * sizeof *got);
+    size_t ngot = 0;
+    const int64_t w = 8192;
+    int64_t first = tmin - vt0;
+    for (int64_t a = first - first % w; a <= tmax - vt0; a += w) {
+        snprintf(q, sizeof q, "t0=%lld&t1=%lld&px=16384", (long long)a, (long long)(a + w));
+        assert_int_equal(req(v, "/api/tiles", q, &body, &n), 200);
+        size_t nt;
+        uint32_t maxlane;
+        tile_t *t = parse_tiles(body, n, &nt, 16384, &maxlane);
+        for (size_t i = 0; i < nt; i++) {
+            assert_int_equal(t[i].level, 0);
+            assert_int_equal(t[i].count, 1);
+            if (t[i].start < (double)a) continue; /* counted where it starts */
+            assert_true(ngot < b.n);
+            got[ngot++] = t[i];
+        }
+        free(t);
+        free(body);
+    }
+    assert_int_equal(ngot, b.n);
+    tile_t *want = malloc(b.n * sizeof *want);
+    for (size_t i = 0; i < b.n; i++)
+        want[i] = (tile_t){b.v[i].thread, b.v[i].depth, 0, b.v[i].name, 1,
+                           (double)(b.v[i].start - vt0), (double)b.v[i].dur};
+    qsort(got, ngot, sizeof *got, tile_cmp);
+    qsort(want, b.n, sizeof *want, tile_cmp);
+    for (size_t i = 0; i < b.n; i++) {
+        assert_int_equal(got[i].thread, want[i].thread);
+        assert_int_equal(got[i].depth, want[i].depth);
+        assert_int_equal(got[i].name, want[i].name);
+        assert_true(got[i].start == want[i].start);
+        assert_true(got[i].dur == want[i].dur);
+    }
+    free(got);
+    free(want);
+
+    /* windows: the whole range, the fold's numbers; then sub-windows */
+    check_window(v, &b, vt0, vt0, vt0 + ext + 1);
+    {
+        sps__fold_tl_t f;
+        sps__tlr_t *r;
+        assert_int_equal(sps__tlr_open(&r, path, sps__tl_format_of(path)), 0);
+        const sps__tl_header_t *h = sps__tlr_header(r);
+        assert_int_equal(sps__fold_tl_init(&f, h->nthreads, h->nnames, 0), 0);
+        sps__tl_span_t s;
+        while (sps__tlr_next(r, &s) > 0)
+            assert_true(sps__fold_tl_add(&f, s.thread, s.name, s.start_ns, s.end_ns, s.prior_ns) >= 0);
+        sps__fold_tl_finish(&f);
+        snprintf(q, sizeof q, "t0=0&t1=%lld", (long long)ext + 1);
+        assert_int_equal(req(v, "/api/window", q, &body, &n), 200);
+        for (size_t i = 0; i < h->nnames; i++) {
+            if (!f.acc[i].count) continue;
+            char row[256];
+            snprintf(row, sizeof row,
+                     "{\"name\":%zu,\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,\"min_ns\":%llu,"
+                     "\"max_ns\":%llu,",
+                     i, (unsigned long long)f.acc[i].count, (unsigned long long)f.acc[i].total,
+                     (unsigned long long)f.acc[i].self, (unsigned long long)f.acc[i].min,
+                     (unsigned long long)f.acc[i].max);
+            if (!strstr(body, row)) fail_msg("the one fold's row %s not in %s", row, body);
+        }
+        free(body);
+        sps__fold_tl_free(&f);
+        sps__tlr_free(r);
+    }
+    for (int k = 1; k <= 12; k++) {
+        int64_t a = tmin + (tmax - tmin) * (k - 1) / 13, z = tmin + (tmax - tmin) * (k + 2) / 13;
+        check_window(v, &b, vt0, a, z);
+    }
+    /* a window on some threads only */
+    snprintf(q, sizeof q, "t0=0&t1=%lld&threads=0", (long long)ext + 1);
+    assert_int_equal(req(v, "/api/window", q, &body, &n), 200);
+    uint64_t c0 = 0;
+    for (size_t i = 0; i < b.n; i++) c0 += b.v[i].thread == 0;
+    assert_int_equal((uint64_t)json_i64(body, "calls"), c0);
+    free(body);
+
+    /* span lookup: every 7th span, at its middle */
+    for (size_t i = 0; i < b.n; i += 7) {
+        const bspan_t *s = &b.v[i];
+        snprintf(q, sizeof q, "thread=%u&depth=%u&t=%lld", s->thread, s->depth,
+                 (long long)(s->start - vt0 + s->dur / 2));
+        assert_int_equal(req(v, "/api/span", q, &body, &n), 200);
+        assert_int_equal(json_i64(body, "start_ns"), s->start - vt0);
+        assert_int_equal(json_i64(body, "dur_ns"), s->dur);
+        assert_int_equal(json_i64(body, "self_ns"), s->self);
+        assert_int_equal(json_i64(body, "name"), s->name);
+        /* the path: depth + 1 names, ending with its own */
+        const char *p = strstr(body, "\"path\":[");
+        assert_non_null(p);
+        size_t commas = 0;
+        for (const char *c = p; *c && *c != ']'; c++) commas += *c == ',';
+        assert_int_equal(commas, s->depth);
+        free(body);
+    }
+    snprintf(q, sizeof q, "thread=0&depth=0&t=%lld", (long long)(tmax - vt0 + 1000000));
+    assert_int_equal(req(v, "/api/span", q, &body, &n), 404);
+    free(body);
+
+    /* search: case-insensitive, hits in time order */
+    assert_int_equal(req(v, "/api/search", "q=INNER%20%3Cb", &body, &n), 200);
+    uint32_t inner = UINT32_MAX;
+    for (size_t i = 0; i < b.nnames; i++)
+        if (!strcmp(b.names[i], "vi.Inner <b>\"x\"")) inner = (uint32_t)i;
+    assert_true(inner != UINT32_MAX);
+    char want_names[64];
+    snprintf(want_names, sizeof want_names, "{\"names\":[%u],\"hits\":[", inner);
+    assert_true(!strncmp(body, want_names, strlen(want_names)));
+    int64_t first_inner = INT64_MAX;
+    size_t ninner = 0;
+    for (size_t i = 0; i < b.n; i++)
+        if (b.v[i].name == inner) {
+            ninner++;
+            if (b.v[i].start < first_inner) first_inner = b.v[i].start;
+        }
+    assert_int_equal(json_i64(body, "start_ns"), first_inner - vt0);
+    size_t nh = 0;
+    for (const char *p = body; (p = strstr(p, "\"start_ns\"")); p++) nh++;
+    assert_int_equal(nh, ninner < 100 ? ninner : 100);
+    free(body);
+    assert_int_equal(req(v, "/api/search", "q=vi.&limit=5", &body, &n), 200);
+    nh = 0;
+    for (const char *p = body; (p = strstr(p, "\"start_ns\"")); p++) nh++;
+    assert_int_equal(nh, 5);
+    free(body);
+    assert_int_equal(req(v, "/api/search", "q=no%20such%20region", &body, &n), 200);
+    assert_string_equal(body, "{\"names\":[],\"hits\":[]}");
+    free(body);
+
+    /* counters: the series, at most px points, min <= last <= max */
+    assert_int_equal(req(v, "/api/meta", NULL, &body, &n), 200);
+    int has_counter = strstr(body, "\"vi.queue\"") != NULL;
+    free(body);
+    if (has_counter) {
+        snprintf(q, sizeof q, "t0=0&t1=%lld&px=5", (long long)ext + 1);
+        assert_int_equal(req(v, "/api/counters", q, &body, &n), 200);
+        assert_non_null(strstr(body, "{\"series\":[{\"id\":0,\"points\":[["));
+        size_t npts = 0;
+        for (const char *p = strstr(body, "\"points\":[") + 10; (p = strstr(p, "[")); p++) npts++;
+        assert_true(npts >= 1 && npts <= 5);
+        free(body);
+    }
+
+    /* bad parameters: 400 with an error */
+    const char *bad[][2] = {
+        {"/api/tiles", "t0=10&t1=5&px=10"},  {"/api/tiles", "t0=0&t1=100&px=0"},
+        {"/api/tiles", "t0=0&t1=100&px=16385"}, {"/api/tiles", "t0=0&t1=100"},
+        {"/api/tiles", "t0=x&t1=100&px=3"},  {"/api/tiles", "t0=0&t1=100&px=3&threads=99"},
+        {"/api/tiles", "t0=0&t1=100&px=3&threads=0,a"}, {"/api/tiles", "t0=nan&t1=100&px=3"},
+        {"/api/window", "t0=5&t1=5"},        {"/api/window", NULL},
+        {"/api/span", "thread=999&depth=0&t=0"}, {"/api/span", "thread=0&t=0"},
+        {"/api/search", NULL},               {"/api/search", "q=%zz"},
+        {"/api/search", "q=a&limit=0"},      {"/api/counters", "t0=0&t1=10&px=-1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int st = req(v, bad[i][0], bad[i][1], &body, &n);
+        if (st != 400) fail_msg("%s?%s: %d %s", bad[i][0], bad[i][1], st, body);
+        assert_true(!strncmp(body, "{\"error\":\"", 10));
+        free(body);
+    }
+    assert_int_equal(req(v, "/api/nothing", NULL, &body, &n), 404);
+    free(body);
+    sps__view_close(v);
+
+    /* reopened: the index is reused */
+    v = open_view(path, 0, &built);
+    assert_false(built);
+    sps__view_close(v);
+    brute_free(&b);
+}
+
+static void test_h5(void **state) {
+    (void)state;
+    record_once();
+    check_file(g_h5);
+}
+
+static void test_json(void **state) {
+    (void)state;
+    record_once();
+    check_file(g_json);
+}
+
+static void test_pftrace(void **state) {
+    (void)state;
+    record_once();
+    check_file(g_pf);
+}
+
+/* The index of path in the test's index directory (one file there per
+ * source; found by its name's prefix). */
+static void index_of(const char *src, char *out, size_t cap) {
+    sps__view_t *v = open_view(src, 0, NULL);
+    char *body;
+    size_t n;
+    assert_int_equal(req(v, "/api/meta", NULL, &body, &n), 200);
+    const char *p = strstr(body, "\"index\":{\"path\":\"");
+    assert_non_null(p);
+    p += strlen("\"index\":{\"path\":\"");
+    const char *e = strchr(p, '"');
+    snprintf(out, cap, "%.*s", (int)(e - p), p);
+    free(body);
+    sps__view_close(v);
+}
+
+static void copy_file(const char *from, const char *to) {
+    assert_int_equal(tu_system("cp '%s' '%s'", from, to), 0);
+}
+
+static void test_stale_and_corrupt(void **state) {
+    (void)state;
+    record_once();
+    const char *src = tu_path("viewidx_stale.json");
+    copy_file(g_json, src);
+    char ix[1024];
+    index_of(src, ix, sizeof ix);
+    int built;
+    sps__view_close(open_view(src, 0, &built));
+    assert_false(built);
+    /* the source changes: rebuilt */
+    struct stat st;
+    assert_int_equal(stat(src, &st), 0);
+    assert_int_equal(tu_system("touch -d '2001-01-01' '%s'", src), 0);
+    sps__view_close(open_view(src, 0, &built));
+    assert_true(built);
+    sps__view_close(open_view(src, 0, &built));
+    assert_false(built);
+    sps__vix_src_t id;
+    assert_int_equal(sps__vix_src_stat(src, &id), 0);
+    /* truncated, garbage, empty: rejected by vix_open, rebuilt by view_open */
+    char saved[1100];
+    snprintf(saved, sizeof saved, "%s.good", ix);
+    copy_file(ix, saved);
+    struct stat ist;
+    assert_int_equal(stat(ix, &ist), 0);
+    const char *damage[] = {"truncate -s %lld '%s'", "truncate -s 100 '%s'",
+                            "head -c 5000 /dev/urandom > '%s'", ": > '%s'"};
+    for (size_t d = 0; d < 4; d++) {
+        copy_file(saved, ix);
+        if (d == 0) assert_int_equal(tu_system(damage[0], (long long)ist.st_size - 1, ix), 0);
+        else assert_int_equal(tu_system(damage[d], ix), 0);
+        sps__vix_t *x = NULL;
+        assert_int_equal(sps__vix_open(&x, ix, &id), SPS_EFORMAT);
+        assert_null(x);
+        assert_true(strlen(sps__err_msg()) > 0);
+        sps__view_close(open_view(src, 0, &built));
+        assert_true(built);
+    }
+    /* bytes flipped anywhere: open fails with SPS_EFORMAT or every query
+     * answers (200, 404 or 500), never a crash */
+    FILE *f = fopen(saved, "rb");
+    assert_non_null(f);
+    unsigned char *good = malloc((size_t)ist.st_size);
+    assert_int_equal(fread(good, 1, (size_t)ist.st_size, f), (size_t)ist.st_size);
+    fclose(f);
+    srand(12345);
+    for (int it = 0; it < 300; it++) {
+        unsigned char *m = malloc((size_t)ist.st_size);
+        memcpy(m, good, (size_t)ist.st_size);
+        int nflip = 1 + rand() % 8;
+        for (int k = 0; k < nflip; k++) {
+            size_t at = (size_t)rand() % (size_t)ist.st_size;
+            if (it % 3 == 0 && at > 128) at = 128 + at % 512; /* near the header too */
+            m[at] ^= (unsigned char)(1 + rand() % 255);
+        }
+        f = fopen(ix, "wb");
+        assert_int_equal(fwrite(m, 1, (size_t)ist.st_size, f), (size_t)ist.st_size);
+        fclose(f);
+        free(m);
+        sps__vix_t *x = NULL;
+        int rc = sps__vix_open(&x, ix, NULL);
+        assert_true(rc == 0 || rc == SPS_EFORMAT);
+        if (rc) continue;
+        const sps__vix_info_t *in = sps__vix_info(x);
+        for (size_t l = 0; l < in->nlanes; l++) {
+            sps__vix_sum_t *sums = calloc(in->npaths ? in->npaths : 1, sizeof *sums);
+            (void)sps__vix_window(x, l, INT64_MIN, INT64_MAX, sums);
+            free(sums);
+        }
+        sps__vix_close(x);
+        /* the view: the same damaged file is either rebuilt or answers */
+        sps__view_t *v = NULL;
+        sps__view_opts_t o = {g_ixdir, 0, 0};
+        const char *paths[1] = {src};
+        if (sps__view_open(&v, paths, 1, &o) == 0) {
+            const char *qs[][2] = {{"/api/meta", NULL},
+                                   {"/api/tiles", "t0=0&t1=100000000000&px=100"},
+                                   {"/api/tiles", "t0=0&t1=1000000&px=16384"},
+                                   {"/api/window", "t0=0&t1=100000000000"},
+                                   {"/api/search", "q=vi"},
+                                   {"/api/counters", "t0=0&t1=100000000000&px=9"},
+                                   {"/api/span", "thread=0&depth=0&t=1000"}};
+            for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) {
+                char *body;
+                size_t n;
+                int st = req(v, qs[k][0], qs[k][1], &body, &n);
+                assert_true(st == 200 || st == 404 || st == 500);
+                free(body);
+            }
+            sps__view_close(v);
+        }
+    }
+    free(good);
+    copy_file(saved, ix);
+}
+
+static void test_several_files(void **state) {
+    (void)state;
+    record_once();
+    sps__view_t *v;
+    sps__view_opts_t o = {g_ixdir, 0, 0};
+    const char *paths[2] = {g_h5, g_pf};
+    assert_int_equal(sps__view_open(&v, paths, 2, &o), 0);
+    char *body;
+    size_t n;
+    assert_int_equal(req(v, "/api/meta", NULL, &body, &n), 200);
+    brute_t b = brute_read(g_h5);
+    assert_int_equal((uint64_t)json_i64(strstr(body, "\"t1_rel_ns\""), "nspans"), 2 * b.n);
+    int64_t ext = json_i64(body, "t1_rel_ns");
+    /* names merged by text: each once */
+    const char *names = strstr(body, "\"names\":[");
+    assert_non_null(names);
+    const char *once = strstr(names, "\"vi.rec\"");
+    assert_non_null(once);
+    assert_null(strstr(once + 1, "\"vi.rec\""));
+    free(body);
+    char q[128];
+    snprintf(q, sizeof q, "t0=0&t1=%lld", (long long)ext + 1);
+    assert_int_equal(req(v, "/api/window", q, &body, &n), 200);
+    assert_int_equal((uint64_t)json_i64(body, "calls"), 2 * b.n);
+    free(body);
+    /* the second file's threads come after the first's */
+    snprintf(q, sizeof q, "t0=0&t1=%lld&px=100&threads=%d", (long long)ext + 1, NTHR + 1);
+    assert_int_equal(req(v, "/api/tiles", q, &body, &n), 200);
+    size_t nt;
+    uint32_t ml;
+    tile_t *t = parse_tiles(body, n, &nt, 100, &ml);
+    assert_true(nt > 0);
+    for (size_t i = 0; i < nt; i++) assert_int_equal(t[i].thread, NTHR + 1);
+    free(t);
+    free(body);
+    sps__view_close(v);
+    brute_free(&b);
+    /* a file that is not a recording: an error, no crash */
+    const char *junk = tu_path("viewidx_junk.json");
+    FILE *f = fopen(junk, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":", f);
+    fclose(f);
+    paths[0] = junk;
+    assert_true(sps__view_open(&v, paths, 1, &o) < 0);
+    assert_true(strlen(sps__err_msg()) > 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_h5),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_pftrace),
+        cmocka_unit_test(test_stale_and_corrupt),
+        cmocka_unit_test(test_several_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
