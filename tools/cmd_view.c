@@ -166,7 +166,8 @@ static void open_browser(const char *url) {
             dup2(null, 1);
             dup2(null, 2);
         }
-        signal(SIGINT, SIG_IGN); /* Ctrl-C stops the viewer, not the browser */
+        setsid(); /* Ctrl-C at the terminal stops the viewer, not the browser */
+        signal(SIGPIPE, SIG_DFL);
         if (browser[0])
             execl("/bin/sh", "sh", "-c", "exec $1 \"$2\"", "sh", browser, url, (char *)NULL);
         else

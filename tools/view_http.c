@@ -12,7 +12,9 @@
  * connection lives VIEW_HTTP_IDLE_MS without a request).  With
  * VIEW_HTTP_MAX_CONNS open, a new one closes the one idle longest.  One
  * request at a time per connection: pipelined ones wait in the buffer
- * until the answer before them is written.
+ * until the answer before them is written, and each connection gets one
+ * answer per round of the loop, so that one client's many requests do
+ * not starve the others.
  */
 #include "view_http.h"
 
@@ -214,6 +216,7 @@ static void answer(conn_t *c, int status, const char *ctype, const char *body, c
     c->body_len = len;
     c->sent = 0;
     c->writing = 1;
+    c->last_ms = now_ms(); /* the write limit counts from here */
 }
 
 /* Queues an error answer {"error":"msg"} (msg: a plain literal) and, when
@@ -490,7 +493,7 @@ static void take_request(view_http_t *s, conn_t *c) {
 
 /* Writes what c's socket takes of its answer.  Returns -1 when the
  * connection is to be closed, else 0. */
-static int conn_write(view_http_t *s, conn_t *c) {
+static int conn_write(conn_t *c) {
     while (c->writing) {
         struct iovec iov[2];
         int n = 0;
@@ -522,28 +525,29 @@ static int conn_write(view_http_t *s, conn_t *c) {
             c->body_owned = NULL;
             c->body = NULL;
             c->writing = 0;
-            if (c->close_after) return -1;
-            take_request(s, c); /* a pipelined one may be waiting */
+            /* a pipelined request waits for the next round (fairness) */
+            return c->close_after ? -1 : 0;
         }
     }
     return 0;
 }
 
-/* Reads what arrived on c and answers what is whole.  Returns -1 when the
- * connection is to be closed (the peer closed it, an error), else 0. */
+/* Reads what arrived on c (one read: the others get their turn) and
+ * answers the request if it is whole.  Returns -1 when the connection is
+ * to be closed (the peer closed it, an error), else 0. */
 static int conn_read(view_http_t *s, conn_t *c) {
-    while (!c->writing && c->in_len < IN_CAP) {
-        ssize_t n = recv(c->fd, c->in + c->in_len, IN_CAP - c->in_len, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-        if (n == 0) return -1;
-        if (!c->in_len) c->req_ms = now_ms();
-        c->in_len += (size_t)n;
-        c->last_ms = now_ms();
-        take_request(s, c);
-        if (c->writing && conn_write(s, c) < 0) return -1;
-    }
-    return 0;
+    if (c->writing || c->in_len >= IN_CAP) return 0;
+    ssize_t n;
+    do
+        n = recv(c->fd, c->in + c->in_len, IN_CAP - c->in_len, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    if (n == 0) return -1;
+    if (!c->in_len) c->req_ms = now_ms();
+    c->in_len += (size_t)n;
+    c->last_ms = now_ms();
+    take_request(s, c);
+    return c->writing ? conn_write(c) : 0;
 }
 
 /* Accepts the connections waiting on the listening socket. */
@@ -598,6 +602,10 @@ int view_http_serve(view_http_t *s, int stop_fd) {
             i++;
         }
         if (s->quit) break;
+        /* one waiting request per connection and round: a client that
+         * pipelines many gets its answers one round at a time */
+        for (size_t i = 0; i < s->nconns; i++)
+            if (!s->conns[i].writing && s->conns[i].in_len) take_request(s, &s->conns[i]);
         nfds_t n = 0;
         int listening = now >= s->accept_pause;
         if (!listening && s->accept_pause < next) next = s->accept_pause;
@@ -625,7 +633,7 @@ int view_http_serve(view_http_t *s, int stop_fd) {
             int drop = 0;
             if (ev & POLLNVAL) drop = 1;
             else if (c->writing && (ev & (POLLOUT | POLLERR | POLLHUP)))
-                drop = conn_write(s, c) < 0;
+                drop = conn_write(c) < 0;
             else if (!c->writing && (ev & (POLLIN | POLLERR | POLLHUP)))
                 drop = conn_read(s, c) < 0;
             if (drop) conn_drop(s, k);
