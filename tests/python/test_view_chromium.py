@@ -373,24 +373,32 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     meta = open_page(browser, small_view.url)
     full = browser.js("spsView.drawn")
     t1 = meta["t1_rel_ns"]
-    # zoom to the first tenth: fewer spans, and all of them overlap it
-    browser.js(f"spsView.zoomTo(0, {t1 / 10})")
+    names = meta["names"]
+    # zoom to the first kernel: fewer spans, and all of them overlap the window
+    k = min((r for r in browser.js("spsView.records()") if names[r["name"]] == "kernel"),
+            key=lambda r: r["start"])
+    a, w = k["start"] - 0.1 * k["dur"], 1.2 * k["dur"]
+    browser.js(f"spsView.zoomTo({a}, {a + w})")
     browser.settle()
     recs = browser.js("spsView.records()")
     assert 0 < len(recs) < full
-    assert all(r["start"] < t1 / 10 and r["start"] + r["dur"] > 0 for r in recs)
-    assert browser.js("spsView.view()") == [0, t1 / 10]
-    first = {(r["thread"], r["depth"], r["start"]) for r in recs}
-    # pan with the arrow keys: the window moves right, other spans show
-    x, y = browser.js("spsView.pixelOf(0)") + 50, browser.js("spsView.rowY(0, 0)")
+    assert all(r["start"] < a + w and r["start"] + r["dur"] > a for r in recs)
+    assert browser.js("spsView.view()") == [a, a + w]
+    first = {(r["thread"], r["depth"], r["start"]): r["x0"] for r in recs}
+    assert (k["thread"], k["depth"], k["start"]) in first
+    # pan with the arrow keys (10 % each): past the kernel's end, which is
+    # no longer drawn
+    x = browser.js("spsView.pixelOf(spsView.view()[0])") + 50
+    y = browser.js(f"spsView.rowY({k['thread']}, 0)")
     browser.click(x, y)  # focus the timeline
-    for _ in range(5):
+    for _ in range(12):
         browser.key("ArrowRight", "ArrowRight")
     browser.settle()
     v = browser.js("spsView.view()")
-    assert v[0] == pytest.approx(t1 / 10 * 0.5, rel=1e-6)
-    moved = {(r["thread"], r["depth"], r["start"]) for r in browser.js("spsView.records()")}
-    assert moved != first
+    assert v[0] == pytest.approx(a + 1.2 * w, rel=1e-9)
+    moved = {(r["thread"], r["depth"], r["start"]): r["x0"] for r in browser.js("spsView.records()")}
+    assert moved and (k["thread"], k["depth"], k["start"]) not in moved
+    assert set(moved) - set(first)  # and spans after it come into view
     # the wheel zooms out around the cursor
     w0 = v[1] - v[0]
     browser.page("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x + 200, "y": y,
@@ -398,6 +406,10 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     browser.settle()
     v2 = browser.js("spsView.view()")
     assert v2[1] - v2[0] > w0 * 1.5
+    t_at = v[0] + (x + 200 - browser.js("spsView.pixelOf(spsView.view()[0])")) / \
+        (browser.js("spsView.pixelOf(spsView.view()[1])")
+         - browser.js("spsView.pixelOf(spsView.view()[0])")) * w0
+    assert browser.js(f"spsView.pixelOf({t_at})") == pytest.approx(x + 200, abs=0.5)
     # a drag to the left pans to later times, by the pixels dragged
     before = v2
     plot = browser.js("spsView.pixelOf(spsView.view()[1]) - spsView.pixelOf(spsView.view()[0])")
@@ -435,7 +447,7 @@ def test_click_shows_the_span(browser, small_view):
     x = browser.js(f"spsView.pixelOf({r['start'] + r['dur'] / 2})")
     y = browser.js(f"spsView.rowY({r['thread']}, {r['depth']})")
     browser.click(x, y)
-    browser.wait("spsView.selected && document.getElementById('d-name')", 30, "the details")
+    browser.wait("!!(spsView.selected && document.getElementById('d-name'))", 30, "the details")
     browser.settle()
     d = browser.js("({name: document.getElementById('d-name').textContent,"
                    " start: document.getElementById('d-start').textContent,"
