@@ -50,11 +50,11 @@ def write_small_h5(path):
 class Server:
     """A running `spanscope view`: its process, port and token."""
 
-    def __init__(self, files, tmp, *args, env=None):
+    def __init__(self, files, tmp, *args, env=None, session=False):
         self.proc = subprocess.Popen(
             [str(CLI), "view", *map(str, files), "--index-dir", str(tmp), "--no-progress",
              *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=session)
         line = read_line(self.proc.stdout, 60)
         m = URL_RE.match(line)
         if not m:
@@ -403,15 +403,21 @@ def test_post_quit_stops_the_server(tmp_path, small):
         srv.stop()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_stops_the_server(tmp_path, small, sig):
+@pytest.mark.parametrize("sig,group", [(signal.SIGINT, False), (signal.SIGTERM, False),
+                                       (signal.SIGINT, True)])
+def test_a_signal_stops_the_server(tmp_path, small, sig, group):
+    """SIGINT or SIGTERM to the tool, or SIGINT to its whole process group
+    (Ctrl-C at a terminal): the server stops, exit status 0."""
     path, _ = small
-    srv = Server([path], tmp_path)
+    srv = Server([path], tmp_path, session=group)
     try:
         # a connection left open does not keep it running
         idle = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
         assert srv.get("/api/meta")[0] == 200
-        srv.proc.send_signal(sig)
+        if group:
+            os.killpg(srv.proc.pid, sig)
+        else:
+            srv.proc.send_signal(sig)
         rc, out, err = srv.wait()
         idle.close()
         assert rc == 0, err
@@ -455,3 +461,42 @@ def test_open_without_a_browser_still_serves(tmp_path, small):
         assert len(err.splitlines()) == 1 and "--open" in err
     finally:
         srv.stop()
+
+
+def test_several_files_and_formats(tmp_path, small):
+    """The same recording as .h5, .json.gz and .pftrace side by side."""
+    path, _ = small
+    others = [tmp_path / "small.json.gz", tmp_path / "small.pftrace"]
+    for o in others:
+        subprocess.run([str(CLI), "convert", str(path), str(o)], check=True, timeout=60,
+                       capture_output=True)
+    srv = Server([path, *others], tmp_path / "idx")
+    try:
+        status, _, body = srv.get("/api/meta")
+        assert status == 200, body
+        meta = json.loads(body)
+        assert [f["path"] for f in meta["files"]] == [str(p) for p in [path, *others]]
+        assert [f["nspans"] for f in meta["files"]] == [9, 9, 9]
+        assert meta["nspans"] == 27 and len(meta["procs"]) >= 3
+    finally:
+        srv.stop()
+
+
+def test_the_index_is_kept_and_rebuilt_when_asked(tmp_path, small):
+    """--index-dir holds the index; the second open reuses it; --rebuild
+    builds it again."""
+    path, _ = small
+    idx = tmp_path / "idx"
+    built = []
+    for args in ((), (), ("--rebuild",)):
+        srv = Server([path], idx, *args)
+        try:
+            status, _, body = srv.get("/api/meta")
+            assert status == 200, body
+            f = json.loads(body)["files"][0]
+            assert os.path.dirname(f["index"]["path"]) == str(idx)
+            assert os.path.getsize(f["index"]["path"]) == f["index"]["bytes"]
+            built.append(f["index"]["built"])
+        finally:
+            srv.stop()
+    assert built == [True, False, True]
