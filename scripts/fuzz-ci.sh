@@ -56,10 +56,10 @@ cmake -S "$src" -B "$build" \
   -DSPS_BUILD_TESTS=OFF -DSPS_BUILD_TOOLS=OFF -DSPS_BUILD_EXAMPLES=OFF \
   -DSPS_BUILD_BENCH=OFF -DSPS_PYTHON=OFF "${extra[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_chrome_json fuzz_perfetto fuzz_h5 fuzz_recover \
-  fuzz_toml
+  fuzz_toml fuzz_viewidx
 
 status=0
-for t in chrome_json perfetto h5 recover toml; do  # toml: leaks checked (no HDF5)
+for t in chrome_json perfetto h5 recover toml viewidx; do  # toml, viewidx: leaks checked (no HDF5)
   exe=$(find "$build" -name "fuzz_$t" -type f -perm -u+x | head -1)
   [ -n "$exe" ] || { echo "fuzz-ci: fuzz_$t was not built" >&2; exit 2; }
   work=$build/corpus/$t

@@ -243,6 +243,9 @@ typedef struct build {
     sps__vix_path_t *paths;
     size_t npaths, cappaths;
     sps__htab_t path_ix;   /* (parent, name) -> path */
+    uint64_t *last_child;  /* per path: (name + 1) << 32 | path of its last child */
+    size_t capcache;
+    uint64_t root_last;
     /* block sums scratch, by path */
     sps__vix_sum_t *scr;
     size_t capscr;
@@ -287,8 +290,20 @@ static int b_flush_out(build_t *b) {
     return b->err;
 }
 
-/* Interns (parent, name); returns the path or UINT32_MAX (no memory). */
+static uint32_t b_path_find(build_t *b, uint32_t parent, uint32_t name);
+
+/* Interns (parent, name); returns the path or UINT32_MAX (no memory).
+ * A one-entry cache per parent (a loop calls the same child again and
+ * again) saves the hash probe for most spans. */
 static uint32_t b_path(build_t *b, uint32_t parent, uint32_t name) {
+    uint64_t *c = parent == UINT32_MAX ? &b->root_last : parent < b->capcache ? &b->last_child[parent] : NULL;
+    if (c && *c && (uint32_t)(*c >> 32) == name + 1) return (uint32_t)*c;
+    uint32_t got = b_path_find(b, parent, name);
+    if (got != UINT32_MAX && c) *c = (uint64_t)(name + 1) << 32 | got;
+    return got;
+}
+
+static uint32_t b_path_find(build_t *b, uint32_t parent, uint32_t name) {
     uint64_t hv = sps__hash_pair32(parent, name);
     sps__hprobe_t p = sps__htab_probe(&b->path_ix, hv);
     for (uint32_t i; sps__htab_next(&b->path_ix, &p, &i);)
@@ -296,6 +311,14 @@ static uint32_t b_path(build_t *b, uint32_t parent, uint32_t name) {
     if (b->npaths >= UINT32_MAX - 1 || sps__htab_make_room(&b->path_ix, &p) ||
         sps__grow((void **)&b->paths, &b->cappaths, b->npaths, sizeof *b->paths))
         return UINT32_MAX;
+    if (b->npaths >= b->capcache) {
+        size_t cap = b->capcache ? b->capcache * 2 : 64;
+        uint64_t *lc = realloc(b->last_child, cap * sizeof *lc);
+        if (!lc) return UINT32_MAX;
+        memset(lc + b->capcache, 0, (cap - b->capcache) * sizeof *lc);
+        b->last_child = lc;
+        b->capcache = cap;
+    }
     sps__htab_put(&b->path_ix, &p, (uint32_t)b->npaths);
     b->paths[b->npaths] = (sps__vix_path_t){parent, name};
     return (uint32_t)b->npaths++;
@@ -607,6 +630,7 @@ static void b_free(build_t *b) {
     sps__htab_free(&b->lane_ix);
     sps__htab_free(&b->path_ix);
     free(b->paths);
+    free(b->last_child);
     free(b->scr);
     free(b->touched);
     if (b->stacks)
