@@ -221,6 +221,9 @@ static int view_run(const view_args_t *a) {
         int e = errno;
         sps__view_close(v);
         if (e == EADDRINUSE) return die(EXIT_USAGE, "view: port %u is in use", a->port);
+        if (e == EACCES)
+            return die(EXIT_USAGE, "view: port %u needs privileges: choose one above 1023",
+                       a->port);
         return die(EXIT_DATA, "view: cannot listen on 127.0.0.1:%u: %s", a->port, strerror(e));
     }
     if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {

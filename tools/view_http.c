@@ -61,6 +61,7 @@ typedef struct conn {
     int writing;         /* an answer is being written */
     int close_after;     /* close once it is written */
     int quit_after;      /* stop the server once it is written */
+    int draining;        /* answered and closing: what still comes is read and dropped */
     long long last_ms;   /* the last progress (a byte either way) */
     long long req_ms;    /* when the first byte of the pending request came */
 } conn_t;
@@ -525,8 +526,17 @@ static int conn_write(conn_t *c) {
             c->body_owned = NULL;
             c->body = NULL;
             c->writing = 0;
+            if (c->quit_after) return -1;
+            if (c->close_after) {
+                /* a lingering close: closing with unread input would
+                 * reset the connection, and the client might lose the
+                 * answer (a 413 while it is still sending) */
+                shutdown(c->fd, SHUT_WR);
+                c->draining = 1;
+                c->in_len = 0;
+            }
             /* a pipelined request waits for the next round (fairness) */
-            return c->close_after ? -1 : 0;
+            return 0;
         }
     }
     return 0;
@@ -536,8 +546,15 @@ static int conn_write(conn_t *c) {
  * answers the request if it is whole.  Returns -1 when the connection is
  * to be closed (the peer closed it, an error), else 0. */
 static int conn_read(view_http_t *s, conn_t *c) {
-    if (c->writing || c->in_len >= IN_CAP) return 0;
     ssize_t n;
+    if (c->draining) { /* read and dropped, until the client closes */
+        do
+            n = recv(c->fd, c->in, IN_CAP, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        return n == 0 ? -1 : 0;
+    }
+    if (c->writing || c->in_len >= IN_CAP) return 0;
     do
         n = recv(c->fd, c->in + c->in_len, IN_CAP - c->in_len, 0);
     while (n < 0 && errno == EINTR);
@@ -582,6 +599,7 @@ static void accept_all(view_http_t *s) {
 
 /* The moment connection c is closed for taking too long. */
 static long long conn_deadline(const conn_t *c) {
+    if (c->draining) return c->last_ms + VIEW_HTTP_LINGER_MS;
     if (c->writing) return c->last_ms + VIEW_HTTP_WRITE_MS;
     if (c->in_len) return c->req_ms + VIEW_HTTP_REQUEST_MS;
     return c->last_ms + VIEW_HTTP_IDLE_MS;

@@ -36,6 +36,7 @@
 #define VIEW_HTTP_IDLE_MS 30000       /* a kept-alive connection's idle limit */
 #define VIEW_HTTP_REQUEST_MS 10000    /* the time to send one whole request */
 #define VIEW_HTTP_WRITE_MS 30000      /* the limit on an answer's unread part */
+#define VIEW_HTTP_LINGER_MS 2000      /* input read and dropped after a closing answer */
 #define VIEW_HTTP_TOKEN_HEX 64        /* the token: 256 random bits in hex */
 
 /* Answers one /api/ request (not /api/quit): method "GET" or "POST", path
