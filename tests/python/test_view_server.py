@@ -545,3 +545,18 @@ def test_random_and_mutated_requests_break_nothing(server):
                         break
                     assert status in (200, 400, 403, 404, 405, 413), (data, status)
     assert server.get("/api/meta")[0] == 200 and server.proc.poll() is None
+
+
+def test_a_request_that_never_ends_is_cut_off(server):
+    """A client that sends half a request and then nothing (slowloris)
+    loses its connection after the request time limit (10 s), while others
+    are answered meanwhile."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall(f"GET /api/meta HTTP/1.1\r\nHost: {server.host()}\r\n".encode())
+        t = time.monotonic()
+        assert server.get("/api/meta")[0] == 200
+        try:
+            closed = s.recv(100) == b""
+        except ConnectionResetError:
+            closed = True
+        assert closed and 8 < time.monotonic() - t < 20
