@@ -240,6 +240,7 @@ static int view_run(const view_args_t *a) {
     if (a->open) open_browser(url);
     rc = view_http_serve(srv, stop_pipe[0]);
     int e = errno;
+    on_stop_signals(SIG_IGN); /* stopping already; the pipe is about to close */
     view_http_close(srv);
     sps__view_close(v);
     close(stop_pipe[0]);
