@@ -572,6 +572,26 @@ def test_stop_server_button(browser, files):
         v.stop()
 
 
+def test_static_page_has_the_viewers_colours_and_legend(browser, small_view, files):
+    """Part 4: `spanscope html` of the same file gives each region the
+    colour the viewer draws it in, and both legends list the same regions in
+    the same order (most total time first)."""
+    out = files["dir"] / "small.html"
+    subprocess.run([str(CLI), "html", str(files["small"]), "-o", str(out)], check=True,
+                   timeout=120, capture_output=True)
+    html = out.read_text()
+    static = re.findall(r'<span class="lg"><span class="sw" style="background:(#[0-9a-f]{6})">'
+                        r'</span>([^<]*)</span>', html)
+    assert len(static) >= 4, html[:2000]
+    meta = open_page(browser, small_view.url)
+    for colour, name in static:
+        assert meta["colors"][meta["names"].index(name)] == colour, name
+    legend = browser.js("Array.from(document.querySelectorAll('#legend .lg')).map(function(e){"
+                        "return e.textContent})")
+    assert legend == [name for _, name in static]
+    assert_clean(browser)
+
+
 def test_static_page_shares_the_viewers_look():
     """Part 4: the rules of the static page's CSS (html.c page_css) for the
     page, legend and table are the viewer's (view.css), verbatim."""
