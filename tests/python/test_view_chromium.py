@@ -296,6 +296,21 @@ def write_small(path):
     return path
 
 
+# A recording with a burst of 3000 short spans inside 30 ms: zoomed out, they
+# are merged into blocks; zoomed in, drawn one by one.
+def write_dense(path):
+    PM = ProfileManager
+    PM.setup(file_path=str(path), replace=True)
+    with PM.region("outer"):
+        time.sleep(0.015)
+        for _ in range(3000):
+            with PM.region("tiny"):
+                pass
+        time.sleep(0.015)
+    PM.finalize(verbose=False)
+    return path
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     if not CLI.exists():
@@ -304,9 +319,11 @@ def files(tmp_path_factory):
     ProfileManager._reset()
     small = write_small(d / "small.h5")
     ProfileManager._reset()
+    dense = write_dense(d / "dense.h5")
+    ProfileManager._reset()
     own = H.write_own_h5(d / "hostile.h5")
     ProfileManager._reset()
-    return {"small": small, "hostile": own, "dir": d}
+    return {"small": small, "dense": dense, "hostile": own, "dir": d}
 
 
 @pytest.fixture(scope="module")
@@ -437,6 +454,61 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     # the axis labels and table follow the window
     assert browser.js("spsView.windowCalls") == meta["nspans"]
     assert_clean(browser)
+
+
+def test_merged_blocks_hold_each_span_once_and_zoom_in_on_a_click(browser, files):
+    v = Viewer(files["dense"])
+    try:
+        meta = open_page(browser, v.url)
+        names = meta["names"]
+        n = meta["nspans"]
+        assert n >= 3001
+        recs = browser.js("spsView.records()")
+        merged = [r for r in recs if r["count"] > 1]
+        # zoomed out: blocks of tiny spans, each span in one record
+        assert merged and all(names[r["name"]] == "tiny" for r in merged)
+        assert browser.js("spsView.drawn") == len(recs) < n
+        assert browser.js("spsView.drawnSpans") == sum(r["count"] for r in recs) == n
+        # a block is drawn hatched: lighter than its region's colour
+        blk = max(merged, key=lambda r: r["x1"] - r["x0"])
+        y = browser.js(f"spsView.rowY({blk['thread']}, {blk['depth']})")
+        xr = browser.js(f"spsView.pixelOf({blk['start'] + blk['dur']})")
+        xm = browser.js(f"spsView.pixelOf({blk['start'] + blk['dur'] / 2})")
+        x = xr - 2 if blk["x1"] - blk["x0"] >= 8 else xm
+        want = [int(meta["colors"][blk["name"]][k:k + 2], 16) for k in (1, 3, 5)]
+        got = browser.pixel(x, y + 3)
+        assert all(g >= w for g, w in zip(got, want)) and list(got) != want, (got, want)
+        # a click on a block zooms into its extent
+        browser.click(xm, y)
+        browser.settle()
+        v0, v1 = browser.js("spsView.view()")
+        assert v0 <= blk["start"] and v1 >= blk["start"] + blk["dur"]
+        assert v1 - v0 == pytest.approx(blk["dur"] * 1.1, rel=1e-6)
+        # zoomed in far enough, every span there is drawn as itself
+        tiny = [r for r in browser.js("spsView.records()") if names[r["name"]] == "tiny"]
+        assert tiny
+        mid = tiny[len(tiny) // 2]
+        browser.js(f"spsView.zoomTo({mid['start'] - 5 * mid['dur']}, {mid['start'] + 6 * mid['dur']})")
+        browser.settle()
+        recs = browser.js("spsView.records()")
+        assert all(r["count"] == 1 for r in recs)
+        assert browser.js("spsView.drawnSpans") == len(recs)
+        assert any(r["start"] == mid["start"] for r in recs)
+        # a click on a span shows it; one where nothing is drawn clears that
+        browser.js("document.getElementById('reset').click()")
+        browser.settle()
+        outer = next(r for r in browser.js("spsView.records()") if names[r["name"]] == "outer")
+        y0 = browser.js(f"spsView.rowY({outer['thread']}, 0)")
+        x0 = browser.js(f"spsView.pixelOf({outer['start'] + outer['dur'] * 0.1})")
+        browser.click(x0, y0)
+        browser.wait("!!spsView.selected", 30)
+        assert browser.js("document.getElementById('d-name').textContent") == "outer"
+        browser.click(x0, y0 + 16)  # depth 1 during the first sleep: no span
+        browser.wait("spsView.selected === null", 30)
+        assert not browser.js("!!document.getElementById('d-name')")
+        assert_clean(browser)
+    finally:
+        v.stop()
 
 
 def test_click_shows_the_span(browser, small_view):

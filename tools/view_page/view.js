@@ -401,6 +401,7 @@ function fitText(ctx, s, w) {
 }
 function draw() {
     if (!M || !renderer) return;
+    var began = performance.now();
     var labels = [];
     var n = buildFrame(labels);
     renderer.draw(inst, n);
@@ -432,6 +433,7 @@ function draw() {
     if (tiles && !document.body.dataset.ready) { document.body.dataset.ready = '1'; view.ready = true; }
     view.drawn = n;
     view.drawnSpans = drawnSpans;
+    view.drawMs = performance.now() - began;
     view.frames = frames;
 }
 function drawCounters(c, sy) {
@@ -564,14 +566,23 @@ window.addEventListener('mouseup', function (e) {
     ov.classList.remove('dragging');
     if (!d.moved && d.px >= LBL && d.py >= AX) clickAt(d.px, d.py);
 });
-/** Shows the span under canvas point (x, y) (/api/span) and highlights it. */
+/** A click on the timeline at canvas point (x, y): a span shows its details
+ *  (/api/span) and is outlined; a merged block is zoomed into; nothing
+ *  there clears the selection. */
 function clickAt(x, y) {
-    var r = rowAt(y);
-    if (!r) return;
-    var t = tOf(x);
     var R = recAt(x, y);
-    if (R && R.count === 1) t = R.start + R.dur / 2;   /* a sub-pixel span: the one drawn */
-    showSpan(r.L.t, r.depth, t);
+    if (!R) {
+        highlight = null; view.selected = null;
+        $('details').textContent = 'click a span on the timeline';
+        redraw();
+        return;
+    }
+    if (R.count > 1) {
+        var pad = R.dur * 0.05;
+        setView(R.start - pad, R.start + R.dur + pad);
+        return;
+    }
+    showSpan(R.thread, R.depth, R.start + R.dur / 2);
 }
 var spanSeq = 0;
 function showSpan(thread, depth, t) {
