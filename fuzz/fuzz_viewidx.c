@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (i < in->series[s].n) {
             int64_t t;
             double v;
-            sps__vix_sample(x, s, i, &t, &v);
+            (void)sps__vix_sample(x, s, i, &t, &v);
         }
     }
     free(sums);

@@ -325,8 +325,9 @@ int sps__view_open(sps__view_t **out, const char *const *paths, size_t n,
             if (!in->series[s].n) continue;
             int64_t a, b;
             double d;
-            sps__vix_sample(f->x, s, 0, &a, &d);
-            sps__vix_sample(f->x, s, in->series[s].n - 1, &b, &d);
+            if (sps__vix_sample(f->x, s, 0, &a, &d) ||
+                sps__vix_sample(f->x, s, in->series[s].n - 1, &b, &d))
+                continue; /* unreadable: its queries answer 500 */
             if (a < v->t0) v->t0 = a;
             if (b > v->t1) v->t1 = b;
         }
@@ -1133,7 +1134,7 @@ static int api_counters(req_t *r, sb_t *b) {
                 double val = 0;
                 long c = LONG_MAX;
                 if (k < n) {
-                    sps__vix_sample(f->x, s, k, &t, &val);
+                    if (sps__vix_sample(f->x, s, k, &t, &val)) return index_error(b);
                     if (t >= r->t1) k = n;
                     else {
                         c = (long)((double)(t - r->t0) * (double)px / span);

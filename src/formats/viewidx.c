@@ -5,16 +5,21 @@
  *   header (128 bytes): magic "SPSVIEW\0", version, w_1, source size and
  *     mtime, t_min, t_max, spans, build seconds, the meta section's and the
  *     lane table's offset and size, lanes, levels, the file's size, format.
- *   blocks: per (lane, level) block: [level 0 only: per-path sums] then
- *     the entries, varint-encoded (start delta from the previous entry's
+ *   blocks: per (lane, level) block the entries, varint-encoded (start delta from the previous entry's
  *     start, duration, path, self -- or for level >= 1: start delta,
  *     extent, name, count, longest).
+ *   sums: per lane, level 0's per-path sums of each block, block after
+ *     block (varints: paths, then per path: path, calls, total, self, min,
+ *     max).
  *   directories: per (lane, level) an array of 48-byte block records
  *     (first start, last start, end, offset, bytes, entries, sum bytes).
- *   lane table: per lane thread, depth, levels and per level (directory
+ *   lane table: per lane thread, depth, levels, its sums' offset and size,
+ *     and per level (directory
  *     offset, blocks, entries), in (thread, depth) order.
  *   meta: names, processes, threads, call paths, counter series (the
  *     samples themselves are a plain (int64, double) array before it).
+ *
+ * The viewer reads the file with pread (see Reading below).
  *
  * Building keeps, per thread, the fold's stack (model: sps__fold_span, so
  * self times and nesting are the one fold's), per lane and level one block
@@ -27,15 +32,18 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define HDR_BYTES 128u
 #define DIR_BYTES 48u
-#define LANE_BYTES (16u + 24u * SPS__VIX_MAXLEV)
+#define LANE_BYTES (32u + 24u * SPS__VIX_MAXLEV)
+/* Most bytes of a block's entries: 4096 entries of at most 5 varints. */
+#define BLOCK_MAX_BYTES (SPS__VIX_BLOCK * 50u)
 #define PEND_MAX 64u /* entries of a level kept until its next level exists */
 static const char k_magic[8] = {'S', 'P', 'S', 'V', 'I', 'E', 'W', 0};
 
@@ -210,6 +218,7 @@ typedef struct bdir {
 
 typedef struct blevel {
     bbuf_t blk;          /* entries of the block being filled */
+    bbuf_t sums;         /* level 0: the per-path sums of every block so far */
     uint32_t n;          /* entries in it */
     int64_t first, prev, end;
     bdir_t *dir;
@@ -347,7 +356,8 @@ static blane_t *b_lane(build_t *b, uint32_t thread, uint32_t depth) {
 static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
     blevel_t *v = &l->lv[k];
     if (!v->n) return;
-    bbuf_t sum = {0};
+    bbuf_t *sums = &v->sums;
+    size_t sum0 = sums->n;
     if (k == 0) { /* decode the block once, summing per path */
         rd_t r = {v->blk.p, v->blk.n, 0, 0};
         size_t nt = 0;
@@ -369,30 +379,27 @@ static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
             if (dur < s->min) s->min = dur;
             if (dur > s->max) s->max = dur;
         }
-        bb_var(&sum, nt);
+        bb_var(sums, nt);
         for (size_t i = 0; i < nt; i++) {
             sps__vix_sum_t *s = &b->scr[b->touched[i]];
-            bb_var(&sum, b->touched[i]);
-            bb_var(&sum, s->count);
-            bb_var(&sum, (uint64_t)s->total);
-            bb_var(&sum, (uint64_t)s->self);
-            bb_var(&sum, (uint64_t)s->min);
-            bb_var(&sum, (uint64_t)s->max);
+            bb_var(sums, b->touched[i]);
+            bb_var(sums, s->count);
+            bb_var(sums, (uint64_t)s->total);
+            bb_var(sums, (uint64_t)s->self);
+            bb_var(sums, (uint64_t)s->min);
+            bb_var(sums, (uint64_t)s->max);
             memset(s, 0, sizeof *s);
         }
-        if (sum.oom) b_fail(b, SPS_ENOMEM);
+        if (sums->oom) b_fail(b, SPS_ENOMEM);
     }
     if (sps__grow((void **)&v->dir, &v->capdir, v->ndir, sizeof *v->dir)) {
         b_fail(b, SPS_ENOMEM);
-        bb_free(&sum);
         return;
     }
-    uint64_t at = b_write(b, sum.p, sum.n);
-    b_write(b, v->blk.p, v->blk.n);
-    if (sum.n + v->blk.n > UINT32_MAX) b_fail(b, SPS_ETOOBIG);
-    v->dir[v->ndir++] = (bdir_t){v->first, v->prev, v->end, at,
-                                 (uint32_t)(sum.n + v->blk.n), v->n, (uint32_t)sum.n};
-    bb_free(&sum);
+    uint64_t at = b_write(b, v->blk.p, v->blk.n);
+    if (v->blk.n > BLOCK_MAX_BYTES) b_fail(b, SPS_ETOOBIG);
+    v->dir[v->ndir++] = (bdir_t){v->first, v->prev, v->end, at, (uint32_t)v->blk.n, v->n,
+                                 (uint32_t)(sums->n - sum0)};
     v->blk.n = 0;
     v->n = 0;
 }
@@ -621,6 +628,7 @@ static void b_free(build_t *b) {
     for (size_t i = 0; i < b->nlanes; i++) {
         for (uint32_t k = 0; k < SPS__VIX_MAXLEV; k++) {
             bb_free(&b->lanes[i]->lv[k].blk);
+            bb_free(&b->lanes[i]->lv[k].sums);
             free(b->lanes[i]->lv[k].dir);
             free(b->lanes[i]->lv[k].pend);
         }
@@ -656,6 +664,159 @@ static int b_scratch(build_t *b) {
     return 0;
 }
 
+/* One span into the fold and the lanes; 0 or an SPS_E* code. */
+static int b_span(build_t *b, const sps__tl_span_t *sp, const char *src) {
+    const sps__tl_header_t *h = b->h;
+    sps__tl_span_t s = *sp;
+    if (s.thread >= h->nthreads || s.name >= h->nnames)
+        return sps__err_fail(SPS_EFORMAT, "%s: a span names no thread or name", src);
+    if (s.end_ns < s.start_ns) s.end_ns = s.start_ns;
+    b->cur_thread = s.thread;
+    sps__stack_t *st = &b->stacks[s.thread];
+    sps__frame_t f = {.region = s.name, .node = -1,
+                      .start = (uint64_t)s.start_ns - (uint64_t)INT64_MIN,
+                      .end = (uint64_t)s.end_ns - (uint64_t)INT64_MIN, .id = -1,
+                      .prior = s.prior_ns > 0 ? (uint64_t)s.prior_ns : 0};
+    if (sps__fold_span(st, f, b_close, b) < 0) {
+        b_fail(b, SPS_ENOMEM);
+        return SPS_ENOMEM;
+    }
+    uint32_t parent = st->n >= 2 ? (uint32_t)st->f[st->n - 2].node : UINT32_MAX;
+    uint32_t path = b_path(b, parent, s.name);
+    if (path == UINT32_MAX || path > INT32_MAX || b_scratch(b)) {
+        b_fail(b, SPS_ENOMEM);
+        return SPS_ENOMEM;
+    }
+    st->f[st->n - 1].node = (int32_t)path;
+    if (st->n > b->depths[s.thread]) b->depths[s.thread] = (uint32_t)st->n;
+    if (s.start_ns < b->t_min) b->t_min = s.start_ns;
+    if (s.end_ns > b->t_max) b->t_max = s.end_ns;
+    return 0;
+}
+
+/* The reader's thread: fills batches of spans a few ahead of the build. */
+#define PIPE_BATCH 8192u
+#define PIPE_NBUF 4u
+typedef struct rpipe {
+    sps__tlr_t *r;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sps__tl_span_t *buf[PIPE_NBUF];
+    size_t n[PIPE_NBUF];
+    uint64_t head, tail; /* batches taken, batches filled */
+    int end, stop, rc;   /* reader done; build gave up; reader's error */
+    char msg[512];       /* the reader's message (thread-local there) */
+} rpipe_t;
+
+/* Reads up to a batch into buf[slot]: their number (0 on an error, then
+ * rc and msg set); *end set at the end or on an error. */
+static size_t pipe_fill(rpipe_t *p, size_t slot, int *end) {
+    size_t n = 0;
+    while (n < PIPE_BATCH) {
+        int rc = sps__tlr_next(p->r, &p->buf[slot][n]);
+        if (rc == 1) {
+            n++;
+            continue;
+        }
+        if (rc < 0) {
+            p->rc = rc;
+            snprintf(p->msg, sizeof p->msg, "%s", sps__err_msg());
+        }
+        *end = 1;
+        break;
+    }
+    return p->rc ? 0 : n;
+}
+
+static void *pipe_main(void *arg) {
+    rpipe_t *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->tail - p->head == PIPE_NBUF && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+        int stop = p->stop;
+        size_t slot = (size_t)(p->tail % PIPE_NBUF);
+        pthread_mutex_unlock(&p->mu);
+        if (stop) break;
+        int end = 0;
+        size_t n = pipe_fill(p, slot, &end);
+        pthread_mutex_lock(&p->mu);
+        p->n[slot] = n;
+        if (n) p->tail++;
+        if (end) p->end = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (end) break;
+    }
+    return NULL;
+}
+
+/* Starts the reader thread: 1, or 0 when it runs inline (no thread, or
+ * no memory for the batches: then one batch, buf[0]). */
+static int pipe_start(rpipe_t *p, sps__tlr_t *r) {
+    memset(p, 0, sizeof *p);
+    p->r = r;
+    for (size_t i = 0; i < PIPE_NBUF; i++)
+        if (!(p->buf[i] = malloc(PIPE_BATCH * sizeof *p->buf[i]))) {
+            if (i == 0) p->rc = SPS_ENOMEM;
+            for (size_t j = 1; j < i; j++) {
+                free(p->buf[j]);
+                p->buf[j] = NULL;
+            }
+            return 0;
+        }
+    if (pthread_mutex_init(&p->mu, NULL)) return 0;
+    if (pthread_cond_init(&p->cv, NULL)) {
+        pthread_mutex_destroy(&p->mu);
+        return 0;
+    }
+    if (pthread_create(&p->th, NULL, pipe_main, p)) {
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+        return 0;
+    }
+    return 1;
+}
+
+/* The next filled batch: 1 with its slot and size, or 0 at the end. */
+static int pipe_take(rpipe_t *p, size_t *slot, size_t *n) {
+    pthread_mutex_lock(&p->mu);
+    while (p->head == p->tail && !p->end) pthread_cond_wait(&p->cv, &p->mu);
+    int got = p->head != p->tail;
+    if (got) {
+        *slot = (size_t)(p->head % PIPE_NBUF);
+        *n = p->n[*slot];
+    }
+    pthread_mutex_unlock(&p->mu);
+    return got;
+}
+
+/* The batch taken last is used up (stop: the build gives up). */
+static void pipe_done(rpipe_t *p, int stop) {
+    pthread_mutex_lock(&p->mu);
+    p->head++;
+    if (stop) p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Stops and joins the reader; frees the batches.  Returns the reader's
+ * error (its message set in this thread), else 0. */
+static int pipe_stop(rpipe_t *p, int threaded) {
+    if (threaded) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->th, NULL);
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+    }
+    for (size_t i = 0; i < PIPE_NBUF; i++) free(p->buf[i]);
+    if (p->rc && p->msg[0]) sps__err_set("%s", p->msg);
+    return p->rc;
+}
+
 int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
                    int progress) {
     int64_t t_start = sps_now_ns();
@@ -687,35 +848,27 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
     b_write(&b, hdr, HDR_BYTES); /* the real one at the end */
     sps__pline_t pl;
     sps__pline_init(&pl, "indexing", src, "spans", progress, 0);
-    sps__tl_span_t s;
-    while (!b.err && (rc = sps__tlr_next(r, &s)) > 0) {
-        if (s.thread >= h->nthreads || s.name >= h->nnames) {
-            rc = sps__err_fail(SPS_EFORMAT, "%s: a span names no thread or name", src);
-            break;
+    /* the reader runs on a thread of its own, a batch ahead (the index's
+     * work and the file's decoding overlap); inline when no thread starts */
+    rpipe_t rp;
+    int threaded = pipe_start(&rp, r);
+    for (;;) {
+        size_t slot = 0, n = 0;
+        if (threaded) {
+            if (!pipe_take(&rp, &slot, &n)) break;
+        } else {
+            if (rp.end || rp.rc || !(n = pipe_fill(&rp, 0, &rp.end))) break;
         }
-        if (s.end_ns < s.start_ns) s.end_ns = s.start_ns;
-        b.cur_thread = s.thread;
-        sps__stack_t *st = &b.stacks[s.thread];
-        sps__frame_t f = {.region = s.name, .node = -1,
-                          .start = (uint64_t)s.start_ns - (uint64_t)INT64_MIN,
-                          .end = (uint64_t)s.end_ns - (uint64_t)INT64_MIN, .id = -1,
-                          .prior = s.prior_ns > 0 ? (uint64_t)s.prior_ns : 0};
-        if (sps__fold_span(st, f, b_close, &b) < 0) {
-            b_fail(&b, SPS_ENOMEM);
-            break;
+        const sps__tl_span_t *v = rp.buf[slot];
+        for (size_t i = 0; i < n && !b.err; i++) {
+            if ((rc = b_span(&b, &v[i], src)) != 0) break;
+            if ((++b.nspans & 0xffff) == 0) sps__pline_fn(&pl, b.nspans, h->nspans);
         }
-        uint32_t parent = st->n >= 2 ? (uint32_t)st->f[st->n - 2].node : UINT32_MAX;
-        uint32_t path = b_path(&b, parent, s.name);
-        if (path == UINT32_MAX || path > INT32_MAX || b_scratch(&b)) {
-            b_fail(&b, SPS_ENOMEM);
-            break;
-        }
-        st->f[st->n - 1].node = (int32_t)path;
-        if (st->n > b.depths[s.thread]) b.depths[s.thread] = (uint32_t)st->n;
-        if (s.start_ns < b.t_min) b.t_min = s.start_ns;
-        if (s.end_ns > b.t_max) b.t_max = s.end_ns;
-        if ((++b.nspans & 0xffff) == 0) sps__pline_fn(&pl, b.nspans, h->nspans);
+        if (threaded) pipe_done(&rp, b.err || rc);
+        if (b.err || rc) break;
     }
+    int rrc = pipe_stop(&rp, threaded);
+    if (!rc && !b.err && rrc) rc = rrc;
     if (rc < 0 && !b.err) b.err = rc;
     /* close what is open, then flush every level's run and block */
     for (size_t t = 0; !b.err && t < h->nthreads; t++) {
@@ -729,6 +882,10 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
     }
     if (b.nlanes) qsort(b.lanes, b.nlanes, sizeof *b.lanes, lane_cmp);
     uint32_t maxlev = 1;
+    uint64_t *sums_off = calloc(b.nlanes ? b.nlanes : 1, sizeof *sums_off);
+    if (!sums_off) b_fail(&b, SPS_ENOMEM);
+    for (size_t i = 0; !b.err && i < b.nlanes; i++)
+        sums_off[i] = b_write(&b, b.lanes[i]->lv[0].sums.p, b.lanes[i]->lv[0].sums.n);
     for (size_t i = 0; !b.err && i < b.nlanes; i++) {
         blane_t *l = b.lanes[i];
         if (l->nlevels > maxlev) maxlev = l->nlevels;
@@ -744,6 +901,7 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
                 put_u32le(x + 32, v->dir[j].len);
                 put_u32le(x + 36, v->dir[j].n);
                 put_u32le(x + 40, v->dir[j].sumlen);
+                put_u32le(x + 44, 0);
                 b_write(&b, x, DIR_BYTES);
             }
         }
@@ -755,13 +913,16 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
         put_u32le(x, l->thread);
         put_u32le(x + 4, l->depth);
         put_u32le(x + 8, l->nlevels);
+        put_u64le(x + 16, sums_off[i]);
+        put_u64le(x + 24, l->lv[0].sums.n);
         for (uint32_t k = 0; k < l->nlevels; k++) {
-            put_u64le(x + 16 + 24 * k, l->lv[k].dir_off);
-            put_u64le(x + 24 + 24 * k, l->lv[k].ndir);
-            put_u64le(x + 32 + 24 * k, l->lv[k].nent);
+            put_u64le(x + 32 + 24 * k, l->lv[k].dir_off);
+            put_u64le(x + 40 + 24 * k, l->lv[k].ndir);
+            put_u64le(x + 48 + 24 * k, l->lv[k].nent);
         }
         b_write(&b, x, LANE_BYTES);
     }
+    free(sums_off);
     uint64_t meta_off = 0, meta_len = 0;
     if (!b.err) b_meta(&b, &meta_off, &meta_len);
     if (b.nspans == 0) b.t_min = b.t_max = 0;
@@ -816,22 +977,37 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
 /* Reading                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The index is read with pread, not mapped: the viewer's memory is what it
+ * allocates (directories, sums, names), whatever the size of the index or
+ * how much of it the page has looked at; the page cache does the caching. */
+
 typedef struct vlevel {
-    uint64_t dir_off, nblocks, nent;
+    uint64_t nblocks, nent;
+    bdir_t *dir;          /* nblocks records, checked at open */
 } vlevel_t;
 
 typedef struct vlane {
     uint32_t thread, depth, nlevels;
     vlevel_t lv[SPS__VIX_MAXLEV];
+    unsigned char *sums;  /* level 0: every block's per-path sums */
+    uint64_t *sum_at;     /* where block j's start in sums (nblocks + 1) */
 } vlane_t;
 
+#define SAMPLE_CHUNK 4096u
+
 struct sps__vix {
-    const unsigned char *map;
-    size_t size;
+    int fd;
+    uint64_t size;
     const char *path;
     char *pathbuf;
     sps__vix_info_t info;
     vlane_t *lanes;
+    unsigned char *blk;   /* one block's entries (BLOCK_MAX_BYTES) */
+    /* one chunk of one counter series */
+    unsigned char *smp;
+    size_t smp_series;
+    uint64_t smp_chunk, smp_n;
+    int smp_on;
 };
 
 const sps__vix_info_t *sps__vix_info(const sps__vix_t *x) { return &x->info; }
@@ -847,8 +1023,15 @@ void sps__vix_close(sps__vix_t *x) {
     free(in->threads);
     free(in->paths);
     free(in->series);
+    for (size_t i = 0; x->lanes && i < in->nlanes; i++) {
+        for (uint32_t k = 0; k < SPS__VIX_MAXLEV; k++) free(x->lanes[i].lv[k].dir);
+        free(x->lanes[i].sums);
+        free(x->lanes[i].sum_at);
+    }
     free(x->lanes);
-    if (x->map) munmap((void *)x->map, x->size);
+    free(x->blk);
+    free(x->smp);
+    if (x->fd >= 0) close(x->fd);
     free(x->pathbuf);
     free(x);
 }
@@ -865,9 +1048,36 @@ static int in_file(const sps__vix_t *x, uint64_t off, uint64_t n, uint64_t sz) {
     return 1;
 }
 
-static int parse_meta(sps__vix_t *x, uint64_t off, uint64_t len) {
-    if (!in_file(x, off, len, 1)) return bad(x, "meta section");
-    rd_t r = {x->map + off, (size_t)len, 0, 0};
+/* Reads [off, off + n) of the index into buf: 0, or SPS_EFORMAT (outside
+ * the file, or the file shrank) / SPS_EIO. */
+static int ix_read(const sps__vix_t *x, uint64_t off, size_t n, void *buf) {
+    if (!in_file(x, off, n, 1)) return bad(x, "offset out of the file");
+    ssize_t got = sps__pread_full(x->fd, buf, n, (off_t)off);
+    if (got < 0) return sps__err_fail(SPS_EIO, "%s: %s", x->path, strerror(errno));
+    if ((size_t)got != n) return bad(x, "truncated");
+    return 0;
+}
+
+/* A malloc'd copy of [off, off + n); NULL with *rc set. */
+static unsigned char *ix_load(const sps__vix_t *x, uint64_t off, uint64_t n, int *rc) {
+    if (!in_file(x, off, n, 1)) {
+        *rc = bad(x, "section out of the file");
+        return NULL;
+    }
+    unsigned char *p = malloc(n ? (size_t)n : 1);
+    if (!p) {
+        *rc = SPS_ENOMEM;
+        return NULL;
+    }
+    if ((*rc = ix_read(x, off, (size_t)n, p))) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int parse_meta(sps__vix_t *x, const unsigned char *m, uint64_t len) {
+    rd_t r = {m, (size_t)len, 0, 0};
     sps__vix_info_t *in = &x->info;
     int oom = 0;
     uint32_t n = rd_u32(&r);
@@ -931,42 +1141,69 @@ static int parse_meta(sps__vix_t *x, uint64_t off, uint64_t len) {
     return r.bad ? bad(x, "meta section") : 0;
 }
 
+/* Loads and checks level v's directory (at off) of a lane. */
+static int load_dir(sps__vix_t *x, vlevel_t *v, uint64_t off, uint32_t k) {
+    if (!in_file(x, off, v->nblocks, DIR_BYTES) || v->nent > v->nblocks * SPS__VIX_BLOCK)
+        return bad(x, "block directory");
+    int rc = 0;
+    unsigned char *raw = ix_load(x, off, v->nblocks * DIR_BYTES, &rc);
+    if (!raw) return rc;
+    v->dir = malloc((v->nblocks ? v->nblocks : 1) * sizeof *v->dir);
+    if (!v->dir) {
+        free(raw);
+        return SPS_ENOMEM;
+    }
+    uint64_t total = 0;
+    for (uint64_t j = 0; j < v->nblocks; j++) {
+        const unsigned char *p = raw + j * DIR_BYTES;
+        bdir_t d = {(int64_t)get_u64le(p), (int64_t)get_u64le(p + 8), (int64_t)get_u64le(p + 16),
+                    get_u64le(p + 24), get_u32le(p + 32), get_u32le(p + 36), get_u32le(p + 40)};
+        /* ordered along the lane (binary searches rely on it), in the file */
+        if (!in_file(x, d.off, d.len, 1) || d.len > BLOCK_MAX_BYTES || d.n == 0 ||
+            d.n > SPS__VIX_BLOCK || d.last_start < d.first || d.end < d.first ||
+            (k != 0 && d.sumlen) ||
+            (j && (d.first < v->dir[j - 1].last_start || d.end < v->dir[j - 1].end))) {
+            free(raw);
+            return bad(x, "block record");
+        }
+        total += d.n;
+        v->dir[j] = d;
+    }
+    free(raw);
+    if (total != v->nent) return bad(x, "block entries");
+    return 0;
+}
+
 int sps__vix_open(sps__vix_t **out, const char *ixpath, const sps__vix_src_t *src) {
     *out = NULL;
     sps__vix_t *x = calloc(1, sizeof *x);
     if (!x) return SPS_ENOMEM;
+    x->fd = -1;
     x->pathbuf = strdup(ixpath);
-    if (!x->pathbuf) {
-        free(x);
+    x->blk = malloc(BLOCK_MAX_BYTES);
+    if (!x->pathbuf || !x->blk) {
+        sps__vix_close(x);
         return SPS_ENOMEM;
     }
     x->path = x->pathbuf;
-    int fd = open(ixpath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    x->fd = open(ixpath, O_RDONLY | O_CLOEXEC);
+    if (x->fd < 0) {
         int e = errno;
         sps__vix_close(x);
         return sps__err_fail(e == ENOENT ? SPS_EFORMAT : SPS_EIO, "%s: %s", ixpath, strerror(e));
     }
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)HDR_BYTES) {
-        close(fd);
-        int rc = bad(x, "too short");
-        sps__vix_close(x);
-        return rc;
-    }
-    x->size = (size_t)st.st_size;
-    void *m = mmap(NULL, x->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) {
-        int e = errno;
-        sps__vix_close(x);
-        return sps__err_fail(SPS_EIO, "%s: cannot map the index: %s", ixpath, strerror(e));
-    }
-    x->map = m;
-    const unsigned char *h = x->map;
+    unsigned char h[HDR_BYTES];
     int rc = 0;
+    if (fstat(x->fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)HDR_BYTES)
+        rc = bad(x, "too short");
+    else {
+        x->size = (uint64_t)st.st_size;
+        rc = ix_read(x, 0, HDR_BYTES, h);
+    }
     sps__vix_info_t *in = &x->info;
-    if (memcmp(h, k_magic, 8)) rc = bad(x, "not a view index");
+    if (rc) {
+    } else if (memcmp(h, k_magic, 8)) rc = bad(x, "not a view index");
     else if (get_u32le(h + 8) != SPS__VIX_VERSION || get_u32le(h + 12) != SPS__VIX_W1)
         rc = sps__err_fail(SPS_EFORMAT, "%s: view index of another version", ixpath);
     else if (src && (get_u64le(h + 16) != src->size ||
@@ -989,18 +1226,23 @@ int sps__vix_open(sps__vix_t **out, const char *ixpath, const sps__vix_src_t *sr
     in->nlevels = get_u32le(h + 92);
     in->file_bytes = x->size;
     in->fmt = get_u32le(h + 104);
+    unsigned char *meta = NULL, *lanes = NULL;
     if (in->t_max < in->t_min) rc = bad(x, "time range");
     else if (in->nlevels < 1 || in->nlevels > SPS__VIX_MAXLEV) rc = bad(x, "levels");
     else if (!in_file(x, lanes_off, nlanes, LANE_BYTES)) rc = bad(x, "lane table");
-    if (!rc) rc = parse_meta(x, meta_off, meta_len);
-    if (!rc && !(x->lanes = malloc((nlanes ? nlanes : 1) * sizeof *x->lanes))) rc = SPS_ENOMEM;
+    if (!rc && (meta = ix_load(x, meta_off, meta_len, &rc))) rc = parse_meta(x, meta, meta_len);
+    free(meta);
+    if (!rc) lanes = ix_load(x, lanes_off, (uint64_t)nlanes * LANE_BYTES, &rc);
+    if (!rc && !(x->lanes = calloc(nlanes ? nlanes : 1, sizeof *x->lanes))) rc = SPS_ENOMEM;
+    if (!rc) in->nlanes = nlanes; /* from here close frees what the lanes hold */
     uint64_t total = 0;
     for (uint32_t i = 0; !rc && i < nlanes; i++) {
-        const unsigned char *p = x->map + lanes_off + (uint64_t)i * LANE_BYTES;
+        const unsigned char *p = lanes + (uint64_t)i * LANE_BYTES;
         vlane_t *l = &x->lanes[i];
         l->thread = get_u32le(p);
         l->depth = get_u32le(p + 4);
         l->nlevels = get_u32le(p + 8);
+        uint64_t sums_off = get_u64le(p + 16), sums_len = get_u64le(p + 24);
         if (l->thread >= in->nthreads || l->depth >= in->threads[l->thread].depths ||
             l->nlevels < 1 || l->nlevels > in->nlevels) {
             rc = bad(x, "lane");
@@ -1011,25 +1253,34 @@ int sps__vix_open(sps__vix_t **out, const char *ixpath, const sps__vix_src_t *sr
             rc = bad(x, "lane order");
             break;
         }
-        for (uint32_t k = 0; k < l->nlevels; k++) {
+        for (uint32_t k = 0; k < l->nlevels && !rc; k++) {
             vlevel_t *v = &l->lv[k];
-            v->dir_off = get_u64le(p + 16 + 24 * k);
-            v->nblocks = get_u64le(p + 24 + 24 * k);
-            v->nent = get_u64le(p + 32 + 24 * k);
-            if (!in_file(x, v->dir_off, v->nblocks, DIR_BYTES) ||
-                v->nent > (uint64_t)v->nblocks * SPS__VIX_BLOCK) {
-                rc = bad(x, "block directory");
-                break;
-            }
+            v->nblocks = get_u64le(p + 40 + 24 * k);
+            v->nent = get_u64le(p + 48 + 24 * k);
+            rc = load_dir(x, v, get_u64le(p + 32 + 24 * k), k);
         }
-        if (!rc) total += l->lv[0].nent;
+        if (rc) break;
+        total += l->lv[0].nent;
+        /* level 0's sums: one area, block after block */
+        if (!(l->sums = ix_load(x, sums_off, sums_len, &rc))) break;
+        if (!(l->sum_at = malloc((l->lv[0].nblocks + 1) * sizeof *l->sum_at))) {
+            rc = SPS_ENOMEM;
+            break;
+        }
+        uint64_t at = 0;
+        for (uint64_t j = 0; j < l->lv[0].nblocks; j++) {
+            l->sum_at[j] = at;
+            at += l->lv[0].dir[j].sumlen;
+        }
+        l->sum_at[l->lv[0].nblocks] = at;
+        if (at != sums_len) rc = bad(x, "block sums");
     }
+    free(lanes);
     if (!rc && total != in->nspans) rc = bad(x, "span count");
     if (rc) {
         sps__vix_close(x);
         return rc;
     }
-    in->nlanes = nlanes;
     *out = x;
     return 0;
 }
@@ -1054,43 +1305,27 @@ void sps__vix_lane(const sps__vix_t *x, size_t i, uint32_t *thread, uint32_t *de
     *nlevels = x->lanes[i].nlevels;
 }
 
-/* Block j of a level's directory. */
-static bdir_t get_dir(const sps__vix_t *x, const vlevel_t *v, uint64_t j) {
-    const unsigned char *p = x->map + v->dir_off + j * DIR_BYTES;
-    return (bdir_t){(int64_t)get_u64le(p), (int64_t)get_u64le(p + 8),
-                    (int64_t)get_u64le(p + 16), get_u64le(p + 24), get_u32le(p + 32),
-                    get_u32le(p + 36), get_u32le(p + 40)};
-}
-
-/* The first block whose end is after t (or that starts at or after t:
- * zero-length spans), by binary search; ends grow along a lane. */
-static uint64_t first_block_ending_after(const sps__vix_t *x, const vlevel_t *v, int64_t t) {
+/* The first block whose end is after t (or whose last entry starts at or
+ * after t: zero-length spans); ends and starts grow along a lane. */
+static uint64_t first_block_ending_after(const vlevel_t *v, int64_t t) {
     uint64_t lo = 0, hi = v->nblocks;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        bdir_t d = get_dir(x, v, mid);
-        if (d.end > t || d.last_start >= t) hi = mid;
+        if (v->dir[mid].end > t || v->dir[mid].last_start >= t) hi = mid;
         else lo = mid + 1;
     }
     return lo;
 }
 
 /* The first block whose last start is at or after t. */
-static uint64_t first_block_starting_from(const sps__vix_t *x, const vlevel_t *v, int64_t t) {
+static uint64_t first_block_starting_from(const vlevel_t *v, int64_t t) {
     uint64_t lo = 0, hi = v->nblocks;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (get_dir(x, v, mid).last_start >= t) hi = mid;
+        if (v->dir[mid].last_start >= t) hi = mid;
         else lo = mid + 1;
     }
     return lo;
-}
-
-/* Checks block d's bounds; 0 or SPS_EFORMAT. */
-static int check_block(const sps__vix_t *x, const bdir_t *d) {
-    if (!in_file(x, d->off, d->len, 1) || d->sumlen > d->len || d->n > SPS__VIX_BLOCK)
-        return bad(x, "block");
-    return 0;
 }
 
 /* a + b for a span time, or -1 when it would leave int64. */
@@ -1101,17 +1336,18 @@ static int add_time(int64_t a, uint64_t b, int64_t *out) {
 }
 
 /* Decodes the entries of block d of level k into fn (those overlapping
- * [t0, t1), with path_on), stopping past t1. */
-static int decode_block(const sps__vix_t *x, const bdir_t *d, uint32_t k, int64_t t0,
-                        int64_t t1, const uint8_t *path_on, sps__vix_ent_fn fn, void *ctx,
-                        int *past) {
-    rd_t r = {x->map + d->off + d->sumlen, d->len - d->sumlen, 0, 0};
-    int64_t prev = d->first;
+ * [t0, t1), with path_on), stopping past t1 (*past set). */
+static int decode_block(sps__vix_t *x, const bdir_t *d, uint32_t k, int64_t t0, int64_t t1,
+                        const uint8_t *path_on, sps__vix_ent_fn fn, void *ctx, int *past) {
+    int rc = ix_read(x, d->off, d->len, x->blk);
+    if (rc) return rc;
+    rd_t r = {x->blk, d->len, 0, 0};
+    int64_t prev = d->first, end;
     const sps__vix_info_t *in = &x->info;
     for (uint32_t i = 0; i < d->n; i++) {
         sps__vix_ent_t e;
         uint64_t delta = rd_var(&r), dur = rd_var(&r);
-        if (add_time(prev, delta, &e.start) || add_time(e.start, dur, &e.dur))
+        if (add_time(prev, delta, &e.start) || add_time(e.start, dur, &end))
             return bad(x, "entry time");
         e.dur = (int64_t)dur;
         prev = e.start;
@@ -1137,21 +1373,26 @@ static int decode_block(const sps__vix_t *x, const bdir_t *d, uint32_t k, int64_
             *past = 1;
             return 0;
         }
-        if (!(e.start + e.dur > t0 || e.start >= t0)) continue;
+        if (!(end > t0 || e.start >= t0)) continue;
         if (path_on && (k != 0 || !path_on[e.path])) continue;
-        int rc = fn(ctx, &e);
-        if (rc) return rc;
+        if ((rc = fn(ctx, &e))) return rc;
     }
     return 0;
 }
 
-/* Whether block d's sums name a path that is on. */
-static int block_has(const sps__vix_t *x, const bdir_t *d, const uint8_t *path_on, int *err) {
-    rd_t r = {x->map + d->off, d->sumlen, 0, 0};
+/* The sums of block j of lane l as a reader. */
+static rd_t block_sums(const vlane_t *l, uint64_t j) {
+    return (rd_t){l->sums + l->sum_at[j], (size_t)(l->sum_at[j + 1] - l->sum_at[j]), 0, 0};
+}
+
+/* Whether block j's sums name a path that is on. */
+static int block_has(const sps__vix_t *x, const vlane_t *l, uint64_t j, const uint8_t *path_on,
+                     int *err) {
+    rd_t r = block_sums(l, j);
     uint64_t m = rd_var(&r);
     for (uint64_t i = 0; i < m && !r.bad; i++) {
         uint64_t path = rd_var(&r);
-        for (int j = 0; j < 5; j++) rd_var(&r);
+        for (int k = 0; k < 5; k++) rd_var(&r);
         if (r.bad || path >= x->info.npaths) break;
         if (path_on[path]) return 1;
     }
@@ -1159,25 +1400,24 @@ static int block_has(const sps__vix_t *x, const bdir_t *d, const uint8_t *path_o
     return 0;
 }
 
-int sps__vix_scan(const sps__vix_t *x, size_t lane, uint32_t level, int64_t t0, int64_t t1,
+int sps__vix_scan(sps__vix_t *x, size_t lane, uint32_t level, int64_t t0, int64_t t1,
                   const uint8_t *path_on, sps__vix_ent_fn fn, void *ctx) {
     if (lane >= x->info.nlanes) return 0;
     const vlane_t *l = &x->lanes[lane];
     if (level >= l->nlevels) level = l->nlevels - 1;
     const vlevel_t *v = &l->lv[level];
-    for (uint64_t j = first_block_ending_after(x, v, t0); j < v->nblocks; j++) {
-        bdir_t d = get_dir(x, v, j);
-        if (d.first >= t1) break;
-        int rc = check_block(x, &d);
-        if (rc) return rc;
+    for (uint64_t j = first_block_ending_after(v, t0); j < v->nblocks; j++) {
+        const bdir_t *d = &v->dir[j];
+        if (d->first >= t1) break;
         if (path_on && level == 0) {
             int err = 0;
-            int has = block_has(x, &d, path_on, &err);
+            int has = block_has(x, l, j, path_on, &err);
             if (err) return err;
             if (!has) continue;
         }
         int past = 0;
-        if ((rc = decode_block(x, &d, level, t0, t1, path_on, fn, ctx, &past))) return rc;
+        int rc = decode_block(x, d, level, t0, t1, path_on, fn, ctx, &past);
+        if (rc) return rc;
         if (past) break;
     }
     return 0;
@@ -1204,18 +1444,16 @@ static int window_ent(void *ctx, const sps__vix_ent_t *e) {
     return 0;
 }
 
-int sps__vix_window(const sps__vix_t *x, size_t lane, int64_t t0, int64_t t1,
-                    sps__vix_sum_t *sums) {
+int sps__vix_window(sps__vix_t *x, size_t lane, int64_t t0, int64_t t1, sps__vix_sum_t *sums) {
     if (lane >= x->info.nlanes || t0 >= t1) return 0;
-    const vlevel_t *v = &x->lanes[lane].lv[0];
+    const vlane_t *l = &x->lanes[lane];
+    const vlevel_t *v = &l->lv[0];
     wctx_t w = {sums, t0};
-    for (uint64_t j = first_block_starting_from(x, v, t0); j < v->nblocks; j++) {
-        bdir_t d = get_dir(x, v, j);
-        if (d.first >= t1) break;
-        int rc = check_block(x, &d);
-        if (rc) return rc;
-        if (d.first >= t0 && d.last_start < t1) { /* whole block: its sums */
-            rd_t r = {x->map + d.off, d.sumlen, 0, 0};
+    for (uint64_t j = first_block_starting_from(v, t0); j < v->nblocks; j++) {
+        const bdir_t *d = &v->dir[j];
+        if (d->first >= t1) break;
+        if (d->first >= t0 && d->last_start < t1) { /* whole block: its sums */
+            rd_t r = block_sums(l, j);
             uint64_t m = rd_var(&r);
             for (uint64_t i = 0; i < m && !r.bad; i++) {
                 uint64_t path = rd_var(&r), c = rd_var(&r), tot = rd_var(&r),
@@ -1230,26 +1468,50 @@ int sps__vix_window(const sps__vix_t *x, size_t lane, int64_t t0, int64_t t1,
             continue;
         }
         int past = 0;
-        if ((rc = decode_block(x, &d, 0, t0, t1, NULL, window_ent, &w, &past))) return rc;
+        int rc = decode_block(x, d, 0, t0, t1, NULL, window_ent, &w, &past);
+        if (rc) return rc;
         if (past) break;
     }
     return 0;
 }
 
-void sps__vix_sample(const sps__vix_t *x, size_t s, uint64_t i, int64_t *t, double *v) {
-    const unsigned char *p = x->map + x->info.series[s].off + i * 16;
+/* Makes sample chunk c of series s current; 0 or an SPS_E* code. */
+static int sample_chunk(sps__vix_t *x, size_t s, uint64_t c) {
+    if (x->smp_on && x->smp_series == s && x->smp_chunk == c) return 0;
+    if (!x->smp && !(x->smp = malloc(SAMPLE_CHUNK * 16))) return SPS_ENOMEM;
+    const sps__vix_series_t *se = &x->info.series[s];
+    uint64_t n = se->n - c * SAMPLE_CHUNK;
+    if (n > SAMPLE_CHUNK) n = SAMPLE_CHUNK;
+    x->smp_on = 0;
+    int rc = ix_read(x, se->off + c * SAMPLE_CHUNK * 16, (size_t)n * 16, x->smp);
+    if (rc) return rc;
+    x->smp_on = 1;
+    x->smp_series = s;
+    x->smp_chunk = c;
+    x->smp_n = n;
+    return 0;
+}
+
+int sps__vix_sample(sps__vix_t *x, size_t s, uint64_t i, int64_t *t, double *v) {
+    *t = 0;
+    *v = 0;
+    if (s >= x->info.nseries || i >= x->info.series[s].n) return SPS_EINVAL;
+    int rc = sample_chunk(x, s, i / SAMPLE_CHUNK);
+    if (rc) return rc;
+    const unsigned char *p = x->smp + (i % SAMPLE_CHUNK) * 16;
     *t = (int64_t)get_u64le(p);
     uint64_t b = get_u64le(p + 8);
     memcpy(v, &b, 8);
+    return 0;
 }
 
-uint64_t sps__vix_sample_lb(const sps__vix_t *x, size_t s, int64_t t) {
-    uint64_t lo = 0, hi = x->info.series[s].n;
+uint64_t sps__vix_sample_lb(sps__vix_t *x, size_t s, int64_t t) {
+    uint64_t lo = 0, hi = s < x->info.nseries ? x->info.series[s].n : 0;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         int64_t tm;
         double v;
-        sps__vix_sample(x, s, mid, &tm, &v);
+        if (sps__vix_sample(x, s, mid, &tm, &v)) return hi; /* unreadable: none */
         if (tm < t) lo = mid + 1;
         else hi = mid;
     }

@@ -4,7 +4,8 @@
  *
  * Built by streaming a timeline reader (formats/timeline.h) once, in
  * memory bounded by lanes, levels and call paths (never by spans), and
- * written to a file that is mapped read-only when the viewer opens it.
+ * written to a file that the viewer reads with pread (its directories, sums and
+ * names in memory, blocks read as queries need them).
  * A lane is (thread, depth): on one lane spans are disjoint and in start
  * order, so a window of a lane is a binary search over its block
  * directory.  Level 0 holds every span (start, duration, call path, self
@@ -28,7 +29,7 @@
 
 /* The format version written into every index; an index of another
  * version is stale (rebuilt). */
-#define SPS__VIX_VERSION 1u
+#define SPS__VIX_VERSION 2u
 /* Most spans (entries) per block. */
 #define SPS__VIX_BLOCK 4096u
 /* Most levels per lane (level 0 included). */
@@ -101,7 +102,7 @@ typedef struct sps__vix_info {
 
 typedef struct sps__vix sps__vix_t;
 
-/* Opens (maps) the index at ixpath and checks it: when src is not NULL,
+/* Opens the index at ixpath and checks it: when src is not NULL,
  * an index of another source size or mtime, or of another version, is
  * stale: SPS_EFORMAT with the message saying so.  A corrupt index:
  * SPS_EFORMAT.  Returns 0 with *out set, or an SPS_E* code. */
@@ -141,7 +142,7 @@ typedef int (*sps__vix_ent_fn)(void *ctx, const sps__vix_ent_t *e);
  * path is on, and blocks whose sums name no such path are skipped
  * undecoded.  Returns 0, fn's non-zero value, or SPS_EFORMAT (corrupt
  * index; message set). */
-SPS__HIDDEN int sps__vix_scan(const sps__vix_t *x, size_t lane, uint32_t level,
+SPS__HIDDEN int sps__vix_scan(sps__vix_t *x, size_t lane, uint32_t level,
                               int64_t t0, int64_t t1, const uint8_t *path_on,
                               sps__vix_ent_fn fn, void *ctx);
 
@@ -154,14 +155,14 @@ typedef struct sps__vix_sum {
 /* Adds to sums[path] (npaths entries, zeroed by the caller; min valid
  * where count > 0) the spans of lane that start in [t0, t1): whole blocks
  * from their sums, the edge blocks decoded.  0 or SPS_EFORMAT. */
-SPS__HIDDEN int sps__vix_window(const sps__vix_t *x, size_t lane, int64_t t0,
+SPS__HIDDEN int sps__vix_window(sps__vix_t *x, size_t lane, int64_t t0,
                                 int64_t t1, sps__vix_sum_t *sums);
 
-/* Sample i of series s: *t (absolute ns) and *v.  The caller keeps
- * i < series[s].n. */
-SPS__HIDDEN void sps__vix_sample(const sps__vix_t *x, size_t s, uint64_t i,
-                                 int64_t *t, double *v);
-/* The first sample of series s at or after t (n when none). */
-SPS__HIDDEN uint64_t sps__vix_sample_lb(const sps__vix_t *x, size_t s, int64_t t);
+/* Sample i of series s: *t (absolute ns) and *v.  0, SPS_EINVAL (s or i
+ * out of range), or SPS_EFORMAT / SPS_EIO (unreadable; *t, *v 0). */
+SPS__HIDDEN int sps__vix_sample(sps__vix_t *x, size_t s, uint64_t i, int64_t *t,
+                                double *v);
+/* The first sample of series s at or after t (n when none or unreadable). */
+SPS__HIDDEN uint64_t sps__vix_sample_lb(sps__vix_t *x, size_t s, int64_t t);
 
 #endif /* SPS_FORMATS_VIEWIDX_H */
