@@ -597,6 +597,16 @@ def main():
         # many short alternating runs: this machine's noise between runs is
         # larger than the cost measured
         subprocess.call([smp, "--ms", "100" if q else "200", "--reps", "11" if q else "31"])
+    # --- spanscope view (issue 36): index build against the finalize, index
+    # size, first frame, /api/tiles p50/p95 at ten zooms, the server's peak
+    # RSS; 10^7 and 10^8 spans (10^9 under SPANSCOPE_BENCH_BIG=1), --quick
+    # 10^7 only (bench/bench_view.c, docs/view.md) ---------------------------
+    bv = os.path.join(bindir, "bench_view")
+    if os.path.exists(bv):
+        print()
+        rc = subprocess.call([bv] + (["--spans", "10000000"] if q else []))
+        if rc:
+            return rc
 
     # --- the Python face (needs the package installed: make py-install) ----
     pyjson = os.path.join(os.path.dirname(os.path.abspath(json_path)), "python.json")
