@@ -314,13 +314,25 @@ function make2D(cv) {
                 for (var k = 0; k < 6; k++) { pc.fillRect(k, 5 - k, 1, 1); pc.fillRect((k + 3) % 6, 5 - k, 1, 1); pc.fillRect((k + 1) % 6, 5 - k, 1, 1); }
                 hatch = ctx.createPattern(p, 'repeat');
             }
+            /* one path per colour (and merged or not): few state changes */
+            var groups = new Map();
             for (var i = 0; i < n; i++) {
-                var o = i * 8, m = a[o + 7] > 0.5, r = a[o + 4], g = a[o + 5], b = a[o + 6];
-                if (m) { r += (1 - r) * 0.25; g += (1 - g) * 0.25; b += (1 - b) * 0.25; }
-                ctx.fillStyle = 'rgb(' + Math.round(r * 255) + ',' + Math.round(g * 255) + ',' + Math.round(b * 255) + ')';
-                ctx.fillRect(a[o], a[o + 1], a[o + 2], a[o + 3]);
-                if (m) { ctx.fillStyle = hatch; ctx.fillRect(a[o], a[o + 1], a[o + 2], a[o + 3]); }
+                var o = i * 8;
+                var key = (Math.round(a[o + 4] * 255) << 17) + (Math.round(a[o + 5] * 255) << 9) +
+                          (Math.round(a[o + 6] * 255) << 1) + (a[o + 7] > 0.5 ? 1 : 0);
+                var gr = groups.get(key);
+                if (!gr) { gr = []; groups.set(key, gr); }
+                gr.push(o);
             }
+            groups.forEach(function (list, key) {
+                var m = key & 1, r = (key >> 17) & 255, g = (key >> 9) & 255, b = (key >> 1) & 255;
+                if (m) { r += (255 - r) * 0.25; g += (255 - g) * 0.25; b += (255 - b) * 0.25; }
+                ctx.beginPath();
+                for (var j = 0; j < list.length; j++) { var o = list[j]; ctx.rect(a[o], a[o + 1], a[o + 2], a[o + 3]); }
+                ctx.fillStyle = 'rgb(' + Math.round(r) + ',' + Math.round(g) + ',' + Math.round(b) + ')';
+                ctx.fill();
+                if (m) { ctx.fillStyle = hatch; ctx.fill(); }
+            });
             ctx.restore();
         }
     };
