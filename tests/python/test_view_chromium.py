@@ -273,14 +273,17 @@ class Viewer:
 # --- the recordings -----------------------------------------------------------
 
 # A small recording whose spans are each wider than a pixel at full zoom
-# (tens of ms in all, spans of >= 2 ms): every span is drawn as itself.
+# (tens of ms in all, spans of >= 2 ms): every span is drawn as itself; and
+# a counter.
 def write_small(path):
+    import spanscope
     PM = ProfileManager
     PM.setup(file_path=str(path), track_threads=True, replace=True)
 
     def work(n):
         with PM.region("outer"):
             for i in range(n):
+                spanscope.counter("queue", float(i))
                 with PM.region("compute"):
                     time.sleep(0.004)
                     with PM.region("kernel"):
@@ -597,6 +600,9 @@ def test_window_table_tree_flame_and_legend(browser, small_view):
         i = meta["names"].index(text)
         assert rgb == "rgb(%d, %d, %d)" % tuple(int(meta["colors"][i][k:k + 2], 16)
                                                for k in (1, 3, 5))
+    # the counter's track
+    assert [c["name"] for c in meta["counters"]] == ["queue"]
+    assert browser.js("spsView.counters") == 1
     # a zoomed window holds fewer calls
     browser.js(f"spsView.zoomTo(0, {meta['t1_rel_ns'] / 5})")
     browser.settle()

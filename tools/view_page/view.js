@@ -539,10 +539,16 @@ function recAt(x, y) {
     }
     return null;
 }
+/* the wheel zooms around the pointer; a sideways wheel (or shift + wheel)
+ * pans; the scrollbar and the up/down keys scroll the lanes */
 ov.addEventListener('wheel', function (e) {
     e.preventDefault();
+    var k = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? H : 1;
+    var dx = (e.deltaX || 0) * k, dy = (e.deltaY || 0) * k;
+    if (e.shiftKey && !dx) { dx = dy; dy = 0; }
+    if (Math.abs(dx) > Math.abs(dy)) { pan(dx / plotW()); return; }
     var p = local(e);
-    zoomAround(tOf(Math.max(LBL, p.x)), Math.exp((e.deltaY || 0) * 0.0015));
+    zoomAround(tOf(Math.max(LBL, p.x)), Math.exp(dy * 0.0015));
 }, { passive: false });
 var drag = null;
 ov.addEventListener('mousedown', function (e) {
