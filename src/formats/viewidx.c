@@ -848,6 +848,7 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
     b_write(&b, hdr, HDR_BYTES); /* the real one at the end */
     sps__pline_t pl;
     sps__pline_init(&pl, "indexing", src, "spans", progress, 0);
+    if (!progress && !pl.always) pl.on = 0; /* asked for, not because of a terminal */
     /* the reader runs on a thread of its own, a batch ahead (the index's
      * work and the file's decoding overlap); inline when no thread starts */
     rpipe_t rp;
