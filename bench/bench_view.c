@@ -6,7 +6,8 @@
  * For each size (10^7 and 10^8 spans; 10^9 too under SPANSCOPE_BENCH_BIG=1;
  * or the sizes given with --spans N, repeatable): records N spans with the
  * C API (4 threads, each a loop of outer > 8 mid > 4 leaf regions), times
- * the finalize, the index build (sps__view_open with rebuild), then runs
+ * the finalize, the index build (sps__view_open with rebuild), the
+ * timeline reader alone over the file (the floor of any build), then runs
  * the "server" in a fresh process (this program re-executed with --serve):
  * the time to first frame (sps__view_open on the existing index +
  * /api/meta + /api/tiles over the whole range at 1920 px + /api/window over
@@ -16,6 +17,7 @@
  * CPU model.  Files go to --dir DIR (default $TMPDIR or /tmp) and are
  * removed unless --keep. */
 #include "api/view.h"
+#include "formats/timeline.h"
 #include "spanscope.h"
 
 #include <errno.h>
@@ -126,7 +128,7 @@ static int serve(const char *file, const char *dir) {
 
 typedef struct row {
     uint64_t spans;
-    double fin_s, build_s, first_s;
+    double fin_s, build_s, first_s, read_s;
     uint64_t h5_bytes, ix_bytes;
     double p50[ZOOMS], p95[ZOOMS], width[ZOOMS];
     long rss_kb;
@@ -174,6 +176,16 @@ static int run_size(uint64_t nspans, const char *dir, int keep, const char *self
         return -1;
     }
     r->build_s = now_s() - t;
+    /* the floor of any build: the timeline reader alone over the file */
+    t = now_s();
+    sps__tlr_t *rd;
+    if (sps__tlr_open(&rd, h5, SPS__TL_H5) == 0) {
+        sps__tl_span_t s;
+        while (sps__tlr_next(rd, &s) > 0) {
+        }
+        sps__tlr_free(rd);
+        r->read_s = now_s() - t;
+    }
     char *meta;
     ask(v, "/api/meta", NULL, NULL, &meta);
     const char *p = strstr(meta, "\"bytes\":");
@@ -286,9 +298,9 @@ int main(int argc, char **argv) {
     printf("\nbench_view: spanscope view's index and queries (CPU: %s, %ld cores online)\n", cpu,
            sysconf(_SC_NPROCESSORS_ONLN));
     printf("targets: first frame <= 2 s, tiles p95 <= 100 ms, server RSS <= 1 GiB, build >= finalize speed\n\n");
-    printf("%12s %10s %12s %10s %12s %10s %9s %11s %10s %11s\n", "spans", "finalize s",
-           "fin Mspans/s", "index s", "idx Mspans/s", "index MB", "B/span", "1st frame s",
-           "RSS MiB", "tiles p95 max");
+    printf("%12s %10s %12s %10s %12s %12s %10s %9s %11s %10s %11s\n", "spans", "finalize s",
+           "fin Mspans/s", "index s", "idx Mspans/s", "read Mspans/s", "index MB", "B/span",
+           "1st frame s", "RSS MiB", "tiles p95 max");
     for (size_t i = 0; i < ns; i++) {
         const row_t *r = &rows[i];
         if (!r->ok) {
@@ -298,9 +310,11 @@ int main(int argc, char **argv) {
         double worst = 0;
         for (int z = 0; z < ZOOMS; z++)
             if (r->p95[z] > worst) worst = r->p95[z];
-        printf("%12llu %10.2f %12.2f %10.2f %12.2f %10.1f %9.2f %11.3f %10.1f %8.1f ms\n",
+        printf("%12llu %10.2f %12.2f %10.2f %12.2f %12.2f %10.1f %9.2f %11.3f %10.1f %8.1f ms\n",
                (unsigned long long)r->spans, r->fin_s, (double)r->spans / r->fin_s / 1e6, r->build_s,
-               (double)r->spans / r->build_s / 1e6, (double)r->ix_bytes / 1048576.0,
+               (double)r->spans / r->build_s / 1e6,
+               r->read_s > 0 ? (double)r->spans / r->read_s / 1e6 : 0.0,
+               (double)r->ix_bytes / 1048576.0,
                (double)r->ix_bytes / (double)r->spans, r->first_s, (double)r->rss_kb / 1024.0,
                worst * 1e3);
     }
