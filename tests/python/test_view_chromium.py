@@ -380,7 +380,7 @@ def test_full_zoom_draws_each_span_once_in_its_colour(browser, small_view, rende
         if r["name"] in seen or r["x1"] - r["x0"] < 8:
             continue
         seen.add(r["name"])
-        x = browser.js(f"spsView.pixelOf({r['start'] + r['dur']})") - 3
+        x = browser.js(f"spsView.pixelOf({r['start'] + r['dur']})") - 2
         y = browser.js(f"spsView.rowY({r['thread']}, {r['depth']})") + 5
         want = meta["colors"][r["name"]]
         got = "#%02x%02x%02x" % browser.pixel(x, y)
@@ -486,7 +486,8 @@ def test_merged_blocks_hold_each_span_once_and_zoom_in_on_a_click(browser, files
         browser.settle()
         v0, v1 = browser.js("spsView.view()")
         assert v0 <= blk["start"] and v1 >= blk["start"] + blk["dur"]
-        assert v1 - v0 == pytest.approx(blk["dur"] * 1.1, rel=1e-6)
+        assert v1 - v0 == pytest.approx(blk["dur"] * 1.1, rel=1e-6), (
+            blk, xm, y, browser.js("spsView.selected"))
         # zoomed in far enough, every span there is drawn as itself
         tiny = [r for r in browser.js("spsView.records()") if names[r["name"]] == "tiny"]
         assert tiny
@@ -634,6 +635,18 @@ def test_hostile_names_never_run(browser, files):
         assert_clean(browser)
     finally:
         v.stop()
+
+
+def test_the_page_needs_its_token(browser, small_view):
+    """The page's own requests carry the token; the same request from the
+    page without it is refused (403), as is one naming another Host."""
+    open_page(browser, small_view.url)
+    assert browser.js("fetch('/api/meta').then(function(r){return r.status})") == 403
+    token = small_view.url.split("token=")[1]
+    assert browser.js("fetch('/api/meta',{headers:{'X-Spanscope-Token':'%s'}})"
+                      ".then(function(r){return r.status})" % token) == 200
+    # the refusal is the browser's only complaint
+    assert [p for p in browser.problems if "403" not in str(p)] == []
 
 
 def test_stop_server_button(browser, files):

@@ -529,15 +529,20 @@ function rowAt(y) {
     }
     return null;
 }
-/** The record of the last frame under canvas point (x, y), or null. */
+/** The record of the last frame under canvas point (x, y), or null: the
+ *  one that holds x, else the nearest within half a pixel. */
 function recAt(x, y) {
     var r = rowAt(y);
     if (!r) return null;
+    var best = null, bd = 0.5;
     for (var i = 0; i < frameRecs.length; i++) {
         var R = frameRecs[i];
-        if (R.thread === r.L.t && R.depth === r.depth && x >= R.x0 - 0.5 && x <= R.x1 + 0.5) return R;
+        if (R.thread !== r.L.t || R.depth !== r.depth) continue;
+        var d = x < R.x0 ? R.x0 - x : x > R.x1 ? x - R.x1 : 0;
+        if (d < bd || (d === 0 && !best)) { best = R; bd = d; }
+        if (d === 0) break;
     }
-    return null;
+    return best;
 }
 /* the wheel zooms around the pointer; a sideways wheel (or shift + wheel)
  * pans; the scrollbar and the up/down keys scroll the lanes */
