@@ -235,9 +235,15 @@ static void dset_check(hid_t d, const walk_t *w) {
                            (H5Tget_class(mt) == H5T_STRING &&
                             H5Tis_variable_str(mt) > 0));
     hsize_t stored = H5Dget_storage_size(d);
+    double claimed = (double)(n > 0 ? n : 0) * (double)(sz ? sz : 1);
     if (w->again && !vlen) {
         /* the second handle's walk: what libhdf5 parses through its
          * shared state (headers, attributes, the global heap) */
+    } else if (!vlen && claimed > (double)w->fsize * SPS__H5_RATIO_MAX + 65536.0) {
+        /* more than the file could hold even compressed: the reader
+         * refuses it unread, and reading its fill values here would only
+         * cost time (2^30 of them: minutes under a sanitizer) */
+        if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) dset_chunks(d, w);
     } else if (n > 0 && sz > 0 && rank == 1 && (hsize_t)n > GUARD_WHOLE &&
                (vlen || stored <= GUARD_SMALL_BYTES)) {
         dset_read_slabs(d, mt, sz, (hsize_t)n);

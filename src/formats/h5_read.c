@@ -19,9 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A dataset may claim at most this many bytes per byte of file: deflate
- * cannot compress better than about 1032:1. */
-#define RATIO_MAX 1100
 /* Elements in one column at most (events are indexed by int32). */
 #define ELEMS_MAX ((hsize_t)INT32_MAX - 1)
 /* Bytes of one fixed-length string element at most. */
@@ -101,10 +98,10 @@ static int space_len(hid_t space, int scalar_ok, hsize_t *n) {
 }
 
 /* Checks that n elements of elem bytes each are plausible for the file:
- * at most ELEMS_MAX and at most RATIO_MAX bytes per byte of file. */
+ * at most ELEMS_MAX and at most SPS__H5_RATIO_MAX bytes per byte of file. */
 static int size_ok(const rd_t *c, hsize_t n, size_t elem) {
     if (n > ELEMS_MAX) return 0;
-    return (double)n * (double)elem <= (double)c->fsize * RATIO_MAX + 65536.0;
+    return (double)n * (double)elem <= (double)c->fsize * SPS__H5_RATIO_MAX + 65536.0;
 }
 
 /* A column's element class: what the reader accepts. */

@@ -40,6 +40,12 @@
 
 #include "formats/formats.h"
 
+/* A dataset may claim at most this many bytes per byte of file: deflate
+ * cannot compress better than about 1032:1.  The reader refuses a column
+ * that claims more ("claims more elements than the file can hold"), so
+ * the guard does not read one either. */
+#define SPS__H5_RATIO_MAX 1100
+
 #include <limits.h>
 
 /* A file's /metadata: every attribute as read (the list Python's
