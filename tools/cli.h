@@ -29,7 +29,7 @@
     X(merge, 1, "merge per-rank recordings into one, clocks aligned")          \
     X(diff, 1, "compare two recordings: what got slower or faster")            \
     X(html, 1, "write a self-contained HTML report (timeline, bars, table)")   \
-    X(view, 0, "a local viewer: zoom through any number of spans in a browser") \
+    X(view, 1, "a local viewer: zoom through any number of spans in a browser") \
     X(inspect, 1, "what a file holds: metadata, ranks, threads, sizes")       \
     X(export, 1, "export for speedscope, snakeviz (.prof), SVG, Chrome, JSON") \
     X(plot, 0, "draw plots of a profile (Python package with matplotlib)")     \

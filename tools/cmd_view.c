@@ -7,13 +7,13 @@
  * SIGTERM.  What stays here: the options, the token, the URL line, --open,
  * the signals and the process that watches the server.
  *
- * The files are untrusted, so, like the dispatcher's isolated subcommands,
- * the work runs in a child process under the input's time limit while the
- * files are opened (cli_input_watchdog; alarm(0) once they are), and a
- * crash there comes out as one error line.  view does its own watching
- * (it is not isolate=1 in CLI_COMMANDS) because the watcher must survive
- * Ctrl-C: it passes SIGINT, SIGTERM and SIGHUP on to the server, which
- * then stops cleanly, closes its files and exits 0 -- the tool's status.
+ * The files are untrusted, so view is an isolated subcommand (isolate=1
+ * in CLI_COMMANDS): it runs in a child process, under the input's time
+ * limit while the files are opened (cli_input_watchdog; alarm(0) once
+ * they are), and a crash there comes out as one error line.  The
+ * dispatcher passes SIGINT, SIGTERM and SIGHUP on to it (run_isolated):
+ * the server then stops cleanly, closes its files and exits 0 -- the
+ * tool's status.
  */
 #include "spanscope.h"
 
@@ -26,9 +26,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "api/view.h"
 #include "cli.h"
@@ -251,63 +248,6 @@ static int view_run(const view_args_t *a) {
     return 0;
 }
 
-/* The server's process, for the watcher's handler to pass signals on to. */
-static volatile pid_t server_pid;
-
-/* The watcher's handler of SIGINT, SIGTERM and SIGHUP: passes sig on. */
-static void pass_on(int sig) {
-    int e = errno;
-    if (server_pid > 0) kill(server_pid, sig);
-    errno = e;
-}
-
-/* Runs view_run in a child process that this one watches (see the top of
- * the file) and returns its exit status: a crash or the time limit there
- * gives one error line and EXIT_DATA; a death by another signal (SIGKILL,
- * an unhandled SIGINT while an index is being built) is this process's
- * too.  Without fork, view_run runs here. */
-static int view_watched(const view_args_t *a) {
-    sigset_t stops, old;
-    sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
-    sigaddset(&stops, SIGHUP);
-    fflush(stdout);
-    fflush(stderr);
-    sigprocmask(SIG_BLOCK, &stops, &old); /* none lost between fork and handlers */
-    pid_t parent = getpid(), pid = fork();
-    if (pid <= 0) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        if (pid < 0) return view_run(a);
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(EXIT_DATA);
-#endif
-        int rc = view_run(a);
-        fflush(stdout);
-        _exit(rc);
-    }
-    server_pid = pid;
-    on_stop_signals(pass_on);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return die(EXIT_DATA, "view: waitpid: %s", strerror(errno));
-    if (WIFEXITED(st)) return WEXITSTATUS(st);
-    int sig = WTERMSIG(st);
-    if (sig == SIGALRM)
-        return die(EXIT_DATA, "view: reading the input took too long (see "
-                   "SPANSCOPE_READ_TIMEOUT): the file is corrupt");
-    if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
-        sig == SIGSYS)
-        return die(EXIT_DATA, "view: the viewer crashed (%s) on the input: a corrupt file?",
-                   strsignal(sig));
-    signal(sig, SIG_DFL);
-    sigprocmask(SIG_UNBLOCK, &stops, NULL);
-    raise(sig);
-    return 128 + sig;
-}
-
 /* spanscope view FILE... */
 int cmd_view(int argc, char **argv) {
     view_args_t a;
@@ -319,7 +259,7 @@ int cmd_view(int argc, char **argv) {
         fputs(view_help, stdout);
         rc = 0;
     } else if (rc == 0) {
-        rc = view_watched(&a);
+        rc = view_run(&a);
     }
     free(a.in);
     return rc;

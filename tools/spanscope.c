@@ -77,14 +77,46 @@ static void main_help(FILE *fp) {
  * another signal (SIGPIPE under `| head`, SIGINT) makes this process die
  * the same way.  The child dies with this process (killed by a timeout, for
  * example) where the system allows.  Without fork, c runs here. */
+/* The isolated child, for the parent's handler to pass signals on to. */
+static volatile pid_t isolated_pid;
+
+/* The parent's handler of SIGINT, SIGTERM and SIGHUP while it waits: the
+ * child gets the signal (a child that handles it -- view's server stops
+ * cleanly and exits 0 -- decides the outcome; one that does not dies of
+ * it, and the parent then re-raises it below). */
+static void pass_on(int sig) {
+    int e = errno;
+    if (isolated_pid > 0) kill(isolated_pid, sig);
+    errno = e;
+}
+
+/* Installs h for the signals that ask a program to stop. */
+static void on_stop_signals(void (*h)(int)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = h;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 static int run_isolated(const command_t *c, int argc, char **argv) {
     int st;
+    sigset_t stops, old;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
     fflush(stdout);
     fflush(stderr);
+    sigprocmask(SIG_BLOCK, &stops, &old); /* none lost between fork and handlers */
     pid_t parent = getpid(), pid = fork();
     (void)parent;
-    if (pid < 0) return c->run(argc, argv);
-    if (pid == 0) {
+    if (pid <= 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (pid < 0) return c->run(argc, argv);
 #ifdef __linux__
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(EXIT_DATA);
@@ -93,6 +125,9 @@ static int run_isolated(const command_t *c, int argc, char **argv) {
         fflush(stdout);
         _exit(rc);
     }
+    isolated_pid = pid;
+    on_stop_signals(pass_on);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return die(EXIT_DATA, "%s: waitpid: %s", c->name,
                                        strerror(errno));
@@ -103,9 +138,11 @@ static int run_isolated(const command_t *c, int argc, char **argv) {
                    "SPANSCOPE_READ_TIMEOUT): the file is corrupt", c->name);
     if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
         sig == SIGABRT || sig == SIGSYS)
-        return die(EXIT_DATA, "%s: reading the input crashed the HDF5 library "
-                   "(%s): the file is corrupt", c->name, strsignal(sig));
+        return die(EXIT_DATA, "%s: reading the input crashed the %s (%s): the file "
+                   "is corrupt", c->name, strcmp(c->name, "view") ? "HDF5 library"
+                   : "viewer", strsignal(sig));
     signal(sig, SIG_DFL);
+    sigprocmask(SIG_UNBLOCK, &stops, NULL);
     raise(sig);
     return 128 + sig;
 }
