@@ -5,9 +5,11 @@
  *   header (128 bytes): magic "SPSVIEW\0", version, w_1, source size and
  *     mtime, t_min, t_max, spans, build seconds, the meta section's and the
  *     lane table's offset and size, lanes, levels, the file's size, format.
- *   blocks: per (lane, level) block the entries, varint-encoded (start delta from the previous entry's
- *     start, duration, path, self -- or for level >= 1: start delta,
- *     extent, name, count, longest).
+ *   blocks: per (lane, level) block the entries, varint-encoded: the
+ *     start (2 * its gap after the previous entry's end, or 2 * its
+ *     distance from the previous entry's start + 1 when it starts before
+ *     that end), duration, then path and duration - self (level 0) or
+ *     name, count and the longest span's duration (level >= 1).
  *   sums: per lane, level 0's per-path sums of each block, block after
  *     block (varints: paths, then per path: path, calls, total, self, min,
  *     max).
@@ -220,7 +222,7 @@ typedef struct blevel {
     bbuf_t blk;          /* entries of the block being filled */
     bbuf_t sums;         /* level 0: the per-path sums of every block so far */
     uint32_t n;          /* entries in it */
-    int64_t first, prev, end;
+    int64_t first, prev, prev_end, end; /* block's first start; last entry's start, end */
     bdir_t *dir;
     size_t ndir, capdir;
     uint64_t nent;
@@ -361,13 +363,11 @@ static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
     if (k == 0) { /* decode the block once, summing per path */
         rd_t r = {v->blk.p, v->blk.n, 0, 0};
         size_t nt = 0;
-        int64_t prev = v->first;
         for (uint32_t i = 0; i < v->n; i++) {
-            int64_t st = prev + (int64_t)rd_var(&r);
+            (void)rd_var(&r); /* its start */
             int64_t dur = (int64_t)rd_var(&r);
             uint32_t path = (uint32_t)rd_var(&r);
-            int64_t self = (int64_t)rd_var(&r);
-            prev = st;
+            int64_t self = dur - (int64_t)rd_var(&r);
             sps__vix_sum_t *s = &b->scr[path];
             if (!s->count) {
                 b->touched[nt++] = path;
@@ -398,7 +398,9 @@ static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
     }
     uint64_t at = b_write(b, v->blk.p, v->blk.n);
     if (v->blk.n > BLOCK_MAX_BYTES) b_fail(b, SPS_ETOOBIG);
-    v->dir[v->ndir++] = (bdir_t){v->first, v->prev, v->end, at, (uint32_t)v->blk.n, v->n,
+    /* ends along the lane as a running maximum: the searches' order */
+    int64_t end = v->ndir && v->dir[v->ndir - 1].end > v->end ? v->dir[v->ndir - 1].end : v->end;
+    v->dir[v->ndir++] = (bdir_t){v->first, v->prev, end, at, (uint32_t)v->blk.n, v->n,
                                  (uint32_t)(sums->n - sum0)};
     v->blk.n = 0;
     v->n = 0;
@@ -410,14 +412,19 @@ static void b_feed(build_t *b, blane_t *l, uint32_t k, const bent_t *e);
 static void b_emit(build_t *b, blane_t *l, uint32_t k, const bent_t *e) {
     blevel_t *v = &l->lv[k];
     if (v->n == 0) {
-        v->first = v->prev = e->start;
+        v->first = v->prev = v->prev_end = e->start;
         v->end = e->end;
     }
-    bb_var(&v->blk, (uint64_t)(e->start - v->prev));
+    /* the start: from the previous entry's end (disjoint entries: a small
+     * gap), else from its start; the low bit says which */
+    uint64_t gap = e->start >= v->prev_end ? (uint64_t)e->start - (uint64_t)v->prev_end
+                                           : (uint64_t)e->start - (uint64_t)v->prev;
+    if (gap > (UINT64_MAX >> 1)) b_fail(b, SPS_ETOOBIG);
+    bb_var(&v->blk, gap << 1 | (e->start < v->prev_end));
     bb_var(&v->blk, (uint64_t)(e->end - e->start));
     if (k == 0) {
         bb_var(&v->blk, e->path);
-        bb_var(&v->blk, (uint64_t)e->self);
+        bb_var(&v->blk, (uint64_t)(e->end - e->start - e->self)); /* 0 for a leaf */
     } else {
         bb_var(&v->blk, e->name);
         bb_var(&v->blk, e->count);
@@ -425,6 +432,7 @@ static void b_emit(build_t *b, blane_t *l, uint32_t k, const bent_t *e) {
     }
     if (v->blk.oom) b_fail(b, SPS_ENOMEM);
     v->prev = e->start;
+    v->prev_end = e->end;
     if (e->end > v->end) v->end = e->end;
     v->n++;
     v->nent++;
@@ -1343,22 +1351,24 @@ static int decode_block(sps__vix_t *x, const bdir_t *d, uint32_t k, int64_t t0, 
     int rc = ix_read(x, d->off, d->len, x->blk);
     if (rc) return rc;
     rd_t r = {x->blk, d->len, 0, 0};
-    int64_t prev = d->first, end;
+    int64_t prev = d->first, prev_end = d->first, end;
     const sps__vix_info_t *in = &x->info;
     for (uint32_t i = 0; i < d->n; i++) {
         sps__vix_ent_t e;
-        uint64_t delta = rd_var(&r), dur = rd_var(&r);
-        if (add_time(prev, delta, &e.start) || add_time(e.start, dur, &end))
+        uint64_t code = rd_var(&r), dur = rd_var(&r);
+        if (add_time(code & 1 ? prev : prev_end, code >> 1, &e.start) ||
+            add_time(e.start, dur, &end))
             return bad(x, "entry time");
         e.dur = (int64_t)dur;
         prev = e.start;
+        prev_end = end;
         if (k == 0) {
-            uint64_t path = rd_var(&r), self = rd_var(&r);
-            if (path >= in->npaths || self > (uint64_t)INT64_MAX) return bad(x, "entry");
+            uint64_t path = rd_var(&r), notself = rd_var(&r);
+            if (path >= in->npaths || notself > dur) return bad(x, "entry");
             e.path = (uint32_t)path;
             e.name = in->paths[path].name;
             e.count = 1;
-            e.self = (int64_t)self;
+            e.self = (int64_t)(dur - notself);
             e.longest = e.dur;
         } else {
             uint64_t name = rd_var(&r), count = rd_var(&r), longest = rd_var(&r);

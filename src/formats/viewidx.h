@@ -29,7 +29,7 @@
 
 /* The format version written into every index; an index of another
  * version is stale (rebuilt). */
-#define SPS__VIX_VERSION 2u
+#define SPS__VIX_VERSION 3u
 /* Most spans (entries) per block. */
 #define SPS__VIX_BLOCK 4096u
 /* Most levels per lane (level 0 included). */
