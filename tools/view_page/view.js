@@ -223,7 +223,9 @@ function fetchWindow() {
 /* --- drawing ------------------------------------------------------------- */
 var renderer = null;       /* {name, draw(inst, n)} */
 var inst = new Float32Array(8 * 1024);   /* per rectangle: x, y, w, h, r, g, b, merged */
-var frameRecs = [];        /* the rectangles of the last frame (hooks) */
+var instOff = new Int32Array(1024);      /* per rectangle: its record's byte offset in the tiles */
+var frameLanes = [];       /* per lane drawn: {thread, depth, level, first, n} rectangles first.. */
+var frameN = 0, frameTiles = null;
 var drawnSpans = 0;
 var highlight = null;      /* {thread, depth, start, dur} */
 var needDraw = false;
@@ -233,6 +235,7 @@ function instRoom(n) {
     var m = inst.length;
     while (m < n * 8) m *= 2;
     var a = new Float32Array(m); a.set(inst); inst = a;
+    var b = new Int32Array(m / 8); b.set(instOff); instOff = b;
 }
 function makeWebGL2(cv) {
     var gl = null;
@@ -364,11 +367,12 @@ function redraw() {
     requestAnimationFrame(function () { needDraw = false; draw(); });
 }
 
-/* The rectangles of the current view from the tiles: into inst, labels and
- * the hooks' record list; returns their number. */
+/* The rectangles of the current view from the tiles: into inst (and
+ * instOff, frameLanes: what recAt and the hooks read), labels; returns
+ * their number.  Within a lane they come in start order. */
 function buildFrame(labels) {
     var n = 0, sy = scrollY(), pw = plotW(), k = pw / (v1 - v0);
-    frameRecs = []; drawnSpans = 0;
+    frameLanes = []; drawnSpans = 0; frameN = 0; frameTiles = tiles;
     if (!tiles || !tiles.dv) return 0;
     var dv = tiles.dv;
     for (var li = 0; li < tiles.lanes.length; li++) {
@@ -376,6 +380,8 @@ function buildFrame(labels) {
         if (!L || TL.depth >= L.depths) continue;
         var y = L.y + TL.depth * ROW - sy;
         if (y + ROW < AX || y > H) continue;
+        var FL = { thread: TL.thread, depth: TL.depth, level: TL.level, first: n, n: 0, y: y + 1 };
+        frameLanes.push(FL);
         for (var j = 0, off = TL.off; j < TL.n; j++, off += 24) {
             var s = dv.getFloat64(off, true), d = dv.getFloat64(off + 8, true);
             if (s > v1 || s + d < v0) continue;
@@ -389,14 +395,21 @@ function buildFrame(labels) {
             inst[o] = x0; inst[o + 1] = y + 1; inst[o + 2] = w; inst[o + 3] = ROW - 2;
             inst[o + 4] = c[0] / 255; inst[o + 5] = c[1] / 255; inst[o + 6] = c[2] / 255;
             inst[o + 7] = cnt > 1 ? 1 : 0;
-            n++; drawnSpans += cnt;
-            if (frameRecs.length < 20000)
-                frameRecs.push({ thread: TL.thread, depth: TL.depth, level: TL.level, start: s, dur: d,
-                                 name: name, count: cnt, x0: x0, x1: x0 + w, y: y + 1 });
+            instOff[n] = off;
+            n++; FL.n++; drawnSpans += cnt;
             if (w > 30) labels.push([x0, y, w, name, cnt]);
         }
     }
+    frameN = n;
     return n;
+}
+/** Rectangle i of the last frame of lane FL as a record object. */
+function frameRec(FL, i) {
+    var dv = frameTiles.dv, off = instOff[i], o = i * 8;
+    return { thread: FL.thread, depth: FL.depth, level: FL.level,
+             start: dv.getFloat64(off, true), dur: dv.getFloat64(off + 8, true),
+             name: dv.getUint32(off + 16, true), count: dv.getUint32(off + 20, true),
+             x0: inst[o], x1: inst[o] + inst[o + 2], y: FL.y };
 }
 var textW = new Map();
 function fitText(ctx, s, w) {
@@ -532,17 +545,21 @@ function rowAt(y) {
 /** The record of the last frame under canvas point (x, y), or null: the
  *  one that holds x, else the nearest within half a pixel. */
 function recAt(x, y) {
-    var r = rowAt(y);
+    var r = rowAt(y), FL = null;
     if (!r) return null;
-    var best = null, bd = 0.5;
-    for (var i = 0; i < frameRecs.length; i++) {
-        var R = frameRecs[i];
-        if (R.thread !== r.L.t || R.depth !== r.depth) continue;
-        var d = x < R.x0 ? R.x0 - x : x > R.x1 ? x - R.x1 : 0;
-        if (d < bd || (d === 0 && !best)) { best = R; bd = d; }
-        if (d === 0) break;
+    for (var i = 0; i < frameLanes.length; i++)
+        if (frameLanes[i].thread === r.L.t && frameLanes[i].depth === r.depth) { FL = frameLanes[i]; break; }
+    if (!FL || !FL.n) return null;
+    /* the last rectangle starting at or before x (their x0 ascend), and its neighbours */
+    var lo = FL.first, hi = FL.first + FL.n - 1;
+    while (lo < hi) { var m = (lo + hi + 1) >> 1; if (inst[m * 8] <= x) lo = m; else hi = m - 1; }
+    var best = -1, bd = 0.5;
+    for (var j = Math.max(FL.first, lo - 2); j <= Math.min(FL.first + FL.n - 1, lo + 1); j++) {
+        var x0 = inst[j * 8], x1 = x0 + inst[j * 8 + 2];
+        var d = x < x0 ? x0 - x : x > x1 ? x - x1 : 0;
+        if (d < bd || (d === 0 && bd === 0 && j > best)) { best = j; bd = d; }
     }
-    return best;
+    return best < 0 ? null : frameRec(FL, best);
 }
 /* the wheel zooms around the pointer; a sideways wheel (or shift + wheel)
  * pans; the scrollbar and the up/down keys scroll the lanes */
@@ -882,8 +899,12 @@ var view = window.spsView = {
         var L = laneOf[thread];
         return L ? ov.getBoundingClientRect().top + L.y - scrollY() + depth * ROW + ROW / 2 : null;
     },
-    /** The rectangles of the last frame (at most 20000). */
-    records: function () { return frameRecs.slice(); },
+    /** The rectangles of the last frame, lane by lane, as records. */
+    records: function () {
+        var out = [];
+        frameLanes.forEach(function (FL) { for (var i = FL.first; i < FL.first + FL.n; i++) out.push(frameRec(FL, i)); });
+        return out;
+    },
     /** True when no request is waiting and the last frame shows the last answer. */
     idle: function () { return inflight === 0 && timer === null && winTimer === null && !needDraw && searchTimer === null; },
     search: function (text) { $('q').value = text; return search(text); },
