@@ -296,13 +296,55 @@ static void check_window(sps__view_t *v, const brute_t *b, int64_t vt0, int64_t 
     char *tab = expected_table(b, t0, t1, &calls);
     if (!strstr(body, tab)) fail_msg("window %s:\n got %s\n want %s", q, body, tab);
     assert_int_equal((uint64_t)json_i64(body, "calls"), calls);
-    /* call paths: depth-0 spans' nodes sum to the roots' calls */
-    uint64_t roots = 0;
-    for (size_t i = 0; i < b->n; i++)
-        if (b->v[i].start >= t0 && b->v[i].start < t1 && b->v[i].depth == 0) roots++;
+    /* the call tree: one node per call path (a path's ancestors too, with
+     * 0 calls when none of their calls starts in the window), each with
+     * the brute force's calls, total and self */
     const char *tree = strstr(body, "\"tree\":{\"name\":-1,\"children\":[");
     assert_non_null(tree);
-    if (roots) assert_non_null(strstr(tree, "\"calls\":"));
+    typedef struct pacc {
+        char key[128];
+        uint32_t name;
+        uint64_t calls;
+        int64_t total, self;
+    } pacc_t;
+    pacc_t *pa = calloc(256, sizeof *pa);
+    size_t npa = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const bspan_t *s = &b->v[i];
+        if (s->start < t0 || s->start >= t1) continue;
+        /* the keys of its path and every prefix: names root..it */
+        uint32_t chain[64];
+        size_t k = 0;
+        for (int64_t j = (int64_t)i; j >= 0 && k < 64; j = b->v[j].parent) chain[k++] = b->v[j].name;
+        char key[128] = "";
+        for (size_t d = k; d-- > 0;) {
+            size_t o = strlen(key);
+            snprintf(key + o, sizeof key - o, "%u/", chain[d]);
+            size_t q = 0;
+            while (q < npa && strcmp(pa[q].key, key)) q++;
+            if (q == npa) {
+                assert_true(npa < 256);
+                snprintf(pa[npa].key, sizeof pa[npa].key, "%s", key);
+                pa[npa++].name = chain[d];
+            }
+            if (d == 0) {
+                pa[q].calls++;
+                pa[q].total += s->dur;
+                pa[q].self += s->self;
+            }
+        }
+    }
+    size_t nodes = 0;
+    for (const char *c = tree; (c = strstr(c, "\"children\":[")); c++) nodes++;
+    assert_int_equal(nodes, npa + 1); /* and the root */
+    for (size_t q = 0; q < npa; q++) {
+        char node[160];
+        snprintf(node, sizeof node, "{\"name\":%u,\"calls\":%llu,\"total_ns\":%lld,\"self_ns\":%lld,",
+                 pa[q].name, (unsigned long long)pa[q].calls, (long long)pa[q].total,
+                 (long long)pa[q].self);
+        if (!strstr(tree, node)) fail_msg("window %s: node %s (%s) not in %s", q ? "" : "", node, pa[q].key, tree);
+    }
+    free(pa);
     free(tab);
     free(body);
 }
