@@ -74,9 +74,14 @@ function parseColor(c) {
     var v = m ? parseInt(m[1], 16) : 0x999999;
     return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
 }
+/** A process's label: its name, and its rank when it has one. */
 function procName(id) {
-    for (var i = 0; i < M.procs.length; i++)
-        if (M.procs[i].id === id) return M.procs[i].name || ('process ' + (M.procs[i].rank !== undefined ? 'rank ' + M.procs[i].rank : id));
+    for (var i = 0; i < M.procs.length; i++) {
+        var p = M.procs[i];
+        if (p.id !== id) continue;
+        var rank = typeof p.rank === 'number' && p.rank >= 0 ? 'rank ' + p.rank : '';
+        return p.name ? p.name + (rank ? ' (' + rank + ')' : '') : (rank || 'process ' + id);
+    }
     return 'process ' + id;
 }
 function layout() {
@@ -176,6 +181,7 @@ function fetchTiles() {
     if ((th && !th.length) || qb <= qa) { tiles = { t0: a, t1: b, dv: null, lanes: [] }; frames++; redraw(); return; }
     var q = 't0=' + qa + '&t1=' + qb + '&px=' + px + (th ? '&threads=' + th.join(',') : '');
     inflight++;
+    var slow = setTimeout(function () { if (my === seq.tiles && !stopped) setStatus('waiting for the server\u2026'); }, 400);
     api('/api/tiles?' + q).then(function (r) {
         if (!r.ok) throw new Error('/api/tiles: HTTP ' + r.status);
         return r.arrayBuffer();
@@ -187,7 +193,7 @@ function fetchTiles() {
         if (!stopped) setStatus('');
         showDetail(t);
         redraw();
-    }).catch(failed).then(function () { inflight--; });
+    }).catch(failed).then(function () { inflight--; clearTimeout(slow); });
     if (M.counters && M.counters.length) {
         var myc = ++seq.cnt;
         inflight++;
@@ -668,6 +674,7 @@ document.addEventListener('keydown', function (e) {
     else if (k === '-' || k === '_') zoomAround((v0 + v1) / 2, 2);
     else if (k === 'ArrowLeft') pan(-0.1);
     else if (k === 'ArrowRight') pan(0.1);
+    else if (k === '0' || k === 'Home') setView(0, T1);
     else return;
     e.preventDefault();
 });
