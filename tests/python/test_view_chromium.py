@@ -234,11 +234,11 @@ def decode_png(data):
 # --- the server ---------------------------------------------------------------
 
 class Viewer:
-    """`spanscope view --no-progress FILE` with the URL it prints."""
+    """`spanscope view --no-progress FILE...` with the URL it prints."""
 
-    def __init__(self, path, timeout=120):
+    def __init__(self, *paths, timeout=120):
         self.proc = subprocess.Popen(
-            [str(CLI), "view", "--no-progress", str(path)],
+            [str(CLI), "view", "--no-progress", *map(str, paths)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out = queue.Queue()
 
@@ -510,6 +510,28 @@ def test_merged_blocks_hold_each_span_once_and_zoom_in_on_a_click(browser, files
         browser.click(x0, y0 + 16)  # depth 1 during the first sleep: no span
         browser.wait("spsView.selected === null", 30)
         assert not browser.js("!!document.getElementById('d-name')")
+        assert_clean(browser)
+    finally:
+        v.stop()
+
+
+def test_two_files_side_by_side(browser, files):
+    """Two recordings (as two ranks' files): one group of lanes per process,
+    each file's spans drawn once, each group's lanes below the other's."""
+    v = Viewer(files["small"], files["dense"])
+    try:
+        meta = open_page(browser, v.url)
+        assert len(meta["files"]) == 2 and len(meta["procs"]) >= 2
+        assert meta["nspans"] == sum(f["nspans"] for f in meta["files"])
+        assert browser.js("spsView.drawnSpans") == meta["nspans"]
+        recs = browser.js("spsView.records()")
+        by_proc = {}
+        for t in meta["threads"]:
+            by_proc.setdefault(t["proc"], []).append(browser.js(f"spsView.rowY({t['id']}, 0)"))
+        assert len(by_proc) >= 2
+        spans = sorted((min(ys), max(ys)) for ys in by_proc.values())
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # groups do not interleave
+        assert {meta["names"][r["name"]] for r in recs} >= {"outer", "kernel", "tiny"}
         assert_clean(browser)
     finally:
         v.stop()
