@@ -19,6 +19,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import threading
@@ -65,7 +66,8 @@ class Browser:
              "--disable-background-networking", "--disable-sync", "--mute-audio",
              # WebGL2 by the CPU: SwiftShader through ANGLE (no GPU here)
              "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True)  # its own process group: closed with all its helpers
         lines = queue.Queue()
 
         def pump():
@@ -99,11 +101,22 @@ class Browser:
                   session=self.session)
 
     def close(self):
+        """Asks Chromium to quit, then ends its process group if it has not."""
         try:
             if getattr(self, "ws", None):
+                try:
+                    self.call("Browser.close", timeout=10)
+                except (CDPError, OSError, websocket.WebSocketException):
+                    pass
                 self.ws.close()
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pass
         finally:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.proc.wait(timeout=30)
 
     def _event(self, m):
