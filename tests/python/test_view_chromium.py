@@ -429,7 +429,8 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     browser.settle()
     v = browser.js("spsView.view()")
     assert v[0] == pytest.approx(a + 1.2 * w, rel=1e-9)
-    moved = {(r["thread"], r["depth"], r["start"]): r["x0"] for r in browser.js("spsView.records()")}
+    moved = {(r["thread"], r["depth"], r["start"]): r["x0"]
+             for r in browser.js("spsView.records()")}
     assert moved and (k["thread"], k["depth"], k["start"]) not in moved
     assert set(moved) - set(first)  # and spans after it come into view
     # the wheel zooms out around the cursor
@@ -505,7 +506,8 @@ def test_merged_blocks_hold_each_span_once_and_zoom_in_on_a_click(browser, files
         tiny = [r for r in browser.js("spsView.records()") if names[r["name"]] == "tiny"]
         assert tiny
         mid = tiny[len(tiny) // 2]
-        browser.js(f"spsView.zoomTo({mid['start'] - 5 * mid['dur']}, {mid['start'] + 6 * mid['dur']})")
+        a, b = mid["start"] - 5 * mid["dur"], mid["start"] + 6 * mid["dur"]
+        browser.js(f"spsView.zoomTo({a}, {b})")
         browser.settle()
         recs = browser.js("spsView.records()")
         assert all(r["count"] == 1 for r in recs)
