@@ -402,6 +402,22 @@ def test_full_zoom_draws_each_span_once_in_its_colour(browser, small_view, rende
     assert_clean(browser)
 
 
+def test_without_webgl2_the_page_draws_with_canvas_2d(browser, small_view):
+    """A browser without WebGL2 (getContext('webgl2') gives null): the page
+    picks Canvas 2D by itself and draws every span."""
+    ident = browser.page("Page.addScriptToEvaluateOnNewDocument", {"source": (
+        "(function(){var g=HTMLCanvasElement.prototype.getContext;"
+        "HTMLCanvasElement.prototype.getContext=function(k){"
+        "return k==='webgl2'?null:g.apply(this,arguments);};})();")})["identifier"]
+    try:
+        meta = open_page(browser, small_view.url)
+        assert browser.js("spsView.renderer") == "2d"
+        assert browser.js("spsView.drawn") == meta["nspans"]
+        assert_clean(browser)
+    finally:
+        browser.page("Page.removeScriptToEvaluateOnNewDocument", {"identifier": ident})
+
+
 def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     meta = open_page(browser, small_view.url)
     full = browser.js("spsView.drawn")
