@@ -461,6 +461,7 @@ function draw() {
     c.restore();
     drawLabels(c, sy);
     drawAxis(c);
+    if (!M.nspans) { c.fillStyle = '#555'; c.font = '13px sans-serif'; c.fillText('this recording has no spans', LBL + 8, AX + 20); }
     if (tiles && !document.body.dataset.ready) { document.body.dataset.ready = '1'; view.ready = true; }
     view.drawn = n;
     view.drawnSpans = drawnSpans;
