@@ -136,7 +136,6 @@ function pan(frac) { var d = (v1 - v0) * frac; setView(v0 + d, v1 + d); }
 /* --- data: tiles, window, counters (debounced; the last answer wins) ------ */
 var tiles = null;          /* {t0, t1, lanes: [{thread, depth, level, n, rec: DataView, off}]} */
 var counters = null;       /* /api/counters */
-var windowData = null;     /* /api/window */
 var seq = { tiles: 0, win: 0, cnt: 0 };
 var inflight = 0, timer = null, winTimer = null, frames = 0;
 
@@ -217,12 +216,24 @@ function fetchWindow() {
     winTimer = null;
     if (stopped) return;
     var my = ++seq.win, a = Math.max(0, Math.floor(v0)), b = Math.max(a + 1, Math.ceil(v1));
+    var full = a <= 0 && b >= T1;
+    if (!full) askLegend();
     inflight++;
     apiJson('/api/window?t0=' + a + '&t1=' + b).then(function (j) {
+        if (full && !legendDone) buildLegend(j.table);   /* even when a newer request is out */
         if (my !== seq.win) return;
-        windowData = j;
-        if (!legendDone && a <= 0 && b >= T1) buildLegend(j.table);
         showWindow(j);
+    }).catch(failed).then(function () { inflight--; });
+}
+/* The legend needs the whole recording's table: asked for by itself when the
+ * first window asked for is not the whole recording. */
+var legendAsked = false;
+function askLegend() {
+    if (legendDone || legendAsked) return;
+    legendAsked = true;
+    inflight++;
+    apiJson('/api/window?t0=0&t1=' + Math.ceil(T1)).then(function (j) {
+        if (!legendDone) buildLegend(j.table);
     }).catch(failed).then(function () { inflight--; });
 }
 
