@@ -664,6 +664,22 @@ def test_window_table_tree_flame_and_legend(browser, small_view):
     assert_clean(browser)
 
 
+def test_legend_after_a_zoom_during_load(browser, small_view):
+    """A zoom before the first window's answer: the legend is still the
+    whole recording's (most time first), the table the zoomed window's."""
+    browser.problems.clear()
+    browser.goto(small_view.url)
+    browser.wait("window.spsView && !!spsView.meta()", 30, "meta")
+    browser.js("spsView.zoomTo(0, spsView.meta().t1_rel_ns / 5)")
+    browser.wait("document.body.dataset.ready === '1'", 60, "the first frame")
+    browser.settle()
+    legend = browser.js("Array.from(document.querySelectorAll('#legend .lg')).map(function(e){"
+                        "return e.textContent})")
+    assert legend[0] == "outer" and set(legend) == {"outer", "compute", "kernel", "io"}
+    assert browser.js("spsView.windowCalls") < browser.js("spsView.meta().nspans")
+    assert_clean(browser)
+
+
 def test_hostile_names_never_run(browser, files):
     v = Viewer(files["hostile"])
     try:
