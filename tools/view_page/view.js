@@ -533,17 +533,29 @@ function drawLabels(c, sy) {
         }
     });
 }
+/** A tick's time: in the unit of its size, with the decimals its step
+ *  needs (1.00000001 s for ticks 10 ns apart a second in). */
+function fmtTick(t, step) {
+    var units = [[1, 'ns'], [1e3, '\u00b5s'], [1e6, 'ms'], [1e9, 's']], u = units[0];
+    var a = Math.max(Math.abs(t), step);
+    units.forEach(function (x) { if (a >= x[0]) u = x; });
+    var dec = Math.min(9, Math.max(0, Math.ceil(Math.log10(u[0] / step) - 1e-9)));
+    return (t / u[0]).toFixed(dec) + ' ' + u[1];
+}
 function drawAxis(c) {
     c.fillStyle = '#f6f6f6'; c.fillRect(0, 0, W, AX);
     c.strokeStyle = '#bbb'; c.fillStyle = '#444'; c.font = '11px sans-serif';
-    var span = v1 - v0, step = Math.pow(10, Math.floor(Math.log10(span / 8)));
-    if (span / step > 16) step *= 5; else if (span / step > 8) step *= 2;
+    /* ticks at 1, 2 or 5 x 10^k ns, about 110 px apart at least (their labels fit) */
+    var span = v1 - v0, most = Math.max(2, Math.floor(plotW() / 110));
+    var step = Math.pow(10, Math.floor(Math.log10(span / most)));
+    if (span / step > most * 2.5) step *= 5; else if (span / step > most) step *= 2;
+    step = Math.max(1, step);
     var ticks = 0;
     for (var t = Math.ceil(v0 / step) * step; t <= v1 && ticks < 100; t += step, ticks++) {
         var x = xOf(t);
         if (x < LBL) continue;
         c.beginPath(); c.moveTo(x, AX - 6); c.lineTo(x, AX); c.stroke();
-        c.fillText(fmt(t), x + 2, AX / 2 - 1);
+        c.fillText(fmtTick(t, step), x + 2, AX / 2 - 1);
     }
     c.fillText(fmt(span) + ' shown', 6, AX / 2 - 1);
     c.beginPath(); c.moveTo(0, AX - 0.5); c.lineTo(W, AX - 0.5); c.stroke();
