@@ -339,7 +339,9 @@ def files(tmp_path_factory):
     ProfileManager._reset()
     own = H.write_own_h5(d / "hostile.h5")
     ProfileManager._reset()
-    return {"small": small, "dense": dense, "hostile": own, "dir": d}
+    foreign, _ = H.write_foreign_h5(d / "foreign.h5", d)
+    ProfileManager._reset()
+    return {"small": small, "dense": dense, "hostile": own, "foreign": foreign, "dir": d}
 
 
 @pytest.fixture(scope="module")
@@ -680,11 +682,17 @@ def test_legend_after_a_zoom_during_load(browser, small_view):
     assert_clean(browser)
 
 
-def test_hostile_names_never_run(browser, files):
-    v = Viewer(files["hostile"])
+@pytest.mark.parametrize("which", ["hostile", "foreign"])
+def test_hostile_names_never_run(browser, files, which):
+    """Spanscope's own file with hostile names, and one "from others" (bytes
+    that are not UTF-8, a 1 MiB name, hostile thread names): no name runs as
+    script in any panel, and each shows as text."""
+    v = Viewer(files[which])
     try:
         meta = open_page(browser, v.url)
         assert set(H.TEXT_NAMES) <= set(meta["names"])
+        if which == "foreign":
+            assert H.BIG_NAME in meta["names"]
         # every panel that shows names: the table, tree, legend, search,
         # details of a hostile span
         browser.js("spsView.search('script')")
@@ -700,6 +708,9 @@ def test_hostile_names_never_run(browser, files):
         cells = browser.js("Array.from(document.querySelectorAll('#stats tbody td:first-child'))"
                            ".map(function(c){return c.textContent})")
         assert H.TEXT_NAMES[0] in cells and H.TEXT_NAMES[1] in cells
+        if which == "foreign":  # the 1 MiB name: shortened for the table
+            big = [c for c in cells if c.startswith("BBBB")]
+            assert len(big) == 1 and len(big[0]) <= 300
         assert browser.js("document.getElementById('d-name').textContent").startswith("</script>")
         assert_clean(browser)
     finally:
@@ -708,7 +719,7 @@ def test_hostile_names_never_run(browser, files):
 
 def test_the_page_needs_its_token(browser, small_view):
     """The page's own requests carry the token; the same request from the
-    page without it is refused (403), as is one naming another Host."""
+    page without it is refused (403).  (Host and Origin: test_view_server.py.)"""
     open_page(browser, small_view.url)
     assert browser.js("fetch('/api/meta').then(function(r){return r.status})") == 403
     token = small_view.url.split("token=")[1]
