@@ -537,6 +537,10 @@ static const char page_css[] =
     "#legend{display:flex;flex-wrap:wrap;gap:3px 14px;margin:6px 0 8px}\n"
     ".lg{display:inline-flex;align-items:center;white-space:nowrap}\n"
     ".sw{display:inline-block;width:12px;height:12px;margin-right:5px;border-radius:2px}\n"
+    /* a long name (1 MiB from a hostile file) cut with an ellipsis; the
+     * viewer's table (tools/view_page/view.css) has the same rule */
+    "#stats td:first-child{max-width:40em;overflow:hidden;text-overflow:ellipsis;"
+    "white-space:nowrap}\n"
     ".bar-run{width:60px;color:#555;text-align:right;padding-right:6px;white-space:nowrap;"
     "overflow:hidden;text-overflow:ellipsis}\n"
     ".up{color:#b00020}.down{color:#1b7a2c}\n";

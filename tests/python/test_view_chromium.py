@@ -771,7 +771,7 @@ def test_static_page_shares_the_viewers_look():
     css = "".join(json.loads(s) for s in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(1)))
     view = (ROOT / "tools/view_page/view.css").read_text()
     shared = ("body", "h1", "h2", ".meta", "table", "th,td", "td.n", "th", "#legend", ".lg",
-              ".sw", "#tip", "button", ".note")
+              ".sw", "#tip", "button", ".note", "#stats td:first-child")
     rules = dict(re.findall(r"([^{}\s][^{}]*)\{([^{}]*)\}", css))
     vrules = dict(re.findall(r"([^{}\s][^{}]*)\{([^{}]*)\}", re.sub(r"/\*.*?\*/", "", view,
                                                                      flags=re.S)))
