@@ -648,6 +648,16 @@ def test_window_table_tree_flame_and_legend(browser, small_view):
     assert browser.js("Array.from(document.querySelectorAll('#tree > details > details > summary'))"
                       ".some(function(s){return s.textContent.startsWith('compute')})")
     assert browser.js("spsView.flameDrawn") >= 4
+    # a click on the flame graph's root box (outer, the whole width, the
+    # bottom row) lists that region's calls
+    r = browser.js("(function(){var c=document.getElementById('flame');c.scrollIntoView();"
+                   "var r=c.getBoundingClientRect();return [r.left,r.top,r.height];})()")
+    browser.click(r[0] + 20, r[1] + r[2] - 8)
+    browser.wait("!!spsView.searchResult", 30, "the flame graph's search")
+    browser.settle()
+    res = browser.js("spsView.searchResult")
+    assert [meta["names"][i] for i in res["names"]] == ["outer"] and len(res["hits"]) == 2
+    browser.js("window.scrollTo(0, 0)")
     # the legend: swatches in meta.colors, most time first (outer)
     legend = browser.js("Array.from(document.querySelectorAll('#legend .lg')).map(function(e){"
                         "return [e.textContent, getComputedStyle(e.firstChild).backgroundColor]})")

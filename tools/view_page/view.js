@@ -860,6 +860,15 @@ $('flame').addEventListener('mousemove', function (e) {
     tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px'; tip.style.display = 'block';
 });
 $('flame').addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+/* a click on a flame graph's box: its region's calls in the search panel */
+$('flame').addEventListener('click', function (e) {
+    var r = e.target.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top, hit = null;
+    flameRects.forEach(function (f) { if (x >= f.x && x < f.x + f.w && y >= f.y && y < f.y + ROW) hit = f; });
+    if (!hit) return;
+    var q = String(M.names[hit.n.name] || '').slice(0, 200);
+    $('q').value = q;
+    search(q);
+});
 
 var searchSeq = 0, searchTimer = null;
 function search(text) {
