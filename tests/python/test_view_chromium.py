@@ -482,6 +482,14 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     browser.settle()
     v3 = browser.js("spsView.view()")
     assert v3[1] - v3[0] == pytest.approx((v2[1] - v2[0]) / 2, rel=1e-6)
+    # twenty windows asked for at once: the answers drawn are the last one's
+    frames = browser.js("spsView.frames")
+    browser.js(f"for (var i = 1; i <= 20; i++) spsView.zoomTo(i * {t1} / 40, {t1})")
+    browser.settle()
+    assert browser.js("spsView.view()") == [t1 / 2, t1]
+    assert browser.js("spsView.frames") - frames <= 2  # debounced: not one per change
+    recs = browser.js("spsView.records()")
+    assert recs and all(r["start"] + r["dur"] >= t1 / 2 for r in recs)
     browser.js("document.getElementById('reset').click()")
     browser.settle()
     assert browser.js("spsView.view()") == [0, t1]
