@@ -362,7 +362,10 @@ def open_page(browser, url):
     browser.problems.clear()
     browser.goto(url)
     browser.wait("document.body && document.body.dataset.ready === '1'", 60, "the first frame")
+    # the pointer off the timeline: no tooltip over the pixels looked at
+    browser.page("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 0, "y": 0})
     browser.settle()
+    assert browser.js("getComputedStyle(document.getElementById('tip')).display") == "none"
     return browser.js("spsView.meta()")
 
 
