@@ -714,24 +714,28 @@ def test_hostile_names_never_run(browser, files, which):
         assert set(H.TEXT_NAMES) <= set(meta["names"])
         if which == "foreign":
             assert H.BIG_NAME in meta["names"]
-        # every panel that shows names: the table, tree, legend, search,
-        # details of a hostile span
-        browser.js("spsView.search('script')")
-        browser.settle()
-        browser.js("document.querySelectorAll('#search li.hit')[0].click()")
-        browser.wait("spsView.selected", 30)
-        browser.settle()
-        browser.js("document.querySelectorAll('#tree details').forEach(function(d){d.open=true})")
-        browser.settle()
-        assert browser.js("document.title") != H.INJECTED
-        assert not browser.js(f"!!document.getElementById('{H.INJECTED}')")
-        assert not browser.js("document.querySelectorAll('img, i').length")
+        # the whole recording's table: the names as text
         cells = browser.js("Array.from(document.querySelectorAll('#stats tbody td:first-child'))"
                            ".map(function(c){return c.textContent})")
         assert H.TEXT_NAMES[0] in cells and H.TEXT_NAMES[1] in cells
         if which == "foreign":  # the 1 MiB name: shortened for the table
             big = [c for c in cells if c.startswith("BBBB")]
             assert len(big) == 1 and len(big[0]) <= 300
+        # every panel that shows names: the table, legend, the whole tree
+        # opened, search, the details of a hostile span
+        browser.js("document.querySelectorAll('#tree details').forEach(function(d){d.open=true})")
+        browser.settle()
+        tree = browser.js("document.getElementById('tree').textContent")
+        assert H.TEXT_NAMES[0] in tree and H.TEXT_NAMES[1] in tree
+        assert which == "foreign" or tree.count("child") == len(H.TEXT_NAMES)  # opened
+        browser.js("spsView.search('script')")
+        browser.settle()
+        browser.js("document.querySelectorAll('#search li.hit')[0].click()")
+        browser.wait("spsView.selected", 30)
+        browser.settle()
+        assert browser.js("document.title") != H.INJECTED
+        assert not browser.js(f"!!document.getElementById('{H.INJECTED}')")
+        assert not browser.js("document.querySelectorAll('img, i').length")
         assert browser.js("document.getElementById('d-name').textContent").startswith("</script>")
         assert_clean(browser)
     finally:
