@@ -377,6 +377,8 @@ def assert_clean(browser):
 
 @pytest.mark.parametrize("renderer", ["webgl2", "2d"])
 def test_full_zoom_draws_each_span_once_in_its_colour(browser, small_view, renderer):
+    """At full zoom every span of the small file is one rectangle, and the
+    screenshot has each region's meta.colors colour where it is drawn."""
     url = small_view.url + ("&renderer=2d" if renderer == "2d" else "")
     meta = open_page(browser, url)
     assert browser.js("spsView.renderer") == renderer
@@ -424,6 +426,8 @@ def test_without_webgl2_the_page_draws_with_canvas_2d(browser, small_view):
 
 
 def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
+    """zoomTo, the arrow keys, the wheel, a drag, + and reset: the window
+    moves as asked and the rectangles drawn follow it."""
     meta = open_page(browser, small_view.url)
     full = browser.js("spsView.drawn")
     t1 = meta["t1_rel_ns"]
@@ -503,6 +507,8 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
 
 
 def test_merged_blocks_hold_each_span_once_and_zoom_in_on_a_click(browser, files):
+    """Zoomed out, 3000 tiny spans arrive as merged blocks whose counts add
+    up to the file's spans; a block is hatched, a click zooms into it."""
     v = Viewer(files["dense"])
     try:
         meta = open_page(browser, v.url)
@@ -582,6 +588,7 @@ def test_two_files_side_by_side(browser, files):
 
 
 def test_click_shows_the_span(browser, small_view):
+    """A click on a span: its name, start, duration and path in the panel."""
     meta = open_page(browser, small_view.url)
     recs = browser.js("spsView.records()")
     names = meta["names"]
@@ -604,6 +611,8 @@ def test_click_shows_the_span(browser, small_view):
 
 
 def test_search_finds_a_region_and_zooms_to_it(browser, small_view):
+    """Typing in the search box lists the region and its calls; a click on a
+    call zooms to it and shows its details."""
     meta = open_page(browser, small_view.url)
     names = meta["names"]
     # typed into the box, as a user does
@@ -633,6 +642,8 @@ def test_search_finds_a_region_and_zooms_to_it(browser, small_view):
 
 
 def test_window_table_tree_flame_and_legend(browser, small_view):
+    """The panels of the window: the table (static page's columns, sortable),
+    the tree, the flame graph, the legend, the counter track."""
     meta = open_page(browser, small_view.url)
     rows = browser.js("Array.from(document.querySelectorAll('#stats tbody tr')).map("
                       "function(r){return Array.from(r.cells).map(function(c){"
@@ -755,6 +766,7 @@ def test_the_page_needs_its_token(browser, small_view):
 
 
 def test_stop_server_button(browser, files):
+    """The stop button: the server answers, exits 0, the page says so."""
     v = Viewer(files["small"])
     try:
         open_page(browser, v.url)
