@@ -185,6 +185,8 @@ class Browser:
         self.wait("window.spsView && spsView.idle()", timeout, "the page to settle")
 
     def click(self, x, y):
+        """A left click at CSS pixel (x, y), rounded (as a pointer lands)."""
+        x, y = round(x), round(y)
         for typ in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.page("Input.dispatchMouseEvent", {"type": typ, "x": x, "y": y,
                                                    "button": "left", "clickCount": 1})
@@ -446,8 +448,8 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     assert (k["thread"], k["depth"], k["start"]) in first
     # pan with the arrow keys (10 % each): past the kernel's end, which is
     # no longer drawn
-    x = browser.js("spsView.pixelOf(spsView.view()[0])") + 50
-    y = browser.js(f"spsView.rowY({k['thread']}, 0)")
+    x = round(browser.js("spsView.pixelOf(spsView.view()[0])") + 50)
+    y = round(browser.js(f"spsView.rowY({k['thread']}, 0)"))
     browser.click(x, y)  # focus the timeline
     for _ in range(12):
         browser.key("ArrowRight", "ArrowRight")

@@ -573,7 +573,7 @@ function rowAt(y) {
     return null;
 }
 /** The record of the last frame under canvas point (x, y), or null: the
- *  one that holds x, else the nearest within half a pixel. */
+ *  one that holds x, else the nearest within 2 px (a pointer is never that exact). */
 function recAt(x, y) {
     var r = rowAt(y), FL = null;
     if (!r) return null;
@@ -583,7 +583,7 @@ function recAt(x, y) {
     /* the last rectangle starting at or before x (their x0 ascend), and its neighbours */
     var lo = FL.first, hi = FL.first + FL.n - 1;
     while (lo < hi) { var m = (lo + hi + 1) >> 1; if (inst[m * 8] <= x) lo = m; else hi = m - 1; }
-    var best = -1, bd = 0.5;
+    var best = -1, bd = 2;
     for (var j = Math.max(FL.first, lo - 2); j <= Math.min(FL.first + FL.n - 1, lo + 1); j++) {
         var x0 = inst[j * 8], x1 = x0 + inst[j * 8 + 2];
         var d = x < x0 ? x0 - x : x > x1 ? x - x1 : 0;
