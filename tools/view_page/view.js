@@ -658,7 +658,7 @@ var spanSeq = 0;
 function showSpan(thread, depth, t) {
     var my = ++spanSeq;
     inflight++;
-    apiJson('/api/span?thread=' + thread + '&depth=' + depth + '&t=' + Math.round(t)).then(function (j) {
+    apiJson('/api/span?thread=' + thread + '&depth=' + depth + '&t=' + Math.floor(t)).then(function (j) {
         if (my !== spanSeq) return;
         var box = $('details');
         box.textContent = '';
