@@ -43,8 +43,8 @@ done
 [ ${#versions[@]} -gt 0 ] || versions=(3.10 3.11 3.12 3.13)
 
 BUILD=${BUILD:-build}
-REQUIRED="numpy h5py pytest pytest-xdist scope-profiler scikit-build-core perfetto protobuf matplotlib plotly"
-REQUIRED_IMPORTS="numpy, h5py, pytest, xdist, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly"
+REQUIRED="numpy h5py pytest pytest-xdist scope-profiler scikit-build-core perfetto protobuf matplotlib plotly websocket-client"
+REQUIRED_IMPORTS="numpy, h5py, pytest, xdist, scope_profiler, scikit_build_core, perfetto, google.protobuf, matplotlib, plotly, websocket"
 # module or module=pip-spec: a spec is installed every time (pip leaves a
 # satisfied one alone, and moves a venv off a version the tests do not take:
 # mcp 2 renamed the API the server uses; pyproject.toml pins the same)
