@@ -46,31 +46,13 @@ struct sps__view {
 /* A growing text buffer                                                    */
 /* ------------------------------------------------------------------------ */
 
-typedef struct sb {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sb_t;
-
-static int sb_room(sb_t *b, size_t more) {
-    if (b->oom) return -1;
-    if (b->n + more + 1 <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + more + 1) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        b->oom = 1;
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
+/* util's byte buffer (sps__bytes_t), kept NUL-terminated: the bodies
+ * are text but for /api/tiles. */
+typedef sps__bytes_t sb_t;
+#define sb_room sps__bytes_room
 static void sb_put(sb_t *b, const void *p, size_t n) {
-    if (sb_room(b, n)) return;
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-    b->p[b->n] = 0;
+    sps__bytes_put(b, p, n);
+    if (!b->oom && b->p) b->p[b->n] = 0;
 }
 static void sb_puts(sb_t *b, const char *s) { sb_put(b, s, strlen(s)); }
 SPS__PRINTF(2, 3) static void sb_printf(sb_t *b, const char *fmt, ...) {
@@ -86,7 +68,7 @@ SPS__PRINTF(2, 3) static void sb_printf(sb_t *b, const char *fmt, ...) {
     }
     if (sb_room(b, (size_t)n)) return;
     va_start(ap, fmt);
-    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+    vsnprintf((char *)b->p + b->n, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->n += (size_t)n;
 }
@@ -1218,7 +1200,7 @@ int sps__view_handle(sps__view_t *v, const char *method, const char *path, const
         *ctype = "application/json";
         status = 500;
     }
-    *body = b.p;
+    *body = (char *)b.p;
     *len = b.n;
     return status;
 }

@@ -70,32 +70,11 @@ static uint64_t get_u64le(const unsigned char *p) {
     return v;
 }
 
-/* A growing byte buffer. */
-typedef struct bbuf {
-    unsigned char *p;
-    size_t n, cap;
-    int oom;
-} bbuf_t;
+/* The index's byte buffers are util's (sps__bytes_t). */
+typedef sps__bytes_t bbuf_t;
+#define bb_room sps__bytes_room
+#define bb_put sps__bytes_put
 
-static int bb_room(bbuf_t *b, size_t more) {
-    if (b->oom) return -1;
-    if (b->n + more <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + more) cap *= 2;
-    unsigned char *p = realloc(b->p, cap);
-    if (!p) {
-        b->oom = 1;
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-static void bb_put(bbuf_t *b, const void *p, size_t n) {
-    if (!n || bb_room(b, n)) return;
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
 static void bb_u32(bbuf_t *b, uint32_t v) {
     unsigned char x[4];
     put_u32le(x, v);

@@ -45,6 +45,23 @@
  * unchanged).  Call as sps__grow((void **)&v, &cap, n, sizeof *v). */
 SPS__HIDDEN int sps__grow(void **arr, size_t *cap, size_t n, size_t sz);
 
+/* A growing byte buffer: p[0..n) written, cap bytes allocated.  Zero-
+ * initialise it; the owner frees p.  After a failed allocation oom is set
+ * and stays set, and appends do nothing: a writer appends freely and
+ * checks oom once at the end. */
+typedef struct sps__bytes {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} sps__bytes_t;
+
+/* Makes room for more bytes after n, plus one spare byte (so that a text
+ * can be NUL-terminated at p[n]), doubling the capacity (256 at first).
+ * 0, or -1 when out of memory (oom set, b otherwise unchanged). */
+SPS__HIDDEN int sps__bytes_room(sps__bytes_t *b, size_t more);
+/* Appends p[0..n) to b (nothing once oom is set). */
+SPS__HIDDEN void sps__bytes_put(sps__bytes_t *b, const void *p, size_t n);
+
 /* ======================================================================== */
 /* heap.c: a binary min-heap of (key, index) pairs                          */
 /* ======================================================================== */
