@@ -293,6 +293,17 @@ static void *writer_main(void *arg) {
             sp->idle = 0;
         }
         if (sp->gen != gen) break;
+        if (sp->err) {
+            /* the spill file failed: what is queued stays in memory.  A
+             * later write could only land in the space a failed one left
+             * and free a chunk, and the recorders, dropping since the
+             * failure, would keep a few calls between dropped ones again:
+             * each such edge cuts a call, whose kept records then count
+             * neither as kept calls nor as dropped. */
+            while (sp->qhead) q_remove(sp->qhead);
+            pthread_cond_broadcast(&sp->done);
+            continue;
+        }
         job_t j;
         if (job_start(&j)) {
             job_end(&j, 0);

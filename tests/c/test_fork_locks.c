@@ -98,6 +98,17 @@ static int wait_bounded(pid_t pid) {
 
 static void test_fork_while_locks_are_held(void **state) {
     (void)state;
+#ifdef FL_ASAN
+    /* This libasan's allocator takes no lock at fork (gdb on a hung child:
+     * __lsan::LockAllocator waiting on a size class's mutex the interner
+     * held at the fork), so any malloc in the child -- ours or libhdf5's
+     * -- may wait forever, and a hang here says nothing about our locks.
+     * The normal build (200 forks) and ThreadSanitizer, whose allocator
+     * is fork-safe, run it. */
+    fprintf(stderr, "skipped under AddressSanitizer: its allocator is not fork-safe "
+                    "in a multi-threaded program\n");
+    skip();
+#endif
     assert_int_equal(sps_fork_policy(1), 1); /* own, the default: asked for */
     assert_int_equal(sps_setup(NULL), 0);    /* no file: the locks are the point */
     sps_region_t main_r = sps_region("fl.main");
@@ -122,15 +133,7 @@ static void test_fork_while_locks_are_held(void **state) {
             sps_stats_t st;
             if (sps_region_stats(c, &st) || st.num_calls != 1) _exit(3);
             if (sps_finalize()) _exit(4);
-            int rc = sps_shutdown() ? 5 : 0;
-#ifdef FL_ASAN
-            /* LeakSanitizer's exit check force-locks ASan's allocator,
-             * whose locks (this libasan has no fork handler for them) the
-             * interner may have held at the fork: the child hangs there,
-             * after our code is done (gdb: __lsan::LockAllocator) */
-            _exit(rc);
-#endif
-            exit(rc); /* through the exit handlers */
+            exit(sps_shutdown() ? 5 : 0); /* through the exit handlers */
         }
         forks++;
         sps_end(main_r);
