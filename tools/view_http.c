@@ -17,6 +17,7 @@
  * not starve the others.
  */
 #include "view_http.h"
+#include "view_http_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +71,6 @@ struct view_http {
     int lfd;
     unsigned short port;
     char *token;
-    size_t token_len;
     const unsigned char *page;
     size_t page_len;
     view_http_api_fn api;
@@ -79,8 +79,7 @@ struct view_http {
     size_t nconns;
     int quit;                 /* POST /api/quit was answered */
     long long accept_pause;   /* out of descriptors: accept again after this */
-    char host_ip[32], host_name[32];     /* 127.0.0.1:PORT, localhost:PORT */
-    char origin_ip[40], origin_name[40]; /* http:// and those */
+    view_http_req_t req;      /* the request being answered (one thread) */
 };
 
 /* A monotonic clock in milliseconds. */
@@ -123,13 +122,16 @@ int view_http_token(char *hex) {
 }
 
 int view_http_open(view_http_t **out, unsigned short port, const view_http_conf_t *conf) {
+    if (!conf->token || !conf->token[0]) { /* an empty token would let anyone in */
+        errno = EINVAL;
+        return -1;
+    }
     view_http_t *s = calloc(1, sizeof *s);
     if (!s || !(s->token = strdup(conf->token))) {
         free(s);
         errno = ENOMEM;
         return -1;
     }
-    s->token_len = strlen(s->token);
     s->page = conf->page;
     s->page_len = conf->page_len;
     s->api = conf->api;
@@ -153,10 +155,6 @@ int view_http_open(view_http_t **out, unsigned short port, const view_http_conf_
         return -1;
     }
     s->port = ntohs(a.sin_port);
-    snprintf(s->host_ip, sizeof s->host_ip, "127.0.0.1:%u", s->port);
-    snprintf(s->host_name, sizeof s->host_name, "localhost:%u", s->port);
-    snprintf(s->origin_ip, sizeof s->origin_ip, "http://127.0.0.1:%u", s->port);
-    snprintf(s->origin_name, sizeof s->origin_name, "http://localhost:%u", s->port);
     *out = s;
     return 0;
 }
@@ -232,9 +230,7 @@ static void answer_error(conn_t *c, int status, const char *msg, int fatal,
     answer(c, status, "application/json", NULL, body, body ? (size_t)n : 0, 0, allow);
 }
 
-/* Whether the len bytes at a equal the NUL-terminated secret, in a time
- * that depends on the secret's length only. */
-static int token_eq(const char *a, size_t len, const char *secret, size_t slen) {
+int view_http_token_eq(const char *a, size_t len, const char *secret, size_t slen) {
     volatile unsigned char d = (unsigned char)(len != slen);
     for (size_t i = 0; i < slen; i++) d |= (unsigned char)((i < len ? a[i] : 0) ^ secret[i]);
     return d == 0;
@@ -262,7 +258,7 @@ static int tchar(unsigned char c) {
 
 /* Parses the head (len bytes, ending in the blank line's CRLF CRLF) into
  * r.  Returns 0, or the status to answer (400, 413) with *msg set. */
-static int parse_head(char *h, size_t len, request_t *r, const char **msg) {
+static int parse_head(const char *h, size_t len, request_t *r, const char **msg) {
     memset(r, 0, sizeof *r);
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)h[i];
@@ -271,12 +267,12 @@ static int parse_head(char *h, size_t len, request_t *r, const char **msg) {
             return 400;
         }
     }
-    char *end = h + len, *eol = memchr(h, '\r', len);
-    if (!eol || eol[1] != '\n') goto bad_line;
+    const char *end = h + len, *eol = memchr(h, '\r', len);
+    if (!eol || eol + 1 >= end || eol[1] != '\n') goto bad_line;
     /* METHOD SP TARGET SP HTTP/1.x */
-    char *p = h, *sp = memchr(p, ' ', (size_t)(eol - p));
+    const char *p = h, *sp = memchr(p, ' ', (size_t)(eol - p));
     if (!sp || sp == p) goto bad_line;
-    for (char *q = p; q < sp; q++)
+    for (const char *q = p; q < sp; q++)
         if (!tchar((unsigned char)*q)) goto bad_line;
     r->method = p;
     r->method_len = (size_t)(sp - p);
@@ -284,7 +280,7 @@ static int parse_head(char *h, size_t len, request_t *r, const char **msg) {
     if (!(sp = memchr(p, ' ', (size_t)(eol - p))) || sp == p) goto bad_line;
     r->target = p;
     r->target_len = (size_t)(sp - p);
-    for (char *q = p; q < sp; q++)
+    for (const char *q = p; q < sp; q++)
         if ((unsigned char)*q <= ' ' || (unsigned char)*q >= 0x7f) goto bad_line;
     p = sp + 1;
     if (eol - p != 8 || memcmp(p, "HTTP/1.", 7) || (p[7] != '0' && p[7] != '1')) {
@@ -300,18 +296,18 @@ static int parse_head(char *h, size_t len, request_t *r, const char **msg) {
             return 400;
         }
         if (eol == p) break; /* the blank line */
-        char *colon = memchr(p, ':', (size_t)(eol - p));
+        const char *colon = memchr(p, ':', (size_t)(eol - p));
         if (!colon || colon == p) {
             *msg = "malformed header line";
             return 400;
         }
-        for (char *q = p; q < colon; q++)
+        for (const char *q = p; q < colon; q++)
             if (!tchar((unsigned char)*q)) {
                 *msg = "malformed header name";
                 return 400;
             }
         size_t nlen = (size_t)(colon - p);
-        char *v = colon + 1, *ve = eol;
+        const char *v = colon + 1, *ve = eol;
         while (v < ve && (*v == ' ' || *v == '\t')) v++;
         while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t')) ve--;
         size_t vlen = (size_t)(ve - v);
@@ -327,13 +323,14 @@ static int parse_head(char *h, size_t len, request_t *r, const char **msg) {
                 *msg = "bad or repeated Content-Length";
                 return 400;
             }
-            for (char *q = v; q < ve; q++) {
+            for (const char *q = v; q < ve; q++) {
                 if (*q < '0' || *q > '9') {
                     *msg = "bad Content-Length";
                     return 400;
                 }
-                if (n > VIEW_HTTP_MAX_BODY) break;
-                n = n * 10 + (size_t)(*q - '0');
+                /* past the limit: still every character checked, the
+                 * value no longer grows (no overflow) */
+                if (n <= VIEW_HTTP_MAX_BODY) n = n * 10 + (size_t)(*q - '0');
             }
             if (n > VIEW_HTTP_MAX_BODY) {
                 *msg = "request body too large";
@@ -345,9 +342,9 @@ static int parse_head(char *h, size_t len, request_t *r, const char **msg) {
             return 400;
         } else if (nlen == 10 && !strncasecmp(p, "connection", 10)) {
             /* a list: "close" or "keep-alive" among its items */
-            for (char *q = v; q < ve;) {
-                char *comma = memchr(q, ',', (size_t)(ve - q));
-                char *ie = comma ? comma : ve, *is = q;
+            for (const char *q = v; q < ve;) {
+                const char *comma = memchr(q, ',', (size_t)(ve - q));
+                const char *ie = comma ? comma : ve, *is = q;
                 while (is < ie && (*is == ' ' || *is == '\t')) is++;
                 while (ie > is && (ie[-1] == ' ' || ie[-1] == '\t')) ie--;
                 if (value_is(is, (size_t)(ie - is), "close")) r->keep_alive = 0;
@@ -393,102 +390,126 @@ static void split_token(const char *q, size_t qlen, const char **tok, size_t *to
     rest[o] = 0;
 }
 
-/* Answers the request r (its body, if any, is not needed: no API takes one). */
-static void handle(view_http_t *s, conn_t *c, const request_t *r) {
-    c->close_after = !r->keep_alive;
+/* Sets q to the error status (msg, Allow header allow), closing the
+ * connection when fatal; returns VIEW_HTTP_ERROR. */
+static int decided_error(view_http_req_t *q, int status, const char *msg, int fatal,
+                         const char *allow) {
+    q->status = status;
+    q->msg = msg;
+    q->allow = allow;
+    if (fatal) q->close = 1;
+    return VIEW_HTTP_ERROR;
+}
+
+int view_http_decide(const char *in, size_t len, unsigned short port, const char *token,
+                     view_http_req_t *q) {
+    q->status = 0;
+    q->msg = q->allow = q->method = NULL;
+    q->path = q->query = NULL;
+    q->close = 1;
+    q->used = 0;
+    size_t scan = len < VIEW_HTTP_MAX_HEAD ? len : VIEW_HTTP_MAX_HEAD;
+    const char *blank = memmem(in, scan, "\r\n\r\n", 4);
+    if (!blank)
+        return len >= VIEW_HTTP_MAX_HEAD
+                   ? decided_error(q, 413, "request head too large", 1, NULL)
+                   : VIEW_HTTP_MORE;
+    size_t head_len = (size_t)(blank - in) + 4;
+    request_t r;
+    const char *msg = NULL;
+    int st = parse_head(in, head_len, &r, &msg);
+    if (st) return decided_error(q, st, msg, 1, NULL);
+    if (len - head_len < r.content_length) return VIEW_HTTP_MORE; /* the body is on its way */
+    q->used = head_len + r.content_length;
+    q->close = !r.keep_alive;
     /* who asks: this machine's browser on this port, with the token */
-    if (!r->host || (!value_is(r->host, r->host_len, s->host_ip) &&
-                     !value_is(r->host, r->host_len, s->host_name))) {
-        answer_error(c, 403, "forbidden: the Host header must be 127.0.0.1:PORT or "
-                             "localhost:PORT", 1, NULL);
-        return;
-    }
-    if (r->origin && !value_is(r->origin, r->origin_len, s->origin_ip) &&
-        !value_is(r->origin, r->origin_len, s->origin_name)) {
-        answer_error(c, 403, "forbidden: a foreign Origin", 1, NULL);
-        return;
-    }
-    const char *qmark = memchr(r->target, '?', r->target_len);
-    size_t plen = qmark ? (size_t)(qmark - r->target) : r->target_len;
-    size_t qlen = qmark ? r->target_len - plen - 1 : 0;
-    char *path = malloc(plen + 1), *query = malloc(qlen + 1);
-    if (!path || !query) {
-        free(path);
-        free(query);
-        answer_error(c, 503, "out of memory", 1, NULL);
-        return;
-    }
-    memcpy(path, r->target, plen);
+    char host_ip[32], host_name[32], origin_ip[40], origin_name[40];
+    snprintf(host_ip, sizeof host_ip, "127.0.0.1:%u", port);
+    snprintf(host_name, sizeof host_name, "localhost:%u", port);
+    snprintf(origin_ip, sizeof origin_ip, "http://127.0.0.1:%u", port);
+    snprintf(origin_name, sizeof origin_name, "http://localhost:%u", port);
+    if (!r.host || (!value_is(r.host, r.host_len, host_ip) &&
+                    !value_is(r.host, r.host_len, host_name)))
+        return decided_error(q, 403, "forbidden: the Host header must be 127.0.0.1:PORT or "
+                                     "localhost:PORT", 1, NULL);
+    if (r.origin && !value_is(r.origin, r.origin_len, origin_ip) &&
+        !value_is(r.origin, r.origin_len, origin_name))
+        return decided_error(q, 403, "forbidden: a foreign Origin", 1, NULL);
+    /* path and query (without the token) into q->buf: the target is
+     * shorter than the head, so both fit */
+    const char *qmark = memchr(r.target, '?', r.target_len);
+    size_t plen = qmark ? (size_t)(qmark - r.target) : r.target_len;
+    size_t qlen = qmark ? r.target_len - plen - 1 : 0;
+    char *path = q->buf, *query = q->buf + plen + 1;
+    memcpy(path, r.target, plen);
     path[plen] = 0;
     const char *qtok;
     size_t qtok_len;
     split_token(qmark ? qmark + 1 : "", qlen, &qtok, &qtok_len, query);
-    const char *tok = r->token ? r->token : qtok;
-    size_t tok_len = r->token ? r->token_len : qtok_len;
-    int is_get = r->method_len == 3 && !memcmp(r->method, "GET", 3);
-    int is_post = r->method_len == 4 && !memcmp(r->method, "POST", 4);
-    if (!tok || !token_eq(tok, tok_len, s->token, s->token_len))
-        answer_error(c, 403, "forbidden: this needs the token of the URL spanscope view "
-                             "printed", 1, NULL);
-    else if (path[0] != '/')
-        answer_error(c, 400, "the request target must be a path", 1, NULL);
-    else if (!is_get && !is_post)
-        answer_error(c, 405, "method not allowed", 0,
-                     !strcmp(path, "/api/quit") ? "POST" : !strcmp(path, "/") ? "GET"
-                                                                               : "GET, POST");
-    else if (!strcmp(path, "/")) {
-        if (is_get)
-            answer(c, 200, "text/html; charset=utf-8", (const char *)s->page, NULL, s->page_len,
-                   1, NULL);
-        else
-            answer_error(c, 405, "method not allowed", 0, "GET");
-    } else if (!strcmp(path, "/api/quit")) {
-        if (is_post) {
-            c->close_after = c->quit_after = 1;
-            char *body = strdup("{\"ok\":true}");
-            answer(c, 200, "application/json", NULL, body, body ? strlen(body) : 0, 0, NULL);
-        } else {
-            answer_error(c, 405, "method not allowed", 0, "POST");
-        }
-    } else if (!strncmp(path, "/api/", 5) && s->api) {
-        char *body = NULL;
-        size_t len = 0;
-        const char *ctype = NULL;
-        int st = s->api(s->api_ctx, is_get ? "GET" : "POST", path, query[0] ? query : NULL,
-                        &body, &len, &ctype);
-        if (st < 100 || st > 599) st = 500;
-        if (!body) len = 0;
-        answer(c, st, ctype ? ctype : "application/octet-stream", NULL, body, len, 0, NULL);
-    } else {
-        answer_error(c, 404, "not found", 0, NULL);
+    const char *tok = r.token ? r.token : qtok;
+    size_t tok_len = r.token ? r.token_len : qtok_len;
+    int is_get = r.method_len == 3 && !memcmp(r.method, "GET", 3);
+    int is_post = r.method_len == 4 && !memcmp(r.method, "POST", 4);
+    if (!tok || !view_http_token_eq(tok, tok_len, token, strlen(token)))
+        return decided_error(q, 403, "forbidden: this needs the token of the URL spanscope "
+                                     "view printed", 1, NULL);
+    if (path[0] != '/')
+        return decided_error(q, 400, "the request target must be a path", 1, NULL);
+    if (!is_get && !is_post)
+        return decided_error(q, 405, "method not allowed", 0,
+                             !strcmp(path, "/api/quit") ? "POST"
+                             : !strcmp(path, "/")       ? "GET"
+                                                        : "GET, POST");
+    if (!strcmp(path, "/")) {
+        if (!is_get) return decided_error(q, 405, "method not allowed", 0, "GET");
+        q->status = 200;
+        return VIEW_HTTP_PAGE;
     }
-    free(path);
-    free(query);
+    if (!strcmp(path, "/api/quit")) {
+        if (!is_post) return decided_error(q, 405, "method not allowed", 0, "POST");
+        q->status = 200;
+        q->close = 1;
+        return VIEW_HTTP_QUIT;
+    }
+    if (!strncmp(path, "/api/", 5)) {
+        q->method = is_get ? "GET" : "POST";
+        q->path = path;
+        q->query = query[0] ? query : NULL;
+        return VIEW_HTTP_API;
+    }
+    return decided_error(q, 404, "not found", 0, NULL);
 }
 
 /* Answers the request at the start of c->in if it arrived whole. */
 static void take_request(view_http_t *s, conn_t *c) {
     if (c->writing || !c->in_len) return;
-    size_t scan = c->in_len < VIEW_HTTP_MAX_HEAD ? c->in_len : VIEW_HTTP_MAX_HEAD;
-    char *blank = memmem(c->in, scan, "\r\n\r\n", 4);
-    if (!blank) {
-        if (c->in_len >= VIEW_HTTP_MAX_HEAD)
-            answer_error(c, 413, "request head too large", 1, NULL);
-        return;
+    view_http_req_t *q = &s->req;
+    int route = view_http_decide(c->in, c->in_len, s->port, s->token, q);
+    if (route == VIEW_HTTP_MORE) return;
+    c->close_after = q->close;
+    if (route == VIEW_HTTP_PAGE) {
+        answer(c, 200, "text/html; charset=utf-8", (const char *)s->page, NULL, s->page_len, 1,
+               NULL);
+    } else if (route == VIEW_HTTP_QUIT) {
+        c->quit_after = 1;
+        char *body = strdup("{\"ok\":true}");
+        answer(c, 200, "application/json", NULL, body, body ? strlen(body) : 0, 0, NULL);
+    } else if (route == VIEW_HTTP_API && s->api) {
+        char *body = NULL;
+        size_t len = 0;
+        const char *ctype = NULL;
+        int st = s->api(s->api_ctx, q->method, q->path, q->query, &body, &len, &ctype);
+        if (st < 100 || st > 599) st = 500;
+        if (!body) len = 0;
+        answer(c, st, ctype ? ctype : "application/octet-stream", NULL, body, len, 0, NULL);
+    } else if (route == VIEW_HTTP_API) { /* no callback: nothing is under /api/ */
+        answer_error(c, 404, "not found", 0, NULL);
+    } else {
+        answer_error(c, q->status, q->msg, q->close, q->allow);
     }
-    size_t head_len = (size_t)(blank - c->in) + 4;
-    request_t r;
-    const char *msg = NULL;
-    int st = parse_head(c->in, head_len, &r, &msg);
-    if (st) {
-        answer_error(c, st, msg, 1, NULL);
-        return;
-    }
-    if (c->in_len - head_len < r.content_length) return; /* the body is on its way */
-    handle(s, c, &r);
-    size_t used = head_len + r.content_length;
-    memmove(c->in, c->in + used, c->in_len - used);
-    c->in_len -= used;
+    if (!q->used) return; /* a bad head: the connection closes after the answer */
+    memmove(c->in, c->in + q->used, c->in_len - q->used);
+    c->in_len -= q->used;
     c->req_ms = c->in_len ? now_ms() : 0;
 }
 
@@ -567,6 +588,40 @@ static int conn_read(view_http_t *s, conn_t *c) {
     return c->writing ? conn_write(c) : 0;
 }
 
+/* Makes fd (connected, non-blocking) a connection of s; with
+ * VIEW_HTTP_MAX_CONNS open, the one idle longest goes first.  Returns 0,
+ * or -1 (fd closed) when no buffer could be had. */
+static int conn_add(view_http_t *s, int fd) {
+    if (s->nconns == VIEW_HTTP_MAX_CONNS) { /* full: the idlest one goes */
+        size_t old = 0;
+        for (size_t i = 1; i < s->nconns; i++)
+            if (s->conns[i].last_ms < s->conns[old].last_ms) old = i;
+        conn_drop(s, old);
+    }
+    conn_t *c = &s->conns[s->nconns];
+    memset(c, 0, sizeof *c);
+    if (!(c->in = malloc(IN_CAP))) {
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->fd = fd;
+    c->last_ms = now_ms();
+    s->nconns++;
+    return 0;
+}
+
+int view_http_adopt(view_http_t *s, int fd) {
+    if (conn_add(s, fd) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+size_t view_http_nconns(const view_http_t *s) { return s->nconns; }
+
 /* Accepts the connections waiting on the listening socket. */
 static void accept_all(view_http_t *s) {
     for (;;) {
@@ -577,23 +632,7 @@ static void accept_all(view_http_t *s) {
                 s->accept_pause = now_ms() + 100; /* out of descriptors: a pause */
             return;
         }
-        if (s->nconns == VIEW_HTTP_MAX_CONNS) { /* full: the idlest one goes */
-            size_t old = 0;
-            for (size_t i = 1; i < s->nconns; i++)
-                if (s->conns[i].last_ms < s->conns[old].last_ms) old = i;
-            conn_drop(s, old);
-        }
-        conn_t *c = &s->conns[s->nconns];
-        memset(c, 0, sizeof *c);
-        if (!(c->in = malloc(IN_CAP))) {
-            close(fd);
-            return;
-        }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        c->fd = fd;
-        c->last_ms = now_ms();
-        s->nconns++;
+        if (conn_add(s, fd) < 0) return;
     }
 }
 
@@ -605,60 +644,65 @@ static long long conn_deadline(const conn_t *c) {
     return c->last_ms + VIEW_HTTP_IDLE_MS;
 }
 
-int view_http_serve(view_http_t *s, int stop_fd) {
+int view_http_round(view_http_t *s, int stop_fd, int max_ms) {
     struct pollfd fds[VIEW_HTTP_MAX_CONNS + 2];
-    while (!s->quit) {
-        long long now = now_ms(), next = now + 60000;
-        /* close the connections past their time */
-        for (size_t i = 0; i < s->nconns;) {
-            long long d = conn_deadline(&s->conns[i]);
-            if (d <= now) {
-                conn_drop(s, i);
-                continue;
-            }
-            if (d < next) next = d;
-            i++;
+    if (s->quit) return 1;
+    long long now = now_ms(), next = now + 60000;
+    /* close the connections past their time */
+    for (size_t i = 0; i < s->nconns;) {
+        long long d = conn_deadline(&s->conns[i]);
+        if (d <= now) {
+            conn_drop(s, i);
+            continue;
         }
-        if (s->quit) break;
-        /* one waiting request per connection and round: a client that
-         * pipelines many gets its answers one round at a time */
-        for (size_t i = 0; i < s->nconns; i++)
-            if (!s->conns[i].writing && s->conns[i].in_len) take_request(s, &s->conns[i]);
-        nfds_t n = 0;
-        int listening = now >= s->accept_pause;
-        if (!listening && s->accept_pause < next) next = s->accept_pause;
-        fds[n].fd = listening ? s->lfd : -1;
-        fds[n++].events = POLLIN;
-        fds[n].fd = stop_fd;
-        fds[n++].events = POLLIN;
-        for (size_t i = 0; i < s->nconns; i++) {
-            fds[n].fd = s->conns[i].fd;
-            fds[n].revents = 0;
-            fds[n++].events = s->conns[i].writing ? POLLOUT : POLLIN;
-        }
-        int rc = poll(fds, n, (int)(next - now + 1));
-        if (rc < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        if (stop_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) return 0;
-        /* the connections, from the last (conn_drop moves the last into
-         * a closed one's place: the ones before keep their slots) */
-        for (size_t k = s->nconns; k-- > 0;) {
-            short ev = fds[2 + k].revents;
-            conn_t *c = &s->conns[k];
-            if (!ev) continue;
-            int drop = 0;
-            if (ev & POLLNVAL) drop = 1;
-            else if (c->writing && (ev & (POLLOUT | POLLERR | POLLHUP)))
-                drop = conn_write(c) < 0;
-            else if (!c->writing && (ev & (POLLIN | POLLERR | POLLHUP)))
-                drop = conn_read(s, c) < 0;
-            if (drop) conn_drop(s, k);
-        }
-        if (fds[0].revents & POLLIN) accept_all(s);
+        if (d < next) next = d;
+        i++;
     }
-    return 1;
+    if (s->quit) return 1;
+    /* one waiting request per connection and round: a client that
+     * pipelines many gets its answers one round at a time */
+    for (size_t i = 0; i < s->nconns; i++)
+        if (!s->conns[i].writing && s->conns[i].in_len) take_request(s, &s->conns[i]);
+    nfds_t n = 0;
+    int listening = now >= s->accept_pause;
+    if (!listening && s->accept_pause < next) next = s->accept_pause;
+    fds[n].fd = listening ? s->lfd : -1;
+    fds[n++].events = POLLIN;
+    fds[n].fd = stop_fd;
+    fds[n++].events = POLLIN;
+    for (size_t i = 0; i < s->nconns; i++) {
+        fds[n].fd = s->conns[i].fd;
+        fds[n].revents = 0;
+        fds[n++].events = s->conns[i].writing ? POLLOUT : POLLIN;
+    }
+    long long wait = next - now + 1;
+    if (max_ms >= 0 && wait > max_ms) wait = max_ms;
+    int rc = poll(fds, n, (int)wait);
+    if (rc < 0) return errno == EINTR ? 2 : -1;
+    if (stop_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) return 0;
+    /* the connections, from the last (conn_drop moves the last into
+     * a closed one's place: the ones before keep their slots) */
+    for (size_t k = s->nconns; k-- > 0;) {
+        short ev = fds[2 + k].revents;
+        conn_t *c = &s->conns[k];
+        if (!ev) continue;
+        int drop = 0;
+        if (ev & POLLNVAL) drop = 1;
+        else if (c->writing && (ev & (POLLOUT | POLLERR | POLLHUP)))
+            drop = conn_write(c) < 0;
+        else if (!c->writing && (ev & (POLLIN | POLLERR | POLLHUP)))
+            drop = conn_read(s, c) < 0;
+        if (drop) conn_drop(s, k);
+    }
+    if (fds[0].revents & POLLIN) accept_all(s);
+    return s->quit ? 1 : 2;
+}
+
+int view_http_serve(view_http_t *s, int stop_fd) {
+    int rc;
+    while ((rc = view_http_round(s, stop_fd, -1)) == 2) {
+    }
+    return rc;
 }
 
 void view_http_close(view_http_t *s) {

@@ -23,7 +23,10 @@
  *
  * Every answer carries Content-Length, Cache-Control: no-store and
  * X-Content-Type-Options: nosniff; the page a Content-Security-Policy that
- * allows no network but its own origin's fetches.
+ * allows no network but its own origin's fetches. *
+ * The parsing and these checks are one function without I/O,
+ * view_http_decide (view_http_int.h, for the tests and the fuzz target):
+ * the server answers through it.
  */
 #ifndef SPS_VIEW_HTTP_H
 #define SPS_VIEW_HTTP_H
@@ -66,7 +69,8 @@ int view_http_token(char *hex);
 
 /* Binds a server to 127.0.0.1:port (port 0: a free one) and starts
  * listening.  Returns 0 with *out set, or -1 with errno set (EADDRINUSE:
- * the port is taken).  Nothing is served until view_http_serve. */
+ * the port is taken; EINVAL: an empty token).  Nothing is served until
+ * view_http_serve. */
 int view_http_open(view_http_t **out, unsigned short port, const view_http_conf_t *conf);
 
 /* The port s listens on. */
