@@ -5,7 +5,8 @@ opens the URL it prints in headless Chromium (/usr/bin/chromium) and drives
 the page through the DevTools protocol (python websocket-client): the page
 loads with no console error, draws each span of the file once at full zoom,
 zoom and pan change what is drawn, a click on a span shows its name and
-times, search finds a region, a screenshot has the span's colour
+times, touch input (CDP touch events: a pinch zooms around its centre, a
+one-finger drag pans and scrolls, a tap shows a span), search finds a region, a screenshot has the span's colour
 (meta.colors) at its pixel -- with the WebGL2 renderer and with the Canvas
 2D one (?renderer=2d) -- and a hostile region name does not run as script.
 The page's hooks (window.spsView, tools/view_page/view.js) tell where a
@@ -190,6 +191,16 @@ class Browser:
         for typ in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.page("Input.dispatchMouseEvent", {"type": typ, "x": x, "y": y,
                                                    "button": "left", "clickCount": 1})
+
+    def touch(self, typ, points):
+        """One touch event through CDP's Input.dispatchTouchEvent (headless
+        Chromium takes it with no touch emulation): points {id: (x, y)} in
+        CSS pixels, rounded.  touchStart and touchMove list the fingers down
+        after it (a new id is a finger put down); touchEnd lists the fingers
+        lifted ({}: all of them)."""
+        self.page("Input.dispatchTouchEvent", {"type": typ, "touchPoints": [
+            {"id": i, "x": round(x), "y": round(y), "radiusX": 1, "radiusY": 1, "force": 1}
+            for i, (x, y) in points.items()]})
 
     def key(self, key, code, text=None):
         self.page("Input.dispatchKeyEvent", {"type": "keyDown", "key": key, "code": code,
@@ -611,6 +622,129 @@ def test_click_shows_the_span(browser, small_view):
     assert d["sel"]["start_ns"] == r["start"] and d["sel"]["dur_ns"] == r["dur"]
     assert d["start"] == fmt_ns(r["start"]) and d["dur"] == fmt_ns(r["dur"])
     assert d["path"].split(" \u203a ") == ["outer", "compute", "kernel"]
+    assert_clean(browser)
+
+
+def test_touch_pinch_zooms_around_its_centre(browser, small_view):
+    """Two fingers (CDP touch events, as a touch screen sends them) spread
+    apart: the time window narrows by the fingers' distance ratio, the time
+    under their centre stays under it, and the browser does not zoom the
+    page itself (#ov's touch-action: none); with one finger lifted the other
+    goes on panning from there, with no jump."""
+    meta = open_page(browser, small_view.url)
+    assert browser.js("getComputedStyle(document.getElementById('ov')).touchAction") == "none"
+    v = browser.js("spsView.view()")
+    w = v[1] - v[0]
+    xa = browser.js("spsView.pixelOf(spsView.view()[0])")
+    plot = browser.js("spsView.pixelOf(spsView.view()[1])") - xa
+    cx = round(xa + 0.3 * plot)  # off the middle: zooms around the fingers, not the window
+    y = round(browser.js(f"spsView.rowY({meta['threads'][0]['id']}, 1)"))
+    t_c = v[0] + (cx - xa) / plot * w
+    browser.touch("touchStart", {0: (cx - 40, y)})
+    browser.touch("touchStart", {0: (cx - 40, y), 1: (cx + 40, y)})
+    for half in (50, 70, 90, 120):  # 80 px apart -> 240 px: 3 times
+        browser.touch("touchMove", {0: (cx - half, y), 1: (cx + half, y)})
+    browser.settle()
+    p = browser.js("spsView.view()")
+    assert p[1] - p[0] == pytest.approx(w / 3, rel=1e-3), (v, p)
+    assert browser.js(f"spsView.pixelOf({t_c})") == pytest.approx(cx, abs=1)
+    # fewer spans drawn, all of them in the window
+    recs = browser.js("spsView.records()")
+    assert 0 < len(recs) < meta["nspans"]
+    assert all(r["start"] < p[1] and r["start"] + r["dur"] > p[0] for r in recs)
+    # the page itself neither zoomed nor scrolled
+    assert browser.js("[visualViewport.scale, window.scrollX, window.scrollY]") == [1, 0, 0]
+    # finger 0 lifted: finger 1 drags on by 100 px from where it is
+    plot = browser.js("spsView.pixelOf(spsView.view()[1]) - spsView.pixelOf(spsView.view()[0])")
+    browser.touch("touchEnd", {0: (cx - 120, y)})
+    for dx in (10, 50, 100):
+        browser.touch("touchMove", {1: (cx + 120 - dx, y)})
+    browser.touch("touchEnd", {})
+    browser.settle()
+    q = browser.js("spsView.view()")
+    assert q[1] - q[0] == pytest.approx(p[1] - p[0], rel=1e-9)
+    assert q[0] - p[0] == pytest.approx(100 / plot * (p[1] - p[0]), rel=1e-3)
+    assert browser.js("spsView.selected") is None  # neither finger was a tap
+    # and a pinch in (fingers closing) zooms back out
+    browser.touch("touchStart", {0: (cx - 120, y)})
+    browser.touch("touchStart", {0: (cx - 120, y), 1: (cx + 120, y)})
+    for half in (90, 60, 40):
+        browser.touch("touchMove", {0: (cx - half, y), 1: (cx + half, y)})
+    browser.touch("touchEnd", {})
+    browser.settle()
+    r = browser.js("spsView.view()")
+    assert r[1] - r[0] == pytest.approx(3 * (q[1] - q[0]), rel=1e-3)
+    assert_clean(browser)
+
+
+def test_touch_drag_pans_and_scrolls(browser, small_view):
+    """One finger dragged left and up: the window moves to later times by
+    the pixels dragged (as a mouse drag) and the lanes scroll up by the
+    pixels dragged (the timeline made shorter than its lanes first); a drag
+    selects nothing."""
+    meta = open_page(browser, small_view.url)
+    browser.js("document.getElementById('tlwrap').style.height = '120px';"
+               "window.dispatchEvent(new Event('resize'))")
+    browser.settle()
+    assert browser.js("document.getElementById('tlwrap').scrollHeight") >= 120 + 60
+    v = browser.js("spsView.view()")
+    w = v[1] - v[0]
+    xa = browser.js("spsView.pixelOf(spsView.view()[0])")
+    plot = browser.js("spsView.pixelOf(spsView.view()[1])") - xa
+    th = meta["threads"][0]["id"]
+    y0 = browser.js(f"spsView.rowY({th}, 0)")
+    x, y = round(xa + 0.6 * plot), round(y0)
+    browser.touch("touchStart", {0: (x, y)})
+    for k in (0.1, 0.5, 1):
+        browser.touch("touchMove", {0: (x - 200 * k, y - 40 * k)})
+    browser.touch("touchEnd", {})
+    browser.settle()
+    p = browser.js("spsView.view()")
+    assert p[1] - p[0] == pytest.approx(w, rel=1e-9)
+    assert p[0] - v[0] == pytest.approx(200 / plot * w, rel=1e-6)
+    assert browser.js("document.getElementById('tlwrap').scrollTop") == 40
+    assert browser.js(f"spsView.rowY({th}, 0)") == pytest.approx(y0 - 40)
+    assert browser.js("spsView.selected") is None
+    assert browser.js("getComputedStyle(document.getElementById('tip')).display") == "none"
+    assert browser.js("[visualViewport.scale, window.scrollX, window.scrollY]") == [1, 0, 0]
+    assert_clean(browser)
+
+
+def test_touch_tap_shows_the_span(browser, small_view):
+    """A tap on a span (finger down and up, no move): its details, as a
+    click; a tap where no span is clears them."""
+    meta = open_page(browser, small_view.url)
+    names = meta["names"]
+    r = max((r for r in browser.js("spsView.records()") if names[r["name"]] == "kernel"),
+            key=lambda r: r["start"])
+    x = browser.js(f"spsView.pixelOf({r['start'] + r['dur'] / 2})")
+    y = browser.js(f"spsView.rowY({r['thread']}, {r['depth']})")
+    v = browser.js("spsView.view()")
+    browser.touch("touchStart", {0: (x, y)})
+    browser.touch("touchMove", {0: (x + 2, y + 1)})  # a finger trembles: still a tap
+    browser.touch("touchEnd", {})
+    browser.wait("!!(spsView.selected && document.getElementById('d-name'))", 30, "the details")
+    browser.settle()
+    d = browser.js("({name: document.getElementById('d-name').textContent,"
+                   " path: document.getElementById('d-path').textContent,"
+                   " sel: spsView.selected})")
+    assert d["name"] == "kernel"
+    assert d["sel"]["start_ns"] == r["start"] and d["sel"]["dur_ns"] == r["dur"]
+    assert d["path"].split(" \u203a ") == ["outer", "compute", "kernel"]
+    assert browser.js("spsView.view()") == v  # a tap does not pan
+    assert browser.js("getComputedStyle(document.getElementById('tip')).display") == "none"
+    # a tap on the kernel's row just after it ends, where no span is
+    left = browser.js("document.getElementById('ov').getBoundingClientRect().left")
+    after = [left + q["x0"] for q in browser.js("spsView.records()")  # x0: canvas x
+             if (q["thread"], q["depth"]) == (r["thread"], r["depth"]) and q["start"] > r["start"]]
+    x1 = browser.js(f"spsView.pixelOf({r['start'] + r['dur']})")
+    x2 = min(after + [browser.js("spsView.pixelOf(spsView.view()[1])")])
+    assert x2 - x1 > 16, (x1, x2)
+    xe = x1 + 8
+    browser.touch("touchStart", {0: (xe, y)})
+    browser.touch("touchEnd", {})
+    browser.wait("spsView.selected === null", 30, "the selection cleared")
+    assert not browser.js("!!document.getElementById('d-name')")
     assert_clean(browser)
 
 

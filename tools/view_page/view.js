@@ -604,7 +604,7 @@ ov.addEventListener('wheel', function (e) {
 }, { passive: false });
 var drag = null;
 ov.addEventListener('mousedown', function (e) {
-    if (e.button !== 0) return;
+    if (e.button !== 0 || touches.size || performance.now() < touchUntil) return;   /* made up after a touch */
     var p = local(e);
     drag = { x: e.clientX, y: e.clientY, v0: v0, v1: v1, moved: false, px: p.x, py: p.y };
     ov.classList.add('dragging');
@@ -620,7 +620,7 @@ window.addEventListener('mousemove', function (e) {
         }
         return;
     }
-    if (e.target !== ov) { tip.style.display = 'none'; return; }
+    if (e.target !== ov || touches.size || performance.now() < touchUntil) { tip.style.display = 'none'; return; }
     var p = local(e), R = p.x >= LBL ? recAt(p.x, p.y) : null;
     if (!R) { tip.style.display = 'none'; return; }
     var L = laneOf[R.thread];
@@ -636,6 +636,93 @@ window.addEventListener('mouseup', function (e) {
     ov.classList.remove('dragging');
     if (!d.moved && d.px >= LBL && d.py >= AX) clickAt(d.px, d.py);
 });
+
+/* --- touch and pen: Pointer Events ---------------------------------------
+ * The mouse keeps its own handlers above (pointerType 'mouse' is left to
+ * them).  A touch screen or pen: one finger dragged pans the time axis and
+ * scrolls the lanes, as the finger moves; two fingers pinch-zoom the time
+ * axis around their centre (the time under the centre at the start stays
+ * under the centre, the window's width scales by the fingers' distance at
+ * the start over their distance now); a tap (a finger down and up within
+ * TAP_PX, never joined by a second one) is a click.  #ov has touch-action:
+ * none (view.css): the browser neither scrolls nor zooms the page for
+ * touches on the timeline, and cancelling pointerdown stops the mouse
+ * events browsers make up after a tap from reaching the handlers above. */
+var TAP_PX = 8;
+var touches = new Map();    /* pointerId -> {x, y}: client coordinates now */
+var gesture = null;         /* {n: 1|2, ...the state at its start} */
+var touchUntil = 0;         /* mouse events before this time follow a touch: ignored */
+function touchPoints() {
+    var pts = [];
+    touches.forEach(function (p) { pts.push(p); });
+    return pts.slice(0, 2);
+}
+/* a fresh gesture from the fingers down now and the view now (so a finger
+ * added or lifted never makes the window jump) */
+function startGesture(tapOk) {
+    var pts = touchPoints(), r = ov.getBoundingClientRect();
+    if (!pts.length) { gesture = null; return; }
+    var g = { n: pts.length, v0: v0, v1: v1, sy: wrap.scrollTop, tap: tapOk && pts.length === 1 };
+    if (g.n === 1) {
+        g.x = pts[0].x; g.y = pts[0].y; g.px = pts[0].x - r.left; g.py = pts[0].y - r.top;
+    } else {
+        g.cx = (pts[0].x + pts[1].x) / 2; g.cy = (pts[0].y + pts[1].y) / 2;
+        g.d = Math.max(1, Math.hypot(pts[1].x - pts[0].x, pts[1].y - pts[0].y));
+        g.t = tOf(Math.max(LBL, g.cx - r.left));   /* the time under the centre */
+    }
+    gesture = g;
+}
+function moveGesture() {
+    var g = gesture, pts = touchPoints();
+    if (!g || pts.length !== g.n) return;
+    var w = g.v1 - g.v0, r = ov.getBoundingClientRect();
+    if (g.n === 1) {
+        var dx = pts[0].x - g.x, dy = pts[0].y - g.y;
+        if (g.tap && Math.abs(dx) <= TAP_PX && Math.abs(dy) <= TAP_PX) return;
+        g.tap = false;
+        var dt = dx / plotW() * w;
+        setView(g.v0 - dt, g.v1 - dt);
+        wrap.scrollTop = g.sy - dy;
+    } else {
+        var cx = (pts[0].x + pts[1].x) / 2, cy = (pts[0].y + pts[1].y) / 2;
+        var d = Math.max(1, Math.hypot(pts[1].x - pts[0].x, pts[1].y - pts[0].y));
+        var nw = w * g.d / d, a = g.t - (Math.max(LBL, cx - r.left) - LBL) / plotW() * nw;
+        setView(a, a + nw);
+        wrap.scrollTop = g.sy - (cy - g.cy);
+    }
+}
+ov.addEventListener('pointerdown', function (e) {
+    if (e.pointerType === 'mouse') return;
+    e.preventDefault();
+    try { ov.setPointerCapture(e.pointerId); } catch (err) { /* already gone */ }
+    touches.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    tip.style.display = 'none';
+    wrap.focus({ preventScroll: true });
+    /* a second finger ends any tap; a finger beyond two is carried along */
+    if (touches.size <= 2) startGesture(touches.size === 1);
+});
+ov.addEventListener('pointermove', function (e) {
+    var p = touches.get(e.pointerId);
+    if (!p) return;
+    e.preventDefault();
+    p.x = e.clientX; p.y = e.clientY;
+    moveGesture();
+});
+function pointerEnd(e) {
+    if (!touches.has(e.pointerId)) return;
+    var g = gesture;
+    touches.delete(e.pointerId);
+    touchUntil = performance.now() + 1000;
+    if (!touches.size) {
+        gesture = null;
+        if (e.type === 'pointerup' && g && g.n === 1 && g.tap && g.px >= LBL && g.py >= AX) clickAt(g.px, g.py);
+        return;
+    }
+    startGesture(false);       /* the fingers left go on from where the view is */
+}
+ov.addEventListener('pointerup', pointerEnd);
+ov.addEventListener('pointercancel', pointerEnd);
+ov.addEventListener('lostpointercapture', pointerEnd);
 /** A click on the timeline at canvas point (x, y): a span shows its details
  *  (/api/span) and is outlined; a merged block is zoomed into; nothing
  *  there clears the selection. */
