@@ -8,7 +8,8 @@ zoom and pan change what is drawn, a click on a span shows its name and
 times, touch input (CDP touch events: a pinch zooms around its centre, a
 one-finger drag pans and scrolls, a tap shows a span), search finds a
 region, a screenshot has the span's colour (meta.colors) at its pixel --
-with the WebGL2 renderer and with the Canvas 2D one (?renderer=2d) -- and a hostile region name does not run as script.
+with the WebGL2 renderer and with the Canvas 2D one (?renderer=2d) -- and
+a hostile region name does not run as script.
 The page's hooks (window.spsView, tools/view_page/view.js) tell where a
 span is drawn; the pixels and the DOM are checked, not the hooks alone.
 Part 4: the static page's (src/formats/html.c) CSS rules are the viewer's.
