@@ -7,7 +7,8 @@
  * per frame -- with Canvas 2D labels on top (a Canvas 2D renderer when
  * WebGL2 is missing, or with ?renderer=2d), and the panels of the visible
  * window: the region table, call tree and flame graph of /api/window,
- * search, span details, counter tracks, the legend.  Names reach the DOM
+ * search, span details, counter tracks, the legend.  Zoom and pan with the
+ * mouse, the keys or touch (Pointer Events: pinch, drag, tap).  Names reach the DOM
  * through textContent only.  Hooks for the tests: window.spsView. */
 (function () {
 'use strict';
