@@ -1094,11 +1094,36 @@ static int api_search(req_t *r, sb_t *b) {
     return status;
 }
 
+/* One column of a counter series as [t_rel,min,max,last]. */
+typedef struct cpctx {
+    sb_t *b;
+    int64_t t0;
+    int first;
+} cpctx_t;
+
+static int counter_point(void *ctx, const sps__vix_cpoint_t *p) {
+    cpctx_t *c = ctx;
+    sb_puts(c->b, c->first ? "[" : ",[");
+    sb_i64(c->b, p->t - c->t0);
+    sb_put(c->b, ",", 1);
+    put_double(c->b, p->min);
+    sb_put(c->b, ",", 1);
+    put_double(c->b, p->max);
+    sb_put(c->b, ",", 1);
+    put_double(c->b, p->last);
+    sb_put(c->b, "]", 1);
+    c->first = 0;
+    return c->b->oom ? SPS_ENOMEM : 0;
+}
+
+/* Per series at most px points (min, max, last per pixel column), from
+ * the series' coarsest level of detail whose bucket fits in a column
+ * (formats/viewidx.h, sps__vix_counter_cols): O(px) records per series
+ * whatever the zoom. */
 static int api_counters(req_t *r, sb_t *b) {
     sps__view_t *v = r->v;
     long px;
     if (get_range(r, 1) || get_uint(r, "px", 1, 0, 1, 16384, &px)) return 400;
-    double span = (double)r->t1 - (double)r->t0;
     sb_puts(b, "{\"series\":[");
     int firsts = 1;
     for (size_t i = 0; i < v->nf; i++) {
@@ -1106,45 +1131,11 @@ static int api_counters(req_t *r, sb_t *b) {
         for (size_t s = 0; s < f->in->nseries; s++) {
             sb_printf(b, "%s{\"id\":%u,\"points\":[", firsts ? "" : ",", f->series0 + (unsigned)s);
             firsts = 0;
-            uint64_t n = f->in->series[s].n;
-            long col = -1;
-            int64_t ct = 0;
-            double mn = 0, mx = 0, last = 0;
-            int firstp = 1;
-            for (uint64_t k = sps__vix_sample_lb(f->x, s, r->t0); k <= n; k++) {
-                int64_t t = 0;
-                double val = 0;
-                long c = LONG_MAX;
-                if (k < n) {
-                    if (sps__vix_sample(f->x, s, k, &t, &val)) return index_error(b);
-                    if (t >= r->t1) k = n;
-                    else {
-                        c = (long)((double)(t - r->t0) * (double)px / span);
-                        if (c >= px) c = px - 1;
-                    }
-                }
-                if (c != col || k == n) {
-                    if (col >= 0) {
-                        sb_puts(b, firstp ? "[" : ",[");
-                        sb_i64(b, ct - v->t0);
-                        sb_put(b, ",", 1);
-                        put_double(b, mn);
-                        sb_put(b, ",", 1);
-                        put_double(b, mx);
-                        sb_put(b, ",", 1);
-                        put_double(b, last);
-                        sb_put(b, "]", 1);
-                        firstp = 0;
-                    }
-                    if (k >= n) break;
-                    col = c;
-                    ct = t;
-                    mn = mx = val;
-                }
-                if (val < mn) mn = val;
-                if (val > mx) mx = val;
-                last = val;
-            }
+            cpctx_t c = {b, v->t0, 1};
+            int rc = sps__vix_counter_cols(f->x, s, r->t0, r->t1, (uint32_t)px, 1, counter_point,
+                                           &c, NULL);
+            if (rc == SPS_ENOMEM) return 500;
+            if (rc) return index_error(b);
             sb_puts(b, "]}");
         }
     }

@@ -507,6 +507,137 @@ static int cref_cmp(const void *pa, const void *pb) {
     return a->i < c->i ? -1 : a->i > c->i;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Counter levels of detail                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define CREC_BYTES 40u   /* t, min, max, last, first child */
+#define CBUF_RECS 1024u  /* records buffered per level while building */
+
+/* The bucket of t at level k (buckets of 2^(8 + 2k) ns, floor division). */
+static int64_t c_bucket(int64_t t, uint32_t k) {
+    unsigned sh = 8u + 2u * k;
+    return t >= 0 ? t >> sh : -1 - ((-1 - t) >> sh);
+}
+
+/* One level being built: its open record and its records' write buffer. */
+typedef struct cacc {
+    uint32_t k;
+    uint64_t n;          /* records closed */
+    uint64_t at;         /* file offset of its records */
+    int64_t idx, t;      /* the open record's bucket and first time */
+    double mn, mx, last;
+    int any;             /* the open record has values */
+    uint64_t first;      /* its first child (record of the finer level, or sample) */
+    unsigned char *buf;
+    uint32_t nbuf;
+} cacc_t;
+
+static void c_flush(build_t *b, cacc_t *a) {
+    if (!a->nbuf || b->err) return;
+    uint64_t at = a->at + (a->n - a->nbuf) * CREC_BYTES;
+    if (sps__pwrite_all(b->fd, a->buf, (size_t)a->nbuf * CREC_BYTES, (off_t)at)) {
+        sps__err_os_note(errno);
+        sps__err_set("writing %s: %s", b->tmp, strerror(errno));
+        b_fail(b, SPS_EIO);
+    }
+    a->nbuf = 0;
+}
+
+/* Values mn, mx, last of a later stretch of samples into a's open record
+ * (strict comparisons: the earliest of equal values stays, as a walk over
+ * the samples keeps it). */
+static void c_merge(cacc_t *a, double mn, double mx, double last) {
+    if (!a->any || mn < a->mn) a->mn = mn;
+    if (!a->any || mx > a->mx) a->mx = mx;
+    a->last = last;
+    a->any = 1;
+}
+
+/* Closes level j's open record: written, and merged into level j + 1's. */
+static void c_close(build_t *b, cacc_t *acc, uint32_t m, uint32_t j) {
+    cacc_t *a = &acc[j];
+    unsigned char *p = a->buf + (size_t)a->nbuf * CREC_BYTES;
+    uint64_t u;
+    put_u64le(p, (uint64_t)a->t);
+    memcpy(&u, &a->mn, 8);
+    put_u64le(p + 8, u);
+    memcpy(&u, &a->mx, 8);
+    put_u64le(p + 16, u);
+    memcpy(&u, &a->last, 8);
+    put_u64le(p + 24, u);
+    put_u64le(p + 32, a->first);
+    a->n++;
+    if (++a->nbuf == CBUF_RECS) c_flush(b, a);
+    if (j + 1 < m) c_merge(&acc[j + 1], a->mn, a->mx, a->last);
+    a->any = 0;
+}
+
+/* Builds the levels of one series (its n samples refs[0..n), in time
+ * order, already written): picks the levels worth keeping (one pass
+ * counting buckets), reserves their records after the samples and fills
+ * them in a second pass through per-level buffers.  Appends its levels to
+ * *cl (growing) and returns how many. */
+static uint32_t c_levels(build_t *b, const sps__tl_header_t *h, const cref_t *refs, size_t n,
+                         sps__vix_clevel_t **cl, size_t *ncl, size_t *capcl,
+                         unsigned char *bufs) {
+    uint64_t cnt[SPS__VIX_MAXLEV] = {0};
+    int64_t prev[SPS__VIX_MAXLEV];
+    int64_t tprev = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = h->counters[refs[i].i].ts_ns;
+        if (t < tprev) return 0; /* not in time order: no levels (readers give time order) */
+        tprev = t;
+        for (uint32_t k = 1; k < SPS__VIX_MAXLEV; k++) {
+            int64_t ix = c_bucket(t, k);
+            if (i && ix == prev[k]) break; /* the same bucket here: the coarser ones too */
+            prev[k] = ix;
+            cnt[k]++;
+        }
+    }
+    cacc_t acc[SPS__VIX_MAXLEV];
+    uint32_t m = 0;
+    uint64_t below = n;
+    for (uint32_t k = 1; k < SPS__VIX_MAXLEV; k++)
+        if (cnt[k] && cnt[k] <= below / 4) {
+            memset(&acc[m], 0, sizeof acc[m]);
+            acc[m].k = k;
+            acc[m].buf = bufs + (size_t)m * CBUF_RECS * CREC_BYTES;
+            m++;
+            below = cnt[k];
+        }
+    if (!m || b_flush_out(b)) return 0;
+    for (uint32_t j = 0; j < m; j++) {
+        if (sps__grow((void **)cl, capcl, *ncl, sizeof **cl)) {
+            b_fail(b, SPS_ENOMEM);
+            return 0;
+        }
+        acc[j].at = b->off;
+        b->off += cnt[acc[j].k] * CREC_BYTES;
+        (*cl)[(*ncl)++] = (sps__vix_clevel_t){acc[j].k, cnt[acc[j].k], acc[j].at};
+    }
+    for (size_t i = 0; i < n && !b->err; i++) {
+        const sps__tl_counter_t *c = &h->counters[refs[i].i];
+        uint32_t top = 0; /* levels 0..top-1 start a new record here */
+        if (i == 0) top = m;
+        else
+            while (top < m && c_bucket(c->ts_ns, acc[top].k) != acc[top].idx) top++;
+        for (uint32_t j = 0; j < top && i; j++) c_close(b, acc, m, j);
+        for (uint32_t j = 0; j < top; j++) {
+            acc[j].idx = c_bucket(c->ts_ns, acc[j].k);
+            acc[j].t = c->ts_ns;
+            acc[j].first = j ? acc[j - 1].n : i;
+        }
+        c_merge(&acc[0], c->value, c->value, c->value);
+    }
+    for (uint32_t j = 0; j < m && n; j++) c_close(b, acc, m, j);
+    for (uint32_t j = 0; j < m; j++) {
+        c_flush(b, &acc[j]);
+        if (acc[j].n != cnt[acc[j].k]) b_fail(b, SPS_EINVAL); /* cannot happen: counted alike */
+    }
+    return m;
+}
+
 /* Writes the samples and the meta section; *meta_off/len where it went. */
 static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
     const sps__tl_header_t *h = b->h;
@@ -551,21 +682,33 @@ static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
         refs[nc++] = (cref_t){s, i};
     }
     sps__htab_free(&six);
-    if (!b->err && ns && !(soff = malloc(ns * sizeof *soff))) b_fail(b, SPS_ENOMEM);
+    uint32_t *snlev = NULL;
+    sps__vix_clevel_t *cl = NULL;
+    size_t ncl = 0, capcl = 0;
+    unsigned char *cbufs = NULL;
+    if (!b->err && ns &&
+        (!(soff = calloc(ns, sizeof *soff)) || !(snlev = calloc(ns, sizeof *snlev)) ||
+         !(cbufs = malloc((size_t)SPS__VIX_MAXLEV * CBUF_RECS * CREC_BYTES))))
+        b_fail(b, SPS_ENOMEM);
     if (!b->err && nc) {
         qsort(refs, nc, sizeof *refs, cref_cmp); /* by series, time order kept */
-        for (size_t i = 0; i < nc; i++) {
-            if (i == 0 || refs[i].series != refs[i - 1].series) soff[refs[i].series] = b->off;
-            unsigned char x[16];
-            const sps__tl_counter_t *c = &h->counters[refs[i].i];
-            double v = c->value;
-            uint64_t vb;
-            memcpy(&vb, &v, 8);
-            put_u64le(x, (uint64_t)c->ts_ns);
-            put_u64le(x + 8, vb);
-            b_write(b, x, 16);
+        for (size_t a = 0, e; a < nc && !b->err; a = e) {
+            uint32_t s = refs[a].series;
+            soff[s] = b->off;
+            for (e = a; e < nc && refs[e].series == s; e++) {
+                unsigned char x[16];
+                const sps__tl_counter_t *c = &h->counters[refs[e].i];
+                double v = c->value;
+                uint64_t vb;
+                memcpy(&vb, &v, 8);
+                put_u64le(x, (uint64_t)c->ts_ns);
+                put_u64le(x + 8, vb);
+                b_write(b, x, 16);
+            }
+            snlev[s] = c_levels(b, h, refs + a, e - a, &cl, &ncl, &capcl, cbufs);
         }
     }
+    free(cbufs);
     free(refs);
     bb_u32(&m, (uint32_t)h->nnames);
     for (size_t i = 0; i < h->nnames; i++) bb_str(&m, h->names[i]);
@@ -595,12 +738,20 @@ static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
         bb_u32(&m, b->paths[i].name);
     }
     bb_u32(&m, (uint32_t)ns);
-    for (size_t i = 0; i < ns && !b->err; i++) {
+    for (size_t i = 0, lv = 0; i < ns && !b->err; i++) {
         bb_u32(&m, sname[i]);
         bb_u32(&m, sproc[i]);
         bb_u64(&m, scount[i]);
         bb_u64(&m, soff[i]);
+        bb_u32(&m, snlev[i]);
+        for (uint32_t j = 0; j < snlev[i]; j++, lv++) {
+            bb_u32(&m, cl[lv].k);
+            bb_u64(&m, cl[lv].n);
+            bb_u64(&m, cl[lv].off);
+        }
     }
+    free(snlev);
+    free(cl);
     free(sname);
     free(sproc);
     free(scount);
@@ -983,6 +1134,14 @@ typedef struct vlane {
 
 #define SAMPLE_CHUNK 4096u
 
+/* A run of records of one counter level (or samples) read at once. */
+typedef struct ccache {
+    unsigned char *p;
+    size_t series;
+    uint64_t i0, n;
+    int on;
+} ccache_t;
+
 struct sps__vix {
     int fd;
     uint64_t size;
@@ -996,6 +1155,7 @@ struct sps__vix {
     size_t smp_series;
     uint64_t smp_chunk, smp_n;
     int smp_on;
+    ccache_t cc[SPS__VIX_MAXLEV]; /* counter walks: per level (0: samples) */
 };
 
 const sps__vix_info_t *sps__vix_info(const sps__vix_t *x) { return &x->info; }
@@ -1011,6 +1171,7 @@ void sps__vix_close(sps__vix_t *x) {
     free(in->threads);
     free(in->paths);
     free(in->series);
+    free(in->clevels);
     for (size_t i = 0; x->lanes && i < in->nlanes; i++) {
         for (uint32_t k = 0; k < SPS__VIX_MAXLEV; k++) free(x->lanes[i].lv[k].dir);
         free(x->lanes[i].sums);
@@ -1019,6 +1180,7 @@ void sps__vix_close(sps__vix_t *x) {
     free(x->lanes);
     free(x->blk);
     free(x->smp);
+    for (uint32_t k = 0; k < SPS__VIX_MAXLEV; k++) free(x->cc[k].p);
     if (x->fd >= 0) close(x->fd);
     free(x->pathbuf);
     free(x);
@@ -1113,18 +1275,40 @@ static int parse_meta(sps__vix_t *x, const unsigned char *m, uint64_t len) {
             return bad(x, "call path");
     }
     n = rd_u32(&r);
-    if (r.bad || n > len / 24) return bad(x, "counter series");
+    if (r.bad || n > len / 28) return bad(x, "counter series");
     in->series = malloc((n ? n : 1) * sizeof *in->series);
     if (!in->series) return SPS_ENOMEM;
     in->nseries = n;
+    size_t capcl = 0;
     for (uint32_t i = 0; i < n; i++) {
         sps__vix_series_t *s = &in->series[i];
         s->name = rd_u32(&r);
         s->proc = rd_u32(&r);
         s->n = rd_u64(&r);
         s->off = rd_u64(&r);
-        if (r.bad || s->name >= in->nnames || s->proc >= in->nprocs || !in_file(x, s->off, s->n, 16))
+        s->nlev = rd_u32(&r);
+        s->lev = (uint32_t)in->nclevels;
+        if (r.bad || s->name >= in->nnames || s->proc >= in->nprocs ||
+            !in_file(x, s->off, s->n, 16) || s->nlev >= SPS__VIX_MAXLEV ||
+            s->nlev > (r.n - r.i) / 20)
             return bad(x, "counter series");
+        /* levels: buckets growing, each at most a quarter of the finer one */
+        uint64_t below = s->n;
+        uint32_t kprev = 0;
+        for (uint32_t j = 0; j < s->nlev; j++) {
+            sps__vix_clevel_t c;
+            c.k = rd_u32(&r);
+            c.n = rd_u64(&r);
+            c.off = rd_u64(&r);
+            if (r.bad || c.k <= kprev || c.k >= SPS__VIX_MAXLEV || c.n < 1 || c.n > below / 4 ||
+                !in_file(x, c.off, c.n, CREC_BYTES))
+                return bad(x, "counter level");
+            if (sps__grow((void **)&in->clevels, &capcl, in->nclevels, sizeof *in->clevels))
+                return SPS_ENOMEM;
+            in->clevels[in->nclevels++] = c;
+            kprev = c.k;
+            below = c.n;
+        }
     }
     return r.bad ? bad(x, "meta section") : 0;
 }
@@ -1506,4 +1690,186 @@ uint64_t sps__vix_sample_lb(sps__vix_t *x, size_t s, int64_t t) {
         else hi = mid;
     }
     return lo;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Counter columns                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define CREAD 256u /* records read at once by a counter walk */
+
+/* A sample (level 0: min = max = last = its value, first = its index) or
+ * a level's record. */
+typedef struct crec {
+    int64_t t;
+    double mn, mx, last;
+    uint64_t first;
+} crec_t;
+
+typedef struct cwalk {
+    sps__vix_t *x;
+    size_t s;
+    const sps__vix_series_t *se;
+    int64_t t0, t1;
+    double span, px;
+    long npx;
+    int open, stop;
+    long col;
+    sps__vix_cpoint_t pt;   /* the open column */
+    sps__vix_cpoint_fn fn;
+    void *ctx;
+    uint64_t reads;
+} cwalk_t;
+
+/* Records of level L (0: samples) of the walk's series. */
+static uint64_t c_count(const cwalk_t *w, uint32_t L) {
+    return L ? w->x->info.clevels[w->se->lev + L - 1].n : w->se->n;
+}
+
+/* Record i of level L into *r, reading up to lim (> i) ahead when it is
+ * not at hand.  0 or SPS_EFORMAT / SPS_EIO / SPS_ENOMEM. */
+static int c_rec(cwalk_t *w, uint32_t L, uint64_t i, uint64_t lim, crec_t *r) {
+    sps__vix_t *x = w->x;
+    uint64_t cnt = c_count(w, L);
+    size_t sz = L ? CREC_BYTES : 16;
+    if (i >= cnt) return bad(x, "counter record");
+    if (lim > cnt) lim = cnt;
+    if (lim <= i) lim = i + 1;
+    ccache_t *c = &x->cc[L];
+    if (!(c->on && c->series == w->s && i >= c->i0 && i - c->i0 < c->n)) {
+        if (!c->p && !(c->p = malloc(CREAD * CREC_BYTES))) return SPS_ENOMEM;
+        uint64_t n = lim - i < CREAD ? lim - i : CREAD;
+        uint64_t off = L ? x->info.clevels[w->se->lev + L - 1].off : w->se->off;
+        c->on = 0;
+        int rc = ix_read(x, off + i * sz, (size_t)(n * sz), c->p);
+        if (rc) return rc;
+        c->on = 1;
+        c->series = w->s;
+        c->i0 = i;
+        c->n = n;
+    }
+    const unsigned char *p = c->p + (i - c->i0) * sz;
+    uint64_t u;
+    r->t = (int64_t)get_u64le(p);
+    u = get_u64le(p + 8);
+    memcpy(&r->mn, &u, 8);
+    if (L) {
+        u = get_u64le(p + 16);
+        memcpy(&r->mx, &u, 8);
+        u = get_u64le(p + 24);
+        memcpy(&r->last, &u, 8);
+        r->first = get_u64le(p + 32);
+    } else {
+        r->mx = r->last = r->mn;
+        r->first = i;
+    }
+    w->reads++;
+    /* non-finite values never reach the page (the build skips them) */
+    if (!isfinite(r->mn) || !isfinite(r->mx) || !isfinite(r->last))
+        return bad(x, "counter value");
+    return 0;
+}
+
+/* The column of t (>= t0). */
+static long c_col(const cwalk_t *w, int64_t t) {
+    long c = (long)((double)(int64_t)((uint64_t)t - (uint64_t)w->t0) * w->px / w->span);
+    return c >= w->npx ? w->npx - 1 : c;
+}
+
+/* Adds a stretch of samples (first at t) in column c. */
+static int c_add(cwalk_t *w, long c, int64_t t, double mn, double mx, double last) {
+    if (!w->open || c != w->col) {
+        if (w->open) {
+            int rc = w->fn(w->ctx, &w->pt);
+            if (rc) return rc;
+        }
+        w->open = 1;
+        w->col = c;
+        w->pt.t = t;
+        w->pt.min = mn;
+        w->pt.max = mx;
+    } else {
+        if (mn < w->pt.min) w->pt.min = mn;
+        if (mx > w->pt.max) w->pt.max = mx;
+    }
+    w->pt.last = last;
+    return 0;
+}
+
+/* Walks records [i0, i1) of level L: samples into their columns, a
+ * record whole when its bucket lies in one column inside [t0, t1), else
+ * its children in level L - 1.  Sets w->stop at a record at or after t1. */
+static int c_walk(cwalk_t *w, uint32_t L, uint64_t i0, uint64_t i1) {
+    for (uint64_t i = i0; i < i1; i++) {
+        crec_t r;
+        int rc = c_rec(w, L, i, i1, &r);
+        if (rc) return rc;
+        if (r.t >= w->t1) {
+            w->stop = 1;
+            return 0;
+        }
+        if (L == 0) {
+            if (r.t < w->t0) continue;
+            if ((rc = c_add(w, c_col(w, r.t), r.t, r.mn, r.mx, r.last))) return rc;
+            continue;
+        }
+        /* the bucket's last ns: its samples lie in [r.t, bend] */
+        uint64_t wd = sps__vix_bucket(w->x->info.clevels[w->se->lev + L - 1].k);
+        int64_t bstart = (int64_t)((uint64_t)r.t - ((uint64_t)r.t & (wd - 1)));
+        int64_t bend = (int64_t)((uint64_t)bstart + (wd - 1));
+        if (bend < w->t0) continue; /* all before the range */
+        if (r.t >= w->t0 && bend < w->t1) {
+            long c = c_col(w, r.t);
+            if (c == c_col(w, bend)) {
+                if ((rc = c_add(w, c, r.t, r.mn, r.mx, r.last))) return rc;
+                continue;
+            }
+        }
+        /* straddles a column's edge or the range's: its children */
+        uint64_t cend = c_count(w, L - 1);
+        if (i + 1 < c_count(w, L)) {
+            crec_t nx;
+            if ((rc = c_rec(w, L, i + 1, i1 > i + 1 ? i1 : i + 2, &nx))) return rc;
+            cend = nx.first;
+        }
+        if (r.first >= cend || cend > c_count(w, L - 1)) return bad(w->x, "counter level record");
+        if ((rc = c_walk(w, L - 1, r.first, cend))) return rc;
+        if (w->stop) return 0;
+    }
+    return 0;
+}
+
+int sps__vix_counter_cols(sps__vix_t *x, size_t s, int64_t t0, int64_t t1, uint32_t px,
+                          int use_levels, sps__vix_cpoint_fn fn, void *ctx, uint64_t *reads) {
+    if (reads) *reads = 0;
+    if (s >= x->info.nseries || t0 >= t1 || px < 1) return SPS_EINVAL;
+    cwalk_t w = {.x = x, .s = s, .se = &x->info.series[s], .t0 = t0, .t1 = t1,
+                 .span = (double)t1 - (double)t0, .px = (double)px, .npx = (long)px,
+                 .fn = fn, .ctx = ctx};
+    /* the coarsest level whose bucket is at most a column */
+    uint32_t L = 0;
+    double pw = w.span / w.px;
+    while (use_levels && L < w.se->nlev &&
+           (double)sps__vix_bucket(x->info.clevels[w.se->lev + L].k) <= pw)
+        L++;
+    /* its first record whose bucket ends after t0 (level 0: the first
+     * sample at or after t0) */
+    int64_t from = t0;
+    if (L) {
+        uint64_t wd = sps__vix_bucket(x->info.clevels[w.se->lev + L - 1].k);
+        from = (int64_t)((uint64_t)t0 - ((uint64_t)t0 & (wd - 1)));
+    }
+    uint64_t lo = 0, hi = c_count(&w, L);
+    int rc = 0;
+    while (lo < hi && !rc) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        crec_t r;
+        if ((rc = c_rec(&w, L, mid, mid + 1, &r))) break;
+        if (r.t < from) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!rc) rc = c_walk(&w, L, lo, c_count(&w, L));
+    if (!rc && w.open) rc = fn(ctx, &w.pt);
+    if (reads) *reads = w.reads;
+    return rc;
 }

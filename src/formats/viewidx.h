@@ -29,7 +29,7 @@
 
 /* The format version written into every index; an index of another
  * version is stale (rebuilt). */
-#define SPS__VIX_VERSION 3u
+#define SPS__VIX_VERSION 4u
 /* Most spans (entries) per block. */
 #define SPS__VIX_BLOCK 4096u
 /* Most levels per lane (level 0 included). */
@@ -72,12 +72,27 @@ typedef struct sps__vix_path {
 } sps__vix_path_t;
 
 /* One counter series: the samples of one (name, process), in time
- * order. */
+ * order, and its levels of detail (clevels[lev .. lev + nlev), finest
+ * first). */
 typedef struct sps__vix_series {
     uint32_t name, proc;
     uint64_t n;    /* samples */
     uint64_t off;  /* file offset of n (int64 t_ns, double value) pairs */
+    uint32_t nlev, lev;
 } sps__vix_series_t;
+
+/* One level of detail of a counter series: per non-empty bucket of
+ * sps__vix_bucket(k) ns (aligned to multiples of it), one 40-byte record
+ * (the first sample's time, min, max, last value, the index of its first
+ * record in the next finer level, or of its first sample for the finest
+ * level).  A level is kept only when it has at most a quarter of the
+ * records of the next finer one (samples for the finest), so the levels
+ * of a series hold at most a third as many records as it has samples. */
+typedef struct sps__vix_clevel {
+    uint32_t k;    /* bucket sps__vix_bucket(k), 1 <= k < SPS__VIX_MAXLEV */
+    uint64_t n;    /* records */
+    uint64_t off;  /* file offset of n records */
+} sps__vix_clevel_t;
 
 /* What an open index knows of its recording (valid until close). */
 typedef struct sps__vix_info {
@@ -97,6 +112,8 @@ typedef struct sps__vix_info {
     sps__vix_path_t *paths;
     size_t nseries;
     sps__vix_series_t *series;
+    size_t nclevels;
+    sps__vix_clevel_t *clevels; /* every series' levels (series[i].lev) */
     size_t nlanes;
 } sps__vix_info_t;
 
@@ -164,5 +181,30 @@ SPS__HIDDEN int sps__vix_sample(sps__vix_t *x, size_t s, uint64_t i, int64_t *t,
                                 double *v);
 /* The first sample of series s at or after t (n when none or unreadable). */
 SPS__HIDDEN uint64_t sps__vix_sample_lb(sps__vix_t *x, size_t s, int64_t t);
+
+/* One pixel column of a counter series: the time of its first sample, the
+ * least and greatest value (the earliest of equals) and the last one. */
+typedef struct sps__vix_cpoint {
+    int64_t t;
+    double min, max, last;
+} sps__vix_cpoint_t;
+
+/* Called per non-empty column, in time order; non-zero stops (returned). */
+typedef int (*sps__vix_cpoint_fn)(void *ctx, const sps__vix_cpoint_t *p);
+
+/* The samples of series s in [t0, t1) (t0 < t1) binned into px >= 1
+ * columns: the column of a sample at t is
+ * (long)((double)(t - t0) * px / ((double)t1 - (double)t0)), at most px - 1.
+ * With levels (use_levels 1) it answers from the coarsest level whose
+ * bucket is <= (t1 - t0) / px, descending to finer levels and to the
+ * samples only for buckets that straddle a column's edge or the range's,
+ * so it reads O(px) records per series; the columns are exactly those of
+ * the walk over every sample (use_levels 0).  *reads (may be NULL) gets
+ * how many records and samples it read.  Returns 0, fn's non-zero value,
+ * SPS_EINVAL (s out of range), or SPS_EFORMAT / SPS_EIO (corrupt or
+ * unreadable index; message set). */
+SPS__HIDDEN int sps__vix_counter_cols(sps__vix_t *x, size_t s, int64_t t0, int64_t t1,
+                                      uint32_t px, int use_levels, sps__vix_cpoint_fn fn,
+                                      void *ctx, uint64_t *reads);
 
 #endif /* SPS_FORMATS_VIEWIDX_H */

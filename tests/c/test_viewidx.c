@@ -12,6 +12,7 @@
 #include "formats/viewidx.h"
 #include "model/model.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,6 +755,373 @@ static void test_several_files(void **state) {
     assert_true(strlen(sps__err_msg()) > 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Counter levels of detail                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define CN 300000 /* samples of the long series */
+
+static char g_cjson[1024];
+static int64_t *g_ct; /* the long series as written: ns */
+static double *g_cv;
+
+static uint64_t xs(uint64_t *r) {
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    return *r;
+}
+
+/* A .json with one span and two counter series on one process: "mem"
+ * (CN samples, bursts of ns gaps, runs of us gaps and ms gaps between,
+ * values repeating at times) and "other" (every 1000th time). */
+static void counters_file(void) {
+    if (g_cjson[0]) return;
+    snprintf(g_cjson, sizeof g_cjson, "%s", tu_path("viewidx_counters.json"));
+    g_ct = malloc(CN * sizeof *g_ct);
+    g_cv = malloc(CN * sizeof *g_cv);
+    uint64_t r = 88172645463325252ull;
+    int64_t t = 1000000000;
+    for (size_t k = 0; k < CN; k++) {
+        uint64_t g = xs(&r) % 100;
+        t += g < 50 ? 1 + (int64_t)(xs(&r) % 100) : g < 80 ? 1000 + (int64_t)(xs(&r) % 5000)
+             : g < 98 ? 20000 + (int64_t)(xs(&r) % 50000) : 1000000 + (int64_t)(xs(&r) % 5000000);
+        g_ct[k] = t;
+        uint64_t vv = xs(&r);
+        g_cv[k] = k && vv % 4 == 0 ? g_cv[k - 1] : (double)((int64_t)(vv % 2001) - 1000) / 4;
+    }
+    FILE *f = fopen(g_cjson, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"run\",\"pid\":1,\"tid\":1,"
+               "\"ts\":%lld.000,\"dur\":%lld.000}",
+            (long long)(g_ct[0] / 1000), (long long)((g_ct[CN - 1] - g_ct[0]) / 1000));
+    for (size_t k = 0; k < CN; k++) {
+        char v[40];
+        sps__tl_fmt_double(v, sizeof v, g_cv[k]);
+        fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":%lld.%03lld,\"args\":{\"b\":%s}}",
+                (long long)(g_ct[k] / 1000), (long long)(g_ct[k] % 1000), v);
+        if (k % 1000 == 0)
+            fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"other\",\"pid\":1,\"ts\":%lld.%03lld,"
+                       "\"args\":{\"n\":%zu}}",
+                    (long long)(g_ct[k] / 1000), (long long)(g_ct[k] % 1000), k);
+    }
+    fputs("]}\n", f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A series' samples read back one by one (the reference for the walks). */
+typedef struct rseries {
+    int64_t *t;
+    double *v;
+    uint64_t n;
+} rseries_t;
+
+static rseries_t read_series(sps__vix_t *x, size_t s) {
+    rseries_t r = {0};
+    r.n = sps__vix_info(x)->series[s].n;
+    r.t = malloc((r.n ? r.n : 1) * sizeof *r.t);
+    r.v = malloc((r.n ? r.n : 1) * sizeof *r.v);
+    for (uint64_t i = 0; i < r.n; i++) assert_int_equal(sps__vix_sample(x, s, i, &r.t[i], &r.v[i]), 0);
+    return r;
+}
+
+static void put_num(char **p, double d) {
+    char b[40];
+    size_t n = sps__tl_fmt_double(b, sizeof b, d);
+    memcpy(*p, b, n);
+    *p += n;
+}
+
+/* The points of one series over [t0, t1) at px columns by brute force:
+ * every sample, its column by the API's formula, as JSON text into out
+ * (room for them); returns how many points. */
+static size_t brute_points(const rseries_t *r, int64_t vt0, int64_t t0, int64_t t1, long px,
+                           char *out) {
+    double span = (double)t1 - (double)t0;
+    long col = -1;
+    int64_t ct = 0;
+    double mn = 0, mx = 0, last = 0;
+    size_t np = 0;
+    char *p = out;
+    for (uint64_t k = 0; k <= r->n; k++) {
+        int end = k == r->n || r->t[k] >= t1;
+        if (!end && r->t[k] < t0) continue;
+        long c = -2;
+        if (!end) {
+            c = (long)((double)(r->t[k] - t0) * (double)px / span);
+            if (c >= px) c = px - 1;
+        }
+        if (c != col && col >= 0) {
+            p += sprintf(p, "%s[%lld,", np ? "," : "", (long long)(ct - vt0));
+            put_num(&p, mn);
+            *p++ = ',';
+            put_num(&p, mx);
+            *p++ = ',';
+            put_num(&p, last);
+            *p++ = ']';
+            np++;
+        }
+        if (end) break;
+        if (c != col) {
+            col = c;
+            ct = r->t[k];
+            mn = mx = r->v[k];
+        }
+        if (r->v[k] < mn) mn = r->v[k];
+        if (r->v[k] > mx) mx = r->v[k];
+        last = r->v[k];
+    }
+    *p = 0;
+    return np;
+}
+
+typedef struct ccount {
+    size_t n;
+    int64_t prev;
+    int order;
+} ccount_t;
+
+static int count_point(void *ctx, const sps__vix_cpoint_t *pt) {
+    ccount_t *c = ctx;
+    if (c->n && pt->t <= c->prev) c->order = 0;
+    c->prev = pt->t;
+    c->n++;
+    return 0;
+}
+
+/* /api/counters at a window equals the walk over every sample, and the
+ * levels' walk reads O(px) records. */
+static void check_counters(sps__view_t *v, sps__vix_t *x, const rseries_t *rs, size_t ns,
+                           int64_t vt0, int64_t a, int64_t b, long px, char *exp) {
+    char q[160];
+    snprintf(q, sizeof q, "t0=%lld&t1=%lld&px=%ld", (long long)a, (long long)b, px);
+    char *body;
+    size_t n;
+    assert_int_equal(req(v, "/api/counters", q, &body, &n), 200);
+    char *p = exp + sprintf(exp, "{\"series\":[");
+    for (size_t s = 0; s < ns; s++) {
+        p += sprintf(p, "%s{\"id\":%zu,\"points\":[", s ? "," : "", s);
+        size_t np = brute_points(&rs[s], vt0, vt0 + a, vt0 + b, px, p);
+        assert_true(np <= (size_t)px);
+        p += strlen(p);
+        p += sprintf(p, "]}");
+    }
+    sprintf(p, "]}");
+    if (strcmp(body, exp)) {
+        size_t i = 0;
+        while (body[i] && body[i] == exp[i]) i++;
+        fail_msg("%s: differs at %zu: got ...%.80s want ...%.80s", q, i, body + (i > 20 ? i - 20 : 0),
+                 exp + (i > 20 ? i - 20 : 0));
+    }
+    free(body);
+    /* the long series: the levels read about a record per column, the
+     * samples only at the columns' edges */
+    for (size_t s = 0; s < ns; s++) {
+        uint64_t rl = 0, rr = 0;
+        ccount_t c1 = {0, 0, 1}, c0 = {0, 0, 1};
+        assert_int_equal(sps__vix_counter_cols(x, s, vt0 + a, vt0 + b, (uint32_t)px, 1, count_point,
+                                               &c1, &rl), 0);
+        assert_int_equal(sps__vix_counter_cols(x, s, vt0 + a, vt0 + b, (uint32_t)px, 0, count_point,
+                                               &c0, &rr), 0);
+        assert_int_equal(c1.n, c0.n);
+        assert_true(c1.order && c0.order);
+        if (rs[s].n == CN && rr > 64 * (uint64_t)px) /* many samples a column: levels pay */
+            if (rl * 4 > rr) fail_msg("%s: levels read %llu, the samples %llu", q,
+                                      (unsigned long long)rl, (unsigned long long)rr);
+    }
+}
+
+static void test_counter_levels(void **state) {
+    (void)state;
+    counters_file();
+    int built;
+    sps__view_t *v = open_view(g_cjson, 1, &built);
+    assert_true(built);
+    char *body;
+    size_t n;
+    assert_int_equal(req(v, "/api/meta", NULL, &body, &n), 200);
+    int64_t vt0 = json_i64(body, "t0_ns"), ext = json_i64(body, "t1_rel_ns");
+    free(body);
+    char ix[1024];
+    index_of(g_cjson, ix, sizeof ix);
+    sps__vix_t *x;
+    assert_int_equal(sps__vix_open(&x, ix, NULL), 0);
+    const sps__vix_info_t *in = sps__vix_info(x);
+    assert_int_equal(in->nseries, 2);
+    rseries_t rs[2];
+    size_t big = 2;
+    for (size_t s = 0; s < 2; s++) {
+        rs[s] = read_series(x, s);
+        if (rs[s].n == CN) big = s;
+    }
+    assert_true(big < 2);
+    assert_int_equal(rs[1 - big].n, CN / 1000);
+    /* the samples as written; levels at most a third of them, coarser
+     * ones at most a quarter of the finer ones */
+    for (size_t k = 0; k < CN; k++) {
+        assert_int_equal(rs[big].t[k], g_ct[k]);
+        assert_true(rs[big].v[k] == g_cv[k]);
+    }
+    const sps__vix_series_t *se = &in->series[big];
+    assert_true(se->nlev >= 4);
+    uint64_t recs = 0, below = CN;
+    for (uint32_t j = 0; j < se->nlev; j++) {
+        const sps__vix_clevel_t *c = &in->clevels[se->lev + j];
+        assert_true(c->n * 4 <= below);
+        recs += c->n;
+        below = c->n;
+    }
+    assert_true(recs * 3 <= CN);
+    /* zooms: the whole range at several widths, then random windows from
+     * the whole range down to ~1 us, some past either end */
+    char *exp = malloc((size_t)16384 * 2 * 120 + 256);
+    const long pxs[] = {1, 2, 7, 640, 1920, 16384};
+    for (size_t i = 0; i < sizeof pxs / sizeof *pxs; i++)
+        check_counters(v, x, rs, 2, vt0, 0, ext + 1, pxs[i], exp);
+    check_counters(v, x, rs, 2, vt0, -5000, ext + 5000, 1920, exp);
+    uint64_t rng = 12345;
+    const long rpx[] = {1, 3, 100, 1000, 1920};
+    for (int it = 0; it < 60; it++) {
+        double u = (double)(xs(&rng) % 1000001) / 1e6;
+        int64_t w = (int64_t)((double)ext * pow(1e-6, u)) + 1;
+        int64_t a = (int64_t)(xs(&rng) % (uint64_t)(ext + w / 4)) - w / 8;
+        check_counters(v, x, rs, 2, vt0, a, a + w, rpx[xs(&rng) % 5], exp);
+    }
+    /* a window around one bucket's edge at ns resolution */
+    int64_t mid = g_ct[CN / 2] - vt0;
+    check_counters(v, x, rs, 2, vt0, mid - 3, mid + 2, 5, exp);
+    free(exp);
+    for (size_t s = 0; s < 2; s++) {
+        free(rs[s].t);
+        free(rs[s].v);
+    }
+    sps__vix_close(x);
+    sps__view_close(v);
+}
+
+/* Whether the counters of index ix answer every zoom with 0 or
+ * SPS_EFORMAT (a damaged one); returns how many SPS_EFORMAT. */
+static int counters_survive(const char *ix) {
+    sps__vix_t *x = NULL;
+    int rc = sps__vix_open(&x, ix, NULL);
+    assert_true(rc == 0 || rc == SPS_EFORMAT);
+    if (rc) {
+        assert_true(strlen(sps__err_msg()) > 0);
+        return 1;
+    }
+    const sps__vix_info_t *in = sps__vix_info(x);
+    int bad = 0;
+    int64_t lo = in->t_min, hi = in->t_max + 1;
+    for (size_t s = 0; s < in->nseries; s++)
+        for (int z = 0; z < 8; z++) {
+            int64_t w = (hi - lo) >> (2 * z);
+            if (w < 1) w = 1;
+            int64_t a = lo + (hi - lo) / 3;
+            ccount_t c = {0, 0, 1};
+            uint64_t reads;
+            for (int lv = 0; lv < 2; lv++) {
+                rc = sps__vix_counter_cols(x, s, a, a + w, 977, lv, count_point, &c, &reads);
+                assert_true(rc == 0 || rc == SPS_EFORMAT);
+                if (rc) {
+                    assert_true(strlen(sps__err_msg()) > 0);
+                    bad++;
+                }
+            }
+        }
+    sps__vix_close(x);
+    return bad;
+}
+
+static void write_file(const char *path, const unsigned char *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static uint64_t le64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* A damaged counters index: the meta section's series and levels and the
+ * levels' records flipped, and every record's first child out of range:
+ * the open or the walk says SPS_EFORMAT, never a crash; the view
+ * rebuilds or answers 200 / 500. */
+static void test_counter_corrupt(void **state) {
+    (void)state;
+    counters_file();
+    sps__view_close(open_view(g_cjson, 0, NULL));
+    char ix[1024], bad_ix[1100];
+    index_of(g_cjson, ix, sizeof ix);
+    snprintf(bad_ix, sizeof bad_ix, "%s.bad", ix);
+    FILE *f = fopen(ix, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    size_t size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *good = malloc(size), *m = malloc(size);
+    assert_int_equal(fread(good, 1, size, f), size);
+    fclose(f);
+    assert_int_equal(counters_survive(ix), 0);
+    sps__vix_t *x;
+    assert_int_equal(sps__vix_open(&x, ix, NULL), 0);
+    const sps__vix_info_t *in = sps__vix_info(x);
+    uint64_t meta_off = le64(good + 64), meta_len = le64(good + 72);
+    assert_true(meta_off + meta_len <= size && meta_len > 0);
+    size_t big = in->series[0].nlev ? 0 : 1;
+    const sps__vix_clevel_t *fine = &in->clevels[in->series[big].lev];
+    uint64_t lv_off = fine->off, lv_len = 0;
+    for (uint32_t j = 0; j < in->series[big].nlev; j++)
+        lv_len += in->clevels[in->series[big].lev + j].n * 40;
+    uint64_t fine_off = fine->off, fine_n = fine->n;
+    sps__vix_close(x);
+    /* every first child of the finest level past the samples */
+    memcpy(m, good, size);
+    for (uint64_t i = 0; i < fine_n; i++)
+        for (int b = 0; b < 8; b++) m[fine_off + i * 40 + 32 + b] = 0x7f;
+    write_file(bad_ix, m, size);
+    assert_true(counters_survive(bad_ix) > 0);
+    /* a record's value not finite */
+    memcpy(m, good, size);
+    for (uint64_t i = 0; i < fine_n; i++) memset(m + fine_off + i * 40 + 8, 0xff, 8);
+    write_file(bad_ix, m, size);
+    assert_true(counters_survive(bad_ix) > 0);
+    /* bytes flipped in the meta section's counter part and in the levels */
+    srand(777);
+    for (int it = 0; it < 200; it++) {
+        memcpy(m, good, size);
+        int nflip = 1 + rand() % 6;
+        for (int k = 0; k < nflip; k++) {
+            size_t at = it % 2 ? (size_t)(meta_off + meta_len - 1 - (uint64_t)rand() % (meta_len < 200 ? meta_len : 200))
+                               : (size_t)(lv_off + (uint64_t)rand() % lv_len);
+            m[at] ^= (unsigned char)(1 + rand() % 255);
+        }
+        write_file(bad_ix, m, size);
+        (void)counters_survive(bad_ix);
+    }
+    /* the view on a damaged index: rebuilt or answering */
+    memcpy(m, good, size);
+    for (uint64_t i = 0; i < fine_n; i++) m[fine_off + i * 40 + 39] = 0x10;
+    write_file(ix, m, size);
+    sps__view_t *v;
+    sps__view_opts_t o = {g_ixdir, 0, 0};
+    const char *paths[1] = {g_cjson};
+    assert_int_equal(sps__view_open(&v, paths, 1, &o), 0);
+    char *body;
+    size_t n;
+    int st = req(v, "/api/counters", "t0=0&t1=100000000000&px=333", &body, &n);
+    assert_true(st == 200 || st == 500);
+    if (st == 500) assert_non_null(strstr(body, "corrupt view index"));
+    free(body);
+    sps__view_close(v);
+    write_file(ix, good, size);
+    unlink(bad_ix);
+    free(good);
+    free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_h5),
@@ -761,6 +1129,8 @@ int main(void) {
         cmocka_unit_test(test_pftrace),
         cmocka_unit_test(test_stale_and_corrupt),
         cmocka_unit_test(test_several_files),
+        cmocka_unit_test(test_counter_levels),
+        cmocka_unit_test(test_counter_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
