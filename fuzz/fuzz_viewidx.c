@@ -2,7 +2,8 @@
  * (formats/viewidx.c) on hostile index files.  The input is opened as an
  * index (without the source check), and every lane is queried the ways
  * the view object does: each level scanned over the whole range and over
- * a window inside it, the window sums, lane lookups, counter samples.
+ * a window inside it, the window sums, lane lookups, counter samples and
+ * counter columns (from the levels and from the samples).
  * Traps when the reader hands out an entry naming no name or call path
  * (the view indexes arrays with them). */
 #include "fuzz_util.h"
@@ -23,6 +24,21 @@ static int check_ent(void *ctx, const sps__vix_ent_t *e) {
         __builtin_trap();
     if (e->dur < 0) __builtin_trap();
     return ++f->n > 100000; /* enough of one lane */
+}
+
+typedef struct fzc {
+    uint64_t n, px;
+    int64_t prev;
+} fzc_t;
+
+/* A counter column: min <= last <= max (so finite), at most px of them,
+ * in time order. */
+static int check_point(void *ctx, const sps__vix_cpoint_t *p) {
+    fzc_t *c = ctx;
+    if (!(p->min <= p->last && p->last <= p->max)) __builtin_trap();
+    if (++c->n > c->px || (c->n > 1 && p->t <= c->prev)) __builtin_trap();
+    c->prev = p->t;
+    return 0;
 }
 
 /* libFuzzer's entry point: reads data as an index file. */
@@ -63,6 +79,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             double v;
             (void)sps__vix_sample(x, s, i, &t, &v);
         }
+        /* the counter columns, from the levels and from the samples */
+        for (uint32_t px = 1; px <= 4096; px *= 64)
+            for (int lv = 0; lv < 2; lv++) {
+                fzc_t c = {0, px, INT64_MIN};
+                (void)sps__vix_counter_cols(x, s, in->t_min, in->t_max + 1, px, lv, check_point, &c, NULL);
+                c.n = 0;
+                (void)sps__vix_counter_cols(x, s, mid - 1000, mid + 1000000, px, lv, check_point, &c, NULL);
+            }
     }
     free(sums);
     free(on);

@@ -91,8 +91,8 @@ static void bb_str(bbuf_t *b, const char *s) {
     bb_u32(b, (uint32_t)n);
     bb_put(b, s, n);
 }
-static void bb_var(bbuf_t *b, uint64_t v) {
-    if (bb_room(b, 10)) return;
+SPS__INLINE void bb_var(bbuf_t *b, uint64_t v) { /* four a span: inline */
+    if (b->cap - b->n < 11 && bb_room(b, 10)) return; /* the call only to grow */
     while (v >= 0x80) {
         b->p[b->n++] = (unsigned char)(v | 0x80);
         v >>= 7;
@@ -112,6 +112,7 @@ typedef struct rd {
 } rd_t;
 
 static uint64_t rd_var(rd_t *r) {
+    if (r->i < r->n && r->p[r->i] < 0x80) return r->p[r->i++]; /* most: one byte */
     uint64_t v = 0;
     for (unsigned sh = 0; sh < 70; sh += 7) {
         if (r->i >= r->n) break;
@@ -225,6 +226,8 @@ typedef struct build {
     bbuf_t out;          /* write buffer at off - out.n */
     int err;             /* first error (SPS_E*) */
     sps__stack_t *stacks;  /* per thread */
+    blane_t ***bydepth;    /* per thread: its lanes by depth (b_lane's cache) */
+    uint32_t *nbydepth;    /* per thread: room in bydepth[thread] */
     uint32_t *depths;      /* per thread: max depth + 1 */
     uint32_t cur_thread;
     blane_t **lanes;
@@ -330,6 +333,27 @@ static blane_t *b_lane(build_t *b, uint32_t thread, uint32_t depth) {
     l->nlevels = 1;
     sps__htab_put(&b->lane_ix, &p, (uint32_t)b->nlanes);
     b->lanes[b->nlanes++] = l;
+    return l;
+}
+
+/* b_lane through a per-thread array by depth: the hash probe once per
+ * lane, not once per span.  NULL on ENOMEM. */
+static blane_t *b_lane_at(build_t *b, uint32_t thread, uint32_t depth) {
+    if (depth < b->nbydepth[thread] && b->bydepth[thread][depth])
+        return b->bydepth[thread][depth];
+    blane_t *l = b_lane(b, thread, depth);
+    if (!l) return NULL;
+    if (depth >= b->nbydepth[thread]) {
+        uint32_t cap = b->nbydepth[thread] ? b->nbydepth[thread] : 16;
+        while (cap <= depth && cap < UINT32_MAX / 2) cap *= 2;
+        if (cap <= depth) return l; /* absurd depths: the hash alone */
+        blane_t **v = realloc(b->bydepth[thread], cap * sizeof *v);
+        if (!v) return l;
+        memset(v + b->nbydepth[thread], 0, (cap - b->nbydepth[thread]) * sizeof *v);
+        b->bydepth[thread] = v;
+        b->nbydepth[thread] = cap;
+    }
+    b->bydepth[thread][depth] = l;
     return l;
 }
 
@@ -477,7 +501,7 @@ static void b_close(void *ctx, const sps__frame_t *f, uint64_t end, uint64_t sel
         b_fail(b, SPS_ETOOBIG);
         return;
     }
-    blane_t *l = b_lane(b, b->cur_thread, (uint32_t)depth);
+    blane_t *l = b_lane_at(b, b->cur_thread, (uint32_t)depth);
     if (!l) {
         b_fail(b, SPS_ENOMEM);
         return;
@@ -782,6 +806,9 @@ static void b_free(build_t *b) {
     if (b->stacks)
         for (size_t i = 0; i < b->h->nthreads; i++) sps__stack_free(&b->stacks[i]);
     free(b->stacks);
+    for (size_t i = 0; b->bydepth && i < b->h->nthreads; i++) free(b->bydepth[i]);
+    free(b->bydepth);
+    free(b->nbydepth);
     free(b->depths);
     bb_free(&b->out);
 }
@@ -981,7 +1008,9 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
     }
     b.stacks = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.stacks);
     b.depths = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.depths);
-    if (!b.stacks || !b.depths) b_fail(&b, SPS_ENOMEM);
+    b.bydepth = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.bydepth);
+    b.nbydepth = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.nbydepth);
+    if (!b.stacks || !b.depths || !b.bydepth || !b.nbydepth) b_fail(&b, SPS_ENOMEM);
     unsigned char hdr[HDR_BYTES] = {0};
     b_write(&b, hdr, HDR_BYTES); /* the real one at the end */
     sps__pline_t pl;
@@ -1765,7 +1794,7 @@ static int c_rec(cwalk_t *w, uint32_t L, uint64_t i, uint64_t lim, crec_t *r) {
     }
     w->reads++;
     /* non-finite values never reach the page (the build skips them) */
-    if (!isfinite(r->mn) || !isfinite(r->mx) || !isfinite(r->last))
+    if (!isfinite(r->mn) || !isfinite(r->mx) || !(r->mn <= r->last && r->last <= r->mx))
         return bad(x, "counter value");
     return 0;
 }
@@ -1776,8 +1805,10 @@ static long c_col(const cwalk_t *w, int64_t t) {
     return c >= w->npx ? w->npx - 1 : c;
 }
 
-/* Adds a stretch of samples (first at t) in column c. */
+/* Adds a stretch of samples (first at t) in column c (columns never go
+ * back: at most px points, in time order). */
 static int c_add(cwalk_t *w, long c, int64_t t, double mn, double mx, double last) {
+    if (w->open && c < w->col) return bad(w->x, "counter samples out of time order");
     if (!w->open || c != w->col) {
         if (w->open) {
             int rc = w->fn(w->ctx, &w->pt);
