@@ -15,8 +15,9 @@
  * random windows each, widths from the whole range down to ~1 us), and
  * that process's peak RSS (ru_maxrss by wait4).  The recording also has
  * one long counter series ("queue", sampled by every thread at the end of
- * --counters K of each outer call's 8 mid calls; default 8: about one
- * sample per 5 spans): the server times /api/counters at 1920 px at the
+ * --counters K of each outer call's 8 mid calls; default 1, one sample
+ * per 41 spans, as "live bytes" at the end of each outermost call; 8:
+ * one per 5 spans): the server times /api/counters at 1920 px at the
  * same ten zooms, and the walk over every sample of the window (what
  * /api/counters did before the counter levels) for comparison.  Prints a
  * table and the CPU model.  Files go to --dir DIR (default $TMPDIR or
@@ -51,7 +52,7 @@ static double now_s(void) {
 
 static sps_region_t g_outer, g_mid, g_leaf, g_queue;
 static uint64_t g_per_thread; /* outer iterations per thread */
-static int g_counters = 8;    /* counter samples per outer call */
+static int g_counters = 1;    /* counter samples per outer call */
 
 static void *worker(void *arg) {
     uint64_t r = 0x9e3779b97f4a7c15ull * (uint64_t)((intptr_t)arg + 1);
@@ -448,11 +449,12 @@ int main(int argc, char **argv) {
                    r->p95[z] * 1e3);
         }
         printf("\n/api/counters at 1920 px, %llu spans, %llu samples in %llu series, %llu level "
-               "records (%d random windows per zoom): the request (JSON included); the walk alone, "
+               "records (%.1f MB of the index; %d random windows per zoom): the request (JSON included); the walk alone, "
                "with the levels and over every sample of the window (as before the levels), and "
                "the records or samples each read:\n",
                (unsigned long long)r->spans, (unsigned long long)r->csamples,
-               (unsigned long long)r->cseries, (unsigned long long)r->crecords, PER_ZOOM);
+               (unsigned long long)r->cseries, (unsigned long long)r->crecords,
+               (double)(r->csamples * 16 + r->crecords * 40) / 1e6, PER_ZOOM);
         printf("%6s %12s %10s %10s %10s %10s %12s %10s %10s %12s\n", "zoom", "width", "p50 ms",
                "p95 ms", "lvl p50", "lvl p95", "lvl reads", "smp p50", "smp p95", "smp reads");
         for (int z = 0; z < ZOOMS; z++) {

@@ -1101,16 +1101,38 @@ typedef struct cpctx {
     int first;
 } cpctx_t;
 
+/* v in decimal (no printf: a counter answer has thousands of numbers). */
+static void put_int(sb_t *b, int64_t v) {
+    char buf[24], *e = buf + sizeof buf, *p = e;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    sb_put(b, p, (size_t)(e - p));
+}
+
+/* A counter value as put_double writes it (%.17g): an integral value
+ * below 10^15 in magnitude is its digits there (counters mostly count
+ * bytes, calls, items), written without printf. */
+static void put_value(sb_t *b, double d) {
+    if (d > -1e15 && d < 1e15 && d == (double)(int64_t)d && !(d == 0 && signbit(d)))
+        put_int(b, (int64_t)d);
+    else
+        put_double(b, d);
+}
+
 static int counter_point(void *ctx, const sps__vix_cpoint_t *p) {
     cpctx_t *c = ctx;
     sb_puts(c->b, c->first ? "[" : ",[");
-    sb_i64(c->b, p->t - c->t0);
+    put_int(c->b, p->t - c->t0);
     sb_put(c->b, ",", 1);
-    put_double(c->b, p->min);
+    put_value(c->b, p->min);
     sb_put(c->b, ",", 1);
-    put_double(c->b, p->max);
+    put_value(c->b, p->max);
     sb_put(c->b, ",", 1);
-    put_double(c->b, p->last);
+    put_value(c->b, p->last);
     sb_put(c->b, "]", 1);
     c->first = 0;
     return c->b->oom ? SPS_ENOMEM : 0;

@@ -790,6 +790,12 @@ static void counters_file(void) {
         uint64_t vv = xs(&r);
         g_cv[k] = k && vv % 4 == 0 ? g_cv[k - 1] : (double)((int64_t)(vv % 2001) - 1000) / 4;
     }
+    /* values the answer's number writer treats apart: a negative zero,
+     * integers about 10^15 and beyond, huge, tiny, not a binary fraction */
+    const double special[] = {-0.0, 1e15 - 1, 1e15, -1e15, 123456789012345678.0, 1e300, -1e-300,
+                              0.1, -4503599627370497.0, 9007199254740993.0};
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+        g_cv[CN / 7 + i * 9973] = special[i];
     FILE *f = fopen(g_cjson, "w");
     assert_non_null(f);
     fprintf(f, "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"run\",\"pid\":1,\"tid\":1,"
@@ -986,6 +992,12 @@ static void test_counter_levels(void **state) {
         int64_t w = (int64_t)((double)ext * pow(1e-6, u)) + 1;
         int64_t a = (int64_t)(xs(&rng) % (uint64_t)(ext + w / 4)) - w / 8;
         check_counters(v, x, rs, 2, vt0, a, a + w, rpx[xs(&rng) % 5], exp);
+    }
+    /* each special value alone, and as the last of a column */
+    for (size_t i = 0; i < 10; i++) {
+        int64_t at = g_ct[CN / 7 + i * 9973] - vt0;
+        check_counters(v, x, rs, 2, vt0, at, at + 1, 1, exp);
+        check_counters(v, x, rs, 2, vt0, at - 100000, at + 1, 3, exp);
     }
     /* a window around one bucket's edge at ns resolution */
     int64_t mid = g_ct[CN / 2] - vt0;
