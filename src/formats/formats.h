@@ -266,6 +266,15 @@ SPS__HIDDEN int sps__coder_park(sps__coder_t *c, const int64_t *elems, size_t n,
                                 unsigned char **out, size_t *out_bytes);
 SPS__HIDDEN int sps__coder_unpark(sps__coder_t *c, const unsigned char *in,
                                   size_t in_bytes, int64_t *elems, size_t n);
+/* The reverse of sps__coder_column for a reader: inflates the zlib stream
+ * in[0..in_bytes) and, when shuffled, unshuffles it, into the n elements
+ * at elems (8-byte, as stored: little-endian).  plane: scratch of n*8
+ * bytes (used only when shuffled).  *dec: the decompressor, made on first
+ * use (start with NULL; sps__unfilter8_free frees it).  0, SPS_EFORMAT (a
+ * damaged stream, or one that is not exactly n*8 bytes) or SPS_ENOMEM. */
+SPS__HIDDEN int sps__unfilter8(void **dec, const unsigned char *in, size_t in_bytes,
+                               int shuffled, unsigned char *plane, int64_t *elems, size_t n);
+SPS__HIDDEN void sps__unfilter8_free(void *dec);
 /* The encoders this build uses, in words (for benchmarks and --version). */
 SPS__HIDDEN const char *sps__coder_name(void);
 

@@ -1600,13 +1600,23 @@ static int events_open(rd_t *c) {
     r->h_call = dc;
     r->h_parent = dp;
     r->nevents = n;
+    int64_t cols[5] = {ds, dd, dt, dc, dp};
+    for (int i = 0; i < 5; i++) r->cr[i] = sps__h5cr_new(cols[i]);
     rc = rows_bounds_check(c);
     return rc ? rc : carried_read(c);
 }
 
-/* Reads n elements from first of dataset d as int64 into out. */
-static int block_read(const sps__h5r_t *r, hid_t d, uint64_t first, size_t n,
+/* Reads n elements from first of event column col (0..4: start, dur, tid,
+ * call, parent; see sps__h5r_t) as int64 into out: 0, SPS_EFORMAT or
+ * SPS_ENOMEM. */
+static int block_read(const sps__h5r_t *r, int col, uint64_t first, size_t n,
                       int64_t *out) {
+    hid_t d = col == 0 ? r->h_start : col == 1 ? r->h_dur : col == 2 ? r->h_tid
+            : col == 3 ? r->h_call : r->h_parent;
+    if (r->cr[col]) { /* direct chunk reads; 1: this range through H5Dread */
+        int rc = sps__h5cr_read(r->cr[col], first, n, out);
+        if (rc != 1) return rc;
+    }
     hsize_t start = first, count = n;
     hid_t fs = H5Dget_space(d);
     hid_t ms = H5Screate_simple(1, &count, NULL);
@@ -1623,10 +1633,11 @@ static int block_read(const sps__h5r_t *r, hid_t d, uint64_t first, size_t n,
 
 /* Reads n elements from first of the optional column d into out (when
  * out is not NULL): the stored values, or -1 each when d is absent. */
-static int opt_block_read(const sps__h5r_t *r, hid_t d, uint64_t first,
+static int opt_block_read(const sps__h5r_t *r, int col, uint64_t first,
                           size_t n, int64_t *out) {
     if (!out) return 0;
-    if (d >= 0) return block_read(r, d, first, n, out);
+    hid_t d = col == 2 ? r->h_tid : col == 3 ? r->h_call : r->h_parent;
+    if (d >= 0) return block_read(r, col, first, n, out);
     for (size_t i = 0; i < n; i++) out[i] = -1;
     return 0;
 }
@@ -1637,8 +1648,8 @@ static int opt_block_read(const sps__h5r_t *r, hid_t d, uint64_t first,
 static void events_from_memory(const sps__h5r_t *r, uint64_t first, size_t n,
                                int64_t *start, int64_t *dur, int64_t *tid,
                                int64_t *call_ids, int64_t *parent_ids) {
-    memcpy(start, r->start + first, n * sizeof *start);
-    memcpy(dur, r->dur + first, n * sizeof *dur);
+    if (start) memcpy(start, r->start + first, n * sizeof *start);
+    if (dur) memcpy(dur, r->dur + first, n * sizeof *dur);
     int64_t *ids[] = {tid, call_ids, parent_ids};
     for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
         for (size_t i = 0; ids[k] && i < n; i++) ids[k][i] = -1;
@@ -1657,17 +1668,17 @@ int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first, size_t n,
     if (!n) return 0;
     sps__h5_quiet_t q;
     sps__h5_quiet_begin(&q);
-    int rc = block_read(r, r->h_start, first, n, start);
-    if (rc == 0) rc = block_read(r, r->h_dur, first, n, dur);
-    if (rc == 0) rc = opt_block_read(r, r->h_tid, first, n, tid);
-    if (rc == 0) rc = opt_block_read(r, r->h_call, first, n, call_ids);
-    if (rc == 0) rc = opt_block_read(r, r->h_parent, first, n, parent_ids);
-    if (rc == 0 && !r->deltas) /* end times -> durations */
+    int rc = start ? block_read(r, 0, first, n, start) : 0;
+    if (rc == 0 && dur) rc = block_read(r, 1, first, n, dur);
+    if (rc == 0) rc = opt_block_read(r, 2, first, n, tid);
+    if (rc == 0) rc = opt_block_read(r, 3, first, n, call_ids);
+    if (rc == 0) rc = opt_block_read(r, 4, first, n, parent_ids);
+    if (rc == 0 && !r->deltas && start && dur) /* end times -> durations */
         for (size_t i = 0; i < n; i++)
             dur[i] = (int64_t)((uint64_t)dur[i] - (uint64_t)start[i]);
     sps__h5_quiet_end(&q, rc);
-    if (rc) fail(rc, "cannot read /events [%llu, +%zu) (corrupt data)",
-                 (unsigned long long)first, n);
+    if (rc) fail(rc, "cannot read /events [%llu, +%zu) (%s)", (unsigned long long)first, n,
+                 rc == SPS_ENOMEM ? "out of memory" : "corrupt data");
     return rc;
 }
 
@@ -1787,6 +1798,7 @@ int sps__h5r_open(sps__h5r_t **out, const char *path) {
 /* Frees r and everything it owns. */
 void sps__h5r_free(sps__h5r_t *r) {
     if (!r) return;
+    for (int i = 0; i < 5; i++) sps__h5cr_free(r->cr[i]);
     hid_t ids[] = {r->h_parent, r->h_call, r->h_tid, r->h_dur, r->h_start,
                    r->h_file};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) h5_close(&ids[i]);

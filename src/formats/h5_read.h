@@ -142,7 +142,24 @@ typedef struct sps__h5r {
      * to stream, so its calls were read whole into start (absolute) and
      * dur, and sps__h5r_events serves blocks from them. */
     int in_memory;
+    /* The event columns' direct chunk readers (h5_chunkread.c), in the
+     * order of h_start .. h_parent; NULL where a column is absent or not
+     * one they can decode (then H5Dread reads it). */
+    struct sps__h5cr *cr[5];
 } sps__h5r_t;
+
+/* An event column read chunk by chunk with H5Dread_chunk and decoded by
+ * us (h5_chunkread.c, which says why and which columns qualify).
+ * sps__h5cr_new: a reader of the open dataset (not owned: close it after
+ * sps__h5cr_free), or NULL when the column does not qualify or on ENOMEM.
+ * sps__h5cr_read: elements [first, first + n) into out (the caller checks
+ * the range); 0, 1 when some chunk cannot be read this way (read the range
+ * with H5Dread instead: it gives HDF5's own error for damaged data), or
+ * SPS_ENOMEM.  Call under sps__h5_quiet_begin, like every HDF5 read. */
+typedef struct sps__h5cr sps__h5cr_t;
+SPS__HIDDEN sps__h5cr_t *sps__h5cr_new(int64_t dataset);
+SPS__HIDDEN int sps__h5cr_read(sps__h5cr_t *c, uint64_t first, size_t n, int64_t *out);
+SPS__HIDDEN void sps__h5cr_free(sps__h5cr_t *c);
 
 /* Reads and validates the file at path.  On success *out owns the result
  * (free it with sps__h5r_free).  Returns 0, SPS_EIO (the file cannot be
@@ -169,7 +186,9 @@ SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
  * thread ids, call ids and parent ids into tid, call_ids and parent_ids
  * (-1 each where the file lacks the column; any of these three may be
  * NULL when the caller does not want it; r->h_call / r->h_parent < 0 say
- * the file lacks them).  The ids are as stored: not validated.  Returns 0
+ * the file lacks them).  start and dur may be NULL together (only ids
+ * wanted: a pre-pass over the thread ids reads and decodes only them).
+ * The ids are as stored: not validated.  Returns 0
  * or SPS_EFORMAT/SPS_EINVAL with the message set. */
 SPS__HIDDEN int sps__h5r_events_ids(const sps__h5r_t *r, uint64_t first,
                                     size_t n, int64_t *start, int64_t *dur,

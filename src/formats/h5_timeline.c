@@ -108,7 +108,7 @@ static int32_t thread_of(h5tl_t *t, tkey_t k, int add) {
 }
 
 /* Loads the next block of cursor c.  Returns 0 or an error code. */
-static int cursor_fill(h5tl_t *t, cursor_t *c, int add_threads) {
+static int cursor_fill(h5tl_t *t, cursor_t *c) {
     const sps__h5r_t *r = t->r;
     size_t n = c->end - c->next < t->block ? (size_t)(c->end - c->next) : t->block;
     int rc = sps__h5r_events(r, c->next, n, c->start, c->dur, t->tmp_tid);
@@ -126,8 +126,12 @@ static int cursor_fill(h5tl_t *t, cursor_t *c, int add_threads) {
             return SPS_EFORMAT;
         }
         c->last = c->start[i];
+        if (i && t->tmp_tid[i] == t->tmp_tid[i - 1]) { /* runs of one thread: one lookup */
+            c->thread[i] = c->thread[i - 1];
+            continue;
+        }
         tkey_t k = {rank, t->tmp_tid[i] >= 0 ? t->tmp_tid[i] : 0};
-        int32_t th = thread_of(t, k, add_threads);
+        int32_t th = thread_of(t, k, 0); /* threads_build found them all */
         if (th < 0) return t->err ? t->err : SPS_EFORMAT;
         c->thread[i] = (uint32_t)th;
     }
@@ -176,21 +180,34 @@ static const char *thread_table_name(const sps__h5r_t *r, uint32_t rank, int64_t
     return NULL;
 }
 
+/* Adds the threads of cursor c's row from a pass over its thread ids
+ * alone (the other columns are neither read nor decoded: the real pass
+ * checks them).  0 or an error code. */
+static int threads_of_row(h5tl_t *t, const cursor_t *c) {
+    const sps__h5r_t *r = t->r;
+    uint32_t rank = r->rows[c->row].rank;
+    for (uint64_t at = c->next; at < c->end;) {
+        size_t n = c->end - at < t->block ? (size_t)(c->end - at) : t->block;
+        int rc = sps__h5r_events_ids(r, at, n, NULL, NULL, t->tmp_tid, NULL, NULL);
+        if (rc) return rc;
+        for (size_t i = 0; i < n; i++) {
+            if (i && t->tmp_tid[i] == t->tmp_tid[i - 1]) continue; /* runs: one lookup */
+            tkey_t k = {rank, t->tmp_tid[i] >= 0 ? t->tmp_tid[i] : 0};
+            if (thread_of(t, k, 1) < 0) return t->err ? t->err : SPS_EFORMAT;
+        }
+        at += n;
+    }
+    return 0;
+}
+
 /* Finds every thread with a pre-pass over the rows' thread ids (the header
  * lists threads before any span), then names processes and threads: a
  * thread by its name in /thread_table (MainThread, w0, a pthread name),
  * else "thread N". */
 static int threads_build(h5tl_t *t) {
-    const sps__h5r_t *r = t->r;
     for (size_t k = 0; k < t->ncur && !t->err; k++) {
-        cursor_t *c = &t->cur[k];
-        while (c->next < c->end) {
-            int rc = cursor_fill(t, c, 1);
-            if (rc) return rc;
-        }
-        c->next = r->rows[c->row].offset; /* rewind for the real pass */
-        c->acc = 0;
-        c->n = c->i = 0;
+        int rc = threads_of_row(t, &t->cur[k]);
+        if (rc) return rc;
     }
     size_t n = t->nkeys;
     int multi = 0;
@@ -211,7 +228,7 @@ static int threads_build(h5tl_t *t) {
             else snprintf(lab, 32, "spanscope");
             t->procs[np++] = (sps__tl_proc_t){pid, ranked ? pid : -1, lab};
         }
-        const char *name = thread_table_name(r, t->keys[j].rank, t->keys[j].tid);
+        const char *name = thread_table_name(t->r, t->keys[j].rank, t->keys[j].tid);
         if (name) {
             size_t len = strnlen(name, 31);
             if (name[len]) len = sps__utf8_cut(name, len); /* 31 bytes, whole characters */
@@ -240,7 +257,7 @@ static int h5tl_next(void *p, sps__tl_span_t *s) {
                               sps__h5r_carried_ns(t->r, c->next - c->n + c->i)};
         if (out.end_ns < out.start_ns) out.end_ns = INT64_MAX; /* overflow */
         if (++c->i == c->n && c->next < c->end) {
-            int rc = cursor_fill(t, c, 0);
+            int rc = cursor_fill(t, c);
             if (rc) return rc; /* the message is set */
         }
         if (c->i < c->n) sps__heap_update_top(&t->heap, cur_key(c));
@@ -364,7 +381,7 @@ int sps__h5tl_open(void **out, const char *path) {
     int64_t minstart = INT64_MAX;
     uint64_t total = 0;
     for (size_t k = 0; !rc && k < t->ncur; k++) { /* load the first blocks */
-        rc = cursor_fill(t, &t->cur[k], 0);
+        rc = cursor_fill(t, &t->cur[k]);
         if (!rc) {
             sps__heap_push(&t->heap, cur_key(&t->cur[k]), (uint32_t)k); /* reserved */
             if (t->cur[k].start[0] < minstart) minstart = t->cur[k].start[0];
