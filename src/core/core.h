@@ -302,10 +302,14 @@ typedef struct sps__stack {
     sps__frame_t *f;
     size_t n, cap;
 } sps__stack_t;
+/* Room for one more frame (the slow path of sps__stack_push, which takes
+ * no frame: a frame passed by value to a function of its own is built on
+ * the stack and read back 16 bytes at a time before its 8-byte stores
+ * have landed, a store-forwarding stall on every push); 0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__stack_grow(sps__stack_t *s);
 /* Appends f; 0 or SPS_ENOMEM (s unchanged). */
-SPS__HIDDEN int sps__stack_grow_push(sps__stack_t *s, sps__frame_t f);
 static inline int sps__stack_push(sps__stack_t *s, sps__frame_t f) {
-    if (s->n == s->cap) return sps__stack_grow_push(s, f);
+    if (s->n == s->cap && sps__stack_grow(s)) return SPS_ENOMEM;
     s->f[s->n++] = f;
     return 0;
 }

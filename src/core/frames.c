@@ -6,15 +6,13 @@
 #include <stdlib.h>
 
 /* sps__stack_push's slow path (core.h): grows s, then appends f. */
-int sps__stack_grow_push(sps__stack_t *s, sps__frame_t f) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        sps__frame_t *p = realloc(s->f, cap * sizeof *p);
-        if (!p) return SPS_ENOMEM;
-        s->f = p;
-        s->cap = cap;
-    }
-    s->f[s->n++] = f;
+int sps__stack_grow(sps__stack_t *s) {
+    if (s->n < s->cap) return 0;
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    sps__frame_t *p = realloc(s->f, cap * sizeof *p);
+    if (!p) return SPS_ENOMEM;
+    s->f = p;
+    s->cap = cap;
     return 0;
 }
 

@@ -132,24 +132,6 @@ void sps__acc_to_ns(sps__acc_t *a, const sps__timemap_t *tm) {
 /* Interval streams                                                          */
 /* ------------------------------------------------------------------------ */
 
-int sps__fold_span(sps__stack_t *s, sps__frame_t f, sps__close_fn fn, void *ctx) {
-    int overlaps = 0;
-    if (f.end < f.start) f.end = f.start;
-    while (s->n) {
-        const sps__frame_t *top = &s->f[s->n - 1];
-        if (top->end <= f.start) {
-            sps__fold_close_top(s, top->end, fn, ctx);
-        } else if (f.end > top->end) {
-            overlaps++;
-            sps__fold_close_top(s, top->end, fn, ctx);
-        } else {
-            break;
-        }
-    }
-    f.child = f.prior; /* what a carried call's earlier children took */
-    return sps__stack_push(s, f) ? -1 : overlaps;
-}
-
 void sps__fold_flush(sps__stack_t *s, sps__close_fn fn, void *ctx) {
     while (s->n) sps__fold_close_top(s, s->f[s->n - 1].end, fn, ctx);
 }
@@ -164,8 +146,11 @@ int sps__fold_keep(sps__stack_t *s, int64_t start, int64_t end) {
     uint64_t a = (uint64_t)start - (uint64_t)INT64_MIN; /* order-preserving */
     uint64_t b = (uint64_t)(end > start ? end : start) - (uint64_t)INT64_MIN;
     if (sps__fold_overlaps(s, a, b, sps__fold_ignore, NULL)) return 0;
-    sps__frame_t f = {.node = -1, .start = a, .end = b, .id = -1};
-    return sps__fold_span(s, f, sps__fold_ignore, NULL) < 0 ? -1 : 1;
+    /* nothing left to close (sps__fold_span's loop would stop at once):
+     * the frame goes on top, written in place */
+    if (sps__stack_grow(s)) return -1;
+    s->f[s->n++] = (sps__frame_t){.node = -1, .start = a, .end = b, .id = -1};
+    return 1;
 }
 
 /* Frames of interval streams close at their own end; callers that only
