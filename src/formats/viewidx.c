@@ -184,6 +184,8 @@ uint64_t sps__vix_bucket(uint32_t k) {
 /* Building                                                                 */
 /* ------------------------------------------------------------------------ */
 
+#define ACC_PATHS 8 /* per-path sums kept while a level-0 block fills */
+
 /* An entry on its way into a level. */
 typedef struct bent {
     int64_t start, end;
@@ -210,6 +212,12 @@ typedef struct blevel {
     bent_t run;          /* the merge accumulator feeding this level */
     int run_on;
     bent_t *pend;        /* first entries, until the next level exists */
+    /* level 0: the block's per-path sums as its entries come, for up to
+     * ACC_PATHS paths in first-seen order (a lane's block rarely has more);
+     * acc_over: more, then the flush decodes the block to sum it */
+    sps__vix_sum_t acc[ACC_PATHS];
+    uint32_t acc_path[ACC_PATHS];
+    uint32_t nacc, acc_over;
     uint32_t npend;
 } blevel_t;
 
@@ -357,13 +365,27 @@ static blane_t *b_lane_at(build_t *b, uint32_t thread, uint32_t depth) {
     return l;
 }
 
+/* One path's sums in a level-0 block's sums record. */
+static void bb_sum(bbuf_t *b, uint32_t path, const sps__vix_sum_t *s) {
+    bb_var(b, path);
+    bb_var(b, s->count);
+    bb_var(b, (uint64_t)s->total);
+    bb_var(b, (uint64_t)s->self);
+    bb_var(b, (uint64_t)s->min);
+    bb_var(b, (uint64_t)s->max);
+}
+
 /* Writes level k's block of lane l (level 0: its per-path sums first). */
 static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
     blevel_t *v = &l->lv[k];
     if (!v->n) return;
     bbuf_t *sums = &v->sums;
     size_t sum0 = sums->n;
-    if (k == 0) { /* decode the block once, summing per path */
+    if (k == 0 && !v->acc_over) { /* summed as the entries came */
+        bb_var(sums, v->nacc);
+        for (uint32_t i = 0; i < v->nacc; i++) bb_sum(sums, v->acc_path[i], &v->acc[i]);
+        if (sums->oom) b_fail(b, SPS_ENOMEM);
+    } else if (k == 0) { /* decode the block once, summing per path */
         rd_t r = {v->blk.p, v->blk.n, 0, 0};
         size_t nt = 0;
         for (uint32_t i = 0; i < v->n; i++) {
@@ -385,12 +407,7 @@ static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
         bb_var(sums, nt);
         for (size_t i = 0; i < nt; i++) {
             sps__vix_sum_t *s = &b->scr[b->touched[i]];
-            bb_var(sums, b->touched[i]);
-            bb_var(sums, s->count);
-            bb_var(sums, (uint64_t)s->total);
-            bb_var(sums, (uint64_t)s->self);
-            bb_var(sums, (uint64_t)s->min);
-            bb_var(sums, (uint64_t)s->max);
+            bb_sum(sums, b->touched[i], s);
             memset(s, 0, sizeof *s);
         }
         if (sums->oom) b_fail(b, SPS_ENOMEM);
@@ -407,6 +424,31 @@ static void b_block_flush(build_t *b, blane_t *l, uint32_t k) {
                                  (uint32_t)(sums->n - sum0)};
     v->blk.n = 0;
     v->n = 0;
+    v->nacc = v->acc_over = 0;
+}
+
+/* Adds level-0 entry e to its block's running per-path sums (the same
+ * numbers, in the same order, as decoding the block at its flush). */
+static void b_acc(blevel_t *v, const bent_t *e) {
+    if (v->acc_over) return;
+    uint32_t j = 0;
+    while (j < v->nacc && v->acc_path[j] != e->path) j++;
+    int64_t dur = e->end - e->start;
+    sps__vix_sum_t *a = &v->acc[j];
+    if (j == v->nacc) {
+        if (j == ACC_PATHS) {
+            v->acc_over = 1;
+            return;
+        }
+        v->nacc++;
+        v->acc_path[j] = e->path;
+        *a = (sps__vix_sum_t){0, 0, 0, dur, dur};
+    }
+    a->count++;
+    a->total += dur;
+    a->self += e->self;
+    if (dur < a->min) a->min = dur;
+    if (dur > a->max) a->max = dur;
 }
 
 static void b_feed(build_t *b, blane_t *l, uint32_t k, const bent_t *e);
@@ -426,6 +468,7 @@ static void b_emit(build_t *b, blane_t *l, uint32_t k, const bent_t *e) {
     bb_var(&v->blk, gap << 1 | (e->start < v->prev_end));
     bb_var(&v->blk, (uint64_t)(e->end - e->start));
     if (k == 0) {
+        b_acc(v, e);
         bb_var(&v->blk, e->path);
         bb_var(&v->blk, (uint64_t)(e->end - e->start - e->self)); /* 0 for a leaf */
     } else {
