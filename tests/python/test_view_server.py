@@ -490,6 +490,48 @@ def test_several_files_and_formats(tmp_path, small):
         srv.stop()
 
 
+KINETO_TRACE = {"schemaVersion": 1, "traceEvents": [
+    {"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "python 100"}},
+    {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 100, "tid": 100, "ts": 1000,
+     "dur": 50},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
+     "ts": 1010, "dur": 10, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "sgemm_kernel", "pid": 0, "tid": 7, "ts": 1030,
+     "dur": 40, "args": {"correlation": 5, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 1080,
+     "dur": 5, "args": {"device": 0, "stream": 7}},
+    {"ph": "s", "id": 5, "pid": 100, "tid": 100, "ts": 1010, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "id": 5, "pid": 0, "tid": 7, "ts": 1030, "cat": "ac2g", "name": "ac2g",
+     "bp": "e"}]}
+
+
+def test_a_device_trace_shows_its_streams(tmp_path):
+    """A torch/kineto trace with GPU activity: the device is a process of
+    its own and each stream a track, its kernels and copies spans there."""
+    path = tmp_path / "kineto.json"
+    path.write_text(json.dumps(KINETO_TRACE))
+    srv = Server([path], tmp_path / "idx")
+    try:
+        status, _, body = srv.get("/api/meta")
+        assert status == 200, body
+        meta = json.loads(body)
+        assert meta["nspans"] == 4
+        gpu = [p["id"] for p in meta["procs"] if p["name"] == "GPU 0"]
+        assert len(gpu) == 1
+        stream = [t for t in meta["threads"] if t["proc"] == gpu[0]]
+        assert [t["name"] for t in stream] == ["stream 7"]
+        status, _, body = srv.get("/api/search?q=sgemm")
+        hits = json.loads(body)["hits"]
+        assert [(h["thread"], h["start_ns"], h["dur_ns"]) for h in hits] == \
+            [(stream[0]["id"], 30000, 40000)]
+        status, _, body = srv.get("/api/search?q=memcpy")
+        assert [h["thread"] for h in json.loads(body)["hits"]] == [stream[0]["id"]]
+    finally:
+        srv.stop()
+
+
 def test_the_index_is_kept_and_rebuilt_when_asked(tmp_path, small):
     """--index-dir holds the index; the second open reuses it; --rebuild
     builds it again."""
