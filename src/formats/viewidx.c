@@ -1913,6 +1913,21 @@ static int c_walk(cwalk_t *w, uint32_t L, uint64_t i0, uint64_t i1) {
     return 0;
 }
 
+/* The first record of level L whose time is at or after t, into *out. */
+static int c_lower(cwalk_t *w, uint32_t L, int64_t t, uint64_t *out) {
+    uint64_t lo = 0, hi = c_count(w, L);
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        crec_t r;
+        int rc = c_rec(w, L, mid, mid + 1, &r);
+        if (rc) return rc;
+        if (r.t < t) lo = mid + 1;
+        else hi = mid;
+    }
+    *out = lo;
+    return 0;
+}
+
 int sps__vix_counter_cols(sps__vix_t *x, size_t s, int64_t t0, int64_t t1, uint32_t px,
                           int use_levels, sps__vix_cpoint_fn fn, void *ctx, uint64_t *reads) {
     if (reads) *reads = 0;
@@ -1926,22 +1941,24 @@ int sps__vix_counter_cols(sps__vix_t *x, size_t s, int64_t t0, int64_t t1, uint3
     while (use_levels && L < w.se->nlev &&
            (double)sps__vix_bucket(x->info.clevels[w.se->lev + L].k) <= pw)
         L++;
-    /* its first record whose bucket ends after t0 (level 0: the first
-     * sample at or after t0) */
-    int64_t from = t0;
+    /* the window's samples: when there are few for the levels' walk
+     * (about 4 records a level at each column's edge), those */
+    uint64_t s0 = 0, s1 = 0;
+    int rc = 0, have_s0 = 0;
     if (L) {
+        rc = c_lower(&w, 0, t0, &s0);
+        if (!rc) rc = c_lower(&w, 0, t1, &s1);
+        have_s0 = 1;
+        if (!rc && s1 >= s0 && s1 - s0 <= 4 * (uint64_t)px * (L + 1)) L = 0;
+    }
+    /* the first record of the level whose bucket ends after t0 (level 0:
+     * the first sample at or after t0) */
+    uint64_t lo = s0;
+    if (!rc && L) {
         uint64_t wd = sps__vix_bucket(x->info.clevels[w.se->lev + L - 1].k);
-        from = (int64_t)((uint64_t)t0 - ((uint64_t)t0 & (wd - 1)));
-    }
-    uint64_t lo = 0, hi = c_count(&w, L);
-    int rc = 0;
-    while (lo < hi && !rc) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        crec_t r;
-        if ((rc = c_rec(&w, L, mid, mid + 1, &r))) break;
-        if (r.t < from) lo = mid + 1;
-        else hi = mid;
-    }
+        rc = c_lower(&w, L, (int64_t)((uint64_t)t0 - ((uint64_t)t0 & (wd - 1))), &lo);
+    } else if (!rc && !have_s0)
+        rc = c_lower(&w, 0, t0, &lo);
     if (!rc) rc = c_walk(&w, L, lo, c_count(&w, L));
     if (!rc && w.open) rc = fn(ctx, &w.pt);
     if (reads) *reads = w.reads;

@@ -198,8 +198,10 @@ typedef int (*sps__vix_cpoint_fn)(void *ctx, const sps__vix_cpoint_t *p);
  * With levels (use_levels 1) it answers from the coarsest level whose
  * bucket is <= (t1 - t0) / px, descending to finer levels and to the
  * samples only for buckets that straddle a column's edge or the range's,
- * so it reads O(px) records per series; the columns are exactly those of
- * the walk over every sample (use_levels 0).  *reads (may be NULL) gets
+ * so it reads O(px) records per series (and the window's samples
+ * themselves when they are fewer than that walk's estimate, 4 records a
+ * level at each column's edge); the columns are exactly those of the walk
+ * over every sample (use_levels 0).  *reads (may be NULL) gets
  * how many records and samples it read.  Returns 0, fn's non-zero value,
  * SPS_EINVAL (s out of range), or SPS_EFORMAT / SPS_EIO (corrupt or
  * unreadable index; message set). */

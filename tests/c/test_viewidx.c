@@ -920,8 +920,8 @@ static void check_counters(sps__view_t *v, sps__vix_t *x, const rseries_t *rs, s
                  exp + (i > 20 ? i - 20 : 0));
     }
     free(body);
-    /* the long series: the levels read about a record per column, the
-     * samples only at the columns' edges */
+    /* the levels' walk and the samples' walk give the same columns; with
+     * many samples a column the levels read far fewer records */
     for (size_t s = 0; s < ns; s++) {
         uint64_t rl = 0, rr = 0;
         ccount_t c1 = {0, 0, 1}, c0 = {0, 0, 1};
@@ -931,7 +931,9 @@ static void check_counters(sps__view_t *v, sps__vix_t *x, const rseries_t *rs, s
                                                &c0, &rr), 0);
         assert_int_equal(c1.n, c0.n);
         assert_true(c1.order && c0.order);
-        if (rs[s].n == CN && rr > 64 * (uint64_t)px) /* many samples a column: levels pay */
+        /* many samples a column: the levels pay (beside three binary
+         * searches of ~19 reads each) */
+        if (rs[s].n == CN && rr > 64 * (uint64_t)px + 256)
             if (rl * 4 > rr) fail_msg("%s: levels read %llu, the samples %llu", q,
                                       (unsigned long long)rl, (unsigned long long)rr);
     }
