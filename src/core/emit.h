@@ -1,0 +1,44 @@
+/* emit.h -- emitters: integrations told of every region begin and end, on
+ * every thread, while they are on -- whether a session records or not
+ * (issue 38: NVTX ranges for Nsight Systems, ITT tasks for VTune).  The
+ * core never names an emitter: each integration (src/ext/emit_nvtx.c,
+ * src/ext/emit_itt.c) fills an sps__emit_ops_t and turns it on and off
+ * with sps__emit_set; core/emit.c keeps the table and makes the hot path
+ * take its out-of-line branch while any emitter is on (sps__active holds
+ * a state other than SPS__EVENTS then, also without a session), where
+ * sps__emit_begin / sps__emit_end call them.
+ *
+ * Cost: with every emitter off, nothing (the hot path is as before).  With
+ * one on: the out-of-line path plus the emitter's own call. */
+#ifndef SPS_CORE_EMIT_H
+#define SPS_CORE_EMIT_H
+
+#include "spanscope.h"
+#include "util/util.h"
+
+#define SPS__EMIT_MAX 4 /* emitters that can be registered in a process */
+
+/* One emitter.  Its functions run on the thread that called sps_begin /
+ * sps_end (any thread; concurrently on several), must not call back into
+ * spanscope's begin/end, and must be cheap when no tool is attached.
+ * begin runs before the begin's timestamp is taken and end after the
+ * end's, so what they cost is not the span's own time. */
+typedef struct sps__emit_ops {
+    const char *name;              /* "nvtx", "itt": for messages */
+    void (*begin)(sps_region_t r); /* region r begins on this thread */
+    void (*end)(sps_region_t r);   /* region r ends on this thread */
+} sps__emit_ops_t;
+
+/* Turns ops on (on != 0) or off; the first call for an ops registers it
+ * (ops must stay valid for the life of the process).  Any thread; takes
+ * effect for begins and ends that start after it returns.  An emitter
+ * turned off while a region it saw begin is still open does not see that
+ * region's end (its tool closes what is left open, as NVTX and ITT do at
+ * thread exit).  0, SPS_EINVAL (ops or a function NULL) or SPS_ENOMEM
+ * (SPS__EMIT_MAX emitters registered already). */
+SPS__HIDDEN int sps__emit_set(const sps__emit_ops_t *ops, int on);
+
+/* Whether ops is on now. */
+SPS__HIDDEN int sps__emit_on(const sps__emit_ops_t *ops);
+
+#endif /* SPS_CORE_EMIT_H */
