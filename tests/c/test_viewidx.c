@@ -1013,6 +1013,48 @@ static void test_counter_levels(void **state) {
     sps__view_close(v);
 }
 
+/* The recording's counter (vi.queue, 40 samples) in each format:
+ * /api/counters equals the brute-force binning at several widths. */
+static void test_counters_formats(void **state) {
+    (void)state;
+    record_once();
+    const char *files[3] = {g_h5, g_json, g_pf};
+    for (size_t f = 0; f < 3; f++) {
+        sps__view_t *v = open_view(files[f], 0, NULL);
+        char *body;
+        size_t n;
+        assert_int_equal(req(v, "/api/meta", NULL, &body, &n), 200);
+        int64_t vt0 = json_i64(body, "t0_ns"), ext = json_i64(body, "t1_rel_ns");
+        free(body);
+        char ix[1024];
+        index_of(files[f], ix, sizeof ix);
+        sps__vix_t *x;
+        assert_int_equal(sps__vix_open(&x, ix, NULL), 0);
+        const sps__vix_info_t *in = sps__vix_info(x);
+        assert_true(in->nseries >= 1 && in->nseries <= 4);
+        rseries_t rs[4];
+        uint64_t total = 0;
+        for (size_t s = 0; s < in->nseries; s++) {
+            rs[s] = read_series(x, s);
+            total += rs[s].n;
+        }
+        assert_true(total >= 40);
+        char *exp = malloc((size_t)2000 * 4 * 120 + 256);
+        const long pxs[] = {1, 2, 5, 13, 40, 1920};
+        for (size_t i = 0; i < sizeof pxs / sizeof *pxs; i++) {
+            check_counters(v, x, rs, in->nseries, vt0, 0, ext + 1, pxs[i], exp);
+            check_counters(v, x, rs, in->nseries, vt0, ext / 3, ext / 3 + ext / 5, pxs[i], exp);
+        }
+        free(exp);
+        for (size_t s = 0; s < in->nseries; s++) {
+            free(rs[s].t);
+            free(rs[s].v);
+        }
+        sps__vix_close(x);
+        sps__view_close(v);
+    }
+}
+
 /* Whether the counters of index ix answer every zoom with 0 or
  * SPS_EFORMAT (a damaged one); returns how many SPS_EFORMAT. */
 static int counters_survive(const char *ix) {
@@ -1144,6 +1186,7 @@ int main(void) {
         cmocka_unit_test(test_stale_and_corrupt),
         cmocka_unit_test(test_several_files),
         cmocka_unit_test(test_counter_levels),
+        cmocka_unit_test(test_counters_formats),
         cmocka_unit_test(test_counter_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
