@@ -234,10 +234,47 @@ typedef struct sps_config {
      * sps_sampling_start(sample_hz) would (-1: its default rate, 1000).
      * This int was the explicit padding reserved1_: the layout is unchanged. */
     int sample_hz;
+    /* Emitters turned on with the session (docs/nvtx-itt.md): 0 (none, the
+     * default) or SPS_EMIT_NVTX | SPS_EMIT_ITT.  sps_setup turns them on as
+     * sps_emit_set(emit, 1) would, and sps_shutdown turns off those it
+     * turned on (an emitter already on before sps_setup stays on).  A bit
+     * this build lacks: sps_setup returns SPS_ENOTSUP; an unknown bit:
+     * SPS_EINVAL.  Added after sample_hz: the struct grew by 8 bytes
+     * (docs/abi.md). */
+    unsigned emit;
+    int reserved2_; /* 0: explicit padding */
 } sps_config_t;
 
 #define SPS_CONFIG_INIT                                                        \
-    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, 0, NULL, NULL, 0, 0, 1, 0, 0, 0 }
+    { NULL, 0, 0, 0, 0, SPS_OVERFLOW_SPILL, 0, NULL, NULL, 0, 0, 1, 0, 0, 0, 0, 0 }
+
+/* Emitters (docs/nvtx-itt.md): while one is on, every sps_begin/sps_end of
+ * every thread is also a range pushed and popped for a tool -- on or off
+ * a session, recording or paused.  SPS_EMIT_NVTX: a range in the NVTX
+ * domain "spanscope" named after the region (a registered string, made
+ * once per region), for Nsight Systems; built where the CUDA toolkit's
+ * header-only nvtx3 was found, and a no-op (one call per begin and end)
+ * where no NVTX tool is attached.  SPS_EMIT_ITT: a task in the ITT domain
+ * "spanscope", for VTune. */
+#define SPS_EMIT_NVTX 1u
+#define SPS_EMIT_ITT 2u
+
+/* Turns the emitters of what (SPS_EMIT_* bits) on (on != 0) or off.  Any
+ * thread, any time, no session needed; takes effect for begins and ends
+ * that start after it returns.  Turning on an emitter that is on, or off
+ * one that is off, is harmless (there is no count: one off turns it off).
+ * An emitter turned off while a region it saw begin is still open does
+ * not see that region's end (its tool closes what is left open).  While
+ * any emitter is on, sps_begin/sps_end take the library's out-of-line
+ * path (a few ns more than a recorded pair, plus the tool's own cost);
+ * with none on they cost what they cost without emitters.  Returns 0,
+ * SPS_EINVAL (what is 0 or has a bit the header does not name) or
+ * SPS_ENOTSUP (an emitter this build lacks: nothing changed). */
+SPS_API int sps_emit_set(unsigned what, int on);
+/* The SPS_EMIT_* bits of the emitters on now. */
+SPS_API unsigned sps_emit_active(void);
+/* The SPS_EMIT_* bits of the emitters this build has. */
+SPS_API unsigned sps_emit_available(void);
 
 /* Starts a profiling session: recording begins at once in every thread.
  * cfg may be NULL (defaults).  Returns SPS_EACTIVE if a session is active

@@ -12,6 +12,7 @@
  * allocates.  Chunk memory is touched when allocated and then recycled, so
  * a long run does not keep paying page faults. */
 #include "core/core.h"
+#include "core/emit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,11 +108,8 @@ static void record_extra(uint32_t payload, void *caller) {
         sps__stack_note(t, t->cur->seq0 + (uint64_t)(p - 1 - t->cur->rec), caller);
 }
 
-/* Everything but the TSC events path, kept out of line so that the fast
- * path needs no stack frame.  caller: see record_with_stack (NULL for an
- * end, which notes no stack). */
-__attribute__((noinline, cold))
-static void record_other(uint32_t payload, int state, void *caller) {
+/* Records as the session's state says (every state but SPS__EMITTING). */
+static void record_state(uint32_t payload, int state, void *caller) {
     if (state == SPS__EVENTS_EXTRA) {
         record_extra(payload, caller);
         return;
@@ -121,6 +119,27 @@ static void record_other(uint32_t payload, int state, void *caller) {
     else if (state != SPS__AGGREGATE || !sps__agg_ops) return;
     else if (payload & 1u) sps__agg_ops->end(payload >> 1, now);
     else sps__agg_ops->begin(payload >> 1, now);
+}
+
+/* SPS__EMITTING (an emitter is on, emit.c): the emitters' begin before the
+ * begin's timestamp, their end after the end's, and between them the
+ * record exactly as the hot path would make it without emitters: the
+ * session's state, or nothing while paused or without a session. */
+static void record_emitting(uint32_t payload, void *caller) {
+    sps_region_t r = payload >> 1;
+    if (!(payload & 1u)) sps__emit_begin(r);
+    int s = __atomic_load_n(&sps__paused, __ATOMIC_RELAXED) ? SPS__OFF : sps__state_load();
+    if (s != SPS__OFF) record_state(payload, s, caller);
+    if (payload & 1u) sps__emit_end(r);
+}
+
+/* Everything but the TSC events path, kept out of line so that the fast
+ * path needs no stack frame.  caller: see record_with_stack (NULL for an
+ * end, which notes no stack). */
+__attribute__((noinline, cold))
+static void record_other(uint32_t payload, int state, void *caller) {
+    if (state == SPS__EMITTING) record_emitting(payload, caller);
+    else record_state(payload, state, caller);
 }
 
 /* Always inlined into sps__begin/sps__end, so that __builtin_return_address

@@ -606,10 +606,16 @@ SPS__HIDDEN int sps__adopt_thread(int32_t tid, const char *name, const uint64_t 
  * record: a native stack per begin (sps__g.stacks_on, stacks.c) and/or
  * the thread's values (sps__g.nvals, values.c); the hot path only knows
  * SPS__EVENTS, so this state takes the out-of-line path. */
-enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_EXTRA = 3 };
+/* SPS__EMITTING: sps__active's value (never sps__state's) while an emitter
+ * is on (core/emit.c, emit.h): every begin and end takes the out-of-line
+ * path, which calls the emitters and then records as sps__state (and the
+ * pause) say -- also with no session. */
+enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_EXTRA = 3,
+       SPS__EMITTING = 4 };
 
 /* Read on every sps_begin/sps_end; on its own cache line. */
-/* sps__active (spanscope.h) holds SPS__OFF / SPS__EVENTS / SPS__AGGREGATE;
+/* sps__active (spanscope.h) holds SPS__OFF / SPS__EVENTS / SPS__AGGREGATE
+ * (/ SPS__EVENTS_EXTRA / SPS__EMITTING: the out-of-line path);
  * always accessed with __atomic builtins (it is a plain int in the public
  * header so that C++ can include it). */
 /* Accessed through the GOT even inside the library: an executable that
@@ -624,6 +630,10 @@ enum { SPS__OFF = 0, SPS__EVENTS = 1, SPS__AGGREGATE = 2, SPS__EVENTS_EXTRA = 3 
  * cleared by sps__session_open. */
 SPS__HIDDEN extern int sps__state;
 SPS__HIDDEN extern int sps__paused;
+/* The emitters on now, one bit each (core/emit.c); non-zero: sps__active
+ * is SPS__EMITTING whatever the session's state.  Written under the
+ * session lock, as sps__active is. */
+SPS__HIDDEN extern unsigned sps__emit_mask;
 static inline int sps__state_load(void) {
     return __atomic_load_n(&sps__state, __ATOMIC_RELAXED);
 }
@@ -631,10 +641,15 @@ static inline int sps__state_load(void) {
 static inline int sps__hot_state_load(void) {
     return __atomic_load_n(&sps__active, __ATOMIC_RELAXED);
 }
+/* Every store of sps__active goes through here (under the session lock,
+ * or in a fork's child), so that an emitter's SPS__EMITTING survives a
+ * session's open and close, a pause and a capture-stacks switch. */
 static inline void sps__state_store(int s) {
     __atomic_store_n(&sps__state, s, __ATOMIC_SEQ_CST);
     int paused = __atomic_load_n(&sps__paused, __ATOMIC_RELAXED);
-    __atomic_store_n(&sps__active, paused ? SPS__OFF : s, __ATOMIC_SEQ_CST);
+    int hot = __atomic_load_n(&sps__emit_mask, __ATOMIC_RELAXED) ? SPS__EMITTING
+            : paused ? SPS__OFF : s;
+    __atomic_store_n(&sps__active, hot, __ATOMIC_SEQ_CST);
 }
 /* Pauses (on 1) or resumes (on 0) the hot path of the live session; under
  * the session lock (session.c). */

@@ -41,4 +41,21 @@ SPS__HIDDEN int sps__emit_set(const sps__emit_ops_t *ops, int on);
 /* Whether ops is on now. */
 SPS__HIDDEN int sps__emit_on(const sps__emit_ops_t *ops);
 
+/* Added with the implementation (core/emit.c), beside the contract above. */
+
+/* The out-of-line path (buffer.c): calls every emitter on, begins in
+ * registration order, ends in the reverse order. */
+SPS__HIDDEN void sps__emit_begin(sps_region_t r);
+SPS__HIDDEN void sps__emit_end(sps_region_t r);
+
+/* The public face (sps_emit_set, sps_emit_active, sps_config_t.emit)
+ * reaches an integration by its public bit (SPS_EMIT_NVTX, SPS_EMIT_ITT):
+ * each integration built names its ops with sps__emit_provide from a
+ * constructor (a static link keeps its object through CMake's
+ * --undefined, as the sampler's); bit must be one SPS_EMIT_* bit. */
+SPS__HIDDEN void sps__emit_provide(unsigned bit, const sps__emit_ops_t *ops);
+/* 0 when every bit of what is known and built, SPS_EINVAL for a bit the
+ * header does not name, SPS_ENOTSUP for one this build lacks. */
+SPS__HIDDEN int sps__emit_check(unsigned what);
+
 #endif /* SPS_CORE_EMIT_H */

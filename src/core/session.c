@@ -7,6 +7,7 @@
  * is the model's; the public calls that put the two together are the api
  * layer's (src/api/).  Core calls neither. */
 #include "core/core.h"
+#include "core/emit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,8 +117,14 @@ static int check_config(const sps_config_t *c) {
     /* samples belong to spans: aggregate mode keeps none */
     if (c->sample_hz < -1 || c->sample_hz > 10000 || (c->sample_hz && c->aggregate))
         return SPS_EINVAL;
-    return 0;
+    if (c->reserved2_) return SPS_EINVAL;
+    return sps__emit_check(c->emit); /* SPS_EINVAL, or SPS_ENOTSUP: not built */
 }
+
+/* The emitters the live session's cfg.emit turned on (they were off), which
+ * its close turns off again (emit.c; outside the session lock, which
+ * sps_emit_set takes). */
+static unsigned g_session_emit;
 
 static void free_session_strings(void) {
     free(sps__g.file_path);
@@ -231,6 +238,11 @@ int sps__session_open(const sps_config_t *cfg, const sps__dist_t *dist_in,
     /* memory alone: delta groups on the plain state (values.c) */
     sps__state_store(sps__g.nvals && !sps__mem_delta ? SPS__EVENTS_EXTRA : sps__g.mode);
     pthread_mutex_unlock(&sps__g.lock);
+    /* cfg.emit: checked by check_config, so it cannot fail but for a full
+     * table (SPS_ENOMEM, not with the emitters the header names) */
+    unsigned before = sps_emit_active();
+    g_session_emit = 0;
+    if (cfg->emit && sps_emit_set(cfg->emit, 1) == 0) g_session_emit = cfg->emit & ~before;
     return 0;
 }
 
@@ -251,6 +263,9 @@ int sps__session_close(sps__reset_fn reset) {
     int dist_on = sps__g.dist.on;
     sps__g.dist.on = 0;
     pthread_mutex_unlock(&sps__g.lock);
+    unsigned emit = g_session_emit; /* cfg.emit's, on since the open */
+    g_session_emit = 0;
+    if (emit) sps_emit_set(emit, 0);
     return mine && dist_on;
 }
 

@@ -71,6 +71,7 @@ int main(void) {
 #endif
     expect(has == 7u, "SPS_FILE_HAS_* are distinct bits");
     expect((SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS) == 3, "SPS_TRACK_* are distinct bits");
+    expect((SPS_EMIT_NVTX | SPS_EMIT_ITT) == 3, "SPS_EMIT_* are distinct bits");
     memset(&walker, 0, sizeof walker);
     walker.abi = SPS_FRAME_WALKER_ABI + 1;
     expect(sps_sampling_set_walker(&walker) == SPS_EINVAL, "SPS_FRAME_WALKER_ABI checked");
