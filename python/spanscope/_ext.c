@@ -598,6 +598,9 @@ static void py_thread_namer(void) {
     PyErr_Restore(exc_type, exc_value, exc_tb); /* and drops any error of ours */
 }
 
+/* the ITT functions of torch.profiler.itt's helpers (_itt_ext.c) */
+int sps__py_itt_init(PyObject *m);
+
 /* the memory sources (_memhooks.c, docs/memory.md) */
 PyObject *sps__py_mem_hooks_install(PyObject *mod, PyObject *args, PyObject *kw);
 PyObject *sps__py_mem_hooks_uninstall(PyObject *mod, PyObject *noargs);
@@ -676,7 +679,8 @@ PyMODINIT_FUNC PyInit__ext(void) {
         PyModule_AddIntConstant(m, "OVERFLOW_DROP", SPS_OVERFLOW_DROP) ||
         PyModule_AddIntConstant(m, "OVERFLOW_GROW", SPS_OVERFLOW_GROW) ||
         sps__py_regions_init(m) || sps__py_results_init(m) || sps__py_profiler_init(m) ||
-        sps__py_export_init(m) || sps__py_sampler_init(m)) {
+        sps__py_export_init(m) || sps__py_sampler_init(m) ||
+        sps__py_itt_init(m) /* _itt_ext.c */) {
         Py_DECREF(m);
         return NULL;
     }
