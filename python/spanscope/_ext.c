@@ -305,6 +305,65 @@ static PyObject *ext_is_paused(PyObject *mod, PyObject *unused) {
     return PyBool_FromLong(sps_is_paused());
 }
 
+/* The emitters by name (spanscope.h, SPS_EMIT_*; docs/nvtx-itt.md). */
+static const struct {
+    const char *name;
+    unsigned bit;
+} emit_names[] = {{"nvtx", SPS_EMIT_NVTX}, {"itt", SPS_EMIT_ITT}};
+#define N_EMIT_NAMES (sizeof emit_names / sizeof emit_names[0])
+
+/* emit_set(name, on) -> bool: turns emitter name ("nvtx", "itt") on or
+ * off, session or not; returns whether it was on before (to restore). */
+static PyObject *ext_emit_set(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *name;
+    int on;
+    if (!PyArg_ParseTuple(args, "sp:emit_set", &name, &on)) return NULL;
+    unsigned bit = 0;
+    for (size_t i = 0; i < N_EMIT_NAMES; i++)
+        if (strcmp(name, emit_names[i].name) == 0) bit = emit_names[i].bit;
+    if (!bit)
+        return PyErr_Format(PyExc_ValueError, "unknown emitter '%s' (known: 'nvtx', 'itt')", name);
+    int was = (sps_emit_active() & bit) != 0;
+    int rc = sps_emit_set(bit, on);
+    if (rc == SPS_ENOTSUP)
+        return PyErr_Format(PyExc_RuntimeError,
+                            "%s emission is not built into this spanscope (%s): %s", name,
+                            sps_err_name(rc),
+                            bit == SPS_EMIT_NVTX
+                                ? "it was built without the CUDA toolkit's nvtx3 headers"
+                                : "it was built without ittnotify");
+    if (rc) return sps__py_raise_sps(rc, NULL);
+    return PyBool_FromLong(was);
+}
+
+/* The names of the emitters on now (which 0) or built into this library
+ * (which 1), as a list. */
+static PyObject *emit_list(unsigned bits) {
+    PyObject *l = PyList_New(0);
+    for (size_t i = 0; l && i < N_EMIT_NAMES; i++) {
+        if (!(bits & emit_names[i].bit)) continue;
+        PyObject *s = PyUnicode_FromString(emit_names[i].name);
+        if (!s || PyList_Append(l, s)) {
+            Py_XDECREF(s);
+            Py_CLEAR(l);
+            break;
+        }
+        Py_DECREF(s);
+    }
+    return l;
+}
+static PyObject *ext_emit_active(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return emit_list(sps_emit_active());
+}
+static PyObject *ext_emit_available(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    return emit_list(sps_emit_available());
+}
+
 /* open_calls_all() -> [(thread index, depth, name), ...]: the calls open
  * on every thread of the session, each thread's outermost first
  * (sps_open_calls_all); [] without a session, None in an aggregate
@@ -620,6 +679,11 @@ static PyMethodDef ext_methods[] = {
     {"session_start_ns", ext_session_start_ns, METH_NOARGS, "Session start (ns), 0 if none."},
     {"pause", ext_pause, METH_O, "pause(True) / pause(False): sps_pause / sps_resume."},
     {"is_paused", ext_is_paused, METH_NOARGS, "True while the session is paused."},
+    {"emit_set", ext_emit_set, METH_VARARGS,
+     "emit_set(name, on) -> bool: emitter 'nvtx' or 'itt' on or off (any time, session or "
+     "not); returns whether it was on before."},
+    {"emit_active", ext_emit_active, METH_NOARGS, "Names of the emitters on now."},
+    {"emit_available", ext_emit_available, METH_NOARGS, "Names of the emitters this build has."},
     {"open_calls_all", ext_open_calls_all, METH_NOARGS,
      "open_calls_all() -> [(thread, depth, name)]: sps_open_calls_all (None: aggregate)."},
     {"open_calls", ext_open_calls, METH_NOARGS,

@@ -209,7 +209,6 @@ assert set(DEFAULTS) == CONFIG_FIELDS
 #: Features another piece of work delivers: the option, when turned on,
 #: raises FeatureNotAvailableError naming the feature.
 _NOT_AVAILABLE = {
-    "use_nvtx": "NVTX ranges",
     "use_gpu_timing": "GPU timing",
     "gpu_sync_on_exit": "GPU timing",
 }

@@ -2054,43 +2054,53 @@ def merge_distributed_traces(paths: Iterable, out_path) -> None:
 
 class _EmitContext(contextlib.ContextDecorator):
     """emit_nvtx / emit_itt (tensorplay's signature): while entered and
-    enabled, ranges would be emitted for the active operations to an
-    external tool (Nsight, VTune).  spanscope has no NVTX/ITT emission yet
-    (the device integration brings it): entering an enabled one warns
-    (RuntimeWarning) rather than pretending, and records nothing else.
-    Not re-entrant (RuntimeError, tensorplay's)."""
+    enabled, every region -- record_function, the profile's own spans, C
+    regions of this process, on every thread -- is also a range for an
+    external tool: NVTX ranges in the domain "spanscope" for Nsight Systems
+    (emit_nvtx), ITT tasks for VTune (emit_itt); docs/nvtx-itt.md.  No
+    profile needs to run (the spans are recorded only inside one).  Exit
+    restores the emitter as it was at entry, so contexts nest (the
+    outermost one turns it off); one object is not re-entrant
+    (RuntimeError, tensorplay's).  Where no tool is attached the emitter
+    is a no-op (a few ns per region).  A spanscope built without the
+    emitter raises RuntimeError on entry, saying so.  record_shapes is
+    accepted for the signature: ranges carry the region's name only."""
 
-    _what = ""
+    _name = ""  # the emitter: "nvtx" or "itt" (spanscope._ext.emit_set)
 
     def __init__(self, enabled=True, record_shapes=False):
         self.enabled = bool(enabled)
         self.record_shapes = bool(record_shapes)
         self._entered = False
+        self._was = True
 
     def __enter__(self):
         if not self.enabled:
             return self
         if self._entered:
             raise RuntimeError("annotation context manager is not reentrant")
-        warnings.warn(f"{self._what} ranges are not emitted by this spanscope (no device "
-                      "integration yet): the profile records its spans as usual",
-                      RuntimeWarning, stacklevel=2)
+        self._was = _ext.emit_set(self._name, True)
         self._entered = True
         return self
 
     def __exit__(self, *exc):
-        self._entered = False
+        if self._entered:
+            self._entered = False
+            if not self._was:
+                _ext.emit_set(self._name, False)
         return False
 
 
 class emit_nvtx(_EmitContext):
     """Emit named ranges for active operations (NVTX; see _EmitContext)."""
-    _what = "NVTX"
+    _name = "nvtx"
 
 
 class emit_itt(_EmitContext):
-    """Emit instrumentation ranges for active operations (ITT; see _EmitContext)."""
-    _what = "ITT"
+    """Emit instrumentation ranges for active operations: every region an
+    ITT task in the domain "spanscope", for Intel VTune (see _EmitContext;
+    torch's helpers for ranges of any name: :mod:`spanscope.profiler.itt`)."""
+    _name = "itt"
 
 
 # --------------------------------------------------------------------------

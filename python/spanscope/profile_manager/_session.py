@@ -255,6 +255,31 @@ if hasattr(os, "register_at_fork"):  # POSIX; no fork elsewhere
 _RUN_HOOKS: dict = {}
 
 
+class _Emitting:
+    """use_nvtx=True: every region is also an NVTX range (domain "spanscope",
+    for Nsight Systems; docs/nvtx-itt.md) while the run lasts.  Restores
+    the emitter as it was before (on stays on)."""
+
+    def __init__(self, name: str):
+        self._name = name
+        self._was = True
+
+    def __enter__(self):
+        self._was = _ext.emit_set(self._name, True)
+        return self
+
+    def __exit__(self, *exc):
+        if not self._was:
+            _ext.emit_set(self._name, False)
+        return False
+
+    def pause(self, paused: bool) -> None:
+        """pause()/resume(): a paused run emits no range, as scope-profiler's
+        NVTX regions (an emitter that was on before the run is left alone)."""
+        if not self._was:
+            _ext.emit_set(self._name, not paused)
+
+
 def register_run_hook(setting: str, start) -> None:
     """Makes setup() call ``start()`` -- a context manager, entered at once --
     in every run whose resolved settings have ``setting`` true, and exit it
@@ -264,6 +289,9 @@ def register_run_hook(setting: str, start) -> None:
     if not callable(start):
         raise TypeError(f"start must be callable, not {type(start).__name__}")
     _RUN_HOOKS[setting] = start
+
+
+register_run_hook("use_nvtx", lambda: _Emitting("nvtx"))
 
 
 class _SessionMixin:
@@ -355,6 +383,10 @@ class _SessionMixin:
                     stacklevel=2)
         # as scope-profiler's config: the capture's path, None without one
         o["memory_profile_path"] = None if memray_capture is None else memray_capture.path
+        if o["use_nvtx"] and "nvtx" not in _ext.emit_available():
+            raise FeatureNotAvailableError(
+                "use_nvtx=True: this spanscope was built without NVTX (the CUDA toolkit's "
+                "nvtx3 headers were not found at build time; docs/nvtx-itt.md)")
         cls._cancel_auto_finalize()
         cls._stop_tracking()  # finishes the previous run's capture: one per process
         cls._likwid_run = None
@@ -756,6 +788,7 @@ class _SessionMixin:
                 raise RuntimeError("cannot pause while profiling scopes are active: "
                                    + names + ("..." if len(active) > 3 else ""))
             _ext.pause(True)
+        cls._emit_pause(True)
         cls._paused = True
 
     @classmethod
@@ -765,7 +798,15 @@ class _SessionMixin:
             raise RuntimeError("ProfileManager.setup() must be called before resume()")
         if _ext.is_active():
             _ext.pause(False)
+        cls._emit_pause(False)
         cls._paused = False
+
+    @classmethod
+    def _emit_pause(cls, paused: bool) -> None:
+        """use_nvtx's emitter follows pause() and resume() (_Emitting.pause)."""
+        for context in cls._run_hooks_active:
+            if isinstance(context, _Emitting):
+                context.pause(paused)
 
     @classmethod
     def is_paused(cls) -> bool:
