@@ -16,7 +16,10 @@
  * out-of-line path (buffer.c, record_other), which calls
  * sps__emit_begin, records as the session's state says, and calls
  * sps__emit_end.  With the mask empty nothing changed: the fast path is
- * as before.  sps__active is written only under the session lock (and in
+ * as before.  An emitter that finds it has nothing to do (NVTX with no
+ * tool attached) says so with sps__emit_idle: it stays on for
+ * sps_emit_active, but leaves the hot mask, so the hot path is the fast
+ * one again.  sps__active is written only under the session lock (and in
  * a fork's child), so the mask is too, here.
  *
  * The public face (spanscope.h: sps_emit_set, sps_emit_active, and
@@ -26,10 +29,19 @@
 #include "core/core.h"
 #include "core/emit.h"
 
-unsigned sps__emit_mask; /* core.h: bit i on = g_ops[i] on */
+unsigned sps__emit_mask; /* core.h: bit i = g_ops[i] on and not idle: the
+                            emitters the hot path calls */
 
 static const sps__emit_ops_t *g_ops[SPS__EMIT_MAX]; /* registered, in order */
 static unsigned g_nops;                              /* under sps__g.lock */
+static unsigned g_on;   /* bit i: g_ops[i] on (what sps__emit_on answers) */
+static unsigned g_idle; /* bit i: g_ops[i] has nothing to do (sps__emit_idle) */
+
+/* Under sps__g.lock: publishes the hot mask and sps__active with it. */
+static void publish(void) {
+    __atomic_store_n(&sps__emit_mask, g_on & ~g_idle, __ATOMIC_RELEASE);
+    sps__state_store(sps__state_load()); /* sps__active follows the mask */
+}
 
 /* The integrations this build has, by public bit index (SPS_EMIT_*). */
 #define EMIT_BITS 8
@@ -55,17 +67,25 @@ int sps__emit_set(const sps__emit_ops_t *ops, int on) {
         __atomic_store_n(&g_ops[i], ops, __ATOMIC_RELEASE);
         g_nops++;
     }
-    unsigned m = sps__emit_mask;
-    m = on ? m | (1u << i) : m & ~(1u << i);
-    __atomic_store_n(&sps__emit_mask, m, __ATOMIC_RELEASE);
-    sps__state_store(sps__state_load()); /* sps__active follows the mask */
+    __atomic_store_n(&g_on, on ? g_on | (1u << i) : g_on & ~(1u << i), __ATOMIC_RELEASE);
+    publish();
 out:
     pthread_mutex_unlock(&sps__g.lock);
     return rc;
 }
 
+void sps__emit_idle(const sps__emit_ops_t *ops) {
+    pthread_mutex_lock(&sps__g.lock);
+    for (unsigned i = 0; i < g_nops; i++)
+        if (g_ops[i] == ops && !(g_idle & (1u << i))) {
+            g_idle |= 1u << i;
+            publish();
+        }
+    pthread_mutex_unlock(&sps__g.lock);
+}
+
 int sps__emit_on(const sps__emit_ops_t *ops) {
-    unsigned m = __atomic_load_n(&sps__emit_mask, __ATOMIC_ACQUIRE);
+    unsigned m = __atomic_load_n(&g_on, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; i < SPS__EMIT_MAX; i++)
         if (m & (1u << i) && __atomic_load_n(&g_ops[i], __ATOMIC_RELAXED) == ops) return 1;
     return 0;

@@ -48,6 +48,13 @@ SPS__HIDDEN int sps__emit_on(const sps__emit_ops_t *ops);
 SPS__HIDDEN void sps__emit_begin(sps_region_t r);
 SPS__HIDDEN void sps__emit_end(sps_region_t r);
 
+/* An emitter that knows it has nothing to do for the rest of the process
+ * (NVTX or ITT with no tool attached: their calls are no-ops) says so,
+ * from any thread but not holding the session lock (it takes it): it
+ * stays on for sps__emit_on and sps_emit_active, but the hot path stops
+ * calling it, and with no other emitter on takes its fast path again. */
+SPS__HIDDEN void sps__emit_idle(const sps__emit_ops_t *ops);
+
 /* The public face (sps_emit_set, sps_emit_active, sps_config_t.emit)
  * reaches an integration by its public bit (SPS_EMIT_NVTX, SPS_EMIT_ITT):
  * each integration built names its ops with sps__emit_provide from a

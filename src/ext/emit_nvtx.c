@@ -18,8 +18,9 @@
  * and old copies are kept until the process exits (the table doubles, so
  * they hold less than the live one), so a reader never reads freed memory.
  * The domain is made by the first begin, under the same lock: with no tool
- * attached nvtx3 answers NULL for it, and then begin and end return after
- * one load (nothing to push: every nvtx call would be a no-op anyway).
+ * attached nvtx3 answers NULL for it (every nvtx call would be a no-op),
+ * and the emitter tells the core it is idle (sps__emit_idle): it stays on,
+ * but begins and ends take the fast path again, at no cost.
  *
  * Pops: a per-thread count of the ranges this emitter pushed; an end that
  * finds none (its region began before the emitter was turned on) pops
@@ -97,6 +98,8 @@ static inline nvtxStringHandle_t string_of(sps_region_t r) {
     return string_slow(r);
 }
 
+static const sps__emit_ops_t g_ops;
+
 static void nvtx_begin(sps_region_t r) {
     int st = __atomic_load_n(&g_dom_state, __ATOMIC_ACQUIRE);
     if (SPS__UNLIKELY(st == DOM_FRESH)) {
@@ -104,6 +107,9 @@ static void nvtx_begin(sps_region_t r) {
         domain_make();
         pthread_mutex_unlock(&g_lock);
         st = __atomic_load_n(&g_dom_state, __ATOMIC_ACQUIRE);
+        /* no tool attached, and none can attach later (NVTX looks once):
+         * the hot path need not call us any more (emit.h) */
+        if (st == DOM_NONE) sps__emit_idle(&g_ops);
     }
     if (st != DOM_ON) return; /* no tool attached */
     nvtxEventAttributes_t a;

@@ -119,7 +119,7 @@ static void test_errors(void **state) {
  * open and close, pause and resume, the capture-stacks switch. */
 static void test_hot_state(void **state) {
     (void)state;
-    if (!nvtx_built()) skip();
+    if (!g_tool || !nvtx_built()) skip(); /* no tool: test_no_tool */
     assert_int_equal(hot(), SPS__OFF);
     assert_int_equal(sps_emit_set(SPS_EMIT_NVTX, 1), 0);
     assert_int_equal(hot(), SPS__EMITTING);
@@ -435,8 +435,16 @@ static void test_no_tool(void **state) {
     assert_int_equal(sps_emit_active(), SPS_EMIT_NVTX);
     sps_begin(r); /* no session: nothing happens, nothing breaks */
     sps_end(r);
+    /* the first begin found no tool: the emitter is idle (emit.h), still on
+     * for the API, and the hot path is the fast one again */
+    assert_int_equal(sps_emit_active(), SPS_EMIT_NVTX);
+    assert_int_equal(hot(), SPS__OFF);
     sps_config_t cfg = SPS_CONFIG_INIT;
     assert_int_equal(sps_setup(&cfg), 0);
+    assert_int_equal(hot(), SPS__EVENTS);
+    assert_int_equal(sps_emit_set(SPS_EMIT_NVTX, 0), 0); /* off and on: idle stays */
+    assert_int_equal(sps_emit_set(SPS_EMIT_NVTX, 1), 0);
+    assert_int_equal(hot(), SPS__EVENTS);
     for (int i = 0; i < 1000; i++) {
         sps_begin(r);
         sps_begin(q);
