@@ -107,16 +107,23 @@ static inline int itt_live(void) {
     return g_domain && g_domain->flags;
 }
 
+/* tasks this thread began and has not ended: an end whose begin came
+ * before the emitter was on (or before a collector's domain was live)
+ * ends nothing, so it never closes a task someone else began */
+static __thread uint32_t t_depth;
+
 static void itt_begin(sps_region_t r) {
     if (!itt_live()) return;
     __itt_string_handle *h = handle_get(r);
     if (SPS__UNLIKELY(!h)) h = handle_make(r);
     __itt_task_begin(g_domain, __itt_null, __itt_null, h);
+    t_depth++;
 }
 
 static void itt_end(sps_region_t r) {
     (void)r; /* ITT tasks nest per thread: the end closes the innermost */
-    if (!itt_live()) return;
+    if (!t_depth) return;
+    t_depth--;
     __itt_task_end(g_domain);
 }
 

@@ -170,6 +170,25 @@ static void test_off_and_on(void **st) {
     lines_free(&l);
 }
 
+/* A region open when the emitter turns on ends no task at its end (it
+ * began none): only what began while on is ended. */
+static void test_open_before_on(void **st) {
+    (void)st;
+    sps_region_t a = sps_region("itt_open_before"), b = sps_region("itt_open_inside");
+    sps_begin(a);
+    assert_int_equal(sps_emit_set(SPS_EMIT_ITT, 1), 0);
+    sps_begin(b);
+    sps_end(b);
+    sps_end(a);
+    assert_int_equal(sps_emit_set(SPS_EMIT_ITT, 0), 0);
+    lines_t l = log_new();
+    lines_t seq = task_seq(&l, my_tid());
+    static const char *const want[] = {"+itt_open_inside", "-"};
+    seq_expect(&seq, want, 2);
+    lines_free(&seq);
+    lines_free(&l);
+}
+
 #define NTHR 4
 #define NREP 200
 
@@ -319,6 +338,7 @@ int main(void) {
     const struct CMUnitTest with_collector[] = {
         cmocka_unit_test(test_tasks_no_session),
         cmocka_unit_test(test_off_and_on),
+        cmocka_unit_test(test_open_before_on),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_session_and_config),
         cmocka_unit_test(test_ops_direct),
