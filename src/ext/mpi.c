@@ -23,12 +23,21 @@
 
 #include "spanscope_mpi.h"
 
+#include "model/align.h" /* sps__clock_sample_t, sps__clock_fit (inline) */
+
 /* api/merge.c (declared in spanscope.h as well). */
 SPS_API int sps_merge(const char *out_path, const char *const *in_paths,
                       size_t n, void *err_file);
 
 #define TAG_CLOCK 0x5350 /* on spanscope's own duplicate communicator */
 #define CLOCK_ROUNDS 16
+/* Rounds of the measurement at each collective finalize: few, since every
+ * rank waits for its turn with rank 0 (the best of 4 is within a few
+ * round trips of the best of 16 on an idle link). */
+#define CLOCK_ROUNDS_FINALIZE 4
+/* Measurements kept per session (one per finalize): past this, every
+ * other one is dropped, the first and the newest kept. */
+#define CLOCK_SAMPLES_MAX 4096
 
 /* The core's services (NULL until registration succeeded) and the
  * registration's result, which sps_mpi_setup reports when it failed. */
@@ -38,6 +47,14 @@ static int g_register_rc = SPS_EINVAL;
 static MPI_Comm g_comm = MPI_COMM_NULL; /* the session's duplicate */
 static MPI_Comm g_explicit = MPI_COMM_NULL; /* from sps_mpi_setup, once */
 static int g_explicit_set;
+
+/* This session's clock measurements against rank 0 (setup's, then one
+ * per collective finalize), in time order: each rank's part of a
+ * finalize carries them as /clock_sync, the merge fits its drift to them
+ * (docs/mpi.md, "Clock alignment").  Only touched by setup and the
+ * finalizes, which are collective, never two at once in a process. */
+static sps__clock_sample_t *g_sync;
+static size_t g_nsync, g_sync_cap;
 
 /* /communication counters by region id (sps_mpi_count). */
 static pthread_mutex_t g_cnt_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,16 +86,22 @@ static void counters_clear(void) {
  * rounds, rank r sends, rank 0 answers with its clock t0, and r keeps the
  * round with the lowest round trip (rtt): offset = t0 - (send + recv) / 2,
  * error bound rtt / 2 (both clocks tick forward, so rank 0's reading lies
- * between r's send and receive times).  One unmeasured round first. */
-static int clock_sync(MPI_Comm c, int rank, int size, int64_t *off,
-                      int64_t *err) {
+ * between r's send and receive times).  One unmeasured round first.  At a
+ * finalize (at_finalize) at most CLOCK_ROUNDS_FINALIZE rounds.  *out
+ * gets the best round's midpoint on this rank's clock, the offset and the
+ * bound (rank 0: its clock now, 0, 0). */
+static int clock_sync(MPI_Comm c, int rank, int size, int at_finalize,
+                      sps__clock_sample_t *out) {
+    int64_t *off = &out->offset_ns, *err = &out->error_ns;
     *off = 0;
     *err = 0;
+    out->t_ns = sps_now_ns();
     const char *e = getenv("SPANSCOPE_MPI_CLOCK_ROUNDS");
     int rounds = e && atoi(e) > 0 ? atoi(e) : CLOCK_ROUNDS;
     /* rank 0's count for every rank: ranks whose environments differ would
      * otherwise run different numbers of rounds and hang in the loops */
     if (PMPI_Bcast(&rounds, 1, MPI_INT, 0, c)) return SPS_EIO;
+    if (at_finalize && rounds > CLOCK_ROUNDS_FINALIZE) rounds = CLOCK_ROUNDS_FINALIZE;
     if (rank == 0) {
         for (int r = 1; r < size; r++)
             for (int k = 0; k <= rounds; k++) {
@@ -99,10 +122,52 @@ static int clock_sync(MPI_Comm c, int rank, int size, int64_t *off,
         int64_t t1 = sps_now_ns();
         if (k == 0 || t1 - t0 >= best) continue;
         best = t1 - t0;
-        *off = ts - (t0 + (t1 - t0) / 2);
+        out->t_ns = t0 + (t1 - t0) / 2;
+        *off = ts - out->t_ns;
         *err = (best + 1) / 2;
     }
     return 0;
+}
+
+/* Appends a measurement to the session's (when full, every other one is
+ * dropped, keeping the first and the newest: the fit still spans the
+ * whole session). */
+static void sync_add(const sps__clock_sample_t *x) {
+    if (g_nsync == CLOCK_SAMPLES_MAX) {
+        size_t k = 1;
+        for (size_t i = 2; i < g_nsync; i += 2) g_sync[k++] = g_sync[i];
+        g_nsync = k;
+    }
+    if (g_nsync == g_sync_cap) {
+        size_t cap = g_sync_cap ? 2 * g_sync_cap : 16;
+        sps__clock_sample_t *p = realloc(g_sync, cap * sizeof *p);
+        if (!p) return; /* this one is lost; the fit uses the others */
+        g_sync = p, g_sync_cap = cap;
+    }
+    g_sync[g_nsync++] = *x;
+}
+
+/* Adds the session's measurements to the rank's file at path as the table
+ * /clock_sync (t_ns, offset_ns, error_ns; one row per measurement), which
+ * sps_merge fits its drift to.  Best effort: without the table the merge
+ * uses the constant offset of /metadata, as for files written before. */
+static void sync_table(const char *path) {
+    size_t n = g_nsync;
+    int64_t *v = n ? malloc(3 * n * sizeof *v) : NULL;
+    if (!v) return;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = g_sync[i].t_ns;
+        v[n + i] = g_sync[i].offset_ns;
+        v[2 * n + i] = g_sync[i].error_ns;
+    }
+    static const char *const cn[] = {"t_ns", "offset_ns", "error_ns"};
+    const int64_t *cv[] = {v, v + n, v + 2 * n};
+    g_core->h5_add_table(path, "clock_sync",
+                         "this rank's clock against rank 0's, measured at setup and at "
+                         "each collective finalize: at t_ns (this rank's clock) rank 0's "
+                         "clock read offset_ns more, within error_ns (docs/mpi.md)",
+                         n, NULL, NULL, 3, cn, cv);
+    free(v);
 }
 
 /* The table's setup (see sps__dist_ops_t): collective over the
@@ -133,8 +198,9 @@ static int mpi_setup(sps__dist_t *out) {
     int rank = 0, size = 1;
     PMPI_Comm_rank(g_comm, &rank);
     PMPI_Comm_size(g_comm, &size);
-    int64_t off = 0, err = 0;
-    int rc = clock_sync(g_comm, rank, size, &off, &err);
+    sps__clock_sample_t m;
+    int rc = clock_sync(g_comm, rank, size, 0, &m);
+    int64_t off = m.offset_ns, err = m.error_ns;
     /* agree: every rank fails or none does */
     int agreed = rc;
     if (PMPI_Allreduce(&rc, &agreed, 1, MPI_INT, MPI_MIN, g_comm)) agreed = SPS_EIO;
@@ -143,6 +209,8 @@ static int mpi_setup(sps__dist_t *out) {
         return agreed;
     }
     counters_clear();
+    g_nsync = 0; /* a new session: its own measurements */
+    sync_add(&m);
     *out = (sps__dist_t){1, rank, size, 1, off, err};
     return 0;
 }
@@ -151,6 +219,8 @@ static int mpi_setup(sps__dist_t *out) {
 static void mpi_shutdown(void) {
     comm_release();
     counters_clear();
+    free(g_sync);
+    g_sync = NULL, g_nsync = g_sync_cap = 0;
 }
 
 int sps_mpi_setup(const sps_config_t *cfg, MPI_Comm comm) {
@@ -317,35 +387,61 @@ static int comm_gather(MPI_Comm c, int rank, int size, const comm_rows_t *mine,
     return rc;
 }
 
+/* Values per rank in /mpi_clock after the rank: setup's offset and bound,
+ * then the drift fitted to the session's measurements (their count, the
+ * line's two ends, its error bound). */
+#define CLOCK_COLS 8
+
 /* Gathers every rank's clock offset and error bound to rank 0 and, there
- * (when write), adds them to the file as /mpi_clock (rank,
- * clock_offset_ns, clock_offset_error_ns; one row per rank).  Collective;
+ * (when write), adds them to the file as /mpi_clock, one row per rank:
+ * rank, clock_offset_ns, clock_offset_error_ns (measured at setup: what
+ * readers of older files know), and the drift the merge applied
+ * (docs/mpi.md): clock_samples (measurements fitted; 0: none, constant
+ * offset), clock_fit_t0_ns / clock_fit_offset0_ns and clock_fit_t1_ns /
+ * clock_fit_offset1_ns (the fitted line's ends, times on the rank's own
+ * clock) and clock_alignment_error_ns (the fit's bound).  Collective;
  * rank 0's allocation is agreed first, as in comm_gather. */
 static int clock_gather(MPI_Comm c, int rank, int size, const char *path,
                         int write) {
     sps__dist_t d;
     g_core->dist_info(&d);
-    int64_t mine[2] = {d.clock_offset_ns, d.clock_offset_error_ns};
-    int64_t *all = rank == 0 ? malloc(2 * (size_t)size * sizeof *all) : NULL;
+    sps__clock_fit_t fit;
+    int64_t mine[CLOCK_COLS] = {d.clock_offset_ns, d.clock_offset_error_ns, 0, 0,
+                                d.clock_offset_ns, 0, d.clock_offset_ns,
+                                d.clock_offset_error_ns};
+    if (sps__clock_fit(g_sync, g_nsync, &fit) == 0) {
+        mine[2] = fit.n, mine[3] = fit.t0, mine[4] = fit.off0;
+        mine[5] = fit.t1, mine[6] = fit.off1, mine[7] = fit.error;
+    }
+    int64_t *all = rank == 0 ? malloc(CLOCK_COLS * (size_t)size * sizeof *all) : NULL;
     int rc = rank == 0 && !all ? SPS_ENOMEM : 0;
     if (PMPI_Bcast(&rc, 1, MPI_INT, 0, c)) rc = SPS_EIO;
-    if (!rc && PMPI_Gather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, 0, c))
+    if (!rc && PMPI_Gather(mine, CLOCK_COLS, MPI_INT64_T, all, CLOCK_COLS, MPI_INT64_T, 0, c))
         rc = SPS_EIO;
     if (rank == 0 && !rc && write) {
-        int64_t *v = malloc(3 * (size_t)size * sizeof *v);
+        int64_t *v = malloc((CLOCK_COLS + 1) * (size_t)size * sizeof *v);
         if (!v) rc = SPS_ENOMEM;
         for (int r = 0; !rc && r < size; r++) {
             v[r] = r;
-            v[size + r] = all[2 * r];
-            v[2 * size + r] = all[2 * r + 1];
+            for (int k = 0; k < CLOCK_COLS; k++)
+                v[(size_t)(k + 1) * size + r] = all[(size_t)CLOCK_COLS * r + k];
         }
-        static const char *const cn[] = {"rank", "clock_offset_ns", "clock_offset_error_ns"};
-        const int64_t *cv[] = {v, v ? v + size : NULL, v ? v + 2 * size : NULL};
+        static const char *const cn[CLOCK_COLS + 1] = {
+            "rank", "clock_offset_ns", "clock_offset_error_ns", "clock_samples",
+            "clock_fit_t0_ns", "clock_fit_offset0_ns", "clock_fit_t1_ns",
+            "clock_fit_offset1_ns", "clock_alignment_error_ns"};
+        const int64_t *cv[CLOCK_COLS + 1];
+        for (int k = 0; k <= CLOCK_COLS; k++) cv[k] = v ? v + (size_t)k * size : NULL;
         if (!rc)
             rc = g_core->h5_add_table(path, "mpi_clock",
                                    "per rank: ns added to its times to put them on "
-                                   "rank 0's clock, and the error bound (docs/mpi.md)",
-                                   (size_t)size, NULL, NULL, 3, cn, cv);
+                                   "rank 0's clock and the error bound, as measured at "
+                                   "setup; the drift fitted to every measurement "
+                                   "(the line through (clock_fit_t0_ns, "
+                                   "clock_fit_offset0_ns) and (clock_fit_t1_ns, "
+                                   "clock_fit_offset1_ns), times on the rank's clock) "
+                                   "and its error bound (docs/mpi.md)",
+                                   (size_t)size, NULL, NULL, CLOCK_COLS + 1, cn, cv);
         free(v);
     }
     free(all);
@@ -487,6 +583,7 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
         snprintf(buf, sizeof buf, "rank%d", d.rank);
         int rc = name_with(p, strlen(path) + 64, path, buf);
         if (!rc) rc = g_core->finalize_local(p, table_fp);
+        if (!rc) sync_table(p); /* no new measurement: MPI is gone */
         free(p);
         return rc;
     }
@@ -511,6 +608,12 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
         say_other(table_fp, rank, rc, arc, path);
         return arc;
     }
+    /* The clock measured again (docs/mpi.md, "Clock alignment"): every
+     * rank is here, and the measurements of the session let the merge
+     * follow the clocks' drift.  A failure only loses this measurement
+     * (a broken communicator fails the steps below as well). */
+    sps__clock_sample_t now;
+    if (clock_sync(c, rank, size, 1, &now) == 0) sync_add(&now);
     /* Rank 0's path and pid name every file. */
     long long hdr[2] = {path ? (long long)strlen(path) : -1, (long long)getpid()};
     if (PMPI_Bcast(hdr, 2, MPI_LONG_LONG, 0, c)) return SPS_EIO;
@@ -557,6 +660,7 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
     /* 1. every rank writes its period (rank 0's table without the line
      * naming the per-rank file: the merged file is named below) */
     if (!rc) rc = local_quiet(mine, mytable, part_plain(size));
+    if (!rc) sync_table(mine); /* the measurements, for the merge's fit */
     int wrote = rc == 0;
     comm_rows_t rows;
     int crc = comm_take(&rows);

@@ -50,7 +50,23 @@ typedef struct hin {
     sps__h5r_samples_t smp; /* its /samples (the one checked reader's; owned) */
     int64_t *smp_region;   /* its sample names -> output region id */
     int64_t rank, offset;  /* from the alignment (write) */
+    sps__align_t al;       /* the whole alignment: offset and drift (write) */
 } hin_t;
+
+/* The input's time *t on the output's clock (sps__shift_at: its offset,
+ * and its drift when it has one).  0 or -1 (leaves int64). */
+static int hshift(const hin_t *x, int64_t *t) { return sps__shift_at(t, &x->al); }
+
+/* A duration d starting at the input's (unshifted) time st, on the
+ * output's clock: d itself for a constant shift, else the shifted end
+ * minus the shifted start (a drift of b stretches it by b d).  The
+ * caller has checked that both ends shift (the statistics pass). */
+static int64_t hdur(const hin_t *x, int64_t st, int64_t d) {
+    if (x->al.drift == 0 || d <= 0) return d;
+    int64_t a = st, b;
+    if (__builtin_add_overflow(st, d, &b) || hshift(x, &a) || hshift(x, &b)) return d;
+    return b > a ? b - a : 0;
+}
 
 /* One output row: which input row it copies. */
 typedef struct orow {
@@ -123,9 +139,78 @@ static int has_excl(const sps__h5r_t *r) {
     return 1;
 }
 
+/* The most rows of /clock_sync read (one per collective finalize of a
+ * session; more means a damaged or hostile file). */
+#define CLOCK_SYNC_MAX 1000000
+
+/* Reads column name of /clock_sync (n rows) of the open file into v.
+ * 0 or -1. */
+static int sync_col(hid_t g, const char *name, int64_t *v, hsize_t n) {
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hsize_t dims[1] = {0};
+    int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+             H5Sget_simple_extent_dims(sp, dims, NULL) == 1 && dims[0] == n;
+    if (ok) {
+        hid_t t = H5Dget_type(d);
+        ok = t >= 0 && H5Tget_class(t) == H5T_INTEGER;
+        if (t >= 0) H5Tclose(t);
+    }
+    if (ok && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) ok = 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    return ok ? 0 : -1;
+}
+
+/* The drift facts of the file at path (docs/mpi.md, "Clock alignment"):
+ * its /clock_sync measurements (t_ns, offset_ns, error_ns: the MPI
+ * integration's ping-pongs with rank 0 over the session) fitted by
+ * sps__clock_fit into f's has_drift line, the fit's bound becoming the
+ * offset's error bound.  A file without the table keeps its constant
+ * offset (files written before drift was tracked); so does one whose
+ * table is malformed (sizes, types, negative errors, an implausible
+ * slope), which is not worth failing a merge for: the table is extra
+ * data beside the offset the file has always had. */
+static void h5_drift(const char *path, sps__clock_facts_t *f) {
+    if (!f->has_offset) return;
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t g = file >= 0 && H5Lexists(file, "clock_sync", H5P_DEFAULT) > 0
+                  ? H5Gopen2(file, "clock_sync", H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+    hid_t d = g >= 0 ? H5Dopen2(g, "t_ns", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hsize_t n = 0;
+    if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+        H5Sget_simple_extent_dims(sp, &n, NULL) != 1 || n > CLOCK_SYNC_MAX)
+        n = 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    int64_t *col = n ? malloc(3 * n * sizeof *col) : NULL;
+    sps__clock_sample_t *smp = n ? malloc(n * sizeof *smp) : NULL;
+    sps__clock_fit_t fit;
+    if (col && smp && !sync_col(g, "t_ns", col, n) && !sync_col(g, "offset_ns", col + n, n) &&
+        !sync_col(g, "error_ns", col + 2 * n, n)) {
+        for (hsize_t i = 0; i < n; i++)
+            smp[i] = (sps__clock_sample_t){col[i], col[n + i], col[2 * n + i]};
+        if (sps__clock_fit(smp, (size_t)n, &fit) == 0) {
+            f->has_drift = 1;
+            f->drift_t0 = fit.t0, f->drift_off0 = fit.off0;
+            f->drift_t1 = fit.t1, f->drift_off1 = fit.off1;
+            f->has_offset_error = 1;
+            f->offset_error_ns = fit.error;
+        }
+    }
+    free(col), free(smp);
+    if (g >= 0) H5Gclose(g);
+    if (file >= 0) H5Fclose(file);
+    sps__h5_quiet_end(&q, 0);
+}
+
 /* Fills f from x's /metadata and rows: rank (named by /metadata, the
- * rows' ranks held), anchors, host and MPI offset.  Returns 0 or
- * SPS_ENOMEM (message set). */
+ * rows' ranks held), anchors, host and MPI offset (and its drift, from
+ * /clock_sync).  Returns 0 or SPS_ENOMEM (message set). */
 static int h5_facts(hin_t *x, sps__align_in_t *f) {
     const sps__h5r_t *r = x->h5;
     const sps__h5r_meta_t *m = &x->m;
@@ -137,7 +222,8 @@ static int h5_facts(hin_t *x, sps__align_in_t *f) {
         m->has_anchor, m->wall_anchor_ns, m->mono_anchor_ns,
         m->hostname ? m->hostname : "",
         m->has_clock_offset, m->clock_offset_ns,
-        m->has_clock_offset_error, m->clock_offset_error_ns};
+        m->has_clock_offset_error, m->clock_offset_error_ns, 0, 0, 0, 0, 0};
+    h5_drift(x->path, &f->clock);
     return 0;
 }
 
@@ -215,9 +301,12 @@ static int row_stats_stream(hmerge_t *h, const hin_t *x,
             return -2;
         for (size_t j = 0; j < b; j++) {
             acc = r->deltas ? acc + (uint64_t)h->st[j] : (uint64_t)h->st[j];
-            int64_t st = (int64_t)acc;
-            if (sps__shift(&st, x->offset) || stats_add(&a, st, h->col[1][j]))
+            int64_t st = (int64_t)acc, d = h->col[1][j], en;
+            if (x->al.drift != 0 && d > 0 &&
+                (__builtin_add_overflow(st, d, &en) || hshift(x, &en)))
                 return -1;
+            d = hdur(x, st, d);
+            if (hshift(x, &st) || stats_add(&a, st, d)) return -1;
         }
         k0 += b;
     }
@@ -234,8 +323,12 @@ static int row_stats(const hin_t *x, const sps__row_t *ir, sps__row_t *o) {
     sps__acc_t a = {0};
     for (uint64_t k = 0; k < ir->count; k++) {
         uint64_t e = ir->offset + k;
-        int64_t st = r->start[e];
-        if (sps__shift(&st, x->offset) || stats_add(&a, st, r->dur[e])) return -1;
+        int64_t st = r->start[e], d = r->dur[e], en;
+        if (x->al.drift != 0 && d > 0 &&
+            (__builtin_add_overflow(st, d, &en) || hshift(x, &en)))
+            return -1;
+        d = hdur(x, st, d);
+        if (hshift(x, &st) || stats_add(&a, st, d)) return -1;
         if (__builtin_add_overflow(self, r->self[e], &self)) self = INT64_MAX;
     }
     sps__summary_of(&a, &o->s);
@@ -335,8 +428,8 @@ static void hmerge_layout(const hmerge_t *h, sps__layout_t *lay) {
     for (size_t i = 0; i < h->n; i++) {
         const hin_t *x = &in[i];
         int64_t s = x->m.start_time_ns, f = x->m.finalize_time_ns;
-        if (!sps__shift(&s, x->offset) && s < lay->start_time_ns) lay->start_time_ns = s;
-        if (!sps__shift(&f, x->offset) && f > lay->finalize_time_ns) lay->finalize_time_ns = f;
+        if (!hshift(x, &s) && s < lay->start_time_ns) lay->start_time_ns = s;
+        if (!hshift(x, &f) && f > lay->finalize_time_ns) lay->finalize_time_ns = f;
         lay->dropped += (uint64_t)x->m.dropped_events;
         lay->misuse += (uint64_t)x->m.misuse_count;
         lay->open_calls += (uint64_t)x->m.open_calls;
@@ -366,11 +459,14 @@ static int hmerge_events(hmerge_t *h, sps__h5w_t *w, size_t k) {
         size_t b = ir->count - done < H5_BATCH ? (size_t)(ir->count - done) : H5_BATCH;
         for (size_t j = 0; j < b; j++) {
             uint64_t e = ir->offset + done + j;
-            uint64_t st = (uint64_t)r->start[e] + (uint64_t)x->offset;
+            /* the statistics pass checked that the shift fits */
+            int64_t t = r->start[e];
+            uint64_t st = x->al.drift == 0 ? (uint64_t)t + (uint64_t)x->offset
+                          : (hshift(x, &t), (uint64_t)t);
             int32_t p = r->parent[e];
             h->col[0][j] = (int64_t)(st - prev);
             prev = st;
-            h->col[1][j] = r->dur[e];
+            h->col[1][j] = hdur(x, r->start[e], r->dur[e]);
             h->col[2][j] = r->call_ids ? r->call_ids[e] : (int64_t)e;
             h->col[3][j] = r->parent_ids && r->call_ids ? r->parent_ids[e]
                          : p < 0 ? -1
@@ -405,6 +501,12 @@ static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
             if (r->deltas) acc += (uint64_t)h->st[j];
             else acc = (uint64_t)h->st[j];
             uint64_t st = acc + (uint64_t)x->offset;
+            if (x->al.drift != 0) { /* checked by the statistics pass */
+                int64_t t = (int64_t)acc;
+                h->col[1][j] = hdur(x, t, h->col[1][j]);
+                hshift(x, &t);
+                st = (uint64_t)t;
+            }
             h->col[0][j] = (int64_t)(st - prev);
             prev = st;
         }
@@ -436,7 +538,7 @@ static int mcounters_add(mcounters_t *k, const hin_t *x, const sps__h5r_counters
         int64_t id = sps__strtab_id(&k->names, in->names[in->series[i]]);
         int64_t t = in->times[i];
         if (id < 0) return SPS_ENOMEM;
-        if (sps__shift(&t, x->offset)) return SPS_EFORMAT;
+        if (hshift(x, &t)) return SPS_EFORMAT;
         k->series[k->n] = id;
         k->ranks[k->n] = x->rank;
         k->times[k->n] = t;
@@ -615,7 +717,7 @@ static int hmerge_samples(const hmerge_t *h, const char *tmp) {
         const sps__h5r_samples_t *x = &in->smp;
         for (size_t j = 0; j < x->n; j++, k++) {
             t[k] = x->times_ns[j];
-            if (sps__shift(&t[k], in->offset)) {
+            if (hshift(in, &t[k])) {
                 rc = sps__err_fail(SPS_EFORMAT, "%s: a sample time leaves the 64-bit "
                                    "range once shifted", in->path);
                 break;
@@ -736,6 +838,7 @@ static int h5_write(void *st, const char *out, const char *tmp,
     for (size_t i = 0; i < h->n; i++) {
         h->in[i].rank = al[i].rank;
         h->in[i].offset = al[i].offset;
+        h->in[i].al = al[i];
     }
     int rc = hmerge_alloc(h);
     if (rc == 0) rc = hmerge_rows(h);

@@ -67,6 +67,20 @@
  * bound (and the reference "offset_error_ns": 0 when it has
  * clock_offset_ns).
  *
+ * Drift.  The MPI integration measures the offset again at every
+ * collective finalize and stores the session's measurements in each
+ * rank's file (/clock_sync: t_ns on the rank's clock, offset_ns,
+ * error_ns; docs/mpi.md).  The merge fits a line to them
+ * (sps__clock_fit, align.h: least squares weighted by 1/error^2) and
+ * hands it over as has_drift with the line's two ends; its error bound
+ * (the largest error + |residual| of a measurement) replaces
+ * clock_offset_error_ns.  Then offset_i is not a constant but a line in
+ * the input's time t: with g_i(t) = t + o_i + s_i (t - t_i) the map onto
+ * rank 0's clock, input i goes onto the reference's clock by
+ * g_ref^-1(g_i(t)), again a line: sps__align_t's offset at drift_t0 = t_i
+ * and drift = (s_i - s_ref) / (1 + s_ref), applied by sps__shift_at.  A
+ * file without /clock_sync keeps the constant offset.
+ *
  * Trace inputs carry anchors when their header has them (a JSON trace's
  * top-level "spanscopeClock" {wall_anchor_ns, mono_anchor_ns, hostname},
  * written by spanscope since the anchors were added to sps__tl_header_t):
@@ -171,9 +185,38 @@ static void align_anchor(sps__align_t *x, const sps__clock_facts_t *a,
  * by the difference of their offsets (b's is 0 when it has none: it is
  * then taken to be on rank 0's clock), with the sum of the error bounds
  * when a has one. */
+/* The line of f's offset: at time t0 (f's clock) off0, slope per ns. */
+static void mpi_line(const sps__clock_facts_t *f, int64_t *t0, int64_t *off0,
+                     double *slope) {
+    *t0 = 0, *off0 = f->has_offset ? f->offset_ns : 0, *slope = 0;
+    if (!f->has_offset || !f->has_drift) return;
+    *t0 = f->drift_t0, *off0 = f->drift_off0;
+    int64_t dt = sps__wrap_sub(f->drift_t1, f->drift_t0);
+    if (dt > 0)
+        *slope = (double)sps__wrap_sub(f->drift_off1, f->drift_off0) / (double)dt;
+    if (!(*slope <= SPS__MAX_DRIFT && *slope >= -SPS__MAX_DRIFT)) *slope = 0;
+}
+
 static void align_mpi(sps__align_t *x, const sps__clock_facts_t *a,
                       const sps__clock_facts_t *b) {
-    x->offset = sps__wrap_sub(a->offset_ns, b->has_offset ? b->offset_ns : 0);
+    /* g_a(t) = t + oa + sa (t - ta) puts a's time t on rank 0's clock, g_b
+     * the reference's; the output is the reference's clock: t -> g_b^-1
+     * (g_a(t)), again a line, offset at ta and slope below (the plain
+     * difference of the offsets when neither drifts) */
+    int64_t ta, oa, tb, ob;
+    double sa, sb;
+    mpi_line(a, &ta, &oa, &sa);
+    mpi_line(b, &tb, &ob, &sb);
+    x->offset = sps__wrap_sub(oa, ob);
+    if (sb != 0) {
+        /* how far a's time ta lies from tb on the reference's clock */
+        double gap = (double)sps__wrap_sub(sps__wrap_sub(ta, tb), sps__wrap_sub(ob, oa));
+        double c = sb * gap / (1 + sb);
+        if (c > -9.0e18 && c < 9.0e18)
+            x->offset = sps__wrap_sub(x->offset, (int64_t)(c < 0 ? c - 0.5 : c + 0.5));
+    }
+    x->drift = (sa - sb) / (1 + sb);
+    x->drift_t0 = ta;
     x->how = SPS__CLOCK_MPI;
     if (!a->has_offset_error) return;
     int64_t e = b->has_offset_error ? b->offset_error_ns : 0;
@@ -187,6 +230,8 @@ int sps__align_clocks(const sps__align_in_t *in, sps__align_t *al, size_t n) {
         al[i].offset = 0;
         al[i].offset_error = -1;
         al[i].how = SPS__CLOCK_NONE;
+        al[i].drift = 0;
+        al[i].drift_t0 = 0;
         if (ref < 0) continue;
         const sps__clock_facts_t *r = &in[ref].clock;
         if ((int)i == ref) {

@@ -50,6 +50,13 @@ typedef struct sps__clock_facts {
     int64_t offset_ns;
     int has_offset_error;       /* with has_offset: clock_offset_error_ns >= 0 */
     int64_t offset_error_ns;
+    /* MPI drift (appended): with has_offset, has_drift when the file
+     * carries the session's clock measurements (an .h5's /clock_sync):
+     * the offset is then the line through (drift_t0, drift_off0) and
+     * (drift_t1, drift_off1), t on this input's clock (sps__clock_fit),
+     * and offset_error_ns is the fit's bound (has_offset_error set). */
+    int has_drift;
+    int64_t drift_t0, drift_off0, drift_t1, drift_off1;
 } sps__clock_facts_t;
 
 /* One input's facts. */
@@ -74,6 +81,11 @@ typedef struct sps__align {
     int64_t offset;         /* ns added to each of its times */
     int64_t offset_error;   /* a bound of offset's error in ns, -1 unknown */
     sps__clock_how_t how;
+    /* A drifting clock (appended; 0 and 0 for a constant shift): a time t
+     * of this input becomes t + offset + drift * (t - drift_t0), offset
+     * being the shift at drift_t0 (sps__shift_at). */
+    double drift;
+    int64_t drift_t0;
 } sps__align_t;
 
 /* The rank of the input at position pos whose file says f: f->named when
@@ -123,6 +135,102 @@ static inline int64_t sps__wrap_sub(int64_t a, int64_t b) {
  * Inline: the merges call it for every span. */
 static inline int sps__shift(int64_t *t, int64_t off) {
     return __builtin_add_overflow(*t, off, t) ? -1 : 0;
+}
+
+/* Shifts the time *t of an input aligned by a (offset, and the drift when
+ * a->drift is not 0: t + offset + drift * (t - drift_t0), rounded to the
+ * ns).  Returns 0, or -1 when the result would leave int64.  Inline: the
+ * merges call it for every time they copy. */
+static inline int sps__shift_at(int64_t *t, const sps__align_t *a) {
+    if (a->drift == 0) return sps__shift(t, a->offset);
+    double d = a->drift * (double)sps__wrap_sub(*t, a->drift_t0);
+    if (!(d > -9.0e18 && d < 9.0e18)) return -1;
+    int64_t dd = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+    return sps__shift(t, a->offset) || sps__shift(t, dd) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Clock drift: one rank's offset measurements and the line through them     */
+/* ------------------------------------------------------------------------ */
+
+/* One measurement of a rank's clock against rank 0's (a ping-pong, see
+ * src/ext/mpi.c): at t_ns on the rank's own clock (the best round's
+ * midpoint), rank 0's clock read offset_ns more, within error_ns. */
+typedef struct sps__clock_sample {
+    int64_t t_ns, offset_ns, error_ns;
+} sps__clock_sample_t;
+
+/* The fitted drift: offset(t) is the line through (t0, off0) and (t1,
+ * off1) (t0 = t1 and off0 = off1 with one measurement: a constant),
+ * error a bound of its error over [t0, t1] in ns. */
+typedef struct sps__clock_fit {
+    int64_t n;              /* measurements used */
+    int64_t t0, off0, t1, off1;
+    int64_t error;
+} sps__clock_fit_t;
+
+/* The largest drift a fit may give (ns per ns): real oscillators stay
+ * under 10^-3 (crystals are specified at 10^-5..10^-4); a larger slope
+ * comes from a damaged file or a clock that was stepped, and the fit then
+ * gives up (sps__clock_fit returns -1). */
+#define SPS__MAX_DRIFT 0.01
+
+/* Fits offset(t) = a + b t to the n samples s (any order; t_ns need not
+ * be distinct): least squares weighted by 1 / error^2 (error taken as at
+ * least 1 ns), so that a round trip stretched by the scheduler counts
+ * little against the tight ones.  Two samples give the line through them,
+ * one a constant.  The bound: max over the samples of error + |residual|
+ * (+ 1 ns of rounding): if the true offset is linear in t, fit - true is
+ * linear too, so on [t0, t1] it is largest at an end, where it is at most
+ * that sample's residual plus its error.  Static inline, so that
+ * libspanscope_mpi (another shared object, which cannot call the core's
+ * hidden functions) fits with the same code as the merge.  Returns 0
+ * with *out set, or -1 (no sample, an error < 0, times spanning more than
+ * 2^62 ns, or a slope beyond SPS__MAX_DRIFT). */
+static inline int sps__clock_fit(const sps__clock_sample_t *s, size_t n,
+                                 sps__clock_fit_t *out) {
+    if (n == 0) return -1;
+    int64_t tmin = s[0].t_ns, tmax = s[0].t_ns;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].error_ns < 0) return -1;
+        if (s[i].t_ns < tmin) tmin = s[i].t_ns;
+        if (s[i].t_ns > tmax) tmax = s[i].t_ns;
+    }
+    if (sps__wrap_sub(tmax, tmin) < 0 || sps__wrap_sub(tmax, tmin) > ((int64_t)1 << 62))
+        return -1;
+    /* in long double, times relative to tmin and offsets to the first
+     * sample's: the sums stay well inside the mantissa */
+    long double sw = 0, st = 0, so = 0, stt = 0, sto = 0;
+    int64_t o0 = s[0].offset_ns;
+    for (size_t i = 0; i < n; i++) {
+        long double e = s[i].error_ns < 1 ? 1.0L : (long double)s[i].error_ns;
+        long double w = 1.0L / (e * e);
+        long double t = (long double)sps__wrap_sub(s[i].t_ns, tmin);
+        long double o = (long double)sps__wrap_sub(s[i].offset_ns, o0);
+        sw += w, st += w * t, so += w * o, stt += w * t * t, sto += w * t * o;
+    }
+    long double den = sw * stt - st * st, b = 0, a;
+    if (tmax > tmin && den > 0) b = (sw * sto - st * so) / den;
+    if (b > SPS__MAX_DRIFT || b < -SPS__MAX_DRIFT) return -1;
+    a = (so - b * st) / sw; /* offset - o0 at tmin */
+    long double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        long double t = (long double)sps__wrap_sub(s[i].t_ns, tmin);
+        long double r = (long double)sps__wrap_sub(s[i].offset_ns, o0) - (a + b * t);
+        if (r < 0) r = -r;
+        r += (long double)s[i].error_ns;
+        if (r > worst) worst = r;
+    }
+    if (!(worst < 4.0e18L)) return -1;
+    long double span = (long double)sps__wrap_sub(tmax, tmin), e1 = a + b * span;
+    if (!(a > -4.0e18L && a < 4.0e18L && e1 > -4.0e18L && e1 < 4.0e18L)) return -1;
+    out->n = (int64_t)n;
+    out->t0 = tmin;
+    out->t1 = tmax;
+    out->off0 = (int64_t)((uint64_t)o0 + (uint64_t)(int64_t)(a < 0 ? a - 0.5L : a + 0.5L));
+    out->off1 = (int64_t)((uint64_t)o0 + (uint64_t)(int64_t)(e1 < 0 ? e1 - 0.5L : e1 + 0.5L));
+    out->error = (int64_t)worst + 2; /* rounding of the two ends */
+    return 0;
 }
 
 #endif /* SPS_MODEL_ALIGN_H */

@@ -8,6 +8,8 @@
 #include "testutil.h"
 #include "model/align.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SEC 1000000000LL
@@ -38,7 +40,7 @@ static void inputs(sps__align_in_t *in, sps__align_t *al, size_t n,
     memset(in, 0, n * sizeof *in);
     for (size_t i = 0; i < n; i++) {
         in[i].clock = clock[i];
-        al[i] = (sps__align_t){(int64_t)i, 12345, 12345, SPS__CLOCK_MPI}; /* overwritten */
+        al[i] = (sps__align_t){(int64_t)i, 12345, 12345, SPS__CLOCK_MPI, 0.5, 777}; /* overwritten */
     }
 }
 
@@ -345,8 +347,134 @@ static void test_extremes(void **state) {
     assert_int_equal(al[0].offset_error, 0);
 }
 
+/* The drift fit (sps__clock_fit): one measurement is a constant, two the
+ * line through them, more a least-squares line weighted by 1/error^2 (a
+ * sloppy measurement moves it little) whose bound covers every
+ * measurement's residual plus its error; bad input gives up. */
+static void test_clock_fit(void **state) {
+    (void)state;
+    sps__clock_fit_t f = {0};
+    sps__clock_sample_t one = {5 * SEC, 700, 40};
+    assert_int_equal(sps__clock_fit(&one, 1, &f), 0);
+    assert_int_equal(f.n, 1);
+    assert_int_equal(f.t0, 5 * SEC);
+    assert_int_equal(f.t1, 5 * SEC);
+    assert_int_equal(f.off0, 700);
+    assert_int_equal(f.off1, 700);
+    assert_true(f.error >= 40 && f.error <= 42);
+    /* two: the line through them, 1000 ppm (1 ms per s), on a big clock */
+    const int64_t t = 3600000 * SEC, o = -86400 * SEC;
+    sps__clock_sample_t two[2] = {{t + 2 * SEC, o + 2000000, 10},
+                                  {t, o, 20}}; /* any order */
+    assert_int_equal(sps__clock_fit(two, 2, &f), 0);
+    assert_int_equal(f.t0, t);
+    assert_int_equal(f.t1, t + 2 * SEC);
+    assert_int_equal(f.off0, o);
+    assert_int_equal(f.off1, o + 2000000);
+    assert_true(f.error >= 20 && f.error <= 22); /* no residual */
+    /* four on a line of -50 ppm with noise, one of them sloppy (error
+     * 10 us, 8 us off the line): the weighted line stays within 1 us of
+     * the true one, and the bound covers every measurement */
+    sps__clock_sample_t four[4] = {{0, 1000, 500},
+                                   {SEC, 1000 - 50000 + 300, 400},
+                                   {2 * SEC, 1000 - 100000 + 8000, 10000},
+                                   {3 * SEC, 1000 - 150000 - 200, 300}};
+    assert_int_equal(sps__clock_fit(four, 4, &f), 0);
+    assert_int_equal(f.n, 4);
+    assert_true(llabs(f.off0 - 1000) < 1000);
+    assert_true(llabs(f.off1 - (1000 - 150000)) < 1000);
+    for (int i = 0; i < 4; i++) {
+        double line = (double)f.off0 + (double)(f.off1 - f.off0) *
+                                           (double)(four[i].t_ns - f.t0) / (double)(f.t1 - f.t0);
+        assert_true(fabs(line - (double)four[i].offset_ns) + (double)four[i].error_ns <=
+                    (double)f.error);
+    }
+    assert_true(f.error >= 10000 && f.error < 20000);
+    /* unweighted, the sloppy one would pull the line by ~2 us: the weights
+     * matter (the same samples with equal errors) */
+    sps__clock_sample_t eq[4];
+    memcpy(eq, four, sizeof eq);
+    for (int i = 0; i < 4; i++) eq[i].error_ns = 500;
+    sps__clock_fit_t g = {0};
+    assert_int_equal(sps__clock_fit(eq, 4, &g), 0);
+    assert_true(llabs(g.off0 - 1000) > llabs(f.off0 - 1000));
+    /* refused: nothing, a negative error, an implausible slope (2%), times
+     * too far apart */
+    assert_int_equal(sps__clock_fit(four, 0, &f), -1);
+    sps__clock_sample_t bad[2] = {{0, 0, -1}, {SEC, 0, 1}};
+    assert_int_equal(sps__clock_fit(bad, 2, &f), -1);
+    sps__clock_sample_t steep[2] = {{0, 0, 1}, {SEC, SEC / 50, 1}};
+    assert_int_equal(sps__clock_fit(steep, 2, &f), -1);
+    sps__clock_sample_t far[2] = {{INT64_MIN, 0, 1}, {INT64_MAX, 0, 1}};
+    assert_int_equal(sps__clock_fit(far, 2, &f), -1);
+}
+
+/* Facts with a drift line through (t0, o0) and (t1, o1) and bound err. */
+static sps__clock_facts_t with_drift(sps__clock_facts_t f, int64_t t0, int64_t o0,
+                                     int64_t t1, int64_t o1, int64_t err) {
+    f = with_mpi(f, o0, err);
+    f.has_drift = 1;
+    f.drift_t0 = t0, f.drift_off0 = o0, f.drift_t1 = t1, f.drift_off1 = o1;
+    return f;
+}
+
+/* A drifting input maps t to t + offset(t) along its line (sps__shift_at);
+ * a constant input keeps drift 0; a drifting reference (a merge without
+ * rank 0) is composed exactly: the output is its clock. */
+static void test_drift(void **state) {
+    (void)state;
+    const int64_t w = 1700000000 * SEC, m = 80 * SEC, T = 1000 * SEC;
+    sps__clock_facts_t c[3] = {
+        with_mpi(anchors(w, m, "h"), 0, 0),                          /* rank 0 */
+        with_drift(anchors(w, m, "h"), T, 5000, T + 10 * SEC, 5000 + 10000000, 900),
+        with_mpi(anchors(w, m, "h"), -77, 5),                        /* no drift */
+    };
+    sps__align_in_t in[3];
+    sps__align_t al[3];
+    inputs(in, al, 3, c);
+    assert_int_equal(sps__align_clocks(in, al, 3), 0);
+    assert_true(al[0].drift == 0);
+    assert_true(al[2].drift == 0);
+    assert_int_equal(al[2].offset, -77);
+    int64_t x = T + 123;
+    assert_int_equal(sps__shift_at(&x, &al[2]), 0);
+    assert_int_equal(x, T + 123 - 77);
+    assert_int_equal(al[1].how, SPS__CLOCK_MPI);
+    assert_int_equal(al[1].offset_error, 900);
+    assert_int_equal(al[1].drift_t0, T);
+    assert_int_equal(al[1].offset, 5000);
+    assert_true(fabs(al[1].drift - 1e-3) < 1e-12);
+    for (int64_t dt = -SEC; dt <= 20 * SEC; dt += SEC / 3) {
+        int64_t y = T + dt;
+        assert_int_equal(sps__shift_at(&y, &al[1]), 0);
+        assert_true(llabs(y - (T + dt + 5000 + dt / 1000)) <= 1);
+    }
+    /* the reference drifts (ranks 1 and 2 merged without rank 0): rank 2's
+     * time t is g1^-1(g2(t)) -- check the composition at several times */
+    sps__clock_facts_t d[2] = {c[1], with_drift(anchors(w, m, "h"), T + 3 * SEC, -40000,
+                                                 T + 9 * SEC, -40000 - 1200000, 50)};
+    inputs(in, al, 2, d);
+    assert_int_equal(sps__align_clocks(in, al, 2), 0);
+    assert_int_equal(al[0].how, SPS__CLOCK_REFERENCE);
+    assert_int_equal(al[1].offset_error, 950);
+    for (int64_t dt = 0; dt <= 12 * SEC; dt += SEC / 2) {
+        int64_t t = T + dt, y = t;
+        assert_int_equal(sps__shift_at(&y, &al[1]), 0);
+        /* y on the reference's clock: g1(y) must equal g2(t) */
+        double g2 = (double)t - 40000 - 2e-4 * (double)(t - (T + 3 * SEC));
+        double g1 = (double)y + 5000 + 1e-3 * (double)(y - T);
+        assert_true(fabs(g1 - g2) <= 2);
+    }
+    /* an overflow is reported, not wrapped */
+    int64_t big = INT64_MAX - 10;
+    sps__align_t a = {0, 100, 0, SPS__CLOCK_MPI, 1e-3, 0};
+    assert_int_equal(sps__shift_at(&big, &a), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clock_fit),
+        cmocka_unit_test(test_drift),
         cmocka_unit_test(test_rank_trace),
         cmocka_unit_test(test_rank_h5),
         cmocka_unit_test(test_rank_range),
