@@ -10,6 +10,8 @@
  * The process's ITT state is process-wide (the collector is loaded once),
  * so the tests run in order and each reads the log lines it added. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +248,76 @@ static void test_threads(void **st) {
     lines_free(&l);
 }
 
+static _Atomic int g_stop;
+static _Atomic long g_iters[2];
+
+typedef struct {
+    int k;
+    long tid;
+} rec_arg_t;
+
+static void *rec_main(void *p) {
+    rec_arg_t *a = p;
+    a->tid = my_tid();
+    sps_region_t o = sps_region("itt_tog_outer"), i = sps_region("itt_tog_inner");
+    while (!atomic_load(&g_stop)) {
+        sps_begin(o);
+        sps_begin(i);
+        sps_end(i);
+        sps_end(o);
+        atomic_fetch_add(&g_iters[a->k], 1);
+    }
+    return NULL;
+}
+
+/* waits (yielding) until both recorders made n more iterations */
+static void wait_iters(long n) {
+    long base[2] = {atomic_load(&g_iters[0]), atomic_load(&g_iters[1])};
+    while (atomic_load(&g_iters[0]) < base[0] + n || atomic_load(&g_iters[1]) < base[1] + n)
+        sched_yield();
+}
+
+/* One thread turns ITT on and off while two others record: on every
+ * thread no task ends that did not begin (the depth in the collector's
+ * view never goes below 0) and every name is one of the regions. */
+static void test_toggle_while_recording(void **st) {
+    (void)st;
+    pthread_t t[2];
+    rec_arg_t a[2] = {{0, 0}, {1, 0}};
+    atomic_store(&g_stop, 0);
+    for (int k = 0; k < 2; k++) assert_int_equal(pthread_create(&t[k], NULL, rec_main, &a[k]), 0);
+    wait_iters(1);
+    for (int n = 0; n < 100; n++) {
+        assert_int_equal(sps_emit_set(SPS_EMIT_ITT, n % 2 == 0), 0);
+        wait_iters(3); /* the switch lands inside their loops, on and off */
+    }
+    assert_int_equal(sps_emit_set(SPS_EMIT_ITT, 0), 0);
+    atomic_store(&g_stop, 1);
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+    lines_t l = log_new();
+    size_t begins = 0;
+    for (int k = 0; k < 2; k++) {
+        lines_t seq = task_seq(&l, a[k].tid);
+        long depth = 0;
+        for (size_t j = 0; j < seq.n; j++) {
+            if (seq.line[j][0] == '+') {
+                assert_true(strcmp(seq.line[j], "+itt_tog_outer") == 0 ||
+                            strcmp(seq.line[j], "+itt_tog_inner") == 0);
+                depth++;
+                begins++;
+            } else {
+                depth--;
+            }
+            /* never an end without its begin; tasks left open by an off
+             * (their ends unseen, as emit.h says) may stack up */
+            assert_true(depth >= 0);
+        }
+        lines_free(&seq);
+    }
+    assert_true(begins > 0); /* the emitter was on while they recorded */
+    lines_free(&l);
+}
+
 /* With a recording session: the tasks are emitted and the spans recorded;
  * the config field turns ITT on for the session and off after it. */
 static void test_session_and_config(void **st) {
@@ -340,6 +412,7 @@ int main(void) {
         cmocka_unit_test(test_off_and_on),
         cmocka_unit_test(test_open_before_on),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_toggle_while_recording),
         cmocka_unit_test(test_session_and_config),
         cmocka_unit_test(test_ops_direct),
     };
