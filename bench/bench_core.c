@@ -8,7 +8,7 @@
  *   bench_core info
  *   bench_core floor     [--n PAIRS] [--reps R]
  *   bench_core pair      --mode events|disabled|aggregate|scope|paused|memory|
- *                               memory_alloc|counters|crash|nocrash
+ *                               memory_alloc|counters|crash|nocrash|emit_nvtx
  *                        [--threads T] [--n PAIRS] [--reps R]
  *   bench_core mem       [--n CALLS]
  *   bench_core disk      --shape loop|nested|varied [--n CALLS] --out FILE.h5
@@ -443,7 +443,13 @@ static int cmd_pair(const opts_t *o) {
      * chunks are shared mappings of PATH.live-<pid>/chunks, core/crash.c);
      * events: no file path, private chunks */
     int crash = !strcmp(o->mode, "crash") || !strcmp(o->mode, "nocrash");
-    int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope") || track || crash;
+    /* emit_nvtx: events with the NVTX emitter on (docs/nvtx-itt.md): every
+     * begin and end takes the out-of-line path and pushes/pops a range --
+     * a no-op without a tool; bench/run.py runs it again with the test tool
+     * (NVTX_INJECTION64_PATH) */
+    int emit = !strcmp(o->mode, "emit_nvtx");
+    int events = !strcmp(o->mode, "events") || !strcmp(o->mode, "scope") || track || crash ||
+                 emit;
     int aggregate = !strcmp(o->mode, "aggregate");
     int disabled = !strcmp(o->mode, "disabled");
     int paused = !strcmp(o->mode, "paused"); /* a live session under sps_pause */
@@ -479,6 +485,7 @@ static int cmd_pair(const opts_t *o) {
         int rc = sps_setup(&cfg);
         if (rc) die("sps_setup", rc);
         if (paused && (rc = sps_pause()) != 0) die("sps_pause", rc);
+        if (emit && (rc = sps_emit_set(SPS_EMIT_NVTX, 1)) != 0) die("sps_emit_set", rc);
     }
     int nt = o->threads;
     if (nt <= 0 || o->reps <= 0 || o->reps > 100000) die("--threads/--reps", SPS_EINVAL);

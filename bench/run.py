@@ -258,6 +258,29 @@ def main():
         "read() per record; rdpmc needs a hardware PMU (none on these VMs)")
     print("  values done", file=sys.stderr, flush=True)
 
+    # --- NVTX emission (issue 38, docs/nvtx-itt.md) ------------------------
+    # the pair with SPS_EMIT_NVTX on, against the time-only pair of the same
+    # run: no tool attached (nvtx3's no-op), and with the test NVTX tool
+    # (tests/c/nvtx_inject.c: a lock and a gettid per push and pop); built
+    # where the nvtx3 headers were found (the tool is built with them)
+    nvtx_tool = os.path.join(a.build, "tests", "c", "libsps_nvtx_inject.so")
+    nvtx_pair = nvtx_tool_pair = nvtx_base = None
+    if os.path.exists(nvtx_tool):
+        # the time-only pair again, right before: these shared VMs drift
+        # within a run more than the difference measured here
+        nvtx_base = pair("time-only pair, beside the emit_nvtx rows", "bench_core", "events", 1,
+                         "the ratios below are to this one")
+        nvtx_pair = pair("emit_nvtx pair, no tool attached", "bench_core", "emit_nvtx", 1,
+                         "SPS_EMIT_NVTX on; nvtx3 finds no tool at the first begin and "
+                         "the emitter goes idle: the fast path again")
+        nvtx_tool_pair = pair("emit_nvtx pair, test NVTX tool", "bench_core", "emit_nvtx", 1,
+                              "NVTX_INJECTION64_PATH=tests/c/nvtx_inject.c's library",
+                              env={"NVTX_INJECTION64_PATH": os.path.abspath(nvtx_tool)})
+        row("ratio emit_nvtx (no tool) / time-only pair", nvtx_pair / nvtx_base, "x",
+            "issue 38 target <= 1.1")
+        row("ratio emit_nvtx (test tool) / time-only pair", nvtx_tool_pair / nvtx_base, "x",
+            "the tool's own cost included (a lock and a gettid per push and pop)")
+
     # --- scope-profiler's C API over spanscope (bench/bench_scope.c) -------
     # its own interleaved table (text): sp_begin/sp_end and friends beside
     # sps_begin/sps_end of the same process, median ns per pair
@@ -511,6 +534,10 @@ def main():
          "%.2f B" % big["spill_bytes_per_call"] if big_ok else
          "not measured: the run failed"),
     ]
+    targets.append(("emit_nvtx pair, no tool attached <= 1.1 x time-only pair",
+                    nvtx_pair / nvtx_base <= 1.1 if nvtx_pair else None,
+                    "%.3f x (%.1f ns vs %.1f ns)" % (nvtx_pair / nvtx_base, nvtx_pair, nvtx_base)
+                    if nvtx_pair else "not measured: built without the nvtx3 headers"))
     if "recorded" in inst and "pair" in inst:
         targets.append(("instrumented call <= 2 x the region pair",
                         inst["recorded"] <= 2 * inst["pair"],
