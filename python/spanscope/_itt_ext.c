@@ -18,7 +18,7 @@
 #include <Python.h>
 
 #ifdef SPS_HAVE_ITT
-#include <ittnotify.h>
+#include <sps_ittnotify.h>
 #include <pthread.h>
 
 #define HANDLE_CACHE_MAX 65536
@@ -29,7 +29,7 @@ static PyObject *g_handles; /* str -> int (the handle's address) */
 static _Thread_local long t_depth; /* this thread's pushed ranges */
 
 static void itt_init(void) {
-    (void)__itt_get_collection_state(); /* loads the collector, if any */
+    (void)sps__itt_get_collection_state(); /* loads the collector, if any */
     g_domain = __itt_domain_create("spanscope");
 }
 
@@ -108,7 +108,7 @@ static PyObject *itt_attached(PyObject *mod, PyObject *noargs) {
     (void)mod;
     (void)noargs;
     pthread_once(&g_once, itt_init);
-    return PyBool_FromLong(__itt_get_collection_state() == __itt_collection_init_successful);
+    return PyBool_FromLong(sps__itt_get_collection_state() == __itt_collection_init_successful);
 }
 
 #define ITT_BUILT 1

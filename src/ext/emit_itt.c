@@ -27,7 +27,7 @@
 #include <stdlib.h>
 
 #ifdef SPS_HAVE_ITT
-#include <ittnotify.h>
+#include <sps_ittnotify.h>
 
 #define SEG0_BITS 8u                 /* segment 0: ids 0..255 */
 #define NSEG (32u - SEG0_BITS + 1u)  /* enough for every 32-bit id */
@@ -91,10 +91,10 @@ static __itt_string_handle *handle_make(sps_region_t r) {
 static _Atomic int g_ready; /* itt_init has run */
 
 static void itt_init(void) {
-    /* initialises the static part (ittnotify.h's public call): the
+    /* initialises the static part (__itt_get_collection_state): the
      * collector, if any, is loaded now, so that the domain and the string
      * handles are the collector's own from the start */
-    (void)__itt_get_collection_state();
+    (void)sps__itt_get_collection_state();
     g_domain = __itt_domain_create("spanscope");
     atomic_store_explicit(&g_ready, 1, memory_order_release);
 }
