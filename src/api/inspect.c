@@ -8,6 +8,7 @@
  */
 #include "api/api.h"
 #include "formats/h5_read.h"
+#include "formats/merge.h"
 #include "formats/timeline.h"
 
 #include <inttypes.h>
@@ -114,6 +115,7 @@ int sps__inspect_write(FILE *fp, const char *path) {
             (long long)st.st_size);
     int aggregate = 0, rc = 0;
     if (fmt == SPS__TL_H5) rc = inspect_h5(fp, path, &aggregate);
+    if (!rc && fmt == SPS__TL_H5) rc = sps__mpi_clock_print(fp, path); /* docs/mpi.md */
     if (!rc && !aggregate) rc = inspect_timeline(fp, path, fmt);
     if (!rc && (fflush(fp) != 0 || ferror(fp))) rc = sps__err_fail(SPS_EIO, "writing failed");
     return rc;

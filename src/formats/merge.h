@@ -59,6 +59,15 @@ SPS__HIDDEN extern const sps__merge_kind_t sps__merge_to_h5;
  * nothing but its one error line (merge_h5.c). */
 SPS__HIDDEN int sps__h5_quietly(int (*fn)(void *arg), void *arg);
 
+/* Prints the MPI clock alignment of the .h5 file at path to fp (merge_h5.c,
+ * docs/mpi.md "Clock alignment"): a rank's own file's /clock_sync fitted
+ * (offset, drift in ppm, alignment error), and a merged file's /mpi_clock
+ * per rank (offset and error at setup, drift, measurements, alignment
+ * error; older files without the drift columns: the setup's values).
+ * Nothing when the file has neither.  0, SPS_EIO or SPS_EFORMAT (message
+ * set). */
+SPS__HIDDEN int sps__mpi_clock_print(FILE *fp, const char *path);
+
 /* A set of strings (borrowed) with ids in order of first insertion: the
  * names both kinds merge by string (merge_trace.c). */
 typedef struct sps__strtab {

@@ -208,6 +208,118 @@ static void h5_drift(const char *path, sps__clock_facts_t *f) {
     sps__h5_quiet_end(&q, 0);
 }
 
+/* The number of rows of dataset name under g (a 1-D integer column of
+ * at most max rows), -1 when there is none such. */
+static int64_t col_rows(hid_t g, const char *name, hsize_t max) {
+    if (H5Lexists(g, name, H5P_DEFAULT) <= 0) return -1;
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hsize_t n = 0;
+    int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+             H5Sget_simple_extent_dims(sp, &n, NULL) == 1 && n <= max;
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    return ok ? (int64_t)n : -1;
+}
+
+/* What sps__mpi_clock_print reads: /mpi_clock's columns (cols[k] NULL
+ * when the file lacks column k) and /clock_sync's fit. */
+#define MC_COLS 9
+static const char *const mc_names[MC_COLS] = {
+    "rank", "clock_offset_ns", "clock_offset_error_ns", "clock_samples",
+    "clock_fit_t0_ns", "clock_fit_offset0_ns", "clock_fit_t1_ns",
+    "clock_fit_offset1_ns", "clock_alignment_error_ns"};
+
+typedef struct mclock {
+    int64_t nrows;           /* /mpi_clock rows, -1: no table */
+    int64_t *cols[MC_COLS];
+    int64_t nsync;           /* /clock_sync rows, -1: no table */
+    int fitted;              /* its fit succeeded */
+    sps__clock_fit_t fit;
+} mclock_t;
+
+/* Reads path's /mpi_clock and /clock_sync into *c (sps__h5_quietly). */
+typedef struct mclock_job {
+    const char *path;
+    mclock_t *c;
+} mclock_job_t;
+
+static int mclock_read(void *arg) {
+    const mclock_job_t *j = arg;
+    mclock_t *c = j->c;
+    hid_t f = H5Fopen(j->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return sps__err_fail(SPS_EIO, "%s: cannot open", j->path);
+    int rc = 0;
+    if (H5Lexists(f, "mpi_clock", H5P_DEFAULT) > 0) {
+        hid_t g = H5Gopen2(f, "mpi_clock", H5P_DEFAULT);
+        c->nrows = g >= 0 ? col_rows(g, "rank", 1u << 24) : -1;
+        /* the three columns every /mpi_clock has, then the drift's (all
+         * or none) */
+        for (int k = 0; rc == 0 && c->nrows >= 0 && k < MC_COLS; k++) {
+            int64_t n = col_rows(g, mc_names[k], 1u << 24);
+            if (n < 0 && k >= 3) continue;
+            if (n != c->nrows ||
+                !(c->cols[k] = malloc(((size_t)n + 1) * sizeof(int64_t))) ||
+                sync_col(g, mc_names[k], c->cols[k], (hsize_t)n))
+                rc = sps__err_fail(SPS_EFORMAT, "%s: /mpi_clock: column %s unreadable "
+                                   "or of another length than rank", j->path, mc_names[k]);
+        }
+        if (c->nrows < 0) rc = sps__err_fail(SPS_EFORMAT, "%s: /mpi_clock has no rank column",
+                                             j->path);
+        for (int k = 4; rc == 0 && k < MC_COLS; k++)
+            if (!c->cols[k] != !c->cols[3])
+                rc = sps__err_fail(SPS_EFORMAT, "%s: /mpi_clock: %s without %s", j->path,
+                                   c->cols[3] ? mc_names[3] : mc_names[k],
+                                   c->cols[3] ? mc_names[k] : mc_names[3]);
+        if (g >= 0) H5Gclose(g);
+    }
+    H5Fclose(f);
+    if (rc == 0) {
+        sps__clock_facts_t fx = {0};
+        fx.has_offset = 1;
+        h5_drift(j->path, &fx);
+        c->fitted = fx.has_drift;
+        c->fit = (sps__clock_fit_t){0, fx.drift_t0, fx.drift_off0, fx.drift_t1, fx.drift_off1,
+                                    fx.offset_error_ns};
+    }
+    return rc;
+}
+
+/* The drift in ppm of a line from (t0, o0) to (t1, o1) (0 when flat). */
+static double ppm_of(int64_t t0, int64_t o0, int64_t t1, int64_t o1) {
+    int64_t dt = sps__wrap_sub(t1, t0);
+    return dt > 0 ? 1e6 * (double)sps__wrap_sub(o1, o0) / (double)dt : 0.0;
+}
+
+int sps__mpi_clock_print(FILE *fp, const char *path) {
+    mclock_t c = {.nrows = -1, .nsync = -1};
+    mclock_job_t j = {path, &c};
+    int rc = sps__h5_quietly(mclock_read, &j);
+    if (rc == 0 && c.fitted)
+        fprintf(fp, "clock_sync this rank's clock against rank 0's: offset %lld ns, drift "
+                    "%+.3f ppm over %.3f s, alignment error %lld ns\n",
+                (long long)c.fit.off0, ppm_of(c.fit.t0, c.fit.off0, c.fit.t1, c.fit.off1),
+                (double)sps__wrap_sub(c.fit.t1, c.fit.t0) / 1e9, (long long)c.fit.error);
+    if (rc == 0 && c.nrows >= 0) {
+        fprintf(fp, "mpi_clock  %lld rank%s onto rank 0's clock\n"
+                    "  rank   offset at setup   error at setup   drift (ppm)  measured  "
+                    "alignment error\n",
+                (long long)c.nrows, c.nrows == 1 ? "" : "s");
+        for (int64_t i = 0; i < c.nrows; i++) {
+            fprintf(fp, "  %4lld  %13lld ns  %12lld ns", (long long)c.cols[0][i],
+                    (long long)c.cols[1][i], (long long)c.cols[2][i]);
+            if (c.cols[3] && c.cols[3][i] > 0)
+                fprintf(fp, "  %+12.3f  %8lld  %12lld ns\n",
+                        ppm_of(c.cols[4][i], c.cols[5][i], c.cols[6][i], c.cols[7][i]),
+                        (long long)c.cols[3][i], (long long)c.cols[8][i]);
+            else /* an older file, or no fit: the constant offset of setup */
+                fprintf(fp, "  %12s  %8s  %12lld ns\n", "-", "1", (long long)c.cols[2][i]);
+        }
+    }
+    for (int k = 0; k < MC_COLS; k++) free(c.cols[k]);
+    return rc;
+}
+
 /* Fills f from x's /metadata and rows: rank (named by /metadata, the
  * rows' ranks held), anchors, host and MPI offset (and its drift, from
  * /clock_sync).  Returns 0 or SPS_ENOMEM (message set). */
