@@ -3,7 +3,8 @@
  * to .h5 and .json and read back; a missing input and duplicate ranks give
  * an error code, one line in err_file and no output; an .h5 input whose
  * /metadata carries clock_offset_ns (added here with the HDF5 C API, as the
- * MPI integration writes it) has its times shifted by exactly that; .h5
+ * MPI integration writes it) has its times shifted by exactly that, and
+ * with /clock_sync by the line fitted to it (malformed tables ignored); .h5
  * inputs without /metadata rank take their positions. */
 #include "testutil.h"
 #include "sps_int.h"
@@ -325,6 +326,80 @@ static void test_merge_mpi_offset(void **state) {
     check_mpi_merge(out, pa, pc);
 }
 
+/* Adds /clock_sync (t_ns, offset_ns, error_ns: n, n and ne rows) to the
+ * .h5 file at path, as the MPI integration writes a rank's measurements. */
+static void add_sync(const char *path, const int64_t *t, const int64_t *o,
+                     const int64_t *e, hsize_t n, hsize_t ne) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = H5Gcreate2(f, "clock_sync", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(g >= 0);
+    const char *names[3] = {"t_ns", "offset_ns", "error_ns"};
+    const int64_t *cols[3] = {t, o, e};
+    for (int k = 0; k < 3; k++) {
+        hsize_t dims[1] = {k == 2 ? ne : n};
+        hid_t sp = H5Screate_simple(1, dims, NULL);
+        hid_t d = H5Dcreate2(g, names[k], H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                             H5P_DEFAULT);
+        assert_true(d >= 0);
+        assert_true(H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, cols[k]) >= 0);
+        H5Dclose(d);
+        H5Sclose(sp);
+    }
+    H5Gclose(g);
+    assert_true(H5Fclose(f) >= 0);
+}
+
+/* An .h5 input with /clock_sync (the MPI integration's measurements over
+ * a session) is shifted by the line fitted to them, not by its constant
+ * clock_offset_ns: here three measurements on a line of +1000 ppm from
+ * MPI_OFFSET (one a little off, with a larger error), so every time t
+ * moves by MPI_OFFSET + 0.001 (t - t0) within the fit's rounding, and a
+ * duration by 0.1%.  Malformed tables (a negative error, columns of
+ * different lengths, a slope of 2%) are ignored: the constant offset, as
+ * for a file written before drift was tracked. */
+static void test_merge_drift(void **state) {
+    (void)state;
+    static int64_t b[MAXSPANS], got[MAXSPANS];
+    size_t nb = tl_starts(pb, -1, b);
+    assert_true(nb > 10);
+    const int64_t t0 = b[0] - 10000000, t1 = b[nb - 1] + 5000000, tm = (t0 + t1) / 2;
+    const int64_t span = t1 - t0;
+    char pd[1024], out[1024];
+    snprintf(pd, sizeof pd, "%s", tu_path("ml_drift.h5"));
+    snprintf(out, sizeof out, "%s", tu_path("ml_drift_out.h5"));
+    copy_file(pc, pd);
+    int64_t t[3] = {t0, tm, t1};
+    int64_t o[3] = {MPI_OFFSET, MPI_OFFSET + (tm - t0) / 1000 + 300, MPI_OFFSET + span / 1000};
+    int64_t e[3] = {100, 5000, 100};
+    add_sync(pd, t, o, e, 3, 3);
+    const char *ins[] = {pa, pd};
+    assert_int_equal(sps_merge(out, ins, 2, stderr), 0);
+    size_t n = h5_starts(out, 1, got);
+    assert_int_equal(n, nb);
+    /* the weighted line passes within a few ns of the two tight ends */
+    for (size_t i = 0; i < n; i++) {
+        int64_t want = b[i] + MPI_OFFSET + (b[i] - t0) / 1000;
+        if (llabs(got[i] - want) > 20)
+            fail_msg("span %zu: got %lld, want %lld", i, (long long)got[i], (long long)want);
+    }
+    /* the mapping is not the constant one: the last span moved by more */
+    assert_true(got[n - 1] - b[n - 1] > MPI_OFFSET + (b[n - 1] - t0) / 1000 - 20);
+    assert_true((b[n - 1] - t0) / 1000 >= 10000);
+
+    /* malformed: each gives the constant offset */
+    for (int bad = 0; bad < 3; bad++) {
+        copy_file(pc, pd);
+        int64_t eb[3] = {100, bad == 0 ? -1 : 5000, 100};
+        int64_t ob[3] = {o[0], o[1], bad == 2 ? MPI_OFFSET + span / 50 : o[2]};
+        add_sync(pd, t, ob, eb, 3, bad == 1 ? 2 : 3);
+        assert_int_equal(sps_merge(out, ins, 2, stderr), 0);
+        static int64_t ref[MAXSPANS];
+        size_t nr = tl_starts(pb, -1, ref);
+        same_shifted(got, h5_starts(out, 1, got), ref, nr, MPI_OFFSET);
+    }
+}
+
 /* Two .h5 files without /metadata rank whose rows both say rank 0 (two
  * serial recordings as scope-profiler writes them) take their positions
  * as ranks, to .h5 as to .json: the rows never name the rank.  (The .h5
@@ -358,6 +433,7 @@ int main(void) {
         cmocka_unit_test(test_merge_missing_input),
         cmocka_unit_test(test_merge_bad_inputs),
         cmocka_unit_test(test_merge_mpi_offset),
+        cmocka_unit_test(test_merge_drift),
         cmocka_unit_test(test_merge_no_rank),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
