@@ -1074,13 +1074,13 @@ int sps__cupti_stop(sps__cupti_t *c) {
 }
 
 void sps__cupti_push(uint64_t span_id) {
-    if (__atomic_load_n(&g_active, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
         L.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, span_id);
 }
 
 void sps__cupti_pop(void) {
     uint64_t last;
-    if (__atomic_load_n(&g_active, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
         L.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
