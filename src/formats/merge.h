@@ -59,6 +59,14 @@ SPS__HIDDEN extern const sps__merge_kind_t sps__merge_to_h5;
  * nothing but its one error line (merge_h5.c). */
 SPS__HIDDEN int sps__h5_quietly(int (*fn)(void *arg), void *arg);
 
+/* The drift facts of the .h5 file at path into f (which must have its
+ * MPI offset already, has_offset; else nothing is read): its /clock_sync
+ * measurements fitted by sps__clock_fit (model/align.h) into has_drift and
+ * the line's two ends, the fit's bound becoming offset_error_ns.  A file
+ * without the table, or with a malformed one, leaves f as it is (the
+ * constant offset).  merge_h5.c; both merges call it. */
+SPS__HIDDEN void sps__h5_clock_drift(const char *path, sps__clock_facts_t *f);
+
 /* Prints the MPI clock alignment of the .h5 file at path to fp (merge_h5.c,
  * docs/mpi.md "Clock alignment"): a rank's own file's /clock_sync fitted
  * (offset, drift in ppm, alignment error), and a merged file's /mpi_clock

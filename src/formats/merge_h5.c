@@ -171,7 +171,7 @@ static int sync_col(hid_t g, const char *name, int64_t *v, hsize_t n) {
  * table is malformed (sizes, types, negative errors, an implausible
  * slope), which is not worth failing a merge for: the table is extra
  * data beside the offset the file has always had. */
-static void h5_drift(const char *path, sps__clock_facts_t *f) {
+void sps__h5_clock_drift(const char *path, sps__clock_facts_t *f) {
     if (!f->has_offset) return;
     sps__h5_quiet_t q;
     sps__h5_quiet_begin(&q);
@@ -277,7 +277,7 @@ static int mclock_read(void *arg) {
     if (rc == 0) {
         sps__clock_facts_t fx = {0};
         fx.has_offset = 1;
-        h5_drift(j->path, &fx);
+        sps__h5_clock_drift(j->path, &fx);
         c->fitted = fx.has_drift;
         c->fit = (sps__clock_fit_t){0, fx.drift_t0, fx.drift_off0, fx.drift_t1, fx.drift_off1,
                                     fx.offset_error_ns};
@@ -335,7 +335,7 @@ static int h5_facts(hin_t *x, sps__align_in_t *f) {
         m->hostname ? m->hostname : "",
         m->has_clock_offset, m->clock_offset_ns,
         m->has_clock_offset_error, m->clock_offset_error_ns, 0, 0, 0, 0, 0};
-    h5_drift(x->path, &f->clock);
+    sps__h5_clock_drift(x->path, &f->clock);
     return 0;
 }
 

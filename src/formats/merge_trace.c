@@ -67,6 +67,7 @@ typedef struct tin {
     sps__h5r_meta_t m;     /* an .h5's /metadata (owned; zero for traces) */
     int64_t *held;         /* its rank facts' held ranks (owned) */
     int64_t rank, offset;  /* from the alignment (write) */
+    sps__align_t al;       /* the whole alignment: offset and drift (write) */
     uint32_t *name_map;    /* input name id -> output name id */
     uint32_t *thread_map;  /* input thread index -> output thread index */
     sps__tl_span_t cur;    /* its next span, shifted and mapped */
@@ -176,6 +177,7 @@ static void clock_facts(const tin_t *x, const sps__tl_header_t *h,
         f->offset_ns = m->clock_offset_ns;
         f->has_offset_error = m->has_clock_offset_error;
         f->offset_error_ns = m->clock_offset_error_ns;
+        sps__h5_clock_drift(x->path, f); /* /clock_sync: the offset as a line */
     } else if (h->wall_anchor_ns > 0) {
         f->has_anchor = 1;
         f->wall_anchor_ns = h->wall_anchor_ns;
@@ -263,6 +265,14 @@ static int tmerge_sample_threads(tmerge_t *m, tin_t *x, const sps__tl_header_t *
     x->out_smp.nadded = 0;
     x->out_smp.label = NULL;
     x->out_smp.shift_ns = x->offset;
+    /* a drifting clock is a line, not one shift: the times themselves are
+     * mapped (x->smp is this merge's own); a time that would leave int64
+     * leaves its sample out */
+    if (x->al.drift != 0) {
+        for (size_t i = 0; i < x->smp.n; i++)
+            if (sps__shift_at(&x->smp.times_ns[i], &x->al)) x->out_smp.thread[i] = UINT32_MAX;
+        x->out_smp.shift_ns = 0;
+    }
     return 0;
 }
 
@@ -379,7 +389,7 @@ static int tmerge_extras_one(tmerge_t *m, const tin_t *x) {
     for (size_t i = 0; i < h->ncounters; i++) {
         sps__tl_counter_t o = h->counters[i];
         if (o.name >= h->nnames || o.proc >= h->nprocs) continue;
-        if (sps__shift(&o.ts_ns, x->offset)) return out_of_range(x);
+        if (sps__shift_at(&o.ts_ns, &x->al)) return out_of_range(x);
         o.name = x->name_map[o.name];
         o.proc = x->proc_out;
         m->counters[m->ncounters++] = o;
@@ -387,7 +397,7 @@ static int tmerge_extras_one(tmerge_t *m, const tin_t *x) {
     for (size_t i = 0; i < h->nflows; i++) {
         sps__tl_flow_t o = h->flows[i];
         if (o.name >= h->nnames || o.thread >= h->nthreads) continue;
-        if (sps__shift(&o.ts_ns, x->offset)) return out_of_range(x);
+        if (sps__shift_at(&o.ts_ns, &x->al)) return out_of_range(x);
         o.name = x->name_map[o.name];
         o.thread = x->thread_map[o.thread];
         o.id = remap_flow_id(x->rank, o.id);
@@ -431,7 +441,7 @@ static int advance(tin_t *x) {
     if (rc < 0)
         return rc == SPS_EFORMAT ? rc : sps__err_fail(rc, "%s", sps_strerror(rc));
     if (rc == 0) return 0;
-    if (sps__shift(&s.start_ns, x->offset) || sps__shift(&s.end_ns, x->offset))
+    if (sps__shift_at(&s.start_ns, &x->al) || sps__shift_at(&s.end_ns, &x->al))
         return out_of_range(x);
     x->cur = (sps__tl_span_t){x->name_map[s.name], x->thread_map[s.thread],
                               s.start_ns, s.end_ns, s.prior_ns};
@@ -464,7 +474,7 @@ static int tmerge_prime(tmerge_t *m, int ref, sps__tl_header_t *h) {
         tin_t *x = &m->in[i];
         const sps__tl_header_t *ih = sps__tlr_header(x->r);
         int64_t b = ih->base_ns;
-        if (!sps__shift(&b, x->offset) && b < base) base = b;
+        if (!sps__shift_at(&b, &x->al) && b < base) base = b;
         if (ih->nspans == 0) known = 0;
         nspans += ih->nspans;
         int rc = advance(x);
@@ -530,6 +540,9 @@ static void merge_key(FILE *fp, const tmerge_t *m, const sps__align_t *al,
                 sps__clock_name(al[i].how), (long long)al[i].offset);
         if (al[i].offset_error >= 0)
             fprintf(fp, ",\"offset_error_ns\":%lld", (long long)al[i].offset_error);
+        if (al[i].drift != 0) /* offset_ns is then the shift at drift_t0_ns */
+            fprintf(fp, ",\"drift_ppm\":%.6f,\"drift_t0_ns\":%lld", al[i].drift * 1e6,
+                    (long long)al[i].drift_t0);
         fputc('}', fp);
     }
     fputs("]}}", fp);
@@ -586,6 +599,7 @@ static int trace_write(void *st, const char *out, const char *tmp,
     for (size_t i = 0; i < m->n; i++) {
         m->in[i].rank = al[i].rank;
         m->in[i].offset = al[i].offset;
+        m->in[i].al = al[i];
     }
     sps__tl_header_t h;
     int rc = tmerge_header(m);

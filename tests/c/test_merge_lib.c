@@ -386,6 +386,29 @@ static void test_merge_drift(void **state) {
     /* the mapping is not the constant one: the last span moved by more */
     assert_true(got[n - 1] - b[n - 1] > MPI_OFFSET + (b[n - 1] - t0) / 1000 - 20);
     assert_true((b[n - 1] - t0) / 1000 >= 10000);
+    /* the same into traces: spans on the line, the JSON's merge key says so */
+    const char *traces[] = {"ml_drift.json", "ml_drift.pftrace"};
+    for (int k = 0; k < 2; k++) {
+        char tout[1024];
+        snprintf(tout, sizeof tout, "%s", tu_path(traces[k]));
+        assert_int_equal(sps_merge(tout, ins, 2, stderr), 0);
+        assert_int_equal(tl_starts(tout, 1, got), nb);
+        for (size_t i = 0; i < nb; i++) {
+            int64_t want = b[i] + MPI_OFFSET + (b[i] - t0) / 1000;
+            if (llabs(got[i] - want) > 20)
+                fail_msg("%s span %zu: got %lld, want %lld", traces[k], i, (long long)got[i],
+                         (long long)want);
+        }
+        if (k == 0) {
+            char *text = slurp(tout);
+            assert_non_null(strstr(text, "\"clock\":\"mpi\""));
+            const char *d = strstr(text, "\"drift_ppm\":");
+            assert_non_null(d);
+            double ppm = strtod(d + strlen("\"drift_ppm\":"), NULL);
+            assert_true(ppm > 999.9 && ppm < 1000.1);
+            free(text);
+        }
+    }
 
     /* malformed: each gives the constant offset */
     for (int bad = 0; bad < 3; bad++) {
