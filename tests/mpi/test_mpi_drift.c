@@ -31,7 +31,9 @@
  * marker and its true time (the measured alignment error).
  *
  *     test_mpi_drift DIR */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dlsym(RTLD_NEXT) */
+#endif
 #include "mpitest.h"
 #include "mpi_h5.h"
 
