@@ -151,7 +151,7 @@ static int find_lib(const char *stem, char *out, size_t cap) {
     const char *env = getenv("SPANSCOPE_RUN_LIBDIR");
     int have_dir = exe_dir(dir, sizeof dir) == 0;
     const char *subs[] = {"", ("/" SPS_BIN_TO_LIB), "/.."};
-    const char *suffixes[] = {".so.0", ".so"};
+    const char *suffixes[] = {".so.1", ".so"}; /* .1: SPS_SOVERSION (docs/abi.md) */
     for (int k = -1; k < 3; k++) {
         char base[PATH_MAX];
         if (k < 0) {

@@ -59,7 +59,7 @@
 #include <unistd.h>
 
 #ifndef SPS_LIBSPANSCOPE_SONAME
-#define SPS_LIBSPANSCOPE_SONAME "libspanscope.so.0"
+#define SPS_LIBSPANSCOPE_SONAME "libspanscope.so.1"
 #endif
 
 #define SPS_EXPORT __attribute__((visibility("default")))

@@ -48,7 +48,7 @@ for f in bin/spanscope include/spanscope.h; do
 done
 lib=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -1)
 lib=$(dirname "$lib")
-for f in libspanscope.so.0 libspanscope.a pkgconfig/spanscope.pc cmake/spanscope/spanscopeConfig.cmake \
+for f in libspanscope.so.1 libspanscope.a pkgconfig/spanscope.pc cmake/spanscope/spanscopeConfig.cmake \
          cmake/spanscope/spanscopeTargets.cmake; do
   [ -e "$lib/$f" ] || die "not installed: ${lib#"$tmp"/prefix/}/$f"
 done

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MPI_LIB "libspanscope_mpi.so.0"
+#define MPI_LIB "libspanscope_mpi.so.1"
 
 /* The already loaded libspanscope_mpi, or NULL (RTLD_NOLOAD: never loads). */
 static void *loaded(void) { return dlopen(MPI_LIB, RTLD_NOW | RTLD_NOLOAD); }

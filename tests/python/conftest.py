@@ -60,6 +60,6 @@ def build_c_lib(tmp_path_factory, source: str):
     src.write_text(source)
     so = d / "libk.so"
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(pkg / "include"), str(src),
-                    "-o", str(so), "-L", str(pkg), "-l:libspanscope.so.0",
+                    "-o", str(so), "-L", str(pkg), "-l:libspanscope.so.1",
                     f"-Wl,-rpath,{pkg}"], check=True)
     return ctypes.CDLL(str(so))

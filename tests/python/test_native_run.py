@@ -25,7 +25,7 @@ CC = shutil.which("cc") or shutil.which("gcc")
 pytestmark = [
     pytest.mark.skipif(not SCRIPT.exists(), reason="no console script beside this Python"),
     pytest.mark.skipif(CC is None, reason="no C compiler"),
-    pytest.mark.skipif(not (PKG / "libspanscope_run.so.0").exists(),
+    pytest.mark.skipif(not (PKG / "libspanscope_run.so.1").exists(),
                        reason="this installation has no libspanscope_run (an older wheel)"),
 ]
 
@@ -111,7 +111,7 @@ def test_unmodified_program_output_and_status_untouched(tmp_path):
 
 
 def test_program_with_its_own_session(tmp_path):
-    own = _build(tmp_path, "own", OWN, f"-I{PKG / 'include'}", str(PKG / "libspanscope.so.0"),
+    own = _build(tmp_path, "own", OWN, f"-I{PKG / 'include'}", str(PKG / "libspanscope.so.1"),
                  f"-Wl,-rpath,{PKG}")
     run = _run(["run", "-o", "r.h5", "--", str(own)], tmp_path)
     assert run.returncode == 0, run.stderr
@@ -187,7 +187,7 @@ int main(int argc, char **argv) {
 
 @pytest.mark.skipif(not shutil.which("mpirun") or not shutil.which("mpicc"),
                     reason="no MPI on this machine (scripts/install-deps.sh installs Open MPI)")
-@pytest.mark.skipif(not (PKG / "libspanscope_pmpi.so.0").exists(),
+@pytest.mark.skipif(not (PKG / "libspanscope_pmpi.so.1").exists(),
                     reason="this installation was built without MPI")
 def test_mpi_ranks_into_one_file(tmp_path):
     src = tmp_path / "mpiprog.c"

@@ -272,7 +272,7 @@ def test_without_a_library_every_call_is_a_no_op(tmp_path):
     assert r.returncode == 0 and "init 1" in r.stdout and "calls 0" in r.stdout
     assert not list(tmp_path.glob("*.spt"))
     # and SPANSCOPE_LIBRARY names the library
-    env["SPANSCOPE_LIBRARY"] = str(c_include_dir().parent / "libspanscope.so.0")
+    env["SPANSCOPE_LIBRARY"] = str(c_include_dir().parent / "libspanscope.so.1")
     r = subprocess.run([str(exe)], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert r.returncode == 0 and "calls 3" in r.stdout, r.stderr
 

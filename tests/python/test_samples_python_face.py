@@ -773,7 +773,7 @@ def test_native_lines_of_a_spanscope_file(tmp_path, capsys):
     pkg = os.path.dirname(spanscope.__file__)
     exe = tmp_path / "p"
     subprocess.run([CC, "-std=c99", "-g", "-O0", f"-I{results.c_include_dir()}", str(src),
-                    "-o", str(exe), f"-L{pkg}", "-l:libspanscope.so.0", f"-Wl,-rpath,{pkg}"],
+                    "-o", str(exe), f"-L{pkg}", "-l:libspanscope.so.1", f"-Wl,-rpath,{pkg}"],
                    check=True, capture_output=True, text=True)
     h5 = tmp_path / "p.h5"
     subprocess.run([str(exe), str(h5)], check=True, capture_output=True, timeout=120)

@@ -92,7 +92,7 @@ def test_threads_not_started_by_threading_keep_their_pthread_names(tmp_path):
     its pthread name: the namer only names threads threading knows."""
     import ctypes
     import pathlib
-    lib = ctypes.CDLL(str(pathlib.Path(spanscope.__file__).parent / "libspanscope.so.0"))
+    lib = ctypes.CDLL(str(pathlib.Path(spanscope.__file__).parent / "libspanscope.so.1"))
     out = tmp_path / "c.h5"
     spanscope.setup(file_path=str(out))
     # sps_thread_set_name from the calling (Python) thread wins over the namer

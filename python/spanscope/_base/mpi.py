@@ -53,7 +53,7 @@ def _mpi_library():
     from spanscope import _ext
     here = os.path.dirname(_ext.__file__)
     # the soname first: the name the C core would load beside libspanscope
-    names = sorted((n != "libspanscope_mpi.so.0", n) for n in os.listdir(here)
+    names = sorted((n != "libspanscope_mpi.so.1", n) for n in os.listdir(here)
                    if n.startswith("libspanscope_mpi.so"))
     return os.path.join(here, names[0][1]) if names else None
 

@@ -15,10 +15,10 @@
  * -lspanscope, and its documentation (scope_profiler.h,
  * docs/scope-profiler-c.md) is this file's.  The library is, first found:
  *   - $SPANSCOPE_LIBRARY (a path to libspanscope);
- *   - ../../libspanscope.so.0 (.dylib on macOS) beside this file, i.e. the
+ *   - ../../libspanscope.so.1 (.dylib on macOS) beside this file, i.e. the
  *     package's own, found through __FILE__ (the path this file was
  *     compiled from: give it as an absolute path, as c_source_path() is);
- *   - libspanscope.so.0 on the loader's search path (a system install).
+ *   - libspanscope.so.1 on the loader's search path (a system install).
  * If none loads, one line goes to stderr and every call is a harmless no-op
  * (sp_init returns non-zero, sp_create NULL, sp_region SP_INVALID_REGION).
  *
@@ -50,7 +50,7 @@
 #ifdef __APPLE__
 #  define SPF_LIBNAME "libspanscope.0.dylib"
 #else
-#  define SPF_LIBNAME "libspanscope.so.0"
+#  define SPF_LIBNAME "libspanscope.so.1"
 #endif
 
 #ifdef SP_USE_HDF5
