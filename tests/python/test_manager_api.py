@@ -263,8 +263,7 @@ def test_the_combinations_scope_profiler_rejects_are_value_errors(kw, message):
 
 
 @pytest.mark.parametrize("kw, feature", [
-    ({"use_nvtx": True}, "NVTX"),
-    ({"use_gpu_timing": True}, "GPU timing"),
+    ({"use_gpu_timing": True}, "GPU timing"),  # use_nvtx works: tests/python/test_emit_nvtx.py
 ])
 def test_features_of_other_issues_say_they_are_not_available(kw, feature):
     with pytest.raises(FeatureNotAvailableError, match=f"{feature}.*not available yet"):
@@ -330,7 +329,7 @@ def test_c_auto_setup_reads_the_same_variables(tmp_path):
     out = tmp_path / "c.h5"
     code = (
         "import ctypes, spanscope._ext as e, os\n"
-        "lib = ctypes.CDLL(os.path.join(os.path.dirname(e.__file__), 'libspanscope.so.0'))\n"
+        "lib = ctypes.CDLL(os.path.join(os.path.dirname(e.__file__), 'libspanscope.so.1'))\n"
         "err = ctypes.create_string_buffer(512)\n"
         "assert lib.sps_setup_from_env(err, 512) == 0, err.value\n"
         "r = lib.sps_region(b'c_region')\n"
