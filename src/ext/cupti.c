@@ -913,6 +913,16 @@ bad : {
 
 const char *sps__cupti_lib_path(void) { return L.h ? L.path : ""; }
 
+int sps__cupti_unload(void) {
+    if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+        return sps__err_fail(SPS_EACTIVE, "CUPTI: a collector is on: stop it first");
+    pthread_mutex_lock(&g_load_lock);
+    if (L.h) dlclose(L.h);
+    memset(&L, 0, sizeof L);
+    pthread_mutex_unlock(&g_load_lock);
+    return 0;
+}
+
 /* CUPTI's callbacks (its own thread for completed buffers) */
 static void CUPTIAPI cb_request(uint8_t **buf, size_t *size, size_t *max_records) {
     sps__cupti_t *c = __atomic_load_n(&g_active, __ATOMIC_ACQUIRE);
@@ -997,13 +1007,15 @@ int sps__cupti_start(sps__cupti_t *c) {
     if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
         return sps__err_fail(SPS_EACTIVE,
                              "CUPTI: another CUDA activity collector of this process is on");
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *drv = getenv("SPANSCOPE_CUDA_LIB");
+    if (!drv || !*drv) drv = "libcuda.so.1";
+    void *cuda = dlopen(drv, RTLD_NOW | RTLD_LOCAL);
     if (!cuda) {
         const char *e = dlerror();
         return sps__err_fail(SPS_ENOTSUP,
-                             "CUPTI: no NVIDIA driver: libcuda.so.1 cannot be loaded (%s); CUDA "
+                             "CUPTI: no NVIDIA driver: %s cannot be loaded (%s); CUDA "
                              "activity needs the driver and a GPU",
-                             e ? e : "not found");
+                             drv, e ? e : "not found");
     }
     /* kept open: CUPTI loads it too */
     uint32_t v = 0;
@@ -1088,6 +1100,7 @@ void sps__cupti_pop(void) {
 
 int sps__cupti_load(void) { return sps__err_fail(SPS_ENOTSUP, "CUPTI: " NO_HEADERS); }
 const char *sps__cupti_lib_path(void) { return ""; }
+int sps__cupti_unload(void) { return 0; }
 int sps__cupti_start(sps__cupti_t *c) {
     (void)c;
     return sps__err_fail(SPS_ENOTSUP, "CUPTI: " NO_HEADERS);

@@ -210,9 +210,13 @@ SPS__HIDDEN uint64_t sps__cupti_host_ns(void);
 SPS__HIDDEN int sps__cupti_load(void);
 /* The path the library was loaded from ("" when not loaded). */
 SPS__HIDDEN const char *sps__cupti_lib_path(void);
+/* Forgets the loaded library (dlclose), so that the next load looks again
+ * (tests; a long-lived process that wants it gone).  0, or SPS_EACTIVE
+ * while a collector is started. */
+SPS__HIDDEN int sps__cupti_unload(void);
 
 /* Starts collecting into c (one collector at a time): checks for the
- * driver (libcuda.so.1) and another CUPTI subscriber, registers the
+ * driver (libcuda.so.1, or $SPANSCOPE_CUDA_LIB) and another CUPTI subscriber, registers the
  * buffer callbacks and (CUDA >= 11.6) the timestamp callback, takes clock
  * pairs, enables kernels, copies, sets, runtime and driver API and
  * external correlation records.  0; SPS_ENOTSUP (no libcupti, no driver,

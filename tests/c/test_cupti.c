@@ -6,7 +6,10 @@
  * records, a record of a kind not kept, an unknown kind, a truncated
  * buffer), the correlation join and device time per span, the clock map
  * (fitted with a known skew, and identity), the buffer pool's recycling,
- * and the loader's errors (no libcupti; libcupti but no driver).  Built
+ * and the loader's errors (no libcupti; libcupti but no driver).  The
+ * run-time half (start, CUPTI's callbacks, stop) runs against a stand-in
+ * libcupti (fake_cupti.c): another subscriber, a refused kind, kernels
+ * joined to pushed spans on the identity clock and on a fitted one.  Built
  * without CUPTI's headers, it checks that the parser and the loader say
  * so and runs the parts that need no header. */
 #include "testutil.h"
@@ -644,6 +647,151 @@ static void test_loader_machine(void **state) {
     sps__cupti_free(&c);
 }
 
+#ifdef SPS_FAKE_CUPTI
+/* ---- the run-time half, against a stand-in libcupti (fake_cupti.c) ------------- */
+
+typedef int (*launch_fn)(const char *name, uint64_t dur_ns);
+
+static launch_fn fake_open(void **h) {
+    assert_int_equal(sps__cupti_unload(), 0);
+    setenv("SPANSCOPE_CUPTI_LIB", SPS_FAKE_CUPTI, 1);
+    setenv("SPANSCOPE_CUDA_LIB", SPS_FAKE_CUPTI, 1); /* "the driver is there" */
+    *h = dlopen(SPS_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(*h);
+    launch_fn f;
+    void *p = dlsym(*h, "fake_cupti_launch");
+    assert_non_null(p);
+    memcpy(&f, &p, sizeof p);
+    return f;
+}
+
+static void fake_close(void *h) {
+    assert_int_equal(sps__cupti_unload(), 0);
+    unsetenv("SPANSCOPE_CUPTI_LIB");
+    unsetenv("SPANSCOPE_CUDA_LIB");
+    unsetenv("FAKE_CUPTI_NO_TS_CB");
+    unsetenv("FAKE_CUPTI_DROPPED");
+    dlclose(h);
+}
+
+/* Another subscriber, and a kind CUPTI refuses: clear errors, nothing left on. */
+static void test_fake_refusals(void **state) {
+    (void)state;
+    void *h;
+    fake_open(&h);
+    sps__cupti_t c;
+    assert_int_equal(sps__cupti_init(&c, 0, 0), 0);
+    setenv("FAKE_CUPTI_SUBSCRIBERS", "1", 1);
+    assert_int_equal(sps__cupti_start(&c), SPS_EACTIVE);
+    assert_non_null(strstr(sps__err_msg(), "another profiler"));
+    assert_non_null(strstr(sps__err_msg(), "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"));
+    unsetenv("FAKE_CUPTI_SUBSCRIBERS");
+    setenv("FAKE_CUPTI_ENABLE_FAIL", "1", 1);
+    assert_int_equal(sps__cupti_start(&c), SPS_ENOTSUP);
+    assert_non_null(strstr(sps__err_msg(), "cuptiActivityEnable"));
+    assert_non_null(strstr(sps__err_msg(), "CUPTI_ERROR_UNKNOWN"));
+    unsetenv("FAKE_CUPTI_ENABLE_FAIL");
+    /* nothing was left on: a start now works, and stops */
+    assert_int_equal(sps__cupti_start(&c), 0);
+    assert_int_equal(sps__cupti_stop(&c), 0);
+    assert_string_equal(sps__cupti_lib_path(), SPS_FAKE_CUPTI);
+    sps__cupti_free(&c);
+    fake_close(h);
+}
+
+/* Identity clock (the timestamp callback): kernels launched inside pushed
+ * spans come back through CUPTI's callbacks, in several small buffers
+ * recycled, joined to their spans, on the host's timeline. */
+static void test_fake_identity(void **state) {
+    (void)state;
+    void *h;
+    launch_fn launch = fake_open(&h);
+    setenv("FAKE_CUPTI_DROPPED", "3", 1);
+    sps__cupti_t c, other;
+    assert_int_equal(sps__cupti_init(&c, 0, 1024), 0); /* a few records a buffer */
+    assert_int_equal(sps__cupti_init(&other, 0, 0), 0);
+    assert_int_equal(sps__cupti_start(&c), 0);
+    assert_int_equal(c.api_version, 130001);
+    assert_true(c.clock.identity);
+    assert_int_equal(sps__cupti_start(&other), SPS_EACTIVE); /* one at a time */
+    assert_int_equal(sps__cupti_unload(), SPS_EACTIVE);
+    launch("outside", 100); /* no span pushed */
+    uint64_t h0 = sps__cupti_host_ns();
+    sps__cupti_push(100);
+    launch("k_a", 5000);
+    sps__cupti_pop();
+    uint64_t h1 = sps__cupti_host_ns();
+    sps__cupti_push(200);
+    for (int i = 0; i < 20; i++) launch("k_b", 100);
+    sps__cupti_pop();
+    assert_int_equal(sps__cupti_stop(&c), 0);
+    assert_int_equal(sps__cupti_stop(&c), SPS_EINVAL); /* not started any more */
+    size_t n;
+    const sps__dev_act_t *a = sps__cupti_acts(&c, &n);
+    assert_int_equal(n, 2 * 22); /* a runtime call and a kernel per launch */
+    assert_int_equal(a[0].kind, SPS__DEV_RUNTIME);
+    assert_string_equal(sps__cupti_name(&c, a[0].name), "cudaLaunchKernel");
+    assert_int_equal(a[1].kind, SPS__DEV_KERNEL);
+    assert_string_equal(sps__cupti_name(&c, a[1].name), "outside");
+    assert_int_equal(a[1].span, 0);
+    assert_string_equal(sps__cupti_name(&c, a[3].name), "k_a");
+    assert_int_equal(a[2].span, 100);
+    assert_int_equal(a[3].span, 100);
+    assert_int_equal(a[3].stream, 7);
+    /* identity: the kernel's times are the host's, inside the push..pop */
+    assert_true(a[3].start >= h0 && a[3].start <= h1 + 200);
+    assert_int_equal(sps__clockmap_apply(&c.clock, a[3].start), a[3].start);
+    uint32_t cnt;
+    assert_int_equal(sps__cupti_span_device_ns(&c, 100, &cnt), 5000);
+    assert_int_equal(cnt, 1);
+    assert_int_equal(sps__cupti_span_device_ns(&c, 200, &cnt), 2000);
+    assert_int_equal(cnt, 20);
+    assert_int_equal(c.dropped, 3);
+    /* 1 KiB buffers: the flush took several, one after another, each back
+     * in the pool before the next was asked for: one buffer in all */
+    assert_int_equal(c.pool.allocated, 1);
+    assert_int_equal(c.pool.handed, 0);
+    assert_int_equal(c.pool.n_free, c.pool.allocated);
+    assert_int_equal(c.truncated, 0);
+    sps__cupti_free(&c);
+    sps__cupti_free(&other);
+    fake_close(h);
+}
+
+/* No timestamp callback (CUDA before 11.6): CUPTI's own clock, 50 ppm
+ * fast from an epoch-sized origin, mapped back by the fitted line. */
+static void test_fake_fitted(void **state) {
+    (void)state;
+    void *h;
+    launch_fn launch = fake_open(&h);
+    setenv("FAKE_CUPTI_NO_TS_CB", "1", 1);
+    sps__cupti_t c;
+    assert_int_equal(sps__cupti_init(&c, 0, 0), 0);
+    assert_int_equal(sps__cupti_start(&c), 0);
+    assert_false(c.clock.identity);
+    uint64_t h0 = sps__cupti_host_ns();
+    sps__cupti_push(300);
+    launch("k_fit", 1000000);
+    sps__cupti_pop();
+    uint64_t h1 = sps__cupti_host_ns();
+    tu_spin_ns(100000000); /* 100 ms between the start's pairs and the stop's */
+    assert_int_equal(sps__cupti_stop(&c), 0);
+    size_t n;
+    const sps__dev_act_t *a = sps__cupti_acts(&c, &n);
+    assert_int_equal(n, 2);
+    assert_true(a[1].start > 1700000000000000000ull); /* CUPTI's clock */
+    assert_true(fabs(c.clock.slope - 1.0 / (1.0 + 1.0 / 20000)) < 1e-5);
+    uint64_t s = sps__clockmap_apply(&c.clock, a[1].start);
+    uint64_t e = sps__clockmap_apply(&c.clock, a[1].end);
+    assert_true(s + 2000 >= h0 && s <= h1 + 2000);
+    int64_t dur = (int64_t)(e - s);
+    assert_true(dur > 1000000 - 20 && dur < 1000000 + 20); /* the skew taken out */
+    assert_int_equal(a[1].span, 300);
+    sps__cupti_free(&c);
+    fake_close(h);
+}
+#endif /* SPS_FAKE_CUPTI */
+
 #else /* !SPS_HAVE_CUPTI_HEADERS */
 
 /* Built without CUPTI's headers: the parser and the loader say so. */
@@ -677,6 +825,11 @@ int main(void) {
         cmocka_unit_test(test_skip_and_truncated),
         cmocka_unit_test(test_recycling),
         cmocka_unit_test(test_custom_walker),
+#ifdef SPS_FAKE_CUPTI
+        cmocka_unit_test(test_fake_refusals),
+        cmocka_unit_test(test_fake_identity),
+        cmocka_unit_test(test_fake_fitted),
+#endif
         cmocka_unit_test(test_loader_machine),
 #else
         cmocka_unit_test(test_no_headers),
