@@ -9,7 +9,7 @@
  *
  *     fake_r(t) = t + c_r + b_r (t - T0)      (t: the true clock)
  *
- * with a drift b_r of -1500..+2000 ppm and an offset c_r of up to 1.5 s per
+ * with a drift b_r of -2500..+3000 ppm and an offset c_r of up to 1.5 s per
  * rank (rank 0 runs true).  Nothing in spanscope is changed for the test:
  * the executable's clock_gettime interposes on libc's for the shared
  * libraries too (ENABLE_EXPORTS).
@@ -51,7 +51,7 @@
 #define NP_MAX 8
 
 /* The drift and offset of rank r's fake clock (rank 0: none). */
-static const double DRIFT[NP_MAX] = {0, 2.0e-3, -1.5e-3, 1.0e-3, 5e-4, -5e-4, 1.5e-3, -1e-3};
+static const double DRIFT[NP_MAX] = {0, 3.0e-3, -2.5e-3, 2.0e-3, 1e-3, -1e-3, 1.5e-3, -2e-3};
 static const int64_t SHIFT[NP_MAX] = {0,           2500000,    -4000000, 1500000000,
                                       -1000000000, 7000000,    3000000,  -11000000};
 
