@@ -499,7 +499,7 @@ static const char *copy_kind_str(unsigned k) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
     case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
-    default: return "Unknown";
+    default: return "<unknown>";
     }
 }
 

@@ -272,7 +272,7 @@ static void test_kernel_versions(void **state) {
     } while (0)
 
 static const char *const copy_names[] = {
-    "Memcpy Unknown (Pageable -> Device)", "Memcpy HtoD (Pageable -> Device)",
+    "Memcpy <unknown> (Pageable -> Device)", "Memcpy HtoD (Pageable -> Device)",
     "Memcpy DtoH (Device -> Pinned)",      "Memcpy HtoA (Pageable -> Array)",
     "Memcpy AtoH (Array -> Pageable)",     "Memcpy AtoA (Array -> Array)",
     "Memcpy AtoD (Array -> Device)",       "Memcpy DtoA (Device -> Array)",
