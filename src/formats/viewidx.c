@@ -1918,7 +1918,7 @@ static int c_lower(cwalk_t *w, uint32_t L, int64_t t, uint64_t *out) {
     uint64_t lo = 0, hi = c_count(w, L);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        crec_t r;
+        crec_t r = {0}; /* c_rec fills it when it returns 0 (gcc -O3 cannot tell) */
         int rc = c_rec(w, L, mid, mid + 1, &r);
         if (rc) return rc;
         if (r.t < t) lo = mid + 1;
