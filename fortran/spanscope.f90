@@ -52,6 +52,7 @@ module spanscope
       integer(c_int) :: rank = 0, size = 1
       integer(c_int64_t) :: spill_limit = 0
       integer(c_int) :: local = 0, reserved1 = 0
+      integer(c_int) :: emit = 0, reserved2 = 0   ! sps_config_t.emit (SONAME 1)
    end type c_config
 
    !> sps_stats_t.
