@@ -55,7 +55,7 @@ def run(code: str, tmp_path, collector=None) -> tuple[list[str], str]:
     if collector is not None:
         env["INTEL_LIBITTNOTIFY64"] = str(collector)
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     lines = log.read_text().splitlines() if log.exists() else []
     return lines, r.stdout

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -59,8 +60,9 @@ def run_child(body, tool=True):
             pytest.fail(f"the test NVTX tool is not built: {TOOL} (build the C tests)")
         env["NVTX_INJECTION64_PATH"] = str(TOOL)
     code = (PRELUDE if tool else "import json, sys\n") + textwrap.dedent(body)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                       text=True, timeout=120)
+    with tempfile.TemporaryDirectory() as cwd:  # a default output lands there, not in the tree
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, timeout=120, cwd=cwd)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -224,7 +226,7 @@ def test_use_nvtx_keeps_an_emitter_turned_on_before(tmp_path):
         import spanscope as sp
         from spanscope import _ext
         _ext.emit_set("nvtx", True)
-        sp.setup(file_path=None, use_nvtx=True)
+        sp.setup(output=None, use_nvtx=True)
         sp.finalize(verbose=False)
         sp.reset()
         report(active=_ext.emit_active())
