@@ -225,12 +225,15 @@ static void check_file(const char *path, const char *label, int size, const clk_
         }
         if (r > 0) {
             /* the constant offset would miss the last marker by far more
-             * than the bound and the marker's own length */
-            if (worst_const <= 4 * (c->bound[r] + last))
+             * than the fitted line does and the marker's own length (not
+             * the bound: one ping-pong stretched by a loaded machine, or
+             * a sanitizer, makes the bound honest but large -- CI saw 1.8
+             * ms -- while the line itself stays within a few us) */
+            if (worst_const <= 4 * (err_map + last))
                 fprintf(stderr, "rank %d: a constant offset is off by %lld ns only "
-                        "(bound %lld, marker %lld ns)\n", r, (long long)worst_const,
-                        (long long)c->bound[r], (long long)last);
-            CHECK(worst_const > 4 * (c->bound[r] + last));
+                        "(the line: %lld, marker %lld ns)\n", r, (long long)worst_const,
+                        (long long)err_map, (long long)last);
+            CHECK(worst_const > 4 * (err_map + last));
         }
         printf("test_mpi_drift: %s, rank %d: drift %+.0f ppm injected, %+.1f fitted "
                "(%d measurements); alignment error at the markers %lld ns, bound %lld ns; "
