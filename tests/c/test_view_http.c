@@ -275,7 +275,7 @@ static void test_token_percent_encoded(void **state) {
     static view_http_req_t q;
     char req[512];
     /* %30 is '0', the token's first digit; %61 is 'a' */
-    snprintf(req, sizeof req, "GET /?token=%%30%s HTTP/1.1\r\n" HOST "\r\n", TOK + 1);
+    snprintf(req, sizeof req, "GET /?token=%%30%s HTTP/1.1\r\n" HOST "\r\n", &TOK[1]);
     assert_int_equal(view_http_decide(req, strlen(req), PORT, TOK, &q), VIEW_HTTP_ERROR);
     assert_int_equal(q.status, 403);
     snprintf(req, sizeof req, "GET /?token%%3D%s HTTP/1.1\r\n" HOST "\r\n", TOK);
@@ -283,7 +283,7 @@ static void test_token_percent_encoded(void **state) {
     assert_int_equal(q.status, 403);
     /* and a header token is not decoded either */
     snprintf(req, sizeof req, "GET / HTTP/1.1\r\n" HOST "X-Spanscope-Token: %%30%s\r\n\r\n",
-             TOK + 1);
+             &TOK[1]);
     assert_int_equal(view_http_decide(req, strlen(req), PORT, TOK, &q), VIEW_HTTP_ERROR);
     assert_int_equal(q.status, 403);
 }
