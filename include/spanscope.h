@@ -1113,6 +1113,50 @@ typedef struct sps_samples {
 SPS_API int sps_samples_read(const char *path, sps_samples_t *out);
 SPS_API void sps_samples_free(sps_samples_t *s);
 
+/* A file's device activity (its /device group; docs/device.md), as read
+ * and checked by sps_device_read: one row per activity, every array [n].
+ * kinds: SPS_DEVICE_KERNEL, _MEMCPY, _MEMSET (device rows: device, context,
+ * stream, start/end on the host's CLOCK_MONOTONIC ns timeline, bytes of a
+ * copy or set, grid and block of a kernel, copy_kinds/src_kinds/dst_kinds
+ * CUPTI's memcpy and memory kinds) or SPS_DEVICE_RUNTIME, _DRIVER (the
+ * CUDA API call on the host: device, context and stream -1).  names_idx
+ * indexes names (a kernel's mangled name, "Memcpy HtoD (Pinned -> Device)",
+ * "cudaLaunchKernel", ...); correlations join a device row to the API call
+ * that launched it (CUPTI's correlation id); ranks, threads (the events'
+ * thread index, -1 unknown) and tids (OS thread id, -1 unknown) name the
+ * launching thread; regions (index into region_names, -1 none) and call_ids
+ * (the events' call ids, as sps_samples_t's, -1 none) the launching span.
+ * Every index is checked by the reader. */
+#define SPS_DEVICE_KERNEL 1
+#define SPS_DEVICE_MEMCPY 2
+#define SPS_DEVICE_MEMSET 3
+#define SPS_DEVICE_RUNTIME 4
+#define SPS_DEVICE_DRIVER 5
+typedef struct sps_device {
+    size_t n;
+    const int64_t *kinds, *names_idx, *devices, *contexts, *streams, *correlations;
+    const int64_t *starts_ns, *ends_ns, *bytes, *ranks, *threads, *tids, *regions, *call_ids;
+    const int64_t *grid_x, *grid_y, *grid_z, *block_x, *block_y, *block_z;
+    const int64_t *copy_kinds, *src_kinds, *dst_kinds;
+    size_t nnames;
+    const char *const *names;        /* activity names */
+    size_t nregion_names;
+    const char *const *region_names; /* the file's region names */
+    int present;                     /* 1 when the file has /device */
+    const char *collector;           /* "cupti", "cuda_events" or "" */
+    const char *clock;               /* "identity", "fitted" or "" */
+    int64_t dropped;                 /* records CUPTI dropped */
+    int64_t cupti_version;           /* CUPTI's API version, 0 unknown */
+    void *impl_;                     /* owns everything above */
+} sps_device_t;
+/* Reads the device activity of the spanscope file at path into *out (a
+ * file without /device gives present 0 and n 0).  Returns 0, SPS_EINVAL,
+ * SPS_EIO, SPS_EFORMAT (a bad kind, index or time: sps_last_error says
+ * which column and row) or SPS_ENOMEM; free with sps_device_free (also
+ * after a failure).  Needs no session; any thread. */
+SPS_API int sps_device_read(const char *path, sps_device_t *out);
+SPS_API void sps_device_free(sps_device_t *d);
+
 /* Installs w (NULL removes the walker).  0, or SPS_EINVAL for a wrong abi
  * or a missing function; SPS_EACTIVE while sampling runs (set it first). */
 SPS_API int sps_sampling_set_walker(const sps_frame_walker_t *w);

@@ -145,18 +145,47 @@ int cmd_convert(int argc, char **argv) {
         oh.threads = placed.threads;
         oh.nthreads = placed.nthreads;
     }
+    /* an .h5's device activity (/device): GPU processes, stream tracks, the
+     * API calls on their threads' rows, flows (export.h) */
+    sps__h5r_device_t dev;
+    sps__tl_device_t dplaced;
+    memset(&dev, 0, sizeof dev);
+    memset(&dplaced, 0, sizeof dplaced);
+    if (fi == SPS__TL_H5) {
+        sps__err_clear();
+        int drc = sps__h5r_device(in, &dev);
+        if (!drc && sps__tl_device_place(&dplaced, &dev, &oh)) drc = SPS_ENOMEM;
+        if (drc) {
+            const char *dwhy = drc == SPS_ENOMEM ? sps_strerror(drc) : sps__err_msg();
+            sps__h5r_device_free(&dev);
+            sps__tl_samples_free(&placed);
+            sps__h5r_samples_free(&smp);
+            sps__tlr_free(r);
+            free(tmp);
+            return die(EXIT_DATA, "convert: %s", dwhy);
+        }
+        oh.threads = dplaced.threads;
+        oh.nthreads = dplaced.nthreads;
+    }
     /* JSON for torch's tools (HTA, Perfetto; TensorBoard's plugin with
      * --torch-tb): chrome_json.c */
     oh.kineto = torch_tb ? SPS__TL_TORCH_TB : 1;
     sps__tlw_t *w;
     rc = sps__tlw_open(&w, tmp, fo, &oh);
+    const char *owhy = NULL;
+    if (!rc && dplaced.nplaced && (rc = sps__tlw_device(w, &dplaced))) {
+        sps__tlw_abort(w);
+        if (rc == SPS_EINVAL) owhy = "a device activity's time leaves the trace's time range";
+    }
     if (rc) {
+        sps__tl_device_free(&dplaced);
+        sps__h5r_device_free(&dev);
         sps__tl_samples_free(&placed);
         sps__h5r_samples_free(&smp);
         sps__tlr_free(r);
         unlink(tmp);
         free(tmp);
-        return die(EXIT_DATA, "convert: %s", write_why(rc, out, NULL));
+        return die(EXIT_DATA, "convert: %s", write_why(rc, out, owhy));
     }
     sps__err_clear(); /* what follows: the spans read and written */
     rc = convert_spans(r, w, h->nspans);
@@ -165,6 +194,8 @@ int cmd_convert(int argc, char **argv) {
         why = "a stack sample's time leaves the trace's time range";
     if (rc) sps__tlw_abort(w);
     else rc = sps__tlw_close(w);
+    sps__tl_device_free(&dplaced);
+    sps__h5r_device_free(&dev);
     sps__tl_samples_free(&placed);
     sps__h5r_samples_free(&smp);
     sps__tlr_free(r);

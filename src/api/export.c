@@ -237,7 +237,7 @@ static size_t chrome_args_of(chrome_args_t *a, const sps__tl_header_t *h,
  * sps__cjw_samples; a thread with samples but no selected span gets its
  * own row), to path.  Returns 0 or a code. */
 static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
-                        const sps__export_opts_t *o) {
+                        const sps__export_opts_t *o, const sps__h5r_device_t *dev) {
     static const sps__h5r_samples_t none = {0};
     const sps__h5r_samples_t *x = sel->samples ? sel->samples : &none;
     sub_header_t sub;
@@ -248,14 +248,30 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
     size_t n = strlen(path);
     chrome_args_t args = {0};
     sps__cjw_t *w = NULL;
+    /* an .h5's device activity (NULL: none): GPU processes, stream rows,
+     * the API calls on their threads' rows, flows (export.h) */
+    static const sps__h5r_device_t no_dev = {0};
+    sps__tl_device_t dpl = {0};
     rc = sps__tl_samples_place(&smp, x, &sub.h);
     if (!rc) { /* the selected lanes, then the threads of samples only */
         sub.h.threads = smp.threads;
         sub.h.nthreads = smp.nthreads;
+        rc = sps__tl_device_place(&dpl, dev ? dev : &no_dev, &sub.h);
+    }
+    if (!rc) { /* ... then the threads of CUDA API calls only */
+        sub.h.threads = dpl.threads;
+        sub.h.nthreads = dpl.nthreads;
         rc = chrome_args_init(&args, sel->h, sel);
     }
     if (!rc) rc = sps__cjw_open(&w, path, n > 3 && !strcmp(path + n - 3, ".gz"), &sub.h);
+    if (!rc && dpl.nplaced && (rc = sps__cjw_device(w, &dpl))) {
+        sps__cjw_abort(w);
+        if (rc == SPS_EINVAL)
+            rc = sps__err_fail(SPS_EINVAL, "a device activity's time leaves the trace's "
+                               "time range");
+    }
     if (rc) {
+        sps__tl_device_free(&dpl);
         chrome_args_free(&args);
         sps__tl_samples_free(&smp);
         sub_free(&sub);
@@ -279,6 +295,7 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
     if (!rc) rc = chrome_metadata(w, o->doc_name ? o->doc_name : sel->h->trace_name);
     if (rc) sps__cjw_abort(w);
     else rc = sps__cjw_close(w);
+    sps__tl_device_free(&dpl);
     chrome_args_free(&args);
     sps__tl_samples_free(&smp);
     sub_free(&sub);
@@ -350,10 +367,13 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
         rc = sps__err_fail(SPS_EINVAL, "%s: stack samples come only in a spanscope .h5", in);
     else if (want_smp && fi == SPS__TL_H5 && !(rc = sps__h5r_samples(in, &smp)))
         sel.samples = &smp;
+    /* an .h5's device activity: the Chrome trace's GPU rows (export.h) */
+    sps__h5r_device_t dev = {0};
+    if (!rc && fmt == EX_CHROME && fi == SPS__TL_H5) rc = sps__h5r_device(in, &dev);
     char *tmp = rc ? NULL : sps__tmp_name(out, NULL);
-    if (rc) (void)0; /* the samples' reader's message */
+    if (rc) (void)0; /* the samples' or the device reader's message */
     else if (!tmp) rc = SPS_ENOMEM;
-    else if (fmt == EX_CHROME) rc = chrome_write(tmp, r, &sel, &one);
+    else if (fmt == EX_CHROME) rc = chrome_write(tmp, r, &sel, &one, &dev);
     else rc = stream_write(fmt, tmp, r, &sel, &one);
     if (!rc && rename(tmp, out) != 0) {
         sps__err_os_note(errno);
@@ -367,6 +387,7 @@ static int export_run(const char *in, const char *out, ex_fmt_t fmt,
     else if (rc == SPS_EIO || rc == SPS_EPATH || rc == SPS_ENOMEM || rc == SPS_ENOTSUP)
         sps__err_set("%s: %s", out, sps_strerror(rc));
     free(tmp);
+    sps__h5r_device_free(&dev);
     sps__h5r_samples_free(&smp);
     sps__h5r_sources_free(&src);
     sps__export_sel_free(&sel);

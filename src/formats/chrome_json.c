@@ -99,6 +99,8 @@ struct sps__cjw {
     int err;              /* first write error, sticky */
     int first;            /* no event written yet (no comma before the next) */
     char *tail;           /* owned: the top-level keys written at close */
+    sps__tl_device_t **dev; /* owned array of borrowed: device activity (export.h) */
+    size_t ndev;
     size_t len;           /* bytes in buf */
     char buf[CJW_BUF];
 };
@@ -461,6 +463,7 @@ static void cjw_free(sps__cjw_t *w) {
     free(w->pid);
     free(w->tid);
     free(w->tail);
+    free(w->dev);
     free(w->path);
     free(w);
 }
@@ -602,6 +605,17 @@ static int put_x(sps__cjw_t *w, const sps__tl_span_t *s, const char *cat,
             n = 0;
         }
         ev[n++] = '}';
+    } else if (w->ndev) { /* a file with /device: kineto's External id, every span */
+        n += (size_t)snprintf(ev + n, sizeof ev - n, ",\"args\":{\"External id\":%llu",
+                              (unsigned long long)w->nx);
+        size_t mn = 0;
+        const char *m = args_members(args, &mn);
+        if (m) {
+            ev[n++] = ',';
+            if (put(w, ev, n) || put(w, m, mn)) return w->err;
+            n = 0;
+        }
+        ev[n++] = '}';
     } else if (args) {
         memcpy(ev + n, ",\"args\":", 8); n += 8;
         if (put(w, ev, n) || put(w, args, strlen(args))) return w->err;
@@ -609,6 +623,8 @@ static int put_x(sps__cjw_t *w, const sps__tl_span_t *s, const char *cat,
     }
     if (view) { memcpy(ev + n, ",\"spanscope_view\":1", 19); n += 19; }
     ev[n++] = '}';
+    /* the activities this span launched take its id (the innermost wins) */
+    for (size_t i = 0; i < w->ndev; i++) sps__tl_device_claim(w->dev[i], s, w->nx);
     return put(w, ev, n);
 }
 
@@ -753,6 +769,178 @@ int sps__cjw_samples(sps__cjw_t *w, const sps__tl_samples_t *s) {
     return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Device activity (export.h)                                                */
+/* ------------------------------------------------------------------------ */
+
+int sps__cjw_device(sps__cjw_t *w, sps__tl_device_t *d) {
+    if (!w || !d || !d->x) return SPS_EINVAL;
+    if (w->err) return w->err;
+    if (w->nspans) return SPS_EINVAL; /* spans must find their activities */
+    const sps__h5r_device_t *x = d->x;
+    for (size_t i = 0; i < x->n; i++) { /* checked before anything is written */
+        if (d->thread[i] == UINT32_MAX) continue;
+        int64_t a, b;
+        if ((x->kinds[i] >= SPS__DEV_RUNTIME && d->thread[i] >= w->nthreads) ||
+            (x->kinds[i] <= SPS__DEV_MEMSET && d->gpu[i] >= d->ngpus) ||
+            __builtin_add_overflow(x->starts_ns[i], d->shift_ns, &a) ||
+            __builtin_sub_overflow(a, w->base_ns, &a) ||
+            __builtin_add_overflow(x->ends_ns[i], d->shift_ns, &b) ||
+            __builtin_sub_overflow(b, w->base_ns, &b))
+            return SPS_EINVAL;
+    }
+    sps__tl_device_t **v = realloc(w->dev, (w->ndev + 1) * sizeof *v);
+    if (!v) return SPS_ENOMEM;
+    w->dev = v;
+    v[w->ndev++] = d;
+    return 0;
+}
+
+/* Writes ,"pid":P,"tid":T,"ts":µs at ev; returns the bytes (<= 75). */
+static size_t fmt_at(char *ev, const sps__cjw_t *w, int64_t pid, int64_t tid, int64_t ns) {
+    size_t n = 0;
+    memcpy(ev + n, ",\"pid\":", 7); n += 7;
+    n += fmt_i64(ev + n, pid);
+    memcpy(ev + n, ",\"tid\":", 7); n += 7;
+    n += fmt_i64(ev + n, tid);
+    memcpy(ev + n, ",\"ts\":", 6); n += 6;
+    n += fmt_us(ev + n, ns - w->base_ns);
+    return n;
+}
+
+static const char *const dev_cat[] = {"", "kernel", "gpu_memcpy", "gpu_memset",
+                                      "cuda_runtime", "cuda_driver"};
+
+/* Writes row i of d: its X event, and its flow point (an API row that
+ * launched a placed device row: 's'; a device row with a placed API row:
+ * 'f').  qname: its name, quoted.  0 or SPS_EIO. */
+static int put_dev_row(sps__cjw_t *w, const sps__tl_device_t *d, size_t i, const char *qname,
+                       int launches) {
+    const sps__h5r_device_t *x = d->x;
+    int api = x->kinds[i] >= SPS__DEV_RUNTIME;
+    int64_t pid = api ? w->pid[d->thread[i]] : d->gpus[d->gpu[i]].pid;
+    int64_t tid = api ? w->tid[d->thread[i]] : x->streams[i];
+    int64_t t0 = x->starts_ns[i] + d->shift_ns, dur = x->ends_ns[i] - x->starts_ns[i];
+    char ev[CJW_EVENT_MAX + 256];
+    size_t n = (size_t)snprintf(ev, sizeof ev, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
+                                dev_cat[x->kinds[i]]);
+    if (put_event(w, ev, n) || put(w, qname, strlen(qname))) return w->err;
+    n = fmt_at(ev, w, pid, tid, t0);
+    memcpy(ev + n, ",\"dur\":", 7); n += 7;
+    n += fmt_us(ev + n, dur);
+    memcpy(ev + n, ",\"args\":{", 9); n += 9;
+    if (d->ext[i])
+        n += (size_t)snprintf(ev + n, 40, "\"External id\":%llu,", (unsigned long long)d->ext[i]);
+    n += (size_t)snprintf(ev + n, 40, "\"correlation\":%lld", (long long)x->correlations[i]);
+    if (!api) {
+        n += (size_t)snprintf(ev + n, 120, ",\"device\":%lld,\"context\":%lld,\"stream\":%lld",
+                              (long long)x->devices[i], (long long)x->contexts[i],
+                              (long long)x->streams[i]);
+        if (x->kinds[i] == SPS__DEV_KERNEL)
+            n += (size_t)snprintf(ev + n, 200,
+                                  ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld]",
+                                  (long long)x->grid_x[i], (long long)x->grid_y[i],
+                                  (long long)x->grid_z[i], (long long)x->block_x[i],
+                                  (long long)x->block_y[i], (long long)x->block_z[i]);
+        else {
+            n += (size_t)snprintf(ev + n, 40, ",\"bytes\":%lld", (long long)x->bytes[i]);
+            char bw[40];
+            /* bytes per ns is GB/s, as kineto's "memory bandwidth (GB/s)" */
+            if (dur > 0 && sps__tl_fmt_double(bw, sizeof bw, (double)x->bytes[i] / (double)dur))
+                n += (size_t)snprintf(ev + n, 80, ",\"memory bandwidth (GB/s)\":%s", bw);
+        }
+    }
+    memcpy(ev + n, "}}", 2); n += 2;
+    if (put(w, ev, n)) return w->err;
+    int64_t a = api ? -1 : d->api[i];
+    int flow = api ? launches : a >= 0 && d->thread[a] != UINT32_MAX;
+    if (!flow) return 0;
+    uint64_t id = d->flow_base + (uint64_t)x->correlations[i];
+    n = (size_t)snprintf(ev, 64, "{\"ph\":\"%c\",\"id\":%llu", api ? 's' : 'f',
+                         (unsigned long long)id);
+    n += fmt_at(ev + n, w, pid, tid, t0);
+    if (!api) { memcpy(ev + n, ",\"bp\":\"e\"", 9); n += 9; }
+    static const char tail[] = ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}";
+    memcpy(ev + n, tail, sizeof tail - 1); n += sizeof tail - 1;
+    return put_event(w, ev, n);
+}
+
+typedef struct gstream {
+    uint32_t gpu;
+    int64_t stream;
+} gstream_t;
+
+static int by_gstream(const void *a, const void *b) {
+    const gstream_t *x = a, *y = b;
+    if (x->gpu != y->gpu) return x->gpu < y->gpu ? -1 : 1;
+    return (x->stream > y->stream) - (x->stream < y->stream);
+}
+
+/* The "M" events of d's GPUs (process_name "GPU N", a sort index after
+ * the hosts') and their streams (thread_name "stream S"). */
+static int put_dev_meta(sps__cjw_t *w, const sps__tl_device_t *d) {
+    const sps__h5r_device_t *x = d->x;
+    gstream_t *gs = malloc((x->n + 1) * sizeof *gs);
+    if (!gs) return SPS_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (d->thread[i] != UINT32_MAX && d->gpu[i] != UINT32_MAX)
+            gs[m++] = (gstream_t){d->gpu[i], x->streams[i]};
+    qsort(gs, m, sizeof *gs, by_gstream);
+    sbuf_t b = {0};
+    int first = 1; /* the separators are put_event's */
+    for (size_t g = 0; g < d->ngpus; g++) {
+        char num[40];
+        sbuf_t q = {0};
+        sb_json_str(&q, d->gpus[g].name);
+        sb_meta(&b, &first, "process_name", d->gpus[g].pid, 0, "name", q.oom ? "\"\"" : q.p);
+        free(q.p);
+        snprintf(num, sizeof num, "%lld", (long long)(d->gpus[g].pid));
+        sb_meta(&b, &first, "process_sort_index", d->gpus[g].pid, 0, "sort_index", num);
+    }
+    for (size_t k = 0; k < m; k++) {
+        if (k && !by_gstream(&gs[k], &gs[k - 1])) continue;
+        char nm[48], num[24];
+        snprintf(nm, sizeof nm, "\"stream %lld\"", (long long)gs[k].stream);
+        snprintf(num, sizeof num, "%lld", (long long)gs[k].stream);
+        sb_meta(&b, &first, "thread_name", d->gpus[gs[k].gpu].pid, gs[k].stream, "name", nm);
+        sb_meta(&b, &first, "thread_sort_index", d->gpus[gs[k].gpu].pid, gs[k].stream,
+                "sort_index", num);
+    }
+    free(gs);
+    if (b.oom) {
+        free(b.p);
+        return SPS_ENOMEM;
+    }
+    int rc = b.n ? put_event(w, b.p, b.n) : 0;
+    free(b.p);
+    return rc;
+}
+
+/* Writes d's activity (export.h: sps__cjw_device).  0, SPS_ENOMEM or
+ * SPS_EIO. */
+static int put_device(sps__cjw_t *w, const sps__tl_device_t *d) {
+    const sps__h5r_device_t *x = d->x;
+    if (!d->nplaced) return 0;
+    char **q = calloc(x->nnames + 1, sizeof *q);
+    unsigned char *launches = calloc(x->n + 1, 1);
+    int rc = q && launches ? put_dev_meta(w, d) : SPS_ENOMEM;
+    for (size_t i = 0; i < x->n; i++) /* API rows that launched a placed device row */
+        if (d->thread[i] != UINT32_MAX && x->kinds[i] <= SPS__DEV_MEMSET && d->api[i] >= 0 &&
+            launches)
+            launches[d->api[i]] = 1;
+    for (size_t i = 0; !rc && i < x->n; i++) {
+        if (d->thread[i] == UINT32_MAX) continue;
+        int64_t k = x->names_idx[i];
+        if (!q[k] && !(q[k] = sps__json_quote(x->names[k], NULL))) rc = SPS_ENOMEM;
+        if (!rc) rc = put_dev_row(w, d, i, q[k], launches[i]);
+    }
+    for (size_t k = 0; q && k < x->nnames; k++) free(q[k]);
+    free(q);
+    free(launches);
+    return rc;
+}
+
 /* Adds top-level members (JSON text such as "\"a\":1,\"b\":true", written
  * as given) to the epilogue, before "deviceProperties".  Call before
  * sps__cjw_close.  Returns 0, SPS_EINVAL or SPS_ENOMEM. */
@@ -779,6 +967,7 @@ int sps__cjw_extra(sps__cjw_t *w, const char *members) {
 int sps__cjw_close(sps__cjw_t *w) {
     if (!w) return SPS_EINVAL;
     int rc = w->err;
+    for (size_t i = 0; !rc && i < w->ndev; i++) rc = put_device(w, w->dev[i]);
     if (!rc) rc = put_window(w);
     if (!rc) rc = put(w, w->tail, strlen(w->tail));
     if (!rc) rc = flush_buf(w);

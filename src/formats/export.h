@@ -193,4 +193,102 @@ SPS__HIDDEN const char *sps__tl_frame_text(const struct sps__h5r_samples *x, int
 SPS__HIDDEN int sps__cjw_samples(sps__cjw_t *w, const sps__tl_samples_t *s);
 SPS__HIDDEN int sps__pfw_samples(sps__pfw_t *w, const sps__tl_samples_t *s);
 
+/* ------------------------------------------------------------------------ */
+/* Device activity on a timeline (issue 38: device tracks in every timeline) */
+/* ------------------------------------------------------------------------ */
+
+struct sps__h5r_device; /* h5_read.h */
+
+/* An .h5's /device (the one checked reader's, sps__h5r_device) placed on
+ * a timeline header, for the trace writers (device_tl.c).
+ *
+ * Host side: an API row (cudaLaunchKernel, ...) goes on its launching
+ * thread's row, found as the samples' are (export.h above: the header
+ * thread (its rank's process, its /events thread index)); a thread with no
+ * row gets one of its own after the header's, "thread OS_TID (CUDA)"; a
+ * rank the header has no process for leaves its rows out (UINT32_MAX).
+ * Device side: one GPU process per (host process, device), pid
+ * SPS__TL_GPU_PID0 + host process index * 4096 + device, named "GPU N"
+ * (with the host process's name after it when the header has several),
+ * a track per stream ("stream S", tid S).
+ *
+ * The launching span: every activity has a launch (its API row's start,
+ * the API row found by correlation; a device row without one: its own
+ * start), a launching thread row and a launching region (its region's
+ * name among the header's names).  The launching span is the innermost
+ * span of that name on that row that holds the launch -- the pass's rule
+ * (model/pass.h), never "any span in time"; a writer finds it while the
+ * spans stream by (sps__tl_device_claim), so that the Chrome writer gives
+ * the span's "External id" to the activity. */
+#define SPS__TL_GPU_PID0 (1 << 30)
+typedef struct sps__tl_gpu {
+    int64_t pid;         /* the GPU process's pid in the trace */
+    int64_t device;      /* the CUDA device index */
+    uint32_t host_proc;  /* its host process (header index) */
+    char name[64];       /* "GPU N" [(host process)] */
+} sps__tl_gpu_t;
+typedef struct sps__tl_device {
+    const struct sps__h5r_device *x; /* borrowed */
+    uint32_t *thread;      /* [x->n] the launching thread's row, UINT32_MAX: left out */
+    uint32_t *name;        /* [x->n] the launching region's header name, UINT32_MAX none */
+    uint32_t *gpu;         /* [x->n] a device row's GPU (index into gpus), else UINT32_MAX */
+    int64_t *launch;       /* [x->n] the launch, ns (shift_ns not added) */
+    int64_t *api;          /* [x->n] a device row's API row (same correlation), -1 none */
+    uint64_t *ext;         /* [x->n] the launching span's External id, 0 none (claim) */
+    uint32_t *order;       /* placed rows with a name, by (thread, name, launch) */
+    size_t norder;
+    sps__tl_gpu_t *gpus;
+    size_t ngpus;
+    sps__tl_thread_t *threads; /* the header's threads, then the added ones */
+    size_t nthreads, nadded;
+    char (*label)[48];     /* [nadded] the added threads' names */
+    int64_t shift_ns;      /* added to every time (a merge's offset) */
+    uint64_t flow_base;    /* added to every correlation for flow ids (a merge's input) */
+    uint64_t nplaced;      /* rows with a place */
+} sps__tl_device_t;
+
+/* Places x on h (rules above) into *d (zeroed here; x and h borrowed: x
+ * must outlive d).  Returns 0 or SPS_ENOMEM; free with
+ * sps__tl_device_free.  The writer is opened with a header whose threads
+ * are d->threads (d->nthreads). */
+SPS__HIDDEN int sps__tl_device_place(sps__tl_device_t *d, const struct sps__h5r_device *x,
+                                     const sps__tl_header_t *h);
+SPS__HIDDEN void sps__tl_device_free(sps__tl_device_t *d);
+/* Span s (on d's header) was written with External id ext: every activity
+ * of d that s launched takes it (a later, inner span of the same name
+ * that holds the launch takes it again, so the innermost one wins). */
+SPS__HIDDEN void sps__tl_device_claim(sps__tl_device_t *d, const sps__tl_span_t *s,
+                                      uint64_t ext);
+
+/* The writers' device calls.  Register d (borrowed until close) after the
+ * writer's open and before its first span; register several (a merge:
+ * one per input, each with its shift).  The writer then claims the
+ * launching spans as the spans go by and writes the activity at close:
+ *
+ * Chrome JSON (chrome_json.c), as kineto writes it: every span gets
+ * args "External id" (unique per span); an API row is
+ *   {"ph":"X","cat":"cuda_runtime"|"cuda_driver","name":..,"pid":P,"tid":T,
+ *    "ts","dur","args":{"External id":K,"correlation":C}}
+ * on its thread, a device row
+ *   {"ph":"X","cat":"kernel"|"gpu_memcpy"|"gpu_memset","name":..,"pid":GPU,
+ *    "tid":STREAM,"ts","dur","args":{"External id":K,"correlation":C,
+ *    "device":D,"context":X,"stream":S,"grid":[..],"block":[..] (kernels),
+ *    "bytes":B,"memory bandwidth (GB/s)":.. (copies, sets)}}
+ * (K: the launching span's, left out where none), a flow
+ *   {"ph":"s","cat":"ac2g","name":"ac2g","id":C,...} at the API row and
+ *   {"ph":"f","bp":"e",...} at the device row, and "M" events naming
+ * each GPU process "GPU N" and each stream's thread "stream S".
+ *
+ * Perfetto (perfetto.c), on a sequence of its own with absolute
+ * CLOCK_MONOTONIC times: a process per GPU, a track per stream, each
+ * device row a slice there, each API row a slice on its host thread's
+ * track, a flow (flow_ids / terminating_flow_ids) from the API row to the
+ * device rows it launched.
+ *
+ * Return 0, SPS_EINVAL (a row's thread or time out of range, a span
+ * already written), SPS_ENOMEM or SPS_EIO. */
+SPS__HIDDEN int sps__cjw_device(sps__cjw_t *w, sps__tl_device_t *d);
+SPS__HIDDEN int sps__pfw_device(sps__pfw_t *w, sps__tl_device_t *d);
+SPS__HIDDEN int sps__tlw_device(sps__tlw_t *w, sps__tl_device_t *d);
+
 #endif /* SPS_FORMATS_EXPORT_H */

@@ -2307,3 +2307,119 @@ int sps__h5r_metadata(const char *path, sps__h5r_meta_t *out) {
     if (rc) sps__h5r_meta_free(out);
     return rc;
 }
+
+/* ---- /device (CUDA activity) ---- */
+
+/* Every value of column name (v[0..n), rows where pick is set, or all when
+ * pick is 0) in [lo, hi]; else SPS_EFORMAT naming the column and row. */
+static int dev_range(rd_t *c, const char *name, const int64_t *v, size_t n, int64_t lo,
+                     int64_t hi, const int64_t *kinds, int device_rows) {
+    for (size_t i = 0; i < n; i++) {
+        if (kinds && (kinds[i] <= SPS__DEV_MEMSET) != device_rows) continue;
+        if (v[i] < lo || v[i] > hi)
+            return fail(SPS_EFORMAT, "%s: /device/%s[%zu] = %lld is outside [%lld, %lld]",
+                        c->path, name, i, (long long)v[i], (long long)lo, (long long)hi);
+    }
+    return 0;
+}
+
+/* with_file's step for sps__h5r_device. */
+static int device_of(rd_t *c, void *p) {
+    sps__h5r_device_t *out = p;
+    if (!has_link(c->file, "device")) return 0;
+    hid_t g = group_open(c, c->file, "device");
+    if (g < 0) return SPS_EFORMAT;
+    out->present = 1;
+    hsize_t n = 0, nn = 0, k = 0;
+    int rc = ints_read(c, g, "device", "kinds", H5T_NATIVE_INT64, HSIZE_UNDEF,
+                       (void **)&out->kinds, &n);
+    static const char *const need[] = {"names_idx", "devices", "streams", "correlations",
+                                       "starts_ns", "ends_ns", "ranks", "threads", "tids",
+                                       "regions", "call_ids"};
+    int64_t **nd[] = {&out->names_idx, &out->devices, &out->streams, &out->correlations,
+                      &out->starts_ns, &out->ends_ns, &out->ranks, &out->threads,
+                      &out->tids, &out->regions, &out->call_ids};
+    for (size_t i = 0; rc == 0 && i < sizeof need / sizeof need[0]; i++)
+        rc = ints_read(c, g, "device", need[i], H5T_NATIVE_INT64, n, (void **)nd[i], NULL);
+    static const char *const opt[] = {"contexts", "bytes", "grid_x", "grid_y", "grid_z",
+                                      "block_x", "block_y", "block_z", "copy_kinds",
+                                      "src_kinds", "dst_kinds"};
+    int64_t **od[] = {&out->contexts, &out->bytes, &out->grid_x, &out->grid_y, &out->grid_z,
+                      &out->block_x, &out->block_y, &out->block_z, &out->copy_kinds,
+                      &out->src_kinds, &out->dst_kinds};
+    for (size_t i = 0; rc == 0 && i < sizeof opt / sizeof opt[0]; i++) {
+        rc = ints_read_opt(c, g, "device", opt[i], H5T_NATIVE_INT64, n, (void **)od[i]);
+        if (rc == 0 && !*od[i] && !(*od[i] = calloc(n ? n : 1, sizeof **od[i])))
+            rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
+    }
+    if (rc == 0) rc = strs_read(c, g, "device", "names", HSIZE_UNDEF, &out->names, &nn);
+    if (rc == 0) out->nnames = nn;
+    if (rc == 0) out->n = n; /* the free function frees what is read */
+    if (rc == 0 && has_link(c->file, "region_table")) {
+        hid_t rt = group_open(c, c->file, "region_table");
+        rc = rt < 0 ? SPS_EFORMAT : strs_read(c, rt, "region_table", "names", HSIZE_UNDEF,
+                                              &out->region_names, &k);
+        if (rc == 0) out->nregion_names = k;
+        h5_close(&rt);
+    }
+    /* every index and kind, checked once here */
+    size_t m = (size_t)n;
+    if (rc == 0) rc = dev_range(c, "kinds", out->kinds, m, 1, 5, NULL, 0);
+    if (rc == 0) rc = dev_range(c, "names_idx", out->names_idx, m, 0, (int64_t)nn - 1, NULL, 0);
+    if (rc == 0)
+        rc = dev_range(c, "devices", out->devices, m, 0, SPS__DEV_MAX_DEVICE, out->kinds, 1);
+    if (rc == 0) rc = dev_range(c, "streams", out->streams, m, 0, UINT32_MAX, out->kinds, 1);
+    if (rc == 0) rc = dev_range(c, "correlations", out->correlations, m, 0, INT64_MAX, NULL, 0);
+    if (rc == 0) rc = dev_range(c, "ranks", out->ranks, m, 0, INT32_MAX, NULL, 0);
+    if (rc == 0) rc = dev_range(c, "threads", out->threads, m, -1, INT32_MAX, NULL, 0);
+    if (rc == 0)
+        rc = dev_range(c, "regions", out->regions, m, -1, (int64_t)out->nregion_names - 1,
+                       NULL, 0);
+    if (rc == 0) rc = dev_range(c, "call_ids", out->call_ids, m, -1, INT64_MAX, NULL, 0);
+    if (rc == 0) rc = dev_range(c, "bytes", out->bytes, m, 0, INT64_MAX, NULL, 0);
+    const char *dims[] = {"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"};
+    int64_t *dimv[] = {out->grid_x, out->grid_y, out->grid_z,
+                       out->block_x, out->block_y, out->block_z};
+    for (size_t i = 0; rc == 0 && i < 6; i++)
+        rc = dev_range(c, dims[i], dimv[i], m, 0, UINT32_MAX, NULL, 0);
+    for (size_t i = 0; rc == 0 && i < m; i++)
+        if (out->ends_ns[i] < out->starts_ns[i])
+            rc = fail(SPS_EFORMAT, "%s: /device row %zu ends (%lld) before it starts (%lld)",
+                      c->path, i, (long long)out->ends_ns[i], (long long)out->starts_ns[i]);
+    int64_t v = 0;
+    if (rc == 0 && attr_int(g, "dropped", &v)) out->dropped = v;
+    if (rc == 0 && attr_int(g, "cupti_version", &v)) out->cupti_version = v;
+    if (rc == 0 && !attr_str(g, "collector", out->collector, sizeof out->collector))
+        out->collector[0] = 0;
+    if (rc == 0 && !attr_str(g, "clock", out->clock, sizeof out->clock)) out->clock[0] = 0;
+    if (rc == 0 && !attr_str(g, "description", out->description, sizeof out->description))
+        out->description[0] = 0;
+    /* attributes are text for a message or a page: whole UTF-8 only */
+    char *texts[] = {out->collector, out->clock, out->description};
+    for (size_t i = 0; rc == 0 && i < 3; i++)
+        if (!sps__utf8_valid(texts[i], strlen(texts[i]))) texts[i][0] = 0;
+    h5_close(&g);
+    return rc;
+}
+
+int sps__h5r_device(const char *path, sps__h5r_device_t *out) {
+    if (!out) return fail(SPS_EINVAL, "no file given");
+    memset(out, 0, sizeof *out);
+    if (!path) return fail(SPS_EINVAL, "no file given");
+    int rc = with_file(path, device_of, out);
+    if (rc) sps__h5r_device_free(out);
+    return rc;
+}
+
+void sps__h5r_device_free(sps__h5r_device_t *x) {
+    if (!x) return;
+    int64_t *cols[] = {x->kinds, x->names_idx, x->devices, x->contexts, x->streams,
+                       x->correlations, x->starts_ns, x->ends_ns, x->bytes, x->ranks,
+                       x->threads, x->tids, x->regions, x->call_ids, x->grid_x, x->grid_y,
+                       x->grid_z, x->block_x, x->block_y, x->block_z, x->copy_kinds,
+                       x->src_kinds, x->dst_kinds};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) free(cols[i]);
+    strs_free(x->names, x->nnames);
+    strs_free(x->region_names, x->nregion_names);
+    memset(x, 0, sizeof *x);
+}

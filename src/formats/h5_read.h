@@ -279,6 +279,45 @@ typedef struct sps__h5r_samples {
 SPS__HIDDEN int sps__h5r_samples(const char *path, sps__h5r_samples_t *out);
 SPS__HIDDEN void sps__h5r_samples_free(sps__h5r_samples_t *x);
 
+/* A file's /device (CUDA activity: kernels, copies, sets and the runtime
+ * and driver API calls that launched them; docs/device.md, "The file").
+ * One row per activity, every column [n].  Checked once here, so that no
+ * writer checks again: kinds in 1..5 (SPS__DEV_*), names_idx indexes
+ * names, a device row's device in 0..SPS__DEV_MAX_DEVICE and its stream in
+ * 0..UINT32_MAX, start <= end, ranks 0..INT32_MAX, threads -1..INT32_MAX,
+ * regions -1..nregion_names - 1 (the file's /region_table/names), call_ids
+ * >= -1, correlations, bytes, grid and block >= 0.  API rows (kinds 4, 5)
+ * carry devices/contexts/streams as written (-1) and unchecked; columns
+ * the file lacks among bytes, contexts, grid_*, block_*, copy_kinds,
+ * src_kinds and dst_kinds read as 0.  present is 1 when the file has the
+ * group (n may still be 0). */
+#define SPS__DEV_KERNEL 1
+#define SPS__DEV_MEMCPY 2
+#define SPS__DEV_MEMSET 3
+#define SPS__DEV_RUNTIME 4
+#define SPS__DEV_DRIVER 5
+#define SPS__DEV_MAX_DEVICE 4095 /* device indexes above are refused */
+typedef struct sps__h5r_device {
+    int present;
+    size_t n;
+    int64_t *kinds, *names_idx, *devices, *contexts, *streams, *correlations, *starts_ns,
+        *ends_ns, *bytes, *ranks, *threads, *tids, *regions, *call_ids, *grid_x, *grid_y,
+        *grid_z, *block_x, *block_y, *block_z, *copy_kinds, *src_kinds, *dst_kinds;
+    size_t nnames;
+    char **names;                /* activity names, valid UTF-8 */
+    size_t nregion_names;
+    char **region_names;         /* /region_table/names */
+    char collector[32], clock[32]; /* the group's attributes, "" absent */
+    char description[256];
+    int64_t dropped, cupti_version;
+} sps__h5r_device_t;
+/* Reads /device of the file at path into *out (a file without the group
+ * gives present 0, n 0).  Returns 0, SPS_EIO, SPS_EFORMAT (one line naming
+ * the column and row) or SPS_ENOMEM; free with sps__h5r_device_free (also
+ * after a failure). */
+SPS__HIDDEN int sps__h5r_device(const char *path, sps__h5r_device_t *out);
+SPS__HIDDEN void sps__h5r_device_free(sps__h5r_device_t *x);
+
 /* Prints the counter summary of the file at path (report.c; nothing when
  * it has no counters).  0 or the reader's code. */
 SPS__HIDDEN int sps__counters_print(FILE *fp, const char *path);

@@ -78,6 +78,8 @@
 
 #define PF_SEQ_ID 1u          /* the spans' trusted_packet_sequence_id */
 #define PF_SMP_SEQ_ID 2u      /* the stack samples' (sps__pfw_samples) */
+#define PF_DEV_SEQ_ID 3u      /* the device activity's (sps__pfw_device) */
+#define PF_DEV_UUID0 (1ull << 40) /* the GPU processes' and streams' track uuids */
 #define PF_SMP_MAX_COPIES 64  /* a sample of weight W is written min(W, this) times */
 #define PF_CLOCK_INCR 64u     /* first sequence-scoped clock id */
 #define PF_CLOCK_MONO 3u      /* BUILTIN_CLOCK_MONOTONIC */
@@ -134,6 +136,10 @@ struct sps__pfw {
     uint64_t ct_uuid0;   /* uuid of counter track 0 */
     uint64_t smp_iid;    /* iids below this are taken on the samples' sequence */
     int smp_started;     /* the samples' sequence has begun (state cleared) */
+    sps__tl_device_t **dev; /* owned array of borrowed: device activity (export.h) */
+    size_t ndev;
+    uint64_t dev_uuid;   /* the next GPU/stream track uuid */
+    int dev_started;     /* the device sequence has begun (state cleared) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -602,6 +608,7 @@ static void pf_free(sps__pfw_t *w) {
     sps__heap_free(&w->pend);
     free(w->ex);
     free(w->ct);
+    free(w->dev);
     free(w->buf);
     free(w->path);
     free(w);
@@ -814,11 +821,150 @@ int sps__pfw_samples(sps__pfw_t *w, const sps__tl_samples_t *s) {
     return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* device activity (export.h)                                                 */
+/* ------------------------------------------------------------------------ */
+
+int sps__pfw_device(sps__pfw_t *w, sps__tl_device_t *d) {
+    if (!w || !d || !d->x) return SPS_EINVAL;
+    if (w->err) return w->err;
+    if (w->any_span) return pf_fail(w, SPS_EINVAL, "device activity after the spans");
+    const sps__h5r_device_t *x = d->x;
+    for (size_t i = 0; i < x->n; i++) { /* checked before anything is written */
+        if (d->thread[i] == UINT32_MAX) continue;
+        int64_t a, b;
+        if ((x->kinds[i] >= SPS__DEV_RUNTIME && d->thread[i] >= w->nthreads) ||
+            (x->kinds[i] <= SPS__DEV_MEMSET && d->gpu[i] >= d->ngpus) ||
+            __builtin_add_overflow(x->starts_ns[i], d->shift_ns, &a) || a < 0 ||
+            __builtin_add_overflow(x->ends_ns[i], d->shift_ns, &b))
+            return pf_fail(w, SPS_EINVAL, "a device activity with a bad thread or time");
+    }
+    sps__tl_device_t **v = realloc(w->dev, (w->ndev + 1) * sizeof *v);
+    if (!v) return pf_fail(w, SPS_ENOMEM, "out of memory");
+    w->dev = v;
+    v[w->ndev++] = d;
+    return 0;
+}
+
+/* Writes the TrackEvent body ev as a packet at absolute MONOTONIC time t
+ * on the device sequence (the first one clearing its state). */
+static int pf_dev_packet(sps__pfw_t *w, pf_bytes_t *pkt, pf_bytes_t *ev, int64_t t) {
+    pf_put_uint(pkt, 8, (uint64_t)t);                 /* timestamp */
+    pf_put_uint(pkt, 58, PF_CLOCK_MONO);              /* timestamp_clock_id */
+    pf_put_uint(pkt, 10, PF_DEV_SEQ_ID);
+    if (!w->dev_started) pf_put_uint(pkt, 13, 1);     /* SEQ_INCREMENTAL_STATE_CLEARED */
+    w->dev_started = 1;
+    pf_put_msg(pkt, 11, ev);                          /* track_event */
+    return pf_packet(w, pkt);
+}
+
+/* Appends a fixed64 field (wire type 1). */
+static void pf_put_fixed64(pf_bytes_t *b, uint32_t field, uint64_t v) {
+    pf_put_varint(b, ((uint64_t)field << 3) | 1);
+    if (pf_bytes_reserve(b, 8) == 0)
+        for (int i = 0; i < 8; i++) b->b[b->n++] = (uint8_t)(v >> (8 * i));
+}
+
+typedef struct pf_gstream {
+    uint32_t gpu;
+    int64_t stream;
+} pf_gstream_t;
+
+static int pf_by_gstream(const void *a, const void *b) {
+    const pf_gstream_t *x = a, *y = b;
+    if (x->gpu != y->gpu) return x->gpu < y->gpu ? -1 : 1;
+    return (x->stream > y->stream) - (x->stream < y->stream);
+}
+
+static const char *const pf_dev_cat[] = {"", "kernel", "gpu_memcpy", "gpu_memset",
+                                         "cuda_runtime", "cuda_driver"};
+
+/* Writes d: a process track per GPU, a track per stream under it, then a
+ * slice per placed row (device rows on their stream's track, API rows on
+ * their thread's), with flows from an API row to the device rows it
+ * launched. */
+static int pf_dev_write(sps__pfw_t *w, const sps__tl_device_t *d) {
+    const sps__h5r_device_t *x = d->x;
+    if (!d->nplaced) return 0;
+    pf_gstream_t *gs = malloc((x->n + 1) * sizeof *gs);
+    unsigned char *launches = calloc(x->n + 1, 1);
+    uint64_t *gpu_uuid = malloc((d->ngpus + 1) * sizeof *gpu_uuid);
+    pf_bytes_t pkt = {0}, a = {0}, b = {0};
+    if (!gs || !launches || !gpu_uuid) {
+        free(gs), free(launches), free(gpu_uuid);
+        return pf_fail(w, SPS_ENOMEM, "out of memory");
+    }
+    if (!w->dev_uuid) w->dev_uuid = PF_DEV_UUID0;
+    size_t m = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        if (d->thread[i] == UINT32_MAX || x->kinds[i] >= SPS__DEV_RUNTIME) continue;
+        gs[m++] = (pf_gstream_t){d->gpu[i], x->streams[i]};
+        if (d->api[i] >= 0 && d->thread[d->api[i]] != UINT32_MAX) launches[d->api[i]] = 1;
+    }
+    qsort(gs, m, sizeof *gs, pf_by_gstream);
+    size_t u = 0;
+    for (size_t k = 0; k < m; k++)
+        if (!u || pf_by_gstream(&gs[k], &gs[u - 1])) gs[u++] = gs[k];
+    int rc = 0;
+    for (size_t g = 0; g < d->ngpus && !rc; g++) {
+        gpu_uuid[g] = w->dev_uuid++;
+        pf_put_uint(&a, 1, gpu_uuid[g]);                   /* uuid */
+        pf_put_uint(&b, 1, (uint64_t)d->gpus[g].pid);      /* pid */
+        pf_put_str(&b, 6, d->gpus[g].name);                /* process_name */
+        pf_put_msg(&a, 3, &b);                             /* process */
+        pf_put_uint(&pkt, 10, PF_DEV_SEQ_ID);
+        pf_put_msg(&pkt, 60, &a);                          /* track_descriptor */
+        rc = pf_packet(w, &pkt);
+    }
+    uint64_t stream_uuid0 = w->dev_uuid;
+    for (size_t k = 0; k < u && !rc; k++) {
+        char nm[40];
+        snprintf(nm, sizeof nm, "stream %lld", (long long)gs[k].stream);
+        pf_put_uint(&a, 1, w->dev_uuid++);                 /* uuid */
+        pf_put_str(&a, 2, nm);                             /* name */
+        pf_put_uint(&a, 5, gpu_uuid[gs[k].gpu]);           /* parent_uuid */
+        pf_put_uint(&pkt, 10, PF_DEV_SEQ_ID);
+        pf_put_msg(&pkt, 60, &a);
+        rc = pf_packet(w, &pkt);
+    }
+    for (size_t i = 0; i < x->n && !rc; i++) {
+        if (d->thread[i] == UINT32_MAX) continue;
+        int api = x->kinds[i] >= SPS__DEV_RUNTIME;
+        uint64_t track;
+        if (api) {
+            track = w->thr[d->thread[i]].uuid;
+        } else {
+            pf_gstream_t key = {d->gpu[i], x->streams[i]};
+            pf_gstream_t *at = bsearch(&key, gs, u, sizeof *gs, pf_by_gstream);
+            track = stream_uuid0 + (uint64_t)(at - gs);
+        }
+        uint64_t flow = d->flow_base + (uint64_t)x->correlations[i] + 1;
+        const char *nm = x->names[x->names_idx[i]];
+        pf_put_uint(&a, 9, 1);                             /* type = SLICE_BEGIN */
+        pf_put_str(&a, 22, pf_dev_cat[x->kinds[i]]);       /* categories */
+        pf_put_str(&a, 23, nm ? nm : "");                  /* name */
+        pf_put_uint(&a, 11, track);                        /* track_uuid */
+        if (api && launches[i]) pf_put_fixed64(&a, 47, flow);          /* flow_ids */
+        else if (!api && d->api[i] >= 0 && d->thread[d->api[i]] != UINT32_MAX)
+            pf_put_fixed64(&a, 48, flow);                  /* terminating_flow_ids */
+        rc = pf_dev_packet(w, &pkt, &a, x->starts_ns[i] + d->shift_ns);
+        if (rc) break;
+        pf_put_uint(&a, 9, 2);                             /* type = SLICE_END */
+        pf_put_uint(&a, 11, track);
+        rc = pf_dev_packet(w, &pkt, &a, x->ends_ns[i] + d->shift_ns);
+    }
+    if (!rc && (pkt.oom || a.oom || b.oom)) rc = pf_fail(w, SPS_ENOMEM, "out of memory");
+    free(pkt.b), free(a.b), free(b.b);
+    free(gs), free(launches), free(gpu_uuid);
+    return rc;
+}
+
 /* Writes the remaining ends, flushes and closes the file, frees w (always).
  * Returns the first error seen, if any. */
 int sps__pfw_close(sps__pfw_t *w) {
     if (!w) return SPS_EINVAL;
     if (!w->err) pf_flush_ends(w, 0, 1);
+    for (size_t i = 0; !w->err && i < w->ndev; i++) pf_dev_write(w, w->dev[i]);
     if (!w->err) pf_flush(w);
     if (w->fd >= 0) {
         if (close(w->fd) != 0 && !w->err) {

@@ -80,6 +80,12 @@ int sps__tlw_samples(sps__tlw_t *w, const sps__tl_samples_t *s) {
                                      : sps__cjw_samples(w->impl, s);
 }
 
+int sps__tlw_device(sps__tlw_t *w, sps__tl_device_t *d) {
+    if (!w || !d) return SPS_EINVAL;
+    return w->fmt == SPS__TL_PFTRACE ? sps__pfw_device(w->impl, d)
+                                     : sps__cjw_device(w->impl, d);
+}
+
 int sps__tlw_close(sps__tlw_t *w) {
     int rc = w->fmt == SPS__TL_PFTRACE ? sps__pfw_close(w->impl)
                                        : sps__cjw_close(w->impl);
