@@ -63,6 +63,20 @@ static int64_t dev_thread(sps__tl_device_t *d, size_t nh, size_t *cap, size_t i,
     return (int64_t)(nh + a);
 }
 
+/* Names gp "GPU N", or "GPU N (HOST)" with host (cut to whole characters). */
+static void gpu_name(sps__tl_gpu_t *gp, const char *host) {
+    if (!host) {
+        snprintf(gp->name, sizeof gp->name, "GPU %lld", (long long)gp->device);
+        return;
+    }
+    char hn[40];
+    size_t len = strnlen(host, sizeof hn - 1);
+    if (host[len]) len = sps__utf8_cut(host, len);
+    memcpy(hn, host, len);
+    hn[len] = 0;
+    snprintf(gp->name, sizeof gp->name, "GPU %lld (%s)", (long long)gp->device, hn);
+}
+
 /* The GPU of (host process p, device dev), made on first use.  -1 on
  * ENOMEM, -2 when the pid would not fit an int32. */
 static int64_t dev_gpu(sps__tl_device_t *d, const sps__tl_header_t *h, size_t p, int64_t dev) {
@@ -76,17 +90,9 @@ static int64_t dev_gpu(sps__tl_device_t *d, const sps__tl_header_t *h, size_t p,
     gp->pid = SPS__TL_GPU_PID0 + (int64_t)p * 4096 + dev;
     gp->device = dev;
     gp->host_proc = (uint32_t)p;
-    if (h->nprocs > 1) {
-        const char *pn = h->procs[p].name && *h->procs[p].name ? h->procs[p].name : "host";
-        char hn[40];
-        size_t len = strnlen(pn, sizeof hn - 1);
-        if (pn[len]) len = sps__utf8_cut(pn, len);
-        memcpy(hn, pn, len);
-        hn[len] = 0;
-        snprintf(gp->name, sizeof gp->name, "GPU %lld (%s)", (long long)dev, hn);
-    } else {
-        snprintf(gp->name, sizeof gp->name, "GPU %lld", (long long)dev);
-    }
+    gpu_name(gp, h->nprocs > 1 ? h->procs[p].name && *h->procs[p].name ? h->procs[p].name
+                                                                        : "host"
+                               : NULL);
     return (int64_t)d->ngpus++;
 }
 
@@ -130,6 +136,26 @@ static int by_launch(const void *a, const void *b) {
     if (x->name != y->name) return x->name < y->name ? -1 : 1;
     if (x->launch != y->launch) return x->launch < y->launch ? -1 : 1;
     return (x->row > y->row) - (x->row < y->row);
+}
+
+/* d->order: the placed rows with a name, by (thread, name, launch).  0 or
+ * SPS_ENOMEM. */
+static int dev_order(sps__tl_device_t *d) {
+    const sps__h5r_device_t *x = d->x;
+    d->norder = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (d->thread[i] != UINT32_MAX && d->name[i] != UINT32_MAX)
+            d->order[d->norder++] = (uint32_t)i;
+    okey_t *k = malloc((d->norder + 1) * sizeof *k);
+    if (!k) return SPS_ENOMEM;
+    for (size_t j = 0; j < d->norder; j++) {
+        uint32_t i = d->order[j];
+        k[j] = (okey_t){d->thread[i], d->name[i], d->launch[i], i};
+    }
+    qsort(k, d->norder, sizeof *k, by_launch);
+    for (size_t j = 0; j < d->norder; j++) d->order[j] = k[j].row;
+    free(k);
+    return 0;
 }
 
 typedef struct corr {
@@ -217,10 +243,7 @@ int sps__tl_device_place(sps__tl_device_t *d, const sps__h5r_device_t *x,
             else if (g == -2) d->thread[i] = UINT32_MAX; /* no pid left for it */
             else d->gpu[i] = (uint32_t)g;
         }
-        if (!rc && d->thread[i] != UINT32_MAX) {
-            d->nplaced++;
-            if (d->name[i] != UINT32_MAX) d->order[d->norder++] = (uint32_t)i;
-        }
+        if (!rc && d->thread[i] != UINT32_MAX) d->nplaced++;
     }
     free(map);
     if (rc) {
@@ -228,19 +251,39 @@ int sps__tl_device_place(sps__tl_device_t *d, const sps__h5r_device_t *x,
         return rc;
     }
     d->nthreads = h->nthreads + d->nadded;
-    okey_t *k = malloc((d->norder + 1) * sizeof *k);
-    if (!k) {
+    if (dev_order(d)) {
         sps__tl_device_free(d);
         return SPS_ENOMEM;
     }
-    for (size_t j = 0; j < d->norder; j++) {
-        uint32_t i = d->order[j];
-        k[j] = (okey_t){d->thread[i], d->name[i], d->launch[i], i};
-    }
-    qsort(k, d->norder, sizeof *k, by_launch);
-    for (size_t j = 0; j < d->norder; j++) d->order[j] = k[j].row;
-    free(k);
     return 0;
+}
+
+int sps__tl_device_remap(sps__tl_device_t *d, const uint32_t *thread_map, size_t nmap,
+                         const uint32_t *name_map, size_t nnames, uint32_t proc,
+                         const char *proc_name) {
+    const sps__h5r_device_t *x = d->x;
+    d->nplaced = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        if (d->thread[i] == UINT32_MAX) continue;
+        d->thread[i] = d->thread[i] < nmap ? thread_map[d->thread[i]] : UINT32_MAX;
+        if (d->name[i] != UINT32_MAX)
+            d->name[i] = d->name[i] < nnames ? name_map[d->name[i]] : UINT32_MAX;
+        int64_t a = x->kinds[i] >= SPS__DEV_RUNTIME ? (int64_t)i : d->api[i];
+        d->launch[i] = a >= 0 ? x->starts_ns[a] : x->starts_ns[i]; /* times may be mapped */
+        d->nplaced += d->thread[i] != UINT32_MAX;
+    }
+    for (size_t g = 0; g < d->ngpus; g++) {
+        sps__tl_gpu_t *gp = &d->gpus[g];
+        if ((int64_t)proc >= ((int64_t)INT32_MAX - SPS__TL_GPU_PID0) / 4096 - 1) {
+            for (size_t i = 0; i < x->n; i++) /* no pid left for it */
+                if (d->gpu[i] == g) d->thread[i] = UINT32_MAX;
+            continue;
+        }
+        gp->pid = SPS__TL_GPU_PID0 + (int64_t)proc * 4096 + gp->device;
+        gp->host_proc = proc;
+        gpu_name(gp, proc_name);
+    }
+    return dev_order(d);
 }
 
 void sps__tl_device_claim(sps__tl_device_t *d, const sps__tl_span_t *s, uint64_t ext) {

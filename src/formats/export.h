@@ -254,6 +254,15 @@ typedef struct sps__tl_device {
 SPS__HIDDEN int sps__tl_device_place(sps__tl_device_t *d, const struct sps__h5r_device *x,
                                      const sps__tl_header_t *h);
 SPS__HIDDEN void sps__tl_device_free(sps__tl_device_t *d);
+/* A merge's step: d (placed on an input's own header) moved onto the
+ * output's: its threads through thread_map (nmap entries: the input
+ * header's threads, then d's added ones), its names through name_map
+ * (nnames entries), its GPUs under output process proc, named "GPU N
+ * (PROC_NAME)" (NULL: "GPU N"); the launches read again from d->x (whose
+ * times the merge may have mapped).  0 or SPS_ENOMEM. */
+SPS__HIDDEN int sps__tl_device_remap(sps__tl_device_t *d, const uint32_t *thread_map,
+                                     size_t nmap, const uint32_t *name_map, size_t nnames,
+                                     uint32_t proc, const char *proc_name);
 /* Span s (on d's header) was written with External id ext: every activity
  * of d that s launched takes it (a later, inner span of the same name
  * that holds the launch takes it again, so the innermost one wins). */

@@ -75,6 +75,8 @@ typedef struct tin {
     sps__h5r_samples_t smp; /* an .h5's /samples (owned; none for traces) */
     sps__tl_samples_t in_smp;  /* them on its own header's threads */
     sps__tl_samples_t out_smp; /* them on the output's threads (thread owned) */
+    sps__h5r_device_t dev;  /* an .h5's /device (owned; none for traces) */
+    sps__tl_device_t dpl;   /* it on its own header, then on the output's */
 } tin_t;
 
 /* The merge: its inputs and everything it builds besides them. */
@@ -107,6 +109,8 @@ static void tmerge_clear(tmerge_t *m) {
         free(x->out_smp.thread);
         sps__tl_samples_free(&x->in_smp);
         sps__h5r_samples_free(&x->smp);
+        sps__tl_device_free(&x->dpl);
+        sps__h5r_device_free(&x->dev);
     }
     free(m->in);
     sps__strtab_free(&m->names);
@@ -202,6 +206,8 @@ static int trace_open(void *st, size_t i, const char *path,
     if (rc) return rc;
     /* its stack samples: a bad /samples fails the merge (message set) */
     if (fmt == SPS__TL_H5 && (rc = sps__h5r_samples(path, &x->smp))) return rc;
+    /* its device activity: a bad /device fails the merge (message set) */
+    if (fmt == SPS__TL_H5 && (rc = sps__h5r_device(path, &x->dev))) return rc;
     const sps__tl_header_t *h = sps__tlr_header(x->r);
     clock_facts(x, h, &facts->clock);
     return rank_facts(x, h, &facts->rank);
@@ -276,6 +282,42 @@ static int tmerge_sample_threads(tmerge_t *m, tin_t *x, const sps__tl_header_t *
     return 0;
 }
 
+/* Moves input x's device activity (x->dpl, placed on its header h) onto
+ * the output: the rows of API calls on threads without spans (in x's
+ * output process, a tid not yet taken there), its names, its GPUs under
+ * x's process, its times shifted by x's offset (a drifting clock: the
+ * times themselves mapped; one that would leave int64 leaves its row
+ * out), its flow ids apart from the other inputs'.  0 or SPS_ENOMEM. */
+static int tmerge_device_threads(tmerge_t *m, tin_t *x, const sps__tl_header_t *h) {
+    sps__tl_device_t *d = &x->dpl;
+    if (!d->x) return 0;
+    uint32_t *map = malloc((d->nthreads + 1) * sizeof *map);
+    if (!map) return SPS_ENOMEM;
+    for (size_t t = 0; t < h->nthreads; t++) map[t] = x->thread_map[t];
+    for (size_t a = 0; a < d->nadded; a++) {
+        int64_t tid = d->threads[h->nthreads + a].tid;
+        while (out_thread_taken(m, x->rank, tid) && tid < INT32_MAX) tid++;
+        m->threads[m->nthreads] = (sps__tl_thread_t){x->rank, tid, d->label[a]};
+        map[h->nthreads + a] = (uint32_t)m->nthreads++;
+    }
+    d->shift_ns = x->offset;
+    if (x->al.drift != 0) {
+        sps__h5r_device_t *v = &x->dev;
+        for (size_t i = 0; i < v->n; i++)
+            if (sps__shift_at(&v->starts_ns[i], &x->al) || sps__shift_at(&v->ends_ns[i], &x->al) ||
+                v->ends_ns[i] < v->starts_ns[i])
+                d->thread[i] = UINT32_MAX;
+        d->shift_ns = 0;
+    }
+    d->flow_base = x->rank >= 0 && x->rank < ((int64_t)1 << 23) ? (uint64_t)x->rank << 40
+                                                                : sps__hash_u64((uint64_t)x->rank);
+    const char *pname = m->procs[x->proc_out].name;
+    int rc = sps__tl_device_remap(d, map, d->nthreads, x->name_map, h->nnames, x->proc_out,
+                                  m->n > 1 ? pname : NULL);
+    free(map);
+    return rc;
+}
+
 /* Adds input x's threads to m->threads and fills x->thread_map.  Threads
  * of the input's first process keep their tids (unique within it); those
  * of any other process get fresh tids above the input's largest, and
@@ -302,7 +344,8 @@ static int tmerge_threads(tmerge_t *m, tin_t *x, const sps__tl_header_t *h) {
         }
         x->thread_map[j] = (uint32_t)m->nthreads++;
     }
-    return tmerge_sample_threads(m, x, h);
+    int rc = tmerge_sample_threads(m, x, h);
+    return rc ? rc : tmerge_device_threads(m, x, h);
 }
 
 /* Adds input x (the k-th in rank order) to the merged header: its process
@@ -343,6 +386,9 @@ static int tmerge_header(tmerge_t *m) {
         if (sps__tl_samples_place(&x->in_smp, &x->smp, sps__tlr_header(x->r)))
             return sps__err_fail(SPS_ENOMEM, "out of memory");
         nthr += x->in_smp.nthreads; /* its threads and its sample-only ones */
+        if (x->dev.n && sps__tl_device_place(&x->dpl, &x->dev, sps__tlr_header(x->r)))
+            return sps__err_fail(SPS_ENOMEM, "out of memory");
+        nthr += x->dpl.nadded; /* its CUDA-only ones */
     }
     tin_t **order = malloc(n * sizeof *order);
     m->procs = calloc(n, sizeof *m->procs);
@@ -574,6 +620,12 @@ static int trace_write_file(tmerge_t *m, const sps__tl_header_t *h,
     int rc = sps__tlw_open(&w, tmp, sps__tl_format_of(m->out), h);
     if (rc) return sps__err_fail(rc, "%s: %s", m->out, sps_strerror(rc));
     rc = add_merge_key(m, w, al, ref);
+    for (size_t i = 0; rc == 0 && i < m->n; i++) /* each input's device activity */
+        if (m->in[i].dpl.nplaced && (rc = sps__tlw_device(w, &m->in[i].dpl)))
+            rc = sps__err_fail(rc, rc == SPS_EINVAL
+                               ? "%s: a device activity of %s leaves the output's time range"
+                               : "%s: %s", m->out,
+                               rc == SPS_EINVAL ? m->in[i].path : sps_strerror(rc));
     if (rc == 0) rc = tmerge_spans(m, w);
     for (size_t i = 0; rc == 0 && i < m->n; i++) /* each input's samples, shifted */
         if (m->in[i].out_smp.nplaced && (rc = sps__tlw_samples(w, &m->in[i].out_smp)))
