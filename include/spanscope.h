@@ -276,6 +276,41 @@ SPS_API unsigned sps_emit_active(void);
 /* The SPS_EMIT_* bits of the emitters this build has. */
 SPS_API unsigned sps_emit_available(void);
 
+/* Device collectors (docs/device.md): what a GPU ran, joined to the spans
+ * that launched it, written into the HDF5 file by finalize (/device, the
+ * per-event /events/gpu_durations and summary_statistics' gpu_count /
+ * gpu_total).  SPS_DEVICE_CUPTI: the kernels, copies, sets and CUDA
+ * runtime/driver API calls, through CUPTI (libcupti loaded at run time);
+ * each activity belongs to the innermost span of the region whose id was
+ * the launching thread's external correlation id, open on that thread at
+ * the launch.  SPS_DEVICE_EVENTS: a CUDA event pair around every region
+ * call (libcudart loaded at run time), its elapsed time the span's device
+ * time.  Both bits may be asked for at once. */
+#define SPS_DEVICE_CUPTI 1u
+#define SPS_DEVICE_EVENTS 2u
+
+/* Whether the collectors of what (SPS_DEVICE_* bits) can start here: 0,
+ * SPS_EINVAL (what is 0 or has a bit the header does not name) or
+ * SPS_ENOTSUP, sps_last_error then saying why in one line (built without
+ * the collector, no NVIDIA driver, no libcupti, ...).  Starts nothing;
+ * any thread. */
+SPS_API int sps_device_available(unsigned what);
+/* Starts the collectors of what, for the session open now or the next
+ * one: from then on every region begin/end of every thread marks the
+ * CUDA work it launches (a few hundred ns per begin/end with CUPTI).
+ * Every finalize writes what was collected up to it (a checkpoint writes
+ * its period's, nothing twice).  All or nothing: when one bit fails, the
+ * others it started are stopped.  Returns 0, SPS_EINVAL (as above),
+ * SPS_ENOTSUP (the reason in sps_last_error) or SPS_EACTIVE (that
+ * collector is on already, or another CUPTI subscriber -- Nsight Systems,
+ * torch.profiler -- holds CUPTI).  Any thread. */
+SPS_API int sps_device_start(unsigned what);
+/* Stops the collectors of what: flushes everything in flight, so nothing
+ * is lost; what was collected is written by the next finalize.  Returns 0
+ * or SPS_EINVAL (what is 0, has an unknown bit, or names a collector that
+ * is not on).  Any thread. */
+SPS_API int sps_device_stop(unsigned what);
+
 /* Starts a profiling session: recording begins at once in every thread.
  * cfg may be NULL (defaults).  Returns SPS_EACTIVE if a session is active
  * (call sps_shutdown first, or sps_finalize then sps_setup -- see below),

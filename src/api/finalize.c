@@ -11,6 +11,7 @@
  * If the write fails the snapshot is kept as "pending" and written,
  * together with the next period, by the next finalize. */
 #include "api/api.h"
+#include "api/device.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -219,6 +220,19 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
             w = NULL;
         }
     }
+    /* the device collectors' activities and per-call device times, on the
+     * period's spans (docs/device.md); their gpu_count / gpu_total go into
+     * the index the close writes */
+    sps__devfin_t dev;
+    memset(&dev, 0, sizeof dev);
+    if (!rc && w) {
+        rc = sps__device_attribute(s, file_region, rows, nrows, lay.nevents,
+                                   lay.first_call_id, &dev);
+        if (rc) {
+            sps__h5w_abort(w);
+            w = NULL;
+        }
+    }
     if (w) rc = sps__h5w_close(w);
     if (!rc && nsteps) rc = sps__h5_add_task_columns(tmp, steps, nsteps); /* track_async */
     if (!rc) rc = sps__carried_write(tmp, &carried);
@@ -228,6 +242,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
         rc = write_counters(s, &vt, tmp);
     if (!rc && !s->aggregate)
         rc = sps__samples_write(s, tmp, file_region, rows, lay.first_call_id);
+    if (!rc) rc = sps__device_write(tmp, s->rank, &dev);
     sps__vtot_free(&vt);
     if (!rc && rename(tmp, path) != 0) {
         sps__err_os_note(errno);
@@ -241,6 +256,7 @@ static int write_file(sps__snap_t *s, const char *path, int verbose) {
     }
     if (!rc && !s->aggregate) ids_written(s, off);
     if (!rc) sps__samples_defer(s);
+    sps__device_done(&dev, rc == 0);
     free(info);
     free(named);
     sps__tasks_free(tasks, lay.ntasks);

@@ -983,6 +983,7 @@ static size_t g_n_pairs;
 /* (CUPTI, host) pairs: the host time the midpoint of two reads around
  * CUPTI's, the narrowest of a few tries per pair. */
 static void take_pairs(void) {
+    if (g_n_pairs + N_PAIRS > MAX_PAIRS) g_n_pairs = N_PAIRS; /* keep the start's, renew the rest */
     for (int i = 0; i < N_PAIRS && g_n_pairs < MAX_PAIRS; i++) {
         uint64_t best_w = UINT64_MAX, bt = 0, bh = 0;
         for (int k = 0; k < 4; k++) {
@@ -1001,12 +1002,9 @@ static void take_pairs(void) {
     }
 }
 
-int sps__cupti_start(sps__cupti_t *c) {
-    int rc = sps__cupti_load();
-    if (rc) return rc;
-    if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
-        return sps__err_fail(SPS_EACTIVE,
-                             "CUPTI: another CUDA activity collector of this process is on");
+/* The driver's library, opened (and kept open: CUPTI loads it too); 0 or
+ * SPS_ENOTSUP naming what is missing. */
+static int driver_check(void) {
     const char *drv = getenv("SPANSCOPE_CUDA_LIB");
     if (!drv || !*drv) drv = "libcuda.so.1";
     void *cuda = dlopen(drv, RTLD_NOW | RTLD_LOCAL);
@@ -1017,7 +1015,37 @@ int sps__cupti_start(sps__cupti_t *c) {
                              "activity needs the driver and a GPU",
                              drv, e ? e : "not found");
     }
-    /* kept open: CUPTI loads it too */
+    return 0;
+}
+
+int sps__cupti_probe(void) {
+    int rc = sps__cupti_load();
+    if (!rc) rc = driver_check();
+    uint32_t v = 0;
+    if (!rc && (L.get_version(&v) != CUPTI_SUCCESS || v < 13))
+        rc = sps__err_fail(SPS_ENOTSUP, "CUPTI: %s: API version %u (CUDA 11.0 or newer needed)",
+                           L.path, v);
+    return rc;
+}
+
+int sps__cupti_sync(sps__cupti_t *c) {
+    if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) != c)
+        return sps__err_fail(SPS_EINVAL, "CUPTI: this collector was not started");
+    CUptiResult e = L.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (e != CUPTI_SUCCESS && L.flush) L.flush(NULL, 0, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (c->clock.identity) return 0;
+    take_pairs();
+    return sps__clockmap_fit(&c->clock, g_pair_cupti, g_pair_host, g_n_pairs);
+}
+
+int sps__cupti_start(sps__cupti_t *c) {
+    int rc = sps__cupti_load();
+    if (rc) return rc;
+    if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+        return sps__err_fail(SPS_EACTIVE,
+                             "CUPTI: another CUDA activity collector of this process is on");
+    rc = driver_check();
+    if (rc) return rc;
     uint32_t v = 0;
     CUptiResult e = L.get_version(&v);
     if (e != CUPTI_SUCCESS || v < 13)
@@ -1111,5 +1139,10 @@ int sps__cupti_stop(sps__cupti_t *c) {
 }
 void sps__cupti_push(uint64_t span_id) { (void)span_id; }
 void sps__cupti_pop(void) {}
+int sps__cupti_probe(void) { return sps__err_fail(SPS_ENOTSUP, "CUPTI: " NO_HEADERS); }
+int sps__cupti_sync(sps__cupti_t *c) {
+    (void)c;
+    return sps__err_fail(SPS_ENOTSUP, "CUPTI: " NO_HEADERS);
+}
 
 #endif /* SPS_HAVE_CUPTI_HEADERS */

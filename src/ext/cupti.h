@@ -4,9 +4,9 @@
  * device activities, external correlation ids joined to the spans that
  * launched them, CUPTI's clock mapped onto CLOCK_MONOTONIC.
  *
- * NOT wired yet: nothing in the core, the model, the writers or the Python
- * faces calls this module; they will use the functions below (iterate the
- * activities, read the join, map the clock).  The build needs no CUDA:
+ * Wired into a recording by src/ext/cupti_device.c (the SPS_DEVICE_CUPTI
+ * collector of src/api/device.c: start/stop, the push/pop emitter, the
+ * activities handed to finalize).  The build needs no CUDA:
  * with CUPTI's headers (CMake defines SPS_HAVE_CUPTI_HEADERS) the parser
  * reads CUPTI's own record structs; without them every function that
  * needs them answers SPS_ENOTSUP, "built without CUPTI headers".
@@ -228,6 +228,15 @@ SPS__HIDDEN int sps__cupti_start(sps__cupti_t *c);
  * reads the dropped count, fits the clock map (unless identity) and joins.
  * 0, or a negative code with the reason. */
 SPS__HIDDEN int sps__cupti_stop(sps__cupti_t *c);
+/* Whether a collector could start here (libcupti loads, the driver
+ * opens, CUPTI is new enough): 0 or SPS_ENOTSUP with the reason.  Starts
+ * nothing, subscribes to nothing. */
+SPS__HIDDEN int sps__cupti_probe(void);
+/* While c is started: flushes every buffer CUPTI holds into c (a forced
+ * flush: nothing in flight stays behind) and, with a fitted clock, takes
+ * another set of clock pairs and refits c->clock over the start's pairs
+ * and these (a checkpoint's finalize).  0 or a negative code. */
+SPS__HIDDEN int sps__cupti_sync(sps__cupti_t *c);
 /* At a span's begin/end on a recording thread: pushes / pops span_id as
  * the external correlation id of this thread's CUDA calls.  No-ops unless
  * a collector is started. */

@@ -33,6 +33,7 @@
  */
 #include "formats/formats.h"
 #include "formats/h5_read.h" /* the HDF5 plumbing */
+#include "formats/h5_device.h"
 
 #include <hdf5.h>
 
@@ -1299,5 +1300,64 @@ int sps__h5_add_task_columns(const char *path, sps_task_step_t *steps, size_t ns
     free(waits);
     h5_close(&g);
     rc = h5_file_end(&f, rc);
+    return sps__h5_quiet_end(&q, rc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* /device and /events/gpu_durations (docs/device.md)                       */
+/* ------------------------------------------------------------------------ */
+
+const char *const sps__h5_device_cols[SPS__DEVC_N] = {
+    "kinds", "names_idx", "devices", "contexts", "streams", "correlations", "starts_ns",
+    "ends_ns", "bytes", "ranks", "threads", "tids", "regions", "call_ids", "grid_x",
+    "grid_y", "grid_z", "block_x", "block_y", "block_z", "copy_kinds", "src_kinds",
+    "dst_kinds"};
+
+int sps__h5_add_device(const char *path, const sps__h5_device_t *x) {
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    errno = 0;
+    int rc = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gcreate2(f, "device", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                     : H5I_INVALID_HID;
+    if (g < 0) rc = h5_fail();
+    for (size_t i = 0; rc == 0 && i <= SPS__DEVC_N; i++) {
+        const char *name = i < SPS__DEVC_N ? sps__h5_device_cols[i] : "names";
+        kind_t k = i < SPS__DEVC_N ? K_I64 : K_STR;
+        uint64_t len = i < SPS__DEVC_N ? x->n : x->nnames;
+        const void *buf = i < SPS__DEVC_N ? (const void *)x->cols[i] : (const void *)x->names;
+        hid_t d = col_create(g, name, k, len, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && len && col_write(g, name, k, buf) < 0) rc = h5_fail();
+    }
+    if (rc == 0 && (attr_str(g, "collector", x->collector) < 0 ||
+                    attr_str(g, "clock", x->clock) < 0 ||
+                    attr_i64(g, "dropped", x->dropped) < 0 ||
+                    attr_i64(g, "cupti_version", x->cupti_version) < 0))
+        rc = h5_fail();
+    if (rc == 0 && attr_str(g, "description",
+                            "device activities (docs/device.md): one row per kernel, copy, set "
+                            "and CUDA runtime/driver API call; starts_ns/ends_ns CLOCK_MONOTONIC; "
+                            "kinds 1 kernel 2 memcpy 3 memset 4 runtime API 5 driver API; "
+                            "names_idx indexes names; regions/call_ids: the launching span (the "
+                            "innermost span of the launch's external-correlation region open on "
+                            "the launching thread at the launch), -1 none") < 0)
+        rc = h5_fail();
+    h5_close(&g);
+    if (rc == 0 && x->gpu_dur) {
+        hid_t ev = H5Gopen2(f, "events", H5P_DEFAULT);
+        hid_t d = ev >= 0 ? col_create(ev, "gpu_durations", K_I64, x->nevents, H5P_DEFAULT,
+                                       H5P_DEFAULT)
+                          : H5I_INVALID_HID;
+        if (d < 0) rc = h5_fail();
+        h5_close(&d);
+        if (rc == 0 && x->nevents && col_write(ev, "gpu_durations", K_I64, x->gpu_dur) < 0)
+            rc = h5_fail();
+        h5_close(&ev);
+    }
+    rc = h5_file_end(&f, rc);
+    if (rc == 0) rc = file_sync(path);
     return sps__h5_quiet_end(&q, rc);
 }

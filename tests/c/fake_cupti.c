@@ -10,7 +10,9 @@
  * fake_cupti_launch(name, dur_ns) plays a cudaLaunchKernel: a runtime API
  * record, an external correlation record when the thread has an id pushed,
  * and a CUpti_ActivityKernel10 record, each kept until a flush hands them
- * to the collector in buffers it asked for.  Timestamps come from the
+ * to the collector in buffers it asked for; fake_cupti_memcpy(bytes,
+ * dur_ns) a cudaMemcpyAsync host -> device the same way (Memcpy6).  The
+ * API records name the thread as CUPTI does, by (uint32_t)pthread_self().  Timestamps come from the
  * registered timestamp callback, else from a clock of its own: CLOCK_
  * MONOTONIC run 50 ppm fast from an epoch-sized origin.
  *
@@ -24,6 +26,7 @@
 #include <cupti_runtime_cbid.h>
 #include <cupti_version.h>
 
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +72,7 @@ static unsigned kind_bit(CUpti_ActivityKind k) {
 static size_t rec_size(uint32_t kind) {
     switch (kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_RUNTIME: return sizeof(CUpti_ActivityAPI);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     default: return 0;
@@ -103,19 +107,19 @@ __attribute__((destructor)) static void names_free(void) {
     free(g_pend);
 }
 
-EXPORT int fake_cupti_launch(const char *name, uint64_t dur_ns) {
-    pthread_mutex_lock(&g_lock);
-    uint32_t corr = ++g_corr;
-    uint64_t t = now();
+/* under g_lock: the runtime API record of a call at t (CUPTI names the
+ * thread by the low 32 bits of pthread_self()) and, when the thread has
+ * an id pushed, the external correlation record */
+static void pend_api(uint32_t cbid, uint32_t corr, uint64_t t) {
     if (g_enabled & kind_bit(CUPTI_ACTIVITY_KIND_RUNTIME)) {
         CUpti_ActivityAPI a;
         memset(&a, 0, sizeof a);
         a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-        a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+        a.cbid = cbid;
         a.start = t;
         a.end = t + 100;
         a.correlationId = corr;
-        a.threadId = 99;
+        a.threadId = (uint32_t)(uintptr_t)pthread_self();
         pend(&a, sizeof a);
     }
     if (t_ext_n > 0 && (g_enabled & kind_bit(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION))) {
@@ -127,6 +131,40 @@ EXPORT int fake_cupti_launch(const char *name, uint64_t dur_ns) {
         e.correlationId = corr;
         pend(&e, sizeof e);
     }
+}
+
+/* Plays a cudaMemcpyAsync host (pinned) -> device of `bytes` bytes taking
+ * dur_ns on the device: its runtime record, external correlation, and a
+ * CUpti_ActivityMemcpy6 record on stream 8.  Returns the correlation id. */
+EXPORT int fake_cupti_memcpy(uint64_t bytes, uint64_t dur_ns) {
+    pthread_mutex_lock(&g_lock);
+    uint32_t corr = ++g_corr;
+    uint64_t t = now();
+    pend_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, corr, t);
+    if (g_enabled & kind_bit(CUPTI_ACTIVITY_KIND_MEMCPY)) {
+        CUpti_ActivityMemcpy6 m;
+        memset(&m, 0, sizeof m);
+        m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+        m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+        m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+        m.bytes = bytes;
+        m.start = t + 300;
+        m.end = t + 300 + (g_ts ? dur_ns : dur_ns + dur_ns / 20000);
+        m.streamId = 8;
+        m.contextId = 1;
+        m.correlationId = corr;
+        pend(&m, sizeof m);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return (int)corr;
+}
+
+EXPORT int fake_cupti_launch(const char *name, uint64_t dur_ns) {
+    pthread_mutex_lock(&g_lock);
+    uint32_t corr = ++g_corr;
+    uint64_t t = now();
+    pend_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, corr, t);
     if (g_enabled & kind_bit(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
         CUpti_ActivityKernel10 k;
         memset(&k, 0, sizeof k);
