@@ -1,10 +1,12 @@
 /* fuzz_h5.c -- libFuzzer target: the HDF5 reader (h5_read.c: open,
  * validate, call tree, flat view) and the timeline over it
- * (h5_timeline.c) and the stack samples (/samples), through the isolated check (h5_guard.c): an input that
+ * (h5_timeline.c), the stack samples (/samples) and the device activity
+ * (/device, and its placement on the timeline: device_tl.c), through the isolated check (h5_guard.c): an input that
  * crashes libhdf5 crashes the check's child and is refused (counted, and
  * printed at exit as "fuzz_h5: ..."), so any crash of this process is a
  * file the check let through -- a bug. */
 #include "fuzz_util.h"
+#include "formats/export.h"
 #include "formats/h5_read.h"
 
 #include <stdio.h>
@@ -54,6 +56,38 @@ static void read_samples(const char *path) {
     sps__h5r_samples_free(&x);
 }
 
+/* Reads /device, traps when the reader hands out an index or kind it
+ * claims to have checked (h5_read.h) out of range, and places it on the
+ * file's timeline header as the trace writers do. */
+static void read_device(const char *path) {
+    sps__h5r_device_t x;
+    if (sps__h5r_device(path, &x) != 0) {
+        (void)strlen(sps__err_msg());
+        return;
+    }
+    for (size_t i = 0; i < x.n; i++) {
+        if (x.kinds[i] < 1 || x.kinds[i] > 5) __builtin_trap();
+        if (x.names_idx[i] < 0 || (size_t)x.names_idx[i] >= x.nnames) __builtin_trap();
+        if (x.regions[i] < -1 || x.regions[i] >= (int64_t)x.nregion_names) __builtin_trap();
+        if (x.ends_ns[i] < x.starts_ns[i]) __builtin_trap();
+        if (x.kinds[i] <= 3 && (x.devices[i] < 0 || x.devices[i] > SPS__DEV_MAX_DEVICE))
+            __builtin_trap();
+        (void)strlen(x.names[x.names_idx[i]]);
+        if (x.regions[i] >= 0) (void)strlen(x.region_names[x.regions[i]]);
+    }
+    sps__tlr_t *r;
+    if (sps__tlr_open(&r, path, SPS__TL_H5) == 0) {
+        sps__tl_device_t d;
+        if (sps__tl_device_place(&d, &x, sps__tlr_header(r)) == 0) {
+            sps__tl_span_t s;
+            while (sps__tlr_next(r, &s) > 0) sps__tl_device_claim(&d, &s, 1);
+            sps__tl_device_free(&d);
+        }
+        sps__tlr_free(r);
+    }
+    sps__h5r_device_free(&x);
+}
+
 /* At exit: how many inputs the check parsed in a child, and refused. */
 static void print_stats(void) {
     uint64_t checked = 0, refused = 0;
@@ -72,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (fd < 0) return 0;
     read_h5(path);
     read_samples(path);
+    read_device(path);
     fuzz_read_timeline(path, SPS__TL_H5);
     close(fd);
     return 0;

@@ -17,6 +17,7 @@
  * Which rank each input is and how far its times move come from
  * model/align.c; this file reads the facts and applies the shifts.
  */
+#include "formats/h5_device.h"
 #include "formats/h5_read.h"
 #include "formats/merge.h"
 #include "model/align.h"
@@ -49,6 +50,8 @@ typedef struct hin {
     uint32_t *region_map;  /* input region id -> output region id */
     sps__h5r_samples_t smp; /* its /samples (the one checked reader's; owned) */
     int64_t *smp_region;   /* its sample names -> output region id */
+    sps__h5r_device_t dev; /* its /device (the one checked reader's; owned) */
+    int64_t *dev_region;   /* its device rows' region names -> output region id */
     int64_t rank, offset;  /* from the alignment (write) */
     sps__align_t al;       /* the whole alignment: offset and drift (write) */
 } hin_t;
@@ -101,6 +104,8 @@ static void h5_free(void *st) {
         free(h->in[i].region_map);
         sps__h5r_samples_free(&h->in[i].smp);
         free(h->in[i].smp_region);
+        sps__h5r_device_free(&h->in[i].dev);
+        free(h->in[i].dev_region);
     }
     free(h->in);
     sps__strtab_free(&h->names);
@@ -366,6 +371,8 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
     /* its stack samples, checked now: a bad /samples fails the merge before
      * anything is written (the reader's message names the file) */
     if ((rc = sps__h5r_samples(path, &x->smp))) return rc;
+    /* its device activity, checked now likewise */
+    if ((rc = sps__h5r_device(path, &x->dev))) return rc;
     return h5_facts(x, facts);
 }
 
@@ -470,6 +477,12 @@ static int hmerge_regions(hmerge_t *h) {
         if (!x->smp_region) return sps__err_fail(SPS_ENOMEM, "out of memory");
         for (size_t j = 0; j < x->smp.nnames; j++)
             if ((x->smp_region[j] = sps__strtab_id(&h->names, x->smp.names[j])) < 0)
+                return sps__err_fail(SPS_ENOMEM, "out of memory");
+        /* the regions its device rows name, likewise */
+        x->dev_region = malloc((x->dev.nregion_names + 1) * sizeof *x->dev_region);
+        if (!x->dev_region) return sps__err_fail(SPS_ENOMEM, "out of memory");
+        for (size_t j = 0; j < x->dev.nregion_names; j++)
+            if ((x->dev_region[j] = sps__strtab_id(&h->names, x->dev.region_names[j])) < 0)
                 return sps__err_fail(SPS_ENOMEM, "out of memory");
     }
     h->src = malloc((nrows + 1) * sizeof *h->src);
@@ -860,6 +873,80 @@ static int hmerge_samples(const hmerge_t *h, const char *tmp) {
     return rc;
 }
 
+/* The merged /device: each input's rows under the rank it became, times
+ * shifted as its spans' (a row whose time leaves int64 fails the merge),
+ * regions by name in the merged region table, activity names by string
+ * in a merged name table; threads, tids, call ids and correlations kept
+ * (they are per rank).  Attributes: the first input's collector and
+ * clock ("mixed" where inputs differ), dropped summed, cupti_version the
+ * highest.  Nothing when no input has /device.  Returns 0 or a code
+ * (message set). */
+static int hmerge_device(const hmerge_t *h, const char *tmp) {
+    size_t n = 0;
+    int any = 0;
+    for (size_t i = 0; i < h->n; i++) n += h->in[i].dev.n, any |= h->in[i].dev.present;
+    if (!any) return 0;
+    int64_t *col = malloc((SPS__DEVC_N * n + 1) * sizeof *col);
+    sps__strtab_t names = {0};
+    if (!col) return sps__err_fail(SPS_ENOMEM, "out of memory");
+    const char *collector = NULL, *clock = NULL;
+    int64_t dropped = 0, version = 0;
+    size_t k = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < h->n; i++) {
+        const hin_t *in = &h->in[i];
+        const sps__h5r_device_t *x = &in->dev;
+        if (!x->present) continue;
+        if (!collector) collector = x->collector, clock = x->clock;
+        else {
+            if (strcmp(collector, x->collector)) collector = "mixed";
+            if (strcmp(clock, x->clock)) clock = "mixed";
+        }
+        dropped += x->dropped;
+        if (x->cupti_version > version) version = x->cupti_version;
+        const int64_t *src[SPS__DEVC_N] = {
+            x->kinds, x->names_idx, x->devices, x->contexts, x->streams, x->correlations,
+            x->starts_ns, x->ends_ns, x->bytes, x->ranks, x->threads, x->tids, x->regions,
+            x->call_ids, x->grid_x, x->grid_y, x->grid_z, x->block_x, x->block_y, x->block_z,
+            x->copy_kinds, x->src_kinds, x->dst_kinds};
+        for (size_t j = 0; j < x->n; j++, k++) {
+            for (int c = 0; c < SPS__DEVC_N; c++) col[c * n + k] = src[c][j];
+            int64_t *t0 = &col[SPS__DEVC_STARTS * n + k], *t1 = &col[SPS__DEVC_ENDS * n + k];
+            if (hshift(in, t0) || hshift(in, t1)) {
+                rc = sps__err_fail(SPS_EFORMAT, "%s: a device activity's time leaves the "
+                                   "64-bit range once shifted", in->path);
+                break;
+            }
+            if (*t1 < *t0) *t1 = *t0;
+            col[SPS__DEVC_RANKS * n + k] = in->rank;
+            int64_t rg = x->regions[j];
+            col[SPS__DEVC_REGIONS * n + k] = rg >= 0 ? in->dev_region[rg] : -1;
+            int64_t id = sps__strtab_id(&names, x->names[x->names_idx[j]]);
+            if (id < 0) {
+                rc = sps__err_fail(SPS_ENOMEM, "out of memory");
+                break;
+            }
+            col[SPS__DEVC_NAMES_IDX * n + k] = id;
+        }
+    }
+    if (rc == 0) {
+        sps__h5_device_t out = {0};
+        out.n = n;
+        for (int c = 0; c < SPS__DEVC_N; c++) out.cols[c] = col + (size_t)c * n;
+        out.nnames = names.n;
+        out.names = names.v;
+        out.collector = collector ? collector : "";
+        out.clock = clock ? clock : "";
+        out.dropped = dropped;
+        out.cupti_version = version;
+        if ((rc = sps__h5_add_device(tmp, &out)))
+            rc = sps__err_fail(rc, "%s: cannot add /device: %s", h->out, sps_strerror(rc));
+    }
+    sps__strtab_free(&names);
+    free(col);
+    return rc;
+}
+
 /* The regions' attributes for the output (by output name; malloc'd, its
  * strings borrowed from the inputs): source file, line and text and tags
  * from the first input row of the name that has them (the ranks of one
@@ -937,6 +1024,7 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
                                      h->in[i].path, sps_strerror(rc));
     }
     if ((rc = hmerge_samples(h, tmp))) return rc;
+    if ((rc = hmerge_device(h, tmp))) return rc;
     return hmerge_counters(h, tmp);
 }
 
