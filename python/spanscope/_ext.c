@@ -657,6 +657,136 @@ static void py_thread_namer(void) {
     PyErr_Restore(exc_type, exc_value, exc_tb); /* and drops any error of ours */
 }
 
+/* ======================================================================== */
+/* Device collectors (spanscope.h sps_device_*; docs/device.md)             */
+/* ======================================================================== */
+
+/* device_available(what) -> None when the collectors of what (DEVICE_*
+ * bits) can start here, else the C core's one line saying why not (no
+ * NVIDIA driver, no libcupti, built without the collector...).  ValueError
+ * for a what the core does not know. */
+static PyObject *ext_device_available(PyObject *mod, PyObject *args) {
+    (void)mod;
+    unsigned what;
+    if (!PyArg_ParseTuple(args, "I:device_available", &what)) return NULL;
+    int rc = sps_device_available(what);
+    if (!rc) Py_RETURN_NONE;
+    if (rc == SPS_EINVAL)
+        return PyErr_Format(PyExc_ValueError, "device_available(%u): unknown device collector",
+                            what);
+    const char *why = sps_last_error();
+    return PyUnicode_FromString(why && *why ? why : sps_strerror(rc));
+}
+
+/* device_start(what): starts the collectors of what for the session open
+ * now (or the next one).  RuntimeError with the C core's line when they
+ * cannot start (SPS_ENOTSUP; SPS_EACTIVE: on already, or another CUPTI
+ * subscriber), ValueError for an unknown what. */
+static PyObject *ext_device_start(PyObject *mod, PyObject *args) {
+    (void)mod;
+    unsigned what;
+    if (!PyArg_ParseTuple(args, "I:device_start", &what)) return NULL;
+    int rc;
+    char why[512] = "";
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_device_start(what);
+    if (rc) snprintf(why, sizeof why, "%s", sps_last_error());
+    Py_END_ALLOW_THREADS
+    if (!rc) Py_RETURN_NONE;
+    if (rc == SPS_EINVAL)
+        return PyErr_Format(PyExc_ValueError, "device_start(%u): unknown device collector",
+                            what);
+    return PyErr_Format(PyExc_RuntimeError, "%s (%s)", why[0] ? why : sps_strerror(rc),
+                        sps_err_name(rc));
+}
+
+/* device_stop(what): flushes and stops the collectors of what; the next
+ * finalize writes what they collected.  ValueError when what is unknown
+ * or names a collector that is not on. */
+static PyObject *ext_device_stop(PyObject *mod, PyObject *args) {
+    (void)mod;
+    unsigned what;
+    if (!PyArg_ParseTuple(args, "I:device_stop", &what)) return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_device_stop(what);
+    Py_END_ALLOW_THREADS
+    if (!rc) Py_RETURN_NONE;
+    if (rc == SPS_EINVAL)
+        return PyErr_Format(PyExc_ValueError, "device_stop(%u): %s", what,
+                            *sps_last_error() ? sps_last_error()
+                                              : "unknown collector, or not on");
+    return sps__py_raise_sps(rc, NULL);
+}
+
+/* One int64 column of n rows as bytes (a copy: np.frombuffer reads it). */
+static PyObject *device_column(const int64_t *v, size_t n) {
+    return PyBytes_FromStringAndSize(v ? (const char *)v : "", v ? (Py_ssize_t)(n * 8) : 0);
+}
+
+/* device_read(path) -> the file's device activity (its /device group) as
+ * sps_device_read reads and checks it: a dict with n, present, each
+ * int64 column of sps_device_t under its own name as bytes (np.frombuffer
+ * them: kinds, names_idx, devices, contexts, streams, correlations,
+ * starts_ns, ends_ns, bytes, ranks, threads, tids, regions, call_ids,
+ * grid_x..z, block_x..z, copy_kinds, src_kinds, dst_kinds), names and
+ * region_names (lists of str), collector and clock (str), dropped and
+ * cupti_version (int).  A file without /device: present False, n 0.
+ * OSError if the file cannot be read, ValueError if it is not valid. */
+static PyObject *ext_device_read(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *pathobj;
+    if (!PyArg_ParseTuple(args, "O&:device_read", PyUnicode_FSConverter, &pathobj))
+        return NULL;
+    const char *path = PyBytes_AS_STRING(pathobj);
+    sps_device_t d;
+    memset(&d, 0, sizeof d);
+    int rc;
+    char err[512] = "";
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps_device_read(path, &d);
+    if (rc) snprintf(err, sizeof err, "%s", sps_last_error());
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        sps_device_free(&d);
+        PyObject *r;
+        if (rc == SPS_EIO || rc == SPS_EPATH)
+            r = sps__py_raise_os(rc, err[0] ? err : sps_strerror(rc), path);
+        else if (rc == SPS_ENOMEM)
+            r = PyErr_NoMemory();
+        else
+            r = PyErr_Format(PyExc_ValueError, "%s: %s", path, err[0] ? err : sps_strerror(rc));
+        Py_DECREF(pathobj);
+        return r;
+    }
+    Py_DECREF(pathobj);
+    static const char *const names[] = {
+        "kinds", "names_idx", "devices", "contexts", "streams", "correlations", "starts_ns",
+        "ends_ns", "bytes", "ranks", "threads", "tids", "regions", "call_ids", "grid_x",
+        "grid_y", "grid_z", "block_x", "block_y", "block_z", "copy_kinds", "src_kinds",
+        "dst_kinds"};
+    const int64_t *cols[] = {d.kinds, d.names_idx, d.devices, d.contexts, d.streams,
+                             d.correlations, d.starts_ns, d.ends_ns, d.bytes, d.ranks,
+                             d.threads, d.tids, d.regions, d.call_ids, d.grid_x, d.grid_y,
+                             d.grid_z, d.block_x, d.block_y, d.block_z, d.copy_kinds,
+                             d.src_kinds, d.dst_kinds};
+    PyObject *o = PyDict_New();
+    int bad = !o || sps__py_put(o, "n", PyLong_FromSize_t(d.n)) ||
+              sps__py_put(o, "present", PyBool_FromLong(d.present)) ||
+              sps__py_put(o, "names", sps__py_utf8_list(d.names, d.nnames)) ||
+              sps__py_put(o, "region_names",
+                          sps__py_utf8_list(d.region_names, d.nregion_names)) ||
+              sps__py_put(o, "collector", PyUnicode_FromString(d.collector ? d.collector : "")) ||
+              sps__py_put(o, "clock", PyUnicode_FromString(d.clock ? d.clock : "")) ||
+              sps__py_put(o, "dropped", PyLong_FromLongLong((long long)d.dropped)) ||
+              sps__py_put(o, "cupti_version", PyLong_FromLongLong((long long)d.cupti_version));
+    for (size_t i = 0; !bad && i < sizeof names / sizeof names[0]; i++)
+        bad = sps__py_put(o, names[i], device_column(cols[i], d.n));
+    sps_device_free(&d);
+    if (bad) Py_CLEAR(o);
+    return o;
+}
+
 /* the ITT functions of torch.profiler.itt's helpers (_itt_ext.c) */
 int sps__py_itt_init(PyObject *m);
 
@@ -684,6 +814,18 @@ static PyMethodDef ext_methods[] = {
      "not); returns whether it was on before."},
     {"emit_active", ext_emit_active, METH_NOARGS, "Names of the emitters on now."},
     {"emit_available", ext_emit_available, METH_NOARGS, "Names of the emitters this build has."},
+    {"device_available", ext_device_available, METH_VARARGS,
+     "device_available(what) -> None, or why the device collectors of what (DEVICE_* bits) "
+     "cannot start here (sps_device_available)."},
+    {"device_start", ext_device_start, METH_VARARGS,
+     "device_start(what): start the device collectors of what (sps_device_start); "
+     "RuntimeError with the reason when they cannot."},
+    {"device_stop", ext_device_stop, METH_VARARGS,
+     "device_stop(what): flush and stop them (sps_device_stop); the next finalize writes "
+     "what they collected."},
+    {"device_read", ext_device_read, METH_VARARGS,
+     "device_read(path) -> the file's /device rows (sps_device_read) as a dict of int64 "
+     "columns (bytes), names, region_names and the collector's attributes."},
     {"open_calls_all", ext_open_calls_all, METH_NOARGS,
      "open_calls_all() -> [(thread, depth, name)]: sps_open_calls_all (None: aggregate)."},
     {"open_calls", ext_open_calls, METH_NOARGS,
@@ -742,6 +884,8 @@ PyMODINIT_FUNC PyInit__ext(void) {
         PyModule_AddIntConstant(m, "OVERFLOW_SPILL", SPS_OVERFLOW_SPILL) ||
         PyModule_AddIntConstant(m, "OVERFLOW_DROP", SPS_OVERFLOW_DROP) ||
         PyModule_AddIntConstant(m, "OVERFLOW_GROW", SPS_OVERFLOW_GROW) ||
+        PyModule_AddIntConstant(m, "DEVICE_CUPTI", SPS_DEVICE_CUPTI) ||
+        PyModule_AddIntConstant(m, "DEVICE_EVENTS", SPS_DEVICE_EVENTS) ||
         sps__py_regions_init(m) || sps__py_results_init(m) || sps__py_profiler_init(m) ||
         sps__py_export_init(m) || sps__py_sampler_init(m) ||
         sps__py_itt_init(m) /* _itt_ext.c */) {

@@ -85,7 +85,7 @@ class DeviceType(enum.IntEnum):
     (py::enum_<c10::DeviceType> in torch/csrc/autograd/init.cpp: all of
     c10's but COMPILE_TIME_MAX_DEVICE_TYPES), with c10::DeviceType's values
     (c10/core/DeviceType.h), so ``int(DeviceType.CUDA) == 1`` as in torch.
-    Everything this build records is ``CPU``."""
+    Spans are ``CPU``; the device's own activities (kineto_results) ``CUDA``."""
     CPU = 0
     CUDA = 1
     MKLDNN = 2
@@ -177,8 +177,14 @@ def _always_record(step: int) -> ProfilerAction:
 
 
 def supported_activities() -> set:
-    """The activities this build can record: CPU (no device support here)."""
-    return {ProfilerActivity.CPU}
+    """The activities this build can record on this machine: CPU always,
+    CUDA when the C core's CUPTI collector can start here
+    (sps_device_available(SPS_DEVICE_CUPTI): a driver, a libcupti and a
+    build with CUPTI's headers)."""
+    acts = {ProfilerActivity.CPU}
+    if _ext.device_available(_ext.DEVICE_CUPTI) is None:
+        acts.add(ProfilerActivity.CUDA)
+    return acts
 
 
 # --------------------------------------------------------------------------
@@ -242,12 +248,15 @@ class _Recording:
     (n, 2 * len(value_names)): the own values, then the self values, in
     value_names order -- sps_spans_values, profile_memory); samples: None
     (no sampler), or the window's stack samples (results' Samples, their
-    regions indexing names: with_samples, EventList(samples=...))."""
+    regions indexing names: with_samples, EventList(samples=...));
+    device: None, or the device activities recorded in the window
+    (_DeviceData: activities=[CUDA]), each joined to its launching span."""
 
     def __init__(self, spans, names, threads, payloads, base_ns, end_ns, options,
                  counters=None, anchor=(0, 0), python_ids=frozenset(), values=None,
-                 value_names=(), samples=None):
+                 value_names=(), samples=None, device=None):
         self.spans = spans
+        self.device = device
         self.samples = samples
         self.value_names = list(value_names) if values is not None else []
         self.values = values
@@ -401,7 +410,8 @@ def _concat_recordings(a: _Recording, b: _Recording) -> _Recording:
         names += samples.region_names[len(names):]
     return _Recording(np.concatenate([a.spans, bs]), names, threads, payloads, a.base_ns,
                       b.end_ns, options, np.concatenate([a.counters, bc]), a.anchor,
-                      frozenset(python_ids), values, vnames, samples)
+                      frozenset(python_ids), values, vnames, samples,
+                      _DeviceData.concat(a.device, b.device, len(a.spans)))
 
 
 def _concat_values(a: _Recording, b: _Recording):
@@ -499,8 +509,13 @@ class FunctionEvent:
     ``output_bytes``, ``nested_output_bytes``, ``cpu_children``,
     ``cpu_parent`` -- and torch's names for them (``key``, ``id``,
     ``thread``, ``input_shapes``, ``time_range``, the ``*_time_total``
-    properties, in µs).  Device fields read as no device work
-    (``gpu_ms`` -1.0, ``out_bytes`` -1, the others 0).  Memory, with
+    properties, in µs).  Device time (activities=[CUDA]: the kernels,
+    copies and sets the span launched, joined by correlation id):
+    ``self_device_time_total`` (its own launches), ``device_time_total``
+    (with the spans inside it), torch's ``cuda_*`` names, ``gpu_ms``,
+    ``kernel_count``, ``self_cuda_us``, ``device_us``; without device
+    activity they read as none (``gpu_ms`` -1.0, the others 0).
+    ``out_bytes`` is -1 (not recorded).  Memory, with
     ``profile(profile_memory=True)``: torch's ``cpu_memory_usage`` and
     ``self_cpu_memory_usage`` (bytes allocated minus freed by the span's
     own thread), and spanscope's ``peak_cpu_memory_usage``,
@@ -529,8 +544,13 @@ class FunctionEvent:
     def _view(cls, rec: "_Recording", i: int, owner: "EventList") -> "FunctionEvent":
         e = cls.__new__(cls)
         e._rec, e._i, e._list, e._kids = rec, i, owner, None
-        e._self_cuda_us, e._device_us = 0.0, 0.0
+        e._self_cuda_us = e._device_us = None  # the recording's (_device_span_ns)
         return e
+
+    def _dev(self, k: int) -> int:
+        """The recording's device value k for this span (0 own ns, 1 total
+        ns, 2 kernels launched)."""
+        return int(_device_span_ns(self._rec)[k][self._i])
 
     def _field(self, f):
         return int(self._rec.spans[f][self._i])
@@ -614,16 +634,38 @@ class FunctionEvent:
     stack = property(lambda self: self._rec.stack_of(self._i))
     module = property(lambda self: self._payload("module"))
     args = property(lambda self: self._payload("args"))
-    #: device time of this span in ms, -1.0: none (tensorplay's gpu_ms)
-    gpu_ms = property(lambda self: float(self._payload("gpu_ms", -1.0)))
+    @property
+    def gpu_ms(self) -> float:
+        """Device time of the work this span launched itself, ms; -1.0:
+        none (tensorplay's gpu_ms)."""
+        g = self._payload("gpu_ms")
+        if g is not None or self._list is None or self._rec.device is None:
+            return float(g if g is not None else -1.0)
+        own = self._dev(0)
+        return own / 1e6 if own > 0 else -1.0
+
     #: bytes of this span's outputs, -1: not recorded (tensorplay's out_bytes)
     out_bytes = property(lambda self: int(self._payload("out_bytes", -1)))
-    kernel_count = property(lambda self: int(self._payload("kernel_count", 0)))
-    self_cuda_us = property(lambda self: self._self_cuda_us)
-    #: device time of the work inside this span, µs: 0.0 (no device work
-    #: is recorded on this build); None only for a FunctionEvent made with
-    #: device_us=None
-    device_us = property(lambda self: self._device_us)
+
+    @property
+    def kernel_count(self) -> int:
+        """Kernels this span launched itself (tensorplay's kernel_count)."""
+        k = self._payload("kernel_count")
+        if k is not None or self._list is None:
+            return int(k or 0)
+        return self._dev(2)
+
+    @property
+    def self_cuda_us(self) -> float:
+        """Device time of the work this span launched itself, µs."""
+        return self._self_cuda_us if self._list is None else self._dev(0) / 1e3
+
+    @property
+    def device_us(self) -> float:
+        """Device time of the work launched inside this span (by it and by
+        every span inside it), µs; 0.0 without device activity; None only
+        for a FunctionEvent made with device_us=None."""
+        return self._device_us if self._list is None else self._dev(1) / 1e3
 
     @property
     def slot_id(self) -> int:
@@ -695,19 +737,29 @@ class FunctionEvent:
 
     @property
     def cuda_time_total(self) -> float:
-        """This span's own device time, µs (gpu_ms * 1000; 0.0 for none)."""
+        """torch's (deprecated) name of device_time_total, µs.  A
+        FunctionEvent made from a raw tuple: its own gpu_ms * 1000 (0.0
+        for none)."""
+        if self._list is not None:
+            return self._dev(1) / 1e3
         return max(self.gpu_ms, 0.0) * 1000.0
 
     @property
     def self_cuda_time_total(self) -> float:
-        return self._self_cuda_us
+        """Device time (µs) of the kernels, copies and sets this span
+        launched itself, not those of the spans inside it (torch's
+        self_device_time_total: device_time_total less its children's)."""
+        return self.self_cuda_us
 
     self_device_time_total = self_cuda_time_total
 
     @property
     def device_time_total(self) -> float:
-        """Device time of this span and the work inside it (device_us when
-        known, else its own: cuda_time_total)."""
+        """Device time (µs) of the kernels, copies and sets launched by
+        this span and by every span inside it (torch's device_time_total;
+        cuda_time_total is its old name).  0.0 without device activity."""
+        if self._list is not None:
+            return self._dev(1) / 1e3
         return self._device_us if self._device_us is not None else self.cuda_time_total
 
     device_time = device_time_total
@@ -1018,23 +1070,66 @@ def _build_table(rows: list, sort_by=None, row_limit=100, header=None,
     return "\n".join(out) + "\n"
 
 
-class _DeviceKernelTable:
-    """EventList.device_kernels(): one row (a FunctionEventAvg) per kernel
-    or copy the device ran, by (name, kind).  spanscope records no device
-    activity yet, so it has no rows; its table() is the header and the
-    total line (tensorplay's layout)."""
+@dataclasses.dataclass(frozen=True)
+class DeviceKernel:
+    """One piece of work the device ran (device_kernels().activities): its
+    name (a kernel's mangled name, kineto's "Memcpy HtoD (Pinned ->
+    Device)", "Memset (Device)"), kind ("k" kernel, "m" copy, "s" set),
+    device and stream, start and end (CLOCK_MONOTONIC ns, the spans'
+    timeline), duration in µs, CUPTI's correlation id (shared with the
+    cudaLaunchKernel/cudaMemcpy call that launched it), bytes (copies and
+    sets), grid and block (kernels), and the span that launched it
+    (a FunctionEvent, None when none: launched outside every span)."""
+    name: str
+    kind: str
+    device: int
+    stream: int
+    start_ns: int
+    end_ns: int
+    duration_us: float
+    correlation_id: int
+    bytes: int
+    grid: tuple
+    block: tuple
+    span: Any
 
-    def __init__(self, gpu_activities=(), sort_by=None):
+    @property
+    def span_name(self):
+        """The launching span's name, None when none."""
+        return self.span.name if self.span is not None else None
+
+
+class _DeviceKernelTable:
+    """EventList.device_kernels(): one row (a FunctionEventAvg: name, kind,
+    count, total/avg/min/max time) per kernel, copy or set the device ran,
+    by (name, kind), most time first; ``activities``: each of them on its
+    own (DeviceKernel: device, stream, start, duration, the launching
+    span), in start order.  table() is tensorplay's layout (no rows: the
+    header and the total line)."""
+
+    def __init__(self, device=None, events=None, sort_by=None):
         agg: dict = {}
-        for a in gpu_activities or ():
-            if a is None or len(a) < 4 or a[1] not in ("k", "m") or a[3] <= a[2]:
-                continue
-            row = agg.setdefault((a[0], a[1]), [0, 0, None, None])
-            d = a[3] - a[2]
-            row[0] += 1
-            row[1] += d
-            row[2] = d if row[2] is None else min(row[2], d)
-            row[3] = d if row[3] is None else max(row[3], d)
+        self.activities = []
+        if device is not None and len(device):
+            c = device.cols
+            sel = np.nonzero(device.on_device & (c["ends_ns"] > c["starts_ns"]))[0]
+            sel = sel[np.argsort(c["starts_ns"][sel], kind="stable")]
+            for i in sel.tolist():
+                name, kind = device.name(i), _DEV_LETTER[int(c["kinds"][i])]
+                d = int(c["ends_ns"][i] - c["starts_ns"][i])
+                row = agg.setdefault((name, kind), [0, 0, None, None])
+                row[0] += 1
+                row[1] += d
+                row[2] = d if row[2] is None else min(row[2], d)
+                row[3] = d if row[3] is None else max(row[3], d)
+                sp = int(device.span[i])
+                self.activities.append(DeviceKernel(
+                    name, kind, int(c["devices"][i]), int(c["streams"][i]),
+                    int(c["starts_ns"][i]), int(c["ends_ns"][i]), d / 1e3,
+                    int(c["correlations"][i]), int(c["bytes"][i]),
+                    (int(c["grid_x"][i]), int(c["grid_y"][i]), int(c["grid_z"][i])),
+                    (int(c["block_x"][i]), int(c["block_y"][i]), int(c["block_z"][i])),
+                    events[sp] if events is not None and 0 <= sp < len(events) else None))
         self.rows = [FunctionEventAvg(n, k, c, t // c, lo, hi, None, 0, 0.0, t / 1e3, c, t / 1e3,
                                       total_ns=t)
                      for (n, k), (c, t, lo, hi) in sorted(agg.items(), key=lambda x: -x[1][1])]
@@ -1117,6 +1212,8 @@ class EventList(list):
         raw = list(raw)
         if raw:
             self._adopt(_raw_recording(raw, base_ns, with_stack))
+            if self.gpu_activities:  # joined to the raw events by slot / correlation
+                self._rec.device = _device_of_tuples(self.gpu_activities, self._rec)
 
     def _adopt(self, rec: "_Recording") -> None:
         if getattr(self, "_samples_in", None) is not None and rec.samples is None:
@@ -1162,18 +1259,39 @@ class EventList(list):
     def __call__(self) -> list:
         return self.function_events
 
+    def _device(self) -> "_DeviceData | None":
+        """The device rows: the recording's (a profile with activities=[CUDA],
+        or EventList(raw, gpu_activities=...)), else the gpu_activities
+        tuples on their own (no spans to join); None when none."""
+        if self._rec is not None and self._rec.device is not None:
+            return self._rec.device
+        if self.gpu_activities:
+            return _device_of_tuples(self.gpu_activities, self._rec)
+        return None
+
     @property
     def device_time_by_span(self) -> list:
-        """For each span, the device time (µs) of the work inside it: 0.0
-        for each, as spanscope records no device work yet.  (tensorplay
-        1.1.0 answers 0 even with device work: its join on slot ids never
-        matches; see docs/coming-from-tensorplay.md.)"""
-        return [0.0] * len(self._spans)
+        """For each span (in the list's order), the device time in µs of
+        the kernels, copies and sets launched inside it, by it and by the
+        spans inside it (its device_time_total); 0.0 for a span that
+        launched none.  Joined by correlation id, never by time
+        (tensorplay 1.1.0 answers 0 even with device work: its join on
+        slot ids never matches; see docs/coming-from-tensorplay.md)."""
+        if self._rec is None or not self._spans:
+            return []
+        return (_device_span_ns(self._rec)[1] / 1e3).tolist()
 
     def device_kernels(self, sort_by=None) -> _DeviceKernelTable:
-        """What the device ran, one row per kernel or copy by its name
-        (empty until spanscope records device activity)."""
-        return _DeviceKernelTable(self.gpu_activities, sort_by)
+        """What the device ran: one row per kernel, copy or set by (name,
+        kind), with its calls and total/avg/min/max time, and each of them
+        on its own in ``activities`` (device, stream, start, duration, the
+        launching span); empty without device activity."""
+        return _DeviceKernelTable(self._device(), self._spans or None, sort_by)
+
+    def kineto_results(self) -> list:
+        """The device rows as DeviceActivity objects (see
+        profile.kineto_results), in start order."""
+        return _kineto_results(self._device())
 
     @property
     def self_cpu_time_total(self) -> float:
@@ -1537,6 +1655,12 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
         np.add.at(mem[0], k, rec.net_memory()[sel])
         np.add.at(mem[1], k, rec.net_memory(True)[sel])
         np.maximum.at(mem[2], k, rec.value("peak_bytes")[sel])
+    # device time per group: torch's sums of device_time_total and
+    # self_device_time_total over the group's spans
+    d_own, d_total, d_kern = _device_span_ns(rec)
+    g_own = np.bincount(k, weights=d_own[sel], minlength=n)
+    g_total = np.bincount(k, weights=d_total[sel], minlength=n)
+    g_kern = np.bincount(k, weights=d_kern[sel], minlength=n)
     first = np.full(n, len(keys), dtype=np.int64)
     np.minimum.at(first, k, np.nonzero(sel)[0])
     parents = rec.spans["parent"]
@@ -1551,8 +1675,9 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
         p0 = rec.payloads.get(int(first[g])) or {}
         rows.append(FunctionEventAvg(
             name, p0.get("kind", "u"), c, t // c if c else 0, int(mins[g]), int(maxs[g]),
-            shapes, s, 100.0 * s / total_sum if total_sum else 0.0, stack=stack,
-            flops=int(flops[g]), output_bytes=int(out_bytes[g]),
+            shapes, s, 100.0 * s / total_sum if total_sum else 0.0,
+            cuda_us=float(g_total[g]) / 1e3, kernel_count=int(g_kern[g]),
+            self_cuda_us=float(g_own[g]) / 1e3, stack=stack, flops=int(flops[g]), output_bytes=int(out_bytes[g]),
             nested_output_bytes=int(out_bytes[g]), total_ns=t, module=module,
             cpu_parent=events[par] if par >= 0 else None,
             is_python_function=bool(py[first[g]]), self_cpu_percent=100.0 * s / self_sum,
@@ -1582,26 +1707,62 @@ class DeviceActivity:
     #: external_id of a record no operation was being dispatched for
     NO_EXTERNAL_ID = 0xFFFFFFFFFFFFFFFF
 
-    def __init__(self, activity, launch_to_slot=None, device_name="cuda"):
+    def __init__(self, activity, launch_to_slot=None, device_name="cuda", *,
+                 linked_correlation_id=None, span=None):
         values = list(activity) + [None] * max(0, 13 - len(activity))
         (self._name, self._kind, self._start_ns, self._end_ns, self._device, self._stream,
          self._correlation, self._external_id, self._thread_id, self._cbid, self._bytes,
          self._copy_kind, self._value) = values[:13]
         self._launch_to_slot = launch_to_slot or {}
         self._device_name = device_name
+        self._linked = linked_correlation_id
+        self._span = span
 
     def name(self):
         return self._name
 
     def correlation_id(self):
-        """The id shared with the launch record of the same work."""
+        """CUPTI's correlation id: a kernel, copy or set shares it with the
+        runtime/driver call that launched it (cudaLaunchKernel, ...)."""
         return self._correlation
 
     def linked_correlation_id(self):
-        """The operation slot the work's launch belongs to, 0 for none."""
+        """The launching operation's id, 0 for none: for a recorded activity
+        torch's -- the External id of the span that launched it (span index
+        + 1 in profile.events(), as the Chrome trace's "External id"); for
+        tensorplay's tuples the operation slot."""
+        if self._linked is not None:
+            return self._linked
         if self._external_id not in (None, self.NO_EXTERNAL_ID):
             return self._external_id
         return self._launch_to_slot.get(self._correlation, 0)
+
+    def span(self):
+        """The index in profile.events() of the span that launched this
+        activity (the launching call's span for a runtime/driver call),
+        None when none."""
+        return self._span
+
+    def device_index(self):
+        """The CUDA device (torch's device_index), -1 for a host-side call."""
+        return -1 if self._device is None else self._device
+
+    def device_resource_id(self):
+        """The stream (torch's device_resource_id), -1 for a host-side call."""
+        return -1 if self._stream is None else self._stream
+
+    stream = device_resource_id
+
+    def start_thread_id(self):
+        """The OS thread id of the launching thread (-1 unknown)."""
+        return -1 if self._thread_id is None else self._thread_id
+
+    def nbytes(self):
+        """Bytes a copy or set moved, 0 otherwise."""
+        return self._bytes or 0
+
+    def duration_ns(self):
+        return self._end_ns - self._start_ns
 
     def op_slot(self):
         """The operation that asked for this work, or None."""
@@ -1610,9 +1771,9 @@ class DeviceActivity:
         return self._launch_to_slot.get(self._correlation)
 
     def activity_type(self) -> str:
-        """gpu_kernel, gpu_memcpy, cuda_runtime, cuda_driver or
+        """gpu_kernel, gpu_memcpy, gpu_memset, cuda_runtime, cuda_driver or
         gpu_user_annotation, by the record's kind."""
-        return {"k": "gpu_kernel", "m": "gpu_memcpy", "s": "gpu_memcpy", "r": "cuda_runtime",
+        return {"k": "gpu_kernel", "m": "gpu_memcpy", "s": "gpu_memset", "r": "cuda_runtime",
                 "d": "cuda_driver"}.get(self._kind, "gpu_user_annotation")
 
     def device_type(self):
@@ -1645,9 +1806,303 @@ def device_activities(gpu_activities, device_name="cuda") -> list:
 
 def device_activity_ready() -> bool:
     """Whether a device-activity session started now would report records:
-    False, as spanscope collects no device activity yet (tensorplay: False
-    until a first session in the process has collected some)."""
-    return False
+    whether the C core's CUPTI collector can start here (spanscope's
+    collector flushes at every stop, so its first session reports them
+    too; tensorplay: False until a first session in the process has
+    collected some)."""
+    return _ext.device_available(_ext.DEVICE_CUPTI) is None
+
+
+# --------------------------------------------------------------------------
+# Device activity recorded (the C core's /device rows, joined to the spans)
+# --------------------------------------------------------------------------
+
+#: /device's activity kinds (the file's numbers, docs/device.md) and
+#: tensorplay's letters for them
+_DEV_KERNEL, _DEV_MEMCPY, _DEV_MEMSET, _DEV_RUNTIME, _DEV_DRIVER = 1, 2, 3, 4, 5
+_DEV_LETTER = {1: "k", 2: "m", 3: "s", 4: "r", 5: "d"}
+_DEV_OF_LETTER = {v: k for k, v in _DEV_LETTER.items()}
+#: the int64 columns of a recording's device rows (the contract's /device
+#: columns; "span" is the face's own: the index of the launching span)
+_DEV_COLUMNS = ("kinds", "names_idx", "devices", "contexts", "streams", "correlations",
+                "starts_ns", "ends_ns", "bytes", "threads", "tids", "regions",
+                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+                "copy_kinds", "src_kinds", "dst_kinds")
+
+
+class _DeviceData:
+    """A recording's device activities: one row per kernel, copy, set,
+    runtime or driver API call the device collector recorded, as int64
+    numpy columns (_DEV_COLUMNS, the file's /device names), the activity
+    names (names_idx indexes them), ``span`` (per row, the index of its
+    launching span in the recording, -1 none) and the collector's
+    attributes (collector, clock, dropped, cupti_version, description)."""
+
+    def __init__(self, cols: dict, names: list, span, attrs=None):
+        n = len(span)
+        self.cols = {k: np.ascontiguousarray(cols[k], np.int64) if k in cols
+                     else np.full(n, -1 if k in ("threads", "tids", "regions", "devices",
+                                                 "contexts", "streams") else 0, np.int64)
+                     for k in _DEV_COLUMNS}
+        self.names = list(names)
+        self.span = np.ascontiguousarray(span, np.int64)
+        self.attrs = dict(attrs or {})
+        for k, v in self.cols.items():
+            if len(v) != n:
+                raise ValueError(f"device column {k} has {len(v)} rows, not {n}")
+        if n and (self.cols["names_idx"].min() < 0 or
+                  self.cols["names_idx"].max() >= len(self.names)):
+            raise ValueError("a device row's name index is out of range")
+
+    def __len__(self):
+        return len(self.span)
+
+    @property
+    def on_device(self) -> np.ndarray:
+        """True for the device's own work: kernels, copies, sets."""
+        k = self.cols["kinds"]
+        return (k >= _DEV_KERNEL) & (k <= _DEV_MEMSET)
+
+    @property
+    def durations(self) -> np.ndarray:
+        return self.cols["ends_ns"] - self.cols["starts_ns"]
+
+    def name(self, i: int) -> str:
+        return self.names[int(self.cols["names_idx"][i])]
+
+    def select(self, keep: np.ndarray, span_map=None) -> "_DeviceData":
+        """The rows where keep is True (span indices through span_map when
+        given: old index -> new, -1 dropped)."""
+        span = self.span[keep]
+        if span_map is not None:
+            span = np.where(span >= 0, span_map[np.maximum(span, 0)], -1)
+        return _DeviceData({k: v[keep] for k, v in self.cols.items()}, self.names, span,
+                           self.attrs)
+
+    @staticmethod
+    def concat(a: "_DeviceData | None", b: "_DeviceData | None",
+               shift: int) -> "_DeviceData | None":
+        """a's rows then b's (b's spans shifted by `shift`, its names mapped
+        into one list); None when both are None."""
+        if a is None and b is None:
+            return None
+        if a is None:
+            a = _DeviceData({}, [], np.zeros(0, np.int64), b.attrs)
+        if b is None:
+            return a
+        names = list(a.names)
+        index = {n: i for i, n in enumerate(names)}
+        nmap = np.fromiter((index.setdefault(n, len(index)) for n in b.names), np.int64,
+                           len(b.names))
+        names += [n for n in index if index[n] >= len(names)]
+        cols = {k: np.concatenate([a.cols[k], b.cols[k] if k != "names_idx" else
+                                   nmap[b.cols[k]] if len(b.cols[k]) else b.cols[k]])
+                for k in _DEV_COLUMNS}
+        attrs = dict(b.attrs)
+        attrs["dropped"] = int(a.attrs.get("dropped", 0)) + int(b.attrs.get("dropped", 0))
+        return _DeviceData(cols, names, np.concatenate(
+            [a.span, np.where(b.span >= 0, b.span + shift, -1)]), attrs)
+
+
+def _device_launch_spans(rec: "_Recording", cols: dict, region_names: list) -> np.ndarray:
+    """Per /device row, the index of its launching span in rec (-1 none):
+    the innermost span OF THE ROW'S REGION open on the launching thread at
+    the launch -- the rule the C core attributes by (the external
+    correlation id pushed at a span's begin is its region), never "a span
+    open at that time".  The launch is the runtime/driver API row of the
+    same correlation id (its thread, region and start); a device row with
+    no such row uses its own thread and region at its own start.  Threads
+    are matched by OS tid (rec.threads' native ids), else by the session's
+    thread index; regions by name."""
+    n = len(cols["kinds"])
+    out = np.full(n, -1, np.int64)
+    spans = rec.spans
+    if not n or not len(spans):
+        return out
+    kinds = np.asarray(cols["kinds"], np.int64)
+    corr = np.asarray(cols["correlations"], np.int64)
+    tids = np.array(cols["tids"], np.int64)  # copies: filled in from the API rows
+    threads = np.array(cols["threads"], np.int64)
+    regions = np.array(cols["regions"], np.int64)
+    t_launch = np.asarray(cols["starts_ns"], np.int64).copy()
+    # device rows take their launch from the API row of their correlation
+    api = np.nonzero(kinds >= _DEV_RUNTIME)[0]
+    if len(api):
+        by_corr = dict(zip(corr[api].tolist(), api.tolist()))
+        for i in np.nonzero(kinds < _DEV_RUNTIME)[0].tolist():
+            j = by_corr.get(int(corr[i]))
+            if j is not None:
+                tids[i], threads[i], regions[i], t_launch[i] = \
+                    tids[j], threads[j], regions[j], t_launch[j]
+    # the row's thread as rec's thread index
+    tindex = {int(t[0]): k for k, t in enumerate(rec.threads)}
+    th = np.array([tindex.get(int(t), -1) if t >= 0 else
+                   (int(x) if 0 <= x < len(rec.threads) else -1)
+                   for t, x in zip(tids.tolist(), threads.tolist())], np.int64)
+    # the row's region as rec's region ids (by name)
+    by_name: dict = {}
+    for r, nm in enumerate(rec.names):
+        by_name.setdefault(nm, []).append(r)
+    reg_ids = [by_name.get(region_names[r], []) if 0 <= r < len(region_names) else []
+               for r in regions.tolist()]
+    s_region = spans["region"].astype(np.int64)
+    parent = spans["parent"]
+    s_thread = spans["thread"].astype(np.int64)
+    groups: dict = {}
+    for i in range(n):
+        if th[i] >= 0 and reg_ids[i]:
+            groups.setdefault((int(th[i]), tuple(reg_ids[i])), []).append(i)
+    for (t, rids), rows in groups.items():
+        idx = np.nonzero((s_thread == t) & np.isin(s_region, rids))[0]  # start order
+        if not len(idx):
+            continue
+        rows = np.array(rows, np.int64)
+        ts = t_launch[rows]
+        pos = np.searchsorted(spans["start"][idx], ts, "right") - 1
+        for k, p in zip(rows.tolist(), pos.tolist()):
+            # the region's span that began last before the launch; when it
+            # had ended by then, the one open then encloses it: up its
+            # parents to the first of the region still open (the innermost)
+            j = int(idx[p]) if p >= 0 else -1
+            while j >= 0 and (spans["end"][j] <= t_launch[k] or int(s_region[j]) not in rids):
+                j = int(parent[j])
+            out[k] = j
+    return out
+
+
+def _device_of_read(d: dict, rec: "_Recording") -> "_DeviceData | None":
+    """The device rows of a file (the dict _ext.device_read gives) joined
+    to rec's spans; None when the file has none."""
+    n = int(d["n"]) if "n" in d else len(d["kinds"])
+    if not n:
+        return None
+    cols = {k: np.asarray(d[k], np.int64) if isinstance(d[k], (list, tuple, np.ndarray))
+            else np.frombuffer(d[k], np.int64) for k in _DEV_COLUMNS if k in d}
+    span = _device_launch_spans(rec, cols, list(d.get("region_names") or ()))
+    attrs = {k: d.get(k) for k in ("collector", "clock", "dropped", "cupti_version",
+                                   "description")}
+    return _DeviceData(cols, list(d["names"]), span, attrs)
+
+
+def _device_of_tuples(gpu_activities, rec: "_Recording | None") -> "_DeviceData | None":
+    """tensorplay's device tuples (EventList(gpu_activities=...): name,
+    kind k|m|s|r|d, start_ns, end_ns, device, stream, correlation,
+    external_id (the launching op's slot, 2**64-1 none), os_tid, ...,
+    bytes at 10, copy_kind at 11) as device rows.  A row's span is the
+    event whose slot_id (its index in the raw list unless given) is its
+    external id, or that of the API row of its correlation id: the join
+    tensorplay means (its own never matches).  A tuple of an unknown kind
+    or too short is a ValueError."""
+    acts = list(gpu_activities or ())
+    if not acts:
+        return None
+    n = len(acts)
+    cols = {k: np.zeros(n, np.int64) for k in _DEV_COLUMNS}
+    for k in ("threads", "tids", "regions", "contexts"):
+        cols[k][:] = -1
+    names: list = []
+    nindex: dict = {}
+    ext = np.full(n, -1, np.int64)
+    for i, a in enumerate(acts):
+        try:
+            name, kind, start, end = a[0], a[1], int(a[2]), int(a[3])
+            knum = _DEV_OF_LETTER[kind]
+        except (TypeError, IndexError, ValueError, KeyError) as e:
+            raise ValueError(f"device record {i}: (name, kind k|m|s|r|d, start_ns, end_ns, "
+                             f"...) expected, not {a!r}") from e
+
+        def at(j, default=0):
+            return int(a[j]) if len(a) > j and a[j] is not None else default
+        cols["kinds"][i], cols["starts_ns"][i], cols["ends_ns"][i] = knum, start, end
+        cols["names_idx"][i] = nindex.setdefault(str(name), len(nindex))
+        if cols["names_idx"][i] == len(names):
+            names.append(str(name))
+        cols["devices"][i] = at(4, -1) if knum < _DEV_RUNTIME else -1
+        cols["streams"][i] = at(5, -1) if knum < _DEV_RUNTIME else -1
+        cols["correlations"][i] = at(6, -1)
+        x = at(7, DeviceActivity.NO_EXTERNAL_ID)
+        ext[i] = x if x != DeviceActivity.NO_EXTERNAL_ID else -1
+        cols["tids"][i] = at(8, -1)
+        cols["bytes"][i], cols["copy_kinds"][i] = at(10), at(11)
+    span = np.full(n, -1, np.int64)
+    if rec is not None and len(rec.spans):
+        slot = {}
+        for i in range(len(rec.spans)):
+            p = rec.payloads.get(i) or {}
+            slot.setdefault(int(p.get("slot_id", p.get("raw_index", i))), i)
+        by_corr = {}
+        for i in range(n):
+            if ext[i] >= 0:
+                by_corr.setdefault(int(cols["correlations"][i]), int(ext[i]))
+        for i in range(n):
+            s = int(ext[i]) if ext[i] >= 0 else by_corr.get(int(cols["correlations"][i]), -1)
+            span[i] = slot.get(s, -1)
+    return _DeviceData(cols, names, span, {"collector": "tensorplay"})
+
+
+def _device_span_ns(rec: "_Recording") -> tuple:
+    """(own, total, kernels) per span of rec, int64: the device time (ns)
+    of the kernels, copies and sets the span itself launched, the same
+    with every span inside it (the one fold's rule for per-span values:
+    a span's total is its own plus its children's totals), and the number
+    of kernels it launched itself.  Without device rows, a raw recording's
+    gpu_ms (tensorplay's per-op device time) is the own time.  Zeros
+    without either."""
+    cache = rec.__dict__.get("_dev_ns")
+    if cache is not None:
+        return cache
+    n = len(rec.spans)
+    own = np.zeros(n, np.int64)
+    kernels = np.zeros(n, np.int64)
+    dev = rec.device
+    if dev is not None and len(dev):
+        sel = dev.on_device & (dev.span >= 0) & (dev.span < n)
+        np.add.at(own, dev.span[sel], np.maximum(dev.durations[sel], 0))
+        ks = sel & (dev.cols["kinds"] == _DEV_KERNEL)
+        np.add.at(kernels, dev.span[ks], 1)
+    else:
+        for i, p in rec.payloads.items():
+            g = p.get("gpu_ms")
+            if g is not None and g > 0:
+                own[i] = int(round(float(g) * 1e6))
+            if p.get("kernel_count"):
+                kernels[i] = int(p["kernel_count"])
+    total = own.copy()
+    if n and own.any():
+        # each span's own time added to every span it lies in (up its parents)
+        parent = rec.spans["parent"]
+        node = np.nonzero(own)[0]
+        vals = own[node]
+        node = parent[node]
+        while len(node):
+            keep = node >= 0
+            node, vals = node[keep], vals[keep]
+            np.add.at(total, node, vals)
+            node = parent[node]
+    rec._dev_ns = (own, total, kernels)
+    return rec._dev_ns
+
+
+def _kineto_results(device: "_DeviceData | None") -> list:
+    """device's rows as DeviceActivity objects, in start order: tensorplay's
+    tuple fields (name, kind k|m|s|r|d, start_ns, end_ns, device, stream
+    -- -1 for host-side calls --, correlation, external_id: the launching
+    span's index, os_tid, cbid 0, bytes, copy_kind, 0), linked to the
+    launching span's External id (its index + 1, 0 none)."""
+    if device is None or not len(device):
+        return []
+    c = device.cols
+    out = []
+    for i in np.argsort(c["starts_ns"], kind="stable").tolist():
+        k, sp = int(c["kinds"][i]), int(device.span[i])
+        on = k < _DEV_RUNTIME
+        t = (device.name(i), _DEV_LETTER[k], int(c["starts_ns"][i]), int(c["ends_ns"][i]),
+             int(c["devices"][i]) if on else -1, int(c["streams"][i]) if on else -1,
+             int(c["correlations"][i]), sp if sp >= 0 else DeviceActivity.NO_EXTERNAL_ID,
+             int(c["tids"][i]), 0, int(c["bytes"][i]), int(c["copy_kinds"][i]), 0)
+        out.append(DeviceActivity(t, linked_correlation_id=sp + 1 if sp >= 0 else 0,
+                                  span=sp if sp >= 0 else None))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -1973,11 +2428,14 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
     """Folded stacks of rec at path: from its samples when it has them
     (with_samples: one line per thread and sampled stack, frames outermost
     first, the CPU µs they stand for), else from its spans' nesting (one
-    line per thread and span path, its self µs).  The device metrics give
-    no lines (spanscope records no device time)."""
+    line per thread and span path, its self µs).  The device metrics
+    (self_cuda_time_total, self_device_time_total: torch's) give one line
+    per span path whose spans launched device work themselves, its self
+    device µs (activities=[CUDA]); none without device activity."""
     if metric not in ("self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"):
         raise ValueError(f"metric must be 'self_cpu_time_total', not {metric!r}")
-    if rec.samples is not None:
+    device = metric != "self_cpu_time_total"
+    if rec.samples is not None and not device:
         s = rec.samples
         us = 1e6 / s.hz if s.hz else 1.0
         lines = s.folded().items() if metric == "self_cpu_time_total" else ()
@@ -1987,7 +2445,7 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
     parent = spans["parent"].tolist()
     region = spans["region"].tolist()
     thread = spans["thread"].tolist()
-    selfns = spans["self"].tolist()
+    selfns = (_device_span_ns(rec)[0] if device else spans["self"]).tolist()
     paths: list = [None] * len(spans)
     acc: dict = {}
     for i in range(len(spans)):  # parents come before their children
@@ -1998,7 +2456,7 @@ def _export_stacks(rec: _Recording, path: str, metric: str) -> None:
         p = parent[i]
         paths[i] = (paths[p] + ";" + name) if p >= 0 else \
             f"thread_{rec.threads[thread[i]][0]};{name}"
-        if metric == "self_cpu_time_total":
+        if not device or selfns[i]:
             acc[paths[i]] = acc.get(paths[i], 0) + selfns[i]
     write_text_replacing(path, "".join(f"{k} {v // 1000}\n" for k, v in acc.items()))
 
@@ -2265,11 +2723,12 @@ class profile:
                                  "ProfilerActivity.CUDA") from None
         if not acts:  # torch.profiler.profile asserts it
             raise AssertionError("No valid profiler activities found")
-        wants_device = (ProfilerActivity.CUDA in acts or use_device not in (None, "cpu")
-                        or bool(gpu_timing) or bool(gpu_trace))
-        if wants_device:
-            warnings.warn("spanscope: no device support in this build (no CUDA device/CUPTI); "
-                          "profiling the CPU only", RuntimeWarning, stacklevel=2)
+        #: the C core's device collectors this profile runs while it records
+        #: (SPS_DEVICE_* bits): CUPTI for activities=[CUDA] / use_device
+        #: "cuda" / gpu_trace (tensorplay's rule: not when gpu_timing asks
+        #: for event pairs instead)
+        self._device_what = self._device_collectors(acts, use_device, gpu_timing, gpu_trace)
+        self._device_on = 0  # the collectors started for the window recording now
         if schedule is not None and not callable(schedule):
             raise TypeError("schedule must be callable (see profiler.schedule)")
         if on_trace_ready is not None and not callable(on_trace_ready):
@@ -2307,6 +2766,39 @@ class profile:
         self._hooks_info = None  # what mem_hooks_install said (numpy_scope)
         self._memory_session = False  # the window's session reads memory values
         self._sampling_ours = False  # this profile started the sampler
+
+    @staticmethod
+    def _device_collectors(acts, use_device, gpu_timing, gpu_trace) -> int:
+        """The device collectors to run (SPS_DEVICE_* bits) for these
+        arguments, each checked with the C core now: what cannot run here
+        is left out with one RuntimeWarning saying why (the core's own
+        line: no NVIDIA driver, no libcupti, ...), and the profile records
+        the CPU only (torch warns and goes on the same way)."""
+        dev = None if use_device is None else str(use_device).lower()
+        cuda = ProfilerActivity.CUDA in acts or (dev or "").startswith("cuda")
+        trace = bool(gpu_trace) if gpu_trace is not None else (cuda and gpu_timing is None)
+        why = []
+        if dev not in (None, "cpu") and not dev.startswith("cuda"):
+            why.append(f"spanscope records no {use_device!r} device (CUDA only)")
+        what = 0
+        if trace:
+            reason = _ext.device_available(_ext.DEVICE_CUPTI)
+            if reason is None:
+                what |= _ext.DEVICE_CUPTI
+            else:
+                why.append(f"CUDA activity (CUPTI) cannot be recorded here: {reason}")
+        if gpu_timing:
+            # CUDA event pairs per region: ProfileManager's use_gpu_timing
+            # records them into its file (gpu_durations); this face joins
+            # CUPTI's activities to its spans, not event pairs
+            why.append("gpu_timing (CUDA event pairs per region) is recorded by "
+                       "ProfileManager(use_gpu_timing=True), not by profile(); use "
+                       "activities=[ProfilerActivity.CUDA] for the device's activity")
+        if why:
+            warnings.warn("spanscope: " + "; ".join(why) +
+                          ("; profiling the CPU only" if not what else ""),
+                          RuntimeWarning, stacklevel=3)
+        return what
 
     @property
     def current_action(self):
@@ -2495,6 +2987,7 @@ class profile:
 
     def _release_session(self) -> None:
         self._stop_sampling()
+        self._stop_device()
         _ext.set_capture(None)
         if self._stacks_on:
             self._stacks_on = False
@@ -2517,8 +3010,44 @@ class profile:
                          self.with_stack or self.with_modules)
         if self.with_samples:
             self._start_sampling()
+        self._start_device()
         self._tnames = _python_thread_names()
         self._t0 = _ext.now_ns()
+
+    # -- activities=[CUDA]: the C core's device collectors per window -------
+    def _start_device(self) -> None:
+        """Starts the device collectors this profile asked for
+        (sps_device_start), for the window's session.  When they cannot
+        start now (another CUPTI subscriber -- Nsight Systems, another
+        profiler -- holds CUPTI, say) one RuntimeWarning says why and the
+        profile goes on recording the CPU only."""
+        if not self._device_what or self._device_on:
+            return
+        if not self._owned():
+            warnings.warn("activities=[CUDA]: a spanscope session was already running "
+                          "(ProfileManager.setup or another caller): the device's activity "
+                          "goes to that session's file when it finalizes, not to this "
+                          "profile's events and traces", RuntimeWarning, stacklevel=5)
+        try:
+            _ext.device_start(self._device_what)
+        except RuntimeError as e:
+            self._device_what = 0  # said once; the next windows record the CPU only
+            warnings.warn(f"spanscope: CUDA activity cannot be recorded: {e}; profiling the "
+                          "CPU only", RuntimeWarning, stacklevel=5)
+            return
+        self._device_on = self._device_what
+
+    def _stop_device(self) -> int:
+        """Stops (flushing everything in flight) the collectors this
+        profile started; returns which were on."""
+        on, self._device_on = self._device_on, 0
+        if on:
+            try:
+                _ext.device_stop(on)
+            except (RuntimeError, ValueError) as e:
+                warnings.warn(f"spanscope: stopping the device collectors failed: {e}",
+                              RuntimeWarning, stacklevel=3)
+        return on
 
     # -- with_samples: the sampler for each recording window ----------------
     def _start_sampling(self) -> None:
@@ -2548,25 +3077,35 @@ class profile:
             self._sampling_ours = False
             _ext.sampling_stop()
 
-    def _take_samples(self, t0: int, t1: int, names: list):
-        """The window's samples ([t0, t1]) as Samples named by names, or
-        None when this profile does not own the session (they stay in it).
-        The core hands samples out only with a finalize, so the profile's
-        own session is finalized into a temporary file (spans already
-        read), read (sps_samples_read) and removed; the sampler is stopped
-        after that finalize, so that the file has its rate."""
+    def _read_window_file(self, samples: bool, device: bool) -> tuple:
+        """(the samples, the device rows) the window's session holds, as
+        read_stack_samples and _ext.device_read give them, each None when
+        not asked for or when this profile does not own the session (they
+        stay in it).  The core hands them out only with a finalize, so the
+        profile's own session is finalized into a temporary file (spans
+        already read), read (sps_samples_read, sps_device_read) and
+        removed; the sampler is stopped after that finalize, so that the
+        file has its rate."""
+        if not (samples or device):
+            return None, None
         try:
             if not (self._owned() and _ext.is_active()):
-                return None
-            fd, tmp = tempfile.mkstemp(prefix="spanscope-samples-", suffix=".h5")
+                return None, None
+            fd, tmp = tempfile.mkstemp(prefix="spanscope-window-", suffix=".h5")
             os.close(fd)
+            s = d = None
             try:
                 _ext.finalize(tmp, False)
-                s = read_stack_samples(tmp)
+                if samples:
+                    s = read_stack_samples(tmp)
+                if device:
+                    d = _ext.device_read(tmp)
             except (OSError, RuntimeError, ValueError) as e:
-                warnings.warn(f"with_samples=True: the window's samples could not be read "
-                              f"back: {e}", RuntimeWarning, stacklevel=4)
-                return Samples.empty(self._sample_hz)
+                what = " and ".join(w for w, on in (("samples", samples),
+                                                    ("device activity", device)) if on)
+                warnings.warn(f"spanscope: the window's {what} could not be read back: {e}",
+                              RuntimeWarning, stacklevel=4)
+                return (Samples.empty(self._sample_hz) if samples and s is None else s), None
             finally:
                 try:
                     os.unlink(tmp)
@@ -2574,6 +3113,13 @@ class profile:
                     pass
         finally:
             self._stop_sampling()
+        return s, d
+
+    def _take_samples(self, s, t0: int, t1: int, names: list):
+        """The window's samples s ([t0, t1] kept) as Samples named by names;
+        None for None (the session was not this profile's)."""
+        if s is None:
+            return None
         s = s.select((s.times_ns >= t0) & (s.times_ns <= t1))
         if not s.hz:
             s.hz = self._sample_hz
@@ -2581,6 +3127,7 @@ class profile:
 
     def _stop_trace(self) -> None:
         t1 = _ext.now_ns()
+        device_on = self._stop_device()  # flushed: the finalize below writes it
         if self._stacks_on and _ext.is_active():
             _ext.capture_stacks(False)
         self._stacks_on = False
@@ -2617,11 +3164,15 @@ class profile:
                 "profile_memory": values is not None and "alloc_bytes" in vnames,
                 "with_samples": self.with_samples}
         anchor, traced = _ext.clock_anchor(), frozenset(_ext.traced_regions)
-        samples = self._take_samples(t0, t1, names) if self.with_samples else None
+        raw_samples, raw_device = self._read_window_file(self.with_samples, bool(device_on))
+        samples = self._take_samples(raw_samples, t0, t1, names) if self.with_samples else None
         if samples is not None:
             names = samples.region_names  # names, then any region only samples name
         window = _Recording(spans, names, threads, payloads, t0, t1, opts, counters,
                             anchor, traced, values, vnames, samples)
+        if raw_device is not None:
+            # each activity joined to its launching span of this window
+            window.device = _device_of_read(raw_device, window)
         if self.acc_events and self._result is not None:
             # torch's acc_events: the cycles so far, one after another
             window = _concat_recordings(self._result, window)
@@ -2654,19 +3205,32 @@ class profile:
 
     @property
     def device_time_by_span(self) -> list:
-        """For each span of events(), the device time (µs) of the work
-        inside it: 0.0 each until spanscope records device work."""
+        """For each span of events(), the device time in µs of the kernels,
+        copies and sets launched inside it (by it and the spans inside
+        it: its device_time_total), joined by correlation id; 0.0 for a
+        span that launched none, and for every span without
+        activities=[CUDA] (or where the device could not be recorded)."""
         return self.events().device_time_by_span
 
     def device_kernels(self, sort_by=None):
-        """What the device ran, by the name it knows it by (no rows until
-        spanscope records device activity)."""
+        """What the device ran (activities=[CUDA]): one row per kernel,
+        copy or set by (name, kind) with calls and total/avg/min/max time;
+        ``activities`` lists each one with its device, stream, start,
+        duration and launching span (events())."""
         return self.events().device_kernels(sort_by)
 
     def kineto_results(self) -> list:
-        """The device's own records as DeviceActivity objects: none until
-        spanscope collects device activity."""
-        return device_activities([])
+        """Every activity the device collector recorded (activities=[CUDA])
+        as a DeviceActivity, in start order: the kernels, copies and sets,
+        and the runtime/driver calls that launched them -- name(),
+        correlation_id() (CUPTI's: a kernel shares it with its
+        cudaLaunchKernel), linked_correlation_id() (the launching span's
+        External id: its index in events() + 1, 0 none), span() (that
+        index), activity_type() (gpu_kernel, gpu_memcpy, gpu_memset,
+        cuda_runtime, cuda_driver), device_type(), device_index(),
+        device_resource_id() (the stream), start_ns(), end_ns(),
+        duration_us()."""
+        return self.events().kineto_results()
 
     def memory_summary(self) -> tuple:
         """(total bytes allocated, peak live bytes, timeline): tensorplay's
@@ -2862,8 +3426,10 @@ class profile:
         value the CPU µs they stand for.  Without: the spans' nesting,
         which every recording has, so with_stack=True is not needed
         (tensorplay asserts it: its folded stacks are the Python frames),
-        value the span path's self µs.  metric: self_cpu_time_total
-        (torch's device metrics are accepted and give no lines)."""
+        value the span path's self µs.  metric: self_cpu_time_total, or
+        torch's device metrics (self_cuda_time_total, self_device_time_total):
+        the span paths' self device µs, from the spans (activities=[CUDA];
+        no lines without device activity)."""
         _export_stacks(self._recording("exporting stacks"), os.fspath(path), metric)
 
     def __repr__(self):
