@@ -1264,6 +1264,31 @@ SPS_API int sps_timeline_write(const char *path, const sps_timeline_t *t);
 SPS_API int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
                                        const sps_samples_t *samples);
 
+/* sps_timeline_write_samples with device activity the caller holds
+ * (device NULL, or n 0: the same file as sps_timeline_write_samples).
+ * The caller fills *device with its own arrays (impl_ NULL; nothing is
+ * kept after the call), as sps_device_read hands a file's out: kinds,
+ * names_idx and names, starts_ns/ends_ns (CLOCK_MONOTONIC ns, as the
+ * spans), correlations, tids, and for device rows devices and streams
+ * are needed; contexts, bytes, grid_*, block_*, copy_kinds, src_kinds and
+ * dst_kinds may be NULL (0), regions too (-1: no launching span; else an
+ * index into region_names, matched by name against the timeline's
+ * names); threads, ranks and call_ids are not read.  An API row goes on
+ * the timeline thread whose thread_ids entry is its tid (else a row of its
+ * own, "thread TID (CUDA)"); its launching span is the innermost span of
+ * its region on that thread that holds its start.  What is written:
+ * export.h's device events (JSON: kineto's cuda_runtime / kernel /
+ * gpu_memcpy / gpu_memset rows, "External id" on every span and on the
+ * rows of the span that launched them, ac2g flows, "GPU N" processes with
+ * "stream S" threads; Perfetto: a process per GPU, a track per stream,
+ * flows from each API call to what it launched).  Every index is checked
+ * before anything is written.  Returns sps_timeline_write_samples's codes
+ * (SPS_EINVAL with sps_last_error naming a bad column and row).  Needs no
+ * session; any thread. */
+SPS_API int sps_timeline_write_device(const char *path, const sps_timeline_t *t,
+                                      const sps_samples_t *samples,
+                                      const sps_device_t *device);
+
 /* A thread of the session, by its index (0, 1, ... in order of first use). */
 typedef struct sps_thread {
     int64_t native_id;   /* the kernel's thread id (gettid) */
@@ -1640,6 +1665,17 @@ SPS_API int sps_metadata_read(const char *path, sps_meta_attr_t **out,
                               size_t *n, char *err, size_t errlen);
 /* Frees what sps_metadata_read returned (NULL is fine). */
 SPS_API void sps_metadata_free(sps_meta_attr_t *attrs, size_t n);
+/* Sets one attribute of the /metadata group of the spanscope (or
+ * scope-profiler) HDF5 file at path to the string value, replacing one of
+ * that name (the group is made when the file has none): what a tool learns
+ * only once the file is written, such as `spanscope run --follow`'s table
+ * of processes in the merged file.  The file must be closed (no session
+ * writing it).  path, key and value are borrowed.  Returns 0, SPS_EINVAL
+ * (a NULL argument or an empty key), SPS_EIO (cannot open it for writing),
+ * SPS_EFORMAT (not an HDF5 file HDF5 reads safely) or SPS_EHDF5, with the
+ * one-line reason in err[0..errlen) when err is not NULL. */
+SPS_API int sps_metadata_write(const char *path, const char *key, const char *value,
+                               char *err, size_t errlen);
 
 /* Hostile files.  libhdf5 1.10 crashes or loops on some corrupt files (a
  * broken global heap of variable-length strings, a broken attribute

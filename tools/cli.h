@@ -96,6 +96,10 @@ void cli_progress(const char *what, uint64_t done, uint64_t total, int final);
  * saying that the Python package is needed. */
 int cli_python(int argc, char **argv);
 
+/* spanscope run --follow -- CMD, once cmd_run has set the environment up
+ * (cmd_run_follow.c): the exit status to end with. */
+int cmd_run_follow(char **cmd, int quiet);
+
 #define die cli_die
 #define input_watchdog cli_input_watchdog
 

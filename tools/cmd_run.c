@@ -11,7 +11,9 @@
  * libspanscope_pmpi (--mpi) after it --, and this process execs CMD.  CMD
  * keeps this process's pid, stdin, stdout, stderr, signals and exit status;
  * the preloaded library sets the session up before CMD's main and writes
- * the profile at its exit.  Everything else (a Python script, --help) goes
+ * the profile at its exit.  With --follow the tool starts CMD as its child
+ * instead and stays to merge the tree's parts (cmd_run_follow.c).
+ * Everything else (a Python script, --help) goes
  * to the Python package's run as before (cli_python), which says what is
  * wrong when the package is not there.
  */
@@ -48,6 +50,9 @@ static const char usage[] =
     "  --functions           every function of code built with -finstrument-functions\n"
     "  --mpi                 MPI calls as regions, one file for all ranks\n"
     "                        (mpirun -n 4 spanscope run --mpi -o out.h5 -- ./prog)\n"
+    "  --follow              the whole process tree: every process the command starts\n"
+    "                        (exec'd or forked) records its own part, merged into the\n"
+    "                        output at the command's exit, one process each\n"
     "  -q, --quiet           no line on stderr when the profile is written\n"
     "spanscope run [OPTIONS] SCRIPT.py [ARGS...] runs a Python script (Python package):\n";
 
@@ -232,6 +237,32 @@ static int preload_add(char *buf, size_t cap, const char *lib) {
     return 0;
 }
 
+/* --follow: the parts directory beside the output (OUT.parts-XXXXXX, on
+ * its file system) and the variables every process of the tree inherits:
+ * SPANSCOPE_FOLLOW (the directory), SPANSCOPE_RUN_FOLLOW=1 (the preloaded
+ * library joins every process, not only SPANSCOPE_RUN_PID's) and
+ * SPANSCOPE_FOLLOW_SETTINGS (the parts' stem, as the Python runner's).
+ * The output must be a format the merge writes.  0, or -1 (said). */
+static int follow_start(void) {
+    const char *out = getenv("SPANSCOPE_OUTPUT");
+    static const char *const sfx[] = {".h5", ".json", ".json.gz", ".pftrace"};
+    size_t n = out ? strlen(out) : 0, ok = 0;
+    for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++)
+        ok |= n > strlen(sfx[i]) && !strcmp(out + n - strlen(sfx[i]), sfx[i]);
+    if (!ok)
+        return cli_die(EXIT_USAGE, "run: --follow: %s: the merged profile is .h5, or a trace: "
+                                   ".json, .json.gz (Chrome trace JSON), .pftrace (Perfetto)",
+                       out ? out : "(no output)"), -1;
+    char dir[PATH_MAX + 16];
+    if (snprintf(dir, sizeof dir, "%s.parts-XXXXXX", out) >= (int)sizeof dir || !mkdtemp(dir))
+        return cli_die(EXIT_USAGE, "run: --follow: cannot make the parts directory beside %s: "
+                                   "%s", out, strerror(errno)), -1;
+    setenv("SPANSCOPE_FOLLOW", dir, 1);
+    setenv("SPANSCOPE_RUN_FOLLOW", "1", 1);
+    setenv("SPANSCOPE_FOLLOW_SETTINGS", "{\"stem\": \"part\"}", 1);
+    return 0;
+}
+
 /* spanscope run ARGS... */
 int cmd_run(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "--usage-native")) {
@@ -253,7 +284,7 @@ int cmd_run(int argc, char **argv) {
     }
     const char *output = NULL, *label = NULL, *config = NULL;
     const char *mem = NULL, *hz = NULL;
-    int no_output = 0, aggregate = 0, functions = 0, mpi = 0, quiet = 0;
+    int no_output = 0, aggregate = 0, functions = 0, mpi = 0, quiet = 0, follow = 0;
     for (int i = 1; i < split; i++) {
         const char *a = argv[i];
         int o = cli_output_opt(split, argv, &i, &output);
@@ -282,6 +313,8 @@ int cmd_run(int argc, char **argv) {
             functions = 1;
         } else if (!strcmp(a, "--mpi")) {
             mpi = 1;
+        } else if (!strcmp(a, "--follow")) {
+            follow = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -295,6 +328,11 @@ int cmd_run(int argc, char **argv) {
     }
     if (no_output && output)
         return cli_die(EXIT_USAGE, "run: --no-output and --output exclude each other");
+    if (follow && (no_output || aggregate || mpi))
+        return cli_die(EXIT_USAGE, "run: --follow merges every process's calls into one file: "
+                                   "not with %s", no_output ? "--no-output" : aggregate
+                                   ? "--aggregate (statistics only: nothing to merge)"
+                                   : "--mpi (mpirun's ranks are one file already)");
     char **cmd = argv + split + 1; /* native_split: at least one */
     char exe[PATH_MAX];
     if (resolve_cmd(cmd[0], exe, sizeof exe) == 0 && static_elf(exe))
@@ -330,6 +368,8 @@ int cmd_run(int argc, char **argv) {
         }
         setenv("SPANSCOPE_OUTPUT", o, 1);
     }
+    if (follow && follow_start()) return EXIT_USAGE;
+    else if (!follow) unsetenv("SPANSCOPE_RUN_FOLLOW");
     if (label) setenv("SPANSCOPE_LABEL", label, 1);
     if (mem) {
         unsigned long long b;
@@ -388,6 +428,7 @@ int cmd_run(int argc, char **argv) {
     }
     setenv("LD_PRELOAD", pre, 1);
 
+    if (follow) return cmd_run_follow(cmd, quiet); /* the tool stays: cmd_run_follow.c */
     fflush(stdout);
     fflush(stderr);
     execvp(cmd[0], cmd);

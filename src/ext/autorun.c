@@ -39,17 +39,37 @@
  *     object): this library links no MPI, and a program that never calls
  *     MPI_Init never reaches them.
  *
+ *   - A process tree (`spanscope run --follow -- CMD`, SPANSCOPE_FOLLOW: a
+ *     parts directory; docs/process-trees.md): every process of the tree
+ *     that loads this library -- the command, what it execs in children
+ *     (LD_PRELOAD and the variables are inherited), what they fork --
+ *     records its own part, PARTS/part.pid<PID>.h5, under a rank of its
+ *     own claimed with the Python runner's protocol (rank<N>.json created
+ *     O_EXCL: the root 0, every other the lowest free number).  A forked
+ *     child's session is replaced by one with its own rank and part (the
+ *     calls open on the forking thread begin again in it, so that its
+ *     ends match).  Each writes its part at its exit (or, killed, leaves
+ *     its crash-safe directory); the tool, which waits for the tree,
+ *     merges them (tools/cmd_run.c).
+ *
  * An integration of the fifth layer over the public API only (linked with
  * --no-undefined); it exports the interposed functions and nothing else. */
 #include <spanscope.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define API __attribute__((visibility("default")))
@@ -66,6 +86,13 @@ static int g_prog_finalized;   /* the program called a finalize itself */
 static int g_prog_wrote_run;   /* one of them wrote to the run's path */
 static int g_reported;         /* the exit line was printed */
 static __thread int t_inside;  /* this library's own calls: pass through */
+/* --follow (SPANSCOPE_FOLLOW): this process's part of the tree */
+static int g_follow;           /* this process records a part */
+static int g_follow_rank;      /* the rank it claimed */
+static char g_follow_dir[PATH_MAX];
+static char g_follow_part[PATH_MAX + 64];
+static const char *g_follow_how; /* "root", "exec" or "fork" */
+static long g_run_pid = -1;      /* SPANSCOPE_RUN_PID: the root's */
 
 /* ------------------------------------------------------------------------ */
 /* The next definitions of the interposed functions                          */
@@ -151,6 +178,189 @@ static void set_command_metadata(void) {
     sps_metadata_set("command", buf);
 }
 
+/* ------------------------------------------------------------------------ */
+/* --follow: a process tree (docs/process-trees.md)                          */
+/* ------------------------------------------------------------------------ */
+
+/* s[0..n) as a JSON string to f (quotes, backslashes and control
+ * characters escaped; other bytes as they are). */
+static void json_str(FILE *f, const char *s, size_t n) {
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* This process's command line (/proc/self/cmdline, cut at 4 KiB) as a
+ * JSON list to f. */
+static void argv_json(FILE *f) {
+    char buf[4096];
+    size_t n = 0;
+    FILE *c = fopen("/proc/self/cmdline", "r");
+    if (c) {
+        n = fread(buf, 1, sizeof buf, c);
+        fclose(c);
+    }
+    fputc('[', f);
+    for (size_t i = 0, first = 1; i < n; first = 0) {
+        size_t l = strnlen(buf + i, n - i);
+        if (!first) fputs(", ", f);
+        json_str(f, buf + i, l);
+        i += l + 1;
+    }
+    fputc(']', f);
+}
+
+/* The pid a claim file names ("pid": N), or -1. */
+static long claim_pid(const char *path) {
+    char buf[8192];
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strstr(buf, "\"pid\"");
+    if (!p) return -1;
+    p += 5;
+    while (*p == ' ' || *p == ':') p++;
+    char *end;
+    long v = strtol(p, &end, 10);
+    return end == p ? -1 : v;
+}
+
+/* A rank already claimed by this pid (an exec without a fork: the same
+ * process again), or -1. */
+static int claim_of_pid(long pid) {
+    DIR *d = opendir(g_follow_dir);
+    if (!d) return -1;
+    int rank = -1;
+    for (struct dirent *e; rank < 0 && (e = readdir(d));) {
+        int r, len = 0;
+        if (sscanf(e->d_name, "rank%d.json%n", &r, &len) != 1 || e->d_name[len]) continue;
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", g_follow_dir, e->d_name);
+        if (claim_pid(path) == pid) rank = r;
+    }
+    closedir(d);
+    return rank;
+}
+
+/* Writes the claim of rank n, {"pid", "ppid", "start": how, "argv",
+ * "rank"} (what the Python runner writes: _follow.claim_rank): created
+ * exclusively when excl (errno EEXIST: taken), else rewritten (an exec'd
+ * image of a process that claimed n: its new command line).  0 or -1. */
+static int claim_write(int n, const char *how, int excl) {
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/rank%d.json", g_follow_dir, n);
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | (excl ? O_EXCL : O_TRUNC), 0644);
+    if (fd < 0) return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return -1;
+    }
+    fprintf(f, "{\"pid\": %ld, \"ppid\": %ld, \"start\": \"%s\", \"argv\": ", (long)getpid(),
+            (long)getppid(), how);
+    argv_json(f);
+    fprintf(f, ", \"rank\": %d}", n);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Claims the lowest free rank >= first in the parts directory by creating
+ * rank<N>.json exclusively (two processes never get one rank).  Returns
+ * the rank, or -1 when the directory cannot be written. */
+static int follow_claim(int first, const char *how) {
+    for (int n = first; n < 1 << 20; n++) {
+        if (claim_write(n, how, 1) == 0) return n;
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
+/* This process joins the tree: its rank (the root: 0; an exec'd image of
+ * a process that claimed one already: that one) and its part's path.
+ * 0, or -1 (told on stderr: the process runs unprofiled). */
+static int follow_join(const char *how) {
+    int root = (long)getpid() == g_run_pid;
+    if (root) how = "root";
+    int rank = claim_of_pid((long)getpid());
+    if (rank >= 0) claim_write(rank, how, 0); /* exec'd: its new command line */
+    else rank = follow_claim(root ? 0 : 1, how);
+    if (rank < 0 || (root && rank != 0)) {
+        fprintf(stderr, "spanscope: --follow: cannot claim a rank in %s: %s; this process "
+                "is not profiled\n", g_follow_dir, rank < 0 ? strerror(errno) : "rank 0 is taken");
+        return -1;
+    }
+    g_follow_rank = rank;
+
+    g_follow_how = how;
+    snprintf(g_follow_part, sizeof g_follow_part, "%s/part.pid%ld.h5", g_follow_dir,
+             (long)getpid());
+    g_follow = 1;
+    return 0;
+}
+
+/* What a followed process's part says of it (/metadata), as the Python
+ * runner's parts do. */
+static void follow_metadata(const char *how) {
+    char v[64];
+    snprintf(v, sizeof v, "%ld", (long)getppid());
+    sps_metadata_set("ppid", v);
+    sps_metadata_set("follow_start", how);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (f) {
+        argv_json(f);
+        fclose(f);
+        sps_metadata_set("argv", buf);
+        free(buf);
+    }
+}
+
+/* A forked child of a followed process (after core's own child handler,
+ * which gave it a session with its parent's rank and a core-named file):
+ * a session of its own rank and part instead.  The calls open on the
+ * forking thread at the fork (read by follow_prepare) begin again at its
+ * start, as the core's fork children do, so that its ends match. */
+#define FORK_OPEN_MAX 64
+static sps_region_t g_fork_open[FORK_OPEN_MAX];
+static size_t g_fork_nopen;
+
+static void follow_prepare(void) {
+    g_fork_nopen = 0;
+    if (!g_follow || !g_own || !sps_is_active()) return;
+    t_inside++;
+    size_t n = sps_open_calls(g_fork_open, FORK_OPEN_MAX);
+    t_inside--;
+    g_fork_nopen = n < FORK_OPEN_MAX ? n : FORK_OPEN_MAX;
+}
+
+static void start_session(void);
+
+static void follow_child(void) {
+    if (!g_follow) return;
+    g_follow = 0;
+    g_pid = getpid();
+    g_reported = 1; /* a child prints nothing: the root reports */
+    if (g_own) {
+        t_inside++;
+        sps_shutdown(); /* the core's child session: not written */
+        t_inside--;
+        g_own = 0;
+    }
+    if (follow_join("fork")) return;
+    start_session();
+    g_adoptable = 0; /* the program's sps_setup in the child: its own (SPS_EACTIVE) */
+    t_inside++;
+    for (size_t i = 0; g_own && i < g_fork_nopen; i++) sps_begin(g_fork_open[i]);
+    t_inside--;
+}
+
 /* Sets the session up from the environment; told on stderr in one line
  * when it cannot be (the program then runs unprofiled). */
 static void start_session(void) {
@@ -166,6 +376,7 @@ static void start_session(void) {
     if (!sps_is_active()) return; /* SPANSCOPE_DEACTIVATE_PROFILING */
     g_own = 1;
     set_command_metadata();
+    if (g_follow) follow_metadata(g_follow_how);
 }
 
 /* Finalizes the session this library owns (unless the program finalized
@@ -183,6 +394,12 @@ static void finish_session(void) {
     int rc = own_file ? 0 : sps_finalize();
     sps_shutdown(); /* later exit handlers record nothing */
     t_inside--;
+    if (g_follow) { /* the tool merges the parts and reports */
+        if (rc)
+            fprintf(stderr, "spanscope: --follow: writing the part of process %ld failed: "
+                    "%s (%s)\n", (long)getpid(), sps_strerror(rc), sps_last_error());
+        return;
+    }
     if (!mine || g_reported) return;
     g_reported = 1;
     const char *out = run_output();
@@ -215,7 +432,15 @@ __attribute__((constructor)) static void autorun_init(void) {
     const char *run = getenv("SPANSCOPE_RUN");
     if (!run || strcmp(run, "1") != 0) return;
     const char *pid = getenv("SPANSCOPE_RUN_PID");
-    if (pid && *pid && atol(pid) != (long)getpid()) return; /* a descendant */
+    const char *dir = getenv("SPANSCOPE_FOLLOW"), *fw = getenv("SPANSCOPE_RUN_FOLLOW");
+    int follow = dir && *dir && fw && !strcmp(fw, "1");
+    if (pid && *pid) g_run_pid = atol(pid);
+    if (!follow && pid && *pid && g_run_pid != (long)getpid()) return; /* a descendant */
+    if (follow) {
+        if (snprintf(g_follow_dir, sizeof g_follow_dir, "%s", dir) >= (int)sizeof g_follow_dir ||
+            follow_join("exec"))
+            return;
+    }
     g_armed = 1;
     g_pid = getpid();
     const char *q = getenv("SPANSCOPE_RUN_QUIET");
@@ -229,6 +454,11 @@ __attribute__((constructor)) static void autorun_init(void) {
         return;
     }
     if (!g_mpi_mode) start_session();
+    /* after the session's setup, which registers core's fork handlers:
+     * this child handler runs after core's (registration order) */
+    if (follow && pthread_atfork(follow_prepare, NULL, follow_child))
+        fprintf(stderr, "spanscope: --follow: pthread_atfork failed; forked children are "
+                "not followed\n");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -276,10 +506,19 @@ API int sps_setup(const sps_config_t *cfg) {
     return rc;
 }
 
+/* The next sps_setup; in a followed process, with its part and rank in
+ * place of the run's output (one rank per process: the merge's rule). */
 static int setup_next(const sps_config_t *cfg) {
     static setup_fn f;
     if (!f) f = (setup_fn)next_fn("sps_setup", "sps_setup", (void *)sps_setup);
-    return f ? f(cfg) : SPS_ENOTSUP;
+    if (!f) return SPS_ENOTSUP;
+    if (!g_follow) return f(cfg);
+    static const sps_config_t defaults = SPS_CONFIG_INIT;
+    sps_config_t c = cfg ? *cfg : defaults;
+    c.file_path = g_follow_part;
+    c.rank = g_follow_rank;
+    c.size = g_follow_rank + 1;
+    return f(&c);
 }
 
 /* The finalize family: the program's call, noted (not this library's own

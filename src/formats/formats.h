@@ -452,5 +452,8 @@ SPS__HIDDEN int sps__h5_add_counters(const char *path, size_t nnames,
                                      const int64_t *series, const int64_t *ranks,
                                      const int64_t *t_ns, const double *values,
                                      uint64_t dropped);
+/* Sets /metadata's attribute key to the string value in the closed file
+ * at path (h5_meta.c).  0, SPS_EIO or SPS_EHDF5 (message set). */
+SPS__HIDDEN int sps__h5_meta_put(const char *path, const char *key, const char *value);
 
 #endif /* SPS_FORMATS_H */
