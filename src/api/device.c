@@ -24,6 +24,7 @@
 #include "formats/h5_device.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,47 @@ int sps_device_stop(unsigned what) {
         }
     pthread_mutex_unlock(&g_lock);
     return rc;
+}
+
+/* ---- SPANSCOPE_DEVICE ---------------------------------------------------------- */
+
+int sps__device_env_parse(const char *v, unsigned *bits) {
+    *bits = 0;
+    if (!v) return 0;
+    const char *p = v;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *w = p;
+        while (*p && *p != ',' && *p != ' ') p++;
+        size_t n = (size_t)(p - w);
+        if (!n) continue;
+        if (n == 5 && !strncmp(w, "cupti", 5)) *bits |= SPS_DEVICE_CUPTI;
+        else if (n == 6 && !strncmp(w, "events", 6)) *bits |= SPS_DEVICE_EVENTS;
+        else if (n == 4 && !strncmp(w, "none", 4)) continue;
+        else
+            return sps__err_fail(SPS_EINVAL, "SPANSCOPE_DEVICE=%s: unknown collector '%.*s' "
+                                             "(cupti, events, cupti,events or none)",
+                                 v, (int)n, w);
+    }
+    return 0;
+}
+
+int sps__device_env_start(const char *value) {
+    unsigned bits = 0;
+    int rc = sps__device_env_parse(value, &bits);
+    if (rc || !bits) return rc;
+    /* one at a time: a GPU without CUPTI still gets its event pairs */
+    for (int i = 0; i < DEV_BITS; i++) {
+        if (!(bits & (1u << i))) continue;
+        int r = check(1u << i);
+        if (!r) r = sps_device_start(1u << i);
+        if (r && r != SPS_EACTIVE)
+            fprintf(stderr, "spanscope: SPANSCOPE_DEVICE=%s: %s: recording without it\n", value,
+                    sps__err_msg());
+        else if (r)
+            fprintf(stderr, "spanscope: SPANSCOPE_DEVICE=%s: %s\n", value, sps__err_msg());
+    }
+    return 0;
 }
 
 /* ---- finalize: the attribution -------------------------------------------- */

@@ -76,6 +76,20 @@ typedef struct sps__device_ops {
  * integration's constructor.  A later call for the same bit replaces it. */
 SPS__HIDDEN void sps__device_provide(unsigned bit, const sps__device_ops_t *ops);
 
+/* ---- SPANSCOPE_DEVICE (the C auto-setup, src/api/setup.c) ------------------ */
+
+/* Parses SPANSCOPE_DEVICE's value: "cupti", "events", "cupti,events"
+ * (either order, spaces around the names allowed), "" or "none" for none,
+ * into SPS_DEVICE_* bits.  0, or SPS_EINVAL with the reason set naming
+ * the bad word. */
+SPS__HIDDEN int sps__device_env_parse(const char *value, unsigned *bits);
+/* The auto-setup's start of the collectors value names, after its
+ * sps_setup: a value that does not parse is SPS_EINVAL (the reason set);
+ * a collector that cannot start here (no GPU, another CUPTI subscriber) is
+ * a one-line warning on stderr, "spanscope: SPANSCOPE_DEVICE=cupti: ...",
+ * and the session records without it (returns 0). */
+SPS__HIDDEN int sps__device_env_start(const char *value);
+
 /* ---- the per-call hook (gpu_timing; docs/device.md, device-hooks) ------ */
 
 /* One region call's device time, as a CUDA event pair measured it. */

@@ -191,6 +191,37 @@ static void test_machine(void **state) {
     if (cuda) dlclose(cuda);
 }
 
+/* SPANSCOPE_DEVICE's values; a collector that cannot start is a warning,
+ * a bad value an error naming it. */
+static void test_env_value(void **state) {
+    (void)state;
+    unsigned b = 99;
+    assert_int_equal(sps__device_env_parse("cupti", &b), 0);
+    assert_int_equal(b, SPS_DEVICE_CUPTI);
+    assert_int_equal(sps__device_env_parse("events", &b), 0);
+    assert_int_equal(b, SPS_DEVICE_EVENTS);
+    assert_int_equal(sps__device_env_parse(" events, cupti ", &b), 0);
+    assert_int_equal(b, SPS_DEVICE_CUPTI | SPS_DEVICE_EVENTS);
+    assert_int_equal(sps__device_env_parse("none", &b), 0);
+    assert_int_equal(b, 0);
+    assert_int_equal(sps__device_env_parse("", &b), 0);
+    assert_int_equal(b, 0);
+    assert_int_equal(sps__device_env_parse("cupti,nvml", &b), SPS_EINVAL);
+    assert_non_null(strstr(sps_last_error(), "unknown collector 'nvml'"));
+    assert_int_equal(sps__device_env_start("gpu"), SPS_EINVAL);
+    /* without the stand-in here: no driver, a warning, the session goes on */
+    unsetenv("SPANSCOPE_CUPTI_LIB");
+    unsetenv("SPANSCOPE_CUDA_LIB");
+    assert_int_equal(sps__cupti_unload(), 0);
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) {
+        assert_int_equal(sps__device_env_start("cupti"), 0);
+        assert_int_equal(sps_device_stop(SPS_DEVICE_CUPTI), SPS_EINVAL); /* not on */
+    } else {
+        dlclose(cuda);
+    }
+}
+
 /* ---- the hook for CUDA-event pairs (gpu_timing) ------------------------------ */
 
 /* A pair lands on the outermost span of its region on its thread inside
@@ -530,6 +561,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_public_errors),
         cmocka_unit_test(test_machine),
+        cmocka_unit_test(test_env_value),
         cmocka_unit_test(test_no_device),
         cmocka_unit_test(test_pairs_hook),
 #ifdef SPS_FAKE_CUPTI
