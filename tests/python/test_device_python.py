@@ -436,6 +436,66 @@ def test_windows_accumulate_device_rows(fake_device):
 
 
 # --------------------------------------------------------------------------
+# the binding: _ext.device_read (sps_device_read)
+# --------------------------------------------------------------------------
+
+def spanscope_file(path):
+    """A spanscope .h5 with two spans, "a" and "b" (no /device)."""
+    _ext.setup(None, local=True)
+    try:
+        with record_function("a"):
+            with record_function("b"):
+                pass
+        _ext.finalize(str(path), False)
+    finally:
+        _ext.shutdown()
+    return path
+
+
+def test_device_read_gives_the_files_rows(tmp_path):
+    path = spanscope_file(tmp_path / "d.h5")
+    d = _ext.device_read(path)
+    assert d["present"] is False and d["n"] == 0 and d["names"] == []
+    assert all(len(d[c]) == 0 for c in COLUMNS)
+    fx = DeviceFixture()
+    with record_function("a"):  # no session: only the fixture's rows
+        fx.launch("a", "a", 1, "_Z1kv", 1000)
+        fx.launch("a", "b", 2, "Memcpy DtoH (Device -> Pageable)", 2000, nbytes=64)
+    fx.write(path)
+    d = _ext.device_read(path)
+    assert d["present"] is True and d["n"] == len(fx.rows) == 4
+    assert (d["collector"], d["clock"], d["dropped"], d["cupti_version"]) == \
+        ("cupti", "identity", 3, 130001)
+    assert d["region_names"][:2] == ["a", "b"]
+    names = sorted({r["name"] for r in fx.rows})
+    assert d["names"] == names
+    for c in COLUMNS:
+        col = np.frombuffer(d[c], np.int64)
+        if c == "names_idx":
+            assert [d["names"][i] for i in col] == [r["name"] for r in fx.rows]
+        elif c == "regions":
+            assert [d["region_names"][i] if i >= 0 else None for i in col] == \
+                [r["region"] for r in fx.rows]
+        else:
+            assert col.tolist() == [r[c] for r in fx.rows], c
+
+
+def test_device_read_refuses_a_bad_file(tmp_path):
+    path = spanscope_file(tmp_path / "bad.h5")
+    fx = DeviceFixture()
+    fx.launch("a", "a", 1, "_Z1kv", 1000)
+    fx.rows[-1]["kinds"] = 9  # no such activity kind
+    fx.write(path)
+    with pytest.raises(ValueError, match="kinds"):
+        _ext.device_read(path)
+    with pytest.raises(OSError):
+        _ext.device_read(tmp_path / "missing.h5")
+    for bad in (0, 64):
+        with pytest.raises(ValueError, match="unknown device collector"):
+            _ext.device_start(bad)
+
+
+# --------------------------------------------------------------------------
 # tensorplay's tuples: EventList(raw, gpu_activities=...)
 # --------------------------------------------------------------------------
 
