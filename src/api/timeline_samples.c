@@ -254,16 +254,105 @@ oom:
     return SPS_ENOMEM;
 }
 
+/* ---- the caller's device activity (sps_timeline_write_device) ---- */
+
+/* Every value of column name (v[0..n), the rows of kind lo_kind..hi_kind)
+ * in [lo, hi]; else SPS_EINVAL naming the column and row. */
+static int dev_range(const char *name, const int64_t *v, const int64_t *kinds, size_t n,
+                     int64_t lo_kind, int64_t hi_kind, int64_t lo, int64_t hi) {
+    for (size_t i = 0; v && i < n; i++)
+        if (kinds[i] >= lo_kind && kinds[i] <= hi_kind && (v[i] < lo || v[i] > hi))
+            return sps__err_fail(SPS_EINVAL, "device: %s[%zu] = %lld is outside [%lld, %lld]",
+                                 name, i, (long long)v[i], (long long)lo, (long long)hi);
+    return 0;
+}
+
+/* Checks the caller's device activity as the file reader checks a file's
+ * /device (h5_read.c): the needed columns present, kinds, names, devices,
+ * streams, regions, sizes in range, start <= end, strings valid UTF-8.
+ * 0 or SPS_EINVAL (message set). */
+static int check_device(const sps_device_t *d) {
+    if (d->n && (!d->kinds || !d->names_idx || !d->starts_ns || !d->ends_ns ||
+                 !d->correlations || !d->tids || !d->devices || !d->streams))
+        return sps__err_fail(SPS_EINVAL, "device: kinds, names_idx, starts_ns, ends_ns, "
+                             "correlations, tids, devices and streams are needed for %zu "
+                             "activities", d->n);
+    if ((d->nnames && !d->names) || (d->nregion_names && !d->region_names))
+        return sps__err_fail(SPS_EINVAL, "device: names or region_names is NULL");
+    for (size_t k = 0; k < d->nnames; k++)
+        if (!d->names[k] || !sps__utf8_valid(d->names[k], strlen(d->names[k])))
+            return sps__err_fail(SPS_EINVAL, "device: names[%zu] is NULL or not UTF-8", k);
+    for (size_t k = 0; k < d->nregion_names; k++)
+        if (d->region_names[k] && !sps__utf8_valid(d->region_names[k], strlen(d->region_names[k])))
+            return sps__err_fail(SPS_EINVAL, "device: region_names[%zu] is not UTF-8", k);
+    const int64_t *k = d->kinds;
+    size_t n = d->n;
+    int rc = dev_range("kinds", k, k, n, INT64_MIN, INT64_MAX, 1, 5);
+    if (!rc) rc = dev_range("names_idx", d->names_idx, k, n, 1, 5, 0, (int64_t)d->nnames - 1);
+    if (!rc) rc = dev_range("devices", d->devices, k, n, 1, 3, 0, SPS__DEV_MAX_DEVICE);
+    if (!rc) rc = dev_range("streams", d->streams, k, n, 1, 3, 0, UINT32_MAX);
+    if (!rc) rc = dev_range("correlations", d->correlations, k, n, 1, 5, 0, INT64_MAX);
+    if (!rc) rc = dev_range("regions", d->regions, k, n, 1, 5, -1, (int64_t)d->nregion_names - 1);
+    if (!rc) rc = dev_range("bytes", d->bytes, k, n, 1, 5, 0, INT64_MAX);
+    const char *dims[] = {"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"};
+    const int64_t *dimv[] = {d->grid_x, d->grid_y, d->grid_z, d->block_x, d->block_y, d->block_z};
+    for (int j = 0; !rc && j < 6; j++) rc = dev_range(dims[j], dimv[j], k, n, 1, 5, 0, UINT32_MAX);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (d->ends_ns[i] < d->starts_ns[i])
+            rc = sps__err_fail(SPS_EINVAL, "device: activity %zu ends before it starts", i);
+    return rc;
+}
+
+/* The caller's device activity as the writers read it (the reader's
+ * struct): the columns it may leave out 0 (regions -1), every row on the
+ * process (ranks: its key), rows placed by tid.  The caller's arrays are
+ * borrowed; those made here are owned (own). */
+typedef struct dview {
+    sps__h5r_device_t x;
+    int64_t *own;
+} dview_t;
+
+static int dview_make(dview_t *v, const sps_device_t *d, int64_t rank_key) {
+    memset(v, 0, sizeof *v);
+    size_t n = d->n ? d->n : 1;
+    if (!(v->own = calloc(3 * n, sizeof *v->own))) return SPS_ENOMEM;
+    int64_t *zero = v->own, *minus = v->own + n, *ranks = v->own + 2 * n;
+    for (size_t i = 0; i < d->n; i++) minus[i] = -1, ranks[i] = rank_key;
+    sps__h5r_device_t *x = &v->x;
+#define DV_COL(c, dflt) x->c = d->c ? (int64_t *)d->c : (dflt)
+    x->present = 1;
+    x->n = d->n;
+    DV_COL(kinds, zero); DV_COL(names_idx, zero); DV_COL(devices, minus);
+    DV_COL(contexts, zero); DV_COL(streams, zero); DV_COL(correlations, zero);
+    DV_COL(starts_ns, zero); DV_COL(ends_ns, zero); DV_COL(bytes, zero);
+    DV_COL(tids, minus); DV_COL(regions, minus); DV_COL(call_ids, minus);
+    DV_COL(grid_x, zero); DV_COL(grid_y, zero); DV_COL(grid_z, zero);
+    DV_COL(block_x, zero); DV_COL(block_y, zero); DV_COL(block_z, zero);
+    DV_COL(copy_kinds, zero); DV_COL(src_kinds, zero); DV_COL(dst_kinds, zero);
+#undef DV_COL
+    x->ranks = ranks;
+    x->threads = minus; /* not read: placed by tid */
+    x->nnames = d->nnames;
+    x->names = (char **)d->names;
+    x->nregion_names = d->nregion_names;
+    x->region_names = (char **)d->region_names;
+    return 0;
+}
+
 /* Writes to tmp, as a JSON (gz: compressed) or Perfetto file: the spans
  * (JSON: with their args), the samples (placed: NULL for none), the
- * extra members (JSON). */
+ * device activity (dev: NULL for none), the extra members (JSON). */
 static int write_file(const char *tmp, sps__tl_format_t fmt, const sps__tl_header_t *h,
-                      const sps_timeline_t *t, const sps__tl_samples_t *placed) {
+                      const sps_timeline_t *t, const sps__tl_samples_t *placed,
+                      sps__tl_device_t *dev) {
     sps__tlw_t *w = NULL;
     sps__cjw_t *cj = NULL;
     int rc = fmt == SPS__TL_PFTRACE ? sps__tlw_open(&w, tmp, fmt, h)
                                     : sps__cjw_open(&cj, tmp, fmt == SPS__TL_JSON_GZ, h);
     if (rc) return rc;
+    if (dev && dev->nplaced &&
+        (rc = cj ? sps__cjw_device(cj, dev) : sps__tlw_device(w, dev)) == SPS_EINVAL)
+        sps__err_fail(rc, "device: an activity's time is too far from the timeline's base_ns");
     for (size_t i = 0; !rc && i < t->nspans; i++) {
         const sps_span_t *s = &t->spans[i];
         sps__tl_span_t x = {s->region, s->thread, s->start_ns, s->end_ns, 0};
@@ -282,8 +371,8 @@ static int write_file(const char *tmp, sps__tl_format_t fmt, const sps__tl_heade
     return cj ? sps__cjw_close(cj) : sps__tlw_close(w);
 }
 
-int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
-                               const sps_samples_t *samples) {
+int sps_timeline_write_device(const char *path, const sps_timeline_t *t,
+                              const sps_samples_t *samples, const sps_device_t *device) {
     sps__err_clear(); /* a cause noted below is this call's */
     if (!path || !t) return sps__err_fail(SPS_EINVAL, "timeline: no path or timeline given");
     sps__tl_format_t fmt = sps__tl_format_of(path);
@@ -292,6 +381,7 @@ int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
                              ".pftrace)", path);
     int rc = check_timeline(t);
     if (!rc && samples) rc = check_samples(samples);
+    if (!rc && device) rc = check_device(device);
     if (rc) return rc;
     sps__tl_thread_t *th = calloc(t->nthreads + 1, sizeof *th);
     sps__tl_counter_t *cnt = calloc(t->ncounters + 1, sizeof *cnt);
@@ -300,6 +390,10 @@ int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
     memset(&v, 0, sizeof v);
     sps__tl_samples_t placed;
     memset(&placed, 0, sizeof placed);
+    dview_t dv;
+    memset(&dv, 0, sizeof dv);
+    sps__tl_device_t dpl;
+    memset(&dpl, 0, sizeof dpl);
     if (!th || !tmp || !cnt) {
         rc = SPS_ENOMEM;
         goto out;
@@ -341,7 +435,15 @@ int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
         h.threads = placed.threads; /* the timeline's threads, then the samples' own */
         h.nthreads = placed.nthreads;
     }
-    rc = write_file(tmp, fmt, &h, t, samples && samples->n ? &placed : NULL);
+    if (device && device->n) {
+        if ((rc = dview_make(&dv, device, proc.rank >= 0 ? proc.rank : pid)) ||
+            (rc = sps__tl_device_place_by_tid(&dpl, &dv.x, &h)))
+            goto out;
+        h.threads = dpl.threads; /* ... then the CUDA API calls' own */
+        h.nthreads = dpl.nthreads;
+    }
+    rc = write_file(tmp, fmt, &h, t, samples && samples->n ? &placed : NULL,
+                    device && device->n ? &dpl : NULL);
     if (!rc && rename(tmp, path) != 0) {
         sps__err_os_note(errno);
         rc = SPS_EPATH;
@@ -350,12 +452,21 @@ int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
     /* the cause and the output's name (sps_last_error), not the temporary's */
     if ((rc == SPS_EIO || rc == SPS_EPATH) && sps__err_os()) sps__err_os_fail(rc, "writing", path);
 out:
+    sps__tl_device_free(&dpl);
+    free(dv.own);
     sps__tl_samples_free(&placed);
     view_free(&v);
     free(th);
     free(tmp);
     free(cnt);
     return rc;
+}
+
+/* The spans and samples: sps_timeline_write_device without device
+ * activity. */
+int sps_timeline_write_samples(const char *path, const sps_timeline_t *t,
+                               const sps_samples_t *samples) {
+    return sps_timeline_write_device(path, t, samples, NULL);
 }
 
 /* The spans alone: sps_timeline_write_samples without samples (one writer

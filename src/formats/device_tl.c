@@ -30,9 +30,11 @@ static int64_t dev_thread_at(const sps__tl_device_t *d, size_t n, int64_t pid, i
 
 /* The row of activity i's launching thread on process pid: the header's,
  * else an added one (found or made; *cap its room).  -1 on ENOMEM. */
-static int64_t dev_thread(sps__tl_device_t *d, size_t nh, size_t *cap, size_t i, int64_t pid) {
+static int64_t dev_thread(sps__tl_device_t *d, size_t nh, size_t *cap, size_t i, int64_t pid,
+                          int by_tid) {
     const sps__h5r_device_t *x = d->x;
-    int64_t t = x->threads[i] >= 0 ? dev_thread_at(d, nh, pid, x->threads[i]) : -1;
+    int64_t t = by_tid ? dev_thread_at(d, nh, pid, x->tids[i])
+                : x->threads[i] >= 0 ? dev_thread_at(d, nh, pid, x->threads[i]) : -1;
     if (t >= 0) return t;
     char want[48];
     snprintf(want, sizeof want, "thread %lld (CUDA)", (long long)x->tids[i]);
@@ -49,8 +51,8 @@ static int64_t dev_thread(sps__tl_device_t *d, size_t nh, size_t *cap, size_t i,
         for (size_t a = 0; a < d->nadded; a++) d->threads[nh + a].name = d->label[a];
         *cap = nc;
     }
-    int64_t tid = x->threads[i] >= 0 ? x->threads[i] : x->tids[i] >= 0 ? x->tids[i] : 0;
-    if (tid > INT32_MAX || dev_thread_at(d, nh + d->nadded, pid, tid) >= 0) {
+    int64_t tid = !by_tid && x->threads[i] >= 0 ? x->threads[i] : x->tids[i];
+    if (tid < 0 || tid > INT32_MAX || dev_thread_at(d, nh + d->nadded, pid, tid) >= 0) {
         int64_t hi = -1; /* taken (or no int32): past the process's highest */
         for (size_t k = 0; k < nh + d->nadded; k++)
             if (d->threads[k].pid == pid && d->threads[k].tid > hi) hi = d->threads[k].tid;
@@ -204,8 +206,8 @@ void sps__tl_device_free(sps__tl_device_t *d) {
     memset(d, 0, sizeof *d);
 }
 
-int sps__tl_device_place(sps__tl_device_t *d, const sps__h5r_device_t *x,
-                         const sps__tl_header_t *h) {
+static int place(sps__tl_device_t *d, const sps__h5r_device_t *x, const sps__tl_header_t *h,
+                 int by_tid) {
     memset(d, 0, sizeof *d);
     d->x = x;
     size_t n = x->n, cap = h->nthreads + 8;
@@ -232,7 +234,7 @@ int sps__tl_device_place(sps__tl_device_t *d, const sps__h5r_device_t *x,
         d->launch[i] = a >= 0 ? x->starts_ns[a] : x->starts_ns[i];
         /* the launching thread and region: the API row's where there is one */
         size_t src = a >= 0 ? (size_t)a : i;
-        int64_t t = dev_thread(d, h->nthreads, &cap, src, h->procs[p].pid);
+        int64_t t = dev_thread(d, h->nthreads, &cap, src, h->procs[p].pid, by_tid);
         if (t < 0) rc = SPS_ENOMEM;
         else d->thread[i] = (uint32_t)t;
         int64_t rg = x->regions[i] >= 0 ? x->regions[i] : x->regions[src];
@@ -256,6 +258,16 @@ int sps__tl_device_place(sps__tl_device_t *d, const sps__h5r_device_t *x,
         return SPS_ENOMEM;
     }
     return 0;
+}
+
+int sps__tl_device_place(sps__tl_device_t *d, const sps__h5r_device_t *x,
+                         const sps__tl_header_t *h) {
+    return place(d, x, h, 0);
+}
+
+int sps__tl_device_place_by_tid(sps__tl_device_t *d, const sps__h5r_device_t *x,
+                                const sps__tl_header_t *h) {
+    return place(d, x, h, 1);
 }
 
 int sps__tl_device_remap(sps__tl_device_t *d, const uint32_t *thread_map, size_t nmap,

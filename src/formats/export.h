@@ -253,6 +253,12 @@ typedef struct sps__tl_device {
  * are d->threads (d->nthreads). */
 SPS__HIDDEN int sps__tl_device_place(sps__tl_device_t *d, const struct sps__h5r_device *x,
                                      const sps__tl_header_t *h);
+/* sps__tl_device_place for a caller's timeline (sps_timeline_write_device):
+ * an API row's thread is the header thread of its process whose tid is
+ * x->tids[i] (any int64; x->threads is not read), else a row of its own. */
+SPS__HIDDEN int sps__tl_device_place_by_tid(sps__tl_device_t *d,
+                                            const struct sps__h5r_device *x,
+                                            const sps__tl_header_t *h);
 SPS__HIDDEN void sps__tl_device_free(sps__tl_device_t *d);
 /* A merge's step: d (placed on an input's own header) moved onto the
  * output's: its threads through thread_map (nmap entries: the input

@@ -600,3 +600,126 @@ def test_device_read_c_api(files, build_dir, tmp_path):
     assert rc < 0
     assert b"/device/kinds[0]" in lib.sps_last_error()
     lib.sps_device_free(ctypes.byref(d))
+
+
+# ---- sps_timeline_write_device: a caller's spans and device activity ----
+
+def _ctypes_lib(build_dir):
+    import ctypes
+    so = build_dir / "libspanscope.so.1"
+    if not so.exists():
+        pytest.skip(f"{so} is missing: build first")
+    return ctypes.CDLL(str(so))
+
+
+@pytest.mark.parametrize("ext", [".json", ".pftrace"])
+def test_timeline_write_device_c_api(build_dir, tmp_path, ext):
+    """The torch face's writer (spans held by the caller): API rows on the
+    thread of their tid (a tid of no thread: its own row), the launching
+    span by region name and time (a recursive region: the inner call),
+    kernels on their GPU's stream, flows; a bad index is SPS_EINVAL."""
+    import ctypes
+    lib = _ctypes_lib(build_dir)
+    I64, P = ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)
+    S = ctypes.POINTER(ctypes.c_char_p)
+
+    class Span(ctypes.Structure):
+        _fields_ = [("start_ns", I64), ("end_ns", I64), ("self_ns", I64), ("parent", I64),
+                    ("region", ctypes.c_uint32), ("thread", ctypes.c_uint32),
+                    ("depth", ctypes.c_uint32), ("stack", ctypes.c_uint32),
+                    ("seq", ctypes.c_uint64)]
+
+    class Timeline(ctypes.Structure):
+        _fields_ = [("nnames", ctypes.c_size_t), ("names", S), ("nthreads", ctypes.c_size_t),
+                    ("thread_ids", P), ("thread_names", S), ("nspans", ctypes.c_size_t),
+                    ("spans", ctypes.POINTER(Span)), ("args", S), ("extra", ctypes.c_char_p),
+                    ("base_ns", I64), ("process_name", ctypes.c_char_p),
+                    ("trace_name", ctypes.c_char_p), ("rank", I64), ("world_size", I64),
+                    ("wall_anchor_ns", I64), ("mono_anchor_ns", I64),
+                    ("hostname", ctypes.c_char_p), ("ncounters", ctypes.c_size_t),
+                    ("counters", ctypes.c_void_p), ("pid", I64), ("backend", ctypes.c_char_p)]
+
+    class Device(ctypes.Structure):
+        _fields_ = ([("n", ctypes.c_size_t)] + [(c, P) for c in COLS] +
+                    [("nnames", ctypes.c_size_t), ("names", S),
+                     ("nregion_names", ctypes.c_size_t), ("region_names", S),
+                     ("present", ctypes.c_int), ("collector", ctypes.c_char_p),
+                     ("clock", ctypes.c_char_p), ("dropped", I64),
+                     ("cupti_version", I64), ("impl_", ctypes.c_void_p)])
+
+    base = 10_000_000_000
+    names = (ctypes.c_char_p * 2)(b"step", b"rec")
+    tids = (I64 * 2)(4242, 4343)
+    # step [0, 1 ms] on thread 0 holding rec [100, 900] holding rec [200, 500];
+    # step [0, 1 ms] on thread 1
+    sp = [(0, 1_000_000, 0, 0), (0, 1_000_000, 0, 1), (100_000, 900_000, 1, 0),
+          (200_000, 500_000, 1, 0)]
+    spans = (Span * 4)(*[Span(base + a, base + b, 0, -1, r, t, 0, 0, 2 ** 64 - 1)
+                         for a, b, r, t in sp])
+    t = Timeline(2, names, 2, tids, None, 4, spans, None, None, base, None, b"t", -1, 0,
+                 0, 0, None, 0, None, 777, None)
+    # API rows: (tid, region in region_names, start), each launching a kernel
+    region_names = (ctypes.c_char_p * 2)(b"rec", b"step")
+    api = [(4242, 0, 300_000), (4242, 0, 600_000), (4343, 1, 50_000), (99, -1, 10_000)]
+    rows = []
+    for k, (tid, rg, at) in enumerate(api):
+        c = 500 + k
+        rows.append(dict(kinds=4, names_idx=1, correlations=c, tids=tid, regions=rg,
+                         starts_ns=base + at, ends_ns=base + at + 5_000, devices=-1,
+                         streams=-1))
+        rows.append(dict(kinds=1, names_idx=0, correlations=c, tids=tid, regions=rg,
+                         starts_ns=base + at + 20_000, ends_ns=base + at + 70_000, devices=k % 2,
+                         streams=7))
+    n = len(rows)
+    arrs = {c: (I64 * n)(*[r.get(c, 0) for r in rows]) for c in COLS}
+    dnames = (ctypes.c_char_p * 2)(b"_Z1kv", b"cudaLaunchKernel")
+    d = Device()
+    d.n = n
+    for c in ("kinds", "names_idx", "correlations", "tids", "regions", "starts_ns", "ends_ns",
+              "devices", "streams"):
+        setattr(d, c, ctypes.cast(arrs[c], P))
+    d.nnames, d.names = 2, ctypes.cast(dnames, S)
+    d.nregion_names, d.region_names = 2, ctypes.cast(region_names, S)
+    lib.sps_timeline_write_device.argtypes = [ctypes.c_char_p, ctypes.POINTER(Timeline),
+                                              ctypes.c_void_p, ctypes.POINTER(Device)]
+    lib.sps_last_error.restype = ctypes.c_char_p
+    out = tmp_path / f"t{ext}"
+    assert lib.sps_timeline_write_device(str(out).encode(), ctypes.byref(t), None,
+                                         ctypes.byref(d)) == 0, lib.sps_last_error()
+    if ext == ".json":
+        doc = load_json(out)
+        ev = doc["traceEvents"]
+        ext_of = {(e["tid"], round(float(e["ts"]) * 1000)): e["args"]["External id"]
+                  for e in ev if e.get("cat") == "user_annotation"}
+        rt = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "cuda_runtime"}
+        kern = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "kernel"}
+        assert rt[500]["args"]["External id"] == ext_of[(4242, 200_000)]  # the inner rec
+        assert rt[501]["args"]["External id"] == ext_of[(4242, 100_000)]  # the outer rec
+        assert rt[502]["args"]["External id"] == ext_of[(4343, 0)]        # thread 1's step
+        assert "External id" not in rt[503]["args"]
+        assert (rt[500]["pid"], rt[500]["tid"]) == (777, 4242)
+        rows99 = {e["tid"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"
+                  and e["args"]["name"] == "thread 99 (CUDA)"}
+        assert rt[503]["tid"] in rows99
+        for c in range(500, 504):
+            assert kern[c]["args"]["External id" if c != 503 else "correlation"] == (
+                rt[c]["args"]["External id"] if c != 503 else 503)
+            assert kern[c]["tid"] == 7 and kern[c]["pid"] != 777
+        flows = [(e["ph"], e["id"]) for e in ev if e.get("cat") == "ac2g"]
+        assert sorted(flows) == sorted([("s", c) for c in range(500, 504)] +
+                                       [("f", c) for c in range(500, 504)])
+    else:
+        tracks, slices = read_pftrace(out)
+        gpus = sorted(t.process.process_name for t in tracks.values()
+                      if t.HasField("process") and t.process.process_name.startswith("GPU"))
+        assert gpus == ["GPU 0", "GPU 1"]
+        assert len(slices) == n
+        starts = {s[5][0] for s in slices if s[5]}
+        ends = {s[6][0] for s in slices if s[6]}
+        assert len(starts) == 4 and starts == ends
+    # a region index out of range: refused, nothing written
+    arrs["regions"][0] = 9
+    bad = tmp_path / f"bad{ext}"
+    rc = lib.sps_timeline_write_device(str(bad).encode(), ctypes.byref(t), None, ctypes.byref(d))
+    assert rc < 0 and b"device: regions[0]" in lib.sps_last_error()
+    assert not bad.exists()
