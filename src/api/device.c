@@ -394,7 +394,7 @@ int sps__device_attribute(sps__snap_t *s, const uint32_t *file_region, sps__row_
     for (int i = 0; i < DEV_BITS; i++) /* a collector's error loses only its own take */
         if (g_on & (1u << i)) (void)take(i);
     d->any = 1;
-    d->collector = (g_ran | g_on) & SPS_DEVICE_CUPTI || g_nrows ? "cupti" : "cuda_events";
+    d->collector = ((g_ran | g_on) & SPS_DEVICE_CUPTI) || g_nrows ? "cupti" : "cuda_events";
     d->b.rows = g_rows;
     d->b.n = g_nrows;
     g_rows = NULL;
@@ -511,8 +511,9 @@ int sps__device_attribute(sps__snap_t *s, const uint32_t *file_region, sps__row_
             d->pairs_dropped++;
         }
     }
-    if (!rc) {
-        free(pairs);
+    if (!rc) { /* the pairs stay in d->pairs_all until the file is written */
+        d->pairs_all = pairs;
+        d->npairs_all = npairs;
         d->pairs_later = plater;
         d->npairs_later = nplater;
         d->b.dropped += d->pairs_dropped;
@@ -619,8 +620,10 @@ void sps__device_done(sps__devfin_t *d, int written) {
     } else if (nback) {
         g_dropped += nback;
     }
-    if (d->npairs_later && pairs_put(d->pairs_later, d->npairs_later))
-        g_pairs_dropped += d->npairs_later;
+    /* the pairs: those for a later period, or all of them after a failure */
+    const sps__device_pair_t *pb = written || !d->pairs_all ? d->pairs_later : d->pairs_all;
+    size_t npb = written || !d->pairs_all ? d->npairs_later : d->npairs_all;
+    if (npb && pairs_put(pb, npb)) g_pairs_dropped += npb;
     if (!written) { /* the next finalize writes /device and counts these */
         g_dropped += d->dropped_taken;
         g_ran |= strcmp(d->collector, "cupti") == 0 ? SPS_DEVICE_CUPTI : SPS_DEVICE_EVENTS;
@@ -632,5 +635,6 @@ void sps__device_done(sps__devfin_t *d, int written) {
     free(d->regions), free(d->call_ids), free(d->threads), free(d->later);
     free(d->gpu_dur);
     free(d->pairs_later);
+    free(d->pairs_all);
     memset(d, 0, sizeof *d);
 }

@@ -126,8 +126,10 @@ typedef struct sps__devfin {
     const char *collector;
     sps__devrow_t *later;    /* rows for the next finalize */
     size_t nlater;
-    sps__device_pair_t *pairs_later;
+    sps__device_pair_t *pairs_later; /* pairs for the next finalize */
     size_t npairs_later;
+    sps__device_pair_t *pairs_all;   /* every pair taken (back after a failure) */
+    size_t npairs_all;
     uint64_t pairs_dropped;
     uint64_t dropped_taken;  /* the drop counts moved into this file */
 } sps__devfin_t;
