@@ -257,6 +257,9 @@ class _Recording:
                  value_names=(), samples=None, device=None):
         self.spans = spans
         self.device = device
+        #: gpu_timing: per span, the elapsed time (ns) of the CUDA event
+        #: pair around it, -1 none; None when no pairs were recorded
+        self.gpu_pairs = None
         self.samples = samples
         self.value_names = list(value_names) if values is not None else []
         self.values = values
@@ -408,10 +411,15 @@ def _concat_recordings(a: _Recording, b: _Recording) -> _Recording:
     if a.samples is not None or b.samples is not None:
         samples = Samples.concat([a.samples, b.samples]).with_regions(names)
         names += samples.region_names[len(names):]
-    return _Recording(np.concatenate([a.spans, bs]), names, threads, payloads, a.base_ns,
-                      b.end_ns, options, np.concatenate([a.counters, bc]), a.anchor,
-                      frozenset(python_ids), values, vnames, samples,
-                      _DeviceData.concat(a.device, b.device, len(a.spans)))
+    out = _Recording(np.concatenate([a.spans, bs]), names, threads, payloads, a.base_ns,
+                     b.end_ns, options, np.concatenate([a.counters, bc]), a.anchor,
+                     frozenset(python_ids), values, vnames, samples,
+                     _DeviceData.concat(a.device, b.device, len(a.spans)))
+    if a.gpu_pairs is not None or b.gpu_pairs is not None:
+        out.gpu_pairs = np.concatenate([
+            r.gpu_pairs if r.gpu_pairs is not None else np.full(len(r.spans), -1, np.int64)
+            for r in (a, b)])
+    return out
 
 
 def _concat_values(a: _Recording, b: _Recording):
@@ -2040,12 +2048,46 @@ def _device_of_tuples(gpu_activities, rec: "_Recording | None") -> "_DeviceData 
     return _DeviceData(cols, names, span, {"collector": "tensorplay"})
 
 
+def _gpu_pairs_of_file(f: dict, rec: "_Recording") -> np.ndarray:
+    """Per span of rec, the device time (ns) the window's file gives its
+    event (/events/gpu_durations: gpu_timing's CUDA event pair), -1 none.
+    A file event is a span of rec when its thread index, its region's name
+    and its start are the span's (the file was finalized from the
+    window's own session, so they are the same records)."""
+    out = np.full(len(rec.spans), -1, np.int64)
+    ev = f["events"]
+    if ev.get("gpu_durations") is None or not len(rec.spans):
+        return out
+    gd = np.frombuffer(ev["gpu_durations"], np.int64)
+    has = np.nonzero(gd >= 0)[0]
+    if not len(has):
+        return out
+    start = np.frombuffer(ev["start_ns"], np.int64)
+    row = np.frombuffer(ev["row"], np.uint32)
+    th = np.frombuffer(ev["thread_ids"], np.int64) if ev.get("thread_ids") is not None \
+        else np.zeros(len(gd), np.int64)
+    region_of_row = [r[0] for r in f["rows"]]
+    fnames = f["names"]
+    index = {(int(t), rec.names[int(r)], int(s0)): i for i, (t, r, s0) in
+             enumerate(zip(rec.spans["thread"], rec.spans["region"], rec.spans["start"]))}
+    for j in has.tolist():
+        r = int(row[j])
+        if r >= len(region_of_row):
+            continue
+        i = index.get((int(th[j]), fnames[region_of_row[r]], int(start[j])))
+        if i is not None:
+            out[i] = int(gd[j])
+    return out
+
+
 def _device_span_ns(rec: "_Recording") -> tuple:
     """(own, total, kernels) per span of rec, int64: the device time (ns)
     of the kernels, copies and sets the span itself launched, the same
     with every span inside it (the one fold's rule for per-span values:
     a span's total is its own plus its children's totals), and the number
-    of kernels it launched itself.  Without device rows, a raw recording's
+    of kernels it launched itself.  With gpu_timing's event pairs
+    (rec.gpu_pairs) a span's total is its pair's time and its own that
+    less its children's totals.  Without device rows, a raw recording's
     gpu_ms (tensorplay's per-op device time) is the own time.  Zeros
     without either."""
     cache = rec.__dict__.get("_dev_ns")
@@ -2068,6 +2110,24 @@ def _device_span_ns(rec: "_Recording") -> tuple:
             if p.get("kernel_count"):
                 kernels[i] = int(p["kernel_count"])
     total = own.copy()
+    pairs = rec.gpu_pairs
+    if pairs is not None and n and (pairs >= 0).any():
+        # gpu_timing: a span's event pair is the device time between its
+        # begin and end (its children's included); without one, its own
+        # launches plus its children's totals.  Its own (self) time is its
+        # total less its direct children's (clamped at 0: torch's rule).
+        parent = rec.spans["parent"]
+        kids = np.zeros(n, np.int64)
+        for i in range(n - 1, -1, -1):  # children come after their parent
+            if pairs[i] >= 0:
+                total[i] = pairs[i]
+                own[i] = max(int(pairs[i] - kids[i]), 0)
+            else:
+                total[i] = own[i] + kids[i]
+            if parent[i] >= 0:
+                kids[parent[i]] += total[i]
+        rec._dev_ns = (own, total, kernels)
+        return rec._dev_ns
     if n and own.any():
         # each span's own time added to every span it lies in (up its parents)
         parent = rec.spans["parent"]
@@ -2726,7 +2786,7 @@ class profile:
         #: the C core's device collectors this profile runs while it records
         #: (SPS_DEVICE_* bits): CUPTI for activities=[CUDA] / use_device
         #: "cuda" / gpu_trace (tensorplay's rule: not when gpu_timing asks
-        #: for event pairs instead)
+        #: for event pairs instead), CUDA event pairs for gpu_timing
         self._device_what = self._device_collectors(acts, use_device, gpu_timing, gpu_trace)
         self._device_on = 0  # the collectors started for the window recording now
         if schedule is not None and not callable(schedule):
@@ -2788,12 +2848,11 @@ class profile:
             else:
                 why.append(f"CUDA activity (CUPTI) cannot be recorded here: {reason}")
         if gpu_timing:
-            # CUDA event pairs per region: ProfileManager's use_gpu_timing
-            # records them into its file (gpu_durations); this face joins
-            # CUPTI's activities to its spans, not event pairs
-            why.append("gpu_timing (CUDA event pairs per region) is recorded by "
-                       "ProfileManager(use_gpu_timing=True), not by profile(); use "
-                       "activities=[ProfilerActivity.CUDA] for the device's activity")
+            reason = _ext.device_available(_ext.DEVICE_EVENTS)
+            if reason is None:
+                what |= _ext.DEVICE_EVENTS
+            else:
+                why.append(f"gpu_timing (CUDA event pairs) cannot be recorded here: {reason}")
         if why:
             warnings.warn("spanscope: " + "; ".join(why) +
                           ("; profiling the CPU only" if not what else ""),
@@ -3077,35 +3136,39 @@ class profile:
             self._sampling_ours = False
             _ext.sampling_stop()
 
-    def _read_window_file(self, samples: bool, device: bool) -> tuple:
-        """(the samples, the device rows) the window's session holds, as
-        read_stack_samples and _ext.device_read give them, each None when
-        not asked for or when this profile does not own the session (they
-        stay in it).  The core hands them out only with a finalize, so the
-        profile's own session is finalized into a temporary file (spans
-        already read), read (sps_samples_read, sps_device_read) and
-        removed; the sampler is stopped after that finalize, so that the
-        file has its rate."""
+    def _read_window_file(self, samples: bool, device: int) -> tuple:
+        """(the samples, the device rows, the events) the window's session
+        holds, as read_stack_samples, _ext.device_read (device has
+        DEVICE_CUPTI) and _ext.read_file (device has DEVICE_EVENTS: the
+        events' gpu_durations) give them, each None when not asked for or
+        when this profile does not own the session (they stay in it).  The
+        core hands them out only with a finalize, so the profile's own
+        session is finalized into a temporary file (spans already read),
+        read and removed; the sampler is stopped after that finalize, so
+        that the file has its rate."""
         if not (samples or device):
-            return None, None
+            return None, None, None
         try:
             if not (self._owned() and _ext.is_active()):
-                return None, None
+                return None, None, None
             fd, tmp = tempfile.mkstemp(prefix="spanscope-window-", suffix=".h5")
             os.close(fd)
-            s = d = None
+            s = d = f = None
             try:
                 _ext.finalize(tmp, False)
                 if samples:
                     s = read_stack_samples(tmp)
-                if device:
+                if device & _ext.DEVICE_CUPTI:
                     d = _ext.device_read(tmp)
+                if device & _ext.DEVICE_EVENTS:
+                    f = _ext.read_file(tmp)
             except (OSError, RuntimeError, ValueError) as e:
                 what = " and ".join(w for w, on in (("samples", samples),
                                                     ("device activity", device)) if on)
                 warnings.warn(f"spanscope: the window's {what} could not be read back: {e}",
                               RuntimeWarning, stacklevel=4)
-                return (Samples.empty(self._sample_hz) if samples and s is None else s), None
+                return (Samples.empty(self._sample_hz) if samples and s is None else s), \
+                    None, None
             finally:
                 try:
                     os.unlink(tmp)
@@ -3113,7 +3176,7 @@ class profile:
                     pass
         finally:
             self._stop_sampling()
-        return s, d
+        return s, d, f
 
     def _take_samples(self, s, t0: int, t1: int, names: list):
         """The window's samples s ([t0, t1] kept) as Samples named by names;
@@ -3164,7 +3227,7 @@ class profile:
                 "profile_memory": values is not None and "alloc_bytes" in vnames,
                 "with_samples": self.with_samples}
         anchor, traced = _ext.clock_anchor(), frozenset(_ext.traced_regions)
-        raw_samples, raw_device = self._read_window_file(self.with_samples, bool(device_on))
+        raw_samples, raw_device, raw_file = self._read_window_file(self.with_samples, device_on)
         samples = self._take_samples(raw_samples, t0, t1, names) if self.with_samples else None
         if samples is not None:
             names = samples.region_names  # names, then any region only samples name
@@ -3173,6 +3236,9 @@ class profile:
         if raw_device is not None:
             # each activity joined to its launching span of this window
             window.device = _device_of_read(raw_device, window)
+        if raw_file is not None:
+            # gpu_timing: each span's CUDA event pair, by its file event
+            window.gpu_pairs = _gpu_pairs_of_file(raw_file, window)
         if self.acc_events and self._result is not None:
             # torch's acc_events: the cycles so far, one after another
             window = _concat_recordings(self._result, window)

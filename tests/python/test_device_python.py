@@ -436,6 +436,71 @@ def test_windows_accumulate_device_rows(fake_device):
 
 
 # --------------------------------------------------------------------------
+# gpu_timing: CUDA event pairs per span (/events/gpu_durations)
+# --------------------------------------------------------------------------
+
+def test_gpu_timing_event_pairs_give_the_spans_device_time(monkeypatch):
+    """profile(gpu_timing=True) runs the core's CUDA-event collector
+    (SPS_DEVICE_EVENTS); the window's file gives each span its pair's time
+    (/events/gpu_durations, here written by the test for some spans): that
+    is the span's device_time_total, its self time that less its
+    children's (torch's rule), a span without a pair its children's sum."""
+    asked = []
+    pairs = {}
+
+    def finalize(path, verbose):
+        out = real_finalize(path, verbose)
+        if path is None or asked[-1] != ("stop", _ext.DEVICE_EVENTS):
+            return out
+        f = _ext.read_file(path)
+        ev = f["events"]
+        start = np.frombuffer(ev["start_ns"], np.int64)
+        row = np.frombuffer(ev["row"], np.uint32)
+        names = [f["names"][f["rows"][r][0]] for r in row]
+        gd = np.full(len(start), -1, np.int64)
+        for j, (name, t) in enumerate(zip(names, start.tolist())):
+            if name != "no_pair":
+                gd[j] = pairs[(name, t)] = 1_000 * (j + 3) + 17 * len(name)
+        with h5py.File(path, "a") as h:
+            h.create_dataset("events/gpu_durations", data=gd)
+        return out
+    real_finalize = _ext.finalize
+    monkeypatch.setattr(_ext, "device_available", lambda what: None)
+    monkeypatch.setattr(_ext, "device_start", lambda what: asked.append(("start", what)))
+    monkeypatch.setattr(_ext, "device_stop", lambda what: asked.append(("stop", what)))
+    monkeypatch.setattr(_ext, "finalize", finalize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = profiler.profile(activities=[ProfilerActivity.CUDA], gpu_timing=True)
+    with p:
+        with record_function("outer"):
+            with record_function("no_pair"):
+                with record_function("leaf"):
+                    pass
+            with record_function("leaf"):
+                pass
+    # tensorplay's rule: gpu_timing instead of CUPTI's trace
+    assert asked == [("start", _ext.DEVICE_EVENTS), ("stop", _ext.DEVICE_EVENTS)]
+    events = p.events()
+    assert len(pairs) == 3
+
+    def total(e):
+        got = pairs.get((e.name, e.start_ns))
+        return got if got is not None else sum(total(c) for c in e.cpu_children)
+    for e in events:
+        kids = sum(total(c) for c in e.cpu_children)
+        assert e.device_time_total == pytest.approx(total(e) / 1e3)
+        assert e.self_device_time_total == pytest.approx(
+            max(total(e) - kids, 0) / 1e3 if (e.name, e.start_ns) in pairs else 0.0)
+    assert p.device_time_by_span == pytest.approx([total(e) / 1e3 for e in events])
+    rows = {r.key: r for r in p.key_averages()}
+    assert rows["leaf"].device_time_total == pytest.approx(
+        sum(total(e) for e in events if e.name == "leaf") / 1e3)
+    assert "Self CUDA" in p.key_averages().table()
+    assert p.kineto_results() == []  # no CUPTI rows with event pairs
+
+
+# --------------------------------------------------------------------------
 # the binding: _ext.device_read (sps_device_read)
 # --------------------------------------------------------------------------
 
