@@ -345,6 +345,13 @@ static void start_session(void);
 static void follow_child(void) {
     if (!g_follow) return;
     g_follow = 0;
+    /* the core gave this child no session: the library's own fork (a file
+     * checked in a child: util/isolate.c) or SPANSCOPE_FORK=off -- no
+     * process of the tree, then */
+    if (!sps_is_active()) {
+        g_own = 0;
+        return;
+    }
     g_pid = getpid();
     g_reported = 1; /* a child prints nothing: the root reports */
     if (g_own) {

@@ -587,15 +587,21 @@ static int env_add(char **env, size_t *k, const char *name, const char *value) {
 
 /* The caller's environment for the tool (malloc'd, for the child's exec;
  * NULL when out of memory): with CHECK_TUNABLES in GLIBC_TUNABLES for the
- * second walk, and a sanitizer's signal handlers off in a sanitized build. */
+ * second walk, and a sanitizer's signal handlers off in a sanitized build;
+ * LD_PRELOAD and SPANSCOPE_RUN left out. */
 static char **checker_env(int tunables) {
     extern char **environ;
     size_t n = 0;
     while (environ[n]) n++;
     char **env = malloc((n + 4) * sizeof *env);
     if (!env) return NULL;
-    memcpy(env, environ, n * sizeof *env);
-    size_t k = n;
+    /* without LD_PRELOAD and SPANSCOPE_RUN: a checker is no process of
+     * the program's (`spanscope run` preloads a library that would set a
+     * session up in it, --follow one that would join the tree) */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "SPANSCOPE_RUN=", 14))
+            env[k++] = environ[i];
     int rc = tunables ? env_add(env, &k, "GLIBC_TUNABLES", CHECK_TUNABLES) : 0;
 #ifdef CHECK_SANITIZED
     rc |= env_add(env, &k, "ASAN_OPTIONS", CHECK_SAN_OPTIONS);

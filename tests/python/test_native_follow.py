@@ -220,3 +220,36 @@ def test_metadata_write(tmp_path):
     assert fn(str(bad).encode(), b"k", b"v", err, 512) < 0 and b"not.h5" in err.value
     assert fn(str(tmp_path / "missing.h5").encode(), b"k", b"v", err, 512) < 0
     assert b"missing.h5" in err.value
+
+
+def test_sigterm_to_the_tool_reaches_the_root(tmp_path):
+    """SIGTERM sent to the tool's pid (a batch system's, a user's kill) goes
+    on to the root: its signal handling writes its part, the tool merges
+    and ends by the signal.  The library's own child processes (the HDF5
+    checker the write starts, a file checked in a fork) are no processes
+    of the tree."""
+    import time
+
+    src = tmp_path / "slow.c"
+    src.write_text("#include <spanscope.h>\n#include <stdio.h>\n#include <unistd.h>\n"
+                   "int main(void){sps_region_t r = sps_region(\"tick\");"
+                   "for (int i = 0; i < 1000; i++) { sps_begin(r); usleep(10000); sps_end(r);"
+                   " if (i == 2) { printf(\"ready\\n\"); fflush(stdout); } } return 0;}\n")
+    exe = tmp_path / "slow"
+    subprocess.run([CC, str(src), "-o", str(exe), f"-I{PKG / 'include'}",
+                    str(PKG / "libspanscope.so.1"), f"-Wl,-rpath,{PKG}"], check=True)
+    out = tmp_path / "t.h5"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SPANSCOPE_", "SCOPE_PROFILER_")) and k != "LD_PRELOAD"}
+    tool = PKG / "bin" / "spanscope"
+    proc = subprocess.Popen([str(tool), "run", "--follow", "-o", str(out), "--", str(exe)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "merged 1 process into" in err and "left no part" not in err, err
+    calls = _per_rank(out)["tick"]
+    assert list(calls) == [0] and calls[0] >= 3
