@@ -211,8 +211,7 @@ static void test_env_value(void **state) {
     assert_int_equal(sps__device_env_start("gpu"), SPS_EINVAL);
     /* without the stand-in here: no driver, a warning, the session goes on */
     unsetenv("SPANSCOPE_CUPTI_LIB");
-    unsetenv("SPANSCOPE_CUDA_LIB");
-    assert_int_equal(sps__cupti_unload(), 0);
+    unsetenv("SPANSCOPE_CUDA_LIB"); /* test_machine loaded this machine's libcupti */
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!cuda) {
         assert_int_equal(sps__device_env_start("cupti"), 0);
@@ -560,14 +559,20 @@ static void test_other_subscriber(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_public_errors),
-        cmocka_unit_test(test_machine),
-        cmocka_unit_test(test_env_value),
         cmocka_unit_test(test_no_device),
         cmocka_unit_test(test_pairs_hook),
 #ifdef SPS_FAKE_CUPTI
         cmocka_unit_test(test_record),
         cmocka_unit_test(test_other_subscriber),
 #endif
+        /* last: this machine's libcupti stays loaded to the end (unloaded,
+         * CUDA 13.0's leaks 72 KiB it allocated at load: LeakSanitizer) */
+        cmocka_unit_test(test_machine),
+        cmocka_unit_test(test_env_value),
     };
+    const char *only = getenv("SPS_TEST_ONLY"); /* one test, by name (a glob) */
+    if (only && *only) cmocka_set_test_filter(only);
+    const char *skip = getenv("SPS_TEST_SKIP");
+    if (skip && *skip) cmocka_set_skip_filter(skip);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
