@@ -148,7 +148,8 @@ def add_device(path, rank):
         launch(s, "cudaLaunchKernel", 4, KERNEL, 1, 50_000)
     launch(main_launch[0], "cudaMemcpyAsync", 4, "Memcpy HtoD (Pinned -> Device)", 2, 150_000,
            stream=13, nbytes=1 << 20)
-    launch(main_launch[1], "cuMemsetD8Async", 5, "Memset (Device)", 3, 150_000, nbytes=4096)
+    launch(main_launch[1], "cuMemsetD8Async", 5, "Memset (Device)", 3, 150_000, stream=9,
+           nbytes=4096)
     for s in work_launch:
         launch(s, "cudaLaunchKernel", 4, "_Z4fillPfi", 1, 60_000, dev=1, stream=3)
     recs = sorted((s for s in spans if s["name"] == "rec"), key=lambda s: s["start"])
