@@ -275,6 +275,35 @@ int sps__cupti_corr_put(sps__cupti_t *c, uint32_t corr, uint64_t ext) {
     return 0;
 }
 
+void sps__cupti_corr_prune(sps__cupti_t *c, uint32_t below) {
+    /* in place: take each kept entry out and put it back (linear probing
+     * needs its chain rebuilt, so every entry is re-placed) */
+    size_t cap = c->corr_cap;
+    uint32_t *k = c->corr_key;
+    uint64_t *v = c->corr_val;
+    if (!cap) return;
+    uint32_t *nk = calloc(cap, sizeof *nk);
+    uint64_t *nv = calloc(cap, sizeof *nv);
+    if (!nk || !nv) { /* keep everything: a later prune tries again */
+        free(nk);
+        free(nv);
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < cap; i++)
+        if (k[i] && k[i] >= below) {
+            size_t j = corr_slot(nk, cap, k[i]);
+            nk[j] = k[i];
+            nv[j] = v[i];
+            n++;
+        }
+    free(k);
+    free(v);
+    c->corr_key = nk;
+    c->corr_val = nv;
+    c->corr_n = n;
+}
+
 uint64_t sps__cupti_corr_span(const sps__cupti_t *c, uint32_t corr) {
     if (!c->corr_cap || corr == 0) return 0;
     size_t j = corr_slot(c->corr_key, c->corr_cap, corr);

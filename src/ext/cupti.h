@@ -183,6 +183,10 @@ SPS__HIDDEN uint64_t sps__cupti_span_device_ns(const sps__cupti_t *c, uint64_t s
  * replaces it; corr 0 is ignored).  Takes no lock: the parser calls it
  * under c's.  0 or SPS_ENOMEM. */
 SPS__HIDDEN int sps__cupti_corr_put(sps__cupti_t *c, uint32_t corr, uint64_t ext);
+/* Forgets the correlations below `below` (CUPTI's ids grow: a recording
+ * drops those of activities handed over two finalizes ago).  Takes no
+ * lock. */
+SPS__HIDDEN void sps__cupti_corr_prune(sps__cupti_t *c, uint32_t below);
 /* The external id CUPTI joined to correlation id corr, 0 when none. */
 SPS__HIDDEN uint64_t sps__cupti_corr_span(const sps__cupti_t *c, uint32_t corr);
 

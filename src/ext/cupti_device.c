@@ -95,6 +95,7 @@ typedef struct lmap {
     size_t n, cap;
 } lmap_t;
 static lmap_t g_gen[2]; /* [0] this take's, [1] the previous take's */
+static uint32_t g_top[2]; /* the highest correlation id of the last take, the one before */
 
 static int lmap_cmp(const void *a, const void *b) {
     uint32_t x = ((const launch_t *)a)->corr, y = ((const launch_t *)b)->corr;
@@ -120,6 +121,7 @@ static void collector_free(void) {
         memset(&g_gen[i], 0, sizeof g_gen[i]);
     }
     g_on = g_stopped = 0;
+    g_top[0] = g_top[1] = 0;
 }
 
 static int dev_start(void) {
@@ -213,7 +215,16 @@ static int dev_take(sps__devbatch_t *b) {
         r->src_kind = x->src_kind;
         r->dst_kind = x->dst_kind;
     }
-    if (!rc) g_c.n_acts = 0; /* handed over: a later take has only the newer ones */
+    if (!rc) { /* handed over: a later take has only the newer ones */
+        g_c.n_acts = 0;
+        /* correlations of two takes ago: their activities came long since
+         * (CUPTI's ids grow), so the map stays the size of two takes */
+        uint32_t top = 0;
+        for (size_t i = 0; i < n; i++)
+            if (a[i].correlation > top) top = a[i].correlation;
+        if (g_top[1]) sps__cupti_corr_prune(&g_c, g_top[1] + 1);
+        if (top) g_top[1] = g_top[0], g_top[0] = top;
+    }
     b->clock = cm->identity ? "identity" : "fitted";
     b->dropped = g_c.dropped; /* CUPTI's count since the last take */
     g_c.dropped = 0;

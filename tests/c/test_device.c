@@ -221,6 +221,22 @@ static void test_env_value(void **state) {
     }
 }
 
+/* The collector's correlation map is pruned per take (cupti_device.c):
+ * what is below the floor goes, the rest is found as before. */
+static void test_corr_prune(void **state) {
+    (void)state;
+    sps__cupti_t c;
+    assert_int_equal(sps__cupti_init(&c, 130000, 0), 0);
+    for (uint32_t i = 1; i <= 1000; i++) assert_int_equal(sps__cupti_corr_put(&c, i, 7000 + i), 0);
+    sps__cupti_corr_prune(&c, 600);
+    assert_int_equal(c.corr_n, 401);
+    for (uint32_t i = 1; i <= 1000; i++)
+        assert_int_equal(sps__cupti_corr_span(&c, i), i < 600 ? 0 : 7000 + i);
+    assert_int_equal(sps__cupti_corr_put(&c, 1001, 5), 0);
+    assert_int_equal(sps__cupti_corr_span(&c, 1001), 5);
+    sps__cupti_free(&c);
+}
+
 /* ---- the hook for CUDA-event pairs (gpu_timing) ------------------------------ */
 
 /* A pair lands on the outermost span of its region on its thread inside
@@ -560,6 +576,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_public_errors),
         cmocka_unit_test(test_no_device),
+        cmocka_unit_test(test_corr_prune),
         cmocka_unit_test(test_pairs_hook),
 #ifdef SPS_FAKE_CUPTI
         cmocka_unit_test(test_record),
