@@ -19,6 +19,13 @@
  *    "args":{"stack":["file:line (func)",...],"region":"solve","weight":1}}
  *   ...one instant per stack sample (sps__cjw_samples, export.h), as
  *      tensorplay writes its samples...
+ *   ...with /device (sps__cjw_device, export.h): every span's args begin
+ *      with "External id"; at close the GPU processes' and streams' "M"
+ *      events, then per activity its X event (cat cuda_runtime /
+ *      cuda_driver on the launching thread, kernel / gpu_memcpy /
+ *      gpu_memset on its GPU's stream, args "External id" of the launching
+ *      span, "correlation", ...) and its ac2g flow point (s at the API
+ *      call, f with bp "e" at what it launched), as kineto writes them...
  *   {"ph":"i","s":"g","name":"Record Window End",...}
  *   (after the spans' extent, when there is a span)
  *   (kineto's args and the window end only when the header asks for them,

@@ -49,6 +49,17 @@
  *      (timestamp_clock_id = 3 on the packet).  trace processor sorts
  *      every packet by time; it resolves interned data per sequence.
  *
+ *   7. Device activity (sps__pfw_device, export.h) on a third sequence
+ *      (PF_DEV_SEQ_ID), its first packet clearing its state: a process
+ *      TrackDescriptor per GPU ("GPU N", uuids from PF_DEV_UUID0), a named
+ *      track per stream under it ("stream S"), then per activity a
+ *      TYPE_SLICE_BEGIN (name 23, categories 22: kernel, gpu_memcpy,
+ *      gpu_memset, cuda_runtime, cuda_driver; flow_ids 47 on an API call
+ *      that launched something, terminating_flow_ids 48 on what it
+ *      launched) and a TYPE_SLICE_END at absolute BUILTIN_CLOCK_MONOTONIC
+ *      times, device rows on their stream's track, API rows on their
+ *      host thread's track (inside the launching span).  Written at close.
+ *
  * Event packets do not carry SEQ_NEEDS_INCREMENTAL_STATE: a file written in
  * one go has no packet loss, trace processor applies defaults and interned
  * data regardless of the flag, and leaving it out keeps a regular loop at
@@ -846,14 +857,20 @@ int sps__pfw_device(sps__pfw_t *w, sps__tl_device_t *d) {
     return 0;
 }
 
+/* Puts the device sequence's id on pkt, and on its first packet
+ * SEQ_INCREMENTAL_STATE_CLEARED. */
+static void pf_dev_seq(sps__pfw_t *w, pf_bytes_t *pkt) {
+    pf_put_uint(pkt, 10, PF_DEV_SEQ_ID);
+    if (!w->dev_started) pf_put_uint(pkt, 13, 1);
+    w->dev_started = 1;
+}
+
 /* Writes the TrackEvent body ev as a packet at absolute MONOTONIC time t
- * on the device sequence (the first one clearing its state). */
+ * on the device sequence. */
 static int pf_dev_packet(sps__pfw_t *w, pf_bytes_t *pkt, pf_bytes_t *ev, int64_t t) {
     pf_put_uint(pkt, 8, (uint64_t)t);                 /* timestamp */
     pf_put_uint(pkt, 58, PF_CLOCK_MONO);              /* timestamp_clock_id */
-    pf_put_uint(pkt, 10, PF_DEV_SEQ_ID);
-    if (!w->dev_started) pf_put_uint(pkt, 13, 1);     /* SEQ_INCREMENTAL_STATE_CLEARED */
-    w->dev_started = 1;
+    pf_dev_seq(w, pkt);
     pf_put_msg(pkt, 11, ev);                          /* track_event */
     return pf_packet(w, pkt);
 }
@@ -912,7 +929,7 @@ static int pf_dev_write(sps__pfw_t *w, const sps__tl_device_t *d) {
         pf_put_uint(&b, 1, (uint64_t)d->gpus[g].pid);      /* pid */
         pf_put_str(&b, 6, d->gpus[g].name);                /* process_name */
         pf_put_msg(&a, 3, &b);                             /* process */
-        pf_put_uint(&pkt, 10, PF_DEV_SEQ_ID);
+        pf_dev_seq(w, &pkt);
         pf_put_msg(&pkt, 60, &a);                          /* track_descriptor */
         rc = pf_packet(w, &pkt);
     }
@@ -923,7 +940,7 @@ static int pf_dev_write(sps__pfw_t *w, const sps__tl_device_t *d) {
         pf_put_uint(&a, 1, w->dev_uuid++);                 /* uuid */
         pf_put_str(&a, 2, nm);                             /* name */
         pf_put_uint(&a, 5, gpu_uuid[gs[k].gpu]);           /* parent_uuid */
-        pf_put_uint(&pkt, 10, PF_DEV_SEQ_ID);
+        pf_dev_seq(w, &pkt);
         pf_put_msg(&pkt, 60, &a);
         rc = pf_packet(w, &pkt);
     }
