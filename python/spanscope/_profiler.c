@@ -10,7 +10,7 @@
  *
  * The rest hands the core's spans (sps_spans) to Python as one bytes object
  * that numpy views without copying, writes timelines with their stack
- * samples (sps_timeline_write_samples),
+ * samples and device activity (sps_timeline_write_device),
  * and exposes the step schedule (Schedule: sps_schedule_action) and the
  * session's steps (sps_step*).
  */
@@ -568,27 +568,93 @@ static int samples_of_dict(PyObject *d, sps_samples_t *s, const char **str[4]) {
     return 0;
 }
 
+/* The device dict d as the caller's sps_device_t for
+ * sps_timeline_write_device: int64 columns as bytes, one entry per row --
+ * kinds, names_idx, starts_ns, ends_ns, correlations, tids, devices and
+ * streams needed; contexts, bytes, regions, grid_x..z, block_x..z,
+ * copy_kinds, src_kinds, dst_kinds optional (missing or None: NULL) --
+ * names and region_names lists of str.  The arrays borrow d's objects;
+ * the string arrays are malloc'd into str[2] (freed by the caller, also
+ * on failure).  0, or -1 with an exception. */
+static int device_of_dict(PyObject *d, sps_device_t *dv, const char **str[2]) {
+    memset(dv, 0, sizeof *dv);
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "device must be a dict or None");
+        return -1;
+    }
+    static const char *const keys[] = {
+        "kinds", "names_idx", "starts_ns", "ends_ns", "correlations", "tids", "devices",
+        "streams", "contexts", "bytes", "regions", "grid_x", "grid_y", "grid_z", "block_x",
+        "block_y", "block_z", "copy_kinds", "src_kinds", "dst_kinds"};
+    const int64_t **cols[] = {&dv->kinds, &dv->names_idx, &dv->starts_ns, &dv->ends_ns,
+                              &dv->correlations, &dv->tids, &dv->devices, &dv->streams,
+                              &dv->contexts, &dv->bytes, &dv->regions, &dv->grid_x,
+                              &dv->grid_y, &dv->grid_z, &dv->block_x, &dv->block_y,
+                              &dv->block_z, &dv->copy_kinds, &dv->src_kinds, &dv->dst_kinds};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        PyObject *b = PyDict_GetItemString(d, keys[i]); /* borrowed */
+        if (i >= 8 && (!b || b == Py_None)) continue;    /* optional */
+        size_t m;
+        if (!b || !PyBytes_Check(b) || PyBytes_GET_SIZE(b) % (Py_ssize_t)sizeof(int64_t)) {
+            PyErr_Format(PyExc_TypeError, "device['%s'] must be bytes of int64", keys[i]);
+            return -1;
+        }
+        m = (size_t)PyBytes_GET_SIZE(b) / sizeof(int64_t);
+        if (i == 0) n = m;
+        else if (m != n) {
+            PyErr_Format(PyExc_ValueError, "device['%s'] has %zu rows, not %zu", keys[i], m, n);
+            return -1;
+        }
+        *cols[i] = (const int64_t *)PyBytes_AS_STRING(b);
+    }
+    size_t k[2];
+    static const char *const lists[2] = {"names", "region_names"};
+    for (int i = 0; i < 2; i++) {
+        PyObject *l = PyDict_GetItemString(d, lists[i]);
+        if (!l) {
+            PyErr_Format(PyExc_TypeError, "device needs %s", lists[i]);
+            return -1;
+        }
+        if (str_array(l, &str[i], &k[i], lists[i])) return -1;
+    }
+    dv->n = n;
+    dv->names = str[0];
+    dv->nnames = k[0];
+    dv->region_names = str[1];
+    dv->nregion_names = k[1];
+    dv->present = 1;
+    return 0;
+}
+
 /* timeline_write(path, names, thread_ids, thread_names, spans, args, extra,
  *                base_ns, trace_name, rank, world_size, wall_anchor_ns,
- *                mono_anchor_ns, hostname, counters[, pid[, backend[, samples]]]):
+ *                mono_anchor_ns, hostname, counters[, pid[, backend[, samples
+ *                [, device]]]]):
  * pid 0 (the default) is this process's, backend None (the default) none,
  * samples None (the default) none, else a dict (samples_of_dict) written
  * with the spans (sps_timeline_write_samples: JSON instants, Perfetto
- * PerfSamples, on the rows of their tids). */
+ * PerfSamples, on the rows of their tids); device None (the default) none,
+ * else a dict (device_of_dict) written with them (sps_timeline_write_device:
+ * kineto's device rows, External ids and flows in JSON, GPU tracks in
+ * Perfetto). */
 static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     (void)mod;
     PyObject *path, *names, *tids, *tnames, *spans, *args, *counters, *samples = Py_None;
+    PyObject *device = Py_None;
     const char *extra, *trace_name, *host, *backend = NULL;
     long long base, rank, world, wall, mono, pid = 0;
-    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLzS|LzO", PyUnicode_FSConverter, &path, &PyList_Type,
-                          &names, &PyList_Type, &tids, &tnames, &spans, &args, &extra,
-                          &base, &trace_name, &rank, &world, &wall, &mono, &host, &counters,
-                          &pid, &backend, &samples))
+    if (!PyArg_ParseTuple(a, "O&O!O!OSOzLzLLLLzS|LzOO", PyUnicode_FSConverter, &path,
+                          &PyList_Type, &names, &PyList_Type, &tids, &tnames, &spans, &args,
+                          &extra, &base, &trace_name, &rank, &world, &wall, &mono, &host,
+                          &counters, &pid, &backend, &samples, &device))
         return NULL;
     sps_timeline_t t = {0};
     sps_samples_t smp;
-    const char **sstr[4] = {NULL, NULL, NULL, NULL};
+    sps_device_t dev;
+    const char **sstr[4] = {NULL, NULL, NULL, NULL}, **dstr[2] = {NULL, NULL};
     memset(&smp, 0, sizeof smp);
+    memset(&dev, 0, sizeof dev);
     const char **nm = NULL, **tn = NULL, **ar = NULL;
     size_t nn, ntn, nar;
     int64_t *ids = NULL;
@@ -617,12 +683,14 @@ static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
                          (const sps_counter_sample_t *)PyBytes_AS_STRING(counters), pid,
                          backend};
     if (samples != Py_None && samples_of_dict(samples, &smp, sstr)) goto out;
+    if (device != Py_None && device_of_dict(device, &dev, dstr)) goto out;
     int rc;
-    /* samples (a dict) stays referenced by the caller's frame: its bytes
-     * hold still while the GIL is released */
+    /* samples and device (dicts) stay referenced by the caller's frame:
+     * their bytes hold still while the GIL is released */
     Py_BEGIN_ALLOW_THREADS
-    rc = sps_timeline_write_samples(PyBytes_AS_STRING(path), &t,
-                                    samples != Py_None ? &smp : NULL);
+    rc = sps_timeline_write_device(PyBytes_AS_STRING(path), &t,
+                                   samples != Py_None ? &smp : NULL,
+                                   device != Py_None ? &dev : NULL);
     Py_END_ALLOW_THREADS
     if (rc == SPS_EPATH || rc == SPS_EIO) {
         char msg[600];
@@ -635,6 +703,7 @@ static PyObject *py_timeline_write(PyObject *mod, PyObject *a) {
     else res = Py_NewRef(Py_None);
 out:
     for (int i = 0; i < 4; i++) free(sstr[i]);
+    for (int i = 0; i < 2; i++) free(dstr[i]);
     free(nm);
     free(tn);
     free(ar);

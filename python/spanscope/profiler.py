@@ -2478,7 +2478,33 @@ def _write_trace(rec: _Recording, path: str, trace_name: str) -> None:
                         [t[1] for t in rec.threads], rec.spans.tobytes(), args, extra,
                         rec.base_ns, trace_name, rank, world, wall, mono,
                         socket.gethostname(), counters.tobytes(), os.getpid(),
-                        _dist_backend(), _samples_arg(rec.samples))
+                        _dist_backend(), _samples_arg(rec.samples), _device_arg(rec))
+
+
+def _device_arg(rec: "_Recording"):
+    """rec's device rows as the C timeline writer takes a caller's
+    (sps_timeline_write_device: int64 columns as bytes, the activity and
+    region names as lists), None when there are none.  Each row names its
+    launching span as the writer finds it again -- that span's region
+    (an index into rec.names) and the OS tid of its thread -- so the trace
+    joins what the face joined: the span's "External id" on the rows it
+    launched, the ac2g flow from its runtime call to its kernel."""
+    dev = rec.device
+    if dev is None or not len(dev):
+        return None
+    c = dev.cols
+    span = dev.span
+    has = span >= 0
+    sp = np.maximum(span, 0)
+    regions = np.where(has, rec.spans["region"][sp].astype(np.int64) if len(rec.spans)
+                       else -1, -1)
+    native = np.array([t[0] for t in rec.threads] or [0], np.int64)
+    tids = np.where(has, native[rec.spans["thread"][sp].astype(np.int64)]
+                    if len(rec.spans) else c["tids"], c["tids"])
+    out = {k: np.ascontiguousarray(v, np.int64).tobytes() for k, v in c.items()}
+    out.update(regions=regions.astype(np.int64).tobytes(), tids=tids.astype(np.int64).tobytes(),
+               names=list(dev.names), region_names=list(rec.names))
+    return out
 
 
 _FOLDED_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]")

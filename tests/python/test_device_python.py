@@ -417,6 +417,68 @@ def test_kineto_results_every_activity(recorded):
                    for b in res) for c in corr)
 
 
+CAT = {1: "kernel", 2: "gpu_memcpy", 3: "gpu_memset", 4: "cuda_runtime", 5: "cuda_driver"}
+
+
+def test_export_chrome_trace_carries_the_device_rows(recorded, tmp_path):
+    """export_chrome_trace writes the device rows in kineto's form
+    (sps_timeline_write_device): span i of events() has External id i + 1
+    -- kineto_results()' linked_correlation_id -- and so do the rows it
+    launched; API rows on their thread's row, device rows on a GPU
+    process's stream rows, an ac2g flow from each API call to its work."""
+    p, fx, own, kernels, span_of, total = recorded
+    path = tmp_path / "t.json"
+    p.export_chrome_trace(path)
+    ev = json.loads(path.read_text())["traceEvents"]
+    events = p.events()
+    index = {id(e): i for i, e in enumerate(events)}
+    xs = {e["args"]["External id"]: e for e in ev
+          if e.get("ph") == "X" and e.get("cat") == "user_annotation"}
+    assert sorted(xs) == list(range(1, len(events) + 1))
+    assert [xs[i + 1]["name"] for i in range(len(events))] == [e.trace_name for e in events]
+    act = [e for e in ev if e.get("ph") == "X" and e.get("cat") in CAT.values()]
+    assert len(act) == len(fx.rows)
+    kin = {(a.correlation_id(), a.name()): a for a in p.kineto_results()}
+    host = {e["pid"] for e in xs.values()}
+    procs = {e["pid"]: e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    flows = {}
+    for e in ev:
+        if e.get("cat") == "ac2g":
+            flows.setdefault(e["ph"], []).append(e["id"])
+    for r in fx.rows:
+        (e,) = [x for x in act if x["args"]["correlation"] == r["correlations"]
+                and x["cat"] == CAT[r["kinds"]]]
+        assert e["name"] == r["name"]
+        sp = span_of[r["correlations"]]
+        a = kin[(r["correlations"], r["name"])]
+        if sp is None:
+            assert "External id" not in e["args"] and a.linked_correlation_id() == 0
+        else:
+            assert e["args"]["External id"] == index[id(sp)] + 1 == a.linked_correlation_id()
+            assert xs[e["args"]["External id"]]["name"] == sp.trace_name
+        if r["kinds"] >= 4:  # the call, on its launching thread's row
+            assert e["pid"] in host and e["tid"] == r["tids"]
+        else:  # the work, on its GPU's stream
+            assert e["pid"] not in host and procs[e["pid"]].startswith(f"GPU {r['devices']}")
+            assert e["tid"] == r["streams"]
+    with_api = {r["correlations"] for r in fx.rows if r["kinds"] >= 4}
+    assert sorted(flows["s"]) == sorted(flows["f"]) and set(flows["s"]) == with_api
+    # Perfetto: a GPU process with a track per stream, a slice per activity
+    pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+                             reason="the perfetto package is not installed")
+    pf = tmp_path / "t.pftrace"
+    p.export_chrome_trace(pf)
+    trace = pb.Trace.FromString(pf.read_bytes())
+    gpus = {pk.track_descriptor.uuid for pk in trace.packet if pk.HasField("track_descriptor")
+            and pk.track_descriptor.process.process_name.startswith("GPU ")}
+    names = [pk.track_event.name for pk in trace.packet if pk.HasField("track_event")
+             and pk.track_event.type == pk.track_event.TYPE_SLICE_BEGIN]
+    assert len(gpus) == 1
+    for r in fx.rows:
+        assert r["name"] in names
+
+
 def test_windows_accumulate_device_rows(fake_device):
     """acc_events: each window's rows joined to that window's spans, the
     spans of a later window shifted past the earlier ones'."""
