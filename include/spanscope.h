@@ -297,7 +297,8 @@ SPS_API unsigned sps_emit_available(void);
 SPS_API int sps_device_available(unsigned what);
 /* Starts the collectors of what, for the session open now or the next
  * one: from then on every region begin/end of every thread marks the
- * CUDA work it launches (a few hundred ns per begin/end with CUPTI).
+ * CUDA work it launches (sps_begin/sps_end take the out-of-line path and
+ * add CUPTI's push/pop, or gpu_timing's event records, to each call).
  * Every finalize writes what was collected up to it (a checkpoint writes
  * its period's, nothing twice).  All or nothing: when one bit fails, the
  * others it started are stopped.  Returns 0, SPS_EINVAL (as above),
