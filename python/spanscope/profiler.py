@@ -2025,8 +2025,8 @@ def _device_of_tuples(gpu_activities, rec: "_Recording | None") -> "_DeviceData 
         cols["names_idx"][i] = nindex.setdefault(str(name), len(nindex))
         if cols["names_idx"][i] == len(names):
             names.append(str(name))
-        cols["devices"][i] = at(4, -1) if knum < _DEV_RUNTIME else -1
-        cols["streams"][i] = at(5, -1) if knum < _DEV_RUNTIME else -1
+        cols["devices"][i] = at(4, 0) if knum < _DEV_RUNTIME else -1
+        cols["streams"][i] = at(5, 0) if knum < _DEV_RUNTIME else -1
         cols["correlations"][i] = at(6, -1)
         x = at(7, DeviceActivity.NO_EXTERNAL_ID)
         ext[i] = x if x != DeviceActivity.NO_EXTERNAL_ID else -1

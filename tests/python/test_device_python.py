@@ -626,7 +626,7 @@ def test_device_read_refuses_a_bad_file(tmp_path):
 # tensorplay's tuples: EventList(raw, gpu_activities=...)
 # --------------------------------------------------------------------------
 
-def test_eventlist_raw_tuples_join_by_slot_and_correlation():
+def test_eventlist_raw_tuples_join_by_slot_and_correlation(tmp_path):
     none = profiler.DeviceActivity.NO_EXTERNAL_ID
     raw = [("outer", "u", 1_000, 90_000, 7), ("inner", "u", 10_000, 50_000, 7),
            ("other", "u", 60_000, 70_000, 7)]
@@ -647,6 +647,13 @@ def test_eventlist_raw_tuples_join_by_slot_and_correlation():
     spans = {a.name: a.span_name for a in el.device_kernels().activities}
     assert spans == {"_Z1kv": "inner", "memcpy": "other", "_Z1lv": None}
     assert len(el.kineto_results()) == 4
+    # and a trace of them: the kernel on its GPU, inner's External id on it
+    el.export_chrome_trace(tmp_path / "raw.json")
+    ev = json.loads((tmp_path / "raw.json").read_text())["traceEvents"]
+    ext = {e["name"]: e["args"]["External id"] for e in ev
+           if e.get("ph") == "X" and e.get("cat") == "user_annotation"}
+    (k,) = [e for e in ev if e.get("cat") == "kernel" and e["name"] == "_Z1kv"]
+    assert k["args"]["External id"] == ext["inner"]
     with pytest.raises(ValueError, match="device record 0"):
         profiler.EventList(raw, gpu_activities=[("x", "q", 1, 2)])
 
