@@ -647,7 +647,8 @@ class FunctionEvent:
         """Device time of the work this span launched itself, ms; -1.0:
         none (tensorplay's gpu_ms)."""
         g = self._payload("gpu_ms")
-        if g is not None or self._list is None or self._rec.device is None:
+        if g is not None or self._list is None or (self._rec.device is None and
+                                                    self._rec.gpu_pairs is None):
             return float(g if g is not None else -1.0)
         own = self._dev(0)
         return own / 1e6 if own > 0 else -1.0
@@ -1685,7 +1686,8 @@ def _key_averages(rec: _Recording, by_shape=False, stack_n=0, by_overload=False,
             name, p0.get("kind", "u"), c, t // c if c else 0, int(mins[g]), int(maxs[g]),
             shapes, s, 100.0 * s / total_sum if total_sum else 0.0,
             cuda_us=float(g_total[g]) / 1e3, kernel_count=int(g_kern[g]),
-            self_cuda_us=float(g_own[g]) / 1e3, stack=stack, flops=int(flops[g]), output_bytes=int(out_bytes[g]),
+            self_cuda_us=float(g_own[g]) / 1e3, stack=stack, flops=int(flops[g]),
+            output_bytes=int(out_bytes[g]),
             nested_output_bytes=int(out_bytes[g]), total_ns=t, module=module,
             cpu_parent=events[par] if par >= 0 else None,
             is_python_function=bool(py[first[g]]), self_cpu_percent=100.0 * s / self_sum,
@@ -1844,7 +1846,7 @@ class _DeviceData:
     numpy columns (_DEV_COLUMNS, the file's /device names), the activity
     names (names_idx indexes them), ``span`` (per row, the index of its
     launching span in the recording, -1 none) and the collector's
-    attributes (collector, clock, dropped, cupti_version, description)."""
+    attributes (collector, clock, dropped, cupti_version)."""
 
     def __init__(self, cols: dict, names: list, span, attrs=None):
         n = len(span)
@@ -1877,15 +1879,6 @@ class _DeviceData:
 
     def name(self, i: int) -> str:
         return self.names[int(self.cols["names_idx"][i])]
-
-    def select(self, keep: np.ndarray, span_map=None) -> "_DeviceData":
-        """The rows where keep is True (span indices through span_map when
-        given: old index -> new, -1 dropped)."""
-        span = self.span[keep]
-        if span_map is not None:
-            span = np.where(span >= 0, span_map[np.maximum(span, 0)], -1)
-        return _DeviceData({k: v[keep] for k, v in self.cols.items()}, self.names, span,
-                           self.attrs)
 
     @staticmethod
     def concat(a: "_DeviceData | None", b: "_DeviceData | None",
@@ -1987,8 +1980,7 @@ def _device_of_read(d: dict, rec: "_Recording") -> "_DeviceData | None":
     cols = {k: np.asarray(d[k], np.int64) if isinstance(d[k], (list, tuple, np.ndarray))
             else np.frombuffer(d[k], np.int64) for k in _DEV_COLUMNS if k in d}
     span = _device_launch_spans(rec, cols, list(d.get("region_names") or ()))
-    attrs = {k: d.get(k) for k in ("collector", "clock", "dropped", "cupti_version",
-                                   "description")}
+    attrs = {k: d.get(k) for k in ("collector", "clock", "dropped", "cupti_version")}
     return _DeviceData(cols, list(d["names"]), span, attrs)
 
 
@@ -3262,6 +3254,11 @@ class profile:
         if raw_device is not None:
             # each activity joined to its launching span of this window
             window.device = _device_of_read(raw_device, window)
+            lost = int(raw_device.get("dropped") or 0)
+            if lost:
+                warnings.warn(f"spanscope: CUPTI dropped {lost} device activity records in "
+                              "this window (its buffers were full): the device times miss "
+                              "them", RuntimeWarning, stacklevel=4)
         if raw_file is not None:
             # gpu_timing: each span's CUDA event pair, by its file event
             window.gpu_pairs = _gpu_pairs_of_file(raw_file, window)
