@@ -625,6 +625,23 @@ def test_device_read_refuses_a_bad_file(tmp_path):
             _ext.device_start(bad)
 
 
+def test_a_session_already_running_keeps_the_device_rows(fake_device):
+    """A ProfileManager-style session already running: the collector runs
+    for it, its file gets the rows at its own finalize, and the profile
+    says so once (as it does for samples)."""
+    fx = fake_device
+    _ext.setup(None, local=True)
+    try:
+        with pytest.warns(RuntimeWarning, match="already running.*that session's file"):
+            with profiler.profile(activities=[ProfilerActivity.CUDA]) as p:
+                with record_function("x"):
+                    fx.launch("x", "x", 1, "_Z1kv", 1000)
+    finally:
+        _ext.shutdown()
+    assert fx.calls == ["start", "stop"] and fx.files == 0
+    assert [e.name for e in p.events()] == ["x"] and p.kineto_results() == []
+
+
 # --------------------------------------------------------------------------
 # tensorplay's tuples: EventList(raw, gpu_activities=...)
 # --------------------------------------------------------------------------
@@ -756,6 +773,12 @@ out["kernels"] = [(a.name, a.duration_us, a.span_name, a.stream)
 out["kineto"] = [(a.name(), a.activity_type(), a.correlation_id(), a.span())
                  for a in p.kineto_results()]
 out["table"] = p.key_averages().table()
+p.export_chrome_trace("t.json")
+ev = json.load(open("t.json"))["traceEvents"]
+out["trace_spans"] = {e["name"]: e["args"]["External id"] for e in ev
+                      if e.get("cat") == "user_annotation"}
+out["trace_kernels"] = [(e["name"], e["args"].get("External id")) for e in ev
+                        if e.get("cat") == "kernel"]
 json.dump(out, sys.stdout)
 """
 
@@ -783,3 +806,7 @@ def test_end_to_end_through_the_stand_in_libcupti(tmp_path):
         corr.setdefault(c, []).append((typ, span))
     assert all(len(v) == 2 and v[0][1] == v[1][1] for v in corr.values())  # same span
     assert "Self CUDA" in out["table"] and "CUDA total" in out["table"]
+    ext = out["trace_spans"]
+    assert sorted(out["trace_kernels"]) == sorted([["_Z4axpyv", ext["outer"]],
+                                                  ["_Z4gemmv", ext["inner"]],
+                                                  ["_Z4gemmv", ext["inner"]]])
