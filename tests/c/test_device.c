@@ -549,6 +549,39 @@ static void test_record(void **state) {
     fake_close();
 }
 
+/* An aggregate session has no spans: /device's rows keep their region,
+ * with no call id, and there is no gpu_durations. */
+static void test_aggregate(void **state) {
+    (void)state;
+    fake_open();
+    const char *p = tu_path("device_agg.h5");
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = p;
+    cfg.aggregate = 1;
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t r = sps_region("dv.agg");
+    assert_int_equal(sps_device_start(SPS_DEVICE_CUPTI), 0);
+    sps_begin(r);
+    launch("k_agg", 900);
+    sps_end(r);
+    assert_int_equal(sps_device_stop(SPS_DEVICE_CUPTI), 0);
+    assert_int_equal(sps_finalize(), 0);
+    assert_int_equal(sps_shutdown(), 0);
+    tu_h5_t *h = tu_h5_load(p);
+    assert_non_null(h);
+    dev_t_ d;
+    dev_load(p, &d);
+    assert_true(d.present);
+    assert_int_equal(d.n, 2);
+    size_t k = dev_row(&d, "k_agg", 1, (int64_t)syscall(SYS_gettid));
+    assert_int_equal(COL(&d, REGIONS)[k], file_region(h, "dv.agg"));
+    assert_int_equal(COL(&d, CALL_IDS)[k], -1);
+    assert_null(d.gpu);
+    dev_free(&d);
+    tu_h5_free(h);
+    fake_close();
+}
+
 /* Another CUPTI subscriber (Nsight Systems, torch.profiler): SPS_EACTIVE,
  * saying so; nothing left on, a later start works. */
 static void test_other_subscriber(void **state) {
@@ -581,6 +614,7 @@ int main(void) {
 #ifdef SPS_FAKE_CUPTI
         cmocka_unit_test(test_record),
         cmocka_unit_test(test_other_subscriber),
+        cmocka_unit_test(test_aggregate),
 #endif
         /* last: this machine's libcupti stays loaded to the end (unloaded,
          * CUDA 13.0's leaks 72 KiB it allocated at load: LeakSanitizer) */
