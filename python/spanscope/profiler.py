@@ -1717,16 +1717,15 @@ class DeviceActivity:
     #: external_id of a record no operation was being dispatched for
     NO_EXTERNAL_ID = 0xFFFFFFFFFFFFFFFF
 
-    def __init__(self, activity, launch_to_slot=None, device_name="cuda", *,
-                 linked_correlation_id=None, span=None):
+    def __init__(self, activity, launch_to_slot=None, device_name="cuda"):
         values = list(activity) + [None] * max(0, 13 - len(activity))
         (self._name, self._kind, self._start_ns, self._end_ns, self._device, self._stream,
          self._correlation, self._external_id, self._thread_id, self._cbid, self._bytes,
          self._copy_kind, self._value) = values[:13]
         self._launch_to_slot = launch_to_slot or {}
         self._device_name = device_name
-        self._linked = linked_correlation_id
-        self._span = span
+        self._linked = None  # a recorded activity's: its span's External id
+        self._span = None  # a recorded activity's: its span's index
 
     def name(self):
         return self._name
@@ -2152,8 +2151,9 @@ def _kineto_results(device: "_DeviceData | None") -> list:
              int(c["devices"][i]) if on else -1, int(c["streams"][i]) if on else -1,
              int(c["correlations"][i]), sp if sp >= 0 else DeviceActivity.NO_EXTERNAL_ID,
              int(c["tids"][i]), 0, int(c["bytes"][i]), int(c["copy_kinds"][i]), 0)
-        out.append(DeviceActivity(t, linked_correlation_id=sp + 1 if sp >= 0 else 0,
-                                  span=sp if sp >= 0 else None))
+        a = DeviceActivity(t)
+        a._linked, a._span = (sp + 1, sp) if sp >= 0 else (0, None)
+        out.append(a)
     return out
 
 
