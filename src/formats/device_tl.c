@@ -226,6 +226,8 @@ static int place(sps__tl_device_t *d, const sps__h5r_device_t *x, const sps__tl_
     if (!rc && h->nthreads) memcpy(d->threads, h->threads, h->nthreads * sizeof *d->threads);
     if (!rc) rc = dev_region_map(x, h, map);
     if (!rc) rc = dev_link_api(d);
+    /* rows come in runs of one thread: the last answer mostly holds */
+    int64_t lpid = INT64_MIN, lth = 0, ltid = 0, lt = -1;
     for (size_t i = 0; !rc && i < n; i++) {
         d->thread[i] = d->name[i] = d->gpu[i] = UINT32_MAX;
         int64_t p = dev_rank_proc(h, x->ranks[i]);
@@ -234,7 +236,11 @@ static int place(sps__tl_device_t *d, const sps__h5r_device_t *x, const sps__tl_
         d->launch[i] = a >= 0 ? x->starts_ns[a] : x->starts_ns[i];
         /* the launching thread and region: the API row's where there is one */
         size_t src = a >= 0 ? (size_t)a : i;
-        int64_t t = dev_thread(d, h->nthreads, &cap, src, h->procs[p].pid, by_tid);
+        int64_t pid = h->procs[p].pid, t = lt;
+        if (pid != lpid || x->threads[src] != lth || x->tids[src] != ltid) {
+            t = lt = dev_thread(d, h->nthreads, &cap, src, pid, by_tid);
+            lpid = pid, lth = x->threads[src], ltid = x->tids[src];
+        }
         if (t < 0) rc = SPS_ENOMEM;
         else d->thread[i] = (uint32_t)t;
         int64_t rg = x->regions[i] >= 0 ? x->regions[i] : x->regions[src];
