@@ -482,6 +482,38 @@ def test_export_chrome_trace_carries_the_device_rows(recorded, tmp_path):
         assert r["name"] in names
 
 
+def test_hta_reads_the_exported_kernels(recorded, tmp_path):
+    """HTA (holistictraceanalysis) reads the face's trace as a kineto one:
+    its kernel breakdown has the fixture's kernels with their time, and
+    it joins each kernel to its runtime call by correlation."""
+    try:
+        from hta.trace_analysis import TraceAnalysis
+    except ImportError as e:
+        pytest.skip(f"holistictraceanalysis is not installed ({e}): "
+                    "scripts/install-deps.sh installs it")
+    p, fx, own, kernels, span_of, total = recorded
+    d = tmp_path / "hta"
+    d.mkdir()
+    p.export_chrome_trace(d / "rank0.pt.trace.json")
+    ta = TraceAnalysis(trace_dir=str(d))
+    df = ta.t.get_trace(0)
+    sym = ta.t.symbol_table.get_sym_table()
+    cat = df["cat"].map(lambda c: sym[c])
+    k = df[cat == "kernel"]
+    want = [r for r in fx.rows if r["kinds"] == 1]
+    assert len(k) == len(want)
+    runtime = df[cat.isin(["cuda_runtime", "cuda_driver"])]
+    assert set(k["correlation"]) <= set(runtime["correlation"]) | {
+        r["correlations"] for r in want}
+    _types, kernel_df = ta.get_gpu_kernel_breakdown(visualize=False)
+    for name in {r["name"] for r in want}:
+        mine = [r for r in want if r["name"] == name]
+        us = sum(r["ends_ns"] - r["starts_ns"] for r in mine) / 1e3
+        got = kernel_df[kernel_df["name"] == name]["sum (us)"].sum()
+        # HTA rounds each event's start and duration down to whole µs
+        assert abs(got - us) <= 2 * len(mine), (name, got, us)
+
+
 def test_windows_accumulate_device_rows(fake_device):
     """acc_events: each window's rows joined to that window's spans, the
     spans of a later window shifted past the earlier ones'."""
