@@ -4,6 +4,7 @@
  * take part through their operations table, and the model's analysis is
  * reset with the recording. */
 #include "api/api.h"
+#include "api/device.h"
 #include "api/env.h"
 
 #include <errno.h>
@@ -315,12 +316,21 @@ int sps_setup_from_env(char *err, size_t errlen) {
     if (rc == 0) { /* perf_events: the counters every begin and end reads */
         rc = sps__settings_list(s, env_ix("perf_events"), counters, sizeof counters);
     }
+    const char *device = NULL; /* SPANSCOPE_DEVICE: checked before a session starts */
+    unsigned device_bits = 0;
+    if (rc == 0) {
+        sps__settings_str(s, env_ix("SPANSCOPE_DEVICE"), &device);
+        if (device && *device) rc = sps__device_env_parse(device, &device_bits);
+    }
     if (rc == 0 && e.deactivate != 1) {
         if (counters[0]) {
             rc = sps_set_counters(counters);
             e.cfg.track |= SPS_TRACK_COUNTERS;
         }
         if (rc == 0) rc = sps_setup(&e.cfg); /* under the lock: e's strings are kept */
+        /* the device collectors (docs/device.md): one that cannot start
+         * here is a warning, the session goes on */
+        if (rc == 0 && device_bits) rc = sps__device_env_start(device);
         if (rc == 0 && e.auto_finalize == 1) {
             static int registered;
             if (!registered && atexit(finalize_at_exit) == 0) registered = 1;
