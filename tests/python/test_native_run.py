@@ -262,3 +262,24 @@ def test_run_help_shows_both_runs(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("args ['--help']")
     assert "-- CMD" not in run.stdout
+
+
+def test_device_variable(tmp_path):
+    """SPANSCOPE_DEVICE (docs/device.md): a bad word stops the set-up with
+    its name; cupti where no driver is says so in one line and the run
+    records without it."""
+    plain = _build(tmp_path, "plain", PLAIN)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SPANSCOPE_", "SCOPE_PROFILER_")) and k != "LD_PRELOAD"}
+    bad = subprocess.run([str(SCRIPT), "run", "-o", "b.h5", "--", str(plain)], cwd=tmp_path,
+                         capture_output=True, text=True, env={**env, "SPANSCOPE_DEVICE": "gpu"})
+    assert bad.returncode == 3 and "unknown collector 'gpu'" in bad.stderr
+    import ctypes
+    lib = ctypes.CDLL(str(PKG / "libspanscope.so.1"))
+    if lib.sps_device_available(1) == 0:
+        pytest.skip("a GPU with its driver is here: CUPTI starts")
+    run = subprocess.run([str(SCRIPT), "run", "-o", "d.h5", "--", str(plain)], cwd=tmp_path,
+                         capture_output=True, text=True, env={**env, "SPANSCOPE_DEVICE": "cupti"})
+    assert run.returncode == 3
+    assert "SPANSCOPE_DEVICE=cupti: CUPTI:" in run.stderr and "recording without it" in run.stderr
+    assert (tmp_path / "d.h5").exists()
