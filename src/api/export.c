@@ -264,7 +264,8 @@ static int chrome_write(const char *path, sps__tlr_t *r, sps__export_sel_t *sel,
         rc = chrome_args_init(&args, sel->h, sel);
     }
     if (!rc) rc = sps__cjw_open(&w, path, n > 3 && !strcmp(path + n - 3, ".gz"), &sub.h);
-    if (!rc && dpl.nplaced && (rc = sps__cjw_device(w, &dpl))) {
+    /* a file with /device (even an empty one): every span gets its External id */
+    if (!rc && dev && dev->present && (rc = sps__cjw_device(w, &dpl))) {
         sps__cjw_abort(w);
         if (rc == SPS_EINVAL)
             rc = sps__err_fail(SPS_EINVAL, "a device activity's time leaves the trace's "

@@ -724,3 +724,28 @@ def test_timeline_write_device_c_api(build_dir, tmp_path, ext):
     rc = lib.sps_timeline_write_device(str(bad).encode(), ctypes.byref(t), None, ctypes.byref(d))
     assert rc < 0 and b"device: regions[0]" in lib.sps_last_error()
     assert not bad.exists()
+
+
+def test_export_chrome_empty_device_still_gives_ids(files, build_dir, tmp_path):
+    """A file whose /device has no rows (a session with the collector on
+    that launched nothing): scope-profiler's export still gives every span
+    its External id; a file without /device does not."""
+    path, _info = files[0]
+    empty, plain = tmp_path / "empty.h5", tmp_path / "plain.h5"
+    shutil.copy(path, empty)
+    shutil.copy(path, plain)
+    with h5py.File(empty, "r+") as f:
+        g = f["device"]
+        for c in [*COLS, "names"]:
+            dt = g[c].dtype
+            del g[c]
+            g.create_dataset(c, shape=(0,), dtype=dt)
+    with h5py.File(plain, "r+") as f:
+        del f["device"]
+    for src, want in ((empty, True), (plain, False)):
+        out = tmp_path / f"{src.stem}.json"
+        done = cli(build_dir, "export", "chrome", src, "-o", out)
+        assert done.returncode == 0, done.stderr
+        xs = [e for e in load_json(out)["traceEvents"] if e.get("cat") == "user_annotation"]
+        assert xs and all(("External id" in e["args"]) == want for e in xs)
+        assert not [e for e in load_json(out)["traceEvents"] if e.get("cat") in CAT.values()]
