@@ -360,6 +360,21 @@ def test_hta_sees_the_kernels(files, build_dir, tmp_path):
         assert abs(got - us) <= len(mine), (n, got, us)
     mem = kernel_df[kernel_df["kernel_type"] == "MEMORY"]
     assert set(mem["name"]) == {"Memcpy HtoD (Pinned -> Device)", "Memset (Device)"}
+    # HTA's launch statistics (its join of cuda_runtime rows to what they
+    # launched, by correlation): each launch's CPU time, GPU time and
+    # delay, to the µs (driver calls are not runtime launches)
+    stats = ta.get_cuda_kernel_launch_stats(visualize=False)[0]
+    by_corr = {}
+    for r in info["rows"]:
+        by_corr.setdefault(r["correlations"], {})[r["kinds"]] = r
+    launched = {c for c, v in by_corr.items() if 4 in v and v.keys() & {1, 2, 3}}
+    assert set(stats["correlation"]) == launched
+    for _, row in stats.iterrows():
+        v = by_corr[row["correlation"]]
+        api, kern = v[4], next(v[k] for k in (1, 2, 3) if k in v)
+        assert abs(row["cpu_duration"] - (api["ends_ns"] - api["starts_ns"]) / 1e3) <= 1
+        assert abs(row["gpu_duration"] - (kern["ends_ns"] - kern["starts_ns"]) / 1e3) <= 1
+        assert abs(row["launch_delay"] - (kern["starts_ns"] - api["ends_ns"]) / 1e3) <= 1
     # HTA's temporal breakdown: the kernels' time is compute time (kernels
     # of the two threads' GPUs may overlap: at most their sum, at least the
     # longest kernel)
