@@ -72,6 +72,7 @@ int main(void) {
     expect(has == 7u, "SPS_FILE_HAS_* are distinct bits");
     expect((SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS) == 3, "SPS_TRACK_* are distinct bits");
     expect((SPS_EMIT_NVTX | SPS_EMIT_ITT) == 3, "SPS_EMIT_* are distinct bits");
+    expect((SPS_DEVICE_CUPTI | SPS_DEVICE_EVENTS) == 3, "SPS_DEVICE_* collectors are distinct bits");
     expect(SPS_DEVICE_KERNEL + SPS_DEVICE_MEMCPY + SPS_DEVICE_MEMSET + SPS_DEVICE_RUNTIME +
                SPS_DEVICE_DRIVER == 15 && SPS_DEVICE_DRIVER == 5,
            "SPS_DEVICE_KERNEL..SPS_DEVICE_DRIVER are /device's kinds 1..5");
