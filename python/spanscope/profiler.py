@@ -38,6 +38,7 @@ import json
 import math
 import os
 import re
+import signal
 import socket
 import sys
 import tempfile
@@ -2749,6 +2750,23 @@ def _unpatch_modules() -> None:
                 cls.__call__ = saved
 
 
+def _profile_signals() -> list:
+    """The signals a recording profile hands its window over on:
+    SPANSCOPE_SIGNALS (else SCOPE_PROFILER_SIGNALS) as the C core reads it
+    (names, comma-separated, "none"; unknown names are the core's to
+    report), SIGINT left out (KeyboardInterrupt); default TERM, HUP, USR1."""
+    raw = os.environ.get("SPANSCOPE_SIGNALS", os.environ.get("SCOPE_PROFILER_SIGNALS"))
+    names = ["TERM", "HUP", "USR1"] if raw is None else [
+        n.strip().upper() for n in raw.split(",") if n.strip()]
+    out = []
+    for n in names:
+        n = n[3:] if n.startswith("SIG") else n
+        sig = getattr(signal, "SIG" + n, None) if n not in ("INT", "NONE") else None
+        if isinstance(sig, signal.Signals):
+            out.append(sig)
+    return out
+
+
 class profile:
     """tensorplay.profiler.profile (the page's signature) on spanscope's
     core: a context manager (or start()/stop()) that records every span of
@@ -2841,6 +2859,7 @@ class profile:
         self._step_open = False  # a step of ours is open in the core (sps_step_begin)
         self._result: _Recording | None = None
         self._hooks_ours = False  # this profile installed the allocation hooks
+        self._armed = {}  # signal -> the handler before (_arm_signals)
         self._hooks_info = None  # what mem_hooks_install said (numpy_scope)
         self._memory_session = False  # the window's session reads memory values
         self._sampling_ours = False  # this profile started the sampler
@@ -2906,6 +2925,7 @@ class profile:
                                "stop it first (one profile records at a time)")
         _recording_profile = self
         self._started = True
+        self._arm_signals()
         try:
             if self.profile_memory:
                 self._install_hooks()
@@ -2933,6 +2953,7 @@ class profile:
         global _recording_profile
         self._close_step_span()
         self._started = False
+        self._disarm_signals()
         if self._modules_patched:
             self._modules_patched = False
             _unpatch_modules()
@@ -2940,6 +2961,59 @@ class profile:
         self._uninstall_hooks()
         if _recording_profile is self:
             _recording_profile = None
+
+    # -- signals: the window in progress handed over before the end ---------
+    def _arm_signals(self) -> None:
+        """While the profile runs, SIGTERM, SIGHUP and SIGUSR1 (those of
+        SPANSCOPE_SIGNALS, docs/signals.md) that would end the process stop
+        the profile first -- the window in progress goes to on_trace_ready,
+        as at stop() -- then end it as they would have.  Only from the main
+        thread (Python runs handlers there), only for a signal whose Python
+        handler is the default, and only when no session of another face
+        records (its own file is written by the C core's signal handling).
+        SIGINT needs nothing: KeyboardInterrupt leaves the with block."""
+        self._armed = {}
+        if threading.current_thread() is not threading.main_thread() or _ext.is_active():
+            return
+        for sig in _profile_signals():
+            try:
+                if signal.getsignal(sig) is signal.SIG_DFL:
+                    signal.signal(sig, self._on_signal)
+                    self._armed[sig] = signal.SIG_DFL
+            except (OSError, ValueError):  # not settable here
+                pass
+
+    def _disarm_signals(self) -> None:
+        armed, self._armed = self._armed, {}
+        for sig, prev in armed.items():
+            try:
+                if signal.getsignal(sig) == self._on_signal:  # not replaced since
+                    signal.signal(sig, prev)
+            except (OSError, ValueError):
+                pass
+
+    def _on_signal(self, signum, frame) -> None:
+        """A signal of the list: the profile stopped (on_trace_ready gets
+        the window in progress), one line on stderr, then the signal's own
+        end (the same exit status).  A second signal meanwhile ends the
+        process at once: the default action is back before the stop."""
+        for sig in list(self._armed):
+            signal.signal(sig, signal.SIG_DFL)
+        self._armed = {}
+        name = signal.Signals(signum).name
+        try:
+            self.stop()
+            said = ("the trace of the window in progress handed to on_trace_ready"
+                    if self.on_trace_ready is not None else
+                    "the profile stopped (no on_trace_ready: nothing written)")
+        except BaseException as e:  # the end comes anyway
+            said = f"stopping the profile failed ({type(e).__name__}: {e})"
+        try:
+            sys.stderr.write(f"spanscope: {name}: {said}; ending as the signal does\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.kill(os.getpid(), signum)
 
     # -- profile_memory: the allocation hooks for the profile's life --------
     def _install_hooks(self) -> None:
