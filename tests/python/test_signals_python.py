@@ -153,8 +153,10 @@ def test_sigint_uncaught_session_keeps_everything(tmp_path):
 
 def test_torch_style_profile_sigterm_ends_as_the_signal_does(tmp_path):
     """The torch-style face keeps its spans for its own exports (its C
-    session has no file): SIGTERM ends it as before, with one line saying
-    that nothing was written."""
+    session has no file): SIGTERM stops the profile first (no
+    on_trace_ready here: nothing written, and the line says so), then ends
+    the process as the signal does (test_signals_torch_face.py has the
+    handed-over traces)."""
     script = tmp_path / "torch_face.py"
     ready = tmp_path / "ready"
     script.write_text(textwrap.dedent(f"""
@@ -181,7 +183,8 @@ def test_torch_style_profile_sigterm_ends_as_the_signal_does(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGTERM
     lines = _lines(err)
-    assert len(lines) == 1 and "SIGTERM: the session has no output file" in lines[0], err
+    assert len(lines) == 1 and "SIGTERM: the profile stopped (no on_trace_ready: nothing " \
+        "written); ending as the signal does" in lines[0], err
 
 
 def test_bad_signals_variable_fails_setup(tmp_path):
