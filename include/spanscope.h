@@ -275,6 +275,15 @@ SPS_API int sps_emit_set(unsigned what, int on);
 SPS_API unsigned sps_emit_active(void);
 /* The SPS_EMIT_* bits of the emitters this build has. */
 SPS_API unsigned sps_emit_available(void);
+/* A label for the next region this thread begins while an emitter is on,
+ * shown with the region's name: NVTX ranges read "NAME, sizes = TEXT" (as
+ * torch's emit_nvtx(record_shapes=True) writes its operators' input
+ * shapes), ITT tasks get TEXT as their "sizes" metadata.  text is copied
+ * (cut at 255 bytes); NULL or "" clears it.  It is the next begin's only:
+ * that begin takes it, whichever region it is, so set it right before
+ * sps_begin and clear it right after (a begin with no emitter on leaves it
+ * in place).  Thread-local; costs the copy. */
+SPS_API void sps_emit_label(const char *text);
 
 /* Device collectors (docs/device.md): what a GPU ran, joined to the spans
  * that launched it, written into the HDF5 file by finalize (/device, the
@@ -1192,6 +1201,14 @@ typedef struct sps_device {
  * after a failure).  Needs no session; any thread. */
 SPS_API int sps_device_read(const char *path, sps_device_t *out);
 SPS_API void sps_device_free(sps_device_t *d);
+/* The CUPTI callback id of every row of d, as sps_device_read read it
+ * (the file's /device/cbids: an API row's CUpti_CallbackId, the id of
+ * cudaLaunchKernel, cuMemcpyAsync, ...; 0 for device rows), [d->n];
+ * valid until sps_device_free(d).  NULL when the file has no cbids column
+ * (files written before it), when d was filled by the caller (impl_ NULL)
+ * and for d NULL.  A function rather than a field of sps_device_t, which
+ * callers allocate: its size stays as it was. */
+SPS_API const int64_t *sps_device_cbids(const sps_device_t *d);
 
 /* Installs w (NULL removes the walker).  0, or SPS_EINVAL for a wrong abi
  * or a missing function; SPS_EACTIVE while sampling runs (set it first). */

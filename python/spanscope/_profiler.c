@@ -31,6 +31,7 @@ int sps__py_capture;            /* 1: every span opened from Python reports */
 static PyObject *g_hook;        /* callable(thread, seq, name, args) */
 static PyObject *g_decorate;    /* callable(record_function, func) -> wrapper */
 static PyObject *g_ids;         /* dict name -> int region id */
+static PyObject *g_emit_shapes; /* callable(args) -> str: emit_nvtx(record_shapes=True) */
 
 /* Calls the payload hook for a span of region r whose begin was this
  * thread's last record (every caller calls it right after sps_begin, with
@@ -199,9 +200,27 @@ static void RF_dealloc(RFObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* emit_nvtx/emit_itt(record_shapes=True): the shapes of args as the label
+ * of the begin that follows (sps_emit_label), while an emitter is on.  A
+ * label that cannot be made is left out (profiling never fails the call). */
+static int emit_shapes(PyObject *args) {
+    if (!g_emit_shapes || !args || !sps_emit_active()) return 0;
+    PyObject *t = PyObject_CallOneArg(g_emit_shapes, args);
+    const char *u = t && PyUnicode_Check(t) ? PyUnicode_AsUTF8(t) : NULL;
+    if (u && *u) sps_emit_label(u);
+    Py_XDECREF(t);
+    PyErr_Clear();
+    return u && *u;
+}
+
 static PyObject *RF_enter(RFObject *self, PyObject *unused) {
     (void)unused;
-    sps_begin(self->id);
+    if (__builtin_expect(g_emit_shapes != NULL, 0) && emit_shapes(self->args)) {
+        sps_begin(self->id);
+        sps_emit_label(NULL);
+    } else {
+        sps_begin(self->id);
+    }
     if (g_hook && (sps__py_capture || self->args) &&
         report_begin(self->id, self->name, self->args ? self->args : Py_None)) {
         sps_end(self->id);
@@ -464,6 +483,16 @@ static PyObject *py_set_capture(PyObject *mod, PyObject *args) {
     Py_XSETREF(g_hook, hook == Py_None ? NULL : Py_NewRef(hook));
     sps__py_capture = g_hook && all;
     Py_RETURN_NONE;
+}
+
+/* set_emit_shapes(fn or None): the callable that turns a record_function's
+ * args into the emitters' label (emit_nvtx(record_shapes=True)); returns
+ * the one before. */
+static PyObject *py_set_emit_shapes(PyObject *mod, PyObject *fn) {
+    (void)mod;
+    PyObject *old = g_emit_shapes ? g_emit_shapes : Py_NewRef(Py_None);
+    g_emit_shapes = fn == Py_None ? NULL : Py_NewRef(fn);
+    return old;
 }
 
 static PyObject *py_set_decorate(PyObject *mod, PyObject *fn) {
@@ -908,6 +937,8 @@ static PyMethodDef prof_methods[] = {
      "set_capture(hook or None, all=False): payload hook for spans opened from Python, "
      "called as hook(thread, seq, name, args) right after the span began."},
     {"set_decorate", py_set_decorate, METH_O, "The record_function decorator factory."},
+    {"set_emit_shapes", py_set_emit_shapes, METH_O,
+     "set_emit_shapes(fn or None): args -> the emitters' label; returns the one before."},
     {"timeline_write", py_timeline_write, METH_VARARGS, "Write spans as a trace file."},
     {NULL, NULL, 0, NULL}};
 

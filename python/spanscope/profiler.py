@@ -2589,6 +2589,16 @@ def merge_distributed_traces(paths: Iterable, out_path) -> None:
     _ext.merge(os.fspath(out_path), paths)
 
 
+def _emit_shapes_label(args) -> str:
+    """The emitters' label of a record_function's args
+    (emit_nvtx(record_shapes=True)): the shapes of its values (a dict's
+    values, a list's or tuple's items, else the value), torch's "[[2, 3],
+    []]" ([] for a value without a shape)."""
+    values = (list(args.values()) if isinstance(args, dict)
+              else list(args) if isinstance(args, (list, tuple)) else [args])
+    return str([_shape_of(v)[0] for v in values])
+
+
 class _EmitContext(contextlib.ContextDecorator):
     """emit_nvtx / emit_itt (tensorplay's signature): while entered and
     enabled, every region -- record_function, the profile's own spans, C
@@ -2600,8 +2610,11 @@ class _EmitContext(contextlib.ContextDecorator):
     outermost one turns it off); one object is not re-entrant
     (RuntimeError, tensorplay's).  Where no tool is attached the emitter
     is a no-op (a few ns per region).  A spanscope built without the
-    emitter raises RuntimeError on entry, saying so.  record_shapes is
-    accepted for the signature: ranges carry the region's name only."""
+    emitter raises RuntimeError on entry, saying so.  record_shapes=True:
+    a record_function with args carries their shapes, as torch's
+    operators carry their inputs': the NVTX range reads "NAME, sizes =
+    [[2, 3], []]" (an ITT task gets them as its "sizes" metadata); ranges
+    without args carry the name only."""
 
     _name = ""  # the emitter: "nvtx" or "itt" (spanscope._ext.emit_set)
 
@@ -2610,6 +2623,7 @@ class _EmitContext(contextlib.ContextDecorator):
         self.record_shapes = bool(record_shapes)
         self._entered = False
         self._was = True
+        self._shapes_before = None
 
     def __enter__(self):
         if not self.enabled:
@@ -2618,11 +2632,15 @@ class _EmitContext(contextlib.ContextDecorator):
             raise RuntimeError("annotation context manager is not reentrant")
         self._was = _ext.emit_set(self._name, True)
         self._entered = True
+        self._shapes_before = (_ext.set_emit_shapes(_emit_shapes_label) if self.record_shapes
+                               else None)
         return self
 
     def __exit__(self, *exc):
         if self._entered:
             self._entered = False
+            if self.record_shapes:
+                _ext.set_emit_shapes(self._shapes_before)
             if not self._was:
                 _ext.emit_set(self._name, False)
         return False

@@ -29,6 +29,8 @@
 #include "core/core.h"
 #include "core/emit.h"
 
+#include <string.h>
+
 unsigned sps__emit_mask; /* core.h: bit i = g_ops[i] on and not idle: the
                             emitters the hot path calls */
 
@@ -93,10 +95,27 @@ int sps__emit_on(const sps__emit_ops_t *ops) {
 
 /* The out-of-line path, on the recording thread: begins in registration
  * order, ends in the reverse order, so that the emitters' ranges nest. */
+#define LABEL_CAP 256
+static __thread char t_label[LABEL_CAP]; /* sps_emit_label's copy, "" none */
+
+void sps_emit_label(const char *text) {
+    if (!text) text = "";
+    size_t n = strnlen(text, LABEL_CAP - 1);
+    memcpy(t_label, text, n);
+    t_label[n] = 0;
+}
+
+const char *sps__emit_label(void) {
+    return t_label[0] ? t_label : NULL;
+}
+
+/* The label is the next begin's only: taken here whatever the emitters
+ * did with it. */
 void sps__emit_begin(sps_region_t r) {
     unsigned m = __atomic_load_n(&sps__emit_mask, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; m; i++, m >>= 1)
         if (m & 1u) __atomic_load_n(&g_ops[i], __ATOMIC_RELAXED)->begin(r);
+    t_label[0] = 0;
 }
 
 void sps__emit_end(sps_region_t r) {

@@ -48,6 +48,11 @@ SPS__HIDDEN int sps__emit_on(const sps__emit_ops_t *ops);
 SPS__HIDDEN void sps__emit_begin(sps_region_t r);
 SPS__HIDDEN void sps__emit_end(sps_region_t r);
 
+/* The label the begin being emitted on this thread carries (sps_emit_label:
+ * the shapes of a Python record_function with emit_nvtx(record_shapes=
+ * True)), NUL-terminated, or NULL for none.  For an emitter's begin. */
+SPS__HIDDEN const char *sps__emit_label(void);
+
 /* An emitter that knows it has nothing to do for the rest of the process
  * (NVTX or ITT with no tool attached: their calls are no-ops) says so,
  * from any thread but not holding the session lock (it takes it): it

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef SPS_HAVE_ITT
 #include <sps_ittnotify.h>
@@ -112,12 +113,33 @@ static inline int itt_live(void) {
  * ends nothing, so it never closes a task someone else began */
 static __thread uint32_t t_depth;
 
+static _Atomic(__itt_string_handle *) g_sizes_key; /* "sizes", made once */
+
+/* The metadata key of a begin's label (sps_emit_label). */
+static __itt_string_handle *sizes_key(void) {
+    __itt_string_handle *k = atomic_load_explicit(&g_sizes_key, memory_order_acquire);
+    if (k) return k;
+    pthread_mutex_lock(&g_lock);
+    k = atomic_load_explicit(&g_sizes_key, memory_order_relaxed);
+    if (!k) {
+        k = __itt_string_handle_create("sizes");
+        atomic_store_explicit(&g_sizes_key, k, memory_order_release);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return k;
+}
+
 static void itt_begin(sps_region_t r) {
     if (!itt_live()) return;
     __itt_string_handle *h = handle_get(r);
     if (SPS__UNLIKELY(!h)) h = handle_make(r);
     __itt_task_begin(g_domain, __itt_null, __itt_null, h);
     t_depth++;
+    const char *label = sps__emit_label(); /* the task's "sizes" (torch's shapes) */
+    if (label) {
+        __itt_string_handle *k = sizes_key();
+        if (k) __itt_metadata_str_add(g_domain, __itt_null, k, label, strlen(label));
+    }
 }
 
 static void itt_end(sps_region_t r) {

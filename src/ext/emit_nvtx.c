@@ -28,6 +28,7 @@
 #include "core/core.h"
 #include "core/emit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,10 +117,19 @@ static void nvtx_begin(sps_region_t r) {
     memset(&a, 0, sizeof a);
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    nvtxStringHandle_t h = string_of(r);
-    if (h) {
-        a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-        a.message.registered = h;
+    const char *label = sps__emit_label();
+    char text[512];
+    if (label) { /* a per-call message: "NAME, sizes = LABEL" (torch's form) */
+        const char *name = sps_region_name(r);
+        snprintf(text, sizeof text, "%s, sizes = %s", name ? name : "", label);
+        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message.ascii = text;
+    } else {
+        nvtxStringHandle_t h = string_of(r);
+        if (h) {
+            a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+            a.message.registered = h;
+        }
     }
     nvtxDomainRangePushEx(g_dom, &a);
     t_depth++;

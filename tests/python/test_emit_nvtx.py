@@ -241,3 +241,28 @@ def test_use_nvtx_where_nvtx_is_not_built():
     from spanscope.options import FeatureNotAvailableError
     with pytest.raises(FeatureNotAvailableError, match="without NVTX"):
         sp.setup(output=None, use_nvtx=True)
+
+
+@needs_nvtx
+def test_emit_nvtx_record_shapes_labels_the_ranges():
+    """emit_nvtx(record_shapes=True): a record_function with args carries
+    their shapes, torch's "NAME, sizes = [[2, 3], []]"; one without args,
+    and every range once the context is left, carries the name only."""
+    out = run_child("""
+        import numpy as np
+        from spanscope import profiler as P
+        a = np.zeros((2, 3))
+        with P.emit_nvtx(record_shapes=True):
+            with P.record_function("mm", args={"x": a, "n": 4}):
+                pass
+            with P.record_function("plain"):
+                pass
+            with P.record_function("listed", args=[a, np.ones(5)]):
+                pass
+        with P.emit_nvtx():
+            with P.record_function("mm", args={"x": a}):
+                pass
+        report()
+    """)
+    assert pushes(out["events"]) == ["mm, sizes = [[2, 3], []]", "plain",
+                                     "listed, sizes = [[2, 3], [5]]", "mm"]
