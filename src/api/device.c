@@ -580,6 +580,7 @@ int sps__device_write(const char *tmp, int rank, const sps__devfin_t *d) {
         C(SPS__DEVC_COPY_KINDS)[i] = a->copy_kind;
         C(SPS__DEVC_SRC_KINDS)[i] = a->src_kind;
         C(SPS__DEVC_DST_KINDS)[i] = a->dst_kind;
+        C(SPS__DEVC_CBIDS)[i] = a->kind >= SPS_DEVICE_RUNTIME ? a->cbid : 0;
     }
 #undef C
     x.n = n;

@@ -43,6 +43,7 @@ typedef struct sps__devrow {
     int32_t name;        /* index into the batch's names */
     int32_t grid[3], block[3];
     int32_t copy_kind, src_kind, dst_kind;
+    int32_t cbid;        /* API rows: CUPTI's callback id (CUpti_CallbackId); 0 */
 } sps__devrow_t;
 
 /* What a collector's take hands over (every pointer malloc'd by it, owned

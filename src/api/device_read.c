@@ -37,3 +37,8 @@ void sps_device_free(sps_device_t *d) {
     free(d->impl_);
     memset(d, 0, sizeof *d);
 }
+
+const int64_t *sps_device_cbids(const sps_device_t *d) {
+    if (!d || !d->impl_) return NULL;
+    return ((const sps__h5r_device_t *)d->impl_)->cbids;
+}

@@ -214,6 +214,7 @@ static int dev_take(sps__devbatch_t *b) {
         r->copy_kind = x->copy_kind;
         r->src_kind = x->src_kind;
         r->dst_kind = x->dst_kind;
+        r->cbid = x->kind >= SPS__DEV_RUNTIME ? (int32_t)x->cbid : 0;
     }
     if (!rc) { /* handed over: a later take has only the newer ones */
         g_c.n_acts = 0;

@@ -839,6 +839,8 @@ static int put_dev_row(sps__cjw_t *w, const sps__tl_device_t *d, size_t i, const
     if (d->ext[i])
         n += (size_t)snprintf(ev + n, 40, "\"External id\":%llu,", (unsigned long long)d->ext[i]);
     n += (size_t)snprintf(ev + n, 40, "\"correlation\":%lld", (long long)x->correlations[i]);
+    if (api && x->cbids) /* kineto's "cbid": CUPTI's callback id of the call */
+        n += (size_t)snprintf(ev + n, 40, ",\"cbid\":%lld", (long long)x->cbids[i]);
     if (!api) {
         n += (size_t)snprintf(ev + n, 120, ",\"device\":%lld,\"context\":%lld,\"stream\":%lld",
                               (long long)x->devices[i], (long long)x->contexts[i],

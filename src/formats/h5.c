@@ -1311,7 +1311,7 @@ const char *const sps__h5_device_cols[SPS__DEVC_N] = {
     "kinds", "names_idx", "devices", "contexts", "streams", "correlations", "starts_ns",
     "ends_ns", "bytes", "ranks", "threads", "tids", "regions", "call_ids", "grid_x",
     "grid_y", "grid_z", "block_x", "block_y", "block_z", "copy_kinds", "src_kinds",
-    "dst_kinds"};
+    "dst_kinds", "cbids"};
 
 int sps__h5_add_device(const char *path, const sps__h5_device_t *x) {
     sps__h5_quiet_t q;
@@ -1341,7 +1341,8 @@ int sps__h5_add_device(const char *path, const sps__h5_device_t *x) {
                             "device activities (docs/device.md): one row per kernel, copy, set "
                             "and CUDA runtime/driver API call; starts_ns/ends_ns CLOCK_MONOTONIC; "
                             "kinds 1 kernel 2 memcpy 3 memset 4 runtime API 5 driver API; "
-                            "names_idx indexes names; regions/call_ids: the launching span (the "
+                            "names_idx indexes names; cbids: CUPTI's callback id of an API row (0 for "
+                            "device rows); regions/call_ids: the launching span (the "
                             "innermost span of the launch's external-correlation region open on "
                             "the launching thread at the launch), -1 none") < 0)
         rc = h5_fail();

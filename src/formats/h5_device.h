@@ -13,7 +13,9 @@ enum {
     SPS__DEVC_BYTES, SPS__DEVC_RANKS, SPS__DEVC_THREADS, SPS__DEVC_TIDS,
     SPS__DEVC_REGIONS, SPS__DEVC_CALL_IDS, SPS__DEVC_GRID_X, SPS__DEVC_GRID_Y,
     SPS__DEVC_GRID_Z, SPS__DEVC_BLOCK_X, SPS__DEVC_BLOCK_Y, SPS__DEVC_BLOCK_Z,
-    SPS__DEVC_COPY_KINDS, SPS__DEVC_SRC_KINDS, SPS__DEVC_DST_KINDS, SPS__DEVC_N
+    SPS__DEVC_COPY_KINDS, SPS__DEVC_SRC_KINDS, SPS__DEVC_DST_KINDS,
+    SPS__DEVC_CBIDS, /* CUPTI's callback id of an API row, 0 for device rows */
+    SPS__DEVC_N
 };
 /* Their dataset names (SPS__DEVC_N of them). */
 SPS__HIDDEN extern const char *const sps__h5_device_cols[SPS__DEVC_N];

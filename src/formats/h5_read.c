@@ -2352,6 +2352,9 @@ static int device_of(rd_t *c, void *p) {
         if (rc == 0 && !*od[i] && !(*od[i] = calloc(n ? n : 1, sizeof **od[i])))
             rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
     }
+    /* CUPTI's callback ids: optional, left NULL when absent (older files) */
+    if (rc == 0)
+        rc = ints_read_opt(c, g, "device", "cbids", H5T_NATIVE_INT64, n, (void **)&out->cbids);
     if (rc == 0) rc = strs_read(c, g, "device", "names", HSIZE_UNDEF, &out->names, &nn);
     if (rc == 0) out->nnames = nn;
     if (rc == 0) out->n = n; /* the free function frees what is read */
@@ -2377,6 +2380,8 @@ static int device_of(rd_t *c, void *p) {
                        NULL, 0);
     if (rc == 0) rc = dev_range(c, "call_ids", out->call_ids, m, -1, INT64_MAX, NULL, 0);
     if (rc == 0) rc = dev_range(c, "bytes", out->bytes, m, 0, INT64_MAX, NULL, 0);
+    if (rc == 0 && out->cbids)
+        rc = dev_range(c, "cbids", out->cbids, m, 0, UINT32_MAX, NULL, 0);
     const char *dims[] = {"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"};
     int64_t *dimv[] = {out->grid_x, out->grid_y, out->grid_z,
                        out->block_x, out->block_y, out->block_z};
@@ -2417,7 +2422,7 @@ void sps__h5r_device_free(sps__h5r_device_t *x) {
                        x->correlations, x->starts_ns, x->ends_ns, x->bytes, x->ranks,
                        x->threads, x->tids, x->regions, x->call_ids, x->grid_x, x->grid_y,
                        x->grid_z, x->block_x, x->block_y, x->block_z, x->copy_kinds,
-                       x->src_kinds, x->dst_kinds};
+                       x->src_kinds, x->dst_kinds, x->cbids};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) free(cols[i]);
     strs_free(x->names, x->nnames);
     strs_free(x->region_names, x->nregion_names);

@@ -289,8 +289,8 @@ SPS__HIDDEN void sps__h5r_samples_free(sps__h5r_samples_t *x);
  * >= -1, correlations, bytes, grid and block >= 0.  API rows (kinds 4, 5)
  * carry devices/contexts/streams as written (-1) and unchecked; columns
  * the file lacks among bytes, contexts, grid_*, block_*, copy_kinds,
- * src_kinds and dst_kinds read as 0.  present is 1 when the file has the
- * group (n may still be 0). */
+ * src_kinds and dst_kinds read as 0; a file without cbids leaves cbids
+ * NULL.  present is 1 when the file has the group (n may still be 0). */
 #define SPS__DEV_KERNEL 1
 #define SPS__DEV_MEMCPY 2
 #define SPS__DEV_MEMSET 3
@@ -303,6 +303,9 @@ typedef struct sps__h5r_device {
     int64_t *kinds, *names_idx, *devices, *contexts, *streams, *correlations, *starts_ns,
         *ends_ns, *bytes, *ranks, *threads, *tids, *regions, *call_ids, *grid_x, *grid_y,
         *grid_z, *block_x, *block_y, *block_z, *copy_kinds, *src_kinds, *dst_kinds;
+    int64_t *cbids;              /* API rows' CUPTI callback ids (0 for device
+                                    rows), 0..UINT32_MAX; NULL: the file has
+                                    no cbids column (read as 0) */
     size_t nnames;
     char **names;                /* activity names, valid UTF-8 */
     size_t nregion_names;

@@ -10,7 +10,9 @@
  * per rank), /counters of every input with its rank and shift, /samples
  * of every input (hmerge_samples: its rank, its shift, its stacks and
  * frames appended to the merged tables, its regions in the merged region
- * table), /metadata
+ * table), /device of every input (hmerge_device), /events/gpu_durations
+ * moved with their events and the rows' gpu_count / gpu_total from them
+ * (hmerge_gpu), /metadata
  * from the lowest rank with mpi_size = number of inputs.  No
  * /thread_table: the writer's table has one rank for all of its threads.
  *
@@ -52,6 +54,9 @@ typedef struct hin {
     int64_t *smp_region;   /* its sample names -> output region id */
     sps__h5r_device_t dev; /* its /device (the one checked reader's; owned) */
     int64_t *dev_region;   /* its device rows' region names -> output region id */
+    int64_t gpu_d;         /* a streamed input's /events/gpu_durations (HDF5
+                              dataset id), -1: none or a whole input */
+    int has_gpu;           /* it has /events/gpu_durations */
     int64_t rank, offset;  /* from the alignment (write) */
     sps__align_t al;       /* the whole alignment: offset and drift (write) */
 } hin_t;
@@ -91,6 +96,8 @@ typedef struct hmerge {
     int64_t *st;           /* batch: raw first column (streamed inputs) */
     sps__pline_t line;     /* progress of a long merge (progress.c) */
     uint64_t done;         /* events written */
+    int64_t *gpu;          /* by output event: /events/gpu_durations (-1
+                              none); NULL when no input has the column */
 } hmerge_t;
 
 /* The kind's free: closes every input, frees st (an hmerge_t). */
@@ -106,7 +113,9 @@ static void h5_free(void *st) {
         free(h->in[i].smp_region);
         sps__h5r_device_free(&h->in[i].dev);
         free(h->in[i].dev_region);
+        sps__h5_close(&h->in[i].gpu_d);
     }
+    free(h->gpu);
     free(h->in);
     sps__strtab_free(&h->names);
     free(h->src);
@@ -127,6 +136,7 @@ static int h5_create(void **st, size_t n) {
     }
     h->n = n;
     h->ref = -1;
+    for (size_t i = 0; i < n; i++) h->in[i].gpu_d = H5I_INVALID_HID;
     *st = h;
     return 0;
 }
@@ -344,6 +354,67 @@ static int h5_facts(hin_t *x, sps__align_in_t *f) {
     return 0;
 }
 
+/* Non-zero when input x is streamed (opened by index, not read whole). */
+static int streamed(const hin_t *x) { return x->h5->start == NULL; }
+
+/* Finds input x's /events/gpu_durations (per event: the device time of
+ * what the span launched, -1 none; docs/device.md): a whole input's
+ * reader has it read already; a streamed input's is opened here, a 1-D
+ * integer column of one value per event, read row by row later
+ * (gpu_slice).  0, or SPS_EFORMAT naming the file. */
+static int gpu_open(hin_t *x) {
+    const sps__h5r_t *r = x->h5;
+    if (!streamed(x)) {
+        x->has_gpu = r->gpu_dur != NULL;
+        return 0;
+    }
+    hid_t f = (hid_t)r->h_file;
+    if (f < 0 || H5Lexists(f, "events", H5P_DEFAULT) <= 0 ||
+        H5Lexists(f, "events/gpu_durations", H5P_DEFAULT) <= 0)
+        return 0;
+    hid_t d = H5Dopen2(f, "events/gpu_durations", H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    hsize_t dims[1] = {0};
+    int ok = sp >= 0 && t >= 0 && H5Tget_class(t) == H5T_INTEGER &&
+             H5Sget_simple_extent_ndims(sp) == 1 &&
+             H5Sget_simple_extent_dims(sp, dims, NULL) == 1 && dims[0] == r->nevents;
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    if (!ok) {
+        if (d >= 0) H5Dclose(d);
+        return sps__err_fail(SPS_EFORMAT, "%s: /events/gpu_durations is not one integer per "
+                             "event (%llu events)", x->path, (unsigned long long)r->nevents);
+    }
+    x->gpu_d = d;
+    x->has_gpu = 1;
+    return 0;
+}
+
+/* Reads n values of input x's gpu_durations from event first into out
+ * (-1 each when x has none).  0, or SPS_EFORMAT naming the file. */
+static int gpu_slice(const hin_t *x, uint64_t first, size_t n, int64_t *out) {
+    if (!x->has_gpu) {
+        for (size_t i = 0; i < n; i++) out[i] = -1;
+        return 0;
+    }
+    if (!streamed(x)) {
+        memcpy(out, x->h5->gpu_dur + first, n * sizeof *out);
+        return 0;
+    }
+    if (!n) return 0;
+    hsize_t start[1] = {first}, count[1] = {n};
+    hid_t fs = H5Dget_space((hid_t)x->gpu_d);
+    hid_t ms = H5Screate_simple(1, count, NULL);
+    int ok = fs >= 0 && ms >= 0 &&
+             H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+             H5Dread((hid_t)x->gpu_d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, out) >= 0;
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return ok ? 0 : sps__err_fail(SPS_EFORMAT, "%s: cannot read /events/gpu_durations",
+                                  x->path);
+}
+
 /* The kind's open: input i's index only (events are streamed later) when
  * the file has call_ids and parent_ids, else the whole file with
  * sps__h5r_open -- the fallback for files without ids (scope-profiler's
@@ -373,6 +444,7 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
     if ((rc = sps__h5r_samples(path, &x->smp))) return rc;
     /* its device activity, checked now likewise */
     if ((rc = sps__h5r_device(path, &x->dev))) return rc;
+    if ((rc = gpu_open(x))) return rc;
     return h5_facts(x, facts);
 }
 
@@ -400,9 +472,6 @@ static int stats_add(sps__acc_t *a, int64_t st, int64_t d) {
     sps__acc_add(a, (uint64_t)st, (uint64_t)en, 0);
     return 0;
 }
-
-/* Non-zero when input x is streamed (opened by index, not read whole). */
-static int streamed(const hin_t *x) { return x->h5->start == NULL; }
 
 /* Fills row o's statistics from the events of streamed input x's row ir,
  * shifted by x's offset, reading them in blocks; the exclusive total is the
@@ -495,6 +564,57 @@ static int hmerge_regions(hmerge_t *h) {
     return 0;
 }
 
+/* The merged /events/gpu_durations (h->gpu), when any input has the
+ * column: each event's value moves with the event (-1 for the events of
+ * an input without it), and each output row's gpu_count / gpu_total are
+ * its events' values >= 0, counted and summed (as finalize makes them).
+ * Returns 0 or a code (message set). */
+static int hmerge_gpu(hmerge_t *h) {
+    int any = 0;
+    for (size_t i = 0; i < h->n; i++) any |= h->in[i].has_gpu;
+    if (!any) return 0;
+    if (!(h->gpu = malloc((h->nevents + 1) * sizeof *h->gpu)))
+        return sps__err_fail(SPS_ENOMEM, "out of memory");
+    for (size_t k = 0; k < h->nrows; k++) {
+        const hin_t *x = &h->in[h->src[k].input];
+        const sps__row_t *ir = &x->h5->rows[h->src[k].row];
+        sps__row_t *o = &h->rows[k];
+        int64_t *g = h->gpu + o->offset;
+        int rc = gpu_slice(x, ir->offset, (size_t)ir->count, g);
+        if (rc) return rc;
+        uint64_t cnt = 0;
+        int64_t tot = 0;
+        for (uint64_t e = 0; e < ir->count; e++)
+            if (g[e] >= 0) {
+                cnt++;
+                if (__builtin_add_overflow(tot, g[e], &tot)) tot = INT64_MAX;
+            }
+        o->s.gpu_count = cnt;
+        o->s.gpu_total = tot;
+    }
+    return 0;
+}
+
+/* Adds h->gpu as /events/gpu_durations to the closed output tmp (nothing
+ * when no input had the column).  Returns 0 or a code (message set). */
+static int hmerge_gpu_write(const hmerge_t *h, const char *tmp) {
+    if (!h->gpu) return 0;
+    hsize_t dim[1] = {h->nevents};
+    hid_t f = H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gopen2(f, "events", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t sp = g >= 0 ? H5Screate_simple(1, dim, NULL) : H5I_INVALID_HID;
+    hid_t d = sp >= 0 ? H5Dcreate2(g, "gpu_durations", H5T_STD_I64LE, sp, H5P_DEFAULT,
+                                   H5P_DEFAULT, H5P_DEFAULT)
+                      : H5I_INVALID_HID;
+    int ok = d >= 0 && (h->nevents == 0 || H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
+                                                    H5P_DEFAULT, h->gpu) >= 0);
+    if (d >= 0 && H5Dclose(d) < 0) ok = 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (g >= 0) H5Gclose(g);
+    if (f >= 0 && H5Fclose(f) < 0) ok = 0;
+    return ok ? 0 : sps__err_fail(SPS_EHDF5, "%s: cannot add /events/gpu_durations", h->out);
+}
+
 /* Builds the output rows with their offsets and statistics.  Returns 0 or
  * a code (message set). */
 static int hmerge_rows(hmerge_t *h) {
@@ -517,7 +637,7 @@ static int hmerge_rows(hmerge_t *h) {
             return sps__err_fail(SPS_EFORMAT, "%s: a time leaves the 64-bit "
                                  "range after clock alignment", x->path);
     }
-    return rc;
+    return rc ? rc : hmerge_gpu(h);
 }
 
 /* Allocates the block buffers.  Returns 0 or SPS_ENOMEM (message set). */
@@ -908,9 +1028,9 @@ static int hmerge_device(const hmerge_t *h, const char *tmp) {
             x->kinds, x->names_idx, x->devices, x->contexts, x->streams, x->correlations,
             x->starts_ns, x->ends_ns, x->bytes, x->ranks, x->threads, x->tids, x->regions,
             x->call_ids, x->grid_x, x->grid_y, x->grid_z, x->block_x, x->block_y, x->block_z,
-            x->copy_kinds, x->src_kinds, x->dst_kinds};
+            x->copy_kinds, x->src_kinds, x->dst_kinds, x->cbids /* NULL: 0 */};
         for (size_t j = 0; j < x->n; j++, k++) {
-            for (int c = 0; c < SPS__DEVC_N; c++) col[c * n + k] = src[c][j];
+            for (int c = 0; c < SPS__DEVC_N; c++) col[c * n + k] = src[c] ? src[c][j] : 0;
             int64_t *t0 = &col[SPS__DEVC_STARTS * n + k], *t1 = &col[SPS__DEVC_ENDS * n + k];
             if (hshift(in, t0) || hshift(in, t1)) {
                 rc = sps__err_fail(SPS_EFORMAT, "%s: a device activity's time leaves the "
@@ -1025,6 +1145,7 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     }
     if ((rc = hmerge_samples(h, tmp))) return rc;
     if ((rc = hmerge_device(h, tmp))) return rc;
+    if ((rc = hmerge_gpu_write(h, tmp))) return rc;
     return hmerge_counters(h, tmp);
 }
 

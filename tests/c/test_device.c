@@ -407,6 +407,143 @@ static int64_t check_on(const tu_h5_t *h, const dev_t_ *d, size_t i, const char 
     return e;
 }
 
+/* CUPTI's callback ids of the calls fake_cupti.c plays
+ * (cupti_runtime_cbid.h: CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+ * _cudaMemcpyAsync_v3020). */
+#define CBID_LAUNCH 211
+#define CBID_MEMCPY 41
+
+/* The row of the public reader's d named name of kind kind on OS thread
+ * tid (-1 any); asserts there is exactly one. */
+static size_t pub_row(const sps_device_t *d, const char *name, int kind, int64_t tid) {
+    size_t at = (size_t)-1, hits = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        assert_true(d->names_idx[i] >= 0 && (size_t)d->names_idx[i] < d->nnames);
+        if (strcmp(d->names[d->names_idx[i]], name) == 0 && d->kinds[i] == kind &&
+            (tid < 0 || d->tids[i] == tid))
+            at = i, hits++;
+    }
+    if (hits != 1) fail_msg("sps_device_read: %zu rows named %s (kind %d, tid %lld)", hits,
+                            name, kind, (long long)tid);
+    return at;
+}
+
+/* Device row i of d and its API row (the one runtime row of the same
+ * correlation): launched by api_name (callback id cbid) from the call
+ * call_id of region region (NULL: from no span: -1 and -1), on OS thread
+ * tid. */
+static void pub_launch(const sps_device_t *d, const int64_t *cbids, size_t i,
+                       const char *api_name, int64_t cbid, const char *region,
+                       int64_t call_id, int64_t tid) {
+    size_t a = (size_t)-1, hits = 0;
+    for (size_t j = 0; j < d->n; j++)
+        if (j != i && d->correlations[j] == d->correlations[i]) a = j, hits++;
+    assert_int_equal(hits, 1);
+    assert_int_equal(d->kinds[a], SPS_DEVICE_RUNTIME);
+    assert_string_equal(d->names[d->names_idx[a]], api_name);
+    assert_int_equal(cbids[a], cbid);
+    assert_int_equal(cbids[i], 0); /* a device row has none */
+    assert_int_equal(d->devices[a], -1);
+    assert_int_equal(d->streams[a], -1);
+    for (int k = 0; k < 2; k++) {
+        size_t r = k ? a : i;
+        assert_int_equal(d->tids[r], tid);
+        assert_int_equal(d->ranks[r], 0);
+        assert_int_equal(d->call_ids[r], call_id);
+        if (region) {
+            assert_true(d->regions[r] >= 0 && (size_t)d->regions[r] < d->nregion_names);
+            assert_string_equal(d->region_names[d->regions[r]], region);
+        } else {
+            assert_int_equal(d->regions[r], -1);
+        }
+    }
+    assert_true(d->starts_ns[a] < d->starts_ns[i]); /* launched, then ran */
+}
+
+/* File a read back through the public reader (sps_device_read,
+ * sps_device_cbids), checked against what test_record launched -- each
+ * worker: k_step from its dv.step call, k_solve and a 4096-byte copy from
+ * its outer dv.solve call, k_inner from the inner one; k_outside from no
+ * span -- and, column by column, against what plain HDF5 reads (d). */
+static void check_public_read(const char *path, const tu_h5_t *h, const dev_t_ *d,
+                              const int64_t *e_step, const int64_t *e_solve,
+                              const int64_t *e_inner) {
+    sps_device_t x;
+    assert_int_equal(sps_device_read(path, &x), 0);
+    assert_int_equal(x.present, 1);
+    assert_int_equal(x.n, 18);
+    assert_string_equal(x.collector, "cupti");
+    assert_string_equal(x.clock, "identity");
+    assert_int_equal(x.dropped, 0);
+    assert_true(x.cupti_version > 0);
+    const int64_t *cb = sps_device_cbids(&x);
+    assert_non_null(cb);
+    size_t nkind[6] = {0};
+    for (size_t i = 0; i < x.n; i++) {
+        assert_true(x.kinds[i] >= 1 && x.kinds[i] <= 5);
+        nkind[x.kinds[i]]++;
+        assert_true(x.ends_ns[i] >= x.starts_ns[i]);
+        /* the writer's columns are what the reader hands out */
+        const int64_t *pub[SPS__DEVC_N] = {
+            x.kinds, x.names_idx, x.devices, x.contexts, x.streams, x.correlations,
+            x.starts_ns, x.ends_ns, x.bytes, x.ranks, x.threads, x.tids, x.regions,
+            x.call_ids, x.grid_x, x.grid_y, x.grid_z, x.block_x, x.block_y, x.block_z,
+            x.copy_kinds, x.src_kinds, x.dst_kinds, cb};
+        for (int c = 0; c < SPS__DEVC_N; c++)
+            if (pub[c][i] != d->c[c][i])
+                fail_msg("sps_device_read: %s[%zu] = %lld, the file has %lld",
+                         sps__h5_device_cols[c], i, (long long)pub[c][i],
+                         (long long)d->c[c][i]);
+    }
+    assert_int_equal(nkind[SPS_DEVICE_KERNEL], 7);  /* 2 x (step, solve, inner) + outside */
+    assert_int_equal(nkind[SPS_DEVICE_MEMCPY], 2);
+    assert_int_equal(nkind[SPS_DEVICE_MEMSET], 0);
+    assert_int_equal(nkind[SPS_DEVICE_RUNTIME], 9); /* one call per device row */
+    assert_int_equal(nkind[SPS_DEVICE_DRIVER], 0);
+    assert_int_equal(x.nregion_names, h->nnames);
+    for (int w = 0; w < 2; w++) {
+        int64_t tid = worker_tid[w];
+        size_t ks = pub_row(&x, "k_step", SPS_DEVICE_KERNEL, tid);
+        size_t kv = pub_row(&x, "k_solve", SPS_DEVICE_KERNEL, tid);
+        size_t mc = pub_row(&x, "Memcpy HtoD (Pinned -> Device)", SPS_DEVICE_MEMCPY, tid);
+        size_t ki = pub_row(&x, "k_inner", SPS_DEVICE_KERNEL, tid);
+        pub_launch(&x, cb, ks, "cudaLaunchKernel", CBID_LAUNCH, "dv.step",
+                   h->call_ids[e_step[w]], tid);
+        pub_launch(&x, cb, kv, "cudaLaunchKernel", CBID_LAUNCH, "dv.solve",
+                   h->call_ids[e_solve[w]], tid);
+        pub_launch(&x, cb, mc, "cudaMemcpyAsync", CBID_MEMCPY, "dv.solve",
+                   h->call_ids[e_solve[w]], tid);
+        pub_launch(&x, cb, ki, "cudaLaunchKernel", CBID_LAUNCH, "dv.solve",
+                   h->call_ids[e_inner[w]], tid);
+        assert_int_equal(x.ends_ns[ks] - x.starts_ns[ks], 1000);
+        assert_int_equal(x.ends_ns[kv] - x.starts_ns[kv], 2000);
+        assert_int_equal(x.ends_ns[ki] - x.starts_ns[ki], 700);
+        assert_int_equal(x.bytes[mc], 4096);
+        assert_int_equal(x.copy_kinds[mc], 1); /* HTOD */
+        assert_int_equal(x.streams[ks], 7);
+        assert_int_equal(x.streams[mc], 8);
+        assert_int_equal(x.grid_x[ks], 1);
+        assert_int_equal(x.block_x[ks], 128);
+    }
+    pub_launch(&x, cb, pub_row(&x, "k_outside", SPS_DEVICE_KERNEL, -1), "cudaLaunchKernel",
+               CBID_LAUNCH, NULL, -1, (int64_t)syscall(SYS_gettid));
+    sps_device_free(&x);
+    assert_int_equal(x.n, 0);
+    assert_null(x.impl_);
+    assert_null(sps_device_cbids(&x));
+    assert_null(sps_device_cbids(NULL));
+}
+
+/* A file with an empty /device, and one without, through the public
+ * reader. */
+static void check_public_read_empty(const char *path, int present) {
+    sps_device_t x;
+    assert_int_equal(sps_device_read(path, &x), 0);
+    assert_int_equal(x.present, present);
+    assert_int_equal(x.n, 0);
+    sps_device_free(&x);
+}
+
 static void test_record(void **state) {
     (void)state;
     fake_open();
@@ -511,6 +648,7 @@ static void test_record(void **state) {
     assert_int_equal(sum_of(h, "dv.step")->gpu_total, 2000);
     assert_int_equal(sum_of(h, "dv.solve")->gpu_count, 4);
     assert_int_equal(sum_of(h, "dv.solve")->gpu_total, 6000);
+    check_public_read(pa, h, &d, e_step, e_solve, e_inner);
     dev_free(&d);
     tu_h5_free(h);
 
@@ -521,6 +659,7 @@ static void test_record(void **state) {
     assert_int_equal(d.n, 0);
     assert_null(d.gpu);
     dev_free(&d);
+    check_public_read_empty(pb, 1);
 
     /* ---- file c: the open span's launch, on it; the copy after it ---- */
     h = tu_h5_load(pc);
@@ -546,6 +685,7 @@ static void test_record(void **state) {
     assert_false(d.present);
     assert_null(d.gpu);
     dev_free(&d);
+    check_public_read_empty(pd, 0);
     fake_close();
 }
 
