@@ -299,7 +299,7 @@ int sps__view_open(sps__view_t **out, const char *const *paths, size_t n,
         v->nseries += (uint32_t)in->nseries;
         if (in->nlevels > v->nlevels) v->nlevels = in->nlevels;
         v->nspans += in->nspans;
-        if (in->nspans) {
+        if (in->nspans || in->ndev) {
             if (in->t_min < v->t0) v->t0 = in->t_min;
             if (in->t_max > v->t1) v->t1 = in->t_max;
         }
@@ -528,14 +528,21 @@ static int api_meta(sps__view_t *v, sb_t *b) {
     sb_i64(b, v->t0);
     sb_puts(b, ",\"t1_rel_ns\":");
     sb_i64(b, v->t1 - v->t0);
-    sb_printf(b, ",\"nspans\":%llu,\"procs\":[", (unsigned long long)v->nspans);
+    uint64_t ndev = 0;
+    for (size_t i = 0; i < v->nf; i++) ndev += v->f[i].in->ndev;
+    sb_printf(b, ",\"nspans\":%llu,\"ndevice\":%llu,\"procs\":[", (unsigned long long)v->nspans,
+              (unsigned long long)ndev);
     int first = 1;
     for (size_t i = 0; i < v->nf; i++)
         for (size_t p = 0; p < v->f[i].in->nprocs; p++) {
             const sps__vix_proc_t *pr = &v->f[i].in->procs[p];
             sb_printf(b, "%s{\"id\":%u,\"name\":", first ? "" : ",", v->f[i].proc0 + (unsigned)p);
             sb_json(b, pr->name);
-            sb_printf(b, ",\"rank\":%lld,\"pid\":%lld}", (long long)pr->rank, (long long)pr->pid);
+            int gpu = 0; /* a GPU: the process of a device stream */
+            for (size_t t = v->f[i].in->dev_thread0; !gpu && t < v->f[i].in->nthreads; t++)
+                gpu = v->f[i].in->threads[t].proc == p;
+            sb_printf(b, ",\"rank\":%lld,\"pid\":%lld%s}", (long long)pr->rank,
+                      (long long)pr->pid, gpu ? ",\"gpu\":true" : "");
             first = 0;
         }
     sb_puts(b, "],\"threads\":[");
@@ -546,7 +553,8 @@ static int api_meta(sps__view_t *v, sb_t *b) {
             sb_printf(b, "%s{\"id\":%u,\"proc\":%u,\"name\":", first ? "" : ",",
                       v->f[i].thread0 + (unsigned)t, v->f[i].proc0 + th->proc);
             sb_json(b, th->name);
-            sb_printf(b, ",\"depths\":%u,\"tid\":%lld}", th->depths, (long long)th->tid);
+            sb_printf(b, ",\"depths\":%u,\"tid\":%lld%s}", th->depths, (long long)th->tid,
+                      t >= v->f[i].in->dev_thread0 ? ",\"stream\":true" : "");
             first = 0;
         }
     sb_puts(b, "],\"names\":[");
@@ -710,6 +718,7 @@ static int window_sums(sps__view_t *v, int64_t t0, int64_t t1, const uint8_t *th
             uint32_t th, d, nl;
             sps__vix_lane(f->x, l, &th, &d, &nl);
             if (thr_on && !thr_on[f->thread0 + th]) continue;
+            if (th >= f->in->dev_thread0) continue; /* device streams: not regions */
             int rc = sps__vix_window(f->x, l, t0, t1, per_file[i]);
             if (rc) return rc;
         }
@@ -935,6 +944,87 @@ static int span_ent(void *ctx, const sps__vix_ent_t *e) {
     return 0;
 }
 
+/* Most device activities listed for one span (/api/span's "launched"). */
+#define SPAN_LAUNCHED_MAX 1000u
+
+/* {"name","thread","depth","start_ns","dur_ns","launch_ns"} of a span or
+ * an activity (launch: absolute ns of the launch, the API call's start or
+ * the activity's own). */
+static void put_place(sps__view_t *v, const vfile_t *f, sb_t *b, uint32_t name, uint32_t thread,
+                      uint32_t depth, int64_t start, int64_t end, int64_t launch) {
+    sb_printf(b, "{\"name\":%u,\"thread\":%u,\"depth\":%u,\"start_ns\":", f->gname[name],
+              f->thread0 + thread, depth);
+    sb_i64(b, start - v->t0);
+    sb_puts(b, ",\"dur_ns\":");
+    sb_i64(b, end - start);
+    sb_puts(b, ",\"launch_ns\":");
+    sb_i64(b, launch - v->t0);
+    sb_put(b, "}", 1);
+}
+
+/* A device activity's fields after its span's: "device" (kind, device,
+ * stream, correlation, bytes, grid, block), "api" (the runtime/driver call,
+ * null when none) and "launch" (its launching span, null when none).
+ * 0, or the index's error code. */
+static int span_device(sps__view_t *v, const vfile_t *f, uint32_t thread, uint32_t depth,
+                       int64_t start, sb_t *b) {
+    sps__vix_dev_t d;
+    int rc = sps__vix_dev_at(f->x, thread, depth, start, &d);
+    if (rc < 0) return rc;
+    if (rc) return 0; /* cannot happen for a span of a device lane: no fields */
+    static const char *const kinds[] = {"", "kernel", "memcpy", "memset"};
+    sb_printf(b, ",\"device\":{\"kind\":\"%s\",\"device\":%lld,\"stream\":%lld,"
+                 "\"correlation\":%lld,\"bytes\":%lld,\"grid\":[%u,%u,%u],"
+                 "\"block\":[%u,%u,%u]}",
+              kinds[d.kind], (long long)d.device, (long long)d.stream,
+              (long long)d.correlation, (long long)d.bytes, d.grid[0], d.grid[1], d.grid[2],
+              d.block[0], d.block[1], d.block[2]);
+    sb_puts(b, ",\"api\":");
+    if (d.api_name == UINT32_MAX) sb_puts(b, "null");
+    else {
+        sb_printf(b, "{\"name\":%u,\"thread\":", f->gname[d.api_name]);
+        if (d.api_thread == UINT32_MAX) sb_puts(b, "null");
+        else sb_printf(b, "%u", f->thread0 + d.api_thread);
+        sb_puts(b, ",\"start_ns\":");
+        sb_i64(b, d.api_start - v->t0);
+        sb_puts(b, ",\"dur_ns\":");
+        sb_i64(b, d.api_end - d.api_start);
+        sb_put(b, "}", 1);
+    }
+    sb_puts(b, ",\"launch\":");
+    if (d.lthread == UINT32_MAX) sb_puts(b, "null");
+    else
+        put_place(v, f, b, d.lname, d.lthread, d.ldepth, d.lstart, d.lend,
+                  d.api_name != UINT32_MAX ? d.api_start : d.start);
+    return 0;
+}
+
+/* A span's "launched": the device activities it launched (at most
+ * SPAN_LAUNCHED_MAX, each with "launch_ns": where its launch lies, its API
+ * call's start or its own) and "launched_total"; nothing when it launched
+ * none.  0 or the index's code. */
+static int span_launched(sps__view_t *v, const vfile_t *f, uint32_t thread, uint32_t depth,
+                         int64_t start, sb_t *b) {
+    if (!f->in->nrev) return 0;
+    sps__vix_dev_t *d = malloc(SPAN_LAUNCHED_MAX * sizeof *d);
+    if (!d) return SPS_ENOMEM;
+    uint64_t total = 0;
+    long n = sps__vix_dev_launched(f->x, thread, depth, start, d, SPAN_LAUNCHED_MAX, &total);
+    if (n <= 0) { /* an error, or launched nothing: no fields */
+        free(d);
+        return (int)n;
+    }
+    sb_puts(b, ",\"launched\":[");
+    for (long i = 0; i < n; i++) {
+        if (i) sb_put(b, ",", 1);
+        put_place(v, f, b, d[i].name, d[i].thread, d[i].depth, d[i].start, d[i].end,
+                  d[i].api_name != UINT32_MAX ? d[i].api_start : d[i].start);
+    }
+    sb_printf(b, "],\"launched_total\":%llu", (unsigned long long)total);
+    free(d);
+    return 0;
+}
+
 static int api_span(req_t *r, sb_t *b) {
     sps__view_t *v = r->v;
     long thread, depth;
@@ -969,7 +1059,11 @@ static int api_span(req_t *r, sb_t *b) {
         chain[k++] = f->gname[f->in->paths[p].name];
     for (size_t i = k; i-- > 0;) sb_printf(b, "%s%u", i + 1 == k ? "" : ",", chain[i]);
     free(chain);
-    sb_puts(b, "]}");
+    sb_put(b, "]", 1);
+    int rc = lt >= f->in->dev_thread0 ? span_device(v, f, lt, (uint32_t)depth, q.e.start, b)
+                                      : span_launched(v, f, lt, (uint32_t)depth, q.e.start, b);
+    if (rc) return index_error(b);
+    sb_put(b, "}", 1);
     return 200;
 }
 

@@ -28,6 +28,8 @@
  * being encoded and one merge accumulator, the block directories (one
  * record per 4096 entries) and the interned call paths: never O(spans). */
 #include "formats/viewidx.h"
+#include "formats/export.h"
+#include "formats/h5_read.h"
 #include "model/model.h"
 
 #include <errno.h>
@@ -226,6 +228,32 @@ typedef struct blane {
     blevel_t lv[SPS__VIX_MAXLEV];
 } blane_t;
 
+/* A span that holds a launch of its (thread, region): its ordinal (the
+ * External id given to sps__tl_device_claim) and where it lies. */
+typedef struct bstash {
+    uint64_t ord;
+    uint32_t thread, depth;
+    int64_t start, end;
+    uint32_t name;
+} bstash_t;
+
+/* The device activity while building (viewidx.h, "Device activity"). */
+typedef struct bdevb {
+    int on;
+    sps__h5r_device_t x;   /* the file's /device (the one checked reader's) */
+    sps__tl_device_t d;    /* placed on the header by device_tl.c */
+    uint8_t *name_on;      /* [header names] a name that launched something */
+    bstash_t *st;
+    size_t nst, capst;
+    uint64_t ord;          /* spans so far */
+    /* after the spans: the streams (threads nthreads..) and their GPUs */
+    uint32_t *sgpu;        /* [nstreams] GPU (index into d.gpus) */
+    int64_t *sstream;      /* [nstreams] the stream */
+    uint32_t *sdepths;     /* [nstreams] depths */
+    size_t nstreams;
+    uint64_t ndev, rec_off, nrev, rev_off;
+} bdevb_t;
+
 typedef struct build {
     const sps__tl_header_t *h;
     int fd;
@@ -254,6 +282,7 @@ typedef struct build {
     size_t captouched;
     uint64_t nspans;
     int64_t t_min, t_max;
+    bdevb_t dev;
 } build_t;
 
 static void b_fail(build_t *b, int code) {
@@ -777,15 +806,24 @@ static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
     }
     free(cbufs);
     free(refs);
-    bb_u32(&m, (uint32_t)h->nnames);
+    const bdevb_t *dv = &b->dev;
+    size_t ndn = dv->on ? dv->x.nnames : 0, ngp = dv->on ? dv->d.ngpus : 0;
+    bb_u32(&m, (uint32_t)(h->nnames + ndn));
     for (size_t i = 0; i < h->nnames; i++) bb_str(&m, h->names[i]);
-    bb_u32(&m, (uint32_t)h->nprocs);
+    for (size_t i = 0; i < ndn; i++) bb_str(&m, dv->x.names[i]);
+    bb_u32(&m, (uint32_t)(h->nprocs + ngp));
     for (size_t i = 0; i < h->nprocs; i++) {
         bb_u64(&m, (uint64_t)h->procs[i].pid);
         bb_u64(&m, (uint64_t)h->procs[i].rank);
         bb_str(&m, h->procs[i].name);
     }
-    bb_u32(&m, (uint32_t)h->nthreads);
+    for (size_t g = 0; g < ngp; g++) { /* "GPU N": the host process's rank */
+        const sps__tl_gpu_t *gp = &dv->d.gpus[g];
+        bb_u64(&m, (uint64_t)gp->pid);
+        bb_u64(&m, (uint64_t)(gp->host_proc < h->nprocs ? h->procs[gp->host_proc].rank : -1));
+        bb_str(&m, gp->name);
+    }
+    bb_u32(&m, (uint32_t)(h->nthreads + dv->nstreams));
     for (size_t i = 0; i < h->nthreads; i++) {
         uint32_t proc = 0;
         for (size_t j = 0; j < h->nprocs; j++)
@@ -798,6 +836,15 @@ static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
         bb_u32(&m, proc);
         bb_u32(&m, b->depths[i]);
         bb_str(&m, h->threads[i].name);
+    }
+    for (size_t i = 0; i < dv->nstreams; i++) { /* "stream S" under its GPU */
+        char nm[48];
+        snprintf(nm, sizeof nm, "stream %lld", (long long)dv->sstream[i]);
+        bb_u64(&m, (uint64_t)dv->d.gpus[dv->sgpu[i]].pid);
+        bb_u64(&m, (uint64_t)dv->sstream[i]);
+        bb_u32(&m, (uint32_t)(h->nprocs + dv->sgpu[i]));
+        bb_u32(&m, dv->sdepths[i]);
+        bb_str(&m, nm);
     }
     bb_u32(&m, (uint32_t)b->npaths);
     for (size_t i = 0; i < b->npaths; i++) {
@@ -817,6 +864,12 @@ static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
             bb_u64(&m, cl[lv].off);
         }
     }
+    /* device: the first stream's thread, the records and reverse records */
+    bb_u32(&m, (uint32_t)h->nthreads);
+    bb_u64(&m, dv->ndev);
+    bb_u64(&m, dv->rec_off);
+    bb_u64(&m, dv->nrev);
+    bb_u64(&m, dv->rev_off);
     free(snlev);
     free(cl);
     free(sname);
@@ -828,6 +881,8 @@ static void b_meta(build_t *b, uint64_t *meta_off, uint64_t *meta_len) {
     *meta_off = b_write(b, m.p, m.n);
     bb_free(&m);
 }
+
+static void b_dev_free(bdevb_t *v);
 
 static void b_free(build_t *b) {
     for (size_t i = 0; i < b->nlanes; i++) {
@@ -853,6 +908,7 @@ static void b_free(build_t *b) {
     free(b->bydepth);
     free(b->nbydepth);
     free(b->depths);
+    b_dev_free(&b->dev);
     bb_free(&b->out);
 }
 
@@ -870,6 +926,226 @@ static int b_scratch(build_t *b) {
     b->touched = t;
     b->capscr = cap;
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Device activity while building (viewidx.h, "Device activity")            */
+/* ------------------------------------------------------------------------ */
+
+#define DREC_BYTES 144u /* 18 little-endian u64 words */
+#define DREV_BYTES 24u
+
+/* Whether d has a placed row of s's thread and region launched in s (the
+ * filter in front of sps__tl_device_claim: only such spans are kept). */
+static int dev_holds(const sps__tl_device_t *d, const sps__tl_span_t *s) {
+    size_t lo = 0, hi = d->norder;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        uint32_t i = d->order[mid];
+        int less = d->thread[i] != s->thread ? d->thread[i] < s->thread
+                   : d->name[i] != s->name ? d->name[i] < s->name
+                                           : d->launch[i] < s->start_ns;
+        if (less) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == d->norder) return 0;
+    uint32_t i = d->order[lo];
+    return d->thread[i] == s->thread && d->name[i] == s->name && d->launch[i] <= s->end_ns;
+}
+
+/* Span s (at depth) went by: device_tl.c claims what it launched; a span
+ * that launched something is kept (its ordinal, lane and times). */
+static void b_dev_span(build_t *b, const sps__tl_span_t *s, uint32_t depth) {
+    bdevb_t *v = &b->dev;
+    uint64_t ord = ++v->ord;
+    if (!v->name_on[s->name] || !dev_holds(&v->d, s)) return;
+    sps__tl_device_claim(&v->d, s, ord);
+    if (sps__grow((void **)&v->st, &v->capst, v->nst, sizeof *v->st)) {
+        b_fail(b, SPS_ENOMEM);
+        return;
+    }
+    v->st[v->nst++] = (bstash_t){ord, s->thread, depth, s->start_ns, s->end_ns, s->name};
+}
+
+/* Reads /device of src and places it on h (device_tl.c).  0, or the
+ * reader's error (a hostile /device: SPS_EFORMAT naming the column). */
+static int b_dev_open(build_t *b, const char *src) {
+    bdevb_t *v = &b->dev;
+    int rc = sps__h5r_device(src, &v->x);
+    if (rc || !v->x.present || !v->x.n) return rc;
+    if (v->x.n >= UINT32_MAX) return sps__err_fail(SPS_ETOOBIG, "%s: too many device rows", src);
+    if ((rc = sps__tl_device_place(&v->d, &v->x, b->h))) return rc;
+    if (!(v->name_on = calloc(b->h->nnames + 1, 1))) return SPS_ENOMEM;
+    for (size_t i = 0; i < v->x.n; i++)
+        if (v->d.name[i] < b->h->nnames && v->d.thread[i] < b->h->nthreads)
+            v->name_on[v->d.name[i]] = 1;
+    v->on = 1;
+    return 0;
+}
+
+static void b_dev_free(bdevb_t *v) {
+    if (v->on) sps__tl_device_free(&v->d);
+    sps__h5r_device_free(&v->x);
+    free(v->name_on);
+    free(v->st);
+    free(v->sgpu);
+    free(v->sstream);
+    free(v->sdepths);
+}
+
+/* A device row's sort key: (stream thread, depth, start), the row. */
+typedef struct dkey {
+    uint64_t lane;  /* thread << 32 | depth; before the streams: gpu << 32 */
+    int64_t stream, start, end;
+    uint32_t row;
+} dkey_t;
+
+static int dkey_cmp(const void *pa, const void *pb) {
+    const dkey_t *a = pa, *c = pb;
+    if (a->lane != c->lane) return a->lane < c->lane ? -1 : 1;
+    if (a->stream != c->stream) return a->stream < c->stream ? -1 : 1;
+    if (a->start != c->start) return a->start < c->start ? -1 : 1;
+    if (a->end != c->end) return a->end < c->end ? -1 : 1;
+    return (a->row > c->row) - (a->row < c->row);
+}
+
+typedef struct drev {
+    uint64_t lane;
+    int64_t start;
+    uint64_t rec;
+} drev_t;
+
+static int drev_cmp(const void *pa, const void *pb) {
+    const drev_t *a = pa, *c = pb;
+    if (a->lane != c->lane) return a->lane < c->lane ? -1 : 1;
+    if (a->start != c->start) return a->start < c->start ? -1 : 1;
+    return (a->rec > c->rec) - (a->rec < c->rec);
+}
+
+static uint32_t u32_of(int64_t v) { return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+/* The kept span of ordinal ord (NULL: none). */
+static const bstash_t *b_dev_stash(const bdevb_t *v, uint64_t ord) {
+    size_t lo = 0, hi = v->nst;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->st[mid].ord < ord) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < v->nst && v->st[lo].ord == ord ? &v->st[lo] : NULL;
+}
+
+/* After the spans: the device rows onto their streams' lanes (threads
+ * h->nthreads..), their records and the reverse records written. */
+static void b_dev_lanes(build_t *b) {
+    bdevb_t *v = &b->dev;
+    const sps__h5r_device_t *x = &v->x;
+    const sps__tl_device_t *d = &v->d;
+    const sps__tl_header_t *h = b->h;
+    size_t n = 0;
+    dkey_t *k = malloc((x->n + 1) * sizeof *k);
+    drev_t *rv = NULL;
+    int64_t *ends = NULL;
+    size_t capends = 0;
+    if (!k) goto oom;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->kinds[i] <= SPS__DEV_MEMSET && d->gpu[i] != UINT32_MAX &&
+            d->thread[i] != UINT32_MAX)
+            k[n++] = (dkey_t){(uint64_t)d->gpu[i] << 32, x->streams[i], x->starts_ns[i],
+                              x->ends_ns[i], (uint32_t)i};
+    qsort(k, n, sizeof *k, dkey_cmp);
+    /* streams and depths: an activity on the first depth free at its start */
+    size_t ndepth = 0;
+    uint64_t pgpu = 0;
+    int64_t pstream = 0;
+    for (size_t j = 0; j < n && !b->err; j++) {
+        if (!j || k[j].lane != pgpu || k[j].stream != pstream) {
+            pgpu = k[j].lane;
+            pstream = k[j].stream;
+            size_t cap = v->nstreams, c2 = cap, c3 = cap;
+            if (h->nthreads + v->nstreams >= UINT32_MAX - 1 ||
+                sps__grow((void **)&v->sgpu, &cap, v->nstreams, sizeof *v->sgpu) ||
+                sps__grow((void **)&v->sstream, &c2, v->nstreams, sizeof *v->sstream) ||
+                sps__grow((void **)&v->sdepths, &c3, v->nstreams, sizeof *v->sdepths))
+                goto oom;
+            v->sgpu[v->nstreams] = (uint32_t)(k[j].lane >> 32);
+            v->sstream[v->nstreams] = k[j].stream;
+            v->sdepths[v->nstreams++] = 0;
+            ndepth = 0;
+        }
+        size_t dep = 0;
+        while (dep < ndepth && ends[dep] > k[j].start) dep++;
+        if (dep == ndepth) {
+            if (sps__grow((void **)&ends, &capends, ndepth, sizeof *ends)) goto oom;
+            ndepth++;
+        }
+        ends[dep] = k[j].end;
+        uint32_t th = (uint32_t)(h->nthreads + v->nstreams - 1);
+        if (dep + 1 > v->sdepths[v->nstreams - 1]) v->sdepths[v->nstreams - 1] = (uint32_t)dep + 1;
+        k[j].lane = (uint64_t)th << 32 | dep;
+        k[j].stream = 0;
+        uint32_t row = k[j].row;
+        uint32_t name = (uint32_t)(h->nnames + (size_t)x->names_idx[row]);
+        uint32_t path = b_path(b, UINT32_MAX, name);
+        blane_t *l = path == UINT32_MAX || b_scratch(b) ? NULL : b_lane(b, th, (uint32_t)dep);
+        if (!l) goto oom;
+        bent_t e = {k[j].start, k[j].end, 1, name, path, k[j].end - k[j].start,
+                    k[j].end - k[j].start};
+        b_emit(b, l, 0, &e);
+        if (k[j].start < b->t_min) b->t_min = k[j].start;
+        if (k[j].end > b->t_max) b->t_max = k[j].end;
+    }
+    /* per lane in start order: the records, then the launching spans' */
+    qsort(k, n, sizeof *k, dkey_cmp);
+    if (!(rv = malloc((n + 1) * sizeof *rv))) goto oom;
+    v->ndev = n;
+    v->rec_off = b->off;
+    for (size_t j = 0; j < n && !b->err; j++) {
+        uint32_t i = k[j].row;
+        unsigned char r[DREC_BYTES];
+        const bstash_t *ls = d->ext[i] ? b_dev_stash(v, d->ext[i]) : NULL;
+        int64_t a = d->api[i];
+        uint32_t api_name = a >= 0 ? (uint32_t)(h->nnames + (size_t)x->names_idx[a]) : UINT32_MAX;
+        uint32_t api_thread = a >= 0 && d->thread[i] < h->nthreads ? d->thread[i] : UINT32_MAX;
+        put_u64le(r, k[j].lane);
+        put_u64le(r + 8, (uint64_t)x->starts_ns[i]);
+        put_u64le(r + 16, (uint64_t)x->ends_ns[i]);
+        put_u64le(r + 24, (uint64_t)x->kinds[i] << 32 | (h->nnames + (uint64_t)x->names_idx[i]));
+        put_u64le(r + 32, (uint64_t)x->devices[i]);
+        put_u64le(r + 40, (uint64_t)x->streams[i]);
+        put_u64le(r + 48, (uint64_t)x->correlations[i]);
+        put_u64le(r + 56, (uint64_t)x->bytes[i]);
+        put_u64le(r + 64, (uint64_t)u32_of(x->grid_x[i]) << 32 | u32_of(x->grid_y[i]));
+        put_u64le(r + 72, (uint64_t)u32_of(x->grid_z[i]) << 32 | u32_of(x->block_x[i]));
+        put_u64le(r + 80, (uint64_t)u32_of(x->block_y[i]) << 32 | u32_of(x->block_z[i]));
+        put_u64le(r + 88, ls ? (uint64_t)ls->thread << 32 | ls->depth : UINT64_MAX);
+        put_u64le(r + 96, ls ? (uint64_t)ls->start : 0);
+        put_u64le(r + 104, ls ? (uint64_t)ls->end : 0);
+        put_u64le(r + 112, (uint64_t)(ls ? ls->name : UINT32_MAX) << 32 | api_name);
+        put_u64le(r + 120, a >= 0 ? (uint64_t)x->starts_ns[a] : 0);
+        put_u64le(r + 128, a >= 0 ? (uint64_t)x->ends_ns[a] : 0);
+        put_u64le(r + 136, (uint64_t)api_thread << 32);
+        b_write(b, r, DREC_BYTES);
+        if (ls) rv[v->nrev++] = (drev_t){(uint64_t)ls->thread << 32 | ls->depth, ls->start, j};
+    }
+    qsort(rv, v->nrev, sizeof *rv, drev_cmp);
+    v->rev_off = b->off;
+    for (size_t j = 0; j < v->nrev && !b->err; j++) {
+        unsigned char r[DREV_BYTES];
+        put_u64le(r, rv[j].lane);
+        put_u64le(r + 8, (uint64_t)rv[j].start);
+        put_u64le(r + 16, rv[j].rec);
+        b_write(b, r, DREV_BYTES);
+    }
+    free(k);
+    free(rv);
+    free(ends);
+    return;
+oom:
+    b_fail(b, SPS_ENOMEM);
+    free(k);
+    free(rv);
+    free(ends);
 }
 
 /* One span into the fold and the lanes; 0 or an SPS_E* code. */
@@ -897,6 +1173,7 @@ static int b_span(build_t *b, const sps__tl_span_t *sp, const char *src) {
     }
     st->f[st->n - 1].node = (int32_t)path;
     if (st->n > b->depths[s.thread]) b->depths[s.thread] = (uint32_t)st->n;
+    if (b->dev.on) b_dev_span(b, &s, (uint32_t)(st->n - 1));
     if (s.start_ns < b->t_min) b->t_min = s.start_ns;
     if (s.end_ns > b->t_max) b->t_max = s.end_ns;
     return 0;
@@ -1054,6 +1331,7 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
     b.bydepth = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.bydepth);
     b.nbydepth = calloc(h->nthreads ? h->nthreads : 1, sizeof *b.nbydepth);
     if (!b.stacks || !b.depths || !b.bydepth || !b.nbydepth) b_fail(&b, SPS_ENOMEM);
+    if (!b.err && fmt == SPS__TL_H5 && (rc = b_dev_open(&b, src)) != 0) b_fail(&b, rc);
     unsigned char hdr[HDR_BYTES] = {0};
     b_write(&b, hdr, HDR_BYTES); /* the real one at the end */
     sps__pline_t pl;
@@ -1086,6 +1364,7 @@ int sps__vix_build(const char *src, sps__tl_format_t fmt, const char *ixpath,
         b.cur_thread = (uint32_t)t;
         sps__fold_flush(&b.stacks[t], b_close, &b);
     }
+    if (!b.err && b.dev.on) b_dev_lanes(&b);
     for (size_t i = 0; !b.err && i < b.nlanes; i++) {
         blane_t *l = b.lanes[i];
         for (uint32_t k = 1; k < l->nlevels; k++) b_run_flush(&b, l, k);
@@ -1228,6 +1507,7 @@ struct sps__vix {
     uint64_t smp_chunk, smp_n;
     int smp_on;
     ccache_t cc[SPS__VIX_MAXLEV]; /* counter walks: per level (0: samples) */
+    uint64_t dev_off, rev_off;    /* device records, reverse records */
 };
 
 const sps__vix_info_t *sps__vix_info(const sps__vix_t *x) { return &x->info; }
@@ -1382,6 +1662,15 @@ static int parse_meta(sps__vix_t *x, const unsigned char *m, uint64_t len) {
             below = c.n;
         }
     }
+    in->dev_thread0 = rd_u32(&r);
+    in->ndev = rd_u64(&r);
+    x->dev_off = rd_u64(&r);
+    in->nrev = rd_u64(&r);
+    x->rev_off = rd_u64(&r);
+    if (r.bad || in->dev_thread0 > in->nthreads || in->nrev > in->ndev ||
+        (in->ndev && !in_file(x, x->dev_off, in->ndev, DREC_BYTES)) ||
+        (in->nrev && !in_file(x, x->rev_off, in->nrev, DREV_BYTES)))
+        return bad(x, "device section");
     return r.bad ? bad(x, "meta section") : 0;
 }
 
@@ -1520,7 +1809,7 @@ int sps__vix_open(sps__vix_t **out, const char *ixpath, const sps__vix_src_t *sr
         if (at != sums_len) rc = bad(x, "block sums");
     }
     free(lanes);
-    if (!rc && total != in->nspans) rc = bad(x, "span count");
+    if (!rc && total != in->nspans + in->ndev) rc = bad(x, "span count");
     if (rc) {
         sps__vix_close(x);
         return rc;
@@ -1963,4 +2252,129 @@ int sps__vix_counter_cols(sps__vix_t *x, size_t s, int64_t t0, int64_t t1, uint3
     if (!rc && w.open) rc = fn(ctx, &w.pt);
     if (reads) *reads = w.reads;
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Device activity (reading)                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Device record j, decoded and checked. */
+static int dev_rec(sps__vix_t *x, uint64_t j, sps__vix_dev_t *o) {
+    const sps__vix_info_t *in = &x->info;
+    unsigned char r[DREC_BYTES];
+    int rc = ix_read(x, x->dev_off + j * DREC_BYTES, DREC_BYTES, r);
+    if (rc) return rc;
+    uint64_t w;
+    w = get_u64le(r);
+    o->thread = (uint32_t)(w >> 32), o->depth = (uint32_t)w;
+    o->start = (int64_t)get_u64le(r + 8);
+    o->end = (int64_t)get_u64le(r + 16);
+    w = get_u64le(r + 24);
+    o->kind = (uint32_t)(w >> 32), o->name = (uint32_t)w;
+    o->device = (int64_t)get_u64le(r + 32);
+    o->stream = (int64_t)get_u64le(r + 40);
+    o->correlation = (int64_t)get_u64le(r + 48);
+    o->bytes = (int64_t)get_u64le(r + 56);
+    w = get_u64le(r + 64);
+    o->grid[0] = (uint32_t)(w >> 32), o->grid[1] = (uint32_t)w;
+    w = get_u64le(r + 72);
+    o->grid[2] = (uint32_t)(w >> 32), o->block[0] = (uint32_t)w;
+    w = get_u64le(r + 80);
+    o->block[1] = (uint32_t)(w >> 32), o->block[2] = (uint32_t)w;
+    w = get_u64le(r + 88);
+    o->lthread = (uint32_t)(w >> 32), o->ldepth = (uint32_t)w;
+    o->lstart = (int64_t)get_u64le(r + 96);
+    o->lend = (int64_t)get_u64le(r + 104);
+    w = get_u64le(r + 112);
+    o->lname = (uint32_t)(w >> 32), o->api_name = (uint32_t)w;
+    o->api_start = (int64_t)get_u64le(r + 120);
+    o->api_end = (int64_t)get_u64le(r + 128);
+    o->api_thread = (uint32_t)(get_u64le(r + 136) >> 32);
+    int ok = o->thread >= in->dev_thread0 && o->thread < in->nthreads &&
+             o->depth < in->threads[o->thread].depths && o->start <= o->end && o->kind >= 1 &&
+             o->kind <= 3 && o->name < in->nnames && o->device >= 0 && o->stream >= 0 &&
+             o->correlation >= 0 && o->bytes >= 0;
+    if (o->lthread == UINT32_MAX) {
+        o->ldepth = o->lname = UINT32_MAX;
+        o->lstart = o->lend = 0;
+    } else
+        ok = ok && o->lthread < in->dev_thread0 && o->ldepth < in->threads[o->lthread].depths &&
+             o->lname < in->nnames && o->lstart <= o->lend;
+    if (o->api_name == UINT32_MAX) {
+        o->api_thread = UINT32_MAX;
+        o->api_start = o->api_end = 0;
+    } else
+        ok = ok && o->api_name < in->nnames && o->api_start <= o->api_end &&
+             (o->api_thread == UINT32_MAX || o->api_thread < in->dev_thread0);
+    return ok ? 0 : sps__err_fail(SPS_EFORMAT, "%s: corrupt device record %llu", x->path,
+                                  (unsigned long long)j);
+}
+
+/* -1, 0, 1 as (thread, depth, start) of record j compares with the key;
+ * *rc set on a read error. */
+static int dev_key_cmp(sps__vix_t *x, uint64_t off, uint64_t key_lane, int64_t key_start,
+                       int *rc) {
+    unsigned char r[16];
+    if ((*rc = ix_read(x, off, 16, r))) return 0;
+    uint64_t lane = get_u64le(r);
+    int64_t st = (int64_t)get_u64le(r + 8);
+    if (lane != key_lane) return lane < key_lane ? -1 : 1;
+    return (st > key_start) - (st < key_start);
+}
+
+/* The first of n records (stride bytes, from off) not below the key. */
+static uint64_t dev_lower(sps__vix_t *x, uint64_t off, uint64_t n, uint32_t stride,
+                          uint64_t lane, int64_t start, int *rc) {
+    uint64_t lo = 0, hi = n;
+    while (lo < hi && !*rc) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (dev_key_cmp(x, off + mid * stride, lane, start, rc) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int sps__vix_dev_at(sps__vix_t *x, uint32_t thread, uint32_t depth, int64_t start,
+                    sps__vix_dev_t *out) {
+    const sps__vix_info_t *in = &x->info;
+    if (!in->ndev || thread < in->dev_thread0) return 1;
+    uint64_t lane = (uint64_t)thread << 32 | depth;
+    int rc = 0;
+    uint64_t j = dev_lower(x, x->dev_off, in->ndev, DREC_BYTES, lane, start, &rc);
+    if (rc) return rc;
+    if (j == in->ndev || dev_key_cmp(x, x->dev_off + j * DREC_BYTES, lane, start, &rc) != 0)
+        return rc ? rc : 1;
+    return dev_rec(x, j, out);
+}
+
+long sps__vix_dev_launched(sps__vix_t *x, uint32_t thread, uint32_t depth, int64_t start,
+                           sps__vix_dev_t *out, size_t max, uint64_t *total) {
+    const sps__vix_info_t *in = &x->info;
+    *total = 0;
+    if (!in->nrev) return 0;
+    uint64_t lane = (uint64_t)thread << 32 | depth;
+    int rc = 0;
+    uint64_t a = dev_lower(x, x->rev_off, in->nrev, DREV_BYTES, lane, start, &rc);
+    /* the end: the first above the key (thread < UINT32_MAX: lane + 1 fits) */
+    uint64_t e = rc ? a
+                 : start == INT64_MAX
+                     ? dev_lower(x, x->rev_off, in->nrev, DREV_BYTES, lane + 1, INT64_MIN, &rc)
+                     : dev_lower(x, x->rev_off, in->nrev, DREV_BYTES, lane, start + 1, &rc);
+    if (rc) return rc;
+    *total = e - a;
+    long got = 0;
+    for (uint64_t j = a; j < e && (size_t)got < max; j++) {
+        unsigned char r[DREV_BYTES];
+        if ((rc = ix_read(x, x->rev_off + j * DREV_BYTES, DREV_BYTES, r))) return rc;
+        uint64_t rec = get_u64le(r + 16);
+        if (rec >= in->ndev)
+            return sps__err_fail(SPS_EFORMAT, "%s: corrupt device reverse record %llu", x->path,
+                                 (unsigned long long)j);
+        if ((rc = dev_rec(x, rec, &out[got]))) return rc;
+        if (out[got].lthread != thread || out[got].ldepth != depth || out[got].lstart != start)
+            return sps__err_fail(SPS_EFORMAT, "%s: corrupt device reverse record %llu",
+                                 x->path, (unsigned long long)j);
+        got++;
+    }
+    return got;
 }

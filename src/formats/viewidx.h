@@ -29,7 +29,7 @@
 
 /* The format version written into every index; an index of another
  * version is stale (rebuilt). */
-#define SPS__VIX_VERSION 4u
+#define SPS__VIX_VERSION 5u
 /* Most spans (entries) per block. */
 #define SPS__VIX_BLOCK 4096u
 /* Most levels per lane (level 0 included). */
@@ -115,6 +115,12 @@ typedef struct sps__vix_info {
     size_t nclevels;
     sps__vix_clevel_t *clevels; /* every series' levels (series[i].lev) */
     size_t nlanes;
+    /* device activity (an .h5's /device): threads dev_thread0.. are its
+     * streams ("stream S", under processes "GPU N"), nthreads when none;
+     * ndev activities on their lanes (not counted in nspans), nrev of them
+     * with a launching span */
+    uint32_t dev_thread0;
+    uint64_t ndev, nrev;
 } sps__vix_info_t;
 
 typedef struct sps__vix sps__vix_t;
@@ -208,5 +214,52 @@ typedef int (*sps__vix_cpoint_fn)(void *ctx, const sps__vix_cpoint_t *p);
 SPS__HIDDEN int sps__vix_counter_cols(sps__vix_t *x, size_t s, int64_t t0, int64_t t1,
                                       uint32_t px, int use_levels, sps__vix_cpoint_fn fn,
                                       void *ctx, uint64_t *reads);
+
+/* ------------------------------------------------------------------------ */
+/* Device activity (issue 38: device tracks in every timeline)              */
+/* ------------------------------------------------------------------------ */
+
+/* An .h5 with /device gets, besides its threads, one process per GPU
+ * ("GPU N", as device_tl.c names it) and one thread per stream ("stream
+ * S"; a stream whose activities overlap in time gets more depths, each
+ * activity on the first depth free at its start) whose level 0 holds the
+ * kernels, copies and sets (path: the activity's name as a root; levels of
+ * detail as any lane's).  The runtime and driver API rows are not drawn:
+ * they are the device activity's "api" below.  Per activity one 144-byte
+ * record, in (thread, depth, start) order, and per activity with a
+ * launching span one 24-byte reverse record, in (launching thread, depth,
+ * start) order.  The launching span is device_tl.c's
+ * (sps__tl_device_place and sps__tl_device_claim while the spans stream
+ * by: the innermost span of the activity's region on the launching thread
+ * that holds the launch). */
+typedef struct sps__vix_dev {
+    uint32_t thread, depth;  /* its lane (thread >= info.dev_thread0) */
+    int64_t start, end;      /* absolute ns */
+    uint32_t kind;           /* SPS_DEVICE_KERNEL 1, _MEMCPY 2, _MEMSET 3 */
+    uint32_t name;           /* index into names */
+    int64_t device, stream, correlation, bytes;
+    uint32_t grid[3], block[3];
+    /* the launching span: lthread UINT32_MAX when none */
+    uint32_t lthread, ldepth, lname;
+    int64_t lstart, lend;
+    /* the runtime/driver API call (same correlation): api_name UINT32_MAX
+     * when none; api_thread UINT32_MAX when its thread has no lane */
+    uint32_t api_name, api_thread;
+    int64_t api_start, api_end;
+} sps__vix_dev_t;
+
+/* The activity on lane (thread, depth) that starts at start (absolute
+ * ns): 0 with *out set, 1 when there is none, or SPS_EFORMAT / SPS_EIO
+ * (corrupt index; message set). */
+SPS__HIDDEN int sps__vix_dev_at(sps__vix_t *x, uint32_t thread, uint32_t depth, int64_t start,
+                                sps__vix_dev_t *out);
+
+/* The activities launched by the span on lane (thread, depth) starting
+ * at start (absolute ns): the first max of them (in their start order
+ * within each device lane) into out, their number into *total.  Returns
+ * how many went into out, or SPS_EFORMAT / SPS_EIO (negative). */
+SPS__HIDDEN long sps__vix_dev_launched(sps__vix_t *x, uint32_t thread, uint32_t depth,
+                                       int64_t start, sps__vix_dev_t *out, size_t max,
+                                       uint64_t *total);
 
 #endif /* SPS_FORMATS_VIEWIDX_H */

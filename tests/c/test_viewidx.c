@@ -8,7 +8,9 @@
  * (the region table and call tree), span lookup, search, counters; stale,
  * truncated, corrupt and garbage indexes rebuilt; bad parameters 400. */
 #include "testutil.h"
+#include "tu_h5.h"
 #include "api/view.h"
+#include "formats/h5_device.h"
 #include "formats/viewidx.h"
 #include "model/model.h"
 
@@ -1178,6 +1180,419 @@ static void test_counter_corrupt(void **state) {
     free(m);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Device activity: GPU processes, stream lanes, launching spans            */
+/* ------------------------------------------------------------------------ */
+
+#define DV_NL 40   /* top-level dv.launch calls on the main thread */
+#define DV_K 150   /* kernels each launches: 6000 on one stream */
+
+static sps_region_t r_dstep, r_dlaunch;
+
+static void *dv_worker(void *arg) {
+    (void)arg;
+    for (int k = 0; k < 3; k++) {
+        sps_begin(r_dlaunch);
+        tu_spin_ns(30000);
+        sps_end(r_dlaunch);
+    }
+    return NULL;
+}
+
+/* A span of the device fixture, with its thread's /events index. */
+typedef struct dspan {
+    int64_t start, end, tid;
+    uint32_t name, thread, depth;
+} dspan_t;
+
+typedef struct dfix {
+    char path[1024];
+    brute_t b;
+    dspan_t *sp;        /* b's spans with their thread's /events index */
+    size_t ndev;        /* device rows */
+    int64_t *cols[SPS__DEVC_N];
+    size_t nrows;
+    /* expected: per device row, its launching span (index into sp, -1) */
+    long *launcher;
+} dfix_t;
+
+static const char *const dv_names[] = {"k_saxpy", "cudaLaunchKernel", "Memcpy HtoD (Pinned -> Device)",
+                                       "cudaMemcpyAsync", "Memset (Device)", "cudaMemsetAsync",
+                                       "k_fill"};
+
+/* Appends an API row and its device row: launched at `at` by the span
+ * (thread tid, region reg; -1: none), running [ds, de) on (dev, stream). */
+static void dv_row(dfix_t *f, int64_t tid, int64_t reg, int64_t at, int64_t api_name, int kind,
+                   int64_t name, int64_t dev, int64_t stream, int64_t ds, int64_t de,
+                   int64_t bytes, int with_api) {
+    static int64_t corr = 1000;
+    corr++;
+    for (int r = with_api ? 0 : 1; r < 2; r++) {
+        size_t i = f->nrows++;
+        for (int c = 0; c < SPS__DEVC_N; c++) f->cols[c][i] = 0;
+        f->cols[SPS__DEVC_KINDS][i] = r ? kind : 4; /* runtime API */
+        f->cols[SPS__DEVC_NAMES_IDX][i] = r ? name : api_name;
+        f->cols[SPS__DEVC_DEVICES][i] = r ? dev : -1;
+        f->cols[SPS__DEVC_CONTEXTS][i] = r ? 1 : -1;
+        f->cols[SPS__DEVC_STREAMS][i] = r ? stream : -1;
+        f->cols[SPS__DEVC_CORRELATIONS][i] = corr;
+        f->cols[SPS__DEVC_STARTS][i] = r ? ds : at;
+        f->cols[SPS__DEVC_ENDS][i] = r ? de : at + 10;
+        f->cols[SPS__DEVC_BYTES][i] = r ? bytes : 0;
+        f->cols[SPS__DEVC_RANKS][i] = 0;
+        f->cols[SPS__DEVC_THREADS][i] = tid;
+        f->cols[SPS__DEVC_TIDS][i] = tid >= 0 ? 4242 + tid : 999999;
+        f->cols[SPS__DEVC_REGIONS][i] = reg;
+        f->cols[SPS__DEVC_CALL_IDS][i] = -1;
+        if (r && kind == 1) {
+            f->cols[SPS__DEVC_GRID_X][i] = 64;
+            f->cols[SPS__DEVC_GRID_Y][i] = 2;
+            f->cols[SPS__DEVC_GRID_Z][i] = 1;
+            f->cols[SPS__DEVC_BLOCK_X][i] = 256;
+            f->cols[SPS__DEVC_BLOCK_Y][i] = 1;
+            f->cols[SPS__DEVC_BLOCK_Z][i] = 1;
+        }
+        if (r) f->ndev++;
+    }
+}
+
+/* The innermost span of name on thread (an index into sp) holding t, -1. */
+static long dv_innermost(const dfix_t *f, uint32_t thread, uint32_t name, int64_t t) {
+    long best = -1;
+    for (size_t i = 0; i < f->b.n; i++) {
+        const dspan_t *s = &f->sp[i];
+        if (s->thread == thread && s->name == name && s->start <= t && t <= s->end &&
+            (best < 0 || s->depth > f->sp[best].depth))
+            best = (long)i;
+    }
+    return best;
+}
+
+static uint32_t dv_name_of(const brute_t *b, const char *name) {
+    for (size_t i = 0; i < b->nnames; i++)
+        if (!strcmp(b->names[i], name)) return (uint32_t)i;
+    fail_msg("no name %s", name);
+    return 0;
+}
+
+/* Records step > launch (x DV_NL, the last one nesting another launch) on
+ * the main thread and 3 launches on a worker, then adds /device: per main
+ * launch DV_K kernels on (GPU 0, stream 7) 300 ns apart and a copy on
+ * stream 13; two overlapping sets on stream 9; a kernel per worker launch
+ * on (GPU 1, stream 3); a kernel launched outside every span (stream 21). */
+static void dv_fixture(dfix_t *f) {
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s", tu_path("viewidx_device.h5"));
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = f->path;
+    assert_int_equal(sps_setup(&cfg), 0);
+    r_dstep = sps_region("dv.step");
+    r_dlaunch = sps_region("dv.launch");
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, dv_worker, NULL), 0);
+    sps_begin(r_dstep);
+    for (int j = 0; j < DV_NL; j++) {
+        sps_begin(r_dlaunch);
+        tu_spin_ns(20000);
+        if (j == DV_NL - 1) { /* recursive: the inner call launches */
+            sps_begin(r_dlaunch);
+            tu_spin_ns(20000);
+            sps_end(r_dlaunch);
+            tu_spin_ns(20000);
+        }
+        sps_end(r_dlaunch);
+    }
+    sps_end(r_dstep);
+    pthread_join(th, NULL);
+    assert_int_equal(sps_finalize(), 0);
+    sps_shutdown();
+
+    f->b = brute_read(f->path);
+    sps__tlr_t *r;
+    assert_int_equal(sps__tlr_open(&r, f->path, SPS__TL_H5), 0);
+    const sps__tl_header_t *h = sps__tlr_header(r);
+    f->sp = malloc(f->b.n * sizeof *f->sp);
+    for (size_t i = 0; i < f->b.n; i++) {
+        const bspan_t *s = &f->b.v[i];
+        f->sp[i] = (dspan_t){s->start, s->start + s->dur, h->threads[s->thread].tid, s->name,
+                             s->thread, s->depth};
+    }
+    sps__tlr_free(r);
+    tu_h5_t *hh = tu_h5_load(f->path);
+    assert_non_null(hh);
+    int64_t reg_launch = -1;
+    for (size_t i = 0; i < hh->nnames; i++)
+        if (!strcmp(hh->names[i], "dv.launch")) reg_launch = (int64_t)i;
+    assert_true(reg_launch >= 0);
+    tu_h5_free(hh);
+
+    size_t cap = 2 * (DV_NL * (DV_K + 1) + 16);
+    for (int c = 0; c < SPS__DEVC_N; c++) f->cols[c] = calloc(cap, sizeof(int64_t));
+    f->launcher = malloc(cap * sizeof *f->launcher);
+    uint32_t nl = dv_name_of(&f->b, "dv.launch");
+    /* the main thread's launch spans in start order */
+    int64_t t_end = 0, t_first = INT64_MAX;
+    size_t nmain = 0;
+    uint32_t main_thread = UINT32_MAX;
+    for (size_t i = 0; i < f->b.n; i++)
+        if (f->sp[i].name == dv_name_of(&f->b, "dv.step")) main_thread = f->sp[i].thread;
+    assert_true(main_thread != UINT32_MAX);
+    for (size_t i = 0; i < f->b.n; i++) {
+        const dspan_t *s = &f->sp[i];
+        if (s->end > t_end) t_end = s->end;
+        if (s->start < t_first) t_first = s->start;
+        if (s->name != nl) continue;
+        if (s->thread == main_thread) {
+            if (s->depth != 1) continue; /* the nested one: below */
+            int64_t at = s->start + 100;
+            if (nmain == DV_NL - 1) { /* the last: launch from the inner call */
+                long in = -1;
+                for (size_t k = 0; k < f->b.n; k++)
+                    if (f->sp[k].name == nl && f->sp[k].depth == 2) in = (long)k;
+                assert_true(in >= 0);
+                at = f->sp[in].start + 100;
+            }
+            for (int k = 0; k < DV_K; k++) {
+                int64_t ds = t_first + 1000 + (int64_t)(nmain * DV_K + (size_t)k) * 300;
+                dv_row(f, s->tid, reg_launch, at + k, 1, 1, 0, 0, 7, ds, ds + 200, 0, 1);
+            }
+            dv_row(f, s->tid, reg_launch, at + DV_K, 3, 2, 2, 0, 13, s->start + 500,
+                   s->start + 900, 1 << 20, 1);
+            nmain++;
+        } else {
+            dv_row(f, s->tid, reg_launch, s->start + 50, 1, 1, 6, 1, 3, s->start + 5000,
+                   s->start + 9000, 0, 1);
+        }
+    }
+    assert_int_equal(nmain, DV_NL);
+    /* two sets overlapping in time on stream 9: two depths */
+    dv_row(f, -1, -1, t_end + 100, 5, 3, 4, 0, 9, t_end + 1000, t_end + 5000, 4096, 1);
+    dv_row(f, -1, -1, t_end + 200, 5, 3, 4, 0, 9, t_end + 2000, t_end + 6000, 4096, 1);
+    /* a kernel without an API row, outside every span */
+    dv_row(f, -1, -1, 0, 1, 1, 0, 0, 21, t_end + 7000, t_end + 8000, 0, 0);
+    for (size_t i = 0; i < f->nrows; i++) {
+        f->launcher[i] = -1;
+        if (f->cols[SPS__DEVC_KINDS][i] > 3 || f->cols[SPS__DEVC_REGIONS][i] < 0) continue;
+        /* the API row (the row before) is the launch */
+        int64_t at = f->cols[SPS__DEVC_STARTS][i - 1];
+        uint32_t thr = UINT32_MAX;
+        for (size_t k = 0; k < f->b.n; k++)
+            if (f->sp[k].tid == f->cols[SPS__DEVC_THREADS][i]) thr = f->sp[k].thread;
+        f->launcher[i] = dv_innermost(f, thr, nl, at);
+        assert_true(f->launcher[i] >= 0);
+    }
+    sps__h5_device_t x = {0};
+    x.n = f->nrows;
+    for (int c = 0; c < SPS__DEVC_N; c++) x.cols[c] = f->cols[c];
+    x.nnames = sizeof dv_names / sizeof *dv_names;
+    x.names = dv_names;
+    x.collector = "cupti";
+    x.clock = "identity";
+    assert_int_equal(sps__h5_add_device(f->path, &x), 0);
+}
+
+static void dv_free(dfix_t *f) {
+    for (int c = 0; c < SPS__DEVC_N; c++) free(f->cols[c]);
+    free(f->launcher);
+    free(f->sp);
+    brute_free(&f->b);
+}
+
+typedef struct dcount {
+    uint64_t entries, count;
+    int64_t prev_start;
+    int ordered;
+} dcount_t;
+
+static int dv_count(void *ctx, const sps__vix_ent_t *e) {
+    dcount_t *c = ctx;
+    c->entries++;
+    c->count += e->count;
+    if (e->start < c->prev_start) c->ordered = 0;
+    c->prev_start = e->start;
+    return 0;
+}
+
+static void test_device_lanes(void **state) {
+    (void)state;
+    record_once(); /* the other tests' session is over */
+    dfix_t f;
+    dv_fixture(&f);
+    int built;
+    sps__view_t *v = open_view(f.path, 1, &built);
+    assert_true(built);
+    char ix[1024];
+    index_of(f.path, ix, sizeof ix);
+    sps__vix_t *x;
+    assert_int_equal(sps__vix_open(&x, ix, NULL), 0);
+    const sps__vix_info_t *in = sps__vix_info(x);
+    assert_int_equal(in->nspans, f.b.n);
+    assert_int_equal(in->ndev, f.ndev);
+    /* the launched ones: every device row with a launching span */
+    uint64_t nl = 0;
+    for (size_t i = 0; i < f.nrows; i++) nl += f.launcher[i] >= 0;
+    assert_int_equal(in->nrev, nl);
+    /* GPU processes and stream threads */
+    uint32_t t0 = in->dev_thread0, sth[5];
+    assert_int_equal(in->nthreads - t0, 5); /* GPU 0: 7, 9, 13, 21; GPU 1: 3 */
+    const char *want[] = {"stream 7", "stream 9", "stream 13", "stream 21", "stream 3"};
+    const uint32_t depths[] = {1, 2, 1, 1, 1};
+    const uint64_t per_lane[] = {DV_NL * DV_K, 2, DV_NL, 1, 3};
+    for (uint32_t s = 0; s < 5; s++) {
+        sth[s] = UINT32_MAX;
+        for (uint32_t k = t0; k < in->nthreads; k++)
+            if (!strcmp(in->threads[k].name, want[s])) sth[s] = k;
+        assert_true(sth[s] != UINT32_MAX);
+        const sps__vix_thread_t *t = &in->threads[sth[s]];
+        assert_string_equal(in->procs[t->proc].name, s < 4 ? "GPU 0" : "GPU 1");
+        assert_int_equal(t->depths, depths[s]);
+        /* every level of every depth of the stream counts its activities once */
+        uint64_t lane_total = 0;
+        for (uint32_t d = 0; d < depths[s]; d++) {
+            int64_t lane = sps__vix_lane_find(x, sth[s], d);
+            assert_true(lane >= 0);
+            uint32_t th, dp, nlev;
+            sps__vix_lane(x, (size_t)lane, &th, &dp, &nlev);
+            if (s == 0) assert_true(nlev >= 3); /* 6000 kernels 300 ns apart: merged levels */
+            uint64_t c0 = 0;
+            for (uint32_t k = 0; k < nlev; k++) {
+                dcount_t c = {0, 0, INT64_MIN, 1};
+                assert_int_equal(sps__vix_scan(x, (size_t)lane, k, INT64_MIN, INT64_MAX, NULL,
+                                               dv_count, &c), 0);
+                assert_true(c.ordered);
+                if (k == 0) {
+                    c0 = c.count;
+                    assert_int_equal(c.entries, c.count);
+                } else {
+                    assert_int_equal(c.count, c0);
+                    assert_true(c.entries < c0 || c0 < 64);
+                }
+            }
+            lane_total += c0;
+        }
+        assert_int_equal(lane_total, per_lane[s]);
+    }
+
+    /* every device row: its record, its launching span */
+    char *body;
+    size_t n;
+    char q[256];
+    uint64_t checked = 0;
+    int64_t vt0;
+    assert_int_equal(req(v, "/api/meta", NULL, &body, &n), 200);
+    vt0 = json_i64(body, "t0_ns");
+    assert_int_equal((uint64_t)json_i64(body, "nspans"), f.b.n);
+    assert_int_equal((uint64_t)json_i64(body, "ndevice"), f.ndev);
+    assert_non_null(strstr(body, "\"name\":\"GPU 1\",\"rank\":"));
+    assert_non_null(strstr(body, "\"gpu\":true"));
+    assert_non_null(strstr(body, "\"name\":\"stream 13\""));
+    assert_non_null(strstr(body, "\"stream\":true"));
+    free(body);
+    for (size_t i = 0; i < f.nrows; i++) {
+        if (f.cols[SPS__DEVC_KINDS][i] > 3) continue;
+        int64_t st = f.cols[SPS__DEVC_STARTS][i];
+        int64_t stream = f.cols[SPS__DEVC_STREAMS][i];
+        uint32_t s = stream == 7 ? 0 : stream == 9 ? 1 : stream == 13 ? 2 : stream == 21 ? 3 : 4;
+        sps__vix_dev_t d;
+        uint32_t dep = 0;
+        int rc = sps__vix_dev_at(x, sth[s], 0, st, &d);
+        if (rc == 1) rc = sps__vix_dev_at(x, sth[s], dep = 1, st, &d);
+        assert_int_equal(rc, 0);
+        assert_int_equal(d.end, f.cols[SPS__DEVC_ENDS][i]);
+        assert_int_equal(d.kind, f.cols[SPS__DEVC_KINDS][i]);
+        assert_string_equal(in->names[d.name], dv_names[f.cols[SPS__DEVC_NAMES_IDX][i]]);
+        assert_int_equal(d.bytes, f.cols[SPS__DEVC_BYTES][i]);
+        assert_int_equal(d.correlation, f.cols[SPS__DEVC_CORRELATIONS][i]);
+        if (d.kind == 1) {
+            assert_int_equal(d.grid[0], 64);
+            assert_int_equal(d.grid[1], 2);
+            assert_int_equal(d.block[0], 256);
+        }
+        long ls = f.launcher[i];
+        if (ls < 0) {
+            assert_int_equal(d.lthread, UINT32_MAX);
+        } else {
+            assert_int_equal(d.lthread, f.sp[ls].thread);
+            assert_int_equal(d.ldepth, f.sp[ls].depth);
+            assert_int_equal(d.lstart, f.sp[ls].start);
+            assert_int_equal(d.lend, f.sp[ls].end);
+            assert_string_equal(in->names[d.lname], "dv.launch");
+            checked++;
+        }
+        if (stream == 21) assert_int_equal(d.api_name, UINT32_MAX);
+        else {
+            assert_string_equal(in->names[d.api_name], dv_names[f.cols[SPS__DEVC_NAMES_IDX][i - 1]]);
+            assert_int_equal(d.api_start, f.cols[SPS__DEVC_STARTS][i - 1]);
+        }
+        if (i % 97 == 0 || stream != 7) { /* the page's answer */
+            snprintf(q, sizeof q, "thread=%u&depth=%u&t=%lld", sth[s], dep,
+                     (long long)(st - vt0));
+            assert_int_equal(req(v, "/api/span", q, &body, &n), 200);
+            assert_non_null(strstr(body, "\"device\":{\"kind\":"));
+            if (ls >= 0) {
+                assert_int_equal(json_i64(strstr(body, "\"launch\":"), "start_ns"),
+                                 f.sp[ls].start - vt0);
+                assert_int_equal(json_i64(strstr(body, "\"launch\":"), "launch_ns"),
+                                 f.cols[SPS__DEVC_STARTS][i - 1] - vt0);
+            } else {
+                assert_non_null(strstr(body, "\"launch\":null"));
+            }
+            free(body);
+        }
+    }
+    assert_int_equal(checked, nl);
+
+    /* the launching spans: what each launched */
+    for (size_t k = 0; k < f.b.n; k++) {
+        const dspan_t *s = &f.sp[k];
+        uint64_t want_n = 0;
+        for (size_t i = 0; i < f.nrows; i++) want_n += f.launcher[i] == (long)k;
+        sps__vix_dev_t got[4];
+        uint64_t total;
+        long g = sps__vix_dev_launched(x, s->thread, s->depth, s->start, got, 4, &total);
+        assert_int_equal(total, want_n);
+        assert_int_equal((uint64_t)g, want_n < 4 ? want_n : 4);
+        for (long j = 0; j < g; j++) assert_int_equal(got[j].lstart, s->start);
+        snprintf(q, sizeof q, "thread=%u&depth=%u&t=%lld", s->thread, s->depth,
+                 (long long)(s->start - vt0));
+        assert_int_equal(req(v, "/api/span", q, &body, &n), 200);
+        if (want_n) assert_int_equal((uint64_t)json_i64(body, "launched_total"), want_n);
+        else assert_null(strstr(body, "\"launched\""));
+        free(body);
+    }
+
+    /* the window's regions and tree leave the device out; tiles carry it */
+    snprintf(q, sizeof q, "t0=0&t1=%lld", (long long)(in->t_max - vt0 + 1));
+    assert_int_equal(req(v, "/api/window", q, &body, &n), 200);
+    assert_int_equal((uint64_t)json_i64(body, "calls"), f.b.n);
+    free(body);
+    for (int px = 20; px <= 2000; px *= 10) {
+        snprintf(q, sizeof q, "t0=0&t1=%lld&px=%d", (long long)(in->t_max - vt0 + 1), px);
+        assert_int_equal(req(v, "/api/tiles", q, &body, &n), 200);
+        size_t nt;
+        uint32_t maxlane;
+        tile_t *t = parse_tiles(body, n, &nt, (uint32_t)px, &maxlane);
+        uint64_t dev = 0, cpu = 0, recs = 0;
+        for (size_t i = 0; i < nt; i++) {
+            if (t[i].thread >= t0) dev += t[i].count, recs++;
+            else cpu += t[i].count;
+        }
+        assert_int_equal(dev, f.ndev);
+        assert_int_equal(cpu, f.b.n);
+        if (px == 20) assert_true(recs < f.ndev / 20); /* merged */
+        free(t);
+        free(body);
+    }
+    /* search finds a kernel on its stream */
+    assert_int_equal(req(v, "/api/search", "q=k_fill", &body, &n), 200);
+    assert_non_null(strstr(body, "\"hits\":[{"));
+    assert_int_equal(json_i64(strstr(body, "\"hits\""), "thread"), sth[4]);
+    free(body);
+    sps__vix_close(x);
+    sps__view_close(v);
+    dv_free(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_h5),
@@ -1188,6 +1603,7 @@ int main(void) {
         cmocka_unit_test(test_counter_levels),
         cmocka_unit_test(test_counters_formats),
         cmocka_unit_test(test_counter_corrupt),
+        cmocka_unit_test(test_device_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
