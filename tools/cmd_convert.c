@@ -29,6 +29,10 @@ static const char convert_help[] =
     "  .json.gz   the same, gzip-compressed\n"
     "  .pftrace   Perfetto protobuf trace (compact; ui.perfetto.dev)\n"
     "\n"
+    "An .h5 to an .h5 keeps its device activity (/device), stack samples\n"
+    "(/samples) and per-span device times (/events/gpu_durations), each on\n"
+    "its span in the rewritten file; where the spans cannot be paired one for\n"
+    "one (a file without call ids) they are left out, and stderr says so.\n"
     "The stack samples of an .h5 (with_samples, docs/sampling.md) go to a\n"
     "trace on their thread's row: an instant event each in JSON (args.stack,\n"
     "region, weight, as torch's traces write them), PerfSample callstacks in a\n"
@@ -74,6 +78,25 @@ static int convert_to_h5(const char *in, sps__tl_format_t fi, const char *out) {
     sps__err_clear();
     int rc = sps__h5_from_timeline(in, fi, tmp);
     alarm(0);
+    /* an .h5's device activity, stack samples and per-span device times,
+     * moved onto the rewritten spans; where the spans cannot be paired one
+     * for one they are left out, and said so */
+    unsigned what = 0;
+    if (!rc && fi == SPS__TL_H5) {
+        int crc = sps__h5_carry_device(in, tmp, &what);
+        if (crc == SPS_EMODE) {
+            char list[96] = "";
+            const char *part[] = {"/device", "/samples", "/events/gpu_durations"};
+            for (int k = 0; k < 3; k++)
+                if (what & (1u << k))
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                             list[0] ? ", " : "", part[k]);
+            fprintf(stderr, "spanscope: convert: not carried into %s: %s (%s)\n", out, list,
+                    sps__err_msg());
+        } else {
+            rc = crc;
+        }
+    }
     if (!rc && rename(tmp, out) != 0) sps__err_os_note(errno), rc = SPS_EIO;
     if (rc) unlink(tmp); /* no partial output */
     free(tmp);

@@ -410,6 +410,24 @@ SPS__HIDDEN int sps__h5_copy(const char *src, const char *dst);
  * its own name; a group dst already has is left.  Returns 0, SPS_EIO or
  * SPS_EHDF5. */
 SPS__HIDDEN int sps__h5_copy_rank_groups(const char *src, const char *dst, int64_t rank);
+/* What an .h5 -> .h5 convert carries beside the spans it rewrote
+ * (h5_copy.c; docs/device-timeline.md): the bits of what the input at in
+ * has, in *what (NULL: not asked). */
+#define SPS__CARRY_DEVICE 1u  /* /device */
+#define SPS__CARRY_SAMPLES 2u /* /samples */
+#define SPS__CARRY_GPU 4u     /* /events/gpu_durations (and the summary's gpu_*) */
+/* Adds to the closed file out -- the rewrite of the spans of the .h5 at in
+ * (sps__h5_from_timeline) -- in's /device, /samples and
+ * /events/gpu_durations, matched to out's spans: every span of in is
+ * paired with the span of out of the same rank, thread, region name,
+ * start and duration (ties in call-id order), and the rows that name a
+ * span (call id, region) are moved to the pair's; each event's gpu
+ * duration goes to its pair, and out's gpu_count / gpu_total per row are
+ * made from them.  Returns 0 (carried, or nothing to carry), SPS_EMODE
+ * when in's spans and out's cannot be paired one for one (the message
+ * says why; out is left as it was), or SPS_EFORMAT / SPS_EIO / SPS_EHDF5 /
+ * SPS_ENOMEM (message set). */
+SPS__HIDDEN int sps__h5_carry_device(const char *in, const char *out, unsigned *what);
 /* The check's walk of the file at path, run here (the command-line tool's
  * hidden `spanscope __h5check PATH`, which sps__h5_guard execs in its child
  * so that the walk starts from a fresh heap).  Returns the child's status:

@@ -244,3 +244,151 @@ def test_bad_cbids_is_a_format_error(pair, build_dir, tmp_path):
     done = cli(build_dir, "convert", pair[0], tmp_path / "t.json")
     assert done.returncode != 0
     assert "/device/cbids[0] = -3" in done.stderr, done.stderr
+
+
+# ---- convert .h5 -> .h5 keeps /device, /samples, /events/gpu_durations ----
+
+RECORD_SAMPLED = RECORD.replace(
+    "_ext.setup(path, rank=rank, size=2, local=True)\n",
+    "_ext.setup(path, rank=rank, size=2, local=True)\n"
+    "_ext.sampling_start(1000)\n"
+    "with _ext.region_new('hot'):\n"
+    "    spin(150_000_000)\n").replace(
+    "_ext.finalize(path, False)\n", "_ext.finalize(path, False)\n_ext.sampling_stop()\n")
+
+
+@pytest.fixture(scope="module")
+def sampled(tmp_path_factory):
+    """A sampled recording (rank 0) with /device, gpu_durations and cbids."""
+    if not hasattr(__import__("spanscope")._ext, "sampling_start"):
+        pytest.skip("this build has no stack sampler")
+    d = tmp_path_factory.mktemp("device_gaps_sampled")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    path = str(d / "s.h5")
+    done = subprocess.run([sys.executable, "-c", RECORD_SAMPLED, path, "0"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    add_device(path, 0)
+    add_gpu(path, 0)
+    add_cbids(path)
+    with h5py.File(path) as f:
+        assert "samples" in f and len(f["samples/times_ns"]) > 10
+    return path
+
+
+def span_ids(path):
+    """{(rank, call id): (thread, start, region name)} and the inverse."""
+    by_call = {(s["rank"], s["call"]): (s["thread"], s["start"], s["name"])
+               for s in spans_of(path)}
+    return by_call, {v: k for k, v in by_call.items()}
+
+
+def device_rows(path):
+    with h5py.File(path) as f:
+        g = f["device"]
+        cols = {c: g[c][()] for c in g if c != "names"}
+        names = [_text(n) for n in g["names"][()]]
+        rnames = [_text(n) for n in f["region_table/names"][()]]
+    rows = []
+    for i in range(len(cols["kinds"])):
+        r = {c: int(v[i]) for c, v in cols.items()}
+        r["name"] = names[r.pop("names_idx")]
+        r["region"] = rnames[r.pop("regions")] if r["regions"] >= 0 else None
+        rows.append(r)
+    return sorted(rows, key=lambda r: (r["ranks"], r["correlations"], r["kinds"]))
+
+
+def sample_rows(path):
+    with h5py.File(path) as f:
+        g = f["samples"]
+        cols = {c: g[c][()] for c in ("times_ns", "threads", "tids", "ranks", "regions",
+                                      "call_ids", "stacks", "weights")}
+        rnames = [_text(n) for n in f["region_table/names"][()]]
+    return [dict({c: int(v[i]) for c, v in cols.items()},
+                 region=rnames[int(cols["regions"][i])] if cols["regions"][i] >= 0 else None)
+            for i in range(len(cols["times_ns"]))]
+
+
+def gpu_by_span(path):
+    """{(rank, thread, start, region name): gpu} and the summary's gpu per
+    (rank, region name)."""
+    ev, rows = events_of(path)
+    by_call, _ = span_ids(path)
+    return ({(k[0],) + by_call[k]: g for k, (_, g) in ev.items()},
+            {k: (c, t) for k, (_, c, t) in rows.items()})
+
+
+def check_carried(src, out):
+    """out (the convert of src) holds src's /device, /samples and gpu
+    durations, each on the span of out that is src's span."""
+    src_calls, _ = span_ids(src)
+    _, out_span = span_ids(out)
+
+    def moved(rank, call):  # src's call id -> out's
+        return -1 if call < 0 else out_span[src_calls[(rank, call)]][1]
+
+    want = device_rows(src)
+    for r in want:
+        r["call_ids"] = moved(r["ranks"], r["call_ids"])
+    got = device_rows(out)
+    assert got == want
+    assert any(r["call_ids"] >= 0 for r in got) and any(r["cbids"] for r in got)
+    ws = sample_rows(src)
+    for r in ws:
+        r["call_ids"] = moved(r["ranks"], r["call_ids"])
+        del r["regions"], r["stacks"]
+    gs = sample_rows(out)
+    for r in gs:
+        del r["regions"], r["stacks"]
+    assert gs == ws
+    assert any(r["call_ids"] >= 0 for r in gs)
+    assert gpu_by_span(out) == gpu_by_span(src)
+    assert any(c for c, _ in gpu_by_span(out)[1].values())
+    with h5py.File(src) as a, h5py.File(out) as b:
+        # the stacks are the file's own tables, copied whole
+        for c in ("stack_offsets", "stack_frames", "frame_lines", "frame_functions"):
+            assert (a["samples"][c][()] == b["samples"][c][()]).all()
+
+
+def test_convert_h5_keeps_device_samples_gpu(sampled, build_dir, tmp_path):
+    out = tmp_path / "c.h5"
+    done = cli(build_dir, "convert", sampled, out)
+    assert done.returncode == 0, done.stderr
+    assert "not carried" not in done.stderr
+    check_carried(sampled, str(out))
+
+
+def test_convert_h5_moves_call_ids(sampled, build_dir, tmp_path):
+    """Call ids that do not start at 0 (a file after a checkpoint): the
+    rewrite numbers its spans afresh, and the carried rows follow them."""
+    src = tmp_path / "shifted.h5"
+    shutil.copy(sampled, src)
+    with h5py.File(src, "r+") as f:
+        for c in ("events/call_ids", "events/parent_ids", "device/call_ids",
+                  "samples/call_ids"):
+            v = f[c][()]
+            f[c][...] = np.where(v >= 0, v + 1000, v)
+    out = tmp_path / "c.h5"
+    done = cli(build_dir, "convert", src, out)
+    assert done.returncode == 0, done.stderr
+    with h5py.File(out) as f:
+        assert f["events/call_ids"][()].min() < 1000  # renumbered: a naive copy would miss
+    check_carried(str(src), str(out))
+
+
+def test_convert_h5_without_call_ids_says_so(sampled, build_dir, tmp_path):
+    src = tmp_path / "noids.h5"
+    shutil.copy(sampled, src)
+    with h5py.File(src, "r+") as f:
+        del f["events/call_ids"]
+        del f["events/parent_ids"]
+    out = tmp_path / "c.h5"
+    done = cli(build_dir, "convert", src, out)
+    assert done.returncode == 0, done.stderr
+    assert (f"not carried into {out}: /device, /samples, /events/gpu_durations ("
+            in done.stderr), done.stderr
+    assert "no call ids" in done.stderr
+    with h5py.File(out) as f:
+        assert "device" not in f and "samples" not in f
+        assert "gpu_durations" not in f["events"]
