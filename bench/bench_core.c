@@ -152,7 +152,10 @@ static void usage(FILE *f) {
             "       bench_core mem [--n CALLS]\n"
             "       bench_core disk --shape loop|nested|varied [--n CALLS] --out FILE\n"
             "       bench_core big [--n CALLS] --out FILE [--finalize 0|1] [--pause-ms MS]\n"
+            "                      [--shape loop|nested] [--keep 1]\n"
             "       bench_core many --threads T [--n CALLS_PER_THREAD] --out FILE [--keep 1]\n"
+            "                      [--shape loop|nested]\n"
+            "  (--shape nested: outer{inner}, two calls an iteration; --keep 1 keeps the file)\n"
             "       bench_core query [--n CALLS] [--threads T] [--reps R]\n"
             "Prints one JSON object on stdout.  Driven by bench/run.py.\n");
 }
@@ -371,6 +374,46 @@ __attribute__((noinline)) static void loop_pairs(long long n) {
         sps_begin(r);
         sps_end(r);
     }
+}
+
+/* big and many --shape nested: n calls as n/2 iterations of outer{inner},
+ * each a pair of calls (g_region outside, g_inner inside); an odd n ends
+ * with one outer call alone. */
+static sps_region_t g_inner;
+
+__attribute__((noinline)) static void loop_nested_pairs(long long n) {
+    sps_region_t a = g_region, b = g_inner;
+    for (long long i = 0; i < n / 2; i++) {
+        sps_begin(a);
+        sps_begin(b);
+        sps_end(b);
+        sps_end(a);
+    }
+    if (n % 2) {
+        sps_begin(a);
+        sps_end(a);
+    }
+}
+
+/* The recording loop of big and many: --shape loop (one region) or nested. */
+static int g_nested;
+
+static void record_calls(long long n) {
+    if (g_nested) loop_nested_pairs(n);
+    else loop_pairs(n);
+}
+
+/* Sets g_region (and g_inner) for big and many's --shape; 0, or 2 for a
+ * shape they do not record. */
+static int shape_regions(const char *shape, const char *name) {
+    g_nested = !strcmp(shape, "nested");
+    if (!g_nested && strcmp(shape, "loop")) {
+        fprintf(stderr, "bench_core: --shape %s: big and many record loop or nested\n", shape);
+        return 2;
+    }
+    g_region = sps_region(g_nested ? "outer" : name);
+    if (g_nested) g_inner = sps_region("inner");
+    return 0;
 }
 
 /* --mode memory_alloc: a span that allocates and frees (what the
@@ -652,6 +695,12 @@ static int cmd_disk(const opts_t *o) {
 /* sps_finalize_to(path), with the verbose line's figures: *analysis_s,
  * the time finalize's own analysis took, and *two_cores, whether it ran
  * split (both -1 when the line is missing). */
+/* What the verbose lines said of the background analysis (-1: no line):
+ * the percent of the period's records analyzed before finalize, and how
+ * many of the trials (bg_trial.c) allowed it beside busy recorders. */
+static double g_bg_pct = -1;
+static long long g_bg_trials = -1, g_bg_allowed = -1;
+
 static int finalize_analysis(const char *path, double *analysis_s, int *two_cores) {
     *analysis_s = -1;
     *two_cores = -1;
@@ -666,6 +715,13 @@ static int finalize_analysis(const char *path, double *analysis_s, int *two_core
         if (!p) continue;
         *analysis_s = strtod(p + strlen("spanscope: analysis at finalize "), NULL);
         *two_cores = strstr(p, "on two cores") != NULL;
+        const char *q = strstr(p, " s; ");
+        if (q) g_bg_pct = strtod(q + 4, NULL);
+    }
+    rewind(fp);
+    while (fgets(line, sizeof line, fp)) {
+        const char *p = strstr(line, "was allowed by ");
+        if (p) sscanf(p, "was allowed by %lld of %lld trials", &g_bg_allowed, &g_bg_trials);
     }
     fclose(fp);
     return rc;
@@ -735,7 +791,7 @@ static int cmd_big(const opts_t *o) {
     cfg.file_path = o->out;
     int rc = sps_setup(&cfg);
     if (rc) die("sps_setup", rc);
-    g_region = sps_region("big loop");
+    if (shape_regions(o->shape, "big loop")) return 2;
     const long long slice = 1000000, every = 10;
     long long nslices = (n + slice - 1) / slice, nfloor = 0;
     double *sl = calloc((size_t)nslices, sizeof *sl);
@@ -749,7 +805,7 @@ static int cmd_big(const opts_t *o) {
     for (long long i = 0, done = 0; i < nslices; i++) {
         long long k = n - done < slice ? n - done : slice;
         stamp_t a = stamp();
-        loop_pairs(k);
+        record_calls(k);
         per_t p = per_op(a, stamp(), k);
         sl[i] = p.cpu;
         slw[i] = p.wall;
@@ -772,10 +828,12 @@ static int cmd_big(const opts_t *o) {
     /* a pause before finalize: time the spill writer may analyze in */
     if (o->pause_ms > 0) usleep((useconds_t)o->pause_ms * 1000u);
     stamp_t t1f = stamp();
+    uint64_t pf0 = process_cpu_ns();
     double an_s = -1;
     int two = -1;
     if (o->finalize) rc = finalize_analysis(o->out, &an_s, &two);
     stamp_t t2 = stamp();
+    uint64_t pf1 = process_cpu_ns();
     if (rc) die("sps_finalize", rc);
     uint64_t dropped = sps_dropped();
     sps_shutdown();
@@ -783,6 +841,9 @@ static int cmd_big(const opts_t *o) {
     double rec_cpu = (double)(t1.cpu - t0.cpu - floor_cpu) / (double)n;
     double rec_wall = (double)(t1.wall - t0.wall - floor_wall) / (double)n;
     double rec_proc = (double)(p1 - p0 - floor_proc) / (double)n;
+    /* the recording's wall time, the floor slices taken out: what
+     * finalize is compared with (issue 37 part 4) */
+    double rec_s = (double)(t1.wall - t0.wall - floor_wall) / 1e9;
     double first2 = nslices > 1 ? (sl[0] + sl[1]) / 2 : sl[0];
     long long late0 = nslices > 4 ? 4 : 0; /* pool full from slice 3 on */
     double late_med = median(sl + late0, nslices - late0);
@@ -800,17 +861,21 @@ static int cmd_big(const opts_t *o) {
            "\"rss_before_setup\": %ld, \"vmhwm_before_setup_kib\": %ld, "
            "\"vmhwm_after_record_kib\": %ld, \"vmhwm_kib\": %ld, \"maxrss_kib\": %ld, "
            "\"file_bytes\": %lld, \"file_bytes_per_call\": %.4f, \"dropped\": %llu, "
-           "\"pause_ms\": %d, \"analysis_s\": %.4f}\n",
+           "\"pause_ms\": %d, \"analysis_s\": %.4f, \"shape\": \"%s\", "
+           "\"record_s\": %.4f, \"finalize_over_record\": %.4f, \"bg_analyzed_pct\": %.1f, "
+           "\"bg_trials\": %lld, \"bg_allowed\": %lld, \"finalize_process_cpu_s\": %.4f}\n",
            n, rec_cpu, rec_wall, rec_proc, first2, late_med, late_med_wall, floor_med, nfloor,
            rec_cpu / floor_med, late_med / floor_med, spill_size, spill_disk,
            spill_size > 0 ? (double)spill_size / (double)n : 0.0,
            (double)(t2.wall - t1f.wall) / 1e9, (double)(t2.cpu - t1f.cpu) / 1e9, rss0, hwm0,
            hwm_rec, status_kib("VmHWM"), maxrss_kib(), size, (double)size / (double)n,
-           (unsigned long long)dropped, o->pause_ms, an_s);
+           (unsigned long long)dropped, o->pause_ms, an_s, o->shape, rec_s,
+           rec_s > 0 ? (double)(t2.wall - t1f.wall) / 1e9 / rec_s : 0.0, g_bg_pct,
+           g_bg_trials, g_bg_allowed, (double)(pf1 - pf0) / 1e9);
     free(sl);
     free(slw);
     free(fl);
-    remove(o->out);
+    if (!o->keep) remove(o->out);
     return 0;
 }
 
@@ -822,7 +887,7 @@ static long long g_many_n;
 
 static void *many_thread(void *arg) {
     (void)arg;
-    loop_pairs(g_many_n);
+    record_calls(g_many_n);
     return NULL;
 }
 
@@ -841,7 +906,7 @@ static int cmd_many(const opts_t *o) {
     cfg.file_path = o->out;
     int rc = sps_setup(&cfg);
     if (rc) die("sps_setup", rc);
-    g_region = sps_region("many loop");
+    if (shape_regions(o->shape, "many loop")) return 2;
     pthread_t *th = calloc((size_t)nt, sizeof *th);
     if (!th) die("calloc", 0);
     stamp_t t0 = stamp();
@@ -852,8 +917,11 @@ static int cmd_many(const opts_t *o) {
     long hwm_rec = status_kib("VmHWM");
     double an_s;
     int two;
+    uint64_t pf0 = process_cpu_ns();
+    stamp_t t1c = stamp();
     rc = finalize_analysis(o->out, &an_s, &two);
     stamp_t t2 = stamp();
+    uint64_t pf1 = process_cpu_ns();
     if (rc) die("sps_finalize", rc);
     sps_shutdown();
     long long calls = g_many_n * nt, size = file_size(o->out);
@@ -862,11 +930,16 @@ static int cmd_many(const opts_t *o) {
            "\"total_s\": %.4f, \"finalize_calls_per_s\": %.0f, "
            "\"vmhwm_after_record_kib\": %ld, \"vmhwm_kib\": %ld, "
            "\"file_bytes_per_call\": %.4f, \"dropped\": %llu, "
-           "\"analysis_s\": %.4f, \"analysis_two_cores\": %d}\n",
+           "\"analysis_s\": %.4f, \"analysis_two_cores\": %d, \"shape\": \"%s\", "
+           "\"finalize_over_record\": %.4f, \"bg_analyzed_pct\": %.1f, "
+           "\"bg_trials\": %lld, \"bg_allowed\": %lld, \"finalize_cpu_s\": %.4f, "
+           "\"finalize_process_cpu_s\": %.4f}\n",
            nt, calls, (double)(t1.wall - t0.wall) / 1e9, fin_s,
            (double)(t2.wall - t0.wall) / 1e9, (double)calls / fin_s,
            hwm_rec, status_kib("VmHWM"), (double)size / (double)calls,
-           (unsigned long long)sps_dropped(), an_s, two);
+           (unsigned long long)sps_dropped(), an_s, two, o->shape,
+           (double)(t2.wall - t1.wall) / (double)(t1.wall - t0.wall), g_bg_pct, g_bg_trials,
+           g_bg_allowed, (double)(t2.cpu - t1c.cpu) / 1e9, (double)(pf1 - pf0) / 1e9);
     free(th);
     if (!o->keep) remove(o->out);
     return 0;

@@ -618,6 +618,15 @@ int sps__evcols_open(sps__evcols_t **out, const int64_t *ds, int ncols,
             if (pthread_create(&e->th[i], NULL, worker_main, e) == 0) started++;
         e->nworkers = started; /* none started: compress inline */
     }
+    /* With workers, the writing thread compresses only to help them when
+     * they fall behind, and then it is what finalize waits for (the merged
+     * pass runs on it): it takes ISA-L level 1 for every column, 3-4 x
+     * faster than libdeflate's split stream, for what the workers would
+     * have written 10-30 % smaller.  The same values either way: only the
+     * bytes of the chunks it helped with differ (docs/design.md, "Writing
+     * /events"; issue 37 part 4).  Without workers it compresses every
+     * chunk, as small as the workers would. */
+    if (!rc && e->nworkers) sps__coder_fast_columns(e->coder, 0xFFu);
     if (rc) {
         sps__evcols_free(e);
         return rc;
