@@ -88,7 +88,7 @@ function procName(id) {
 function layout() {
     lanes = []; laneOf = {}; clanes = [];
     M.threads.forEach(function (t) {
-        var L = { t: t.id, proc: t.proc, name: t.name, depths: Math.max(1, t.depths | 0) };
+        var L = { t: t.id, proc: t.proc, name: t.name, depths: Math.max(1, t.depths | 0), stream: !!t.stream };
         lanes.push(L); laneOf[t.id] = L;
     });
     var procOrder = {};
@@ -470,6 +470,7 @@ function draw() {
             c.lineWidth = 1;
         }
     }
+    drawArrows(c);
     c.restore();
     drawLabels(c, sy);
     drawAxis(c);
@@ -479,6 +480,33 @@ function draw() {
     view.drawnSpans = drawnSpans;
     view.drawMs = performance.now() - began;
     view.frames = frames;
+}
+/* --- flows: launching span -> device activity (the selection's only) ---- */
+var arrows = [];           /* [{from: {thread, depth, t}, to: {thread, depth, t}}] */
+/** An arrow end's canvas point: its time on the middle of its row, or null
+ *  (its thread has no lane). */
+function arrowEnd(e) {
+    var L = laneOf[e.thread];
+    return L ? { x: xOf(e.t), y: L.y + e.depth * ROW + ROW / 2 - scrollY() } : null;
+}
+/** Draws the selection's flows as Perfetto does: a curve from the launch (in
+ *  the launching span) to the start of the device activity, with a head. */
+function drawArrows(c) {
+    var n = 0;
+    c.strokeStyle = '#d0104c'; c.fillStyle = '#d0104c'; c.lineWidth = 1.5;
+    arrows.forEach(function (A) {
+        var a = arrowEnd(A.from), b = arrowEnd(A.to);
+        if (!a || !b) return;
+        var dx = Math.max(20, Math.abs(b.x - a.x) / 2);
+        c.beginPath(); c.moveTo(a.x, a.y);
+        c.bezierCurveTo(a.x + dx, a.y, b.x - dx, b.y, b.x, b.y); c.stroke();
+        c.beginPath(); c.moveTo(b.x, b.y); c.lineTo(b.x - 7, b.y - 4); c.lineTo(b.x - 7, b.y + 4);
+        c.closePath(); c.fill();
+        c.beginPath(); c.arc(a.x, a.y, 2.5, 0, 2 * Math.PI); c.fill();
+        n++;
+    });
+    c.lineWidth = 1;
+    view.arrowsDrawn = n;
 }
 function drawCounters(c, sy) {
     if (!counters || !counters.series) return;
@@ -625,7 +653,8 @@ window.addEventListener('mousemove', function (e) {
     var p = local(e), R = p.x >= LBL ? recAt(p.x, p.y) : null;
     if (!R) { tip.style.display = 'none'; return; }
     var L = laneOf[R.thread];
-    tip.textContent = short(M.names[R.name] || '', 300) + (R.count > 1 ? '\n' + R.count + ' spans merged (zoom in)' : '') +
+    tip.textContent = short(M.names[R.name] || '', 300) +
+        (R.count > 1 ? '\n' + R.count + (L.stream ? ' activities' : ' spans') + ' merged (zoom in)' : '') +
         '\nstart: ' + fmt(R.start) + '\nduration: ' + fmt(R.dur) +
         '\n' + short(procName(L.proc), 80) + ' / ' + short(L.name || ('thread ' + L.t), 80);
     tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px';
@@ -730,7 +759,7 @@ ov.addEventListener('lostpointercapture', pointerEnd);
 function clickAt(x, y) {
     var R = recAt(x, y);
     if (!R) {
-        highlight = null; view.selected = null;
+        highlight = null; view.selected = null; arrows = []; view.arrows = [];
         $('details').textContent = 'click a span on the timeline';
         redraw();
         return;
@@ -742,6 +771,53 @@ function clickAt(x, y) {
     }
     showSpan(R.thread, R.depth, R.start + R.dur / 2);
 }
+/** A place's text: "name @ start (duration)" on its thread. */
+function placeText(p) {
+    var L = laneOf[p.thread];
+    return short(M.names[p.name] || '', 200) + ' @ ' + fmt(p.start_ns) + ' (' + fmt(p.dur_ns) + ')' +
+        (L ? ' \u2014 ' + short(L.name || ('thread ' + L.t), 60) : '');
+}
+/** A clickable details cell that goes to place p (a span or an activity). */
+function goCell(cell, p) {
+    cell.className = 'go';
+    cell.addEventListener('click', function () { goTo(p); });
+}
+/** A device activity's details (kind, device, stream, sizes, its runtime or
+ *  driver API call, the span that launched it) and its flow. */
+function deviceRows(j, row) {
+    var d = j.device;
+    row('kind', d.kind).id = 'd-kind';
+    row('device', 'GPU ' + d.device + ', stream ' + d.stream);
+    row('correlation', String(d.correlation));
+    if (d.kind === 'kernel') {
+        row('grid', d.grid.join(' \u00d7 ')).id = 'd-grid';
+        row('block', d.block.join(' \u00d7 ')).id = 'd-block';
+    } else {
+        row('bytes', String(d.bytes)).id = 'd-bytes';
+        if (j.dur_ns > 0) row('bandwidth', (d.bytes / j.dur_ns).toFixed(2) + ' GB/s');
+    }
+    if (j.api) row('API call', short(M.names[j.api.name] || '', 200) + ' @ ' + fmt(j.api.start_ns) + ' (' + fmt(j.api.dur_ns) + ')').id = 'd-api';
+    var c = row('launched by', j.launch ? placeText(j.launch) : 'no span (launched outside the spans of its region)');
+    c.id = 'd-launch';
+    if (j.launch) {
+        goCell(c, j.launch);
+        arrows.push({ from: { thread: j.launch.thread, depth: j.launch.depth, t: j.launch.launch_ns },
+                      to: { thread: j.thread, depth: j.depth, t: j.start_ns } });
+    }
+}
+/** A span's launched activities (the first 1000) and their flows. */
+function launchedRows(j, row) {
+    var c = row('launched', j.launched_total + ' device activit' + (j.launched_total === 1 ? 'y' : 'ies') +
+        (j.launched.length < j.launched_total ? ' (flows for the first ' + j.launched.length + ')' : '') +
+        ': ' + j.launched.slice(0, 5).map(function (a) { return short(M.names[a.name] || '', 60); }).join(', ') +
+        (j.launched.length > 5 ? ', \u2026' : ''));
+    c.id = 'd-launched';
+    goCell(c, j.launched[0]);
+    j.launched.forEach(function (a) {
+        arrows.push({ from: { thread: j.thread, depth: j.depth, t: a.launch_ns },
+                      to: { thread: a.thread, depth: a.depth, t: a.start_ns } });
+    });
+}
 var spanSeq = 0;
 function showSpan(thread, depth, t) {
     var my = ++spanSeq;
@@ -751,7 +827,7 @@ function showSpan(thread, depth, t) {
         var box = $('details');
         box.textContent = '';
         if (j._status === 404 || j.error) {
-            box.textContent = 'no span there'; highlight = null; view.selected = null; redraw(); return;
+            box.textContent = 'no span there'; highlight = null; view.selected = null; arrows = []; view.arrows = []; redraw(); return;
         }
         highlight = { thread: j.thread, depth: j.depth, start: j.start_ns, dur: j.dur_ns };
         view.selected = { name: M.names[j.name], thread: j.thread, depth: j.depth, start_ns: j.start_ns, dur_ns: j.dur_ns, self_ns: j.self_ns };
@@ -774,6 +850,13 @@ function showSpan(thread, depth, t) {
         row('thread', L ? short(procName(L.proc), 200) + ' / ' + short(L.name || ('thread ' + L.t), 200) : String(j.thread));
         row('depth', String(j.depth));
         row('path', (j.path || []).map(function (i) { return short(M.names[i] || '', 200); }).join(' \u203a ')).id = 'd-path';
+        arrows = [];
+        if (j.device) deviceRows(j, row);
+        if (j.launched) launchedRows(j, row);
+        view.selected.launch = j.launch || null;
+        view.selected.device = j.device || null;
+        view.selected.launched_total = j.launched_total || 0;
+        view.arrows = arrows.slice();
         box.appendChild(tb);
         redraw();
     }).catch(failed).then(function () { inflight--; });
@@ -1036,6 +1119,15 @@ var view = window.spsView = {
     /** True when no request is waiting and the last frame shows the last answer. */
     idle: function () { return inflight === 0 && timer === null && winTimer === null && !needDraw && searchTimer === null; },
     search: function (text) { $('q').value = text; return search(text); },
+    /** The selection's flows as client points: [{from: {x, y}, to: {x, y}}]. */
+    arrowPoints: function () {
+        var r = ov.getBoundingClientRect();
+        return arrows.map(function (A) {
+            var a = arrowEnd(A.from), b = arrowEnd(A.to);
+            return a && b ? { from: { x: r.left + a.x, y: r.top + a.y }, to: { x: r.left + b.x, y: r.top + b.y } } : null;
+        });
+    },
+    arrows: [], arrowsDrawn: 0,
     goTo: goTo,
     meta: function () { return M; }
 };
