@@ -1664,9 +1664,9 @@ static int parse_meta(sps__vix_t *x, const unsigned char *m, uint64_t len) {
     }
     in->dev_thread0 = rd_u32(&r);
     in->ndev = rd_u64(&r);
-    x->dev_off = rd_u64(&r);
+    x->dev_off = in->dev_off = rd_u64(&r);
     in->nrev = rd_u64(&r);
-    x->rev_off = rd_u64(&r);
+    x->rev_off = in->rev_off = rd_u64(&r);
     if (r.bad || in->dev_thread0 > in->nthreads || in->nrev > in->ndev ||
         (in->ndev && !in_file(x, x->dev_off, in->ndev, DREC_BYTES)) ||
         (in->nrev && !in_file(x, x->rev_off, in->nrev, DREV_BYTES)))

@@ -121,6 +121,7 @@ typedef struct sps__vix_info {
      * with a launching span */
     uint32_t dev_thread0;
     uint64_t ndev, nrev;
+    uint64_t dev_off, rev_off; /* file offsets of the records, reverse records */
 } sps__vix_info_t;
 
 typedef struct sps__vix sps__vix_t;

@@ -1413,6 +1413,25 @@ static int dv_count(void *ctx, const sps__vix_ent_t *e) {
     return 0;
 }
 
+/* The bytes of the file at path (malloc'd), their number in *n. */
+static unsigned char *dv_slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long sz = ftell(fp);
+    assert_true(sz > 0);
+    rewind(fp);
+    unsigned char *p = malloc((size_t)sz);
+    assert_int_equal(fread(p, 1, (size_t)sz, fp), (size_t)sz);
+    fclose(fp);
+    *n = (size_t)sz;
+    return p;
+}
+
+static void put_le64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
 static void test_device_lanes(void **state) {
     (void)state;
     record_once(); /* the other tests' session is over */
@@ -1588,8 +1607,66 @@ static void test_device_lanes(void **state) {
     assert_non_null(strstr(body, "\"hits\":[{"));
     assert_int_equal(json_i64(strstr(body, "\"hits\""), "thread"), sth[4]);
     free(body);
+    uint64_t dev_off = in->dev_off, rev_off = in->rev_off, ndev = in->ndev, nrev = in->nrev;
     sps__vix_close(x);
     sps__view_close(v);
+
+    /* a damaged device record or reverse record: SPS_EFORMAT, never a crash */
+    size_t isz;
+    unsigned char *orig = dv_slurp(ix, &isz);
+    assert_non_null(orig);
+    char bad_ix[1200];
+    snprintf(bad_ix, sizeof bad_ix, "%s.bad", ix);
+    unsigned char *cp = malloc(isz);
+    memcpy(cp, orig, isz);
+    cp[dev_off + 28] = 9; /* record 0's kind (word 3's high half): 9 */
+    write_file(bad_ix, cp, isz);
+    assert_int_equal(sps__vix_open(&x, bad_ix, NULL), 0);
+    sps__vix_dev_t d0;
+    uint32_t th0 = (uint32_t)(le64(orig + dev_off) >> 32), dp0 = (uint32_t)le64(orig + dev_off);
+    assert_int_equal(sps__vix_dev_at(x, th0, dp0, (int64_t)le64(orig + dev_off + 8), &d0),
+                     SPS_EFORMAT);
+    assert_non_null(strstr(sps__err_msg(), "corrupt device record 0"));
+    sps__vix_close(x);
+    memcpy(cp, orig, isz);
+    put_le64(cp + rev_off + 16, ndev); /* reverse record 0 names no record */
+    write_file(bad_ix, cp, isz);
+    assert_int_equal(sps__vix_open(&x, bad_ix, NULL), 0);
+    uint64_t tot;
+    assert_int_equal(sps__vix_dev_launched(x, (uint32_t)(le64(orig + rev_off) >> 32),
+                                           (uint32_t)le64(orig + rev_off),
+                                           (int64_t)le64(orig + rev_off + 8), &d0, 1, &tot),
+                     SPS_EFORMAT);
+    sps__vix_close(x);
+    /* random bytes of the device section: every query answers or fails cleanly */
+    uint64_t seed = 0x5eed;
+    size_t span_len = (size_t)(ndev * 144 + nrev * 24);
+    for (int k = 0; k < 300; k++) {
+        memcpy(cp, orig, isz);
+        for (int j = 0; j < 4; j++) {
+            uint64_t at = xs(&seed) % span_len;
+            size_t off = (size_t)(at < ndev * 144 ? dev_off + at : rev_off + (at - ndev * 144));
+            cp[off] ^= (unsigned char)(1u + xs(&seed) % 255);
+        }
+        write_file(bad_ix, cp, isz);
+        if (sps__vix_open(&x, bad_ix, NULL)) continue;
+        for (uint64_t j = 0; j < ndev; j += 97) {
+            const unsigned char *r = orig + dev_off + j * 144;
+            sps__vix_dev_t d;
+            int rc = sps__vix_dev_at(x, (uint32_t)(le64(r) >> 32), (uint32_t)le64(r),
+                                     (int64_t)le64(r + 8), &d);
+            assert_true(rc == 0 || rc == 1 || rc == SPS_EFORMAT);
+            if (rc == 0 && d.lthread != UINT32_MAX) {
+                sps__vix_dev_t l[8];
+                long g = sps__vix_dev_launched(x, d.lthread, d.ldepth, d.lstart, l, 8, &tot);
+                assert_true(g >= 0 || g == SPS_EFORMAT);
+            }
+        }
+        sps__vix_close(x);
+    }
+    unlink(bad_ix);
+    free(cp);
+    free(orig);
     dv_free(&f);
 }
 
