@@ -164,6 +164,8 @@ static int64_t cmap_find(const cmap_t *m, size_t n, int64_t rank, int64_t call) 
 static ckey_t *ckeys(const sps__h5r_t *r, const int64_t *rmap) {
     ckey_t *k = malloc((r->nevents + 1) * sizeof *k);
     if (!k) return NULL;
+    for (uint64_t e = 0; e < r->nevents; e++) /* an event no row covers pairs with none */
+        k[e] = (ckey_t){-1, -1, 0, 0, -1, -1, e};
     for (size_t i = 0; i < r->nrows; i++) {
         const sps__row_t *w = &r->rows[i];
         for (uint64_t e = w->offset; e < w->offset + w->count && e < r->nevents; e++)
@@ -368,16 +370,30 @@ static int carry_smp(carry_t *c, const char *out) {
     return rc ? sps__err_fail(rc, "%s: cannot add /samples: %s", out, sps_strerror(rc)) : 0;
 }
 
+/* Whether the file at in has /events/gpu_durations, asked of its index
+ * reader (cheap: no events read).  0 or the reader's code. */
+static int gpu_column(const char *in, int *has) {
+    sps__h5r_t *r = NULL;
+    int rc = sps__h5r_open_index(&r, in);
+    hid_t f = rc == 0 ? (hid_t)r->h_file : H5I_INVALID_HID;
+    *has = f >= 0 && H5Lexists(f, "events", H5P_DEFAULT) > 0 &&
+           H5Lexists(f, "events/gpu_durations", H5P_DEFAULT) > 0;
+    sps__h5r_free(r);
+    return rc;
+}
+
 static int carry_run(carry_t *c, const char *in, const char *out, unsigned *what) {
+    int gpu = 0;
     int rc = sps__h5r_device(in, &c->dev);
     if (!rc) rc = sps__h5r_samples(in, &c->smp);
-    if (!rc) rc = sps__h5r_open(&c->ri, in);
+    if (!rc) rc = gpu_column(in, &gpu);
     if (rc) return rc;
     unsigned has = (c->dev.present ? SPS__CARRY_DEVICE : 0) |
                    (c->smp.n || c->smp.hz || c->smp.lost ? SPS__CARRY_SAMPLES : 0) |
-                   (c->ri->gpu_dur ? SPS__CARRY_GPU : 0);
+                   (gpu ? SPS__CARRY_GPU : 0);
     if (what) *what = has;
-    if (!has) return 0;
+    if (!has) return 0; /* the common case: nothing read whole */
+    if ((rc = sps__h5r_open(&c->ri, in))) return rc;
     if ((rc = sps__h5r_open(&c->ro, out))) return rc;
     if ((rc = carry_pair(c, in))) return rc;
     if (c->ri->gpu_dur) {
