@@ -16,6 +16,8 @@ DevTools protocol, test_view_chromium.py's client) must show:
   call), and one flow arrow from the launch in that span to the kernel's
   start;
 * a click on a launching span lists what it launched, with an arrow to each;
+* hovering a kernel draws its arrow and its tooltip says which span
+  launched it (only the hovered and selected records' arrows are drawn);
 * a kernel launched outside every span has no launching span and no arrow;
 * the region table of the window leaves the device activity out.
 
@@ -251,9 +253,45 @@ def test_a_kernel_launched_outside_every_span_has_no_arrow(browser, page):
     assert browser.js("spsView.arrowPoints().length") == 0
     assert browser.js("spsView.arrowsDrawn") == 0
     # a click on nothing clears the selection and its arrows
-    browser.click(TVC.WIDTH - 20, browser.js("spsView.rowY(%d, 0)" % rec["thread"]) + 200)
+    browser.click(TVC.WIDTH - 80, browser.js("spsView.rowY(%d, 0)" % rec["thread"]))
+    assert browser.js("spsView.selected") is None
     browser.settle()
     assert browser.js("spsView.arrowPoints().length") == 0
+    assert_clean(browser)
+
+
+def test_hovering_a_kernel_draws_its_arrow_and_says_where_it_was_launched(browser, page):
+    meta, info = page
+    t0 = meta["t0_ns"]
+    browser.js(f"spsView.zoomTo(0, {meta['t1_rel_ns']})")
+    browser.settle()
+    lanes = stream_lanes(meta)
+    # nothing selected: a click on empty space (stream 21's one kernel is at the start)
+    browser.click(TVC.WIDTH - 80, browser.js(f"spsView.rowY({lanes[('GPU 0', 21)]}, 0)"))
+    browser.settle()
+    assert browser.js("spsView.selected") is None
+    r = next(r for r in device_rows(info) if r["devices"] == 1)  # a worker's kernel
+    s = launching_span(info, r)
+    a = api_row(info, r)
+    thread = lanes[("GPU 1", 3)]
+    rec = rec_of(browser, thread, r["starts_ns"] - t0)
+    x = browser.js(f"spsView.pixelOf({rec['start'] + rec['dur'] / 2})")
+    y = browser.js(f"spsView.rowY({thread}, {rec['depth']})")
+    browser.page("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": round(x), "y": round(y)})
+    browser.wait("spsView.hoverArrows === 1", 30, "the hovered kernel's arrow")
+    browser.settle()
+    pts = browser.js("spsView.hoverArrowPoints()")
+    assert browser.js("spsView.arrowsDrawn") == 1 and len(pts) == 1
+    fx = browser.js(f"spsView.pixelOf({a['starts_ns'] - t0})")
+    tx = browser.js(f"spsView.pixelOf({r['starts_ns'] - t0})")
+    assert abs(pts[0]["from"]["x"] - fx) < 0.5 and abs(pts[0]["to"]["x"] - tx) < 0.5
+    tip = browser.js("document.getElementById('tip').textContent")
+    assert tip.startswith("_Z4fillPfi\n")
+    assert ("launched by launch @ " + fmt_ns(s["start"] - t0)) in tip
+    # the pointer away: the arrow goes
+    browser.page("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 0, "y": 0})
+    browser.settle()
+    assert browser.js("spsView.hoverArrows") == 0 and browser.js("spsView.arrowsDrawn") == 0
     assert_clean(browser)
 
 

@@ -483,18 +483,64 @@ function draw() {
 }
 /* --- flows: launching span -> device activity (the selection's only) ---- */
 var arrows = [];           /* [{from: {thread, depth, t}, to: {thread, depth, t}}] */
+var hoverArrows = [];      /* the hovered record's, while the pointer is on it */
+var hoverKey = null, hoverTimer = null, hoverSeq = 0;
+/** A record's key: its lane and start. */
+function recKey(thread, depth, start) { return thread + ':' + depth + ':' + start; }
+/** The flows of a /api/span answer: a device activity's from its launch in
+ *  its launching span, a span's to each activity it launched. */
+function flowsOf(j) {
+    var out = [];
+    if (j.launch)
+        out.push({ from: { thread: j.launch.thread, depth: j.launch.depth, t: j.launch.launch_ns },
+                   to: { thread: j.thread, depth: j.depth, t: j.start_ns } });
+    (j.launched || []).forEach(function (a) {
+        out.push({ from: { thread: j.thread, depth: j.depth, t: a.launch_ns },
+                   to: { thread: a.thread, depth: a.depth, t: a.start_ns } });
+    });
+    return out;
+}
+/** The pointer is on record R (null: on none): after a short rest there,
+ *  its flows are drawn (as for the selection) and the tooltip says where
+ *  it was launched from or what it launched. */
+function hoverOn(R) {
+    var key = R && R.count === 1 && M.ndevice ? recKey(R.thread, R.depth, R.start) : null;
+    if (key === hoverKey) return;
+    hoverKey = key;
+    clearTimeout(hoverTimer); hoverTimer = null;
+    if (hoverArrows.length) { hoverArrows = []; redraw(); }
+    view.hoverArrows = 0;
+    if (!key) return;
+    hoverTimer = setTimeout(function () {
+        hoverTimer = null;
+        var my = ++hoverSeq;
+        inflight++;
+        apiJson('/api/span?thread=' + R.thread + '&depth=' + R.depth + '&t=' + Math.floor(R.start + R.dur / 2)).then(function (j) {
+            if (my !== hoverSeq || hoverKey !== key || j._status !== 200) return;
+            hoverArrows = flowsOf(j);
+            view.hoverArrows = hoverArrows.length;
+            var more = j.launch ? 'launched by ' + short(M.names[j.launch.name] || '', 120) + ' @ ' + fmt(j.launch.start_ns)
+                : j.device ? 'launched outside the spans of its region'
+                : j.launched ? 'launched ' + j.launched_total + ' device activit' + (j.launched_total === 1 ? 'y' : 'ies') : '';
+            if (more && tip.style.display === 'block') tip.textContent += '\n' + more;
+            redraw();
+        }).catch(failed).then(function () { inflight--; });
+    }, 150);
+}
 /** An arrow end's canvas point: its time on the middle of its row, or null
  *  (its thread has no lane). */
 function arrowEnd(e) {
     var L = laneOf[e.thread];
     return L ? { x: xOf(e.t), y: L.y + e.depth * ROW + ROW / 2 - scrollY() } : null;
 }
-/** Draws the selection's flows as Perfetto does: a curve from the launch (in
- *  the launching span) to the start of the device activity, with a head. */
+/** Draws the flows of the selection and of the hovered record (never all of
+ *  them: Perfetto's way), each a curve from the launch (in the launching
+ *  span) to the start of the device activity, with a head. */
 function drawArrows(c) {
     var n = 0;
     c.strokeStyle = '#d0104c'; c.fillStyle = '#d0104c'; c.lineWidth = 1.5;
-    arrows.forEach(function (A) {
+    var sel = highlight ? recKey(highlight.thread, highlight.depth, highlight.start) : null;
+    arrows.concat(hoverKey !== sel ? hoverArrows : []).forEach(function (A) {
         var a = arrowEnd(A.from), b = arrowEnd(A.to);
         if (!a || !b) return;
         var dx = Math.max(20, Math.abs(b.x - a.x) / 2);
@@ -649,8 +695,9 @@ window.addEventListener('mousemove', function (e) {
         }
         return;
     }
-    if (e.target !== ov || touches.size || performance.now() < touchUntil) { tip.style.display = 'none'; return; }
+    if (e.target !== ov || touches.size || performance.now() < touchUntil) { tip.style.display = 'none'; if (M) hoverOn(null); return; }
     var p = local(e), R = p.x >= LBL ? recAt(p.x, p.y) : null;
+    hoverOn(R);
     if (!R) { tip.style.display = 'none'; return; }
     var L = laneOf[R.thread];
     tip.textContent = short(M.names[R.name] || '', 300) +
@@ -783,7 +830,7 @@ function goCell(cell, p) {
     cell.addEventListener('click', function () { goTo(p); });
 }
 /** A device activity's details (kind, device, stream, sizes, its runtime or
- *  driver API call, the span that launched it) and its flow. */
+ *  driver API call, the span that launched it: a click there goes to it). */
 function deviceRows(j, row) {
     var d = j.device;
     row('kind', d.kind).id = 'd-kind';
@@ -799,13 +846,10 @@ function deviceRows(j, row) {
     if (j.api) row('API call', short(M.names[j.api.name] || '', 200) + ' @ ' + fmt(j.api.start_ns) + ' (' + fmt(j.api.dur_ns) + ')').id = 'd-api';
     var c = row('launched by', j.launch ? placeText(j.launch) : 'no span (launched outside the spans of its region)');
     c.id = 'd-launch';
-    if (j.launch) {
-        goCell(c, j.launch);
-        arrows.push({ from: { thread: j.launch.thread, depth: j.launch.depth, t: j.launch.launch_ns },
-                      to: { thread: j.thread, depth: j.depth, t: j.start_ns } });
-    }
+    if (j.launch) goCell(c, j.launch);
 }
-/** A span's launched activities (the first 1000) and their flows. */
+/** A span's launched activities (their number, the first names; a click
+ *  goes to the first). */
 function launchedRows(j, row) {
     var c = row('launched', j.launched_total + ' device activit' + (j.launched_total === 1 ? 'y' : 'ies') +
         (j.launched.length < j.launched_total ? ' (flows for the first ' + j.launched.length + ')' : '') +
@@ -813,10 +857,6 @@ function launchedRows(j, row) {
         (j.launched.length > 5 ? ', \u2026' : ''));
     c.id = 'd-launched';
     goCell(c, j.launched[0]);
-    j.launched.forEach(function (a) {
-        arrows.push({ from: { thread: j.thread, depth: j.depth, t: a.launch_ns },
-                      to: { thread: a.thread, depth: a.depth, t: a.start_ns } });
-    });
 }
 var spanSeq = 0;
 function showSpan(thread, depth, t) {
@@ -850,7 +890,7 @@ function showSpan(thread, depth, t) {
         row('thread', L ? short(procName(L.proc), 200) + ' / ' + short(L.name || ('thread ' + L.t), 200) : String(j.thread));
         row('depth', String(j.depth));
         row('path', (j.path || []).map(function (i) { return short(M.names[i] || '', 200); }).join(' \u203a ')).id = 'd-path';
-        arrows = [];
+        arrows = flowsOf(j);
         if (j.device) deviceRows(j, row);
         if (j.launched) launchedRows(j, row);
         view.selected.launch = j.launch || null;
@@ -1117,7 +1157,7 @@ var view = window.spsView = {
         return out;
     },
     /** True when no request is waiting and the last frame shows the last answer. */
-    idle: function () { return inflight === 0 && timer === null && winTimer === null && !needDraw && searchTimer === null; },
+    idle: function () { return inflight === 0 && timer === null && winTimer === null && !needDraw && searchTimer === null && hoverTimer === null; },
     search: function (text) { $('q').value = text; return search(text); },
     /** The selection's flows as client points: [{from: {x, y}, to: {x, y}}]. */
     arrowPoints: function () {
@@ -1127,7 +1167,15 @@ var view = window.spsView = {
             return a && b ? { from: { x: r.left + a.x, y: r.top + a.y }, to: { x: r.left + b.x, y: r.top + b.y } } : null;
         });
     },
-    arrows: [], arrowsDrawn: 0,
+    /** The hovered record's flows as client points (as arrowPoints). */
+    hoverArrowPoints: function () {
+        var r = ov.getBoundingClientRect();
+        return hoverArrows.map(function (A) {
+            var a = arrowEnd(A.from), b = arrowEnd(A.to);
+            return a && b ? { from: { x: r.left + a.x, y: r.top + a.y }, to: { x: r.left + b.x, y: r.top + b.y } } : null;
+        });
+    },
+    arrows: [], arrowsDrawn: 0, hoverArrows: 0,
     goTo: goTo,
     meta: function () { return M; }
 };
