@@ -19,7 +19,18 @@
  *     and per level (directory
  *     offset, blocks, entries), in (thread, depth) order.
  *   meta: names, processes, threads, call paths, counter series (the
- *     samples themselves are a plain (int64, double) array before it).
+ *     samples themselves are a plain (int64, double) array before it),
+ *     then the device section: the first stream's thread, the number and
+ *     offset of the device records and of the reverse records.
+ *   device (an .h5 with /device; viewidx.h, "Device activity"): the GPUs
+ *     are processes and their streams threads after the recording's, the
+ *     activities level-0 entries of their lanes (path: the name as a
+ *     root); per activity a 144-byte record (18 u64: lane, start, end,
+ *     kind|name, device, stream, correlation, bytes, grid and block as
+ *     u32 pairs, the launching span's lane, start, end, its name|the API
+ *     call's name, the API call's start, end, thread) in (lane, start)
+ *     order, then per launched activity a 24-byte reverse record
+ *     (launching lane, launching span's start, record) in that order.
  *
  * The viewer reads the file with pread (see Reading below).
  *
