@@ -7,6 +7,11 @@ processes, with the machine (CPU model, vCPUs) and the load (uptime's
 
     python bench/finalize_ratio.py [--bench build/bench/bench_core] [--reps 3]
                                    [--scale 1] [--json out.json]
+    python bench/finalize_ratio.py --bench OLD/bench_core,NEW/bench_core ...
+
+With several builds (comma-separated), the runs interleave (rep by rep,
+workload by workload, build by build), so that the load of a shared
+machine falls on all of them alike; a table per build.
 
 Workloads (bench_core's --shape, docs/benchmarks.md, "Finalize against
 recording"):
@@ -79,12 +84,27 @@ def main(argv: list[str]) -> int:
     if o.only:
         loads = {keys[k]: loads[keys[k]] for k in o.only.split(",")}
     env = dict(os.environ)
-    results = {}
+    benches = o.bench.split(",")
+    results = {b: {name: [] for name in loads} for b in benches}
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "f.h5")
-        for name, args in loads.items():
-            results[name] = [run(o.bench, args, out, env) for _ in range(o.reps)]
+        for _ in range(o.reps):
+            for name, args in loads.items():
+                for b in benches:
+                    results[b][name].append(run(b, args, out, env))
     print(f"machine: {machine()}; {o.reps} runs each, medians")
+    for b in benches:
+        table(b, results[b])
+    if o.json:
+        with open(o.json, "w") as f:
+            json.dump({"machine": machine(), "results": results}, f, indent=1)
+    return 0
+
+
+def table(bench: str, results: dict) -> None:
+    """Prints one build's Markdown table."""
+    print()
+    print(f"`{bench}`:")
     print()
     print("| workload | record s | finalize s | finalize / record | finalize CPU s "
           "(its thread / process) | analyzed in the background | trials allowed | load |")
@@ -102,10 +122,6 @@ def main(argv: list[str]) -> int:
               f"**{statistics.median(ratio):.2f}** ({min(ratio):.2f}-{max(ratio):.2f}) | "
               f"{cpu_t:.2f} / {cpu_p:.2f} | {med('bg_analyzed_pct'):.0f} % | "
               f"{', '.join(trials)} | {load} |")
-    if o.json:
-        with open(o.json, "w") as f:
-            json.dump({"machine": machine(), "results": results}, f, indent=1)
-    return 0
 
 
 if __name__ == "__main__":
