@@ -29,6 +29,8 @@
 #include "core/core.h"
 #include "core/emit.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 unsigned sps__emit_mask; /* core.h: bit i = g_ops[i] on and not idle: the
@@ -95,18 +97,35 @@ int sps__emit_on(const sps__emit_ops_t *ops) {
 
 /* The out-of-line path, on the recording thread: begins in registration
  * order, ends in the reverse order, so that the emitters' ranges nest. */
+/* The thread's label: a heap buffer made at its first sps_emit_label (a
+ * pointer in TLS, not the buffer: a library dlopen'ed into a process has
+ * only glibc's small surplus of static TLS), freed at the thread's exit. */
 #define LABEL_CAP 256
-static __thread char t_label[LABEL_CAP]; /* sps_emit_label's copy, "" none */
+static __thread char *t_label;
+static pthread_key_t g_label_key;
+static pthread_once_t g_label_once = PTHREAD_ONCE_INIT;
+
+static void label_key_make(void) {
+    (void)pthread_key_create(&g_label_key, free);
+}
 
 void sps_emit_label(const char *text) {
-    if (!text) text = "";
+    if (!text || !*text) {
+        if (t_label) t_label[0] = 0;
+        return;
+    }
+    if (!t_label) {
+        pthread_once(&g_label_once, label_key_make);
+        if (!(t_label = malloc(LABEL_CAP))) return; /* no label: the name alone */
+        pthread_setspecific(g_label_key, t_label);
+    }
     size_t n = strnlen(text, LABEL_CAP - 1);
     memcpy(t_label, text, n);
     t_label[n] = 0;
 }
 
 const char *sps__emit_label(void) {
-    return t_label[0] ? t_label : NULL;
+    return t_label && t_label[0] ? t_label : NULL;
 }
 
 /* The label is the next begin's only: taken here whatever the emitters
@@ -115,7 +134,7 @@ void sps__emit_begin(sps_region_t r) {
     unsigned m = __atomic_load_n(&sps__emit_mask, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; m; i++, m >>= 1)
         if (m & 1u) __atomic_load_n(&g_ops[i], __ATOMIC_RELAXED)->begin(r);
-    t_label[0] = 0;
+    if (t_label) t_label[0] = 0;
 }
 
 void sps__emit_end(sps_region_t r) {
