@@ -25,6 +25,7 @@
  * finalize then, as they would for the device. */
 #include "ext/gpu_timing.h"
 
+#include "api/device.h"
 #include "core/core.h"
 #include "core/emit.h"
 
@@ -632,8 +633,68 @@ int sps__gpu_timing_unload(void) {
     return 0;
 }
 
+/* ---- the device collector SPS_DEVICE_EVENTS (api/device.h) -------------- */
+
+/* Hands every resolved pair to the next finalize (sync: waits for those
+ * whose end event the device has not reached).  Pairs CUDA refused to time
+ * are left out (counted in the stats' errors). */
+static int hand_over(int sync) {
+    sps__gpu_pair_t *p;
+    size_t n;
+    int rc = sps__gpu_timing_take(sync, &p, &n);
+    if (rc || !n) return rc;
+    sps__device_pair_t *d = malloc(n * sizeof *d);
+    if (!d) {
+        free(p);
+        return SPS_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].device_ns < 0) continue;
+        d[k] = (sps__device_pair_t){.tid = p[i].tid, .region = p[i].region,
+                                    .t0_ns = (int64_t)p[i].host_begin_ns,
+                                    .t1_ns = (int64_t)p[i].host_end_ns,
+                                    .device_ns = p[i].device_ns};
+        k++;
+    }
+    free(p);
+    rc = k ? sps__device_pairs_add(d, k) : 0;
+    free(d);
+    return rc;
+}
+
+/* SPANSCOPE_GPU_SYNC_ON_EXIT: scope-profiler's gpu_sync_on_exit (the public
+ * sps_device_start takes no flags; the Python face sets it around its
+ * start).  1/true/yes/on turn it on. */
+static unsigned env_flags(void) {
+    const char *v = getenv("SPANSCOPE_GPU_SYNC_ON_EXIT");
+    if (!v) return 0;
+    static const char *const on[] = {"1", "true", "yes", "on", "TRUE", "True", "YES", "ON"};
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+        if (!strcmp(v, on[i])) return SPS__GPU_SYNC_ON_EXIT;
+    return 0;
+}
+
+static int dev_available(void) { return sps__gpu_timing_available(); }
+static int dev_start(void) { return sps__gpu_timing_start(env_flags()); }
+static int dev_stop(void) {
+    sps__gpu_timing_stop();
+    return hand_over(1);
+}
+static int dev_take(sps__devbatch_t *b) {
+    (void)b; /* no /device rows: the pairs go through sps__device_pairs_add */
+    return hand_over(1);
+}
+
+static const sps__device_ops_t g_dev_ops = {"cuda_events", dev_available, dev_start, dev_stop,
+                                            dev_take};
+
+__attribute__((constructor)) static void gpu_timing_provide(void) {
+    sps__device_provide(SPS_DEVICE_EVENTS, &g_dev_ops);
+}
+
 /* Named by CMake's --undefined for the static library, so that a static
- * link keeps this object (as emit_nvtx.c's); always 1: the module needs
- * nothing at build time. */
+ * link keeps this object and its constructor (as emit_nvtx.c's); always
+ * 1: the module needs nothing at build time. */
 int sps__gpu_timing_built(void);
 int sps__gpu_timing_built(void) { return 1; }

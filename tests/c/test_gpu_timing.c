@@ -17,6 +17,7 @@
 #include "ext/gpu_timing.h"
 
 #include <dlfcn.h>
+#include <hdf5.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,6 +361,100 @@ static void test_not_recorded_and_errors(void **state) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* The public face: sps_device_*(SPS_DEVICE_EVENTS) and the file             */
+/* ------------------------------------------------------------------------ */
+
+/* /events/gpu_durations of the file at path: n values into v (malloc'd). */
+static int64_t *read_gpu(const char *path, size_t *n) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t d = H5Dopen2(f, "/events/gpu_durations", H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[1] = {0};
+    assert_int_equal(H5Sget_simple_extent_ndims(sp), 1);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    int64_t *v = calloc(dims[0] + 1, sizeof *v);
+    assert_non_null(v);
+    if (dims[0]) assert_true(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+    *n = (size_t)dims[0];
+    return v;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each region call's pair lands in the file as that call's gpu_durations
+ * value, through the device collector's table (src/api/device.c). */
+static void test_public_api_to_the_file(void **state) {
+    (void)state;
+    use_fake();
+    assert_int_equal(sps_device_available(SPS_DEVICE_EVENTS), 0);
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    const char *path = tu_path("gpu_timing.h5");
+    cfg.file_path = path;
+    assert_int_equal(sps_setup(&cfg), 0);
+    assert_int_equal(sps_device_start(SPS_DEVICE_EVENTS), 0);
+    assert_int_equal(sps_device_start(SPS_DEVICE_EVENTS), SPS_EACTIVE);
+    sps_region_t a = sps_region("gt file a"), b = sps_region("gt file b");
+    for (int i = 0; i < 4; i++) {
+        sps_begin(a);
+        f_work(1000u * (uint64_t)(i + 1));
+        sps_begin(b);
+        f_work(300);
+        sps_end(b);
+        sps_end(a);
+    }
+    assert_int_equal(sps_finalize(), 0); /* the collector stays on: a checkpoint */
+    size_t n;
+    int64_t *v = read_gpu(path, &n);
+    assert_int_equal(n, 8);
+    qsort(v, n, sizeof *v, cmp_i64);
+    const int64_t want[8] = {300, 300, 300, 300, 1300, 2300, 3300, 4300};
+    for (size_t k = 0; k < n; k++) assert_int_equal(v[k], want[k]);
+    free(v);
+    sps_begin(b); /* the next period's */
+    f_work(700);
+    sps_end(b);
+    assert_int_equal(sps_device_stop(SPS_DEVICE_EVENTS), 0);
+    sps_begin(b); /* stopped: no pair, -1 in the file */
+    sps_end(b);
+    assert_int_equal(sps_finalize(), 0);
+    v = read_gpu(path, &n);
+    assert_int_equal(n, 2);
+    qsort(v, n, sizeof *v, cmp_i64);
+    assert_int_equal(v[0], -1);
+    assert_int_equal(v[1], 700);
+    free(v);
+    sps_shutdown();
+    done_fake();
+}
+
+/* On this machine (no driver) the public functions say why in one line. */
+static void test_public_api_without_a_device(void **state) {
+    (void)state;
+    assert_int_equal(sps__gpu_timing_unload(), 0);
+    setenv("SPANSCOPE_CUDART_LIB", "/nonexistent/libcudart.so.12", 1);
+    assert_int_equal(sps_device_available(SPS_DEVICE_EVENTS), SPS_ENOTSUP);
+    assert_non_null(strstr(sps_last_error(), "gpu_timing: cannot load SPANSCOPE_CUDART_LIB"));
+    assert_int_equal(sps_device_start(SPS_DEVICE_EVENTS), SPS_ENOTSUP);
+    assert_null(strchr(sps_last_error(), '\n'));
+    assert_false(sps__gpu_timing_running());
+    unsetenv("SPANSCOPE_CUDART_LIB");
+    if (sps__gpu_timing_available() != 0) { /* this machine: no GPU */
+        assert_int_equal(sps_device_available(SPS_DEVICE_EVENTS), SPS_ENOTSUP);
+        print_message("sps_device_available(SPS_DEVICE_EVENTS) here: %s\n", sps_last_error());
+        assert_non_null(strstr(sps_last_error(), "gpu_timing: "));
+    }
+    assert_int_equal(sps__gpu_timing_unload(), 0);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Clear errors                                                              */
 /* ------------------------------------------------------------------------ */
 
@@ -455,6 +550,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_pool_and_lazy, teardown),
         cmocka_unit_test_teardown(test_sync_on_exit, teardown),
         cmocka_unit_test_teardown(test_not_recorded_and_errors, teardown),
+        cmocka_unit_test_teardown(test_public_api_to_the_file, teardown),
+        cmocka_unit_test_teardown(test_public_api_without_a_device, teardown),
         cmocka_unit_test_teardown(test_no_library, teardown),
         cmocka_unit_test_teardown(test_no_device, teardown),
         cmocka_unit_test_teardown(test_this_machine, teardown),
