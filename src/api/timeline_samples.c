@@ -330,6 +330,7 @@ static int dview_make(dview_t *v, const sps_device_t *d, int64_t rank_key) {
     DV_COL(block_x, zero); DV_COL(block_y, zero); DV_COL(block_z, zero);
     DV_COL(copy_kinds, zero); DV_COL(src_kinds, zero); DV_COL(dst_kinds, zero);
 #undef DV_COL
+    x->cbids = (int64_t *)sps_device_cbids(d); /* NULL: a caller's struct, or none */
     x->ranks = ranks;
     x->threads = minus; /* not read: placed by tid */
     x->nnames = d->nnames;
