@@ -19,7 +19,11 @@ DevTools protocol, test_view_chromium.py's client) must show:
 * hovering a kernel draws its arrow and its tooltip says which span
   launched it (only the hovered and selected records' arrows are drawn);
 * a kernel launched outside every span has no launching span and no arrow;
-* the region table of the window leaves the device activity out.
+* the region table of the window leaves the device activity out;
+* end to end: a recording made through the C core's CUPTI collector against
+  the stand-in libcupti (tests/c/fake_cupti.c, as test_device_python.py's
+  end-to-end test) shows its kernels on "GPU 0", each joined to the span
+  that launched it.
 
 The expectations come from the fixture's own rows, never from the viewer.
 """
@@ -307,3 +311,64 @@ def test_the_window_table_leaves_the_device_out(browser, page):
     lanes = stream_lanes(meta)
     assert {h["thread"] for h in res["hits"]} == {lanes[("GPU 1", 3)]}
     assert_clean(browser)
+
+
+# --- end to end: the collector against the stand-in libcupti ---------------------
+
+FAKE = next((p for p in (TVC.BUILD / "libsps_fake_cupti.so",
+                         TVC.BUILD / "tests" / "c" / "libsps_fake_cupti.so") if p.exists()), None)
+
+CHILD = r"""
+import ctypes, os, sys
+from spanscope import _ext
+lib = ctypes.CDLL(os.environ["SPANSCOPE_CUPTI_LIB"])
+lib.fake_cupti_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint64]
+path = sys.argv[1]
+_ext.setup(path)
+_ext.device_start(_ext.DEVICE_CUPTI)
+with _ext.region_new("outer"):
+    lib.fake_cupti_launch(b"_Z4axpyv", 50000)
+    with _ext.region_new("inner"):
+        lib.fake_cupti_launch(b"_Z4gemmv", 200000)
+        lib.fake_cupti_launch(b"_Z4gemmv", 100000)
+_ext.device_stop(_ext.DEVICE_CUPTI)
+_ext.finalize(path, False)
+_ext.shutdown()
+"""
+
+
+@pytest.mark.skipif(FAKE is None, reason="the build has no stand-in libcupti "
+                    "(libsps_fake_cupti.so: built only where CUPTI's headers are)")
+def test_a_recording_through_the_stand_in_libcupti(browser, tmp_path):
+    path = tmp_path / "cupti.h5"
+    env = dict(os.environ, SPANSCOPE_CUPTI_LIB=str(FAKE), SPANSCOPE_CUDA_LIB=str(FAKE))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    r = subprocess.run([sys.executable, "-c", CHILD, str(path)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    v = Viewer(path)
+    try:
+        meta = open_page(browser, v.url)
+        names = meta["names"]
+        assert [p["name"] for p in meta["procs"] if p.get("gpu")] == ["GPU 0"]
+        assert meta["ndevice"] == 3
+        streams = {t["id"] for t in meta["threads"] if t.get("stream")}
+        kern = sorted((x for x in browser.js("spsView.records()") if x["thread"] in streams),
+                      key=lambda x: x["start"])
+        assert [names[k["name"]] for k in kern] == ["_Z4axpyv", "_Z4gemmv", "_Z4gemmv"]
+        assert [k["dur"] for k in kern] == [50000, 200000, 100000]
+        spans = {names[x["name"]]: x for x in browser.js("spsView.records()")
+                 if x["thread"] not in streams}
+        for k, want in zip(kern, ["outer", "inner", "inner"]):
+            click_rec(browser, k)
+            sel = browser.js("spsView.selected")
+            assert names[sel["launch"]["name"]] == want
+            assert sel["launch"]["start_ns"] == spans[want]["start"]
+            assert text(browser, "d-api").startswith("cudaLaunchKernel @ ")
+            assert browser.js("spsView.arrowsDrawn") == 1
+        click_rec(browser, spans["inner"])
+        assert browser.js("spsView.selected.launched_total") == 2
+        assert browser.js("spsView.arrowsDrawn") == 2
+        assert_clean(browser)
+    finally:
+        v.stop()
