@@ -208,10 +208,43 @@ assert set(DEFAULTS) == CONFIG_FIELDS
 
 #: Features another piece of work delivers: the option, when turned on,
 #: raises FeatureNotAvailableError naming the feature.
-_NOT_AVAILABLE = {
-    "use_gpu_timing": "GPU timing",
-    "gpu_sync_on_exit": "GPU timing",
-}
+_NOT_AVAILABLE: dict[str, str] = {}
+
+#: gpu_timing_backend's names (scope-profiler's "auto", "torch", "pytorch",
+#: "cupy", and "cuda"), any case.  spanscope has one backend for all of
+#: them: CUDA events recorded from C through libcudart, loaded at run time
+#: (src/ext/gpu_timing.c, docs/device.md "gpu_timing"), on the default
+#: stream -- torch's and cupy's current stream unless the program switched
+#: to one of its own.  torch or cupy need not be installed.
+GPU_TIMING_BACKENDS = ("auto", "cuda", "torch", "pytorch", "cupy")
+
+
+def _check_gpu_backend(o: dict) -> None:
+    """gpu_timing_backend: a name of GPU_TIMING_BACKENDS (None: "auto"), in
+    scope-profiler's words when it is not one.  A backend object is
+    checked as scope-profiler checks it (record_event() and
+    elapsed_time_ns() or TypeError); a complete one is accepted only
+    without use_gpu_timing (spanscope records its events in C, not through
+    Python objects: FeatureNotAvailableError)."""
+    backend = o["gpu_timing_backend"]
+    if backend is None:
+        o["gpu_timing_backend"] = "auto"
+        return
+    if isinstance(backend, str):
+        if backend.lower() not in GPU_TIMING_BACKENDS:
+            raise ValueError(
+                f"Unknown gpu_timing_backend {backend!r}; expected 'auto', 'cuda', 'torch', "
+                "'pytorch', 'cupy', or a backend object.")
+        return
+    for attr in ("record_event", "elapsed_time_ns"):
+        if not callable(getattr(backend, attr, None)):
+            raise TypeError("gpu_timing_backend objects must provide record_event() and "
+                            "elapsed_time_ns(start_event, end_event).")
+    if o["use_gpu_timing"]:
+        raise FeatureNotAvailableError(
+            f"gpu_timing_backend={backend!r}: spanscope records CUDA events from its C core "
+            "(libcudart), not through a Python backend object; use "
+            f"gpu_timing_backend='auto' (or one of {', '.join(GPU_TIMING_BACKENDS[1:])})")
 
 _BOOLS = {"use_likwid", "use_line_profiler", "use_memray", "memray_native_traces",
           "memray_trace_python_allocators", "memray_follow_fork", "deactivate_profiling",
@@ -379,15 +412,12 @@ def _check_values(o: dict) -> None:
     if (o["track_threads"] or o["track_async"]) and (counters or o["aggregation_mode"]):
         raise ValueError("track_threads/track_async cannot be combined with line, GPU, "
                          "NVTX, LIKWID, perf events, or aggregation profiling")
+    _check_gpu_backend(o)
     for key, feature in _NOT_AVAILABLE.items():
         v = o[key]
         if v not in (None, False, (), []):
             raise FeatureNotAvailableError(
                 f"{key}={v!r}: {feature} is not available yet in spanscope")
-    if o["gpu_timing_backend"] != "auto":
-        raise FeatureNotAvailableError(
-            f"gpu_timing_backend={o['gpu_timing_backend']!r}: GPU timing is not "
-            "available yet in spanscope")
     if o["hdf5_compression_level"] is not None or o["hdf5_chunk_size"] is not None:
         raise FeatureNotAvailableError(
             "hdf5_compression_level / hdf5_chunk_size are not available yet in spanscope "

@@ -31,8 +31,11 @@ from contextvars import ContextVar
 
 from spanscope import _ext
 from spanscope.profile_manager._regions import (AggregateProfileRegion, BaseProfileRegion,
+                                                CUDATimingNVTXProfileRegion,
+                                                CUDATimingProfileRegion,
                                                 DisabledProfileRegion, FullProfileRegion,
-                                                LineProfilerRegion, Region, RegionFactory,
+                                                LineProfilerRegion, NVTXProfileRegion,
+                                                Region, RegionFactory,
                                                 RegionHandle, RegionStats,
                                                 ThreadedProfileRegion, TimeOnlyProfileRegion,
                                                 _RegionsMixin)
@@ -46,7 +49,8 @@ __all__ = ["ProfileManager", "ProfilingRun", "Region", "RegionStats", "RegionHan
            # scope-profiler's region classes: kinds of the live Region per session mode
            "BaseProfileRegion", "DisabledProfileRegion", "TimeOnlyProfileRegion",
            "ThreadedProfileRegion", "AggregateProfileRegion", "FullProfileRegion",
-           "LineProfilerRegion",
+           "LineProfilerRegion", "NVTXProfileRegion", "CUDATimingProfileRegion",
+           "CUDATimingNVTXProfileRegion",
            # threads and asyncio tasks as lanes
            "ConcurrencyTracker", "lane_ids"]
 

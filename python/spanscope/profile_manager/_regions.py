@@ -437,9 +437,10 @@ def _region_mode(region) -> str:
     """What a live region is in its session, by scope-profiler's class rule
     (ProfileManager._select_region_class): "disabled" (no session set up,
     deactivate_profiling, or an opt-in tag / region_tags filter turning
-    it off), "line" (use_line_profiler), "full" (use_likwid), "aggregate"
-    (aggregation_mode), "threaded" (track_threads / track_async) or
-    "time"."""
+    it off), "line" (use_line_profiler), "full" (use_likwid), "gpu" /
+    "gpu_nvtx" (use_gpu_timing, without / with use_nvtx), "nvtx"
+    (use_nvtx), "aggregate" (aggregation_mode), "threaded" (track_threads /
+    track_async) or "time"."""
     manager = region._manager
     if manager is None or not manager._configured or manager._deactivated or region._off:
         return "disabled"
@@ -448,6 +449,10 @@ def _region_mode(region) -> str:
         return "line"
     if settings.get("use_likwid"):
         return "full"
+    if settings.get("use_gpu_timing"):
+        return "gpu_nvtx" if settings.get("use_nvtx") else "gpu"
+    if settings.get("use_nvtx"):
+        return "nvtx"
     if settings.get("aggregation_mode"):
         return "aggregate"
     if settings.get("track_threads") or settings.get("track_async"):
@@ -498,10 +503,36 @@ class DisabledProfileRegion(_RegionKindBase):
 class TimeOnlyProfileRegion(_RegionKindBase):
     """A region of a session that records each call's start and end (the
     default): every active region that is not threaded, aggregated,
-    line-profiled or LIKWID-counted."""
+    line-profiled or LIKWID-counted (the NVTX and CUDA-event kinds below
+    are time-only regions too, as in scope-profiler)."""
 
     __slots__ = ()
-    _modes = frozenset({"time"})
+    _modes = frozenset({"time", "nvtx", "gpu", "gpu_nvtx"})
+
+
+class NVTXProfileRegion(TimeOnlyProfileRegion):
+    """A region of a session with ``use_nvtx=True`` (and no GPU timing):
+    its calls are timed and each is an NVTX range (docs/nvtx-itt.md)."""
+
+    __slots__ = ()
+    _modes = frozenset({"nvtx"})
+
+
+class CUDATimingProfileRegion(TimeOnlyProfileRegion):
+    """A region of a session with ``use_gpu_timing=True``: each call is
+    timed on the host and by a CUDA event pair on the device (the device
+    time is the file's ``gpu_durations``; docs/device.md "gpu_timing")."""
+
+    __slots__ = ()
+    _modes = frozenset({"gpu", "gpu_nvtx"})
+
+
+class CUDATimingNVTXProfileRegion(CUDATimingProfileRegion):
+    """A region of a session with ``use_gpu_timing=True`` and
+    ``use_nvtx=True``: CUDA-event timing and an NVTX range per call."""
+
+    __slots__ = ()
+    _modes = frozenset({"gpu_nvtx"})
 
 
 class ThreadedProfileRegion(_RegionKindBase):

@@ -294,6 +294,41 @@ def register_run_hook(setting: str, start) -> None:
 register_run_hook("use_nvtx", lambda: _Emitting("nvtx"))
 
 
+class _GpuTiming:
+    """use_gpu_timing=True: a CUDA event pair around every region call while
+    the run lasts (the C core's SPS_DEVICE_EVENTS collector,
+    src/ext/gpu_timing.c; docs/device.md "gpu_timing"), each pair's device
+    time written by finalize as the call's /events/gpu_durations and in its
+    region's gpu_count / gpu_total.  sync_on_exit: scope-profiler's
+    gpu_sync_on_exit, each call's end waits for its end event (the
+    collector reads it from SPANSCOPE_GPU_SYNC_ON_EXIT when it starts)."""
+
+    _ENV = "SPANSCOPE_GPU_SYNC_ON_EXIT"
+
+    def __init__(self, sync_on_exit: bool):
+        self._sync = bool(sync_on_exit)
+        self._on = False
+
+    def __enter__(self):
+        before = os.environ.get(self._ENV)
+        os.environ[self._ENV] = "1" if self._sync else "0"
+        try:
+            _ext.device_start(_ext.DEVICE_EVENTS)
+        finally:
+            if before is None:
+                del os.environ[self._ENV]
+            else:
+                os.environ[self._ENV] = before
+        self._on = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._on:
+            self._on = False
+            _ext.device_stop(_ext.DEVICE_EVENTS)
+        return False
+
+
 class _SessionMixin:
     """ProfileManager's session: setup, finalize, pause and sampling, reset.
     Mixed into ProfileManager (profile_manager/__init__.py), whose class
@@ -383,6 +418,14 @@ class _SessionMixin:
                     stacklevel=2)
         # as scope-profiler's config: the capture's path, None without one
         o["memory_profile_path"] = None if memray_capture is None else memray_capture.path
+        if o["use_gpu_timing"] and not o["deactivate_profiling"]:
+            # scope-profiler raises RuntimeError where its backend finds no
+            # CUDA device; spanscope says so before anything starts
+            why = _ext.device_available(_ext.DEVICE_EVENTS)
+            if why is not None:
+                raise RuntimeError("CUDA-event timing requested (use_gpu_timing=True, "
+                                   f"gpu_timing_backend={o['gpu_timing_backend']!r}) but no "
+                                   f"CUDA device can be timed here: {why}")
         if o["use_nvtx"] and "nvtx" not in _ext.emit_available():
             raise FeatureNotAvailableError(
                 "use_nvtx=True: this spanscope was built without NVTX (the CUDA toolkit's "
@@ -462,6 +505,10 @@ class _SessionMixin:
                     context = start()
                     context.__enter__()
                     cls._run_hooks_active.append(context)
+            if o["use_gpu_timing"]:
+                context = _GpuTiming(o["gpu_sync_on_exit"])
+                context.__enter__()
+                cls._run_hooks_active.append(context)
         if auto_finalize:
             cls._register_auto_finalize()
         return ProfilingRun(cls, requested or path, cls._generation)
