@@ -1608,8 +1608,40 @@ static void test_device_lanes(void **state) {
     assert_int_equal(json_i64(strstr(body, "\"hits\""), "thread"), sth[4]);
     free(body);
     uint64_t dev_off = in->dev_off, rev_off = in->rev_off, ndev = in->ndev, nrev = in->nrev;
-    sps__vix_close(x);
+    uint32_t nthr1 = (uint32_t)in->nthreads;
     sps__view_close(v);
+
+    /* second of two files: its threads, streams and launching spans shifted alike */
+    {
+        sps__view_t *v2;
+        sps__view_opts_t o = {g_ixdir, 0, 0};
+        const char *paths[2] = {g_h5, f.path};
+        assert_int_equal(sps__view_open(&v2, paths, 2, &o), 0);
+        assert_int_equal(req(v2, "/api/meta", NULL, &body, &n), 200);
+        int64_t vt2 = json_i64(body, "t0_ns");
+        assert_int_equal((uint64_t)json_i64(body, "ndevice"), f.ndev);
+        /* the first file's threads come first: the device file's after them */
+        size_t nthr0 = 0;
+        for (const char *p = strstr(body, "\"threads\":["); p && (p = strstr(p, "\"depths\":"));
+             p++)
+            nthr0++;
+        free(body);
+        nthr0 -= nthr1;
+        size_t i = 0;
+        while (f.launcher[i] < 0 || f.cols[SPS__DEVC_KINDS][i] > 3) i++;
+        sps__vix_dev_t d;
+        assert_int_equal(sps__vix_dev_at(x, sth[0], 0, f.cols[SPS__DEVC_STARTS][i], &d), 0);
+        snprintf(q, sizeof q, "thread=%zu&depth=0&t=%lld", nthr0 + sth[0],
+                 (long long)(f.cols[SPS__DEVC_STARTS][i] - vt2));
+        assert_int_equal(req(v2, "/api/span", q, &body, &n), 200);
+        const char *l = strstr(body, "\"launch\":");
+        assert_non_null(l);
+        assert_int_equal(json_i64(l, "thread"), (int64_t)(nthr0 + f.sp[f.launcher[i]].thread));
+        assert_int_equal(json_i64(l, "start_ns"), f.sp[f.launcher[i]].start - vt2);
+        free(body);
+        sps__view_close(v2);
+    }
+    sps__vix_close(x);
 
     /* a damaged device record or reverse record: SPS_EFORMAT, never a crash */
     size_t isz;
