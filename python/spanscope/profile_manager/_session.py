@@ -621,9 +621,11 @@ class _SessionMixin:
         # call path as it writes it, so printing costs O(call paths), not a
         # read of every call.  Read back instead where that pooling is not
         # the file's: tasks nest by task (track_async), a collective MPI
-        # file holds every rank, aggregate files have no calls to pool.
+        # file holds every rank, aggregate files have no calls to pool, and
+        # the GPU columns (use_gpu_timing) come from the file's gpu_durations.
         readback = verbose and (cls._tracker is not None or _mpi.launched()
-                                or bool(cls._settings.get("aggregation_mode")))
+                                or bool(cls._settings.get("aggregation_mode"))
+                                or bool(cls._settings.get("use_gpu_timing")))
         tmp = None
         if path is None and (return_results or readback):
             import tempfile
