@@ -3,7 +3,9 @@
  * index (without the source check), and every lane is queried the ways
  * the view object does: each level scanned over the whole range and over
  * a window inside it, the window sums, lane lookups, counter samples and
- * counter columns (from the levels and from the samples).
+ * counter columns (from the levels and from the samples), and on the
+ * device lanes each activity's record and what its launching span
+ * launched.
  * Traps when the reader hands out an entry naming no name or call path
  * (the view indexes arrays with them). */
 #include "fuzz_util.h"
@@ -13,9 +15,31 @@
 
 typedef struct fz {
     const sps__vix_info_t *in;
-    uint32_t level;
+    sps__vix_t *x;
+    uint32_t level, thread, depth;
     uint64_t n;
 } fz_t;
+
+/* A device record as the view hands it out: names and lanes in range. */
+static void check_dev(const sps__vix_info_t *in, const sps__vix_dev_t *d) {
+    if (d->name >= in->nnames || d->thread >= in->nthreads) __builtin_trap();
+    if (d->lthread != UINT32_MAX && (d->lthread >= in->nthreads || d->lname >= in->nnames))
+        __builtin_trap();
+    if (d->api_name != UINT32_MAX && d->api_name >= in->nnames) __builtin_trap();
+    if (d->api_thread != UINT32_MAX && d->api_thread >= in->nthreads) __builtin_trap();
+}
+
+/* A device lane's entry (level 0): its record, and what its launching
+ * span launched, as the page asks for them (/api/span). */
+static void query_dev(fz_t *f, const sps__vix_ent_t *e) {
+    sps__vix_dev_t d, out[8];
+    if (sps__vix_dev_at(f->x, f->thread, f->depth, e->start, &d) != 0) return;
+    check_dev(f->in, &d);
+    if (d.lthread == UINT32_MAX) return;
+    uint64_t total = 0;
+    long k = sps__vix_dev_launched(f->x, d.lthread, d.ldepth, d.lstart, out, 8, &total);
+    for (long i = 0; i < k; i++) check_dev(f->in, &out[i]);
+}
 
 static int check_ent(void *ctx, const sps__vix_ent_t *e) {
     fz_t *f = ctx;
@@ -23,6 +47,7 @@ static int check_ent(void *ctx, const sps__vix_ent_t *e) {
     if (f->level == 0 && (e->path >= f->in->npaths || f->in->paths[e->path].name != e->name))
         __builtin_trap();
     if (e->dur < 0) __builtin_trap();
+    if (f->level == 0 && f->thread >= f->in->dev_thread0 && f->n < 200) query_dev(f, e);
     return ++f->n > 100000; /* enough of one lane */
 }
 
@@ -63,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (th >= in->nthreads || nl < 1 || nl > in->nlevels) __builtin_trap();
         if (sps__vix_lane_find(x, th, d) != (int64_t)l) __builtin_trap();
         for (uint32_t k = 0; k < nl; k++) {
-            fz_t f = {in, k, 0};
+            fz_t f = {in, x, k, th, d, 0};
             (void)sps__vix_scan(x, l, k, INT64_MIN, INT64_MAX, NULL, check_ent, &f);
             f.n = 0;
             (void)sps__vix_scan(x, l, k, mid, mid + 1000, k ? NULL : on, check_ent, &f);
