@@ -74,10 +74,10 @@ def main(argv: list[str]) -> int:
     n = str(int(1e8 / o.scale))
     per = str(int(2e6 / o.scale))
     loads = {
-        "flat (10^8 calls)": ["big", "--n", n, "--shape", "loop", "--finalize", "1"],
-        "nested outer{inner} (10^8 calls)": ["big", "--n", n, "--shape", "nested",
-                                             "--finalize", "1"],
-        "64 threads x 2*10^6 nested": ["many", "--threads", "64", "--n", per,
+        f"flat ({n} calls)": ["big", "--n", n, "--shape", "loop", "--finalize", "1"],
+        f"nested outer{{inner}} ({n} calls)": ["big", "--n", n, "--shape", "nested",
+                                                "--finalize", "1"],
+        f"64 threads x {per} nested": ["many", "--threads", "64", "--n", per,
                                        "--shape", "nested"],
     }
     keys = dict(zip(["flat", "nested", "threads"], loads))
