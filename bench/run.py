@@ -589,6 +589,17 @@ def main():
     if tl:
         return tl
 
+    # --- finalize against recording, the three workloads (issue 37 part 4,
+    # docs/benchmarks.md "Finalize against recording"): ratios per run ---
+    print()
+    fr = subprocess.call([sys.executable, os.path.join(here, "finalize_ratio.py"),
+                          "--bench", os.path.join(a.build, "bench", "bench_core"),
+                          "--reps", "1" if q else "3", "--scale", "10" if q else "1",
+                          "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
+                                                 "finalize_ratio.json")])
+    if fr:
+        return fr
+
     # --- MPI: the collective finalize at 1, 2, 4, 8 ranks (docs/mpi.md) ---
     print()
     mp = subprocess.call([sys.executable, os.path.join(here, "bench_mpi.py"),
@@ -598,6 +609,15 @@ def main():
                                                  "mpi.json")])
     if mp:
         return mp
+    # rank 0 against the middle ranks, 1 to 64 ranks (issue 37 part 3)
+    print()
+    ms = subprocess.call([sys.executable, os.path.join(here, "bench_mpi.py"),
+                          "--build", a.build, "--scale", "--calls", "20000" if q else "100000",
+                          "--reps", "2", "--max-ranks", "16" if q else "64",
+                          "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
+                                                 "mpi_scale.json")])
+    if ms:
+        return ms
 
     # --- start-up: what linking libspanscope (and libspanscope_mpi) costs an
     # empty program (docs/mpi.md, "What is loaded"); a few seconds ----------
