@@ -90,7 +90,7 @@ typedef struct thr {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_running;          /* acquire/release */
-static unsigned g_flags;       /* SPS__GPU_*, set before g_running */
+static unsigned g_flags;       /* SPS__GPU_*, set before g_running (atomic) */
 static unsigned g_gen = 1;     /* bumped by every start: older open pairs are dropped */
 static uint64_t g_ends;        /* ends since the last lazy resolution (atomic) */
 /* under g_lock */
@@ -482,7 +482,8 @@ static void gt_begin(sps_region_t r) {
     p->b = p->a ? pool_take_locked(dev) : NULL;
     if (p->a && !p->b) pair_release_locked(p);
     pthread_mutex_unlock(&g_lock);
-    if (p->a && L.event_record(p->a, stream_of(g_flags)) != CU_SUCCESS) {
+    if (p->a && L.event_record(p->a, stream_of(__atomic_load_n(&g_flags, __ATOMIC_RELAXED))) !=
+                    CU_SUCCESS) {
         count(&g_errors, 1);
         pthread_mutex_lock(&g_lock);
         pair_release_locked(p);
@@ -503,7 +504,7 @@ static void gt_end(sps_region_t r) {
     if (!i) return; /* not begun while timing */
     pair_t p = t->stack[i - 1];
     size_t gone = t->n - (i - 1); /* the pair, and any left open inside it */
-    unsigned flags = g_flags;
+    unsigned flags = __atomic_load_n(&g_flags, __ATOMIC_RELAXED);
     int ok = p.a != NULL;
     if (ok && L.event_record(p.b, stream_of(flags)) != CU_SUCCESS) {
         count(&g_errors, 1);
@@ -540,13 +541,13 @@ int sps__gpu_timing_start(unsigned flags) {
     if (rc) return rc;
     pthread_mutex_lock(&g_lock);
     if (__atomic_load_n(&g_running, __ATOMIC_ACQUIRE)) {
-        rc = g_flags == flags ? 0
+        rc = __atomic_load_n(&g_flags, __ATOMIC_RELAXED) == flags ? 0
                               : sps__err_fail(SPS_EACTIVE, "gpu_timing: already running with "
                                                            "other settings (stop it first)");
         pthread_mutex_unlock(&g_lock);
         return rc;
     }
-    g_flags = flags;
+    __atomic_store_n(&g_flags, flags, __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&g_running, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g_lock);
