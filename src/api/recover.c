@@ -20,6 +20,8 @@
  * normal run. */
 #include "api/api.h"
 #include "core/core.h"
+#include "core/crash_samples.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,6 +55,29 @@ typedef struct rthread {
     size_t nsegs, cap;
 } rthread_t;
 
+typedef struct rstack { /* a described stack: frames fidx[first, first + n) */
+    uint32_t id;         /* the dead sampler's id */
+    uint32_t first, n;
+} rstack_t;
+
+typedef struct rsmp { /* the samples file, read */
+    rstack_t *stacks;    /* [nstacks]: the recovered stack id is index + 1 */
+    size_t nstacks, capstacks;
+    sps__htab_t by_id;   /* dead id -> stacks index */
+    uint32_t *fidx;      /* frames of the stacks, innermost first */
+    size_t nfidx, capfidx;
+    char **fn, **file, **mod; /* [nframes], unique (kind, fn, file, line, mod, addr) */
+    int64_t *line, *kind, *addr;
+    size_t nframes, capframes;
+    sps__htab_t frames;
+    sps__sample_t *v;    /* not yet taken by the finalize */
+    size_t n, cap;
+    int hz;
+    uint64_t lost, skipped, taken;
+    uint64_t max_ticks;
+    char note[160];      /* why reading stopped early ("" it did not) */
+} rsmp_t;
+
 typedef struct live {
     const char *dir;
     sps__crash_hdr_t hdr;
@@ -70,6 +95,12 @@ typedef struct live {
     int spill_fd;
     uint64_t kill_ticks;   /* the last time recorded */
     uint64_t open_closed, carried, records, gaps, groups;
+    char *value_names;     /* the header's: the run's value names, a line each */
+    uint32_t nvals;        /* values per group the recovered session reads
+                              (0: groups dropped) */
+    int excess_at;         /* the index of peak_bytes' excess, -1 none */
+    uint64_t *gbuf;        /* thread_stream's pending and carried groups */
+    rsmp_t smp;            /* the stack samples (the directory's samples file) */
     FILE *marks;           /* the JSON list of the calls closed at the end */
     char *marks_text;
     size_t marks_len, nmarks;
@@ -271,6 +302,13 @@ static int entry_header(live_t *L, const uint8_t *p, size_t len, long long at) {
     size_t off3 = L->label ? sizeof L->hdr + used1 + used2 : 0;
     L->spill_path = L->label ? get_str(p + off3, len - off3, &used1) : NULL;
     if (!L->file_path || !L->label || !L->spill_path) return bad(L, "bad header strings", at);
+    /* the value names (a later field: absent in older logs, whose value
+     * groups are then left out) */
+    size_t off4 = off3 + used1;
+    if (off4 < len) {
+        L->value_names = get_str(p + off4, len - off4, &used2);
+        if (!L->value_names) return bad(L, "bad header strings", at);
+    }
     /* the spill file the run used (the live directory's, or in its
      * cfg.spill_dir) */
     if (L->spill_fd < 0 && *L->spill_path) { /* a regular file only (never a FIFO's wait) */
@@ -400,34 +438,60 @@ static uint32_t region_map(live_t *L, uint32_t r, uint32_t *map) {
     return id;
 }
 
-/* Thread t's recovered stream in o: HI records and begins/ends, from its
- * consumed mark on, in sequence order, regions mapped. */
+/* Thread t's recovered stream in o: HI records, value groups (when the
+ * session reads them: L->nvals) and begins/ends, from its consumed mark
+ * on, in sequence order, regions mapped.  A group goes out right before
+ * its record (a HI record, when one is due, before both); the first
+ * record kept after skipped ones gets the last skipped group, with no
+ * rise of live bytes, when it has none of its own -- what a finalize's
+ * reader carries forward to it (model/stream.c). */
 static int thread_stream(live_t *L, rthread_t *t, uint32_t *map, out_t *o) {
     qsort(t->segs, t->nsegs, sizeof *t->segs, seg_cmp);
     uint64_t next = t->consumed; /* the first sequence number still wanted */
+    uint32_t nv = L->nvals;
+    uint64_t *pend = L->gbuf, *carry = L->gbuf + SPS__VAL_MAX;
+    int have_pend = 0, have_carry = 0, kept = 0;
     for (size_t k = 0; k < t->nsegs; k++) {
         const seg_t *g = &t->segs[k];
         if (g->seq0 + g->n <= next) continue; /* covered, or consumed */
         if (g->seq0 > next && next > t->consumed) L->gaps += g->seq0 - next;
         uint32_t hi = 0;
-        int have_hi = 0;
+        int have_hi = 0, hi_out = 0;
+        have_pend = 0;
         for (uint32_t i = 0; i < g->n; i++) {
             uint64_t w = g->rec[i];
             uint32_t tag = (uint32_t)(w >> 32);
             if (tag == SPS__REC_HI_TAG) {
                 hi = (uint32_t)w;
                 have_hi = 1;
-                if (g->seq0 + i >= next && out_put(o, w)) return SPS_ENOMEM;
+                hi_out = g->seq0 + i >= next;
+                if (hi_out && out_put(o, w)) return SPS_ENOMEM;
                 continue;
             }
-            if (tag == SPS__REC_VAL_TAG) { /* values are not recovered */
+            if (tag == SPS__REC_VAL_TAG) {
                 uint32_t n = (uint32_t)w;
-                if (n > SPS__VAL_MAX) break;
+                if (n > SPS__VAL_MAX || i + 1 + n >= g->n) break; /* its record is missing */
                 L->groups++;
+                if (nv && n != nv)
+                    return sps__err_fail(SPS_EFORMAT, "%s: a value group of %u values in "
+                                         "thread %u's records, where the run read %u: a "
+                                         "damaged chunk", L->dir, n, (unsigned)(t - L->th), nv);
+                if (nv) {
+                    memcpy(pend, g->rec + i + 1, (size_t)n * sizeof *pend);
+                    have_pend = 1;
+                }
                 i += n;
                 continue;
             }
-            if (g->seq0 + i < next) continue;
+            if (g->seq0 + i < next) {
+                if (have_pend) { /* what the first kept record may carry */
+                    memcpy(carry, pend, (size_t)nv * sizeof *carry);
+                    if (L->excess_at >= 0) carry[L->excess_at] = 0;
+                    have_carry = 1;
+                }
+                have_pend = 0;
+                continue;
+            }
             if (!have_hi) break; /* a chunk always starts with one */
             uint32_t payload = (uint32_t)(w >> 32);
             if ((payload >> 1) == 0 || (payload >> 1) >= MAX_REGIONS)
@@ -440,9 +504,18 @@ static int thread_stream(live_t *L, rthread_t *t, uint32_t *map, out_t *o) {
             if (ticks > L->kill_ticks) L->kill_ticks = ticks;
             /* a HI record first whenever the stream does not have the
              * upper half in effect (the first record, after a skip) */
-            if (o->n == 0 || g->seq0 + i == next) {
+            if (!hi_out || o->n == 0) {
                 if (out_put(o, sps__rec_hi(hi))) return SPS_ENOMEM;
+                hi_out = 1;
             }
+            const uint64_t *grp = have_pend ? pend : !kept && have_carry ? carry : NULL;
+            if (grp) {
+                if (out_put(o, ((uint64_t)SPS__REC_VAL_TAG << 32) | nv)) return SPS_ENOMEM;
+                for (uint32_t v = 0; v < nv; v++)
+                    if (out_put(o, grp[v])) return SPS_ENOMEM;
+            }
+            have_pend = 0;
+            kept = 1;
             if (out_put(o, ((uint64_t)((r << 1) | (payload & 1u)) << 32) | (uint32_t)w))
                 return SPS_ENOMEM;
             L->records++;
@@ -450,6 +523,50 @@ static int thread_stream(live_t *L, rthread_t *t, uint32_t *map, out_t *o) {
         next = g->seq0 + g->n;
     }
     return 0;
+}
+
+/* Gives o's value groups room: the adopting session (core/buffer.c's
+ * adopt_records) cuts a thread's words into chunks of chunk_recs words,
+ * a chunk not starting with a HI record getting one in front, and a
+ * group must lie in one chunk with its record (model/stream.c reads a
+ * split one as a damaged stream).  Where a group and its record would
+ * not fit in the rest of a chunk, HI records of the upper half in effect
+ * (which change nothing) fill it. */
+static int pad_groups(out_t *o, uint32_t chunk) {
+    size_t ngroups = 0;
+    for (size_t i = 0; i < o->n; i++)
+        if ((o->v[i] >> 32) == SPS__REC_VAL_TAG) {
+            ngroups++;
+            i += (uint32_t)o->v[i];
+        }
+    if (!ngroups) return 0;
+    out_t b = {0};
+    uint32_t m = 0;
+    uint64_t hi = o->v[0];
+    for (size_t i = 0; i < o->n;) {
+        uint64_t w = o->v[i];
+        int is_hi = (w >> 32) == SPS__REC_HI_TAG;
+        if (m == 0 && !is_hi) m = 1; /* the HI record the chunk gets in front */
+        size_t need = 1;
+        if ((w >> 32) == SPS__REC_VAL_TAG) need = (uint32_t)w + 2;
+        if (need > 1 && m + need > chunk) {
+            for (; m < chunk; m++)
+                if (out_put(&b, hi)) goto fail;
+            m = 0;
+            continue;
+        }
+        for (size_t k = 0; k < need && i < o->n; k++, i++) {
+            if ((o->v[i] >> 32) == SPS__REC_HI_TAG) hi = o->v[i];
+            if (out_put(&b, o->v[i])) goto fail;
+            if (++m == chunk) m = 0;
+        }
+    }
+    free(o->v);
+    *o = b;
+    return 0;
+fail:
+    free(b.v);
+    return SPS_ENOMEM;
 }
 
 /* Adds the call of region r on thread (a recovered thread's tid) to the
@@ -477,6 +594,10 @@ static int balance(live_t *L, const rthread_t *t, out_t *o, uint64_t end_ticks) 
         uint64_t w = o->v[i];
         if ((w >> 32) == SPS__REC_HI_TAG) {
             hi = (uint32_t)w;
+            continue;
+        }
+        if ((w >> 32) == SPS__REC_VAL_TAG) { /* thread_stream's: its record follows */
+            i += (uint32_t)w;
             continue;
         }
         if (!have_first) {
@@ -524,6 +645,361 @@ static int balance(live_t *L, const rthread_t *t, out_t *o, uint64_t end_ticks) 
 }
 
 /* ------------------------------------------------------------------------ */
+/* Stack samples (core/crash_samples.h)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The index of frame (kind, line, addr, fn, file, mod) in S, added on
+ * first sight (the strings taken over, or freed when known); -1 out of
+ * memory. */
+static int64_t smp_frame(rsmp_t *S, int64_t kind, int64_t line, int64_t addr, char *fn,
+                         char *file, char *mod) {
+    uint64_t h = sps__hash_pair(sps__hash_pair((uint64_t)kind, (uint64_t)line), (uint64_t)addr);
+    h = sps__hash_pair(h, sps__hash_bytes(fn, strlen(fn)));
+    h = sps__hash_pair(h, sps__hash_bytes(file, strlen(file)));
+    h = sps__hash_pair(h, sps__hash_bytes(mod, strlen(mod)));
+    sps__hprobe_t p = sps__htab_probe(&S->frames, h);
+    for (uint32_t i; sps__htab_next(&S->frames, &p, &i);)
+        if (S->kind[i] == kind && S->line[i] == line && S->addr[i] == addr &&
+            !strcmp(S->fn[i], fn) && !strcmp(S->file[i], file) && !strcmp(S->mod[i], mod)) {
+            free(fn), free(file), free(mod);
+            return i;
+        }
+    if (sps__htab_make_room(&S->frames, &p)) goto oom;
+    if (S->nframes == S->capframes) {
+        size_t cap = S->capframes * 2 + 64;
+        char **a = realloc(S->fn, cap * sizeof *a);
+        if (a) S->fn = a;
+        char **b = a ? realloc(S->file, cap * sizeof *b) : NULL;
+        if (b) S->file = b;
+        char **c = b ? realloc(S->mod, cap * sizeof *c) : NULL;
+        if (c) S->mod = c;
+        int64_t *d = c ? realloc(S->line, cap * sizeof *d) : NULL;
+        if (d) S->line = d;
+        int64_t *e = d ? realloc(S->kind, cap * sizeof *e) : NULL;
+        if (e) S->kind = e;
+        int64_t *f = e ? realloc(S->addr, cap * sizeof *f) : NULL;
+        if (!f) goto oom;
+        S->addr = f;
+        S->capframes = cap;
+    }
+    size_t k = S->nframes++;
+    S->fn[k] = fn, S->file[k] = file, S->mod[k] = mod;
+    S->line[k] = line, S->kind[k] = kind, S->addr[k] = addr;
+    sps__htab_put(&S->frames, &p, (uint32_t)k);
+    return (int64_t)k;
+oom:
+    free(fn), free(file), free(mod);
+    return -1;
+}
+
+/* The recovered index of the dead sampler's stack id, -1 none. */
+static int64_t smp_stack_of(const rsmp_t *S, uint32_t id) {
+    sps__hprobe_t p = sps__htab_probe((sps__htab_t *)&S->by_id, sps__hash_pair(id, 0x5354));
+    for (uint32_t i; sps__htab_next((sps__htab_t *)&S->by_id, &p, &i);)
+        if (S->stacks[i].id == id) return i;
+    return -1;
+}
+
+/* A STACK entry (p, len bytes).  0, 1 (malformed: said in S->note) or
+ * SPS_ENOMEM. */
+static int smp_entry_stack(rsmp_t *S, const uint8_t *p, size_t len) {
+    uint32_t h[2];
+    if (len < 8) return 1;
+    memcpy(h, p, 8);
+    if (!h[0] || h[1] > SPS__CSMP_FRAMES_MAX) return 1;
+    if (smp_stack_of(S, h[0]) >= 0) return 1; /* described twice: not the writer's */
+    size_t at = 8;
+    if (S->nfidx + h[1] > S->capfidx) {
+        size_t cap = (S->nfidx + h[1]) * 2 + 256;
+        uint32_t *v = realloc(S->fidx, cap * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        S->fidx = v;
+        S->capfidx = cap;
+    }
+    size_t first = S->nfidx;
+    for (uint32_t k = 0; k < h[1]; k++) {
+        int64_t f[3];
+        if (len - at < 24) return 1;
+        memcpy(f, p + at, 24);
+        at += 24;
+        char *str[3] = {NULL, NULL, NULL};
+        int bad_str = 0;
+        for (int j = 0; j < 3 && !bad_str; j++) {
+            uint32_t n;
+            size_t used = 0;
+            if (len - at < 4) bad_str = 1;
+            else memcpy(&n, p + at, 4);
+            if (!bad_str && (n > SPS__CSMP_STR_MAX || n > len - at - 4)) bad_str = 1;
+            if (!bad_str && !(str[j] = get_str(p + at, len - at, &used))) bad_str = 2;
+            at += used;
+        }
+        if (bad_str || (f[0] != SPS__FRAME_NATIVE && f[0] != SPS__FRAME_RUNTIME)) {
+            free(str[0]), free(str[1]), free(str[2]);
+            S->nfidx = first;
+            return bad_str == 2 ? SPS_ENOMEM : 1;
+        }
+        int64_t fr = smp_frame(S, f[0], f[1], f[2], str[0], str[1], str[2]);
+        if (fr < 0) {
+            S->nfidx = first;
+            return SPS_ENOMEM;
+        }
+        S->fidx[S->nfidx++] = (uint32_t)fr;
+    }
+    if (at != len) {
+        S->nfidx = first;
+        return 1;
+    }
+    if (S->nstacks == S->capstacks) {
+        size_t cap = S->capstacks * 2 + 64;
+        rstack_t *v = realloc(S->stacks, cap * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        S->stacks = v;
+        S->capstacks = cap;
+    }
+    sps__hprobe_t pr = sps__htab_probe(&S->by_id, sps__hash_pair(h[0], 0x5354));
+    uint32_t other;
+    while (sps__htab_next(&S->by_id, &pr, &other)) /* to the probe's end (none is h[0]) */
+        ;
+    if (sps__htab_make_room(&S->by_id, &pr)) return SPS_ENOMEM;
+    S->stacks[S->nstacks] = (rstack_t){h[0], (uint32_t)first, h[1]};
+    sps__htab_put(&S->by_id, &pr, (uint32_t)S->nstacks);
+    S->nstacks++;
+    return 0;
+}
+
+/* A BATCH entry.  0, 1 (malformed) or SPS_ENOMEM. */
+static int smp_entry_batch(rsmp_t *S, const uint8_t *p, size_t len) {
+    uint32_t h[2];
+    uint64_t lost;
+    if (len < 16) return 1;
+    memcpy(h, p, 8);
+    memcpy(&lost, p + 8, 8);
+    if (h[0] > SPS__CSMP_BATCH_MAX || len != 16 + (size_t)h[0] * sizeof(sps__csmp_rec_t) ||
+        h[1] > 1000000 || lost > ((uint64_t)1 << 40))
+        return 1;
+    if (h[1]) S->hz = (int)h[1];
+    S->lost += lost;
+    if (S->n + h[0] > S->cap) {
+        size_t cap = (S->n + h[0]) * 2;
+        sps__sample_t *v = realloc(S->v, cap * sizeof *v);
+        if (!v) return SPS_ENOMEM;
+        S->v = v;
+        S->cap = cap;
+    }
+    for (uint32_t k = 0; k < h[0]; k++) {
+        sps__csmp_rec_t r;
+        memcpy(&r, p + 16 + (size_t)k * sizeof r, sizeof r);
+        int64_t st = smp_stack_of(S, r.stack);
+        if (st < 0 || !r.weight || r.weight > 1000000) { /* no such stack: damage */
+            S->skipped++;
+            continue;
+        }
+        S->v[S->n++] = (sps__sample_t){.ticks = r.ticks, .call_id = -1,
+                                       .stack = (uint32_t)st + 1, .tid = r.tid,
+                                       .thread = UINT32_MAX, .weight = r.weight};
+    }
+    return 0;
+}
+
+/* Reads the directory's samples file, if there is one.  A torn tail ends
+ * it quietly; anything malformed ends it too (what came before is kept),
+ * said in /metadata recovered_samples_note; never an error but memory. */
+static int smp_read(live_t *L) {
+    rsmp_t *S = &L->smp;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/samples", L->dir);
+    struct stat st;
+    if (lstat(path, &st) && errno == ENOENT) return 0; /* not sampled, or an older run */
+    uint8_t *b = NULL;
+    size_t len = 0;
+    int rc = read_file(L->dir, "samples", &b, &len);
+    if (rc) { /* not a regular file, unreadable: the records go on */
+        snprintf(S->note, sizeof S->note, "%s", sps_last_error());
+        sps__err_clear();
+        return rc == SPS_ENOMEM ? rc : 0;
+    }
+    size_t at = 0;
+    int first = 1;
+    while (!rc && at + 12 <= len) {
+        uint32_t h[2], sum;
+        memcpy(h, b + at, 8);
+        if (h[0] > SPS__CSMP_ENTRY_MAX || at + 12 + h[0] > len) break; /* torn */
+        memcpy(&sum, b + at + 8 + h[0], 4);
+        if ((uint32_t)sps__hash_bytes(b + at, 8 + h[0]) != sum) break; /* torn */
+        const uint8_t *p = b + at + 8;
+        int bad_entry = 0;
+        if (first != (h[1] == SPS__CSMP_HDR)) {
+            bad_entry = 1;
+        } else if (h[1] == SPS__CSMP_HDR) {
+            uint64_t magic;
+            uint32_t v = 0;
+            if (h[0] >= 12) memcpy(&magic, p, 8), memcpy(&v, p + 8, 4);
+            bad_entry = h[0] != 16 || magic != SPS__CSMP_MAGIC || v != SPS__CSMP_VERSION;
+        } else if (h[1] == SPS__CSMP_STACK) {
+            bad_entry = smp_entry_stack(S, p, h[0]);
+        } else if (h[1] == SPS__CSMP_BATCH) {
+            bad_entry = smp_entry_batch(S, p, h[0]);
+        } else if (h[1] == SPS__CSMP_DONE && h[0] == 8) {
+            uint64_t upto; /* a finalize wrote the samples so far up to upto */
+            memcpy(&upto, p, 8);
+            size_t k = 0;
+            for (size_t i = 0; i < S->n; i++)
+                if (S->v[i].ticks > upto) S->v[k++] = S->v[i];
+            S->n = k;
+        } else {
+            bad_entry = 1;
+        }
+        if (bad_entry == SPS_ENOMEM) rc = SPS_ENOMEM;
+        else if (bad_entry) {
+            snprintf(S->note, sizeof S->note, "samples: a malformed entry (type %u) at byte "
+                     "%zu: the samples after it are left out", h[1], at);
+            break;
+        }
+        first = 0;
+        at += 12 + h[0];
+    }
+    free(b);
+    return rc;
+}
+
+/* The recovered samples, to the finalize through sps__sample_ops (the
+ * one live_write is running: recovery runs one session at a time). */
+static rsmp_t *g_rs;
+
+static int rs_start(int hz) {
+    (void)hz;
+    return SPS_ENOTSUP;
+}
+
+static int rs_take(uint64_t upto, sps__sample_t **out, size_t *n, int *hz, uint64_t *lost) {
+    rsmp_t *S = g_rs;
+    *out = NULL;
+    *n = 0;
+    *hz = S ? S->hz : 0;
+    *lost = 0;
+    if (!S) return 0;
+    *lost = S->lost;
+    S->lost = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < S->n; i++) k += S->v[i].ticks <= upto;
+    if (!k) return 0;
+    sps__sample_t *v = malloc(k * sizeof *v);
+    if (!v) {
+        S->lost += *lost;
+        return SPS_ENOMEM;
+    }
+    size_t a = 0, b = 0;
+    for (size_t i = 0; i < S->n; i++) {
+        if (S->v[i].ticks <= upto) v[a++] = S->v[i];
+        else S->v[b++] = S->v[i];
+    }
+    S->n = b;
+    S->taken += k;
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+static void rs_put_back(const sps__sample_t *v, size_t n) {
+    rsmp_t *S = g_rs;
+    if (!S) return;
+    if (S->n + n > S->cap) {
+        sps__sample_t *w = realloc(S->v, (S->n + n) * sizeof *w);
+        if (!w) {
+            S->lost += n;
+            return;
+        }
+        S->v = w;
+        S->cap = S->n + n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        S->v[S->n] = v[i];
+        S->v[S->n].flags = 0;
+        S->v[S->n].call_id = -1;
+        S->v[S->n].region = 0;
+        S->n++;
+    }
+    S->taken -= n < S->taken ? n : S->taken;
+}
+
+static void rs_sframes_free(sps__sframes_t *f) {
+    for (size_t i = 0; i < f->nframes; i++) {
+        free(f->function[i]);
+        free(f->file[i]);
+        free(f->module[i]);
+    }
+    free(f->function), free(f->file), free(f->module);
+    free(f->line), free(f->kind), free(f->address);
+    free(f->offsets), free(f->frame_of);
+    memset(f, 0, sizeof *f);
+}
+
+/* The frames of recovered stack ids[0..n): the frames they use, in
+ * first-use order. */
+static int rs_describe(const uint32_t *ids, size_t n, sps__sframes_t *out) {
+    const rsmp_t *S = g_rs;
+    memset(out, 0, sizeof *out);
+    size_t total = 0;
+    for (size_t i = 0; S && i < n; i++)
+        if (ids[i] && ids[i] <= S->nstacks) total += S->stacks[ids[i] - 1].n;
+    int64_t *map = S && S->nframes ? malloc(S->nframes * sizeof *map) : NULL;
+    out->offsets = malloc((n + 1) * sizeof *out->offsets);
+    out->frame_of = malloc((total ? total : 1) * sizeof *out->frame_of);
+    size_t cap = total ? total : 1;
+    out->function = calloc(cap, sizeof(char *));
+    out->file = calloc(cap, sizeof(char *));
+    out->module = calloc(cap, sizeof(char *));
+    out->line = malloc(cap * sizeof(int64_t));
+    out->kind = malloc(cap * sizeof(int64_t));
+    out->address = malloc(cap * sizeof(int64_t));
+    int rc = out->offsets && out->frame_of && out->function && out->file && out->module &&
+             out->line && out->kind && out->address && (map || !S || !S->nframes)
+                 ? 0 : SPS_ENOMEM;
+    for (size_t i = 0; !rc && S && i < S->nframes; i++) map[i] = -1;
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        out->offsets[i] = k;
+        if (!S || !ids[i] || ids[i] > S->nstacks) continue;
+        const rstack_t *st = &S->stacks[ids[i] - 1];
+        for (uint32_t j = 0; !rc && j < st->n; j++) {
+            uint32_t f = S->fidx[st->first + j];
+            if (map[f] < 0) {
+                size_t m = out->nframes;
+                out->function[m] = strdup(S->fn[f]);
+                out->file[m] = strdup(S->file[f]);
+                out->module[m] = strdup(S->mod[f]);
+                out->line[m] = S->line[f];
+                out->kind[m] = S->kind[f];
+                out->address[m] = S->addr[f];
+                out->nframes++;
+                if (!out->function[m] || !out->file[m] || !out->module[m]) rc = SPS_ENOMEM;
+                map[f] = (int64_t)m;
+            }
+            out->frame_of[k++] = (uint32_t)map[f];
+        }
+    }
+    if (!rc) out->offsets[n] = k;
+    out->nstacks = n;
+    free(map);
+    if (rc) rs_sframes_free(out);
+    return rc;
+}
+
+static void rs_session_end(void) {}
+
+static const sps__sample_ops_t g_rs_ops = {rs_start, rs_take, rs_put_back, rs_describe,
+                                           rs_sframes_free, rs_session_end};
+
+static void smp_free(rsmp_t *S) {
+    for (size_t i = 0; i < S->nframes; i++) free(S->fn[i]), free(S->file[i]), free(S->mod[i]);
+    free(S->fn), free(S->file), free(S->mod);
+    free(S->line), free(S->kind), free(S->addr);
+    free(S->stacks), free(S->fidx), free(S->v);
+    sps__htab_free(&S->by_id);
+    sps__htab_free(&S->frames);
+}
+
+/* ------------------------------------------------------------------------ */
 /* One directory                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -540,6 +1016,9 @@ static void live_free(live_t *L) {
     free(L->file_path);
     free(L->label);
     free(L->spill_path);
+    free(L->value_names);
+    free(L->gbuf);
+    smp_free(&L->smp);
     if (L->chunks) munmap(L->chunks, L->chunks_len);
     if (L->spill_fd >= 0) close(L->spill_fd);
 }
@@ -575,10 +1054,57 @@ static int live_read(live_t *L) {
     if (!rc) rc = read_file(L->dir, "log", &log, &len);
     if (!rc) rc = parse_log(L, log, len);
     free(log);
+    if (!rc) rc = smp_read(L);
     if (!rc) rc = add_slots(L);
     if (!rc && !L->nanchors) rc = bad(L, "no clock anchor", 0);
     if (!rc) qsort(L->anchors, L->nanchors, sizeof *L->anchors, anchor_cmp);
     return rc;
+}
+
+/* What the recovered session reads per record, from the header: its
+ * cfg.track, and for counters their names chosen (sps_set_counters: the
+ * choice stays, as a later sps_set_counters would leave it).  Sets
+ * L->nvals to the values per group; 0 (groups left out) for a log
+ * without the names (an older spanscope's). */
+static int values_plan(live_t *L, int *track) {
+    *track = 0;
+    L->nvals = 0;
+    L->excess_at = -1;
+    const char *v = L->value_names;
+    if (!v || !*v) return 0;
+    uint32_t n = 1;
+    for (const char *p = v; *p; p++) n += *p == '\n';
+    int t = (int)(L->hdr.track & (SPS_TRACK_MEMORY | SPS_TRACK_COUNTERS));
+    uint32_t nmem = t & SPS_TRACK_MEMORY ? SPS__MEM_NVALS : 0;
+    if (!t || n > SPS__VAL_MAX || n < nmem || ((t & SPS_TRACK_COUNTERS) == 0 && n != nmem))
+        return sps__err_fail(SPS_EFORMAT, "%s: the header names %u values for tracking %d: "
+                             "not a spanscope live directory, or damaged", L->dir, n, t);
+    if (n > nmem) { /* the counters' names, comma-separated */
+        const char *c = v;
+        for (uint32_t k = 0; k < nmem; k++) c = strchr(c, '\n') + 1;
+        char *names = strdup(c);
+        if (!names) return SPS_ENOMEM;
+        for (char *p = names; *p; p++)
+            if (*p == '\n') *p = ',';
+            else if (*p == ',') *p = ' '; /* no name holds one: damage, named below */
+        int rc = sps_set_counters(names);
+        if (rc) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", sps_last_error());
+            rc = sps__err_fail(rc, "%s: the run read the counters \"%s\", which this "
+                               "spanscope does not take (%s)", L->dir, names, why);
+        }
+        free(names);
+        if (rc) return rc;
+    } else {
+        t &= ~SPS_TRACK_COUNTERS;
+    }
+    L->gbuf = malloc(2 * SPS__VAL_MAX * sizeof *L->gbuf);
+    if (!L->gbuf) return SPS_ENOMEM;
+    *track = t;
+    L->nvals = n;
+    L->excess_at = t & SPS_TRACK_MEMORY ? SPS__MEM_EXCESS : -1;
+    return 0;
 }
 
 /* The session that writes L's records to out. */
@@ -593,21 +1119,48 @@ static int live_write(live_t *L, const char *out) {
     cfg.local = 1;
     cfg.rank = L->hdr.rank >= 0 && L->hdr.size > L->hdr.rank ? L->hdr.rank : 0;
     cfg.size = L->hdr.size > cfg.rank ? L->hdr.size : 1;
+    if (!rc) rc = values_plan(L, &cfg.track);
     int want = sps__crash_want();
+    /* the finalize takes and describes the recovered samples (none taken
+     * here: cfg.sample_hz is 0) */
+    const sps__sample_ops_t *sampler = sps__sample_ops;
+    g_rs = &L->smp;
+    sps__sample_ops = &g_rs_ops;
     sps_crash_safe(0); /* this session's own records are not to be kept */
     if (!rc) rc = sps_setup(&cfg);
     sps_crash_safe(want);
     if (rc) goto done;
+    if (sps__g.nvals != L->nvals) {
+        rc = sps__err_fail(SPS_EFORMAT, "%s: the run read %u values per record, a session "
+                           "here reads %u", L->dir, L->nvals, sps__g.nvals);
+        sps_shutdown();
+        goto done;
+    }
     for (uint32_t i = 0; i < L->nth && !rc; i++)
         if (L->th[i].nsegs) rc = thread_stream(L, &L->th[i], map, &streams[i]);
-    /* the last anchor, then the last record: the time map reaches it */
+    /* the last anchor, then the last record (or sample): the time map
+     * reaches it */
     sps__anchor_t last = L->anchors[L->nanchors - 1];
-    if (!rc && L->kill_ticks > last.ticks) {
-        double span = (double)(L->kill_ticks - last.ticks) * L->hdr.ns_per_tick;
+    uint64_t end_ticks = L->kill_ticks;
+    rsmp_t *S = &L->smp;
+    size_t kept = 0;
+    for (size_t i = 0; i < S->n; i++) { /* samples past any clock: damage */
+        double span = S->v[i].ticks > last.ticks
+                          ? (double)(S->v[i].ticks - last.ticks) * L->hdr.ns_per_tick : 0;
+        if (span > (double)(NS_MAX - last.ns)) {
+            S->skipped++;
+            continue;
+        }
+        if (S->v[i].ticks > end_ticks) end_ticks = S->v[i].ticks;
+        S->v[kept++] = S->v[i];
+    }
+    S->n = kept;
+    if (!rc && end_ticks > last.ticks) {
+        double span = (double)(end_ticks - last.ticks) * L->hdr.ns_per_tick;
         if (span > (double)(NS_MAX - last.ns)) /* records far past the clock's anchors */
             rc = sps__err_fail(SPS_EFORMAT, "%s: records lie %.3g s past the last clock anchor: "
                                "a damaged chunk", L->dir, span / 1e9);
-        sps__anchor_t a = {L->kill_ticks, last.ns + (int64_t)span};
+        sps__anchor_t a = {end_ticks, last.ns + (int64_t)span};
         if (!rc) rc = add_anchor(L, a);
     }
     if (!rc) rc = sps__adopt_clock(L->anchors, L->nanchors, L->hdr.wall_anchor_ns,
@@ -617,6 +1170,7 @@ static int live_write(live_t *L, const char *out) {
     for (uint32_t i = 0; i < L->nth && !rc; i++) {
         if (!streams[i].n) continue;
         rc = balance(L, &L->th[i], &streams[i], L->kill_ticks);
+        if (!rc && L->nvals) rc = pad_groups(&streams[i], sps__g.chunk_recs);
         if (!rc) rc = sps__adopt_thread(L->th[i].tid, L->th[i].name, streams[i].v, streams[i].n);
         threads++;
     }
@@ -629,6 +1183,11 @@ static int live_write(live_t *L, const char *out) {
     if (!rc) sps_metadata_set("recovered_carried_calls", num);
     snprintf(num, sizeof num, "%llu", (unsigned long long)L->gaps);
     if (!rc) sps_metadata_set("recovered_lost_records", num);
+    snprintf(num, sizeof num, "%zu", S->n);
+    if (!rc) sps_metadata_set("recovered_samples", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)S->skipped);
+    if (!rc) sps_metadata_set("recovered_samples_skipped", num);
+    if (!rc && S->note[0]) sps_metadata_set("recovered_samples_note", S->note);
     if (!rc) sps_metadata_set("recovered", "1");
     if (L->marks) {
         fputs(L->nmarks ? "]" : "[]", L->marks);
@@ -641,6 +1200,8 @@ static int live_write(live_t *L, const char *out) {
     if (!rc) rc = sps_finalize();
     sps_shutdown();
 done:
+    sps__sample_ops = sampler;
+    g_rs = NULL;
     for (uint32_t i = 0; i < L->nth && streams; i++) free(streams[i].v);
     free(streams);
     free(map);
@@ -648,9 +1209,9 @@ done:
 }
 
 static void remove_live(const char *dir, const char *spill_path) {
-    static const char *const names[] = {"log", "chunks", "spill"};
+    static const char *const names[] = {"log", "chunks", "spill", "samples"};
     char p[PATH_MAX];
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
     }

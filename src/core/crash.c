@@ -37,7 +37,8 @@
  * sessions keep their statistics in private memory: they are not covered.
  * A forked child never writes into its parent's files: its copies of the
  * mappings are replaced by private memory (sps__crash_atfork_child). */
-#include "core/core.h"
+#include "core/crash_samples.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +62,27 @@ static struct {
     int forked;         /* the next session is the one a fork child inherits
                            (api/fork.c opens it in the fork handler; see wanted) */
 } g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1};
+
+/* The samples file (crash_samples.h): its descriptor, the batch being
+ * gathered, which stacks this directory has described (the generation it
+ * was described in, by stack id).  Under g_smp_lock: the sampler's drains
+ * (under the sampler's lock), a finalize's DONE (under the session lock)
+ * and the session's open and close of the file; innermost. */
+static struct {
+    int fd;
+    uint64_t gen;            /* g_crash.gen of the directory fd writes */
+    uint8_t *buf;            /* [entry header + SPS__CSMP_ENTRY_MAX + checksum] */
+    uint32_t n;              /* samples gathered in buf */
+    uint64_t *seen;          /* by stack id: the gen it was described in */
+    size_t cap_seen;
+    char rt[1024];           /* the walker's runtime object ("" none) */
+    const void *rt_fn;       /* the function rt was found from */
+    int warned;
+} g_smp = {.fd = -1};
+static pthread_mutex_t g_smp_lock = PTHREAD_MUTEX_INITIALIZER;
+static void smp_consumed(const sps__snap_t *s);
+static int open_in(const char *name, int flags);
+#define open_in_dir open_in
 
 /* Orders the log's writers (any thread: a region named, the spill writer)
  * with the session's open and close of the files: a write never goes to a
@@ -157,12 +179,237 @@ void sps__crash_spilled(uint32_t thread, uint64_t seq0, uint32_t n, int64_t off,
 
 void sps__crash_consumed(const sps__snap_t *s) {
     if (!g_crash.on) return;
+    smp_consumed(s);
     for (size_t i = 0; i < s->nsegs; i++) {
         const sps__seg_t *g = &s->segs[i];
         if (i + 1 < s->nsegs && s->segs[i + 1].thread == g->thread) continue;
         sps__crash_consumed_t e = {g->thread, 0, g->seq0 + g->n};
         log_put(SPS__CRASH_CONSUMED, &e, sizeof e);
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stack samples (crash_samples.h)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Under g_smp_lock: frames b (8 bytes of room before the payload, 4
+ * after it) as one entry and appends it; a failure closes the file (a
+ * torn piece ends the reader there anyway) and says so once. */
+static void smp_write(uint8_t *b, uint32_t type, size_t len) {
+    if (g_smp.fd < 0) return;
+    uint32_t h[2] = {(uint32_t)len, type};
+    memcpy(b, h, 8);
+    uint32_t sum = (uint32_t)sps__hash_bytes(b, 8 + len);
+    memcpy(b + 8 + len, &sum, 4);
+    size_t off = 0, all = 12 + len;
+    int err = 0;
+    while (off < all) {
+        ssize_t w = write(g_smp.fd, b + off, all - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : ENOSPC;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (off == all) return;
+    close(g_smp.fd);
+    g_smp.fd = -1;
+    if (!g_smp.warned)
+        fprintf(stderr, "spanscope: crash safety: writing %s/samples failed (%s); a crash now "
+                "loses the stack samples that follow\n", g_crash.dir ? g_crash.dir : "",
+                strerror(err));
+    g_smp.warned = 1;
+}
+
+/* Under g_smp_lock: writes the gathered batch. */
+static void smp_flush(int hz, uint64_t lost) {
+    if (g_smp.fd < 0 || !g_smp.buf || (!g_smp.n && !lost)) return;
+    uint32_t head[2] = {g_smp.n, hz > 0 ? (uint32_t)hz : 0};
+    memcpy(g_smp.buf + 8, head, 8);
+    memcpy(g_smp.buf + 16, &lost, 8);
+    smp_write(g_smp.buf, SPS__CSMP_BATCH, 16 + (size_t)g_smp.n * sizeof(sps__csmp_rec_t));
+    g_smp.n = 0;
+}
+
+/* Frame field writers for smp_stack: p advances. */
+static uint8_t *put_i64(uint8_t *p, int64_t v) {
+    memcpy(p, &v, 8);
+    return p + 8;
+}
+
+static uint8_t *put_fstr(uint8_t *p, const char *s) {
+    return p + put_str(p, s ? s : "", SPS__CSMP_STR_MAX);
+}
+
+/* Under g_smp_lock: describes stack id (words w: nn native, nr runtime)
+ * as the sampler's ops_describe does -- native frames up to the
+ * runtime's own object, then the runtime's -- and appends it.  0, or -1
+ * when it could not (out of memory: the stack's samples are dropped). */
+static int smp_stack(uint32_t id, const uint64_t *w, uint32_t nn, uint32_t nr,
+                     const sps_frame_walker_t *walker) {
+    if (nn > SPS__CSMP_FRAMES_MAX) nn = SPS__CSMP_FRAMES_MAX;
+    if (nr > SPS__CSMP_FRAMES_MAX - nn) nr = SPS__CSMP_FRAMES_MAX - nn;
+    if (!walker) nr = 0;
+    size_t frame_max = 24 + 3 * (4 + SPS__CSMP_STR_MAX);
+    uint8_t *b = malloc(8 + 8 + (size_t)(nn + nr) * frame_max + 4);
+    if (!b) return -1;
+    if (walker && walker->runtime_fn != g_smp.rt_fn) {
+        char f[8];
+        g_smp.rt[0] = 0;
+        g_smp.rt_fn = walker->runtime_fn;
+        if (walker->runtime_fn)
+            sps__sym_name((uintptr_t)walker->runtime_fn, 1, f, sizeof f, g_smp.rt,
+                          sizeof g_smp.rt, NULL);
+    }
+    const char *rt = walker && walker->runtime_fn ? g_smp.rt : "";
+    uint8_t *p = b + 16;
+    uint32_t nf = 0;
+    char func[SPS__CSMP_STR_MAX], obj[4096], src[4096];
+    for (uint32_t j = 0; j < nn; j++) {
+        /* a return address is the instruction after the call: name the call */
+        uintptr_t at = j == 0 ? (uintptr_t)w[j] : (uintptr_t)w[j] - 1, off = 0;
+        int64_t line = 0;
+        sps__sym_name(at, 0, func, sizeof func, obj, sizeof obj, &off);
+        if (nr && rt[0] && !strcmp(obj, rt)) break;
+        sps__sym_line(at, src, sizeof src, &line);
+        p = put_i64(p, SPS__FRAME_NATIVE);
+        p = put_i64(p, line);
+        p = put_i64(p, (int64_t)off);
+        p = put_fstr(p, func);
+        p = put_fstr(p, src);
+        p = put_fstr(p, obj);
+        nf++;
+    }
+    for (uint32_t j = 0; j < nr; j++) {
+        int64_t line = 0;
+        if (walker->describe(w[nn + j], func, sizeof func, src, sizeof src, &line) != 0) {
+            strcpy(func, "?");
+            src[0] = 0;
+            line = 0;
+        }
+        p = put_i64(p, SPS__FRAME_RUNTIME);
+        p = put_i64(p, line);
+        p = put_i64(p, 0);
+        p = put_fstr(p, func);
+        p = put_fstr(p, src);
+        p = put_fstr(p, "");
+        nf++;
+    }
+    uint32_t head[2] = {id, nf};
+    memcpy(b + 8, head, 8);
+    smp_write(b, SPS__CSMP_STACK, (size_t)(p - b) - 8);
+    free(b);
+    return 0;
+}
+
+void sps__crash_sample(uint64_t ticks, int32_t tid, uint32_t weight, uint32_t stack,
+                       const uint64_t *w, uint32_t nn, uint32_t nr,
+                       const struct sps_frame_walker *walker) {
+    if (!sps__crash_on() || !stack) return;
+    pthread_mutex_lock(&g_smp_lock);
+    if (g_smp.fd >= 0 && g_smp.gen == g_crash.gen) {
+        int ok = 1;
+        if (stack >= g_smp.cap_seen) {
+            size_t cap = g_smp.cap_seen ? g_smp.cap_seen : 1024;
+            while (cap <= stack) cap *= 2;
+            uint64_t *v = realloc(g_smp.seen, cap * sizeof *v);
+            if (v) {
+                memset(v + g_smp.cap_seen, 0, (cap - g_smp.cap_seen) * sizeof *v);
+                g_smp.seen = v;
+                g_smp.cap_seen = cap;
+            } else {
+                ok = 0;
+            }
+        }
+        if (ok && g_smp.seen[stack] != g_smp.gen) {
+            ok = smp_stack(stack, w, nn, nr, walker) == 0;
+            if (ok) g_smp.seen[stack] = g_smp.gen;
+        }
+        if (ok && g_smp.fd >= 0) {
+            if (g_smp.n == SPS__CSMP_BATCH_MAX) smp_flush(0, 0);
+            sps__csmp_rec_t r = {ticks, tid, stack, weight, 0};
+            memcpy(g_smp.buf + 24 + (size_t)g_smp.n * sizeof r, &r, sizeof r);
+            g_smp.n++;
+        }
+    }
+    pthread_mutex_unlock(&g_smp_lock);
+}
+
+void sps__crash_samples_flush(int hz, uint64_t lost) {
+    if (!sps__crash_on()) return;
+    pthread_mutex_lock(&g_smp_lock);
+    if (g_smp.gen == g_crash.gen) smp_flush(hz, lost);
+    pthread_mutex_unlock(&g_smp_lock);
+}
+
+/* A finalize wrote the samples of s (under the session lock): DONE at
+ * the period's end, then the deferred ones again (they are written with
+ * the call they fall in, by a later finalize). */
+static void smp_consumed(const sps__snap_t *s) {
+    if (!s->tm.n) return;
+    pthread_mutex_lock(&g_smp_lock);
+    if (g_smp.fd >= 0 && g_smp.gen == g_crash.gen) {
+        uint8_t b[8 + 8 + 4];
+        uint64_t upto = s->tm.a[s->tm.n - 1].ticks;
+        memcpy(b + 8, &upto, 8);
+        smp_write(b, SPS__CSMP_DONE, 8);
+        size_t nd = 0;
+        for (size_t i = 0; i < s->nsamples; i++) nd += (s->samples[i].flags & SPS__SMP_DEFER) != 0;
+        for (size_t i = 0; nd && i < s->nsamples && g_smp.fd >= 0;) {
+            size_t k = nd < SPS__CSMP_BATCH_MAX ? nd : SPS__CSMP_BATCH_MAX;
+            uint8_t *d = malloc(24 + k * sizeof(sps__csmp_rec_t) + 4);
+            if (!d) break; /* lost at a crash: said in docs/crash-recovery.md */
+            uint32_t m = 0;
+            for (; i < s->nsamples && m < k; i++) {
+                const sps__sample_t *x = &s->samples[i];
+                if (!(x->flags & SPS__SMP_DEFER)) continue;
+                sps__csmp_rec_t r = {x->ticks, x->tid, x->stack, x->weight, 0};
+                memcpy(d + 24 + (size_t)m++ * sizeof r, &r, sizeof r);
+            }
+            uint32_t head[2] = {m, 0};
+            uint64_t zero = 0;
+            memcpy(d + 8, head, 8);
+            memcpy(d + 16, &zero, 8);
+            smp_write(d, SPS__CSMP_BATCH, 16 + (size_t)m * sizeof(sps__csmp_rec_t));
+            free(d);
+            nd -= m;
+        }
+    }
+    pthread_mutex_unlock(&g_smp_lock);
+}
+
+/* Under the session lock: the samples file of a new directory (dir set). */
+static void smp_open(void) {
+    int fd = open_in_dir("samples", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+    pthread_mutex_lock(&g_smp_lock);
+    if (g_smp.fd >= 0) close(g_smp.fd);
+    g_smp.fd = -1;
+    g_smp.n = 0;
+    g_smp.gen = g_crash.gen;
+    g_smp.warned = 0;
+    if (!g_smp.buf)
+        g_smp.buf = malloc(24 + (size_t)SPS__CSMP_BATCH_MAX * sizeof(sps__csmp_rec_t) + 4);
+    if (fd >= 0 && !g_smp.buf) close(fd);
+    else g_smp.fd = fd;
+    uint8_t b[8 + 16 + 4];
+    uint64_t magic = SPS__CSMP_MAGIC;
+    uint32_t v[2] = {SPS__CSMP_VERSION, 0};
+    memcpy(b + 8, &magic, 8);
+    memcpy(b + 16, v, 8);
+    smp_write(b, SPS__CSMP_HDR, 16);
+    pthread_mutex_unlock(&g_smp_lock);
+    if (fd < 0)
+        fprintf(stderr, "spanscope: crash safety: cannot create %s/samples (%s); a crash "
+                "loses the stack samples\n", g_crash.dir, strerror(errno));
+}
+
+static void smp_close(void) {
+    pthread_mutex_lock(&g_smp_lock);
+    if (g_smp.fd >= 0) close(g_smp.fd);
+    g_smp.fd = -1;
+    g_smp.n = 0;
+    pthread_mutex_unlock(&g_smp_lock);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -259,7 +506,7 @@ static char *spill_path_make(void) {
 }
 
 static void remove_dir(void) {
-    static const char *const names[] = {"log", "chunks"};
+    static const char *const names[] = {"log", "chunks", "samples"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (snprintf(p, sizeof p, "%s/%s", g_crash.dir, names[i]) < (int)sizeof p) unlink(p);
@@ -268,6 +515,7 @@ static void remove_dir(void) {
 }
 
 static void close_fds(void) {
+    smp_close();
     pthread_mutex_lock(&g_log_lock);
     if (g_crash.log_fd >= 0) close(g_crash.log_fd);
     g_crash.log_fd = -1;
@@ -278,7 +526,7 @@ static void close_fds(void) {
 
 /* The header entry: what a reader needs before anything else. */
 static void log_header(void) {
-    uint8_t b[8300];
+    uint8_t b[4 * 4004 + sizeof(sps__crash_hdr_t)]; /* four strings of at most 4000 */
     sps__crash_hdr_t h = {0};
     h.magic = SPS__CRASH_MAGIC;
     h.version = SPS__CRASH_VERSION;
@@ -296,6 +544,20 @@ static void log_header(void) {
     n += put_str(b + n, sps__g.file_path, 4000);
     n += put_str(b + n, sps__g.label, 4000);
     n += put_str(b + n, g_crash.spill_path, 4000);
+    /* the values each record's group holds (cfg.track), one name a line:
+     * recover reads counters' records with the same names */
+    char vn[4000];
+    size_t k = 0;
+    vn[0] = 0;
+    for (uint32_t i = 0; i < sps__g.nvals && k < sizeof vn; i++) {
+        const char *name = sps__values_name(i);
+        int w = snprintf(vn + k, sizeof vn - k, "%s%s", i ? "\n" : "", name ? name : "?");
+        if (w < 0 || (size_t)w >= sizeof vn - k) break;
+        k += (size_t)w;
+    }
+    /* within one entry (a longer one is not written): the names are cut */
+    size_t room = n + 12 < SPS__CRASH_ENTRY_MAX ? SPS__CRASH_ENTRY_MAX - 12 - n : 0;
+    n += put_str(b + n, vn, room > 4004 ? 4000 : room > 4 ? room - 4 : 0);
     log_put(SPS__CRASH_HDR, b, n);
 }
 
@@ -334,6 +596,7 @@ int sps__crash_open(void) {
     }
     g_crash.chunks_end = 0;
     log_header(); /* first: a reader needs it before anything else */
+    smp_open();
     for (size_t i = 0; i < sps__g.tm.n; i++) log_put(SPS__CRASH_ANCHOR, &sps__g.tm.a[i],
                                                      sizeof sps__g.tm.a[i]);
     /* from here names interned by other threads are logged as they come;
@@ -417,6 +680,10 @@ static void privatize(sps__chunk_t *c) {
  * and the child's descriptors of the files are closed. */
 void sps__crash_atfork_child(void) {
     pthread_mutex_init(&g_log_lock, NULL); /* another thread may have held it */
+    pthread_mutex_init(&g_smp_lock, NULL);
+    if (g_smp.fd >= 0) close(g_smp.fd);
+    g_smp.fd = -1;
+    g_smp.n = 0;
     g_crash.forked = sps__state_load() != SPS__OFF; /* the parent recorded */
     if (!g_crash.on && g_crash.log_fd < 0 && g_crash.chunks_fd < 0) return;
     __atomic_store_n(&g_crash.on, 0, __ATOMIC_RELAXED);

@@ -46,6 +46,7 @@
  *     at the parent's cfg.sample_hz.
  */
 #include "core/core.h"
+#include "core/crash_samples.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -450,10 +451,14 @@ static void drain(ring_t *r) {
                                           .tid = r->tid, .thread = UINT32_MAX,
                                           .weight = weight ? weight : 1};
         g_taken++;
+        /* crash safety: to the live directory too (core/crash_samples.h) */
+        sps__crash_sample(t, r->tid, weight ? weight : 1, id, f, nn, nr,
+                          __atomic_load_n(&g_has_walker, __ATOMIC_ACQUIRE) ? &g_walker : NULL);
     }
     __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
     uint64_t lost = __atomic_exchange_n(&r->lost, 0, __ATOMIC_RELAXED);
     g_lost_total += lost;
+    sps__crash_samples_flush(g_last_hz, lost);
 }
 
 /* Under g_lock: ends r's timer, empties it and frees its words. */
