@@ -1,9 +1,13 @@
 /* fuzz_recover.c -- libFuzzer target: sps_recover over a hostile live
  * directory (core/crash.c's files, api/recover.c).  The input is
- *   u32 n, then n bytes of "log", then the rest as "chunks"
+ *   u32 n, then n bytes of "log", then the rest as "chunks", or, when n's
+ *   top bit is set, u32 n | 1 << 31, u32 m, n bytes of "log", m bytes of
+ *   "samples" (core/crash_samples.h), the rest as "chunks"
  * written to a fresh "<tmp>/f.h5.live-1/"; recover must write a profile or
  * refuse with an error, never crash, hang or read out of bounds.  The
- * seeds (fuzz/corpus/recover) are real directories of killed runs. */
+ * seeds (fuzz/corpus/recover) are real directories of killed runs
+ * ("samples": one sampled at 1000 Hz with memory values, its samples file
+ * with the stacks' frames). */
 #include <spanscope.h>
 
 #include <fcntl.h>
@@ -37,13 +41,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mkdir(g_dir, 0700);
         snprintf(g_live, sizeof g_live, "%s/f.h5.live-1", g_dir);
     }
-    uint32_t n = 0;
+    uint32_t n = 0, m = 0;
+    size_t head = 4;
     if (size >= 4) memcpy(&n, data, 4);
-    size_t body = size >= 4 ? size - 4 : 0;
+    int with_samples = (n >> 31) && size >= 8;
+    if (with_samples) {
+        memcpy(&m, data + 4, 4);
+        n &= 0x7FFFFFFFu;
+        head = 8;
+    }
+    size_t body = size >= head ? size - head : 0;
     if (n > body) n = (uint32_t)body;
+    if (m > body - n) m = (uint32_t)(body - n);
     mkdir(g_live, 0700);
-    put("log", data + 4, size >= 4 ? n : 0);
-    put("chunks", data + 4 + n, size >= 4 ? body - n : 0);
+    put("log", data + head, size >= head ? n : 0);
+    if (with_samples) put("samples", data + head + n, m);
+    put("chunks", data + head + n + m, size >= head ? body - n - m : 0);
     char out[300], err[512];
     snprintf(out, sizeof out, "%s/f.h5", g_dir);
     int rc = sps_recover(out, NULL, err, sizeof err);
@@ -55,6 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(path, sizeof path, "%s/chunks", g_live);
     unlink(path);
     snprintf(path, sizeof path, "%s/spill", g_live);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/samples", g_live);
     unlink(path);
     rmdir(g_live);
     unlink(out);

@@ -1169,7 +1169,7 @@ static int live_write(live_t *L, const char *out) {
     L->marks = open_memstream(&L->marks_text, &L->marks_len);
     for (uint32_t i = 0; i < L->nth && !rc; i++) {
         if (!streams[i].n) continue;
-        rc = balance(L, &L->th[i], &streams[i], L->kill_ticks);
+        rc = balance(L, &L->th[i], &streams[i], end_ticks);
         if (!rc && L->nvals) rc = pad_groups(&streams[i], sps__g.chunk_recs);
         if (!rc) rc = sps__adopt_thread(L->th[i].tid, L->th[i].name, streams[i].v, streams[i].n);
         threads++;
