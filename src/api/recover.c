@@ -10,11 +10,19 @@
  *     ordered by sequence number; a stretch covered twice (a chunk spilled
  *     while its slot was not yet cleared) is taken once; records before
  *     the thread's last CONSUMED mark are skipped;
- *   - value groups are left out (values of the spans are not recovered);
+ *   - value groups are kept with their records (the log's header names the
+ *     values; the first record kept after a skip carries the last group
+ *     skipped, as a finalize's reader does), and spaced so that none is cut
+ *     by the adopting session's chunks (pad_groups);
+ *   - the samples file (core/crash_samples.h), if any: samples and the text
+ *     of their stacks, from the last finalize's mark on; handed to the
+ *     finalize through a sps__sample_ops of its own, so /samples is written
+ *     as a finalize writes it; a damaged file ends the samples, never the
+ *     recovery (said in /metadata);
  *   - ends of calls begun before the recovered part (a call open across a
  *     checkpoint) get a begin at the part's first time; calls still open at
- *     the end are ended at the last time any thread recorded (the kill is
- *     after it): both counted in /metadata.
+ *     the end are ended at the last time any thread recorded or was
+ *     sampled (the kill is after it): both counted in /metadata.
  * Then it runs a session of its own that adopts those threads and the dead
  * process's clock anchors and finalizes it to PATH: the same writer as a
  * normal run. */

@@ -9,10 +9,14 @@
  *           path is unchanged (no extra store, no syscall);
  *   spill   the spill file (spill.c), named instead of unlinked;
  *   log     an append-only log of what the records need to be read: the
- *           session's settings, region names, threads, clock anchors,
- *           which slot holds which thread's records from which sequence
- *           number, which records were spilled where, and how far each
- *           thread's records were written out by a finalize.
+ *           session's settings (with the names of the values a record's
+ *           group holds), region names, threads, clock anchors, which slot
+ *           holds which thread's records from which sequence number, which
+ *           records were spilled where, and how far each thread's records
+ *           were written out by a finalize;
+ *   samples the stack samples, appended by the sampler's thread at each
+ *           drain (sps__crash_sample), each stack's frames as text the
+ *           first time the directory sees it (crash_samples.h).
  *
  * A slot is zero-filled before a thread gets it (a fresh slot of the file
  * is zero; a recycled one is cleared when it goes back to the pool, by
