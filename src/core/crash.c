@@ -74,7 +74,8 @@ static struct {
  * and the session's open and close of the file; innermost. */
 static struct {
     int fd;
-    uint64_t gen;            /* g_crash.gen of the directory fd writes */
+    uint64_t gen;            /* the directory fd writes to: one more each */
+    char dir[PATH_MAX];      /* its path (for the messages) */
     uint8_t *buf;            /* [entry header + SPS__CSMP_ENTRY_MAX + checksum] */
     uint32_t n;              /* samples gathered in buf */
     uint64_t *seen;          /* by stack id: the gen it was described in */
@@ -221,8 +222,7 @@ static void smp_write(uint8_t *b, uint32_t type, size_t len) {
     g_smp.fd = -1;
     if (!g_smp.warned)
         fprintf(stderr, "spanscope: crash safety: writing %s/samples failed (%s); a crash now "
-                "loses the stack samples that follow\n", g_crash.dir ? g_crash.dir : "",
-                strerror(err));
+                "loses the stack samples that follow\n", g_smp.dir, strerror(err));
     g_smp.warned = 1;
 }
 
@@ -312,7 +312,7 @@ void sps__crash_sample(uint64_t ticks, int32_t tid, uint32_t weight, uint32_t st
                        const struct sps_frame_walker *walker) {
     if (!sps__crash_on() || !stack) return;
     pthread_mutex_lock(&g_smp_lock);
-    if (g_smp.fd >= 0 && g_smp.gen == g_crash.gen) {
+    if (g_smp.fd >= 0) {
         int ok = 1;
         if (stack >= g_smp.cap_seen) {
             size_t cap = g_smp.cap_seen ? g_smp.cap_seen : 1024;
@@ -343,7 +343,7 @@ void sps__crash_sample(uint64_t ticks, int32_t tid, uint32_t weight, uint32_t st
 void sps__crash_samples_flush(int hz, uint64_t lost) {
     if (!sps__crash_on()) return;
     pthread_mutex_lock(&g_smp_lock);
-    if (g_smp.gen == g_crash.gen) smp_flush(hz, lost);
+    smp_flush(hz, lost);
     pthread_mutex_unlock(&g_smp_lock);
 }
 
@@ -353,7 +353,7 @@ void sps__crash_samples_flush(int hz, uint64_t lost) {
 static void smp_consumed(const sps__snap_t *s) {
     if (!s->tm.n) return;
     pthread_mutex_lock(&g_smp_lock);
-    if (g_smp.fd >= 0 && g_smp.gen == g_crash.gen) {
+    if (g_smp.fd >= 0) {
         uint8_t b[8 + 8 + 4];
         uint64_t upto = s->tm.a[s->tm.n - 1].ticks;
         memcpy(b + 8, &upto, 8);
@@ -386,11 +386,13 @@ static void smp_consumed(const sps__snap_t *s) {
 /* Under the session lock: the samples file of a new directory (dir set). */
 static void smp_open(void) {
     int fd = open_in_dir("samples", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+    int err = errno;
     pthread_mutex_lock(&g_smp_lock);
     if (g_smp.fd >= 0) close(g_smp.fd);
     g_smp.fd = -1;
     g_smp.n = 0;
-    g_smp.gen = g_crash.gen;
+    g_smp.gen++; /* the stacks described so far are the last directory's */
+    snprintf(g_smp.dir, sizeof g_smp.dir, "%s", g_crash.dir);
     g_smp.warned = 0;
     if (!g_smp.buf)
         g_smp.buf = malloc(24 + (size_t)SPS__CSMP_BATCH_MAX * sizeof(sps__csmp_rec_t) + 4);
@@ -405,7 +407,7 @@ static void smp_open(void) {
     pthread_mutex_unlock(&g_smp_lock);
     if (fd < 0)
         fprintf(stderr, "spanscope: crash safety: cannot create %s/samples (%s); a crash "
-                "loses the stack samples\n", g_crash.dir, strerror(errno));
+                "loses the stack samples\n", g_crash.dir, strerror(err));
 }
 
 static void smp_close(void) {
