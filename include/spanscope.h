@@ -540,6 +540,16 @@ typedef struct sps_env {
  * Needs no session; any thread, but not while another thread changes the
  * environment. */
 SPS_API int sps_env_read(sps_env_t *out, char *err, size_t errlen);
+/* Checks the TOML configuration file at path as the C auto-setup reads it
+ * (the strict reader of src/api/env.c: its [profiling] table, or the
+ * top-level one, groups flattened): what it refuses -- outside the TOML
+ * subset a configuration needs, an unknown key (with the closest known
+ * one), a key set twice, a wrong type -- the Python face's
+ * setup(config_path=...) refuses too, in the same words.  Reads no
+ * variable.  Returns 0, SPS_EINVAL ("FILE:LINE: ..." in err), SPS_EIO (it
+ * cannot be read), SPS_ENOTSUP (a value this build lacks) or SPS_ENOMEM;
+ * the one-line reason in err[0..errlen) when err is not NULL. */
+SPS_API int sps_config_check(const char *path, char *err, size_t errlen);
 
 /* sps_env_read, with the TOML file that SPANSCOPE_CONFIG (or
  * SCOPE_PROFILER_CONFIG) names read under the variables: defaults < the

@@ -289,9 +289,13 @@ def _flatten_groups(table: dict, where: str) -> dict:
 
 def load_profiling_config(path) -> dict:
     """The ``[profiling]`` table of the TOML file at path (a top-level table
-    is accepted for small files), groups flattened.  ValueError (naming the
-    file) when it cannot be read or parsed, or names an unknown setting;
-    the message of an unknown one suggests the closest valid name."""
+    is accepted for small files), groups flattened, read with tomllib
+    (scope-profiler's errors), then checked by the C core's strict reader
+    (``_ext.config_check``, what the C auto-setup and ``spanscope run
+    --config`` read): a file either face refuses is refused by both.
+    ValueError (naming the file) when it cannot be read or parsed, or
+    names an unknown setting; the message of an unknown one suggests the
+    closest valid name."""
     tomllib = _tomllib()
     if tomllib is None:  # pragma: no cover
         raise RuntimeError("reading a TOML configuration needs Python 3.11's tomllib "
@@ -311,6 +315,13 @@ def load_profiling_config(path) -> dict:
     unknown = set(flat) - CONFIG_FIELDS
     if unknown:
         raise ValueError(f"{where}: " + unknown_setting_error(unknown))
+    # then the C core's strict reader (what the C auto-setup and `spanscope
+    # run --config` read): what it refuses beyond the above, in its words
+    from spanscope import _ext
+    try:
+        _ext.config_check(where)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"invalid profiling TOML {where!r}: {e}") from e
     return flat
 
 

@@ -284,6 +284,17 @@ int sps_env_resolve(sps_env_t *out, char *err, size_t errlen) {
     return sps__err_copy(rc, err, errlen);
 }
 
+int sps_config_check(const char *path, char *err, size_t errlen) {
+    sps__err_clear();
+    if (!path || !*path)
+        return sps__err_copy(sps__err_fail(SPS_EINVAL, "no configuration file named"), err,
+                             errlen);
+    sps__settings_t *s = NULL;
+    int rc = sps__settings_resolve(path, &s);
+    sps__settings_free(s);
+    return sps__err_copy(rc, err, errlen);
+}
+
 /* One line on stderr per SPANSCOPE_* variable no setting has (once per
  * process): a warning, not an error -- a variable left in a shell by an
  * older version or a typo must not stop the program. */

@@ -354,3 +354,37 @@ def test_python_face_warns_of_an_unknown_variable(monkeypatch):
         ProfileManager.setup_from_env(output=None)
     ProfileManager._reset()
     assert not [w for w in rec if "SPANSCOPE_SIGNALS" in str(w.message)]
+
+
+@pytest.mark.parametrize("body", [
+    "[profiling]\nlabel = 1979-05-27\n",                        # a TOML date: outside the subset
+    "[profiling]\nlabel = \"a\"\n[profiling.gpu]\nnvtx = 1\n",  # a wrong type in a group
+    "[profiling]\nfile_pth = \"x.h5\"\n",                        # an unknown key
+    "[profiling]\nuse_nvtx = true\n[profiling.gpu]\nnvtx = false\n",  # set twice
+])
+def test_setup_config_path_refuses_what_c_refuses(tmp_path, body):
+    """ProfileManager.setup(config_path=...) checks the file with the C
+    core's strict reader too (_ext.config_check, sps_config_check): a file
+    the C auto-setup refuses is refused in code, with scope-profiler's
+    "invalid profiling TOML" where tomllib refuses it and the C reader's
+    own line (FILE:LINE) where only the C reader does."""
+    from spanscope.options import load_profiling_config
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(body)
+    _, c_err = c_resolve({"SPANSCOPE_CONFIG": str(cfg)})
+    assert c_err, "the C reader accepted it"
+    with pytest.raises(ValueError) as e:
+        load_profiling_config(cfg)
+    assert str(cfg) in str(e.value), str(e.value)
+    if "1979" in body:  # tomllib takes the date: the C reader's line is the error
+        c_line = c_err.splitlines()[-1].split(": ", 1)[-1]
+        assert "invalid profiling TOML" in str(e.value) and c_line in str(e.value), \
+            (c_err, str(e.value))
+
+
+def test_setup_config_path_missing_file(tmp_path):
+    from spanscope.options import load_profiling_config
+
+    with pytest.raises(ValueError, match="could not read profiling config"):
+        load_profiling_config(tmp_path / "none.toml")
