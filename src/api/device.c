@@ -32,7 +32,10 @@
 #define PAIR_SLACK_NS 1000 /* a CUDA-event pair's bounds, when no span lies inside exactly */
 #define DEV_KNOWN (SPS_DEVICE_CUPTI | SPS_DEVICE_EVENTS)
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: a collector's take and stop run under it, and gpu_timing's hand
+ * their pairs over through sps__device_pairs_add, which takes it too (from
+ * other threads, lazily resolved pairs, it is an ordinary lock). */
+static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static const sps__device_ops_t *g_by_bit[DEV_BITS];
 static unsigned g_on;  /* bits started */
 static unsigned g_ran; /* bits on since the last finalize */
