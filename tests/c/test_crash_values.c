@@ -233,7 +233,7 @@ static void wait_samples(const char *path, pid_t pid) {
     snprintf(smp, sizeof smp, "%s.live-%d/samples", path, (int)pid);
     struct stat st;
     for (int w = 0; w < 2000; w++) {
-        if (!stat(smp, &st) && st.st_size > 2000) return;
+        if (!stat(smp, &st) && st.st_size > 8000) return; /* stacks, and samples */
         usleep(10000);
     }
     kill(pid, SIGKILL);
