@@ -509,7 +509,8 @@ SPS__HIDDEN int64_t sps__thread_join(void);
 /* The live directory's log: entries {u32 len, u32 type, payload, u32
  * checksum} (crash.c).  The payloads, native byte order: */
 enum {
-    SPS__CRASH_HDR = 1,      /* sps__crash_hdr_t, then file_path, label */
+    SPS__CRASH_HDR = 1,      /* sps__crash_hdr_t, then file_path, label, spill_path,
+                                value names (a line each) */
     SPS__CRASH_REGION = 2,   /* u32 id, string name */
     SPS__CRASH_THREAD = 3,   /* u32 index, i32 tid, string name */
     SPS__CRASH_ANCHOR = 4,   /* sps__anchor_t */

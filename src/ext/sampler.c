@@ -304,6 +304,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
         return;
     }
     sigaction(sig, old, NULL);
+    /* a real fault happens again at the return, now with the old action;
+     * one sent (kill, raise: si_code <= 0) does not: raise it again, or
+     * `kill -SEGV` would be swallowed */
+    if (si && si->si_code <= 0) raise(sig);
 }
 
 /* ------------------------------------------------------------------------ */
