@@ -457,7 +457,8 @@ static int thread_stream(live_t *L, rthread_t *t, uint32_t *map, out_t *o) {
     qsort(t->segs, t->nsegs, sizeof *t->segs, seg_cmp);
     uint64_t next = t->consumed; /* the first sequence number still wanted */
     uint32_t nv = L->nvals;
-    uint64_t *pend = L->gbuf, *carry = L->gbuf + SPS__VAL_MAX;
+    /* no buffer when the run read no values (nv 0: no group is kept) */
+    uint64_t *pend = L->gbuf, *carry = L->gbuf ? L->gbuf + SPS__VAL_MAX : NULL;
     int have_pend = 0, have_carry = 0, kept = 0;
     for (size_t k = 0; k < t->nsegs; k++) {
         const seg_t *g = &t->segs[k];
