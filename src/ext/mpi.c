@@ -82,51 +82,60 @@ static void counters_clear(void) {
     pthread_mutex_unlock(&g_cnt_lock);
 }
 
-/* Ping-pong with rank 0, one rank after the other: each of CLOCK_ROUNDS
- * rounds, rank r sends, rank 0 answers with its clock t0, and r keeps the
- * round with the lowest round trip (rtt): offset = t0 - (send + recv) / 2,
- * error bound rtt / 2 (both clocks tick forward, so rank 0's reading lies
- * between r's send and receive times).  One unmeasured round first.  At a
- * finalize (at_finalize) at most CLOCK_ROUNDS_FINALIZE rounds.  *out
- * gets the best round's midpoint on this rank's clock, the offset and the
- * bound (rank 0: its clock now, 0, 0). */
+/* Ping-pong with rank 0, one rank after the other: in each round rank r
+ * sends {its clock, last?}, rank 0 answers with its clock t0, and r keeps
+ * the round with the lowest round trip (rtt): offset = t0 - (send + recv)
+ * / 2, error bound rtt / 2 (both clocks tick forward, so rank 0's reading
+ * lies between r's send and receive times).  One unmeasured round first.
+ * Setup plays CLOCK_ROUNDS rounds (SPANSCOPE_MPI_CLOCK_ROUNDS).  A finalize
+ * (at_finalize) plays CLOCK_ROUNDS_FINALIZE, and more -- up to setup's
+ * count -- while its best round trip is still over twice setup's plus
+ * 1 us: on a loaded machine a descheduled rank stretches every one of a
+ * few rounds, and a measurement off by a millisecond bends the drift fit
+ * as much (CI saw a 2-point line off by 1.7 ms).  Rank r says which round
+ * is its last, so rank 0 needs no count.  *out gets the best round's
+ * midpoint on this rank's clock, the offset and the bound (rank 0: its
+ * clock now, 0, 0). */
 static int clock_sync(MPI_Comm c, int rank, int size, int at_finalize,
                       sps__clock_sample_t *out) {
     int64_t *off = &out->offset_ns, *err = &out->error_ns;
     *off = 0;
     *err = 0;
     out->t_ns = sps_now_ns();
-    const char *e = getenv("SPANSCOPE_MPI_CLOCK_ROUNDS");
-    int rounds = e && atoi(e) > 0 ? atoi(e) : CLOCK_ROUNDS;
-    /* rank 0's count for every rank: ranks whose environments differ would
-     * otherwise run different numbers of rounds and hang in the loops */
-    if (PMPI_Bcast(&rounds, 1, MPI_INT, 0, c)) return SPS_EIO;
-    if (at_finalize && rounds > CLOCK_ROUNDS_FINALIZE) rounds = CLOCK_ROUNDS_FINALIZE;
     if (rank == 0) {
         for (int r = 1; r < size; r++)
-            for (int k = 0; k <= rounds; k++) {
+            for (int64_t msg[2] = {0, 0}; !msg[1];) {
                 int64_t x;
-                if (PMPI_Recv(&x, 1, MPI_INT64_T, r, TAG_CLOCK, c, MPI_STATUS_IGNORE) ||
+                if (PMPI_Recv(msg, 2, MPI_INT64_T, r, TAG_CLOCK, c, MPI_STATUS_IGNORE) ||
                     (x = sps_now_ns(),
                      PMPI_Send(&x, 1, MPI_INT64_T, r, TAG_CLOCK, c)))
                     return SPS_EIO;
             }
         return 0;
     }
+    const char *e = getenv("SPANSCOPE_MPI_CLOCK_ROUNDS");
+    int most = e && atoi(e) > 0 ? atoi(e) : CLOCK_ROUNDS, least = most;
+    int64_t target = INT64_MAX; /* a round trip good enough to stop at */
+    if (at_finalize) {
+        if (least > CLOCK_ROUNDS_FINALIZE) least = CLOCK_ROUNDS_FINALIZE;
+        if (g_nsync && g_sync[0].error_ns > 0) target = 4 * g_sync[0].error_ns + 1000;
+    }
     int64_t best = INT64_MAX;
-    for (int k = 0; k <= rounds; k++) {
-        int64_t t0 = sps_now_ns(), ts;
-        if (PMPI_Send(&t0, 1, MPI_INT64_T, 0, TAG_CLOCK, c) ||
+    for (int k = 0;; k++) {
+        int last = k >= most || (k >= least && best <= target);
+        int64_t msg[2] = {sps_now_ns(), last}, ts;
+        if (PMPI_Send(msg, 2, MPI_INT64_T, 0, TAG_CLOCK, c) ||
             PMPI_Recv(&ts, 1, MPI_INT64_T, 0, TAG_CLOCK, c, MPI_STATUS_IGNORE))
             return SPS_EIO;
-        int64_t t1 = sps_now_ns();
-        if (k == 0 || t1 - t0 >= best) continue;
-        best = t1 - t0;
-        out->t_ns = t0 + (t1 - t0) / 2;
-        *off = ts - out->t_ns;
-        *err = (best + 1) / 2;
+        int64_t t1 = sps_now_ns(), t0 = msg[0];
+        if (k > 0 && t1 - t0 < best) {
+            best = t1 - t0;
+            out->t_ns = t0 + (t1 - t0) / 2;
+            *off = ts - out->t_ns;
+            *err = (best + 1) / 2;
+        }
+        if (last) return 0;
     }
-    return 0;
 }
 
 /* Appends a measurement to the session's (when full, every other one is
