@@ -733,21 +733,22 @@ enum { HOOK_SETPROFILE = 0, HOOK_MONITORING = 1, HOOK_EVALFRAME = 2 };
  *
  * It makes every Python call a C call of the evaluator, so deep recursion
  * uses the C stack, as on 3.10 always.  3.12 counts C recursion against a
- * low limit of its own (3.12.1: a 900-deep recursion raises RecursionError
- * under the hook, fine without it), so 3.12 keeps sys.monitoring.  3.11
+ * low limit of its own (3.12.1: a 900-deep recursion raised RecursionError
+ * under the hook, fine without it): ef_eval gives that count back (EF_C_GIVE
+ * below).  3.11, 3.12
  * and 3.13 are fine up to thousands of frames (3.11: 15 000 deep ran, 30 000
  * crashed on the C stack where the interpreter alone runs it; 3.13: 3 000
  * ran, 8 000 raised RecursionError), which only a program that raised
  * sys.setrecursionlimit reaches: when the limit is above EF_SAFE_LIMIT at
  * the outermost recursive call, that call traces with the other hook
- * (setprofile on 3.11, sys.monitoring on 3.13).  3.10 loses nothing: its
+ * (setprofile on 3.11, sys.monitoring on 3.12 and 3.13).  3.10 loses nothing: its
  * interpreter recurses in C anyway. */
 #if PY_VERSION_HEX < 0x030E0000
 #  define SPS_HAVE_EVALFRAME 1
 #else
 #  define SPS_HAVE_EVALFRAME 0
 #endif
-#if SPS_HAVE_EVALFRAME && (PY_VERSION_HEX < 0x030C0000 || PY_VERSION_HEX >= 0x030D0000)
+#if SPS_HAVE_EVALFRAME
 #  define HOOK_DEFAULT HOOK_EVALFRAME
 #elif PY_VERSION_HEX >= 0x030C0000
 #  define HOOK_DEFAULT HOOK_MONITORING
@@ -758,7 +759,7 @@ enum { HOOK_SETPROFILE = 0, HOOK_MONITORING = 1, HOOK_EVALFRAME = 2 };
 #  define EF_SAFE_LIMIT 10000 /* 3.11 */
 #  define HOOK_DEEP HOOK_SETPROFILE
 #elif PY_VERSION_HEX >= 0x030C0000
-#  define EF_SAFE_LIMIT 4000 /* 3.13 (and 3.12 when asked for the hook) */
+#  define EF_SAFE_LIMIT 4000 /* 3.12 and 3.13 */
 #  define HOOK_DEEP HOOK_MONITORING
 #else
 #  define EF_SAFE_LIMIT INT_MAX /* 3.10: the interpreter's own recursion is C's */
@@ -854,12 +855,43 @@ typedef PyFrameObject ef_frame_t; /* 3.10: the frame object; a generator
 static _PyFrameEvalFunction g_ef_prev; /* the evaluator ours calls */
 static int g_ef_threads;               /* threads tracing with it (GIL held) */
 
+/* 3.12's evaluator counts each evaluation it is entered for against the C
+ * recursion limit (c_recursion_remaining, 1500 in 3.12.1) as two units
+ * (PY_EVAL_C_STACK_UNITS, Include/internal/pycore_ceval.h), which a Python
+ * call inlined by the interpreter never takes: under the hook a 900-deep
+ * recursion raised RecursionError where the bare interpreter runs it.  So
+ * each frame's evaluation is given back the units it takes when CPython's
+ * own evaluator runs it (another tool's evaluator counts as it likes): the
+ * limits are the interpreter's again -- Python's recursion limit bounds the
+ * frames, and EF_SAFE_LIMIT the C stack they use under the hook
+ * (tests/python/test_recursive_fast.py runs 3 900 frames on the main thread
+ * and on another).  3.13 counts the same way against 10 000 (8 000 frames
+ * refused, 4 000 run): nothing to give back under EF_SAFE_LIMIT. */
+#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+#  define EF_C_UNITS 2 /* PY_EVAL_C_STACK_UNITS */
+#  define EF_C_GIVE(ts)                                                                    \
+      ((ts)->c_recursion_remaining += g_ef_prev == _PyEval_EvalFrameDefault ? EF_C_UNITS : 0)
+#  define EF_C_TAKE(ts)                                                                    \
+      ((ts)->c_recursion_remaining -= g_ef_prev == _PyEval_EvalFrameDefault ? EF_C_UNITS : 0)
+#else
+#  define EF_C_GIVE(ts) ((void)0)
+#  define EF_C_TAKE(ts) ((void)0)
+#endif
+
 static PyObject *ef_eval(PyThreadState *ts, ef_frame_t *f, int throwflag) {
     tstack_t *t = &t_trace;
-    if (!t->evalframe || t->busy || EF_MAKES_GENERATOR(f)) return g_ef_prev(ts, f, throwflag);
+    PyObject *res;
+    if (!t->evalframe || t->busy || EF_MAKES_GENERATOR(f)) {
+        EF_C_GIVE(ts); /* other threads' calls are not inlined either */
+        res = g_ef_prev(ts, f, throwflag);
+        EF_C_TAKE(ts);
+        return res;
+    }
     size_t n = t->n;
     traced_start(t, NULL, EF_GLOBALS(f), EF_CODE(f));
-    PyObject *res = g_ef_prev(ts, f, throwflag);
+    EF_C_GIVE(ts);
+    res = g_ef_prev(ts, f, throwflag);
+    EF_C_TAKE(ts);
     /* ends what the start pushed, unless the outermost wrapper's return
      * emptied the stack meanwhile (it cannot on this thread: defensive) */
     if (t->n > n) traced_exit(t);

@@ -145,8 +145,8 @@ def test_options_reach_memray(tmp_path):
 
 
 def test_recursive_tracing_beside_memray(tmp_path):
-    """spanscope's recursive tracer on the profile hook (before Python 3.12)
-    takes memray's place there: setup says so; the regions and memray's
+    """spanscope's recursive tracer on the profile hook (set_trace_hook:
+    the default is the frame evaluation hook) takes memray's place there: setup says so; the regions and memray's
     totals stay right."""
     from spanscope import _ext
     kwargs = dict(file_path=str(tmp_path / "r.h5"), use_memray=True, recursive_profile=True)

@@ -21,9 +21,9 @@ DEFAULT = _ext.trace_hook()
 #: the hook each version uses by default (measured the cheapest per traced
 #: call: docs/benchmarks.md); setprofile is the reference the others match
 HAS_EVALFRAME = sys.version_info < (3, 14)  # the frame layouts it knows: 3.10-3.13
-#: 3.12 counts C recursion against a low limit of its own: the frame
-#: evaluation hook there would turn a 900-deep recursion into RecursionError
-FAST = "evalframe" if HAS_EVALFRAME and sys.version_info[:2] != (3, 12) else "monitoring"
+#: (3.12 counts C recursion against a low limit of its own, which the hook
+#: gives back for each frame it evaluates: test_deep_recursion_* below)
+FAST = "evalframe" if HAS_EVALFRAME else "monitoring"
 #: the hooks compared with setprofile
 HOOKS = (["evalframe"] if HAS_EVALFRAME else []) + (
     ["monitoring"] if sys.version_info >= (3, 12) else [])
@@ -439,9 +439,10 @@ def test_an_exception_thrown_into_a_frame_the_tracer_first_sees_then(hook):
 
 def test_deep_recursion_is_not_broken_by_the_default_hook():
     """The frame evaluation hook makes each Python call a C call: 3.12's C
-    recursion limit would refuse 900 frames (it keeps sys.monitoring), and
-    under a raised recursion limit 3.11 and 3.13 trace with the other hook
-    (3.11 crashed at 30 000 frames, 3.13 refused 8 000)."""
+    recursion limit would refuse 900 frames (1500 counts in 3.12.1) unless
+    the hook gives each frame's count back, and under a raised recursion
+    limit 3.11, 3.12 and 3.13 trace with the other hook (3.11 crashed at
+    30 000 frames, 3.13 refused 8 000)."""
     out = run_py("""
         import sys
         from spanscope import ProfileManager, _ext
@@ -453,9 +454,9 @@ def test_deep_recursion_is_not_broken_by_the_default_hook():
             return rec(n), _ext._evalframe_installed()
         shallow = top(900)
         sys.setrecursionlimit(40000)
-        # 3.10 and 3.12 recurse in C untraced too (3.10 crashes there at
-        # about 30 000 frames by itself): the deep case is 3.11's and 3.13's
-        deep = top(20000 if sys.version_info[:2] in ((3, 11), (3, 13)) else 900)
+        # 3.10 recurses in C untraced too (it crashes there at about 30 000
+        # frames by itself): the deep case is 3.11's to 3.13's
+        deep = top(20000 if sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)) else 900)
         print(shallow[0], deep[0], shallow[1], deep[1],
               ProfileManager.get_region(__name__ + ".rec").num_calls)
     """)
@@ -465,6 +466,44 @@ def test_deep_recursion_is_not_broken_by_the_default_hook():
     # the other hook under the raised limit, except on 3.10 (no C stack change)
     assert ef_deep == str(FAST == "evalframe" and sys.version_info < (3, 11))
     assert int(calls) == 901 + int(deep) + 1
+
+
+@pytest.mark.skipif(not HAS_EVALFRAME, reason="no frame evaluation hook on this Python")
+def test_deep_recursion_under_the_hook_up_to_its_safe_limit():
+    """Under the largest recursion limit that keeps the frame evaluation
+    hook (EF_SAFE_LIMIT: 4000 on 3.12 and 3.13, 10 000 on 3.11), a recursion
+    close to it runs traced on the main thread and on another thread, and
+    past it the interpreter's RecursionError comes, not a crash (3.12: with
+    the C recursion count each frame's evaluation takes given back)."""
+    out = run_py("""
+        import sys, threading
+        from spanscope import ProfileManager, _ext
+        ProfileManager.setup(output=None)
+        limit = 10000 if sys.version_info[:2] == (3, 11) else 4000
+        sys.setrecursionlimit(limit)
+        def rec(n):
+            return 0 if n == 0 else rec(n - 1) + 1
+        @ProfileManager.profile("deep", recursive=True)
+        def top(n):
+            try:
+                return rec(n), _ext._evalframe_installed()
+            except RecursionError:
+                return "RecursionError", _ext._evalframe_installed()
+        got = {}
+        def worker():
+            got["thread"] = top(limit - 100)
+        main = top(limit - 100)
+        th = threading.Thread(target=worker)
+        th.start()
+        th.join()
+        over = top(limit + 10)
+        print(main[0], main[1], got["thread"][0], got["thread"][1], over[0], over[1])
+    """)
+    main, ef_main, thread, ef_thread, over, ef_over = out.split()
+    limit = 10000 if sys.version_info[:2] == (3, 11) else 4000
+    want = 3900 if limit == 4000 else 9900
+    assert (main, thread, over) == (str(want), str(want), "RecursionError")
+    assert ef_main == ef_thread == ef_over == "True"
 
 
 @pytest.mark.skipif(not HAS_EVALFRAME, reason="no frame evaluation hook on this Python")

@@ -136,10 +136,9 @@ def test_the_default_hook_per_version():
     # the one measured cheapest per traced call on each version
     # (docs/benchmarks.md, "Python versions"): the frame evaluation hook
     # (tests/python/test_recursive_fast.py compares it with setprofile)
-    # (3.12 keeps sys.monitoring: its C recursion limit would refuse deep
-    # recursion under the frame evaluation hook)
-    assert default_hook == ("evalframe" if HAS_EVALFRAME and sys.version_info[:2] != (3, 12)
-                            else "monitoring")
+    # (on 3.12 with the C recursion count of each frame it evaluates given
+    # back: tests/python/test_recursive_fast.py's deep recursion tests)
+    assert default_hook == ("evalframe" if HAS_EVALFRAME else "monitoring")
 
 
 @pytest.mark.parametrize("hook", HOOKS)

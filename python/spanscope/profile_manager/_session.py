@@ -413,7 +413,7 @@ class _SessionMixin:
                     "use_memray with recursive_profile: spanscope's recursive tracer and "
                     "memray share the interpreter's profile hook, so memray records no "
                     "Python stack for the code traced recursively (its sizes and totals "
-                    "stay right); on Python 3.12+ the tracer uses sys.monitoring and leaves "
+                    "stay right); the default hook (the frame evaluation hook) leaves "
                     "the profile hook to memray (docs/memray.md)", RuntimeWarning,
                     stacklevel=2)
         # as scope-profiler's config: the capture's path, None without one
