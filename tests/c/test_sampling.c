@@ -187,7 +187,17 @@ static void test_ratio_and_late_thread(void **state) {
         int64_t r = s.regions[i];
         if (r < 0 || strcmp(s.names[r], "heavy")) continue;
         heavy++;
-        named += smp_near_leaf(&s, i, "burn_heavy");
+        int near = smp_near_leaf(&s, i, "burn_heavy");
+        named += near;
+        if (!near && heavy - named <= 3) { /* what the others look like */
+            int64_t st = s.stacks[i];
+            print_message("heavy sample without burn_heavy near its leaf:");
+            for (int64_t k = st >= 0 && (size_t)st + 1 < s.noff ? s.off[st] : 0;
+                 st >= 0 && (size_t)st + 1 < s.noff && k < s.off[st + 1] && k < s.off[st] + 8; k++)
+                print_message(" %s", s.fr[k] >= 0 && (size_t)s.fr[k] < s.nframes
+                                        ? s.functions[s.fr[k]] : "?");
+            print_message("\n");
+        }
     }
     print_message("heavy %zu, leaf burn_heavy %zu\n", heavy, named);
     assert_true(named * 10 >= heavy * 8);
