@@ -134,16 +134,22 @@ static int field(const char *ev, const char *key, char *out, size_t cap) {
     if (!p) return 0;
     p += strlen(k);
     size_t n = 0;
+    int cut; /* the value goes on past what out holds */
     if (*p == '"') {
         p++;
         while (*p && *p != '"' && n + 1 < cap) {
             if (*p == '\\' && p[1]) p++;
             out[n++] = *p++;
         }
+        cut = *p && *p != '"';
     } else {
         while (*p && *p != ',' && *p != '}' && n + 1 < cap) out[n++] = *p++;
+        cut = *p && *p != ',' && *p != '}';
     }
     out[n] = 0;
+    /* a value cut short would compare unequal for no reason of the
+     * writer's (an ASan build's leaf, a 300-character C++ name, once did) */
+    if (cut) fail_msg("\"%s\" is longer than the test's %zu bytes", key, cap - 1);
     return 1;
 }
 
@@ -166,7 +172,7 @@ static char *slurp(const char *path, size_t *len) {
 /* One sample event of a trace: where it is and what it says. */
 typedef struct sev {
     long long pid, tid, weight;
-    char name[256], region[256];
+    char name[2048], region[2048]; /* function names: C++ ones run long */
 } sev_t;
 
 /* Every sample event of the Chrome JSON at path (one event a line, as the
