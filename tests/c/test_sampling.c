@@ -140,6 +140,20 @@ static int smp_near_leaf(const smp_t *s, size_t i, const char *name) {
     return 0;
 }
 
+/* Whether sample i's stack is one frame in the vDSO.  Under TSan only: its
+ * runtime defers an asynchronous signal that comes inside an intercepted
+ * call (clock_gettime) to the interceptor's exit, so the handler's
+ * backtrace() no longer passes the interrupted instruction and the sampler
+ * keeps that instruction alone (native_frames in src/ext/sampler.c).  On the
+ * timer engine a third of thread_cpu_ns's samples come at the system call's
+ * return (CI's AMD EPYC VM: 167 of 811 heavy ones). */
+static int smp_alone_in_vdso(const smp_t *s, size_t i) {
+    int64_t st = s->stacks[i];
+    if (st < 0 || (size_t)st + 1 >= s->noff || s->off[st + 1] - s->off[st] != 1) return 0;
+    int64_t fi = s->fr[s->off[st]];
+    return fi >= 0 && (size_t)fi < s->nframes && !strncmp(s->functions[fi], "linux-vdso", 10);
+}
+
 static void smp_free(smp_t *s) {
     free(s->regions), free(s->tids), free(s->stacks), free(s->off), free(s->fr), free(s->calls), free(s->weights);
     for (size_t i = 0; i < s->nnames; i++) free(s->names[i]);
@@ -187,10 +201,14 @@ static void test_ratio_and_late_thread(void **state) {
     check_ratio(smp_count(&s, "heavy", me), smp_count(&s, "light", me));
     check_ratio(smp_count(&s, "heavy", late_tid), smp_count(&s, "light", late_tid));
     /* the leaves are this file's burners, by region */
-    size_t named = 0, heavy = 0;
+    size_t named = 0, heavy = 0, deferred = 0;
     for (size_t i = 0; i < s.n; i++) {
         int64_t r = s.regions[i];
         if (r < 0 || strcmp(s.names[r], "heavy")) continue;
+        if (TU_TSAN && smp_alone_in_vdso(&s, i)) { /* see smp_alone_in_vdso */
+            deferred++;
+            continue;
+        }
         heavy++;
         int near = smp_near_leaf(&s, i, "burn_heavy");
         named += near;
@@ -204,8 +222,10 @@ static void test_ratio_and_late_thread(void **state) {
             print_message("\n");
         }
     }
-    print_message("heavy %zu, leaf burn_heavy %zu\n", heavy, named);
+    print_message("heavy %zu, leaf burn_heavy %zu, left out (TSan, the vDSO alone) %zu\n", heavy,
+                  named, deferred);
     assert_true(named * 10 >= heavy * 8);
+    assert_true(deferred <= heavy);
     /* native frames of a -g build carry their source line (libdw): the
      * burner's lie in this file, in its body (or in thread_cpu_ns, which
      * the compiler may inline into it: DWARF gives the inlined line) */
