@@ -253,3 +253,66 @@ def test_sigterm_to_the_tool_reaches_the_root(tmp_path):
     assert "merged 1 process into" in err and "left no part" not in err, err
     calls = _per_rank(out)["tick"]
     assert list(calls) == [0] and calls[0] >= 3
+
+
+# A Python program burning CPU in burn_py: under a sampling native run its
+# samples carry that Python frame (spanscope._run_attach, installed by the
+# _follow_boot sitecustomize the tool puts on PYTHONPATH), not only the
+# interpreter's native frames.
+BURN = """
+import time
+def burn_py():
+    t = time.process_time()
+    while time.process_time() - t < 0.3:
+        pass
+burn_py()
+"""
+
+
+def _python_leafmost(path: Path) -> list:
+    """Per sample of the file: (rank, the innermost Python frame's function
+    or None, its weight: the periods of CPU time it stands for)."""
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(path, "r") as f:
+        g = f["samples"]
+        kinds, funcs = g["frame_kinds"][:], g["frame_functions"][:]
+        off, sf = g["stack_offsets"][:], g["stack_frames"][:]
+        out = []
+        for rank, st, w in zip(g["ranks"][:], g["stacks"][:], g["weights"][:]):
+            py = [funcs[i] for i in sf[off[st]:off[st + 1]] if kinds[i] == 1]
+            name = py[0].decode() if py and isinstance(py[0], bytes) else (py[0] if py else None)
+            out.append((int(rank), name, int(w)))
+    return out
+
+
+@pytest.mark.parametrize("follow", [False, True], ids=["plain", "follow"])
+def test_python_programs_samples_carry_python_frames(tmp_path, follow):
+    (tmp_path / "burn.py").write_text(BURN)
+    out = tmp_path / "p.h5"
+    py = sys.executable
+    cmd = ["bash", "-c", f"'{py}' burn.py; '{py}' burn.py"] if follow else [py, "burn.py"]
+    run = _run(["run", *(["--follow"] if follow else []), "--sample-hz", "1000",
+                "-o", str(out), "--", *cmd], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "native frames only" not in run.stderr
+    samples = _python_leafmost(out)
+    ranks = {r for r, _, _ in samples}
+    # --follow: bash is rank 0, and it runs the first python as rank 1 and
+    # execs the last in its own process (rank 0)
+    assert ranks == ({0, 1} if follow else {0}), ranks
+    for r in ranks:
+        # by weight (ms of CPU at 1000 Hz): 0.3 s, nearly all in burn_py's loop
+        mine = [(name, w) for rank, name, w in samples if rank == r]
+        total = sum(w for _, w in mine)
+        named = sum(w for name, w in mine if name == "burn_py")
+        assert total > 200 and named * 10 >= total * 7, (r, named, total, len(mine))
+
+
+def test_no_python_boot_without_sampling(tmp_path):
+    """Without --sample-hz nothing goes on the Python children's PYTHONPATH."""
+    probe = ("import os, sys; print(os.environ.get('PYTHONPATH'));"
+             "print(getattr(sys.modules.get('sitecustomize'), '__file__', ''))")
+    out = tmp_path / "n.h5"
+    run = _run(["run", "--follow", "-o", str(out), "--", sys.executable, "-c", probe], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "_follow_boot" not in run.stdout

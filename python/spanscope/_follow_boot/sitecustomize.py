@@ -1,11 +1,18 @@
-"""``spanscope run --follow``'s start-up hook (spanscope._follow): the run
-puts this directory first on PYTHONPATH, so every Python interpreter of the
-followed process tree imports this module at start-up (site.py imports
-``sitecustomize``) and starts recording its own part of the profile
-(spanscope._follow.bootstrap) before its program runs.  Then the
-``sitecustomize`` this one hides -- the next one on sys.path, if any -- is
-run, so an installation's own start-up code still runs.  Nothing here may
-stop the interpreter: every failure is one line on stderr."""
+"""The start-up hook of ``spanscope run``'s Python interpreters.
+
+- ``spanscope run --follow SCRIPT`` (spanscope._follow) puts this directory
+  first on PYTHONPATH, so every Python interpreter of the followed process
+  tree imports this module at start-up (site.py imports ``sitecustomize``)
+  and starts recording its own part of the profile
+  (spanscope._follow.bootstrap) before its program runs.
+- A sampling native run (``spanscope run --sample-hz N [--follow] -- CMD``,
+  spanscope._run_attach) puts it there too: in the processes its preloaded
+  library profiles (which hold their session already) this module only
+  installs the Python frame walker into the running sampler.
+
+Then the ``sitecustomize`` this one hides -- the next one on sys.path, if
+any -- is run, so an installation's own start-up code still runs.  Nothing
+here may stop the interpreter: every failure is one line on stderr."""
 
 import os
 import sys
@@ -21,6 +28,25 @@ def _follow() -> None:
                          f"({sys.executable}) is not profiled: {error}\n")
         return
     _follow.bootstrap()
+
+
+def _native_run() -> bool:
+    """In a native run: True, and in a process its preloaded library
+    profiles (every process of a --follow tree, else the command's own pid,
+    which a script's interpreter keeps) the Python frames are joined to its
+    samples.  spanscope is imported only there (it costs ~50 ms)."""
+    env = os.environ
+    if env.get("SPANSCOPE_RUN") != "1":
+        return False
+    if env.get("SPANSCOPE_RUN_FOLLOW") != "1" and \
+            env.get("SPANSCOPE_RUN_PID") != str(os.getpid()):
+        return True
+    try:
+        from spanscope import _run_attach
+    except Exception:  # another Python, without spanscope: native frames only
+        return True
+    _run_attach.attach()
+    return True
 
 
 def _chain() -> None:
@@ -40,5 +66,6 @@ def _chain() -> None:
         sys.stderr.write(f"Error in sitecustomize ({spec.origin}): {error!r}\n")
 
 
-_follow()
+if not _native_run():
+    _follow()
 _chain()
