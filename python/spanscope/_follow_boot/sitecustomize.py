@@ -31,16 +31,18 @@ def _follow() -> None:
 
 
 def _native_run() -> bool:
-    """In a native run: True, and in a process its preloaded library
-    profiles (every process of a --follow tree, else the command's own pid,
-    which a script's interpreter keeps) the Python frames are joined to its
-    samples.  spanscope is imported only there (it costs ~50 ms)."""
+    """True in a process a native run's preloaded library profiles (every
+    process of a --follow tree, else the command's own pid, which a
+    script's interpreter keeps): its Python frames are joined to its
+    samples, and it has its session already.  Elsewhere (a plain run's
+    other processes, say a Python --follow run started inside one) False,
+    having imported nothing (spanscope costs ~50 ms)."""
     env = os.environ
     if env.get("SPANSCOPE_RUN") != "1":
         return False
     if env.get("SPANSCOPE_RUN_FOLLOW") != "1" and \
             env.get("SPANSCOPE_RUN_PID") != str(os.getpid()):
-        return True
+        return False
     try:
         from spanscope import _run_attach
     except Exception:  # another Python, without spanscope: native frames only
