@@ -264,24 +264,18 @@ static int follow_start(void) {
     return 0;
 }
 
-/* Whether the run samples: SPANSCOPE_SAMPLE_HZ (set by --sample-hz) or its
- * alias names a rate other than 0 (the preloaded library reads the same). */
-static int run_samples(void) {
-    const char *v = getenv("SPANSCOPE_SAMPLE_HZ");
-    if (!v || !*v) v = getenv("SCOPE_PROFILER_SAMPLE_HZ");
-    return v && *v && strspn(v, "0") != strlen(v);
-}
-
-/* A sampling run's Python interpreters -- the command itself (a console
- * script such as pytest), or with --follow any process of the tree -- name
- * their Python frames only when spanscope's frame walker is in them.  When
- * the tool is the Python package's (its _follow_boot beside runlib, the
- * preloaded library), that folder goes first on PYTHONPATH: its
- * sitecustomize installs the walker in every process the preloaded library
- * profiles (spanscope._run_attach).  Nothing without the package (a C-only
- * install: native frames only) or without sampling.  0, or -1 (said). */
-static int python_frames_boot(const char *runlib) {
-    if (!run_samples()) return 0;
+/* A Python program under the run -- the command itself (a console script
+ * such as pytest), or with --follow any process of the tree -- starts
+ * after the preloaded library set its session up: Python takes the
+ * library's signal handlers for foreign ones (signal.signal returns None
+ * for them, SIGINT raises no KeyboardInterrupt), and a sampler started
+ * before it sees no Python frames.  When the tool is the Python package's
+ * (its _follow_boot beside runlib, the preloaded library), that folder goes
+ * first on PYTHONPATH: its sitecustomize, in every process the library
+ * profiles, hands the signals to Python and the library again, and joins
+ * the Python frame walker to a running sampler (spanscope._run_attach).
+ * Nothing without the package (a C-only install).  0, or -1 (said). */
+static int python_boot(const char *runlib) {
     char boot[PATH_MAX + 64], site[PATH_MAX + 96];
     const char *slash = strrchr(runlib, '/');
     int n = slash ? (int)(slash - runlib) : 0;
@@ -442,7 +436,7 @@ int cmd_run(int argc, char **argv) {
         return cli_die(EXIT_USAGE, "run: libspanscope_run is not beside this spanscope "
                                    "(its folder, its lib folder or the folder above; "
                                    "or set SPANSCOPE_RUN_LIBDIR)");
-    if (preload_add(pre, sizeof pre, lib) || python_frames_boot(lib)) return EXIT_USAGE;
+    if (preload_add(pre, sizeof pre, lib) || python_boot(lib)) return EXIT_USAGE;
     if (functions) {
         if (find_lib("libspanscope_instrument", lib, sizeof lib))
             return cli_die(EXIT_USAGE, "run: --functions: libspanscope_instrument is not "

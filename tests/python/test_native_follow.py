@@ -308,11 +308,80 @@ def test_python_programs_samples_carry_python_frames(tmp_path, follow):
         assert total > 200 and named * 10 >= total * 7, (r, named, total, len(mine))
 
 
-def test_no_python_boot_without_sampling(tmp_path):
-    """Without --sample-hz nothing goes on the Python children's PYTHONPATH."""
-    probe = ("import os, sys; print(os.environ.get('PYTHONPATH'));"
-             "print(getattr(sys.modules.get('sitecustomize'), '__file__', ''))")
-    out = tmp_path / "n.h5"
-    run = _run(["run", "--follow", "-o", str(out), "--", sys.executable, "-c", probe], tmp_path)
+# Python's view of the run's signal handlers: set up before the interpreter
+# by the preloaded library, they were foreign to Python (getsignal None:
+# restoring what signal.signal returned raised TypeError, as in
+# multiprocessing's fork server; SIGINT raised no KeyboardInterrupt).
+SIGNALS = """
+import os, signal, sys, time
+from spanscope import ProfileManager
+assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGINT, old)
+try:
+    signal.raise_signal(signal.SIGINT)
+    sys.exit("no KeyboardInterrupt")
+except KeyboardInterrupt:
+    pass
+with ProfileManager.profile_region("before_term"):
+    pass
+print("ok", flush=True)
+os.kill(os.getpid(), signal.SIGTERM)  # the run's handler still writes the profile
+time.sleep(30)
+"""
+
+
+def test_python_program_keeps_its_signals_and_the_run_its_write(tmp_path):
+    (tmp_path / "sig.py").write_text(SIGNALS)
+    out = tmp_path / "s.h5"
+    run = _run(["run", "-o", str(out), "--", sys.executable, "sig.py"], tmp_path)
+    assert run.stdout == "ok\n", run.stderr
+    assert run.returncode == -signal.SIGTERM, run.stderr  # the tool became the command
+    assert "SIGTERM: profile written to" in run.stderr
+    assert _per_rank(out) == {"before_term": {0: 1}}
+
+
+POOL = """
+import multiprocessing as mp, sys
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.get_context(sys.argv[1]).Pool(2) as pool:
+        print(sum(pool.map(square, range(8))))
+"""
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_multiprocessing_pool_in_a_native_tree(tmp_path, method):
+    """A pool under `run --follow -- python`: its fork server restores the
+    signal handlers it replaced (it died on a None, and the pool kept
+    starting workers that died the same way)."""
+    (tmp_path / "pool.py").write_text(POOL)
+    out = tmp_path / "p.h5"
+    run = _run(["run", "--follow", "-q", "-o", str(out), "--", sys.executable, "pool.py",
+                method], tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "_follow_boot" not in run.stdout
+    assert run.stdout == "140\n"
+    assert "TypeError" not in run.stderr
+    assert out.exists()
+
+
+def test_python_boot_chains_the_sitecustomize_it_hides(tmp_path):
+    """The run's sitecustomize goes first on PYTHONPATH (the program's own
+    PYTHONPATH after it), and the one it hides still runs."""
+    site = tmp_path / "mysite"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import os\nos.environ['MY_SITE_RAN'] = '1'\n")
+    probe = "import os; print(os.environ.get('MY_SITE_RAN'), os.environ['PYTHONPATH'])"
+    out = tmp_path / "n.h5"
+    env_pp = {"PYTHONPATH": str(site)}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SPANSCOPE_", "SCOPE_PROFILER_")) and k != "LD_PRELOAD"}
+    run = subprocess.run([str(SCRIPT), "run", "-q", "-o", str(out), "--", sys.executable, "-c",
+                          probe], cwd=tmp_path, capture_output=True, text=True,
+                         env={**env, **env_pp}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    ran, path = run.stdout.split()
+    assert ran == "1"
+    assert path.split(":")[0].endswith("_follow_boot") and path.split(":")[1] == str(site)
