@@ -492,6 +492,28 @@ static void apply(unsigned mask) {
 /* The calls                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* At exit, while a signal's write is under way (the watcher's), waits for
+ * it: it ends the process as the signal does.  Without this a program
+ * that reaches its end while the watcher writes (a Python script a
+ * SIGTERM reached just before its last line: spanscope's handler does not
+ * stop it) ran HDF5's exit handler, which shut the library down under the
+ * write ("could not write ...: the HDF5 library reported an error"), and
+ * the signal then ended the process with no file at all. */
+static void exit_wait(void) {
+    while (__atomic_load_n(&g_writing, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) == (int)getpid())
+        nap(10);
+}
+
+/* Once per process, before the first session with signals: HDF5 is
+ * initialised first, so that exit_wait, registered after HDF5's own exit
+ * handler, runs before it (atexit runs the last registered first).  A
+ * signal that comes after exit_wait ran still races the exit. */
+static void exit_wait_register(void) {
+    sps__h5_open();
+    atexit(exit_wait);
+}
+
 /* sps_setup's: the list (sps_signals', else SPANSCOPE_SIGNALS, else the
  * default) installed for the new session.  0, or SPS_EINVAL for a bad
  * SPANSCOPE_SIGNALS (the session is then not started), or the watcher's
@@ -507,6 +529,10 @@ SPS__HIDDEN int sps__signals_install(void) {
         if (v) rc = parse_list(v, "SPANSCOPE_SIGNALS", &mask);
     }
     if (!rc && mask) rc = watcher_start();
+    if (!rc && mask) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, exit_wait_register);
+    }
     if (!rc) {
         apply(mask);
         g_session = 1;

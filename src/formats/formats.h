@@ -78,6 +78,12 @@ typedef struct sps__layout {
     int64_t first_call_id;
 } sps__layout_t;
 
+/* Initialises the HDF5 library now (H5open), so that its exit handler,
+ * which shuts the library down, is registered now: an atexit handler
+ * registered after this call runs before HDF5's.  Returns 0, or SPS_EIO
+ * when the library cannot be initialised.  Any thread (src/formats/h5.c). */
+SPS__HIDDEN int sps__h5_open(void);
+
 /* HDF5 writer (src/formats/h5.c).  Usage: open (creates every dataset at
  * its final size), write_rows any number of times, write_durations for late
  * durations, close.  Rows are addressed by their position in /events. */

@@ -385,3 +385,29 @@ def test_python_boot_chains_the_sitecustomize_it_hides(tmp_path):
     ran, path = run.stdout.split()
     assert ran == "1"
     assert path.split(":")[0].endswith("_follow_boot") and path.split(":")[1] == str(site)
+
+
+LATE_TERM = """
+import os, signal
+from spanscope import ProfileManager
+with ProfileManager.profile_region("before_term"):
+    pass
+os.kill(os.getpid(), signal.SIGTERM)  # and the program ends at once
+"""
+
+
+def test_sigterm_as_the_program_ends_still_writes(tmp_path):
+    """The signal's write (the watcher's) and the program's exit ran at once:
+    HDF5's exit handler shut the library down under the write, or Python's
+    exit finalize used HDF5 beside it, and no file was left (3 of 3 runs).
+    Exit now waits for the write (api/signals.c exit_wait) and finalizes
+    take turns (api/finalize.c)."""
+    (tmp_path / "late.py").write_text(LATE_TERM)
+    for i in range(3):
+        out = tmp_path / f"l{i}.h5"
+        run = _run(["run", "-o", str(out), "--", sys.executable, "late.py"], tmp_path)
+        assert run.returncode == -signal.SIGTERM, run.stderr
+        assert "SIGTERM: profile written to" in run.stderr, run.stderr
+        assert _per_rank(out) == {"before_term": {0: 1}}
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(f"l{i}.")) \
+            == [f"l{i}.h5"]
