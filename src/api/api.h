@@ -304,5 +304,11 @@ SPS__HIDDEN int sps__recover(const char *path, sps_recover_info_t *info);
  * sps_shutdown: restores the dispositions as they were, first thing. */
 SPS__HIDDEN int sps__signals_install(void);
 SPS__HIDDEN void sps__signals_uninstall(void);
+/* Around each finalize (api/finalize.c), outside every lock: enter waits
+ * while a signal's write is under way in this process (that write ends the
+ * process), and the watcher's write waits while a finalize is under way, so
+ * the two never use HDF5 at once.  The watcher's own finalize passes. */
+SPS__HIDDEN void sps__signals_finalize_enter(void);
+SPS__HIDDEN void sps__signals_finalize_leave(void);
 
 #endif /* SPS_API_H */

@@ -402,30 +402,21 @@ static int period_paths(const sps__snap_t *s, sps_period_paths_t *out) {
     return rc;
 }
 
-/* One finalize at a time, from its snapshot to the end of its write: two
- * threads' finalizes -- a Python program's at its exit and the signal
- * watcher's write of a SIGTERM that came just before (api/signals.c) --
- * would use the HDF5 library at once, which its serial build does not
- * allow, and their periods could reach the files out of order.  The session
- * lock is not it: recording goes on during a write.  A fork child gets it
- * unlocked. */
-static pthread_mutex_t g_finalize_mu = PTHREAD_MUTEX_INITIALIZER;
-static void finalize_mu_child(void) { pthread_mutex_init(&g_finalize_mu, NULL); }
-static void finalize_mu_register(void) { pthread_atfork(NULL, NULL, finalize_mu_child); }
-
 static int finalize_local_locked(const char *path, FILE *table_fp, int plain,
                                  sps_period_paths_t *paths);
 
 /* sps__finalize_local and sps__finalize_part: plain stores the events
  * uncompressed; paths (or NULL) gets the period's call paths once it is
- * written (sps_finalize_paths). */
+ * written (sps_finalize_paths).  A finalize and a signal's write (the
+ * watcher's, api/signals.c) never use HDF5 at once -- its serial build does
+ * not allow it: a Python program's exit finalize beside the write of the
+ * SIGTERM that came just before left no file -- the later one waits
+ * (sps__signals_finalize_enter). */
 static int finalize_local_ex(const char *path, FILE *table_fp, int plain,
                              sps_period_paths_t *paths) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, finalize_mu_register);
-    pthread_mutex_lock(&g_finalize_mu);
+    sps__signals_finalize_enter();
     int rc = finalize_local_locked(path, table_fp, plain, paths);
-    pthread_mutex_unlock(&g_finalize_mu);
+    sps__signals_finalize_leave();
     return rc;
 }
 

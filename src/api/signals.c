@@ -89,6 +89,8 @@ static int g_pipe_w = -1;              /* atomic: the self-pipe's write end */
 static int g_pipe_r = -1;              /* the watcher's end (g_mu) */
 static int g_owner;                    /* atomic: the pid whose watcher reads the pipe */
 static int g_writing;                  /* atomic: a signal is being written (its number) */
+static int g_finalizing;               /* atomic: finalizes under way (not the watcher's) */
+static __thread int t_watcher;         /* this thread is the watcher */
 static int g_session;                  /* a session of this process has us installed (g_mu) */
 static int g_forked;                   /* this process is a fork child (set in the child) */
 static int g_explicit;                 /* sps_signals set the list (g_mu) */
@@ -206,8 +208,10 @@ static void on_signal(int sig, siginfo_t *info, void *uc) {
         return;
     }
     int first = 0;
-    if (!__atomic_compare_exchange_n(&g_writing, &first, sig, 0, __ATOMIC_ACQ_REL,
-                                      __ATOMIC_ACQUIRE))
+    /* sequentially consistent, as sps__signals_finalize_enter's add and
+     * load: of this store and a finalize's, one sees the other */
+    if (!__atomic_compare_exchange_n(&g_writing, &first, sig, 0, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_SEQ_CST))
         die_now(sig); /* a second signal while the first one's write goes on */
     unsigned char b = (unsigned char)sig;
     if (write(pw, &b, 1) != 1) die_now(sig); /* no watcher to wake: as without us */
@@ -362,8 +366,11 @@ static void write_local(int sig, const char *path, int finalized_before, char *l
     sps__crash_release();
 }
 
-/* The write of one signal, then the signal's own end. */
+/* The write of one signal, then the signal's own end.  A finalize under
+ * way (the program's, at its exit say) is let finish first: the two would
+ * use HDF5 at once. */
 static void handle(int sig) {
+    while (__atomic_load_n(&g_finalizing, __ATOMIC_SEQ_CST) > 0) nap(5);
     pthread_mutex_lock(&sps__g.lock);
     int live = sps__session_live();
     char *path = live && sps__g.file_path ? strdup(sps__g.file_path) : NULL;
@@ -399,6 +406,7 @@ static void handle(int sig) {
 
 static void *watcher(void *arg) {
     int fd = (int)(intptr_t)arg;
+    t_watcher = 1;
     for (;;) {
         unsigned char b;
         ssize_t n = read(fd, &b, 1);
@@ -409,7 +417,10 @@ static void *watcher(void *arg) {
     return NULL;
 }
 
-static void atfork_child(void) { g_forked = 1; }
+static void atfork_child(void) {
+    g_forked = 1;
+    __atomic_store_n(&g_finalizing, 0, __ATOMIC_RELAXED); /* the parent's threads' */
+}
 static void atfork_register(void) { pthread_atfork(NULL, NULL, atfork_child); }
 
 /* Makes the pipe and the watcher of this process, once per process; none
@@ -512,6 +523,22 @@ static void exit_wait(void) {
 static void exit_wait_register(void) {
     sps__h5_open();
     atexit(exit_wait);
+}
+
+void sps__signals_finalize_enter(void) {
+    if (t_watcher) return;
+    for (;;) {
+        __atomic_add_fetch(&g_finalizing, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&g_writing, __ATOMIC_SEQ_CST) ||
+            __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) != (int)getpid())
+            return;
+        __atomic_sub_fetch(&g_finalizing, 1, __ATOMIC_SEQ_CST);
+        nap(10); /* the write ends the process */
+    }
+}
+
+void sps__signals_finalize_leave(void) {
+    if (!t_watcher) __atomic_sub_fetch(&g_finalizing, 1, __ATOMIC_SEQ_CST);
 }
 
 /* sps_setup's: the list (sps_signals', else SPANSCOPE_SIGNALS, else the
