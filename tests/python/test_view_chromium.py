@@ -419,7 +419,12 @@ def test_full_zoom_draws_each_span_once_in_its_colour(browser, small_view, rende
         want = meta["colors"][r["name"]]
         got = "#%02x%02x%02x" % browser.pixel(x, y)
         assert got == want, (renderer, names[r["name"]], x, y, got, want)
-    assert len(seen) >= 4
+    # every region with a span 8 px wide is looked at; "io" (2 ms spans) can
+    # be narrower when load stretched the recording (CI's check-pythons with
+    # xdist: 3 of 4), the others are 2-5 x wider
+    widest = {names[n]: max(r["x1"] - r["x0"] for r in recs if r["name"] == n)
+              for n in {r["name"] for r in recs}}
+    assert len(seen) >= 3 and {"outer", "compute", "kernel"} <= {names[n] for n in seen}, widest
     assert_clean(browser)
 
 
