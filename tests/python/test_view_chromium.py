@@ -300,8 +300,9 @@ class Viewer:
 # --- the recordings -----------------------------------------------------------
 
 # A small recording whose spans are each wider than a pixel at full zoom
-# (tens of ms in all, spans of >= 2 ms): every span is drawn as itself; and
-# a counter.
+# (about 150 ms in all, spans of >= 8 ms: sleeps long beside the jitter of
+# a loaded machine, which at 2 ms left "io" under 8 px and moved the spans
+# the pan test relies on): every span is drawn as itself; and a counter.
 def write_small(path):
     import spanscope
     PM = ProfileManager
@@ -312,11 +313,11 @@ def write_small(path):
             for i in range(n):
                 spanscope.counter("queue", float(i))
                 with PM.region("compute"):
-                    time.sleep(0.004)
+                    time.sleep(0.016)
                     with PM.region("kernel"):
-                        time.sleep(0.003)
+                        time.sleep(0.012)
                 with PM.region("io"):
-                    time.sleep(0.002)
+                    time.sleep(0.008)
 
     t = threading.Thread(target=work, args=(2,), name="worker")
     t.start()
