@@ -358,7 +358,17 @@ def _run(argv: list[str]) -> int:
     from contextlib import nullcontext
     try:
         with follow.session_rank() if follow else nullcontext():
-            ProfileManager.setup(**{k: v for k, v in setup.items() if v is not None})
+            # the environment and SPANSCOPE_CONFIG's file under the options
+            # given here (docs/configuration.md: what a C program's auto-setup
+            # reads, read the same way); a stray variable's warning is one
+            # line, as the C tool's
+            import warnings
+            with warnings.catch_warnings(record=True) as stray:
+                warnings.simplefilter("always", RuntimeWarning)
+                ProfileManager.setup_from_env(
+                    **{k: v for k, v in setup.items() if v is not None})
+            for w in stray:
+                sys.stderr.write(f"spanscope: {w.message}\n")
     except FeatureNotAvailableError as error:
         if follow is not None:
             follow.abandon()

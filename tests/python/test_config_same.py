@@ -388,3 +388,75 @@ def test_setup_config_path_missing_file(tmp_path):
 
     with pytest.raises(ValueError, match="could not read profiling config"):
         load_profiling_config(tmp_path / "none.toml")
+
+
+def _run_script(tmp_path, args, extra_env):
+    """`python -m spanscope run -q ARGS...` in tmp_path with a clean
+    environment plus extra_env: the CompletedProcess."""
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "spanscope", "run", "-q", *args],
+                          cwd=tmp_path, env=_clean_env(extra_env), capture_output=True,
+                          text=True, timeout=120)
+
+
+def _label_and_calls(path):
+    """(the file's /metadata label, {region: calls}) of a written profile."""
+    from spanscope.results import read_h5
+    import h5py
+
+    with h5py.File(path) as f:
+        label = f["metadata"].attrs.get("label")
+    res = read_h5(str(path))
+    return label, {name: res[name].num_calls for name in res.region_names}
+
+
+def test_spanscope_run_of_a_script_reads_the_environment(tmp_path):
+    """`spanscope run SCRIPT` is configured without code as a C program's
+    auto-setup is: SPANSCOPE_CONFIG's file < the SPANSCOPE_* variables <
+    the command's own options.  Before, it took its options and the file
+    of --config only: SPANSCOPE_OUTPUT=x.h5 wrote profiling_data.h5."""
+    (tmp_path / "app.py").write_text(
+        "import spanscope\nfor _ in range(3):\n    with spanscope.region('step'):\n"
+        "        pass\n")
+    (tmp_path / "cfg.toml").write_text('[profiling]\nlabel = "from-file"\n'
+                                       'file_path = "file.h5"\n')
+    # the variables, over the file named by SPANSCOPE_CONFIG
+    run = _run_script(tmp_path, ["app.py"], {"SPANSCOPE_CONFIG": "cfg.toml",
+                                             "SPANSCOPE_OUTPUT": "env.h5",
+                                             "SPANSCOPE_LABEL": "from-env"})
+    assert run.returncode == 0, run.stderr
+    assert not (tmp_path / "file.h5").exists() and not (tmp_path / "profiling_data.h5").exists()
+    assert _label_and_calls(tmp_path / "env.h5") == ("from-env", {"step": 3})
+    # the file's settings where no variable sets them
+    run = _run_script(tmp_path, ["app.py"], {"SPANSCOPE_CONFIG": "cfg.toml"})
+    assert run.returncode == 0, run.stderr
+    assert _label_and_calls(tmp_path / "file.h5") == ("from-file", {"step": 3})
+    # the command's options over both
+    run = _run_script(tmp_path, ["-o", "cli.h5", "--label", "from-cli", "app.py"],
+                      {"SPANSCOPE_CONFIG": "cfg.toml", "SPANSCOPE_OUTPUT": "env2.h5",
+                       "SPANSCOPE_LABEL": "from-env"})
+    assert run.returncode == 0, run.stderr
+    assert not (tmp_path / "env2.h5").exists()
+    assert _label_and_calls(tmp_path / "cli.h5") == ("from-cli", {"step": 3})
+    # SPANSCOPE_OUTPUT=none: no file
+    run = _run_script(tmp_path, ["app.py"], {"SPANSCOPE_OUTPUT": "none"})
+    assert run.returncode == 0, run.stderr
+    assert not (tmp_path / "profiling_data.h5").exists()
+
+
+def test_spanscope_run_of_a_script_bad_and_stray_variables(tmp_path):
+    """A bad variable stops the run before the script, naming it (exit
+    status 2, as a bad option); a stray SPANSCOPE_* variable is one warning
+    line, and the run goes on."""
+    (tmp_path / "app.py").write_text("open('ran', 'w').close()\n")
+    run = _run_script(tmp_path, ["app.py"], {"SPANSCOPE_MEMORY_LIMIT": "lots"})
+    assert run.returncode == 2
+    assert "SPANSCOPE_MEMORY_LIMIT=lots" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "ran").exists()
+    run = _run_script(tmp_path, ["app.py"], {"SPANSCOPE_OUTPTU": "x.h5"})
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "ran").exists() and (tmp_path / "profiling_data.h5").exists()
+    lines = [ln for ln in run.stderr.splitlines() if "SPANSCOPE_OUTPTU" in ln]
+    assert lines == [lines[0]] and lines[0].startswith("spanscope: unknown variable "), \
+        run.stderr
