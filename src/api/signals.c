@@ -90,6 +90,8 @@ static int g_pipe_r = -1;              /* the watcher's end (g_mu) */
 static int g_owner;                    /* atomic: the pid whose watcher reads the pipe */
 static int g_writing;                  /* atomic: a signal is being written (its number) */
 static int g_finalizing;               /* atomic: finalizes under way (not the watcher's) */
+static int g_exiting;                  /* atomic: exit_wait ran (the process is exiting) */
+static int g_exit_sig;                 /* atomic: a signal deferred to the exit's end */
 static __thread int t_watcher;         /* this thread is the watcher */
 static int g_session;                  /* a session of this process has us installed (g_mu) */
 static int g_forked;                   /* this process is a fork child (set in the child) */
@@ -213,6 +215,16 @@ static void on_signal(int sig, siginfo_t *info, void *uc) {
     if (!__atomic_compare_exchange_n(&g_writing, &first, sig, 0, __ATOMIC_SEQ_CST,
                                       __ATOMIC_SEQ_CST))
         die_now(sig); /* a second signal while the first one's write goes on */
+    /* ... and of this load and exit_wait's store of g_exiting, one sees
+     * the other's g_writing store: the process is exiting (HDF5's exit
+     * handler may be shutting the library down), so the exit goes on --
+     * its own finalize writes, if the program has one -- and the signal
+     * ends the process at the end of it (exit_signal) */
+    if (__atomic_load_n(&g_exiting, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&g_exit_sig, sig, __ATOMIC_SEQ_CST);
+        errno = saved;
+        return;
+    }
     unsigned char b = (unsigned char)sig;
     if (write(pw, &b, 1) != 1) die_now(sig); /* no watcher to wake: as without us */
     errno = saved;
@@ -420,6 +432,8 @@ static void *watcher(void *arg) {
 static void atfork_child(void) {
     g_forked = 1;
     __atomic_store_n(&g_finalizing, 0, __ATOMIC_RELAXED); /* the parent's threads' */
+    __atomic_store_n(&g_exiting, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_exit_sig, 0, __ATOMIC_RELAXED);
 }
 static void atfork_register(void) { pthread_atfork(NULL, NULL, atfork_child); }
 
@@ -511,15 +525,37 @@ static void apply(unsigned mask) {
  * write ("could not write ...: the HDF5 library reported an error"), and
  * the signal then ended the process with no file at all. */
 static void exit_wait(void) {
-    while (__atomic_load_n(&g_writing, __ATOMIC_ACQUIRE) &&
+    __atomic_store_n(&g_exiting, 1, __ATOMIC_SEQ_CST); /* on_signal's load: see there */
+    while (__atomic_load_n(&g_writing, __ATOMIC_SEQ_CST) &&
+           !__atomic_load_n(&g_exit_sig, __ATOMIC_SEQ_CST) &&
            __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) == (int)getpid())
         nap(10);
+}
+
+/* At the very end of the exit (this library's destructor runs after every
+ * exit handler, and after the destructors of the libraries that use it:
+ * the preloaded run library's, the Python extension's): a signal that came
+ * after exit_wait ran was let wait for the exit's end -- its write would
+ * have raced HDF5's exit handler and the program's exit finalize (a native
+ * run's, SPANSCOPE_AUTO_FINALIZE's) -- and now ends the process as it
+ * would have, with the same status. */
+__attribute__((destructor)) static void exit_signal(void) {
+    int sig = __atomic_load_n(&g_exit_sig, __ATOMIC_SEQ_CST);
+    if (!sig || __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) != (int)getpid()) return;
+    char line[160];
+    int n = snprintf(line, sizeof line, "spanscope: SIG%s came as the program was exiting: "
+                     "its exit went on (its own finalize writes the profile); ending as the "
+                     "signal does\n", sig_name(sig));
+    if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) {
+    }
+    die_now(sig);
 }
 
 /* Once per process, before the first session with signals: HDF5 is
  * initialised first, so that exit_wait, registered after HDF5's own exit
  * handler, runs before it (atexit runs the last registered first).  A
- * signal that comes after exit_wait ran still races the exit. */
+ * signal that comes after exit_wait ran waits for the exit's end
+ * (exit_signal). */
 static void exit_wait_register(void) {
     sps__h5_open();
     atexit(exit_wait);
@@ -530,6 +566,7 @@ void sps__signals_finalize_enter(void) {
     for (;;) {
         __atomic_add_fetch(&g_finalizing, 1, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&g_writing, __ATOMIC_SEQ_CST) ||
+            __atomic_load_n(&g_exit_sig, __ATOMIC_SEQ_CST) || /* no write: deferred */
             __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) != (int)getpid())
             return;
         __atomic_sub_fetch(&g_finalizing, 1, __ATOMIC_SEQ_CST);
@@ -578,6 +615,7 @@ SPS__HIDDEN void sps__signals_uninstall(void) {
     /* after the restore, so that a signal taken just before it is seen:
      * the session must outlive its write */
     while (__atomic_load_n(&g_writing, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&g_exit_sig, __ATOMIC_SEQ_CST) &&
            __atomic_load_n(&g_owner, __ATOMIC_ACQUIRE) == (int)getpid())
         nap(10);
 }

@@ -561,6 +561,62 @@ static void test_after_finalize(void **state) {
     after_finalize_once(10);
 }
 
+/* A signal that comes after the exit began (after spanscope's exit handler
+ * ran and HDF5's shut the library down: here from an exit handler of the
+ * program's, registered before the session, so run after both) lets the
+ * exit go on -- the program's exit finalize writes, as a native run's does
+ * -- and then ends the process with the signal's status and one line.
+ * Before, the watcher wrote beside HDF5's shut-down and the exit finalize,
+ * and the signal cut the exit short. */
+static void late_exit(void) {
+    kill(getpid(), SIGTERM);
+    struct timespec ts = {0, 300000000}; /* the watcher's write would end us here */
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    for (int i = 0; i < 50; i++) {
+        sps_begin(g_work);
+        sps_end(g_work);
+    }
+    int rc = sps_finalize(); /* the exit's own finalize */
+    atomic_store(&sh->handler_calls, rc == 0 ? 2 : 3);
+}
+
+static void test_signal_during_exit(void **state) {
+    (void)state;
+    const char *path = tu_path("signals_exit.h5");
+    char errpath[1024];
+    snprintf(errpath, sizeof errpath, "%s", tu_path("signals_exit.err"));
+    unlink(path);
+    sh = shared_new();
+    pid_t pid = fork_child(errpath);
+    if (pid == 0) {
+        if (atexit(late_exit) != 0) _exit(94);
+        sps_config_t cfg = SPS_CONFIG_INIT;
+        cfg.file_path = path;
+        if (sps_setup(&cfg) != 0) _exit(90);
+        g_work = sps_region("work");
+        for (int i = 0; i < 100; i++) {
+            sps_begin(g_work);
+            sps_end(g_work);
+        }
+        exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char lines[8192];
+    int nl = spanscope_lines(errpath, lines, sizeof lines);
+    print_message("exit status %#x, exit handler %d; stderr: %s", st,
+                  atomic_load(&sh->handler_calls), lines);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGTERM);
+    assert_int_equal(atomic_load(&sh->handler_calls), 2); /* it ran to its end */
+    assert_int_equal(work_calls(path), 150);
+    assert_non_null(strstr(lines, "SIGTERM came as the program was exiting"));
+    assert_null(strstr(lines, "profile written to"));
+    (void)nl;
+    munmap(sh, sizeof *sh);
+}
+
 int main(void) {
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     const struct CMUnitTest tests[] = {
@@ -574,6 +630,7 @@ int main(void) {
         cmocka_unit_test(test_second_signal_ends_at_once),
         cmocka_unit_test(test_fork_child),
         cmocka_unit_test(test_after_finalize),
+        cmocka_unit_test(test_signal_during_exit),
         /* sessions of this process: its watcher thread from here on */
         cmocka_unit_test(test_shutdown_restores),
         cmocka_unit_test(test_bad_lists),
