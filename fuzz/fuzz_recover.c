@@ -1,13 +1,14 @@
 /* fuzz_recover.c -- libFuzzer target: sps_recover over a hostile live
  * directory (core/crash.c's files, api/recover.c).  The input is
- *   u32 n, then n bytes of "log", then the rest as "chunks", or, when n's
- *   top bit is set, u32 n | 1 << 31, u32 m, n bytes of "log", m bytes of
- *   "samples" (core/crash_samples.h), the rest as "chunks"
+ *   u32 n, then n bytes of "log", then the rest as "chunks"; n's top bit
+ *   set: a u32 m follows, and m bytes of "samples" (core/crash_samples.h)
+ *   follow the log; n's next bit (1 << 30) set: a u32 k follows (after m),
+ *   and k bytes of "slots" (the slot table) follow the log and the samples
  * written to a fresh "<tmp>/f.h5.live-1/"; recover must write a profile or
  * refuse with an error, never crash, hang or read out of bounds.  The
  * seeds (fuzz/corpus/recover) are real directories of killed runs
  * ("samples": one sampled at 1000 Hz with memory values, its samples file
- * with the stacks' frames). */
+ * with the stacks' frames; "slots": one whose slots are in the table). */
 #include <spanscope.h>
 
 #include <fcntl.h>
@@ -41,22 +42,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mkdir(g_dir, 0700);
         snprintf(g_live, sizeof g_live, "%s/f.h5.live-1", g_dir);
     }
-    uint32_t n = 0, m = 0;
+    uint32_t n = 0, m = 0, k = 0;
     size_t head = 4;
     if (size >= 4) memcpy(&n, data, 4);
-    int with_samples = (n >> 31) && size >= 8;
-    if (with_samples) {
-        memcpy(&m, data + 4, 4);
-        n &= 0x7FFFFFFFu;
-        head = 8;
+    int with_samples = (n >> 31) & 1, with_slots = (n >> 30) & 1;
+    n &= 0x3FFFFFFFu;
+    if (with_samples && size >= head + 4) {
+        memcpy(&m, data + head, 4);
+        head += 4;
+    }
+    if (with_slots && size >= head + 4) {
+        memcpy(&k, data + head, 4);
+        head += 4;
     }
     size_t body = size >= head ? size - head : 0;
     if (n > body) n = (uint32_t)body;
     if (m > body - n) m = (uint32_t)(body - n);
+    if (k > body - n - m) k = (uint32_t)(body - n - m);
     mkdir(g_live, 0700);
     put("log", data + head, size >= head ? n : 0);
     if (with_samples) put("samples", data + head + n, m);
-    put("chunks", data + head + n + m, size >= head ? body - n - m : 0);
+    if (with_slots) put("slots", data + head + n + m, k);
+    put("chunks", data + head + n + m + k, size >= head ? body - n - m - k : 0);
     char out[300], err[512];
     snprintf(out, sizeof out, "%s/f.h5", g_dir);
     int rc = sps_recover(out, NULL, err, sizeof err);
@@ -70,6 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(path, sizeof path, "%s/spill", g_live);
     unlink(path);
     snprintf(path, sizeof path, "%s/samples", g_live);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/slots", g_live);
     unlink(path);
     rmdir(g_live);
     unlink(out);

@@ -6,7 +6,9 @@
  * inside the files), every slot and spilled chunk against the chunk size,
  * every record's region against the names the log gave.  What is read:
  *   - per thread, the records no finalize wrote: the spilled chunks and the
- *     slots (each slot's latest owner, read up to its first zero word),
+ *     slots (each slot's latest owner -- from the "slots" table where its
+ *     entry's check word holds, else from the log -- read up to its first
+ *     zero word),
  *     ordered by sequence number; a stretch covered twice (a chunk spilled
  *     while its slot was not yet cleared) is taken once; records before
  *     the thread's last CONSUMED mark are skipped;
@@ -224,11 +226,10 @@ static int entry_thread(live_t *L, const uint8_t *p, size_t len, long long at) {
     return 0;
 }
 
-static int entry_install(live_t *L, const uint8_t *p, size_t len, long long at) {
-    sps__crash_install_t e;
+/* Slot e.off's owner is e (the latest one wins): a log entry's, or the
+ * table's.  at: where it was read, for the error. */
+static int slot_set(live_t *L, sps__crash_install_t e, long long at) {
     size_t bytes = (size_t)L->hdr.chunk_recs * 8;
-    if (len != sizeof e) return bad(L, "bad slot entry", at);
-    memcpy(&e, p, sizeof e);
     if (e.off < 0 || (uint64_t)e.off % bytes || !thread_at(L, e.thread))
         return bad(L, "slot entry out of range", at);
     size_t slot = (size_t)((uint64_t)e.off / bytes);
@@ -244,6 +245,46 @@ static int entry_install(live_t *L, const uint8_t *p, size_t len, long long at) 
     e.pad = 1; /* in use */
     L->slots[slot] = e;
     return 0;
+}
+
+static int entry_install(live_t *L, const uint8_t *p, size_t len, long long at) {
+    sps__crash_install_t e;
+    if (len != sizeof e) return bad(L, "bad slot entry", at);
+    memcpy(&e, p, sizeof e);
+    return slot_set(L, e, at);
+}
+
+/* The "slots" table (crash.c), if the directory has one: each entry whose
+ * check word holds names its slot's owner, over what the log said (the
+ * table is written after the log's last word on the slot: a slot goes to
+ * the log only while the table cannot hold it).  An entry of a slot past
+ * the chunks file's end was never used; an entry whose check does not
+ * hold was never written, or torn by the death: its slot was cleared
+ * before it was handed out, so nothing is lost with it.  at in errors:
+ * the entry's byte offset. */
+static int read_slot_table(live_t *L) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/slots", L->dir);
+    if (access(p, F_OK) != 0) return 0; /* a directory of an older version */
+    uint8_t *tab = NULL;
+    size_t len = 0;
+    int rc = read_file(L->dir, "slots", &tab, &len);
+    size_t bytes = (size_t)L->hdr.chunk_recs * 8;
+    for (size_t i = 0; !rc && bytes && i < len / sizeof(sps__crash_slot_t); i++) {
+        sps__crash_slot_t e;
+        memcpy(&e, tab + i * sizeof e, sizeof e);
+        if (!e.check || e.check != sps__crash_slot_check(i, e.thread, e.seq0)) continue;
+        if ((uint64_t)i * bytes + bytes > L->chunks_len) continue;
+        if (i >= (1u << 26) || e.thread >= MAX_THREADS) {
+            rc = sps__err_fail(SPS_EFORMAT, "%s: slots entry %zu out of range: not a "
+                               "spanscope live directory, or torn beyond repair", L->dir, i);
+            break;
+        }
+        rc = slot_set(L, (sps__crash_install_t){(int64_t)(i * bytes), e.thread, 0, e.seq0},
+                      (long long)(i * sizeof e));
+    }
+    free(tab);
+    return rc;
 }
 
 static int push_seg(rthread_t *t, seg_t s) {
@@ -1063,6 +1104,7 @@ static int live_read(live_t *L) {
     if (!rc) rc = read_file(L->dir, "log", &log, &len);
     if (!rc) rc = parse_log(L, log, len);
     free(log);
+    if (!rc) rc = read_slot_table(L);
     if (!rc) rc = smp_read(L);
     if (!rc) rc = add_slots(L);
     if (!rc && !L->nanchors) rc = bad(L, "no clock anchor", 0);
@@ -1218,7 +1260,7 @@ done:
 }
 
 static void remove_live(const char *dir, const char *spill_path) {
-    static const char *const names[] = {"log", "chunks", "spill", "samples"};
+    static const char *const names[] = {"log", "chunks", "spill", "samples", "slots"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);

@@ -536,6 +536,25 @@ typedef struct sps__crash_install { /* slot at off now holds thread's records fr
     uint32_t thread, pad;
     uint64_t seq0;
 } sps__crash_install_t;
+/* The live directory's "slots" file: entry i says who holds slot i of
+ * "chunks" (offset i * chunk bytes) -- what an SPS__CRASH_INSTALL entry of
+ * the log says, written by plain stores into a shared mapping instead of a
+ * write(2) per chunk taken (crash.c).  An entry counts only when check is
+ * sps__crash_slot_check of its slot and fields (0: never written; another
+ * value: the process died between the stores). */
+typedef struct sps__crash_slot {
+    uint64_t seq0;
+    uint32_t thread, check;
+} sps__crash_slot_t;
+/* The check word of slot's entry {thread, seq0}: never 0. */
+static inline uint32_t sps__crash_slot_check(uint64_t slot, uint32_t thread, uint64_t seq0) {
+    uint64_t h = (slot + 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    h ^= ((uint64_t)thread + 1) * 0x94D049BB133111EBull;
+    h ^= seq0 * 0xD6E8FEB86659FD93ull;
+    h ^= h >> 31;
+    h *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32) | 1u;
+}
 typedef struct sps__crash_spill { /* n records from seq0 packed at off (len bytes) */
     uint32_t thread, n;
     uint64_t seq0;

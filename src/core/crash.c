@@ -8,12 +8,16 @@
  *           the page cache the moment the hot path stores it -- the hot
  *           path is unchanged (no extra store, no syscall);
  *   spill   the spill file (spill.c), named instead of unlinked;
+ *   slots   which slot of "chunks" holds which thread's records from
+ *           which sequence number (sps__crash_slot_t): a shared mapping the
+ *           recording thread writes with plain stores when it takes a chunk
+ *           (a log entry, one write(2) a chunk, cost it 0.4-0.8 ns a pair);
  *   log     an append-only log of what the records need to be read: the
  *           session's settings (with the names of the values a record's
- *           group holds), region names, threads, clock anchors, which slot
- *           holds which thread's records from which sequence number, which
- *           records were spilled where, and how far each thread's records
- *           were written out by a finalize;
+ *           group holds), region names, threads, clock anchors, the slots
+ *           the table cannot hold (it could not grow), which records were
+ *           spilled where, and how far each thread's records were written
+ *           out by a finalize;
  *   samples the stack samples, appended by the sampler's thread at each
  *           drain (sps__crash_sample), each stack's frames as text the
  *           first time the directory sees it (crash_samples.h).
@@ -33,8 +37,8 @@
  * Each log entry is one write(2) on an O_APPEND descriptor (atomic among
  * the threads that append) with a checksum, so a torn entry is detected
  * and ends the log.  The log is written at a thread's first record, at
- * each chunk it takes (once per 8192 records by default), at each anchor,
- * region name, spill and finalize: a few hundred bytes per MiB recorded.
+ * each anchor, region name, spill and finalize: a few hundred bytes per MiB
+ * recorded.
  *
  * A session that is shut down, or whose records were all written by a
  * finalize when the process exits, removes the directory.  Aggregate-mode
@@ -65,7 +69,14 @@ static struct {
     char *spill_path;   /* the named spill file: in cfg.spill_dir when set */
     int forked;         /* the next session is the one a fork child inherits
                            (api/fork.c opens it in the fork handler; see wanted) */
-} g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1};
+    int slots_fd;
+    sps__crash_slot_t *slots; /* SLOTS_MAP_BYTES reserved, NULL: none (the log) */
+    uint64_t slots_cap;       /* entries the file holds (session lock) */
+} g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1, .slots_fd = -1};
+
+/* Address space reserved for the slot table: 2^20 slots (64 GiB of 64 KiB
+ * chunks); the file grows under it as slots are made. */
+#define SLOTS_MAP_BYTES ((size_t)16 << 20)
 
 /* The samples file (crash_samples.h): its descriptor, the batch being
  * gathered, which stacks this directory has described (the generation it
@@ -170,8 +181,23 @@ void sps__crash_anchor(sps__anchor_t a) {
     log_put(SPS__CRASH_ANCHOR, &a, sizeof a);
 }
 
+/* Under the session lock, in the recording thread taking chunk c: its
+ * slot's entry in the table (the check word last, so that a death between
+ * the stores leaves an entry that does not count: the slot was cleared
+ * before it was handed out, and no record is stored in it before this
+ * returns), else a log entry. */
 void sps__crash_install(const sps__thr_t *t, const sps__chunk_t *c) {
     if (!g_crash.on || c->live_off < 0 || c->live_gen != g_crash.gen) return;
+    uint64_t slot = (uint64_t)c->live_off / ((uint64_t)sps__g.chunk_recs * sizeof(uint64_t));
+    if (g_crash.slots && slot < g_crash.slots_cap) {
+        sps__crash_slot_t *e = &g_crash.slots[slot];
+        __atomic_store_n(&e->check, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->thread, t->index, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->seq0, c->seq0, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->check, sps__crash_slot_check(slot, t->index, c->seq0),
+                         __ATOMIC_RELEASE);
+        return;
+    }
     sps__crash_install_t e = {c->live_off, t->index, 0, c->seq0};
     log_put(SPS__CRASH_INSTALL, &e, sizeof e);
 }
@@ -422,6 +448,39 @@ static void smp_close(void) {
 /* Chunk memory                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Under the lock: grows the slot table's file to hold entry slot (64 KiB
+ * at a time, blocks reserved: a store into a hole of a full disk would be
+ * a SIGBUS).  If it cannot, that slot's owner goes to the log. */
+static void slots_cover(uint64_t slot) {
+    if (!g_crash.slots || slot < g_crash.slots_cap) return;
+    uint64_t need = (slot + 1) * sizeof(sps__crash_slot_t);
+    need = (need + 65535) & ~(uint64_t)65535;
+    if (need > SLOTS_MAP_BYTES) need = SLOTS_MAP_BYTES;
+    if (need <= g_crash.slots_cap * sizeof(sps__crash_slot_t)) return;
+    if (posix_fallocate(g_crash.slots_fd, 0, (off_t)need)) return;
+    g_crash.slots_cap = need / sizeof(sps__crash_slot_t);
+}
+
+/* At open: the slot table's file, empty, and its mapping (NULL: none; the
+ * slots go to the log). */
+static void slots_open(void) {
+    g_crash.slots = NULL;
+    g_crash.slots_cap = 0;
+    g_crash.slots_fd = open_in("slots", O_RDWR | O_CREAT | O_TRUNC);
+    if (g_crash.slots_fd < 0) return;
+    void *p = mmap(NULL, SLOTS_MAP_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+                   g_crash.slots_fd, 0);
+    if (p != MAP_FAILED) g_crash.slots = p;
+}
+
+static void slots_close(void) {
+    if (g_crash.slots) munmap(g_crash.slots, SLOTS_MAP_BYTES);
+    g_crash.slots = NULL;
+    g_crash.slots_cap = 0;
+    if (g_crash.slots_fd >= 0) close(g_crash.slots_fd);
+    g_crash.slots_fd = -1;
+}
+
 uint64_t *sps__crash_chunk_map(int64_t *off) {
     *off = -1;
     if (!g_crash.on) return NULL;
@@ -443,6 +502,7 @@ uint64_t *sps__crash_chunk_map(int64_t *off) {
     if (p == MAP_FAILED) return NULL;
     g_crash.chunks_end = o + (int64_t)bytes;
     *off = o;
+    slots_cover((uint64_t)o / bytes);
     return p;
 }
 
@@ -512,7 +572,7 @@ static char *spill_path_make(void) {
 }
 
 static void remove_dir(void) {
-    static const char *const names[] = {"log", "chunks", "samples"};
+    static const char *const names[] = {"log", "chunks", "samples", "slots"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (snprintf(p, sizeof p, "%s/%s", g_crash.dir, names[i]) < (int)sizeof p) unlink(p);
@@ -528,6 +588,7 @@ static void close_fds(void) {
     pthread_mutex_unlock(&g_log_lock);
     if (g_crash.chunks_fd >= 0) close(g_crash.chunks_fd);
     g_crash.chunks_fd = -1;
+    slots_close();
 }
 
 /* The header entry: what a reader needs before anything else. */
@@ -601,6 +662,7 @@ int sps__crash_open(void) {
         return 0;
     }
     g_crash.chunks_end = 0;
+    slots_open();
     log_header(); /* first: a reader needs it before anything else */
     smp_open();
     for (size_t i = 0; i < sps__g.tm.n; i++) log_put(SPS__CRASH_ANCHOR, &sps__g.tm.a[i],
