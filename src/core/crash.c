@@ -70,13 +70,12 @@ static struct {
     int forked;         /* the next session is the one a fork child inherits
                            (api/fork.c opens it in the fork handler; see wanted) */
     int slots_fd;
-    sps__crash_slot_t *slots; /* SLOTS_MAP_BYTES reserved, NULL: none (the log) */
-    uint64_t slots_cap;       /* entries the file holds (session lock) */
+    sps__crash_slot_t *slots; /* the table's mapping, NULL: none yet (the log) */
+    uint64_t slots_cap;       /* entries the file and the mapping hold (session lock) */
 } g_crash = {.log_fd = -1, .chunks_fd = -1, .want = -1, .slots_fd = -1};
 
-/* Address space reserved for the slot table: 2^20 slots (64 GiB of 64 KiB
- * chunks); the file grows under it as slots are made. */
-#define SLOTS_MAP_BYTES ((size_t)16 << 20)
+/* The slot table's largest size: 2^20 slots (64 GiB of 64 KiB chunks). */
+#define SLOTS_MAX_BYTES ((uint64_t)16 << 20)
 
 /* The samples file (crash_samples.h): its descriptor, the batch being
  * gathered, which stacks this directory has described (the generation it
@@ -448,33 +447,37 @@ static void smp_close(void) {
 /* Chunk memory                                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Under the lock: grows the slot table's file to hold entry slot (64 KiB
- * at a time, blocks reserved: a store into a hole of a full disk would be
- * a SIGBUS).  If it cannot, that slot's owner goes to the log. */
+/* Under the lock (as every install): grows the slot table to hold entry
+ * slot, 64 KiB at a time -- the file first, blocks reserved (a store into
+ * a hole of a full disk would be a SIGBUS), then its mapping, moved if it
+ * must (no reservation up front: a memory profiler such as memray counts
+ * mappings).  If it cannot, that slot's owner goes to the log. */
 static void slots_cover(uint64_t slot) {
-    if (!g_crash.slots || slot < g_crash.slots_cap) return;
+    if (g_crash.slots_fd < 0 || slot < g_crash.slots_cap) return;
+    uint64_t have = g_crash.slots_cap * sizeof(sps__crash_slot_t);
     uint64_t need = (slot + 1) * sizeof(sps__crash_slot_t);
     need = (need + 65535) & ~(uint64_t)65535;
-    if (need > SLOTS_MAP_BYTES) need = SLOTS_MAP_BYTES;
-    if (need <= g_crash.slots_cap * sizeof(sps__crash_slot_t)) return;
-    if (posix_fallocate(g_crash.slots_fd, 0, (off_t)need)) return;
+    if (need > SLOTS_MAX_BYTES) need = SLOTS_MAX_BYTES;
+    if (need <= have || posix_fallocate(g_crash.slots_fd, 0, (off_t)need)) return;
+    void *p = g_crash.slots
+        ? mremap(g_crash.slots, (size_t)have, (size_t)need, MREMAP_MAYMOVE)
+        : mmap(NULL, (size_t)need, PROT_READ | PROT_WRITE, MAP_SHARED, g_crash.slots_fd, 0);
+    if (p == MAP_FAILED) return;
+    g_crash.slots = p;
     g_crash.slots_cap = need / sizeof(sps__crash_slot_t);
 }
 
-/* At open: the slot table's file, empty, and its mapping (NULL: none; the
- * slots go to the log). */
+/* At open: the slot table's file, empty (it grows as slots are made; if
+ * it cannot be made, the slots go to the log). */
 static void slots_open(void) {
     g_crash.slots = NULL;
     g_crash.slots_cap = 0;
     g_crash.slots_fd = open_in("slots", O_RDWR | O_CREAT | O_TRUNC);
-    if (g_crash.slots_fd < 0) return;
-    void *p = mmap(NULL, SLOTS_MAP_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
-                   g_crash.slots_fd, 0);
-    if (p != MAP_FAILED) g_crash.slots = p;
 }
 
 static void slots_close(void) {
-    if (g_crash.slots) munmap(g_crash.slots, SLOTS_MAP_BYTES);
+    if (g_crash.slots)
+        munmap(g_crash.slots, (size_t)(g_crash.slots_cap * sizeof(sps__crash_slot_t)));
     g_crash.slots = NULL;
     g_crash.slots_cap = 0;
     if (g_crash.slots_fd >= 0) close(g_crash.slots_fd);

@@ -68,9 +68,12 @@ static void child(const char *path, int threads, int spill, int checkpoint) {
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], SIG_DFL);
     sps_config_t cfg = SPS_CONFIG_INIT;
     cfg.file_path = path;
-    if (spill) {
+    if (spill == 1) {
         cfg.memory_limit = 256 << 10; /* 4 chunks: spills at once */
         cfg.chunk_size = 64 << 10;
+    } else if (spill == 2) { /* 16384 slots: the slot table grows and moves */
+        cfg.memory_limit = 64 << 20;
+        cfg.chunk_size = 4 << 10;
     }
     if (sps_setup(&cfg)) _exit(90);
     g_work = sps_region("work");
@@ -139,6 +142,15 @@ static void kill_and_recover(int threads, int spill, int sig, int delay_ms, int 
     uint64_t done = 0;
     for (int i = 0; i < threads; i++) done += g_sh->done[i];
     assert_int_equal(live_dirs(path), 1);
+    if (spill == 2) { /* more slots than the table's first 64 KiB hold */
+        struct stat st_slots;
+        char slots[600];
+        snprintf(slots, sizeof slots, "%s.live-%d/slots", path, (int)pid);
+        assert_int_equal(stat(slots, &st_slots), 0);
+        print_message("slot table: %lld bytes, %llu calls\n", (long long)st_slots.st_size,
+                      (unsigned long long)g_sh->done[0]);
+        assert_true(st_slots.st_size > (64 << 10));
+    }
 
     sps_recover_info_t info;
     char err[512];
@@ -177,6 +189,13 @@ static void test_kill_random(void **state) {
                 for (int spill = 0; spill < 2; spill++)
                     kill_and_recover(threads[t], spill, sigs[s], 5 + (int)(rand_r(&g_seed) % 120),
                                      0);
+}
+
+/* Thousands of small chunks: the slot table (core/crash.c) outgrows its
+ * first 64 KiB and its mapping moves while threads record. */
+static void test_kill_many_slots(void **state) {
+    (void)state;
+    kill_and_recover(2, 2, SIGKILL, SANITIZED ? 3000 : 600, 0);
 }
 
 static void test_kill_after_checkpoint(void **state) {
@@ -290,6 +309,7 @@ int main(void) {
         cmocka_unit_test(test_clean_runs_leave_nothing),
         cmocka_unit_test(test_kill_random),
         cmocka_unit_test(test_kill_after_checkpoint),
+        cmocka_unit_test(test_kill_many_slots),
         cmocka_unit_test(test_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
