@@ -5,10 +5,13 @@ runs it through bench/run.py; docs/benchmarks.md has a measured table).
 
     python bench/bench_mpi.py --build build [--calls N] [--reps R] [--json PATH]
     python bench/bench_mpi.py --build build --scale [--calls N] [--max-ranks 64]
+                              [--merge copy|events|both]
 
 --scale (issue 37 part 3): 1 to 64 ranks, C calls per rank fixed, rank 0's
 CPU time and peak memory in the finalize against the middle ranks' (the
-median of ranks 1..R-1), as ratios measured in each run.
+median of ranks 1..R-1), as ratios measured in each run; with --merge both
+(the default) each R is run with the chunk-copy merge and again with the
+event-by-event merge (SPANSCOPE_MPI_MERGE=events), the reference.
 
 Drives BUILD/bench/bench_mpi under ``mpirun -n K --oversubscribe`` (a build
 with MPI; skipped with a note otherwise).  Ranks beyond the CPU count share
@@ -37,6 +40,8 @@ def main():
     ap.add_argument("--scale", action="store_true",
                     help="rank 0 against the middle ranks at 1..--max-ranks ranks")
     ap.add_argument("--max-ranks", type=int, default=64)
+    ap.add_argument("--merge", choices=("copy", "events", "both"), default="both",
+                    help="--scale: which merge of the collective finalize")
     a = ap.parse_args()
     exe = os.path.join(a.build, "bench", "bench_mpi")
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
@@ -99,14 +104,21 @@ def scale(a, exe, mpirun, env):
     print("MPI finalize scaling: %d calls per rank, %d finalizes, %s CPUs "
           "(ranks beyond them share cores; CPU time is each rank's own)" % (
               a.calls, a.reps, os.cpu_count()))
-    print("%-6s %11s %11s %8s %11s %11s %8s %11s" % (
-        "ranks", "r0 CPU s", "mid CPU s", "ratio", "r0 MiB", "mid MiB", "ratio", "wall ms"))
+    print("%-6s %-7s %11s %11s %8s %11s %11s %8s %11s" % (
+        "ranks", "merge", "r0 CPU s", "mid CPU s", "ratio", "r0 MiB", "mid MiB", "ratio",
+        "wall ms"))
     rows = []
+    modes = ("copy", "events") if a.merge == "both" else (a.merge,)
+    runs = []
     r = 1
     while r <= a.max_ranks:
+        runs += [(r, m) for m in modes]
+        r *= 2
+    for r, mode in runs:
         with tempfile.TemporaryDirectory() as d:
             cmd = [mpirun, "-n", str(r), "--oversubscribe", exe, d, str(a.calls), str(a.reps)]
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+            p = subprocess.run(cmd, capture_output=True, text=True,
+                               env=dict(env, SPANSCOPE_MPI_MERGE=mode), timeout=1800)
             if p.returncode:
                 print("ranks %d: failed (%d): %s" % (r, p.returncode, p.stderr.strip()[-300:]))
                 return 1
@@ -115,13 +127,12 @@ def scale(a, exe, mpirun, env):
         mid_cpu = statistics.median(cpu[1:]) if r > 1 else cpu[0]
         mid_rss = statistics.median(rss[1:]) if r > 1 else rss[0]
         wall = statistics.median(x["finalize_s"][1:] or x["finalize_s"]) * 1e3
-        row = {"ranks": r, "r0_cpu_s": cpu[0], "mid_cpu_s": mid_cpu, "r0_mib": rss[0],
-               "mid_mib": mid_rss, "wall_ms": wall}
+        row = {"ranks": r, "merge": mode, "r0_cpu_s": cpu[0], "mid_cpu_s": mid_cpu,
+               "r0_mib": rss[0], "mid_mib": mid_rss, "wall_ms": wall}
         rows.append(row)
-        print("%-6d %11.3f %11.3f %8.2f %11.1f %11.1f %8.2f %11.1f" % (
-            r, cpu[0], mid_cpu, cpu[0] / mid_cpu if mid_cpu else float("nan"), rss[0],
+        print("%-6d %-7s %11.3f %11.3f %8.2f %11.1f %11.1f %8.2f %11.1f" % (
+            r, mode, cpu[0], mid_cpu, cpu[0] / mid_cpu if mid_cpu else float("nan"), rss[0],
             mid_rss, rss[0] / mid_rss if mid_rss else float("nan"), wall), flush=True)
-        r *= 2
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"calls_per_rank": a.calls, "reps": a.reps, "cpus": os.cpu_count(),

@@ -149,7 +149,7 @@ SPS__HIDDEN int sps__inspect_write(FILE *fp, const char *path);
 
 /* Both tables start with the ABI version they were built with; a table of
  * another version is refused (a libspanscope_mpi of another spanscope). */
-#define SPS__DIST_ABI 2
+#define SPS__DIST_ABI 3
 
 /* What an integration gives the core.  Every function is called without
  * the session lock held; none may be NULL. */
@@ -192,6 +192,16 @@ typedef struct sps__dist_core {
                         size_t n, const char *strname, const char *const *strcol,
                         size_t ncols, const char *const *colname,
                         const int64_t *const *cols);
+    /* The chunk-copy merge (docs/mpi.md "The collective finalize"): the
+     * events of a part (sps__part_events), a merge with options -- a
+     * rank's part laid out for it, or the parts merged by it
+     * (sps__merge_ex) --, and a part's event rows read or written
+     * (sps__part_rows). */
+    int (*part_events)(const char *path, uint64_t *n);
+    int (*merge)(const char *out_path, const char *const *in_paths, size_t n,
+                 void *err_file, sps__merge_opts_t *opts);
+    int (*part_rows)(const char *path, uint64_t first, size_t n, int64_t *const *cols,
+                     int write);
 } sps__dist_core_t;
 
 /* Registers ops as the process's distributed integration and points *core
@@ -272,6 +282,12 @@ SPS__HIDDEN int sps__merge_check(const char *out_path,
 SPS__HIDDEN int sps__merge(const char *out_path, const char *const *in_paths,
                            size_t n, void *err_file,
                            const sps__merge_hooks_t *hooks);
+/* sps_merge with options (formats.h's sps__merge_opts_t, may be NULL):
+ * opts->part writes a rank's part for the chunk-copy merge from one .h5
+ * input into an .h5 (else SPS_EINVAL); opts's out fields say how the
+ * events were written.  Same contract as sps_merge otherwise. */
+SPS__HIDDEN int sps__merge_ex(const char *out_path, const char *const *in_paths,
+                              size_t n, void *err_file, sps__merge_opts_t *opts);
 
 /* A finalize's stack samples (samples.c; docs/sampling.md).  take: under
  * the session lock, moves the sampler's samples of the period into s.

@@ -47,7 +47,7 @@ static int core_session_mode(void) {
  * function: the table is the integration's view of every layer below it. */
 static const sps__dist_core_t g_core = {
     SPS__DIST_ABI, sps__finalize_local, sps__finalize_part, core_dist_info, core_session_mode,
-    sps__h5_add_table,
+    sps__h5_add_table, sps__part_events, sps__merge_ex, sps__part_rows,
 };
 
 int sps__dist_register(const sps__dist_ops_t *ops, const sps__dist_core_t **core) {

@@ -23,6 +23,7 @@
  * printed: HDF5's own error printing is off while a merge runs.
  */
 #include "api/api.h"
+#include "formats/h5_read.h"
 #include "formats/merge.h"
 #include "formats/timeline.h"
 #include "model/align.h"
@@ -48,6 +49,7 @@ typedef struct merge {
     sps__align_t *al;
     int ref;               /* the reference input, -1 none */
     int via_trace;         /* .h5 output from trace inputs (write_to) */
+    sps__merge_opts_t *opts; /* the caller's, may be NULL */
 } merge_t;
 
 /* Writes the one-line reason (printf format) to c->err, the first time
@@ -141,6 +143,11 @@ static int read_all(merge_t *c) {
         return fail(c, SPS_EINVAL, "%s and %s are both rank %lld", c->ins[a],
                     c->ins[b], (long long)c->al[a].rank);
     c->ref = sps__align_clocks(c->facts, c->al, c->n);
+    if (c->opts && c->opts->part) { /* a rank's part: on rank 0's clock */
+        int64_t rank = c->al[0].rank;
+        sps__align_onto_rank0(&c->facts[0].clock, &c->al[0]);
+        c->al[0].rank = rank;
+    }
     return 0;
 }
 
@@ -157,12 +164,12 @@ static int write_to(merge_t *c, const char *tmp) {
     if (c->via_trace) { /* the merged trace, then the .h5 of it */
         char *trace = sps__tmp_name(c->out, ".pftrace");
         if (!trace) return fail(c, SPS_ENOMEM, "out of memory");
-        rc = c->kind->write(c->st, trace, trace, c->al, c->ref);
+        rc = c->kind->write(c->st, trace, trace, c->al, c->ref, NULL);
         if (!rc) rc = sps__h5_from_timeline(trace, SPS__TL_PFTRACE, tmp);
         unlink(trace);
         free(trace);
     } else {
-        rc = c->kind->write(c->st, c->out, tmp, c->al, c->ref);
+        rc = c->kind->write(c->st, c->out, tmp, c->al, c->ref, c->opts);
     }
     if (!rc && rename(tmp, c->out) != 0) {
         sps__err_os_note(errno);
@@ -211,16 +218,33 @@ int sps__merge_check(const char *out_path, const char *const *in_paths,
     return check_args(&c);
 }
 
+/* Runs merge c (its fields set) after checking its arguments. */
+static int merge_checked(merge_t *c) {
+    int rc = check_args(c);
+    if (rc == 0 && c->opts && c->opts->part && (c->n != 1 || c->kind != &sps__merge_to_h5))
+        rc = fail(c, SPS_EINVAL, "%s: a rank's part is written from one .h5 file", c->out);
+    if (rc) return rc;
+    if (c->opts && c->opts->trusted) sps__h5_guard_trust(1);
+    rc = sps__h5_quietly(merge_run, c);
+    if (c->opts && c->opts->trusted) sps__h5_guard_trust(0);
+    if (rc && !c->failed) fail(c, rc, "%s: %s", c->out, sps_strerror(rc));
+    return rc;
+}
+
+/* sps_merge with options (api.h). */
+int sps__merge_ex(const char *out_path, const char *const *in_paths, size_t n,
+                  void *err_file, sps__merge_opts_t *opts) {
+    merge_t c = {.out = out_path, .ins = in_paths, .n = n, .err = err_file, .ref = -1,
+                 .opts = opts};
+    return merge_checked(&c);
+}
+
 /* sps_merge with hooks around the reading of the inputs (api.h). */
 int sps__merge(const char *out_path, const char *const *in_paths, size_t n,
                void *err_file, const sps__merge_hooks_t *hooks) {
     merge_t c = {.out = out_path, .ins = in_paths, .n = n, .err = err_file,
                  .hooks = hooks, .ref = -1};
-    int rc = check_args(&c);
-    if (rc) return rc;
-    rc = sps__h5_quietly(merge_run, &c);
-    if (rc && !c.failed) fail(&c, rc, "%s: %s", out_path, sps_strerror(rc));
-    return rc;
+    return merge_checked(&c);
 }
 
 /* Merges per-rank recordings into one file (spanscope.h). */

@@ -464,17 +464,21 @@ static int name_with(char *buf, size_t cap, const char *base, const char *what) 
 }
 
 /* Whether a rank's part goes uncompressed (docs/mpi.md, "The collective
- * finalize"): rank 0 reads every part once and writes it again, so
- * compressing it on the rank and inflating it on rank 0 is work done twice
- * (the merge of 8 ranks x 10^6 calls took 2.7 s that way, 0.75 s plain);
- * but a plain part is ~40 bytes per call in rank 0's temporary files.
- * SPANSCOPE_MPI_PART=plain|compressed chooses; by default plain up to 64
- * ranks.  Every rank decides alike (size is the communicator's). */
+ * finalize").  With the chunk-copy merge (the default) the part is only
+ * read again by its own rank, which compresses it laid out for the merged
+ * file: plain is the cheaper.  In the event-by-event merge
+ * (SPANSCOPE_MPI_MERGE=events) rank 0 reads every part once and writes it
+ * again, so compressing it on the rank and inflating it on rank 0 is work
+ * done twice (8 ranks x 10^6 calls: 2.7 s that way, 0.75 s plain), but a
+ * plain part is ~40 bytes per call in rank 0's temporary files: plain up to
+ * 64 ranks there.  SPANSCOPE_MPI_PART=plain|compressed chooses.  Every
+ * rank decides alike (size is the communicator's). */
 static int part_plain(int size) {
     const char *env = getenv("SPANSCOPE_MPI_PART");
     if (env && !strcmp(env, "plain")) return 1;
     if (env && !strcmp(env, "compressed")) return 0;
-    return size <= 64;
+    const char *merge = getenv("SPANSCOPE_MPI_MERGE");
+    return !(merge && !strcmp(merge, "events")) || size <= 64;
 }
 
 /* The core's finalize_part(path, table_fp) (plain) or finalize_local, with
@@ -516,7 +520,9 @@ static int local_part_name(char *buf, size_t cap, int rank, int pid0) {
 
 /* The hand-over's buffer (finalizes are collective, so never two at once
  * in one process; static, so the drain below cannot fail to allocate). */
-static char g_part[PART_CHUNK];
+static char g_part[PART_CHUNK] __attribute__((aligned(16)));
+/* ... which also takes one rank's first rows (rows_exchange) */
+_Static_assert(5 * SPS__H5_CHUNK * sizeof(int64_t) <= PART_CHUNK, "g_part too small");
 
 /* A rank's side: sends the file at path to rank 0 (its size, -1 when it
  * cannot be read, then the bytes in PART_CHUNK messages) and removes it. */
@@ -567,6 +573,140 @@ static int agree(MPI_Comm c, int rc) {
     int out = rc;
     if (PMPI_Allreduce(&rc, &out, 1, MPI_INT, MPI_MIN, c)) return SPS_EIO;
     return out;
+}
+
+/* ---- the chunk-copy layout: each rank compresses its own events -------- */
+
+#define ROWS_TAG 0x5352 /* "SR" */
+
+/* Whether the parts are laid out for the chunk-copy merge (docs/mpi.md,
+ * "The collective finalize"): SPANSCOPE_MPI_MERGE=events never (rank 0
+ * merges event by event), =copy whenever there are events (below a chunk
+ * rank 0 then writes them again rather than copying: a test of the
+ * layout on few events), unset or =auto when the ranks' events fill a
+ * chunk.  Every rank decides alike (total is the same on all). */
+static int copy_wanted(uint64_t total) {
+    const char *env = getenv("SPANSCOPE_MPI_MERGE");
+    if (env && !strcmp(env, "events")) return 0;
+    if (env && !strcmp(env, "copy")) return total > 0;
+    return total >= SPS__H5_CHUNK;
+}
+
+/* Where the ranks' events go in the merged file: base[r] (its first
+ * event), and this rank's rows to hand on and to take in. */
+typedef struct layout {
+    uint64_t *cnt, *base, total;
+    int owner;             /* the rank whose part completes this rank's first chunk, -1 none */
+    uint64_t head;         /* this rank's first rows that go to owner */
+    uint64_t tail;         /* later ranks' rows this rank's part takes after its own */
+} layout_t;
+
+/* Fills l from every rank's event count cnt[] (l->cnt). */
+static void layout_plan(layout_t *l, int rank, int size) {
+    const uint64_t ch = SPS__H5_CHUNK;
+    l->total = 0;
+    for (int r = 0; r < size; r++) l->base[r] = l->total, l->total += l->cnt[r];
+    uint64_t b = l->base[rank], n = l->cnt[rank], end = b + n;
+    l->owner = -1, l->head = 0, l->tail = 0;
+    if (n == 0) return;
+    if (b % ch) { /* the chunk it starts in belongs to the rank holding its first row */
+        uint64_t s = b - b % ch;
+        for (int r = rank - 1; r >= 0 && l->owner < 0; r--)
+            if (l->cnt[r] && l->base[r] <= s) l->owner = r;
+        l->head = n < ch - b % ch ? n : ch - b % ch;
+    }
+    /* it owns the chunks that start within its events; the last one it
+     * completes with the later ranks' first rows */
+    uint64_t first_start = (b + ch - 1) / ch * ch;
+    if (first_start < end) {
+        uint64_t last_end = (end + ch - 1) / ch * ch;
+        l->tail = (last_end < l->total ? last_end : l->total) - end;
+    }
+}
+
+/* Hands this rank's first rows (l->head of them, in the part at path) to
+ * their chunk's owner, and takes the later ranks' into the part's tail.
+ * Sends and receives whatever happens (a failure is agreed afterwards),
+ * so that no rank is left blocked.  0 or a code. */
+static int rows_exchange(MPI_Comm c, int rank, int size, const layout_t *l,
+                         const char *path, uint64_t pad) {
+    static int64_t head[5 * SPS__H5_CHUNK]; /* head <= one chunk; collective: one at a time */
+    uint64_t n = l->cnt[rank];
+    size_t hn = (size_t)l->head, tn = (size_t)l->tail;
+    int64_t *tbuf = tn ? calloc(5 * tn, sizeof *tbuf) : NULL;
+    int rc = tn && !tbuf ? SPS_ENOMEM : 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (hn) {
+        int64_t *cols[5];
+        for (int k = 0; k < 5; k++) cols[k] = head + k * hn;
+        int hrc = g_core->part_rows(path, pad, hn, cols, 0);
+        if (hrc && !rc) rc = hrc;
+        if (PMPI_Isend(head, (int)(5 * hn), MPI_INT64_T, l->owner, ROWS_TAG, c, &req))
+            rc = SPS_EIO;
+    }
+    /* the later ranks whose first rows fall in this rank's last chunk, in
+     * order, each into g_part (the hand-over's buffer, free until then) */
+    uint64_t end = l->base[rank] + n;
+    int64_t *one = (int64_t *)(void *)g_part;
+    for (int r = rank + 1; r < size && l->base[r] < end + l->tail; r++) {
+        if (!l->cnt[r]) continue;
+        uint64_t b = l->base[r], m = l->cnt[r], room = SPS__H5_CHUNK - b % SPS__H5_CHUNK;
+        size_t rn = (size_t)(m < room ? m : room);
+        if (PMPI_Recv(one, (int)(5 * rn), MPI_INT64_T, r, ROWS_TAG, c, MPI_STATUS_IGNORE))
+            rc = SPS_EIO;
+        for (int k = 0; tbuf && k < 5; k++) /* its rows at b - end of the tail */
+            memcpy(tbuf + k * tn + (b - end), one + k * rn, rn * sizeof *one);
+    }
+    if (tn && !rc) {
+        int64_t *cols[5];
+        for (int k = 0; k < 5; k++) cols[k] = tbuf + k * tn;
+        rc = g_core->part_rows(path, pad + n, tn, cols, 1);
+    }
+    if (req != MPI_REQUEST_NULL && PMPI_Wait(&req, MPI_STATUS_IGNORE)) rc = SPS_EIO;
+    free(tbuf);
+    return rc;
+}
+
+/* Rewrites this rank's plain part at mine as a part laid out for the
+ * chunk-copy merge (docs/mpi.md, "The collective finalize"):
+ *   1. every rank's event count (Allgather) gives its base and the total;
+ *   2. the rank merges its part onto rank 0's clock into "<mine>.copy.h5"
+ *      (the core's merge with opts.part), compressed in the merged file's
+ *      chunks, with room after its events for the later ranks' rows up to
+ *      the end of its last chunk;
+ *   3. a rank whose events do not start on a chunk hands its rows before
+ *      the first chunk boundary to the rank that owns that chunk, which
+ *      writes them after its own (rows_exchange);
+ * then it replaces mine.  The ranks agree after each step; on a failure
+ * every rank keeps its plain part and rank 0 merges event by event.
+ * Collective.  Returns 1 when this rank's part is laid out, else 0. */
+static int parts_copy(MPI_Comm c, int rank, int size, const char *mine) {
+    uint64_t n = 0;
+    layout_t l = {0};
+    int rc = g_core->part_events(mine, &n);
+    l.cnt = malloc((size_t)size * sizeof *l.cnt);
+    l.base = malloc((size_t)size * sizeof *l.base);
+    size_t len = strlen(mine);
+    char *copy = malloc(len + 16);
+    if (!rc && (!l.cnt || !l.base || !copy)) rc = SPS_ENOMEM;
+    int ok = agree(c, rc) == 0 &&
+             PMPI_Allgather(&n, 1, MPI_UINT64_T, l.cnt, 1, MPI_UINT64_T, c) == MPI_SUCCESS;
+    if (ok) layout_plan(&l, rank, size);
+    ok = ok && copy_wanted(l.total);
+    if (ok) {
+        /* mine ends in ".h5" (name_with, local_part_name) */
+        snprintf(copy, len + 16, "%.*s.copy.h5", (int)(len > 3 ? len - 3 : len), mine);
+        sps__merge_opts_t o = {.part = 1, .trusted = 1}; /* its own part */
+        o.plan.base = l.base[rank], o.plan.total = l.total, o.plan.tail = l.tail;
+        rc = g_core->merge(copy, &mine, 1, NULL, &o);
+        ok = agree(c, rc) == 0;
+        if (ok) ok = agree(c, rows_exchange(c, rank, size, &l, copy, o.plan.pad)) == 0;
+        /* a rank whose rename fails keeps its plain part: rank 0's merge
+         * then finds a part without a plan and merges event by event */
+        if (!ok || rename(copy, mine) != 0) ok = 0, unlink(copy);
+    }
+    free(copy), free(l.cnt), free(l.base);
+    return ok;
 }
 
 /* Rank 0's line for an agreed failure that came from another rank (its
@@ -677,10 +817,14 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
     own = rc;
     rc = agree(c, rc);
     say_other(table_fp, rank, own, rc, final);
+    /* 1b. each rank compresses its own events, laid out as in the merged
+     * file, so that rank 0 copies them chunk by chunk */
+    if (!rc) parts_copy(c, rank, size, mine);
     /* 2. the ordered hand-over: rank 0 receives rank 1's part, then rank
      * 2's, ... next to the output; then it merges (the others wait in the
      * broadcast below) */
     int mrc = rc;
+    sps__merge_opts_t mo = {.trusted = 1}; /* the ranks' parts, just written */
     if (!rc && rank != 0) part_send(c, mine); /* failures reach rank 0 */
     if (!rc && rank == 0) {
         const char **in = calloc((size_t)size, sizeof *in);
@@ -695,7 +839,7 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
             int prc = r == 0 ? 0 : part_recv(c, r, mrc ? NULL : own[r]);
             if (!mrc && prc) mrc = prc;
         }
-        if (!mrc) mrc = sps_merge(tmpout, in, (size_t)size, table_fp);
+        if (!mrc) mrc = g_core->merge(tmpout, in, (size_t)size, table_fp, &mo);
         if (mrc > 0) mrc = SPS_EIO; /* a merge failure reported as a count */
         for (int r = 0; own && r < size; r++)
             if (own[r]) unlink(own[r]);
@@ -711,8 +855,14 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
     if (rank == 0 && !rc) {
         if (!mrc && rename(tmpout, final) != 0) mrc = SPS_EPATH;
         if (mrc) unlink(tmpout);
-        if (table_fp && !mrc)
-            fprintf(table_fp, "spanscope: merged %d ranks into %s\n", size, final);
+        if (table_fp && !mrc && mo.copied)
+            fprintf(table_fp, "spanscope: merged %d ranks into %s (events copied as the ranks "
+                    "compressed them: %llu chunks, %llu rewritten)\n", size, final,
+                    (unsigned long long)mo.chunks_copied,
+                    (unsigned long long)mo.chunks_rewritten);
+        else if (table_fp && !mrc)
+            fprintf(table_fp, "spanscope: merged %d ranks into %s (event by event)\n", size,
+                    final);
         if (table_fp && mrc)
             fprintf(table_fp, "spanscope: could not merge the ranks into %s: %s\n",
                     final, sps_strerror(mrc));

@@ -102,6 +102,22 @@ SPS__HIDDEN int sps__h5w_rows(sps__h5w_t *w, uint64_t first, size_t n,
  * row was written with a placeholder). */
 SPS__HIDDEN int sps__h5w_durations(sps__h5w_t *w, size_t n,
                                    const uint64_t *pos, const int64_t *dur);
+/* The event columns' chunk, the unit that a file's columns are compressed
+ * in: SPS__H5_CHUNK rows (fewer only when the whole /events is shorter). */
+#define SPS__H5_CHUNK 32768
+/* The rows of each chunk of w's event columns, 0 when they are stored
+ * contiguously (small, or compression off). */
+SPS__HIDDEN uint64_t sps__h5w_event_chunk(const sps__h5w_t *w);
+/* Stores chunk k of event column col (0 start_deltas, 1 durations,
+ * 2 call_ids, 3 parent_ids, 4 thread_ids) as the len bytes at buf, already
+ * through the columns' filters (HDF5's shuffle + deflate) as filter_mask
+ * says (H5Dread_chunk's): a chunk copied from another file whose columns
+ * have the same chunk and filters (the chunk-copy merge, merge_h5.c).  The
+ * chunk must not also be written with sps__h5w_rows.  Returns 0,
+ * SPS_EINVAL (no such column or chunk, columns not chunked), SPS_EIO or
+ * SPS_EHDF5. */
+SPS__HIDDEN int sps__h5w_chunk_raw(sps__h5w_t *w, int col, uint64_t k, uint32_t filter_mask,
+                                   const void *buf, size_t len);
 /* Writes the index, names, metadata and thread table and closes the file.
  * Frees w even on error. */
 SPS__HIDDEN int sps__h5w_close(sps__h5w_t *w);
@@ -217,6 +233,58 @@ SPS__HIDDEN int sps__h5_from_timeline_ex(const char *in, int fmt, const char *tm
 SPS__HIDDEN void sps__h5_close(int64_t *id);
 /* Closes and removes the file without finishing it. */
 SPS__HIDDEN void sps__h5w_abort(sps__h5w_t *w);
+
+/* ------------------------------------------------------------------------ */
+/* A rank's part for the chunk-copy merge (h5_part.c; docs/mpi.md "The      */
+/* collective finalize")                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Where a rank's events go in the merged file, stored as the int64
+ * attributes of the part's group /part_plan.  The part's event columns
+ * are laid out as the merged file's from event base - pad on, so that
+ * their chunks are the merged file's chunks: the merging rank copies
+ * them compressed (H5Dread_chunk / sps__h5w_chunk_raw). */
+typedef struct sps__part_plan {
+    uint64_t base;   /* the merged file's event index of this rank's first event */
+    uint64_t total;  /* the events of every rank */
+    uint64_t pad;    /* base % SPS__H5_CHUNK: rows before this rank's first event */
+    uint64_t events; /* this rank's events, rows pad .. pad + events */
+    uint64_t tail;   /* later ranks' first events this part holds after its own */
+} sps__part_plan_t;
+
+/* What a merge does beyond sps_merge (merge_h5.c; sps__merge_ex, api.h). */
+typedef struct sps__merge_opts {
+    /* in: write a rank's part from its one .h5 input: its times put on rank
+     * 0's clock by its own MPI line (its /clock_sync), its rows in their
+     * order from event plan.pad on, plan.tail rows after them left for
+     * later ranks, compressed whatever its size, plan stored as
+     * /part_plan (base, total and tail given; pad and events filled) */
+    int part;
+    sps__part_plan_t plan;
+    /* in: the inputs are this library's own files, written moments ago
+     * (a collective finalize's parts): read without the isolated check */
+    int trusted;
+    /* out: 1 when the events were copied chunk by chunk from parts (every
+     * input has /part_plan, they follow each other), 0 when merged event
+     * by event; the chunks copied compressed and those rewritten */
+    int copied;
+    uint64_t chunks_copied, chunks_rewritten;
+} sps__merge_opts_t;
+
+/* Adds p as /part_plan to the closed .h5 file at path.  0 or a code. */
+SPS__HIDDEN int sps__part_plan_write(const char *path, const sps__part_plan_t *p);
+/* Reads /part_plan of the open file (an HDF5 file id).  1 with *p filled,
+ * 0 when the file has none, -1 when it is malformed. */
+SPS__HIDDEN int sps__part_plan_read(int64_t file, sps__part_plan_t *p);
+/* Reads (write 0) or writes (write 1) rows first .. first + n of the five
+ * event columns of the .h5 file at path into / from cols[0..4] (n int64
+ * each: start_deltas, durations, call_ids, parent_ids, thread_ids).  0 or
+ * a code (message set). */
+SPS__HIDDEN int sps__part_rows(const char *path, uint64_t first, size_t n,
+                               int64_t *const *cols, int write);
+/* The number of events the rows of the .h5 file at path hold (the sum of
+ * its event counts).  0 or a code (message set). */
+SPS__HIDDEN int sps__part_events(const char *path, uint64_t *n);
 /* The error code for a failed HDF5 call (h5.c): SPS_EIO when errno says
  * the disk is full or failing, SPS_EHDF5 otherwise. */
 SPS__HIDDEN int sps__h5_fail(void);

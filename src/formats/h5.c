@@ -51,7 +51,6 @@
 
 #define SPS__H5_SCHEMA 3
 #define SPS__H5_DEFAULT_THRESHOLD 16384
-#define SPS__H5_CHUNK 32768        /* elements per event chunk */
 #define SPS__H5_DEFLATE_LEVEL 4
 
 enum { EV_START, EV_DUR, EV_CALL, EV_PARENT, EV_THREAD, EV_N };
@@ -1009,6 +1008,32 @@ void sps__h5w_abort(sps__h5w_t *w) {
     unlink(w->path);
     w_free(w);
     sps__h5_quiet_end(&q, 0);
+}
+
+/* The rows of each event chunk when the event columns are chunked
+ * (compressed), else 0 (formats.h). */
+uint64_t sps__h5w_event_chunk(const sps__h5w_t *w) {
+    hid_t p = w->ev[EV_START] >= 0 ? H5Dget_create_plist(w->ev[EV_START]) : H5I_INVALID_HID;
+    hsize_t ch = 0;
+    if (p >= 0 && H5Pget_layout(p) == H5D_CHUNKED && H5Pget_chunk(p, 1, &ch) != 1) ch = 0;
+    h5_close(&p);
+    return (uint64_t)ch;
+}
+
+/* Stores an already compressed chunk of event column col (formats.h). */
+int sps__h5w_chunk_raw(sps__h5w_t *w, int col, uint64_t k, uint32_t filter_mask,
+                       const void *buf, size_t len) {
+    if (col < 0 || col >= w->ncols || w->ev[col] < 0 || !buf) return SPS_EINVAL;
+    uint64_t ch = sps__h5w_event_chunk(w);
+    if (!ch || k >= (w->nevents + ch - 1) / ch) return SPS_EINVAL;
+    sps__h5_quiet_t q;
+    sps__h5_quiet_begin(&q);
+    int rc = sps__h5_reserve(&w->res, (uint64_t)len + 4096); /* + the chunk index's growth */
+    hsize_t off = (hsize_t)(k * ch);
+    errno = 0;
+    if (!rc && H5Dwrite_chunk(w->ev[col], H5P_DEFAULT, filter_mask, &off, len, buf) < 0)
+        rc = sps__h5_fail();
+    return sps__h5_quiet_end(&q, rc);
 }
 
 /* ------------------------------------------------------------------------ */

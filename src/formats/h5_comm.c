@@ -92,7 +92,7 @@ int sps__h5r_comm(const char *path, sps__h5r_comm_t *out) {
     int rc = sps__h5_guard_open(path, &o);
     if (rc) return rc;
     sps__h5_quiet_begin(&q);
-    hid_t f = H5Fopen(o.path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = (hid_t)sps__h5_fopen(o.path, H5F_ACC_RDONLY);
     sps__h5_guard_close(&o);
     if (f < 0)
         return sps__h5_quiet_end(&q, sps__err_fail(SPS_EIO, "%s: cannot open", path));
@@ -142,7 +142,7 @@ int sps__h5r_sources(const char *path, sps__h5r_sources_t *out) {
     sps__h5_open_t o;
     if (sps__h5_guard_open(path, &o)) return 0; /* the main reader reports it */
     sps__h5_quiet_begin(&q);
-    hid_t f = H5Fopen(o.path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = (hid_t)sps__h5_fopen(o.path, H5F_ACC_RDONLY);
     sps__h5_guard_close(&o);
     if (f < 0) return sps__h5_quiet_end(&q, 0); /* the main reader reports it */
     hid_t g = H5Lexists(f, "rank_region_index", H5P_DEFAULT) > 0

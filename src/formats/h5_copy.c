@@ -110,7 +110,7 @@ static herr_t rank_group_copy(hid_t src, const char *name, const H5L_info_t *inf
 int sps__h5_copy_rank_groups(const char *src_path, const char *dst_path, int64_t rank) {
     sps__h5_quiet_t q;
     sps__h5_quiet_begin(&q);
-    hid_t src = H5Fopen(src_path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t src = (hid_t)sps__h5_fopen(src_path, H5F_ACC_RDONLY);
     hid_t dst = src >= 0 ? H5Fopen(dst_path, H5F_ACC_RDWR, H5P_DEFAULT) : H5I_INVALID_HID;
     int rc = src < 0 || dst < 0 ? SPS_EIO : 0;
     rank_copy_t op = {dst, rank};

@@ -307,17 +307,22 @@ static int file_probe(rd_t *c) {
     return 0;
 }
 
+int64_t sps__h5_fopen(const char *path, unsigned flags) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    hid_t f = H5Fopen(path, flags, fapl >= 0 ? fapl : H5P_DEFAULT);
+    if (fapl >= 0) H5Pclose(fapl);
+    return (int64_t)f;
+}
+
 /* Opens the HDF5 file read-only into c->file, after the isolated check
  * (sps__h5_guard_open: what is opened is the check's clean copy).  Returns 0, SPS_EFORMAT or the check's SPS_EIO. */
 static int file_open(rd_t *c) {
     sps__h5_open_t o;
     int rc = sps__h5_guard_open(c->path, &o);
     if (rc) return rc;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    c->file = H5Fopen(o.path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+    c->file = (hid_t)sps__h5_fopen(o.path, H5F_ACC_RDONLY);
     sps__h5_guard_close(&o);
-    h5_close(&fapl);
     if (c->file >= 0) return 0;
     return fail(SPS_EFORMAT,
                 "%s: not a readable HDF5 file (truncated or corrupt?)",

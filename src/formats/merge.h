@@ -10,7 +10,7 @@
  *         kind->open(st, i, path, fmt, &facts[i]); // reads its facts
  *         ... resolve its rank (model/align.h) ...
  *     ... duplicate ranks, clocks (model/align.h) ...
- *     kind->write(st, out, tmp, al, ref);          // the merged file at tmp
+ *     kind->write(st, out, tmp, al, ref, opts);    // the merged file at tmp
  *     kind->free(st);
  *
  * and renames tmp to out.  The kinds read and write files and nothing
@@ -41,9 +41,11 @@ typedef struct sps__merge_kind {
     /* Writes the merged file to tmp (removed again on failure) after
      * every input is open: al[i] is input i's rank and clock shift, ref
      * the reference input (align.h, -1 none); out is the output's name,
-     * for messages and the trace's name.  0 or a code (message set). */
+     * for messages and the trace's name; opts (may be NULL) what the
+     * merge does beyond sps_merge (formats.h: the .h5 kind only, the
+     * trace kind ignores it).  0 or a code (message set). */
     int (*write)(void *st, const char *out, const char *tmp,
-                 const sps__align_t *al, int ref);
+                 const sps__align_t *al, int ref, sps__merge_opts_t *opts);
     /* Closes every input and frees st (NULL: nothing). */
     void (*free)(void *st);
 } sps__merge_kind_t;

@@ -59,6 +59,8 @@ typedef struct hin {
     int has_gpu;           /* it has /events/gpu_durations */
     int64_t rank, offset;  /* from the alignment (write) */
     sps__align_t al;       /* the whole alignment: offset and drift (write) */
+    sps__part_plan_t plan; /* its /part_plan (a rank's part), when has_plan */
+    int has_plan;
 } hin_t;
 
 /* The input's time *t on the output's clock (sps__shift_at: its offset,
@@ -98,6 +100,11 @@ typedef struct hmerge {
     uint64_t done;         /* events written */
     int64_t *gpu;          /* by output event: /events/gpu_durations (-1
                               none); NULL when no input has the column */
+    sps__merge_opts_t *opts; /* the caller's (may be NULL) */
+    int part;              /* writing a rank's part (opts->part) */
+    int copy;              /* copying the parts' chunks (copy_check) */
+    uint64_t pad;          /* rows before the first input's (part) */
+    uint64_t copied, rewritten; /* chunks (copy) */
 } hmerge_t;
 
 /* The kind's free: closes every input, frees st (an hmerge_t). */
@@ -190,7 +197,7 @@ void sps__h5_clock_drift(const char *path, sps__clock_facts_t *f) {
     if (!f->has_offset) return;
     sps__h5_quiet_t q;
     sps__h5_quiet_begin(&q);
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t file = (hid_t)sps__h5_fopen(path, H5F_ACC_RDONLY);
     hid_t g = file >= 0 && H5Lexists(file, "clock_sync", H5P_DEFAULT) > 0
                   ? H5Gopen2(file, "clock_sync", H5P_DEFAULT)
                   : H5I_INVALID_HID;
@@ -262,7 +269,7 @@ typedef struct mclock_job {
 static int mclock_read(void *arg) {
     const mclock_job_t *j = arg;
     mclock_t *c = j->c;
-    hid_t f = H5Fopen(j->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = (hid_t)sps__h5_fopen(j->path, H5F_ACC_RDONLY);
     if (f < 0) return sps__err_fail(SPS_EIO, "%s: cannot open", j->path);
     int rc = 0;
     if (H5Lexists(f, "mpi_clock", H5P_DEFAULT) > 0) {
@@ -445,6 +452,9 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
     /* its device activity, checked now likewise */
     if ((rc = sps__h5r_device(path, &x->dev))) return rc;
     if ((rc = gpu_open(x))) return rc;
+    /* a rank's part laid out for the chunk-copy merge (h5_part.c); a
+     * malformed plan is merged event by event like any file */
+    if (streamed(x)) x->has_plan = sps__part_plan_read(x->h5->h_file, &x->plan) == 1;
     return h5_facts(x, facts);
 }
 
@@ -461,6 +471,18 @@ static int orow_cmp(const void *a, const void *b, void *ctx) {
     uint32_t ry = iy->region_map[iy->h5->rows[y->row].file_region];
     if (rx != ry) return rx < ry ? -1 : 1;
     return ix->rank < iy->rank ? -1 : ix->rank > iy->rank;
+}
+
+/* qsort_r order of output rows when inputs follow each other (a part, or
+ * the chunk-copy merge of parts): by input, then where its events are in
+ * the input, so that each input's events keep their order. */
+static int orow_cmp_input(const void *a, const void *b, void *ctx) {
+    const hmerge_t *h = ctx;
+    const orow_t *x = a, *y = b;
+    if (x->input != y->input) return x->input < y->input ? -1 : 1;
+    uint64_t ox = h->in[x->input].h5->rows[x->row].offset;
+    uint64_t oy = h->in[y->input].h5->rows[y->row].offset;
+    return ox < oy ? -1 : ox > oy;
 }
 
 /* Adds an event (start st after the clock shift, duration d) to a, by the
@@ -560,7 +582,8 @@ static int hmerge_regions(hmerge_t *h) {
     for (size_t i = 0; i < h->n; i++)
         for (size_t j = 0; j < h->in[i].h5->nrows; j++)
             h->src[h->nrows++] = (orow_t){(uint32_t)i, (uint32_t)j};
-    qsort_r(h->src, h->nrows, sizeof *h->src, orow_cmp, h);
+    qsort_r(h->src, h->nrows, sizeof *h->src,
+            h->part || h->copy ? orow_cmp_input : orow_cmp, h);
     return 0;
 }
 
@@ -575,6 +598,7 @@ static int hmerge_gpu(hmerge_t *h) {
     if (!any) return 0;
     if (!(h->gpu = malloc((h->nevents + 1) * sizeof *h->gpu)))
         return sps__err_fail(SPS_ENOMEM, "out of memory");
+    for (uint64_t e = 0; e < h->nevents; e++) h->gpu[e] = -1; /* a part's other rows */
     for (size_t k = 0; k < h->nrows; k++) {
         const hin_t *x = &h->in[h->src[k].input];
         const sps__row_t *ir = &x->h5->rows[h->src[k].row];
@@ -619,6 +643,7 @@ static int hmerge_gpu_write(const hmerge_t *h, const char *tmp) {
  * a code (message set). */
 static int hmerge_rows(hmerge_t *h) {
     int rc = hmerge_regions(h);
+    h->nevents = h->pad; /* a part's rows start at its pad */
     for (size_t k = 0; rc == 0 && k < h->nrows; k++) {
         const hin_t *x = &h->in[h->src[k].input];
         const sps__row_t *ir = &x->h5->rows[h->src[k].row];
@@ -627,6 +652,13 @@ static int hmerge_rows(hmerge_t *h) {
         o->rank = (uint32_t)x->rank;
         o->offset = h->nevents;
         o->count = ir->count;
+        if (h->copy) { /* where the part put it; its statistics as the rank made them */
+            o->offset = x->plan.base + (ir->offset - x->plan.pad);
+            o->s = x->h5->summary[h->src[k].row];
+            o->exclusive_total = ir->exclusive_total;
+            h->nevents += ir->count;
+            continue;
+        }
         if (ir->count > (uint64_t)INT64_MAX - h->nevents)
             return sps__err_fail(SPS_EFORMAT, "too many events");
         h->nevents += ir->count;
@@ -636,6 +668,13 @@ static int hmerge_rows(hmerge_t *h) {
         if (rc < 0)
             return sps__err_fail(SPS_EFORMAT, "%s: a time leaves the 64-bit "
                                  "range after clock alignment", x->path);
+    }
+    if (rc == 0 && h->part) { /* room for the later ranks' first rows */
+        h->opts->plan.pad = h->pad;
+        h->opts->plan.events = h->nevents - h->pad;
+        if (h->opts->plan.tail > (uint64_t)INT64_MAX - h->nevents)
+            return sps__err_fail(SPS_EINVAL, "part: too many events");
+        h->nevents += h->opts->plan.tail;
     }
     return rc ? rc : hmerge_gpu(h);
 }
@@ -678,6 +717,12 @@ static void hmerge_layout(const hmerge_t *h, sps__layout_t *lay) {
         lay->dropped += (uint64_t)x->m.dropped_events;
         lay->misuse += (uint64_t)x->m.misuse_count;
         lay->open_calls += (uint64_t)x->m.open_calls;
+    }
+    if (h->part) {
+        lay->compress_threshold = 1; /* chunks whatever its size: they are copied */
+        lay->has_clock_offset = 1;   /* on rank 0's clock already: merged unshifted */
+        lay->clock_offset_ns = 0;
+        lay->clock_offset_error_ns = lo->al.offset_error > 0 ? lo->al.offset_error : 0;
     }
     if (lay->start_time_ns == INT64_MAX) lay->start_time_ns = 0;
     if (lay->finalize_time_ns == INT64_MIN) lay->finalize_time_ns = 0;
@@ -763,6 +808,133 @@ static int hmerge_events_stream(hmerge_t *h, sps__h5w_t *w, size_t k) {
         sps__pline_fn(&h->line, h->done += b, h->nevents);
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The chunk-copy merge of ranks' parts (docs/mpi.md "The collective        */
+/* finalize"; h5_part.c)                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Whether the inputs can be merged by copying their chunks: every one a
+ * rank's part (/part_plan) on the output's clock as it is (no shift),
+ * each starting where the one before ends, its rows exactly its plan's
+ * events, all agreeing on the total.  Anything else is merged event by
+ * event, which gives the same file. */
+static int copy_check(const hmerge_t *h) {
+    uint64_t next = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const hin_t *x = &h->in[i];
+        const sps__part_plan_t *p = &x->plan;
+        if (!x->has_plan || x->al.offset != 0 || x->al.drift != 0 || !x->h5->summary)
+            return 0; /* its rows' statistics are copied */
+        if (p->base != next || p->total != h->in[0].plan.total) return 0;
+        uint64_t n = 0;
+        for (size_t j = 0; j < x->h5->nrows; j++) {
+            const sps__row_t *r = &x->h5->rows[j];
+            if (r->offset < p->pad || r->offset - p->pad > p->events ||
+                r->count > p->events - (r->offset - p->pad))
+                return 0;
+            n += r->count; /* rows do not overlap (the reader checked) */
+        }
+        if (n != p->events) return 0;
+        next += n;
+    }
+    return h->n > 0 && next == h->in[0].plan.total && next > 0;
+}
+
+/* The event columns of a part, in sps__h5w_chunk_raw's column order. */
+static const char *const part_cols[5] = {"events/start_deltas", "events/durations",
+                                         "events/call_ids", "events/parent_ids",
+                                         "events/thread_ids"};
+
+/* Non-zero when dataset d is stored as the merged file's event columns
+ * are: int64 in chunks of ch rows through shuffle + deflate (h5.c's
+ * event_dcpl), and its chunk at *off is stored (size in *bytes). */
+static int chunk_same(hid_t d, hsize_t ch, const hsize_t *off, hsize_t *bytes) {
+    hid_t p = H5Dget_create_plist(d), t = H5Dget_type(d);
+    hsize_t dim = 0;
+    unsigned flags = 0, cd[8];
+    size_t ncd = 8;
+    int ok = p >= 0 && t >= 0 && H5Tequal(t, H5T_STD_I64LE) > 0 &&
+             H5Pget_layout(p) == H5D_CHUNKED && H5Pget_chunk(p, 1, &dim) == 1 && dim == ch &&
+             H5Pget_nfilters(p) == 2 &&
+             H5Pget_filter2(p, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
+    ncd = 8;
+    ok = ok && H5Pget_filter2(p, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
+         H5Dget_chunk_storage_size(d, off, bytes) >= 0 && *bytes > 0;
+    if (t >= 0) H5Tclose(t);
+    if (p >= 0) H5Pclose(p);
+    return ok;
+}
+
+/* Copies chunk kin of part x's event columns, compressed as they are, to
+ * chunk k of the output when all five are stored as the output's (*raw =
+ * 1); leaves *raw 0 otherwise.  0 or a code (message set). */
+static int chunk_copy(hmerge_t *h, const hin_t *x, uint64_t kin, sps__h5w_t *w,
+                      uint64_t k, uint64_t ch, int *raw) {
+    hid_t d[5];
+    hsize_t off[1] = {kin * ch}, bytes[5] = {0}, most = 0;
+    int ok = 1, rc = 0;
+    *raw = 0;
+    for (int c = 0; c < 5; c++) {
+        d[c] = ok ? H5Dopen2((hid_t)x->h5->h_file, part_cols[c], H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+        ok = ok && d[c] >= 0 && chunk_same(d[c], ch, off, &bytes[c]);
+        if (ok && bytes[c] > most) most = bytes[c];
+    }
+    unsigned char *buf = ok ? malloc(most) : NULL;
+    for (int c = 0; buf && rc == 0 && c < 5; c++) {
+        uint32_t mask = 0;
+        if (H5Dread_chunk(d[c], H5P_DEFAULT, off, &mask, buf) < 0)
+            rc = sps__err_fail(SPS_EFORMAT, "%s: cannot read chunk %llu of /%s", x->path,
+                               (unsigned long long)kin, part_cols[c]);
+        else if ((rc = sps__h5w_chunk_raw(w, c, k, mask, buf, bytes[c])))
+            rc = sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    }
+    *raw = buf != NULL && rc == 0;
+    free(buf);
+    for (int c = 0; c < 5; c++)
+        if (d[c] >= 0) H5Dclose(d[c]);
+    return rc;
+}
+
+/* Writes the merged events by copying, chunk by chunk, from the part that
+ * owns the chunk (whose events its first row is): compressed as its rank
+ * wrote it where the part's columns are stored as the output's, else
+ * read and written again.  0 or a code (message set). */
+static int hmerge_copy_events(hmerge_t *h, sps__h5w_t *w) {
+    uint64_t ch = sps__h5w_event_chunk(w), step = ch ? ch : SPS__H5_CHUNK;
+    uint64_t nk = (h->nevents + step - 1) / step;
+    size_t i = 0;
+    int rc = 0;
+    for (uint64_t k = 0; rc == 0 && k < nk; k++) {
+        uint64_t first = k * step, rows = h->nevents - first < step ? h->nevents - first : step;
+        while (i < h->n && !(first >= h->in[i].plan.base &&
+                             first - h->in[i].plan.base < h->in[i].plan.events))
+            i++; /* the inputs tile the events in order (copy_check) */
+        if (i == h->n)
+            return sps__err_fail(SPS_EFORMAT, "%s: no part holds event %llu", h->out,
+                                 (unsigned long long)first);
+        const hin_t *x = &h->in[i];
+        const sps__part_plan_t *p = &x->plan;
+        uint64_t at = first - p->base + p->pad; /* its row in the part */
+        if (rows > p->pad + p->events + p->tail - at)
+            return sps__err_fail(SPS_EFORMAT, "%s: holds %llu rows of chunk %llu, not %llu",
+                                 x->path, (unsigned long long)(p->pad + p->events + p->tail - at),
+                                 (unsigned long long)k, (unsigned long long)rows);
+        int raw = 0;
+        if (ch && at % ch == 0) rc = chunk_copy(h, x, at / ch, w, k, ch, &raw);
+        if (rc == 0 && !raw) {
+            rc = sps__part_rows(x->path, at, (size_t)rows, h->col, 0);
+            if (rc == 0)
+                rc = sps__h5w_rows(w, first, (size_t)rows, h->col[0], h->col[1], h->col[2],
+                                   h->col[3], h->col[4]);
+            if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps__err_msg());
+        }
+        raw ? h->copied++ : h->rewritten++;
+        sps__pline_fn(&h->line, h->done += rows, h->nevents);
+    }
+    return rc;
 }
 
 /* The merged /counters: every input's samples with its rank and its clock
@@ -1121,10 +1293,19 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
         return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
     }
     sps__pline_init(&h->line, "merging into", h->out, "events", 0, 0);
-    for (size_t k = 0; rc == 0 && k < h->nrows; k++)
+    if (h->copy) rc = hmerge_copy_events(h, w);
+    for (size_t k = 0; !h->copy && rc == 0 && k < h->nrows; k++)
         rc = streamed(&h->in[h->src[k].input]) ? hmerge_events_stream(h, w, k)
                                                : hmerge_events(h, w, k);
     sps__pline_end(&h->line, h->nevents, rc);
+    /* how a chunk-copy merge wrote the events, in /metadata mpi_merge (the
+     * writer reads the layout's strings at close) */
+    char how[96], *how_key = "mpi_merge", *how_val = how;
+    if (h->copy) {
+        snprintf(how, sizeof how, "copy: %llu chunks copied, %llu rewritten",
+                 (unsigned long long)h->copied, (unsigned long long)h->rewritten);
+        lay.nextra = 1, lay.extra_keys = &how_key, lay.extra_values = &how_val;
+    }
     if (rc) {
         sps__h5w_abort(w);
         free(info);
@@ -1146,13 +1327,14 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     if ((rc = hmerge_samples(h, tmp))) return rc;
     if ((rc = hmerge_device(h, tmp))) return rc;
     if ((rc = hmerge_gpu_write(h, tmp))) return rc;
-    return hmerge_counters(h, tmp);
+    if ((rc = hmerge_counters(h, tmp))) return rc;
+    return h->part ? sps__part_plan_write(tmp, &h->opts->plan) : 0;
 }
 
 /* The kind's write: takes the inputs' ranks and shifts from al, builds
  * the rows and writes the file to tmp.  0 or a code (message set). */
 static int h5_write(void *st, const char *out, const char *tmp,
-                    const sps__align_t *al, int ref) {
+                    const sps__align_t *al, int ref, sps__merge_opts_t *opts) {
     hmerge_t *h = st;
     h->out = out;
     h->ref = ref;
@@ -1161,9 +1343,18 @@ static int h5_write(void *st, const char *out, const char *tmp,
         h->in[i].offset = al[i].offset;
         h->in[i].al = al[i];
     }
+    h->opts = opts;
+    h->part = opts && opts->part;
+    if (h->part) h->pad = opts->plan.base % SPS__H5_CHUNK;
+    else h->copy = copy_check(h);
     int rc = hmerge_alloc(h);
     if (rc == 0) rc = hmerge_rows(h);
     if (rc == 0) rc = hmerge_write_file(h, tmp);
+    if (opts) {
+        opts->copied = h->copy;
+        opts->chunks_copied = h->copied;
+        opts->chunks_rewritten = h->rewritten;
+    }
     return rc;
 }
 

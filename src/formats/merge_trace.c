@@ -645,8 +645,9 @@ static int trace_write_file(tmerge_t *m, const sps__tl_header_t *h,
  * the merged header and writes the trace to tmp.  0 or a code (message
  * set). */
 static int trace_write(void *st, const char *out, const char *tmp,
-                       const sps__align_t *al, int ref) {
+                       const sps__align_t *al, int ref, sps__merge_opts_t *opts) {
     tmerge_t *m = st;
+    (void)opts; /* the .h5 kind's */
     m->out = out;
     for (size_t i = 0; i < m->n; i++) {
         m->in[i].rank = al[i].rank;

@@ -246,6 +246,14 @@ int sps__align_clocks(const sps__align_in_t *in, sps__align_t *al, size_t n) {
     return ref;
 }
 
+void sps__align_onto_rank0(const sps__clock_facts_t *f, sps__align_t *x) {
+    x->offset = 0, x->offset_error = -1, x->how = SPS__CLOCK_NONE;
+    x->drift = 0, x->drift_t0 = 0;
+    if (!f->has_offset) return; /* not a rank of an MPI session: left as it is */
+    const sps__clock_facts_t rank0 = {.has_offset = 1};
+    align_mpi(x, f, &rank0);
+}
+
 const char *sps__clock_name(sps__clock_how_t how) {
     switch (how) {
     case SPS__CLOCK_REFERENCE: return "reference";

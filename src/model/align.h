@@ -112,6 +112,13 @@ SPS__HIDDEN int sps__rank_duplicate(const sps__align_t *al, size_t n,
 SPS__HIDDEN int sps__align_ref(const sps__align_in_t *in,
                                const sps__align_t *al, size_t n);
 
+/* Puts x (its rank kept) on rank 0's clock by f's own MPI offset line (its
+ * setup offset, or the line fitted to its /clock_sync), as a merge with
+ * rank 0 as its reference would: a rank writing its part for the
+ * chunk-copy merge (docs/mpi.md).  Without an MPI offset, x is left
+ * unshifted (how NONE). */
+SPS__HIDDEN void sps__align_onto_rank0(const sps__clock_facts_t *f, sps__align_t *x);
+
 /* Aligns the n inputs' clocks: picks the reference (sps__align_ref) and
  * sets every al[i].offset, offset_error and how by the rules of align.c;
  * al[i].rank must be resolved and is left alone.  Returns the reference's

@@ -309,6 +309,14 @@ int main(int argc, char **argv) {
         /* collective finalizes: setup's measurement and one more each */
         CHECK(sps_finalize_to(p == 1 ? p1 : p2) == 0);
         if (rank == 0) {
+            /* SPANSCOPE_MPI_MERGE=copy (the test mpi_drift_copy): each rank
+             * put its own events on rank 0's clock, rank 0 copied them */
+            const char *merge = getenv("SPANSCOPE_MPI_MERGE");
+            char how[96];
+            meta_str(p == 1 ? p1 : p2, "metadata", "mpi_merge", how, sizeof how);
+            if (merge && !strcmp(merge, "copy")) CHECK(!strncmp(how, "copy: ", 6));
+            else CHECK(how[0] == 0);
+            printf("test_mpi_drift: period %d merged %s\n", p, how[0] ? how : "event by event");
             clk_from_table(p == 1 ? p1 : p2, size, &clk);
             check_file(p == 1 ? p1 : p2, p == 1 ? "period 1 (collective)" : "period 2 (collective)",
                        size, &clk, p + 1, truth, fake_t0);
