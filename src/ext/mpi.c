@@ -518,6 +518,22 @@ static int local_part_name(char *buf, size_t cap, int rank, int pid0) {
     return n < 0 || (size_t)n >= cap ? SPS_EPATH : 0;
 }
 
+/* Waits for req to complete without keeping a core busy: a collective
+ * finalize waits for the slower ranks (their parts, rank 0's merge) for
+ * up to seconds, and Open MPI's blocking calls poll the whole time -- a
+ * core per waiting rank, taken from the ranks still working where the
+ * node is oversubscribed.  Polls with a back-off of up to 1 ms.  0 or
+ * SPS_EIO. */
+static int wait_idle(MPI_Request *req) {
+    unsigned us = 0;
+    for (int done = 0;;) {
+        if (PMPI_Test(req, &done, MPI_STATUS_IGNORE)) return SPS_EIO;
+        if (done) return 0;
+        us = us < 1000 ? us + 50 : 1000;
+        usleep(us);
+    }
+}
+
 /* The hand-over's buffer (finalizes are collective, so never two at once
  * in one process; static, so the drain below cannot fail to allocate). */
 static char g_part[PART_CHUNK] __attribute__((aligned(16)));
@@ -531,13 +547,16 @@ static int part_send(MPI_Comm c, const char *path) {
     long long size = -1;
     if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
     if (f && (size < 0 || fseek(f, 0, SEEK_SET) != 0)) size = -1;
-    int rc = PMPI_Send(&size, 1, MPI_LONG_LONG, 0, PART_TAG, c) ? SPS_EIO : 0;
+    MPI_Request req;
+    int rc = PMPI_Isend(&size, 1, MPI_LONG_LONG, 0, PART_TAG, c, &req) ? SPS_EIO
+                                                                        : wait_idle(&req);
     for (long long done = 0; !rc && size > 0 && done < size;) {
         int n = (int)(size - done < PART_CHUNK ? size - done : PART_CHUNK);
         /* a short read still sends n bytes, so rank 0 never waits forever;
          * the merge then finds the part corrupt */
         if (fread(g_part, 1, (size_t)n, f) != (size_t)n) memset(g_part, 0, (size_t)n);
-        if (PMPI_Send(g_part, n, MPI_BYTE, 0, PART_TAG, c)) rc = SPS_EIO;
+        if (PMPI_Isend(g_part, n, MPI_BYTE, 0, PART_TAG, c, &req) || wait_idle(&req))
+            rc = SPS_EIO;
         done += n;
     }
     if (f) fclose(f);
@@ -550,7 +569,9 @@ static int part_send(MPI_Comm c, const char *path) {
  * sender is never left blocked. */
 static int part_recv(MPI_Comm c, int r, const char *path) {
     long long size = -1;
-    if (PMPI_Recv(&size, 1, MPI_LONG_LONG, r, PART_TAG, c, MPI_STATUS_IGNORE)) return SPS_EIO;
+    MPI_Request req; /* rank r may still be writing its part: wait idle */
+    if (PMPI_Irecv(&size, 1, MPI_LONG_LONG, r, PART_TAG, c, &req) || wait_idle(&req))
+        return SPS_EIO;
     if (size < 0) return SPS_EIO;
     FILE *f = path ? fopen(path, "wb") : NULL;
     int rc = f ? 0 : path ? SPS_EPATH : SPS_ENOMEM;
@@ -868,7 +889,8 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
                     final, sps_strerror(mrc));
     }
     if (rc && wrote) unlink(mine); /* another rank failed: nothing merged */
-    if (!rc && PMPI_Bcast(&mrc, 1, MPI_INT, 0, c)) mrc = SPS_EIO;
+    MPI_Request breq; /* the others wait for rank 0's merge: idle */
+    if (!rc && (PMPI_Ibcast(&mrc, 1, MPI_INT, 0, c, &breq) || wait_idle(&breq))) mrc = SPS_EIO;
     free(rows.names), free(rows.vals);
     free(final), free(mine), free(tmpout);
     return rc ? rc : mrc;

@@ -113,7 +113,8 @@ SPS__HIDDEN uint64_t sps__h5w_event_chunk(const sps__h5w_t *w);
  * through the columns' filters (HDF5's shuffle + deflate) as filter_mask
  * says (H5Dread_chunk's): a chunk copied from another file whose columns
  * have the same chunk and filters (the chunk-copy merge, merge_h5.c).  The
- * chunk must not also be written with sps__h5w_rows.  Returns 0,
+ * chunk must not also be written with sps__h5w_rows.  Call with HDF5's
+ * error printing off (sps__h5_quiet_begin, as a merge runs).  Returns 0,
  * SPS_EINVAL (no such column or chunk, columns not chunked), SPS_EIO or
  * SPS_EHDF5. */
 SPS__HIDDEN int sps__h5w_chunk_raw(sps__h5w_t *w, int col, uint64_t k, uint32_t filter_mask,

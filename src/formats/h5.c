@@ -67,6 +67,7 @@ struct sps__h5w {
     size_t nnames, nrows, nthreads; /* shape fixed at open */
     uint64_t nevents;
     int aggregate, with_tree;
+    uint64_t ev_chunk;         /* rows per chunk of the event columns, 0: contiguous */
     char *path;                /* owned copy, for abort's unlink */
 };
 
@@ -392,6 +393,7 @@ static int events_create(sps__h5w_t *w) {
     h5_close(&g);
     if (rc == 0) {
         uint64_t ch = w->nevents < SPS__H5_CHUNK ? w->nevents : SPS__H5_CHUNK;
+        w->ev_chunk = chunked ? ch : 0;
         char *dup = strdup(w->path);
         int64_t ds[EV_N];
         for (int i = 0; i < w->ncols; i++) ds[i] = w->ev[i];
@@ -1012,28 +1014,20 @@ void sps__h5w_abort(sps__h5w_t *w) {
 
 /* The rows of each event chunk when the event columns are chunked
  * (compressed), else 0 (formats.h). */
-uint64_t sps__h5w_event_chunk(const sps__h5w_t *w) {
-    hid_t p = w->ev[EV_START] >= 0 ? H5Dget_create_plist(w->ev[EV_START]) : H5I_INVALID_HID;
-    hsize_t ch = 0;
-    if (p >= 0 && H5Pget_layout(p) == H5D_CHUNKED && H5Pget_chunk(p, 1, &ch) != 1) ch = 0;
-    h5_close(&p);
-    return (uint64_t)ch;
-}
+uint64_t sps__h5w_event_chunk(const sps__h5w_t *w) { return w->ev_chunk; }
 
 /* Stores an already compressed chunk of event column col (formats.h). */
 int sps__h5w_chunk_raw(sps__h5w_t *w, int col, uint64_t k, uint32_t filter_mask,
                        const void *buf, size_t len) {
     if (col < 0 || col >= w->ncols || w->ev[col] < 0 || !buf) return SPS_EINVAL;
-    uint64_t ch = sps__h5w_event_chunk(w);
+    uint64_t ch = w->ev_chunk;
     if (!ch || k >= (w->nevents + ch - 1) / ch) return SPS_EINVAL;
-    sps__h5_quiet_t q;
-    sps__h5_quiet_begin(&q);
     int rc = sps__h5_reserve(&w->res, (uint64_t)len + 4096); /* + the chunk index's growth */
     hsize_t off = (hsize_t)(k * ch);
-    errno = 0;
+    errno = 0; /* HDF5's printing is off: the caller's (a merge) */
     if (!rc && H5Dwrite_chunk(w->ev[col], H5P_DEFAULT, filter_mask, &off, len, buf) < 0)
         rc = sps__h5_fail();
-    return sps__h5_quiet_end(&q, rc);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */

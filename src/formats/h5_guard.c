@@ -825,6 +825,8 @@ static __thread int g_trusted;
 
 void sps__h5_guard_trust(int on) { g_trusted = on != 0; }
 
+int sps__h5_guard_trusted(void) { return g_trusted; }
+
 static int guard_enabled(void) {
     const char *env = getenv("SPANSCOPE_H5_ISOLATE");
     return !g_trusted && !(env && !strcmp(env, "0"));

@@ -1573,7 +1573,9 @@ static int opt_col_open(rd_t *c, hid_t g, const char *name, hsize_t n,
 
 /* Opens the event columns for block reads (start, durations and, when
  * present, thread_ids, call_ids and parent_ids) and sets nevents. */
-static int events_open(rd_t *c) {
+/* Opens /events' columns of c->file into c->r's ids and chunk readers
+ * (events_open's first half; sps__h5r_reacquire's too).  0 or a code. */
+static int events_cols_open(rd_t *c) {
     sps__h5r_t *r = c->r;
     hsize_t n = 0, m = 0;
     hid_t g = group_open(c, c->file, "events");
@@ -1607,7 +1609,12 @@ static int events_open(rd_t *c) {
     r->nevents = n;
     int64_t cols[5] = {ds, dd, dt, dc, dp};
     for (int i = 0; i < 5; i++) r->cr[i] = sps__h5cr_new(cols[i]);
-    rc = rows_bounds_check(c);
+    return 0;
+}
+
+static int events_open(rd_t *c) {
+    int rc = events_cols_open(c);
+    if (rc == 0) rc = rows_bounds_check(c);
     return rc ? rc : carried_read(c);
 }
 
@@ -1798,6 +1805,27 @@ int sps__h5r_open(sps__h5r_t **out, const char *path) {
     if (rc == 0) rc = read_all(&c);
     h5_close(&c.file);
     return open_end(&c, rc, out);
+}
+
+void sps__h5r_release(sps__h5r_t *r) {
+    for (int i = 0; i < 5; i++) sps__h5cr_free(r->cr[i]), r->cr[i] = NULL;
+    hid_t *ids[] = {&r->h_parent, &r->h_call, &r->h_tid, &r->h_dur, &r->h_start, &r->h_file};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) h5_close(ids[i]);
+}
+
+int sps__h5r_reacquire(sps__h5r_t *r, const char *path) {
+    if (r->h_file >= 0 || r->in_memory || r->aggregate) return 0;
+    rd_t c = {H5I_INVALID_HID, 0, path, r, r->deltas, {NULL, NULL, 0}};
+    uint64_t nevents = r->nevents;
+    sps__h5_quiet_begin(&c.quiet);
+    int rc = file_probe(&c); /* its size, which bounds the columns */
+    if (rc == 0) rc = file_open(&c);
+    if (rc == 0) rc = events_cols_open(&c);
+    if (rc == 0 && r->nevents != nevents)
+        rc = fail(SPS_EFORMAT, "%s: changed since it was opened", path);
+    r->h_file = c.file; /* closed by release or free, also after a failure */
+    if (rc) sps__h5r_release(r);
+    return sps__h5_quiet_end(&c.quiet, rc);
 }
 
 /* Frees r and everything it owns. */

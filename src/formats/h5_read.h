@@ -179,6 +179,17 @@ SPS__HIDDEN int sps__h5r_open(sps__h5r_t **out, const char *path);
  * its calls are read whole (start, dur; r->in_memory) and served from
  * memory. */
 SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
+/* Closes the HDF5 file and event columns that a reader from
+ * sps__h5r_open_index keeps open, keeping everything it read (rows,
+ * names, metadata): libhdf5 holds over half a MiB for every open file (its
+ * metadata cache's index), so a merge of many inputs releases each one
+ * once its facts are read (merge_h5.c).  Event reads fail until
+ * sps__h5r_reacquire. */
+SPS__HIDDEN void sps__h5r_release(sps__h5r_t *r);
+/* Opens a released reader's file (path, as opened) and event columns
+ * again; nothing for a reader that holds them or read everything.  0, or a
+ * code with r still released (message set). */
+SPS__HIDDEN int sps__h5r_reacquire(sps__h5r_t *r, const char *path);
 
 /* Reads events [first, first + n) of a file opened with
  * sps__h5r_open_index: the raw first column (start gaps for schema 3, start
@@ -444,6 +455,8 @@ SPS__HIDDEN int sps__h5_guard_fresh(void);
  * costs a fork, an exec and a copy of the file per file: 6 ms a part, a
  * third of rank 0's merge at 64 ranks (docs/mpi.md). */
 SPS__HIDDEN void sps__h5_guard_trust(int on);
+/* Non-zero while the calling thread's reads are trusted (above). */
+SPS__HIDDEN int sps__h5_guard_trusted(void);
 /* H5Fopen(path, flags) with the close degree every reader here uses
  * (H5F_CLOSE_STRONG): libhdf5 refuses a second open of a file that is
  * already open with another degree, which happens when a merge's reader

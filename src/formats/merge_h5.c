@@ -61,6 +61,9 @@ typedef struct hin {
     sps__align_t al;       /* the whole alignment: offset and drift (write) */
     sps__part_plan_t plan; /* its /part_plan (a rank's part), when has_plan */
     int has_plan;
+    int64_t cd[5];         /* its event columns while its chunks are copied */
+    int cd_state;          /* 0 not opened, 1 stored as the output's, -1 not */
+    int released;          /* its reader's file closed after open (sps__h5r_release) */
 } hin_t;
 
 /* The input's time *t on the output's clock (sps__shift_at: its offset,
@@ -105,6 +108,8 @@ typedef struct hmerge {
     int copy;              /* copying the parts' chunks (copy_check) */
     uint64_t pad;          /* rows before the first input's (part) */
     uint64_t copied, rewritten; /* chunks (copy) */
+    unsigned char *zbuf;   /* a compressed chunk being copied */
+    size_t zcap;
 } hmerge_t;
 
 /* The kind's free: closes every input, frees st (an hmerge_t). */
@@ -121,7 +126,9 @@ static void h5_free(void *st) {
         sps__h5r_device_free(&h->in[i].dev);
         free(h->in[i].dev_region);
         sps__h5_close(&h->in[i].gpu_d);
+        for (int c = 0; c < 5; c++) sps__h5_close(&h->in[i].cd[c]);
     }
+    free(h->zbuf);
     free(h->gpu);
     free(h->in);
     sps__strtab_free(&h->names);
@@ -143,7 +150,10 @@ static int h5_create(void **st, size_t n) {
     }
     h->n = n;
     h->ref = -1;
-    for (size_t i = 0; i < n; i++) h->in[i].gpu_d = H5I_INVALID_HID;
+    for (size_t i = 0; i < n; i++) {
+        h->in[i].gpu_d = H5I_INVALID_HID;
+        for (int c = 0; c < 5; c++) h->in[i].cd[c] = H5I_INVALID_HID;
+    }
     *st = h;
     return 0;
 }
@@ -455,7 +465,15 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
     /* a rank's part laid out for the chunk-copy merge (h5_part.c); a
      * malformed plan is merged event by event like any file */
     if (streamed(x)) x->has_plan = sps__part_plan_read(x->h5->h_file, &x->plan) == 1;
-    return h5_facts(x, facts);
+    rc = h5_facts(x, facts);
+    /* a rank's part in a collective finalize: its file closed until its
+     * chunks are copied, so that rank 0 does not hold every rank's file
+     * open at once (libhdf5 keeps ~0.5 MiB per open file) */
+    if (rc == 0 && x->has_plan && sps__h5_guard_trusted() && !x->has_gpu) {
+        sps__h5r_release(x->h5);
+        x->released = 1;
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -849,8 +867,8 @@ static const char *const part_cols[5] = {"events/start_deltas", "events/duration
 
 /* Non-zero when dataset d is stored as the merged file's event columns
  * are: int64 in chunks of ch rows through shuffle + deflate (h5.c's
- * event_dcpl), and its chunk at *off is stored (size in *bytes). */
-static int chunk_same(hid_t d, hsize_t ch, const hsize_t *off, hsize_t *bytes) {
+ * event_dcpl). */
+static int chunk_same(hid_t d, hsize_t ch) {
     hid_t p = H5Dget_create_plist(d), t = H5Dget_type(d);
     hsize_t dim = 0;
     unsigned flags = 0, cd[8];
@@ -860,42 +878,61 @@ static int chunk_same(hid_t d, hsize_t ch, const hsize_t *off, hsize_t *bytes) {
              H5Pget_nfilters(p) == 2 &&
              H5Pget_filter2(p, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
     ncd = 8;
-    ok = ok && H5Pget_filter2(p, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
-         H5Dget_chunk_storage_size(d, off, bytes) >= 0 && *bytes > 0;
+    ok = ok && H5Pget_filter2(p, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE;
     if (t >= 0) H5Tclose(t);
     if (p >= 0) H5Pclose(p);
     return ok;
 }
 
-/* Copies chunk kin of part x's event columns, compressed as they are, to
- * chunk k of the output when all five are stored as the output's (*raw =
- * 1); leaves *raw 0 otherwise.  0 or a code (message set). */
-static int chunk_copy(hmerge_t *h, const hin_t *x, uint64_t kin, sps__h5w_t *w,
-                      uint64_t k, uint64_t ch, int *raw) {
-    hid_t d[5];
-    hsize_t off[1] = {kin * ch}, bytes[5] = {0}, most = 0;
-    int ok = 1, rc = 0;
-    *raw = 0;
+/* Opens part x's event columns once, and says whether they are stored as
+ * the output's (x->cd_state). */
+static void chunk_cols(hin_t *x, hsize_t ch) {
+    if (x->cd_state) return;
+    x->cd_state = 1;
     for (int c = 0; c < 5; c++) {
-        d[c] = ok ? H5Dopen2((hid_t)x->h5->h_file, part_cols[c], H5P_DEFAULT)
-                  : H5I_INVALID_HID;
-        ok = ok && d[c] >= 0 && chunk_same(d[c], ch, off, &bytes[c]);
-        if (ok && bytes[c] > most) most = bytes[c];
+        x->cd[c] = H5Dopen2((hid_t)x->h5->h_file, part_cols[c], H5P_DEFAULT);
+        if (x->cd[c] < 0 || !chunk_same((hid_t)x->cd[c], ch)) x->cd_state = -1;
     }
-    unsigned char *buf = ok ? malloc(most) : NULL;
-    for (int c = 0; buf && rc == 0 && c < 5; c++) {
+}
+
+/* Copies chunk kin of part x's event columns, compressed as they are, to
+ * chunk k of the output when all five are stored as the output's and the
+ * chunk is stored in each (*raw = 1); leaves *raw 0 otherwise.  0 or a
+ * code (message set). */
+static int chunk_copy(hmerge_t *h, hin_t *x, uint64_t kin, sps__h5w_t *w, uint64_t k,
+                      uint64_t ch, int *raw) {
+    hsize_t off[1] = {kin * ch}, bytes[5] = {0};
+    *raw = 0;
+    chunk_cols(x, ch);
+    if (x->cd_state < 0) return 0;
+    for (int c = 0; c < 5; c++) {
+        if (H5Dget_chunk_storage_size((hid_t)x->cd[c], off, &bytes[c]) < 0 || !bytes[c])
+            return 0; /* not stored: read and written again */
+        if (bytes[c] > h->zcap) {
+            unsigned char *b = realloc(h->zbuf, bytes[c]);
+            if (!b) return sps__err_fail(SPS_ENOMEM, "out of memory");
+            h->zbuf = b, h->zcap = bytes[c];
+        }
+    }
+    for (int c = 0; c < 5; c++) {
         uint32_t mask = 0;
-        if (H5Dread_chunk(d[c], H5P_DEFAULT, off, &mask, buf) < 0)
-            rc = sps__err_fail(SPS_EFORMAT, "%s: cannot read chunk %llu of /%s", x->path,
-                               (unsigned long long)kin, part_cols[c]);
-        else if ((rc = sps__h5w_chunk_raw(w, c, k, mask, buf, bytes[c])))
-            rc = sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+        int rc;
+        if (H5Dread_chunk((hid_t)x->cd[c], H5P_DEFAULT, off, &mask, h->zbuf) < 0)
+            return sps__err_fail(SPS_EFORMAT, "%s: cannot read chunk %llu of /%s", x->path,
+                                 (unsigned long long)kin, part_cols[c]);
+        if ((rc = sps__h5w_chunk_raw(w, c, k, mask, h->zbuf, bytes[c])))
+            return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
     }
-    *raw = buf != NULL && rc == 0;
-    free(buf);
-    for (int c = 0; c < 5; c++)
-        if (d[c] >= 0) H5Dclose(d[c]);
-    return rc;
+    *raw = 1;
+    return 0;
+}
+
+/* Closes part x's columns and, when it was released after open, its file
+ * again: its chunks are copied. */
+static void part_done(hin_t *x) {
+    for (int c = 0; c < 5; c++) sps__h5_close(&x->cd[c]);
+    x->cd_state = 0;
+    if (x->released) sps__h5r_release(x->h5);
 }
 
 /* Writes the merged events by copying, chunk by chunk, from the part that
@@ -910,12 +947,14 @@ static int hmerge_copy_events(hmerge_t *h, sps__h5w_t *w) {
     for (uint64_t k = 0; rc == 0 && k < nk; k++) {
         uint64_t first = k * step, rows = h->nevents - first < step ? h->nevents - first : step;
         while (i < h->n && !(first >= h->in[i].plan.base &&
-                             first - h->in[i].plan.base < h->in[i].plan.events))
-            i++; /* the inputs tile the events in order (copy_check) */
+                             first - h->in[i].plan.base < h->in[i].plan.events)) {
+            part_done(&h->in[i]); /* the inputs tile the events in order (copy_check) */
+            i++;
+        }
         if (i == h->n)
             return sps__err_fail(SPS_EFORMAT, "%s: no part holds event %llu", h->out,
                                  (unsigned long long)first);
-        const hin_t *x = &h->in[i];
+        hin_t *x = &h->in[i];
         const sps__part_plan_t *p = &x->plan;
         uint64_t at = first - p->base + p->pad; /* its row in the part */
         if (rows > p->pad + p->events + p->tail - at)
@@ -923,6 +962,8 @@ static int hmerge_copy_events(hmerge_t *h, sps__h5w_t *w) {
                                  x->path, (unsigned long long)(p->pad + p->events + p->tail - at),
                                  (unsigned long long)k, (unsigned long long)rows);
         int raw = 0;
+        if (x->released && (rc = sps__h5r_reacquire(x->h5, x->path)))
+            return sps__err_fail(rc, "%s", sps__err_msg());
         if (ch && at % ch == 0) rc = chunk_copy(h, x, at / ch, w, k, ch, &raw);
         if (rc == 0 && !raw) {
             rc = sps__part_rows(x->path, at, (size_t)rows, h->col, 0);
@@ -934,6 +975,7 @@ static int hmerge_copy_events(hmerge_t *h, sps__h5w_t *w) {
         raw ? h->copied++ : h->rewritten++;
         sps__pline_fn(&h->line, h->done += rows, h->nevents);
     }
+    if (i < h->n) part_done(&h->in[i]);
     return rc;
 }
 
@@ -1346,7 +1388,12 @@ static int h5_write(void *st, const char *out, const char *tmp,
     h->opts = opts;
     h->part = opts && opts->part;
     if (h->part) h->pad = opts->plan.base % SPS__H5_CHUNK;
-    else h->copy = copy_check(h);
+    else h->copy = opts && opts->trusted && copy_check(h); /* never a stranger's bytes */
+    for (size_t i = 0; !h->copy && i < h->n; i++) { /* merged event by event: reopen */
+        int rc = h->in[i].released ? sps__h5r_reacquire(h->in[i].h5, h->in[i].path) : 0;
+        if (rc) return sps__err_fail(rc, "%s", sps__err_msg());
+        h->in[i].released = 0;
+    }
     int rc = hmerge_alloc(h);
     if (rc == 0) rc = hmerge_rows(h);
     if (rc == 0) rc = hmerge_write_file(h, tmp);

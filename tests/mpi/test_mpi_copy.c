@@ -133,7 +133,10 @@ static void finalize_checked(const char *path, int p, const char *want) {
     char *text = NULL;
     size_t len = 0;
     FILE *fp = mt_rank == 0 ? open_memstream(&text, &len) : NULL;
-    CHECK(sps__finalize_ex(path, fp) == 0);
+    int rc = sps__finalize_ex(path, fp);
+    if (fp) fflush(fp);
+    if (rc && text) fprintf(stderr, "rank %d: period %d: %s\n", mt_rank, p, text);
+    CHECK(rc == 0);
     if (fp) {
         fclose(fp);
         const char *line = strstr(text, "spanscope: merged 4 ranks into");
