@@ -1813,14 +1813,14 @@ void sps__h5r_release(sps__h5r_t *r) {
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) h5_close(ids[i]);
 }
 
-int sps__h5r_reacquire(sps__h5r_t *r, const char *path) {
+int sps__h5r_reacquire(sps__h5r_t *r, const char *path, int file_only) {
     if (r->h_file >= 0 || r->in_memory || r->aggregate) return 0;
     rd_t c = {H5I_INVALID_HID, 0, path, r, r->deltas, {NULL, NULL, 0}};
     uint64_t nevents = r->nevents;
     sps__h5_quiet_begin(&c.quiet);
     int rc = file_probe(&c); /* its size, which bounds the columns */
     if (rc == 0) rc = file_open(&c);
-    if (rc == 0) rc = events_cols_open(&c);
+    if (rc == 0 && !file_only) rc = events_cols_open(&c);
     if (rc == 0 && r->nevents != nevents)
         rc = fail(SPS_EFORMAT, "%s: changed since it was opened", path);
     r->h_file = c.file; /* closed by release or free, also after a failure */

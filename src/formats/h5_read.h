@@ -186,10 +186,11 @@ SPS__HIDDEN int sps__h5r_open_index(sps__h5r_t **out, const char *path);
  * once its facts are read (merge_h5.c).  Event reads fail until
  * sps__h5r_reacquire. */
 SPS__HIDDEN void sps__h5r_release(sps__h5r_t *r);
-/* Opens a released reader's file (path, as opened) and event columns
- * again; nothing for a reader that holds them or read everything.  0, or a
- * code with r still released (message set). */
-SPS__HIDDEN int sps__h5r_reacquire(sps__h5r_t *r, const char *path);
+/* Opens a released reader's file (path, as opened) and, unless file_only,
+ * its event columns again (file_only: h_file alone, for a caller that
+ * reads the file itself); nothing for a reader that holds them or read
+ * everything.  0, or a code with r still released (message set). */
+SPS__HIDDEN int sps__h5r_reacquire(sps__h5r_t *r, const char *path, int file_only);
 
 /* Reads events [first, first + n) of a file opened with
  * sps__h5r_open_index: the raw first column (start gaps for schema 3, start

@@ -64,7 +64,14 @@ typedef struct hin {
     int64_t cd[5];         /* its event columns while its chunks are copied */
     int cd_state;          /* 0 not opened, 1 stored as the output's, -1 not */
     int released;          /* its reader's file closed after open (sps__h5r_release) */
+    unsigned has;          /* HAS_*: the groups it has beside the spans (seen at open) */
 } hin_t;
+
+/* What an input has that the merge reads by name later (hin_t's has):
+ * an input without it is not opened again for it. */
+#define HAS_VALUES 1u
+#define HAS_COUNTERS 2u
+#define HAS_RANK_GROUPS 4u
 
 /* The input's time *t on the output's clock (sps__shift_at: its offset,
  * and its drift when it has one).  0 or -1 (leaves int64). */
@@ -432,6 +439,28 @@ static int gpu_slice(const hin_t *x, uint64_t first, size_t n, int64_t *out) {
                                   x->path);
 }
 
+/* H5Literate callback: sets HAS_RANK_GROUPS for a root link named
+ * "rank" and digits (what sps__h5_copy_rank_groups copies). */
+static herr_t rank_link(hid_t g, const char *name, const H5L_info_t *info, void *op) {
+    (void)g, (void)info;
+    if (strncmp(name, "rank", 4) || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4))
+        return 0;
+    *(unsigned *)op |= HAS_RANK_GROUPS;
+    return 1;
+}
+
+/* The HAS_* groups of the open file f (all of them when f is not open: the
+ * later readers then look for themselves). */
+static unsigned has_groups(hid_t f) {
+    if (f < 0) return HAS_VALUES | HAS_COUNTERS | HAS_RANK_GROUPS;
+    unsigned has = 0;
+    if (H5Lexists(f, "values", H5P_DEFAULT) > 0) has |= HAS_VALUES;
+    if (H5Lexists(f, "counters", H5P_DEFAULT) > 0) has |= HAS_COUNTERS;
+    if (H5Literate(f, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, rank_link, &has) < 0)
+        has |= HAS_RANK_GROUPS;
+    return has;
+}
+
 /* The kind's open: input i's index only (events are streamed later) when
  * the file has call_ids and parent_ids, else the whole file with
  * sps__h5r_open -- the fallback for files without ids (scope-profiler's
@@ -466,6 +495,7 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
      * malformed plan is merged event by event like any file */
     if (streamed(x)) x->has_plan = sps__part_plan_read(x->h5->h_file, &x->plan) == 1;
     rc = h5_facts(x, facts);
+    if (rc == 0) x->has = has_groups((hid_t)x->h5->h_file);
     /* a rank's part in a collective finalize: its file closed until its
      * chunks are copied, so that rank 0 does not hold every rank's file
      * open at once (libhdf5 keeps ~0.5 MiB per open file) */
@@ -962,7 +992,7 @@ static int hmerge_copy_events(hmerge_t *h, sps__h5w_t *w) {
                                  x->path, (unsigned long long)(p->pad + p->events + p->tail - at),
                                  (unsigned long long)k, (unsigned long long)rows);
         int raw = 0;
-        if (x->released && (rc = sps__h5r_reacquire(x->h5, x->path)))
+        if (x->released && (rc = sps__h5r_reacquire(x->h5, x->path, 1)))
             return sps__err_fail(rc, "%s", sps__err_msg());
         if (ch && at % ch == 0) rc = chunk_copy(h, x, at / ch, w, k, ch, &raw);
         if (rc == 0 && !raw) {
@@ -1014,6 +1044,7 @@ static int mcounters_read(const hmerge_t *h, mcounters_t *k) {
     if (!(k->src = calloc(h->n + 1, sizeof *k->src)))
         return sps__err_fail(SPS_ENOMEM, "out of memory");
     for (size_t i = 0; i < h->n; i++) {
+        if (!(h->in[i].has & HAS_COUNTERS)) continue; /* none: k->src[i] stays empty */
         int rc = sps__h5r_counters(h->in[i].path, &k->src[i]);
         if (rc) return rc;
         total += k->src[i].n;
@@ -1062,6 +1093,7 @@ static int hmerge_values(const hmerge_t *h, const char *tmp) {
     size_t n = 0;
     int rc = in ? 0 : SPS_ENOMEM, read_rc = 0;
     for (size_t i = 0; rc == 0 && i < h->n; i++) {
+        if (!(h->in[i].has & HAS_VALUES)) continue; /* none: in[i] stays empty */
         if ((read_rc = rc = sps__h5r_values(h->in[i].path, &in[i]))) break; /* its message */
         n += in[i].n;
         for (size_t k = 0; rc == 0 && k < in[i].nnames; k++)
@@ -1361,6 +1393,7 @@ static int hmerge_write_file(hmerge_t *h, const char *tmp) {
     /* scope-profiler's rank<N> groups (LIKWID, perf events, line
      * profiles), each input's under the rank it became */
     for (size_t i = 0; i < h->n; i++) {
+        if (!(h->in[i].has & HAS_RANK_GROUPS)) continue;
         rc = sps__h5_copy_rank_groups(h->in[i].path, tmp,
                                       h->in[i].m.has_rank ? h->in[i].rank : -1);
         if (rc) return sps__err_fail(rc, "%s: cannot copy the rank groups of %s: %s", h->out,
@@ -1390,7 +1423,7 @@ static int h5_write(void *st, const char *out, const char *tmp,
     if (h->part) h->pad = opts->plan.base % SPS__H5_CHUNK;
     else h->copy = opts && opts->trusted && copy_check(h); /* never a stranger's bytes */
     for (size_t i = 0; !h->copy && i < h->n; i++) { /* merged event by event: reopen */
-        int rc = h->in[i].released ? sps__h5r_reacquire(h->in[i].h5, h->in[i].path) : 0;
+        int rc = h->in[i].released ? sps__h5r_reacquire(h->in[i].h5, h->in[i].path, 0) : 0;
         if (rc) return sps__err_fail(rc, "%s", sps__err_msg());
         h->in[i].released = 0;
     }
