@@ -88,6 +88,22 @@ static void read_device(const char *path) {
     sps__h5r_device_free(&x);
 }
 
+/* Reads path's /part_plan (a rank's part for the chunk-copy merge of a
+ * collective finalize) as a merge does, and its event count. */
+static void read_plan(const char *path) {
+    sps__h5r_t *r;
+    if (sps__h5r_open_index(&r, path) != 0) {
+        sps__h5r_free(r);
+        return;
+    }
+    sps__part_plan_t p;
+    if (sps__part_plan_read(r->h_file, &p) == 1 && p.pad >= SPS__H5_CHUNK)
+        abort(); /* the reader lets no inconsistent plan through */
+    sps__h5r_free(r);
+    uint64_t n;
+    (void)sps__part_events(path, &n);
+}
+
 /* At exit: how many inputs the check parsed in a child, and refused. */
 static void print_stats(void) {
     uint64_t checked = 0, refused = 0;
@@ -107,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     read_h5(path);
     read_samples(path);
     read_device(path);
+    read_plan(path);
     fuzz_read_timeline(path, SPS__TL_H5);
     close(fd);
     return 0;
