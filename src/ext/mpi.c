@@ -605,10 +605,12 @@ static int agree(MPI_Comm c, int rc) {
  * merges event by event), =copy whenever there are events (below a chunk
  * rank 0 then writes them again rather than copying: a test of the
  * layout on few events), unset or =auto when the ranks' events fill a
- * chunk.  Every rank decides alike (total is the same on all). */
-static int copy_wanted(uint64_t total) {
+ * chunk; never for a single rank.  Every rank decides alike (total is the
+ * same on all). */
+static int copy_wanted(uint64_t total, int size) {
     const char *env = getenv("SPANSCOPE_MPI_MERGE");
     if (env && !strcmp(env, "events")) return 0;
+    if (size == 1) return 0; /* one part: the layout would be the merge done twice */
     if (env && !strcmp(env, "copy")) return total > 0;
     return total >= SPS__H5_CHUNK;
 }
@@ -713,7 +715,7 @@ static int parts_copy(MPI_Comm c, int rank, int size, const char *mine) {
     int ok = agree(c, rc) == 0 &&
              PMPI_Allgather(&n, 1, MPI_UINT64_T, l.cnt, 1, MPI_UINT64_T, c) == MPI_SUCCESS;
     if (ok) layout_plan(&l, rank, size);
-    ok = ok && copy_wanted(l.total);
+    ok = ok && copy_wanted(l.total, size);
     if (ok) {
         /* mine ends in ".h5" (name_with, local_part_name) */
         snprintf(copy, len + 16, "%.*s.copy.h5", (int)(len > 3 ? len - 3 : len), mine);
