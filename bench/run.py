@@ -618,6 +618,14 @@ def main():
                                                  "mpi_scale.json")])
     if ms:
         return ms
+    # clock alignment with injected drift, both merges (issue 37 parts 2 and 5)
+    print()
+    dr = subprocess.call([sys.executable, os.path.join(here, "bench_drift.py"),
+                          "--build", a.build, "--runs", "1" if q else "3",
+                          "--json", os.path.join(os.path.dirname(os.path.abspath(json_path)),
+                                                 "drift.json")])
+    if dr:
+        return dr
 
     # --- start-up: what linking libspanscope (and libspanscope_mpi) costs an
     # empty program (docs/mpi.md, "What is loaded"); a few seconds ----------
