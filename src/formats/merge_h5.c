@@ -26,6 +26,8 @@
 
 #include <hdf5.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,6 +67,13 @@ typedef struct hin {
     int cd_state;          /* 0 not opened, 1 stored as the output's, -1 not */
     int released;          /* its reader's file closed after open (sps__h5r_release) */
     unsigned has;          /* HAS_*: the groups it has beside the spans (seen at open) */
+    /* where the chunks it owns lie in its file, noted at open (chunks_note):
+     * chunk ck0 + j, column c at addr[5 j + c], size[5 j + c] bytes (0: not
+     * stored as the output's), filter mask mask[5 j + c]; nck 0: none noted */
+    uint64_t ck0, nck;
+    uint64_t *caddr;
+    uint32_t *csize, *cmask;
+    int fd;                /* its file, read with pread while its chunks are copied */
 } hin_t;
 
 /* What an input has that the merge reads by name later (hin_t's has):
@@ -134,6 +143,8 @@ static void h5_free(void *st) {
         free(h->in[i].dev_region);
         sps__h5_close(&h->in[i].gpu_d);
         for (int c = 0; c < 5; c++) sps__h5_close(&h->in[i].cd[c]);
+        free(h->in[i].caddr), free(h->in[i].csize), free(h->in[i].cmask);
+        if (h->in[i].fd >= 0) close(h->in[i].fd);
     }
     free(h->zbuf);
     free(h->gpu);
@@ -159,6 +170,7 @@ static int h5_create(void **st, size_t n) {
     h->ref = -1;
     for (size_t i = 0; i < n; i++) {
         h->in[i].gpu_d = H5I_INVALID_HID;
+        h->in[i].fd = -1;
         for (int c = 0; c < 5; c++) h->in[i].cd[c] = H5I_INVALID_HID;
     }
     *st = h;
@@ -461,6 +473,48 @@ static unsigned has_groups(hid_t f) {
     return has;
 }
 
+/* The event columns of a part, in sps__h5w_chunk_raw's column order. */
+static const char *const part_cols[5] = {"events/start_deltas", "events/durations",
+                                         "events/call_ids", "events/parent_ids",
+                                         "events/thread_ids"};
+
+static int chunk_same(hid_t d, hsize_t ch);
+
+/* Notes where the chunks that part x owns (those starting within its
+ * events, on the grid of SPS__H5_CHUNK rows) lie in its file, while the
+ * file is open: the copy then reads them with pread, without opening the
+ * file with libhdf5 again (a released part).  Leaves nck 0 when anything
+ * is off (the copy then goes through libhdf5). */
+static void chunks_note(hin_t *x) {
+    const sps__part_plan_t *p = &x->plan;
+    const uint64_t ch = SPS__H5_CHUNK;
+    if (!p->events) return;
+    uint64_t k0 = (p->base + ch - 1) / ch, k1 = (p->base + p->events + ch - 1) / ch;
+    if (k1 <= k0) return;
+    uint64_t n = k1 - k0, kin0 = k0 - (p->base - p->pad) / ch;
+    x->caddr = malloc(5 * n * sizeof *x->caddr);
+    x->csize = calloc(5 * n, sizeof *x->csize);
+    x->cmask = calloc(5 * n, sizeof *x->cmask);
+    int ok = x->caddr && x->csize && x->cmask;
+    for (int c = 0; ok && c < 5; c++) {
+        hid_t d = H5Dopen2((hid_t)x->h5->h_file, part_cols[c], H5P_DEFAULT);
+        ok = d >= 0 && chunk_same(d, ch);
+        for (uint64_t j = 0; ok && j < n; j++) {
+            hsize_t off[1] = {(kin0 + j) * ch}, size = 0;
+            haddr_t addr = HADDR_UNDEF;
+            unsigned mask = 0;
+            if (H5Dget_chunk_info_by_coord(d, off, &mask, &addr, &size) < 0 ||
+                addr == HADDR_UNDEF || size > UINT32_MAX)
+                size = 0; /* not stored: read and written again */
+            x->caddr[5 * j + c] = (uint64_t)addr;
+            x->csize[5 * j + c] = (uint32_t)size;
+            x->cmask[5 * j + c] = mask;
+        }
+        if (d >= 0) H5Dclose(d);
+    }
+    if (ok) x->ck0 = k0, x->nck = n;
+}
+
 /* The kind's open: input i's index only (events are streamed later) when
  * the file has call_ids and parent_ids, else the whole file with
  * sps__h5r_open -- the fallback for files without ids (scope-profiler's
@@ -486,10 +540,17 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
         return sps__err_fail(SPS_EMODE, "%s: aggregate file (no per-call data): "
                              "cannot merge into a columnar .h5", path);
     /* its stack samples, checked now: a bad /samples fails the merge before
-     * anything is written (the reader's message names the file) */
-    if ((rc = sps__h5r_samples(path, &x->smp))) return rc;
+     * anything is written (the reader's message names the file); a file
+     * this reader holds open and that has no /samples is not opened again
+     * for it (nor for /device) */
+    hid_t f = (hid_t)x->h5->h_file;
+    if ((f < 0 || H5Lexists(f, "samples", H5P_DEFAULT) != 0) &&
+        (rc = sps__h5r_samples(path, &x->smp)))
+        return rc;
     /* its device activity, checked now likewise */
-    if ((rc = sps__h5r_device(path, &x->dev))) return rc;
+    if ((f < 0 || H5Lexists(f, "device", H5P_DEFAULT) != 0) &&
+        (rc = sps__h5r_device(path, &x->dev)))
+        return rc;
     if ((rc = gpu_open(x))) return rc;
     /* a rank's part laid out for the chunk-copy merge (h5_part.c); a
      * malformed plan is merged event by event like any file */
@@ -500,6 +561,7 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
      * chunks are copied, so that rank 0 does not hold every rank's file
      * open at once (libhdf5 keeps ~0.5 MiB per open file) */
     if (rc == 0 && x->has_plan && sps__h5_guard_trusted() && !x->has_gpu) {
+        chunks_note(x);
         sps__h5r_release(x->h5);
         x->released = 1;
     }
@@ -890,10 +952,6 @@ static int copy_check(const hmerge_t *h) {
     return h->n > 0 && next == h->in[0].plan.total && next > 0;
 }
 
-/* The event columns of a part, in sps__h5w_chunk_raw's column order. */
-static const char *const part_cols[5] = {"events/start_deltas", "events/durations",
-                                         "events/call_ids", "events/parent_ids",
-                                         "events/thread_ids"};
 
 /* Non-zero when dataset d is stored as the merged file's event columns
  * are: int64 in chunks of ch rows through shuffle + deflate (h5.c's
@@ -957,9 +1015,39 @@ static int chunk_copy(hmerge_t *h, hin_t *x, uint64_t kin, sps__h5w_t *w, uint64
     return 0;
 }
 
+/* Copies chunk k of the output, which part x owns, from where chunks_note
+ * found its columns in x's file (*raw = 1), or leaves *raw 0 when one of
+ * them is not stored as the output's.  0 or a code (message set). */
+static int chunk_pread(hmerge_t *h, hin_t *x, uint64_t k, sps__h5w_t *w, int *raw) {
+    *raw = 0;
+    if (k < x->ck0 || k - x->ck0 >= x->nck) return 0;
+    const uint64_t j = k - x->ck0;
+    for (int c = 0; c < 5; c++)
+        if (!x->csize[5 * j + c]) return 0;
+    if (x->fd < 0 && (x->fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0)
+        return sps__err_fail(SPS_EIO, "%s: cannot open: %s", x->path, strerror(errno));
+    for (int c = 0; c < 5; c++) {
+        size_t len = x->csize[5 * j + c];
+        if (len > h->zcap) {
+            unsigned char *b = realloc(h->zbuf, len);
+            if (!b) return sps__err_fail(SPS_ENOMEM, "out of memory");
+            h->zbuf = b, h->zcap = len;
+        }
+        if (pread(x->fd, h->zbuf, len, (off_t)x->caddr[5 * j + c]) != (ssize_t)len)
+            return sps__err_fail(SPS_EIO, "%s: cannot read chunk %llu of /%s", x->path,
+                                 (unsigned long long)k, part_cols[c]);
+        int rc = sps__h5w_chunk_raw(w, c, k, x->cmask[5 * j + c], h->zbuf, len);
+        if (rc) return sps__err_fail(rc, "%s: %s", h->out, sps_strerror(rc));
+    }
+    *raw = 1;
+    return 0;
+}
+
 /* Closes part x's columns and, when it was released after open, its file
  * again: its chunks are copied. */
 static void part_done(hin_t *x) {
+    if (x->fd >= 0) close(x->fd);
+    x->fd = -1;
     for (int c = 0; c < 5; c++) sps__h5_close(&x->cd[c]);
     x->cd_state = 0;
     if (x->released) sps__h5r_release(x->h5);
@@ -992,9 +1080,13 @@ static int hmerge_copy_events(hmerge_t *h, sps__h5w_t *w) {
                                  x->path, (unsigned long long)(p->pad + p->events + p->tail - at),
                                  (unsigned long long)k, (unsigned long long)rows);
         int raw = 0;
-        if (x->released && (rc = sps__h5r_reacquire(x->h5, x->path, 1)))
-            return sps__err_fail(rc, "%s", sps__err_msg());
-        if (ch && at % ch == 0) rc = chunk_copy(h, x, at / ch, w, k, ch, &raw);
+        if (x->nck && ch == SPS__H5_CHUNK) { /* noted at open: read with pread */
+            rc = chunk_pread(h, x, k, w, &raw);
+        } else {
+            if (x->released && (rc = sps__h5r_reacquire(x->h5, x->path, 1)))
+                return sps__err_fail(rc, "%s", sps__err_msg());
+            if (ch && at % ch == 0) rc = chunk_copy(h, x, at / ch, w, k, ch, &raw);
+        }
         if (rc == 0 && !raw) {
             rc = sps__part_rows(x->path, at, (size_t)rows, h->col, 0);
             if (rc == 0)
