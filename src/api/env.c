@@ -206,6 +206,8 @@ static const sps__setting_t g_table[] = {
      "ranks' parts at an MPI finalize: plain or compressed"},
     {"SPANSCOPE_MPI_MERGE", NULL, NULL, NULL, SPS__ST_STR, "auto", C_ | TUNE_,
      "an MPI finalize's merge: auto (copy from one chunk of events), copy or events"},
+    {"SPANSCOPE_MPI_HANDOVER", NULL, NULL, NULL, SPS__ST_STR, "auto", C_ | TUNE_,
+     "how rank 0 takes the parts: auto (in place where it sees them) or send"},
     {"SPANSCOPE_SORT_RUN", NULL, NULL, NULL, SPS__ST_UINT, "1048576", C_ | TUNE_,
      "records per sorted run of the span sorter"},
     {"SPANSCOPE_H5_ISOLATE", NULL, NULL, NULL, SPS__ST_BOOL, "1", C_ | TUNE_,

@@ -16,6 +16,9 @@
 #include "api/api.h"
 
 #include <stdlib.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -502,20 +505,36 @@ static int local_quiet(const char *path, FILE *table_fp, int plain) {
     return rc;
 }
 
-/* ---- the hand-over: each rank's part reaches rank 0 through MPI --------- */
+/* ---- the hand-over: each rank's part reaches rank 0 -------------------- */
 
 #define PART_TAG 0x5350        /* "SP" */
 #define PART_CHUNK (4 << 20)   /* bytes per message */
 
 /* Where rank r (not 0) writes its part before handing it over: a
- * node-local temporary file ($TMPDIR, else /tmp), so that the ranks need
- * no file system in common with rank 0. */
+ * temporary file ($TMPDIR, else /tmp), so that the ranks need no file
+ * system in common with rank 0.  The name carries a random number: where
+ * rank 0 finds a file of that name and of the part's size, it is this
+ * part (a shared file system, or one node), which rank 0 then reads in
+ * place (part_offer). */
 static int local_part_name(char *buf, size_t cap, int rank, int pid0) {
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
-    int n = snprintf(buf, cap, "%s/spanscope-part-%d-rank%d-%d.h5", dir, pid0, rank,
-                     (int)getpid());
+    unsigned long long nonce = 0;
+    if (getrandom(&nonce, sizeof nonce, GRND_NONBLOCK) != (ssize_t)sizeof nonce) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        nonce = (unsigned long long)ts.tv_nsec * 2654435761u ^ (unsigned long long)getpid();
+    }
+    int n = snprintf(buf, cap, "%s/spanscope-part-%d-rank%d-%d-%016llx.h5", dir, pid0, rank,
+                     (int)getpid(), nonce);
     return n < 0 || (size_t)n >= cap ? SPS_EPATH : 0;
+}
+
+/* Whether rank 0 may read a part where its rank wrote it
+ * (SPANSCOPE_MPI_HANDOVER=send: never; every part comes through MPI). */
+static int in_place_allowed(void) {
+    const char *e = getenv("SPANSCOPE_MPI_HANDOVER");
+    return !(e && !strcmp(e, "send"));
 }
 
 /* Waits for req to complete without keeping a core busy: a collective
@@ -540,38 +559,82 @@ static char g_part[PART_CHUNK] __attribute__((aligned(16)));
 /* ... which also takes one rank's first rows (rows_exchange) */
 _Static_assert(5 * SPS__H5_CHUNK * sizeof(int64_t) <= PART_CHUNK, "g_part too small");
 
-/* A rank's side: sends the file at path to rank 0 (its size, -1 when it
- * cannot be read, then the bytes in PART_CHUNK messages) and removes it. */
-static int part_send(MPI_Comm c, const char *path) {
-    FILE *f = fopen(path, "rb");
-    long long size = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (f && (size < 0 || fseek(f, 0, SEEK_SET) != 0)) size = -1;
+/* rank 0's answer to a part's offer */
+enum { TAKE_BYTES = 0, TAKE_IN_PLACE = 1 };
+
+/* Sends n bytes at p to rank 0 and waits idle.  0 or SPS_EIO. */
+static int send_idle(MPI_Comm c, const void *p, int n, MPI_Datatype t) {
     MPI_Request req;
-    int rc = PMPI_Isend(&size, 1, MPI_LONG_LONG, 0, PART_TAG, c, &req) ? SPS_EIO
-                                                                        : wait_idle(&req);
+    return PMPI_Isend(p, n, t, 0, PART_TAG, c, &req) ? SPS_EIO : wait_idle(&req);
+}
+
+/* A rank's side: offers the file at path to rank 0 -- its size (-1 when it
+ * cannot be read) and its name.  Rank 0 answers whether it reads the file
+ * where it is: then *kept is 1 and the caller removes the file once the
+ * merge is done.  Otherwise the bytes follow in PART_CHUNK messages and
+ * the file is removed here.  0 or SPS_EIO. */
+static int part_offer(MPI_Comm c, const char *path, int *kept) {
+    FILE *f = fopen(path, "rb");
+    long long hdr[2] = {-1, (long long)strlen(path)}; /* size, name's length */
+    if (f && fseek(f, 0, SEEK_END) == 0) hdr[0] = ftell(f);
+    if (f && (hdr[0] < 0 || fseek(f, 0, SEEK_SET) != 0)) hdr[0] = -1;
+    int take = TAKE_BYTES;
+    MPI_Request req;
+    int rc = send_idle(c, hdr, 2, MPI_LONG_LONG);
+    if (!rc) rc = send_idle(c, path, (int)hdr[1], MPI_CHAR);
+    if (!rc && (PMPI_Irecv(&take, 1, MPI_INT, 0, PART_TAG, c, &req) || wait_idle(&req)))
+        rc = SPS_EIO;
+    *kept = !rc && take == TAKE_IN_PLACE;
+    long long size = *kept ? 0 : hdr[0];
     for (long long done = 0; !rc && size > 0 && done < size;) {
         int n = (int)(size - done < PART_CHUNK ? size - done : PART_CHUNK);
         /* a short read still sends n bytes, so rank 0 never waits forever;
          * the merge then finds the part corrupt */
         if (fread(g_part, 1, (size_t)n, f) != (size_t)n) memset(g_part, 0, (size_t)n);
-        if (PMPI_Isend(g_part, n, MPI_BYTE, 0, PART_TAG, c, &req) || wait_idle(&req))
-            rc = SPS_EIO;
+        if (send_idle(c, g_part, n, MPI_BYTE)) rc = SPS_EIO;
         done += n;
     }
     if (f) fclose(f);
-    unlink(path);
-    return size < 0 ? SPS_EIO : rc;
+    if (!*kept) unlink(path);
+    return hdr[0] < 0 ? SPS_EIO : rc;
 }
 
-/* Rank 0's side: receives rank r's part into the file at path (NULL:
- * receive and drop it).  Keeps receiving when it cannot write, so the
- * sender is never left blocked. */
-static int part_recv(MPI_Comm c, int r, const char *path) {
-    long long size = -1;
+/* Whether the file at path is the part offered with size bytes, seen from
+ * here: a regular file of that size which this process can read (its
+ * name, with the rank's random number, says it is no other file). */
+static int part_visible(const char *path, long long size) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (long long)st.st_size == size &&
+           access(path, R_OK) == 0;
+}
+
+/* Rank 0's side of part_offer for rank r: reads the part where it is when
+ * it can see it (*in_place: the rank's name of it, malloc'd), else
+ * receives it into the file at path (NULL: receives and drops it, after
+ * a failure).  Keeps receiving when it cannot write, so the sender is
+ * never left blocked.  0 or a code. */
+static int part_take(MPI_Comm c, int r, const char *path, char **in_place) {
+    long long hdr[2] = {-1, 0};
+    *in_place = NULL;
     MPI_Request req; /* rank r may still be writing its part: wait idle */
-    if (PMPI_Irecv(&size, 1, MPI_LONG_LONG, r, PART_TAG, c, &req) || wait_idle(&req))
+    if (PMPI_Irecv(hdr, 2, MPI_LONG_LONG, r, PART_TAG, c, &req) || wait_idle(&req))
         return SPS_EIO;
+    if (hdr[1] < 0 || hdr[1] > (1 << 20)) return SPS_EIO; /* not our peer's header */
+    char *name = malloc((size_t)hdr[1] + 1); /* without it: received and dropped */
+    if (PMPI_Recv(name ? name : g_part, (int)hdr[1], MPI_CHAR, r, PART_TAG, c,
+                  MPI_STATUS_IGNORE)) {
+        free(name); /* the communicator is broken: nothing more will come */
+        return SPS_EIO;
+    }
+    if (!name) path = NULL;
+    else name[hdr[1]] = 0;
+    int take = path && hdr[0] >= 0 && in_place_allowed() && part_visible(name, hdr[0])
+                   ? TAKE_IN_PLACE : TAKE_BYTES;
+    if (PMPI_Send(&take, 1, MPI_INT, r, PART_TAG, c)) take = -1;
+    if (take == TAKE_IN_PLACE) *in_place = name;
+    else free(name);
+    if (take != TAKE_BYTES) return take < 0 ? SPS_EIO : 0;
+    long long size = hdr[0];
     if (size < 0) return SPS_EIO;
     FILE *f = path ? fopen(path, "wb") : NULL;
     int rc = f ? 0 : path ? SPS_EPATH : SPS_ENOMEM;
@@ -586,7 +649,7 @@ static int part_recv(MPI_Comm c, int r, const char *path) {
     }
     if (f && fclose(f) != 0 && !rc) rc = SPS_EIO;
     if (rc && f) unlink(path);
-    return rc;
+    return rc ? rc : name ? 0 : SPS_ENOMEM;
 }
 
 /* Every rank gets the lowest (most negative) code of all. */
@@ -843,31 +906,37 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
     /* 1b. each rank compresses its own events, laid out as in the merged
      * file, so that rank 0 copies them chunk by chunk */
     if (!rc) parts_copy(c, rank, size, mine);
-    /* 2. the ordered hand-over: rank 0 receives rank 1's part, then rank
-     * 2's, ... next to the output; then it merges (the others wait in the
-     * broadcast below) */
-    int mrc = rc;
+    /* 2. the ordered hand-over: rank 0 takes rank 1's part, then rank
+     * 2's, ...: where it sees the file the rank wrote (one node, a shared
+     * file system) it reads it there, else it receives it next to the
+     * output; then it merges (the others wait in the broadcast below) */
+    int mrc = rc, kept = 0, in_place = 0; /* in_place: parts rank 0 read where they were */
     sps__merge_opts_t mo = {.trusted = 1}; /* the ranks' parts, just written */
-    if (!rc && rank != 0) part_send(c, mine); /* failures reach rank 0 */
+    if (!rc && rank != 0) part_offer(c, mine, &kept); /* failures reach rank 0 */
     if (!rc && rank == 0) {
         const char **in = calloc((size_t)size, sizeof *in);
-        char **own = calloc((size_t)size, sizeof *own);
-        if (!in || !own) mrc = SPS_ENOMEM;
+        char **own = calloc((size_t)size, sizeof *own), **seen = calloc((size_t)size, sizeof *seen);
+        if (!in || !own || !seen) mrc = SPS_ENOMEM;
         for (int r = 0; r < size; r++) {
             if (own) own[r] = malloc(cap);
             snprintf(buf, sizeof buf, "rank%d.tmp-%d", r, pid0);
             if (!own || !own[r] || name_with(own[r], cap, final, buf)) mrc = SPS_ENOMEM;
-            else if (in) in[r] = own[r];
-            /* receive even after a failure: the sender must not block */
-            int prc = r == 0 ? 0 : part_recv(c, r, mrc ? NULL : own[r]);
+            /* take it even after a failure: the sender must not block */
+            char *at = NULL;
+            int prc = r == 0 ? 0 : part_take(c, r, mrc ? NULL : own[r], &at);
             if (!mrc && prc) mrc = prc;
+            in_place += at != NULL;
+            if (seen) seen[r] = at;
+            else free(at);
+            if (in && own && own[r]) in[r] = at ? at : own[r];
         }
         if (!mrc) mrc = g_core->merge(tmpout, in, (size_t)size, table_fp, &mo);
         if (mrc > 0) mrc = SPS_EIO; /* a merge failure reported as a count */
-        for (int r = 0; own && r < size; r++)
-            if (own[r]) unlink(own[r]);
+        for (int r = 0; own && r < size; r++) /* the files read in place are their ranks' */
+            if (own[r] && !(seen && seen[r])) unlink(own[r]);
         for (int r = 0; own && r < size; r++) free(own[r]);
-        free(own);
+        for (int r = 0; seen && r < size; r++) free(seen[r]);
+        free(own), free(seen);
         free(in);
     }
     /* 3. the counters go into the merged file (collective either way) */
@@ -880,12 +949,14 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
         if (mrc) unlink(tmpout);
         if (table_fp && !mrc && mo.copied)
             fprintf(table_fp, "spanscope: merged %d ranks into %s (events copied as the ranks "
-                    "compressed them: %llu chunks, %llu rewritten)\n", size, final,
+                    "compressed them: %llu chunks, %llu rewritten; %d of %d parts read where "
+                    "their ranks wrote them)\n", size, final,
                     (unsigned long long)mo.chunks_copied,
-                    (unsigned long long)mo.chunks_rewritten);
+                    (unsigned long long)mo.chunks_rewritten, in_place, size - 1);
         else if (table_fp && !mrc)
-            fprintf(table_fp, "spanscope: merged %d ranks into %s (event by event)\n", size,
-                    final);
+            fprintf(table_fp, "spanscope: merged %d ranks into %s (event by event; %d of %d "
+                    "parts read where their ranks wrote them)\n", size, final, in_place,
+                    size - 1);
         if (table_fp && mrc)
             fprintf(table_fp, "spanscope: could not merge the ranks into %s: %s\n",
                     final, sps_strerror(mrc));
@@ -893,6 +964,7 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
     if (rc && wrote) unlink(mine); /* another rank failed: nothing merged */
     MPI_Request breq; /* the others wait for rank 0's merge: idle */
     if (!rc && (PMPI_Ibcast(&mrc, 1, MPI_INT, 0, c, &breq) || wait_idle(&breq))) mrc = SPS_EIO;
+    if (kept) unlink(mine); /* rank 0 read it in place, and is done with it */
     free(rows.names), free(rows.vals);
     free(final), free(mine), free(tmpout);
     return rc ? rc : mrc;

@@ -284,7 +284,9 @@ SPS__HIDDEN int sps__part_plan_read(int64_t file, sps__part_plan_t *p);
 SPS__HIDDEN int sps__part_rows(const char *path, uint64_t first, size_t n,
                                int64_t *const *cols, int write);
 /* The number of events the rows of the .h5 file at path hold (the sum of
- * its event counts).  0 or a code (message set). */
+ * its event counts).  For this process's own part, just written: read
+ * without the isolated check (sps__h5_guard_trust), which would cost a
+ * fork, an exec and a copy of the file.  0 or a code (message set). */
 SPS__HIDDEN int sps__part_events(const char *path, uint64_t *n);
 /* The error code for a failed HDF5 call (h5.c): SPS_EIO when errno says
  * the disk is full or failing, SPS_EHDF5 otherwise. */

@@ -1245,7 +1245,7 @@ static int64_t ran_inside(const sps_task_step_t *s, const int64_t *P, size_t n, 
 static int read_i64(hid_t f, const char *path, size_t n, int64_t **out) {
     *out = malloc((n ? n : 1) * sizeof **out);
     hid_t d = *out ? H5Dopen2(f, path, H5P_DEFAULT) : H5I_INVALID_HID;
-    int ok = d >= 0 && (!n || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+    int ok = d >= 0 && (!n || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, (hid_t)sps__h5_dxpl(n * 8),
                                       *out) >= 0);
     h5_close(&d);
     return ok ? 0 : -1;

@@ -40,7 +40,8 @@ static int read_i64(hid_t g, const char *name, int64_t n, int64_t **out) {
     if (t >= 0) H5Tclose(t);
     *out = ok ? malloc((size_t)(n ? n : 1) * sizeof **out) : NULL;
     int rc = !ok ? SPS_EFORMAT : !*out ? SPS_ENOMEM : 0;
-    if (!rc && n && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
+    if (!rc && n && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
+                             (hid_t)sps__h5_dxpl((size_t)n * 8), *out) < 0)
         rc = SPS_EFORMAT;
     H5Dclose(d);
     return rc;
@@ -66,7 +67,7 @@ static int read_strings(hid_t g, const char *name, int64_t n, char ***strs) {
         char **raw = calloc((size_t)n, sizeof *raw);
         if (!raw) rc = SPS_ENOMEM;
         else if (H5Tis_variable_str(ft) > 0 &&
-                 H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) >= 0) {
+                 H5Dread(d, mt, H5S_ALL, H5S_ALL, (hid_t)sps__h5_dxpl((size_t)n * 16), raw) >= 0) {
             for (int64_t i = 0; i < n && !rc; i++) {
                 const char *s = raw[i] ? raw[i] : "";
                 if (!(out[i] = sps__utf8_sanitize(s, strlen(s)))) rc = SPS_ENOMEM;

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -159,7 +160,7 @@ static int ints_read(rd_t *c, hid_t loc, const char *grp, const char *name,
     *out = malloc(len ? len * 8 : 1);
     int rc = *out ? 0 : fail(SPS_ENOMEM, "%s: out of memory", c->path);
     if (rc == 0 && len &&
-        H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
+        H5Dread(d, mtype, H5S_ALL, H5S_ALL, (hid_t)sps__h5_dxpl(len * 8), *out) < 0)
         rc = fail(SPS_EFORMAT, "%s: cannot read /%s/%s (corrupt data)",
                   c->path, grp, name);
     h5_close(&d);
@@ -194,7 +195,7 @@ static int vstr_read(rd_t *c, hid_t d, hsize_t n, char **out, const char *what) 
     int rc = raw && t >= 0 && ft >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 &&
              H5Tset_cset(t, H5Tget_cset(ft)) >= 0 ? 0 : -1;
     h5_close(&ft);
-    if (rc == 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0)
+    if (rc == 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, (hid_t)sps__h5_dxpl(n * 16), raw) < 0)
         rc = fail(SPS_EFORMAT, "%s: cannot read %s", c->path, what);
     for (hsize_t i = 0; rc == 0 && i < n; i++)
         if (!(out[i] = name_copy(raw[i], raw[i] ? strlen(raw[i]) : 0)))
@@ -217,7 +218,7 @@ static int fstr_read(rd_t *c, hid_t d, hsize_t n, size_t sz, char **out,
              H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0 ? 0 : -1;
     h5_close(&ft);
     if (rc == 0 && n &&
-        H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0)
+        H5Dread(d, t, H5S_ALL, H5S_ALL, (hid_t)sps__h5_dxpl(n * (sz + 1)), raw) < 0)
         rc = fail(SPS_EFORMAT, "%s: cannot read %s", c->path, what);
     for (hsize_t i = 0; rc == 0 && i < n; i++) {
         const char *s = raw + i * (sz + 1);
@@ -313,6 +314,28 @@ int64_t sps__h5_fopen(const char *path, unsigned flags) {
     hid_t f = H5Fopen(path, flags, fapl >= 0 ? fapl : H5P_DEFAULT);
     if (fapl >= 0) H5Pclose(fapl);
     return (int64_t)f;
+}
+
+/* The transfer lists of sps__h5_dxpl: type conversion buffers of 4 KiB
+ * and 64 KiB; H5P_DEFAULT where one could not be made. */
+static hid_t g_dxpl_small = H5P_DEFAULT, g_dxpl_mid = H5P_DEFAULT;
+static pthread_once_t g_dxpl_once = PTHREAD_ONCE_INIT;
+
+static hid_t dxpl_make(size_t buffer_bytes) {
+    hid_t x = H5Pcreate(H5P_DATASET_XFER);
+    if (x >= 0 && H5Pset_buffer(x, buffer_bytes, NULL, NULL) >= 0) return x;
+    if (x >= 0) H5Pclose(x);
+    return H5P_DEFAULT;
+}
+
+static void dxpl_init(void) {
+    g_dxpl_small = dxpl_make(4096);
+    g_dxpl_mid = dxpl_make(65536);
+}
+
+int64_t sps__h5_dxpl(size_t bytes) {
+    pthread_once(&g_dxpl_once, dxpl_init);
+    return (int64_t)(bytes <= 4096 ? g_dxpl_small : bytes <= 65536 ? g_dxpl_mid : H5P_DEFAULT);
 }
 
 /* Opens the HDF5 file read-only into c->file, after the isolated check
@@ -1765,7 +1788,8 @@ static int summary_read(rd_t *c) {
                         "row", c->path) : 0;
     if (rc == 0 && !(r->summary = calloc(n ? n : 1, sizeof *r->summary)))
         rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
-    if (rc == 0 && n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->summary) < 0)
+    if (rc == 0 && n && H5Dread(d, mt, H5S_ALL, H5S_ALL,
+                                (hid_t)sps__h5_dxpl(n * 2 * sizeof *r->summary), r->summary) < 0)
         rc = fail(SPS_EFORMAT, "%s: cannot read /rank_region_index/summary_statistics "
                   "(corrupt, or fields missing)", c->path);
     int64_t ids[] = {mt, ft, s, d, g};
@@ -2017,7 +2041,8 @@ static int floats_read(rd_t *c, hid_t loc, const char *grp, const char *name,
                         c->path, grp, name, (unsigned long long)want) : 0;
     if (rc == 0 && !(*out = malloc(n ? n * sizeof **out : 1)))
         rc = fail(SPS_ENOMEM, "%s: out of memory", c->path);
-    if (rc == 0 && n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
+    if (rc == 0 && n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+                                (hid_t)sps__h5_dxpl(n * 8), *out) < 0)
         rc = fail(SPS_EFORMAT, "%s: cannot read /%s/%s (corrupt data)", c->path, grp, name);
     h5_close(&d);
     if (rc) {

@@ -207,7 +207,8 @@ static int sync_col(hid_t g, const char *name, int64_t *v, hsize_t n) {
         ok = t >= 0 && H5Tget_class(t) == H5T_INTEGER;
         if (t >= 0) H5Tclose(t);
     }
-    if (ok && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) ok = 0;
+    if (ok && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, (hid_t)sps__h5_dxpl(n * 8), v) < 0)
+        ok = 0;
     if (sp >= 0) H5Sclose(sp);
     if (d >= 0) H5Dclose(d);
     return ok ? 0 : -1;

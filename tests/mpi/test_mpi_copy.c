@@ -9,7 +9,10 @@
  *   - rank 3 starts mid-chunk and owns chunks 2 and 3 (the short last one).
  * Period 1 merges by copying chunks (rank 0 prints how many), period 2 the
  * same with SPANSCOPE_MPI_MERGE=events (event by event), period 3 is too
- * small for a chunk (event by event by itself).  In every merged file each
+ * small for a chunk (event by event by itself).  Rank 0 reads the parts
+ * where the ranks wrote them (each rank's TMPDIR, all under DIR), except
+ * in period 2, with SPANSCOPE_MPI_HANDOVER=send: then they come through
+ * MPI.  In every merged file each
  * rank's calls are all there, ids in one run, each row's durations sum to
  * its stored total (min and max too), starts lie in the row's range, and
  * every child lies inside its parent on the same rank: a chunk copied to
@@ -160,7 +163,7 @@ int main(int argc, char **argv) {
     snprintf(p3, sizeof p3, "%s/small.h5", argv[1]);
     snprintf(node, sizeof node, "%s/node%d", argv[1], mt_rank);
     CHECK(mkdir(node, 0700) == 0);
-    CHECK(setenv("TMPDIR", node, 1) == 0); /* no file system in common */
+    CHECK(setenv("TMPDIR", node, 1) == 0); /* each rank's own directory */
     CHECK(unsetenv("SPANSCOPE_MPI_MERGE") == 0);
 
     sps_config_t cfg = SPS_CONFIG_INIT;
@@ -168,17 +171,20 @@ int main(int argc, char **argv) {
     CHECK(sps_setup(&cfg) == 0);
 
     record(mt_rank, 1);
-    finalize_checked(p1, 1, "(events copied as the ranks compressed them: 4 chunks, 0 rewritten)");
+    finalize_checked(p1, 1, "(events copied as the ranks compressed them: 4 chunks, 0 rewritten; "
+                            "3 of 3 parts read where their ranks wrote them)");
     if (mt_rank == 0) check_file(p1, size, 1, "copy: 4 chunks copied, 0 rewritten");
 
     CHECK(setenv("SPANSCOPE_MPI_MERGE", "events", 1) == 0);
+    CHECK(setenv("SPANSCOPE_MPI_HANDOVER", "send", 1) == 0);
     record(mt_rank, 2);
-    finalize_checked(p2, 2, "(event by event)");
+    finalize_checked(p2, 2, "(event by event; 0 of 3 parts read where their ranks wrote them)");
+    CHECK(unsetenv("SPANSCOPE_MPI_HANDOVER") == 0);
     if (mt_rank == 0) check_file(p2, size, 2, "");
     CHECK(unsetenv("SPANSCOPE_MPI_MERGE") == 0);
 
     record(mt_rank, 3);
-    finalize_checked(p3, 3, "(event by event)");
+    finalize_checked(p3, 3, "(event by event; 3 of 3 parts read where their ranks wrote them)");
     if (mt_rank == 0) check_file(p3, size, 3, "");
 
     CHECK(sps_shutdown() == 0);
