@@ -146,11 +146,23 @@ static hid_t col_open(rd_t *c, hid_t loc, const char *grp, const char *name,
  * HSIZE_UNDEF the column must have exactly want elements.  Sets *n.
  * Returns 0 or an error code with the message set. */
 static int ints_read(rd_t *c, hid_t loc, const char *grp, const char *name,
-                     hid_t mtype, hsize_t want, void **out, hsize_t *n) {
+                     hid_t mtype, hsize_t want, void **out, hsize_t *n);
+
+/* ints_read, where an empty column counts as absent when empty_absent
+ * (*out NULL, *n 0, returns 0): scope-profiler's aggregate files leave
+ * the per-row columns they do not fill empty.  One open of the column. */
+static int ints_read_ex(rd_t *c, hid_t loc, const char *grp, const char *name,
+                        hid_t mtype, hsize_t want, void **out, hsize_t *n,
+                        int empty_absent) {
     hsize_t len = 0;
     *out = NULL;
     hid_t d = col_open(c, loc, grp, name, C_INT, &len);
     if (d < 0) return SPS_EFORMAT;
+    if (empty_absent && len == 0) {
+        h5_close(&d);
+        if (n) *n = 0;
+        return 0;
+    }
     if (want != HSIZE_UNDEF && len != want) {
         h5_close(&d);
         return fail(SPS_EFORMAT, "%s: /%s/%s has %llu elements, expected %llu",
@@ -170,6 +182,11 @@ static int ints_read(rd_t *c, hid_t loc, const char *grp, const char *name,
     }
     if (n) *n = len;
     return rc;
+}
+
+static int ints_read(rd_t *c, hid_t loc, const char *grp, const char *name,
+                     hid_t mtype, hsize_t want, void **out, hsize_t *n) {
+    return ints_read_ex(c, loc, grp, name, mtype, want, out, n, 0);
 }
 
 /* Reads an optional integer column (absent: *out NULL, returns 0). */
@@ -837,12 +854,16 @@ static void strs_free(char **v, size_t n) {
  * UTF-8 strings (caller frees with strs_free); when want is not
  * HSIZE_UNDEF the column must have exactly want elements.  Sets *n.
  * Returns 0 or an error code with the message set (*out NULL). */
-static int strs_read(rd_t *c, hid_t loc, const char *grp, const char *name,
-                     hsize_t want, char ***out, hsize_t *n) {
+static int strs_read_ex(rd_t *c, hid_t loc, const char *grp, const char *name,
+                        hsize_t want, char ***out, hsize_t *n, int empty_absent) {
     *out = NULL;
     *n = 0;
     hid_t d = col_open(c, loc, grp, name, C_STR, n);
     if (d < 0) return SPS_EFORMAT;
+    if (empty_absent && *n == 0) { /* as ints_read_ex */
+        h5_close(&d);
+        return 0;
+    }
     int rc = want == HSIZE_UNDEF || *n == want ? 0
            : fail(SPS_EFORMAT, "%s: /%s/%s has %llu elements, expected %llu",
                   c->path, grp, name, (unsigned long long)*n,
@@ -862,27 +883,9 @@ static int strs_read(rd_t *c, hid_t loc, const char *grp, const char *name,
     return rc;
 }
 
-/* strs_read of an optional column of want elements (absent: *out NULL,
- * returns 0). */
-static int strs_read_opt(rd_t *c, hid_t loc, const char *grp,
-                         const char *name, hsize_t want, char ***out) {
-    hsize_t n = 0;
-    *out = NULL;
-    if (!has_link(loc, name)) return 0;
-    return strs_read(c, loc, grp, name, want, out, &n);
-}
-
-/* 1 when loc has a 1-D dataset name of no elements: what scope-profiler's
- * aggregate files hold for the per-row columns they do not fill. */
-static int col_empty(hid_t loc, const char *name) {
-    if (!has_link(loc, name)) return 0;
-    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-    hid_t s = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
-    hsize_t n = 1;
-    int empty = s >= 0 && space_len(s, 0, &n) == 0 && n == 0;
-    h5_close(&s);
-    h5_close(&d);
-    return empty;
+static int strs_read(rd_t *c, hid_t loc, const char *grp, const char *name,
+                     hsize_t want, char ***out, hsize_t *n) {
+    return strs_read_ex(c, loc, grp, name, want, out, n, 0);
 }
 
 /* Reads scope-profiler's optional per-row columns of /rank_region_index
@@ -896,12 +899,13 @@ static int row_extras_read(rd_t *c, hid_t g, hsize_t n) {
     sps__h5r_t *r = c->r;
     char **const *dst[] = {&r->src_files, &r->src_texts, &r->tags, &r->ev_meta};
     int rc = 0;
-    if (n == 0 || !col_empty(g, "source_lines"))
-        rc = ints_read_opt(c, g, G, "source_lines", H5T_NATIVE_INT64, n,
-                           (void **)&r->src_lines);
+    hsize_t got = 0;
+    if (has_link(g, "source_lines"))
+        rc = ints_read_ex(c, g, G, "source_lines", H5T_NATIVE_INT64, n,
+                          (void **)&r->src_lines, NULL, n != 0);
     for (size_t i = 0; rc == 0 && i < sizeof texts / sizeof texts[0]; i++)
-        if (n == 0 || !col_empty(g, texts[i]))
-            rc = strs_read_opt(c, g, G, texts[i], n, (char ***)dst[i]);
+        if (has_link(g, texts[i]))
+            rc = strs_read_ex(c, g, G, texts[i], n, (char ***)dst[i], &got, n != 0);
     return rc;
 }
 
