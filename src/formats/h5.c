@@ -251,8 +251,17 @@ static int col_write(hid_t loc, const char *name, kind_t k, const void *buf) {
     hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
     hid_t t = kind_type(k, 0);
     int rc = -1;
-    if (d >= 0 && t >= 0)
-        rc = H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+    if (d >= 0 && t >= 0) {
+        /* the transfer list sized to the column (sps__h5_dxpl: libhdf5
+         * zeroes a 1 MiB conversion buffer for every write that converts,
+         * strings and the summary compound among them) */
+        hid_t s = H5Dget_space(d);
+        hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+        size_t sz = H5Tget_size(t);
+        h5_close(&s);
+        hid_t x = n >= 0 ? (hid_t)sps__h5_dxpl((size_t)n * 2 * (sz > 16 ? sz : 16)) : H5P_DEFAULT;
+        rc = H5Dwrite(d, t, H5S_ALL, H5S_ALL, x, buf) < 0 ? -1 : 0;
+    }
     h5_close(&t);
     h5_close(&d);
     return rc;
