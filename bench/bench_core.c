@@ -15,6 +15,7 @@
  *   bench_core big       [--n CALLS] --out FILE.h5 [--finalize 0|1] [--pause-ms MS]
  *   bench_core many      --threads T [--n CALLS_PER_THREAD] --out FILE.h5
  *   bench_core query     [--n CALLS] [--threads T] [--reps R]
+ *   bench_core small     [--n CALLS] [--reps R] --out FILE.h5
  *
  * Times are wall-clock ns from CLOCK_MONOTONIC around a batch of calls,
  * divided by the number of calls; each repetition is one batch, and the
@@ -157,6 +158,7 @@ static void usage(FILE *f) {
             "                      [--shape loop|nested]\n"
             "  (--shape nested: outer{inner}, two calls an iteration; --keep 1 keeps the file)\n"
             "       bench_core query [--n CALLS] [--threads T] [--reps R]\n"
+            "       bench_core small [--n CALLS] [--reps R] --out FILE\n"
             "Prints one JSON object on stdout.  Driven by bench/run.py.\n");
 }
 
@@ -692,6 +694,53 @@ static int cmd_disk(const opts_t *o) {
     return 0;
 }
 
+/* small: the finalize of a small period -- a checkpoint, a short run --
+ * where the file's fixed costs (its datasets, index and metadata) are
+ * the whole cost.  R periods of CALLS calls (default 1 000) in 8
+ * regions, each finalized to --out; prints every finalize's wall time
+ * and their median. */
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmd_small(const opts_t *o) {
+    long long n = o->n ? o->n : 1000;
+    if (!o->out) {
+        fprintf(stderr, "bench_core: small needs --out FILE\n");
+        return 2;
+    }
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = o->out;
+    int rc = sps_setup(&cfg);
+    if (rc) die("sps_setup", rc);
+    sps_region_t r[8];
+    char name[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "region%d", i);
+        r[i] = sps_region(name);
+    }
+    double *ms = calloc((size_t)o->reps, sizeof *ms);
+    if (!ms) die("calloc", 0);
+    for (int k = 0; k < o->reps; k++) {
+        for (long long i = 0; i < n; i++) {
+            sps_begin(r[i & 7]);
+            sps_end(r[i & 7]);
+        }
+        uint64_t t0 = mono_ns();
+        rc = sps_finalize_to(o->out);
+        ms[k] = (double)(mono_ns() - t0) / 1e6;
+        if (rc) die("sps_finalize_to", rc);
+    }
+    sps_shutdown();
+    printf("{\"calls\": %lld, \"regions\": 8, \"finalize_ms\": [", n);
+    for (int k = 0; k < o->reps; k++) printf("%s%.4f", k ? ", " : "", ms[k]);
+    qsort(ms, (size_t)o->reps, sizeof *ms, cmp_double);
+    printf("], \"finalize_ms_median\": %.4f}\n", ms[o->reps / 2]);
+    free(ms);
+    return 0;
+}
+
 /* sps_finalize_to(path), with the verbose line's figures: *analysis_s,
  * the time finalize's own analysis took, and *two_cores, whether it ran
  * split (both -1 when the line is missing). */
@@ -1050,6 +1099,7 @@ int main(int argc, char **argv) {
     if (!strcmp(o.cmd, "big")) return cmd_big(&o);
     if (!strcmp(o.cmd, "many")) return cmd_many(&o);
     if (!strcmp(o.cmd, "query")) return cmd_query(&o);
+    if (!strcmp(o.cmd, "small")) return cmd_small(&o);
     fprintf(stderr, "bench_core: unknown command %s\n", o.cmd);
     usage(stderr);
     return 2;

@@ -458,6 +458,16 @@ def main():
               file=sys.stderr)
         row("%s calls" % tag, float("nan"), "-", "FAILED: " + big["_error"])
 
+    # --- a small period's finalize: the file's fixed costs alone ---
+    with tempfile.TemporaryDirectory(prefix="spanscope-bench-", dir=bindir) as tmp_small:
+        small = R.run("bench_core", "small", "--n", 1000, "--reps", 41, "--out",
+                      os.path.join(tmp_small, "small.h5"), fatal=False)
+    if "_error" not in small:
+        row("finalize of a 1 000-call period, 8 regions", small["finalize_ms_median"], "ms",
+            "median of 41 periods in one session (a checkpoint's fixed cost)")
+    else:
+        row("finalize of a 1 000-call period", float("nan"), "-", "FAILED: " + small["_error"])
+
     # --- many threads: 64 x 2*10^6 calls recorded at once, then finalize ---
     many_t, many_n = 64, (200000 if q else 2000000)
     with tempfile.TemporaryDirectory(prefix="spanscope-bench-", dir=bindir) as tmp_many:
