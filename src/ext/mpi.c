@@ -530,8 +530,9 @@ static int local_part_name(char *buf, size_t cap, int rank, int pid0) {
     return n < 0 || (size_t)n >= cap ? SPS_EPATH : 0;
 }
 
-/* Whether rank 0 may read a part where its rank wrote it
- * (SPANSCOPE_MPI_HANDOVER=send: never; every part comes through MPI). */
+/* Whether a part may be read where its rank wrote it
+ * (SPANSCOPE_MPI_HANDOVER=send: no).  Asked on both sides: set on rank 0,
+ * every part comes through MPI; set on another rank, that rank's part. */
 static int in_place_allowed(void) {
     const char *e = getenv("SPANSCOPE_MPI_HANDOVER");
     return !(e && !strcmp(e, "send"));
@@ -575,7 +576,8 @@ static int send_idle(MPI_Comm c, const void *p, int n, MPI_Datatype t) {
  * the file is removed here.  0 or SPS_EIO. */
 static int part_offer(MPI_Comm c, const char *path, int *kept) {
     FILE *f = fopen(path, "rb");
-    long long hdr[2] = {-1, (long long)strlen(path)}; /* size, name's length */
+    /* size, name's length (0: no name offered, the bytes wanted) */
+    long long hdr[2] = {-1, in_place_allowed() ? (long long)strlen(path) : 0};
     if (f && fseek(f, 0, SEEK_END) == 0) hdr[0] = ftell(f);
     if (f && (hdr[0] < 0 || fseek(f, 0, SEEK_SET) != 0)) hdr[0] = -1;
     int take = TAKE_BYTES;
@@ -628,7 +630,8 @@ static int part_take(MPI_Comm c, int r, const char *path, char **in_place) {
     }
     if (!name) path = NULL;
     else name[hdr[1]] = 0;
-    int take = path && hdr[0] >= 0 && in_place_allowed() && part_visible(name, hdr[0])
+    int take = path && hdr[0] >= 0 && hdr[1] > 0 && in_place_allowed() &&
+                       part_visible(name, hdr[0])
                    ? TAKE_IN_PLACE : TAKE_BYTES;
     if (PMPI_Send(&take, 1, MPI_INT, r, PART_TAG, c)) take = -1;
     if (take == TAKE_IN_PLACE) *in_place = name;
