@@ -224,7 +224,8 @@ static size_t check_samples(const char *path, int64_t after_ns, int64_t from_ns,
 }
 
 /* Waits (at most 20 s) until the child's samples reach its live
- * directory: they do once their stacks are described, and the first
+ * directory, and about ten more after them: they do once their stacks
+ * are described, and the first
  * description loads the symbol tables and debug info, which takes from
  * ~110 ms (this VM, idle) to seconds (2 vCPUs shared with 4 spinning
  * threads, ASan) -- docs/crash-recovery.md, "what can be lost". */
@@ -237,9 +238,15 @@ static void wait_samples(const char *path, pid_t pid) {
      * already, and the new period's stacks still have to be described (CI's
      * ASan run killed such a child with 5 samples after its checkpoint, all
      * taken during the checkpoint's finalize) */
-    off_t base = stat(smp, &st) ? 0 : st.st_size;
+    off_t base = stat(smp, &st) ? 0 : st.st_size, described = -1;
     for (int w = 0; w < 2000; w++) {
-        if (!stat(smp, &st) && st.st_size > base + 8000) return; /* stacks, and samples */
+        if (!stat(smp, &st) && described < 0 && st.st_size > base + 8000)
+            described = st.st_size; /* stacks described, some samples */
+        /* ... and then a drain or more of samples alone (24 bytes each):
+         * 8000 bytes can be almost all stack text, and a child starved of
+         * its CPU (CI's ASan run: tests run two at a time beside it) was
+         * killed with 3 samples, 185 ms later */
+        if (described >= 0 && !stat(smp, &st) && st.st_size >= described + 10 * 24) return;
         usleep(10000);
     }
     kill(pid, SIGKILL);
