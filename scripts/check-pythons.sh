@@ -148,13 +148,18 @@ for v in "${versions[@]}"; do
     continue
   fi
   echo "check-pythons $v: pytest tests/python"
-  SPS_BUILD=$PWD/$BUILD .venv-$v/bin/python -m pytest -q -rs -n 2 -p no:cacheprovider tests/python \
+  SPS_BUILD=$PWD/$BUILD .venv-$v/bin/python -m pytest -q -rfEs -n 2 -p no:cacheprovider tests/python \
     >>"$log" 2>&1
   rc=$?
   summary=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|no tests ran|[0-9]+ (passed|failed|error)' "$log" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
   if [ $rc -ne 0 ]; then
     result[$v]="FAILED: $summary (see $log)"
     fail=1
+    # CI keeps only this output: name the failing tests and show their
+    # tracebacks' last lines here, not only in the log
+    echo "check-pythons $v: what failed (from $log):"
+    grep -E '^(FAILED|ERROR) ' "$log" | sed 's/^/  /'
+    grep -E '^E  ' "$log" | head -40 | sed 's/^/  /'
   else
     result[$v]="ok: $summary"
   fi
