@@ -11,6 +11,14 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := $(CURDIR)/.venv/bin/python
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
+# A test that fails runs once more, alone, after its suite (CPython's
+# regrtest does the same): a test that fails again fails the target; one
+# that then passes is named above, in its suite's failure output, as flaky
+# to fix.  A loaded shared machine starves the timing of a child now and
+# then, and one such test used to throw away a whole CI run.
+RERUN_NOTE = echo "*** the tests that failed above run once more, alone: a test that fails again fails this target; one that passes now is flaky (fix it: it is named above)"
+CTEST_ONCE_MORE = { ctest --output-on-failure -j $(JOBS) || { $(RERUN_NOTE); ctest --output-on-failure --rerun-failed; }; }
+
 .PHONY: all deps deps-c wheel check-wheel fresh-check build py-install demo check check-c check-mpi check-py bench bench-pythons check-pythons check-tensorplay check-scope-profiler check-sanitize check-warnings check-layers clean
 
 all: build
@@ -57,8 +65,9 @@ PYTEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; 
 
 check: build py-install
 	bash scripts/check-layers.sh $(BUILD)
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q -n $(PYTEST_JOBS) tests/python
+	cd $(BUILD) && $(CTEST_ONCE_MORE)
+	SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q -n $(PYTEST_JOBS) tests/python || \
+	  { $(RERUN_NOTE); SPS_BUILD=$(CURDIR)/$(BUILD) $(PY) -m pytest -q --lf --last-failed-no-failures none tests/python; }
 
 bench: build py-install
 	$(PY) bench/run.py --build $(BUILD)
@@ -82,10 +91,10 @@ check-pythons: build
 check-sanitize: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=address,undefined -DSPS_BUILD_BENCH=OFF >/dev/null
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)-asan && export ASAN_OPTIONS=detect_leaks=1 && $(CTEST_ONCE_MORE)
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DSPS_SANITIZE=thread -DSPS_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build $(BUILD)-tsan -j $(JOBS)
-	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)-tsan && export TSAN_OPTIONS=halt_on_error=1 && $(CTEST_ONCE_MORE)
 
 # scope-profiler 0.7.5's own test suite run on scope-profiler and on spanscope
 # through a name mapping (tests/scope_profiler_suite/README.md): fails on a
