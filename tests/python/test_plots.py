@@ -726,9 +726,11 @@ def test_plotly_flame_graph_durations_heatmap(run1, ranks3, tmp_path):
     z = np.asarray(hm.z)
     assert hm.type == "heatmap" and z.shape == (3, 3)  # ranks x outer, inner, leaf
     m = spanscope.read(ranks3)
-    assert z[2] == pytest.approx([m.regions[n][2].total_ns * 1e-9
-                                  for n in fig.layout.xaxis.ticktext])
-    assert (z[2] > z[0]).all()  # rank 2 the straggler
+    # row r is rank r's totals, every rank (not "rank 2 slower than rank 0":
+    # a 29 ms preemption of rank 0's outer made that false in a loaded run)
+    for r in range(3):
+        assert z[r] == pytest.approx([m.regions[n][r].total_ns * 1e-9
+                                      for n in fig.layout.xaxis.ticktext]), r
     assert hm.showscale and fig.layout.yaxis.autorange == "reversed"
 
 
