@@ -290,6 +290,28 @@ def test_spanscope_run_recursive_starts_without_numpy(tmp_path):
     assert res["__main__.f"].num_calls == 1
 
 
+@pytest.mark.parametrize("limit, drops", [(None, False), (32 << 20, True)])
+def test_a_recursive_run_holds_its_calls_in_a_larger_pool(tmp_path, limit, drops):
+    """A recursive session's pool is 128 MiB when memory_limit is left at 0
+    (docs/python.md): 2.5 million traced calls (16 bytes each, 40 MB) fit
+    in it and none is dropped under overflow = "drop", where the core's
+    32 MiB default, set explicitly, drops the calls past it."""
+    config = tmp_path / "c.toml"
+    config.write_text('[profiling]\noverflow = "drop"\n' +
+                      (f"memory_limit = {limit}\n" if limit else ""))
+    script = tmp_path / "s.py"
+    script.write_text("import spanscope\n"
+                      "def f():\n    pass\n"
+                      "for _ in range(2_500_000):\n    f()\n"
+                      "print(spanscope.ProfileManager.counters()['dropped'])\n")
+    out = subprocess.run([sys.executable, "-m", "spanscope", "run", "--recursive", "-q",
+                          "--config", str(config), "--no-output", str(script)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    dropped = int(out.stdout.strip().splitlines()[-1])
+    assert (dropped > 0) == drops, dropped
+
+
 def test_every_results_name_still_resolves_lazily():
     out = run_py("""
         import sys

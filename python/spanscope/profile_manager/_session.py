@@ -463,7 +463,7 @@ class _SessionMixin:
             # perf_events: the C core reads them at every begin and end
             # (SPS_TRACK_COUNTERS, docs/perf-events.md), per region in /values
             perf = o["perf_events"]
-            _ext.setup(path, aggregate=o["aggregation_mode"], memory_limit=o["memory_limit"],
+            _ext.setup(path, aggregate=o["aggregation_mode"], memory_limit=_pool_bytes(o),
                        chunk_size=o["chunk_size"], overflow=_OVERFLOW[o["overflow"]],
                        spill_dir=o["spill_dir"], label=o["label"],
                        compress_threshold=_COMPRESS[o["hdf5_compression"]],
@@ -961,6 +961,24 @@ def _line_hooks(line_run, likwid_run=None):
         line_run.stop(name)
         likwid_run.stop(name)
     return start, stop
+
+
+# The event pool of a session that traces every Python call
+# (recursive_profile) when memory_limit is left at 0: the core's default,
+# 32 MiB, holds 2.1 million calls (16 bytes a call); past it the spill
+# writer packs every chunk on a second thread, which cost fib(30)'s 2.7
+# million calls ~25 ns a call of CPU time, and finalize then unpacks them.
+# The pool grows only as it is used: a short run takes what it records.
+# docs/python.md ("Configuration"), docs/benchmarks.md (issue 35, 7b).
+RECURSIVE_POOL_BYTES = 128 << 20
+
+
+def _pool_bytes(o):
+    """memory_limit for _ext.setup: the setting, else (0) the core's default,
+    or RECURSIVE_POOL_BYTES for a recursive session."""
+    if o["memory_limit"]:
+        return o["memory_limit"]
+    return RECURSIVE_POOL_BYTES if o["recursive_profile"] else 0
 
 
 def _import_h5py_first() -> None:
