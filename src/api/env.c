@@ -67,7 +67,8 @@ static const sps__setting_t g_table[] = {
     {"SPANSCOPE_MEMORY_LIMIT", "SCOPE_PROFILER_MEMORY_LIMIT", "memory_limit", NULL,
      SPS__ST_UINT, "0 (32 MiB)", BOTH_,
      "bytes of event buffers in memory before the overflow policy applies; "
-     "at 0, 128 MiB for a Python session with recursive_profile (docs/python.md)"},
+     "at 0, 128 MiB for a Python session with recursive_profile outside MPI "
+     "(docs/python.md)"},
     {NULL, NULL, "chunk_size", NULL, SPS__ST_UINT, "0 (64 KiB)", BOTH_,
      "bytes per buffer chunk, a power of two from 4 KiB to 16 MiB"},
     {NULL, NULL, "overflow", NULL, SPS__ST_STR, "spill", BOTH_,

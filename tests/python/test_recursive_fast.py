@@ -312,6 +312,19 @@ def test_a_recursive_run_holds_its_calls_in_a_larger_pool(tmp_path, limit, drops
     assert (dropped > 0) == drops, dropped
 
 
+def test_the_larger_pool_is_neither_for_mpi_ranks_nor_over_a_setting(monkeypatch):
+    from spanscope.profile_manager import _session
+    from spanscope._base import mpi
+    for var in mpi._LAUNCHER_VARS:
+        monkeypatch.delenv(var, raising=False)
+    rec = {"memory_limit": 0, "recursive_profile": True}
+    assert _session._pool_bytes(rec) == 128 << 20
+    assert _session._pool_bytes({**rec, "recursive_profile": False}) == 0  # the core's
+    assert _session._pool_bytes({**rec, "memory_limit": 1 << 20}) == 1 << 20
+    monkeypatch.setenv("PMI_SIZE", "64")  # many ranks to a node: each its own pool
+    assert _session._pool_bytes(rec) == 0
+
+
 def test_every_results_name_still_resolves_lazily():
     out = run_py("""
         import sys

@@ -969,16 +969,18 @@ def _line_hooks(line_run, likwid_run=None):
 # writer packs every chunk on a second thread, which cost fib(30)'s 2.7
 # million calls ~25 ns a call of CPU time, and finalize then unpacks them.
 # The pool grows only as it is used: a short run takes what it records.
+# Not under an MPI launcher: there many ranks share a node, each with a
+# pool of its own, and the core's default stays.
 # docs/python.md ("Configuration"), docs/benchmarks.md (issue 35, 7b).
 RECURSIVE_POOL_BYTES = 128 << 20
 
 
 def _pool_bytes(o):
     """memory_limit for _ext.setup: the setting, else (0) the core's default,
-    or RECURSIVE_POOL_BYTES for a recursive session."""
+    or RECURSIVE_POOL_BYTES for a recursive session outside MPI."""
     if o["memory_limit"]:
         return o["memory_limit"]
-    return RECURSIVE_POOL_BYTES if o["recursive_profile"] else 0
+    return RECURSIVE_POOL_BYTES if o["recursive_profile"] and not _mpi.launched() else 0
 
 
 def _import_h5py_first() -> None:
