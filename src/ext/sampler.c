@@ -78,6 +78,8 @@
                                    get a timer within it */
 #define REUSE_SCANS 10          /* every so many scans, ended threads' ids
                                    reused by new ones are looked for */
+#define REARM_PERIODS 20       /* CPU periods without a sample after which
+                                   a thread's perf event is re-armed */
 #define HDR_MAGIC 0x5350ull     /* a ring entry's header: magic, counts */
 
 typedef struct ring {
@@ -92,6 +94,8 @@ typedef struct ring {
     uint64_t start_ticks;   /* the thread's start time (/proc: a reused id) */
     timer_t timer;          /* the timer engine's */
     uint64_t lost;          /* samples dropped on a full ring (__atomic) */
+    uint64_t chk_head;      /* head and the thread's CPU ns at perf_rearm's */
+    int64_t chk_cpu_ns;     /* last check (the sampler thread's) */
 } ring_t;
 
 /* A stack as interned: nn native addresses, then nr runtime words. */
@@ -494,6 +498,10 @@ static void ring_start(pid_t tid) {
     r->start_ticks = thread_start(tid);
     __atomic_store_n(&r->w, w, __ATOMIC_RELEASE);
     if (g_engine == ENGINE_PERF && perf_on(r, tid) == 0) {
+        struct timespec ts;
+        r->chk_head = 0;
+        r->chk_cpu_ns = clock_gettime(thread_clock(tid), &ts) ? INT64_MAX
+                      : (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
         r->live = 1;
         r->seen = 1;
         g_threads++;
@@ -508,6 +516,30 @@ static void ring_start(pid_t tid) {
     r->live = 1;
     r->seen = 1;
     g_threads++;
+}
+
+/* Under g_lock: re-arms r's perf event when its thread ran REARM_PERIODS
+ * periods of CPU time since the last check (REUSE_SCANS scans ago) and no
+ * sample came meanwhile.  The event sends one signal per refresh and the
+ * handler refreshes it, so a signal that never arrives ended the thread's
+ * sampling for good -- and the kernel discards one when a SIGPROF is
+ * already pending for the thread (the program's own setitimer, a kill;
+ * TSan's deferred delivery keeps one per signal too).  The event itself
+ * stops counting then, so the thread's CPU clock is what is compared; the
+ * next sample's weight counts the user time missed (sample()).  A refresh
+ * that was not needed (a thread in the kernel: the event counts user time
+ * only) lets one overflow more through, once. */
+static void perf_rearm(ring_t *r) {
+    int fd = __atomic_load_n(&r->fd, __ATOMIC_RELAXED);
+    struct timespec ts;
+    if (fd < 0 || clock_gettime(thread_clock(r->tid), &ts)) return;
+    int64_t cpu = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+    int64_t period = 1000000000 / (g_hz > 0 ? g_hz : HZ_DEFAULT);
+    if (head == r->chk_head && cpu - r->chk_cpu_ns >= REARM_PERIODS * period)
+        ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+    r->chk_head = head;
+    r->chk_cpu_ns = cpu;
 }
 
 /* Under g_lock: timers for the threads now listed, none for the ended. */
@@ -526,6 +558,7 @@ static void scan(void) {
             if (g_rings[i].live && g_rings[i].tid == tid) r = &g_rings[i];
         if (r) {
             r->seen = 1;
+            if (reuse) perf_rearm(r);
             /* a thread of another start time: the id was reused by a new
              * thread, which needs a timer of its own */
             if (reuse && r->start_ticks && thread_start((pid_t)tid) != r->start_ticks) {

@@ -327,6 +327,66 @@ static void test_own_sigprof(void **state) {
     smp_free(&s);
 }
 
+static volatile sig_atomic_t other_ticks;
+static void other_prof(int sig) {
+    (void)sig;
+    other_ticks++;
+}
+
+/* Samples of region name, each once (not by weight). */
+static size_t smp_entries(const smp_t *s, const char *name) {
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t r = s->regions[i];
+        k += r >= 0 && (size_t)r < s->nnames && !strcmp(s->names[r], name);
+    }
+    return k;
+}
+
+/* The kernel discards the perf event's SIGPROF when one is already pending
+ * for the thread (here a tgkill while SIGPROF is blocked; the program's
+ * own setitimer can do the same, and TSan's deferred delivery keeps one
+ * per signal).  The event sends one signal per re-arming, so the thread's
+ * sampling stopped there for good; now the sampler thread re-arms an event
+ * whose thread ran 20 periods without a sample (perf_rearm in
+ * src/ext/sampler.c), within 200 ms.  On the timer engine (no perf events
+ * here) the kernel re-arms the timers itself and this passes as well. */
+static void test_lost_signal_rearms(void **state) {
+    (void)state;
+    const char *path = tu_path("sampling_lost.h5");
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = other_prof;
+    sigaction(SIGPROF, &sa, &old);
+    sps_config_t cfg = SPS_CONFIG_INIT;
+    cfg.file_path = path;
+    assert_int_equal(sps_setup(&cfg), 0);
+    assert_int_equal(sps_sampling_start(1000), 0);
+    burn_light(60000); /* 60 ms: the sampler thread's scans gave this thread its event */
+    sigset_t prof, mask;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, &mask);
+    other_ticks = 0;
+    syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), SIGPROF); /* pending */
+    burn_light(20000); /* 20 periods: the event's signal comes, and is discarded */
+    pthread_sigmask(SIG_SETMASK, &mask, NULL); /* the tgkill's goes to other_prof */
+    assert_int_equal(other_ticks, 1);
+    sps_region_t after = sps_region("after");
+    sps_begin(after);
+    burn_heavy(1000000); /* 1 s of CPU: ~1000 samples, less the time to the re-arm */
+    sps_end(after);
+    assert_int_equal(sps_finalize(), 0);
+    assert_int_equal(sps_shutdown(), 0);
+    sigaction(SIGPROF, &old, NULL);
+    smp_t s;
+    smp_read(path, &s);
+    size_t n = smp_entries(&s, "after");
+    print_message("samples after the lost signal: %zu\n", n);
+    assert_true(n > 300);
+    smp_free(&s);
+}
+
 /* fork while sampling, under policy off (SPANSCOPE_FORK=off): the child
  * runs on without timers or samples; the parent's sampling goes on.  (By
  * default the child samples into a session of its own at the parent's
@@ -446,6 +506,7 @@ int main(void) {
         cmocka_unit_test(test_ratio_and_late_thread),
         cmocka_unit_test(test_checkpoint),
         cmocka_unit_test(test_own_sigprof),
+        cmocka_unit_test(test_lost_signal_rearms),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_fork_own),
     };
