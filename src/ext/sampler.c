@@ -525,10 +525,11 @@ static void ring_start(pid_t tid) {
  * sampling for good -- and the kernel discards one when a SIGPROF is
  * already pending for the thread (the program's own setitimer, a kill;
  * TSan's deferred delivery keeps one per signal too).  The event itself
- * stops counting then, so the thread's CPU clock is what is compared; the
- * next sample's weight counts the user time missed (sample()).  A refresh
- * that was not needed (a thread in the kernel: the event counts user time
- * only) lets one overflow more through, once. */
+ * stops then (no sample comes until the refresh), so the thread's CPU
+ * clock is what is compared.  A POSIX timer's signal is queued
+ * beside a pending one: the timer engine does not stop.  A refresh that
+ * was not needed (a thread in the kernel: the event counts user time only)
+ * lets one overflow more through, once. */
 static void perf_rearm(ring_t *r) {
     int fd = __atomic_load_n(&r->fd, __ATOMIC_RELAXED);
     struct timespec ts;

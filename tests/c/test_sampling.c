@@ -349,8 +349,9 @@ static size_t smp_entries(const smp_t *s, const char *name) {
  * per signal).  The event sends one signal per re-arming, so the thread's
  * sampling stopped there for good; now the sampler thread re-arms an event
  * whose thread ran 20 periods without a sample (perf_rearm in
- * src/ext/sampler.c), within 200 ms.  On the timer engine (no perf events
- * here) the kernel re-arms the timers itself and this passes as well. */
+ * src/ext/sampler.c), within 200-400 ms.  A POSIX timer's signal is queued
+ * beside a pending one (the kernel's send_sigqueue), so the timer engine
+ * (test_sampling_timer) never stopped; this checks it goes on as well. */
 static void test_lost_signal_rearms(void **state) {
     (void)state;
     const char *path = tu_path("sampling_lost.h5");
@@ -381,10 +382,10 @@ static void test_lost_signal_rearms(void **state) {
     sigaction(SIGPROF, &old, NULL);
     smp_t s;
     smp_read(path, &s);
-    size_t n = smp_entries(&s, "after");
-    print_message("samples after the lost signal: %zu\n", n);
-    assert_true(n > 300);
+    size_t n = smp_entries(&s, "after"), ms = smp_count(&s, "after", 0);
     smp_free(&s);
+    print_message("samples after the lost signal: %zu, %zu ms of CPU\n", n, ms);
+    assert_true(ms > 300); /* by weight: the timer engine's come at the tick, with overruns */
 }
 
 /* fork while sampling, under policy off (SPANSCOPE_FORK=off): the child
