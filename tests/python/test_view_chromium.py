@@ -466,7 +466,8 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     assert (k["thread"], k["depth"], k["start"]) in first
     # pan with the arrow keys (10 % each): past the kernel's end, which is
     # no longer drawn
-    x = round(browser.js("spsView.pixelOf(spsView.view()[0])") + 50)
+    edge = browser.js("spsView.pixelOf(spsView.view()[0])")  # the timeline's left edge
+    x = round(edge + 50)
     y = round(browser.js(f"spsView.rowY({k['thread']}, 0)"))
     browser.click(x, y)  # focus the timeline
     for _ in range(12):
@@ -477,9 +478,12 @@ def test_zoom_and_pan_change_what_is_drawn(browser, small_view):
     moved = {(r["thread"], r["depth"], r["start"]): r["x0"]
              for r in browser.js("spsView.records()")}
     assert moved and (k["thread"], k["depth"], k["start"]) not in moved
-    # and what stays is drawn further left
-    assert any(moved[key] < first[key] for key in set(moved) & set(first))
-    assert all(moved[key] <= first[key] for key in set(moved) & set(first))
+    # and what stays is drawn further left: a span that began inside the first
+    # window moves left; one that began before it stays at the edge (drawn from
+    # edge - 2 in both; the windows do not overlap, so those may be all there is)
+    common = set(moved) & set(first)
+    assert all(moved[key] < first[key] for key in common if first[key] > edge - 2)
+    assert all(moved[key] <= first[key] for key in common)
     # the wheel zooms out around the cursor
     w0 = v[1] - v[0]
     browser.page("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x + 200, "y": y,
