@@ -309,9 +309,19 @@ static int thr_next_chunk(sps__thr_t *t, uint64_t now) {
     thr_install(t, c, now, seq0);
     sps__anchor_t a = sps__anchor_now(); /* follow clock drift on long runs */
     if (a.ns - (sps__g.tm.n ? sps__g.tm.a[sps__g.tm.n - 1].ns : 0) > 100000000 &&
-        sps__timemap_add(&sps__g.tm, a) == 0)
+        sps__timemap_add(&sps__g.tm, a) == 0) {
         sps__crash_anchor(a);
+        /* the background analysis may now read what was retired: without
+         * this, a recording whose chunks come more often than every 100
+         * ms left the writer waiting for 2^22 records (model/analyze.c) */
+        sps__retired_before_anchor();
+    }
     return 0;
+}
+
+void sps__retired_before_anchor(void) {
+    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
+        if (t->epoch == sps__g.epoch) t->bg_ready_seq = t->retired_seq;
 }
 
 static void thr_exit(void *arg) {

@@ -63,6 +63,10 @@ typedef struct sps__timemap {
 } sps__timemap_t;
 #define SPS__TM_FRAC 48 /* error <= ticks * 2^-49 ns: 0.3 ns over a day */
 SPS__HIDDEN int sps__timemap_add(sps__timemap_t *m, sps__anchor_t a);
+/* Under the lock, just after an anchor was added to sps__g.tm: what every
+ * thread of the session retired so far lies before it, so the background
+ * analysis may read it (bg_ready_seq; buffer.c). */
+SPS__HIDDEN void sps__retired_before_anchor(void);
 SPS__HIDDEN int64_t sps__timemap_ns(const sps__timemap_t *m, uint64_t ticks);
 SPS__HIDDEN int64_t sps__timemap_ns_search(const sps__timemap_t *m,
                                            uint64_t ticks, size_t *hint);
@@ -367,8 +371,9 @@ typedef struct sps__thr {
      * that a session's end lowering it meanwhile is never undone) */
     uint64_t *true_end, *mem_low;
     /* sequence number past the last retired chunk, and its value when the
-     * writer last added an anchor: the background analysis reads records
-     * before bg_ready_seq only (they convert as finalize will convert them) */
+     * session's last anchor was added (sps__retired_before_anchor): the
+     * background analysis reads records before bg_ready_seq only (they
+     * convert as finalize will convert them) */
     uint64_t retired_seq, bg_ready_seq;
     /* by region id (index 0: any region) and by tree node, whether this
      * thread ran it in the period (bit 0) and in the session (bit 1): the
@@ -797,6 +802,10 @@ typedef struct sps__spiller {
     uint64_t bg_records;      /* records the writer's background analysis
                                  read in this session (tests, verbose) */
     uint64_t bg_taken;        /* bg_records at the last finalize */
+    uint64_t bg_woken;        /* sps__g.retired (the process's count) when
+                                 the session began, then when the writer
+                                 was last woken for the background
+                                 analysis alone (spill.c, bg_nudge) */
 } sps__spiller_t;
 
 typedef struct sps__session {
@@ -907,7 +916,7 @@ SPS__HIDDEN extern const sps__agg_ops_t *sps__agg_ops;
  * claiming the analysis with sps__g.bg_busy meanwhile.  It returns 1 when
  * it analyzed anything, 0 when there is nothing to analyze, -1 when there
  * is but not yet (the writer looks again within SPS__BG_RETRY_MS). */
-#define SPS__BG_RETRY_MS 50
+#define SPS__BG_RETRY_MS 10 /* a trial window (bg_trial.c): a trial asked less often goes stale */
 typedef struct sps__bg_ops {
     int (*step)(void);
 } sps__bg_ops_t;

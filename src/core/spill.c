@@ -355,12 +355,44 @@ static void writer_wake(void) {
 /* What the recording threads call                                           */
 /* ------------------------------------------------------------------------ */
 
+/* The background analysis needs the writer even when nothing spills (a
+ * pool large enough for the whole run): on a machine with more than one
+ * CPU, once BG_START_RECORDS were retired the writer is started, and woken
+ * whenever BG_WAKE_RECORDS more were, to analyze them beside the
+ * recorders, so that finalize finds them done (whether it may, right now,
+ * is the analyzer's decision: model/analyze.c, bg_trial.c).  A short
+ * recording (under 2^18 records, ~3 ms of analysis at finalize) starts no
+ * thread.  A wake per chunk would be a futex call every chunk (8192
+ * records by default) while the analyzer is refused. */
+#define BG_START_RECORDS (1u << 18)
+#define BG_WAKE_RECORDS (1u << 17)
+
+static int bg_cpus(void) {
+    static long ncpu;
+    if (!ncpu) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu > 1;
+}
+
+/* Under the lock: starts or wakes the writer for the background analysis
+ * when the rule above says so. */
+static void bg_nudge(void) {
+    sps__spiller_t *sp = &sps__g.sp;
+    if (!sps__bg_ops || sp->err || sp->sync || !bg_cpus()) return;
+    uint64_t fresh = sps__g.retired - sp->bg_woken; /* since the session began, or the last wake */
+    if (fresh < (sp->alive ? BG_WAKE_RECORDS : BG_START_RECORDS) || (sp->alive && !sp->idle))
+        return;
+    sp->bg_woken = sps__g.retired;
+    if (writer_up()) writer_wake();
+}
+
 void sps__spill_retired(sps__chunk_t *c) {
     sps__spiller_t *sp = &sps__g.sp;
     size_t ready = pool_ready(), res = reserve();
     if (!sp->err && ready + pool_coming() < res) q_push(c);
     if (sp->queued && (sp->queued >= SPILL_BATCH || ready <= res / 2) && writer_up())
         writer_wake();
+    else
+        bg_nudge();
 }
 
 /* Under the lock: queues one idle in-memory retired chunk, t's own first
@@ -451,6 +483,7 @@ void sps__spill_open(void) {
     sp->sync = sp->forked || (env && strcmp(env, "0") == 0);
     sp->err = sp->cause = 0;
     sp->bytes = sp->records = sp->waits = sp->bg_records = sp->bg_taken = 0;
+    sp->bg_woken = sps__g.retired; /* the process's count: this session's starts here */
 }
 
 int sps__spill_cause(char *buf, size_t cap) {

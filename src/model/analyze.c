@@ -532,9 +532,7 @@ static int bg_anchor(void) {
     if (sps__timemap_add(&sps__g.tm, a)) return 0;
     sps__crash_anchor(a); /* core/crash.c */
     bg_anchor_retired = sps__g.retired;
-    /* what every thread retired so far lies before the anchor */
-    for (sps__thr_t *t = sps__g.threads; t; t = t->next_all)
-        if (t->epoch == sps__g.epoch) t->bg_ready_seq = t->retired_seq;
+    sps__retired_before_anchor(); /* what was retired so far lies before it */
     return 1;
 }
 

@@ -524,6 +524,59 @@ static void test_background_analysis(void **state) {
     if (!only || strcmp(only, "0") == 0) bg_run("0", 0); /* the same checks hold without it */
 }
 
+/* A pool large enough for the whole recording spills nothing, so nothing
+ * used to start the writer, and its records were all analyzed at
+ * finalize.  On more than one CPU the writer now starts once 2^18
+ * records were retired and analyzes beside the recorder; and the anchors
+ * the recorder adds every 100 ms let it read what was retired before
+ * them (before, it waited for 2^22 records, more than this test makes, or
+ * for an anchor of its own 100 ms after the last, which the recorder's,
+ * made at the next new chunk, nearly always beat).  Recorded in bursts of
+ * one chunk with a pause (~0.6 ms each): 2^20 calls over ~300 ms.  First
+ * in main: no earlier session's background analysis. */
+static void test_background_analysis_without_spill(void **state) {
+    (void)state;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip(); /* no writer then: by design */
+    setenv("SPANSCOPE_BG_ANALYSIS", "1", 1); /* no trial: its verdict is the machine's */
+    const char *path = tu_path("spill_bg_pool.h5");
+    unlink(path);
+    sps_config_t cfg = small_cfg(path, SPS_OVERFLOW_SPILL);
+    cfg.chunk_size = 16384;           /* 2048 records */
+    cfg.memory_limit = 64u << 20;     /* 2^23 records: nothing spills */
+    assert_int_equal(sps_setup(&cfg), 0);
+    sps_region_t r = sps_region("spill.bg.pool");
+    uint64_t calls = 0;
+    int64_t t0 = sps_now_ns();
+    while (bg_records() == 0 && calls < (1u << 20) && sps_now_ns() - t0 < 3000000000LL) {
+        for (int i = 0; i < 1024; i++) {
+            sps_begin(r);
+            sps_end(r);
+        }
+        calls += 1024;
+        usleep(500);
+    }
+    uint64_t bg = bg_records();
+    pthread_mutex_lock(&sps__g.lock);
+    uint64_t spilled = sps__g.sp.records;
+    pthread_mutex_unlock(&sps__g.lock);
+    assert_int_equal(spilled, 0);
+    if (bg == 0) fprintf(stderr, "no background analysis after %llu calls\n",
+                         (unsigned long long)calls);
+    assert_true(bg > 0);
+    sps_stats_t st;
+    assert_int_equal(sps_region_stats(r, &st), 0);
+    assert_int_equal(st.num_calls, calls); /* analyzed once, not twice */
+    assert_int_equal(sps_finalize_to(path), 0);
+    tu_h5_t *h = tu_h5_load(path);
+    assert_non_null(h);
+    assert_true(h->ok);
+    assert_int_equal(h->counts[tu_h5_row(h, "spill.bg.pool")], calls);
+    tu_h5_free(h);
+    unlink(path);
+    sps_shutdown();
+    unsetenv("SPANSCOPE_BG_ANALYSIS");
+}
+
 /* The trial controller (model/bg_trial.c) on made-up clocks: recorders
  * retire `rate` records a ns, times `slow` while the writer may analyze;
  * the writer asks every step_ns for total_ns.  Returns the fraction of
@@ -925,6 +978,8 @@ static void test_read_ahead(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        /* first: before any other session's background analysis */
+        TU_TEST(test_background_analysis_without_spill),
         TU_TEST(test_spill_single), TU_TEST(test_spill_threads),
         TU_TEST(test_drop),         TU_TEST(test_drop_threads),
         TU_TEST(test_grow),         TU_TEST(test_limit_after_grow),
