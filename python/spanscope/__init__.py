@@ -22,8 +22,10 @@ from spanscope.profile_manager import Region as LiveRegion
 
 # -- the recording half of scope-profiler 0.7.5's API (issue 12: settings,
 # -- sessions, regions, controls); the same objects as ProfileManager's
-from spanscope.options import (FeatureNotAvailableError, GPUOptions, HDF5Options,
-                               MemrayOptions, ProfilingOptions)
+from spanscope.options import FeatureNotAvailableError
+# ProfilingOptions and its groups resolve on first use (__getattr__ below;
+# spanscope.options says why)
+_OPTION_CLASSES = frozenset({"GPUOptions", "HDF5Options", "MemrayOptions", "ProfilingOptions"})
 from spanscope.profile_manager import RegionFactory, RegionHandle
 
 define_region = ProfileManager.define_region
@@ -125,14 +127,26 @@ _PLOT_NAMES = frozenset({
 
 
 def __getattr__(name):
-    """The names imported on first use: spanscope.plots' (matplotlib) and
-    spanscope.results' (numpy, h5py), and spanscope.results itself."""
+    """The names imported on first use: spanscope.plots' (matplotlib),
+    spanscope.results' (numpy, h5py), spanscope.results itself and
+    spanscope.mpi_wrappers'."""
+    # importlib, not "from spanscope import x": that asks this function first
+    import importlib
     if name == "plots" or name in _PLOT_NAMES:
-        import importlib
         mod = importlib.import_module("spanscope.plots")
         return mod if name == "plots" else getattr(mod, name)
+    if name in _OPTION_CLASSES:
+        value = getattr(importlib.import_module("spanscope.options"), name)
+        globals()[name] = value
+        return value
+    if name == "mpi_wrappers" or name in _MPI_LAZY:
+        mpi_wrappers = importlib.import_module("spanscope.mpi_wrappers")  # binds the attribute
+        if name == "mpi_wrappers":
+            return mpi_wrappers
+        value = getattr(mpi_wrappers, name)
+        globals()[name] = value
+        return value
     if name == "results" or name in _RESULTS_LAZY:
-        import importlib
         mod = importlib.import_module("spanscope.results")  # binds spanscope.results
         if name == "results":
             return mod
@@ -161,17 +175,25 @@ __all__ += [
 # --- end of exports ---
 
 # --- scope-profiler's mpi4py wrappers (issue 12 part 1: spanscope/mpi_wrappers.py;
-# importing them imports no mpi4py) ---
-from spanscope.mpi_wrappers import (  # noqa: E402
-    MPIRegionMetadata,
-    ProfiledMPIComm,
-    ProfiledMPIRequest,
-    format_mpi_region,
-    message_nbytes,
-    parse_mpi_region,
-    profile_mpi4py,
-    profile_mpi_comm,
-)
+# importing them imports no mpi4py).  They resolve on first use (__getattr__),
+# as does setup(profile_mpi_calls=True)'s hook: a run that never names them
+# does not import the module (~2 ms of dataclass and class building at every
+# start, issue 35 part 7b). ---
+_MPI_LAZY = frozenset({
+    "MPIRegionMetadata", "ProfiledMPIComm", "ProfiledMPIRequest", "format_mpi_region",
+    "message_nbytes", "parse_mpi_region", "profile_mpi4py", "profile_mpi_comm",
+})
+
+
+def _profile_mpi_calls_hook():
+    """setup(profile_mpi_calls=True): mpi_wrappers' own hook, which its
+    import registers in place of this one."""
+    from spanscope import mpi_wrappers
+    return mpi_wrappers.profile_mpi4py(lazy=True)
+
+
+from spanscope.profile_manager import register_run_hook as _register_run_hook  # noqa: E402
+_register_run_hook("profile_mpi_calls", _profile_mpi_calls_hook)
 
 __all__ += [
     "MPIRegionMetadata", "ProfiledMPIComm", "ProfiledMPIRequest", "format_mpi_region",

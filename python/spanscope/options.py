@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
 
 
 def _tomllib():
@@ -50,144 +48,43 @@ class FeatureNotAvailableError(NotImplementedError):
     working."""
 
 
-@dataclass
-class _OptionGroup:
-    """A group of prefixed settings; ``_FIELD_MAP`` maps its short names to
-    the flat ``setup()`` keywords."""
-
-    _FIELD_MAP: ClassVar[dict[str, str]] = {}
-
-    def to_kwargs(self) -> dict:
-        """This group's explicitly-set fields, under their flat names."""
-        return {self._FIELD_MAP[f.name]: v for f in fields(self)
-                if (v := getattr(self, f.name)) is not None}
-
-
-@dataclass
-class MemrayOptions(_OptionGroup):
-    """``use_memray``, ``memory_profile_path``, ``memray_*`` as one group
-    (the TOML ``[profiling.memray]`` table)."""
-
-    enabled: bool | None = None
-    path: str | None = None
-    native_traces: bool | None = None
-    trace_python_allocators: bool | None = None
-    follow_fork: bool | None = None
-
-    _FIELD_MAP: ClassVar[dict[str, str]] = {
+#: The option groups' short names -> the flat ``setup()`` keywords (the TOML
+#: ``[profiling.memray|gpu|hdf5]`` tables; each group class's ``_FIELD_MAP``).
+_GROUP_FIELD_MAPS: dict[str, dict[str, str]] = {
+    "memray": {
         "enabled": "use_memray", "path": "memory_profile_path",
         "native_traces": "memray_native_traces",
         "trace_python_allocators": "memray_trace_python_allocators",
         "follow_fork": "memray_follow_fork",
-    }
-
-
-@dataclass
-class GPUOptions(_OptionGroup):
-    """``use_gpu_timing``, ``gpu_timing_backend``, ``gpu_sync_on_exit``,
-    ``use_nvtx`` as one group (``[profiling.gpu]``)."""
-
-    timing: bool | None = None
-    backend: Any = None
-    nvtx: bool | None = None
-    sync_on_exit: bool | None = None
-
-    _FIELD_MAP: ClassVar[dict[str, str]] = {
+    },
+    "gpu": {
         "timing": "use_gpu_timing", "backend": "gpu_timing_backend",
         "sync_on_exit": "gpu_sync_on_exit", "nvtx": "use_nvtx",
-    }
-
-
-@dataclass
-class HDF5Options(_OptionGroup):
-    """``hdf5_compression``, ``hdf5_compression_level``, ``hdf5_chunk_size``
-    as one group (``[profiling.hdf5]``)."""
-
-    compression: str | None = None
-    compression_level: int | None = None
-    chunk_size: int | None = None
-
-    _FIELD_MAP: ClassVar[dict[str, str]] = {
+    },
+    "hdf5": {
         "compression": "hdf5_compression",
         "compression_level": "hdf5_compression_level",
         "chunk_size": "hdf5_chunk_size",
-    }
-
-
-_OPTION_GROUPS: dict[str, type[_OptionGroup]] = {
-    "memray": MemrayOptions, "gpu": GPUOptions, "hdf5": HDF5Options,
+    },
 }
 
-
-@dataclass
-class ProfilingOptions:
-    """A bag of ``setup()`` settings to reuse or pass around; every field
-    defaults to None ("unset: let the file or the default decide").
-    scope-profiler 0.7.5's fields, then spanscope's own (memory_limit,
-    chunk_size, overflow, spill_dir).  Setting one thing both directly and
-    on a group raises ValueError."""
-
-    file_path: str | None = None
-    label: str | None = None
-    use_likwid: bool | None = None
-    perf_events: Any = None
-    use_line_profiler: bool | None = None
-    use_memray: bool | None = None
-    memory_profile_path: str | None = None
-    memray_native_traces: bool | None = None
-    memray_trace_python_allocators: bool | None = None
-    memray_follow_fork: bool | None = None
-    deactivate_profiling: bool | None = None
-    use_nvtx: bool | None = None
-    use_gpu_timing: bool | None = None
-    gpu_timing_backend: Any = None
-    deactivate_file_output: bool | None = None
-    recursive_profile: bool | None = None
-    aggregation_mode: bool | None = None
-    profile_mpi_calls: bool | None = None
-    track_threads: bool | None = None
-    track_async: bool | None = None
-    capture_region_source: bool | None = None
-    metadata_detail: str | None = None
-    buffer_limit: int | None = None
-    output_mode: str | None = None
-    hdf5_compression: str | None = None
-    hdf5_compression_level: int | None = None
-    hdf5_chunk_size: int | None = None
-    enable_tags: Any = None
-    memray: MemrayOptions | None = None
-    gpu: GPUOptions | None = None
-    hdf5: HDF5Options | None = None
-    gpu_sync_on_exit: bool | None = None
-    # spanscope's own
-    memory_limit: int | None = None
-    chunk_size: int | None = None
-    overflow: str | None = None
-    spill_dir: str | None = None
-
-    def to_kwargs(self) -> dict:
-        """The explicitly-set fields as ``setup()`` keywords, groups
-        expanded; ValueError for a setting given both ways."""
-        kwargs = {f.name: v for f in fields(self)
-                  if f.name not in _OPTION_GROUPS and (v := getattr(self, f.name)) is not None}
-        for name in _OPTION_GROUPS:
-            group = getattr(self, name)
-            if group is None:
-                continue
-            if not isinstance(group, _OPTION_GROUPS[name]):
-                raise TypeError(f"ProfilingOptions.{name} must be a "
-                                f"{_OPTION_GROUPS[name].__name__}, not {type(group).__name__}")
-            for key, value in group.to_kwargs().items():
-                if key in kwargs:
-                    raise ValueError(f"{key!r} is set both directly and on the {name!r} "
-                                     "option group; set it in one place")
-                kwargs[key] = value
-        return kwargs
+#: The option classes (dataclasses: ProfilingOptions and its groups) live in
+#: spanscope._option_classes and resolve here on first use (__getattr__):
+#: building them, and importing dataclasses (which imports inspect, ast,
+#: dis, tokenize), took about a third of `import spanscope`, which every
+#: `spanscope run` pays (issue 35 part 7b).
+_CLASS_NAMES = frozenset({"_OptionGroup", "MemrayOptions", "GPUOptions", "HDF5Options",
+                          "ProfilingOptions", "_OPTION_GROUPS"})
 
 
-#: Every flat setting name (ProfilingOptions is the one place they are declared).
-CONFIG_FIELDS = frozenset(f.name for f in fields(ProfilingOptions)
-                          if f.name not in _OPTION_GROUPS)
+def __getattr__(name):
+    if name in _CLASS_NAMES:
+        from spanscope import _option_classes
+        value = getattr(_option_classes, name)
+        globals()[name] = value  # the next use is a plain lookup
+        return value
+    raise AttributeError(f"module 'spanscope.options' has no attribute {name!r}")
+
 
 #: The defaults of the settings (what an unset field means).
 DEFAULTS: dict[str, Any] = {
@@ -204,7 +101,9 @@ DEFAULTS: dict[str, Any] = {
     "enable_tags": (), "gpu_sync_on_exit": False,
     "memory_limit": 0, "chunk_size": 0, "overflow": "spill", "spill_dir": None,
 }
-assert set(DEFAULTS) == CONFIG_FIELDS
+#: Every flat setting name (spanscope._option_classes checks that
+#: ProfilingOptions declares exactly these, groups aside).
+CONFIG_FIELDS = frozenset(DEFAULTS)
 
 #: Features another piece of work delivers: the option, when turned on,
 #: raises FeatureNotAvailableError naming the feature.
@@ -267,19 +166,19 @@ def unknown_setting_error(names, extra=()) -> str:
 
 def _flatten_groups(table: dict, where: str) -> dict:
     """The [profiling.memray|gpu|hdf5] sub-tables expanded to flat names."""
-    flat = {k: v for k, v in table.items() if k not in _OPTION_GROUPS}
-    for name, group in _OPTION_GROUPS.items():
+    flat = {k: v for k, v in table.items() if k not in _GROUP_FIELD_MAPS}
+    for name, field_map in _GROUP_FIELD_MAPS.items():
         sub = table.get(name)
         if sub is None:
             continue
         if not isinstance(sub, dict):
             raise ValueError(f"{where}: profiling setting {name!r} must be a TOML table")
-        unknown = sorted(set(sub) - set(group._FIELD_MAP))
+        unknown = sorted(set(sub) - set(field_map))
         if unknown:
             raise ValueError(f"{where}: unknown [{name}] profiling setting(s): "
                              + ", ".join(unknown))
         for key, value in sub.items():
-            flat_key = group._FIELD_MAP[key]
+            flat_key = field_map[key]
             if flat_key in flat:
                 raise ValueError(f"{where}: profiling setting {flat_key!r} is set both "
                                  f"directly and as {name}.{key}")

@@ -21,7 +21,7 @@ PKG = pathlib.Path(spanscope.__file__).parent
 #: module or a package prefix (every module under it).
 LAYERS = [
     ["spanscope._ext", "spanscope._base"],
-    ["spanscope.options"],
+    ["spanscope.options", "spanscope._option_classes"],
     ["spanscope.results"],
     ["spanscope.plots"],
     ["spanscope.profile_manager"],

@@ -290,6 +290,63 @@ def test_spanscope_run_recursive_starts_without_numpy(tmp_path):
     assert res["__main__.f"].num_calls == 1
 
 
+#: what `import spanscope` no longer imports at start (issue 35 part 7b:
+#: a third of its time was dataclasses -> inspect -> ast, dis, tokenize, for
+#: ProfilingOptions, and the mpi4py wrappers): each on first use instead
+LAZY_AT_START = ("dataclasses", "inspect", "json", "spanscope._option_classes",
+                 "spanscope.mpi_wrappers")
+
+
+def test_import_spanscope_builds_no_options_class_and_no_mpi_wrapper():
+    out = run_py(f"""
+        import sys
+        import spanscope
+        from spanscope import ProfileManager
+        print(sorted(m for m in {LAZY_AT_START!r} if m in sys.modules))
+    """)
+    assert out.strip() == "[]"
+
+
+def test_the_lazy_names_resolve_as_before():
+    """Each name resolves on first use, to the same object wherever it is
+    named, and the classes keep spanscope.options as their module (their
+    repr and pickles are as before)."""
+    out = run_py("""
+        import pickle, sys
+        import spanscope
+        from spanscope import options, mpi_wrappers
+        from spanscope.options import ProfilingOptions, HDF5Options
+        assert spanscope.ProfilingOptions is ProfilingOptions is options.ProfilingOptions
+        assert spanscope.HDF5Options is HDF5Options
+        assert ProfilingOptions.__module__ == "spanscope.options"
+        o = ProfilingOptions(label="x", hdf5=HDF5Options(compression="gzip"))
+        assert pickle.loads(pickle.dumps(o)) == o
+        assert o.to_kwargs() == {"label": "x", "hdf5_compression": "gzip"}
+        assert spanscope.format_mpi_region is mpi_wrappers.format_mpi_region
+        assert spanscope.mpi_wrappers is mpi_wrappers
+        assert set(options.CONFIG_FIELDS) == set(options.DEFAULTS)
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_profile_mpi_calls_hook_imports_the_wrappers_on_first_use():
+    """setup(profile_mpi_calls=True) before anything named the wrappers: the
+    hook registered by spanscope's __init__ imports them and starts theirs."""
+    out = run_py("""
+        import sys
+        import spanscope
+        from spanscope.profile_manager import _session
+        assert "spanscope.mpi_wrappers" not in sys.modules
+        hook = _session._RUN_HOOKS["profile_mpi_calls"]
+        cm = hook()
+        assert "spanscope.mpi_wrappers" in sys.modules
+        assert hasattr(cm, "__enter__") and hasattr(cm, "__exit__")
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
 @pytest.mark.parametrize("limit, drops", [(None, False), (32 << 20, True)])
 def test_a_recursive_run_holds_its_calls_in_a_larger_pool(tmp_path, limit, drops):
     """A recursive session's pool is 128 MiB when memory_limit is left at 0

@@ -5,11 +5,7 @@ _RegionsMixin holds ProfileManager's class methods for them."""
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import inspect
-import json
-import linecache
 import os
 import sys
 import threading
@@ -51,6 +47,7 @@ def _with_source(filename: str, lineno: int) -> str | None:
     block), else that one line; None when the file cannot be read.  The
     file is parsed once and its ``with`` statements indexed by line once:
     a new region costs a dict lookup, not a walk of the file's tree."""
+    import linecache  # here, as inspect, json and fnmatch below: not at every start
     lines = linecache.getlines(filename)
     if not lines:
         return None
@@ -86,6 +83,7 @@ def function_source(func) -> tuple[str, int, str] | None:
     """A decorated function's source file, first line and text (what
     ``@profile`` records with capture_region_source), or None when its
     source cannot be recovered (exec, the REPL, a builtin)."""
+    import inspect
     try:
         lines, first = inspect.getsourcelines(func)
         filename = inspect.getsourcefile(func) or func.__code__.co_filename
@@ -258,6 +256,7 @@ class Region(_ext.Region):
             line = -1 if self.source_lineno is None else int(self.source_lineno)
             _ext.region_set_source(self.id, self.source_file, line, self.source_text)
         if self._tags:
+            import json
             _ext.region_set_tags(self.id, json.dumps(list(self._tags)))
 
     def add_function(self, func) -> None:
@@ -656,6 +655,7 @@ class _RegionsMixin:
         text = None
         if cls._settings.get("capture_region_source"):
             try:
+                import inspect
                 text = "".join(inspect.getsourcelines(func)[0])
             except (OSError, TypeError):
                 text = None
@@ -774,6 +774,7 @@ class _RegionsMixin:
                 any_md |= bool(v)
             if any_md:
                 try:
+                    import json
                     blob = json.dumps(rows)
                 except TypeError as e:
                     raise TypeError(f"metadata of region {name!r} is not JSON-serialisable: "
@@ -820,6 +821,8 @@ class _RegionsMixin:
         """Decorates the module-level functions of module whose names match
         include and not exclude (glob patterns), as regions named
         "<prefix or module>.<name>"; returns {name: wrapper}."""
+        import fnmatch
+        import inspect
         changed = {}
         module_name = getattr(module, "__name__", "module")
         for name, function in list(vars(module).items()):

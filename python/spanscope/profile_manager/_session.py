@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import json
 import os
 import sys
 import weakref
@@ -16,8 +15,7 @@ from collections.abc import Mapping
 
 from spanscope import _ext
 from spanscope._base import mpi as _mpi
-from spanscope.options import (FeatureNotAvailableError, ProfilingOptions,
-                               load_profiling_config, resolve)
+from spanscope.options import FeatureNotAvailableError, load_profiling_config, resolve
 # spanscope.results (numpy, h5py) is imported where it is used: a run that
 # writes its file and prints nothing (`spanscope run -q`) never needs it.
 # Its names this module used to import stay reachable as this module's
@@ -73,6 +71,7 @@ def _full_metadata() -> dict:
     PATH-like and SLURM_* variables.  Host name and uname spanscope writes
     at every detail level."""
     import getpass
+    import json  # here: not at every start
     try:
         user = getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers)
@@ -354,6 +353,7 @@ class _SessionMixin:
         if config_path is not None:
             settings.update(load_profiling_config(config_path))
         if options is not None:
+            from spanscope.options import ProfilingOptions  # first use: options.py says why
             if not isinstance(options, ProfilingOptions):
                 raise TypeError(f"options must be a ProfilingOptions, not "
                                 f"{type(options).__name__}")
@@ -799,6 +799,7 @@ class _SessionMixin:
         deactivate_profiling).  TypeError for another type, for the keys
         ``replace`` / ``auto_finalize`` / ``options`` (setup() takes those)
         and for an unknown setting (with the closest valid name)."""
+        from spanscope.options import ProfilingOptions
         if isinstance(config, ProfilingOptions):
             kwargs = {"options": config}
         elif isinstance(config, Mapping):
