@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fuzz-ci.sh -- builds the libFuzzer targets with clang (ASan + UBSan, the
 # library instrumented for coverage) into build-fuzz, then runs the Chrome
-# JSON, Perfetto, HDF5, crash-recovery, TOML configuration, view index and
-# view HTTP server fuzzers over their seed corpora for FUZZ_SECONDS each
+# JSON, Perfetto, HDF5, crash-recovery, TOML configuration, view index,
+# view HTTP server and MPI part index message fuzzers over their seed
+# corpora for FUZZ_SECONDS each
 # (default 30).  Fails on any
 # crash, leak, timeout or out-of-memory.
 #
@@ -57,10 +58,10 @@ cmake -S "$src" -B "$build" \
   -DSPS_BUILD_TESTS=OFF -DSPS_BUILD_TOOLS=OFF -DSPS_BUILD_EXAMPLES=OFF \
   -DSPS_BUILD_BENCH=OFF -DSPS_PYTHON=OFF "${extra[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_chrome_json fuzz_perfetto fuzz_h5 fuzz_recover \
-  fuzz_toml fuzz_viewidx fuzz_view_http
+  fuzz_toml fuzz_viewidx fuzz_view_http fuzz_index_msg
 
 status=0
-for t in chrome_json perfetto h5 recover toml viewidx view_http; do  # toml, viewidx, view_http: leaks checked (no HDF5)
+for t in chrome_json perfetto h5 recover toml viewidx view_http index_msg; do  # toml, viewidx, view_http, index_msg: leaks checked (no HDF5)
   exe=$(find "$build" -name "fuzz_$t" -type f -perm -u+x | head -1)
   [ -n "$exe" ] || { echo "fuzz-ci: fuzz_$t was not built" >&2; exit 2; }
   work=$build/corpus/$t

@@ -149,7 +149,7 @@ SPS__HIDDEN int sps__inspect_write(FILE *fp, const char *path);
 
 /* Both tables start with the ABI version they were built with; a table of
  * another version is refused (a libspanscope_mpi of another spanscope). */
-#define SPS__DIST_ABI 3
+#define SPS__DIST_ABI 4
 
 /* What an integration gives the core.  Every function is called without
  * the session lock held; none may be NULL. */
@@ -202,6 +202,9 @@ typedef struct sps__dist_core {
                  void *err_file, sps__merge_opts_t *opts);
     int (*part_rows)(const char *path, uint64_t first, size_t n, int64_t *const *cols,
                      int write);
+    /* The message a rank sends with its laid-out part, so that rank 0
+     * reads its index without libhdf5 (sps__part_index_msg). */
+    int (*part_index_msg)(const char *path, void **msg, size_t *len);
 } sps__dist_core_t;
 
 /* Registers ops as the process's distributed integration and points *core

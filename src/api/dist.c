@@ -48,6 +48,7 @@ static int core_session_mode(void) {
 static const sps__dist_core_t g_core = {
     SPS__DIST_ABI, sps__finalize_local, sps__finalize_part, core_dist_info, core_session_mode,
     sps__h5_add_table, sps__part_events, sps__merge_ex, sps__part_rows,
+    sps__part_index_msg,
 };
 
 int sps__dist_register(const sps__dist_ops_t *ops, const sps__dist_core_t **core) {

@@ -210,6 +210,8 @@ static const sps__setting_t g_table[] = {
      "an MPI finalize's merge: auto (copy from one chunk of events), copy or events"},
     {"SPANSCOPE_MPI_HANDOVER", NULL, NULL, NULL, SPS__ST_STR, "auto", C_ | TUNE_,
      "how rank 0 takes the parts: auto (in place where it sees them) or send"},
+    {"SPANSCOPE_MPI_INDEX", NULL, NULL, NULL, SPS__ST_STR, "message", C_ | TUNE_,
+     "how rank 0 reads a laid-out part's index: message (sent by its rank) or file"},
     {"SPANSCOPE_SORT_RUN", NULL, NULL, NULL, SPS__ST_UINT, "1048576", C_ | TUNE_,
      "records per sorted run of the span sorter"},
     {"SPANSCOPE_H5_ISOLATE", NULL, NULL, NULL, SPS__ST_BOOL, "1", C_ | TUNE_,

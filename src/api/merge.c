@@ -197,7 +197,7 @@ static int merge_run(void *arg) {
         rc = fail(c, SPS_ENOMEM, "out of memory");
     }
     sps__err_clear();
-    if (rc == 0 && (rc = c->kind->create(&c->st, c->n))) fail_msg(c, rc, c->out);
+    if (rc == 0 && (rc = c->kind->create(&c->st, c->n, c->via_trace ? NULL : c->opts))) fail_msg(c, rc, c->out);
     if (rc == 0) rc = read_all(c);
     if (rc == 0) rc = write_to(c, tmp);
     c->kind->free(c->st);

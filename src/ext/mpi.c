@@ -569,21 +569,36 @@ static int send_idle(MPI_Comm c, const void *p, int n, MPI_Datatype t) {
     return PMPI_Isend(p, n, t, 0, PART_TAG, c, &req) ? SPS_EIO : wait_idle(&req);
 }
 
+/* The largest index message a rank sends (a part of 10^9 events makes
+ * ~2.5 MB); a larger one is not sent, and rank 0 reads the file. */
+#define INDEX_MSG_MAX (64 << 20)
+
+/* Whether this rank sends its part's index as a message
+ * (SPANSCOPE_MPI_INDEX=file: no, rank 0 reads it from the file). */
+static int index_msg_wanted(void) {
+    const char *e = getenv("SPANSCOPE_MPI_INDEX");
+    return !(e && !strcmp(e, "file"));
+}
+
 /* A rank's side: offers the file at path to rank 0 -- its size (-1 when it
- * cannot be read) and its name.  Rank 0 answers whether it reads the file
- * where it is: then *kept is 1 and the caller removes the file once the
- * merge is done.  Otherwise the bytes follow in PART_CHUNK messages and
- * the file is removed here.  0 or SPS_EIO. */
-static int part_offer(MPI_Comm c, const char *path, int *kept) {
+ * cannot be read), its name and the message of its index (msg, len bytes;
+ * len 0: none, rank 0 reads the index from the file).  Rank 0 answers
+ * whether it reads the file where it is: then *kept is 1 and the caller
+ * removes the file once the merge is done.  Otherwise the bytes follow in
+ * PART_CHUNK messages and the file is removed here.  0 or SPS_EIO. */
+static int part_offer(MPI_Comm c, const char *path, const void *msg, size_t len, int *kept) {
     FILE *f = fopen(path, "rb");
-    /* size, name's length (0: no name offered, the bytes wanted) */
-    long long hdr[2] = {-1, in_place_allowed() ? (long long)strlen(path) : 0};
+    /* size, name's length (0: no name offered, the bytes wanted), index
+     * message's length */
+    long long hdr[3] = {-1, in_place_allowed() ? (long long)strlen(path) : 0,
+                        msg && len <= INDEX_MSG_MAX ? (long long)len : 0};
     if (f && fseek(f, 0, SEEK_END) == 0) hdr[0] = ftell(f);
     if (f && (hdr[0] < 0 || fseek(f, 0, SEEK_SET) != 0)) hdr[0] = -1;
     int take = TAKE_BYTES;
     MPI_Request req;
-    int rc = send_idle(c, hdr, 2, MPI_LONG_LONG);
+    int rc = send_idle(c, hdr, 3, MPI_LONG_LONG);
     if (!rc) rc = send_idle(c, path, (int)hdr[1], MPI_CHAR);
+    if (!rc && hdr[2]) rc = send_idle(c, msg, (int)hdr[2], MPI_BYTE);
     if (!rc && (PMPI_Irecv(&take, 1, MPI_INT, 0, PART_TAG, c, &req) || wait_idle(&req)))
         rc = SPS_EIO;
     *kept = !rc && take == TAKE_IN_PLACE;
@@ -610,21 +625,42 @@ static int part_visible(const char *path, long long size) {
            access(path, R_OK) == 0;
 }
 
+/* Receives rank r's index message of len bytes (part_offer) into *msg
+ * (malloc'd; NULL when there is no room for it: then it is received and
+ * dropped, and rank 0 reads the index from the file).  0 or SPS_EIO. */
+static int msg_take(MPI_Comm c, int r, long long len, sps__msg_t *msg) {
+    void *p = len ? malloc((size_t)len) : NULL;
+    for (long long done = 0; done < len;) {
+        int n = p ? (int)len : (int)(len - done < PART_CHUNK ? len - done : PART_CHUNK);
+        if (PMPI_Recv(p ? p : g_part, n, MPI_BYTE, r, PART_TAG, c, MPI_STATUS_IGNORE)) {
+            free(p);
+            return SPS_EIO;
+        }
+        done += n;
+    }
+    *msg = (sps__msg_t){p, p ? (size_t)len : 0};
+    return 0;
+}
+
 /* Rank 0's side of part_offer for rank r: reads the part where it is when
  * it can see it (*in_place: the rank's name of it, malloc'd), else
  * receives it into the file at path (NULL: receives and drops it, after
- * a failure).  Keeps receiving when it cannot write, so the sender is
- * never left blocked.  0 or a code. */
-static int part_take(MPI_Comm c, int r, const char *path, char **in_place) {
-    long long hdr[2] = {-1, 0};
+ * a failure); its index message into *msg (len 0: none; the caller frees
+ * msg->p).  Keeps receiving when it cannot write, so the sender is never
+ * left blocked.  0 or a code. */
+static int part_take(MPI_Comm c, int r, const char *path, char **in_place, sps__msg_t *msg) {
+    long long hdr[3] = {-1, 0, 0};
     *in_place = NULL;
+    *msg = (sps__msg_t){NULL, 0};
     MPI_Request req; /* rank r may still be writing its part: wait idle */
-    if (PMPI_Irecv(hdr, 2, MPI_LONG_LONG, r, PART_TAG, c, &req) || wait_idle(&req))
+    if (PMPI_Irecv(hdr, 3, MPI_LONG_LONG, r, PART_TAG, c, &req) || wait_idle(&req))
         return SPS_EIO;
-    if (hdr[1] < 0 || hdr[1] > (1 << 20)) return SPS_EIO; /* not our peer's header */
+    if (hdr[1] < 0 || hdr[1] > (1 << 20) || hdr[2] < 0 || hdr[2] > INDEX_MSG_MAX)
+        return SPS_EIO; /* not our peer's header */
     char *name = malloc((size_t)hdr[1] + 1); /* without it: received and dropped */
     if (PMPI_Recv(name ? name : g_part, (int)hdr[1], MPI_CHAR, r, PART_TAG, c,
-                  MPI_STATUS_IGNORE)) {
+                  MPI_STATUS_IGNORE) ||
+        msg_take(c, r, hdr[2], msg)) {
         free(name); /* the communicator is broken: nothing more will come */
         return SPS_EIO;
     }
@@ -908,32 +944,49 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
     say_other(table_fp, rank, own, rc, final);
     /* 1b. each rank compresses its own events, laid out as in the merged
      * file, so that rank 0 copies them chunk by chunk */
-    if (!rc) parts_copy(c, rank, size, mine);
+    int laid = !rc && parts_copy(c, rank, size, mine);
+    /* 1c. a laid-out part's index as a message for rank 0 (sent with the
+     * offer), so that rank 0 does not open every part with libhdf5; a
+     * part without one is read from its file */
+    void *imsg = NULL;
+    size_t ilen = 0;
+    if (laid && rank != 0 && index_msg_wanted() &&
+        g_core->part_index_msg(mine, &imsg, &ilen) != 0)
+        imsg = NULL, ilen = 0;
     /* 2. the ordered hand-over: rank 0 takes rank 1's part, then rank
      * 2's, ...: where it sees the file the rank wrote (one node, a shared
      * file system) it reads it there, else it receives it next to the
      * output; then it merges (the others wait in the broadcast below) */
     int mrc = rc, kept = 0, in_place = 0; /* in_place: parts rank 0 read where they were */
     sps__merge_opts_t mo = {.trusted = 1}; /* the ranks' parts, just written */
-    if (!rc && rank != 0) part_offer(c, mine, &kept); /* failures reach rank 0 */
+    if (!rc && rank != 0) part_offer(c, mine, imsg, ilen, &kept); /* failures reach rank 0 */
+    free(imsg);
     if (!rc && rank == 0) {
         const char **in = calloc((size_t)size, sizeof *in);
+        sps__msg_t *msgs = calloc((size_t)size, sizeof *msgs);
         char **own = calloc((size_t)size, sizeof *own), **seen = calloc((size_t)size, sizeof *seen);
-        if (!in || !own || !seen) mrc = SPS_ENOMEM;
+        if (!in || !own || !seen || !msgs) mrc = SPS_ENOMEM;
         for (int r = 0; r < size; r++) {
             if (own) own[r] = malloc(cap);
             snprintf(buf, sizeof buf, "rank%d.tmp-%d", r, pid0);
             if (!own || !own[r] || name_with(own[r], cap, final, buf)) mrc = SPS_ENOMEM;
             /* take it even after a failure: the sender must not block */
             char *at = NULL;
-            int prc = r == 0 ? 0 : part_take(c, r, mrc ? NULL : own[r], &at);
+            sps__msg_t m = {NULL, 0};
+            int prc = r == 0 ? 0 : part_take(c, r, mrc ? NULL : own[r], &at, &m);
+            if (msgs) msgs[r] = m;
+            else free((void *)m.p);
             if (!mrc && prc) mrc = prc;
             in_place += at != NULL;
             if (seen) seen[r] = at;
             else free(at);
             if (in && own && own[r]) in[r] = at ? at : own[r];
         }
+        mo.index_msgs = msgs;
         if (!mrc) mrc = g_core->merge(tmpout, in, (size_t)size, table_fp, &mo);
+        for (int r = 0; msgs && r < size; r++) free((void *)msgs[r].p);
+        free(msgs);
+        mo.index_msgs = NULL;
         if (mrc > 0) mrc = SPS_EIO; /* a merge failure reported as a count */
         for (int r = 0; own && r < size; r++) /* the files read in place are their ranks' */
             if (own[r] && !(seen && seen[r])) unlink(own[r]);
@@ -953,9 +1006,10 @@ static int mpi_finalize(const char *path, FILE *table_fp) {
         if (table_fp && !mrc && mo.copied)
             fprintf(table_fp, "spanscope: merged %d ranks into %s (events copied as the ranks "
                     "compressed them: %llu chunks, %llu rewritten; %d of %d parts read where "
-                    "their ranks wrote them)\n", size, final,
+                    "their ranks wrote them; %llu of %d indexes sent as messages)\n", size, final,
                     (unsigned long long)mo.chunks_copied,
-                    (unsigned long long)mo.chunks_rewritten, in_place, size - 1);
+                    (unsigned long long)mo.chunks_rewritten, in_place, size - 1,
+                    (unsigned long long)mo.index_msgs_used, size - 1);
         else if (table_fp && !mrc)
             fprintf(table_fp, "spanscope: merged %d ranks into %s (event by event; %d of %d "
                     "parts read where their ranks wrote them)\n", size, final, in_place,

@@ -253,6 +253,12 @@ typedef struct sps__part_plan {
     uint64_t tail;   /* later ranks' first events this part holds after its own */
 } sps__part_plan_t;
 
+/* A message: len bytes at p (borrowed). */
+typedef struct sps__msg {
+    const void *p;
+    size_t len;
+} sps__msg_t;
+
 /* What a merge does beyond sps_merge (merge_h5.c; sps__merge_ex, api.h). */
 typedef struct sps__merge_opts {
     /* in: write a rank's part from its one .h5 input: its times put on rank
@@ -265,6 +271,13 @@ typedef struct sps__merge_opts {
     /* in: the inputs are this library's own files, written moments ago
      * (a collective finalize's parts): read without the isolated check */
     int trusted;
+    /* in (rank 0 of a collective finalize, with trusted): per input (NULL:
+     * none), the message its rank made of its laid-out part
+     * (sps__part_index_msg), read instead of opening the file with libhdf5;
+     * an entry of len 0, or one that is refused, has the file opened as
+     * before.  out: how many inputs were read from their message. */
+    const sps__msg_t *index_msgs;
+    uint64_t index_msgs_used;
     /* out: 1 when the events were copied chunk by chunk from parts (every
      * input has /part_plan, they follow each other), 0 when merged event
      * by event; the chunks copied compressed and those rewritten */
@@ -272,6 +285,15 @@ typedef struct sps__merge_opts {
     uint64_t chunks_copied, chunks_rewritten;
 } sps__merge_opts_t;
 
+/* The message a rank sends rank 0 with its laid-out part at path (this
+ * process's own file, just written; merge_h5.c): what rank 0's merge would
+ * read of it with libhdf5 -- its index, /metadata, /part_plan, where its
+ * chunks lie, its clock facts -- so that rank 0 reads none of it
+ * (opts.index_msgs).  *msg is malloc'd (the caller frees it), *len its
+ * size; *len 0 and *msg NULL when the part has what the message does not
+ * carry (stack samples, device activity, GPU durations: rank 0 then opens
+ * the file).  0 or a code (message set). */
+SPS__HIDDEN int sps__part_index_msg(const char *path, void **msg, size_t *len);
 /* Adds p as /part_plan to the closed .h5 file at path.  0 or a code. */
 SPS__HIDDEN int sps__part_plan_write(const char *path, const sps__part_plan_t *p);
 /* Reads /part_plan of the open file (an HDF5 file id).  1 with *p filled,

@@ -795,7 +795,7 @@ static const char *meta_text(const sps__h5r_meta_t *m, const char *name) {
 }
 
 /* Fills m's typed view from its attributes (see sps__h5r_meta_t). */
-static void meta_view(sps__h5r_meta_t *m) {
+void sps__h5r_meta_view(sps__h5r_meta_t *m) {
     int s = meta_int(m, "start_time_ns", &m->start_time_ns);
     int f = meta_int(m, "finalize_time_ns", &m->finalize_time_ns);
     m->has_times = s && f;
@@ -833,7 +833,7 @@ static int metadata_read(rd_t *c, sps__h5r_meta_t *m) {
         sps__h5r_meta_free(m);
         return fail(SPS_ENOMEM, "%s: out of memory", c->path);
     }
-    meta_view(m);
+    sps__h5r_meta_view(m);
     return 0;
 }
 

@@ -192,6 +192,22 @@ SPS__HIDDEN void sps__h5r_release(sps__h5r_t *r);
  * everything.  0, or a code with r still released (message set). */
 SPS__HIDDEN int sps__h5r_reacquire(sps__h5r_t *r, const char *path, int file_only);
 
+/* A reader's index as a message, for another process of the same build
+ * (h5_index_msg.c; a collective finalize's ranks send their parts' indexes
+ * to rank 0, docs/mpi.md): sps__h5r_index_put appends what r read -- its
+ * names, rows, summaries, per-row extras, /carried and /metadata -- to b
+ * (0, or SPS_ENOMEM: b->oom); sps__h5r_index_get makes *out a released
+ * reader from such a message (no file open: sps__h5r_reacquire opens it
+ * by path), the same as sps__h5r_open_index then sps__h5r_release would
+ * have made: 0, SPS_EFORMAT (not a whole message of this build, or one
+ * whose rows do not fit its names and events; nothing set) or SPS_ENOMEM.
+ * Free *out with sps__h5r_free. */
+SPS__HIDDEN int sps__h5r_index_put(const sps__h5r_t *r, sps__bytes_t *b);
+SPS__HIDDEN int sps__h5r_index_get(sps__h5r_t **out, const void *msg, size_t len);
+/* Fills m's typed fields (times, rank, offsets, hostname...) from its
+ * attributes, as the reader does after reading /metadata. */
+SPS__HIDDEN void sps__h5r_meta_view(sps__h5r_meta_t *m);
+
 /* Reads events [first, first + n) of a file opened with
  * sps__h5r_open_index: the raw first column (start gaps for schema 3, start
  * times for schema 2, see r->deltas) into start, durations into dur, and

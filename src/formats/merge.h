@@ -5,7 +5,7 @@
  *
  * The entry point drives both the same way, through the kind's table:
  *
- *     kind->create(&st, n);                        // n inputs
+ *     kind->create(&st, n, opts);                  // n inputs
  *     for each input i:
  *         kind->open(st, i, path, fmt, &facts[i]); // reads its facts
  *         ... resolve its rank (model/align.h) ...
@@ -29,9 +29,10 @@
 
 /* One output kind. */
 typedef struct sps__merge_kind {
-    /* Makes the kind's state for n inputs (n >= 1) in *st.  0 or
-     * SPS_ENOMEM. */
-    int (*create)(void **st, size_t n);
+    /* Makes the kind's state for n inputs (n >= 1) in *st; opts (may be
+     * NULL) are the ones write will get, for what open reads of them (the
+     * .h5 kind: the parts' index messages).  0 or SPS_ENOMEM. */
+    int (*create)(void **st, size_t n, sps__merge_opts_t *opts);
     /* Opens input i (each of 0..n-1 once, in order) at path, whose
      * format is fmt (known, and one the kind takes), and fills *facts
      * with what its file says about its rank and clock; strings and

@@ -158,7 +158,7 @@ static void h5_free(void *st) {
 }
 
 /* The kind's create: an hmerge_t for n inputs in *st.  0 or SPS_ENOMEM. */
-static int h5_create(void **st, size_t n) {
+static int h5_create(void **st, size_t n, sps__merge_opts_t *opts) {
     hmerge_t *h = calloc(1, sizeof *h);
     if (h) h->in = calloc(n, sizeof *h->in);
     if (!h || !h->in) {
@@ -168,6 +168,7 @@ static int h5_create(void **st, size_t n) {
     }
     h->n = n;
     h->ref = -1;
+    h->opts = opts;
     for (size_t i = 0; i < n; i++) {
         h->in[i].gpu_d = H5I_INVALID_HID;
         h->in[i].fd = -1;
@@ -373,9 +374,9 @@ int sps__mpi_clock_print(FILE *fp, const char *path) {
 }
 
 /* Fills f from x's /metadata and rows: rank (named by /metadata, the
- * rows' ranks held), anchors, host and MPI offset (and its drift, from
- * /clock_sync).  Returns 0 or SPS_ENOMEM (message set). */
-static int h5_facts(hin_t *x, sps__align_in_t *f) {
+ * rows' ranks held), anchors, host and MPI offset (without its drift:
+ * h5_facts).  Returns 0 or SPS_ENOMEM (message set). */
+static int facts_of(hin_t *x, sps__align_in_t *f) {
     const sps__h5r_t *r = x->h5;
     const sps__h5r_meta_t *m = &x->m;
     if (!(x->held = malloc((r->nrows + 1) * sizeof *x->held)))
@@ -387,8 +388,14 @@ static int h5_facts(hin_t *x, sps__align_in_t *f) {
         m->hostname ? m->hostname : "",
         m->has_clock_offset, m->clock_offset_ns,
         m->has_clock_offset_error, m->clock_offset_error_ns, 0, 0, 0, 0, 0};
-    sps__h5_clock_drift(x->path, &f->clock);
     return 0;
+}
+
+/* facts_of, and the MPI offset's drift from the file's /clock_sync. */
+static int h5_facts(hin_t *x, sps__align_in_t *f) {
+    int rc = facts_of(x, f);
+    if (rc == 0) sps__h5_clock_drift(x->path, &f->clock);
+    return rc;
 }
 
 /* Non-zero when input x is streamed (opened by index, not read whole). */
@@ -516,6 +523,83 @@ static void chunks_note(hin_t *x) {
     if (ok) x->ck0 = k0, x->nck = n;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A part's index as a message (sps__part_index_msg)                         */
+/* ------------------------------------------------------------------------ */
+
+/* The message: u64 the index's length, the reader's index
+ * (sps__h5r_index_put, with the part's /metadata), then what h5_open
+ * found of the part beside it: MSG_HEAD u64 (has, the plan's five fields,
+ * ck0, nck), nck x 5 chunk addresses (u64), sizes and masks (u32), and
+ * the clock facts the drift read gave (MSG_CLOCK int64). */
+#define MSG_HEAD 8
+#define MSG_CLOCK 9
+#define MSG_PER_CHUNK (5 * (sizeof(uint64_t) + 2 * sizeof(uint32_t)))
+
+/* The clock facts h5_facts' drift read sets, in the message's order. */
+static void clock_fields(sps__clock_facts_t *k, int64_t v[MSG_CLOCK], int put) {
+    int64_t *f[MSG_CLOCK] = {NULL, &k->offset_ns, NULL, &k->offset_error_ns, NULL,
+                             &k->drift_t0, &k->drift_off0, &k->drift_t1, &k->drift_off1};
+    int *flag[MSG_CLOCK] = {&k->has_offset, NULL, &k->has_offset_error, NULL, &k->has_drift};
+    for (int i = 0; i < MSG_CLOCK; i++) {
+        if (put) v[i] = f[i] ? *f[i] : *flag[i];
+        else if (f[i]) *f[i] = v[i];
+        else *flag[i] = (int)v[i];
+    }
+}
+
+/* Undoes a refused msg_open: x as h5_create left it. */
+static void msg_undo(hin_t *x) {
+    sps__h5r_free(x->h5);
+    sps__h5r_meta_free(&x->m);
+    free(x->held), free(x->caddr), free(x->csize), free(x->cmask);
+    x->h5 = NULL, x->held = NULL, x->caddr = NULL, x->csize = NULL, x->cmask = NULL;
+    x->has = 0, x->has_plan = 0, x->released = 0, x->ck0 = 0, x->nck = 0;
+    memset(&x->plan, 0, sizeof x->plan);
+}
+
+/* Input x (at path) from its rank's message m, as h5_open would have
+ * opened and released it, with its facts.  0, or SPS_EFORMAT / SPS_ENOMEM
+ * (the caller undoes it and opens the file). */
+static int msg_open(hin_t *x, const sps__msg_t *m, const char *path, sps__align_in_t *facts) {
+    const unsigned char *p = m->p;
+    uint64_t ilen, head[MSG_HEAD];
+    if (!p || m->len < sizeof ilen) return SPS_EFORMAT;
+    memcpy(&ilen, p, sizeof ilen);
+    if (ilen > m->len - sizeof ilen) return SPS_EFORMAT;
+    const unsigned char *e = p + sizeof ilen + ilen;
+    size_t elen = m->len - sizeof ilen - (size_t)ilen;
+    if (elen < sizeof head) return SPS_EFORMAT;
+    memcpy(head, e, sizeof head);
+    uint64_t nck = head[7];
+    if (nck > elen / MSG_PER_CHUNK ||
+        elen != sizeof head + nck * MSG_PER_CHUNK + MSG_CLOCK * sizeof(int64_t))
+        return SPS_EFORMAT;
+    int rc = sps__h5r_index_get(&x->h5, p + sizeof ilen, (size_t)ilen);
+    if (rc) return rc;
+    x->path = path;
+    x->m = x->h5->meta; /* the input takes the reader's /metadata over */
+    memset(&x->h5->meta, 0, sizeof x->h5->meta);
+    x->has = (unsigned)head[0];
+    x->plan = (sps__part_plan_t){head[1], head[2], head[3], head[4], head[5]};
+    x->has_plan = x->released = 1;
+    x->ck0 = head[6], x->nck = nck;
+    size_t k = 5 * (size_t)nck;
+    x->caddr = malloc((k ? k : 1) * sizeof *x->caddr);
+    x->csize = malloc((k ? k : 1) * sizeof *x->csize);
+    x->cmask = malloc((k ? k : 1) * sizeof *x->cmask);
+    if (!x->caddr || !x->csize || !x->cmask) return SPS_ENOMEM;
+    e += sizeof head;
+    memcpy(x->caddr, e, k * sizeof *x->caddr), e += k * sizeof *x->caddr;
+    memcpy(x->csize, e, k * sizeof *x->csize), e += k * sizeof *x->csize;
+    memcpy(x->cmask, e, k * sizeof *x->cmask), e += k * sizeof *x->cmask;
+    int64_t clk[MSG_CLOCK];
+    memcpy(clk, e, sizeof clk);
+    if ((rc = facts_of(x, facts))) return rc;
+    clock_fields(&facts->clock, clk, 0);
+    return 0;
+}
+
 /* The kind's open: input i's index only (events are streamed later) when
  * the file has call_ids and parent_ids, else the whole file with
  * sps__h5r_open -- the fallback for files without ids (scope-profiler's
@@ -524,8 +608,18 @@ static void chunks_note(hin_t *x) {
  * 0 or a code (message set). */
 static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
                    sps__align_in_t *facts) {
-    hin_t *x = &((hmerge_t *)st)->in[i];
+    hmerge_t *h = st;
+    hin_t *x = &h->in[i];
     (void)fmt; /* always .h5: the entry point checked */
+    sps__merge_opts_t *o = h->opts;
+    if (o && o->trusted && o->index_msgs && o->index_msgs[i].len) {
+        if (msg_open(x, &o->index_msgs[i], path, facts) == 0) {
+            o->index_msgs_used++;
+            return 0;
+        }
+        msg_undo(x); /* a refused message: the file is read instead */
+        memset(facts, 0, sizeof *facts);
+    }
     x->path = path;
     int rc = sps__h5r_open_index(&x->h5, path);
     if (rc) return rc;
@@ -566,6 +660,73 @@ static int h5_open(void *st, size_t i, const char *path, sps__tl_format_t fmt,
         sps__h5r_release(x->h5);
         x->released = 1;
     }
+    return rc;
+}
+
+/* Whether x, just opened by h5_open, can travel as a message: a laid-out
+ * part, released (its chunks noted where it could: a part without them is
+ * read by libhdf5 in the copy, as a released part always was), and
+ * nothing the message does not carry (stack samples, device activity:
+ * their readers hold the file). */
+static int msg_fits(const hin_t *x) {
+    static const sps__h5r_samples_t no_smp;
+    static const sps__h5r_device_t no_dev;
+    return x->released && x->has_plan && !x->has_gpu && streamed(x) &&
+           !memcmp(&x->smp, &no_smp, sizeof no_smp) && !memcmp(&x->dev, &no_dev, sizeof no_dev);
+}
+
+/* Appends x's message (msg_open's layout) to b; f its facts. */
+static void msg_put(const hin_t *x, sps__align_in_t *f, sps__bytes_t *b) {
+    sps__h5r_t r = *x->h5; /* a shallow view, with the /metadata x took over */
+    r.meta = x->m;
+    uint64_t ilen = 0;
+    sps__bytes_put(b, &ilen, sizeof ilen);
+    size_t at = b->n;
+    sps__h5r_index_put(&r, b);
+    if (!b->oom) ilen = b->n - at, memcpy(b->p + at - sizeof ilen, &ilen, sizeof ilen);
+    const sps__part_plan_t *p = &x->plan;
+    uint64_t head[MSG_HEAD] = {x->has, p->base, p->total, p->pad, p->events, p->tail,
+                               x->ck0, x->nck};
+    size_t k = 5 * (size_t)x->nck;
+    int64_t clk[MSG_CLOCK];
+    clock_fields(&f->clock, clk, 1);
+    sps__bytes_put(b, head, sizeof head);
+    sps__bytes_put(b, x->caddr, k * sizeof *x->caddr);
+    sps__bytes_put(b, x->csize, k * sizeof *x->csize);
+    sps__bytes_put(b, x->cmask, k * sizeof *x->cmask);
+    sps__bytes_put(b, clk, sizeof clk);
+}
+
+typedef struct msg_job {
+    const char *path;
+    sps__bytes_t b;
+    int fits;
+} msg_job_t;
+
+/* Opens the part as rank 0's merge would (h5_open) and writes its message. */
+static int msg_make(void *arg) {
+    msg_job_t *j = arg;
+    void *st = NULL;
+    sps__align_in_t f;
+    memset(&f, 0, sizeof f);
+    int rc = h5_create(&st, 1, NULL);
+    if (rc == 0) rc = h5_open(st, 0, j->path, SPS__TL_H5, &f);
+    hin_t *x = rc == 0 ? &((hmerge_t *)st)->in[0] : NULL;
+    if (x && (j->fits = msg_fits(x))) msg_put(x, &f, &j->b);
+    h5_free(st);
+    if (rc == 0 && j->b.oom) rc = sps__err_fail(SPS_ENOMEM, "out of memory");
+    return rc;
+}
+
+int sps__part_index_msg(const char *path, void **msg, size_t *len) {
+    msg_job_t j = {path, {0}, 0};
+    *msg = NULL, *len = 0;
+    int trusted = sps__h5_guard_trusted();
+    sps__h5_guard_trust(1); /* this process's own part, just written */
+    int rc = sps__h5_quietly(msg_make, &j);
+    sps__h5_guard_trust(trusted);
+    if (rc == 0 && j.fits) *msg = j.b.p, *len = j.b.n;
+    else free(j.b.p);
     return rc;
 }
 

@@ -131,7 +131,8 @@ static void trace_free(void *st) {
 }
 
 /* The kind's create: a tmerge_t for n inputs in *st.  0 or SPS_ENOMEM. */
-static int trace_create(void **st, size_t n) {
+static int trace_create(void **st, size_t n, sps__merge_opts_t *opts) {
+    (void)opts; /* nothing a trace merge reads */
     tmerge_t *m = calloc(1, sizeof *m);
     if (m) m->in = calloc(n, sizeof *m->in);
     if (!m || !m->in) {

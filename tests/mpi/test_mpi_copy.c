@@ -7,7 +7,10 @@
  *     1 000 events and the first 14 536 of rank 3;
  *   - rank 1 lies inside chunk 1 and owns nothing; rank 2 is empty;
  *   - rank 3 starts mid-chunk and owns chunks 2 and 3 (the short last one).
- * Period 1 merges by copying chunks (rank 0 prints how many), period 2 the
+ * Period 1 merges by copying chunks (rank 0 prints how many, and that it
+ * read every part's index from the message its rank sent), period 4 the
+ * same with rank 3's index read from its file (SPANSCOPE_MPI_INDEX=file on
+ * rank 3), period 2 the
  * same with SPANSCOPE_MPI_MERGE=events (event by event), period 3 is too
  * small for a chunk (event by event by itself).  Rank 0 reads the parts
  * where the ranks wrote them (each rank's TMPDIR, all under DIR), except
@@ -158,10 +161,11 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(argc == 2 && size == 4);
-    char p1[4096], p2[4096], p3[4096], node[4096];
+    char p1[4096], p2[4096], p3[4096], p4[4096], node[4096];
     snprintf(p1, sizeof p1, "%s/copy.h5", argv[1]);
     snprintf(p2, sizeof p2, "%s/events.h5", argv[1]);
     snprintf(p3, sizeof p3, "%s/small.h5", argv[1]);
+    snprintf(p4, sizeof p4, "%s/copy_file_index.h5", argv[1]);
     snprintf(node, sizeof node, "%s/node%d", argv[1], mt_rank);
     CHECK(mkdir(node, 0700) == 0);
     CHECK(setenv("TMPDIR", node, 1) == 0); /* each rank's own directory */
@@ -173,8 +177,18 @@ int main(int argc, char **argv) {
 
     record(mt_rank, 1);
     finalize_checked(p1, 1, "(events copied as the ranks compressed them: 4 chunks, 0 rewritten; "
-                            "3 of 3 parts read where their ranks wrote them)");
+                            "3 of 3 parts read where their ranks wrote them; "
+                            "3 of 3 indexes sent as messages)");
     if (mt_rank == 0) check_file(p1, size, 1, "copy: 4 chunks copied, 0 rewritten");
+
+    /* the same with rank 3's index read from its part's file */
+    if (mt_rank == 3) CHECK(setenv("SPANSCOPE_MPI_INDEX", "file", 1) == 0);
+    record(mt_rank, 4);
+    finalize_checked(p4, 4, "(events copied as the ranks compressed them: 4 chunks, 0 rewritten; "
+                            "3 of 3 parts read where their ranks wrote them; "
+                            "2 of 3 indexes sent as messages)");
+    CHECK(unsetenv("SPANSCOPE_MPI_INDEX") == 0);
+    if (mt_rank == 0) check_file(p4, size, 4, "copy: 4 chunks copied, 0 rewritten");
 
     CHECK(setenv("SPANSCOPE_MPI_MERGE", "events", 1) == 0);
     CHECK(setenv("SPANSCOPE_MPI_HANDOVER", "send", 1) == 0);
