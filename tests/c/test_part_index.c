@@ -11,7 +11,8 @@
  * same names, rows, statistics, events and /metadata.  A message that is
  * cut short, from another version, or with bytes flipped is refused (or,
  * where a flip happens to keep it well formed, read without harm), and the
- * merge then reads that part's file: the same file again. */
+ * merge then reads that part's file: the same file again.  A file that is
+ * not a laid-out part makes no message. */
 #include "testutil.h"
 #include "sps_int.h"
 #include "formats/h5_read.h"
@@ -229,11 +230,29 @@ static void test_index_decoder_on_damaged_bytes(void **state) {
     free(bad);
 }
 
+/* Misuse: a file that is not there is an error; a plain file (no
+ * /part_plan: not laid out) makes no message, and neither does a part with
+ * what the message does not carry -- checked here through its contract:
+ * *msg NULL and *len 0 whenever no message is made. */
+static void test_no_message_for_what_it_cannot_carry(void **state) {
+    (void)state;
+    void *m = (void *)1;
+    size_t len = 7;
+    assert_int_not_equal(sps__part_index_msg(tu_path("pi_missing.h5"), &m, &len), 0);
+    assert_null(m);
+    assert_int_equal(len, 0);
+    m = (void *)1, len = 7;
+    assert_int_equal(sps__part_index_msg(plain[0], &m, &len), 0); /* not laid out */
+    assert_null(m);
+    assert_int_equal(len, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_messages_give_the_same_file),
         cmocka_unit_test(test_a_broken_message_has_the_file_read),
         cmocka_unit_test(test_index_decoder_on_damaged_bytes),
+        cmocka_unit_test(test_no_message_for_what_it_cannot_carry),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
